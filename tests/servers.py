@@ -1,0 +1,206 @@
+"""Start throwaway PostgreSQL and MariaDB servers for the tests and benchmarks."""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+
+class ServerUnavailable(Exception):
+    """The server software is not installed or would not start; the message says why."""
+
+
+@dataclasses.dataclass
+class Server:
+    """A running database server that tests may create databases on."""
+
+    kind: str  # "postgresql" or "mariadb"
+    host: str
+    port: int
+    user: str
+    stop: Callable[[], None]
+    external: bool = False
+
+    def url(self, database: str, driver: str | None = None) -> str:
+        """SQLAlchemy URL of one database on this server."""
+        if self.kind == "postgresql":
+            return f"postgresql+psycopg://{self.user}@{self.host}:{self.port}/{database}"
+        if driver == "pyodbc":
+            # The port goes in the query string: SQLAlchemy's ODBC connector would write
+            # SQL Server's "host,port" syntax, which MariaDB's driver rejects.
+            return (f"mariadb+pyodbc://{self.user}@{self.host}/{database}"
+                    f"?driver={odbc_driver_name().replace(' ', '+')}&port={self.port}")
+        return f"mariadb+pymysql://{self.user}@{self.host}:{self.port}/{database}"
+
+    def admin_url(self) -> str:
+        return self.url("postgres" if self.kind == "postgresql" else "mysql")
+
+    def create_database(self, name: str) -> None:
+        """Create an empty database (dropping one of the same name first)."""
+        import sqlalchemy as sa
+
+        engine = sa.create_engine(self.admin_url(), isolation_level="AUTOCOMMIT")
+        try:
+            with engine.connect() as conn:
+                quoted = engine.dialect.identifier_preparer.quote(name)
+                if self.kind == "postgresql":
+                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
+                else:
+                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}")
+                conn.exec_driver_sql(f"CREATE DATABASE {quoted}")
+        finally:
+            engine.dispose()
+
+    def drop_database(self, name: str) -> None:
+        import sqlalchemy as sa
+
+        engine = sa.create_engine(self.admin_url(), isolation_level="AUTOCOMMIT")
+        try:
+            with engine.connect() as conn:
+                quoted = engine.dialect.identifier_preparer.quote(name)
+                if self.kind == "postgresql":
+                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
+                else:
+                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}")
+        finally:
+            engine.dispose()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _workdir(prefix: str) -> Path:
+    # mkdtemp makes a 0700 directory; the server runs as another user and must enter it.
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o755)
+    return path
+
+
+def _as_user(user: str, argv: list[str]) -> list[str]:
+    """Run as `user` when we are root (PostgreSQL and MariaDB refuse to run as root)."""
+    if os.geteuid() == 0:
+        return ["runuser", "-u", user, "--", *argv]
+    return argv
+
+
+def _chown(path: Path, user: str) -> None:
+    if os.geteuid() == 0:
+        shutil.chown(path, user, user)
+
+
+def postgres_bindir() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+def start_postgres() -> Server:
+    """Start a PostgreSQL cluster on a free port; stop() removes it."""
+    external = os.environ.get("WORKBENCH_TEST_PG")
+    if external:  # host:port of a trust-auth server to use instead of a throwaway one
+        host, port = external.rsplit(":", 1)
+        return Server("postgresql", host, int(port), "postgres", lambda: None, external=True)
+    bindir = postgres_bindir()
+    if bindir is None:
+        raise ServerUnavailable("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    work = _workdir("wb-pg-")
+    _chown(work, "postgres")
+    data = work / "data"
+    port = free_port()
+    run = lambda argv: subprocess.run(  # noqa: E731
+        _as_user("postgres", argv), check=True, capture_output=True, text=True, cwd=work)
+    try:
+        run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
+             "--no-sync", "--no-instructions"])
+        options = (f"-k {work} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off "
+                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w",
+             "-o", options, "start"])
+    except subprocess.CalledProcessError as exc:
+        log = (work / "server.log").read_text() if (work / "server.log").exists() else ""
+        raise ServerUnavailable(f"PostgreSQL did not start: {exc.stderr or exc.stdout}{log[-2000:]}") from exc
+
+    def stop() -> None:
+        subprocess.run(_as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
+                                             "stop"]), capture_output=True, cwd=work)
+        shutil.rmtree(work, ignore_errors=True)
+
+    return Server("postgresql", "127.0.0.1", port, "postgres", stop)
+
+
+def start_mariadb() -> Server:
+    """Start a MariaDB instance on a free port; stop() removes it."""
+    external = os.environ.get("WORKBENCH_TEST_MARIADB")
+    if external:  # host:port of a server where root logs in without a password
+        host, port = external.rsplit(":", 1)
+        return Server("mariadb", host, int(port), "root", lambda: None, external=True)
+    server_bin = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if Path("/usr/sbin/mariadbd").exists() else None)
+    install = shutil.which("mariadb-install-db")
+    if not server_bin or not install:
+        raise ServerUnavailable("MariaDB server (mariadbd, mariadb-install-db) is not installed")
+    work = _workdir("wb-maria-")
+    _chown(work, "mysql")
+    data = work / "data"
+    port = free_port()
+    user_args = ["--user=mysql"] if os.geteuid() == 0 else []
+    try:
+        subprocess.run([install, "--no-defaults", f"--datadir={data}", *user_args,
+                        "--auth-root-authentication-method=normal", "--skip-test-db"],
+                       check=True, capture_output=True, text=True, cwd=work)
+    except subprocess.CalledProcessError as exc:
+        raise ServerUnavailable(f"mariadb-install-db failed: {exc.stderr or exc.stdout}") from exc
+    sock = work / "mysqld.sock"
+    proc = subprocess.Popen(
+        [server_bin, "--no-defaults", f"--datadir={data}", f"--socket={sock}", f"--port={port}",
+         "--bind-address=127.0.0.1", *user_args, f"--pid-file={work / 'mariadbd.pid'}",
+         f"--log-error={work / 'error.log'}", "--skip-log-bin", "--innodb-flush-log-at-trx-commit=0",
+         "--max-connections=300", "--transaction-isolation=READ-COMMITTED"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            log = (work / "error.log").read_text() if (work / "error.log").exists() else ""
+            raise ServerUnavailable(f"mariadbd exited with {proc.returncode}: {log[-2000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.05)
+    else:
+        proc.kill()
+        raise ServerUnavailable("mariadbd did not accept connections within 30 s")
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+    return Server("mariadb", "127.0.0.1", port, "root", stop)
+
+
+def odbc_driver_name() -> str:
+    """The installed MariaDB ODBC driver's registered name."""
+    try:
+        import pyodbc
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise ServerUnavailable("pyodbc is not installed") from exc
+    names = [d for d in pyodbc.drivers() if "mariadb" in d.lower()]
+    if not names:
+        raise ServerUnavailable(f"no MariaDB ODBC driver is registered (installed: {pyodbc.drivers()})")
+    return names[0]

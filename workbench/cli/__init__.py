@@ -1,0 +1,1 @@
+"""The scriptable `workbench` command line."""

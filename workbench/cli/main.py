@@ -1,0 +1,434 @@
+"""`workbench [--config FILE] [--user NAME] [--json] COMMAND …`: parse, run, print, exit with a documented code."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from workbench import __version__
+from workbench.cli import output
+from workbench.core import errors
+
+EXIT_CODES = """exit codes:
+  0  ok                       4  lock lost or not held
+  1  anything else            5  invalid value
+  2  usage or config error    6  database unreachable
+  3  nothing to claim
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse exits 2 for usage errors, which is our usage code too; add the fix hint.
+        self.print_usage(sys.stderr)
+        self.exit(2, f"workbench: error: {message} (see `workbench {self.prog.split()[-1]} --help`)\n"
+                  if " " in self.prog else f"workbench: error: {message}\n")
+
+
+def _default_user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name on some containers and services
+        return os.environ.get("USER") or os.environ.get("USERNAME") or ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print machine-readable JSON")
+    parser = _Parser(prog="workbench", description="Work a queue of records in a database table, "
+                     "one locked item at a time.", epilog=EXIT_CODES,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", metavar="FILE", help="queue configuration (default: $WORKBENCH_CONFIG, "
+                        "./workbench.toml, the user config dir, then the demo)")
+    parser.add_argument("--user", metavar="NAME", default=None, help="user name to lock under "
+                        "(default: your login name)")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def add(name: str, help_text: str, queue: bool = True, key: bool = False) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+        if queue:
+            p.add_argument("queue", metavar="QUEUE")
+        if key:
+            p.add_argument("key", metavar="KEY")
+        return p
+
+    p = add("demo", "write a SQLite demo database and config; prints the config path", queue=False)
+    p.add_argument("dir", metavar="DIR", nargs="?", help="where to write it (default: your workbench data dir)")
+    p.add_argument("--force", action="store_true", help="replace an existing demo database")
+    add("init", "create or upgrade workbench's own tables (audit trail)", queue=False)
+    add("queues", "list the configured queues", queue=False)
+    p = add("attach", "print the DDL that adds the lock columns and claim indexes")
+    p.add_argument("--apply", action="store_true", help="run the DDL instead of printing it")
+    p = add("next", "claim the next item(s) in queue order")
+    p.add_argument("--count", type=_positive, default=1, metavar="N", help="claim up to N items")
+    add("claim", "claim one specific item", key=True)
+    add("show", "show an item and its lock", key=True)
+    p = add("save", "store edits while holding the lock", key=True)
+    _token(p)
+    _sets(p, required=True)
+    p = add("complete", "complete an item you hold", key=True)
+    _token(p)
+    p.add_argument("--outcome", metavar="NAME", help="which outcome (default: the queue's first)")
+    _sets(p, required=False)
+    p = add("release", "give an item back to the queue", key=True)
+    _token(p)
+    p.add_argument("--reason", metavar="TEXT", help="why (shown in the history)")
+    p = add("extend", "extend your lock by the queue's lock duration", key=True)
+    _token(p)
+    add("mine", "list your locks in a queue")
+    add("locks", "list every lock in a queue with its age and time left")
+    p = add("force-release", "take an item away from its holder (supervisors)", key=True)
+    p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the holder)")
+    p = add("reassign", "move an item's lock to another user (supervisors)", key=True)
+    p.add_argument("--to", metavar="USER", required=True, help="the new holder")
+    p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the old holder)")
+    add("sweep", "return expired locks to the queue and record the expiries")
+    add("history", "every recorded event of one item", key=True)
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _token(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--token", required=True, metavar="T", help="the token printed when you claimed the item")
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: write COLUMN=VALUE")
+    return name.strip(), value
+
+
+def _sets(p: argparse.ArgumentParser, required: bool) -> None:
+    p.add_argument("--set", dest="sets", type=_assignment, action="append", default=[], required=required,
+                   metavar="COL=VALUE", help="a column value (repeatable; an empty VALUE clears a "
+                                             "non-text column)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    as_json = bool(getattr(args, "json", False))
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return _COMMANDS[args.command](args, as_json)
+    except errors.WorkbenchError as exc:
+        _report(exc, as_json)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, details on request
+        if os.environ.get("WORKBENCH_DEBUG"):
+            traceback.print_exc()
+        _report(exc, as_json, prefix="internal error: ")
+        return 1
+
+
+def _report(exc: BaseException, as_json: bool, prefix: str = "") -> None:
+    code = getattr(exc, "exit_code", 1)
+    sys.stderr.write(f"workbench: {prefix}{exc}\n")
+    if as_json:
+        error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "exit_code": code}
+        for field in ("cause", "holder", "by", "at", "reason", "column", "file", "key"):
+            if hasattr(exc, field) and getattr(exc, field) is not None:
+                error[field] = getattr(exc, field)
+        output.dump_json({"error": error})
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+def _user(args: argparse.Namespace) -> str:
+    user = args.user if args.user is not None else _default_user()
+    if not user or not user.strip():
+        raise errors.UsageError("cannot tell your user name; pass --user NAME")
+    return user.strip()
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from workbench.config import loader, paths
+    from workbench.db import service
+
+    config = loader.load(paths.find_config(args.config))
+    return service.Workbench.open(config)
+
+
+def _queue(args: argparse.Namespace) -> tuple[Any, Any]:
+    wb = _open(args)
+    return wb, wb.queue(args.queue)
+
+
+def cmd_demo(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench import demo
+    from workbench.config import paths
+
+    directory = Path(args.dir) if args.dir else paths.demo_dir()
+    config_path = directory / demo.CONFIG_NAME
+    created = True
+    if (directory / demo.DB_NAME).exists() and config_path.exists() and not args.force:
+        created = False  # keep an existing demo (and its work); --force starts over
+    else:
+        config_path = demo.create(directory, overwrite=True)
+    if as_json:
+        output.dump_json({"config": str(config_path.resolve()), "created": created})
+    else:
+        if not created:
+            sys.stderr.write("demo already exists (use --force to start over)\n")
+        print(config_path.resolve())
+    return 0
+
+
+def cmd_init(args: argparse.Namespace, as_json: bool) -> int:
+    with _open(args) as wb:
+        applied = wb.init()
+    if as_json:
+        output.dump_json({"applied": [{"version": m.version, "description": m.description} for m in applied]})
+    elif applied:
+        for m in applied:
+            print(f"applied migration {m.version}: {m.description}")
+    else:
+        print("workbench's tables are up to date")
+    return 0
+
+
+def cmd_queues(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench.config import loader, paths
+
+    config = loader.load(paths.find_config(args.config))
+    rows = [{"name": q.name, "title": q.title, "table": q.table_label, "outcomes": [o.name for o in q.outcomes]}
+            for q in config.queues.values()]
+    if as_json:
+        output.dump_json({"config": config.path, "queues": rows})
+    else:
+        output.table(["QUEUE", "TITLE", "TABLE", "OUTCOMES"],
+                     [[r["name"], r["title"], r["table"], ", ".join(r["outcomes"])] for r in rows])
+    return 0
+
+
+def cmd_attach(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench.db import attach, dberrors
+
+    with _open(args) as wb:
+        if args.queue not in wb.config.queues:
+            wb.queue(args.queue)  # raises the "no such queue" usage error
+        queue = wb.config.queues[args.queue]
+        with dberrors.translated():
+            with wb.engine.begin() as conn:
+                plan = attach.plan(conn, queue, wb.config.path)
+                ddl = attach.render(conn, plan)
+                if args.apply and not plan.empty:
+                    attach.apply(conn, plan)
+    if as_json:
+        output.dump_json({"queue": args.queue, "ddl": ddl, "applied": bool(args.apply and not plan.empty),
+                          "notes": plan.notes})
+    else:
+        if plan.empty:
+            print(f"-- {args.queue}: lock columns and claim indexes are already in place")
+        else:
+            print(ddl, end="")
+            if args.apply:
+                sys.stderr.write(f"applied to {wb.config.queues[args.queue].table_label}\n")
+        for note in plan.notes:
+            sys.stderr.write(f"note: {note}\n")
+    return 0
+
+
+def cmd_next(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        result = q.claim_next(_user(args), args.count)
+    if as_json:
+        output.dump_json(result[0].to_dict() if args.count == 1 else [c.to_dict() for c in result])
+    else:
+        for c in result:
+            output.claim(c)
+    return 0
+
+
+def cmd_claim(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        result = q.claim(_user(args), args.key)
+    if as_json:
+        output.dump_json(result.to_dict())
+    else:
+        output.claim(result)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        view = q.show(args.key)
+    if as_json:
+        data = view.to_dict()
+        if data["lock"]:
+            data["lock"].pop("token")  # a token is the holder's, not for anyone who looks
+        output.dump_json(data)
+    else:
+        lock = view.lock
+        state = view.state
+        if lock is not None:
+            state += f" by {lock.owner} since {output.when(lock.locked_at)} until {output.when(lock.expires_at)}"
+        print(f"{view.queue} {view.key}: {state}")
+        output.item(view.item)
+    return 0
+
+
+def _edits(args: argparse.Namespace) -> dict[str, str]:
+    edits: dict[str, str] = {}
+    for name, value in args.sets:
+        if name in edits:
+            raise errors.UsageError(f"--set {name} is given twice")
+        edits[name] = value
+    return edits
+
+
+def cmd_save(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        lock = q.save(_user(args), args.key, args.token, _edits(args))
+    if as_json:
+        output.dump_json(lock.to_dict())
+    else:
+        print(f"saved {lock.queue} {lock.key}; your lock runs until {output.when(lock.expires_at)}")
+    return 0
+
+
+def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        done = q.complete(_user(args), args.key, args.token, args.outcome, _edits(args))
+    if as_json:
+        output.dump_json(done.to_dict())
+    else:
+        note = " (already completed earlier with this token)" if done.replayed else ""
+        print(f"completed {done.queue} {done.key} as {done.outcome}{note}")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        q.release(_user(args), args.key, args.token, args.reason)
+    if as_json:
+        output.dump_json({"queue": args.queue, "key": args.key, "released": True, "reason": args.reason})
+    else:
+        print(f"released {args.queue} {args.key}")
+    return 0
+
+
+def cmd_extend(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        lock = q.extend(_user(args), args.key, args.token)
+    if as_json:
+        output.dump_json(lock.to_dict())
+    else:
+        print(f"extended {lock.queue} {lock.key} until {output.when(lock.expires_at)}")
+        if lock.token != args.token:
+            print(f"token: {lock.token}")
+    return 0
+
+
+def cmd_mine(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        rows = q.mine(_user(args))
+    if as_json:
+        output.dump_json([lock.to_dict() for lock in rows])
+    else:
+        output.locks(rows, show_token=True)
+    return 0
+
+
+def cmd_locks(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        rows = q.locks()
+    data = []
+    for lock in rows:
+        entry = lock.to_dict()
+        entry.pop("token")  # only the holder's own listing shows tokens
+        data.append(entry)
+    if as_json:
+        output.dump_json(data)
+    else:
+        output.locks(rows, show_token=False)
+    return 0
+
+
+def cmd_force_release(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        lock = q.force_release(_user(args), args.key, args.reason)
+    if as_json:
+        entry = lock.to_dict()
+        entry.pop("token")
+        output.dump_json({"released": entry, "reason": args.reason})
+    else:
+        print(f"released {lock.queue} {lock.key} from {lock.owner}")
+    return 0
+
+
+def cmd_reassign(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        lock = q.reassign(_user(args), args.key, args.to, args.reason)
+    if as_json:
+        output.dump_json(lock.to_dict())
+    else:
+        print(f"{lock.queue} {lock.key} is now held by {lock.owner} until {output.when(lock.expires_at)}")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        expired = q.sweep(_user(args))
+    if as_json:
+        output.dump_json({"expired": [{k: v for k, v in lock.to_dict().items() if k != "token"}
+                                      for lock in expired]})
+    else:
+        print(f"returned {len(expired)} expired lock(s) to {args.queue}")
+        for lock in expired:
+            print(f"  {lock.key}  {lock.owner}  expired {output.when(lock.expires_at)}")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        q.show(args.key)  # says "no such item" instead of printing an empty history
+        events = q.history(args.key)
+    if as_json:
+        output.dump_json([e.to_dict() for e in events])
+    else:
+        output.history(events)
+    return 0
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
+    "demo": cmd_demo, "init": cmd_init, "queues": cmd_queues, "attach": cmd_attach, "next": cmd_next,
+    "claim": cmd_claim, "show": cmd_show, "save": cmd_save, "complete": cmd_complete, "release": cmd_release,
+    "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
+    "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history,
+}

@@ -1,0 +1,103 @@
+"""Print command results for people (short text) or for scripts (--json)."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import decimal
+import json
+import sys
+from typing import Any, Iterable, Mapping, TextIO
+
+from workbench.core import durations, models
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)  # exact; a float could change an amount
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return value.to_dict() if hasattr(value, "to_dict") else dataclasses.asdict(value)
+    if hasattr(value, "value"):  # enums
+        return value.value
+    return str(value)
+
+
+def dump_json(data: Any, out: TextIO = sys.stdout) -> None:
+    json.dump(data, out, default=_json_default, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def when(value: dt.datetime | None) -> str:
+    if value is None:
+        return "-"
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text} UTC" if value.utcoffset() == dt.timedelta(0) else text
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def table(headers: list[str], rows: Iterable[list[Any]], out: TextIO = sys.stdout) -> None:
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip() + "\n")
+    for row in cells:
+        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
+
+
+def item(values: Mapping[str, Any], out: TextIO = sys.stdout) -> None:
+    width = max((len(k) for k in values), default=0)
+    for name, value in values.items():
+        text = "" if value is None else str(value)
+        lines = text.splitlines() or [""]
+        out.write(f"  {name.ljust(width)}  {lines[0]}\n")
+        for line in lines[1:]:
+            out.write(f"  {' ' * width}  {line}\n")
+
+
+def claim(result: models.Claim, out: TextIO = sys.stdout) -> None:
+    lock = result.lock
+    verb = "Resumed" if result.resumed else "Claimed"
+    out.write(f"{verb} {lock.queue} {lock.key} until {when(lock.expires_at)} "
+              f"({durations.format_duration(lock.remaining.total_seconds())} left)\n")
+    out.write(f"token: {lock.token}\n")
+    item(result.item, out)
+
+
+def locks(rows: list[models.Lock], *, show_token: bool, out: TextIO = sys.stdout) -> None:
+    if not rows:
+        out.write("no locks\n")
+        return
+    headers = ["KEY", "OWNER", "LOCKED AT", "AGE", "LEFT"] + (["TOKEN"] if show_token else [])
+    body = []
+    for lock in rows:
+        left = "expired" if lock.expired else durations.format_duration(lock.remaining.total_seconds())
+        row = [lock.key, lock.owner, lock.locked_at, durations.format_duration(lock.age.total_seconds()), left]
+        body.append(row + ([lock.token] if show_token else []))
+    table(headers, body, out)
+
+
+def history(events: list[models.Event], out: TextIO = sys.stdout) -> None:
+    if not events:
+        out.write("no history\n")
+        return
+    rows = []
+    for e in events:
+        extra = "; ".join(p for p in (
+            f"outcome {e.outcome}" if e.outcome else "",
+            f"reason: {e.reason}" if e.reason else "",
+            ", ".join(f"{k}={v}" for k, v in (e.detail or {}).items()),
+        ) if p)
+        rows.append([e.at, e.kind.value, e.actor, e.owner or "", extra])
+    table(["AT (UTC)", "EVENT", "BY", "HOLDER", "DETAIL"], rows, out)

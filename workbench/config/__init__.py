@@ -1,0 +1,1 @@
+"""Queue configuration: the TOML file that maps an existing table to workbench queues."""

@@ -1,0 +1,343 @@
+"""Read a workbench TOML file into a Config; every problem names the file, the key and the fix."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from workbench.config import model
+from workbench.core import durations, errors
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+
+_TOP_KEYS = {"database", "queues"}
+_DATABASE_KEYS = {"url", "claim_method", "workbench_schema", "clock", "connect_timeout", "statement_timeout"}
+_QUEUE_KEYS = {
+    "title", "table", "schema", "key", "order", "lock", "lock_duration", "max_lock_duration",
+    "max_locks_per_user", "release_cooldown", "scope", "todo", "on_claim", "on_release", "outcomes",
+    "read_only", "allow_pick", "fields",
+}
+_LOCK_KEYS = {"user", "time", "expires", "token"}
+_OUTCOME_KEYS = {"label", "set"}
+
+
+class _Reader:
+    """Walks the parsed TOML, tracking the file for error messages."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, key: str, problem: str) -> errors.ConfigError:
+        return errors.ConfigError(problem, file=self.path, key=key)
+
+    def table(self, data: Any, key: str) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            raise self.fail(key, f"expected a table ([{key}] or {{ … }}), got {_kind(data)}")
+        return data
+
+    def check_keys(self, data: dict[str, Any], allowed: set[str], key: str) -> None:
+        for name in data:
+            if name not in allowed:
+                hint = difflib.get_close_matches(name, sorted(allowed), n=1)
+                suggestion = f"; did you mean '{hint[0]}'?" if hint else f"; allowed: {', '.join(sorted(allowed))}"
+                raise self.fail(_join(key, name), f"unknown key{suggestion}")
+
+    def string(self, data: dict[str, Any], name: str, key: str, *, required: bool = True,
+               default: str | None = None) -> str | None:
+        if name not in data:
+            if required:
+                raise self.fail(_join(key, name), "is required")
+            return default
+        value = data[name]
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(_join(key, name), f"expected a non-empty string, got {_kind(value)}")
+        return value.strip()
+
+    def identifier(self, data: dict[str, Any], name: str, key: str, *, required: bool = True) -> str | None:
+        value = self.string(data, name, key, required=required)
+        if value is not None:
+            _check_identifier(self, value, _join(key, name))
+        return value
+
+    def integer(self, data: dict[str, Any], name: str, key: str, default: int, *, minimum: int = 0) -> int:
+        value = data.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(_join(key, name), f"expected a whole number, got {_kind(value)}")
+        if value < minimum:
+            raise self.fail(_join(key, name), f"must be at least {minimum}, got {value}")
+        return value
+
+    def duration(self, data: dict[str, Any], name: str, key: str, default: int | None,
+                 *, minimum: int = 0) -> int | None:
+        if name not in data:
+            return default
+        try:
+            seconds = durations.parse_duration(data[name])
+        except ValueError as exc:
+            raise self.fail(_join(key, name), str(exc)) from None
+        if seconds < minimum:
+            raise self.fail(_join(key, name), f"must be at least {minimum} s")
+        return seconds
+
+    def boolean(self, data: dict[str, Any], name: str, key: str, default: bool) -> bool:
+        value = data.get(name, default)
+        if not isinstance(value, bool):
+            raise self.fail(_join(key, name), f"expected true or false, got {_kind(value)}")
+        return value
+
+
+def _join(*parts: str) -> str:
+    return ".".join(p for p in parts if p)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _check_identifier(reader: _Reader, value: str, key: str) -> None:
+    # Names are checked again against the real table; this only rejects what no table could have.
+    if len(value) > 128 or any(ord(c) < 32 for c in value) or '"' in value or "`" in value \
+            or "[" in value or "]" in value:
+        raise reader.fail(key, f"{value!r} is not a valid table or column name")
+
+
+def load(path: str | Path) -> model.Config:
+    """Parse and check the config at `path` (structure only; names are checked against the database later)."""
+    path = Path(path)
+    label = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise errors.ConfigError("file not found; pass --config FILE or run `workbench demo`",
+                                 file=label) from None
+    except OSError as exc:
+        raise errors.ConfigError(f"cannot read: {exc.strerror}", file=label) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise errors.ConfigError(f"not valid TOML: {exc}", file=label) from None
+    return parse(data, label, base_dir=path.parent)
+
+
+def parse(data: dict[str, Any], label: str, base_dir: Path | None = None) -> model.Config:
+    reader = _Reader(label)
+    reader.check_keys(data, _TOP_KEYS, "")
+    database = _parse_database(reader, reader.table(data.get("database"), "database")
+                               if "database" in data else {}, base_dir)
+    queues_data = reader.table(data.get("queues", {}), "queues")
+    if not queues_data:
+        raise reader.fail("queues", "define at least one queue, e.g. [queues.cases]")
+    queues = {}
+    for name, qdata in queues_data.items():
+        key = f"queues.{name}"
+        if not _NAME.match(name):
+            raise reader.fail(key, "queue names use letters, digits, '_' and '-' and start with a letter")
+        queues[name] = _parse_queue(reader, name, reader.table(qdata, key), key)
+    return model.Config(path=label, database=database, queues=queues)
+
+
+def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None) -> model.DatabaseConfig:
+    reader.check_keys(data, _DATABASE_KEYS, "database")
+    url = reader.string(data, "url", "database")
+    assert url is not None
+    url = _resolve_sqlite_path(url, base_dir)
+    method = reader.string(data, "claim_method", "database", required=False, default="auto")
+    if method not in model.CLAIM_METHODS:
+        raise reader.fail("database.claim_method", f"must be one of {', '.join(model.CLAIM_METHODS)}")
+    clock = reader.string(data, "clock", "database", required=False, default="utc")
+    if clock not in model.CLOCKS:
+        raise reader.fail("database.clock", f"must be one of {', '.join(model.CLOCKS)}")
+    schema = reader.identifier(data, "workbench_schema", "database", required=False)
+    return model.DatabaseConfig(
+        url=url, claim_method=str(method), workbench_schema=schema, clock=str(clock),
+        connect_timeout=reader.integer(data, "connect_timeout", "database", 10, minimum=1),
+        statement_timeout=reader.integer(data, "statement_timeout", "database", 30, minimum=1),
+    )
+
+
+def _resolve_sqlite_path(url: str, base_dir: Path | None) -> str:
+    """Make a relative SQLite path relative to the config file, not the current directory."""
+    prefix = next((p for p in ("sqlite:///", "sqlite+pysqlite:///") if url.startswith(p)), None)
+    if prefix is None or base_dir is None:
+        return url
+    rest = url[len(prefix):]
+    path_part, sep, query = rest.partition("?")
+    if not path_part or path_part == ":memory:" or Path(path_part).is_absolute():
+        return url
+    return prefix + str((base_dir / path_part).resolve()) + sep + query
+
+
+def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> model.QueueConfig:
+    reader.check_keys(data, _QUEUE_KEYS, key)
+    table = reader.identifier(data, "table", key)
+    key_column = reader.identifier(data, "key", key)
+    assert table is not None and key_column is not None
+    lock = _parse_lock(reader, reader.table(data.get("lock"), f"{key}.lock") if "lock" in data else None,
+                       f"{key}.lock")
+    lock_seconds = reader.duration(data, "lock_duration", key, 30 * 60, minimum=1)
+    max_lock = reader.duration(data, "max_lock_duration", key, None, minimum=1)
+    assert lock_seconds is not None
+    if max_lock is not None and max_lock < lock_seconds:
+        raise reader.fail(f"{key}.max_lock_duration", "must not be shorter than lock_duration")
+    todo = _parse_filter(reader, data.get("todo"), f"{key}.todo", required=True)
+    scope = _parse_filter(reader, data.get("scope", {}), f"{key}.scope", required=False)
+    outcomes = _parse_outcomes(reader, data.get("outcomes"), f"{key}.outcomes")
+    read_only = data.get("read_only", [])
+    if not isinstance(read_only, list) or not all(isinstance(c, str) for c in read_only):
+        raise reader.fail(f"{key}.read_only", "expected a list of column names")
+    fields = reader.table(data.get("fields", {}), f"{key}.fields")
+    for field_name, field in fields.items():
+        reader.table(field, f"{key}.fields.{field_name}")
+    return model.QueueConfig(
+        name=name,
+        title=reader.string(data, "title", key, required=False, default=name.replace("_", " ").title()) or name,
+        table=table,
+        schema=reader.identifier(data, "schema", key, required=False),
+        key=key_column,
+        order=_parse_order(reader, data.get("order", []), f"{key}.order"),
+        lock=lock,
+        lock_seconds=lock_seconds,
+        max_lock_seconds=max_lock,
+        max_locks_per_user=reader.integer(data, "max_locks_per_user", key, 0),
+        release_cooldown_seconds=reader.duration(data, "release_cooldown", key, 300) or 0,
+        scope=scope,
+        todo=todo,
+        on_claim=_parse_assignments(reader, data.get("on_claim", {}), f"{key}.on_claim"),
+        on_release=_parse_assignments(reader, data.get("on_release", {}), f"{key}.on_release"),
+        outcomes=outcomes,
+        read_only=tuple(read_only),
+        allow_pick=reader.boolean(data, "allow_pick", key, True),
+        fields={k: dict(v) for k, v in fields.items()},
+    )
+
+
+def _parse_lock(reader: _Reader, data: dict[str, Any] | None, key: str) -> model.LockColumns:
+    if data is None:
+        return model.LockColumns(user="wb_locked_by", time="wb_locked_at", expires="wb_lock_expires",
+                                 token="wb_lock_token")
+    reader.check_keys(data, _LOCK_KEYS, key)
+    user = reader.identifier(data, "user", key)
+    time = reader.identifier(data, "time", key)
+    assert user is not None and time is not None
+    columns = model.LockColumns(user=user, time=time,
+                                expires=reader.identifier(data, "expires", key, required=False),
+                                token=reader.identifier(data, "token", key, required=False))
+    named = [c for c in (columns.user, columns.time, columns.expires, columns.token) if c]
+    if len(set(named)) != len(named):
+        raise reader.fail(key, "each lock column must be a different column")
+    return columns
+
+
+def _parse_order(reader: _Reader, data: Any, key: str) -> tuple[model.OrderTerm, ...]:
+    if isinstance(data, str):
+        data = [data]
+    if not isinstance(data, list):
+        raise reader.fail(key, "expected a list such as [\"priority desc\", \"created_at\"]")
+    terms = []
+    for i, item in enumerate(data):
+        item_key = f"{key}[{i}]"
+        if not isinstance(item, str):
+            raise reader.fail(item_key, "expected \"column\", \"column asc\" or \"column desc\"")
+        parts = item.split()
+        if len(parts) == 1:
+            parts.append("asc")
+        if len(parts) != 2 or parts[1].lower() not in ("asc", "desc"):
+            raise reader.fail(item_key, f"{item!r}: write \"column\", \"column asc\" or \"column desc\"")
+        _check_identifier(reader, parts[0], item_key)
+        terms.append(model.OrderTerm(parts[0], parts[1].lower() == "desc"))
+    return tuple(terms)
+
+
+def _parse_filter(reader: _Reader, data: Any, key: str, *, required: bool) -> tuple[model.Condition, ...]:
+    if data is None:
+        raise reader.fail(key, "is required: which rows are work to do, e.g. status = \"open\"")
+    data = reader.table(data, key)
+    if required and not data:
+        raise reader.fail(key, "needs at least one condition, e.g. status = \"open\"")
+    conditions = []
+    for column, spec in data.items():
+        ckey = f"{key}.{column}"
+        _check_identifier(reader, column, ckey)
+        if isinstance(spec, dict):
+            if not spec:
+                raise reader.fail(ckey, "empty condition")
+            for op, value in spec.items():
+                if op not in model.OPERATORS:
+                    hint = difflib.get_close_matches(op, model.OPERATORS, n=1)
+                    raise reader.fail(f"{ckey}.{op}", "unknown operator" + (f"; did you mean '{hint[0]}'?" if hint
+                                      else f"; use one of {', '.join(model.OPERATORS)}"))
+                conditions.append(_condition(reader, column, op, value, f"{ckey}.{op}"))
+        elif isinstance(spec, list):
+            conditions.append(_condition(reader, column, "in", spec, ckey))
+        else:
+            conditions.append(_condition(reader, column, "eq", spec, ckey))
+    return tuple(conditions)
+
+
+def _condition(reader: _Reader, column: str, op: str, value: Any, key: str) -> model.Condition:
+    if op in ("in", "not_in"):
+        if not isinstance(value, list) or not value:
+            raise reader.fail(key, "expected a non-empty list of values")
+        for v in value:
+            _scalar(reader, v, key)
+        return model.Condition(column, op, tuple(value), key)
+    if op == "null":
+        if not isinstance(value, bool):
+            raise reader.fail(key, "expected true (IS NULL) or false (IS NOT NULL)")
+        return model.Condition(column, op, value, key)
+    _scalar(reader, value, key)
+    return model.Condition(column, op, value, key)
+
+
+def _scalar(reader: _Reader, value: Any, key: str) -> None:
+    if isinstance(value, (dict, list)):
+        raise reader.fail(key, f"expected a single value, got {_kind(value)}")
+
+
+def _parse_assignments(reader: _Reader, data: Any, key: str) -> tuple[model.Assignment, ...]:
+    data = reader.table(data, key)
+    result = []
+    for column, spec in data.items():
+        ckey = f"{key}.{column}"
+        _check_identifier(reader, column, ckey)
+        if isinstance(spec, dict):
+            if len(spec) != 1 or next(iter(spec)) not in ("now", "user", "null") or spec[next(iter(spec))] is not True:
+                raise reader.fail(ckey, "a table value must be { now = true } (database time), "
+                                        "{ user = true } (the acting user) or { null = true }")
+            result.append(model.Assignment(column, next(iter(spec)), None, ckey))
+        else:
+            _scalar(reader, spec, ckey)
+            result.append(model.Assignment(column, "value", spec, ckey))
+    return tuple(result)
+
+
+def _parse_outcomes(reader: _Reader, data: Any, key: str) -> tuple[model.Outcome, ...]:
+    if data is None:
+        raise reader.fail(key, "is required: what Complete writes, e.g. [queues.NAME.outcomes.done] "
+                               "set = { status = \"done\" }")
+    data = reader.table(data, key)
+    if not data:
+        raise reader.fail(key, "define at least one outcome")
+    outcomes = []
+    for name, odata in data.items():
+        okey = f"{key}.{name}"
+        if not _NAME.match(name):
+            raise reader.fail(okey, "outcome names use letters, digits, '_' and '-'")
+        odata = reader.table(odata, okey)
+        reader.check_keys(odata, _OUTCOME_KEYS, okey)
+        if "set" not in odata:
+            raise reader.fail(f"{okey}.set", "is required: the columns Complete writes, "
+                                             "e.g. set = { status = \"done\" }")
+        assignments = _parse_assignments(reader, odata["set"], f"{okey}.set")
+        if not assignments:
+            raise reader.fail(f"{okey}.set", "must write at least one column")
+        label = reader.string(odata, "label", okey, required=False, default=name.replace("_", " ").capitalize())
+        outcomes.append(model.Outcome(name=name, label=label or name, assignments=assignments))
+    return tuple(outcomes)

@@ -1,0 +1,111 @@
+"""Frozen dataclasses that describe a parsed configuration: database, queues, filters, outcomes."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+# Filter operators a condition may use (the TOML spelling is the same).
+OPERATORS = ("eq", "ne", "in", "not_in", "lt", "le", "gt", "ge", "null")
+CLAIM_METHODS = ("auto", "skip-locked", "select-skip-locked", "readpast", "immediate", "portable")
+CLOCKS = ("utc", "local")
+
+
+@dataclasses.dataclass(frozen=True)
+class Condition:
+    """One test on one column; a filter is a tuple of these, all of which must hold."""
+
+    column: str
+    op: str  # one of OPERATORS; for "null" the value is True (IS NULL) or False (IS NOT NULL)
+    value: Any
+    key: str  # config key it came from, for error messages
+
+
+@dataclasses.dataclass(frozen=True)
+class Assignment:
+    """One column an action writes: a constant, the database time, the acting user, or NULL."""
+
+    column: str
+    kind: str  # "value", "now", "user" or "null"
+    value: Any
+    key: str
+
+
+@dataclasses.dataclass(frozen=True)
+class OrderTerm:
+    column: str
+    descending: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class LockColumns:
+    """Columns that hold the lock. `expires` and `token` may be absent (legacy tables)."""
+
+    user: str
+    time: str
+    expires: str | None
+    token: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """A named way to complete an item, and what it writes."""
+
+    name: str
+    label: str
+    assignments: tuple[Assignment, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueConfig:
+    name: str
+    title: str
+    table: str
+    schema: str | None
+    key: str
+    order: tuple[OrderTerm, ...]
+    lock: LockColumns
+    lock_seconds: int
+    max_lock_seconds: int | None  # cap on a lock's total life, extensions included
+    max_locks_per_user: int  # 0 = no limit
+    release_cooldown_seconds: int
+    scope: tuple[Condition, ...]  # rows that belong to the queue at all
+    todo: tuple[Condition, ...]  # rows that are work to do
+    on_claim: tuple[Assignment, ...]
+    on_release: tuple[Assignment, ...]
+    outcomes: tuple[Outcome, ...]  # the first is the default
+    read_only: tuple[str, ...]
+    allow_pick: bool
+    fields: dict[str, dict[str, Any]]  # per-column form settings, read by the GUI
+
+    def outcome(self, name: str | None) -> Outcome:
+        if name is None:
+            return self.outcomes[0]
+        for outcome in self.outcomes:
+            if outcome.name == name:
+                return outcome
+        raise KeyError(name)
+
+    @property
+    def table_label(self) -> str:
+        return f"{self.schema}.{self.table}" if self.schema else self.table
+
+
+@dataclasses.dataclass(frozen=True)
+class DatabaseConfig:
+    url: str
+    claim_method: str
+    workbench_schema: str | None
+    clock: str
+    connect_timeout: int
+    statement_timeout: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    path: str
+    database: DatabaseConfig
+    queues: dict[str, QueueConfig]
+
+    def queue(self, name: str) -> QueueConfig:
+        return self.queues[name]

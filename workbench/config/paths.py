@@ -1,0 +1,54 @@
+"""Where workbench keeps its files, and how a command finds its configuration file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+from workbench.core import errors
+
+CONFIG_NAME = "workbench.toml"
+
+
+def _home() -> Path | None:
+    # WORKBENCH_HOME puts every file of ours under one directory (tests, portable installs).
+    value = os.environ.get("WORKBENCH_HOME")
+    return Path(value) if value else None
+
+
+def config_dir() -> Path:
+    home = _home()
+    return home / "config" if home else Path(platformdirs.user_config_dir("workbench", appauthor=False))
+
+
+def data_dir() -> Path:
+    home = _home()
+    return home / "data" if home else Path(platformdirs.user_data_dir("workbench", appauthor=False))
+
+
+def demo_dir() -> Path:
+    return data_dir() / "demo"
+
+
+def candidates(explicit: str | None = None) -> list[Path]:
+    """Config files tried in order: --config, $WORKBENCH_CONFIG, ./workbench.toml, user config, demo."""
+    if explicit:
+        return [Path(explicit)]
+    env = os.environ.get("WORKBENCH_CONFIG")
+    if env:
+        return [Path(env)]
+    return [Path.cwd() / CONFIG_NAME, config_dir() / CONFIG_NAME, demo_dir() / CONFIG_NAME]
+
+
+def find_config(explicit: str | None = None) -> Path:
+    tried = candidates(explicit)
+    if explicit or os.environ.get("WORKBENCH_CONFIG"):
+        return tried[0]  # an explicit file that is missing is reported by the loader
+    for path in tried:
+        if path.is_file():
+            return path
+    raise errors.ConfigError(
+        "no configuration file found (tried " + ", ".join(str(p) for p in tried) + "); "
+        "pass --config FILE, set WORKBENCH_CONFIG, or run `workbench demo` to create a demo")

@@ -1,0 +1,47 @@
+"""Parse and print durations written as "90s", "30m", "1h30m" or a number of seconds."""
+
+from __future__ import annotations
+
+import re
+
+_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s)")
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(value: object) -> int:
+    """Whole seconds in `value`; raises ValueError with a hint when it is not a duration."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as \"30m\", \"90s\" or \"2h\", not true/false")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        if re.fullmatch(r"\d+(\.\d+)?", text):
+            seconds = float(text)
+        else:
+            pos, seconds = 0, 0.0
+            for match in _PART.finditer(text):
+                if match.start() != pos:
+                    break
+                seconds += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+                pos = match.end()
+            if pos != len(text) or not text:
+                raise ValueError(f"{value!r} is not a duration; write e.g. \"30m\", \"90s\", \"1h30m\"")
+    else:
+        raise ValueError(f"expected a duration such as \"30m\", got {type(value).__name__}")
+    if seconds < 0:
+        raise ValueError("a duration cannot be negative")
+    return int(round(seconds))
+
+
+def format_duration(seconds: float) -> str:
+    """Short human form: 45s, 12m05s, 2h03m; negative values get a minus sign."""
+    sign = "-" if seconds < 0 else ""
+    total = int(abs(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{sign}{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{sign}{minutes}m{secs:02d}s"
+    return f"{sign}{secs}s"

@@ -1,0 +1,80 @@
+"""Errors a user can act on, each with the CLI exit code that reports it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+
+class WorkbenchError(Exception):
+    """Base of every error whose message tells the user what to fix; not a bug."""
+
+    exit_code = 1
+
+
+class ConfigError(WorkbenchError):
+    """The configuration file (or a configured name) is wrong; names file, key and problem."""
+
+    exit_code = 2
+
+    def __init__(self, problem: str, *, file: str | None = None, key: str | None = None) -> None:
+        self.file, self.key, self.problem = file, key, problem
+        where = ": ".join(part for part in (file, key) if part)
+        super().__init__(f"{where}: {problem}" if where else problem)
+
+
+class UsageError(WorkbenchError):
+    """The command was called the wrong way."""
+
+    exit_code = 2
+
+
+class NotInitialized(WorkbenchError):
+    """workbench's own tables are missing or older than this program."""
+
+    exit_code = 2
+
+
+class NothingToClaim(WorkbenchError):
+    """No item could be claimed: the queue is empty, the item is taken, or the user is at the limit."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, reason: str = "empty") -> None:
+        self.reason = reason  # "empty", "limit" or "unavailable"
+        super().__init__(message)
+
+
+class LockLost(WorkbenchError):
+    """The caller's lock is gone (expired, force-released, completed, taken) or was never held."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, queue: str, key: Any, cause: str, holder: str | None = None,
+                 by: str | None = None, at: dt.datetime | None = None, reason: str | None = None) -> None:
+        # cause: expired | force_released | reassigned | completed | released | taken | not_held
+        self.queue, self.key, self.cause = queue, key, cause
+        self.holder, self.by, self.at, self.reason = holder, by, at, reason
+        super().__init__(message)
+
+
+class InvalidValue(WorkbenchError):
+    """A value (edit, key, argument) cannot be stored; says which and why."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, *, column: str | None = None) -> None:
+        self.column = column
+        super().__init__(message)
+
+
+class DatabaseUnavailable(WorkbenchError):
+    """The database cannot be reached; nothing was changed by the failed call, or it is unknown."""
+
+    exit_code = 6
+
+
+class ExtendLimitReached(WorkbenchError):
+    """The lock is already at the longest total time the queue allows."""
+
+    exit_code = 1

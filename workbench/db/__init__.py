@@ -1,0 +1,1 @@
+"""Database side of the engine: SQLAlchemy Core statements, per-database claim methods, audit trail."""

@@ -1,0 +1,138 @@
+"""`workbench attach`: the DDL that adds a queue's lock columns and the indexes that keep claims fast."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+from typing import Any
+
+import sqlalchemy as sa
+from alembic.migration import MigrationContext
+from alembic.operations import Operations
+from sqlalchemy.schema import CreateIndex
+
+from workbench.config import model
+from workbench.db import filters, mapping, values
+
+# Dialects whose planner can use an index restricted by a WHERE clause (partial/filtered index).
+_PARTIAL = {"postgresql": "postgresql_where", "sqlite": "sqlite_where", "mssql": "mssql_where"}
+
+
+@dataclasses.dataclass
+class AttachPlan:
+    queue: str
+    table: sa.Table
+    add_columns: list[sa.Column[Any]]
+    indexes: list[sa.Index]
+    notes: list[str]
+
+    @property
+    def empty(self) -> bool:
+        return not self.add_columns and not self.indexes
+
+
+def _datetime() -> sa.types.TypeEngine[Any]:
+    from sqlalchemy.dialects import mssql, mysql
+
+    return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb").with_variant(
+        mssql.DATETIME2(), "mssql")
+
+
+def _index_name(*parts: str) -> str:
+    name = "wb_" + "_".join(re.sub(r"[^A-Za-z0-9]+", "_", p).strip("_").lower() for p in parts)
+    return name[:60]
+
+
+def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> AttachPlan:
+    """What is missing on the queue's table; nothing is changed."""
+    dialect = conn.dialect.name
+    table = mapping.reflect_table(conn, queue, config_path)
+    notes: list[str] = []
+    add: list[sa.Column[Any]] = []
+    wanted = [(queue.lock.user, sa.String(128)), (queue.lock.time, _datetime()),
+              (queue.lock.expires, _datetime()), (queue.lock.token, sa.String(32))]
+    for name, kind in wanted:
+        if name and name not in table.c:
+            column = sa.Column(name, kind, nullable=True)
+            add.append(column)
+    # Work on a copy that has the new columns, so indexes can name them.
+    full = sa.Table(table.name, sa.MetaData(), *(c.copy() for c in table.c), *(c.copy() for c in add),
+                    schema=table.schema)
+    binder = mapping._Binder(queue, full, config_path)
+    existing = {ix.name for ix in table.indexes if ix.name}
+    indexes = [ix for ix in _indexes(queue, full, binder, dialect, notes) if ix.name not in existing]
+    return AttachPlan(queue=queue.name, table=full, add_columns=add, indexes=indexes, notes=notes)
+
+
+def _conditions(queue: model.QueueConfig, binder: mapping._Binder,
+                conditions: tuple[model.Condition, ...]) -> list[tuple[model.Condition, sa.Column[Any], Any]]:
+    result = []
+    for cond in conditions:
+        column = binder.column(cond.column, cond.key.split(f"queues.{queue.name}.", 1)[-1])
+        if cond.op in ("in", "not_in"):
+            value: Any = tuple(values.coerce(column, v) for v in cond.value)
+        elif cond.op == "null":
+            value = cond.value
+        else:
+            value = values.coerce(column, cond.value)
+        result.append((cond, column, value))
+    return result
+
+
+def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder, dialect: str,
+             notes: list[str]) -> list[sa.Index]:
+    key = binder.column(queue.key, "key")
+    user = binder.column(queue.lock.user, "lock.user")
+    expiry = binder.column(queue.lock.expires or queue.lock.time, "lock.time")
+    order = [binder.column(t.column, "order").desc() if t.descending else binder.column(t.column, "order")
+             for t in queue.order]
+    filt = _conditions(queue, binder, queue.scope + queue.todo)
+    where_kw = _PARTIAL.get(dialect)
+    result = []
+    if where_kw:
+        where = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt))
+        result.append(sa.Index(_index_name(queue.name, "claim"), *order, key, **{where_kw: where}))
+        result.append(sa.Index(_index_name(table.name, "lock"), user, expiry, **{where_kw: user.is_not(None)}))
+    else:
+        # No partial indexes (MySQL/MariaDB): lead with the filter columns so that one range
+        # serves WHERE and ORDER BY; otherwise InnoDB sorts, and a sorting SKIP LOCKED pick locks
+        # every candidate row (OneUptime/oneuptime#3117).
+        equal = [col for cond, col, _ in filt if cond.op == "eq" or (cond.op == "in" and len(cond.value) == 1)]
+        ranged = [cond.key for cond, _, _ in filt if cond.op not in ("eq",) and
+                  not (cond.op == "in" and len(cond.value) == 1)]
+        if ranged:
+            notes.append("without partial indexes, the filter " + ", ".join(ranged) + " is not a single "
+                         "value, so the claim query sorts its candidates; if the queue is large, prefer a "
+                         "single-value todo (e.g. status = \"open\") or add an index that fits your data")
+        seen: list[sa.ColumnElement[Any]] = []
+        for col in [*equal, *order, key]:
+            if not any(str(col) == str(s) for s in seen):
+                seen.append(col)
+        result.append(sa.Index(_index_name(queue.name, "claim"), *seen))
+        result.append(sa.Index(_index_name(table.name, "lock"), user, expiry))
+    return result
+
+
+def render(conn: sa.Connection, attach: AttachPlan) -> str:
+    """The DDL text of a plan, for the database `conn` is connected to."""
+    buffer = io.StringIO()
+    if attach.add_columns:
+        context = MigrationContext.configure(dialect_name=conn.dialect.name,
+                                             opts={"as_sql": True, "output_buffer": buffer})
+        ops = Operations(context)
+        for column in attach.add_columns:
+            ops.add_column(attach.table.name, column.copy(), schema=attach.table.schema)
+    for index in attach.indexes:
+        buffer.write(str(CreateIndex(index).compile(dialect=conn.dialect)).strip() + ";\n\n")
+    return buffer.getvalue().strip() + "\n" if buffer.getvalue().strip() else ""
+
+
+def apply(conn: sa.Connection, attach: AttachPlan) -> None:
+    """Run the plan's DDL on `conn` (inside the caller's transaction where the database allows)."""
+    if attach.add_columns:
+        ops = Operations(MigrationContext.configure(conn))
+        for column in attach.add_columns:
+            ops.add_column(attach.table.name, column.copy(), schema=attach.table.schema)
+    for index in attach.indexes:
+        index.create(conn)

@@ -1,0 +1,76 @@
+"""Writing and reading the audit trail: one row per claim, save, extend, release, expiry and completion."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any, Iterable, Mapping
+
+import sqlalchemy as sa
+
+from workbench.core import models
+from workbench.db import clock
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    return str(value)
+
+
+class AuditTrail:
+    """Builds audit rows for one queue; inserts run inside the caller's transaction."""
+
+    def __init__(self, table: sa.Table, queue: str) -> None:
+        self.table, self.queue = table, queue
+        self._insert = sa.insert(table).values(at=clock.db_now())
+
+    def row(self, kind: models.EventKind, key: Any, actor: str, *, owner: str | None = None,
+            token: str | None = None, reason: str | None = None, outcome: str | None = None,
+            detail: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return {
+            "queue": self.queue, "item_key": str(key), "event": kind.value, "actor": actor,
+            "owner": owner, "token": token, "reason": reason, "outcome": outcome,
+            "detail": json.dumps(detail, default=_json_default, sort_keys=True) if detail else None,
+        }
+
+    def write(self, conn: sa.Connection, rows: Iterable[Mapping[str, Any]]) -> None:
+        rows = list(rows)
+        if rows:
+            conn.execute(self._insert, rows)
+
+    def history(self, conn: sa.Connection, key: Any, limit: int | None = None) -> list[models.Event]:
+        t = self.table
+        stmt = sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key)).order_by(t.c.id)
+        if limit:
+            stmt = stmt.limit(limit)
+        return [self.event(row) for row in conn.execute(stmt).mappings()]
+
+    def last_for_token(self, conn: sa.Connection, key: Any, token: str) -> models.Event | None:
+        """The newest event that ended or changed the lock `token` (for "why was my lock lost")."""
+        t = self.table
+        stmt = (sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key), t.c.token == token,
+                                   t.c.event.in_(["complete", "release", "force_release", "expire", "reassign"]))
+                .order_by(t.c.id.desc()).limit(1))
+        row = conn.execute(stmt).mappings().first()
+        return self.event(row) if row else None
+
+    def last_claim(self, conn: sa.Connection, key: Any) -> models.Event | None:
+        t = self.table
+        stmt = (sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key),
+                                   t.c.event.in_(["claim", "reassign"]))
+                .order_by(t.c.id.desc()).limit(1))
+        row = conn.execute(stmt).mappings().first()
+        return self.event(row) if row else None
+
+    @staticmethod
+    def event(row: Mapping[str, Any]) -> models.Event:
+        at = row["at"]
+        if isinstance(at, str):
+            at = dt.datetime.fromisoformat(at)
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=dt.timezone.utc)  # the audit trail is always UTC
+        return models.Event(
+            id=int(row["id"]), queue=row["queue"], key=row["item_key"], kind=models.EventKind(row["event"]),
+            actor=row["actor"], owner=row["owner"], token=row["token"], at=at, reason=row["reason"],
+            outcome=row["outcome"], detail=json.loads(row["detail"]) if row["detail"] else None)

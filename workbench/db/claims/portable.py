@@ -1,0 +1,77 @@
+"""Any database: conditional UPDATE of one candidate, check that one row changed, then read it by token."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any, Mapping
+
+import sqlalchemy as sa
+
+from workbench.db import audit as audit_mod
+from workbench.db import connect, mapping
+from workbench.db.claims import base
+
+# Candidates read per attempt. Claimers all aim at the head of the queue; trying the head rows
+# in random order spreads them out so that most first attempts win (claim-sql.md §1.6).
+WINDOW = 16
+ROUNDS = 6
+
+
+class PortableClaim(base.ClaimMethod):
+    """Optimistic compare-and-set; correct wherever an UPDATE re-checks its WHERE after a lock wait."""
+
+    name = "portable"
+
+    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+              request: base.ClaimRequest) -> list[base.Claimed]:
+        claimed: list[base.Claimed] = []
+        room = db.read(lambda conn: self.room(conn, q, request))
+        for _ in range(ROUNDS):
+            if len(claimed) >= room:
+                break
+            candidates = db.read(lambda conn: self._candidates(conn, q, trail, request))
+            if not candidates:
+                break
+            random.shuffle(candidates)
+            for cand, where in candidates:
+                if len(claimed) >= room:
+                    break
+                won = db.write(lambda conn: self._try(conn, q, trail, request.user, cand, where))
+                if won is not None:
+                    claimed.append(won)
+        return claimed
+
+    def _candidates(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                    request: base.ClaimRequest) -> list[tuple[Mapping[str, Any], sa.ColumnElement[bool]]]:
+        now = q.now()
+        result: list[tuple[Mapping[str, Any], sa.ColumnElement[bool]]] = []
+        for where in self.branches(q, now, request, trail):
+            stmt = sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(WINDOW)
+            result += [(row, where) for row in conn.execute(stmt).mappings().all()]
+            if len(result) >= WINDOW:
+                break
+        return result
+
+    def _try(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str,
+             cand: Mapping[str, Any], where: sa.ColumnElement[bool]) -> base.Claimed | None:
+        now = q.now()
+        key = cand["wb_ckey"]
+        token = uuid.uuid4().hex
+        # The guard repeats the candidate predicate and pins the lock we saw, so that the lock we
+        # replace (and record as expired) is exactly the one we read.
+        if cand["wb_prev_owner"] is None:
+            unchanged = q.user.is_(None)
+        elif q.token is not None:
+            unchanged = q.token == cand["wb_prev_token"]
+        else:
+            unchanged = q.user == cand["wb_prev_owner"]
+        writes = {**q.lock_writes(user, now, token), **q.writes(q.on_claim, user, now)}
+        result = conn.execute(sa.update(q.table).where(q.key == key, where, unchanged).values(writes))
+        if result.rowcount != 1:
+            return None
+        fence = q.token == token if q.token is not None else q.user == user
+        row = conn.execute(sa.select(*self.returned_columns(q, now)).where(q.key == key, fence)).mappings().one()
+        claimed = base.Claimed(row=row, prev_owner=cand["wb_prev_owner"], prev_token=self.prev_token(q, cand))
+        trail.write(conn, self.audit_rows(q, trail, user, [claimed]))
+        return claimed

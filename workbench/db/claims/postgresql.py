@@ -1,0 +1,113 @@
+"""PostgreSQL: one statement picks rows FOR NO KEY UPDATE SKIP LOCKED, locks them and writes the audit rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import models
+from workbench.db import audit as audit_mod
+from workbench.db import clock, connect, mapping
+from workbench.db.claims import base
+
+
+class SkipLockedClaim(base.ClaimMethod):
+    """`WITH cand AS (SELECT … FOR NO KEY UPDATE SKIP LOCKED) UPDATE … FROM cand RETURNING …`.
+
+    Runs in autocommit: the single statement is its own transaction, so a claim is one round
+    trip, and the audit rows are inserted by data-modifying CTEs of the same statement.
+    """
+
+    name = "skip-locked"
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
+
+    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+              request: base.ClaimRequest) -> list[base.Claimed]:
+        stmt = self.statement(q, trail, request)
+        params = {"wb_user": request.user, "wb_count": request.count, "wb_limit": q.config.max_locks_per_user}
+        if request.key is not None:
+            params["wb_key"] = request.key
+        rows = db.autocommit(lambda conn: conn.execute(stmt, params).mappings().all())
+        claimed = [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
+                   for row in rows]
+        if claimed and q.token is None:
+            # Legacy tables have no token column to copy in SQL; audit in a second short statement.
+            db.write(lambda conn: trail.write(conn, self.audit_rows(q, trail, request.user, claimed)))
+        return claimed
+
+    def statement(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                  request: base.ClaimRequest) -> sa.Select[Any]:
+        """The claim statement (cached per queue and request shape; values are bound at execution)."""
+        shape = (id(q), request.key is not None, request.use_cooldown)
+        if shape not in self._cache:
+            self._cache[shape] = self._build(q, trail, request)
+        return self._cache[shape]
+
+    def _build(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+               request: base.ClaimRequest) -> sa.Select[Any]:
+        now = q.now()
+        user = sa.bindparam("wb_user", type_=sa.String())
+        shaped = base.ClaimRequest(user="", key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None
+                                   else None, use_cooldown=request.use_cooldown)
+        limit: sa.ColumnElement[Any] = sa.bindparam("wb_count", type_=sa.Integer())
+        if q.config.max_locks_per_user:
+            held = (sa.select(sa.func.count()).select_from(q.table)
+                    .where(*q.scope_clause(), q.user == user, q.live(now)).scalar_subquery())
+            limit = sa.func.greatest(sa.func.least(limit, sa.bindparam("wb_limit", type_=sa.Integer()) - held), 0)
+        branches = []
+        for i, where in enumerate(self._branches(q, now, shaped, trail, user)):
+            branches.append(sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by())
+                            .limit(limit).with_for_update(skip_locked=True, key_share=True)
+                            .cte(f"wb_branch{i}").prefix_with("MATERIALIZED"))
+        if len(branches) == 1:
+            cand = branches[0]
+        else:
+            merged = sa.union_all(*(sa.select(b) for b in branches)).subquery("wb_merged")
+            cand = sa.select(merged).limit(limit).cte("wb_cand")
+        writes = {**q.lock_writes(user, now, clock.new_token()), **q.writes(q.on_claim, user, now)}
+        returning = [*self.returned_columns(q, now), cand.c.wb_prev_owner, cand.c.wb_prev_token,
+                     cand.c.wb_prev_time]
+        upd = (sa.update(q.table).where(q.key == cand.c.wb_ckey).values(writes)
+               .returning(*returning).cte("wb_locked"))
+        stmt = sa.select(upd)
+        if q.token is not None:
+            stmt = stmt.add_cte(self._audit_cte(q, trail, upd, user))
+        return stmt
+
+    def _branches(self, q: mapping.BoundQueue, now: sa.ColumnElement[Any], shaped: base.ClaimRequest,
+                  trail: audit_mod.AuditTrail, user: sa.BindParameter[Any]) -> list[sa.ColumnElement[bool]]:
+        # Same predicates as the other methods, with the user bound once for the whole statement.
+        cooled = base.ClaimRequest(user="", key=shaped.key, use_cooldown=False)
+        result = self.branches(q, now, cooled, trail)
+        if shaped.use_cooldown and shaped.key is None and q.config.release_cooldown_seconds > 0:
+            a = trail.table
+            since = clock.add_seconds(clock.db_now(), sa.bindparam(
+                None, -q.config.release_cooldown_seconds, type_=sa.Integer()))
+            recent = sa.exists().where(a.c.queue == q.name, a.c.actor == user,
+                                       a.c.event == models.EventKind.RELEASE.value, a.c.at > since,
+                                       a.c.item_key == sa.cast(q.key, sa.String(200)))
+            result[-1] = sa.and_(result[-1], ~recent)
+        return result
+
+    @staticmethod
+    def _audit_cte(q: mapping.BoundQueue, trail: audit_mod.AuditTrail, upd: sa.CTE,
+                   user: sa.BindParameter[Any]) -> sa.CTE:
+        a = trail.table
+        at = clock.db_now()
+        key = sa.cast(upd.c.wb_key, sa.String(200))
+        expired = sa.select(
+            sa.literal(q.name), key, sa.literal(models.EventKind.EXPIRE.value), user, upd.c.wb_prev_owner,
+            upd.c.wb_prev_token, at, sa.literal('{"noticed_by": "claim"}'), sa.literal(1).label("wb_seq"),
+        ).where(upd.c.wb_prev_owner.is_not(None))
+        claimed = sa.select(
+            sa.literal(q.name), key, sa.literal(models.EventKind.CLAIM.value), user, user,
+            upd.c.wb_token, at, sa.null(), sa.literal(2).label("wb_seq"),
+        )
+        both = sa.union_all(expired, claimed).subquery("wb_events")
+        # Expiry before claim, so the item's history reads in the order things happened.
+        ordered = sa.select(*list(both.c)[:-1]).order_by(both.c.wb_seq)
+        cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "detail"]
+        return sa.insert(a).from_select(cols, ordered).cte("wb_audit")

@@ -1,0 +1,160 @@
+"""Database-clock expressions (now, now + n seconds) and server-side lock tokens, per dialect.
+
+Lock times are always computed by the database server, never by the desktop, so that operators
+with wrong PC clocks still agree on who holds what. Each construct compiles to the dialect's own
+function; anything else falls back to CURRENT_TIMESTAMP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ColumnElement, FunctionElement
+
+# SQLite keeps times as text. We write exactly the format SQLAlchemy's DateTime type writes
+# ("YYYY-MM-DD HH:MM:SS.ffffff"), so that text comparison orders times correctly and a value
+# read back and bound again compares equal (the legacy fence depends on that).
+_SQLITE_FORMAT = "%Y-%m-%d %H:%M:%f"
+
+
+class _Now(FunctionElement[Any]):
+    """Base of the database-time constructs; subclasses fix the flavour so caching stays exact."""
+
+    inherit_cache = True
+    aware = False
+    local = False
+    type = sa.DateTime()
+
+
+class UtcNow(_Now):
+    inherit_cache = True
+
+
+class AwareNow(_Now):
+    inherit_cache = True
+    aware = True
+    type = sa.DateTime(timezone=True)
+
+
+class LocalNow(_Now):
+    inherit_cache = True
+    local = True
+
+
+def db_now(*, aware: bool = False, local: bool = False) -> _Now:
+    """The database's current time: UTC (naive or aware) or the server's local time."""
+    if aware:
+        return AwareNow()
+    return LocalNow() if local else UtcNow()
+
+
+@compiles(_Now)
+def _now_default(element: _Now, compiler: Any, **kw: Any) -> str:
+    return "CURRENT_TIMESTAMP"
+
+
+@compiles(_Now, "postgresql")
+def _now_pg(element: _Now, compiler: Any, **kw: Any) -> str:
+    if element.aware:
+        return "now()"
+    return "LOCALTIMESTAMP" if element.local else "timezone('UTC', now())"
+
+
+@compiles(_Now, "mysql")
+@compiles(_Now, "mariadb")
+def _now_mysql(element: _Now, compiler: Any, **kw: Any) -> str:
+    return "NOW(6)" if element.local else "UTC_TIMESTAMP(6)"
+
+
+@compiles(_Now, "mssql")
+def _now_mssql(element: _Now, compiler: Any, **kw: Any) -> str:
+    if element.aware:
+        return "SYSDATETIMEOFFSET()"
+    return "SYSDATETIME()" if element.local else "SYSUTCDATETIME()"
+
+
+@compiles(_Now, "sqlite")
+def _now_sqlite(element: _Now, compiler: Any, **kw: Any) -> str:
+    modifier = ", 'localtime'" if element.local else ""
+    return f"(strftime('{_SQLITE_FORMAT}', 'now'{modifier}) || '000')"
+
+
+class add_seconds(FunctionElement[Any]):  # noqa: N801
+    """`when` plus a whole number of seconds (negative to subtract), in database arithmetic."""
+
+    inherit_cache = True
+
+    def __init__(self, when: ColumnElement[Any], seconds: ColumnElement[Any]) -> None:
+        self.type = when.type if isinstance(when.type, sa.DateTime) else sa.DateTime()
+        super().__init__(when, seconds)
+
+
+def _args(element: add_seconds, compiler: Any, **kw: Any) -> tuple[str, str]:
+    when, seconds = list(element.clauses)
+    return compiler.process(when, **kw), compiler.process(seconds, **kw)
+
+
+@compiles(add_seconds)
+def _add_default(element: add_seconds, compiler: Any, **kw: Any) -> str:
+    when, seconds = _args(element, compiler, **kw)
+    return f"({when} + {seconds} * INTERVAL '1' SECOND)"
+
+
+@compiles(add_seconds, "postgresql")
+def _add_pg(element: add_seconds, compiler: Any, **kw: Any) -> str:
+    when, seconds = _args(element, compiler, **kw)
+    return f"({when} + make_interval(secs => {seconds}))"
+
+
+@compiles(add_seconds, "mysql")
+@compiles(add_seconds, "mariadb")
+def _add_mysql(element: add_seconds, compiler: Any, **kw: Any) -> str:
+    when, seconds = _args(element, compiler, **kw)
+    return f"DATE_ADD({when}, INTERVAL {seconds} SECOND)"
+
+
+@compiles(add_seconds, "mssql")
+def _add_mssql(element: add_seconds, compiler: Any, **kw: Any) -> str:
+    when, seconds = _args(element, compiler, **kw)
+    return f"DATEADD(second, {seconds}, {when})"
+
+
+@compiles(add_seconds, "sqlite")
+def _add_sqlite(element: add_seconds, compiler: Any, **kw: Any) -> str:
+    when, seconds = _args(element, compiler, **kw)
+    return f"(strftime('{_SQLITE_FORMAT}', {when}, ({seconds}) || ' seconds') || '000')"
+
+
+class new_token(FunctionElement[str]):  # noqa: N801
+    """A fresh random 32-hex-digit lock token made by the server, one per updated row."""
+
+    type = sa.String(32)
+    inherit_cache = True
+
+
+@compiles(new_token)
+def _token_default(element: new_token, compiler: Any, **kw: Any) -> str:
+    raise sa.exc.CompileError("this database has no server-side token; use the portable claim method")
+
+
+@compiles(new_token, "postgresql")
+def _token_pg(element: new_token, compiler: Any, **kw: Any) -> str:
+    return "md5(random()::text || clock_timestamp()::text)"
+
+
+@compiles(new_token, "mysql")
+@compiles(new_token, "mariadb")
+def _token_mysql(element: new_token, compiler: Any, **kw: Any) -> str:
+    return "MD5(CONCAT(UUID(), RAND()))"
+
+
+@compiles(new_token, "mssql")
+def _token_mssql(element: new_token, compiler: Any, **kw: Any) -> str:
+    return "LOWER(REPLACE(CONVERT(VARCHAR(36), NEWID()), '-', ''))"
+
+
+@compiles(new_token, "sqlite")
+def _token_sqlite(element: new_token, compiler: Any, **kw: Any) -> str:
+    return "lower(hex(randomblob(16)))"

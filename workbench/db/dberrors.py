@@ -1,0 +1,56 @@
+"""Translate driver and SQLAlchemy exceptions into workbench errors with messages users can act on."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import sqlalchemy as sa
+
+from workbench.core import errors
+
+
+class Busy(Exception):
+    """A lock wait timed out or a deadlock was detected; the transaction was rolled back."""
+
+
+_BUSY_MARKERS = ("database is locked", "database table is locked", "deadlock", "lock wait timeout",
+                 "could not serialize")
+_BUSY_SQLSTATES = ("40001", "40p01")  # serialization failure, deadlock (PostgreSQL)
+_UNREACHABLE_MARKERS = (
+    "could not connect", "connection refused", "connection timed out", "timeout expired",
+    "can't connect", "could not translate host", "name or service not known", "no route to host",
+    "server closed the connection", "connection is closed", "terminating connection",
+    "lost connection", "server has gone away", "communication link failure", "unable to open database",
+    "connection reset", "broken pipe", "login timeout", "adaptive server is unavailable",
+    "the connection is lost", "ssl syscall error", "network is unreachable",
+)
+
+
+def _first_line(exc: BaseException) -> str:
+    original = getattr(exc, "orig", None) or exc
+    text = str(original).strip().splitlines()
+    return text[0] if text else type(original).__name__
+
+
+@contextlib.contextmanager
+def translated() -> Iterator[None]:
+    """Re-raise database exceptions as Busy, DatabaseUnavailable or InvalidValue."""
+    try:
+        yield
+    except sa.exc.DBAPIError as exc:
+        message = _first_line(exc)
+        lower = str(exc.orig if exc.orig is not None else exc).lower()
+        code = str(getattr(exc.orig, "sqlstate", "") or "").lower()
+        if code in _BUSY_SQLSTATES or any(marker in lower for marker in _BUSY_MARKERS):
+            raise Busy(message) from exc
+        if exc.connection_invalidated or isinstance(exc, (sa.exc.InterfaceError,)) or \
+                any(marker in lower for marker in _UNREACHABLE_MARKERS):
+            raise errors.DatabaseUnavailable(f"cannot reach the database: {message}") from exc
+        if isinstance(exc, sa.exc.OperationalError) and "password authentication failed" in lower:
+            raise errors.DatabaseUnavailable(f"the database refused the login: {message}") from exc
+        if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):
+            raise errors.InvalidValue(f"the database rejected the value: {message}") from exc
+        raise
+    except sa.exc.TimeoutError as exc:  # pool checkout timeout
+        raise errors.DatabaseUnavailable(f"no database connection became free: {exc}") from exc

@@ -1,0 +1,156 @@
+"""Compare-and-set writes to a locked row (save, complete, release, extend) with their audit row.
+
+Each write succeeds only if exactly one row matches key + current token + live lock. On
+PostgreSQL the UPDATE and the audit INSERT are one statement (a data-modifying CTE, one round
+trip); elsewhere they are two statements in one transaction. Statements are built once per shape
+and reused with bound values, which keeps the per-operation client cost small.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Mapping
+
+import sqlalchemy as sa
+
+from workbench.core import models
+from workbench.db import audit as audit_mod
+from workbench.db import clock, connect, mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """What a guarded write does; statements are cached per shape."""
+
+    kind: models.EventKind
+    edits: tuple[str, ...] = ()
+    outcome: str | None = None  # complete: which outcome's writes
+    unlock: bool = False  # complete and release clear the lock columns
+    release_writes: bool = False  # release: the queue's on_release writes
+    extend: bool = False
+
+
+class GuardedWriter:
+    def __init__(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
+        self.db, self.q, self.trail = db, q, trail
+        self.one_statement = db.dialect == "postgresql" and q.token is not None
+        self._cache: dict[Shape, sa.Executable] = {}
+
+    def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
+            reason: str | None = None, detail: Mapping[str, Any] | None = None,
+            extend_until: Any = None) -> Mapping[str, Any] | None:
+        """The row's new lock columns (wb_*) if the write happened, None if the fence failed."""
+        q = self.q
+        params: dict[str, Any] = {"wb_key": key, "wb_user": user}
+        if q.token is not None:
+            params["wb_token"] = token
+        else:
+            params["wb_time"] = q.decode_legacy_token(token)
+        for i, name in enumerate(shape.edits):
+            params[f"wb_e{i}"] = (edits or {})[name]
+        if shape.extend and q.expires is None:
+            params["wb_extend_to"] = extend_until
+        audit = {"wb_a_actor": user, "wb_a_reason": reason, "wb_a_outcome": shape.outcome,
+                 "wb_a_detail": json.dumps(detail, sort_keys=True, default=str) if detail else None,
+                 "wb_a_key": str(key)}
+        stmt = self._statement(shape)
+        if self.one_statement:
+            return self.db.autocommit(lambda conn: conn.execute(stmt, {**params, **audit}).mappings().first())
+        return self.db.write(lambda conn: self._two_step(conn, stmt, shape, params, audit, token))
+
+    def _two_step(self, conn: sa.Connection, stmt: sa.Executable, shape: Shape, params: dict[str, Any],
+                  audit: dict[str, Any], token: str) -> Mapping[str, Any] | None:
+        q = self.q
+        if conn.execute(stmt, params).rowcount != 1:
+            return None
+        row: Mapping[str, Any] = {"wb_key": params["wb_key"]}
+        if not shape.unlock:
+            row = conn.execute(sa.select(*q.lock_select_columns(q.now())).where(q.key == params["wb_key"])) \
+                .mappings().one()
+            token = q.lock_from_row(row).token  # a legacy extend moves the lock time, hence the token
+        detail = json.loads(audit["wb_a_detail"]) if audit["wb_a_detail"] else None
+        self.trail.write(conn, [self.trail.row(shape.kind, params["wb_key"], audit["wb_a_actor"],
+                                               owner=audit["wb_a_actor"], token=token,
+                                               reason=audit["wb_a_reason"], outcome=shape.outcome,
+                                               detail=detail)])
+        return row
+
+    # -- statements -------------------------------------------------------------------------
+
+    def _statement(self, shape: Shape) -> sa.Executable:
+        if shape not in self._cache:
+            self._cache[shape] = self._build(shape)
+        return self._cache[shape]
+
+    def fence(self) -> sa.ColumnElement[bool]:
+        q = self.q
+        now = q.now()
+        if q.token is not None:
+            return sa.and_(q.key == sa.bindparam("wb_key", type_=q.key.type),
+                           q.token == sa.bindparam("wb_token", type_=q.token.type), q.live(now))
+        time = sa.type_coerce(q.time, sa.DateTime()) if q.dialect == "sqlite" else q.time
+        return sa.and_(q.key == sa.bindparam("wb_key", type_=q.key.type),
+                       q.user == sa.bindparam("wb_user", type_=q.user.type),
+                       time == sa.bindparam("wb_time", type_=sa.DateTime() if q.dialect == "sqlite" else q.time.type),
+                       q.live(now))
+
+    def _build(self, shape: Shape) -> sa.Executable:
+        q = self.q
+        now = q.now()
+        user = sa.bindparam("wb_user", type_=sa.String())
+        values: dict[str, Any] = {}
+        columns = {c.name: c for c in q.table.c}
+        for i, name in enumerate(shape.edits):
+            values[name] = sa.bindparam(f"wb_e{i}", type_=columns[name].type)
+        if shape.outcome is not None:
+            values.update(q.writes(q.outcomes[shape.outcome], user, now))
+        if shape.release_writes:
+            values.update(q.writes(q.on_release, user, now))
+        if shape.unlock:
+            values.update(q.unlock_writes())
+        where = self.fence()
+        if shape.extend:
+            values.update(self._extend_writes(now))
+            where = sa.and_(where, self._extends_something(now))
+        update = sa.update(q.table).where(where).values(values)
+        if not self.one_statement:
+            return update
+        upd = update.returning(*q.lock_select_columns(now)).cte("wb_written")
+        a = self.trail.table
+        token_value = upd.c.wb_token
+        event = sa.select(
+            sa.literal(q.name), sa.bindparam("wb_a_key", type_=sa.String()), sa.literal(shape.kind.value),
+            sa.bindparam("wb_a_actor", type_=sa.String()), sa.bindparam("wb_a_actor", type_=sa.String()),
+            token_value if not shape.unlock else sa.bindparam("wb_token", type_=sa.String()),
+            clock.db_now(), sa.bindparam("wb_a_reason", type_=sa.String()),
+            sa.bindparam("wb_a_outcome", type_=sa.String()), sa.bindparam("wb_a_detail", type_=sa.Text()),
+        ).select_from(upd)
+        cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
+        return sa.select(upd).add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
+
+    def _new_expiry(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+        """now + lock duration, but never past claim time + max_lock_duration."""
+        q = self.q
+        wanted = clock.add_seconds(now, sa.bindparam(None, q.config.lock_seconds, type_=sa.Integer()))
+        if q.config.max_lock_seconds is None:
+            return wanted
+        cap = clock.add_seconds(q.time, sa.bindparam(None, q.config.max_lock_seconds, type_=sa.Integer()))
+        return sa.case((wanted > cap, cap), else_=wanted)
+
+    def _extend_writes(self, now: sa.ColumnElement[Any]) -> dict[str, Any]:
+        q = self.q
+        if q.expires is not None:
+            return {q.expires.name: self._new_expiry(now)}
+        # Legacy tables: expiry is lock time + duration, so extending moves the lock time (and
+        # with it the token). The cap is applied by the caller, who knows the original claim time.
+        return {q.time.name: sa.bindparam("wb_extend_to", type_=q.time.type)
+                if q.dialect != "sqlite" else sa.type_coerce(sa.bindparam("wb_extend_to", type_=sa.DateTime()),
+                                                               q.time.type)}
+
+    def _extends_something(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        q = self.q
+        if q.expires is not None:
+            return self._new_expiry(now) > q.expires
+        time = sa.type_coerce(q.time, sa.DateTime()) if q.dialect == "sqlite" else q.time
+        return sa.bindparam("wb_extend_to", type_=sa.DateTime() if q.dialect == "sqlite" else q.time.type) > time

@@ -1,0 +1,96 @@
+"""Explain a refused write: whose lock it is now, and whether ours expired, was taken or was finished."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import errors, models
+from workbench.db import audit as audit_mod
+from workbench.db import mapping
+
+
+def _when(value: dt.datetime | None) -> str:
+    if value is None:
+        return "an unknown time"
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text} UTC" if value.utcoffset() == dt.timedelta(0) else text
+
+
+class Diagnosis:
+    def __init__(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
+        self.q, self.trail = q, trail
+
+    def _current(self, conn: sa.Connection, key: Any) -> tuple[bool, models.Lock | None]:
+        q = self.q
+        row = conn.execute(sa.select(*q.lock_select_columns(q.now())).where(q.key == key)).mappings().first()
+        if row is None:
+            return False, None
+        if row["wb_user"] is None or row["wb_time"] is None:
+            return True, None
+        return True, q.lock_from_row(row)
+
+    def completed_by(self, conn: sa.Connection, key: Any, token: str, user: str) -> models.Event | None:
+        """The completion this very lock already made (a retried Complete), if any."""
+        event = self.trail.last_for_token(conn, key, token)
+        if event and event.kind == models.EventKind.COMPLETE and event.actor == user:
+            return event
+        return None
+
+    def released_by(self, conn: sa.Connection, key: Any, token: str, user: str) -> bool:
+        event = self.trail.last_for_token(conn, key, token)
+        return bool(event and event.kind == models.EventKind.RELEASE and event.actor == user)
+
+    def explain(self, conn: sa.Connection, key: Any, token: str, user: str) -> errors.WorkbenchError:
+        q = self.q
+        name = f"{q.name} {key}"
+        exists, lock = self._current(conn, key)
+        if not exists:
+            return errors.InvalidValue(f"{q.name} has no item with key {key!r}", column=q.key.name)
+        now_part = self._now_part(lock, user)
+        if lock is not None and lock.token == token and lock.owner == user and lock.expired:
+            return errors.LockLost(
+                f"lock lost: your lock on {name} expired at {_when(lock.expires_at)}; nobody has taken it "
+                "since, so you can claim it again to continue", queue=q.name, key=key, cause="expired",
+                holder=None, at=lock.expires_at)
+        event = self.trail.last_for_token(conn, key, token)
+        holder = lock.owner if lock is not None and not lock.expired else None
+        common = {"queue": q.name, "key": key, "holder": holder}
+        if event is None:
+            return errors.LockLost(f"lock not held: you hold no lock on {name} with that token{now_part}",
+                                   cause="not_held", **common)
+        by, at, reason = event.actor, event.at, event.reason
+        kind = event.kind
+        if kind == models.EventKind.COMPLETE:
+            message = f"lock lost: {name} was already completed by {by} at {_when(at)}"
+            cause = "completed"
+        elif kind == models.EventKind.RELEASE:
+            message = f"lock lost: {name} was released by {by} at {_when(at)}"
+            cause = "released"
+        elif kind == models.EventKind.FORCE_RELEASE:
+            message = f"lock lost: supervisor {by} force-released {name} at {_when(at)}" + \
+                      (f" (reason: {reason})" if reason else "")
+            cause = "force_released"
+        elif kind == models.EventKind.REASSIGN:
+            to = (event.detail or {}).get("to")
+            message = f"lock lost: supervisor {by} reassigned {name} to {to} at {_when(at)}" + \
+                      (f" (reason: {reason})" if reason else "")
+            cause = "reassigned"
+        else:  # expired, and taken over by a claim or a sweep
+            expired_at = (event.detail or {}).get("expired_at")
+            when = dt.datetime.fromisoformat(expired_at) if isinstance(expired_at, str) else at
+            message = f"lock lost: your lock on {name} expired (noticed at {_when(at)})"
+            cause = "expired"
+            at = when
+        return errors.LockLost(message + now_part, cause=cause, by=by, at=at, reason=reason, **common)
+
+    @staticmethod
+    def _now_part(lock: models.Lock | None, user: str) -> str:
+        if lock is None:
+            return "; it is not locked now"
+        if lock.expired:
+            return f"; {lock.owner}'s lock on it has expired and it is free to claim"
+        who = "you (with a newer token)" if lock.owner == user else lock.owner
+        return f"; it is now held by {who} since {_when(lock.locked_at)}"

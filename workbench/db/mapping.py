@@ -1,0 +1,377 @@
+"""A queue's config bound to the real, reflected table: checked names, typed values, lock predicates."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import difflib
+from typing import Any, Mapping
+
+import sqlalchemy as sa
+
+from workbench.config import model
+from workbench.core import errors, models
+from workbench.db import clock, filters, values
+
+LEGACY_TOKEN_PREFIX = "@"  # tokens of tables without a token column: "@" + ISO lock time
+
+
+def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> sa.Table:
+    """The queue's table as the database has it; a config error when it does not exist."""
+    metadata = sa.MetaData()
+    try:
+        return sa.Table(queue.table, metadata, schema=queue.schema, autoload_with=conn)
+    except sa.exc.NoSuchTableError:
+        names = sa.inspect(conn).get_table_names(schema=queue.schema)
+        hint = difflib.get_close_matches(queue.table, names, n=1)
+        more = f"; did you mean '{hint[0]}'?" if hint else (f" (tables: {', '.join(sorted(names)[:20])})"
+                                                           if names else " (the database has no tables)")
+        raise errors.ConfigError(f"table '{queue.table_label}' does not exist{more}",
+                                 file=config_path, key=f"queues.{queue.name}.table") from None
+
+
+class _Binder:
+    """Resolves configured names against the reflected table, failing with the config key."""
+
+    def __init__(self, queue: model.QueueConfig, table: sa.Table, config_path: str) -> None:
+        self.queue, self.table, self.path = queue, table, config_path
+
+    def fail(self, key: str, problem: str) -> errors.ConfigError:
+        return errors.ConfigError(problem, file=self.path, key=f"queues.{self.queue.name}.{key}")
+
+    def column(self, name: str, key: str) -> sa.Column[Any]:
+        if name in self.table.c:
+            return self.table.c[name]
+        # Some databases fold unquoted names; accept a case-insensitive unique match.
+        folded = [c for c in self.table.c if c.name.lower() == name.lower()]
+        if len(folded) == 1:
+            return folded[0]
+        names = [c.name for c in self.table.c]
+        hint = difflib.get_close_matches(name, names, n=1)
+        more = f"; did you mean '{hint[0]}'?" if hint else f" (columns: {', '.join(names)})"
+        raise self.fail(key, f"column '{name}' is not in table {self.queue.table_label}{more}")
+
+    def value(self, column: sa.Column[Any], raw: Any, key: str) -> Any:
+        try:
+            return values.coerce(column, raw)
+        except errors.InvalidValue as exc:
+            raise self.fail(key.split(f"queues.{self.queue.name}.", 1)[-1], str(exc)) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundCondition:
+    condition: model.Condition
+    column: sa.Column[Any]
+    value: Any
+
+    def clause(self) -> sa.ColumnElement[bool]:
+        return filters.clause(self.column, self.condition, self.value)
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundAssignment:
+    assignment: model.Assignment
+    column: sa.Column[Any]
+    value: Any
+
+
+class BoundQueue:
+    """Everything the claim methods and operations need to build statements for one queue."""
+
+    def __init__(self, queue: model.QueueConfig, table: sa.Table, *, config_path: str, dialect: str,
+                 local_clock: bool) -> None:
+        binder = _Binder(queue, table, config_path)
+        self.config, self.table, self.name, self.dialect = queue, table, queue.name, dialect
+        self.local_clock = local_clock
+        self.key = binder.column(queue.key, "key")
+        self._check_unique_key(binder)
+        self.user = binder.column(queue.lock.user, "lock.user")
+        self.time = binder.column(queue.lock.time, "lock.time")
+        self.expires = binder.column(queue.lock.expires, "lock.expires") if queue.lock.expires else None
+        self.token = binder.column(queue.lock.token, "lock.token") if queue.lock.token else None
+        self._check_lock_types(binder)
+        self.aware = bool(getattr(self.time.type, "timezone", False))
+        self.order = [(binder.column(term.column, "order"), term.descending) for term in queue.order]
+        self.scope = [self._bind_condition(binder, c) for c in queue.scope]
+        self.todo = [self._bind_condition(binder, c) for c in queue.todo]
+        self.on_claim = [self._bind_assignment(binder, a) for a in queue.on_claim]
+        self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
+        self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
+        self.claim_leaves_todo = self._leaves(self.todo, self.on_claim) is True
+        self._check_workflow(binder)
+        lock_names = {c.name for c in self.lock_columns}
+        workflow = {b.column.name for b in (*self.scope, *self.todo)} | {
+            b.column.name for group in (self.on_claim, self.on_release, *self.outcomes.values()) for b in group}
+        read_only = {binder.column(name, "read_only").name for name in queue.read_only}
+        self.editable = [c for c in table.c if c.name not in lock_names | workflow | read_only
+                         and c is not self.key and not c.computed]
+        self.protected = {c.name: why for why, names in (("is the key", {self.key.name}),
+                                                          ("holds the lock", lock_names),
+                                                          ("is set by the workflow", workflow),
+                                                          ("is read-only", read_only))
+                          for c in table.c if c.name in names}
+
+    # -- checks -----------------------------------------------------------------------------
+
+    def _check_unique_key(self, binder: _Binder) -> None:
+        pk = list(self.table.primary_key.columns)
+        if pk == [self.key]:
+            return
+        for index in self.table.indexes:
+            if index.unique and list(index.columns) == [self.key]:
+                return
+        for constraint in self.table.constraints:
+            if isinstance(constraint, sa.UniqueConstraint) and list(constraint.columns) == [self.key]:
+                return
+        raise binder.fail("key", f"column '{self.key.name}' must be unique (the primary key or a unique "
+                                 "index on that column alone), or two rows could share one lock")
+
+    def _check_lock_types(self, binder: _Binder) -> None:
+        if not isinstance(self.user.type, (sa.String, sa.types.NullType)):
+            raise binder.fail("lock.user", f"column '{self.user.name}' must be a text column")
+        for column, key in ((self.time, "lock.time"), (self.expires, "lock.expires")):
+            if column is None:
+                continue
+            ok = isinstance(column.type, sa.DateTime) or (
+                self.dialect == "sqlite" and isinstance(column.type, (sa.String, sa.types.NullType)))
+            if not ok:
+                raise binder.fail(key, f"column '{column.name}' must be a date-time column "
+                                       f"(it is {column.type})")
+        if self.token is not None:
+            length = getattr(self.token.type, "length", None)
+            if not isinstance(self.token.type, (sa.String, sa.types.NullType)) or (length and length < 32):
+                raise binder.fail("lock.token", f"column '{self.token.name}' must be text of at least "
+                                                "32 characters")
+
+    def _bind_condition(self, binder: _Binder, condition: model.Condition) -> BoundCondition:
+        column = binder.column(condition.column, condition.key.split(f"queues.{self.name}.", 1)[-1])
+        if condition.op == "null":
+            value: Any = condition.value
+        elif condition.op in ("in", "not_in"):
+            value = tuple(binder.value(column, v, condition.key) for v in condition.value)
+        else:
+            value = binder.value(column, condition.value, condition.key)
+        return BoundCondition(condition, column, value)
+
+    def _bind_assignment(self, binder: _Binder, assignment: model.Assignment) -> BoundAssignment:
+        column = binder.column(assignment.column, assignment.key.split(f"queues.{self.name}.", 1)[-1])
+        if column in self.lock_columns or column is self.key:
+            raise binder.fail(assignment.key.split(f"queues.{self.name}.", 1)[-1],
+                              f"column '{column.name}' is managed by workbench (key or lock) and cannot be set here")
+        value = binder.value(column, assignment.value, assignment.key) if assignment.kind == "value" else None
+        return BoundAssignment(assignment, column, value)
+
+    @staticmethod
+    def _leaves(conditions: list[BoundCondition], assignments: list[BoundAssignment]) -> bool | None:
+        """True when the assignments surely make a row fail `conditions`; None when unknown."""
+        written = {b.column.name: b for b in assignments}
+        unknown = False
+        for cond in conditions:
+            assignment = written.get(cond.column.name)
+            if assignment is None:
+                continue
+            if assignment.assignment.kind in ("now", "user"):
+                unknown = True
+                continue
+            if filters.holds(cond.condition, cond.value, assignment.value) is False:
+                return True
+        return None if unknown else False
+
+    def _check_workflow(self, binder: _Binder) -> None:
+        for name, assignments in self.outcomes.items():
+            if self._leaves(self.todo, assignments) is not True:
+                raise binder.fail(f"outcomes.{name}.set", "Complete would leave the row matching `todo`, so "
+                                  "completed items would be served again; write a todo column (e.g. a "
+                                  "status) to a value outside the todo filter")
+        if self.claim_leaves_todo:
+            # The claimed row no longer matches todo; a release must bring it back.
+            restored = {b.column.name: b for b in self.on_release}
+            for cond in self.todo:
+                claimed = next((b for b in self.on_claim if b.column.name == cond.column.name), None)
+                if claimed is None:
+                    continue
+                back = restored.get(cond.column.name)
+                if back is None or filters.holds(cond.condition, cond.value, back.value) is not True:
+                    raise binder.fail("on_release", f"on_claim sets '{cond.column.name}', so on_release must "
+                                      "set it back to a todo value, or released and expired items would "
+                                      "leave the queue")
+        elif self._leaves(self.todo, self.on_release) is True:
+            raise binder.fail("on_release", "on_release would take the row out of `todo`, so released items "
+                              "would leave the queue")
+
+    # -- expressions ------------------------------------------------------------------------
+
+    @property
+    def lock_columns(self) -> list[sa.Column[Any]]:
+        return [c for c in (self.user, self.time, self.expires, self.token) if c is not None]
+
+    def now(self) -> sa.ColumnElement[Any]:
+        return clock.db_now(aware=self.aware, local=self.local_clock)
+
+    def _seconds(self, seconds: int) -> sa.BindParameter[int]:
+        return sa.bindparam(None, seconds, type_=sa.Integer())
+
+    def expiry(self) -> sa.ColumnElement[Any]:
+        if self.expires is not None:
+            return self.expires
+        return clock.add_seconds(self.time, self._seconds(self.config.lock_seconds))
+
+    def expired(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        # Written so that an index on the expiry (or lock time) column serves it.
+        if self.expires is not None:
+            return self.expires <= now
+        return self.time <= clock.add_seconds(now, self._seconds(-self.config.lock_seconds))
+
+    def live(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        if self.expires is not None:
+            return sa.and_(self.user.is_not(None), self.expires > now)
+        return sa.and_(self.user.is_not(None),
+                       self.time > clock.add_seconds(now, self._seconds(-self.config.lock_seconds)))
+
+    def free(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        parts = [self.user.is_(None), self.time.is_(None), self.expired(now)]
+        if self.expires is not None:
+            parts.insert(2, self.expires.is_(None))
+        return sa.or_(*parts)
+
+    def scope_clause(self) -> list[sa.ColumnElement[bool]]:
+        return [b.clause() for b in self.scope]
+
+    def todo_clause(self) -> sa.ColumnElement[bool]:
+        return sa.and_(*(b.clause() for b in self.todo))
+
+    def claimed_state_clause(self) -> sa.ColumnElement[bool] | None:
+        """Rows in the state a claim puts them in (only when claiming takes them out of todo)."""
+        if not self.claim_leaves_todo:
+            return None
+        todo_columns = {b.column.name for b in self.todo}
+        parts = [b.column == sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True)
+                 for b in self.on_claim if b.assignment.kind == "value" and b.column.name in todo_columns]
+        return sa.and_(*parts)
+
+    def order_by(self) -> list[sa.ColumnElement[Any]]:
+        terms = [col.desc() if desc else col.asc() for col, desc in self.order]
+        terms.append(self.key.asc())  # a stable order, and the index tail
+        return terms
+
+    def writes(self, assignments: list[BoundAssignment], user: sa.ColumnElement[Any] | str,
+               now: sa.ColumnElement[Any]) -> dict[str, Any]:
+        """Column values for an UPDATE from configured assignments."""
+        result: dict[str, Any] = {}
+        for b in assignments:
+            kind = b.assignment.kind
+            if kind == "value":
+                result[b.column.name] = sa.bindparam(None, b.value, type_=b.column.type)
+            elif kind == "null":
+                result[b.column.name] = None
+            elif kind == "user":
+                result[b.column.name] = user
+            else:
+                result[b.column.name] = sa.type_coerce(now, b.column.type) if self.dialect != "sqlite" else now
+        return result
+
+    def unlock_writes(self) -> dict[str, Any]:
+        return {c.name: None for c in self.lock_columns}
+
+    def lock_writes(self, user: Any, now: sa.ColumnElement[Any], token: Any) -> dict[str, Any]:
+        result = {self.user.name: user, self.time.name: now}
+        if self.expires is not None:
+            result[self.expires.name] = clock.add_seconds(now, self._seconds(self.config.lock_seconds))
+        if self.token is not None:
+            result[self.token.name] = token
+        return result
+
+    # -- fences -----------------------------------------------------------------------------
+
+    def coerce_key(self, raw: Any) -> Any:
+        try:
+            return values.coerce(self.key, raw)
+        except errors.InvalidValue as exc:
+            raise errors.InvalidValue(f"key {raw!r} is not valid for {self.config.table_label}."
+                                      f"{self.key.name}: {str(exc).split(': ', 1)[-1]}",
+                                      column=self.key.name) from None
+
+    def fence(self, key: Any, token: str, user: str, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """The compare-and-set guard: this row, this exact lock, still live."""
+        parts = [self.key == key, self.live(now)]
+        if self.token is not None:
+            parts.append(self.token == token)
+        else:
+            # On SQLite compare as DateTime so the bound value has the same text form we write.
+            time = sa.type_coerce(self.time, sa.DateTime()) if self.dialect == "sqlite" else self.time
+            parts += [self.user == user, time == self.decode_legacy_token(token)]
+        return sa.and_(*parts)
+
+    def decode_legacy_token(self, token: str) -> Any:
+        if not token.startswith(LEGACY_TOKEN_PREFIX):
+            raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.name}",
+                                  queue=self.name, key=None, cause="not_held")
+        text = token[len(LEGACY_TOKEN_PREFIX):]
+        if isinstance(self.time.type, sa.DateTime) or self.dialect == "sqlite":
+            try:
+                value = dt.datetime.fromisoformat(text)
+            except ValueError:
+                raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.name}",
+                                      queue=self.name, key=None, cause="not_held") from None
+            # Tokens carry UTC with an offset; the column holds naive UTC unless it is tz-aware.
+            if value.tzinfo is not None and not self.aware:
+                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return value
+        return text
+
+    def token_of(self, row: Mapping[str, Any]) -> str:
+        if self.token is not None:
+            return str(row[self.token.name])
+        value = row[self.time.name]
+        if isinstance(value, str):
+            value = dt.datetime.fromisoformat(value)
+        return LEGACY_TOKEN_PREFIX + self._aware(value).isoformat()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def lock_select_columns(self, now: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
+        """Columns that describe a row's lock, plus the database clock, for lock_from_row()."""
+        when = sa.DateTime(timezone=self.aware)
+        return [
+            self.key.label("wb_key"),
+            self.user.label("wb_user"),
+            sa.type_coerce(self.time, when).label("wb_time"),
+            sa.type_coerce(self.expiry(), when).label("wb_expires"),
+            (self.token if self.token is not None else sa.null()).label("wb_token"),
+            sa.type_coerce(now, when).label("wb_now"),
+        ]
+
+    def _aware(self, value: dt.datetime) -> dt.datetime:
+        if isinstance(value, str):
+            value = dt.datetime.fromisoformat(value)
+        if value.tzinfo is None and not self.local_clock:
+            return value.replace(tzinfo=dt.timezone.utc)
+        return value
+
+    def lock_from_row(self, row: Mapping[str, Any]) -> models.Lock:
+        time = self._aware(row["wb_time"])
+        if self.token is not None:
+            token = str(row["wb_token"])
+        else:
+            token = LEGACY_TOKEN_PREFIX + time.isoformat()
+        return models.Lock(queue=self.name, key=row["wb_key"], owner=row["wb_user"], token=token,
+                           locked_at=time, expires_at=self._aware(row["wb_expires"]),
+                           db_now=self._aware(row["wb_now"]))
+
+    def item_from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        return {c.name: row[c.name] for c in self.table.c if c.name in row}
+
+    def coerce_edits(self, edits: Mapping[str, Any]) -> dict[str, Any]:
+        """Typed values for an edit; InvalidValue names the first column that cannot take its value."""
+        editable = {c.name: c for c in self.editable}
+        result = {}
+        for name, raw in edits.items():
+            column = editable.get(name)
+            if column is None:
+                if name in self.protected:
+                    raise errors.InvalidValue(f"{name}: cannot be edited: it {self.protected[name]}", column=name)
+                hint = difflib.get_close_matches(name, list(editable), n=1)
+                raise errors.InvalidValue(f"{name}: no such column in {self.config.table_label}"
+                                          + (f"; did you mean '{hint[0]}'?" if hint else ""), column=name)
+            result[name] = values.coerce(column, raw)
+        return result

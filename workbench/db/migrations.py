@@ -1,0 +1,76 @@
+"""Versioned migrations of workbench's own tables (`workbench init`), and the version check."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import sqlalchemy as sa
+
+from workbench.core import errors
+from workbench.db import clock, tables
+
+
+@dataclasses.dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    apply: Callable[[sa.Connection, sa.MetaData], None]
+
+
+def _v1(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    audit = metadata.tables[_qualified(metadata, tables.AUDIT_TABLE)]
+    audit.create(conn, checkfirst=True)
+
+
+def _qualified(metadata: sa.MetaData, name: str) -> str:
+    return f"{metadata.schema}.{name}" if metadata.schema else name
+
+
+# Append new steps here; never edit a released one. Each runs in its own transaction.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "audit trail table and its indexes", _v1),
+)
+assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
+
+
+def current_version(conn: sa.Connection, schema: str | None) -> int:
+    """Highest applied version, or 0 when workbench's tables are not there."""
+    if not sa.inspect(conn).has_table(tables.VERSION_TABLE, schema=schema):
+        return 0
+    _, _, version = tables.build_metadata(schema)
+    value = conn.execute(sa.select(sa.func.max(version.c.version))).scalar()
+    return int(value or 0)
+
+
+def upgrade(engine: sa.Engine, schema: str | None = None) -> list[Migration]:
+    """Apply every missing migration in order; returns those applied."""
+    metadata, _, version = tables.build_metadata(schema)
+    with engine.begin() as conn:
+        version.create(conn, checkfirst=True)
+    applied = []
+    for migration in MIGRATIONS:
+        with engine.begin() as conn:
+            if current_version(conn, schema) >= migration.version:
+                continue
+            migration.apply(conn, metadata)
+            conn.execute(sa.insert(version).values(version=migration.version, applied_at=clock.db_now()))
+        applied.append(migration)
+    return applied
+
+
+def check(conn: sa.Connection, schema: str | None) -> None:
+    """Raise NotInitialized unless the database has exactly this program's schema version."""
+    found = current_version(conn, schema)
+    if found == 0:
+        raise errors.NotInitialized(
+            "workbench's tables are not in this database yet: run `workbench init` "
+            "(it creates the audit table; it needs permission to create tables)")
+    if found < tables.SCHEMA_VERSION:
+        raise errors.NotInitialized(
+            f"workbench's tables are at version {found}, this program needs {tables.SCHEMA_VERSION}: "
+            "run `workbench init` to upgrade them")
+    if found > tables.SCHEMA_VERSION:
+        raise errors.NotInitialized(
+            f"workbench's tables are at version {found}, newer than this program understands "
+            f"({tables.SCHEMA_VERSION}): install the newer workbench")

@@ -1,0 +1,84 @@
+"""Open a configured database once and hand out its queues: the engine's entry point."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.config import model
+from workbench.core import errors
+from workbench.db import audit as audit_mod
+from workbench.db import claims, connect, mapping, migrations, tables, workqueue
+
+
+class Workbench:
+    """A connection to one configured database. Thread-safe; queues are bound on first use."""
+
+    def __init__(self, config: model.Config, engine: sa.Engine) -> None:
+        self.config = config
+        self.engine = engine
+        self.db = connect.Database(engine)
+        self._metadata, self.audit_table, _ = tables.build_metadata(config.database.workbench_schema)
+        self._queues: dict[str, workqueue.WorkQueue] = {}
+        self._method: claims.ClaimMethod | None = None
+        self._schema_checked = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, config: model.Config, *, password: str | None = None,
+             create_sqlite: bool = False) -> "Workbench":
+        engine = connect.create_engine(config.database, config.path, password=password,
+                                       create_sqlite=create_sqlite)
+        return cls(config, engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> "Workbench":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def method(self) -> claims.ClaimMethod:
+        if self._method is None:
+            from workbench.db import dberrors
+
+            with dberrors.translated():
+                self._method = claims.choose(self.engine, self.config.database.claim_method)
+        return self._method
+
+    def init(self) -> list[migrations.Migration]:
+        """Create or upgrade workbench's own tables."""
+        from workbench.db import dberrors
+
+        with dberrors.translated():
+            applied = migrations.upgrade(self.engine, self.config.database.workbench_schema)
+        self._schema_checked = False
+        return applied
+
+    def queue(self, name: str) -> workqueue.WorkQueue:
+        """The named queue, its table reflected and every configured name checked."""
+        with self._lock:
+            if name not in self._queues:
+                if name not in self.config.queues:
+                    names = ", ".join(self.config.queues)
+                    raise errors.UsageError(f"no queue named '{name}' in {self.config.path} (queues: {names})")
+                self._queues[name] = self._bind(self.config.queues[name])
+            return self._queues[name]
+
+    def _bind(self, queue_config: model.QueueConfig) -> workqueue.WorkQueue:
+        def bind(conn: sa.Connection) -> mapping.BoundQueue:
+            if not self._schema_checked:
+                migrations.check(conn, self.config.database.workbench_schema)
+                self._schema_checked = True
+            table = mapping.reflect_table(conn, queue_config, self.config.path)
+            return mapping.BoundQueue(queue_config, table, config_path=self.config.path,
+                                      dialect=self.db.dialect, local_clock=self.config.database.clock == "local")
+
+        bound = self.db.read(bind)
+        trail = audit_mod.AuditTrail(self.audit_table, queue_config.name)
+        return workqueue.WorkQueue(self.db, bound, trail, self.method)

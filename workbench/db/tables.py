@@ -1,0 +1,49 @@
+"""workbench's own tables: the audit trail and the schema version, in one MetaData."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+SCHEMA_VERSION = 1
+
+AUDIT_TABLE = "workbench_audit"
+VERSION_TABLE = "workbench_schema_version"
+
+
+def _datetime() -> sa.types.TypeEngine[object]:
+    # Microseconds on MySQL/MariaDB (DATETIME defaults to whole seconds) and DATETIME2 on SQL Server.
+    from sqlalchemy.dialects import mssql, mysql
+
+    return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb") \
+        .with_variant(mssql.DATETIME2(), "mssql")
+
+
+def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa.Table]:
+    """MetaData holding (audit, version) tables, optionally in `schema`."""
+    metadata = sa.MetaData(schema=schema)
+    audit = sa.Table(
+        AUDIT_TABLE, metadata,
+        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
+                  autoincrement=True),
+        sa.Column("queue", sa.String(100), nullable=False),
+        sa.Column("item_key", sa.String(200), nullable=False),
+        sa.Column("event", sa.String(20), nullable=False),
+        sa.Column("actor", sa.String(128), nullable=False),  # who did it
+        sa.Column("owner", sa.String(128)),  # whose lock it concerned
+        sa.Column("token", sa.String(64)),
+        sa.Column("at", _datetime(), nullable=False),  # database clock
+        sa.Column("reason", sa.String(1000)),
+        sa.Column("outcome", sa.String(100)),
+        sa.Column("detail", sa.Text()),  # JSON
+        # History of one item, in order.
+        sa.Index("ix_workbench_audit_item", "queue", "item_key", "id"),
+        # Statistics over time, and the release cool-down (one user's recent releases).
+        sa.Index("ix_workbench_audit_time", "queue", "at"),
+        sa.Index("ix_workbench_audit_actor", "queue", "actor", "event", "at"),
+    )
+    version = sa.Table(
+        VERSION_TABLE, metadata,
+        sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("applied_at", _datetime(), nullable=False),
+    )
+    return metadata, audit, version

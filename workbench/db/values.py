@@ -1,0 +1,158 @@
+"""Turn user input (CLI text or form values) into values a column accepts, or say what to fix."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import errors
+
+_TRUE = {"true", "t", "yes", "y", "1", "on"}
+_FALSE = {"false", "f", "no", "n", "0", "off"}
+
+
+def _fail(column: sa.Column[Any], problem: str) -> errors.InvalidValue:
+    return errors.InvalidValue(f"{column.name}: {problem}", column=column.name)
+
+
+def python_type(column: sa.Column[Any]) -> type | None:
+    try:
+        return column.type.python_type
+    except NotImplementedError:
+        return None
+
+
+def coerce(column: sa.Column[Any], raw: Any) -> Any:
+    """`raw` converted for `column`; strings are parsed, typed values are checked."""
+    kind = column.type
+    if raw is None or (isinstance(raw, str) and raw == "" and not isinstance(kind, sa.String)):
+        if not column.nullable:
+            raise _fail(column, "a value is required (the column does not allow empty values)")
+        return None
+    if isinstance(kind, sa.Boolean):
+        return _boolean(column, raw)
+    if isinstance(kind, sa.Integer):
+        return _integer(column, raw)
+    if isinstance(kind, sa.Numeric):
+        return _number(column, raw)
+    if isinstance(kind, sa.DateTime):
+        return _datetime(column, raw)
+    if isinstance(kind, sa.Date):
+        return _date(column, raw)
+    if isinstance(kind, sa.Time):
+        return _time(column, raw)
+    if isinstance(kind, sa.Enum):
+        value = str(raw)
+        if kind.enums and value not in kind.enums:
+            raise _fail(column, f"{value!r} is not one of {', '.join(kind.enums)}")
+        return value
+    if isinstance(kind, sa.String):
+        return _string(column, raw)
+    if isinstance(kind, (sa.LargeBinary, sa.PickleType)):
+        raise _fail(column, "binary columns cannot be edited")
+    return raw
+
+
+def _boolean(column: sa.Column[Any], raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int) and raw in (0, 1):
+        return bool(raw)
+    text = str(raw).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise _fail(column, f"{raw!r} is not true/false (use true, false, yes, no, 1 or 0)")
+
+
+def _integer(column: sa.Column[Any], raw: Any) -> int:
+    if isinstance(raw, bool):
+        return int(raw)  # legacy flags stored as 0/1 integers
+    if isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        value = int(raw)
+    else:
+        text = str(raw).strip()
+        try:
+            value = int(text)
+        except ValueError:
+            raise _fail(column, f"{raw!r} is not a whole number") from None
+    limit = None
+    # Plain INTEGER is 32-bit on most servers but 64-bit on SQLite; the server reports that overflow.
+    for base, bound in ((sa.SmallInteger, 2**15), (sa.BigInteger, 2**63)):
+        if isinstance(column.type, base):
+            limit = bound
+            break
+    if limit is not None and not -limit <= value < limit:
+        raise _fail(column, f"{value} is out of range for this column")
+    return value
+
+
+def _number(column: sa.Column[Any], raw: Any) -> Any:
+    kind = column.type
+    assert isinstance(kind, sa.Numeric)
+    try:
+        value = decimal.Decimal(str(raw).strip()) if not isinstance(raw, decimal.Decimal) else raw
+    except decimal.InvalidOperation:
+        raise _fail(column, f"{raw!r} is not a number") from None
+    if not value.is_finite():
+        raise _fail(column, f"{raw!r} is not a finite number")
+    if not isinstance(kind, sa.Float) and kind.precision is not None:
+        scale = kind.scale or 0
+        quantized = value.quantize(decimal.Decimal(1).scaleb(-scale))
+        if quantized != value:
+            raise _fail(column, f"{raw} has more than {scale} decimal places")
+        digits = len(quantized.as_tuple().digits) if quantized else 0
+        integer_digits = max(digits - scale, 0) if quantized.as_tuple().exponent < 0 else digits
+        if integer_digits > kind.precision - scale:
+            raise _fail(column, f"{raw} is too large (at most {kind.precision - scale} digits before the point)")
+        value = quantized
+    if isinstance(kind, sa.Float) or not kind.asdecimal:
+        return float(value)
+    return value
+
+
+def _datetime(column: sa.Column[Any], raw: Any) -> dt.datetime:
+    if isinstance(raw, dt.datetime):
+        return raw
+    if isinstance(raw, dt.date):
+        return dt.datetime.combine(raw, dt.time())
+    try:
+        return dt.datetime.fromisoformat(str(raw).strip())
+    except ValueError:
+        raise _fail(column, f"{raw!r} is not a date and time (use 2026-11-21 14:30)") from None
+
+
+def _date(column: sa.Column[Any], raw: Any) -> dt.date:
+    if isinstance(raw, dt.datetime):
+        return raw.date()
+    if isinstance(raw, dt.date):
+        return raw
+    try:
+        return dt.date.fromisoformat(str(raw).strip())
+    except ValueError:
+        raise _fail(column, f"{raw!r} is not a date (use 2026-11-21)") from None
+
+
+def _time(column: sa.Column[Any], raw: Any) -> dt.time:
+    if isinstance(raw, dt.time):
+        return raw
+    try:
+        return dt.time.fromisoformat(str(raw).strip())
+    except ValueError:
+        raise _fail(column, f"{raw!r} is not a time (use 14:30)") from None
+
+
+def _string(column: sa.Column[Any], raw: Any) -> str:
+    if isinstance(raw, (dict, list, bytes)):
+        raise _fail(column, "expected text")
+    value = raw if isinstance(raw, str) else str(raw)
+    length = getattr(column.type, "length", None)
+    if length and len(value) > length:
+        raise _fail(column, f"is {len(value)} characters long; at most {length} fit")
+    return value

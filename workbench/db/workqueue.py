@@ -1,0 +1,346 @@
+"""The operations on one queue: claim, show, save, complete, release, extend, lists, force-release, sweep."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Mapping
+
+import sqlalchemy as sa
+
+from workbench.core import errors, models
+from workbench.db import audit as audit_mod
+from workbench.db import claims, connect, guarded, lockloss, mapping
+
+SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
+
+
+class WorkQueue:
+    """One configured queue on one database. Every method is one or a few short transactions."""
+
+    def __init__(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                 method: claims.ClaimMethod) -> None:
+        self.db, self.q, self.trail, self.method = db, q, trail, method
+        self.name = q.name
+        self.config = q.config
+        self.writer = guarded.GuardedWriter(db, q, trail)
+        self.lost = lockloss.Diagnosis(q, trail)
+
+    # -- claiming ---------------------------------------------------------------------------
+
+    def claim_next(self, user: str, count: int = 1) -> list[models.Claim]:
+        """Lock up to `count` items for `user` in queue order; NothingToClaim when none is free."""
+        _check_user(user)
+        if count < 1:
+            raise errors.UsageError("count must be at least 1")
+        claimed = self.method.claim(self.db, self.q, self.trail, claims.ClaimRequest(user=user, count=count))
+        if not claimed:
+            raise self.db.read(lambda conn: self._why_nothing(conn, user))
+        return [self._claim_result(c) for c in claimed]
+
+    def claim(self, user: str, key: Any) -> models.Claim:
+        """Lock one specific item; returns the caller's existing lock when they already hold it."""
+        _check_user(user)
+        if not self.config.allow_pick:
+            raise errors.UsageError(f"queue {self.name} serves items in order only (allow_pick = false)")
+        key = self.q.coerce_key(key)
+        current = self.show(key)
+        if current.lock is not None and current.lock.owner == user and not current.lock.expired:
+            return models.Claim(lock=current.lock, item=current.item, resumed=True)
+        claimed = self.method.claim(self.db, self.q, self.trail,
+                                    claims.ClaimRequest(user=user, count=1, key=key, use_cooldown=False))
+        if claimed:
+            return self._claim_result(claimed[0])
+        view = self.show(key)
+        if view.lock is not None and not view.lock.expired:
+            raise errors.NothingToClaim(f"{self.name} {key} is held by {view.lock.owner} since "
+                                        f"{_when(view.lock.locked_at)} (until {_when(view.lock.expires_at)})",
+                                        reason="unavailable")
+        if self.config.max_locks_per_user:
+            held = len([lock for lock in self.mine(user) if not lock.expired])
+            if held >= self.config.max_locks_per_user:
+                raise claims.base.limit_reached(self.q, held)
+        raise errors.NothingToClaim(f"{self.name} {key} is not waiting to be worked on (state: {view.state})",
+                                    reason="unavailable")
+
+    def _claim_result(self, claimed: claims.base.Claimed) -> models.Claim:
+        row = claimed.row
+        return models.Claim(lock=self.q.lock_from_row(row), item=self.q.item_from_row(row))
+
+    def _why_nothing(self, conn: sa.Connection, user: str) -> errors.NothingToClaim:
+        q = self.q
+        if q.config.max_locks_per_user:
+            held = conn.execute(sa.select(claims.ClaimMethod.held_count(q, q.now(), user))).scalar() or 0
+            if held >= q.config.max_locks_per_user:
+                return claims.base.limit_reached(q, int(held))
+        return errors.NothingToClaim(f"nothing to do in {q.name}: no item is waiting", reason="empty")
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def show(self, key: Any) -> models.ItemView:
+        q = self.q
+        key = q.coerce_key(key)
+
+        def read(conn: sa.Connection) -> models.ItemView:
+            now = q.now()
+            waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), True), else_=False)
+            row = conn.execute(sa.select(*q.table.c, *q.lock_select_columns(now), waiting.label("wb_waiting"))
+                               .where(q.key == key)).mappings().first()
+            if row is None:
+                raise errors.InvalidValue(f"{q.name} has no item with key {key!r} "
+                                          f"(in {q.config.table_label}.{q.key.name})", column=q.key.name)
+            return self._view(row)
+
+        return self.db.read(read)
+
+    def _view(self, row: Mapping[str, Any]) -> models.ItemView:
+        q = self.q
+        lock = q.lock_from_row(row) if row["wb_user"] is not None and row["wb_time"] is not None else None
+        if lock is not None:
+            state = "expired" if lock.expired else "locked"
+        elif row["wb_waiting"]:
+            state = "waiting"
+        else:
+            state = self._done_state(row)
+        return models.ItemView(queue=self.name, key=row["wb_key"], item=q.item_from_row(row), lock=lock, state=state)
+
+    def _done_state(self, row: Mapping[str, Any]) -> str:
+        for name, assignments in self.q.outcomes.items():
+            constants = [b for b in assignments if b.assignment.kind in ("value", "null")]
+            if constants and all(row[b.column.name] == b.value for b in constants):
+                return f"done:{name}"
+        return "other"
+
+    def mine(self, user: str) -> list[models.Lock]:
+        """The user's locks in this queue, oldest first, including expired ones not yet taken over."""
+        return self._locks(user)
+
+    def locks(self) -> list[models.Lock]:
+        """Every lock in this queue (live and expired-not-yet-swept), oldest first."""
+        return self._locks(None)
+
+    def _locks(self, user: str | None) -> list[models.Lock]:
+        q = self.q
+
+        def read(conn: sa.Connection) -> list[models.Lock]:
+            where = [*q.scope_clause(), q.user.is_not(None), q.time.is_not(None)]
+            if user is not None:
+                where.append(q.user == user)
+            stmt = sa.select(*q.lock_select_columns(q.now())).where(*where).order_by(q.time, q.key)
+            return [q.lock_from_row(row) for row in conn.execute(stmt).mappings()]
+
+        return self.db.read(read)
+
+    def check(self, user: str, key: Any, token: str) -> models.Lock:
+        """The caller's lock if they still hold it; LockLost (with who and why) otherwise."""
+        q = self.q
+        key = q.coerce_key(key)
+
+        def read(conn: sa.Connection) -> models.Lock:
+            stmt = sa.select(*q.lock_select_columns(q.now())).where(self.writer.fence())
+            params = {"wb_key": key, "wb_user": user}
+            if q.token is not None:
+                params["wb_token"] = token
+            else:
+                params["wb_time"] = q.decode_legacy_token(token)
+            row = conn.execute(stmt, params).mappings().first()
+            if row is None:
+                raise self.lost.explain(conn, key, token, user)
+            return q.lock_from_row(row)
+
+        return self.db.read(read)
+
+    def history(self, key: Any) -> list[models.Event]:
+        key = self.q.coerce_key(key)
+        return self.db.read(lambda conn: self.trail.history(conn, key))
+
+    # -- writing under the lock -------------------------------------------------------------
+
+    def save(self, user: str, key: Any, token: str, edits: Mapping[str, Any]) -> models.Lock:
+        """Store edits while holding the lock (the lock is kept)."""
+        key = self.q.coerce_key(key)
+        values = self.q.coerce_edits(edits)
+        if not values:
+            return self.check(user, key, token)
+        shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(values))
+        row = self.writer.run(shape, key=key, token=token, user=user, edits=values,
+                              detail={"columns": sorted(values)})
+        if row is None:
+            raise self._lost(key, token, user)
+        return self.q.lock_from_row(row)
+
+    def complete(self, user: str, key: Any, token: str, outcome: str | None = None,
+                 edits: Mapping[str, Any] | None = None) -> models.Completion:
+        """Finish the item with an outcome (and final edits); accepted only under the caller's live lock."""
+        key = self.q.coerce_key(key)
+        try:
+            chosen = self.config.outcome(outcome)
+        except KeyError:
+            names = ", ".join(o.name for o in self.config.outcomes)
+            raise errors.InvalidValue(f"queue {self.name} has no outcome '{outcome}' (outcomes: {names})") from None
+        values = self.q.coerce_edits(edits or {})
+        shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True)
+        detail = {"columns": sorted(values)} if values else None
+        row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail)
+        if row is None:
+            replay = self.db.read(lambda conn: self.lost.completed_by(conn, key, token, user))
+            if replay is not None and replay.outcome == chosen.name:
+                # The same Complete again (a retry after a lost reply): report the first one.
+                return models.Completion(queue=self.name, key=key, owner=user, token=token,
+                                         outcome=replay.outcome or chosen.name, at=replay.at, replayed=True)
+            raise self._lost(key, token, user)
+        at = self.db.read(lambda conn: conn.execute(sa.select(sa.type_coerce(self.q.now(), sa.DateTime()))).scalar())
+        return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=chosen.name,
+                                 at=_utc(at, self.q.local_clock))
+
+    def release(self, user: str, key: Any, token: str, reason: str | None = None) -> None:
+        """Give the item back to the pool (not served to this user again during the cool-down)."""
+        key = self.q.coerce_key(key)
+        shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True)
+        row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None)
+        if row is None:
+            already = self.db.read(lambda conn: self.lost.released_by(conn, key, token, user))
+            if not already:
+                raise self._lost(key, token, user)
+
+    def extend(self, user: str, key: Any, token: str) -> models.Lock:
+        """Push the expiry to now + lock duration (never past max_lock_duration from the claim)."""
+        q = self.q
+        key = q.coerce_key(key)
+        extend_to = None
+        if q.expires is None:
+            extend_to = self.db.read(lambda conn: self._legacy_extend_time(conn, key, token, user))
+        shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
+        row = self.writer.run(shape, key=key, token=token, user=user, extend_until=extend_to)
+        if row is None:
+            lock = self.check(user, key, token)  # raises LockLost if it is not ours any more
+            raise errors.ExtendLimitReached(
+                f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}; "
+                f"this queue allows at most {_minutes(q.config.max_lock_seconds)} per lock")
+        return q.lock_from_row(row)
+
+    def _legacy_extend_time(self, conn: sa.Connection, key: Any, token: str, user: str) -> Any:
+        """The new lock time for a table without an expiry column: now, capped by the original claim."""
+        q = self.q
+        now = conn.execute(sa.select(sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))).scalar()
+        if isinstance(now, str):
+            now = dt.datetime.fromisoformat(now)
+        if q.config.max_lock_seconds is None:
+            return now
+        claim = self.trail.last_claim(conn, key)
+        if claim is None or claim.owner != user:
+            return now
+        claimed_at = claim.at if q.aware or q.local_clock else claim.at.replace(tzinfo=None)
+        latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
+        return min(now, latest)
+
+    def _lost(self, key: Any, token: str, user: str) -> errors.WorkbenchError:
+        return self.db.read(lambda conn: self.lost.explain(conn, key, token, user))
+
+    # -- supervisor -------------------------------------------------------------------------
+
+    def force_release(self, actor: str, key: Any, reason: str) -> models.Lock:
+        """Take an item away from whoever holds it (recorded with the reason); returns the lock removed."""
+        _check_user(actor)
+        if not reason or not reason.strip():
+            raise errors.UsageError("force-release needs a reason (--reason TEXT); the holder is shown it")
+        key = self.q.coerce_key(key)
+        return self.db.write(lambda conn: self._take_away(conn, actor, key, reason.strip(), None))
+
+    def reassign(self, actor: str, key: Any, to_user: str, reason: str) -> models.Lock:
+        """Move a lock to another user with a fresh token; returns the new lock."""
+        _check_user(actor)
+        _check_user(to_user)
+        if not reason or not reason.strip():
+            raise errors.UsageError("reassign needs a reason (--reason TEXT); the holder is shown it")
+        key = self.q.coerce_key(key)
+        return self.db.write(lambda conn: self._take_away(conn, actor, key, reason.strip(), to_user))
+
+    def _take_away(self, conn: sa.Connection, actor: str, key: Any, reason: str, to_user: str | None) -> models.Lock:
+        import uuid
+
+        q = self.q
+        now = q.now()
+        stmt = sa.select(*q.lock_select_columns(now)).where(q.key == key)
+        if self.db.dialect == "mssql":
+            stmt = stmt.with_hint(q.table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
+        elif self.db.dialect != "sqlite":
+            stmt = stmt.with_for_update()
+        row = conn.execute(stmt).mappings().first()
+        if row is None:
+            raise errors.InvalidValue(f"{q.name} has no item with key {key!r}", column=q.key.name)
+        if row["wb_user"] is None or row["wb_time"] is None:
+            raise errors.LockLost(f"{q.name} {key} is not locked by anyone", queue=q.name, key=key,
+                                  cause="not_held")
+        lock = q.lock_from_row(row)
+        pinned = q.token == lock.token if q.token is not None else q.user == lock.owner
+        if to_user is None:
+            values = {**q.writes(q.on_release, actor, now), **q.unlock_writes()}
+        else:
+            values = q.lock_writes(to_user, now, uuid.uuid4().hex)
+        if conn.execute(sa.update(q.table).where(q.key == key, pinned).values(values)).rowcount != 1:
+            raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being released; try again")
+        kind = models.EventKind.FORCE_RELEASE if to_user is None else models.EventKind.REASSIGN
+        rows = [self.trail.row(kind, key, actor, owner=lock.owner, token=lock.token, reason=reason,
+                               detail={"to": to_user} if to_user else None)]
+        result = lock
+        if to_user is not None:
+            new_row = conn.execute(sa.select(*q.lock_select_columns(now)).where(q.key == key)).mappings().one()
+            result = q.lock_from_row(new_row)
+            rows.append(self.trail.row(models.EventKind.CLAIM, key, actor, owner=to_user, token=result.token,
+                                       detail={"reassigned_from": lock.owner}))
+        self.trail.write(conn, rows)
+        return result
+
+    def sweep(self, actor: str) -> list[models.Lock]:
+        """Return every expired lock's item to the pool and record the expiries; returns them."""
+        _check_user(actor)
+        expired: list[models.Lock] = []
+        while True:
+            batch = self.db.write(lambda conn: self._sweep_batch(conn, actor))
+            expired += batch
+            if len(batch) < SWEEP_BATCH:
+                return expired
+
+    def _sweep_batch(self, conn: sa.Connection, actor: str) -> list[models.Lock]:
+        q = self.q
+        now = q.now()
+        stmt = (sa.select(*q.lock_select_columns(now))
+                .where(*q.scope_clause(), q.user.is_not(None), q.time.is_not(None), q.expired(now))
+                .order_by(q.time).limit(SWEEP_BATCH))
+        done, rows = [], []
+        for row in conn.execute(stmt).mappings().all():
+            lock = q.lock_from_row(row)
+            pinned = q.token == lock.token if q.token is not None else q.user == lock.owner
+            values = {**q.writes(q.on_release, actor, now), **q.unlock_writes()}
+            if conn.execute(sa.update(q.table).where(q.key == lock.key, pinned, q.expired(now))
+                            .values(values)).rowcount == 1:
+                done.append(lock)
+                rows.append(self.trail.row(models.EventKind.EXPIRE, lock.key, actor, owner=lock.owner,
+                                           token=lock.token, detail={"expired_at": lock.expires_at,
+                                                                     "noticed_by": "sweep"}))
+        self.trail.write(conn, rows)
+        return done
+
+
+def _check_user(user: str) -> None:
+    if not user or not user.strip() or len(user) > 128:
+        raise errors.UsageError("a user name is required (1 to 128 characters); pass --user NAME")
+
+
+def _utc(value: Any, local: bool) -> dt.datetime:
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    if value.tzinfo is None and not local:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    return value
+
+
+def _when(value: dt.datetime) -> str:
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text} UTC" if value.utcoffset() == dt.timedelta(0) else text
+
+
+def _minutes(seconds: int | None) -> str:
+    if seconds is None:
+        return "no limit"
+    return f"{seconds // 60} min" if seconds >= 60 else f"{seconds} s"
