@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--apply", action="store_true", help="run the DDL instead of printing it")
     p = add("next", "claim the next item(s) in queue order")
     p.add_argument("--count", type=_positive, default=1, metavar="N", help="claim up to N items")
-    add("claim", "claim one specific item", key=True)
+    _quiet(p)
+    _quiet(add("claim", "claim one specific item", key=True))
     add("show", "show an item and its lock", key=True)
     p = add("save", "store edits while holding the lock", key=True)
     _token(p)
@@ -103,6 +104,12 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def _quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only \"KEY TOKEN\" per item, for shell scripts: "
+                        "workbench next Q -q | { read KEY TOKEN; …; }")
 
 
 def _token(p: argparse.ArgumentParser) -> None:
@@ -257,9 +264,12 @@ def cmd_next(args: argparse.Namespace, as_json: bool) -> int:
         result = q.claim_next(_user(args), args.count)
     if as_json:
         output.dump_json(result[0].to_dict() if args.count == 1 else [c.to_dict() for c in result])
+    elif args.quiet:
+        for c in result:
+            print(c.lock.key, c.lock.token)
     else:
         for c in result:
-            output.claim(c)
+            output.claim(c, hide=_lock_names(q))
     return 0
 
 
@@ -269,8 +279,10 @@ def cmd_claim(args: argparse.Namespace, as_json: bool) -> int:
         result = q.claim(_user(args), args.key)
     if as_json:
         output.dump_json(result.to_dict())
+    elif args.quiet:
+        print(result.lock.key, result.lock.token)
     else:
-        output.claim(result)
+        output.claim(result, hide=_lock_names(q))
     return 0
 
 
@@ -280,8 +292,11 @@ def cmd_show(args: argparse.Namespace, as_json: bool) -> int:
         view = q.show(args.key)
     if as_json:
         data = view.to_dict()
+        # A token is the holder's, not for anyone who looks.
         if data["lock"]:
-            data["lock"].pop("token")  # a token is the holder's, not for anyone who looks
+            data["lock"].pop("token")
+        if q.q.token is not None:
+            data["item"].pop(q.q.token.name, None)
         output.dump_json(data)
     else:
         lock = view.lock
@@ -289,8 +304,13 @@ def cmd_show(args: argparse.Namespace, as_json: bool) -> int:
         if lock is not None:
             state += f" by {lock.owner} since {output.when(lock.locked_at)} until {output.when(lock.expires_at)}"
         print(f"{view.queue} {view.key}: {state}")
-        output.item(view.item)
+        output.item({k: v for k, v in view.item.items() if k not in _lock_names(q)})
     return 0
+
+
+def _lock_names(q: Any) -> set[str]:
+    """Lock columns: shown in the header of human output, not among the item's fields."""
+    return {c.name for c in q.q.lock_columns}
 
 
 def _edits(args: argparse.Namespace) -> dict[str, str]:

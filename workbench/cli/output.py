@@ -66,13 +66,13 @@ def item(values: Mapping[str, Any], out: TextIO = sys.stdout) -> None:
             out.write(f"  {' ' * width}  {line}\n")
 
 
-def claim(result: models.Claim, out: TextIO = sys.stdout) -> None:
+def claim(result: models.Claim, out: TextIO = sys.stdout, hide: set[str] | None = None) -> None:
     lock = result.lock
     verb = "Resumed" if result.resumed else "Claimed"
     out.write(f"{verb} {lock.queue} {lock.key} until {when(lock.expires_at)} "
               f"({durations.format_duration(lock.remaining.total_seconds())} left)\n")
     out.write(f"token: {lock.token}\n")
-    item(result.item, out)
+    item({k: v for k, v in result.item.items() if k not in (hide or set())}, out)
 
 
 def locks(rows: list[models.Lock], *, show_token: bool, out: TextIO = sys.stdout) -> None:

@@ -57,7 +57,7 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
             column = sa.Column(name, kind, nullable=True)
             add.append(column)
     # Work on a copy that has the new columns, so indexes can name them.
-    full = sa.Table(table.name, sa.MetaData(), *(c.copy() for c in table.c), *(c.copy() for c in add),
+    full = sa.Table(table.name, sa.MetaData(), *(c._copy() for c in table.c), *(c._copy() for c in add),
                     schema=table.schema)
     binder = mapping._Binder(queue, full, config_path)
     existing = {ix.name for ix in table.indexes if ix.name}
@@ -122,7 +122,7 @@ def render(conn: sa.Connection, attach: AttachPlan) -> str:
                                              opts={"as_sql": True, "output_buffer": buffer})
         ops = Operations(context)
         for column in attach.add_columns:
-            ops.add_column(attach.table.name, column.copy(), schema=attach.table.schema)
+            ops.add_column(attach.table.name, column._copy(), schema=attach.table.schema)
     for index in attach.indexes:
         buffer.write(str(CreateIndex(index).compile(dialect=conn.dialect)).strip() + ";\n\n")
     return buffer.getvalue().strip() + "\n" if buffer.getvalue().strip() else ""
@@ -133,6 +133,6 @@ def apply(conn: sa.Connection, attach: AttachPlan) -> None:
     if attach.add_columns:
         ops = Operations(MigrationContext.configure(conn))
         for column in attach.add_columns:
-            ops.add_column(attach.table.name, column.copy(), schema=attach.table.schema)
+            ops.add_column(attach.table.name, column._copy(), schema=attach.table.schema)
     for index in attach.indexes:
         index.create(conn)

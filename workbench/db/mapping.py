@@ -49,6 +49,8 @@ class _Binder:
         names = [c.name for c in self.table.c]
         hint = difflib.get_close_matches(name, names, n=1)
         more = f"; did you mean '{hint[0]}'?" if hint else f" (columns: {', '.join(names)})"
+        if key.startswith("lock"):
+            more += f"; `workbench attach {self.queue.name}` prints the DDL that adds the lock columns"
         raise self.fail(key, f"column '{name}' is not in table {self.queue.table_label}{more}")
 
     def value(self, column: sa.Column[Any], raw: Any, key: str) -> Any:
@@ -91,6 +93,9 @@ class BoundQueue:
         self.token = binder.column(queue.lock.token, "lock.token") if queue.lock.token else None
         self._check_lock_types(binder)
         self.aware = bool(getattr(self.time.type, "timezone", False))
+        # MySQL/MariaDB DATETIME without a fraction stores whole seconds; times we compute for
+        # it must be whole seconds too, or a comparison with the stored value is always off.
+        self.whole_seconds = hasattr(self.time.type, "fsp") and not getattr(self.time.type, "fsp")
         self.order = [(binder.column(term.column, "order"), term.descending) for term in queue.order]
         self.scope = [self._bind_condition(binder, c) for c in queue.scope]
         self.todo = [self._bind_condition(binder, c) for c in queue.todo]

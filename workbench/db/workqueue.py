@@ -224,14 +224,14 @@ class WorkQueue:
         now = conn.execute(sa.select(sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))).scalar()
         if isinstance(now, str):
             now = dt.datetime.fromisoformat(now)
-        if q.config.max_lock_seconds is None:
-            return now
-        claim = self.trail.last_claim(conn, key)
-        if claim is None or claim.owner != user:
-            return now
-        claimed_at = claim.at if q.aware or q.local_clock else claim.at.replace(tzinfo=None)
-        latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
-        return min(now, latest)
+        result = now
+        claim = self.trail.last_claim(conn, key) if q.config.max_lock_seconds is not None else None
+        if claim is not None and claim.owner == user:
+            claimed_at = claim.at if q.aware or q.local_clock else claim.at.replace(tzinfo=None)
+            assert q.config.max_lock_seconds is not None
+            latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
+            result = min(now, latest)
+        return result.replace(microsecond=0) if q.whole_seconds else result
 
     def _lost(self, key: Any, token: str, user: str) -> errors.WorkbenchError:
         return self.db.read(lambda conn: self.lost.explain(conn, key, token, user))

@@ -121,6 +121,17 @@ class ClaimMethod:
         return q.token_of({q.time.name: when}) if when is not None else None
 
 
+def sort_claimed(q: mapping.BoundQueue, claimed: list[Claimed]) -> list[Claimed]:
+    """Claimed rows in queue order (UPDATE … OUTPUT/RETURNING gives no order). NULLs sort first."""
+    result = sorted(claimed, key=lambda c: c.row["wb_key"])
+    for column, descending in reversed(q.order):
+        present = [c for c in result if c.row[column.name] is not None]
+        missing = [c for c in result if c.row[column.name] is None]
+        present.sort(key=lambda c: c.row[column.name], reverse=descending)
+        result = missing + present if not descending else present + missing
+    return result
+
+
 def limit_reached(q: mapping.BoundQueue, held: int) -> errors.NothingToClaim:
     return errors.NothingToClaim(
         f"you already hold {held} item(s) in {q.name}, the most this queue allows "

@@ -52,5 +52,6 @@ class ReadpastClaim(base.ClaimMethod):
             rows: list[Any] = conn.execute(self.statement(q, where, request, room - len(claimed))).mappings().all()
             claimed += [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
                         for row in rows]
+        claimed = base.sort_claimed(q, claimed)
         trail.write(conn, self.audit_rows(q, trail, request.user, claimed))
         return claimed

@@ -33,7 +33,6 @@ class PortableClaim(base.ClaimMethod):
             candidates = db.read(lambda conn: self._candidates(conn, q, trail, request))
             if not candidates:
                 break
-            random.shuffle(candidates)
             for cand, where in candidates:
                 if len(claimed) >= room:
                     break
@@ -48,7 +47,9 @@ class PortableClaim(base.ClaimMethod):
         result: list[tuple[Mapping[str, Any], sa.ColumnElement[bool]]] = []
         for where in self.branches(q, now, request, trail):
             stmt = sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(WINDOW)
-            result += [(row, where) for row in conn.execute(stmt).mappings().all()]
+            rows = conn.execute(stmt).mappings().all()
+            random.shuffle(rows)  # within a branch only: expired locks still go first
+            result += [(row, where) for row in rows]
             if len(result) >= WINDOW:
                 break
         return result

@@ -72,7 +72,9 @@ class SkipLockedClaim(base.ClaimMethod):
                      cand.c.wb_prev_time]
         upd = (sa.update(q.table).where(q.key == cand.c.wb_ckey).values(writes)
                .returning(*returning).cte("wb_locked"))
-        stmt = sa.select(upd)
+        # RETURNING comes back in no particular order; hand items out in queue order.
+        stmt = sa.select(upd).order_by(*[upd.c[col.name].desc() if desc else upd.c[col.name]
+                                         for col, desc in q.order], upd.c.wb_key)
         if q.token is not None:
             stmt = stmt.add_cte(self._audit_cte(q, trail, upd, user))
         return stmt

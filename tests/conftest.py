@@ -1,0 +1,103 @@
+"""Shared fixtures: an isolated workbench home, throwaway servers, one fresh database per test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
+
+from tests import servers, support  # noqa: E402
+
+REQUIRE_SERVERS = os.environ.get("WORKBENCH_REQUIRE_SERVERS") == "1"
+SERVER_BACKENDS = ("postgresql", "mariadb", "mariadb-odbc")
+BACKENDS = ("sqlite", *SERVER_BACKENDS)
+
+
+def _unavailable(what: str, reason: str) -> None:
+    message = f"{what} not available: {reason}"
+    if REQUIRE_SERVERS:
+        pytest.fail(message + " (WORKBENCH_REQUIRE_SERVERS=1 makes this a failure)", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own config/data directories and no ambient configuration."""
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+    for name in ("WORKBENCH_CONFIG", "WORKBENCH_DB_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[servers.Server]:
+    try:
+        server = servers.start_postgres()
+    except servers.ServerUnavailable as exc:
+        _unavailable("PostgreSQL", str(exc))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mariadb_server() -> Iterator[servers.Server]:
+    try:
+        server = servers.start_mariadb()
+    except servers.ServerUnavailable as exc:
+        _unavailable("MariaDB", str(exc))
+    yield server
+    server.stop()
+
+
+def _database(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
+    """A URL of a fresh, empty database on `backend`, dropped afterwards."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'test.db'}"
+        return
+    server: servers.Server = request.getfixturevalue("pg_server" if backend == "postgresql" else "mariadb_server")
+    driver = None
+    if backend == "mariadb-odbc":
+        try:
+            servers.odbc_driver_name()
+        except servers.ServerUnavailable as exc:
+            _unavailable("MariaDB ODBC driver", str(exc))
+        driver = "pyodbc"
+    name = f"wbt_{uuid.uuid4().hex[:12]}"
+    server.create_database(name)
+    yield server.url(name, driver=driver)
+    server.drop_database(name)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def database_url(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
+    yield from _database(request, backend, tmp_path)
+
+
+@pytest.fixture(params=["native", "portable"])
+def method(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def env(backend: str, method: str, database_url: str, tmp_path: Path) -> Iterator[support.Env]:
+    """A fresh database on every backend, used through each claim method."""
+    environment = support.Env(backend, method, database_url, tmp_path)
+    yield environment
+    environment.close()
+
+
+@pytest.fixture
+def native_env(backend: str, database_url: str, tmp_path: Path) -> Iterator[support.Env]:
+    """A fresh database on every backend, with the database's own claim method only."""
+    environment = support.Env(backend, "native", database_url, tmp_path)
+    yield environment
+    environment.close()

@@ -1,0 +1,129 @@
+"""Test helpers: a database environment that builds configs, demo data and workbenches on any backend."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench import demo
+from workbench.config import loader, model
+from workbench.db import clock, service
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def sample_config(name: str) -> str:
+    """A config from resources/configs/, pointed at the test database ({url}) in its default schema."""
+    text = (REPO / "resources" / "configs" / f"{name}.toml").read_text(encoding="utf-8")
+    text = re.sub(r'(?m)^url = .*$', 'url = "{url}"', text)
+    return re.sub(r'(?m)^schema = .*\n', "", text)
+
+
+class Env:
+    """One fresh database plus the claim method under test."""
+
+    def __init__(self, backend: str, method: str, url: str, tmp: Path) -> None:
+        self.backend, self.method, self.url, self.tmp = backend, method, url, tmp
+        self._open: list[service.Workbench] = []
+        self.engine = sa.create_engine(url)
+        if backend == "sqlite":
+            with self.engine.connect():  # creates the empty file, as a customer's database exists
+                pass
+
+    @property
+    def claim_method(self) -> str:
+        return "auto" if self.method == "native" else "portable"
+
+    def close(self) -> None:
+        for wb in self._open:
+            wb.close()
+        self.engine.dispose()
+
+    # -- configs -----------------------------------------------------------------------------
+
+    def config_text(self, text: str) -> str:
+        """A config text with {url} filled in and the claim method under test set."""
+        body = text.replace("{url}", self.url)
+        if "claim_method" not in body:
+            body = body.replace("[database]\n", f"[database]\nclaim_method = \"{self.claim_method}\"\n", 1)
+        return body
+
+    def write_config(self, text: str, name: str = "workbench.toml") -> Path:
+        path = self.tmp / name
+        path.write_text(self.config_text(text), encoding="utf-8")
+        return path
+
+    def load(self, text: str) -> model.Config:
+        return loader.parse(tomllib.loads(self.config_text(text)), "test.toml")
+
+    def open(self, config: model.Config) -> service.Workbench:
+        wb = service.Workbench.open(config)
+        self._open.append(wb)
+        return wb
+
+    # -- the demo ----------------------------------------------------------------------------
+
+    def demo_config(self, queues: dict[str, dict[str, Any]] | None = None) -> model.Config:
+        """The demo config; `queues` replaces fields of the parsed queue configs, e.g.
+        {"cases": {"max_locks_per_user": 2}}."""
+        config = self.load(demo.config_text("{url}"))
+        changed = dict(config.queues)
+        for name, overrides in (queues or {}).items():
+            changed[name] = dataclasses.replace(changed[name], **overrides)
+        return dataclasses.replace(config, queues=changed)
+
+    def demo(self, *, case_rows: int = 30, import_rows: int = 20,
+             queues: dict[str, dict[str, Any]] | None = None) -> service.Workbench:
+        """The demo tables filled with a few rows, workbench initialised, claim indexes created."""
+        config = self.demo_config(queues)
+        wb = self.open(config)
+        demo.populate(wb.engine, cases=case_rows, imports=import_rows)
+        wb.init()
+        demo.attach_all(wb)
+        return wb
+
+    def demo_config_file(self) -> Path:
+        return self.write_config(demo.config_text("{url}"))
+
+    # -- time travel ---------------------------------------------------------------------------
+
+    def age_lock(self, wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
+        """Move a lock `seconds` into the past using the database clock, as if time had passed."""
+        q = wb.queue(queue).q
+        values: dict[str, Any] = {q.time.name: clock.add_seconds(q.time, sa.literal(-seconds))}
+        if q.expires is not None:
+            values[q.expires.name] = clock.add_seconds(q.expires, sa.literal(-seconds))
+        with wb.engine.begin() as conn:
+            assert conn.execute(sa.update(q.table).where(q.key == key).values(values)).rowcount == 1
+
+    def age_audit(self, wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
+        """Move an item's audit events `seconds` into the past."""
+        table = wb.audit_table
+        with wb.engine.begin() as conn:
+            conn.execute(sa.update(table).where(table.c.queue == queue, table.c.item_key == str(key))
+                         .values(at=clock.add_seconds(table.c.at, sa.literal(-seconds))))
+
+    def row(self, wb: service.Workbench, queue: str, key: Any) -> dict[str, Any]:
+        q = wb.queue(queue).q
+        with wb.engine.connect() as conn:
+            return dict(conn.execute(sa.select(q.table).where(q.key == key)).mappings().one())
+
+    def count(self, wb: service.Workbench, queue: str, where: sa.ColumnElement[bool] | None = None) -> int:
+        q = wb.queue(queue).q
+        stmt = sa.select(sa.func.count()).select_from(q.table)
+        if where is not None:
+            stmt = stmt.where(where)
+        with wb.engine.connect() as conn:
+            return int(conn.execute(stmt).scalar() or 0)
+
+    def audit(self, wb: service.Workbench, queue: str) -> list[dict[str, Any]]:
+        table = wb.audit_table
+        with wb.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(sa.select(table).where(table.c.queue == queue)
+                                                  .order_by(table.c.id)).mappings()]
