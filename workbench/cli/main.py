@@ -23,8 +23,12 @@ EXIT_CODES = """exit codes:
 
 
 class _Parser(argparse.ArgumentParser):
+    json_errors = False  # set by main() when --json is anywhere on the command line
+
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse exits 2 for usage errors, which is our usage code too; add the fix hint.
+        if _Parser.json_errors:
+            output.dump_json({"error": {"type": "UsageError", "message": message, "exit_code": 2}})
         self.print_usage(sys.stderr)
         self.exit(2, f"workbench: error: {message} (see `workbench {self.prog.split()[-1]} --help`)\n"
                   if " " in self.prog else f"workbench: error: {message}\n")
@@ -131,6 +135,7 @@ def _sets(p: argparse.ArgumentParser, required: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    _Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     as_json = bool(getattr(args, "json", False))
     if args.command is None:
@@ -143,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: stop quietly, as a process killed by SIGPIPE would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:  # noqa: BLE001 - last resort: one line, details on request
         if os.environ.get("WORKBENCH_DEBUG"):
             traceback.print_exc()
@@ -349,8 +358,9 @@ def cmd_release(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
         q.release(_user(args), args.key, args.token, args.reason)
+        key = q.q.coerce_key(args.key)
     if as_json:
-        output.dump_json({"queue": args.queue, "key": args.key, "released": True, "reason": args.reason})
+        output.dump_json({"queue": args.queue, "key": key, "released": True, "reason": args.reason})
     else:
         print(f"released {args.queue} {args.key}")
     return 0
@@ -414,7 +424,9 @@ def cmd_reassign(args: argparse.Namespace, as_json: bool) -> int:
     with wb:
         lock = q.reassign(_user(args), args.key, args.to, args.reason)
     if as_json:
-        output.dump_json(lock.to_dict())
+        entry = lock.to_dict()
+        entry.pop("token")  # the new holder reads it with `mine`; the supervisor has no use for it
+        output.dump_json(entry)
     else:
         print(f"{lock.queue} {lock.key} is now held by {lock.owner} until {output.when(lock.expires_at)}")
     return 0
@@ -440,7 +452,8 @@ def cmd_history(args: argparse.Namespace, as_json: bool) -> int:
         q.show(args.key)  # says "no such item" instead of printing an empty history
         events = q.history(args.key)
     if as_json:
-        output.dump_json([e.to_dict() for e in events])
+        # Like `show` and `locks`: anyone may read the history, but a live token is the holder's.
+        output.dump_json([{k: v for k, v in e.to_dict().items() if k != "token"} for e in events])
     else:
         output.history(events)
     return 0

@@ -27,7 +27,8 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def dump_json(data: Any, out: TextIO = sys.stdout) -> None:
+def dump_json(data: Any, out: TextIO | None = None) -> None:
+    out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     json.dump(data, out, default=_json_default, indent=2, ensure_ascii=False)
     out.write("\n")
 
@@ -48,7 +49,8 @@ def _cell(value: Any) -> str:
     return text if len(text) <= 70 else text[:67] + "..."
 
 
-def table(headers: list[str], rows: Iterable[list[Any]], out: TextIO = sys.stdout) -> None:
+def table(headers: list[str], rows: Iterable[list[Any]], out: TextIO | None = None) -> None:
+    out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     cells = [[_cell(v) for v in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
     out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip() + "\n")
@@ -56,7 +58,8 @@ def table(headers: list[str], rows: Iterable[list[Any]], out: TextIO = sys.stdou
         out.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
 
 
-def item(values: Mapping[str, Any], out: TextIO = sys.stdout) -> None:
+def item(values: Mapping[str, Any], out: TextIO | None = None) -> None:
+    out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     width = max((len(k) for k in values), default=0)
     for name, value in values.items():
         text = "" if value is None else str(value)
@@ -66,7 +69,8 @@ def item(values: Mapping[str, Any], out: TextIO = sys.stdout) -> None:
             out.write(f"  {' ' * width}  {line}\n")
 
 
-def claim(result: models.Claim, out: TextIO = sys.stdout, hide: set[str] | None = None) -> None:
+def claim(result: models.Claim, out: TextIO | None = None, hide: set[str] | None = None) -> None:
+    out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     lock = result.lock
     verb = "Resumed" if result.resumed else "Claimed"
     out.write(f"{verb} {lock.queue} {lock.key} until {when(lock.expires_at)} "
@@ -75,7 +79,8 @@ def claim(result: models.Claim, out: TextIO = sys.stdout, hide: set[str] | None 
     item({k: v for k, v in result.item.items() if k not in (hide or set())}, out)
 
 
-def locks(rows: list[models.Lock], *, show_token: bool, out: TextIO = sys.stdout) -> None:
+def locks(rows: list[models.Lock], *, show_token: bool, out: TextIO | None = None) -> None:
+    out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     if not rows:
         out.write("no locks\n")
         return
@@ -88,7 +93,8 @@ def locks(rows: list[models.Lock], *, show_token: bool, out: TextIO = sys.stdout
     table(headers, body, out)
 
 
-def history(events: list[models.Event], out: TextIO = sys.stdout) -> None:
+def history(events: list[models.Event], out: TextIO | None = None) -> None:
+    out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     if not events:
         out.write("no history\n")
         return

@@ -147,6 +147,7 @@ def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None
     reader.check_keys(data, _DATABASE_KEYS, "database")
     url = reader.string(data, "url", "database")
     assert url is not None
+    _refuse_password(reader, url)
     url = _resolve_sqlite_path(url, base_dir)
     method = reader.string(data, "claim_method", "database", required=False, default="auto")
     if method not in model.CLAIM_METHODS:
@@ -160,6 +161,20 @@ def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None
         connect_timeout=reader.integer(data, "connect_timeout", "database", 10, minimum=1),
         statement_timeout=reader.integer(data, "statement_timeout", "database", 30, minimum=1),
     )
+
+
+def _refuse_password(reader: _Reader, url: str) -> None:
+    """Passwords live in the OS keyring or the environment, never in a config file."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        has_password = bool(urlsplit(url).password)
+    except ValueError:
+        has_password = False
+    text = unquote(url).lower()
+    if has_password or re.search(r"(^|[;?&])(pwd|password)=[^;&]", text):
+        raise reader.fail("database.url", "must not contain a password; remove it and supply the password "
+                          "through the OS keyring or the WORKBENCH_DB_PASSWORD environment variable")
 
 
 def _resolve_sqlite_path(url: str, base_dir: Path | None) -> str:

@@ -158,3 +158,25 @@ def _token_mssql(element: new_token, compiler: Any, **kw: Any) -> str:
 @compiles(new_token, "sqlite")
 def _token_sqlite(element: new_token, compiler: Any, **kw: Any) -> str:
     return "lower(hex(randomblob(16)))"
+
+
+class add_milliseconds(FunctionElement[Any]):  # noqa: N801
+    """`when` plus a (small) whole number of milliseconds; used for SQL Server's legacy fence."""
+
+    inherit_cache = True
+    type = sa.DateTime()
+
+    def __init__(self, when: ColumnElement[Any], milliseconds: int) -> None:
+        super().__init__(when, sa.literal_column(str(int(milliseconds))))
+
+
+@compiles(add_milliseconds)
+def _add_ms_default(element: add_milliseconds, compiler: Any, **kw: Any) -> str:
+    when, ms = [compiler.process(c, **kw) for c in element.clauses]
+    return f"({when} + {ms} * INTERVAL '0.001' SECOND)"
+
+
+@compiles(add_milliseconds, "mssql")
+def _add_ms_mssql(element: add_milliseconds, compiler: Any, **kw: Any) -> str:
+    when, ms = [compiler.process(c, **kw) for c in element.clauses]
+    return f"DATEADD(millisecond, {ms}, {when})"

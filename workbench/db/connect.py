@@ -68,6 +68,7 @@ def create_engine(db: model.DatabaseConfig, config_path: str = "", *, create_sql
     if password:
         url = url.set(password=password)
     engine = sa.create_engine(url, connect_args=connect_args, **kwargs)
+    engine.workbench_connect_args = connect_args  # type: ignore[attr-defined]  # for Database's 2nd pool
     if backend == "sqlite":
         _sqlite_events(engine)
     elif backend in ("mysql", "mariadb") and db.clock == "utc":
@@ -163,6 +164,23 @@ class Database:
         self.engine = engine
         self.dialect = engine.dialect.name
         self.is_sqlite = self.dialect == "sqlite"
+        self._autocommit_engine: sa.Engine | None = None
+
+    @property
+    def autocommit_engine(self) -> sa.Engine:
+        """A second pool whose connections stay in autocommit, so that a one-statement operation is
+        exactly one round trip (no BEGIN, no COMMIT, no isolation switch per checkout)."""
+        if self._autocommit_engine is None:
+            self._autocommit_engine = sa.create_engine(
+                self.engine.url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None,
+                connect_args=getattr(self.engine, "workbench_connect_args", {}))
+            _idle_ping(self._autocommit_engine)
+        return self._autocommit_engine
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+        if self._autocommit_engine is not None:
+            self._autocommit_engine.dispose()
 
     def read(self, fn: Callable[[sa.Connection], T]) -> T:
         """Run `fn` in a short read transaction."""
@@ -175,8 +193,7 @@ class Database:
     def autocommit(self, fn: Callable[[sa.Connection], T]) -> T:
         """Run `fn` with autocommit: for single statements that are atomic on their own (one round trip)."""
         with dberrors.translated():
-            with self.engine.connect() as conn:
-                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            with self.autocommit_engine.connect() as conn:
                 return fn(conn)
 
     def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:

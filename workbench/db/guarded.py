@@ -64,8 +64,11 @@ class GuardedWriter:
         q = self.q
         if conn.execute(stmt, params).rowcount != 1:
             return None
-        row: Mapping[str, Any] = {"wb_key": params["wb_key"]}
-        if not shape.unlock:
+        row: Mapping[str, Any]
+        if shape.unlock:
+            now = sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware))
+            row = {"wb_key": params["wb_key"], "wb_now": conn.execute(sa.select(now)).scalar()}
+        else:
             row = conn.execute(sa.select(*q.lock_select_columns(q.now())).where(q.key == params["wb_key"])) \
                 .mappings().one()
             token = q.lock_from_row(row).token  # a legacy extend moves the lock time, hence the token
@@ -86,14 +89,13 @@ class GuardedWriter:
     def fence(self) -> sa.ColumnElement[bool]:
         q = self.q
         now = q.now()
+        # The user is part of the fence too: a token that leaked (a screenshot, a log) must not let
+        # someone else write under another person's lock.
+        key = q.key == sa.bindparam("wb_key", type_=q.key.type)
+        user = q.user == sa.bindparam("wb_user", type_=q.user.type)
         if q.token is not None:
-            return sa.and_(q.key == sa.bindparam("wb_key", type_=q.key.type),
-                           q.token == sa.bindparam("wb_token", type_=q.token.type), q.live(now))
-        time = sa.type_coerce(q.time, sa.DateTime()) if q.dialect == "sqlite" else q.time
-        return sa.and_(q.key == sa.bindparam("wb_key", type_=q.key.type),
-                       q.user == sa.bindparam("wb_user", type_=q.user.type),
-                       time == sa.bindparam("wb_time", type_=sa.DateTime() if q.dialect == "sqlite" else q.time.type),
-                       q.live(now))
+            return sa.and_(key, q.token == sa.bindparam("wb_token", type_=q.token.type), user, q.live(now))
+        return sa.and_(key, user, q.legacy_time_matches(sa.bindparam("wb_time", type_=sa.DateTime())), q.live(now))
 
     def _build(self, shape: Shape) -> sa.Executable:
         q = self.q

@@ -298,14 +298,26 @@ class BoundQueue:
 
     def fence(self, key: Any, token: str, user: str, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """The compare-and-set guard: this row, this exact lock, still live."""
-        parts = [self.key == key, self.live(now)]
+        parts = [self.key == key, self.user == user, self.live(now)]
         if self.token is not None:
             parts.append(self.token == token)
         else:
-            # On SQLite compare as DateTime so the bound value has the same text form we write.
-            time = sa.type_coerce(self.time, sa.DateTime()) if self.dialect == "sqlite" else self.time
-            parts += [self.user == user, time == self.decode_legacy_token(token)]
+            parts.append(self.legacy_time_matches(self.decode_legacy_token(token)))
         return sa.and_(*parts)
+
+    def legacy_time_matches(self, value: Any) -> sa.ColumnElement[bool]:
+        """Does the lock time equal the one encoded in a legacy token (the fence of token-less tables)?"""
+        if self.dialect == "sqlite":
+            # Compare as DateTime so the bound value has the same text form we write.
+            return sa.type_coerce(self.time, sa.DateTime()) == sa.type_coerce(value, sa.DateTime())
+        if self.dialect == "mssql":
+            # DATETIME keeps 1/300 s and DATETIME2(7) 100 ns, neither of which survives a round trip
+            # through Python's microseconds exactly; a window of a few milliseconds is still a fence,
+            # as one user cannot claim the same row twice within it.
+            if not isinstance(value, sa.ColumnElement):
+                value = sa.bindparam(None, value, type_=sa.DateTime())
+            return sa.and_(self.time > clock.add_milliseconds(value, -4), self.time < clock.add_milliseconds(value, 4))
+        return self.time == value
 
     def decode_legacy_token(self, token: str) -> Any:
         if not token.startswith(LEGACY_TOKEN_PREFIX):

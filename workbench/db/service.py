@@ -34,7 +34,7 @@ class Workbench:
         return cls(config, engine)
 
     def close(self) -> None:
-        self.engine.dispose()
+        self.db.dispose()
 
     def __enter__(self) -> "Workbench":
         return self

@@ -188,9 +188,8 @@ class WorkQueue:
                 return models.Completion(queue=self.name, key=key, owner=user, token=token,
                                          outcome=replay.outcome or chosen.name, at=replay.at, replayed=True)
             raise self._lost(key, token, user)
-        at = self.db.read(lambda conn: conn.execute(sa.select(sa.type_coerce(self.q.now(), sa.DateTime()))).scalar())
         return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=chosen.name,
-                                 at=_utc(at, self.q.local_clock))
+                                 at=_utc(row["wb_now"], self.q.local_clock))
 
     def release(self, user: str, key: Any, token: str, reason: str | None = None) -> None:
         """Give the item back to the pool (not served to this user again during the cool-down)."""

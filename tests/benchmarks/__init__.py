@@ -1,0 +1,1 @@
+"""Benchmarks of the claim path: scripts that print figures, not tests (see README.md)."""

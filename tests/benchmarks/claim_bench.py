@@ -1,0 +1,214 @@
+"""Claim + complete throughput and latency of N concurrent processes; on PostgreSQL beside two reference loops."""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import queue
+import sys
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from tests.benchmarks import harness
+
+SETUP_TIMEOUT = 300.0  # seconds for all processes to start, import, connect and warm up (a busy 2-core box)
+ROWS = ["pairs/s", "claim p50 ms", "claim p99 ms", "complete p50 ms", "complete p99 ms", "pairs", "window s",
+        "errors"]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.claim_bench", description=__doc__)
+    parser.add_argument("--backend", choices=harness.BACKENDS, default="postgresql")
+    parser.add_argument("--url", help="admin URL of an existing server (e.g. postgresql+psycopg://postgres@host/"
+                                      "postgres); fresh databases are created on it and dropped afterwards. "
+                                      "Default: start a throwaway server")
+    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--rows", type=int, default=20_000, help="waiting rows in each fresh database")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured window (ends early if drained)")
+    parser.add_argument("--warmup", type=int, default=3, help="unmeasured pairs per process before the barrier")
+    parser.add_argument("--no-references", action="store_true",
+                        help="PostgreSQL: measure workbench only, not procrastinate and the hand-written loop")
+    args = parser.parse_args(argv)
+    if args.processes < 1 or args.rows < 1 or args.seconds <= 0:
+        parser.error("--processes, --rows and --seconds must be positive")
+    return args
+
+
+# -- one fresh database per implementation ------------------------------------------------------
+
+def setup_workbench(target: harness.Target, rows: int) -> dict[str, Any]:
+    url, timings = harness.build_workbench_db(target, "wbbench_workbench", rows)
+    return {"kind": "workbench", "url": url, "password": target.password, "db": "wbbench_workbench",
+            "setup": timings}
+
+
+def setup_hand_written(target: harness.Target, rows: int) -> dict[str, Any]:
+    import psycopg
+
+    target.fresh("wbbench_hand")
+    started = time.perf_counter()
+    with psycopg.connect(target.conninfo("wbbench_hand"), autocommit=True) as conn:
+        for statement in harness.HAND_SCHEMA:
+            conn.execute(statement)
+        conn.execute(harness.HAND_FILL, (rows,))
+        conn.execute("VACUUM ANALYZE jobs")
+    return {"kind": "hand-written", "conninfo": target.conninfo("wbbench_hand"), "db": "wbbench_hand",
+            "setup": {"fill": time.perf_counter() - started}}
+
+
+def setup_procrastinate(target: harness.Target, rows: int) -> dict[str, Any]:
+    import psycopg
+    from procrastinate import schema
+
+    target.fresh("wbbench_procrastinate")
+    started = time.perf_counter()
+    with psycopg.connect(target.conninfo("wbbench_procrastinate"), autocommit=True) as conn:
+        # No parameters: psycopg sends the whole schema file as one simple query, as
+        # `procrastinate schema --apply` does.
+        conn.execute(schema.SchemaManager.get_schema())
+        conn.execute(harness.PROC_FILL, (rows,))
+        conn.execute("VACUUM ANALYZE procrastinate_jobs")
+        conn.execute("VACUUM ANALYZE procrastinate_events")
+    return {"kind": "procrastinate", "conninfo": target.conninfo("wbbench_procrastinate"),
+            "db": "wbbench_procrastinate", "setup": {"fill": time.perf_counter() - started}}
+
+
+# Rows each implementation has finished, and rows still claimed, read after the run as a cross-check.
+_DONE_SQL = {
+    "workbench": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
+                  "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
+    "hand-written": ("SELECT count(*) FROM jobs WHERE status = 'done'",
+                     "SELECT count(*) FROM jobs WHERE status = 'doing'"),
+    "procrastinate": ("SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'",
+                      "SELECT count(*) FROM procrastinate_jobs WHERE status = 'doing'"),
+}
+
+
+def db_check(target: harness.Target, spec: dict[str, Any]) -> tuple[int, int]:
+    engine = sa.create_engine(target.url(spec["db"], with_password=True, native=True))
+    try:
+        with engine.connect() as conn:
+            done_sql, held_sql = _DONE_SQL[spec["kind"]]
+            return int(conn.exec_driver_sql(done_sql).scalar() or 0), int(conn.exec_driver_sql(held_sql).scalar() or 0)
+    finally:
+        engine.dispose()
+
+
+# -- running N processes together ---------------------------------------------------------------
+
+def run_processes(spec: dict[str, Any], processes: int, seconds: float, warmup: int) -> harness.LoopResult:
+    """Start the claimers, release them together through a barrier, merge what they report."""
+    # spawn: every claimer is a clean interpreter with its own engine and connections, as separate
+    # operators' PCs would be; nothing is inherited from the parent's pools.
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(processes)
+    out = ctx.Queue()
+    worker_spec = {k: v for k, v in spec.items() if k != "setup"}
+    procs = [ctx.Process(target=harness.worker_main, args=(worker_spec, i, barrier, out, seconds, warmup),
+                         daemon=True) for i in range(processes)]
+    for proc in procs:
+        proc.start()
+    reports: dict[int, dict[str, Any]] = {}
+    deadline = time.monotonic() + SETUP_TIMEOUT + seconds
+    # Results are read before join(): a child cannot exit while its queue data is unread.
+    while len(reports) < processes:
+        try:
+            report = out.get(timeout=1.0)
+            reports[report["index"]] = report
+            continue
+        except queue.Empty:
+            pass
+        for i, proc in enumerate(procs):
+            if i not in reports and not proc.is_alive() and proc.exitcode is not None:
+                try:  # it may have reported just before exiting
+                    report = out.get(timeout=1.0)
+                    reports[report["index"]] = report
+                    continue
+                except queue.Empty:
+                    pass
+                if i not in reports:
+                    # Died without a word (e.g. in interpreter start-up): free the others waiting at the barrier.
+                    reports[i] = {"index": i, "fatal": f"exited with code {proc.exitcode} before reporting"}
+                    barrier.abort()
+        if time.monotonic() > deadline:
+            barrier.abort()
+            for i in range(processes):
+                reports.setdefault(i, {"index": i, "fatal": "no report in time"})
+    for proc in procs:
+        proc.join(timeout=30)
+        if proc.is_alive():
+            proc.kill()
+    fatal = [r for r in reports.values() if "fatal" in r]
+    if fatal:
+        # A run with a claimer missing measures something else; show why and stop.
+        first = min(fatal, key=lambda r: "BrokenBarrierError" in r["fatal"])
+        raise SystemExit(f"{spec['kind']}: {len(fatal)} of {processes} claimers failed; "
+                         f"w{first['index']}:\n{first['fatal']}")
+    merged = harness.LoopResult()
+    for i in sorted(reports):
+        merged.merge(reports[i]["result"])
+    return merged
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    target = harness.Target.open(args.backend, args.url)
+    try:
+        print(f"claim_bench: {args.backend}, {args.processes} processes, {args.rows:,} rows per database, "
+              f"{args.seconds:g} s window, {args.warmup} warm-up pairs per process; {target.description}; "
+              f"{os.cpu_count()} CPUs", flush=True)
+        setups = [setup_workbench]
+        if args.backend == "postgresql" and not args.no_references:
+            setups += [setup_procrastinate, setup_hand_written]
+        specs = []
+        for setup in setups:
+            spec = setup(target, args.rows)
+            steps = ", ".join(f"{k} {v:.1f} s" for k, v in spec["setup"].items())
+            print(f"setup {spec['kind']}: {steps}", flush=True)
+            specs.append(spec)
+        results: dict[str, harness.LoopResult] = {}
+        checks: dict[str, tuple[int, int]] = {}
+        for spec in specs:
+            target.checkpoint()
+            print(f"running {spec['kind']} ...", flush=True)
+            results[spec["kind"]] = run_processes(spec, args.processes, args.seconds, args.warmup)
+            checks[spec["kind"]] = db_check(target, spec)
+        report(args, results, checks)
+    finally:
+        target.close()
+    return 0
+
+
+def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
+           checks: dict[str, tuple[int, int]]) -> None:
+    columns = {name: harness.figures(result) for name, result in results.items()}
+    short = {"procrastinate": "wb/proc", "hand-written": "wb/hand"}
+    ratios = [(short[name], "workbench", name) for name in results if name != "workbench"]
+    print()
+    print(harness.table(columns, ratios, ROWS))
+    if ratios:
+        print("(ratios: pairs/s below 1 and latencies above 1 mean workbench is slower)")
+    print()
+    for name, result in results.items():
+        done, held = checks[name]
+        counted = result.pairs + args.processes * args.warmup
+        print(f"{name}: {result.pairs:,} pairs measured, {result.empty} empty claims; in the database "
+              f"{done:,} done (measured + warm-up = {counted:,}), {held} still claimed")
+    lines = [line for name, result in results.items() for line in harness.error_report(name, result)]
+    print("errors by type:" if lines else "errors by type: none")
+    for line in lines:
+        print(line)
+    if args.backend == "sqlite":
+        wb = results["workbench"]
+        surfaced = sum(n for d, n in wb.errors.items() if harness.is_database_locked(d))
+        retried = sum(n for d, n in wb.driver_errors.items() if harness.is_database_locked(d))
+        print(f"sqlite: claim p99 {harness.fmt(columns['workbench']['claim p99 ms'])} ms; "
+              f"'database is locked': {surfaced} reached the caller, {retried} seen by the driver "
+              f"(retried inside workbench)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

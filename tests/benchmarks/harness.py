@@ -1,0 +1,636 @@
+"""Shared pieces of the claim benchmarks: databases to run on, the demo table filled fast, the timed loop, figures."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+import re
+import shutil
+import sqlite3
+import tempfile
+import threading
+import time
+import tomllib
+import traceback
+from pathlib import Path
+from typing import Any, Iterable, Protocol
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from tests import servers
+from workbench import demo
+from workbench.config import loader, model
+from workbench.core import errors
+from workbench.db import service
+from workbench.demo import schema
+
+BACKENDS = ("postgresql", "sqlite", "mariadb", "mariadb-odbc")
+QUEUE = "cases"
+OUTCOME = "resolved"
+LOCK_SECONDS = 3600  # far longer than any run: no lock may expire and be taken over mid-benchmark
+
+
+# -- where the databases live -----------------------------------------------------------------
+
+@dataclasses.dataclass
+class Target:
+    """A server (throwaway, or an existing one given by --url) or a directory of SQLite files."""
+
+    backend: str
+    server: servers.Server | None
+    password: str | None
+    admin_database: str
+    tmp: Path
+    description: str
+    created: list[str] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def open(cls, backend: str, url: str | None) -> "Target":
+        if backend not in BACKENDS:
+            raise SystemExit(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+        tmp = Path(tempfile.mkdtemp(prefix="wb-bench-"))
+        if backend == "sqlite":
+            if url:
+                raise SystemExit("--url applies to server backends only; SQLite runs on files in a temp dir")
+            return cls(backend, None, None, "", tmp, f"SQLite {sqlite3.sqlite_version}, files in {tmp}")
+        kind = "postgresql" if backend == "postgresql" else "mariadb"
+        if backend == "mariadb-odbc":
+            servers.odbc_driver_name()  # fail before any setup if the driver is missing
+        if url:
+            parsed = sa.make_url(url)
+            family = parsed.get_backend_name()
+            if (kind == "postgresql") != (family == "postgresql"):
+                raise SystemExit(f"--url is a {family} URL but the backend is {backend}")
+            default_port, default_user = (5432, "postgres") if kind == "postgresql" else (3306, "root")
+            server = servers.Server(kind, parsed.host or "127.0.0.1", parsed.port or default_port,
+                                    parsed.username or default_user, stop=lambda: None, external=True)
+            admin = parsed.database or ("postgres" if kind == "postgresql" else "mysql")
+            return cls(backend, server, parsed.password, admin, tmp,
+                       f"existing {kind} server at {server.host}:{server.port}")
+        try:
+            server = servers.start_postgres() if kind == "postgresql" else servers.start_mariadb()
+        except servers.ServerUnavailable as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise SystemExit(f"cannot start a throwaway {kind} server: {exc}") from None
+        admin = "postgres" if kind == "postgresql" else "mysql"
+        where = "existing" if server.external else "throwaway"
+        return cls(backend, server, None, admin, tmp, f"{where} {kind} server at {server.host}:{server.port}")
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.server is None
+
+    def url(self, name: str, *, with_password: bool = False, native: bool = False) -> str:
+        """SQLAlchemy URL of database `name`. `native` forces PyMySQL on mariadb-odbc (fast bulk loads)."""
+        if self.server is None:
+            return f"sqlite:///{self.tmp / (name + '.db')}"
+        driver = "pyodbc" if self.backend == "mariadb-odbc" and not native else None
+        text = self.server.url(name, driver=driver)
+        if with_password and self.password:
+            return sa.make_url(text).set(password=self.password).render_as_string(hide_password=False)
+        return text
+
+    def conninfo(self, name: str) -> str:
+        """libpq connection string of database `name` (PostgreSQL references)."""
+        from psycopg import conninfo
+
+        assert self.server is not None and self.server.kind == "postgresql"
+        extra = {"password": self.password} if self.password else {}
+        return conninfo.make_conninfo(host=self.server.host, port=self.server.port, user=self.server.user,
+                                      dbname=name, application_name="claim-bench", **extra)
+
+    def admin(self) -> sa.Engine:
+        return sa.create_engine(self.url(self.admin_database, with_password=True, native=True),
+                                isolation_level="AUTOCOMMIT")
+
+    def fresh(self, name: str) -> str:
+        """Create an empty database `name` (replacing one left over) and return its workbench URL."""
+        if self.server is None:
+            self._remove_sqlite(name)
+        else:
+            engine = self.admin()
+            try:
+                with engine.connect() as conn:
+                    quoted = engine.dialect.identifier_preparer.quote(name)
+                    force = " WITH (FORCE)" if self.server.kind == "postgresql" else ""
+                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}{force}")
+                    conn.exec_driver_sql(f"CREATE DATABASE {quoted}")
+            finally:
+                engine.dispose()
+        self.created.append(name)
+        return self.url(name)
+
+    def checkpoint(self) -> None:
+        """Flush dirty pages now so that a checkpoint does not land inside the next measured run."""
+        if self.server is None or self.server.kind != "postgresql":
+            return
+        engine = self.admin()
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql("CHECKPOINT")
+        except sa.exc.DBAPIError:
+            pass  # not a superuser on an existing server: measure without
+        finally:
+            engine.dispose()
+
+    def _remove_sqlite(self, name: str) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            (self.tmp / f"{name}.db{suffix}").unlink(missing_ok=True)
+
+    def close(self) -> None:
+        try:
+            if self.server is not None and self.server.external:
+                # Someone else's server: take our databases away, leave the server running.
+                engine = self.admin()
+                try:
+                    with engine.connect() as conn:
+                        for name in self.created:
+                            quoted = engine.dialect.identifier_preparer.quote(name)
+                            force = " WITH (FORCE)" if self.server.kind == "postgresql" else ""
+                            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}{force}")
+                finally:
+                    engine.dispose()
+            elif self.server is not None:
+                self.server.stop()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# -- the demo table, filled fast --------------------------------------------------------------
+
+def bench_config(url: str) -> model.Config:
+    """The demo config on `url`; the cases queue with long locks, no per-user limit and no cool-down."""
+    config = loader.parse(tomllib.loads(demo.config_text(url)), "claim-bench.toml")
+    cases = dataclasses.replace(config.queues[QUEUE], lock_seconds=LOCK_SECONDS,
+                                max_lock_seconds=max(LOCK_SECONDS, config.queues[QUEUE].max_lock_seconds or 0),
+                                max_locks_per_user=0, release_cooldown_seconds=0)
+    return dataclasses.replace(config, queues={**config.queues, QUEUE: cases})
+
+
+def waiting_predicate(rows: int, fraction: float, layout: str) -> str:
+    """SQL on the row number g: which rows are waiting ('new'); the rest are completed ('resolved')."""
+    waiting = round(rows * fraction)
+    if waiting >= rows:
+        return "1 = 1"
+    if layout == "newest":
+        # As in a real helpdesk table: old cases are resolved, the most recent ones wait.
+        return f"g > {rows - waiting}"
+    every = max(1, round(1 / fraction))
+    return f"g % {every} = 0"
+
+
+_CATEGORY = ("CASE g % 6 WHEN 0 THEN 'Hardware' WHEN 1 THEN 'Software' WHEN 2 THEN 'Network' "
+             "WHEN 3 THEN 'Access' WHEN 4 THEN 'Email' ELSE 'Printing' END")
+_COLUMNS = ("case_id, opened_at, customer, email, subject, description, category, priority, status, due_at, "
+            "resolution, time_spent_min")
+
+# One INSERT … SELECT per dialect, generating the rows in the server: a million rows in seconds
+# where a client-side executemany takes minutes. opened_at rises with case_id, one minute apart.
+_FILL = {
+    "postgresql": f"""
+        INSERT INTO cases ({_COLUMNS})
+        SELECT g, TIMESTAMP '2020-01-01' + g * INTERVAL '1 minute', 'Customer ' || (g % 997),
+               'customer' || (g % 997) || '@example.com', 'Case ' || g, 'Generated for the benchmark.',
+               {_CATEGORY}, 1 + (g * 7) % 4, CASE WHEN {{w}} THEN 'new' ELSE 'resolved' END,
+               TIMESTAMP '2020-01-01' + (g + 4320) * INTERVAL '1 minute',
+               CASE WHEN {{w}} THEN NULL ELSE 'Done.' END, CASE WHEN {{w}} THEN NULL ELSE 30 END
+          FROM generate_series(1, {{n}}) AS s(g)""",
+    "sqlite": f"""
+        INSERT INTO cases ({_COLUMNS})
+        WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < {{n}})
+        SELECT g, strftime('%Y-%m-%d %H:%M:%S', '2020-01-01', g || ' minutes') || '.000000',
+               'Customer ' || (g % 997), 'customer' || (g % 997) || '@example.com', 'Case ' || g,
+               'Generated for the benchmark.', {_CATEGORY}, 1 + (g * 7) % 4,
+               CASE WHEN {{w}} THEN 'new' ELSE 'resolved' END,
+               strftime('%Y-%m-%d %H:%M:%S', '2020-01-01', (g + 4320) || ' minutes') || '.000000',
+               CASE WHEN {{w}} THEN NULL ELSE 'Done.' END, CASE WHEN {{w}} THEN NULL ELSE 30 END
+          FROM s""",
+    # MariaDB's Sequence engine (seq_1_to_N) is built in since 10.1.
+    "mariadb": f"""
+        INSERT INTO cases ({_COLUMNS})
+        SELECT g, DATE_ADD('2020-01-01', INTERVAL g MINUTE), CONCAT('Customer ', g % 997),
+               CONCAT('customer', g % 997, '@example.com'), CONCAT('Case ', g), 'Generated for the benchmark.',
+               {_CATEGORY}, 1 + (g * 7) % 4, CASE WHEN {{w}} THEN 'new' ELSE 'resolved' END,
+               DATE_ADD('2020-01-01', INTERVAL g + 4320 MINUTE),
+               CASE WHEN {{w}} THEN NULL ELSE 'Done.' END, CASE WHEN {{w}} THEN NULL ELSE 30 END
+          FROM (SELECT seq AS g FROM seq_1_to_{{n}}) AS s""",
+}
+
+
+def create_demo_tables(engine: sa.Engine) -> sa.Table:
+    """The demo's two tables, empty (import_rows must exist: attach_all reflects every queue's table)."""
+    metadata = sa.MetaData()
+    cases, _ = schema.build(metadata)
+    metadata.drop_all(engine)
+    metadata.create_all(engine)
+    return cases
+
+
+def fill_cases(engine: sa.Engine, table: sa.Table, rows: int, *, fraction: float = 1.0,
+               layout: str = "newest") -> None:
+    """Insert `rows` cases; `fraction` of them waiting (status 'new'), the others 'resolved'."""
+    dialect = "mariadb" if engine.dialect.name in ("mysql", "mariadb") else engine.dialect.name
+    sql = _FILL.get(dialect)
+    where = waiting_predicate(rows, fraction, layout)
+    if sql is not None and rows > 0:
+        try:
+            with engine.begin() as conn:
+                # no_parameters: the driver gets the text as written, without %-interpolation.
+                conn.execution_options(no_parameters=True).exec_driver_sql(sql.format(n=rows, w=where))
+            return
+        except sa.exc.ProgrammingError:
+            if dialect != "mariadb":
+                raise  # only the Sequence engine may be missing (a server built without it)
+    _fill_in_chunks(engine, table, rows, fraction, layout)
+
+
+def _fill_in_chunks(engine: sa.Engine, table: sa.Table, rows: int, fraction: float, layout: str) -> None:
+    import datetime as dt
+
+    waiting = round(rows * fraction)
+    every = max(1, round(1 / fraction)) if fraction > 0 else rows + 1
+    base = dt.datetime(2020, 1, 1)
+    categories = ("Printing", "Hardware", "Software", "Network", "Access", "Email")
+    chunk: list[dict[str, Any]] = []
+    with engine.begin() as conn:
+        for g in range(1, rows + 1):
+            new = g > rows - waiting if layout == "newest" else g % every == 0
+            opened = base + dt.timedelta(minutes=g)
+            chunk.append({"case_id": g, "opened_at": opened, "customer": f"Customer {g % 997}",
+                          "email": f"customer{g % 997}@example.com", "subject": f"Case {g}",
+                          "description": "Generated for the benchmark.", "category": categories[(g + 1) % 6],
+                          "priority": 1 + (g * 7) % 4, "status": "new" if new else "resolved",
+                          "due_at": opened + dt.timedelta(days=3), "resolution": None if new else "Done.",
+                          "time_spent_min": None if new else 30})
+            if len(chunk) == 10_000:
+                conn.execute(sa.insert(table), chunk)
+                chunk = []
+        if chunk:
+            conn.execute(sa.insert(table), chunk)
+
+
+def analyze(engine: sa.Engine, *tables: str) -> None:
+    """Fresh planner statistics (and on PostgreSQL a vacuumed table), as a table in service would have."""
+    with engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        for table in tables:
+            if engine.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"VACUUM ANALYZE {table}")
+            elif engine.dialect.name == "sqlite":
+                conn.exec_driver_sql(f"ANALYZE {table}")
+            else:
+                conn.exec_driver_sql(f"ANALYZE TABLE {table}").fetchall()
+
+
+def build_workbench_db(target: Target, name: str, rows: int, *, fraction: float = 1.0,
+                       layout: str = "newest") -> tuple[str, dict[str, float]]:
+    """A fresh database with the demo cases table filled, workbench initialised and the claim indexes made.
+
+    Returns the workbench URL and the seconds each setup step took.
+    """
+    url = target.fresh(name)
+    timings: dict[str, float] = {}
+    load = sa.create_engine(target.url(name, with_password=True, native=True))
+    try:
+        started = time.perf_counter()
+        table = create_demo_tables(load)
+        fill_cases(load, table, rows, fraction=fraction, layout=layout)
+        timings["fill"] = time.perf_counter() - started
+    finally:
+        load.dispose()
+    started = time.perf_counter()
+    with service.Workbench.open(bench_config(url), password=target.password) as wb:
+        wb.init()
+        demo.attach_all(wb)  # the indexes `workbench attach --apply` would create
+        timings["init+attach"] = time.perf_counter() - started
+        started = time.perf_counter()
+        analyze(wb.engine, "cases")
+        timings["analyze"] = time.perf_counter() - started
+    return url, timings
+
+
+# -- what is measured ---------------------------------------------------------------------------
+
+class Ops(Protocol):
+    """One claimer: claim one item (None when nothing is waiting) and complete it."""
+
+    def claim(self) -> Any | None: ...
+
+    def complete(self, handle: Any) -> None: ...
+
+    def close(self) -> None: ...
+
+    def driver_errors(self) -> dict[str, int]: ...
+
+
+class WorkbenchOps:
+    """workbench's public API, through its own engine, as one operator."""
+
+    def __init__(self, url: str, password: str | None, user: str) -> None:
+        self.wb = service.Workbench.open(bench_config(url), password=password)
+        self._seen: collections.Counter[str] = collections.Counter()
+        self._seen_lock = threading.Lock()
+
+        # Every DBAPI error, including those workbench retries internally (SQLite busy, deadlock
+        # victims): a retried "database is locked" is invisible to the caller but costs latency.
+        @event.listens_for(self.wb.engine, "handle_error")
+        def _seen(context: Any) -> None:
+            with self._seen_lock:
+                self._seen[describe(context.original_exception)] += 1
+
+        self.queue = self.wb.queue(QUEUE)
+        self.user = user
+
+    def claim(self) -> tuple[Any, str] | None:
+        try:
+            claimed = self.queue.claim_next(self.user, 1)
+        except errors.NothingToClaim as exc:
+            if exc.reason == "empty":
+                return None
+            raise
+        return claimed[0].lock.key, claimed[0].lock.token
+
+    def complete(self, handle: tuple[Any, str]) -> None:
+        self.queue.complete(self.user, handle[0], handle[1], outcome=OUTCOME)
+
+    def close(self) -> None:
+        self.wb.close()
+
+    def driver_errors(self) -> dict[str, int]:
+        return dict(self._seen)
+
+
+class FenceFailed(Exception):
+    """A reference's complete matched no row: its claim was not (or no longer) ours."""
+
+
+# The minimal hand-written loop: what a careful developer would write without a framework.
+HAND_SCHEMA = [
+    """CREATE TABLE jobs (id bigint PRIMARY KEY, status text NOT NULL, locked_by text, locked_at timestamptz,
+                          token text, payload text)""",
+    "CREATE INDEX jobs_todo ON jobs (id) WHERE status = 'todo'",
+]
+HAND_FILL = "INSERT INTO jobs (id, status, payload) SELECT g, 'todo', 'job ' || g FROM generate_series(1, %s) g"
+HAND_CLAIM = """UPDATE jobs SET status = 'doing', locked_by = %s, locked_at = now(), token = md5(random()::text)
+                 WHERE id = (SELECT id FROM jobs WHERE status = 'todo' ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)
+                RETURNING *"""
+HAND_COMPLETE = "UPDATE jobs SET status = 'done' WHERE id = %s AND token = %s"
+
+
+class HandWrittenOps:
+    def __init__(self, conninfo: str, user: str) -> None:
+        import psycopg
+        from psycopg import rows
+
+        self.conn = psycopg.connect(conninfo, autocommit=True, row_factory=rows.dict_row)
+        self.user = user
+
+    def claim(self) -> tuple[int, str] | None:
+        row = self.conn.execute(HAND_CLAIM, (self.user,)).fetchone()
+        return None if row is None else (row["id"], row["token"])
+
+    def complete(self, handle: tuple[int, str]) -> None:
+        if self.conn.execute(HAND_COMPLETE, handle).rowcount != 1:
+            raise FenceFailed(f"job {handle[0]} was not ours to complete")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def driver_errors(self) -> dict[str, int]:
+        return {}
+
+
+# procrastinate's own SQL functions (fetch_job_v2 / finish_job_v1 in procrastinate 3.x), called the
+# way its worker calls them (procrastinate/sql/queries.sql), minus the Python job machinery around them.
+PROC_FILL = ("INSERT INTO procrastinate_jobs (queue_name, task_name, status) "
+             "SELECT 'default', 'bench', 'todo' FROM generate_series(1, %s)")
+PROC_REGISTER = "SELECT worker_id FROM procrastinate_register_worker_v1()"
+PROC_FETCH = "SELECT id FROM procrastinate_fetch_job_v2(%s::varchar[], %s)"
+PROC_FINISH = "SELECT procrastinate_finish_job_v1(%s, 'succeeded', false)"
+
+
+class ProcrastinateOps:
+    def __init__(self, conninfo: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(conninfo, autocommit=True)
+        row = self.conn.execute(PROC_REGISTER).fetchone()
+        assert row is not None
+        self.worker_id = row[0]
+
+    def claim(self) -> int | None:
+        row = self.conn.execute(PROC_FETCH, (["default"], self.worker_id)).fetchone()
+        # The function returns one all-NULL row when no job is free.
+        return None if row is None or row[0] is None else int(row[0])
+
+    def complete(self, handle: int) -> None:
+        self.conn.execute(PROC_FINISH, (handle,))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def driver_errors(self) -> dict[str, int]:
+        return {}
+
+
+def make_ops(spec: dict[str, Any], user: str) -> Ops:
+    kind = spec["kind"]
+    if kind == "workbench":
+        return WorkbenchOps(spec["url"], spec.get("password"), user)
+    if kind == "hand-written":
+        return HandWrittenOps(spec["conninfo"], user)
+    if kind == "procrastinate":
+        return ProcrastinateOps(spec["conninfo"])
+    raise ValueError(kind)
+
+
+# -- the timed loop -----------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class LoopResult:
+    claim: list[float] = dataclasses.field(default_factory=list)  # seconds per successful claim
+    complete: list[float] = dataclasses.field(default_factory=list)  # seconds per successful complete
+    pairs: int = 0
+    duration: float = 0.0  # this claimer's own measured window
+    empty: int = 0  # claims that found nothing waiting
+    errors: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    driver_errors: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    stopped: str = ""
+
+    def merge(self, other: "LoopResult", *, concurrent: bool = True) -> None:
+        """Add another claimer's figures (concurrent: same window) or a later stretch of the same one."""
+        self.claim += other.claim
+        self.complete += other.complete
+        self.pairs += other.pairs
+        # Concurrent claimers start together at the barrier, so the window is the longest of them.
+        self.duration = max(self.duration, other.duration) if concurrent else self.duration + other.duration
+        self.empty += other.empty
+        self.errors.update(other.errors)
+        self.driver_errors.update(other.driver_errors)
+        if other.stopped and other.stopped not in self.stopped:
+            self.stopped = "; ".join(filter(None, [self.stopped, other.stopped]))
+
+
+EMPTY_TRIES = 3  # a claimer sees "empty" this many times in a row before it believes the queue is drained
+MAX_ERRORS_IN_A_ROW = 200
+
+
+def warm_up(ops: Ops, pairs: int) -> None:
+    """A few unmeasured pairs: connections opened, statements compiled and prepared."""
+    for _ in range(pairs):
+        handle = ops.claim()
+        if handle is None:
+            return
+        ops.complete(handle)
+
+
+def run_loop(ops: Ops, *, seconds: float | None = None, pairs: int | None = None) -> LoopResult:
+    """Claim one, complete it, again, until the time or the pair count is up or the queue is empty."""
+    result = LoopResult()
+    clock = time.perf_counter
+    started = clock()
+    deadline = started + seconds if seconds is not None else math.inf
+    empty_in_a_row = errors_in_a_row = 0
+    last_pair_end = started
+    while clock() < deadline and (pairs is None or result.pairs < pairs):
+        t0 = clock()
+        try:
+            handle = ops.claim()
+        except Exception as exc:  # noqa: BLE001 - every failure is counted, by type
+            result.errors[describe(exc)] += 1
+            errors_in_a_row += 1
+            if errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
+                result.stopped = f"stopped after {errors_in_a_row} errors in a row"
+                break
+            continue
+        t1 = clock()
+        if handle is None:
+            # With SKIP LOCKED a claimer can see nothing while the last rows are being claimed by
+            # others; look again briefly before deciding the queue is drained.
+            result.empty += 1
+            empty_in_a_row += 1
+            if empty_in_a_row >= EMPTY_TRIES:
+                result.stopped = "queue empty"
+                # The window ends with the last pair, not after the pauses spent making sure.
+                result.duration = last_pair_end - started
+                break
+            time.sleep(0.02)
+            continue
+        empty_in_a_row = 0
+        result.claim.append(t1 - t0)
+        t2 = clock()
+        try:
+            ops.complete(handle)
+        except Exception as exc:  # noqa: BLE001
+            result.errors[describe(exc)] += 1
+            errors_in_a_row += 1
+            if errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
+                result.stopped = f"stopped after {errors_in_a_row} errors in a row"
+                break
+            continue
+        last_pair_end = clock()
+        result.complete.append(last_pair_end - t2)
+        result.pairs += 1
+        errors_in_a_row = 0
+    if not result.duration:
+        result.duration = clock() - started
+    result.driver_errors.update(ops.driver_errors())
+    return result
+
+
+def worker_main(spec: dict[str, Any], index: int, barrier: Any, out: Any, seconds: float, warmup: int) -> None:
+    """One claimer process: set up, wait at the barrier with the others, run the loop, send the figures."""
+    try:
+        ops = make_ops(spec, f"w{index}")
+        warm_up(ops, warmup)
+    except BaseException:  # noqa: BLE001 - report why, and release the others from the barrier
+        out.put({"index": index, "fatal": traceback.format_exc()})
+        barrier.abort()
+        return
+    try:
+        barrier.wait()
+        result = run_loop(ops, seconds=seconds)
+    except BaseException:  # noqa: BLE001
+        out.put({"index": index, "fatal": traceback.format_exc()})
+        return
+    finally:
+        ops.close()
+    out.put({"index": index, "result": result})
+
+
+# -- figures ------------------------------------------------------------------------------------
+
+def describe(exc: BaseException) -> str:
+    """An error's type and first message line, numbers blanked so that one kind of error counts once."""
+    lines = str(exc).strip().splitlines()
+    first = re.sub(r"\d+", "N", lines[0] if lines else "")[:100]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def is_database_locked(description: str) -> bool:
+    return "database is locked" in description.lower() or "stayed busy" in description.lower()
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile; NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def figures(result: LoopResult) -> dict[str, float]:
+    ms = 1000.0
+    return {
+        "pairs/s": result.pairs / result.duration if result.duration else math.nan,
+        "claim p50 ms": percentile(result.claim, 50) * ms,
+        "claim p99 ms": percentile(result.claim, 99) * ms,
+        "complete p50 ms": percentile(result.complete, 50) * ms,
+        "complete p99 ms": percentile(result.complete, 99) * ms,
+        "pairs": float(result.pairs),
+        "window s": result.duration,
+        "errors": float(sum(result.errors.values())),
+    }
+
+
+def fmt(value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    if value >= 1000 or value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if value >= 10 else f"{value:.3f}"
+
+
+def table(columns: dict[str, dict[str, float]], ratios: Iterable[tuple[str, str, str]] = (),
+          rows: Iterable[str] | None = None) -> str:
+    """Figures side by side; each ratio (label, a, b) adds a column a/b."""
+    ratios = list(ratios)
+    names = list(columns)
+    rows = list(rows or next(iter(columns.values())).keys())
+    header = [""] + names + [label for label, _, _ in ratios]
+    body = []
+    for row in rows:
+        line = [row] + [fmt(columns[n][row]) for n in names]
+        for _, a, b in ratios:
+            x, y = columns[a][row], columns[b][row]
+            line.append("-" if row in ("pairs", "window s", "errors") or not y or math.isnan(x) or math.isnan(y)
+                        else f"{x / y:.2f}")
+        body.append(line)
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    out = ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])])
+           for r in [header, *body]]
+    return "\n".join(out)
+
+
+def error_report(name: str, result: LoopResult) -> list[str]:
+    lines = []
+    for what, counter in (("errors", result.errors), ("driver errors (incl. retried inside workbench)",
+                                                        result.driver_errors)):
+        for description, count in counter.most_common():
+            lines.append(f"  {name}: {what}: {count} x {description}")
+    if result.stopped:
+        lines.append(f"  {name}: claimers ended: {result.stopped}")
+    return lines
