@@ -94,8 +94,8 @@ def bound(text: str, name: str) -> mapping.BoundQueue:
 
 
 def trail(name: str) -> audit.AuditTrail:
-    _, audit_table, _ = tables.build_metadata()
-    return audit.AuditTrail(audit_table, name)
+    metadata, audit_table, _ = tables.build_metadata()
+    return audit.AuditTrail(audit_table, name, metadata.tables[tables.COOLDOWN_TABLE])
 
 
 def demo_queue(name: str = "cases") -> mapping.BoundQueue:
@@ -132,7 +132,7 @@ def one_line(c: sa.engine.Compiled) -> str:
 
 @pytest.mark.parametrize("dialect", [mssql.dialect(), mssql_pyodbc.dialect()], ids=["mssql", "pyodbc"])
 def test_claim_pick_reads_past_locked_rows(dialect: sa.engine.Dialect) -> None:
-    (stmt,) = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
+    _, stmt = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
     sql = str(stmt.compile(dialect=dialect, compile_kwargs={"render_postcompile": True}))
     assert PICK_HINT == "WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)"
     assert "FROM cases WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)" in sql
@@ -141,7 +141,7 @@ def test_claim_pick_reads_past_locked_rows(dialect: sa.engine.Dialect) -> None:
 
 
 def test_claim_picks_top_n_in_queue_order_then_key() -> None:
-    (sql,) = claim_sql(demo_queue(), count=3)
+    _, sql = claim_sql(demo_queue(), count=3)
     assert "(SELECT TOP 3 cases.case_id AS wb_ckey," in sql
     assert "ORDER BY cases.priority ASC, cases.opened_at ASC, cases.case_id ASC) AS wb_pick" in sql
     assert sql.endswith("WHERE cases.case_id = wb_pick.wb_ckey")
@@ -150,22 +150,22 @@ def test_claim_picks_top_n_in_queue_order_then_key() -> None:
 
 
 def test_claim_room_limits_top() -> None:
-    (sql,) = claim_sql(demo_queue(), count=5, room=2)
+    _, sql = claim_sql(demo_queue(), count=5, room=2)
     assert "TOP 2 " in sql and "TOP 5" not in sql
 
 
 def test_claim_writes_the_lock_with_the_server_clock_and_a_server_token() -> None:
-    (sql,) = claim_sql(demo_queue())
+    _, sql = claim_sql(demo_queue())
     assert sql.startswith("UPDATE cases SET status=:param_1, wb_locked_by=:wb_locked_by, "
                           "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, :param_2, SYSUTCDATETIME()), "
                           "wb_lock_token=LOWER(REPLACE(CONVERT(VARCHAR(36), NEWID()), '-', '')) OUTPUT ")
-    (stmt,) = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
+    _, stmt = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
     params = compiled(stmt).params
     assert params["param_1"] == "open" and params["wb_locked_by"] == "alice" and params["param_2"] == 15 * 60
 
 
 def test_claim_returns_the_locked_row_with_output_inserted() -> None:
-    (sql,) = claim_sql(demo_queue())
+    _, sql = claim_sql(demo_queue())
     output = sql[sql.index(" OUTPUT "):sql.index(" FROM cases, ")]
     assert "inserted.case_id, inserted.opened_at," in output and "inserted.wb_lock_token," in output
     assert "inserted.case_id AS wb_key" in output and "inserted.wb_lock_token AS wb_token" in output
@@ -175,17 +175,18 @@ def test_claim_returns_the_locked_row_with_output_inserted() -> None:
 
 
 def test_claim_filter_constants_are_inlined_for_filtered_indexes() -> None:
-    (sql,) = claim_sql(demo_queue())
-    assert "WHERE cases.status IN ('new', 'open') AND (cases.wb_locked_by IS NULL OR cases.wb_locked_at IS NULL " \
-           "OR cases.wb_lock_expires IS NULL OR cases.wb_lock_expires <= SYSUTCDATETIME())" in sql
+    _, sql = claim_sql(demo_queue())
+    # The same constants as the filtered claim index: waiting and not locked.
+    assert "WHERE cases.status IN ('new', 'open') AND cases.wb_locked_by IS NULL AND NOT (EXISTS" in sql, sql
     (_, todo) = claim_sql(bound(STATUS_DRIVEN, "cases"))
-    assert "WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.status = 'new' AND" in todo
+    assert "WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.status = 'new' " \
+           "AND cases.wb_locked_by IS NULL ORDER BY" in todo
     # The values written stay bound parameters: only filter constants are inlined.
     assert "SET status=:param_1" in todo
 
 
 def test_claim_filter_constants_are_literal_execute_without_render_postcompile() -> None:
-    (stmt,) = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
+    _, stmt = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
     c = stmt.compile(dialect=DIALECT)
     assert re.search(r"cases\.status IN \(__\[POSTCOMPILE_\w+\]\)", str(c))
     todo = [b for b in c.binds.values() if b.value == ["new", "open"]]
@@ -194,20 +195,18 @@ def test_claim_filter_constants_are_literal_execute_without_render_postcompile()
 
 
 def test_cooldown_excludes_items_the_user_just_released() -> None:
-    (sql,) = claim_sql(demo_queue(), user="alice")
-    assert ("AND NOT (EXISTS (SELECT * FROM workbench_audit WHERE workbench_audit.queue = :queue_1 "
-            "AND workbench_audit.actor = :actor_1 AND workbench_audit.event = :event_1 "
-            "AND workbench_audit.at > DATEADD(second, :param_5, SYSUTCDATETIME()) "
-            "AND workbench_audit.item_key = CAST(cases.case_id AS VARCHAR(200))))") in sql
-    (stmt,) = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
+    _, sql = claim_sql(demo_queue(), user="alice")
+    assert ("AND NOT (EXISTS (SELECT * FROM workbench_cooldown WHERE workbench_cooldown.queue = :queue_1 "
+            "AND workbench_cooldown.actor = :actor_1 AND workbench_cooldown.until > SYSUTCDATETIME() "
+            "AND workbench_cooldown.item_key = CAST(cases.case_id AS VARCHAR(200))))") in sql
+    _, stmt = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
     params = compiled(stmt).params
-    assert (params["queue_1"], params["actor_1"], params["event_1"], params["param_5"]) == (
-        "cases", "alice", "release", -10 * 60)
+    assert (params["queue_1"], params["actor_1"]) == ("cases", "alice")
 
 
 def test_no_cooldown_subquery_without_cooldown_or_for_a_picked_item() -> None:
     assert all("EXISTS" not in sql for sql in claim_sql(bound(STATUS_DRIVEN, "cases")))
-    (picked,) = claim_sql(demo_queue(), key=42)
+    _, picked = claim_sql(demo_queue(), key=42)
     assert "EXISTS" not in picked and "AND cases.case_id = :case_id_1" in picked
 
 
@@ -220,16 +219,19 @@ def test_max_locks_counts_the_users_live_locks() -> None:
 
 def test_status_driven_queue_claims_expired_locks_in_their_own_branch_first() -> None:
     expired, todo = claim_sql(bound(STATUS_DRIVEN, "cases"))
-    assert ("WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.status = 'in_progress' "
-            "AND cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires <= SYSUTCDATETIME() ORDER BY") in expired
-    assert "cases.status = 'new'" not in expired
-    assert "cases.status = 'new' AND (cases.wb_locked_by IS NULL OR" in todo
+    # Expired locks: rows still waiting, or in the state a claim put them in.
+    assert ("WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.wb_locked_by IS NOT NULL AND "
+            "(cases.wb_locked_at IS NULL OR cases.wb_lock_expires IS NULL OR cases.wb_lock_expires <= "
+            "SYSUTCDATETIME()) AND (cases.status = 'new' OR cases.status = 'in_progress') ORDER BY") in expired
+    assert "cases.status = 'new' AND cases.wb_locked_by IS NULL" in todo
     assert "'in_progress'" not in todo
     assert all(PICK_HINT in sql and "OUTPUT inserted." in sql for sql in (expired, todo))
 
 
-def test_demo_queue_claims_in_one_statement() -> None:
-    assert len(claim_sql(demo_queue())) == 1  # on_claim keeps the row inside todo
+def test_every_queue_claims_expired_locks_first_then_free_rows() -> None:
+    expired, free = claim_sql(demo_queue())
+    assert "cases.wb_locked_by IS NOT NULL AND (cases.wb_locked_at IS NULL" in expired and "EXISTS" not in expired
+    assert "cases.wb_locked_by IS NULL" in free and "wb_lock_expires <=" not in free
 
 
 # -- guarded writes: UPDATE … WHERE key AND token AND lock still live --------------------------------
@@ -326,13 +328,14 @@ def test_legacy_extend_moves_the_lock_time() -> None:
 
 
 def test_legacy_claim_has_no_token_and_derives_expiry_from_lock_time() -> None:
-    (sql,) = claim_sql(bound(LEGACY, "orders"))
+    _, sql = claim_sql(bound(LEGACY, "orders"))
     assert "NEWID()" not in sql and "NULL AS wb_token" in sql and "NULL AS wb_prev_token" in sql
     assert sql.startswith("UPDATE orders SET locked_by=:locked_by, locked_at=SYSUTCDATETIME() OUTPUT ")
     assert "DATEADD(second, :param_1, inserted.locked_at) AS wb_expires" in sql
-    assert ("WHERE orders.state = 'new' AND (orders.locked_by IS NULL OR orders.locked_at IS NULL "
-            "OR orders.locked_at <= DATEADD(second, :param_4, SYSUTCDATETIME())) "
-            "ORDER BY orders.due DESC, orders.order_no ASC") in sql
+    assert "WHERE orders.state = 'new' AND orders.locked_by IS NULL ORDER BY orders.due DESC, orders.order_no ASC" in sql
+    expired, _ = claim_sql(bound(LEGACY, "orders"))
+    assert ("orders.locked_by IS NOT NULL AND (orders.locked_at IS NULL OR orders.locked_at <= "
+            "DATEADD(second, :param_3, SYSUTCDATETIME())) AND orders.state = 'new'") in expired
     assert "FROM orders WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)" in sql
 
 

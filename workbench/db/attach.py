@@ -89,29 +89,39 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
              for t in queue.order]
     filt = _conditions(queue, binder, queue.scope + queue.todo)
     where_kw = _PARTIAL.get(dialect)
-    result = []
     if where_kw:
-        where = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt))
-        result.append(sa.Index(_index_name(queue.name, "claim"), *order, key, **{where_kw: where}))
-        result.append(sa.Index(_index_name(table.name, "lock"), user, expiry, **{where_kw: user.is_not(None)}))
-    else:
-        # No partial indexes (MySQL/MariaDB): lead with the filter columns so that one range
-        # serves WHERE and ORDER BY; otherwise InnoDB sorts, and a sorting SKIP LOCKED pick locks
-        # every candidate row (OneUptime/oneuptime#3117).
-        equal = [col for cond, col, _ in filt if cond.op == "eq" or (cond.op == "in" and len(cond.value) == 1)]
-        ranged = [cond.key for cond, _, _ in filt if cond.op not in ("eq",) and
-                  not (cond.op == "in" and len(cond.value) == 1)]
-        if ranged:
-            notes.append("without partial indexes, the filter " + ", ".join(ranged) + " is not a single "
-                         "value, so the claim query sorts its candidates; if the queue is large, prefer a "
-                         "single-value todo (e.g. status = \"open\") or add an index that fits your data")
-        seen: list[sa.ColumnElement[Any]] = []
-        for col in [*equal, *order, key]:
-            if not any(str(col) == str(s) for s in seen):
-                seen.append(col)
-        result.append(sa.Index(_index_name(queue.name, "claim"), *seen))
-        result.append(sa.Index(_index_name(table.name, "lock"), user, expiry))
-    return result
+        # Free rows only: a claimed row leaves this index at once, so claims never step over a
+        # growing run of dead entries of locked rows at its head.
+        free = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt), user.is_(None))
+        locked = {where_kw: user.is_not(None)}
+        return [
+            sa.Index(_index_name(queue.name, "claim"), *order, key, **{where_kw: free}),
+            # "My locks", the per-user limit and the lock board.
+            sa.Index(_index_name(table.name, "lock"), user, expiry, **locked),
+            # Expired locks, which the claim serves first and `sweep` clears.
+            sa.Index(_index_name(table.name, "expiry"), expiry, **locked),
+        ]
+    # No partial indexes (MySQL/MariaDB): lead with the equality filters and the lock user
+    # (`IS NULL` is an equality to InnoDB), then the order, so that one index range is already
+    # in queue order. A filter that is not an equality cannot be served in order; the claim then
+    # reads a small window of candidates without locking first (mapping.BoundQueue.index_ordered).
+    # An IN list counts as an equality: the claim runs one query per listed value.
+    equal = [col for cond, col, _ in filt if cond.op in ("eq", "null", "in")]
+    other = [cond.key for cond, _, _ in filt if cond.op not in ("eq", "null", "in")]
+    if other:
+        notes.append("MySQL/MariaDB have no partial indexes: with " + ", ".join(other) + " not an exact "
+                     "value or list of values, the claim index cannot return rows in queue order, so each "
+                     "claim sorts the waiting rows it reads (without locking them); on a large queue prefer "
+                     "conditions such as status = \"open\" or status = [\"new\", \"open\"]")
+    leading: list[sa.ColumnElement[Any]] = []
+    for col in [*equal, user, *order, key]:
+        if not any(str(col) == str(seen) for seen in leading):
+            leading.append(col)
+    return [
+        sa.Index(_index_name(queue.name, "claim"), *leading),
+        sa.Index(_index_name(table.name, "lock"), user, expiry),
+        sa.Index(_index_name(table.name, "expiry"), expiry),
+    ]
 
 
 def render(conn: sa.Connection, attach: AttachPlan) -> str:

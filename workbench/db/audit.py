@@ -19,11 +19,24 @@ def _json_default(value: Any) -> Any:
 
 
 class AuditTrail:
-    """Builds audit rows for one queue; inserts run inside the caller's transaction."""
+    """Builds audit rows for one queue; inserts run inside the caller's transaction.
 
-    def __init__(self, table: sa.Table, queue: str) -> None:
-        self.table, self.queue = table, queue
+    Also keeps the release cool-down table (workbench_cooldown), the other record of what
+    people did that the claim consults.
+    """
+
+    def __init__(self, table: sa.Table, queue: str, cooldown: sa.Table | None = None) -> None:
+        self.table, self.queue, self.cooldown = table, queue, cooldown
         self._insert = sa.insert(table).values(at=clock.db_now())
+
+    def cool_down(self, conn: sa.Connection, key: Any, actor: str, seconds: int) -> None:
+        """Remember that `actor` released `key`, for `seconds`; forget their lapsed entries."""
+        if self.cooldown is None or seconds <= 0:
+            return
+        c = self.cooldown
+        conn.execute(sa.delete(c).where(c.c.queue == self.queue, c.c.actor == actor, c.c.until <= clock.db_now()))
+        conn.execute(sa.insert(c).values(queue=self.queue, actor=actor, item_key=str(key),
+                                         until=clock.add_seconds(clock.db_now(), sa.literal(seconds))))
 
     def row(self, kind: models.EventKind, key: Any, actor: str, *, owner: str | None = None,
             token: str | None = None, reason: str | None = None, outcome: str | None = None,

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, mapping
+from workbench.db import clock, connect, fastpath, mapping
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +36,8 @@ class GuardedWriter:
         self.db, self.q, self.trail = db, q, trail
         self.one_statement = db.dialect == "postgresql" and q.token is not None
         self._cache: dict[Shape, sa.Executable] = {}
+        self._fast: dict[Shape, fastpath.FastStatement] = {}
+        self._bind_processors: dict[Shape, list[tuple[int, Any]]] = {}
 
     def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
             reason: str | None = None, detail: Mapping[str, Any] | None = None,
@@ -56,8 +58,26 @@ class GuardedWriter:
                  "wb_a_key": str(key)}
         stmt = self._statement(shape)
         if self.one_statement:
-            return self.db.autocommit(lambda conn: conn.execute(stmt, {**params, **audit}).mappings().first())
+            values = {**params, **audit}
+            if shape not in self._fast:
+                self._fast[shape] = fastpath.FastStatement(self.db.autocommit_engine, stmt, values)
+            for i, processor in self._processors(shape):
+                values[f"wb_e{i}"] = processor(values[f"wb_e{i}"])
+            rows = self._fast[shape].run(values)
+            return rows[0] if rows else None
         return self.db.write(lambda conn: self._two_step(conn, stmt, shape, params, audit, token))
+
+    def _processors(self, shape: Shape) -> list[tuple[int, Any]]:
+        """Bind processors of edited columns (e.g. JSON), which the fast path must apply itself."""
+        if shape not in self._bind_processors:
+            dialect = self.db.autocommit_engine.dialect
+            found = []
+            for i, name in enumerate(shape.edits):
+                processor = self.q.table.c[name].type._cached_bind_processor(dialect)
+                if processor is not None:
+                    found.append((i, processor))
+            self._bind_processors[shape] = found
+        return self._bind_processors[shape]
 
     def _two_step(self, conn: sa.Connection, stmt: sa.Executable, shape: Shape, params: dict[str, Any],
                   audit: dict[str, Any], token: str) -> Mapping[str, Any] | None:
@@ -77,6 +97,8 @@ class GuardedWriter:
                                                owner=audit["wb_a_actor"], token=token,
                                                reason=audit["wb_a_reason"], outcome=shape.outcome,
                                                detail=detail)])
+        if shape.kind == models.EventKind.RELEASE:
+            self.trail.cool_down(conn, params["wb_key"], audit["wb_a_actor"], q.config.release_cooldown_seconds)
         return row
 
     # -- statements -------------------------------------------------------------------------
@@ -129,7 +151,19 @@ class GuardedWriter:
             sa.bindparam("wb_a_outcome", type_=sa.String()), sa.bindparam("wb_a_detail", type_=sa.Text()),
         ).select_from(upd)
         cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
-        return sa.select(upd).add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
+        stmt = sa.select(upd).add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
+        c = self.trail.cooldown
+        if shape.kind == models.EventKind.RELEASE and c is not None and q.config.release_cooldown_seconds > 0:
+            actor = sa.bindparam("wb_a_actor", type_=sa.String())
+            until = clock.add_seconds(clock.db_now(), sa.bindparam(None, q.config.release_cooldown_seconds,
+                                                                   type_=sa.Integer()))
+            remember = sa.select(sa.literal(q.name), actor, sa.bindparam("wb_a_key", type_=sa.String()), until) \
+                .select_from(upd)
+            stmt = stmt.add_cte(
+                sa.insert(c).from_select(["queue", "actor", "item_key", "until"], remember).cte("wb_cool"),
+                sa.delete(c).where(c.c.queue == q.name, c.c.actor == actor, c.c.until <= clock.db_now())
+                .cte("wb_lapsed"))
+        return stmt
 
     def _new_expiry(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
         """now + lock duration, but never past claim time + max_lock_duration."""

@@ -30,6 +30,14 @@ def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: st
                                  file=config_path, key=f"queues.{queue.name}.table") from None
 
 
+MAX_VARIANTS = 8  # IN-list combinations worth one query each; beyond that, read a window instead
+
+
+def is_equality(condition: model.Condition) -> bool:
+    """Can an index serve this condition as one exact value (so the rest of the index stays ordered)?"""
+    return condition.op in ("eq", "null") or (condition.op == "in" and len(condition.value) == 1)
+
+
 class _Binder:
     """Resolves configured names against the reflected table, failing with the config key."""
 
@@ -103,6 +111,10 @@ class BoundQueue:
         self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
         self.claim_leaves_todo = self._leaves(self.todo, self.on_claim) is True
+        # Whether the claim index (see attach.py) returns waiting rows in queue order without a sort,
+        # once each IN list is split into one exact value per query (filter_variants()).
+        self.index_ordered = all(b.condition.op in ("eq", "null", "in") for b in (*self.scope, *self.todo)) \
+            and len(self.filter_variants()) <= MAX_VARIANTS
         self._check_workflow(binder)
         lock_names = {c.name for c in self.lock_columns}
         workflow = {b.column.name for b in (*self.scope, *self.todo)} | {
@@ -233,10 +245,11 @@ class BoundQueue:
         return sa.and_(self.user.is_not(None),
                        self.time > clock.add_seconds(now, self._seconds(-self.config.lock_seconds)))
 
-    def free(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        parts = [self.user.is_(None), self.time.is_(None), self.expired(now)]
+    def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """A lock (the user column is set) that no longer holds: expired, or without a time at all."""
+        parts = [self.time.is_(None), self.expired(now)]
         if self.expires is not None:
-            parts.insert(2, self.expires.is_(None))
+            parts.insert(1, self.expires.is_(None))
         return sa.or_(*parts)
 
     def scope_clause(self) -> list[sa.ColumnElement[bool]]:
@@ -244,6 +257,19 @@ class BoundQueue:
 
     def todo_clause(self) -> sa.ColumnElement[bool]:
         return sa.and_(*(b.clause() for b in self.todo))
+
+    def filter_variants(self) -> list[list[sa.ColumnElement[bool]]]:
+        """scope + todo as several filters, one per combination of IN-list values, each of which
+        an index led by the filter columns can serve in queue order (MySQL has no partial index)."""
+        variants: list[list[sa.ColumnElement[bool]]] = [[]]
+        for b in (*self.scope, *self.todo):
+            if b.condition.op == "in" and len(b.value) > 1:
+                options = [b.column == sa.bindparam(None, v, type_=b.column.type, literal_execute=True)
+                           for v in b.value]
+                variants = [[*variant, option] for variant in variants for option in options]
+            else:
+                variants = [[*variant, b.clause()] for variant in variants]
+        return variants
 
     def claimed_state_clause(self) -> sa.ColumnElement[bool] | None:
         """Rows in the state a claim puts them in (only when claiming takes them out of todo)."""

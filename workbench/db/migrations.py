@@ -19,8 +19,8 @@ class Migration:
 
 
 def _v1(conn: sa.Connection, metadata: sa.MetaData) -> None:
-    audit = metadata.tables[_qualified(metadata, tables.AUDIT_TABLE)]
-    audit.create(conn, checkfirst=True)
+    for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE):
+        metadata.tables[_qualified(metadata, name)].create(conn, checkfirst=True)
 
 
 def _qualified(metadata: sa.MetaData, name: str) -> str:
@@ -29,7 +29,7 @@ def _qualified(metadata: sa.MetaData, name: str) -> str:
 
 # Append new steps here; never edit a released one. Each runs in its own transaction.
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "audit trail table and its indexes", _v1),
+    Migration(1, "audit trail and release cool-down tables", _v1),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

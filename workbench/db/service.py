@@ -21,6 +21,7 @@ class Workbench:
         self.engine = engine
         self.db = connect.Database(engine)
         self._metadata, self.audit_table, _ = tables.build_metadata(config.database.workbench_schema)
+        self.cooldown_table = next(t for t in self._metadata.tables.values() if t.name == tables.COOLDOWN_TABLE)
         self._queues: dict[str, workqueue.WorkQueue] = {}
         self._method: claims.ClaimMethod | None = None
         self._schema_checked = False
@@ -80,5 +81,5 @@ class Workbench:
                                       dialect=self.db.dialect, local_clock=self.config.database.clock == "local")
 
         bound = self.db.read(bind)
-        trail = audit_mod.AuditTrail(self.audit_table, queue_config.name)
+        trail = audit_mod.AuditTrail(self.audit_table, queue_config.name, self.cooldown_table)
         return workqueue.WorkQueue(self.db, bound, trail, self.method)

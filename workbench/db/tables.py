@@ -7,6 +7,7 @@ import sqlalchemy as sa
 SCHEMA_VERSION = 1
 
 AUDIT_TABLE = "workbench_audit"
+COOLDOWN_TABLE = "workbench_cooldown"
 VERSION_TABLE = "workbench_schema_version"
 
 
@@ -19,7 +20,8 @@ def _datetime() -> sa.types.TypeEngine[object]:
 
 
 def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa.Table]:
-    """MetaData holding (audit, version) tables, optionally in `schema`."""
+    """MetaData holding the audit, cool-down and version tables, optionally in `schema`;
+    returns (metadata, audit, version)."""
     metadata = sa.MetaData(schema=schema)
     audit = sa.Table(
         AUDIT_TABLE, metadata,
@@ -35,11 +37,25 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
         sa.Column("reason", sa.String(1000)),
         sa.Column("outcome", sa.String(100)),
         sa.Column("detail", sa.Text()),  # JSON
-        # History of one item, in order.
+        # History of one item, in order; also "why was my lock lost" and the release cool-down
+        # (the few events of the item being considered).
         sa.Index("ix_workbench_audit_item", "queue", "item_key", "id"),
-        # Statistics over time, and the release cool-down (one user's recent releases).
+        # Statistics over a period. Every audit row pays for each index, on every claim and
+        # completion, so there are only these two.
         sa.Index("ix_workbench_audit_time", "queue", "at"),
-        sa.Index("ix_workbench_audit_actor", "queue", "actor", "event", "at"),
+    )
+    # Items a user released recently, so that the claim does not hand them straight back. Written
+    # only on release (rare), so it costs claims and completions nothing; the claim looks up the
+    # user's few live entries through the index.
+    sa.Table(
+        COOLDOWN_TABLE, metadata,
+        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
+                  autoincrement=True),
+        sa.Column("queue", sa.String(100), nullable=False),
+        sa.Column("actor", sa.String(128), nullable=False),
+        sa.Column("item_key", sa.String(200), nullable=False),
+        sa.Column("until", _datetime(), nullable=False),
+        sa.Index("ix_workbench_cooldown_actor", "queue", "actor", "until"),
     )
     version = sa.Table(
         VERSION_TABLE, metadata,

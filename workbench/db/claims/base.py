@@ -41,35 +41,46 @@ class ClaimMethod:
     # -- shared pieces --------------------------------------------------------------------
 
     @staticmethod
+    def free_variants(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
+                      trail: audit_mod.AuditTrail) -> list[sa.ColumnElement[bool]]:
+        """The free-rows branch split per IN-list value (see BoundQueue.filter_variants)."""
+        extra = [q.user.is_(None)]
+        if request.key is not None:
+            extra.append(q.key == request.key)
+        if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
+            extra.append(~ClaimMethod.recently_released(q, now, request.user, trail))
+        return [sa.and_(*variant, *extra) for variant in q.filter_variants()]
+
+    @staticmethod
     def branches(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
                  trail: audit_mod.AuditTrail) -> list[sa.ColumnElement[bool]]:
-        """WHERE clauses of the rows that may be claimed, most urgent branch first.
+        """WHERE clauses of the rows that may be claimed: expired locks first, then free rows.
 
-        Expired locks of a status-driven queue (claim moved the row out of `todo`) form their own
-        branch so that each branch can be served by its own index instead of one OR across both.
+        Each branch has an index of its own (see attach.py): expired locks are found through the
+        index on the expiry of locked rows, free rows through the claim index, which holds only
+        unlocked waiting rows. Keeping locked rows out of the claim index matters: otherwise every
+        claim leaves a dead entry at its head that every later claim has to step over.
         """
         scope = q.scope_clause()
         key_part = [q.key == request.key] if request.key is not None else []
-        todo = [*scope, q.todo_clause(), q.free(now), *key_part]
-        if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
-            todo.append(~ClaimMethod.recently_released(q, now, request.user, trail))
-        result = []
         claimed = q.claimed_state_clause()
-        if claimed is not None:
-            result.append(sa.and_(*scope, claimed, q.user.is_not(None), q.expired(now), *key_part))
-        result.append(sa.and_(*todo))
-        return result
+        state = sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause()
+        expired = sa.and_(*scope, q.user.is_not(None), q.stale(now), state, *key_part)
+        free = [*scope, q.todo_clause(), q.user.is_(None), *key_part]
+        if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
+            free.append(~ClaimMethod.recently_released(q, now, request.user, trail))
+        return [expired, sa.and_(*free)]
 
     @staticmethod
-    def recently_released(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: str,
+    def recently_released(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: Any,
                           trail: audit_mod.AuditTrail) -> sa.ColumnElement[bool]:
-        """Did `user` release this row within the cool-down? (Served by the audit (queue, actor, …) index.)"""
-        a = trail.table
-        since = clock.add_seconds(clock.db_now(), sa.bindparam(None, -q.config.release_cooldown_seconds,
-                                                               type_=sa.Integer()))
-        return sa.exists().where(
-            a.c.queue == q.name, a.c.actor == user, a.c.event == models.EventKind.RELEASE.value,
-            a.c.at > since, a.c.item_key == sa.cast(q.key, sa.String(200)))
+        """Did `user` release this row within the cool-down? The index (queue, actor, until) finds
+        the user's few live entries, whatever the key's type."""
+        c = trail.cooldown
+        if c is None:
+            return sa.false()
+        return sa.exists().where(c.c.queue == q.name, c.c.actor == user, c.c.until > clock.db_now(),
+                                 c.c.item_key == sa.cast(q.key, sa.String(200)))
 
     @staticmethod
     def held_count(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: str) -> sa.ScalarSelect[Any]:
@@ -89,10 +100,13 @@ class ClaimMethod:
         return room
 
     @staticmethod
-    def candidate_columns(q: mapping.BoundQueue) -> list[sa.ColumnElement[Any]]:
-        return [q.key.label("wb_ckey"), q.user.label("wb_prev_owner"),
-                (q.token if q.token is not None else sa.null()).label("wb_prev_token"),
-                q.time.label("wb_prev_time")]
+    def candidate_columns(q: mapping.BoundQueue, with_order: bool = False) -> list[sa.ColumnElement[Any]]:
+        columns = [q.key.label("wb_ckey"), q.user.label("wb_prev_owner"),
+                   (q.token if q.token is not None else sa.null()).label("wb_prev_token"),
+                   q.time.label("wb_prev_time")]
+        if with_order:  # to merge candidates of several queries in queue order
+            columns += [column.label(f"wb_order{i}") for i, (column, _) in enumerate(q.order)]
+        return columns
 
     @staticmethod
     def returned_columns(q: mapping.BoundQueue, now: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
@@ -122,13 +136,27 @@ class ClaimMethod:
 
 
 def sort_claimed(q: mapping.BoundQueue, claimed: list[Claimed]) -> list[Claimed]:
-    """Claimed rows in queue order (UPDATE … OUTPUT/RETURNING gives no order). NULLs sort first."""
-    result = sorted(claimed, key=lambda c: c.row["wb_key"])
-    for column, descending in reversed(q.order):
-        present = [c for c in result if c.row[column.name] is not None]
-        missing = [c for c in result if c.row[column.name] is None]
-        present.sort(key=lambda c: c.row[column.name], reverse=descending)
-        result = missing + present if not descending else present + missing
+    """Claimed rows in queue order (UPDATE … OUTPUT/RETURNING gives no order)."""
+    names = [column.name for column, _ in q.order]
+    return [c for c, _ in _sorted(q, [(c, c.row) for c in claimed], names, "wb_key")]
+
+
+def sort_candidates(q: mapping.BoundQueue, rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Candidate rows read with candidate_columns(with_order=True), in queue order."""
+    names = [f"wb_order{i}" for i in range(len(q.order))]
+    return [row for row, _ in _sorted(q, [(row, row) for row in rows], names, "wb_ckey")]
+
+
+def _sorted(q: mapping.BoundQueue, pairs: list[tuple[Any, Mapping[str, Any]]], names: list[str],
+            key: str) -> list[tuple[Any, Mapping[str, Any]]]:
+    result = sorted(pairs, key=lambda p: p[1][key])
+    for name, (_, descending) in reversed(list(zip(names, q.order))):
+        # NULLs first ascending, last descending (as PostgreSQL sorts; others differ, which only
+        # matters for rows whose order column is empty).
+        present = [p for p in result if p[1][name] is not None]
+        missing = [p for p in result if p[1][name] is None]
+        present.sort(key=lambda p: p[1][name], reverse=descending)
+        result = present + missing if descending else missing + present
     return result
 
 

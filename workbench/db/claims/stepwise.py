@@ -31,15 +31,16 @@ class StepwiseClaim(base.ClaimMethod):
                request: base.ClaimRequest) -> list[base.Claimed]:
         room = self.room(conn, q, request)
         now = q.now()
-        candidates: list[Any] = []
-        for where in self.branches(q, now, request, trail):
-            if len(candidates) >= room:
-                break
-            stmt = (sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by())
-                    .limit(room - len(candidates)))
-            if self.lock_candidates:
-                stmt = stmt.with_for_update(skip_locked=True)
-            candidates += conn.execute(stmt).mappings().all()
+        expired, free = self.branches(q, now, request, trail)
+        candidates: list[Any] = self._pick(conn, q, expired, room)
+        need = room - len(candidates)
+        if need > 0:
+            if not self.lock_candidates:
+                candidates += self._pick(conn, q, free, need)  # SQLite: the partial index is in order
+            elif not q.index_ordered:
+                candidates += self._windowed(conn, q, free, need)
+            else:
+                candidates += self._merged(conn, q, self.free_variants(q, now, request, trail), need)
         if not candidates:
             return []
         keys = [c["wb_ckey"] for c in candidates]
@@ -57,6 +58,63 @@ class StepwiseClaim(base.ClaimMethod):
         claimed.sort(key=lambda c: order[c.row["wb_key"]])
         trail.write(conn, self.audit_rows(q, trail, request.user, claimed))
         return claimed
+
+
+    def _pick(self, conn: sa.Connection, q: mapping.BoundQueue, where: sa.ColumnElement[bool],
+              need: int) -> list[Any]:
+        stmt = sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(need)
+        if self.lock_candidates:
+            stmt = stmt.with_for_update(skip_locked=True)
+        return list(conn.execute(stmt).mappings().all())
+
+    def _merged(self, conn: sa.Connection, q: mapping.BoundQueue, variants: list[sa.ColumnElement[bool]],
+                need: int) -> list[Any]:
+        """One index-ordered locking read per IN-list value, merged in queue order.
+
+        MySQL/MariaDB have no partial index; `status IN ('new', 'open')` would make every claim
+        sort all waiting rows. Each `status = 'new'` read is a short ordered index range instead.
+        Rows locked but not used stay locked only until this short transaction commits.
+        """
+        if len(variants) == 1:
+            return self._pick(conn, q, variants[0], need)
+        rows: list[Any] = []
+        for where in variants:
+            stmt = (sa.select(*self.candidate_columns(q, with_order=True)).where(where).order_by(*q.order_by())
+                    .limit(need).with_for_update(skip_locked=True))
+            rows += conn.execute(stmt).mappings().all()
+        return base.sort_candidates(q, rows)[:need]
+
+    def _windowed(self, conn: sa.Connection, q: mapping.BoundQueue, where: sa.ColumnElement[bool],
+                  need: int) -> list[Any]:
+        """Lock `need` rows near the head of the queue when no index returns them in order.
+
+        A locking read that has to sort locks every row it sorts, until commit, so SKIP LOCKED
+        would make every other claimer find nothing. Instead the head is read without locks and
+        the rows are then locked one by one by key (each a primary-key lookup; taken ones are
+        skipped, and the predicate is checked again on the latest committed row).
+        """
+        got: list[Any] = []
+        tried: set[Any] = set()
+        for _ in range(WINDOW_ROUNDS):
+            window = conn.execute(sa.select(q.key).where(where).order_by(*q.order_by()).limit(WINDOW)).scalars().all()
+            fresh = [key for key in window if key not in tried]
+            if not fresh:
+                break
+            for key in fresh:
+                tried.add(key)
+                row = conn.execute(sa.select(*self.candidate_columns(q)).where(q.key == key, where)
+                                   .with_for_update(skip_locked=True)).mappings().first()
+                if row is not None:
+                    got.append(row)
+                    if len(got) >= need:
+                        return got
+            if len(window) < WINDOW:
+                break
+        return got
+
+
+WINDOW = 16
+WINDOW_ROUNDS = 3
 
 
 def sqlite_claim() -> StepwiseClaim:
