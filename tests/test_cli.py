@@ -596,10 +596,10 @@ def test_attach_prints_the_missing_ddl_without_changing_anything(cli: CLI, plain
     for column, kind in (("held_by", "VARCHAR(128)"), ("held_at", "DATETIME"), ("held_until", "DATETIME"),
                          ("held_token", "VARCHAR(32)")):
         assert f"ALTER TABLE tickets ADD COLUMN {column} {kind};" in ddl
-    # The claim index holds only free waiting rows; locked rows are found through the lock indexes.
+    # The claim index holds only free waiting rows; locked rows are found through the lock index.
     assert "CREATE INDEX wb_tickets_claim ON tickets (prio, id) WHERE status = 'open' AND held_by IS NULL;" in ddl
-    assert "CREATE INDEX wb_tickets_lock ON tickets (held_by, held_until) WHERE held_by IS NOT NULL;" in ddl
-    assert "CREATE INDEX wb_tickets_expiry ON tickets (held_until) WHERE held_by IS NOT NULL;" in ddl
+    assert "CREATE INDEX wb_tickets_lock ON tickets (held_until, held_by) WHERE held_by IS NOT NULL;" in ddl
+    assert ddl.count("CREATE INDEX") == 2
     assert columns(plain_table.parent / "plain.db", "tickets") == ["id", "status", "prio"]
 
 

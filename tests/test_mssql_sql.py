@@ -102,8 +102,22 @@ def demo_queue(name: str = "cases") -> mapping.BoundQueue:
     return bound(demo.config_text(), name)
 
 
-def compiled(stmt: Any) -> sa.engine.Compiled:
-    return stmt.compile(dialect=DIALECT, compile_kwargs={"render_postcompile": True})
+class Sent:
+    """A statement as it is sent: config constants inlined by SQLAlchemy, the rest as :params."""
+
+    def __init__(self, stmt: Any, dialect: sa.engine.Dialect = DIALECT) -> None:
+        c = stmt.compile(dialect=dialect)
+        required = {b.key: None for b in c.binds.values() if b.required}
+        expanded = c.construct_expanded_state(required)
+        self.text = expanded.statement
+        self.params = {k: v for k, v in expanded.parameters.items() if k not in required}
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def compiled(stmt: Any) -> Sent:
+    return Sent(stmt)
 
 
 def render(stmt: Any) -> str:
@@ -118,12 +132,12 @@ def claim_sql(q: mapping.BoundQueue, *, user: str = "alice", count: int = 1, key
     return [render(s) for s in statements]
 
 
-def write_sql(q: mapping.BoundQueue, shape: guarded.Shape) -> sa.engine.Compiled:
+def write_sql(q: mapping.BoundQueue, shape: guarded.Shape) -> Sent:
     writer = guarded.GuardedWriter(types.SimpleNamespace(dialect="mssql"), q, trail(q.name))
     return compiled(writer._statement(shape))
 
 
-def one_line(c: sa.engine.Compiled) -> str:
+def one_line(c: Sent) -> str:
     return " ".join(str(c).split())
 
 
@@ -156,12 +170,12 @@ def test_claim_room_limits_top() -> None:
 
 def test_claim_writes_the_lock_with_the_server_clock_and_a_server_token() -> None:
     _, sql = claim_sql(demo_queue())
-    assert sql.startswith("UPDATE cases SET status=:param_1, wb_locked_by=:wb_locked_by, "
-                          "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, :param_2, SYSUTCDATETIME()), "
+    # Config constants (the on_claim status, the lock duration) are part of the text; the user is a parameter.
+    assert sql.startswith("UPDATE cases SET status='open', wb_locked_by=:wb_locked_by, "
+                          "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), "
                           "wb_lock_token=LOWER(REPLACE(CONVERT(VARCHAR(36), NEWID()), '-', '')) OUTPUT ")
     _, stmt = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
-    params = compiled(stmt).params
-    assert params["param_1"] == "open" and params["wb_locked_by"] == "alice" and params["param_2"] == 15 * 60
+    assert compiled(stmt).params["wb_locked_by"] == "alice"
 
 
 def test_claim_returns_the_locked_row_with_output_inserted() -> None:
@@ -181,8 +195,8 @@ def test_claim_filter_constants_are_inlined_for_filtered_indexes() -> None:
     (_, todo) = claim_sql(bound(STATUS_DRIVEN, "cases"))
     assert "WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.status = 'new' " \
            "AND cases.wb_locked_by IS NULL ORDER BY" in todo
-    # The values written stay bound parameters: only filter constants are inlined.
-    assert "SET status=:param_1" in todo
+    # Written config constants are inlined too; the acting user stays a parameter.
+    assert "SET status='in_progress', wb_locked_by=:wb_locked_by" in todo
 
 
 def test_claim_filter_constants_are_literal_execute_without_render_postcompile() -> None:
@@ -221,16 +235,16 @@ def test_status_driven_queue_claims_expired_locks_in_their_own_branch_first() ->
     expired, todo = claim_sql(bound(STATUS_DRIVEN, "cases"))
     # Expired locks: rows still waiting, or in the state a claim put them in.
     assert ("WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.wb_locked_by IS NOT NULL AND "
-            "(cases.wb_locked_at IS NULL OR cases.wb_lock_expires IS NULL OR cases.wb_lock_expires <= "
+            "(cases.wb_lock_expires IS NULL OR cases.wb_lock_expires <= "
             "SYSUTCDATETIME()) AND (cases.status = 'new' OR cases.status = 'in_progress') ORDER BY") in expired
     assert "cases.status = 'new' AND cases.wb_locked_by IS NULL" in todo
-    assert "'in_progress'" not in todo
+    assert "'in_progress'" not in todo.split(" WHERE ", 1)[1]  # only what the claim writes
     assert all(PICK_HINT in sql and "OUTPUT inserted." in sql for sql in (expired, todo))
 
 
 def test_every_queue_claims_expired_locks_first_then_free_rows() -> None:
     expired, free = claim_sql(demo_queue())
-    assert "cases.wb_locked_by IS NOT NULL AND (cases.wb_locked_at IS NULL" in expired and "EXISTS" not in expired
+    assert "cases.wb_locked_by IS NOT NULL AND (cases.wb_lock_expires IS NULL" in expired and "EXISTS" not in expired
     assert "cases.wb_locked_by IS NULL" in free and "wb_lock_expires <=" not in free
 
 
@@ -249,17 +263,15 @@ def test_save_writes_the_edits_under_the_fence() -> None:
 
 def test_complete_writes_the_outcome_and_clears_the_lock() -> None:
     c = write_sql(demo_queue(), guarded.Shape(models.EventKind.COMPLETE, outcome="waiting", unlock=True))
-    assert one_line(c) == ("UPDATE cases SET status=:param_1, wb_locked_by=:wb_locked_by, wb_locked_at=:wb_locked_at, "
-                           f"wb_lock_expires=:wb_lock_expires, wb_lock_token=:wb_lock_token {FENCE}")
-    assert c.params["param_1"] == "waiting_customer"
-    assert [c.params[n] for n in ("wb_locked_by", "wb_locked_at", "wb_lock_expires", "wb_lock_token")] == [None] * 4
+    assert one_line(c) == ("UPDATE cases SET status='waiting_customer', wb_locked_by=NULL, wb_locked_at=NULL, "
+                           f"wb_lock_expires=NULL, wb_lock_token=NULL {FENCE}")
+    assert c.params == {}  # key, token and user are the only values sent
 
 
 def test_complete_with_user_and_now_assignments() -> None:
     c = write_sql(demo_queue("imports"), guarded.Shape(models.EventKind.COMPLETE, outcome="rejected", unlock=True))
     sql = one_line(c)
-    assert "SET check_status=:param_1, checked_by=:wb_user, checked_at=SYSUTCDATETIME()," in sql
-    assert c.params["param_1"] == "rejected"
+    assert "SET check_status='rejected', checked_by=:wb_user, checked_at=SYSUTCDATETIME()," in sql
     assert sql.endswith("WHERE import_rows.row_id = :wb_key AND import_rows.wb_lock_token = :wb_token "
                         "AND import_rows.wb_locked_by = :wb_user "
                         "AND import_rows.wb_locked_by IS NOT NULL AND import_rows.wb_lock_expires > SYSUTCDATETIME()")
@@ -269,9 +281,8 @@ def test_release_runs_on_release_and_clears_the_lock() -> None:
     c = write_sql(bound(STATUS_DRIVEN, "cases"), guarded.Shape(models.EventKind.RELEASE, unlock=True,
                                                                release_writes=True))
     sql = one_line(c)
-    assert sql.startswith("UPDATE cases SET status=:param_1, wb_locked_by=:wb_locked_by,")
+    assert sql.startswith("UPDATE cases SET status='new', wb_locked_by=NULL,")
     assert sql.endswith(FENCE)
-    assert c.params["param_1"] == "new" and c.params["wb_lock_token"] is None
 
 
 def test_extend_is_capped_by_max_lock_duration() -> None:
@@ -300,25 +311,23 @@ def test_guarded_writes_are_plain_updates_on_sql_server() -> None:
 LEGACY_FENCE = ("WHERE orders.order_no = :wb_key AND orders.locked_by = :wb_user "
                 "AND orders.locked_at > DATEADD(millisecond, -4, :wb_time) "
                 "AND orders.locked_at < DATEADD(millisecond, 4, :wb_time) "
-                "AND orders.locked_by IS NOT NULL AND orders.locked_at > DATEADD(second, :param_{n}, SYSUTCDATETIME())")
+                "AND orders.locked_by IS NOT NULL AND orders.locked_at > DATEADD(second, -1200, SYSUTCDATETIME())")
 
 
 def test_legacy_fence_checks_user_and_lock_time() -> None:
     q = bound(LEGACY, "orders")
-    for shape, n in ((guarded.Shape(models.EventKind.SAVE, edits=("due",)), 1),
-                     (guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True), 1),
-                     (guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True), 2)):
+    for shape in (guarded.Shape(models.EventKind.SAVE, edits=("due",)),
+                  guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True),
+                  guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True)):
         c = write_sql(q, shape)
-        assert one_line(c).endswith(LEGACY_FENCE.format(n=n)), shape
-        assert c.params[f"param_{n}"] == -20 * 60
+        assert one_line(c).endswith(LEGACY_FENCE), shape
         assert "token" not in one_line(c)
 
 
 def test_legacy_complete_writes_outcome_user_and_time() -> None:
     c = write_sql(bound(LEGACY, "orders"), guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True))
-    assert one_line(c).startswith("UPDATE orders SET state=:param_1, done_by=:wb_user, done_at=SYSUTCDATETIME(), "
-                                  "locked_by=:locked_by, locked_at=:locked_at WHERE")
-    assert c.params["param_1"] == "done"
+    assert one_line(c).startswith("UPDATE orders SET state='done', done_by=:wb_user, done_at=SYSUTCDATETIME(), "
+                                  "locked_by=NULL, locked_at=NULL WHERE")
 
 
 def test_legacy_extend_moves_the_lock_time() -> None:
@@ -331,11 +340,11 @@ def test_legacy_claim_has_no_token_and_derives_expiry_from_lock_time() -> None:
     _, sql = claim_sql(bound(LEGACY, "orders"))
     assert "NEWID()" not in sql and "NULL AS wb_token" in sql and "NULL AS wb_prev_token" in sql
     assert sql.startswith("UPDATE orders SET locked_by=:locked_by, locked_at=SYSUTCDATETIME() OUTPUT ")
-    assert "DATEADD(second, :param_1, inserted.locked_at) AS wb_expires" in sql
+    assert "DATEADD(second, 1200, inserted.locked_at) AS wb_expires" in sql
     assert "WHERE orders.state = 'new' AND orders.locked_by IS NULL ORDER BY orders.due DESC, orders.order_no ASC" in sql
     expired, _ = claim_sql(bound(LEGACY, "orders"))
     assert ("orders.locked_by IS NOT NULL AND (orders.locked_at IS NULL OR orders.locked_at <= "
-            "DATEADD(second, :param_3, SYSUTCDATETIME())) AND orders.state = 'new'") in expired
+            "DATEADD(second, -1200, SYSUTCDATETIME())) AND orders.state = 'new'") in expired
     assert "FROM orders WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)" in sql
 
 

@@ -51,6 +51,7 @@ def test_attach_adds_lock_columns_and_indexes(native_env: support.Env) -> None:
         ddl = attach.render(conn, plan)
     assert [c.name for c in plan.add_columns] == ["wb_locked_by", "wb_locked_at", "wb_lock_expires", "wb_lock_token"]
     assert ddl.count("ALTER TABLE") == 4 and "wb_cases_claim" in ddl and "wb_cases_lock" in ddl
+    assert ddl.count("CREATE INDEX") == 2
     if env.backend in ("postgresql", "sqlite"):
         assert "WHERE" in ddl.split("wb_cases_claim")[1]  # a partial index on the waiting rows
     with wb.engine.begin() as conn:

@@ -96,7 +96,7 @@ def test_a_claim_in_progress_does_not_starve_other_claimers(native_env: support.
             # The first claimer has locked its row(s) but not committed yet.
             if wb.db.dialect == "postgresql":
                 rows = slow.execute(wb.method.statement(q.q, q.trail, request), {"wb_user": "slow"}).mappings().all()
-                held_keys = {row["wb_key"] for row in rows}
+                held_keys = {row[q.q.key.name] for row in rows}
             else:
                 held_keys = {c.row["wb_key"] for c in wb.method._claim(slow, q.q, q.trail, request)}
             assert len(held_keys) == 1

@@ -165,6 +165,7 @@ class Database:
         self.dialect = engine.dialect.name
         self.is_sqlite = self.dialect == "sqlite"
         self._autocommit_engine: sa.Engine | None = None
+        self._held: Any = None
 
     @property
     def autocommit_engine(self) -> sa.Engine:
@@ -177,7 +178,18 @@ class Database:
             _idle_ping(self._autocommit_engine)
         return self._autocommit_engine
 
+    @property
+    def held(self) -> Any:
+        """Per-thread autocommit connections for fastpath.FastStatement (created on first use)."""
+        if self._held is None:
+            from workbench.db import fastpath
+
+            self._held = fastpath.HeldConnections(self.autocommit_engine)
+        return self._held
+
     def dispose(self) -> None:
+        if self._held is not None:
+            self._held.close_all()
         self.engine.dispose()
         if self._autocommit_engine is not None:
             self._autocommit_engine.dispose()

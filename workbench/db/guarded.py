@@ -58,9 +58,13 @@ class GuardedWriter:
                  "wb_a_key": str(key)}
         stmt = self._statement(shape)
         if self.one_statement:
-            values = {**params, **audit}
+            values = dict(params)
+            if shape.kind == models.EventKind.RELEASE:
+                values["wb_a_reason"] = reason
+            if q.token is None:
+                values["wb_token"] = token
             if shape not in self._fast:
-                self._fast[shape] = fastpath.FastStatement(self.db.autocommit_engine, stmt, values)
+                self._fast[shape] = fastpath.FastStatement(self.db.held, stmt, values)
             for i, processor in self._processors(shape):
                 values[f"wb_e{i}"] = processor(values[f"wb_e{i}"])
             rows = self._fast[shape].run(values)
@@ -140,24 +144,32 @@ class GuardedWriter:
         update = sa.update(q.table).where(where).values(values)
         if not self.one_statement:
             return update
-        upd = update.returning(*q.lock_select_columns(now)).cte("wb_written")
+        # Complete and Release only need the time; the others return the lock as it is now.
+        returned = ([q.key.label("wb_key"), sa.type_coerce(now, sa.DateTime(timezone=q.aware)).label("wb_now")]
+                    if shape.unlock else q.lock_select_columns(now))
+        upd = update.returning(*returned).cte("wb_written")
         a = self.trail.table
-        token_value = upd.c.wb_token
+        # Everything but key, token, user (and a release's reason) is fixed by the shape, so it
+        # is part of the statement text instead of a parameter sent on every call.
+        detail = json.dumps({"columns": sorted(shape.edits)}, sort_keys=True) if shape.edits else None
         event = sa.select(
-            sa.literal(q.name), sa.bindparam("wb_a_key", type_=sa.String()), sa.literal(shape.kind.value),
-            sa.bindparam("wb_a_actor", type_=sa.String()), sa.bindparam("wb_a_actor", type_=sa.String()),
-            token_value if not shape.unlock else sa.bindparam("wb_token", type_=sa.String()),
-            clock.db_now(), sa.bindparam("wb_a_reason", type_=sa.String()),
-            sa.bindparam("wb_a_outcome", type_=sa.String()), sa.bindparam("wb_a_detail", type_=sa.Text()),
+            sa.literal(q.name, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
+            sa.literal(shape.kind.value, literal_execute=True), user, user,
+            sa.bindparam("wb_token", type_=sa.String()) if shape.unlock else upd.c.wb_token,
+            clock.db_now(),
+            sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind == models.EventKind.RELEASE else sa.null(),
+            sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
+            sa.literal(detail, sa.Text(), literal_execute=True) if detail else sa.null(),
         ).select_from(upd)
         cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
         stmt = sa.select(upd).add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
         c = self.trail.cooldown
         if shape.kind == models.EventKind.RELEASE and c is not None and q.config.release_cooldown_seconds > 0:
-            actor = sa.bindparam("wb_a_actor", type_=sa.String())
+            actor = user
             until = clock.add_seconds(clock.db_now(), sa.bindparam(None, q.config.release_cooldown_seconds,
-                                                                   type_=sa.Integer()))
-            remember = sa.select(sa.literal(q.name), actor, sa.bindparam("wb_a_key", type_=sa.String()), until) \
+                                                                   type_=sa.Integer(), literal_execute=True))
+            remember = sa.select(sa.literal(q.name, literal_execute=True), actor,
+                                 sa.cast(upd.c.wb_key, sa.String(200)), until) \
                 .select_from(upd)
             stmt = stmt.add_cte(
                 sa.insert(c).from_select(["queue", "actor", "item_key", "until"], remember).cte("wb_cool"),

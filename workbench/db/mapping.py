@@ -13,6 +13,7 @@ from workbench.config import model
 from workbench.core import errors, models
 from workbench.db import clock, filters, values
 
+_UTC = dt.timezone.utc
 LEGACY_TOKEN_PREFIX = "@"  # tokens of tables without a token column: "@" + ISO lock time
 
 
@@ -94,6 +95,7 @@ class BoundQueue:
         self.config, self.table, self.name, self.dialect = queue, table, queue.name, dialect
         self.local_clock = local_clock
         self.key = binder.column(queue.key, "key")
+        self._key_type = values.python_type(self.key)
         self._check_unique_key(binder)
         self.user = binder.column(queue.lock.user, "lock.user")
         self.time = binder.column(queue.lock.time, "lock.time")
@@ -226,7 +228,9 @@ class BoundQueue:
         return clock.db_now(aware=self.aware, local=self.local_clock)
 
     def _seconds(self, seconds: int) -> sa.BindParameter[int]:
-        return sa.bindparam(None, seconds, type_=sa.Integer())
+        # A config constant: rendered into the statement (by SQLAlchemy, typed) rather than sent
+        # as a parameter on every call.
+        return sa.bindparam(None, seconds, type_=sa.Integer(), literal_execute=True)
 
     def expiry(self) -> sa.ColumnElement[Any]:
         if self.expires is not None:
@@ -246,11 +250,26 @@ class BoundQueue:
                        self.time > clock.add_seconds(now, self._seconds(-self.config.lock_seconds)))
 
     def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        """A lock (the user column is set) that no longer holds: expired, or without a time at all."""
-        parts = [self.time.is_(None), self.expired(now)]
+        """A lock (the user column is set) that no longer holds: expired, or without an expiry.
+
+        Both tests are on the one column the expiry index holds, so the planner can combine two
+        index conditions on it instead of reading every locked row.
+        """
+        column = self.expires if self.expires is not None else self.time
+        return sa.or_(column.is_(None), self.expired(now))
+
+    def with_lock_aliases(self, row: dict[str, Any]) -> dict[str, Any]:
+        """Add the wb_* lock fields lock_from_row() reads, from the table's own columns (so that a
+        statement need not return them twice)."""
+        row["wb_key"] = row[self.key.name]
+        row["wb_user"] = row[self.user.name]
+        row["wb_time"] = row[self.time.name]
+        row["wb_token"] = row[self.token.name] if self.token is not None else None
         if self.expires is not None:
-            parts.insert(1, self.expires.is_(None))
-        return sa.or_(*parts)
+            row["wb_expires"] = row[self.expires.name]
+        elif row["wb_time"] is not None:
+            row["wb_expires"] = row["wb_time"] + dt.timedelta(seconds=self.config.lock_seconds)
+        return row
 
     def scope_clause(self) -> list[sa.ColumnElement[bool]]:
         return [b.clause() for b in self.scope]
@@ -292,9 +311,9 @@ class BoundQueue:
         for b in assignments:
             kind = b.assignment.kind
             if kind == "value":
-                result[b.column.name] = sa.bindparam(None, b.value, type_=b.column.type)
+                result[b.column.name] = sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True)
             elif kind == "null":
-                result[b.column.name] = None
+                result[b.column.name] = sa.null()
             elif kind == "user":
                 result[b.column.name] = user
             else:
@@ -302,7 +321,7 @@ class BoundQueue:
         return result
 
     def unlock_writes(self) -> dict[str, Any]:
-        return {c.name: None for c in self.lock_columns}
+        return {c.name: sa.null() for c in self.lock_columns}
 
     def lock_writes(self, user: Any, now: sa.ColumnElement[Any], token: Any) -> dict[str, Any]:
         result = {self.user.name: user, self.time.name: now}
@@ -315,6 +334,8 @@ class BoundQueue:
     # -- fences -----------------------------------------------------------------------------
 
     def coerce_key(self, raw: Any) -> Any:
+        if type(raw) is self._key_type:  # a key handed out by a claim: already the right type
+            return raw
         try:
             return values.coerce(self.key, raw)
         except errors.InvalidValue as exc:
@@ -385,10 +406,10 @@ class BoundQueue:
         ]
 
     def _aware(self, value: dt.datetime) -> dt.datetime:
-        if isinstance(value, str):
-            value = dt.datetime.fromisoformat(value)
+        if value.__class__ is str:  # SQLite keeps times as text
+            value = dt.datetime.fromisoformat(value)  # type: ignore[arg-type]
         if value.tzinfo is None and not self.local_clock:
-            return value.replace(tzinfo=dt.timezone.utc)
+            return value.replace(tzinfo=_UTC)
         return value
 
     def lock_from_row(self, row: Mapping[str, Any]) -> models.Lock:

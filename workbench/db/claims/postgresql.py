@@ -39,8 +39,8 @@ class SkipLockedClaim(base.ClaimMethod):
         shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit)
         if shape not in self._fast:
             stmt = self.statement(q, trail, request, count=count, check_limit=check_limit)
-            self._fast[shape] = fastpath.FastStatement(db.autocommit_engine, stmt, params)
-        rows = self._fast[shape].run(params)
+            self._fast[shape] = fastpath.FastStatement(db.held, stmt, params)
+        rows = [q.with_lock_aliases(row) for row in self._fast[shape].run(params)]
         claimed = [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
                    for row in rows]
         if claimed and q.token is None:
@@ -84,13 +84,14 @@ class SkipLockedClaim(base.ClaimMethod):
             merged = sa.union_all(*(sa.select(b) for b in branches)).subquery("wb_merged")
             cand = sa.select(merged).limit(limit).cte("wb_cand")
         writes = {**q.lock_writes(user, now, clock.new_token()), **q.writes(q.on_claim, user, now)}
-        returning = [*self.returned_columns(q, now), cand.c.wb_prev_owner, cand.c.wb_prev_token,
+        # The row's own columns carry the lock (see with_lock_aliases); only the clock is extra.
+        returning = [*q.table.c, now.label("wb_now"), cand.c.wb_prev_owner, cand.c.wb_prev_token,
                      cand.c.wb_prev_time]
         upd = (sa.update(q.table).where(q.key == cand.c.wb_ckey).values(writes)
                .returning(*returning).cte("wb_locked"))
         # RETURNING comes back in no particular order; hand items out in queue order.
         stmt = sa.select(upd).order_by(*[upd.c[col.name].desc() if desc else upd.c[col.name]
-                                         for col, desc in q.order], upd.c.wb_key)
+                                         for col, desc in q.order], upd.c[q.key.name])
         if q.token is not None:
             stmt = stmt.add_cte(self._audit_cte(q, trail, upd, user))
         return stmt
@@ -109,14 +110,17 @@ class SkipLockedClaim(base.ClaimMethod):
                    user: sa.BindParameter[Any]) -> sa.CTE:
         a = trail.table
         at = clock.db_now()
-        key = sa.cast(upd.c.wb_key, sa.String(200))
+        key = sa.cast(upd.c[q.key.name], sa.String(200))
+        def constant(value: Any) -> sa.BindParameter[Any]:
+            return sa.literal(value, literal_execute=True)  # part of the statement text, not a parameter
+
         expired = sa.select(
-            sa.literal(q.name), key, sa.literal(models.EventKind.EXPIRE.value), user, upd.c.wb_prev_owner,
-            upd.c.wb_prev_token, at, sa.literal('{"noticed_by": "claim"}'), sa.literal(1).label("wb_seq"),
+            constant(q.name), key, constant(models.EventKind.EXPIRE.value), user, upd.c.wb_prev_owner,
+            upd.c.wb_prev_token, at, constant('{"noticed_by": "claim"}'), constant(1).label("wb_seq"),
         ).where(upd.c.wb_prev_owner.is_not(None))
         claimed = sa.select(
-            sa.literal(q.name), key, sa.literal(models.EventKind.CLAIM.value), user, user,
-            upd.c.wb_token, at, sa.null(), sa.literal(2).label("wb_seq"),
+            constant(q.name), key, constant(models.EventKind.CLAIM.value), user, user,
+            upd.c[q.token.name], at, sa.null(), constant(2).label("wb_seq"),
         )
         both = sa.union_all(expired, claimed).subquery("wb_events")
         # Expiry before claim, so the item's history reads in the order things happened.
