@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -14,6 +16,11 @@ from sqlalchemy import event
 from workbench.config import model
 from workbench.core import errors
 from workbench.db import dberrors
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 T = TypeVar("T")
 
@@ -157,6 +164,40 @@ def _idle_ping(engine: sa.Engine) -> None:
             raise sa.exc.DisconnectionError("idle connection is gone")
 
 
+class _SqliteWriteLock:
+    """Serialises this machine's workbench writers on an OS file lock next to the SQLite file.
+
+    SQLite's own busy handler sleeps in growing steps (up to 100 ms) and re-tries, so under
+    contention a writer often sleeps while the lock is free: claim p99 was 190 ms with 8
+    processes. A blocking flock() wakes the next writer as soon as the previous one commits.
+    POSIX only; elsewhere (and for writers that are not workbench) busy_timeout still applies.
+    """
+
+    def __init__(self, database: str) -> None:
+        self.path = database + ".wblock"
+        self._thread_lock = threading.Lock()
+        self._fd: int | None = None
+        self._usable = fcntl is not None
+
+    def __enter__(self) -> None:
+        self._thread_lock.acquire()  # flock() does not exclude threads sharing one descriptor
+        if not self._usable:
+            return
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError:
+            self._usable = False  # e.g. a read-only directory: fall back to busy_timeout
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            if self._usable and self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._thread_lock.release()
+
+
 class Database:
     """An engine plus the transaction helpers every operation uses."""
 
@@ -164,6 +205,11 @@ class Database:
         self.engine = engine
         self.dialect = engine.dialect.name
         self.is_sqlite = self.dialect == "sqlite"
+        database = engine.url.database or ""
+        if self.is_sqlite and database.startswith("file:"):
+            database = database[len("file:"):].split("?", 1)[0]
+        self._write_lock = _SqliteWriteLock(database) if self.is_sqlite and database not in ("", ":memory:") \
+            else contextlib.nullcontext()
         self._autocommit_engine: sa.Engine | None = None
         self._held: Any = None
 
@@ -216,6 +262,8 @@ class Database:
                     with self.engine.connect() as conn:
                         if write and self.is_sqlite:
                             conn = conn.execution_options(workbench_write=True)
+                            with self._write_lock, conn.begin():
+                                return fn(conn)
                         with conn.begin():
                             return fn(conn)
             except dberrors.Busy:

@@ -36,6 +36,9 @@ class GuardedWriter:
         self.db, self.q, self.trail = db, q, trail
         self.one_statement = db.dialect == "postgresql" and q.token is not None
         self._cache: dict[Shape, sa.Executable] = {}
+        now = q.now()
+        self._read_now = sa.select(sa.type_coerce(now, sa.DateTime(timezone=q.aware)))
+        self._read_lock = sa.select(*q.lock_select_columns(now)).where(q.key == sa.bindparam("wb_key", type_=q.key.type))
         self._fast: dict[Shape, fastpath.FastStatement] = {}
         self._bind_processors: dict[Shape, list[tuple[int, Any]]] = {}
 
@@ -90,11 +93,9 @@ class GuardedWriter:
             return None
         row: Mapping[str, Any]
         if shape.unlock:
-            now = sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware))
-            row = {"wb_key": params["wb_key"], "wb_now": conn.execute(sa.select(now)).scalar()}
+            row = {"wb_key": params["wb_key"], "wb_now": conn.execute(self._read_now).scalar()}
         else:
-            row = conn.execute(sa.select(*q.lock_select_columns(q.now())).where(q.key == params["wb_key"])) \
-                .mappings().one()
+            row = conn.execute(self._read_lock, {"wb_key": params["wb_key"]}).mappings().one()
             token = q.lock_from_row(row).token  # a legacy extend moves the lock time, hence the token
         detail = json.loads(audit["wb_a_detail"]) if audit["wb_a_detail"] else None
         self.trail.write(conn, [self.trail.row(shape.kind, params["wb_key"], audit["wb_a_actor"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from typing import Any
 
@@ -11,6 +12,22 @@ from workbench.db import audit as audit_mod
 from workbench.db import clock, connect, mapping
 from workbench.db.claims import base
 
+WINDOW = 16
+WINDOW_ROUNDS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class _Statements:
+    """The statements of one claim shape, built once; values are bound when they run."""
+
+    expired: sa.Select[Any]
+    free: list[sa.Select[Any]]  # one per IN-list value when merging, else one
+    merge: bool
+    window: sa.Select[Any] | None  # unlocked head of the queue (filters no index can order)
+    lock_one: sa.Select[Any] | None  # lock one window row by key
+    update: sa.Update
+    read_back: sa.Select[Any] | None  # without UPDATE … RETURNING
+
 
 class StepwiseClaim(base.ClaimMethod):
     """Pick candidate keys, write the lock on exactly those rows, read them back, audit; one transaction.
@@ -18,39 +35,92 @@ class StepwiseClaim(base.ClaimMethod):
     Atomic because the candidates are protected for the whole transaction: by the database-wide
     write lock taken with BEGIN IMMEDIATE on SQLite, by row locks taken with SELECT … FOR UPDATE
     SKIP LOCKED on MySQL 8 / MariaDB 10.6+ (rows another claimer holds are skipped, not waited for).
+    Statements are built once per shape and outside the write transaction, which on SQLite holds
+    the whole database.
     """
 
     def __init__(self, *, lock_candidates: bool, returning: bool, name: str) -> None:
         self.lock_candidates, self.returning, self.name = lock_candidates, returning, name
+        self._cache: dict[tuple[Any, ...], _Statements] = {}
 
     def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
               request: base.ClaimRequest) -> list[base.Claimed]:
+        if not q.config.max_locks_per_user:
+            self.statements(q, trail, request, request.count)  # build before taking the write lock
         return db.write(lambda conn: self._claim(conn, q, trail, request))
+
+    def statements(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
+                   need: int) -> _Statements:
+        shape = (id(q), request.key is not None, request.use_cooldown, need)
+        if shape not in self._cache:
+            self._cache[shape] = self._build(q, trail, request, need)
+        return self._cache[shape]
+
+    def _build(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
+               need: int) -> _Statements:
+        now = q.now()
+        user = sa.bindparam("wb_user", type_=sa.String())
+        shaped = base.ClaimRequest(user=user, count=need,  # type: ignore[arg-type]  # bound at execution
+                                   key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None else None,
+                                   use_cooldown=request.use_cooldown)
+        expired, free = self.branches(q, now, shaped, trail)
+
+        def pick(where: sa.ColumnElement[bool], with_order: bool = False) -> sa.Select[Any]:
+            stmt = (sa.select(*self.candidate_columns(q, with_order=with_order)).where(where)
+                    .order_by(*q.order_by()).limit(need))
+            return stmt.with_for_update(skip_locked=True) if self.lock_candidates else stmt
+
+        window = lock_one = None
+        merge = False
+        frees = [pick(free)]
+        if self.lock_candidates and not q.index_ordered:
+            window = sa.select(q.key).where(free).order_by(*q.order_by()).limit(WINDOW)
+            lock_one = (sa.select(*self.candidate_columns(q)).where(q.key == sa.bindparam("wb_one", type_=q.key.type),
+                                                                     free).with_for_update(skip_locked=True))
+        elif self.lock_candidates:
+            variants = self.free_variants(q, now, shaped, trail)
+            merge = len(variants) > 1
+            frees = [pick(v, with_order=merge) for v in variants]
+        keys = q.key.in_(sa.bindparam("wb_keys", expanding=True, type_=q.key.type))
+        writes = {**q.lock_writes(user, now, clock.new_token()), **q.writes(q.on_claim, user, now)}
+        update = sa.update(q.table).where(keys).values(writes)
+        read_back = None
+        if self.returning:
+            update = update.returning(*self.returned_columns(q, now))
+        else:
+            read_back = sa.select(*self.returned_columns(q, now)).where(keys)
+        return _Statements(expired=pick(expired), free=frees, merge=merge, window=window, lock_one=lock_one,
+                           update=update, read_back=read_back)
 
     def _claim(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                request: base.ClaimRequest) -> list[base.Claimed]:
         room = self.room(conn, q, request)
-        now = q.now()
-        expired, free = self.branches(q, now, request, trail)
-        candidates: list[Any] = self._pick(conn, q, expired, room)
+        s = self.statements(q, trail, request, room)
+        params: dict[str, Any] = {"wb_user": request.user}
+        if request.key is not None:
+            params["wb_key"] = request.key
+        candidates: list[Any] = list(conn.execute(s.expired, params).mappings().all())
         need = room - len(candidates)
         if need > 0:
-            if not self.lock_candidates:
-                candidates += self._pick(conn, q, free, need)  # SQLite: the partial index is in order
-            elif not q.index_ordered:
-                candidates += self._windowed(conn, q, free, need)
+            if s.window is not None:
+                candidates += self._windowed(conn, s, params, need)
+            elif s.merge:
+                # One index-ordered locking read per IN-list value, merged in queue order: MySQL has
+                # no partial index, and `status IN ('new', 'open')` would make every claim sort all
+                # waiting rows. Rows locked but not used are held only until this commit.
+                rows = [row for stmt in s.free for row in conn.execute(stmt, params).mappings().all()]
+                candidates += base.sort_candidates(q, rows)[:need]
             else:
-                candidates += self._merged(conn, q, self.free_variants(q, now, request, trail), need)
+                candidates += conn.execute(s.free[0], params).mappings().all()[:need]
         if not candidates:
             return []
         keys = [c["wb_ckey"] for c in candidates]
-        writes = {**q.lock_writes(request.user, now, clock.new_token()), **q.writes(q.on_claim, request.user, now)}
-        update = sa.update(q.table).where(q.key.in_(keys)).values(writes)
-        if self.returning:
-            rows = conn.execute(update.returning(*self.returned_columns(q, now))).mappings().all()
+        values = {"wb_user": request.user, "wb_keys": keys}
+        if s.read_back is None:
+            rows = conn.execute(s.update, values).mappings().all()
         else:
-            conn.execute(update)
-            rows = conn.execute(sa.select(*self.returned_columns(q, now)).where(q.key.in_(keys))).mappings().all()
+            conn.execute(s.update, values)
+            rows = conn.execute(s.read_back, {"wb_keys": keys}).mappings().all()
         by_key = {c["wb_ckey"]: c for c in candidates}
         claimed = [base.Claimed(row=row, prev_owner=by_key[row["wb_key"]]["wb_prev_owner"],
                                 prev_token=self.prev_token(q, by_key[row["wb_key"]])) for row in rows]
@@ -59,33 +129,7 @@ class StepwiseClaim(base.ClaimMethod):
         trail.write(conn, self.audit_rows(q, trail, request.user, claimed))
         return claimed
 
-
-    def _pick(self, conn: sa.Connection, q: mapping.BoundQueue, where: sa.ColumnElement[bool],
-              need: int) -> list[Any]:
-        stmt = sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(need)
-        if self.lock_candidates:
-            stmt = stmt.with_for_update(skip_locked=True)
-        return list(conn.execute(stmt).mappings().all())
-
-    def _merged(self, conn: sa.Connection, q: mapping.BoundQueue, variants: list[sa.ColumnElement[bool]],
-                need: int) -> list[Any]:
-        """One index-ordered locking read per IN-list value, merged in queue order.
-
-        MySQL/MariaDB have no partial index; `status IN ('new', 'open')` would make every claim
-        sort all waiting rows. Each `status = 'new'` read is a short ordered index range instead.
-        Rows locked but not used stay locked only until this short transaction commits.
-        """
-        if len(variants) == 1:
-            return self._pick(conn, q, variants[0], need)
-        rows: list[Any] = []
-        for where in variants:
-            stmt = (sa.select(*self.candidate_columns(q, with_order=True)).where(where).order_by(*q.order_by())
-                    .limit(need).with_for_update(skip_locked=True))
-            rows += conn.execute(stmt).mappings().all()
-        return base.sort_candidates(q, rows)[:need]
-
-    def _windowed(self, conn: sa.Connection, q: mapping.BoundQueue, where: sa.ColumnElement[bool],
-                  need: int) -> list[Any]:
+    def _windowed(self, conn: sa.Connection, s: _Statements, params: dict[str, Any], need: int) -> list[Any]:
         """Lock `need` rows near the head of the queue when no index returns them in order.
 
         A locking read that has to sort locks every row it sorts, until commit, so SKIP LOCKED
@@ -93,17 +137,17 @@ class StepwiseClaim(base.ClaimMethod):
         the rows are then locked one by one by key (each a primary-key lookup; taken ones are
         skipped, and the predicate is checked again on the latest committed row).
         """
+        assert s.window is not None and s.lock_one is not None
         got: list[Any] = []
         tried: set[Any] = set()
         for _ in range(WINDOW_ROUNDS):
-            window = conn.execute(sa.select(q.key).where(where).order_by(*q.order_by()).limit(WINDOW)).scalars().all()
+            window = conn.execute(s.window, params).scalars().all()
             fresh = [key for key in window if key not in tried]
             if not fresh:
                 break
             for key in fresh:
                 tried.add(key)
-                row = conn.execute(sa.select(*self.candidate_columns(q)).where(q.key == key, where)
-                                   .with_for_update(skip_locked=True)).mappings().first()
+                row = conn.execute(s.lock_one, {**params, "wb_one": key}).mappings().first()
                 if row is not None:
                     got.append(row)
                     if len(got) >= need:
@@ -111,10 +155,6 @@ class StepwiseClaim(base.ClaimMethod):
             if len(window) < WINDOW:
                 break
         return got
-
-
-WINDOW = 16
-WINDOW_ROUNDS = 3
 
 
 def sqlite_claim() -> StepwiseClaim:
