@@ -45,31 +45,22 @@ class Server:
 
     def create_database(self, name: str) -> None:
         """Create an empty database (dropping one of the same name first)."""
-        import sqlalchemy as sa
-
-        engine = sa.create_engine(self.admin_url(), isolation_level="AUTOCOMMIT")
-        try:
-            with engine.connect() as conn:
-                quoted = engine.dialect.identifier_preparer.quote(name)
-                if self.kind == "postgresql":
-                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
-                else:
-                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}")
-                conn.exec_driver_sql(f"CREATE DATABASE {quoted}")
-        finally:
-            engine.dispose()
+        self._admin(name, create=True)
 
     def drop_database(self, name: str) -> None:
+        self._admin(name, create=False)
+
+    def _admin(self, name: str, *, create: bool) -> None:
         import sqlalchemy as sa
 
         engine = sa.create_engine(self.admin_url(), isolation_level="AUTOCOMMIT")
         try:
             with engine.connect() as conn:
                 quoted = engine.dialect.identifier_preparer.quote(name)
-                if self.kind == "postgresql":
-                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
-                else:
-                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}")
+                force = " WITH (FORCE)" if self.kind == "postgresql" else ""
+                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}{force}")
+                if create:
+                    conn.exec_driver_sql(f"CREATE DATABASE {quoted}")
         finally:
             engine.dispose()
 

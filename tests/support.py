@@ -14,7 +14,6 @@ from workbench import demo
 from workbench.config import loader, model
 from workbench.db import clock, service
 
-
 REPO = Path(__file__).resolve().parents[1]
 
 

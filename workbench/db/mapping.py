@@ -105,7 +105,7 @@ class BoundQueue:
         self.aware = bool(getattr(self.time.type, "timezone", False))
         # MySQL/MariaDB DATETIME without a fraction stores whole seconds; times we compute for
         # it must be whole seconds too, or a comparison with the stored value is always off.
-        self.whole_seconds = hasattr(self.time.type, "fsp") and not getattr(self.time.type, "fsp")
+        self.whole_seconds = hasattr(self.time.type, "fsp") and not self.time.type.fsp
         self.order = [(binder.column(term.column, "order"), term.descending) for term in queue.order]
         self.scope = [self._bind_condition(binder, c) for c in queue.scope]
         self.todo = [self._bind_condition(binder, c) for c in queue.todo]

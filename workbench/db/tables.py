@@ -19,14 +19,19 @@ def _datetime() -> sa.types.TypeEngine[object]:
         .with_variant(mssql.DATETIME2(), "mssql")
 
 
+def _id_column() -> sa.Column[int]:
+    # BIGINT identity on servers; on SQLite only INTEGER PRIMARY KEY is the auto-numbered rowid.
+    return sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
+                     autoincrement=True)
+
+
 def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa.Table]:
     """MetaData holding the audit, cool-down and version tables, optionally in `schema`;
     returns (metadata, audit, version)."""
     metadata = sa.MetaData(schema=schema)
     audit = sa.Table(
         AUDIT_TABLE, metadata,
-        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
-                  autoincrement=True),
+        _id_column(),
         sa.Column("queue", sa.String(100), nullable=False),
         sa.Column("item_key", sa.String(200), nullable=False),
         sa.Column("event", sa.String(20), nullable=False),
@@ -52,8 +57,7 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
     # user's few live entries through the index.
     sa.Table(
         COOLDOWN_TABLE, metadata,
-        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
-                  autoincrement=True),
+        _id_column(),
         sa.Column("queue", sa.String(100), nullable=False),
         sa.Column("actor", sa.String(128), nullable=False),
         sa.Column("item_key", sa.String(200), nullable=False),

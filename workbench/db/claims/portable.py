@@ -36,7 +36,8 @@ class PortableClaim(base.ClaimMethod):
             for cand, where in candidates:
                 if len(claimed) >= room:
                     break
-                won = db.write(lambda conn: self._try(conn, q, trail, request.user, cand, where))
+                won = db.write(lambda conn, cand=cand, where=where: self._try(conn, q, trail, request.user,
+                                                                               cand, where))
                 if won is not None:
                     claimed.append(won)
         return claimed
