@@ -37,21 +37,29 @@ class HeldConnections:
         self._lock = threading.Lock()
 
     def get(self) -> Any:
-        held = getattr(self._local, "conn", None)
-        if held is not None and time.monotonic() - self._local.used > IDLE_RETURN_SECONDS:
+        local = self._local
+        held = getattr(local, "conn", None)
+        now = time.monotonic()
+        if held is not None and now - local.used > IDLE_RETURN_SECONDS:
             self.drop(invalidate=None)
             held = None
         if held is None:
             held = self.engine.raw_connection()
-            self._local.conn = held
+            local.conn = held
+            local.cursor = held.dbapi_connection.cursor()  # reused: psycopg cursors are cheap but not free
             with self._lock:
                 self._all.add(held)
-        self._local.used = time.monotonic()
+        local.used = now
         return held
+
+    def cursor(self) -> Any:
+        """The held connection's cursor (get() first)."""
+        return self._local.cursor
 
     def drop(self, invalidate: BaseException | None) -> None:
         held = getattr(self._local, "conn", None)
         self._local.conn = None
+        self._local.cursor = None
         if held is None:
             return
         with self._lock:
@@ -92,15 +100,12 @@ class FastStatement:
         params = {**self.constants, **values}
         raw = self.held.get()
         try:
-            cursor = raw.dbapi_connection.cursor()
-            try:
-                cursor.execute(self.sql, params, prepare=True)
-                if self._columns is None:
-                    self._columns = [d[0] for d in cursor.description or ()]
-                names = self._columns
-                return [dict(zip(names, row)) for row in cursor.fetchall()] if names else []
-            finally:
-                cursor.close()
+            cursor = self.held.cursor()
+            cursor.execute(self.sql, params, prepare=True)
+            if self._columns is None:
+                self._columns = [d[0] for d in cursor.description or ()]
+            names = self._columns
+            return [dict(zip(names, row)) for row in cursor.fetchall()] if names else []
         except self.dialect.loaded_dbapi.Error as exc:
             invalid = self.dialect.is_disconnect(exc, raw.dbapi_connection, None)
             # An error leaves nothing open (autocommit), but a lost connection must not be reused.

@@ -52,26 +52,25 @@ class GuardedWriter:
             params["wb_token"] = token
         else:
             params["wb_time"] = q.decode_legacy_token(token)
-        for i, name in enumerate(shape.edits):
-            params[f"wb_e{i}"] = (edits or {})[name]
+        if shape.edits:
+            for i, name in enumerate(shape.edits):
+                params[f"wb_e{i}"] = (edits or {})[name]
         if shape.extend and q.expires is None:
             params["wb_extend_to"] = extend_until
-        audit = {"wb_a_actor": user, "wb_a_reason": reason, "wb_a_outcome": shape.outcome,
-                 "wb_a_detail": json.dumps(detail, sort_keys=True, default=str) if detail else None,
-                 "wb_a_key": str(key)}
-        stmt = self._statement(shape)
         if self.one_statement:
-            values = dict(params)
+            fast = self._fast.get(shape)
             if shape.kind == models.EventKind.RELEASE:
-                values["wb_a_reason"] = reason
-            if q.token is None:
-                values["wb_token"] = token
-            if shape not in self._fast:
-                self._fast[shape] = fastpath.FastStatement(self.db.held, stmt, values)
-            for i, processor in self._processors(shape):
-                values[f"wb_e{i}"] = processor(values[f"wb_e{i}"])
-            rows = self._fast[shape].run(values)
+                params["wb_a_reason"] = reason
+            if fast is None:
+                fast = self._fast[shape] = fastpath.FastStatement(self.db.held, self._statement(shape), params)
+            if shape.edits:
+                for i, processor in self._processors(shape):
+                    params[f"wb_e{i}"] = processor(params[f"wb_e{i}"])
+            rows = fast.run(params)
             return rows[0] if rows else None
+        audit = {"wb_a_actor": user, "wb_a_reason": reason,
+                 "wb_a_detail": json.dumps(detail, sort_keys=True, default=str) if detail else None}
+        stmt = self._statement(shape)
         return self.db.write(lambda conn: self._two_step(conn, stmt, shape, params, audit, token))
 
     def _processors(self, shape: Shape) -> list[tuple[int, Any]]:

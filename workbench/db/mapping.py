@@ -96,6 +96,7 @@ class BoundQueue:
         self.local_clock = local_clock
         self.key = binder.column(queue.key, "key")
         self._key_type = values.python_type(self.key)
+        self._column_names = [c.name for c in table.c]
         self._check_unique_key(binder)
         self.user = binder.column(queue.lock.user, "lock.user")
         self.time = binder.column(queue.lock.time, "lock.time")
@@ -423,7 +424,7 @@ class BoundQueue:
                            db_now=self._aware(row["wb_now"]))
 
     def item_from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        return {c.name: row[c.name] for c in self.table.c if c.name in row}
+        return {name: row[name] for name in self._column_names if name in row}
 
     def coerce_edits(self, edits: Mapping[str, Any]) -> dict[str, Any]:
         """Typed values for an edit; InvalidValue names the first column that cannot take its value."""

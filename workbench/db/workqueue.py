@@ -24,6 +24,7 @@ class WorkQueue:
         self.config = q.config
         self.writer = guarded.GuardedWriter(db, q, trail)
         self.lost = lockloss.Diagnosis(q, trail)
+        self._shapes: dict[str, guarded.Shape] = {}
 
     # -- claiming ---------------------------------------------------------------------------
 
@@ -177,8 +178,12 @@ class WorkQueue:
         except KeyError:
             names = ", ".join(o.name for o in self.config.outcomes)
             raise errors.InvalidValue(f"queue {self.name} has no outcome '{outcome}' (outcomes: {names})") from None
-        values = self.q.coerce_edits(edits or {})
-        shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True)
+        values = self.q.coerce_edits(edits) if edits else {}
+        shape = self._shapes.get(chosen.name) if not values else None
+        if shape is None:
+            shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True)
+            if not values:
+                self._shapes[chosen.name] = shape  # the common case: built and hashed once
         detail = {"columns": sorted(values)} if values else None
         row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail)
         if row is None:

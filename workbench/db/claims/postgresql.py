@@ -89,9 +89,11 @@ class SkipLockedClaim(base.ClaimMethod):
                      cand.c.wb_prev_time]
         upd = (sa.update(q.table).where(q.key == cand.c.wb_ckey).values(writes)
                .returning(*returning).cte("wb_locked"))
-        # RETURNING comes back in no particular order; hand items out in queue order.
-        stmt = sa.select(upd).order_by(*[upd.c[col.name].desc() if desc else upd.c[col.name]
-                                         for col, desc in q.order], upd.c[q.key.name])
+        stmt = sa.select(upd)
+        if count > 1:
+            # RETURNING comes back in no particular order; hand several items out in queue order.
+            stmt = stmt.order_by(*[upd.c[col.name].desc() if desc else upd.c[col.name] for col, desc in q.order],
+                                 upd.c[q.key.name])
         if q.token is not None:
             stmt = stmt.add_cte(self._audit_cte(q, trail, upd, user))
         return stmt
@@ -123,7 +125,8 @@ class SkipLockedClaim(base.ClaimMethod):
             upd.c[q.token.name], at, sa.null(), constant(2).label("wb_seq"),
         )
         both = sa.union_all(expired, claimed).subquery("wb_events")
-        # Expiry before claim, so the item's history reads in the order things happened.
-        ordered = sa.select(*list(both.c)[:-1]).order_by(both.c.wb_seq)
+        # Expiry before claim, so the item's history reads in the order things happened: UNION
+        # ALL yields its branches in order in PostgreSQL's executor, so no sort is needed for it.
+        ordered = sa.select(*list(both.c)[:-1])
         cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "detail"]
         return sa.insert(a).from_select(cols, ordered).cte("wb_audit")
