@@ -490,3 +490,22 @@ def test_parse_duration_refuses_negative_numbers() -> None:
 ])
 def test_format_duration(seconds: float, text: str) -> None:
     assert durations.format_duration(seconds) == text
+
+
+def test_app_settings_default_and_parse() -> None:
+    assert parse(VALID).app == model.AppConfig()
+    app = parse(VALID + '\n[app]\nwarn_before = "5m"\ncheck_every = 30\nauto_extend = false\n'
+                'next_after_complete = false\nretry_every = "10s"\n').app
+    assert app == model.AppConfig(warn_before=300, check_every=30, auto_extend=False, next_after_complete=False,
+                                  retry_every=10)
+
+
+@pytest.mark.parametrize("line, key, problem", [
+    ('warn_before = "soon"', "app.warn_before", "not a duration"),
+    ("check_every = 0", "app.check_every", "at least 1"),
+    ('auto_extend = "yes"', "app.auto_extend", "true or false"),
+    ("warn_befor = 10", "app.warn_befor", "warn_before"),
+])
+def test_app_setting_errors_name_the_key(line: str, key: str, problem: str) -> None:
+    exc = config_error(VALID + f"\n[app]\n{line}\n")
+    assert key in str(exc) and problem in str(exc)

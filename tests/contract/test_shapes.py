@@ -257,5 +257,5 @@ def test_moderation_order_and_two_outcomes(env: support.Env) -> None:
     assert rejected["moderated_by"] == "mod"
     assert q.show(approve.lock.key).state == "done:approve"
     assert q.show(reject.lock.key).state == "done:reject"
-    with pytest.raises(errors.InvalidValue, match="mod_note: is 301 characters long"):
+    with pytest.raises(errors.InvalidValue, match=r"mod_note: at most 300 characters \(301 given\)"):
         q.save("mod", claims[2].lock.key, claims[2].lock.token, {"mod_note": "x" * 301})

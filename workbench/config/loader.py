@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
 import tomllib
@@ -13,7 +14,8 @@ from workbench.core import durations, errors
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 
-_TOP_KEYS = {"database", "queues"}
+_TOP_KEYS = {"database", "queues", "app"}
+_APP_KEYS = {"warn_before", "check_every", "auto_extend", "next_after_complete", "retry_every"}
 _DATABASE_KEYS = {"url", "claim_method", "workbench_schema", "clock", "connect_timeout", "statement_timeout"}
 _QUEUE_KEYS = {
     "title", "table", "schema", "key", "order", "lock", "lock_duration", "max_lock_duration",
@@ -22,6 +24,7 @@ _QUEUE_KEYS = {
 }
 _LOCK_KEYS = {"user", "time", "expires", "token"}
 _OUTCOME_KEYS = {"label", "set"}
+_FIELD_KEYS = {"label", "widget", "choices", "min", "max", "pattern", "required", "read_only", "hidden", "help"}
 
 
 class _Reader:
@@ -140,7 +143,22 @@ def parse(data: dict[str, Any], label: str, base_dir: Path | None = None) -> mod
         if not _NAME.match(name):
             raise reader.fail(key, "queue names use letters, digits, '_' and '-' and start with a letter")
         queues[name] = _parse_queue(reader, name, reader.table(qdata, key), key)
-    return model.Config(path=label, database=database, queues=queues)
+    app = _parse_app(reader, reader.table(data["app"], "app") if "app" in data else {})
+    return model.Config(path=label, database=database, queues=queues, app=app)
+
+
+def _parse_app(reader: _Reader, data: dict[str, Any]) -> model.AppConfig:
+    reader.check_keys(data, _APP_KEYS, "app")
+    default = model.AppConfig()
+    return model.AppConfig(
+        warn_before=reader.duration(data, "warn_before", "app", default.warn_before) or 0,
+        check_every=reader.duration(data, "check_every", "app", default.check_every, minimum=1)
+        or default.check_every,
+        auto_extend=reader.boolean(data, "auto_extend", "app", default.auto_extend),
+        next_after_complete=reader.boolean(data, "next_after_complete", "app", default.next_after_complete),
+        retry_every=reader.duration(data, "retry_every", "app", default.retry_every, minimum=1)
+        or default.retry_every,
+    )
 
 
 def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None) -> model.DatabaseConfig:
@@ -207,9 +225,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
     read_only = data.get("read_only", [])
     if not isinstance(read_only, list) or not all(isinstance(c, str) for c in read_only):
         raise reader.fail(f"{key}.read_only", "expected a list of column names")
-    fields = reader.table(data.get("fields", {}), f"{key}.fields")
-    for field_name, field in fields.items():
-        reader.table(field, f"{key}.fields.{field_name}")
+    fields = _parse_fields(reader, data.get("fields", {}), f"{key}.fields")
     return model.QueueConfig(
         name=name,
         title=reader.string(data, "title", key, required=False, default=name.replace("_", " ").title()) or name,
@@ -229,8 +245,99 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         outcomes=outcomes,
         read_only=tuple(read_only),
         allow_pick=reader.boolean(data, "allow_pick", key, True),
-        fields={k: dict(v) for k, v in fields.items()},
+        fields=fields,
     )
+
+
+def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.FieldConfig]:
+    """`[queues.Q.fields.COL]` tables; the column names and value types are checked when the queue is bound."""
+    result = {}
+    for column, fdata in reader.table(data, key).items():
+        fkey = f"{key}.{column}"
+        _check_identifier(reader, column, fkey)
+        fdata = reader.table(fdata, fkey)
+        reader.check_keys(fdata, _FIELD_KEYS, fkey)
+        widget = reader.string(fdata, "widget", fkey, required=False)
+        if widget is not None and widget not in model.WIDGETS:
+            raise reader.fail(f"{fkey}.widget", f"must be one of {', '.join(model.WIDGETS)} "
+                                                "(other widgets follow the column type)")
+        choices = _choices(reader, fdata, fkey)
+        if choices and widget not in (None, "choice"):
+            raise reader.fail(f"{fkey}.widget", f"choices are shown as a choice; remove widget = \"{widget}\"")
+        minimum, maximum = _bound(reader, fdata, "min", fkey), _bound(reader, fdata, "max", fkey)
+        _check_range(reader, minimum, maximum, fkey)
+        pattern = fdata.get("pattern")  # not stripped: spaces can be part of a regular expression
+        if pattern is not None and (not isinstance(pattern, str) or not pattern):
+            raise reader.fail(f"{fkey}.pattern", f"expected a non-empty string, got {_kind(pattern)}")
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise reader.fail(f"{fkey}.pattern", f"not a valid regular expression: {exc}") from None
+        result[column] = model.FieldConfig(
+            key=fkey, label=reader.string(fdata, "label", fkey, required=False),
+            widget="choice" if choices else widget, choices=choices, minimum=minimum, maximum=maximum,
+            pattern=pattern, required=reader.boolean(fdata, "required", fkey, False),
+            read_only=reader.boolean(fdata, "read_only", fkey, False),
+            hidden=reader.boolean(fdata, "hidden", fkey, False),
+            help=reader.string(fdata, "help", fkey, required=False),
+        )
+    return result
+
+
+def _choices(reader: _Reader, data: dict[str, Any], key: str) -> tuple[Any, ...]:
+    if "choices" not in data:
+        return ()
+    value = data["choices"]
+    if not isinstance(value, list) or not value:
+        raise reader.fail(f"{key}.choices", "expected a non-empty list of values, e.g. [\"EUR\", \"USD\"]")
+    for item in value:
+        _scalar(reader, item, f"{key}.choices")
+        if value.count(item) > 1:
+            raise reader.fail(f"{key}.choices", f"lists {item!r} twice")
+    return tuple(value)
+
+
+def _bound(reader: _Reader, data: dict[str, Any], name: str, key: str) -> Any:
+    """A min or max: a number, or a date, date-time or time (a TOML value or ISO text)."""
+    if name not in data:
+        return None
+    value = data[name]
+    if isinstance(value, (int, float, dt.date, dt.time)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        if re.fullmatch(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*", value):
+            # Without this, "12" would parse as the time 12:00.
+            raise reader.fail(f"{key}.{name}", f"write a number without quotes: {name} = {value.strip()}")
+        for parse in (dt.date.fromisoformat, dt.datetime.fromisoformat, dt.time.fromisoformat):
+            try:
+                return parse(value.strip())
+            except ValueError:
+                pass
+    raise reader.fail(f"{key}.{name}", f"expected a number, a date or a date-time (e.g. 0, 2026-11-21 or "
+                                       f"\"2026-11-21T08:00\"), got {_kind(value)}")
+
+
+def _check_range(reader: _Reader, minimum: Any, maximum: Any, key: str) -> None:
+    if minimum is None or maximum is None:
+        return
+
+    def family(value: Any) -> type:
+        # datetime is a date subclass, but the two do not compare; numbers all compare.
+        return next(t for t in (dt.datetime, dt.date, dt.time, object) if isinstance(value, t))
+
+    low, high = minimum, maximum
+    # A date and a date-time bound a date-time column alike (the date is its midnight).
+    if {family(low), family(high)} == {dt.date, dt.datetime}:
+        low, high = (v if isinstance(v, dt.datetime) else dt.datetime.combine(v, dt.time()) for v in (low, high))
+    try:
+        if family(low) is not family(high):
+            raise TypeError
+        reversed_ = low > high
+    except TypeError:  # also: one date-time with a time zone, one without
+        raise reader.fail(key, f"min ({minimum}) and max ({maximum}) must be the same kind of value") from None
+    if reversed_:
+        raise reader.fail(f"{key}.min", f"must not be greater than max ({minimum} > {maximum})")
 
 
 def _parse_lock(reader: _Reader, data: dict[str, Any] | None, key: str) -> model.LockColumns:

@@ -9,6 +9,7 @@ from typing import Any
 OPERATORS = ("eq", "ne", "in", "not_in", "lt", "le", "gt", "ge", "null")
 CLAIM_METHODS = ("auto", "skip-locked", "select-skip-locked", "readpast", "immediate", "portable")
 CLOCKS = ("utc", "local")
+WIDGETS = ("text", "multiline", "choice")  # the ones a config may ask for; others follow the column type
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +58,23 @@ class Outcome:
 
 
 @dataclasses.dataclass(frozen=True)
+class FieldConfig:
+    """Form settings of one column, `[queues.Q.fields.COL]`; None and empty mean "from the column"."""
+
+    key: str  # config key, for error messages
+    label: str | None = None
+    widget: str | None = None  # one of WIDGETS
+    choices: tuple[Any, ...] = ()
+    minimum: Any = None  # a number, date, date-time or time (ISO text is parsed by the loader)
+    maximum: Any = None
+    pattern: str | None = None  # a Python regular expression the whole text must match
+    required: bool = False
+    read_only: bool = False
+    hidden: bool = False
+    help: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class QueueConfig:
     name: str
     title: str
@@ -76,7 +94,7 @@ class QueueConfig:
     outcomes: tuple[Outcome, ...]  # the first is the default
     read_only: tuple[str, ...]
     allow_pick: bool
-    fields: dict[str, dict[str, Any]]  # per-column form settings, read by the GUI
+    fields: dict[str, FieldConfig]  # per-column form settings and value rules, by column name
 
     def outcome(self, name: str | None) -> Outcome:
         if name is None:
@@ -102,10 +120,22 @@ class DatabaseConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class AppConfig:
+    """`[app]`: how the operator window behaves for everyone using this config; seconds."""
+
+    warn_before: int = 120  # warn this long before a lock expires
+    check_every: int = 15  # ask the database whether the lock still holds this often
+    auto_extend: bool = True  # extend while the operator is typing or clicking in the form
+    next_after_complete: bool = True  # open the next item right after Complete
+    retry_every: int = 5  # try again this often while the database is unreachable
+
+
+@dataclasses.dataclass(frozen=True)
 class Config:
     path: str
     database: DatabaseConfig
     queues: dict[str, QueueConfig]
+    app: AppConfig = AppConfig()
 
     def queue(self, name: str) -> QueueConfig:
         return self.queues[name]

@@ -5,15 +5,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import difflib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import sqlalchemy as sa
 
+from workbench import fieldspec
 from workbench.config import model
 from workbench.core import errors, models
 from workbench.db import clock, filters, values
 
-_UTC = dt.timezone.utc
+_UTC = dt.UTC
 LEGACY_TOKEN_PREFIX = "@"  # tokens of tables without a token column: "@" + ISO lock time
 
 
@@ -122,14 +124,33 @@ class BoundQueue:
         lock_names = {c.name for c in self.lock_columns}
         workflow = {b.column.name for b in (*self.scope, *self.todo)} | {
             b.column.name for group in (self.on_claim, self.on_release, *self.outcomes.values()) for b in group}
-        read_only = {binder.column(name, "read_only").name for name in queue.read_only}
+        read_only = {binder.column(name, "read_only").name for name in queue.read_only} | {
+            binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only}
         self.editable = [c for c in table.c if c.name not in lock_names | workflow | read_only
                          and c is not self.key and not c.computed]
+        self.list_columns = self._pick_list_columns(lock_names)
         self.protected = {c.name: why for why, names in (("is the key", {self.key.name}),
                                                           ("holds the lock", lock_names),
                                                           ("is set by the workflow", workflow),
                                                           ("is read-only", read_only))
                           for c in table.c if c.name in names}
+        # Form fields and the value rules Save and Complete enforce (the GUI checks the same ones).
+        self.specs = fieldspec.derive(self, binder.fail, binder.column)
+
+    _SUMMARY_NAMES = ("subject", "title", "summary", "name", "description", "customer", "vendor")
+
+    def _pick_list_columns(self, lock_names: set[str]) -> list[sa.Column[Any]]:
+        """Up to three columns that tell items apart in a list: the most telling names first."""
+        candidates = [c for c in self.table.c if c is not self.key and c.name not in lock_names]
+        ranked = sorted(candidates, key=lambda c: next(
+            (i for i, n in enumerate(self._SUMMARY_NAMES) if n in c.name.lower()), len(self._SUMMARY_NAMES)))
+        chosen = [c for c in ranked if any(n in c.name.lower() for n in self._SUMMARY_NAMES)][:3]
+        for column in candidates:
+            if len(chosen) >= 3:
+                break
+            if column not in chosen and isinstance(column.type, (sa.String, sa.Integer, sa.DateTime, sa.Date)):
+                chosen.append(column)
+        return sorted(chosen, key=lambda c: ranked.index(c))
 
     # -- checks -----------------------------------------------------------------------------
 
@@ -380,7 +401,7 @@ class BoundQueue:
                                       queue=self.name, key=None, cause="not_held") from None
             # Tokens carry UTC with an offset; the column holds naive UTC unless it is tz-aware.
             if value.tzinfo is not None and not self.aware:
-                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+                value = value.astimezone(dt.UTC).replace(tzinfo=None)
             return value
         return text
 
@@ -427,7 +448,8 @@ class BoundQueue:
         return {name: row[name] for name in self._column_names if name in row}
 
     def coerce_edits(self, edits: Mapping[str, Any]) -> dict[str, Any]:
-        """Typed values for an edit; InvalidValue names the first column that cannot take its value."""
+        """Typed values for an edit, checked against the field rules; InvalidValue names the first
+        column that cannot take its value."""
         editable = {c.name: c for c in self.editable}
         result = {}
         for name, raw in edits.items():
@@ -438,5 +460,5 @@ class BoundQueue:
                 hint = difflib.get_close_matches(name, list(editable), n=1)
                 raise errors.InvalidValue(f"{name}: no such column in {self.config.table_label}"
                                           + (f"; did you mean '{hint[0]}'?" if hint else ""), column=name)
-            result[name] = values.coerce(column, raw)
+            result[name] = fieldspec.check(self.specs[column.name], raw)
         return result

@@ -36,7 +36,7 @@ def coerce(column: sa.Column[Any], raw: Any) -> Any:
         return _boolean(column, raw)
     if isinstance(kind, sa.Integer):
         return _integer(column, raw)
-    if isinstance(kind, sa.Numeric):
+    if isinstance(kind, (sa.Numeric, sa.Float)):  # SQLAlchemy 2.1: Float no longer extends Numeric
         return _number(column, raw)
     if isinstance(kind, sa.DateTime):
         return _datetime(column, raw)
@@ -95,7 +95,7 @@ def _integer(column: sa.Column[Any], raw: Any) -> int:
 
 def _number(column: sa.Column[Any], raw: Any) -> Any:
     kind = column.type
-    assert isinstance(kind, sa.Numeric)
+    assert isinstance(kind, (sa.Numeric, sa.Float))
     try:
         value = decimal.Decimal(str(raw).strip()) if not isinstance(raw, decimal.Decimal) else raw
     except decimal.InvalidOperation:
@@ -154,5 +154,5 @@ def _string(column: sa.Column[Any], raw: Any) -> str:
     value = raw if isinstance(raw, str) else str(raw)
     length = getattr(column.type, "length", None)
     if length and len(value) > length:
-        raise _fail(column, f"is {len(value)} characters long; at most {length} fit")
+        raise _fail(column, f"at most {length} characters ({len(value)} given)")
     return value
