@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
 
-from tests import servers, support  # noqa: E402
+from tests import servers, support
 
 REQUIRE_SERVERS = os.environ.get("WORKBENCH_REQUIRE_SERVERS") == "1"
 SERVER_BACKENDS = ("postgresql", "mariadb", "mariadb-odbc")

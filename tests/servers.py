@@ -6,12 +6,13 @@ import dataclasses
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
 class ServerUnavailable(Exception):
@@ -28,6 +29,13 @@ class Server:
     user: str
     stop: Callable[[], None]
     external: bool = False
+    # Take the server down and bring it back on the same port with the same data (a database
+    # that goes away), and freeze/thaw its processes (a database that hangs: connections stay
+    # open, nothing answers); None where not supported.
+    take_down: Callable[[], None] | None = None
+    bring_up: Callable[[], None] | None = None
+    freeze: Callable[[], None] | None = None
+    thaw: Callable[[], None] | None = None
 
     def url(self, database: str, driver: str | None = None) -> str:
         """SQLAlchemy URL of one database on this server."""
@@ -111,7 +119,7 @@ def start_postgres() -> Server:
     _chown(work, "postgres")
     data = work / "data"
     port = free_port()
-    run = lambda argv: subprocess.run(  # noqa: E731
+    run = lambda argv: subprocess.run(
         _as_user("postgres", argv), check=True, capture_output=True, text=True, cwd=work)
     try:
         run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
@@ -125,11 +133,45 @@ def start_postgres() -> Server:
         raise ServerUnavailable(f"PostgreSQL did not start: {exc.stderr or exc.stdout}{log[-2000:]}") from exc
 
     def stop() -> None:
-        subprocess.run(_as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                                             "stop"]), capture_output=True, cwd=work)
+        signal_all(signal.SIGCONT)  # a frozen server does not stop
+        take_down("immediate")
         shutil.rmtree(work, ignore_errors=True)
 
-    return Server("postgresql", "127.0.0.1", port, "postgres", stop)
+    def take_down(mode: str = "fast") -> None:
+        # "fast" cuts every client off but writes what was committed first: with
+        # synchronous_commit=off (set above for speed) "immediate" would lose the last commits.
+        subprocess.run(_as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", mode,
+                                             "stop"]), capture_output=True, cwd=work)
+
+    def bring_up() -> None:
+        run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w", "-o", options, "start"])
+
+    def signal_all(signum: int) -> None:
+        try:
+            postmaster = int((data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return
+        for pid in [postmaster, *_children(postmaster)]:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+    return Server("postgresql", "127.0.0.1", port, "postgres", stop, take_down=take_down, bring_up=bring_up,
+                  freeze=lambda: signal_all(signal.SIGSTOP), thaw=lambda: signal_all(signal.SIGCONT))
+
+
+def _children(parent: int) -> list[int]:
+    """Direct children of a process (Linux /proc; the server's backends)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def start_mariadb() -> Server:

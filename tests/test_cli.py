@@ -11,8 +11,9 @@ import socket
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -140,9 +141,30 @@ def test_readme_round_trip_through_the_console_entry(tmp_path: Path) -> None:
 # -- usage and configuration errors: exit 2 -------------------------------------------------------
 
 
-def test_no_command_prints_help_and_exits_2(cli: CLI) -> None:
-    result = cli()
-    assert result.code == 2 and "usage: workbench" in result.err and "exit codes:" in result.err
+def test_help_lists_commands_and_exit_codes(cli: CLI, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli("--help")
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and "usage: workbench" in out and "exit codes:" in out and "complete" in out
+
+
+def test_no_command_opens_the_window(cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.gui import app
+    calls = []
+    monkeypatch.setattr(app, "run", lambda config, user, demo: calls.append((config, user, demo)) or 0)
+    assert cli("--user", "alice", "--demo").code == 0
+    assert cli("--config", "x.toml", "--user", "bob").code == 0
+    assert calls == [(None, "alice", True), ("x.toml", "bob", False)]
+
+
+def test_no_command_without_a_display_says_so(cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("only X11/Wayland systems need a display variable")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    result = cli("--user", "alice")
+    assert result.code == 1
+    assert "no display" in result.err and "workbench --help" in result.err
 
 
 @pytest.mark.parametrize("args", [
@@ -288,6 +310,72 @@ def test_invalid_set_value_exits_5_and_names_the_column(wb: Callable[..., Run]) 
     error = result.json()["error"]
     assert error["type"] == "InvalidValue" and error["column"] == "time_spent_min"
     assert error["message"] == "time_spent_min: 'soon' is not a whole number"
+
+
+def case_row(config: Path, key: int) -> tuple[Any, ...]:
+    return sql(config, "SELECT status, priority, time_spent_min, resolution, category, wb_locked_by, wb_lock_token "
+                       "FROM cases WHERE case_id = ?", key)[0]
+
+
+@pytest.mark.parametrize("command", ["save", "complete"])
+@pytest.mark.parametrize("sets, column, message", [
+    (["time_spent_min=1441"], "time_spent_min", "time_spent_min: must be at most 1440"),
+    (["time_spent_min=-5"], "time_spent_min", "time_spent_min: must be at least 0"),
+    (["priority=7"], "priority", "priority: must be one of 1, 2, 3, 4"),
+    (["priority="], "priority", "priority: required"),
+    (["category=Plumbing"], "category",
+     "category: must be one of Hardware, Software, Network, Access, Email, Printing"),
+    # A valid value alongside is not written either: the edit is refused as a whole.
+    (["resolution=Rebooted", "time_spent_min=2000"], "time_spent_min", "time_spent_min: must be at most 1440"),
+])
+def test_value_breaking_a_field_rule_exits_5_and_changes_nothing(wb: Callable[..., Run], config: Path, command: str,
+                                                                 sets: list[str], column: str, message: str) -> None:
+    lock = wb("alice", "next", "cases", "--json").json()
+    before = case_row(config, lock["key"])
+    args = [command, "cases", lock["key"], "--token", lock["token"]]
+    for assignment in sets:
+        args += ["--set", assignment]
+    result = wb("alice", "--json", *args)
+    assert result.code == 5
+    error = result.json()["error"]
+    assert (error["type"], error["column"], error["message"]) == ("InvalidValue", column, message)
+    assert result.err == f"workbench: {message}\n"
+    after = case_row(config, lock["key"])
+    assert after == before and after[0] == "open" and after[5] == "alice"  # still open, still alice's
+    # The same values within the rules go through, so the refusal above was the rule's doing.
+    good = wb("alice", command, "cases", lock["key"], "--token", lock["token"], "--set", "time_spent_min=1440",
+              "--set", "priority=2", "--set", "category=Network")
+    assert good.code == 0, good.err
+    status, priority, spent, _, category, holder, _ = case_row(config, lock["key"])
+    assert (priority, spent, category) == (2, 1440, "Network")
+    assert (status, holder) == (("open", "alice") if command == "save" else ("resolved", None))
+
+
+def test_pattern_breach_exits_5_with_the_help_text(wb: Callable[..., Run], config: Path) -> None:
+    lock = wb("bob", "next", "imports", "--json").json()
+    query = "SELECT iban, invoice_no, check_status, wb_locked_by FROM import_rows WHERE row_id = ?"
+    before = sql(config, query, lock["key"])
+    for command in ("save", "complete"):
+        result = wb("bob", command, "imports", lock["key"], "--token", lock["token"], "--set",
+                    "iban=de89 3704 0044 0532 0130 00")
+        assert result.code == 5
+        assert result.err == "workbench: iban: an IBAN in capitals without spaces, such as DE89370400440532013000\n"
+        required = wb("bob", command, "imports", lock["key"], "--token", lock["token"], "--set", "invoice_no=")
+        assert required.code == 5 and required.err == "workbench: invoice_no: required\n"
+    assert sql(config, query, lock["key"]) == before
+    ok = wb("bob", "complete", "imports", lock["key"], "--token", lock["token"], "--set", "iban=DE89370400440532013000")
+    assert ok.code == 0, ok.err
+    iban, _, status, holder = sql(config, query, lock["key"])[0]
+    assert (iban, status, holder) == ("DE89370400440532013000", "verified", None)
+
+
+def test_empty_value_clears_an_optional_number(wb: Callable[..., Run], config: Path) -> None:
+    lock = wb("alice", "next", "cases", "--json").json()
+    base = ["save", "cases", lock["key"], "--token", lock["token"]]
+    assert wb("alice", *base, "--set", "time_spent_min=30").code == 0
+    assert case_row(config, lock["key"])[2] == 30
+    assert wb("alice", *base, "--set", "time_spent_min= ").code == 0
+    assert case_row(config, lock["key"])[2] is None
 
 
 def test_protected_and_unknown_columns_exit_5(wb: Callable[..., Run]) -> None:

@@ -13,8 +13,9 @@ import threading
 import time
 import tomllib
 import traceback
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -47,7 +48,7 @@ class Target:
     created: list[str] = dataclasses.field(default_factory=list)
 
     @classmethod
-    def open(cls, backend: str, url: str | None) -> "Target":
+    def open(cls, backend: str, url: str | None) -> Target:
         if backend not in BACKENDS:
             raise SystemExit(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         tmp = Path(tempfile.mkdtemp(prefix="wb-bench-"))
@@ -459,7 +460,7 @@ class LoopResult:
     driver_errors: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     stopped: str = ""
 
-    def merge(self, other: "LoopResult", *, concurrent: bool = True) -> None:
+    def merge(self, other: LoopResult, *, concurrent: bool = True) -> None:
         """Add another claimer's figures (concurrent: same window) or a later stretch of the same one."""
         self.claim += other.claim
         self.complete += other.complete

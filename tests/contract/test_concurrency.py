@@ -91,16 +91,15 @@ def test_a_claim_in_progress_does_not_starve_other_claimers(native_env: support.
     wb = env.demo(queues={"cases": {"max_locks_per_user": 0}})
     q = wb.queue("cases")
     request = claims.ClaimRequest(user="slow")
-    with wb.engine.connect() as slow:
-        with slow.begin():
-            # The first claimer has locked its row(s) but not committed yet.
-            if wb.db.dialect == "postgresql":
-                rows = slow.execute(wb.method.statement(q.q, q.trail, request), {"wb_user": "slow"}).mappings().all()
-                held_keys = {row[q.q.key.name] for row in rows}
-            else:
-                held_keys = {c.row["wb_key"] for c in wb.method._claim(slow, q.q, q.trail, request)}
-            assert len(held_keys) == 1
-            # The demo's todo is `status IN ('new', 'open')`: on MySQL/MariaDB no index returns that
-            # in order, and a sorting locking read would have locked every waiting row.
-            others = q.claim_next("quick", 3)
-            assert len(others) == 3 and not {c.lock.key for c in others} & held_keys
+    with wb.engine.connect() as slow, slow.begin():
+        # The first claimer has locked its row(s) but not committed yet.
+        if wb.db.dialect == "postgresql":
+            rows = slow.execute(wb.method.statement(q.q, q.trail, request), {"wb_user": "slow"}).mappings().all()
+            held_keys = {row[q.q.key.name] for row in rows}
+        else:
+            held_keys = {c.row["wb_key"] for c in wb.method._claim(slow, q.q, q.trail, request)}
+        assert len(held_keys) == 1
+        # The demo's todo is `status IN ('new', 'open')`: on MySQL/MariaDB no index returns that
+        # in order, and a sorting locking read would have locked every waiting row.
+        others = q.claim_next("quick", 3)
+        assert len(others) == 3 and not {c.lock.key for c in others} & held_keys

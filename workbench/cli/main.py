@@ -7,8 +7,9 @@ import getpass
 import os
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from workbench import __version__
 from workbench.cli import output
@@ -53,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--user", metavar="NAME", default=None, help="user name to lock under "
                         "(default: your login name)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument("--demo", action="store_true", help="without a command: open the window on the demo "
+                        "database (created on first use)")
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -139,8 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     as_json = bool(getattr(args, "json", False))
     if args.command is None:
-        parser.print_help(sys.stderr)
-        return 2
+        return _gui(args)
     try:
         return _COMMANDS[args.command](args, as_json)
     except errors.WorkbenchError as exc:
@@ -168,6 +170,27 @@ def _report(exc: BaseException, as_json: bool, prefix: str = "") -> None:
             if hasattr(exc, field) and getattr(exc, field) is not None:
                 error[field] = getattr(exc, field)
         output.dump_json({"error": error})
+
+
+def _gui(args: argparse.Namespace) -> int:
+    """No command: the operator window (the desktop app is the main way in)."""
+    if sys.platform.startswith("linux") and not any(
+            os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        # Qt would abort the process with a core dump; say what is wrong instead.
+        sys.stderr.write("workbench: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are "
+                         "unset); run it in a desktop session, or use a command, see `workbench --help`\n")
+        return 1
+    try:
+        from workbench.gui import app
+    except ImportError as exc:  # the Qt runtime or PySide6 is missing
+        sys.stderr.write(f"workbench: the desktop app cannot start ({exc}); install PySide6 "
+                         "(pip install PySide6-Essentials) or use a command, see `workbench --help`\n")
+        return 1
+    try:
+        return app.run(args.config, _user(args), demo=args.demo)
+    except errors.WorkbenchError as exc:
+        _report(exc, False)
+        return exc.exit_code
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -246,12 +269,11 @@ def cmd_attach(args: argparse.Namespace, as_json: bool) -> int:
         if args.queue not in wb.config.queues:
             wb.queue(args.queue)  # raises the "no such queue" usage error
         queue = wb.config.queues[args.queue]
-        with dberrors.translated():
-            with wb.engine.begin() as conn:
-                plan = attach.plan(conn, queue, wb.config.path)
-                ddl = attach.render(conn, plan)
-                if args.apply and not plan.empty:
-                    attach.apply(conn, plan)
+        with dberrors.translated(), wb.engine.begin() as conn:
+            plan = attach.plan(conn, queue, wb.config.path)
+            ddl = attach.render(conn, plan)
+            if args.apply and not plan.empty:
+                attach.apply(conn, plan)
     if as_json:
         output.dump_json({"queue": args.queue, "ddl": ddl, "applied": bool(args.apply and not plan.empty),
                           "notes": plan.notes})

@@ -8,7 +8,8 @@ import datetime as dt
 import decimal
 import json
 import sys
-from typing import Any, Iterable, Mapping, TextIO
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
 
 from workbench.core import durations, models
 

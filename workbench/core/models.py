@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 class EventKind(str, enum.Enum):

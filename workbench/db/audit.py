@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -82,7 +83,7 @@ class AuditTrail:
         if isinstance(at, str):
             at = dt.datetime.fromisoformat(at)
         if at.tzinfo is None:
-            at = at.replace(tzinfo=dt.timezone.utc)  # the audit trail is always UTC
+            at = at.replace(tzinfo=dt.UTC)  # the audit trail is always UTC
         return models.Event(
             id=int(row["id"]), queue=row["queue"], key=row["item_key"], kind=models.EventKind(row["event"]),
             actor=row["actor"], owner=row["owner"], token=row["token"], at=at, reason=row["reason"],

@@ -81,7 +81,7 @@ def _now_sqlite(element: _Now, compiler: Any, **kw: Any) -> str:
     return f"(strftime('{_SQLITE_FORMAT}', 'now'{modifier}) || '000')"
 
 
-class add_seconds(FunctionElement[Any]):  # noqa: N801
+class add_seconds(FunctionElement[Any]):
     """`when` plus a whole number of seconds (negative to subtract), in database arithmetic."""
 
     inherit_cache = True
@@ -127,7 +127,7 @@ def _add_sqlite(element: add_seconds, compiler: Any, **kw: Any) -> str:
     return f"(strftime('{_SQLITE_FORMAT}', {when}, ({seconds}) || ' seconds') || '000')"
 
 
-class new_token(FunctionElement[str]):  # noqa: N801
+class new_token(FunctionElement[str]):
     """A fresh random 32-hex-digit lock token made by the server, one per updated row."""
 
     type = sa.String(32)
@@ -160,7 +160,7 @@ def _token_sqlite(element: new_token, compiler: Any, **kw: Any) -> str:
     return "lower(hex(randomblob(16)))"
 
 
-class add_milliseconds(FunctionElement[Any]):  # noqa: N801
+class add_milliseconds(FunctionElement[Any]):
     """`when` plus a (small) whole number of milliseconds; used for SQL Server's legacy fence."""
 
     inherit_cache = True

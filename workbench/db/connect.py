@@ -7,8 +7,9 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -190,7 +191,7 @@ class _SqliteWriteLock:
         except OSError:
             self._usable = False  # e.g. a read-only directory: fall back to busy_timeout
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         try:
             if self._usable and self._fd is not None:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -250,22 +251,20 @@ class Database:
 
     def autocommit(self, fn: Callable[[sa.Connection], T]) -> T:
         """Run `fn` with autocommit: for single statements that are atomic on their own (one round trip)."""
-        with dberrors.translated():
-            with self.autocommit_engine.connect() as conn:
-                return fn(conn)
+        with dberrors.translated(), self.autocommit_engine.connect() as conn:
+            return fn(conn)
 
     def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
         attempt = 0
         while True:
             try:
-                with dberrors.translated():
-                    with self.engine.connect() as conn:
-                        if write and self.is_sqlite:
-                            conn = conn.execution_options(workbench_write=True)
-                            with self._write_lock, conn.begin():
-                                return fn(conn)
-                        with conn.begin():
+                with dberrors.translated(), self.engine.connect() as conn:
+                    if write and self.is_sqlite:
+                        conn = conn.execution_options(workbench_write=True)
+                        with self._write_lock, conn.begin():
                             return fn(conn)
+                    with conn.begin():
+                        return fn(conn)
             except dberrors.Busy:
                 # SQLite waited busy_timeout and the lock is still taken (or a deadlock victim on a
                 # server): the transaction was rolled back, so running it again is safe.

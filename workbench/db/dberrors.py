@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import sqlalchemy as sa
 
@@ -24,7 +24,12 @@ _UNREACHABLE_MARKERS = (
     "lost connection", "server has gone away", "communication link failure", "unable to open database",
     "connection reset", "broken pipe", "login timeout", "adaptive server is unavailable",
     "the connection is lost", "ssl syscall error", "network is unreachable",
+    "the database system is starting up", "the database system is shutting down",
+    "the database system is in recovery mode", "not yet accepting connections",
 )
+# PostgreSQL: connection exceptions (class 08) and operator intervention: shutdown, crash
+# shutdown, cannot connect now (a server starting or stopping; SQLSTATE 57P01-57P03).
+_UNREACHABLE_SQLSTATE_PREFIXES = ("08", "57p01", "57p02", "57p03")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -45,6 +50,7 @@ def translated() -> Iterator[None]:
         if code in _BUSY_SQLSTATES or any(marker in lower for marker in _BUSY_MARKERS):
             raise Busy(message) from exc
         if exc.connection_invalidated or isinstance(exc, (sa.exc.InterfaceError,)) or \
+                (code and code.startswith(_UNREACHABLE_SQLSTATE_PREFIXES)) or \
                 any(marker in lower for marker in _UNREACHABLE_MARKERS):
             raise errors.DatabaseUnavailable(f"cannot reach the database: {message}") from exc
         if isinstance(exc, sa.exc.OperationalError) and "password authentication failed" in lower:

@@ -9,9 +9,11 @@ the database spends on the statement (measured in tests/benchmarks/claim_bench.p
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -22,61 +24,83 @@ from workbench.db import dberrors
 IDLE_RETURN_SECONDS = 20.0
 
 
+@dataclasses.dataclass
+class _Held:
+    conn: Any  # SQLAlchemy's pooled connection wrapper
+    cursor: Any
+    used: float
+
+
 class HeldConnections:
     """One checked-out DBAPI connection per thread, kept between calls.
 
     Checking a connection out of SQLAlchemy's pool and back in costs about 0.1 ms of client CPU,
     as much as the claim statement itself; a desktop user or a worker makes one call after
     another on the same thread, so the connection stays with the thread.
+
+    Keyed by thread id, not a threading.local: a QThreadPool job runs with a fresh Python thread
+    state on the same OS thread, so a threading.local would be empty on every job and each call
+    would check out (and keep) one more connection until the pool ran dry.
     """
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
-        self._local = threading.local()
-        self._all: set[Any] = set()
+        self._held: dict[int, _Held] = {}
         self._lock = threading.Lock()
 
     def get(self) -> Any:
-        local = self._local
-        held = getattr(local, "conn", None)
+        ident = threading.get_ident()
+        held = self._held.get(ident)
         now = time.monotonic()
-        if held is not None and now - local.used > IDLE_RETURN_SECONDS:
+        if held is not None and now - held.used > IDLE_RETURN_SECONDS:
             self.drop(invalidate=None)
             held = None
         if held is None:
-            held = self.engine.raw_connection()
-            local.conn = held
-            local.cursor = held.dbapi_connection.cursor()  # reused: psycopg cursors are cheap but not free
+            conn = self._connect()
+            held = _Held(conn, conn.dbapi_connection.cursor(), now)  # cursor reused: cheap, not free
             with self._lock:
-                self._all.add(held)
-        local.used = now
-        return held
+                self._held[ident] = held
+        held.used = now
+        return held.conn
+
+    def _connect(self) -> Any:
+        # raw_connection() raises the driver's own exception (SQLAlchemy wraps only what runs
+        # through a Connection): wrap it the same way, so "connection refused" reads as
+        # DatabaseUnavailable like everywhere else.
+        error = self.engine.dialect.loaded_dbapi.Error
+        try:
+            return self.engine.raw_connection()
+        except error as exc:
+            wrapped = sa.exc.DBAPIError.instance(None, None, exc, error, connection_invalidated=True)
+            with dberrors.translated():
+                raise wrapped from exc
+            raise  # pragma: no cover - translated() always raises
 
     def cursor(self) -> Any:
         """The held connection's cursor (get() first)."""
-        return self._local.cursor
+        return self._held[threading.get_ident()].cursor
 
     def drop(self, invalidate: BaseException | None) -> None:
-        held = getattr(self._local, "conn", None)
-        self._local.conn = None
-        self._local.cursor = None
+        with self._lock:
+            held = self._held.pop(threading.get_ident(), None)
         if held is None:
             return
-        with self._lock:
-            self._all.discard(held)
         if invalidate is not None:
-            held.invalidate(invalidate)
-        held.close()
+            held.conn.invalidate(invalidate)
+        held.conn.close()
+
+    def count(self) -> int:
+        """How many connections are held (tests, diagnostics)."""
+        return len(self._held)
 
     def close_all(self) -> None:
         with self._lock:
-            held, self._all = list(self._all), set()
-        for conn in held:
+            held, self._held = list(self._held.values()), {}
+        for item in held:
             try:
-                conn.close()
+                item.conn.close()
             except Exception:  # noqa: BLE001 - closing at shutdown; the server may be gone
                 pass
-        self._local = threading.local()
 
 
 class FastStatement:

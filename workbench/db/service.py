@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import sqlalchemy as sa
 
@@ -29,7 +28,7 @@ class Workbench:
 
     @classmethod
     def open(cls, config: model.Config, *, password: str | None = None,
-             create_sqlite: bool = False) -> "Workbench":
+             create_sqlite: bool = False) -> Workbench:
         engine = connect.create_engine(config.database, config.path, password=password,
                                        create_sqlite=create_sqlite)
         return cls(config, engine)
@@ -37,10 +36,10 @@ class Workbench:
     def close(self) -> None:
         self.db.dispose()
 
-    def __enter__(self) -> "Workbench":
+    def __enter__(self) -> Workbench:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -130,6 +131,27 @@ class WorkQueue:
             return [q.lock_from_row(row) for row in conn.execute(stmt).mappings()]
 
         return self.db.read(read)
+
+    def open_items(self, limit: int = 200) -> list[dict[str, Any]]:
+        """Waiting, unlocked items in queue order (key and list columns), for picking one by hand.
+
+        Served by the claim index, so it stays fast on a large table; never the whole table.
+        """
+        q = self.q
+        columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
+        stmt = (sa.select(*columns).where(*q.scope_clause(), q.todo_clause(), q.user.is_(None))
+                .order_by(*q.order_by()).limit(limit))
+        return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
+
+    def summaries(self, keys: list[Any]) -> dict[Any, dict[str, Any]]:
+        """The list columns of the given items, by key (for the resume panel)."""
+        q = self.q
+        if not keys:
+            return {}
+        columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
+        stmt = sa.select(*columns).where(q.key.in_(keys))
+        rows = self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
+        return {row[q.key.name]: row for row in rows}
 
     def check(self, user: str, key: Any, token: str) -> models.Lock:
         """The caller's lock if they still hold it; LockLost (with who and why) otherwise."""
@@ -335,7 +357,7 @@ def _utc(value: Any, local: bool) -> dt.datetime:
     if isinstance(value, str):
         value = dt.datetime.fromisoformat(value)
     if value.tzinfo is None and not local:
-        value = value.replace(tzinfo=dt.timezone.utc)
+        value = value.replace(tzinfo=dt.UTC)
     return value
 
 

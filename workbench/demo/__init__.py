@@ -59,7 +59,7 @@ def create(directory: Path, *, overwrite: bool = False) -> Path:
     return config_path
 
 
-def attach_all(wb: "service.Workbench") -> None:
+def attach_all(wb: service.Workbench) -> None:
     """Create the claim indexes `workbench attach --apply` would create, for every queue."""
     from workbench.db import attach
 

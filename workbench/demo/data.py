@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 _FIRST = ["Anna", "Ben", "Chiara", "David", "Elif", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kasia", "Luca",
           "Maya", "Noah", "Olga", "Pavel", "Quinn", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wim", "Yara", "Zoe"]

@@ -1,0 +1,74 @@
+"""Fixtures for driving the real operator window offscreen against a real database."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests import support
+from workbench import demo
+from workbench.config import loader, model
+from workbench.gui import app as gui_app
+from workbench.gui import main_window, session
+
+FAST = session.SessionSettings(check_interval=1.0, warn_before=120.0, retry_interval=0.5, auto_extend=False,
+                               next_after_complete=False)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The window runs against the embedded SQLite demo and against a real PostgreSQL server."""
+    return str(request.param)
+
+
+@pytest.fixture
+def demo_config(backend: str, database_url: str, tmp_path: Path) -> Iterator[model.Config]:
+    """The demo tables on `backend`: on SQLite exactly what the README's first line opens."""
+    if backend == "sqlite":
+        yield loader.load(demo.create(tmp_path / "demo"))
+        return
+    env = support.Env(backend, "native", database_url, tmp_path)
+    env.demo(case_rows=30, import_rows=20)
+    yield env.demo_config()
+    env.close()
+
+
+def with_queue(config: model.Config, queue: str, **changes: Any) -> model.Config:
+    queues = dict(config.queues)
+    queues[queue] = dataclasses.replace(queues[queue], **changes)
+    return dataclasses.replace(config, queues=queues)
+
+
+@pytest.fixture
+def open_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., main_window.MainWindow]]:
+    """Build, show and start a window; waits until its queues are open. Closed at the end."""
+    windows: list[main_window.MainWindow] = []
+
+    def make(config: model.Config, user: str = "alice", settings: session.SessionSettings = FAST,
+             home: Path | None = None) -> main_window.MainWindow:
+        gui_app.application()
+        window = gui_app.build_window(config, user, settings=dataclasses.replace(settings),
+                                      home=home or tmp_path / "home")
+        qtbot.addWidget(window)
+        window.show()
+        with qtbot.waitSignal(window.session.ready, timeout=20_000):
+            window.session.start()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.session.dispatcher.wait(10_000)
+        window.close()
+        window.session.wb.close()
+
+
+def row(window: main_window.MainWindow, queue: str, key: Any) -> dict[str, Any]:
+    q = window.session.wb.queue(queue).q
+    with window.session.wb.engine.connect() as conn:
+        return dict(conn.execute(sa.select(q.table).where(q.key == key)).mappings().one())

@@ -1,0 +1,112 @@
+"""Render the README's screenshots from the real window on the demo database (offscreen).
+
+    QT_QPA_PLATFORM=offscreen python -m tests.make_screenshots [OUTPUT_DIR]
+
+Writes main-window.png (an item open, edits typed, the lock timer running), lock-lost.png (a
+supervisor took the item away while the operator was typing) and resume.png (the resume panel
+after a restart), by driving the window exactly as the GUI tests do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtWidgets import QApplication
+
+from workbench import demo
+from workbench.config import loader
+from workbench.gui import app as gui_app
+from workbench.gui import main_window, session
+
+OUT = Path(__file__).resolve().parents[1] / "resources" / "screenshots"
+SETTINGS = session.SessionSettings(check_interval=30, auto_extend=False, next_after_complete=False)
+
+
+def _until(app: QApplication, done: Callable[[], bool], what: str, seconds: float = 15) -> None:
+    end = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > end:
+            raise SystemExit(f"make_screenshots: timed out waiting for {what}")
+        app.processEvents()
+        time.sleep(0.01)
+
+
+def _settle(app: QApplication, seconds: float = 0.4) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.01)
+
+
+def _window(app: QApplication, config: Any, home: Path, user: str) -> main_window.MainWindow:
+    window = gui_app.build_window(config, user, settings=dataclasses.replace(SETTINGS), home=home)
+    window.resize(1000, 760)
+    window.show()
+    ready: list[Any] = []
+    window.session.ready.connect(ready.append)
+    window.session.start()
+    _until(app, lambda: bool(ready), "the queues to open")
+    return window
+
+
+def _claim(app: QApplication, window: main_window.MainWindow) -> Any:
+    claimed: list[Any] = []
+    window.session.claimed.connect(lambda claim, _draft: claimed.append(claim))
+    window.next_button.click()
+    _until(app, lambda: bool(claimed), "Next item")
+    return claimed[0]
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0]) if argv else OUT
+    out.mkdir(parents=True, exist_ok=True)
+    app = gui_app.application()
+    work = Path(tempfile.mkdtemp(prefix="wb-shots-"))
+    config = loader.load(demo.create(work / "demo"))
+    home = work / "home"
+
+    window = _window(app, config, home, "alice")
+    claim = _claim(app, window)
+    window.form.field("resolution").setPlainText("Replaced the docking station; the monitor works again.")
+    window.form.field("time_spent_min").setText("25")
+    _settle(app)
+    window.grab().save(str(out / "main-window.png"))
+
+    window.session.wb.queue("cases").force_release("sue", claim.lock.key, "customer escalated to level 2")
+    lost: list[Any] = []
+    window.session.lock_lost.connect(lost.append)
+    window.session.check_now()
+    _until(app, lambda: bool(lost), "the lost lock")
+    _settle(app)
+    window.grab().save(str(out / "lock-lost.png"))
+    window.close()
+
+    # After a restart: two unfinished items, one with unsaved edits in the journal.
+    first = _window(app, config, home, "bob")
+    _claim(app, first)
+    first.form.field("resolution").setPlainText("Half way: waiting for the new toner")
+    _settle(app)
+    first.session.dispatcher.wait()
+    first.next_item()
+    _settle(app, 1.0)
+    first.close()
+    second = _window(app, config, home, "bob")
+    _settle(app)
+    second.grab().save(str(out / "resume.png"))
+    second.close()
+    for name in ("main-window.png", "lock-lost.png", "resume.png"):
+        print(out / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""The operator desktop app (PySide6 Widgets); the only package that imports Qt."""

@@ -1,0 +1,177 @@
+"""Small dialogs of the operator window: release reason, shortcuts, draft comparison, pick an item."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.gui import form as form_mod
+from workbench.gui import hotkeys
+
+RELEASE_REASONS = ("Needs information from the customer", "Not my area", "Waiting for someone else",
+                   "Duplicate", "Cannot finish now")
+
+
+class ReleaseDialog(QDialog):
+    """Ask why the item goes back (a reason from the list, or typed)."""
+
+    def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("release_dialog")
+        self.setWindowTitle("Release item")
+        layout = QVBoxLayout(self)
+        text = f"Give {item_label} back to the queue so someone else can take it."
+        if unsaved:
+            text += "\nYour unsaved edits will be discarded."
+        layout.addWidget(QLabel(text))
+        label = QLabel("&Reason (pick one or type your own):")
+        layout.addWidget(label)
+        self.reason = QComboBox()
+        self.reason.setObjectName("release_reason")
+        self.reason.setEditable(True)
+        self.reason.addItems(RELEASE_REASONS)
+        self.reason.setCurrentText("")
+        label.setBuddy(self.reason)
+        layout.addWidget(self.reason)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Release")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.reason.setFocus()
+
+    def text(self) -> str | None:
+        value = self.reason.currentText().strip()
+        return value or None
+
+
+def _table(name: str, headers: list[str], rows: list[list[str]], stretch: tuple[int, ...]) -> QTableWidget:
+    """A read-only table of text cells (the dialogs below show lists, never edit them)."""
+    table = QTableWidget(len(rows), len(headers))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(headers)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    for column in stretch:
+        table.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+    for r, cells in enumerate(rows):
+        for c, text in enumerate(cells):
+            table.setItem(r, c, QTableWidgetItem(text))
+    return table
+
+
+def _close_buttons(dialog: QDialog, layout: QVBoxLayout) -> None:
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(buttons)
+
+
+class ShortcutsDialog(QDialog):
+    """Every shortcut, from the one table in hotkeys.py."""
+
+    def __init__(self, outcomes: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("shortcuts_dialog")
+        self.setWindowTitle("Keyboard shortcuts")
+        layout = QVBoxLayout(self)
+        rows = [(h.keys, h.text) for h in hotkeys.HOTKEYS]
+        rows += [(keys, f"Complete as “{label}”") for keys, label in zip(hotkeys.OUTCOME_KEYS, outcomes)]
+        rows += [("Tab / Shift+Tab", "Move between fields"), ("Enter", "Open the selected item in lists")]
+        table = _table("shortcuts_table", ["Keys", "Does"], [list(r) for r in rows], stretch=(1,))
+        table.resizeColumnToContents(0)
+        layout.addWidget(table)
+        _close_buttons(self, layout)
+        self.resize(560, 420)
+
+
+class CompareDialog(QDialog):
+    """The user's kept edits beside the item as it is in the database now."""
+
+    def __init__(self, labels: dict[str, str], draft: dict[str, Any], current: dict[str, Any] | None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("compare_dialog")
+        self.setWindowTitle("Your edits and the current values")
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("Only the fields you changed are listed."))
+        rows = [[labels.get(name, name), form_mod.display(value),
+                 "(unknown)" if current is None else form_mod.display(current.get(name))]
+                for name, value in draft.items()]
+        layout.addWidget(_table("compare_table", ["Field", "Your edit", "In the database now"], rows, stretch=(1, 2)))
+        _close_buttons(self, layout)
+        self.resize(720, 360)
+
+
+class PickDialog(QDialog):
+    """Waiting items of the queue; the user picks one to claim."""
+
+    def __init__(self, key_name: str, rows: list[dict[str, Any]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("pick_dialog")
+        self.setWindowTitle("Pick an item")
+        self._rows = rows
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel(f"{len(rows)} waiting item(s), in queue order:" if rows else "No item is waiting."))
+        headers = list(rows[0]) if rows else [key_name]
+        cells = [[form_mod.display(row.get(name)) for name in headers] for row in rows]
+        self.table = _table("pick_table", headers, cells, stretch=())
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.doubleClicked.connect(lambda _: self.accept())
+        if rows:
+            self.table.selectRow(0)
+        layout.addWidget(self.table)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Claim")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.key_name = key_name
+        self.resize(760, 480)
+
+    def chosen(self) -> Any:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or not self._rows:
+            return None
+        return self._rows[rows[0].row()][self.key_name]
+
+
+class Banner(QWidget):
+    """A coloured strip with a message and buttons, above the form (role: warning, lost, info)."""
+
+    def __init__(self, name: str, role: str, parent: QWidget | None = None) -> None:
+        from PySide6.QtWidgets import QHBoxLayout
+
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setProperty("role", role)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(10, 6, 10, 6)
+        self.label = QLabel()
+        self.label.setObjectName(f"{name}_text")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._layout.addWidget(self.label, 1)
+        self.setVisible(False)
+
+    def add_button(self, button: QWidget) -> None:
+        self._layout.addWidget(button)
+
+    def show_text(self, text: str) -> None:
+        self.label.setText(text)
+        self.setVisible(True)

@@ -1,0 +1,628 @@
+"""The operator window: queue picker, Next item, the edit form with its actions, resume panel, lock timer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QStackedWidget,
+    QSystemTrayIcon,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench import fieldspec
+from workbench.core import durations, errors, models
+from workbench.gui import dialogs, hotkeys, resume, session
+from workbench.gui import form as form_mod
+
+START, RESUME, ITEM = 0, 1, 2
+JOURNAL_DELAY_MS = 150  # journal soon after the last keystroke; flushed before every action
+SLOW_MS = 3000  # a database call running this long is shown as "waiting for the database"
+
+
+class MainWindow(QMainWindow):
+    """Drives one OperatorSession. Every database call is the session's; this class never blocks."""
+
+    def __init__(self, sess: session.OperatorSession, settings: QSettings) -> None:
+        super().__init__()
+        self.session, self.settings = sess, settings
+        self.setObjectName("main_window")
+        self._specs: dict[str, list[fieldspec.FieldSpec]] = {}
+        self._item_draft_dirty = False
+        self._tray: QSystemTrayIcon | None = None
+        self._build()
+        self._connect()
+        self._restore_state()
+        self._update_title()
+        self._set_actions()
+
+    # -- building ------------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        central = QWidget()
+        outer = QVBoxLayout(central)
+        bar = QHBoxLayout()
+        self.queue_picker = QComboBox()
+        self.queue_picker.setObjectName("queue_picker")
+        for name, queue in self.session.wb.config.queues.items():
+            self.queue_picker.addItem(queue.title, name)
+        self.queue_picker.setVisible(self.queue_picker.count() > 1)
+        self.next_button = QPushButton("Next item")
+        self.next_button.setObjectName("next_button")
+        self.next_button.setToolTip(f"Claim the next waiting item ({hotkeys.keys('next')})")
+        self.pick_button = QPushButton("Pick…")
+        self.pick_button.setObjectName("pick_button")
+        self.mine_button = QPushButton("My unfinished items")
+        self.mine_button.setObjectName("mine_button")
+        bar.addWidget(self.queue_picker)
+        bar.addWidget(self.next_button)
+        bar.addWidget(self.pick_button)
+        bar.addStretch(1)
+        bar.addWidget(self.mine_button)
+        outer.addLayout(bar)
+
+        self.stack = QStackedWidget()
+        self.message_label = QLabel()
+        self.message_label.setObjectName("message_label")
+        self.message_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message_label.setWordWrap(True)
+        self.stack.addWidget(self.message_label)
+        self.resume_panel = resume.ResumePanel()
+        self.stack.addWidget(self.resume_panel)
+        self.stack.addWidget(self._build_item_page())
+        outer.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        self.connection_label = QLabel("Connecting…")
+        self.connection_label.setObjectName("connection_label")
+        self.timer_label = QLabel("")
+        self.timer_label.setObjectName("timer_label")
+        self.statusBar().addWidget(self.connection_label, 1)
+        self.statusBar().addPermanentWidget(self.timer_label)
+        self._build_menus()
+        self._show_message("Opening the queues…")
+
+    def _build_item_page(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        self.item_title = QLabel()
+        self.item_title.setObjectName("item_title")
+        self.item_title.setWordWrap(True)
+        layout.addWidget(self.item_title)
+        self.warning_banner = dialogs.Banner("warning_banner", "warning")
+        self.warning_extend = QPushButton("Extend")
+        self.warning_extend.setObjectName("warning_extend")
+        self.warning_banner.add_button(self.warning_extend)
+        layout.addWidget(self.warning_banner)
+        self.lost_banner = dialogs.Banner("lost_banner", "lost")
+        self.reclaim_button = QPushButton("Claim again and reapply my edits")
+        self.reclaim_button.setObjectName("reclaim_button")
+        self.compare_button = QPushButton("Compare with current")
+        self.compare_button.setObjectName("compare_button")
+        self.discard_button = QPushButton("Discard my edits")
+        self.discard_button.setObjectName("discard_button")
+        for button in (self.reclaim_button, self.compare_button, self.discard_button):
+            self.lost_banner.add_button(button)
+        layout.addWidget(self.lost_banner)
+        self.info_banner = dialogs.Banner("info_banner", "info")
+        layout.addWidget(self.info_banner)
+        self.form = form_mod.RecordForm()
+        layout.addWidget(self.form, 1)
+        actions = QHBoxLayout()
+        self.release_button = QPushButton("Release…")
+        self.release_button.setObjectName("release_button")
+        self.extend_button = QPushButton("Extend")
+        self.extend_button.setObjectName("extend_button")
+        self.save_button = QPushButton("Save")
+        self.save_button.setObjectName("save_button")
+        actions.addWidget(self.release_button)
+        actions.addWidget(self.extend_button)
+        actions.addStretch(1)
+        actions.addWidget(self.save_button)
+        self._outcome_box = QHBoxLayout()
+        actions.addLayout(self._outcome_box)
+        layout.addLayout(actions)
+        self.complete_buttons: dict[str, QPushButton] = {}
+        return page
+
+    def _build_menus(self) -> None:
+        self.actions: dict[str, QAction] = {}
+        item_menu = self.menuBar().addMenu("&Item")
+        view_menu = self.menuBar().addMenu("&View")
+        help_menu = self.menuBar().addMenu("&Help")
+        handlers = {
+            "next": self.next_item, "save": self.save, "complete": lambda: self.complete(None),
+            "release": self.release, "extend": self.extend, "check": self.check, "resume": self.show_resume,
+            "pick": self.pick, "queue": self._focus_queue, "shortcuts": self.show_shortcuts, "quit": self.close,
+        }
+        menus = {"next": item_menu, "save": item_menu, "complete": item_menu, "release": item_menu,
+                 "extend": item_menu, "check": item_menu, "resume": view_menu, "pick": view_menu,
+                 "queue": view_menu, "shortcuts": help_menu, "quit": item_menu}
+        for hotkey in hotkeys.HOTKEYS:
+            action = QAction(hotkey.text.split(":")[0], self)
+            action.setObjectName(f"action_{hotkey.action}")
+            action.setShortcut(QKeySequence(hotkey.keys))
+            if hotkey.action == "complete":  # the keypad's Enter too
+                action.setShortcuts([QKeySequence(hotkey.keys), QKeySequence("Ctrl+Enter")])
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            action.triggered.connect(handlers[hotkey.action])
+            menus[hotkey.action].addAction(action)
+            self.actions[hotkey.action] = action
+        follow = QAction("Open the next item after Complete", self)
+        follow.setObjectName("action_next_after_complete")
+        follow.setCheckable(True)
+        follow.setChecked(self.session.settings.next_after_complete)
+        follow.toggled.connect(self._set_next_after_complete)
+        view_menu.addSeparator()
+        view_menu.addAction(follow)
+        self.actions["next_after_complete"] = follow
+        about = QAction("About workbench", self)
+        about.triggered.connect(self._about)
+        help_menu.addAction(about)
+
+    def _connect(self) -> None:
+        s = self.session
+        s.ready.connect(self._on_ready)
+        s.claimed.connect(self._on_claimed)
+        s.nothing_to_do.connect(self._on_nothing)
+        s.saved.connect(self._on_saved)
+        s.completed.connect(self._on_completed)
+        s.released.connect(self._on_released)
+        s.extended.connect(self._on_extended)
+        s.tick.connect(self._on_tick)
+        s.expiry_warning.connect(self._on_warning)
+        s.lock_lost.connect(self._on_lost)
+        s.failed.connect(self._on_failed)
+        s.connection_changed.connect(self._on_connection)
+        s.mine_loaded.connect(lambda locks: self._fill_resume(locks, only_queue=True))
+        s.open_items_loaded.connect(self._on_open_items)
+        s.dispatcher.busy_changed.connect(self._on_busy)
+        self._slow_timer = QTimer(self)
+        self._slow_timer.setSingleShot(True)
+        self._slow_timer.setInterval(SLOW_MS)
+        self._slow_timer.timeout.connect(self._on_slow)
+        self.queue_picker.currentIndexChanged.connect(self._on_queue_picked)
+        self.next_button.clicked.connect(self.next_item)
+        self.pick_button.clicked.connect(self.pick)
+        self.mine_button.clicked.connect(self.show_resume)
+        self.save_button.clicked.connect(self.save)
+        self.release_button.clicked.connect(self.release)
+        self.extend_button.clicked.connect(self.extend)
+        self.warning_extend.clicked.connect(self.extend)
+        self.reclaim_button.clicked.connect(self._reclaim)
+        self.compare_button.clicked.connect(self._compare)
+        self.discard_button.clicked.connect(self._discard)
+        self.resume_panel.open_requested.connect(self._open_from_resume)
+        self.resume_panel.refresh_requested.connect(self.session.start)
+        self.form.edited.connect(self._on_form_edited)
+        self._journal_timer = QTimer(self)
+        self._journal_timer.setSingleShot(True)
+        self._journal_timer.setInterval(JOURNAL_DELAY_MS)
+        self._journal_timer.timeout.connect(self._write_journal)
+
+    # -- state ---------------------------------------------------------------------------------------
+
+    def _restore_state(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(980, 720)
+        queue = self.settings.value("session/queue")
+        index = self.queue_picker.findData(queue) if queue else -1
+        if index >= 0:
+            self.queue_picker.setCurrentIndex(index)
+            self.session.queue_name = queue
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._write_journal()
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("session/queue", self.session.queue_name)
+        self.settings.sync()
+        super().closeEvent(event)
+
+    def _set_next_after_complete(self, on: bool) -> None:
+        self.session.settings.next_after_complete = on
+        self.settings.setValue("session/next_after_complete", on)
+
+    def _queue_config(self, name: str | None = None) -> Any:
+        return self.session.wb.config.queues[name or self.session.queue_name]
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"workbench — {self._queue_config().title} — {self.session.user}")
+
+    def _set_actions(self) -> None:
+        has_item = self.session.current is not None
+        for button in (self.save_button, self.release_button, self.extend_button, *self.complete_buttons.values()):
+            button.setEnabled(has_item)
+        for name in ("save", "complete", "release", "extend"):
+            self.actions[name].setEnabled(has_item)
+        self.pick_button.setVisible(bool(self._queue_config().allow_pick))
+
+    def _show_message(self, text: str) -> None:
+        self.message_label.setText(text)
+        self.stack.setCurrentIndex(START)
+
+    # -- commands ------------------------------------------------------------------------------------
+
+    @Slot()
+    def next_item(self) -> None:
+        if self._leave_item_ok():
+            self.next_button.setEnabled(False)
+            self.session.next_item()
+
+    @Slot()
+    def pick(self) -> None:
+        if self._queue_config().allow_pick:
+            self.session.load_open_items()
+
+    @Slot()
+    def save(self) -> None:
+        changes = self._checked_changes()
+        if changes is None:
+            return
+        if not changes:
+            self.statusBar().showMessage("Nothing to save: no field was changed.", 4000)
+            return
+        self.session.save(changes)
+
+    def complete(self, outcome: str | None) -> None:
+        changes = self._checked_changes()
+        if changes is not None:
+            self._set_busy_item(True)
+            self.session.complete(outcome, changes)
+
+    @Slot()
+    def release(self) -> None:
+        cur = self.session.current
+        if cur is None:
+            return
+        self._write_journal()
+        dialog = dialogs.ReleaseDialog(self._item_label(), bool(self.form.changes()), self)
+        if dialog.exec():
+            self.session.release(dialog.text())
+
+    @Slot()
+    def extend(self) -> None:
+        self.session.extend()
+
+    @Slot()
+    def check(self) -> None:
+        self.session.check_now()
+        self.session.refresh_mine()
+
+    @Slot()
+    def show_resume(self) -> None:
+        if self.session.current is None:
+            self.stack.setCurrentIndex(RESUME)
+            self.resume_panel.focus_list()
+        self.session.refresh_mine()
+
+    @Slot()
+    def show_shortcuts(self) -> None:
+        labels = [o.label for o in self._queue_config().outcomes]
+        dialogs.ShortcutsDialog(labels, self).exec()
+
+    def _focus_queue(self) -> None:
+        if self.queue_picker.isVisible():
+            self.queue_picker.setFocus()
+            self.queue_picker.showPopup()
+
+    def _about(self) -> None:
+        from workbench import __version__
+
+        QMessageBox.about(self, "About workbench", f"workbench {__version__}\nConfiguration: "
+                          f"{self.session.wb.config.path}")
+
+    def _checked_changes(self) -> dict[str, Any] | None:
+        self._write_journal()
+        if self.session.current is None:
+            return None
+        return self.form.checked_changes()
+
+    def _leave_item_ok(self) -> bool:
+        """Before leaving an open item for another: it stays locked; unsaved edits stay journalled."""
+        self._write_journal()
+        return True
+
+    # -- session events --------------------------------------------------------------------------------
+
+    @Slot(list)
+    def _on_ready(self, locks: list[models.Lock]) -> None:
+        self.connection_label.setText(f"Connected as {self.session.user} — {self._database_label()}")
+        entries = self._fill_resume(locks, only_queue=False)
+        if self.session.current is not None:
+            return
+        if entries:
+            self.stack.setCurrentIndex(RESUME)
+            self.resume_panel.focus_list()
+        else:
+            self._show_message(f"Press Next item ({hotkeys.keys('next')}) to start on "
+                               f"{self._queue_config().title}.")
+        self.next_button.setEnabled(True)
+        self.next_button.setFocus()
+
+    def _fill_resume(self, locks: list[models.Lock], *, only_queue: bool) -> list[resume.Entry]:
+        journal = self.session.journal
+        drafts = journal.drafts(self.session.database, owner=self.session.user) if journal else []
+        draft_keys = {(d.queue, d.key) for d in drafts}
+        queues = self.session.wb.config.queues
+        summaries = self.session.summaries
+        entries = [resume.Entry(queues[lock.queue].title, lock.queue, lock.key,
+                                summaries.get((lock.queue, lock.key), ""), lock, (lock.queue, lock.key) in draft_keys)
+                   for lock in locks]
+        held = {(lock.queue, lock.key) for lock in locks}
+        entries += [resume.Entry(queues[d.queue].title, d.queue, d.key, summaries.get((d.queue, d.key), ""), None, True)
+                    for d in drafts if (d.queue, d.key) not in held and d.queue in queues]
+        if only_queue:
+            entries = [e for e in entries if e.queue == self.session.queue_name]
+        self.resume_panel.set_entries(entries)
+        return entries
+
+    @Slot(object, object)
+    def _on_claimed(self, claim: models.Claim, draft: Any) -> None:
+        queue = self.session.queue_name
+        self._ensure_form(queue)
+        self.form.show_item(dict(claim.item), draft.values if draft is not None else None)
+        self.form.set_editable(True)
+        self.lost_banner.setVisible(False)
+        self.warning_banner.setVisible(False)
+        if draft is not None:
+            self.info_banner.show_text("Your unsaved edits from before were restored. Save or Complete to keep them.")
+        else:
+            self.info_banner.setVisible(False)
+        self.item_title.setText(self._item_label() + (" (resumed)" if claim.resumed else ""))
+        self.stack.setCurrentIndex(ITEM)
+        self.next_button.setEnabled(True)
+        self._set_actions()
+        self.form.focus_first_editable()
+        if draft is not None:
+            self._write_journal()  # journal again under the new lock token
+
+    def _ensure_form(self, queue: str) -> None:
+        self._specs[queue] = self.session.specs[queue]  # computed off the GUI thread by session.start()
+        self.form.set_specs(self._specs[queue])
+        while self._outcome_box.count():
+            widget = self._outcome_box.takeAt(0).widget()
+            if widget is not None:
+                widget.deleteLater()
+        self.complete_buttons = {}
+        for i, outcome in enumerate(self._queue_config(queue).outcomes):
+            button = QPushButton(outcome.label)
+            button.setObjectName("complete_button" if i == 0 else f"complete_button_{outcome.name}")
+            button.setProperty("role", "primary" if i == 0 else "outcome")
+            keys = hotkeys.keys("complete") if i == 0 else (hotkeys.OUTCOME_KEYS[i] if i < 9 else "")
+            button.setToolTip(f"Complete as “{outcome.label}” ({keys})")
+            button.clicked.connect(lambda _=False, name=outcome.name: self.complete(name))
+            self._outcome_box.addWidget(button)
+            self.complete_buttons[outcome.name] = button
+            if i < 9:
+                action = QAction(self)
+                action.setShortcut(QKeySequence(hotkeys.OUTCOME_KEYS[i]))
+                action.triggered.connect(lambda _=False, name=outcome.name: self.complete(name))
+                button.addAction(action)
+
+    def _item_label(self) -> str:
+        cur = self.session.current
+        if cur is None:
+            return ""
+        q = self.session.wb.queue(cur.queue).q
+        summary = next((str(cur.claim.item.get(c.name)) for c in q.list_columns
+                        if cur.claim.item.get(c.name) not in (None, "")), "")
+        return f"{self._queue_config(cur.queue).title} {cur.lock.key}" + (f" — {summary}" if summary else "")
+
+    @Slot(str)
+    def _on_nothing(self, message: str) -> None:
+        self.next_button.setEnabled(True)
+        if self.session.current is None:
+            self._show_message(f"Nothing to do right now. {message[0].upper()}{message[1:]}.")
+        else:
+            self.statusBar().showMessage(message, 6000)
+
+    @Slot(object, dict)
+    def _on_saved(self, lock: models.Lock, saved: dict[str, Any]) -> None:
+        self.form.rebase(saved)
+        self._write_journal()  # anything typed meanwhile is still unsaved
+        self.info_banner.setVisible(False)
+        self.statusBar().showMessage(f"Saved. Your lock runs until {lock.expires_at:%H:%M:%S}.", 5000)
+
+    @Slot(object)
+    def _on_completed(self, done: models.Completion) -> None:
+        self.warning_banner.setVisible(False)
+        self.timer_label.setText("")
+        self.statusBar().showMessage(f"Completed {done.key} ({done.outcome}).", 6000)
+        self._set_actions()
+        if not self.session.settings.next_after_complete:
+            self._show_message(f"Completed {done.key}. Press Next item ({hotkeys.keys('next')}) for the next one.")
+
+    @Slot()
+    def _on_released(self) -> None:
+        self.timer_label.setText("")
+        self._set_actions()
+        self._show_message(f"Released. Press Next item ({hotkeys.keys('next')}) for the next one.")
+
+    @Slot(object)
+    def _on_extended(self, lock: models.Lock) -> None:
+        self.warning_banner.setVisible(False)
+        self.statusBar().showMessage(f"Lock extended until {lock.expires_at:%H:%M:%S}.", 4000)
+
+    @Slot(float)
+    def _on_tick(self, left: float) -> None:
+        cur = self.session.current
+        if cur is None:
+            return
+        warn = min(self.session.settings.warn_before, self._queue_config(cur.queue).lock_seconds / 4)
+        state = "critical" if left < 60 else "soon" if left <= warn else "ok"
+        text = "expired" if left <= 0 else durations.format_duration(left) + " left"
+        self.timer_label.setText(f"Lock on {cur.lock.key}: {text}")
+        if self.timer_label.property("state") != state:
+            self._set_state(self.timer_label, state)
+
+    @Slot(float)
+    def _on_warning(self, left: float) -> None:
+        text = (f"Your lock on {self._item_label()} runs out in {durations.format_duration(left)}. "
+                "Extend it to keep working, or your edits stay here as a draft.")
+        self.warning_banner.show_text(text)
+        if not self.isActiveWindow():
+            self._notify("Lock about to expire", text)
+
+    @Slot(object)
+    def _on_lost(self, exc: errors.LockLost) -> None:
+        self._write_journal()
+        self.form.set_editable(False)
+        self.warning_banner.setVisible(False)
+        self.info_banner.setVisible(False)
+        self.timer_label.setText("")
+        kept = bool(self.form.changes())
+        text = str(exc)
+        text = text[0].upper() + text[1:] + "."
+        text += " Your edits are kept as a draft." if kept else " You had no unsaved edits."
+        self.lost_banner.show_text(text)
+        self.reclaim_button.setText("Claim again and reapply my edits" if kept else "Claim again")
+        self.reclaim_button.setVisible(exc.cause not in ("completed",) and exc.holder is None)
+        self.compare_button.setVisible(kept)
+        self.discard_button.setVisible(kept)
+        self._set_actions()
+        if not self.isActiveWindow():
+            self._notify("Lock lost", text)
+
+    @Slot(object)
+    def _on_failed(self, exc: errors.WorkbenchError) -> None:
+        column = getattr(exc, "column", None)
+        if isinstance(exc, errors.InvalidValue) and column:
+            self.form.show_errors({column: str(exc).split(": ", 1)[-1]})
+        self._set_busy_item(False)
+        self.next_button.setEnabled(True)
+        self.statusBar().showMessage(str(exc), 8000)
+        if self.stack.currentIndex() == ITEM:
+            self.info_banner.show_text(str(exc))
+
+    @Slot(bool, str)
+    def _on_connection(self, reachable: bool, message: str) -> None:
+        if reachable:
+            self.connection_label.setText(f"Connected as {self.session.user} — {self._database_label()}")
+            self._set_state(self.connection_label, "up")
+        else:
+            self.connection_label.setText(f"Database unreachable — retrying… ({message})")
+            self._set_state(self.connection_label, "down")
+            self.next_button.setEnabled(True)
+
+    @Slot(bool)
+    def _on_busy(self, busy: bool) -> None:
+        self._set_actions()
+        if busy:
+            self._slow_timer.start()
+            return
+        self._slow_timer.stop()
+        if self.connection_label.property("state") == "slow":
+            self._on_connection(self.session.reachable, "")
+
+    @Slot()
+    def _on_slow(self) -> None:
+        if self.session.reachable:  # unreachable already says more than "waiting"
+            self.connection_label.setText("Waiting for the database… (your work here is kept)")
+            self._set_state(self.connection_label, "slow")
+
+    def _set_state(self, label: QLabel, state: str) -> None:
+        label.setProperty("state", state)
+        label.style().unpolish(label)
+        label.style().polish(label)
+
+    @Slot(list)
+    def _on_open_items(self, rows: list[dict[str, Any]]) -> None:
+        key = self.session.wb.config.queues[self.session.queue_name].key
+        dialog = dialogs.PickDialog(key, rows, self)
+        if dialog.exec() and dialog.chosen() is not None and self._leave_item_ok():
+            self.session.open_item(dialog.chosen())
+
+    # -- lost lock, drafts -----------------------------------------------------------------------------
+
+    def _reclaim(self) -> None:
+        lost = self.session.lost
+        if lost is not None:
+            self.session.open_item(lost.key, lost.queue)
+
+    def _compare(self) -> None:
+        lost = self.session.lost
+        if lost is None:
+            return
+        labels = {s.name: s.label for s in self._specs.get(lost.queue, [])}
+        draft = self.form.changes()
+
+        def show(view: Any) -> None:
+            dialogs.CompareDialog(labels, draft, dict(view.item), self).exec()
+
+        self.session.dispatcher.call(lambda: self.session.wb.queue(lost.queue).show(lost.key), show,
+                                     lambda exc: self._on_failed(errors.WorkbenchError(str(exc))))
+
+    def _discard(self) -> None:
+        lost = self.session.lost
+        if lost is None:
+            return
+        answer = QMessageBox.question(self, "Discard your edits?",
+                                      "Your unsaved edits to this item will be thrown away. This cannot be undone.")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.session.discard_draft(lost.queue, lost.key)
+            self.lost_banner.setVisible(False)
+            self._show_message(f"Edits discarded. Press Next item ({hotkeys.keys('next')}) for the next one.")
+
+    def _open_from_resume(self, queue: str, key: Any) -> None:
+        index = self.queue_picker.findData(queue)
+        if index >= 0:
+            self.queue_picker.blockSignals(True)
+            self.queue_picker.setCurrentIndex(index)
+            self.queue_picker.blockSignals(False)
+        self.session.open_item(key, queue)
+
+    # -- form, journal, notifications ------------------------------------------------------------------
+
+    @Slot()
+    def _on_form_edited(self) -> None:
+        self.session.note_activity()
+        self._journal_timer.start()
+
+    @Slot()
+    def _write_journal(self) -> None:
+        self._journal_timer.stop()
+        if self.session.current is None and self.session.lost is None:
+            return
+        if self.stack.currentIndex() != ITEM:
+            return
+        self.session.record_draft(self.form.changes(), self.form.base())
+
+    def _set_busy_item(self, busy: bool) -> None:
+        for button in self.complete_buttons.values():
+            button.setEnabled(not busy and self.session.current is not None)
+
+    def _on_queue_picked(self, index: int) -> None:
+        name = self.queue_picker.itemData(index)
+        if name:
+            self.session.set_queue(name)
+            self._update_title()
+            self._set_actions()
+
+    def _notify(self, title: str, text: str) -> None:
+        """A system notification when the window is not in front (where the desktop offers one)."""
+        if not QSystemTrayIcon.isSystemTrayAvailable():
+            QApplication.alert(self)
+            return
+        if self._tray is None:
+            self._tray = QSystemTrayIcon(self.windowIcon(), self)
+            self._tray.show()
+        self._tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Warning, 15000)
+
+    def _database_label(self) -> str:
+        url = self.session.wb.engine.url
+        if url.get_backend_name() == "sqlite":
+            return f"SQLite {url.database.split('?')[0].removeprefix('file:')}"
+        return f"{url.get_backend_name()} {url.host or ''}/{url.database or ''}"

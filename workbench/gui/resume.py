@@ -1,0 +1,126 @@
+"""The resume panel: the user's unfinished items (live locks and kept drafts), to go straight back to."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core import durations, models
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One row: a lock the user holds (or held), with its summary and whether a draft waits."""
+
+    title: str  # the queue's title, as shown
+    queue: str
+    key: Any
+    summary: str
+    lock: models.Lock | None
+    has_draft: bool
+
+
+class ResumePanel(QWidget):
+    """Lists the user's unfinished items; Enter or double-click reopens one.
+
+    Signals:
+        open_requested(str, object): queue and key of the item to reopen.
+        refresh_requested(): the user asked to reload the list.
+    """
+
+    open_requested = Signal(str, object)
+    refresh_requested = Signal()
+
+    COLUMNS = ("Queue", "Item", "Summary", "Held for", "Time left", "Draft")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("resume_panel")
+        self._entries: list[Entry] = []
+        layout = QVBoxLayout(self)
+        self.title = QLabel()
+        self.title.setObjectName("resume_title")
+        self.title.setProperty("role", "heading")
+        layout.addWidget(self.title)
+        self.table = QTableWidget(0, len(self.COLUMNS))
+        self.table.setObjectName("resume_table")
+        self.table.setHorizontalHeaderLabels(self.COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)  # one line per item; the full text is in the tooltip
+        header = self.table.horizontalHeader()
+        for column in range(len(self.COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.doubleClicked.connect(lambda _: self._open_selected())
+        layout.addWidget(self.table)
+        buttons = QHBoxLayout()
+        self.open_button = QPushButton("&Open")
+        self.open_button.setObjectName("resume_open")
+        self.open_button.clicked.connect(self._open_selected)
+        self.refresh_button = QPushButton("&Refresh")
+        self.refresh_button.setObjectName("resume_refresh")
+        self.refresh_button.clicked.connect(self.refresh_requested.emit)
+        buttons.addWidget(self.open_button)
+        buttons.addWidget(self.refresh_button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.set_entries([])
+
+    def set_entries(self, entries: list[Entry]) -> None:
+        self._entries = list(entries)
+        n = len(entries)
+        self.title.setText("Nothing unfinished." if n == 0 else
+                           f"You have {n} unfinished item{'s' if n != 1 else ''}: pick one to go straight back to it.")
+        self.table.setRowCount(n)
+        for row, entry in enumerate(entries):
+            lock = entry.lock
+            if lock is None:
+                held, left = "", "lock gone"
+            else:
+                held = durations.format_duration(lock.age.total_seconds())
+                left = "expired" if lock.expired else durations.format_duration(lock.remaining.total_seconds())
+            cells = (entry.title, str(entry.key), entry.summary, held, left,
+                     "unsaved edits" if entry.has_draft else "")
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                if column in (3, 4):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(row, column, item)
+        self.open_button.setEnabled(n > 0)
+        if n:
+            self.table.selectRow(0)
+
+    def entries(self) -> list[Entry]:
+        return list(self._entries)
+
+    def keyPressEvent(self, event: Any) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._open_selected()
+            return
+        super().keyPressEvent(event)
+
+    def focus_list(self) -> None:
+        self.table.setFocus()
+
+    def _open_selected(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            entry = self._entries[rows[0].row()]
+            self.open_requested.emit(entry.queue, entry.key)

@@ -1,0 +1,435 @@
+"""The operator's working state: the open item and its lock, driven through the dispatcher."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from workbench import fieldspec
+from workbench import journal as journal_mod
+from workbench.config import model
+from workbench.core import errors, models
+from workbench.db import service, workqueue
+from workbench.gui import dispatch
+
+log = logging.getLogger("workbench.gui")
+
+
+@dataclasses.dataclass
+class SessionSettings:
+    """Timing of the lock timer; seconds."""
+
+    check_interval: float = 15.0  # how often the lock is checked with the database
+    warn_before: float = 120.0  # warn this long before the lock expires
+    auto_extend: bool = True  # extend while the user is working in the form
+    activity_window: float = 60.0  # "working" = a keystroke or click within this long
+    retry_interval: float = 5.0  # how often to try again while the database is unreachable
+    next_after_complete: bool = True
+
+    @classmethod
+    def from_config(cls, app: model.AppConfig) -> SessionSettings:
+        """The `[app]` section of the config (the operator may still toggle next-after-complete)."""
+        return cls(check_interval=float(app.check_every), warn_before=float(app.warn_before),
+                   auto_extend=app.auto_extend, retry_interval=float(app.retry_every),
+                   next_after_complete=app.next_after_complete)
+
+
+@dataclasses.dataclass
+class Current:
+    """The item on the form and the lock it is held under."""
+
+    queue: str
+    claim: models.Claim
+    lock: models.Lock
+    received: float  # time.monotonic() when `lock` (and its db_now) arrived
+
+    def remaining(self) -> float:
+        """Seconds until expiry on the database clock, counted on from the last reading."""
+        return (self.lock.expires_at - self.lock.db_now).total_seconds() - (time.monotonic() - self.received)
+
+
+class OperatorSession(QObject):
+    """Claims, saves, completes, releases and watches the lock of one item at a time.
+
+    All database work goes through the Dispatcher; results come back as the signals below.
+    A generation number is bumped whenever the current item changes, so answers that arrive
+    for an item the user has left are dropped.
+
+    Signals:
+        ready(list): the queues could be opened; the user's own locks (models.Lock) per queue.
+        claimed(object, object): a models.Claim now on the form, and its journal Draft (or None).
+        nothing_to_do(str): the queue has nothing waiting (a calm message, not an error).
+        saved(object, dict): edits stored; the models.Lock as it is now, and the values saved.
+        completed(object): a models.Completion.
+        released(): the item went back to the pool.
+        extended(object): the new models.Lock.
+        tick(float): seconds left on the lock, every second while an item is open.
+        expiry_warning(float): the lock runs out soon (seconds left); once per lock.
+        lock_lost(object): the errors.LockLost that says who, when and why.
+        failed(object): a user-facing error (errors.WorkbenchError) that needs no state change.
+        connection_changed(bool, str): reachable or not, and the message.
+        mine_loaded(list): the user's locks in the current queue (models.Lock).
+        open_items_loaded(list): waiting items (dicts) the user may pick.
+    """
+
+    ready = Signal(list)
+    claimed = Signal(object, object)
+    nothing_to_do = Signal(str)
+    saved = Signal(object, dict)
+    completed = Signal(object)
+    released = Signal()
+    extended = Signal(object)
+    tick = Signal(float)
+    expiry_warning = Signal(float)
+    lock_lost = Signal(object)
+    failed = Signal(object)
+    connection_changed = Signal(bool, str)
+    mine_loaded = Signal(list)
+    open_items_loaded = Signal(list)
+
+    def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
+                 journal: journal_mod.Journal | None, settings: SessionSettings | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.wb, self.user, self.dispatcher, self.journal = wb, user, dispatcher, journal
+        self.settings = settings or SessionSettings()
+        self.database = _database_id(wb)
+        self.queue_name = next(iter(wb.config.queues))
+        self.current: Current | None = None
+        self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
+        self.summaries: dict[tuple[str, Any], str] = {}  # (queue, key) -> list columns as text
+        self.lost: errors.LockLost | None = None
+        self.reachable = True
+        self._generation = 0
+        self._warned = False
+        self._last_activity = 0.0
+        self._extending = False
+        self._checking = False
+        self._capped = False
+        self._tick = QTimer(self)
+        self._tick.setInterval(1000)
+        self._tick.timeout.connect(self._on_tick)
+        self._check = QTimer(self)
+        self._check.timeout.connect(self.check_now)
+        self._retry = QTimer(self)
+        self._retry.setSingleShot(True)
+        self._retry.timeout.connect(self._on_retry)
+        # What to try again once the database answers, by kind ("save", "check", …): the
+        # periodic check must not push out a pending Save, and ten failed checks are one retry.
+        self._retry_actions: dict[str, Callable[[], None]] = {}
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def queue(self, name: str | None = None) -> workqueue.WorkQueue:
+        """The engine queue (binding it reflects the table: call from a worker only)."""
+        return self.wb.queue(name or self.queue_name)
+
+    def _run(self, fn: Callable[[], Any], done: Callable[[Any], None], *,
+             retry: tuple[str, Callable[[], None]] | None = None,
+             keep_generation: bool = True) -> None:
+        generation = self._generation
+
+        def on_done(result: Any) -> None:
+            if keep_generation and generation != self._generation:
+                return  # the user moved on to another item
+            self._set_reachable(True, "")
+            done(result)
+
+        def on_error(exc: BaseException) -> None:
+            if keep_generation and generation != self._generation:
+                return
+            self._handle_error(exc, retry)
+
+        self.dispatcher.call(fn, on_done, on_error)
+
+    def _handle_error(self, exc: BaseException, retry: tuple[str, Callable[[], None]] | None) -> None:
+        if isinstance(exc, errors.DatabaseUnavailable):
+            self._set_reachable(False, str(exc))
+            if retry is not None:
+                # One clear state and a quiet retry, never a storm of dialogs.
+                self._retry_actions[retry[0]] = retry[1]
+                if not self._retry.isActive():
+                    self._retry.start(int(self.settings.retry_interval * 1000))
+            return
+        self._set_reachable(True, "")
+        if isinstance(exc, errors.LockLost) and self.current is not None:
+            self._lose(exc)
+        elif isinstance(exc, errors.NothingToClaim):
+            self.nothing_to_do.emit(str(exc))
+        elif isinstance(exc, errors.WorkbenchError):
+            self.failed.emit(exc)
+        else:
+            log.error("unexpected error", exc_info=exc)
+            self.failed.emit(errors.WorkbenchError(f"unexpected error: {exc}"))
+
+    def _set_reachable(self, reachable: bool, message: str) -> None:
+        if reachable != self.reachable or (not reachable and message):
+            self.reachable = reachable
+            self.connection_changed.emit(reachable, message)
+
+    @Slot()
+    def _on_retry(self) -> None:
+        actions, self._retry_actions = list(self._retry_actions.values()), {}
+        for action in actions:
+            action()
+
+    # -- starting --------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Bind every queue (checks the config against the tables) and load the user's locks."""
+        names = list(self.wb.config.queues)
+
+        def work() -> list[models.Lock]:
+            locks: list[models.Lock] = []
+            for name in names:
+                q = self.wb.queue(name)  # binding reflects the table: here, off the GUI thread
+                self.specs[name] = fieldspec.field_specs(q.q)
+                mine = q.mine(self.user)
+                self._load_summaries(q, [lock.key for lock in mine])
+                locks += mine
+            return locks
+
+        self._run(work, self.ready.emit, retry=("start", self.start))
+
+    def set_queue(self, name: str) -> None:
+        if name != self.queue_name:
+            self.queue_name = name
+            self.refresh_mine()
+
+    def refresh_mine(self) -> None:
+        name = self.queue_name
+
+        def work() -> list[models.Lock]:
+            mine = self.queue(name).mine(self.user)
+            self._load_summaries(self.queue(name), [lock.key for lock in mine])
+            return mine
+
+        self._run(work, self.mine_loaded.emit, keep_generation=False)
+
+    def _load_summaries(self, q: workqueue.WorkQueue, keys: list[Any]) -> None:
+        """A line of text per item for lists (worker thread; the GUI reads it after the signal)."""
+        key_name = q.q.key.name
+        for key, row in q.summaries(keys).items():
+            self.summaries[(q.q.name, key)] = " — ".join(
+                str(value) for name, value in row.items() if name != key_name and value not in (None, ""))
+
+    def load_open_items(self, limit: int = 200) -> None:
+        name = self.queue_name
+        self._run(lambda: self.queue(name).open_items(limit), self.open_items_loaded.emit, keep_generation=False)
+
+    # -- claiming ----------------------------------------------------------------------------------
+
+    def next_item(self) -> None:
+        """Claim the next item of the current queue."""
+        name = self.queue_name
+        self._new_generation()
+        self._run(lambda: self.queue(name).claim_next(self.user)[0], lambda c: self._on_claimed(name, c),
+                  retry=None)
+
+    def open_item(self, key: Any, queue: str | None = None) -> None:
+        """Open a specific item: resumes the user's own lock, or claims it if it is free."""
+        name = queue or self.queue_name
+        self._new_generation()
+        self._run(lambda: self.queue(name).claim(self.user, key), lambda c: self._on_claimed(name, c))
+
+    def _new_generation(self) -> None:
+        self._generation += 1
+
+    def _on_claimed(self, queue: str, claim: models.Claim) -> None:
+        self.queue_name = queue
+        self.current = Current(queue, claim, claim.lock, time.monotonic())
+        self.lost = None
+        self._warned = False
+        self._capped = False
+        draft = self.journal.load(self.database, queue, claim.lock.key) if self.journal else None
+        if draft is not None and draft.owner != self.user:
+            draft = None
+        self._tick.start()
+        self._check.start(int(self._check_interval() * 1000))
+        self.claimed.emit(claim, draft)
+        self._on_tick()
+
+    def _check_interval(self) -> float:
+        assert self.current is not None
+        lock_seconds = self.wb.config.queues[self.current.queue].lock_seconds
+        return max(1.0, min(self.settings.check_interval, lock_seconds / 10))
+
+    # -- working on the item -----------------------------------------------------------------------
+
+    def note_activity(self) -> None:
+        """The user typed or clicked in the form: counts for auto-extend."""
+        self._last_activity = time.monotonic()
+
+    def record_draft(self, values: dict[str, Any], base: dict[str, Any]) -> None:
+        """Journal the form's unsaved edits (called on every change, before anything else)."""
+        if self.journal is None or self.current is None and self.lost is None:
+            return
+        queue, key, token = self._item_identity()
+        if not values:
+            self.journal.discard(self.database, queue, key)
+            return
+        self.journal.save(journal_mod.Draft(
+            database=self.database, queue=queue, key=key, owner=self.user, token=token, values=dict(values),
+            base=dict(base), updated_at=dt.datetime.now(dt.UTC).isoformat()))
+
+    def _item_identity(self) -> tuple[str, Any, str | None]:
+        if self.current is not None:
+            return self.current.queue, self.current.lock.key, self.current.lock.token
+        assert self.lost is not None
+        return self.lost.queue, self.lost.key, None
+
+    def save(self, edits: dict[str, Any]) -> None:
+        cur = self._require()
+        if cur is None:
+            return
+        lock = cur.lock
+        self._run(lambda: self.queue(cur.queue).save(self.user, lock.key, lock.token, edits),
+                  lambda new: self._after_save(cur, new, edits), retry=("save", lambda: self.save(edits)))
+
+    def _after_save(self, cur: Current, lock: models.Lock, edits: dict[str, Any]) -> None:
+        self._take_lock(cur, lock)
+        item = dict(cur.claim.item)
+        item.update(edits)
+        cur.claim = models.Claim(lock=lock, item=item, resumed=cur.claim.resumed)
+        if self.journal is not None:
+            self.journal.discard(self.database, cur.queue, lock.key)
+        self.saved.emit(lock, dict(edits))
+
+    def complete(self, outcome: str | None, edits: dict[str, Any]) -> None:
+        cur = self._require()
+        if cur is None:
+            return
+        lock = cur.lock
+        self._run(lambda: self.queue(cur.queue).complete(self.user, lock.key, lock.token, outcome, edits),
+                  lambda done: self._after_complete(cur, done), retry=("complete", lambda: self.complete(outcome, edits)))
+
+    def _after_complete(self, cur: Current, done: models.Completion) -> None:
+        if self.journal is not None:
+            self.journal.discard(self.database, cur.queue, cur.lock.key)
+        self._close_item()
+        self.completed.emit(done)
+        if self.settings.next_after_complete:
+            self.next_item()
+
+    def release(self, reason: str | None) -> None:
+        cur = self._require()
+        if cur is None:
+            return
+        lock = cur.lock
+        self._run(lambda: self.queue(cur.queue).release(self.user, lock.key, lock.token, reason),
+                  lambda _: self._after_release(cur), retry=("release", lambda: self.release(reason)))
+
+    def _after_release(self, cur: Current) -> None:
+        if self.journal is not None:
+            self.journal.discard(self.database, cur.queue, cur.lock.key)
+        self._close_item()
+        self.released.emit()
+
+    def extend(self, *, manual: bool = True) -> None:
+        """Extend the lock (Extend button, or automatically while the user is working)."""
+        cur = self._require() if manual else self.current
+        if cur is None or self._extending:
+            return
+        self._extending = True
+        lock, generation = cur.lock, self._generation
+
+        def done(new: models.Lock) -> None:
+            self._extending = False
+            if generation != self._generation:
+                return
+            self._take_lock(cur, new)
+            self._warned = False
+            self.extended.emit(new)
+
+        def on_error(exc: BaseException) -> None:
+            self._extending = False
+            if generation != self._generation:
+                return
+            if isinstance(exc, errors.ExtendLimitReached):
+                self._capped = True  # stop trying automatically; the warning will still come
+                if not manual:
+                    return
+            self._handle_error(exc, None)
+
+        self.dispatcher.call(lambda: self.queue(cur.queue).extend(self.user, lock.key, lock.token), done, on_error)
+
+    @Slot()
+    def check_now(self) -> None:
+        """Ask the database whether the lock is still ours (periodic, and before actions)."""
+        cur = self.current
+        if cur is None or self._checking:
+            return  # one check at a time: a slow or dead database must not pile them up
+        self._checking = True
+        lock, generation = cur.lock, self._generation
+
+        def done(new: models.Lock) -> None:
+            self._checking = False
+            if generation == self._generation:
+                self._set_reachable(True, "")
+                self._take_lock(cur, new)
+
+        def on_error(exc: BaseException) -> None:
+            self._checking = False
+            if generation == self._generation:
+                self._handle_error(exc, ("check", self.check_now))
+
+        self.dispatcher.call(lambda: self.queue(cur.queue).check(self.user, lock.key, lock.token), done, on_error)
+
+    def _take_lock(self, cur: Current, lock: models.Lock) -> None:
+        if self.current is cur:
+            cur.lock, cur.received = lock, time.monotonic()
+
+    def _require(self) -> Current | None:
+        if self.current is None:
+            self.failed.emit(errors.WorkbenchError("no item is open"))
+        return self.current
+
+    def _lose(self, exc: errors.LockLost) -> None:
+        """The lock is gone: leave edit mode, keep the draft (the journal still has it)."""
+        self.lost = exc
+        self._close_item()
+        self.lock_lost.emit(exc)
+
+    def _close_item(self) -> None:
+        self._generation += 1
+        self.current = None
+        self._tick.stop()
+        self._check.stop()
+
+    def discard_draft(self, queue: str, key: Any) -> None:
+        if self.journal is not None:
+            self.journal.discard(self.database, queue, key)
+        if self.lost is not None and self.lost.key == key:
+            self.lost = None
+
+    # -- the timer -----------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_tick(self) -> None:
+        cur = self.current
+        if cur is None:
+            return
+        left = cur.remaining()
+        self.tick.emit(left)
+        if left <= 0:
+            self.check_now()  # the database says what happened (expired, or taken)
+            return
+        lock_seconds = self.wb.config.queues[cur.queue].lock_seconds
+        warn_at = min(self.settings.warn_before, lock_seconds / 4)
+        working = time.monotonic() - self._last_activity < self.settings.activity_window
+        if self.settings.auto_extend and working and not self._capped and left < lock_seconds / 2:
+            self.extend(manual=False)  # a slow worker keeps the item; an absent one loses it on time
+        elif left <= warn_at and not self._warned:
+            self._warned = True
+            self.expiry_warning.emit(left)
+
+
+def _database_id(wb: service.Workbench) -> str:
+    """Which database drafts belong to: the URL (it never holds a password) and config path."""
+    return f"{wb.config.database.url}"
