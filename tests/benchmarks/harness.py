@@ -494,16 +494,22 @@ def run_loop(ops: Ops, *, seconds: float | None = None, pairs: int | None = None
     started = clock()
     deadline = started + seconds if seconds is not None else math.inf
     empty_in_a_row = errors_in_a_row = 0
+
+    def count_error(exc: Exception, in_a_row: int) -> bool:
+        """Count a failure by type; True when there have been too many in a row to go on."""
+        result.errors[describe(exc)] += 1
+        if in_a_row >= MAX_ERRORS_IN_A_ROW:
+            result.stopped = f"stopped after {in_a_row} errors in a row"
+            return True
+        return False
     last_pair_end = started
     while clock() < deadline and (pairs is None or result.pairs < pairs):
         t0 = clock()
         try:
             handle = ops.claim()
         except Exception as exc:  # noqa: BLE001 - every failure is counted, by type
-            result.errors[describe(exc)] += 1
             errors_in_a_row += 1
-            if errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
-                result.stopped = f"stopped after {errors_in_a_row} errors in a row"
+            if count_error(exc, errors_in_a_row):
                 break
             continue
         t1 = clock()
@@ -525,10 +531,8 @@ def run_loop(ops: Ops, *, seconds: float | None = None, pairs: int | None = None
         try:
             ops.complete(handle)
         except Exception as exc:  # noqa: BLE001
-            result.errors[describe(exc)] += 1
             errors_in_a_row += 1
-            if errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
-                result.stopped = f"stopped after {errors_in_a_row} errors in a row"
+            if count_error(exc, errors_in_a_row):
                 break
             continue
         last_pair_end = clock()

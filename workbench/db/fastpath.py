@@ -13,7 +13,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import sqlalchemy as sa
 
@@ -67,14 +67,10 @@ class HeldConnections:
         # raw_connection() raises the driver's own exception (SQLAlchemy wraps only what runs
         # through a Connection): wrap it the same way, so "connection refused" reads as
         # DatabaseUnavailable like everywhere else.
-        error = self.engine.dialect.loaded_dbapi.Error
         try:
             return self.engine.raw_connection()
-        except error as exc:
-            wrapped = sa.exc.DBAPIError.instance(None, None, exc, error, connection_invalidated=True)
-            with dberrors.translated():
-                raise wrapped from exc
-            raise  # pragma: no cover - translated() always raises
+        except self.engine.dialect.loaded_dbapi.Error as exc:
+            _raise_translated(self.engine.dialect, None, None, exc, invalidated=True)
 
     def cursor(self) -> Any:
         """The held connection's cursor (get() first)."""
@@ -134,8 +130,13 @@ class FastStatement:
             invalid = self.dialect.is_disconnect(exc, raw.dbapi_connection, None)
             # An error leaves nothing open (autocommit), but a lost connection must not be reused.
             self.held.drop(invalidate=exc if invalid else None)
-            wrapped = sa.exc.DBAPIError.instance(self.sql, params, exc, self.dialect.loaded_dbapi.Error,
-                                                 connection_invalidated=invalid)
-            with dberrors.translated():
-                raise wrapped from exc
-            raise  # pragma: no cover - translated() always raises
+            _raise_translated(self.dialect, self.sql, params, exc, invalidated=invalid)
+
+
+def _raise_translated(dialect: Any, sql: str | None, params: Any, exc: Exception, *, invalidated: bool) -> NoReturn:
+    """A driver exception as SQLAlchemy would have wrapped it, then as a workbench error."""
+    wrapped = sa.exc.DBAPIError.instance(sql, params, exc, dialect.loaded_dbapi.Error,
+                                         connection_invalidated=invalidated)
+    with dberrors.translated():
+        raise wrapped from exc
+    raise AssertionError("unreachable")  # translated() always raises

@@ -46,11 +46,7 @@ class ReleaseDialog(QDialog):
         self.reason.setCurrentText("")
         label.setBuddy(self.reason)
         layout.addWidget(self.reason)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Release")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        _ok_cancel_buttons(self, layout, "Release")
         self.reason.setFocus()
 
     def text(self) -> str | None:
@@ -71,6 +67,14 @@ def _table(name: str, headers: list[str], rows: list[list[str]], stretch: tuple[
         for c, text in enumerate(cells):
             table.setItem(r, c, QTableWidgetItem(text))
     return table
+
+
+def _ok_cancel_buttons(dialog: QDialog, layout: QVBoxLayout, ok_text: str) -> None:
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+    buttons.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(buttons)
 
 
 def _close_buttons(dialog: QDialog, layout: QVBoxLayout) -> None:
@@ -135,11 +139,7 @@ class PickDialog(QDialog):
         if rows:
             self.table.selectRow(0)
         layout.addWidget(self.table)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Claim")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        _ok_cancel_buttons(self, layout, "Claim")
         self.key_name = key_name
         self.resize(760, 480)
 

@@ -339,7 +339,7 @@ class MainWindow(QMainWindow):
 
     @Slot(list)
     def _on_ready(self, locks: list[models.Lock]) -> None:
-        self.connection_label.setText(f"Connected as {self.session.user} — {self._database_label()}")
+        self._on_connection(True, "")
         entries = self._fill_resume(locks, only_queue=False)
         if self.session.current is not None:
             return
@@ -416,9 +416,9 @@ class MainWindow(QMainWindow):
         cur = self.session.current
         if cur is None:
             return ""
-        q = self.session.wb.queue(cur.queue).q
-        summary = next((str(cur.claim.item.get(c.name)) for c in q.list_columns
-                        if cur.claim.item.get(c.name) not in (None, "")), "")
+        item = cur.claim.item
+        summary = next((str(item[name]) for name in self.session.list_columns.get(cur.queue, [])
+                        if item.get(name) not in (None, "")), "")
         return f"{self._queue_config(cur.queue).title} {cur.lock.key}" + (f" — {summary}" if summary else "")
 
     @Slot(str)

@@ -104,6 +104,7 @@ class OperatorSession(QObject):
         self.current: Current | None = None
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
         self.summaries: dict[tuple[str, Any], str] = {}  # (queue, key) -> list columns as text
+        self.list_columns: dict[str, list[str]] = {}  # per queue: the columns that tell items apart
         self.lost: errors.LockLost | None = None
         self.reachable = True
         self._generation = 0
@@ -190,6 +191,7 @@ class OperatorSession(QObject):
             for name in names:
                 q = self.wb.queue(name)  # binding reflects the table: here, off the GUI thread
                 self.specs[name] = fieldspec.field_specs(q.q)
+                self.list_columns[name] = [c.name for c in q.q.list_columns]
                 mine = q.mine(self.user)
                 self._load_summaries(q, [lock.key for lock in mine])
                 locks += mine
@@ -431,5 +433,5 @@ class OperatorSession(QObject):
 
 
 def _database_id(wb: service.Workbench) -> str:
-    """Which database drafts belong to: the URL (it never holds a password) and config path."""
-    return f"{wb.config.database.url}"
+    """Which database drafts belong to: its URL (which never holds a password)."""
+    return wb.config.database.url
