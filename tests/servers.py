@@ -14,6 +14,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+# The password of Server.password_user: a test secret, never a real one.
+TEST_PASSWORD = "wb-test-Secret-4711"
+_PASSWORD_USER = "wb_pw"
+
 
 class ServerUnavailable(Exception):
     """The server software is not installed or would not start; the message says why."""
@@ -36,6 +40,9 @@ class Server:
     bring_up: Callable[[], None] | None = None
     freeze: Callable[[], None] | None = None
     thaw: Callable[[], None] | None = None
+    # A role that must log in with a password over TCP (everyone else is trusted), so that tests
+    # can see a wrong password refused; None where the server's authentication is not ours to set.
+    password_user: str | None = None
 
     def url(self, database: str, driver: str | None = None) -> str:
         """SQLAlchemy URL of one database on this server."""
@@ -50,6 +57,24 @@ class Server:
 
     def admin_url(self) -> str:
         return self.url("postgres" if self.kind == "postgresql" else "mysql")
+
+    def password_login(self) -> tuple[str, str]:
+        """Create (or reset) `password_user` with a known password and return (user, password)."""
+        if self.kind != "postgresql" or self.password_user is None:
+            raise ServerUnavailable(f"this {self.kind} server has no password-checked role")
+        import sqlalchemy as sa
+
+        engine = sa.create_engine(self.admin_url(), isolation_level="AUTOCOMMIT")
+        try:
+            with engine.connect() as conn:
+                quoted = engine.dialect.identifier_preparer.quote(self.password_user)
+                exists = conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :name"),
+                                      {"name": self.password_user}).first()
+                verb = "ALTER" if exists else "CREATE"
+                conn.exec_driver_sql(f"{verb} ROLE {quoted} LOGIN PASSWORD '{TEST_PASSWORD}'")
+        finally:
+            engine.dispose()
+        return self.password_user, TEST_PASSWORD
 
     def create_database(self, name: str) -> None:
         """Create an empty database (dropping one of the same name first)."""
@@ -124,6 +149,7 @@ def start_postgres() -> Server:
     try:
         run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
              "--no-sync", "--no-instructions"])
+        _write_pg_hba(data / "pg_hba.conf")
         options = (f"-k {work} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off "
                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
         run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w",
@@ -158,7 +184,26 @@ def start_postgres() -> Server:
                 pass
 
     return Server("postgresql", "127.0.0.1", port, "postgres", stop, take_down=take_down, bring_up=bring_up,
-                  freeze=lambda: signal_all(signal.SIGSTOP), thaw=lambda: signal_all(signal.SIGCONT))
+                  freeze=lambda: signal_all(signal.SIGSTOP), thaw=lambda: signal_all(signal.SIGCONT),
+                  password_user=_PASSWORD_USER)
+
+
+def _write_pg_hba(path: Path) -> None:
+    """Trust everyone except _PASSWORD_USER over TCP, who must give the right password.
+
+    The server uses the first line that matches, so the password line comes before the trust lines.
+    Overwriting the file initdb wrote keeps its owner (postgres) and mode.
+    """
+    path.write_text(
+        "# TYPE  DATABASE     USER  ADDRESS       METHOD\n"
+        f"host    all          {_PASSWORD_USER}  127.0.0.1/32  scram-sha-256\n"
+        f"host    all          {_PASSWORD_USER}  ::1/128       scram-sha-256\n"
+        "local   all          all                 trust\n"
+        "host    all          all   127.0.0.1/32  trust\n"
+        "host    all          all   ::1/128       trust\n"
+        "local   replication  all                 trust\n"
+        "host    replication  all   127.0.0.1/32  trust\n"
+        "host    replication  all   ::1/128       trust\n")
 
 
 def _children(parent: int) -> list[int]:

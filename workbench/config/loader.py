@@ -111,29 +111,121 @@ def _check_identifier(reader: _Reader, value: str, key: str) -> None:
         raise reader.fail(key, f"{value!r} is not a valid table or column name")
 
 
-def load(path: str | Path) -> model.Config:
-    """Parse and check the config at `path` (structure only; names are checked against the database later)."""
+def load(path: str | Path, *, require_url: bool = True) -> model.Config:
+    """Parse and check the config at `path` (structure only; names are checked against the database later).
+
+    require_url=False: a connection profile supplies the database, so `database.url` may be absent.
+    """
     path = Path(path)
-    label = str(path)
+    return parse(_toml(_read(path), str(path)), str(path), base_dir=path.parent, require_url=require_url)
+
+
+def _read(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise errors.ConfigError("file not found; pass --config FILE or run `workbench demo`",
-                                 file=label) from None
+                                 file=str(path)) from None
     except OSError as exc:
-        raise errors.ConfigError(f"cannot read: {exc.strerror}", file=label) from None
+        raise errors.ConfigError(f"cannot read: {exc.strerror}", file=str(path)) from None
+
+
+def _toml(text: str, label: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise errors.ConfigError(f"not valid TOML: {exc}", file=label) from None
-    return parse(data, label, base_dir=path.parent)
 
 
-def parse(data: dict[str, Any], label: str, base_dir: Path | None = None) -> model.Config:
+def parse(data: dict[str, Any], label: str, base_dir: Path | None = None, *,
+          require_url: bool = True) -> model.Config:
     reader = _Reader(label)
     reader.check_keys(data, _TOP_KEYS, "")
     database = _parse_database(reader, reader.table(data.get("database"), "database")
-                               if "database" in data else {}, base_dir)
+                               if "database" in data else {}, base_dir, require_url)
+    queues, app = _parse_settings(reader, data)
+    return model.Config(path=label, database=database, queues=queues, app=app)
+
+
+def parse_text(text: str, label: str, database: model.DatabaseConfig) -> model.Config:
+    """Parse published queue settings (`[app]` and `[queues.*]`, no `[database]`) into a Config.
+
+    Args:
+        text: the TOML text.
+        label: names the settings in error messages, e.g. "published settings v3".
+        database: the connection, from the user's own profile.
+    """
+    data = _toml(text, label)
+    reader = _Reader(label)
+    if "database" in data:
+        raise reader.fail("database", "published settings must not contain [database]; "
+                                      "the connection comes from each user's profile")
+    reader.check_keys(data, _TOP_KEYS - {"database"}, "")
+    queues, app = _parse_settings(reader, data)
+    return model.Config(path=label, database=database, queues=queues, app=app)
+
+
+# A table header line, and one that opens `[database]` or one of its sub-tables (bare or quoted key).
+_HEADER = re.compile(r"^\s*\[")
+_DATABASE_HEADER = re.compile(r"""^\s*\[\[?\s*(database|"database"|'database')\s*[.\]]""")
+
+
+def queue_settings_text(path: str | Path) -> str:
+    """The text of the config file at `path` without its `[database]` table: the settings to publish.
+
+    The whole file is checked first, as `load` does (`database.url` may be absent: it is not
+    published). The table is cut out line by line, so every other line and comment stays as
+    written, and the result is parsed again to prove that it holds exactly the same queues and
+    `[app]`; anything else is refused.
+    """
+    path = Path(path)
+    label = str(path)
+    text = _read(path)
+    data = _toml(text, label)
+    config = parse(data, label, base_dir=path.parent, require_url=False)
+    kept, cut = _cut_database(text)
+    refusal = errors.ConfigError(
+        "cannot take the connection out of this file safely to publish the rest: write the database "
+        "settings as one [database] table (a line `[database]`, then `url = …`), not as "
+        "`database = { … }` or `database.url = …`", file=label, key="database")
+    body = "".join(kept)
+    try:
+        rest, removed = tomllib.loads(body), tomllib.loads("".join(cut))
+        published = parse_text(body, label, config.database)
+    except (tomllib.TOMLDecodeError, errors.ConfigError):
+        raise refusal from None
+    database = {"database": data["database"]} if "database" in data else {}
+    if removed != database or rest != {k: v for k, v in data.items() if k != "database"} \
+            or (published.queues, published.app) != (config.queues, config.app):
+        raise refusal
+    return body
+
+
+def _cut_database(text: str) -> tuple[list[str], list[str]]:
+    """Split `text` into its lines outside and inside `[database]` (and `[database.*]`) tables.
+
+    Comment lines right above the header that ends a cut stay: they describe the next table.
+    The caller proves the split by parsing both halves.
+    """
+    kept: list[str] = []
+    cut: list[str] = []
+    cutting = False
+    for line in text.splitlines(keepends=True):
+        if _HEADER.match(line):
+            if _DATABASE_HEADER.match(line):
+                cutting = True
+            elif cutting:
+                cutting = False
+                comments = []
+                while cut and cut[-1].lstrip().startswith("#"):
+                    comments.insert(0, cut.pop())
+                kept.extend(comments)
+        (cut if cutting else kept).append(line)
+    return kept, cut
+
+
+def _parse_settings(reader: _Reader, data: dict[str, Any]) -> tuple[dict[str, model.QueueConfig], model.AppConfig]:
+    """`[queues.*]` and `[app]`: everything but the connection."""
     queues_data = reader.table(data.get("queues", {}), "queues")
     if not queues_data:
         raise reader.fail("queues", "define at least one queue, e.g. [queues.cases]")
@@ -144,7 +236,7 @@ def parse(data: dict[str, Any], label: str, base_dir: Path | None = None) -> mod
             raise reader.fail(key, "queue names use letters, digits, '_' and '-' and start with a letter")
         queues[name] = _parse_queue(reader, name, reader.table(qdata, key), key)
     app = _parse_app(reader, reader.table(data["app"], "app") if "app" in data else {})
-    return model.Config(path=label, database=database, queues=queues, app=app)
+    return queues, app
 
 
 def _parse_app(reader: _Reader, data: dict[str, Any]) -> model.AppConfig:
@@ -161,9 +253,10 @@ def _parse_app(reader: _Reader, data: dict[str, Any]) -> model.AppConfig:
     )
 
 
-def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None) -> model.DatabaseConfig:
+def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None,
+                    require_url: bool = True) -> model.DatabaseConfig:
     reader.check_keys(data, _DATABASE_KEYS, "database")
-    url = reader.string(data, "url", "database")
+    url = reader.string(data, "url", "database", required=require_url, default="")
     assert url is not None
     _refuse_password(reader, url)
     url = _resolve_sqlite_path(url, base_dir)

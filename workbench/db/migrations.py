@@ -23,6 +23,10 @@ def _v1(conn: sa.Connection, metadata: sa.MetaData) -> None:
         metadata.tables[_qualified(metadata, name)].create(conn, checkfirst=True)
 
 
+def _v2(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    metadata.tables[_qualified(metadata, tables.SETTINGS_TABLE)].create(conn, checkfirst=True)
+
+
 def _qualified(metadata: sa.MetaData, name: str) -> str:
     return f"{metadata.schema}.{name}" if metadata.schema else name
 
@@ -30,6 +34,7 @@ def _qualified(metadata: sa.MetaData, name: str) -> str:
 # Append new steps here; never edit a released one. Each runs in its own transaction.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "audit trail and release cool-down tables", _v1),
+    Migration(2, "published queue settings", _v2),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

@@ -1,13 +1,14 @@
-"""workbench's own tables: the audit trail and the schema version, in one MetaData."""
+"""workbench's own tables: the audit trail, published queue settings and the schema version, in one MetaData."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 AUDIT_TABLE = "workbench_audit"
 COOLDOWN_TABLE = "workbench_cooldown"
+SETTINGS_TABLE = "workbench_settings"
 VERSION_TABLE = "workbench_schema_version"
 
 
@@ -19,6 +20,13 @@ def _datetime() -> sa.types.TypeEngine[object]:
         .with_variant(mssql.DATETIME2(), "mssql")
 
 
+def _long_text() -> sa.types.TypeEngine[str]:
+    # TEXT holds only 64 KB on MySQL/MariaDB; NVARCHAR(max) on SQL Server keeps non-ASCII text.
+    from sqlalchemy.dialects import mysql
+
+    return sa.UnicodeText().with_variant(mysql.MEDIUMTEXT(), "mysql", "mariadb")
+
+
 def _id_column() -> sa.Column[int]:
     # BIGINT identity on servers; on SQLite only INTEGER PRIMARY KEY is the auto-numbered rowid.
     return sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
@@ -26,8 +34,8 @@ def _id_column() -> sa.Column[int]:
 
 
 def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa.Table]:
-    """MetaData holding the audit, cool-down and version tables, optionally in `schema`;
-    returns (metadata, audit, version)."""
+    """MetaData holding the audit, cool-down, published-settings and version tables, optionally in
+    `schema`; returns (metadata, audit, version)."""
     metadata = sa.MetaData(schema=schema)
     audit = sa.Table(
         AUDIT_TABLE, metadata,
@@ -63,6 +71,20 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
         sa.Column("item_key", sa.String(200), nullable=False),
         sa.Column("until", _datetime(), nullable=False),
         sa.Index("ix_workbench_cooldown_actor", "queue", "actor", "until"),
+    )
+    # Queue settings a supervisor published for every operator (workbench.db.published). Every
+    # version is kept, for history and roll-back; the newest is in force. `version` is not
+    # auto-numbered: a publish inserts max + 1, and the primary key makes a concurrent loser fail.
+    sa.Table(
+        SETTINGS_TABLE, metadata,
+        sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("body", _long_text(), nullable=False),  # TOML: [app] and [queues.*], never [database]
+        sa.Column("published_by", sa.String(128), nullable=False),
+        sa.Column("published_at", _datetime(), nullable=False),  # database clock, UTC
+        sa.Column("note", sa.String(1000)),
+        # The body is a whole UTF-8 file; a server whose default character set is latin1 would
+        # refuse or mangle characters outside it.
+        mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
     )
     version = sa.Table(
         VERSION_TABLE, metadata,

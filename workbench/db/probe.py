@@ -1,0 +1,357 @@
+"""Try one database connection ("Test connection") and say exactly what failed."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.db import connect
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeResult:
+    """What one connection attempt found; never holds the password."""
+
+    ok: bool
+    # None when ok, else: "driver", "unreachable", "login", "database", "file", "permission", "other"
+    problem: str | None
+    message: str  # one or two plain sentences for an operator: what failed and what to do
+    detail: str = ""  # the driver's own first line of the error, password scrubbed
+    server_version: str | None = None  # on success, e.g. "PostgreSQL 15.18"
+    odbc_drivers: tuple[str, ...] = ()  # the installed ODBC drivers, when an ODBC driver is missing
+    seconds: float = 0.0
+
+
+_LABELS = {"postgresql": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB", "mssql": "SQL Server",
+           "sqlite": "SQLite"}
+_DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306, "mssql": 1433}
+# The extra in pyproject.toml that installs each Python driver module.
+_EXTRAS = {"psycopg": "postgresql", "pymysql": "mysql", "pyodbc": "odbc"}
+_SUPPORTED = ("sqlite, postgresql+psycopg, mariadb+pymysql, mysql+pymysql, mariadb+pyodbc, mysql+pyodbc, "
+              "mssql+pyodbc")
+
+# Driver error numbers: MySQL/MariaDB (client 2002-2013, server 1044-1049) and SQL Server (18456, 4060).
+_DATABASE_NUMBERS = {1049, 4060}
+_LOGIN_NUMBERS = {1045, 18456}
+_PERMISSION_NUMBERS = {1044}
+_UNREACHABLE_NUMBERS = {2002, 2003, 2005, 2006, 2013, 20009}
+# Server messages, for drivers that give no code: psycopg carries no SQLSTATE on a failed connect.
+_LOGIN_TEXT = ("password authentication failed", "no password supplied", "login failed for user",
+               "access denied for user", "no pg_hba.conf entry", "authentication failed")
+_NO_ROLE = re.compile(r'role "[^"]*" does not exist')
+_DATABASE_TEXT = (re.compile(r'database "[^"]*" does not exist'), re.compile(r"unknown database"),
+                  re.compile(r"cannot open database"))
+_PERMISSION_TEXT = ("permission denied", "connect privilege")
+_NO_HOST_TEXT = ("could not translate host", "failed to resolve host", "name or service not known",
+                 "unknown server host", "unknown mysql server host", "temporary failure in name resolution",
+                 "nodename nor servname", "no such host is known")
+# "system error: 110" is MariaDB Connector/ODBC's way of saying ETIMEDOUT.
+_TIMEOUT_TEXT = ("timeout expired", "timed out", "login timeout", "system error: 110")
+_UNREACHABLE_TEXT = ("connection refused", "could not connect", "can't connect", "no route to host",
+                     "network is unreachable", "adaptive server is unavailable", "lost connection",
+                     "server has gone away", "connection reset", "the database system is starting up",
+                     "the database system is shutting down", "server closed the connection",
+                     *_NO_HOST_TEXT, *_TIMEOUT_TEXT)
+_SQLITE_FILE_ERRORS = {"SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_PERM", "SQLITE_AUTH",
+                       "SQLITE_IOERR"}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Target:
+    """Where the URL points, in words for messages."""
+
+    backend: str
+    driver: str
+    host: str
+    port: int | None
+    database: str
+    user: str
+    timeout: int
+    windows_auth: bool = False  # SQL Server Trusted_Connection: no user name in the URL
+
+    @property
+    def where(self) -> str:
+        return f"{self.host}:{self.port}" if self.port else self.host
+
+    @property
+    def who(self) -> str:
+        if self.windows_auth:
+            return "your Windows account"
+        return f"user '{self.user}'" if self.user else "the default user"
+
+
+def check(url: sa.URL | str, *, password: str | None = None, connect_timeout: int = 5) -> ProbeResult:
+    """Connect once (no pool), run a trivial query, classify any failure."""
+    started = time.monotonic()
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        return _done(ProbeResult(False, "other", "This is not a database URL; e.g. sqlite:///cases.db or "
+                                 "postgresql+psycopg://user@host/dbname."), password or "", started)
+    secret = password or parsed.password or _odbc_params(parsed).get("PWD", "")
+    if password:
+        parsed = parsed.set(password=password)
+    target = _target(parsed, connect_timeout)
+    try:
+        result = _attempt(parsed, target, started)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a result; that is the point
+        result = _classify(exc, target)
+    return _done(result, secret, started)
+
+
+def _done(result: ProbeResult, secret: str, started: float) -> ProbeResult:
+    message, detail = result.message, result.detail
+    if secret:
+        # The driver may echo connection parameters; the operator's screen and logs must not.
+        message, detail = message.replace(secret, "***"), detail.replace(secret, "***")
+    return dataclasses.replace(result, message=message, detail=detail, seconds=time.monotonic() - started)
+
+
+def _target(url: sa.URL, timeout: int) -> _Target:
+    backend, driver = url.get_backend_name(), url.get_driver_name()
+    if backend == "sqlite":
+        return _Target(backend, driver, _sqlite_path(url), None, url.database or "", "", timeout)
+    odbc = _odbc_params(url)
+    query = {k.lower(): str(v) for k, v in url.query.items()}
+    port = url.port or _int(odbc.get("PORT") or query.get("port")) or _DEFAULT_PORTS.get(backend)
+    trusted = "yes" in (query.get("trusted_connection", "").lower(), odbc.get("TRUSTED_CONNECTION", "").lower())
+    return _Target(backend, driver, url.host or odbc.get("SERVER", "") or "localhost", port,
+                   url.database or odbc.get("DATABASE", ""), url.username or odbc.get("UID", ""), timeout,
+                   windows_auth=trusted)
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() else None
+
+
+def _odbc_params(url: sa.URL) -> dict[str, str]:
+    """The keys of an odbc_connect= string, upper-cased (ODBC keywords are case-insensitive)."""
+    text = str(url.query.get("odbc_connect") or "")
+    params: dict[str, str] = {}
+    for part in text.split(";"):
+        key, sep, value = part.partition("=")
+        if sep:
+            params[key.strip().upper()] = value.strip().strip("{}")
+    return params
+
+
+def _attempt(url: sa.URL, target: _Target, started: float) -> ProbeResult:
+    backend, driver, timeout = target.backend, target.driver, target.timeout
+    connect_args: dict[str, Any] = {}
+    if backend == "sqlite":
+        url, connect_args = _sqlite_url(url)
+    elif backend == "postgresql" and driver in ("psycopg", "psycopg2"):
+        connect_args = {"connect_timeout": timeout, "application_name": "workbench"}
+    elif backend in ("mysql", "mariadb") and driver in ("pymysql", "mysqldb"):
+        # connect_timeout covers only the TCP connect: a server that accepts and then never sends
+        # its greeting would hang the read forever without read_timeout.
+        connect_args = {"connect_timeout": timeout, "read_timeout": timeout, "write_timeout": timeout}
+    elif backend in ("mysql", "mariadb") and driver == "pyodbc":
+        if url.port:
+            return ProbeResult(False, "other", f"Put the port in the URL's query string ({url.host}/"
+                               f"{url.database or ''}?…&port={url.port}), not after the host: over ODBC, "
+                               f"SQLAlchemy writes '{url.host},{url.port}', which {_LABELS[backend]}'s "
+                               "driver does not understand.")
+        # MariaDB Connector/ODBC ignores the login timeout (pyodbc's timeout) while it waits for the
+        # server's greeting; its own CONN_TIMEOUT keyword covers that. Other drivers ignore the keyword.
+        connect_args = {"timeout": timeout}
+        url = connect.odbc_option(url, "CONN_TIMEOUT", str(timeout))
+    elif driver == "pyodbc":
+        connect_args = {"timeout": timeout}
+    engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args=connect_args)
+    try:
+        with engine.connect() as conn:
+            version = _server_version(conn, backend)
+    finally:
+        engine.dispose()
+    seconds = time.monotonic() - started
+    if backend == "sqlite":
+        return _sqlite_writable(target, version, seconds)
+    database = f", database {target.database}," if target.database else ""
+    who = target.user if target.user and not target.windows_auth else target.who
+    return ProbeResult(True, None, f"Connected to {version} at {target.where}{database} as {who} in "
+                       f"{seconds:.2f} s.", server_version=version)
+
+
+def _server_version(conn: sa.Connection, backend: str) -> str:
+    if backend == "sqlite":
+        # sqlite_version() never reads the file; the schema query does, so a file that is not a
+        # database fails here and not at the first real query.
+        conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+        return f"SQLite {conn.exec_driver_sql('SELECT sqlite_version()').scalar()}"
+    if backend == "postgresql":
+        return " ".join(str(conn.exec_driver_sql("SELECT version()").scalar()).split()[:2])
+    if backend in ("mysql", "mariadb"):
+        text = str(conn.exec_driver_sql("SELECT VERSION()").scalar())  # e.g. 10.11.19-MariaDB-0+deb12u1
+        return f"{'MariaDB' if 'mariadb' in text.lower() else 'MySQL'} {text.split('-')[0]}"
+    if backend == "mssql":
+        # SERVERPROPERTY returns sql_variant, which pyodbc cannot fetch (ODBC type -150).
+        number = conn.exec_driver_sql("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128))").scalar()
+        return f"SQL Server {number}"
+    conn.exec_driver_sql("SELECT 1")
+    info = conn.dialect.server_version_info or ()
+    return f"{_LABELS.get(backend, backend)} {'.'.join(map(str, info))}".strip()
+
+
+def _sqlite_path(url: sa.URL) -> str:
+    database = url.database or ""
+    if database.startswith("file:"):
+        return database[len("file:"):].split("?", 1)[0]
+    return os.path.abspath(database) if database and database != ":memory:" else database or ":memory:"
+
+
+def _sqlite_url(url: sa.URL) -> tuple[sa.URL, dict[str, Any]]:
+    database = url.database or ""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        # mode=rw: a test must never create an empty database where the operator mistyped the path.
+        url = url.set(database=f"file:{Path(database).as_posix()}?mode=rw", query={"uri": "true"})
+    return url, {}
+
+
+def _sqlite_writable(target: _Target, version: str, seconds: float) -> ProbeResult:
+    path = target.host
+    if path != ":memory:":
+        # SQLite opens a write-protected file read-only without complaint; workbench would fail
+        # at the first save. WAL mode also creates files next to it, so the folder counts too.
+        for what, place in (("file", path), ("folder", os.path.dirname(path) or ".")):
+            if not os.access(place, os.W_OK):
+                return ProbeResult(False, "file", f"The SQLite {what} {place} is read-only for this account; "
+                                   "workbench needs to write there. Fix its permissions or use another copy.",
+                                   server_version=version)
+    return ProbeResult(True, None, f"Opened the {version} database {path} in {seconds:.2f} s.",
+                       server_version=version)
+
+
+def _classify(exc: Exception, target: _Target) -> ProbeResult:
+    if isinstance(exc, ImportError):
+        return _missing_module(exc, target)
+    if isinstance(exc, sa.exc.NoSuchModuleError):
+        return ProbeResult(False, "driver", f"SQLAlchemy has no driver for '{target.backend}+{target.driver}'. "
+                           f"Use one of: {_SUPPORTED}.", detail=_first_line(str(exc)))
+    orig = getattr(exc, "orig", None) or exc
+    sqlstate, text, detail = _error_parts(orig)
+    lower = text.lower()
+    numbers = {int(n) for n in re.findall(r"\((\d+)\)", text)}
+    if isinstance(orig.args[0] if orig.args else None, int):
+        numbers.add(orig.args[0])  # PyMySQL: (1045, "Access denied …")
+
+    if target.driver == "pyodbc" and (sqlstate == "IM002" or "can't open lib" in lower or
+                                      ("[driver manager]" in lower and "file not found" in lower)):
+        return _missing_odbc_driver(text, target, detail)
+    if target.backend == "sqlite" and (getattr(orig, "sqlite_errorname", "") in _SQLITE_FILE_ERRORS or
+                                       "unable to open database" in lower or "not a database" in lower):
+        return _sqlite_problem(orig, target, detail)
+    if numbers & _DATABASE_NUMBERS or sqlstate == "3D000" or any(p.search(lower) for p in _DATABASE_TEXT):
+        return ProbeResult(False, "database", f"The server at {target.where} has no database named "
+                           f"'{target.database}'. Check the database name, or ask the administrator to create "
+                           "it.", detail=detail)
+    if numbers & _PERMISSION_NUMBERS:
+        # MySQL answers 1044 both for a missing grant and for a database the user may not even see.
+        return ProbeResult(False, "permission", f"The server accepted {target.who} but denies access to "
+                           f"database '{target.database}' (or it does not exist). Ask the administrator for "
+                           "a grant, or check the database name.", detail=detail)
+    if (numbers & _LOGIN_NUMBERS or sqlstate in ("28P01", "28000") or any(m in lower for m in _LOGIN_TEXT)
+            or _NO_ROLE.search(lower)):
+        return _login_problem(lower, target, detail)
+    if sqlstate == "42501" or any(m in lower for m in _PERMISSION_TEXT):
+        return ProbeResult(False, "permission", f"The server accepted {target.who} but denies access to "
+                           f"database '{target.database}' (no CONNECT privilege or similar). Ask the "
+                           "administrator to grant it.", detail=detail)
+    if (numbers & _UNREACHABLE_NUMBERS or sqlstate.startswith("08") or sqlstate in ("HYT00", "57P01", "57P03")
+            or type(orig).__name__ == "ConnectionTimeout" or any(m in lower for m in _UNREACHABLE_TEXT)):
+        return _unreachable(lower, target, detail)
+    return ProbeResult(False, "other", f"Connecting to {_LABELS.get(target.backend, target.backend)} at "
+                       f"{target.where} failed ({type(orig).__name__}); the details below say why.",
+                       detail=detail)
+
+
+def _error_parts(orig: BaseException) -> tuple[str, str, str]:
+    """SQLSTATE (or ""), the full error text, and its first line for the operator."""
+    args = orig.args
+    if type(orig).__module__ == "pyodbc" and len(args) == 2:
+        # pyodbc: ("28000", "[28000] [driver]message (native number) (SQLDriverConnect)")
+        return str(args[0]).upper(), str(args[1]), _first_line(str(args[1]))
+    if len(args) == 2 and isinstance(args[0], int):  # PyMySQL: (1049, "Unknown database 'x'")
+        return str(getattr(orig, "sqlstate", "") or ""), str(args[1]), _first_line(f"({args[0]}) {args[1]}")
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None) or ""
+    text = str(orig)
+    return str(sqlstate).upper(), text, _first_line(text)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def _missing_module(exc: ImportError, target: _Target) -> ProbeResult:
+    module = (exc.name or "").split(".")[0] or target.driver
+    extra = _EXTRAS.get(module)
+    how = f'pip install "workbench[{extra}]"' if extra else f"pip install {module}"
+    return ProbeResult(False, "driver", f"The Python driver '{module}' for {_LABELS.get(target.backend, target.backend)} "
+                       f"is not installed. Install it with: {how}", detail=_first_line(str(exc)),
+                       odbc_drivers=() if module == "pyodbc" else _odbc_drivers(target))
+
+
+def _odbc_drivers(target: _Target) -> tuple[str, ...]:
+    if target.driver != "pyodbc":
+        return ()
+    try:
+        import pyodbc
+    except ImportError:
+        return ()
+    return tuple(pyodbc.drivers())
+
+
+def _missing_odbc_driver(text: str, target: _Target, detail: str) -> ProbeResult:
+    found = re.search(r"can't open lib '([^']*)'", text, re.IGNORECASE)
+    name = found.group(1) if found else ""
+    installed = _odbc_drivers(target)
+    listing = f"installed ODBC drivers: {', '.join(installed)}" if installed else "no ODBC drivers are installed"
+    what = f"The ODBC driver '{name}' is not installed" if name else "No usable ODBC driver was named"
+    return ProbeResult(False, "driver", f"{what} ({listing}). Install it, or choose one of the installed "
+                       "drivers.", detail=detail, odbc_drivers=installed)
+
+
+def _sqlite_problem(orig: BaseException, target: _Target, detail: str) -> ProbeResult:
+    path = Path(target.host)
+    name = getattr(orig, "sqlite_errorname", "")
+    if not path.exists():
+        message = f"There is no SQLite database file at {path}. Check the path (a new file is not created here)."
+    elif path.is_dir():
+        message = f"{path} is a folder, not a SQLite database file. Check the path."
+    elif name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in detail.lower():
+        message = f"{path} is not a SQLite database (or it is damaged). Check the path, or restore a backup."
+    else:
+        message = f"The SQLite file {path} cannot be opened; check that this account may read and write it."
+    return ProbeResult(False, "file", message, detail=detail)
+
+
+def _login_problem(lower: str, target: _Target, detail: str) -> ProbeResult:
+    if "no password supplied" in lower:
+        message = f"The server at {target.where} requires a password for {target.who}, and none was given."
+    elif "no pg_hba.conf entry" in lower:
+        message = (f"The server at {target.where} does not accept {target.who} from this computer (no "
+                   "pg_hba.conf entry). Ask the administrator to allow it.")
+    else:
+        message = f"The server refused the login for {target.who}: wrong password or no such user."
+    return ProbeResult(False, "login", message, detail=detail)
+
+
+def _unreachable(lower: str, target: _Target, detail: str) -> ProbeResult:
+    if "connection refused" in lower:
+        reason = "connection refused"
+    elif any(m in lower for m in _NO_HOST_TEXT):
+        reason = "the host name is not known"
+    elif any(m in lower for m in _TIMEOUT_TEXT):
+        reason = f"no answer within {target.timeout} s"
+    else:
+        reason = "the connection failed"
+    return ProbeResult(False, "unreachable", f"Cannot reach the server at {target.where}: {reason}. Check the "
+                       "host name and port, and that the server is running and accepts network connections.",
+                       detail=detail)
