@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,20 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
     for name in ("WORKBENCH_CONFIG", "WORKBENCH_DB_PASSWORD"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[Any]:
+    """An in-memory OS password store for the test (no real secrets touched)."""
+    import keyring
+
+    from tests.helpers.memkeyring import MemoryKeyring
+
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
 
 
 @pytest.fixture(scope="session")

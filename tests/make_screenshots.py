@@ -3,8 +3,10 @@
     QT_QPA_PLATFORM=offscreen python -m tests.make_screenshots [OUTPUT_DIR]
 
 Writes main-window.png (an item open, edits typed, the lock timer running), lock-lost.png (a
-supervisor took the item away while the operator was typing) and resume.png (the resume panel
-after a restart), by driving the window exactly as the GUI tests do.
+supervisor took the item away while the operator was typing), reconnecting.png (the database went
+away), resume.png (the resume panel after a restart), connection.png (the first-run connection
+dialog after a failed Test connection) and password.png (asked again after a refused login), by
+driving the windows exactly as the GUI tests do.
 """
 
 from __future__ import annotations
@@ -88,6 +90,11 @@ def main(argv: list[str]) -> int:
     _until(app, lambda: bool(lost), "the lost lock")
     _settle(app)
     window.grab().save(str(out / "lock-lost.png"))
+    # The database goes away (as the window sees it): one calm state in the status bar.
+    window.session._failures = 2
+    window._on_connection(False, "cannot reach the database: connection refused")
+    _settle(app)
+    window.grab().save(str(out / "reconnecting.png"))
     window.close()
 
     # After a restart: two unfinished items, one with unsaved edits in the journal.
@@ -103,9 +110,42 @@ def main(argv: list[str]) -> int:
     _settle(app)
     second.grab().save(str(out / "resume.png"))
     second.close()
-    for name in ("main-window.png", "lock-lost.png", "resume.png"):
+    _connection_shots(app, out)
+    for name in ("main-window.png", "lock-lost.png", "resume.png", "connection.png", "password.png",
+                 "reconnecting.png"):
         print(out / name)
     return 0
+
+
+def _connection_shots(app: QApplication, out: Path) -> None:
+    """The first-run connection dialog after a Test connection to a server that is not there, and
+    the password prompt after a refused login."""
+    from tests import servers
+    from workbench.config import profiles
+    from workbench.gui import connect_dialog
+
+    dialog = connect_dialog.ConnectionDialog(first_run=True)
+    dialog.name.setText("Helpdesk (office)")
+    dialog.host.setText("127.0.0.1")
+    dialog.port.setValue(servers.free_port())
+    dialog.database.setText("helpdesk")
+    dialog.user.setText("bob")
+    dialog.password_edit.setText("not-a-real-password")
+    dialog.from_db.setChecked(True)
+    dialog.show()
+    dialog.test_connection()
+    _until(app, lambda: dialog.result.property("state") == "fail", "Test connection")
+    _settle(app)
+    dialog.grab().save(str(out / "connection.png"))
+    dialog.close()
+    profile = profiles.Profile(name="Helpdesk (office)", kind="postgresql", host="db.example.org",
+                               database="helpdesk", user="bob", source="database")
+    prompt = connect_dialog.PasswordDialog(profile, "the database refused the login: connection failed: "
+                                           'FATAL:  password authentication failed for user "bob"')
+    prompt.show()
+    _settle(app)
+    prompt.grab().save(str(out / "password.png"))
+    prompt.close()
 
 
 if __name__ == "__main__":

@@ -151,10 +151,12 @@ def test_help_lists_commands_and_exit_codes(cli: CLI, capsys: pytest.CaptureFixt
 def test_no_command_opens_the_window(cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench.gui import app
     calls = []
-    monkeypatch.setattr(app, "run", lambda config, user, demo: calls.append((config, user, demo)) or 0)
+    monkeypatch.setattr(app, "run", lambda config, user, demo, profile: calls.append((config, user, demo, profile))
+                        or 0)
     assert cli("--user", "alice", "--demo").code == 0
     assert cli("--config", "x.toml", "--user", "bob").code == 0
-    assert calls == [(None, "alice", True), ("x.toml", "bob", False)]
+    assert cli("--profile", "office", "--user", "bob").code == 0
+    assert calls == [(None, "alice", True, None), ("x.toml", "bob", False, None), (None, "bob", False, "office")]
 
 
 def test_no_command_without_a_display_says_so(cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:

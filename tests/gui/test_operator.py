@@ -376,3 +376,31 @@ def test_next_after_complete_is_a_setting(demo_config: Any, tmp_path: Any) -> No
     finally:
         again.close()
         again.session.wb.close()
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_closed_while_the_database_was_down_then_resumed(qtbot: Any, open_window: Any, demo_config: Any,
+                                                        pg_server: Any, tmp_path: Any) -> None:
+    # The server stops mid-session, the Save cannot go through, the operator quits (or the PC
+    # restarts); when the server is back, the edits come back and the Save is done with the lock check.
+    home = tmp_path / "alice-home"
+    first = open_window(demo_config, home=home, settings=dataclasses.replace(FAST, retry_interval=0.3))
+    claim = _claim(qtbot, first)
+    _type(qtbot, first, "resolution", "Typed before the outage")
+    pg_server.take_down()
+    try:
+        qtbot.mouseClick(first.save_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: first.connection_label.property("state") == "down", timeout=15_000)
+        first.close()
+        first.session.dispatcher.wait(15_000)
+    finally:
+        pg_server.bring_up()
+    second = open_window(demo_config, home=home)
+    assert [(e.key, e.has_draft) for e in second.resume_panel.entries()] == [(claim.lock.key, True)]
+    with qtbot.waitSignal(second.session.claimed, timeout=10_000) as signal:
+        qtbot.mouseClick(second.resume_panel.open_button, Qt.MouseButton.LeftButton)
+    assert signal.args[0].lock.token == claim.lock.token  # still the same, valid lock
+    assert second.form.field("resolution").toPlainText() == "Typed before the outage"
+    with qtbot.waitSignal(second.session.saved, timeout=10_000):
+        qtbot.mouseClick(second.save_button, Qt.MouseButton.LeftButton)
+    assert row(second, "cases", claim.lock.key)["resolution"] == "Typed before the outage"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import os
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.cli import output
+from workbench.cli import output, profile_commands
 from workbench.core import errors
 
 EXIT_CODES = """exit codes:
@@ -51,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", metavar="FILE", help="queue configuration (default: $WORKBENCH_CONFIG, "
                         "./workbench.toml, the user config dir, then the demo)")
+    parser.add_argument("--profile", metavar="NAME", help="connection profile to use (default: "
+                        "$WORKBENCH_PROFILE, then the default profile); see `workbench profile list`")
     parser.add_argument("--user", metavar="NAME", default=None, help="user name to lock under "
                         "(default: your login name)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -100,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the old holder)")
     add("sweep", "return expired locks to the queue and record the expiries")
     add("history", "every recorded event of one item", key=True)
+    p = add("publish", "publish a config file's queue settings in the database for every operator "
+                       "(supervisors)", queue=False)
+    p.add_argument("--file", metavar="FILE", help="the settings to publish (default: the --config file)")
+    p.add_argument("--note", metavar="TEXT", help="what changed (shown in `workbench published`)")
+    p = add("published", "show the queue settings published in the database", queue=False)
+    p.add_argument("--history", action="store_true", help="every published version, newest first")
+    profile_commands.add_parser(sub, _Parser, common)
     return parser
 
 
@@ -187,7 +197,7 @@ def _gui(args: argparse.Namespace) -> int:
                          "(pip install PySide6-Essentials) or use a command, see `workbench --help`\n")
         return 1
     try:
-        return app.run(args.config, _user(args), demo=args.demo)
+        return app.run(args.config, _user(args), demo=args.demo, profile=args.profile)
     except errors.WorkbenchError as exc:
         _report(exc, False)
         return exc.exit_code
@@ -203,11 +213,10 @@ def _user(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from workbench.config import loader, paths
-    from workbench.db import service
+    from workbench import opening
 
-    config = loader.load(paths.find_config(args.config))
-    return service.Workbench.open(config)
+    target = opening.choose(args.config, args.profile)
+    return _login(target, lambda password: opening.open_target(target, password))
 
 
 def _queue(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -249,9 +258,15 @@ def cmd_init(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_queues(args: argparse.Namespace, as_json: bool) -> int:
-    from workbench.config import loader, paths
+    from workbench import opening
 
-    config = loader.load(paths.find_config(args.config))
+    target = opening.choose(args.config, args.profile)
+    if target.profile is not None and target.profile.source == "database":
+        with _open(args) as wb:  # published settings are read from the database
+            config = wb.config
+    else:
+        config = opening.file_config(Path(target.profile.config) if target.profile else target.config_path,
+                                     target.profile)
     rows = [{"name": q.name, "title": q.title, "table": q.table_label, "outcomes": [o.name for o in q.outcomes]}
             for q in config.queues.values()]
     if as_json:
@@ -481,9 +496,98 @@ def cmd_history(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench import opening
+    from workbench.config import loader
+    from workbench.db import published, service
+
+    target = opening.choose(args.config, args.profile)
+    source = args.file or target.config_path or (
+        target.profile.config if target.profile and target.profile.source == "file" else None)
+    if not source:
+        raise errors.UsageError("which settings? pass --file FILE (a workbench config file)")
+    body = loader.queue_settings_text(source)
+    settings = loader.load(source, require_url=False)
+    # The queues are the file's; the connection is the profile's, or the --config file's.
+    database = opening.database_config(target.profile, settings.database) if target.profile else \
+        loader.load(target.config_path).database  # type: ignore[arg-type]
+    config = dataclasses.replace(settings, database=database)
+    with _login(target, lambda password: service.Workbench.open(config, password=password)) as wb:
+        for name in config.queues:
+            wb.queue(name)  # every table and column name is checked against the database first
+        done = published.publish(wb.engine, config.database.workbench_schema, body, _user(args), args.note)
+    if as_json:
+        output.dump_json(_published_dict(done, body=False))
+    else:
+        print(f"published queue settings version {done.version} ({', '.join(config.queues)}); operators' "
+              "windows pick them up within a minute")
+    return 0
+
+
+def cmd_published(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench import opening
+    from workbench.db import published, service
+
+    target = opening.choose(args.config, args.profile)
+    database = (opening.database_config(target.profile) if target.profile else
+                opening.file_config(target.config_path).database)
+    with _login(target, lambda password: service.Workbench.open(model_config(database), password=password)) as wb:
+        versions = published.history(wb.engine, database.workbench_schema) if args.history else \
+            [v for v in [published.latest(wb.engine, database.workbench_schema)] if v is not None]
+    if as_json:
+        output.dump_json([_published_dict(v, body=True) for v in versions])
+    elif not versions:
+        print("no queue settings are published in this database")
+    else:
+        for v in versions:
+            note = f" — {v.note}" if v.note else ""
+            print(f"version {v.version} by {v.published_by} at {output.when(v.published_at)}{note}")
+        if not args.history:
+            print(versions[0].body, end="" if versions[0].body.endswith("\n") else "\n")
+    return 0
+
+
+def model_config(database: Any) -> Any:
+    """A Config with no queues: enough to open a connection to `database`."""
+    from workbench.config import model
+
+    return model.Config(path="", database=database, queues={})
+
+
+def _login(target: Any, open_with: Callable[[str | None], Any]) -> Any:
+    """`open_with(password)` with the stored password; with none stored, try without one first
+    (trust, Kerberos and .pgpass need none) and ask only when the server refuses."""
+    from workbench import opening
+    from workbench.db import dberrors
+
+    profile = target.profile
+    if profile is None:  # a config file's password comes from WORKBENCH_DB_PASSWORD
+        return open_with(None)
+    password = opening.password_for(profile)
+    if not profile.needs_password or password is not None:
+        return open_with(password)
+    wb = None
+    try:
+        wb = open_with(None)
+        with dberrors.translated(), wb.engine.connect():
+            return wb
+    except errors.LoginRefused:
+        if wb is not None:
+            wb.close()
+    return open_with(profile_commands.ask_password(profile))
+
+
+def _published_dict(v: Any, *, body: bool) -> dict[str, Any]:
+    data = {"version": v.version, "published_by": v.published_by, "published_at": v.published_at, "note": v.note}
+    if body:
+        data["body"] = v.body
+    return data
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "demo": cmd_demo, "init": cmd_init, "queues": cmd_queues, "attach": cmd_attach, "next": cmd_next,
     "claim": cmd_claim, "show": cmd_show, "save": cmd_save, "complete": cmd_complete, "release": cmd_release,
     "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
-    "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history,
+    "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "profile": profile_commands.run,
+    "publish": cmd_publish, "published": cmd_published,
 }

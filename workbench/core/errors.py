@@ -74,7 +74,17 @@ class DatabaseUnavailable(WorkbenchError):
     exit_code = 6
 
 
+class LoginRefused(DatabaseUnavailable):
+    """The server refused the user name or password (or none was given); asking again may help."""
+
+
 class ExtendLimitReached(WorkbenchError):
     """The lock is already at the longest total time the queue allows."""
+
+    exit_code = 1
+
+
+class CredentialStoreError(WorkbenchError):
+    """The OS password store is missing or refused to keep a password."""
 
     exit_code = 1

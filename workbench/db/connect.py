@@ -69,7 +69,9 @@ def create_engine(db: model.DatabaseConfig, config_path: str = "", *, create_sql
                             "write_timeout": db.statement_timeout}
         elif url.get_driver_name() == "pyodbc":
             connect_args = {"timeout": db.connect_timeout}
-            url = _odbc_found_rows(url)
+            # MariaDB Connector/ODBC ignores the login timeout while it waits for the server's
+            # greeting (a server that accepts and never answers); its CONN_TIMEOUT covers that.
+            url = odbc_option(_odbc_found_rows(url), "CONN_TIMEOUT", str(db.connect_timeout))
     elif backend == "mssql":
         kwargs["isolation_level"] = "READ COMMITTED"
         connect_args = {"timeout": db.connect_timeout}
@@ -77,11 +79,19 @@ def create_engine(db: model.DatabaseConfig, config_path: str = "", *, create_sql
         url = url.set(password=password)
     engine = sa.create_engine(url, connect_args=connect_args, **kwargs)
     engine.workbench_connect_args = connect_args  # type: ignore[attr-defined]  # for Database's 2nd pool
+
+    def session_setup(target: sa.Engine) -> None:
+        """Per-connection settings, for this engine and Database's autocommit pool alike."""
+        if url.get_driver_name() == "pyodbc":
+            _odbc_query_timeout(target, db.statement_timeout)
+        if backend in ("mysql", "mariadb") and db.clock == "utc":
+            _mysql_utc(target)
+        _idle_ping(target)
+
+    engine.workbench_session_setup = session_setup  # type: ignore[attr-defined]
+    session_setup(engine)
     if backend == "sqlite":
         _sqlite_events(engine)
-    elif backend in ("mysql", "mariadb") and db.clock == "utc":
-        _mysql_utc(engine)
-    _idle_ping(engine)
     return engine
 
 
@@ -92,13 +102,18 @@ def _odbc_found_rows(url: sa.URL) -> sa.URL:
     Save that writes the values already stored reports 0 rows and would look like a lost lock.
     SQLAlchemy sets the flag for its native MySQL drivers but not over ODBC.
     """
+    return odbc_option(url, "OPTION", "2")
+
+
+def odbc_option(url: sa.URL, key: str, value: str) -> sa.URL:
+    """Add an ODBC connection-string keyword unless the URL already sets it."""
     query = dict(url.query)
     if "odbc_connect" in query:
         text = str(query["odbc_connect"])
-        if "option=" not in text.lower():
-            query["odbc_connect"] = text.rstrip(";") + ";OPTION=2;"
-    elif not any(k.lower() == "option" for k in query):
-        query["OPTION"] = "2"
+        if f"{key.lower()}=" not in text.lower():
+            query["odbc_connect"] = f"{text.rstrip(';')};{key}={value};"
+    elif not any(k.lower() == key.lower() for k in query):
+        query[key] = value
     return url.set(query=query)
 
 
@@ -144,6 +159,14 @@ def _mysql_utc(engine: sa.Engine) -> None:
         cursor = dbapi_conn.cursor()
         cursor.execute("SET time_zone = '+00:00'")
         cursor.close()
+
+
+def _odbc_query_timeout(engine: sa.Engine, seconds: int) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # The connect "timeout" above is the login timeout only; this one bounds every statement,
+        # so a hung server cannot hold the operator's call (SQL_ATTR_QUERY_TIMEOUT).
+        dbapi_conn.timeout = seconds
 
 
 def _idle_ping(engine: sa.Engine) -> None:
@@ -222,7 +245,7 @@ class Database:
             self._autocommit_engine = sa.create_engine(
                 self.engine.url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None,
                 connect_args=getattr(self.engine, "workbench_connect_args", {}))
-            _idle_ping(self._autocommit_engine)
+            getattr(self.engine, "workbench_session_setup", _idle_ping)(self._autocommit_engine)
         return self._autocommit_engine
 
     @property

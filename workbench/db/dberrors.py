@@ -27,6 +27,9 @@ _UNREACHABLE_MARKERS = (
     "the database system is starting up", "the database system is shutting down",
     "the database system is in recovery mode", "not yet accepting connections",
 )
+# The login was refused (PostgreSQL, MySQL/MariaDB, SQL Server, ODBC), or no password was given.
+_LOGIN_MARKERS = ("password authentication failed", "no password supplied", "access denied for user",
+                  "login failed for user", "authentication failed")
 # PostgreSQL: connection exceptions (class 08) and operator intervention: shutdown, crash
 # shutdown, cannot connect now (a server starting or stopping; SQLSTATE 57P01-57P03).
 _UNREACHABLE_SQLSTATE_PREFIXES = ("08", "57p01", "57p02", "57p03")
@@ -49,12 +52,14 @@ def translated() -> Iterator[None]:
         code = str(getattr(exc.orig, "sqlstate", "") or "").lower()
         if code in _BUSY_SQLSTATES or any(marker in lower for marker in _BUSY_MARKERS):
             raise Busy(message) from exc
+        # MySQL's "Access denied for user … to database" (1044) is a missing grant, not a bad login.
+        if (any(marker in lower for marker in _LOGIN_MARKERS) and "to database" not in lower) \
+                or code in ("28p01", "28000"):
+            raise errors.LoginRefused(f"the database refused the login: {message}") from exc
         if exc.connection_invalidated or isinstance(exc, (sa.exc.InterfaceError,)) or \
                 (code and code.startswith(_UNREACHABLE_SQLSTATE_PREFIXES)) or \
                 any(marker in lower for marker in _UNREACHABLE_MARKERS):
             raise errors.DatabaseUnavailable(f"cannot reach the database: {message}") from exc
-        if isinstance(exc, sa.exc.OperationalError) and "password authentication failed" in lower:
-            raise errors.DatabaseUnavailable(f"the database refused the login: {message}") from exc
         if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):
             raise errors.InvalidValue(f"the database rejected the value: {message}") from exc
         raise

@@ -25,6 +25,7 @@ class Workbench:
         self._method: claims.ClaimMethod | None = None
         self._schema_checked = False
         self._lock = threading.Lock()
+        self.settings_version = 0  # the published queue settings in use (0: from a config file)
 
     @classmethod
     def open(cls, config: model.Config, *, password: str | None = None,

@@ -11,10 +11,10 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from workbench import journal as journal_mod
-from workbench.config import loader, model, paths
-from workbench.core import errors
+from workbench import logs
+from workbench.config import model, paths
 from workbench.db import service
-from workbench.gui import dispatch, main_window, session
+from workbench.gui import dispatch, launcher, main_window, session
 
 
 def stylesheet() -> str:
@@ -34,14 +34,19 @@ def application() -> QApplication:
 def build_window(config: model.Config, user: str, *, settings: session.SessionSettings | None = None,
                  home: Path | None = None) -> main_window.MainWindow:
     """A ready window for `config` (its database is first touched by session.start(), off this thread)."""
-    wb = service.Workbench.open(config)
+    return window_for(service.Workbench.open(config), user, settings=settings, home=home)
+
+
+def window_for(wb: service.Workbench, user: str, *, settings: session.SessionSettings | None = None,
+               home: Path | None = None) -> main_window.MainWindow:
+    """A ready window on an open Workbench."""
     data = home / "data" if home else paths.data_dir()
     conf = home / "config" if home else paths.config_dir()
     journal = journal_mod.Journal(data / "journal")
     qsettings = QSettings(str(conf / "gui.ini"), QSettings.Format.IniFormat)
     dispatcher = dispatch.Dispatcher()
     if settings is None:
-        settings = session.SessionSettings.from_config(config.app)
+        settings = session.SessionSettings.from_config(wb.config.app)
         choice = qsettings.value("session/next_after_complete")
         if choice is not None:  # the operator's own choice (View menu) beats the config's default
             settings.next_after_complete = str(choice).lower() in ("true", "1")
@@ -52,52 +57,31 @@ def build_window(config: model.Config, user: str, *, settings: session.SessionSe
     return window
 
 
-def _load_config(explicit: str | None, demo: bool) -> model.Config | None:
-    from workbench import demo as demo_mod
-
-    if demo:
-        target = paths.demo_dir()
-        if not (target / demo_mod.CONFIG_NAME).exists() or not (target / demo_mod.DB_NAME).exists():
-            demo_mod.create(target, overwrite=True)
-        return loader.load(target / demo_mod.CONFIG_NAME)
-    try:
-        return loader.load(paths.find_config(explicit))
-    except errors.ConfigError as exc:
-        if explicit:
-            QMessageBox.critical(None, "workbench: configuration problem", str(exc))
-            return None
-        answer = QMessageBox.question(
-            None, "workbench: no configuration",
-            f"{exc}\n\nOpen the demo (a helpdesk queue on a local SQLite file) instead?")
-        if answer != QMessageBox.StandardButton.Yes:
-            return None
-        return _load_config(None, True)
-
-
-def run(config_path: str | None, user: str, *, demo: bool = False) -> int:
+def run(config_path: str | None, user: str, *, demo: bool = False, profile: str | None = None) -> int:
     """The `workbench` command without a subcommand: the operator window."""
     app = application()
-    try:
-        config = _load_config(config_path, demo)
-    except errors.WorkbenchError as exc:
-        QMessageBox.critical(None, "workbench", str(exc))
-        return exc.exit_code
-    if config is None:
+    logs.setup()
+    logs.install_excepthook(_show_crash)
+    the_launcher = launcher.Launcher(user, lambda wb: window_for(wb, user))
+    if not the_launcher.start(config_path, profile, demo):
         return 2
-    try:
-        window = build_window(config, user)
-    except errors.WorkbenchError as exc:
-        QMessageBox.critical(None, "workbench", str(exc))
-        return exc.exit_code
-    window.show()
+    window = the_launcher.window
+    assert window is not None
     smoke = os.environ.get("WORKBENCH_SMOKE_SCREENSHOT")
     if smoke:
         _smoke_test(app, window, Path(smoke))
-    window.session.start()
     code = app.exec()
-    window.session.dispatcher.wait(5000)
-    window.session.wb.close()
+    the_launcher.shutdown()
     return int(code)
+
+
+def _show_crash(report: str) -> None:
+    """An unexpected error: say so and where the details are; the log has the report (secrets masked)."""
+    box = QMessageBox(QMessageBox.Icon.Critical, "workbench: unexpected error",
+                      "Something went wrong inside workbench. Your unsaved edits are kept in the local "
+                      f"journal.\n\nDetails are in {logs.log_path()}.")
+    box.setDetailedText(report)
+    box.exec()
 
 
 def _smoke_test(app: QApplication, window: main_window.MainWindow, shot: Path) -> None:

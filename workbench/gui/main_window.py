@@ -513,7 +513,9 @@ class MainWindow(QMainWindow):
             self.connection_label.setText(f"Connected as {self.session.user} — {self._database_label()}")
             self._set_state(self.connection_label, "up")
         else:
-            self.connection_label.setText(f"Database unreachable — retrying… ({message})")
+            wait = self.session.retry_delay()
+            self.connection_label.setText(f"Database unreachable — reconnecting (next try in {wait:.0f} s); "
+                                          f"your work here is kept. ({message})")
             self._set_state(self.connection_label, "down")
             self.next_button.setEnabled(True)
 

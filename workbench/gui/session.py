@@ -76,6 +76,7 @@ class OperatorSession(QObject):
         connection_changed(bool, str): reachable or not, and the message.
         mine_loaded(list): the user's locks in the current queue (models.Lock).
         open_items_loaded(list): waiting items (dicts) the user may pick.
+        settings_changed(int): a supervisor published newer queue settings (their version).
     """
 
     ready = Signal(list)
@@ -92,6 +93,7 @@ class OperatorSession(QObject):
     connection_changed = Signal(bool, str)
     mine_loaded = Signal(list)
     open_items_loaded = Signal(list)
+    settings_changed = Signal(int)
 
     def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
                  journal: journal_mod.Journal | None, settings: SessionSettings | None = None,
@@ -124,6 +126,12 @@ class OperatorSession(QObject):
         # What to try again once the database answers, by kind ("save", "check", …): the
         # periodic check must not push out a pending Save, and ten failed checks are one retry.
         self._retry_actions: dict[str, Callable[[], None]] = {}
+        self._failures = 0  # consecutive unreachable answers: the retry delay doubles with each
+        # Published queue settings: look for a newer version now and then (a cheap one-row query).
+        self.settings_version = getattr(wb, "settings_version", 0)
+        self._settings_poll = QTimer(self)
+        self._settings_poll.setInterval(int(max(30.0, self.settings.check_interval * 4) * 1000))
+        self._settings_poll.timeout.connect(self.check_settings)
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -156,7 +164,7 @@ class OperatorSession(QObject):
                 # One clear state and a quiet retry, never a storm of dialogs.
                 self._retry_actions[retry[0]] = retry[1]
                 if not self._retry.isActive():
-                    self._retry.start(int(self.settings.retry_interval * 1000))
+                    self._retry.start(int(self.retry_delay() * 1000))
             return
         self._set_reachable(True, "")
         if isinstance(exc, errors.LockLost) and self.current is not None:
@@ -169,7 +177,12 @@ class OperatorSession(QObject):
             log.error("unexpected error", exc_info=exc)
             self.failed.emit(errors.WorkbenchError(f"unexpected error: {exc}"))
 
+    def retry_delay(self) -> float:
+        """Back off: 1 s, 2 s, 4 s … up to retry_interval, so a long outage costs the server little."""
+        return min(self.settings.retry_interval, 2.0 ** max(0, self._failures - 1))
+
     def _set_reachable(self, reachable: bool, message: str) -> None:
+        self._failures = 0 if reachable else self._failures + 1
         if reachable != self.reachable or (not reachable and message):
             self.reachable = reachable
             self.connection_changed.emit(reachable, message)
@@ -198,6 +211,22 @@ class OperatorSession(QObject):
             return locks
 
         self._run(work, self.ready.emit, retry=("start", self.start))
+        if self.settings_version:
+            self._settings_poll.start()
+
+    def check_settings(self) -> None:
+        """Tell the window when a supervisor has published newer queue settings."""
+        from workbench.db import published
+
+        wb = self.wb
+
+        def done(version: int) -> None:
+            if version > self.settings_version:
+                self.settings_version = version
+                self.settings_changed.emit(version)
+
+        self.dispatcher.call(lambda: published.latest_version(wb.engine, wb.config.database.workbench_schema),
+                             done, lambda exc: None)  # a failed look is tried again at the next tick
 
     def set_queue(self, name: str) -> None:
         if name != self.queue_name:

@@ -1,0 +1,342 @@
+"""First run, connection dialog with Test connection, passwords through the keyring, switching profiles."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import keyring
+import pytest
+from keyring.backends import fail
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+
+from tests import servers
+from tests.gui.conftest import FAST
+from tests.helpers.memkeyring import MemoryKeyring
+from workbench import demo, logs
+from workbench.config import paths, profiles
+from workbench.gui import app as gui_app
+from workbench.gui import connect_dialog, launcher
+
+
+@pytest.fixture
+def make_launcher(qtbot: Any, tmp_path: Path) -> Iterator[Callable[[], launcher.Launcher]]:
+    made: list[launcher.Launcher] = []
+
+    def make(user: str = "alice") -> launcher.Launcher:
+        gui_app.application()
+        home = tmp_path / "home"
+        the = launcher.Launcher(user, lambda wb: gui_app.window_for(wb, user, settings=dataclasses.replace(FAST),
+                                                                    home=home), home=home)
+        made.append(the)
+        return the
+
+    yield make
+    for the in made:
+        if the.window is not None:
+            the.window.close()
+        the.shutdown()
+
+
+def on_dialog(qtbot: Any, name: str, act: Callable[[Any], None], *, timeout: int = 15_000) -> list[str]:
+    """Once a modal dialog called `name` is up, run `act(dialog)`; returns a list that records it ran."""
+    seen: list[str] = []
+
+    def poll() -> None:
+        widget = QApplication.activeModalWidget()
+        if widget is not None and widget.objectName() == name and not seen:
+            seen.append(name)
+            act(widget)
+        elif not seen:
+            QTimer.singleShot(50, poll)
+
+    QTimer.singleShot(0, poll)
+    return seen
+
+
+def fill(dialog: connect_dialog.ConnectionDialog, **values: Any) -> None:
+    for name, value in values.items():
+        widget = dialog.findChild(QWidget, name)
+        if name == "kind":
+            dialog.kind.setCurrentIndex(profiles.KINDS.index(value))
+        elif hasattr(widget, "setValue"):
+            widget.setValue(value)
+        elif hasattr(widget, "setChecked"):
+            widget.setChecked(value)
+        else:
+            widget.setText(str(value))
+
+
+def demo_files(tmp_path: Path, name: str = "demo") -> tuple[Path, Path]:
+    config = demo.create(tmp_path / name)
+    return config.parent / demo.DB_NAME, config
+
+
+def sqlite_profile(name: str, db: Path, config: Path) -> profiles.Profile:
+    return profiles.Profile(name=name, kind="sqlite", path=str(db), source="file", config=str(config))
+
+
+# -- first run ----------------------------------------------------------------------------------
+
+def test_first_run_creates_a_profile_and_opens_it(qtbot: Any, make_launcher: Any, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    db, config = demo_files(tmp_path)
+
+    def act(dialog: connect_dialog.ConnectionDialog) -> None:
+        fill(dialog, kind="sqlite", name="My cases", path=db, config=config)
+        assert not dialog.host.isVisible() and dialog.path.isVisible()
+        dialog.save_button.click()
+
+    seen = on_dialog(qtbot, "connection_dialog", act)
+    the = make_launcher()
+    assert the.start(None, None, False)
+    assert seen == ["connection_dialog"]
+    found, default = profiles.ProfileStore().load()
+    assert default == "My cases" and found["My cases"].path == str(db)
+    window = the.window
+    with qtbot.waitSignal(window.session.ready, timeout=20_000):
+        pass
+    assert window.session.wb.engine.url.database.startswith(f"file:{db.as_posix()}")
+    names = [a.text() for a in window.connection_menu.actions() if a.isCheckable()]
+    assert names == ["My cases"]
+
+
+def test_first_run_offers_the_demo(qtbot: Any, make_launcher: Any, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    seen = on_dialog(qtbot, "connection_dialog", lambda d: d.demo_button.click())
+    the = make_launcher()
+    assert the.start(None, None, False) and seen
+    assert the.target.config_path == paths.demo_dir() / demo.CONFIG_NAME
+    assert profiles.ProfileStore().load() == ({}, None)  # the demo needs no profile
+
+
+def test_a_field_left_empty_is_named_and_nothing_is_saved(qtbot: Any) -> None:
+    gui_app.application()
+    dialog = connect_dialog.ConnectionDialog(first_run=True)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    fill(dialog, kind="postgresql", name="office", host="db.example.org", user="bob")
+    dialog.save_button.click()
+    assert dialog.result.text().startswith("Database name: enter the database name")
+    assert dialog.result.property("state") == "fail" and dialog.isVisible()
+    assert dialog.focusWidget() is dialog.database  # the cursor is where the fix goes
+    assert not profiles.ProfileStore().path.exists()
+
+
+def test_sql_server_fields(qtbot: Any) -> None:
+    gui_app.application()
+    dialog = connect_dialog.ConnectionDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    fill(dialog, kind="sqlserver", name="erp", host="sql01", database="erp", windows_auth=True,
+         trust_server_certificate=True, source_database=True)
+    dialog.odbc_driver.setCurrentText("ODBC Driver 18 for SQL Server")
+    assert dialog.odbc_driver.isVisible() and dialog.encrypt.isVisible() and not dialog.user.isVisible()
+    profile = dialog.profile()
+    assert profile.windows_auth and profile.encrypt and profile.trust_server_certificate and not profile.user
+    assert profile.url().query["Trusted_Connection"] == "yes"
+    # A MariaDB profile offers a driver choice; only the ODBC one asks for an ODBC driver name.
+    fill(dialog, kind="mariadb")
+    assert dialog.driver.isVisible() and not dialog.odbc_driver.isVisible() and dialog.user.isVisible()
+    dialog.driver.setCurrentIndex(dialog.driver.findData("odbc"))
+    assert dialog.odbc_driver.isVisible()
+
+
+# -- Test connection ----------------------------------------------------------------------------
+
+def test_test_connection_reports_a_closed_port_without_freezing(qtbot: Any) -> None:
+    gui_app.application()
+    dialog = connect_dialog.ConnectionDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    port = servers.free_port()
+    fill(dialog, kind="postgresql", name="x", host="127.0.0.1", port=port, database="d", user="u",
+         password="pw-typed-here")
+    dialog.test_button.click()
+    assert dialog.result.property("state") == "busy" and not dialog.test_button.isEnabled()
+    qtbot.waitUntil(lambda: dialog.result.property("state") == "fail", timeout=20_000)
+    assert f"127.0.0.1:{port}" in dialog.result.text() and "pw-typed-here" not in dialog.result.text()
+    assert dialog.test_button.isEnabled()
+
+
+def test_test_connection_succeeds_and_a_wrong_password_is_named(qtbot: Any, pg_server: Any) -> None:
+    user, password = pg_server.password_login()
+    gui_app.application()
+    dialog = connect_dialog.ConnectionDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    fill(dialog, kind="postgresql", name="x", host=pg_server.host, port=pg_server.port, database="postgres",
+         user=user, password="not-" + password)
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.result.property("state") == "fail", timeout=20_000)
+    assert "refused the login" in dialog.result.text() and password not in dialog.result.text()
+    fill(dialog, password=password)
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.result.property("state") == "ok", timeout=20_000)
+    assert "PostgreSQL" in dialog.result.text()
+
+
+# -- passwords ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_wrong_password_is_asked_again_then_remembered_and_never_written(
+        qtbot: Any, make_launcher: Any, pg_server: Any, database_url: str, tmp_path: Path,
+        memory_keyring: MemoryKeyring) -> None:
+    from tests import support
+
+    user, password = pg_server.password_login()
+    env = support.Env("postgresql", "native", database_url, tmp_path)
+    env.demo(case_rows=10, import_rows=5)
+    config_file = env.demo_config_file()
+    env.close()
+    dbname = database_url.rsplit("/", 1)[1]
+    _grant_all(pg_server, dbname, user)
+    profile = profiles.Profile(name="office", kind="postgresql", host=pg_server.host, port=pg_server.port,
+                               database=dbname, user=user, source="file", config=str(config_file))
+    profiles.ProfileStore().save(profile)
+    logs.setup(logging.DEBUG)
+    try:
+        answers = iter(["wrong-" + password, password])
+        problems: list[str] = []
+
+        def answer(dialog: Any) -> None:
+            problem = dialog.findChild(QWidget, "password_problem")
+            problems.append(problem.text() if problem is not None else "")
+            dialog.edit.setText(next(answers))
+            dialog.remember.setChecked(True)
+            dialog.accept()
+            if len(problems) < 2:
+                QTimer.singleShot(0, lambda: on_dialog(qtbot, "password_dialog", answer))
+
+        on_dialog(qtbot, "password_dialog", answer)
+        the = make_launcher()
+        assert the.start(None, "office", False)
+        assert problems[0] == "" and "refused the login" in problems[1] and password not in problems[1]
+        assert memory_keyring.store == {("workbench", profile.credential_id): password}
+        window = the.window
+        with qtbot.waitSignal(window.session.ready, timeout=20_000):
+            pass
+        with qtbot.waitSignal(window.session.claimed, timeout=20_000):
+            window.next_button.click()
+        logging.getLogger("workbench.test").error("password was %s", password)  # a careless log line
+    finally:
+        logs.close()
+    # Nothing under the workbench home (profiles, gui.ini, journal, log) holds the password.
+    home = Path(paths.config_dir()).parent
+    files = [p for p in home.rglob("*") if p.is_file()]
+    assert any(p.name == "workbench.log" for p in files) and any(p.name == "profiles.toml" for p in files)
+    assert [p for p in files if password.encode() in p.read_bytes()] == []
+    assert "password was ***" in logs.log_path().read_text()
+
+
+def _grant_all(server: Any, database: str, user: str) -> None:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(server.url(database), isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.exec_driver_sql(f'GRANT ALL ON ALL TABLES IN SCHEMA public TO "{user}"')
+        conn.exec_driver_sql(f'GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO "{user}"')
+    engine.dispose()
+
+
+def test_without_a_keyring_the_password_dialog_says_so(qtbot: Any) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        gui_app.application()
+        dialog = connect_dialog.PasswordDialog(profiles.Profile(name="o", kind="postgresql", host="h",
+                                                                database="d", user="u", source="database"))
+        qtbot.addWidget(dialog)
+        note = dialog.findChild(QWidget, "keyring_note")
+        assert not dialog.remember.isEnabled() and not dialog.remembers()
+        assert "no OS password store" in note.text() and "never written to a file" in note.text()
+    finally:
+        keyring.set_keyring(previous)
+
+
+# -- switching ----------------------------------------------------------------------------------
+
+def test_switching_profiles_keeps_the_held_item(qtbot: Any, make_launcher: Any, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    db_a, config_a = demo_files(tmp_path, "a")
+    db_b, config_b = demo_files(tmp_path, "b")
+    store = profiles.ProfileStore()
+    store.save(sqlite_profile("A", db_a, config_a))
+    store.save(sqlite_profile("B", db_b, config_b))
+    the = make_launcher()
+    assert the.start(None, None, False)
+    first = the.window
+    with qtbot.waitSignal(first.session.ready, timeout=20_000):
+        pass
+    with qtbot.waitSignal(first.session.claimed, timeout=20_000):
+        first.next_button.click()
+    held = first.session.current.lock.key
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    action = next(a for a in first.connection_menu.actions() if a.text() == "B")
+    action.trigger()
+    second = the.window
+    assert second is not first and the.target.profile.name == "B" and not first.isVisible()
+    with qtbot.waitSignal(second.session.ready, timeout=20_000):
+        pass
+    assert second.session.wb.engine.url.database.startswith(f"file:{db_b.as_posix()}")
+    # Back to A: the item is still ours, in the resume list.
+    the.switch("A")
+    with qtbot.waitSignal(the.window.session.ready, timeout=20_000) as ready:
+        pass
+    assert [lock.key for lock in ready.args[0]] == [held]
+
+
+# -- published queue settings -------------------------------------------------------------------
+
+def test_newly_published_settings_reach_an_open_window(qtbot: Any, make_launcher: Any, tmp_path: Path) -> None:
+    from workbench.config import loader
+    from workbench.db import published, service
+
+    db, config = demo_files(tmp_path)
+    body = loader.queue_settings_text(config)
+    with service.Workbench.open(loader.load(config)) as wb:
+        published.publish(wb.engine, None, body, "sup")
+    profiles.ProfileStore().save(profiles.Profile(name="shared", kind="sqlite", path=str(db), source="database"))
+    the = make_launcher()
+    assert the.start(None, None, False)
+    first = the.window
+    with qtbot.waitSignal(first.session.ready, timeout=20_000):
+        pass
+    assert first.session.settings_version == 1 and "Helpdesk cases" in first.windowTitle()
+    with qtbot.waitSignal(first.session.claimed, timeout=20_000):
+        first.next_button.click()
+    with service.Workbench.open(loader.load(config)) as wb:
+        published.publish(wb.engine, None, body.replace('title = "Helpdesk cases"', 'title = "Cases v2"'), "sup")
+    # An item is open: the operator is told, nothing is reloaded under their hands.
+    with qtbot.waitSignal(first.session.settings_changed, timeout=10_000) as changed:
+        first.session.check_settings()
+    assert changed.args == [2] and the.window is first
+    assert "version 2" in first.info_banner.label.text() and first.info_banner.isVisible()
+    # With the item done, a reload opens the new settings.
+    with qtbot.waitSignal(first.session.completed, timeout=10_000):
+        first.complete_buttons["resolved"].click()
+    assert the.reload()
+    assert the.window is not first and "Cases v2" in the.window.windowTitle()
+    assert the.window.session.settings_version == 2
+
+
+def test_a_server_that_is_not_there_offers_retry_and_edit(qtbot: Any, make_launcher: Any) -> None:
+    port = servers.free_port()
+    profiles.ProfileStore().save(profiles.Profile(name="gone", kind="postgresql", host="127.0.0.1", port=port,
+                                                  database="d", user="u", source="database", connect_timeout=2))
+    texts: list[str] = []
+
+    def cancel(box: Any) -> None:
+        texts.append(box.informativeText())
+        box.button(QMessageBox.StandardButton.Cancel).click()
+
+    on_dialog(qtbot, "unreachable_box", cancel)
+    the = make_launcher()
+    assert not the.start(None, "gone", False)
+    assert the.window is None and texts and "cannot reach the database" in texts[0], texts

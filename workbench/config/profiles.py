@@ -1,0 +1,296 @@
+"""Connection profiles: where a user's databases are, kept in profiles.toml in the user config directory."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.config import paths
+from workbench.core import errors
+
+FILE_NAME = "profiles.toml"
+KINDS = ("sqlite", "postgresql", "sqlserver", "mariadb", "mysql")
+KIND_LABELS = {"sqlite": "SQLite file", "postgresql": "PostgreSQL", "sqlserver": "SQL Server",
+               "mariadb": "MariaDB", "mysql": "MySQL"}
+DEFAULT_PORTS = {"postgresql": 5432, "sqlserver": 1433, "mariadb": 3306, "mysql": 3306}
+# Which Python driver each kind may use; the first is the default.
+DRIVERS = {"sqlite": ("sqlite",), "postgresql": ("psycopg",), "sqlserver": ("odbc",),
+           "mariadb": ("pymysql", "odbc"), "mysql": ("pymysql", "odbc")}
+SOURCES = ("file", "database")  # queue settings from a config file, or published in the database
+_NAME = re.compile(r"^\S(?:[^\x00-\x1f\x7f]{0,62}\S)?$")  # what people call it; no control characters
+# Query options that would carry a secret into a file; a password lives only in the keyring.
+_SECRET_OPTIONS = re.compile(r"^(password|pwd|passwd|pass|secret|token)$", re.IGNORECASE)
+_KEYS = {"kind", "driver", "host", "port", "database", "user", "path", "odbc_driver", "encrypt",
+         "trust_server_certificate", "windows_auth", "options", "source", "config", "schema",
+         "connect_timeout", "statement_timeout"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """One named connection and where its queue settings come from; never a password."""
+
+    name: str
+    kind: str  # one of KINDS
+    driver: str = ""  # one of DRIVERS[kind]; "" means the default
+    host: str = ""
+    port: int | None = None  # None: the kind's default port
+    database: str = ""
+    user: str = ""
+    path: str = ""  # SQLite file
+    odbc_driver: str = ""  # ODBC driver name, e.g. "ODBC Driver 18 for SQL Server"
+    encrypt: bool = True  # SQL Server: encrypt the connection (Driver 18 refuses plain by default)
+    trust_server_certificate: bool = False  # SQL Server: accept a self-signed certificate
+    windows_auth: bool = False  # SQL Server: log in as the Windows user (no password)
+    options: dict[str, str] = dataclasses.field(default_factory=dict)  # extra URL query options
+    source: str = "file"  # one of SOURCES
+    config: str = ""  # the queue config file when source == "file"
+    schema: str = ""  # where workbench's own tables live ("" = the default schema)
+    connect_timeout: int = 10
+    statement_timeout: int = 30
+
+    @property
+    def effective_driver(self) -> str:
+        return self.driver or DRIVERS[self.kind][0]
+
+    @property
+    def effective_port(self) -> int | None:
+        return self.port if self.port is not None else DEFAULT_PORTS.get(self.kind)
+
+    @property
+    def needs_password(self) -> bool:
+        return self.kind != "sqlite" and not self.windows_auth
+
+    @property
+    def credential_id(self) -> str:
+        """The keyring entry: one login on one server, whichever profile or database uses it."""
+        return f"{self.kind}:{self.user}@{self.host}:{self.effective_port}"
+
+    def describe(self) -> str:
+        if self.kind == "sqlite":
+            return f"SQLite {self.path}"
+        who = "Windows login" if self.windows_auth else self.user
+        return f"{KIND_LABELS[self.kind]} {who}@{self.host}:{self.effective_port}/{self.database}"
+
+    def url(self) -> sa.URL:
+        """The SQLAlchemy URL (never with a password: that is set on the engine at connect time)."""
+        check(self)
+        if self.kind == "sqlite":
+            return sa.URL.create("sqlite", database=str(Path(self.path).expanduser()))
+        query: dict[str, str] = {}
+        if self.kind == "postgresql":
+            drivername, port = "postgresql+psycopg", self.effective_port
+        elif self.effective_driver == "odbc" and self.kind != "sqlserver":
+            # The port goes in the query: SQLAlchemy's ODBC connector writes SQL Server's
+            # "host,port", which MariaDB's and MySQL's drivers reject.
+            drivername, port = f"{self.kind}+pyodbc", None
+            query.update(driver=self.odbc_driver, port=str(self.effective_port))
+        elif self.kind == "sqlserver":
+            drivername, port = "mssql+pyodbc", self.effective_port
+            query.update(driver=self.odbc_driver, Encrypt="yes" if self.encrypt else "no")
+            if self.trust_server_certificate:
+                query["TrustServerCertificate"] = "yes"
+            if self.windows_auth:
+                query["Trusted_Connection"] = "yes"
+        else:
+            drivername, port = f"{self.kind}+pymysql", self.effective_port
+        query.update(self.options)
+        return sa.URL.create(drivername, username=None if self.windows_auth else (self.user or None),
+                             host=self.host, port=port, database=self.database or None, query=query)
+
+    def to_toml(self) -> dict[str, Any]:
+        """The profile as a TOML table: only what differs from the defaults, so the file stays short."""
+        defaults = Profile(name=self.name, kind=self.kind)
+        data: dict[str, Any] = {}
+        for field in dataclasses.fields(self):
+            if field.name == "name":
+                continue
+            value = getattr(self, field.name)
+            if field.name == "kind" or value != getattr(defaults, field.name):
+                data[field.name] = value
+        return data
+
+
+def check(profile: Profile) -> None:
+    """Raise ConfigError naming the profile and field that is wrong, and how to fix it."""
+    where = f"profile '{profile.name}'"
+
+    def fail(key: str, problem: str) -> errors.ConfigError:
+        return errors.ConfigError(problem, file=where, key=key)
+
+    if not _NAME.match(profile.name or ""):
+        raise fail("name", "give the profile a name of 1 to 64 characters (no line breaks, no spaces at the ends)")
+    if profile.kind not in KINDS:
+        raise fail("kind", f"must be one of {', '.join(KINDS)}")
+    if profile.driver and profile.driver not in DRIVERS[profile.kind]:
+        raise fail("driver", f"{KIND_LABELS[profile.kind]} connects with {', '.join(DRIVERS[profile.kind])}")
+    if profile.kind == "sqlite":
+        if not profile.path.strip():
+            raise fail("path", "choose the SQLite database file")
+    else:
+        if not profile.host.strip():
+            raise fail("host", "enter the server's host name or address")
+        if any(c in profile.host for c in "/@?# "):
+            raise fail("host", f"{profile.host!r} is not a host name; write only the name or address, "
+                               "and the port in its own field")
+        if profile.port is not None and not 0 < profile.port < 65536:
+            raise fail("port", "must be between 1 and 65535")
+        if not profile.database.strip():
+            raise fail("database", "enter the database name")
+        if not profile.windows_auth and not profile.user.strip():
+            raise fail("user", "enter the user name to log in with")
+        if profile.effective_driver == "odbc" and not profile.odbc_driver.strip():
+            raise fail("odbc_driver", "choose the installed ODBC driver, e.g. 'ODBC Driver 18 for SQL Server'")
+    if profile.windows_auth and profile.kind != "sqlserver":
+        raise fail("windows_auth", "Windows authentication is for SQL Server only")
+    for name in profile.options:
+        if _SECRET_OPTIONS.match(name):
+            raise fail(f"options.{name}", "a password is never stored in a profile; it is kept in the "
+                                          "OS keyring (you are asked for it when it is needed)")
+    for name in ("connect_timeout", "statement_timeout"):
+        if getattr(profile, name) < 1:
+            raise fail(name, "must be at least 1 second")
+    if profile.source not in SOURCES:
+        raise fail("source", "must be 'file' (a queue config file) or 'database' (settings a supervisor "
+                             "published)")
+    if profile.source == "file" and not profile.config.strip():
+        raise fail("config", "choose the queue config file, or use the settings published in the database")
+
+
+def from_toml(name: str, data: dict[str, Any], file: str) -> Profile:
+    """Build a profile from its table in profiles.toml; wrong types and unknown keys are named."""
+    prefix = f"profiles.{name}"
+    if not isinstance(data, dict):
+        raise errors.ConfigError("expected a table", file=file, key=prefix)
+    values: dict[str, Any] = {"name": name}
+    defaults = {f.name: f for f in dataclasses.fields(Profile)}
+    for key, value in data.items():
+        if key not in _KEYS:
+            import difflib
+
+            hint = difflib.get_close_matches(key, sorted(_KEYS), n=1)
+            raise errors.ConfigError("unknown key" + (f"; did you mean '{hint[0]}'?" if hint else ""),
+                                     file=file, key=f"{prefix}.{key}")
+        expected = defaults[key].type
+        ok = {"int | None": isinstance(value, int) and not isinstance(value, bool),
+              "int": isinstance(value, int) and not isinstance(value, bool),
+              "bool": isinstance(value, bool), "str": isinstance(value, str),
+              "dict[str, str]": isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
+              }.get(str(expected), True)
+        if not ok:
+            raise errors.ConfigError(f"expected {expected}, got {type(value).__name__} {value!r}",
+                                     file=file, key=f"{prefix}.{key}")
+        values[key] = value
+    if "kind" not in values:
+        raise errors.ConfigError(f"is required (one of {', '.join(KINDS)})", file=file, key=f"{prefix}.kind")
+    profile = Profile(**values)
+    try:
+        check(profile)
+    except errors.ConfigError as exc:
+        raise errors.ConfigError(exc.problem, file=file, key=f"{prefix}.{exc.key}") from None
+    return profile
+
+
+class ProfileStore:
+    """profiles.toml: the user's profiles and which one opens by default."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or paths.config_dir() / FILE_NAME
+
+    def load(self) -> tuple[dict[str, Profile], str | None]:
+        """All profiles by name, and the default's name (None when there are none)."""
+        if not self.path.exists():
+            return {}, None
+        label = str(self.path)
+        try:
+            data = tomllib.loads(self.path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise errors.ConfigError(f"not valid TOML: {exc}; fix or delete the file", file=label) from None
+        except OSError as exc:
+            raise errors.ConfigError(f"cannot read: {exc.strerror}", file=label) from None
+        unknown = set(data) - {"default", "profiles"}
+        if unknown:
+            raise errors.ConfigError("unknown key; the file has `default = NAME` and [profiles.NAME] tables",
+                                     file=label, key=min(unknown))
+        tables = data.get("profiles", {})
+        if not isinstance(tables, dict):
+            raise errors.ConfigError("expected [profiles.NAME] tables", file=label, key="profiles")
+        profiles = {name: from_toml(name, table, label) for name, table in tables.items()}
+        default = data.get("default")
+        if default is not None and default not in profiles:
+            raise errors.ConfigError(f"no profile named {default!r}", file=label, key="default")
+        if default is None and profiles:
+            default = next(iter(profiles))
+        return profiles, default
+
+    def get(self, name: str | None) -> Profile:
+        """The named profile, or the default one; a clear error when there is none."""
+        profiles, default = self.load()
+        wanted = name or default
+        if wanted is None:
+            raise errors.UsageError(f"no connection profiles yet ({self.path}); create one with "
+                                    "`workbench profile add NAME …` or in the app's first-run dialog")
+        if wanted not in profiles:
+            import difflib
+
+            hint = difflib.get_close_matches(wanted, list(profiles), n=1)
+            known = f"did you mean '{hint[0]}'?" if hint else f"profiles: {', '.join(profiles) or 'none'}"
+            raise errors.UsageError(f"no connection profile named '{wanted}' in {self.path}; {known}")
+        return profiles[wanted]
+
+    def save(self, profile: Profile, *, make_default: bool = False, replace: str | None = None) -> None:
+        """Add or replace `profile` (renaming the one called `replace`, if given)."""
+        check(profile)
+        profiles, default = self.load()
+        if replace is not None and replace != profile.name:
+            profiles.pop(replace, None)
+            if default == replace:
+                default = profile.name
+        profiles[profile.name] = profile
+        if make_default or default is None:
+            default = profile.name
+        self._write(profiles, default)
+
+    def remove(self, name: str) -> None:
+        profiles, default = self.load()
+        if name not in profiles:
+            raise errors.UsageError(f"no connection profile named '{name}' in {self.path}")
+        del profiles[name]
+        if default == name:
+            default = next(iter(profiles), None)
+        self._write(profiles, default)
+
+    def set_default(self, name: str) -> None:
+        profiles, _ = self.load()
+        if name not in profiles:
+            raise errors.UsageError(f"no connection profile named '{name}' in {self.path}")
+        self._write(profiles, name)
+
+    def _write(self, profiles: dict[str, Profile], default: str | None) -> None:
+        import tomli_w
+
+        data: dict[str, Any] = {}
+        if default is not None:
+            data["default"] = default
+        data["profiles"] = {name: p.to_toml() for name, p in profiles.items()}
+        text = ("# workbench connection profiles. Passwords are not kept here: they live in the OS\n"
+                "# keyring, or come from the WORKBENCH_DB_PASSWORD environment variable.\n\n"
+                + tomli_w.dumps(data))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Write a temporary file and rename it over the old one: a crash never leaves half a file.
+        fd, tmp = tempfile.mkstemp(prefix=".profiles-", suffix=".toml", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,462 @@
+"""The connection dialog (first run, new and edit) with Test connection, and the password prompt."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench import credentials
+from workbench.config import profiles
+from workbench.core import errors
+from workbench.gui import dispatch
+
+DRIVER_LABELS = {"pymysql": "PyMySQL (built in)", "odbc": "ODBC driver"}
+
+
+def installed_odbc_drivers() -> list[str]:
+    try:
+        import pyodbc
+    except ImportError:
+        return []
+    return list(pyodbc.drivers())
+
+
+def _set_state(label: QLabel, state: str) -> None:
+    label.setProperty("state", state)
+    label.style().unpolish(label)
+    label.style().polish(label)
+
+
+class ConnectionDialog(QDialog):
+    """Describe one connection: database kind, server, login, where the queue settings come from.
+
+    `choice` after exec(): "save" (profile(), password(), remember() tell what) or "demo".
+    """
+
+    def __init__(self, profile: profiles.Profile | None = None, *, first_run: bool = False,
+                 taken_names: set[str] | None = None, message: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("connection_dialog")
+        self.setWindowTitle("Connect to a database" if profile is None else f"Connection: {profile.name}")
+        self.choice = ""
+        self._original = profile.name if profile else None
+        self._taken = (taken_names or set()) - ({profile.name} if profile else set())
+        self._dispatcher = dispatch.Dispatcher(self, threads=1)
+        self._testing: int | None = None
+        self._keyring = credentials.keyring_status()
+        layout = QVBoxLayout(self)
+        if first_run:
+            intro = QLabel("workbench works a queue of records in your organisation's database. Describe the "
+                           "connection once; your IT department can tell you the server and database names.")
+            intro.setWordWrap(True)
+            intro.setObjectName("intro")
+            layout.addWidget(intro)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.name = self._line("name", "e.g. Helpdesk (office)")
+        form.addRow("Profile &name:", self.name)
+        self.kind = QComboBox()
+        self.kind.setObjectName("kind")
+        for kind in profiles.KINDS:
+            self.kind.addItem(profiles.KIND_LABELS[kind], kind)
+        form.addRow("&Database:", self.kind)
+
+        self.host = self._line("host", "server name or address")
+        self.port = QSpinBox()
+        self.port.setObjectName("port")
+        self.port.setRange(1, 65535)
+        host_row = QHBoxLayout()
+        host_row.addWidget(self.host, 1)
+        host_row.addWidget(QLabel("Port:"))
+        host_row.addWidget(self.port)
+        self._host_row = self._row(form, "&Server:", host_row, self.host)
+        self.database = self._line("database", "database name")
+        self._database_row = self._row(form, "Database na&me:", self.database)
+        self.windows_auth = QCheckBox("Log in with my &Windows account")
+        self.windows_auth.setObjectName("windows_auth")
+        self._windows_row = self._row(form, "", self.windows_auth)
+        self.user = self._line("user", "database login")
+        self._user_row = self._row(form, "&User:", self.user)
+        self.password_edit = QLineEdit()
+        self.password_edit.setObjectName("password")
+        self.password_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.remember = QCheckBox("&Remember in the OS password store")
+        self.remember.setObjectName("remember")
+        password_box = QVBoxLayout()
+        password_box.setContentsMargins(0, 0, 0, 0)
+        password_box.addWidget(self.password_edit)
+        password_box.addWidget(self.remember)
+        self._password_row = self._row(form, "&Password:", password_box, self.password_edit)
+        _describe_keyring(self.remember, self._keyring)
+        self.driver = QComboBox()
+        self.driver.setObjectName("driver")
+        self._driver_row = self._row(form, "Dri&ver:", self.driver)
+        self.odbc_driver = QComboBox()
+        self.odbc_driver.setObjectName("odbc_driver")
+        self.odbc_driver.setEditable(True)
+        self._odbc_row = self._row(form, "&ODBC driver:", self.odbc_driver)
+        self.encrypt = QCheckBox("&Encrypt the connection")
+        self.encrypt.setObjectName("encrypt")
+        self.trust_cert = QCheckBox("&Trust the server's certificate (self-signed)")
+        self.trust_cert.setObjectName("trust_server_certificate")
+        tls = QVBoxLayout()
+        tls.setContentsMargins(0, 0, 0, 0)
+        tls.addWidget(self.encrypt)
+        tls.addWidget(self.trust_cert)
+        self._tls_row = self._row(form, "Security:", tls, self.encrypt)
+        self.path = self._line("path", "the .db file")
+        self._path_row = self._row(form, "&File:", self._with_browse(self.path, self._browse_database), self.path)
+
+        self.from_file = QRadioButton("From a queue &config file:")
+        self.from_file.setObjectName("source_file")
+        self.from_db = QRadioButton("&Published in the database by a supervisor")
+        self.from_db.setObjectName("source_database")
+        group = QButtonGroup(self)
+        group.addButton(self.from_file)
+        group.addButton(self.from_db)
+        self.config = self._line("config", "workbench.toml")
+        source = QVBoxLayout()
+        source.setContentsMargins(0, 0, 0, 0)
+        source.addWidget(self.from_file)
+        source.addWidget(self._with_browse(self.config, self._browse_config))
+        source.addWidget(self.from_db)
+        self._row(form, "Queue settings:", source, self.from_file)
+        layout.addLayout(form)
+
+        self.result = QLabel(message)
+        self.result.setObjectName("test_result")
+        self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result.setMinimumHeight(48)
+        _set_state(self.result, "fail" if message else "")
+        layout.addWidget(self.result)
+
+        row = QHBoxLayout()
+        self.test_button = QPushButton("&Test connection")
+        self.test_button.setObjectName("test_connection")
+        self.test_button.clicked.connect(self.test_connection)
+        row.addWidget(self.test_button)
+        self.demo_button: QPushButton | None = None
+        if first_run:
+            self.demo_button = QPushButton("Open the &demo instead")
+            self.demo_button.setObjectName("open_demo")
+            self.demo_button.clicked.connect(self._on_demo)
+            row.addWidget(self.demo_button)
+        row.addStretch(1)
+        buttons = QDialogButtonBox()
+        self.save_button = buttons.addButton("&Save and connect", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.save_button.setObjectName("save_connection")
+        self.save_button.setDefault(True)
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._on_save)
+        buttons.rejected.connect(self.reject)
+        row.addWidget(buttons)
+        layout.addLayout(row)
+
+        self.kind.currentIndexChanged.connect(self._on_kind)
+        self.driver.currentIndexChanged.connect(self._show_rows)
+        self.windows_auth.toggled.connect(self._show_rows)
+        self.from_file.toggled.connect(self._show_rows)
+        self._fill(profile or profiles.Profile(name="", kind="postgresql"))
+        self.setMinimumWidth(560)
+
+    # -- building ---------------------------------------------------------------------------------
+
+    def _line(self, name: str, placeholder: str) -> QLineEdit:
+        edit = QLineEdit()
+        edit.setObjectName(name)
+        edit.setPlaceholderText(placeholder)
+        return edit
+
+    def _row(self, form: QFormLayout, label: str, field: Any, buddy: QWidget | None = None) -> Any:
+        text = QLabel(label)
+        text.setBuddy(buddy or field)
+        form.addRow(text, field)
+        self._form = form
+        return field
+
+    def _with_browse(self, edit: QLineEdit, slot: Any) -> QWidget:
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(edit, 1)
+        button = QPushButton("Browse…")
+        button.setObjectName(f"browse_{edit.objectName()}")
+        button.clicked.connect(slot)
+        row.addWidget(button)
+        return box
+
+    def _fill(self, p: profiles.Profile) -> None:
+        self.name.setText(p.name)
+        self.kind.setCurrentIndex(profiles.KINDS.index(p.kind))
+        self._on_kind()
+        self.host.setText(p.host)
+        if p.port is not None:
+            self.port.setValue(p.port)
+        self.database.setText(p.database)
+        self.user.setText(p.user)
+        self.path.setText(p.path)
+        if p.odbc_driver:
+            self.odbc_driver.setCurrentText(p.odbc_driver)
+        index = self.driver.findData(p.effective_driver)
+        if index >= 0:
+            self.driver.setCurrentIndex(index)
+        self.encrypt.setChecked(p.encrypt)
+        self.trust_cert.setChecked(p.trust_server_certificate)
+        self.windows_auth.setChecked(p.windows_auth)
+        self.from_db.setChecked(p.source == "database")
+        self.from_file.setChecked(p.source != "database")
+        self.config.setText(p.config)
+        self._extra = {"options": dict(p.options), "schema": p.schema, "connect_timeout": p.connect_timeout,
+                       "statement_timeout": p.statement_timeout}
+        self._show_rows()
+
+    @Slot()
+    def _on_kind(self) -> None:
+        kind = self.kind.currentData()
+        self.driver.blockSignals(True)
+        self.driver.clear()
+        for driver in profiles.DRIVERS[kind]:
+            self.driver.addItem(DRIVER_LABELS.get(driver, driver), driver)
+        self.driver.blockSignals(False)
+        self.port.setValue(profiles.DEFAULT_PORTS.get(kind, 1))
+        drivers = installed_odbc_drivers()
+        # The drivers that fit this database first; any installed driver may still be chosen.
+        words = {"sqlserver": ("sql server", "freetds"), "mariadb": ("mariadb", "mysql"),
+                 "mysql": ("mysql", "mariadb")}.get(kind, ())
+        fitting = [d for d in drivers if any(w in d.lower() for w in words)]
+        current = self.odbc_driver.currentText()
+        self.odbc_driver.clear()
+        self.odbc_driver.addItems(fitting + [d for d in drivers if d not in fitting])
+        self.odbc_driver.setCurrentText(current if current in drivers else (fitting[0] if fitting else ""))
+        self._show_rows()
+
+    @Slot()
+    def _show_rows(self) -> None:
+        kind = self.kind.currentData()
+        server = kind != "sqlite"
+        sqlserver = kind == "sqlserver"
+        odbc = sqlserver or self.driver.currentData() == "odbc"
+        windows = sqlserver and self.windows_auth.isChecked()
+        for row, visible in ((self._host_row, server), (self._database_row, server),
+                             (self._windows_row, sqlserver), (self._user_row, server and not windows),
+                             (self._password_row, server and not windows),
+                             (self._driver_row, server and len(profiles.DRIVERS[kind]) > 1),
+                             (self._odbc_row, odbc), (self._tls_row, sqlserver), (self._path_row, not server)):
+            self._form.setRowVisible(row, visible)
+        self.config.parentWidget().setEnabled(self.from_file.isChecked())
+        if odbc and self.odbc_driver.count() == 0:
+            self.odbc_driver.setPlaceholderText("no ODBC driver is installed")
+        self.adjustSize()
+
+    @Slot()
+    def _browse_database(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "SQLite database", self.path.text(),
+                                              "SQLite databases (*.db *.sqlite *.sqlite3);;All files (*)")
+        if path:
+            self.path.setText(path)
+
+    @Slot()
+    def _browse_config(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Queue config file", self.config.text(),
+                                              "workbench config (*.toml);;All files (*)")
+        if path:
+            self.config.setText(path)
+            self.from_file.setChecked(True)
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def profile(self) -> profiles.Profile:
+        """The profile as filled in (not yet checked)."""
+        kind = self.kind.currentData()
+        server = kind != "sqlite"
+        default_port = profiles.DEFAULT_PORTS.get(kind)
+        driver = self.driver.currentData() or ""
+        return profiles.Profile(
+            name=self.name.text().strip(), kind=kind,
+            driver="" if driver == profiles.DRIVERS[kind][0] else driver,
+            host=self.host.text().strip() if server else "",
+            port=None if not server or self.port.value() == default_port else self.port.value(),
+            database=self.database.text().strip() if server else "",
+            user=self.user.text().strip() if server and not self.windows_auth.isChecked() else "",
+            path=self.path.text().strip() if not server else "",
+            odbc_driver=self.odbc_driver.currentText().strip() if (kind == "sqlserver" or driver == "odbc") else "",
+            encrypt=self.encrypt.isChecked() if kind == "sqlserver" else True,
+            trust_server_certificate=self.trust_cert.isChecked() if kind == "sqlserver" else False,
+            windows_auth=self.windows_auth.isChecked() if kind == "sqlserver" else False,
+            source="file" if self.from_file.isChecked() else "database",
+            config=self.config.text().strip() if self.from_file.isChecked() else "",
+            **self._extra)
+
+    def password(self) -> str | None:
+        return self.password_edit.text() or None
+
+    def remembers(self) -> bool:
+        return self.remember.isEnabled() and self.remember.isChecked()
+
+    def _checked(self, *, for_test: bool) -> profiles.Profile | None:
+        """The profile, or None after showing what to fix (and moving the cursor there)."""
+        profile = self.profile()
+        if for_test:  # the name does not matter to a connection test
+            profile = dataclasses.replace(profile, name="test")
+        if for_test and not profile.config and profile.source == "file":
+            profile = dataclasses.replace(profile, config="-")  # the file does not matter to a connection test
+        try:
+            profiles.check(profile)
+            if not for_test and profile.name in self._taken:
+                raise errors.ConfigError("another profile has this name; choose another", key="name")
+            if not for_test and profile.source == "file" and not Path(profile.config).expanduser().is_file():
+                raise errors.ConfigError(f"there is no file {profile.config}", key="config")
+            if not for_test and profile.kind == "sqlite" and not Path(profile.path).expanduser().is_file():
+                raise errors.ConfigError(f"there is no file {profile.path}", key="path")
+        except errors.ConfigError as exc:
+            self._show(f"{_FIELD_NAMES.get(str(exc.key), exc.key)}: {exc.problem}", "fail")
+            widget = self.findChild(QWidget, str(exc.key).split(".")[0])
+            if widget is not None:
+                widget.setFocus()
+            return None
+        return profile
+
+    def _show(self, text: str, state: str) -> None:
+        self.result.setText(text)
+        _set_state(self.result, state)
+
+    @Slot()
+    def test_connection(self) -> None:
+        """Try the connection off the GUI thread and say exactly what failed."""
+        profile = self._checked(for_test=True)
+        if profile is None:
+            return
+        from workbench import opening
+        from workbench.db import probe
+
+        password = self.password() or (opening.password_for(profile) if profile.needs_password else None)
+        url = profile.url()
+        self._show(f"Testing the connection to {profile.describe()}…", "busy")
+        self.test_button.setEnabled(False)
+
+        def done(result: Any) -> None:
+            self._testing = None
+            self.test_button.setEnabled(True)
+            text = result.message
+            if result.detail and not result.ok:
+                text += f"\n({result.detail})"
+            self._show(text, "ok" if result.ok else "fail")
+
+        def failed(exc: BaseException) -> None:
+            self._testing = None
+            self.test_button.setEnabled(True)
+            self._show(f"The test itself failed: {exc}", "fail")
+
+        self._testing = self._dispatcher.call(
+            lambda: probe.check(url, password=password, connect_timeout=profile.connect_timeout), done, failed)
+
+    @Slot()
+    def _on_save(self) -> None:
+        if self._checked(for_test=False) is None:
+            return
+        self.choice = "save"
+        self.accept()
+
+    @Slot()
+    def _on_demo(self) -> None:
+        self.choice = "demo"
+        self.accept()
+
+    def done(self, result: int) -> None:
+        if self._testing is not None:
+            self._dispatcher.cancel(self._testing)  # a test still running reports to no one
+        super().done(result)
+
+    @property
+    def original_name(self) -> str | None:
+        return self._original
+
+
+_FIELD_NAMES = {"name": "Profile name", "kind": "Database", "host": "Server", "port": "Port",
+                "database": "Database name", "user": "User", "odbc_driver": "ODBC driver", "path": "File",
+                "config": "Queue config file", "windows_auth": "Windows account", "source": "Queue settings",
+                "driver": "Driver"}
+
+
+def _describe_keyring(box: QCheckBox, status: credentials.KeyringStatus) -> None:
+    if status.available:
+        box.setChecked(True)
+        box.setToolTip(f"Kept in {status.name}; never written to a file.")
+    else:
+        box.setChecked(False)
+        box.setEnabled(False)
+        box.setText("Cannot remember it here: asked each time")
+        box.setToolTip(f"Not remembered: {status.reason}. The password is never written to a file.")
+
+
+class PasswordDialog(QDialog):
+    """Ask for a profile's password (again, after a refused login, with the server's answer)."""
+
+    def __init__(self, profile: profiles.Profile, message: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("password_dialog")
+        self.setWindowTitle("workbench: password")
+        layout = QVBoxLayout(self)
+        text = f"Password for <b>{_html(profile.user)}</b> on {_html(profile.host)} (profile {_html(profile.name)}):"
+        label = QLabel(text)
+        label.setWordWrap(True)
+        layout.addWidget(label)
+        if message:
+            problem = QLabel(message)
+            problem.setObjectName("password_problem")
+            problem.setWordWrap(True)
+            _set_state(problem, "fail")
+            layout.addWidget(problem)
+        self.edit = QLineEdit()
+        self.edit.setObjectName("password")
+        self.edit.setEchoMode(QLineEdit.EchoMode.Password)
+        layout.addWidget(self.edit)
+        self.remember = QCheckBox("&Remember in the OS password store")
+        self.remember.setObjectName("remember")
+        _describe_keyring(self.remember, credentials.keyring_status())
+        layout.addWidget(self.remember)
+        if not self.remember.isEnabled():
+            note = QLabel(self.remember.toolTip())
+            note.setObjectName("keyring_note")
+            note.setWordWrap(True)
+            layout.addWidget(note)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Connect")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.edit.setFocus()
+
+    def password(self) -> str:
+        return self.edit.text()
+
+    def remembers(self) -> bool:
+        return self.remember.isEnabled() and self.remember.isChecked()
+
+
+def _html(text: str) -> str:
+    from html import escape
+
+    return escape(text)

@@ -1,0 +1,354 @@
+"""Which database the window opens: first-run setup, the password, connecting with progress, switching profiles."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEventLoop, QObject, Qt, Slot
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
+
+from workbench import credentials, opening
+from workbench.config import paths, profiles
+from workbench.core import errors
+from workbench.db import dberrors, service
+from workbench.gui import connect_dialog, dispatch, main_window
+
+log = logging.getLogger("workbench.gui")
+PROGRESS_DELAY_MS = 400  # a quick connection shows no progress dialog at all
+
+
+class Cancelled(Exception):
+    """The user closed the progress dialog; the call goes on in the background and is dropped."""
+
+
+class Launcher(QObject):
+    """Owns the current window; opens targets (profiles or config files), and switches between them."""
+
+    def __init__(self, user: str, build: Callable[..., main_window.MainWindow], home: Path | None = None) -> None:
+        super().__init__()
+        self.user, self._build, self.home = user, build, home
+        self.window: main_window.MainWindow | None = None
+        self.target: opening.Target | None = None
+        self.store = profiles.ProfileStore(home / "config" / profiles.FILE_NAME if home else None)
+        self._dispatcher = dispatch.Dispatcher(self, threads=2)
+
+    # -- starting ---------------------------------------------------------------------------------
+
+    def start(self, config: str | None, profile: str | None, demo: bool) -> bool:
+        """Open the first window; False when the user gave up (nothing to show)."""
+        if demo:
+            return self.open(_demo_target())
+        try:
+            target = opening.choose(config, profile)
+        except errors.ConfigError as exc:
+            if config or exc.file:  # a named or found file that is wrong: say so, do not hide it
+                QMessageBox.critical(None, "workbench: configuration problem", str(exc))
+                return False
+            return self.first_run()
+        except errors.UsageError as exc:
+            QMessageBox.critical(None, "workbench", str(exc))
+            return False
+        return self.open(target)
+
+    def first_run(self, message: str = "") -> bool:
+        """No config file and no profile: describe a connection, or open the demo."""
+        dialog = connect_dialog.ConnectionDialog(first_run=True, message=message)
+        if not dialog.exec():
+            return False
+        if dialog.choice == "demo":
+            return self.open(_demo_target())
+        profile = dialog.profile()
+        self.store.save(profile, make_default=True)
+        return self.open(opening.Target(profile=profile), dialog.password(), remember=dialog.remembers())
+
+    def open(self, target: opening.Target, password: str | None = None, *, remember: bool = False) -> bool:
+        """Open `target` in a new window (replacing the current one on success); False if given up."""
+        profile = target.profile
+        if profile is not None and profile.needs_password and password is None:
+            password = opening.password_for(profile)  # None: try without; many servers need none
+        ask, why = False, ""
+        while True:
+            if ask and profile is not None:
+                password, remember = self._ask_password(profile, why)
+                if password is None:
+                    return False
+            try:
+                wb = self._call(lambda pw=password: _open_checked(target, pw), f"Connecting to {_label(target)}…")
+            except Cancelled:
+                return False
+            except errors.LoginRefused as exc:
+                if profile is None:  # a config file's password comes from the environment only
+                    QMessageBox.critical(self._parent(), "workbench", str(exc))
+                    return False
+                # Refused without a password: just ask. Refused with one: ask, saying why.
+                ask, why = True, str(exc) if password else ""
+                continue
+            except errors.DatabaseUnavailable as exc:
+                answer = self._unreachable(target, str(exc))
+                if answer == "retry":
+                    continue
+                if answer == "edit" and profile is not None:
+                    return self.edit_connection(profile.name)
+                return False
+            except errors.WorkbenchError as exc:
+                QMessageBox.critical(self._parent(), "workbench", str(exc))
+                if profile is not None and self.window is None:
+                    return self.edit_connection(profile.name, message=str(exc))
+                return False
+            break
+        if remember and profile is not None and password:
+            try:  # only a password the server accepted is worth remembering
+                credentials.store(profile.credential_id, password)
+            except errors.CredentialStoreError as exc:
+                QMessageBox.warning(self._parent(), "workbench", f"{exc}. You will be asked again next time.")
+        self._show(target, wb)
+        return True
+
+    def _show(self, target: opening.Target, wb: service.Workbench) -> None:
+        old = self.window
+        self.target = target
+        self.window = self._build(wb)
+        self._install_menu(self.window)
+        self.window.show()
+        self.window.session.start()
+        if old is not None:
+            old.close()
+            _dispose(old)
+
+    def shutdown(self) -> None:
+        if self.window is not None:
+            _dispose(self.window)
+            self.window = None
+
+    # -- the Connection menu ------------------------------------------------------------------------
+
+    def _install_menu(self, window: main_window.MainWindow) -> None:
+        menu = window.menuBar().addMenu("&Connection")
+        menu.setObjectName("connection_menu")
+        window.connection_menu = menu  # type: ignore[attr-defined]
+        try:
+            found, _ = self.store.load()
+        except errors.ConfigError as exc:
+            found = {}
+            window.statusBar().showMessage(str(exc), 10_000)
+        group = QActionGroup(menu)
+        current = self.target.profile.name if self.target and self.target.profile else None
+        for name, profile in found.items():
+            action = QAction(name, menu, checkable=True)
+            action.setObjectName(f"profile_{name}")
+            action.setToolTip(profile.describe())
+            action.setChecked(name == current)
+            action.setActionGroup(group)
+            action.triggered.connect(lambda _checked=False, n=name: self.switch(n))
+            menu.addAction(action)
+        if not found:
+            empty = menu.addAction("No saved connections")
+            empty.setEnabled(False)
+        menu.addSeparator()
+        add = menu.addAction("&New connection…")
+        add.setObjectName("action_new_connection")
+        add.triggered.connect(lambda: self.edit_connection(None))
+        if current is not None:
+            edit = menu.addAction("&Edit this connection…")
+            edit.setObjectName("action_edit_connection")
+            edit.triggered.connect(lambda: self.edit_connection(current))
+            forget = menu.addAction("&Forget the stored password")
+            forget.setObjectName("action_forget_password")
+            forget.triggered.connect(lambda: self._forget(current))
+        reload_action = menu.addAction("&Reload queue settings")
+        reload_action.setObjectName("action_reload")
+        reload_action.triggered.connect(self.reload)
+        window.session.settings_changed.connect(self._on_settings_changed)
+
+    @Slot(str)
+    def switch(self, name: str) -> bool:
+        """Open another profile; the current window stays until the new one is connected."""
+        if self.window is not None and not self._may_leave():
+            self._install_check()
+            return False
+        try:
+            profile = self.store.get(name)
+        except (errors.UsageError, errors.ConfigError) as exc:
+            QMessageBox.critical(self._parent(), "workbench", str(exc))
+            return False
+        opened = self.open(opening.Target(profile=profile))
+        if not opened:
+            self._install_check()
+        return opened
+
+    def reload(self) -> bool:
+        """Reopen the current target: new queue settings take effect; a held item stays held."""
+        if self.target is None or (self.window is not None and not self._may_leave()):
+            return False
+        target = self.target
+        if target.profile is not None:  # the profile itself may have been edited meanwhile
+            try:
+                target = opening.Target(profile=self.store.get(target.profile.name))
+            except (errors.UsageError, errors.ConfigError):
+                pass
+        return self.open(target)
+
+    def edit_connection(self, name: str | None, message: str = "") -> bool:
+        """The connection dialog for a new (None) or existing profile; connects to it when saved."""
+        try:
+            found, _ = self.store.load()
+        except errors.ConfigError as exc:
+            QMessageBox.critical(self._parent(), "workbench", str(exc))
+            return False
+        dialog = connect_dialog.ConnectionDialog(found.get(name) if name else None, taken_names=set(found),
+                                                 message=message, parent=self._parent())
+        if not dialog.exec() or dialog.choice != "save":
+            return False
+        if self.window is not None and not self._may_leave():
+            return False
+        profile = dialog.profile()
+        self.store.save(profile, replace=name)
+        return self.open(opening.Target(profile=profile), dialog.password(), remember=dialog.remembers())
+
+    def _forget(self, name: str) -> None:
+        profile = self.store.get(name)
+        removed = credentials.forget(profile.credential_id)
+        if self.window is not None:
+            self.window.statusBar().showMessage(
+                "The stored password was removed; you will be asked next time." if removed
+                else "No password was stored for this connection.", 6000)
+
+    @Slot(int)
+    def _on_settings_changed(self, version: int) -> None:
+        if self.window is None:
+            return
+        banner = self.window.info_banner
+        text = (f"A supervisor published new queue settings (version {version}). They apply when the "
+                "window reloads: Connection ▸ Reload queue settings (your item and edits are kept).")
+        self.window.statusBar().showMessage(text, 0)
+        if self.window.stack.currentIndex() == main_window.ITEM:
+            banner.show_text(text)
+        elif self.window.session.current is None:
+            self.reload()  # nothing open: take the new settings at once
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _may_leave(self) -> bool:
+        window = self.window
+        assert window is not None
+        current = window.session.current
+        if current is None:
+            return True
+        answer = QMessageBox.question(
+            window, "workbench", f"You hold {current.queue} {current.lock.key}. It stays locked to you and "
+            "your unsaved edits are kept: it is in your unfinished items when you come back. Continue?")
+        if answer == QMessageBox.StandardButton.Yes:
+            window._write_journal()
+            return True
+        return False
+
+    def _install_check(self) -> None:
+        """Put the menu's check mark back on the profile that is actually open."""
+        if self.window is None or self.target is None or self.target.profile is None:
+            return
+        for action in self.window.connection_menu.actions():  # type: ignore[attr-defined]
+            if action.isCheckable():
+                action.setChecked(action.text() == self.target.profile.name)
+
+    def _parent(self) -> QWidget | None:
+        return self.window
+
+    def _ask_password(self, profile: profiles.Profile, message: str) -> tuple[str | None, bool]:
+        dialog = connect_dialog.PasswordDialog(profile, message, parent=self._parent())
+        if not dialog.exec():
+            return None, False
+        return dialog.password(), dialog.remembers()
+
+    def _unreachable(self, target: opening.Target, message: str) -> str:
+        box = QMessageBox(self._parent())
+        box.setObjectName("unreachable_box")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("workbench: cannot connect")
+        box.setText(f"Cannot open {_label(target)}.")
+        box.setInformativeText(message)
+        retry = box.addButton("Try again", QMessageBox.ButtonRole.AcceptRole)
+        edit = box.addButton("Edit connection…", QMessageBox.ButtonRole.ActionRole) if target.profile else None
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        clicked = box.clickedButton()
+        return "retry" if clicked is retry else "edit" if edit is not None and clicked is edit else "cancel"
+
+    def _call(self, fn: Callable[[], Any], text: str) -> Any:
+        """Run `fn` off the GUI thread, the GUI alive; a progress dialog with Cancel if it takes a while."""
+        loop = QEventLoop()
+        outcome: dict[str, Any] = {}
+        cancelled = threading.Event()
+
+        def finish(key: str, value: Any) -> None:
+            outcome.setdefault(key, value)
+            loop.quit()
+
+        def on_done(result: Any) -> None:
+            if cancelled.is_set():
+                if isinstance(result, service.Workbench):
+                    result.close()  # the user gave up on it: do not leak its connections
+                return
+            finish("result", result)
+
+        def on_error(exc: BaseException) -> None:
+            if not cancelled.is_set():
+                finish("error", exc)
+
+        self._dispatcher.call(fn, on_done, on_error)
+        progress = QProgressDialog(text, "Cancel", 0, 0, self._parent())
+        progress.setObjectName("connect_progress")
+        progress.setWindowTitle("workbench")
+        progress.setWindowModality(Qt.WindowModality.ApplicationModal)
+        progress.setMinimumDuration(PROGRESS_DELAY_MS)  # shown only if connecting takes that long
+        progress.canceled.connect(lambda: finish("cancelled", True))
+        if not outcome:
+            loop.exec()
+        progress.close()
+        progress.deleteLater()
+        if "result" not in outcome and "error" not in outcome:
+            cancelled.set()  # the call runs on; on_done closes what it opens
+            raise Cancelled()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["result"]
+
+
+def _open_checked(target: opening.Target, password: str | None) -> service.Workbench:
+    """Open the target and log in once, so a refused password is known before the window opens.
+    A server that is away is fine for a config file (the window retries); published settings need it."""
+    wb = opening.open_target(target, password)
+    try:
+        with dberrors.translated(), wb.engine.connect():
+            pass
+    except errors.LoginRefused:
+        wb.close()
+        raise
+    except errors.DatabaseUnavailable:
+        if target.profile is not None and target.profile.source == "database":
+            wb.close()
+            raise
+        log.info("database not reachable at start; the window retries")
+    return wb
+
+
+def _demo_target() -> opening.Target:
+    from workbench import demo as demo_mod
+
+    target = paths.demo_dir()
+    if not (target / demo_mod.CONFIG_NAME).exists() or not (target / demo_mod.DB_NAME).exists():
+        demo_mod.create(target, overwrite=True)
+    return opening.Target(config_path=target / demo_mod.CONFIG_NAME)
+
+
+def _label(target: opening.Target) -> str:
+    return f"{target.profile.name} ({target.profile.describe()})" if target.profile else str(target.config_path)
+
+
+def _dispose(window: main_window.MainWindow) -> None:
+    window.session.dispatcher.wait(5000)
+    window.session.wb.close()

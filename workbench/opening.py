@@ -1,0 +1,97 @@
+"""From a connection profile or a config file to an open Workbench: the queue settings, the password, the engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from workbench import credentials
+from workbench.config import loader, model, paths, profiles
+from workbench.core import errors
+from workbench.db import connect, service
+
+PROFILE_ENV = "WORKBENCH_PROFILE"
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """What the user asked to open: a profile, or a config file that names its own database."""
+
+    profile: profiles.Profile | None = None
+    config_path: Path | None = None
+
+    @property
+    def label(self) -> str:
+        return f"profile '{self.profile.name}'" if self.profile else str(self.config_path)
+
+
+def choose(config: str | None = None, profile: str | None = None) -> Target:
+    """--config FILE, then --profile NAME, then $WORKBENCH_CONFIG / $WORKBENCH_PROFILE, then
+    ./workbench.toml, then the default profile, then the user config file, then the demo."""
+    if config and profile:
+        raise errors.UsageError("give --config or --profile, not both")
+    if config:
+        return Target(config_path=Path(config))
+    if profile:
+        return Target(profile=profiles.ProfileStore().get(profile))
+    if os.environ.get("WORKBENCH_CONFIG"):
+        return Target(config_path=paths.find_config(None))
+    if os.environ.get(PROFILE_ENV):
+        return Target(profile=profiles.ProfileStore().get(os.environ[PROFILE_ENV]))
+    local = Path.cwd() / paths.CONFIG_NAME
+    if local.is_file():
+        return Target(config_path=local)
+    store = profiles.ProfileStore()
+    _, default = store.load()
+    if default is not None:
+        return Target(profile=store.get(default))
+    return Target(config_path=paths.find_config(None))
+
+
+def database_config(profile: profiles.Profile, base: model.DatabaseConfig | None = None) -> model.DatabaseConfig:
+    """The profile's connection, keeping the claim method and clock of a config file if there is one."""
+    url = profile.url().render_as_string(hide_password=False)  # a profile URL never holds a password
+    schema = profile.schema or (base.workbench_schema if base else None)
+    return model.DatabaseConfig(
+        url=url, claim_method=base.claim_method if base else "auto", workbench_schema=schema or None,
+        clock=base.clock if base else "utc", connect_timeout=profile.connect_timeout,
+        statement_timeout=profile.statement_timeout)
+
+
+def file_config(path: Path, profile: profiles.Profile | None = None) -> model.Config:
+    """A config file; with a profile, its [database] connection is the profile's."""
+    if profile is None:
+        return loader.load(path)
+    config = loader.load(path, require_url=False)
+    return dataclasses.replace(config, database=database_config(profile, config.database))
+
+
+def password_for(profile: profiles.Profile) -> str | None:
+    """The stored password (environment, then keyring) or None when the user must be asked."""
+    if not profile.needs_password:
+        return None
+    return credentials.lookup(profile.credential_id)
+
+
+def open_target(target: Target, password: str | None = None) -> service.Workbench:
+    """Open the target's database and queue settings (touches the database when settings are published:
+    call off the GUI thread). Raises DatabaseUnavailable when the login is refused or the server is away."""
+    profile = target.profile
+    if profile is None:
+        assert target.config_path is not None
+        return service.Workbench.open(loader.load(target.config_path), password=password)
+    if profile.source == "file":
+        return service.Workbench.open(file_config(Path(profile.config).expanduser(), profile), password=password)
+    from workbench.db import published
+
+    database = database_config(profile)
+    engine = connect.create_engine(database, f"profile '{profile.name}'", password=password)
+    try:
+        config, version = published.load_config(engine, database.workbench_schema, database)
+    except BaseException:
+        engine.dispose()
+        raise
+    wb = service.Workbench(config, engine)
+    wb.settings_version = version
+    return wb
