@@ -126,3 +126,18 @@ class Env:
         with wb.engine.connect() as conn:
             return [dict(r) for r in conn.execute(sa.select(table).where(table.c.queue == queue)
                                                   .order_by(table.c.id)).mappings()]
+
+
+def run_cli(capsys: Any, *args: Any) -> tuple[int, Any, str]:
+    """`workbench ARGS…` in this process: exit code, stdout (parsed when it is JSON) and stderr."""
+    import json
+
+    from workbench.cli import main
+
+    capsys.readouterr()
+    code = main.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    try:
+        return code, json.loads(out), err
+    except json.JSONDecodeError:
+        return code, out, err

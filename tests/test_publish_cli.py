@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from tests import support
-from workbench.cli import main
 from workbench.config import profiles
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, Any, str]:
-    capsys.readouterr()
-    code = main.main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    try:
-        return code, json.loads(out), err
-    except json.JSONDecodeError:
-        return code, out, err
+_cli = support.run_cli
 
 
 def _profile(backend: str, url: str) -> profiles.Profile:

@@ -20,7 +20,7 @@ _DATABASE_KEYS = {"url", "claim_method", "workbench_schema", "clock", "connect_t
 _QUEUE_KEYS = {
     "title", "table", "schema", "key", "order", "lock", "lock_duration", "max_lock_duration",
     "max_locks_per_user", "release_cooldown", "scope", "todo", "on_claim", "on_release", "outcomes",
-    "read_only", "allow_pick", "fields",
+    "read_only", "allow_pick", "fields", "created",
 }
 _LOCK_KEYS = {"user", "time", "expires", "token"}
 _OUTCOME_KEYS = {"label", "set"}
@@ -339,6 +339,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         read_only=tuple(read_only),
         allow_pick=reader.boolean(data, "allow_pick", key, True),
         fields=fields,
+        created=reader.identifier(data, "created", key, required=False),
     )
 
 

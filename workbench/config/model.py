@@ -95,6 +95,7 @@ class QueueConfig:
     read_only: tuple[str, ...]
     allow_pick: bool
     fields: dict[str, FieldConfig]  # per-column form settings and value rules, by column name
+    created: str | None = None  # a date or date-time column: when the item arrived (for its waiting age)
 
     def outcome(self, name: str | None) -> Outcome:
         if name is None:

@@ -78,6 +78,16 @@ class LoginRefused(DatabaseUnavailable):
     """The server refused the user name or password (or none was given); asking again may help."""
 
 
+class NotPermitted(WorkbenchError):
+    """The user may not do this (a supervisor's action); says who can grant the right."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, user: str | None = None) -> None:
+        self.user = user
+        super().__init__(message)
+
+
 class ExtendLimitReached(WorkbenchError):
     """The lock is already at the longest total time the queue allows."""
 

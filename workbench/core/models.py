@@ -22,14 +22,9 @@ class EventKind(str, enum.Enum):
     COMPLETE = "complete"
 
 
-@dataclasses.dataclass(frozen=True)
-class Lock:
-    """One live (or just-expired) lock, with the database clock reading taken with it."""
+class _LockTimes:
+    """Age, time left and expiry of a lock, on the database clock reading taken with it."""
 
-    queue: str
-    key: Any
-    owner: str
-    token: str
     locked_at: dt.datetime
     expires_at: dt.datetime
     db_now: dt.datetime
@@ -45,6 +40,19 @@ class Lock:
     @property
     def expired(self) -> bool:
         return self.expires_at <= self.db_now
+
+
+@dataclasses.dataclass(frozen=True)
+class Lock(_LockTimes):
+    """One live (or just-expired) lock, with the database clock reading taken with it."""
+
+    queue: str
+    key: Any
+    owner: str
+    token: str
+    locked_at: dt.datetime
+    expires_at: dt.datetime
+    db_now: dt.datetime
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,3 +130,88 @@ class ItemView:
     def to_dict(self) -> dict[str, Any]:
         return {"queue": self.queue, "key": self.key, "state": self.state,
                 "lock": self.lock.to_dict() if self.lock else None, "item": dict(self.item)}
+
+
+# -- the supervisor console's figures (workbench.db.stats) ----------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class BoardRow(_LockTimes):
+    """One lock on the supervisor's lock board (live, or expired and not yet taken), never its token.
+
+    Times are on the database clock, as in Lock: aware UTC, or naive server-local time with
+    `database.clock = "local"`.
+    """
+
+    queue: str
+    key: Any
+    owner: str
+    locked_at: dt.datetime
+    expires_at: dt.datetime
+    db_now: dt.datetime
+    last_activity: dt.datetime  # the latest claim, save, extend or reassign under this lock (locked_at if none)
+    extensions: int  # extend events under this lock
+    summary: dict[str, Any]  # the queue's list columns of the item (the key is in `key`)
+
+    @property
+    def idle(self) -> dt.timedelta:
+        return self.db_now - self.last_activity
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue, "key": self.key, "owner": self.owner,
+            "locked_at": self.locked_at, "expires_at": self.expires_at, "last_activity": self.last_activity,
+            "age_seconds": round(self.age.total_seconds(), 3),
+            "remaining_seconds": round(self.remaining.total_seconds(), 3),
+            "idle_seconds": round(self.idle.total_seconds(), 3),
+            "extensions": self.extensions, "expired": self.expired, "summary": dict(self.summary),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueHealth:
+    """How a queue stands now, and what happened to it today (since midnight on the database clock)."""
+
+    queue: str
+    waiting: int  # work to do that nobody holds: free rows plus rows whose lock expired
+    locked: int  # live locks
+    expired_locks: int  # locks past their expiry that nobody has taken over or swept yet
+    completed_today: int
+    oldest_waiting_age_seconds: float | None  # None unless the queue names its `created` column
+    releases_today: int
+    expiries_today: int  # expiries recorded (by `sweep` or by a claim taking the item over)
+    force_releases_today: int
+    release_reasons_today: list[tuple[str, int]]  # (reason, count), most frequent first
+    db_now: dt.datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["release_reasons_today"] = [{"reason": r, "count": n} for r, n in self.release_reasons_today]
+        return data
+
+
+@dataclasses.dataclass(frozen=True)
+class OperatorStats:
+    """One operator's work in a period, from the audit trail."""
+
+    operator: str
+    completed: int
+    median_handle_seconds: float | None  # claim (or reassignment) to completion, per completed lock
+    p90_handle_seconds: float | None  # nearest-rank 90th percentile
+    releases: int
+    expiries: int
+    force_released: int  # force releases this operator suffered
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class HourCount:
+    """Completions and claims in the hour starting at `hour` (on the database clock), for charts."""
+
+    hour: dt.datetime
+    completed: int
+    claimed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -88,16 +88,22 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
     order = [binder.column(t.column, "order").desc() if t.descending else binder.column(t.column, "order")
              for t in queue.order]
     filt = _conditions(queue, binder, queue.scope + queue.todo)
+    # The supervisor's "oldest waiting item" is min(created) over the waiting rows: with the
+    # `created` column in the claim index (as an order column, or else at its end) the index
+    # alone answers it, as it answers the count of waiting rows.
+    ordered = {t.column for t in queue.order} | {queue.key}
+    created = [binder.column(queue.created, "created")] if queue.created and queue.created not in ordered else []
     where_kw = _PARTIAL.get(dialect)
     if where_kw:
         # Free rows only: a claimed row leaves this index at once, so claims never step over a
         # growing run of dead entries of locked rows at its head.
         free = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt), user.is_(None))
         return [
-            sa.Index(_index_name(queue.name, "claim"), *order, key, **{where_kw: free}),
+            sa.Index(_index_name(queue.name, "claim"), *order, key, *created, **{where_kw: free}),
             # Locked rows only: expired locks by expiry (the claim serves them first, `sweep`
-            # clears them); "my locks", the per-user limit and the lock board read all locked
-            # rows, which are few. One index, as every claim pays for each index.
+            # clears them); "my locks", the per-user limit, the lock board and the supervisor's
+            # counts of locks read all locked rows, which are few. One index, as every claim pays
+            # for each index.
             sa.Index(_index_name(table.name, "lock"), expiry, user, **{where_kw: user.is_not(None)}),
         ]
     # No partial indexes (MySQL/MariaDB): lead with the equality filters and the lock user
@@ -113,7 +119,7 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
                      "claim sorts the waiting rows it reads (without locking them); on a large queue prefer "
                      "conditions such as status = \"open\" or status = [\"new\", \"open\"]")
     leading: list[sa.ColumnElement[Any]] = []
-    for col in [*equal, user, *order, key]:
+    for col in [*equal, user, *order, key, *created]:
         if not any(str(col) == str(seen) for seen in leading):
             leading.append(col)
     return [

@@ -60,6 +60,13 @@ def translated() -> Iterator[None]:
                 (code and code.startswith(_UNREACHABLE_SQLSTATE_PREFIXES)) or \
                 any(marker in lower for marker in _UNREACHABLE_MARKERS):
             raise errors.DatabaseUnavailable(f"cannot reach the database: {message}") from exc
+        if code == "42501" or "row-level security" in lower:
+            # PostgreSQL's insufficient_privilege: a missing grant, or a row-level security policy
+            # (`workbench grants`) refused the new row, e.g. a lock under someone else's name.
+            hint = ("; with `workbench grants` each person logs in with their own database login, named like "
+                    "their workbench user, and only members of workbench_supervisor may change other users' "
+                    "locks" if "row-level security" in lower else "; ask the database administrator for the grant")
+            raise errors.NotPermitted(f"the database did not permit this: {message}{hint}") from exc
         if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):
             raise errors.InvalidValue(f"the database rejected the value: {message}") from exc
         raise

@@ -105,6 +105,7 @@ class BoundQueue:
         self.expires = binder.column(queue.lock.expires, "lock.expires") if queue.lock.expires else None
         self.token = binder.column(queue.lock.token, "lock.token") if queue.lock.token else None
         self._check_lock_types(binder)
+        self.created = self._created_column(binder)
         self.aware = bool(getattr(self.time.type, "timezone", False))
         # MySQL/MariaDB DATETIME without a fraction stores whole seconds; times we compute for
         # it must be whole seconds too, or a comparison with the stored value is always off.
@@ -183,6 +184,19 @@ class BoundQueue:
             if not isinstance(self.token.type, (sa.String, sa.types.NullType)) or (length and length < 32):
                 raise binder.fail("lock.token", f"column '{self.token.name}' must be text of at least "
                                                 "32 characters")
+
+    def _created_column(self, binder: _Binder) -> sa.Column[Any] | None:
+        """The `created` column (when an item arrived), which must hold dates or date-times."""
+        if self.config.created is None:
+            return None
+        column = binder.column(self.config.created, "created")
+        # On SQLite a column declared without a type may hold date-times as text too.
+        ok = isinstance(column.type, (sa.DateTime, sa.Date)) or (
+            self.dialect == "sqlite" and isinstance(column.type, sa.types.NullType))
+        if not ok:
+            raise binder.fail("created", f"column '{column.name}' must be a date or date-time column "
+                                         f"(it is {column.type})")
+        return column
 
     def _bind_condition(self, binder: _Binder, condition: model.Condition) -> BoundCondition:
         column = binder.column(condition.column, condition.key.split(f"queues.{self.name}.", 1)[-1])

@@ -27,6 +27,10 @@ def _v2(conn: sa.Connection, metadata: sa.MetaData) -> None:
     metadata.tables[_qualified(metadata, tables.SETTINGS_TABLE)].create(conn, checkfirst=True)
 
 
+def _v3(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    metadata.tables[_qualified(metadata, tables.ROLES_TABLE)].create(conn, checkfirst=True)
+
+
 def _qualified(metadata: sa.MetaData, name: str) -> str:
     return f"{metadata.schema}.{name}" if metadata.schema else name
 
@@ -35,6 +39,7 @@ def _qualified(metadata: sa.MetaData, name: str) -> str:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "audit trail and release cool-down tables", _v1),
     Migration(2, "published queue settings", _v2),
+    Migration(3, "supervisor and operator roles", _v3),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

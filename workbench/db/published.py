@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from workbench.config import loader, model
 from workbench.core import errors
-from workbench.db import clock, dberrors, migrations, tables
+from workbench.db import clock, dberrors, migrations, permissions, tables
 
 T = TypeVar("T")
 
@@ -47,6 +47,7 @@ def publish(engine: sa.Engine, schema: str | None, body: str, actor: str, note: 
     Raises:
         ConfigError: the body is not valid settings; nothing is stored.
         NotInitialized: workbench's tables are missing or older than this program.
+        NotPermitted: `actor` is not a supervisor (permissions.require_publisher).
     """
     loader.parse_text(body, _VALIDATION_LABEL, _placeholder_database(engine, schema))
     if not actor or not actor.strip() or len(actor) > 128:
@@ -63,6 +64,7 @@ def publish(engine: sa.Engine, schema: str | None, body: str, actor: str, note: 
                 # BEGIN IMMEDIATE on SQLite (connect.create_engine's engines): publishers queue up there.
                 conn.execution_options(workbench_write=True)
                 with conn.begin():
+                    permissions.require_publisher(conn, schema, actor)
                     number = _next_version(conn, table)
                     conn.execute(sa.insert(table).values(version=number, body=body, published_by=actor,
                                                          published_at=clock.db_now(), note=note))

@@ -1,15 +1,17 @@
-"""workbench's own tables: the audit trail, published queue settings and the schema version, in one MetaData."""
+"""workbench's own tables: audit trail, cool-down, published settings, roles and schema version, in one MetaData."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 AUDIT_TABLE = "workbench_audit"
 COOLDOWN_TABLE = "workbench_cooldown"
 SETTINGS_TABLE = "workbench_settings"
 VERSION_TABLE = "workbench_schema_version"
+ROLES_TABLE = "workbench_roles"
+ROLE_NAMES = ("supervisor", "operator")
 
 
 def _datetime() -> sa.types.TypeEngine[object]:
@@ -34,7 +36,7 @@ def _id_column() -> sa.Column[int]:
 
 
 def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa.Table]:
-    """MetaData holding the audit, cool-down, published-settings and version tables, optionally in
+    """MetaData holding the audit, cool-down, published-settings, roles and version tables, optionally in
     `schema`; returns (metadata, audit, version)."""
     metadata = sa.MetaData(schema=schema)
     audit = sa.Table(
@@ -85,6 +87,16 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
         # The body is a whole UTF-8 file; a server whose default character set is latin1 would
         # refuse or mangle characters outside it.
         mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
+    )
+    # Who is a supervisor where the database cannot say so itself (workbench.db.permissions): no
+    # supervisor row means roles are not set up and everyone may supervise.
+    sa.Table(
+        ROLES_TABLE, metadata,
+        sa.Column("user_name", sa.String(128), primary_key=True),
+        sa.Column("role", sa.String(20), nullable=False),
+        sa.Column("granted_by", sa.String(128), nullable=False),
+        sa.Column("granted_at", _datetime(), nullable=False),  # database clock, UTC
+        sa.CheckConstraint("role IN ('supervisor', 'operator')", name="ck_workbench_roles_role"),
     )
     version = sa.Table(
         VERSION_TABLE, metadata,

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, guarded, lockloss, mapping
+from workbench.db import claims, connect, guarded, lockloss, mapping, permissions, stats
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
 
@@ -238,6 +238,9 @@ class WorkQueue:
         shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
         row = self.writer.run(shape, key=key, token=token, user=user, extend_until=extend_to)
         if row is None:
+            refused = self.db.read(lambda conn: permissions.login_mismatch(conn, q.table, user))
+            if refused is not None:
+                raise refused
             lock = self.check(user, key, token)  # raises LockLost if it is not ours any more
             raise errors.ExtendLimitReached(
                 f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}; "
@@ -260,7 +263,8 @@ class WorkQueue:
         return result.replace(microsecond=0) if q.whole_seconds else result
 
     def _lost(self, key: Any, token: str, user: str) -> errors.WorkbenchError:
-        return self.db.read(lambda conn: self.lost.explain(conn, key, token, user))
+        return self.db.read(lambda conn: permissions.login_mismatch(conn, self.q.table, user)
+                            or self.lost.explain(conn, key, token, user))
 
     # -- supervisor -------------------------------------------------------------------------
 
@@ -286,6 +290,8 @@ class WorkQueue:
 
         q = self.q
         now = q.now()
+        action = f"{'force-release' if to_user is None else 'reassign'} {q.name} {key}"
+        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
         stmt = sa.select(*q.lock_select_columns(now)).where(q.key == key)
         if self.db.dialect == "mssql":
             stmt = stmt.with_hint(q.table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
@@ -293,6 +299,11 @@ class WorkQueue:
             stmt = stmt.with_for_update()
         row = conn.execute(stmt).mappings().first()
         if row is None:
+            if self.db.dialect == "postgresql" and conn.execute(sa.select(q.key).where(q.key == key)).first():
+                # The row is there, but row-level security hides it from this login's updates.
+                raise permissions.database_refusal(conn, actor, action) or errors.NotPermitted(
+                    f"{actor} may not {action}: the database's row-level security does not let this login "
+                    "change it", user=actor)
             raise errors.InvalidValue(f"{q.name} has no item with key {key!r}", column=q.key.name)
         if row["wb_user"] is None or row["wb_time"] is None:
             raise errors.LockLost(f"{q.name} {key} is not locked by anyone", queue=q.name, key=key,
@@ -303,7 +314,18 @@ class WorkQueue:
             values = {**q.writes(q.on_release, actor, now), **q.unlock_writes()}
         else:
             values = q.lock_writes(to_user, now, uuid.uuid4().hex)
-        if conn.execute(sa.update(q.table).where(q.key == key, pinned).values(values)).rowcount != 1:
+        try:
+            changed = conn.execute(sa.update(q.table).where(q.key == key, pinned).values(values)).rowcount
+        except sa.exc.DBAPIError as exc:
+            if not permissions.is_refusal(exc):
+                raise
+            # A row-level security policy refused the new row (e.g. an operator reassigning to someone else).
+            raise errors.NotPermitted(permissions.refused_message(actor, action, conn.engine.url.username),
+                                      user=actor) from exc
+        if changed != 1:
+            refusal = permissions.database_refusal(conn, actor, action)  # PostgreSQL: a policy filtered it out
+            if refusal is not None:
+                raise refusal
             raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being released; try again")
         kind = models.EventKind.FORCE_RELEASE if to_user is None else models.EventKind.REASSIGN
         rows = [self.trail.row(kind, key, actor, owner=lock.owner, token=lock.token, reason=reason,
@@ -316,6 +338,38 @@ class WorkQueue:
                                        detail={"reassigned_from": lock.owner}))
         self.trail.write(conn, rows)
         return result
+
+    # -- the supervisor console's figures (workbench.db.stats) -------------------------------
+
+    def board(self, limit: int = 20000) -> list[models.BoardRow]:
+        """Every lock (live, or expired and not yet taken), oldest first, with its item's list
+        columns, its last activity and its extensions; at most `limit`. Never tokens."""
+        return self.db.read(lambda conn: stats.board(conn, self.q, self.trail, limit))
+
+    def health(self) -> models.QueueHealth:
+        """Waiting, locked and expired now; completions, releases, expiries and force releases today
+        (since midnight on the database clock)."""
+        return self.db.read(lambda conn: stats.health(conn, self.q, self.trail))
+
+    def operator_stats(self, since: dt.datetime, until: dt.datetime | None = None) -> list[models.OperatorStats]:
+        """Per operator in [since, until), most completions first (see stats.operator_stats).
+
+        Aware times are converted; naive ones are read on the queue's clock (UTC, or the server's
+        local time with `database.clock = "local"`). The same holds for throughput and handle_times.
+        """
+        return self.db.read(lambda conn: stats.operator_stats(conn, self.q, self.trail, since, until))
+
+    def throughput(self, since: dt.datetime, until: dt.datetime | None = None) -> list[models.HourCount]:
+        """Completions and claims per hour in [since, until) (until: now), every hour included."""
+        return self.db.read(lambda conn: stats.throughput(conn, self.q, self.trail, since, until))
+
+    def handle_times(self, since: dt.datetime, until: dt.datetime | None = None) -> list[float]:
+        """Seconds from claim to completion of each completion in [since, until), for a histogram."""
+        return self.db.read(lambda conn: stats.handle_times(conn, self.q, self.trail, since, until))
+
+    def db_clock(self) -> stats.Clock:
+        """The database clock now: `.now` and `.today_start` on the queue's clock (e.g. for a period)."""
+        return self.db.read(lambda conn: stats.Clock.read(conn, self.q))
 
     def sweep(self, actor: str) -> list[models.Lock]:
         """Return every expired lock's item to the pool and record the expiries; returns them."""

@@ -1,0 +1,126 @@
+"""`workbench grants QUEUE` (PostgreSQL roles and row-level security) and `workbench role …` (the roles table)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from workbench.cli import output
+
+PG_NOTES = (
+    ("each operator logs in with their own database login, named exactly like their workbench user and a "
+     "member of workbench_operator (CREATE ROLE ann LOGIN; GRANT workbench_operator TO ann); supervisors are "
+     "members of workbench_supervisor (GRANT workbench_supervisor TO sue)"),
+    ("the table owner (and any superuser) is not bound by the policies: keep that login for `attach`, `init` "
+     "and `grants`, never for operators"),
+)
+
+
+def add_parsers(sub: Any, parser_class: type[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
+    text = ("print the PostgreSQL roles, grants and row-level security policies that let only supervisors change "
+            "other users' locks on QUEUE's table")
+    p = sub.add_parser("grants", help=text, description=text, parents=[common])
+    p.add_argument("queue", metavar="QUEUE")
+    p.add_argument("--apply", action="store_true", help="run them (one transaction) instead of printing them")
+    text = ("who is a supervisor, in workbench's roles table (with no supervisor in it, everyone may "
+            "force-release, reassign and publish)")
+    p = sub.add_parser("role", help=text, description=text, parents=[common])
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=parser_class, required=True)
+    g = actions.add_parser("grant", help="give USER a role (supervisors; anyone while there is no supervisor)",
+                           parents=[common])
+    g.add_argument("who", metavar="USER")
+    g.add_argument("role", choices=["supervisor", "operator"])
+    r = actions.add_parser("revoke", help="remove USER's role (supervisors)", parents=[common])
+    r.add_argument("who", metavar="USER")
+    actions.add_parser("list", help="every user with a role", parents=[common])
+
+
+def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench.cli import main
+    from workbench.db import dberrors, permissions
+
+    with main._open(args) as wb:
+        dialect = wb.db.dialect
+        if dialect != "postgresql":
+            if args.queue not in wb.config.queues:
+                wb.queue(args.queue)  # raises the "no such queue" usage error
+            note = (f"{dialect}: workbench sets up database-enforced roles on PostgreSQL only. Here workbench's "
+                    "roles table decides who is a supervisor (`workbench role grant USER supervisor`, "
+                    "`workbench role list`); workbench itself checks it, so it does not stop a modified client "
+                    "or someone who passes another --user. Give operators' database logins only the privileges "
+                    "they need.")
+            if as_json:
+                output.dump_json({"queue": args.queue, "dialect": dialect, "ddl": "", "applied": False,
+                                  "notes": [note]})
+            else:
+                print(note)
+            return 0
+        bound = wb.queue(args.queue).q
+        with dberrors.translated(), wb.engine.begin() as conn:
+            statements = permissions.plan(conn, bound, wb.config.database.workbench_schema)
+            ddl = permissions.render(statements)
+            if args.apply:
+                permissions.apply(conn, statements)
+    if as_json:
+        output.dump_json({"queue": args.queue, "dialect": dialect, "ddl": ddl, "applied": bool(args.apply),
+                          "notes": list(PG_NOTES)})
+    else:
+        print(ddl, end="")
+        if args.apply:
+            sys.stderr.write(f"applied to {bound.config.table_label}\n")
+        for note in PG_NOTES:
+            sys.stderr.write(f"note: {note}\n")
+    return 0
+
+
+def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench import opening
+    from workbench.cli import main
+    from workbench.db import migrations, permissions, service
+
+    target = opening.choose(args.config, args.profile)
+    database = (opening.database_config(target.profile) if target.profile else
+                opening.file_config(target.config_path).database)
+    schema = database.workbench_schema
+    actor = main._user(args)
+    with main._login(target, lambda password: service.Workbench.open(main.model_config(database),
+                                                                     password=password)) as wb:
+        def run(conn: Any) -> tuple[Any, list[str], bool]:
+            migrations.check(conn, schema)
+            if args.action == "grant":
+                result: Any = permissions.grant(conn, schema, actor, args.who, args.role)
+            elif args.action == "revoke":
+                result = permissions.revoke(conn, schema, actor, args.who)
+            else:
+                result = permissions.list_roles(conn, schema)
+            return result, permissions.supervisors(conn, schema), permissions.database_roles_in_use(conn)
+
+        result, supervisors, database_roles = (wb.db.read(run) if args.action == "list" else wb.db.write(run))
+    notes = []
+    if not supervisors:
+        notes.append(permissions.NO_ROLES_NOTE)
+    if database_roles:
+        notes.append("on PostgreSQL, queues set up with `workbench grants` ignore this table: there the "
+                     "database role workbench_supervisor decides (GRANT workbench_supervisor TO LOGIN)")
+    if as_json:
+        data: dict[str, Any] = {"roles_set_up": bool(supervisors), "notes": notes}
+        if args.action == "list":
+            data["roles"] = [g.to_dict() for g in result]
+        else:
+            data[args.action if args.action == "grant" else "revoked"] = result.to_dict()
+        output.dump_json(data)
+        return 0
+    if args.action == "grant":
+        print(f"{result.user} is now {'a supervisor' if result.role == 'supervisor' else 'an operator'} "
+              f"(granted by {result.granted_by})")
+    elif args.action == "revoke":
+        print(f"revoked {result.user}'s role ({result.role})")
+    elif result:
+        output.table(["USER", "ROLE", "GRANTED BY", "GRANTED AT"],
+                     [[g.user, g.role, g.granted_by, output.when(g.granted_at)] for g in result])
+    else:
+        print("no roles in this database")
+    for note in notes:
+        sys.stderr.write(f"note: {note}\n")
+    return 0

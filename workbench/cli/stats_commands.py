@@ -1,0 +1,146 @@
+"""`workbench board | health | stats QUEUE`: the supervisor console's figures on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from workbench.cli import argtypes, output
+from workbench.core import durations, errors
+
+
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """The options of `board`, `health` and `stats` (the parsers come from main's `add`)."""
+    if name in ("board", "stats"):
+        p.add_argument("--csv", action="store_true", help="write CSV (a header row, then one row each) instead")
+    if name == "board":
+        p.add_argument("--limit", type=argtypes.positive, default=20000, metavar="N", help="at most N locks (oldest first)")
+    if name == "stats":
+        p.add_argument("--since", metavar="WHEN", help="start of the period: an ISO date or time "
+                       "(2026-11-21, 2026-11-21T08:00) or a duration back from now (8h, 1d); default: "
+                       "midnight today on the database clock")
+        p.add_argument("--until", metavar="WHEN", help="end of the period, written the same way (default: now)")
+
+
+def _formats(args: argparse.Namespace, as_json: bool) -> bool:
+    """Whether to write CSV; --csv and --json exclude each other."""
+    as_csv = bool(getattr(args, "csv", False))
+    if as_csv and as_json:
+        raise errors.UsageError("--csv and --json cannot be used together; pick one")
+    return as_csv
+
+
+def _csv(headers: list[str], rows: list[list[Any]]) -> None:
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(headers)
+    for row in rows:
+        writer.writerow(["" if v is None else v.isoformat() if isinstance(v, (dt.date, dt.datetime)) else v
+                         for v in row])
+
+
+# -- board ------------------------------------------------------------------------------------------
+
+def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
+    as_csv = _formats(args, as_json)
+    wb, q = queue()
+    with wb:
+        rows = q.board(args.limit)
+    names = [c.name for c in q.q.list_columns]
+    if as_json:
+        output.dump_json([r.to_dict() for r in rows])
+    elif as_csv:
+        _csv(["key", "owner", "locked_at", "expires_at", "last_activity", "age_seconds", "remaining_seconds",
+              "idle_seconds", "extensions", "expired", *names],
+             [[r.key, r.owner, r.locked_at, r.expires_at, r.last_activity, round(r.age.total_seconds(), 3),
+               round(r.remaining.total_seconds(), 3), round(r.idle.total_seconds(), 3), r.extensions,
+               r.expired, *(r.summary.get(n) for n in names)] for r in rows])
+    elif not rows:
+        print("no locks")
+    else:
+        fmt = durations.format_duration
+        output.table(["KEY", "OWNER", "AGE", "LEFT", "IDLE", "EXT", *(n.upper() for n in names)],
+                     [[r.key, r.owner, fmt(r.age.total_seconds()),
+                       "expired" if r.expired else fmt(r.remaining.total_seconds()),
+                       fmt(r.idle.total_seconds()), r.extensions, *(r.summary.get(n) for n in names)]
+                      for r in rows])
+    return 0
+
+
+# -- health -----------------------------------------------------------------------------------------
+
+def cmd_health(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
+    wb, q = queue()
+    with wb:
+        h = q.health()
+    if as_json:
+        output.dump_json(h.to_dict())
+        return 0
+    oldest = "" if h.oldest_waiting_age_seconds is None else \
+        f"   (the oldest has waited {durations.format_duration(h.oldest_waiting_age_seconds)})"
+    print(f"{h.queue} at {output.when(h.db_now)}")
+    print(f"  waiting        {h.waiting:>8}{oldest}")
+    print(f"  locked         {h.locked:>8}")
+    print(f"  expired locks  {h.expired_locks:>8}")
+    print(f"today: {h.completed_today} completed, {h.releases_today} released, {h.expiries_today} expired, "
+          f"{h.force_releases_today} force-released")
+    if h.release_reasons_today:
+        print("release reasons today:")
+        for reason, count in h.release_reasons_today:
+            print(f"  {count:>6}  {reason}")
+    return 0
+
+
+# -- stats ------------------------------------------------------------------------------------------
+
+def moment(text: str, now: dt.datetime, option: str) -> dt.datetime:
+    """A point in time from the command line: a duration back from `now`, or an ISO date or time
+    (without a zone: on the queue's clock, as the engine reads it)."""
+    try:
+        return now - dt.timedelta(seconds=durations.parse_duration(text))
+    except ValueError:
+        pass
+    try:
+        return dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise errors.UsageError(f"{option} {text!r}: write an ISO date or time (2026-11-21, 2026-11-21T08:00) "
+                                "or a duration back from now (8h, 1d, 90m)") from None
+
+
+def cmd_stats(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
+    as_csv = _formats(args, as_json)
+    wb, q = queue()
+    with wb:
+        reading = q.db_clock()
+        since = moment(args.since, reading.now, "--since") if args.since else reading.today_start
+        until = moment(args.until, reading.now, "--until") if args.until else None
+        if until is not None and reading.to_utc(until) <= reading.to_utc(since):
+            raise errors.UsageError(f"--until ({output.when(until)}) must be after --since ({output.when(since)})")
+        operators = q.operator_stats(since, until)
+        hours = q.throughput(since, until) if as_json else []
+    if as_json:
+        output.dump_json({"queue": args.queue, "since": since, "until": until,
+                          "operators": [s.to_dict() for s in operators], "hours": [h.to_dict() for h in hours]})
+        return 0
+    headers = ["operator", "completed", "median_handle_seconds", "p90_handle_seconds", "releases", "expiries",
+               "force_released"]
+    if as_csv:
+        _csv(headers, [[s.operator, s.completed, s.median_handle_seconds, s.p90_handle_seconds, s.releases,
+                        s.expiries, s.force_released] for s in operators])
+        return 0
+    end = output.when(until) if until is not None else "now"
+    total = sum(s.completed for s in operators)
+    print(f"{args.queue}: {output.when(since)} to {end}: {total} completed by {len(operators)} operator(s)")
+    if operators:
+        output.table(["OPERATOR", "DONE", "MEDIAN", "P90", "RELEASED", "EXPIRED", "FORCE-RELEASED"],
+                     [[s.operator, s.completed, _seconds(s.median_handle_seconds), _seconds(s.p90_handle_seconds),
+                       s.releases, s.expiries, s.force_released] for s in operators])
+    return 0
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else durations.format_duration(value)
+

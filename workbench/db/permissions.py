@@ -1,0 +1,332 @@
+"""Who may supervise: PostgreSQL roles and row-level security, or workbench's roles table elsewhere."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import errors
+from workbench.db import clock, mapping, migrations, tables
+
+# PostgreSQL roles made by `workbench grants` (NOLOGIN: people log in with their own login, a member).
+OPERATOR_ROLE = "workbench_operator"
+SUPERVISOR_ROLE = "workbench_supervisor"
+SUPERVISOR, OPERATOR = tables.ROLE_NAMES
+
+NO_ROLES_NOTE = ("no supervisor is set up in the roles table, so everyone may force-release, reassign and "
+                 "publish; `workbench --user NAME role grant NAME supervisor` sets up the first one")
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleGrant:
+    """One row of the roles table."""
+
+    user: str
+    role: str
+    granted_by: str
+    granted_at: dt.datetime  # database clock, UTC
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# -- who may supervise ----------------------------------------------------------------------------
+
+def roles_table(schema: str | None) -> sa.Table:
+    metadata, _, _ = tables.build_metadata(schema)
+    return metadata.tables[f"{schema}.{tables.ROLES_TABLE}" if schema else tables.ROLES_TABLE]
+
+
+def supervisors(conn: sa.Connection, schema: str | None) -> list[str]:
+    """Users with the supervisor role in the roles table (empty: roles are not set up)."""
+    t = roles_table(schema)
+    return list(conn.execute(sa.select(t.c.user_name).where(t.c.role == SUPERVISOR)
+                             .order_by(t.c.user_name)).scalars())
+
+
+def row_security(conn: sa.Connection, table: sa.Table) -> bool:
+    """Is `table` under PostgreSQL row-level security (`workbench grants --apply`)? Then the
+    database itself decides who may change someone else's lock."""
+    if conn.dialect.name != "postgresql":
+        return False
+    found = conn.execute(sa.text("SELECT relrowsecurity FROM pg_catalog.pg_class WHERE oid = to_regclass(:name)"),
+                         {"name": _regclass(conn, table)}).scalar()
+    return bool(found)
+
+
+def require_supervisor(conn: sa.Connection, schema: str | None, actor: str, action: str,
+                       table: sa.Table | None = None) -> None:
+    """Raise NotPermitted unless `actor` may `action` (e.g. "force-release cases 3").
+
+    Where `table` is under PostgreSQL row-level security, the database decides on the write
+    itself and the roles table is not consulted. Elsewhere the roles table decides; with no
+    supervisor in it roles are not set up, and everyone may.
+    """
+    if table is not None and row_security(conn, table):
+        return
+    names = supervisors(conn, schema)
+    if not names or actor in names:
+        return
+    shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+    raise errors.NotPermitted(
+        f"{actor} may not {action}: only supervisors may, and {actor} is not one in this database's roles "
+        f"table (supervisors: {shown}); a supervisor grants it with `workbench --user NAME role grant "
+        f"{actor} supervisor`", user=actor)
+
+
+def require_publisher(conn: sa.Connection, schema: str | None, actor: str) -> None:
+    """Raise NotPermitted unless `actor` may publish queue settings.
+
+    On PostgreSQL with `workbench grants` applied (workbench_supervisor may insert into the
+    settings table) the database's grants decide; elsewhere the roles table does.
+    """
+    if conn.dialect.name == "postgresql" and _role_exists(conn, SUPERVISOR_ROLE):
+        settings = _regclass(conn, _workbench_table(schema, tables.SETTINGS_TABLE))
+        privilege = sa.func.has_table_privilege
+        role_may, login, may = conn.execute(sa.select(
+            privilege(SUPERVISOR_ROLE, settings, "INSERT"), sa.func.current_user(),
+            privilege(sa.func.current_user(), settings, "INSERT"))).one()
+        if role_may:
+            if not may:
+                raise errors.NotPermitted(refused_message(actor, "publish queue settings", login), user=actor)
+            return
+    require_supervisor(conn, schema, actor, "publish queue settings")
+
+
+def database_refusal(conn: sa.Connection, actor: str, action: str) -> errors.NotPermitted | None:
+    """On PostgreSQL: NotPermitted when this login is not a workbench_supervisor (so that a row the
+    policy hid, or a write it filtered out, is reported as what it is); None otherwise."""
+    if conn.dialect.name != "postgresql" or not _role_exists(conn, SUPERVISOR_ROLE):
+        return None
+    login, member = conn.execute(sa.select(sa.func.current_user(), sa.func.pg_has_role(
+        sa.func.current_user(), SUPERVISOR_ROLE, "USAGE"))).one()
+    if member:
+        return None
+    return errors.NotPermitted(refused_message(actor, action, login), user=actor)
+
+
+def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.NotPermitted | None:
+    """On PostgreSQL: NotPermitted when row-level security binds this login and it is not `user`
+    (so a write under `user`'s lock was filtered out, not lost); None otherwise."""
+    if conn.dialect.name != "postgresql":
+        return None
+    row = conn.execute(sa.text(
+        "SELECT session_user, c.relrowsecurity AND NOT r.rolsuper AND NOT r.rolbypassrls "
+        "AND NOT pg_has_role(session_user, c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
+        "JOIN pg_catalog.pg_roles r ON r.rolname = session_user WHERE c.oid = to_regclass(:name)"),
+        {"name": _regclass(conn, table)}).first()
+    if row is None or not row[1] or row[0] == user:
+        return None
+    return errors.NotPermitted(
+        f"{user}'s lock cannot be used from the database login {row[0]}: with row-level security "
+        "(`workbench grants`) each person logs in with their own database login, named exactly like their "
+        "workbench user", user=user)
+
+
+def refused_message(actor: str, action: str, login: str | None) -> str:
+    who = f"the login {login}" if login else "this login"
+    return (f"{actor} may not {action}: the database allows that only to members of the role {SUPERVISOR_ROLE}, "
+            f"and {who} is not one; a database administrator grants it with "
+            f"GRANT {SUPERVISOR_ROLE} TO {login or 'LOGIN'}")
+
+
+def database_roles_in_use(conn: sa.Connection) -> bool:
+    """PostgreSQL with `workbench grants` applied somewhere on the server (the supervisor role exists)."""
+    return conn.dialect.name == "postgresql" and _role_exists(conn, SUPERVISOR_ROLE)
+
+
+def is_refusal(exc: sa.exc.DBAPIError) -> bool:
+    """Did the database refuse for lack of a privilege or because a row-level security policy said no?"""
+    code = str(getattr(exc.orig, "sqlstate", "") or "")
+    return code == "42501" or "row-level security" in str(exc.orig).lower()
+
+
+def _role_exists(conn: sa.Connection, role: str) -> bool:
+    return conn.execute(sa.text("SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = :role"),
+                        {"role": role}).first() is not None
+
+
+def _regclass(conn: sa.Connection, table: sa.Table) -> str:
+    return conn.dialect.identifier_preparer.format_table(table)
+
+
+def _workbench_table(schema: str | None, name: str) -> sa.Table:
+    metadata, _, _ = tables.build_metadata(schema)
+    return metadata.tables[f"{schema}.{name}" if schema else name]
+
+
+# -- the roles table ------------------------------------------------------------------------------
+
+def list_roles(conn: sa.Connection, schema: str | None) -> list[RoleGrant]:
+    t = roles_table(schema)
+    rows = conn.execute(sa.select(t).order_by(t.c.role.desc(), t.c.user_name)).mappings()
+    return [_grant(row) for row in rows]
+
+
+def grant(conn: sa.Connection, schema: str | None, actor: str, user: str, role: str) -> RoleGrant:
+    """Give `user` a role (replacing the one they had). Only a supervisor may, except while the
+    table has no supervisor yet: then anyone may set up the first one."""
+    _check_name(actor, "your user name (--user NAME)")
+    _check_name(user, "the user to grant a role to")
+    if role not in tables.ROLE_NAMES:
+        raise errors.InvalidValue(f"no role '{role}'; the roles are {' and '.join(tables.ROLE_NAMES)}")
+    require_supervisor(conn, schema, actor, f"grant roles (here: {role} to {user})")
+    t = roles_table(schema)
+    conn.execute(sa.delete(t).where(t.c.user_name == user))
+    conn.execute(sa.insert(t).values(user_name=user, role=role, granted_by=actor, granted_at=clock.db_now()))
+    return _grant(conn.execute(sa.select(t).where(t.c.user_name == user)).mappings().one())
+
+
+def revoke(conn: sa.Connection, schema: str | None, actor: str, user: str) -> RoleGrant:
+    """Remove `user`'s role; returns what they had. Only a supervisor may (while there is one)."""
+    _check_name(actor, "your user name (--user NAME)")
+    t = roles_table(schema)
+    row = conn.execute(sa.select(t).where(t.c.user_name == user)).mappings().first()
+    if row is None:
+        raise errors.InvalidValue(f"{user} has no role in this database's roles table")
+    require_supervisor(conn, schema, actor, f"revoke roles (here: {user}'s)")
+    conn.execute(sa.delete(t).where(t.c.user_name == user))
+    return _grant(row)
+
+
+def _check_name(name: str, what: str) -> None:
+    if not name or not name.strip() or len(name) > 128:
+        raise errors.UsageError(f"{what} must be 1 to 128 characters")
+
+
+def _grant(row: Any) -> RoleGrant:
+    at = row["granted_at"]
+    if isinstance(at, str):
+        at = dt.datetime.fromisoformat(at)
+    return RoleGrant(user=row["user_name"], role=row["role"], granted_by=row["granted_by"],
+                     granted_at=at if at.tzinfo else at.replace(tzinfo=dt.UTC))
+
+
+# -- PostgreSQL: roles, grants and row-level security ---------------------------------------------
+
+def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list[sa.DDL]:
+    """The statements that let only supervisors change other users' locks on `q`'s table.
+
+    Creates the NOLOGIN roles workbench_operator and workbench_supervisor (a member of the
+    first), grants operators what workbench reads and writes (UPDATE only on the columns it
+    writes), and turns on row-level security with policies: operators may update a row that is
+    free, locked by their own login or whose lock expired (database clock), and may leave only
+    their own login or nobody as the lock user; supervisors may update any row; logins that are
+    not workbench operators keep what their grants give them. The table owner is not subject to
+    the policies (no FORCE): it runs `attach` and `init`, and operators must not use it.
+    Idempotent; nothing is changed here.
+    """
+    if conn.dialect.name != "postgresql":
+        raise errors.UsageError("row-level security is set up on PostgreSQL only; elsewhere the roles "
+                                "table decides who is a supervisor (`workbench role`)")
+    migrations.check(conn, schema)
+    prep = conn.dialect.identifier_preparer
+    operator, supervisor = prep.quote(OPERATOR_ROLE), prep.quote(SUPERVISOR_ROLE)
+    table = prep.format_table(q.table)
+    wb_tables = {name: prep.format_table(_workbench_table(schema, name))
+                 for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
+                              tables.VERSION_TABLE, tables.ROLES_TABLE)}
+    current = conn.execute(sa.select(sa.func.current_schema())).scalar()
+    schemas = list(dict.fromkeys([q.table.schema or current, schema or current]))
+    sequences = [_sequence(conn, _workbench_table(schema, name)) for name in (tables.AUDIT_TABLE,
+                                                                              tables.COOLDOWN_TABLE)]
+
+    def literal(value: str) -> str:
+        return _sql(conn, sa.literal(value, sa.String()))
+
+    statements = [
+        ("DO $wb$\nBEGIN\n"
+         f"  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = {literal(OPERATOR_ROLE)}) THEN\n"
+         f"    CREATE ROLE {operator} NOLOGIN;\n  END IF;\n"
+         f"  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = {literal(SUPERVISOR_ROLE)}) THEN\n"
+         f"    CREATE ROLE {supervisor} NOLOGIN;\n  END IF;\n"
+         f"  IF NOT pg_has_role({literal(SUPERVISOR_ROLE)}, {literal(OPERATOR_ROLE)}, 'MEMBER') THEN\n"
+         f"    GRANT {operator} TO {supervisor};\n  END IF;\nEND\n$wb$"),
+        *(f"GRANT USAGE ON SCHEMA {prep.quote_schema(name)} TO {operator}" for name in schemas),
+        (f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in written_columns(q))}) "
+         f"ON {table} TO {operator}"),
+        f"GRANT SELECT, INSERT ON {wb_tables[tables.AUDIT_TABLE]} TO {operator}",
+        # A release records a cool-down entry and deletes the releasing user's lapsed ones.
+        f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.COOLDOWN_TABLE]} TO {operator}",
+        *(f"GRANT USAGE ON SEQUENCE {seq} TO {operator}" for seq in sequences if seq),
+        (f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "
+         f"{wb_tables[tables.ROLES_TABLE]} TO {operator}"),
+        f"GRANT INSERT ON {wb_tables[tables.SETTINGS_TABLE]} TO {supervisor}",
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+    ]
+    for name, body in _policies(conn, q, operator, supervisor):
+        policy = prep.quote(name)
+        statements += [f"DROP POLICY IF EXISTS {policy} ON {table}", f"CREATE POLICY {policy} ON {table} {body}"]
+    # sa.DDL formats its text with %; the text holds no placeholders, so every % is a literal one.
+    return [sa.DDL(text.replace("%", "%%")) for text in statements]
+
+
+def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
+    """Every column workbench may write: lock columns, on_claim/on_release/outcome columns, edits."""
+    names = {c.name for c in q.lock_columns} | {c.name for c in q.editable} | {
+        b.column.name for group in (q.on_claim, q.on_release, *q.outcomes.values()) for b in group}
+    return [c for c in q.table.c if c.name in names]
+
+
+def policy_names(queue: str) -> dict[str, str]:
+    base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
+    return {kind: f"{base[:63 - len(kind) - 1]}_{kind}" for kind in ("read", "others", "operator", "supervisor")}
+
+
+def _policies(conn: sa.Connection, q: mapping.BoundQueue, operator: str,
+              supervisor: str) -> list[tuple[str, str]]:
+    now = q.now()
+    # session_user, not current_user: SET ROLE cannot change it, so a lock is always written
+    # under the name of the login that wrote it.
+    login = sa.cast(sa.func.session_user(), sa.String())
+    scope = q.scope_clause()
+    # The same expressions the engine's own statements use: free, mine, or stale (expired, or
+    # no expiry at all); on a table without an expiry column: lock time + lock_duration.
+    may_touch = sa.and_(*scope, sa.or_(q.user.is_(None), q.user == login, q.stale(now)))
+    may_leave = sa.and_(*scope, sa.or_(q.user.is_(None), q.user == login))
+    not_operator = sa.not_(sa.func.pg_has_role(sa.func.session_user(), sa.literal(OPERATOR_ROLE, sa.String()),
+                                               sa.literal("USAGE", sa.String())))
+    names = policy_names(q.name)
+    others, touch, leave = _sql(conn, not_operator), _sql(conn, may_touch), _sql(conn, may_leave)
+    return [
+        (names["read"], "AS PERMISSIVE FOR SELECT TO PUBLIC USING (true)"),
+        # Logins that are not workbench operators (e.g. the application that feeds the queue)
+        # keep exactly what their grants give them.
+        (names["others"], f"AS PERMISSIVE FOR ALL TO PUBLIC USING ({others}) WITH CHECK ({others})"),
+        (names["operator"], f"AS PERMISSIVE FOR UPDATE TO {operator} USING ({touch}) WITH CHECK ({leave})"),
+        (names["supervisor"], f"AS PERMISSIVE FOR UPDATE TO {supervisor} USING (true) WITH CHECK (true)"),
+    ]
+
+
+def _sql(conn: sa.Connection, expr: sa.ColumnElement[Any]) -> str:
+    """An expression as SQL text for DDL: values rendered (and quoted) by the dialect, bare column names."""
+    text = str(expr.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True, "include_table": False}))
+    # Drivers with format/pyformat parameters get literal % doubled in compiled text; DDL text is plain SQL.
+    return text.replace("%%", "%") if conn.dialect.paramstyle in ("format", "pyformat") else text
+
+
+def _sequence(conn: sa.Connection, table: sa.Table) -> str | None:
+    """The quoted name of the sequence behind `table`'s id column, if it has one."""
+    row = conn.execute(sa.text(
+        "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+        "ON n.oid = c.relnamespace WHERE c.oid = to_regclass(pg_get_serial_sequence(:t, 'id'))"),
+        {"t": _regclass(conn, table)}).first()
+    if row is None:
+        return None
+    prep = conn.dialect.identifier_preparer
+    return f"{prep.quote_schema(row[0])}.{prep.quote(row[1])}"
+
+
+def render(statements: list[sa.DDL]) -> str:
+    """The plan as a script."""
+    return "".join(stmt.statement.replace("%%", "%") + ";\n\n" for stmt in statements).strip() + "\n"
+
+
+def apply(conn: sa.Connection, statements: list[sa.DDL]) -> None:
+    """Run the plan on `conn`, inside the caller's transaction (PostgreSQL DDL is transactional)."""
+    for stmt in statements:
+        conn.execute(stmt)

@@ -1,0 +1,514 @@
+"""The supervisor console's figures: the lock board, queue health, operator statistics and throughput.
+
+Everything here only reads, in one short transaction per call (`Database.read`), with a fixed
+number of statements whatever the number of rows (never one per row):
+
+- the **board**: the clock; the locked rows with their list columns (through the lock index);
+  the audit aggregates per item and token of exactly those items (through the audit index
+  `(queue, item_key, id)`, see `_activity`);
+- **health**: one statement of counts on the table (each through the claim or the lock index,
+  with the rows a claim could take defined as the claim defines them) and one on today's audit
+  rows (through the audit time index);
+- **operator statistics** and **handle times**: the completions of the period with the start of
+  each one's lock (see `completions`), and for the statistics the other events counted per owner;
+- **throughput**: counted per hour by the database.
+
+Audit times are UTC; results are given on the queue's clock like every other time workbench
+hands out (aware UTC, or naive server-local time with `database.clock = "local"`), and naive
+times passed in are read on that clock too.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as dt
+import functools
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import FunctionElement
+
+from workbench.core import models
+from workbench.db import audit as audit_mod
+from workbench.db import claims, clock, mapping
+
+_UTC = dt.UTC
+_CLAIM, _SAVE, _EXTEND, _REASSIGN = (models.EventKind.CLAIM.value, models.EventKind.SAVE.value,
+                                     models.EventKind.EXTEND.value, models.EventKind.REASSIGN.value)
+_COMPLETE, _RELEASE, _EXPIRE, _FORCE = (models.EventKind.COMPLETE.value, models.EventKind.RELEASE.value,
+                                        models.EventKind.EXPIRE.value, models.EventKind.FORCE_RELEASE.value)
+# Events that show someone working under a lock (the board's "last activity").
+_ACTIVITY = (_CLAIM, _SAVE, _EXTEND, _REASSIGN)
+NO_REASON = "(no reason)"
+# Keys per statement when the board looks up the locked items' audit rows: SQL Server takes at
+# most 2,100 parameters per statement; the others take far more than a board holds.
+_KEYS_PER_STATEMENT = {"mssql": 2000}
+_DEFAULT_KEYS_PER_STATEMENT = 20_000
+
+
+# -- the database clock ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Clock:
+    """One reading of the database clock, to turn audit times (naive UTC) into the queue's clock and back.
+
+    Attributes:
+        now: the queue's current time as workbench hands times out: aware UTC, naive server-local
+            time (`database.clock = "local"`), or aware in the session's zone (time-zone columns).
+        utc: the same instant as naive UTC, as the audit trail keeps times.
+        offset: the queue's clock minus UTC, in whole minutes (zero on the UTC clock).
+        local: whether times are naive server-local times.
+    """
+
+    now: dt.datetime
+    utc: dt.datetime
+    offset: dt.timedelta
+    local: bool
+
+    @classmethod
+    def columns(cls, q: mapping.BoundQueue) -> list[sa.ColumnElement[Any]]:
+        """The two columns a statement selects so that `from_row` can read the clock from it."""
+        return [sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)).label("wb_now"),
+                sa.type_coerce(clock.db_now(), sa.DateTime()).label("wb_utc")]
+
+    @classmethod
+    def from_row(cls, q: mapping.BoundQueue, row: Mapping[str, Any]) -> Clock:
+        raw, utc = _datetime(row["wb_now"]), _datetime(row["wb_utc"])
+        if raw.tzinfo is not None:
+            return cls(now=raw, utc=raw.astimezone(_UTC).replace(tzinfo=None),
+                       offset=raw.utcoffset() or dt.timedelta(0), local=False)
+        if not q.local_clock:
+            return cls(now=raw.replace(tzinfo=_UTC), utc=raw, offset=dt.timedelta(0), local=False)
+        minutes = round((raw - utc).total_seconds() / 60)
+        return cls(now=raw, utc=utc, offset=dt.timedelta(minutes=minutes), local=True)
+
+    @classmethod
+    def read(cls, conn: sa.Connection, q: mapping.BoundQueue) -> Clock:
+        return cls.from_row(q, conn.execute(sa.select(*cls.columns(q))).mappings().one())
+
+    def from_utc(self, value: Any) -> dt.datetime:
+        """An audit time (naive UTC) on the queue's clock."""
+        shifted = _datetime(value) + self.offset
+        if self.local:
+            return shifted
+        return shifted.replace(tzinfo=_UTC if not self.offset else dt.timezone(self.offset))
+
+    def converter(self) -> Callable[[Any], dt.datetime]:
+        """`from_utc` for thousands of values (on the UTC clock: one C call each)."""
+        if not self.offset and not self.local:
+            return functools.partial(dt.datetime.replace, tzinfo=_UTC)
+        return self.from_utc
+
+    def to_utc(self, value: dt.datetime) -> dt.datetime:
+        """A caller's time as naive UTC, to compare with audit times. A naive time is read on the
+        queue's clock: UTC, or the server's local time with `database.clock = "local"`."""
+        if value.tzinfo is not None:
+            return value.astimezone(_UTC).replace(tzinfo=None)
+        return value - self.offset if self.local else value
+
+    @property
+    def today_start(self) -> dt.datetime:
+        """Midnight at the start of the database clock's current date, on the queue's clock."""
+        return self.now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _datetime(value: Any) -> dt.datetime:
+    if isinstance(value, str):  # SQLite keeps times as text
+        return dt.datetime.fromisoformat(value)
+    if isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, dt.date):  # a DATE column (`created`): its midnight
+        return dt.datetime.combine(value, dt.time())
+    raise TypeError(f"not a date-time: {value!r}")
+
+
+# -- the lock board -------------------------------------------------------------------------------
+
+def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+          limit: int = 20000) -> list[models.BoardRow]:
+    """Every lock of the queue (live, or expired and not yet taken over), oldest first, with the
+    list columns of its item, when it was last worked on and how often it was extended.
+
+    Three statements: the clock; the locked rows with their list columns (through the lock index);
+    the audit aggregates of exactly those items (see `_activity`).
+    """
+    reading = Clock.read(conn, q)  # one reading for the whole board
+    when = sa.DateTime(timezone=q.aware)
+    token = q.token if q.token is not None else sa.null()
+    stmt = (sa.select(q.key, q.user, _fast_time(conn, sa.type_coerce(q.time, when)),
+                      _fast_time(conn, sa.type_coerce(q.expiry(), when)), token, *q.list_columns)
+            .where(*q.scope_clause(), q.user.is_not(None), q.time.is_not(None))
+            .order_by(q.time, q.key).limit(limit))
+    rows = conn.execute(stmt).all()
+    if not rows:
+        return []
+    activity = _activity(conn, q, trail, [str(row[0]) for row in rows], every_lock=len(rows) < limit)
+    names = [c.name for c in q.list_columns]
+    legacy = q.token is None
+    aware = _lock_time_converter(q)
+    from_utc = reading.converter()
+    db_now = reading.now
+    result = []
+    for key, owner, locked, expires, current, *summary in rows:
+        locked_at = aware(locked)
+        item = str(key)
+        if legacy:
+            current = mapping.LEGACY_TOKEN_PREFIX + locked_at.isoformat()
+            last, extensions = _legacy_lock_activity(activity.get(item, ()))
+        else:
+            last, extensions = activity.get((item, current), (None, 0))
+        result.append(models.BoardRow(
+            queue=q.name, key=key, owner=owner, locked_at=locked_at, expires_at=aware(expires), db_now=db_now,
+            last_activity=from_utc(last) if last is not None else locked_at, extensions=extensions,
+            summary=dict(zip(names, summary))))
+    return result
+
+
+def _lock_time_converter(q: mapping.BoundQueue) -> Callable[[Any], dt.datetime]:
+    """A fast BoundQueue._aware for thousands of lock times (already datetimes: SQLAlchemy parsed them)."""
+    if q.aware or q.local_clock:
+        return _datetime
+    return functools.partial(dt.datetime.replace, tzinfo=_UTC)
+
+
+def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+              keys: list[str], *, every_lock: bool) -> dict[Any, Any]:
+    """The claim, save, extend and reassign events of the locked items, aggregated per item and token.
+
+    With a token column: {(item_key, token): (latest time, extensions)}. Without one (shape 2):
+    {item_key: [(first id, latest time, extensions, claims), …] oldest first}.
+
+    On PostgreSQL and SQLite the audit trail is joined to the locked rows, which the planner runs
+    as one probe of the audit index (queue, item_key, id) per lock (a nested loop; a hash join
+    only wins over a trail smaller than that). MySQL/MariaDB cannot probe that index with the key
+    cast to text when the cast's character set differs from the audit table's, and SQL Server may
+    convert the column instead of the key; there the keys go in as an IN list, `_KEYS_PER_STATEMENT`
+    at a time. `keys` are the locked items' keys; `every_lock` says that they are all the queue's
+    locks (the board was not cut by its limit), which the join needs.
+    """
+    a = trail.table
+    legacy = q.token is None
+    columns = [a.c.item_key, a.c.token, sa.func.max(a.c.at).label("last_at"),
+               sa.func.sum(sa.case((a.c.event == _EXTEND, 1), else_=0)).label("extensions")]
+    if legacy:
+        columns += [sa.func.min(a.c.id).label("first_id"),
+                    sa.func.sum(sa.case((a.c.event == _CLAIM, 1), else_=0)).label("claims")]
+    where = [a.c.queue == q.name, a.c.event.in_(_ACTIVITY)]
+    columns[2] = _fast_time(conn, columns[2])
+    statements: list[tuple[sa.Select[Any], dict[str, Any]]] = []
+    dialect = conn.dialect.name
+    if dialect in ("postgresql", "sqlite") and every_lock:
+        on = [a.c.item_key == sa.cast(q.key, a.c.item_key.type)]
+        if not legacy:
+            on.append(a.c.token == q.token)
+        stmt = (sa.select(*columns).select_from(q.table.join(a, sa.and_(*on)))
+                .where(*where, *q.scope_clause(), q.user.is_not(None), q.time.is_not(None)))
+        statements.append((stmt, {}))
+    else:
+        stmt = sa.select(*columns).where(*where, a.c.item_key.in_(sa.bindparam("wb_keys", expanding=True)))
+        size = _KEYS_PER_STATEMENT.get(dialect, _DEFAULT_KEYS_PER_STATEMENT)
+        unique = sorted(set(keys))
+        statements += [(stmt, {"wb_keys": unique[i:i + size]}) for i in range(0, len(unique), size)]
+    found: dict[Any, Any] = {}
+    for stmt, params in statements:
+        stmt = stmt.group_by(a.c.item_key, a.c.token)
+        if legacy:
+            for item, _, last, extensions, first_id, claims_ in conn.execute(stmt, params):
+                found.setdefault(item, []).append((first_id, last, int(extensions or 0), int(claims_ or 0)))
+        else:
+            for item, token, last, extensions in conn.execute(stmt, params):
+                found[(item, token)] = (last, int(extensions or 0))
+    if legacy:
+        for groups in found.values():
+            groups.sort(key=lambda g: g[0])
+    return found
+
+
+def _legacy_lock_activity(groups: Sequence[tuple[int, Any, int, int]]) -> tuple[Any, int]:
+    """(latest activity, extensions) of the current lock of a table without a token column.
+
+    Such a lock gets a new token at every extension (the lock time moves), so its events are those
+    from the item's latest claim on, under however many tokens.
+    """
+    start = max((i for i, g in enumerate(groups) if g[3]), default=None)
+    if start is None:
+        return None, 0
+    chain = groups[start:]
+    return max(_datetime(g[1]) for g in chain), sum(g[2] for g in chain)
+
+
+class _IsoDateTime(sa.types.TypeDecorator[dt.datetime]):
+    """A date-time selected as text and parsed with datetime.fromisoformat."""
+
+    impl = sa.String
+    cache_ok = True
+
+    def process_result_value(self, value: Any, dialect: Any) -> dt.datetime | None:
+        return None if value is None else dt.datetime.fromisoformat(value)
+
+
+def _fast_time(conn: sa.Connection, column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+    """`column` (a date-time) for a select list that may return thousands of rows.
+
+    PyMySQL parses DATETIME values in Python, about 30 times slower than fromisoformat; thousands of
+    them cost more than the query. Over PyMySQL the value is selected as text and parsed here.
+    """
+    if conn.dialect.driver != "pymysql":
+        return column
+    return sa.type_coerce(sa.cast(column, sa.String()), _IsoDateTime())
+
+
+# -- queue health ---------------------------------------------------------------------------------
+
+def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> models.QueueHealth:
+    """The queue now (waiting, locked, expired locks, the oldest waiting item) and today's events."""
+    now = q.now()
+    # The rows a claim could take now, as the claim itself defines them: expired locks, then free rows.
+    expired_branch, free_branch = claims.ClaimMethod.branches(
+        q, now, claims.ClaimRequest(user="", use_cooldown=False), trail)
+    t = q.table
+    held = [*q.scope_clause(), q.user.is_not(None)]
+
+    def count(where: sa.ColumnElement[bool]) -> sa.ScalarSelect[Any]:
+        return sa.select(sa.func.count()).select_from(t).where(where).scalar_subquery()
+
+    columns = [count(free_branch).label("wb_free"), count(expired_branch).label("wb_retake"),
+               count(sa.and_(*held, q.live(now))).label("wb_locked"),
+               count(sa.and_(*held, q.stale(now))).label("wb_expired"), *Clock.columns(q)]
+    if q.created is not None:
+        for name, where in (("wb_oldest_free", free_branch), ("wb_oldest_retake", expired_branch)):
+            columns.append(sa.select(sa.func.min(q.created)).where(where).scalar_subquery().label(name))
+    row = conn.execute(sa.select(*columns)).mappings().one()
+    reading = Clock.from_row(q, row)
+    oldest = None
+    if q.created is not None:
+        arrived = [_datetime(v) for v in (row["wb_oldest_free"], row["wb_oldest_retake"]) if v is not None]
+        if arrived:
+            oldest = _age_seconds(reading, min(arrived))
+    a = trail.table
+    since = reading.to_utc(reading.today_start)
+    today = (sa.select(a.c.event, a.c.reason, sa.func.count().label("n"))
+             .where(a.c.queue == q.name, a.c.at >= since, a.c.event.in_((_COMPLETE, _RELEASE, _EXPIRE, _FORCE)))
+             .group_by(a.c.event, a.c.reason))
+    totals: collections.Counter[str] = collections.Counter()
+    reasons: collections.Counter[str] = collections.Counter()
+    for event, reason, n in conn.execute(today):
+        totals[event] += n
+        if event == _RELEASE:
+            reasons[reason if reason else NO_REASON] += n
+    return models.QueueHealth(
+        queue=q.name, waiting=int(row["wb_free"]) + int(row["wb_retake"]), locked=int(row["wb_locked"]),
+        expired_locks=int(row["wb_expired"]), completed_today=totals[_COMPLETE],
+        oldest_waiting_age_seconds=oldest, releases_today=totals[_RELEASE], expiries_today=totals[_EXPIRE],
+        force_releases_today=totals[_FORCE],
+        release_reasons_today=sorted(reasons.items(), key=lambda item: (-item[1], item[0])),
+        db_now=reading.now)
+
+
+def _age_seconds(reading: Clock, arrived: dt.datetime) -> float:
+    """Seconds from `arrived` (a value of the `created` column, on the queue's clock) to now."""
+    return (reading.utc - reading.to_utc(arrived)).total_seconds()
+
+
+# -- operators, handle times, throughput ----------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Completed:
+    """One completion in a period and how long its lock was held (None when the claim is not in the trail)."""
+
+    owner: str
+    at: dt.datetime  # naive UTC
+    seconds: float | None
+
+
+def period(conn: sa.Connection, q: mapping.BoundQueue, since: dt.datetime,
+           until: dt.datetime | None) -> tuple[Clock, dt.datetime, dt.datetime | None]:
+    """The clock and the period as naive UTC bounds for the audit trail."""
+    reading = Clock.read(conn, q)
+    return reading, reading.to_utc(since), reading.to_utc(until) if until is not None else None
+
+
+def _in_period(a: sa.Table, since: dt.datetime, until: dt.datetime | None) -> list[sa.ColumnElement[bool]]:
+    where = [a.c.at >= since]
+    if until is not None:
+        where.append(a.c.at < until)
+    return where
+
+
+def completions(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, since: dt.datetime,
+                until: dt.datetime | None) -> list[Completed]:
+    """Every completion in [since, until) (naive UTC) with its handle time, in completion order; one statement.
+
+    Handle time = the completion's time minus the start of the lock it completed: the earliest
+    claim (or reassignment) event under the same token. A reassignment writes a claim event for
+    the new holder's token, so a reassigned lock counts from the reassignment. Tables without a
+    token column get a new token at every extension; there the lock starts at the item's latest
+    claim before the completion (a completion is accepted only under the live lock, so no other
+    claim of the item can come in between).
+
+    The completions of the period come through the audit time index; each one's start through
+    the audit index (queue, item_key, id), which holds the item's few rows next to each other.
+    """
+    a = trail.table
+    s = a.alias("wb_start")
+    before = [s.c.queue == q.name, s.c.item_key == a.c.item_key, s.c.id < a.c.id]
+    if q.token is not None:
+        start = sa.select(sa.func.min(s.c.at)).where(*before, s.c.token == a.c.token,
+                                                     s.c.event.in_((_CLAIM, _REASSIGN)))
+    else:
+        start = sa.select(s.c.at).where(*before, s.c.event == _CLAIM).order_by(s.c.id.desc()).limit(1)
+    stmt = (sa.select(a.c.owner, a.c.actor, _fast_time(conn, a.c.at),
+                      _fast_time(conn, sa.type_coerce(start.scalar_subquery(), a.c.at.type)))
+            .where(a.c.queue == q.name, a.c.event == _COMPLETE, *_in_period(a, since, until))
+            .order_by(a.c.at))
+    result = []
+    for owner, actor, at, started in conn.execute(stmt):
+        result.append(Completed(owner=owner or actor, at=at,
+                                seconds=(at - started).total_seconds() if started is not None else None))
+    return result
+
+
+def operator_stats(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                   since: dt.datetime, until: dt.datetime | None = None) -> list[models.OperatorStats]:
+    """Per operator in [since, until): completions with median and 90th-percentile handle time, and
+    the releases, expiries and force releases of their locks; most completions first.
+
+    The median is the usual one (the mean of the two middle values for an even count); the 90th
+    percentile is by nearest rank (the smallest value with at least 90 % of the values at or below it).
+    Three statements: the clock, the completions (`completions`), the other events counted per owner.
+    """
+    _, start, end = period(conn, q, since, until)
+    handled: dict[str, list[float]] = collections.defaultdict(list)
+    completed: collections.Counter[str] = collections.Counter()
+    for c in completions(conn, q, trail, start, end):
+        completed[c.owner] += 1
+        if c.seconds is not None:
+            handled[c.owner].append(c.seconds)
+    a = trail.table
+    stmt = (sa.select(a.c.owner, a.c.event, sa.func.count())
+            .where(a.c.queue == q.name, a.c.event.in_((_RELEASE, _EXPIRE, _FORCE)), a.c.owner.is_not(None),
+                   *_in_period(a, start, end))
+            .group_by(a.c.owner, a.c.event))
+    lost: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for owner, event, n in conn.execute(stmt):
+        lost[owner][event] += n
+    result = []
+    for operator in set(completed) | set(lost):
+        times = handled.get(operator, [])
+        result.append(models.OperatorStats(
+            operator=operator, completed=completed[operator],
+            median_handle_seconds=statistics.median(times) if times else None,
+            p90_handle_seconds=nearest_rank(times, 90), releases=lost[operator][_RELEASE],
+            expiries=lost[operator][_EXPIRE], force_released=lost[operator][_FORCE]))
+    result.sort(key=lambda s: (-s.completed, s.operator))
+    return result
+
+
+def nearest_rank(values: Iterable[float], pct: float) -> float | None:
+    """The nearest-rank percentile: the smallest value with at least `pct` % of the values at or below it."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
+
+
+def handle_times(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                 since: dt.datetime, until: dt.datetime | None = None) -> list[float]:
+    """Seconds from claim to completion of every completion in [since, until), in completion order."""
+    _, start, end = period(conn, q, since, until)
+    return [c.seconds for c in completions(conn, q, trail, start, end) if c.seconds is not None]
+
+
+class _hour_of(FunctionElement[Any]):
+    """The start of the hour of a date-time (text on SQLite and MySQL/MariaDB, parsed by the caller)."""
+
+    inherit_cache = True
+    type = sa.String()
+
+
+@compiles(_hour_of)
+def _hour_default(element: _hour_of, compiler: Any, **kw: Any) -> str:
+    raise sa.exc.CompileError("no hour truncation for this database")
+
+
+@compiles(_hour_of, "postgresql")
+def _hour_pg(element: _hour_of, compiler: Any, **kw: Any) -> str:
+    return f"to_char(date_trunc('hour', {compiler.process(element.clauses, **kw)}), 'YYYY-MM-DD HH24:00:00')"
+
+
+@compiles(_hour_of, "sqlite")
+def _hour_sqlite(element: _hour_of, compiler: Any, **kw: Any) -> str:
+    return f"strftime('%Y-%m-%d %H:00:00', {compiler.process(element.clauses, **kw)})"
+
+
+@compiles(_hour_of, "mysql")
+@compiles(_hour_of, "mariadb")
+def _hour_mysql(element: _hour_of, compiler: Any, **kw: Any) -> str:
+    pattern = "%Y-%m-%d %H:00:00"
+    if compiler.dialect.paramstyle in ("format", "pyformat"):  # PyMySQL: a literal % is written %%
+        pattern = pattern.replace("%", "%%")
+    return f"DATE_FORMAT({compiler.process(element.clauses, **kw)}, '{pattern}')"
+
+
+@compiles(_hour_of, "mssql")
+def _hour_mssql(element: _hour_of, compiler: Any, **kw: Any) -> str:
+    return f"CONVERT(VARCHAR(13), {compiler.process(element.clauses, **kw)}, 120) + ':00:00'"
+
+
+_HOURS_IN_SQL = ("postgresql", "sqlite", "mysql", "mariadb", "mssql")
+
+
+def throughput(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+               since: dt.datetime, until: dt.datetime | None = None) -> list[models.HourCount]:
+    """Completions and claims per hour of the queue's clock, every hour of [since, until) included.
+
+    The database counts per hour (one range of the audit time index, a row per hour and kind
+    back), so a week costs little more than a day. Hours are those of the queue's clock: the
+    audit times (UTC) are shifted by the clock's offset from UTC as it is now (a change to or from
+    summer time inside the period shifts the hours before it by one). Claims are the claims
+    operators made; a reassignment's claim moves an existing lock and is not counted.
+    """
+    reading, start, end = period(conn, q, since, until)
+    a = trail.table
+    where = [a.c.queue == q.name, *_in_period(a, start, end),
+             sa.or_(a.c.event == _COMPLETE, sa.and_(a.c.event == _CLAIM, a.c.actor == a.c.owner))]
+    offset = int(reading.offset.total_seconds())
+    # A constant in the statement text, not a parameter: the same expression is in GROUP BY.
+    at = clock.add_seconds(a.c.at, sa.literal(offset, literal_execute=True)) if offset else a.c.at
+    counts: dict[dt.datetime, list[int]] = collections.defaultdict(lambda: [0, 0])
+    shift = _queue_time(reading)
+    if conn.dialect.name in _HOURS_IN_SQL:
+        hour = _hour_of(at)
+        for text, event, n in conn.execute(sa.select(hour, a.c.event, sa.func.count()).where(*where)
+                                           .group_by(hour, a.c.event)):
+            counts[shift(dt.datetime.fromisoformat(text))][0 if event == _COMPLETE else 1] += n
+    else:  # count in Python: one row per event
+        for event, when in conn.execute(sa.select(a.c.event, a.c.at).where(*where)):
+            counts[_hour(reading.from_utc(when))][0 if event == _COMPLETE else 1] += 1
+    first = _hour(reading.from_utc(start))
+    last = _hour(reading.from_utc((end if end is not None else reading.utc) - dt.timedelta(microseconds=1)))
+    last = max([last, *counts])  # an event written after the clock was read
+    hours = []
+    hour_start = first
+    while hour_start <= last:
+        done, claimed = counts.get(hour_start, (0, 0))
+        hours.append(models.HourCount(hour=hour_start, completed=done, claimed=claimed))
+        hour_start += dt.timedelta(hours=1)
+    return hours
+
+
+def _queue_time(reading: Clock) -> Callable[[dt.datetime], dt.datetime]:
+    """A naive time already shifted to the queue's clock, as the queue hands times out."""
+    if reading.local:
+        return lambda value: value
+    zone = _UTC if not reading.offset else dt.timezone(reading.offset)
+    return functools.partial(dt.datetime.replace, tzinfo=zone)
+
+
+def _hour(value: dt.datetime) -> dt.datetime:
+    return value.replace(minute=0, second=0, microsecond=0)
