@@ -111,10 +111,60 @@ def main(argv: list[str]) -> int:
     second.grab().save(str(out / "resume.png"))
     second.close()
     _connection_shots(app, out)
+    _supervisor_shots(app, out, config)
     for name in ("main-window.png", "lock-lost.png", "resume.png", "connection.png", "password.png",
-                 "reconnecting.png"):
+                 "reconnecting.png", "supervisor-board.png", "supervisor-operators.png"):
         print(out / name)
     return 0
+
+
+def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
+    """The lock board with a team at work (one lock about to expire, one expired), and the operators tab."""
+    import sqlalchemy as sa
+
+    from workbench.db import clock, service
+    from workbench.gui import supervisor
+
+    wb = service.Workbench.open(config)
+    q = wb.queue("cases")
+    audit = wb.audit_table
+    minutes = iter([4, 9, 12, 6, 25, 7, 15, 3, 31, 8, 11, 5, 9, 14, 22, 6, 18])
+    for user, done in (("ann", 5), ("bob", 3), ("carla", 7), ("dev", 2)):
+        for _ in range(done):
+            c = q.claim_next(user)[0]
+            q.complete(user, c.lock.key, c.lock.token, "resolved", {})
+            with wb.engine.begin() as conn:  # a realistic handle time: the claim happened earlier
+                conn.execute(sa.update(audit).where(audit.c.token == c.lock.token, audit.c.event == "claim")
+                             .values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * next(minutes)))))
+    for user, count in (("ann", 2), ("bob", 3), ("carla", 1), ("dev", 2)):
+        q.claim_next(user, count)
+    c = q.claim_next("erik")[0]
+    q.release("erik", c.lock.key, c.lock.token, "Needs information from the customer")
+    locks = sorted(q.locks(), key=lambda lock: lock.key)
+    table = q.q
+    with wb.engine.begin() as conn:  # as if time had passed: one lock nearly out, one expired
+        for lock, seconds in ((locks[0], 14 * 60), (locks[1], 20 * 60), (locks[2], 6 * 60)):
+            conn.execute(sa.update(table.table).where(table.key == lock.key).values({
+                table.time.name: clock.add_seconds(table.time, sa.literal(-seconds)),
+                table.expires.name: clock.add_seconds(table.expires, sa.literal(-seconds))}))
+            conn.execute(sa.update(audit).where(audit.c.token == lock.token)
+                         .values(at=clock.add_seconds(audit.c.at, sa.literal(-seconds))))
+    window = supervisor.SupervisorWindow(wb, "sue", refresh_seconds=600)
+    window.resize(1100, 560)
+    window.show()
+    window.refresh()
+    _until(app, lambda: window.status.text().startswith("Refreshed"), "the lock board")
+    window.board.selectRow(2)
+    _settle(app)
+    window.grab().save(str(out / "supervisor-board.png"))
+    window.status.setText("")
+    window.tabs.setCurrentIndex(2)
+    _until(app, lambda: window.status.text().startswith("Refreshed"), "the operators tab")
+    _settle(app)
+    window.grab().save(str(out / "supervisor-operators.png"))
+    window.close()
+    window.dispatcher.wait()
+    wb.close()
 
 
 def _connection_shots(app: QApplication, out: Path) -> None:

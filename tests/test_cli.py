@@ -151,8 +151,8 @@ def test_help_lists_commands_and_exit_codes(cli: CLI, capsys: pytest.CaptureFixt
 def test_no_command_opens_the_window(cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench.gui import app
     calls = []
-    monkeypatch.setattr(app, "run", lambda config, user, demo, profile: calls.append((config, user, demo, profile))
-                        or 0)
+    monkeypatch.setattr(app, "run", lambda config, user, demo, profile, supervisor:
+                        calls.append((config, user, demo, profile)) or 0)
     assert cli("--user", "alice", "--demo").code == 0
     assert cli("--config", "x.toml", "--user", "bob").code == 0
     assert cli("--profile", "office", "--user", "bob").code == 0

@@ -72,3 +72,22 @@ def row(window: main_window.MainWindow, queue: str, key: Any) -> dict[str, Any]:
     q = window.session.wb.queue(queue).q
     with window.session.wb.engine.connect() as conn:
         return dict(conn.execute(sa.select(q.table).where(q.key == key)).mappings().one())
+
+
+def on_dialog(qtbot: Any, name: str, act: Callable[[Any], None]) -> list[str]:
+    """Once a modal dialog called `name` is up, run `act(dialog)`; returns a list that records it ran."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    seen: list[str] = []
+
+    def poll() -> None:
+        widget = QApplication.activeModalWidget()
+        if widget is not None and widget.objectName() == name and not seen:
+            seen.append(name)
+            act(widget)
+        elif not seen:
+            QTimer.singleShot(50, poll)
+
+    QTimer.singleShot(0, poll)
+    return seen

@@ -12,10 +12,10 @@ import keyring
 import pytest
 from keyring.backends import fail
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from tests import servers
-from tests.gui.conftest import FAST
+from tests.gui.conftest import FAST, on_dialog
 from tests.helpers.memkeyring import MemoryKeyring
 from workbench import demo, logs
 from workbench.config import paths, profiles
@@ -42,22 +42,6 @@ def make_launcher(qtbot: Any, tmp_path: Path) -> Iterator[Callable[[], launcher.
         the.shutdown()
 
 
-def on_dialog(qtbot: Any, name: str, act: Callable[[Any], None], *, timeout: int = 15_000) -> list[str]:
-    """Once a modal dialog called `name` is up, run `act(dialog)`; returns a list that records it ran."""
-    seen: list[str] = []
-
-    def poll() -> None:
-        widget = QApplication.activeModalWidget()
-        if widget is not None and widget.objectName() == name and not seen:
-            seen.append(name)
-            act(widget)
-        elif not seen:
-            QTimer.singleShot(50, poll)
-
-    QTimer.singleShot(0, poll)
-    return seen
-
-
 def fill(dialog: connect_dialog.ConnectionDialog, **values: Any) -> None:
     for name, value in values.items():
         widget = dialog.findChild(QWidget, name)
@@ -78,6 +62,17 @@ def demo_files(tmp_path: Path, name: str = "demo") -> tuple[Path, Path]:
 
 def sqlite_profile(name: str, db: Path, config: Path) -> profiles.Profile:
     return profiles.Profile(name=name, kind="sqlite", path=str(db), source="file", config=str(config))
+
+
+def two_profiles_open(make_launcher: Any, tmp_path: Path) -> launcher.Launcher:
+    """Profiles A (the default) and B on two demo databases; A opened."""
+    store = profiles.ProfileStore()
+    for name in ("A", "B"):
+        db, config = demo_files(tmp_path, name.lower())
+        store.save(sqlite_profile(name, db, config))
+    the = make_launcher()
+    assert the.start(None, None, False)
+    return the
 
 
 # -- first run ----------------------------------------------------------------------------------
@@ -264,13 +259,7 @@ def test_without_a_keyring_the_password_dialog_says_so(qtbot: Any) -> None:
 
 def test_switching_profiles_keeps_the_held_item(qtbot: Any, make_launcher: Any, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    db_a, config_a = demo_files(tmp_path, "a")
-    db_b, config_b = demo_files(tmp_path, "b")
-    store = profiles.ProfileStore()
-    store.save(sqlite_profile("A", db_a, config_a))
-    store.save(sqlite_profile("B", db_b, config_b))
-    the = make_launcher()
-    assert the.start(None, None, False)
+    the = two_profiles_open(make_launcher, tmp_path)
     first = the.window
     with qtbot.waitSignal(first.session.ready, timeout=20_000):
         pass
@@ -284,7 +273,7 @@ def test_switching_profiles_keeps_the_held_item(qtbot: Any, make_launcher: Any, 
     assert second is not first and the.target.profile.name == "B" and not first.isVisible()
     with qtbot.waitSignal(second.session.ready, timeout=20_000):
         pass
-    assert second.session.wb.engine.url.database.startswith(f"file:{db_b.as_posix()}")
+    assert second.session.wb.engine.url.database.startswith(f"file:{(tmp_path / 'b' / demo.DB_NAME).as_posix()}")
     # Back to A: the item is still ours, in the resume list.
     the.switch("A")
     with qtbot.waitSignal(the.window.session.ready, timeout=20_000) as ready:
@@ -340,3 +329,20 @@ def test_a_server_that_is_not_there_offers_retry_and_edit(qtbot: Any, make_launc
     the = make_launcher()
     assert not the.start(None, "gone", False)
     assert the.window is None and texts and "cannot reach the database" in texts[0], texts
+
+
+def test_the_supervisor_console_opens_from_the_connection_menu(qtbot: Any, make_launcher: Any, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    the = two_profiles_open(make_launcher, tmp_path)
+    with qtbot.waitSignal(the.window.session.ready, timeout=20_000):
+        pass
+    with qtbot.waitSignal(the.window.session.claimed, timeout=20_000):
+        the.window.next_button.click()
+    next(a for a in the.window.connection_menu.actions() if a.objectName() == "action_supervisor").trigger()
+    console = the.console
+    assert console is not None and console.isVisible() and console.wb is the.window.session.wb
+    qtbot.waitUntil(lambda: console.proxy.rowCount() == 1, timeout=20_000)
+    assert console.model.rows[0].owner == "alice"
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    assert the.switch("B")
+    assert the.console is None and not console.isVisible()  # it read the database that was closed

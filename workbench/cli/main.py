@@ -13,14 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.cli import output, profile_commands
+from workbench.cli import argtypes, output, permission_commands, profile_commands, stats_commands
 from workbench.core import errors
 
 EXIT_CODES = """exit codes:
-  0  ok                       4  lock lost or not held
-  1  anything else            5  invalid value
-  2  usage or config error    6  database unreachable
+  0  ok
+  1  anything else (e.g. not permitted: a supervisor's action by someone who is not one)
+  2  usage or config error
   3  nothing to claim
+  4  lock lost or not held
+  5  invalid value
+  6  database unreachable
 """
 
 
@@ -59,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.add_argument("--demo", action="store_true", help="without a command: open the window on the demo "
                         "database (created on first use)")
+    parser.add_argument("--supervisor", action="store_true", help="without a command: open the supervisor "
+                        "console too (lock board, queue health, operators, history)")
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -78,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("attach", "print the DDL that adds the lock columns and claim indexes")
     p.add_argument("--apply", action="store_true", help="run the DDL instead of printing it")
     p = add("next", "claim the next item(s) in queue order")
-    p.add_argument("--count", type=_positive, default=1, metavar="N", help="claim up to N items")
+    p.add_argument("--count", type=argtypes.positive, default=1, metavar="N", help="claim up to N items")
     _quiet(p)
     _quiet(add("claim", "claim one specific item", key=True))
     add("show", "show an item and its lock", key=True)
@@ -103,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the old holder)")
     add("sweep", "return expired locks to the queue and record the expiries")
     add("history", "every recorded event of one item", key=True)
+    stats_commands.add_arguments("board", add("board", "the lock board: every lock with its age, time left, "
+                                              "idle time and extensions (supervisors)"))
+    stats_commands.add_arguments("health", add("health", "waiting, locked and expired now; today's completions, "
+                                                "releases and expiries (supervisors)"))
+    stats_commands.add_arguments("stats", add("stats", "per operator: completions, handle times, releases, "
+                                                       "expiries (supervisors)"))
     p = add("publish", "publish a config file's queue settings in the database for every operator "
                        "(supervisors)", queue=False)
     p.add_argument("--file", metavar="FILE", help="the settings to publish (default: the --config file)")
@@ -110,17 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("published", "show the queue settings published in the database", queue=False)
     p.add_argument("--history", action="store_true", help="every published version, newest first")
     profile_commands.add_parser(sub, _Parser, common)
+    permission_commands.add_parsers(sub, _Parser, common)
     return parser
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def _quiet(p: argparse.ArgumentParser) -> None:
@@ -176,7 +178,7 @@ def _report(exc: BaseException, as_json: bool, prefix: str = "") -> None:
     sys.stderr.write(f"workbench: {prefix}{exc}\n")
     if as_json:
         error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "exit_code": code}
-        for field in ("cause", "holder", "by", "at", "reason", "column", "file", "key"):
+        for field in ("cause", "holder", "by", "at", "reason", "column", "file", "key", "user"):
             if hasattr(exc, field) and getattr(exc, field) is not None:
                 error[field] = getattr(exc, field)
         output.dump_json({"error": error})
@@ -197,7 +199,7 @@ def _gui(args: argparse.Namespace) -> int:
                          "(pip install PySide6-Essentials) or use a command, see `workbench --help`\n")
         return 1
     try:
-        return app.run(args.config, _user(args), demo=args.demo, profile=args.profile)
+        return app.run(args.config, _user(args), demo=args.demo, profile=args.profile, supervisor=args.supervisor)
     except errors.WorkbenchError as exc:
         _report(exc, False)
         return exc.exit_code
@@ -496,6 +498,18 @@ def cmd_history(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_board(args: argparse.Namespace, as_json: bool) -> int:
+    return stats_commands.cmd_board(args, as_json, lambda: _queue(args))
+
+
+def cmd_health(args: argparse.Namespace, as_json: bool) -> int:
+    return stats_commands.cmd_health(args, as_json, lambda: _queue(args))
+
+
+def cmd_stats(args: argparse.Namespace, as_json: bool) -> int:
+    return stats_commands.cmd_stats(args, as_json, lambda: _queue(args))
+
+
 def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
     from workbench import opening
     from workbench.config import loader
@@ -590,4 +604,6 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
     "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "profile": profile_commands.run,
     "publish": cmd_publish, "published": cmd_published,
+    "board": cmd_board, "health": cmd_health, "stats": cmd_stats,
+    "grants": permission_commands.cmd_grants, "role": permission_commands.cmd_role,
 }

@@ -57,7 +57,8 @@ def window_for(wb: service.Workbench, user: str, *, settings: session.SessionSet
     return window
 
 
-def run(config_path: str | None, user: str, *, demo: bool = False, profile: str | None = None) -> int:
+def run(config_path: str | None, user: str, *, demo: bool = False, profile: str | None = None,
+        supervisor: bool = False) -> int:
     """The `workbench` command without a subcommand: the operator window."""
     app = application()
     logs.setup()
@@ -67,6 +68,8 @@ def run(config_path: str | None, user: str, *, demo: bool = False, profile: str 
         return 2
     window = the_launcher.window
     assert window is not None
+    if supervisor:
+        the_launcher.open_console()
     smoke = os.environ.get("WORKBENCH_SMOKE_SCREENSHOT")
     if smoke:
         _smoke_test(app, window, Path(smoke))

@@ -16,7 +16,7 @@ from workbench import credentials, opening
 from workbench.config import paths, profiles
 from workbench.core import errors
 from workbench.db import dberrors, service
-from workbench.gui import connect_dialog, dispatch, main_window
+from workbench.gui import connect_dialog, dispatch, main_window, supervisor
 
 log = logging.getLogger("workbench.gui")
 PROGRESS_DELAY_MS = 400  # a quick connection shows no progress dialog at all
@@ -33,6 +33,7 @@ class Launcher(QObject):
         super().__init__()
         self.user, self._build, self.home = user, build, home
         self.window: main_window.MainWindow | None = None
+        self.console: supervisor.SupervisorWindow | None = None
         self.target: opening.Target | None = None
         self.store = profiles.ProfileStore(home / "config" / profiles.FILE_NAME if home else None)
         self._dispatcher = dispatch.Dispatcher(self, threads=2)
@@ -117,10 +118,13 @@ class Launcher(QObject):
         self.window.show()
         self.window.session.start()
         if old is not None:
+            if self.console is not None and self.console.wb is old.session.wb:
+                self._close_console()  # it reads through the database being closed
             old.close()
             _dispose(old)
 
     def shutdown(self) -> None:
+        self._close_console()
         if self.window is not None:
             _dispose(self.window)
             self.window = None
@@ -160,10 +164,33 @@ class Launcher(QObject):
             forget = menu.addAction("&Forget the stored password")
             forget.setObjectName("action_forget_password")
             forget.triggered.connect(lambda: self._forget(current))
+        menu.addSeparator()
+        console = menu.addAction("&Supervisor console…")
+        console.setObjectName("action_supervisor")
+        console.setShortcut("Ctrl+Shift+S")
+        console.triggered.connect(self.open_console)
         reload_action = menu.addAction("&Reload queue settings")
         reload_action.setObjectName("action_reload")
         reload_action.triggered.connect(self.reload)
         window.session.settings_changed.connect(self._on_settings_changed)
+
+    def open_console(self) -> supervisor.SupervisorWindow | None:
+        """The supervisor console on the window's database (one per window; raised if open)."""
+        if self.window is None:
+            return None
+        if self.console is None or self.console.wb is not self.window.session.wb:
+            self._close_console()
+            self.console = supervisor.SupervisorWindow(self.window.session.wb, self.user)
+        self.console.show()
+        self.console.raise_()
+        self.console.refresh()
+        return self.console
+
+    def _close_console(self) -> None:
+        if self.console is not None:
+            self.console.close()
+            self.console.dispatcher.wait(5000)
+            self.console = None
 
     @Slot(str)
     def switch(self, name: str) -> bool:

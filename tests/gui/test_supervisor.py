@@ -1,0 +1,213 @@
+"""The supervisor console: board sort/filter/colours, refresh keeps the selection, force release, reassign."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
+
+from tests.gui.conftest import on_dialog
+from workbench.db import clock, service
+from workbench.gui import app as gui_app
+from workbench.gui import board_model, supervisor
+
+
+@pytest.fixture
+def console(qtbot: Any, demo_config: Any) -> Iterator[Callable[..., supervisor.SupervisorWindow]]:
+    made: list[supervisor.SupervisorWindow] = []
+
+    def make(user: str = "sup") -> supervisor.SupervisorWindow:
+        gui_app.application()
+        wb = service.Workbench.open(demo_config)
+        window = supervisor.SupervisorWindow(wb, user, refresh_seconds=600)  # refreshed by the test
+        qtbot.addWidget(window)
+        window.show()
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.close()
+        window.dispatcher.wait(10_000)
+        window.wb.close()
+
+
+def refreshed(qtbot: Any, window: supervisor.SupervisorWindow) -> None:
+    """Refresh and wait for the answer."""
+    window.status.setText("")
+    window.refresh()
+    qtbot.waitUntil(lambda: window.status.text().startswith("Refreshed"), timeout=20_000)
+
+
+def board_keys(window: supervisor.SupervisorWindow) -> list[Any]:
+    """Item keys in the order the (sorted, filtered) board shows them."""
+    return [window.proxy.index(r, 1).data() for r in range(window.proxy.rowCount())]
+
+
+def claim(window: supervisor.SupervisorWindow, user: str, count: int = 1) -> list[Any]:
+    return [c.lock.key for c in window.wb.queue("cases").claim_next(user, count)]
+
+
+def age(window: supervisor.SupervisorWindow, key: Any, seconds: int) -> None:
+    import sqlalchemy as sa
+
+    q = window.wb.queue("cases").q
+    values = {q.time.name: clock.add_seconds(q.time, sa.literal(-seconds)),
+              q.expires.name: clock.add_seconds(q.expires, sa.literal(-seconds))}
+    with window.wb.engine.begin() as conn:
+        conn.execute(sa.update(q.table).where(q.key == key).values(values))
+
+
+def select(window: supervisor.SupervisorWindow, keys: list[Any]) -> None:
+    window.board.clearSelection()
+    selection = window.board.selectionModel()
+    for r in range(window.proxy.rowCount()):
+        if window.proxy.index(r, 1).data() in {str(k) for k in keys}:
+            selection.select(window.proxy.index(r, 0), selection.SelectionFlag.Select | selection.SelectionFlag.Rows)
+
+
+def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
+    window = console()
+    ann = claim(window, "ann", 2)
+    bob = claim(window, "bob")
+    age(window, ann[0], 600)  # the oldest lock
+    age(window, bob[0], 60 * 60)  # past its 15 minutes: expired
+    refreshed(qtbot, window)
+    assert window.proxy.rowCount() == 3
+    window.board.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # age, oldest first
+    assert board_keys(window) == [str(bob[0]), str(ann[0]), str(ann[1])]
+    window.board.sortByColumn(1, Qt.SortOrder.AscendingOrder)  # keys sort as numbers, not text
+    assert board_keys(window) == [str(k) for k in sorted([*ann, *bob])]
+    expired = next(r for r in range(window.proxy.rowCount()) if window.proxy.index(r, 1).data() == str(bob[0]))
+    assert window.proxy.index(expired, 3).data(Qt.ItemDataRole.BackgroundRole).color() == board_model.PAST
+    assert window.proxy.index(expired, 6).data().startswith("expired")
+    fresh = next(r for r in range(window.proxy.rowCount()) if window.proxy.index(r, 1).data() == str(ann[1]))
+    assert window.proxy.index(fresh, 3).data(Qt.ItemDataRole.BackgroundRole) is None
+    window.holder_filter.setText("AN")  # case-insensitive, part of the name
+    assert sorted(board_keys(window)) == sorted(str(k) for k in ann)
+    window.holder_filter.setText("")
+    window.queue_filter.setCurrentIndex(window.queue_filter.findData("imports"))
+    assert board_keys(window) == []
+
+
+def test_refresh_keeps_the_selection_and_the_scroll_position(qtbot: Any, console: Any) -> None:
+    window = console()
+    window.resize(900, 300)
+    keys = [k for user in ("ann", "bob", "cid", "dee", "eve", "fay") for k in claim(window, user, 3)]
+    refreshed(qtbot, window)
+    window.board.sortByColumn(1, Qt.SortOrder.AscendingOrder)
+    target = sorted(keys)[10]
+    select(window, [target])
+    window.board.scrollTo(window.board.selectionModel().selectedRows()[0])
+    scroll = window.board.verticalScrollBar().value()
+    assert scroll > 0
+    # Meanwhile: the first lock goes away (released), new ones come.
+    q = window.wb.queue("cases")
+    gone = min(q.locks(), key=lambda lock: lock.key)
+    q.release(gone.owner, gone.key, gone.token, "test")
+    claim(window, "gus", 2)
+    refreshed(qtbot, window)
+    assert [r.key for r in window.selected_rows()] == [target]
+    # Still in view where the supervisor left it (no jump to the top).
+    selected = window.board.selectionModel().selectedRows()[0]
+    assert window.board.visualRect(selected).intersects(window.board.viewport().rect())
+    assert window.board.verticalScrollBar().value() > 0
+    assert window.proxy.rowCount() == len(keys) - 1 + 2
+
+
+def test_force_release_needs_a_reason_and_tells_the_holder(qtbot: Any, console: Any, open_window: Any,
+                                                         demo_config: Any) -> None:
+    operator = open_window(demo_config, user="ann")
+    with qtbot.waitSignal(operator.session.claimed, timeout=20_000):
+        operator.next_button.click()
+    held = operator.session.current.lock.key
+    window = console("sup")
+    other = claim(window, "bob")
+    refreshed(qtbot, window)
+    select(window, [held, other[0]])
+    assert window.force_button.isEnabled() and not window.reassign_button.isEnabled()
+    tried: list[str] = []
+
+    def act(dialog: Any) -> None:
+        dialog.confirm.click()  # no reason yet: refused, the dialog stays
+        tried.append(dialog.findChild(type(dialog.problem), "dialog_problem").text())
+        dialog.reason_box.setCurrentText("Customer escalated")
+        dialog.confirm.click()
+
+    on_dialog(qtbot, "force_release_dialog", act)
+    window.force_release()
+    qtbot.waitUntil(lambda: window.status.text().startswith("Refreshed") or "released" in window.status.text(),
+                    timeout=20_000)
+    qtbot.waitUntil(lambda: window.proxy.rowCount() == 0, timeout=20_000)
+    assert "Give a reason" in tried[0]
+    assert window.wb.queue("cases").locks() == []
+    events = window.wb.queue("cases").history(held)
+    assert events[-1].kind.value == "force_release" and events[-1].reason == "Customer escalated"
+    # The holder's window learns at its next check, and says who and why.
+    with qtbot.waitSignal(operator.session.lock_lost, timeout=20_000) as lost:
+        operator.session.check_now()
+    assert lost.args[0].by == "sup" and lost.args[0].reason == "Customer escalated"
+    assert "sup" in operator.lost_banner.label.text() and "Customer escalated" in operator.lost_banner.label.text()
+
+
+def test_reassign_moves_the_lock(qtbot: Any, console: Any) -> None:
+    window = console("sup")
+    key = claim(window, "ann")[0]
+    claim(window, "bob")
+    refreshed(qtbot, window)
+    select(window, [key])
+
+    def act(dialog: Any) -> None:
+        assert [dialog.user_box.itemText(i) for i in range(dialog.user_box.count())] == ["bob"]
+        dialog.user_box.setCurrentText("bob")
+        dialog.reason_box.setCurrentText("Shift ended")
+        dialog.confirm.click()
+
+    seen = on_dialog(qtbot, "reassign_dialog", act)
+    window.reassign()
+    qtbot.waitUntil(lambda: any(r.key == key and r.owner == "bob" for r in window.model.rows), timeout=20_000)
+    assert seen and [lock.key for lock in window.wb.queue("cases").mine("bob")].count(key) == 1
+    assert window.wb.queue("cases").mine("ann") == []
+
+
+def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    window = console()
+    q = window.wb.queue("cases")
+    for user in ("ann", "ann", "bob"):
+        c = q.claim_next(user)[0]
+        q.complete(user, c.lock.key, c.lock.token, "resolved", {})
+    c = q.claim_next("bob")[0]
+    claim(window, "cid")
+    q.release("bob", c.lock.key, c.lock.token, "Not my area")
+    window.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: window.health.rowCount() == 2, timeout=20_000)
+    cases = next(r for r in range(2) if window.health.item(r, 0).text() == "Helpdesk cases")
+    cells = {window.health.horizontalHeaderItem(c).text(): window.health.item(cases, c).text()
+             for c in range(window.health.columnCount())}
+    assert cells["Locked"] == "1" and cells["Completed today"] == "3" and cells["Releases today"] == "1"
+    assert window.reasons.item(0, 1).text() == "Not my area"
+    window.tabs.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: window.operators.rowCount() >= 2, timeout=20_000)
+    completed = {window.operators.item(r, 1).text(): window.operators.item(r, 2).text()
+                 for r in range(window.operators.rowCount()) if window.operators.item(r, 0).text() == "Helpdesk cases"}
+    assert completed["ann"] == "2" and completed["bob"] == "1"
+    target = tmp_path / "operators.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    window.findChild(type(window.refresh_button), "export_operators").click()
+    with target.open(encoding="utf-8-sig") as handle:
+        exported = list(csv.DictReader(handle))
+    assert {(r["Operator"], r["Completed"]) for r in exported if r["Queue"] == "Helpdesk cases"} >= \
+        {("ann", "2"), ("bob", "1")}
+    window.tabs.setCurrentIndex(3)
+    window.history_key.setText(str(c.lock.key))
+    window.show_history()
+    qtbot.waitUntil(lambda: "event(s)" in window.status.text(), timeout=20_000)
+    assert window.history.rowCount() == 2, window.status.text()
+    assert [window.history.item(r, 1).text() for r in range(2)] == ["claim", "release"]
+    assert window.history.item(1, 4).text() == "Not my area"

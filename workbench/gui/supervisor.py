@@ -1,0 +1,457 @@
+"""The supervisor console: live lock board with force-release and reassign, queue health, operators, history."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, QTimer, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core import durations, errors
+from workbench.db import service
+from workbench.gui import board_model, dispatch, supervisor_dialogs
+
+ALL = ""  # the queue filter's "all queues"
+PERIODS = (("Today", 0), ("Last 7 days", 7), ("Last 30 days", 30))
+
+
+class BoardProxy(QSortFilterProxyModel):
+    """Sorts by the model's sort values (numbers as numbers) and filters by holder and queue."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holder = ""
+        self.queue = ALL
+        self.setSortRole(board_model.SORT_ROLE)
+
+    def set_filter(self, holder: str, queue: str) -> None:
+        # begin/endFilterChange replace invalidateRowsFilter from Qt 6.10 (deprecated there).
+        if hasattr(self, "beginFilterChange"):
+            self.beginFilterChange()
+            self.holder, self.queue = holder.strip().lower(), queue
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self.holder, self.queue = holder.strip().lower(), queue
+            self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+        row = self.sourceModel().rows[source_row]  # type: ignore[attr-defined]
+        return (not self.holder or self.holder in row.owner.lower()) and (self.queue == ALL or row.queue == self.queue)
+
+    def lessThan(self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex) -> bool:
+        a, b = left.data(board_model.SORT_ROLE), right.data(board_model.SORT_ROLE)
+        try:
+            return bool(a < b)
+        except TypeError:
+            return str(a) < str(b)
+
+
+class SupervisorWindow(QMainWindow):
+    """Reads through the dispatcher only; a refresh never blocks the window and keeps the selection."""
+
+    def __init__(self, wb: service.Workbench, user: str, *, refresh_seconds: int = 5,
+                 settings: QSettings | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.wb, self.user, self.settings = wb, user, settings
+        self.setObjectName("supervisor_window")
+        self.setWindowTitle(f"workbench supervisor — {user}")
+        self.dispatcher = dispatch.Dispatcher(self, threads=2)
+        self._refreshing = False
+        self._again = False
+        self.last_refresh_ms = 0.0
+        self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before))
+        self.proxy = BoardProxy()
+        self.proxy.setSourceModel(self.model)
+        self._build(refresh_seconds)
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self.refresh)
+        self._timer.start(refresh_seconds * 1000)
+        self.resize(1100, 680)
+
+    # -- building ---------------------------------------------------------------------------------
+
+    def _build(self, refresh_seconds: int) -> None:
+        central = QWidget()
+        outer = QVBoxLayout(central)
+        bar = QHBoxLayout()
+        self.queue_filter = QComboBox()
+        self.queue_filter.setObjectName("queue_filter")
+        self.queue_filter.addItem("All queues", ALL)
+        for name, queue in self.wb.config.queues.items():
+            self.queue_filter.addItem(queue.title, name)
+        self.holder_filter = QLineEdit()
+        self.holder_filter.setObjectName("holder_filter")
+        self.holder_filter.setPlaceholderText("Filter by holder")
+        self.holder_filter.setClearButtonEnabled(True)
+        self.interval = QSpinBox()
+        self.interval.setObjectName("refresh_interval")
+        self.interval.setRange(2, 600)
+        self.interval.setSuffix(" s")
+        self.interval.setValue(refresh_seconds)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setObjectName("refresh_button")
+        self.status = QLabel("Loading…")
+        self.status.setObjectName("refresh_status")
+        bar.addWidget(QLabel("Queue:"))
+        bar.addWidget(self.queue_filter)
+        bar.addWidget(self.holder_filter, 1)
+        bar.addWidget(QLabel("Refresh every"))
+        bar.addWidget(self.interval)
+        bar.addWidget(self.refresh_button)
+        outer.addLayout(bar)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("supervisor_tabs")
+        self.tabs.addTab(self._board_tab(), "Lock board")
+        self.tabs.addTab(self._health_tab(), "Queue health")
+        self.tabs.addTab(self._operators_tab(), "Operators")
+        self.tabs.addTab(self._history_tab(), "Item history")
+        outer.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self.statusBar().addWidget(self.status, 1)
+        self.queue_filter.currentIndexChanged.connect(self._on_filter)
+        self.holder_filter.textChanged.connect(self._on_filter)
+        self.interval.valueChanged.connect(lambda s: self._timer.setInterval(s * 1000))
+        self.refresh_button.clicked.connect(self.refresh)
+        self.tabs.currentChanged.connect(lambda _i: self.refresh())
+
+    def _board_tab(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        self.board = QTableView()
+        self.board.setObjectName("lock_board")
+        self.board.setModel(self.proxy)
+        self.board.setSortingEnabled(True)
+        self.board.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # oldest locks first
+        self.board.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.board.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.board.setAlternatingRowColors(False)  # the colours mean something here
+        self.board.verticalHeader().setVisible(False)
+        header = self.board.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        layout.addWidget(self.board, 1)
+        actions = QHBoxLayout()
+        self.force_button = QPushButton("Force release…")
+        self.force_button.setObjectName("force_release_button")
+        self.reassign_button = QPushButton("Reassign…")
+        self.reassign_button.setObjectName("reassign_button")
+        self.history_button = QPushButton("History")
+        self.history_button.setObjectName("board_history_button")
+        self.export_button = QPushButton("Export CSV…")
+        self.export_button.setObjectName("export_board")
+        self.legend = QLabel("Yellow: expires soon · Red: expired, back in the pool on the next claim")
+        self.legend.setObjectName("board_legend")
+        for button in (self.force_button, self.reassign_button, self.history_button):
+            actions.addWidget(button)
+        actions.addStretch(1)
+        actions.addWidget(self.legend)
+        actions.addWidget(self.export_button)
+        layout.addLayout(actions)
+        self.force_button.clicked.connect(self.force_release)
+        self.reassign_button.clicked.connect(self.reassign)
+        self.history_button.clicked.connect(self._history_of_selected)
+        self.export_button.clicked.connect(lambda: self._export(self.model.csv_rows(), "lock-board.csv"))
+        self.board.selectionModel().selectionChanged.connect(lambda *_: self._set_actions())
+        self._set_actions()
+        return page
+
+    def _health_tab(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        self.health = _table("queue_health", ["Queue", "Waiting", "Locked", "Expired locks", "Completed today",
+                                              "Oldest waiting", "Releases today", "Expiries today",
+                                              "Force releases today"])
+        layout.addWidget(self.health, 1)
+        layout.addWidget(QLabel("Why items were released today:"))
+        self.reasons = _table("release_reasons", ["Queue", "Reason", "Times"])
+        layout.addWidget(self.reasons, 1)
+        return page
+
+    def _operators_tab(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        bar = QHBoxLayout()
+        self.period = QComboBox()
+        self.period.setObjectName("stats_period")
+        for label, days in PERIODS:
+            self.period.addItem(label, days)
+        self.period.currentIndexChanged.connect(lambda _i: self.refresh())
+        bar.addWidget(QLabel("Period:"))
+        bar.addWidget(self.period)
+        bar.addStretch(1)
+        export = QPushButton("Export CSV…")
+        export.setObjectName("export_operators")
+        export.clicked.connect(lambda: self._export(_table_rows(self.operators), "operators.csv"))
+        bar.addWidget(export)
+        layout.addLayout(bar)
+        self.operators = _table("operator_stats", ["Queue", "Operator", "Completed", "Median handle time",
+                                                   "90th percentile", "Releases", "Expiries", "Force-released"])
+        layout.addWidget(self.operators, 1)
+        return page
+
+    def _history_tab(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        bar = QHBoxLayout()
+        self.history_queue = QComboBox()
+        self.history_queue.setObjectName("history_queue")
+        for name, queue in self.wb.config.queues.items():
+            self.history_queue.addItem(queue.title, name)
+        self.history_key = QLineEdit()
+        self.history_key.setObjectName("history_key")
+        self.history_key.setPlaceholderText("Item key")
+        show = QPushButton("Show")
+        show.setObjectName("history_show")
+        export = QPushButton("Export CSV…")
+        export.setObjectName("export_history")
+        bar.addWidget(self.history_queue)
+        bar.addWidget(self.history_key, 1)
+        bar.addWidget(show)
+        bar.addWidget(export)
+        layout.addLayout(bar)
+        self.history = _table("item_history", ["When", "Event", "By", "Holder", "Reason / outcome"])
+        layout.addWidget(self.history, 1)
+        show.clicked.connect(self.show_history)
+        self.history_key.returnPressed.connect(self.show_history)
+        export.clicked.connect(lambda: self._export(_table_rows(self.history), "history.csv"))
+        return page
+
+    # -- refreshing -------------------------------------------------------------------------------
+
+    def _queues(self) -> list[str]:
+        chosen = self.queue_filter.currentData()
+        return list(self.wb.config.queues) if chosen == ALL else [chosen]
+
+    @Slot()
+    def refresh(self) -> None:
+        """Reload what the visible tab shows (one refresh at a time; a slow database never piles them up)."""
+        if self._refreshing:
+            self._again = True  # e.g. the tab changed meanwhile: load it once this answer is in
+            return
+        self._refreshing, self._again = True, False
+        tab = self.tabs.currentIndex()
+        names = list(self.wb.config.queues)
+        days = self.period.currentData()
+        started = time.monotonic()
+
+        def work() -> Any:
+            if tab == 0:
+                return [row for name in names for row in self.wb.queue(name).board()]
+            if tab == 1:
+                return [self.wb.queue(name).health() for name in names]
+            if tab == 2:
+                result = []
+                for name in names:
+                    q = self.wb.queue(name)
+                    # "Today" on the database clock, as the health figures count it.
+                    since = q.db_clock().today_start - dt.timedelta(days=days)
+                    result.append((name, q.operator_stats(since)))
+                return result
+            return None
+
+        def done(result: Any) -> None:
+            self._refreshing = False
+            self.last_refresh_ms = (time.monotonic() - started) * 1000
+            if result is not None:
+                (self._show_board, self._show_health, self._show_operators)[tab](result)
+                self.status.setText(f"Refreshed {dt.datetime.now():%H:%M:%S} ({self.last_refresh_ms:.0f} ms)")
+            self._follow_up()
+
+        def failed(exc: BaseException) -> None:
+            self._refreshing = False
+            self.status.setText(f"Could not refresh: {exc} — trying again in {self.interval.value()} s; "
+                                "the figures shown are from the last refresh")
+            self._follow_up()
+
+        if tab == 3:
+            self._refreshing = False
+            return
+        self.dispatcher.call(work, done, failed)
+
+    def _follow_up(self) -> None:
+        if self._again:
+            self._again = False
+            self.refresh()
+
+    def _show_board(self, rows: list[Any]) -> None:
+        self.model.update(rows)
+        self._set_actions()
+
+    def _show_health(self, health: list[Any]) -> None:
+        titles = {name: q.title for name, q in self.wb.config.queues.items()}
+        _fill(self.health, [[titles[h.queue], h.waiting, h.locked, h.expired_locks, h.completed_today,
+                             _age(h.oldest_waiting_age_seconds), h.releases_today, h.expiries_today,
+                             h.force_releases_today] for h in health])
+        _fill(self.reasons, [[titles[h.queue], reason, count] for h in health
+                             for reason, count in h.release_reasons_today])
+
+    def _show_operators(self, per_queue: list[tuple[str, list[Any]]]) -> None:
+        titles = {name: q.title for name, q in self.wb.config.queues.items()}
+        _fill(self.operators, [[titles[name], s.operator, s.completed, _age(s.median_handle_seconds),
+                                _age(s.p90_handle_seconds), s.releases, s.expiries, s.force_released]
+                               for name, stats in per_queue for s in stats])
+
+    @Slot()
+    def _on_filter(self) -> None:
+        self.proxy.set_filter(self.holder_filter.text(), self.queue_filter.currentData())
+        self._set_actions()
+
+    # -- actions ------------------------------------------------------------------------------------
+
+    def selected_rows(self) -> list[Any]:
+        rows = {self.proxy.mapToSource(i).row() for i in self.board.selectionModel().selectedRows()}
+        return [self.model.rows[r] for r in sorted(rows)]
+
+    def _set_actions(self) -> None:
+        count = len(self.selected_rows())
+        self.force_button.setEnabled(count >= 1)
+        self.reassign_button.setEnabled(count == 1)
+        self.history_button.setEnabled(count == 1)
+
+    @Slot()
+    def force_release(self) -> None:
+        rows = self.selected_rows()
+        if not rows:
+            return
+        dialog = supervisor_dialogs.ForceReleaseDialog(rows, self)
+        if not dialog.exec():
+            return
+        reason = dialog.reason()
+        self._act(rows, lambda r: self.wb.queue(r.queue).force_release(self.user, r.key, reason), "released")
+
+    @Slot()
+    def reassign(self) -> None:
+        rows = self.selected_rows()
+        if len(rows) != 1:
+            return
+        holders = sorted({r.owner for r in self.model.rows} - {rows[0].owner})
+        dialog = supervisor_dialogs.ReassignDialog(rows[0], holders, self)
+        if not dialog.exec():
+            return
+        to_user, reason = dialog.to_user(), dialog.reason()
+        self._act(rows, lambda r: self.wb.queue(r.queue).reassign(self.user, r.key, to_user, reason),
+                  f"reassigned to {to_user}")
+
+    def _act(self, rows: list[Any], action: Any, verb: str) -> None:
+        """Run `action` for each row off the GUI thread; report what happened to each, then refresh."""
+        def work() -> list[tuple[Any, str | None]]:
+            outcome = []
+            for row in rows:
+                try:
+                    action(row)
+                    outcome.append((row, None))
+                except errors.LockLost as exc:  # meanwhile completed, released or expired
+                    outcome.append((row, str(exc)))
+            return outcome
+
+        def done(outcome: list[tuple[Any, str | None]]) -> None:
+            problems = [f"{row.queue} {row.key}: {message}" for row, message in outcome if message]
+            good = len(outcome) - len(problems)
+            self.status.setText(f"{good} item(s) {verb}." + (f" {len(problems)} not: see the message." if problems
+                                                             else ""))
+            if problems:
+                QMessageBox.information(self, "workbench", "These items had changed meanwhile:\n" + "\n".join(problems))
+            self.refresh()
+
+        def failed(exc: BaseException) -> None:
+            QMessageBox.warning(self, "workbench", f"Nothing more was done: {exc}")
+            self.refresh()
+
+        self.dispatcher.call(work, done, failed)
+
+    @Slot()
+    def _history_of_selected(self) -> None:
+        rows = self.selected_rows()
+        if len(rows) == 1:
+            self.history_queue.setCurrentIndex(self.history_queue.findData(rows[0].queue))
+            self.history_key.setText(str(rows[0].key))
+            self.tabs.setCurrentIndex(3)
+            self.show_history()
+
+    @Slot()
+    def show_history(self) -> None:
+        name, key = self.history_queue.currentData(), self.history_key.text().strip()
+        if not key:
+            return
+
+        def done(events: list[Any]) -> None:
+            _fill(self.history, [[f"{e.at:%Y-%m-%d %H:%M:%S}", e.kind.value, e.actor, e.owner or "",
+                                  e.reason or e.outcome or ""] for e in events])
+            self.status.setText(f"{len(events)} event(s) for {name} {key}")
+
+        def failed(exc: BaseException) -> None:
+            _fill(self.history, [])
+            self.status.setText(str(exc))
+
+        self.dispatcher.call(lambda: self.wb.queue(name).history(key), done, failed)
+
+    def _export(self, rows: list[list[str]], suggested: str) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export CSV", suggested, "CSV files (*.csv)")
+        if path:
+            write_csv(Path(path), rows)
+            self.status.setText(f"Saved {len(rows) - 1} row(s) to {path}")
+
+    def closeEvent(self, event: Any) -> None:
+        self._timer.stop()
+        super().closeEvent(event)
+
+
+def write_csv(path: Path, rows: list[list[Any]]) -> None:
+    # utf-8-sig: Excel, where supervisors open these, reads the accents right only with the BOM.
+    with path.open("w", newline="", encoding="utf-8-sig") as handle:
+        csv.writer(handle).writerows(rows)
+
+
+def _age(seconds: float | None) -> str:
+    return "—" if seconds is None else durations.format_duration(seconds)
+
+
+def _table(name: str, headers: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(headers))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(headers)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.verticalHeader().setVisible(False)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    table.setSortingEnabled(True)
+    return table
+
+
+def _fill(table: QTableWidget, rows: list[list[Any]]) -> None:
+    table.setSortingEnabled(False)  # filling a sorted table moves rows under the loop
+    table.setRowCount(len(rows))
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            item = QTableWidgetItem()
+            item.setData(Qt.ItemDataRole.DisplayRole, value if isinstance(value, (int, float)) else str(value))
+            table.setItem(r, c, item)
+    table.setSortingEnabled(True)
+
+
+def _table_rows(table: QTableWidget) -> list[list[str]]:
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    return [headers, *[[table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())]
+                       for r in range(table.rowCount())]]

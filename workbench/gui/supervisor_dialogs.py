@@ -1,0 +1,91 @@
+"""The supervisor's confirmations: force release (one or many) and reassign, each with a required reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QVBoxLayout, QWidget
+
+FORCE_REASONS = ("Holder is absent", "Stuck too long", "Customer escalated", "Shift ended", "Needs another team")
+
+
+class _ReasonDialog(QDialog):
+    """A message, a reason (from a list or typed; required) and a confirm button named for the action."""
+
+    def __init__(self, name: str, title: str, text: str, confirm: str, parent: QWidget | None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setWindowTitle(title)
+        self.layout_ = QVBoxLayout(self)
+        message = QLabel(text)
+        message.setWordWrap(True)
+        self.layout_.addWidget(message)
+        self.form = QFormLayout()
+        self.layout_.addLayout(self.form)
+        self.reason_box = QComboBox()
+        self.reason_box.setObjectName("reason")
+        self.reason_box.setEditable(True)
+        self.reason_box.addItems(FORCE_REASONS)
+        self.reason_box.setCurrentText("")
+        self.reason_box.lineEdit().setPlaceholderText("required: the holder is shown it")
+        self.form.addRow("&Reason:", self.reason_box)
+        self.problem = QLabel("")
+        self.problem.setObjectName("dialog_problem")
+        self.layout_.addWidget(self.problem)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.confirm = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.confirm.setText(confirm)
+        self.confirm.setObjectName("confirm")
+        buttons.accepted.connect(self._on_ok)
+        buttons.rejected.connect(self.reject)
+        self.layout_.addWidget(buttons)
+
+    def reason(self) -> str:
+        return self.reason_box.currentText().strip()
+
+    def problems(self) -> str:
+        return "" if self.reason() else "Give a reason: the holder sees it, and it goes into the history."
+
+    @Slot()
+    def _on_ok(self) -> None:
+        problem = self.problems()
+        if problem:
+            self.problem.setText(problem)
+            return
+        self.accept()
+
+
+class ForceReleaseDialog(_ReasonDialog):
+    def __init__(self, rows: list[Any], parent: QWidget | None = None) -> None:
+        holders = sorted({r.owner for r in rows})
+        items = ", ".join(f"{r.queue} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
+        text = (f"Take {len(rows)} item(s) away from {', '.join(holders)} and put them back in the queue?\n{items}\n\n"
+                "Their windows say who did it and why within a few seconds; unsaved edits stay with them "
+                "as a draft.")
+        super().__init__("force_release_dialog", "Force release", text,
+                         f"Force release {len(rows)} item(s)", parent)
+
+
+class ReassignDialog(_ReasonDialog):
+    def __init__(self, row: Any, holders: list[str], parent: QWidget | None = None) -> None:
+        text = (f"Move {row.queue} {row.key} from {row.owner} to another operator? It is locked to them with a "
+                f"fresh lock; {row.owner}'s window says who did it and why, and keeps any unsaved edits as a draft.")
+        super().__init__("reassign_dialog", "Reassign", text, "Reassign", parent)
+        self.user_box = QComboBox()
+        self.user_box.setObjectName("to_user")
+        self.user_box.setEditable(True)
+        self.user_box.addItems(holders)
+        self.user_box.setCurrentText("")
+        self.form.insertRow(0, "&To:", self.user_box)
+        self._from = row.owner
+
+    def to_user(self) -> str:
+        return self.user_box.currentText().strip()
+
+    def problems(self) -> str:
+        if not self.to_user():
+            return "Name the operator who takes the item over."
+        if self.to_user() == self._from:
+            return f"{self._from} already holds it."
+        return super().problems()
