@@ -113,7 +113,7 @@ def main(argv: list[str]) -> int:
     _connection_shots(app, out)
     _supervisor_shots(app, out, config)
     for name in ("main-window.png", "lock-lost.png", "resume.png", "connection.png", "password.png",
-                 "reconnecting.png", "supervisor-board.png", "supervisor-operators.png"):
+                 "reconnecting.png", "supervisor-board.png", "supervisor-operators.png", "supervisor-charts.png"):
         print(out / name)
     return 0
 
@@ -162,6 +162,11 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     _until(app, lambda: window.status.text().startswith("Refreshed"), "the operators tab")
     _settle(app)
     window.grab().save(str(out / "supervisor-operators.png"))
+    window.status.setText("")
+    window.tabs.setCurrentIndex(4)
+    _until(app, lambda: window.status.text().startswith("Refreshed"), "the charts")
+    _settle(app, 0.8)
+    window.grab().save(str(out / "supervisor-charts.png"))
     window.close()
     window.dispatcher.wait()
     wb.close()

@@ -211,3 +211,37 @@ def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path:
     assert window.history.rowCount() == 2, window.status.text()
     assert [window.history.item(r, 1).text() for r in range(2)] == ["claim", "release"]
     assert window.history.item(1, 4).text() == "Not my area"
+
+
+def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) -> None:
+    import sqlalchemy as sa
+
+    from workbench.gui import charts
+
+    window = console()
+    q = window.wb.queue("cases")
+    audit = window.wb.audit_table
+    for minutes in (1, 3, 40):  # one item in each of three bins
+        c = q.claim_next("ann")[0]
+        q.complete("ann", c.lock.key, c.lock.token, "resolved", {})
+        with window.wb.engine.begin() as conn:  # the claim happened `minutes` before the completion
+            conn.execute(sa.update(audit).where(audit.c.token == c.lock.token, audit.c.event == "claim")
+                         .values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * minutes))))
+    claim(window, "bob")
+    window.status.setText("")
+    window.tabs.setCurrentIndex(4)
+    qtbot.waitUntil(lambda: window.status.text().startswith("Refreshed"), timeout=20_000)
+    assert window.charts.bins == [1, 1, 0, 0, 0, 1, 0]
+    assert sum(d for _h, d, _c in window.charts.hours) == 3 and sum(c for _h, _d, c in window.charts.hours) == 4
+    handle = window.charts.handle_view.chart()
+    assert handle.series()[0].barSets()[0].at(5) == 1.0 and "3 item(s)" in handle.title()
+    assert [s.label() for s in window.charts.throughput_view.chart().series()[0].barSets()] == ["Claimed", "Completed"]
+    health = q.health()
+    assert window.charts.open is not None and window.charts.open[-1][1] == health.waiting + health.locked
+    assert "Open items" in window.charts.open_view.chart().title()
+    # The charts follow the queue filter: the imports queue has no work yet.
+    window.status.setText("")
+    window.queue_filter.setCurrentIndex(window.queue_filter.findData("imports"))
+    qtbot.waitUntil(lambda: window.status.text().startswith("Refreshed"), timeout=20_000)
+    assert window.charts.bins == [0] * len(charts.BIN_LABELS)
+    assert window.charts.open is None and "created" in window.charts.open_view.chart().title()  # no column

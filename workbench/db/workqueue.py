@@ -367,6 +367,12 @@ class WorkQueue:
         """Seconds from claim to completion of each completion in [since, until), for a histogram."""
         return self.db.read(lambda conn: stats.handle_times(conn, self.q, self.trail, since, until))
 
+    def open_per_hour(self, since: dt.datetime) -> list[tuple[dt.datetime, int]] | None:
+        """Items open (waiting or in progress) at the end of each hour since `since`; None without `created`."""
+        from workbench.db import backlog
+
+        return self.db.read(lambda conn: backlog.open_per_hour(conn, self.q, self.trail, since))
+
     def db_clock(self) -> stats.Clock:
         """The database clock now: `.now` and `.today_start` on the queue's clock (e.g. for a period)."""
         return self.db.read(lambda conn: stats.Clock.read(conn, self.q))

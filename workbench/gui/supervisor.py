@@ -1,4 +1,4 @@
-"""The supervisor console: live lock board with force-release and reassign, queue health, operators, history."""
+"""The supervisor console: lock board with force-release and reassign, queue health, operators, history, charts."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core import durations, errors
 from workbench.db import service
-from workbench.gui import board_model, dispatch, supervisor_dialogs
+from workbench.gui import board_model, charts, dispatch, supervisor_dialogs
 
 ALL = ""  # the queue filter's "all queues"
 PERIODS = (("Today", 0), ("Last 7 days", 7), ("Last 30 days", 30))
@@ -114,8 +114,15 @@ class SupervisorWindow(QMainWindow):
         self.refresh_button.setObjectName("refresh_button")
         self.status = QLabel("Loading…")
         self.status.setObjectName("refresh_status")
+        self.period = QComboBox()
+        self.period.setObjectName("stats_period")
+        self.period.setToolTip("The period of the operators' figures and the charts")
+        for label, days in PERIODS:
+            self.period.addItem(label, days)
         bar.addWidget(QLabel("Queue:"))
         bar.addWidget(self.queue_filter)
+        bar.addWidget(QLabel("Period:"))
+        bar.addWidget(self.period)
         bar.addWidget(self.holder_filter, 1)
         bar.addWidget(QLabel("Refresh every"))
         bar.addWidget(self.interval)
@@ -127,9 +134,12 @@ class SupervisorWindow(QMainWindow):
         self.tabs.addTab(self._health_tab(), "Queue health")
         self.tabs.addTab(self._operators_tab(), "Operators")
         self.tabs.addTab(self._history_tab(), "Item history")
+        self.charts = charts.ChartsPanel()
+        self.tabs.addTab(self.charts, "Charts")
         outer.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.statusBar().addWidget(self.status, 1)
+        self.period.currentIndexChanged.connect(lambda _i: self.refresh())
         self.queue_filter.currentIndexChanged.connect(self._on_filter)
         self.holder_filter.textChanged.connect(self._on_filter)
         self.interval.valueChanged.connect(lambda s: self._timer.setInterval(s * 1000))
@@ -193,13 +203,6 @@ class SupervisorWindow(QMainWindow):
         page = QWidget()
         layout = QVBoxLayout(page)
         bar = QHBoxLayout()
-        self.period = QComboBox()
-        self.period.setObjectName("stats_period")
-        for label, days in PERIODS:
-            self.period.addItem(label, days)
-        self.period.currentIndexChanged.connect(lambda _i: self.refresh())
-        bar.addWidget(QLabel("Period:"))
-        bar.addWidget(self.period)
         bar.addStretch(1)
         export = QPushButton("Export CSV…")
         export.setObjectName("export_operators")
@@ -231,7 +234,8 @@ class SupervisorWindow(QMainWindow):
         bar.addWidget(show)
         bar.addWidget(export)
         layout.addLayout(bar)
-        self.history = _table("item_history", ["When", "Event", "By", "Holder", "Reason / outcome"])
+        # In the order they happened: not sortable (two events in one second would swap places).
+        self.history = _table("item_history", ["When", "Event", "By", "Holder", "Reason / outcome"], sortable=False)
         layout.addWidget(self.history, 1)
         show.clicked.connect(self.show_history)
         self.history_key.returnPressed.connect(self.show_history)
@@ -253,7 +257,8 @@ class SupervisorWindow(QMainWindow):
         self._refreshing, self._again = True, False
         tab = self.tabs.currentIndex()
         names = list(self.wb.config.queues)
-        days = self.period.currentData()
+        days, period = self.period.currentData(), self.period.currentText()
+        chosen = self._queues()  # the charts follow the queue filter; the tables list every queue
         started = time.monotonic()
 
         def work() -> Any:
@@ -269,13 +274,26 @@ class SupervisorWindow(QMainWindow):
                     since = q.db_clock().today_start - dt.timedelta(days=days)
                     result.append((name, q.operator_stats(since)))
                 return result
+            if tab == 4:
+                hours, handled, opened = [], [], []
+                for name in chosen:
+                    q = self.wb.queue(name)
+                    since = q.db_clock().today_start - dt.timedelta(days=days)
+                    hours.append(q.throughput(since))
+                    handled += q.handle_times(since)
+                    opened.append(q.open_per_hour(since))
+                return charts.merge_hours(hours), handled, charts.merge_open(opened)
             return None
 
         def done(result: Any) -> None:
             self._refreshing = False
             self.last_refresh_ms = (time.monotonic() - started) * 1000
             if result is not None:
-                (self._show_board, self._show_health, self._show_operators)[tab](result)
+                if tab == 4:
+                    hours, handled, opened = result
+                    self.charts.show_data(hours, handled, period, opened)
+                else:
+                    (self._show_board, self._show_health, self._show_operators)[tab](result)
                 self.status.setText(f"Refreshed {dt.datetime.now():%H:%M:%S} ({self.last_refresh_ms:.0f} ms)")
             self._follow_up()
 
@@ -317,6 +335,8 @@ class SupervisorWindow(QMainWindow):
     def _on_filter(self) -> None:
         self.proxy.set_filter(self.holder_filter.text(), self.queue_filter.currentData())
         self._set_actions()
+        if self.tabs.currentIndex() == 4:
+            self.refresh()
 
     # -- actions ------------------------------------------------------------------------------------
 
@@ -428,7 +448,7 @@ def _age(seconds: float | None) -> str:
     return "—" if seconds is None else durations.format_duration(seconds)
 
 
-def _table(name: str, headers: list[str]) -> QTableWidget:
+def _table(name: str, headers: list[str], *, sortable: bool = True) -> QTableWidget:
     table = QTableWidget(0, len(headers))
     table.setObjectName(name)
     table.setHorizontalHeaderLabels(headers)
@@ -436,7 +456,8 @@ def _table(name: str, headers: list[str]) -> QTableWidget:
     table.verticalHeader().setVisible(False)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
-    table.setSortingEnabled(True)
+    table.setSortingEnabled(sortable)
+    table.setProperty("sortable", sortable)
     return table
 
 
@@ -448,7 +469,7 @@ def _fill(table: QTableWidget, rows: list[list[Any]]) -> None:
             item = QTableWidgetItem()
             item.setData(Qt.ItemDataRole.DisplayRole, value if isinstance(value, (int, float)) else str(value))
             table.setItem(r, c, item)
-    table.setSortingEnabled(True)
+    table.setSortingEnabled(bool(table.property("sortable")))
 
 
 def _table_rows(table: QTableWidget) -> list[list[str]]:
