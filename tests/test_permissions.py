@@ -446,14 +446,14 @@ def test_upgrade_from_version_2_adds_the_roles_table(native_env: support.Env) ->
             conn.execute(sa.insert(version).values(version=migration.version, applied_at=clock.db_now()))
     with engine.connect() as conn:
         assert not sa.inspect(conn).has_table(tables.ROLES_TABLE)
-        with pytest.raises(errors.NotInitialized, match="at version 2, this program needs 3"):
+        with pytest.raises(errors.NotInitialized, match=f"at version 2, this program needs {tables.SCHEMA_VERSION}"):
             migrations.check(conn, None)
     wb = native_env.open(native_env.demo_config())
-    assert [(m.version, m.description) for m in wb.init()] == [(3, "supervisor and operator roles")]
+    assert [(m.version, m.description) for m in wb.init()][0] == (3, "supervisor and operator roles")
     assert wb.init() == []
     with engine.begin() as conn:
         migrations.check(conn, None)
-        assert migrations.current_version(conn, None) == tables.SCHEMA_VERSION == 3
+        assert migrations.current_version(conn, None) == tables.SCHEMA_VERSION >= 3
         assert permissions.grant(conn, None, "sue", "sue", "supervisor").role == "supervisor"
     with engine.connect() as conn:
         assert [g.user for g in permissions.list_roles(conn, None)] == ["sue"]

@@ -31,6 +31,17 @@ def _v3(conn: sa.Connection, metadata: sa.MetaData) -> None:
     metadata.tables[_qualified(metadata, tables.ROLES_TABLE)].create(conn, checkfirst=True)
 
 
+def _v4(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    # MySQL/MariaDB servers often default to latin1: a release reason in Greek or with an arrow was
+    # refused, and the audit key could not be compared with a utf8mb4 item key through its index.
+    if conn.dialect.name not in ("mysql", "mariadb"):
+        return
+    preparer = conn.dialect.identifier_preparer
+    for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.ROLES_TABLE, tables.VERSION_TABLE):
+        table = metadata.tables[_qualified(metadata, name)]
+        conn.exec_driver_sql(f"ALTER TABLE {preparer.format_table(table)} CONVERT TO CHARACTER SET utf8mb4")
+
+
 def _qualified(metadata: sa.MetaData, name: str) -> str:
     return f"{metadata.schema}.{name}" if metadata.schema else name
 
@@ -40,6 +51,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "audit trail and release cool-down tables", _v1),
     Migration(2, "published queue settings", _v2),
     Migration(3, "supervisor and operator roles", _v3),
+    Migration(4, "workbench's tables in utf8mb4 on MySQL/MariaDB", _v4),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 AUDIT_TABLE = "workbench_audit"
 COOLDOWN_TABLE = "workbench_cooldown"
