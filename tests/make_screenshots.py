@@ -122,6 +122,7 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     """The lock board with a team at work (one lock about to expire, one expired), and the operators tab."""
     import sqlalchemy as sa
 
+    from tests import support
     from workbench.db import clock, service
     from workbench.gui import supervisor
 
@@ -141,14 +142,9 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     c = q.claim_next("erik")[0]
     q.release("erik", c.lock.key, c.lock.token, "Needs information from the customer")
     locks = sorted(q.locks(), key=lambda lock: lock.key)
-    table = q.q
-    with wb.engine.begin() as conn:  # as if time had passed: one lock nearly out, one expired
-        for lock, seconds in ((locks[0], 14 * 60), (locks[1], 20 * 60), (locks[2], 6 * 60)):
-            conn.execute(sa.update(table.table).where(table.key == lock.key).values({
-                table.time.name: clock.add_seconds(table.time, sa.literal(-seconds)),
-                table.expires.name: clock.add_seconds(table.expires, sa.literal(-seconds))}))
-            conn.execute(sa.update(audit).where(audit.c.token == lock.token)
-                         .values(at=clock.add_seconds(audit.c.at, sa.literal(-seconds))))
+    for lock, seconds in ((locks[0], 14 * 60), (locks[1], 20 * 60), (locks[2], 6 * 60)):
+        support.age_lock(wb, "cases", lock.key, seconds)  # as if time had passed: one nearly out, one expired
+        support.age_audit(wb, "cases", lock.key, seconds)
     window = supervisor.SupervisorWindow(wb, "sue", refresh_seconds=600)
     window.resize(1100, 560)
     window.show()

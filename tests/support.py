@@ -24,6 +24,24 @@ def sample_config(name: str) -> str:
     return re.sub(r'(?m)^schema = .*\n', "", text)
 
 
+def age_lock(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
+    """Move a lock `seconds` into the past using the database clock, as if time had passed."""
+    q = wb.queue(queue).q
+    values: dict[str, Any] = {q.time.name: clock.add_seconds(q.time, sa.literal(-seconds))}
+    if q.expires is not None:
+        values[q.expires.name] = clock.add_seconds(q.expires, sa.literal(-seconds))
+    with wb.engine.begin() as conn:
+        assert conn.execute(sa.update(q.table).where(q.key == key).values(values)).rowcount == 1
+
+
+def age_audit(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
+    """Move an item's audit events `seconds` into the past."""
+    table = wb.audit_table
+    with wb.engine.begin() as conn:
+        conn.execute(sa.update(table).where(table.c.queue == queue, table.c.item_key == str(key))
+                     .values(at=clock.add_seconds(table.c.at, sa.literal(-seconds))))
+
+
 class Env:
     """One fresh database plus the claim method under test."""
 
@@ -93,20 +111,10 @@ class Env:
     # -- time travel ---------------------------------------------------------------------------
 
     def age_lock(self, wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
-        """Move a lock `seconds` into the past using the database clock, as if time had passed."""
-        q = wb.queue(queue).q
-        values: dict[str, Any] = {q.time.name: clock.add_seconds(q.time, sa.literal(-seconds))}
-        if q.expires is not None:
-            values[q.expires.name] = clock.add_seconds(q.expires, sa.literal(-seconds))
-        with wb.engine.begin() as conn:
-            assert conn.execute(sa.update(q.table).where(q.key == key).values(values)).rowcount == 1
+        age_lock(wb, queue, key, seconds)
 
     def age_audit(self, wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
-        """Move an item's audit events `seconds` into the past."""
-        table = wb.audit_table
-        with wb.engine.begin() as conn:
-            conn.execute(sa.update(table).where(table.c.queue == queue, table.c.item_key == str(key))
-                         .values(at=clock.add_seconds(table.c.at, sa.literal(-seconds))))
+        age_audit(wb, queue, key, seconds)
 
     def row(self, wb: service.Workbench, queue: str, key: Any) -> dict[str, Any]:
         q = wb.queue(queue).q

@@ -23,7 +23,8 @@ class Target:
 
     @property
     def label(self) -> str:
-        return f"profile '{self.profile.name}'" if self.profile else str(self.config_path)
+        """For messages: the profile with its connection, or the config file."""
+        return f"{self.profile.name} ({self.profile.describe()})" if self.profile else str(self.config_path)
 
 
 def choose(config: str | None = None, profile: str | None = None) -> Target:

@@ -31,7 +31,7 @@ def make_launcher(qtbot: Any, tmp_path: Path) -> Iterator[Callable[[], launcher.
         gui_app.application()
         home = tmp_path / "home"
         the = launcher.Launcher(user, lambda wb: gui_app.window_for(wb, user, settings=dataclasses.replace(FAST),
-                                                                    home=home), home=home)
+                                                                    home=home))
         made.append(the)
         return the
 

@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
+from tests import support
 from tests.gui.conftest import on_dialog
 from workbench.db import clock, service
 from workbench.gui import app as gui_app
@@ -53,16 +54,6 @@ def claim(window: supervisor.SupervisorWindow, user: str, count: int = 1) -> lis
     return [c.lock.key for c in window.wb.queue("cases").claim_next(user, count)]
 
 
-def age(window: supervisor.SupervisorWindow, key: Any, seconds: int) -> None:
-    import sqlalchemy as sa
-
-    q = window.wb.queue("cases").q
-    values = {q.time.name: clock.add_seconds(q.time, sa.literal(-seconds)),
-              q.expires.name: clock.add_seconds(q.expires, sa.literal(-seconds))}
-    with window.wb.engine.begin() as conn:
-        conn.execute(sa.update(q.table).where(q.key == key).values(values))
-
-
 def select(window: supervisor.SupervisorWindow, keys: list[Any]) -> None:
     window.board.clearSelection()
     selection = window.board.selectionModel()
@@ -75,8 +66,8 @@ def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
     window = console()
     ann = claim(window, "ann", 2)
     bob = claim(window, "bob")
-    age(window, ann[0], 600)  # the oldest lock
-    age(window, bob[0], 60 * 60)  # past its 15 minutes: expired
+    support.age_lock(window.wb, "cases", ann[0], 600)  # the oldest lock
+    support.age_lock(window.wb, "cases", bob[0], 60 * 60)  # past its 15 minutes: expired
     refreshed(qtbot, window)
     assert window.proxy.rowCount() == 3
     window.board.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # age, oldest first

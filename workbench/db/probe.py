@@ -299,8 +299,11 @@ def _missing_module(exc: ImportError, target: _Target) -> ProbeResult:
 
 
 def _odbc_drivers(target: _Target) -> tuple[str, ...]:
-    if target.driver != "pyodbc":
-        return ()
+    return installed_odbc_drivers() if target.driver == "pyodbc" else ()
+
+
+def installed_odbc_drivers() -> tuple[str, ...]:
+    """The ODBC drivers this machine has (none when pyodbc itself is missing)."""
     try:
         import pyodbc
     except ImportError:

@@ -28,23 +28,9 @@ from PySide6.QtWidgets import (
 from workbench import credentials
 from workbench.config import profiles
 from workbench.core import errors
-from workbench.gui import dispatch
+from workbench.gui import dialogs, dispatch
 
 DRIVER_LABELS = {"pymysql": "PyMySQL (built in)", "odbc": "ODBC driver"}
-
-
-def installed_odbc_drivers() -> list[str]:
-    try:
-        import pyodbc
-    except ImportError:
-        return []
-    return list(pyodbc.drivers())
-
-
-def _set_state(label: QLabel, state: str) -> None:
-    label.setProperty("state", state)
-    label.style().unpolish(label)
-    label.style().polish(label)
 
 
 class ConnectionDialog(QDialog):
@@ -149,7 +135,7 @@ class ConnectionDialog(QDialog):
         self.result.setWordWrap(True)
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.result.setMinimumHeight(48)
-        _set_state(self.result, "fail" if message else "")
+        dialogs.set_state(self.result, "fail" if message else "")
         layout.addWidget(self.result)
 
         row = QHBoxLayout()
@@ -241,7 +227,9 @@ class ConnectionDialog(QDialog):
             self.driver.addItem(DRIVER_LABELS.get(driver, driver), driver)
         self.driver.blockSignals(False)
         self.port.setValue(profiles.DEFAULT_PORTS.get(kind, 1))
-        drivers = installed_odbc_drivers()
+        from workbench.db import probe
+
+        drivers = list(probe.installed_odbc_drivers())
         # The drivers that fit this database first; any installed driver may still be chosen.
         words = {"sqlserver": ("sql server", "freetds"), "mariadb": ("mariadb", "mysql"),
                  "mysql": ("mysql", "mariadb")}.get(kind, ())
@@ -340,7 +328,7 @@ class ConnectionDialog(QDialog):
 
     def _show(self, text: str, state: str) -> None:
         self.result.setText(text)
-        _set_state(self.result, state)
+        dialogs.set_state(self.result, state)
 
     @Slot()
     def test_connection(self) -> None:
@@ -427,7 +415,7 @@ class PasswordDialog(QDialog):
             problem = QLabel(message)
             problem.setObjectName("password_problem")
             problem.setWordWrap(True)
-            _set_state(problem, "fail")
+            dialogs.set_state(problem, "fail")
             layout.addWidget(problem)
         self.edit = QLineEdit()
         self.edit.setObjectName("password")

@@ -150,6 +150,13 @@ class PickDialog(QDialog):
         return self._rows[rows[0].row()][self.key_name]
 
 
+def set_state(widget: QWidget, state: str) -> None:
+    """Set the `state` property the style sheet colours by, and make the style see the change."""
+    widget.setProperty("state", state)
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+
+
 class Banner(QWidget):
     """A coloured strip with a message and buttons, above the form (role: warning, lost, info)."""
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEventLoop, QObject, Qt, Slot
@@ -29,13 +27,13 @@ class Cancelled(Exception):
 class Launcher(QObject):
     """Owns the current window; opens targets (profiles or config files), and switches between them."""
 
-    def __init__(self, user: str, build: Callable[..., main_window.MainWindow], home: Path | None = None) -> None:
+    def __init__(self, user: str, build: Callable[..., main_window.MainWindow]) -> None:
         super().__init__()
-        self.user, self._build, self.home = user, build, home
+        self.user, self._build = user, build
         self.window: main_window.MainWindow | None = None
         self.console: supervisor.SupervisorWindow | None = None
         self.target: opening.Target | None = None
-        self.store = profiles.ProfileStore(home / "config" / profiles.FILE_NAME if home else None)
+        self.store = profiles.ProfileStore()  # where opening.choose looks too (WORKBENCH_HOME aware)
         self._dispatcher = dispatch.Dispatcher(self, threads=2)
 
     # -- starting ---------------------------------------------------------------------------------
@@ -79,7 +77,7 @@ class Launcher(QObject):
                 if password is None:
                     return False
             try:
-                wb = self._call(lambda pw=password: _open_checked(target, pw), f"Connecting to {_label(target)}…")
+                wb = self._call(lambda pw=password: _open_checked(target, pw), f"Connecting to {target.label}…")
             except Cancelled:
                 return False
             except errors.LoginRefused as exc:
@@ -296,7 +294,7 @@ class Launcher(QObject):
         box.setObjectName("unreachable_box")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("workbench: cannot connect")
-        box.setText(f"Cannot open {_label(target)}.")
+        box.setText(f"Cannot open {target.label}.")
         box.setInformativeText(message)
         retry = box.addButton("Try again", QMessageBox.ButtonRole.AcceptRole)
         edit = box.addButton("Edit connection…", QMessageBox.ButtonRole.ActionRole) if target.profile else None
@@ -309,21 +307,21 @@ class Launcher(QObject):
         """Run `fn` off the GUI thread, the GUI alive; a progress dialog with Cancel if it takes a while."""
         loop = QEventLoop()
         outcome: dict[str, Any] = {}
-        cancelled = threading.Event()
+        cancelled = [False]  # set and read on this thread only
 
         def finish(key: str, value: Any) -> None:
             outcome.setdefault(key, value)
             loop.quit()
 
         def on_done(result: Any) -> None:
-            if cancelled.is_set():
+            if cancelled[0]:
                 if isinstance(result, service.Workbench):
                     result.close()  # the user gave up on it: do not leak its connections
                 return
             finish("result", result)
 
         def on_error(exc: BaseException) -> None:
-            if not cancelled.is_set():
+            if not cancelled[0]:
                 finish("error", exc)
 
         self._dispatcher.call(fn, on_done, on_error)
@@ -338,7 +336,7 @@ class Launcher(QObject):
         progress.close()
         progress.deleteLater()
         if "result" not in outcome and "error" not in outcome:
-            cancelled.set()  # the call runs on; on_done closes what it opens
+            cancelled[0] = True  # the call runs on; on_done closes what it opens
             raise Cancelled()
         if "error" in outcome:
             raise outcome["error"]
@@ -370,10 +368,6 @@ def _demo_target() -> opening.Target:
     if not (target / demo_mod.CONFIG_NAME).exists() or not (target / demo_mod.DB_NAME).exists():
         demo_mod.create(target, overwrite=True)
     return opening.Target(config_path=target / demo_mod.CONFIG_NAME)
-
-
-def _label(target: opening.Target) -> str:
-    return f"{target.profile.name} ({target.profile.describe()})" if target.profile else str(target.config_path)
 
 
 def _dispose(window: main_window.MainWindow) -> None:

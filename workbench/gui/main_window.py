@@ -466,7 +466,7 @@ class MainWindow(QMainWindow):
         text = "expired" if left <= 0 else durations.format_duration(left) + " left"
         self.timer_label.setText(f"Lock on {cur.lock.key}: {text}")
         if self.timer_label.property("state") != state:
-            self._set_state(self.timer_label, state)
+            dialogs.set_state(self.timer_label, state)
 
     @Slot(float)
     def _on_warning(self, left: float) -> None:
@@ -511,12 +511,12 @@ class MainWindow(QMainWindow):
     def _on_connection(self, reachable: bool, message: str) -> None:
         if reachable:
             self.connection_label.setText(f"Connected as {self.session.user} — {self._database_label()}")
-            self._set_state(self.connection_label, "up")
+            dialogs.set_state(self.connection_label, "up")
         else:
             wait = self.session.retry_delay()
             self.connection_label.setText(f"Database unreachable — reconnecting (next try in {wait:.0f} s); "
                                           f"your work here is kept. ({message})")
-            self._set_state(self.connection_label, "down")
+            dialogs.set_state(self.connection_label, "down")
             self.next_button.setEnabled(True)
 
     @Slot(bool)
@@ -533,12 +533,7 @@ class MainWindow(QMainWindow):
     def _on_slow(self) -> None:
         if self.session.reachable:  # unreachable already says more than "waiting"
             self.connection_label.setText("Waiting for the database… (your work here is kept)")
-            self._set_state(self.connection_label, "slow")
-
-    def _set_state(self, label: QLabel, state: str) -> None:
-        label.setProperty("state", state)
-        label.style().unpolish(label)
-        label.style().polish(label)
+            dialogs.set_state(self.connection_label, "slow")
 
     @Slot(list)
     def _on_open_items(self, rows: list[dict[str, Any]]) -> None:

@@ -75,6 +75,7 @@ class SupervisorWindow(QMainWindow):
                  settings: QSettings | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.wb, self.user, self.settings = wb, user, settings
+        self.titles = {name: q.title for name, q in wb.config.queues.items()}
         self.setObjectName("supervisor_window")
         self.setWindowTitle(f"workbench supervisor — {user}")
         self.dispatcher = dispatch.Dispatcher(self, threads=2)
@@ -318,16 +319,14 @@ class SupervisorWindow(QMainWindow):
         self._set_actions()
 
     def _show_health(self, health: list[Any]) -> None:
-        titles = {name: q.title for name, q in self.wb.config.queues.items()}
-        _fill(self.health, [[titles[h.queue], h.waiting, h.locked, h.expired_locks, h.completed_today,
+        _fill(self.health, [[self.titles[h.queue], h.waiting, h.locked, h.expired_locks, h.completed_today,
                              _age(h.oldest_waiting_age_seconds), h.releases_today, h.expiries_today,
                              h.force_releases_today] for h in health])
-        _fill(self.reasons, [[titles[h.queue], reason, count] for h in health
+        _fill(self.reasons, [[self.titles[h.queue], reason, count] for h in health
                              for reason, count in h.release_reasons_today])
 
     def _show_operators(self, per_queue: list[tuple[str, list[Any]]]) -> None:
-        titles = {name: q.title for name, q in self.wb.config.queues.items()}
-        _fill(self.operators, [[titles[name], s.operator, s.completed, _age(s.median_handle_seconds),
+        _fill(self.operators, [[self.titles[name], s.operator, s.completed, _age(s.median_handle_seconds),
                                 _age(s.p90_handle_seconds), s.releases, s.expiries, s.force_released]
                                for name, stats in per_queue for s in stats])
 
