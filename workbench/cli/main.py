@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "database (created on first use)")
     parser.add_argument("--supervisor", action="store_true", help="without a command: open the supervisor "
                         "console too (lock board, queue health, operators, history)")
+    parser.add_argument("--self-test", action="store_true", help="check this installation without a display "
+                        "(drivers, a demo database round trip, the windows offscreen) and exit")
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -153,6 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     as_json = bool(getattr(args, "json", False))
+    if args.self_test:
+        if args.command is not None:
+            parser.error("--self-test takes no command")
+        from workbench import selftest
+
+        return selftest.run(as_json=as_json)
     if args.command is None:
         return _gui(args)
     try:

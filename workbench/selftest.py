@@ -1,0 +1,258 @@
+"""`workbench --self-test`: check, without a display, that this installation works end to end.
+
+Installers run it from the installed copy (.ci/run does after building the .deb), and a help desk
+can ask a user to run it. Each check prints one line; the exit code is 0 only if all passed. The
+checks: the database drivers and SQLAlchemy dialects load; a demo database is written and opened in
+a temporary folder; a claim → save → complete round trip works and is audited; Qt starts on the
+offscreen platform; the operator window and the supervisor console (Qt Charts) build and paint.
+Nothing is written outside the temporary folder, and no window appears.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+USER = "self-test"
+# The SQLAlchemy dialects workbench offers, each with the driver module it loads.
+DIALECTS = (
+    ("SQLite", "sqlite+pysqlite://", "sqlite3"),
+    ("PostgreSQL", "postgresql+psycopg://", "psycopg"),
+    ("MariaDB/MySQL", "mysql+pymysql://", "pymysql"),
+    ("MariaDB/MySQL ODBC", "mysql+pyodbc://", "pyodbc"),
+    ("SQL Server", "mssql+pyodbc://", "pyodbc"),
+)
+WAIT_SECONDS = 30  # for the window's first database round trip, off the GUI thread
+
+
+@dataclasses.dataclass
+class Result:
+    name: str
+    ok: bool
+    detail: str
+    seconds: float
+
+
+class SelfTest:
+    """Runs checks in order, prints a line per check, and keeps the results."""
+
+    def __init__(self, out: TextIO, *, as_json: bool = False) -> None:
+        self.out = out
+        self.as_json = as_json
+        self.results: list[Result] = []
+
+    def check(self, name: str, action: Callable[[], str]) -> bool:
+        """Run `action` (returns what it found, raises when the check fails) and report it."""
+        start = time.perf_counter()
+        try:
+            detail, ok = action(), True
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, then the next check runs
+            detail, ok = f"{type(exc).__name__}: {exc}", False
+        result = Result(name, ok, detail, time.perf_counter() - start)
+        self.results.append(result)
+        if not self.as_json:
+            mark = "ok  " if ok else "FAIL"
+            self.out.write(f"  {mark} {name:<26} {detail}  ({result.seconds * 1000:.0f} ms)\n")
+            self.out.flush()
+        return ok
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.ok for r in self.results)
+
+
+def run(out: TextIO = sys.stdout, *, as_json: bool = False) -> int:
+    """Every check; 0 when all passed, 1 otherwise."""
+    from workbench import __version__
+
+    # Offscreen even where a display exists: the self-test never shows a window.
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    start = time.perf_counter()
+    test = SelfTest(out, as_json=as_json)
+    where = f"bundle in {Path(sys.executable).parent}" if getattr(sys, "frozen", False) else sys.executable
+    if not as_json:
+        out.write(f"workbench {__version__} self-test ({where})\n")
+    with tempfile.TemporaryDirectory(prefix="workbench-selftest-") as tmp:
+        _run_checks(test, Path(tmp))
+    seconds = time.perf_counter() - start
+    failed = [r.name for r in test.results if not r.ok]
+    if as_json:
+        json.dump({"version": __version__, "where": where, "passed": test.passed, "seconds": round(seconds, 3),
+                   "checks": [dataclasses.asdict(r) for r in test.results]}, out, indent=2)
+        out.write("\n")
+    elif failed:
+        out.write(f"self-test FAILED: {len(failed)} of {len(test.results)} checks ({', '.join(failed)})\n")
+    else:
+        out.write(f"self-test passed: {len(test.results)} checks in {seconds:.1f} s\n")
+    return 0 if test.passed else 1
+
+
+def _run_checks(test: SelfTest, tmp: Path) -> None:
+    test.check("python", _python)
+    for label, url, module in DIALECTS:
+        test.check(f"driver {label}", lambda url=url, module=module: _dialect(url, module))
+    test.check("odbc drivers", _odbc_drivers)
+    test.check("password store", _keyring)
+    state: dict[str, Any] = {}
+    if test.check("demo database", lambda: _demo(tmp, state)):
+        test.check("claim round trip", lambda: _round_trip(state["wb"]))
+    if test.check("qt offscreen", lambda: _qt(state)) and "wb" in state:
+        test.check("operator window", lambda: _window(state, tmp))
+        test.check("supervisor console", lambda: _console(state))
+    if "wb" in state:
+        state["wb"].close()
+    if "qt_messages" in state:  # the handler that was there before (pytest-qt has its own)
+        from PySide6 import QtCore
+
+        QtCore.qInstallMessageHandler(state["qt_messages"])
+
+
+# -- the checks: each returns what it found, or raises ---------------------------------------------
+
+def _python() -> str:
+    return f"Python {sys.version.split()[0]} on {sys.platform}"
+
+
+def _dialect(url: str, module: str) -> str:
+    import sqlalchemy as sa
+
+    # create_engine imports the dialect and its driver without connecting.
+    sa.create_engine(url).dispose()
+    driver = importlib.import_module(module)
+    if module == "sqlite3":
+        return f"sqlite3, SQLite {driver.sqlite_version}"
+    if module == "psycopg":
+        return f"psycopg {driver.__version__} ({driver.pq.__impl__}), libpq {driver.pq.version()}"
+    return f"{module} {getattr(driver, 'version', None) or getattr(driver, '__version__', '?')}"
+
+
+def _odbc_drivers() -> str:
+    from workbench.db import probe
+
+    installed = probe.installed_odbc_drivers()
+    # Not a failure: ODBC drivers (SQL Server's, MariaDB's) are installed on the machine, not shipped.
+    return ", ".join(installed) if installed else "none installed (SQL Server needs Microsoft's ODBC Driver 18)"
+
+
+def _keyring() -> str:
+    from workbench import credentials
+
+    status = credentials.keyring_status()
+    # Not a failure either: without a store, the window asks for the password each time.
+    return status.name if status.available else "none on this computer: the window asks for passwords each time"
+
+
+def _demo(tmp: Path, state: dict[str, Any]) -> str:
+    from workbench import demo
+    from workbench.config import loader
+    from workbench.db import service
+
+    config_path = demo.create(tmp / "demo")
+    wb = service.Workbench.open(loader.load(config_path))
+    state["wb"] = wb
+    waiting = {name: wb.queue(name).health().waiting for name in wb.config.queues}
+    return "demo written and opened: " + ", ".join(f"{n} {count} waiting" for n, count in waiting.items())
+
+
+def _round_trip(wb: Any) -> str:
+    from workbench.core import errors
+
+    queue = wb.queue("cases")  # the demo's helpdesk queue
+    claims = queue.claim_next(USER)
+    if not claims:
+        raise AssertionError("nothing to claim in the demo queue")
+    lock = claims[0].lock
+    queue.save(USER, lock.key, lock.token, {"resolution": "checked by the self-test"})
+    done = queue.complete(USER, lock.key, lock.token)
+    try:
+        queue.check(USER, lock.key, lock.token)
+    except errors.LockLost:
+        pass
+    else:
+        raise AssertionError("the lock was still held after Complete")
+    row = queue.show(lock.key).item
+    if row["resolution"] != "checked by the self-test" or row["status"] != "resolved":
+        raise AssertionError(f"the saved row reads {row['status']!r}, {row['resolution']!r}")
+    events = [e.kind.value for e in queue.history(lock.key)]
+    if events[-3:] != ["claim", "save", "complete"]:
+        raise AssertionError(f"unexpected history {events}")
+    return f"{queue.name} {lock.key}: claimed, saved, completed ({done.outcome}), audited"
+
+
+def _qt(state: dict[str, Any]) -> str:
+    from PySide6 import QtCore
+
+    from workbench.gui import app, icons
+
+    state["qt_messages"] = QtCore.qInstallMessageHandler(_quiet_offscreen)
+    application = app.application()
+    if application.platformName() != "offscreen":
+        raise AssertionError(f"Qt started on '{application.platformName()}', not offscreen")
+    if icons.app_icon().isNull():
+        raise AssertionError("the application icon did not load")
+    state["app"] = application
+    return f"Qt {QtCore.qVersion()}, PySide6 {importlib.import_module('PySide6').__version__}, platform offscreen"
+
+
+def _quiet_offscreen(kind: Any, context: Any, message: str) -> None:
+    """Qt's messages to stderr as usual, but for the offscreen platform saying it cannot resize to hints."""
+    if "propagateSizeHints" not in message:
+        sys.stderr.write(message + "\n")
+
+
+def _window(state: dict[str, Any], tmp: Path) -> str:
+    from workbench.gui import app
+
+    window = app.window_for(state["wb"], USER, home=tmp / "home")
+    state["window"] = window
+    ready: list[Any] = []
+    window.session.ready.connect(ready.append)
+    window.show()
+    window.session.start()
+    _wait(lambda: bool(ready), "the window's first database call")
+    image = window.grab().toImage()
+    if image.isNull() or image.width() < 400:
+        raise AssertionError("the window did not paint")
+    size = f"{image.width()}x{image.height()}"
+    window.close()
+    window.session.dispatcher.wait(5000)
+    return f"built, connected and painted ({size})"
+
+
+def _console(state: dict[str, Any]) -> str:
+    from workbench.gui import supervisor
+
+    console = supervisor.SupervisorWindow(state["wb"], USER)
+    try:
+        console.show()
+        console.tabs.setCurrentWidget(console.charts)  # the tab drawn with Qt Charts
+        console.refresh()
+        _wait(lambda: console.last_refresh_ms > 0, "the console's figures")
+        if not console.status.text().startswith("Refreshed"):
+            raise AssertionError(console.status.text())
+        image = console.grab().toImage()
+    finally:
+        console.close()
+        console.dispatcher.wait(5000)
+    if image.isNull():
+        raise AssertionError("the console did not paint")
+    return f"built, charts drawn and painted ({image.width()}x{image.height()})"
+
+
+def _wait(done: Callable[[], bool], what: str) -> None:
+    from PySide6.QtCore import QCoreApplication, QEventLoop
+
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} did not finish within {WAIT_SECONDS} s")
+        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        time.sleep(0.01)
