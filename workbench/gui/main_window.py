@@ -226,6 +226,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._write_journal()
+        self.session.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("session/queue", self.session.queue_name)
         self.settings.sync()

@@ -433,6 +433,13 @@ class OperatorSession(QObject):
         self._tick.stop()
         self._check.stop()
 
+    def stop(self) -> None:
+        """The window closed: no more timers or retries. A Save still waiting for the database is
+        not sent later behind the user's back; its edits are in the journal for the next start."""
+        for timer in (self._tick, self._check, self._retry, self._settings_poll):
+            timer.stop()
+        self._retry_actions.clear()
+
     def discard_draft(self, queue: str, key: Any) -> None:
         if self.journal is not None:
             self.journal.discard(self.database, queue, key)
