@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     bundle = dist / "workbench"
     if not args.no_build:
         build_bundle(dist)
+        shrink_icu(bundle)
     if not bundle.is_dir():
         raise SystemExit(f"build.py: no bundle in {bundle}; build it first (without --no-build)")
     report_size(bundle)
@@ -86,6 +87,18 @@ def build_bundle(dist: Path) -> None:
     print("build.py:", " ".join(command), flush=True)
     subprocess.run(command, check=True, cwd=ROOT)
     print(f"bundle built in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def shrink_icu(bundle: Path) -> None:
+    """Linux: Qt's ICU data down to what an English UI uses (installer/icu_data.py)."""
+    from installer import icu_data
+
+    for library in bundle.glob("_internal/PySide6/Qt/lib/libicudata.so.*"):
+        sizes = icu_data.trim(library)
+        if sizes is None:
+            print("ICU data kept whole: no C compiler (cc) to rebuild it with", flush=True)
+        else:
+            print(f"ICU data: {sizes[0] / 1e6:.1f} MB -> {sizes[1] / 1e6:.1f} MB", flush=True)
 
 
 def report_size(bundle: Path, top: int = 8) -> int:

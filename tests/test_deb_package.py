@@ -52,7 +52,7 @@ def test_package_installs_a_command_a_menu_entry_and_icons(tmp_path):
     unpacked = tmp_path / "unpacked"
     subprocess.run(["dpkg-deb", "-x", str(package), str(unpacked)], check=True)
     entry = (unpacked / "usr/share/applications/workbench.desktop").read_text()
-    assert "Exec=workbench %F" in entry and "Icon=workbench" in entry
+    assert "Exec=workbench\n" in entry and "Icon=workbench" in entry
     if shutil.which("desktop-file-validate"):
         result = subprocess.run(["desktop-file-validate", str(unpacked / "usr/share/applications/workbench.desktop")],
                                 capture_output=True, text=True, check=False)

@@ -104,7 +104,9 @@ def _run_checks(test: SelfTest, tmp: Path) -> None:
     state: dict[str, Any] = {}
     if test.check("demo database", lambda: _demo(tmp, state)):
         test.check("claim round trip", lambda: _round_trip(state["wb"]))
-    if test.check("qt offscreen", lambda: _qt(state)) and "wb" in state:
+    if test.check("qt offscreen", lambda: _qt(state)):
+        test.check("qt text (ICU)", _qt_text)
+    if "app" in state and "wb" in state:
         test.check("operator window", lambda: _window(state, tmp))
         test.check("supervisor console", lambda: _console(state))
     if "wb" in state:
@@ -200,6 +202,25 @@ def _qt(state: dict[str, Any]) -> str:
         raise AssertionError("the application icon did not load")
     state["app"] = application
     return f"Qt {QtCore.qVersion()}, PySide6 {importlib.import_module('PySide6').__version__}, platform offscreen"
+
+
+def _qt_text() -> str:
+    """What Qt takes from ICU's data (trimmed in the Linux bundle): collation, case mapping, zone names."""
+    from PySide6.QtCore import QCollator, QLocale, QTimeZone
+
+    collator = QCollator(QLocale("en_US"))
+    collator.setNumericMode(True)
+    ordered = sorted(["item 10", "Éclair", "item 9", "apple", "Zoo"], key=collator.sortKey)
+    if ordered != ["apple", "Éclair", "item 9", "item 10", "Zoo"]:
+        raise AssertionError(f"collation gave {ordered}")
+    upper = QLocale("de_DE").toUpper("straße")
+    if upper != "STRASSE":
+        raise AssertionError(f"case mapping gave {upper!r}")
+    zone = QTimeZone(b"Europe/Berlin").displayName(QTimeZone.TimeType.StandardTime,
+                                                   QTimeZone.NameType.LongName, QLocale("en_US"))
+    if not zone or "Europe/Berlin" in zone:
+        raise AssertionError(f"no time-zone name ({zone!r})")
+    return f"collation, case mapping and zone names ({zone})"
 
 
 def _quiet_offscreen(kind: Any, context: Any, message: str) -> None:
