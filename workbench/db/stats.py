@@ -23,7 +23,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
-import functools
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -99,9 +98,9 @@ class Clock:
         return shifted.replace(tzinfo=_UTC if not self.offset else dt.timezone(self.offset))
 
     def converter(self) -> Callable[[Any], dt.datetime]:
-        """`from_utc` for thousands of values (on the UTC clock: one C call each)."""
+        """`from_utc` for thousands of values (already datetimes)."""
         if not self.offset and not self.local:
-            return functools.partial(dt.datetime.replace, tzinfo=_UTC)
+            return _in_zone(_UTC)
         return self.from_utc
 
     def to_utc(self, value: dt.datetime) -> dt.datetime:
@@ -115,6 +114,17 @@ class Clock:
     def today_start(self) -> dt.datetime:
         """Midnight at the start of the database clock's current date, on the queue's clock."""
         return self.now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _in_zone(zone: dt.tzinfo) -> Callable[[dt.datetime], dt.datetime]:
+    """`value.replace(tzinfo=zone)` for thousands of naive datetimes: replace() takes over 1 µs a
+    call (its keyword arguments), datetime.combine a fifth of that."""
+    combine = dt.datetime.combine
+
+    def in_zone(value: dt.datetime) -> dt.datetime:
+        return combine(value.date(), value.time(), zone)
+
+    return in_zone
 
 
 def _datetime(value: Any) -> dt.datetime:
@@ -173,7 +183,7 @@ def _lock_time_converter(q: mapping.BoundQueue) -> Callable[[Any], dt.datetime]:
     """A fast BoundQueue._aware for thousands of lock times (already datetimes: SQLAlchemy parsed them)."""
     if q.aware or q.local_clock:
         return _datetime
-    return functools.partial(dt.datetime.replace, tzinfo=_UTC)
+    return _in_zone(_UTC)
 
 
 def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
@@ -506,8 +516,7 @@ def _queue_time(reading: Clock) -> Callable[[dt.datetime], dt.datetime]:
     """A naive time already shifted to the queue's clock, as the queue hands times out."""
     if reading.local:
         return lambda value: value
-    zone = _UTC if not reading.offset else dt.timezone(reading.offset)
-    return functools.partial(dt.datetime.replace, tzinfo=zone)
+    return _in_zone(_UTC if not reading.offset else dt.timezone(reading.offset))
 
 
 def _hour(value: dt.datetime) -> dt.datetime:
