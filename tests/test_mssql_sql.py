@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import tomllib
 import types
@@ -16,7 +17,7 @@ from sqlalchemy.dialects.mssql import pyodbc as mssql_pyodbc
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, models
-from workbench.db import audit, claims, clock, guarded, mapping, tables
+from workbench.db import audit, claims, clock, guarded, mapping, stats, tables
 from workbench.db.claims import base, portable
 from workbench.db.claims.mssql import PICK_HINT, ReadpastClaim
 from workbench.demo import schema
@@ -347,6 +348,61 @@ def test_legacy_claim_has_no_token_and_derives_expiry_from_lock_time() -> None:
     assert ("orders.locked_by IS NOT NULL AND (orders.locked_at IS NULL OR orders.locked_at <= "
             "DATEADD(second, -1200, SYSUTCDATETIME())) AND orders.state = 'new'") in expired
     assert "FROM orders WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)" in sql
+
+
+# -- the lock board: keys per statement ------------------------------------------------------------
+
+
+class _Answer:
+    """What the stand-in connection returns for one statement: canned rows."""
+
+    def __init__(self, rows: list[Any]) -> None:
+        self.rows = rows
+
+    def mappings(self) -> _Answer:
+        return self
+
+    def one(self) -> Any:
+        (row,) = self.rows
+        return row
+
+    def all(self) -> list[Any]:
+        return self.rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows)
+
+
+class _SqlServer:
+    """Stands in for a connection to SQL Server: keeps each statement as pyodbc sends it (qmark
+    parameters, an IN list expanded to one per value) and answers with canned rows, then none."""
+
+    dialect = mssql_pyodbc.dialect(paramstyle="qmark")
+
+    def __init__(self, *answers: list[Any]) -> None:
+        self.answers = list(answers)
+        self.sent: list[Any] = []
+
+    def execute(self, stmt: Any, params: dict[str, Any] | None = None) -> _Answer:
+        self.sent.append(stmt.compile(dialect=self.dialect).construct_expanded_state(params or {}))
+        return _Answer(self.answers.pop(0) if self.answers else [])
+
+
+def test_board_of_10000_locks_keeps_under_2100_parameters_per_statement() -> None:
+    q = demo_queue()
+    now = dt.datetime(2026, 11, 21, 12, 0)
+    summary = ["x"] * len(q.list_columns)
+    # The locked rows as the board selects them: key, owner, lock time, expiry, list columns, token.
+    locks = [(key, "ann", now, now + dt.timedelta(minutes=15), *summary, f"tok{key}") for key in range(1, 10_001)]
+    conn = _SqlServer([{"wb_now": now, "wb_utc": now}], locks)
+    board = stats.board(conn, q, trail("cases"))  # type: ignore[arg-type]
+    assert len(board) == 10_000 and all(row.extensions == 0 and row.last_activity == row.locked_at for row in board)
+    counts = [len(sent.positiontup or ()) for sent in conn.sent]
+    assert max(counts) <= 2100, counts  # SQL Server refuses a statement with more
+    # The clock, the locked rows, then the audit aggregates of the locked items, 2,000 keys at a time.
+    assert len(conn.sent) == 2 + 5 and all("WHERE workbench_audit.queue = ?" in s.statement for s in conn.sent[2:])
+    keys = [value for sent in conn.sent[2:] for name, value in sent.parameters.items() if name.startswith("wb_keys")]
+    assert sorted(keys) == sorted(str(key) for key in range(1, 10_001))
 
 
 # -- the clock and the token -------------------------------------------------------------------------

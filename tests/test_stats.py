@@ -228,6 +228,59 @@ def test_board_of_a_table_without_token_column_counts_extensions_across_tokens(n
     assert row.summary["customer"] == "C1" and "lock_user" not in row.summary
 
 
+TICKETS = """
+[database]
+url = "{url}"
+
+[queues.tickets]
+table = "tickets"
+key = "ref"
+order = ["ref"]
+lock_duration = "15m"
+release_cooldown = "0s"
+todo = { status = "open" }
+
+[queues.tickets.outcomes.done]
+set = { status = "done" }
+"""
+
+
+def test_board_of_a_table_with_a_text_key(native_env: support.Env) -> None:
+    """A text key is matched with the audit trail's item_key: on a latin1-default MariaDB server a
+    latin1 key against utf8mb4, also when the audit table is in another utf8mb4 collation than
+    the server's default (as after an upgrade to a server with another default), where a key cast
+    to the default collation cannot be compared with it."""
+    env = native_env
+    when = sa.DateTime().with_variant(sa.dialects.mysql.DATETIME(fsp=6), "mysql", "mariadb")
+    md = sa.MetaData()
+    table = sa.Table("tickets", md,
+                     sa.Column("ref", sa.String(20), primary_key=True),
+                     sa.Column("subject", sa.String(100), nullable=False),
+                     sa.Column("status", sa.String(10), nullable=False),
+                     sa.Column("wb_locked_by", sa.String(128)), sa.Column("wb_locked_at", when),
+                     sa.Column("wb_lock_expires", when), sa.Column("wb_lock_token", sa.String(32)))
+    md.create_all(env.engine)
+    with env.engine.begin() as conn:
+        conn.execute(sa.insert(table), [{"ref": f"T-{i}", "subject": f"Ticket {i}", "status": "open"}
+                                        for i in range(1, 4)])
+    wb = env.open(env.load(TICKETS))
+    wb.init()
+    if env.backend.startswith("mariadb"):
+        with env.engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE workbench_audit CONVERT TO CHARACTER SET utf8mb4 "
+                                 "COLLATE utf8mb4_unicode_ci")
+    q = wb.queue("tickets")
+    lock = q.claim("ann", "T-2").lock
+    q.extend("ann", "T-2", lock.token)
+    q.claim("bob", "T-3")
+    rows = {r.key: r for r in q.board()}
+    assert set(rows) == {"T-2", "T-3"}
+    assert (rows["T-2"].owner, rows["T-2"].extensions) == ("ann", 1)
+    assert rows["T-2"].last_activity > rows["T-2"].locked_at  # the extension, after the claim
+    assert (rows["T-3"].owner, rows["T-3"].extensions, rows["T-3"].summary) == ("bob", 0, {"subject": "Ticket 3", "status": "open"})
+    assert [r.key for r in q.board(limit=1)] == ["T-2"]
+
+
 # -- queue health --------------------------------------------------------------------------------------
 
 def _set_arrivals(wb: Any, oldest: int, hours: float) -> None:

@@ -3,14 +3,16 @@
 Everything here only reads, in one short transaction per call (`Database.read`), with a fixed
 number of statements whatever the number of rows (never one per row):
 
-- the **board**: the clock; the locked rows with their list columns (through the lock index);
-  the audit aggregates per item and token of exactly those items (through the audit index
-  `(queue, item_key, id)`, see `_activity`);
+- the **board**: the clock; the locked rows with their list columns (through the lock index),
+  each with the aggregates of its audit rows under its token (through the audit index
+  `(queue, item_key, id)`, see `_activity_per_lock`; `_activity` on SQL Server and for tables
+  without a token column);
 - **health**: one statement of counts on the table (each through the claim or the lock index,
   with the rows a claim could take defined as the claim defines them) and one on today's audit
   rows (through the audit time index);
 - **operator statistics** and **handle times**: the completions of the period with the start of
-  each one's lock (see `completions`), and for the statistics the other events counted per owner;
+  each one's lock (see `completions`), and for the statistics, in the same reading of the
+  period's audit rows, its releases, expiries and force releases;
 - **throughput**: counted per hour by the database.
 
 Audit times are UTC; results are given on the queue's clock like every other time workbench
@@ -23,7 +25,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
-import functools
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -31,6 +32,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql import util as sql_util
 from sqlalchemy.sql.expression import FunctionElement
 
 from workbench.core import models
@@ -49,6 +51,7 @@ NO_REASON = "(no reason)"
 # most 2,100 parameters per statement; the others take far more than a board holds.
 _KEYS_PER_STATEMENT = {"mssql": 2000}
 _DEFAULT_KEYS_PER_STATEMENT = 20_000
+_JOINED = ("postgresql", "sqlite", "mysql", "mariadb")
 
 
 # -- the database clock ---------------------------------------------------------------------------
@@ -99,9 +102,9 @@ class Clock:
         return shifted.replace(tzinfo=_UTC if not self.offset else dt.timezone(self.offset))
 
     def converter(self) -> Callable[[Any], dt.datetime]:
-        """`from_utc` for thousands of values (on the UTC clock: one C call each)."""
+        """`from_utc` for thousands of values (already datetimes)."""
         if not self.offset and not self.local:
-            return functools.partial(dt.datetime.replace, tzinfo=_UTC)
+            return _in_zone(_UTC)
         return self.from_utc
 
     def to_utc(self, value: dt.datetime) -> dt.datetime:
@@ -115,6 +118,17 @@ class Clock:
     def today_start(self) -> dt.datetime:
         """Midnight at the start of the database clock's current date, on the queue's clock."""
         return self.now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _in_zone(zone: dt.tzinfo) -> Callable[[dt.datetime], dt.datetime]:
+    """`value.replace(tzinfo=zone)` for thousands of naive datetimes: replace() takes over 1 µs a
+    call (its keyword arguments), datetime.combine a fifth of that."""
+    combine = dt.datetime.combine
+
+    def in_zone(value: dt.datetime) -> dt.datetime:
+        return combine(value.date(), value.time(), zone)
+
+    return in_zone
 
 
 def _datetime(value: Any) -> dt.datetime:
@@ -134,46 +148,84 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     """Every lock of the queue (live, or expired and not yet taken over), oldest first, with the
     list columns of its item, when it was last worked on and how often it was extended.
 
-    Three statements: the clock; the locked rows with their list columns (through the lock index);
-    the audit aggregates of exactly those items (see `_activity`).
+    Two statements: the clock; the locked rows with their list columns (through the lock index),
+    each joined to the aggregates of its audit rows (see `_activity_per_lock`). On SQL Server and
+    for a table without a token column, three: the clock; the locked rows; the audit aggregates of
+    exactly those items (see `_activity`).
     """
     reading = Clock.read(conn, q)  # one reading for the whole board
     when = sa.DateTime(timezone=q.aware)
-    token = q.token if q.token is not None else sa.null()
-    stmt = (sa.select(q.key, q.user, _fast_time(conn, sa.type_coerce(q.time, when)),
-                      _fast_time(conn, sa.type_coerce(q.expiry(), when)), token, *q.list_columns)
-            .where(*q.scope_clause(), q.user.is_not(None), q.time.is_not(None))
-            .order_by(q.time, q.key).limit(limit))
-    rows = conn.execute(stmt).all()
+    held = [*q.scope_clause(), q.user.is_not(None), q.time.is_not(None)]
+    columns = [q.key, q.user, _fast_time(conn, sa.type_coerce(q.time, when)),
+               _fast_time(conn, sa.type_coerce(q.expiry(), when)), *q.list_columns]
+    merged = q.token is not None and conn.dialect.name in _JOINED
+    if merged:  # after the list columns: the lock's last activity and extensions
+        per_lock = _activity_per_lock(conn, q, trail, held)
+        stmt = (sa.select(*columns, _fast_time(conn, per_lock.c.wb_last), per_lock.c.wb_extensions)
+                .select_from(q.table.join(per_lock, per_lock.c.wb_key == q.key)))
+    else:  # after the list columns: the token
+        stmt = sa.select(*columns, q.token if q.token is not None else sa.null())
+    rows = conn.execute(stmt.where(*held).order_by(q.time, q.key).limit(limit)).all()
     if not rows:
         return []
-    activity = _activity(conn, q, trail, [str(row[0]) for row in rows], every_lock=len(rows) < limit)
+    activity = {} if merged else _activity(conn, q, trail, [str(row[0]) for row in rows],
+                                           every_lock=len(rows) < limit)
     names = [c.name for c in q.list_columns]
+    width = len(names)
     legacy = q.token is None
     aware = _lock_time_converter(q)
     from_utc = reading.converter()
     db_now = reading.now
     result = []
-    for key, owner, locked, expires, current, *summary in rows:
+    for key, owner, locked, expires, *rest in rows:
         locked_at = aware(locked)
-        item = str(key)
-        if legacy:
-            current = mapping.LEGACY_TOKEN_PREFIX + locked_at.isoformat()
-            last, extensions = _legacy_lock_activity(activity.get(item, ()))
+        if merged:
+            last, extensions = rest[width], rest[width + 1]
+        elif legacy:
+            last, extensions = _legacy_lock_activity(activity.get(str(key), ()))
         else:
-            last, extensions = activity.get((item, current), (None, 0))
+            last, extensions = activity.get((str(key), rest[width]), (None, 0))
         result.append(models.BoardRow(
             queue=q.name, key=key, owner=owner, locked_at=locked_at, expires_at=aware(expires), db_now=db_now,
             last_activity=from_utc(last) if last is not None else locked_at, extensions=extensions,
-            summary=dict(zip(names, summary))))
+            summary=dict(zip(names, rest))))
     return result
+
+
+def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                       held: list[sa.ColumnElement[bool]]) -> sa.Subquery:
+    """Each lock's latest activity (claim, save, extend or reassign under its token, NULL if none)
+    and extensions: a derived table with one row per lock (`wb_key`, `wb_last`, `wb_extensions`)
+    that the board joins to the locked rows by key.
+
+    The locked rows (through the lock index) are outer-joined to their audit rows with one probe
+    of the audit index (queue, item_key, id) per lock (a nested loop; the key cast as
+    `AuditTrail.key_text` says) and grouped by the key. PostgreSQL, SQLite and MySQL build it
+    once for every lock; MariaDB evaluates it for each locked row the board reads ("lateral
+    derived", as the join is on the grouped key). Either way the client reads one row per lock
+    and sends no list of keys: the lock rows and the aggregates as two result sets cost PyMySQL,
+    which decodes rows in Python, about 50 ms more for 10,000 locks.
+    """
+    assert q.token is not None
+    a = trail.table
+    own = q.table.alias("wb_held")
+    adapt = sql_util.ClauseAdapter(own).traverse
+    key, token = adapt(q.key), adapt(q.token)
+    on = [a.c.queue == q.name, a.c.item_key == trail.key_text(conn, key), a.c.token == token,
+          a.c.event.in_(_ACTIVITY)]
+    return (sa.select(key.label("wb_key"), sa.func.max(a.c.at).label("wb_last"),
+                      sa.func.count(sa.case((a.c.event == _EXTEND, 1))).label("wb_extensions"))
+            .select_from(own.outerjoin(a, sa.and_(*on)))
+            .where(*(adapt(clause) for clause in held))
+            .group_by(key)
+            .subquery("wb_activity"))
 
 
 def _lock_time_converter(q: mapping.BoundQueue) -> Callable[[Any], dt.datetime]:
     """A fast BoundQueue._aware for thousands of lock times (already datetimes: SQLAlchemy parsed them)."""
     if q.aware or q.local_clock:
         return _datetime
-    return functools.partial(dt.datetime.replace, tzinfo=_UTC)
+    return _in_zone(_UTC)
 
 
 def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
@@ -183,13 +235,16 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
     With a token column: {(item_key, token): (latest time, extensions)}. Without one (shape 2):
     {item_key: [(first id, latest time, extensions, claims), …] oldest first}.
 
-    On PostgreSQL and SQLite the audit trail is joined to the locked rows, which the planner runs
-    as one probe of the audit index (queue, item_key, id) per lock (a nested loop; a hash join
-    only wins over a trail smaller than that). MySQL/MariaDB cannot probe that index with the key
-    cast to text when the cast's character set differs from the audit table's, and SQL Server may
-    convert the column instead of the key; there the keys go in as an IN list, `_KEYS_PER_STATEMENT`
-    at a time. `keys` are the locked items' keys; `every_lock` says that they are all the queue's
-    locks (the board was not cut by its limit), which the join needs.
+    The board uses it for tables without a token column, and on SQL Server (tables with one
+    get `_activity_per_lock` elsewhere). On PostgreSQL, SQLite and MySQL/MariaDB the audit trail
+    is joined to the locked rows, which the planner runs as one probe of the audit index (queue,
+    item_key, id) per lock (a nested loop; a hash join only wins over a trail smaller than that),
+    with the key cast as `AuditTrail.key_text` says (on MySQL/MariaDB, to item_key's character
+    set and collation; any other cast rules the index out or fails). SQL Server may convert the
+    column instead of the key; there, and when the board was cut by its limit, the keys go in as
+    an IN list, `_KEYS_PER_STATEMENT` at a time. `keys` are the locked items' keys; `every_lock`
+    says that they are all the queue's locks (the board was not cut by its limit), which the
+    join needs.
     """
     a = trail.table
     legacy = q.token is None
@@ -202,8 +257,8 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
     columns[2] = _fast_time(conn, columns[2])
     statements: list[tuple[sa.Select[Any], dict[str, Any]]] = []
     dialect = conn.dialect.name
-    if dialect in ("postgresql", "sqlite") and every_lock:
-        on = [a.c.item_key == sa.cast(q.key, a.c.item_key.type)]
+    if dialect in _JOINED and every_lock:
+        on = [a.c.item_key == trail.key_text(conn, q.key)]
         if not legacy:
             on.append(a.c.token == q.token)
         stmt = (sa.select(*columns).select_from(q.table.join(a, sa.and_(*on)))
@@ -322,7 +377,6 @@ class Completed:
     """One completion in a period and how long its lock was held (None when the claim is not in the trail)."""
 
     owner: str
-    at: dt.datetime  # naive UTC
     seconds: float | None
 
 
@@ -354,6 +408,13 @@ def completions(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
     The completions of the period come through the audit time index; each one's start through
     the audit index (queue, item_key, id), which holds the item's few rows next to each other.
     """
+    return _period_events(conn, q, trail, since, until, lost=False)[0]
+
+
+def _period_events(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, since: dt.datetime,
+                   until: dt.datetime | None, *, lost: bool) -> tuple[list[Completed], list[tuple[str, str]]]:
+    """`completions`, and with `lost` the (owner, event) of every release, expiry and force release
+    of a lock in the period, from the same one reading of the period's audit rows."""
     a = trail.table
     s = a.alias("wb_start")
     before = [s.c.queue == q.name, s.c.item_key == a.c.item_key, s.c.id < a.c.id]
@@ -362,15 +423,37 @@ def completions(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
                                                      s.c.event.in_((_CLAIM, _REASSIGN)))
     else:
         start = sa.select(s.c.at).where(*before, s.c.event == _CLAIM).order_by(s.c.id.desc()).limit(1)
-    stmt = (sa.select(a.c.owner, a.c.actor, _fast_time(conn, a.c.at),
-                      _fast_time(conn, sa.type_coerce(start.scalar_subquery(), a.c.at.type)))
-            .where(a.c.queue == q.name, a.c.event == _COMPLETE, *_in_period(a, since, until))
+    started: sa.ColumnElement[Any] = sa.type_coerce(start.scalar_subquery(), a.c.at.type)
+    if lost:  # the start only of completions; the owner of a lost lock, the actor of a completion without one
+        events: tuple[str, ...] = (_COMPLETE, _RELEASE, _EXPIRE, _FORCE)
+        done = a.c.event == _COMPLETE
+        owner = sa.case((done, sa.func.coalesce(a.c.owner, a.c.actor)), else_=a.c.owner)
+        started = sa.case((done, started))
+    else:
+        events = (_COMPLETE,)
+        owner = sa.func.coalesce(a.c.owner, a.c.actor)
+    # MySQL/MariaDB subtract the times: one integer a row instead of two date-times, which PyMySQL
+    # decodes slowly (with both as text and fromisoformat, 17,000 completions cost some 40 ms more).
+    in_sql = conn.dialect.name in ("mysql", "mariadb")
+    micro = sa.func.timestampdiff(sa.literal_column("MICROSECOND"), started, a.c.at, type_=sa.BigInteger())
+    times = [micro] if in_sql else [a.c.at, started]
+    stmt = (sa.select(a.c.event, owner, *times)
+            .where(a.c.queue == q.name, a.c.event.in_(events), *_in_period(a, since, until))
             .order_by(a.c.at))
     result = []
-    for owner, actor, at, started in conn.execute(stmt):
-        result.append(Completed(owner=owner or actor, at=at,
-                                seconds=(at - started).total_seconds() if started is not None else None))
-    return result
+    others = []
+    for event, who, *held in conn.execute(stmt):
+        if event != _COMPLETE:
+            if who is not None:
+                others.append((who, event))
+            continue
+        if in_sql:
+            seconds = held[0] / 1_000_000 if held[0] is not None else None
+        else:
+            at, began = held
+            seconds = (at - began).total_seconds() if began is not None else None
+        result.append(Completed(owner=who, seconds=seconds))
+    return result, others
 
 
 def operator_stats(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
@@ -380,23 +463,20 @@ def operator_stats(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
 
     The median is the usual one (the mean of the two middle values for an even count); the 90th
     percentile is by nearest rank (the smallest value with at least 90 % of the values at or below it).
-    Three statements: the clock, the completions (`completions`), the other events counted per owner.
+    Two statements: the clock, and the period's completions (see `completions`) together with its
+    releases, expiries and force releases, in one reading of the period's audit rows.
     """
     _, start, end = period(conn, q, since, until)
     handled: dict[str, list[float]] = collections.defaultdict(list)
     completed: collections.Counter[str] = collections.Counter()
-    for c in completions(conn, q, trail, start, end):
+    done, others = _period_events(conn, q, trail, start, end, lost=True)
+    for c in done:
         completed[c.owner] += 1
         if c.seconds is not None:
             handled[c.owner].append(c.seconds)
-    a = trail.table
-    stmt = (sa.select(a.c.owner, a.c.event, sa.func.count())
-            .where(a.c.queue == q.name, a.c.event.in_((_RELEASE, _EXPIRE, _FORCE)), a.c.owner.is_not(None),
-                   *_in_period(a, start, end))
-            .group_by(a.c.owner, a.c.event))
     lost: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for owner, event, n in conn.execute(stmt):
-        lost[owner][event] += n
+    for owner, event in others:
+        lost[owner][event] += 1
     result = []
     for operator in set(completed) | set(lost):
         times = handled.get(operator, [])
@@ -506,8 +586,7 @@ def _queue_time(reading: Clock) -> Callable[[dt.datetime], dt.datetime]:
     """A naive time already shifted to the queue's clock, as the queue hands times out."""
     if reading.local:
         return lambda value: value
-    zone = _UTC if not reading.offset else dt.timezone(reading.offset)
-    return functools.partial(dt.datetime.replace, tzinfo=zone)
+    return _in_zone(_UTC if not reading.offset else dt.timezone(reading.offset))
 
 
 def _hour(value: dt.datetime) -> dt.datetime:
