@@ -9,7 +9,6 @@ the database spends on the statement (measured in tests/benchmarks/claim_bench.p
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import Mapping
@@ -24,11 +23,15 @@ from workbench.db import dberrors
 IDLE_RETURN_SECONDS = 20.0
 
 
-@dataclasses.dataclass
 class _Held:
-    conn: Any  # SQLAlchemy's pooled connection wrapper
-    cursor: Any
-    used: float
+    """A checked-out connection, its reused cursor, and when it was last used."""
+
+    __slots__ = ("conn", "cursor", "used")
+
+    def __init__(self, conn: Any, cursor: Any, used: float) -> None:
+        self.conn = conn  # SQLAlchemy's pooled connection wrapper
+        self.cursor = cursor  # reused: creating a cursor per call is cheap, not free
+        self.used = used
 
 
 class HeldConnections:
@@ -48,20 +51,19 @@ class HeldConnections:
         self._held: dict[int, _Held] = {}
         self._lock = threading.Lock()
 
-    def get(self) -> Any:
-        ident = threading.get_ident()
-        held = self._held.get(ident)
+    def get(self) -> _Held:
+        """This thread's connection and cursor, checked out on first use and again after an idle spell."""
+        held = self._held.get(threading.get_ident())
         now = time.monotonic()
-        if held is not None and now - held.used > IDLE_RETURN_SECONDS:
-            self.drop(invalidate=None)
-            held = None
-        if held is None:
+        if held is None or now - held.used > IDLE_RETURN_SECONDS:
+            if held is not None:
+                self.drop(invalidate=None)
             conn = self._connect()
-            held = _Held(conn, conn.dbapi_connection.cursor(), now)  # cursor reused: cheap, not free
+            held = _Held(conn, conn.dbapi_connection.cursor(), now)
             with self._lock:
-                self._held[ident] = held
+                self._held[threading.get_ident()] = held
         held.used = now
-        return held.conn
+        return held
 
     def _connect(self) -> Any:
         # raw_connection() raises the driver's own exception (SQLAlchemy wraps only what runs
@@ -71,10 +73,6 @@ class HeldConnections:
             return self.engine.raw_connection()
         except self.engine.dialect.loaded_dbapi.Error as exc:
             _raise_translated(self.engine.dialect, None, None, exc, invalidated=True)
-
-    def cursor(self) -> Any:
-        """The held connection's cursor (get() first)."""
-        return self._held[threading.get_ident()].cursor
 
     def drop(self, invalidate: BaseException | None) -> None:
         with self._lock:
@@ -100,7 +98,7 @@ class HeldConnections:
 
 
 class FastStatement:
-    """One compiled statement with its constant parameters; `run()` binds the per-call values."""
+    """One compiled statement with its constant parameters; `rows()` / `run()` bind the per-call values."""
 
     def __init__(self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any]) -> None:
         engine = held.engine
@@ -115,22 +113,32 @@ class FastStatement:
         # every call costs psycopg more than parsing the row itself.
         self._columns: list[str] | None = None
 
-    def run(self, values: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Execute with `values` (all of the sample's names) in autocommit; rows as dicts."""
-        params = {**self.constants, **values}
-        raw = self.held.get()
+    def rows(self, values: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Execute with `values` (all of the sample's names) in autocommit; the rows as the driver returns them."""
+        params = {**self.constants, **values} if self.constants else values
+        held = self.held.get()
         try:
-            cursor = self.held.cursor()
+            cursor = held.cursor
             cursor.execute(self.sql, params, prepare=True)
             if self._columns is None:
                 self._columns = [d[0] for d in cursor.description or ()]
-            names = self._columns
-            return [dict(zip(names, row)) for row in cursor.fetchall()] if names else []
+            return cursor.fetchall() if self._columns else []
         except self.dialect.loaded_dbapi.Error as exc:
-            invalid = self.dialect.is_disconnect(exc, raw.dbapi_connection, None)
+            invalid = self.dialect.is_disconnect(exc, held.conn.dbapi_connection, None)
             # An error leaves nothing open (autocommit), but a lost connection must not be reused.
             self.held.drop(invalidate=exc if invalid else None)
             _raise_translated(self.dialect, self.sql, params, exc, invalidated=invalid)
+
+    @property
+    def columns(self) -> list[str]:
+        """The result's column names (known after the first call)."""
+        return self._columns or []
+
+    def run(self, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """As rows(), each row as a dict by column name."""
+        rows = self.rows(values)
+        names = self.columns
+        return [dict(zip(names, row)) for row in rows]
 
 
 def _raise_translated(dialect: Any, sql: str | None, params: Any, exc: Exception, *, invalidated: bool) -> NoReturn:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import difflib
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -447,6 +448,12 @@ class BoundQueue:
         if value.tzinfo is None and not self.local_clock:
             return value.replace(tzinfo=_UTC)
         return value
+
+    def time_reader(self) -> Callable[[Any], dt.datetime]:
+        """A fast _aware for many lock times that the driver already parsed into datetimes."""
+        if self.aware or self.local_clock:
+            return self._aware  # nothing to add (and SQLite's text is parsed)
+        return functools.partial(dt.datetime.replace, tzinfo=_UTC)
 
     def lock_from_row(self, row: Mapping[str, Any]) -> models.Lock:
         time = self._aware(row["wb_time"])

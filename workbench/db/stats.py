@@ -150,7 +150,7 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     activity = _activity(conn, q, trail, [str(row[0]) for row in rows], every_lock=len(rows) < limit)
     names = [c.name for c in q.list_columns]
     legacy = q.token is None
-    aware = _lock_time_converter(q)
+    aware = q.time_reader()
     from_utc = reading.converter()
     db_now = reading.now
     result = []
@@ -167,13 +167,6 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
             last_activity=from_utc(last) if last is not None else locked_at, extensions=extensions,
             summary=dict(zip(names, summary))))
     return result
-
-
-def _lock_time_converter(q: mapping.BoundQueue) -> Callable[[Any], dt.datetime]:
-    """A fast BoundQueue._aware for thousands of lock times (already datetimes: SQLAlchemy parsed them)."""
-    if q.aware or q.local_clock:
-        return _datetime
-    return functools.partial(dt.datetime.replace, tzinfo=_UTC)
 
 
 def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
