@@ -1,16 +1,25 @@
-"""Run a prebuilt SQLAlchemy statement as a prepared statement straight on the DBAPI connection.
+"""Run a prebuilt SQLAlchemy statement as a prepared statement straight on libpq (PostgreSQL, psycopg 3).
 
 Claim and Complete on PostgreSQL are single statements whose shape never changes. SQLAlchemy
-still builds and compiles them (every name quoted, every value a bound parameter); compiling
-happens once, and each call then costs one psycopg `execute(..., prepare=True)` instead of a trip
-through SQLAlchemy's execution and result machinery, which costs more client CPU per call than
-the database spends on the statement (measured in tests/benchmarks/claim_bench.py).
+still builds and compiles them (every name quoted, every value a bound parameter, `$n`
+placeholders); compiling happens once. Each connection prepares the statement the first time it
+runs it, and every call after that sends the values only (Bind + Execute) through psycopg's libpq
+wrapper (`psycopg.pq`), with psycopg's own dumpers, loaders, waiting and error classes.
+
+That skips two layers that each cost more client CPU per call than the database spends on the
+statement (measured in tests/benchmarks/claim_bench.py, 8 processes on 2 cores): SQLAlchemy's
+execution and result machinery, and then the psycopg cursor's (query conversion, prepared
+statement cache, result bookkeeping), which alone doubled the client CPU of a claim + complete
+pair next to the libpq calls it makes.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -22,15 +31,25 @@ from workbench.db import dberrors
 # pool's idle ping (connect.py) runs before the next statement instead of the statement failing.
 IDLE_RETURN_SECONDS = 20.0
 
+# Names of the statements prepared on each DBAPI connection; it outlives a check-out (a connection
+# that went back to the pool keeps its prepared statements) and goes with the connection.
+_PREPARED: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
+_NAMES = itertools.count(1)
+
 
 class _Held:
-    """A checked-out connection, its reused cursor, and when it was last used."""
+    """A checked-out connection, what runs statements on it, and when it was last used."""
 
-    __slots__ = ("conn", "cursor", "used")
+    __slots__ = ("conn", "dbapi", "pgconn", "prepared", "tx", "used")
 
-    def __init__(self, conn: Any, cursor: Any, used: float) -> None:
+    def __init__(self, conn: Any, used: float) -> None:
+        from psycopg.adapt import Transformer
+
         self.conn = conn  # SQLAlchemy's pooled connection wrapper
-        self.cursor = cursor  # reused: creating a cursor per call is cheap, not free
+        self.dbapi = conn.dbapi_connection  # psycopg.Connection
+        self.pgconn = self.dbapi.pgconn  # its libpq connection
+        self.prepared = _PREPARED.setdefault(self.dbapi, set())
+        self.tx = Transformer(self.dbapi)  # the connection's dumpers and loaders (SQLAlchemy's adapters)
         self.used = used
 
 
@@ -50,16 +69,20 @@ class HeldConnections:
         self.engine = engine
         self._held: dict[int, _Held] = {}
         self._lock = threading.Lock()
+        # The engine's own dialect (server version, a cast on every bind) with libpq's $n
+        # placeholders, and a preparer to match (no %% for a literal %, as pyformat needs).
+        dialect = self.positional_dialect = copy.copy(engine.dialect)
+        dialect.paramstyle, dialect.positional = "numeric_dollar", True
+        dialect.identifier_preparer = dialect.preparer(dialect)
 
     def get(self) -> _Held:
-        """This thread's connection and cursor, checked out on first use and again after an idle spell."""
+        """This thread's connection, checked out on first use and again after an idle spell."""
         held = self._held.get(threading.get_ident())
         now = time.monotonic()
         if held is None or now - held.used > IDLE_RETURN_SECONDS:
             if held is not None:
                 self.drop(invalidate=None)
-            conn = self._connect()
-            held = _Held(conn, conn.dbapi_connection.cursor(), now)
+            held = _Held(self._connect(), now)
             with self._lock:
                 self._held[threading.get_ident()] = held
         held.used = now
@@ -101,33 +124,61 @@ class FastStatement:
     """One compiled statement with its constant parameters; `rows()` / `run()` bind the per-call values."""
 
     def __init__(self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any]) -> None:
+        from psycopg.adapt import PyFormat
+
         engine = held.engine
-        compiled = statement.compile(dialect=engine.dialect)
+        compiled = statement.compile(dialect=held.positional_dialect)
         # literal_execute constants (filter values) are rendered into the SQL text here, once.
         expanded = compiled.construct_expanded_state(dict(sample))
         self.sql: str = expanded.statement
+        self.order: list[str] = list(expanded.positiontup or ())  # the values of $1, $2, …
         self.constants: dict[str, Any] = {k: v for k, v in expanded.parameters.items() if k not in sample}
         self.held = held
         self.dialect = engine.dialect
-        # Column names of the result, read once: building them from the cursor's description on
-        # every call costs psycopg more than parsing the row itself.
+        self.name = f"wb_fast_{next(_NAMES)}".encode()
+        self._query = self.sql.encode()
+        # Values go as text; the server reads each with the type of its cast ($1::VARCHAR).
+        self._formats = [PyFormat.TEXT] * len(self.order)
         self._columns: list[str] | None = None
+        from psycopg import errors, generators, pq
+
+        # psycopg is optional (SQLite-only installs), hence imported here, and kept for the hot path.
+        self._exchange, self._missing, self._tuples_ok = generators.execute, errors.InvalidSqlStatementName, \
+            pq.ExecStatus.TUPLES_OK
 
     def rows(self, values: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        """Execute with `values` (all of the sample's names) in autocommit; the rows as the driver returns them."""
+        """Execute with `values` (all of the sample's names) in autocommit; the rows as tuples."""
         params = {**self.constants, **values} if self.constants else values
         held = self.held.get()
         try:
-            cursor = held.cursor
-            cursor.execute(self.sql, params, prepare=True)
-            if self._columns is None:
-                self._columns = [d[0] for d in cursor.description or ()]
-            return cursor.fetchall() if self._columns else []
+            return self._execute(held, [params[name] for name in self.order])
         except self.dialect.loaded_dbapi.Error as exc:
-            invalid = self.dialect.is_disconnect(exc, held.conn.dbapi_connection, None)
+            invalid = self.dialect.is_disconnect(exc, held.dbapi, None)
             # An error leaves nothing open (autocommit), but a lost connection must not be reused.
             self.held.drop(invalidate=exc if invalid else None)
             _raise_translated(self.dialect, self.sql, params, exc, invalidated=invalid)
+
+    def _execute(self, held: _Held, values: list[Any]) -> list[tuple[Any, ...]]:
+        conn, pgconn, tx = held.dbapi, held.pgconn, held.tx
+        with conn.lock:
+            if self.name not in held.prepared:
+                pgconn.send_prepare(self.name, self._query)
+                _check(conn, conn.wait(self._exchange(pgconn)))
+                held.prepared.add(self.name)
+            pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
+            results = conn.wait(self._exchange(pgconn))
+        try:
+            result = _check(conn, results)
+        except self._missing:
+            # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
+            held.prepared.discard(self.name)
+            return self._execute(held, values)
+        if result.status != self._tuples_ok:
+            return []
+        if self._columns is None:
+            self._columns = [result.fname(i).decode() for i in range(result.nfields)]
+        tx.set_pgresult(result)
+        return tx.load_rows(0, result.ntuples, tuple)
 
     @property
     def columns(self) -> list[str]:
@@ -139,6 +190,20 @@ class FastStatement:
         rows = self.rows(values)
         names = self.columns
         return [dict(zip(names, row)) for row in rows]
+
+
+def _check(conn: Any, results: list[Any]) -> Any:
+    """The one result of a statement, or the database's error as psycopg's exception for it."""
+    from psycopg import errors, pq
+
+    if len(results) != 1:
+        raise errors.InternalError(f"expected one result from the statement, got {len(results)}")
+    result = results[0]
+    if result.status == pq.ExecStatus.FATAL_ERROR:
+        raise errors.error_from_result(result, encoding=conn.info.encoding)
+    if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
+        raise errors.InternalError(f"unexpected result status: {pq.ExecStatus(result.status).name}")
+    return result
 
 
 def _raise_translated(dialect: Any, sql: str | None, params: Any, exc: Exception, *, invalidated: bool) -> NoReturn:
