@@ -55,3 +55,21 @@ def test_values_are_sent_as_text_and_read_with_the_cast_types(native_env: suppor
     assert done.key == claim.lock.key and done.at.tzinfo is not None
     with pytest.raises(errors.LockLost):
         q.complete(user, claim.lock.key, "0" * 32, "resolved")
+
+
+def test_a_claims_clock_reading_is_its_lock_time(native_env: support.Env) -> None:
+    wb = native_env.demo()
+    q = wb.queue("cases")
+    lock = q.claim_next("ann")[0].lock
+    claimed = q.history(lock.key)[-1]  # the audit row's time is the statement's now() too
+    assert lock.db_now == lock.locked_at == claimed.at and (lock.expires_at - lock.locked_at).total_seconds() == q.config.lock_seconds
+
+
+def test_a_lock_time_column_that_rounds_gets_the_clock_read_separately(native_env: support.Env) -> None:
+    wb = native_env.demo()
+    with wb.engine.begin() as conn:
+        conn.exec_driver_sql("ALTER TABLE cases ALTER COLUMN wb_locked_at TYPE timestamp(0)")
+    q = wb.queue("cases")
+    lock = q.claim_next("ann")[0].lock
+    assert lock.locked_at.microsecond == 0 and abs((lock.db_now - lock.locked_at).total_seconds()) <= 0.5
+    assert lock.db_now == q.history(lock.key)[-1].at

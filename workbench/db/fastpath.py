@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import copy
 import itertools
+import operator
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import sqlalchemy as sa
@@ -124,57 +125,59 @@ class FastStatement:
     """One compiled statement with its constant parameters; `rows()` / `run()` bind the per-call values."""
 
     def __init__(self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any]) -> None:
+        # psycopg is optional (SQLite-only installs): imported here, what the hot path needs kept.
+        from psycopg import generators, pq
         from psycopg.adapt import PyFormat
 
-        engine = held.engine
         compiled = statement.compile(dialect=held.positional_dialect)
         # literal_execute constants (filter values) are rendered into the SQL text here, once.
         expanded = compiled.construct_expanded_state(dict(sample))
         self.sql: str = expanded.statement
-        self.order: list[str] = list(expanded.positiontup or ())  # the values of $1, $2, …
+        order = list(expanded.positiontup or ())  # the names of $1, $2, …
         self.constants: dict[str, Any] = {k: v for k, v in expanded.parameters.items() if k not in sample}
         self.held = held
-        self.dialect = engine.dialect
+        self.dialect = held.engine.dialect
         self.name = f"wb_fast_{next(_NAMES)}".encode()
         self._query = self.sql.encode()
+        self._values = (lambda params: [params[order[0]]]) if len(order) == 1 else operator.itemgetter(*order) \
+            if order else (lambda params: ())
         # Values go as text; the server reads each with the type of its cast ($1::VARCHAR).
-        self._formats = [PyFormat.TEXT] * len(self.order)
+        self._formats = [PyFormat.TEXT] * len(order)
+        self._exchange, self._tuples_ok = generators.execute, pq.ExecStatus.TUPLES_OK
         self._columns: list[str] | None = None
-        from psycopg import errors, generators, pq
-
-        # psycopg is optional (SQLite-only installs), hence imported here, and kept for the hot path.
-        self._exchange, self._missing, self._tuples_ok = generators.execute, errors.InvalidSqlStatementName, \
-            pq.ExecStatus.TUPLES_OK
 
     def rows(self, values: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """Execute with `values` (all of the sample's names) in autocommit; the rows as tuples."""
         params = {**self.constants, **values} if self.constants else values
         held = self.held.get()
         try:
-            return self._execute(held, [params[name] for name in self.order])
+            return self._execute(held, self._values(params))
         except self.dialect.loaded_dbapi.Error as exc:
             invalid = self.dialect.is_disconnect(exc, held.dbapi, None)
             # An error leaves nothing open (autocommit), but a lost connection must not be reused.
             self.held.drop(invalidate=exc if invalid else None)
             _raise_translated(self.dialect, self.sql, params, exc, invalidated=invalid)
 
-    def _execute(self, held: _Held, values: list[Any]) -> list[tuple[Any, ...]]:
+    def _execute(self, held: _Held, values: Sequence[Any]) -> list[tuple[Any, ...]]:
         conn, pgconn, tx = held.dbapi, held.pgconn, held.tx
         with conn.lock:
             if self.name not in held.prepared:
                 pgconn.send_prepare(self.name, self._query)
-                _check(conn, conn.wait(self._exchange(pgconn)))
+                _one_result(conn, conn.wait(self._exchange(pgconn)))
                 held.prepared.add(self.name)
             pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
             results = conn.wait(self._exchange(pgconn))
-        try:
-            result = _check(conn, results)
-        except self._missing:
-            # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
-            held.prepared.discard(self.name)
-            return self._execute(held, values)
-        if result.status != self._tuples_ok:
-            return []
+        if len(results) != 1 or results[0].status != self._tuples_ok:
+            from psycopg import errors
+
+            try:
+                _one_result(conn, results)
+            except errors.InvalidSqlStatementName:
+                # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
+                held.prepared.discard(self.name)
+                return self._execute(held, values)
+            return []  # a statement without a result set
+        result = results[0]
         if self._columns is None:
             self._columns = [result.fname(i).decode() for i in range(result.nfields)]
         tx.set_pgresult(result)
@@ -192,7 +195,7 @@ class FastStatement:
         return [dict(zip(names, row)) for row in rows]
 
 
-def _check(conn: Any, results: list[Any]) -> Any:
+def _one_result(conn: Any, results: list[Any]) -> Any:
     """The one result of a statement, or the database's error as psycopg's exception for it."""
     from psycopg import errors, pq
 

@@ -166,6 +166,10 @@ class _NextClaims:
         self.time = q.time_reader()
         self._items = [c.name for c in q.table.c]
         self._at: tuple[int, ...] | None = None
+        # The lock time is the statement's now(), the same reading as wb_now, unless the column
+        # rounds it (timestamp(0)); then wb_now is read as well.
+        precision = getattr(q.time.type, "precision", None)
+        self._now_is_lock_time = precision is None or precision >= 6
 
     def claims(self, user: str) -> list[models.Claim]:
         rows = self.fast.rows({"wb_user": user})
@@ -178,9 +182,11 @@ class _NextClaims:
             self._at = tuple(where[name] for name in (q.key.name, q.user.name, q.time.name, q.expires.name,
                                                       q.token.name, "wb_now"))
         key, user_at, time_at, expires_at, token_at, now_at = self._at
-        name, items, time = self.q.name, self._items, self.time
-        return [models.Claim(lock=models.Lock(queue=name, key=row[key], owner=row[user_at], token=str(row[token_at]),
-                                              locked_at=time(row[time_at]), expires_at=time(row[expires_at]),
-                                              db_now=time(row[now_at])),
-                             item=dict(zip(items, row)))
-                for row in rows]
+        name, items, time, same = self.q.name, self._items, self.time, self._now_is_lock_time
+        claims = []
+        for row in rows:  # positional arguments: Lock(queue, key, owner, token, locked_at, expires_at, db_now)
+            locked = time(row[time_at])
+            lock = models.Lock(name, row[key], row[user_at], str(row[token_at]), locked, time(row[expires_at]),
+                               locked if same else time(row[now_at]))
+            claims.append(models.Claim(lock, dict(zip(items, row))))
+        return claims
