@@ -1,18 +1,27 @@
-"""Run a prebuilt SQLAlchemy statement as a prepared statement straight on the DBAPI connection.
+"""Run a prebuilt SQLAlchemy statement as a prepared statement straight on libpq (PostgreSQL, psycopg 3).
 
 Claim and Complete on PostgreSQL are single statements whose shape never changes. SQLAlchemy
-still builds and compiles them (every name quoted, every value a bound parameter); compiling
-happens once, and each call then costs one psycopg `execute(..., prepare=True)` instead of a trip
-through SQLAlchemy's execution and result machinery, which costs more client CPU per call than
-the database spends on the statement (measured in tests/benchmarks/claim_bench.py).
+still builds and compiles them (every name quoted, every value a bound parameter, `$n`
+placeholders); compiling happens once. Each connection prepares the statement the first time it
+runs it, and every call after that sends the values only (Bind + Execute) through psycopg's libpq
+wrapper (`psycopg.pq`), with psycopg's own dumpers, loaders, waiting and error classes.
+
+That skips two layers that each cost more client CPU per call than the database spends on the
+statement (measured in tests/benchmarks/claim_bench.py, 8 processes on 2 cores): SQLAlchemy's
+execution and result machinery, and then the psycopg cursor's (query conversion, prepared
+statement cache, result bookkeeping), which alone doubled the client CPU of a claim + complete
+pair next to the libpq calls it makes.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import copy
+import itertools
+import operator
 import threading
 import time
-from collections.abc import Mapping
+import weakref
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import sqlalchemy as sa
@@ -23,12 +32,26 @@ from workbench.db import dberrors
 # pool's idle ping (connect.py) runs before the next statement instead of the statement failing.
 IDLE_RETURN_SECONDS = 20.0
 
+# Names of the statements prepared on each DBAPI connection; it outlives a check-out (a connection
+# that went back to the pool keeps its prepared statements) and goes with the connection.
+_PREPARED: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
+_NAMES = itertools.count(1)
 
-@dataclasses.dataclass
+
 class _Held:
-    conn: Any  # SQLAlchemy's pooled connection wrapper
-    cursor: Any
-    used: float
+    """A checked-out connection, what runs statements on it, and when it was last used."""
+
+    __slots__ = ("conn", "dbapi", "pgconn", "prepared", "tx", "used")
+
+    def __init__(self, conn: Any, used: float) -> None:
+        from psycopg.adapt import Transformer
+
+        self.conn = conn  # SQLAlchemy's pooled connection wrapper
+        self.dbapi = conn.dbapi_connection  # psycopg.Connection
+        self.pgconn = self.dbapi.pgconn  # its libpq connection
+        self.prepared = _PREPARED.setdefault(self.dbapi, set())
+        self.tx = Transformer(self.dbapi)  # the connection's dumpers and loaders (SQLAlchemy's adapters)
+        self.used = used
 
 
 class HeldConnections:
@@ -47,21 +70,24 @@ class HeldConnections:
         self.engine = engine
         self._held: dict[int, _Held] = {}
         self._lock = threading.Lock()
+        # The engine's own dialect (server version, a cast on every bind) with libpq's $n
+        # placeholders, and a preparer to match (no %% for a literal %, as pyformat needs).
+        dialect = self.positional_dialect = copy.copy(engine.dialect)
+        dialect.paramstyle, dialect.positional = "numeric_dollar", True
+        dialect.identifier_preparer = dialect.preparer(dialect)
 
-    def get(self) -> Any:
-        ident = threading.get_ident()
-        held = self._held.get(ident)
+    def get(self) -> _Held:
+        """This thread's connection, checked out on first use and again after an idle spell."""
+        held = self._held.get(threading.get_ident())
         now = time.monotonic()
-        if held is not None and now - held.used > IDLE_RETURN_SECONDS:
-            self.drop(invalidate=None)
-            held = None
-        if held is None:
-            conn = self._connect()
-            held = _Held(conn, conn.dbapi_connection.cursor(), now)  # cursor reused: cheap, not free
+        if held is None or now - held.used > IDLE_RETURN_SECONDS:
+            if held is not None:
+                self.drop(invalidate=None)
+            held = _Held(self._connect(), now)
             with self._lock:
-                self._held[ident] = held
+                self._held[threading.get_ident()] = held
         held.used = now
-        return held.conn
+        return held
 
     def _connect(self) -> Any:
         # raw_connection() raises the driver's own exception (SQLAlchemy wraps only what runs
@@ -71,10 +97,6 @@ class HeldConnections:
             return self.engine.raw_connection()
         except self.engine.dialect.loaded_dbapi.Error as exc:
             _raise_translated(self.engine.dialect, None, None, exc, invalidated=True)
-
-    def cursor(self) -> Any:
-        """The held connection's cursor (get() first)."""
-        return self._held[threading.get_ident()].cursor
 
     def drop(self, invalidate: BaseException | None) -> None:
         with self._lock:
@@ -100,37 +122,91 @@ class HeldConnections:
 
 
 class FastStatement:
-    """One compiled statement with its constant parameters; `run()` binds the per-call values."""
+    """One compiled statement with its constant parameters; `rows()` / `run()` bind the per-call values."""
 
     def __init__(self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any]) -> None:
-        engine = held.engine
-        compiled = statement.compile(dialect=engine.dialect)
+        # psycopg is optional (SQLite-only installs): imported here, what the hot path needs kept.
+        from psycopg import generators, pq
+        from psycopg.adapt import PyFormat
+
+        compiled = statement.compile(dialect=held.positional_dialect)
         # literal_execute constants (filter values) are rendered into the SQL text here, once.
         expanded = compiled.construct_expanded_state(dict(sample))
         self.sql: str = expanded.statement
+        order = list(expanded.positiontup or ())  # the names of $1, $2, …
         self.constants: dict[str, Any] = {k: v for k, v in expanded.parameters.items() if k not in sample}
         self.held = held
-        self.dialect = engine.dialect
-        # Column names of the result, read once: building them from the cursor's description on
-        # every call costs psycopg more than parsing the row itself.
+        self.dialect = held.engine.dialect
+        self.name = f"wb_fast_{next(_NAMES)}".encode()
+        self._query = self.sql.encode()
+        self._values = (lambda params: [params[order[0]]]) if len(order) == 1 else operator.itemgetter(*order) \
+            if order else (lambda params: ())
+        # Values go as text; the server reads each with the type of its cast ($1::VARCHAR).
+        self._formats = [PyFormat.TEXT] * len(order)
+        self._exchange, self._tuples_ok = generators.execute, pq.ExecStatus.TUPLES_OK
         self._columns: list[str] | None = None
 
-    def run(self, values: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Execute with `values` (all of the sample's names) in autocommit; rows as dicts."""
-        params = {**self.constants, **values}
-        raw = self.held.get()
+    def rows(self, values: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Execute with `values` (all of the sample's names) in autocommit; the rows as tuples."""
+        params = {**self.constants, **values} if self.constants else values
+        held = self.held.get()
         try:
-            cursor = self.held.cursor()
-            cursor.execute(self.sql, params, prepare=True)
-            if self._columns is None:
-                self._columns = [d[0] for d in cursor.description or ()]
-            names = self._columns
-            return [dict(zip(names, row)) for row in cursor.fetchall()] if names else []
+            return self._execute(held, self._values(params))
         except self.dialect.loaded_dbapi.Error as exc:
-            invalid = self.dialect.is_disconnect(exc, raw.dbapi_connection, None)
+            invalid = self.dialect.is_disconnect(exc, held.dbapi, None)
             # An error leaves nothing open (autocommit), but a lost connection must not be reused.
             self.held.drop(invalidate=exc if invalid else None)
             _raise_translated(self.dialect, self.sql, params, exc, invalidated=invalid)
+
+    def _execute(self, held: _Held, values: Sequence[Any]) -> list[tuple[Any, ...]]:
+        conn, pgconn, tx = held.dbapi, held.pgconn, held.tx
+        with conn.lock:
+            if self.name not in held.prepared:
+                pgconn.send_prepare(self.name, self._query)
+                _one_result(conn, conn.wait(self._exchange(pgconn)))
+                held.prepared.add(self.name)
+            pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
+            results = conn.wait(self._exchange(pgconn))
+        if len(results) != 1 or results[0].status != self._tuples_ok:
+            from psycopg import errors
+
+            try:
+                _one_result(conn, results)
+            except errors.InvalidSqlStatementName:
+                # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
+                held.prepared.discard(self.name)
+                return self._execute(held, values)
+            return []  # a statement without a result set
+        result = results[0]
+        if self._columns is None:
+            self._columns = [result.fname(i).decode() for i in range(result.nfields)]
+        tx.set_pgresult(result)
+        return tx.load_rows(0, result.ntuples, tuple)
+
+    @property
+    def columns(self) -> list[str]:
+        """The result's column names (known after the first call)."""
+        return self._columns or []
+
+    def run(self, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """As rows(), each row as a dict by column name."""
+        rows = self.rows(values)
+        names = self.columns
+        return [dict(zip(names, row)) for row in rows]
+
+
+def _one_result(conn: Any, results: list[Any]) -> Any:
+    """The one result of a statement, or the database's error as psycopg's exception for it."""
+    from psycopg import errors, pq
+
+    if len(results) != 1:
+        raise errors.InternalError(f"expected one result from the statement, got {len(results)}")
+    result = results[0]
+    if result.status == pq.ExecStatus.FATAL_ERROR:
+        raise errors.error_from_result(result, encoding=conn.info.encoding)
+    if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
+        raise errors.InternalError(f"unexpected result status: {pq.ExecStatus(result.status).name}")
+    return result
 
 
 def _raise_translated(dialect: Any, sql: str | None, params: Any, exc: Exception, *, invalidated: bool) -> NoReturn:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -59,11 +59,9 @@ class GuardedWriter:
         if shape.extend and q.expires is None:
             params["wb_extend_to"] = extend_until
         if self.one_statement:
-            fast = self._fast.get(shape)
             if shape.kind == models.EventKind.RELEASE:
                 params["wb_a_reason"] = reason
-            if fast is None:
-                fast = self._fast[shape] = fastpath.FastStatement(self.db.held, self._statement(shape), params)
+            fast = self._fast_statement(shape, params)
             if shape.edits:
                 for i, processor in self._processors(shape):
                     params[f"wb_e{i}"] = processor(params[f"wb_e{i}"])
@@ -73,6 +71,26 @@ class GuardedWriter:
                  "wb_a_detail": json.dumps(detail, sort_keys=True, default=str) if detail else None}
         stmt = self._statement(shape)
         return self.db.write(lambda conn: self._two_step(conn, stmt, shape, params, audit, token))
+
+    def finisher(self, shape: Shape) -> Callable[[Any, str, str], Any] | None:
+        """For a write without edits or reason that clears the lock (Complete) in one statement: a
+        function (key, token, user) -> the database time of the write, or None if the fence failed.
+        None where the write takes more than one statement."""
+        if not self.one_statement or not shape.unlock or shape.edits or shape.kind == models.EventKind.RELEASE:
+            return None
+        fast = self._fast_statement(shape, {"wb_key": None, "wb_token": "", "wb_user": ""})
+
+        def finish(key: Any, token: str, user: str) -> Any:
+            rows = fast.rows({"wb_key": key, "wb_token": token, "wb_user": user})
+            return rows[0][0] if rows else None  # the statement returns wb_now only
+
+        return finish
+
+    def _fast_statement(self, shape: Shape, sample: Mapping[str, Any]) -> fastpath.FastStatement:
+        fast = self._fast.get(shape)
+        if fast is None:
+            fast = self._fast[shape] = fastpath.FastStatement(self.db.held, self._statement(shape), sample)
+        return fast
 
     def _processors(self, shape: Shape) -> list[tuple[int, Any]]:
         """Bind processors of edited columns (e.g. JSON), which the fast path must apply itself."""
@@ -163,7 +181,9 @@ class GuardedWriter:
             sa.literal(detail, sa.Text(), literal_execute=True) if detail else sa.null(),
         ).select_from(upd)
         cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
-        stmt = sa.select(upd).add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
+        # Complete and Release send back only the time: the caller knows the key.
+        result = sa.select(upd.c.wb_now) if shape.unlock else sa.select(upd)
+        stmt = result.add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
         c = self.trail.cooldown
         if shape.kind == models.EventKind.RELEASE and c is not None and q.config.release_cooldown_seconds > 0:
             actor = user

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -447,6 +447,19 @@ class BoundQueue:
         if value.tzinfo is None and not self.local_clock:
             return value.replace(tzinfo=_UTC)
         return value
+
+    def time_reader(self) -> Callable[[Any], dt.datetime]:
+        """A fast _aware for many lock times that the driver already parsed into datetimes."""
+        if self.aware or self.local_clock:
+            return self._aware  # nothing to add (and SQLite's text is parsed)
+        # datetime.combine is about five times faster than replace(tzinfo=…), whose keyword
+        # arguments cost over 1 µs a call: it counts on a board of 10,000 locks.
+        combine = dt.datetime.combine
+
+        def in_utc(value: dt.datetime) -> dt.datetime:
+            return combine(value.date(), value.time(), _UTC)
+
+        return in_utc
 
     def lock_from_row(self, row: Mapping[str, Any]) -> models.Lock:
         time = self._aware(row["wb_time"])

@@ -173,7 +173,7 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     names = [c.name for c in q.list_columns]
     width = len(names)
     legacy = q.token is None
-    aware = _lock_time_converter(q)
+    aware = q.time_reader()
     from_utc = reading.converter()
     db_now = reading.now
     result = []
@@ -219,13 +219,6 @@ def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_
             .where(*(adapt(clause) for clause in held))
             .group_by(key)
             .subquery("wb_activity"))
-
-
-def _lock_time_converter(q: mapping.BoundQueue) -> Callable[[Any], dt.datetime]:
-    """A fast BoundQueue._aware for thousands of lock times (already datetimes: SQLAlchemy parsed them)."""
-    if q.aware or q.local_clock:
-        return _datetime
-    return _in_zone(_UTC)
 
 
 def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -26,6 +26,8 @@ class WorkQueue:
         self.writer = guarded.GuardedWriter(db, q, trail)
         self.lost = lockloss.Diagnosis(q, trail)
         self._shapes: dict[str, guarded.Shape] = {}
+        # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
+        self._finishers: dict[str | None, tuple[str, Callable[[Any, str, str], Any]]] = {}
 
     # -- claiming ---------------------------------------------------------------------------
 
@@ -34,10 +36,10 @@ class WorkQueue:
         _check_user(user)
         if count < 1:
             raise errors.UsageError("count must be at least 1")
-        claimed = self.method.claim(self.db, self.q, self.trail, claims.ClaimRequest(user=user, count=count))
+        claimed = self.method.claim_next(self.db, self.q, self.trail, user, count)
         if not claimed:
             raise self.db.read(lambda conn: self._why_nothing(conn, user))
-        return [self._claim_result(c) for c in claimed]
+        return claimed
 
     def claim(self, user: str, key: Any) -> models.Claim:
         """Lock one specific item; returns the caller's existing lock when they already hold it."""
@@ -51,7 +53,7 @@ class WorkQueue:
         claimed = self.method.claim(self.db, self.q, self.trail,
                                     claims.ClaimRequest(user=user, count=1, key=key, use_cooldown=False))
         if claimed:
-            return self._claim_result(claimed[0])
+            return claims.base.claim_of(self.q, claimed[0].row)
         view = self.show(key)
         if view.lock is not None and not view.lock.expired:
             raise errors.NothingToClaim(f"{self.name} {key} is held by {view.lock.owner} since "
@@ -63,10 +65,6 @@ class WorkQueue:
                 raise claims.base.limit_reached(self.q, held)
         raise errors.NothingToClaim(f"{self.name} {key} is not waiting to be worked on (state: {view.state})",
                                     reason="unavailable")
-
-    def _claim_result(self, claimed: claims.base.Claimed) -> models.Claim:
-        row = claimed.row
-        return models.Claim(lock=self.q.lock_from_row(row), item=self.q.item_from_row(row))
 
     def _why_nothing(self, conn: sa.Connection, user: str) -> errors.NothingToClaim:
         q = self.q
@@ -195,28 +193,39 @@ class WorkQueue:
                  edits: Mapping[str, Any] | None = None) -> models.Completion:
         """Finish the item with an outcome (and final edits); accepted only under the caller's live lock."""
         key = self.q.coerce_key(key)
-        try:
-            chosen = self.config.outcome(outcome)
-        except KeyError:
-            names = ", ".join(o.name for o in self.config.outcomes)
-            raise errors.InvalidValue(f"queue {self.name} has no outcome '{outcome}' (outcomes: {names})") from None
-        values = self.q.coerce_edits(edits) if edits else {}
-        shape = self._shapes.get(chosen.name) if not values else None
-        if shape is None:
-            shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True)
+        finisher = self._finishers.get(outcome) if not edits else None
+        if finisher is not None:
+            # The common case on PostgreSQL: no edits, an outcome seen before; one prepared statement.
+            name, finish = finisher
+            at = finish(key, token, user)
+        else:
+            try:
+                chosen = self.config.outcome(outcome)
+            except KeyError:
+                names = ", ".join(o.name for o in self.config.outcomes)
+                raise errors.InvalidValue(f"queue {self.name} has no outcome '{outcome}' (outcomes: {names})") from None
+            values = self.q.coerce_edits(edits) if edits else {}
+            shape = self._shapes.get(chosen.name) if not values else None
+            if shape is None:
+                shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True)
+                if not values:
+                    self._shapes[chosen.name] = shape  # the common case: built and hashed once
             if not values:
-                self._shapes[chosen.name] = shape  # the common case: built and hashed once
-        detail = {"columns": sorted(values)} if values else None
-        row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail)
-        if row is None:
+                finish = self.writer.finisher(shape)
+                if finish is not None:
+                    self._finishers[outcome] = (chosen.name, finish)
+            detail = {"columns": sorted(values)} if values else None
+            row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail)
+            name, at = chosen.name, row["wb_now"] if row is not None else None
+        if at is None:
             replay = self.db.read(lambda conn: self.lost.completed_by(conn, key, token, user))
-            if replay is not None and replay.outcome == chosen.name:
+            if replay is not None and replay.outcome == name:
                 # The same Complete again (a retry after a lost reply): report the first one.
                 return models.Completion(queue=self.name, key=key, owner=user, token=token,
-                                         outcome=replay.outcome or chosen.name, at=replay.at, replayed=True)
+                                         outcome=replay.outcome or name, at=replay.at, replayed=True)
             raise self._lost(key, token, user)
-        return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=chosen.name,
-                                 at=_utc(row["wb_now"], self.q.local_clock))
+        return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=name,
+                                 at=_utc(at, self.q.local_clock))
 
     def release(self, user: str, key: Any, token: str, reason: str | None = None) -> None:
         """Give the item back to the pool (not served to this user again during the cool-down)."""

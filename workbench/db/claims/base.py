@@ -39,6 +39,11 @@ class ClaimMethod:
               request: ClaimRequest) -> list[Claimed]:
         raise NotImplementedError
 
+    def claim_next(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                   user: str, count: int) -> list[models.Claim]:
+        """Up to `count` items for `user` in queue order, as the API hands them out ([] when none)."""
+        return [claim_of(q, c.row) for c in self.claim(db, q, trail, ClaimRequest(user=user, count=count))]
+
     # -- shared pieces --------------------------------------------------------------------
 
     @staticmethod
@@ -134,6 +139,11 @@ class ClaimMethod:
             return cand["wb_prev_token"]
         when = cand["wb_prev_time"]
         return q.token_of({q.time.name: when}) if when is not None else None
+
+
+def claim_of(q: mapping.BoundQueue, row: Mapping[str, Any]) -> models.Claim:
+    """A claimed row (its columns plus the wb_* lock fields) as the Claim the API returns."""
+    return models.Claim(lock=q.lock_from_row(row), item=q.item_from_row(row))
 
 
 def sort_claimed(q: mapping.BoundQueue, claimed: list[Claimed]) -> list[Claimed]:

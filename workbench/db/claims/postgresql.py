@@ -24,6 +24,21 @@ class SkipLockedClaim(base.ClaimMethod):
     def __init__(self) -> None:
         self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
         self._fast: dict[tuple[Any, ...], fastpath.FastStatement] = {}
+        self._next: dict[tuple[int, int], _NextClaims] = {}
+
+    def claim_next(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                   user: str, count: int) -> list[models.Claim]:
+        # The hot path (Next item): the statement's rows go straight into Claims, without the
+        # dicts and records claim() builds for every caller.
+        reader = self._next.get((id(q), count))
+        if reader is None:
+            if q.token is None or q.expires is None or (q.config.max_locks_per_user and count > 1):
+                return super().claim_next(db, q, trail, user, count)
+            request = base.ClaimRequest(user=user, count=count)
+            reader = _NextClaims(q, self._fast_statement(db, q, trail, request, count,
+                                                         bool(q.config.max_locks_per_user)))
+            self._next[(id(q), count)] = reader
+        return reader.claims(user)
 
     def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
               request: base.ClaimRequest) -> list[base.Claimed]:
@@ -36,17 +51,24 @@ class SkipLockedClaim(base.ClaimMethod):
         params: dict[str, Any] = {"wb_user": request.user}
         if request.key is not None:
             params["wb_key"] = request.key
-        shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit)
-        if shape not in self._fast:
-            stmt = self.statement(q, trail, request, count=count, check_limit=check_limit)
-            self._fast[shape] = fastpath.FastStatement(db.held, stmt, params)
-        rows = [q.with_lock_aliases(row) for row in self._fast[shape].run(params)]
+        fast = self._fast_statement(db, q, trail, request, count, check_limit)
+        rows = [q.with_lock_aliases(row) for row in fast.run(params)]
         claimed = [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
                    for row in rows]
         if claimed and q.token is None:
             # Legacy tables have no token column to copy in SQL; audit in a second short statement.
             db.write(lambda conn: trail.write(conn, self.audit_rows(q, trail, request.user, claimed)))
         return claimed
+
+    def _fast_statement(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                        request: base.ClaimRequest, count: int, check_limit: bool) -> fastpath.FastStatement:
+        shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit)
+        fast = self._fast.get(shape)
+        if fast is None:
+            stmt = self.statement(q, trail, request, count=count, check_limit=check_limit)
+            sample = {"wb_user": request.user, **({"wb_key": request.key} if request.key is not None else {})}
+            fast = self._fast[shape] = fastpath.FastStatement(db.held, stmt, sample)
+        return fast
 
     def statement(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
                   *, count: int | None = None, check_limit: bool | None = None) -> sa.Select[Any]:
@@ -130,3 +152,41 @@ class SkipLockedClaim(base.ClaimMethod):
         ordered = sa.select(*list(both.c)[:-1])
         cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "detail"]
         return sa.insert(a).from_select(cols, ordered).cte("wb_audit")
+
+
+class _NextClaims:
+    """claim_next's statement for one queue and count, and its rows turned into Claims.
+
+    The statement returns the table's columns first (the item), then the lock's clock reading;
+    their positions are read once from the first result.
+    """
+
+    def __init__(self, q: mapping.BoundQueue, fast: fastpath.FastStatement) -> None:
+        self.q, self.fast = q, fast
+        self.time = q.time_reader()
+        self._items = [c.name for c in q.table.c]
+        self._at: tuple[int, ...] | None = None
+        # The lock time is the statement's now(), the same reading as wb_now, unless the column
+        # rounds it (timestamp(0)); then wb_now is read as well.
+        precision = getattr(q.time.type, "precision", None)
+        self._now_is_lock_time = precision is None or precision >= 6
+
+    def claims(self, user: str) -> list[models.Claim]:
+        rows = self.fast.rows({"wb_user": user})
+        if not rows:
+            return []
+        if self._at is None:
+            where = {name: i for i, name in enumerate(self.fast.columns)}
+            q = self.q
+            assert q.expires is not None and q.token is not None
+            self._at = tuple(where[name] for name in (q.key.name, q.user.name, q.time.name, q.expires.name,
+                                                      q.token.name, "wb_now"))
+        key, user_at, time_at, expires_at, token_at, now_at = self._at
+        name, items, time, same = self.q.name, self._items, self.time, self._now_is_lock_time
+        claims = []
+        for row in rows:  # positional arguments: Lock(queue, key, owner, token, locked_at, expires_at, db_now)
+            locked = time(row[time_at])
+            lock = models.Lock(name, row[key], row[user_at], str(row[token_at]), locked, time(row[expires_at]),
+                               locked if same else time(row[now_at]))
+            claims.append(models.Claim(lock, dict(zip(items, row))))
+        return claims
