@@ -182,7 +182,7 @@ def pools():
         if db._autocommit_engine is not None:
             text += f"; autocommit pool {db._autocommit_engine.pool.status()}"
         if db._held is not None:
-            text += f"; held fast-path connections {len(db._held._all)}"
+            text += f"; held fast-path connections {db._held.count()}"
         return f" [{text}]"
     except Exception as exc:  # noqa: BLE001 - a diagnostic only
         return f" [pool status unavailable: {exc}]"
