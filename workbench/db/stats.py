@@ -165,11 +165,16 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
                 .select_from(q.table.join(per_lock, per_lock.c.wb_key == q.key)))
     else:  # after the list columns: the token
         stmt = sa.select(*columns, q.token if q.token is not None else sa.null())
-    rows = conn.execute(stmt.where(*held).order_by(q.time, q.key).limit(limit)).all()
-    if not rows:
-        return []
-    activity = {} if merged else _activity(conn, q, trail, [str(row[0]) for row in rows],
-                                           every_lock=len(rows) < limit)
+    stmt = stmt.where(*held).order_by(q.time, q.key).limit(limit)
+    activity: dict[Any, Any] = {}
+    rows: Iterable[Any]
+    if merged:
+        rows = _streamed(conn, stmt)
+    else:  # the audit aggregates need every locked key first
+        rows = conn.execute(stmt).all()
+        if not rows:
+            return []
+        activity = _activity(conn, q, trail, [str(row[0]) for row in rows], every_lock=len(rows) < limit)
     names = [c.name for c in q.list_columns]
     width = len(names)
     legacy = q.token is None
@@ -298,6 +303,22 @@ class _IsoDateTime(sa.types.TypeDecorator[dt.datetime]):
 
     def process_result_value(self, value: Any, dialect: Any) -> dt.datetime | None:
         return None if value is None else dt.datetime.fromisoformat(value)
+
+
+def _streamed(conn: sa.Connection, stmt: sa.Select[Any]) -> sa.CursorResult[Any]:
+    """The rows of `stmt`, for a loop that reads them once (thousands of rows).
+
+    Over PyMySQL, which decodes rows in Python, they are streamed (an unbuffered cursor): the
+    client decodes and handles each row while the server works on the next ones, on the other
+    core, instead of first reading every row and only then handling them; and each raw row is
+    freed at once rather than kept to the end, so fewer objects reach the garbage collector's
+    older generations. The board of 10,000 locks took 104 instead of 159 ms that way. Other
+    drivers hand the loop one buffered row at a time too (over MariaDB's ODBC driver that was
+    faster than all rows in one list: 152 against 180 ms for the board).
+    """
+    if conn.dialect.driver == "pymysql":
+        stmt = stmt.execution_options(stream_results=True)
+    return conn.execute(stmt)
 
 
 def _fast_time(conn: sa.Connection, column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
@@ -435,7 +456,7 @@ def _period_events(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
             .order_by(a.c.at))
     result = []
     others = []
-    for event, who, *held in conn.execute(stmt):
+    for event, who, *held in _streamed(conn, stmt):
         if event != _COMPLETE:
             if who is not None:
                 others.append((who, event))
