@@ -309,7 +309,10 @@ class Journal:
 
     def discard(self, database: str, queue: str, key: Any) -> None:
         """Forget the item's draft (no error if there is none)."""
-        name = _file_name(database, queue, _encode_key(key))
+        self.discard_entry(entry_name(database, queue, key))
+
+    def discard_entry(self, name: str) -> None:
+        """Forget the draft stored under `name` (an entry_name())."""
         with self._lock:
             try:
                 os.unlink(self.directory / name)
@@ -333,7 +336,7 @@ class Journal:
             if ((database is None or draft.database == database) and (queue is None or draft.queue == queue)
                     and (owner is None or draft.owner == owner)):
                 found.append(draft)
-        found.sort(key=_updated, reverse=True)
+        found.sort(key=updated_at, reverse=True)
         return found
 
     # -- internals -------------------------------------------------------------------------------
@@ -374,7 +377,17 @@ class Journal:
                     path.unlink()
 
 
-def _updated(draft: Draft) -> dt.datetime:
+def entry_name(database: str, queue: str, key: Any) -> str:
+    """The name the item's draft is stored under (one per database, queue and key)."""
+    return _file_name(database, queue, _encode_key(key))
+
+
+def check(draft: Draft) -> None:
+    """Raise TypeError if `draft` cannot be journalled (without touching the disk)."""
+    _to_bytes(draft)
+
+
+def updated_at(draft: Draft) -> dt.datetime:
     """Sort key: updated_at as an aware time (ISO strings with different offsets do not sort)."""
     try:
         moment = dt.datetime.fromisoformat(draft.updated_at)

@@ -41,6 +41,17 @@ class ScrubbingFormatter(logging.Formatter):
         return scrub(super().format(record))
 
 
+class _FileHandler(logging.handlers.RotatingFileHandler):
+    """The log file; a disk that fills up or turns read-only later is ignored quietly."""
+
+    workbench_file = True
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        # logging's default prints "--- Logging error ---" and a traceback to stderr on every
+        # record: the log is a help, not a need, and the window says what matters about the disk.
+        pass
+
+
 def log_path() -> Path:
     return paths.data_dir() / "logs" / "workbench.log"
 
@@ -53,10 +64,9 @@ def setup(level: int = logging.INFO) -> Path | None:
         return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+        handler = _FileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     except OSError:
         return None  # a read-only home must not stop the app; logging is a help, not a need
-    handler.workbench_file = True  # type: ignore[attr-defined]
     handler.setFormatter(ScrubbingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(level)

@@ -11,8 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from workbench import journal as journal_mod
-from workbench import logs
+from workbench import journal_guard, logs
 from workbench.config import model, paths
 from workbench.db import service
 from workbench.gui import dispatch, icons, launcher, main_window, session
@@ -46,7 +45,8 @@ def window_for(wb: service.Workbench, user: str, *, settings: session.SessionSet
     """A ready window on an open Workbench."""
     data = home / "data" if home else paths.data_dir()
     conf = home / "config" if home else paths.config_dir()
-    journal = journal_mod.Journal(data / "journal")
+    # Never raises: an unwritable data directory opens the window with the journal's warning.
+    journal = journal_guard.GuardedJournal(data / "journal")
     qsettings = QSettings(str(conf / "gui.ini"), QSettings.Format.IniFormat)
     dispatcher = dispatch.Dispatcher()
     if settings is None:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench import fieldspec
 from workbench.core import durations, errors, models
-from workbench.gui import dialogs, hotkeys, resume, session
+from workbench.gui import dialogs, hotkeys, journal_status, resume, session
 from workbench.gui import form as form_mod
 
 START, RESUME, ITEM = 0, 1, 2
@@ -70,6 +70,11 @@ class MainWindow(QMainWindow):
         bar.addStretch(1)
         bar.addWidget(self.mine_button)
         outer.addLayout(bar)
+        self.journal_status: journal_status.JournalStatus | None = None
+        if self.session.journal is not None:  # above every page: it matters before an item is open too
+            self.journal_status = journal_status.JournalStatus(
+                self.session.journal, self.session.settings.retry_interval, self)
+            outer.addWidget(self.journal_status.banner)
 
         self.stack = QStackedWidget()
         self.message_label = QLabel()
@@ -226,6 +231,11 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._write_journal()
+        if self.journal_status is not None:
+            if not self.journal_status.may_close(self):
+                event.ignore()
+                return
+            self.journal_status.stop()
         self.session.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("session/queue", self.session.queue_name)

@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from workbench import fieldspec
+from workbench import fieldspec, journal_guard
 from workbench import journal as journal_mod
 from workbench.config import model
 from workbench.core import errors, models
@@ -96,7 +96,7 @@ class OperatorSession(QObject):
     settings_changed = Signal(int)
 
     def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
-                 journal: journal_mod.Journal | None, settings: SessionSettings | None = None,
+                 journal: journal_guard.GuardedJournal | None, settings: SessionSettings | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.wb, self.user, self.dispatcher, self.journal = wb, user, dispatcher, journal
