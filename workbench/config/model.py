@@ -124,7 +124,7 @@ class DatabaseConfig:
 class AppConfig:
     """`[app]`: how the operator window behaves for everyone using this config; seconds."""
 
-    warn_before: int = 120  # warn this long before a lock expires
+    warn_before: int = 120  # warn this long before a lock expires (as set, at most the whole lock)
     check_every: int = 15  # ask the database whether the lock still holds this often
     auto_extend: bool = True  # extend while the operator is typing or clicking in the form
     next_after_complete: bool = True  # open the next item right after Complete

@@ -472,17 +472,22 @@ class MainWindow(QMainWindow):
         cur = self.session.current
         if cur is None:
             return
-        warn = min(self.session.settings.warn_before, self._queue_config(cur.queue).lock_seconds / 4)
+        warn = self.session.settings.warn_at(self._queue_config(cur.queue).lock_seconds)
         state = "critical" if left < 60 else "soon" if left <= warn else "ok"
         text = "expired" if left <= 0 else durations.format_duration(left) + " left"
         self.timer_label.setText(f"Lock on {cur.lock.key}: {text}")
         if self.timer_label.property("state") != state:
             dialogs.set_state(self.timer_label, state)
+        if self.warning_banner.isVisible():
+            self.warning_banner.label.setText(self._warning_text(left))  # counts down with the timer
+
+    def _warning_text(self, left: float) -> str:
+        return (f"Your lock on {self._item_label()} runs out in {durations.format_duration(max(0.0, left))}. "
+                "Extend it to keep working, or your edits stay here as a draft.")
 
     @Slot(float)
     def _on_warning(self, left: float) -> None:
-        text = (f"Your lock on {self._item_label()} runs out in {durations.format_duration(left)}. "
-                "Extend it to keep working, or your edits stay here as a draft.")
+        text = self._warning_text(left)
         self.warning_banner.show_text(text)
         if not self.isActiveWindow():
             self._notify("Lock about to expire", text)

@@ -32,6 +32,11 @@ class SessionSettings:
     retry_interval: float = 5.0  # how often to try again while the database is unreachable
     next_after_complete: bool = True
 
+    def warn_at(self, lock_seconds: float) -> float:
+        """Seconds left when the expiry warning comes: warn_before as configured, but never more
+        than the whole lock (a longer one would only mean "warn as soon as it is claimed")."""
+        return min(self.warn_before, lock_seconds)
+
     @classmethod
     def from_config(cls, app: model.AppConfig) -> SessionSettings:
         """The `[app]` section of the config (the operator may still toggle next-after-complete)."""
@@ -459,7 +464,7 @@ class OperatorSession(QObject):
             self.check_now()  # the database says what happened (expired, or taken)
             return
         lock_seconds = self.wb.config.queues[cur.queue].lock_seconds
-        warn_at = min(self.settings.warn_before, lock_seconds / 4)
+        warn_at = self.settings.warn_at(lock_seconds)
         working = time.monotonic() - self._last_activity < self.settings.activity_window
         if self.settings.auto_extend and working and not self._capped and left < lock_seconds / 2:
             self.extend(manual=False)  # a slow worker keeps the item; an absent one loses it on time
