@@ -354,14 +354,14 @@ class MainWindow(QMainWindow):
         entries = self._fill_resume(locks, only_queue=False)
         if self.session.current is not None:
             return
+        self.next_button.setEnabled(True)
         if entries:
             self.stack.setCurrentIndex(RESUME)
-            self.resume_panel.focus_list()
+            self.resume_panel.focus_list()  # so Enter reopens the selected item
         else:
             self._show_message(f"Press Next item ({hotkeys.keys('next')}) to start on "
                                f"{self._queue_config().title}.")
-        self.next_button.setEnabled(True)
-        self.next_button.setFocus()
+            self.next_button.setFocus()
 
     def _fill_resume(self, locks: list[models.Lock], *, only_queue: bool) -> list[resume.Entry]:
         journal = self.session.journal
