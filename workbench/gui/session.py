@@ -120,6 +120,7 @@ class OperatorSession(QObject):
         self._extending = False
         self._checking = False
         self._capped = False
+        self._next_in_flight = False  # a Next item claim is running (see next_item)
         self._tick = QTimer(self)
         self._tick.setInterval(1000)
         self._tick.timeout.connect(self._on_tick)
@@ -146,16 +147,20 @@ class OperatorSession(QObject):
 
     def _run(self, fn: Callable[[], Any], done: Callable[[Any], None], *,
              retry: tuple[str, Callable[[], None]] | None = None,
-             keep_generation: bool = True) -> None:
+             keep_generation: bool = True, settled: Callable[[], None] | None = None) -> None:
         generation = self._generation
 
         def on_done(result: Any) -> None:
+            if settled is not None:
+                settled()
             if keep_generation and generation != self._generation:
                 return  # the user moved on to another item
             self._set_reachable(True, "")
             done(result)
 
         def on_error(exc: BaseException) -> None:
+            if settled is not None:
+                settled()
             if keep_generation and generation != self._generation:
                 return
             self._handle_error(exc, retry)
@@ -262,11 +267,26 @@ class OperatorSession(QObject):
     # -- claiming ----------------------------------------------------------------------------------
 
     def next_item(self) -> None:
-        """Claim the next item of the current queue."""
+        """Claim the next item of the current queue, exactly once however often it is asked for.
+
+        A claim still under way (a slow or hung database) is not sent a second time: it would hold
+        two items. One that failed because the database was away is retried with the Saves'
+        backoff until it goes through; asking again meanwhile just tries at once instead.
+        """
+        if self._next_in_flight:
+            return
         name = self.queue_name
-        self._new_generation()
+        self._new_generation()  # also drops a pending retry of an earlier Next
+        self._claim_next(name)
+
+    def _claim_next(self, name: str) -> None:
+        self._next_in_flight = True
+
+        def settled() -> None:  # on the GUI thread, with the answer, even one that is dropped
+            self._next_in_flight = False
+
         self._run(lambda: self.queue(name).claim_next(self.user)[0], lambda c: self._on_claimed(name, c),
-                  retry=None)
+                  retry=("next", lambda: self._claim_next(name)), settled=settled)
 
     def open_item(self, key: Any, queue: str | None = None) -> None:
         """Open a specific item: resumes the user's own lock, or claims it if it is free."""
@@ -276,6 +296,7 @@ class OperatorSession(QObject):
 
     def _new_generation(self) -> None:
         self._generation += 1
+        self._retry_actions.pop("next", None)  # another item was asked for: that Next is over
 
     def _on_claimed(self, queue: str, claim: models.Claim) -> None:
         self.queue_name = queue
