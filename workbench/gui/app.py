@@ -8,7 +8,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from workbench import journal_guard, logs
@@ -87,9 +87,11 @@ def run(config_path: str | None, user: str, *, demo: bool = False, profile: str 
 
 def _show_crash(report: str) -> None:
     """An unexpected error: say so and where the details are; the log has the report (secrets masked)."""
-    box = QMessageBox(QMessageBox.Icon.Critical, "workbench: unexpected error",
-                      "Something went wrong inside workbench. Your unsaved edits are kept in the local "
-                      f"journal.\n\nDetails are in {logs.log_path()}.")
+    text = QCoreApplication.translate(
+        "Crash", "Something went wrong inside workbench. Edits already written to the local journal are "
+        "kept; if the window warns that the journal cannot be written, Save your edits before closing."
+        "\n\nDetails are in {log}.").format(log=logs.log_path())
+    box = QMessageBox(QMessageBox.Icon.Critical, "workbench: unexpected error", text)
     box.setDetailedText(report)
     box.exec()
 

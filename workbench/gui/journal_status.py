@@ -28,8 +28,8 @@ def describe(problem: journal_guard.Problem) -> str:
         "disk": _tr("Check that disk"),
     }[problem.advice()]
     return (what.format(dir=problem.directory, reason=problem.reason) + " "
-            + _tr("Save and Complete still store your edits in the database, but edits you have not saved "
-                  "are only in this window until then: they would be lost if workbench or the computer stopped.")
+            + _tr("Save and Complete still store your edits in the database; until then they are only "
+                  "in this window and would be lost if workbench or the computer stopped.")
             + " " + _tr("{advice}; workbench tries again on its own.").format(advice=advice))
 
 
