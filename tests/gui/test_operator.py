@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QMessageBox, QPlainTextEdit
 
-from tests.gui.conftest import FAST, row, with_queue
+from tests.gui.conftest import FAST, close_window, row, with_queue
 from workbench.db import clock
 from workbench.gui import dialogs, main_window
 
@@ -130,7 +130,7 @@ def test_resume_after_restart_restores_unsaved_edits(qtbot: Any, open_window: An
     qtbot.waitUntil(lambda: first.session.journal.load(first.session.database, "cases", claim.lock.key) is not None,
                     timeout=3000)
     first.session.dispatcher.wait()
-    first.close()  # as if the PC restarted: nothing was saved
+    close_window(qtbot, first, answer="quit_keep")  # as if the PC restarted: nothing was saved
     second = open_window(demo_config, home=home)
     assert second.stack.currentIndex() == main_window.RESUME
     entries = second.resume_panel.entries()
@@ -344,7 +344,7 @@ def test_window_size_and_queue_are_remembered(qtbot: Any, open_window: Any, demo
     first.resize(777, 655)
     first.queue_picker.setCurrentIndex(first.queue_picker.findData("imports"))
     first.actions["next_after_complete"].setChecked(False)
-    first.close()
+    close_window(qtbot, first)
     second = open_window(demo_config, home=home, settings=dataclasses.replace(FAST, next_after_complete=True))
     assert (second.width(), second.height()) == (777, 655)
     assert second.queue_picker.currentData() == "imports" and second.session.queue_name == "imports"
@@ -391,7 +391,7 @@ def test_closed_while_the_database_was_down_then_resumed(qtbot: Any, open_window
     try:
         qtbot.mouseClick(first.save_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: first.connection_label.property("state") == "down", timeout=15_000)
-        first.close()
+        close_window(qtbot, first, answer="quit_keep")  # edits typed: keep the lock, the draft waits
         first.session.dispatcher.wait(15_000)
     finally:
         pg_server.bring_up()
@@ -409,3 +409,57 @@ def test_closed_while_the_database_was_down_then_resumed(qtbot: Any, open_window
     with qtbot.waitSignal(second.session.saved, timeout=10_000):
         qtbot.mouseClick(second.save_button, Qt.MouseButton.LeftButton)
     assert row(second, "cases", claim.lock.key)["resolution"] == "Typed before the outage"
+
+
+# -- closing the window (issue 12, item 3) -------------------------------------------------------------
+
+def test_closing_releases_the_untouched_next_item(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
+    first = _claim(qtbot, window)
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
+        qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
+    following = signal.args[0].lock.key
+    assert following != first.lock.key and row(window, "cases", following)["wb_locked_by"] == "alice"
+    close_window(qtbot, window)  # no question: nothing was touched
+    assert row(window, "cases", following)["wb_locked_by"] is None
+    last = window.session.wb.queue("cases").history(following)[-1]
+    assert (last.kind.value, last.actor, last.reason) == ("release", "alice", "closed without changes")
+
+
+def test_closing_asks_about_a_touched_item(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    key = _claim(qtbot, window).lock.key
+    _type(qtbot, window, "resolution", "Half done")
+    close_window(qtbot, window, answer="quit_cancel")
+    assert window.isVisible() and window.session.current is not None
+    assert row(window, "cases", key)["wb_locked_by"] == "alice"
+    assert not window.form.field("resolution").isReadOnly()
+    close_window(qtbot, window, answer="quit_release")
+    assert row(window, "cases", key)["wb_locked_by"] is None
+    last = window.session.wb.queue("cases").history(key)[-1]
+    assert (last.kind.value, last.reason) == ("release", "released when closing")
+    assert window.session.journal.load(window.session.database, "cases", key) is None
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_closing_on_a_frozen_database_is_bounded(qtbot: Any, open_window: Any, demo_config: Any,
+                                                 pg_server: Any) -> None:
+    import time
+
+    window = open_window(demo_config)
+    key = _claim(qtbot, window).lock.key
+    window.quit_guard._deadline.setInterval(1500)
+    pg_server.freeze()
+    try:
+        started = time.monotonic()
+        window.close()
+        qtbot.waitUntil(lambda: window.quit_guard.notice is not None, timeout=10_000)
+        waited = time.monotonic() - started
+        text = window.quit_guard.notice.text()
+        assert f"Helpdesk cases {key}" in text and "runs out on its own" in text
+        window.quit_guard.notice.accept()
+        qtbot.waitUntil(lambda: not window.isVisible(), timeout=3000)
+        assert waited < 5
+    finally:
+        pg_server.thaw()
+    assert row(window, "cases", key)["wb_locked_by"] == "alice"  # nothing half-done: the lock runs out

@@ -118,6 +118,7 @@ class Launcher(QObject):
         if old is not None:
             if self.console is not None and self.console.wb is old.session.wb:
                 self._close_console()  # it reads through the database being closed
+            old.quit_guard.let_go()  # the user agreed in _may_leave: a held item stays held
             old.close()
             _dispose(old)
 

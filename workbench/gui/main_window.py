@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench import fieldspec
 from workbench.core import durations, errors, models
-from workbench.gui import dialogs, hotkeys, resume, session
+from workbench.gui import dialogs, hotkeys, quit_guard, resume, session
 from workbench.gui import form as form_mod
 
 START, RESUME, ITEM = 0, 1, 2
@@ -203,6 +203,7 @@ class MainWindow(QMainWindow):
         self.compare_button.clicked.connect(self._compare)
         self.discard_button.clicked.connect(self._discard)
         self.resume_panel.open_requested.connect(self._open_from_resume)
+        self.quit_guard = quit_guard.QuitGuard(self, self.session, lambda: bool(self.form.changes()))
         self.resume_panel.refresh_requested.connect(self.session.start)
         self.form.edited.connect(self._on_form_edited)
         self._journal_timer = QTimer(self)
@@ -225,7 +226,11 @@ class MainWindow(QMainWindow):
             self.session.queue_name = queue
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self._write_journal()
+        if self.quit_guard.state == "idle":
+            self._write_journal()  # once, before the guard decides (not again after it released the item)
+        if not self.quit_guard.may_close():
+            event.ignore()  # the guard releases or asks first, then closes the window itself
+            return
         self.session.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("session/queue", self.session.queue_name)
