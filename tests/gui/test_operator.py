@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QMessageBox, QPlainTextEdit
 
-from tests.gui.conftest import FAST, close_window, row, with_queue
+from tests.gui.conftest import FAST, close_window, on_dialog, row, with_queue
 from workbench.db import clock
 from workbench.gui import dialogs, main_window
 
@@ -409,6 +409,108 @@ def test_closed_while_the_database_was_down_then_resumed(qtbot: Any, open_window
     with qtbot.waitSignal(second.session.saved, timeout=10_000):
         qtbot.mouseClick(second.save_button, Qt.MouseButton.LeftButton)
     assert row(second, "cases", claim.lock.key)["resolution"] == "Typed before the outage"
+
+
+# -- a draft stays reachable whoever holds the item (issue 12, item 2) --------------------------------
+
+def _lose_to_bob(qtbot: Any, window: main_window.MainWindow, text: str) -> Any:
+    """Alice types `text`, her lock runs out (nobody has the item yet), then bob claims it and saves."""
+    claim = _claim(qtbot, window)
+    key = claim.lock.key
+    _type(qtbot, window, "resolution", text)
+    qtbot.waitUntil(lambda: window.session.journal.load(window.session.database, "cases", key) is not None,
+                    timeout=3000)
+    _age_lock(window, "cases", key, 16 * 60)
+    with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
+        window.session.check_now()
+    assert "nobody has taken it since" in window.lost_banner.label.text()
+    qtbot.waitUntil(lambda: "free to claim" in window.lost_banner.label.text(), timeout=5000)
+    assert window.reclaim_button.isVisible()
+    # Another user, through the engine on the same database: claims it and stores his own text.
+    bob_queue = window.session.wb.queue("cases")
+    bob = bob_queue.claim("bob", key)
+    bob_queue.save("bob", key, bob.lock.token, {"resolution": "Bob's fix"})
+    return key
+
+
+def _draft_cells(dialog: Any) -> list[list[str]]:
+    table = dialog.table
+    return [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())]
+
+
+def test_a_draft_stays_reachable_after_someone_else_claims(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    window = open_window(with_queue(demo_config, "cases", max_locks_per_user=0))
+    key = _lose_to_bob(qtbot, window, "My careful notes")
+    # "Claim again and reapply" (pressed before the banner's next look): refused, says who, keeps the page.
+    with qtbot.waitSignal(window.session.nothing_to_do, timeout=10_000):
+        qtbot.mouseClick(window.reclaim_button, Qt.MouseButton.LeftButton)
+    assert window.stack.currentIndex() == main_window.ITEM
+    assert window.form.field("resolution").toPlainText() == "My careful notes"
+    assert window.form.field("resolution").isReadOnly()
+    assert "bob" in window.lost_banner.label.text() and "kept as a draft" in window.lost_banner.label.text()
+    # The banner reads the row again and never says "nobody has taken it" once bob has.
+    qtbot.waitUntil(lambda: "Now (checked" in window.lost_banner.label.text(), timeout=5000)
+    banner = window.lost_banner.label.text()
+    assert "bob holds it" in banner and "nobody" not in banner and not window.reclaim_button.isVisible()
+    assert window.session.journal.load(window.session.database, "cases", key).values == {
+        "resolution": "My careful notes"}
+    # The draft, read-only beside the row as it is now.
+    qtbot.mouseClick(window.compare_button, Qt.MouseButton.LeftButton)
+    dialog = window.drafts.dialog
+    assert dialog is not None and dialog.isVisible()
+    qtbot.waitUntil(lambda: "bob holds it" in dialog.status.text(), timeout=5000)
+    assert _draft_cells(dialog) == [["Resolution", "My careful notes", "", "Bob's fix"]]
+    # Copied as text.
+    qtbot.mouseClick(dialog.copy_button, Qt.MouseButton.LeftButton)
+    copied = QApplication.clipboard().text()
+    assert "My careful notes" in copied and "Bob's fix" in copied and "bob holds it" in copied
+    assert f"Helpdesk cases {key} by alice" in copied
+    # Discarded, after a confirmation: gone from the journal, the page and the resume panel.
+    answered = on_dialog(qtbot, "discard_draft_question",
+                         lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    qtbot.mouseClick(dialog.discard_button, Qt.MouseButton.LeftButton)
+    assert answered == ["discard_draft_question"]
+    assert window.session.journal.load(window.session.database, "cases", key) is None
+    assert window.session.lost is None and not window.lost_banner.isVisible()
+    assert "discarded" in window.message_label.text()
+    window.show_resume()
+    qtbot.waitUntil(lambda: window.stack.currentIndex() == main_window.RESUME, timeout=3000)
+    assert [e.key for e in window.resume_panel.entries()] == []
+    assert row(window, "cases", key)["resolution"] == "Bob's fix"  # bob's work is untouched
+
+
+def test_a_draft_of_an_item_bob_holds_opens_from_the_resume_panel(qtbot: Any, open_window: Any, demo_config: Any,
+                                                                  tmp_path: Any) -> None:
+    config = with_queue(demo_config, "cases", max_locks_per_user=0)
+    home = tmp_path / "alice-home"
+    first = open_window(config, home=home)
+    key = _lose_to_bob(qtbot, first, "Notes from yesterday")
+    close_window(qtbot, first)
+    second = open_window(config, home=home)
+    assert second.stack.currentIndex() == main_window.RESUME
+    entries = second.resume_panel.entries()
+    assert [(e.key, e.lock, e.has_draft) for e in entries] == [(key, None, True)]
+    # Reopening it: bob holds it, so the draft is shown beside the current values; nothing is blanked.
+    with qtbot.waitSignal(second.session.nothing_to_do, timeout=10_000):
+        qtbot.mouseClick(second.resume_panel.open_button, Qt.MouseButton.LeftButton)
+    assert second.stack.currentIndex() == main_window.RESUME
+    assert "held by bob" in second.statusBar().currentMessage()
+    dialog = second.drafts.dialog
+    assert dialog is not None and dialog.isVisible()
+    qtbot.waitUntil(lambda: "bob holds it" in dialog.status.text(), timeout=5000)
+    assert _draft_cells(dialog) == [["Resolution", "Notes from yesterday", "", "Bob's fix"]]
+    dialog.close()
+    # The panel's own button shows it too, and discards it from there.
+    assert second.resume_panel.draft_button.isEnabled()
+    qtbot.mouseClick(second.resume_panel.draft_button, Qt.MouseButton.LeftButton)
+    dialog = second.drafts.dialog
+    answered = on_dialog(qtbot, "discard_draft_question",
+                         lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    qtbot.mouseClick(dialog.discard_button, Qt.MouseButton.LeftButton)
+    assert answered and second.session.journal.load(second.session.database, "cases", key) is None
+    assert second.resume_panel.entries() == [] and not dialog.isVisible()
 
 
 # -- closing the window (issue 12, item 3) -------------------------------------------------------------
