@@ -565,3 +565,42 @@ def test_closing_on_a_frozen_database_is_bounded(qtbot: Any, open_window: Any, d
     finally:
         pg_server.thaw()
     assert row(window, "cases", key)["wb_locked_by"] == "alice"  # nothing half-done: the lock runs out
+
+
+_STUCK_AT_EXIT = """
+import sys, time
+from pathlib import Path
+from workbench import demo
+from workbench.gui import app as gui_app
+
+config = str(demo.create(Path(sys.argv[1])))
+shown = gui_app._report_ready
+
+def ready_then_stuck(app, window, path):
+    # A call that never comes back, as on a frozen database server.
+    window.session.dispatcher.call(lambda: time.sleep(300), lambda result: None, lambda exc: None)
+    shown(app, window, path)
+
+gui_app._report_ready = ready_then_stuck
+sys.exit(gui_app.run(config, "alice"))
+"""
+
+
+def test_quit_is_not_held_up_by_a_stuck_database_call(tmp_path: Any) -> None:
+    # The pool thread of a call stuck on a dead server kept the process alive after the window had
+    # closed (Qt's thread pool waits for its threads at exit): quitting must end the process.
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "d"),
+               XDG_CONFIG_HOME=str(tmp_path / "c"), WORKBENCH_READY_FILE=str(tmp_path / "ready"))
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", _STUCK_AT_EXIT, str(tmp_path / "demo")], env=env, timeout=120,
+                          check=False,
+                          capture_output=True, text=True)
+    took = time.monotonic() - started
+    assert (tmp_path / "ready").exists(), done.stderr
+    assert done.returncode == 0, done.stderr
+    assert took < 40, f"the process took {took:.0f} s to end"

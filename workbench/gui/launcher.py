@@ -122,11 +122,14 @@ class Launcher(QObject):
             old.close()
             _dispose(old)
 
-    def shutdown(self) -> None:
+    def shutdown(self) -> bool:
+        """Close everything; False if a database call is still stuck (a dead server) after a bounded wait."""
         self._close_console()
+        finished = True
         if self.window is not None:
-            _dispose(self.window)
+            finished = _dispose(self.window)
             self.window = None
+        return finished
 
     # -- the Connection menu ------------------------------------------------------------------------
 
@@ -371,6 +374,7 @@ def _demo_target() -> opening.Target:
     return opening.Target(config_path=target / demo_mod.CONFIG_NAME)
 
 
-def _dispose(window: main_window.MainWindow) -> None:
-    window.session.dispatcher.wait(5000)
+def _dispose(window: main_window.MainWindow) -> bool:
+    finished = window.session.dispatcher.wait(5000)
     window.session.wb.close()
+    return finished
