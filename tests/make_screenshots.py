@@ -105,6 +105,7 @@ def main(argv: list[str]) -> int:
     first.session.dispatcher.wait()
     first.next_item()
     _settle(app, 1.0)
+    first.quit_guard.let_go()  # as if the PC restarted: both items stay locked to bob
     first.close()
     second = _window(app, config, home, "bob")
     _settle(app)

@@ -238,12 +238,16 @@ def test_stale_token_refused_after_expiry_and_item_reclaimed(env: support.Env) -
     with pytest.raises(errors.LockLost) as info:
         q.complete("alice", target.lock.key, target.lock.token)
     assert info.value.cause == "expired" and "nobody has taken it since" in str(info.value)
+    # What happened, apart from who holds it now (which goes stale: the window reads that again).
+    expired_only = info.value.happened
+    assert "expired at" in expired_only and "nobody" not in expired_only and str(info.value).startswith(expired_only)
     # The claim query itself serves expired items: no background job needed.
     bob = q.claim_next("bob")[0]
     assert bob.lock.key == target.lock.key and bob.lock.token != target.lock.token
     with pytest.raises(errors.LockLost) as info:
         q.save("alice", target.lock.key, target.lock.token, {"resolution": "late"})
     assert info.value.cause == "expired" and info.value.holder == "bob" and "now held by bob" in str(info.value)
+    assert "bob" not in info.value.happened and str(info.value).startswith(info.value.happened)
     events = [(e["event"], e["owner"]) for e in env.audit(wb, "cases") if e["item_key"] == str(target.lock.key)]
     assert events == [("claim", "alice"), ("expire", "alice"), ("claim", "bob")]
     q.complete("bob", bob.lock.key, bob.lock.token)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from PySide6.QtWidgets import QAbstractButton
 
 from tests import support
 from workbench import demo
@@ -54,7 +55,9 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., main_windo
         gui_app.application()
         window = gui_app.build_window(config, user, settings=dataclasses.replace(settings),
                                       home=home or tmp_path / "home")
-        qtbot.addWidget(window)
+        # Closed (as by Ctrl+Q, keeping a touched item) before pytest-qt deletes it: the quit guard
+        # may release an item through the dispatcher first.
+        qtbot.addWidget(window, before_close_func=lambda w: _close_at_the_end(qtbot, w))
         window.show()
         with qtbot.waitSignal(window.session.ready, timeout=20_000):
             window.session.start()
@@ -63,9 +66,27 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., main_windo
 
     yield make
     for window in windows:
-        window.session.dispatcher.wait(10_000)
-        window.close()
         window.session.wb.close()
+
+
+def _close_at_the_end(qtbot: Any, window: main_window.MainWindow) -> None:
+    window.session.dispatcher.wait(10_000)
+    close_window(qtbot, window, answer="quit_keep")
+    window.session.dispatcher.wait(10_000)
+
+
+def close_window(qtbot: Any, window: main_window.MainWindow, answer: str = "") -> None:
+    """Close like Ctrl+Q and wait until the window has gone (its quit guard may release an item first);
+    if it asks about a touched item, click the button called `answer` (quit_keep, quit_release, quit_cancel)."""
+    window.close()
+    guard = window.quit_guard
+
+    def settled() -> bool:
+        if guard.question is not None and answer:
+            guard.question.findChild(QAbstractButton, answer).click()
+        return not window.isVisible() or (guard.state == "idle" and answer == "quit_cancel")
+
+    qtbot.waitUntil(settled, timeout=20_000)
 
 
 def row(window: main_window.MainWindow, queue: str, key: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QMessageBox, QPlainTextEdit
 
-from tests.gui.conftest import FAST, row, with_queue
+from tests.gui.conftest import FAST, close_window, on_dialog, row, with_queue
 from workbench.db import clock
 from workbench.gui import dialogs, main_window
 
@@ -130,7 +130,7 @@ def test_resume_after_restart_restores_unsaved_edits(qtbot: Any, open_window: An
     qtbot.waitUntil(lambda: first.session.journal.load(first.session.database, "cases", claim.lock.key) is not None,
                     timeout=3000)
     first.session.dispatcher.wait()
-    first.close()  # as if the PC restarted: nothing was saved
+    close_window(qtbot, first, answer="quit_keep")  # as if the PC restarted: nothing was saved
     second = open_window(demo_config, home=home)
     assert second.stack.currentIndex() == main_window.RESUME
     entries = second.resume_panel.entries()
@@ -344,7 +344,7 @@ def test_window_size_and_queue_are_remembered(qtbot: Any, open_window: Any, demo
     first.resize(777, 655)
     first.queue_picker.setCurrentIndex(first.queue_picker.findData("imports"))
     first.actions["next_after_complete"].setChecked(False)
-    first.close()
+    close_window(qtbot, first)
     second = open_window(demo_config, home=home, settings=dataclasses.replace(FAST, next_after_complete=True))
     assert (second.width(), second.height()) == (777, 655)
     assert second.queue_picker.currentData() == "imports" and second.session.queue_name == "imports"
@@ -391,7 +391,7 @@ def test_closed_while_the_database_was_down_then_resumed(qtbot: Any, open_window
     try:
         qtbot.mouseClick(first.save_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: first.connection_label.property("state") == "down", timeout=15_000)
-        first.close()
+        close_window(qtbot, first, answer="quit_keep")  # edits typed: keep the lock, the draft waits
         first.session.dispatcher.wait(15_000)
     finally:
         pg_server.bring_up()
@@ -409,3 +409,198 @@ def test_closed_while_the_database_was_down_then_resumed(qtbot: Any, open_window
     with qtbot.waitSignal(second.session.saved, timeout=10_000):
         qtbot.mouseClick(second.save_button, Qt.MouseButton.LeftButton)
     assert row(second, "cases", claim.lock.key)["resolution"] == "Typed before the outage"
+
+
+# -- a draft stays reachable whoever holds the item (issue 12, item 2) --------------------------------
+
+def _lose_to_bob(qtbot: Any, window: main_window.MainWindow, text: str) -> Any:
+    """Alice types `text`, her lock runs out (nobody has the item yet), then bob claims it and saves."""
+    claim = _claim(qtbot, window)
+    key = claim.lock.key
+    _type(qtbot, window, "resolution", text)
+    qtbot.waitUntil(lambda: window.session.journal.load(window.session.database, "cases", key) is not None,
+                    timeout=3000)
+    _age_lock(window, "cases", key, 16 * 60)
+    with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
+        window.session.check_now()
+    assert "nobody has taken it since" in window.lost_banner.label.text()
+    qtbot.waitUntil(lambda: "free to claim" in window.lost_banner.label.text(), timeout=5000)
+    assert window.reclaim_button.isVisible()
+    # Another user, through the engine on the same database: claims it and stores his own text.
+    bob_queue = window.session.wb.queue("cases")
+    bob = bob_queue.claim("bob", key)
+    bob_queue.save("bob", key, bob.lock.token, {"resolution": "Bob's fix"})
+    return key
+
+
+def _draft_cells(dialog: Any) -> list[list[str]]:
+    table = dialog.table
+    return [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())]
+
+
+def test_a_draft_stays_reachable_after_someone_else_claims(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    window = open_window(with_queue(demo_config, "cases", max_locks_per_user=0))
+    key = _lose_to_bob(qtbot, window, "My careful notes")
+    # "Claim again and reapply" (pressed before the banner's next look): refused, says who, keeps the page.
+    with qtbot.waitSignal(window.session.nothing_to_do, timeout=10_000):
+        qtbot.mouseClick(window.reclaim_button, Qt.MouseButton.LeftButton)
+    assert window.stack.currentIndex() == main_window.ITEM
+    assert window.form.field("resolution").toPlainText() == "My careful notes"
+    assert window.form.field("resolution").isReadOnly()
+    assert "bob" in window.lost_banner.label.text() and "kept as a draft" in window.lost_banner.label.text()
+    # The banner reads the row again and never says "nobody has taken it" once bob has.
+    qtbot.waitUntil(lambda: "Now (checked" in window.lost_banner.label.text(), timeout=5000)
+    banner = window.lost_banner.label.text()
+    assert "bob holds it" in banner and "nobody" not in banner and not window.reclaim_button.isVisible()
+    assert window.session.journal.load(window.session.database, "cases", key).values == {
+        "resolution": "My careful notes"}
+    # The draft, read-only beside the row as it is now.
+    qtbot.mouseClick(window.compare_button, Qt.MouseButton.LeftButton)
+    dialog = window.drafts.dialog
+    assert dialog is not None and dialog.isVisible()
+    qtbot.waitUntil(lambda: "bob holds it" in dialog.status.text(), timeout=5000)
+    assert _draft_cells(dialog) == [["Resolution", "My careful notes", "", "Bob's fix"]]
+    # Copied as text.
+    qtbot.mouseClick(dialog.copy_button, Qt.MouseButton.LeftButton)
+    copied = QApplication.clipboard().text()
+    assert "My careful notes" in copied and "Bob's fix" in copied and "bob holds it" in copied
+    assert f"Helpdesk cases {key} by alice" in copied
+    # Discarded, after a confirmation: gone from the journal, the page and the resume panel.
+    answered = on_dialog(qtbot, "discard_draft_question",
+                         lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    qtbot.mouseClick(dialog.discard_button, Qt.MouseButton.LeftButton)
+    assert answered == ["discard_draft_question"]
+    assert window.session.journal.load(window.session.database, "cases", key) is None
+    assert window.session.lost is None and not window.lost_banner.isVisible()
+    assert "discarded" in window.message_label.text()
+    window.show_resume()
+    qtbot.waitUntil(lambda: window.stack.currentIndex() == main_window.RESUME, timeout=3000)
+    assert [e.key for e in window.resume_panel.entries()] == []
+    assert row(window, "cases", key)["resolution"] == "Bob's fix"  # bob's work is untouched
+
+
+def test_a_draft_of_an_item_bob_holds_opens_from_the_resume_panel(qtbot: Any, open_window: Any, demo_config: Any,
+                                                                  tmp_path: Any) -> None:
+    config = with_queue(demo_config, "cases", max_locks_per_user=0)
+    home = tmp_path / "alice-home"
+    first = open_window(config, home=home)
+    key = _lose_to_bob(qtbot, first, "Notes from yesterday")
+    close_window(qtbot, first)
+    second = open_window(config, home=home)
+    assert second.stack.currentIndex() == main_window.RESUME
+    entries = second.resume_panel.entries()
+    assert [(e.key, e.lock, e.has_draft) for e in entries] == [(key, None, True)]
+    # Reopening it: bob holds it, so the draft is shown beside the current values; nothing is blanked.
+    with qtbot.waitSignal(second.session.nothing_to_do, timeout=10_000):
+        qtbot.mouseClick(second.resume_panel.open_button, Qt.MouseButton.LeftButton)
+    assert second.stack.currentIndex() == main_window.RESUME
+    assert "held by bob" in second.statusBar().currentMessage()
+    dialog = second.drafts.dialog
+    assert dialog is not None and dialog.isVisible()
+    qtbot.waitUntil(lambda: "bob holds it" in dialog.status.text(), timeout=5000)
+    assert _draft_cells(dialog) == [["Resolution", "Notes from yesterday", "", "Bob's fix"]]
+    dialog.close()
+    # The panel's own button shows it too, and discards it from there.
+    assert second.resume_panel.draft_button.isEnabled()
+    qtbot.mouseClick(second.resume_panel.draft_button, Qt.MouseButton.LeftButton)
+    dialog = second.drafts.dialog
+    answered = on_dialog(qtbot, "discard_draft_question",
+                         lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    qtbot.mouseClick(dialog.discard_button, Qt.MouseButton.LeftButton)
+    assert answered and second.session.journal.load(second.session.database, "cases", key) is None
+    assert second.resume_panel.entries() == [] and not dialog.isVisible()
+
+
+# -- closing the window (issue 12, item 3) -------------------------------------------------------------
+
+def test_closing_releases_the_untouched_next_item(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
+    first = _claim(qtbot, window)
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
+        qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
+    following = signal.args[0].lock.key
+    assert following != first.lock.key and row(window, "cases", following)["wb_locked_by"] == "alice"
+    close_window(qtbot, window)  # no question: nothing was touched
+    assert row(window, "cases", following)["wb_locked_by"] is None
+    last = window.session.wb.queue("cases").history(following)[-1]
+    assert (last.kind.value, last.actor, last.reason) == ("release", "alice", "closed without changes")
+
+
+def test_closing_asks_about_a_touched_item(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    key = _claim(qtbot, window).lock.key
+    _type(qtbot, window, "resolution", "Half done")
+    close_window(qtbot, window, answer="quit_cancel")
+    assert window.isVisible() and window.session.current is not None
+    assert row(window, "cases", key)["wb_locked_by"] == "alice"
+    assert not window.form.field("resolution").isReadOnly()
+    close_window(qtbot, window, answer="quit_release")
+    assert row(window, "cases", key)["wb_locked_by"] is None
+    last = window.session.wb.queue("cases").history(key)[-1]
+    assert (last.kind.value, last.reason) == ("release", "released when closing")
+    assert window.session.journal.load(window.session.database, "cases", key) is None
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_closing_on_a_frozen_database_is_bounded(qtbot: Any, open_window: Any, demo_config: Any,
+                                                 pg_server: Any) -> None:
+    import time
+
+    window = open_window(demo_config)
+    key = _claim(qtbot, window).lock.key
+    window.quit_guard._deadline.setInterval(1500)
+    pg_server.freeze()
+    try:
+        started = time.monotonic()
+        window.close()
+        qtbot.waitUntil(lambda: window.quit_guard.notice is not None, timeout=10_000)
+        waited = time.monotonic() - started
+        text = window.quit_guard.notice.text()
+        assert f"Helpdesk cases {key}" in text and "runs out on its own" in text
+        window.quit_guard.notice.accept()
+        qtbot.waitUntil(lambda: not window.isVisible(), timeout=3000)
+        assert waited < 5
+    finally:
+        pg_server.thaw()
+    assert row(window, "cases", key)["wb_locked_by"] == "alice"  # nothing half-done: the lock runs out
+
+
+_STUCK_AT_EXIT = """
+import sys, time
+from pathlib import Path
+from workbench import demo
+from workbench.gui import app as gui_app
+
+config = str(demo.create(Path(sys.argv[1])))
+shown = gui_app._report_ready
+
+def ready_then_stuck(app, window, path):
+    # A call that never comes back, as on a frozen database server.
+    window.session.dispatcher.call(lambda: time.sleep(300), lambda result: None, lambda exc: None)
+    shown(app, window, path)
+
+gui_app._report_ready = ready_then_stuck
+sys.exit(gui_app.run(config, "alice"))
+"""
+
+
+def test_quit_is_not_held_up_by_a_stuck_database_call(tmp_path: Any) -> None:
+    # The pool thread of a call stuck on a dead server kept the process alive after the window had
+    # closed (Qt's thread pool waits for its threads at exit): quitting must end the process.
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "d"),
+               XDG_CONFIG_HOME=str(tmp_path / "c"), WORKBENCH_READY_FILE=str(tmp_path / "ready"))
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", _STUCK_AT_EXIT, str(tmp_path / "demo")], env=env, timeout=120,
+                          check=False,
+                          capture_output=True, text=True)
+    took = time.monotonic() - started
+    assert (tmp_path / "ready").exists(), done.stderr
+    assert done.returncode == 0, done.stderr
+    assert took < 40, f"the process took {took:.0f} s to end"

@@ -51,10 +51,14 @@ class LockLost(WorkbenchError):
     exit_code = 4
 
     def __init__(self, message: str, *, queue: str, key: Any, cause: str, holder: str | None = None,
-                 by: str | None = None, at: dt.datetime | None = None, reason: str | None = None) -> None:
+                 by: str | None = None, at: dt.datetime | None = None, reason: str | None = None,
+                 happened: str | None = None) -> None:
         # cause: expired | force_released | reassigned | completed | released | taken | not_held
         self.queue, self.key, self.cause = queue, key, cause
         self.holder, self.by, self.at, self.reason = holder, by, at, reason
+        # What happened to the lock, without who holds the item now (which goes stale: the
+        # window says that part again after its own fresh read).
+        self.happened = happened or message
         super().__init__(message)
 
 

@@ -51,16 +51,16 @@ class Diagnosis:
             return errors.InvalidValue(f"{q.name} has no item with key {key!r}", column=q.key.name)
         now_part = self._now_part(lock, user)
         if lock is not None and lock.token == token and lock.owner == user and lock.expired:
+            happened = f"lock lost: your lock on {name} expired at {_when(lock.expires_at)}"
             return errors.LockLost(
-                f"lock lost: your lock on {name} expired at {_when(lock.expires_at)}; nobody has taken it "
-                "since, so you can claim it again to continue", queue=q.name, key=key, cause="expired",
-                holder=None, at=lock.expires_at)
+                f"{happened}; nobody has taken it since, so you can claim it again to continue", queue=q.name,
+                key=key, cause="expired", holder=None, at=lock.expires_at, happened=happened)
         event = self.trail.last_for_token(conn, key, token)
         holder = lock.owner if lock is not None and not lock.expired else None
         common = {"queue": q.name, "key": key, "holder": holder}
         if event is None:
-            return errors.LockLost(f"lock not held: you hold no lock on {name} with that token{now_part}",
-                                   cause="not_held", **common)
+            happened = f"lock not held: you hold no lock on {name} with that token"
+            return errors.LockLost(happened + now_part, cause="not_held", happened=happened, **common)
         by, at, reason = event.actor, event.at, event.reason
         kind = event.kind
         if kind == models.EventKind.COMPLETE:
@@ -84,7 +84,8 @@ class Diagnosis:
             message = f"lock lost: your lock on {name} expired (noticed at {_when(at)})"
             cause = "expired"
             at = when
-        return errors.LockLost(message + now_part, cause=cause, by=by, at=at, reason=reason, **common)
+        return errors.LockLost(message + now_part, cause=cause, by=by, at=at, reason=reason, happened=message,
+                               **common)
 
     @staticmethod
     def _now_part(lock: models.Lock | None, user: str) -> str:

@@ -1,4 +1,4 @@
-"""Small dialogs of the operator window: release reason, shortcuts, draft comparison, pick an item."""
+"""Small dialogs of the operator window: release reason, shortcuts, pick an item."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class ReleaseDialog(QDialog):
         return value or None
 
 
-def _table(name: str, headers: list[str], rows: list[list[str]], stretch: tuple[int, ...]) -> QTableWidget:
+def read_only_table(name: str, headers: list[str], rows: list[list[str]], stretch: tuple[int, ...]) -> QTableWidget:
     """A read-only table of text cells (the dialogs below show lists, never edit them)."""
     table = QTableWidget(len(rows), len(headers))
     table.setObjectName(name)
@@ -94,29 +94,11 @@ class ShortcutsDialog(QDialog):
         rows = [(h.keys, h.text) for h in hotkeys.HOTKEYS]
         rows += [(keys, f"Complete as “{label}”") for keys, label in zip(hotkeys.OUTCOME_KEYS, outcomes)]
         rows += [("Tab / Shift+Tab", "Move between fields"), ("Enter", "Open the selected item in lists")]
-        table = _table("shortcuts_table", ["Keys", "Does"], [list(r) for r in rows], stretch=(1,))
+        table = read_only_table("shortcuts_table", ["Keys", "Does"], [list(r) for r in rows], stretch=(1,))
         table.resizeColumnToContents(0)
         layout.addWidget(table)
         _close_buttons(self, layout)
         self.resize(560, 420)
-
-
-class CompareDialog(QDialog):
-    """The user's kept edits beside the item as it is in the database now."""
-
-    def __init__(self, labels: dict[str, str], draft: dict[str, Any], current: dict[str, Any] | None,
-                 parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("compare_dialog")
-        self.setWindowTitle("Your edits and the current values")
-        layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Only the fields you changed are listed."))
-        rows = [[labels.get(name, name), form_mod.display(value),
-                 "(unknown)" if current is None else form_mod.display(current.get(name))]
-                for name, value in draft.items()]
-        layout.addWidget(_table("compare_table", ["Field", "Your edit", "In the database now"], rows, stretch=(1, 2)))
-        _close_buttons(self, layout)
-        self.resize(720, 360)
 
 
 class PickDialog(QDialog):
@@ -131,7 +113,7 @@ class PickDialog(QDialog):
         layout.addWidget(QLabel(f"{len(rows)} waiting item(s), in queue order:" if rows else "No item is waiting."))
         headers = list(rows[0]) if rows else [key_name]
         cells = [[form_mod.display(row.get(name)) for name in headers] for row in rows]
-        self.table = _table("pick_table", headers, cells, stretch=())
+        self.table = read_only_table("pick_table", headers, cells, stretch=())
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setStretchLastSection(True)

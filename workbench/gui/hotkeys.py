@@ -23,7 +23,7 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("pick", "Ctrl+O", "Pick a specific waiting item"),
     Hotkey("queue", "Ctrl+K", "Choose the queue"),
     Hotkey("shortcuts", "F1", "Show these shortcuts"),
-    Hotkey("quit", "Ctrl+Q", "Quit (your locks stay; they can be resumed)"),
+    Hotkey("quit", "Ctrl+Q", "Quit (gives back an untouched item; asks about one you worked on)"),
 )
 
 # Complete with a specific outcome: Ctrl+1 … Ctrl+9 in the order the queue lists its outcomes.

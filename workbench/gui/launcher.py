@@ -118,14 +118,18 @@ class Launcher(QObject):
         if old is not None:
             if self.console is not None and self.console.wb is old.session.wb:
                 self._close_console()  # it reads through the database being closed
+            old.quit_guard.let_go()  # the user agreed in _may_leave: a held item stays held
             old.close()
             _dispose(old)
 
-    def shutdown(self) -> None:
+    def shutdown(self) -> bool:
+        """Close everything; False if a database call is still stuck (a dead server) after a bounded wait."""
         self._close_console()
+        finished = True
         if self.window is not None:
-            _dispose(self.window)
+            finished = _dispose(self.window)
             self.window = None
+        return finished
 
     # -- the Connection menu ------------------------------------------------------------------------
 
@@ -370,6 +374,7 @@ def _demo_target() -> opening.Target:
     return opening.Target(config_path=target / demo_mod.CONFIG_NAME)
 
 
-def _dispose(window: main_window.MainWindow) -> None:
-    window.session.dispatcher.wait(5000)
+def _dispose(window: main_window.MainWindow) -> bool:
+    finished = window.session.dispatcher.wait(5000)
     window.session.wb.close()
+    return finished

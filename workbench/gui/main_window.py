@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench import fieldspec
 from workbench.core import durations, errors, models
-from workbench.gui import dialogs, hotkeys, journal_status, resume, session
+from workbench.gui import dialogs, draft_view, hotkeys, journal_status, quit_guard, resume, session
 from workbench.gui import form as form_mod
 
 START, RESUME, ITEM = 0, 1, 2
@@ -40,6 +40,7 @@ class MainWindow(QMainWindow):
         self._specs: dict[str, list[fieldspec.FieldSpec]] = {}
         self._item_draft_dirty = False
         self._tray: QSystemTrayIcon | None = None
+        self._opening_draft: tuple[str, Any] | None = None  # a resume entry whose lock is gone, being reopened
         self._build()
         self._connect()
         self._restore_state()
@@ -112,7 +113,7 @@ class MainWindow(QMainWindow):
         self.lost_banner = dialogs.Banner("lost_banner", "lost")
         self.reclaim_button = QPushButton("Claim again and reapply my edits")
         self.reclaim_button.setObjectName("reclaim_button")
-        self.compare_button = QPushButton("Compare with current")
+        self.compare_button = QPushButton(self.tr("View my draft…"))
         self.compare_button.setObjectName("compare_button")
         self.discard_button = QPushButton("Discard my edits")
         self.discard_button.setObjectName("discard_button")
@@ -208,6 +209,10 @@ class MainWindow(QMainWindow):
         self.compare_button.clicked.connect(self._compare)
         self.discard_button.clicked.connect(self._discard)
         self.resume_panel.open_requested.connect(self._open_from_resume)
+        self.drafts = draft_view.DraftAccess(self.session, self)
+        self.drafts.discarded.connect(self._on_draft_discarded)
+        self.resume_panel.draft_requested.connect(self.drafts.open)
+        self.quit_guard = quit_guard.QuitGuard(self, self.session, lambda: bool(self.form.changes()))
         self.resume_panel.refresh_requested.connect(self.session.start)
         self.form.edited.connect(self._on_form_edited)
         self._journal_timer = QTimer(self)
@@ -230,11 +235,16 @@ class MainWindow(QMainWindow):
             self.session.queue_name = queue
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self._write_journal()
-        if self.journal_status is not None:
-            if not self.journal_status.may_close(self):
-                event.ignore()
+        if self.quit_guard.state == "idle":
+            self._write_journal()  # once, before the guard decides (not again after it released the item)
+            if self.journal_status is not None and not self.journal_status.may_close(self):
+                event.ignore()  # edits held only in memory and the user chose to stay
                 return
+        if not self.quit_guard.may_close():
+            event.ignore()  # the guard releases or asks first, then closes the window itself
+            return
+        self.drafts.unwatch()
+        if self.journal_status is not None:
             self.journal_status.stop()
         self.session.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -269,6 +279,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def next_item(self) -> None:
         if self._leave_item_ok():
+            self._opening_draft = None
             self.next_button.setEnabled(False)
             self.session.next_item()
 
@@ -382,6 +393,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object, object)
     def _on_claimed(self, claim: models.Claim, draft: Any) -> None:
+        self._opening_draft = None
+        self.drafts.unwatch()
         queue = self.session.queue_name
         self._ensure_form(queue)
         self.form.show_item(dict(claim.item), draft.values if draft is not None else None)
@@ -435,6 +448,8 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_nothing(self, message: str) -> None:
         self.next_button.setEnabled(True)
+        if self._refused_draft_item(message):
+            return
         if self.session.current is None:
             self._show_message(f"Nothing to do right now. {message[0].upper()}{message[1:]}.")
         else:
@@ -511,12 +526,49 @@ class MainWindow(QMainWindow):
         self._set_actions()
         if not self.isActiveWindow():
             self._notify("Lock lost", text)
+        # Who holds it goes stale (someone may claim it a minute later): read it again, now and then.
+        self.drafts.watch(exc.queue, exc.key, self.session.settings.check_interval, self._on_holder)
+
+    def _lost_text(self, lost: errors.LockLost, now: str) -> str:
+        head = lost.happened[0].upper() + lost.happened[1:]
+        kept = (self.tr("Your edits are kept as a draft: “View my draft…” shows them beside the current values, "
+                        "to copy or discard.") if self.compare_button.isVisible()
+                else self.tr("You had no unsaved edits."))
+        return f"{head}. {now} {kept}"
+
+    def _on_holder(self, holder: draft_view.Holder) -> None:
+        """A fresh read of who holds the lost item: the banner says it, and offers Claim again only if free."""
+        lost = self.session.lost
+        if lost is None or self.session.current is not None:
+            self.drafts.unwatch()
+            return
+        self.lost_banner.show_text(self._lost_text(lost, draft_view.now_sentence(holder)))
+        if holder.view is not None:  # unknown (database unreachable): leave the button as it was
+            self.reclaim_button.setVisible(holder.free)
+
+    def _refused_draft_item(self, message: str) -> bool:
+        """Claiming an item back for its draft was refused (someone else holds it): say who, keep the draft
+        in view, never blank the form."""
+        lost, opening, self._opening_draft = self.session.lost, self._opening_draft, None
+        if self.session.current is None and lost is not None and self.stack.currentIndex() == ITEM:
+            self.lost_banner.show_text(self._lost_text(lost, message[0].upper() + message[1:] + "."))
+            self.reclaim_button.setVisible(False)
+            self.drafts.watch(lost.queue, lost.key, self.session.settings.check_interval, self._on_holder)
+            return True
+        if opening is not None and self.session.current is None:
+            self.statusBar().showMessage(message[0].upper() + message[1:] + ". " + self.tr(
+                "Your draft is kept: it is shown beside the current values."), 10_000)
+            self.stack.setCurrentIndex(RESUME)
+            self.drafts.open(*opening)
+            return True
+        return False
 
     @Slot(object)
     def _on_failed(self, exc: errors.WorkbenchError) -> None:
         column = getattr(exc, "column", None)
         if isinstance(exc, errors.InvalidValue) and column:
             self.form.show_errors({column: str(exc).split(": ", 1)[-1]})
+        self._opening_draft = None
         self._set_busy_item(False)
         self.next_button.setEnabled(True)
         self.statusBar().showMessage(str(exc), 8000)
@@ -567,29 +619,27 @@ class MainWindow(QMainWindow):
 
     def _compare(self) -> None:
         lost = self.session.lost
-        if lost is None:
-            return
-        labels = {s.name: s.label for s in self._specs.get(lost.queue, [])}
-        draft = self.form.changes()
-
-        def show(view: Any) -> None:
-            dialogs.CompareDialog(labels, draft, dict(view.item), self).exec()
-
-        self.session.dispatcher.call(lambda: self.session.wb.queue(lost.queue).show(lost.key), show,
-                                     lambda exc: self._on_failed(errors.WorkbenchError(str(exc))))
+        if lost is not None:
+            self._write_journal()  # the view reads the journal: it must hold what the form shows
+            self.drafts.open(lost.queue, lost.key)
 
     def _discard(self) -> None:
         lost = self.session.lost
-        if lost is None:
-            return
-        answer = QMessageBox.question(self, "Discard your edits?",
-                                      "Your unsaved edits to this item will be thrown away. This cannot be undone.")
-        if answer == QMessageBox.StandardButton.Yes:
-            self.session.discard_draft(lost.queue, lost.key)
+        if lost is not None:
+            self._write_journal()
+            self.drafts.discard(lost.queue, lost.key)
+
+    def _on_draft_discarded(self, queue: str, key: Any) -> None:
+        self.resume_panel.set_entries(draft_view.without_draft(self.resume_panel.entries(), queue, key))
+        if self.session.current is None and self.session.lost is None and self.stack.currentIndex() == ITEM:
+            self.drafts.unwatch()  # the lost item's page: its draft is gone, nothing is left to show
             self.lost_banner.setVisible(False)
             self._show_message(f"Edits discarded. Press Next item ({hotkeys.keys('next')}) for the next one.")
 
     def _open_from_resume(self, queue: str, key: Any) -> None:
+        entry = next((e for e in self.resume_panel.entries() if (e.queue, e.key) == (queue, key)), None)
+        lock_gone = entry is not None and (entry.lock is None or entry.lock.expired)
+        self._opening_draft = (queue, key) if entry is not None and entry.has_draft and lock_gone else None
         index = self.queue_picker.findData(queue)
         if index >= 0:
             self.queue_picker.blockSignals(True)

@@ -38,10 +38,12 @@ class ResumePanel(QWidget):
 
     Signals:
         open_requested(str, object): queue and key of the item to reopen.
+        draft_requested(str, object): queue and key whose kept draft to show (whoever holds the item).
         refresh_requested(): the user asked to reload the list.
     """
 
     open_requested = Signal(str, object)
+    draft_requested = Signal(str, object)
     refresh_requested = Signal()
 
     COLUMNS = ("Queue", "Item", "Summary", "Held for", "Time left", "Draft")
@@ -73,10 +75,15 @@ class ResumePanel(QWidget):
         self.open_button = QPushButton("&Open")
         self.open_button.setObjectName("resume_open")
         self.open_button.clicked.connect(self._open_selected)
+        self.draft_button = QPushButton(self.tr("View &draft…"))
+        self.draft_button.setObjectName("resume_view_draft")
+        self.draft_button.clicked.connect(self._view_draft)
+        self.table.itemSelectionChanged.connect(self._update_draft_button)
         self.refresh_button = QPushButton("&Refresh")
         self.refresh_button.setObjectName("resume_refresh")
         self.refresh_button.clicked.connect(self.refresh_requested.emit)
         buttons.addWidget(self.open_button)
+        buttons.addWidget(self.draft_button)
         buttons.addWidget(self.refresh_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
@@ -106,6 +113,7 @@ class ResumePanel(QWidget):
         self.open_button.setEnabled(n > 0)
         if n:
             self.table.selectRow(0)
+        self._update_draft_button()
 
     def entries(self) -> list[Entry]:
         return list(self._entries)
@@ -119,8 +127,20 @@ class ResumePanel(QWidget):
     def focus_list(self) -> None:
         self.table.setFocus()
 
-    def _open_selected(self) -> None:
+    def _selected(self) -> Entry | None:
         rows = self.table.selectionModel().selectedRows()
-        if rows:
-            entry = self._entries[rows[0].row()]
+        return self._entries[rows[0].row()] if rows and rows[0].row() < len(self._entries) else None
+
+    def _open_selected(self) -> None:
+        entry = self._selected()
+        if entry is not None:
             self.open_requested.emit(entry.queue, entry.key)
+
+    def _view_draft(self) -> None:
+        entry = self._selected()
+        if entry is not None and entry.has_draft:
+            self.draft_requested.emit(entry.queue, entry.key)
+
+    def _update_draft_button(self) -> None:
+        entry = self._selected()
+        self.draft_button.setEnabled(entry is not None and entry.has_draft)
