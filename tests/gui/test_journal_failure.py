@@ -17,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from tests.gui.conftest import on_dialog, row
+from tests.gui.conftest import close_window, on_dialog, row
 from tests.gui.test_operator import _claim, _type
 from workbench import demo
 from workbench.gui import main_window
@@ -96,7 +96,8 @@ def test_close_without_a_journal_can_choose_to_lose_the_edits(
     window = open_window(demo_config, home=tmp_path / "alice")
     _typing_on_a_broken_disk(qtbot, window, "Let it go")
     answered = on_dialog(qtbot, "journal_close_box", _click(QMessageBox.ButtonRole.DestructiveRole))
-    window.close()
+    # Then the quit guard asks about the touched item, as on every close: keep its lock.
+    close_window(qtbot, window, "quit_keep")
     assert answered == ["journal_close_box"] and not window.isVisible()
 
 

@@ -18,7 +18,8 @@ def test_enter_in_the_start_up_resume_panel_reopens_the_item(qtbot: Any, open_wi
     first = open_window(demo_config, home=home)
     claim = _claim(qtbot, first)
     first.session.dispatcher.wait()
-    first.close()  # the lock stays: next start shows it in the resume panel
+    first.quit_guard.let_go()  # as if the process died: the lock stays, the next start shows it
+    first.close()
     second = open_window(demo_config, home=home)
     second.activateWindow()
     assert second.stack.currentIndex() == main_window.RESUME
