@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, QTimer, Slot
+from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -33,39 +33,9 @@ from workbench.core import durations, errors
 from workbench.db import service
 from workbench.gui import board_model, charts, dispatch, supervisor_dialogs
 
-ALL = ""  # the queue filter's "all queues"
+ALL = board_model.ALL  # the queue filter's "all queues"
 PERIODS = (("Today", 0), ("Last 7 days", 7), ("Last 30 days", 30))
-
-
-class BoardProxy(QSortFilterProxyModel):
-    """Sorts by the model's sort values (numbers as numbers) and filters by holder and queue."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.holder = ""
-        self.queue = ALL
-        self.setSortRole(board_model.SORT_ROLE)
-
-    def set_filter(self, holder: str, queue: str) -> None:
-        # begin/endFilterChange replace invalidateRowsFilter from Qt 6.10 (deprecated there).
-        if hasattr(self, "beginFilterChange"):
-            self.beginFilterChange()
-            self.holder, self.queue = holder.strip().lower(), queue
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            self.holder, self.queue = holder.strip().lower(), queue
-            self.invalidateRowsFilter()
-
-    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
-        row = self.sourceModel().rows[source_row]  # type: ignore[attr-defined]
-        return (not self.holder or self.holder in row.owner.lower()) and (self.queue == ALL or row.queue == self.queue)
-
-    def lessThan(self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex) -> bool:
-        a, b = left.data(board_model.SORT_ROLE), right.data(board_model.SORT_ROLE)
-        try:
-            return bool(a < b)
-        except TypeError:
-            return str(a) < str(b)
+SIZE_SAMPLE = 50  # rows measured per column when the board's columns are sized to their contents
 
 
 class SupervisorWindow(QMainWindow):
@@ -83,8 +53,7 @@ class SupervisorWindow(QMainWindow):
         self._again = False
         self.last_refresh_ms = 0.0
         self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before))
-        self.proxy = BoardProxy()
-        self.proxy.setSourceModel(self.model)
+        self._sized = False  # the board's columns are sized to their contents once, at the first locks
         self._build(refresh_seconds)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self.refresh)
@@ -152,15 +121,18 @@ class SupervisorWindow(QMainWindow):
         layout = QVBoxLayout(page)
         self.board = QTableView()
         self.board.setObjectName("lock_board")
-        self.board.setModel(self.proxy)
+        self.board.setModel(self.model)
         self.board.setSortingEnabled(True)
-        self.board.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # oldest locks first
+        self.board.sortByColumn(board_model.AGE, Qt.SortOrder.DescendingOrder)  # oldest locks first
         self.board.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.board.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.board.setAlternatingRowColors(False)  # the colours mean something here
         self.board.verticalHeader().setVisible(False)
+        # Sized once, from a sample of rows (see _size_columns), then the supervisor's: sizing to
+        # the contents at every change measured every cell again for every refreshed row.
+        self.board.verticalHeader().setResizeContentsPrecision(SIZE_SAMPLE)
         header = self.board.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         layout.addWidget(self.board, 1)
         actions = QHBoxLayout()
@@ -316,6 +288,9 @@ class SupervisorWindow(QMainWindow):
 
     def _show_board(self, rows: list[Any]) -> None:
         self.model.update(rows)
+        if not self._sized and rows:
+            self._sized = True
+            self.board.resizeColumnsToContents()  # the Stretch column stays as it is
         self._set_actions()
 
     def _show_health(self, health: list[Any]) -> None:
@@ -332,7 +307,7 @@ class SupervisorWindow(QMainWindow):
 
     @Slot()
     def _on_filter(self) -> None:
-        self.proxy.set_filter(self.holder_filter.text(), self.queue_filter.currentData())
+        self.model.set_filter(self.holder_filter.text(), self.queue_filter.currentData())
         self._set_actions()
         if self.tabs.currentIndex() == 4:
             self.refresh()
@@ -340,8 +315,8 @@ class SupervisorWindow(QMainWindow):
     # -- actions ------------------------------------------------------------------------------------
 
     def selected_rows(self) -> list[Any]:
-        rows = {self.proxy.mapToSource(i).row() for i in self.board.selectionModel().selectedRows()}
-        return [self.model.rows[r] for r in sorted(rows)]
+        rows = {i.row() for i in self.board.selectionModel().selectedRows()}
+        return [self.model.row_at(r) for r in sorted(rows)]
 
     def _set_actions(self) -> None:
         count = len(self.selected_rows())
