@@ -66,10 +66,11 @@ class BoardModel(QAbstractTableModel):
         held = [(_identity(self.shown[i.row()]), i.column()) for i in before]
         change()
         self.shown = self._arranged()
-        where = {_identity(row): n for n, row in enumerate(self.shown)}
-        self.changePersistentIndexList(
-            before, [self.index(where[ident], column) if ident in where else QModelIndex()
-                     for ident, column in held])
+        if before:
+            where = {_identity(row): n for n, row in enumerate(self.shown)}
+            self.changePersistentIndexList(
+                before, [self.index(where[ident], column) if ident in where else QModelIndex()
+                         for ident, column in held])
         self.layoutChanged.emit()
         if changed and self.shown:  # new values in rows that stayed: one signal for the whole table
             self.dataChanged.emit(self.index(0, 0), self.index(len(self.shown) - 1, len(COLUMNS) - 1))
