@@ -52,6 +52,9 @@ NO_REASON = "(no reason)"
 _KEYS_PER_STATEMENT = {"mssql": 2000}
 _DEFAULT_KEYS_PER_STATEMENT = 20_000
 _JOINED = ("postgresql", "sqlite", "mysql", "mariadb")
+# Where the board joins each lock to its audit aggregates LATERAL (see _activity_of_each_lock);
+# MariaDB has no LATERAL (it runs the derived table per row on its own), SQLite no LATERAL either.
+_LATERAL = ("postgresql",)
 
 
 # -- the database clock ---------------------------------------------------------------------------
@@ -160,9 +163,14 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
                _fast_time(conn, sa.type_coerce(q.expiry(), when)), *q.list_columns]
     merged = q.token is not None and conn.dialect.name in _JOINED
     if merged:  # after the list columns: the lock's last activity and extensions
-        per_lock = _activity_per_lock(conn, q, trail, held)
+        if conn.dialect.name in _LATERAL:
+            per_lock = _activity_of_each_lock(conn, q, trail)
+            joined = q.table.join(per_lock, sa.true())
+        else:
+            per_lock = _activity_per_lock(conn, q, trail, held)
+            joined = q.table.join(per_lock, per_lock.c.wb_key == q.key)
         stmt = (sa.select(*columns, _fast_time(conn, per_lock.c.wb_last), per_lock.c.wb_extensions)
-                .select_from(q.table.join(per_lock, per_lock.c.wb_key == q.key)))
+                .select_from(joined))
     else:  # after the list columns: the token
         stmt = sa.select(*columns, q.token if q.token is not None else sa.null())
     stmt = stmt.where(*held).order_by(q.time, q.key).limit(limit)
@@ -197,6 +205,30 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     return result
 
 
+def _aggregates(a: sa.Table) -> list[sa.ColumnElement[Any]]:
+    """A lock's latest activity (NULL if none) and extensions, over its audit rows."""
+    return [sa.func.max(a.c.at).label("wb_last"),
+            sa.func.count(sa.case((a.c.event == _EXTEND, 1))).label("wb_extensions")]
+
+
+def _activity_of_each_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> Any:
+    """`_activity_per_lock` as a LATERAL subquery (PostgreSQL): the aggregates of one locked row's
+    audit rows under its token, evaluated for each row the board reads (always one row: an
+    aggregate without GROUP BY).
+
+    Each lock is one probe of the audit index (queue, item_key, id) and nothing else: the derived
+    table read the locked rows twice (once for the probes, once for the list columns, joined
+    by key), sorted its probes' rows to group them, and cost some 20-30 ms more of the server's
+    time for 10,000 locks on a 1,000,000-row table.
+    """
+    assert q.token is not None
+    a = trail.table
+    return (sa.select(*_aggregates(a))
+            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.token,
+                   a.c.event.in_(_ACTIVITY))
+            .lateral("wb_activity"))
+
+
 def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                        held: list[sa.ColumnElement[bool]]) -> sa.Subquery:
     """Each lock's latest activity (claim, save, extend or reassign under its token, NULL if none)
@@ -218,8 +250,7 @@ def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_
     key, token = adapt(q.key), adapt(q.token)
     on = [a.c.queue == q.name, a.c.item_key == trail.key_text(conn, key), a.c.token == token,
           a.c.event.in_(_ACTIVITY)]
-    return (sa.select(key.label("wb_key"), sa.func.max(a.c.at).label("wb_last"),
-                      sa.func.count(sa.case((a.c.event == _EXTEND, 1))).label("wb_extensions"))
+    return (sa.select(key.label("wb_key"), *_aggregates(a))
             .select_from(own.outerjoin(a, sa.and_(*on)))
             .where(*(adapt(clause) for clause in held))
             .group_by(key)
