@@ -49,9 +49,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--expired", type=int, default=500, help="how many of the locks are past their expiry")
     parser.add_argument("--days", type=int, default=60, help="the resolved rows were completed over this many days")
     parser.add_argument("--runs", type=int, default=7, help="timed calls per figure")
-    parser.add_argument("--gui-locks", default="10000,1000,100",
+    parser.add_argument("--gui-locks",
                         help="lock counts (at most --locks) at which the supervisor window's refresh is timed, "
-                             "largest first (locks are released in between); empty: no window")
+                             "largest first (locks are released in between); default 10000,1000,100 (each at "
+                             "most --locks); empty: no window")
     parser.add_argument("--quick-server", action="store_true",
                         help="start the throwaway server with commits not flushed to disk (fsync off), as the "
                              "other benchmarks do; by default it runs at its default durability")
@@ -62,6 +63,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     waiting = round(args.rows * args.waiting)
     if not 0 < args.locks <= waiting or not 0 <= args.expired <= args.locks or args.runs < 1:
         parser.error("--locks must be between 1 and the waiting rows, --expired at most --locks, --runs >= 1")
+    if args.gui_locks is None:
+        args.gui_locks = ",".join(str(min(n, args.locks)) for n in (10_000, 1_000, 100))
     try:
         args.gui_locks = sorted({int(n) for n in args.gui_locks.split(",") if n.strip()}, reverse=True)
     except ValueError:
