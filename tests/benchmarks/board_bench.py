@@ -316,10 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # a server that cannot start: report it, go on with the others
             print(f"{backend}: skipped: {exc}")
     if results:
-        names = list(next(iter(results.values())))
+        names = list(dict.fromkeys(name for r in results.values() for name in r))  # every backend's, in order
         print("\nmedian ms " + "".join(f"{b:>14}" for b in results))
         for name in names:
-            print(f"{name:22}" + "".join(f"{statistics.median(r[name]):14.1f}" for r in results.values()))
+            print(f"{name:22}" + "".join(f"{statistics.median(r[name]):14.1f}" if name in r else f"{'-':>14}"
+                                         for r in results.values()))
     return 0
 
 
