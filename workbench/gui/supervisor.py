@@ -140,7 +140,7 @@ class SupervisorWindow(QMainWindow):
         self.board.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.board.setAlternatingRowColors(False)  # the colours mean something here
         self.board.verticalHeader().setVisible(False)
-        # Sized once, from a sample of rows (see _size_columns), then the supervisor's: sizing to
+        # Sized once, from a sample of rows (see _show_board), then the supervisor's: sizing to
         # the contents at every change measured every cell again for every refreshed row.
         header = self.board.horizontalHeader()
         header.setResizeContentsPrecision(SIZE_SAMPLE)  # rows measured per column (Qt: of the header sized)
