@@ -131,8 +131,9 @@ def postgres_bindir() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def start_postgres() -> Server:
-    """Start a PostgreSQL cluster on a free port; stop() removes it."""
+def start_postgres(*, durable: bool = False) -> Server:
+    """Start a PostgreSQL cluster on a free port; stop() removes it. Without `durable`, commits
+    are not flushed to disk (fsync off: quicker tests); with it, the server's defaults."""
     external = os.environ.get("WORKBENCH_TEST_PG")
     if external:  # host:port of a trust-auth server to use instead of a throwaway one
         host, port = external.rsplit(":", 1)
@@ -150,8 +151,8 @@ def start_postgres() -> Server:
         run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
              "--no-sync", "--no-instructions"])
         _write_pg_hba(data / "pg_hba.conf")
-        options = (f"-k {work} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        quick = "" if durable else "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+        options = f"-k {work} -p {port} -c listen_addresses=127.0.0.1 {quick}-c max_connections=200"
         run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w",
              "-o", options, "start"])
     except subprocess.CalledProcessError as exc:
@@ -219,8 +220,9 @@ def _children(parent: int) -> list[int]:
     return found
 
 
-def start_mariadb() -> Server:
-    """Start a MariaDB instance on a free port; stop() removes it."""
+def start_mariadb(*, durable: bool = False) -> Server:
+    """Start a MariaDB instance on a free port; stop() removes it. Without `durable`, the log is
+    flushed about once a second rather than at each commit; with it, the server's default."""
     external = os.environ.get("WORKBENCH_TEST_MARIADB")
     if external:  # host:port of a server where root logs in without a password
         host, port = external.rsplit(":", 1)
@@ -244,7 +246,8 @@ def start_mariadb() -> Server:
     proc = subprocess.Popen(
         [server_bin, "--no-defaults", f"--datadir={data}", f"--socket={sock}", f"--port={port}",
          "--bind-address=127.0.0.1", *user_args, f"--pid-file={work / 'mariadbd.pid'}",
-         f"--log-error={work / 'error.log'}", "--skip-log-bin", "--innodb-flush-log-at-trx-commit=0",
+         f"--log-error={work / 'error.log'}", "--skip-log-bin",
+         f"--innodb-flush-log-at-trx-commit={1 if durable else 0}",
          "--max-connections=300", "--transaction-isolation=READ-COMMITTED"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)
     deadline = time.monotonic() + 30

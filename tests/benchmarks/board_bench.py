@@ -27,12 +27,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from tests.benchmarks import harness
-from workbench.db import service
+from tests.benchmarks import board_gui, harness
+from workbench.db import service, stats
 
 OPERATORS = 50
 REASONS = ("customer unreachable", "needs second level", "wrong queue")
 AIM_MS = 200.0
+STALL_AIM_MS = 50.0  # the longest the supervisor's window may not react during a refresh
 FILL_SLICE = 10_000  # cases per INSERT of their audit rows
 
 
@@ -48,6 +49,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--expired", type=int, default=500, help="how many of the locks are past their expiry")
     parser.add_argument("--days", type=int, default=60, help="the resolved rows were completed over this many days")
     parser.add_argument("--runs", type=int, default=7, help="timed calls per figure")
+    parser.add_argument("--gui-locks",
+                        help="lock counts (at most --locks) at which the supervisor window's refresh is timed, "
+                             "largest first (locks are released in between); default 10000,1000,100 (each at "
+                             "most --locks); empty: no window")
+    parser.add_argument("--quick-server", action="store_true",
+                        help="start the throwaway server with commits not flushed to disk (fsync off), as the "
+                             "other benchmarks do; by default it runs at its default durability")
     parser.add_argument("--explain", action="store_true",
                         help="print the plans of the statements of board, health and operator_stats")
     args = parser.parse_args(argv)
@@ -55,6 +63,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     waiting = round(args.rows * args.waiting)
     if not 0 < args.locks <= waiting or not 0 <= args.expired <= args.locks or args.runs < 1:
         parser.error("--locks must be between 1 and the waiting rows, --expired at most --locks, --runs >= 1")
+    if args.gui_locks is None:
+        args.gui_locks = ",".join(str(min(n, args.locks)) for n in (10_000, 1_000, 100))
+    try:
+        args.gui_locks = sorted({int(n) for n in args.gui_locks.split(",") if n.strip()}, reverse=True)
+    except ValueError:
+        parser.error("--gui-locks takes whole numbers separated by commas, e.g. 10000,1000,100")
+    if any(not 0 < n <= args.locks for n in args.gui_locks):
+        parser.error("--gui-locks must be between 1 and --locks")
     if args.url and len(args.backend) != 1:
         parser.error("--url needs exactly one --backend")
     return args
@@ -161,6 +177,26 @@ def fill_history(engine: sa.Engine, *, rows: int, waiting: int, locks: int, expi
     return {"audit rows": int(audit_rows), "locks": locks, "expired locks": expired}
 
 
+def derived_table_board(q: Any) -> Any:
+    """`board()` with the statement it had before PostgreSQL got the LATERAL join and MariaDB the
+    scalar subquery: the locked rows joined to a derived table of their audit aggregates."""
+    forms = stats._LATERAL, stats._PACKED
+    stats._LATERAL, stats._PACKED = (), ()
+    try:
+        return q.board()
+    finally:
+        stats._LATERAL, stats._PACKED = forms
+
+
+def keep_locks(engine: sa.Engine, args: argparse.Namespace, locks: int) -> None:
+    """Release every lock but the first `locks` of those `fill_history` took (the oldest are kept)."""
+    first_lock = args.rows - round(args.rows * args.waiting) + 1
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE cases SET status = 'new', wb_locked_by = NULL, wb_locked_at = NULL, "
+                             "wb_lock_expires = NULL, wb_lock_token = NULL WHERE case_id >= :low AND case_id < :high"),
+                     {"low": first_lock + locks, "high": first_lock + args.locks})
+
+
 def build(target: harness.Target, args: argparse.Namespace) -> tuple[str, dict[str, float], dict[str, int]]:
     url, timings = harness.build_workbench_db(target, "wbboard", args.rows, fraction=args.waiting, layout="newest")
     engine = sa.create_engine(target.url("wbboard", with_password=True, native=True))
@@ -223,7 +259,7 @@ def explain(wb: service.Workbench, calls: list[tuple[str, Callable[[], Any]]]) -
 
 
 def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]]:
-    target = harness.Target.open(backend, args.url)
+    target = harness.Target.open(backend, args.url, durable=not args.quick_server)
     try:
         print(f"\n== {backend}: {target.description}", flush=True)
         url, timings, counts = build(target, args)
@@ -245,6 +281,9 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
                 ("throughput 24 h", lambda: q.throughput(day_ago), lambda r: f"{len(r)} hours"),
                 ("handle_times 24 h", lambda: q.handle_times(day_ago), lambda r: f"{len(r):,} values"),
             ]
+            if backend != "sqlite":  # the statement before, in the same run
+                calls.insert(1, ("board, old statement", lambda: derived_table_board(q), calls[0][2]))
+            target.checkpoint()  # the load's dirty pages written now, not during the timed calls
             for name, fn, describe in calls:
                 times, result = timed(fn, args.runs)
                 figures[name] = times
@@ -252,8 +291,15 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
                 print(f"  {name:22} median {statistics.median(times):7.1f} ms  max {max(times):7.1f} ms  "
                       f"[{verdict}]  ({describe(result)})", flush=True)
             if args.explain:
-                for line in explain(wb, [(name, fn) for name, fn, _ in calls[:3]]):
+                for line in explain(wb, [(name, fn) for name, fn, _ in calls if name.startswith(("board", "health", "operator"))]):
                     print("    " + line)
+            for locks in args.gui_locks:
+                keep_locks(wb.engine, args, locks)
+                window = board_gui.measure(wb, args.runs)
+                figures[f"window {locks:,}: painted"] = [r.painted for r in window.runs]
+                figures[f"window {locks:,}: stall"] = [r.stall for r in window.runs]
+                for line in board_gui.report(locks, window, AIM_MS, STALL_AIM_MS):
+                    print(line, flush=True)
         return figures
     finally:
         target.close()
@@ -270,10 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # a server that cannot start: report it, go on with the others
             print(f"{backend}: skipped: {exc}")
     if results:
-        names = list(next(iter(results.values())))
+        names = list(dict.fromkeys(name for r in results.values() for name in r))  # every backend's, in order
         print("\nmedian ms " + "".join(f"{b:>14}" for b in results))
         for name in names:
-            print(f"{name:22}" + "".join(f"{statistics.median(r[name]):14.1f}" for r in results.values()))
+            print(f"{name:22}" + "".join(f"{statistics.median(r[name]):14.1f}" if name in r else f"{'-':>14}"
+                                         for r in results.values()))
     return 0
 
 

@@ -48,7 +48,8 @@ class Target:
     created: list[str] = dataclasses.field(default_factory=list)
 
     @classmethod
-    def open(cls, backend: str, url: str | None) -> Target:
+    def open(cls, backend: str, url: str | None, *, durable: bool = False) -> Target:
+        """`durable`: a throwaway server at its default durability (commits flushed to disk)."""
         if backend not in BACKENDS:
             raise SystemExit(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         tmp = Path(tempfile.mkdtemp(prefix="wb-bench-"))
@@ -71,13 +72,16 @@ class Target:
             return cls(backend, server, parsed.password, admin, tmp,
                        f"existing {kind} server at {server.host}:{server.port}")
         try:
-            server = servers.start_postgres() if kind == "postgresql" else servers.start_mariadb()
+            start = servers.start_postgres if kind == "postgresql" else servers.start_mariadb
+            server = start(durable=durable)
         except servers.ServerUnavailable as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise SystemExit(f"cannot start a throwaway {kind} server: {exc}") from None
         admin = "postgres" if kind == "postgresql" else "mysql"
         where = "existing" if server.external else "throwaway"
-        return cls(backend, server, None, admin, tmp, f"{where} {kind} server at {server.host}:{server.port}")
+        speed = "default durability" if durable else "commits not flushed"
+        return cls(backend, server, None, admin, tmp,
+                   f"{where} {kind} server at {server.host}:{server.port} ({speed})")
 
     @property
     def is_sqlite(self) -> bool:

@@ -341,7 +341,7 @@ def test_the_supervisor_console_opens_from_the_connection_menu(qtbot: Any, make_
     next(a for a in the.window.connection_menu.actions() if a.objectName() == "action_supervisor").trigger()
     console = the.console
     assert console is not None and console.isVisible() and console.wb is the.window.session.wb
-    qtbot.waitUntil(lambda: console.proxy.rowCount() == 1, timeout=20_000)
+    qtbot.waitUntil(lambda: console.model.rowCount() == 1, timeout=20_000)
     assert console.model.rows[0].owner == "alice"
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     assert the.switch("B")

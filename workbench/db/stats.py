@@ -5,8 +5,8 @@ number of statements whatever the number of rows (never one per row):
 
 - the **board**: the clock; the locked rows with their list columns (through the lock index),
   each with the aggregates of its audit rows under its token (through the audit index
-  `(queue, item_key, id)`, see `_activity_per_lock`; `_activity` on SQL Server and for tables
-  without a token column);
+  `(queue, item_key, id)`: LATERAL on PostgreSQL, a scalar subquery on MySQL/MariaDB, a derived
+  table on SQLite, see `board`; `_activity` on SQL Server and for tables without a token column);
 - **health**: one statement of counts on the table (each through the claim or the lock index,
   with the rows a claim could take defined as the claim defines them) and one on today's audit
   rows (through the audit time index);
@@ -52,6 +52,11 @@ NO_REASON = "(no reason)"
 _KEYS_PER_STATEMENT = {"mssql": 2000}
 _DEFAULT_KEYS_PER_STATEMENT = 20_000
 _JOINED = ("postgresql", "sqlite", "mysql", "mariadb")
+# Where the board joins each lock to its audit aggregates LATERAL (see _activity_of_each_lock);
+# MariaDB and SQLite have no LATERAL.
+_LATERAL = ("postgresql",)
+# Where each lock's aggregates come packed in one text from a scalar subquery (_packed_activity).
+_PACKED = ("mysql", "mariadb")
 
 
 # -- the database clock ---------------------------------------------------------------------------
@@ -149,7 +154,8 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     list columns of its item, when it was last worked on and how often it was extended.
 
     Two statements: the clock; the locked rows with their list columns (through the lock index),
-    each joined to the aggregates of its audit rows (see `_activity_per_lock`). On SQL Server and
+    each with the aggregates of its audit rows (`_activity_of_each_lock` on PostgreSQL,
+    `_packed_activity` on MySQL/MariaDB, `_activity_per_lock` on SQLite). On SQL Server and
     for a table without a token column, three: the clock; the locked rows; the audit aggregates of
     exactly those items (see `_activity`).
     """
@@ -159,10 +165,18 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     columns = [q.key, q.user, _fast_time(conn, sa.type_coerce(q.time, when)),
                _fast_time(conn, sa.type_coerce(q.expiry(), when)), *q.list_columns]
     merged = q.token is not None and conn.dialect.name in _JOINED
-    if merged:  # after the list columns: the lock's last activity and extensions
-        per_lock = _activity_per_lock(conn, q, trail, held)
+    packed = merged and conn.dialect.name in _PACKED
+    if packed:  # after the list columns: the lock's extensions and last activity, as one text
+        stmt = sa.select(*columns, _packed_activity(conn, q, trail))
+    elif merged:  # after the list columns: the lock's last activity and extensions
+        if conn.dialect.name in _LATERAL:
+            per_lock = _activity_of_each_lock(conn, q, trail)
+            joined = q.table.join(per_lock, sa.true())
+        else:
+            per_lock = _activity_per_lock(conn, q, trail, held)
+            joined = q.table.join(per_lock, per_lock.c.wb_key == q.key)
         stmt = (sa.select(*columns, _fast_time(conn, per_lock.c.wb_last), per_lock.c.wb_extensions)
-                .select_from(q.table.join(per_lock, per_lock.c.wb_key == q.key)))
+                .select_from(joined))
     else:  # after the list columns: the token
         stmt = sa.select(*columns, q.token if q.token is not None else sa.null())
     stmt = stmt.where(*held).order_by(q.time, q.key).limit(limit)
@@ -184,7 +198,9 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     result = []
     for key, owner, locked, expires, *rest in rows:
         locked_at = aware(locked)
-        if merged:
+        if packed:
+            last, extensions = _unpacked_activity(rest[width])
+        elif merged:
             last, extensions = rest[width], rest[width + 1]
         elif legacy:
             last, extensions = _legacy_lock_activity(activity.get(str(key), ()))
@@ -197,6 +213,54 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     return result
 
 
+def _aggregates(a: sa.Table) -> list[sa.ColumnElement[Any]]:
+    """A lock's latest activity (NULL if none) and extensions, over its audit rows."""
+    return [sa.func.max(a.c.at).label("wb_last"),
+            sa.func.count(sa.case((a.c.event == _EXTEND, 1))).label("wb_extensions")]
+
+
+def _activity_of_each_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> Any:
+    """`_activity_per_lock` as a LATERAL subquery (PostgreSQL): the aggregates of one locked row's
+    audit rows under its token, evaluated for each row the board reads (always one row: an
+    aggregate without GROUP BY).
+
+    Each lock is one probe of the audit index (queue, item_key, id) and nothing else: the derived
+    table read the locked rows twice (once for the probes, once for the list columns, joined
+    by key), sorted its probes' rows to group them, and cost some 20-30 ms more of the server's
+    time for 10,000 locks on a 1,000,000-row table.
+    """
+    assert q.token is not None
+    a = trail.table
+    return (sa.select(*_aggregates(a))
+            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.token,
+                   a.c.event.in_(_ACTIVITY))
+            .lateral("wb_activity"))
+
+
+def _packed_activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> Any:
+    """A lock's extensions and latest activity as one text, "3 2026-11-23 21:19:33.863040" ("0 " if
+    none), from a scalar subquery on its audit rows under its token (MySQL/MariaDB).
+
+    One probe of the audit index per lock, like the derived table that MariaDB evaluated per
+    locked row ("lateral derived"), without filling a temporary table for each; and one value per
+    row for PyMySQL, which decodes rows in Python. In the same runs on 1,000,000 rows with 10,000
+    locks (a loaded machine) the board's statement took about a third less (see board_bench).
+    """
+    assert q.token is not None
+    a = trail.table
+    latest = sa.func.coalesce(sa.cast(sa.func.max(a.c.at), sa.String()), "")
+    return (sa.select(sa.func.concat(sa.func.count(sa.case((a.c.event == _EXTEND, 1))), " ", latest))
+            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.token,
+                   a.c.event.in_(_ACTIVITY))
+            .scalar_subquery().label("wb_activity"))
+
+
+def _unpacked_activity(value: str) -> tuple[dt.datetime | None, int]:
+    """(latest activity or None, extensions) from `_packed_activity`'s text."""
+    count, _, latest = value.partition(" ")
+    return (dt.datetime.fromisoformat(latest) if latest else None), int(count)
+
+
 def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                        held: list[sa.ColumnElement[bool]]) -> sa.Subquery:
     """Each lock's latest activity (claim, save, extend or reassign under its token, NULL if none)
@@ -205,10 +269,9 @@ def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_
 
     The locked rows (through the lock index) are outer-joined to their audit rows with one probe
     of the audit index (queue, item_key, id) per lock (a nested loop; the key cast as
-    `AuditTrail.key_text` says) and grouped by the key. PostgreSQL, SQLite and MySQL build it
-    once for every lock; MariaDB evaluates it for each locked row the board reads ("lateral
-    derived", as the join is on the grouped key). Either way the client reads one row per lock
-    and sends no list of keys: the lock rows and the aggregates as two result sets cost PyMySQL,
+    `AuditTrail.key_text` says) and grouped by the key; the board uses it on SQLite (PostgreSQL
+    and MySQL/MariaDB have a quicker form, see `board`). The client reads one row per lock and
+    sends no list of keys: the lock rows and the aggregates as two result sets cost PyMySQL,
     which decodes rows in Python, about 50 ms more for 10,000 locks.
     """
     assert q.token is not None
@@ -218,8 +281,7 @@ def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_
     key, token = adapt(q.key), adapt(q.token)
     on = [a.c.queue == q.name, a.c.item_key == trail.key_text(conn, key), a.c.token == token,
           a.c.event.in_(_ACTIVITY)]
-    return (sa.select(key.label("wb_key"), sa.func.max(a.c.at).label("wb_last"),
-                      sa.func.count(sa.case((a.c.event == _EXTEND, 1))).label("wb_extensions"))
+    return (sa.select(key.label("wb_key"), *_aggregates(a))
             .select_from(own.outerjoin(a, sa.and_(*on)))
             .where(*(adapt(clause) for clause in held))
             .group_by(key)

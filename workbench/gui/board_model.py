@@ -1,8 +1,9 @@
-"""The lock board's table model: rows updated in place, so a refresh keeps the selection and the scroll."""
+"""The lock board's table model: sorts and filters itself and takes a refresh in one layout change."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -11,7 +12,8 @@ from PySide6.QtGui import QBrush, QColor
 from workbench.core import durations
 
 COLUMNS = ("Queue", "Item", "Summary", "Holder", "Claimed at", "Age", "Time left", "Idle", "Extended")
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers and times sort as such, not as text
+AGE = 5  # the column the board sorts by at first (oldest locks first)
+ALL = ""  # the queue filter's "all queues"
 SOON = QColor("#fff4ce")  # expires within the warning time
 PAST = QColor("#fde2e1")  # expired, not yet taken over
 
@@ -19,39 +21,73 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 class BoardModel(QAbstractTableModel):
-    """Live locks (models.BoardRow), keyed by (queue, key)."""
+    """Live locks (models.BoardRow), keyed by (queue, key).
+
+    `rows` are every lock of the last refresh; the table shows `shown`, those the holder and
+    queue filters let through, in the order of the sort column. The model sorts and filters
+    itself, in Python over precomputed keys: a QSortFilterProxyModel calls back into Python for
+    every comparison and every changed row, which for thousands of locks took seconds a refresh.
+    A refresh, a sort and a filter change are each one layout change (plus one dataChanged over
+    the whole table for the new values); the selection and the current row follow their lock
+    through it (persistent indexes), and the view keeps its scroll position.
+    """
 
     def __init__(self, warn_seconds: float = 120.0) -> None:
         super().__init__()
         self.rows: list[Any] = []
+        self.shown: list[Any] = []
         self.warn_seconds = warn_seconds
+        self.holder = ""
+        self.queue = ALL
+        self.sort_column = AGE
+        self.sort_order = Qt.SortOrder.DescendingOrder
 
     # -- updating -------------------------------------------------------------------------------
 
-    def update(self, rows: list[Any]) -> None:
-        """Replace the contents with `rows`: removed rows go, new rows are appended, others change
-        in place (never a model reset, which would drop the selection and jump to the top)."""
-        wanted = {(r.queue, r.key): r for r in rows}
-        for i in range(len(self.rows) - 1, -1, -1):  # from the end, so indexes stay valid
-            if (self.rows[i].queue, self.rows[i].key) not in wanted:
-                self.beginRemoveRows(QModelIndex(), i, i)
-                del self.rows[i]
-                self.endRemoveRows()
-        position = {(r.queue, r.key): i for i, r in enumerate(self.rows)}
-        for key, row in wanted.items():
-            i = position.get(key)
-            if i is None:
-                self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
-                self.rows.append(row)
-                self.endInsertRows()
-            elif self.rows[i] != row:
-                self.rows[i] = row
-                self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
+    def update(self, rows: Iterable[Any]) -> None:
+        """Show the locks of a refresh: removed ones go, new ones come, the others change in place."""
+        self._rearrange(lambda: setattr(self, "rows", list(rows)), changed=True)
+
+    def set_filter(self, holder: str, queue: str) -> None:
+        """Show only locks whose holder contains `holder` (any case) in `queue` (ALL: every queue)."""
+        def change() -> None:
+            self.holder, self.queue = holder.strip().lower(), queue
+        self._rearrange(change)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Qt's sort (the view calls it when a header is clicked)."""
+        def change() -> None:
+            self.sort_column, self.sort_order = column, order
+        self._rearrange(change)
+
+    def _rearrange(self, change: Callable[[], None], *, changed: bool = False) -> None:
+        self.layoutAboutToBeChanged.emit()
+        before = self.persistentIndexList()  # the selection, the current row: a handful
+        held = [(_identity(self.shown[i.row()]), i.column()) for i in before]
+        change()
+        self.shown = self._arranged()
+        if before:
+            where = {_identity(row): n for n, row in enumerate(self.shown)}
+            self.changePersistentIndexList(
+                before, [self.index(where[ident], column) if ident in where else QModelIndex()
+                         for ident, column in held])
+        self.layoutChanged.emit()
+        if changed and self.shown:  # new values in rows that stayed: one signal for the whole table
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.shown) - 1, len(COLUMNS) - 1))
+
+    def _arranged(self) -> list[Any]:
+        holder, queue = self.holder, self.queue
+        rows = [r for r in self.rows if (not holder or holder in r.owner.lower()) and (queue == ALL or r.queue == queue)]
+        if 0 <= self.sort_column < len(COLUMNS):
+            key = self._sort_key(self.sort_column)
+            # Stable: equal values keep the database's order (oldest lock first), either direction.
+            rows.sort(key=key, reverse=self.sort_order == Qt.SortOrder.DescendingOrder)
+        return rows
 
     # -- Qt model ---------------------------------------------------------------------------------
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self.rows)
+        return 0 if parent.isValid() else len(self.shown)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(COLUMNS)
@@ -64,12 +100,10 @@ class BoardModel(QAbstractTableModel):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        row = self.rows[index.row()]
+        row = self.shown[index.row()]
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(row, column)
-        if role == SORT_ROLE:
-            return self._sort_value(row, column)
         if role == Qt.ItemDataRole.BackgroundRole:
             left = row.remaining.total_seconds()
             if left <= 0:
@@ -83,13 +117,17 @@ class BoardModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
+    def row_at(self, row: int) -> Any:
+        """The lock shown in table row `row`."""
+        return self.shown[row]
+
     def _text(self, row: Any, column: int) -> str:
         if column == 0:
             return row.queue
         if column == 1:
             return str(row.key)
         if column == 2:
-            return " — ".join(str(v) for v in row.summary.values() if v not in (None, ""))
+            return _summary(row)
         if column == 3:
             return row.owner
         if column == 4:
@@ -104,19 +142,29 @@ class BoardModel(QAbstractTableModel):
             return durations.format_duration(row.idle.total_seconds())
         return str(row.extensions)
 
-    def _sort_value(self, row: Any, column: int) -> Any:
-        values: dict[int, Any] = {
-            0: row.queue, 1: _sortable(row.key), 2: self._text(row, 2).lower(), 3: row.owner.lower(),
-            4: row.locked_at.timestamp() if isinstance(row.locked_at, dt.datetime) else 0,
-            5: row.age.total_seconds(), 6: row.remaining.total_seconds(), 7: row.idle.total_seconds(),
-            8: row.extensions}
-        return values[column]
+    def _sort_key(self, column: int) -> Callable[[Any], Any]:
+        """What a column sorts by: numbers and times as such, not as text."""
+        keys: dict[int, Callable[[Any], Any]] = {
+            0: lambda r: r.queue, 1: lambda r: _sortable(r.key), 2: lambda r: _summary(r).lower(),
+            3: lambda r: r.owner.lower(),
+            4: lambda r: r.locked_at.timestamp() if isinstance(r.locked_at, dt.datetime) else 0,
+            5: lambda r: r.age, 6: lambda r: r.remaining, 7: lambda r: r.idle, 8: lambda r: r.extensions}
+        return keys[column]
 
     def csv_rows(self) -> list[list[str]]:
-        """The board as text, header first (for Export)."""
+        """The board as text, header first (for Export): every lock, whatever the filters, oldest first."""
         return [list(COLUMNS), *[[self._text(r, c) for c in range(len(COLUMNS))] for r in self.rows]]
+
+
+def _identity(row: Any) -> tuple[str, Any]:
+    return row.queue, row.key
+
+
+def _summary(row: Any) -> str:
+    return " — ".join(str(v) for v in row.summary.values() if v not in (None, ""))
 
 
 def _sortable(value: Any) -> Any:
     # Keys are numbers or text; mixed, numbers first.
     return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+
