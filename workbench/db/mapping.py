@@ -199,7 +199,13 @@ class BoundQueue:
         return column
 
     def _bind_condition(self, binder: _Binder, condition: model.Condition) -> BoundCondition:
-        column = binder.column(condition.column, condition.key.split(f"queues.{self.name}.", 1)[-1])
+        key = condition.key.split(f"queues.{self.name}.", 1)[-1]
+        column = binder.column(condition.column, key)
+        if column in self.lock_columns:
+            # Every claim writes the lock columns: a row filtered on them would leave the queue when
+            # claimed and never come back when its lock expired.
+            raise binder.fail(key, f"column '{column.name}' holds the lock, which workbench tests itself; "
+                                   "remove it from the filter")
         if condition.op == "null":
             value: Any = condition.value
         elif condition.op in ("in", "not_in"):
@@ -217,7 +223,16 @@ class BoundQueue:
         return BoundAssignment(assignment, column, value)
 
     @staticmethod
-    def _leaves(conditions: list[BoundCondition], assignments: list[BoundAssignment]) -> bool | None:
+    def _holds_after(cond: BoundCondition, assignment: BoundAssignment) -> bool | None:
+        """Does `cond` hold on a row once `assignment` wrote its column? None when that cannot be known."""
+        kind = assignment.assignment.kind
+        if kind in ("value", "null"):
+            return filters.holds(cond.condition, cond.value, assignment.value if kind == "value" else None)
+        # The acting user or the database time: some value, never NULL; only a NULL test can tell.
+        return (not cond.value) if cond.condition.op == "null" else None
+
+    @classmethod
+    def _leaves(cls, conditions: list[BoundCondition], assignments: list[BoundAssignment]) -> bool | None:
         """True when the assignments surely make a row fail `conditions`; None when unknown."""
         written = {b.column.name: b for b in assignments}
         unknown = False
@@ -225,11 +240,10 @@ class BoundQueue:
             assignment = written.get(cond.column.name)
             if assignment is None:
                 continue
-            if assignment.assignment.kind in ("now", "user"):
-                unknown = True
-                continue
-            if filters.holds(cond.condition, cond.value, assignment.value) is False:
+            holds = cls._holds_after(cond, assignment)
+            if holds is False:
                 return True
+            unknown = unknown or holds is None
         return None if unknown else False
 
     def _check_workflow(self, binder: _Binder) -> None:
@@ -246,7 +260,7 @@ class BoundQueue:
                 if claimed is None:
                     continue
                 back = restored.get(cond.column.name)
-                if back is None or filters.holds(cond.condition, cond.value, back.value) is not True:
+                if back is None or self._holds_after(cond, back) is not True:
                     raise binder.fail("on_release", f"on_claim sets '{cond.column.name}', so on_release must "
                                       "set it back to a todo value, or released and expired items would "
                                       "leave the queue")
@@ -327,12 +341,29 @@ class BoundQueue:
         return variants
 
     def claimed_state_clause(self) -> sa.ColumnElement[bool] | None:
-        """Rows in the state a claim puts them in (only when claiming takes them out of todo)."""
-        if not self.claim_leaves_todo:
+        """Rows in the state a claim puts them in: `todo` with each column the claim writes replaced
+        by what it writes (None when the claim surely leaves a row matching `todo`).
+
+        An expired lock is served again when its row is waiting or in this state, whatever the claim
+        wrote: a value, NULL, the claimer's name (still in the lock user column) or the claim time.
+        """
+        if self._leaves(self.todo, self.on_claim) is False:
             return None
-        todo_columns = {b.column.name for b in self.todo}
-        parts = [b.column == sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True)
-                 for b in self.on_claim if b.assignment.kind == "value" and b.column.name in todo_columns]
+        written = {b.column.name: b for b in self.on_claim}
+        parts = []
+        for cond in self.todo:
+            b = written.get(cond.column.name)
+            kind = b.assignment.kind if b is not None else None
+            if b is None:
+                parts.append(cond.clause())
+            elif kind == "value":
+                parts.append(b.column == sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True))
+            elif kind == "null":
+                parts.append(b.column.is_(None))
+            elif kind == "user":
+                parts.append(b.column == self.user)
+            else:  # the claim time; an extension moves the lock time, so only "set" is known
+                parts.append(b.column.is_not(None))
         return sa.and_(*parts)
 
     def order_by(self) -> list[sa.ColumnElement[Any]]:
