@@ -16,6 +16,10 @@ from workbench.core import errors, models
 from workbench.db import clock, filters, values
 
 _UTC = dt.UTC
+# What a lock time or expiry that cannot be read is listed as: no expiry at all (the claim treats
+# the lock as expired), or text that is not a date-time (it never expires for the claim).
+UNREADABLE_PAST = dt.datetime(1, 1, 2, tzinfo=_UTC)
+UNREADABLE_FUTURE = dt.datetime(9999, 12, 24, tzinfo=_UTC)
 LEGACY_TOKEN_PREFIX = "@"  # tokens of tables without a token column: "@" + ISO lock time
 
 
@@ -39,6 +43,15 @@ MAX_VARIANTS = 8  # IN-list combinations worth one query each; beyond that, read
 def is_equality(condition: model.Condition) -> bool:
     """Can an index serve this condition as one exact value (so the rest of the index stays ordered)?"""
     return condition.op in ("eq", "null") or (condition.op == "in" and len(condition.value) == 1)
+
+
+def _kind_of(value: Any) -> str:
+    """What a TOML value is, in words."""
+    for kind, words in ((bool, "true/false"), (int, "a number"), (float, "a number"), (dt.datetime, "a date-time"),
+                        (dt.date, "a date"), (dt.time, "a time")):
+        if isinstance(value, kind):
+            return words
+    return f"a {type(value).__name__}"
 
 
 class _Binder:
@@ -65,6 +78,11 @@ class _Binder:
         raise self.fail(key, f"column '{name}' is not in table {self.queue.table_label}{more}")
 
     def value(self, column: sa.Column[Any], raw: Any, key: str) -> Any:
+        if isinstance(column.type, sa.String) and raw is not None and not isinstance(raw, str):
+            # A number for a text column would match only its text form: a queue that looks empty.
+            raise self.fail(key.split(f"queues.{self.queue.name}.", 1)[-1],
+                            f"{raw!r} is {_kind_of(raw)}, but column '{column.name}' holds text "
+                            f"({column.type}); write the value in quotes, e.g. \"{raw}\"")
         try:
             return values.coerce(column, raw)
         except errors.InvalidValue as exc:
@@ -460,21 +478,49 @@ class BoundQueue:
 
     # -- reading ----------------------------------------------------------------------------
 
+    def readable_times(self) -> tuple[sa.ColumnElement[Any], sa.ColumnElement[Any]]:
+        """The lock time and the expiry for reading, kept inside Python's range (clock.readable):
+        a far-future or infinite value written by another program is listed, not a crash."""
+        time = clock.readable(self.time)
+        if self.expires is not None:
+            return time, clock.readable(self.expires)
+        return time, clock.readable(clock.add_seconds(time, self._seconds(self.config.lock_seconds)))
+
+    def read_type(self) -> sa.types.TypeEngine[Any]:
+        # SQLite keeps date-times as text, which _aware parses; SQLAlchemy's own parsing would
+        # raise on text another program wrote there.
+        return sa.String() if self.dialect == "sqlite" else sa.DateTime(timezone=self.aware)
+
+    def item_columns(self) -> list[sa.ColumnElement[Any]]:
+        """The table's columns for reading a whole row, its lock times readable (see readable_times)."""
+        times = {self.time.name: self.readable_times()[0]}
+        if self.expires is not None:
+            times[self.expires.name] = clock.readable(self.expires)
+        return [sa.type_coerce(times[c.name], self.read_type()).label(c.name) if c.name in times else c
+                for c in self.table.c]
+
     def lock_select_columns(self, now: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
         """Columns that describe a row's lock, plus the database clock, for lock_from_row()."""
         when = sa.DateTime(timezone=self.aware)
+        time, expiry = self.readable_times()
         return [
             self.key.label("wb_key"),
             self.user.label("wb_user"),
-            sa.type_coerce(self.time, when).label("wb_time"),
-            sa.type_coerce(self.expiry(), when).label("wb_expires"),
+            sa.type_coerce(time, self.read_type()).label("wb_time"),
+            sa.type_coerce(expiry, self.read_type()).label("wb_expires"),
             (self.token if self.token is not None else sa.null()).label("wb_token"),
             sa.type_coerce(now, when).label("wb_now"),
         ]
 
-    def _aware(self, value: dt.datetime) -> dt.datetime:
+    def _aware(self, value: dt.datetime | str | None) -> dt.datetime:
+        if value is None:  # no expiry: the claim treats the lock as expired
+            return UNREADABLE_PAST
         if value.__class__ is str:  # SQLite keeps times as text
-            value = dt.datetime.fromisoformat(value)  # type: ignore[arg-type]
+            try:
+                value = dt.datetime.fromisoformat(value)  # type: ignore[arg-type]
+            except ValueError:  # written by another program; it sorts after every date as text
+                return UNREADABLE_FUTURE
+        assert isinstance(value, dt.datetime)
         if value.tzinfo is None and not self.local_clock:
             return value.replace(tzinfo=_UTC)
         return value
@@ -488,6 +534,8 @@ class BoundQueue:
         combine = dt.datetime.combine
 
         def in_utc(value: dt.datetime) -> dt.datetime:
+            if value.__class__ is not dt.datetime:
+                return self._aware(value)  # NULL or text: see _aware
             return combine(value.date(), value.time(), _UTC)
 
         return in_utc
