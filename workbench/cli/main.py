@@ -163,6 +163,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return selftest.run(as_json=as_json)
     if args.command is None:
         return _gui(args)
+    with output.escaped(json_stdout=as_json):
+        return _run(args, as_json)
+
+
+def _run(args: argparse.Namespace, as_json: bool) -> int:
     try:
         return _COMMANDS[args.command](args, as_json)
     except errors.WorkbenchError as exc:
