@@ -719,3 +719,46 @@ def test_init_reports_when_up_to_date(cli: CLI, config: Path) -> None:
 def test_commands_before_init_exit_2(cli: CLI, plain_table: Path) -> None:
     result = cli("--config", plain_table, "--user", "alice", "next", "tickets")
     assert result.code == 2 and "run `workbench init`" in result.err
+
+
+# -- hostile values: clear messages, never an internal error (issue 12 items 9 and 12) ------------
+
+
+@pytest.mark.parametrize(("queue", "sets", "message"), [
+    ("imports", "amount=1e400", "amount: 1e400 is too large (at most 10 digits before the point)"),
+    ("imports", "amount=-1e400", "amount: -1e400 is too large (at most 10 digits before the point)"),
+    ("cases", "time_spent_min=11111111111111111111111",
+     "time_spent_min: 11111111111111111111111 is out of range for this column"),
+    ("imports", "checker_note=ok\x00then", "checker_note: contains a NUL character (\\0)"),
+])
+def test_hostile_set_values_exit_5(wb: Callable[..., Run], queue: str, sets: str, message: str) -> None:
+    lock = wb("alice", "next", queue, "--json").json()
+    result = wb("alice", "save", queue, lock["key"], "--token", lock["token"], "--set", sets)
+    assert result.code == 5, result.err
+    assert message in result.err and "internal error" not in result.err
+
+
+def test_a_23_digit_key_exits_5(wb: Callable[..., Run]) -> None:
+    result = wb("alice", "show", "cases", "12345678901234567890123")
+    assert result.code == 5 and "is out of range for this column" in result.err, result.err
+
+
+def test_a_todo_value_of_the_wrong_type_is_refused_with_the_type(wb: Callable[..., Run], config: Path) -> None:
+    # A number for a text column matched nothing: the queue looked empty (exit 3) instead of wrong.
+    edit_config(config, 'check_status = "pending"', "check_status = 1")
+    result = wb("alice", "next", "imports")
+    assert result.code == 2, result.err
+    assert ("queues.imports.todo.check_status: 1 is a number, but column 'check_status' holds text "
+            "(VARCHAR(20)); write the value in quotes, e.g. \"1\"") in result.err
+
+
+def test_show_escapes_control_characters_a_stored_value_carries(wb: Callable[..., Run], config: Path) -> None:
+    key = waiting_case(config)
+    sql(config, "UPDATE cases SET subject = ? WHERE case_id = ?", "\x1b]0;owned\x07\x1b[2J\x9bred\rdone", key)
+    result = wb("alice", "show", "cases", key)
+    assert result.code == 0
+    assert "\x1b" not in result.out and "\x07" not in result.out and "\x9b" not in result.out
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\x9bred\\x0ddone" in result.out
+    as_json = wb("alice", "show", "cases", key, "--json")
+    assert as_json.json()["item"]["subject"] == "\x1b]0;owned\x07\x1b[2J\x9bred\rdone"  # exact, JSON-escaped
+    assert "\x1b" not in as_json.out

@@ -241,6 +241,28 @@ def test_zero_lock_duration_is_refused() -> None:
     assert err.key == "queues.q.lock_duration" and "at least 1" in str(err)
 
 
+@pytest.mark.parametrize(("setting", "value", "bound"), [
+    ("lock_duration", '"100000d"', "7 days"), ("lock_duration", "1e400", None),
+    ("max_lock_duration", '"8d"', "7 days"), ("release_cooldown", '"31d"', "30 days"),
+])
+def test_durations_have_an_upper_bound(setting: str, value: str, bound: str | None) -> None:
+    # A lock far in the future overflowed PostgreSQL's timestamps and broke every listing of the queue.
+    err = config_error(edited(MINIMAL, 'key = "id"', f'key = "id"\n{setting} = {value}'))
+    assert err.key == f"queues.q.{setting}"
+    assert (f"must be at most {bound} (" if bound else "is not a duration") in str(err)
+    assert model.MAX_SECONDS[setting] <= 30 * 86400
+
+
+def test_app_durations_have_an_upper_bound() -> None:
+    err = config_error(MINIMAL + '\n[app]\ncheck_every = "2d"\n')
+    assert str(err) == "cfg.toml: app.check_every: must be at most 1 day ('2d' is 2 days)"
+
+
+def test_longest_lock_duration_is_accepted() -> None:
+    q = parse(edited(MINIMAL, 'key = "id"', 'key = "id"\nlock_duration = "7d"')).queue("q")
+    assert q.lock_seconds == 7 * 86400
+
+
 def test_max_lock_duration_shorter_than_lock_duration() -> None:
     err = config_error(edited(MINIMAL, 'key = "id"', 'key = "id"\nlock_duration = "1h"\nmax_lock_duration = "30m"'))
     assert str(err) == "cfg.toml: queues.q.max_lock_duration: must not be shorter than lock_duration"

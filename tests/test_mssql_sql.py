@@ -458,3 +458,17 @@ def test_readpast_is_refused_elsewhere() -> None:
             claims.choose(engine, "readpast")
     finally:
         engine.dispose()
+
+
+def test_expired_locks_of_rows_the_claim_stamped_with_the_claimer_are_served_again() -> None:
+    # todo reads a column the claim fills with the claimer's name: the expired lock's row carries
+    # it still, so the expired branch accepts "the claim's shape": that column equals the lock user.
+    text = STATUS_DRIVEN.replace('status = "new"\n\n[queues.cases.on_claim]\nstatus = "in_progress"',
+                                 'status = "new"\ncustomer = { null = true }\n\n[queues.cases.on_claim]\n'
+                                 'customer = { user = true }') \
+        .replace('[queues.cases.on_release]\nstatus = "new"',
+                 '[queues.cases.on_release]\ncustomer = { null = true }')
+    expired, free = claim_sql(bound(text, "cases"))
+    assert ("AND (cases.status = 'new' AND cases.customer IS NULL OR cases.status = 'new' AND "
+            "cases.customer = cases.wb_locked_by) ORDER BY") in expired, expired
+    assert "cases.status = 'new' AND cases.customer IS NULL AND cases.wb_locked_by IS NULL" in free

@@ -461,3 +461,48 @@ def test_upgrade_from_version_2_adds_the_roles_table(native_env: support.Env) ->
         t = permissions.roles_table(None)
     with pytest.raises(sa.exc.DBAPIError, match="ck_workbench_roles_role"), engine.begin() as conn:
         conn.execute(sa.insert(t).values(user_name="x", role="admin", granted_by="x", granted_at=clock.db_now()))
+
+
+# == PostgreSQL 15+: a login that does not own schema public ======================================
+
+NEWCOMER = "newcomer"  # a plain login: no CREATE on schema public (PostgreSQL 15+), owns no table
+
+
+def test_init_and_attach_by_a_non_owner_say_which_grant_is_missing(
+        pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    name = f"wbt_{uuid.uuid4().hex[:12]}"
+    pg_server.create_database(name)
+    owner_url = pg_server.url(name)
+    owner = sa.create_engine(owner_url, isolation_level="AUTOCOMMIT")
+    try:
+        with owner.connect() as conn:
+            if conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :n"), {"n": NEWCOMER}).first() is None:
+                conn.exec_driver_sql(f"CREATE ROLE {NEWCOMER} LOGIN")
+            conn.exec_driver_sql("REVOKE CREATE ON SCHEMA public FROM PUBLIC")  # as PostgreSQL 15+ has it
+            conn.exec_driver_sql("CREATE TABLE tickets (id INTEGER PRIMARY KEY, status VARCHAR(20) NOT NULL)")
+            conn.exec_driver_sql(f"GRANT SELECT, UPDATE ON tickets TO {NEWCOMER}")
+        config = tmp_path / "newcomer.toml"
+        config.write_text(f"""
+[database]
+url = "{sa.make_url(owner_url).set(username=NEWCOMER).render_as_string(hide_password=False)}"
+
+[queues.tickets]
+table = "tickets"
+key = "id"
+todo = {{ status = "open" }}
+outcomes.done.set = {{ status = "done" }}
+""", encoding="utf-8")
+        code, _, err = _cli(capsys, "--config", config, "init")
+        assert code == errors.NotPermitted.exit_code, err
+        assert (f"cannot create workbench's tables in schema public: permission denied for schema public; run "
+                f"`workbench init` as the schema's owner, or GRANT CREATE ON SCHEMA public TO {NEWCOMER}") in err
+        code, _, err = _cli(capsys, "--config", config, "attach", "tickets", "--apply")
+        assert code == errors.NotPermitted.exit_code, err
+        assert ("cannot add the lock columns and claim indexes to table tickets: must be owner of table tickets; "
+                "run `workbench attach tickets --apply` as the table's owner") in err
+        with owner.connect() as conn:
+            assert conn.execute(sa.text("SELECT count(*) FROM information_schema.columns "
+                                        "WHERE table_name = 'tickets'")).scalar() == 2
+    finally:
+        owner.dispose()
+        pg_server.drop_database(name)

@@ -114,3 +114,26 @@ def test_claim_query_is_served_by_the_claim_index(native_env: support.Env) -> No
     claim = wb.queue("cases").claim_next("alice")[0]
     assert claim.lock.key % 50 == 0
     assert claim.lock.expires_at - claim.lock.locked_at == dt.timedelta(minutes=15)
+
+
+def test_attach_apply_and_queues_refuse_a_config_that_next_would_refuse(native_env: support.Env,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    env = native_env
+    _plain_cases(env, 5)
+    # The outcome writes a todo value: completed cases would come back. `next` refuses that, so
+    # `attach --apply` and `queues` refuse it too, and the customer's table stays as it was.
+    bad = env.write_config(HELPDESK.replace('set = { status = "waiting_customer" }', 'set = { status = "open" }'),
+                           "bad.toml")
+    before = [c["name"] for c in sa.inspect(env.engine).get_columns("cases")]
+    code, _, err = support.run_cli(capsys, "--config", bad, "attach", "cases", "--apply")
+    assert code == 2 and "queues.cases.outcomes.waiting.set: Complete would leave the row matching `todo`" in err
+    env.engine.dispose()
+    assert [c["name"] for c in sa.inspect(env.engine).get_columns("cases")] == before
+    good = env.write_config(HELPDESK)
+    for command in (["attach", "cases", "--apply"], ["init"]):
+        code, _, err = support.run_cli(capsys, "--config", good, *command)
+        assert code == 0, err
+    for command in (["queues"], ["next", "cases"]):
+        code, _, err = support.run_cli(capsys, "--config", bad, "--user", "alice", *command)
+        assert code == 2, (command, err)
+        assert "queues.cases.outcomes.waiting.set: Complete would leave the row matching `todo`" in err

@@ -163,6 +163,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return selftest.run(as_json=as_json)
     if args.command is None:
         return _gui(args)
+    with output.escaped(json_stdout=as_json):
+        return _run(args, as_json)
+
+
+def _run(args: argparse.Namespace, as_json: bool) -> int:
     try:
         return _COMMANDS[args.command](args, as_json)
     except errors.WorkbenchError as exc:
@@ -268,15 +273,9 @@ def cmd_init(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_queues(args: argparse.Namespace, as_json: bool) -> int:
-    from workbench import opening
-
-    target = opening.choose(args.config, args.profile)
-    if target.profile is not None and target.profile.source == "database":
-        with _open(args) as wb:  # published settings are read from the database
-            config = wb.config
-    else:
-        config = opening.file_config(Path(target.profile.config) if target.profile else target.config_path,
-                                     target.profile)
+    with _open(args) as wb:  # published settings are read from the database
+        wb.validate()  # what `next` would refuse is refused here too
+        config = wb.config
     rows = [{"name": q.name, "title": q.title, "table": q.table_label, "outcomes": [o.name for o in q.outcomes]}
             for q in config.queues.values()]
     if as_json:
@@ -294,6 +293,9 @@ def cmd_attach(args: argparse.Namespace, as_json: bool) -> int:
         if args.queue not in wb.config.queues:
             wb.queue(args.queue)  # raises the "no such queue" usage error
         queue = wb.config.queues[args.queue]
+        # The whole config first, against the tables as they will be: nothing changes for a config
+        # that `next` would refuse.
+        wb.validate(attaching=True)
         with dberrors.translated(), wb.engine.begin() as conn:
             plan = attach.plan(conn, queue, wb.config.path)
             ddl = attach.render(conn, plan)

@@ -3,15 +3,53 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import datetime as dt
 import decimal
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
 from workbench.core import durations, models
+
+
+# Control characters (C0 but tab and newline, DEL, C1) as visible escapes: a value another program
+# stored must not move the cursor, recolour or retitle the terminal of whoever runs `show`.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+
+
+def escape(text: str) -> str:
+    """`text` with terminal control characters written as \\xNN."""
+    return text.translate(_CONTROLS)
+
+
+class _Escaping:
+    """A text stream that writes control characters as visible escapes."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(escape(text))
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, encoding …
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def escaped(*, json_stdout: bool) -> Iterator[None]:
+    """Escape control characters in what a command prints for people (stderr always; stdout unless it
+    carries JSON, whose strings json already escapes)."""
+    saved = sys.stdout, sys.stderr
+    if not json_stdout:
+        sys.stdout = _Escaping(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = _Escaping(sys.stderr)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def _json_default(value: Any) -> Any:
@@ -64,7 +102,9 @@ def item(values: Mapping[str, Any], out: TextIO | None = None) -> None:
     width = max((len(k) for k in values), default=0)
     for name, value in values.items():
         text = "" if value is None else str(value)
-        lines = text.splitlines() or [""]
+        # Only line breaks break lines: splitlines() would also obey \r and other controls, which
+        # the stream then shows as escapes (see escaped()).
+        lines = text.replace("\r\n", "\n").split("\n")
         out.write(f"  {name.ljust(width)}  {lines[0]}\n")
         for line in lines[1:]:
             out.write(f"  {' ' * width}  {line}\n")
@@ -88,7 +128,8 @@ def locks(rows: list[models.Lock], *, show_token: bool, out: TextIO | None = Non
     headers = ["KEY", "OWNER", "LOCKED AT", "AGE", "LEFT"] + (["TOKEN"] if show_token else [])
     body = []
     for lock in rows:
-        left = "expired" if lock.expired else durations.format_duration(lock.remaining.total_seconds())
+        left = "expired" if lock.expired else "over a year" if lock.remaining.days > 366 else \
+            durations.format_duration(lock.remaining.total_seconds())
         row = [lock.key, lock.owner, lock.locked_at, durations.format_duration(lock.age.total_seconds()), left]
         body.append(row + ([lock.token] if show_token else []))
     table(headers, body, out)

@@ -83,6 +83,10 @@ class _Reader:
             raise self.fail(_join(key, name), str(exc)) from None
         if seconds < minimum:
             raise self.fail(_join(key, name), f"must be at least {minimum} s")
+        maximum = model.MAX_SECONDS[name]
+        if seconds > maximum:
+            raise self.fail(_join(key, name), f"must be at most {durations.format_bound(maximum)} "
+                                              f"({data[name]!r} is {durations.format_bound(seconds)})")
         return seconds
 
     def boolean(self, data: dict[str, Any], name: str, key: str, default: bool) -> bool:

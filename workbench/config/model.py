@@ -11,6 +11,15 @@ CLAIM_METHODS = ("auto", "skip-locked", "select-skip-locked", "readpast", "immed
 CLOCKS = ("utc", "local")
 WIDGETS = ("text", "multiline", "choice")  # the ones a config may ask for; others follow the column type
 
+# Upper bounds of the duration settings, in seconds (README, "Keys"). A lock time or expiry far in
+# the future overflows some databases' date arithmetic (PostgreSQL: "timestamp out of range"), and a
+# lock nobody can take over for weeks is a mistake, not a setting.
+_DAY = 86400
+MAX_SECONDS = {
+    "lock_duration": 7 * _DAY, "max_lock_duration": 7 * _DAY, "release_cooldown": 30 * _DAY,
+    "warn_before": _DAY, "check_every": _DAY, "retry_every": _DAY,
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class Condition:

@@ -29,6 +29,8 @@ def parse_duration(value: object) -> int:
                 raise ValueError(f"{value!r} is not a duration; write e.g. \"30m\", \"90s\", \"1h30m\"")
     else:
         raise ValueError(f"expected a duration such as \"30m\", got {type(value).__name__}")
+    if seconds != seconds or seconds in (float("inf"), float("-inf")):
+        raise ValueError(f"{value!r} is not a duration; write e.g. \"30m\", \"90s\", \"1h30m\"")
     if seconds < 0:
         raise ValueError("a duration cannot be negative")
     return int(round(seconds))
@@ -45,3 +47,12 @@ def format_duration(seconds: float) -> str:
     if minutes:
         return f"{sign}{minutes}m{secs:02d}s"
     return f"{sign}{secs}s"
+
+
+def format_bound(seconds: int) -> str:
+    """A bound as people write it: "7 days", "1 day", "90 minutes", "45 s"."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} s"

@@ -13,7 +13,8 @@ from alembic.operations import Operations
 from sqlalchemy.schema import CreateIndex
 
 from workbench.config import model
-from workbench.db import filters, mapping, values
+from workbench.core import errors
+from workbench.db import dberrors, filters, mapping, values
 
 # Dialects whose planner can use an index restricted by a WHERE clause (partial/filtered index).
 _PARTIAL = {"postgresql": "postgresql_where", "sqlite": "sqlite_where", "mssql": "mssql_where"}
@@ -56,9 +57,11 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         if name and name not in table.c:
             column = sa.Column(name, kind, nullable=True)
             add.append(column)
-    # Work on a copy that has the new columns, so indexes can name them.
-    full = sa.Table(table.name, sa.MetaData(), *(c._copy() for c in table.c), *(c._copy() for c in add),
-                    schema=table.schema)
+    # Work on a copy that has the new columns (and the table's keys and indexes), so indexes can
+    # name them and the config can be checked against the table as it will be.
+    full = table.to_metadata(sa.MetaData())
+    for column in add:
+        full.append_column(column._copy())
     binder = mapping._Binder(queue, full, config_path)
     existing = {ix.name for ix in table.indexes if ix.name}
     indexes = [ix for ix in _indexes(queue, full, binder, dialect, notes) if ix.name not in existing]
@@ -146,6 +149,19 @@ def render(conn: sa.Connection, attach: AttachPlan) -> str:
 
 def apply(conn: sa.Connection, attach: AttachPlan) -> None:
     """Run the plan's DDL on `conn` (inside the caller's transaction where the database allows)."""
+    try:
+        _apply(conn, attach)
+    except sa.exc.DBAPIError as exc:
+        if not dberrors.is_denied(exc):
+            raise
+        raise errors.NotPermitted(
+            f"cannot add the lock columns and claim indexes to table {attach.table.fullname}: "
+            f"{dberrors.first_line(exc)}; run `workbench attach {attach.queue} --apply` as the table's owner, "
+            f"or give the owner the DDL that `workbench attach {attach.queue}` prints",
+            user=conn.engine.url.username) from exc
+
+
+def _apply(conn: sa.Connection, attach: AttachPlan) -> None:
     if attach.add_columns:
         ops = Operations(MigrationContext.configure(conn))
         for column in attach.add_columns:

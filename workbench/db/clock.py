@@ -180,3 +180,37 @@ def _add_ms_default(element: add_milliseconds, compiler: Any, **kw: Any) -> str:
 def _add_ms_mssql(element: add_milliseconds, compiler: Any, **kw: Any) -> str:
     when, ms = [compiler.process(c, **kw) for c in element.clauses]
     return f"DATEADD(millisecond, {ms}, {when})"
+
+
+# The date-times a lock listing shows are kept inside what Python's datetime can hold: another
+# program may have written 'infinity' (PostgreSQL) or a year past 9999, and one such row must not
+# break every listing of the queue. A week of margin leaves room for adding a lock duration.
+READABLE_FIRST, READABLE_LAST = "0001-01-02 00:00:00", "9999-12-24 00:00:00"
+
+
+class readable(FunctionElement[Any]):
+    """`when` clamped into the range Python can read (a no-op where the column cannot leave it)."""
+
+    inherit_cache = True
+
+    def __init__(self, when: ColumnElement[Any]) -> None:
+        self.type = when.type
+        super().__init__(when)
+
+
+@compiles(readable)
+def _readable_default(element: readable, compiler: Any, **kw: Any) -> str:
+    return compiler.process(list(element.clauses)[0], **kw)
+
+
+@compiles(readable, "postgresql")
+def _readable_pg(element: readable, compiler: Any, **kw: Any) -> str:
+    when = compiler.process(list(element.clauses)[0], **kw)
+    return f"LEAST(GREATEST({when}, '{READABLE_FIRST}'), '{READABLE_LAST}')"
+
+
+@compiles(readable, "mysql")
+@compiles(readable, "mariadb")
+def _readable_mysql(element: readable, compiler: Any, **kw: Any) -> str:
+    when = compiler.process(list(element.clauses)[0], **kw)
+    return f"LEAST({when}, '{READABLE_LAST}')"

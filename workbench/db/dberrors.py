@@ -41,6 +41,25 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(original).__name__
 
 
+# A missing privilege: PostgreSQL's insufficient_privilege, MySQL/MariaDB's "command denied" (1142)
+# and "access denied … to database" (1044), SQL Server's 262 and 1088.
+_DENIED_CODES = {"42501"}
+_DENIED_ERRNOS = {1142, 1044, 262, 1088}
+
+
+def is_denied(exc: sa.exc.DBAPIError) -> bool:
+    """Did the database refuse a statement for lack of a privilege?"""
+    orig = exc.orig
+    errno = orig.args[0] if orig is not None and orig.args and isinstance(orig.args[0], int) else None
+    return str(getattr(orig, "sqlstate", "") or "") in _DENIED_CODES or errno in _DENIED_ERRNOS \
+        or "permission denied" in str(orig).lower()
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of the driver's message, for a message that adds what to do."""
+    return _first_line(exc)
+
+
 @contextlib.contextmanager
 def translated() -> Iterator[None]:
     """Re-raise database exceptions as Busy, DatabaseUnavailable or InvalidValue."""

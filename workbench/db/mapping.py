@@ -16,6 +16,10 @@ from workbench.core import errors, models
 from workbench.db import clock, filters, values
 
 _UTC = dt.UTC
+# What a lock time or expiry that cannot be read is listed as: no expiry at all (the claim treats
+# the lock as expired), or text that is not a date-time (it never expires for the claim).
+UNREADABLE_PAST = dt.datetime(1, 1, 2, tzinfo=_UTC)
+UNREADABLE_FUTURE = dt.datetime(9999, 12, 24, tzinfo=_UTC)
 LEGACY_TOKEN_PREFIX = "@"  # tokens of tables without a token column: "@" + ISO lock time
 
 
@@ -39,6 +43,15 @@ MAX_VARIANTS = 8  # IN-list combinations worth one query each; beyond that, read
 def is_equality(condition: model.Condition) -> bool:
     """Can an index serve this condition as one exact value (so the rest of the index stays ordered)?"""
     return condition.op in ("eq", "null") or (condition.op == "in" and len(condition.value) == 1)
+
+
+def _kind_of(value: Any) -> str:
+    """What a TOML value is, in words."""
+    for kind, words in ((bool, "true/false"), (int, "a number"), (float, "a number"), (dt.datetime, "a date-time"),
+                        (dt.date, "a date"), (dt.time, "a time")):
+        if isinstance(value, kind):
+            return words
+    return f"a {type(value).__name__}"
 
 
 class _Binder:
@@ -65,6 +78,11 @@ class _Binder:
         raise self.fail(key, f"column '{name}' is not in table {self.queue.table_label}{more}")
 
     def value(self, column: sa.Column[Any], raw: Any, key: str) -> Any:
+        if isinstance(column.type, sa.String) and raw is not None and not isinstance(raw, str):
+            # A number for a text column would match only its text form: a queue that looks empty.
+            raise self.fail(key.split(f"queues.{self.queue.name}.", 1)[-1],
+                            f"{raw!r} is {_kind_of(raw)}, but column '{column.name}' holds text "
+                            f"({column.type}); write the value in quotes, e.g. \"{raw}\"")
         try:
             return values.coerce(column, raw)
         except errors.InvalidValue as exc:
@@ -199,7 +217,13 @@ class BoundQueue:
         return column
 
     def _bind_condition(self, binder: _Binder, condition: model.Condition) -> BoundCondition:
-        column = binder.column(condition.column, condition.key.split(f"queues.{self.name}.", 1)[-1])
+        key = condition.key.split(f"queues.{self.name}.", 1)[-1]
+        column = binder.column(condition.column, key)
+        if column in self.lock_columns:
+            # Every claim writes the lock columns: a row filtered on them would leave the queue when
+            # claimed and never come back when its lock expired.
+            raise binder.fail(key, f"column '{column.name}' holds the lock, which workbench tests itself; "
+                                   "remove it from the filter")
         if condition.op == "null":
             value: Any = condition.value
         elif condition.op in ("in", "not_in"):
@@ -217,7 +241,16 @@ class BoundQueue:
         return BoundAssignment(assignment, column, value)
 
     @staticmethod
-    def _leaves(conditions: list[BoundCondition], assignments: list[BoundAssignment]) -> bool | None:
+    def _holds_after(cond: BoundCondition, assignment: BoundAssignment) -> bool | None:
+        """Does `cond` hold on a row once `assignment` wrote its column? None when that cannot be known."""
+        kind = assignment.assignment.kind
+        if kind in ("value", "null"):
+            return filters.holds(cond.condition, cond.value, assignment.value if kind == "value" else None)
+        # The acting user or the database time: some value, never NULL; only a NULL test can tell.
+        return (not cond.value) if cond.condition.op == "null" else None
+
+    @classmethod
+    def _leaves(cls, conditions: list[BoundCondition], assignments: list[BoundAssignment]) -> bool | None:
         """True when the assignments surely make a row fail `conditions`; None when unknown."""
         written = {b.column.name: b for b in assignments}
         unknown = False
@@ -225,11 +258,10 @@ class BoundQueue:
             assignment = written.get(cond.column.name)
             if assignment is None:
                 continue
-            if assignment.assignment.kind in ("now", "user"):
-                unknown = True
-                continue
-            if filters.holds(cond.condition, cond.value, assignment.value) is False:
+            holds = cls._holds_after(cond, assignment)
+            if holds is False:
                 return True
+            unknown = unknown or holds is None
         return None if unknown else False
 
     def _check_workflow(self, binder: _Binder) -> None:
@@ -246,7 +278,7 @@ class BoundQueue:
                 if claimed is None:
                     continue
                 back = restored.get(cond.column.name)
-                if back is None or filters.holds(cond.condition, cond.value, back.value) is not True:
+                if back is None or self._holds_after(cond, back) is not True:
                     raise binder.fail("on_release", f"on_claim sets '{cond.column.name}', so on_release must "
                                       "set it back to a todo value, or released and expired items would "
                                       "leave the queue")
@@ -327,12 +359,29 @@ class BoundQueue:
         return variants
 
     def claimed_state_clause(self) -> sa.ColumnElement[bool] | None:
-        """Rows in the state a claim puts them in (only when claiming takes them out of todo)."""
-        if not self.claim_leaves_todo:
+        """Rows in the state a claim puts them in: `todo` with each column the claim writes replaced
+        by what it writes (None when the claim surely leaves a row matching `todo`).
+
+        An expired lock is served again when its row is waiting or in this state, whatever the claim
+        wrote: a value, NULL, the claimer's name (still in the lock user column) or the claim time.
+        """
+        if self._leaves(self.todo, self.on_claim) is False:
             return None
-        todo_columns = {b.column.name for b in self.todo}
-        parts = [b.column == sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True)
-                 for b in self.on_claim if b.assignment.kind == "value" and b.column.name in todo_columns]
+        written = {b.column.name: b for b in self.on_claim}
+        parts = []
+        for cond in self.todo:
+            b = written.get(cond.column.name)
+            kind = b.assignment.kind if b is not None else None
+            if b is None:
+                parts.append(cond.clause())
+            elif kind == "value":
+                parts.append(b.column == sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True))
+            elif kind == "null":
+                parts.append(b.column.is_(None))
+            elif kind == "user":
+                parts.append(b.column == self.user)
+            else:  # the claim time; an extension moves the lock time, so only "set" is known
+                parts.append(b.column.is_not(None))
         return sa.and_(*parts)
 
     def order_by(self) -> list[sa.ColumnElement[Any]]:
@@ -429,21 +478,49 @@ class BoundQueue:
 
     # -- reading ----------------------------------------------------------------------------
 
+    def readable_times(self) -> tuple[sa.ColumnElement[Any], sa.ColumnElement[Any]]:
+        """The lock time and the expiry for reading, kept inside Python's range (clock.readable):
+        a far-future or infinite value written by another program is listed, not a crash."""
+        time = clock.readable(self.time)
+        if self.expires is not None:
+            return time, clock.readable(self.expires)
+        return time, clock.readable(clock.add_seconds(time, self._seconds(self.config.lock_seconds)))
+
+    def read_type(self) -> sa.types.TypeEngine[Any]:
+        # SQLite keeps date-times as text, which _aware parses; SQLAlchemy's own parsing would
+        # raise on text another program wrote there.
+        return sa.String() if self.dialect == "sqlite" else sa.DateTime(timezone=self.aware)
+
+    def item_columns(self) -> list[sa.ColumnElement[Any]]:
+        """The table's columns for reading a whole row, its lock times readable (see readable_times)."""
+        times = {self.time.name: self.readable_times()[0]}
+        if self.expires is not None:
+            times[self.expires.name] = clock.readable(self.expires)
+        return [sa.type_coerce(times[c.name], self.read_type()).label(c.name) if c.name in times else c
+                for c in self.table.c]
+
     def lock_select_columns(self, now: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
         """Columns that describe a row's lock, plus the database clock, for lock_from_row()."""
         when = sa.DateTime(timezone=self.aware)
+        time, expiry = self.readable_times()
         return [
             self.key.label("wb_key"),
             self.user.label("wb_user"),
-            sa.type_coerce(self.time, when).label("wb_time"),
-            sa.type_coerce(self.expiry(), when).label("wb_expires"),
+            sa.type_coerce(time, self.read_type()).label("wb_time"),
+            sa.type_coerce(expiry, self.read_type()).label("wb_expires"),
             (self.token if self.token is not None else sa.null()).label("wb_token"),
             sa.type_coerce(now, when).label("wb_now"),
         ]
 
-    def _aware(self, value: dt.datetime) -> dt.datetime:
+    def _aware(self, value: dt.datetime | str | None) -> dt.datetime:
+        if value is None:  # no expiry: the claim treats the lock as expired
+            return UNREADABLE_PAST
         if value.__class__ is str:  # SQLite keeps times as text
-            value = dt.datetime.fromisoformat(value)  # type: ignore[arg-type]
+            try:
+                value = dt.datetime.fromisoformat(value)  # type: ignore[arg-type]
+            except ValueError:  # written by another program; it sorts after every date as text
+                return UNREADABLE_FUTURE
+        assert isinstance(value, dt.datetime)
         if value.tzinfo is None and not self.local_clock:
             return value.replace(tzinfo=_UTC)
         return value
@@ -457,6 +534,8 @@ class BoundQueue:
         combine = dt.datetime.combine
 
         def in_utc(value: dt.datetime) -> dt.datetime:
+            if value.__class__ is not dt.datetime:
+                return self._aware(value)  # NULL or text: see _aware
             return combine(value.date(), value.time(), _UTC)
 
         return in_utc

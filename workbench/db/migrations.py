@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import sqlalchemy as sa
 
 from workbench.core import errors
-from workbench.db import clock, tables
+from workbench.db import clock, dberrors, tables
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,17 +69,45 @@ def current_version(conn: sa.Connection, schema: str | None) -> int:
 def upgrade(engine: sa.Engine, schema: str | None = None) -> list[Migration]:
     """Apply every missing migration in order; returns those applied."""
     metadata, _, version = tables.build_metadata(schema)
-    with engine.begin() as conn:
+    with _creating(engine, schema), engine.begin() as conn:
         version.create(conn, checkfirst=True)
     applied = []
     for migration in MIGRATIONS:
-        with engine.begin() as conn:
+        with _creating(engine, schema), engine.begin() as conn:
             if current_version(conn, schema) >= migration.version:
                 continue
             migration.apply(conn, metadata)
             conn.execute(sa.insert(version).values(version=migration.version, applied_at=clock.db_now()))
         applied.append(migration)
     return applied
+
+
+# The grant that lets a login create tables, per database (PostgreSQL 15+ no longer grants
+# CREATE on schema public to everyone).
+_CREATE_GRANT = {
+    "postgresql": "GRANT CREATE ON SCHEMA {schema} TO {login}",
+    "mysql": "GRANT CREATE, ALTER, INDEX ON {schema}.* TO {login}",
+    "mariadb": "GRANT CREATE, ALTER, INDEX ON {schema}.* TO {login}",
+    "mssql": "GRANT CREATE TABLE TO {login}; GRANT ALTER ON SCHEMA::{schema} TO {login}",
+}
+
+
+@contextlib.contextmanager
+def _creating(engine: sa.Engine, schema: str | None) -> Iterator[None]:
+    """Say which statement (workbench's own tables) and which grant is missing when the login may
+    not create tables."""
+    try:
+        yield
+    except sa.exc.DBAPIError as exc:
+        if not dberrors.is_denied(exc):
+            raise
+        where = schema or engine.dialect.default_schema_name or engine.url.database or "the default schema"
+        login = engine.url.username or "<login>"
+        grant = _CREATE_GRANT.get(engine.dialect.name)
+        how = f"or {grant.format(schema=where, login=login)}" if grant else "or grant this login CREATE there"
+        raise errors.NotPermitted(
+            f"cannot create workbench's tables in schema {where}: {dberrors.first_line(exc)}; run "
+            f"`workbench init` as the schema's owner, {how}", user=engine.url.username) from exc
 
 
 def check(conn: sa.Connection, schema: str | None) -> None:

@@ -62,24 +62,44 @@ class Workbench:
         return applied
 
     def queue(self, name: str) -> workqueue.WorkQueue:
-        """The named queue, its table reflected and every configured name checked."""
+        """The named queue, its table reflected and every configured name checked.
+
+        The first call checks every queue of the config (see validate), so a config that one
+        command would refuse is refused by all of them, before anything runs.
+        """
         with self._lock:
-            if name not in self._queues:
-                if name not in self.config.queues:
-                    names = ", ".join(self.config.queues)
-                    raise errors.UsageError(f"no queue named '{name}' in {self.config.path} (queues: {names})")
-                self._queues[name] = self._bind(self.config.queues[name])
+            if name not in self.config.queues:
+                names = ", ".join(self.config.queues)
+                raise errors.UsageError(f"no queue named '{name}' in {self.config.path} (queues: {names})")
+            if not self._queues:
+                bound = self.db.read(lambda conn: self._check(conn, attaching=False, schema=True))
+                self._queues = {n: self._work_queue(q) for n, q in bound.items()}
             return self._queues[name]
 
-    def _bind(self, queue_config: model.QueueConfig) -> workqueue.WorkQueue:
-        def bind(conn: sa.Connection) -> mapping.BoundQueue:
-            if not self._schema_checked:
-                migrations.check(conn, self.config.database.workbench_schema)
-                self._schema_checked = True
-            table = mapping.reflect_table(conn, queue_config, self.config.path)
-            return mapping.BoundQueue(queue_config, table, config_path=self.config.path,
-                                      dialect=self.db.dialect, local_clock=self.config.database.clock == "local")
+    def validate(self, *, attaching: bool = False) -> None:
+        """Check the whole config against the database: every queue's names, types and workflow
+        rules, as a claim would. Changes nothing; raises ConfigError with the file, key and fix.
 
-        bound = self.db.read(bind)
-        trail = audit_mod.AuditTrail(self.audit_table, queue_config.name, self.cooldown_table)
+        attaching: check the tables as `attach --apply` would leave them (lock columns added).
+        """
+        self.db.read(lambda conn: self._check(conn, attaching=attaching, schema=False))
+
+    def _check(self, conn: sa.Connection, *, attaching: bool, schema: bool) -> dict[str, mapping.BoundQueue]:
+        """The one place a config is bound to its tables: every queue, or a ConfigError."""
+        from workbench.db import attach
+
+        if schema and not self._schema_checked:
+            migrations.check(conn, self.config.database.workbench_schema)
+            self._schema_checked = True
+        bound = {}
+        for name, queue_config in self.config.queues.items():
+            table = attach.plan(conn, queue_config, self.config.path).table if attaching else \
+                mapping.reflect_table(conn, queue_config, self.config.path)
+            bound[name] = mapping.BoundQueue(queue_config, table, config_path=self.config.path,
+                                             dialect=self.db.dialect,
+                                             local_clock=self.config.database.clock == "local")
+        return bound
+
+    def _work_queue(self, bound: mapping.BoundQueue) -> workqueue.WorkQueue:
+        trail = audit_mod.AuditTrail(self.audit_table, bound.name, self.cooldown_table)
         return workqueue.WorkQueue(self.db, bound, trail, self.method)

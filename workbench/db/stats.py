@@ -160,10 +160,11 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     exactly those items (see `_activity`).
     """
     reading = Clock.read(conn, q)  # one reading for the whole board
-    when = sa.DateTime(timezone=q.aware)
+    when = q.read_type()
     held = [*q.scope_clause(), q.user.is_not(None), q.time.is_not(None)]
-    columns = [q.key, q.user, _fast_time(conn, sa.type_coerce(q.time, when)),
-               _fast_time(conn, sa.type_coerce(q.expiry(), when)), *q.list_columns]
+    time, expiry = q.readable_times()
+    columns = [q.key, q.user, _fast_time(conn, sa.type_coerce(time, when)),
+               _fast_time(conn, sa.type_coerce(expiry, when)), *q.list_columns]
     merged = q.token is not None and conn.dialect.name in _JOINED
     packed = merged and conn.dialect.name in _PACKED
     if packed:  # after the list columns: the lock's extensions and last activity, as one text
@@ -363,8 +364,11 @@ class _IsoDateTime(sa.types.TypeDecorator[dt.datetime]):
     impl = sa.String
     cache_ok = True
 
-    def process_result_value(self, value: Any, dialect: Any) -> dt.datetime | None:
-        return None if value is None else dt.datetime.fromisoformat(value)
+    def process_result_value(self, value: Any, dialect: Any) -> dt.datetime | str | None:
+        try:
+            return None if value is None else dt.datetime.fromisoformat(value)
+        except ValueError:  # e.g. a zero date another program wrote: listed as unreadable (mapping._aware)
+            return str(value)
 
 
 def _streamed(conn: sa.Connection, stmt: sa.Select[Any]) -> sa.CursorResult[Any]:

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors
 
+_FLOAT_MAX = decimal.Decimal("1.7976931348623157e308")  # the largest double
 _TRUE = {"true", "t", "yes", "y", "1", "on"}
 _FALSE = {"false", "f", "no", "n", "0", "off"}
 
@@ -28,6 +29,9 @@ def python_type(column: sa.Column[Any]) -> type | None:
 def coerce(column: sa.Column[Any], raw: Any) -> Any:
     """`raw` converted for `column`; strings are parsed, typed values are checked."""
     kind = column.type
+    if isinstance(raw, str) and "\x00" in raw:
+        # SQLite and MariaDB would store it and cut the text short in other programs; PostgreSQL refuses it.
+        raise _fail(column, "contains a NUL character (\\0), which text in a database cannot hold; remove it")
     if raw is None or (isinstance(raw, str) and raw == "" and not isinstance(kind, sa.String)):
         if not column.nullable:
             raise _fail(column, "a value is required (the column does not allow empty values)")
@@ -82,13 +86,14 @@ def _integer(column: sa.Column[Any], raw: Any) -> int:
             value = int(text)
         except ValueError:
             raise _fail(column, f"{raw!r} is not a whole number") from None
-    limit = None
     # Plain INTEGER is 32-bit on most servers but 64-bit on SQLite; the server reports that overflow.
+    # No database has whole numbers wider than 64 bits (SQLite's driver cannot even send one).
+    limit = 2**63
     for base, bound in ((sa.SmallInteger, 2**15), (sa.BigInteger, 2**63)):
         if isinstance(column.type, base):
             limit = bound
             break
-    if limit is not None and not -limit <= value < limit:
+    if not -limit <= value < limit:
         raise _fail(column, f"{value} is out of range for this column")
     return value
 
@@ -102,9 +107,16 @@ def _number(column: sa.Column[Any], raw: Any) -> Any:
         raise _fail(column, f"{raw!r} is not a number") from None
     if not value.is_finite():
         raise _fail(column, f"{raw!r} is not a finite number")
+    if isinstance(kind, sa.Float) or not kind.asdecimal:
+        if abs(value) > _FLOAT_MAX:
+            raise _fail(column, f"{raw} is too large for this column")
     if not isinstance(kind, sa.Float) and kind.precision is not None:
         scale = kind.scale or 0
-        quantized = value.quantize(decimal.Decimal(1).scaleb(-scale))
+        if value.adjusted() >= kind.precision - scale:  # before quantize, which fails on huge values
+            raise _fail(column, f"{raw} is too large (at most {kind.precision - scale} digits before the point)")
+        with decimal.localcontext() as context:
+            context.prec = max(context.prec, kind.precision + 1)  # NUMERIC(38, …) has more than 28 digits
+            quantized = value.quantize(decimal.Decimal(1).scaleb(-scale))
         if quantized != value:
             raise _fail(column, f"{raw} has more than {scale} decimal places")
         digits = len(quantized.as_tuple().digits) if quantized else 0

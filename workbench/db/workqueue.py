@@ -83,7 +83,7 @@ class WorkQueue:
         def read(conn: sa.Connection) -> models.ItemView:
             now = q.now()
             waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), True), else_=False)
-            row = conn.execute(sa.select(*q.table.c, *q.lock_select_columns(now), waiting.label("wb_waiting"))
+            row = conn.execute(sa.select(*q.item_columns(), *q.lock_select_columns(now), waiting.label("wb_waiting"))
                                .where(q.key == key)).mappings().first()
             if row is None:
                 raise errors.InvalidValue(f"{q.name} has no item with key {key!r} "
