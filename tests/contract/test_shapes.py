@@ -13,6 +13,7 @@ from sqlalchemy.dialects import mysql
 
 from tests import support
 from workbench.core import errors
+from workbench.db import attach
 
 # -- shape 2: a legacy table with only a lock-user and a lock-time column and a processed flag ----
 
@@ -125,6 +126,17 @@ def test_legacy_tokens_cannot_be_rebuilt_from_what_workbench_prints(
     code, done, _ = support.run_cli(capsys, "--config", config, "--user", "alice", "--json", "complete", "orders",
                                     key, "--token", token)
     assert code == 0 and done["outcome"] == "done" and env.row(wb, "orders", key)["processed"] == 1, (done, token, stored)
+
+
+def test_attach_says_when_a_legacy_fence_keeps_whole_seconds(native_env: support.Env) -> None:
+    env = native_env
+    wb = _legacy(env)  # a plain DATETIME: whole seconds on MySQL/MariaDB
+    config = env.load(LEGACY_CONFIG)
+    with wb.engine.begin() as conn:
+        notes = attach.plan(conn, config.queues["orders"], config.path).notes
+    guessable = [n for n in notes if "can be guessed" in n]
+    assert bool(guessable) == env.backend.startswith("mariadb"), notes
+    assert all("lock_time" in n and "DATETIME(6)" in n for n in guessable)
 
 
 def test_legacy_stale_token_after_expiry(env: support.Env) -> None:
