@@ -128,6 +128,27 @@ def test_legacy_tokens_cannot_be_rebuilt_from_what_workbench_prints(
     assert code == 0 and done["outcome"] == "done" and env.row(wb, "orders", key)["processed"] == 1, (done, token, stored)
 
 
+def test_a_refused_complete_does_not_give_away_the_new_holders_lock_time(
+        native_env: support.Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """After a reassignment the old holder's error names when it happened: the new lock's time
+    (to the microsecond on PostgreSQL), which must not be printed finer than the second."""
+    env = native_env
+    wb = _legacy(env, lock_time=sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb"))
+    config = env.write_config(LEGACY_CONFIG)
+    q = wb.queue("orders")
+    alice = q.claim_next("alice")[0].lock
+    q.reassign("sue", alice.key, "bob", "alice is out")
+    bob = q.mine("bob")[0]
+    code, out, _ = support.run_cli(capsys, "--config", config, "--user", "alice", "--json", "complete", "orders",
+                                   alice.key, "--token", alice.token)
+    assert code == 4 and out["error"]["cause"] == "reassigned"
+    assert "." not in out["error"]["at"] and "@" + out["error"]["at"] != bob.token
+    code, out, _ = support.run_cli(capsys, "--config", config, "--user", "bob", "--json", "history", "orders",
+                                   alice.key)
+    assert code == 0 and all("." not in event["at"] for event in out)
+    q.complete("bob", bob.key, bob.token)
+
+
 def test_attach_says_when_a_legacy_fence_keeps_whole_seconds(native_env: support.Env) -> None:
     env = native_env
     wb = _legacy(env)  # a plain DATETIME: whole seconds on MySQL/MariaDB
