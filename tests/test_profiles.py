@@ -267,3 +267,27 @@ def test_cli_refuses_to_store_without_a_keyring(capsys: pytest.CaptureFixture[st
     code, _, err = _cli(capsys, "profile", "password", "office", "--stdin")
     assert code == 1 and "no OS password store" in err and credentials.PASSWORD_ENV in err
     assert "pw" not in profiles.ProfileStore().path.read_text()
+
+
+@pytest.mark.parametrize("given", [
+    ["--db-user", "alice:S3cr3t-pw"],
+    ["--db-user", "alice", "--database", "cases?password=S3cr3t-pw"],
+    ["--db-user", "alice", "--database", "cases;PWD=S3cr3t-pw"],
+    ["--db-user", "alice", "--database", "cases?sslmode=require&passwd=S3cr3t-pw"],
+    ["--db-user", "alice", "--database", "cases%3Fpassword%3DS3cr3t-pw"],
+    ["--db-user", "alice", "--host", "alice:S3cr3t-pw@db"],
+    ["--db-user", "alice", "--option", "application_name=x;pwd=S3cr3t-pw"],
+])
+def test_profile_add_refuses_a_password_in_any_field(capsys: pytest.CaptureFixture[str], given: list[str]) -> None:
+    store = profiles.ProfileStore()
+    code, out, err = _cli(capsys, "profile", "add", "office", "--kind", "postgresql", "--host", "db",
+                          "--database", "cases", "--published", *given)
+    assert code == 2, (out, err)
+    assert "must not contain a password" in err and "keyring" in err and "WORKBENCH_DB_PASSWORD" in err
+    assert "S3cr3t" not in out + err
+    written = store.path.read_text(encoding="utf-8") if store.path.exists() else ""
+    assert "S3cr3t" not in written
+    # The same check as a config file's database.url: one rule for both.
+    code, _, err = _cli(capsys, "--json", "profile", "add", "office", "--kind", "postgresql", "--host", "db",
+                        "--database", "cases", "--db-user", "alice", "--published")
+    assert code == 0 and "S3cr3t" not in store.path.read_text(encoding="utf-8")

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from tests import support
 from workbench import demo
+from workbench.core import errors
 from workbench.db import claims
+from workbench.db.claims import stepwise
 
 PROCESSES = 8
 ROWS = 2400
@@ -103,3 +107,74 @@ def test_a_claim_in_progress_does_not_starve_other_claimers(native_env: support.
         # in order, and a sorting locking read would have locked every waiting row.
         others = q.claim_next("quick", 3)
         assert len(others) == 3 and not {c.lock.key for c in others} & held_keys
+
+
+def _without_row_locks(stmt: Any) -> Any:
+    """The statement without FOR UPDATE [SKIP LOCKED]: what an engine that ignores it (TiDB) runs."""
+    if stmt is None:
+        return None
+    stmt = stmt._generate()
+    stmt._for_update_arg = None
+    return stmt
+
+
+def test_a_database_that_does_not_lock_skip_locked_rows_still_hands_each_row_to_one(
+        native_env: support.Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stepwise claim re-checks the claim condition in its UPDATE: when the row it read was
+    claimed by someone else in between (the read did not lock it), it picks again."""
+    env = native_env
+    if env.backend == "sqlite":
+        pytest.skip("SQLite has one writer at a time (BEGIN IMMEDIATE); nobody can claim in between")
+    wb = env.demo(queues={"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}})
+    q = wb.queue("cases")
+    if env.backend.startswith("mariadb"):
+        assert "mariadb" in claims.server_version_text(wb.engine).lower()
+        assert claims.auto_name(wb.engine) == "select-skip-locked"
+    method = stepwise.mysql_claim()  # on PostgreSQL too, where `select-skip-locked` may be configured
+    real_statements, real_candidates = method.statements, method.candidates
+
+    def unlocked(*args: Any, **kwargs: Any) -> Any:
+        s = real_statements(*args, **kwargs)
+        return dataclasses.replace(s, expired=_without_row_locks(s.expired),
+                                   free=[_without_row_locks(f) for f in s.free],
+                                   lock_one=_without_row_locks(s.lock_one))
+
+    others: list[Any] = []
+
+    def raced(*args: Any) -> list[Any]:
+        found = real_candidates(*args)
+        if not others:  # between our read and our write, bob claims (and commits) the same head row
+            others.append(q.claim_next("bob")[0])
+            assert others[0].lock.key in {c["wb_ckey"] for c in found}
+        return found
+
+    monkeypatch.setattr(method, "statements", unlocked)
+    monkeypatch.setattr(method, "candidates", raced)
+    mine = method.claim_next(wb.db, q.q, q.trail, "alice", 1)
+    assert len(mine) == 1 and len(others) == 1
+    bob, alice = others[0].lock, mine[0].lock
+    assert alice.key != bob.key, "one row was handed to two people"
+    holders = {lock.key: lock.owner for lock in q.locks()}
+    assert holders == {bob.key: "bob", alice.key: "alice"}
+    q.complete("bob", bob.key, bob.token)
+    q.complete("alice", alice.key, alice.token)
+    claimed = [e for e in env.audit(wb, "cases") if e["event"] == "claim"]
+    assert sorted(e["item_key"] for e in claimed) == sorted([str(bob.key), str(alice.key)])
+
+
+@pytest.mark.parametrize(("version", "method"), [
+    ("8.0.11-TiDB-v7.5.0", "portable"),
+    ("5.7.25-TiDB-v6.5.1", "portable"),
+    ("8.0.36", "select-skip-locked"),
+    ("8.0.0", "portable"),
+])
+def test_mysql_look_alikes_that_do_not_lock_get_the_portable_claim(
+        version: str, method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = sa.create_engine("mysql+pymysql://u@127.0.0.1:1/x")  # never connected: the version is given
+    engine.dialect.server_version_info = engine.dialect._parse_server_version(version)
+    monkeypatch.setattr(claims, "server_version_text", lambda _engine: version)
+    assert claims.auto_name(engine) == method
+    assert type(claims.choose(engine, "auto")).__name__ == ("PortableClaim" if method == "portable" else "StepwiseClaim")
+    if "TiDB" in version:
+        with pytest.raises(errors.ConfigError, match="TiDB"):
+            claims.choose(engine, "select-skip-locked")

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import re
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 from tests import support
 from workbench.core import errors
+from workbench.db import attach
 
 # -- shape 2: a legacy table with only a lock-user and a lock-time column and a processed flag ----
 
 LEGACY_CONFIG = support.sample_config("legacy-orders")
 
 
-def _legacy(env: support.Env, rows: int = 6) -> Any:
+def _legacy(env: support.Env, rows: int = 6, lock_time: Any = None) -> Any:
     md = sa.MetaData()
     table = sa.Table(
         "legacy_orders", md,
@@ -27,7 +31,7 @@ def _legacy(env: support.Env, rows: int = 6) -> Any:
         sa.Column("processed", sa.Integer, nullable=False),
         sa.Column("lock_user", sa.String(50)),
         # A plain DATETIME: whole seconds on MySQL/MariaDB, as legacy tables usually have.
-        sa.Column("lock_time", sa.DateTime),
+        sa.Column("lock_time", lock_time if lock_time is not None else sa.DateTime),
     )
     md.create_all(env.engine)
     with env.engine.begin() as conn:
@@ -66,6 +70,94 @@ def test_legacy_claim_fences_complete_on_lock_time(env: support.Env) -> None:
     held = q.mine("carol")[0]
     q.release("carol", held.key, held.token)
     assert a.lock.key not in {c.lock.key for c in q.claim_next("dave", 10)}
+
+
+_PRINTED_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[+-]\d{2}:\d{2}| UTC)?")
+
+
+def test_legacy_tokens_cannot_be_rebuilt_from_what_workbench_prints(
+        native_env: support.Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """A token of a table without a token column is the lock time at full precision; whatever
+    `locks`, `show`, `board` and `history` print (text, --json, CSV), a token built from it is refused."""
+    env = native_env
+    wb = _legacy(env, lock_time=sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb"))
+    config = env.write_config(LEGACY_CONFIG)
+    q = wb.queue("orders")
+    for _ in range(5):  # a lock time that happens to fall on a whole second cannot show the point
+        code, claim, _ = support.run_cli(capsys, "--config", config, "--user", "alice", "--json", "next", "orders")
+        assert code == 0, claim
+        key, token = claim["key"], claim["token"]
+        stored = env.row(wb, "orders", key)["lock_time"]
+        stored = dt.datetime.fromisoformat(stored) if isinstance(stored, str) else stored
+        if stored.microsecond:
+            break
+        q.release("alice", key, token)
+    assert stored.microsecond, "the lock time is kept below the second"
+    printed = []
+    for args in (["locks", "orders"], ["show", "orders", key], ["board", "orders"], ["board", "orders", "--csv"],
+                 ["history", "orders", key], ["health", "orders"]):
+        for form in ([], ["--json"]) if "--csv" not in args else ([],):
+            code, out, err = support.run_cli(capsys, "--config", config, "--user", "bob", *form, *args)
+            assert code == 0, (args, err)
+            printed.append(out if isinstance(out, str) else json.dumps(out))
+    text = "\n".join(printed)
+    times = _PRINTED_TIME.findall(text)
+    assert times, text
+    fractions = [t for t in times if "." in t]
+    assert not fractions, f"printed times carry the lock time's fraction of a second: {fractions}"
+    assert token.split("T")[-1][:8] in text  # the second itself is shown; the fence lies below it
+    candidates = set()
+    for found in times:
+        when = dt.datetime.fromisoformat(found.replace(" UTC", "+00:00"))
+        when = when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when
+        candidates.add("@" + when.isoformat())
+    assert token not in candidates
+    for forged in sorted(candidates):
+        for user in ("alice", "bob"):  # alice's name, as another user can claim it with --user
+            code, out, _ = support.run_cli(capsys, "--config", config, "--user", user, "complete", "orders",
+                                           key, "--token", forged)
+            assert code == 4, (forged, out)
+    # The user is part of the fence: alice's real token is refused for anyone else.
+    for write in (lambda: q.save("bob", key, token, {"note": "not mine"}), lambda: q.extend("bob", key, token),
+                  lambda: q.release("bob", key, token), lambda: q.complete("bob", key, token)):
+        with pytest.raises(errors.LockLost):
+            write()
+    assert env.row(wb, "orders", key)["lock_user"] == "alice"
+    code, done, _ = support.run_cli(capsys, "--config", config, "--user", "alice", "--json", "complete", "orders",
+                                    key, "--token", token)
+    assert code == 0 and done["outcome"] == "done" and env.row(wb, "orders", key)["processed"] == 1, (done, token, stored)
+
+
+def test_a_refused_complete_does_not_give_away_the_new_holders_lock_time(
+        native_env: support.Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """After a reassignment the old holder's error names when it happened: the new lock's time
+    (to the microsecond on PostgreSQL), which must not be printed finer than the second."""
+    env = native_env
+    wb = _legacy(env, lock_time=sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb"))
+    config = env.write_config(LEGACY_CONFIG)
+    q = wb.queue("orders")
+    alice = q.claim_next("alice")[0].lock
+    q.reassign("sue", alice.key, "bob", "alice is out")
+    bob = q.mine("bob")[0]
+    code, out, _ = support.run_cli(capsys, "--config", config, "--user", "alice", "--json", "complete", "orders",
+                                   alice.key, "--token", alice.token)
+    assert code == 4 and out["error"]["cause"] == "reassigned"
+    assert "." not in out["error"]["at"] and "@" + out["error"]["at"] != bob.token
+    code, out, _ = support.run_cli(capsys, "--config", config, "--user", "bob", "--json", "history", "orders",
+                                   alice.key)
+    assert code == 0 and all("." not in event["at"] for event in out)
+    q.complete("bob", bob.key, bob.token)
+
+
+def test_attach_says_when_a_legacy_fence_keeps_whole_seconds(native_env: support.Env) -> None:
+    env = native_env
+    wb = _legacy(env)  # a plain DATETIME: whole seconds on MySQL/MariaDB
+    config = env.load(LEGACY_CONFIG)
+    with wb.engine.begin() as conn:
+        notes = attach.plan(conn, config.queues["orders"], config.path).notes
+    guessable = [n for n in notes if "can be guessed" in n]
+    assert bool(guessable) == env.backend.startswith("mariadb"), notes
+    assert all("lock_time" in n and "DATETIME(6)" in n for n in guessable)
 
 
 def test_legacy_stale_token_after_expiry(env: support.Env) -> None:

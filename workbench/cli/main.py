@@ -14,7 +14,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.cli import argtypes, output, permission_commands, profile_commands, stats_commands
-from workbench.core import errors
+from workbench.core import errors, models
 
 EXIT_CODES = """exit codes:
   0  ok
@@ -193,7 +193,8 @@ def _report(exc: BaseException, as_json: bool, prefix: str = "") -> None:
         error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "exit_code": code}
         for field in ("cause", "holder", "by", "at", "reason", "column", "file", "key", "user"):
             if hasattr(exc, field) and getattr(exc, field) is not None:
-                error[field] = getattr(exc, field)
+                value = getattr(exc, field)
+                error[field] = models.shown(value) if field == "at" else value  # may be another's lock time
         output.dump_json({"error": error})
 
 
@@ -355,6 +356,9 @@ def cmd_show(args: argparse.Namespace, as_json: bool) -> int:
             data["lock"].pop("token")
         if q.q.token is not None:
             data["item"].pop(q.q.token.name, None)
+        for column in (q.q.time, q.q.expires):  # the lock time is the fence of a table without a token column
+            if column is not None and column.name in data["item"]:
+                data["item"][column.name] = models.shown(data["item"][column.name])
         output.dump_json(data)
     else:
         lock = view.lock

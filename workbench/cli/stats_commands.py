@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workbench.cli import argtypes, output
-from workbench.core import durations, errors
+from workbench.core import durations, errors, models
 
 
 def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
@@ -55,8 +55,8 @@ def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
     elif as_csv:
         _csv(["key", "owner", "locked_at", "expires_at", "last_activity", "age_seconds", "remaining_seconds",
               "idle_seconds", "extensions", "expired", *names],
-             [[r.key, r.owner, r.locked_at, r.expires_at, r.last_activity, round(r.age.total_seconds(), 3),
-               round(r.remaining.total_seconds(), 3), round(r.idle.total_seconds(), 3), r.extensions,
+             [[r.key, r.owner, *(models.shown(t) for t in (r.locked_at, r.expires_at, r.last_activity)),
+               *(models.seconds(d) for d in (r.age, r.remaining, r.idle)), r.extensions,
                r.expired, *(r.summary.get(n) for n in names)] for r in rows])
     elif not rows:
         print("no locks")

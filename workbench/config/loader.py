@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from workbench.config import model
+from workbench.config import model, secrets
 from workbench.core import durations, errors
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
@@ -280,16 +280,8 @@ def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None
 
 def _refuse_password(reader: _Reader, url: str) -> None:
     """Passwords live in the OS keyring or the environment, never in a config file."""
-    from urllib.parse import unquote, urlsplit
-
-    try:
-        has_password = bool(urlsplit(url).password)
-    except ValueError:
-        has_password = False
-    text = unquote(url).lower()
-    if has_password or re.search(r"(^|[;?&])(pwd|password)=[^;&]", text):
-        raise reader.fail("database.url", "must not contain a password; remove it and supply the password "
-                          "through the OS keyring or the WORKBENCH_DB_PASSWORD environment variable")
+    if secrets.password_in(url):
+        raise reader.fail("database.url", f"must not contain a password; {secrets.KEYRING_HINT}")
 
 
 def _resolve_sqlite_path(url: str, base_dir: Path | None) -> str:

@@ -7,12 +7,13 @@ import os
 import re
 import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.config import paths
+from workbench.config import paths, secrets
 from workbench.core import errors
 
 FILE_NAME = "profiles.toml"
@@ -130,6 +131,7 @@ def check(profile: Profile) -> None:
         raise fail("kind", f"must be one of {', '.join(KINDS)}")
     if profile.driver and profile.driver not in DRIVERS[profile.kind]:
         raise fail("driver", f"{KIND_LABELS[profile.kind]} connects with {', '.join(DRIVERS[profile.kind])}")
+    _refuse_passwords(profile, fail)
     if profile.kind == "sqlite":
         if not profile.path.strip():
             raise fail("path", "choose the SQLite database file")
@@ -161,6 +163,17 @@ def check(profile: Profile) -> None:
                              "published)")
     if profile.source == "file" and not profile.config.strip():
         raise fail("config", "choose the queue config file, or use the settings published in the database")
+
+
+def _refuse_passwords(profile: Profile, fail: Callable[[str, str], errors.ConfigError]) -> None:
+    """A password typed into any field (user "alice:PW", database "cases?password=…", an option's
+    value) would be written to profiles.toml: refused, as a config file's URL is, without echoing it."""
+    fields = {"user": profile.user, "host": profile.host, "database": profile.database, "path": profile.path,
+              "odbc_driver": profile.odbc_driver, **{f"options.{k}": v for k, v in profile.options.items()}}
+    for key, text in fields.items():
+        login = text.rpartition("@")[0] if key == "host" else text if key == "user" else ""
+        if ":" in login or secrets.password_in(text):
+            raise fail(key, f"must not contain a password; {secrets.KEYRING_HINT}")
 
 
 def from_toml(name: str, data: dict[str, Any], file: str) -> Profile:

@@ -22,6 +22,29 @@ class EventKind(str, enum.Enum):
     COMPLETE = "complete"
 
 
+def shown(value: Any) -> Any:
+    """A lock time as workbench prints it (text, --json, CSV): whole seconds.
+
+    A table without a token column fences on the lock time at the full precision it stores
+    (microseconds), and its token is built from that time; printing fewer digits keeps the token
+    from being rebuilt from what `locks`, `show`, `board` or `history` show anyone.
+    """
+    if isinstance(value, str):  # SQLite may keep a lock time as text
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        return value.replace(microsecond=0).isoformat(sep=" ")
+    if isinstance(value, (dt.datetime, dt.time)):
+        return value.replace(microsecond=0)
+    return value
+
+
+def seconds(value: dt.timedelta) -> int:
+    """A duration as workbench prints it: whole seconds (finer would give away the lock time)."""
+    return round(value.total_seconds())
+
+
 class _LockTimes:
     """Age, time left and expiry of a lock, on the database clock reading taken with it."""
 
@@ -57,9 +80,8 @@ class Lock(_LockTimes):
     def to_dict(self) -> dict[str, Any]:
         return {
             "queue": self.queue, "key": self.key, "owner": self.owner, "token": self.token,
-            "locked_at": self.locked_at, "expires_at": self.expires_at,
-            "age_seconds": round(self.age.total_seconds(), 3),
-            "remaining_seconds": round(self.remaining.total_seconds(), 3),
+            "locked_at": shown(self.locked_at), "expires_at": shown(self.expires_at),
+            "age_seconds": seconds(self.age), "remaining_seconds": seconds(self.remaining),
             "expired": self.expired,
         }
 
@@ -114,6 +136,7 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["kind"] = self.kind.value
+        data["at"] = shown(self.at)  # a claim's time is its lock time
         return data
 
 
@@ -159,10 +182,9 @@ class BoardRow(_LockTimes):
     def to_dict(self) -> dict[str, Any]:
         return {
             "queue": self.queue, "key": self.key, "owner": self.owner,
-            "locked_at": self.locked_at, "expires_at": self.expires_at, "last_activity": self.last_activity,
-            "age_seconds": round(self.age.total_seconds(), 3),
-            "remaining_seconds": round(self.remaining.total_seconds(), 3),
-            "idle_seconds": round(self.idle.total_seconds(), 3),
+            "locked_at": shown(self.locked_at), "expires_at": shown(self.expires_at),
+            "last_activity": shown(self.last_activity), "age_seconds": seconds(self.age),
+            "remaining_seconds": seconds(self.remaining), "idle_seconds": seconds(self.idle),
             "extensions": self.extensions, "expired": self.expired, "summary": dict(self.summary),
         }
 
@@ -186,6 +208,7 @@ class QueueHealth:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["release_reasons_today"] = [{"reason": r, "count": n} for r, n in self.release_reasons_today]
+        data["db_now"] = shown(self.db_now)
         return data
 
 

@@ -65,6 +65,7 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
     binder = mapping._Binder(queue, full, config_path)
     existing = {ix.name for ix in table.indexes if ix.name}
     indexes = [ix for ix in _indexes(queue, full, binder, dialect, notes) if ix.name not in existing]
+    notes += _guessable_fence(queue, full)
     return AttachPlan(queue=queue.name, table=full, add_columns=add, indexes=indexes, notes=notes)
 
 
@@ -168,3 +169,18 @@ def _apply(conn: sa.Connection, attach: AttachPlan) -> None:
             ops.add_column(attach.table.name, column._copy(), schema=attach.table.schema)
     for index in attach.indexes:
         index.create(conn)
+
+
+def _guessable_fence(queue: model.QueueConfig, table: sa.Table) -> list[str]:
+    """Say so when a table without a token column keeps its lock time (the fence) in whole seconds."""
+    column = table.c.get(queue.lock.time) if not queue.lock.token else None
+    if column is None:
+        return []
+    kind = column.type
+    fraction = getattr(kind, "fsp", getattr(kind, "precision", None))
+    if not (hasattr(kind, "fsp") and not fraction) and fraction != 0 and type(kind).__name__ != "SMALLDATETIME":
+        return []
+    note = (f"queue {queue.name} has no token column, so its lock time is the fence, and column '{column.name}' "
+            "keeps whole seconds: a lock token can be guessed from when the item was locked; give the column "
+            "fractions of a second (e.g. DATETIME(6)) or configure a token column (lock.token)")
+    return [note]

@@ -214,3 +214,25 @@ def _readable_pg(element: readable, compiler: Any, **kw: Any) -> str:
 def _readable_mysql(element: readable, compiler: Any, **kw: Any) -> str:
     when = compiler.process(list(element.clauses)[0], **kw)
     return f"LEAST({when}, '{READABLE_LAST}')"
+
+
+class ExactTime(sa.types.TypeDecorator[Any]):
+    """A date-time parameter that reaches the server with all its microseconds.
+
+    The fence of a table without a token column compares the lock time exactly. MariaDB's ODBC
+    driver drops the fraction of a bound datetime (so `lock_time = ?` never matched a DATETIME(6)
+    lock), hence MySQL and MariaDB get it as text, which the server converts exactly.
+    """
+
+    impl = sa.DateTime
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Any) -> Any:
+        if dialect.name in ("mysql", "mariadb"):
+            return dialect.type_descriptor(sa.String(26))
+        return dialect.type_descriptor(sa.DateTime())
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        if dialect.name in ("mysql", "mariadb") and hasattr(value, "strftime"):
+            return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return value

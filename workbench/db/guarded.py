@@ -140,7 +140,7 @@ class GuardedWriter:
         user = q.user == sa.bindparam("wb_user", type_=q.user.type)
         if q.token is not None:
             return sa.and_(key, q.token == sa.bindparam("wb_token", type_=q.token.type), user, q.live(now))
-        return sa.and_(key, user, q.legacy_time_matches(sa.bindparam("wb_time", type_=sa.DateTime())), q.live(now))
+        return sa.and_(key, user, q.legacy_time_matches(sa.bindparam("wb_time", type_=clock.ExactTime())), q.live(now))
 
     def _build(self, shape: Shape) -> sa.Executable:
         q = self.q
@@ -213,7 +213,7 @@ class GuardedWriter:
             return {q.expires.name: self._new_expiry(now)}
         # Legacy tables: expiry is lock time + duration, so extending moves the lock time (and
         # with it the token). The cap is applied by the caller, who knows the original claim time.
-        return {q.time.name: sa.bindparam("wb_extend_to", type_=q.time.type)
+        return {q.time.name: sa.bindparam("wb_extend_to", type_=clock.ExactTime())
                 if q.dialect != "sqlite" else sa.type_coerce(sa.bindparam("wb_extend_to", type_=sa.DateTime()),
                                                                q.time.type)}
 
@@ -222,4 +222,4 @@ class GuardedWriter:
         if q.expires is not None:
             return self._new_expiry(now) > q.expires
         time = sa.type_coerce(q.time, sa.DateTime()) if q.dialect == "sqlite" else q.time
-        return sa.bindparam("wb_extend_to", type_=sa.DateTime() if q.dialect == "sqlite" else q.time.type) > time
+        return sa.bindparam("wb_extend_to", type_=sa.DateTime() if q.dialect == "sqlite" else clock.ExactTime()) > time

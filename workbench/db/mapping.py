@@ -20,7 +20,10 @@ _UTC = dt.UTC
 # the lock as expired), or text that is not a date-time (it never expires for the claim).
 UNREADABLE_PAST = dt.datetime(1, 1, 2, tzinfo=_UTC)
 UNREADABLE_FUTURE = dt.datetime(9999, 12, 24, tzinfo=_UTC)
-LEGACY_TOKEN_PREFIX = "@"  # tokens of tables without a token column: "@" + ISO lock time
+# Tokens of tables without a token column: "@" + the ISO lock time at the full precision the column
+# keeps. No command prints a lock time finer than the second (models.shown), so that the token
+# cannot be rebuilt from `locks`, `show` or `board`; see README "How locking works".
+LEGACY_TOKEN_PREFIX = "@"
 
 
 def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> sa.Table:
@@ -447,8 +450,10 @@ class BoundQueue:
             # through Python's microseconds exactly; a window of a few milliseconds is still a fence,
             # as one user cannot claim the same row twice within it.
             if not isinstance(value, sa.ColumnElement):
-                value = sa.bindparam(None, value, type_=sa.DateTime())
+                value = sa.bindparam(None, value, type_=clock.ExactTime())
             return sa.and_(self.time > clock.add_milliseconds(value, -4), self.time < clock.add_milliseconds(value, 4))
+        if not isinstance(value, sa.ColumnElement):
+            value = sa.bindparam(None, value, type_=clock.ExactTime())
         return self.time == value
 
     def decode_legacy_token(self, token: str) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, mapping
+from workbench.db import clock, connect, dberrors, mapping
 from workbench.db.claims import base
 
 WINDOW = 16
@@ -36,7 +36,9 @@ class StepwiseClaim(base.ClaimMethod):
     write lock taken with BEGIN IMMEDIATE on SQLite, by row locks taken with SELECT … FOR UPDATE
     SKIP LOCKED on MySQL 8 / MariaDB 10.6+ (rows another claimer holds are skipped, not waited for).
     Statements are built once per shape and outside the write transaction, which on SQLite holds
-    the whole database.
+    the whole database. The UPDATE checks the claim condition again and must change every
+    candidate, or the transaction is rolled back and tried again, so a database that does not
+    really lock (TiDB) still never hands one row to two people.
     """
 
     def __init__(self, *, lock_candidates: bool, returning: bool, name: str) -> None:
@@ -83,7 +85,9 @@ class StepwiseClaim(base.ClaimMethod):
             frees = [pick(v, with_order=merge) for v in variants]
         keys = q.key.in_(sa.bindparam("wb_keys", expanding=True, type_=q.key.type))
         writes = {**q.lock_writes(user, now, clock.new_token()), **q.writes(q.on_claim, user, now)}
-        update = sa.update(q.table).where(keys).values(writes)
+        # The UPDATE checks again that each row may still be claimed (defence in depth): an engine
+        # that accepts FOR UPDATE SKIP LOCKED without locking (TiDB) cannot hand one row to two people.
+        update = sa.update(q.table).where(keys, sa.or_(expired, free)).values(writes)
         read_back = None
         if self.returning:
             update = update.returning(*self.returned_columns(q, now))
@@ -99,6 +103,33 @@ class StepwiseClaim(base.ClaimMethod):
         params: dict[str, Any] = {"wb_user": request.user}
         if request.key is not None:
             params["wb_key"] = request.key
+        candidates = self.candidates(conn, q, s, params, room)
+        if not candidates:
+            return []
+        keys = [c["wb_ckey"] for c in candidates]
+        values = {**params, "wb_keys": keys}
+        if s.read_back is None:
+            rows = conn.execute(s.update, values).mappings().all()
+            changed = len(rows)
+        else:
+            changed = conn.execute(s.update, values).rowcount
+            rows = conn.execute(s.read_back, {"wb_keys": keys}).mappings().all()
+        if changed != len(keys):
+            # A candidate was taken by someone else after we read it, so the database did not hold
+            # the row lock; roll back and pick again (Database.write retries a Busy transaction).
+            raise dberrors.Busy(f"{q.name}: a row was claimed by someone else while this claim read it")
+        by_key = {c["wb_ckey"]: c for c in candidates}
+        claimed = [base.Claimed(row=row, prev_owner=by_key[row["wb_key"]]["wb_prev_owner"],
+                                prev_token=self.prev_token(q, by_key[row["wb_key"]])) for row in rows]
+        order = {key: i for i, key in enumerate(keys)}
+        claimed.sort(key=lambda c: order[c.row["wb_key"]])
+        trail.write(conn, self.audit_rows(q, trail, request.user, claimed))
+        return claimed
+
+    def candidates(self, conn: sa.Connection, q: mapping.BoundQueue, s: _Statements, params: dict[str, Any],
+                   room: int) -> list[Any]:
+        """Up to `room` claimable rows, locked for this transaction where the database can: expired
+        locks first, then free rows in queue order."""
         candidates: list[Any] = list(conn.execute(s.expired, params).mappings().all())
         need = room - len(candidates)
         if need > 0:
@@ -112,22 +143,7 @@ class StepwiseClaim(base.ClaimMethod):
                 candidates += base.sort_candidates(q, rows)[:need]
             else:
                 candidates += conn.execute(s.free[0], params).mappings().all()[:need]
-        if not candidates:
-            return []
-        keys = [c["wb_ckey"] for c in candidates]
-        values = {"wb_user": request.user, "wb_keys": keys}
-        if s.read_back is None:
-            rows = conn.execute(s.update, values).mappings().all()
-        else:
-            conn.execute(s.update, values)
-            rows = conn.execute(s.read_back, {"wb_keys": keys}).mappings().all()
-        by_key = {c["wb_ckey"]: c for c in candidates}
-        claimed = [base.Claimed(row=row, prev_owner=by_key[row["wb_key"]]["wb_prev_owner"],
-                                prev_token=self.prev_token(q, by_key[row["wb_key"]])) for row in rows]
-        order = {key: i for i, key in enumerate(keys)}
-        claimed.sort(key=lambda c: order[c.row["wb_key"]])
-        trail.write(conn, self.audit_rows(q, trail, request.user, claimed))
-        return claimed
+        return candidates
 
     def _windowed(self, conn: sa.Connection, s: _Statements, params: dict[str, Any], need: int) -> list[Any]:
         """Lock `need` rows near the head of the queue when no index returns them in order.
