@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from workbench import demo
 from workbench.config import loader, model
@@ -274,8 +275,8 @@ def test_max_lock_duration_equal_to_lock_duration_is_fine() -> None:
 
 
 @pytest.mark.parametrize("order, key", [
-    ('["priority sideways"]', "queues.q.order[0]"),
-    ('["id", "a b c"]', "queues.q.order[1]"),
+    ('["  "]', "queues.q.order[0]"),
+    ('["id", "desc"]', "queues.q.order[1]"),
     ("[1]", "queues.q.order[0]"),
     ("{ priority = 1 }", "queues.q.order"),
 ])
@@ -431,6 +432,32 @@ def test_unknown_column_names_the_key_and_suggests_the_column(demo_db: Path, tmp
     err = table_error(demo_db, tmp_path, (old, new))
     assert err.key == f"queues.cases.{key}"
     assert f"column '{wrong}' is not in table cases; did you mean '{right}'?" in str(err)
+
+
+def test_an_order_column_with_a_space_in_its_name_binds_and_orders(demo_db: Path, tmp_path: Path) -> None:
+    # Issue 12 item 9: a customer's column "due date" in `order` (was an internal error).
+    with sa.create_engine(f"sqlite:///{demo_db}").begin() as conn:
+        conn.execute(sa.text('ALTER TABLE cases ADD COLUMN "due date" INTEGER'))
+        conn.execute(sa.text('UPDATE cases SET "due date" = 1000 - case_id'))
+    text = edited(demo.config_text(f"sqlite:///{demo_db}"), 'order = ["priority asc"', 'order = ["due date desc"')
+    path = tmp_path / "workbench.toml"
+    path.write_text(text, encoding="utf-8")
+    config = loader.load(path)
+    assert config.queue("cases").order[0] == model.OrderTerm("due date", True)
+    with service.Workbench.open(config) as wb:
+        claimed = wb.queue("cases").claim_next("alice")[0]
+        with wb.engine.connect() as conn:
+            waiting = conn.execute(sa.select(sa.func.max(sa.column("due date"))).select_from(sa.table("cases"))
+                                   .where(sa.column("wb_locked_by").is_(None),
+                                          sa.column("status").in_(["new", "open"]))).scalar()
+    assert claimed.item["due date"] >= waiting  # the highest "due date" first
+
+
+def test_an_order_term_that_is_no_column_says_how_to_write_one(demo_db: Path, tmp_path: Path) -> None:
+    err = table_error(demo_db, tmp_path, ('order = ["priority asc"', 'order = ["priority sideways"'))
+    assert err.key == "queues.cases.order"
+    assert "column 'priority sideways' is not in table cases; did you mean 'priority'?" in str(err)
+    assert '"column", "column asc" or "column desc"' in str(err)
 
 
 def test_missing_table_suggests_a_close_name(demo_db: Path, tmp_path: Path) -> None:

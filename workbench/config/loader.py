@@ -457,14 +457,26 @@ def _parse_order(reader: _Reader, data: Any, key: str) -> tuple[model.OrderTerm,
         item_key = f"{key}[{i}]"
         if not isinstance(item, str):
             raise reader.fail(item_key, "expected \"column\", \"column asc\" or \"column desc\"")
-        parts = item.split()
-        if len(parts) == 1:
-            parts.append("asc")
-        if len(parts) != 2 or parts[1].lower() not in ("asc", "desc"):
+        column, descending = _order_term(item)
+        if not column:
             raise reader.fail(item_key, f"{item!r}: write \"column\", \"column asc\" or \"column desc\"")
-        _check_identifier(reader, parts[0], item_key)
-        terms.append(model.OrderTerm(parts[0], parts[1].lower() == "desc"))
+        _check_identifier(reader, column, item_key)
+        terms.append(model.OrderTerm(column, descending))
     return tuple(terms)
+
+
+def _order_term(item: str) -> tuple[str, bool]:
+    """("due date desc") -> ("due date", True): a trailing asc/desc is the direction, the rest the column.
+
+    Column names may hold spaces (customers' tables do); whether the column exists is checked
+    against the table when the queue is bound, which then names the columns it has.
+    """
+    words = item.strip().rsplit(None, 1)
+    if len(words) == 1 and words[0].lower() in ("asc", "desc"):
+        return "", False  # a direction with no column: ["priority", "desc"] meant "priority desc"
+    if len(words) == 2 and words[1].lower() in ("asc", "desc"):
+        return words[0].strip(), words[1].lower() == "desc"
+    return item.strip(), False
 
 
 def _parse_filter(reader: _Reader, data: Any, key: str, *, required: bool) -> tuple[model.Condition, ...]:

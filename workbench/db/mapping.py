@@ -78,6 +78,8 @@ class _Binder:
         more = f"; did you mean '{hint[0]}'?" if hint else f" (columns: {', '.join(names)})"
         if key.startswith("lock"):
             more += f"; `workbench attach {self.queue.name}` prints the DDL that adds the lock columns"
+        elif key == "order" and " " in name:
+            more += '; an order term is "column", "column asc" or "column desc"'
         raise self.fail(key, f"column '{name}' is not in table {self.queue.table_label}{more}")
 
     def value(self, column: sa.Column[Any], raw: Any, key: str) -> Any:
