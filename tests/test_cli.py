@@ -456,7 +456,10 @@ def test_extend_moves_the_expiry(wb: Callable[..., Run], config: Path) -> None:
     assert extended.code == 0
     data = extended.json()
     assert data["token"] == lock["token"] and data["expired"] is False
-    assert data["expires_at"] > lock["expires_at"]  # ISO texts in UTC: later sorts later
+    # Times are shown to the second, and the extension lands within a second of the claim: compare
+    # with the expiry the aged lock had (600 s earlier), not with the claim's own.
+    aged = dt.datetime.fromisoformat(lock["expires_at"]) - dt.timedelta(seconds=600)
+    assert dt.datetime.fromisoformat(data["expires_at"]) >= aged + dt.timedelta(seconds=599)
 
 
 # -- --json on every command ---------------------------------------------------------------------
