@@ -14,10 +14,9 @@ from typing import Any, TextIO
 
 from workbench.core import durations, models
 
-
 # Control characters (C0 but tab and newline, DEL, C1) as visible escapes: a value another program
 # stored must not move the cursor, recolour or retitle the terminal of whoever runs `show`.
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
 
 
 def escape(text: str) -> str:

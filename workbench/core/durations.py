@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s)")
@@ -29,7 +30,7 @@ def parse_duration(value: object) -> int:
                 raise ValueError(f"{value!r} is not a duration; write e.g. \"30m\", \"90s\", \"1h30m\"")
     else:
         raise ValueError(f"expected a duration such as \"30m\", got {type(value).__name__}")
-    if seconds != seconds or seconds in (float("inf"), float("-inf")):
+    if not math.isfinite(seconds):
         raise ValueError(f"{value!r} is not a duration; write e.g. \"30m\", \"90s\", \"1h30m\"")
     if seconds < 0:
         raise ValueError("a duration cannot be negative")

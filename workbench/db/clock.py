@@ -200,19 +200,19 @@ class readable(FunctionElement[Any]):
 
 @compiles(readable)
 def _readable_default(element: readable, compiler: Any, **kw: Any) -> str:
-    return compiler.process(list(element.clauses)[0], **kw)
+    return compiler.process(next(iter(element.clauses)), **kw)
 
 
 @compiles(readable, "postgresql")
 def _readable_pg(element: readable, compiler: Any, **kw: Any) -> str:
-    when = compiler.process(list(element.clauses)[0], **kw)
+    when = compiler.process(next(iter(element.clauses)), **kw)
     return f"LEAST(GREATEST({when}, '{READABLE_FIRST}'), '{READABLE_LAST}')"
 
 
 @compiles(readable, "mysql")
 @compiles(readable, "mariadb")
 def _readable_mysql(element: readable, compiler: Any, **kw: Any) -> str:
-    when = compiler.process(list(element.clauses)[0], **kw)
+    when = compiler.process(next(iter(element.clauses)), **kw)
     return f"LEAST({when}, '{READABLE_LAST}')"
 
 

@@ -107,9 +107,8 @@ def _number(column: sa.Column[Any], raw: Any) -> Any:
         raise _fail(column, f"{raw!r} is not a number") from None
     if not value.is_finite():
         raise _fail(column, f"{raw!r} is not a finite number")
-    if isinstance(kind, sa.Float) or not kind.asdecimal:
-        if abs(value) > _FLOAT_MAX:
-            raise _fail(column, f"{raw} is too large for this column")
+    if (isinstance(kind, sa.Float) or not kind.asdecimal) and abs(value) > _FLOAT_MAX:
+        raise _fail(column, f"{raw} is too large for this column")
     if not isinstance(kind, sa.Float) and kind.precision is not None:
         scale = kind.scale or 0
         if value.adjusted() >= kind.precision - scale:  # before quantize, which fails on huge values
