@@ -281,6 +281,28 @@ def test_switching_profiles_keeps_the_held_item(qtbot: Any, make_launcher: Any, 
     assert [lock.key for lock in ready.args[0]] == [held]
 
 
+def test_switching_profiles_with_edits_the_journal_cannot_hold_asks_first(
+        qtbot: Any, make_launcher: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.gui.conftest import on_dialog
+    from tests.gui.test_journal_failure import _banner, _click, _repair, _typing_on_a_broken_disk
+
+    the = two_profiles_open(make_launcher, tmp_path)
+    first = the.window
+    with qtbot.waitSignal(first.session.ready, timeout=20_000):
+        pass
+    directory, _ = _typing_on_a_broken_disk(qtbot, first, "Only in this window")
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    answered = on_dialog(qtbot, "journal_close_box", _click(QMessageBox.ButtonRole.RejectRole))
+    action = next(a for a in first.connection_menu.actions() if a.text() == "B")
+    action.trigger()
+    # "Stay": the switch is called off, the window and its edits are still there.
+    assert answered == ["journal_close_box"]
+    assert the.window is first and first.isVisible() and the.target.profile.name == "A"
+    assert first.form.field("resolution").toPlainText() == "Only in this window"
+    _repair(directory)  # the disk is fixed: the edits reach the journal, closing asks nothing more
+    qtbot.waitUntil(lambda: _banner(first) == "", timeout=5000)
+
+
 # -- published queue settings -------------------------------------------------------------------
 
 def test_newly_published_settings_reach_an_open_window(qtbot: Any, make_launcher: Any, tmp_path: Path) -> None:

@@ -271,10 +271,12 @@ class Launcher(QObject):
         answer = QMessageBox.question(
             window, "workbench", f"You hold {current.queue} {current.lock.key}. It stays locked to you and "
             "your unsaved edits are kept: it is in your unfinished items when you come back. Continue?")
-        if answer == QMessageBox.StandardButton.Yes:
-            window._write_journal()
-            return True
-        return False
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        window._write_journal()
+        # "Your unsaved edits are kept" holds only while the journal can be written; when it cannot,
+        # ask as closing does, before the new connection replaces this window.
+        return window.journal_status is None or window.journal_status.may_close(window)
 
     def _install_check(self) -> None:
         """Put the menu's check mark back on the profile that is actually open."""
