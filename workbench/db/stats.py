@@ -196,6 +196,8 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
     aware = q.time_reader()
     from_utc = reading.converter()
     db_now = reading.now
+    name = q.name
+    make = models.BoardRow.maker()
     result = []
     for key, owner, locked, expires, *rest in rows:
         locked_at = aware(locked)
@@ -207,10 +209,8 @@ def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrai
             last, extensions = _legacy_lock_activity(activity.get(str(key), ()))
         else:
             last, extensions = activity.get((str(key), rest[width]), (None, 0))
-        result.append(models.BoardRow(
-            queue=q.name, key=key, owner=owner, locked_at=locked_at, expires_at=aware(expires), db_now=db_now,
-            last_activity=from_utc(last) if last is not None else locked_at, extensions=extensions,
-            summary=dict(zip(names, rest))))
+        result.append(make(name, key, owner, locked_at, aware(expires), db_now,
+                           from_utc(last) if last is not None else locked_at, extensions, dict(zip(names, rest))))
     return result
 
 
