@@ -538,11 +538,18 @@ class BoundQueue:
             return self._aware  # nothing to add (and SQLite's text is parsed)
         # datetime.combine is about five times faster than replace(tzinfo=…), whose keyword
         # arguments cost over 1 µs a call: it counts on a board of 10,000 locks.
-        combine = dt.datetime.combine
+        combine, parse = dt.datetime.combine, dt.datetime.fromisoformat
 
         def in_utc(value: dt.datetime) -> dt.datetime:
             if value.__class__ is not dt.datetime:
-                return self._aware(value)  # NULL or text: see _aware
+                if value.__class__ is str:  # SQLite's text: parsed with its zone, five times faster than replace()
+                    try:
+                        parsed = parse(value + "+00:00")  # type: ignore[operator]
+                    except ValueError:  # an offset of its own, another program's text
+                        parsed = None
+                    if parsed is not None and parsed.tzinfo is not None:  # a date alone ignores the zone
+                        return parsed
+                return self._aware(value)  # NULL or unusual text: see _aware
             return combine(value.date(), value.time(), _UTC)
 
         return in_utc
