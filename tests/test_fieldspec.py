@@ -16,7 +16,7 @@ from sqlalchemy.dialects import mysql
 from workbench import demo, fieldspec
 from workbench.config import loader
 from workbench.core import errors
-from workbench.db import mapping, service
+from workbench.db import backends, mapping, service
 from workbench.demo import schema
 
 D = decimal.Decimal
@@ -83,7 +83,7 @@ def bound(tmp_path: Path, url: str, fields: str = "", read_only: str = '["create
             table = mapping.reflect_table(conn, config.queue("items"), config.path)
     finally:
         engine.dispose()
-    return mapping.BoundQueue(config.queue("items"), table, config_path=config.path, dialect="sqlite",
+    return mapping.BoundQueue(config.queue("items"), table, config_path=config.path, backend=backends.for_dialect("sqlite"),
                               local_clock=False)
 
 

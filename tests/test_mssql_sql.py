@@ -17,7 +17,7 @@ from sqlalchemy.dialects.mssql import pyodbc as mssql_pyodbc
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, models
-from workbench.db import audit, claims, clock, guarded, mapping, stats, tables
+from workbench.db import audit, backends, claims, clock, guarded, mapping, stats, tables
 from workbench.db.claims import base, portable
 from workbench.db.claims.mssql import PICK_HINT, ReadpastClaim
 from workbench.demo import schema
@@ -92,7 +92,7 @@ def bound(text: str, name: str) -> mapping.BoundQueue:
     legacy_table(metadata)
     schema.build(metadata)
     table = metadata.tables[config.queue(name).table]
-    return mapping.BoundQueue(config.queue(name), table, config_path="x.toml", dialect="mssql", local_clock=False)
+    return mapping.BoundQueue(config.queue(name), table, config_path="x.toml", backend=backends.for_dialect("mssql"), local_clock=False)
 
 
 def trail(name: str) -> audit.AuditTrail:

@@ -18,6 +18,7 @@ from tests import support
 from workbench import demo
 from workbench.core import errors
 from workbench.db import claims
+from workbench.db.backends import mysql as mysql_backend
 from workbench.db.claims import stepwise
 
 PROCESSES = 8
@@ -128,7 +129,7 @@ def test_a_database_that_does_not_lock_skip_locked_rows_still_hands_each_row_to_
     wb = env.demo(queues={"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}})
     q = wb.queue("cases")
     if env.backend.startswith("mariadb"):
-        assert "mariadb" in claims.server_version_text(wb.engine).lower()
+        assert "mariadb" in mysql_backend.server_version_text(wb.engine).lower()
         assert claims.auto_name(wb.engine) == "select-skip-locked"
     method = stepwise.mysql_claim()  # on PostgreSQL too, where `select-skip-locked` may be configured
     real_statements, real_candidates = method.statements, method.candidates
@@ -172,7 +173,7 @@ def test_mysql_look_alikes_that_do_not_lock_get_the_portable_claim(
         version: str, method: str, monkeypatch: pytest.MonkeyPatch) -> None:
     engine = sa.create_engine("mysql+pymysql://u@127.0.0.1:1/x")  # never connected: the version is given
     engine.dialect.server_version_info = engine.dialect._parse_server_version(version)
-    monkeypatch.setattr(claims, "server_version_text", lambda _engine: version)
+    monkeypatch.setattr(mysql_backend, "server_version_text", lambda _engine: version)
     assert claims.auto_name(engine) == method
     assert type(claims.choose(engine, "auto")).__name__ == ("PortableClaim" if method == "portable" else "StepwiseClaim")
     if "TiDB" in version:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import getpass
 import os
 import sys
 import traceback
@@ -14,7 +13,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.cli import argtypes, output, permission_commands, profile_commands, stats_commands
-from workbench.core import errors, models
+from workbench.core import errors, login, models
 
 EXIT_CODES = """exit codes:
   0  ok
@@ -40,10 +39,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _default_user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no login name on some containers and services
-        return os.environ.get("USER") or os.environ.get("USERNAME") or ""
+    return login.login_name()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -354,11 +350,7 @@ def cmd_show(args: argparse.Namespace, as_json: bool) -> int:
         # A token is the holder's, not for anyone who looks.
         if data["lock"]:
             data["lock"].pop("token")
-        if q.q.token is not None:
-            data["item"].pop(q.q.token.name, None)
-        for column in (q.q.time, q.q.expires):  # the lock time is the fence of a table without a token column
-            if column is not None and column.name in data["item"]:
-                data["item"][column.name] = models.shown(data["item"][column.name])
+        data["item"] = q.q.shape.shown_item(data["item"])
         output.dump_json(data)
     else:
         lock = view.lock

@@ -42,7 +42,7 @@ def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
 
     with main._open(args) as wb:
         dialect = wb.db.dialect
-        if dialect != "postgresql":
+        if not wb.db.backend.roles:
             if args.queue not in wb.config.queues:
                 wb.queue(args.queue)  # raises the "no such queue" usage error
             note = (f"{dialect}: workbench sets up database-enforced roles on PostgreSQL only. Here workbench's "

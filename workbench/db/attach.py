@@ -14,10 +14,7 @@ from sqlalchemy.schema import CreateIndex
 
 from workbench.config import model
 from workbench.core import errors
-from workbench.db import dberrors, filters, mapping, values
-
-# Dialects whose planner can use an index restricted by a WHERE clause (partial/filtered index).
-_PARTIAL = {"postgresql": "postgresql_where", "sqlite": "sqlite_where", "mssql": "mssql_where"}
+from workbench.db import backends, dberrors, filters, mapping, values
 
 
 @dataclasses.dataclass
@@ -47,7 +44,7 @@ def _index_name(*parts: str) -> str:
 
 def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> AttachPlan:
     """What is missing on the queue's table; nothing is changed."""
-    dialect = conn.dialect.name
+    backend = backends.of(conn)
     table = mapping.reflect_table(conn, queue, config_path)
     notes: list[str] = []
     add: list[sa.Column[Any]] = []
@@ -64,7 +61,7 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         full.append_column(column._copy())
     binder = mapping._Binder(queue, full, config_path)
     existing = {ix.name for ix in table.indexes if ix.name}
-    indexes = [ix for ix in _indexes(queue, full, binder, dialect, notes) if ix.name not in existing]
+    indexes = [ix for ix in _indexes(queue, full, binder, backend, notes) if ix.name not in existing]
     notes += _guessable_fence(queue, full)
     return AttachPlan(queue=queue.name, table=full, add_columns=add, indexes=indexes, notes=notes)
 
@@ -84,7 +81,7 @@ def _conditions(queue: model.QueueConfig, binder: mapping._Binder,
     return result
 
 
-def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder, dialect: str,
+def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder, backend: backends.Backend,
              notes: list[str]) -> list[sa.Index]:
     key = binder.column(queue.key, "key")
     user = binder.column(queue.lock.user, "lock.user")
@@ -97,7 +94,7 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
     # alone answers it, as it answers the count of waiting rows.
     ordered = {t.column for t in queue.order} | {queue.key}
     created = [binder.column(queue.created, "created")] if queue.created and queue.created not in ordered else []
-    where_kw = _PARTIAL.get(dialect)
+    where_kw = backend.partial_index_keyword
     if where_kw:
         # Free rows only: a claimed row leaves this index at once, so claims never step over a
         # growing run of dead entries of locked rows at its head.

@@ -8,10 +8,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql
 
 from workbench.core import models
-from workbench.db import clock
+from workbench.db import backends, clock
 
 
 def _json_default(value: Any) -> Any:
@@ -30,7 +29,7 @@ class AuditTrail:
     def __init__(self, table: sa.Table, queue: str, cooldown: sa.Table | None = None) -> None:
         self.table, self.queue, self.cooldown = table, queue, cooldown
         self._insert = sa.insert(table).values(at=clock.db_now())
-        self._key_charset: tuple[str | None, str | None] | None = None  # MySQL/MariaDB, read once
+        self._key_cache: dict[str, Any] = {}  # what the backend read once for key_text (a collation)
 
     def key_text(self, conn: sa.Connection, key: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
         """`key` (the queue table's key column) as text that `item_key = …` compares through the audit
@@ -44,13 +43,7 @@ class AuditTrail:
         the server's default utf8mb4 collation, which may differ from the default of a later
         server version.
         """
-        if conn.dialect.name not in ("mysql", "mariadb"):
-            return sa.cast(key, self.table.c.item_key.type)
-        if self._key_charset is None:
-            self._key_charset = _column_charset(conn, self.table, "item_key")
-        charset, collation = self._key_charset
-        text: sa.ColumnElement[str] = sa.cast(key, mysql.CHAR(charset=charset or "utf8mb4"))
-        return sa.collate(text, collation) if collation else text
+        return backends.of(conn).audit_key(conn, key, self.table.c.item_key, self._key_cache)
 
     def cool_down(self, conn: sa.Connection, key: Any, actor: str, seconds: int) -> None:
         """Remember that `actor` released `key`, for `seconds`; forget their lapsed entries."""
@@ -110,13 +103,3 @@ class AuditTrail:
             id=int(row["id"]), queue=row["queue"], key=row["item_key"], kind=models.EventKind(row["event"]),
             actor=row["actor"], owner=row["owner"], token=row["token"], at=at, reason=row["reason"],
             outcome=row["outcome"], detail=json.loads(row["detail"]) if row["detail"] else None)
-
-
-def _column_charset(conn: sa.Connection, table: sa.Table, column: str) -> tuple[str | None, str | None]:
-    """(character set, collation) of a text column on MySQL/MariaDB; (None, None) if not found."""
-    columns = sa.table("COLUMNS", sa.column("TABLE_SCHEMA"), sa.column("TABLE_NAME"), sa.column("COLUMN_NAME"),
-                       sa.column("CHARACTER_SET_NAME"), sa.column("COLLATION_NAME"), schema="information_schema")
-    schema = sa.literal(table.schema) if table.schema else sa.func.database()
-    row = conn.execute(sa.select(columns.c.CHARACTER_SET_NAME, columns.c.COLLATION_NAME).where(
-        columns.c.TABLE_SCHEMA == schema, columns.c.TABLE_NAME == table.name, columns.c.COLUMN_NAME == column)).first()
-    return (row[0], row[1]) if row is not None else (None, None)

@@ -160,6 +160,28 @@ def _token_sqlite(element: new_token, compiler: Any, **kw: Any) -> str:
     return "lower(hex(randomblob(16)))"
 
 
+class new_uuid(FunctionElement[Any]):
+    """A fresh random UUID made by the server, for a token column of the database's UUID type."""
+
+    type = sa.Uuid()
+    inherit_cache = True
+
+
+@compiles(new_uuid)
+def _uuid_default(element: new_uuid, compiler: Any, **kw: Any) -> str:
+    raise sa.exc.CompileError("this database has no server-side UUID; use the portable claim method")
+
+
+@compiles(new_uuid, "postgresql")
+def _uuid_pg(element: new_uuid, compiler: Any, **kw: Any) -> str:
+    return "gen_random_uuid()"  # PostgreSQL 13+
+
+
+@compiles(new_uuid, "mssql")
+def _uuid_mssql(element: new_uuid, compiler: Any, **kw: Any) -> str:
+    return "NEWID()"
+
+
 class add_milliseconds(FunctionElement[Any]):
     """`when` plus a (small) whole number of milliseconds; used for SQL Server's legacy fence."""
 

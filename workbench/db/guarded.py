@@ -35,7 +35,7 @@ class Shape:
 class GuardedWriter:
     def __init__(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
         self.db, self.q, self.trail = db, q, trail
-        self.one_statement = db.dialect == "postgresql" and q.token is not None
+        self.one_statement = q.backend.one_statement_writes and q.shape.token_in_row
         self._cache: dict[Shape, sa.Executable] = {}
         now = q.now()
         self._read_now = sa.select(sa.type_coerce(now, sa.DateTime(timezone=q.aware)))
@@ -48,19 +48,17 @@ class GuardedWriter:
             extend_until: Any = None) -> Mapping[str, Any] | None:
         """The row's new lock columns (wb_*) if the write happened, None if the fence failed."""
         q = self.q
-        params: dict[str, Any] = {"wb_key": key, "wb_user": user}
-        if q.token is not None:
-            params["wb_token"] = token
-        else:
-            params["wb_time"] = q.decode_legacy_token(token)
+        params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.token_params(token)}
         if shape.edits:
             for i, name in enumerate(shape.edits):
                 params[f"wb_e{i}"] = (edits or {})[name]
-        if shape.extend and q.expires is None:
+        if shape.extend and q.shape.extend_moves_time:
             params["wb_extend_to"] = extend_until
         if self.one_statement:
             if shape.kind == models.EventKind.RELEASE:
                 params["wb_a_reason"] = reason
+            if shape.unlock:
+                params["wb_a_token"] = token  # the audit row's, as text (the fence's may be a UUID)
             fast = self._fast_statement(shape, params)
             if shape.edits:
                 for i, processor in self._processors(shape):
@@ -78,10 +76,11 @@ class GuardedWriter:
         None where the write takes more than one statement."""
         if not self.one_statement or not shape.unlock or shape.edits or shape.kind == models.EventKind.RELEASE:
             return None
-        fast = self._fast_statement(shape, {"wb_key": None, "wb_token": "", "wb_user": ""})
+        shape_of_lock = self.q.shape
+        fast = self._fast_statement(shape, {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""})
 
         def finish(key: Any, token: str, user: str) -> Any:
-            rows = fast.rows({"wb_key": key, "wb_token": token, "wb_user": user})
+            rows = fast.rows({"wb_key": key, **shape_of_lock.token_params(token), "wb_a_token": token, "wb_user": user})
             return rows[0][0] if rows else None  # the statement returns wb_now only
 
         return finish
@@ -114,7 +113,7 @@ class GuardedWriter:
             row = {"wb_key": params["wb_key"], "wb_now": conn.execute(self._read_now).scalar()}
         else:
             row = conn.execute(self._read_lock, {"wb_key": params["wb_key"]}).mappings().one()
-            token = q.lock_from_row(row).token  # a legacy extend moves the lock time, hence the token
+            token = q.lock_from_row(row).token  # an extend may move the lock time, and with it the token
         detail = json.loads(audit["wb_a_detail"]) if audit["wb_a_detail"] else None
         self.trail.write(conn, [self.trail.row(shape.kind, params["wb_key"], audit["wb_a_actor"],
                                                owner=audit["wb_a_actor"], token=token,
@@ -138,9 +137,7 @@ class GuardedWriter:
         # someone else write under another person's lock.
         key = q.key == sa.bindparam("wb_key", type_=q.key.type)
         user = q.user == sa.bindparam("wb_user", type_=q.user.type)
-        if q.token is not None:
-            return sa.and_(key, q.token == sa.bindparam("wb_token", type_=q.token.type), user, q.live(now))
-        return sa.and_(key, user, q.legacy_time_matches(sa.bindparam("wb_time", type_=clock.ExactTime())), q.live(now))
+        return sa.and_(q.shape.fence_clause(key, user), q.live(now))
 
     def _build(self, shape: Shape) -> sa.Executable:
         q = self.q
@@ -174,7 +171,7 @@ class GuardedWriter:
         event = sa.select(
             sa.literal(q.name, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
             sa.literal(shape.kind.value, literal_execute=True), user, user,
-            sa.bindparam("wb_token", type_=sa.String()) if shape.unlock else upd.c.wb_token,
+            sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock else upd.c.wb_token,
             clock.db_now(),
             sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind == models.EventKind.RELEASE else sa.null(),
             sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
@@ -208,18 +205,9 @@ class GuardedWriter:
         return sa.case((wanted > cap, cap), else_=wanted)
 
     def _extend_writes(self, now: sa.ColumnElement[Any]) -> dict[str, Any]:
-        q = self.q
-        if q.expires is not None:
-            return {q.expires.name: self._new_expiry(now)}
-        # Legacy tables: expiry is lock time + duration, so extending moves the lock time (and
-        # with it the token). The cap is applied by the caller, who knows the original claim time.
-        return {q.time.name: sa.bindparam("wb_extend_to", type_=clock.ExactTime())
-                if q.dialect != "sqlite" else sa.type_coerce(sa.bindparam("wb_extend_to", type_=sa.DateTime()),
-                                                               q.time.type)}
+        # Without an expiry column the lock time moves (and with it the token); the caller applies
+        # the cap then, as it knows the original claim time.
+        return self.q.shape.extend_writes(self._new_expiry(now))
 
     def _extends_something(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        q = self.q
-        if q.expires is not None:
-            return self._new_expiry(now) > q.expires
-        time = sa.type_coerce(q.time, sa.DateTime()) if q.dialect == "sqlite" else q.time
-        return sa.bindparam("wb_extend_to", type_=sa.DateTime() if q.dialect == "sqlite" else clock.ExactTime()) > time
+        return self.q.shape.extends_something(self._new_expiry(now))

@@ -13,17 +13,13 @@ import sqlalchemy as sa
 from workbench import fieldspec
 from workbench.config import model
 from workbench.core import errors, models
-from workbench.db import clock, filters, values
+from workbench.db import backends, clock, filters, lockshapes, values
 
 _UTC = dt.UTC
 # What a lock time or expiry that cannot be read is listed as: no expiry at all (the claim treats
 # the lock as expired), or text that is not a date-time (it never expires for the claim).
 UNREADABLE_PAST = dt.datetime(1, 1, 2, tzinfo=_UTC)
 UNREADABLE_FUTURE = dt.datetime(9999, 12, 24, tzinfo=_UTC)
-# Tokens of tables without a token column: "@" + the ISO lock time at the full precision the column
-# keeps. No command prints a lock time finer than the second (models.shown), so that the token
-# cannot be rebuilt from `locks`, `show` or `board`; see README "How locking works".
-LEGACY_TOKEN_PREFIX = "@"
 
 
 def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> sa.Table:
@@ -114,10 +110,10 @@ class BoundAssignment:
 class BoundQueue:
     """Everything the claim methods and operations need to build statements for one queue."""
 
-    def __init__(self, queue: model.QueueConfig, table: sa.Table, *, config_path: str, dialect: str,
+    def __init__(self, queue: model.QueueConfig, table: sa.Table, *, config_path: str, backend: backends.Backend,
                  local_clock: bool) -> None:
         binder = _Binder(queue, table, config_path)
-        self.config, self.table, self.name, self.dialect = queue, table, queue.name, dialect
+        self.config, self.table, self.name, self.backend = queue, table, queue.name, backend
         self.local_clock = local_clock
         self.key = binder.column(queue.key, "key")
         self._key_type = values.python_type(self.key)
@@ -130,6 +126,9 @@ class BoundQueue:
         self._check_lock_types(binder)
         self.created = self._created_column(binder)
         self.aware = bool(getattr(self.time.type, "timezone", False))
+        self.shape = lockshapes.choose(queue=queue.name, user=self.user, time=self.time, expires=self.expires,
+                                       token=self.token, backend=backend, lock_seconds=queue.lock_seconds,
+                                       aware=self.aware, aware_time=self._aware)
         # MySQL/MariaDB DATETIME without a fraction stores whole seconds; times we compute for
         # it must be whole seconds too, or a comparison with the stored value is always off.
         self.whole_seconds = hasattr(self.time.type, "fsp") and not self.time.type.fsp
@@ -197,26 +196,21 @@ class BoundQueue:
         for column, key in ((self.time, "lock.time"), (self.expires, "lock.expires")):
             if column is None:
                 continue
-            ok = isinstance(column.type, sa.DateTime) or (
-                self.dialect == "sqlite" and isinstance(column.type, (sa.String, sa.types.NullType)))
-            if not ok:
+            if not self.backend.holds_times(column):
                 raise binder.fail(key, f"column '{column.name}' must be a date-time column "
                                        f"(it is {column.type})")
-        if self.token is not None:
+        if self.token is not None and not isinstance(self.token.type, sa.Uuid):
             length = getattr(self.token.type, "length", None)
             if not isinstance(self.token.type, (sa.String, sa.types.NullType)) or (length and length < 32):
                 raise binder.fail("lock.token", f"column '{self.token.name}' must be text of at least "
-                                                "32 characters")
+                                                "32 characters, or of the database's UUID type")
 
     def _created_column(self, binder: _Binder) -> sa.Column[Any] | None:
         """The `created` column (when an item arrived), which must hold dates or date-times."""
         if self.config.created is None:
             return None
         column = binder.column(self.config.created, "created")
-        # On SQLite a column declared without a type may hold date-times as text too.
-        ok = isinstance(column.type, (sa.DateTime, sa.Date)) or (
-            self.dialect == "sqlite" and isinstance(column.type, sa.types.NullType))
-        if not ok:
+        if not self.backend.holds_dates(column):
             raise binder.fail("created", f"column '{column.name}' must be a date or date-time column "
                                          f"(it is {column.type})")
         return column
@@ -295,41 +289,22 @@ class BoundQueue:
 
     @property
     def lock_columns(self) -> list[sa.Column[Any]]:
-        return [c for c in (self.user, self.time, self.expires, self.token) if c is not None]
+        return self.shape.columns
 
     def now(self) -> sa.ColumnElement[Any]:
         return clock.db_now(aware=self.aware, local=self.local_clock)
 
-    def _seconds(self, seconds: int) -> sa.BindParameter[int]:
-        # A config constant: rendered into the statement (by SQLAlchemy, typed) rather than sent
-        # as a parameter on every call.
-        return sa.bindparam(None, seconds, type_=sa.Integer(), literal_execute=True)
-
     def expiry(self) -> sa.ColumnElement[Any]:
-        if self.expires is not None:
-            return self.expires
-        return clock.add_seconds(self.time, self._seconds(self.config.lock_seconds))
+        return self.shape.expiry()
 
     def expired(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        # Written so that an index on the expiry (or lock time) column serves it.
-        if self.expires is not None:
-            return self.expires <= now
-        return self.time <= clock.add_seconds(now, self._seconds(-self.config.lock_seconds))
+        return self.shape.expired(now)
 
     def live(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        if self.expires is not None:
-            return sa.and_(self.user.is_not(None), self.expires > now)
-        return sa.and_(self.user.is_not(None),
-                       self.time > clock.add_seconds(now, self._seconds(-self.config.lock_seconds)))
+        return self.shape.live(now)
 
     def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        """A lock (the user column is set) that no longer holds: expired, or without an expiry.
-
-        Both tests are on the one column the expiry index holds, so the planner can combine two
-        index conditions on it instead of reading every locked row.
-        """
-        column = self.expires if self.expires is not None else self.time
-        return sa.or_(column.is_(None), self.expired(now))
+        return self.shape.stale(now)
 
     def with_lock_aliases(self, row: dict[str, Any]) -> dict[str, Any]:
         """Add the wb_* lock fields lock_from_row() reads, from the table's own columns (so that a
@@ -337,11 +312,8 @@ class BoundQueue:
         row["wb_key"] = row[self.key.name]
         row["wb_user"] = row[self.user.name]
         row["wb_time"] = row[self.time.name]
-        row["wb_token"] = row[self.token.name] if self.token is not None else None
-        if self.expires is not None:
-            row["wb_expires"] = row[self.expires.name]
-        elif row["wb_time"] is not None:
-            row["wb_expires"] = row["wb_time"] + dt.timedelta(seconds=self.config.lock_seconds)
+        row["wb_token"] = self.shape.stored_token(row)
+        row["wb_expires"] = self.shape.expires_in_row(row)
         return row
 
     def scope_clause(self) -> list[sa.ColumnElement[bool]]:
@@ -407,19 +379,14 @@ class BoundQueue:
             elif kind == "user":
                 result[b.column.name] = user
             else:
-                result[b.column.name] = sa.type_coerce(now, b.column.type) if self.dialect != "sqlite" else now
+                result[b.column.name] = self.backend.time_written(now, b.column)
         return result
 
     def unlock_writes(self) -> dict[str, Any]:
-        return {c.name: sa.null() for c in self.lock_columns}
+        return self.shape.unlock_writes()
 
     def lock_writes(self, user: Any, now: sa.ColumnElement[Any], token: Any) -> dict[str, Any]:
-        result = {self.user.name: user, self.time.name: now}
-        if self.expires is not None:
-            result[self.expires.name] = clock.add_seconds(now, self._seconds(self.config.lock_seconds))
-        if self.token is not None:
-            result[self.token.name] = token
-        return result
+        return self.shape.lock_writes(user, now, token)
 
     # -- fences -----------------------------------------------------------------------------
 
@@ -435,74 +402,24 @@ class BoundQueue:
 
     def fence(self, key: Any, token: str, user: str, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """The compare-and-set guard: this row, this exact lock, still live."""
-        parts = [self.key == key, self.user == user, self.live(now)]
-        if self.token is not None:
-            parts.append(self.token == token)
-        else:
-            parts.append(self.legacy_time_matches(self.decode_legacy_token(token)))
-        return sa.and_(*parts)
-
-    def legacy_time_matches(self, value: Any) -> sa.ColumnElement[bool]:
-        """Does the lock time equal the one encoded in a legacy token (the fence of token-less tables)?"""
-        if self.dialect == "sqlite":
-            # Compare as DateTime so the bound value has the same text form we write.
-            return sa.type_coerce(self.time, sa.DateTime()) == sa.type_coerce(value, sa.DateTime())
-        if self.dialect == "mssql":
-            # DATETIME keeps 1/300 s and DATETIME2(7) 100 ns, neither of which survives a round trip
-            # through Python's microseconds exactly; a window of a few milliseconds is still a fence,
-            # as one user cannot claim the same row twice within it.
-            if not isinstance(value, sa.ColumnElement):
-                value = sa.bindparam(None, value, type_=clock.ExactTime())
-            return sa.and_(self.time > clock.add_milliseconds(value, -4), self.time < clock.add_milliseconds(value, 4))
-        if not isinstance(value, sa.ColumnElement):
-            value = sa.bindparam(None, value, type_=clock.ExactTime())
-        return self.time == value
-
-    def decode_legacy_token(self, token: str) -> Any:
-        if not token.startswith(LEGACY_TOKEN_PREFIX):
-            raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.name}",
-                                  queue=self.name, key=None, cause="not_held")
-        text = token[len(LEGACY_TOKEN_PREFIX):]
-        if isinstance(self.time.type, sa.DateTime) or self.dialect == "sqlite":
-            try:
-                value = dt.datetime.fromisoformat(text)
-            except ValueError:
-                raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.name}",
-                                      queue=self.name, key=None, cause="not_held") from None
-            # Tokens carry UTC with an offset; the column holds naive UTC unless it is tz-aware.
-            if value.tzinfo is not None and not self.aware:
-                value = value.astimezone(dt.UTC).replace(tzinfo=None)
-            return value
-        return text
+        return sa.and_(self.key == key, self.user == user, self.live(now), self.shape.token_matches(token))
 
     def token_of(self, row: Mapping[str, Any]) -> str:
-        if self.token is not None:
-            return str(row[self.token.name])
-        value = row[self.time.name]
-        if isinstance(value, str):
-            value = dt.datetime.fromisoformat(value)
-        return LEGACY_TOKEN_PREFIX + self._aware(value).isoformat()
+        return self.shape.token_of(row)
 
     # -- reading ----------------------------------------------------------------------------
 
     def readable_times(self) -> tuple[sa.ColumnElement[Any], sa.ColumnElement[Any]]:
-        """The lock time and the expiry for reading, kept inside Python's range (clock.readable):
-        a far-future or infinite value written by another program is listed, not a crash."""
-        time = clock.readable(self.time)
-        if self.expires is not None:
-            return time, clock.readable(self.expires)
-        return time, clock.readable(clock.add_seconds(time, self._seconds(self.config.lock_seconds)))
+        return self.shape.readable_times()
 
     def read_type(self) -> sa.types.TypeEngine[Any]:
         # SQLite keeps date-times as text, which _aware parses; SQLAlchemy's own parsing would
         # raise on text another program wrote there.
-        return sa.String() if self.dialect == "sqlite" else sa.DateTime(timezone=self.aware)
+        return self.backend.time_read_type(self.aware)
 
     def item_columns(self) -> list[sa.ColumnElement[Any]]:
         """The table's columns for reading a whole row, its lock times readable (see readable_times)."""
-        times = {self.time.name: self.readable_times()[0]}
-        if self.expires is not None:
-            times[self.expires.name] = clock.readable(self.expires)
+        times = self.shape.readable_columns()
         return [sa.type_coerce(times[c.name], self.read_type()).label(c.name) if c.name in times else c
                 for c in self.table.c]
 
@@ -515,7 +432,7 @@ class BoundQueue:
             self.user.label("wb_user"),
             sa.type_coerce(time, self.read_type()).label("wb_time"),
             sa.type_coerce(expiry, self.read_type()).label("wb_expires"),
-            (self.token if self.token is not None else sa.null()).label("wb_token"),
+            self.shape.token_column().label("wb_token"),
             sa.type_coerce(now, when).label("wb_now"),
         ]
 
@@ -556,10 +473,7 @@ class BoundQueue:
 
     def lock_from_row(self, row: Mapping[str, Any]) -> models.Lock:
         time = self._aware(row["wb_time"])
-        if self.token is not None:
-            token = str(row["wb_token"])
-        else:
-            token = LEGACY_TOKEN_PREFIX + time.isoformat()
+        token = self.shape.token_from_lock_row(row, time)
         return models.Lock(queue=self.name, key=row["wb_key"], owner=row["wb_user"], token=token,
                            locked_at=time, expires_at=self._aware(row["wb_expires"]),
                            db_now=self._aware(row["wb_now"]))

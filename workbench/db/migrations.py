@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import sqlalchemy as sa
 
 from workbench.core import errors
-from workbench.db import clock, dberrors, tables
+from workbench.db import backends, clock, dberrors, tables
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,14 +33,9 @@ def _v3(conn: sa.Connection, metadata: sa.MetaData) -> None:
 
 
 def _v4(conn: sa.Connection, metadata: sa.MetaData) -> None:
-    # MySQL/MariaDB servers often default to latin1: a release reason in Greek or with an arrow was
-    # refused, and the audit key could not be compared with a utf8mb4 item key through its index.
-    if conn.dialect.name not in ("mysql", "mariadb"):
-        return
-    preparer = conn.dialect.identifier_preparer
-    for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.ROLES_TABLE, tables.VERSION_TABLE):
-        table = metadata.tables[_qualified(metadata, name)]
-        conn.exec_driver_sql(f"ALTER TABLE {preparer.format_table(table)} CONVERT TO CHARACTER SET utf8mb4")
+    own = [metadata.tables[_qualified(metadata, name)]
+           for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.ROLES_TABLE, tables.VERSION_TABLE)]
+    backends.of(conn).normalise_own_tables(conn, own)
 
 
 def _qualified(metadata: sa.MetaData, name: str) -> str:
@@ -84,12 +79,6 @@ def upgrade(engine: sa.Engine, schema: str | None = None) -> list[Migration]:
 
 # The grant that lets a login create tables, per database (PostgreSQL 15+ no longer grants
 # CREATE on schema public to everyone).
-_CREATE_GRANT = {
-    "postgresql": "GRANT CREATE ON SCHEMA {schema} TO {login}",
-    "mysql": "GRANT CREATE, ALTER, INDEX ON {schema}.* TO {login}",
-    "mariadb": "GRANT CREATE, ALTER, INDEX ON {schema}.* TO {login}",
-    "mssql": "GRANT CREATE TABLE TO {login}; GRANT ALTER ON SCHEMA::{schema} TO {login}",
-}
 
 
 @contextlib.contextmanager
@@ -103,7 +92,7 @@ def _creating(engine: sa.Engine, schema: str | None) -> Iterator[None]:
             raise
         where = schema or engine.dialect.default_schema_name or engine.url.database or "the default schema"
         login = engine.url.username or "<login>"
-        grant = _CREATE_GRANT.get(engine.dialect.name)
+        grant = backends.of(engine).create_grant
         how = f"or {grant.format(schema=where, login=login)}" if grant else "or grant this login CREATE there"
         raise errors.NotPermitted(
             f"cannot create workbench's tables in schema {where}: {dberrors.first_line(exc)}; run "

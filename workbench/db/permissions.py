@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors
-from workbench.db import clock, mapping, migrations, tables
+from workbench.db import backends, clock, mapping, migrations, tables
 
 # PostgreSQL roles made by `workbench grants` (NOLOGIN: people log in with their own login, a member).
 OPERATOR_ROLE = "workbench_operator"
@@ -51,7 +51,7 @@ def supervisors(conn: sa.Connection, schema: str | None) -> list[str]:
 def row_security(conn: sa.Connection, table: sa.Table) -> bool:
     """Is `table` under PostgreSQL row-level security (`workbench grants --apply`)? Then the
     database itself decides who may change someone else's lock."""
-    if conn.dialect.name != "postgresql":
+    if not backends.of(conn).roles:
         return False
     found = conn.execute(sa.text("SELECT relrowsecurity FROM pg_catalog.pg_class WHERE oid = to_regclass(:name)"),
                          {"name": _regclass(conn, table)}).scalar()
@@ -84,7 +84,7 @@ def require_publisher(conn: sa.Connection, schema: str | None, actor: str) -> No
     On PostgreSQL with `workbench grants` applied (workbench_supervisor may insert into the
     settings table) the database's grants decide; elsewhere the roles table does.
     """
-    if conn.dialect.name == "postgresql" and _role_exists(conn, SUPERVISOR_ROLE):
+    if backends.of(conn).roles and _role_exists(conn, SUPERVISOR_ROLE):
         settings = _regclass(conn, _workbench_table(schema, tables.SETTINGS_TABLE))
         privilege = sa.func.has_table_privilege
         role_may, login, may = conn.execute(sa.select(
@@ -100,7 +100,7 @@ def require_publisher(conn: sa.Connection, schema: str | None, actor: str) -> No
 def database_refusal(conn: sa.Connection, actor: str, action: str) -> errors.NotPermitted | None:
     """On PostgreSQL: NotPermitted when this login is not a workbench_supervisor (so that a row the
     policy hid, or a write it filtered out, is reported as what it is); None otherwise."""
-    if conn.dialect.name != "postgresql" or not _role_exists(conn, SUPERVISOR_ROLE):
+    if not backends.of(conn).roles or not _role_exists(conn, SUPERVISOR_ROLE):
         return None
     login, member = conn.execute(sa.select(sa.func.current_user(), sa.func.pg_has_role(
         sa.func.current_user(), SUPERVISOR_ROLE, "USAGE"))).one()
@@ -112,7 +112,7 @@ def database_refusal(conn: sa.Connection, actor: str, action: str) -> errors.Not
 def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.NotPermitted | None:
     """On PostgreSQL: NotPermitted when row-level security binds this login and it is not `user`
     (so a write under `user`'s lock was filtered out, not lost); None otherwise."""
-    if conn.dialect.name != "postgresql":
+    if not backends.of(conn).roles:
         return None
     row = conn.execute(sa.text(
         "SELECT session_user, c.relrowsecurity AND NOT r.rolsuper AND NOT r.rolbypassrls "
@@ -136,7 +136,7 @@ def refused_message(actor: str, action: str, login: str | None) -> str:
 
 def database_roles_in_use(conn: sa.Connection) -> bool:
     """PostgreSQL with `workbench grants` applied somewhere on the server (the supervisor role exists)."""
-    return conn.dialect.name == "postgresql" and _role_exists(conn, SUPERVISOR_ROLE)
+    return backends.of(conn).roles and _role_exists(conn, SUPERVISOR_ROLE)
 
 
 def is_refusal(exc: sa.exc.DBAPIError) -> bool:
@@ -220,7 +220,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     the policies (no FORCE): it runs `attach` and `init`, and operators must not use it.
     Idempotent; nothing is changed here.
     """
-    if conn.dialect.name != "postgresql":
+    if not backends.of(conn).roles:
         raise errors.UsageError("row-level security is set up on PostgreSQL only; elsewhere the roles "
                                 "table decides who is a supervisor (`workbench role`)")
     migrations.check(conn, schema)

@@ -7,11 +7,10 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.db import connect
+from workbench.db import backends
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,9 +27,6 @@ class ProbeResult:
     seconds: float = 0.0
 
 
-_LABELS = {"postgresql": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB", "mssql": "SQL Server",
-           "sqlite": "SQLite"}
-_DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306, "mssql": 1433}
 # The extra in pyproject.toml that installs each Python driver module.
 _EXTRAS = {"psycopg": "postgresql", "pymysql": "mysql", "pyodbc": "odbc"}
 _SUPPORTED = ("sqlite, postgresql+psycopg, mariadb+pymysql, mysql+pymysql, mariadb+pyodbc, mysql+pyodbc, "
@@ -115,11 +111,11 @@ def _done(result: ProbeResult, secret: str, started: float) -> ProbeResult:
 
 def _target(url: sa.URL, timeout: int) -> _Target:
     backend, driver = url.get_backend_name(), url.get_driver_name()
-    if backend == "sqlite":
+    if backends.for_dialect(backend).is_file:
         return _Target(backend, driver, _sqlite_path(url), None, url.database or "", "", timeout)
     odbc = _odbc_params(url)
     query = {k.lower(): str(v) for k, v in url.query.items()}
-    port = url.port or _int(odbc.get("PORT") or query.get("port")) or _DEFAULT_PORTS.get(backend)
+    port = url.port or _int(odbc.get("PORT") or query.get("port")) or backends.for_dialect(backend).default_port
     trusted = "yes" in (query.get("trusted_connection", "").lower(), odbc.get("TRUSTED_CONNECTION", "").lower())
     return _Target(backend, driver, url.host or odbc.get("SERVER", "") or "localhost", port,
                    url.database or odbc.get("DATABASE", ""), url.username or odbc.get("UID", ""), timeout,
@@ -142,36 +138,19 @@ def _odbc_params(url: sa.URL) -> dict[str, str]:
 
 
 def _attempt(url: sa.URL, target: _Target, started: float) -> ProbeResult:
-    backend, driver, timeout = target.backend, target.driver, target.timeout
-    connect_args: dict[str, Any] = {}
-    if backend == "sqlite":
-        url, connect_args = _sqlite_url(url)
-    elif backend == "postgresql" and driver in ("psycopg", "psycopg2"):
-        connect_args = {"connect_timeout": timeout, "application_name": "workbench"}
-    elif backend in ("mysql", "mariadb") and driver in ("pymysql", "mysqldb"):
-        # connect_timeout covers only the TCP connect: a server that accepts and then never sends
-        # its greeting would hang the read forever without read_timeout.
-        connect_args = {"connect_timeout": timeout, "read_timeout": timeout, "write_timeout": timeout}
-    elif backend in ("mysql", "mariadb") and driver == "pyodbc":
-        if url.port:
-            return ProbeResult(False, "other", f"Put the port in the URL's query string ({url.host}/"
-                               f"{url.database or ''}?…&port={url.port}), not after the host: over ODBC, "
-                               f"SQLAlchemy writes '{url.host},{url.port}', which {_LABELS[backend]}'s "
-                               "driver does not understand.")
-        # MariaDB Connector/ODBC ignores the login timeout (pyodbc's timeout) while it waits for the
-        # server's greeting; its own CONN_TIMEOUT keyword covers that. Other drivers ignore the keyword.
-        connect_args = {"timeout": timeout}
-        url = connect.odbc_option(url, "CONN_TIMEOUT", str(timeout))
-    elif driver == "pyodbc":
-        connect_args = {"timeout": timeout}
+    backend = backends.for_dialect(target.backend)
+    problem = backend.probe_problem(url)
+    if problem:
+        return ProbeResult(False, "other", problem)
+    url, connect_args = backend.probe_options(url, target.timeout)
     engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args=connect_args)
     try:
         with engine.connect() as conn:
-            version = _server_version(conn, backend)
+            version = backend.server_version(conn)
     finally:
         engine.dispose()
     seconds = time.monotonic() - started
-    if backend == "sqlite":
+    if backend.is_file:
         return _sqlite_writable(target, version, seconds)
     database = f", database {target.database}," if target.database else ""
     who = target.user if target.user and not target.windows_auth else target.who
@@ -179,39 +158,11 @@ def _attempt(url: sa.URL, target: _Target, started: float) -> ProbeResult:
                        f"{seconds:.2f} s.", server_version=version)
 
 
-def _server_version(conn: sa.Connection, backend: str) -> str:
-    if backend == "sqlite":
-        # sqlite_version() never reads the file; the schema query does, so a file that is not a
-        # database fails here and not at the first real query.
-        conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
-        return f"SQLite {conn.exec_driver_sql('SELECT sqlite_version()').scalar()}"
-    if backend == "postgresql":
-        return " ".join(str(conn.exec_driver_sql("SELECT version()").scalar()).split()[:2])
-    if backend in ("mysql", "mariadb"):
-        text = str(conn.exec_driver_sql("SELECT VERSION()").scalar())  # e.g. 10.11.19-MariaDB-0+deb12u1
-        return f"{'MariaDB' if 'mariadb' in text.lower() else 'MySQL'} {text.split('-')[0]}"
-    if backend == "mssql":
-        # SERVERPROPERTY returns sql_variant, which pyodbc cannot fetch (ODBC type -150).
-        number = conn.exec_driver_sql("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128))").scalar()
-        return f"SQL Server {number}"
-    conn.exec_driver_sql("SELECT 1")
-    info = conn.dialect.server_version_info or ()
-    return f"{_LABELS.get(backend, backend)} {'.'.join(map(str, info))}".strip()
-
-
 def _sqlite_path(url: sa.URL) -> str:
     database = url.database or ""
     if database.startswith("file:"):
         return database[len("file:"):].split("?", 1)[0]
     return os.path.abspath(database) if database and database != ":memory:" else database or ":memory:"
-
-
-def _sqlite_url(url: sa.URL) -> tuple[sa.URL, dict[str, Any]]:
-    database = url.database or ""
-    if database and database != ":memory:" and not database.startswith("file:"):
-        # mode=rw: a test must never create an empty database where the operator mistyped the path.
-        url = url.set(database=f"file:{Path(database).as_posix()}?mode=rw", query={"uri": "true"})
-    return url, {}
 
 
 def _sqlite_writable(target: _Target, version: str, seconds: float) -> ProbeResult:
@@ -244,7 +195,7 @@ def _classify(exc: Exception, target: _Target) -> ProbeResult:
     if target.driver == "pyodbc" and (sqlstate == "IM002" or "can't open lib" in lower or
                                       ("[driver manager]" in lower and "file not found" in lower)):
         return _missing_odbc_driver(text, target, detail)
-    if target.backend == "sqlite" and (getattr(orig, "sqlite_errorname", "") in _SQLITE_FILE_ERRORS or
+    if backends.for_dialect(target.backend).is_file and (getattr(orig, "sqlite_errorname", "") in _SQLITE_FILE_ERRORS or
                                        "unable to open database" in lower or "not a database" in lower):
         return _sqlite_problem(orig, target, detail)
     if numbers & _DATABASE_NUMBERS or sqlstate == "3D000" or any(p.search(lower) for p in _DATABASE_TEXT):
@@ -266,7 +217,7 @@ def _classify(exc: Exception, target: _Target) -> ProbeResult:
     if (numbers & _UNREACHABLE_NUMBERS or sqlstate.startswith("08") or sqlstate in ("HYT00", "57P01", "57P03")
             or type(orig).__name__ == "ConnectionTimeout" or any(m in lower for m in _UNREACHABLE_TEXT)):
         return _unreachable(lower, target, detail)
-    return ProbeResult(False, "other", f"Connecting to {_LABELS.get(target.backend, target.backend)} at "
+    return ProbeResult(False, "other", f"Connecting to {_label(target.backend)} at "
                        f"{target.where} failed ({type(orig).__name__}); the details below say why.",
                        detail=detail)
 
@@ -293,7 +244,7 @@ def _missing_module(exc: ImportError, target: _Target) -> ProbeResult:
     module = (exc.name or "").split(".")[0] or target.driver
     extra = _EXTRAS.get(module)
     how = f'pip install "workbench[{extra}]"' if extra else f"pip install {module}"
-    return ProbeResult(False, "driver", f"The Python driver '{module}' for {_LABELS.get(target.backend, target.backend)} "
+    return ProbeResult(False, "driver", f"The Python driver '{module}' for {_label(target.backend)} "
                        f"is not installed. Install it with: {how}", detail=_first_line(str(exc)),
                        odbc_drivers=() if module == "pyodbc" else _odbc_drivers(target))
 
@@ -358,3 +309,7 @@ def _unreachable(lower: str, target: _Target, detail: str) -> ProbeResult:
     return ProbeResult(False, "unreachable", f"Cannot reach the server at {target.where}: {reason}. Check the "
                        "host name and port, and that the server is running and accepts network connections.",
                        detail=detail)
+
+
+def _label(name: str) -> str:
+    return backends.for_dialect(name).label or name

@@ -52,6 +52,10 @@ class Workbench:
                 self._method = claims.choose(self.engine, self.config.database.claim_method)
         return self._method
 
+    def database_label(self) -> str:
+        """Which database this is, for people: "SQLite /path/cases.db", "postgresql db1/cases"."""
+        return self.db.backend.describe(self.engine.url)
+
     def init(self) -> list[migrations.Migration]:
         """Create or upgrade workbench's own tables."""
         from workbench.db import dberrors
@@ -96,7 +100,7 @@ class Workbench:
             table = attach.plan(conn, queue_config, self.config.path).table if attaching else \
                 mapping.reflect_table(conn, queue_config, self.config.path)
             bound[name] = mapping.BoundQueue(queue_config, table, config_path=self.config.path,
-                                             dialect=self.db.dialect,
+                                             backend=self.db.backend,
                                              local_clock=self.config.database.clock == "local")
         return bound
 

@@ -49,16 +49,6 @@ _COMPLETE, _RELEASE, _EXPIRE, _FORCE = (models.EventKind.COMPLETE.value, models.
 # Events that show someone working under a lock (the board's "last activity").
 _ACTIVITY = (_CLAIM, _SAVE, _EXTEND, _REASSIGN)
 NO_REASON = "(no reason)"
-# Keys per statement when the board looks up the locked items' audit rows: SQL Server takes at
-# most 2,100 parameters per statement; the others take far more than a board holds.
-_KEYS_PER_STATEMENT = {"mssql": 2000}
-_DEFAULT_KEYS_PER_STATEMENT = 20_000
-_JOINED = ("postgresql", "sqlite", "mysql", "mariadb")
-# Where the board joins each lock to its audit aggregates LATERAL (see _activity_of_each_lock);
-# MariaDB and SQLite have no LATERAL.
-_LATERAL = ("postgresql",)
-# Where each lock's aggregates come packed in one text from a scalar subquery (_packed_activity).
-_PACKED = ("mysql", "mariadb")
 
 
 # -- the database clock ---------------------------------------------------------------------------
@@ -193,12 +183,16 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
     time, expiry = q.readable_times()
     columns = [q.key, q.user, _fast_time(conn, sa.type_coerce(time, when)),
                _fast_time(conn, sa.type_coerce(expiry, when)), *q.list_columns]
-    merged = q.token is not None and conn.dialect.name in _JOINED
-    packed = merged and conn.dialect.name in _PACKED
+    # How each lock meets its audit aggregates is the backend's choice (Backend.board_activity):
+    # LATERAL on PostgreSQL (_activity_of_each_lock), a packed scalar subquery on MySQL/MariaDB
+    # (_packed_activity), a derived table on SQLite (_activity_per_lock), a second statement elsewhere.
+    joining = q.backend.board_activity
+    merged = q.shape.stable_token and joining != "keys"
+    packed = merged and joining == "packed"
     if packed:  # after the list columns: the lock's extensions and last activity, as one text
         stmt = sa.select(*columns, _packed_activity(conn, q, trail))
     elif merged:  # after the list columns: the lock's last activity and extensions
-        if conn.dialect.name in _LATERAL:
+        if joining == "lateral":
             per_lock = _activity_of_each_lock(conn, q, trail)
             joined = q.table.join(per_lock, sa.true())
         else:
@@ -207,7 +201,7 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
         stmt = (sa.select(*columns, _fast_time(conn, per_lock.c.wb_last), per_lock.c.wb_extensions)
                 .select_from(joined))
     else:  # after the list columns: the token
-        stmt = sa.select(*columns, q.token if q.token is not None else sa.null())
+        stmt = sa.select(*columns, q.shape.token_column())
     stmt = stmt.where(*held).order_by(q.time, q.key).limit(limit)
     activity: dict[Any, Any] = {}
     rows: Iterable[Any]
@@ -220,7 +214,7 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
         activity = _activity(conn, q, trail, [str(row[0]) for row in rows], every_lock=len(rows) < limit)
     names = [c.name for c in q.list_columns]
     width = len(names)
-    legacy = q.token is None
+    legacy = not q.shape.stable_token
     aware = q.time_reader()
     from_utc = reading.converter()
     db_now = reading.now
@@ -258,10 +252,9 @@ def _activity_of_each_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: au
     by key), sorted its probes' rows to group them, and cost some 20-30 ms more of the server's
     time for 10,000 locks on a 1,000,000-row table.
     """
-    assert q.token is not None
     a = trail.table
     return (sa.select(*_aggregates(a))
-            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.token,
+            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.shape.token_column(),
                    a.c.event.in_(_ACTIVITY))
             .lateral("wb_activity"))
 
@@ -275,11 +268,10 @@ def _packed_activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mo
     row for PyMySQL, which decodes rows in Python. In the same runs on 1,000,000 rows with 10,000
     locks (a loaded machine) the board's statement took about a third less (see board_bench).
     """
-    assert q.token is not None
     a = trail.table
     latest = sa.func.coalesce(sa.cast(sa.func.max(a.c.at), sa.String()), "")
     return (sa.select(sa.func.concat(sa.func.count(sa.case((a.c.event == _EXTEND, 1))), " ", latest))
-            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.token,
+            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.shape.token_column(),
                    a.c.event.in_(_ACTIVITY))
             .scalar_subquery().label("wb_activity"))
 
@@ -303,11 +295,10 @@ def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_
     sends no list of keys: the lock rows and the aggregates as two result sets cost PyMySQL,
     which decodes rows in Python, about 50 ms more for 10,000 locks.
     """
-    assert q.token is not None
     a = trail.table
     own = q.table.alias("wb_held")
     adapt = sql_util.ClauseAdapter(own).traverse
-    key, token = adapt(q.key), adapt(q.token)
+    key, token = adapt(q.key), adapt(q.shape.token_column())
     on = [a.c.queue == q.name, a.c.item_key == trail.key_text(conn, key), a.c.token == token,
           a.c.event.in_(_ACTIVITY)]
     return (sa.select(key.label("wb_key"), *_aggregates(a))
@@ -336,7 +327,7 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
     join needs.
     """
     a = trail.table
-    legacy = q.token is None
+    legacy = not q.shape.stable_token
     columns = [a.c.item_key, a.c.token, sa.func.max(a.c.at).label("last_at"),
                sa.func.sum(sa.case((a.c.event == _EXTEND, 1), else_=0)).label("extensions")]
     if legacy:
@@ -345,17 +336,16 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
     where = [a.c.queue == q.name, a.c.event.in_(_ACTIVITY)]
     columns[2] = _fast_time(conn, columns[2])
     statements: list[tuple[sa.Select[Any], dict[str, Any]]] = []
-    dialect = conn.dialect.name
-    if dialect in _JOINED and every_lock:
+    if q.backend.board_activity != "keys" and every_lock:
         on = [a.c.item_key == trail.key_text(conn, q.key)]
         if not legacy:
-            on.append(a.c.token == q.token)
+            on.append(a.c.token == q.shape.token_column())
         stmt = (sa.select(*columns).select_from(q.table.join(a, sa.and_(*on)))
                 .where(*where, *q.scope_clause(), q.user.is_not(None), q.time.is_not(None)))
         statements.append((stmt, {}))
     else:
         stmt = sa.select(*columns).where(*where, a.c.item_key.in_(sa.bindparam("wb_keys", expanding=True)))
-        size = _KEYS_PER_STATEMENT.get(dialect, _DEFAULT_KEYS_PER_STATEMENT)
+        size = q.backend.keys_per_statement
         unique = sorted(set(keys))
         statements += [(stmt, {"wb_keys": unique[i:i + size]}) for i in range(0, len(unique), size)]
     found: dict[Any, Any] = {}
@@ -526,7 +516,7 @@ def _period_events(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
     a = trail.table
     s = a.alias("wb_start")
     before = [s.c.queue == q.name, s.c.item_key == a.c.item_key, s.c.id < a.c.id]
-    if q.token is not None:
+    if q.shape.stable_token:
         start = sa.select(sa.func.min(s.c.at)).where(*before, s.c.token == a.c.token,
                                                      s.c.event.in_((_CLAIM, _REASSIGN)))
     else:
@@ -542,7 +532,7 @@ def _period_events(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
         owner = sa.func.coalesce(a.c.owner, a.c.actor)
     # MySQL/MariaDB subtract the times: one integer a row instead of two date-times, which PyMySQL
     # decodes slowly (with both as text and fromisoformat, 17,000 completions cost some 40 ms more).
-    in_sql = conn.dialect.name in ("mysql", "mariadb")
+    in_sql = q.backend.durations_in_sql
     micro = sa.func.timestampdiff(sa.literal_column("MICROSECOND"), started, a.c.at, type_=sa.BigInteger())
     times = [micro] if in_sql else [a.c.at, started]
     stmt = (sa.select(a.c.event, owner, *times)
@@ -648,8 +638,6 @@ def _hour_mssql(element: _hour_of, compiler: Any, **kw: Any) -> str:
     return f"CONVERT(VARCHAR(13), {compiler.process(element.clauses, **kw)}, 120) + ':00:00'"
 
 
-_HOURS_IN_SQL = ("postgresql", "sqlite", "mysql", "mariadb", "mssql")
-
 
 def throughput(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                since: dt.datetime, until: dt.datetime | None = None) -> list[models.HourCount]:
@@ -670,7 +658,7 @@ def throughput(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audi
     at = clock.add_seconds(a.c.at, sa.literal(offset, literal_execute=True)) if offset else a.c.at
     counts: dict[dt.datetime, list[int]] = collections.defaultdict(lambda: [0, 0])
     shift = _queue_time(reading)
-    if conn.dialect.name in _HOURS_IN_SQL:
+    if q.backend.hours_in_sql:
         hour = _hour_of(at)
         for text, event, n in conn.execute(sa.select(hour, a.c.event, sa.func.count()).where(*where)
                                            .group_by(hour, a.c.event)):

@@ -158,11 +158,7 @@ class WorkQueue:
 
         def read(conn: sa.Connection) -> models.Lock:
             stmt = sa.select(*q.lock_select_columns(q.now())).where(self.writer.fence())
-            params = {"wb_key": key, "wb_user": user}
-            if q.token is not None:
-                params["wb_token"] = token
-            else:
-                params["wb_time"] = q.decode_legacy_token(token)
+            params = {"wb_key": key, "wb_user": user, **q.shape.token_params(token)}
             row = conn.execute(stmt, params).mappings().first()
             if row is None:
                 raise self.lost.explain(conn, key, token, user)
@@ -242,8 +238,8 @@ class WorkQueue:
         q = self.q
         key = q.coerce_key(key)
         extend_to = None
-        if q.expires is None:
-            extend_to = self.db.read(lambda conn: self._legacy_extend_time(conn, key, token, user))
+        if q.shape.extend_moves_time:
+            extend_to = self.db.read(lambda conn: self._moved_lock_time(conn, key, token, user))
         shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
         row = self.writer.run(shape, key=key, token=token, user=user, extend_until=extend_to)
         if row is None:
@@ -256,7 +252,7 @@ class WorkQueue:
                 f"this queue allows at most {_minutes(q.config.max_lock_seconds)} per lock")
         return q.lock_from_row(row)
 
-    def _legacy_extend_time(self, conn: sa.Connection, key: Any, token: str, user: str) -> Any:
+    def _moved_lock_time(self, conn: sa.Connection, key: Any, token: str, user: str) -> Any:
         """The new lock time for a table without an expiry column: now, capped by the original claim."""
         q = self.q
         now = conn.execute(sa.select(sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))).scalar()
@@ -295,20 +291,14 @@ class WorkQueue:
         return self.db.write(lambda conn: self._take_away(conn, actor, key, reason.strip(), to_user))
 
     def _take_away(self, conn: sa.Connection, actor: str, key: Any, reason: str, to_user: str | None) -> models.Lock:
-        import uuid
-
         q = self.q
         now = q.now()
         action = f"{'force-release' if to_user is None else 'reassign'} {q.name} {key}"
         permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
         stmt = sa.select(*q.lock_select_columns(now)).where(q.key == key)
-        if self.db.dialect == "mssql":
-            stmt = stmt.with_hint(q.table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
-        elif self.db.dialect != "sqlite":
-            stmt = stmt.with_for_update()
-        row = conn.execute(stmt).mappings().first()
+        row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
         if row is None:
-            if self.db.dialect == "postgresql" and conn.execute(sa.select(q.key).where(q.key == key)).first():
+            if self.db.backend.hides_rows(conn) and conn.execute(sa.select(q.key).where(q.key == key)).first():
                 # The row is there, but row-level security hides it from this login's updates.
                 raise permissions.database_refusal(conn, actor, action) or errors.NotPermitted(
                     f"{actor} may not {action}: the database's row-level security does not let this login "
@@ -318,11 +308,11 @@ class WorkQueue:
             raise errors.LockLost(f"{q.name} {key} is not locked by anyone", queue=q.name, key=key,
                                   cause="not_held")
         lock = q.lock_from_row(row)
-        pinned = q.token == lock.token if q.token is not None else q.user == lock.owner
+        pinned = q.shape.pinned(lock.owner, lock.token)
         if to_user is None:
             values = {**q.writes(q.on_release, actor, now), **q.unlock_writes()}
         else:
-            values = q.lock_writes(to_user, now, uuid.uuid4().hex)
+            values = q.lock_writes(to_user, now, q.shape.new_token_value())
         try:
             changed = conn.execute(sa.update(q.table).where(q.key == key, pinned).values(values)).rowcount
         except sa.exc.DBAPIError as exc:
@@ -405,7 +395,7 @@ class WorkQueue:
         done, rows = [], []
         for row in conn.execute(stmt).mappings().all():
             lock = q.lock_from_row(row)
-            pinned = q.token == lock.token if q.token is not None else q.user == lock.owner
+            pinned = q.shape.pinned(lock.owner, lock.token)
             values = {**q.writes(q.on_release, actor, now), **q.unlock_writes()}
             if conn.execute(sa.update(q.table).where(q.key == lock.key, pinned, q.expired(now))
                             .values(values)).rowcount == 1:

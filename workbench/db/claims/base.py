@@ -108,7 +108,7 @@ class ClaimMethod:
     @staticmethod
     def candidate_columns(q: mapping.BoundQueue, with_order: bool = False) -> list[sa.ColumnElement[Any]]:
         columns = [q.key.label("wb_ckey"), q.user.label("wb_prev_owner"),
-                   (q.token if q.token is not None else sa.null()).label("wb_prev_token"),
+                   q.shape.token_column().label("wb_prev_token"),
                    q.time.label("wb_prev_time")]
         if with_order:  # to merge candidates of several queries in queue order
             columns += [column.label(f"wb_order{i}") for i, (column, _) in enumerate(q.order)]
@@ -133,12 +133,7 @@ class ClaimMethod:
 
     @staticmethod
     def prev_token(q: mapping.BoundQueue, cand: Mapping[str, Any]) -> str | None:
-        if cand["wb_prev_owner"] is None:
-            return None
-        if q.token is not None:
-            return cand["wb_prev_token"]
-        when = cand["wb_prev_time"]
-        return q.token_of({q.time.name: when}) if when is not None else None
+        return q.shape.prev_token(cand["wb_prev_owner"], cand["wb_prev_token"], cand["wb_prev_time"])
 
 
 def claim_of(q: mapping.BoundQueue, row: Mapping[str, Any]) -> models.Claim:

@@ -7,7 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, mapping
+from workbench.db import connect, mapping
 from workbench.db.claims import base
 
 # UPDLOCK: the pick holds an update lock until the UPDATE converts it; READPAST: rows another
@@ -37,7 +37,7 @@ class ReadpastClaim(base.ClaimMethod):
         now = q.now()
         pick = (sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(room)
                 .with_hint(q.table, PICK_HINT, "mssql").subquery("wb_pick"))
-        writes = {**q.lock_writes(request.user, now, clock.new_token()), **q.writes(q.on_claim, request.user, now)}
+        writes = {**q.lock_writes(request.user, now, q.shape.new_token()), **q.writes(q.on_claim, request.user, now)}
         return (sa.update(q.table).where(q.key == pick.c.wb_ckey).values(writes)
                 .returning(*self.returned_columns(q, now), pick.c.wb_prev_owner, pick.c.wb_prev_token,
                            pick.c.wb_prev_time))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,20 +59,18 @@ class PortableClaim(base.ClaimMethod):
              cand: Mapping[str, Any], where: sa.ColumnElement[bool]) -> base.Claimed | None:
         now = q.now()
         key = cand["wb_ckey"]
-        token = uuid.uuid4().hex
+        token = q.shape.new_token_value()
         # The guard repeats the candidate predicate and pins the lock we saw, so that the lock we
         # replace (and record as expired) is exactly the one we read.
         if cand["wb_prev_owner"] is None:
             unchanged = q.user.is_(None)
-        elif q.token is not None:
-            unchanged = q.token == cand["wb_prev_token"]
         else:
-            unchanged = q.user == cand["wb_prev_owner"]
+            unchanged = q.shape.pinned(cand["wb_prev_owner"], cand["wb_prev_token"])
         writes = {**q.lock_writes(user, now, token), **q.writes(q.on_claim, user, now)}
         result = conn.execute(sa.update(q.table).where(q.key == key, where, unchanged).values(writes))
         if result.rowcount != 1:
             return None
-        fence = q.token == token if q.token is not None else q.user == user
+        fence = q.shape.pinned(user, token)
         row = conn.execute(sa.select(*self.returned_columns(q, now)).where(q.key == key, fence)).mappings().one()
         claimed = base.Claimed(row=row, prev_owner=cand["wb_prev_owner"], prev_token=self.prev_token(q, cand))
         trail.write(conn, self.audit_rows(q, trail, user, [claimed]))

@@ -32,7 +32,7 @@ class SkipLockedClaim(base.ClaimMethod):
         # dicts and records claim() builds for every caller.
         reader = self._next.get((id(q), count))
         if reader is None:
-            if q.token is None or q.expires is None or (q.config.max_locks_per_user and count > 1):
+            if not q.shape.all_in_row or (q.config.max_locks_per_user and count > 1):
                 return super().claim_next(db, q, trail, user, count)
             request = base.ClaimRequest(user=user, count=count)
             reader = _NextClaims(q, self._fast_statement(db, q, trail, request, count,
@@ -55,8 +55,8 @@ class SkipLockedClaim(base.ClaimMethod):
         rows = [q.with_lock_aliases(row) for row in fast.run(params)]
         claimed = [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
                    for row in rows]
-        if claimed and q.token is None:
-            # Legacy tables have no token column to copy in SQL; audit in a second short statement.
+        if claimed and not q.shape.token_in_row:
+            # No token column to copy in SQL: audit in a second short statement.
             db.write(lambda conn: trail.write(conn, self.audit_rows(q, trail, request.user, claimed)))
         return claimed
 
@@ -105,7 +105,7 @@ class SkipLockedClaim(base.ClaimMethod):
         else:
             merged = sa.union_all(*(sa.select(b) for b in branches)).subquery("wb_merged")
             cand = sa.select(merged).limit(limit).cte("wb_cand")
-        writes = {**q.lock_writes(user, now, clock.new_token()), **q.writes(q.on_claim, user, now)}
+        writes = {**q.lock_writes(user, now, q.shape.new_token()), **q.writes(q.on_claim, user, now)}
         # The row's own columns carry the lock (see with_lock_aliases); only the clock is extra.
         returning = [*q.table.c, now.label("wb_now"), cand.c.wb_prev_owner, cand.c.wb_prev_token,
                      cand.c.wb_prev_time]
@@ -116,7 +116,7 @@ class SkipLockedClaim(base.ClaimMethod):
             # RETURNING comes back in no particular order; hand several items out in queue order.
             stmt = stmt.order_by(*[upd.c[col.name].desc() if desc else upd.c[col.name] for col, desc in q.order],
                                  upd.c[q.key.name])
-        if q.token is not None:
+        if q.shape.token_in_row:
             stmt = stmt.add_cte(self._audit_cte(q, trail, upd, user))
         return stmt
 
@@ -144,7 +144,7 @@ class SkipLockedClaim(base.ClaimMethod):
         ).where(upd.c.wb_prev_owner.is_not(None))
         claimed = sa.select(
             constant(q.name), key, constant(models.EventKind.CLAIM.value), user, user,
-            upd.c[q.token.name], at, sa.null(), constant(2).label("wb_seq"),
+            q.shape.as_text(upd.c[q.token.name]), at, sa.null(), constant(2).label("wb_seq"),
         )
         both = sa.union_all(expired, claimed).subquery("wb_events")
         # Expiry before claim, so the item's history reads in the order things happened: UNION

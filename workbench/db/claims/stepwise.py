@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, dberrors, mapping
+from workbench.db import connect, dberrors, mapping
 from workbench.db.claims import base
 
 WINDOW = 16
@@ -84,7 +84,7 @@ class StepwiseClaim(base.ClaimMethod):
             merge = len(variants) > 1
             frees = [pick(v, with_order=merge) for v in variants]
         keys = q.key.in_(sa.bindparam("wb_keys", expanding=True, type_=q.key.type))
-        writes = {**q.lock_writes(user, now, clock.new_token()), **q.writes(q.on_claim, user, now)}
+        writes = {**q.lock_writes(user, now, q.shape.new_token()), **q.writes(q.on_claim, user, now)}
         # The UPDATE checks again that each row may still be claimed (defence in depth): an engine
         # that accepts FOR UPDATE SKIP LOCKED without locking (TiDB) cannot hand one row to two people.
         update = sa.update(q.table).where(keys, sa.or_(expired, free)).values(writes)

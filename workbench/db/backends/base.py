@@ -1,0 +1,145 @@
+"""What may differ per database, with the portable answer; each database's module overrides its part."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import sqlalchemy as sa
+
+from workbench.db import clock
+
+if TYPE_CHECKING:
+    from workbench.config import model
+
+
+class Backend:
+    """One database family. Stateless: one instance serves every engine of that family."""
+
+    name: ClassVar[str] = "portable"
+    label: str = ""  # the product's name for people ("": the dialect's name)
+    default_port: ClassVar[int | None] = None
+    is_file: ClassVar[bool] = False  # a file on this machine, not a server
+    # Claim methods that work on this database (see workbench.db.claims), besides "portable".
+    claim_methods: ClassVar[tuple[str, ...]] = ()
+    # The board: how each lock meets the aggregates of its audit rows (see stats.board):
+    # "lateral" (one join per lock), "packed" (a scalar subquery per lock returning one text),
+    # "derived" (a derived table of aggregates joined on the key), "keys" (a second statement
+    # over the locked keys).
+    board_activity: ClassVar[str] = "keys"
+    keys_per_statement: ClassVar[int] = 20_000  # bound values per statement when keys are listed
+    hours_in_sql: ClassVar[bool] = False  # throughput per hour grouped by the database
+    durations_in_sql: ClassVar[bool] = False  # handle times subtracted by the database
+    # The guarded write as one statement that writes its audit row too (needs CTEs with
+    # data-modifying statements and RETURNING).
+    one_statement_writes: ClassVar[bool] = False
+    roles: ClassVar[bool] = False  # database roles and row-level security (`workbench grants`)
+    # The Index keyword of a partial (filtered) index whose WHERE the planner uses; None: no such index.
+    partial_index_keyword: ClassVar[str | None] = None
+    # The grant that lets `login` create workbench's tables in `schema` (for the refusal's message).
+    create_grant: ClassVar[str | None] = None
+
+    def __init__(self, label: str | None = None) -> None:
+        if label is not None:
+            self.label = label  # one family, several products (MySQL, MariaDB)
+
+    # -- connecting --------------------------------------------------------------------------
+
+    def engine_options(self, url: sa.URL, db: model.DatabaseConfig,
+                       create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
+        """The URL, create_engine() keywords and driver connect arguments for this database."""
+        return url, {}, {}
+
+    def describe(self, url: sa.URL) -> str:
+        """Which database a URL names, for people (never with a password)."""
+        return f"{url.get_backend_name()} {url.host or ''}/{url.database or ''}"
+
+    def probe_options(self, url: sa.URL, timeout: int) -> tuple[sa.URL, dict[str, Any]]:
+        """The URL and connect arguments of a one-off connection test that gives up after `timeout` s."""
+        return url, ({"timeout": timeout} if url.get_driver_name() == "pyodbc" else {})
+
+    def probe_problem(self, url: sa.URL) -> str | None:
+        """A mistake in the URL that would make the test hang or fail obscurely (None: none)."""
+        return None
+
+    def server_version(self, conn: sa.Connection) -> str:
+        """The server's product and version for people, e.g. "PostgreSQL 15.18"."""
+        conn.exec_driver_sql("SELECT 1")
+        info = conn.dialect.server_version_info or ()
+        return f"{self.label or conn.dialect.name} {'.'.join(map(str, info))}".strip()
+
+    def session_setup(self, engine: sa.Engine, db: model.DatabaseConfig) -> None:
+        """Per-connection settings (event listeners), for every pool of a Database."""
+
+    def engine_events(self, engine: sa.Engine) -> None:
+        """Listeners for the main engine only (how its transactions begin)."""
+
+    def write_lock(self, url: sa.URL) -> contextlib.AbstractContextManager[Any]:
+        """What a write transaction holds besides the database's own locks."""
+        return contextlib.nullcontext()
+
+    def for_writing(self, conn: sa.Connection) -> sa.Connection:
+        """The connection as a write transaction wants it (before BEGIN)."""
+        return conn
+
+    # -- types ------------------------------------------------------------------------------
+
+    def holds_times(self, column: sa.Column[Any]) -> bool:
+        """Can this column hold a lock time?"""
+        return isinstance(column.type, sa.DateTime)
+
+    def holds_dates(self, column: sa.Column[Any]) -> bool:
+        """Can this column hold when an item arrived (a date or a date-time)?"""
+        return isinstance(column.type, (sa.DateTime, sa.Date))
+
+    def time_read_type(self, aware: bool) -> sa.types.TypeEngine[Any]:
+        """The type lock times are read as."""
+        return sa.DateTime(timezone=aware)
+
+    def time_written(self, now: sa.ColumnElement[Any], column: sa.Column[Any]) -> sa.ColumnElement[Any]:
+        """The database clock as a value written into `column`."""
+        return sa.type_coerce(now, column.type)
+
+    def time_param(self, name: str) -> sa.ColumnElement[Any]:
+        """A bound date-time, kept to the microsecond, to compare with comparable_time()."""
+        return sa.bindparam(name, type_=clock.ExactTime())
+
+    def time_param_written(self, name: str, column: sa.Column[Any]) -> sa.ColumnElement[Any]:
+        """A bound date-time, kept to the microsecond, written into `column`."""
+        return self.time_param(name)
+
+    def comparable_time(self, column: sa.Column[Any]) -> sa.ColumnElement[Any]:
+        """`column` for comparing with exact_time_param()."""
+        return column
+
+    def time_equals(self, column: sa.Column[Any], value: Any) -> sa.ColumnElement[bool]:
+        """Does the lock time equal `value` (a time read back from it)? The fence of tables without a token."""
+        if not isinstance(value, sa.ColumnElement):
+            value = sa.bindparam(None, value, type_=clock.ExactTime())
+        return column == value
+
+    def normalise_own_tables(self, conn: sa.Connection, tables: list[sa.Table]) -> None:
+        """Bring workbench's own tables to what the statements expect (migration 4)."""
+
+    def audit_key(self, conn: sa.Connection, key: sa.ColumnElement[Any], item_key: sa.Column[Any],
+                  cache: dict[str, Any]) -> sa.ColumnElement[Any]:
+        """An item's key compared with the audit trail's text `item_key` so that its index serves."""
+        return sa.cast(key, item_key.type)
+
+    # -- statements -------------------------------------------------------------------------
+
+    def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
+        """A SELECT that locks the row it reads until the transaction ends."""
+        return stmt.with_for_update()
+
+    def hides_rows(self, conn: sa.Connection) -> bool:
+        """May the database hide rows from this login's updates (row-level security)?"""
+        return False
+
+    def auto_claim_method(self, engine: sa.Engine) -> str:
+        """The best claim method this database supports."""
+        return "portable"
+
+    def check_claim_method(self, engine: sa.Engine, name: str) -> str | None:
+        """Why a configured claim method cannot work on this server (None: it can)."""
+        return None

@@ -1,0 +1,143 @@
+"""MySQL and MariaDB: SELECT … FOR UPDATE SKIP LOCKED where the server really locks, READ COMMITTED, UTC sessions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.dialects import mysql
+
+from workbench.db import odbc
+from workbench.db.backends.base import Backend
+
+if TYPE_CHECKING:
+    from workbench.config import model
+
+# MySQL look-alikes that report a MySQL 8 version and accept FOR UPDATE SKIP LOCKED but do not
+# lock the rows it reads (TiDB: pingcap/tidb#69720), so a stepwise claim would not be exclusive.
+_SKIP_LOCKED_IGNORED = ("tidb",)
+
+
+class MysqlBackend(Backend):
+    name = "mysql"
+    label = "MySQL"
+    default_port = 3306
+    claim_methods = ("select-skip-locked",)
+    board_activity = "packed"
+    hours_in_sql = True
+    durations_in_sql = True
+    create_grant = "GRANT CREATE, ALTER, INDEX ON {schema}.* TO {login}"
+
+    def engine_options(self, url: sa.URL, db: model.DatabaseConfig,
+                       create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
+        connect_args: dict[str, Any] = {}
+        if url.get_driver_name() == "pymysql":
+            connect_args = {"connect_timeout": db.connect_timeout, "read_timeout": db.statement_timeout,
+                            "write_timeout": db.statement_timeout}
+        elif url.get_driver_name() == "pyodbc":
+            connect_args = {"timeout": db.connect_timeout}
+            # MariaDB Connector/ODBC ignores the login timeout while it waits for the server's
+            # greeting (a server that accepts and never answers); its CONN_TIMEOUT covers that.
+            url = odbc.odbc_option(found_rows(url), "CONN_TIMEOUT", str(db.connect_timeout))
+        return url, {"isolation_level": "READ COMMITTED"}, connect_args
+
+    def probe_options(self, url: sa.URL, timeout: int) -> tuple[sa.URL, dict[str, Any]]:
+        if url.get_driver_name() in ("pymysql", "mysqldb"):
+            # connect_timeout covers only the TCP connect: a server that accepts and then never sends
+            # its greeting would hang the read forever without read_timeout.
+            return url, {"connect_timeout": timeout, "read_timeout": timeout, "write_timeout": timeout}
+        if url.get_driver_name() == "pyodbc":
+            # MariaDB Connector/ODBC ignores the login timeout (pyodbc's timeout) while it waits for the
+            # server's greeting; its own CONN_TIMEOUT keyword covers that. Other drivers ignore the keyword.
+            return odbc.odbc_option(url, "CONN_TIMEOUT", str(timeout)), {"timeout": timeout}
+        return super().probe_options(url, timeout)
+
+    def probe_problem(self, url: sa.URL) -> str | None:
+        if url.get_driver_name() == "pyodbc" and url.port:
+            return (f"Put the port in the URL's query string ({url.host}/{url.database or ''}?…&port={url.port}), "
+                    f"not after the host: over ODBC, SQLAlchemy writes '{url.host},{url.port}', which "
+                    f"{self.label}'s driver does not understand.")
+        return None
+
+    def server_version(self, conn: sa.Connection) -> str:
+        text = str(conn.exec_driver_sql("SELECT VERSION()").scalar())  # e.g. 10.11.19-MariaDB-0+deb12u1
+        return f"{'MariaDB' if 'mariadb' in text.lower() else 'MySQL'} {text.split('-')[0]}"
+
+    def session_setup(self, engine: sa.Engine, db: model.DatabaseConfig) -> None:
+        if db.clock != "utc":
+            return
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            # TIMESTAMP columns convert through the session time zone; pin it to UTC so NOW() and
+            # UTC_TIMESTAMP() agree and stored lock times mean the same for every operator.
+            cursor = dbapi_conn.cursor()
+            cursor.execute("SET time_zone = '+00:00'")
+            cursor.close()
+
+    def normalise_own_tables(self, conn: sa.Connection, tables: list[sa.Table]) -> None:
+        # Servers often default to latin1: a release reason in Greek or with an arrow was refused,
+        # and the audit key could not be compared with a utf8mb4 item key through its index.
+        preparer = conn.dialect.identifier_preparer
+        for table in tables:
+            conn.exec_driver_sql(f"ALTER TABLE {preparer.format_table(table)} CONVERT TO CHARACTER SET utf8mb4")
+
+    def audit_key(self, conn: sa.Connection, key: sa.ColumnElement[Any], item_key: sa.Column[Any],
+                  cache: dict[str, Any]) -> sa.ColumnElement[Any]:
+        # MySQL/MariaDB compare text in one character set and collation: the key is cast to
+        # item_key's, read once from the server (see AuditTrail.key_text).
+        if "charset" not in cache:
+            cache["charset"] = _column_charset(conn, item_key.table, item_key.name)  # type: ignore[arg-type]
+        charset, collation = cache["charset"]
+        text: sa.ColumnElement[str] = sa.cast(key, mysql.CHAR(charset=charset or "utf8mb4"))
+        return sa.collate(text, collation) if collation else text
+
+    def auto_claim_method(self, engine: sa.Engine) -> str:
+        return "select-skip-locked" if skip_locked_works(engine) else "portable"
+
+    def check_claim_method(self, engine: sa.Engine, name: str) -> str | None:
+        if name == "select-skip-locked" and not skip_locked_works(engine):
+            return ("needs a server whose FOR UPDATE SKIP LOCKED locks rows (MySQL 8.0.1+, MariaDB 10.6+; "
+                    f"not TiDB: {server_version_text(engine)})")
+        return None
+
+
+def found_rows(url: sa.URL) -> sa.URL:
+    """Make MySQL/MariaDB ODBC drivers report matched rows, not changed rows.
+
+    Every compare-and-set here checks "exactly one row"; without FLAG_FOUND_ROWS (OPTION=2) a
+    Save that writes the values already stored reports 0 rows and would look like a lost lock.
+    SQLAlchemy sets the flag for its native MySQL drivers but not over ODBC.
+    """
+    return odbc.odbc_option(url, "OPTION", "2")
+
+
+def server_version_text(engine: sa.Engine) -> str:
+    """The server's own version string (SQLAlchemy keeps only the numbers, not "…-TiDB-v7.5.0")."""
+    with engine.connect() as conn:
+        return str(conn.execute(sa.select(sa.func.version())).scalar() or "")
+
+
+def skip_locked_works(engine: sa.Engine) -> bool:
+    """Does this MySQL-family server really lock the rows SELECT … FOR UPDATE SKIP LOCKED reads?"""
+    if engine.dialect.server_version_info is None:
+        with engine.connect():  # the version is read on first connect
+            pass
+    version = engine.dialect.server_version_info or ()
+    if getattr(engine.dialect, "is_mariadb", False):
+        return tuple(version[:2]) >= (10, 6)
+    if tuple(version[:3]) < (8, 0, 1):
+        return False
+    text = server_version_text(engine).lower()
+    return not any(name in text for name in _SKIP_LOCKED_IGNORED)
+
+
+def _column_charset(conn: sa.Connection, table: sa.Table, column: str) -> tuple[str | None, str | None]:
+    """(character set, collation) of a text column on MySQL/MariaDB; (None, None) if not found."""
+    columns = sa.table("COLUMNS", sa.column("TABLE_SCHEMA"), sa.column("TABLE_NAME"), sa.column("COLUMN_NAME"),
+                       sa.column("CHARACTER_SET_NAME"), sa.column("COLLATION_NAME"), schema="information_schema")
+    schema = sa.literal(table.schema) if table.schema else sa.func.database()
+    row = conn.execute(sa.select(columns.c.CHARACTER_SET_NAME, columns.c.COLLATION_NAME).where(
+        columns.c.TABLE_SCHEMA == schema, columns.c.TABLE_NAME == table.name, columns.c.COLUMN_NAME == column)).first()
+    return (row[0], row[1]) if row is not None else (None, None)

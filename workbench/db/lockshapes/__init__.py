@@ -1,0 +1,17 @@
+"""Lock shapes: where a queue keeps its locks and how a lock is recognised; one module per shape."""
+
+from __future__ import annotations
+
+from workbench.db.lockshapes.base import LockShape
+from workbench.db.lockshapes.lock_time import LEGACY_TOKEN_PREFIX, LockTime
+from workbench.db.lockshapes.token_column import TokenColumn
+
+
+def choose(*, queue: str, token: object, **columns_and_settings: object) -> LockShape:
+    """The shape of a queue table's lock columns: a token column, or the lock time as the token."""
+    if token is not None:
+        return TokenColumn(queue=queue, token=token, **columns_and_settings)  # type: ignore[arg-type]
+    return LockTime(queue=queue, token=None, **columns_and_settings)  # type: ignore[arg-type]
+
+
+__all__ = ["LEGACY_TOKEN_PREFIX", "LockShape", "LockTime", "TokenColumn", "choose"]

@@ -1,0 +1,196 @@
+"""What every lock shape shares: the lock's holder and time columns, its expiry, the claim's writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+
+from workbench.core import models
+from workbench.db import backends, clock
+
+
+class LockShape:
+    """The lock columns of one queue table and everything that depends on which of them it has.
+
+    The holder and the lock time are always there; the expiry is a column of its own or the lock
+    time plus the lock duration. Subclasses say what the token is and so what the fence compares.
+    """
+
+    # The token is a column of the row: SQL can copy it into audit rows (which then name one lock,
+    # not only the item) and a guarded write is fenced by the bound token alone, in one statement.
+    token_in_row: ClassVar[bool] = False
+    # A lock keeps one token all its life (an extension does not change it), so the audit rows of
+    # one lock are those with its token; otherwise they are the item's rows since its latest claim.
+    stable_token: ClassVar[bool] = False
+
+    def __init__(self, *, queue: str, user: sa.Column[Any], time: sa.Column[Any], expires: sa.Column[Any] | None,
+                 token: sa.Column[Any] | None, backend: backends.Backend, lock_seconds: int, aware: bool,
+                 aware_time: Callable[[Any], dt.datetime]) -> None:
+        self.queue = queue  # its name, for messages
+        self.user, self.time, self.expires, self.token = user, time, expires, token
+        self.backend, self.lock_seconds, self.aware = backend, lock_seconds, aware
+        self._aware = aware_time  # a lock time as read, as an aware datetime
+
+    @property
+    def all_in_row(self) -> bool:
+        """Is every part of a lock (holder, time, expiry, token) a column of the row, so that a
+        claim's RETURNING gives the whole lock?"""
+        return self.token_in_row and self.expires is not None
+
+    @property
+    def columns(self) -> list[sa.Column[Any]]:
+        return [c for c in (self.user, self.time, self.expires, self.token) if c is not None]
+
+    # -- expiry -----------------------------------------------------------------------------
+
+    @staticmethod
+    def seconds(seconds: int) -> sa.BindParameter[int]:
+        # A config constant: rendered into the statement (by SQLAlchemy, typed) rather than sent
+        # as a parameter on every call.
+        return sa.bindparam(None, seconds, type_=sa.Integer(), literal_execute=True)
+
+    def expiry(self) -> sa.ColumnElement[Any]:
+        if self.expires is not None:
+            return self.expires
+        return clock.add_seconds(self.time, self.seconds(self.lock_seconds))
+
+    def expired(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        # Written so that an index on the expiry (or lock time) column serves it.
+        if self.expires is not None:
+            return self.expires <= now
+        return self.time <= clock.add_seconds(now, self.seconds(-self.lock_seconds))
+
+    def live(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        if self.expires is not None:
+            return sa.and_(self.user.is_not(None), self.expires > now)
+        return sa.and_(self.user.is_not(None), self.time > clock.add_seconds(now, self.seconds(-self.lock_seconds)))
+
+    def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """A lock (the user column is set) that no longer holds: expired, or without an expiry.
+
+        Both tests are on the one column the expiry index holds, so the planner can combine two
+        index conditions on it instead of reading every locked row.
+        """
+        column = self.expires if self.expires is not None else self.time
+        return sa.or_(column.is_(None), self.expired(now))
+
+    def readable_times(self) -> tuple[sa.ColumnElement[Any], sa.ColumnElement[Any]]:
+        """The lock time and the expiry for reading, kept inside Python's range (clock.readable):
+        a far-future or infinite value written by another program is listed, not a crash."""
+        time = clock.readable(self.time)
+        if self.expires is not None:
+            return time, clock.readable(self.expires)
+        return time, clock.readable(clock.add_seconds(time, self.seconds(self.lock_seconds)))
+
+    def readable_columns(self) -> dict[str, sa.ColumnElement[Any]]:
+        """The lock's time columns by name, for reading a whole row (see readable_times)."""
+        times = {self.time.name: self.readable_times()[0]}
+        if self.expires is not None:
+            times[self.expires.name] = clock.readable(self.expires)
+        return times
+
+    def expires_in_row(self, row: dict[str, Any]) -> Any:
+        """The expiry of a row read with all its columns (None when not locked)."""
+        if self.expires is not None:
+            return row[self.expires.name]
+        time = row[self.time.name]
+        return time + dt.timedelta(seconds=self.lock_seconds) if time is not None else None
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def lock_writes(self, user: Any, now: sa.ColumnElement[Any], token: Any) -> dict[str, Any]:
+        """What a claim (or a reassignment) writes."""
+        result = {self.user.name: user, self.time.name: now}
+        if self.expires is not None:
+            result[self.expires.name] = clock.add_seconds(now, self.seconds(self.lock_seconds))
+        return result
+
+    def unlock_writes(self) -> dict[str, Any]:
+        """What a release or a Complete writes."""
+        return {c.name: sa.null() for c in self.columns}
+
+    @property
+    def extend_moves_time(self) -> bool:
+        """Does an extension move the lock time (no expiry column), and with it a time-based token?"""
+        return self.expires is None
+
+    def extend_writes(self, new_expiry: sa.ColumnElement[Any]) -> dict[str, Any]:
+        """What an extension writes: the new expiry, or (without an expiry column) the lock time
+        bound as `wb_extend_to` by the caller, who knows the original claim time."""
+        if self.expires is not None:
+            return {self.expires.name: new_expiry}
+        return {self.time.name: self.backend.time_param_written("wb_extend_to", self.time)}
+
+    def extends_something(self, new_expiry: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        if self.expires is not None:
+            return new_expiry > self.expires
+        return self.backend.time_param("wb_extend_to") > self.backend.comparable_time(self.time)
+
+    def shown_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """A row's columns as anyone may see them: no token, lock times to the second (a lock time
+        at full precision is the token of a table without a token column)."""
+        shown = dict(item)
+        for column in (self.time, self.expires):
+            if column is not None and column.name in shown:
+                shown[column.name] = models.shown(shown[column.name])
+        return shown
+
+    # -- the token and the fence --------------------------------------------------------------
+
+    def token_column(self) -> sa.ColumnElement[Any]:
+        """The token as stored in the row (NULL where the shape has no token column)."""
+        return sa.null()
+
+    def new_token(self) -> sa.ColumnElement[Any]:
+        """A fresh token made by the server, for a claim's UPDATE."""
+        return clock.new_token()
+
+    def new_token_value(self) -> Any:
+        """A fresh token made here, for statements that bind it."""
+        return uuid.uuid4().hex
+
+    def as_text(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+        """A token column returned by a statement, as the text audit rows keep."""
+        return token
+
+    def stored_token(self, row: Mapping[str, Any]) -> Any:
+        """The token column's value in a row read with all its columns (None without one)."""
+        return None
+
+    def token_of(self, row: Mapping[str, Any]) -> str:
+        """The token of the lock a row (read with all its columns) holds."""
+        raise NotImplementedError
+
+    def token_from_lock_row(self, row: Mapping[str, Any], locked_at: dt.datetime) -> str:
+        """The token of a row read with the wb_* lock columns."""
+        raise NotImplementedError
+
+    def token_params(self, token: str) -> dict[str, Any]:
+        """The bound values of fence_clause() for a caller's token."""
+        raise NotImplementedError
+
+    def fence_clause(self, key: sa.ColumnElement[bool], user: sa.ColumnElement[bool]) -> sa.ColumnElement[bool]:
+        """This row (`key`), this holder (`user`), this exact lock, from the bound values of token_params()."""
+        raise NotImplementedError
+
+    def token_matches(self, token: str) -> sa.ColumnElement[bool]:
+        """This exact lock, from a caller's token (the compare-and-set guard's lock part)."""
+        raise NotImplementedError
+
+    def prev_token(self, owner: Any, token: Any, time: Any) -> str | None:
+        """The token of the lock a claim replaced, from the candidate's owner, token and lock time."""
+        if owner is None:
+            return None
+        return self._token_of_parts(token, time)
+
+    def _token_of_parts(self, token: Any, time: Any) -> str | None:
+        raise NotImplementedError
+
+    def pinned(self, owner: Any, token: Any) -> sa.ColumnElement[bool]:
+        """The lock just read (or just written) is still the one in the row: the compare-and-set of
+        a portable claim, a force-release and a reassignment."""
+        raise NotImplementedError
