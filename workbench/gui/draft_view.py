@@ -209,8 +209,8 @@ class DraftAccess(QObject):
 
     def check_holder(self, queue: str, key: Any, done: Callable[[Holder], None]) -> None:
         """A fresh read of the item's row, off the GUI thread; `done(Holder)` on the GUI thread."""
-        user, wb = self.session.user, self.session.wb
-        self.session.dispatcher.call(lambda: wb.queue(queue).show(key), lambda view: done(holder_of(view, user)),
+        user, operator = self.session.user, self.session.operator
+        self.session.dispatcher.call(lambda: operator.show(queue, key), lambda view: done(holder_of(view, user)),
                                      lambda exc: done(unknown_holder(str(exc))))
 
     # -- the view --------------------------------------------------------------------------------------

@@ -685,7 +685,4 @@ class MainWindow(QMainWindow):
         self._tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Warning, 15000)
 
     def _database_label(self) -> str:
-        url = self.session.wb.engine.url
-        if url.get_backend_name() == "sqlite":
-            return f"SQLite {url.database.split('?')[0].removeprefix('file:')}"
-        return f"{url.get_backend_name()} {url.host or ''}/{url.database or ''}"
+        return self.session.wb.database_label()

@@ -164,8 +164,7 @@ class QuitGuard(QObject):
             else:
                 self._finish(self._runs_out(cur, self.tr("It could not be released ({0}).").format(exc)))
 
-        s.dispatcher.call(lambda: s.wb.queue(cur.queue).release(s.user, lock.key, lock.token, reason),
-                          done, failed)
+        s.dispatcher.call(lambda: s.operator.release(lock, reason), done, failed)
 
     def _on_deadline(self) -> None:
         if self.state == "settling":

@@ -11,11 +11,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from workbench import fieldspec, journal_guard
+from workbench import fieldspec, journal_guard, services
 from workbench import journal as journal_mod
 from workbench.config import model
 from workbench.core import errors, models
-from workbench.db import service, workqueue
+from workbench.db import service
 from workbench.gui import dispatch
 
 log = logging.getLogger("workbench.gui")
@@ -105,6 +105,7 @@ class OperatorSession(QObject):
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.wb, self.user, self.dispatcher, self.journal = wb, user, dispatcher, journal
+        self.operator = services.Operator(wb, user)  # every database call goes through it, off this thread
         self.settings = settings or SessionSettings()
         self.database = _database_id(wb)
         self.queue_name = next(iter(wb.config.queues))
@@ -140,10 +141,6 @@ class OperatorSession(QObject):
         self._settings_poll.timeout.connect(self.check_settings)
 
     # -- helpers ---------------------------------------------------------------------------------
-
-    def queue(self, name: str | None = None) -> workqueue.WorkQueue:
-        """The engine queue (binding it reflects the table: call from a worker only)."""
-        return self.wb.queue(name or self.queue_name)
 
     def _run(self, fn: Callable[[], Any], done: Callable[[Any], None], *,
              retry: tuple[str, Callable[[], None]] | None = None,
@@ -212,11 +209,11 @@ class OperatorSession(QObject):
         def work() -> list[models.Lock]:
             locks: list[models.Lock] = []
             for name in names:
-                q = self.wb.queue(name)  # binding reflects the table: here, off the GUI thread
-                self.specs[name] = fieldspec.field_specs(q.q)
-                self.list_columns[name] = [c.name for c in q.q.list_columns]
-                mine = q.mine(self.user)
-                self._load_summaries(q, [lock.key for lock in mine])
+                layout = self.operator.layout(name)  # binding reflects the table: here, off the GUI thread
+                self.specs[name] = layout.fields
+                self.list_columns[name] = layout.list_columns
+                mine = self.operator.mine(name)
+                self._load_summaries(name, [lock.key for lock in mine])
                 locks += mine
             return locks
 
@@ -226,17 +223,12 @@ class OperatorSession(QObject):
 
     def check_settings(self) -> None:
         """Tell the window when a supervisor has published newer queue settings."""
-        from workbench.db import published
-
-        wb = self.wb
-
         def done(version: int) -> None:
             if version > self.settings_version:
                 self.settings_version = version
                 self.settings_changed.emit(version)
 
-        self.dispatcher.call(lambda: published.latest_version(wb.engine, wb.config.database.workbench_schema),
-                             done, lambda exc: None)  # a failed look is tried again at the next tick
+        self.dispatcher.call(self.operator.settings_version, done, lambda exc: None)  # a failed look is tried again at the next tick
 
     def set_queue(self, name: str) -> None:
         if name != self.queue_name:
@@ -247,22 +239,20 @@ class OperatorSession(QObject):
         name = self.queue_name
 
         def work() -> list[models.Lock]:
-            mine = self.queue(name).mine(self.user)
-            self._load_summaries(self.queue(name), [lock.key for lock in mine])
+            mine = self.operator.mine(name)
+            self._load_summaries(name, [lock.key for lock in mine])
             return mine
 
         self._run(work, self.mine_loaded.emit, keep_generation=False)
 
-    def _load_summaries(self, q: workqueue.WorkQueue, keys: list[Any]) -> None:
+    def _load_summaries(self, queue: str, keys: list[Any]) -> None:
         """A line of text per item for lists (worker thread; the GUI reads it after the signal)."""
-        key_name = q.q.key.name
-        for key, row in q.summaries(keys).items():
-            self.summaries[(q.q.name, key)] = " — ".join(
-                str(value) for name, value in row.items() if name != key_name and value not in (None, ""))
+        for key, text in self.operator.summaries(queue, keys).items():
+            self.summaries[(queue, key)] = text
 
     def load_open_items(self, limit: int = 200) -> None:
         name = self.queue_name
-        self._run(lambda: self.queue(name).open_items(limit), self.open_items_loaded.emit, keep_generation=False)
+        self._run(lambda: self.operator.open_items(name, limit), self.open_items_loaded.emit, keep_generation=False)
 
     # -- claiming ----------------------------------------------------------------------------------
 
@@ -285,14 +275,14 @@ class OperatorSession(QObject):
         def settled() -> None:  # on the GUI thread, with the answer, even one that is dropped
             self._next_in_flight = False
 
-        self._run(lambda: self.queue(name).claim_next(self.user)[0], lambda c: self._on_claimed(name, c),
+        self._run(lambda: self.operator.next_item(name), lambda c: self._on_claimed(name, c),
                   retry=("next", lambda: self._claim_next(name)), settled=settled)
 
     def open_item(self, key: Any, queue: str | None = None) -> None:
         """Open a specific item: resumes the user's own lock, or claims it if it is free."""
         name = queue or self.queue_name
         self._new_generation()
-        self._run(lambda: self.queue(name).claim(self.user, key), lambda c: self._on_claimed(name, c))
+        self._run(lambda: self.operator.claim(name, key), lambda c: self._on_claimed(name, c))
 
     def _new_generation(self) -> None:
         self._generation += 1
@@ -346,7 +336,7 @@ class OperatorSession(QObject):
         if cur is None:
             return
         lock = cur.lock
-        self._run(lambda: self.queue(cur.queue).save(self.user, lock.key, lock.token, edits),
+        self._run(lambda: self.operator.save(lock, edits),
                   lambda new: self._after_save(cur, new, edits), retry=("save", lambda: self.save(edits)))
 
     def _after_save(self, cur: Current, lock: models.Lock, edits: dict[str, Any]) -> None:
@@ -363,7 +353,7 @@ class OperatorSession(QObject):
         if cur is None:
             return
         lock = cur.lock
-        self._run(lambda: self.queue(cur.queue).complete(self.user, lock.key, lock.token, outcome, edits),
+        self._run(lambda: self.operator.complete(lock, outcome, edits),
                   lambda done: self._after_complete(cur, done), retry=("complete", lambda: self.complete(outcome, edits)))
 
     def _after_complete(self, cur: Current, done: models.Completion) -> None:
@@ -379,7 +369,7 @@ class OperatorSession(QObject):
         if cur is None:
             return
         lock = cur.lock
-        self._run(lambda: self.queue(cur.queue).release(self.user, lock.key, lock.token, reason),
+        self._run(lambda: self.operator.release(lock, reason),
                   lambda _: self._after_release(cur), retry=("release", lambda: self.release(reason)))
 
     def _after_release(self, cur: Current) -> None:
@@ -414,7 +404,7 @@ class OperatorSession(QObject):
                     return
             self._handle_error(exc, None)
 
-        self.dispatcher.call(lambda: self.queue(cur.queue).extend(self.user, lock.key, lock.token), done, on_error)
+        self.dispatcher.call(lambda: self.operator.extend(lock), done, on_error)
 
     @Slot()
     def check_now(self) -> None:
@@ -436,7 +426,7 @@ class OperatorSession(QObject):
             if generation == self._generation:
                 self._handle_error(exc, ("check", self.check_now))
 
-        self.dispatcher.call(lambda: self.queue(cur.queue).check(self.user, lock.key, lock.token), done, on_error)
+        self.dispatcher.call(lambda: self.operator.check(lock), done, on_error)
 
     def _take_lock(self, cur: Current, lock: models.Lock) -> None:
         if self.current is cur:

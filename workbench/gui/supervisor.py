@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench import services
 from workbench.core import durations, errors
 from workbench.db import service
 from workbench.gui import board_model, charts, dispatch, supervisor_dialogs
@@ -57,6 +58,7 @@ class SupervisorWindow(QMainWindow):
         gc.collect()
         gc.freeze()
         self.wb, self.user, self.settings = wb, user, settings
+        self.service = services.Supervisor(wb, user)  # every database call goes through it, off this thread
         self.titles = {name: q.title for name, q in wb.config.queues.items()}
         self.setObjectName("supervisor_window")
         self.setWindowTitle(f"workbench supervisor — {user}")
@@ -248,25 +250,13 @@ class SupervisorWindow(QMainWindow):
 
         def work() -> Any:
             if tab == 0:
-                return [row for name in names for row in self.wb.queue(name).board()]
+                return self.service.board(names)
             if tab == 1:
-                return [self.wb.queue(name).health() for name in names]
+                return self.service.health(names)
             if tab == 2:
-                result = []
-                for name in names:
-                    q = self.wb.queue(name)
-                    # "Today" on the database clock, as the health figures count it.
-                    since = q.db_clock().today_start - dt.timedelta(days=days)
-                    result.append((name, q.operator_stats(since)))
-                return result
+                return self.service.operator_stats(names, days)
             if tab == 4:
-                hours, handled, opened = [], [], []
-                for name in chosen:
-                    q = self.wb.queue(name)
-                    since = q.db_clock().today_start - dt.timedelta(days=days)
-                    hours.append(q.throughput(since))
-                    handled += q.handle_times(since)
-                    opened.append(q.open_per_hour(since))
+                hours, handled, opened = self.service.activity(chosen, days)
                 return charts.merge_hours(hours), handled, charts.merge_open(opened)
             return None
 
@@ -349,7 +339,7 @@ class SupervisorWindow(QMainWindow):
         if not dialog.exec():
             return
         reason = dialog.reason()
-        self._act(rows, lambda r: self.wb.queue(r.queue).force_release(self.user, r.key, reason), "released")
+        self._act(rows, lambda r: self.service.force_release(r.queue, r.key, reason), "released")
 
     @Slot()
     def reassign(self) -> None:
@@ -361,7 +351,7 @@ class SupervisorWindow(QMainWindow):
         if not dialog.exec():
             return
         to_user, reason = dialog.to_user(), dialog.reason()
-        self._act(rows, lambda r: self.wb.queue(r.queue).reassign(self.user, r.key, to_user, reason),
+        self._act(rows, lambda r: self.service.reassign(r.queue, r.key, to_user, reason),
                   f"reassigned to {to_user}")
 
     def _act(self, rows: list[Any], action: Any, verb: str) -> None:
@@ -415,7 +405,7 @@ class SupervisorWindow(QMainWindow):
             _fill(self.history, [])
             self.status.setText(str(exc))
 
-        self.dispatcher.call(lambda: self.wb.queue(name).history(key), done, failed)
+        self.dispatcher.call(lambda: self.service.history(name, key), done, failed)
 
     def _export(self, rows: list[list[str]], suggested: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export CSV", suggested, "CSV files (*.csv)")

@@ -1,0 +1,8 @@
+"""Qt-free services by name: what an operator and a supervisor do, for the windows, the CLI and scripts."""
+
+from __future__ import annotations
+
+from workbench.services.operator import Operator, QueueLayout
+from workbench.services.supervisor import Supervisor
+
+__all__ = ["Operator", "QueueLayout", "Supervisor"]

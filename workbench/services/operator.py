@@ -1,0 +1,106 @@
+"""What one person does at a queue: claim, save, complete, release, extend, check, and what they see."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from workbench import fieldspec
+from workbench.core import models
+from workbench.db import published, service
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueLayout:
+    """How a queue's items look: the form's fields, the columns that tell items apart in a list."""
+
+    name: str
+    key_name: str
+    fields: list[fieldspec.FieldSpec]
+    list_columns: list[str]
+    lock_seconds: int
+
+
+class Operator:
+    """One user's operations on the queues of one database.
+
+    Every method is one or a few short transactions and may block on the database: a window
+    calls them off its GUI thread (gui/dispatch.py). Errors are workbench.core.errors: LockLost
+    when a lock is no longer the caller's, NothingToClaim, InvalidValue, DatabaseUnavailable …
+    """
+
+    def __init__(self, wb: service.Workbench, user: str) -> None:
+        self.wb, self.user = wb, user
+
+    @property
+    def queues(self) -> list[str]:
+        return list(self.wb.config.queues)
+
+    def layout(self, queue: str) -> QueueLayout:
+        """The queue's form and list columns (the first call checks the config against the table)."""
+        q = self.wb.queue(queue).q
+        return QueueLayout(name=queue, key_name=q.key.name, fields=fieldspec.field_specs(q),
+                           list_columns=[c.name for c in q.list_columns], lock_seconds=q.config.lock_seconds)
+
+    # -- claiming -----------------------------------------------------------------------------
+
+    def next_item(self, queue: str) -> models.Claim:
+        """Lock the next waiting item of `queue` for this user; NothingToClaim when none is free."""
+        return self.wb.queue(queue).claim_next(self.user)[0]
+
+    def claim(self, queue: str, key: Any) -> models.Claim:
+        """Lock one chosen item (or resume this user's own lock on it)."""
+        return self.wb.queue(queue).claim(self.user, key)
+
+    # -- working under the lock ---------------------------------------------------------------
+
+    def save(self, lock: models.Lock, edits: Mapping[str, Any]) -> models.Lock:
+        """Store edits and keep the item; the lock as it is now."""
+        return self.wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
+
+    def complete(self, lock: models.Lock, outcome: str | None = None,
+                 edits: Mapping[str, Any] | None = None) -> models.Completion:
+        """Finish the item with an outcome (the queue's first when None) and final edits."""
+        return self.wb.queue(lock.queue).complete(self.user, lock.key, lock.token, outcome, edits)
+
+    def release(self, lock: models.Lock, reason: str | None = None) -> None:
+        """Give the item back to the queue."""
+        self.wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason)
+
+    def extend(self, lock: models.Lock) -> models.Lock:
+        """Push the lock's expiry out (never past the queue's maximum); the new lock."""
+        return self.wb.queue(lock.queue).extend(self.user, lock.key, lock.token)
+
+    def check(self, lock: models.Lock) -> models.Lock:
+        """The lock as the database has it now; LockLost (who, why) when it is no longer this user's."""
+        return self.wb.queue(lock.queue).check(self.user, lock.key, lock.token)
+
+    # -- looking ------------------------------------------------------------------------------
+
+    def mine(self, queue: str) -> list[models.Lock]:
+        """This user's locks in `queue`, oldest first, expired ones not yet taken over included."""
+        return self.wb.queue(queue).mine(self.user)
+
+    def summaries(self, queue: str, keys: list[Any]) -> dict[Any, str]:
+        """One line of text per item (its list columns), by key."""
+        key_name = self.wb.queue(queue).q.key.name
+        return {key: " — ".join(str(value) for name, value in row.items()
+                                if name != key_name and value not in (None, ""))
+                for key, row in self.wb.queue(queue).summaries(keys).items()}
+
+    def open_items(self, queue: str, limit: int = 200) -> list[dict[str, Any]]:
+        """Waiting items in queue order (their list columns), at most `limit`."""
+        return self.wb.queue(queue).open_items(limit)
+
+    def show(self, queue: str, key: Any) -> models.ItemView:
+        """An item with its lock and state, whoever holds it."""
+        return self.wb.queue(queue).show(key)
+
+    def history(self, queue: str, key: Any) -> list[models.Event]:
+        """An item's audit trail, oldest first."""
+        return self.wb.queue(queue).history(key)
+
+    def settings_version(self) -> int:
+        """The newest version of the queue settings a supervisor published (0: none)."""
+        return published.latest_version(self.wb.engine, self.wb.config.database.workbench_schema)

@@ -1,0 +1,57 @@
+"""What a supervisor does: watch every lock and the queues' health, take items away, read statistics."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from workbench.core import models
+from workbench.db import service
+
+
+class Supervisor:
+    """A supervisor's operations over the queues of one database (blocking: call off the GUI thread)."""
+
+    def __init__(self, wb: service.Workbench, user: str) -> None:
+        self.wb, self.user = wb, user
+
+    @property
+    def queues(self) -> list[str]:
+        return list(self.wb.config.queues)
+
+    def board(self, queues: list[str]) -> list[models.BoardRow]:
+        """Every lock of the queues, each queue's oldest first."""
+        return [row for name in queues for row in self.wb.queue(name).board()]
+
+    def health(self, queues: list[str]) -> list[models.QueueHealth]:
+        return [self.wb.queue(name).health() for name in queues]
+
+    def operator_stats(self, queues: list[str], days: int) -> list[tuple[str, Any]]:
+        """Per queue, each operator's figures since the start of today minus `days` (database clock)."""
+        return [(name, self.wb.queue(name).operator_stats(self._since(name, days))) for name in queues]
+
+    def activity(self, queues: list[str], days: int) -> tuple[list[Any], list[Any], list[Any]]:
+        """Per queue, the hourly throughput and open items, and every handle time, over the period."""
+        hours, handled, opened = [], [], []
+        for name in queues:
+            q = self.wb.queue(name)
+            since = self._since(name, days)
+            hours.append(q.throughput(since))
+            handled += q.handle_times(since)
+            opened.append(q.open_per_hour(since))
+        return hours, handled, opened
+
+    def _since(self, queue: str, days: int) -> dt.datetime:
+        # "Today" on the database clock, as the health figures count it.
+        return self.wb.queue(queue).db_clock().today_start - dt.timedelta(days=days)
+
+    def force_release(self, queue: str, key: Any, reason: str) -> models.Lock:
+        """Take an item away from whoever holds it; the lock removed."""
+        return self.wb.queue(queue).force_release(self.user, key, reason)
+
+    def reassign(self, queue: str, key: Any, to_user: str, reason: str) -> models.Lock:
+        """Move a lock to another user; the new lock."""
+        return self.wb.queue(queue).reassign(self.user, key, to_user, reason)
+
+    def history(self, queue: str, key: Any) -> list[models.Event]:
+        return self.wb.queue(queue).history(key)
