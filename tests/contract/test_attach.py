@@ -137,3 +137,44 @@ def test_attach_apply_and_queues_refuse_a_config_that_next_would_refuse(native_e
         code, _, err = support.run_cli(capsys, "--config", bad, "--user", "alice", *command)
         assert code == 2, (command, err)
         assert "queues.cases.outcomes.waiting.set: Complete would leave the row matching `todo`" in err
+
+
+# The customer's own claim index, spelled as people write it on each database.
+_OWN_CLAIM_INDEX = {
+    "postgresql": "CREATE INDEX cases_queue_head ON cases (priority, opened_at, case_id) "
+                  "WHERE status = ANY (ARRAY['new', 'open']) AND wb_locked_by IS NULL",
+    "sqlite": "CREATE INDEX cases_queue_head ON cases (priority, opened_at, case_id) "
+              "WHERE status IN ('new', 'open') AND wb_locked_by IS NULL",
+}
+
+
+def test_attach_adds_no_claim_index_beside_an_equivalent_one(native_env: support.Env) -> None:
+    env = native_env
+    _plain_cases(env, 40)
+    config = env.load(HELPDESK)
+    wb = env.open(config)
+    wb.init()
+    with wb.engine.begin() as conn:
+        first = attach.plan(conn, config.queues["cases"], config.path)
+        claim_index = next(ix for ix in first.indexes if ix.name == "wb_cases_claim")
+        first.indexes.remove(claim_index)  # the lock columns and the lock index only
+        attach.apply(conn, first)
+        if env.backend in _OWN_CLAIM_INDEX:
+            conn.exec_driver_sql(_OWN_CLAIM_INDEX[env.backend])
+        else:  # MySQL/MariaDB: no partial index; the same columns as workbench's, another name
+            columns = ", ".join(str(getattr(e, "name", e)) for e in claim_index.expressions)
+            conn.exec_driver_sql(f"CREATE INDEX cases_queue_head ON cases ({columns}, subject)")
+    with wb.engine.begin() as conn:
+        plan = attach.plan(conn, config.queues["cases"], config.path)
+    assert plan.empty, [ix.name for ix in plan.indexes]
+    assert any("cases_queue_head already serves" in note for note in plan.notes), plan.notes
+
+    # Another condition (or other columns) does not serve the claim: workbench's index is added.
+    with wb.engine.begin() as conn:
+        conn.exec_driver_sql("DROP INDEX cases_queue_head" + (" ON cases" if env.backend.startswith("mariadb") else ""))
+        if env.backend in _OWN_CLAIM_INDEX:
+            conn.exec_driver_sql(_OWN_CLAIM_INDEX[env.backend].replace("'open'", "'waiting'"))
+        else:
+            conn.exec_driver_sql("CREATE INDEX cases_queue_head ON cases (priority, case_id)")
+        plan = attach.plan(conn, config.queues["cases"], config.path)
+    assert [ix.name for ix in plan.indexes] == ["wb_cases_claim"]

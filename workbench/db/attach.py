@@ -61,7 +61,19 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         full.append_column(column._copy())
     binder = mapping._Binder(queue, full, config_path)
     existing = {ix.name for ix in table.indexes if ix.name}
-    indexes = [ix for ix in _indexes(queue, full, binder, backend, notes) if ix.name not in existing]
+    reflected = sa.inspect(conn).get_indexes(table.name, schema=table.schema) if not add else []
+    indexes = []
+    for index in _indexes(queue, full, binder, backend, notes):
+        if index.name in existing:
+            continue
+        # The customer's own index may already serve the claim: a second one would cost every
+        # claim and completion its upkeep and buy nothing.
+        same = next((found for found in reflected if backend.index_serves(conn, table, found, index)), None)
+        if same is not None:
+            notes.append(f"index {same['name']} already serves what {index.name} would (same leading columns "
+                         "and condition): not adding it")
+            continue
+        indexes.append(index)
     notes += _guessable_fence(queue, full)
     return AttachPlan(queue=queue.name, table=full, add_columns=add, indexes=indexes, notes=notes)
 

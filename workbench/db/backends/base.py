@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
@@ -125,6 +126,11 @@ class Backend:
                   cache: dict[str, Any]) -> sa.ColumnElement[Any]:
         """An item's key compared with the audit trail's text `item_key` so that its index serves."""
         return sa.cast(key, item_key.type)
+
+    def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
+        """Does an existing index (as the inspector reflects it) serve what `wanted` would: the same
+        leading columns in the same directions, and the same condition? False when unsure."""
+        return False
 
     # -- statements -------------------------------------------------------------------------
 

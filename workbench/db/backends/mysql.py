@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -9,6 +10,7 @@ from sqlalchemy import event
 from sqlalchemy.dialects import mysql
 
 from workbench.db import odbc
+from workbench.db.backends import indexes
 from workbench.db.backends.base import Backend
 
 if TYPE_CHECKING:
@@ -75,6 +77,11 @@ class MysqlBackend(Backend):
             cursor = dbapi_conn.cursor()
             cursor.execute("SET time_zone = '+00:00'")
             cursor.close()
+
+    def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
+        # No partial indexes here; an index on column prefixes (mysql_length) orders only the prefix.
+        options = found.get("dialect_options") or {}
+        return "mysql_length" not in options and indexes.leads_with(found, wanted, directions_known=False)
 
     def normalise_own_tables(self, conn: sa.Connection, tables: list[sa.Table]) -> None:
         # Servers often default to latin1: a release reason in Greek or with an arrow was refused,

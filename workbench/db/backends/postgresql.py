@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from workbench.db.backends import indexes
 from workbench.db.backends.base import Backend
 
 if TYPE_CHECKING:
@@ -40,8 +43,54 @@ class PostgresqlBackend(Backend):
     def server_version(self, conn: sa.Connection) -> str:
         return " ".join(str(conn.exec_driver_sql("SELECT version()").scalar()).split()[:2])
 
+    def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
+        if not indexes.leads_with(found, wanted, directions_known=True):
+            return False
+        have = (found.get("dialect_options") or {}).get("postgresql_where")
+        want = wanted.dialect_options["postgresql"]["where"]
+        if want is None or have is None:
+            return want is None and have is None
+        normalised = self._normalised_predicate(conn, table, want)
+        return normalised is not None and _without_casts(have) == _without_casts(normalised)
+
+    @staticmethod
+    def _normalised_predicate(conn: sa.Connection, table: sa.Table, predicate: sa.ColumnElement[bool]) -> str | None:
+        """The predicate as PostgreSQL itself prints an index's (pg_get_expr), so that two spellings
+        of one condition compare equal: an index on an empty temporary copy of the table's columns,
+        rolled back at once. None when that cannot be done (e.g. no TEMP privilege)."""
+        prep = conn.dialect.identifier_preparer
+        text = str(predicate.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True,
+                                                                           "include_table": False}))
+        if conn.dialect.paramstyle in ("format", "pyformat"):
+            text = text.replace("%%", "%")
+        first = prep.quote(next(iter(table.c)).name)
+        try:
+            with conn.begin_nested() as savepoint:
+                conn.exec_driver_sql(f"CREATE TEMP TABLE wb_attach_probe (LIKE {prep.format_table(table)})")
+                conn.exec_driver_sql(f"CREATE INDEX wb_attach_probe_ix ON wb_attach_probe ({first}) WHERE {text}")
+                result = conn.exec_driver_sql("SELECT pg_get_expr(indpred, indrelid) FROM pg_catalog.pg_index "
+                                              "WHERE indexrelid = 'wb_attach_probe_ix'::regclass").scalar()
+                savepoint.rollback()
+        except sa.exc.DBAPIError:
+            return None
+        return str(result) if result is not None else None
+
     def hides_rows(self, conn: sa.Connection) -> bool:
         return True  # row-level security (`workbench grants`) hides rows from an UPDATE's view
 
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "skip-locked"
+
+
+_CAST = re.compile(r"::[a-z_ ]+(?:\[\])?")
+
+
+def _without_casts(predicate: str) -> str:
+    """pg_get_expr text without casts, parentheses and spaces: `IN ('new', 'open')` on a varchar
+    column prints with ::character varying, `= ANY (ARRAY['new', 'open'])` with ::text; both are
+    compared with the same column, so the casts say nothing about which rows the index holds.
+    (Doubled parentheses are collapsed; single ones, which carry the structure, are kept.)"""
+    text = "".join(ch for ch in _CAST.sub("", predicate.lower()) if not ch.isspace())
+    while "((" in text or "))" in text:  # a cast's own parentheses, left doubled
+        text = text.replace("((", "(").replace("))", ")")
+    return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from workbench.core import errors
+from workbench.db.backends import indexes
 from workbench.db.backends.base import Backend
 
 if TYPE_CHECKING:
@@ -111,6 +113,17 @@ class SqliteBackend(Backend):
     def time_equals(self, column: sa.Column[Any], value: Any) -> sa.ColumnElement[bool]:
         return sa.type_coerce(column, sa.DateTime()) == sa.type_coerce(value, sa.DateTime())
 
+    def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
+        # The inspector does not say which columns are descending: only an ascending index is matched.
+        if not indexes.leads_with(found, wanted, directions_known=False):
+            return False
+        have = (found.get("dialect_options") or {}).get("sqlite_where")
+        want = wanted.dialect_options["sqlite"]["where"]
+        if want is None or have is None:
+            return want is None and have is None
+        text = str(want.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True, "include_table": False}))
+        return _spelling(str(have)) == _spelling(text)
+
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt  # the write transaction (BEGIN IMMEDIATE) already excludes every other writer
 
@@ -167,3 +180,8 @@ class _WriteLock:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
             self._thread_lock.release()
+
+
+def _spelling(sql: str) -> str:
+    """SQL text without the differences that do not change its meaning: case, spaces, quotes, parentheses."""
+    return "".join(ch for ch in sql.lower() if not ch.isspace() and ch not in '()"`')
