@@ -69,8 +69,10 @@ class SelfTest:
         return bool(self.results) and all(r.ok for r in self.results)
 
 
-def run(out: TextIO = sys.stdout, *, as_json: bool = False) -> int:
-    """Every check; 0 when all passed, 1 otherwise."""
+def run(out: TextIO | None = None, *, as_json: bool = False, target: Any = None) -> int:
+    """Every check; 0 when all passed, 1 otherwise. With `target` (an opening.Target: the
+    --config or --profile given), also the claim self-check on that database."""
+    out = out or sys.stdout  # looked up now: whoever replaced sys.stdout since the import gets the report
     from workbench import __version__
 
     # Offscreen even where a display exists: the self-test never shows a window.
@@ -82,6 +84,8 @@ def run(out: TextIO = sys.stdout, *, as_json: bool = False) -> int:
         out.write(f"workbench {__version__} self-test ({where})\n")
     with tempfile.TemporaryDirectory(prefix="workbench-selftest-") as tmp:
         _run_checks(test, Path(tmp))
+        if target is not None:
+            test.check("claim race", lambda: _claim_race(target))
     seconds = time.perf_counter() - start
     failed = [r.name for r in test.results if not r.ok]
     if as_json:
@@ -187,6 +191,19 @@ def _round_trip(wb: Any) -> str:
     if events[-3:] != ["claim", "save", "complete"]:
         raise AssertionError(f"unexpected history {events}")
     return f"{queue.name} {lock.key}: claimed, saved, completed ({done.outcome}), audited"
+
+
+def _claim_race(target: Any) -> str:
+    """Two connections race for one row of the target's queue table: exactly one may win."""
+    from workbench import opening
+    from workbench.db import racecheck
+
+    password = opening.password_for(target.profile) if target.profile is not None else None
+    with opening.open_target(target, password) as wb:
+        result = racecheck.check(wb)
+    if result.ok is False:
+        raise AssertionError(result.message)
+    return result.message
 
 
 def _qt(state: dict[str, Any]) -> str:

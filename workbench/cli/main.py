@@ -154,9 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.self_test:
         if args.command is not None:
             parser.error("--self-test takes no command")
-        from workbench import selftest
+        from workbench import opening, selftest
 
-        return selftest.run(as_json=as_json)
+        target = opening.choose(args.config, args.profile) if args.config or args.profile else None
+        return selftest.run(as_json=as_json, target=target)
     if args.command is None:
         return _gui(args)
     with output.escaped(json_stdout=as_json):

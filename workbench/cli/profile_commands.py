@@ -137,15 +137,34 @@ def _test(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool)
     if profile.needs_password and password is None:
         password = ask_password(profile)
     result = probe.check(profile.url(), password=password, connect_timeout=profile.connect_timeout)
+    race = _claim_race(profile, password) if result.ok else None
     if as_json:
         data = dataclasses.asdict(result)
         data["profile"] = profile.name
+        if race is not None:
+            data["claim_check"] = {"ok": race.ok, "message": race.message}
         output.dump_json(data)
     else:
         print(result.message)
         if result.detail and not result.ok:
             print(f"  ({result.detail})")
-    return 0 if result.ok else errors.DatabaseUnavailable.exit_code
+        if race is not None:
+            print(race.message)
+    if not result.ok:
+        return errors.DatabaseUnavailable.exit_code
+    return 1 if race is not None and race.ok is False else 0
+
+
+def _claim_race(profile: profiles.Profile, password: str | None) -> Any:
+    """The claim self-check (db/racecheck.py) on the profile's queues; None when they cannot be opened."""
+    from workbench import opening
+    from workbench.db import racecheck
+
+    try:
+        with opening.open_target(opening.Target(profile=profile), password) as wb:
+            return racecheck.check(wb)
+    except errors.WorkbenchError as exc:  # no queue settings or tables yet: the connection itself is fine
+        return racecheck.RaceResult(None, f"claim check skipped: {exc}")
 
 
 def _password(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) -> int:

@@ -138,6 +138,16 @@ class Backend:
         """A SELECT that locks the row it reads until the transaction ends."""
         return stmt.with_for_update()
 
+    def lock_one(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
+                 lock: bool = True) -> bool:
+        """Lock the row `key` as a claim would, skipping it if another transaction holds it (the
+        claim self-check, db/racecheck.py); True when this connection got it. `lock=False` reads
+        without locking, as a server that ignores row locks would."""
+        stmt = sa.select(key_column).where(key_column == key)
+        if lock:
+            stmt = stmt.with_for_update(skip_locked=True)
+        return conn.execute(stmt).first() is not None
+
     def hides_rows(self, conn: sa.Connection) -> bool:
         """May the database hide rows from this login's updates (row-level security)?"""
         return False

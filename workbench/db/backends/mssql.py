@@ -40,6 +40,13 @@ class MssqlBackend(Backend):
             value = sa.bindparam(None, value, type_=clock.ExactTime())
         return sa.and_(column > clock.add_milliseconds(value, -4), column < clock.add_milliseconds(value, 4))
 
+    def lock_one(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
+                 lock: bool = True) -> bool:
+        stmt = sa.select(key_column).where(key_column == key)
+        if lock:
+            stmt = stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK, READPAST)", "mssql")
+        return conn.execute(stmt).first() is not None
+
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -123,6 +124,24 @@ class SqliteBackend(Backend):
             return want is None and have is None
         text = str(want.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True, "include_table": False}))
         return _spelling(str(have)) == _spelling(text)
+
+    def lock_one(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
+                 lock: bool = True) -> bool:
+        # One writer at a time: a claim takes the write lock (BEGIN IMMEDIATE) before it reads.
+        # Here the connection's deferred BEGIN has read nothing yet; it is ended and the write
+        # lock asked for without waiting, which fails while another connection holds it.
+        if lock:
+            raw = conn.connection.driver_connection
+            raw.execute("PRAGMA busy_timeout = 0")
+            try:
+                if raw.in_transaction:
+                    raw.execute("COMMIT")
+                raw.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:
+                return False
+            finally:
+                raw.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+        return conn.execute(sa.select(key_column).where(key_column == key)).first() is not None
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt  # the write transaction (BEGIN IMMEDIATE) already excludes every other writer
