@@ -30,8 +30,10 @@ def age_lock(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
     values: dict[str, Any] = {q.time.name: clock.add_seconds(q.time, sa.literal(-seconds))}
     if q.expires is not None:
         values[q.expires.name] = clock.add_seconds(q.expires, sa.literal(-seconds))
+    held_in = q.time.table  # the queue's table, or its separate lock table
+    where = q.key == key if held_in is q.table else q.shape.of_item(q.shape.key_text(key))  # type: ignore[attr-defined]
     with wb.engine.begin() as conn:
-        assert conn.execute(sa.update(q.table).where(q.key == key).values(values)).rowcount == 1
+        assert conn.execute(sa.update(held_in).where(where).values(values)).rowcount == 1
 
 
 def age_audit(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:

@@ -26,12 +26,12 @@ ROWS = 2400
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _run_workers(env: support.Env, config: Path, count: int) -> list[dict]:
+def _run_workers(env: support.Env, config: Path, count: int, queue: str = "cases") -> list[dict]:
     go = env.tmp / "go"
     procs = []
     for i in range(PROCESSES):
         out = env.tmp / f"worker{i}.json"
-        cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(config), "--queue", "cases",
+        cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(config), "--queue", queue,
                "--user", f"w{i}", "--out", str(out), "--go", str(go), "--count", str(count)]
         procs.append((subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
                                        stderr=subprocess.PIPE, text=True), out))

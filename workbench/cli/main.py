@@ -301,13 +301,13 @@ def cmd_attach(args: argparse.Namespace, as_json: bool) -> int:
                 attach.apply(conn, plan)
     if as_json:
         output.dump_json({"queue": args.queue, "ddl": ddl, "applied": bool(args.apply and not plan.empty),
-                          "notes": plan.notes})
+                          "notes": plan.notes, "suggested": bool(plan.suggested)})
     else:
-        if plan.empty:
+        if plan.empty and not plan.suggested:
             print(f"-- {args.queue}: lock columns and claim indexes are already in place")
         else:
             print(ddl, end="")
-            if args.apply:
+            if args.apply and not plan.empty:
                 sys.stderr.write(f"applied to {wb.config.queues[args.queue].table_label}\n")
         for note in plan.notes:
             sys.stderr.write(f"note: {note}\n")

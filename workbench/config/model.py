@@ -49,12 +49,17 @@ class OrderTerm:
 
 @dataclasses.dataclass(frozen=True)
 class LockColumns:
-    """Columns that hold the lock. `expires` and `token` may be absent (legacy tables)."""
+    """Columns that hold the lock. `expires` and `token` may be absent (legacy tables).
+
+    With `table` set, every lock lives in that separate lock table (shape 5) and the names are its
+    columns; the queue's own table is only read, and written only by the workflow.
+    """
 
     user: str
     time: str
     expires: str | None
     token: str | None
+    table: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

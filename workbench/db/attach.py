@@ -24,6 +24,8 @@ class AttachPlan:
     add_columns: list[sa.Column[Any]]
     indexes: list[sa.Index]
     notes: list[str]
+    # Indexes only suggested, never created by --apply (a table workbench must not change).
+    suggested: list[sa.Index] = dataclasses.field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -46,6 +48,8 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
     """What is missing on the queue's table; nothing is changed."""
     backend = backends.of(conn)
     table = mapping.reflect_table(conn, queue, config_path)
+    if queue.lock.table:
+        return _lock_table_plan(conn, queue, table, config_path, backend)
     notes: list[str] = []
     add: list[sa.Column[Any]] = []
     wanted = [(queue.lock.user, sa.String(128)), (queue.lock.time, _datetime()),
@@ -76,6 +80,41 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         indexes.append(index)
     notes += _guessable_fence(queue, full)
     return AttachPlan(queue=queue.name, table=full, add_columns=add, indexes=indexes, notes=notes)
+
+
+def _lock_table_plan(conn: sa.Connection, queue: model.QueueConfig, table: sa.Table, config_path: str,
+                     backend: backends.Backend) -> AttachPlan:
+    """A queue whose locks live in a separate table: nothing to change on its own table. The claim
+    looks for waiting rows without a lock row in queue order; an index on the filter and order
+    columns lets it read the first few instead of the whole table, so it is suggested, not made."""
+    binder = mapping._Binder(queue, table, config_path)
+    key = binder.column(queue.key, "key")
+    order = [binder.column(t.column, "order").desc() if t.descending else binder.column(t.column, "order")
+             for t in queue.order]
+    filt = _conditions(queue, binder, queue.scope + queue.todo)
+    where_kw = backend.partial_index_keyword
+    name = _index_name(queue.name, "waiting")
+    if where_kw and filt:
+        waiting = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt))
+        index = sa.Index(name, *order, key, **{where_kw: waiting})
+    else:
+        leading: list[sa.ColumnElement[Any]] = []
+        for col in [*(col for cond, col, _ in filt if cond.op in ("eq", "null", "in")), *order, key]:
+            if not any(str(col) == str(seen) for seen in leading):
+                leading.append(col)
+        index = sa.Index(name, *leading)
+    notes = [f"queue {queue.name} keeps its locks in table '{queue.lock.table}': attach changes nothing in "
+             f"{queue.table_label}"]
+    reflected = sa.inspect(conn).get_indexes(table.name, schema=table.schema)
+    same = next((found for found in reflected if found.get("name") == name
+                 or backend.index_serves(conn, table, found, index)), None)
+    if same is not None:
+        notes.append(f"index {same['name']} already lets a claim read the waiting rows in queue order")
+        return AttachPlan(queue=queue.name, table=table, add_columns=[], indexes=[], notes=notes)
+    notes.append("suggested, not applied: the index below lets a claim read the first waiting rows in queue "
+                 "order instead of every waiting row (the larger the table, the more it saves); the table's "
+                 "owner may create it")
+    return AttachPlan(queue=queue.name, table=table, add_columns=[], indexes=[], notes=notes, suggested=[index])
 
 
 def _conditions(queue: model.QueueConfig, binder: mapping._Binder,
@@ -154,6 +193,9 @@ def render(conn: sa.Connection, attach: AttachPlan) -> str:
             ops.add_column(attach.table.name, column._copy(), schema=attach.table.schema)
     for index in attach.indexes:
         buffer.write(str(CreateIndex(index).compile(dialect=conn.dialect)).strip() + ";\n\n")
+    for index in attach.suggested:
+        ddl = str(CreateIndex(index).compile(dialect=conn.dialect)).strip()
+        buffer.write("-- suggested, not applied by --apply:\n-- " + ddl.replace("\n", "\n-- ") + ";\n\n")
     return buffer.getvalue().strip() + "\n" if buffer.getvalue().strip() else ""
 
 

@@ -35,11 +35,12 @@ class Shape:
 class GuardedWriter:
     def __init__(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
         self.db, self.q, self.trail = db, q, trail
-        self.one_statement = q.backend.one_statement_writes and q.shape.token_in_row
-        self._cache: dict[Shape, sa.Executable] = {}
+        self.one_statement = q.backend.one_statement_writes and q.shape.one_statement
+        self._cache: dict[Shape, Any] = {}
         now = q.now()
         self._read_now = sa.select(sa.type_coerce(now, sa.DateTime(timezone=q.aware)))
-        self._read_lock = sa.select(*q.lock_select_columns(now)).where(q.key == sa.bindparam("wb_key", type_=q.key.type))
+        self._read_lock = sa.select(*q.lock_select_columns(now)).select_from(q.source) \
+            .where(q.key == sa.bindparam("wb_key", type_=q.key.type))
         self._fast: dict[Shape, fastpath.FastStatement] = {}
         self._bind_processors: dict[Shape, list[tuple[int, Any]]] = {}
 
@@ -48,7 +49,8 @@ class GuardedWriter:
             extend_until: Any = None) -> Mapping[str, Any] | None:
         """The row's new lock columns (wb_*) if the write happened, None if the fence failed."""
         q = self.q
-        params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.token_params(token)}
+        params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.key_params(key),
+                                  **q.shape.token_params(token)}
         if shape.edits:
             for i, name in enumerate(shape.edits):
                 params[f"wb_e{i}"] = (edits or {})[name]
@@ -103,10 +105,10 @@ class GuardedWriter:
             self._bind_processors[shape] = found
         return self._bind_processors[shape]
 
-    def _two_step(self, conn: sa.Connection, stmt: sa.Executable, shape: Shape, params: dict[str, Any],
+    def _two_step(self, conn: sa.Connection, statements: list[sa.Executable], shape: Shape, params: dict[str, Any],
                   audit: dict[str, Any], token: str) -> Mapping[str, Any] | None:
         q = self.q
-        if conn.execute(stmt, params).rowcount != 1:
+        if not q.shape.run_guarded(conn, statements, params):
             return None
         row: Mapping[str, Any]
         if shape.unlock:
@@ -125,7 +127,7 @@ class GuardedWriter:
 
     # -- statements -------------------------------------------------------------------------
 
-    def _statement(self, shape: Shape) -> sa.Executable:
+    def _statement(self, shape: Shape) -> Any:
         if shape not in self._cache:
             self._cache[shape] = self._build(shape)
         return self._cache[shape]
@@ -135,15 +137,18 @@ class GuardedWriter:
         now = q.now()
         # The user is part of the fence too: a token that leaked (a screenshot, a log) must not let
         # someone else write under another person's lock.
-        key = q.key == sa.bindparam("wb_key", type_=q.key.type)
+        key = q.shape.key_clause(q.key)
         user = q.user == sa.bindparam("wb_user", type_=q.user.type)
         return sa.and_(q.shape.fence_clause(key, user), q.live(now))
 
-    def _build(self, shape: Shape) -> sa.Executable:
+    def _build(self, shape: Shape) -> Any:
+        """The statements of a write (see LockShape.guarded_statements), or on PostgreSQL one
+        statement that also writes the audit row."""
         q = self.q
         now = q.now()
         user = sa.bindparam("wb_user", type_=sa.String())
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {}  # the queue's row
+        lock_values: dict[str, Any] = {}
         columns = {c.name: c for c in q.table.c}
         for i, name in enumerate(shape.edits):
             values[name] = sa.bindparam(f"wb_e{i}", type_=columns[name].type)
@@ -151,15 +156,15 @@ class GuardedWriter:
             values.update(q.writes(q.outcomes[shape.outcome], user, now))
         if shape.release_writes:
             values.update(q.writes(q.on_release, user, now))
-        if shape.unlock:
-            values.update(q.unlock_writes())
         where = self.fence()
         if shape.extend:
-            values.update(self._extend_writes(now))
+            lock_values.update(self._extend_writes(now))
             where = sa.and_(where, self._extends_something(now))
-        update = sa.update(q.table).where(where).values(values)
+        statements = q.shape.guarded_statements(q.table, q.key, where, values, lock_values, shape.unlock)
         if not self.one_statement:
-            return update
+            return statements
+        update = statements[0]
+        assert isinstance(update, sa.Update)
         # Complete and Release only need the time; the others return the lock as it is now.
         returned = ([q.key.label("wb_key"), sa.type_coerce(now, sa.DateTime(timezone=q.aware)).label("wb_now")]
                     if shape.unlock else q.lock_select_columns(now))

@@ -25,7 +25,8 @@ class Diagnosis:
 
     def _current(self, conn: sa.Connection, key: Any) -> tuple[bool, models.Lock | None]:
         q = self.q
-        row = conn.execute(sa.select(*q.lock_select_columns(q.now())).where(q.key == key)).mappings().first()
+        row = conn.execute(sa.select(*q.lock_select_columns(q.now())).select_from(q.source)
+                           .where(q.key == key)).mappings().first()
         if row is None:
             return False, None
         if row["wb_user"] is None or row["wb_time"] is None:

@@ -111,7 +111,7 @@ class BoundQueue:
     """Everything the claim methods and operations need to build statements for one queue."""
 
     def __init__(self, queue: model.QueueConfig, table: sa.Table, *, config_path: str, backend: backends.Backend,
-                 local_clock: bool) -> None:
+                 local_clock: bool, locks: sa.Table | None = None) -> None:
         binder = _Binder(queue, table, config_path)
         self.config, self.table, self.name, self.backend = queue, table, queue.name, backend
         self.local_clock = local_clock
@@ -119,16 +119,24 @@ class BoundQueue:
         self._key_type = values.python_type(self.key)
         self._column_names = [c.name for c in table.c]
         self._check_unique_key(binder)
-        self.user = binder.column(queue.lock.user, "lock.user")
-        self.time = binder.column(queue.lock.time, "lock.time")
-        self.expires = binder.column(queue.lock.expires, "lock.expires") if queue.lock.expires else None
-        self.token = binder.column(queue.lock.token, "lock.token") if queue.lock.token else None
+        # `locks`: the separate lock table (shape 5), whose columns hold the lock instead of the queue's.
+        lock_binder = _Binder(queue, locks, config_path) if locks is not None else binder
+        self.user = lock_binder.column(queue.lock.user, "lock.user")
+        self.time = lock_binder.column(queue.lock.time, "lock.time")
+        self.expires = lock_binder.column(queue.lock.expires, "lock.expires") if queue.lock.expires else None
+        self.token = lock_binder.column(queue.lock.token, "lock.token") if queue.lock.token else None
         self._check_lock_types(binder)
         self.created = self._created_column(binder)
         self.aware = bool(getattr(self.time.type, "timezone", False))
         self.shape = lockshapes.choose(queue=queue.name, user=self.user, time=self.time, expires=self.expires,
-                                       token=self.token, backend=backend, lock_seconds=queue.lock_seconds,
-                                       aware=self.aware, aware_time=self._aware)
+                                       token=self.token, locks=locks, backend=backend,
+                                       lock_seconds=queue.lock_seconds, aware=self.aware, aware_time=self._aware)
+        problem = self.shape.check_key(self.key)
+        if problem:
+            raise binder.fail("lock.table", problem)
+        # What a row is read from together with its lock.
+        self.source = self.shape.source(table, self.key)
+        self.locked_source = self.shape.locked_source(table, self.key)  # for rows known to be locked
         # MySQL/MariaDB DATETIME without a fraction stores whole seconds; times we compute for
         # it must be whole seconds too, or a comparison with the stored value is always off.
         self.whole_seconds = hasattr(self.time.type, "fsp") and not self.time.type.fsp
@@ -289,7 +297,8 @@ class BoundQueue:
 
     @property
     def lock_columns(self) -> list[sa.Column[Any]]:
-        return self.shape.columns
+        """The queue table's columns that hold the lock (none where a separate table holds it)."""
+        return self.shape.columns_in_table
 
     def now(self) -> sa.ColumnElement[Any]:
         return clock.db_now(aware=self.aware, local=self.local_clock)

@@ -38,6 +38,23 @@ def _v4(conn: sa.Connection, metadata: sa.MetaData) -> None:
     backends.of(conn).normalise_own_tables(conn, own)
 
 
+def _v5(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    metadata.tables[_qualified(metadata, tables.LOCKS_TABLE)].create(conn, checkfirst=True)
+
+
+def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
+    """Create the separate lock tables a config names besides workbench's own; returns those created."""
+    metadata, _, _ = tables.build_metadata(schema)
+    created = []
+    for name in sorted(names - {tables.LOCKS_TABLE}):
+        table = tables.lock_table(metadata, name)
+        with _creating(engine, schema), engine.begin() as conn:
+            if not sa.inspect(conn).has_table(name, schema=schema):
+                table.create(conn)
+                created.append(name)
+    return created
+
+
 def _qualified(metadata: sa.MetaData, name: str) -> str:
     return f"{metadata.schema}.{name}" if metadata.schema else name
 
@@ -48,6 +65,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "published queue settings", _v2),
     Migration(3, "supervisor and operator roles", _v3),
     Migration(4, "workbench's tables in utf8mb4 on MySQL/MariaDB", _v4),
+    Migration(5, "the separate lock table (queues with [queues.Q.lock] table)", _v5),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

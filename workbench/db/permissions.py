@@ -223,6 +223,9 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     if not backends.of(conn).roles:
         raise errors.UsageError("row-level security is set up on PostgreSQL only; elsewhere the roles "
                                 "table decides who is a supervisor (`workbench role`)")
+    problem = q.shape.grants_problem()
+    if problem:
+        raise errors.UsageError(f"queue {q.name}: {problem}")
     migrations.check(conn, schema)
     prep = conn.dialect.identifier_preparer
     operator, supervisor = prep.quote(OPERATOR_ROLE), prep.quote(SUPERVISOR_ROLE)

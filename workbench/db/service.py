@@ -60,8 +60,11 @@ class Workbench:
         """Create or upgrade workbench's own tables."""
         from workbench.db import dberrors
 
+        schema = self.config.database.workbench_schema
         with dberrors.translated():
-            applied = migrations.upgrade(self.engine, self.config.database.workbench_schema)
+            applied = migrations.upgrade(self.engine, schema)
+            named = {q.lock.table for q in self.config.queues.values() if q.lock.table}
+            migrations.create_lock_tables(self.engine, schema, named)
         self._schema_checked = False
         return applied
 
@@ -99,11 +102,23 @@ class Workbench:
         for name, queue_config in self.config.queues.items():
             table = attach.plan(conn, queue_config, self.config.path).table if attaching else \
                 mapping.reflect_table(conn, queue_config, self.config.path)
+            locks = self._lock_table(conn, queue_config, schema)
             bound[name] = mapping.BoundQueue(queue_config, table, config_path=self.config.path,
                                              backend=self.db.backend,
-                                             local_clock=self.config.database.clock == "local")
+                                             local_clock=self.config.database.clock == "local", locks=locks)
         return bound
+
+    def _lock_table(self, conn: sa.Connection, queue: model.QueueConfig, check: bool) -> sa.Table | None:
+        """The separate lock table a queue keeps its locks in (None: its own table holds them)."""
+        name = queue.lock.table
+        if name is None:
+            return None
+        schema = self.config.database.workbench_schema
+        if check and name != tables.LOCKS_TABLE and not sa.inspect(conn).has_table(name, schema=schema):
+            raise errors.NotInitialized(f"queue {queue.name} keeps its locks in table '{name}', which is not in "
+                                        "the database yet: run `workbench init` (it creates it)")
+        return tables.lock_table(self._metadata, name)
 
     def _work_queue(self, bound: mapping.BoundQueue) -> workqueue.WorkQueue:
         trail = audit_mod.AuditTrail(self.audit_table, bound.name, self.cooldown_table)
-        return workqueue.WorkQueue(self.db, bound, trail, self.method)
+        return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method))

@@ -190,18 +190,18 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
     merged = q.shape.stable_token and joining != "keys"
     packed = merged and joining == "packed"
     if packed:  # after the list columns: the lock's extensions and last activity, as one text
-        stmt = sa.select(*columns, _packed_activity(conn, q, trail))
+        stmt = sa.select(*columns, _packed_activity(conn, q, trail)).select_from(q.locked_source)
     elif merged:  # after the list columns: the lock's last activity and extensions
         if joining == "lateral":
             per_lock = _activity_of_each_lock(conn, q, trail)
-            joined = q.table.join(per_lock, sa.true())
+            joined = q.locked_source.join(per_lock, sa.true())
         else:
             per_lock = _activity_per_lock(conn, q, trail, held)
-            joined = q.table.join(per_lock, per_lock.c.wb_key == q.key)
+            joined = q.locked_source.join(per_lock, per_lock.c.wb_key == q.key)
         stmt = (sa.select(*columns, _fast_time(conn, per_lock.c.wb_last), per_lock.c.wb_extensions)
                 .select_from(joined))
     else:  # after the list columns: the token
-        stmt = sa.select(*columns, q.shape.token_column())
+        stmt = sa.select(*columns, q.shape.token_column()).select_from(q.locked_source)
     stmt = stmt.where(*held).order_by(q.time, q.key).limit(limit)
     activity: dict[Any, Any] = {}
     rows: Iterable[Any]
@@ -302,7 +302,7 @@ def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_
     on = [a.c.queue == q.name, a.c.item_key == trail.key_text(conn, key), a.c.token == token,
           a.c.event.in_(_ACTIVITY)]
     return (sa.select(key.label("wb_key"), *_aggregates(a))
-            .select_from(own.outerjoin(a, sa.and_(*on)))
+            .select_from(q.shape.locked_source(own, key).outerjoin(a, sa.and_(*on)))
             .where(*(adapt(clause) for clause in held))
             .group_by(key)
             .subquery("wb_activity"))
@@ -340,7 +340,7 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
         on = [a.c.item_key == trail.key_text(conn, q.key)]
         if not legacy:
             on.append(a.c.token == q.shape.token_column())
-        stmt = (sa.select(*columns).select_from(q.table.join(a, sa.and_(*on)))
+        stmt = (sa.select(*columns).select_from(q.locked_source.join(a, sa.and_(*on)))
                 .where(*where, *q.scope_clause(), q.user.is_not(None), q.time.is_not(None)))
         statements.append((stmt, {}))
     else:
@@ -424,18 +424,19 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
     # The rows a claim could take now, as the claim itself defines them: expired locks, then free rows.
     expired_branch, free_branch = claims.ClaimMethod.branches(
         q, now, claims.ClaimRequest(user="", use_cooldown=False), trail)
-    t = q.table
     held = [*q.scope_clause(), q.user.is_not(None)]
 
-    def count(where: sa.ColumnElement[bool]) -> sa.ScalarSelect[Any]:
-        return sa.select(sa.func.count()).select_from(t).where(where).scalar_subquery()
+    def count(where: sa.ColumnElement[bool], source: sa.FromClause = q.locked_source) -> sa.ScalarSelect[Any]:
+        return sa.select(sa.func.count()).select_from(source).where(where).scalar_subquery()
 
-    columns = [count(free_branch).label("wb_free"), count(expired_branch).label("wb_retake"),
+    columns = [count(free_branch, q.source).label("wb_free"), count(expired_branch).label("wb_retake"),
                count(sa.and_(*held, q.live(now))).label("wb_locked"),
                count(sa.and_(*held, q.stale(now))).label("wb_expired"), *Clock.columns(q)]
     if q.created is not None:
-        for name, where in (("wb_oldest_free", free_branch), ("wb_oldest_retake", expired_branch)):
-            columns.append(sa.select(sa.func.min(q.created)).where(where).scalar_subquery().label(name))
+        for name, where, source in (("wb_oldest_free", free_branch, q.source),
+                                    ("wb_oldest_retake", expired_branch, q.locked_source)):
+            columns.append(sa.select(sa.func.min(q.created)).select_from(source).where(where).scalar_subquery()
+                           .label(name))
     row = conn.execute(sa.select(*columns)).mappings().one()
     reading = Clock.from_row(q, row)
     oldest = None

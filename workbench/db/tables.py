@@ -1,16 +1,17 @@
-"""workbench's own tables: audit trail, cool-down, published settings, roles and schema version, in one MetaData."""
+"""workbench's own tables: audit trail, cool-down, published settings, roles, locks and schema version, in one MetaData."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 AUDIT_TABLE = "workbench_audit"
 COOLDOWN_TABLE = "workbench_cooldown"
 SETTINGS_TABLE = "workbench_settings"
 VERSION_TABLE = "workbench_schema_version"
 ROLES_TABLE = "workbench_roles"
+LOCKS_TABLE = "workbench_locks"  # the separate lock table (shape 5) unless a queue names another
 ROLE_NAMES = ("supervisor", "operator")
 
 
@@ -33,6 +34,30 @@ def _id_column() -> sa.Column[int]:
     # BIGINT identity on servers; on SQLite only INTEGER PRIMARY KEY is the auto-numbered rowid.
     return sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
                      autoincrement=True)
+
+
+def lock_table(metadata: sa.MetaData, name: str) -> sa.Table:
+    """A separate lock table (shape 5): the locks of queues whose own table is only read.
+
+    One row per locked item, keyed by queue and the item's key as text; the primary key makes a
+    second claim of one item impossible, whatever program writes here. Rows exist only while an
+    item is locked (a release or Complete deletes them), so the table stays small.
+    """
+    if name in metadata.tables or (metadata.schema and f"{metadata.schema}.{name}" in metadata.tables):
+        return metadata.tables[f"{metadata.schema}.{name}" if metadata.schema else name]
+    return sa.Table(
+        name, metadata,
+        sa.Column("queue", sa.String(100), primary_key=True),
+        sa.Column("item_key", sa.String(200), primary_key=True),
+        sa.Column("lock_user", sa.String(128), nullable=False),
+        sa.Column("locked_at", _datetime(), nullable=False),  # database clock, UTC
+        sa.Column("expires_at", _datetime(), nullable=False),
+        sa.Column("token", sa.String(36), nullable=False),
+        # Expired locks first in a claim, the sweep, the board; a user's locks (and the per-user limit).
+        sa.Index(f"ix_{name}_expires", "queue", "expires_at"),
+        sa.Index(f"ix_{name}_user", "queue", "lock_user"),
+        mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
+    )
 
 
 def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa.Table]:
@@ -98,6 +123,7 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
         sa.Column("granted_at", _datetime(), nullable=False),  # database clock, UTC
         sa.CheckConstraint("role IN ('supervisor', 'operator')", name="ck_workbench_roles_role"),
     )
+    lock_table(metadata, LOCKS_TABLE)
     version = sa.Table(
         VERSION_TABLE, metadata,
         sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),

@@ -84,7 +84,7 @@ class WorkQueue:
             now = q.now()
             waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), True), else_=False)
             row = conn.execute(sa.select(*q.item_columns(), *q.lock_select_columns(now), waiting.label("wb_waiting"))
-                               .where(q.key == key)).mappings().first()
+                               .select_from(q.source).where(q.key == key)).mappings().first()
             if row is None:
                 raise errors.InvalidValue(f"{q.name} has no item with key {key!r} "
                                           f"(in {q.config.table_label}.{q.key.name})", column=q.key.name)
@@ -125,7 +125,8 @@ class WorkQueue:
             where = [*q.scope_clause(), q.user.is_not(None), q.time.is_not(None)]
             if user is not None:
                 where.append(q.user == user)
-            stmt = sa.select(*q.lock_select_columns(q.now())).where(*where).order_by(q.time, q.key)
+            stmt = sa.select(*q.lock_select_columns(q.now())).select_from(q.locked_source).where(*where) \
+                .order_by(q.time, q.key)
             return [q.lock_from_row(row) for row in conn.execute(stmt).mappings()]
 
         return self.db.read(read)
@@ -137,7 +138,7 @@ class WorkQueue:
         """
         q = self.q
         columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
-        stmt = (sa.select(*columns).where(*q.scope_clause(), q.todo_clause(), q.user.is_(None))
+        stmt = (sa.select(*columns).select_from(q.source).where(*q.scope_clause(), q.todo_clause(), q.user.is_(None))
                 .order_by(*q.order_by()).limit(limit))
         return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
 
@@ -157,8 +158,8 @@ class WorkQueue:
         key = q.coerce_key(key)
 
         def read(conn: sa.Connection) -> models.Lock:
-            stmt = sa.select(*q.lock_select_columns(q.now())).where(self.writer.fence())
-            params = {"wb_key": key, "wb_user": user, **q.shape.token_params(token)}
+            stmt = sa.select(*q.lock_select_columns(q.now())).select_from(q.source).where(self.writer.fence())
+            params = {"wb_key": key, "wb_user": user, **q.shape.key_params(key), **q.shape.token_params(token)}
             row = conn.execute(stmt, params).mappings().first()
             if row is None:
                 raise self.lost.explain(conn, key, token, user)
@@ -295,7 +296,7 @@ class WorkQueue:
         now = q.now()
         action = f"{'force-release' if to_user is None else 'reassign'} {q.name} {key}"
         permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
-        stmt = sa.select(*q.lock_select_columns(now)).where(q.key == key)
+        stmt = sa.select(*q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
         row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
         if row is None:
             if self.db.backend.hides_rows(conn) and conn.execute(sa.select(q.key).where(q.key == key)).first():
@@ -309,19 +310,19 @@ class WorkQueue:
                                   cause="not_held")
         lock = q.lock_from_row(row)
         pinned = q.shape.pinned(lock.owner, lock.token)
-        if to_user is None:
-            values = {**q.writes(q.on_release, actor, now), **q.unlock_writes()}
-        else:
-            values = q.lock_writes(to_user, now, q.shape.new_token_value())
         try:
-            changed = conn.execute(sa.update(q.table).where(q.key == key, pinned).values(values)).rowcount
+            if to_user is None:
+                changed = q.shape.unlock(conn, q.table, q.key, key, pinned, q.writes(q.on_release, actor, now))
+            else:
+                changed = q.shape.relock(conn, q.table, q.key, key, pinned,
+                                         q.lock_writes(to_user, now, q.shape.new_token_value()))
         except sa.exc.DBAPIError as exc:
             if not permissions.is_refusal(exc):
                 raise
             # A row-level security policy refused the new row (e.g. an operator reassigning to someone else).
             raise errors.NotPermitted(permissions.refused_message(actor, action, conn.engine.url.username),
                                       user=actor) from exc
-        if changed != 1:
+        if not changed:
             refusal = permissions.database_refusal(conn, actor, action)  # PostgreSQL: a policy filtered it out
             if refusal is not None:
                 raise refusal
@@ -331,7 +332,8 @@ class WorkQueue:
                                detail={"to": to_user} if to_user else None)]
         result = lock
         if to_user is not None:
-            new_row = conn.execute(sa.select(*q.lock_select_columns(now)).where(q.key == key)).mappings().one()
+            new_row = conn.execute(sa.select(*q.lock_select_columns(now)).select_from(q.source)
+                                   .where(q.key == key)).mappings().one()
             result = q.lock_from_row(new_row)
             rows.append(self.trail.row(models.EventKind.CLAIM, key, actor, owner=to_user, token=result.token,
                                        detail={"reassigned_from": lock.owner}))
@@ -389,16 +391,15 @@ class WorkQueue:
     def _sweep_batch(self, conn: sa.Connection, actor: str) -> list[models.Lock]:
         q = self.q
         now = q.now()
-        stmt = (sa.select(*q.lock_select_columns(now))
+        stmt = (sa.select(*q.lock_select_columns(now)).select_from(q.locked_source)
                 .where(*q.scope_clause(), q.user.is_not(None), q.time.is_not(None), q.expired(now))
                 .order_by(q.time).limit(SWEEP_BATCH))
         done, rows = [], []
         for row in conn.execute(stmt).mappings().all():
             lock = q.lock_from_row(row)
             pinned = q.shape.pinned(lock.owner, lock.token)
-            values = {**q.writes(q.on_release, actor, now), **q.unlock_writes()}
-            if conn.execute(sa.update(q.table).where(q.key == lock.key, pinned, q.expired(now))
-                            .values(values)).rowcount == 1:
+            if q.shape.unlock(conn, q.table, q.key, lock.key, sa.and_(pinned, q.expired(now)),
+                              q.writes(q.on_release, actor, now)):
                 done.append(lock)
                 rows.append(self.trail.row(models.EventKind.EXPIRE, lock.key, actor, owner=lock.owner,
                                            token=lock.token, detail={"expired_at": lock.expires_at,

@@ -135,8 +135,22 @@ class Backend:
     # -- statements -------------------------------------------------------------------------
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
-        """A SELECT that locks the row it reads until the transaction ends."""
-        return stmt.with_for_update()
+        """A SELECT that locks the row of `table` it reads until the transaction ends (not the rows
+        of a table it is outer-joined to, which may not lock)."""
+        return stmt.with_for_update(of=table)
+
+    def text_as(self, text: sa.ColumnElement[Any], type_: sa.types.TypeEngine[Any]) -> sa.ColumnElement[Any]:
+        """Text (a separate lock table's item key) as a value of the queue key's type."""
+        return sa.cast(text, type_)
+
+    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+        """Insert a row unless its primary key is taken (a separate lock table's claim); True when inserted."""
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(table).values(dict(values)))
+        except sa.exc.IntegrityError:
+            return False
+        return True
 
     def lock_one(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
                  lock: bool = True) -> bool:

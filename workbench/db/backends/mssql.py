@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -46,6 +47,20 @@ class MssqlBackend(Backend):
         if lock:
             stmt = stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK, READPAST)", "mssql")
         return conn.execute(stmt).first() is not None
+
+    def text_as(self, text: sa.ColumnElement[Any], type_: sa.types.TypeEngine[Any]) -> sa.ColumnElement[Any]:
+        # SQL Server may convert before it filters by queue: another queue's text key must not fail.
+        return sa.try_cast(text, type_)
+
+    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+        # INSERT … SELECT … WHERE NOT EXISTS with UPDLOCK, HOLDLOCK: the key range stays locked from
+        # the test to the insert, so a concurrent claim waits and then finds the row (no key
+        # violation, no savepoint to roll back after a deadlock).
+        row = [sa.literal(v) if not isinstance(v, sa.ColumnElement) else v for v in values.values()]
+        taken = sa.select(sa.literal(1)).select_from(table).with_hint(table, "WITH (UPDLOCK, HOLDLOCK)", "mssql") \
+            .where(*(table.c[name] == values[name] for name in (c.name for c in table.primary_key.columns)))
+        source = sa.select(*row).where(~sa.exists(taken))
+        return conn.execute(sa.insert(table).from_select(list(values), source)).rowcount == 1
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK)", "mssql")

@@ -100,6 +100,22 @@ class MysqlBackend(Backend):
         text: sa.ColumnElement[str] = sa.cast(key, mysql.CHAR(charset=charset or "utf8mb4"))
         return sa.collate(text, collation) if collation else text
 
+    def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
+        return stmt.with_for_update()  # MariaDB has no FOR UPDATE OF; an outer join's missing side locks nothing
+
+    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+        # INSERT IGNORE, not a savepoint: a deadlock rolls back the whole transaction, and rolling
+        # back to the savepoint would then fail instead of reporting the deadlock (which is retried).
+        # IGNORE also downgrades a too-long value: the lock table's columns fit every value workbench
+        # writes there (LockTable.check_key limits the key's length).
+        count = conn.execute(sa.insert(table).prefix_with("IGNORE").values(dict(values))).rowcount
+        if count >= 0:
+            return count == 1
+        # MariaDB's ODBC driver under SQLAlchemy reports -1: is the row there with our values? (Our
+        # own insert is visible to us whatever the snapshot; another's differs in its token.)
+        plain = [table.c[name] == value for name, value in values.items() if not isinstance(value, sa.ColumnElement)]
+        return conn.execute(sa.select(sa.literal(1)).where(*plain)).first() is not None
+
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "select-skip-locked" if skip_locked_works(engine) else "portable"
 

@@ -43,6 +43,13 @@ class PostgresqlBackend(Backend):
     def server_version(self, conn: sa.Connection) -> str:
         return " ".join(str(conn.exec_driver_sql("SELECT version()").scalar()).split()[:2])
 
+    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+        from sqlalchemy.dialects import postgresql
+
+        # RETURNING says whether a row went in (the driver's rowcount may be -1 here).
+        stmt = postgresql.insert(table).values(dict(values)).on_conflict_do_nothing().returning(sa.literal(1))
+        return conn.execute(stmt).first() is not None
+
     def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
         if not indexes.leads_with(found, wanted, directions_known=True):
             return False

@@ -143,6 +143,13 @@ class SqliteBackend(Backend):
                 raw.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         return conn.execute(sa.select(key_column).where(key_column == key)).first() is not None
 
+    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+        from sqlalchemy.dialects import sqlite
+
+        # RETURNING says whether a row went in (the driver's rowcount may be -1 here).
+        stmt = sqlite.insert(table).values(dict(values)).on_conflict_do_nothing().returning(sa.literal(1))
+        return conn.execute(stmt).first() is not None
+
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt  # the write transaction (BEGIN IMMEDIATE) already excludes every other writer
 

@@ -90,7 +90,7 @@ class ClaimMethod:
 
     @staticmethod
     def held_count(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: str) -> sa.ScalarSelect[Any]:
-        return (sa.select(sa.func.count()).select_from(q.table)
+        return (sa.select(sa.func.count()).select_from(q.locked_source)
                 .where(*q.scope_clause(), q.user == user, q.live(now)).scalar_subquery())
 
     @staticmethod

@@ -36,16 +36,20 @@ class PortableClaim(base.ClaimMethod):
             for cand, where in candidates:
                 if len(claimed) >= room:
                     break
-                won = db.write(lambda conn, cand=cand, where=where: self._try(conn, q, trail, request.user,
-                                                                               cand, where))
+                won = self._attempt(db, q, trail, request, cand, where)
                 if won is not None:
                     claimed.append(won)
         return claimed
 
+    def _attempt(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                 request: base.ClaimRequest, cand: Mapping[str, Any], where: Any) -> base.Claimed | None:
+        """Try to take one candidate, in a transaction of its own; None when another claimer was first."""
+        return db.write(lambda conn: self._try(conn, q, trail, request.user, cand, where))
+
     def _candidates(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                    request: base.ClaimRequest) -> list[tuple[Mapping[str, Any], sa.ColumnElement[bool]]]:
+                    request: base.ClaimRequest) -> list[tuple[Mapping[str, Any], Any]]:
         now = q.now()
-        result: list[tuple[Mapping[str, Any], sa.ColumnElement[bool]]] = []
+        result: list[tuple[Mapping[str, Any], Any]] = []
         for where in self.branches(q, now, request, trail):
             stmt = sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(WINDOW)
             rows = conn.execute(stmt).mappings().all()

@@ -45,6 +45,72 @@ class LockShape:
     def columns(self) -> list[sa.Column[Any]]:
         return [c for c in (self.user, self.time, self.expires, self.token) if c is not None]
 
+    @property
+    def columns_in_table(self) -> list[sa.Column[Any]]:
+        """The lock columns that are columns of the queue's own table (not editable, not filters)."""
+        return self.columns
+
+    @property
+    def one_statement(self) -> bool:
+        """Can a guarded write (fence, edits, audit row) be one statement where the database allows it?"""
+        return self.token_in_row
+
+    # -- where the lock is --------------------------------------------------------------------
+
+    def check_key(self, key: sa.Column[Any]) -> str | None:
+        """Why this shape cannot serve a queue keyed by `key` (None: it can)."""
+        return None
+
+    def source(self, table: sa.FromClause, key: sa.ColumnElement[Any]) -> sa.FromClause:
+        """What a statement reads a row and its lock from: the queue's table, or it joined to the locks."""
+        return table
+
+    def locked_source(self, table: sa.FromClause, key: sa.ColumnElement[Any]) -> sa.FromClause:
+        """What locked rows only are read from: an inner join where the locks are elsewhere, so the
+        planner may start from the (few) locks instead of the whole table."""
+        return table
+
+    def key_clause(self, key: sa.Column[Any]) -> sa.ColumnElement[bool]:
+        """The lock of the item bound as key_params() (the fence's "this row")."""
+        return key == sa.bindparam("wb_key", type_=key.type)
+
+    def key_params(self, key: Any) -> dict[str, Any]:
+        """The bound values of key_clause() besides `wb_key`."""
+        return {}
+
+    def grants_problem(self) -> str | None:
+        """Why `workbench grants` cannot enforce the protocol for this shape (None: it can)."""
+        return None
+
+    def claim_method(self, configured: Any) -> Any:
+        """The claim method for this shape: the database's configured one, unless the shape needs its own."""
+        return configured
+
+    # -- writes that end or move a lock -------------------------------------------------------
+
+    def unlock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
+               guard: sa.ColumnElement[bool], item_values: Mapping[str, Any]) -> bool:
+        """Remove the lock of `key` if `guard` holds (force-release, sweep), writing `item_values` to
+        its row; True when it did."""
+        stmt = sa.update(table).where(key_column == key, guard).values({**item_values, **self.unlock_writes()})
+        return conn.execute(stmt).rowcount == 1
+
+    def relock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
+               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any]) -> bool:
+        """Replace the lock of `key` if `guard` holds (reassign); True when it did."""
+        return conn.execute(sa.update(table).where(key_column == key, guard).values(dict(lock_values))).rowcount == 1
+
+    def guarded_statements(self, table: sa.Table, key_column: sa.Column[Any], fence: sa.ColumnElement[bool],
+                           item_values: Mapping[str, Any], lock_values: Mapping[str, Any],
+                           unlock: bool) -> list[sa.Executable]:
+        """The statements of a guarded write (save, complete, release, extend) that run_guarded runs."""
+        values = {**item_values, **lock_values, **(self.unlock_writes() if unlock else {})}
+        return [sa.update(table).where(fence).values(values)]
+
+    def run_guarded(self, conn: sa.Connection, statements: list[sa.Executable], params: Mapping[str, Any]) -> bool:
+        """Run a guarded write; False (and nothing written) when the fence did not hold."""
+        return conn.execute(statements[0], dict(params)).rowcount == 1
+
     # -- expiry -----------------------------------------------------------------------------
 
     @staticmethod

@@ -1,0 +1,93 @@
+"""The claim of a queue whose locks live in a separate lock table: insert the lock row, or take over an expired one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.db import audit as audit_mod
+from workbench.db import connect, lockshapes, mapping
+from workbench.db.claims import base, portable
+
+WINDOW = portable.WINDOW  # candidates read per attempt
+
+
+class _NotWaiting(Exception):
+    """The item stopped waiting between reading the candidates and locking it."""
+
+
+class LockTableClaim(portable.PortableClaim):
+    """The lock row's primary key (queue, item key) admits one lock per item, on every database.
+
+    A free item is claimed by inserting its lock row (a second insert finds the key taken); an
+    expired lock by rewriting its row under the token it had, so that of two claimers of one expired
+    lock exactly one changes the row. Only then is the item read, and its row checked to be still
+    waiting: it may have been completed between reading the candidates and taking the lock, and then
+    the lock row is removed again.
+    """
+
+    name = "lock-table"
+
+    def _attempt(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                 request: base.ClaimRequest, cand: Mapping[str, Any], where: Any) -> base.Claimed | None:
+        try:
+            return db.write(lambda conn: self._take(conn, q, trail, request, cand))
+        except _NotWaiting:  # the lock written was rolled back with the transaction
+            return None
+
+    @staticmethod
+    def _item_waits(q: mapping.BoundQueue, expired: bool) -> sa.ColumnElement[bool]:
+        """The queue row may be claimed: waiting, or (for an expired lock) in the state a claim left it."""
+        claimed = q.claimed_state_clause()
+        state = sa.or_(q.todo_clause(), claimed) if expired and claimed is not None else q.todo_clause()
+        return sa.and_(*q.scope_clause(), state)
+
+    def _candidates(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                    request: base.ClaimRequest) -> list[tuple[Mapping[str, Any], Any]]:
+        now = q.now()
+        key_part = [q.key == request.key] if request.key is not None else []
+        free = [self._item_waits(q, False), q.user.is_(None), *key_part]
+        if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
+            free.append(~self.recently_released(q, now, request.user, trail))
+        # Expired locks (read from the locks, which are few), then free items, each in queue order.
+        branches = [(q.locked_source, sa.and_(self._item_waits(q, True), q.user.is_not(None), q.stale(now),
+                                              *key_part)),
+                    (q.source, sa.and_(*free))]
+        result: list[tuple[Mapping[str, Any], Any]] = []
+        for source, where in branches:
+            stmt = (sa.select(*self.candidate_columns(q)).select_from(source).where(where)
+                    .order_by(*q.order_by()).limit(WINDOW))
+            # In queue order: operators expect the oldest first, and a lost race costs one insert
+            # that finds the key taken (no lock wait), so spreading claimers out buys little here.
+            result += [(row, None) for row in conn.execute(stmt).mappings()]
+            if len(result) >= WINDOW:
+                break
+        return result
+
+    def _take(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+              request: base.ClaimRequest, cand: Mapping[str, Any]) -> base.Claimed | None:
+        shape = q.shape
+        assert isinstance(shape, lockshapes.LockTable)
+        now = q.now()
+        key, user = cand["wb_ckey"], request.user
+        token = shape.new_token_value()
+        expired = cand["wb_prev_owner"] is not None
+        if expired:
+            guard = sa.and_(shape.pinned(cand["wb_prev_owner"], cand["wb_prev_token"]), q.stale(now))
+            if not shape.relock(conn, q.table, q.key, key, guard, q.lock_writes(user, now, token)):
+                return None
+        elif not q.backend.insert_new(conn, shape.locks, shape.insert_values(key, user, now, token)):
+            return None
+        if conn.execute(sa.select(q.key).where(q.key == key, self._item_waits(q, expired))).first() is None:
+            # Completed (or changed by another program) since the candidates were read: not ours to
+            # take. Raising rolls the lock row back with the transaction.
+            raise _NotWaiting
+        if q.on_claim:
+            conn.execute(sa.update(q.table).where(q.key == key).values(q.writes(q.on_claim, user, now)))
+        row = conn.execute(sa.select(*self.returned_columns(q, now)).select_from(q.source)
+                           .where(q.key == key, shape.token == token)).mappings().one()
+        claimed = base.Claimed(row=row, prev_owner=cand["wb_prev_owner"], prev_token=self.prev_token(q, cand))
+        trail.write(conn, self.audit_rows(q, trail, user, [claimed]))
+        return claimed

@@ -1,0 +1,145 @@
+"""Locks kept in a separate lock table (shape 5): the queue's own table is only read, and written only by the workflow."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.db.lockshapes.token_column import TokenColumn
+
+# The item's key as the lock table keeps it: text, which these key types turn into and back unchanged.
+KEY_TYPES = (sa.String, sa.Integer)
+
+
+class LockTable(TokenColumn):
+    """Holder, lock time, expiry and token in one row of the lock table per locked item.
+
+    The row exists only while the item is locked: a claim inserts it (the primary key on queue and
+    item key refuses a second one), a claim of an expired lock rewrites it under the old token, a
+    release or Complete deletes it. The queue's row is joined by its key, which the lock table keeps
+    as text; integer keys are cast both ways, so that either table's index can serve the join.
+    """
+
+    def __init__(self, *, locks: sa.Table, **columns_and_settings: Any) -> None:
+        super().__init__(**columns_and_settings)
+        self.locks = locks
+
+    @property
+    def one_statement(self) -> bool:
+        return False  # the fence is on one table and the edits on another: two statements
+
+    @property
+    def columns_in_table(self) -> list[sa.Column[Any]]:
+        return []
+
+    # -- joining the queue's table ------------------------------------------------------------
+
+    def check_key(self, key: sa.Column[Any]) -> str | None:
+        room = self.locks.c.item_key.type.length
+        length = getattr(key.type, "length", None)
+        if not isinstance(key.type, KEY_TYPES):
+            return (f"a queue whose locks live in table '{self.locks.name}' needs a text or whole-number key "
+                    f"(column '{key.name}' is {key.type})")
+        if isinstance(key.type, sa.String) and length is not None and length > room:
+            return (f"the lock table keeps keys of up to {room} characters, and column '{key.name}' "
+                    f"({key.type}) may hold longer ones")
+        return None
+
+    def source(self, table: sa.FromClause, key: sa.ColumnElement[Any]) -> sa.FromClause:
+        return table.outerjoin(self.locks, self.joins(key))
+
+    def locked_source(self, table: sa.FromClause, key: sa.ColumnElement[Any]) -> sa.FromClause:
+        return table.join(self.locks, self.joins(key))
+
+    def joins(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        locks = self.locks
+        if isinstance(key.type, sa.String):
+            on = locks.c.item_key == key
+        else:
+            # Text to look the lock up from the item, a number to look the item up from the lock.
+            on = sa.and_(locks.c.item_key == sa.cast(key, locks.c.item_key.type),
+                         key == self.backend.text_as(locks.c.item_key, key.type))
+        return sa.and_(locks.c.queue == sa.literal(self.queue, literal_execute=True), on)
+
+    def key_text(self, key: Any) -> str:
+        """An item's key as the lock table's item_key keeps it."""
+        return str(key)
+
+    def of_item(self, item_key: Any) -> sa.ColumnElement[bool]:
+        """The lock row of one item (`item_key`: its text, or a bound parameter)."""
+        return sa.and_(self.locks.c.queue == sa.literal(self.queue, literal_execute=True),
+                       self.locks.c.item_key == item_key)
+
+    def key_clause(self, key: sa.Column[Any]) -> sa.ColumnElement[bool]:
+        return self.of_item(sa.bindparam("wb_item", type_=self.locks.c.item_key.type))
+
+    def key_params(self, key: Any) -> dict[str, Any]:
+        return {"wb_item": self.key_text(key)}
+
+    # -- what rows show ------------------------------------------------------------------------
+
+    def readable_columns(self) -> dict[str, sa.ColumnElement[Any]]:
+        return {}  # none of the queue's columns is a lock column
+
+    def shown_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(item)
+
+    def token_of(self, row: Mapping[str, Any]) -> str:
+        return str(row["wb_token"])
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def insert_values(self, key: Any, user: Any, now: sa.ColumnElement[Any], token: Any) -> dict[str, Any]:
+        """The lock row a claim of a free item inserts."""
+        return {"queue": self.queue, "item_key": self.key_text(key), **self.lock_writes(user, now, token)}
+
+    def unlock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
+               guard: sa.ColumnElement[bool], item_values: Mapping[str, Any]) -> bool:
+        if conn.execute(sa.delete(self.locks).where(self.of_item(self.key_text(key)), guard)).rowcount != 1:
+            return False
+        if item_values:
+            conn.execute(sa.update(table).where(key_column == key).values(dict(item_values)))
+        return True
+
+    def relock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
+               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any]) -> bool:
+        stmt = sa.update(self.locks).where(self.of_item(self.key_text(key)), guard).values(dict(lock_values))
+        return conn.execute(stmt).rowcount == 1
+
+    def guarded_statements(self, table: sa.Table, key_column: sa.Column[Any], fence: sa.ColumnElement[bool],
+                           item_values: Mapping[str, Any], lock_values: Mapping[str, Any],
+                           unlock: bool) -> list[sa.Executable]:
+        locks = self.locks
+        if unlock:
+            first: sa.Executable = sa.delete(locks).where(fence)
+        elif lock_values:
+            first = sa.update(locks).where(fence).values(dict(lock_values))
+        else:  # a Save: hold the lock row until the edits are written
+            first = self.backend.lock_row(sa.select(locks.c.token).where(fence), locks)
+        statements = [first]
+        if item_values:
+            statements.append(sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type))
+                              .values(dict(item_values)))
+        return statements
+
+    def run_guarded(self, conn: sa.Connection, statements: list[sa.Executable], params: Mapping[str, Any]) -> bool:
+        first, *rest = statements
+        result = conn.execute(first, dict(params))
+        held = result.first() is not None if isinstance(first, sa.Select) else result.rowcount == 1
+        if not held:
+            return False
+        for stmt in rest:
+            conn.execute(stmt, dict(params))
+        return True
+
+    def claim_method(self, configured: Any) -> Any:
+        from workbench.db.claims import lock_table
+
+        return lock_table.LockTableClaim()
+
+    def grants_problem(self) -> str | None:
+        return (f"its locks live in the separate table '{self.locks.name}', which the protocol grants do "
+                "not cover yet; grant the operators' login SELECT on the queue's table and SELECT, INSERT, "
+                f"UPDATE, DELETE on '{self.locks.name}' by hand")
