@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,22 @@ from workbench import api
 
 REPO = Path(__file__).resolve().parent.parent
 PROCESSES = 4
-ROWS = 120
+ROWS = 600  # enough work that each process gets some, however its start-up is delayed
+
+
+# Runs the example script as `python worker.py CONFIG QUEUE USER` would, once every process has
+# imported workbench and a "go" file appears: on a busy machine the first process to start could
+# otherwise drain the queue before the others have imported anything.
+_TOGETHER = """
+import pathlib, runpy, sys, time
+import workbench.api
+pathlib.Path("ready-" + sys.argv[4]).write_text("ready")
+go = pathlib.Path("go")
+while not go.exists():
+    time.sleep(0.005)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
 
 
 def _example() -> str:
@@ -35,9 +51,14 @@ def test_the_readme_worker_drains_the_queue_in_several_processes(native_env: sup
     config = native_env.demo_config_file()
     script = native_env.tmp / "worker.py"
     script.write_text(_example(), encoding="utf-8")
-    procs = [subprocess.Popen([sys.executable, str(script), str(config), "cases", f"bot{i}"], cwd=native_env.tmp,
-                              env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+    go = native_env.tmp / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", _TOGETHER, str(script), str(config), "cases", f"bot{i}"],
+                              cwd=native_env.tmp, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(PROCESSES)]
+    deadline = time.monotonic() + 120
+    while len(list(native_env.tmp.glob("ready-*"))) < PROCESSES and time.monotonic() < deadline:
+        time.sleep(0.01)
+    go.write_text("go")
     counts = []
     for proc in procs:
         out, err = proc.communicate(timeout=300)

@@ -477,7 +477,7 @@ def test_json_setup_commands(cli: CLI, tmp_path: Path) -> None:
                                    "outcomes": ["resolved", "waiting"]}
     assert [q["name"] for q in queues["queues"]] == ["cases", "imports"]
     attach = cli("--config", cfg, "attach", "cases", "--json").json()
-    assert attach == {"queue": "cases", "ddl": "", "applied": False, "notes": []}
+    assert attach == {"queue": "cases", "ddl": "", "applied": False, "notes": [], "suggested": False}
 
 
 def test_json_holder_commands(wb: Callable[..., Run], config: Path) -> None:
