@@ -108,7 +108,8 @@ def _show_crash(report: str) -> None:
         "Crash", "Something went wrong inside workbench. Edits already written to the local journal are "
         "kept; if the window warns that the journal cannot be written, Save your edits before closing."
         "\n\nDetails are in {log}.").format(log=logs.log_path())
-    box = QMessageBox(QMessageBox.Icon.Critical, "workbench: unexpected error", text)
+    title = QCoreApplication.translate("Crash", "workbench: unexpected error")
+    box = QMessageBox(QMessageBox.Icon.Critical, title, text)
     box.setDetailedText(report)
     box.exec()
 

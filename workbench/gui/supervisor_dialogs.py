@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QCoreApplication, Slot
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QVBoxLayout, QWidget
 
+translate = QCoreApplication.translate  # lupdate reads translate(context, text) calls
+
+# Reasons as the audit trail records them (supervisors filter and count them): not translated,
+# like the operator's release reasons (dialogs.RELEASE_REASONS).
 FORCE_REASONS = ("Holder is absent", "Stuck too long", "Customer escalated", "Shift ended", "Needs another team")
 
 
@@ -28,8 +32,8 @@ class _ReasonDialog(QDialog):
         self.reason_box.setEditable(True)
         self.reason_box.addItems(FORCE_REASONS)
         self.reason_box.setCurrentText("")
-        self.reason_box.lineEdit().setPlaceholderText("required: the holder is shown it")
-        self.form.addRow("&Reason:", self.reason_box)
+        self.reason_box.lineEdit().setPlaceholderText(self.tr("required: the holder is shown it"))
+        self.form.addRow(self.tr("&Reason:"), self.reason_box)
         self.problem = QLabel("")
         self.problem.setObjectName("dialog_problem")
         self.layout_.addWidget(self.problem)
@@ -45,7 +49,7 @@ class _ReasonDialog(QDialog):
         return self.reason_box.currentText().strip()
 
     def problems(self) -> str:
-        return "" if self.reason() else "Give a reason: the holder sees it, and it goes into the history."
+        return "" if self.reason() else self.tr("Give a reason: the holder sees it, and it goes into the history.")
 
     @Slot()
     def _on_ok(self) -> None:
@@ -60,24 +64,27 @@ class ForceReleaseDialog(_ReasonDialog):
     def __init__(self, rows: list[Any], parent: QWidget | None = None) -> None:
         holders = sorted({r.owner for r in rows})
         items = ", ".join(f"{r.queue} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
-        text = (f"Take {len(rows)} item(s) away from {', '.join(holders)} and put them back in the queue?\n{items}\n\n"
-                "Their windows say who did it and why within a few seconds; unsaved edits stay with them "
-                "as a draft.")
-        super().__init__("force_release_dialog", "Force release", text,
-                         f"Force release {len(rows)} item(s)", parent)
+        text = (translate("ForceReleaseDialog", "Take %n item(s) away from {0} and put them back in the queue?", "",
+                          len(rows)).format(", ".join(holders)) + f"\n{items}\n\n"
+                + translate("ForceReleaseDialog", "Their windows say who did it and why within a few seconds; unsaved "
+                            "edits stay with them as a draft."))
+        super().__init__("force_release_dialog", translate("ForceReleaseDialog", "Force release"), text,
+                         translate("ForceReleaseDialog", "Force release %n item(s)", "", len(rows)), parent)
 
 
 class ReassignDialog(_ReasonDialog):
     def __init__(self, row: Any, holders: list[str], parent: QWidget | None = None) -> None:
-        text = (f"Move {row.queue} {row.key} from {row.owner} to another operator? It is locked to them with a "
-                f"fresh lock; {row.owner}'s window says who did it and why, and keeps any unsaved edits as a draft.")
-        super().__init__("reassign_dialog", "Reassign", text, "Reassign", parent)
+        text = translate("ReassignDialog", "Move {0} {1} from {2} to another operator? It is locked to them with a "
+                         "fresh lock; {2}'s window says who did it and why, and keeps any unsaved edits as a "
+                         "draft.").format(row.queue, row.key, row.owner)
+        super().__init__("reassign_dialog", translate("ReassignDialog", "Reassign"), text,
+                         translate("ReassignDialog", "Reassign"), parent)
         self.user_box = QComboBox()
         self.user_box.setObjectName("to_user")
         self.user_box.setEditable(True)
         self.user_box.addItems(holders)
         self.user_box.setCurrentText("")
-        self.form.insertRow(0, "&To:", self.user_box)
+        self.form.insertRow(0, self.tr("&To:"), self.user_box)
         self._from = row.owner
 
     def to_user(self) -> str:
@@ -85,7 +92,7 @@ class ReassignDialog(_ReasonDialog):
 
     def problems(self) -> str:
         if not self.to_user():
-            return "Name the operator who takes the item over."
+            return self.tr("Name the operator who takes the item over.")
         if self.to_user() == self._from:
-            return f"{self._from} already holds it."
+            return self.tr("{0} already holds it.").format(self._from)
         return super().problems()
