@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench import fieldspec
 from workbench.core import durations, errors, models
-from workbench.gui import dialogs, draft_view, hotkeys, journal_status, quit_guard, resume, session
+from workbench.gui import dialogs, draft_view, hotkeys, i18n, journal_status, quit_guard, resume, session
 from workbench.gui import form as form_mod
 
 START, RESUME, ITEM = 0, 1, 2
@@ -172,9 +172,39 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         view_menu.addAction(follow)
         self.actions["next_after_complete"] = follow
+        self._build_language_menu(view_menu)
         about = QAction(self.tr("About workbench"), self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
+
+    def _build_language_menu(self, view_menu: Any) -> None:
+        """View ▸ Language: the system's language or one chosen by the user, used from the next start."""
+        self.language_menu = view_menu.addMenu(self.tr("&Language"))
+        self.language_menu.setObjectName("language_menu")
+        group = QActionGroup(self.language_menu)
+        chosen = str(self.settings.value(i18n.SETTING, "") or "")
+        for code, name in i18n.LANGUAGES:
+            action = QAction(i18n.menu_name(code, name), self.language_menu)
+            action.setObjectName(f"language_{code or 'system'}")
+            action.setCheckable(True)
+            action.setChecked(code == chosen)
+            action.setActionGroup(group)
+            action.triggered.connect(lambda _checked=False, c=code: self._set_language(c))
+            self.language_menu.addAction(action)
+
+    def _set_language(self, code: str) -> None:
+        """Store the choice (per user); the window's texts change when workbench starts next time."""
+        if code == str(self.settings.value(i18n.SETTING, "") or ""):
+            return
+        self.settings.setValue(i18n.SETTING, code)
+        self.settings.sync()
+        if i18n.resolve(code) == i18n.current():
+            return  # already shown in that language
+        box = QMessageBox(QMessageBox.Icon.Information, self.tr("Language"),
+                          self.tr("The new language is used the next time workbench starts."),
+                          QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("language_notice")
+        box.open()
 
     def _connect(self) -> None:
         s = self.session

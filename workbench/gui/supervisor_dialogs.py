@@ -22,9 +22,9 @@ class _ReasonDialog(QDialog):
         self.setObjectName(name)
         self.setWindowTitle(title)
         self.layout_ = QVBoxLayout(self)
-        message = QLabel(text)
-        message.setWordWrap(True)
-        self.layout_.addWidget(message)
+        self.message = QLabel(text)
+        self.message.setWordWrap(True)
+        self.layout_.addWidget(self.message)
         self.form = QFormLayout()
         self.layout_.addLayout(self.form)
         self.reason_box = QComboBox()
@@ -62,14 +62,19 @@ class _ReasonDialog(QDialog):
 
 class ForceReleaseDialog(_ReasonDialog):
     def __init__(self, rows: list[Any], parent: QWidget | None = None) -> None:
+        super().__init__("force_release_dialog", "", "", "", parent)
+        # The texts once the dialog exists: a count (%n) is read by lupdate only in self.tr(), and from
+        # a plain name, not a call.
         holders = sorted({r.owner for r in rows})
         items = ", ".join(f"{r.queue} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
-        text = (translate("ForceReleaseDialog", "Take %n item(s) away from {0} and put them back in the queue?", "",
-                          len(rows)).format(", ".join(holders)) + f"\n{items}\n\n"
-                + translate("ForceReleaseDialog", "Their windows say who did it and why within a few seconds; unsaved "
-                            "edits stay with them as a draft."))
-        super().__init__("force_release_dialog", translate("ForceReleaseDialog", "Force release"), text,
-                         translate("ForceReleaseDialog", "Force release %n item(s)", "", len(rows)), parent)
+        count = len(rows)
+        self.setWindowTitle(self.tr("Force release"))
+        self.message.setText(
+            self.tr("Take %n item(s) away from {0} and put them back in the queue?", "", count).format(
+                ", ".join(holders)) + f"\n{items}\n\n"
+            + self.tr("Their windows say who did it and why within a few seconds; unsaved edits stay with them as "
+                      "a draft."))
+        self.confirm.setText(self.tr("Force release %n item(s)", "", count))
 
 
 class ReassignDialog(_ReasonDialog):
