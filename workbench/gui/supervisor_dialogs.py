@@ -44,6 +44,8 @@ class _ReasonDialog(QDialog):
         buttons.accepted.connect(self._on_ok)
         buttons.rejected.connect(self.reject)
         self.layout_.addWidget(buttons)
+        # Room for the message and the reason's placeholder in every language (they wrapped and were cut).
+        self.setMinimumWidth(460)
 
     def reason(self) -> str:
         return self.reason_box.currentText().strip()
