@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
+# The GUI tests read the English texts, whatever the language of the machine (a test that wants
+# another one installs it: workbench.gui.i18n.install).
+os.environ["WORKBENCH_LANG"] = "en"
 
 from tests import servers, support
 

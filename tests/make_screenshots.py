@@ -2,6 +2,8 @@
 
     QT_QPA_PLATFORM=offscreen python -m tests.make_screenshots [OUTPUT_DIR]
 
+WORKBENCH_LANG=de renders them in German (or any language of workbench/i18n).
+
 Writes main-window.png (an item open, edits typed, the lock timer running), lock-lost.png (a
 supervisor took the item away while the operator was typing), reconnecting.png (the database went
 away), resume.png (the resume panel after a restart), connection.png (the first-run connection
@@ -119,6 +121,11 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _refreshed(window: Any) -> bool:
+    """The console's status says it refreshed (in the language shown: WORKBENCH_LANG=de renders German)."""
+    return window.status.text().startswith(window.tr("Refreshed {0} ({1:.0f} ms)").split("{")[0])
+
+
 def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     """The lock board with a team at work (one lock about to expire, one expired), and the operators tab."""
     import sqlalchemy as sa
@@ -150,18 +157,18 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     window.resize(1100, 560)
     window.show()
     window.refresh()
-    _until(app, lambda: window.status.text().startswith("Refreshed"), "the lock board")
+    _until(app, lambda: _refreshed(window), "the lock board")
     window.board.selectRow(2)
     _settle(app)
     window.grab().save(str(out / "supervisor-board.png"))
     window.status.setText("")
     window.tabs.setCurrentIndex(2)
-    _until(app, lambda: window.status.text().startswith("Refreshed"), "the operators tab")
+    _until(app, lambda: _refreshed(window), "the operators tab")
     _settle(app)
     window.grab().save(str(out / "supervisor-operators.png"))
     window.status.setText("")
     window.tabs.setCurrentIndex(4)
-    _until(app, lambda: window.status.text().startswith("Refreshed"), "the charts")
+    _until(app, lambda: _refreshed(window), "the charts")
     _settle(app, 0.8)
     window.grab().save(str(out / "supervisor-charts.png"))
     window.close()

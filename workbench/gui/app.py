@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from workbench import journal_guard, logs
 from workbench.config import model, paths
 from workbench.db import service
-from workbench.gui import dispatch, icons, launcher, main_window, session
+from workbench.gui import dispatch, i18n, icons, launcher, main_window, session
 
 
 def stylesheet() -> str:
@@ -33,7 +33,15 @@ def application() -> QApplication:
         app.setDesktopFileName("workbench")
         app.setWindowIcon(icons.app_icon())
         app.setStyleSheet(stylesheet())
+        # Before any window exists: widgets take their texts when they are built.
+        i18n.install(app, i18n.chosen(user_settings()))
     return app  # type: ignore[return-value]
+
+
+def user_settings(home: Path | None = None) -> QSettings:
+    """The operator's own GUI preferences (window geometry, queue, View menu choices, language)."""
+    conf = home / "config" if home else paths.config_dir()
+    return QSettings(str(conf / "gui.ini"), QSettings.Format.IniFormat)
 
 
 def build_window(config: model.Config, user: str, *, settings: session.SessionSettings | None = None,
@@ -46,10 +54,9 @@ def window_for(wb: service.Workbench, user: str, *, settings: session.SessionSet
                home: Path | None = None) -> main_window.MainWindow:
     """A ready window on an open Workbench."""
     data = home / "data" if home else paths.data_dir()
-    conf = home / "config" if home else paths.config_dir()
     # Never raises: an unwritable data directory opens the window with the journal's warning.
     journal = journal_guard.GuardedJournal(data / "journal")
-    qsettings = QSettings(str(conf / "gui.ini"), QSettings.Format.IniFormat)
+    qsettings = user_settings(home)
     dispatcher = dispatch.Dispatcher()
     if settings is None:
         settings = session.SessionSettings.from_config(wb.config.app)
@@ -108,7 +115,8 @@ def _show_crash(report: str) -> None:
         "Crash", "Something went wrong inside workbench. Edits already written to the local journal are "
         "kept; if the window warns that the journal cannot be written, Save your edits before closing."
         "\n\nDetails are in {log}.").format(log=logs.log_path())
-    box = QMessageBox(QMessageBox.Icon.Critical, "workbench: unexpected error", text)
+    title = QCoreApplication.translate("Crash", "workbench: unexpected error")
+    box = QMessageBox(QMessageBox.Icon.Critical, title, text)
     box.setDetailedText(report)
     box.exec()
 

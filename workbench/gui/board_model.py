@@ -6,12 +6,23 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QAbstractTableModel,
+    QCoreApplication,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
 from PySide6.QtGui import QBrush, QColor
 
 from workbench.core import durations
 
-COLUMNS = ("Queue", "Item", "Summary", "Holder", "Claimed at", "Age", "Time left", "Idle", "Extended")
+COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardModel", "Item"),
+           QT_TRANSLATE_NOOP("BoardModel", "Summary"), QT_TRANSLATE_NOOP("BoardModel", "Holder"),
+           QT_TRANSLATE_NOOP("BoardModel", "Claimed at"), QT_TRANSLATE_NOOP("BoardModel", "Age"),
+           QT_TRANSLATE_NOOP("BoardModel", "Time left"), QT_TRANSLATE_NOOP("BoardModel", "Idle"),
+           QT_TRANSLATE_NOOP("BoardModel", "Extended"))  # English; translated where shown (header, CSV)
 AGE = 5  # the column the board sorts by at first (oldest locks first)
 ALL = ""  # the queue filter's "all queues"
 SOON = QColor("#fff4ce")  # expires within the warning time
@@ -94,7 +105,7 @@ class BoardModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
+            return QCoreApplication.translate("BoardModel", COLUMNS[section])
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -111,8 +122,8 @@ class BoardModel(QAbstractTableModel):
             if left <= self.warn_seconds:
                 return QBrush(SOON)
         if role == Qt.ItemDataRole.ToolTipRole and column in (6, 7):
-            return f"expires {row.expires_at:%Y-%m-%d %H:%M:%S}; last saved or extended " \
-                   f"{row.last_activity:%H:%M:%S}"
+            return QCoreApplication.translate("BoardModel", "expires {0}; last saved or extended {1}").format(
+                f"{row.expires_at:%Y-%m-%d %H:%M:%S}", f"{row.last_activity:%H:%M:%S}")
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (5, 6, 7, 8):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -136,8 +147,8 @@ class BoardModel(QAbstractTableModel):
             return durations.format_duration(row.age.total_seconds())
         if column == 6:
             left = row.remaining.total_seconds()
-            return "expired " + durations.format_duration(-left) + " ago" if left <= 0 else \
-                durations.format_duration(left)
+            return QCoreApplication.translate("BoardModel", "expired {0} ago").format(
+                durations.format_duration(-left)) if left <= 0 else durations.format_duration(left)
         if column == 7:
             return durations.format_duration(row.idle.total_seconds())
         return str(row.extensions)
@@ -153,7 +164,8 @@ class BoardModel(QAbstractTableModel):
 
     def csv_rows(self) -> list[list[str]]:
         """The board as text, header first (for Export): every lock, whatever the filters, oldest first."""
-        return [list(COLUMNS), *[[self._text(r, c) for c in range(len(COLUMNS))] for r in self.rows]]
+        return [[QCoreApplication.translate("BoardModel", name) for name in COLUMNS],
+                *[[self._text(r, c) for c in range(len(COLUMNS))] for r in self.rows]]
 
 
 def _identity(row: Any) -> tuple[str, Any]:

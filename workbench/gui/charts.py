@@ -128,22 +128,24 @@ class ChartsPanel(QWidget):
 
     def show_data(self, hours: list[tuple[Any, int, int]], handle_seconds: list[float], period: str,
                   open_items: list[tuple[Any, int]] | None = None) -> None:
+        """`period` as a chart title says it after a dash ("last 7 days")."""
         self.hours, self.open, self.bins = hours, open_items, histogram(handle_seconds)
         labels = hour_labels([h for h, _d, _c in hours])
         _replace_chart(self.throughput_view, _bar_chart(
-            f"Claimed and completed per hour — {period.lower()}", labels,
-            [("Claimed", CLAIMED, [c for _h, _d, c in hours]), ("Completed", COMPLETED, [d for _h, d, _c in hours])]))
+            self.tr("Claimed and completed per hour — {0}").format(period), labels,
+            [(self.tr("Claimed"), CLAIMED, [c for _h, _d, c in hours]),
+             (self.tr("Completed"), COMPLETED, [d for _h, d, _c in hours])]))
         if open_items is None:
-            chart = _bar_chart("Open items — set the queue's `created` column to see them", [], [])
+            chart = _bar_chart(self.tr("Open items — set the queue's `created` column to see them"), [], [])
         else:
-            chart = _bar_chart(f"Open items (waiting or in progress) — {period.lower()}",
+            chart = _bar_chart(self.tr("Open items (waiting or in progress) — {0}").format(period),
                                hour_labels([h for h, _n in open_items]),
-                               [("Open", OPEN, [n for _h, n in open_items])])
+                               [(self.tr("Open"), OPEN, [n for _h, n in open_items])])
         _replace_chart(self.open_view, chart)
         total = len(handle_seconds)
         _replace_chart(self.handle_view, _bar_chart(
-            f"Handle time, claim to complete — {total} item(s)", list(BIN_LABELS),
-            [("Items", HANDLED, self.bins)], x_title="minutes"))
+            self.tr("Handle time, claim to complete — %n item(s)", "", total), list(BIN_LABELS),
+            [(self.tr("Items"), HANDLED, self.bins)], x_title=self.tr("minutes")))
 
 
 def _replace_chart(view: QChartView, chart: QChart) -> None:

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -30,7 +30,8 @@ from workbench.config import profiles
 from workbench.core import errors
 from workbench.gui import dialogs, dispatch
 
-DRIVER_LABELS = {"pymysql": "PyMySQL (built in)", "odbc": "ODBC driver"}
+DRIVER_LABELS = {"pymysql": QT_TRANSLATE_NOOP("ConnectionDialog", "PyMySQL (built in)"),
+                 "odbc": QT_TRANSLATE_NOOP("ConnectionDialog", "ODBC driver")}
 
 
 class ConnectionDialog(QDialog):
@@ -43,7 +44,8 @@ class ConnectionDialog(QDialog):
                  taken_names: set[str] | None = None, message: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("connection_dialog")
-        self.setWindowTitle("Connect to a database" if profile is None else f"Connection: {profile.name}")
+        self.setWindowTitle(self.tr("Connect to a database") if profile is None
+                            else self.tr("Connection: {0}").format(profile.name))
         self.choice = ""
         self._original = profile.name if profile else None
         self._taken = (taken_names or set()) - ({profile.name} if profile else set())
@@ -52,71 +54,73 @@ class ConnectionDialog(QDialog):
         self._keyring = credentials.keyring_status()
         layout = QVBoxLayout(self)
         if first_run:
-            intro = QLabel("workbench works a queue of records in your organisation's database. Describe the "
-                           "connection once; your IT department can tell you the server and database names.")
+            intro = QLabel(self.tr("workbench works a queue of records in your organisation's database. Describe "
+                                   "the connection once; your IT department can tell you the server and database "
+                                   "names."))
             intro.setWordWrap(True)
             intro.setObjectName("intro")
             layout.addWidget(intro)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.name = self._line("name", "e.g. Helpdesk (office)")
-        form.addRow("Profile &name:", self.name)
+        self.name = self._line("name", self.tr("e.g. Helpdesk (office)"))
+        form.addRow(self.tr("Profile &name:"), self.name)
         self.kind = QComboBox()
         self.kind.setObjectName("kind")
         for kind in profiles.KINDS:
             self.kind.addItem(profiles.KIND_LABELS[kind], kind)
-        form.addRow("&Database:", self.kind)
+        form.addRow(self.tr("&Database:"), self.kind)
 
-        self.host = self._line("host", "server name or address")
+        self.host = self._line("host", self.tr("server name or address"))
         self.port = QSpinBox()
         self.port.setObjectName("port")
         self.port.setRange(1, 65535)
         host_row = QHBoxLayout()
         host_row.addWidget(self.host, 1)
-        host_row.addWidget(QLabel("Port:"))
+        host_row.addWidget(QLabel(self.tr("Port:")))
         host_row.addWidget(self.port)
-        self._host_row = self._row(form, "&Server:", host_row, self.host)
-        self.database = self._line("database", "database name")
-        self._database_row = self._row(form, "Database na&me:", self.database)
-        self.windows_auth = QCheckBox("Log in with my &Windows account")
+        self._host_row = self._row(form, self.tr("&Server:"), host_row, self.host)
+        self.database = self._line("database", self.tr("database name"))
+        self._database_row = self._row(form, self.tr("Database na&me:"), self.database)
+        self.windows_auth = QCheckBox(self.tr("Log in with my &Windows account"))
         self.windows_auth.setObjectName("windows_auth")
         self._windows_row = self._row(form, "", self.windows_auth)
-        self.user = self._line("user", "database login")
-        self._user_row = self._row(form, "&User:", self.user)
+        self.user = self._line("user", self.tr("database login"))
+        self._user_row = self._row(form, self.tr("&User:"), self.user)
         self.password_edit = QLineEdit()
         self.password_edit.setObjectName("password")
         self.password_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.remember = QCheckBox("&Remember in the OS password store")
+        self.remember = QCheckBox(self.tr("&Remember in the OS password store"))
         self.remember.setObjectName("remember")
         password_box = QVBoxLayout()
         password_box.setContentsMargins(0, 0, 0, 0)
         password_box.addWidget(self.password_edit)
         password_box.addWidget(self.remember)
-        self._password_row = self._row(form, "&Password:", password_box, self.password_edit)
+        self._password_row = self._row(form, self.tr("&Password:"), password_box, self.password_edit)
         _describe_keyring(self.remember, self._keyring)
         self.driver = QComboBox()
         self.driver.setObjectName("driver")
-        self._driver_row = self._row(form, "Dri&ver:", self.driver)
+        self._driver_row = self._row(form, self.tr("Dri&ver:"), self.driver)
         self.odbc_driver = QComboBox()
         self.odbc_driver.setObjectName("odbc_driver")
         self.odbc_driver.setEditable(True)
-        self._odbc_row = self._row(form, "&ODBC driver:", self.odbc_driver)
-        self.encrypt = QCheckBox("&Encrypt the connection")
+        self._odbc_row = self._row(form, self.tr("&ODBC driver:"), self.odbc_driver)
+        self.encrypt = QCheckBox(self.tr("&Encrypt the connection"))
         self.encrypt.setObjectName("encrypt")
-        self.trust_cert = QCheckBox("&Trust the server's certificate (self-signed)")
+        self.trust_cert = QCheckBox(self.tr("&Trust the server's certificate (self-signed)"))
         self.trust_cert.setObjectName("trust_server_certificate")
         tls = QVBoxLayout()
         tls.setContentsMargins(0, 0, 0, 0)
         tls.addWidget(self.encrypt)
         tls.addWidget(self.trust_cert)
-        self._tls_row = self._row(form, "Security:", tls, self.encrypt)
-        self.path = self._line("path", "the .db file")
-        self._path_row = self._row(form, "&File:", self._with_browse(self.path, self._browse_database), self.path)
+        self._tls_row = self._row(form, self.tr("Security:"), tls, self.encrypt)
+        self.path = self._line("path", self.tr("the .db file"))
+        self._path_row = self._row(form, self.tr("&File:"), self._with_browse(self.path, self._browse_database),
+                                   self.path)
 
-        self.from_file = QRadioButton("From a queue &config file:")
+        self.from_file = QRadioButton(self.tr("From a queue &config file:"))
         self.from_file.setObjectName("source_file")
-        self.from_db = QRadioButton("&Published in the database by a supervisor")
+        self.from_db = QRadioButton(self.tr("&Published in the database by a supervisor"))
         self.from_db.setObjectName("source_database")
         group = QButtonGroup(self)
         group.addButton(self.from_file)
@@ -127,7 +131,7 @@ class ConnectionDialog(QDialog):
         source.addWidget(self.from_file)
         source.addWidget(self._with_browse(self.config, self._browse_config))
         source.addWidget(self.from_db)
-        self._row(form, "Queue settings:", source, self.from_file)
+        self._row(form, self.tr("Queue settings:"), source, self.from_file)
         layout.addLayout(form)
 
         self.result = QLabel(message)
@@ -139,19 +143,19 @@ class ConnectionDialog(QDialog):
         layout.addWidget(self.result)
 
         row = QHBoxLayout()
-        self.test_button = QPushButton("&Test connection")
+        self.test_button = QPushButton(self.tr("&Test connection"))
         self.test_button.setObjectName("test_connection")
         self.test_button.clicked.connect(self.test_connection)
         row.addWidget(self.test_button)
         self.demo_button: QPushButton | None = None
         if first_run:
-            self.demo_button = QPushButton("Open the &demo instead")
+            self.demo_button = QPushButton(self.tr("Open the &demo instead"))
             self.demo_button.setObjectName("open_demo")
             self.demo_button.clicked.connect(self._on_demo)
             row.addWidget(self.demo_button)
         row.addStretch(1)
         buttons = QDialogButtonBox()
-        self.save_button = buttons.addButton("&Save and connect", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.save_button = buttons.addButton(self.tr("&Save and connect"), QDialogButtonBox.ButtonRole.AcceptRole)
         self.save_button.setObjectName("save_connection")
         self.save_button.setDefault(True)
         buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
@@ -187,7 +191,7 @@ class ConnectionDialog(QDialog):
         row = QHBoxLayout(box)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(edit, 1)
-        button = QPushButton("Browse…")
+        button = QPushButton(self.tr("Browse…"))
         button.setObjectName(f"browse_{edit.objectName()}")
         button.clicked.connect(slot)
         row.addWidget(button)
@@ -224,7 +228,8 @@ class ConnectionDialog(QDialog):
         self.driver.blockSignals(True)
         self.driver.clear()
         for driver in profiles.DRIVERS[kind]:
-            self.driver.addItem(DRIVER_LABELS.get(driver, driver), driver)
+            label = DRIVER_LABELS.get(driver)
+            self.driver.addItem(QCoreApplication.translate("ConnectionDialog", label) if label else driver, driver)
         self.driver.blockSignals(False)
         self.port.setValue(profiles.DEFAULT_PORTS.get(kind, 1))
         from workbench.db import probe
@@ -255,20 +260,20 @@ class ConnectionDialog(QDialog):
             self._form.setRowVisible(row, visible)
         self.config.parentWidget().setEnabled(self.from_file.isChecked())
         if odbc and self.odbc_driver.count() == 0:
-            self.odbc_driver.setPlaceholderText("no ODBC driver is installed")
+            self.odbc_driver.setPlaceholderText(self.tr("no ODBC driver is installed"))
         self.adjustSize()
 
     @Slot()
     def _browse_database(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "SQLite database", self.path.text(),
-                                              "SQLite databases (*.db *.sqlite *.sqlite3);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("SQLite database"), self.path.text(),
+                                              self.tr("SQLite databases (*.db *.sqlite *.sqlite3);;All files (*)"))
         if path:
             self.path.setText(path)
 
     @Slot()
     def _browse_config(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Queue config file", self.config.text(),
-                                              "workbench config (*.toml);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Queue config file"), self.config.text(),
+                                              self.tr("workbench config (*.toml);;All files (*)"))
         if path:
             self.config.setText(path)
             self.from_file.setChecked(True)
@@ -313,13 +318,15 @@ class ConnectionDialog(QDialog):
         try:
             profiles.check(profile)
             if not for_test and profile.name in self._taken:
-                raise errors.ConfigError("another profile has this name; choose another", key="name")
+                raise errors.ConfigError(self.tr("another profile has this name; choose another"), key="name")
             if not for_test and profile.source == "file" and not Path(profile.config).expanduser().is_file():
-                raise errors.ConfigError(f"there is no file {profile.config}", key="config")
+                raise errors.ConfigError(self.tr("there is no file {0}").format(profile.config), key="config")
             if not for_test and profile.kind == "sqlite" and not Path(profile.path).expanduser().is_file():
-                raise errors.ConfigError(f"there is no file {profile.path}", key="path")
+                raise errors.ConfigError(self.tr("there is no file {0}").format(profile.path), key="path")
         except errors.ConfigError as exc:
-            self._show(f"{_FIELD_NAMES.get(str(exc.key), exc.key)}: {exc.problem}", "fail")
+            field = _FIELD_NAMES.get(str(exc.key))
+            self._show(f"{QCoreApplication.translate('ConnectionDialog', field) if field else exc.key}: {exc.problem}",
+                       "fail")
             widget = self.findChild(QWidget, str(exc.key).split(".")[0])
             if widget is not None:
                 widget.setFocus()
@@ -341,7 +348,7 @@ class ConnectionDialog(QDialog):
 
         password = self.password() or (opening.password_for(profile) if profile.needs_password else None)
         url = profile.url()
-        self._show(f"Testing the connection to {profile.describe()}…", "busy")
+        self._show(self.tr("Testing the connection to {0}…").format(profile.describe()), "busy")
         self.test_button.setEnabled(False)
 
         def done(result: Any) -> None:
@@ -355,7 +362,7 @@ class ConnectionDialog(QDialog):
         def failed(exc: BaseException) -> None:
             self._testing = None
             self.test_button.setEnabled(True)
-            self._show(f"The test itself failed: {exc}", "fail")
+            self._show(self.tr("The test itself failed: {0}").format(exc), "fail")
 
         self._testing = self._dispatcher.call(
             lambda: probe.check(url, password=password, connect_timeout=profile.connect_timeout), done, failed)
@@ -382,21 +389,32 @@ class ConnectionDialog(QDialog):
         return self._original
 
 
-_FIELD_NAMES = {"name": "Profile name", "kind": "Database", "host": "Server", "port": "Port",
-                "database": "Database name", "user": "User", "odbc_driver": "ODBC driver", "path": "File",
-                "config": "Queue config file", "windows_auth": "Windows account", "source": "Queue settings",
-                "driver": "Driver"}
+_FIELD_NAMES = {  # translated where shown (context ConnectionDialog)
+    "name": QT_TRANSLATE_NOOP("ConnectionDialog", "Profile name"),
+    "kind": QT_TRANSLATE_NOOP("ConnectionDialog", "Database"),
+    "host": QT_TRANSLATE_NOOP("ConnectionDialog", "Server"), "port": QT_TRANSLATE_NOOP("ConnectionDialog", "Port"),
+    "database": QT_TRANSLATE_NOOP("ConnectionDialog", "Database name"),
+    "user": QT_TRANSLATE_NOOP("ConnectionDialog", "User"),
+    "odbc_driver": QT_TRANSLATE_NOOP("ConnectionDialog", "ODBC driver"),
+    "path": QT_TRANSLATE_NOOP("ConnectionDialog", "File"),
+    "config": QT_TRANSLATE_NOOP("ConnectionDialog", "Queue config file"),
+    "windows_auth": QT_TRANSLATE_NOOP("ConnectionDialog", "Windows account"),
+    "source": QT_TRANSLATE_NOOP("ConnectionDialog", "Queue settings"),
+    "driver": QT_TRANSLATE_NOOP("ConnectionDialog", "Driver"),
+}
 
 
 def _describe_keyring(box: QCheckBox, status: credentials.KeyringStatus) -> None:
     if status.available:
         box.setChecked(True)
-        box.setToolTip(f"Kept in {status.name}; never written to a file.")
+        box.setToolTip(QCoreApplication.translate("ConnectionDialog", "Kept in {0}; never written to a file.").format(
+            status.name))
     else:
         box.setChecked(False)
         box.setEnabled(False)
-        box.setText("Cannot remember it here: asked each time")
-        box.setToolTip(f"Not remembered: {status.reason}. The password is never written to a file.")
+        box.setText(QCoreApplication.translate("ConnectionDialog", "Cannot remember it here: asked each time"))
+        box.setToolTip(QCoreApplication.translate(
+            "ConnectionDialog", "Not remembered: {0}. The password is never written to a file.").format(status.reason))
 
 
 class PasswordDialog(QDialog):
@@ -405,9 +423,10 @@ class PasswordDialog(QDialog):
     def __init__(self, profile: profiles.Profile, message: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("password_dialog")
-        self.setWindowTitle("workbench: password")
+        self.setWindowTitle(self.tr("workbench: password"))
         layout = QVBoxLayout(self)
-        text = f"Password for <b>{_html(profile.user)}</b> on {_html(profile.host)} (profile {_html(profile.name)}):"
+        text = self.tr("Password for <b>{0}</b> on {1} (profile {2}):").format(
+            _html(profile.user), _html(profile.host), _html(profile.name))
         label = QLabel(text)
         label.setWordWrap(True)
         layout.addWidget(label)
@@ -421,7 +440,7 @@ class PasswordDialog(QDialog):
         self.edit.setObjectName("password")
         self.edit.setEchoMode(QLineEdit.EchoMode.Password)
         layout.addWidget(self.edit)
-        self.remember = QCheckBox("&Remember in the OS password store")
+        self.remember = QCheckBox(self.tr("&Remember in the OS password store"))
         self.remember.setObjectName("remember")
         _describe_keyring(self.remember, credentials.keyring_status())
         layout.addWidget(self.remember)
@@ -431,7 +450,7 @@ class PasswordDialog(QDialog):
             note.setWordWrap(True)
             layout.addWidget(note)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Connect")
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText(self.tr("Connect"))
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

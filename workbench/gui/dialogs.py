@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
 from workbench.gui import form as form_mod
 from workbench.gui import hotkeys
 
+# Offered as typed into the audit trail: data that supervisors filter and count, the same for every
+# operator, so not translated (see quit_guard.CLOSED_UNTOUCHED).
 RELEASE_REASONS = ("Needs information from the customer", "Not my area", "Waiting for someone else",
                    "Duplicate", "Cannot finish now")
 
@@ -31,13 +33,13 @@ class ReleaseDialog(QDialog):
     def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("release_dialog")
-        self.setWindowTitle("Release item")
+        self.setWindowTitle(self.tr("Release item"))
         layout = QVBoxLayout(self)
-        text = f"Give {item_label} back to the queue so someone else can take it."
+        text = self.tr("Give {0} back to the queue so someone else can take it.").format(item_label)
         if unsaved:
-            text += "\nYour unsaved edits will be discarded."
+            text += "\n" + self.tr("Your unsaved edits will be discarded.")
         layout.addWidget(QLabel(text))
-        label = QLabel("&Reason (pick one or type your own):")
+        label = QLabel(self.tr("&Reason (pick one or type your own):"))
         layout.addWidget(label)
         self.reason = QComboBox()
         self.reason.setObjectName("release_reason")
@@ -46,7 +48,7 @@ class ReleaseDialog(QDialog):
         self.reason.setCurrentText("")
         label.setBuddy(self.reason)
         layout.addWidget(self.reason)
-        _ok_cancel_buttons(self, layout, "Release")
+        _ok_cancel_buttons(self, layout, self.tr("Release"))
         self.reason.setFocus()
 
     def text(self) -> str | None:
@@ -89,12 +91,15 @@ class ShortcutsDialog(QDialog):
     def __init__(self, outcomes: list[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("shortcuts_dialog")
-        self.setWindowTitle("Keyboard shortcuts")
+        self.setWindowTitle(self.tr("Keyboard shortcuts"))
         layout = QVBoxLayout(self)
-        rows = [(h.keys, h.text) for h in hotkeys.HOTKEYS]
-        rows += [(keys, f"Complete as “{label}”") for keys, label in zip(hotkeys.OUTCOME_KEYS, outcomes)]
-        rows += [("Tab / Shift+Tab", "Move between fields"), ("Enter", "Open the selected item in lists")]
-        table = read_only_table("shortcuts_table", ["Keys", "Does"], [list(r) for r in rows], stretch=(1,))
+        rows = [(h.keys, hotkeys.describe(h)) for h in hotkeys.HOTKEYS]
+        rows += [(keys, self.tr("Complete as “{0}”").format(label))
+                 for keys, label in zip(hotkeys.OUTCOME_KEYS, outcomes)]
+        rows += [("Tab / Shift+Tab", self.tr("Move between fields")),
+                 ("Enter", self.tr("Open the selected item in lists"))]
+        table = read_only_table("shortcuts_table", [self.tr("Keys"), self.tr("Does")], [list(r) for r in rows],
+                                stretch=(1,))
         table.resizeColumnToContents(0)
         layout.addWidget(table)
         _close_buttons(self, layout)
@@ -107,10 +112,11 @@ class PickDialog(QDialog):
     def __init__(self, key_name: str, rows: list[dict[str, Any]], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("pick_dialog")
-        self.setWindowTitle("Pick an item")
+        self.setWindowTitle(self.tr("Pick an item"))
         self._rows = rows
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel(f"{len(rows)} waiting item(s), in queue order:" if rows else "No item is waiting."))
+        layout.addWidget(QLabel(self.tr("%n waiting item(s), in queue order:", "", len(rows)) if rows
+                                else self.tr("No item is waiting.")))
         headers = list(rows[0]) if rows else [key_name]
         cells = [[form_mod.display(row.get(name)) for name in headers] for row in rows]
         self.table = read_only_table("pick_table", headers, cells, stretch=())
@@ -121,7 +127,7 @@ class PickDialog(QDialog):
         if rows:
             self.table.selectRow(0)
         layout.addWidget(self.table)
-        _ok_cancel_buttons(self, layout, "Claim")
+        _ok_cancel_buttons(self, layout, self.tr("Claim"))
         self.key_name = key_name
         self.resize(760, 480)
 

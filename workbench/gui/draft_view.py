@@ -25,9 +25,7 @@ from workbench.core import models
 from workbench.gui import dialogs, resume
 from workbench.gui import form as form_mod
 
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("DraftView", text)
+translate = QCoreApplication.translate  # lupdate reads translate(context, text) calls
 
 
 def _clock(moment: dt.datetime) -> str:
@@ -50,45 +48,48 @@ def holder_of(view: models.ItemView, user: str) -> Holder:
     free = False
     if lock is not None and not lock.expired:
         if lock.owner == user:
-            text, free = _tr("you hold it (until {0})").format(_clock(lock.expires_at)), True
+            text, free = translate("DraftView", "you hold it (until {0})").format(_clock(lock.expires_at)), True
         else:
-            text = _tr("{0} holds it since {1} (until {2})").format(lock.owner, _clock(lock.locked_at),
-                                                                    _clock(lock.expires_at))
+            text = translate("DraftView", "{0} holds it since {1} (until {2})").format(
+                lock.owner, _clock(lock.locked_at), _clock(lock.expires_at))
     elif lock is not None:
-        text, free = _tr("{0}'s lock on it has run out: it is free to claim").format(lock.owner), True
+        text = translate("DraftView", "{0}'s lock on it has run out: it is free to claim").format(lock.owner)
+        free = True
     elif state == "waiting":
-        text, free = _tr("nobody holds it: it is free to claim"), True
+        text, free = translate("DraftView", "nobody holds it: it is free to claim"), True
     elif state.startswith("done:"):
-        text = _tr("it is finished ({0})").format(state.removeprefix("done:"))
+        text = translate("DraftView", "it is finished ({0})").format(state.removeprefix("done:"))
     else:
-        text = _tr("it is not waiting to be worked on")
+        text = translate("DraftView", "it is not waiting to be worked on")
     return Holder(view, text, free, dt.datetime.now())
 
 
 def unknown_holder(problem: str) -> Holder:
-    return Holder(None, _tr("who holds it is not known: {0}").format(problem), False, dt.datetime.now())
+    return Holder(None, translate("DraftView", "who holds it is not known: {0}").format(problem), False,
+                  dt.datetime.now())
 
 
 def now_sentence(holder: Holder) -> str:
-    return _tr("Now (checked {0}): {1}.").format(holder.checked_at.strftime("%H:%M:%S"), holder.text)
+    return translate("DraftView", "Now (checked {0}): {1}.").format(holder.checked_at.strftime("%H:%M:%S"), holder.text)
 
 
 def as_text(title: str, draft: journal_mod.Draft, labels: dict[str, str], holder: Holder | None) -> str:
     """The draft as plain text for the clipboard: readable in a mail or a ticket, one field per block."""
     current = dict(holder.view.item) if holder is not None and holder.view is not None else None
-    lines = [_tr("Unsaved edits of {0} by {1}, last change {2}").format(title, draft.owner, _local(draft.updated_at))]
+    lines = [translate("DraftView", "Unsaved edits of {0} by {1}, last change {2}").format(
+        title, draft.owner, _local(draft.updated_at))]
     if holder is not None:
         lines.append(now_sentence(holder))
     for name, value in draft.values.items():
-        lines += ["", f"{labels.get(name, name)}:", _block(_tr("your draft"), value),
-                  _block(_tr("when you started"), draft.base.get(name))]
+        lines += ["", f"{labels.get(name, name)}:", _block(translate("DraftView", "your draft"), value),
+                  _block(translate("DraftView", "when you started"), draft.base.get(name))]
         if current is not None:
-            lines.append(_block(_tr("in the database now"), current.get(name)))
+            lines.append(_block(translate("DraftView", "in the database now"), current.get(name)))
     return "\n".join(lines) + "\n"
 
 
 def _block(what: str, value: Any) -> str:
-    text = form_mod.display(value) or _tr("(empty)")
+    text = form_mod.display(value) or translate("DraftView", "(empty)")
     return f"  {what}: " + text.replace("\n", "\n    ")  # multi-line values stay under their heading
 
 
@@ -106,8 +107,9 @@ def without_draft(entries: list[resume.Entry], queue: str, key: Any) -> list[res
 
 def confirm_discard(parent: QWidget, title: str) -> bool:
     """Ask before the draft goes (it cannot come back)."""
-    box = QMessageBox(QMessageBox.Icon.Question, _tr("Discard your edits?"),
-                      _tr("Your unsaved edits to {0} will be thrown away. This cannot be undone.").format(title),
+    box = QMessageBox(QMessageBox.Icon.Question, translate("DraftView", "Discard your edits?"),
+                      translate("DraftView", "Your unsaved edits to {0} will be thrown away. This cannot be "
+                                "undone.").format(title),
                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)
     box.setObjectName("discard_draft_question")
     box.setDefaultButton(QMessageBox.StandardButton.No)

@@ -6,7 +6,7 @@ import datetime as dt
 import decimal
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,8 +23,11 @@ from PySide6.QtWidgets import (
 from workbench import fieldspec
 from workbench.core import errors
 
-_PLACEHOLDERS = {
-    "integer": "a whole number", "decimal": "a number, e.g. 12.50", "float": "a number",
+_PLACEHOLDERS = {  # translated where shown
+    "integer": QT_TRANSLATE_NOOP("RecordForm", "a whole number"),
+    "decimal": QT_TRANSLATE_NOOP("RecordForm", "a number, e.g. 12.50"),
+    "float": QT_TRANSLATE_NOOP("RecordForm", "a number"),
+    # The formats the fields accept (fieldspec.validate): the same in every language.
     "date": "YYYY-MM-DD", "datetime": "YYYY-MM-DD HH:MM", "time": "HH:MM",
 }
 _NUMERIC = ("integer", "decimal", "float")
@@ -85,7 +88,7 @@ class _Field:
         if spec.max_length:
             line.setMaxLength(spec.max_length)
         if spec.kind in _PLACEHOLDERS and not spec.read_only:
-            line.setPlaceholderText(_PLACEHOLDERS[spec.kind])
+            line.setPlaceholderText(QCoreApplication.translate("RecordForm", _PLACEHOLDERS[spec.kind]))
         if spec.kind in _NUMERIC:
             line.setAlignment(Qt.AlignmentFlag.AlignRight)
         line.textEdited.connect(on_change)

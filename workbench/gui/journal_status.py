@@ -8,29 +8,30 @@ from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 from workbench import journal_guard
 from workbench.gui import dialogs
 
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("JournalStatus", text)
+translate = QCoreApplication.translate  # lupdate reads translate(context, text) calls
 
 
 def describe(problem: journal_guard.Problem) -> str:
     """The banner's text: what failed, where, what it means for the user's edits, what to do."""
     what = {
-        "open": _tr("The local journal folder {dir} cannot be used ({reason})."),
-        "read": _tr("The local journal folder {dir} cannot be read ({reason})."),
-        "write": _tr("Your unsaved edits cannot be written to the local journal in {dir} ({reason})."),
-        "remove": _tr("A draft that is already saved cannot be removed from the local journal in {dir} ({reason})."),
+        "open": translate("JournalStatus", "The local journal folder {dir} cannot be used ({reason})."),
+        "read": translate("JournalStatus", "The local journal folder {dir} cannot be read ({reason})."),
+        "write": translate("JournalStatus",
+                           "Your unsaved edits cannot be written to the local journal in {dir} ({reason})."),
+        "remove": translate("JournalStatus", "A draft that is already saved cannot be removed from the local journal "
+                            "in {dir} ({reason})."),
     }[problem.action]
     advice = {
-        "space": _tr("Free some disk space"),
-        "permissions": _tr("Make that folder writable"),
-        "file": _tr("Remove or rename the file that stands where that folder (or one above it) should be"),
-        "disk": _tr("Check that disk"),
+        "space": translate("JournalStatus", "Free some disk space"),
+        "permissions": translate("JournalStatus", "Make that folder writable"),
+        "file": translate("JournalStatus",
+                          "Remove or rename the file that stands where that folder (or one above it) should be"),
+        "disk": translate("JournalStatus", "Check that disk"),
     }[problem.advice()]
     return (what.format(dir=problem.directory, reason=problem.reason) + " "
-            + _tr("Save and Complete still store your edits in the database; until then they are only "
-                  "in this window and would be lost if workbench or the computer stopped.")
-            + " " + _tr("{advice}; workbench tries again on its own.").format(advice=advice))
+            + translate("JournalStatus", "Save and Complete still store your edits in the database; until then "
+                        "they are only in this window and would be lost if workbench or the computer stopped.")
+            + " " + translate("JournalStatus", "{advice}; workbench tries again on its own.").format(advice=advice))
 
 
 class JournalStatus(QObject):
@@ -47,7 +48,7 @@ class JournalStatus(QObject):
         super().__init__(parent)
         self.guard = guard
         self.banner = dialogs.Banner("journal_banner", "warning")
-        self.retry_button = QPushButton(_tr("Try again now"))
+        self.retry_button = QPushButton(translate("JournalStatus", "Try again now"))
         self.retry_button.setObjectName("journal_retry")
         self.retry_button.clicked.connect(self.retry)
         self.banner.add_button(self.retry_button)
@@ -80,13 +81,13 @@ class JournalStatus(QObject):
         self.guard.retry()
         if not self.guard.unwritten():
             return True  # on disk now, or only removals are pending: nothing the user typed is lost
-        box = QMessageBox(QMessageBox.Icon.Warning, _tr("Unsaved edits would be lost"),
-                          _tr("Your unsaved edits could not be written to the local journal, so closing "
-                              "now loses them. Stay, and Save or Complete to store them in the database, "
-                              "or fix the disk problem shown in the window."), parent=parent)
+        box = QMessageBox(QMessageBox.Icon.Warning, translate("JournalStatus", "Unsaved edits would be lost"),
+                          translate("JournalStatus", "Your unsaved edits could not be written to the local journal, "
+                                    "so closing now loses them. Stay, and Save or Complete to store them in the "
+                                    "database, or fix the disk problem shown in the window."), parent=parent)
         box.setObjectName("journal_close_box")
-        stay = box.addButton(_tr("Stay"), QMessageBox.ButtonRole.RejectRole)
-        box.addButton(_tr("Close and lose the edits"), QMessageBox.ButtonRole.DestructiveRole)
+        stay = box.addButton(translate("JournalStatus", "Stay"), QMessageBox.ButtonRole.RejectRole)
+        box.addButton(translate("JournalStatus", "Close and lose the edits"), QMessageBox.ButtonRole.DestructiveRole)
         box.setDefaultButton(stay)
         box.exec()
         return box.clickedButton() is not stay

@@ -46,7 +46,7 @@ class Launcher(QObject):
             target = opening.choose(config, profile)
         except errors.ConfigError as exc:
             if config or exc.file:  # a named or found file that is wrong: say so, do not hide it
-                QMessageBox.critical(None, "workbench: configuration problem", str(exc))
+                QMessageBox.critical(None, self.tr("workbench: configuration problem"), str(exc))
                 return False
             return self.first_run()
         except errors.UsageError as exc:
@@ -77,7 +77,8 @@ class Launcher(QObject):
                 if password is None:
                     return False
             try:
-                wb = self._call(lambda pw=password: _open_checked(target, pw), f"Connecting to {target.label}…")
+                wb = self._call(lambda pw=password: _open_checked(target, pw),
+                                self.tr("Connecting to {0}…").format(target.label))
             except Cancelled:
                 return False
             except errors.LoginRefused as exc:
@@ -104,7 +105,8 @@ class Launcher(QObject):
             try:  # only a password the server accepted is worth remembering
                 credentials.store(profile.credential_id, password)
             except errors.CredentialStoreError as exc:
-                QMessageBox.warning(self._parent(), "workbench", f"{exc}. You will be asked again next time.")
+                QMessageBox.warning(self._parent(), "workbench",
+                                    self.tr("{0}. You will be asked again next time.").format(exc))
         self._show(target, wb)
         return True
 
@@ -134,7 +136,7 @@ class Launcher(QObject):
     # -- the Connection menu ------------------------------------------------------------------------
 
     def _install_menu(self, window: main_window.MainWindow) -> None:
-        menu = window.menuBar().addMenu("&Connection")
+        menu = window.menuBar().addMenu(self.tr("&Connection"))
         menu.setObjectName("connection_menu")
         window.connection_menu = menu  # type: ignore[attr-defined]
         try:
@@ -153,25 +155,25 @@ class Launcher(QObject):
             action.triggered.connect(lambda _checked=False, n=name: self.switch(n))
             menu.addAction(action)
         if not found:
-            empty = menu.addAction("No saved connections")
+            empty = menu.addAction(self.tr("No saved connections"))
             empty.setEnabled(False)
         menu.addSeparator()
-        add = menu.addAction("&New connection…")
+        add = menu.addAction(self.tr("&New connection…"))
         add.setObjectName("action_new_connection")
         add.triggered.connect(lambda: self.edit_connection(None))
         if current is not None:
-            edit = menu.addAction("&Edit this connection…")
+            edit = menu.addAction(self.tr("&Edit this connection…"))
             edit.setObjectName("action_edit_connection")
             edit.triggered.connect(lambda: self.edit_connection(current))
-            forget = menu.addAction("&Forget the stored password")
+            forget = menu.addAction(self.tr("&Forget the stored password"))
             forget.setObjectName("action_forget_password")
             forget.triggered.connect(lambda: self._forget(current))
         menu.addSeparator()
-        console = menu.addAction("&Supervisor console…")
+        console = menu.addAction(self.tr("&Supervisor console…"))
         console.setObjectName("action_supervisor")
         console.setShortcut("Ctrl+Shift+S")
         console.triggered.connect(self.open_console)
-        reload_action = menu.addAction("&Reload queue settings")
+        reload_action = menu.addAction(self.tr("&Reload queue settings"))
         reload_action.setObjectName("action_reload")
         reload_action.triggered.connect(self.reload)
         window.session.settings_changed.connect(self._on_settings_changed)
@@ -244,16 +246,16 @@ class Launcher(QObject):
         removed = credentials.forget(profile.credential_id)
         if self.window is not None:
             self.window.statusBar().showMessage(
-                "The stored password was removed; you will be asked next time." if removed
-                else "No password was stored for this connection.", 6000)
+                self.tr("The stored password was removed; you will be asked next time.") if removed
+                else self.tr("No password was stored for this connection."), 6000)
 
     @Slot(int)
     def _on_settings_changed(self, version: int) -> None:
         if self.window is None:
             return
         banner = self.window.info_banner
-        text = (f"A supervisor published new queue settings (version {version}). They apply when the "
-                "window reloads: Connection ▸ Reload queue settings (your item and edits are kept).")
+        text = self.tr("A supervisor published new queue settings (version {0}). They apply when the window "
+                       "reloads: Connection ▸ Reload queue settings (your item and edits are kept).").format(version)
         self.window.statusBar().showMessage(text, 0)
         if self.window.stack.currentIndex() == main_window.ITEM:
             banner.show_text(text)
@@ -269,8 +271,9 @@ class Launcher(QObject):
         if current is None:
             return True
         answer = QMessageBox.question(
-            window, "workbench", f"You hold {current.queue} {current.lock.key}. It stays locked to you and "
-            "your unsaved edits are kept: it is in your unfinished items when you come back. Continue?")
+            window, "workbench", self.tr("You hold {0} {1}. It stays locked to you and your unsaved edits are kept: "
+                                         "it is in your unfinished items when you come back. Continue?").format(
+                current.queue, current.lock.key))
         if answer != QMessageBox.StandardButton.Yes:
             return False
         window._write_journal()
@@ -299,11 +302,11 @@ class Launcher(QObject):
         box = QMessageBox(self._parent())
         box.setObjectName("unreachable_box")
         box.setIcon(QMessageBox.Icon.Warning)
-        box.setWindowTitle("workbench: cannot connect")
-        box.setText(f"Cannot open {target.label}.")
+        box.setWindowTitle(self.tr("workbench: cannot connect"))
+        box.setText(self.tr("Cannot open {0}.").format(target.label))
         box.setInformativeText(message)
-        retry = box.addButton("Try again", QMessageBox.ButtonRole.AcceptRole)
-        edit = box.addButton("Edit connection…", QMessageBox.ButtonRole.ActionRole) if target.profile else None
+        retry = box.addButton(self.tr("Try again"), QMessageBox.ButtonRole.AcceptRole)
+        edit = box.addButton(self.tr("Edit connection…"), QMessageBox.ButtonRole.ActionRole) if target.profile else None
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.exec()
         clicked = box.clickedButton()
@@ -331,7 +334,7 @@ class Launcher(QObject):
                 finish("error", exc)
 
         self._dispatcher.call(fn, on_done, on_error)
-        progress = QProgressDialog(text, "Cancel", 0, 0, self._parent())
+        progress = QProgressDialog(text, self.tr("Cancel"), 0, 0, self._parent())
         progress.setObjectName("connect_progress")
         progress.setWindowTitle("workbench")
         progress.setWindowModality(Qt.WindowModality.ApplicationModal)

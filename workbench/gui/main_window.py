@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench import fieldspec
 from workbench.core import durations, errors, models
-from workbench.gui import dialogs, draft_view, hotkeys, journal_status, quit_guard, resume, session
+from workbench.gui import dialogs, draft_view, hotkeys, i18n, journal_status, quit_guard, resume, session
 from workbench.gui import form as form_mod
 
 START, RESUME, ITEM = 0, 1, 2
@@ -58,12 +58,12 @@ class MainWindow(QMainWindow):
         for name, queue in self.session.wb.config.queues.items():
             self.queue_picker.addItem(queue.title, name)
         self.queue_picker.setVisible(self.queue_picker.count() > 1)
-        self.next_button = QPushButton("Next item")
+        self.next_button = QPushButton(self.tr("Next item"))
         self.next_button.setObjectName("next_button")
-        self.next_button.setToolTip(f"Claim the next waiting item ({hotkeys.keys('next')})")
-        self.pick_button = QPushButton("Pick…")
+        self.next_button.setToolTip(self.tr("Claim the next waiting item ({0})").format(hotkeys.keys("next")))
+        self.pick_button = QPushButton(self.tr("Pick…"))
         self.pick_button.setObjectName("pick_button")
-        self.mine_button = QPushButton("My unfinished items")
+        self.mine_button = QPushButton(self.tr("My unfinished items"))
         self.mine_button.setObjectName("mine_button")
         bar.addWidget(self.queue_picker)
         bar.addWidget(self.next_button)
@@ -89,14 +89,14 @@ class MainWindow(QMainWindow):
         outer.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
-        self.connection_label = QLabel("Connecting…")
+        self.connection_label = QLabel(self.tr("Connecting…"))
         self.connection_label.setObjectName("connection_label")
         self.timer_label = QLabel("")
         self.timer_label.setObjectName("timer_label")
         self.statusBar().addWidget(self.connection_label, 1)
         self.statusBar().addPermanentWidget(self.timer_label)
         self._build_menus()
-        self._show_message("Opening the queues…")
+        self._show_message(self.tr("Opening the queues…"))
 
     def _build_item_page(self) -> QWidget:
         page = QWidget()
@@ -106,16 +106,16 @@ class MainWindow(QMainWindow):
         self.item_title.setWordWrap(True)
         layout.addWidget(self.item_title)
         self.warning_banner = dialogs.Banner("warning_banner", "warning")
-        self.warning_extend = QPushButton("Extend")
+        self.warning_extend = QPushButton(self.tr("Extend"))
         self.warning_extend.setObjectName("warning_extend")
         self.warning_banner.add_button(self.warning_extend)
         layout.addWidget(self.warning_banner)
         self.lost_banner = dialogs.Banner("lost_banner", "lost")
-        self.reclaim_button = QPushButton("Claim again and reapply my edits")
+        self.reclaim_button = QPushButton(self.tr("Claim again and reapply my edits"))
         self.reclaim_button.setObjectName("reclaim_button")
         self.compare_button = QPushButton(self.tr("View my draft…"))
         self.compare_button.setObjectName("compare_button")
-        self.discard_button = QPushButton("Discard my edits")
+        self.discard_button = QPushButton(self.tr("Discard my edits"))
         self.discard_button.setObjectName("discard_button")
         for button in (self.reclaim_button, self.compare_button, self.discard_button):
             self.lost_banner.add_button(button)
@@ -125,11 +125,11 @@ class MainWindow(QMainWindow):
         self.form = form_mod.RecordForm()
         layout.addWidget(self.form, 1)
         actions = QHBoxLayout()
-        self.release_button = QPushButton("Release…")
+        self.release_button = QPushButton(self.tr("Release…"))
         self.release_button.setObjectName("release_button")
-        self.extend_button = QPushButton("Extend")
+        self.extend_button = QPushButton(self.tr("Extend"))
         self.extend_button.setObjectName("extend_button")
-        self.save_button = QPushButton("Save")
+        self.save_button = QPushButton(self.tr("Save"))
         self.save_button.setObjectName("save_button")
         actions.addWidget(self.release_button)
         actions.addWidget(self.extend_button)
@@ -143,9 +143,9 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         self.actions: dict[str, QAction] = {}
-        item_menu = self.menuBar().addMenu("&Item")
-        view_menu = self.menuBar().addMenu("&View")
-        help_menu = self.menuBar().addMenu("&Help")
+        item_menu = self.menuBar().addMenu(self.tr("&Item"))
+        view_menu = self.menuBar().addMenu(self.tr("&View"))
+        help_menu = self.menuBar().addMenu(self.tr("&Help"))
         handlers = {
             "next": self.next_item, "save": self.save, "complete": lambda: self.complete(None),
             "release": self.release, "extend": self.extend, "check": self.check, "resume": self.show_resume,
@@ -155,7 +155,7 @@ class MainWindow(QMainWindow):
                  "extend": item_menu, "check": item_menu, "resume": view_menu, "pick": view_menu,
                  "queue": view_menu, "shortcuts": help_menu, "quit": item_menu}
         for hotkey in hotkeys.HOTKEYS:
-            action = QAction(hotkey.text.split(":")[0], self)
+            action = QAction(hotkeys.describe(hotkey).split(":")[0], self)
             action.setObjectName(f"action_{hotkey.action}")
             action.setShortcut(QKeySequence(hotkey.keys))
             if hotkey.action == "complete":  # the keypad's Enter too
@@ -164,7 +164,7 @@ class MainWindow(QMainWindow):
             action.triggered.connect(handlers[hotkey.action])
             menus[hotkey.action].addAction(action)
             self.actions[hotkey.action] = action
-        follow = QAction("Open the next item after Complete", self)
+        follow = QAction(self.tr("Open the next item after Complete"), self)
         follow.setObjectName("action_next_after_complete")
         follow.setCheckable(True)
         follow.setChecked(self.session.settings.next_after_complete)
@@ -172,9 +172,39 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         view_menu.addAction(follow)
         self.actions["next_after_complete"] = follow
-        about = QAction("About workbench", self)
+        self._build_language_menu(view_menu)
+        about = QAction(self.tr("About workbench"), self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
+
+    def _build_language_menu(self, view_menu: Any) -> None:
+        """View ▸ Language: the system's language or one chosen by the user, used from the next start."""
+        self.language_menu = view_menu.addMenu(self.tr("&Language"))
+        self.language_menu.setObjectName("language_menu")
+        group = QActionGroup(self.language_menu)
+        chosen = str(self.settings.value(i18n.SETTING, "") or "")
+        for code, name in i18n.LANGUAGES:
+            action = QAction(i18n.menu_name(code, name), self.language_menu)
+            action.setObjectName(f"language_{code or 'system'}")
+            action.setCheckable(True)
+            action.setChecked(code == chosen)
+            action.setActionGroup(group)
+            action.triggered.connect(lambda _checked=False, c=code: self._set_language(c))
+            self.language_menu.addAction(action)
+
+    def _set_language(self, code: str) -> None:
+        """Store the choice (per user); the window's texts change when workbench starts next time."""
+        if code == str(self.settings.value(i18n.SETTING, "") or ""):
+            return
+        self.settings.setValue(i18n.SETTING, code)
+        self.settings.sync()
+        if i18n.resolve(code) == i18n.current():
+            return  # already shown in that language
+        box = QMessageBox(QMessageBox.Icon.Information, self.tr("Language"),
+                          self.tr("The new language is used the next time workbench starts."),
+                          QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("language_notice")
+        box.open()
 
     def _connect(self) -> None:
         s = self.session
@@ -260,7 +290,7 @@ class MainWindow(QMainWindow):
         return self.session.wb.config.queues[name or self.session.queue_name]
 
     def _update_title(self) -> None:
-        self.setWindowTitle(f"workbench — {self._queue_config().title} — {self.session.user}")
+        self.setWindowTitle(self.tr("workbench — {0} — {1}").format(self._queue_config().title, self.session.user))
 
     def _set_actions(self) -> None:
         has_item = self.session.current is not None
@@ -294,7 +324,7 @@ class MainWindow(QMainWindow):
         if changes is None:
             return
         if not changes:
-            self.statusBar().showMessage("Nothing to save: no field was changed.", 4000)
+            self.statusBar().showMessage(self.tr("Nothing to save: no field was changed."), 4000)
             return
         self.session.save(changes)
 
@@ -343,8 +373,8 @@ class MainWindow(QMainWindow):
     def _about(self) -> None:
         from workbench import __version__
 
-        QMessageBox.about(self, "About workbench", f"workbench {__version__}\nConfiguration: "
-                          f"{self.session.wb.config.path}")
+        QMessageBox.about(self, self.tr("About workbench"), self.tr("workbench {0}\nConfiguration: {1}").format(
+            __version__, self.session.wb.config.path))
 
     def _checked_changes(self) -> dict[str, Any] | None:
         self._write_journal()
@@ -370,8 +400,8 @@ class MainWindow(QMainWindow):
             self.stack.setCurrentIndex(RESUME)
             self.resume_panel.focus_list()  # so Enter reopens the selected item
         else:
-            self._show_message(f"Press Next item ({hotkeys.keys('next')}) to start on "
-                               f"{self._queue_config().title}.")
+            self._show_message(self.tr("Press Next item ({0}) to start on {1}.").format(
+                hotkeys.keys("next"), self._queue_config().title))
             self.next_button.setFocus()
 
     def _fill_resume(self, locks: list[models.Lock], *, only_queue: bool) -> list[resume.Entry]:
@@ -402,10 +432,12 @@ class MainWindow(QMainWindow):
         self.lost_banner.setVisible(False)
         self.warning_banner.setVisible(False)
         if draft is not None:
-            self.info_banner.show_text("Your unsaved edits from before were restored. Save or Complete to keep them.")
+            self.info_banner.show_text(self.tr("Your unsaved edits from before were restored. Save or Complete to keep "
+                                                "them."))
         else:
             self.info_banner.setVisible(False)
-        self.item_title.setText(self._item_label() + (" (resumed)" if claim.resumed else ""))
+        self.item_title.setText(self.tr("{0} (resumed)").format(self._item_label()) if claim.resumed
+                                else self._item_label())
         self.stack.setCurrentIndex(ITEM)
         self.next_button.setEnabled(True)
         self._set_actions()
@@ -426,7 +458,7 @@ class MainWindow(QMainWindow):
             button.setObjectName("complete_button" if i == 0 else f"complete_button_{outcome.name}")
             button.setProperty("role", "primary" if i == 0 else "outcome")
             keys = hotkeys.keys("complete") if i == 0 else (hotkeys.OUTCOME_KEYS[i] if i < 9 else "")
-            button.setToolTip(f"Complete as “{outcome.label}” ({keys})")
+            button.setToolTip(self.tr("Complete as “{0}” ({1})").format(outcome.label, keys))
             button.clicked.connect(lambda _=False, name=outcome.name: self.complete(name))
             self._outcome_box.addWidget(button)
             self.complete_buttons[outcome.name] = button
@@ -451,7 +483,7 @@ class MainWindow(QMainWindow):
         if self._refused_draft_item(message):
             return
         if self.session.current is None:
-            self._show_message(f"Nothing to do right now. {message[0].upper()}{message[1:]}.")
+            self._show_message(self.tr("Nothing to do right now. {0}.").format(message[0].upper() + message[1:]))
         else:
             self.statusBar().showMessage(message, 6000)
 
@@ -460,27 +492,29 @@ class MainWindow(QMainWindow):
         self.form.rebase(saved)
         self._write_journal()  # anything typed meanwhile is still unsaved
         self.info_banner.setVisible(False)
-        self.statusBar().showMessage(f"Saved. Your lock runs until {lock.expires_at:%H:%M:%S}.", 5000)
+        self.statusBar().showMessage(self.tr("Saved. Your lock runs until {0}.").format(
+            f"{lock.expires_at:%H:%M:%S}"), 5000)
 
     @Slot(object)
     def _on_completed(self, done: models.Completion) -> None:
         self.warning_banner.setVisible(False)
         self.timer_label.setText("")
-        self.statusBar().showMessage(f"Completed {done.key} ({done.outcome}).", 6000)
+        self.statusBar().showMessage(self.tr("Completed {0} ({1}).").format(done.key, done.outcome), 6000)
         self._set_actions()
         if not self.session.settings.next_after_complete:
-            self._show_message(f"Completed {done.key}. Press Next item ({hotkeys.keys('next')}) for the next one.")
+            self._show_message(self.tr("Completed {0}. Press Next item ({1}) for the next one.").format(
+                done.key, hotkeys.keys("next")))
 
     @Slot()
     def _on_released(self) -> None:
         self.timer_label.setText("")
         self._set_actions()
-        self._show_message(f"Released. Press Next item ({hotkeys.keys('next')}) for the next one.")
+        self._show_message(self.tr("Released. Press Next item ({0}) for the next one.").format(hotkeys.keys("next")))
 
     @Slot(object)
     def _on_extended(self, lock: models.Lock) -> None:
         self.warning_banner.setVisible(False)
-        self.statusBar().showMessage(f"Lock extended until {lock.expires_at:%H:%M:%S}.", 4000)
+        self.statusBar().showMessage(self.tr("Lock extended until {0}.").format(f"{lock.expires_at:%H:%M:%S}"), 4000)
 
     @Slot(float)
     def _on_tick(self, left: float) -> None:
@@ -489,23 +523,23 @@ class MainWindow(QMainWindow):
             return
         warn = self.session.settings.warn_at(self._queue_config(cur.queue).lock_seconds)
         state = "critical" if left < 60 else "soon" if left <= warn else "ok"
-        text = "expired" if left <= 0 else durations.format_duration(left) + " left"
-        self.timer_label.setText(f"Lock on {cur.lock.key}: {text}")
+        text = self.tr("expired") if left <= 0 else self.tr("{0} left").format(durations.format_duration(left))
+        self.timer_label.setText(self.tr("Lock on {0}: {1}").format(cur.lock.key, text))
         if self.timer_label.property("state") != state:
             dialogs.set_state(self.timer_label, state)
         if self.warning_banner.isVisible():
             self.warning_banner.label.setText(self._warning_text(left))  # counts down with the timer
 
     def _warning_text(self, left: float) -> str:
-        return (f"Your lock on {self._item_label()} runs out in {durations.format_duration(max(0.0, left))}. "
-                "Extend it to keep working, or your edits stay here as a draft.")
+        return self.tr("Your lock on {0} runs out in {1}. Extend it to keep working, or your edits stay here as "
+                       "a draft.").format(self._item_label(), durations.format_duration(max(0.0, left)))
 
     @Slot(float)
     def _on_warning(self, left: float) -> None:
         text = self._warning_text(left)
         self.warning_banner.show_text(text)
         if not self.isActiveWindow():
-            self._notify("Lock about to expire", text)
+            self._notify(self.tr("Lock about to expire"), text)
 
     @Slot(object)
     def _on_lost(self, exc: errors.LockLost) -> None:
@@ -517,15 +551,15 @@ class MainWindow(QMainWindow):
         kept = bool(self.form.changes())
         text = str(exc)
         text = text[0].upper() + text[1:] + "."
-        text += " Your edits are kept as a draft." if kept else " You had no unsaved edits."
+        text += " " + (self.tr("Your edits are kept as a draft.") if kept else self.tr("You had no unsaved edits."))
         self.lost_banner.show_text(text)
-        self.reclaim_button.setText("Claim again and reapply my edits" if kept else "Claim again")
+        self.reclaim_button.setText(self.tr("Claim again and reapply my edits") if kept else self.tr("Claim again"))
         self.reclaim_button.setVisible(exc.cause not in ("completed",) and exc.holder is None)
         self.compare_button.setVisible(kept)
         self.discard_button.setVisible(kept)
         self._set_actions()
         if not self.isActiveWindow():
-            self._notify("Lock lost", text)
+            self._notify(self.tr("Lock lost"), text)
         # Who holds it goes stale (someone may claim it a minute later): read it again, now and then.
         self.drafts.watch(exc.queue, exc.key, self.session.settings.check_interval, self._on_holder)
 
@@ -578,12 +612,13 @@ class MainWindow(QMainWindow):
     @Slot(bool, str)
     def _on_connection(self, reachable: bool, message: str) -> None:
         if reachable:
-            self.connection_label.setText(f"Connected as {self.session.user} — {self._database_label()}")
+            self.connection_label.setText(self.tr("Connected as {0} — {1}").format(self.session.user,
+                                                                                  self._database_label()))
             dialogs.set_state(self.connection_label, "up")
         else:
             wait = self.session.retry_delay()
-            self.connection_label.setText(f"Database unreachable — reconnecting (next try in {wait:.0f} s); "
-                                          f"your work here is kept. ({message})")
+            self.connection_label.setText(self.tr("Database unreachable — reconnecting (next try in {0:.0f} s); "
+                                                  "your work here is kept. ({1})").format(wait, message))
             dialogs.set_state(self.connection_label, "down")
             self.next_button.setEnabled(True)
 
@@ -600,7 +635,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_slow(self) -> None:
         if self.session.reachable:  # unreachable already says more than "waiting"
-            self.connection_label.setText("Waiting for the database… (your work here is kept)")
+            self.connection_label.setText(self.tr("Waiting for the database… (your work here is kept)"))
             dialogs.set_state(self.connection_label, "slow")
 
     @Slot(list)
@@ -634,7 +669,8 @@ class MainWindow(QMainWindow):
         if self.session.current is None and self.session.lost is None and self.stack.currentIndex() == ITEM:
             self.drafts.unwatch()  # the lost item's page: its draft is gone, nothing is left to show
             self.lost_banner.setVisible(False)
-            self._show_message(f"Edits discarded. Press Next item ({hotkeys.keys('next')}) for the next one.")
+            self._show_message(self.tr("Edits discarded. Press Next item ({0}) for the next one.").format(
+                hotkeys.keys("next")))
 
     def _open_from_resume(self, queue: str, key: Any) -> None:
         entry = next((e for e in self.resume_panel.entries() if (e.queue, e.key) == (queue, key)), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -46,7 +46,9 @@ class ResumePanel(QWidget):
     draft_requested = Signal(str, object)
     refresh_requested = Signal()
 
-    COLUMNS = ("Queue", "Item", "Summary", "Held for", "Time left", "Draft")
+    COLUMNS = (QT_TRANSLATE_NOOP("ResumePanel", "Queue"), QT_TRANSLATE_NOOP("ResumePanel", "Item"),
+               QT_TRANSLATE_NOOP("ResumePanel", "Summary"), QT_TRANSLATE_NOOP("ResumePanel", "Held for"),
+               QT_TRANSLATE_NOOP("ResumePanel", "Time left"), QT_TRANSLATE_NOOP("ResumePanel", "Draft"))
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -59,7 +61,7 @@ class ResumePanel(QWidget):
         layout.addWidget(self.title)
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setObjectName("resume_table")
-        self.table.setHorizontalHeaderLabels(self.COLUMNS)
+        self.table.setHorizontalHeaderLabels([QCoreApplication.translate("ResumePanel", c) for c in self.COLUMNS])
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -72,14 +74,14 @@ class ResumePanel(QWidget):
         self.table.doubleClicked.connect(lambda _: self._open_selected())
         layout.addWidget(self.table)
         buttons = QHBoxLayout()
-        self.open_button = QPushButton("&Open")
+        self.open_button = QPushButton(self.tr("&Open"))
         self.open_button.setObjectName("resume_open")
         self.open_button.clicked.connect(self._open_selected)
         self.draft_button = QPushButton(self.tr("View &draft…"))
         self.draft_button.setObjectName("resume_view_draft")
         self.draft_button.clicked.connect(self._view_draft)
         self.table.itemSelectionChanged.connect(self._update_draft_button)
-        self.refresh_button = QPushButton("&Refresh")
+        self.refresh_button = QPushButton(self.tr("&Refresh"))
         self.refresh_button.setObjectName("resume_refresh")
         self.refresh_button.clicked.connect(self.refresh_requested.emit)
         buttons.addWidget(self.open_button)
@@ -92,18 +94,19 @@ class ResumePanel(QWidget):
     def set_entries(self, entries: list[Entry]) -> None:
         self._entries = list(entries)
         n = len(entries)
-        self.title.setText("Nothing unfinished." if n == 0 else
-                           f"You have {n} unfinished item{'s' if n != 1 else ''}: pick one to go straight back to it.")
+        self.title.setText(self.tr("Nothing unfinished.") if n == 0 else
+                           self.tr("You have 1 unfinished item: pick one to go straight back to it.") if n == 1 else
+                           self.tr("You have {0} unfinished items: pick one to go straight back to it.").format(n))
         self.table.setRowCount(n)
         for row, entry in enumerate(entries):
             lock = entry.lock
             if lock is None:
-                held, left = "", "lock gone"
+                held, left = "", self.tr("lock gone")
             else:
                 held = durations.format_duration(lock.age.total_seconds())
-                left = "expired" if lock.expired else durations.format_duration(lock.remaining.total_seconds())
+                left = self.tr("expired") if lock.expired else durations.format_duration(lock.remaining.total_seconds())
             cells = (entry.title, str(entry.key), entry.summary, held, left,
-                     "unsaved edits" if entry.has_draft else "")
+                     self.tr("unsaved edits") if entry.has_draft else "")
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)

@@ -182,7 +182,7 @@ class OperatorSession(QObject):
             self.failed.emit(exc)
         else:
             log.error("unexpected error", exc_info=exc)
-            self.failed.emit(errors.WorkbenchError(f"unexpected error: {exc}"))
+            self.failed.emit(errors.WorkbenchError(self.tr("unexpected error: {0}").format(exc)))
 
     def retry_delay(self) -> float:
         """Back off: 1 s, 2 s, 4 s … up to retry_interval, so a long outage costs the server little."""
@@ -434,7 +434,7 @@ class OperatorSession(QObject):
 
     def _require(self) -> Current | None:
         if self.current is None:
-            self.failed.emit(errors.WorkbenchError("no item is open"))
+            self.failed.emit(errors.WorkbenchError(self.tr("no item is open")))
         return self.current
 
     def _lose(self, exc: errors.LockLost) -> None:

@@ -6,10 +6,11 @@ import csv
 import datetime as dt
 import gc
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSettings, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -36,7 +37,12 @@ from workbench.db import service
 from workbench.gui import board_model, charts, dispatch, supervisor_dialogs
 
 ALL = board_model.ALL  # the queue filter's "all queues"
-PERIODS = (("Today", 0), ("Last 7 days", 7), ("Last 30 days", 30))
+# (the period's name in the picker, days, how chart titles say it); translated where shown.
+PERIODS = ((QT_TRANSLATE_NOOP("SupervisorWindow", "Today"), 0, QT_TRANSLATE_NOOP("SupervisorWindow", "today")),
+           (QT_TRANSLATE_NOOP("SupervisorWindow", "Last 7 days"), 7,
+            QT_TRANSLATE_NOOP("SupervisorWindow", "last 7 days")),
+           (QT_TRANSLATE_NOOP("SupervisorWindow", "Last 30 days"), 30,
+            QT_TRANSLATE_NOOP("SupervisorWindow", "last 30 days")))
 SIZE_SAMPLE = 25  # rows measured per column when the board's columns are sized to their contents
 SUMMARY = board_model.COLUMNS.index("Summary")
 
@@ -61,7 +67,7 @@ class SupervisorWindow(QMainWindow):
         self.service = services.Supervisor(wb, user)  # every database call goes through it, off this thread
         self.titles = {name: q.title for name, q in wb.config.queues.items()}
         self.setObjectName("supervisor_window")
-        self.setWindowTitle(f"workbench supervisor — {user}")
+        self.setWindowTitle(self.tr("workbench supervisor — {0}").format(user))
         self.dispatcher = dispatch.Dispatcher(self, threads=2)
         self._refreshing = False
         self._again = False
@@ -82,44 +88,44 @@ class SupervisorWindow(QMainWindow):
         bar = QHBoxLayout()
         self.queue_filter = QComboBox()
         self.queue_filter.setObjectName("queue_filter")
-        self.queue_filter.addItem("All queues", ALL)
+        self.queue_filter.addItem(self.tr("All queues"), ALL)
         for name, queue in self.wb.config.queues.items():
             self.queue_filter.addItem(queue.title, name)
         self.holder_filter = QLineEdit()
         self.holder_filter.setObjectName("holder_filter")
-        self.holder_filter.setPlaceholderText("Filter by holder")
+        self.holder_filter.setPlaceholderText(self.tr("Filter by holder"))
         self.holder_filter.setClearButtonEnabled(True)
         self.interval = QSpinBox()
         self.interval.setObjectName("refresh_interval")
         self.interval.setRange(2, 600)
-        self.interval.setSuffix(" s")
+        self.interval.setSuffix(self.tr(" s"))
         self.interval.setValue(refresh_seconds)
-        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button = QPushButton(self.tr("Refresh"))
         self.refresh_button.setObjectName("refresh_button")
-        self.status = QLabel("Loading…")
+        self.status = QLabel(self.tr("Loading…"))
         self.status.setObjectName("refresh_status")
         self.period = QComboBox()
         self.period.setObjectName("stats_period")
-        self.period.setToolTip("The period of the operators' figures and the charts")
-        for label, days in PERIODS:
-            self.period.addItem(label, days)
-        bar.addWidget(QLabel("Queue:"))
+        self.period.setToolTip(self.tr("The period of the operators' figures and the charts"))
+        for label, days, _in_title in PERIODS:
+            self.period.addItem(QCoreApplication.translate("SupervisorWindow", label), days)
+        bar.addWidget(QLabel(self.tr("Queue:")))
         bar.addWidget(self.queue_filter)
-        bar.addWidget(QLabel("Period:"))
+        bar.addWidget(QLabel(self.tr("Period:")))
         bar.addWidget(self.period)
         bar.addWidget(self.holder_filter, 1)
-        bar.addWidget(QLabel("Refresh every"))
+        bar.addWidget(QLabel(self.tr("Refresh every")))
         bar.addWidget(self.interval)
         bar.addWidget(self.refresh_button)
         outer.addLayout(bar)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("supervisor_tabs")
-        self.tabs.addTab(self._board_tab(), "Lock board")
-        self.tabs.addTab(self._health_tab(), "Queue health")
-        self.tabs.addTab(self._operators_tab(), "Operators")
-        self.tabs.addTab(self._history_tab(), "Item history")
+        self.tabs.addTab(self._board_tab(), self.tr("Lock board"))
+        self.tabs.addTab(self._health_tab(), self.tr("Queue health"))
+        self.tabs.addTab(self._operators_tab(), self.tr("Operators"))
+        self.tabs.addTab(self._history_tab(), self.tr("Item history"))
         self.charts = charts.ChartsPanel()
-        self.tabs.addTab(self.charts, "Charts")
+        self.tabs.addTab(self.charts, self.tr("Charts"))
         outer.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.statusBar().addWidget(self.status, 1)
@@ -150,15 +156,15 @@ class SupervisorWindow(QMainWindow):
         header.setSectionResizeMode(SUMMARY, QHeaderView.ResizeMode.Stretch)
         layout.addWidget(self.board, 1)
         actions = QHBoxLayout()
-        self.force_button = QPushButton("Force release…")
+        self.force_button = QPushButton(self.tr("Force release…"))
         self.force_button.setObjectName("force_release_button")
-        self.reassign_button = QPushButton("Reassign…")
+        self.reassign_button = QPushButton(self.tr("Reassign…"))
         self.reassign_button.setObjectName("reassign_button")
-        self.history_button = QPushButton("History")
+        self.history_button = QPushButton(self.tr("History"))
         self.history_button.setObjectName("board_history_button")
-        self.export_button = QPushButton("Export CSV…")
+        self.export_button = QPushButton(self.tr("Export CSV…"))
         self.export_button.setObjectName("export_board")
-        self.legend = QLabel("Yellow: expires soon · Red: expired, back in the pool on the next claim")
+        self.legend = QLabel(self.tr("Yellow: expires soon · Red: expired, back in the pool on the next claim"))
         self.legend.setObjectName("board_legend")
         for button in (self.force_button, self.reassign_button, self.history_button):
             actions.addWidget(button)
@@ -177,12 +183,13 @@ class SupervisorWindow(QMainWindow):
     def _health_tab(self) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
-        self.health = _table("queue_health", ["Queue", "Waiting", "Locked", "Expired locks", "Completed today",
-                                              "Oldest waiting", "Releases today", "Expiries today",
-                                              "Force releases today"])
+        self.health = _table("queue_health", [
+            self.tr("Queue"), self.tr("Waiting"), self.tr("Locked"), self.tr("Expired locks"),
+            self.tr("Completed today"), self.tr("Oldest waiting"), self.tr("Releases today"), self.tr("Expiries today"),
+            self.tr("Force releases today")])
         layout.addWidget(self.health, 1)
-        layout.addWidget(QLabel("Why items were released today:"))
-        self.reasons = _table("release_reasons", ["Queue", "Reason", "Times"])
+        layout.addWidget(QLabel(self.tr("Why items were released today:")))
+        self.reasons = _table("release_reasons", [self.tr("Queue"), self.tr("Reason"), self.tr("Times")])
         layout.addWidget(self.reasons, 1)
         return page
 
@@ -191,13 +198,14 @@ class SupervisorWindow(QMainWindow):
         layout = QVBoxLayout(page)
         bar = QHBoxLayout()
         bar.addStretch(1)
-        export = QPushButton("Export CSV…")
+        export = QPushButton(self.tr("Export CSV…"))
         export.setObjectName("export_operators")
         export.clicked.connect(lambda: self._export(_table_rows(self.operators), "operators.csv"))
         bar.addWidget(export)
         layout.addLayout(bar)
-        self.operators = _table("operator_stats", ["Queue", "Operator", "Completed", "Median handle time",
-                                                   "90th percentile", "Releases", "Expiries", "Force-released"])
+        self.operators = _table("operator_stats", [
+            self.tr("Queue"), self.tr("Operator"), self.tr("Completed"), self.tr("Median handle time"),
+            self.tr("90th percentile"), self.tr("Releases"), self.tr("Expiries"), self.tr("Force-released")])
         layout.addWidget(self.operators, 1)
         return page
 
@@ -211,10 +219,10 @@ class SupervisorWindow(QMainWindow):
             self.history_queue.addItem(queue.title, name)
         self.history_key = QLineEdit()
         self.history_key.setObjectName("history_key")
-        self.history_key.setPlaceholderText("Item key")
-        show = QPushButton("Show")
+        self.history_key.setPlaceholderText(self.tr("Item key"))
+        show = QPushButton(self.tr("Show"))
         show.setObjectName("history_show")
-        export = QPushButton("Export CSV…")
+        export = QPushButton(self.tr("Export CSV…"))
         export.setObjectName("export_history")
         bar.addWidget(self.history_queue)
         bar.addWidget(self.history_key, 1)
@@ -222,7 +230,8 @@ class SupervisorWindow(QMainWindow):
         bar.addWidget(export)
         layout.addLayout(bar)
         # In the order they happened: not sortable (two events in one second would swap places).
-        self.history = _table("item_history", ["When", "Event", "By", "Holder", "Reason / outcome"], sortable=False)
+        self.history = _table("item_history", [self.tr("When"), self.tr("Event"), self.tr("By"), self.tr("Holder"),
+                                               self.tr("Reason / outcome")], sortable=False)
         layout.addWidget(self.history, 1)
         show.clicked.connect(self.show_history)
         self.history_key.returnPressed.connect(self.show_history)
@@ -244,7 +253,8 @@ class SupervisorWindow(QMainWindow):
         self._refreshing, self._again = True, False
         tab = self.tabs.currentIndex()
         names = list(self.wb.config.queues)
-        days, period = self.period.currentData(), self.period.currentText()
+        days = self.period.currentData()
+        period = QCoreApplication.translate("SupervisorWindow", PERIODS[max(0, self.period.currentIndex())][2])
         chosen = self._queues()  # the charts follow the queue filter; the tables list every queue
         started = time.monotonic()
 
@@ -271,13 +281,14 @@ class SupervisorWindow(QMainWindow):
             # What the supervisor waited for: the database and the update of the table, not only the former.
             self.last_refresh_ms = (time.monotonic() - started) * 1000
             if result is not None:
-                self.status.setText(f"Refreshed {dt.datetime.now():%H:%M:%S} ({self.last_refresh_ms:.0f} ms)")
+                self.status.setText(self.tr("Refreshed {0} ({1:.0f} ms)").format(
+                    f"{dt.datetime.now():%H:%M:%S}", self.last_refresh_ms))
             self._follow_up()
 
         def failed(exc: BaseException) -> None:
             self._refreshing = False
-            self.status.setText(f"Could not refresh: {exc} — trying again in {self.interval.value()} s; "
-                                "the figures shown are from the last refresh")
+            self.status.setText(self.tr("Could not refresh: {0} — trying again in {1} s; the figures shown are "
+                                        "from the last refresh").format(exc, self.interval.value()))
             self._follow_up()
 
         if tab == 3:
@@ -339,7 +350,8 @@ class SupervisorWindow(QMainWindow):
         if not dialog.exec():
             return
         reason = dialog.reason()
-        self._act(rows, lambda r: self.service.force_release(r.queue, r.key, reason), "released")
+        self._act(rows, lambda r: self.service.force_release(r.queue, r.key, reason),
+                  lambda n: self.tr("%n item(s) released.", "", n))
 
     @Slot()
     def reassign(self) -> None:
@@ -352,9 +364,9 @@ class SupervisorWindow(QMainWindow):
             return
         to_user, reason = dialog.to_user(), dialog.reason()
         self._act(rows, lambda r: self.service.reassign(r.queue, r.key, to_user, reason),
-                  f"reassigned to {to_user}")
+                  lambda n: self.tr("%n item(s) reassigned to {0}.", "", n).format(to_user))
 
-    def _act(self, rows: list[Any], action: Any, verb: str) -> None:
+    def _act(self, rows: list[Any], action: Any, done_text: Callable[[int], str]) -> None:
         """Run `action` for each row off the GUI thread; report what happened to each, then refresh."""
         def work() -> list[tuple[Any, str | None]]:
             outcome = []
@@ -369,14 +381,15 @@ class SupervisorWindow(QMainWindow):
         def done(outcome: list[tuple[Any, str | None]]) -> None:
             problems = [f"{row.queue} {row.key}: {message}" for row, message in outcome if message]
             good = len(outcome) - len(problems)
-            self.status.setText(f"{good} item(s) {verb}." + (f" {len(problems)} not: see the message." if problems
-                                                             else ""))
+            self.status.setText(done_text(good) + (" " + self.tr("%n not: see the message.", "", len(problems))
+                                                   if problems else ""))
             if problems:
-                QMessageBox.information(self, "workbench", "These items had changed meanwhile:\n" + "\n".join(problems))
+                QMessageBox.information(self, "workbench", self.tr("These items had changed meanwhile:") + "\n"
+                                        + "\n".join(problems))
             self.refresh()
 
         def failed(exc: BaseException) -> None:
-            QMessageBox.warning(self, "workbench", f"Nothing more was done: {exc}")
+            QMessageBox.warning(self, "workbench", self.tr("Nothing more was done: {0}").format(exc))
             self.refresh()
 
         self.dispatcher.call(work, done, failed)
@@ -399,7 +412,7 @@ class SupervisorWindow(QMainWindow):
         def done(events: list[Any]) -> None:
             _fill(self.history, [[f"{e.at:%Y-%m-%d %H:%M:%S}", e.kind.value, e.actor, e.owner or "",
                                   e.reason or e.outcome or ""] for e in events])
-            self.status.setText(f"{len(events)} event(s) for {name} {key}")
+            self.status.setText(self.tr("%n event(s) for {0} {1}", "", len(events)).format(name, key))
 
         def failed(exc: BaseException) -> None:
             _fill(self.history, [])
@@ -408,10 +421,10 @@ class SupervisorWindow(QMainWindow):
         self.dispatcher.call(lambda: self.service.history(name, key), done, failed)
 
     def _export(self, rows: list[list[str]], suggested: str) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export CSV", suggested, "CSV files (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export CSV"), suggested, self.tr("CSV files (*.csv)"))
         if path:
             write_csv(Path(path), rows)
-            self.status.setText(f"Saved {len(rows) - 1} row(s) to {path}")
+            self.status.setText(self.tr("Saved %n row(s) to {0}", "", len(rows) - 1).format(path))
 
     def closeEvent(self, event: Any) -> None:
         self._timer.stop()

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QCoreApplication, Slot
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QVBoxLayout, QWidget
 
+translate = QCoreApplication.translate  # lupdate reads translate(context, text) calls
+
+# Reasons as the audit trail records them (supervisors filter and count them): not translated,
+# like the operator's release reasons (dialogs.RELEASE_REASONS).
 FORCE_REASONS = ("Holder is absent", "Stuck too long", "Customer escalated", "Shift ended", "Needs another team")
 
 
@@ -18,9 +22,9 @@ class _ReasonDialog(QDialog):
         self.setObjectName(name)
         self.setWindowTitle(title)
         self.layout_ = QVBoxLayout(self)
-        message = QLabel(text)
-        message.setWordWrap(True)
-        self.layout_.addWidget(message)
+        self.message = QLabel(text)
+        self.message.setWordWrap(True)
+        self.layout_.addWidget(self.message)
         self.form = QFormLayout()
         self.layout_.addLayout(self.form)
         self.reason_box = QComboBox()
@@ -28,8 +32,8 @@ class _ReasonDialog(QDialog):
         self.reason_box.setEditable(True)
         self.reason_box.addItems(FORCE_REASONS)
         self.reason_box.setCurrentText("")
-        self.reason_box.lineEdit().setPlaceholderText("required: the holder is shown it")
-        self.form.addRow("&Reason:", self.reason_box)
+        self.reason_box.lineEdit().setPlaceholderText(self.tr("required: the holder is shown it"))
+        self.form.addRow(self.tr("&Reason:"), self.reason_box)
         self.problem = QLabel("")
         self.problem.setObjectName("dialog_problem")
         self.layout_.addWidget(self.problem)
@@ -40,12 +44,14 @@ class _ReasonDialog(QDialog):
         buttons.accepted.connect(self._on_ok)
         buttons.rejected.connect(self.reject)
         self.layout_.addWidget(buttons)
+        # Room for the message and the reason's placeholder in every language (they wrapped and were cut).
+        self.setMinimumWidth(460)
 
     def reason(self) -> str:
         return self.reason_box.currentText().strip()
 
     def problems(self) -> str:
-        return "" if self.reason() else "Give a reason: the holder sees it, and it goes into the history."
+        return "" if self.reason() else self.tr("Give a reason: the holder sees it, and it goes into the history.")
 
     @Slot()
     def _on_ok(self) -> None:
@@ -58,26 +64,34 @@ class _ReasonDialog(QDialog):
 
 class ForceReleaseDialog(_ReasonDialog):
     def __init__(self, rows: list[Any], parent: QWidget | None = None) -> None:
+        super().__init__("force_release_dialog", "", "", "", parent)
+        # The texts once the dialog exists: a count (%n) is read by lupdate only in self.tr(), and from
+        # a plain name, not a call.
         holders = sorted({r.owner for r in rows})
         items = ", ".join(f"{r.queue} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
-        text = (f"Take {len(rows)} item(s) away from {', '.join(holders)} and put them back in the queue?\n{items}\n\n"
-                "Their windows say who did it and why within a few seconds; unsaved edits stay with them "
-                "as a draft.")
-        super().__init__("force_release_dialog", "Force release", text,
-                         f"Force release {len(rows)} item(s)", parent)
+        count = len(rows)
+        self.setWindowTitle(self.tr("Force release"))
+        self.message.setText(
+            self.tr("Take %n item(s) away from {0} and put them back in the queue?", "", count).format(
+                ", ".join(holders)) + f"\n{items}\n\n"
+            + self.tr("Their windows say who did it and why within a few seconds; unsaved edits stay with them as "
+                      "a draft."))
+        self.confirm.setText(self.tr("Force release %n item(s)", "", count))
 
 
 class ReassignDialog(_ReasonDialog):
     def __init__(self, row: Any, holders: list[str], parent: QWidget | None = None) -> None:
-        text = (f"Move {row.queue} {row.key} from {row.owner} to another operator? It is locked to them with a "
-                f"fresh lock; {row.owner}'s window says who did it and why, and keeps any unsaved edits as a draft.")
-        super().__init__("reassign_dialog", "Reassign", text, "Reassign", parent)
+        text = translate("ReassignDialog", "Move {0} {1} from {2} to another operator? It is locked to them with a "
+                         "fresh lock; {2}'s window says who did it and why, and keeps any unsaved edits as a "
+                         "draft.").format(row.queue, row.key, row.owner)
+        super().__init__("reassign_dialog", translate("ReassignDialog", "Reassign"), text,
+                         translate("ReassignDialog", "Reassign"), parent)
         self.user_box = QComboBox()
         self.user_box.setObjectName("to_user")
         self.user_box.setEditable(True)
         self.user_box.addItems(holders)
         self.user_box.setCurrentText("")
-        self.form.insertRow(0, "&To:", self.user_box)
+        self.form.insertRow(0, self.tr("&To:"), self.user_box)
         self._from = row.owner
 
     def to_user(self) -> str:
@@ -85,7 +99,7 @@ class ReassignDialog(_ReasonDialog):
 
     def problems(self) -> str:
         if not self.to_user():
-            return "Name the operator who takes the item over."
+            return self.tr("Name the operator who takes the item over.")
         if self.to_user() == self._from:
-            return f"{self._from} already holds it."
+            return self.tr("{0} already holds it.").format(self._from)
         return super().problems()

@@ -1,0 +1,96 @@
+"""The interface language (issue 17): the window in German, Qt's own buttons with it, and View ▸ Language."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QLocale, QSettings, Qt
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
+
+from tests.gui.conftest import close_window
+from workbench.gui import app as gui_app
+from workbench.gui import dialogs, i18n, main_window
+
+
+@pytest.fixture
+def german(qapp: QApplication) -> Iterator[None]:
+    """The German translations for one test (widgets take their texts when built: install first)."""
+    assert i18n.install(qapp, "de") == "de"
+    yield
+    i18n.install(qapp, "en")
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_the_window_speaks_german(german: None, qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    assert window.next_button.text() == "Nächster Eintrag"
+    assert window.mine_button.text() == "Meine unerledigten Einträge"
+    assert [a.text() for a in window.menuBar().actions()] == ["&Eintrag", "&Ansicht", "&Hilfe"]
+    assert window.connection_label.text().startswith("Verbunden als alice")
+    assert window.actions["save"].text() == "Änderungen speichern und den Eintrag behalten"
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.timer_label.text().startswith("Sperre auf"), timeout=3000)
+    assert window.save_button.text() == "Speichern"
+    assert window.complete_buttons[next(iter(window.complete_buttons))].toolTip().startswith("Abschließen als „")
+
+
+def test_qt_standard_buttons_follow_the_language(german: None) -> None:
+    box = QMessageBox(QMessageBox.Icon.Question, "t", "x",
+                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
+    assert sorted(button.text() for button in box.buttons()) == ["&Ja", "Abbrechen"]
+    pick = dialogs.PickDialog("id", [{"id": 1}, {"id": 2}])
+    assert pick.windowTitle() == "Eintrag auswählen"
+    assert pick.findChildren(QLabel)[0].text() == "2 wartende Einträge, in der Reihenfolge der Warteschlange:"
+
+
+def test_french_plural_forms(qapp: QApplication) -> None:
+    try:
+        assert i18n.install(qapp, "fr") == "fr"
+        one = dialogs.PickDialog("id", [{"id": 1}]).findChildren(QLabel)[0].text()
+        two = dialogs.PickDialog("id", [{"id": 1}, {"id": 2}]).findChildren(QLabel)[0].text()
+        assert (one, two) == ("1 élément en attente, dans l'ordre de la file :",
+                              "2 éléments en attente, dans l'ordre de la file :")
+    finally:
+        i18n.install(qapp, "en")
+
+
+def test_the_language_resolves_from_the_choice_or_the_system() -> None:
+    assert set(i18n.available()) >= {"en", "de", "fr"}
+    assert i18n.resolve("fr") == "fr"
+    assert i18n.resolve("", QLocale("de_AT")) == "de"
+    assert i18n.resolve("", QLocale("fr_CA")) == "fr"
+    assert i18n.resolve("", QLocale("es_ES")) == "en"  # not spoken: English
+    assert i18n.resolve("xx") == "en"
+
+
+def test_the_environment_beats_the_users_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+    settings.setValue(i18n.SETTING, "fr")
+    monkeypatch.delenv(i18n.ENV)
+    assert i18n.chosen(settings) == "fr"
+    monkeypatch.setenv(i18n.ENV, "de")
+    assert i18n.chosen(settings) == "de"
+    monkeypatch.delenv(i18n.ENV)
+    assert i18n.chosen(None) == ""  # the system's
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_view_menu_stores_the_language_for_the_next_start(qtbot: Any, open_window: Any, demo_config: Any,
+                                                          tmp_path: Path) -> None:
+    window: main_window.MainWindow = open_window(demo_config, home=tmp_path / "home")
+    names = [a.text() for a in window.language_menu.actions()]
+    assert names == ["System default", "English", "Deutsch", "Français"]
+    assert window.findChild(type(window.actions["save"]), "language_system").isChecked()
+    window.findChild(type(window.actions["save"]), "language_de").trigger()
+    notice = window.findChild(QMessageBox, "language_notice")
+    assert notice is not None and "next time" in notice.text()
+    notice.accept()
+    assert gui_app.user_settings(tmp_path / "home").value(i18n.SETTING) == "de"
+    close_window(qtbot, window)
+    # The next start reads it (unless $WORKBENCH_LANG says otherwise, as the tests' conftest does).
+    assert i18n.chosen(gui_app.user_settings(tmp_path / "home")) == "en"
+    assert str(gui_app.user_settings(tmp_path / "home").value(i18n.SETTING)) == "de"

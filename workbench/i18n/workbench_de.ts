@@ -1,0 +1,1413 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="de">
+<context>
+    <name>BoardModel</name>
+    <message>
+        <source>Queue</source>
+        <translation>Warteschlange</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Eintrag</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>Zusammenfassung</translation>
+    </message>
+    <message>
+        <source>Holder</source>
+        <translation>Inhaber</translation>
+    </message>
+    <message>
+        <source>Claimed at</source>
+        <translation>Übernommen um</translation>
+    </message>
+    <message>
+        <source>Age</source>
+        <translation>Alter</translation>
+    </message>
+    <message>
+        <source>Time left</source>
+        <translation>Restzeit</translation>
+    </message>
+    <message>
+        <source>Idle</source>
+        <translation>Untätig</translation>
+    </message>
+    <message>
+        <source>Extended</source>
+        <translation>Verlängert</translation>
+    </message>
+    <message>
+        <source>expires {0}; last saved or extended {1}</source>
+        <translation>läuft ab {0}; zuletzt gespeichert oder verlängert {1}</translation>
+    </message>
+    <message>
+        <source>expired {0} ago</source>
+        <translation>seit {0} abgelaufen</translation>
+    </message>
+</context>
+<context>
+    <name>ChartsPanel</name>
+    <message>
+        <source>Claimed and completed per hour — {0}</source>
+        <translation>Übernahmen/Abschlüsse je Stunde — {0}</translation>
+    </message>
+    <message>
+        <source>Claimed</source>
+        <translation>Übernommen</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>Abgeschlossen</translation>
+    </message>
+    <message>
+        <source>Open items — set the queue&apos;s `created` column to see them</source>
+        <translation>Offene Einträge — legen Sie die Spalte `created` der Warteschlange fest, um sie zu sehen</translation>
+    </message>
+    <message>
+        <source>Open items (waiting or in progress) — {0}</source>
+        <translation>Offene Einträge (wartend/in Arbeit) — {0}</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>Offen</translation>
+    </message>
+    <message numerus="yes">
+        <source>Handle time, claim to complete — %n item(s)</source>
+        <translation>
+            <numerusform>Bearbeitungszeit — %n Eintrag</numerusform>
+            <numerusform>Bearbeitungszeit — %n Einträge</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Items</source>
+        <translation>Einträge</translation>
+    </message>
+    <message>
+        <source>minutes</source>
+        <translation>Minuten</translation>
+    </message>
+</context>
+<context>
+    <name>ConnectionDialog</name>
+    <message>
+        <source>PyMySQL (built in)</source>
+        <translation>PyMySQL (eingebaut)</translation>
+    </message>
+    <message>
+        <source>ODBC driver</source>
+        <translation>ODBC-Treiber</translation>
+    </message>
+    <message>
+        <source>Connect to a database</source>
+        <translation>Mit einer Datenbank verbinden</translation>
+    </message>
+    <message>
+        <source>Connection: {0}</source>
+        <translation>Verbindung: {0}</translation>
+    </message>
+    <message>
+        <source>workbench works a queue of records in your organisation&apos;s database. Describe the connection once; your IT department can tell you the server and database names.</source>
+        <translation>workbench arbeitet eine Warteschlange von Datensätzen in der Datenbank Ihrer Organisation ab. Beschreiben Sie die Verbindung einmal; Server- und Datenbanknamen erfahren Sie von Ihrer IT-Abteilung.</translation>
+    </message>
+    <message>
+        <source>e.g. Helpdesk (office)</source>
+        <translation>z. B. Helpdesk (Büro)</translation>
+    </message>
+    <message>
+        <source>Profile &amp;name:</source>
+        <translation>Profil&amp;name:</translation>
+    </message>
+    <message>
+        <source>&amp;Database:</source>
+        <translation>&amp;Datenbank:</translation>
+    </message>
+    <message>
+        <source>server name or address</source>
+        <translation>Servername oder -adresse</translation>
+    </message>
+    <message>
+        <source>Port:</source>
+        <translation>Port:</translation>
+    </message>
+    <message>
+        <source>&amp;Server:</source>
+        <translation>S&amp;erver:</translation>
+    </message>
+    <message>
+        <source>database name</source>
+        <translation>Name der Datenbank</translation>
+    </message>
+    <message>
+        <source>Database na&amp;me:</source>
+        <translation>Datenbankna&amp;me:</translation>
+    </message>
+    <message>
+        <source>Log in with my &amp;Windows account</source>
+        <translation>Mit meinem &amp;Windows-Konto anmelden</translation>
+    </message>
+    <message>
+        <source>database login</source>
+        <translation>Datenbank-Anmeldename</translation>
+    </message>
+    <message>
+        <source>&amp;User:</source>
+        <translation>&amp;Benutzer:</translation>
+    </message>
+    <message>
+        <source>&amp;Remember in the OS password store</source>
+        <translation>&amp;Im Passwortspeicher des Systems merken</translation>
+    </message>
+    <message>
+        <source>&amp;Password:</source>
+        <translation>&amp;Passwort:</translation>
+    </message>
+    <message>
+        <source>Dri&amp;ver:</source>
+        <translation>T&amp;reiber:</translation>
+    </message>
+    <message>
+        <source>&amp;ODBC driver:</source>
+        <translation>&amp;ODBC-Treiber:</translation>
+    </message>
+    <message>
+        <source>&amp;Encrypt the connection</source>
+        <translation>Verbindung &amp;verschlüsseln</translation>
+    </message>
+    <message>
+        <source>&amp;Trust the server&apos;s certificate (self-signed)</source>
+        <translation>Dem Server&amp;zertifikat vertrauen (selbst signiert)</translation>
+    </message>
+    <message>
+        <source>Security:</source>
+        <translation>Sicherheit:</translation>
+    </message>
+    <message>
+        <source>the .db file</source>
+        <translation>die .db-Datei</translation>
+    </message>
+    <message>
+        <source>&amp;File:</source>
+        <translation>Dat&amp;ei:</translation>
+    </message>
+    <message>
+        <source>From a queue &amp;config file:</source>
+        <translation>Aus einer &amp;Konfigurationsdatei:</translation>
+    </message>
+    <message>
+        <source>&amp;Published in the database by a supervisor</source>
+        <translation>&amp;Aus der Datenbank (von einem Supervisor veröffentlicht)</translation>
+    </message>
+    <message>
+        <source>Queue settings:</source>
+        <translation>Einstellungen:</translation>
+    </message>
+    <message>
+        <source>&amp;Test connection</source>
+        <translation>Verbindung &amp;testen</translation>
+    </message>
+    <message>
+        <source>Open the &amp;demo instead</source>
+        <translation>Demo ö&amp;ffnen</translation>
+    </message>
+    <message>
+        <source>&amp;Save and connect</source>
+        <translation>&amp;Speichern und verbinden</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>Durchsuchen…</translation>
+    </message>
+    <message>
+        <source>no ODBC driver is installed</source>
+        <translation>kein ODBC-Treiber installiert</translation>
+    </message>
+    <message>
+        <source>SQLite database</source>
+        <translation>SQLite-Datenbank</translation>
+    </message>
+    <message>
+        <source>SQLite databases (*.db *.sqlite *.sqlite3);;All files (*)</source>
+        <translation>SQLite-Datenbanken (*.db *.sqlite *.sqlite3);;Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <source>Queue config file</source>
+        <translation>Konfigurationsdatei der Warteschlangen</translation>
+    </message>
+    <message>
+        <source>workbench config (*.toml);;All files (*)</source>
+        <translation>workbench-Konfiguration (*.toml);;Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <source>another profile has this name; choose another</source>
+        <translation>ein anderes Profil hat diesen Namen; wählen Sie einen anderen</translation>
+    </message>
+    <message>
+        <source>there is no file {0}</source>
+        <translation>die Datei {0} gibt es nicht</translation>
+    </message>
+    <message>
+        <source>Testing the connection to {0}…</source>
+        <translation>Verbindung zu {0} wird getestet…</translation>
+    </message>
+    <message>
+        <source>The test itself failed: {0}</source>
+        <translation>Der Test selbst ist fehlgeschlagen: {0}</translation>
+    </message>
+    <message>
+        <source>Profile name</source>
+        <translation>Profilname</translation>
+    </message>
+    <message>
+        <source>Database</source>
+        <translation>Datenbank</translation>
+    </message>
+    <message>
+        <source>Server</source>
+        <translation>Server</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>Port</translation>
+    </message>
+    <message>
+        <source>Database name</source>
+        <translation>Datenbankname</translation>
+    </message>
+    <message>
+        <source>User</source>
+        <translation>Benutzer</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>Datei</translation>
+    </message>
+    <message>
+        <source>Windows account</source>
+        <translation>Windows-Konto</translation>
+    </message>
+    <message>
+        <source>Queue settings</source>
+        <translation>Warteschlangen-Einstellungen</translation>
+    </message>
+    <message>
+        <source>Driver</source>
+        <translation>Treiber</translation>
+    </message>
+    <message>
+        <source>Kept in {0}; never written to a file.</source>
+        <translation>Aufbewahrt in {0}; nie in eine Datei geschrieben.</translation>
+    </message>
+    <message>
+        <source>Cannot remember it here: asked each time</source>
+        <translation>Kann hier nicht gemerkt werden: wird jedes Mal abgefragt</translation>
+    </message>
+    <message>
+        <source>Not remembered: {0}. The password is never written to a file.</source>
+        <translation>Nicht gemerkt: {0}. Das Passwort wird nie in eine Datei geschrieben.</translation>
+    </message>
+</context>
+<context>
+    <name>Crash</name>
+    <message>
+        <source>Something went wrong inside workbench. Edits already written to the local journal are kept; if the window warns that the journal cannot be written, Save your edits before closing.
+
+Details are in {log}.</source>
+        <translation>In workbench ist etwas schiefgegangen. Änderungen, die bereits im lokalen Journal stehen, bleiben erhalten; warnt das Fenster, dass das Journal nicht geschrieben werden kann, speichern Sie Ihre Änderungen vor dem Schließen.
+
+Einzelheiten stehen in {log}.</translation>
+    </message>
+    <message>
+        <source>workbench: unexpected error</source>
+        <translation>workbench: unerwarteter Fehler</translation>
+    </message>
+</context>
+<context>
+    <name>DraftAccess</name>
+    <message>
+        <source>There is no kept draft of {0}.</source>
+        <translation>Von {0} gibt es keinen aufbewahrten Entwurf.</translation>
+    </message>
+    <message>
+        <source>Copied to the clipboard.</source>
+        <translation>In die Zwischenablage kopiert.</translation>
+    </message>
+</context>
+<context>
+    <name>DraftDialog</name>
+    <message>
+        <source>Your draft of {0}</source>
+        <translation>Ihr Entwurf von {0}</translation>
+    </message>
+    <message>
+        <source>Unsaved edits of {0}, last change {1} (read-only; only changed fields are listed).</source>
+        <translation>Ungespeicherte Änderungen an {0}, letzte Änderung {1} (schreibgeschützt; nur geänderte Felder werden aufgeführt).</translation>
+    </message>
+    <message>
+        <source>Reading the item from the database…</source>
+        <translation>Eintrag wird aus der Datenbank gelesen…</translation>
+    </message>
+    <message>
+        <source>Field</source>
+        <translation>Feld</translation>
+    </message>
+    <message>
+        <source>Your draft</source>
+        <translation>Ihr Entwurf</translation>
+    </message>
+    <message>
+        <source>When you started</source>
+        <translation>Als Sie begonnen haben</translation>
+    </message>
+    <message>
+        <source>In the database now</source>
+        <translation>Jetzt in der Datenbank</translation>
+    </message>
+    <message>
+        <source>reading…</source>
+        <translation>wird gelesen…</translation>
+    </message>
+    <message>
+        <source>&amp;Copy as text</source>
+        <translation>Als Text &amp;kopieren</translation>
+    </message>
+    <message>
+        <source>&amp;Discard draft…</source>
+        <translation>Entwurf &amp;verwerfen…</translation>
+    </message>
+    <message>
+        <source>(unknown)</source>
+        <translation>(unbekannt)</translation>
+    </message>
+</context>
+<context>
+    <name>DraftView</name>
+    <message>
+        <source>you hold it (until {0})</source>
+        <translation>Sie haben ihn gesperrt (bis {0})</translation>
+    </message>
+    <message>
+        <source>{0} holds it since {1} (until {2})</source>
+        <translation>{0} hat ihn seit {1} gesperrt (bis {2})</translation>
+    </message>
+    <message>
+        <source>{0}&apos;s lock on it has run out: it is free to claim</source>
+        <translation>Die Sperre von {0} ist abgelaufen: er kann übernommen werden</translation>
+    </message>
+    <message>
+        <source>nobody holds it: it is free to claim</source>
+        <translation>niemand hat ihn gesperrt: er kann übernommen werden</translation>
+    </message>
+    <message>
+        <source>it is finished ({0})</source>
+        <translation>er ist abgeschlossen ({0})</translation>
+    </message>
+    <message>
+        <source>it is not waiting to be worked on</source>
+        <translation>er wartet nicht auf Bearbeitung</translation>
+    </message>
+    <message>
+        <source>who holds it is not known: {0}</source>
+        <translation>wer ihn gesperrt hat, ist nicht bekannt: {0}</translation>
+    </message>
+    <message>
+        <source>Now (checked {0}): {1}.</source>
+        <translation>Jetzt (geprüft {0}): {1}.</translation>
+    </message>
+    <message>
+        <source>Unsaved edits of {0} by {1}, last change {2}</source>
+        <translation>Ungespeicherte Änderungen an {0} von {1}, letzte Änderung {2}</translation>
+    </message>
+    <message>
+        <source>your draft</source>
+        <translation>Ihr Entwurf</translation>
+    </message>
+    <message>
+        <source>when you started</source>
+        <translation>als Sie begonnen haben</translation>
+    </message>
+    <message>
+        <source>in the database now</source>
+        <translation>jetzt in der Datenbank</translation>
+    </message>
+    <message>
+        <source>(empty)</source>
+        <translation>(leer)</translation>
+    </message>
+    <message>
+        <source>Discard your edits?</source>
+        <translation>Ihre Änderungen verwerfen?</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits to {0} will be thrown away. This cannot be undone.</source>
+        <translation>Ihre ungespeicherten Änderungen an {0} werden verworfen. Das lässt sich nicht rückgängig machen.</translation>
+    </message>
+</context>
+<context>
+    <name>ForceReleaseDialog</name>
+    <message numerus="yes">
+        <source>Take %n item(s) away from {0} and put them back in the queue?</source>
+        <translation>
+            <numerusform>%n Eintrag von {0} wegnehmen und wieder in die Warteschlange stellen?</numerusform>
+            <numerusform>%n Einträge von {0} wegnehmen und wieder in die Warteschlange stellen?</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Their windows say who did it and why within a few seconds; unsaved edits stay with them as a draft.</source>
+        <translation>Ihre Fenster zeigen innerhalb weniger Sekunden, wer das getan hat und warum; ungespeicherte Änderungen bleiben dort als Entwurf erhalten.</translation>
+    </message>
+    <message>
+        <source>Force release</source>
+        <translation>Zwangsfreigabe</translation>
+    </message>
+    <message numerus="yes">
+        <source>Force release %n item(s)</source>
+        <translation>
+            <numerusform>%n Eintrag zwangsweise freigeben</numerusform>
+            <numerusform>%n Einträge zwangsweise freigeben</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>Hotkeys</name>
+    <message>
+        <source>Next item: claim the next waiting item</source>
+        <translation>Nächster Eintrag: den nächsten wartenden Eintrag übernehmen</translation>
+    </message>
+    <message>
+        <source>Save your edits and keep the item</source>
+        <translation>Änderungen speichern und den Eintrag behalten</translation>
+    </message>
+    <message>
+        <source>Complete the item (the queue&apos;s first outcome)</source>
+        <translation>Eintrag abschließen (erstes Ergebnis der Warteschlange)</translation>
+    </message>
+    <message>
+        <source>Release the item back to the queue, with a reason</source>
+        <translation>Eintrag mit Begründung an die Warteschlange zurückgeben</translation>
+    </message>
+    <message>
+        <source>Extend your lock</source>
+        <translation>Sperre verlängern</translation>
+    </message>
+    <message>
+        <source>Check the lock now and refresh your list</source>
+        <translation>Sperre jetzt prüfen und Liste aktualisieren</translation>
+    </message>
+    <message>
+        <source>Show your unfinished items</source>
+        <translation>Ihre unerledigten Einträge anzeigen</translation>
+    </message>
+    <message>
+        <source>Pick a specific waiting item</source>
+        <translation>Einen bestimmten wartenden Eintrag auswählen</translation>
+    </message>
+    <message>
+        <source>Choose the queue</source>
+        <translation>Warteschlange wählen</translation>
+    </message>
+    <message>
+        <source>Show these shortcuts</source>
+        <translation>Diese Tastenkürzel anzeigen</translation>
+    </message>
+    <message>
+        <source>Quit (gives back an untouched item; asks about one you worked on)</source>
+        <translation>Beenden (gibt einen unberührten Eintrag zurück; fragt bei einem bearbeiteten nach)</translation>
+    </message>
+</context>
+<context>
+    <name>JournalStatus</name>
+    <message>
+        <source>The local journal folder {dir} cannot be used ({reason}).</source>
+        <translation>Der lokale Journalordner {dir} kann nicht verwendet werden ({reason}).</translation>
+    </message>
+    <message>
+        <source>The local journal folder {dir} cannot be read ({reason}).</source>
+        <translation>Der lokale Journalordner {dir} kann nicht gelesen werden ({reason}).</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits cannot be written to the local journal in {dir} ({reason}).</source>
+        <translation>Ihre ungespeicherten Änderungen können nicht in das lokale Journal in {dir} geschrieben werden ({reason}).</translation>
+    </message>
+    <message>
+        <source>A draft that is already saved cannot be removed from the local journal in {dir} ({reason}).</source>
+        <translation>Ein bereits gespeicherter Entwurf kann nicht aus dem lokalen Journal in {dir} entfernt werden ({reason}).</translation>
+    </message>
+    <message>
+        <source>Free some disk space</source>
+        <translation>Geben Sie Speicherplatz frei</translation>
+    </message>
+    <message>
+        <source>Make that folder writable</source>
+        <translation>Machen Sie diesen Ordner beschreibbar</translation>
+    </message>
+    <message>
+        <source>Remove or rename the file that stands where that folder (or one above it) should be</source>
+        <translation>Entfernen oder benennen Sie die Datei um, die dort liegt, wo dieser Ordner (oder einer darüber) sein sollte</translation>
+    </message>
+    <message>
+        <source>Check that disk</source>
+        <translation>Prüfen Sie diesen Datenträger</translation>
+    </message>
+    <message>
+        <source>Save and Complete still store your edits in the database; until then they are only in this window and would be lost if workbench or the computer stopped.</source>
+        <translation>Speichern und Abschließen legen Ihre Änderungen weiterhin in der Datenbank ab; bis dahin sind sie nur in diesem Fenster und gingen verloren, wenn workbench oder der Computer anhält.</translation>
+    </message>
+    <message>
+        <source>{advice}; workbench tries again on its own.</source>
+        <translation>{advice}; workbench versucht es selbstständig erneut.</translation>
+    </message>
+    <message>
+        <source>Try again now</source>
+        <translation>Jetzt erneut versuchen</translation>
+    </message>
+    <message>
+        <source>Unsaved edits would be lost</source>
+        <translation>Ungespeicherte Änderungen gingen verloren</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits could not be written to the local journal, so closing now loses them. Stay, and Save or Complete to store them in the database, or fix the disk problem shown in the window.</source>
+        <translation>Ihre ungespeicherten Änderungen konnten nicht in das lokale Journal geschrieben werden; wenn Sie jetzt schließen, gehen sie verloren. Bleiben Sie und speichern oder schließen Sie den Eintrag ab, um sie in der Datenbank abzulegen, oder beheben Sie das im Fenster angezeigte Datenträgerproblem.</translation>
+    </message>
+    <message>
+        <source>Stay</source>
+        <translation>Bleiben</translation>
+    </message>
+    <message>
+        <source>Close and lose the edits</source>
+        <translation>Schließen und Änderungen verlieren</translation>
+    </message>
+</context>
+<context>
+    <name>Language</name>
+    <message>
+        <source>System default</source>
+        <translation>Systemsprache</translation>
+    </message>
+</context>
+<context>
+    <name>Launcher</name>
+    <message>
+        <source>workbench: configuration problem</source>
+        <translation>workbench: Problem mit der Konfiguration</translation>
+    </message>
+    <message>
+        <source>Connecting to {0}…</source>
+        <translation>Verbindung zu {0} wird hergestellt…</translation>
+    </message>
+    <message>
+        <source>{0}. You will be asked again next time.</source>
+        <translation>{0}. Sie werden beim nächsten Mal erneut gefragt.</translation>
+    </message>
+    <message>
+        <source>&amp;Connection</source>
+        <translation>&amp;Verbindung</translation>
+    </message>
+    <message>
+        <source>No saved connections</source>
+        <translation>Keine gespeicherten Verbindungen</translation>
+    </message>
+    <message>
+        <source>&amp;New connection…</source>
+        <translation>&amp;Neue Verbindung…</translation>
+    </message>
+    <message>
+        <source>&amp;Edit this connection…</source>
+        <translation>Diese Verbindung &amp;bearbeiten…</translation>
+    </message>
+    <message>
+        <source>&amp;Forget the stored password</source>
+        <translation>Gespeichertes Passwort &amp;vergessen</translation>
+    </message>
+    <message>
+        <source>&amp;Supervisor console…</source>
+        <translation>&amp;Supervisor-Konsole…</translation>
+    </message>
+    <message>
+        <source>&amp;Reload queue settings</source>
+        <translation>Warteschlangen-Einstellungen neu &amp;laden</translation>
+    </message>
+    <message>
+        <source>The stored password was removed; you will be asked next time.</source>
+        <translation>Das gespeicherte Passwort wurde entfernt; Sie werden beim nächsten Mal gefragt.</translation>
+    </message>
+    <message>
+        <source>No password was stored for this connection.</source>
+        <translation>Für diese Verbindung war kein Passwort gespeichert.</translation>
+    </message>
+    <message>
+        <source>A supervisor published new queue settings (version {0}). They apply when the window reloads: Connection ▸ Reload queue settings (your item and edits are kept).</source>
+        <translation>Ein Supervisor hat neue Warteschlangen-Einstellungen veröffentlicht (Version {0}). Sie gelten, sobald das Fenster neu lädt: Verbindung ▸ Warteschlangen-Einstellungen neu laden (Ihr Eintrag und Ihre Änderungen bleiben erhalten).</translation>
+    </message>
+    <message>
+        <source>You hold {0} {1}. It stays locked to you and your unsaved edits are kept: it is in your unfinished items when you come back. Continue?</source>
+        <translation>Sie haben {0} {1} gesperrt. Der Eintrag bleibt für Sie gesperrt und Ihre ungespeicherten Änderungen bleiben erhalten: Er steht bei Ihrer Rückkehr in Ihren unerledigten Einträgen. Fortfahren?</translation>
+    </message>
+    <message>
+        <source>workbench: cannot connect</source>
+        <translation>workbench: Verbindung nicht möglich</translation>
+    </message>
+    <message>
+        <source>Cannot open {0}.</source>
+        <translation>{0} kann nicht geöffnet werden.</translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation>Erneut versuchen</translation>
+    </message>
+    <message>
+        <source>Edit connection…</source>
+        <translation>Verbindung bearbeiten…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Abbrechen</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>Next item</source>
+        <translation>Nächster Eintrag</translation>
+    </message>
+    <message>
+        <source>Claim the next waiting item ({0})</source>
+        <translation>Den nächsten wartenden Eintrag übernehmen ({0})</translation>
+    </message>
+    <message>
+        <source>Pick…</source>
+        <translation>Auswählen…</translation>
+    </message>
+    <message>
+        <source>My unfinished items</source>
+        <translation>Meine unerledigten Einträge</translation>
+    </message>
+    <message>
+        <source>Connecting…</source>
+        <translation>Verbindung wird hergestellt…</translation>
+    </message>
+    <message>
+        <source>Opening the queues…</source>
+        <translation>Warteschlangen werden geöffnet…</translation>
+    </message>
+    <message>
+        <source>Extend</source>
+        <translation>Verlängern</translation>
+    </message>
+    <message>
+        <source>Claim again and reapply my edits</source>
+        <translation>Erneut übernehmen mit Änderungen</translation>
+    </message>
+    <message>
+        <source>View my draft…</source>
+        <translation>Entwurf ansehen…</translation>
+    </message>
+    <message>
+        <source>Discard my edits</source>
+        <translation>Änderungen verwerfen</translation>
+    </message>
+    <message>
+        <source>Release…</source>
+        <translation>Freigeben…</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>Speichern</translation>
+    </message>
+    <message>
+        <source>&amp;Item</source>
+        <translation>&amp;Eintrag</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>&amp;Ansicht</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>&amp;Hilfe</translation>
+    </message>
+    <message>
+        <source>Open the next item after Complete</source>
+        <translation>Nach dem Abschließen den nächsten Eintrag öffnen</translation>
+    </message>
+    <message>
+        <source>About workbench</source>
+        <translation>Über workbench</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>&amp;Sprache</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>Sprache</translation>
+    </message>
+    <message>
+        <source>The new language is used the next time workbench starts.</source>
+        <translation>Die neue Sprache gilt ab dem nächsten Start von workbench.</translation>
+    </message>
+    <message>
+        <source>workbench — {0} — {1}</source>
+        <translation>workbench — {0} — {1}</translation>
+    </message>
+    <message>
+        <source>Nothing to save: no field was changed.</source>
+        <translation>Nichts zu speichern: Kein Feld wurde geändert.</translation>
+    </message>
+    <message>
+        <source>workbench {0}
+Configuration: {1}</source>
+        <translation>workbench {0}
+Konfiguration: {1}</translation>
+    </message>
+    <message>
+        <source>Press Next item ({0}) to start on {1}.</source>
+        <translation>Drücken Sie „Nächster Eintrag“ ({0}), um mit {1} zu beginnen.</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits from before were restored. Save or Complete to keep them.</source>
+        <translation>Ihre früheren ungespeicherten Änderungen wurden wiederhergestellt. Speichern oder schließen Sie ab, um sie zu behalten.</translation>
+    </message>
+    <message>
+        <source>{0} (resumed)</source>
+        <translation>{0} (fortgesetzt)</translation>
+    </message>
+    <message>
+        <source>Complete as “{0}” ({1})</source>
+        <translation>Abschließen als „{0}“ ({1})</translation>
+    </message>
+    <message>
+        <source>Nothing to do right now. {0}.</source>
+        <translation>Gerade gibt es nichts zu tun. {0}.</translation>
+    </message>
+    <message>
+        <source>Saved. Your lock runs until {0}.</source>
+        <translation>Gespeichert. Ihre Sperre läuft bis {0}.</translation>
+    </message>
+    <message>
+        <source>Completed {0} ({1}).</source>
+        <translation>{0} abgeschlossen ({1}).</translation>
+    </message>
+    <message>
+        <source>Completed {0}. Press Next item ({1}) for the next one.</source>
+        <translation>{0} abgeschlossen. Drücken Sie „Nächster Eintrag“ ({1}) für den nächsten.</translation>
+    </message>
+    <message>
+        <source>Released. Press Next item ({0}) for the next one.</source>
+        <translation>Freigegeben. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
+    </message>
+    <message>
+        <source>Lock extended until {0}.</source>
+        <translation>Sperre verlängert bis {0}.</translation>
+    </message>
+    <message>
+        <source>expired</source>
+        <translation>abgelaufen</translation>
+    </message>
+    <message>
+        <source>{0} left</source>
+        <translation>noch {0}</translation>
+    </message>
+    <message>
+        <source>Lock on {0}: {1}</source>
+        <translation>Sperre auf {0}: {1}</translation>
+    </message>
+    <message>
+        <source>Your lock on {0} runs out in {1}. Extend it to keep working, or your edits stay here as a draft.</source>
+        <translation>Ihre Sperre auf {0} läuft in {1} ab. Verlängern Sie sie, um weiterzuarbeiten, sonst bleiben Ihre Änderungen hier als Entwurf.</translation>
+    </message>
+    <message>
+        <source>Lock about to expire</source>
+        <translation>Sperre läuft bald ab</translation>
+    </message>
+    <message>
+        <source>Your edits are kept as a draft.</source>
+        <translation>Ihre Änderungen bleiben als Entwurf erhalten.</translation>
+    </message>
+    <message>
+        <source>You had no unsaved edits.</source>
+        <translation>Sie hatten keine ungespeicherten Änderungen.</translation>
+    </message>
+    <message>
+        <source>Claim again</source>
+        <translation>Erneut übernehmen</translation>
+    </message>
+    <message>
+        <source>Lock lost</source>
+        <translation>Sperre verloren</translation>
+    </message>
+    <message>
+        <source>Your edits are kept as a draft: “View my draft…” shows them beside the current values, to copy or discard.</source>
+        <translation>Ihre Änderungen bleiben als Entwurf erhalten: „Entwurf ansehen…“ zeigt sie neben den aktuellen Werten, zum Kopieren oder Verwerfen.</translation>
+    </message>
+    <message>
+        <source>Your draft is kept: it is shown beside the current values.</source>
+        <translation>Ihr Entwurf bleibt erhalten: Er wird neben den aktuellen Werten angezeigt.</translation>
+    </message>
+    <message>
+        <source>Connected as {0} — {1}</source>
+        <translation>Verbunden als {0} — {1}</translation>
+    </message>
+    <message>
+        <source>Database unreachable — reconnecting (next try in {0:.0f} s); your work here is kept. ({1})</source>
+        <translation>Datenbank nicht erreichbar — neuer Versuch in {0:.0f} s; Ihre Arbeit hier bleibt erhalten. ({1})</translation>
+    </message>
+    <message>
+        <source>Waiting for the database… (your work here is kept)</source>
+        <translation>Warten auf die Datenbank… (Ihre Arbeit hier bleibt erhalten)</translation>
+    </message>
+    <message>
+        <source>Edits discarded. Press Next item ({0}) for the next one.</source>
+        <translation>Änderungen verworfen. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
+    </message>
+</context>
+<context>
+    <name>OperatorSession</name>
+    <message>
+        <source>unexpected error: {0}</source>
+        <translation>unerwarteter Fehler: {0}</translation>
+    </message>
+    <message>
+        <source>no item is open</source>
+        <translation>kein Eintrag ist geöffnet</translation>
+    </message>
+</context>
+<context>
+    <name>PasswordDialog</name>
+    <message>
+        <source>workbench: password</source>
+        <translation>workbench: Passwort</translation>
+    </message>
+    <message>
+        <source>Password for &lt;b&gt;{0}&lt;/b&gt; on {1} (profile {2}):</source>
+        <translation>Passwort für &lt;b&gt;{0}&lt;/b&gt; auf {1} (Profil {2}):</translation>
+    </message>
+    <message>
+        <source>&amp;Remember in the OS password store</source>
+        <translation>&amp;Im Passwortspeicher des Systems merken</translation>
+    </message>
+    <message>
+        <source>Connect</source>
+        <translation>Verbinden</translation>
+    </message>
+</context>
+<context>
+    <name>PickDialog</name>
+    <message>
+        <source>Pick an item</source>
+        <translation>Eintrag auswählen</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n waiting item(s), in queue order:</source>
+        <translation>
+            <numerusform>%n wartender Eintrag, in der Reihenfolge der Warteschlange:</numerusform>
+            <numerusform>%n wartende Einträge, in der Reihenfolge der Warteschlange:</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>No item is waiting.</source>
+        <translation>Kein Eintrag wartet.</translation>
+    </message>
+    <message>
+        <source>Claim</source>
+        <translation>Übernehmen</translation>
+    </message>
+</context>
+<context>
+    <name>QuitGuard</name>
+    <message>
+        <source>The database did not answer within {0:.0f} s.</source>
+        <translation>Die Datenbank hat nicht innerhalb von {0:.0f} s geantwortet.</translation>
+    </message>
+    <message>
+        <source>You are working on {0}.</source>
+        <translation>Sie arbeiten an {0}.</translation>
+    </message>
+    <message>
+        <source>Keep it locked: it stays yours until {0}; {1}</source>
+        <translation>Gesperrt lassen: Der Eintrag bleibt bis {0} für Sie gesperrt; {1}</translation>
+    </message>
+    <message>
+        <source>your unsaved edits wait in your unfinished items.</source>
+        <translation>Ihre ungespeicherten Änderungen warten in Ihren unerledigten Einträgen.</translation>
+    </message>
+    <message>
+        <source>then the lock runs out on its own.</source>
+        <translation>danach läuft die Sperre von selbst ab.</translation>
+    </message>
+    <message>
+        <source>Release it: it goes back to the queue now{0}.</source>
+        <translation>Freigeben: Der Eintrag geht jetzt zurück in die Warteschlange{0}.</translation>
+    </message>
+    <message>
+        <source>, and your unsaved edits are discarded</source>
+        <translation>, und Ihre ungespeicherten Änderungen werden verworfen</translation>
+    </message>
+    <message>
+        <source>Close workbench?</source>
+        <translation>workbench schließen?</translation>
+    </message>
+    <message>
+        <source>&amp;Keep it locked and close</source>
+        <translation>Gesperrt &amp;lassen und schließen</translation>
+    </message>
+    <message>
+        <source>&amp;Release it and close</source>
+        <translation>&amp;Freigeben und schließen</translation>
+    </message>
+    <message>
+        <source>Giving {0} back to the queue before closing…</source>
+        <translation>{0} wird vor dem Schließen an die Warteschlange zurückgegeben…</translation>
+    </message>
+    <message>
+        <source>It could not be released ({0}).</source>
+        <translation>Der Eintrag konnte nicht freigegeben werden ({0}).</translation>
+    </message>
+    <message>
+        <source>{0} stays locked to you until {1}; then the lock runs out on its own and the item goes back to the queue.</source>
+        <translation>{0} bleibt bis {1} für Sie gesperrt; danach läuft die Sperre von selbst ab und der Eintrag geht zurück in die Warteschlange.</translation>
+    </message>
+    <message>
+        <source>Closing workbench</source>
+        <translation>workbench wird geschlossen</translation>
+    </message>
+</context>
+<context>
+    <name>ReassignDialog</name>
+    <message>
+        <source>Move {0} {1} from {2} to another operator? It is locked to them with a fresh lock; {2}&apos;s window says who did it and why, and keeps any unsaved edits as a draft.</source>
+        <translation>{0} {1} von {2} an einen anderen Bearbeiter übergeben? Der Eintrag wird mit einer neuen Sperre für diesen gesperrt; das Fenster von {2} zeigt, wer das getan hat und warum, und behält ungespeicherte Änderungen als Entwurf.</translation>
+    </message>
+    <message>
+        <source>Reassign</source>
+        <translation>Neu zuweisen</translation>
+    </message>
+    <message>
+        <source>&amp;To:</source>
+        <translation>&amp;An:</translation>
+    </message>
+    <message>
+        <source>Name the operator who takes the item over.</source>
+        <translation>Nennen Sie den Bearbeiter, der den Eintrag übernimmt.</translation>
+    </message>
+    <message>
+        <source>{0} already holds it.</source>
+        <translation>{0} hat ihn bereits gesperrt.</translation>
+    </message>
+</context>
+<context>
+    <name>RecordForm</name>
+    <message>
+        <source>a whole number</source>
+        <translation>eine ganze Zahl</translation>
+    </message>
+    <message>
+        <source>a number, e.g. 12.50</source>
+        <translation>eine Zahl, z. B. 12.50</translation>
+    </message>
+    <message>
+        <source>a number</source>
+        <translation>eine Zahl</translation>
+    </message>
+</context>
+<context>
+    <name>ReleaseDialog</name>
+    <message>
+        <source>Release item</source>
+        <translation>Eintrag freigeben</translation>
+    </message>
+    <message>
+        <source>Give {0} back to the queue so someone else can take it.</source>
+        <translation>{0} an die Warteschlange zurückgeben, damit jemand anderes übernehmen kann.</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits will be discarded.</source>
+        <translation>Ihre ungespeicherten Änderungen werden verworfen.</translation>
+    </message>
+    <message>
+        <source>&amp;Reason (pick one or type your own):</source>
+        <translation>&amp;Grund (auswählen oder selbst eingeben):</translation>
+    </message>
+    <message>
+        <source>Release</source>
+        <translation>Freigeben</translation>
+    </message>
+</context>
+<context>
+    <name>ResumePanel</name>
+    <message>
+        <source>Queue</source>
+        <translation>Warteschlange</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Eintrag</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>Zusammenfassung</translation>
+    </message>
+    <message>
+        <source>Held for</source>
+        <translation>Gesperrt seit</translation>
+    </message>
+    <message>
+        <source>Time left</source>
+        <translation>Restzeit</translation>
+    </message>
+    <message>
+        <source>Draft</source>
+        <translation>Entwurf</translation>
+    </message>
+    <message>
+        <source>&amp;Open</source>
+        <translation>Ö&amp;ffnen</translation>
+    </message>
+    <message>
+        <source>View &amp;draft…</source>
+        <translation>&amp;Entwurf ansehen…</translation>
+    </message>
+    <message>
+        <source>&amp;Refresh</source>
+        <translation>&amp;Aktualisieren</translation>
+    </message>
+    <message>
+        <source>Nothing unfinished.</source>
+        <translation>Nichts Unerledigtes.</translation>
+    </message>
+    <message>
+        <source>You have 1 unfinished item: pick one to go straight back to it.</source>
+        <translation>Sie haben 1 unerledigten Eintrag: Wählen Sie ihn aus, um direkt dorthin zurückzukehren.</translation>
+    </message>
+    <message>
+        <source>You have {0} unfinished items: pick one to go straight back to it.</source>
+        <translation>Sie haben {0} unerledigte Einträge: Wählen Sie einen aus, um direkt dorthin zurückzukehren.</translation>
+    </message>
+    <message>
+        <source>lock gone</source>
+        <translation>Sperre weg</translation>
+    </message>
+    <message>
+        <source>expired</source>
+        <translation>abgelaufen</translation>
+    </message>
+    <message>
+        <source>unsaved edits</source>
+        <translation>ungespeicherte Änderungen</translation>
+    </message>
+</context>
+<context>
+    <name>ShortcutsDialog</name>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>Tastenkürzel</translation>
+    </message>
+    <message>
+        <source>Complete as “{0}”</source>
+        <translation>Abschließen als „{0}“</translation>
+    </message>
+    <message>
+        <source>Move between fields</source>
+        <translation>Zwischen Feldern wechseln</translation>
+    </message>
+    <message>
+        <source>Open the selected item in lists</source>
+        <translation>Den ausgewählten Eintrag in Listen öffnen</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>Tasten</translation>
+    </message>
+    <message>
+        <source>Does</source>
+        <translation>Wirkung</translation>
+    </message>
+</context>
+<context>
+    <name>SupervisorWindow</name>
+    <message>
+        <source>Today</source>
+        <translation>Heute</translation>
+    </message>
+    <message>
+        <source>today</source>
+        <translation>heute</translation>
+    </message>
+    <message>
+        <source>Last 7 days</source>
+        <translation>Letzte 7 Tage</translation>
+    </message>
+    <message>
+        <source>last 7 days</source>
+        <translation>letzte 7 Tage</translation>
+    </message>
+    <message>
+        <source>Last 30 days</source>
+        <translation>Letzte 30 Tage</translation>
+    </message>
+    <message>
+        <source>last 30 days</source>
+        <translation>letzte 30 Tage</translation>
+    </message>
+    <message>
+        <source>workbench supervisor — {0}</source>
+        <translation>workbench-Supervisor — {0}</translation>
+    </message>
+    <message>
+        <source>All queues</source>
+        <translation>Alle Warteschlangen</translation>
+    </message>
+    <message>
+        <source>Filter by holder</source>
+        <translation>Nach Inhaber filtern</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> s</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>Aktualisieren</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>Wird geladen…</translation>
+    </message>
+    <message>
+        <source>The period of the operators&apos; figures and the charts</source>
+        <translation>Zeitraum der Bearbeiterzahlen und der Diagramme</translation>
+    </message>
+    <message>
+        <source>Queue:</source>
+        <translation>Warteschlange:</translation>
+    </message>
+    <message>
+        <source>Period:</source>
+        <translation>Zeitraum:</translation>
+    </message>
+    <message>
+        <source>Refresh every</source>
+        <translation>Aktualisieren alle</translation>
+    </message>
+    <message>
+        <source>Lock board</source>
+        <translation>Sperrtafel</translation>
+    </message>
+    <message>
+        <source>Queue health</source>
+        <translation>Zustand der Warteschlangen</translation>
+    </message>
+    <message>
+        <source>Operators</source>
+        <translation>Bearbeiter</translation>
+    </message>
+    <message>
+        <source>Item history</source>
+        <translation>Verlauf eines Eintrags</translation>
+    </message>
+    <message>
+        <source>Charts</source>
+        <translation>Diagramme</translation>
+    </message>
+    <message>
+        <source>Force release…</source>
+        <translation>Zwangsfreigabe…</translation>
+    </message>
+    <message>
+        <source>Reassign…</source>
+        <translation>Neu zuweisen…</translation>
+    </message>
+    <message>
+        <source>History</source>
+        <translation>Verlauf</translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation>CSV exportieren…</translation>
+    </message>
+    <message>
+        <source>Yellow: expires soon · Red: expired, back in the pool on the next claim</source>
+        <translation>Gelb: läuft bald ab · Rot: abgelaufen, bei der nächsten Übernahme wieder frei</translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation>Warteschlange</translation>
+    </message>
+    <message>
+        <source>Waiting</source>
+        <translation>Wartend</translation>
+    </message>
+    <message>
+        <source>Locked</source>
+        <translation>Gesperrt</translation>
+    </message>
+    <message>
+        <source>Expired locks</source>
+        <translation>Abgelaufene Sperren</translation>
+    </message>
+    <message>
+        <source>Completed today</source>
+        <translation>Heute abgeschlossen</translation>
+    </message>
+    <message>
+        <source>Oldest waiting</source>
+        <translation>Am längsten wartend</translation>
+    </message>
+    <message>
+        <source>Releases today</source>
+        <translation>Freigaben heute</translation>
+    </message>
+    <message>
+        <source>Expiries today</source>
+        <translation>Abläufe heute</translation>
+    </message>
+    <message>
+        <source>Force releases today</source>
+        <translation>Zwangsfreigaben heute</translation>
+    </message>
+    <message>
+        <source>Why items were released today:</source>
+        <translation>Warum Einträge heute freigegeben wurden:</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>Grund</translation>
+    </message>
+    <message>
+        <source>Times</source>
+        <translation>Anzahl</translation>
+    </message>
+    <message>
+        <source>Operator</source>
+        <translation>Bearbeiter</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>Abgeschlossen</translation>
+    </message>
+    <message>
+        <source>Median handle time</source>
+        <translation>Median der Bearbeitungszeit</translation>
+    </message>
+    <message>
+        <source>90th percentile</source>
+        <translation>90. Perzentil</translation>
+    </message>
+    <message>
+        <source>Releases</source>
+        <translation>Freigaben</translation>
+    </message>
+    <message>
+        <source>Expiries</source>
+        <translation>Abläufe</translation>
+    </message>
+    <message>
+        <source>Force-released</source>
+        <translation>Zwangsfreigegeben</translation>
+    </message>
+    <message>
+        <source>Item key</source>
+        <translation>Schlüssel des Eintrags</translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation>Anzeigen</translation>
+    </message>
+    <message>
+        <source>When</source>
+        <translation>Wann</translation>
+    </message>
+    <message>
+        <source>Event</source>
+        <translation>Ereignis</translation>
+    </message>
+    <message>
+        <source>By</source>
+        <translation>Von</translation>
+    </message>
+    <message>
+        <source>Holder</source>
+        <translation>Inhaber</translation>
+    </message>
+    <message>
+        <source>Reason / outcome</source>
+        <translation>Grund / Ergebnis</translation>
+    </message>
+    <message>
+        <source>Refreshed {0} ({1:.0f} ms)</source>
+        <translation>Aktualisiert {0} ({1:.0f} ms)</translation>
+    </message>
+    <message>
+        <source>Could not refresh: {0} — trying again in {1} s; the figures shown are from the last refresh</source>
+        <translation>Aktualisieren fehlgeschlagen: {0} — neuer Versuch in {1} s; die angezeigten Zahlen stammen von der letzten Aktualisierung</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n item(s) released.</source>
+        <translation>
+            <numerusform>%n Eintrag freigegeben.</numerusform>
+            <numerusform>%n Einträge freigegeben.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n item(s) reassigned to {0}.</source>
+        <translation>
+            <numerusform>%n Eintrag an {0} neu zugewiesen.</numerusform>
+            <numerusform>%n Einträge an {0} neu zugewiesen.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n not: see the message.</source>
+        <translation>
+            <numerusform>%n nicht: siehe Meldung.</numerusform>
+            <numerusform>%n nicht: siehe Meldung.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>These items had changed meanwhile:</source>
+        <translation>Diese Einträge hatten sich inzwischen geändert:</translation>
+    </message>
+    <message>
+        <source>Nothing more was done: {0}</source>
+        <translation>Es wurde nichts weiter getan: {0}</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n event(s) for {0} {1}</source>
+        <translation>
+            <numerusform>%n Ereignis für {0} {1}</numerusform>
+            <numerusform>%n Ereignisse für {0} {1}</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Export CSV</source>
+        <translation>CSV exportieren</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV-Dateien (*.csv)</translation>
+    </message>
+    <message numerus="yes">
+        <source>Saved %n row(s) to {0}</source>
+        <translation>
+            <numerusform>%n Zeile in {0} gespeichert</numerusform>
+            <numerusform>%n Zeilen in {0} gespeichert</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>_ReasonDialog</name>
+    <message>
+        <source>required: the holder is shown it</source>
+        <translation>Pflichtfeld: Der Inhaber bekommt ihn angezeigt</translation>
+    </message>
+    <message>
+        <source>&amp;Reason:</source>
+        <translation>&amp;Grund:</translation>
+    </message>
+    <message>
+        <source>Give a reason: the holder sees it, and it goes into the history.</source>
+        <translation>Geben Sie einen Grund an: Der Inhaber sieht ihn, und er wird im Verlauf festgehalten.</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,1413 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="fr">
+<context>
+    <name>BoardModel</name>
+    <message>
+        <source>Queue</source>
+        <translation>File</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Élément</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>Résumé</translation>
+    </message>
+    <message>
+        <source>Holder</source>
+        <translation>Détenteur</translation>
+    </message>
+    <message>
+        <source>Claimed at</source>
+        <translation>Pris à</translation>
+    </message>
+    <message>
+        <source>Age</source>
+        <translation>Âge</translation>
+    </message>
+    <message>
+        <source>Time left</source>
+        <translation>Temps restant</translation>
+    </message>
+    <message>
+        <source>Idle</source>
+        <translation>Inactif</translation>
+    </message>
+    <message>
+        <source>Extended</source>
+        <translation>Prolongé</translation>
+    </message>
+    <message>
+        <source>expires {0}; last saved or extended {1}</source>
+        <translation>expire le {0} ; dernier enregistrement ou prolongation à {1}</translation>
+    </message>
+    <message>
+        <source>expired {0} ago</source>
+        <translation>expiré depuis {0}</translation>
+    </message>
+</context>
+<context>
+    <name>ChartsPanel</name>
+    <message>
+        <source>Claimed and completed per hour — {0}</source>
+        <translation>Pris et terminés par heure — {0}</translation>
+    </message>
+    <message>
+        <source>Claimed</source>
+        <translation>Pris</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>Terminés</translation>
+    </message>
+    <message>
+        <source>Open items — set the queue&apos;s `created` column to see them</source>
+        <translation>Éléments ouverts — définissez la colonne `created` de la file pour les voir</translation>
+    </message>
+    <message>
+        <source>Open items (waiting or in progress) — {0}</source>
+        <translation>Ouverts (en attente ou en cours) — {0}</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>Ouverts</translation>
+    </message>
+    <message numerus="yes">
+        <source>Handle time, claim to complete — %n item(s)</source>
+        <translation>
+            <numerusform>Durée de traitement — %n élément</numerusform>
+            <numerusform>Durée de traitement — %n éléments</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Items</source>
+        <translation>Éléments</translation>
+    </message>
+    <message>
+        <source>minutes</source>
+        <translation>minutes</translation>
+    </message>
+</context>
+<context>
+    <name>ConnectionDialog</name>
+    <message>
+        <source>PyMySQL (built in)</source>
+        <translation>PyMySQL (intégré)</translation>
+    </message>
+    <message>
+        <source>ODBC driver</source>
+        <translation>Pilote ODBC</translation>
+    </message>
+    <message>
+        <source>Connect to a database</source>
+        <translation>Se connecter à une base de données</translation>
+    </message>
+    <message>
+        <source>Connection: {0}</source>
+        <translation>Connexion : {0}</translation>
+    </message>
+    <message>
+        <source>workbench works a queue of records in your organisation&apos;s database. Describe the connection once; your IT department can tell you the server and database names.</source>
+        <translation>workbench traite une file d&apos;enregistrements dans la base de données de votre organisation. Décrivez la connexion une fois ; votre service informatique peut vous indiquer les noms du serveur et de la base.</translation>
+    </message>
+    <message>
+        <source>e.g. Helpdesk (office)</source>
+        <translation>p. ex. Assistance (bureau)</translation>
+    </message>
+    <message>
+        <source>Profile &amp;name:</source>
+        <translation>&amp;Nom du profil :</translation>
+    </message>
+    <message>
+        <source>&amp;Database:</source>
+        <translation>&amp;Base de données :</translation>
+    </message>
+    <message>
+        <source>server name or address</source>
+        <translation>nom ou adresse du serveur</translation>
+    </message>
+    <message>
+        <source>Port:</source>
+        <translation>Port :</translation>
+    </message>
+    <message>
+        <source>&amp;Server:</source>
+        <translation>&amp;Serveur :</translation>
+    </message>
+    <message>
+        <source>database name</source>
+        <translation>nom de la base</translation>
+    </message>
+    <message>
+        <source>Database na&amp;me:</source>
+        <translation>No&amp;m de la base :</translation>
+    </message>
+    <message>
+        <source>Log in with my &amp;Windows account</source>
+        <translation>Se connecter avec mon compte &amp;Windows</translation>
+    </message>
+    <message>
+        <source>database login</source>
+        <translation>identifiant de la base</translation>
+    </message>
+    <message>
+        <source>&amp;User:</source>
+        <translation>&amp;Utilisateur :</translation>
+    </message>
+    <message>
+        <source>&amp;Remember in the OS password store</source>
+        <translation>&amp;Retenir dans le trousseau du système</translation>
+    </message>
+    <message>
+        <source>&amp;Password:</source>
+        <translation>Mot de &amp;passe :</translation>
+    </message>
+    <message>
+        <source>Dri&amp;ver:</source>
+        <translation>Pi&amp;lote :</translation>
+    </message>
+    <message>
+        <source>&amp;ODBC driver:</source>
+        <translation>Pilote &amp;ODBC :</translation>
+    </message>
+    <message>
+        <source>&amp;Encrypt the connection</source>
+        <translation>C&amp;hiffrer la connexion</translation>
+    </message>
+    <message>
+        <source>&amp;Trust the server&apos;s certificate (self-signed)</source>
+        <translation>&amp;Faire confiance au certificat du serveur (auto-signé)</translation>
+    </message>
+    <message>
+        <source>Security:</source>
+        <translation>Sécurité :</translation>
+    </message>
+    <message>
+        <source>the .db file</source>
+        <translation>le fichier .db</translation>
+    </message>
+    <message>
+        <source>&amp;File:</source>
+        <translation>&amp;Fichier :</translation>
+    </message>
+    <message>
+        <source>From a queue &amp;config file:</source>
+        <translation>Depuis un fichier de &amp;configuration :</translation>
+    </message>
+    <message>
+        <source>&amp;Published in the database by a supervisor</source>
+        <translation>Publiés &amp;dans la base par un superviseur</translation>
+    </message>
+    <message>
+        <source>Queue settings:</source>
+        <translation>Réglages :</translation>
+    </message>
+    <message>
+        <source>&amp;Test connection</source>
+        <translation>&amp;Tester la connexion</translation>
+    </message>
+    <message>
+        <source>Open the &amp;demo instead</source>
+        <translation>Ou&amp;vrir la démo</translation>
+    </message>
+    <message>
+        <source>&amp;Save and connect</source>
+        <translation>&amp;Enregistrer et se connecter</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>Parcourir…</translation>
+    </message>
+    <message>
+        <source>no ODBC driver is installed</source>
+        <translation>aucun pilote ODBC n&apos;est installé</translation>
+    </message>
+    <message>
+        <source>SQLite database</source>
+        <translation>Base SQLite</translation>
+    </message>
+    <message>
+        <source>SQLite databases (*.db *.sqlite *.sqlite3);;All files (*)</source>
+        <translation>Bases SQLite (*.db *.sqlite *.sqlite3);;Tous les fichiers (*)</translation>
+    </message>
+    <message>
+        <source>Queue config file</source>
+        <translation>Fichier de configuration des files</translation>
+    </message>
+    <message>
+        <source>workbench config (*.toml);;All files (*)</source>
+        <translation>Configuration workbench (*.toml);;Tous les fichiers (*)</translation>
+    </message>
+    <message>
+        <source>another profile has this name; choose another</source>
+        <translation>un autre profil porte ce nom ; choisissez-en un autre</translation>
+    </message>
+    <message>
+        <source>there is no file {0}</source>
+        <translation>le fichier {0} n&apos;existe pas</translation>
+    </message>
+    <message>
+        <source>Testing the connection to {0}…</source>
+        <translation>Test de la connexion à {0}…</translation>
+    </message>
+    <message>
+        <source>The test itself failed: {0}</source>
+        <translation>Le test lui-même a échoué : {0}</translation>
+    </message>
+    <message>
+        <source>Profile name</source>
+        <translation>Nom du profil</translation>
+    </message>
+    <message>
+        <source>Database</source>
+        <translation>Base de données</translation>
+    </message>
+    <message>
+        <source>Server</source>
+        <translation>Serveur</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>Port</translation>
+    </message>
+    <message>
+        <source>Database name</source>
+        <translation>Nom de la base</translation>
+    </message>
+    <message>
+        <source>User</source>
+        <translation>Utilisateur</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>Fichier</translation>
+    </message>
+    <message>
+        <source>Windows account</source>
+        <translation>Compte Windows</translation>
+    </message>
+    <message>
+        <source>Queue settings</source>
+        <translation>Réglages des files</translation>
+    </message>
+    <message>
+        <source>Driver</source>
+        <translation>Pilote</translation>
+    </message>
+    <message>
+        <source>Kept in {0}; never written to a file.</source>
+        <translation>Conservé dans {0} ; jamais écrit dans un fichier.</translation>
+    </message>
+    <message>
+        <source>Cannot remember it here: asked each time</source>
+        <translation>Impossible de le retenir ici : demandé à chaque fois</translation>
+    </message>
+    <message>
+        <source>Not remembered: {0}. The password is never written to a file.</source>
+        <translation>Non retenu : {0}. Le mot de passe n&apos;est jamais écrit dans un fichier.</translation>
+    </message>
+</context>
+<context>
+    <name>Crash</name>
+    <message>
+        <source>Something went wrong inside workbench. Edits already written to the local journal are kept; if the window warns that the journal cannot be written, Save your edits before closing.
+
+Details are in {log}.</source>
+        <translation>Une erreur s&apos;est produite dans workbench. Les modifications déjà écrites dans le journal local sont conservées ; si la fenêtre signale que le journal ne peut pas être écrit, enregistrez vos modifications avant de fermer.
+
+Les détails sont dans {log}.</translation>
+    </message>
+    <message>
+        <source>workbench: unexpected error</source>
+        <translation>workbench : erreur inattendue</translation>
+    </message>
+</context>
+<context>
+    <name>DraftAccess</name>
+    <message>
+        <source>There is no kept draft of {0}.</source>
+        <translation>Il n&apos;y a pas de brouillon conservé de {0}.</translation>
+    </message>
+    <message>
+        <source>Copied to the clipboard.</source>
+        <translation>Copié dans le presse-papiers.</translation>
+    </message>
+</context>
+<context>
+    <name>DraftDialog</name>
+    <message>
+        <source>Your draft of {0}</source>
+        <translation>Votre brouillon de {0}</translation>
+    </message>
+    <message>
+        <source>Unsaved edits of {0}, last change {1} (read-only; only changed fields are listed).</source>
+        <translation>Modifications non enregistrées de {0}, dernière modification {1} (lecture seule ; seuls les champs modifiés sont listés).</translation>
+    </message>
+    <message>
+        <source>Reading the item from the database…</source>
+        <translation>Lecture de l&apos;élément dans la base…</translation>
+    </message>
+    <message>
+        <source>Field</source>
+        <translation>Champ</translation>
+    </message>
+    <message>
+        <source>Your draft</source>
+        <translation>Votre brouillon</translation>
+    </message>
+    <message>
+        <source>When you started</source>
+        <translation>Quand vous avez commencé</translation>
+    </message>
+    <message>
+        <source>In the database now</source>
+        <translation>Actuellement dans la base</translation>
+    </message>
+    <message>
+        <source>reading…</source>
+        <translation>lecture…</translation>
+    </message>
+    <message>
+        <source>&amp;Copy as text</source>
+        <translation>&amp;Copier en texte</translation>
+    </message>
+    <message>
+        <source>&amp;Discard draft…</source>
+        <translation>&amp;Supprimer le brouillon…</translation>
+    </message>
+    <message>
+        <source>(unknown)</source>
+        <translation>(inconnu)</translation>
+    </message>
+</context>
+<context>
+    <name>DraftView</name>
+    <message>
+        <source>you hold it (until {0})</source>
+        <translation>vous le détenez (jusqu&apos;à {0})</translation>
+    </message>
+    <message>
+        <source>{0} holds it since {1} (until {2})</source>
+        <translation>{0} le détient depuis {1} (jusqu&apos;à {2})</translation>
+    </message>
+    <message>
+        <source>{0}&apos;s lock on it has run out: it is free to claim</source>
+        <translation>le verrou de {0} a expiré : il peut être pris</translation>
+    </message>
+    <message>
+        <source>nobody holds it: it is free to claim</source>
+        <translation>personne ne le détient : il peut être pris</translation>
+    </message>
+    <message>
+        <source>it is finished ({0})</source>
+        <translation>il est terminé ({0})</translation>
+    </message>
+    <message>
+        <source>it is not waiting to be worked on</source>
+        <translation>il n&apos;est pas en attente de traitement</translation>
+    </message>
+    <message>
+        <source>who holds it is not known: {0}</source>
+        <translation>on ne sait pas qui le détient : {0}</translation>
+    </message>
+    <message>
+        <source>Now (checked {0}): {1}.</source>
+        <translation>Maintenant (vérifié à {0}) : {1}.</translation>
+    </message>
+    <message>
+        <source>Unsaved edits of {0} by {1}, last change {2}</source>
+        <translation>Modifications non enregistrées de {0} par {1}, dernière modification {2}</translation>
+    </message>
+    <message>
+        <source>your draft</source>
+        <translation>votre brouillon</translation>
+    </message>
+    <message>
+        <source>when you started</source>
+        <translation>quand vous avez commencé</translation>
+    </message>
+    <message>
+        <source>in the database now</source>
+        <translation>actuellement dans la base</translation>
+    </message>
+    <message>
+        <source>(empty)</source>
+        <translation>(vide)</translation>
+    </message>
+    <message>
+        <source>Discard your edits?</source>
+        <translation>Supprimer vos modifications ?</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits to {0} will be thrown away. This cannot be undone.</source>
+        <translation>Vos modifications non enregistrées de {0} seront supprimées. Cette action est irréversible.</translation>
+    </message>
+</context>
+<context>
+    <name>ForceReleaseDialog</name>
+    <message numerus="yes">
+        <source>Take %n item(s) away from {0} and put them back in the queue?</source>
+        <translation>
+            <numerusform>Retirer %n élément à {0} et le remettre dans la file ?</numerusform>
+            <numerusform>Retirer %n éléments à {0} et les remettre dans la file ?</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Their windows say who did it and why within a few seconds; unsaved edits stay with them as a draft.</source>
+        <translation>Leurs fenêtres indiquent en quelques secondes qui l&apos;a fait et pourquoi ; les modifications non enregistrées leur restent sous forme de brouillon.</translation>
+    </message>
+    <message>
+        <source>Force release</source>
+        <translation>Libération forcée</translation>
+    </message>
+    <message numerus="yes">
+        <source>Force release %n item(s)</source>
+        <translation>
+            <numerusform>Libérer de force %n élément</numerusform>
+            <numerusform>Libérer de force %n éléments</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>Hotkeys</name>
+    <message>
+        <source>Next item: claim the next waiting item</source>
+        <translation>Élément suivant : prendre le prochain élément en attente</translation>
+    </message>
+    <message>
+        <source>Save your edits and keep the item</source>
+        <translation>Enregistrer vos modifications et garder l&apos;élément</translation>
+    </message>
+    <message>
+        <source>Complete the item (the queue&apos;s first outcome)</source>
+        <translation>Terminer l&apos;élément (premier résultat de la file)</translation>
+    </message>
+    <message>
+        <source>Release the item back to the queue, with a reason</source>
+        <translation>Rendre l&apos;élément à la file, avec un motif</translation>
+    </message>
+    <message>
+        <source>Extend your lock</source>
+        <translation>Prolonger votre verrou</translation>
+    </message>
+    <message>
+        <source>Check the lock now and refresh your list</source>
+        <translation>Vérifier le verrou maintenant et actualiser votre liste</translation>
+    </message>
+    <message>
+        <source>Show your unfinished items</source>
+        <translation>Afficher vos éléments inachevés</translation>
+    </message>
+    <message>
+        <source>Pick a specific waiting item</source>
+        <translation>Choisir un élément en attente précis</translation>
+    </message>
+    <message>
+        <source>Choose the queue</source>
+        <translation>Choisir la file</translation>
+    </message>
+    <message>
+        <source>Show these shortcuts</source>
+        <translation>Afficher ces raccourcis</translation>
+    </message>
+    <message>
+        <source>Quit (gives back an untouched item; asks about one you worked on)</source>
+        <translation>Quitter (rend un élément non modifié ; demande pour un élément travaillé)</translation>
+    </message>
+</context>
+<context>
+    <name>JournalStatus</name>
+    <message>
+        <source>The local journal folder {dir} cannot be used ({reason}).</source>
+        <translation>Le dossier du journal local {dir} est inutilisable ({reason}).</translation>
+    </message>
+    <message>
+        <source>The local journal folder {dir} cannot be read ({reason}).</source>
+        <translation>Le dossier du journal local {dir} est illisible ({reason}).</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits cannot be written to the local journal in {dir} ({reason}).</source>
+        <translation>Vos modifications non enregistrées ne peuvent pas être écrites dans le journal local de {dir} ({reason}).</translation>
+    </message>
+    <message>
+        <source>A draft that is already saved cannot be removed from the local journal in {dir} ({reason}).</source>
+        <translation>Un brouillon déjà enregistré ne peut pas être retiré du journal local de {dir} ({reason}).</translation>
+    </message>
+    <message>
+        <source>Free some disk space</source>
+        <translation>Libérez de l&apos;espace disque</translation>
+    </message>
+    <message>
+        <source>Make that folder writable</source>
+        <translation>Rendez ce dossier accessible en écriture</translation>
+    </message>
+    <message>
+        <source>Remove or rename the file that stands where that folder (or one above it) should be</source>
+        <translation>Supprimez ou renommez le fichier qui se trouve là où ce dossier (ou un dossier parent) devrait être</translation>
+    </message>
+    <message>
+        <source>Check that disk</source>
+        <translation>Vérifiez ce disque</translation>
+    </message>
+    <message>
+        <source>Save and Complete still store your edits in the database; until then they are only in this window and would be lost if workbench or the computer stopped.</source>
+        <translation>Enregistrer et Terminer stockent toujours vos modifications dans la base ; d&apos;ici là, elles n&apos;existent que dans cette fenêtre et seraient perdues si workbench ou l&apos;ordinateur s&apos;arrêtait.</translation>
+    </message>
+    <message>
+        <source>{advice}; workbench tries again on its own.</source>
+        <translation>{advice} ; workbench réessaie de lui-même.</translation>
+    </message>
+    <message>
+        <source>Try again now</source>
+        <translation>Réessayer maintenant</translation>
+    </message>
+    <message>
+        <source>Unsaved edits would be lost</source>
+        <translation>Des modifications non enregistrées seraient perdues</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits could not be written to the local journal, so closing now loses them. Stay, and Save or Complete to store them in the database, or fix the disk problem shown in the window.</source>
+        <translation>Vos modifications non enregistrées n&apos;ont pas pu être écrites dans le journal local : fermer maintenant les perd. Restez, puis Enregistrez ou Terminez pour les stocker dans la base, ou corrigez le problème de disque indiqué dans la fenêtre.</translation>
+    </message>
+    <message>
+        <source>Stay</source>
+        <translation>Rester</translation>
+    </message>
+    <message>
+        <source>Close and lose the edits</source>
+        <translation>Fermer et perdre les modifications</translation>
+    </message>
+</context>
+<context>
+    <name>Language</name>
+    <message>
+        <source>System default</source>
+        <translation>Langue du système</translation>
+    </message>
+</context>
+<context>
+    <name>Launcher</name>
+    <message>
+        <source>workbench: configuration problem</source>
+        <translation>workbench : problème de configuration</translation>
+    </message>
+    <message>
+        <source>Connecting to {0}…</source>
+        <translation>Connexion à {0}…</translation>
+    </message>
+    <message>
+        <source>{0}. You will be asked again next time.</source>
+        <translation>{0}. La question vous sera reposée la prochaine fois.</translation>
+    </message>
+    <message>
+        <source>&amp;Connection</source>
+        <translation>&amp;Connexion</translation>
+    </message>
+    <message>
+        <source>No saved connections</source>
+        <translation>Aucune connexion enregistrée</translation>
+    </message>
+    <message>
+        <source>&amp;New connection…</source>
+        <translation>&amp;Nouvelle connexion…</translation>
+    </message>
+    <message>
+        <source>&amp;Edit this connection…</source>
+        <translation>&amp;Modifier cette connexion…</translation>
+    </message>
+    <message>
+        <source>&amp;Forget the stored password</source>
+        <translation>&amp;Oublier le mot de passe enregistré</translation>
+    </message>
+    <message>
+        <source>&amp;Supervisor console…</source>
+        <translation>Console &amp;superviseur…</translation>
+    </message>
+    <message>
+        <source>&amp;Reload queue settings</source>
+        <translation>&amp;Recharger les réglages des files</translation>
+    </message>
+    <message>
+        <source>The stored password was removed; you will be asked next time.</source>
+        <translation>Le mot de passe enregistré a été supprimé ; il vous sera demandé la prochaine fois.</translation>
+    </message>
+    <message>
+        <source>No password was stored for this connection.</source>
+        <translation>Aucun mot de passe n&apos;était enregistré pour cette connexion.</translation>
+    </message>
+    <message>
+        <source>A supervisor published new queue settings (version {0}). They apply when the window reloads: Connection ▸ Reload queue settings (your item and edits are kept).</source>
+        <translation>Un superviseur a publié de nouveaux réglages des files (version {0}). Ils s&apos;appliquent au rechargement de la fenêtre : Connexion ▸ Recharger les réglages des files (votre élément et vos modifications sont conservés).</translation>
+    </message>
+    <message>
+        <source>You hold {0} {1}. It stays locked to you and your unsaved edits are kept: it is in your unfinished items when you come back. Continue?</source>
+        <translation>Vous détenez {0} {1}. Il reste verrouillé à votre nom et vos modifications non enregistrées sont conservées : vous le retrouverez dans vos éléments inachevés à votre retour. Continuer ?</translation>
+    </message>
+    <message>
+        <source>workbench: cannot connect</source>
+        <translation>workbench : connexion impossible</translation>
+    </message>
+    <message>
+        <source>Cannot open {0}.</source>
+        <translation>Impossible d&apos;ouvrir {0}.</translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation>Réessayer</translation>
+    </message>
+    <message>
+        <source>Edit connection…</source>
+        <translation>Modifier la connexion…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Annuler</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>Next item</source>
+        <translation>Élément suivant</translation>
+    </message>
+    <message>
+        <source>Claim the next waiting item ({0})</source>
+        <translation>Prendre le prochain élément en attente ({0})</translation>
+    </message>
+    <message>
+        <source>Pick…</source>
+        <translation>Choisir…</translation>
+    </message>
+    <message>
+        <source>My unfinished items</source>
+        <translation>Mes éléments inachevés</translation>
+    </message>
+    <message>
+        <source>Connecting…</source>
+        <translation>Connexion…</translation>
+    </message>
+    <message>
+        <source>Opening the queues…</source>
+        <translation>Ouverture des files…</translation>
+    </message>
+    <message>
+        <source>Extend</source>
+        <translation>Prolonger</translation>
+    </message>
+    <message>
+        <source>Claim again and reapply my edits</source>
+        <translation>Reprendre avec mes modifications</translation>
+    </message>
+    <message>
+        <source>View my draft…</source>
+        <translation>Voir mon brouillon…</translation>
+    </message>
+    <message>
+        <source>Discard my edits</source>
+        <translation>Supprimer mes modifications</translation>
+    </message>
+    <message>
+        <source>Release…</source>
+        <translation>Libérer…</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>Enregistrer</translation>
+    </message>
+    <message>
+        <source>&amp;Item</source>
+        <translation>&amp;Élément</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>A&amp;ffichage</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>&amp;Aide</translation>
+    </message>
+    <message>
+        <source>Open the next item after Complete</source>
+        <translation>Ouvrir l&apos;élément suivant après Terminer</translation>
+    </message>
+    <message>
+        <source>About workbench</source>
+        <translation>À propos de workbench</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>&amp;Langue</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>Langue</translation>
+    </message>
+    <message>
+        <source>The new language is used the next time workbench starts.</source>
+        <translation>La nouvelle langue s&apos;applique au prochain démarrage de workbench.</translation>
+    </message>
+    <message>
+        <source>workbench — {0} — {1}</source>
+        <translation>workbench — {0} — {1}</translation>
+    </message>
+    <message>
+        <source>Nothing to save: no field was changed.</source>
+        <translation>Rien à enregistrer : aucun champ n&apos;a été modifié.</translation>
+    </message>
+    <message>
+        <source>workbench {0}
+Configuration: {1}</source>
+        <translation>workbench {0}
+Configuration : {1}</translation>
+    </message>
+    <message>
+        <source>Press Next item ({0}) to start on {1}.</source>
+        <translation>Appuyez sur « Élément suivant » ({0}) pour commencer {1}.</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits from before were restored. Save or Complete to keep them.</source>
+        <translation>Vos modifications non enregistrées précédentes ont été restaurées. Enregistrez ou terminez pour les conserver.</translation>
+    </message>
+    <message>
+        <source>{0} (resumed)</source>
+        <translation>{0} (repris)</translation>
+    </message>
+    <message>
+        <source>Complete as “{0}” ({1})</source>
+        <translation>Terminer comme « {0} » ({1})</translation>
+    </message>
+    <message>
+        <source>Nothing to do right now. {0}.</source>
+        <translation>Rien à faire pour l&apos;instant. {0}.</translation>
+    </message>
+    <message>
+        <source>Saved. Your lock runs until {0}.</source>
+        <translation>Enregistré. Votre verrou court jusqu&apos;à {0}.</translation>
+    </message>
+    <message>
+        <source>Completed {0} ({1}).</source>
+        <translation>{0} terminé ({1}).</translation>
+    </message>
+    <message>
+        <source>Completed {0}. Press Next item ({1}) for the next one.</source>
+        <translation>{0} terminé. Appuyez sur « Élément suivant » ({1}) pour le suivant.</translation>
+    </message>
+    <message>
+        <source>Released. Press Next item ({0}) for the next one.</source>
+        <translation>Libéré. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
+    </message>
+    <message>
+        <source>Lock extended until {0}.</source>
+        <translation>Verrou prolongé jusqu&apos;à {0}.</translation>
+    </message>
+    <message>
+        <source>expired</source>
+        <translation>expiré</translation>
+    </message>
+    <message>
+        <source>{0} left</source>
+        <translation>encore {0}</translation>
+    </message>
+    <message>
+        <source>Lock on {0}: {1}</source>
+        <translation>Verrou sur {0} : {1}</translation>
+    </message>
+    <message>
+        <source>Your lock on {0} runs out in {1}. Extend it to keep working, or your edits stay here as a draft.</source>
+        <translation>Votre verrou sur {0} expire dans {1}. Prolongez-le pour continuer, sinon vos modifications restent ici sous forme de brouillon.</translation>
+    </message>
+    <message>
+        <source>Lock about to expire</source>
+        <translation>Verrou sur le point d&apos;expirer</translation>
+    </message>
+    <message>
+        <source>Your edits are kept as a draft.</source>
+        <translation>Vos modifications sont conservées comme brouillon.</translation>
+    </message>
+    <message>
+        <source>You had no unsaved edits.</source>
+        <translation>Vous n&apos;aviez aucune modification non enregistrée.</translation>
+    </message>
+    <message>
+        <source>Claim again</source>
+        <translation>Reprendre</translation>
+    </message>
+    <message>
+        <source>Lock lost</source>
+        <translation>Verrou perdu</translation>
+    </message>
+    <message>
+        <source>Your edits are kept as a draft: “View my draft…” shows them beside the current values, to copy or discard.</source>
+        <translation>Vos modifications sont conservées comme brouillon : « Voir mon brouillon… » les affiche à côté des valeurs actuelles, pour les copier ou les supprimer.</translation>
+    </message>
+    <message>
+        <source>Your draft is kept: it is shown beside the current values.</source>
+        <translation>Votre brouillon est conservé : il est affiché à côté des valeurs actuelles.</translation>
+    </message>
+    <message>
+        <source>Connected as {0} — {1}</source>
+        <translation>Connecté en tant que {0} — {1}</translation>
+    </message>
+    <message>
+        <source>Database unreachable — reconnecting (next try in {0:.0f} s); your work here is kept. ({1})</source>
+        <translation>Base de données injoignable — nouvel essai dans {0:.0f} s ; votre travail ici est conservé. ({1})</translation>
+    </message>
+    <message>
+        <source>Waiting for the database… (your work here is kept)</source>
+        <translation>En attente de la base de données… (votre travail ici est conservé)</translation>
+    </message>
+    <message>
+        <source>Edits discarded. Press Next item ({0}) for the next one.</source>
+        <translation>Modifications supprimées. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
+    </message>
+</context>
+<context>
+    <name>OperatorSession</name>
+    <message>
+        <source>unexpected error: {0}</source>
+        <translation>erreur inattendue : {0}</translation>
+    </message>
+    <message>
+        <source>no item is open</source>
+        <translation>aucun élément n&apos;est ouvert</translation>
+    </message>
+</context>
+<context>
+    <name>PasswordDialog</name>
+    <message>
+        <source>workbench: password</source>
+        <translation>workbench : mot de passe</translation>
+    </message>
+    <message>
+        <source>Password for &lt;b&gt;{0}&lt;/b&gt; on {1} (profile {2}):</source>
+        <translation>Mot de passe de &lt;b&gt;{0}&lt;/b&gt; sur {1} (profil {2}) :</translation>
+    </message>
+    <message>
+        <source>&amp;Remember in the OS password store</source>
+        <translation>&amp;Retenir dans le trousseau du système</translation>
+    </message>
+    <message>
+        <source>Connect</source>
+        <translation>Se connecter</translation>
+    </message>
+</context>
+<context>
+    <name>PickDialog</name>
+    <message>
+        <source>Pick an item</source>
+        <translation>Choisir un élément</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n waiting item(s), in queue order:</source>
+        <translation>
+            <numerusform>%n élément en attente, dans l&apos;ordre de la file :</numerusform>
+            <numerusform>%n éléments en attente, dans l&apos;ordre de la file :</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>No item is waiting.</source>
+        <translation>Aucun élément en attente.</translation>
+    </message>
+    <message>
+        <source>Claim</source>
+        <translation>Prendre</translation>
+    </message>
+</context>
+<context>
+    <name>QuitGuard</name>
+    <message>
+        <source>The database did not answer within {0:.0f} s.</source>
+        <translation>La base de données n&apos;a pas répondu en {0:.0f} s.</translation>
+    </message>
+    <message>
+        <source>You are working on {0}.</source>
+        <translation>Vous travaillez sur {0}.</translation>
+    </message>
+    <message>
+        <source>Keep it locked: it stays yours until {0}; {1}</source>
+        <translation>Le garder verrouillé : il reste à vous jusqu&apos;à {0} ; {1}</translation>
+    </message>
+    <message>
+        <source>your unsaved edits wait in your unfinished items.</source>
+        <translation>vos modifications non enregistrées vous attendent dans vos éléments inachevés.</translation>
+    </message>
+    <message>
+        <source>then the lock runs out on its own.</source>
+        <translation>ensuite le verrou expire de lui-même.</translation>
+    </message>
+    <message>
+        <source>Release it: it goes back to the queue now{0}.</source>
+        <translation>Le libérer : il retourne dans la file maintenant{0}.</translation>
+    </message>
+    <message>
+        <source>, and your unsaved edits are discarded</source>
+        <translation>, et vos modifications non enregistrées sont supprimées</translation>
+    </message>
+    <message>
+        <source>Close workbench?</source>
+        <translation>Fermer workbench ?</translation>
+    </message>
+    <message>
+        <source>&amp;Keep it locked and close</source>
+        <translation>&amp;Garder verrouillé et fermer</translation>
+    </message>
+    <message>
+        <source>&amp;Release it and close</source>
+        <translation>&amp;Libérer et fermer</translation>
+    </message>
+    <message>
+        <source>Giving {0} back to the queue before closing…</source>
+        <translation>Retour de {0} dans la file avant la fermeture…</translation>
+    </message>
+    <message>
+        <source>It could not be released ({0}).</source>
+        <translation>Il n&apos;a pas pu être libéré ({0}).</translation>
+    </message>
+    <message>
+        <source>{0} stays locked to you until {1}; then the lock runs out on its own and the item goes back to the queue.</source>
+        <translation>{0} reste verrouillé à votre nom jusqu&apos;à {1} ; ensuite le verrou expire de lui-même et l&apos;élément retourne dans la file.</translation>
+    </message>
+    <message>
+        <source>Closing workbench</source>
+        <translation>Fermeture de workbench</translation>
+    </message>
+</context>
+<context>
+    <name>ReassignDialog</name>
+    <message>
+        <source>Move {0} {1} from {2} to another operator? It is locked to them with a fresh lock; {2}&apos;s window says who did it and why, and keeps any unsaved edits as a draft.</source>
+        <translation>Transférer {0} {1} de {2} à un autre opérateur ? Il lui est verrouillé avec un nouveau verrou ; la fenêtre de {2} indique qui l&apos;a fait et pourquoi, et conserve les modifications non enregistrées comme brouillon.</translation>
+    </message>
+    <message>
+        <source>Reassign</source>
+        <translation>Réattribuer</translation>
+    </message>
+    <message>
+        <source>&amp;To:</source>
+        <translation>&amp;À :</translation>
+    </message>
+    <message>
+        <source>Name the operator who takes the item over.</source>
+        <translation>Indiquez l&apos;opérateur qui reprend l&apos;élément.</translation>
+    </message>
+    <message>
+        <source>{0} already holds it.</source>
+        <translation>{0} le détient déjà.</translation>
+    </message>
+</context>
+<context>
+    <name>RecordForm</name>
+    <message>
+        <source>a whole number</source>
+        <translation>un nombre entier</translation>
+    </message>
+    <message>
+        <source>a number, e.g. 12.50</source>
+        <translation>un nombre, p. ex. 12.50</translation>
+    </message>
+    <message>
+        <source>a number</source>
+        <translation>un nombre</translation>
+    </message>
+</context>
+<context>
+    <name>ReleaseDialog</name>
+    <message>
+        <source>Release item</source>
+        <translation>Libérer l&apos;élément</translation>
+    </message>
+    <message>
+        <source>Give {0} back to the queue so someone else can take it.</source>
+        <translation>Rendre {0} à la file pour que quelqu&apos;un d&apos;autre puisse le prendre.</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits will be discarded.</source>
+        <translation>Vos modifications non enregistrées seront supprimées.</translation>
+    </message>
+    <message>
+        <source>&amp;Reason (pick one or type your own):</source>
+        <translation>&amp;Motif (choisissez-en un ou saisissez le vôtre) :</translation>
+    </message>
+    <message>
+        <source>Release</source>
+        <translation>Libérer</translation>
+    </message>
+</context>
+<context>
+    <name>ResumePanel</name>
+    <message>
+        <source>Queue</source>
+        <translation>File</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Élément</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>Résumé</translation>
+    </message>
+    <message>
+        <source>Held for</source>
+        <translation>Détenu depuis</translation>
+    </message>
+    <message>
+        <source>Time left</source>
+        <translation>Temps restant</translation>
+    </message>
+    <message>
+        <source>Draft</source>
+        <translation>Brouillon</translation>
+    </message>
+    <message>
+        <source>&amp;Open</source>
+        <translation>&amp;Ouvrir</translation>
+    </message>
+    <message>
+        <source>View &amp;draft…</source>
+        <translation>Voir le &amp;brouillon…</translation>
+    </message>
+    <message>
+        <source>&amp;Refresh</source>
+        <translation>&amp;Actualiser</translation>
+    </message>
+    <message>
+        <source>Nothing unfinished.</source>
+        <translation>Rien d&apos;inachevé.</translation>
+    </message>
+    <message>
+        <source>You have 1 unfinished item: pick one to go straight back to it.</source>
+        <translation>Vous avez 1 élément inachevé : choisissez-le pour y revenir directement.</translation>
+    </message>
+    <message>
+        <source>You have {0} unfinished items: pick one to go straight back to it.</source>
+        <translation>Vous avez {0} éléments inachevés : choisissez-en un pour y revenir directement.</translation>
+    </message>
+    <message>
+        <source>lock gone</source>
+        <translation>verrou perdu</translation>
+    </message>
+    <message>
+        <source>expired</source>
+        <translation>expiré</translation>
+    </message>
+    <message>
+        <source>unsaved edits</source>
+        <translation>modifications non enregistrées</translation>
+    </message>
+</context>
+<context>
+    <name>ShortcutsDialog</name>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>Raccourcis clavier</translation>
+    </message>
+    <message>
+        <source>Complete as “{0}”</source>
+        <translation>Terminer comme « {0} »</translation>
+    </message>
+    <message>
+        <source>Move between fields</source>
+        <translation>Passer d&apos;un champ à l&apos;autre</translation>
+    </message>
+    <message>
+        <source>Open the selected item in lists</source>
+        <translation>Ouvrir l&apos;élément sélectionné dans les listes</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>Touches</translation>
+    </message>
+    <message>
+        <source>Does</source>
+        <translation>Action</translation>
+    </message>
+</context>
+<context>
+    <name>SupervisorWindow</name>
+    <message>
+        <source>Today</source>
+        <translation>Aujourd&apos;hui</translation>
+    </message>
+    <message>
+        <source>today</source>
+        <translation>aujourd&apos;hui</translation>
+    </message>
+    <message>
+        <source>Last 7 days</source>
+        <translation>7 derniers jours</translation>
+    </message>
+    <message>
+        <source>last 7 days</source>
+        <translation>7 derniers jours</translation>
+    </message>
+    <message>
+        <source>Last 30 days</source>
+        <translation>30 derniers jours</translation>
+    </message>
+    <message>
+        <source>last 30 days</source>
+        <translation>30 derniers jours</translation>
+    </message>
+    <message>
+        <source>workbench supervisor — {0}</source>
+        <translation>workbench superviseur — {0}</translation>
+    </message>
+    <message>
+        <source>All queues</source>
+        <translation>Toutes les files</translation>
+    </message>
+    <message>
+        <source>Filter by holder</source>
+        <translation>Filtrer par détenteur</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> s</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>Actualiser</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>Chargement…</translation>
+    </message>
+    <message>
+        <source>The period of the operators&apos; figures and the charts</source>
+        <translation>La période des chiffres des opérateurs et des graphiques</translation>
+    </message>
+    <message>
+        <source>Queue:</source>
+        <translation>File :</translation>
+    </message>
+    <message>
+        <source>Period:</source>
+        <translation>Période :</translation>
+    </message>
+    <message>
+        <source>Refresh every</source>
+        <translation>Actualiser toutes les</translation>
+    </message>
+    <message>
+        <source>Lock board</source>
+        <translation>Tableau des verrous</translation>
+    </message>
+    <message>
+        <source>Queue health</source>
+        <translation>État des files</translation>
+    </message>
+    <message>
+        <source>Operators</source>
+        <translation>Opérateurs</translation>
+    </message>
+    <message>
+        <source>Item history</source>
+        <translation>Historique d&apos;un élément</translation>
+    </message>
+    <message>
+        <source>Charts</source>
+        <translation>Graphiques</translation>
+    </message>
+    <message>
+        <source>Force release…</source>
+        <translation>Libération forcée…</translation>
+    </message>
+    <message>
+        <source>Reassign…</source>
+        <translation>Réattribuer…</translation>
+    </message>
+    <message>
+        <source>History</source>
+        <translation>Historique</translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation>Exporter en CSV…</translation>
+    </message>
+    <message>
+        <source>Yellow: expires soon · Red: expired, back in the pool on the next claim</source>
+        <translation>Jaune : expire bientôt · Rouge : expiré, de nouveau libre à la prochaine prise</translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation>File</translation>
+    </message>
+    <message>
+        <source>Waiting</source>
+        <translation>En attente</translation>
+    </message>
+    <message>
+        <source>Locked</source>
+        <translation>Verrouillés</translation>
+    </message>
+    <message>
+        <source>Expired locks</source>
+        <translation>Verrous expirés</translation>
+    </message>
+    <message>
+        <source>Completed today</source>
+        <translation>Terminés aujourd&apos;hui</translation>
+    </message>
+    <message>
+        <source>Oldest waiting</source>
+        <translation>Plus ancienne attente</translation>
+    </message>
+    <message>
+        <source>Releases today</source>
+        <translation>Libérations aujourd&apos;hui</translation>
+    </message>
+    <message>
+        <source>Expiries today</source>
+        <translation>Expirations aujourd&apos;hui</translation>
+    </message>
+    <message>
+        <source>Force releases today</source>
+        <translation>Libérations forcées aujourd&apos;hui</translation>
+    </message>
+    <message>
+        <source>Why items were released today:</source>
+        <translation>Pourquoi des éléments ont été libérés aujourd&apos;hui :</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>Motif</translation>
+    </message>
+    <message>
+        <source>Times</source>
+        <translation>Fois</translation>
+    </message>
+    <message>
+        <source>Operator</source>
+        <translation>Opérateur</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>Terminés</translation>
+    </message>
+    <message>
+        <source>Median handle time</source>
+        <translation>Durée de traitement médiane</translation>
+    </message>
+    <message>
+        <source>90th percentile</source>
+        <translation>90e centile</translation>
+    </message>
+    <message>
+        <source>Releases</source>
+        <translation>Libérations</translation>
+    </message>
+    <message>
+        <source>Expiries</source>
+        <translation>Expirations</translation>
+    </message>
+    <message>
+        <source>Force-released</source>
+        <translation>Libérés de force</translation>
+    </message>
+    <message>
+        <source>Item key</source>
+        <translation>Clé de l&apos;élément</translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation>Afficher</translation>
+    </message>
+    <message>
+        <source>When</source>
+        <translation>Quand</translation>
+    </message>
+    <message>
+        <source>Event</source>
+        <translation>Événement</translation>
+    </message>
+    <message>
+        <source>By</source>
+        <translation>Par</translation>
+    </message>
+    <message>
+        <source>Holder</source>
+        <translation>Détenteur</translation>
+    </message>
+    <message>
+        <source>Reason / outcome</source>
+        <translation>Motif / résultat</translation>
+    </message>
+    <message>
+        <source>Refreshed {0} ({1:.0f} ms)</source>
+        <translation>Actualisé à {0} ({1:.0f} ms)</translation>
+    </message>
+    <message>
+        <source>Could not refresh: {0} — trying again in {1} s; the figures shown are from the last refresh</source>
+        <translation>Actualisation impossible : {0} — nouvel essai dans {1} s ; les chiffres affichés datent de la dernière actualisation</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n item(s) released.</source>
+        <translation>
+            <numerusform>%n élément libéré.</numerusform>
+            <numerusform>%n éléments libérés.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n item(s) reassigned to {0}.</source>
+        <translation>
+            <numerusform>%n élément réattribué à {0}.</numerusform>
+            <numerusform>%n éléments réattribués à {0}.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n not: see the message.</source>
+        <translation>
+            <numerusform>%n non : voir le message.</numerusform>
+            <numerusform>%n non : voir le message.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>These items had changed meanwhile:</source>
+        <translation>Ces éléments avaient changé entre-temps :</translation>
+    </message>
+    <message>
+        <source>Nothing more was done: {0}</source>
+        <translation>Rien de plus n&apos;a été fait : {0}</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n event(s) for {0} {1}</source>
+        <translation>
+            <numerusform>%n événement pour {0} {1}</numerusform>
+            <numerusform>%n événements pour {0} {1}</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Export CSV</source>
+        <translation>Exporter en CSV</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>Fichiers CSV (*.csv)</translation>
+    </message>
+    <message numerus="yes">
+        <source>Saved %n row(s) to {0}</source>
+        <translation>
+            <numerusform>%n ligne enregistrée dans {0}</numerusform>
+            <numerusform>%n lignes enregistrées dans {0}</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>_ReasonDialog</name>
+    <message>
+        <source>required: the holder is shown it</source>
+        <translation>obligatoire : le détenteur le verra</translation>
+    </message>
+    <message>
+        <source>&amp;Reason:</source>
+        <translation>&amp;Motif :</translation>
+    </message>
+    <message>
+        <source>Give a reason: the holder sees it, and it goes into the history.</source>
+        <translation>Indiquez un motif : le détenteur le voit, et il est consigné dans l&apos;historique.</translation>
+    </message>
+</context>
+</TS>
