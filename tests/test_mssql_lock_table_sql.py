@@ -170,3 +170,43 @@ def test_the_board_and_health_read_the_lock_table() -> None:
     # Free rows: the table outer-joined to the locks; locked rows: the locks joined to the table.
     assert sql.count("LEFT OUTER JOIN workbench_locks") == 2 and sql.count(" JOIN workbench_locks") == 6
     assert "wb_locked_by" not in sql
+
+
+# -- shape 6: the table's own claim-id column --------------------------------------------------------
+
+CLAIM_IDS = support.sample_config("claim-ids").replace("{url}", "mssql+pyodbc://u@h/db?driver=FreeTDS")
+
+
+def _exports() -> mapping.BoundQueue:
+    config = loader.parse(tomllib.loads(CLAIM_IDS), "x.toml")
+    metadata = sa.MetaData()
+    table = sa.Table("export_rows", metadata, sa.Column("row_id", sa.Integer, primary_key=True),
+                     sa.Column("created_at", mssql.DATETIME2()), sa.Column("payload", sa.String(200)),
+                     sa.Column("processed", sa.Integer), sa.Column("Lock", mssql.UNIQUEIDENTIFIER()))
+    own, _, _ = tables.build_metadata()
+    return mapping.BoundQueue(config.queue("exports"), table, config_path="x.toml",
+                              backend=backends.for_dialect("mssql"), local_clock=False,
+                              locks=own.tables[tables.LOCKS_TABLE])
+
+
+def test_claim_id_writes_check_the_rows_claim_id() -> None:
+    q = _exports()
+    writer = guarded.GuardedWriter(types.SimpleNamespace(dialect="mssql"), q, trail("exports"))
+    fence, outcome = [one_line(compiled(s)) for s in
+                      writer._statement(guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True))]
+    assert fence == f"DELETE FROM workbench_locks {LOCK_FENCE.replace('tickets', 'exports')}"
+    assert outcome == ('UPDATE export_rows SET processed=1, [Lock]=NULL WHERE export_rows.row_id = :wb_key '
+                       'AND export_rows.[Lock] = :wb_claim')
+    assert q.shape.token_params("0123456789abcdef0123456789abcdef")["wb_claim"].hex == "0123456789abcdef" * 2
+
+
+def test_claim_id_claim_stamps_only_an_empty_row() -> None:
+    q = _exports()
+    insert, stamp, recheck, read_back = _try(q, {"wb_ckey": 3, "wb_prev_owner": None, "wb_prev_token": None,
+                                                 "wb_prev_time": None})
+    assert insert.startswith("INSERT INTO workbench_locks")
+    assert stamp == ("UPDATE export_rows SET [Lock]=:param_1 WHERE export_rows.row_id = :row_id_1 "
+                     "AND export_rows.[Lock] IS NULL")
+    free = _Recorder()
+    LockTableClaim()._candidates(free, q, trail("exports"), base.ClaimRequest(user="alice"))
+    assert "workbench_locks.lock_user IS NULL AND export_rows.[Lock] IS NULL" in free.sent[1]

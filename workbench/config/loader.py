@@ -22,7 +22,7 @@ _QUEUE_KEYS = {
     "max_locks_per_user", "release_cooldown", "scope", "todo", "on_claim", "on_release", "outcomes",
     "read_only", "allow_pick", "fields", "created",
 }
-_LOCK_KEYS = {"user", "time", "expires", "token", "table"}
+_LOCK_KEYS = {"user", "time", "expires", "token", "table", "claim_id", "keep_claim_id"}
 _OUTCOME_KEYS = {"label", "set"}
 _FIELD_KEYS = {"label", "widget", "choices", "min", "max", "pattern", "required", "read_only", "hidden", "help"}
 
@@ -435,8 +435,10 @@ def _parse_lock(reader: _Reader, data: dict[str, Any] | None, key: str) -> model
         return model.LockColumns(user="wb_locked_by", time="wb_locked_at", expires="wb_lock_expires",
                                  token="wb_lock_token")
     reader.check_keys(data, _LOCK_KEYS, key)
-    if "table" in data:
+    if "table" in data or "claim_id" in data:
         return _parse_lock_table(reader, data, key)
+    if "keep_claim_id" in data:
+        raise reader.fail(f"{key}.keep_claim_id", "applies to a claim-id column only; set claim_id too")
     user = reader.identifier(data, "user", key)
     time = reader.identifier(data, "time", key)
     assert user is not None and time is not None
@@ -450,18 +452,23 @@ def _parse_lock(reader: _Reader, data: dict[str, Any] | None, key: str) -> model
 
 
 def _parse_lock_table(reader: _Reader, data: dict[str, Any], key: str) -> model.LockColumns:
-    """Shape 5: every lock in a separate table (workbench's own by default); the queue's table keeps none."""
-    table = reader.identifier(data, "table", key)
-    assert table is not None
+    """Shape 5: every lock in a separate table (workbench's own by default); the queue's table keeps
+    none, or (shape 6) only a claim-id column that a claim sets to the lock's token."""
+    table = reader.identifier(data, "table", key, required=False) or "workbench_locks"
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,59}", table):
         # workbench creates this table (`workbench init`): a plain name every database takes unquoted.
         raise reader.fail(f"{key}.table", f"{table!r} is not a name workbench can give its lock table: use "
                           "letters, digits and _ (starting with a letter, at most 60), e.g. \"workbench_locks\"")
     named = sorted(set(data) & {"user", "time", "expires", "token"})
     if named:
-        raise reader.fail(f"{key}.{named[0]}", f"a queue whose locks live in table '{table}' keeps no lock "
-                          f"columns of its own; remove {', '.join(named)} (or remove `table`)")
-    return model.LockColumns(user="lock_user", time="locked_at", expires="expires_at", token="token", table=table)
+        raise reader.fail(f"{key}.{named[0]}", f"a queue whose locks live in table '{table}' keeps no other lock "
+                          f"columns of its own; remove {', '.join(named)} (or remove `table` and `claim_id`)")
+    claim_id = reader.identifier(data, "claim_id", key, required=False)
+    keep = reader.boolean(data, "keep_claim_id", key, False)
+    if keep and claim_id is None:
+        raise reader.fail(f"{key}.keep_claim_id", "applies to a claim-id column only; set claim_id too")
+    return model.LockColumns(user="lock_user", time="locked_at", expires="expires_at", token="token", table=table,
+                             claim_id=claim_id, keep_claim_id=keep)
 
 
 def _parse_order(reader: _Reader, data: Any, key: str) -> tuple[model.OrderTerm, ...]:

@@ -52,7 +52,8 @@ class LockColumns:
     """Columns that hold the lock. `expires` and `token` may be absent (legacy tables).
 
     With `table` set, every lock lives in that separate lock table (shape 5) and the names are its
-    columns; the queue's own table is only read, and written only by the workflow.
+    columns; the queue's own table is only read, and written only by the workflow (and, with
+    `claim_id`, in that one column of its own).
     """
 
     user: str
@@ -60,6 +61,10 @@ class LockColumns:
     expires: str | None
     token: str | None
     table: str | None = None
+    # Shape 6: the queue's own claim-id column (`Lock`, `process_uuid`), set to the lock's token by a
+    # claim and cleared by a release (and by Complete unless keep_claim_id); time and expiry live in `table`.
+    claim_id: str | None = None
+    keep_claim_id: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, fastpath, mapping
+from workbench.db import clock, connect, fastpath, lockshapes, mapping
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +70,10 @@ class GuardedWriter:
         audit = {"wb_a_actor": user, "wb_a_reason": reason,
                  "wb_a_detail": json.dumps(detail, sort_keys=True, default=str) if detail else None}
         stmt = self._statement(shape)
-        return self.db.write(lambda conn: self._two_step(conn, stmt, shape, params, audit, token))
+        try:
+            return self.db.write(lambda conn: self._two_step(conn, stmt, shape, params, audit, token))
+        except lockshapes.FenceFailed:  # rolled back
+            return None
 
     def finisher(self, shape: Shape) -> Callable[[Any, str, str], Any] | None:
         """For a write without edits or reason that clears the lock (Complete) in one statement: a
@@ -160,7 +163,8 @@ class GuardedWriter:
         if shape.extend:
             lock_values.update(self._extend_writes(now))
             where = sa.and_(where, self._extends_something(now))
-        statements = q.shape.guarded_statements(q.table, q.key, where, values, lock_values, shape.unlock)
+        statements = q.shape.guarded_statements(q.table, q.key, where, values, lock_values, shape.unlock,
+                                                completes=shape.outcome is not None)
         if not self.one_statement:
             return statements
         update = statements[0]

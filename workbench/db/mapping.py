@@ -125,15 +125,18 @@ class BoundQueue:
         self.time = lock_binder.column(queue.lock.time, "lock.time")
         self.expires = lock_binder.column(queue.lock.expires, "lock.expires") if queue.lock.expires else None
         self.token = lock_binder.column(queue.lock.token, "lock.token") if queue.lock.token else None
+        claim_id = binder.column(queue.lock.claim_id, "lock.claim_id") if queue.lock.claim_id else None
         self._check_lock_types(binder)
         self.created = self._created_column(binder)
         self.aware = bool(getattr(self.time.type, "timezone", False))
         self.shape = lockshapes.choose(queue=queue.name, user=self.user, time=self.time, expires=self.expires,
-                                       token=self.token, locks=locks, backend=backend,
+                                       token=self.token, locks=locks, claim_id=claim_id,
+                                       keep_claim_id=queue.lock.keep_claim_id, backend=backend,
                                        lock_seconds=queue.lock_seconds, aware=self.aware, aware_time=self._aware)
         problem = self.shape.check_key(self.key)
         if problem:
-            raise binder.fail("lock.table", problem)
+            raise binder.fail("lock.claim_id" if claim_id is not None and "claim-id" in problem else "lock.table",
+                              problem)
         # What a row is read from together with its lock.
         self.source = self.shape.source(table, self.key)
         self.locked_source = self.shape.locked_source(table, self.key)  # for rows known to be locked
@@ -311,6 +314,10 @@ class BoundQueue:
 
     def live(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         return self.shape.live(now)
+
+    def free(self) -> sa.ColumnElement[bool]:
+        """Rows nobody holds (the free branch of a claim)."""
+        return self.shape.free()
 
     def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         return self.shape.stale(now)

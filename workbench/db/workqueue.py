@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, guarded, lockloss, mapping, permissions, stats
+from workbench.db import claims, connect, guarded, lockloss, lockshapes, mapping, permissions, stats
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
 
@@ -138,7 +138,7 @@ class WorkQueue:
         """
         q = self.q
         columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
-        stmt = (sa.select(*columns).select_from(q.source).where(*q.scope_clause(), q.todo_clause(), q.user.is_(None))
+        stmt = (sa.select(*columns).select_from(q.source).where(*q.scope_clause(), q.todo_clause(), q.free())
                 .order_by(*q.order_by()).limit(limit))
         return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
 
@@ -315,7 +315,10 @@ class WorkQueue:
                 changed = q.shape.unlock(conn, q.table, q.key, key, pinned, q.writes(q.on_release, actor, now))
             else:
                 changed = q.shape.relock(conn, q.table, q.key, key, pinned,
-                                         q.lock_writes(to_user, now, q.shape.new_token_value()))
+                                         q.lock_writes(to_user, now, q.shape.new_token_value()), lock.token)
+        except lockshapes.FenceFailed:
+            raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being reassigned; try again") \
+                from None
         except sa.exc.DBAPIError as exc:
             if not permissions.is_refusal(exc):
                 raise

@@ -37,6 +37,9 @@ class Backend:
     roles: ClassVar[bool] = False  # database roles and row-level security (`workbench grants`)
     # The Index keyword of a partial (filtered) index whose WHERE the planner uses; None: no such index.
     partial_index_keyword: ClassVar[str | None] = None
+    # UUIDs are bound as their text (MariaDB's UUID type over its ODBC driver, which would send a
+    # Python UUID as a GUID structure in Windows byte order, stored with its first halves swapped).
+    uuid_as_text: ClassVar[bool] = False
     # The grant that lets `login` create workbench's tables in `schema` (for the refusal's message).
     create_grant: ClassVar[str | None] = None
 

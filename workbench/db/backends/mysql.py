@@ -22,6 +22,7 @@ _SKIP_LOCKED_IGNORED = ("tidb",)
 
 
 class MysqlBackend(Backend):
+    uuid_as_text = True
     name = "mysql"
     label = "MySQL"
     default_port = 3306

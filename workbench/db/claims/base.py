@@ -50,7 +50,7 @@ class ClaimMethod:
     def free_variants(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
                       trail: audit_mod.AuditTrail) -> list[sa.ColumnElement[bool]]:
         """The free-rows branch split per IN-list value (see BoundQueue.filter_variants)."""
-        extra = [q.user.is_(None)]
+        extra = [q.free()]
         if request.key is not None:
             extra.append(q.key == request.key)
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
@@ -72,7 +72,7 @@ class ClaimMethod:
         claimed = q.claimed_state_clause()
         state = sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause()
         expired = sa.and_(*scope, q.user.is_not(None), q.stale(now), state, *key_part)
-        free = [*scope, q.todo_clause(), q.user.is_(None), *key_part]
+        free = [*scope, q.todo_clause(), q.free(), *key_part]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~ClaimMethod.recently_released(q, now, request.user, trail))
         return [expired, sa.and_(*free)]

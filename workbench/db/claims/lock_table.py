@@ -34,7 +34,7 @@ class LockTableClaim(portable.PortableClaim):
                  request: base.ClaimRequest, cand: Mapping[str, Any], where: Any) -> base.Claimed | None:
         try:
             return db.write(lambda conn: self._take(conn, q, trail, request, cand))
-        except _NotWaiting:  # the lock written was rolled back with the transaction
+        except (_NotWaiting, lockshapes.FenceFailed):  # what was written is rolled back with the transaction
             return None
 
     @staticmethod
@@ -48,7 +48,7 @@ class LockTableClaim(portable.PortableClaim):
                     request: base.ClaimRequest) -> list[tuple[Mapping[str, Any], Any]]:
         now = q.now()
         key_part = [q.key == request.key] if request.key is not None else []
-        free = [self._item_waits(q, False), q.user.is_(None), *key_part]
+        free = [self._item_waits(q, False), q.free(), *key_part]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~self.recently_released(q, now, request.user, trail))
         # Expired locks (read from the locks, which are few), then free items, each in queue order.
@@ -76,10 +76,13 @@ class LockTableClaim(portable.PortableClaim):
         expired = cand["wb_prev_owner"] is not None
         if expired:
             guard = sa.and_(shape.pinned(cand["wb_prev_owner"], cand["wb_prev_token"]), q.stale(now))
-            if not shape.relock(conn, q.table, q.key, key, guard, q.lock_writes(user, now, token)):
+            if not shape.relock(conn, q.table, q.key, key, guard, q.lock_writes(user, now, token),
+                                cand["wb_prev_token"]):
                 return None
         elif not q.backend.insert_new(conn, shape.locks, shape.insert_values(key, user, now, token)):
             return None
+        elif not shape.stamp(conn, q.table, q.key, key, token, None):
+            raise _NotWaiting  # another program set the row's claim id meanwhile
         if conn.execute(sa.select(q.key).where(q.key == key, self._item_waits(q, expired))).first() is None:
             # Completed (or changed by another program) since the candidates were read: not ours to
             # take. Raising rolls the lock row back with the transaction.

@@ -67,7 +67,7 @@ class PortableClaim(base.ClaimMethod):
         # The guard repeats the candidate predicate and pins the lock we saw, so that the lock we
         # replace (and record as expired) is exactly the one we read.
         if cand["wb_prev_owner"] is None:
-            unchanged = q.user.is_(None)
+            unchanged = q.free()
         else:
             unchanged = q.shape.pinned(cand["wb_prev_owner"], cand["wb_prev_token"])
         writes = {**q.lock_writes(user, now, token), **q.writes(q.on_claim, user, now)}

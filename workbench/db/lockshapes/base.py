@@ -13,6 +13,10 @@ from workbench.core import models
 from workbench.db import backends, clock
 
 
+class FenceFailed(Exception):
+    """A guarded write's later statement found the lock gone: the transaction must roll back."""
+
+
 class LockShape:
     """The lock columns of one queue table and everything that depends on which of them it has.
 
@@ -96,19 +100,22 @@ class LockShape:
         return conn.execute(stmt).rowcount == 1
 
     def relock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
-               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any]) -> bool:
-        """Replace the lock of `key` if `guard` holds (reassign); True when it did."""
+               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any], prev_token: Any) -> bool:
+        """Replace the lock of `key`, whose token was `prev_token`, if `guard` holds (reassign, the
+        take-over of an expired lock); True when it did."""
         return conn.execute(sa.update(table).where(key_column == key, guard).values(dict(lock_values))).rowcount == 1
 
     def guarded_statements(self, table: sa.Table, key_column: sa.Column[Any], fence: sa.ColumnElement[bool],
                            item_values: Mapping[str, Any], lock_values: Mapping[str, Any],
-                           unlock: bool) -> list[sa.Executable]:
-        """The statements of a guarded write (save, complete, release, extend) that run_guarded runs."""
+                           unlock: bool, completes: bool = False) -> list[sa.Executable]:
+        """The statements of a guarded write (save, complete, release, extend) that run_guarded runs;
+        `completes`: the write is a Complete (not a release)."""
         values = {**item_values, **lock_values, **(self.unlock_writes() if unlock else {})}
         return [sa.update(table).where(fence).values(values)]
 
     def run_guarded(self, conn: sa.Connection, statements: list[sa.Executable], params: Mapping[str, Any]) -> bool:
-        """Run a guarded write; False (and nothing written) when the fence did not hold."""
+        """Run a guarded write; False (and nothing written) when the fence did not hold, or FenceFailed
+        (which rolls the transaction back) when it failed after a first statement wrote."""
         return conn.execute(statements[0], dict(params)).rowcount == 1
 
     # -- expiry -----------------------------------------------------------------------------
@@ -134,6 +141,10 @@ class LockShape:
         if self.expires is not None:
             return sa.and_(self.user.is_not(None), self.expires > now)
         return sa.and_(self.user.is_not(None), self.time > clock.add_seconds(now, self.seconds(-self.lock_seconds)))
+
+    def free(self) -> sa.ColumnElement[bool]:
+        """Rows nobody holds."""
+        return self.user.is_(None)
 
     def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """A lock (the user column is set) that no longer holds: expired, or without an expiry.

@@ -7,6 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from workbench.db.lockshapes import base
 from workbench.db.lockshapes.token_column import TokenColumn
 
 # The item's key as the lock table keeps it: text, which these key types turn into and back unchanged.
@@ -104,13 +105,13 @@ class LockTable(TokenColumn):
         return True
 
     def relock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
-               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any]) -> bool:
+               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any], prev_token: Any) -> bool:
         stmt = sa.update(self.locks).where(self.of_item(self.key_text(key)), guard).values(dict(lock_values))
         return conn.execute(stmt).rowcount == 1
 
     def guarded_statements(self, table: sa.Table, key_column: sa.Column[Any], fence: sa.ColumnElement[bool],
                            item_values: Mapping[str, Any], lock_values: Mapping[str, Any],
-                           unlock: bool) -> list[sa.Executable]:
+                           unlock: bool, completes: bool = False) -> list[sa.Executable]:
         locks = self.locks
         if unlock:
             first: sa.Executable = sa.delete(locks).where(fence)
@@ -119,10 +120,24 @@ class LockTable(TokenColumn):
         else:  # a Save: hold the lock row until the edits are written
             first = self.backend.lock_row(sa.select(locks.c.token).where(fence), locks)
         statements = [first]
-        if item_values:
-            statements.append(sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type))
-                              .values(dict(item_values)))
+        item = self.item_write(table, key_column, item_values, unlock, completes)
+        if item is not None:
+            statements.append(item)
         return statements
+
+    def item_write(self, table: sa.Table, key_column: sa.Column[Any], item_values: Mapping[str, Any],
+                   unlock: bool, completes: bool) -> sa.Update | None:
+        """The queue row's part of a guarded write (None: nothing to write there)."""
+        if not item_values:
+            return None
+        return sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type)) \
+            .values(dict(item_values))
+
+    def stamp(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any,
+              prev_token: Any) -> bool:
+        """What a claim writes into the queue's row besides on_claim (here: nothing); False when the
+        row is not the claimer's to take."""
+        return True
 
     def run_guarded(self, conn: sa.Connection, statements: list[sa.Executable], params: Mapping[str, Any]) -> bool:
         first, *rest = statements
@@ -131,7 +146,8 @@ class LockTable(TokenColumn):
         if not held:
             return False
         for stmt in rest:
-            conn.execute(stmt, dict(params))
+            if conn.execute(stmt, dict(params)).rowcount != 1:
+                raise base.FenceFailed  # the row itself no longer carries this lock (see ClaimIdColumn)
         return True
 
     def claim_method(self, configured: Any) -> Any:

@@ -1,0 +1,113 @@
+"""Shape 6: the table's own claim-id column (`Lock`, `process_uuid`) holds the lock's token; time and expiry live in the lock table."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import errors
+from workbench.db.lockshapes import base
+from workbench.db.lockshapes.lock_table import LockTable
+
+
+class ClaimIdColumn(LockTable):
+    """A lock table row (holder, time, expiry, token) plus the token in the row's claim-id column.
+
+    The column is the protocol other programs of such tables follow: a row whose claim id is set is
+    taken, by workbench or by someone else, and is not handed out. A claim sets it to the new token
+    only where it is still empty (or, for an expired lock, still the old token); a release clears
+    it, Complete too unless the queue keeps it (`keep_claim_id`, for statistics); every write under
+    the lock checks that the row still carries this lock's token.
+    """
+
+    def __init__(self, *, claim_id: sa.Column[Any], keep_claim_id: bool, **settings: Any) -> None:
+        super().__init__(**settings)
+        self.claim_id, self.keep = claim_id, keep_claim_id
+
+    @property
+    def columns_in_table(self) -> list[sa.Column[Any]]:
+        return [self.claim_id]
+
+    def check_key(self, key: sa.Column[Any]) -> str | None:
+        problem = super().check_key(key)
+        if problem:
+            return problem
+        kind = self.claim_id.type
+        length = getattr(kind, "length", None)
+        if isinstance(kind, sa.Uuid) or (isinstance(kind, sa.String) and (length is None or length >= 32)):
+            return None
+        return (f"the claim-id column '{self.claim_id.name}' must be text of at least 32 characters or of the "
+                f"database's UUID type (it is {kind})")
+
+    @property
+    def _uuid_typed(self) -> bool:
+        return isinstance(self.claim_id.type, sa.Uuid)
+
+    @property
+    def _bind_type(self) -> sa.types.TypeEngine[Any]:
+        return sa.String(36) if self._uuid_typed and self.backend.uuid_as_text else self.claim_id.type
+
+    def claim_value(self, token: Any) -> Any:
+        """A token as the claim-id column is sent it; LockLost when it cannot be one."""
+        if not self._uuid_typed:
+            return str(token)
+        try:
+            value = token if isinstance(token, uuid.UUID) else uuid.UUID(str(token))
+        except ValueError:
+            raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.queue}",
+                                  queue=self.queue, key=None, cause="not_held") from None
+        return str(value) if self.backend.uuid_as_text else value
+
+    def _claim(self, token: Any) -> sa.BindParameter[Any]:
+        return sa.bindparam(None, self.claim_value(token), type_=self._bind_type)
+
+    def free(self) -> sa.ColumnElement[bool]:
+        if self.keep:
+            # Completed rows keep their claim id; whether a row waits is for `todo` to say (a row
+            # put back to waiting by hand still carries its last claim id).
+            return super().free()
+        return sa.and_(super().free(), self.claim_id.is_(None))
+
+    def token_params(self, token: str) -> dict[str, Any]:
+        return {**super().token_params(token), "wb_claim": self.claim_value(token)}
+
+    def shown_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        shown = super().shown_item(item)
+        shown.pop(self.claim_id.name, None)  # it is the lock's token
+        return shown
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def stamp(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any,
+              prev_token: Any) -> bool:
+        was = self.claim_id == self._claim(prev_token) if prev_token is not None else \
+            self.claim_id.is_(None) if not self.keep else sa.true()
+        stmt = sa.update(table).where(key_column == key, was).values({self.claim_id.name: self._claim(token)})
+        return conn.execute(stmt).rowcount == 1
+
+    def unlock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
+               guard: sa.ColumnElement[bool], item_values: Mapping[str, Any]) -> bool:
+        return super().unlock(conn, table, key_column, key, guard, {**item_values, self.claim_id.name: sa.null()})
+
+    def relock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
+               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any], prev_token: Any) -> bool:
+        if not super().relock(conn, table, key_column, key, guard, lock_values, prev_token):
+            return False
+        assert self.token is not None
+        if not self.stamp(conn, table, key_column, key, lock_values[self.token.name], prev_token):
+            raise base.FenceFailed  # the row carries another claim id: roll the lock row back
+        return True
+
+    def item_write(self, table: sa.Table, key_column: sa.Column[Any], item_values: Mapping[str, Any],
+                   unlock: bool, completes: bool) -> sa.Update | None:
+        values = dict(item_values)
+        if unlock and not (completes and self.keep):
+            values[self.claim_id.name] = sa.null()
+        if not values:
+            return None  # an extension: the lock row alone
+        carries = self.claim_id == sa.bindparam("wb_claim", type_=self._bind_type)
+        return sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type), carries) \
+            .values(values)
