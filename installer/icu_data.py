@@ -56,7 +56,7 @@ def read_package(blob: bytes) -> tuple[bytes, list[tuple[str, bytes]]]:
         name_offset, data_offset = struct.unpack_from("<II", blob, header_size + 4 + 8 * i)
         start = header_size + name_offset
         entries.append((blob[start:blob.index(b"\0", start)].decode("ascii"), data_offset))
-    ends = sorted(offset for _, offset in entries) + [len(blob) - header_size]
+    ends = [*sorted(offset for _, offset in entries), len(blob) - header_size]
     next_offset = {offset: ends[i + 1] for i, offset in enumerate(ends[:-1])}
     items = [(name, blob[header_size + offset:header_size + next_offset[offset]]) for name, offset in entries]
     return blob[:header_size], items

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import os
@@ -145,8 +146,9 @@ def start_postgres(*, durable: bool = False) -> Server:
     _chown(work, "postgres")
     data = work / "data"
     port = free_port()
-    run = lambda argv: subprocess.run(
-        _as_user("postgres", argv), check=True, capture_output=True, text=True, cwd=work)
+    def run(argv):
+        return subprocess.run(
+            _as_user("postgres", argv), check=True, capture_output=True, text=True, cwd=work)
     try:
         run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
              "--no-sync", "--no-instructions"])
@@ -168,7 +170,7 @@ def start_postgres(*, durable: bool = False) -> Server:
         # "fast" cuts every client off but writes what was committed first: with
         # synchronous_commit=off (set above for speed) "immediate" would lose the last commits.
         subprocess.run(_as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", mode,
-                                             "stop"]), capture_output=True, cwd=work)
+                                             "stop"]), capture_output=True, cwd=work, check=False)
 
     def bring_up() -> None:
         run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w", "-o", options, "start"])
@@ -179,10 +181,8 @@ def start_postgres(*, durable: bool = False) -> Server:
         except (OSError, ValueError, IndexError):
             return
         for pid in [postmaster, *_children(postmaster)]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signum)
-            except ProcessLookupError:
-                pass
 
     return Server("postgresql", "127.0.0.1", port, "postgres", stop, take_down=take_down, bring_up=bring_up,
                   freeze=lambda: signal_all(signal.SIGSTOP), thaw=lambda: signal_all(signal.SIGCONT),

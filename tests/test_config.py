@@ -414,8 +414,8 @@ def test_demo_config_binds_to_its_tables(demo_db: Path, tmp_path: Path) -> None:
 
 def test_richer_filters_bind_to_the_demo(demo_db: Path, tmp_path: Path) -> None:
     bind(demo_db, tmp_path, ('status = ["new", "open"]',
-                             'status = ["new", "open"]\npriority = { ge = 2 }\nresolution = { null = true }\n'
-                             'category = { ne = "Spam" }'))
+                             ('status = ["new", "open"]\npriority = { ge = 2 }\nresolution = { null = true }\n'
+                             'category = { ne = "Spam" }')))
 
 
 @pytest.mark.parametrize("old, new, key, wrong, right", [

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from installer import deb
+from installer import deb  # noqa: E402 - the repository root goes on sys.path first
 
 pytestmark = pytest.mark.skipif(shutil.which("dpkg-deb") is None or shutil.which("readelf") is None,
                                 reason="needs dpkg-deb and readelf (Debian/Ubuntu with binutils)")

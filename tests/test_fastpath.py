@@ -62,7 +62,8 @@ def test_a_claims_clock_reading_is_its_lock_time(native_env: support.Env) -> Non
     q = wb.queue("cases")
     lock = q.claim_next("ann")[0].lock
     claimed = q.history(lock.key)[-1]  # the audit row's time is the statement's now() too
-    assert lock.db_now == lock.locked_at == claimed.at and (lock.expires_at - lock.locked_at).total_seconds() == q.config.lock_seconds
+    assert lock.db_now == lock.locked_at == claimed.at
+    assert (lock.expires_at - lock.locked_at).total_seconds() == q.config.lock_seconds
 
 
 def test_a_lock_time_column_that_rounds_gets_the_clock_read_separately(native_env: support.Env) -> None:

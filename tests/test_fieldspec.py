@@ -69,7 +69,7 @@ def db_url(tmp_path: Path) -> Iterator[str]:
     engine = sa.create_engine(url)
     items_table(sa.MetaData()).create(engine)
     engine.dispose()
-    yield url
+    return url
 
 
 def bound(tmp_path: Path, url: str, fields: str = "", read_only: str = '["created"]') -> mapping.BoundQueue:
@@ -83,7 +83,8 @@ def bound(tmp_path: Path, url: str, fields: str = "", read_only: str = '["create
             table = mapping.reflect_table(conn, config.queue("items"), config.path)
     finally:
         engine.dispose()
-    return mapping.BoundQueue(config.queue("items"), table, config_path=config.path, backend=backends.for_dialect("sqlite"),
+    return mapping.BoundQueue(config.queue("items"), table, config_path=config.path,
+                              backend=backends.for_dialect("sqlite"),
                               local_clock=False)
 
 
@@ -554,7 +555,7 @@ def test_hidden_field_is_marked_and_its_rules_still_hold(q: mapping.BoundQueue) 
     assert body.hidden is True and body in fieldspec.field_specs(q)
     assert [s.name for s in fieldspec.field_specs(q) if s.hidden] == ["body"]
     # Not on the form, but the engine still checks what the command line sends.
-    with pytest.raises(errors.InvalidValue, match="^body: required$"):
+    with pytest.raises(errors.InvalidValue, match=r"^body: required$"):
         q.coerce_edits({"body": ""})
 
 

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from installer import icu_data  # the installer folder is not a package of the app
+from installer import icu_data  # noqa: E402 - after sys.path gets the repository root (not an app package)
 
 PYSIDE_LIB = Path(__import__("PySide6").__file__).parent / "Qt" / "lib"
 LIBRARIES = sorted(PYSIDE_LIB.glob("libicudata.so.*"))

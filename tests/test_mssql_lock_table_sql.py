@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import tomllib
 import types
 from collections.abc import Mapping
@@ -94,8 +95,8 @@ def test_the_claim_reads_expired_then_free_tickets_and_inserts_under_a_key_range
     LockTableClaim()._candidates(conn, q, trail("tickets"), base.ClaimRequest(user="alice"))
     expired, free = conn.sent
     assert expired.startswith("SELECT TOP 16 vendor.vendor_tickets.ticket_id AS wb_ckey, workbench_locks.lock_user")
-    assert "workbench_locks.lock_user IS NOT NULL AND (workbench_locks.expires_at IS NULL OR " \
-           "workbench_locks.expires_at <= SYSUTCDATETIME())" in expired
+    assert ("workbench_locks.lock_user IS NOT NULL AND (workbench_locks.expires_at IS NULL OR "
+            "workbench_locks.expires_at <= SYSUTCDATETIME())") in expired
     assert "WHERE vendor.vendor_tickets.state = 'open' AND workbench_locks.lock_user IS NULL" in free
     assert free.endswith("ORDER BY vendor.vendor_tickets.priority DESC, vendor.vendor_tickets.opened_at ASC, "
                          "vendor.vendor_tickets.ticket_id ASC")
@@ -107,7 +108,8 @@ def test_the_claim_reads_expired_then_free_tickets_and_inserts_under_a_key_range
                            "WHERE workbench_locks.queue = :queue_1 AND workbench_locks.item_key = :item_key_1))")
     assert recheck == ("SELECT vendor.vendor_tickets.ticket_id FROM vendor.vendor_tickets WHERE "
                        "vendor.vendor_tickets.ticket_id = :ticket_id_1 AND vendor.vendor_tickets.state = 'open'")
-    assert read_back.endswith("WHERE vendor.vendor_tickets.ticket_id = :ticket_id_1 AND workbench_locks.token = :token_1")
+    assert read_back.endswith("WHERE vendor.vendor_tickets.ticket_id = :ticket_id_1 "
+                              "AND workbench_locks.token = :token_1")
 
 
 def test_an_expired_lock_is_taken_over_under_its_old_token() -> None:
@@ -135,7 +137,8 @@ def _writes(shape: guarded.Shape) -> list[str]:
 def test_complete_deletes_the_lock_row_under_the_fence_then_writes_the_outcome() -> None:
     fence, outcome = _writes(guarded.Shape(models.EventKind.COMPLETE, outcome="solved", unlock=True))
     assert fence == f"DELETE FROM workbench_locks {LOCK_FENCE}"
-    assert outcome == ("UPDATE vendor.vendor_tickets SET state='solved', solved_by=:wb_user, solved_at=SYSUTCDATETIME() "
+    assert outcome == ("UPDATE vendor.vendor_tickets SET state='solved', solved_by=:wb_user, "
+                       "solved_at=SYSUTCDATETIME() "
                        "WHERE vendor.vendor_tickets.ticket_id = :wb_key")
 
 
@@ -162,10 +165,8 @@ def test_the_board_and_health_read_the_lock_table() -> None:
             health_sql.append(one_line(compiled(stmt)))
             raise RuntimeError("stop")
 
-    try:
+    with contextlib.suppress(RuntimeError):
         stats.health(Conn(), q, trail("tickets"))
-    except RuntimeError:
-        pass
     (sql,) = health_sql
     # Free rows: the table outer-joined to the locks; locked rows: the locks joined to the table.
     assert sql.count("LEFT OUTER JOIN workbench_locks") == 2 and sql.count(" JOIN workbench_locks") == 6
@@ -202,7 +203,7 @@ def test_claim_id_writes_check_the_rows_claim_id() -> None:
 
 def test_claim_id_claim_stamps_only_an_empty_row() -> None:
     q = _exports()
-    insert, stamp, recheck, read_back = _try(q, {"wb_ckey": 3, "wb_prev_owner": None, "wb_prev_token": None,
+    insert, stamp, _recheck, _read_back = _try(q, {"wb_ckey": 3, "wb_prev_owner": None, "wb_prev_token": None,
                                                  "wb_prev_time": None})
     assert insert.startswith("INSERT INTO workbench_locks")
     assert stamp == ("UPDATE export_rows SET [Lock]=:param_1 WHERE export_rows.row_id = :row_id_1 "

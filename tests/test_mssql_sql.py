@@ -92,7 +92,8 @@ def bound(text: str, name: str) -> mapping.BoundQueue:
     legacy_table(metadata)
     schema.build(metadata)
     table = metadata.tables[config.queue(name).table]
-    return mapping.BoundQueue(config.queue(name), table, config_path="x.toml", backend=backends.for_dialect("mssql"), local_clock=False)
+    return mapping.BoundQueue(config.queue(name), table, config_path="x.toml", backend=backends.for_dialect("mssql"),
+                              local_clock=False)
 
 
 def trail(name: str) -> audit.AuditTrail:
@@ -197,8 +198,8 @@ def test_claim_filter_constants_are_inlined_for_filtered_indexes() -> None:
     # The same constants as the filtered claim index: waiting and not locked.
     assert "WHERE cases.status IN ('new', 'open') AND cases.wb_locked_by IS NULL AND NOT (EXISTS" in sql, sql
     (_, todo) = claim_sql(bound(STATUS_DRIVEN, "cases"))
-    assert "WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.status = 'new' " \
-           "AND cases.wb_locked_by IS NULL ORDER BY" in todo
+    assert ("WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.status = 'new' "
+            "AND cases.wb_locked_by IS NULL ORDER BY") in todo
     # Written config constants are inlined too; the acting user stays a parameter.
     assert "SET status='in_progress', wb_locked_by=:wb_locked_by" in todo
 
@@ -345,7 +346,8 @@ def test_legacy_claim_has_no_token_and_derives_expiry_from_lock_time() -> None:
     assert "NEWID()" not in sql and "NULL AS wb_token" in sql and "NULL AS wb_prev_token" in sql
     assert sql.startswith("UPDATE orders SET locked_by=:locked_by, locked_at=SYSUTCDATETIME() OUTPUT ")
     assert "DATEADD(second, 1200, inserted.locked_at) AS wb_expires" in sql
-    assert "WHERE orders.state = 'new' AND orders.locked_by IS NULL ORDER BY orders.due DESC, orders.order_no ASC" in sql
+    assert ("WHERE orders.state = 'new' AND orders.locked_by IS NULL "
+            "ORDER BY orders.due DESC, orders.order_no ASC") in sql
     expired, _ = claim_sql(bound(LEGACY, "orders"))
     assert ("orders.locked_by IS NOT NULL AND (orders.locked_at IS NULL OR orders.locked_at <= "
             "DATEADD(second, -1200, SYSUTCDATETIME())) AND orders.state = 'new'") in expired

@@ -112,12 +112,12 @@ def test_grants_prints_the_policies_and_changes_nothing_without_apply(
         config = env.demo_config_file()
         code, out, err = _cli(capsys, "--config", config, "grants", "cases")
         assert code == 0, err
-        assert "CREATE POLICY wb_cases_operator ON cases AS PERMISSIVE FOR UPDATE TO workbench_operator USING " \
-               "(wb_locked_by IS NULL OR wb_locked_by = CAST(SESSION_USER AS VARCHAR) OR wb_lock_expires IS NULL " \
-               "OR wb_lock_expires <= timezone('UTC', now())) WITH CHECK (wb_locked_by IS NULL OR " \
-               "wb_locked_by = CAST(SESSION_USER AS VARCHAR));" in out, out
-        assert "GRANT SELECT, UPDATE (subject, description, category, priority, status, resolution, " \
-               "time_spent_min, wb_locked_by, wb_locked_at, wb_lock_expires, wb_lock_token) ON cases" in out
+        assert ("CREATE POLICY wb_cases_operator ON cases AS PERMISSIVE FOR UPDATE TO workbench_operator USING "
+                "(wb_locked_by IS NULL OR wb_locked_by = CAST(SESSION_USER AS VARCHAR) OR wb_lock_expires IS NULL "
+                "OR wb_lock_expires <= timezone('UTC', now())) WITH CHECK (wb_locked_by IS NULL OR "
+                "wb_locked_by = CAST(SESSION_USER AS VARCHAR));") in out, out
+        assert ("GRANT SELECT, UPDATE (subject, description, category, priority, status, resolution, "
+                "time_spent_min, wb_locked_by, wb_locked_at, wb_lock_expires, wb_lock_token) ON cases") in out
         assert "GRANT INSERT ON workbench_settings TO workbench_supervisor;" in out
         assert "ALTER TABLE cases ENABLE ROW LEVEL SECURITY;" in out and "FORCE" not in out
         assert "own database login" in err and "never for operators" in err
@@ -449,7 +449,7 @@ def test_upgrade_from_version_2_adds_the_roles_table(native_env: support.Env) ->
         with pytest.raises(errors.NotInitialized, match=f"at version 2, this program needs {tables.SCHEMA_VERSION}"):
             migrations.check(conn, None)
     wb = native_env.open(native_env.demo_config())
-    assert [(m.version, m.description) for m in wb.init()][0] == (3, "supervisor and operator roles")
+    assert next((m.version, m.description) for m in wb.init()) == (3, "supervisor and operator roles")
     assert wb.init() == []
     with engine.begin() as conn:
         migrations.check(conn, None)

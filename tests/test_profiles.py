@@ -178,7 +178,7 @@ def test_choose_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert opening.choose(config=str(config)).config_path == config
     with pytest.raises(errors.UsageError, match="not both"):
         opening.choose(config=str(config), profile="demo")
-    with pytest.raises(errors.UsageError, match="no connection profile named 'dmeo'.*did you mean 'demo'"):
+    with pytest.raises(errors.UsageError, match=r"no connection profile named 'dmeo'.*did you mean 'demo'"):
         opening.choose(profile="dmeo")
     (tmp_path / "workbench.toml").write_text(config.read_text())
     assert opening.choose().config_path == tmp_path / "workbench.toml"  # ./workbench.toml first

@@ -27,7 +27,7 @@ def wb(native_env: support.Env) -> Iterator[service.Workbench]:
     """A workbench on a fresh database with `init` done (no queue tables: publishing needs none)."""
     workbench = native_env.open(native_env.demo_config())
     workbench.init()
-    yield workbench
+    return workbench
 
 
 def _body(env: support.Env) -> tuple[str, Path]:
@@ -241,7 +241,8 @@ def test_upgrade_from_version_1(native_env: support.Env) -> None:
     with engine.connect() as conn:
         assert migrations.current_version(conn, None) == 1
         assert not sa.inspect(conn).has_table(tables.SETTINGS_TABLE)
-        with pytest.raises(errors.NotInitialized, match=f"at version 1, this program needs {tables.SCHEMA_VERSION}: run `workbench init`"):
+        needs = f"at version 1, this program needs {tables.SCHEMA_VERSION}: run `workbench init`"
+        with pytest.raises(errors.NotInitialized, match=needs):
             migrations.check(conn, None)
     body, _ = _body(native_env)
     for read in (published.latest_version, published.latest, published.history):

@@ -187,7 +187,8 @@ def test_board_reads_the_locked_rows_once(native_env: support.Env) -> None:
         q.claim("ann", key)
     q.board()  # first time only: the audit key's character set (MySQL/MariaDB)
     sent: list[tuple[str, Any]] = []
-    grab = lambda conn, cursor, statement, parameters, context, many: sent.append((statement, parameters))
+    def grab(conn, cursor, statement, parameters, context, many):
+        return sent.append((statement, parameters))
     sa.event.listen(wb.engine, "before_cursor_execute", grab)
     try:
         rows = q.board()
@@ -202,7 +203,8 @@ def test_board_reads_the_locked_rows_once(native_env: support.Env) -> None:
             plan = conn.exec_driver_sql("EXPLAIN (FORMAT JSON) " + statement, parameters).scalar()
 
             def relations(node: dict[str, Any]) -> list[str]:
-                return [node.get("Relation Name", ""), *(r for child in node.get("Plans", []) for r in relations(child))]
+                children = (r for child in node.get("Plans", []) for r in relations(child))
+                return [node.get("Relation Name", ""), *children]
 
             read = relations(plan[0]["Plan"])
         elif env.backend.startswith("mariadb"):
@@ -316,7 +318,8 @@ def test_board_of_a_table_with_a_text_key(native_env: support.Env) -> None:
     assert set(rows) == {"T-2", "T-3"}
     assert (rows["T-2"].owner, rows["T-2"].extensions) == ("ann", 1)
     assert rows["T-2"].last_activity > rows["T-2"].locked_at  # the extension, after the claim
-    assert (rows["T-3"].owner, rows["T-3"].extensions, rows["T-3"].summary) == ("bob", 0, {"subject": "Ticket 3", "status": "open"})
+    t3 = rows["T-3"]
+    assert (t3.owner, t3.extensions, t3.summary) == ("bob", 0, {"subject": "Ticket 3", "status": "open"})
     assert [r.key for r in q.board(limit=1)] == ["T-2"]
 
 
@@ -346,7 +349,7 @@ def test_health_counts_and_todays_events(native_env: support.Env) -> None:
     locks = {k: q.claim("ann", k).lock for k in keys}
     for k in keys[:2]:
         q.complete("ann", k, locks[k].token)
-    for k, reason in zip(keys[2:6], ["customer unreachable", "wrong queue", "", "customer unreachable"]):
+    for k, reason in zip(keys[2:6], ["customer unreachable", "wrong queue", "", "customer unreachable"], strict=False):
         q.release("ann", k, locks[k].token, reason)
     env.age_lock(wb, "cases", keys[6], 16 * 60)  # keys[6] expired, keys[7] still held
     h = q.health()
@@ -581,7 +584,8 @@ def test_cli_board_health_stats(native_env: support.Env, capsys: pytest.CaptureF
     code, out, _ = _cli(capsys, *base, "board", "cases", "--csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and len(rows) == 1 and lock.token not in out
-    assert (rows[0]["key"], rows[0]["owner"], rows[0]["extensions"], rows[0]["expired"]) == (str(c), "bob", "1", "False")
+    first = rows[0]
+    assert (first["key"], first["owner"], first["extensions"], first["expired"]) == (str(c), "bob", "1", "False")
     assert set(rows[0]) >= {"age_seconds", "remaining_seconds", "idle_seconds", "last_activity", "subject"}
     code, out, _ = _cli(capsys, *base, "board", "cases", "--json")
     assert code == 0 and json.loads(out)[0]["owner"] == "bob" and lock.token not in out

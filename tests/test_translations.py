@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "installer"))
 
-import translations  # installer/translations.py
+import translations  # noqa: E402 - installer/translations.py, once installer/ is on sys.path
 
 TS_FILES = translations.ts_files()
 LANGUAGES = [ts.stem.removeprefix("workbench_") for ts in TS_FILES]

@@ -135,7 +135,7 @@ def _compare(value: Any, bound: Any) -> int:
         # One side with a time zone, one without: compare both as naive UTC.
         value, bound = (v.astimezone(dt.UTC).replace(tzinfo=None) if v.tzinfo else v
                         for v in (value, bound))
-    return (value > bound) - (value < bound)
+    return int(value > bound) - int(value < bound)
 
 
 def _show(value: Any) -> str:

@@ -238,7 +238,7 @@ def explain(wb: service.Workbench, calls: list[tuple[str, Callable[[], Any]]]) -
 
     event.listen(wb.engine, "before_cursor_execute", grab)
     try:
-        for label, fn in calls:
+        for _label, fn in calls:
             fn()
     finally:
         event.remove(wb.engine, "before_cursor_execute", grab)
@@ -291,7 +291,8 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
                 print(f"  {name:22} median {statistics.median(times):7.1f} ms  max {max(times):7.1f} ms  "
                       f"[{verdict}]  ({describe(result)})", flush=True)
             if args.explain:
-                for line in explain(wb, [(name, fn) for name, fn, _ in calls if name.startswith(("board", "health", "operator"))]):
+                explained = [(name, fn) for name, fn, _ in calls if name.startswith(("board", "health", "operator"))]
+                for line in explain(wb, explained):
                     print("    " + line)
             for locks in args.gui_locks:
                 keep_locks(wb.engine, args, locks)

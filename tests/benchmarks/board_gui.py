@@ -1,4 +1,4 @@
-"""What the supervisor waits for: a lock-board refresh from the timer to the painted table, and the GUI thread's longest stall."""
+"""What the supervisor waits for: a board refresh from timer to painted table, and the GUI thread's longest stall."""
 
 from __future__ import annotations
 

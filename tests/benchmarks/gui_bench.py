@@ -452,7 +452,8 @@ def measure_startup(args: argparse.Namespace, config: Path, tmp: Path, env: dict
     print(f"   {'':42}{'median':>8}{'max':>8}   aim")
     med = statistics.median(totals)
     print(f"   {'process launch -> usable':42}{med:>7.2f}s{max(totals):>7.2f}s   < {AIM_START_S:g} s: "
-          f"{aim(med, AIM_START_S)}{'' if max(totals) < AIM_START_S else ' (max: ' + aim(max(totals), AIM_START_S) + ')'}")
+          f"{aim(med, AIM_START_S)}"
+          f"{'' if max(totals) < AIM_START_S else ' (max: ' + aim(max(totals), AIM_START_S) + ')'}")
     print(f"   {'before `import PySide6` -> usable':42}{statistics.median(inproc):>7.2f}s{max(inproc):>7.2f}s")
     print("   each run (s): " + ", ".join(f"{t:.2f}" for t in totals))
     print("   where the time goes (median of the runs, s):")

@@ -629,7 +629,7 @@ def table(columns: dict[str, dict[str, float]], ratios: Iterable[tuple[str, str,
                         else f"{x / y:.2f}")
         body.append(line)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    out = ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])])
+    out = ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=False)])
            for r in [header, *body]]
     return "\n".join(out)
 

@@ -49,7 +49,7 @@ def _tables(env: support.Env, rows: int = 6, lock_type: Any = None) -> Any:
 def _row(env: support.Env, table: str, key: int) -> dict[str, Any]:
     with env.engine.connect() as conn:
         t = sa.Table(table, sa.MetaData(), autoload_with=conn)
-        return dict(conn.execute(sa.select(t).where(list(t.primary_key.columns)[0] == key)).mappings().one())
+        return dict(conn.execute(sa.select(t).where(next(iter(t.primary_key.columns)) == key)).mappings().one())
 
 
 def _lock_rows(env: support.Env) -> int:

@@ -111,7 +111,7 @@ def test_save_refuses_bad_values_and_protected_columns(env: support.Env) -> None
         q.save("alice", c.lock.key, c.lock.token, {"status": "resolved"})
     with pytest.raises(errors.InvalidValue, match="wb_locked_by: cannot be edited: it holds the lock"):
         q.save("alice", c.lock.key, c.lock.token, {"wb_locked_by": "mallory"})
-    with pytest.raises(errors.InvalidValue, match="resolutoin: no such column.*did you mean 'resolution'"):
+    with pytest.raises(errors.InvalidValue, match=r"resolutoin: no such column.*did you mean 'resolution'"):
         q.save("alice", c.lock.key, c.lock.token, {"resolutoin": "x"})
     with pytest.raises(errors.InvalidValue, match=r"subject: at most 200 characters \(201 given\)"):
         q.save("alice", c.lock.key, c.lock.token, {"subject": "x" * 201})
@@ -173,7 +173,7 @@ def test_unknown_outcome_is_an_invalid_value(env: support.Env) -> None:
     wb = env.demo()
     q = wb.queue("cases")
     c = q.claim_next("alice")[0]
-    with pytest.raises(errors.InvalidValue, match="no outcome 'closed' .*resolved, waiting"):
+    with pytest.raises(errors.InvalidValue, match=r"no outcome 'closed' .*resolved, waiting"):
         q.complete("alice", c.lock.key, c.lock.token, "closed")
 
 
@@ -187,7 +187,7 @@ def test_release_returns_item_with_cooldown_for_the_releaser(env: support.Env) -
     # Alice is not served the item she just skipped; Bob is.
     alice_next = {c.lock.key for c in q.claim_next("alice", 10)}
     assert first.lock.key not in alice_next
-    event = [e for e in env.audit(wb, "cases") if e["event"] == "release"][0]
+    event = next(e for e in env.audit(wb, "cases") if e["event"] == "release")
     assert event["reason"] == "needs a specialist" and event["token"] == first.lock.token
     for c in q.mine("alice"):
         q.release("alice", c.key, c.token, "done looking")
@@ -295,7 +295,7 @@ def test_sweep_returns_expired_items_and_records_them(env: support.Env) -> None:
     assert env.row(wb, "cases", a.lock.key)["wb_locked_by"] is None
     assert env.row(wb, "cases", b.lock.key)["wb_locked_by"] == "alice"
     assert q.sweep("cron") == []
-    event = [e for e in env.audit(wb, "cases") if e["event"] == "expire"][0]
+    event = next(e for e in env.audit(wb, "cases") if e["event"] == "expire")
     assert event["owner"] == "alice" and event["actor"] == "cron" and event["token"] == a.lock.token
     with pytest.raises(errors.LockLost) as info:
         q.complete("alice", a.lock.key, a.lock.token)

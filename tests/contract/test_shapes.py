@@ -125,7 +125,8 @@ def test_legacy_tokens_cannot_be_rebuilt_from_what_workbench_prints(
     assert env.row(wb, "orders", key)["lock_user"] == "alice"
     code, done, _ = support.run_cli(capsys, "--config", config, "--user", "alice", "--json", "complete", "orders",
                                     key, "--token", token)
-    assert code == 0 and done["outcome"] == "done" and env.row(wb, "orders", key)["processed"] == 1, (done, token, stored)
+    processed = env.row(wb, "orders", key)["processed"]
+    assert code == 0 and done["outcome"] == "done" and processed == 1, (done, token, stored)
 
 
 def test_a_refused_complete_does_not_give_away_the_new_holders_lock_time(

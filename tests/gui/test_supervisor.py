@@ -149,7 +149,8 @@ def test_a_refresh_of_thousands_of_locks_is_one_layout_change(qtbot: Any, tmp_pa
         claim(window, "gus", 5)
         signals: dict[str, int] = {}
         for name in ("dataChanged", "layoutChanged", "rowsInserted", "rowsRemoved", "modelReset"):
-            getattr(window.model, name).connect(lambda *_a, name=name: signals.__setitem__(name, signals.get(name, 0) + 1))
+            getattr(window.model, name).connect(
+                lambda *_a, name=name: signals.__setitem__(name, signals.get(name, 0) + 1))
         resized: list[int] = []
         header.sectionResized.connect(lambda section, *_: resized.append(section))
         refreshed(qtbot, window)

@@ -91,9 +91,9 @@ def table(headers: list[str], rows: Iterable[list[Any]], out: TextIO | None = No
     out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     cells = [[_cell(v) for v in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
-    out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip() + "\n")
+    out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=False)).rstrip() + "\n")
     for row in cells:
-        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
+        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() + "\n")
 
 
 def item(values: Mapping[str, Any], out: TextIO | None = None) -> None:

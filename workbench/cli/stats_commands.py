@@ -18,7 +18,8 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     if name in ("board", "stats"):
         p.add_argument("--csv", action="store_true", help="write CSV (a header row, then one row each) instead")
     if name == "board":
-        p.add_argument("--limit", type=argtypes.positive, default=20000, metavar="N", help="at most N locks (oldest first)")
+        p.add_argument("--limit", type=argtypes.positive, default=20000, metavar="N",
+                       help="at most N locks (oldest first)")
     if name == "stats":
         p.add_argument("--since", metavar="WHEN", help="start of the period: an ISO date or time "
                        "(2026-11-21, 2026-11-21T08:00) or a duration back from now (8h, 1d); default: "

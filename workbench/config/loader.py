@@ -220,7 +220,7 @@ def _cut_database(text: str) -> tuple[list[str], list[str]]:
                 cutting = True
             elif cutting:
                 cutting = False
-                comments = []
+                comments: list[str] = []
                 while cut and cut[-1].lstrip().startswith("#"):
                     comments.insert(0, cut.pop())
                 kept.extend(comments)

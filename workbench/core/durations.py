@@ -34,7 +34,7 @@ def parse_duration(value: object) -> int:
         raise ValueError(f"{value!r} is not a duration; write e.g. \"30m\", \"90s\", \"1h30m\"")
     if seconds < 0:
         raise ValueError("a duration cannot be negative")
-    return int(round(seconds))
+    return round(seconds)
 
 
 def format_duration(seconds: float) -> str:

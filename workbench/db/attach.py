@@ -36,7 +36,7 @@ def _datetime() -> sa.types.TypeEngine[Any]:
     from sqlalchemy.dialects import mssql, mysql
 
     return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb").with_variant(
-        mssql.DATETIME2(), "mssql")
+        mssql.DATETIME2(), "mssql")  # type: ignore[no-untyped-call]
 
 
 def _index_name(*parts: str) -> str:
@@ -96,15 +96,16 @@ def _lock_table_plan(conn: sa.Connection, queue: model.QueueConfig, table: sa.Ta
     name = _index_name(queue.name, "waiting")
     if where_kw and filt:
         waiting = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt))
-        index = sa.Index(name, *order, key, **{where_kw: waiting})
+        partial: dict[str, Any] = {where_kw: waiting}
+        index = sa.Index(name, *order, key, **partial)
     else:
         leading: list[sa.ColumnElement[Any]] = []
         for col in [*(col for cond, col, _ in filt if cond.op in ("eq", "null", "in")), *order, key]:
             if not any(str(col) == str(seen) for seen in leading):
                 leading.append(col)
         index = sa.Index(name, *leading)
-    notes = [f"queue {queue.name} keeps its locks in table '{queue.lock.table}': attach changes nothing in "
-             f"{queue.table_label}"]
+    notes = [(f"queue {queue.name} keeps its locks in table '{queue.lock.table}': attach changes nothing in "
+             f"{queue.table_label}")]
     reflected = sa.inspect(conn).get_indexes(table.name, schema=table.schema)
     same = next((found for found in reflected if found.get("name") == name
                  or backend.index_serves(conn, table, found, index)), None)
@@ -151,12 +152,12 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
         # growing run of dead entries of locked rows at its head.
         free = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt), user.is_(None))
         return [
-            sa.Index(_index_name(queue.name, "claim"), *order, key, *created, **{where_kw: free}),
+            sa.Index(_index_name(queue.name, "claim"), *order, key, *created, **_where(where_kw, free)),
             # Locked rows only: expired locks by expiry (the claim serves them first, `sweep`
             # clears them); "my locks", the per-user limit, the lock board and the supervisor's
             # counts of locks read all locked rows, which are few. One index, as every claim pays
             # for each index.
-            sa.Index(_index_name(table.name, "lock"), expiry, user, **{where_kw: user.is_not(None)}),
+            sa.Index(_index_name(table.name, "lock"), expiry, user, **_where(where_kw, user.is_not(None))),
         ]
     # No partial indexes (MySQL/MariaDB): lead with the equality filters and the lock user
     # (`IS NULL` is an equality to InnoDB), then the order, so that one index range is already
@@ -180,6 +181,11 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
         # "locked rows" (user IS NOT NULL) one short range.
         sa.Index(_index_name(table.name, "lock"), user, expiry),
     ]
+
+
+def _where(keyword: str, condition: sa.ColumnElement[bool]) -> dict[str, Any]:
+    """The Index keyword argument of a partial index's condition (e.g. postgresql_where=…)."""
+    return {keyword: condition}
 
 
 def render(conn: sa.Connection, attach: AttachPlan) -> str:

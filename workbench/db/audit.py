@@ -63,7 +63,7 @@ class AuditTrail:
             "detail": json.dumps(detail, default=_json_default, sort_keys=True) if detail else None,
         }
 
-    def write(self, conn: sa.Connection, rows: Iterable[Mapping[str, Any]]) -> None:
+    def write(self, conn: sa.Connection, rows: Iterable[Mapping[Any, Any]]) -> None:
         rows = list(rows)
         if rows:
             conn.execute(self._insert, rows)
@@ -93,7 +93,7 @@ class AuditTrail:
         return self.event(row) if row else None
 
     @staticmethod
-    def event(row: Mapping[str, Any]) -> models.Event:
+    def event(row: Mapping[Any, Any]) -> models.Event:
         at = row["at"]
         if isinstance(at, str):
             at = dt.datetime.fromisoformat(at)

@@ -1,4 +1,4 @@
-"""Open items per hour, rebuilt backwards from now: arrivals (the `created` column) and completions (the audit trail)."""
+"""Open items per hour, rebuilt backwards from now: arrivals (`created`) and completions (the audit trail)."""
 
 from __future__ import annotations
 

@@ -222,7 +222,7 @@ class readable(FunctionElement[Any]):
 
 @compiles(readable)
 def _readable_default(element: readable, compiler: Any, **kw: Any) -> str:
-    return compiler.process(next(iter(element.clauses)), **kw)
+    return str(compiler.process(next(iter(element.clauses)), **kw))
 
 
 @compiles(readable, "postgresql")

@@ -15,6 +15,7 @@ pair next to the libpq calls it makes.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import operator
@@ -115,10 +116,8 @@ class HeldConnections:
         with self._lock:
             held, self._held = list(self._held.values()), {}
         for item in held:
-            try:
+            with contextlib.suppress(Exception):  # closing at shutdown; the server may be gone
                 item.conn.close()
-            except Exception:  # noqa: BLE001 - closing at shutdown; the server may be gone
-                pass
 
 
 class FastStatement:
@@ -129,7 +128,9 @@ class FastStatement:
         from psycopg import generators, pq
         from psycopg.adapt import PyFormat
 
+        assert isinstance(statement, sa.sql.ClauseElement)
         compiled = statement.compile(dialect=held.positional_dialect)
+        assert isinstance(compiled, sa.sql.compiler.SQLCompiler)
         # literal_execute constants (filter values) are rendered into the SQL text here, once.
         expanded = compiled.construct_expanded_state(dict(sample))
         self.sql: str = expanded.statement
@@ -146,7 +147,7 @@ class FastStatement:
         self._exchange, self._tuples_ok = generators.execute, pq.ExecStatus.TUPLES_OK
         self._columns: list[str] | None = None
 
-    def rows(self, values: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    def rows(self, values: Mapping[Any, Any]) -> list[tuple[Any, ...]]:
         """Execute with `values` (all of the sample's names) in autocommit; the rows as tuples."""
         params = {**self.constants, **values} if self.constants else values
         held = self.held.get()
@@ -192,7 +193,7 @@ class FastStatement:
         """As rows(), each row as a dict by column name."""
         rows = self.rows(values)
         names = self.columns
-        return [dict(zip(names, row)) for row in rows]
+        return [dict(zip(names, row, strict=False)) for row in rows]
 
 
 def _one_result(conn: Any, results: list[Any]) -> Any:

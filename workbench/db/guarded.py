@@ -46,7 +46,7 @@ class GuardedWriter:
 
     def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
             reason: str | None = None, detail: Mapping[str, Any] | None = None,
-            extend_until: Any = None) -> Mapping[str, Any] | None:
+            extend_until: Any = None) -> Mapping[Any, Any] | None:
         """The row's new lock columns (wb_*) if the write happened, None if the fence failed."""
         q = self.q
         params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.key_params(key),
@@ -109,11 +109,11 @@ class GuardedWriter:
         return self._bind_processors[shape]
 
     def _two_step(self, conn: sa.Connection, statements: list[sa.Executable], shape: Shape, params: dict[str, Any],
-                  audit: dict[str, Any], token: str) -> Mapping[str, Any] | None:
+                  audit: dict[str, Any], token: str) -> Mapping[Any, Any] | None:
         q = self.q
         if not q.shape.run_guarded(conn, statements, params):
             return None
-        row: Mapping[str, Any]
+        row: Mapping[Any, Any]
         if shape.unlock:
             row = {"wb_key": params["wb_key"], "wb_now": conn.execute(self._read_now).scalar()}
         else:

@@ -184,7 +184,7 @@ class BoundQueue:
                 break
             if column not in chosen and isinstance(column.type, (sa.String, sa.Integer, sa.DateTime, sa.Date)):
                 chosen.append(column)
-        return sorted(chosen, key=lambda c: ranked.index(c))
+        return sorted(chosen, key=ranked.index)
 
     # -- checks -----------------------------------------------------------------------------
 
@@ -378,7 +378,7 @@ class BoundQueue:
         return sa.and_(*parts)
 
     def order_by(self) -> list[sa.ColumnElement[Any]]:
-        terms = [col.desc() if desc else col.asc() for col, desc in self.order]
+        terms: list[sa.ColumnElement[Any]] = [col.desc() if desc else col.asc() for col, desc in self.order]
         terms.append(self.key.asc())  # a stable order, and the index tail
         return terms
 
@@ -420,7 +420,7 @@ class BoundQueue:
         """The compare-and-set guard: this row, this exact lock, still live."""
         return sa.and_(self.key == key, self.user == user, self.live(now), self.shape.token_matches(token))
 
-    def token_of(self, row: Mapping[str, Any]) -> str:
+    def token_of(self, row: Mapping[Any, Any]) -> str:
         return self.shape.token_of(row)
 
     # -- reading ----------------------------------------------------------------------------
@@ -457,7 +457,7 @@ class BoundQueue:
             return UNREADABLE_PAST
         if value.__class__ is str:  # SQLite keeps times as text
             try:
-                value = dt.datetime.fromisoformat(value)  # type: ignore[arg-type]
+                value = dt.datetime.fromisoformat(str(value))
             except ValueError:  # written by another program; it sorts after every date as text
                 return UNREADABLE_FUTURE
         assert isinstance(value, dt.datetime)
@@ -473,11 +473,11 @@ class BoundQueue:
         # arguments cost over 1 µs a call: it counts on a board of 10,000 locks.
         combine, parse = dt.datetime.combine, dt.datetime.fromisoformat
 
-        def in_utc(value: dt.datetime) -> dt.datetime:
+        def in_utc(value: Any) -> dt.datetime:
             if value.__class__ is not dt.datetime:
                 if value.__class__ is str:  # SQLite's text: parsed with its zone, five times faster than replace()
                     try:
-                        parsed = parse(value + "+00:00")  # type: ignore[operator]
+                        parsed = parse(str(value) + "+00:00")
                     except ValueError:  # an offset of its own, another program's text
                         parsed = None
                     if parsed is not None and parsed.tzinfo is not None:  # a date alone ignores the zone
@@ -487,14 +487,14 @@ class BoundQueue:
 
         return in_utc
 
-    def lock_from_row(self, row: Mapping[str, Any]) -> models.Lock:
+    def lock_from_row(self, row: Mapping[Any, Any]) -> models.Lock:
         time = self._aware(row["wb_time"])
         token = self.shape.token_from_lock_row(row, time)
         return models.Lock(queue=self.name, key=row["wb_key"], owner=row["wb_user"], token=token,
                            locked_at=time, expires_at=self._aware(row["wb_expires"]),
                            db_now=self._aware(row["wb_now"]))
 
-    def item_from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def item_from_row(self, row: Mapping[Any, Any]) -> dict[str, Any]:
         return {name: row[name] for name in self._column_names if name in row}
 
     def coerce_edits(self, edits: Mapping[str, Any]) -> dict[str, Any]:

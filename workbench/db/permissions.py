@@ -249,7 +249,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
          f"    CREATE ROLE {supervisor} NOLOGIN;\n  END IF;\n"
          f"  IF NOT pg_has_role({literal(SUPERVISOR_ROLE)}, {literal(OPERATOR_ROLE)}, 'MEMBER') THEN\n"
          f"    GRANT {operator} TO {supervisor};\n  END IF;\nEND\n$wb$"),
-        *(f"GRANT USAGE ON SCHEMA {prep.quote_schema(name)} TO {operator}" for name in schemas),
+        *(f"GRANT USAGE ON SCHEMA {prep.quote_schema(str(name))} TO {operator}" for name in schemas),
         (f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in written_columns(q))}) "
          f"ON {table} TO {operator}"),
         f"GRANT SELECT, INSERT ON {wb_tables[tables.AUDIT_TABLE]} TO {operator}",
@@ -265,7 +265,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
         policy = prep.quote(name)
         statements += [f"DROP POLICY IF EXISTS {policy} ON {table}", f"CREATE POLICY {policy} ON {table} {body}"]
     # sa.DDL formats its text with %; the text holds no placeholders, so every % is a literal one.
-    return [sa.DDL(text.replace("%", "%%")) for text in statements]
+    return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 
 
 def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:

@@ -77,7 +77,7 @@ class Clock:
                 sa.type_coerce(clock.db_now(), sa.DateTime()).label("wb_utc")]
 
     @classmethod
-    def from_row(cls, q: mapping.BoundQueue, row: Mapping[str, Any]) -> Clock:
+    def from_row(cls, q: mapping.BoundQueue, row: Mapping[Any, Any]) -> Clock:
         raw, utc = _datetime(row["wb_now"]), _datetime(row["wb_utc"])
         if raw.tzinfo is not None:
             return cls(now=raw, utc=raw.astimezone(_UTC).replace(tzinfo=None),
@@ -232,7 +232,8 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
         else:
             last, extensions = activity.get((str(key), rest[width]), (None, 0))
         result.append(make(name, key, owner, locked_at, aware(expires), db_now,
-                           from_utc(last) if last is not None else locked_at, extensions, dict(zip(names, rest))))
+                           from_utc(last) if last is not None else locked_at, extensions,
+                           dict(zip(names, rest, strict=False))))
     return result
 
 
@@ -254,8 +255,8 @@ def _activity_of_each_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: au
     """
     a = trail.table
     return (sa.select(*_aggregates(a))
-            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.shape.token_column(),
-                   a.c.event.in_(_ACTIVITY))
+            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key),
+                   a.c.token == q.shape.token_column(), a.c.event.in_(_ACTIVITY))
             .lateral("wb_activity"))
 
 
@@ -271,8 +272,8 @@ def _packed_activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mo
     a = trail.table
     latest = sa.func.coalesce(sa.cast(sa.func.max(a.c.at), sa.String()), "")
     return (sa.select(sa.func.concat(sa.func.count(sa.case((a.c.event == _EXTEND, 1))), " ", latest))
-            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key), a.c.token == q.shape.token_column(),
-                   a.c.event.in_(_ACTIVITY))
+            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key),
+                   a.c.token == q.shape.token_column(), a.c.event.in_(_ACTIVITY))
             .scalar_subquery().label("wb_activity"))
 
 
@@ -334,7 +335,7 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
         columns += [sa.func.min(a.c.id).label("first_id"),
                     sa.func.sum(sa.case((a.c.event == _CLAIM, 1), else_=0)).label("claims")]
     where = [a.c.queue == q.name, a.c.event.in_(_ACTIVITY)]
-    columns[2] = _fast_time(conn, columns[2])
+    columns[2] = _fast_time(conn, columns[2])  # type: ignore[call-overload]
     statements: list[tuple[sa.Select[Any], dict[str, Any]]] = []
     if q.backend.board_activity != "keys" and every_lock:
         on = [a.c.item_key == trail.key_text(conn, q.key)]
@@ -382,14 +383,14 @@ class _IsoDateTime(sa.types.TypeDecorator[dt.datetime]):
     impl = sa.String
     cache_ok = True
 
-    def process_result_value(self, value: Any, dialect: Any) -> dt.datetime | str | None:
+    def process_result_value(self, value: Any, dialect: Any) -> Any:  # a datetime, or unreadable text
         try:
             return None if value is None else dt.datetime.fromisoformat(value)
         except ValueError:  # e.g. a zero date another program wrote: listed as unreadable (mapping._aware)
             return str(value)
 
 
-def _streamed(conn: sa.Connection, stmt: sa.Select[Any]) -> sa.CursorResult[Any]:
+def _streamed(conn: sa.Connection, stmt: sa.Select[Any]) -> Iterable[Any]:
     """The rows of `stmt`, for a loop that reads them once (thousands of rows).
 
     Over PyMySQL, which decodes rows in Python, they are streamed (an unbuffered cursor): the
@@ -526,7 +527,7 @@ def _period_events(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
     if lost:  # the start only of completions; the owner of a lost lock, the actor of a completion without one
         events: tuple[str, ...] = (_COMPLETE, _RELEASE, _EXPIRE, _FORCE)
         done = a.c.event == _COMPLETE
-        owner = sa.case((done, sa.func.coalesce(a.c.owner, a.c.actor)), else_=a.c.owner)
+        owner: sa.ColumnElement[Any] = sa.case((done, sa.func.coalesce(a.c.owner, a.c.actor)), else_=a.c.owner)
         started = sa.case((done, started))
     else:
         events = (_COMPLETE,)

@@ -1,6 +1,9 @@
-"""workbench's own tables: audit trail, cool-down, published settings, roles, locks and schema version, in one MetaData."""
+"""workbench's own tables (audit trail, cool-down, published settings, roles, locks, schema version) in one MetaData."""
 
 from __future__ import annotations
+
+import datetime as dt
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -15,12 +18,12 @@ LOCKS_TABLE = "workbench_locks"  # the separate lock table (shape 5) unless a qu
 ROLE_NAMES = ("supervisor", "operator")
 
 
-def _datetime() -> sa.types.TypeEngine[object]:
+def _datetime() -> sa.types.TypeEngine[dt.datetime]:
     # Microseconds on MySQL/MariaDB (DATETIME defaults to whole seconds) and DATETIME2 on SQL Server.
     from sqlalchemy.dialects import mssql, mysql
 
     return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb") \
-        .with_variant(mssql.DATETIME2(), "mssql")
+        .with_variant(mssql.DATETIME2(), "mssql")  # type: ignore[no-untyped-call]
 
 
 def _long_text() -> sa.types.TypeEngine[str]:
@@ -60,6 +63,11 @@ def lock_table(metadata: sa.MetaData, name: str) -> sa.Table:
     )
 
 
+def _not_postgresql(ddl: Any, target: Any, bind: Any, tables: Any = None, state: Any = None, *,
+                    dialect: Any, compiler: Any = None, checkfirst: bool = False) -> bool:
+    return bool(dialect is not None and dialect.name != "postgresql")
+
+
 def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa.Table]:
     """MetaData holding the audit, cool-down, published-settings, roles and version tables, optionally in
     `schema`; returns (metadata, audit, version)."""
@@ -84,9 +92,7 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
     # completion; rows arrive in time order, so on PostgreSQL a BRIN index (a summary per block
     # range, nearly free to maintain) serves time ranges as well as a B-tree would.
     sa.Index("ix_workbench_audit_time", audit.c.at, postgresql_using="brin").ddl_if(dialect="postgresql")
-    sa.Index("ix_workbench_audit_time", audit.c.queue, audit.c.at).ddl_if(
-        callable_=lambda ddl, target, bind, compiler=None, dialect=None, **kw: dialect is not None
-        and dialect.name != "postgresql")
+    sa.Index("ix_workbench_audit_time", audit.c.queue, audit.c.at).ddl_if(callable_=_not_postgresql)
     # Items a user released recently, so that the claim does not hand them straight back. Written
     # only on release (rare), so it costs claims and completions nothing; the claim looks up the
     # user's few live entries through the index.

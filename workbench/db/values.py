@@ -119,7 +119,9 @@ def _number(column: sa.Column[Any], raw: Any) -> Any:
         if quantized != value:
             raise _fail(column, f"{raw} has more than {scale} decimal places")
         digits = len(quantized.as_tuple().digits) if quantized else 0
-        integer_digits = max(digits - scale, 0) if quantized.as_tuple().exponent < 0 else digits
+        exponent = quantized.as_tuple().exponent
+        # "n", "N" and "F" (NaN, sNaN, infinity) are refused before; a finite value has a number here.
+        integer_digits = max(digits - scale, 0) if isinstance(exponent, int) and exponent < 0 else digits
         if integer_digits > kind.precision - scale:
             raise _fail(column, f"{raw} is too large (at most {kind.precision - scale} digits before the point)")
         value = quantized

@@ -92,7 +92,7 @@ class WorkQueue:
 
         return self.db.read(read)
 
-    def _view(self, row: Mapping[str, Any]) -> models.ItemView:
+    def _view(self, row: Mapping[Any, Any]) -> models.ItemView:
         q = self.q
         lock = q.lock_from_row(row) if row["wb_user"] is not None and row["wb_time"] is not None else None
         if lock is not None:
@@ -103,7 +103,7 @@ class WorkQueue:
             state = self._done_state(row)
         return models.ItemView(queue=self.name, key=row["wb_key"], item=q.item_from_row(row), lock=lock, state=state)
 
-    def _done_state(self, row: Mapping[str, Any]) -> str:
+    def _done_state(self, row: Mapping[Any, Any]) -> str:
         for name, assignments in self.q.outcomes.items():
             constants = [b for b in assignments if b.assignment.kind in ("value", "null")]
             if constants and all(row[b.column.name] == b.value for b in constants):
@@ -208,9 +208,9 @@ class WorkQueue:
                 if not values:
                     self._shapes[chosen.name] = shape  # the common case: built and hashed once
             if not values:
-                finish = self.writer.finisher(shape)
-                if finish is not None:
-                    self._finishers[outcome] = (chosen.name, finish)
+                one_statement = self.writer.finisher(shape)
+                if one_statement is not None:
+                    self._finishers[outcome] = (chosen.name, one_statement)
             detail = {"columns": sorted(values)} if values else None
             row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail)
             name, at = chosen.name, row["wb_now"] if row is not None else None
@@ -257,11 +257,12 @@ class WorkQueue:
         """The new lock time for a table without an expiry column: now, capped by the original claim."""
         q = self.q
         now = conn.execute(sa.select(sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))).scalar()
+        assert now is not None
         if isinstance(now, str):
             now = dt.datetime.fromisoformat(now)
         result = now
         claim = self.trail.last_claim(conn, key) if q.config.max_lock_seconds is not None else None
-        if claim is not None and claim.owner == user:
+        if claim is not None and claim.owner == user and claim.at is not None:
             claimed_at = claim.at if q.aware or q.local_clock else claim.at.replace(tzinfo=None)
             assert q.config.max_lock_seconds is not None
             latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
@@ -421,6 +422,7 @@ def _utc(value: Any, local: bool) -> dt.datetime:
         value = dt.datetime.fromisoformat(value)
     if value.tzinfo is None and not local:
         value = value.replace(tzinfo=dt.UTC)
+    assert isinstance(value, dt.datetime)
     return value
 
 

@@ -18,32 +18,32 @@ _COMPANIES = ["Northwind Traders", "Contoso Ltd", "Fabrikam Inc", "Tailspin Toys
 
 _CASES = {
     "Hardware": [
-        ("Laptop does not start after update", "The laptop shows the logo and then a black screen. "
-         "Tried holding the power button for 30 seconds."),
-        ("Docking station: external monitors stay black", "Both monitors say 'no signal' since this morning; "
-         "the dock's LED is on."),
+        ("Laptop does not start after update", ("The laptop shows the logo and then a black screen. "
+         "Tried holding the power button for 30 seconds.")),
+        ("Docking station: external monitors stay black", ("Both monitors say 'no signal' since this morning; "
+         "the dock's LED is on.")),
         ("Keyboard keys stuck", "Several keys (E, R, T) need hard presses; coffee may have been involved."),
         ("Battery drains within an hour", "Battery health shows 41 %. Device is 3 years old."),
     ],
     "Software": [
-        ("Excel crashes when opening the budget file", "Excel closes without a message as soon as the "
-         "shared budget workbook opens. Other files are fine."),
+        ("Excel crashes when opening the budget file", ("Excel closes without a message as soon as the "
+         "shared budget workbook opens. Other files are fine.")),
         ("Need a licence for the PDF editor", "New colleague in accounting needs to edit and sign PDFs."),
-        ("ERP client shows error 0x80004005", "The error appears when posting an invoice; a screenshot "
-         "is attached to the original e-mail."),
+        ("ERP client shows error 0x80004005", ("The error appears when posting an invoice; a screenshot "
+         "is attached to the original e-mail.")),
         ("Update stuck at 27 %", "The software centre has shown 27 % for two days."),
     ],
     "Network": [
-        ("VPN disconnects every few minutes", "Working from home; VPN drops roughly every 5 minutes, "
-         "the home Wi-Fi itself is stable."),
+        ("VPN disconnects every few minutes", ("Working from home; VPN drops roughly every 5 minutes, "
+         "the home Wi-Fi itself is stable.")),
         ("No Wi-Fi in meeting room 3", "Laptops see the network but cannot get an address."),
         ("Shared drive S: is very slow", "Opening a folder takes over a minute since Monday."),
     ],
     "Access": [
-        ("Locked out after password change", "Changed the password yesterday, now the account is locked "
-         "on every device."),
-        ("Access to the HR folder for new team lead", "Please grant read and write access, approved by "
-         "the head of HR."),
+        ("Locked out after password change", ("Changed the password yesterday, now the account is locked "
+         "on every device.")),
+        ("Access to the HR folder for new team lead", ("Please grant read and write access, approved by "
+         "the head of HR.")),
         ("MFA app lost with old phone", "Got a new phone, the authenticator app did not move over."),
     ],
     "Email": [

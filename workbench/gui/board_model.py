@@ -88,7 +88,8 @@ class BoardModel(QAbstractTableModel):
 
     def _arranged(self) -> list[Any]:
         holder, queue = self.holder, self.queue
-        rows = [r for r in self.rows if (not holder or holder in r.owner.lower()) and (queue == ALL or r.queue == queue)]
+        rows = [r for r in self.rows
+                if (not holder or holder in r.owner.lower()) and (queue == ALL or r.queue == queue)]
         if 0 <= self.sort_column < len(COLUMNS):
             key = self._sort_key(self.sort_column)
             # Stable: equal values keep the database's order (oldest lock first), either direction.

@@ -95,7 +95,7 @@ class ShortcutsDialog(QDialog):
         layout = QVBoxLayout(self)
         rows = [(h.keys, hotkeys.describe(h)) for h in hotkeys.HOTKEYS]
         rows += [(keys, self.tr("Complete as “{0}”").format(label))
-                 for keys, label in zip(hotkeys.OUTCOME_KEYS, outcomes)]
+                 for keys, label in zip(hotkeys.OUTCOME_KEYS, outcomes, strict=False)]
         rows += [("Tab / Shift+Tab", self.tr("Move between fields")),
                  ("Enter", self.tr("Open the selected item in lists"))]
         table = read_only_table("shortcuts_table", [self.tr("Keys"), self.tr("Does")], [list(r) for r in rows],

@@ -127,7 +127,7 @@ class _Field:
         if isinstance(editor, QComboBox):
             return editor.currentData()
         text = editor.toPlainText() if isinstance(editor, QPlainTextEdit) else editor.text()
-        if text.strip() == "" and (self.spec.kind != "text" and self.spec.kind != "multiline" or not self.spec.required):
+        if text.strip() == "" and (self.spec.kind not in ("text", "multiline") or not self.spec.required):
             return None
         return text
 

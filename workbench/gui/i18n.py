@@ -71,7 +71,7 @@ def qt_translations_dirs() -> list[Path]:
 def install(app: QCoreApplication, language: str = "") -> str:
     """Install the translations for `language` ("" = the system's), replacing any installed before;
     returns the language now shown."""
-    global _shown
+    global _shown  # noqa: PLW0603 - one language per process, set at start-up
     for translator in _installed:
         app.removeTranslator(translator)
     _installed.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -218,10 +219,8 @@ class Launcher(QObject):
             return False
         target = self.target
         if target.profile is not None:  # the profile itself may have been edited meanwhile
-            try:
+            with contextlib.suppress(errors.UsageError, errors.ConfigError):
                 target = opening.Target(profile=self.store.get(target.profile.name))
-            except (errors.UsageError, errors.ConfigError):
-                pass
         return self.open(target)
 
     def edit_connection(self, name: str | None, message: str = "") -> bool:

@@ -228,7 +228,8 @@ class OperatorSession(QObject):
                 self.settings_version = version
                 self.settings_changed.emit(version)
 
-        self.dispatcher.call(self.operator.settings_version, done, lambda exc: None)  # a failed look is tried again at the next tick
+        # A failed look is tried again at the next tick.
+        self.dispatcher.call(self.operator.settings_version, done, lambda exc: None)
 
     def set_queue(self, name: str) -> None:
         if name != self.queue_name:
@@ -315,7 +316,7 @@ class OperatorSession(QObject):
 
     def record_draft(self, values: dict[str, Any], base: dict[str, Any]) -> None:
         """Journal the form's unsaved edits (called on every change, before anything else)."""
-        if self.journal is None or self.current is None and self.lost is None:
+        if self.journal is None or (self.current is None and self.lost is None):
             return
         queue, key, token = self._item_identity()
         if not values:
@@ -354,7 +355,8 @@ class OperatorSession(QObject):
             return
         lock = cur.lock
         self._run(lambda: self.operator.complete(lock, outcome, edits),
-                  lambda done: self._after_complete(cur, done), retry=("complete", lambda: self.complete(outcome, edits)))
+                  lambda done: self._after_complete(cur, done),
+                  retry=("complete", lambda: self.complete(outcome, edits)))
 
     def _after_complete(self, cur: Current, done: models.Completion) -> None:
         if self.journal is not None:

@@ -120,7 +120,7 @@ class Backend:
         """Does the lock time equal `value` (a time read back from it)? The fence of tables without a token."""
         if not isinstance(value, sa.ColumnElement):
             value = sa.bindparam(None, value, type_=clock.ExactTime())
-        return column == value
+        return sa.and_(column == value)
 
     def normalise_own_tables(self, conn: sa.Connection, tables: list[sa.Table]) -> None:
         """Bring workbench's own tables to what the statements expect (migration 4)."""

@@ -27,7 +27,7 @@ def leads_with(found: Mapping[str, Any], wanted: sa.Index, *, directions_known: 
     if None in (found.get("column_names") or []) or len(names) < len(columns):
         return False  # an expression index, or too short
     sorting = found.get("column_sorting") or {}
-    for name, (want, descending) in zip(names, columns):
+    for name, (want, descending) in zip(names, columns, strict=False):
         if name.lower() != want.lower():
             return False
         if directions_known:

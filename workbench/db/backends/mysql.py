@@ -96,7 +96,7 @@ class MysqlBackend(Backend):
         # MySQL/MariaDB compare text in one character set and collation: the key is cast to
         # item_key's, read once from the server (see AuditTrail.key_text).
         if "charset" not in cache:
-            cache["charset"] = _column_charset(conn, item_key.table, item_key.name)  # type: ignore[arg-type]
+            cache["charset"] = _column_charset(conn, item_key.table, item_key.name)
         charset, collation = cache["charset"]
         text: sa.ColumnElement[str] = sa.cast(key, mysql.CHAR(charset=charset or "utf8mb4"))
         return sa.collate(text, collation) if collation else text
@@ -163,5 +163,6 @@ def _column_charset(conn: sa.Connection, table: sa.Table, column: str) -> tuple[
                        sa.column("CHARACTER_SET_NAME"), sa.column("COLLATION_NAME"), schema="information_schema")
     schema = sa.literal(table.schema) if table.schema else sa.func.database()
     row = conn.execute(sa.select(columns.c.CHARACTER_SET_NAME, columns.c.COLLATION_NAME).where(
-        columns.c.TABLE_SCHEMA == schema, columns.c.TABLE_NAME == table.name, columns.c.COLUMN_NAME == column)).first()
+        schema == columns.c.TABLE_SCHEMA, sa.literal(table.name) == columns.c.TABLE_NAME,
+        sa.literal(column) == columns.c.COLUMN_NAME)).first()
     return (row[0], row[1]) if row is not None else (None, None)

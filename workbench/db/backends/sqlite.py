@@ -132,6 +132,7 @@ class SqliteBackend(Backend):
         # lock asked for without waiting, which fails while another connection holds it.
         if lock:
             raw = conn.connection.driver_connection
+            assert raw is not None
             raw.execute("PRAGMA busy_timeout = 0")
             try:
                 if raw.in_transaction:

@@ -25,7 +25,7 @@ class ClaimRequest:
 class Claimed:
     """A row just locked: all its columns plus the wb_* lock columns, and the lock it replaced."""
 
-    row: Mapping[str, Any]
+    row: Mapping[Any, Any]
     prev_owner: str | None
     prev_token: str | None
 
@@ -107,7 +107,7 @@ class ClaimMethod:
 
     @staticmethod
     def candidate_columns(q: mapping.BoundQueue, with_order: bool = False) -> list[sa.ColumnElement[Any]]:
-        columns = [q.key.label("wb_ckey"), q.user.label("wb_prev_owner"),
+        columns: list[sa.ColumnElement[Any]] = [q.key.label("wb_ckey"), q.user.label("wb_prev_owner"),
                    q.shape.token_column().label("wb_prev_token"),
                    q.time.label("wb_prev_time")]
         if with_order:  # to merge candidates of several queries in queue order
@@ -132,11 +132,11 @@ class ClaimMethod:
         return rows
 
     @staticmethod
-    def prev_token(q: mapping.BoundQueue, cand: Mapping[str, Any]) -> str | None:
+    def prev_token(q: mapping.BoundQueue, cand: Mapping[Any, Any]) -> str | None:
         return q.shape.prev_token(cand["wb_prev_owner"], cand["wb_prev_token"], cand["wb_prev_time"])
 
 
-def claim_of(q: mapping.BoundQueue, row: Mapping[str, Any]) -> models.Claim:
+def claim_of(q: mapping.BoundQueue, row: Mapping[Any, Any]) -> models.Claim:
     """A claimed row (its columns plus the wb_* lock fields) as the Claim the API returns."""
     return models.Claim(lock=q.lock_from_row(row), item=q.item_from_row(row))
 
@@ -147,16 +147,16 @@ def sort_claimed(q: mapping.BoundQueue, claimed: list[Claimed]) -> list[Claimed]
     return [c for c, _ in _sorted(q, [(c, c.row) for c in claimed], names, "wb_key")]
 
 
-def sort_candidates(q: mapping.BoundQueue, rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def sort_candidates(q: mapping.BoundQueue, rows: list[Mapping[Any, Any]]) -> list[Mapping[Any, Any]]:
     """Candidate rows read with candidate_columns(with_order=True), in queue order."""
     names = [f"wb_order{i}" for i in range(len(q.order))]
     return [row for row, _ in _sorted(q, [(row, row) for row in rows], names, "wb_ckey")]
 
 
-def _sorted(q: mapping.BoundQueue, pairs: list[tuple[Any, Mapping[str, Any]]], names: list[str],
+def _sorted(q: mapping.BoundQueue, pairs: list[tuple[Any, Mapping[Any, Any]]], names: list[str],
             key: str) -> list[tuple[Any, Mapping[str, Any]]]:
     result = sorted(pairs, key=lambda p: p[1][key])
-    for name, (_, descending) in reversed(list(zip(names, q.order))):
+    for name, (_, descending) in reversed(list(zip(names, q.order, strict=False))):
         # NULLs first ascending, last descending (as PostgreSQL sorts; others differ, which only
         # matters for rows whose order column is empty).
         present = [p for p in result if p[1][name] is not None]

@@ -31,7 +31,7 @@ class LockTableClaim(portable.PortableClaim):
     name = "lock-table"
 
     def _attempt(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                 request: base.ClaimRequest, cand: Mapping[str, Any], where: Any) -> base.Claimed | None:
+                 request: base.ClaimRequest, cand: Mapping[Any, Any], where: Any) -> base.Claimed | None:
         try:
             return db.write(lambda conn: self._take(conn, q, trail, request, cand))
         except (_NotWaiting, lockshapes.FenceFailed):  # what was written is rolled back with the transaction
@@ -45,7 +45,7 @@ class LockTableClaim(portable.PortableClaim):
         return sa.and_(*q.scope_clause(), state)
 
     def _candidates(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                    request: base.ClaimRequest) -> list[tuple[Mapping[str, Any], Any]]:
+                    request: base.ClaimRequest) -> list[tuple[Mapping[Any, Any], Any]]:
         now = q.now()
         key_part = [q.key == request.key] if request.key is not None else []
         free = [self._item_waits(q, False), q.free(), *key_part]
@@ -55,7 +55,7 @@ class LockTableClaim(portable.PortableClaim):
         branches = [(q.locked_source, sa.and_(self._item_waits(q, True), q.user.is_not(None), q.stale(now),
                                               *key_part)),
                     (q.source, sa.and_(*free))]
-        result: list[tuple[Mapping[str, Any], Any]] = []
+        result: list[tuple[Mapping[Any, Any], Any]] = []
         for source, where in branches:
             stmt = (sa.select(*self.candidate_columns(q)).select_from(source).where(where)
                     .order_by(*q.order_by()).limit(WINDOW))
@@ -67,7 +67,7 @@ class LockTableClaim(portable.PortableClaim):
         return result
 
     def _take(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest, cand: Mapping[str, Any]) -> base.Claimed | None:
+              request: base.ClaimRequest, cand: Mapping[Any, Any]) -> base.Claimed | None:
         shape = q.shape
         assert isinstance(shape, lockshapes.LockTable)
         now = q.now()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -49,7 +50,7 @@ class ReadpastClaim(base.ClaimMethod):
         for where in self.branches(q, q.now(), request, trail):
             if len(claimed) >= room:
                 break
-            rows: list[Any] = conn.execute(self.statement(q, where, request, room - len(claimed))).mappings().all()
+            rows: Sequence[Any] = conn.execute(self.statement(q, where, request, room - len(claimed))).mappings().all()
             claimed += [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
                         for row in rows]
         claimed = base.sort_claimed(q, claimed)

@@ -42,17 +42,17 @@ class PortableClaim(base.ClaimMethod):
         return claimed
 
     def _attempt(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                 request: base.ClaimRequest, cand: Mapping[str, Any], where: Any) -> base.Claimed | None:
+                 request: base.ClaimRequest, cand: Mapping[Any, Any], where: Any) -> base.Claimed | None:
         """Try to take one candidate, in a transaction of its own; None when another claimer was first."""
         return db.write(lambda conn: self._try(conn, q, trail, request.user, cand, where))
 
     def _candidates(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                    request: base.ClaimRequest) -> list[tuple[Mapping[str, Any], Any]]:
+                    request: base.ClaimRequest) -> list[tuple[Mapping[Any, Any], Any]]:
         now = q.now()
-        result: list[tuple[Mapping[str, Any], Any]] = []
+        result: list[tuple[Mapping[Any, Any], Any]] = []
         for where in self.branches(q, now, request, trail):
             stmt = sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(WINDOW)
-            rows = conn.execute(stmt).mappings().all()
+            rows = list(conn.execute(stmt).mappings().all())
             random.shuffle(rows)  # within a branch only: expired locks still go first
             result += [(row, where) for row in rows]
             if len(result) >= WINDOW:
@@ -60,7 +60,7 @@ class PortableClaim(base.ClaimMethod):
         return result
 
     def _try(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str,
-             cand: Mapping[str, Any], where: sa.ColumnElement[bool]) -> base.Claimed | None:
+             cand: Mapping[Any, Any], where: sa.ColumnElement[bool]) -> base.Claimed | None:
         now = q.now()
         key = cand["wb_ckey"]
         token = q.shape.new_token_value()

@@ -142,9 +142,12 @@ class SkipLockedClaim(base.ClaimMethod):
             constant(q.name), key, constant(models.EventKind.EXPIRE.value), user, upd.c.wb_prev_owner,
             upd.c.wb_prev_token, at, constant('{"noticed_by": "claim"}'), constant(1).label("wb_seq"),
         ).where(upd.c.wb_prev_owner.is_not(None))
+        assert q.token is not None  # audit rows are written here only when the token is a column of the row
+        token_name = q.token.name
         claimed = sa.select(
             constant(q.name), key, constant(models.EventKind.CLAIM.value), user, user,
-            q.shape.as_text(upd.c[q.token.name]), at, sa.null(), constant(2).label("wb_seq"),
+            q.shape.as_text(upd.c[token_name]), at, sa.null(),
+            constant(2).label("wb_seq"),
         )
         both = sa.union_all(expired, claimed).subquery("wb_events")
         # Expiry before claim, so the item's history reads in the order things happened: UNION
@@ -188,5 +191,5 @@ class _NextClaims:
             locked = time(row[time_at])
             lock = models.Lock(name, row[key], row[user_at], str(row[token_at]), locked, time(row[expires_at]),
                                locked if same else time(row[now_at]))
-            claims.append(models.Claim(lock, dict(zip(items, row))))
+            claims.append(models.Claim(lock, dict(zip(items, row, strict=False))))
         return claims

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -139,7 +140,8 @@ class StepwiseClaim(base.ClaimMethod):
                 # One index-ordered locking read per IN-list value, merged in queue order: MySQL has
                 # no partial index, and `status IN ('new', 'open')` would make every claim sort all
                 # waiting rows. Rows locked but not used are held only until this commit.
-                rows = [row for stmt in s.free for row in conn.execute(stmt, params).mappings().all()]
+                rows: list[Mapping[Any, Any]] = [row for stmt in s.free
+                                                 for row in conn.execute(stmt, params).mappings().all()]
                 candidates += base.sort_candidates(q, rows)[:need]
             else:
                 candidates += conn.execute(s.free[0], params).mappings().all()[:need]

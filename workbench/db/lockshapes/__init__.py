@@ -23,4 +23,5 @@ def choose(*, queue: str, token: object, locks: object = None, claim_id: object 
     return LockTime(queue=queue, token=None, **columns_and_settings)  # type: ignore[arg-type]
 
 
-__all__ = ["LEGACY_TOKEN_PREFIX", "ClaimIdColumn", "FenceFailed", "LockShape", "LockTable", "LockTime", "TokenColumn", "choose"]
+__all__ = ["LEGACY_TOKEN_PREFIX", "ClaimIdColumn", "FenceFailed", "LockShape", "LockTable", "LockTime", "TokenColumn",
+           "choose"]

@@ -234,15 +234,15 @@ class LockShape:
         """A token column returned by a statement, as the text audit rows keep."""
         return token
 
-    def stored_token(self, row: Mapping[str, Any]) -> Any:
+    def stored_token(self, row: Mapping[Any, Any]) -> Any:
         """The token column's value in a row read with all its columns (None without one)."""
         return None
 
-    def token_of(self, row: Mapping[str, Any]) -> str:
+    def token_of(self, row: Mapping[Any, Any]) -> str:
         """The token of the lock a row (read with all its columns) holds."""
         raise NotImplementedError
 
-    def token_from_lock_row(self, row: Mapping[str, Any], locked_at: dt.datetime) -> str:
+    def token_from_lock_row(self, row: Mapping[Any, Any], locked_at: dt.datetime) -> str:
         """The token of a row read with the wb_* lock columns."""
         raise NotImplementedError
 

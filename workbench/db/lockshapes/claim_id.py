@@ -1,4 +1,4 @@
-"""Shape 6: the table's own claim-id column (`Lock`, `process_uuid`) holds the lock's token; time and expiry live in the lock table."""
+"""Shape 6: the table's own claim-id column (`Lock`, `process_uuid`) holds the token; the rest is in the lock table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Locks kept in a separate lock table (shape 5): the queue's own table is only read, and written only by the workflow."""
+"""Locks kept in a separate lock table (shape 5): the queue's table is only read, and written only by the workflow."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class LockTable(TokenColumn):
     # -- joining the queue's table ------------------------------------------------------------
 
     def check_key(self, key: sa.Column[Any]) -> str | None:
-        room = self.locks.c.item_key.type.length
+        room = getattr(self.locks.c.item_key.type, "length", 200)
         length = getattr(key.type, "length", None)
         if not isinstance(key.type, KEY_TYPES):
             return (f"a queue whose locks live in table '{self.locks.name}' needs a text or whole-number key "
@@ -87,7 +87,7 @@ class LockTable(TokenColumn):
     def shown_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
         return dict(item)
 
-    def token_of(self, row: Mapping[str, Any]) -> str:
+    def token_of(self, row: Mapping[Any, Any]) -> str:
         return str(row["wb_token"])
 
     # -- writes -------------------------------------------------------------------------------

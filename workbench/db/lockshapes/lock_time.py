@@ -22,13 +22,13 @@ class LockTime(LockShape):
     """Holder and lock time in the queue's row; a token is "@" + the lock time, which an
     extension moves (and so changes the token)."""
 
-    def token_of(self, row: Mapping[str, Any]) -> str:
+    def token_of(self, row: Mapping[Any, Any]) -> str:
         value = row[self.time.name]
         if isinstance(value, str):
             value = dt.datetime.fromisoformat(value)
         return LEGACY_TOKEN_PREFIX + self._aware(value).isoformat()
 
-    def token_from_lock_row(self, row: Mapping[str, Any], locked_at: dt.datetime) -> str:
+    def token_from_lock_row(self, row: Mapping[Any, Any], locked_at: dt.datetime) -> str:
         return LEGACY_TOKEN_PREFIX + locked_at.isoformat()
 
     def decode(self, token: str) -> Any:
@@ -64,4 +64,4 @@ class LockTime(LockShape):
     def pinned(self, owner: Any, token: Any) -> sa.ColumnElement[bool]:
         # The holder is what can be compared cheaply; a new lock of the same holder would have a
         # new lock time, which the guarded writes compare.
-        return self.user == owner
+        return sa.and_(self.user == owner)

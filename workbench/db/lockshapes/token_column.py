@@ -59,7 +59,7 @@ class TokenColumn(LockShape):
         which its case-insensitive collations match)."""
         return sa.cast(token, sa.String(36)) if self.uuid_typed else token
 
-    def stored_token(self, row: Mapping[str, Any]) -> Any:
+    def stored_token(self, row: Mapping[Any, Any]) -> Any:
         assert self.token is not None
         return row[self.token.name]
 
@@ -69,11 +69,11 @@ class TokenColumn(LockShape):
         shown.pop(self.token.name, None)  # a token is the holder's, not for anyone who looks
         return shown
 
-    def token_of(self, row: Mapping[str, Any]) -> str:
+    def token_of(self, row: Mapping[Any, Any]) -> str:
         assert self.token is not None
         return str(row[self.token.name])
 
-    def token_from_lock_row(self, row: Mapping[str, Any], locked_at: dt.datetime) -> str:
+    def token_from_lock_row(self, row: Mapping[Any, Any], locked_at: dt.datetime) -> str:
         return str(row["wb_token"])
 
     def token_params(self, token: str) -> dict[str, Any]:
@@ -85,11 +85,11 @@ class TokenColumn(LockShape):
 
     def token_matches(self, token: str) -> sa.ColumnElement[bool]:
         assert self.token is not None
-        return self.token == self._bound(token)
+        return sa.and_(self.token == self._bound(token))
 
     def _token_of_parts(self, token: Any, time: Any) -> str | None:
         return str(token) if token is not None else None
 
     def pinned(self, owner: Any, token: Any) -> sa.ColumnElement[bool]:
         assert self.token is not None
-        return self.token == self._bound(token)
+        return sa.and_(self.token == self._bound(token))
