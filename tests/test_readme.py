@@ -36,11 +36,16 @@ def test_sample_configs_load(tmp_path: Path) -> None:
         assert all(q.outcomes and q.todo for q in config.queues.values()), path
 
 
-def test_the_app_settings_example_loads_with_its_values() -> None:
-    block = next(b for b in re.findall(r"```toml\n(.*?)```", README, flags=re.DOTALL) if b.startswith("[app]"))
+def test_the_app_settings_table_loads_with_its_defaults() -> None:
+    # The defaults column of the README's [app] table, written into a config, gives the declared defaults.
+    block = README[README.index("<!-- keys:app -->"):README.index("<!-- /keys -->", README.index("<!-- keys:app -->"))]
+    rows = re.findall(r"^\| `(\w+)` \| `([^`]+)` \|", block, flags=re.MULTILINE)
+    assert len(rows) == 5
+    written = "[app]\n" + "".join(f"{k} = {v if v in ('true', 'false') else repr(v)}\n" for k, v in rows)
     sample = (REPO / "resources" / "configs" / "helpdesk.toml").read_text(encoding="utf-8")
-    config = loader.parse(tomllib.loads(sample + "\n" + block), "README.md")
+    config = loader.parse(tomllib.loads(sample + "\n" + written), "README.md")
     assert (config.app.warn_before, config.app.check_every, config.app.retry_every) == (120, 15, 5)
+    assert config.app.auto_extend is True and config.app.next_after_complete is True
 
 
 def test_every_shortcut_is_in_the_readme() -> None:

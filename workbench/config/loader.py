@@ -6,25 +6,22 @@ import datetime as dt
 import difflib
 import re
 import tomllib
+from collections.abc import Set
 from pathlib import Path
 from typing import Any
 
-from workbench.config import model, secrets
+from workbench.config import model, secrets, settings
 from workbench.core import durations, errors
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 
 _TOP_KEYS = {"database", "queues", "app"}
-_APP_KEYS = {"warn_before", "check_every", "auto_extend", "next_after_complete", "retry_every"}
-_DATABASE_KEYS = {"url", "claim_method", "workbench_schema", "clock", "connect_timeout", "statement_timeout"}
-_QUEUE_KEYS = {
-    "title", "table", "schema", "key", "order", "lock", "lock_duration", "max_lock_duration",
-    "max_locks_per_user", "release_cooldown", "scope", "todo", "on_claim", "on_release", "outcomes",
-    "read_only", "allow_pick", "fields", "created",
-}
-_LOCK_KEYS = {"user", "time", "expires", "token", "table", "claim_id", "keep_claim_id"}
-_OUTCOME_KEYS = {"label", "set"}
-_FIELD_KEYS = {"label", "widget", "choices", "min", "max", "pattern", "required", "read_only", "hidden", "help"}
+_APP_KEYS = settings.names(settings.APP)
+_DATABASE_KEYS = settings.names(settings.DATABASE)
+_QUEUE_KEYS = settings.names(settings.QUEUE)
+_LOCK_KEYS = settings.names(settings.LOCK)
+_OUTCOME_KEYS = settings.names(settings.OUTCOME)
+_FIELD_KEYS = settings.names(settings.FIELD)
 
 
 class _Reader:
@@ -41,7 +38,7 @@ class _Reader:
             raise self.fail(key, f"expected a table ([{key}] or {{ … }}), got {_kind(data)}")
         return data
 
-    def check_keys(self, data: dict[str, Any], allowed: set[str], key: str) -> None:
+    def check_keys(self, data: dict[str, Any], allowed: Set[str], key: str) -> None:
         for name in data:
             if name not in allowed:
                 hint = difflib.get_close_matches(name, sorted(allowed), n=1)
@@ -73,8 +70,30 @@ class _Reader:
             raise self.fail(_join(key, name), f"must be at least {minimum}, got {value}")
         return value
 
+    def setting(self, data: dict[str, Any], setting: settings.Setting, key: str) -> Any:
+        """The value of a scalar key as its declaration says: kind, default, bounds."""
+        name, default = setting.name, setting.default
+        if setting.kind == "duration":
+            return self.duration(data, name, key, default, minimum=setting.minimum, maximum=setting.maximum)
+        if setting.kind == "integer":
+            return self.integer(data, name, key, default, minimum=setting.minimum)
+        if setting.kind == "boolean":
+            return self.boolean(data, name, key, default)
+        if setting.kind == "name":
+            return self.identifier(data, name, key, required=setting.required)
+        value = self.string(data, name, key, required=setting.required,
+                            default=None if setting.required else default)
+        if setting.kind == "choice" and value is not None and value not in setting.choices:
+            hint = f" ({setting.hint})" if setting.hint else ""
+            raise self.fail(_join(key, name), f"must be one of {', '.join(setting.choices)}{hint}")
+        return value
+
+    def values(self, data: dict[str, Any], section: tuple[settings.Setting, ...], key: str) -> dict[str, Any]:
+        """Every scalar key of a section, by name (structured keys are each read on their own)."""
+        return {s.name: self.setting(data, s, key) for s in section if s.kind in settings.SCALAR_KINDS}
+
     def duration(self, data: dict[str, Any], name: str, key: str, default: int | None,
-                 *, minimum: int = 0) -> int | None:
+                 *, minimum: int = 0, maximum: int | None = None) -> int | None:
         if name not in data:
             return default
         try:
@@ -83,8 +102,7 @@ class _Reader:
             raise self.fail(_join(key, name), str(exc)) from None
         if seconds < minimum:
             raise self.fail(_join(key, name), f"must be at least {minimum} s")
-        maximum = model.MAX_SECONDS[name]
-        if seconds > maximum:
+        if maximum is not None and seconds > maximum:
             raise self.fail(_join(key, name), f"must be at most {durations.format_bound(maximum)} "
                                               f"({data[name]!r} is {durations.format_bound(seconds)})")
         return seconds
@@ -245,16 +263,7 @@ def _parse_settings(reader: _Reader, data: dict[str, Any]) -> tuple[dict[str, mo
 
 def _parse_app(reader: _Reader, data: dict[str, Any]) -> model.AppConfig:
     reader.check_keys(data, _APP_KEYS, "app")
-    default = model.AppConfig()
-    return model.AppConfig(
-        warn_before=reader.duration(data, "warn_before", "app", default.warn_before) or 0,
-        check_every=reader.duration(data, "check_every", "app", default.check_every, minimum=1)
-        or default.check_every,
-        auto_extend=reader.boolean(data, "auto_extend", "app", default.auto_extend),
-        next_after_complete=reader.boolean(data, "next_after_complete", "app", default.next_after_complete),
-        retry_every=reader.duration(data, "retry_every", "app", default.retry_every, minimum=1)
-        or default.retry_every,
-    )
+    return model.AppConfig(**reader.values(data, settings.APP, "app"))
 
 
 def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None,
@@ -263,19 +272,9 @@ def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None
     url = reader.string(data, "url", "database", required=require_url, default="")
     assert url is not None
     _refuse_password(reader, url)
-    url = _resolve_sqlite_path(url, base_dir)
-    method = reader.string(data, "claim_method", "database", required=False, default="auto")
-    if method not in model.CLAIM_METHODS:
-        raise reader.fail("database.claim_method", f"must be one of {', '.join(model.CLAIM_METHODS)}")
-    clock = reader.string(data, "clock", "database", required=False, default="utc")
-    if clock not in model.CLOCKS:
-        raise reader.fail("database.clock", f"must be one of {', '.join(model.CLOCKS)}")
-    schema = reader.identifier(data, "workbench_schema", "database", required=False)
-    return model.DatabaseConfig(
-        url=url, claim_method=str(method), workbench_schema=schema, clock=str(clock),
-        connect_timeout=reader.integer(data, "connect_timeout", "database", 10, minimum=1),
-        statement_timeout=reader.integer(data, "statement_timeout", "database", 30, minimum=1),
-    )
+    values = reader.values({k: v for k, v in data.items() if k != "url"},
+                           tuple(s for s in settings.DATABASE if s.name != "url"), "database")
+    return model.DatabaseConfig(url=_resolve_sqlite_path(url, base_dir), **values)
 
 
 def _refuse_password(reader: _Reader, url: str) -> None:
@@ -298,14 +297,10 @@ def _resolve_sqlite_path(url: str, base_dir: Path | None) -> str:
 
 def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> model.QueueConfig:
     reader.check_keys(data, _QUEUE_KEYS, key)
-    table = reader.identifier(data, "table", key)
-    key_column = reader.identifier(data, "key", key)
-    assert table is not None and key_column is not None
+    values = reader.values(data, settings.QUEUE, key)
     lock = _parse_lock(reader, reader.table(data.get("lock"), f"{key}.lock") if "lock" in data else None,
                        f"{key}.lock")
-    lock_seconds = reader.duration(data, "lock_duration", key, 30 * 60, minimum=1)
-    max_lock = reader.duration(data, "max_lock_duration", key, None, minimum=1)
-    assert lock_seconds is not None
+    lock_seconds, max_lock = values["lock_duration"], values["max_lock_duration"]
     if max_lock is not None and max_lock < lock_seconds:
         raise reader.fail(f"{key}.max_lock_duration", "must not be shorter than lock_duration")
     todo = _parse_filter(reader, data.get("todo"), f"{key}.todo", required=True)
@@ -317,25 +312,25 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
     fields = _parse_fields(reader, data.get("fields", {}), f"{key}.fields")
     return model.QueueConfig(
         name=name,
-        title=reader.string(data, "title", key, required=False, default=name.replace("_", " ").title()) or name,
-        table=table,
-        schema=reader.identifier(data, "schema", key, required=False),
-        key=key_column,
+        title=values["title"] or name.replace("_", " ").title() or name,
+        table=values["table"],
+        schema=values["schema"],
+        key=values["key"],
         order=_parse_order(reader, data.get("order", []), f"{key}.order"),
         lock=lock,
         lock_seconds=lock_seconds,
         max_lock_seconds=max_lock,
-        max_locks_per_user=reader.integer(data, "max_locks_per_user", key, 0),
-        release_cooldown_seconds=reader.duration(data, "release_cooldown", key, 300) or 0,
+        max_locks_per_user=values["max_locks_per_user"],
+        release_cooldown_seconds=values["release_cooldown"],
         scope=scope,
         todo=todo,
         on_claim=_parse_assignments(reader, data.get("on_claim", {}), f"{key}.on_claim"),
         on_release=_parse_assignments(reader, data.get("on_release", {}), f"{key}.on_release"),
         outcomes=outcomes,
         read_only=tuple(read_only),
-        allow_pick=reader.boolean(data, "allow_pick", key, True),
+        allow_pick=values["allow_pick"],
         fields=fields,
-        created=reader.identifier(data, "created", key, required=False),
+        created=values["created"],
     )
 
 
@@ -347,10 +342,8 @@ def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.Field
         _check_identifier(reader, column, fkey)
         fdata = reader.table(fdata, fkey)
         reader.check_keys(fdata, _FIELD_KEYS, fkey)
-        widget = reader.string(fdata, "widget", fkey, required=False)
-        if widget is not None and widget not in model.WIDGETS:
-            raise reader.fail(f"{fkey}.widget", f"must be one of {', '.join(model.WIDGETS)} "
-                                                "(other widgets follow the column type)")
+        values = reader.values(fdata, settings.FIELD_SCALARS, fkey)
+        widget = values["widget"]
         choices = _choices(reader, fdata, fkey)
         if choices and widget not in (None, "choice"):
             raise reader.fail(f"{fkey}.widget", f"choices are shown as a choice; remove widget = \"{widget}\"")
@@ -365,12 +358,9 @@ def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.Field
             except re.error as exc:
                 raise reader.fail(f"{fkey}.pattern", f"not a valid regular expression: {exc}") from None
         result[column] = model.FieldConfig(
-            key=fkey, label=reader.string(fdata, "label", fkey, required=False),
-            widget="choice" if choices else widget, choices=choices, minimum=minimum, maximum=maximum,
-            pattern=pattern, required=reader.boolean(fdata, "required", fkey, False),
-            read_only=reader.boolean(fdata, "read_only", fkey, False),
-            hidden=reader.boolean(fdata, "hidden", fkey, False),
-            help=reader.string(fdata, "help", fkey, required=False),
+            key=fkey, label=values["label"], widget="choice" if choices else widget, choices=choices,
+            minimum=minimum, maximum=maximum, pattern=pattern, required=values["required"],
+            read_only=values["read_only"], hidden=values["hidden"], help=values["help"],
         )
     return result
 

@@ -5,20 +5,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from workbench.config import settings
+
 # Filter operators a condition may use (the TOML spelling is the same).
 OPERATORS = ("eq", "ne", "in", "not_in", "lt", "le", "gt", "ge", "null")
-CLAIM_METHODS = ("auto", "skip-locked", "select-skip-locked", "readpast", "immediate", "portable")
-CLOCKS = ("utc", "local")
-WIDGETS = ("text", "multiline", "choice")  # the ones a config may ask for; others follow the column type
+CLAIM_METHODS = settings.CLAIM_METHODS
+CLOCKS = settings.CLOCKS
+WIDGETS = settings.get(settings.FIELD, "widget").choices  # a config may ask for these; others follow the type
 
-# Upper bounds of the duration settings, in seconds (README, "Keys"). A lock time or expiry far in
-# the future overflows some databases' date arithmetic (PostgreSQL: "timestamp out of range"), and a
-# lock nobody can take over for weeks is a mistake, not a setting.
-_DAY = 86400
-MAX_SECONDS = {
-    "lock_duration": 7 * _DAY, "max_lock_duration": 7 * _DAY, "release_cooldown": 30 * _DAY,
-    "warn_before": _DAY, "check_every": _DAY, "retry_every": _DAY,
-}
+# Upper bounds of the duration settings, in seconds (README, "Keys").
+MAX_SECONDS = settings.max_seconds()
+_APP = {s.name: s.default for s in settings.APP}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,11 +140,12 @@ class DatabaseConfig:
 class AppConfig:
     """`[app]`: how the operator window behaves for everyone using this config; seconds."""
 
-    warn_before: int = 120  # warn this long before a lock expires (as set, at most the whole lock)
-    check_every: int = 15  # ask the database whether the lock still holds this often
-    auto_extend: bool = True  # extend while the operator is typing or clicking in the form
-    next_after_complete: bool = True  # open the next item right after Complete
-    retry_every: int = 5  # try again this often while the database is unreachable
+    # The defaults and their meaning are declared in settings.APP.
+    warn_before: int = _APP["warn_before"]
+    check_every: int = _APP["check_every"]
+    auto_extend: bool = _APP["auto_extend"]
+    next_after_complete: bool = _APP["next_after_complete"]
+    retry_every: int = _APP["retry_every"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.config import paths, secrets
+from workbench.config import paths, secrets, settings
 from workbench.core import errors
 
 FILE_NAME = "profiles.toml"
@@ -53,8 +53,8 @@ class Profile:
     source: str = "file"  # one of SOURCES
     config: str = ""  # the queue config file when source == "file"
     schema: str = ""  # where workbench's own tables live ("" = the default schema)
-    connect_timeout: int = 10
-    statement_timeout: int = 30
+    connect_timeout: int = settings.default(settings.DATABASE, "connect_timeout")
+    statement_timeout: int = settings.default(settings.DATABASE, "statement_timeout")
 
     @property
     def effective_driver(self) -> str:

@@ -57,3 +57,14 @@ def format_bound(seconds: int) -> str:
             count = seconds // size
             return f"{count} {unit}{'s' if count != 1 else ''}"
     return f"{seconds} s"
+
+
+def format_setting(seconds: int) -> str:
+    """A duration as a config writes it, and parse_duration reads back: "30m", "1h30m", "2d", "45s"."""
+    parts = []
+    rest = int(seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        count, rest = divmod(rest, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts) or "0s"

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from workbench.config import loader, model
+from workbench.config import loader, model, settings
 from workbench.core import errors
 from workbench.db import clock, dberrors, migrations, permissions, tables
 
@@ -165,5 +165,6 @@ def _published(row: Any) -> Published:
 
 def _placeholder_database(engine: sa.Engine, schema: str | None) -> model.DatabaseConfig:
     # Validation needs a Config, but only its queues and [app] come from the body.
-    return model.DatabaseConfig(url=engine.url.render_as_string(hide_password=True), claim_method="auto",
-                                workbench_schema=schema, clock="utc", connect_timeout=10, statement_timeout=30)
+    defaults = {s.name: s.default for s in settings.DATABASE if not s.required}
+    return model.DatabaseConfig(**{**defaults, "url": engine.url.render_as_string(hide_password=True),
+                                   "workbench_schema": schema})

@@ -19,18 +19,19 @@ from workbench.db import service
 from workbench.gui import dispatch
 
 log = logging.getLogger("workbench.gui")
+_APP = model.AppConfig()  # the declared defaults
 
 
 @dataclasses.dataclass
 class SessionSettings:
-    """Timing of the lock timer; seconds."""
+    """Timing of the lock timer; seconds. The defaults are `[app]`'s (config.settings.APP)."""
 
-    check_interval: float = 15.0  # how often the lock is checked with the database
-    warn_before: float = 120.0  # warn this long before the lock expires
-    auto_extend: bool = True  # extend while the user is working in the form
-    activity_window: float = 60.0  # "working" = a keystroke or click within this long
-    retry_interval: float = 5.0  # how often to try again while the database is unreachable
-    next_after_complete: bool = True
+    check_interval: float = float(_APP.check_every)  # how often the lock is checked with the database
+    warn_before: float = float(_APP.warn_before)  # warn this long before the lock expires
+    auto_extend: bool = _APP.auto_extend  # extend while the user is working in the form
+    activity_window: float = 60.0  # "working" = a keystroke or click within this long (not a setting)
+    retry_interval: float = float(_APP.retry_every)  # how often to try again while the database is unreachable
+    next_after_complete: bool = _APP.next_after_complete
 
     def warn_at(self, lock_seconds: float) -> float:
         """Seconds left when the expiry warning comes: warn_before as configured, but never more

@@ -1,0 +1,226 @@
+"""Every config key declared once: name, kind, default, bounds and doc; the loader, the model, the
+window and the README's key tables all read them from here."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from workbench.core import durations
+
+_DAY = 86400
+
+
+class _Required:
+    """The default of a key that must be given."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+# What a key holds. The scalar kinds are read by the loader's Reader.setting; the structured ones
+# (a table or a list with its own grammar) by the loader's own function for that key.
+SCALAR_KINDS = ("duration", "integer", "boolean", "text", "name", "choice")
+STRUCTURED_KINDS = ("order", "lock", "conditions", "assignments", "outcomes", "fields", "names", "bound",
+                    "pattern")
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One key of a config section."""
+
+    name: str
+    kind: str  # one of SCALAR_KINDS or STRUCTURED_KINDS
+    default: Any  # REQUIRED, None (absent: no value), or the value (durations: seconds)
+    doc: str  # one line for the README's key table
+    shown_default: str | None = None  # the README's default column, when the value does not say it
+    minimum: int = 0  # integers and durations (seconds)
+    maximum: int | None = None  # durations: seconds. A lock far in the future overflows some
+    # databases' date arithmetic (PostgreSQL: "timestamp out of range"), and a lock nobody can take
+    # over for weeks is a mistake, not a setting.
+    choices: tuple[str, ...] = ()  # kind "choice"
+    hint: str = ""  # said after "must be one of …" when a choice is refused
+
+    def __post_init__(self) -> None:
+        if self.kind not in SCALAR_KINDS + STRUCTURED_KINDS:
+            raise ValueError(f"{self.name}: unknown kind {self.kind!r}")
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+CLAIM_METHODS = ("auto", "skip-locked", "select-skip-locked", "readpast", "immediate", "portable")
+CLOCKS = ("utc", "local")
+
+DATABASE: tuple[Setting, ...] = (
+    Setting("url", "text", REQUIRED,
+            "SQLAlchemy URL without a password, e.g. `postgresql+psycopg://user@host/db`, `mssql+pyodbc://…`, "
+            "`mariadb+pymysql://…`, `sqlite:///file.db` (relative to the config file)"),
+    Setting("claim_method", "choice", "auto", "`auto`, `skip-locked`, `select-skip-locked`, `readpast`, "
+            "`immediate` or `portable` (see below)", choices=CLAIM_METHODS),
+    Setting("workbench_schema", "name", None, "schema for workbench's own tables",
+            shown_default="connection default"),
+    Setting("clock", "choice", "utc", "`utc`: lock times in timestamp columns without time zone are UTC; "
+            "`local`: the server's local time", choices=CLOCKS),
+    Setting("connect_timeout", "integer", 10, "seconds to wait for a connection", minimum=1),
+    Setting("statement_timeout", "integer", 30, "seconds one statement may take", minimum=1),
+)
+
+APP: tuple[Setting, ...] = (
+    Setting("warn_before", "duration", 120, "warn this long before a lock expires (as set; one longer "
+            "than the lock warns at claim); at most a day", maximum=_DAY),
+    Setting("check_every", "duration", 15, "check the lock with the database this often (and before "
+            "every action); at most a day", minimum=1, maximum=_DAY),
+    Setting("auto_extend", "boolean", True, "extend the lock while the operator works in the form"),
+    Setting("next_after_complete", "boolean", True, "open the next item right after Complete (each user "
+            "may change it in the View menu)"),
+    Setting("retry_every", "duration", 5, "while the database is unreachable: retry 1 s, 2 s, 4 s … apart, "
+            "at most this; at most a day", minimum=1, maximum=_DAY),
+)
+
+QUEUE: tuple[Setting, ...] = (
+    Setting("table", "name", REQUIRED, "the table"),
+    Setting("schema", "name", None, "the table's schema", shown_default="default schema"),
+    Setting("key", "name", REQUIRED, "a unique column (primary key or unique index)"),
+    Setting("title", "text", None, "shown to people", shown_default="the name"),
+    Setting("order", "order", (), "`[\"col\", \"col desc\", …]` (a name may hold spaces: `\"due date desc\"`); "
+            "the key is always the last tie-breaker", shown_default="key only"),
+    Setting("lock_duration", "duration", 30 * 60, "how long a claim holds (`90s`, `30m`, `1h30m`, `2d`, or "
+            "seconds); at most 7 days", minimum=1, maximum=7 * _DAY),
+    Setting("max_lock_duration", "duration", None, "cap on a lock's total life, extensions included; not "
+            "shorter than `lock_duration`; at most 7 days", minimum=1, maximum=7 * _DAY),
+    Setting("max_locks_per_user", "integer", 0, "how many items one user may hold in this queue",
+            shown_default="0 (no limit)"),
+    Setting("release_cooldown", "duration", 300, "a released item is not served to the same user again "
+            "for this long; at most 30 days", maximum=30 * _DAY),
+    Setting("created", "name", None, "a date/time column: when the item arrived (the supervisor's \"oldest "
+            "waiting\"); `attach` adds it to the claim index"),
+    Setting("read_only", "names", (), "columns Save and Complete may not change (the key, lock and "
+            "workflow columns never can)"),
+    Setting("allow_pick", "boolean", True, "whether `claim QUEUE KEY` may pick a specific item"),
+    Setting("lock", "lock", None, "`user`, `time` (required), `expires`, `token` (optional; text of at least "
+            "32 characters, or the database's UUID type: PostgreSQL `uuid`, SQL Server `uniqueidentifier`, "
+            "whose tokens are the UUID's text); or `table` alone: every lock in that separate lock table "
+            "(shape 5); or `claim_id` (the table's claim-id column), optionally with `keep_claim_id` and "
+            "`table` (shape 6)",
+            shown_default="`wb_locked_by`, `wb_locked_at`, `wb_lock_expires`, `wb_lock_token`"),
+    Setting("scope", "conditions", (), "conditions for rows that belong to this queue at all (e.g. one "
+            "message type)"),
+    Setting("todo", "conditions", REQUIRED, "conditions for rows that are work to do"),
+    Setting("on_claim", "assignments", (), "columns a claim writes"),
+    Setting("on_release", "assignments", (), "columns a release (or expiry) writes"),
+    Setting("outcomes", "outcomes", REQUIRED, "`[…outcomes.NAME]`: `set = {…}` what Complete writes, `label`; "
+            "the first outcome is the default"),
+    Setting("fields", "fields", (), "`[…fields.COL]`: the form field of column COL and the rules Save and "
+            "Complete enforce (keys below)", shown_default="from the column"),
+)
+
+LOCK: tuple[Setting, ...] = (
+    Setting("user", "name", REQUIRED, "the column holding who has the lock",
+            shown_default="required without `table` and `claim_id`"),
+    Setting("time", "name", REQUIRED, "the column holding when the lock was taken",
+            shown_default="required without `table` and `claim_id`"),
+    Setting("expires", "name", None, "the column holding when the lock runs out"),
+    Setting("token", "name", None, "the column holding the lock's token"),
+    Setting("table", "name", None, "every lock in this separate table (shape 5)",
+            shown_default="`workbench_locks` with `claim_id`"),
+    Setting("claim_id", "name", None, "the table's own claim-id column (shape 6)"),
+    Setting("keep_claim_id", "boolean", False, "Complete leaves the claim id on the row"),
+)
+
+OUTCOME: tuple[Setting, ...] = (
+    Setting("label", "text", None, "shown on the Complete button", shown_default="the name"),
+    Setting("set", "assignments", (), "what Complete with this outcome writes"),
+)
+
+FIELD: tuple[Setting, ...] = (
+    Setting("label", "text", None, "the field's label", shown_default="the column name"),
+    Setting("widget", "choice", None, "`text`, `multiline` or `choice` (other widgets follow the column type)",
+            shown_default="from the column type", hint="other widgets follow the column type",
+            choices=("text", "multiline", "choice")),
+    Setting("choices", "names", (), "the values a choice offers"),
+    Setting("min", "bound", None, "a number, or a date or date-time (TOML value or ISO text)"),
+    Setting("max", "bound", None, "a number, or a date or date-time (TOML value or ISO text)"),
+    Setting("pattern", "pattern", None, "a Python regular expression the whole text must match (spaces "
+            "count)"),
+    Setting("required", "boolean", False, "Save and Complete refuse it empty"),
+    Setting("read_only", "boolean", False, "shown, not editable"),
+    Setting("hidden", "boolean", False, "not on the form"),
+    Setting("help", "text", None, "what is expected, in words (shown with the field's errors)"),
+)
+
+
+# The keys of a field table the loader reads as plain scalars (min, max, pattern and choices have rules of
+# their own).
+FIELD_SCALARS: tuple[Setting, ...] = tuple(s for s in FIELD if s.kind in SCALAR_KINDS)
+
+
+def names(section: tuple[Setting, ...]) -> frozenset[str]:
+    return frozenset(s.name for s in section)
+
+
+def get(section: tuple[Setting, ...], name: str) -> Setting:
+    return next(s for s in section if s.name == name)
+
+
+def default(section: tuple[Setting, ...], name: str) -> Any:
+    return get(section, name).default
+
+
+def max_seconds() -> dict[str, int]:
+    """The upper bound of every duration key, by name (lock times, warnings, retries)."""
+    return {s.name: s.maximum for s in DATABASE + APP + QUEUE if s.kind == "duration" and s.maximum}
+
+
+def shown_default(setting: Setting) -> str:
+    """The default as the README's key table writes it."""
+    if setting.shown_default is not None:
+        return setting.shown_default
+    value = setting.default
+    if value is REQUIRED:
+        return "required"
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if setting.kind == "duration":
+        return f"`{durations.format_setting(value)}`"
+    if isinstance(value, tuple):
+        return "`[]`" if setting.kind == "names" else "none"
+    return f"`{value}`" if isinstance(value, str) else str(value)
+
+
+_TABLE_KINDS = ("lock", "conditions", "assignments", "outcomes", "fields")
+
+
+def markdown(section: tuple[Setting, ...]) -> str:
+    """The README's key table of one section (a key that is a TOML table is written `[…key]`)."""
+    lines = ["| key | default | meaning |", "|---|---|---|"]
+    for s in section:
+        shown = f"`[…{s.name}]`" if s.kind in _TABLE_KINDS else f"`{s.name}`"
+        lines.append(f"| {shown} | {shown_default(s)} | {s.doc} |")
+    return "\n".join(lines)
+
+
+# The README's key tables, each between `<!-- keys:NAME -->` and `<!-- /keys -->`.
+SECTIONS: dict[str, tuple[Setting, ...]] = {
+    "database": DATABASE, "app": APP, "queue": QUEUE, "lock": LOCK, "outcome": OUTCOME, "field": FIELD,
+}
+_BLOCK = re.compile(r"(<!-- keys:(\w+) -->\n).*?(<!-- /keys -->)", re.DOTALL)
+
+
+def render_readme(text: str) -> str:
+    """`text` (the README) with every key table written anew from the declarations."""
+    return _BLOCK.sub(lambda m: f"{m.group(1)}{markdown(SECTIONS[m.group(2)])}\n{m.group(3)}", text)
+
+
+if __name__ == "__main__":  # python -m workbench.config.settings README.md: rewrite its key tables
+    import sys
+    from pathlib import Path
+
+    readme = Path(sys.argv[1])
+    readme.write_text(render_readme(readme.read_text(encoding="utf-8")), encoding="utf-8")
