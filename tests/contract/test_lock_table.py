@@ -193,7 +193,7 @@ def test_a_ticket_completed_between_reading_and_locking_is_not_claimed(native_en
     assert [c["wb_ckey"] for c, _ in candidates] == [1]
     with env.engine.begin() as conn:  # another program finishes the ticket meanwhile
         conn.execute(sa.text("UPDATE vendor_tickets SET state = 'solved'"))
-    with pytest.raises(lock_table_claim._NotWaiting):
+    with pytest.raises(lock_table_claim.NotWaiting):
         wb.db.write(lambda conn: method._take(conn, q.q, q.trail, request, candidates[0][0]))
     assert _lock_rows(wb) == []  # the lock row went with the rolled-back transaction
 
@@ -275,3 +275,22 @@ def test_processes_drain_a_lock_table_queue_without_sharing_an_item(native_env: 
     with env.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM vendor_tickets WHERE state = 'open'")).scalar() == 0
     assert _lock_rows(wb) == []
+
+
+def test_postgresql_claims_in_one_statement_and_passes_over_an_item_being_claimed(native_env: support.Env) -> None:
+    env = native_env
+    wb = _tickets(env, rows=3)
+    q = wb.queue("tickets")
+    if env.backend != "postgresql":
+        assert type(q.method) is lock_table_claim.LockTableClaim  # the portable lock-table claim
+        return
+    from workbench.db.claims import postgresql as pg_claims
+
+    assert type(q.method) is pg_claims.LockTableSkipLocked
+    # Another claimer's statement is at ticket 1 (its advisory lock taken, its lock row not yet
+    # committed): this claim takes ticket 2 at once instead of waiting or colliding.
+    with env.engine.connect() as other, other.begin():
+        other.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('tickets'), hashtext('1'))"))
+        assert q.claim_next("bob")[0].lock.key == 2
+    assert q.claim_next("carol")[0].lock.key == 1  # and ticket 1 once that claimer is gone
+    assert [r["item_key"] for r in _lock_rows(wb)] == ["1", "2"]

@@ -39,6 +39,12 @@ class ClaimMethod:
               request: ClaimRequest) -> list[Claimed]:
         raise NotImplementedError
 
+    def lock_table_claim(self) -> ClaimMethod:
+        """This database's claim for a queue whose locks live in a separate lock table (shapes 5, 6)."""
+        from workbench.db.claims import lock_table  # it builds on the portable claim, which builds on this
+
+        return lock_table.LockTableClaim()
+
     def claim_next(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                    user: str, count: int) -> list[models.Claim]:
         """Up to `count` items for `user` in queue order, as the API hands them out ([] when none)."""

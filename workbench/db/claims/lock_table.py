@@ -14,7 +14,7 @@ from workbench.db.claims import base, portable
 WINDOW = portable.WINDOW  # candidates read per attempt
 
 
-class _NotWaiting(Exception):
+class NotWaiting(Exception):
     """The item stopped waiting between reading the candidates and locking it."""
 
 
@@ -34,7 +34,7 @@ class LockTableClaim(portable.PortableClaim):
                  request: base.ClaimRequest, cand: Mapping[Any, Any], where: Any) -> base.Claimed | None:
         try:
             return db.write(lambda conn: self._take(conn, q, trail, request, cand))
-        except (_NotWaiting, lockshapes.FenceFailed):  # what was written is rolled back with the transaction
+        except (NotWaiting, lockshapes.FenceFailed):  # what was written is rolled back with the transaction
             return None
 
     @staticmethod
@@ -82,11 +82,25 @@ class LockTableClaim(portable.PortableClaim):
         elif not q.backend.insert_new(conn, shape.locks, shape.insert_values(key, user, now, token)):
             return None
         elif not shape.stamp(conn, q.table, q.key, key, token, None):
-            raise _NotWaiting  # another program set the row's claim id meanwhile
+            raise NotWaiting  # another program set the row's claim id meanwhile
+        return self._finish(conn, q, trail, request, cand, token)
+
+    def _finish(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                request: base.ClaimRequest, cand: Mapping[Any, Any], token: str) -> base.Claimed:
+        """The lock row is ours: check the item still waits, write on_claim, read it, audit the claim.
+
+        The check is a statement of its own, after the lock row is in: the statement that read the
+        item as waiting may have done so before another claimer took it, finished it and deleted
+        its lock row, all before this claim's insert (which then met no conflict).
+        """
+        key, user, now = cand["wb_ckey"], request.user, q.now()
+        shape = q.shape
+        assert isinstance(shape, lockshapes.LockTable) and shape.token is not None
+        expired = cand["wb_prev_owner"] is not None
         if conn.execute(sa.select(q.key).where(q.key == key, self._item_waits(q, expired))).first() is None:
             # Completed (or changed by another program) since the candidates were read: not ours to
             # take. Raising rolls the lock row back with the transaction.
-            raise _NotWaiting
+            raise NotWaiting
         if q.on_claim:
             conn.execute(sa.update(q.table).where(q.key == key).values(q.writes(q.on_claim, user, now)))
         row = conn.execute(sa.select(*self.returned_columns(q, now)).select_from(q.source)

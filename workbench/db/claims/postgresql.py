@@ -8,8 +8,8 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, fastpath, mapping
-from workbench.db.claims import base
+from workbench.db import clock, connect, fastpath, lockshapes, mapping
+from workbench.db.claims import base, lock_table, portable
 
 
 class SkipLockedClaim(base.ClaimMethod):
@@ -20,6 +20,9 @@ class SkipLockedClaim(base.ClaimMethod):
     """
 
     name = "skip-locked"
+
+    def lock_table_claim(self) -> base.ClaimMethod:
+        return LockTableSkipLocked()
 
     def __init__(self) -> None:
         self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
@@ -193,3 +196,114 @@ class _NextClaims:
                                locked if same else time(row[now_at]))
             claims.append(models.Claim(lock, dict(zip(items, row, strict=False))))
         return claims
+
+
+class LockTableSkipLocked(lock_table.LockTableClaim):
+    """Shapes 5 and 6 on PostgreSQL: one statement finds the item and writes its lock row.
+
+    An expired lock of a waiting item is taken over first (its lock row read FOR UPDATE SKIP LOCKED
+    and rewritten); otherwise the head of the queue is read in order, and the first item whose
+    transaction-scoped advisory lock can be taken gets a new lock row (ON CONFLICT DO NOTHING: a lock
+    row committed meanwhile wins). The advisory lock is what SKIP LOCKED is to a row: concurrent
+    claimers pass over each other's items instead of colliding on one, without locking (or needing
+    any right to write) the queue's own rows. The rest (the item still waits, on_claim, the row read
+    back, the audit rows) follows in the same transaction, as for every database.
+    """
+
+    name = "lock-table-skip-locked"
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
+
+    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+              request: base.ClaimRequest) -> list[base.Claimed]:
+        if request.key is not None:  # one named item: nothing to choose, the portable path is as short
+            return super().claim(db, q, trail, request)
+        claimed: list[base.Claimed] = []
+        room = db.read(lambda conn: self.room(conn, q, request))
+        misses = 0
+        while len(claimed) < room and misses < portable.ROUNDS:
+            try:
+                taken = db.write(lambda conn: self._take_next(conn, q, trail, request))
+            except (lock_table.NotWaiting, lockshapes.FenceFailed):  # rolled back with the transaction
+                taken = None
+            if taken is not None:
+                claimed.append(taken)
+                continue
+            # Lost a race (a lock row committed after this statement's snapshot, or the item was
+            # finished meanwhile), or nothing waits: only the candidates can tell which.
+            if not db.read(lambda conn: self._candidates(conn, q, trail, request)):
+                break
+            misses += 1
+        return claimed
+
+    def _take_next(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                   request: base.ClaimRequest) -> base.Claimed | None:
+        shape = q.shape
+        assert isinstance(shape, lockshapes.LockTable)
+        token = shape.new_token_value()
+        params = {"wb_user": request.user, "wb_token": token}
+        row = conn.execute(self._statement(q, trail, request), params).mappings().first()
+        if row is None:
+            return None
+        cand = {**row, "wb_ckey": q.coerce_key(row["wb_item"])}
+        # What the shape writes into the queue's row (a claim id); False: another program got there.
+        if not shape.stamp(conn, q.table, q.key, cand["wb_ckey"], token, row["wb_prev_token"]
+                           if row["wb_prev_owner"] is not None else None):
+            raise lock_table.NotWaiting
+        return self._finish(conn, q, trail, request, cand, token)
+
+    def _statement(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                   request: base.ClaimRequest) -> sa.Select[Any]:
+        cached = (id(q), request.use_cooldown)
+        if cached not in self._cache:
+            self._cache[cached] = self._build(q, trail, request)
+        return self._cache[cached]
+
+    def _build(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest) -> sa.Select[Any]:
+        from sqlalchemy.dialects import postgresql
+
+        shape = q.shape
+        assert isinstance(shape, lockshapes.LockTable)
+        locks, now = shape.locks, q.now()
+        user = sa.bindparam("wb_user", type_=sa.String())
+        token = sa.bindparam("wb_token", type_=locks.c.token.type)
+        writes = q.lock_writes(user, now, token)
+        mine = sa.and_(locks.c.queue == sa.literal(q.name, literal_execute=True))
+
+        expired = (sa.select(locks.c.item_key.label("wb_item"), locks.c.lock_user.label("wb_prev_owner"),
+                             locks.c.token.label("wb_prev_token"), locks.c.locked_at.label("wb_prev_time"))
+                   .select_from(q.locked_source)
+                   .where(self._item_waits(q, True), q.user.is_not(None), q.stale(now))
+                   .order_by(*q.order_by()).limit(1)
+                   .with_for_update(skip_locked=True, of=locks)
+                   .cte("wb_expired").prefix_with("MATERIALIZED"))
+        retaken = (sa.update(locks).where(mine, locks.c.item_key == expired.c.wb_item).values(writes)
+                   .returning(expired.c.wb_item, expired.c.wb_prev_owner, expired.c.wb_prev_token,
+                              expired.c.wb_prev_time)
+                   .cte("wb_retaken"))
+
+        free = [self._item_waits(q, False), q.free()]
+        if request.use_cooldown and q.config.release_cooldown_seconds > 0:
+            free.append(~self.recently_released(q, now, user, trail))
+        head = (sa.select(q.key.label("wb_ckey")).select_from(q.source).where(*free)
+                .order_by(*q.order_by()).limit(lock_table.WINDOW).subquery("wb_head"))
+        item_text = sa.cast(head.c.wb_ckey, locks.c.item_key.type)
+        # Volatile, so evaluated row by row over the head in its order, after the ORDER BY … LIMIT.
+        taken = sa.func.pg_try_advisory_xact_lock(sa.func.hashtext(sa.literal(q.name, literal_execute=True)),
+                                                  sa.func.hashtext(item_text))
+        pick = (sa.select(item_text.label("wb_item")).select_from(head)
+                .where(~sa.exists(sa.select(expired.c.wb_item)), taken).limit(1)
+                .cte("wb_pick").prefix_with("MATERIALIZED"))
+        names = ["queue", "item_key", *writes]
+        inserted = (postgresql.insert(locks)
+                    .from_select(names, sa.select(sa.literal(q.name, literal_execute=True), pick.c.wb_item,
+                                                  *writes.values()))
+                    .on_conflict_do_nothing()
+                    .returning(locks.c.item_key.label("wb_item"),
+                               sa.cast(sa.null(), locks.c.lock_user.type).label("wb_prev_owner"),
+                               sa.cast(sa.null(), locks.c.token.type).label("wb_prev_token"),
+                               sa.cast(sa.null(), locks.c.locked_at.type).label("wb_prev_time"))
+                    .cte("wb_inserted"))
+        both = sa.union_all(sa.select(retaken), sa.select(inserted)).subquery("wb_taken")
+        return sa.select(both)

@@ -151,9 +151,7 @@ class LockTable(TokenColumn):
         return True
 
     def claim_method(self, configured: Any) -> Any:
-        from workbench.db.claims import lock_table
-
-        return lock_table.LockTableClaim()
+        return configured.lock_table_claim()  # the database's own, or the portable lock-table claim
 
     def grants_problem(self) -> str | None:
         return (f"its locks live in the separate table '{self.locks.name}', which the protocol grants do "
