@@ -95,7 +95,6 @@ class LockTableClaim(portable.PortableClaim):
         """
         key, user, now = cand["wb_ckey"], request.user, q.now()
         shape = q.shape
-        assert isinstance(shape, lockshapes.LockTable) and shape.token is not None
         expired = cand["wb_prev_owner"] is not None
         if conn.execute(sa.select(q.key).where(q.key == key, self._item_waits(q, expired))).first() is None:
             # Completed (or changed by another program) since the candidates were read: not ours to
@@ -104,7 +103,7 @@ class LockTableClaim(portable.PortableClaim):
         if q.on_claim:
             conn.execute(sa.update(q.table).where(q.key == key).values(q.writes(q.on_claim, user, now)))
         row = conn.execute(sa.select(*self.returned_columns(q, now)).select_from(q.source)
-                           .where(q.key == key, shape.token == token)).mappings().one()
+                           .where(q.key == key, shape.pinned(user, token))).mappings().one()
         claimed = base.Claimed(row=row, prev_owner=cand["wb_prev_owner"], prev_token=self.prev_token(q, cand))
         trail.write(conn, self.audit_rows(q, trail, user, [claimed]))
         return claimed
