@@ -29,6 +29,15 @@ def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: st
         return sa.Table(queue.table, metadata, schema=queue.schema, autoload_with=conn)
     except sa.exc.NoSuchTableError:
         names = sa.inspect(conn).get_table_names(schema=queue.schema)
+        # One config for every database: `tblQueue` on SQL Server is `tblqueue` on PostgreSQL, which
+        # folds unquoted names. A unique case-insensitive match is the table meant.
+        folded = [n for n in names if n.lower() == queue.table.lower()]
+        if len(folded) == 1:
+            return sa.Table(folded[0], metadata, schema=queue.schema, autoload_with=conn)
+        if len(folded) > 1:
+            raise errors.ConfigError(f"table '{queue.table_label}' does not exist, and {' and '.join(folded)} "
+                                     "differ from it only in case: write the name exactly",
+                                     file=config_path, key=f"queues.{queue.name}.table") from None
         hint = difflib.get_close_matches(queue.table, names, n=1)
         more = f"; did you mean '{hint[0]}'?" if hint else (f" (tables: {', '.join(sorted(names)[:20])})"
                                                            if names else " (the database has no tables)")
@@ -505,10 +514,14 @@ class BoundQueue:
         for name, raw in edits.items():
             column = editable.get(name)
             if column is None:
+                # `--set Subject=…` from a script written for a database that kept the name's case.
+                folded = [c for n, c in editable.items() if n.lower() == name.lower()]
+                column = folded[0] if len(folded) == 1 else None
+            if column is None:
                 if name in self.protected:
                     raise errors.InvalidValue(f"{name}: cannot be edited: it {self.protected[name]}", column=name)
                 hint = difflib.get_close_matches(name, list(editable), n=1)
                 raise errors.InvalidValue(f"{name}: no such column in {self.config.table_label}"
                                           + (f"; did you mean '{hint[0]}'?" if hint else ""), column=name)
-            result[name] = fieldspec.check(self.specs[column.name], raw)
+            result[column.name] = fieldspec.check(self.specs[column.name], raw)
         return result
