@@ -8,8 +8,6 @@ import re
 from typing import Any
 
 import sqlalchemy as sa
-from alembic.migration import MigrationContext
-from alembic.operations import Operations
 from sqlalchemy.schema import CreateIndex
 
 from workbench.config import model
@@ -188,10 +186,20 @@ def _where(keyword: str, condition: sa.ColumnElement[bool]) -> dict[str, Any]:
     return {keyword: condition}
 
 
+def _alembic() -> tuple[Any, Any]:
+    """Alembic's migration context and operations: imported only to add columns, since importing it
+    (and every dialect's DDL module with it) costs every command that opens a queue ~0.1 s."""
+    from alembic.migration import MigrationContext
+    from alembic.operations import Operations
+
+    return MigrationContext, Operations
+
+
 def render(conn: sa.Connection, attach: AttachPlan) -> str:
     """The DDL text of a plan, for the database `conn` is connected to."""
     buffer = io.StringIO()
     if attach.add_columns:
+        MigrationContext, Operations = _alembic()
         context = MigrationContext.configure(dialect_name=conn.dialect.name,
                                              opts={"as_sql": True, "output_buffer": buffer})
         ops = Operations(context)
@@ -221,6 +229,7 @@ def apply(conn: sa.Connection, attach: AttachPlan) -> None:
 
 def _apply(conn: sa.Connection, attach: AttachPlan) -> None:
     if attach.add_columns:
+        MigrationContext, Operations = _alembic()
         ops = Operations(MigrationContext.configure(conn))
         for column in attach.add_columns:
             ops.add_column(attach.table.name, column._copy(), schema=attach.table.schema)
