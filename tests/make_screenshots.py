@@ -116,7 +116,8 @@ def main(argv: list[str]) -> int:
     _connection_shots(app, out)
     _supervisor_shots(app, out, config)
     for name in ("main-window.png", "lock-lost.png", "resume.png", "connection.png", "password.png",
-                 "reconnecting.png", "supervisor-board.png", "supervisor-operators.png", "supervisor-charts.png"):
+                 "reconnecting.png", "supervisor-board.png", "supervisor-operators.png", "supervisor-charts.png",
+                 "supervisor-history.png"):
         print(out / name)
     return 0
 
@@ -171,6 +172,12 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     _until(app, lambda: _refreshed(window), "the charts")
     _settle(app, 0.8)
     window.grab().save(str(out / "supervisor-charts.png"))
+    window.tabs.setCurrentIndex(3)  # the released item's history, in words
+    window.history_key.setText(str(c.lock.key))
+    window.show_history()
+    _until(app, lambda: window.history.rowCount() > 0, "the item's history")
+    _settle(app)
+    window.grab().save(str(out / "supervisor-history.png"))
     window.close()
     window.dispatcher.wait()
     wb.close()

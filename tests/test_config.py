@@ -535,7 +535,7 @@ def test_parse_duration_refuses_negative_numbers() -> None:
 
 @pytest.mark.parametrize("seconds, text", [
     (0, "0s"), (45, "45s"), (59.9, "59s"), (60, "1m00s"), (725, "12m05s"), (3600, "1h00m"), (7380, "2h03m"),
-    (90000, "25h00m"), (-30, "-30s"), (-725, "-12m05s"),
+    (90000, "1d01h"), (561 * 3600 + 27 * 60, "23d09h"), (-30, "-30s"), (-725, "-12m05s"),
 ])
 def test_format_duration(seconds: float, text: str) -> None:
     assert durations.format_duration(seconds) == text

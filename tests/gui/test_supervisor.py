@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -80,6 +81,11 @@ def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
     assert window.model.index(expired, 6).data().startswith("expired")
     fresh = next(r for r in range(window.model.rowCount()) if window.model.index(r, 1).data() == str(ann[1]))
     assert window.model.index(fresh, 3).data(Qt.ItemDataRole.BackgroundRole) is None
+    # Export: every lock, durations as whole seconds with the unit in the header, times as ISO 8601.
+    header, *rows = window.model.csv_rows()
+    assert header[4:8] == ["Claimed at", "Age (s)", "Time left (s)", "Idle (s)"]
+    oldest = next(r for r in rows if r[1] == str(bob[0]))
+    assert 3600 <= oldest[5] < 3700 and oldest[6] < 0 and dt.datetime.fromisoformat(oldest[4])
     window.holder_filter.setText("AN")  # case-insensitive, part of the name
     assert sorted(board_keys(window)) == sorted(str(k) for k in ann)
     window.holder_filter.setText("")
@@ -253,12 +259,14 @@ def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path:
         exported = list(csv.DictReader(handle))
     assert {(r["Operator"], r["Completed"]) for r in exported if r["Queue"] == "Helpdesk cases"} >= \
         {("ann", "2"), ("bob", "1")}
+    # Durations as whole seconds a spreadsheet can sum, the unit in the header.
+    assert all(r["Median handle time (s)"].isdigit() for r in exported if r["Operator"] == "ann")
     window.tabs.setCurrentIndex(3)
     window.history_key.setText(str(c.lock.key))
     window.show_history()
-    qtbot.waitUntil(lambda: "event(s)" in window.status.text(), timeout=20_000)
+    qtbot.waitUntil(lambda: "event(s) for Helpdesk cases" in window.status.text(), timeout=20_000)
     assert window.history.rowCount() == 2, window.status.text()
-    assert [window.history.item(r, 1).text() for r in range(2)] == ["claim", "release"]
+    assert [window.history.item(r, 1).text() for r in range(2)] == ["Claimed", "Released"]
     assert window.history.item(1, 4).text() == "Not my area"
 
 

@@ -38,11 +38,14 @@ def parse_duration(value: object) -> int:
 
 
 def format_duration(seconds: float) -> str:
-    """Short human form: 45s, 12m05s, 2h03m; negative values get a minus sign."""
+    """Short human form: 45s, 12m05s, 2h03m, 23d09h; negative values get a minus sign."""
     sign = "-" if seconds < 0 else ""
     total = int(abs(seconds))
-    hours, rest = divmod(total, 3600)
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{sign}{days}d{hours:02d}h"  # "561h27m" made people count
     if hours:
         return f"{sign}{hours}h{minutes:02d}m"
     if minutes:

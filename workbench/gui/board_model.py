@@ -23,7 +23,8 @@ COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardMod
            QT_TRANSLATE_NOOP("BoardModel", "Claimed at"), QT_TRANSLATE_NOOP("BoardModel", "Age"),
            QT_TRANSLATE_NOOP("BoardModel", "Time left"), QT_TRANSLATE_NOOP("BoardModel", "Idle"),
            QT_TRANSLATE_NOOP("BoardModel", "Extended"))  # English; translated where shown (header, CSV)
-AGE = 5  # the column the board sorts by at first (oldest locks first)
+CLAIMED_AT = 4
+AGE = 5  # the column the board sorts by at first (oldest locks first); then time left, idle
 ALL = ""  # the queue filter's "all queues"
 SOON = QColor("#fff4ce")  # expires within the warning time
 PAST = QColor("#fde2e1")  # expired, not yet taken over
@@ -163,10 +164,22 @@ class BoardModel(QAbstractTableModel):
             5: lambda r: r.age, 6: lambda r: r.remaining, 7: lambda r: r.idle, 8: lambda r: r.extensions}
         return keys[column]
 
-    def csv_rows(self) -> list[list[str]]:
-        """The board as text, header first (for Export): every lock, whatever the filters, oldest first."""
-        return [[QCoreApplication.translate("BoardModel", name) for name in COLUMNS],
-                *[[self._text(r, c) for c in range(len(COLUMNS))] for r in self.rows]]
+    def csv_rows(self) -> list[list[Any]]:
+        """The board for Export, header first: every lock, whatever the filters, oldest first; times as
+        ISO 8601 and durations as whole seconds (numbers a spreadsheet can sum), the header saying so."""
+        seconds = {AGE: lambda r: r.age, AGE + 1: lambda r: r.remaining, AGE + 2: lambda r: r.idle}
+        unit = QCoreApplication.translate("BoardModel", "(s)")
+        header = [QCoreApplication.translate("BoardModel", name) + (f" {unit}" if c in seconds else "")
+                  for c, name in enumerate(COLUMNS)]
+
+        def cell(row: Any, column: int) -> Any:
+            if column in seconds:
+                return round(seconds[column](row).total_seconds())
+            if column == CLAIMED_AT:
+                return row.locked_at.isoformat() if isinstance(row.locked_at, dt.datetime) else str(row.locked_at)
+            return self._text(row, column)
+
+        return [header, *[[cell(r, c) for c in range(len(COLUMNS))] for r in self.rows]]
 
 
 def _identity(row: Any) -> tuple[str, Any]:

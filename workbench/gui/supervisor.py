@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import services
-from workbench.core import durations, errors
+from workbench.core import durations, errors, models
 from workbench.db import service
 from workbench.gui import board_model, charts, dispatch, supervisor_dialogs
 
@@ -410,9 +410,9 @@ class SupervisorWindow(QMainWindow):
             return
 
         def done(events: list[Any]) -> None:
-            _fill(self.history, [[f"{e.at:%Y-%m-%d %H:%M:%S}", e.kind.value, e.actor, e.owner or "",
+            _fill(self.history, [[f"{e.at:%Y-%m-%d %H:%M:%S}", event_label(e.kind), e.actor, e.owner or "",
                                   e.reason or e.outcome or ""] for e in events])
-            self.status.setText(self.tr("%n event(s) for {0} {1}", "", len(events)).format(name, key))
+            self.status.setText(self.tr("%n event(s) for {0} {1}", "", len(events)).format(self.titles[name], key))
 
         def failed(exc: BaseException) -> None:
             _fill(self.history, [])
@@ -437,8 +437,29 @@ def write_csv(path: Path, rows: list[list[Any]]) -> None:
         csv.writer(handle).writerows(rows)
 
 
-def _age(seconds: float | None) -> str:
-    return "—" if seconds is None else durations.format_duration(seconds)
+# What the audit trail's events are called where people read them (the trail keeps the names).
+EVENT_LABELS = {
+    models.EventKind.CLAIM: QT_TRANSLATE_NOOP("Events", "Claimed"),
+    models.EventKind.SAVE: QT_TRANSLATE_NOOP("Events", "Saved"),
+    models.EventKind.EXTEND: QT_TRANSLATE_NOOP("Events", "Extended"),
+    models.EventKind.RELEASE: QT_TRANSLATE_NOOP("Events", "Released"),
+    models.EventKind.EXPIRE: QT_TRANSLATE_NOOP("Events", "Expired"),
+    models.EventKind.FORCE_RELEASE: QT_TRANSLATE_NOOP("Events", "Force-released"),
+    models.EventKind.REASSIGN: QT_TRANSLATE_NOOP("Events", "Reassigned"),
+    models.EventKind.COMPLETE: QT_TRANSLATE_NOOP("Events", "Completed"),
+}
+
+
+def event_label(kind: models.EventKind) -> str:
+    return QCoreApplication.translate("Events", EVENT_LABELS[kind])
+
+
+class Seconds(float):
+    """A duration in a table cell: shown as people read it, sorted and exported as seconds."""
+
+
+def _age(seconds: float | None) -> Seconds | str:
+    return "—" if seconds is None else Seconds(seconds)
 
 
 def _table(name: str, headers: list[str], *, sortable: bool = True) -> QTableWidget:
@@ -459,13 +480,43 @@ def _fill(table: QTableWidget, rows: list[list[Any]]) -> None:
     table.setRowCount(len(rows))
     for r, row in enumerate(rows):
         for c, value in enumerate(row):
-            item = QTableWidgetItem()
-            item.setData(Qt.ItemDataRole.DisplayRole, value if isinstance(value, (int, float)) else str(value))
+            item = _SortedItem()
+            if isinstance(value, Seconds):
+                item.setData(Qt.ItemDataRole.DisplayRole, durations.format_duration(value))
+                item.setData(Qt.ItemDataRole.UserRole, round(float(value)))
+            else:
+                item.setData(Qt.ItemDataRole.DisplayRole, value if isinstance(value, (int, float)) else str(value))
             table.setItem(r, c, item)
     table.setSortingEnabled(bool(table.property("sortable")))
 
 
-def _table_rows(table: QTableWidget) -> list[list[str]]:
-    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-    return [headers, *[[table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())]
-                       for r in range(table.rowCount())]]
+class _SortedItem(QTableWidgetItem):
+    """A cell that sorts a duration by its seconds, not by its text ("2d03h" after "45m")."""
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        mine, theirs = self.data(Qt.ItemDataRole.UserRole), other.data(Qt.ItemDataRole.UserRole)
+        if isinstance(mine, int) and isinstance(theirs, int):
+            return mine < theirs
+        # Not super().__lt__: PySide6 would call this method again (endless recursion).
+        a, b = self.data(Qt.ItemDataRole.DisplayRole), other.data(Qt.ItemDataRole.DisplayRole)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return a < b
+        return str(a) < str(b)
+
+
+def _table_rows(table: QTableWidget) -> list[list[Any]]:
+    """A table as CSV rows, header first: durations as whole seconds, their header saying so."""
+    columns, rows = range(table.columnCount()), range(table.rowCount())
+
+    def cell(r: int, c: int) -> Any:
+        item = table.item(r, c)
+        if item is None:
+            return ""
+        seconds = item.data(Qt.ItemDataRole.UserRole)
+        return seconds if isinstance(seconds, int) else item.text()
+
+    timed = {c for c in columns for r in rows if isinstance(cell(r, c), int) and
+             table.item(r, c).data(Qt.ItemDataRole.UserRole) is not None}
+    headers = [table.horizontalHeaderItem(c).text() + (" " + QCoreApplication.translate("Supervisor", "(s)")
+                                                       if c in timed else "") for c in columns]
+    return [headers, *[[cell(r, c) for c in columns] for r in rows]]

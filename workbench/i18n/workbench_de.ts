@@ -47,6 +47,10 @@
         <source>expired {0} ago</source>
         <translation>seit {0} abgelaufen</translation>
     </message>
+    <message>
+        <source>(s)</source>
+        <translation>(s)</translation>
+    </message>
 </context>
 <context>
     <name>ChartsPanel</name>
@@ -443,6 +447,41 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>Your unsaved edits to {0} will be thrown away. This cannot be undone.</source>
         <translation>Ihre ungespeicherten Änderungen an {0} werden verworfen. Das lässt sich nicht rückgängig machen.</translation>
+    </message>
+</context>
+<context>
+    <name>Events</name>
+    <message>
+        <source>Claimed</source>
+        <translation>Übernommen</translation>
+    </message>
+    <message>
+        <source>Saved</source>
+        <translation>Gespeichert</translation>
+    </message>
+    <message>
+        <source>Extended</source>
+        <translation>Verlängert</translation>
+    </message>
+    <message>
+        <source>Released</source>
+        <translation>Freigegeben</translation>
+    </message>
+    <message>
+        <source>Expired</source>
+        <translation>Abgelaufen</translation>
+    </message>
+    <message>
+        <source>Force-released</source>
+        <translation>Zwangsfreigegeben</translation>
+    </message>
+    <message>
+        <source>Reassigned</source>
+        <translation>Neu zugewiesen</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>Abgeschlossen</translation>
     </message>
 </context>
 <context>
@@ -1123,6 +1162,13 @@ Konfiguration: {1}</translation>
     <message>
         <source>Does</source>
         <translation>Wirkung</translation>
+    </message>
+</context>
+<context>
+    <name>Supervisor</name>
+    <message>
+        <source>(s)</source>
+        <translation>(s)</translation>
     </message>
 </context>
 <context>

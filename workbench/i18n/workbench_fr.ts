@@ -47,6 +47,10 @@
         <source>expired {0} ago</source>
         <translation>expiré depuis {0}</translation>
     </message>
+    <message>
+        <source>(s)</source>
+        <translation>(s)</translation>
+    </message>
 </context>
 <context>
     <name>ChartsPanel</name>
@@ -443,6 +447,41 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>Your unsaved edits to {0} will be thrown away. This cannot be undone.</source>
         <translation>Vos modifications non enregistrées de {0} seront supprimées. Cette action est irréversible.</translation>
+    </message>
+</context>
+<context>
+    <name>Events</name>
+    <message>
+        <source>Claimed</source>
+        <translation>Pris</translation>
+    </message>
+    <message>
+        <source>Saved</source>
+        <translation>Enregistré</translation>
+    </message>
+    <message>
+        <source>Extended</source>
+        <translation>Prolongé</translation>
+    </message>
+    <message>
+        <source>Released</source>
+        <translation>Rendu</translation>
+    </message>
+    <message>
+        <source>Expired</source>
+        <translation>Expiré</translation>
+    </message>
+    <message>
+        <source>Force-released</source>
+        <translation>Libéré de force</translation>
+    </message>
+    <message>
+        <source>Reassigned</source>
+        <translation>Réattribué</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>Terminé</translation>
     </message>
 </context>
 <context>
@@ -1123,6 +1162,13 @@ Configuration : {1}</translation>
     <message>
         <source>Does</source>
         <translation>Action</translation>
+    </message>
+</context>
+<context>
+    <name>Supervisor</name>
+    <message>
+        <source>(s)</source>
+        <translation>(s)</translation>
     </message>
 </context>
 <context>
