@@ -31,6 +31,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured pairs per process before the barrier")
     parser.add_argument("--no-references", action="store_true",
                         help="PostgreSQL: measure workbench only, not procrastinate and the hand-written loop")
+    parser.add_argument("--grants", action="store_true",
+                        help="PostgreSQL: also measure workbench under `workbench grants` (every claimer its own "
+                             "operator login, the protocol checked by the database)")
     args = parser.parse_args(argv)
     if args.processes < 1 or args.rows < 1 or args.seconds <= 0:
         parser.error("--processes, --rows and --seconds must be positive")
@@ -42,6 +45,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def setup_workbench(target: harness.Target, rows: int) -> dict[str, Any]:
     url, timings = harness.build_workbench_db(target, "wbbench_workbench", rows)
     return {"kind": "workbench", "url": url, "password": target.password, "db": "wbbench_workbench",
+            "setup": timings}
+
+
+def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
+    """The same database under `workbench grants`, and one operator login per claimer (w0, w1, …)."""
+    from workbench.db import permissions, service
+
+    url, timings = harness.build_workbench_db(target, "wbbench_grants", rows)
+    started = time.perf_counter()
+    with service.Workbench.open(harness.bench_config(url), password=target.password) as wb, \
+            wb.engine.begin() as conn:
+        bound = wb.queue(harness.QUEUE).q
+        permissions.apply(conn, permissions.plan(conn, bound, None))
+        quote = conn.dialect.identifier_preparer.quote
+        for i in range(64):
+            name = f"w{i}"
+            if conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :n"), {"n": name}).first() is None:
+                conn.exec_driver_sql(f"CREATE ROLE {quote(name)} LOGIN")
+            conn.exec_driver_sql(f"GRANT {permissions.OPERATOR_ROLE} TO {quote(name)}")
+    timings["grants"] = time.perf_counter() - started
+    return {"kind": "workbench+grants", "url": url, "password": target.password, "db": "wbbench_grants",
             "setup": timings}
 
 
@@ -80,6 +104,8 @@ def setup_procrastinate(target: harness.Target, rows: int) -> dict[str, Any]:
 _DONE_SQL = {
     "workbench": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
                   "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
+    "workbench+grants": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
+                         "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
     "hand-written": ("SELECT count(*) FROM jobs WHERE status = 'done'",
                      "SELECT count(*) FROM jobs WHERE status = 'doing'"),
     "procrastinate": ("SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'",
@@ -161,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.seconds:g} s window, {args.warmup} warm-up pairs per process; {target.description}; "
               f"{os.cpu_count()} CPUs", flush=True)
         setups = [setup_workbench]
+        if args.grants:
+            if args.backend != "postgresql" or args.url:
+                raise SystemExit("--grants needs PostgreSQL on a throwaway server (it creates login roles)")
+            setups.append(setup_workbench_grants)
         if args.backend == "postgresql" and not args.no_references:
             setups += [setup_procrastinate, setup_hand_written]
         specs = []
@@ -185,8 +215,9 @@ def main(argv: list[str] | None = None) -> int:
 def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
            checks: dict[str, tuple[int, int]]) -> None:
     columns = {name: harness.figures(result) for name, result in results.items()}
-    short = {"procrastinate": "wb/proc", "hand-written": "wb/hand"}
-    ratios = [(short[name], "workbench", name) for name in results if name != "workbench"]
+    short = {"procrastinate": "wb/proc", "hand-written": "wb/hand", "workbench+grants": "grants/wb"}
+    ratios = [(short[name], name, "workbench") if name == "workbench+grants" else (short[name], "workbench", name)
+              for name in results if name != "workbench"]
     print()
     print(harness.table(columns, ratios, ROWS))
     if ratios:

@@ -444,6 +444,9 @@ def make_ops(spec: dict[str, Any], user: str) -> Ops:
     kind = spec["kind"]
     if kind == "workbench":
         return WorkbenchOps(spec["url"], spec.get("password"), user)
+    if kind == "workbench+grants":  # each claimer logs in as itself, an operator login named like its user
+        url = sa.make_url(spec["url"]).set(username=user).render_as_string(hide_password=False)
+        return WorkbenchOps(url, spec.get("password"), user)
     if kind == "hand-written":
         return HandWrittenOps(spec["conninfo"], user)
     if kind == "procrastinate":

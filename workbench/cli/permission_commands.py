@@ -23,6 +23,8 @@ def add_parsers(sub: Any, parser_class: type[argparse.ArgumentParser], common: a
     p = sub.add_parser("grants", help=text, description=text, parents=[common])
     p.add_argument("queue", metavar="QUEUE")
     p.add_argument("--apply", action="store_true", help="run them (one transaction) instead of printing them")
+    p.add_argument("--revoke", action="store_true",
+                   help="the statements that undo them for QUEUE (the roles stay); with --apply, run those")
     text = ("who is a supervisor, in workbench's roles table (with no supervisor in it, everyone may "
             "force-release, reassign and publish)")
     p = sub.add_parser("role", help=text, description=text, parents=[common])
@@ -58,17 +60,19 @@ def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
             return 0
         bound = wb.queue(args.queue).q
         with dberrors.translated(), wb.engine.begin() as conn:
-            statements = permissions.plan(conn, bound, wb.config.database.workbench_schema)
+            planner = permissions.revoke_plan if args.revoke else permissions.plan
+            statements = planner(conn, bound, wb.config.database.workbench_schema)
             ddl = permissions.render(statements)
             if args.apply:
                 permissions.apply(conn, statements)
     if as_json:
         output.dump_json({"queue": args.queue, "dialect": dialect, "ddl": ddl, "applied": bool(args.apply),
+                          "revoke": bool(args.revoke),
                           "notes": list(PG_NOTES)})
     else:
         print(ddl, end="")
         if args.apply:
-            sys.stderr.write(f"applied to {bound.config.table_label}\n")
+            sys.stderr.write(f"{'revoked from' if args.revoke else 'applied to'} {bound.config.table_label}\n")
         for note in PG_NOTES:
             sys.stderr.write(f"note: {note}\n")
     return 0

@@ -200,6 +200,9 @@ def _one_result(conn: Any, results: list[Any]) -> Any:
     """The one result of a statement, or the database's error as psycopg's exception for it."""
     from psycopg import errors, pq
 
+    for result in results:  # rows may come before an error (a trigger refusing a later row)
+        if result.status == pq.ExecStatus.FATAL_ERROR:
+            raise errors.error_from_result(result, encoding=conn.info.encoding)
     if len(results) != 1:
         raise errors.InternalError(f"expected one result from the statement, got {len(results)}")
     result = results[0]

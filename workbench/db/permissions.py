@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors
-from workbench.db import backends, clock, mapping, migrations, tables
+from workbench.db import backends, clock, mapping, migrations, protocol, tables
 
 # PostgreSQL roles made by `workbench grants` (NOLOGIN: people log in with their own login, a member).
 OPERATOR_ROLE = "workbench_operator"
@@ -264,7 +264,39 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     for name, body in _policies(conn, q, operator, supervisor):
         policy = prep.quote(name)
         statements += [f"DROP POLICY IF EXISTS {policy} ON {table}", f"CREATE POLICY {policy} ON {table} {body}"]
+    # The protocol itself (protocol.py): which changes an operator's login may make, each with its audit row.
+    wb_schema = str(schema or current)
+    statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema)]
     # sa.DDL formats its text with %; the text holds no placeholders, so every % is a literal one.
+    return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
+
+
+def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list[sa.DDL]:
+    """The statements that undo plan() for `q`: its trigger, policies, row-level security and the
+    operators' grants on its table; what queues share (the audit guard, the operators' grants on
+    workbench's tables) goes with the last queue. The roles stay: people may be members of them."""
+    if not backends.of(conn).roles:
+        raise errors.UsageError("row-level security is set up on PostgreSQL only; there is nothing to revoke here")
+    prep = conn.dialect.identifier_preparer
+    operator, supervisor = prep.quote(OPERATOR_ROLE), prep.quote(SUPERVISOR_ROLE)
+    table = prep.format_table(q.table)
+    wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
+    wb_tables = ", ".join(prep.format_table(_workbench_table(wb_schema, name))
+                          for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
+                                       tables.VERSION_TABLE, tables.ROLES_TABLE))
+    sequences = [seq for seq in (_sequence(conn, _workbench_table(wb_schema, name))
+                                 for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE)) if seq]
+    roles = conn.execute(sa.text("SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname IN (:o, :s)"),
+                         {"o": OPERATOR_ROLE, "s": SUPERVISOR_ROLE}).scalar() == 2
+    statements = protocol.drop_queue_trigger(conn, q, wb_schema)
+    statements += [f"DROP POLICY IF EXISTS {prep.quote(name)} ON {table}" for name in policy_names(q.name).values()]
+    statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
+    shared: list[str] = []
+    if roles:
+        statements.append(f"REVOKE ALL ON {table} FROM {operator}")
+        shared = [f"REVOKE ALL ON {wb_tables} FROM {operator}", f"REVOKE ALL ON {wb_tables} FROM {supervisor}",
+                  *(f"REVOKE ALL ON SEQUENCE {seq} FROM {operator}" for seq in sequences)]
+    statements.append(protocol.drop_shared(conn, wb_schema, shared))
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 
 

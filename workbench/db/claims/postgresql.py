@@ -54,14 +54,23 @@ class SkipLockedClaim(base.ClaimMethod):
         params: dict[str, Any] = {"wb_user": request.user}
         if request.key is not None:
             params["wb_key"] = request.key
+        if not q.shape.token_in_row:
+            # No token column to copy in SQL: the audit rows follow in the same transaction (with
+            # `workbench grants` the database refuses a claim that commits without them).
+            stmt = self.statement(q, trail, request, count=count, check_limit=check_limit)
+            return db.write(lambda conn: self._claim_then_audit(conn, q, trail, request.user, stmt, params))
         fast = self._fast_statement(db, q, trail, request, count, check_limit)
-        rows = [q.with_lock_aliases(row) for row in fast.run(params)]
-        claimed = [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
-                   for row in rows]
-        if claimed and not q.shape.token_in_row:
-            # No token column to copy in SQL: audit in a second short statement.
-            db.write(lambda conn: trail.write(conn, self.audit_rows(q, trail, request.user, claimed)))
+        return self._claimed(q, [q.with_lock_aliases(row) for row in fast.run(params)])
+
+    def _claim_then_audit(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str,
+                          stmt: sa.Executable, params: dict[str, Any]) -> list[base.Claimed]:
+        claimed = self._claimed(q, [q.with_lock_aliases(dict(row)) for row in conn.execute(stmt, params).mappings()])
+        trail.write(conn, self.audit_rows(q, trail, user, claimed))
         return claimed
+
+    def _claimed(self, q: mapping.BoundQueue, rows: list[dict[str, Any]]) -> list[base.Claimed]:
+        return [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
+                for row in rows]
 
     def _fast_statement(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                         request: base.ClaimRequest, count: int, check_limit: bool) -> fastpath.FastStatement:

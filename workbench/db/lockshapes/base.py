@@ -191,6 +191,11 @@ class LockShape:
         return {c.name: sa.null() for c in self.columns}
 
     @property
+    def identity(self) -> list[sa.Column[Any]]:
+        """The columns that tell one lock on a row from the next: what a new claim must change."""
+        return [self.time]
+
+    @property
     def extend_moves_time(self) -> bool:
         """Does an extension move the lock time (no expiry column), and with it a time-based token?"""
         return self.expires is None

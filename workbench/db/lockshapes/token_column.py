@@ -29,6 +29,11 @@ class TokenColumn(LockShape):
         assert self.token is not None
         return isinstance(self.token.type, sa.Uuid)
 
+    @property
+    def identity(self) -> list[sa.Column[Any]]:
+        assert self.token is not None
+        return [self.token]
+
     def new_token(self) -> sa.ColumnElement[Any]:
         return clock.new_uuid() if self.uuid_typed else super().new_token()
 

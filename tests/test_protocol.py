@@ -1,0 +1,208 @@
+"""The database enforces the protocol (PostgreSQL, `workbench grants`): an operator's own login, over TCP
+with a password, tries by hand what workbench never does, and the database refuses every attempt."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests import support
+from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
+from workbench import demo
+from workbench.config import loader
+from workbench.core import errors
+from workbench.db import permissions, protocol
+
+
+@pytest.fixture
+def operator(pg: Pg, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str]]:  # noqa: F811
+    """A real operator login that must give its password over TCP: (login, URL without the password,
+    which workbench takes from WORKBENCH_DB_PASSWORD as a user would from the keyring)."""
+    login, password = pg.server.password_login()
+    with pg.admin.engine.connect() as conn:
+        conn.exec_driver_sql(f"GRANT {permissions.OPERATOR_ROLE} TO {login}")
+        conn.commit()
+    url = sa.make_url(pg.url).set(username=login)
+    assert url.host == "127.0.0.1"
+    monkeypatch.setenv("WORKBENCH_DB_PASSWORD", password)
+    yield login, url.render_as_string(hide_password=False)
+    with pg.admin.engine.connect() as conn:
+        conn.exec_driver_sql(f"REVOKE {permissions.OPERATOR_ROLE} FROM {login}")
+        conn.commit()
+
+
+def _engine(pg: Pg, url: str) -> sa.Engine:  # noqa: F811
+    import os
+
+    engine = sa.create_engine(sa.make_url(url).set(password=os.environ["WORKBENCH_DB_PASSWORD"]))
+    pg.engines.append(engine)
+    return engine
+
+
+def _state(pg: Pg) -> tuple[list[Any], list[Any]]:  # noqa: F811
+    """Every queue row and every audit row, as the table owner reads them."""
+    with pg.admin.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM cases ORDER BY case_id")).all()
+        audit = conn.execute(sa.text("SELECT * FROM workbench_audit ORDER BY id")).all()
+    return rows, audit
+
+
+def _run(engine: sa.Engine, statements: tuple[str, ...], params: dict[str, Any]) -> int:
+    """Run `statements` as one hand-written transaction; the rows the last one touched."""
+    count = 0
+    with engine.begin() as conn:
+        for statement in statements:
+            count = conn.execute(sa.text(statement), params).rowcount
+    return count
+
+
+def _refused(engine: sa.Engine, *statements: str, **params: Any) -> str:
+    """Run `statements` as one transaction; it must fail. Returns the database's message."""
+    with pytest.raises(sa.exc.DBAPIError) as caught:
+        _run(engine, statements, params)
+    return str(caught.value.orig)
+
+
+def _attempt(engine: sa.Engine, statement: str, params: dict[str, Any]) -> str | int:
+    """The database's refusal (SQLSTATE 42501, or row-level security), or the rows changed."""
+    try:
+        return _run(engine, (statement,), params)
+    except sa.exc.DBAPIError as exc:
+        return str(exc.orig) if permissions.is_refusal(exc) else f"not a refusal: {exc.orig}"
+
+
+def _pick(pg: Pg) -> int:  # noqa: F811
+    """A waiting case nobody holds."""
+    with pg.admin.engine.connect() as conn:
+        return int(conn.execute(sa.text("SELECT min(case_id) FROM cases WHERE wb_locked_by IS NULL "
+                                        "AND status IN ('new', 'open')")).scalar_one())
+
+
+def test_every_attack_by_an_operator_login_is_refused(pg: Pg, operator: tuple[str, str]) -> None:  # noqa: F811
+    login, url = operator
+    engine = _engine(pg, url)
+    held = pg.open("ann").queue("cases").claim_next("ann")[0].lock  # someone else's live lock
+    free = _pick(pg)
+    before = _state(pg)
+    lock_all = "wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, wb_lock_expires = NULL"
+    lock_mine = "UPDATE cases SET wb_locked_by = :me, wb_lock_token = md5('x'), "
+    audit = "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, token, outcome, at) VALUES "
+    attacks: list[tuple[str, dict[str, Any]]] = [
+        # A free row marked done, with no claim, naming another user (or nobody) as the doer.
+        ("UPDATE cases SET status = 'resolved', resolution = 'done by ann' WHERE case_id = :k", {"k": free}),
+        ("UPDATE cases SET status = 'resolved', wb_locked_by = 'ann' WHERE case_id = :k", {"k": free}),
+        # A free row locked under the operator's own name until 2099 (past max_lock_duration), or
+        # with a lock time in the future.
+        (lock_mine + "wb_locked_at = timezone('UTC', now()), wb_lock_expires = '2099-01-01' WHERE case_id = :k",
+         {"k": free, "me": login}),
+        (lock_mine + "wb_locked_at = '2099-01-01', wb_lock_expires = '2099-01-01 00:15' WHERE case_id = :k",
+         {"k": free, "me": login}),
+        # A forged completion in the audit trail, under another's name and under one's own.
+        (audit + "('cases', :key, 'complete', 'ann', 'ann', :token, 'resolved', timezone('UTC', now()))",
+         {"key": str(held.key), "token": held.token}),
+        (audit + "('cases', :key, 'complete', :me, :me, NULL, 'resolved', timezone('UTC', now()))",
+         {"key": str(free), "me": login}),
+        # Someone else's lock: force-release, reassign, complete with their (leaked) token.
+        (f"UPDATE cases SET {lock_all} WHERE case_id = :k", {"k": held.key}),
+        ("UPDATE cases SET wb_locked_by = :me WHERE case_id = :k", {"k": held.key, "me": login}),
+        (f"UPDATE cases SET status = 'resolved', {lock_all} WHERE case_id = :k AND wb_lock_token = :t",
+         {"k": held.key, "t": held.token}),
+        # Tables and columns workbench never writes as an operator.
+        ("DELETE FROM workbench_audit", {}),
+        ("UPDATE workbench_audit SET actor = 'ann'", {}),
+        ("DELETE FROM cases WHERE case_id = :k", {"k": free}),
+        ("UPDATE cases SET customer = 'x' WHERE case_id = :k", {"k": free}),
+        (f"DELETE FROM {protocol.ENFORCED_TABLE}", {}),
+        # The function that settles an audit row the database wrote, on a row of another transaction.
+        (f"SELECT {protocol.SETTLE}(id, 'complete', 'resolved', NULL, NULL) FROM workbench_audit", {}),
+    ]
+    for statement, params in attacks:
+        outcome = _attempt(engine, statement, params)
+        # Refused, or (the row-level security policy hid the row) nothing changed.
+        assert outcome == 0 or (isinstance(outcome, str) and not outcome.startswith("not a refusal")), \
+            (statement, outcome)
+    assert _state(pg) == before
+
+
+def test_the_database_records_hand_made_changes_and_refuses_forged_rows(
+        pg: Pg, operator: tuple[str, str]) -> None:  # noqa: F811
+    login, url = operator
+    engine = _engine(pg, url)
+    mine = pg.env.open(loader.parse(tomllib.loads(demo.config_text(url)), "op.toml")).queue("cases")
+    lock = mine.claim_next(login)[0].lock
+    before = _state(pg)
+    release = ("UPDATE cases SET wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, "
+               "wb_lock_expires = NULL WHERE case_id = :k")
+    # A release of one's own lock, recorded as a completion: refused, and the release is undone with it.
+    message = _refused(engine, release, "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, "
+                       "outcome, at) VALUES ('cases', :key, 'complete', :me, :me, 'resolved', timezone('UTC', now()))",
+                       k=lock.key, key=str(lock.key), me=login)
+    assert "no such change was made" in message
+    assert _state(pg) == before
+    # The release alone, by hand: the database records it itself, under the login.
+    with engine.begin() as conn:
+        conn.execute(sa.text(release), {"k": lock.key})
+    last = pg.admin.queue("cases").history(lock.key)[-1]
+    assert (last.kind.value, last.actor, last.owner) == ("release", login, login)
+    # A second claim, released by hand with workbench's own audit row: its reason settles the row
+    # the database wrote, and the actor is the login whatever the row says.
+    again = mine.claim(login, lock.key).lock
+    with engine.begin() as conn:
+        conn.execute(sa.text(release), {"k": again.key})
+        conn.execute(sa.text("INSERT INTO workbench_audit (queue, item_key, event, actor, owner, reason, at) VALUES "
+                             "('cases', :key, 'release', 'ann', :me, 'by hand', timezone('UTC', now()))"),
+                     {"key": str(lock.key), "me": login})
+    history = pg.admin.queue("cases").history(lock.key)
+    assert [(e.kind.value, e.actor, e.reason) for e in history[-2:]] == [("claim", login, None),
+                                                                          ("release", login, "by hand")]
+
+
+def test_the_operator_works_a_full_item_through_workbench(pg: Pg, operator: tuple[str, str]) -> None:  # noqa: F811
+    login, url = operator
+    mine = pg.env.open(loader.parse(tomllib.loads(demo.config_text(url)), "op.toml")).queue("cases")
+    lock = mine.claim_next(login)[0].lock
+    mine.save(login, lock.key, lock.token, {"resolution": "replaced the cable", "time_spent_min": "12"})
+    mine.extend(login, lock.key, lock.token)
+    assert mine.complete(login, lock.key, lock.token, "resolved").outcome == "resolved"
+    other = mine.claim_next(login)[0].lock
+    mine.release(login, other.key, other.token, "needs a technician on site")
+    assert pg.env.row(pg.admin, "cases", lock.key)["status"] == "resolved"
+    events = [(e.kind.value, e.actor, e.outcome) for e in pg.admin.queue("cases").history(lock.key)]
+    assert events == [("claim", login, None), ("save", login, None), ("extend", login, None),
+                      ("complete", login, "resolved")]
+    assert [e.kind.value for e in pg.admin.queue("cases").history(other.key)] == ["claim", "release"]
+
+
+def test_a_supervisors_actions_are_recorded_under_their_login(pg: Pg) -> None:  # noqa: F811
+    ann = pg.open("ann").queue("cases")
+    sue = pg.open("sue").queue("cases")
+    first = ann.claim_next("ann")[0].lock
+    # sue's client names bob as the actor; the database records the login that acted.
+    sue.force_release("bob", first.key, "customer called")
+    # By hand, a supervisor is held to the protocol too: no outcome without a lock.
+    message = _refused(pg.engine("sue"), "UPDATE cases SET status = 'resolved' WHERE case_id = :k", k=first.key)
+    assert "may not make this change" in message
+    history = pg.admin.queue("cases").history(first.key)
+    assert [(e.kind.value, e.actor, e.owner) for e in history] == [("claim", "ann", "ann"),
+                                                                     ("force_release", "sue", "ann")]
+
+
+def test_grants_revoke_undoes_the_enforcement(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    config = pg.config_file(pg.server.user)
+    code, out, err = support.run_cli(capsys, "--config", config, "grants", "cases", "--revoke")
+    assert code == 0, err
+    assert f"DROP TRIGGER IF EXISTS {protocol.trigger_name('cases')} ON cases" in out and "DISABLE ROW LEVEL" in out
+    code, out, err = support.run_cli(capsys, "--config", config, "grants", "cases", "--revoke", "--apply")
+    assert code == 0, err
+    with pg.admin.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT relrowsecurity FROM pg_class WHERE oid = 'cases'::regclass")).scalar() \
+            is False
+        assert conn.execute(sa.text("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal")).scalar() == 0
+        assert conn.execute(sa.text("SELECT to_regclass(:t)"), {"t": protocol.ENFORCED_TABLE}).scalar() is None
+    # Operators keep their role but lose the grants: an operator login can no longer write the table.
+    with pytest.raises(errors.WorkbenchError):
+        pg.open("ann").queue("cases").claim_next("ann")

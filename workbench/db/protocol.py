@@ -1,0 +1,383 @@
+"""The queue protocol enforced by PostgreSQL itself: a trigger lets an operator's login change a queue
+row only the way workbench does, and writes the audit row of every change itself.
+
+`workbench grants --apply` installs, beside the roles, column grants and row-level security of
+permissions.py:
+
+- a BEFORE UPDATE trigger on the queue table. For a login in workbench_operator it accepts only
+  the transitions workbench's own statements make (claim a free or expired row under the login's
+  own name with a fresh lock inside the queue's lock limits; save or extend the login's own live
+  lock; release or complete it, writing exactly the configured on_release or outcome values;
+  return an expired lock to the pool), plus for workbench_supervisor force-release and reassign.
+  Anything else fails with SQLSTATE 42501 and changes nothing. For each change it accepts it
+  writes the audit row, with session_user as the actor, on the database clock.
+- a BEFORE INSERT trigger on the audit table: an operator's or supervisor's own audit row (the
+  one workbench's statement writes) is dropped when the database wrote it already, settles what
+  only the client knows (a release's reason, save or extend, which of two equal outcomes) of a
+  row the database wrote in the same transaction, and is refused otherwise (a forged row).
+
+The queue trigger is SECURITY DEFINER, owned by the login that applies the grants (the table's
+owner, who can change the table anyway), with a fixed search_path. Logins that are not workbench
+operators (the application that feeds the queue) and the table's owner are not checked: they keep
+what their grants give them. Why triggers and not functions the client calls: workbench's
+statements stay the same with and without grants (a claim is still one round trip), and a
+hand-written statement meets the same checks and is recorded the same way as workbench's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.sql import util as sql_util
+
+from workbench.db import clock, mapping, tables
+
+ENFORCED_TABLE = "workbench_enforced"
+AUDIT_GUARD = "workbench_audit_guard"
+SETTLE = "workbench_audit_settle"
+OPERATOR_ROLE = "workbench_operator"
+SUPERVISOR_ROLE = "workbench_supervisor"
+
+
+def trigger_name(queue: str) -> str:
+    """The name of `queue`'s protocol trigger and of its function (63 characters at most)."""
+    base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
+    return f"{base[:63 - len('_protocol')]}_protocol"
+
+
+class _Renderer:
+    """SQL text for trigger bodies: values quoted by the dialect, queue columns as OLD.x / NEW.x."""
+
+    def __init__(self, conn: sa.Connection, q: mapping.BoundQueue) -> None:
+        self.dialect, self.q = conn.dialect, q
+        self.prep = conn.dialect.identifier_preparer
+        self.old, self.new = q.table.alias("old"), q.table.alias("new")
+
+    def sql(self, expr: sa.ColumnElement[Any], row: sa.FromClause | None = None) -> str:
+        if row is not None:
+            expr = sql_util.ClauseAdapter(row).traverse(expr)
+        text = str(expr.compile(dialect=self.dialect, compile_kwargs={"literal_binds": True}))
+        return text.replace("%%", "%") if self.dialect.paramstyle in ("format", "pyformat") else text
+
+    def literal(self, value: str) -> str:
+        return self.sql(sa.literal(value, sa.String()))
+
+    @staticmethod
+    def literal_of(conn: sa.Connection, value: str) -> str:
+        text = str(sa.literal(value, sa.String()).compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+        return text.replace("%%", "%") if conn.dialect.paramstyle in ("format", "pyformat") else text
+
+    def col(self, row: sa.FromClause, column: sa.Column[Any]) -> str:
+        return self.sql(column, row)
+
+    def unchanged(self, columns: list[sa.Column[Any]]) -> str:
+        """None of `columns` changed (compared as text where the type has no equality, e.g. json)."""
+        parts = []
+        for c in columns:
+            old, new = self.col(self.old, c), self.col(self.new, c)
+            if isinstance(c.type, (sa.JSON, sa.types.NullType)):
+                old, new = f"CAST({old} AS text)", f"CAST({new} AS text)"
+            parts.append(f"{old} IS NOT DISTINCT FROM {new}")
+        return " AND ".join(parts) or "true"
+
+    def assigned(self, assignments: list[mapping.BoundAssignment]) -> str:
+        """The new row holds what `assignments` write (the user being this login)."""
+        parts = []
+        for b in assignments:
+            new = self.col(self.new, b.column)
+            kind = b.assignment.kind
+            if kind == "value":
+                parts.append(f"{new} IS NOT DISTINCT FROM "
+                             f"{self.sql(sa.literal(b.value, type_=b.column.type))}")
+            elif kind == "null":
+                parts.append(f"{new} IS NULL")
+            elif kind == "user":
+                parts.append(f"{new} = login")
+            else:  # a time: the database's clock at the write
+                parts.append(f"{new} IS NOT NULL")
+        return " AND ".join(parts) or "true"
+
+
+def _columns(q: mapping.BoundQueue, *groups: list[mapping.BoundAssignment]) -> list[sa.Column[Any]]:
+    names = {b.column.name for group in groups for b in group}
+    return [c for c in q.table.c if c.name in names]
+
+
+def _minus(columns: list[sa.Column[Any]], *allowed: list[sa.Column[Any]]) -> list[sa.Column[Any]]:
+    names = {c.name for group in allowed for c in group}
+    return [c for c in columns if c.name not in names]
+
+
+def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
+    """The function and trigger that check every update of `q`'s table by an operator or supervisor
+    and write its audit row."""
+    r = _Renderer(conn, q)
+    shape, prep = q.shape, r.prep
+    old, new = r.old, r.new
+    now = q.now()
+    written = _written(q)
+    lock = q.lock_columns
+    editable = list(q.editable)
+    claim_cols = _columns(q, q.on_claim)
+    release_cols = _columns(q, q.on_release)
+    user_old, user_new = r.col(old, q.user), r.col(new, q.user)
+    time_old, time_new = r.col(old, q.time), r.col(new, q.time)
+    expiry_new = r.sql(q.expiry(), new)
+    # A new lock: another identity (token, or lock time where there is no token) than the old one.
+    fresh = " AND ".join(f"{r.col(new, c)} IS NOT NULL AND {r.col(new, c)} IS DISTINCT FROM {r.col(old, c)}"
+                         for c in shape.identity)
+    same_lock = r.unchanged([c for c in shape.identity if not (shape.extend_moves_time and c is q.time)])
+    limit = (f"{time_new} <= {r.sql(now)} AND "
+             f"{expiry_new} <= {r.sql(clock.add_seconds(now, shape.seconds(q.config.lock_seconds)))}")
+    if q.config.max_lock_seconds and not shape.extend_moves_time:
+        limit += (f" AND {expiry_new} <= "
+                  f"{r.sql(clock.add_seconds(q.time, shape.seconds(q.config.max_lock_seconds)), new)}")
+    hold_time = f"{time_new} >= {time_old}" if shape.extend_moves_time else r.unchanged([q.time])
+    free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
+    stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
+    scope = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
+    releases = f"{r.unchanged(_minus(written, lock, editable, release_cols))} AND {r.assigned(q.on_release)}"
+    outcome_checks = "".join(
+        f"        IF {r.unchanged(_minus(written, lock, editable, _columns(q, group)))} AND {r.assigned(group)} THEN\n"
+        f"          maybe := maybe || ('complete:' || {r.literal(name)});\n        END IF;\n"
+        for name, group in q.outcomes.items())
+    swept = f"{r.unchanged(_minus(written, lock, release_cols))} AND {r.assigned(q.on_release)}"
+    edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
+    queue_name = r.literal(q.name)
+    audit = prep.format_table(_audit_table(schema))
+    function = _qualified(prep, schema, trigger_name(q.name))
+    key = f"CAST({r.col(new, q.key)} AS text)"
+    at = r.sql(clock.db_now())
+    token_old, token_new = (f"CAST({r.col(row, q.token)} AS text)" if shape.token_in_row and q.token is not None
+                            else "NULL" for row in (old, new))
+
+    def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL") -> str:
+        # `maybe`: the events this change may be (e.g. save or extend), for the audit guard to settle.
+        detail = (f"CASE WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
+                  f"'may_be', {maybe})::text END" if maybe != "NULL" else "NULL")
+        return (f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
+                f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});")
+
+    first_event = "split_part(maybe[1], ':', 1)"
+    first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
+    body = f"""
+DECLARE
+  login text := session_user;
+  supervisor boolean;
+  maybe text[] := ARRAY[]::text[];
+BEGIN
+  IF pg_has_role(session_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')
+      OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
+    RETURN NEW;  -- the table's owner, and logins that are not workbench operators
+  END IF;
+  supervisor := pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE');
+  IF {r.unchanged([q.key])} AND {scope} THEN
+    -- Claim: a free or expired row, under this login, with a fresh lock inside the limits.
+    IF ({free_old} OR {stale_old}) AND {user_new} = login AND {fresh} AND {limit}
+        AND {r.unchanged(_minus(written, lock, claim_cols))} AND {r.assigned(q.on_claim)} THEN
+      IF {user_old} IS NOT NULL THEN
+        {record("'expire'", user_old, token_old)}
+      END IF;
+      {record("'claim'", "login", token_new)}
+      RETURN NEW;
+    END IF;
+    -- This login's own live lock: save or extend it, release it, complete it.
+    IF {user_old} = login AND {live_old} THEN
+      IF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
+          AND {r.unchanged(_minus(written, lock, editable))} THEN
+        maybe := CASE WHEN {edited} THEN ARRAY['save:', 'extend:'] ELSE ARRAY['extend:', 'save:'] END;
+        {record(first_event, "login", token_old, maybe="maybe")}
+        RETURN NEW;
+      END IF;
+      IF {free_new} THEN
+        IF {releases} THEN
+          maybe := ARRAY['release:'];
+        END IF;
+{outcome_checks}        IF cardinality(maybe) > 0 THEN
+          {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe")}
+          RETURN NEW;
+        END IF;
+      END IF;
+    END IF;
+    -- Anyone may return an expired lock to the pool (the sweep).
+    IF {user_old} IS NOT NULL AND {stale_old} AND {free_new} AND {swept} THEN
+      maybe := CASE WHEN supervisor THEN ARRAY['expire:', 'force_release:'] ELSE ARRAY['expire:'] END;
+      {record(first_event, user_old, token_old, maybe="maybe")}
+      RETURN NEW;
+    END IF;
+    IF supervisor AND {user_old} IS NOT NULL THEN
+      -- Force-release: back to the pool with the on_release values.
+      IF {free_new} AND {swept} THEN
+        {record("'force_release'", user_old, token_old)}
+        RETURN NEW;
+      END IF;
+      -- Reassign: to another user, with a fresh lock inside the limits.
+      IF {user_new} IS NOT NULL AND {user_new} <> {user_old} AND {fresh} AND {limit}
+          AND {r.unchanged(_minus(written, lock))} THEN
+        {record("'reassign'", user_old, token_old)}
+        {record("'claim'", user_new, token_new)}
+        RETURN NEW;
+      END IF;
+    END IF;
+  END IF;
+  IF NOT supervisor AND {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old} THEN
+    RAISE EXCEPTION 'workbench: % may not lock % item % under the name %: with workbench grants each person '
+      'works under their own database login, named exactly like their workbench user', login, {queue_name}, {key},
+      {user_new} USING ERRCODE = '42501';
+  END IF;
+  RAISE EXCEPTION 'workbench: % may not make this change to % item %', login, {queue_name}, {key}
+    USING ERRCODE = '42501',
+          HINT = 'queue rows change only through workbench''s operations (claim, save, extend, release, '
+                 'complete; force-release and reassign for supervisors), each with its audit row';
+END"""
+    table = prep.format_table(q.table)
+    trigger = prep.quote(trigger_name(q.name))
+    enforced = prep.format_table(enforced_table(schema))
+    return [
+        _function(function, body, security="DEFINER"),
+        f"DROP TRIGGER IF EXISTS {trigger} ON {table}",
+        f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION {function}()",
+        f"INSERT INTO {enforced} (queue) VALUES ({queue_name}) ON CONFLICT DO NOTHING",
+    ]
+
+
+def _written(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
+    names = {c.name for c in q.lock_columns} | {c.name for c in q.editable} | {
+        b.column.name for group in (q.on_claim, q.on_release, *q.outcomes.values()) for b in group}
+    return [c for c in q.table.c if c.name in names]
+
+
+def enforced_table(schema: str) -> sa.Table:
+    """The queues whose protocol the database enforces (for the audit guard, which serves them all)."""
+    return sa.Table(ENFORCED_TABLE, sa.MetaData(), schema=schema)
+
+
+def _audit_table(schema: str) -> sa.Table:
+    metadata, _, _ = tables.build_metadata(schema)
+    return metadata.tables[f"{schema}.{tables.AUDIT_TABLE}"]
+
+
+def _owner_oid(conn: sa.Connection, table: sa.Table) -> int:
+    """The oid of the role that owns `table` (who is not checked, and as whom the triggers write)."""
+    name = conn.dialect.identifier_preparer.format_table(table)
+    return int(conn.execute(sa.text("SELECT relowner FROM pg_catalog.pg_class WHERE oid = to_regclass(:t)"),
+                            {"t": name}).scalar_one())
+
+
+def shared(conn: sa.Connection, schema: str) -> list[str]:
+    """What every enforced queue shares: the audit table's guard, the function that settles an audit
+    row the database wrote, and the list of enforced queues."""
+    prep = conn.dialect.identifier_preparer
+    audit_table = _audit_table(schema)
+    audit = prep.format_table(audit_table)
+    owner = _owner_oid(conn, audit_table)
+    enforced = prep.format_table(enforced_table(schema))
+    guard, settle = _qualified(prep, schema, AUDIT_GUARD), _qualified(prep, schema, SETTLE)
+    operator = prep.quote(OPERATOR_ROLE)
+
+    def may_be(event: str, outcome: str) -> str:
+        """The row the database wrote names `event` (with `outcome`) among the events it may be."""
+        return (f"(prior.detail LIKE '{{\"recorded_by\" : \"database\"%' AND (prior.detail::jsonb -> 'may_be') "
+                f"? ({event} || ':' || coalesce({outcome}, '')))")
+
+    written_here = "a.xmin = pg_current_xact_id()::xid"  # rows this transaction wrote
+    # Runs as the caller (SECURITY INVOKER): current_user then tells the protocol trigger, which
+    # writes as the table's owner, from an operator's own statement.
+    guard_body = f"""
+DECLARE
+  prior record;
+BEGIN
+  IF pg_has_role(session_user, {owner}::oid, 'MEMBER')
+      OR (current_user <> session_user AND pg_has_role(current_user, {owner}::oid, 'MEMBER'))
+      OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
+    RETURN NEW;  -- the owner, the protocol trigger (as the owner), and logins that are not operators
+  END IF;
+  PERFORM 1 FROM {enforced} WHERE queue = NEW.queue;
+  IF NOT FOUND THEN
+    RETURN NEW;  -- a queue whose protocol the database does not enforce
+  END IF;
+  -- The database wrote this change's audit row already: this one is dropped, or settles it.
+  FOR prior IN SELECT a.id, a.event, a.owner, a.outcome, a.reason, a.detail FROM {audit} a
+      WHERE a.queue = NEW.queue AND a.item_key = NEW.item_key AND {written_here} ORDER BY a.id DESC LIMIT 16 LOOP
+    CONTINUE WHEN prior.owner IS DISTINCT FROM NEW.owner;
+    IF prior.event = NEW.event AND prior.outcome IS NOT DISTINCT FROM NEW.outcome
+        AND prior.reason IS NOT DISTINCT FROM NEW.reason AND prior.detail IS NOT DISTINCT FROM NEW.detail THEN
+      RETURN NULL;
+    END IF;
+    IF prior.event = NEW.event AND prior.outcome IS NOT DISTINCT FROM NEW.outcome
+        OR {may_be("NEW.event", "NEW.outcome")} THEN
+      PERFORM {settle}(prior.id, NEW.event, NEW.outcome, NEW.reason, NEW.detail);
+      RETURN NULL;
+    END IF;
+  END LOOP;
+  RAISE EXCEPTION 'workbench: % may not write this % row for % item %: no such change was made',
+    session_user, NEW.event, NEW.queue, NEW.item_key
+    USING ERRCODE = '42501', HINT = 'the database writes the audit row of every change to a queue row itself';
+END"""
+    settle_body = f"""
+DECLARE
+  prior record;
+BEGIN
+  SELECT a.* INTO prior FROM {audit} a WHERE a.id = settle_id AND {written_here} FOR UPDATE;
+  IF NOT FOUND OR prior.actor <> session_user OR NOT (prior.event = p_event
+      AND prior.outcome IS NOT DISTINCT FROM p_outcome OR {may_be("p_event", "p_outcome")}) THEN
+    RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
+  END IF;
+  UPDATE {audit} SET event = p_event, outcome = p_outcome, reason = p_reason, detail = p_detail
+    WHERE id = settle_id;
+END"""
+    return [
+        f"CREATE TABLE IF NOT EXISTS {enforced} (queue varchar(100) PRIMARY KEY)",
+        f"REVOKE ALL ON {enforced} FROM PUBLIC",
+        f"GRANT SELECT ON {enforced} TO {operator}",
+        (f"CREATE OR REPLACE FUNCTION {settle}(settle_id bigint, p_event text, p_outcome text, "
+         f"p_reason text, p_detail text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER "
+         f"SET search_path = pg_catalog, pg_temp AS $wb${settle_body}\n$wb$"),
+        f"REVOKE ALL ON FUNCTION {settle}(bigint, text, text, text, text) FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION {settle}(bigint, text, text, text, text) TO {operator}",
+        _function(guard, guard_body, security="INVOKER"),
+        f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
+        f"CREATE TRIGGER {prep.quote(AUDIT_GUARD)} BEFORE INSERT ON {audit} FOR EACH ROW EXECUTE FUNCTION {guard}()",
+    ]
+
+
+def _function(name: str, body: str, *, security: str) -> str:
+    # A fixed search_path: nothing a caller puts on their path runs inside (as the owner, for DEFINER).
+    return (f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql SECURITY {security} "
+            f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$")
+
+
+def _qualified(prep: Any, schema: str, name: str) -> str:
+    return f"{prep.quote_schema(schema)}.{prep.quote(name)}"
+
+
+def drop_queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
+    prep = conn.dialect.identifier_preparer
+    return [f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(q.name))} ON {prep.format_table(q.table)}",
+            f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, trigger_name(q.name))}()",
+            _if_exists(prep.format_table(enforced_table(schema)),
+                       f"DELETE FROM {prep.format_table(enforced_table(schema))} WHERE queue = "
+                       f"{_Renderer.literal_of(conn, q.name)}")]
+
+
+def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
+    """A block that removes what queues share once no enforced queue is left, with `also`."""
+    prep = conn.dialect.identifier_preparer
+    audit = prep.format_table(_audit_table(schema))
+    enforced = prep.format_table(enforced_table(schema))
+    statements = [f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
+                  f"DROP TABLE IF EXISTS {enforced}",
+                  f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, AUDIT_GUARD)}()",
+                  f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}(bigint, text, text, text, text)",
+                  *also]
+    body = "".join(f"    EXECUTE {_Renderer.literal_of(conn, text)};\n" for text in statements)
+    return ("DO $wb$\nBEGIN\n"
+            f"  IF to_regclass({_Renderer.literal_of(conn, enforced)}) IS NULL\n"
+            f"      OR NOT EXISTS (SELECT 1 FROM {enforced}) THEN\n"
+            f"{body}  END IF;\nEND\n$wb$")
+
+
+def _if_exists(table: str, statement: str) -> str:
+    return f"DO $wb$\nBEGIN\n  IF to_regclass('{table}') IS NOT NULL THEN\n    {statement};\n  END IF;\nEND\n$wb$"
