@@ -31,12 +31,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured pairs per process before the barrier")
     parser.add_argument("--no-references", action="store_true",
                         help="PostgreSQL: measure workbench only, not procrastinate and the hand-written loop")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure each implementation this many times, alternating the order, and report "
+                             "the round with the median pairs/s (a 2-core box varies from run to run)")
     parser.add_argument("--grants", action="store_true",
                         help="PostgreSQL: also measure workbench under `workbench grants` (every claimer its own "
                              "operator login, the protocol checked by the database)")
     args = parser.parse_args(argv)
-    if args.processes < 1 or args.rows < 1 or args.seconds <= 0:
-        parser.error("--processes, --rows and --seconds must be positive")
+    if args.processes < 1 or args.rows < 1 or args.seconds <= 0 or args.rounds < 1:
+        parser.error("--processes, --rows, --seconds and --rounds must be positive")
     return args
 
 
@@ -199,21 +202,41 @@ def main(argv: list[str] | None = None) -> int:
             steps = ", ".join(f"{k} {v:.1f} s" for k, v in spec["setup"].items())
             print(f"setup {spec['kind']}: {steps}", flush=True)
             specs.append(spec)
-        results: dict[str, harness.LoopResult] = {}
+        rounds: dict[str, list[harness.LoopResult]] = {spec["kind"]: [] for spec in specs}
+        server_cpu = {spec["kind"]: 0.0 for spec in specs}  # the database server's CPU, warm-up included
         checks: dict[str, tuple[int, int]] = {}
-        for spec in specs:
-            target.checkpoint()
-            print(f"running {spec['kind']} ...", flush=True)
-            results[spec["kind"]] = run_processes(spec, args.processes, args.seconds, args.warmup)
-            checks[spec["kind"]] = db_check(target, spec)
-        report(args, results, checks)
+        for number in range(args.rounds):
+            for spec in specs if number % 2 == 0 else specs[::-1]:
+                target.checkpoint()
+                print(f"running {spec['kind']} (round {number + 1} of {args.rounds}) ...", flush=True)
+                cpu = harness.server_cpu_seconds()
+                rounds[spec["kind"]].append(run_processes(spec, args.processes, args.seconds, args.warmup))
+                server_cpu[spec["kind"]] += harness.server_cpu_seconds() - cpu
+                checks[spec["kind"]] = db_check(target, spec)
+        if args.rounds > 1:
+            for kind, results_of in rounds.items():
+                print(f"{kind}: pairs/s by round " + ", ".join(f"{harness.figures(r)['pairs/s']:,.0f}"
+                                                               for r in results_of))
+        results = {kind: _median(results_of) for kind, results_of in rounds.items()}
+        counted = {kind: sum(r.pairs for r in results_of) + len(results_of) * args.processes * args.warmup
+                   for kind, results_of in rounds.items()}
+        report(args, results, checks, counted)
+        if all(server_cpu.values()):
+            print("database server CPU per pair (all rounds, warm-up included): " + ", ".join(
+                f"{kind} {server_cpu[kind] / counted[kind] * 1000:.3f} ms" for kind in server_cpu))
     finally:
         target.close()
     return 0
 
 
+def _median(results: list[harness.LoopResult]) -> harness.LoopResult:
+    """The round with the median pairs/s (the lower middle one of an even count)."""
+    ranked = sorted(results, key=lambda r: harness.figures(r)["pairs/s"])
+    return ranked[(len(ranked) - 1) // 2]
+
+
 def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
-           checks: dict[str, tuple[int, int]]) -> None:
+           checks: dict[str, tuple[int, int]], counted: dict[str, int]) -> None:
     columns = {name: harness.figures(result) for name, result in results.items()}
     short = {"procrastinate": "wb/proc", "hand-written": "wb/hand", "workbench+grants": "grants/wb"}
     ratios = [(short[name], name, "workbench") if name == "workbench+grants" else (short[name], "workbench", name)
@@ -225,9 +248,8 @@ def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
     print()
     for name, result in results.items():
         done, held = checks[name]
-        counted = result.pairs + args.processes * args.warmup
         print(f"{name}: {result.pairs:,} pairs measured, {result.empty} empty claims; in the database "
-              f"{done:,} done (measured + warm-up = {counted:,}), {held} still claimed")
+              f"{done:,} done (measured + warm-up, all rounds = {counted[name]:,}), {held} still claimed")
     lines = [line for name, result in results.items() for line in harness.error_report(name, result)]
     print("errors by type:" if lines else "errors by type: none")
     for line in lines:

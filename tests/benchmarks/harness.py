@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+import os
 import re
 import shutil
 import sqlite3
@@ -570,6 +571,22 @@ def worker_main(spec: dict[str, Any], index: int, barrier: Any, out: Any, second
     finally:
         ops.close()
     out.put({"index": index, "result": result})
+
+
+def server_cpu_seconds() -> float:
+    """CPU seconds (user + system) used so far by this machine's PostgreSQL and MariaDB server
+    processes, ended ones included (0.0 where /proc cannot tell, e.g. a server on another host)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # the process ended meanwhile
+        name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        if name in ("postgres", "mariadbd", "mysqld"):
+            # utime, stime, and cutime, cstime: the ended backends, once their parent reaped them
+            total += sum(int(field) for field in rest[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 # -- figures ------------------------------------------------------------------------------------

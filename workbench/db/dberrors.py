@@ -79,6 +79,10 @@ def translated() -> Iterator[None]:
                 (code and code.startswith(_UNREACHABLE_SQLSTATE_PREFIXES)) or \
                 any(marker in lower for marker in _UNREACHABLE_MARKERS):
             raise errors.DatabaseUnavailable(f"cannot reach the database: {message}") from exc
+        if code == "42501" and message.startswith("workbench: "):
+            # The protocol trigger's own words (db/protocol.py): they already say what is not allowed.
+            raise errors.NotPermitted(f"the database did not permit this: {message.removeprefix('workbench: ')}") \
+                from exc
         if code == "42501" or "row-level security" in lower:
             # PostgreSQL's insufficient_privilege: a missing grant, or a row-level security policy
             # (`workbench grants`) refused the new row, e.g. a lock under someone else's name.

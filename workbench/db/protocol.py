@@ -37,6 +37,7 @@ from workbench.db import clock, mapping, tables
 ENFORCED_TABLE = "workbench_enforced"
 AUDIT_GUARD = "workbench_audit_guard"
 SETTLE = "workbench_audit_settle"
+AUDITED_SETTING = "workbench.audited"  # transaction-local: the audit rows the database wrote
 OPERATOR_ROLE = "workbench_operator"
 SUPERVISOR_ROLE = "workbench_supervisor"
 
@@ -59,7 +60,8 @@ class _Renderer:
         if row is not None:
             expr = sql_util.ClauseAdapter(row).traverse(expr)
         text = str(expr.compile(dialect=self.dialect, compile_kwargs={"literal_binds": True}))
-        return text.replace("%%", "%") if self.dialect.paramstyle in ("format", "pyformat") else text
+        text = text.replace("%%", "%") if self.dialect.paramstyle in ("format", "pyformat") else text
+        return f"({text})"  # it goes inside larger conditions: never let an OR in it bind to them
 
     def literal(self, value: str) -> str:
         return self.sql(sa.literal(value, sa.String()))
@@ -150,47 +152,35 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
     function = _qualified(prep, schema, trigger_name(q.name))
     key = f"CAST({r.col(new, q.key)} AS text)"
     at = r.sql(clock.db_now())
-    token_old, token_new = (f"CAST({r.col(row, q.token)} AS text)" if shape.token_in_row and q.token is not None
-                            else "NULL" for row in (old, new))
+    token_old, token_new = (r.sql(shape.token_column(), row) for row in (old, new))  # NULL without a token column
 
     def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL") -> str:
         # `maybe`: the events this change may be (e.g. save or extend), for the audit guard to settle.
         detail = (f"CASE WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
                   f"'may_be', {maybe})::text END" if maybe != "NULL" else "NULL")
-        return (f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
-                f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});")
+        insert = (f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
+                  f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});")
+        # A note that lets the audit guard drop workbench's own copy of a settled row without a
+        # query; forging one only makes the forger's own audit row vanish.
+        crumb = (f"noted := set_config('{AUDITED_SETTING}', coalesce(current_setting('{AUDITED_SETTING}', true), '') "
+                 f"|| {_crumb(queue_name, key, event, owner, outcome)}, true);")
+        if maybe != "NULL":
+            crumb = f"IF cardinality({maybe}) = 1 THEN {crumb} END IF;"
+        return f"{insert}\n        {crumb}"
 
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
     body = f"""
 DECLARE
   login text := session_user;
-  supervisor boolean;
   maybe text[] := ARRAY[]::text[];
+  noted text;
 BEGIN
-  IF pg_has_role(session_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')
-      OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
-    RETURN NEW;  -- the table's owner, and logins that are not workbench operators
-  END IF;
-  supervisor := pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE');
+  -- The trigger's WHEN clause leaves out the table's owner and logins that are not operators.
+  -- The most frequent changes (a Complete, a claim of a free row) are tested first.
   IF {r.unchanged([q.key])} AND {scope} THEN
-    -- Claim: a free or expired row, under this login, with a fresh lock inside the limits.
-    IF ({free_old} OR {stale_old}) AND {user_new} = login AND {fresh} AND {limit}
-        AND {r.unchanged(_minus(written, lock, claim_cols))} AND {r.assigned(q.on_claim)} THEN
-      IF {user_old} IS NOT NULL THEN
-        {record("'expire'", user_old, token_old)}
-      END IF;
-      {record("'claim'", "login", token_new)}
-      RETURN NEW;
-    END IF;
-    -- This login's own live lock: save or extend it, release it, complete it.
     IF {user_old} = login AND {live_old} THEN
-      IF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
-          AND {r.unchanged(_minus(written, lock, editable))} THEN
-        maybe := CASE WHEN {edited} THEN ARRAY['save:', 'extend:'] ELSE ARRAY['extend:', 'save:'] END;
-        {record(first_event, "login", token_old, maybe="maybe")}
-        RETURN NEW;
-      END IF;
+      -- This login's own live lock: release or complete it, save or extend it.
       IF {free_new} THEN
         IF {releases} THEN
           maybe := ARRAY['release:'];
@@ -199,15 +189,30 @@ BEGIN
           {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe")}
           RETURN NEW;
         END IF;
+      ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
+          AND {r.unchanged(_minus(written, lock, editable))} THEN
+        maybe := CASE WHEN {edited} THEN ARRAY['save:', 'extend:'] ELSE ARRAY['extend:', 'save:'] END;
+        {record(first_event, "login", token_old, maybe="maybe")}
+        RETURN NEW;
+      END IF;
+    ELSIF {user_new} = login AND ({free_old} OR {stale_old}) THEN
+      -- Claim: a free or expired row, under this login, with a fresh lock inside the limits.
+      IF {fresh} AND {limit} AND {r.unchanged(_minus(written, lock, claim_cols))} AND {r.assigned(q.on_claim)} THEN
+        IF {user_old} IS NOT NULL THEN
+          {record("'expire'", user_old, token_old)}
+        END IF;
+        {record("'claim'", "login", token_new)}
+        RETURN NEW;
       END IF;
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
     IF {user_old} IS NOT NULL AND {stale_old} AND {free_new} AND {swept} THEN
-      maybe := CASE WHEN supervisor THEN ARRAY['expire:', 'force_release:'] ELSE ARRAY['expire:'] END;
+      maybe := CASE WHEN pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')
+                    THEN ARRAY['expire:', 'force_release:'] ELSE ARRAY['expire:'] END;
       {record(first_event, user_old, token_old, maybe="maybe")}
       RETURN NEW;
     END IF;
-    IF supervisor AND {user_old} IS NOT NULL THEN
+    IF {user_old} IS NOT NULL AND pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
       -- Force-release: back to the pool with the on_release values.
       IF {free_new} AND {swept} THEN
         {record("'force_release'", user_old, token_old)}
@@ -222,10 +227,16 @@ BEGIN
       END IF;
     END IF;
   END IF;
-  IF NOT supervisor AND {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old} THEN
+  IF {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old}
+      AND NOT pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
     RAISE EXCEPTION 'workbench: % may not lock % item % under the name %: with workbench grants each person '
       'works under their own database login, named exactly like their workbench user', login, {queue_name}, {key},
       {user_new} USING ERRCODE = '42501';
+  END IF;
+  IF {user_old} IS NOT NULL AND {user_old} <> login AND {live_old} THEN
+    RAISE EXCEPTION 'workbench: %''s lock on % item % cannot be used from the database login %: with workbench '
+      'grants each person works under their own database login, named exactly like their workbench user',
+      {user_old}, {queue_name}, {key}, login USING ERRCODE = '42501';
   END IF;
   RAISE EXCEPTION 'workbench: % may not make this change to % item %', login, {queue_name}, {key}
     USING ERRCODE = '42501',
@@ -235,10 +246,13 @@ END"""
     table = prep.format_table(q.table)
     trigger = prep.quote(trigger_name(q.name))
     enforced = prep.format_table(enforced_table(schema))
+    checked = (f"pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') "
+               f"AND NOT pg_has_role(session_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')")
     return [
         _function(function, body, security="DEFINER"),
         f"DROP TRIGGER IF EXISTS {trigger} ON {table}",
-        f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION {function}()",
+        (f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} FOR EACH ROW WHEN ({checked}) "
+         f"EXECUTE FUNCTION {function}()"),
         f"INSERT INTO {enforced} (queue) VALUES ({queue_name}) ON CONFLICT DO NOTHING",
     ]
 
@@ -247,6 +261,11 @@ def _written(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
     names = {c.name for c in q.lock_columns} | {c.name for c in q.editable} | {
         b.column.name for group in (q.on_claim, q.on_release, *q.outcomes.values()) for b in group}
     return [c for c in q.table.c if c.name in names]
+
+
+def _crumb(*fields: str) -> str:
+    """One audit row the database wrote, as text (queue, key, event, owner, outcome given as SQL)."""
+    return "(chr(30) || " + " || chr(31) || ".join(f"coalesce({field}, '')" for field in fields) + " || chr(30))"
 
 
 def enforced_table(schema: str) -> sa.Table:
@@ -283,16 +302,18 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
                 f"? ({event} || ':' || coalesce({outcome}, '')))")
 
     written_here = "a.xmin = pg_current_xact_id()::xid"  # rows this transaction wrote
-    # Runs as the caller (SECURITY INVOKER): current_user then tells the protocol trigger, which
-    # writes as the table's owner, from an operator's own statement.
+    # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
+    # protocol trigger, which writes as the table's owner, from an operator's own statement.
     guard_body = f"""
 DECLARE
   prior record;
 BEGIN
-  IF pg_has_role(session_user, {owner}::oid, 'MEMBER')
-      OR (current_user <> session_user AND pg_has_role(current_user, {owner}::oid, 'MEMBER'))
-      OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
-    RETURN NEW;  -- the owner, the protocol trigger (as the owner), and logins that are not operators
+  IF NEW.reason IS NULL AND NEW.detail IS NULL AND strpos(current_setting('{AUDITED_SETTING}', true),
+      {_crumb("NEW.queue", "NEW.item_key", "NEW.event", "NEW.owner", "NEW.outcome")}) > 0 THEN
+    RETURN NULL;  -- the database wrote this very row for the change it came with
+  END IF;
+  IF NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
+    RETURN NEW;  -- logins that are not workbench operators
   END IF;
   PERFORM 1 FROM {enforced} WHERE queue = NEW.queue;
   IF NOT FOUND THEN
@@ -339,7 +360,9 @@ END"""
         f"GRANT EXECUTE ON FUNCTION {settle}(bigint, text, text, text, text) TO {operator}",
         _function(guard, guard_body, security="INVOKER"),
         f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
-        f"CREATE TRIGGER {prep.quote(AUDIT_GUARD)} BEFORE INSERT ON {audit} FOR EACH ROW EXECUTE FUNCTION {guard}()",
+        # Rows written as the owner (by the protocol trigger, or by the owner) are not checked.
+        (f"CREATE TRIGGER {prep.quote(AUDIT_GUARD)} BEFORE INSERT ON {audit} FOR EACH ROW "
+         f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
     ]
 
 
