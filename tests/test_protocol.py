@@ -175,6 +175,12 @@ def test_the_operator_works_a_full_item_through_workbench(pg: Pg, operator: tupl
     assert events == [("claim", login, None), ("save", login, None), ("extend", login, None),
                       ("complete", login, "resolved")]
     assert [e.kind.value for e in pg.admin.queue("cases").history(other.key)] == ["claim", "release"]
+    # Next item runs the database's trusted claim; called by hand it claims for the login only.
+    trusted = protocol.next_function_name("cases")
+    with _engine(pg, url).begin() as conn:
+        key, holder = conn.execute(sa.text(f"SELECT case_id, wb_locked_by FROM {trusted}()")).one()
+    assert holder == login
+    assert [(e.kind.value, e.actor) for e in pg.admin.queue("cases").history(key)] == [("claim", login)]
 
 
 def test_a_supervisors_actions_are_recorded_under_their_login(pg: Pg) -> None:  # noqa: F811
@@ -192,6 +198,8 @@ def test_a_supervisors_actions_are_recorded_under_their_login(pg: Pg) -> None:  
 
 
 def test_grants_revoke_undoes_the_enforcement(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    running = pg.open("bob").queue("cases")  # a workbench that uses the trusted claim when grants go
+    first = running.claim_next("bob")[0].lock
     config = pg.config_file(pg.server.user)
     code, out, err = support.run_cli(capsys, "--config", config, "grants", "cases", "--revoke")
     assert code == 0, err
@@ -203,6 +211,17 @@ def test_grants_revoke_undoes_the_enforcement(pg: Pg, capsys: pytest.CaptureFixt
             is False
         assert conn.execute(sa.text("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal")).scalar() == 0
         assert conn.execute(sa.text("SELECT to_regclass(:t)"), {"t": protocol.ENFORCED_TABLE}).scalar() is None
+        assert conn.execute(sa.text("SELECT to_regprocedure(:f)"),
+                            {"f": protocol.next_function_name("cases") + "()"}).scalar() is None
     # Operators keep their role but lose the grants: an operator login can no longer write the table.
     with pytest.raises(errors.WorkbenchError):
         pg.open("ann").queue("cases").claim_next("ann")
+    # A login given plain privileges instead: the running workbench goes back to its own claim.
+    with pg.admin.engine.begin() as conn:
+        conn.exec_driver_sql("GRANT SELECT, UPDATE ON cases TO bob")
+        conn.exec_driver_sql("GRANT SELECT, INSERT ON workbench_audit TO bob")
+        conn.exec_driver_sql("GRANT SELECT ON workbench_cooldown TO bob")
+        conn.exec_driver_sql("GRANT USAGE ON SEQUENCE workbench_audit_id_seq TO bob")
+    second = running.claim_next("bob")[0].lock
+    assert second.key != first.key and pg.env.row(pg.admin, "cases", second.key)["wb_locked_by"] == "bob"
+    assert [e.kind.value for e in pg.admin.queue("cases").history(second.key)] == ["claim"]

@@ -121,10 +121,13 @@ def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.No
         {"name": _regclass(conn, table)}).first()
     if row is None or not row[1] or row[0] == user:
         return None
-    return errors.NotPermitted(
-        f"{user}'s lock cannot be used from the database login {row[0]}: with row-level security "
-        "(`workbench grants`) each person logs in with their own database login, named exactly like their "
-        "workbench user", user=user)
+    return errors.NotPermitted(login_message(user, row[0]), user=user)
+
+
+def login_message(user: str, login: str) -> str:
+    return (f"{user}'s lock cannot be used from the database login {login}: with row-level security "
+            "(`workbench grants`) each person logs in with their own database login, named exactly like their "
+            "workbench user")
 
 
 def refused_message(actor: str, action: str, login: str | None) -> str:
@@ -267,6 +270,13 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     # The protocol itself (protocol.py): which changes an operator's login may make, each with its audit row.
     wb_schema = str(schema or current)
     statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema)]
+    if q.shape.all_in_row:  # the claim of the next item as a trusted function: one round trip, checked in SQL
+        from workbench.db import audit
+        from workbench.db.claims import postgresql as pg_claims
+
+        metadata, audit_table, _ = tables.build_metadata(wb_schema)
+        trail = audit.AuditTrail(audit_table, q.name, metadata.tables[f"{wb_schema}.{tables.COOLDOWN_TABLE}"])
+        statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
     # sa.DDL formats its text with %; the text holds no placeholders, so every % is a literal one.
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 

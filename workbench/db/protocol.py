@@ -246,14 +246,65 @@ END"""
     table = prep.format_table(q.table)
     trigger = prep.quote(trigger_name(q.name))
     enforced = prep.format_table(enforced_table(schema))
-    checked = (f"pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') "
-               f"AND NOT pg_has_role(session_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')")
+    # current_user: inside workbench's trusted functions (SECURITY DEFINER) it is the owner, whose
+    # writes are not checked; an operator's own statement runs as the operator.
+    checked = (f"pg_has_role(current_user, '{OPERATOR_ROLE}', 'USAGE') "
+               f"AND NOT pg_has_role(current_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')")
     return [
         _function(function, body, security="DEFINER"),
         f"DROP TRIGGER IF EXISTS {trigger} ON {table}",
         (f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} FOR EACH ROW WHEN ({checked}) "
          f"EXECUTE FUNCTION {function}()"),
         f"INSERT INTO {enforced} (queue) VALUES ({queue_name}) ON CONFLICT DO NOTHING",
+    ]
+
+
+def next_function_name(queue: str) -> str:
+    """The name of `queue`'s trusted claim of the next item (63 characters at most)."""
+    base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
+    return f"{base[:63 - len('_next')]}_next"
+
+
+def next_function(dialect: Any, q: mapping.BoundQueue, schema: str | None) -> str:
+    """The trusted claim's name as the engine calls it (in workbench's schema)."""
+    prep = dialect.identifier_preparer
+    name = prep.quote(next_function_name(q.name))
+    return f"{prep.quote_schema(schema)}.{name}" if schema else name
+
+
+def callable_next(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> str | None:
+    """This login, if the database has `q`'s trusted claim and this login may call it; else None."""
+    name = next_function(conn.dialect, q, schema) + "()"
+    may, login = conn.execute(sa.text(
+        "SELECT to_regprocedure(:f) IS NOT NULL AND has_function_privilege(to_regprocedure(:f), 'EXECUTE'), "
+        "CAST(session_user AS text)"), {"f": name}).one()
+    return str(login) if may else None
+
+
+def is_missing_function(exc: sa.exc.DBAPIError) -> bool:
+    """Was a trusted function dropped (`grants --revoke`) while workbench ran?"""
+    return str(getattr(exc.orig, "sqlstate", "") or "") == "42883"
+
+
+def trusted_next(conn: sa.Connection, q: mapping.BoundQueue, schema: str, statement: sa.Select[Any]) -> list[str]:
+    """`q`'s claim of the next item as a SECURITY DEFINER function: workbench's own one-statement
+    claim (`statement`, built with session_user as the claimer), run as the table's owner. Its
+    change is not checked again by the protocol trigger, whose WHEN clause tests current_user, and
+    it writes its audit rows itself, as workbench's statement does."""
+    prep = conn.dialect.identifier_preparer
+    function = _qualified(prep, schema, next_function_name(q.name))
+    sql = str(statement.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    if conn.dialect.paramstyle in ("format", "pyformat"):
+        sql = sql.replace("%%", "%")
+    table_schema = q.table.schema or schema
+    path = ", ".join(dict.fromkeys(["pg_catalog", prep.quote_schema(table_schema), prep.quote_schema(schema),
+                                    "pg_temp"]))
+    operator = prep.quote(OPERATOR_ROLE)
+    return [
+        (f"CREATE OR REPLACE FUNCTION {function}() RETURNS SETOF {prep.format_table(q.table)} LANGUAGE plpgsql "
+         f"SECURITY DEFINER SET search_path = {path} AS $wb$\nBEGIN\n  RETURN QUERY {sql};\nEND\n$wb$"),
+        f"REVOKE ALL ON FUNCTION {function}() FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION {function}() TO {operator}",
     ]
 
 
@@ -380,6 +431,7 @@ def drop_queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) 
     prep = conn.dialect.identifier_preparer
     return [f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(q.name))} ON {prep.format_table(q.table)}",
             f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, trigger_name(q.name))}()",
+            f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, next_function_name(q.name))}()",
             _if_exists(prep.format_table(enforced_table(schema)),
                        f"DELETE FROM {prep.format_table(enforced_table(schema))} WHERE queue = "
                        f"{_Renderer.literal_of(conn, q.name)}")]

@@ -6,9 +6,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import models
+from workbench.core import errors, models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, fastpath, lockshapes, mapping
+from workbench.db import clock, connect, fastpath, lockshapes, mapping, permissions, protocol
 from workbench.db.claims import base, lock_table, portable
 
 
@@ -38,10 +38,37 @@ class SkipLockedClaim(base.ClaimMethod):
             if not q.shape.all_in_row or (q.config.max_locks_per_user and count > 1):
                 return super().claim_next(db, q, trail, user, count)
             request = base.ClaimRequest(user=user, count=count)
-            reader = _NextClaims(q, self._fast_statement(db, q, trail, request, count,
-                                                         bool(q.config.max_locks_per_user)))
+            login = db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema)) \
+                if count == 1 and _NextClaims.reads_lock_time(q) else None
+            if login is not None:
+                # Under `workbench grants`: the database's own claim function (db/protocol.py),
+                # the same statement run as the table's owner for the caller's login.
+                fast = fastpath.FastStatement(db.held, sa.select(sa.text("*")).select_from(
+                    sa.text(protocol.next_function(db.held.engine.dialect, q, trail.table.schema) + "()")),
+                    {"wb_user": user})
+            else:
+                fast = self._fast_statement(db, q, trail, request, count, bool(q.config.max_locks_per_user))
+            reader = _NextClaims(q, fast, login)
             self._next[(id(q), count)] = reader
-        return reader.claims(user)
+        if reader.login is not None and user != reader.login:
+            # The trusted claim locks under the login; another workbench name cannot use it.
+            raise errors.NotPermitted(permissions.login_message(user, reader.login), user=user)
+        try:
+            return reader.claims(user)
+        except sa.exc.DBAPIError as exc:
+            if not protocol.is_missing_function(exc):
+                raise
+            # `workbench grants --revoke` while this process ran: back to the plain statement.
+            del self._next[(id(q), count)]
+            return self.claim_next(db, q, trail, user, count)
+
+    def trusted_next(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> sa.Select[Any]:
+        """The claim of the next item as `workbench grants` installs it in the database: run as the
+        table's owner, for the login that calls it (session_user), returning the queue's row."""
+        login = sa.cast(sa.func.session_user(), sa.String())
+        request = base.ClaimRequest(user="", count=1)
+        return self._build(q, trail, request, 1, bool(q.config.max_locks_per_user), user=login,
+                           table_row=True)
 
     def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
               request: base.ClaimRequest) -> list[base.Claimed]:
@@ -93,9 +120,9 @@ class SkipLockedClaim(base.ClaimMethod):
         return self._cache[shape]
 
     def _build(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
-               count: int, check_limit: bool) -> sa.Select[Any]:
+               count: int, check_limit: bool, *, user: Any = None, table_row: bool = False) -> sa.Select[Any]:
         now = q.now()
-        user = sa.bindparam("wb_user", type_=sa.String())
+        user = sa.bindparam("wb_user", type_=sa.String()) if user is None else user
         shaped = base.ClaimRequest(user="", key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None
                                    else None, use_cooldown=request.use_cooldown)
         # A constant LIMIT: with a parameter there, PostgreSQL cannot trust a generic plan for the
@@ -123,7 +150,7 @@ class SkipLockedClaim(base.ClaimMethod):
                      cand.c.wb_prev_time]
         upd = (sa.update(q.table).where(q.key == cand.c.wb_ckey).values(writes)
                .returning(*returning).cte("wb_locked"))
-        stmt = sa.select(upd)
+        stmt = sa.select(*(upd.c[c.name] for c in q.table.c)) if table_row else sa.select(upd)
         if count > 1:
             # RETURNING comes back in no particular order; hand several items out in queue order.
             stmt = stmt.order_by(*[upd.c[col.name].desc() if desc else upd.c[col.name] for col, desc in q.order],
@@ -133,7 +160,7 @@ class SkipLockedClaim(base.ClaimMethod):
         return stmt
 
     def _branches(self, q: mapping.BoundQueue, now: sa.ColumnElement[Any], shaped: base.ClaimRequest,
-                  trail: audit_mod.AuditTrail, user: sa.BindParameter[Any]) -> list[sa.ColumnElement[bool]]:
+                  trail: audit_mod.AuditTrail, user: sa.ColumnElement[Any]) -> list[sa.ColumnElement[bool]]:
         # Same predicates as the other methods, with the user bound once for the whole statement.
         cooled = base.ClaimRequest(user="", key=shaped.key, use_cooldown=False)
         result = self.branches(q, now, cooled, trail)  # [expired locks, free rows]
@@ -143,7 +170,7 @@ class SkipLockedClaim(base.ClaimMethod):
 
     @staticmethod
     def _audit_cte(q: mapping.BoundQueue, trail: audit_mod.AuditTrail, upd: sa.CTE,
-                   user: sa.BindParameter[Any]) -> sa.CTE:
+                   user: sa.ColumnElement[Any]) -> sa.CTE:
         a = trail.table
         at = clock.db_now()
         key = sa.cast(upd.c[q.key.name], sa.String(200))
@@ -176,8 +203,9 @@ class _NextClaims:
     their positions are read once from the first result.
     """
 
-    def __init__(self, q: mapping.BoundQueue, fast: fastpath.FastStatement) -> None:
+    def __init__(self, q: mapping.BoundQueue, fast: fastpath.FastStatement, login: str | None = None) -> None:
         self.q, self.fast = q, fast
+        self.login = login  # the trusted claim's: it always claims for this database login
         self.time = q.time_reader()
         self._items = [c.name for c in q.table.c]
         self._at: tuple[int, ...] | None = None
@@ -185,6 +213,12 @@ class _NextClaims:
         # rounds it (timestamp(0)); then wb_now is read as well.
         precision = getattr(q.time.type, "precision", None)
         self._now_is_lock_time = precision is None or precision >= 6
+
+    @staticmethod
+    def reads_lock_time(q: mapping.BoundQueue) -> bool:
+        """Is the lock time as stored the claim's time (not rounded), so that wb_now is not needed?"""
+        precision = getattr(q.time.type, "precision", None)
+        return precision is None or precision >= 6
 
     def claims(self, user: str) -> list[models.Claim]:
         rows = self.fast.rows({"wb_user": user})
@@ -194,8 +228,8 @@ class _NextClaims:
             where = {name: i for i, name in enumerate(self.fast.columns)}
             q = self.q
             assert q.expires is not None and q.token is not None
-            self._at = tuple(where[name] for name in (q.key.name, q.user.name, q.time.name, q.expires.name,
-                                                      q.token.name, "wb_now"))
+            self._at = tuple(where.get(name, 0) for name in (q.key.name, q.user.name, q.time.name, q.expires.name,
+                                                             q.token.name, "wb_now"))
         key, user_at, time_at, expires_at, token_at, now_at = self._at
         name, items, time, same = self.q.name, self._items, self.time, self._now_is_lock_time
         claims = []
