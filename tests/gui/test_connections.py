@@ -12,7 +12,7 @@ import keyring
 import pytest
 from keyring.backends import fail
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from tests import servers
 from tests.gui.conftest import FAST, on_dialog
@@ -368,3 +368,18 @@ def test_the_supervisor_console_opens_from_the_connection_menu(qtbot: Any, make_
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     assert the.switch("B")
     assert the.console is None and not console.isVisible()  # it read the database that was closed
+
+
+def test_supervisor_only_opens_the_console(qtbot: Any, make_launcher: Any, tmp_path: Path) -> None:
+    """`workbench --supervisor`: the console, not the operator window behind it."""
+    db, config = demo_files(tmp_path)
+    profiles.ProfileStore().save(sqlite_profile("office", db, config))
+    the = make_launcher()
+    the.show_operator = False
+    assert the.start(None, "office", False)
+    console = the.open_console()
+    assert console is not None
+    qtbot.waitUntil(console.isVisible, timeout=5000)
+    assert the.window is not None and not the.window.isVisible()
+    visible = [w for w in QApplication.topLevelWidgets() if w.isVisible() and not w.inherits("QMenu")]
+    assert visible == [console]

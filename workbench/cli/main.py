@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true", help="without a command: open the window on the demo "
                         "database (created on first use)")
     parser.add_argument("--supervisor", action="store_true", help="without a command: open the supervisor "
-                        "console too (lock board, queue health, operators, history)")
+                        "console (lock board, queue health, operators, history) instead of the operator window")
     parser.add_argument("--self-test", action="store_true", help="check this installation without a display "
                         "(drivers, a demo database round trip, the windows offscreen) and exit")
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")

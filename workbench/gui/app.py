@@ -72,11 +72,13 @@ def window_for(wb: service.Workbench, user: str, *, settings: session.SessionSet
 
 def run(config_path: str | None, user: str, *, demo: bool = False, profile: str | None = None,
         supervisor: bool = False) -> int:
-    """The `workbench` command without a subcommand: the operator window."""
+    """The `workbench` command without a subcommand: the operator window (or only the supervisor
+    console, with `supervisor`)."""
     app = application()
     logs.setup()
     logs.install_excepthook(_show_crash)
     the_launcher = launcher.Launcher(user, lambda wb: window_for(wb, user))
+    the_launcher.show_operator = not supervisor
     if not the_launcher.start(config_path, profile, demo):
         return 2
     window = the_launcher.window

@@ -33,6 +33,9 @@ class Launcher(QObject):
         self.user, self._build = user, build
         self.window: main_window.MainWindow | None = None
         self.console: supervisor.SupervisorWindow | None = None
+        # `workbench --supervisor`: the console only; the operator window is built (the console reads
+        # through its database) but neither shown nor started.
+        self.show_operator = True
         self.target: opening.Target | None = None
         self.store = profiles.ProfileStore()  # where opening.choose looks too (WORKBENCH_HOME aware)
         self._dispatcher = dispatch.Dispatcher(self, threads=2)
@@ -116,8 +119,9 @@ class Launcher(QObject):
         self.target = target
         self.window = self._build(wb)
         self._install_menu(self.window)
-        self.window.show()
-        self.window.session.start()
+        if self.show_operator:
+            self.window.show()
+            self.window.session.start()
         if old is not None:
             if self.console is not None and self.console.wb is old.session.wb:
                 self._close_console()  # it reads through the database being closed

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QElapsedTimer, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -54,6 +55,13 @@ class ResumePanel(QWidget):
         super().__init__(parent)
         self.setObjectName("resume_panel")
         self._entries: list[Entry] = []
+        # The times count on between reloads: from the database clock reading that came with the
+        # list, plus the time elapsed here since (no database call to keep them current).
+        self._since = QElapsedTimer()
+        self._since.start()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._tick)
         layout = QVBoxLayout(self)
         self.title = QLabel()
         self.title.setObjectName("resume_title")
@@ -98,13 +106,9 @@ class ResumePanel(QWidget):
                            self.tr("You have 1 unfinished item: pick one to go straight back to it.") if n == 1 else
                            self.tr("You have {0} unfinished items: pick one to go straight back to it.").format(n))
         self.table.setRowCount(n)
+        self._since.restart()
         for row, entry in enumerate(entries):
-            lock = entry.lock
-            if lock is None:
-                held, left = "", self.tr("lock gone")
-            else:
-                held = durations.format_duration(lock.age.total_seconds())
-                left = self.tr("expired") if lock.expired else durations.format_duration(lock.remaining.total_seconds())
+            held, left = self._times(entry.lock)
             cells = (entry.title, str(entry.key), entry.summary, held, left,
                      self.tr("unsaved edits") if entry.has_draft else "")
             for column, text in enumerate(cells):
@@ -117,6 +121,28 @@ class ResumePanel(QWidget):
         if n:
             self.table.selectRow(0)
         self._update_draft_button()
+        if any(entry.lock is not None for entry in entries):
+            self._ticker.start()
+        else:
+            self._ticker.stop()
+
+    def _times(self, lock: models.Lock | None) -> tuple[str, str]:
+        """Held for and time left, counted on from the list's database clock reading."""
+        if lock is None:
+            return "", self.tr("lock gone")
+        elapsed = dt.timedelta(milliseconds=self._since.elapsed())
+        remaining = lock.remaining - elapsed
+        left = self.tr("expired") if remaining <= dt.timedelta(0) else durations.format_duration(
+            remaining.total_seconds())
+        return durations.format_duration((lock.age + elapsed).total_seconds()), left
+
+    def _tick(self) -> None:
+        for row, entry in enumerate(self._entries):
+            for column, text in zip((3, 4), self._times(entry.lock), strict=True):
+                item = self.table.item(row, column)
+                if item is not None and item.text() != text:
+                    item.setText(text)
+                    item.setToolTip(text)
 
     def entries(self) -> list[Entry]:
         return list(self._entries)
