@@ -56,6 +56,10 @@ class Workbench:
         """Which database this is, for people: "SQLite /path/cases.db", "postgresql db1/cases"."""
         return self.db.backend.describe(self.engine.url)
 
+    def database_login(self) -> str | None:
+        """The login workbench uses on the server (None where there is none, e.g. SQLite)."""
+        return self.engine.url.username or None
+
     def init(self) -> list[migrations.Migration]:
         """Create or upgrade workbench's own tables."""
         from workbench.db import dberrors

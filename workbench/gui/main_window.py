@@ -612,8 +612,13 @@ class MainWindow(QMainWindow):
     @Slot(bool, str)
     def _on_connection(self, reachable: bool, message: str) -> None:
         if reachable:
-            self.connection_label.setText(self.tr("Connected as {0} — {1}").format(self.session.user,
-                                                                                  self._database_label()))
+            login = self.session.wb.database_login()
+            if login and login != self.session.user:  # e.g. working as ann through a shared login
+                text = self.tr("Connected as {0} (database login {1}) — {2}").format(
+                    self.session.user, login, self._database_label())
+            else:
+                text = self.tr("Connected as {0} — {1}").format(self.session.user, self._database_label())
+            self.connection_label.setText(text)
             dialogs.set_state(self.connection_label, "up")
         else:
             wait = self.session.retry_delay()

@@ -886,6 +886,10 @@ Konfiguration: {1}</translation>
         <translation>Ihr Entwurf bleibt erhalten: Er wird neben den aktuellen Werten angezeigt.</translation>
     </message>
     <message>
+        <source>Connected as {0} (database login {1}) — {2}</source>
+        <translation>Verbunden als {0} (Datenbank-Anmeldung {1}) — {2}</translation>
+    </message>
+    <message>
         <source>Connected as {0} — {1}</source>
         <translation>Verbunden als {0} — {1}</translation>
     </message>

@@ -886,6 +886,10 @@ Configuration : {1}</translation>
         <translation>Votre brouillon est conservé : il est affiché à côté des valeurs actuelles.</translation>
     </message>
     <message>
+        <source>Connected as {0} (database login {1}) — {2}</source>
+        <translation>Connecté en tant que {0} (connexion à la base {1}) — {2}</translation>
+    </message>
+    <message>
         <source>Connected as {0} — {1}</source>
         <translation>Connecté en tant que {0} — {1}</translation>
     </message>

@@ -1,4 +1,4 @@
-"""The resume panel's times count on between reloads, without asking the database."""
+"""Status that stays current: the resume panel's times count on, the connection names the login."""
 
 from __future__ import annotations
 
@@ -25,3 +25,14 @@ def test_held_for_and_time_left_tick(qtbot: Any) -> None:
     # Without locks (drafts only) nothing ticks.
     panel.set_entries([resume.Entry("Helpdesk cases", "cases", 8, "Mail", None, True)])
     assert not panel._ticker.isActive()
+
+
+def test_the_status_names_the_database_login_where_it_differs(qtbot: Any, open_window: Any, demo_config: Any,
+                                                              monkeypatch: Any) -> None:
+    window = open_window(demo_config)
+    qtbot.waitUntil(lambda: window.connection_label.text().startswith("Connected as alice"), timeout=10_000)
+    login = window.session.wb.database_login()  # SQLite: none; the test server: its superuser
+    assert ("database login" in window.connection_label.text()) == bool(login and login != "alice")
+    monkeypatch.setattr(window.session.wb, "database_login", lambda: "root")
+    window._on_connection(True, "")
+    assert window.connection_label.text().startswith("Connected as alice (database login root) — ")
