@@ -367,7 +367,7 @@ def close_dialog():
     if isinstance(dialog, dialogs.PickDialog):
         QCoreApplication.sendPostedEvents()
         RSS["pick dialog"] = rss_mb()
-        shown.append(dialog.table.rowCount())
+        shown.append(dialog.table.model().rowCount())
         dialog.reject()
         poll.stop()
 poll = QTimer()

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 from tests.gui.conftest import close_window
 from workbench.gui import app as gui_app
 from workbench.gui import dialogs, i18n, main_window
+from workbench.services import operator
 
 
 @pytest.fixture
@@ -42,16 +43,21 @@ def test_qt_standard_buttons_follow_the_language(german: None) -> None:
     box = QMessageBox(QMessageBox.Icon.Question, "t", "x",
                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
     assert sorted(button.text() for button in box.buttons()) == ["&Ja", "Abbrechen"]
-    pick = dialogs.PickDialog("id", [{"id": 1}, {"id": 2}])
+    pick = dialogs.PickDialog(_pick_list(2))
     assert pick.windowTitle() == "Eintrag auswählen"
     assert pick.findChildren(QLabel)[0].text() == "2 wartende Einträge, in der Reihenfolge der Warteschlange:"
+
+
+def _pick_list(count: int) -> operator.PickList:
+    return operator.PickList(key_name="id", rows=[{"id": i} for i in range(1, count + 1)], labels={"id": "ID"},
+                             waiting=count)
 
 
 def test_french_plural_forms(qapp: QApplication) -> None:
     try:
         assert i18n.install(qapp, "fr") == "fr"
-        one = dialogs.PickDialog("id", [{"id": 1}]).findChildren(QLabel)[0].text()
-        two = dialogs.PickDialog("id", [{"id": 1}, {"id": 2}]).findChildren(QLabel)[0].text()
+        one = dialogs.PickDialog(_pick_list(1)).findChildren(QLabel)[0].text()
+        two = dialogs.PickDialog(_pick_list(2)).findChildren(QLabel)[0].text()
         assert (one, two) == ("1 élément en attente, dans l'ordre de la file :",
                               "2 éléments en attente, dans l'ordre de la file :")
     finally:

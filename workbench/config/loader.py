@@ -306,9 +306,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
     todo = _parse_filter(reader, data.get("todo"), f"{key}.todo", required=True)
     scope = _parse_filter(reader, data.get("scope", {}), f"{key}.scope", required=False)
     outcomes = _parse_outcomes(reader, data.get("outcomes"), f"{key}.outcomes")
-    read_only = data.get("read_only", [])
-    if not isinstance(read_only, list) or not all(isinstance(c, str) for c in read_only):
-        raise reader.fail(f"{key}.read_only", "expected a list of column names")
+    read_only, summary = (_column_names(reader, data, name, key) for name in ("read_only", "summary"))
     fields = _parse_fields(reader, data.get("fields", {}), f"{key}.fields")
     return model.QueueConfig(
         name=name,
@@ -327,11 +325,20 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         on_claim=_parse_assignments(reader, data.get("on_claim", {}), f"{key}.on_claim"),
         on_release=_parse_assignments(reader, data.get("on_release", {}), f"{key}.on_release"),
         outcomes=outcomes,
-        read_only=tuple(read_only),
+        read_only=read_only,
+        summary=summary,
         allow_pick=values["allow_pick"],
         fields=fields,
         created=values["created"],
     )
+
+
+def _column_names(reader: _Reader, data: dict[str, Any], name: str, key: str) -> tuple[str, ...]:
+    """A list of column names (checked against the table when the queue is bound)."""
+    names = data.get(name, [])
+    if not isinstance(names, list) or not all(isinstance(c, str) and c for c in names):
+        raise reader.fail(f"{key}.{name}", "expected a list of column names")
+    return tuple(names)
 
 
 def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.FieldConfig]:

@@ -112,6 +112,7 @@ class QueueConfig:
     allow_pick: bool
     fields: dict[str, FieldConfig]  # per-column form settings and value rules, by column name
     created: str | None = None  # a date or date-time column: when the item arrived (for its waiting age)
+    summary: tuple[str, ...] = ()  # the columns that tell items apart in lists (empty: chosen by name and type)
 
     def outcome(self, name: str | None) -> Outcome:
         if name is None:

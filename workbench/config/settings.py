@@ -101,6 +101,8 @@ QUEUE: tuple[Setting, ...] = (
             "waiting\"); `attach` adds it to the claim index"),
     Setting("read_only", "names", (), "columns Save and Complete may not change (the key, lock and "
             "workflow columns never can)"),
+    Setting("summary", "names", (), "the columns that tell items apart in lists: Pick, the resume panel, the "
+            "lock board, `locks`", shown_default="up to three, chosen by name and type"),
     Setting("allow_pick", "boolean", True, "whether `claim QUEUE KEY` may pick a specific item"),
     Setting("lock", "lock", None, "`user`, `time` (required), `expires`, `token` (optional; text of at least "
             "32 characters, or the database's UUID type: PostgreSQL `uuid`, SQL Server `uniqueidentifier`, "

@@ -171,7 +171,8 @@ class BoundQueue:
             binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only}
         self.editable = [c for c in table.c if c.name not in lock_names | workflow | read_only
                          and c is not self.key and not c.computed]
-        self.list_columns = self._pick_list_columns(lock_names)
+        self.list_columns = ([binder.column(name, "summary") for name in queue.summary]
+                             or self._pick_list_columns(lock_names))
         self.protected = {c.name: why for why, names in (("is the key", {self.key.name}),
                                                           ("holds the lock", lock_names),
                                                           ("is set by the workflow", workflow),

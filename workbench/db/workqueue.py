@@ -142,6 +142,15 @@ class WorkQueue:
                 .order_by(*q.order_by()).limit(limit))
         return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
 
+    def count_waiting(self, cap: int) -> int:
+        """How many items wait (unlocked, in `todo`), counted up to `cap` + 1: the count stops there, so
+        that it reads at most that many index entries however large the table."""
+        q = self.q
+        waiting = (sa.select(q.key).select_from(q.source).where(*q.scope_clause(), q.todo_clause(), q.free())
+                   .limit(cap + 1).subquery())
+        count = sa.select(sa.func.count()).select_from(waiting)
+        return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
+
     def summaries(self, keys: list[Any]) -> dict[Any, dict[str, Any]]:
         """The list columns of the given items, by key (for the resume panel)."""
         q = self.q

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QLocale, QSortFilterProxyModel, Qt, Slot
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -12,6 +15,8 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHeaderView,
     QLabel,
+    QLineEdit,
+    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -20,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from workbench.gui import form as form_mod
 from workbench.gui import hotkeys
+from workbench.services import operator
 
 # Offered as typed into the audit trail: data that supervisors filter and count, the same for every
 # operator, so not translated (see quit_guard.CLOSED_UNTOUCHED).
@@ -107,35 +113,113 @@ class ShortcutsDialog(QDialog):
 
 
 class PickDialog(QDialog):
-    """Waiting items of the queue; the user picks one to claim."""
+    """The first waiting items of the queue under the form's labels, searchable and sortable; the
+    user picks one to claim."""
 
-    def __init__(self, key_name: str, rows: list[dict[str, Any]], parent: QWidget | None = None) -> None:
+    def __init__(self, found: operator.PickList, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("pick_dialog")
         self.setWindowTitle(self.tr("Pick an item"))
-        self._rows = rows
+        self._rows, self.key_name = found.rows, found.key_name
+        count = len(found.rows)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel(self.tr("%n waiting item(s), in queue order:", "", len(rows)) if rows
-                                else self.tr("No item is waiting.")))
-        headers = list(rows[0]) if rows else [key_name]
-        cells = [[form_mod.display(row.get(name)) for name in headers] for row in rows]
-        self.table = read_only_table("pick_table", headers, cells, stretch=())
+        self.heading = QLabel(self._heading(found))
+        self.heading.setObjectName("pick_heading")
+        self.heading.setWordWrap(True)
+        layout.addWidget(self.heading)
+        self.search = QLineEdit()
+        self.search.setObjectName("pick_search")
+        self.search.setPlaceholderText(self.tr("Search these items"))
+        self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName(self.tr("Search these items"))
+        layout.addWidget(self.search)
+        names = list(found.rows[0]) if found.rows else [found.key_name]
+        model = QStandardItemModel(count, len(names), self)
+        model.setHorizontalHeaderLabels([found.labels.get(name, name) for name in names])
+        for r, row in enumerate(found.rows):
+            for c, name in enumerate(names):
+                text = form_mod.display(row.get(name))
+                item = QStandardItem(text)
+                item.setToolTip(text)
+                item.setData(_sort_key(row.get(name)), SORT_ROLE)
+                item.setEditable(False)
+                model.setItem(r, c, item)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)  # any column
+        self.table = QTableView()
+        self.table.setObjectName("pick_table")
+        self.table.setModel(self.proxy)
+        self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # queue order until a header is clicked
+        self.table.setSortingEnabled(True)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.resizeColumnsToContents()
+        for column in range(model.columnCount()):  # a long text is elided; its tooltip has all of it
+            header.resizeSection(column, min(header.sectionSize(column), MAX_COLUMN_WIDTH))
+        header.setStretchLastSection(True)
         self.table.doubleClicked.connect(lambda _: self.accept())
-        if rows:
-            self.table.selectRow(0)
+        self.search.textChanged.connect(self._filter)
+        self.search.returnPressed.connect(self._accept_if_chosen)
         layout.addWidget(self.table)
         _ok_cancel_buttons(self, layout, self.tr("Claim"))
-        self.key_name = key_name
-        self.resize(760, 480)
+        if count:
+            self.table.selectRow(0)
+        self.resize(860, 520)
+
+    def _heading(self, found: operator.PickList) -> str:
+        count = len(found.rows)
+        if not count:
+            return self.tr("No item is waiting.")
+        if found.more_than:
+            return self.tr("The first %n waiting items of more than {0}, in queue order:", "", count).format(
+                QLocale().toString(operator.WAITING_CAP))
+        if found.waiting > count:
+            return self.tr("The first %n of {0} waiting items, in queue order:", "", count).format(
+                QLocale().toString(found.waiting))
+        return self.tr("%n waiting item(s), in queue order:", "", count)
+
+    @Slot(str)
+    def _filter(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text.strip())
+        if self.proxy.rowCount():
+            self.table.selectRow(0)  # what Enter claims: the first match, in view
+            self.table.scrollToTop()
+
+    @Slot()
+    def _accept_if_chosen(self) -> None:
+        if self.chosen() is not None:
+            self.accept()
 
     def chosen(self) -> Any:
         rows = self.table.selectionModel().selectedRows()
         if not rows or not self._rows:
             return None
-        return self._rows[rows[0].row()][self.key_name]
+        return self._rows[self.proxy.mapToSource(rows[0]).row()][self.key_name]
+
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+MAX_COLUMN_WIDTH = 340  # pixels: room for a subject line, not a whole description
+
+
+def _sort_key(value: Any) -> Any:
+    """What a column sorts by: numbers as numbers, dates in time order, text without case."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return float(value)
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    return str(value).casefold()
 
 
 def set_state(widget: QWidget, state: str) -> None:

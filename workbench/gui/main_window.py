@@ -643,10 +643,9 @@ class MainWindow(QMainWindow):
             self.connection_label.setText(self.tr("Waiting for the database… (your work here is kept)"))
             dialogs.set_state(self.connection_label, "slow")
 
-    @Slot(list)
-    def _on_open_items(self, rows: list[dict[str, Any]]) -> None:
-        key = self.session.wb.config.queues[self.session.queue_name].key
-        dialog = dialogs.PickDialog(key, rows, self)
+    @Slot(object)
+    def _on_open_items(self, found: Any) -> None:
+        dialog = dialogs.PickDialog(found, self)
         if dialog.exec() and dialog.chosen() is not None and self._leave_item_ok():
             self.session.open_item(dialog.chosen())
 

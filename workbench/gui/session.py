@@ -81,7 +81,7 @@ class OperatorSession(QObject):
         failed(object): a user-facing error (errors.WorkbenchError) that needs no state change.
         connection_changed(bool, str): reachable or not, and the message.
         mine_loaded(list): the user's locks in the current queue (models.Lock).
-        open_items_loaded(list): waiting items (dicts) the user may pick.
+        open_items_loaded(object): the waiting items the user may pick (services.operator.PickList).
         settings_changed(int): a supervisor published newer queue settings (their version).
     """
 
@@ -98,7 +98,7 @@ class OperatorSession(QObject):
     failed = Signal(object)
     connection_changed = Signal(bool, str)
     mine_loaded = Signal(list)
-    open_items_loaded = Signal(list)
+    open_items_loaded = Signal(object)
     settings_changed = Signal(int)
 
     def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
@@ -254,7 +254,7 @@ class OperatorSession(QObject):
 
     def load_open_items(self, limit: int = 200) -> None:
         name = self.queue_name
-        self._run(lambda: self.operator.open_items(name, limit), self.open_items_loaded.emit, keep_generation=False)
+        self._run(lambda: self.operator.pick_list(name, limit), self.open_items_loaded.emit, keep_generation=False)
 
     # -- claiming ----------------------------------------------------------------------------------
 

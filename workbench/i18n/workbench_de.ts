@@ -942,6 +942,24 @@ Konfiguration: {1}</translation>
         <source>Pick an item</source>
         <translation>Eintrag auswählen</translation>
     </message>
+    <message>
+        <source>Search these items</source>
+        <translation>Diese Einträge durchsuchen</translation>
+    </message>
+    <message numerus="yes">
+        <source>The first %n waiting items of more than {0}, in queue order:</source>
+        <translation>
+            <numerusform>Der erste von mehr als {0} wartenden Einträgen, in der Reihenfolge der Warteschlange:</numerusform>
+            <numerusform>Die ersten %n von mehr als {0} wartenden Einträgen, in der Reihenfolge der Warteschlange:</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>The first %n of {0} waiting items, in queue order:</source>
+        <translation>
+            <numerusform>Der erste von {0} wartenden Einträgen, in der Reihenfolge der Warteschlange:</numerusform>
+            <numerusform>Die ersten %n von {0} wartenden Einträgen, in der Reihenfolge der Warteschlange:</numerusform>
+        </translation>
+    </message>
     <message numerus="yes">
         <source>%n waiting item(s), in queue order:</source>
         <translation>

@@ -942,6 +942,24 @@ Configuration : {1}</translation>
         <source>Pick an item</source>
         <translation>Choisir un élément</translation>
     </message>
+    <message>
+        <source>Search these items</source>
+        <translation>Rechercher parmi ces éléments</translation>
+    </message>
+    <message numerus="yes">
+        <source>The first %n waiting items of more than {0}, in queue order:</source>
+        <translation>
+            <numerusform>Le premier des plus de {0} éléments en attente, dans l&apos;ordre de la file :</numerusform>
+            <numerusform>Les %n premiers des plus de {0} éléments en attente, dans l&apos;ordre de la file :</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>The first %n of {0} waiting items, in queue order:</source>
+        <translation>
+            <numerusform>Le premier des {0} éléments en attente, dans l&apos;ordre de la file :</numerusform>
+            <numerusform>Les %n premiers des {0} éléments en attente, dans l&apos;ordre de la file :</numerusform>
+        </translation>
+    </message>
     <message numerus="yes">
         <source>%n waiting item(s), in queue order:</source>
         <translation>

@@ -22,6 +22,24 @@ class QueueLayout:
     lock_seconds: int
 
 
+@dataclasses.dataclass(frozen=True)
+class PickList:
+    """The first waiting items of a queue, for picking one by hand, and how many wait in all."""
+
+    key_name: str
+    rows: list[dict[str, Any]]  # key and list columns, in queue order
+    labels: dict[str, str]  # a column's label, as the form shows it
+    waiting: int  # how many wait in all, counted up to WAITING_CAP + 1
+
+    @property
+    def more_than(self) -> bool:
+        """Were there more waiting items than were counted?"""
+        return self.waiting > WAITING_CAP
+
+
+WAITING_CAP = 10_000  # "first 200 of more than 10,000" is all a person needs; counting further costs
+
+
 class Operator:
     """One user's operations on the queues of one database.
 
@@ -92,6 +110,16 @@ class Operator:
     def open_items(self, queue: str, limit: int = 200) -> list[dict[str, Any]]:
         """Waiting items in queue order (their list columns), at most `limit`."""
         return self.wb.queue(queue).open_items(limit)
+
+    def pick_list(self, queue: str, limit: int = 200) -> PickList:
+        """The first `limit` waiting items with their columns' labels, and how many wait in all."""
+        work = self.wb.queue(queue)
+        rows = work.open_items(limit)
+        waiting = len(rows) if len(rows) < limit else work.count_waiting(WAITING_CAP)
+        specs = {spec.name: spec.label for spec in fieldspec.field_specs(work.q)}
+        names = [work.q.key.name, *(c.name for c in work.q.list_columns if c is not work.q.key)]
+        return PickList(key_name=work.q.key.name, rows=rows, waiting=waiting,
+                        labels={name: specs.get(name) or fieldspec.label_of(name) for name in names})
 
     def show(self, queue: str, key: Any) -> models.ItemView:
         """An item with its lock and state, whoever holds it."""

@@ -1,0 +1,49 @@
+"""Pick…: the first waiting items under the form's labels, how many wait in all, search and sort."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QLocale, Qt
+
+from workbench.gui import dialogs
+from workbench.services import operator
+
+
+def _offered(qtbot: Any, window: Any, monkeypatch: Any, limit: int) -> dialogs.PickDialog:
+    shown: list[dialogs.PickDialog] = []
+    monkeypatch.setattr(dialogs.PickDialog, "exec", lambda self: shown.append(self) or False)
+    with qtbot.waitSignal(window.session.open_items_loaded, timeout=10_000):
+        window.session.load_open_items(limit)
+    qtbot.waitUntil(lambda: bool(shown), timeout=5000)
+    return shown[0]
+
+
+def test_the_pick_list_says_how_many_wait_and_uses_the_labels(qtbot: Any, open_window: Any, demo_config: Any,
+                                                              monkeypatch: Any) -> None:
+    window = open_window(demo_config)
+    waiting = window.session.operator.pick_list("cases", 1000)
+    dialog = _offered(qtbot, window, monkeypatch, 5)
+    assert dialog.heading.text() == f"The first 5 of {len(waiting.rows)} waiting items, in queue order:"
+    model = dialog.table.model()
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    assert headers[0] == "Case" and "Subject" in headers  # the form's labels, not column names
+    # Search: any column, any case; the first match is selected and is what Claim takes.
+    subject = waiting.rows[3]["subject"]
+    dialog.search.setText(subject.upper())
+    assert model.rowCount() >= 1 and dialog.chosen() in [r["case_id"] for r in waiting.rows if r["subject"] == subject]
+    dialog.search.clear()
+    assert model.rowCount() == 5
+    # Sorting by a header, then back: chosen() still names the row under the selection.
+    dialog.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+    dialog.table.selectRow(0)
+    assert dialog.chosen() == max(r["case_id"] for r in waiting.rows[:5])
+
+
+def test_more_than_the_counted_items_is_said_as_such() -> None:
+    found = operator.PickList(key_name="id", rows=[{"id": i} for i in range(200)], labels={"id": "ID"},
+                              waiting=operator.WAITING_CAP + 1)
+    dialog = dialogs.PickDialog(found)
+    more = QLocale().toString(operator.WAITING_CAP)  # 10,000 or 10.000 or 10000, as the locale writes it
+    assert dialog.heading.text() == f"The first 200 waiting items of more than {more}, in queue order:"
+    assert dialogs.PickDialog(operator.PickList("id", [], {"id": "ID"}, 0)).heading.text() == "No item is waiting."
