@@ -181,6 +181,19 @@ def test_the_operator_works_a_full_item_through_workbench(pg: Pg, operator: tupl
         key, holder = conn.execute(sa.text(f"SELECT case_id, wb_locked_by FROM {trusted}()")).one()
     assert holder == login
     assert [(e.kind.value, e.actor) for e in pg.admin.queue("cases").history(key)] == [("claim", login)]
+    # A second Complete with an outcome seen before runs the database's trusted Complete.
+    again = mine.claim_next(login)[0].lock
+    assert mine.complete(login, again.key, again.token, "resolved").outcome == "resolved"
+    assert "_trusted_finisher" in mine._finishers["resolved"][1].__qualname__
+    events = [(e.kind.value, e.actor, e.outcome) for e in pg.admin.queue("cases").history(again.key)]
+    assert events == [("claim", login, None), ("complete", login, "resolved")]
+    # By hand, it completes only the caller's own live lock: someone else's item, token and all, is untouched.
+    theirs = pg.open("ann").queue("cases").claim_next("ann")[0].lock
+    done = protocol.complete_function_name("cases")
+    with _engine(pg, url).begin() as conn:
+        assert conn.execute(sa.text(f"SELECT * FROM {done}(:k, :t, 'resolved')"),
+                            {"k": theirs.key, "t": theirs.token}).first() is None
+    assert pg.env.row(pg.admin, "cases", theirs.key)["wb_locked_by"] == "ann"
 
 
 def test_a_supervisors_actions_are_recorded_under_their_login(pg: Pg) -> None:  # noqa: F811

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import typing
 from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors
+from workbench.core import errors, models
 from workbench.db import backends, clock, mapping, migrations, protocol, tables
 
 # PostgreSQL roles made by `workbench grants` (NOLOGIN: people log in with their own login, a member).
@@ -277,6 +278,15 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
         metadata, audit_table, _ = tables.build_metadata(wb_schema)
         trail = audit.AuditTrail(audit_table, q.name, metadata.tables[f"{wb_schema}.{tables.COOLDOWN_TABLE}"])
         statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
+    if q.shape.one_statement:  # Complete without edits, likewise
+        from workbench.db import audit, guarded
+
+        metadata, audit_table, _ = tables.build_metadata(wb_schema)
+        # The writer only builds the statements here: it needs no connection.
+        writer = guarded.GuardedWriter(typing.cast(Any, None), q, audit.AuditTrail(audit_table, q.name))
+        completes = {o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
+                     for o in q.config.outcomes}
+        statements += protocol.trusted_complete(conn, q, wb_schema, completes)
     # sa.DDL formats its text with %; the text holds no placeholders, so every % is a literal one.
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 

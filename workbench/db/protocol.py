@@ -27,6 +27,7 @@ hand-written statement meets the same checks and is recorded the same way as wor
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -265,16 +266,42 @@ def next_function_name(queue: str) -> str:
     return f"{base[:63 - len('_next')]}_next"
 
 
+def complete_function_name(queue: str) -> str:
+    """The name of `queue`'s trusted Complete without edits (63 characters at most)."""
+    base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
+    return f"{base[:63 - len('_complete')]}_complete"
+
+
 def next_function(dialect: Any, q: mapping.BoundQueue, schema: str | None) -> str:
     """The trusted claim's name as the engine calls it (in workbench's schema)."""
+    return _called(dialect, schema, next_function_name(q.name))
+
+
+def complete_call(dialect: Any, q: mapping.BoundQueue, schema: str | None) -> sa.TextClause:
+    """The trusted Complete as the engine calls it: key, token and outcome bound; the time it happened."""
+    name = _called(dialect, schema, complete_function_name(q.name))
+    return sa.text(f"SELECT * FROM {name}(:wb_key, :wb_token, :wb_outcome)").bindparams(
+        sa.bindparam("wb_key", type_=q.key.type), sa.bindparam("wb_token", type_=sa.String()),
+        sa.bindparam("wb_outcome", type_=sa.String()))
+
+
+def _called(dialect: Any, schema: str | None, function: str) -> str:
     prep = dialect.identifier_preparer
-    name = prep.quote(next_function_name(q.name))
-    return f"{prep.quote_schema(schema)}.{name}" if schema else name
+    return f"{prep.quote_schema(schema)}.{prep.quote(function)}" if schema else prep.quote(function)
 
 
 def callable_next(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> str | None:
     """This login, if the database has `q`'s trusted claim and this login may call it; else None."""
-    name = next_function(conn.dialect, q, schema) + "()"
+    return _callable(conn, next_function(conn.dialect, q, schema) + "()")
+
+
+def callable_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> str | None:
+    """This login, if the database has `q`'s trusted Complete and this login may call it; else None."""
+    key_type = q.key.type.compile(dialect=conn.dialect)
+    return _callable(conn, f"{_called(conn.dialect, schema, complete_function_name(q.name))}({key_type}, text, text)")
+
+
+def _callable(conn: sa.Connection, name: str) -> str | None:
     may, login = conn.execute(sa.text(
         "SELECT to_regprocedure(:f) IS NOT NULL AND has_function_privilege(to_regprocedure(:f), 'EXECUTE'), "
         "CAST(session_user AS text)"), {"f": name}).one()
@@ -306,6 +333,53 @@ def trusted_next(conn: sa.Connection, q: mapping.BoundQueue, schema: str, statem
         f"REVOKE ALL ON FUNCTION {function}() FROM PUBLIC",
         f"GRANT EXECUTE ON FUNCTION {function}() TO {operator}",
     ]
+
+
+def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
+                     statements: Mapping[str, sa.Executable]) -> list[str]:
+    """`q`'s Complete without edits as a SECURITY DEFINER function of (key, token, outcome): for each
+    outcome workbench's own one-statement Complete (fenced by this login, the token and a live lock;
+    it writes the audit row), run as the table's owner. Returns the time of the write, or no row when
+    the fence failed (the lock is not the caller's any more)."""
+    prep = conn.dialect.identifier_preparer
+    function = _qualified(prep, schema, complete_function_name(q.name))
+    key_type = q.key.type.compile(dialect=conn.dialect)
+    params = {"wb_user": "CAST(session_user AS VARCHAR)", "wb_key": "p_key", "wb_token": "p_token",
+              "wb_a_token": "p_token"}
+    branches = "".join(f"  IF p_outcome = {_Renderer.literal_of(conn, outcome)} THEN\n"
+                       f"    RETURN QUERY {_with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
+                       for outcome, statement in statements.items())
+    returns = "timestamp with time zone" if q.aware else "timestamp without time zone"
+    signature = f"{function}(p_key {key_type}, p_token text, p_outcome text)"
+    operator = prep.quote(OPERATOR_ROLE)
+    table_schema = q.table.schema or schema
+    path = ", ".join(dict.fromkeys(["pg_catalog", prep.quote_schema(table_schema), prep.quote_schema(schema),
+                                    "pg_temp"]))
+    arguments = f"{function}({key_type}, text, text)"
+    return [
+        (f"CREATE OR REPLACE FUNCTION {signature} RETURNS SETOF {returns} LANGUAGE plpgsql SECURITY DEFINER "
+         f"SET search_path = {path} AS $wb$\nBEGIN\n{branches}"
+         "  RAISE EXCEPTION 'workbench: no outcome %', p_outcome USING ERRCODE = '22023';\nEND\n$wb$"),
+        f"REVOKE ALL ON FUNCTION {arguments} FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION {arguments} TO {operator}",
+    ]
+
+
+def _with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[str, str]) -> str:
+    """`statement` as SQL with its bound parameters replaced by the given SQL (function arguments)."""
+    assert isinstance(statement, sa.sql.ClauseElement)
+    compiled = statement.compile(dialect=conn.dialect)
+    assert isinstance(compiled, sa.sql.compiler.SQLCompiler)
+    # Constants (literal_execute: outcome values, the queue's name) rendered in; the rest stay %(name)s.
+    sql = compiled.construct_expanded_state({name: None for name in params if name in compiled.binds}).statement
+    assert conn.dialect.paramstyle == "pyformat"  # psycopg
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1) not in params:
+            raise ValueError(f"the statement has a parameter {match.group(1)} the function does not give")
+        return params[match.group(1)]
+
+    return re.sub(r"%\((\w+)\)s", replace, sql).replace("%%", "%")
 
 
 def _written(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
@@ -432,6 +506,8 @@ def drop_queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) 
     return [f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(q.name))} ON {prep.format_table(q.table)}",
             f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, trigger_name(q.name))}()",
             f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, next_function_name(q.name))}()",
+            (f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, complete_function_name(q.name))}"
+             f"({q.key.type.compile(dialect=conn.dialect)}, text, text)"),
             _if_exists(prep.format_table(enforced_table(schema)),
                        f"DELETE FROM {prep.format_table(enforced_table(schema))} WHERE queue = "
                        f"{_Renderer.literal_of(conn, q.name)}")]
