@@ -100,7 +100,8 @@ QUEUE: tuple[Setting, ...] = (
     Setting("created", "name", None, "a date/time column: when the item arrived (the supervisor's \"oldest "
             "waiting\"); `attach` adds it to the claim index"),
     Setting("read_only", "names", (), "columns Save and Complete may not change (the key, lock and "
-            "workflow columns never can)"),
+            "workflow columns never can; nor, unless their field is configured, the `created` column and "
+            "date/time columns whose default is the database's clock)"),
     Setting("summary", "names", (), "the columns that tell items apart in lists: Pick, the resume panel, the "
             "lock board, `locks`", shown_default="up to three, chosen by name and type"),
     Setting("allow_pick", "boolean", True, "whether `claim QUEUE KEY` may pick a specific item"),

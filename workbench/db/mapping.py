@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import difflib
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -99,6 +100,20 @@ class _Binder:
             raise self.fail(key.split(f"queues.{self.queue.name}.", 1)[-1], str(exc)) from None
 
 
+_CLOCK_DEFAULT = re.compile(r"\b(now|current_timestamp|localtimestamp|current_date|getdate|getutcdate|sysdatetime|"
+                            r"sysutcdatetime|sysdatetimeoffset|utc_timestamp|clock_timestamp|statement_timestamp|"
+                            r"transaction_timestamp|datetime)\b", re.IGNORECASE)
+
+
+def _stamped_by_database(column: sa.Column[Any]) -> bool:
+    """A date or time column whose default is the database's clock (when a row was made)."""
+    default = column.server_default
+    if not isinstance(column.type, (sa.DateTime, sa.Date)) or default is None:
+        return False
+    text = getattr(getattr(default, "arg", None), "text", getattr(default, "arg", ""))
+    return bool(_CLOCK_DEFAULT.search(str(text)))
+
+
 @dataclasses.dataclass(frozen=True)
 class BoundCondition:
     condition: model.Condition
@@ -169,14 +184,20 @@ class BoundQueue:
             b.column.name for group in (self.on_claim, self.on_release, *self.outcomes.values()) for b in group}
         read_only = {binder.column(name, "read_only").name for name in queue.read_only} | {
             binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only}
-        self.editable = [c for c in table.c if c.name not in lock_names | workflow | read_only
+        # Times the database writes itself (a clock default: created_at DEFAULT now()) and the queue's
+        # `created` column are shown, not edited, unless the queue configures their field.
+        configured = {binder.column(name, f"fields.{name}").name for name in queue.fields}
+        stamped = {c.name for c in table.c if _stamped_by_database(c)
+                   or (self.created is not None and c is self.created)} - configured
+        self.editable = [c for c in table.c if c.name not in lock_names | workflow | read_only | stamped
                          and c is not self.key and not c.computed]
         self.list_columns = ([binder.column(name, "summary") for name in queue.summary]
                              or self._pick_list_columns(lock_names))
         self.protected = {c.name: why for why, names in (("is the key", {self.key.name}),
                                                           ("holds the lock", lock_names),
                                                           ("is set by the workflow", workflow),
-                                                          ("is read-only", read_only))
+                                                          ("is read-only", read_only),
+                                                          ("is set by the database", stamped))
                           for c in table.c if c.name in names}
         # Form fields and the value rules Save and Complete enforce (the GUI checks the same ones).
         self.specs = fieldspec.derive(self, binder.fail, binder.column)
