@@ -246,6 +246,7 @@ def test_database_down_keeps_the_form_and_retries(qtbot: Any, open_window: Any, 
         qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: window.connection_label.property("state") == "down", timeout=15_000)
         assert "unreachable" in window.connection_label.text()
+        assert window.connection_label.toolTip()  # what the driver said, for whoever needs it
         qtbot.wait(1500)  # several quiet retries
         assert window.form.field("resolution").toPlainText() == "Typed while the server was down"
         assert not window.form.field("resolution").isReadOnly() and window.session.current is not None

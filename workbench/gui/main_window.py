@@ -619,11 +619,14 @@ class MainWindow(QMainWindow):
             else:
                 text = self.tr("Connected as {0} — {1}").format(self.session.user, self._database_label())
             self.connection_label.setText(text)
+            self.connection_label.setToolTip("")
             dialogs.set_state(self.connection_label, "up")
         else:
             wait = self.session.retry_delay()
+            # Short enough for a narrow window's status bar; what the driver said is in the tooltip.
             self.connection_label.setText(self.tr("Database unreachable — reconnecting (next try in {0:.0f} s); "
-                                                  "your work here is kept. ({1})").format(wait, message))
+                                                  "your work here is kept.").format(wait))
+            self.connection_label.setToolTip(message)
             dialogs.set_state(self.connection_label, "down")
             self.next_button.setEnabled(True)
 

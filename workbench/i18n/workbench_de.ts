@@ -894,8 +894,8 @@ Konfiguration: {1}</translation>
         <translation>Verbunden als {0} — {1}</translation>
     </message>
     <message>
-        <source>Database unreachable — reconnecting (next try in {0:.0f} s); your work here is kept. ({1})</source>
-        <translation>Datenbank nicht erreichbar — neuer Versuch in {0:.0f} s; Ihre Arbeit hier bleibt erhalten. ({1})</translation>
+        <source>Database unreachable — reconnecting (next try in {0:.0f} s); your work here is kept.</source>
+        <translation>Datenbank nicht erreichbar — neuer Versuch in {0:.0f} s; Ihre Arbeit hier bleibt erhalten.</translation>
     </message>
     <message>
         <source>Waiting for the database… (your work here is kept)</source>

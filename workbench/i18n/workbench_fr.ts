@@ -894,8 +894,8 @@ Configuration : {1}</translation>
         <translation>Connecté en tant que {0} — {1}</translation>
     </message>
     <message>
-        <source>Database unreachable — reconnecting (next try in {0:.0f} s); your work here is kept. ({1})</source>
-        <translation>Base de données injoignable — nouvel essai dans {0:.0f} s ; votre travail ici est conservé. ({1})</translation>
+        <source>Database unreachable — reconnecting (next try in {0:.0f} s); your work here is kept.</source>
+        <translation>Base de données injoignable — nouvel essai dans {0:.0f} s ; votre travail ici est conservé.</translation>
     </message>
     <message>
         <source>Waiting for the database… (your work here is kept)</source>
