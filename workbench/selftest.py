@@ -110,6 +110,7 @@ def _run_checks(test: SelfTest, tmp: Path) -> None:
         test.check("claim round trip", lambda: _round_trip(state["wb"]))
     if test.check("qt offscreen", lambda: _qt(state)):
         test.check("qt text (ICU)", _qt_text)
+        test.check("translations", _translations)
     if "app" in state and "wb" in state:
         test.check("operator window", lambda: _window(state, tmp))
         test.check("supervisor console", lambda: _console(state))
@@ -238,6 +239,33 @@ def _qt_text() -> str:
     if not zone or "Europe/Berlin" in zone:
         raise AssertionError(f"no time-zone name ({zone!r})")
     return f"collation, case mapping and zone names ({zone})"
+
+
+def _translations() -> str:
+    """Every language shipped speaks: workbench's own texts and Qt's standard buttons (qtbase_LANG.qm,
+    which an installer must carry too)."""
+    from PySide6.QtCore import QTranslator
+
+    from workbench.gui import i18n
+
+    found = []
+    for code in i18n.available()[1:]:
+        own = QTranslator()
+        if not own.load(f"workbench_{code}", str(i18n.translations_dir())):
+            raise AssertionError(f"workbench_{code}.qm did not load from {i18n.translations_dir()}")
+        if own.translate("PickDialog", "Pick an item") in ("", "Pick an item"):
+            raise AssertionError(f"workbench_{code}.qm loaded but translates nothing")
+        qt = QTranslator()
+        if not any(qt.load(f"qtbase_{code}", str(folder)) for folder in i18n.qt_translations_dirs()):
+            raise AssertionError(f"Qt's own qtbase_{code}.qm is missing (looked in "
+                                 f"{', '.join(map(str, i18n.qt_translations_dirs()))})")
+        if qt.translate("QPlatformTheme", "Cancel") in ("", "Cancel"):
+            raise AssertionError(f"qtbase_{code}.qm loaded but translates nothing")
+        found.append(f"{code} ({own.translate('PickDialog', 'Pick an item')!r}, "
+                     f"{qt.translate('QPlatformTheme', 'Cancel')!r})")
+    if not found:
+        raise AssertionError("no translation is shipped")
+    return ", ".join(found)
 
 
 def _quiet_offscreen(kind: Any, context: Any, message: str) -> None:
