@@ -16,12 +16,17 @@ permissions.py:
   only the client knows (a release's reason, save or extend, which of two equal outcomes) of a
   row the database wrote in the same transaction, and is refused otherwise (a forged row).
 
-The queue trigger is SECURITY DEFINER, owned by the login that applies the grants (the table's
-owner, who can change the table anyway), with a fixed search_path. Logins that are not workbench
+- the two busiest writes as trusted functions, wb_QUEUE_next() and wb_QUEUE_complete(key, token,
+  outcome): workbench's own one-statement claim and Complete, compiled with session_user as the
+  claimer and run as the owner, so that they pay neither the trigger (its WHEN clause tests
+  current_user) nor row-level security. The engine calls them when they exist.
+
+The functions are SECURITY DEFINER, owned by the login that applies the grants (the table's owner,
+who can change the table anyway), with a fixed search_path. Logins that are not workbench
 operators (the application that feeds the queue) and the table's owner are not checked: they keep
-what their grants give them. Why triggers and not functions the client calls: workbench's
-statements stay the same with and without grants (a claim is still one round trip), and a
-hand-written statement meets the same checks and is recorded the same way as workbench's.
+what their grants give them. Why a trigger for the rest and not only functions the client calls:
+every other write keeps workbench's own statement with and without grants, and a hand-written
+statement meets the same checks and is recorded the same way as workbench's.
 """
 
 from __future__ import annotations
