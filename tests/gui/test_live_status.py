@@ -36,3 +36,18 @@ def test_the_status_names_the_database_login_where_it_differs(qtbot: Any, open_w
     monkeypatch.setattr(window.session.wb, "database_login", lambda: "root")
     window._on_connection(True, "")
     assert window.connection_label.text().startswith("Connected as alice (database login root) — ")
+
+
+def test_the_start_page_counts_waiting_items_and_mine(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    table = window.counts_table
+    qtbot.waitUntil(lambda: table.rowCount() == len(demo_config.queues) and table.isVisible(), timeout=10_000)
+    expected = window.session.operator.queue_counts()
+    cells = [[table.item(r, c).text() for c in range(3)] for r in range(table.rowCount())]
+    assert cells == [[c.title, str(c.waiting), "0"] for c in expected]
+    # After a claim the queue shows one item fewer waiting, and one of yours.
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        window.next_item()
+    window.session.load_counts()
+    qtbot.waitUntil(lambda: table.item(0, 2).text() == "1", timeout=10_000)
+    assert table.item(0, 1).text() == str(expected[0].waiting - 1)

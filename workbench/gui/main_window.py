@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QLocale, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QMainWindow,
     QMessageBox,
     QPushButton,
     QStackedWidget,
     QSystemTrayIcon,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -24,6 +28,7 @@ from workbench import fieldspec
 from workbench.core import durations, errors, models
 from workbench.gui import dialogs, draft_view, hotkeys, i18n, journal_status, quit_guard, resume, session
 from workbench.gui import form as form_mod
+from workbench.services import operator as operator_service
 
 START, RESUME, ITEM = 0, 1, 2
 JOURNAL_DELAY_MS = 150  # journal soon after the last keystroke; flushed before every action
@@ -82,7 +87,7 @@ class MainWindow(QMainWindow):
         self.message_label.setObjectName("message_label")
         self.message_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message_label.setWordWrap(True)
-        self.stack.addWidget(self.message_label)
+        self.stack.addWidget(self._build_start_page())
         self.resume_panel = resume.ResumePanel()
         self.stack.addWidget(self.resume_panel)
         self.stack.addWidget(self._build_item_page())
@@ -222,6 +227,7 @@ class MainWindow(QMainWindow):
         s.connection_changed.connect(self._on_connection)
         s.mine_loaded.connect(lambda locks: self._fill_resume(locks, only_queue=True))
         s.open_items_loaded.connect(self._on_open_items)
+        s.counts_loaded.connect(self._on_counts)
         s.dispatcher.busy_changed.connect(self._on_busy)
         self._slow_timer = QTimer(self)
         self._slow_timer.setSingleShot(True)
@@ -303,6 +309,52 @@ class MainWindow(QMainWindow):
     def _show_message(self, text: str) -> None:
         self.message_label.setText(text)
         self.stack.setCurrentIndex(START)
+        self.session.load_counts()  # what waits now, per queue
+
+    def _build_start_page(self) -> QWidget:
+        """The message, and per queue how many items wait and how many are the user's."""
+        page = QWidget()
+        page.setObjectName("start_page")
+        layout = QVBoxLayout(page)
+        layout.addStretch(1)
+        layout.addWidget(self.message_label)
+        self.counts_table = QTableWidget(0, 3)
+        self.counts_table.setObjectName("queue_counts")
+        self.counts_table.setAccessibleName(self.tr("Queues: waiting items and yours"))
+        self.counts_table.setHorizontalHeaderLabels([self.tr("Queue"), self.tr("Waiting"), self.tr("Yours")])
+        self.counts_table.verticalHeader().setVisible(False)
+        self.counts_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.counts_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.counts_table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.counts_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.counts_table.setVisible(False)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.counts_table)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addStretch(1)
+        return page
+
+    @Slot(list)
+    def _on_counts(self, counts: list[Any]) -> None:
+        table = self.counts_table
+        table.setRowCount(len(counts))
+        for r, count in enumerate(counts):
+            waiting = (self.tr("more than {0}").format(QLocale().toString(operator_service.WAITING_CAP))
+                       if count.more_than else QLocale().toString(count.waiting))
+            for c, text in enumerate((count.title, waiting, QLocale().toString(count.mine))):
+                item = QTableWidgetItem(text)
+                if c:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                table.setItem(r, c, item)
+        table.setVisible(bool(counts))
+        table.resizeColumnsToContents()
+        frame = 2 * table.frameWidth()
+        header = table.horizontalHeader()
+        height = header.sizeHint().height() + sum(table.rowHeight(r) for r in range(len(counts))) + frame
+        width = sum(header.sectionSize(c) for c in range(3)) + frame
+        table.setFixedSize(width, height)  # just the figures, centred under the message
 
     # -- commands ------------------------------------------------------------------------------------
 

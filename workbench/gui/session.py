@@ -82,6 +82,7 @@ class OperatorSession(QObject):
         connection_changed(bool, str): reachable or not, and the message.
         mine_loaded(list): the user's locks in the current queue (models.Lock).
         open_items_loaded(object): the waiting items the user may pick (services.operator.PickList).
+        counts_loaded(list): per queue, how many wait and how many the user holds (operator.QueueCount).
         settings_changed(int): a supervisor published newer queue settings (their version).
     """
 
@@ -99,6 +100,7 @@ class OperatorSession(QObject):
     connection_changed = Signal(bool, str)
     mine_loaded = Signal(list)
     open_items_loaded = Signal(object)
+    counts_loaded = Signal(list)
     settings_changed = Signal(int)
 
     def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
@@ -251,6 +253,10 @@ class OperatorSession(QObject):
         """A line of text per item for lists (worker thread; the GUI reads it after the signal)."""
         for key, text in self.operator.summaries(queue, keys).items():
             self.summaries[(queue, key)] = text
+
+    def load_counts(self) -> None:
+        """Refresh the start page's figures (off the GUI thread; counts_loaded when done)."""
+        self._run(self.operator.queue_counts, self.counts_loaded.emit, keep_generation=False)
 
     def load_open_items(self, limit: int = 200) -> None:
         name = self.queue_name

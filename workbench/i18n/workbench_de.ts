@@ -792,6 +792,26 @@ Einzelheiten stehen in {log}.</translation>
         <translation>workbench — {0} — {1}</translation>
     </message>
     <message>
+        <source>Queues: waiting items and yours</source>
+        <translation>Warteschlangen: wartende und Ihre Einträge</translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation>Warteschlange</translation>
+    </message>
+    <message>
+        <source>Waiting</source>
+        <translation>Wartend</translation>
+    </message>
+    <message>
+        <source>Yours</source>
+        <translation>Ihre</translation>
+    </message>
+    <message>
+        <source>more than {0}</source>
+        <translation>mehr als {0}</translation>
+    </message>
+    <message>
         <source>Nothing to save: no field was changed.</source>
         <translation>Nichts zu speichern: Kein Feld wurde geändert.</translation>
     </message>

@@ -792,6 +792,26 @@ Les détails sont dans {log}.</translation>
         <translation>workbench — {0} — {1}</translation>
     </message>
     <message>
+        <source>Queues: waiting items and yours</source>
+        <translation>Files : éléments en attente et les vôtres</translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation>File</translation>
+    </message>
+    <message>
+        <source>Waiting</source>
+        <translation>En attente</translation>
+    </message>
+    <message>
+        <source>Yours</source>
+        <translation>À vous</translation>
+    </message>
+    <message>
+        <source>more than {0}</source>
+        <translation>plus de {0}</translation>
+    </message>
+    <message>
         <source>Nothing to save: no field was changed.</source>
         <translation>Rien à enregistrer : aucun champ n&apos;a été modifié.</translation>
     </message>

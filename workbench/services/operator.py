@@ -37,6 +37,20 @@ class PickList:
         return self.waiting > WAITING_CAP
 
 
+@dataclasses.dataclass(frozen=True)
+class QueueCount:
+    """One queue on the start page: how many items wait and how many this user holds."""
+
+    queue: str
+    title: str
+    waiting: int  # counted up to WAITING_CAP + 1
+    mine: int
+
+    @property
+    def more_than(self) -> bool:
+        return self.waiting > WAITING_CAP
+
+
 WAITING_CAP = 10_000  # "first 200 of more than 10,000" is all a person needs; counting further costs
 
 
@@ -110,6 +124,15 @@ class Operator:
     def open_items(self, queue: str, limit: int = 200) -> list[dict[str, Any]]:
         """Waiting items in queue order (their list columns), at most `limit`."""
         return self.wb.queue(queue).open_items(limit)
+
+    def queue_counts(self) -> list[QueueCount]:
+        """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks."""
+        counts = []
+        for name, config in self.wb.config.queues.items():
+            work = self.wb.queue(name)
+            counts.append(QueueCount(queue=name, title=config.title, waiting=work.count_waiting(WAITING_CAP),
+                                     mine=len(work.mine(self.user))))
+        return counts
 
     def pick_list(self, queue: str, limit: int = 200) -> PickList:
         """The first `limit` waiting items with their columns' labels, and how many wait in all."""
