@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import re
 import typing
 from typing import Any
 
@@ -212,6 +211,10 @@ def _grant(row: Any) -> RoleGrant:
 
 # -- PostgreSQL: roles, grants and row-level security ---------------------------------------------
 
+# workbench's own tables that `grants` gives operators (and supervisors) privileges on.
+_GRANTED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE, tables.VERSION_TABLE, tables.ROLES_TABLE)
+
+
 def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list[sa.DDL]:
     """The statements that let only supervisors change other users' locks on `q`'s table.
 
@@ -234,9 +237,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     prep = conn.dialect.identifier_preparer
     operator, supervisor = prep.quote(OPERATOR_ROLE), prep.quote(SUPERVISOR_ROLE)
     table = prep.format_table(q.table)
-    wb_tables = {name: prep.format_table(_workbench_table(schema, name))
-                 for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
-                              tables.VERSION_TABLE, tables.ROLES_TABLE)}
+    wb_tables = {name: prep.format_table(_workbench_table(schema, name)) for name in _GRANTED}
     current = conn.execute(sa.select(sa.func.current_schema())).scalar()
     schemas = list(dict.fromkeys([q.table.schema or current, schema or current]))
     sequences = [_sequence(conn, _workbench_table(schema, name)) for name in (tables.AUDIT_TABLE,
@@ -254,7 +255,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
          f"  IF NOT pg_has_role({literal(SUPERVISOR_ROLE)}, {literal(OPERATOR_ROLE)}, 'MEMBER') THEN\n"
          f"    GRANT {operator} TO {supervisor};\n  END IF;\nEND\n$wb$"),
         *(f"GRANT USAGE ON SCHEMA {prep.quote_schema(str(name))} TO {operator}" for name in schemas),
-        (f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in written_columns(q))}) "
+        (f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in protocol.written_columns(q))}) "
          f"ON {table} TO {operator}"),
         f"GRANT SELECT, INSERT ON {wb_tables[tables.AUDIT_TABLE]} TO {operator}",
         # A release records a cool-down entry and deletes the releasing user's lapsed ones.
@@ -271,19 +272,17 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     # The protocol itself (protocol.py): which changes an operator's login may make, each with its audit row.
     wb_schema = str(schema or current)
     statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema)]
-    if q.shape.all_in_row:  # the claim of the next item as a trusted function: one round trip, checked in SQL
-        from workbench.db import audit
-        from workbench.db.claims import postgresql as pg_claims
+    # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
+    # statements are the engine's own, built here without a connection.
+    from workbench.db import audit, guarded
+    from workbench.db.claims import postgresql as pg_claims
 
-        metadata, audit_table, _ = tables.build_metadata(wb_schema)
-        trail = audit.AuditTrail(audit_table, q.name, metadata.tables[f"{wb_schema}.{tables.COOLDOWN_TABLE}"])
+    metadata, audit_table, _ = tables.build_metadata(wb_schema)
+    trail = audit.AuditTrail(audit_table, q.name, metadata.tables[f"{wb_schema}.{tables.COOLDOWN_TABLE}"])
+    if q.shape.all_in_row:
         statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
-    if q.shape.one_statement:  # Complete without edits, likewise
-        from workbench.db import audit, guarded
-
-        metadata, audit_table, _ = tables.build_metadata(wb_schema)
-        # The writer only builds the statements here: it needs no connection.
-        writer = guarded.GuardedWriter(typing.cast(Any, None), q, audit.AuditTrail(audit_table, q.name))
+    if q.shape.one_statement:  # Complete without edits
+        writer = guarded.GuardedWriter(typing.cast(Any, None), q, trail)
         completes = {o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
                      for o in q.config.outcomes}
         statements += protocol.trusted_complete(conn, q, wb_schema, completes)
@@ -301,9 +300,7 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     operator, supervisor = prep.quote(OPERATOR_ROLE), prep.quote(SUPERVISOR_ROLE)
     table = prep.format_table(q.table)
     wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
-    wb_tables = ", ".join(prep.format_table(_workbench_table(wb_schema, name))
-                          for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
-                                       tables.VERSION_TABLE, tables.ROLES_TABLE))
+    wb_tables = ", ".join(prep.format_table(_workbench_table(wb_schema, name)) for name in _GRANTED)
     sequences = [seq for seq in (_sequence(conn, _workbench_table(wb_schema, name))
                                  for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE)) if seq]
     roles = conn.execute(sa.text("SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname IN (:o, :s)"),
@@ -320,16 +317,8 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 
 
-def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
-    """Every column workbench may write: lock columns, on_claim/on_release/outcome columns, edits."""
-    names = {c.name for c in q.lock_columns} | {c.name for c in q.editable} | {
-        b.column.name for group in (q.on_claim, q.on_release, *q.outcomes.values()) for b in group}
-    return [c for c in q.table.c if c.name in names]
-
-
 def policy_names(queue: str) -> dict[str, str]:
-    base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
-    return {kind: f"{base[:63 - len(kind) - 1]}_{kind}" for kind in ("read", "others", "operator", "supervisor")}
+    return {kind: protocol.object_name(queue, kind) for kind in ("read", "others", "operator", "supervisor")}
 
 
 def _policies(conn: sa.Connection, q: mapping.BoundQueue, operator: str,

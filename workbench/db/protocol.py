@@ -48,10 +48,16 @@ OPERATOR_ROLE = "workbench_operator"
 SUPERVISOR_ROLE = "workbench_supervisor"
 
 
-def trigger_name(queue: str) -> str:
-    """The name of `queue`'s protocol trigger and of its function (63 characters at most)."""
+def object_name(queue: str, kind: str) -> str:
+    """The name of one of `queue`'s database objects (policy, trigger, function): wb_QUEUE_KIND, the
+    queue's name cut so that the whole stays within PostgreSQL's 63 characters."""
     base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
-    return f"{base[:63 - len('_protocol')]}_protocol"
+    return f"{base[:63 - len(kind) - 1]}_{kind}"
+
+
+def trigger_name(queue: str) -> str:
+    """The name of `queue`'s protocol trigger and of its function."""
+    return object_name(queue, "protocol")
 
 
 class _Renderer:
@@ -125,7 +131,7 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
     shape, prep = q.shape, r.prep
     old, new = r.old, r.new
     now = q.now()
-    written = _written(q)
+    written = written_columns(q)
     lock = q.lock_columns
     editable = list(q.editable)
     claim_cols = _columns(q, q.on_claim)
@@ -266,20 +272,18 @@ END"""
 
 
 def next_function_name(queue: str) -> str:
-    """The name of `queue`'s trusted claim of the next item (63 characters at most)."""
-    base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
-    return f"{base[:63 - len('_next')]}_next"
+    """The name of `queue`'s trusted claim of the next item."""
+    return object_name(queue, "next")
 
 
 def complete_function_name(queue: str) -> str:
-    """The name of `queue`'s trusted Complete without edits (63 characters at most)."""
-    base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
-    return f"{base[:63 - len('_complete')]}_complete"
+    """The name of `queue`'s trusted Complete without edits."""
+    return object_name(queue, "complete")
 
 
-def next_function(dialect: Any, q: mapping.BoundQueue, schema: str | None) -> str:
-    """The trusted claim's name as the engine calls it (in workbench's schema)."""
-    return _called(dialect, schema, next_function_name(q.name))
+def next_call(dialect: Any, q: mapping.BoundQueue, schema: str | None) -> sa.TextClause:
+    """The trusted claim as the engine calls it: the queue's row it locked, if any."""
+    return sa.text(f"SELECT * FROM {_called(dialect, schema, next_function_name(q.name))}()")
 
 
 def complete_call(dialect: Any, q: mapping.BoundQueue, schema: str | None) -> sa.TextClause:
@@ -297,7 +301,7 @@ def _called(dialect: Any, schema: str | None, function: str) -> str:
 
 def callable_next(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> str | None:
     """This login, if the database has `q`'s trusted claim and this login may call it; else None."""
-    return _callable(conn, next_function(conn.dialect, q, schema) + "()")
+    return _callable(conn, _called(conn.dialect, schema, next_function_name(q.name)) + "()")
 
 
 def callable_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> str | None:
@@ -323,21 +327,11 @@ def trusted_next(conn: sa.Connection, q: mapping.BoundQueue, schema: str, statem
     claim (`statement`, built with session_user as the claimer), run as the table's owner. Its
     change is not checked again by the protocol trigger, whose WHEN clause tests current_user, and
     it writes its audit rows itself, as workbench's statement does."""
-    prep = conn.dialect.identifier_preparer
-    function = _qualified(prep, schema, next_function_name(q.name))
     sql = str(statement.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
     if conn.dialect.paramstyle in ("format", "pyformat"):
         sql = sql.replace("%%", "%")
-    table_schema = q.table.schema or schema
-    path = ", ".join(dict.fromkeys(["pg_catalog", prep.quote_schema(table_schema), prep.quote_schema(schema),
-                                    "pg_temp"]))
-    operator = prep.quote(OPERATOR_ROLE)
-    return [
-        (f"CREATE OR REPLACE FUNCTION {function}() RETURNS SETOF {prep.format_table(q.table)} LANGUAGE plpgsql "
-         f"SECURITY DEFINER SET search_path = {path} AS $wb$\nBEGIN\n  RETURN QUERY {sql};\nEND\n$wb$"),
-        f"REVOKE ALL ON FUNCTION {function}() FROM PUBLIC",
-        f"GRANT EXECUTE ON FUNCTION {function}() TO {operator}",
-    ]
+    return _trusted_function(conn, q, schema, next_function_name(q.name), (), conn.dialect.identifier_preparer
+                             .format_table(q.table), f"  RETURN QUERY {sql};\n")
 
 
 def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
@@ -346,27 +340,32 @@ def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
     outcome workbench's own one-statement Complete (fenced by this login, the token and a live lock;
     it writes the audit row), run as the table's owner. Returns the time of the write, or no row when
     the fence failed (the lock is not the caller's any more)."""
-    prep = conn.dialect.identifier_preparer
-    function = _qualified(prep, schema, complete_function_name(q.name))
-    key_type = q.key.type.compile(dialect=conn.dialect)
     params = {"wb_user": "CAST(session_user AS VARCHAR)", "wb_key": "p_key", "wb_token": "p_token",
               "wb_a_token": "p_token"}
     branches = "".join(f"  IF p_outcome = {_Renderer.literal_of(conn, outcome)} THEN\n"
                        f"    RETURN QUERY {_with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
                        for outcome, statement in statements.items())
+    body = branches + "  RAISE EXCEPTION 'workbench: no outcome %', p_outcome USING ERRCODE = '22023';\n"
+    arguments = (("p_key", q.key.type.compile(dialect=conn.dialect)), ("p_token", "text"), ("p_outcome", "text"))
     returns = "timestamp with time zone" if q.aware else "timestamp without time zone"
-    signature = f"{function}(p_key {key_type}, p_token text, p_outcome text)"
-    operator = prep.quote(OPERATOR_ROLE)
-    table_schema = q.table.schema or schema
-    path = ", ".join(dict.fromkeys(["pg_catalog", prep.quote_schema(table_schema), prep.quote_schema(schema),
-                                    "pg_temp"]))
-    arguments = f"{function}({key_type}, text, text)"
+    return _trusted_function(conn, q, schema, complete_function_name(q.name), arguments, returns, body)
+
+
+def _trusted_function(conn: sa.Connection, q: mapping.BoundQueue, schema: str, name: str,
+                      arguments: tuple[tuple[str, str], ...], returns: str, body: str) -> list[str]:
+    """A SECURITY DEFINER plpgsql function returning SETOF `returns`, callable by operators only. Its
+    search_path is fixed, built-ins first: the queue's and workbench's tables, nothing of the caller's."""
+    prep = conn.dialect.identifier_preparer
+    function = _qualified(prep, schema, name)
+    path = ", ".join(dict.fromkeys(["pg_catalog", prep.quote_schema(q.table.schema or schema),
+                                    prep.quote_schema(schema), "pg_temp"]))
+    signature = f"{function}({', '.join(f'{arg} {kind}' for arg, kind in arguments)})"
+    types = f"{function}({', '.join(kind for _arg, kind in arguments)})"
     return [
         (f"CREATE OR REPLACE FUNCTION {signature} RETURNS SETOF {returns} LANGUAGE plpgsql SECURITY DEFINER "
-         f"SET search_path = {path} AS $wb$\nBEGIN\n{branches}"
-         "  RAISE EXCEPTION 'workbench: no outcome %', p_outcome USING ERRCODE = '22023';\nEND\n$wb$"),
-        f"REVOKE ALL ON FUNCTION {arguments} FROM PUBLIC",
-        f"GRANT EXECUTE ON FUNCTION {arguments} TO {operator}",
+         f"SET search_path = {path} AS $wb$\nBEGIN\n{body}END\n$wb$"),
+        f"REVOKE ALL ON FUNCTION {types} FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION {types} TO {prep.quote(OPERATOR_ROLE)}",
     ]
 
 
@@ -387,7 +386,8 @@ def _with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[
     return re.sub(r"%\((\w+)\)s", replace, sql).replace("%%", "%")
 
 
-def _written(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
+def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
+    """Every column workbench may write: lock columns, on_claim/on_release/outcome columns, edits."""
     names = {c.name for c in q.lock_columns} | {c.name for c in q.editable} | {
         b.column.name for group in (q.on_claim, q.on_release, *q.outcomes.values()) for b in group}
     return [c for c in q.table.c if c.name in names]

@@ -43,9 +43,8 @@ class SkipLockedClaim(base.ClaimMethod):
             if login is not None:
                 # Under `workbench grants`: the database's own claim function (db/protocol.py),
                 # the same statement run as the table's owner for the caller's login.
-                fast = fastpath.FastStatement(db.held, sa.select(sa.text("*")).select_from(
-                    sa.text(protocol.next_function(db.held.engine.dialect, q, trail.table.schema) + "()")),
-                    {"wb_user": user})
+                fast = fastpath.FastStatement(db.held, protocol.next_call(db.held.engine.dialect, q,
+                                                                          trail.table.schema), {"wb_user": user})
             else:
                 fast = self._fast_statement(db, q, trail, request, count, bool(q.config.max_locks_per_user))
             reader = _NextClaims(q, fast, login)
@@ -211,8 +210,7 @@ class _NextClaims:
         self._at: tuple[int, ...] | None = None
         # The lock time is the statement's now(), the same reading as wb_now, unless the column
         # rounds it (timestamp(0)); then wb_now is read as well.
-        precision = getattr(q.time.type, "precision", None)
-        self._now_is_lock_time = precision is None or precision >= 6
+        self._now_is_lock_time = self.reads_lock_time(q)
 
     @staticmethod
     def reads_lock_time(q: mapping.BoundQueue) -> bool:
