@@ -132,6 +132,7 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     import sqlalchemy as sa
 
     from tests import support
+    from workbench.db import audit as audit_mod
     from workbench.db import clock, service
     from workbench.gui import supervisor
 
@@ -144,7 +145,8 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
             c = q.claim_next(user)[0]
             q.complete(user, c.lock.key, c.lock.token, "resolved", {})
             with wb.engine.begin() as conn:  # a realistic handle time: the claim happened earlier
-                conn.execute(sa.update(audit).where(audit.c.token == c.lock.token, audit.c.event == "claim")
+                claimed = sa.and_(audit.c.token == audit_mod.token_digest(c.lock.token), audit.c.event == "claim")
+                conn.execute(sa.update(audit).where(claimed)
                              .values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * next(minutes)))))
     for user, count in (("ann", 2), ("bob", 3), ("carla", 1), ("dev", 2)):
         q.claim_next(user, count)

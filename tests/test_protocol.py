@@ -15,7 +15,7 @@ from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo da
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors
-from workbench.db import permissions, protocol
+from workbench.db import audit, permissions, protocol
 
 
 @pytest.fixture
@@ -194,6 +194,11 @@ def test_the_operator_works_a_full_item_through_workbench(pg: Pg, operator: tupl
         assert conn.execute(sa.text(f"SELECT * FROM {done}(:k, :t, 'resolved')"),
                             {"k": theirs.key, "t": theirs.token}).first() is None
     assert pg.env.row(pg.admin, "cases", theirs.key)["wb_locked_by"] == "ann"
+    # All the operator reads of any lock in the trail (the database's own rows included) is a digest.
+    with _engine(pg, url).connect() as conn:
+        kept = set(conn.execute(sa.text("SELECT token FROM workbench_audit WHERE token IS NOT NULL")).scalars())
+    tokens = {lock.token, other.token, again.token, theirs.token}
+    assert {audit.token_digest(t) for t in tokens} <= kept and not kept & tokens
 
 
 def test_a_supervisors_actions_are_recorded_under_their_login(pg: Pg) -> None:  # noqa: F811

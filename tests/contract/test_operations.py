@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from tests import support
 from workbench.core import errors, models
+from workbench.db import audit
 
 WAITING = ("new", "open")
 
@@ -31,7 +32,7 @@ def test_claim_writes_lock_then_returns_row_read_after_it(env: support.Env) -> N
     stored = env.row(wb, "cases", lock.key)
     assert stored["wb_locked_by"] == "alice" and stored["wb_lock_token"] == lock.token
     kinds = [(e["event"], e["actor"], e["token"]) for e in env.audit(wb, "cases")]
-    assert kinds == [("claim", "alice", lock.token)]
+    assert kinds == [("claim", "alice", audit.token_digest(lock.token))]  # never the token itself
 
 
 def test_claim_serves_queue_order(env: support.Env) -> None:
@@ -98,7 +99,7 @@ def test_save_keeps_lock_and_stores_values(env: support.Env) -> None:
     # Saving the very same values again is still a success (matched rows, not changed rows).
     q.save("alice", c.lock.key, c.lock.token, {"resolution": "Replaced the cable"})
     saves = [e for e in env.audit(wb, "cases") if e["event"] == "save"]
-    assert len(saves) == 2 and saves[0]["token"] == c.lock.token
+    assert len(saves) == 2 and saves[0]["token"] == audit.token_digest(c.lock.token)
 
 
 def test_save_refuses_bad_values_and_protected_columns(env: support.Env) -> None:
@@ -188,7 +189,7 @@ def test_release_returns_item_with_cooldown_for_the_releaser(env: support.Env) -
     alice_next = {c.lock.key for c in q.claim_next("alice", 10)}
     assert first.lock.key not in alice_next
     event = next(e for e in env.audit(wb, "cases") if e["event"] == "release")
-    assert event["reason"] == "needs a specialist" and event["token"] == first.lock.token
+    assert event["reason"] == "needs a specialist" and event["token"] == audit.token_digest(first.lock.token)
     for c in q.mine("alice"):
         q.release("alice", c.key, c.token, "done looking")
     bob = q.claim("bob", first.lock.key)
@@ -296,7 +297,7 @@ def test_sweep_returns_expired_items_and_records_them(env: support.Env) -> None:
     assert env.row(wb, "cases", b.lock.key)["wb_locked_by"] == "alice"
     assert q.sweep("cron") == []
     event = next(e for e in env.audit(wb, "cases") if e["event"] == "expire")
-    assert event["owner"] == "alice" and event["actor"] == "cron" and event["token"] == a.lock.token
+    assert event["owner"] == "alice" and event["actor"] == "cron" and event["token"] == audit.token_digest(a.lock.token)
     with pytest.raises(errors.LockLost) as info:
         q.complete("alice", a.lock.key, a.lock.token)
     assert info.value.cause == "expired"

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from tests import support
 from tests.gui.conftest import on_dialog
+from workbench.db import audit as audit_mod
 from workbench.db import clock, service
 from workbench.gui import app as gui_app
 from workbench.gui import board_model, supervisor
@@ -282,7 +283,8 @@ def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) ->
         c = q.claim_next("ann")[0]
         q.complete("ann", c.lock.key, c.lock.token, "resolved", {})
         with window.wb.engine.begin() as conn:  # the claim happened `minutes` before the completion
-            conn.execute(sa.update(audit).where(audit.c.token == c.lock.token, audit.c.event == "claim")
+            claimed = sa.and_(audit.c.token == audit_mod.token_digest(c.lock.token), audit.c.event == "claim")
+            conn.execute(sa.update(audit).where(claimed)
                          .values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * minutes))))
     claim(window, "bob")
     # Over 7 days: a claim moved 40 minutes back lands on yesterday when the test runs just after

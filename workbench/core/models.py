@@ -119,7 +119,8 @@ class Completion:
 
 @dataclasses.dataclass(frozen=True)
 class Event:
-    """One audit row: who did what to which item, when, under which token."""
+    """One audit row: who did what to which item, when, under which lock (`token`: the digest the
+    trail keeps of the lock's token, see db/audit.token_digest)."""
 
     id: int
     queue: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -11,6 +12,16 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import backends, clock
+
+
+def token_digest(token: Any) -> str | None:
+    """What the audit trail keeps of a lock token: the hex SHA-256 of its text, in lower case (SQL
+    Server writes a UUID's in upper case). Enough to follow one lock through the trail and to tell
+    why it was lost; useless for writing under it, so reading the trail hands nobody a live lock.
+    Each backend computes the same in SQL (Backend.token_digest)."""
+    if token is None:
+        return None
+    return hashlib.sha256(str(token).lower().encode()).hexdigest()
 
 
 def _json_default(value: Any) -> Any:
@@ -59,7 +70,7 @@ class AuditTrail:
             detail: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return {
             "queue": self.queue, "item_key": str(key), "event": kind.value, "actor": actor,
-            "owner": owner, "token": token, "reason": reason, "outcome": outcome,
+            "owner": owner, "token": token_digest(token), "reason": reason, "outcome": outcome,
             "detail": json.dumps(detail, default=_json_default, sort_keys=True) if detail else None,
         }
 
@@ -78,7 +89,8 @@ class AuditTrail:
     def last_for_token(self, conn: sa.Connection, key: Any, token: str) -> models.Event | None:
         """The newest event that ended or changed the lock `token` (for "why was my lock lost")."""
         t = self.table
-        stmt = (sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key), t.c.token == token,
+        stmt = (sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key),
+                                   t.c.token == token_digest(token),
                                    t.c.event.in_(["complete", "release", "force_release", "expire", "reassign"]))
                 .order_by(t.c.id.desc()).limit(1))
         row = conn.execute(stmt).mappings().first()

@@ -60,7 +60,7 @@ class GuardedWriter:
             if shape.kind == models.EventKind.RELEASE:
                 params["wb_a_reason"] = reason
             if shape.unlock:
-                params["wb_a_token"] = token  # the audit row's, as text (the fence's may be a UUID)
+                params["wb_a_token"] = audit_mod.token_digest(token)  # what the trail keeps of it
             fast = self._fast_statement(shape, params)
             if shape.edits:
                 for i, processor in self._processors(shape):
@@ -119,7 +119,8 @@ class GuardedWriter:
         fast = self._fast_statement(shape, {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""})
 
         def finish(key: Any, token: str, user: str) -> Any:
-            rows = fast.rows({"wb_key": key, **shape_of_lock.token_params(token), "wb_a_token": token, "wb_user": user})
+            rows = fast.rows({"wb_key": key, **shape_of_lock.token_params(token),
+                                "wb_a_token": audit_mod.token_digest(token), "wb_user": user})
             return rows[0][0] if rows else None  # the statement returns wb_now only
 
         return finish
@@ -214,7 +215,7 @@ class GuardedWriter:
         event = sa.select(
             sa.literal(q.name, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
             sa.literal(shape.kind.value, literal_execute=True), user, user,
-            sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock else upd.c.wb_token,
+            sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock else q.backend.token_digest(upd.c.wb_token),
             clock.db_now(),
             sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind == models.EventKind.RELEASE else sa.null(),
             sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),

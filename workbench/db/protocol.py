@@ -164,7 +164,8 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
     function = _qualified(prep, schema, trigger_name(q.name))
     key = f"CAST({r.col(new, q.key)} AS text)"
     at = r.sql(clock.db_now())
-    token_old, token_new = (r.sql(shape.token_column(), row) for row in (old, new))  # NULL without a token column
+    # What the trail keeps of the tokens (NULL without a token column).
+    token_old, token_new = (r.sql(q.backend.token_digest(shape.token_column()), row) for row in (old, new))
 
     def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL") -> str:
         # `maybe`: the events this change may be (e.g. save or extend), for the audit guard to settle.
@@ -340,8 +341,9 @@ def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
     outcome workbench's own one-statement Complete (fenced by this login, the token and a live lock;
     it writes the audit row), run as the table's owner. Returns the time of the write, or no row when
     the fence failed (the lock is not the caller's any more)."""
+    kept = q.backend.token_digest(sa.literal_column("p_token"))  # what the trail keeps of the token
     params = {"wb_user": "CAST(session_user AS VARCHAR)", "wb_key": "p_key", "wb_token": "p_token",
-              "wb_a_token": "p_token"}
+              "wb_a_token": str(kept.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))}
     branches = "".join(f"  IF p_outcome = {_Renderer.literal_of(conn, outcome)} THEN\n"
                        f"    RETURN QUERY {_with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
                        for outcome, statement in statements.items())

@@ -230,7 +230,7 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
         elif legacy:
             last, extensions = _legacy_lock_activity(activity.get(str(key), ()))
         else:
-            last, extensions = activity.get((str(key), rest[width]), (None, 0))
+            last, extensions = activity.get((str(key), audit_mod.token_digest(rest[width])), (None, 0))
         result.append(make(name, key, owner, locked_at, aware(expires), db_now,
                            from_utc(last) if last is not None else locked_at, extensions,
                            dict(zip(names, rest, strict=False))))
@@ -256,7 +256,7 @@ def _activity_of_each_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: au
     a = trail.table
     return (sa.select(*_aggregates(a))
             .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key),
-                   a.c.token == q.shape.token_column(), a.c.event.in_(_ACTIVITY))
+                   a.c.token == q.backend.token_digest(q.shape.token_column()), a.c.event.in_(_ACTIVITY))
             .lateral("wb_activity"))
 
 
@@ -273,7 +273,7 @@ def _packed_activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mo
     latest = sa.func.coalesce(sa.cast(sa.func.max(a.c.at), sa.String()), "")
     return (sa.select(sa.func.concat(sa.func.count(sa.case((a.c.event == _EXTEND, 1))), " ", latest))
             .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key),
-                   a.c.token == q.shape.token_column(), a.c.event.in_(_ACTIVITY))
+                   a.c.token == q.backend.token_digest(q.shape.token_column()), a.c.event.in_(_ACTIVITY))
             .scalar_subquery().label("wb_activity"))
 
 
@@ -300,7 +300,7 @@ def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_
     own = q.table.alias("wb_held")
     adapt = sql_util.ClauseAdapter(own).traverse
     key, token = adapt(q.key), adapt(q.shape.token_column())
-    on = [a.c.queue == q.name, a.c.item_key == trail.key_text(conn, key), a.c.token == token,
+    on = [a.c.queue == q.name, a.c.item_key == trail.key_text(conn, key), a.c.token == q.backend.token_digest(token),
           a.c.event.in_(_ACTIVITY)]
     return (sa.select(key.label("wb_key"), *_aggregates(a))
             .select_from(q.shape.locked_source(own, key).outerjoin(a, sa.and_(*on)))
@@ -313,7 +313,7 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
               keys: list[str], *, every_lock: bool) -> dict[Any, Any]:
     """The claim, save, extend and reassign events of the locked items, aggregated per item and token.
 
-    With a token column: {(item_key, token): (latest time, extensions)}. Without one (shape 2):
+    With a token column: {(item_key, token digest): (latest time, extensions)}. Without one (shape 2):
     {item_key: [(first id, latest time, extensions, claims), …] oldest first}.
 
     The board uses it for tables without a token column, and on SQL Server (tables with one
@@ -340,7 +340,7 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
     if q.backend.board_activity != "keys" and every_lock:
         on = [a.c.item_key == trail.key_text(conn, q.key)]
         if not legacy:
-            on.append(a.c.token == q.shape.token_column())
+            on.append(a.c.token == q.backend.token_digest(q.shape.token_column()))
         stmt = (sa.select(*columns).select_from(q.locked_source.join(a, sa.and_(*on)))
                 .where(*where, *q.scope_clause(), q.user.is_not(None), q.time.is_not(None)))
         statements.append((stmt, {}))

@@ -130,6 +130,28 @@ class Backend:
         """An item's key compared with the audit trail's text `item_key` so that its index serves."""
         return sa.cast(key, item_key.type)
 
+    def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
+        """What the audit trail keeps of a lock token (see audit.token_digest), computed by the
+        database, for the statements that write or join the trail in SQL (`one_statement_writes`, a
+        `board_activity` other than "keys"): the lower-case hex SHA-256 of the token's lower-case text."""
+        raise NotImplementedError(f"{self.label or self.name}: no SQL digest of lock tokens")
+
+    def digest_tokens(self, conn: sa.Connection, table: sa.Table) -> None:
+        """Replace the tokens kept in clear in the audit trail `table` by their digests (migration 6)."""
+        kept = table.c.token.is_not(None)
+        try:
+            conn.execute(sa.update(table).where(kept).values(token=self.token_digest(table.c.token)))
+            return
+        except NotImplementedError:  # no digest in this database's SQL: row by row
+            pass
+        from workbench.db import audit  # the trail's own rule; audit imports backends
+
+        rows = conn.execute(sa.select(table.c.id, table.c.token).where(kept)).all()
+        update = sa.update(table).where(table.c.id == sa.bindparam("wb_id")).values(token=sa.bindparam("wb_token"))
+        for start in range(0, len(rows), 1000):
+            conn.execute(update, [{"wb_id": id_, "wb_token": audit.token_digest(token)}
+                                  for id_, token in rows[start:start + 1000]])
+
     def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
         """Does an existing index (as the inspector reflects it) serve what `wanted` would: the same
         leading columns in the same directions, and the same condition? False when unsure."""

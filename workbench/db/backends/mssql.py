@@ -41,6 +41,14 @@ class MssqlBackend(Backend):
             value = sa.bindparam(None, value, type_=clock.ExactTime())
         return sa.and_(column > clock.add_milliseconds(value, -4), column < clock.add_milliseconds(value, 4))
 
+    def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
+        # HASHBYTES hashes the bytes of its argument: VARCHAR, whose bytes are the token's ASCII
+        # (NVARCHAR would hash UTF-16). CONVERT style 2: hex without 0x.
+        text = sa.func.lower(sa.cast(token, sa.String(200)))
+        digest = sa.func.hashbytes(sa.literal("SHA2_256", literal_execute=True), text)
+        return sa.func.lower(sa.func.convert(sa.literal_column("VARCHAR(64)"), digest,
+                                             sa.literal(2, literal_execute=True)), type_=sa.String())
+
     def lock_one(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
                  lock: bool = True) -> bool:
         stmt = sa.select(key_column).where(key_column == key)

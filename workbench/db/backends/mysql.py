@@ -91,6 +91,10 @@ class MysqlBackend(Backend):
         for table in tables:
             conn.exec_driver_sql(f"ALTER TABLE {preparer.format_table(table)} CONVERT TO CHARACTER SET utf8mb4")
 
+    def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
+        return sa.func.sha2(sa.func.lower(sa.cast(token, mysql.CHAR(charset="utf8mb4"))),
+                            sa.literal(256, literal_execute=True), type_=sa.String())
+
     def audit_key(self, conn: sa.Connection, key: sa.ColumnElement[Any], item_key: sa.Column[Any],
                   cache: dict[str, Any]) -> sa.ColumnElement[Any]:
         # MySQL/MariaDB compare text in one character set and collation: the key is cast to

@@ -50,6 +50,10 @@ class PostgresqlBackend(Backend):
         stmt = postgresql.insert(table).values(dict(values)).on_conflict_do_nothing().returning(sa.literal(1))
         return conn.execute(stmt).first() is not None
 
+    def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
+        text = sa.func.convert_to(sa.func.lower(sa.cast(token, sa.Text())), sa.literal("UTF8", literal_execute=True))
+        return sa.func.encode(sa.func.sha256(text), sa.literal("hex", literal_execute=True), type_=sa.String())
+
     def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
         if not indexes.leads_with(found, wanted, directions_known=True):
             return False

@@ -26,6 +26,14 @@ except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
 BUSY_MS = 30_000
+DIGEST_FUNCTION = "workbench_token_digest"  # SQLite has no SHA-256 of its own: ours, on every connection
+
+
+def _add_functions(dbapi_conn: Any) -> None:
+    from workbench.db import audit  # the trail's own rule; audit imports backends
+
+    dbapi_conn.create_function(DIGEST_FUNCTION, 1, audit.token_digest, deterministic=True)
+
 
 
 class SqliteBackend(Backend):
@@ -41,6 +49,18 @@ class SqliteBackend(Backend):
                        create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
         url, connect_args = file_url(url, create)
         return url, {}, connect_args
+
+    def session_setup(self, engine: sa.Engine, db: model.DatabaseConfig) -> None:
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            _add_functions(dbapi_conn)
+
+    def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
+        return sa.func.workbench_token_digest(token, type_=sa.String())  # DIGEST_FUNCTION
+
+    def digest_tokens(self, conn: sa.Connection, table: sa.Table) -> None:
+        _add_functions(conn.connection.driver_connection)  # an engine made without session_setup
+        super().digest_tokens(conn, table)
 
     def engine_events(self, engine: sa.Engine) -> None:
         @event.listens_for(engine, "connect")

@@ -178,13 +178,14 @@ class SkipLockedClaim(base.ClaimMethod):
 
         expired = sa.select(
             constant(q.name), key, constant(models.EventKind.EXPIRE.value), user, upd.c.wb_prev_owner,
-            upd.c.wb_prev_token, at, constant('{"noticed_by": "claim"}'), constant(1).label("wb_seq"),
+            q.backend.token_digest(upd.c.wb_prev_token), at, constant('{"noticed_by": "claim"}'),
+            constant(1).label("wb_seq"),
         ).where(upd.c.wb_prev_owner.is_not(None))
         assert q.token is not None  # audit rows are written here only when the token is a column of the row
         token_name = q.token.name
         claimed = sa.select(
             constant(q.name), key, constant(models.EventKind.CLAIM.value), user, user,
-            q.shape.as_text(upd.c[token_name]), at, sa.null(),
+            q.backend.token_digest(q.shape.as_text(upd.c[token_name])), at, sa.null(),
             constant(2).label("wb_seq"),
         )
         both = sa.union_all(expired, claimed).subquery("wb_events")
