@@ -47,6 +47,12 @@ def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
         if not wb.db.backend.roles:
             if args.queue not in wb.config.queues:
                 wb.queue(args.queue)  # raises the "no such queue" usage error
+            schema = wb.config.database.workbench_schema or "dbo"
+            with dberrors.translated():
+                batches = wb.db.backend.protocol_script(wb.engine.dialect, wb.queue(args.queue).q, schema,
+                                                        revoke=args.revoke)
+            if batches is not None:
+                return _script(args, as_json, dialect, batches)
             note = (f"{dialect}: workbench sets up database-enforced roles on PostgreSQL only. Here workbench's "
                     "roles table decides who is a supervisor (`workbench role grant USER supervisor`, "
                     "`workbench role list`); workbench itself checks it, so it does not stop a modified client "
@@ -127,4 +133,25 @@ def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
         print("no roles in this database")
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
+    return 0
+
+
+SCRIPT_NOTE = ("untested on a live SQL Server: review it, then run it yourself (e.g. sqlcmd -i FILE); "
+               "workbench does not call these procedures yet, so operators whose direct writes it denies "
+               "work through them only (README, \"Who is a supervisor\")")
+
+
+def _script(args: argparse.Namespace, as_json: bool, dialect: str, batches: list[str]) -> int:
+    """A database where `grants` prints the script and leaves running it to the administrator."""
+    from workbench.core import errors
+
+    if args.apply:
+        raise errors.UsageError(f"{dialect}: grants --apply is not offered here; the script is {SCRIPT_NOTE}")
+    text = "".join(f"{batch}\nGO\n" for batch in batches)
+    if as_json:
+        output.dump_json({"queue": args.queue, "dialect": dialect, "ddl": text, "applied": False,
+                          "revoke": bool(args.revoke), "notes": [SCRIPT_NOTE]})
+    else:
+        print(text, end="")
+        sys.stderr.write(f"note: {SCRIPT_NOTE}\n")
     return 0

@@ -60,13 +60,16 @@ def trigger_name(queue: str) -> str:
     return object_name(queue, "protocol")
 
 
-class _Renderer:
-    """SQL text for trigger bodies: values quoted by the dialect, queue columns as OLD.x / NEW.x."""
+class Renderer:
+    """SQL text for trigger bodies: values quoted by the dialect, queue columns as OLD.x / NEW.x
+    (`rows` names the two aliases), the caller's login as `login`."""
 
-    def __init__(self, conn: sa.Connection, q: mapping.BoundQueue) -> None:
-        self.dialect, self.q = conn.dialect, q
-        self.prep = conn.dialect.identifier_preparer
-        self.old, self.new = q.table.alias("old"), q.table.alias("new")
+    login = "login"
+
+    def __init__(self, dialect: Any, q: mapping.BoundQueue, rows: tuple[str, str] = ("old", "new")) -> None:
+        self.dialect, self.q = dialect, q
+        self.prep = dialect.identifier_preparer
+        self.old, self.new = q.table.alias(rows[0]), q.table.alias(rows[1])
 
     def sql(self, expr: sa.ColumnElement[Any], row: sa.FromClause | None = None) -> str:
         if row is not None:
@@ -108,18 +111,18 @@ class _Renderer:
             elif kind == "null":
                 parts.append(f"{new} IS NULL")
             elif kind == "user":
-                parts.append(f"{new} = login")
+                parts.append(f"{new} = {self.login}")
             else:  # a time: the database's clock at the write
                 parts.append(f"{new} IS NOT NULL")
         return " AND ".join(parts) or "true"
 
 
-def _columns(q: mapping.BoundQueue, *groups: list[mapping.BoundAssignment]) -> list[sa.Column[Any]]:
+def columns_of(q: mapping.BoundQueue, *groups: list[mapping.BoundAssignment]) -> list[sa.Column[Any]]:
     names = {b.column.name for group in groups for b in group}
     return [c for c in q.table.c if c.name in names]
 
 
-def _minus(columns: list[sa.Column[Any]], *allowed: list[sa.Column[Any]]) -> list[sa.Column[Any]]:
+def minus(columns: list[sa.Column[Any]], *allowed: list[sa.Column[Any]]) -> list[sa.Column[Any]]:
     names = {c.name for group in allowed for c in group}
     return [c for c in columns if c.name not in names]
 
@@ -127,15 +130,15 @@ def _minus(columns: list[sa.Column[Any]], *allowed: list[sa.Column[Any]]) -> lis
 def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
     """The function and trigger that check every update of `q`'s table by an operator or supervisor
     and write its audit row."""
-    r = _Renderer(conn, q)
+    r = Renderer(conn.dialect, q)
     shape, prep = q.shape, r.prep
     old, new = r.old, r.new
     now = q.now()
     written = written_columns(q)
     lock = q.lock_columns
     editable = list(q.editable)
-    claim_cols = _columns(q, q.on_claim)
-    release_cols = _columns(q, q.on_release)
+    claim_cols = columns_of(q, q.on_claim)
+    release_cols = columns_of(q, q.on_release)
     user_old, user_new = r.col(old, q.user), r.col(new, q.user)
     time_old, time_new = r.col(old, q.time), r.col(new, q.time)
     expiry_new = r.sql(q.expiry(), new)
@@ -152,12 +155,12 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
     free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
     stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
     scope = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
-    releases = f"{r.unchanged(_minus(written, lock, editable, release_cols))} AND {r.assigned(q.on_release)}"
+    releases = f"{r.unchanged(minus(written, lock, editable, release_cols))} AND {r.assigned(q.on_release)}"
     outcome_checks = "".join(
-        f"        IF {r.unchanged(_minus(written, lock, editable, _columns(q, group)))} AND {r.assigned(group)} THEN\n"
+        f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group)))} AND {r.assigned(group)} THEN\n"
         f"          maybe := maybe || ('complete:' || {r.literal(name)});\n        END IF;\n"
         for name, group in q.outcomes.items())
-    swept = f"{r.unchanged(_minus(written, lock, release_cols))} AND {r.assigned(q.on_release)}"
+    swept = f"{r.unchanged(minus(written, lock, release_cols))} AND {r.assigned(q.on_release)}"
     edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
     queue_name = r.literal(q.name)
     audit = prep.format_table(_audit_table(schema))
@@ -203,14 +206,14 @@ BEGIN
           RETURN NEW;
         END IF;
       ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
-          AND {r.unchanged(_minus(written, lock, editable))} THEN
+          AND {r.unchanged(minus(written, lock, editable))} THEN
         maybe := CASE WHEN {edited} THEN ARRAY['save:', 'extend:'] ELSE ARRAY['extend:', 'save:'] END;
         {record(first_event, "login", token_old, maybe="maybe")}
         RETURN NEW;
       END IF;
     ELSIF {user_new} = login AND ({free_old} OR {stale_old}) THEN
       -- Claim: a free or expired row, under this login, with a fresh lock inside the limits.
-      IF {fresh} AND {limit} AND {r.unchanged(_minus(written, lock, claim_cols))} AND {r.assigned(q.on_claim)} THEN
+      IF {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))} AND {r.assigned(q.on_claim)} THEN
         IF {user_old} IS NOT NULL THEN
           {record("'expire'", user_old, token_old)}
         END IF;
@@ -233,7 +236,7 @@ BEGIN
       END IF;
       -- Reassign: to another user, with a fresh lock inside the limits.
       IF {user_new} IS NOT NULL AND {user_new} <> {user_old} AND {fresh} AND {limit}
-          AND {r.unchanged(_minus(written, lock))} THEN
+          AND {r.unchanged(minus(written, lock))} THEN
         {record("'reassign'", user_old, token_old)}
         {record("'claim'", user_new, token_new)}
         RETURN NEW;
@@ -344,7 +347,7 @@ def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
     kept = q.backend.token_digest(sa.literal_column("p_token"))  # what the trail keeps of the token
     params = {"wb_user": "CAST(session_user AS VARCHAR)", "wb_key": "p_key", "wb_token": "p_token",
               "wb_a_token": str(kept.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))}
-    branches = "".join(f"  IF p_outcome = {_Renderer.literal_of(conn, outcome)} THEN\n"
+    branches = "".join(f"  IF p_outcome = {Renderer.literal_of(conn, outcome)} THEN\n"
                        f"    RETURN QUERY {_with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
                        for outcome, statement in statements.items())
     body = branches + "  RAISE EXCEPTION 'workbench: no outcome %', p_outcome USING ERRCODE = '22023';\n"
@@ -517,7 +520,7 @@ def drop_queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) 
              f"({q.key.type.compile(dialect=conn.dialect)}, text, text)"),
             _if_exists(prep.format_table(enforced_table(schema)),
                        f"DELETE FROM {prep.format_table(enforced_table(schema))} WHERE queue = "
-                       f"{_Renderer.literal_of(conn, q.name)}")]
+                       f"{Renderer.literal_of(conn, q.name)}")]
 
 
 def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
@@ -530,9 +533,9 @@ def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
                   f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, AUDIT_GUARD)}()",
                   f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}(bigint, text, text, text, text)",
                   *also]
-    body = "".join(f"    EXECUTE {_Renderer.literal_of(conn, text)};\n" for text in statements)
+    body = "".join(f"    EXECUTE {Renderer.literal_of(conn, text)};\n" for text in statements)
     return ("DO $wb$\nBEGIN\n"
-            f"  IF to_regclass({_Renderer.literal_of(conn, enforced)}) IS NULL\n"
+            f"  IF to_regclass({Renderer.literal_of(conn, enforced)}) IS NULL\n"
             f"      OR NOT EXISTS (SELECT 1 FROM {enforced}) THEN\n"
             f"{body}  END IF;\nEND\n$wb$")
 

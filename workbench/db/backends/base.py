@@ -191,6 +191,11 @@ class Backend:
         """May the database hide rows from this login's updates (row-level security)?"""
         return False
 
+    def protocol_script(self, dialect: Any, q: Any, schema: str, revoke: bool = False) -> list[str] | None:
+        """`workbench grants` where it prints a script for review instead of applying it: the batches
+        that make the database enforce `q`'s protocol (or undo it); None where there is none."""
+        return None
+
     def auto_claim_method(self, engine: sa.Engine) -> str:
         """The best claim method this database supports."""
         return "portable"

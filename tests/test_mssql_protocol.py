@@ -1,0 +1,181 @@
+"""SQL Server's protocol script (db/protocol_mssql.py), checked as text: no SQL Server runs here."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import pytest
+
+from tests import test_mssql_sql as mssql_sql
+from workbench import demo
+from workbench.core import errors
+from workbench.db import backends, protocol_mssql
+
+DIALECT = mssql_sql.DIALECT
+
+
+def batches(text: str = "", name: str = "cases") -> dict[str, str]:
+    """The script's batches, the procedures by operation and the rest under "grants"."""
+    q = mssql_sql.bound(text or demo.config_text(), name)
+    found: dict[str, str] = {"grants": ""}
+    for batch in protocol_mssql.script(DIALECT, q, "dbo"):
+        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|force_release|"
+                         r"reassign)\b", batch)
+        if match:
+            found[match.group(1)] = batch
+        else:
+            found["grants"] += batch + "\n"
+    return found
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_every_operation_is_a_procedure_run_as_the_owner_for_the_calling_login() -> None:
+    script = batches()
+    assert set(script) == {"grants", *protocol_mssql.OPERATIONS}
+    for operation in protocol_mssql.OPERATIONS:
+        body = script[operation]
+        assert "WITH EXECUTE AS OWNER" in body and "SET XACT_ABORT ON;" in body
+        # Inside EXECUTE AS OWNER, SUSER_SNAME() names the owner; ORIGINAL_LOGIN() the caller.
+        assert "DECLARE @login nvarchar(128) = ORIGINAL_LOGIN();" in body and "SUSER_SNAME" not in body
+        # Every parameter was replaced by a procedure variable or rendered as a constant.
+        assert not re.search(r"\?|:wb_|%\(|\[POSTCOMPILE", body), operation
+        assert body.count("BEGIN TRANSACTION;") == body.count("COMMIT;") or operation == "complete"
+
+
+def test_operators_write_nothing_directly_and_supervisors_alone_take_locks_away() -> None:
+    grants = batches()["grants"]
+    assert "DENY INSERT, UPDATE, DELETE ON cases TO workbench_operator;" in grants
+    assert "DENY INSERT, UPDATE, DELETE ON dbo.workbench_audit TO workbench_operator;" in grants
+    assert "GRANT SELECT ON dbo.workbench_audit TO workbench_operator;" in grants
+    assert "ALTER ROLE workbench_operator ADD MEMBER workbench_supervisor;" in grants
+    executes = re.findall(r"GRANT EXECUTE ON dbo\.wb_cases_(\w+) TO (\w+);", grants)
+    assert sorted(executes) == sorted(
+        (op, "workbench_supervisor" if op in ("force_release", "reassign") else "workbench_operator")
+        for op in protocol_mssql.OPERATIONS)
+    assert "GRANT UPDATE" not in grants and "GRANT INSERT" not in grants
+
+
+def test_next_claims_as_the_engine_does_and_audits_the_token_digest() -> None:
+    body = flat(batches()["next"])
+    picks = re.findall(r"INSERT INTO @pick SELECT TOP 1 .*? FROM cases WITH \(UPDLOCK, READPAST, ROWLOCK, "
+                       r"READCOMMITTEDLOCK\) WHERE (.*?) ORDER BY cases\.priority ASC", body)
+    assert len(picks) == 2
+    assert "wb_lock_expires <= SYSUTCDATETIME()" in picks[0] and "wb_locked_by IS NULL" in picks[1]  # expired first
+    assert "workbench_cooldown.actor = @login" in picks[1]  # not served again right after this login released it
+    assert "IF (SELECT count(*)" in body and ">= 3 THROW 50403" in body  # the demo's max_locks_per_user
+    assert re.search(r"UPDATE cases SET status='open', wb_locked_by=@login, wb_locked_at=SYSUTCDATETIME\(\), "
+                     r"wb_lock_expires=DATEADD\(second, 900, SYSUTCDATETIME\(\)\), wb_lock_token=.*NEWID\(\).* "
+                     r"WHERE cases\.case_id = @p_key;", body)
+    digest = "lower(convert(VARCHAR(64), hashbytes('SHA2_256', lower(CAST(@p_token AS VARCHAR(200)))), 2))"
+    assert f"N'claim', @login, @login, {digest}" in body
+    assert f"N'expire', @login, @prev_owner, {digest.replace('@p_token', '@prev_token')}" in body
+    assert body.index("N'expire'") < body.index("N'claim'")  # the history reads in the order things happened
+
+
+def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
+    script = batches()
+    fence = ("WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND cases.wb_locked_by = @login "
+             "AND cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()")
+    for operation in ("save", "extend", "release", "complete"):
+        assert fence in flat(script[operation]), operation
+        assert "SET @done = @@ROWCOUNT;" in script[operation]
+        assert "SELECT SYSUTCDATETIME() AS wb_now WHERE @done = 1;" in script[operation]
+    # Extend is capped by max_lock_duration (2 h) from the claim time.
+    assert "DATEADD(second, 7200, cases.wb_locked_at)" in script["extend"]
+    release = flat(script["release"])
+    assert "N'release', @login, @login" in release and "@p_reason, NULL, NULL);" in release
+    assert "INSERT INTO dbo.workbench_cooldown (queue, actor, item_key, until) VALUES ('cases', @login" in release
+    assert "OUTPUT" not in release
+
+
+def test_edits_come_as_json_and_only_editable_columns_may_change() -> None:
+    save = flat(batches()["save"])
+    editable = ["subject", "description", "category", "priority", "resolution", "time_spent_min"]
+    assert f"WHERE [key] NOT IN ({', '.join(f'N{chr(39)}{n}{chr(39)}' for n in editable)})) THROW 50403" in save
+    assert ("priority=CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] = N'priority') THEN "
+            "CAST((SELECT [value] FROM OPENJSON(@p_edits) WHERE [key] = N'priority') AS INTEGER) ELSE priority END"
+            in save)
+    assert "status=" not in save and "wb_locked_by=" not in save  # neither the workflow's nor the lock's columns
+    assert "JSON_VALUE" not in save  # it cuts text after 4,000 characters to NULL
+
+
+def test_complete_writes_only_a_configured_outcome() -> None:
+    complete = batches()["complete"]
+    outcomes = re.findall(r"IF @p_outcome = N'(\w+)'", complete)
+    assert outcomes == [o.name for o in mssql_sql.demo_queue().config.outcomes]
+    assert "ELSE\n    THROW 50403, N'workbench: no such outcome', 1;" in complete
+    assert not re.search(r"END;\s*ELSE", complete)  # a semicolon would end the IF before its ELSE
+    resolved = flat(complete.split("ELSE IF")[0])
+    assert "status='resolved'" in resolved and "wb_locked_by=NULL" in resolved
+    assert "N'complete', @login, @login" in resolved and "NULL, N'resolved', (SELECT CONCAT(N'{\"columns\": ['" \
+        in resolved
+
+
+def test_supervisors_force_release_and_reassign_with_a_reason_under_their_login() -> None:
+    script = batches()
+    for operation, event in (("force_release", "force_release"), ("reassign", "reassign")):
+        body = flat(script[operation])
+        assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in body
+        assert "WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key AND cases.wb_locked_by IS NOT NULL" in body
+        assert f"N'{event}', @login, @prev_owner" in body and "@p_reason" in body
+    reassign = flat(script["reassign"])
+    assert "wb_locked_by=@p_to" in reassign and "N'claim', @login, @p_to" in reassign
+    assert "STRING_ESCAPE(@p_to, 'json')" in reassign
+
+
+QUOTED = """
+[database]
+url = "mssql+pyodbc://u@h/db?driver=FreeTDS"
+
+[queues.cases]
+table = "cases"
+key = "case_id"
+lock_duration = "10m"
+
+[queues.cases.todo]
+status = "it's new"
+
+[queues.cases.on_claim]
+status = "o'clock"
+
+[queues.cases.on_release]
+status = "it's new"
+
+[queues.cases.outcomes.resolved]
+set = { status = "x'; DROP TABLE y;--" }
+"""
+
+
+def test_config_values_are_quoted_by_the_dialect() -> None:
+    script = batches(QUOTED)
+    assert "status IN ('it''s new')" in flat(script["next"]) or "status = 'it''s new'" in flat(script["next"])
+    assert "status='o''clock'" in script["next"]
+    assert "status='x''; DROP TABLE y;--'" in script["complete"]
+
+
+def test_tables_without_a_token_column_are_refused() -> None:
+    with pytest.raises(errors.UsageError, match="need a token column"):
+        batches(mssql_sql.LEGACY, "orders")
+
+
+def test_only_sql_server_prints_a_script() -> None:
+    q = mssql_sql.demo_queue()
+    assert backends.for_dialect("postgresql").protocol_script(DIALECT, q, "dbo") is None
+    undo = backends.for_dialect("mssql").protocol_script(DIALECT, q, "dbo", revoke=True)
+    assert undo is not None and "DROP PROCEDURE IF EXISTS dbo.wb_cases_reassign;" in undo
+    assert "REVOKE SELECT, INSERT, UPDATE, DELETE ON cases FROM workbench_operator;" in undo
+
+
+def test_grants_prints_the_script_for_review_and_never_applies_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import permission_commands
+
+    args = argparse.Namespace(queue="cases", apply=False, revoke=False)
+    assert permission_commands._script(args, False, "mssql", ["CREATE ROLE a;", "GRANT b;"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "CREATE ROLE a;\nGO\nGRANT b;\nGO\n" and "untested on a live SQL Server" in err
+    with pytest.raises(errors.UsageError, match="--apply is not offered here"):
+        permission_commands._script(argparse.Namespace(queue="cases", apply=True, revoke=False), False, "mssql", [])

@@ -1,0 +1,329 @@
+"""The queue protocol for SQL Server as a T-SQL script: operators write only through procedures that run as the owner.
+
+The PostgreSQL design (protocol.py) checks every write with a trigger. SQL Server refuses an
+UPDATE … OUTPUT without INTO on a table with an enabled trigger (error 334), and workbench's claim
+there is exactly such a statement; so here the model is the one procedures give:
+
+- operators (database role workbench_operator) may SELECT the queue table and the audit trail but
+  not INSERT, UPDATE or DELETE them (DENY: also against grants of other roles);
+- every operation is a procedure WITH EXECUTE AS OWNER, built from workbench's own statements for
+  the queue (the claim's branches and order, the guarded writes' fences and values), with the
+  actor taken from ORIGINAL_LOGIN() (SUSER_SNAME() would name the owner inside EXECUTE AS OWNER),
+  checking holder, token, live lock and the queue's limits on the database clock, and writing its
+  audit row (the token's digest) in the same transaction;
+- supervisors (workbench_supervisor, a member of workbench_operator) may EXECUTE force-release
+  and reassign as well.
+
+It is rendered as text (no SQL Server runs here; tests/test_mssql_protocol.py checks the text)
+and `workbench grants QUEUE` prints it for review; workbench itself does not yet call the
+procedures, so applying it leaves operators to work through them (README, "Who is a supervisor").
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.sql import visitors
+
+from workbench.core import errors, models
+from workbench.db import audit as audit_mod
+from workbench.db import clock, mapping, protocol, tables
+
+OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
+OPERATIONS = ("next", "save", "extend", "release", "complete", "force_release", "reassign")
+SUPERVISOR_ONLY = ("force_release", "reassign")
+NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
+REFUSED = 50403
+
+
+def procedure_name(queue: str, operation: str) -> str:
+    """wb_QUEUE_OPERATION, as protocol.object_name names PostgreSQL's objects."""
+    return protocol.object_name(queue, operation)
+
+
+class _Sql:
+    """T-SQL text of workbench's own expressions, their bound parameters replaced by variables."""
+
+    def __init__(self, dialect: Any, variables: Mapping[str, str]) -> None:
+        self.dialect, self.variables = dialect, dict(variables)
+
+    def __call__(self, element: Any) -> str:
+        def swap(found: Any, **_: Any) -> Any:
+            if isinstance(found, sa.sql.elements.BindParameter) and found.key in self.variables:
+                return sa.literal_column(self.variables[found.key], type_=found.type)
+            return None
+
+        opts: dict[str, Any] = {}
+        element = visitors.replacement_traverse(element, opts, swap)  # type: ignore[call-overload]  # a Protocol mypy does not match
+        # literal_binds: the config's constants inline, quoted by the dialect; a parameter nobody
+        # replaced fails here instead of reaching the script.
+        return str(element.compile(dialect=self.dialect, compile_kwargs={"literal_binds": True}))
+
+
+def script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]:
+    """The batches (each run on its own, as sqlcmd's GO separates them) that enforce `q`'s protocol."""
+    problem = q.shape.grants_problem() or (None if q.shape.token_in_row else
+                                           "the procedures need a token column in the table (lock.token)")
+    if problem:
+        raise errors.UsageError(f"queue {q.name}: {problem}")
+    builder = _Builder(dialect, q, schema)
+    return [*builder.grants(), *(builder.procedure(op) for op in OPERATIONS), *builder.executes()]
+
+
+def revoke_script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]:
+    """What undoes script() for `q`: its procedures and the operators' grants and denials on its
+    table. The roles and the audit trail's denials stay: other queues and people may use them."""
+    builder = _Builder(dialect, q, schema)
+    return [*(f"DROP PROCEDURE IF EXISTS {builder.name(op)};" for op in OPERATIONS),
+            f"REVOKE SELECT, INSERT, UPDATE, DELETE ON {builder.table} FROM {builder.quoted(OPERATOR_ROLE)};"]
+
+
+class _Builder:
+    def __init__(self, dialect: Any, q: mapping.BoundQueue, schema: str) -> None:
+        from workbench.db import guarded  # guarded builds on protocol, as this module does
+
+        self.dialect, self.q, self.schema = dialect, q, schema
+        self.prep = dialect.identifier_preparer
+        metadata, self.audit, _ = tables.build_metadata(schema)
+        self.cooldown = metadata.tables[f"{schema}.{tables.COOLDOWN_TABLE}"]
+        self.trail = audit_mod.AuditTrail(self.audit, q.name, self.cooldown)
+        self.writer = guarded.GuardedWriter(typing.cast(Any, None), q, self.trail)
+        self.table = self.prep.format_table(q.table)
+        self.key_type = q.key.type.compile(dialect=dialect)
+        self.edits = [c.name for c in q.editable]
+        self.reason_type = self.audit.c.reason.type.compile(dialect=dialect)
+        self.user_type = q.user.type.compile(dialect=dialect)
+
+    # -- pieces -----------------------------------------------------------------------------
+
+    def quoted(self, name: str) -> str:
+        return str(self.prep.quote(name))
+
+    def text(self, value: str) -> str:
+        return _Sql(self.dialect, {})(sa.literal(value, sa.Unicode()))
+
+    def name(self, operation: str) -> str:
+        owner = self.prep.quote_schema(self.q.table.schema or self.schema)
+        return f"{owner}.{self.quoted(procedure_name(self.q.name, operation))}"
+
+    def edited(self, name: str) -> str:
+        """The value an edit (JSON object @p_edits, column name -> value) gives column `name`, or
+        the column's own value when the object does not name it. OPENJSON's value is nvarchar(max):
+        JSON_VALUE would cut text after 4,000 characters to NULL."""
+        column = self.q.table.c[name]
+        found = f"(SELECT [value] FROM OPENJSON(@p_edits) WHERE [key] = {self.text(name)})"
+        named = f"EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] = {self.text(name)})"
+        cast = f"CAST({found} AS {column.type.compile(dialect=self.dialect)})"
+        return f"CASE WHEN {named} THEN {cast} ELSE {self.prep.format_column(column)} END"
+
+    def audit_insert(self, event: str, *, owner: str = "@login", token: str = "@p_token", reason: str = "NULL",
+                     outcome: str = "NULL", detail: str = "NULL", when: str = "@done = 1") -> str:
+        """INSERT of one audit row when `when` holds; values are T-SQL."""
+        sql = _Sql(self.dialect, {})
+        cols = ", ".join(self.quoted(c) for c in ("queue", "item_key", "event", "actor", "owner", "token", "at",
+                                                   "reason", "outcome", "detail"))
+        digest = sql(self.q.backend.token_digest(sa.literal_column(token)))
+        values = (f"{self.text(self.q.name)}, CAST(@p_key AS nvarchar(200)), {self.text(event)}, @login, {owner}, "
+                  f"{digest}, {sql(clock.db_now())}, {reason}, {outcome}, {detail}")
+        return f"  IF {when}\n    INSERT INTO {self.prep.format_table(self.audit)} ({cols}) VALUES ({values});\n"
+
+    def guarded(self, shape: Any, edits: bool) -> str:
+        """The engine's guarded UPDATE of `shape` (fenced by key, login, token and a live lock)."""
+        statements = self.writer.statement(shape)
+        assert len(statements) == 1  # shapes with the token in the row: one UPDATE
+        variables = {"wb_key": "@p_key", "wb_user": "@login", "wb_token": "@p_token"}
+        if edits:
+            variables |= {f"wb_e{i}": self.edited(name) for i, name in enumerate(shape.edits)}
+        return _Sql(self.dialect, variables)(statements[0])
+
+    # -- the script ---------------------------------------------------------------------------
+
+    def grants(self) -> list[str]:
+        operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
+        own = {name: self.prep.format_table(sa.Table(name, sa.MetaData(), schema=self.schema))
+               for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
+                            tables.VERSION_TABLE, tables.ROLES_TABLE)}
+        return [
+            (f"IF DATABASE_PRINCIPAL_ID({self.text(OPERATOR_ROLE)}) IS NULL CREATE ROLE {operator};\n"
+             f"IF DATABASE_PRINCIPAL_ID({self.text(SUPERVISOR_ROLE)}) IS NULL CREATE ROLE {supervisor};\n"
+             f"IF IS_ROLEMEMBER({self.text(OPERATOR_ROLE)}, {self.text(SUPERVISOR_ROLE)}) = 0\n"
+             f"  ALTER ROLE {operator} ADD MEMBER {supervisor};"),
+            # Read what workbench reads; write nothing directly: every change goes through a procedure.
+            f"GRANT SELECT ON {self.table} TO {operator};",
+            f"DENY INSERT, UPDATE, DELETE ON {self.table} TO {operator};",
+            f"GRANT SELECT ON {own[tables.AUDIT_TABLE]} TO {operator};",
+            f"DENY INSERT, UPDATE, DELETE ON {own[tables.AUDIT_TABLE]} TO {operator};",
+            f"DENY INSERT, UPDATE, DELETE ON {own[tables.COOLDOWN_TABLE]} TO {operator};",
+            (f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"
+             f"GRANT SELECT ON {own[tables.SETTINGS_TABLE]} TO {operator};\n"
+             f"GRANT SELECT ON {own[tables.VERSION_TABLE]} TO {operator};\n"
+             f"GRANT SELECT ON {own[tables.ROLES_TABLE]} TO {operator};"),
+        ]
+
+    def executes(self) -> list[str]:
+        operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
+        return [f"GRANT EXECUTE ON {self.name(op)} TO {supervisor if op in SUPERVISOR_ONLY else operator};"
+                for op in OPERATIONS]
+
+    def procedure(self, operation: str) -> str:
+        arguments, body = getattr(self, f"_{operation}")()
+        head = f"CREATE OR ALTER PROCEDURE {self.name(operation)}"
+        if arguments:
+            head += "\n  " + ",\n  ".join(arguments)
+        return (f"{head}\nWITH EXECUTE AS OWNER\nAS\nBEGIN\n  SET NOCOUNT ON;\n  SET XACT_ABORT ON;\n"
+                f"  -- The login that called, not the owner this runs as.\n"
+                f"  DECLARE @login nvarchar(128) = ORIGINAL_LOGIN();\n  DECLARE @done int = 0;\n"
+                f"{body}END;")
+
+    def _key(self) -> str:
+        return f"@p_key {self.key_type}"
+
+    def _next(self) -> tuple[list[str], str]:
+        """Claim one item for the login: each branch in queue order (expired locks first), the
+        row read WITH (UPDLOCK, READPAST) as the engine's claim reads it, then locked."""
+        from workbench.db.claims import base
+        from workbench.db.claims import mssql as mssql_claims
+
+        q = self.q
+        now = q.now()
+        login = sa.literal_column("@login", sa.Unicode())
+        request = base.ClaimRequest(user=typing.cast(str, login), count=1)
+        sql = _Sql(self.dialect, {})
+        branches = ""
+        for where in base.ClaimMethod.branches(q, now, request, self.trail):
+            select = (sa.select(q.key, q.user, q.shape.as_text(q.shape.token_column())).where(where)
+                      .order_by(*q.order_by()).limit(1).with_hint(q.table, mssql_claims.PICK_HINT, "mssql"))
+            branches += f"  IF NOT EXISTS (SELECT 1 FROM @pick)\n    INSERT INTO @pick {_one_line(sql(select))};\n"
+        if q.config.max_locks_per_user:
+            held = _one_line(sql(base.ClaimMethod.held_count(q, now, typing.cast(str, login))))
+            limit = (f"  IF {held} >= {int(q.config.max_locks_per_user)}\n"
+                     f"    THROW {REFUSED}, N'workbench: the limit of locks per person is reached', 1;\n")
+        else:
+            limit = ""
+        writes = {**q.lock_writes(login, now, q.shape.new_token()), **q.writes(q.on_claim, login, now)}
+        update = sql(sa.update(q.table).where(q.key == sa.literal_column("@p_key")).values(writes))
+        token = sql(q.shape.as_text(q.shape.token_column()))
+        body = (f"  DECLARE @pick TABLE (wb_key {self.key_type} NOT NULL, wb_prev_owner nvarchar(128) NULL, "
+                f"wb_prev_token nvarchar(64) NULL);\n  DECLARE @p_key {self.key_type}, @prev_owner nvarchar(128), "
+                f"@prev_token nvarchar(64), @p_token nvarchar(64);\n  BEGIN TRANSACTION;\n{limit}{branches}"
+                f"  SELECT TOP 1 @p_key = wb_key, @prev_owner = wb_prev_owner, @prev_token = wb_prev_token, "
+                f"@done = 1 FROM @pick;\n  IF @done = 1\n    {update};\n"
+                f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(q.key)} = @p_key;\n"
+                + self.audit_insert(models.EventKind.EXPIRE.value, owner="@prev_owner", token="@prev_token",
+                                    detail=self.text('{"noticed_by": "claim"}'),
+                                    when="@done = 1 AND @prev_owner IS NOT NULL")
+                + self.audit_insert(models.EventKind.CLAIM.value)
+                + f"  COMMIT;\n  SELECT * FROM {self.table} WHERE @done = 1 AND {sql(q.key)} = @p_key;\n")
+        return [], body
+
+    def _write(self, shape: Any, *, edits: bool, reason: str = "NULL", outcome: str = "NULL") -> str:
+        # As the engine writes it: {"columns": ["a", "b"]}, names sorted (editable names are plain).
+        detail = ("(SELECT CONCAT(N'{\"columns\": [', STRING_AGG(CONCAT(N'\"', [key], N'\"'), N', ') "
+                  "WITHIN GROUP (ORDER BY [key]), N']}') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0)") \
+            if edits else "NULL"
+        unknown = ""
+        if edits:
+            allowed = ", ".join(self.text(name) for name in self.edits) or "NULL"
+            unknown = (f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] NOT IN ({allowed}))\n"
+                       f"    THROW {REFUSED}, N'workbench: only the queue''s editable fields may be changed', 1;\n")
+        return (f"{unknown}  BEGIN TRANSACTION;\n  {self.guarded(shape, edits)};\n  SET @done = @@ROWCOUNT;\n"
+                + self.audit_insert(shape.kind.value, reason=reason, outcome=outcome, detail=detail)
+                + "  COMMIT;\n")
+
+    def _args(self, *more: str) -> list[str]:
+        return [self._key(), "@p_token nvarchar(64)", *more]
+
+    def _save(self) -> tuple[list[str], str]:
+        from workbench.db import guarded
+
+        shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(self.edits))
+        return self._args("@p_edits nvarchar(max)"), self._write(shape, edits=True) + self._done()
+
+    def _extend(self) -> tuple[list[str], str]:
+        from workbench.db import guarded
+
+        shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
+        return self._args(), self._write(shape, edits=False) + self._done()
+
+    def _release(self) -> tuple[list[str], str]:
+        from workbench.db import guarded
+
+        shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True)
+        body = self._write(shape, edits=False, reason="@p_reason")
+        seconds = self.q.config.release_cooldown_seconds
+        if seconds > 0:
+            c, sql = self.cooldown, _Sql(self.dialect, {})
+            now = clock.db_now()
+            lapsed = sql(sa.delete(c).where(c.c.queue == self.q.name, c.c.actor == sa.literal_column("@login"),
+                                            c.c.until <= now))
+            remember = sql(sa.insert(c).inline().values(queue=self.q.name, actor=sa.literal_column("@login"),
+                                               item_key=sa.literal_column("CAST(@p_key AS nvarchar(200))"),
+                                               until=clock.add_seconds(now, sa.literal(seconds))))
+            body = body.replace("  COMMIT;\n", f"  IF @done = 1\n  BEGIN\n    {lapsed};\n    {remember};\n  END;\n"
+                                               "  COMMIT;\n")
+        return self._args(f"@p_reason {self.reason_type} = NULL"), body + self._done()
+
+    def _complete(self) -> tuple[list[str], str]:
+        from workbench.db import guarded
+
+        body = ""
+        for outcome in self.q.config.outcomes:
+            shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(self.edits), outcome=outcome.name,
+                                  unlock=True)
+            branch = self._write(shape, edits=True, outcome=self.text(outcome.name))
+            # No semicolon after END: it would end the IF, and the ELSE after it would not parse.
+            body += (f"  {'ELSE IF' if body else 'IF'} @p_outcome = {self.text(outcome.name)}\n"
+                     f"  BEGIN\n{_indent(branch)}  END\n")
+        body += f"  ELSE\n    THROW {REFUSED}, N'workbench: no such outcome', 1;\n"
+        return self._args("@p_outcome nvarchar(100)", "@p_edits nvarchar(max) = NULL"), body + self._done()
+
+    def _done(self) -> str:
+        """The database time of the write, or no row when the lock was not the caller's any more."""
+        return f"  SELECT {_Sql(self.dialect, {})(self.q.now())} AS wb_now WHERE @done = 1;\n"
+
+    def _taken(self, to_user: bool) -> str:
+        """Force-release or reassign: any live or expired lock, by a supervisor (EXECUTE is theirs)."""
+        q, sql = self.q, _Sql(self.dialect, {})
+        now = q.now()
+        held = sa.and_(q.key == sa.literal_column("@p_key"), q.user.is_not(None), q.time.is_not(None))
+        if to_user:
+            values = q.lock_writes(sa.literal_column("@p_to"), now, q.shape.new_token())
+            event = models.EventKind.REASSIGN.value
+        else:
+            values = {**q.writes(q.on_release, sa.literal_column("@login"), now), **q.shape.unlock_writes()}
+            event = models.EventKind.FORCE_RELEASE.value
+        token = sql(q.shape.as_text(q.shape.token_column()))
+        body = (f"  DECLARE @prev_owner nvarchar(128), @p_token nvarchar(64), @new_token nvarchar(64);\n"
+                f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
+                f"    THROW {REFUSED}, N'workbench: a reason is needed; the holder is shown it', 1;\n"
+                f"  BEGIN TRANSACTION;\n"
+                f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
+                f"WHERE {sql(held)};\n"
+                f"  IF @prev_owner IS NULL\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {NOT_HELD}, N'workbench: the item is not locked by anyone', 1;\n  END;\n"
+                f"  {sql(sa.update(q.table).where(held).values(values))};\n  SET @done = @@ROWCOUNT;\n")
+        detail = "CONCAT(N'{\"to\": \"', STRING_ESCAPE(@p_to, 'json'), N'\"}')" if to_user else "NULL"
+        body += self.audit_insert(event, owner="@prev_owner", reason="@p_reason", detail=detail)
+        if to_user:
+            body += (f"  SELECT @new_token = {token} FROM {self.table} WHERE {sql(q.key)} = @p_key;\n"
+                     + self.audit_insert(models.EventKind.CLAIM.value, owner="@p_to", token="@new_token",
+                                         detail="CONCAT(N'{\"reassigned_from\": \"', STRING_ESCAPE(@prev_owner, "
+                                                "'json'), N'\"}')"))
+        return body + "  COMMIT;\n" + self._done()
+
+    def _force_release(self) -> tuple[list[str], str]:
+        return [self._key(), f"@p_reason {self.reason_type}"], self._taken(to_user=False)
+
+    def _reassign(self) -> tuple[list[str], str]:
+        return [self._key(), f"@p_to {self.user_type}", f"@p_reason {self.reason_type}"], self._taken(to_user=True)
+
+
+def _one_line(sql: str) -> str:
+    return " ".join(sql.split())
+
+
+def _indent(text: str) -> str:
+    return "".join(f"  {line}\n" for line in text.splitlines())
