@@ -765,3 +765,22 @@ def test_show_escapes_control_characters_a_stored_value_carries(wb: Callable[...
     as_json = wb("alice", "show", "cases", key, "--json")
     assert as_json.json()["item"]["subject"] == "\x1b]0;owned\x07\x1b[2J\x9bred\rdone"  # exact, JSON-escaped
     assert "\x1b" not in as_json.out
+
+
+def test_notes_from_the_command_line(wb: Callable[..., Run]) -> None:
+    lock = wb("alice", "--json", "next", "cases").json()
+    key, token = str(lock["key"]), lock["token"]
+    assert wb("alice", "note", "cases", key, "--text", "Waiting for the part.").code == 0
+    listed = wb("bob", "--json", "notes", "cases", key).json()
+    assert [(n["author"], n["text"], n["kind"]) for n in listed] == [("alice", "Waiting for the part.", None)]
+    assert listed[0]["at"].endswith("Z") or "+00:00" in listed[0]["at"]
+    shown = wb("bob", "notes", "cases", key).out
+    assert "alice" in shown and "\n    Waiting for the part.\n" in shown
+    released = wb("alice", "release", "cases", key, "--token", token, "--note", "The customer is away until Monday.")
+    assert released.code == 0
+    assert [n["kind"] for n in wb("bob", "--json", "notes", "cases", key).json()] == [None, "release"]
+    missing = wb("bob", "note", "cases", "999999", "--text", "x")
+    assert missing.code != 0 and "no item with key" in missing.err
+    empty = wb("bob", "note", "cases", key, "--text", "  ")
+    assert empty.code != 0 and "needs some text" in empty.err
+    assert wb("bob", "notes", "cases", "999999").code != 0

@@ -243,3 +243,22 @@ def test_grants_revoke_undoes_the_enforcement(pg: Pg, capsys: pytest.CaptureFixt
     second = running.claim_next("bob")[0].lock
     assert second.key != first.key and pg.env.row(pg.admin, "cases", second.key)["wb_locked_by"] == "bob"
     assert [e.kind.value for e in pg.admin.queue("cases").history(second.key)] == ["claim"]
+
+
+def test_an_operator_adds_notes_under_their_own_login_only(pg: Pg, operator: tuple[str, str]) -> None:  # noqa: F811
+    login, url = operator
+    mine = pg.env.open(loader.parse(tomllib.loads(demo.config_text(url)), "op.toml")).queue("cases")
+    key = _pick(pg)
+    assert mine.add_note(login, key, "Checked the cable.").author == login
+    lock = mine.claim(login, key).lock
+    mine.release(login, key, lock.token, note="Needs someone on site.")  # written with the release
+    engine = _engine(pg, url)
+    insert = ("INSERT INTO workbench_notes (queue, item_key, author, at, text) "
+              "VALUES ('cases', :k, :who, timezone('UTC', now()), 'forged')")
+    for statement, params in ((insert, {"k": str(key), "who": "ann"}),
+                              ("UPDATE workbench_notes SET text = 'changed'", {}),
+                              ("DELETE FROM workbench_notes", {})):
+        outcome = _attempt(engine, statement, params)
+        assert outcome == 0 or (isinstance(outcome, str) and "not a refusal" not in outcome), (statement, outcome)
+    assert [(n.author, n.kind, n.text) for n in pg.admin.queue("cases").notes(key)] == [
+        (login, None, "Checked the cable."), (login, "release", "Needs someone on site.")]

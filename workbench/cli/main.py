@@ -92,9 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     _token(p)
     p.add_argument("--outcome", metavar="NAME", help="which outcome (default: the queue's first)")
     _sets(p, required=False)
+    _note(p)
     p = add("release", "give an item back to the queue", key=True)
     _token(p)
     p.add_argument("--reason", metavar="TEXT", help="why (shown in the history)")
+    _note(p)
     p = add("extend", "extend your lock by the queue's lock duration", key=True)
     _token(p)
     add("mine", "list your locks in a queue")
@@ -106,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the old holder)")
     add("sweep", "return expired locks to the queue and record the expiries")
     add("history", "every recorded event of one item", key=True)
+    p = add("note", "add a note to an item (notes are kept, never changed)", key=True)
+    p.add_argument("--text", metavar="TEXT", required=True, help="the note")
+    add("notes", "the notes on one item, oldest first", key=True)
     stats_commands.add_arguments("board", add("board", "the lock board: every lock with its age, time left, "
                                               "idle time and extensions (supervisors)"))
     stats_commands.add_arguments("health", add("health", "waiting, locked and expired now; today's completions, "
@@ -127,6 +132,11 @@ def _quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print only \"KEY TOKEN\" per item, for shell scripts: "
                         "workbench next Q -q | { read KEY TOKEN; …; }")
+
+
+def _note(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--note", metavar="TEXT", help="a note for whoever works the item next, kept with the item "
+                                                  "(required where the queue's notes_required names this action)")
 
 
 def _token(p: argparse.ArgumentParser) -> None:
@@ -391,7 +401,7 @@ def cmd_save(args: argparse.Namespace, as_json: bool) -> int:
 def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
-        done = q.complete(_user(args), args.key, args.token, args.outcome, _edits(args))
+        done = q.complete(_user(args), args.key, args.token, args.outcome, _edits(args), note=args.note)
     if as_json:
         output.dump_json(done.to_dict())
     else:
@@ -403,7 +413,7 @@ def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
 def cmd_release(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
-        q.release(_user(args), args.key, args.token, args.reason)
+        q.release(_user(args), args.key, args.token, args.reason, note=args.note)
         key = q.q.coerce_key(args.key)
     if as_json:
         output.dump_json({"queue": args.queue, "key": key, "released": True, "reason": args.reason})
@@ -502,6 +512,29 @@ def cmd_history(args: argparse.Namespace, as_json: bool) -> int:
         output.dump_json([{k: v for k, v in e.to_dict().items() if k != "token"} for e in events])
     else:
         output.history(events)
+    return 0
+
+
+def cmd_note(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        note = q.add_note(_user(args), args.key, args.text)
+    if as_json:
+        output.dump_json(note.to_dict())
+    else:
+        print(f"noted on {note.queue} {note.key}")
+    return 0
+
+
+def cmd_notes(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        q.show(args.key)  # says "no such item" instead of printing no notes
+        found = q.notes(args.key)
+    if as_json:
+        output.dump_json([n.to_dict() for n in found])
+    else:
+        output.notes(found)
     return 0
 
 
@@ -609,7 +642,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "demo": cmd_demo, "init": cmd_init, "queues": cmd_queues, "attach": cmd_attach, "next": cmd_next,
     "claim": cmd_claim, "show": cmd_show, "save": cmd_save, "complete": cmd_complete, "release": cmd_release,
     "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
-    "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "profile": profile_commands.run,
+    "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "note": cmd_note, "notes": cmd_notes,
+    "profile": profile_commands.run,
     "publish": cmd_publish, "published": cmd_published,
     "board": cmd_board, "health": cmd_health, "stats": cmd_stats,
     "grants": permission_commands.cmd_grants, "role": permission_commands.cmd_role,

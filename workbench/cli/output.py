@@ -134,6 +134,17 @@ def locks(rows: list[models.Lock], *, show_token: bool, out: TextIO | None = Non
     table(headers, body, out)
 
 
+def notes(found: list[models.Note], out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    if not found:
+        out.write("no notes\n")
+        return
+    for n in found:
+        written_with = f"  (with {n.kind})" if n.kind else ""
+        out.write(f"{when(n.at)}  {n.author}{written_with}\n")
+        out.write("".join(f"    {line}\n" for line in n.text.splitlines()))
+
+
 def history(events: list[models.Event], out: TextIO | None = None) -> None:
     out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     if not events:

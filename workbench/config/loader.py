@@ -308,6 +308,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
     outcomes = _parse_outcomes(reader, data.get("outcomes"), f"{key}.outcomes")
     read_only, summary = (_column_names(reader, data, name, key) for name in ("read_only", "summary"))
     fields = _parse_fields(reader, data.get("fields", {}), f"{key}.fields")
+    notes_required = _notes_required(reader, data, outcomes, key)
     return model.QueueConfig(
         name=name,
         title=values["title"] or name.replace("_", " ").title() or name,
@@ -330,7 +331,23 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         allow_pick=values["allow_pick"],
         fields=fields,
         created=values["created"],
+        notes_required=notes_required,
     )
+
+
+def _notes_required(reader: _Reader, data: dict[str, Any], outcomes: tuple[model.Outcome, ...],
+                    key: str) -> tuple[str, ...]:
+    """The actions that need a note: `release` and outcome names."""
+    names = data.get("notes_required", [])
+    allowed = ["release", *(o.name for o in outcomes)]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise reader.fail(f"{key}.notes_required", f"expected a list of actions, e.g. [\"release\"] "
+                                                    f"(actions: {', '.join(allowed)})")
+    for name in names:
+        if name not in allowed:
+            raise reader.fail(f"{key}.notes_required", f"'{name}' is not an action of this queue; "
+                                                        f"actions: {', '.join(allowed)}")
+    return tuple(dict.fromkeys(names))
 
 
 def _column_names(reader: _Reader, data: dict[str, Any], name: str, key: str) -> tuple[str, ...]:

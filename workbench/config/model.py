@@ -113,6 +113,11 @@ class QueueConfig:
     fields: dict[str, FieldConfig]  # per-column form settings and value rules, by column name
     created: str | None = None  # a date or date-time column: when the item arrived (for its waiting age)
     summary: tuple[str, ...] = ()  # the columns that tell items apart in lists (empty: chosen by name and type)
+    notes_required: tuple[str, ...] = ()  # "release" and outcome names whose action needs a note
+
+    def needs_note(self, action: str) -> bool:
+        """Does `action` ("release", or an outcome's name) need a note?"""
+        return action in self.notes_required
 
     def outcome(self, name: str | None) -> Outcome:
         if name is None:

@@ -97,6 +97,8 @@ QUEUE: tuple[Setting, ...] = (
             shown_default="0 (no limit)"),
     Setting("release_cooldown", "duration", 300, "a released item is not served to the same user again "
             "for this long; at most 30 days", maximum=30 * _DAY),
+    Setting("notes_required", "names", (), "actions that need a note from the operator: `release`, or an "
+            "outcome's name (its Complete)"),
     Setting("created", "name", None, "a date/time column: when the item arrived (the supervisor's \"oldest "
             "waiting\"); `attach` adds it to the claim index"),
     Setting("read_only", "names", (), "columns Save and Complete may not change (the key, lock and "

@@ -142,6 +142,24 @@ class Event:
 
 
 @dataclasses.dataclass(frozen=True)
+class Note:
+    """A note on an item: free text by one person, never changed once written."""
+
+    id: int
+    queue: str
+    key: str
+    author: str
+    at: dt.datetime
+    text: str
+    kind: str | None = None  # None: a note on its own; "release" or "complete": written with that action
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["at"] = shown(self.at)
+        return data
+
+
+@dataclasses.dataclass(frozen=True)
 class ItemView:
     """A row as it is now, with its lock if it has one."""
 

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import backends, clock
+from workbench.db import notes as notes_mod
 
 
 def token_digest(token: Any) -> str | None:
@@ -34,11 +35,13 @@ class AuditTrail:
     """Builds audit rows for one queue; inserts run inside the caller's transaction.
 
     Also keeps the release cool-down table (workbench_cooldown), the other record of what
-    people did that the claim consults.
+    people did that the claim consults, and the items' notes (written with a release or Complete
+    that needs one).
     """
 
-    def __init__(self, table: sa.Table, queue: str, cooldown: sa.Table | None = None) -> None:
-        self.table, self.queue, self.cooldown = table, queue, cooldown
+    def __init__(self, table: sa.Table, queue: str, cooldown: sa.Table | None = None,
+                 notes: notes_mod.Notes | None = None) -> None:
+        self.table, self.queue, self.cooldown, self.notes = table, queue, cooldown, notes
         self._insert = sa.insert(table).values(at=clock.db_now())
         self._key_cache: dict[str, Any] = {}  # what the backend read once for key_text (a collation)
 
@@ -106,11 +109,7 @@ class AuditTrail:
 
     @staticmethod
     def event(row: Mapping[Any, Any]) -> models.Event:
-        at = row["at"]
-        if isinstance(at, str):
-            at = dt.datetime.fromisoformat(at)
-        if at.tzinfo is None:
-            at = at.replace(tzinfo=dt.UTC)  # the audit trail is always UTC
+        at = clock.stored_utc(row["at"])  # the audit trail is always UTC
         return models.Event(
             id=int(row["id"]), queue=row["queue"], key=row["item_key"], kind=models.EventKind(row["event"]),
             actor=row["actor"], owner=row["owner"], token=row["token"], at=at, reason=row["reason"],

@@ -7,6 +7,7 @@ function; anything else falls back to CURRENT_TIMESTAMP.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import sqlalchemy as sa
@@ -17,6 +18,12 @@ from sqlalchemy.sql.expression import ColumnElement, FunctionElement
 # ("YYYY-MM-DD HH:MM:SS.ffffff"), so that text comparison orders times correctly and a value
 # read back and bound again compares equal (the legacy fence depends on that).
 _SQLITE_FORMAT = "%Y-%m-%d %H:%M:%f"
+
+
+def stored_utc(value: Any) -> dt.datetime:
+    """A time workbench's own tables keep (db_now(), UTC, naive; text on SQLite) as aware UTC."""
+    at: dt.datetime = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    return at if at.tzinfo is not None else at.replace(tzinfo=dt.UTC)
 
 
 class _Now(FunctionElement[Any]):

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
 from workbench.db import clock, connect, fastpath, lockshapes, mapping, permissions, protocol
+from workbench.db import notes as notes_mod
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Shape:
     unlock: bool = False  # complete and release clear the lock columns
     release_writes: bool = False  # release: the queue's on_release writes
     extend: bool = False
+    note: bool = False  # a note (release, complete) written with it: the parameter wb_note
 
 
 class GuardedWriter:
@@ -46,8 +48,9 @@ class GuardedWriter:
 
     def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
             reason: str | None = None, detail: Mapping[str, Any] | None = None,
-            extend_until: Any = None) -> Mapping[Any, Any] | None:
-        """The row's new lock columns (wb_*) if the write happened, None if the fence failed."""
+            extend_until: Any = None, note: str | None = None) -> Mapping[Any, Any] | None:
+        """The row's new lock columns (wb_*) if the write happened, None if the fence failed; with
+        shape.note, `note` is written with it, in the same transaction."""
         q = self.q
         params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.key_params(key),
                                   **q.shape.token_params(token)}
@@ -56,6 +59,8 @@ class GuardedWriter:
                 params[f"wb_e{i}"] = (edits or {})[name]
         if shape.extend and q.shape.extend_moves_time:
             params["wb_extend_to"] = extend_until
+        if shape.note:
+            params["wb_note"] = notes_mod.checked(note)
         if self.one_statement:
             if shape.kind == models.EventKind.RELEASE:
                 params["wb_a_reason"] = reason
@@ -161,7 +166,14 @@ class GuardedWriter:
                                                detail=detail)])
         if shape.kind == models.EventKind.RELEASE:
             self.trail.cool_down(conn, params["wb_key"], audit["wb_a_actor"], q.config.release_cooldown_seconds)
+        if shape.note:
+            self._notes().add(conn, params["wb_key"], audit["wb_a_actor"], params["wb_note"], shape.kind.value)
         return row
+
+    def _notes(self) -> notes_mod.Notes:
+        if self.trail.notes is None:
+            raise AssertionError("a write with a note needs the trail's notes")
+        return self.trail.notes
 
     # -- statements -------------------------------------------------------------------------
 
@@ -225,6 +237,13 @@ class GuardedWriter:
         # Complete and Release send back only the time: the caller knows the key.
         result = sa.select(upd.c.wb_now) if shape.unlock else sa.select(upd)
         stmt = result.add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
+        if shape.note:
+            n = self._notes().table
+            written = sa.select(sa.literal(q.name, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
+                                user, clock.db_now(), sa.literal(shape.kind.value, literal_execute=True),
+                                sa.bindparam("wb_note", type_=n.c.text.type)).select_from(upd)
+            stmt = stmt.add_cte(sa.insert(n).from_select(["queue", "item_key", "author", "at", "kind", "text"], written)
+                                .cte("wb_note"))
         c = self.trail.cooldown
         if shape.kind == models.EventKind.RELEASE and c is not None and q.config.release_cooldown_seconds > 0:
             actor = user

@@ -46,6 +46,10 @@ def _v6(conn: sa.Connection, metadata: sa.MetaData) -> None:
     backends.of(conn).digest_tokens(conn, metadata.tables[_qualified(metadata, tables.AUDIT_TABLE)])
 
 
+def _v7(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    metadata.tables[_qualified(metadata, tables.NOTES_TABLE)].create(conn, checkfirst=True)
+
+
 def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
     """Create the separate lock tables a config names besides workbench's own; returns those created."""
     metadata, _, _ = tables.build_metadata(schema)
@@ -71,6 +75,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "workbench's tables in utf8mb4 on MySQL/MariaDB", _v4),
     Migration(5, "the separate lock table (queues with [queues.Q.lock] table)", _v5),
     Migration(6, "the audit trail keeps lock tokens' digests, not the tokens", _v6),
+    Migration(7, "notes on items", _v7),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

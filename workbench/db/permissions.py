@@ -240,8 +240,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     wb_tables = {name: prep.format_table(_workbench_table(schema, name)) for name in _GRANTED}
     current = conn.execute(sa.select(sa.func.current_schema())).scalar()
     schemas = list(dict.fromkeys([q.table.schema or current, schema or current]))
-    sequences = [_sequence(conn, _workbench_table(schema, name)) for name in (tables.AUDIT_TABLE,
-                                                                              tables.COOLDOWN_TABLE)]
+    sequences = [_sequence(conn, _workbench_table(schema, name)) for name in _SEQUENCED]
 
     def literal(value: str) -> str:
         return _sql(conn, sa.literal(value, sa.String()))
@@ -264,6 +263,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
         (f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "
          f"{wb_tables[tables.ROLES_TABLE]} TO {operator}"),
         f"GRANT INSERT ON {wb_tables[tables.SETTINGS_TABLE]} TO {supervisor}",
+        *_notes_rules(conn, schema),
         f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
     ]
     for name, body in _policies(conn, q, operator, supervisor):
@@ -301,8 +301,7 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     table = prep.format_table(q.table)
     wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
     wb_tables = ", ".join(prep.format_table(_workbench_table(wb_schema, name)) for name in _GRANTED)
-    sequences = [seq for seq in (_sequence(conn, _workbench_table(wb_schema, name))
-                                 for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE)) if seq]
+    sequences = [seq for seq in (_sequence(conn, _workbench_table(wb_schema, name)) for name in _SEQUENCED) if seq]
     roles = conn.execute(sa.text("SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname IN (:o, :s)"),
                          {"o": OPERATOR_ROLE, "s": SUPERVISOR_ROLE}).scalar() == 2
     statements = protocol.drop_queue_trigger(conn, q, wb_schema)
@@ -311,10 +310,37 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     shared: list[str] = []
     if roles:
         statements.append(f"REVOKE ALL ON {table} FROM {operator}")
-        shared = [f"REVOKE ALL ON {wb_tables} FROM {operator}", f"REVOKE ALL ON {wb_tables} FROM {supervisor}",
-                  *(f"REVOKE ALL ON SEQUENCE {seq} FROM {operator}" for seq in sequences)]
+        notes = prep.format_table(_workbench_table(wb_schema, tables.NOTES_TABLE))
+        shared = [f"REVOKE ALL ON {wb_tables}, {notes} FROM {operator}",
+                  f"REVOKE ALL ON {wb_tables} FROM {supervisor}",
+                  *(f"REVOKE ALL ON SEQUENCE {seq} FROM {operator}" for seq in sequences),
+                  *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {notes}" for name in NOTES_POLICIES),
+                  f"ALTER TABLE {notes} DISABLE ROW LEVEL SECURITY"]
     statements.append(protocol.drop_shared(conn, wb_schema, shared))
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
+
+
+NOTES_POLICIES = ("workbench_notes_read", "workbench_notes_author")
+_SEQUENCED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.NOTES_TABLE)
+
+
+def _notes_rules(conn: sa.Connection, schema: str | None) -> list[str]:
+    """Operators read every note and add their own: a note is written under the login that wrote
+    it, and never changed or removed (no UPDATE or DELETE is granted, and no policy admits one).
+    Logins that are not workbench operators keep what their grants give them."""
+    prep = conn.dialect.identifier_preparer
+    notes = prep.format_table(_workbench_table(schema, tables.NOTES_TABLE))
+    operator = prep.quote(OPERATOR_ROLE)
+    read, author = (prep.quote(name) for name in NOTES_POLICIES)
+    return [
+        f"GRANT SELECT, INSERT ON {notes} TO {operator}",
+        f"ALTER TABLE {notes} ENABLE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS {read} ON {notes}",
+        f"CREATE POLICY {read} ON {notes} FOR SELECT USING (true)",
+        f"DROP POLICY IF EXISTS {author} ON {notes}",
+        (f"CREATE POLICY {author} ON {notes} FOR INSERT WITH CHECK (author = CAST(session_user AS varchar) "
+         f"OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE'))"),
+    ]
 
 
 def policy_names(queue: str) -> dict[str, str]:

@@ -10,6 +10,7 @@ from workbench.config import model
 from workbench.core import errors
 from workbench.db import audit as audit_mod
 from workbench.db import claims, connect, mapping, migrations, tables, workqueue
+from workbench.db import notes as notes_mod
 
 
 class Workbench:
@@ -20,7 +21,8 @@ class Workbench:
         self.engine = engine
         self.db = connect.Database(engine)
         self._metadata, self.audit_table, _ = tables.build_metadata(config.database.workbench_schema)
-        self.cooldown_table = next(t for t in self._metadata.tables.values() if t.name == tables.COOLDOWN_TABLE)
+        own = {t.name: t for t in self._metadata.tables.values()}
+        self.cooldown_table, self.notes_table = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
         self._queues: dict[str, workqueue.WorkQueue] = {}
         self._method: claims.ClaimMethod | None = None
         self._schema_checked = False
@@ -124,5 +126,6 @@ class Workbench:
         return tables.lock_table(self._metadata, name)
 
     def _work_queue(self, bound: mapping.BoundQueue) -> workqueue.WorkQueue:
-        trail = audit_mod.AuditTrail(self.audit_table, bound.name, self.cooldown_table)
+        trail = audit_mod.AuditTrail(self.audit_table, bound.name, self.cooldown_table,
+                                     notes_mod.Notes(self.notes_table, bound.name))
         return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method))

@@ -1,4 +1,4 @@
-"""workbench's own tables (audit trail, cool-down, published settings, roles, locks, schema version) in one MetaData."""
+"""workbench's own tables (audit trail, notes, cool-down, settings, roles, locks, schema version) in one MetaData."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from typing import Any
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 AUDIT_TABLE = "workbench_audit"
 COOLDOWN_TABLE = "workbench_cooldown"
 SETTINGS_TABLE = "workbench_settings"
 VERSION_TABLE = "workbench_schema_version"
 ROLES_TABLE = "workbench_roles"
+NOTES_TABLE = "workbench_notes"
 LOCKS_TABLE = "workbench_locks"  # the separate lock table (shape 5) unless a queue names another
 ROLE_NAMES = ("supervisor", "operator")
 
@@ -128,6 +129,19 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
         sa.Column("granted_by", sa.String(128), nullable=False),
         sa.Column("granted_at", _datetime(), nullable=False),  # database clock, UTC
         sa.CheckConstraint("role IN ('supervisor', 'operator')", name="ck_workbench_roles_role"),
+    )
+    # Notes on items (workbench.db.notes): append-only, read per item in order.
+    sa.Table(
+        NOTES_TABLE, metadata,
+        _id_column(),
+        sa.Column("queue", sa.String(100), nullable=False),
+        sa.Column("item_key", sa.String(200), nullable=False),
+        sa.Column("author", sa.String(128), nullable=False),
+        sa.Column("at", _datetime(), nullable=False),  # database clock, UTC
+        sa.Column("kind", sa.String(20)),  # NULL: a note; "release", "complete": written with that action
+        sa.Column("text", _long_text(), nullable=False),
+        sa.Index("ix_workbench_notes_item", "queue", "item_key", "id"),
+        mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
     )
     lock_table(metadata, LOCKS_TABLE)
     version = sa.Table(

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
 from workbench.db import claims, connect, guarded, lockloss, lockshapes, mapping, permissions, stats
+from workbench.db import notes as notes_mod
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
 
@@ -196,10 +197,12 @@ class WorkQueue:
         return self.q.lock_from_row(row)
 
     def complete(self, user: str, key: Any, token: str, outcome: str | None = None,
-                 edits: Mapping[str, Any] | None = None) -> models.Completion:
-        """Finish the item with an outcome (and final edits); accepted only under the caller's live lock."""
+                 edits: Mapping[str, Any] | None = None, note: str | None = None) -> models.Completion:
+        """Finish the item with an outcome (and final edits, and a note written with it); accepted
+        only under the caller's live lock."""
         key = self.q.coerce_key(key)
-        finisher = self._finishers.get(outcome) if not edits else None
+        note = self._note_for(outcome if outcome is not None else self.config.outcomes[0].name, note)
+        finisher = self._finishers.get(outcome) if not edits and note is None else None
         if finisher is not None:
             # The common case on PostgreSQL: no edits, an outcome seen before; one prepared statement.
             name, finish = finisher
@@ -211,17 +214,19 @@ class WorkQueue:
                 names = ", ".join(o.name for o in self.config.outcomes)
                 raise errors.InvalidValue(f"queue {self.name} has no outcome '{outcome}' (outcomes: {names})") from None
             values = self.q.coerce_edits(edits) if edits else {}
-            shape = self._shapes.get(chosen.name) if not values else None
+            plain = not values and note is None
+            shape = self._shapes.get(chosen.name) if plain else None
             if shape is None:
-                shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True)
-                if not values:
+                shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True,
+                                      note=note is not None)
+                if plain:
                     self._shapes[chosen.name] = shape  # the common case: built and hashed once
-            if not values:
+            if plain:
                 one_statement = self.writer.finisher(shape)
                 if one_statement is not None:
                     self._finishers[outcome] = (chosen.name, one_statement)
             detail = {"columns": sorted(values)} if values else None
-            row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail)
+            row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail, note=note)
             name, at = chosen.name, row["wb_now"] if row is not None else None
         if at is None:
             replay = self.db.read(lambda conn: self.lost.completed_by(conn, key, token, user))
@@ -233,15 +238,53 @@ class WorkQueue:
         return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=name,
                                  at=_utc(at, self.q.local_clock))
 
-    def release(self, user: str, key: Any, token: str, reason: str | None = None) -> None:
-        """Give the item back to the pool (not served to this user again during the cool-down)."""
+    def release(self, user: str, key: Any, token: str, reason: str | None = None, note: str | None = None) -> None:
+        """Give the item back to the pool (not served to this user again during the cool-down),
+        with a note written with it if given (or if the queue requires one)."""
         key = self.q.coerce_key(key)
-        shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True)
-        row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None)
+        note = self._note_for("release", note)
+        shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, note=note is not None)
+        row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None, note=note)
         if row is None:
             already = self.db.read(lambda conn: self.lost.released_by(conn, key, token, user))
             if not already:
                 raise self._lost(key, token, user)
+
+    def _note_for(self, action: str, note: str | None) -> str | None:
+        """The note to write with `action` ("release" or an outcome): checked, or None when none was
+        given; UsageError when the queue requires one and none was given."""
+        if note is not None and note.strip():
+            return notes_mod.checked(note)
+        if self.config.needs_note(action):
+            what = "a release" if action == "release" else f"Complete with outcome '{action}'"
+            raise errors.UsageError(f"queue {self.name} needs a note with {what}: say what happened "
+                                    "for whoever works the item next (--note TEXT)")
+        return None
+
+    # -- notes ------------------------------------------------------------------------------
+
+    def add_note(self, user: str, key: Any, text: str) -> models.Note:
+        """Add a note to an item (anyone may; notes are never changed or removed)."""
+        _check_user(user)
+        key = self.q.coerce_key(key)
+        text = notes_mod.checked(text)
+
+        def write(conn: sa.Connection) -> models.Note:
+            if conn.execute(sa.select(self.q.key).where(self.q.key == key)).first() is None:
+                raise errors.InvalidValue(f"{self.name} has no item with key {key!r}", column=self.q.key.name)
+            return self._notebook().add(conn, key, user, text)
+
+        return self.db.write(write)
+
+    def notes(self, key: Any) -> list[models.Note]:
+        """An item's notes, oldest first."""
+        key = self.q.coerce_key(key)
+        return self.db.read(lambda conn: self._notebook().of_item(conn, key))
+
+    def _notebook(self) -> notes_mod.Notes:
+        if self.trail.notes is None:
+            raise AssertionError("this queue was opened without its notes")
+        return self.trail.notes
 
     def extend(self, user: str, key: Any, token: str) -> models.Lock:
         """Push the expiry to now + lock duration (never past max_lock_duration from the claim)."""
