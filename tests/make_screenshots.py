@@ -4,11 +4,11 @@
 
 WORKBENCH_LANG=de renders them in German (or any language of workbench/i18n).
 
-Writes main-window.png (an item open, edits typed, the lock timer running), lock-lost.png (a
-supervisor took the item away while the operator was typing), reconnecting.png (the database went
-away), resume.png (the resume panel after a restart), connection.png (the first-run connection
-dialog after a failed Test connection) and password.png (asked again after a refused login), by
-driving the windows exactly as the GUI tests do.
+Writes main-window.png (an item open with a colleague's note beside it, edits typed, the lock timer
+running), lock-lost.png (a supervisor took the item away while the operator was typing),
+reconnecting.png (the database went away), resume.png (the resume panel after a restart),
+connection.png (the first-run connection dialog after a failed Test connection) and password.png
+(asked again after a refused login), by driving the windows exactly as the GUI tests do.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _settle(app: QApplication, seconds: float = 0.4) -> None:
 
 def _window(app: QApplication, config: Any, home: Path, user: str) -> main_window.MainWindow:
     window = gui_app.build_window(config, user, settings=dataclasses.replace(SETTINGS), home=home)
-    window.resize(1000, 760)
+    window.resize(1200, 760)
     window.show()
     ready: list[Any] = []
     window.session.ready.connect(ready.append)
@@ -80,6 +80,9 @@ def main(argv: list[str]) -> int:
 
     window = _window(app, config, home, "alice")
     claim = _claim(app, window)
+    cases = window.session.wb.queue("cases")
+    cases.add_note("bob", claim.lock.key, "Called the customer: it started after Monday's Outlook update.")
+    window.session.load_item_log()
     window.form.field("resolution").setPlainText("Replaced the docking station; the monitor works again.")
     window.form.field("time_spent_min").setText("25")
     _settle(app)
@@ -151,7 +154,8 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     for user, count in (("ann", 2), ("bob", 3), ("carla", 1), ("dev", 2)):
         q.claim_next(user, count)
     c = q.claim_next("erik")[0]
-    q.release("erik", c.lock.key, c.lock.token, "Needs information from the customer")
+    q.release("erik", c.lock.key, c.lock.token, "Needs information from the customer",
+              note="Asked for the invoice number by e-mail; the customer answers tomorrow.")
     locks = sorted(q.locks(), key=lambda lock: lock.key)
     for lock, seconds in ((locks[0], 14 * 60), (locks[1], 20 * 60), (locks[2], 6 * 60)):
         support.age_lock(wb, "cases", lock.key, seconds)  # as if time had passed: one nearly out, one expired

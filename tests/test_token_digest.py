@@ -94,7 +94,7 @@ def test_migration_6_digests_the_tokens_kept_in_clear(native_env: support.Env) -
     with wb.engine.connect() as conn, pytest.raises(errors.NotInitialized, match="at version 5"):
         migrations.check(conn, a.schema)
 
-    assert [m.version for m in wb.init()][0] == 6
+    assert next(m.version for m in wb.init()) == 6
     assert _tokens_in_trail(wb, native_env) == {audit.token_digest(gone.lock.token),
                                                 audit.token_digest(live.lock.token)}
     with pytest.raises(errors.LockLost) as lost:  # the migrated rows still tell why a lock was lost

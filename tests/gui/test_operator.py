@@ -613,3 +613,83 @@ def test_quit_is_not_held_up_by_a_stuck_database_call(tmp_path: Any) -> None:
     assert (tmp_path / "ready").exists(), done.stderr
     assert done.returncode == 0, done.stderr
     assert took < 40, f"the process took {took:.0f} s to end"
+
+
+def _ok_button(dialog: Any) -> Any:
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    return dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+
+
+def _log_texts(window: main_window.MainWindow) -> list[str]:
+    return [window.item_log.entries.item(i).text() for i in range(window.item_log.entries.count())]
+
+
+def test_notes_and_history_beside_the_form(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    claim = _claim(qtbot, window)
+    qtbot.waitUntil(lambda: any(t.startswith("Claimed by alice") for t in _log_texts(window)), timeout=10_000)
+    assert not window.item_log.add_button.isEnabled()  # nothing to add yet
+    qtbot.keyClicks(window.item_log.note, "Customer calls back after 15:00.")
+    qtbot.mouseClick(window.item_log.add_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: any("Customer calls back after 15:00." in t for t in _log_texts(window)),
+                    timeout=10_000)
+    assert window.item_log.note.toPlainText() == ""
+    note = next(t for t in _log_texts(window) if "calls back" in t)
+    assert note.startswith("alice wrote, ")
+    stored = window.session.wb.queue("cases").notes(claim.lock.key)
+    assert [(n.author, n.text) for n in stored] == [("alice", "Customer calls back after 15:00.")]
+    # The next item shows its own log, not this one's.
+    window.session.settings.next_after_complete = False
+    with qtbot.waitSignal(window.session.completed, timeout=10_000):
+        window.complete(None)
+    _claim(qtbot, window)
+    qtbot.waitUntil(lambda: bool(_log_texts(window)) and not any("calls back" in t for t in _log_texts(window)),
+                    timeout=10_000)
+
+
+def test_a_required_note_is_asked_for_before_release_and_complete(qtbot: Any, open_window: Any,
+                                                                   demo_config: Any) -> None:
+    window = open_window(with_queue(demo_config, "cases", notes_required=("release", "resolved")))
+    claim = _claim(qtbot, window)
+    _type(qtbot, window, "resolution", "Port replaced")
+
+    observed: dict[str, Any] = {}
+
+    def refuse_empty_then_cancel(dialog: Any) -> None:
+        ok = _ok_button(dialog)
+        observed["complete"] = (ok.text(), ok.isEnabled())  # no note, no Complete
+        dialog.reject()
+
+    seen = on_dialog(qtbot, "note_dialog", refuse_empty_then_cancel)
+    window.complete(None)
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    assert observed["complete"] == ("Complete as “Resolve”", False)
+    assert row(window, "cases", claim.lock.key)["wb_locked_by"] == "alice"  # cancelled: nothing happened
+
+    def release_with_note(dialog: Any) -> None:
+        ok = _ok_button(dialog)
+        observed["release"] = [ok.isEnabled()]
+        qtbot.keyClicks(dialog.note_box, "Needs the network team.")
+        observed["release"].append(ok.isEnabled())
+        dialog.accept()
+
+    seen = on_dialog(qtbot, "release_dialog", release_with_note)
+    with qtbot.waitSignal(window.session.released, timeout=10_000):
+        window.release()
+    assert observed["release"] == [False, True]
+    stored = window.session.wb.queue("cases").notes(claim.lock.key)
+    assert [(n.kind, n.text) for n in stored] == [("release", "Needs the network team.")]
+
+    window.session.settings.next_after_complete = False
+    again = _claim(qtbot, window)
+
+    def complete_with_note(dialog: Any) -> None:
+        qtbot.keyClicks(dialog.note_box, "Replaced the switch port.")
+        dialog.accept()
+
+    seen = on_dialog(qtbot, "note_dialog", complete_with_note)
+    with qtbot.waitSignal(window.session.completed, timeout=10_000):
+        window.complete(None)
+    assert [(n.kind, n.text) for n in window.session.wb.queue("cases").notes(again.lock.key)][-1] == \
+        ("complete", "Replaced the switch port.")

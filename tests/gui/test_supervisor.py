@@ -240,7 +240,7 @@ def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path:
         q.complete(user, c.lock.key, c.lock.token, "resolved", {})
     c = q.claim_next("bob")[0]
     claim(window, "cid")
-    q.release("bob", c.lock.key, c.lock.token, "Not my area")
+    q.release("bob", c.lock.key, c.lock.token, "Not my area", note="Belongs to the network team.")
     window.tabs.setCurrentIndex(1)
     qtbot.waitUntil(lambda: window.health.rowCount() == 2, timeout=20_000)
     cases = next(r for r in range(2) if window.health.item(r, 0).text() == "Helpdesk cases")
@@ -266,9 +266,12 @@ def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path:
     window.history_key.setText(str(c.lock.key))
     window.show_history()
     qtbot.waitUntil(lambda: "event(s) for Helpdesk cases" in window.status.text(), timeout=20_000)
-    assert window.history.rowCount() == 2, window.status.text()
-    assert [window.history.item(r, 1).text() for r in range(2)] == ["Claimed", "Released"]
+    assert window.history.rowCount() == 3, window.status.text()
+    assert [window.history.item(r, 1).text() for r in range(3)] == ["Claimed", "Released", "Note"]
     assert window.history.item(1, 4).text() == "Not my area"
+    assert (window.history.item(2, 2).text(), window.history.item(2, 4).text()) == \
+        ("bob", "Belongs to the network team.")  # the note written with the release, after it
+    assert "1 note(s)" in window.status.text()
 
 
 def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) -> None:

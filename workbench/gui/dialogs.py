@@ -1,4 +1,4 @@
-"""Small dialogs of the operator window: release reason, shortcuts, pick an item."""
+"""Small dialogs of the operator window: release reason and note, a required note, shortcuts, pick an item."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
     QTableView,
     QTableWidget,
     QTableWidgetItem,
@@ -34,9 +36,11 @@ RELEASE_REASONS = ("Needs information from the customer", "Not my area", "Waitin
 
 
 class ReleaseDialog(QDialog):
-    """Ask why the item goes back (a reason from the list, or typed)."""
+    """Ask why the item goes back (a reason from the list, or typed), and for a note for whoever
+    takes it next (required where the queue says so)."""
 
-    def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None) -> None:
+    def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None, *,
+                 note_required: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("release_dialog")
         self.setWindowTitle(self.tr("Release item"))
@@ -44,7 +48,9 @@ class ReleaseDialog(QDialog):
         text = self.tr("Give {0} back to the queue so someone else can take it.").format(item_label)
         if unsaved:
             text += "\n" + self.tr("Your unsaved edits will be discarded.")
-        layout.addWidget(QLabel(text))
+        explanation = QLabel(text)
+        explanation.setWordWrap(True)  # a long item label must not widen the dialog past the screen, or be cut
+        layout.addWidget(explanation)
         label = QLabel(self.tr("&Reason (pick one or type your own):"))
         layout.addWidget(label)
         self.reason = QComboBox()
@@ -54,12 +60,58 @@ class ReleaseDialog(QDialog):
         self.reason.setCurrentText("")
         label.setBuddy(self.reason)
         layout.addWidget(self.reason)
-        _ok_cancel_buttons(self, layout, self.tr("Release"))
+        self.note_box = _note_box(self, layout, self.tr("&Note for whoever takes it next (required):") if note_required
+                                  else self.tr("&Note for whoever takes it next (optional):"))
+        ok = _ok_cancel_buttons(self, layout, self.tr("Release"))
+        if note_required:
+            _require_text(self.note_box, ok)
         self.reason.setFocus()
 
     def text(self) -> str | None:
         value = self.reason.currentText().strip()
         return value or None
+
+    def note(self) -> str | None:
+        return self.note_box.toPlainText().strip() or None
+
+
+class NoteDialog(QDialog):
+    """Ask for the note an action needs before it is done."""
+
+    def __init__(self, title: str, explanation: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("note_dialog")
+        self.setWindowTitle(title)
+        layout = QVBoxLayout(self)
+        text = QLabel(explanation)
+        text.setWordWrap(True)
+        layout.addWidget(text)
+        self.note_box = _note_box(self, layout, self.tr("&Note:"))
+        _require_text(self.note_box, _ok_cancel_buttons(self, layout, title))
+        self.note_box.setFocus()
+
+    def text(self) -> str:
+        return self.note_box.toPlainText().strip()
+
+
+def _note_box(dialog: QDialog, layout: QVBoxLayout, label_text: str) -> QPlainTextEdit:
+    label = QLabel(label_text)
+    layout.addWidget(label)
+    box = QPlainTextEdit()
+    box.setObjectName("note_box")
+    box.setAccessibleName(label_text.replace("&", ""))
+    box.setTabChangesFocus(True)
+    box.setFixedHeight(box.fontMetrics().lineSpacing() * 4 + 12)
+    label.setBuddy(box)
+    layout.addWidget(box)
+    dialog.setMinimumWidth(dialog.fontMetrics().averageCharWidth() * 72)
+    return box
+
+
+def _require_text(box: QPlainTextEdit, ok: QPushButton) -> None:
+    """`ok` is enabled only while `box` holds some text."""
+    ok.setEnabled(False)
+    box.textChanged.connect(lambda: ok.setEnabled(bool(box.toPlainText().strip())))
 
 
 def read_only_table(name: str, headers: list[str], rows: list[list[str]], stretch: tuple[int, ...]) -> QTableWidget:
@@ -77,12 +129,15 @@ def read_only_table(name: str, headers: list[str], rows: list[list[str]], stretc
     return table
 
 
-def _ok_cancel_buttons(dialog: QDialog, layout: QVBoxLayout, ok_text: str) -> None:
+def _ok_cancel_buttons(dialog: QDialog, layout: QVBoxLayout, ok_text: str) -> QPushButton:
+    """OK (named `ok_text`) and Cancel at the bottom of `dialog`; returns the OK button."""
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-    buttons.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text)
+    ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+    ok.setText(ok_text)
     buttons.accepted.connect(dialog.accept)
     buttons.rejected.connect(dialog.reject)
     layout.addWidget(buttons)
+    return ok
 
 
 def _close_buttons(dialog: QDialog, layout: QVBoxLayout) -> None:

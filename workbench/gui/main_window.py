@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QSplitter,
     QStackedWidget,
     QSystemTrayIcon,
     QTableWidget,
@@ -26,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from workbench import fieldspec
 from workbench.core import durations, errors, models
-from workbench.gui import dialogs, draft_view, hotkeys, i18n, journal_status, quit_guard, resume, session
+from workbench.gui import dialogs, draft_view, hotkeys, i18n, item_log, journal_status, quit_guard, resume, session
 from workbench.gui import form as form_mod
 from workbench.services import operator as operator_service
 
@@ -128,7 +129,17 @@ class MainWindow(QMainWindow):
         self.info_banner = dialogs.Banner("info_banner", "info")
         layout.addWidget(self.info_banner)
         self.form = form_mod.RecordForm()
-        layout.addWidget(self.form, 1)
+        # The item's notes and history beside the form; the splitter keeps the form the wider part.
+        self.item_log = item_log.ItemLogPanel()
+        self.item_split = QSplitter(Qt.Orientation.Horizontal)
+        self.item_split.setObjectName("item_split")
+        self.item_split.setChildrenCollapsible(False)
+        self.item_split.addWidget(self.form)
+        self.item_split.addWidget(self.item_log)
+        self.item_split.setStretchFactor(0, 3)
+        self.item_split.setStretchFactor(1, 1)
+        self.item_split.setSizes([700, 300])  # in proportion: the form gets seven tenths
+        layout.addWidget(self.item_split, 1)
         actions = QHBoxLayout()
         self.release_button = QPushButton(self.tr("Release…"))
         self.release_button.setObjectName("release_button")
@@ -228,6 +239,8 @@ class MainWindow(QMainWindow):
         s.mine_loaded.connect(lambda locks: self._fill_resume(locks, only_queue=True))
         s.open_items_loaded.connect(self._on_open_items)
         s.counts_loaded.connect(self._on_counts)
+        s.item_log_loaded.connect(self.item_log.show_log)
+        self.item_log.note_written.connect(s.add_note)
         s.dispatcher.busy_changed.connect(self._on_busy)
         self._slow_timer = QTimer(self)
         self._slow_timer.setSingleShot(True)
@@ -382,9 +395,21 @@ class MainWindow(QMainWindow):
 
     def complete(self, outcome: str | None) -> None:
         changes = self._checked_changes()
-        if changes is not None:
-            self._set_busy_item(True)
-            self.session.complete(outcome, changes)
+        if changes is None:
+            return
+        note = None
+        cur = self.session.current
+        name = outcome or (self._queue_config(cur.queue).outcomes[0].name if cur is not None else "")
+        if self.session.needs_note(name):
+            label = next((o.label for o in self._queue_config().outcomes if o.name == name), name)
+            dialog = dialogs.NoteDialog(self.tr("Complete as “{0}”").format(label),
+                                        self.tr("This queue needs a note with this outcome: say what was done, "
+                                                "for whoever looks at {0} later.").format(self._item_label()), self)
+            if not dialog.exec():
+                return
+            note = dialog.text()
+        self._set_busy_item(True)
+        self.session.complete(outcome, changes, note)
 
     @Slot()
     def release(self) -> None:
@@ -392,9 +417,10 @@ class MainWindow(QMainWindow):
         if cur is None:
             return
         self._write_journal()
-        dialog = dialogs.ReleaseDialog(self._item_label(), bool(self.form.changes()), self)
+        dialog = dialogs.ReleaseDialog(self._item_label(), bool(self.form.changes()), self,
+                                       note_required=self.session.needs_note("release"))
         if dialog.exec():
-            self.session.release(dialog.text())
+            self.session.release(dialog.text(), dialog.note())
 
     @Slot()
     def extend(self) -> None:
@@ -493,6 +519,8 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentIndex(ITEM)
         self.next_button.setEnabled(True)
         self._set_actions()
+        self.item_log.clear()
+        self.session.load_item_log()
         self.form.focus_first_editable()
         if draft is not None:
             self._write_journal()  # journal again under the new lock token

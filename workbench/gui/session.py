@@ -102,6 +102,7 @@ class OperatorSession(QObject):
     open_items_loaded = Signal(object)
     counts_loaded = Signal(list)
     settings_changed = Signal(int)
+    item_log_loaded = Signal(object)  # operator.ItemLog of the open item
 
     def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
                  journal: journal_guard.GuardedJournal | None, settings: SessionSettings | None = None,
@@ -356,14 +357,14 @@ class OperatorSession(QObject):
             self.journal.discard(self.database, cur.queue, lock.key)
         self.saved.emit(lock, dict(edits))
 
-    def complete(self, outcome: str | None, edits: dict[str, Any]) -> None:
+    def complete(self, outcome: str | None, edits: dict[str, Any], note: str | None = None) -> None:
         cur = self._require()
         if cur is None:
             return
         lock = cur.lock
-        self._run(lambda: self.operator.complete(lock, outcome, edits),
+        self._run(lambda: self.operator.complete(lock, outcome, edits, note),
                   lambda done: self._after_complete(cur, done),
-                  retry=("complete", lambda: self.complete(outcome, edits)))
+                  retry=("complete", lambda: self.complete(outcome, edits, note)))
 
     def _after_complete(self, cur: Current, done: models.Completion) -> None:
         if self.journal is not None:
@@ -373,13 +374,36 @@ class OperatorSession(QObject):
         if self.settings.next_after_complete:
             self.next_item()
 
-    def release(self, reason: str | None) -> None:
+    def release(self, reason: str | None, note: str | None = None) -> None:
         cur = self._require()
         if cur is None:
             return
         lock = cur.lock
-        self._run(lambda: self.operator.release(lock, reason),
-                  lambda _: self._after_release(cur), retry=("release", lambda: self.release(reason)))
+        self._run(lambda: self.operator.release(lock, reason, note),
+                  lambda _: self._after_release(cur), retry=("release", lambda: self.release(reason, note)))
+
+    def needs_note(self, action: str) -> bool:
+        """Does `action` ("release", or an outcome's name) on the open item need a note?"""
+        return self.current is not None and self.operator.needs_note(self.current.queue, action)
+
+    def load_item_log(self) -> None:
+        """Read the open item's notes and history (item_log_loaded)."""
+        if self.current is None:
+            return
+        queue, key = self.current.queue, self.current.lock.key
+        self._run(lambda: self.operator.item_log(queue, key), self._item_log_read)
+
+    def _item_log_read(self, log: services.ItemLog) -> None:
+        cur = self.current
+        if cur is not None and (cur.queue, cur.lock.key) == (log.queue, log.key):  # still the open item
+            self.item_log_loaded.emit(log)
+
+    def add_note(self, text: str) -> None:
+        """Add a note to the open item, then read its notes and history again."""
+        if self.current is None:
+            return
+        queue, key = self.current.queue, self.current.lock.key
+        self._run(lambda: self.operator.add_note(queue, key, text), lambda _: self.load_item_log())
 
     def _after_release(self, cur: Current) -> None:
         if self.journal is not None:

@@ -32,9 +32,10 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import services
-from workbench.core import durations, errors, models
+from workbench.core import durations, errors
 from workbench.db import service
 from workbench.gui import board_model, charts, dispatch, supervisor_dialogs
+from workbench.gui.item_log import event_label, local_time
 
 ALL = board_model.ALL  # the queue filter's "all queues"
 # (the period's name in the picker, days, how chart titles say it); translated where shown.
@@ -409,16 +410,20 @@ class SupervisorWindow(QMainWindow):
         if not key:
             return
 
-        def done(events: list[Any]) -> None:
-            _fill(self.history, [[f"{e.at:%Y-%m-%d %H:%M:%S}", event_label(e.kind), e.actor, e.owner or "",
-                                  e.reason or e.outcome or ""] for e in events])
-            self.status.setText(self.tr("%n event(s) for {0} {1}", "", len(events)).format(self.titles[name], key))
+        def done(log: Any) -> None:
+            # Notes among the events, in the order things happened (a note after the action it came with).
+            rows = [(e.at, 0, [local_time(e.at), event_label(e.kind), e.actor, e.owner or "",
+                               e.reason or e.outcome or ""]) for e in log.events]
+            rows += [(n.at, 1, [local_time(n.at), self.tr("Note"), n.author, "", n.text]) for n in log.notes]
+            _fill(self.history, [cells for _, _, cells in sorted(rows, key=lambda r: (r[0], r[1]))])
+            self.status.setText(self.tr("%n event(s) for {0} {1}", "", len(log.events)).format(self.titles[name], key)
+                                + " · " + self.tr("%n note(s)", "", len(log.notes)))
 
         def failed(exc: BaseException) -> None:
             _fill(self.history, [])
             self.status.setText(str(exc))
 
-        self.dispatcher.call(lambda: self.service.history(name, key), done, failed)
+        self.dispatcher.call(lambda: self.service.item_log(name, key), done, failed)
 
     def _export(self, rows: list[list[str]], suggested: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Export CSV"), suggested, self.tr("CSV files (*.csv)"))
@@ -435,23 +440,6 @@ def write_csv(path: Path, rows: list[list[Any]]) -> None:
     # utf-8-sig: Excel, where supervisors open these, reads the accents right only with the BOM.
     with path.open("w", newline="", encoding="utf-8-sig") as handle:
         csv.writer(handle).writerows(rows)
-
-
-# What the audit trail's events are called where people read them (the trail keeps the names).
-EVENT_LABELS = {
-    models.EventKind.CLAIM: QT_TRANSLATE_NOOP("Events", "Claimed"),
-    models.EventKind.SAVE: QT_TRANSLATE_NOOP("Events", "Saved"),
-    models.EventKind.EXTEND: QT_TRANSLATE_NOOP("Events", "Extended"),
-    models.EventKind.RELEASE: QT_TRANSLATE_NOOP("Events", "Released"),
-    models.EventKind.EXPIRE: QT_TRANSLATE_NOOP("Events", "Expired"),
-    models.EventKind.FORCE_RELEASE: QT_TRANSLATE_NOOP("Events", "Force-released"),
-    models.EventKind.REASSIGN: QT_TRANSLATE_NOOP("Events", "Reassigned"),
-    models.EventKind.COMPLETE: QT_TRANSLATE_NOOP("Events", "Completed"),
-}
-
-
-def event_label(kind: models.EventKind) -> str:
-    return QCoreApplication.translate("Events", EVENT_LABELS[kind])
 
 
 class Seconds(float):

@@ -557,6 +557,41 @@ Einzelheiten stehen in {log}.</translation>
     </message>
 </context>
 <context>
+    <name>ItemLogPanel</name>
+    <message>
+        <source>Notes and history</source>
+        <translation>Notizen und Verlauf</translation>
+    </message>
+    <message>
+        <source>Notes and history of this item</source>
+        <translation>Notizen und Verlauf dieses Eintrags</translation>
+    </message>
+    <message>
+        <source>&amp;New note:</source>
+        <translation>&amp;Neue Notiz:</translation>
+    </message>
+    <message>
+        <source>For whoever works this item next…</source>
+        <translation>Für alle, die diesen Eintrag als Nächste bearbeiten…</translation>
+    </message>
+    <message>
+        <source>New note</source>
+        <translation>Neue Notiz</translation>
+    </message>
+    <message>
+        <source>Add note</source>
+        <translation>Notiz hinzufügen</translation>
+    </message>
+    <message>
+        <source>{0} wrote, {1}:</source>
+        <translation>{0} schrieb am {1}:</translation>
+    </message>
+    <message>
+        <source>{0} by {1}, {2}</source>
+        <translation>{0} von {1}, {2}</translation>
+    </message>
+</context>
+<context>
     <name>JournalStatus</name>
     <message>
         <source>The local journal folder {dir} cannot be used ({reason}).</source>
@@ -816,6 +851,14 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Nichts zu speichern: Kein Feld wurde geändert.</translation>
     </message>
     <message>
+        <source>Complete as “{0}”</source>
+        <translation>Abschließen als „{0}“</translation>
+    </message>
+    <message>
+        <source>This queue needs a note with this outcome: say what was done, for whoever looks at {0} later.</source>
+        <translation>Diese Warteschlange verlangt zu diesem Ergebnis eine Notiz: Schreiben Sie, was getan wurde, für alle, die sich {0} später ansehen.</translation>
+    </message>
+    <message>
         <source>workbench {0}
 Configuration: {1}</source>
         <translation>workbench {0}
@@ -924,6 +967,13 @@ Konfiguration: {1}</translation>
     <message>
         <source>Edits discarded. Press Next item ({0}) for the next one.</source>
         <translation>Änderungen verworfen. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
+    </message>
+</context>
+<context>
+    <name>NoteDialog</name>
+    <message>
+        <source>&amp;Note:</source>
+        <translation>&amp;Notiz:</translation>
     </message>
 </context>
 <context>
@@ -1110,6 +1160,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>&amp;Reason (pick one or type your own):</source>
         <translation>&amp;Grund (auswählen oder selbst eingeben):</translation>
+    </message>
+    <message>
+        <source>&amp;Note for whoever takes it next (required):</source>
+        <translation>&amp;Notiz für die nächste Bearbeitung (erforderlich):</translation>
+    </message>
+    <message>
+        <source>&amp;Note for whoever takes it next (optional):</source>
+        <translation>&amp;Notiz für die nächste Bearbeitung (freiwillig):</translation>
     </message>
     <message>
         <source>Release</source>
@@ -1460,11 +1518,22 @@ Konfiguration: {1}</translation>
         <source>Nothing more was done: {0}</source>
         <translation>Es wurde nichts weiter getan: {0}</translation>
     </message>
+    <message>
+        <source>Note</source>
+        <translation>Notiz</translation>
+    </message>
     <message numerus="yes">
         <source>%n event(s) for {0} {1}</source>
         <translation>
             <numerusform>%n Ereignis für {0} {1}</numerusform>
             <numerusform>%n Ereignisse für {0} {1}</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n note(s)</source>
+        <translation>
+            <numerusform>%n Notiz</numerusform>
+            <numerusform>%n Notizen</numerusform>
         </translation>
     </message>
     <message>

@@ -557,6 +557,41 @@ Les détails sont dans {log}.</translation>
     </message>
 </context>
 <context>
+    <name>ItemLogPanel</name>
+    <message>
+        <source>Notes and history</source>
+        <translation>Notes et historique</translation>
+    </message>
+    <message>
+        <source>Notes and history of this item</source>
+        <translation>Notes et historique de cet élément</translation>
+    </message>
+    <message>
+        <source>&amp;New note:</source>
+        <translation>&amp;Nouvelle note :</translation>
+    </message>
+    <message>
+        <source>For whoever works this item next…</source>
+        <translation>Pour la personne qui traitera cet élément ensuite…</translation>
+    </message>
+    <message>
+        <source>New note</source>
+        <translation>Nouvelle note</translation>
+    </message>
+    <message>
+        <source>Add note</source>
+        <translation>Ajouter la note</translation>
+    </message>
+    <message>
+        <source>{0} wrote, {1}:</source>
+        <translation>{0} a écrit, {1} :</translation>
+    </message>
+    <message>
+        <source>{0} by {1}, {2}</source>
+        <translation>{0} par {1}, {2}</translation>
+    </message>
+</context>
+<context>
     <name>JournalStatus</name>
     <message>
         <source>The local journal folder {dir} cannot be used ({reason}).</source>
@@ -816,6 +851,14 @@ Les détails sont dans {log}.</translation>
         <translation>Rien à enregistrer : aucun champ n&apos;a été modifié.</translation>
     </message>
     <message>
+        <source>Complete as “{0}”</source>
+        <translation>Terminer comme « {0} »</translation>
+    </message>
+    <message>
+        <source>This queue needs a note with this outcome: say what was done, for whoever looks at {0} later.</source>
+        <translation>Cette file exige une note pour ce résultat : dites ce qui a été fait, pour qui consultera {0} plus tard.</translation>
+    </message>
+    <message>
         <source>workbench {0}
 Configuration: {1}</source>
         <translation>workbench {0}
@@ -924,6 +967,13 @@ Configuration : {1}</translation>
     <message>
         <source>Edits discarded. Press Next item ({0}) for the next one.</source>
         <translation>Modifications supprimées. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
+    </message>
+</context>
+<context>
+    <name>NoteDialog</name>
+    <message>
+        <source>&amp;Note:</source>
+        <translation>&amp;Note :</translation>
     </message>
 </context>
 <context>
@@ -1110,6 +1160,14 @@ Configuration : {1}</translation>
     <message>
         <source>&amp;Reason (pick one or type your own):</source>
         <translation>&amp;Motif (choisissez-en un ou saisissez le vôtre) :</translation>
+    </message>
+    <message>
+        <source>&amp;Note for whoever takes it next (required):</source>
+        <translation>&amp;Note pour la personne suivante (obligatoire) :</translation>
+    </message>
+    <message>
+        <source>&amp;Note for whoever takes it next (optional):</source>
+        <translation>&amp;Note pour la personne suivante (facultative) :</translation>
     </message>
     <message>
         <source>Release</source>
@@ -1460,11 +1518,22 @@ Configuration : {1}</translation>
         <source>Nothing more was done: {0}</source>
         <translation>Rien de plus n&apos;a été fait : {0}</translation>
     </message>
+    <message>
+        <source>Note</source>
+        <translation>Note</translation>
+    </message>
     <message numerus="yes">
         <source>%n event(s) for {0} {1}</source>
         <translation>
             <numerusform>%n événement pour {0} {1}</numerusform>
             <numerusform>%n événements pour {0} {1}</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n note(s)</source>
+        <translation>
+            <numerusform>%n note</numerusform>
+            <numerusform>%n notes</numerusform>
         </translation>
     </message>
     <message>

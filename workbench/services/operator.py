@@ -51,6 +51,16 @@ class QueueCount:
         return self.waiting > WAITING_CAP
 
 
+@dataclasses.dataclass(frozen=True)
+class ItemLog:
+    """What people wrote and did on one item: its notes and its audit trail, each oldest first."""
+
+    queue: str
+    key: Any
+    notes: list[models.Note]
+    events: list[models.Event]
+
+
 WAITING_CAP = 10_000  # "first 200 of more than 10,000" is all a person needs; counting further costs
 
 
@@ -92,13 +102,26 @@ class Operator:
         return self.wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
 
     def complete(self, lock: models.Lock, outcome: str | None = None,
-                 edits: Mapping[str, Any] | None = None) -> models.Completion:
-        """Finish the item with an outcome (the queue's first when None) and final edits."""
-        return self.wb.queue(lock.queue).complete(self.user, lock.key, lock.token, outcome, edits)
+                 edits: Mapping[str, Any] | None = None, note: str | None = None) -> models.Completion:
+        """Finish the item with an outcome (the queue's first when None), final edits and a note."""
+        return self.wb.queue(lock.queue).complete(self.user, lock.key, lock.token, outcome, edits, note=note)
 
-    def release(self, lock: models.Lock, reason: str | None = None) -> None:
-        """Give the item back to the queue."""
-        self.wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason)
+    def release(self, lock: models.Lock, reason: str | None = None, note: str | None = None) -> None:
+        """Give the item back to the queue (with a note for whoever takes it next)."""
+        self.wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
+
+    def needs_note(self, queue: str, action: str) -> bool:
+        """Does `action` ("release", or an outcome's name) in `queue` need a note?"""
+        return self.wb.config.queues[queue].needs_note(action)
+
+    def add_note(self, queue: str, key: Any, text: str) -> models.Note:
+        """Add a note to an item (held or not)."""
+        return self.wb.queue(queue).add_note(self.user, key, text)
+
+    def item_log(self, queue: str, key: Any) -> ItemLog:
+        """An item's notes and history."""
+        work = self.wb.queue(queue)
+        return ItemLog(queue=queue, key=key, notes=work.notes(key), events=work.history(key))
 
     def extend(self, lock: models.Lock) -> models.Lock:
         """Push the lock's expiry out (never past the queue's maximum); the new lock."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from workbench.core import models
 from workbench.db import service
+from workbench.services import operator
 
 
 class Supervisor:
@@ -55,3 +56,9 @@ class Supervisor:
 
     def history(self, queue: str, key: Any) -> list[models.Event]:
         return self.wb.queue(queue).history(key)
+
+    def item_log(self, queue: str, key: Any) -> operator.ItemLog:
+        """An item's notes and history (an unknown key: no such item)."""
+        work = self.wb.queue(queue)
+        work.show(key)
+        return operator.ItemLog(queue=queue, key=key, notes=work.notes(key), events=work.history(key))

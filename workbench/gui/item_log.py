@@ -1,0 +1,129 @@
+"""The open item's notes and history beside the form, with a box to add a note."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal, Slot
+from PySide6.QtGui import QFont, QPalette
+from PySide6.QtWidgets import (
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core import models
+from workbench.services import operator
+
+# What the audit trail's events are called where people read them (the trail keeps the names).
+EVENT_LABELS = {
+    models.EventKind.CLAIM: QT_TRANSLATE_NOOP("Events", "Claimed"),
+    models.EventKind.SAVE: QT_TRANSLATE_NOOP("Events", "Saved"),
+    models.EventKind.EXTEND: QT_TRANSLATE_NOOP("Events", "Extended"),
+    models.EventKind.RELEASE: QT_TRANSLATE_NOOP("Events", "Released"),
+    models.EventKind.EXPIRE: QT_TRANSLATE_NOOP("Events", "Expired"),
+    models.EventKind.FORCE_RELEASE: QT_TRANSLATE_NOOP("Events", "Force-released"),
+    models.EventKind.REASSIGN: QT_TRANSLATE_NOOP("Events", "Reassigned"),
+    models.EventKind.COMPLETE: QT_TRANSLATE_NOOP("Events", "Completed"),
+}
+
+
+def event_label(kind: models.EventKind) -> str:
+    return QCoreApplication.translate("Events", EVENT_LABELS[kind])
+
+
+def local_time(at: dt.datetime) -> str:
+    """An instant as the operator reads it: in their own time zone, as the other lists show times."""
+    return at.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+class ItemLogPanel(QWidget):
+    """Notes (what people wrote) and events (what they did), oldest first, and a box for a new note.
+
+    Signals:
+        note_written(str): the operator asked to add this note to the open item.
+    """
+
+    note_written = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("item_log_panel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        heading = QLabel(self.tr("Notes and history"))
+        heading.setObjectName("item_log_heading")
+        font = heading.font()
+        font.setBold(True)
+        heading.setFont(font)
+        layout.addWidget(heading)
+        self.entries = QListWidget()
+        self.entries.setObjectName("item_log")
+        self.entries.setWordWrap(True)
+        self.entries.setAlternatingRowColors(True)
+        self.entries.setAccessibleName(self.tr("Notes and history of this item"))
+        layout.addWidget(self.entries, 1)
+        label = QLabel(self.tr("&New note:"))
+        layout.addWidget(label)
+        self.note = QPlainTextEdit()
+        self.note.setObjectName("note_text")
+        self.note.setPlaceholderText(self.tr("For whoever works this item next…"))
+        self.note.setAccessibleName(self.tr("New note"))
+        self.note.setTabChangesFocus(True)
+        self.note.setFixedHeight(self.note.fontMetrics().lineSpacing() * 4 + 12)
+        label.setBuddy(self.note)
+        layout.addWidget(self.note)
+        self.add_button = QPushButton(self.tr("Add note"))
+        self.add_button.setObjectName("add_note_button")
+        self.add_button.setEnabled(False)
+        layout.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignRight)
+        self.note.textChanged.connect(lambda: self.add_button.setEnabled(bool(self.note.toPlainText().strip())))
+        self.add_button.clicked.connect(self._send)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.note.clear()
+
+    def show_log(self, log: operator.ItemLog) -> None:
+        """Fill the list: notes and events merged in the order they happened."""
+        self.entries.clear()
+        merged: list[tuple[dt.datetime, int, Any]] = [(n.at, 1, n) for n in log.notes]
+        merged += [(e.at, 0, e) for e in log.events]  # an action before the note written with it
+        for _, _, entry in sorted(merged, key=lambda m: (m[0], m[1])):
+            if isinstance(entry, models.Note):
+                self._add_note(entry)
+            else:
+                self._add_event(entry)
+        self.entries.scrollToBottom()
+
+    def _add_note(self, note: models.Note) -> None:
+        head = self.tr("{0} wrote, {1}:").format(note.author, local_time(note.at))
+        item = QListWidgetItem(f"{head}\n{note.text}")
+        font = QFont(self.entries.font())
+        font.setBold(False)
+        item.setFont(font)
+        self.entries.addItem(item)
+
+    def _add_event(self, event: models.Event) -> None:
+        text = self.tr("{0} by {1}, {2}").format(event_label(event.kind), event.actor, local_time(event.at))
+        said = event.reason or event.outcome
+        if said:
+            text += f" — {said}"
+        item = QListWidgetItem(text)
+        font = QFont(self.entries.font())
+        font.setItalic(True)
+        item.setFont(font)
+        item.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        self.entries.addItem(item)
+
+    @Slot()
+    def _send(self) -> None:
+        text = self.note.toPlainText().strip()
+        if text:
+            self.note_written.emit(text)
+            self.note.clear()
