@@ -73,6 +73,8 @@ def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
     support.age_lock(window.wb, "cases", bob[0], 60 * 60)  # past its 15 minutes: expired
     refreshed(qtbot, window)
     assert window.model.rowCount() == 3
+    # The queue as people know it (its title), not its config name.
+    assert {window.model.index(r, 0).data() for r in range(3)} == {"Helpdesk cases"}
     window.board.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # age, oldest first
     assert board_keys(window) == [str(bob[0]), str(ann[0]), str(ann[1])]
     window.board.sortByColumn(1, Qt.SortOrder.AscendingOrder)  # keys sort as numbers, not text
@@ -86,6 +88,7 @@ def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
     header, *rows = window.model.csv_rows()
     assert header[4:8] == ["Claimed at", "Age (s)", "Time left (s)", "Idle (s)"]
     oldest = next(r for r in rows if r[1] == str(bob[0]))
+    assert oldest[0] == "Helpdesk cases"
     assert 3600 <= oldest[5] < 3700 and oldest[6] < 0 and dt.datetime.fromisoformat(oldest[4])
     window.holder_filter.setText("AN")  # case-insensitive, part of the name
     assert sorted(board_keys(window)) == sorted(str(k) for k in ann)

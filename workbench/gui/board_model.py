@@ -44,8 +44,9 @@ class BoardModel(QAbstractTableModel):
     through it (persistent indexes), and the view keeps its scroll position.
     """
 
-    def __init__(self, warn_seconds: float = 120.0) -> None:
+    def __init__(self, warn_seconds: float = 120.0, titles: dict[str, str] | None = None) -> None:
         super().__init__()
+        self.titles = dict(titles or {})  # a queue's title for people, by name
         self.rows: list[Any] = []
         self.shown: list[Any] = []
         self.warn_seconds = warn_seconds
@@ -136,7 +137,7 @@ class BoardModel(QAbstractTableModel):
 
     def _text(self, row: Any, column: int) -> str:
         if column == 0:
-            return row.queue
+            return self.titles.get(row.queue, row.queue)
         if column == 1:
             return str(row.key)
         if column == 2:
@@ -158,8 +159,8 @@ class BoardModel(QAbstractTableModel):
     def _sort_key(self, column: int) -> Callable[[Any], Any]:
         """What a column sorts by: numbers and times as such, not as text."""
         keys: dict[int, Callable[[Any], Any]] = {
-            0: lambda r: r.queue, 1: lambda r: _sortable(r.key), 2: lambda r: _summary(r).lower(),
-            3: lambda r: r.owner.lower(),
+            0: lambda r: self.titles.get(r.queue, r.queue).lower(), 1: lambda r: _sortable(r.key),
+            2: lambda r: _summary(r).lower(), 3: lambda r: r.owner.lower(),
             4: lambda r: r.locked_at.timestamp() if isinstance(r.locked_at, dt.datetime) else 0,
             5: lambda r: r.age, 6: lambda r: r.remaining, 7: lambda r: r.idle, 8: lambda r: r.extensions}
         return keys[column]

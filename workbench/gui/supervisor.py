@@ -73,7 +73,8 @@ class SupervisorWindow(QMainWindow):
         self._refreshing = False
         self._again = False
         self.last_refresh_ms = 0.0
-        self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before))
+        self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before),
+                                            titles={name: q.title for name, q in wb.config.queues.items()})
         self._sized = False  # the board's columns are sized to their contents once, at the first locks
         self._build(refresh_seconds)
         self._timer = QTimer(self)
