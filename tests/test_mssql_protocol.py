@@ -179,3 +179,14 @@ def test_grants_prints_the_script_for_review_and_never_applies_it(capsys: pytest
     assert out == "CREATE ROLE a;\nGO\nGRANT b;\nGO\n" and "untested on a live SQL Server" in err
     with pytest.raises(errors.UsageError, match="--apply is not offered here"):
         permission_commands._script(argparse.Namespace(queue="cases", apply=True, revoke=False), False, "mssql", [])
+
+
+def test_a_configured_release_reason_writes_its_values_in_its_own_branch() -> None:
+    text = demo.config_text() + ('\n[queues.cases.release_reasons]\n'
+                                 '"Needs a specialist" = { category = \'Hardware\' }\n"Duplicate" = {}\n')
+    release = batches(text)["release"]
+    branch, _, rest = release.partition("  ELSE\n")
+    assert "IF @p_reason = N'Needs a specialist'" in branch and "category='Hardware'" in branch
+    assert "Duplicate" not in release  # a reason that writes nothing takes the plain release
+    assert "category=" not in rest and "wb_locked_by=NULL" in rest
+    assert branch.count("INSERT INTO dbo.workbench_cooldown") == rest.count("INSERT INTO dbo.workbench_cooldown") == 1

@@ -262,3 +262,24 @@ def test_an_operator_adds_notes_under_their_own_login_only(pg: Pg, operator: tup
         assert outcome == 0 or (isinstance(outcome, str) and "not a refusal" not in outcome), (statement, outcome)
     assert [(n.author, n.kind, n.text) for n in pg.admin.queue("cases").notes(key)] == [
         (login, None, "Checked the cable."), (login, "release", "Needs someone on site.")]
+
+
+def test_a_release_reason_may_write_its_values_and_nothing_else(pg: Pg, operator: tuple[str, str]) -> None:  # noqa: F811
+    login, url = operator
+    reasons = '\n[queues.cases.release_reasons]\n"Needs a specialist" = { category = "Hardware" }\n'
+    owner = pg.open(pg.server.user, demo.config_text("{url}") + reasons)
+    with owner.engine.begin() as conn:  # the owner applies grants again for the new config
+        permissions.apply(conn, permissions.plan(conn, owner.queue("cases").q, None))
+    mine = pg.env.open(loader.parse(tomllib.loads(demo.config_text(url) + reasons), "op.toml")).queue("cases")
+    lock = mine.claim_next(login)[0].lock
+    mine.release(login, lock.key, lock.token, "Needs a specialist")
+    assert pg.env.row(pg.admin, "cases", lock.key)["category"] == "Hardware"
+    assert [(e.kind.value, e.actor, e.reason) for e in pg.admin.queue("cases").history(lock.key)][-1] == \
+        ("release", login, "Needs a specialist")
+    # By hand: a release that writes another value than any reason's is refused.
+    other = mine.claim_next(login)[0].lock
+    before = _state(pg)
+    release = ("UPDATE cases SET wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, "
+               "wb_lock_expires = NULL, category = 'Software' WHERE case_id = :k")
+    assert "may not make this change" in _refused(_engine(pg, url), release, k=other.key)
+    assert _state(pg) == before

@@ -693,3 +693,24 @@ def test_a_required_note_is_asked_for_before_release_and_complete(qtbot: Any, op
         window.complete(None)
     assert [(n.kind, n.text) for n in window.session.wb.queue("cases").notes(again.lock.key)][-1] == \
         ("complete", "Replaced the switch port.")
+
+
+def test_release_offers_the_queues_own_reasons(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    from workbench.config import model
+
+    writes = (model.Assignment("category", "value", "Hardware", 'queues.cases.release_reasons."Needs a specialist"'),)
+    reasons = (model.ReleaseReason("Not my area", ()), model.ReleaseReason("Needs a specialist", writes))
+    window = open_window(with_queue(demo_config, "cases", release_reasons=reasons))
+    claim = _claim(qtbot, window)
+    offered: list[str] = []
+
+    def pick_specialist(dialog: Any) -> None:
+        offered.extend(dialog.reason.itemText(i) for i in range(dialog.reason.count()))
+        dialog.reason.setCurrentText("Needs a specialist")
+        dialog.accept()
+
+    on_dialog(qtbot, "release_dialog", pick_specialist)
+    with qtbot.waitSignal(window.session.released, timeout=10_000):
+        window.release()
+    assert offered == ["Not my area", "Needs a specialist"]
+    assert row(window, "cases", claim.lock.key)["category"] == "Hardware"

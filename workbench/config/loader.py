@@ -309,6 +309,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
     read_only, summary = (_column_names(reader, data, name, key) for name in ("read_only", "summary"))
     fields = _parse_fields(reader, data.get("fields", {}), f"{key}.fields")
     notes_required = _notes_required(reader, data, outcomes, key)
+    release_reasons = _parse_release_reasons(reader, data.get("release_reasons", {}), f"{key}.release_reasons")
     return model.QueueConfig(
         name=name,
         title=values["title"] or name.replace("_", " ").title() or name,
@@ -332,7 +333,21 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         fields=fields,
         created=values["created"],
         notes_required=notes_required,
+        release_reasons=release_reasons,
     )
+
+
+def _parse_release_reasons(reader: _Reader, data: Any, key: str) -> tuple[model.ReleaseReason, ...]:
+    """`"REASON" = { COL = VALUE, … }` entries, in the file's order."""
+    data = reader.table(data, key)
+    reasons = []
+    for label, writes in data.items():
+        rkey = f'{key}."{label}"'
+        if not label.strip() or label != label.strip() or len(label) > 200:
+            raise reader.fail(rkey, "a reason is a short text without leading or trailing blanks (at most 200 "
+                                    "characters)")
+        reasons.append(model.ReleaseReason(label, _parse_assignments(reader, writes, rkey)))
+    return tuple(reasons)
 
 
 def _notes_required(reader: _Reader, data: dict[str, Any], outcomes: tuple[model.Outcome, ...],

@@ -74,6 +74,14 @@ class Outcome:
 
 
 @dataclasses.dataclass(frozen=True)
+class ReleaseReason:
+    """A reason Release offers, and what it writes besides on_release (e.g. "Needs level 2": tier = 2)."""
+
+    label: str
+    assignments: tuple[Assignment, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class FieldConfig:
     """Form settings of one column, `[queues.Q.fields.COL]`; None and empty mean "from the column"."""
 
@@ -114,6 +122,7 @@ class QueueConfig:
     created: str | None = None  # a date or date-time column: when the item arrived (for its waiting age)
     summary: tuple[str, ...] = ()  # the columns that tell items apart in lists (empty: chosen by name and type)
     notes_required: tuple[str, ...] = ()  # "release" and outcome names whose action needs a note
+    release_reasons: tuple[ReleaseReason, ...] = ()  # offered by Release, in order (empty: a built-in list)
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

@@ -25,7 +25,7 @@ REQUIRED: Any = _Required()
 # (a table or a list with its own grammar) by the loader's own function for that key.
 SCALAR_KINDS = ("duration", "integer", "boolean", "text", "name", "choice")
 STRUCTURED_KINDS = ("order", "lock", "conditions", "assignments", "outcomes", "fields", "names", "bound",
-                    "pattern")
+                    "pattern", "reasons")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +97,9 @@ QUEUE: tuple[Setting, ...] = (
             shown_default="0 (no limit)"),
     Setting("release_cooldown", "duration", 300, "a released item is not served to the same user again "
             "for this long; at most 30 days", maximum=30 * _DAY),
+    Setting("release_reasons", "reasons", (), "`[…release_reasons]` `\"REASON\" = { COL = VALUE, … }`: the reasons "
+            "Release offers, in this order, each writing its values besides `on_release` (`{}`: none); people may "
+            "still type their own", shown_default="a built-in list"),
     Setting("notes_required", "names", (), "actions that need a note from the operator: `release`, or an "
             "outcome's name (its Complete)"),
     Setting("created", "name", None, "a date/time column: when the item arrived (the supervisor's \"oldest "

@@ -32,6 +32,7 @@ class Shape:
     release_writes: bool = False  # release: the queue's on_release writes
     extend: bool = False
     note: bool = False  # a note (release, complete) written with it: the parameter wb_note
+    reason_writes: str | None = None  # release: the configured reason whose values it also writes
 
 
 class GuardedWriter:
@@ -206,6 +207,8 @@ class GuardedWriter:
             values.update(q.writes(q.outcomes[shape.outcome], user, now))
         if shape.release_writes:
             values.update(q.writes(q.on_release, user, now))
+        if shape.reason_writes is not None:
+            values.update(q.writes(q.reason_writes[shape.reason_writes], user, now))
         where = self.fence()
         if shape.extend:
             lock_values.update(self._extend_writes(now))

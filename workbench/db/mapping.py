@@ -173,6 +173,15 @@ class BoundQueue:
         self.on_claim = [self._bind_assignment(binder, a) for a in queue.on_claim]
         self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
+        # What each offered release reason writes besides on_release (only reasons that write something).
+        self.reason_writes = {r.label: [self._bind_assignment(binder, a) for a in r.assignments]
+                              for r in queue.release_reasons if r.assignments}
+        released = {b.column.name for b in self.on_release}
+        for writes in self.reason_writes.values():
+            for b in writes:
+                if b.column.name in released:
+                    raise binder.fail(b.assignment.key.split(f"queues.{self.name}.", 1)[-1],
+                                      f"on_release already sets '{b.column.name}'; a reason may set other columns")
         self.claim_leaves_todo = self._leaves(self.todo, self.on_claim) is True
         # Whether the claim index (see attach.py) returns waiting rows in queue order without a sort,
         # once each IN list is split into one exact value per query (filter_variants()).
@@ -181,7 +190,8 @@ class BoundQueue:
         self._check_workflow(binder)
         lock_names = {c.name for c in self.lock_columns}
         workflow = {b.column.name for b in (*self.scope, *self.todo)} | {
-            b.column.name for group in (self.on_claim, self.on_release, *self.outcomes.values()) for b in group}
+            b.column.name for group in (self.on_claim, self.on_release, *self.outcomes.values(),
+                                        *self.reason_writes.values()) for b in group}
         read_only = {binder.column(name, "read_only").name for name in queue.read_only} | {
             binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only}
         # Times the database writes itself (a clock default: created_at DEFAULT now()) and the queue's

@@ -155,7 +155,10 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
     free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
     stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
     scope = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
-    releases = f"{r.unchanged(minus(written, lock, editable, release_cols))} AND {r.assigned(q.on_release)}"
+    # A release writes on_release, and perhaps a configured reason's values too.
+    releases = " OR ".join(
+        f"({r.unchanged(minus(written, lock, editable, release_cols, columns_of(q, reason)))} AND "
+        f"{r.assigned(q.on_release)} AND {r.assigned(reason)})" for reason in ([], *q.reason_writes.values()))
     outcome_checks = "".join(
         f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group)))} AND {r.assigned(group)} THEN\n"
         f"          maybe := maybe || ('complete:' || {r.literal(name)});\n        END IF;\n"
@@ -394,7 +397,8 @@ def _with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[
 def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
     """Every column workbench may write: lock columns, on_claim/on_release/outcome columns, edits."""
     names = {c.name for c in q.lock_columns} | {c.name for c in q.editable} | {
-        b.column.name for group in (q.on_claim, q.on_release, *q.outcomes.values()) for b in group}
+        b.column.name for group in (q.on_claim, q.on_release, *q.outcomes.values(), *q.reason_writes.values())
+        for b in group}
     return [c for c in q.table.c if c.name in names]
 
 

@@ -251,8 +251,20 @@ class _Builder:
     def _release(self) -> tuple[list[str], str]:
         from workbench.db import guarded
 
-        shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True)
-        body = self._write(shape, edits=False, reason="@p_reason")
+        def release(writes: str | None) -> str:
+            shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, reason_writes=writes)
+            return self._cooled(self._write(shape, edits=False, reason="@p_reason"))
+
+        # A configured reason also writes its own values; any other reason, only on_release's.
+        body = ""
+        for label in self.q.reason_writes:
+            body += (f"  {'ELSE IF' if body else 'IF'} @p_reason = {self.text(label)}\n"
+                     f"  BEGIN\n{_indent(release(label))}  END\n")
+        body = f"{body}  ELSE\n  BEGIN\n{_indent(release(None))}  END;\n" if body else release(None)
+        return self._args(f"@p_reason {self.reason_type} = NULL"), body + self._done()
+
+    def _cooled(self, body: str) -> str:
+        """A release's body that also keeps the releasing login from being served the item at once."""
         seconds = self.q.config.release_cooldown_seconds
         if seconds > 0:
             c, sql = self.cooldown, _Sql(self.dialect, {})
@@ -264,7 +276,7 @@ class _Builder:
                                                until=clock.add_seconds(now, sa.literal(seconds))))
             body = body.replace("  COMMIT;\n", f"  IF @done = 1\n  BEGIN\n    {lapsed};\n    {remember};\n  END;\n"
                                                "  COMMIT;\n")
-        return self._args(f"@p_reason {self.reason_type} = NULL"), body + self._done()
+        return body
 
     def _complete(self) -> tuple[list[str], str]:
         from workbench.db import guarded

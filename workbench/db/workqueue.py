@@ -243,7 +243,9 @@ class WorkQueue:
         with a note written with it if given (or if the queue requires one)."""
         key = self.q.coerce_key(key)
         note = self._note_for("release", note)
-        shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, note=note is not None)
+        writes = reason if reason in self.q.reason_writes else None  # a configured reason's own values
+        shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, note=note is not None,
+                              reason_writes=writes)
         row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None, note=note)
         if row is None:
             already = self.db.read(lambda conn: self.lost.released_by(conn, key, token, user))

@@ -40,7 +40,7 @@ class ReleaseDialog(QDialog):
     takes it next (required where the queue says so)."""
 
     def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None, *,
-                 note_required: bool = False) -> None:
+                 note_required: bool = False, reasons: tuple[str, ...] = ()) -> None:
         super().__init__(parent)
         self.setObjectName("release_dialog")
         self.setWindowTitle(self.tr("Release item"))
@@ -56,7 +56,7 @@ class ReleaseDialog(QDialog):
         self.reason = QComboBox()
         self.reason.setObjectName("release_reason")
         self.reason.setEditable(True)
-        self.reason.addItems(RELEASE_REASONS)
+        self.reason.addItems(list(reasons or RELEASE_REASONS))  # the queue's own list, if it has one
         self.reason.setCurrentText("")
         label.setBuddy(self.reason)
         layout.addWidget(self.reason)

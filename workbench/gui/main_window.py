@@ -417,8 +417,9 @@ class MainWindow(QMainWindow):
         if cur is None:
             return
         self._write_journal()
+        reasons = tuple(r.label for r in self._queue_config(cur.queue).release_reasons)
         dialog = dialogs.ReleaseDialog(self._item_label(), bool(self.form.changes()), self,
-                                       note_required=self.session.needs_note("release"))
+                                       note_required=self.session.needs_note("release"), reasons=reasons)
         if dialog.exec():
             self.session.release(dialog.text(), dialog.note())
 
