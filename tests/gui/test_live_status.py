@@ -43,11 +43,28 @@ def test_the_start_page_counts_waiting_items_and_mine(qtbot: Any, open_window: A
     table = window.counts_table
     qtbot.waitUntil(lambda: table.rowCount() == len(demo_config.queues) and table.isVisible(), timeout=10_000)
     expected = window.session.operator.queue_counts()
-    cells = [[table.item(r, c).text() for c in range(3)] for r in range(table.rowCount())]
-    assert cells == [[c.title, str(c.waiting), "0"] for c in expected]
+    cells = [[table.item(r, c).text() for c in range(4)] for r in range(table.rowCount())]
+    # Overdue: the demo's cases name their due column; its imports do not.
+    assert cells == [[c.title, str(c.waiting), "0", "—" if c.overdue is None else str(c.overdue)] for c in expected]
+    assert expected[0].overdue is not None and expected[1].overdue is None and not table.isColumnHidden(3)
     # After a claim the queue shows one item fewer waiting, and one of yours.
     with qtbot.waitSignal(window.session.claimed, timeout=10_000):
         window.next_item()
     window.session.load_counts()
     qtbot.waitUntil(lambda: table.item(0, 2).text() == "1", timeout=10_000)
     assert table.item(0, 1).text() == str(expected[0].waiting - 1)
+
+
+def test_the_item_title_says_when_it_is_due(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    import sqlalchemy as sa
+
+    from workbench.db import clock
+
+    window = open_window(demo_config)
+    cases = window.session.wb.queue("cases").q.table
+    with window.session.wb.engine.begin() as conn:  # every case 2 days and 3 hours overdue
+        ago = clock.add_seconds(clock.db_now(), sa.literal(-(2 * 86400 + 3 * 3600)))
+        conn.execute(sa.update(cases).values(due_at=ago))
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        window.next_item()
+    assert window.item_title.text().endswith(" · overdue by 2d03h")

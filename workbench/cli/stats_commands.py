@@ -86,6 +86,8 @@ def cmd_health(args: argparse.Namespace, as_json: bool, queue: Callable[[], tupl
     print(f"  waiting        {h.waiting:>8}{oldest}")
     print(f"  locked         {h.locked:>8}")
     print(f"  expired locks  {h.expired_locks:>8}")
+    if h.overdue is not None:
+        print(f"  overdue        {h.overdue:>8}   (waiting or held, past their due time)")
     print(f"today: {h.completed_today} completed, {h.releases_today} released, {h.expiries_today} expired, "
           f"{h.force_releases_today} force-released")
     if h.release_reasons_today:

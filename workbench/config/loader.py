@@ -332,6 +332,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         allow_pick=values["allow_pick"],
         fields=fields,
         created=values["created"],
+        due=values["due"],
         notes_required=notes_required,
         release_reasons=release_reasons,
     )

@@ -120,6 +120,7 @@ class QueueConfig:
     allow_pick: bool
     fields: dict[str, FieldConfig]  # per-column form settings and value rules, by column name
     created: str | None = None  # a date or date-time column: when the item arrived (for its waiting age)
+    due: str | None = None  # a date or date-time column: when the item is due (overdue counts, time to due)
     summary: tuple[str, ...] = ()  # the columns that tell items apart in lists (empty: chosen by name and type)
     notes_required: tuple[str, ...] = ()  # "release" and outcome names whose action needs a note
     release_reasons: tuple[ReleaseReason, ...] = ()  # offered by Release, in order (empty: a built-in list)

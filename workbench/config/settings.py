@@ -102,6 +102,9 @@ QUEUE: tuple[Setting, ...] = (
             "still type their own", shown_default="a built-in list"),
     Setting("notes_required", "names", (), "actions that need a note from the operator: `release`, or an "
             "outcome's name (its Complete)"),
+    Setting("due", "name", None, "a date/time column: when an item is due; the window shows the time to it "
+            "and marks overdue items, `health` and the start page count them; ordering by it (`order = "
+            "[\"due_at asc\"]`) serves the most overdue first"),
     Setting("created", "name", None, "a date/time column: when the item arrived (the supervisor's \"oldest "
             "waiting\"); `attach` adds it to the claim index"),
     Setting("read_only", "names", (), "columns Save and Complete may not change (the key, lock and "

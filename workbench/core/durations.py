@@ -1,7 +1,8 @@
-"""Parse and print durations written as "90s", "30m", "1h30m" or a number of seconds."""
+"""Parse and print durations written as "90s", "30m", "1h30m" or a number of seconds; the time between two moments."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 
@@ -71,3 +72,24 @@ def format_setting(seconds: int) -> str:
         if count:
             parts.append(f"{count}{unit}")
     return "".join(parts) or "0s"
+
+
+def seconds_between(start: dt.datetime, end: object) -> float | None:
+    """Seconds from `start` to `end` (a date-time, a date taken as its midnight, or ISO text as SQLite
+    keeps it; None: None). A naive value beside an aware one is taken to be on the same clock, UTC."""
+    if end is None or end == "":
+        return None
+    if isinstance(end, str):
+        try:
+            end = dt.datetime.fromisoformat(end)
+        except ValueError:
+            return None
+    if isinstance(end, dt.date) and not isinstance(end, dt.datetime):
+        end = dt.datetime.combine(end, dt.time.min)
+    if not isinstance(end, dt.datetime):
+        return None
+    if end.tzinfo is None and start.tzinfo is not None:
+        end = end.replace(tzinfo=dt.UTC)
+    elif end.tzinfo is not None and start.tzinfo is None:
+        end = end.astimezone(dt.UTC).replace(tzinfo=None)
+    return (end - start).total_seconds()

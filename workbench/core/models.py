@@ -244,6 +244,7 @@ class QueueHealth:
     force_releases_today: int
     release_reasons_today: list[tuple[str, int]]  # (reason, count), most frequent first
     db_now: dt.datetime
+    overdue: int | None = None  # open items (waiting or held) past their due time; None unless the queue names `due`
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -151,7 +151,8 @@ class BoundQueue:
         self.token = lock_binder.column(queue.lock.token, "lock.token") if queue.lock.token else None
         claim_id = binder.column(queue.lock.claim_id, "lock.claim_id") if queue.lock.claim_id else None
         self._check_lock_types(binder)
-        self.created = self._created_column(binder)
+        self.created = self._date_column(binder, "created")
+        self.due = self._date_column(binder, "due")
         self.aware = bool(getattr(self.time.type, "timezone", False))
         self.shape = lockshapes.choose(queue=queue.name, user=self.user, time=self.time, expires=self.expires,
                                        token=self.token, locks=locks, claim_id=claim_id,
@@ -257,15 +258,24 @@ class BoundQueue:
                 raise binder.fail("lock.token", f"column '{self.token.name}' must be text of at least "
                                                 "32 characters, or of the database's UUID type")
 
-    def _created_column(self, binder: _Binder) -> sa.Column[Any] | None:
-        """The `created` column (when an item arrived), which must hold dates or date-times."""
-        if self.config.created is None:
+    def _date_column(self, binder: _Binder, key: str) -> sa.Column[Any] | None:
+        """The `created` (when an item arrived) or `due` column, which must hold dates or date-times."""
+        name = getattr(self.config, key)
+        if name is None:
             return None
-        column = binder.column(self.config.created, "created")
+        column = binder.column(name, key)
         if not self.backend.holds_dates(column):
-            raise binder.fail("created", f"column '{column.name}' must be a date or date-time column "
-                                         f"(it is {column.type})")
+            raise binder.fail(key, f"column '{column.name}' must be a date or date-time column (it is {column.type})")
         return column
+
+    def open_clause(self) -> sa.ColumnElement[bool]:
+        """Rows of this queue still being worked on: waiting (todo) or locked, live or expired."""
+        return sa.and_(*self.scope_clause(), sa.or_(self.todo_clause(), self.user.is_not(None)))
+
+    def overdue_clause(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """Open rows whose due time has passed (on the database clock); needs the `due` column."""
+        assert self.due is not None
+        return sa.and_(self.open_clause(), self.due < now)
 
     def _bind_condition(self, binder: _Binder, condition: model.Condition) -> BoundCondition:
         key = condition.key.split(f"queues.{self.name}.", 1)[-1]

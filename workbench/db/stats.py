@@ -433,6 +433,8 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
     columns = [count(free_branch, q.source).label("wb_free"), count(expired_branch).label("wb_retake"),
                count(sa.and_(*held, q.live(now))).label("wb_locked"),
                count(sa.and_(*held, q.stale(now))).label("wb_expired"), *Clock.columns(q)]
+    if q.due is not None:
+        columns.append(count(q.overdue_clause(now), q.source).label("wb_overdue"))
     if q.created is not None:
         for name, where, source in (("wb_oldest_free", free_branch, q.source),
                                     ("wb_oldest_retake", expired_branch, q.locked_source)):
@@ -462,7 +464,7 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
         oldest_waiting_age_seconds=oldest, releases_today=totals[_RELEASE], expiries_today=totals[_EXPIRE],
         force_releases_today=totals[_FORCE],
         release_reasons_today=sorted(reasons.items(), key=lambda item: (-item[1], item[0])),
-        db_now=reading.now)
+        db_now=reading.now, overdue=int(row["wb_overdue"]) if q.due is not None else None)
 
 
 def _age_seconds(reading: Clock, arrived: dt.datetime) -> float:

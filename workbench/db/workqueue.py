@@ -152,6 +152,14 @@ class WorkQueue:
         count = sa.select(sa.func.count()).select_from(waiting)
         return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
 
+    def count_overdue(self) -> int | None:
+        """Open items (waiting or held) past their due time on the database clock; None without `due`."""
+        q = self.q
+        if q.due is None:
+            return None
+        stmt = sa.select(sa.func.count()).select_from(q.source).where(q.overdue_clause(q.now()))
+        return int(self.db.read(lambda conn: conn.execute(stmt).scalar_one()))
+
     def summaries(self, keys: list[Any]) -> dict[Any, dict[str, Any]]:
         """The list columns of the given items, by key (for the resume panel)."""
         q = self.q

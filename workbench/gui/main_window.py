@@ -331,10 +331,11 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(page)
         layout.addStretch(1)
         layout.addWidget(self.message_label)
-        self.counts_table = QTableWidget(0, 3)
+        self.counts_table = QTableWidget(0, 4)
         self.counts_table.setObjectName("queue_counts")
-        self.counts_table.setAccessibleName(self.tr("Queues: waiting items and yours"))
-        self.counts_table.setHorizontalHeaderLabels([self.tr("Queue"), self.tr("Waiting"), self.tr("Yours")])
+        self.counts_table.setAccessibleName(self.tr("Queues: waiting items, yours and overdue ones"))
+        self.counts_table.setHorizontalHeaderLabels([self.tr("Queue"), self.tr("Waiting"), self.tr("Yours"),
+                                                     self.tr("Overdue")])
         self.counts_table.verticalHeader().setVisible(False)
         self.counts_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.counts_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -356,17 +357,20 @@ class MainWindow(QMainWindow):
         for r, count in enumerate(counts):
             waiting = (self.tr("more than {0}").format(QLocale().toString(operator_service.WAITING_CAP))
                        if count.more_than else QLocale().toString(count.waiting))
-            for c, text in enumerate((count.title, waiting, QLocale().toString(count.mine))):
+            overdue = "—" if count.overdue is None else QLocale().toString(count.overdue)
+            for c, text in enumerate((count.title, waiting, QLocale().toString(count.mine), overdue)):
                 item = QTableWidgetItem(text)
                 if c:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 table.setItem(r, c, item)
+        # The overdue column only where a queue names its due column.
+        table.setColumnHidden(3, all(count.overdue is None for count in counts))
         table.setVisible(bool(counts))
         table.resizeColumnsToContents()
         frame = 2 * table.frameWidth()
         header = table.horizontalHeader()
         height = header.sizeHint().height() + sum(table.rowHeight(r) for r in range(len(counts))) + frame
-        width = sum(header.sectionSize(c) for c in range(3)) + frame
+        width = sum(header.sectionSize(c) for c in range(4) if not table.isColumnHidden(c)) + frame
         table.setFixedSize(width, height)  # just the figures, centred under the message
 
     # -- commands ------------------------------------------------------------------------------------
@@ -515,8 +519,8 @@ class MainWindow(QMainWindow):
                                                 "them."))
         else:
             self.info_banner.setVisible(False)
-        self.item_title.setText(self.tr("{0} (resumed)").format(self._item_label()) if claim.resumed
-                                else self._item_label())
+        title = self.tr("{0} (resumed)").format(self._item_label()) if claim.resumed else self._item_label()
+        self.item_title.setText(title + self._due_text(queue, claim))
         self.stack.setCurrentIndex(ITEM)
         self.next_button.setEnabled(True)
         self._set_actions()
@@ -548,6 +552,15 @@ class MainWindow(QMainWindow):
                 action.setShortcut(QKeySequence(hotkeys.OUTCOME_KEYS[i]))
                 action.triggered.connect(lambda _=False, name=outcome.name: self.complete(name))
                 button.addAction(action)
+
+    def _due_text(self, queue: str, claim: models.Claim) -> str:
+        """" · due in 3h05m" or " · overdue by 2d04h" (on the database clock), or nothing."""
+        seconds = self.session.due_seconds(queue, claim)
+        if seconds is None:
+            return ""
+        if seconds < 0:
+            return " · " + self.tr("overdue by {0}").format(durations.format_duration(-seconds))
+        return " · " + self.tr("due in {0}").format(durations.format_duration(seconds))
 
     def _item_label(self) -> str:
         cur = self.session.current

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from workbench import fieldspec, journal_guard, services
 from workbench import journal as journal_mod
 from workbench.config import model
-from workbench.core import errors, models
+from workbench.core import durations, errors, models
 from workbench.db import service
 from workbench.gui import dispatch
 
@@ -117,6 +117,7 @@ class OperatorSession(QObject):
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
         self.summaries: dict[tuple[str, Any], str] = {}  # (queue, key) -> list columns as text
         self.list_columns: dict[str, list[str]] = {}  # per queue: the columns that tell items apart
+        self.due_columns: dict[str, str | None] = {}  # per queue: when an item is due, if it says
         self.lost: errors.LockLost | None = None
         self.reachable = True
         self._generation = 0
@@ -216,6 +217,7 @@ class OperatorSession(QObject):
                 layout = self.operator.layout(name)  # binding reflects the table: here, off the GUI thread
                 self.specs[name] = layout.fields
                 self.list_columns[name] = layout.list_columns
+                self.due_columns[name] = layout.due_column
                 mine = self.operator.mine(name)
                 self._load_summaries(name, [lock.key for lock in mine])
                 locks += mine
@@ -381,6 +383,11 @@ class OperatorSession(QObject):
         lock = cur.lock
         self._run(lambda: self.operator.release(lock, reason, note),
                   lambda _: self._after_release(cur), retry=("release", lambda: self.release(reason, note)))
+
+    def due_seconds(self, queue: str, claim: models.Claim) -> float | None:
+        """Seconds from the claim to the item's due time (negative: overdue), on the database clock."""
+        column = self.due_columns.get(queue)
+        return durations.seconds_between(claim.lock.locked_at, claim.item.get(column)) if column else None
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) on the open item need a note?"""

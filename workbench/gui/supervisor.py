@@ -187,8 +187,8 @@ class SupervisorWindow(QMainWindow):
         layout = QVBoxLayout(page)
         self.health = _table("queue_health", [
             self.tr("Queue"), self.tr("Waiting"), self.tr("Locked"), self.tr("Expired locks"),
-            self.tr("Completed today"), self.tr("Oldest waiting"), self.tr("Releases today"), self.tr("Expiries today"),
-            self.tr("Force releases today")])
+            self.tr("Completed today"), self.tr("Oldest waiting"), self.tr("Overdue"), self.tr("Releases today"),
+            self.tr("Expiries today"), self.tr("Force releases today")])
         layout.addWidget(self.health, 1)
         layout.addWidget(QLabel(self.tr("Why items were released today:")))
         self.reasons = _table("release_reasons", [self.tr("Queue"), self.tr("Reason"), self.tr("Times")])
@@ -314,7 +314,8 @@ class SupervisorWindow(QMainWindow):
 
     def _show_health(self, health: list[Any]) -> None:
         _fill(self.health, [[self.titles[h.queue], h.waiting, h.locked, h.expired_locks, h.completed_today,
-                             _age(h.oldest_waiting_age_seconds), h.releases_today, h.expiries_today,
+                             _age(h.oldest_waiting_age_seconds), "—" if h.overdue is None else h.overdue,
+                             h.releases_today, h.expiries_today,
                              h.force_releases_today] for h in health])
         _fill(self.reasons, [[self.titles[h.queue], reason, count] for h in health
                              for reason, count in h.release_reasons_today])

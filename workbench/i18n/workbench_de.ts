@@ -827,8 +827,8 @@ Einzelheiten stehen in {log}.</translation>
         <translation>workbench — {0} — {1}</translation>
     </message>
     <message>
-        <source>Queues: waiting items and yours</source>
-        <translation>Warteschlangen: wartende und Ihre Einträge</translation>
+        <source>Queues: waiting items, yours and overdue ones</source>
+        <translation>Warteschlangen: wartende, Ihre und überfällige Einträge</translation>
     </message>
     <message>
         <source>Queue</source>
@@ -841,6 +841,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>Yours</source>
         <translation>Ihre</translation>
+    </message>
+    <message>
+        <source>Overdue</source>
+        <translation>Überfällig</translation>
     </message>
     <message>
         <source>more than {0}</source>
@@ -879,6 +883,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>Complete as “{0}” ({1})</source>
         <translation>Abschließen als „{0}“ ({1})</translation>
+    </message>
+    <message>
+        <source>overdue by {0}</source>
+        <translation>seit {0} überfällig</translation>
+    </message>
+    <message>
+        <source>due in {0}</source>
+        <translation>fällig in {0}</translation>
     </message>
     <message>
         <source>Nothing to do right now. {0}.</source>
@@ -1404,6 +1416,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Releases today</source>
         <translation>Freigaben heute</translation>
+    </message>
+    <message>
+        <source>Overdue</source>
+        <translation>Überfällig</translation>
     </message>
     <message>
         <source>Expiries today</source>

@@ -827,8 +827,8 @@ Les détails sont dans {log}.</translation>
         <translation>workbench — {0} — {1}</translation>
     </message>
     <message>
-        <source>Queues: waiting items and yours</source>
-        <translation>Files : éléments en attente et les vôtres</translation>
+        <source>Queues: waiting items, yours and overdue ones</source>
+        <translation>Files : éléments en attente, les vôtres et ceux en retard</translation>
     </message>
     <message>
         <source>Queue</source>
@@ -841,6 +841,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>Yours</source>
         <translation>À vous</translation>
+    </message>
+    <message>
+        <source>Overdue</source>
+        <translation>En retard</translation>
     </message>
     <message>
         <source>more than {0}</source>
@@ -879,6 +883,14 @@ Configuration : {1}</translation>
     <message>
         <source>Complete as “{0}” ({1})</source>
         <translation>Terminer comme « {0} » ({1})</translation>
+    </message>
+    <message>
+        <source>overdue by {0}</source>
+        <translation>en retard de {0}</translation>
+    </message>
+    <message>
+        <source>due in {0}</source>
+        <translation>échéance dans {0}</translation>
     </message>
     <message>
         <source>Nothing to do right now. {0}.</source>
@@ -1404,6 +1416,10 @@ Configuration : {1}</translation>
     <message>
         <source>Releases today</source>
         <translation>Libérations aujourd&apos;hui</translation>
+    </message>
+    <message>
+        <source>Overdue</source>
+        <translation>En retard</translation>
     </message>
     <message>
         <source>Expiries today</source>

@@ -20,6 +20,7 @@ class QueueLayout:
     fields: list[fieldspec.FieldSpec]
     list_columns: list[str]
     lock_seconds: int
+    due_column: str | None = None  # when an item is due (the queue's `due`), if it names one
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +46,7 @@ class QueueCount:
     title: str
     waiting: int  # counted up to WAITING_CAP + 1
     mine: int
+    overdue: int | None = None  # open items past their due time (None: the queue names no `due` column)
 
     @property
     def more_than(self) -> bool:
@@ -83,7 +85,8 @@ class Operator:
         """The queue's form and list columns (the first call checks the config against the table)."""
         q = self.wb.queue(queue).q
         return QueueLayout(name=queue, key_name=q.key.name, fields=fieldspec.field_specs(q),
-                           list_columns=[c.name for c in q.list_columns], lock_seconds=q.config.lock_seconds)
+                           list_columns=[c.name for c in q.list_columns], lock_seconds=q.config.lock_seconds,
+                           due_column=q.due.name if q.due is not None else None)
 
     # -- claiming -----------------------------------------------------------------------------
 
@@ -154,7 +157,7 @@ class Operator:
         for name, config in self.wb.config.queues.items():
             work = self.wb.queue(name)
             counts.append(QueueCount(queue=name, title=config.title, waiting=work.count_waiting(WAITING_CAP),
-                                     mine=len(work.mine(self.user))))
+                                     mine=len(work.mine(self.user)), overdue=work.count_overdue()))
         return counts
 
     def pick_list(self, queue: str, limit: int = 200) -> PickList:
