@@ -162,6 +162,7 @@ class ShortcutsDialog(QDialog):
         table = read_only_table("shortcuts_table", [self.tr("Keys"), self.tr("Does")], [list(r) for r in rows],
                                 stretch=(1,))
         table.resizeColumnToContents(0)
+        table.setAccessibleName(self.tr("Keyboard shortcuts"))
         layout.addWidget(table)
         _close_buttons(self, layout)
         self.resize(560, 420)
@@ -206,6 +207,7 @@ class PickDialog(QDialog):
         self.proxy.setFilterKeyColumn(-1)  # any column
         self.table = QTableView()
         self.table.setObjectName("pick_table")
+        self.table.setAccessibleName(self.windowTitle())  # "Pick an item", set above
         self.table.setModel(self.proxy)
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -181,8 +181,13 @@ class RecordForm(QWidget):
                 continue
             field = _Field(spec, self._on_change)
             self._fields[spec.name] = field
-            label = QLabel(spec.label + (" *" if spec.required and not spec.read_only else ""))
+            required = spec.required and not spec.read_only
+            label = QLabel(spec.label + (" *" if required else ""))
             label.setBuddy(field.editor)
+            # A screen reader names the field by its label, without the "*", and says it is required.
+            field.editor.setAccessibleName(spec.label)
+            if required:
+                field.editor.setAccessibleDescription(self.tr("Required"))
             cell = QWidget()
             column = QVBoxLayout(cell)
             column.setContentsMargins(0, 0, 0, 0)

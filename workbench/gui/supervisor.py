@@ -111,12 +111,18 @@ class SupervisorWindow(QMainWindow):
         self.period.setToolTip(self.tr("The period of the operators' figures and the charts"))
         for label, days, _in_title in PERIODS:
             self.period.addItem(QCoreApplication.translate("SupervisorWindow", label), days)
-        bar.addWidget(QLabel(self.tr("Queue:")))
-        bar.addWidget(self.queue_filter)
-        bar.addWidget(QLabel(self.tr("Period:")))
-        bar.addWidget(self.period)
+        # Labels are the controls' buddies, so that a screen reader names each control by its label.
+        for text, control in ((self.tr("Queue:"), self.queue_filter), (self.tr("Period:"), self.period)):
+            label = QLabel(text)
+            label.setBuddy(control)
+            bar.addWidget(label)
+            bar.addWidget(control)
+        self.holder_filter.setAccessibleName(self.tr("Filter by holder"))
         bar.addWidget(self.holder_filter, 1)
-        bar.addWidget(QLabel(self.tr("Refresh every")))
+        every = QLabel(self.tr("Refresh every"))
+        every.setBuddy(self.interval)
+        self.interval.setAccessibleName(self.tr("Refresh every"))
+        bar.addWidget(every)
         bar.addWidget(self.interval)
         bar.addWidget(self.refresh_button)
         outer.addLayout(bar)
@@ -143,6 +149,7 @@ class SupervisorWindow(QMainWindow):
         layout = QVBoxLayout(page)
         self.board = QTableView()
         self.board.setObjectName("lock_board")
+        self.board.setAccessibleName(self.tr("Lock board"))
         self.board.setModel(self.model)
         self.board.setSortingEnabled(True)
         self.board.sortByColumn(board_model.AGE, Qt.SortOrder.DescendingOrder)  # oldest locks first
@@ -192,6 +199,8 @@ class SupervisorWindow(QMainWindow):
         layout.addWidget(self.health, 1)
         layout.addWidget(QLabel(self.tr("Why items were released today:")))
         self.reasons = _table("release_reasons", [self.tr("Queue"), self.tr("Reason"), self.tr("Times")])
+        self.health.setAccessibleName(self.tr("Queue health"))
+        self.reasons.setAccessibleName(self.tr("Why items were released today:"))
         layout.addWidget(self.reasons, 1)
         return page
 
@@ -208,6 +217,7 @@ class SupervisorWindow(QMainWindow):
         self.operators = _table("operator_stats", [
             self.tr("Queue"), self.tr("Operator"), self.tr("Completed"), self.tr("Median handle time"),
             self.tr("90th percentile"), self.tr("Releases"), self.tr("Expiries"), self.tr("Force-released")])
+        self.operators.setAccessibleName(self.tr("Operators"))
         layout.addWidget(self.operators, 1)
         return page
 
@@ -222,6 +232,8 @@ class SupervisorWindow(QMainWindow):
         self.history_key = QLineEdit()
         self.history_key.setObjectName("history_key")
         self.history_key.setPlaceholderText(self.tr("Item key"))
+        self.history_key.setAccessibleName(self.tr("Item key"))
+        self.history_queue.setAccessibleName(self.tr("Queue"))
         show = QPushButton(self.tr("Show"))
         show.setObjectName("history_show")
         export = QPushButton(self.tr("Export CSV…"))
@@ -234,6 +246,7 @@ class SupervisorWindow(QMainWindow):
         # In the order they happened: not sortable (two events in one second would swap places).
         self.history = _table("item_history", [self.tr("When"), self.tr("Event"), self.tr("By"), self.tr("Holder"),
                                                self.tr("Reason / outcome")], sortable=False)
+        self.history.setAccessibleName(self.tr("Item history"))
         layout.addWidget(self.history, 1)
         show.clicked.connect(self.show_history)
         self.history_key.returnPressed.connect(self.show_history)

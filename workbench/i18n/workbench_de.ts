@@ -1154,6 +1154,10 @@ Konfiguration: {1}</translation>
         <source>a number</source>
         <translation>eine Zahl</translation>
     </message>
+    <message>
+        <source>Required</source>
+        <translation>Pflichtfeld</translation>
+    </message>
 </context>
 <context>
     <name>ReleaseDialog</name>

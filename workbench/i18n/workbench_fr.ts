@@ -1154,6 +1154,10 @@ Configuration : {1}</translation>
         <source>a number</source>
         <translation>un nombre</translation>
     </message>
+    <message>
+        <source>Required</source>
+        <translation>Champ obligatoire</translation>
+    </message>
 </context>
 <context>
     <name>ReleaseDialog</name>

@@ -1,0 +1,72 @@
+"""Every control people use has a name a screen reader can say: the windows and dialogs walked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QTextEdit,
+    QWidget,
+)
+
+from tests.gui.test_supervisor import console  # noqa: F401  (the fixture: a console on the demo)
+from workbench.gui import dialogs, main_window
+from workbench.services import operator
+
+INTERACTIVE = (QAbstractButton, QLineEdit, QComboBox, QPlainTextEdit, QTextEdit, QAbstractSpinBox, QAbstractItemView)
+
+
+def unnamed(top: QWidget) -> list[str]:
+    """The visible controls of `top` that take focus and have no accessible name."""
+    found = []
+    for widget in top.findChildren(QWidget):
+        if not isinstance(widget, INTERACTIVE) or not widget.isVisibleTo(top):
+            continue
+        if widget.focusPolicy() == Qt.FocusPolicy.NoFocus:
+            continue
+        if isinstance(widget.parentWidget(), (QComboBox, QAbstractSpinBox)):
+            continue  # the editor inside a combo or spin box: the screen reader names its parent
+        face = QAccessible.queryAccessibleInterface(widget)
+        if face is None or not face.text(QAccessible.Text.Name).strip():
+            found.append(f"{type(widget).__name__} {widget.objectName() or '(no object name)'}")
+    return found
+
+
+def test_the_operator_window_names_every_control(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    assert unnamed(window) == []  # the start page
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        window.next_item()
+    assert window.stack.currentIndex() == main_window.ITEM
+    assert unnamed(window) == []  # the form, the notes panel, the actions
+    assert window.form.field("subject").accessibleName() == "Subject"
+    assert window.form.field("subject").accessibleDescription() == "Required"
+    window.show_resume()
+    assert unnamed(window) == []
+
+
+def test_the_operators_dialogs_name_every_control(qtbot: Any) -> None:
+    for dialog in (dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=True),
+                   dialogs.NoteDialog("Complete as “Resolve”", "This queue needs a note."),
+                   dialogs.ShortcutsDialog(["Resolve", "Wait for customer"]),
+                   dialogs.PickDialog(operator.PickList(key_name="case_id", rows=[{"case_id": 1, "subject": "x"}],
+                                                        labels={"case_id": "Case", "subject": "Subject"},
+                                                        waiting=1))):
+        qtbot.addWidget(dialog)
+        dialog.show()
+        assert unnamed(dialog) == [], dialog.objectName()
+
+
+def test_the_supervisor_console_names_every_control(qtbot: Any, console: Any) -> None:  # noqa: F811
+    window = console()
+    for tab in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(tab)
+        assert unnamed(window) == [], window.tabs.tabText(tab)
