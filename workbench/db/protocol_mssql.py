@@ -30,7 +30,9 @@ from sqlalchemy.sql import visitors
 
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, mapping, protocol, tables
+from workbench.db import clock, guarded, mapping, protocol, tables
+from workbench.db.claims import base
+from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
 OPERATIONS = ("next", "save", "extend", "release", "complete", "force_release", "reassign")
@@ -83,8 +85,6 @@ def revoke_script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]
 
 class _Builder:
     def __init__(self, dialect: Any, q: mapping.BoundQueue, schema: str) -> None:
-        from workbench.db import guarded  # guarded builds on protocol, as this module does
-
         self.dialect, self.q, self.schema = dialect, q, schema
         self.prep = dialect.identifier_preparer
         metadata, self.audit, _ = tables.build_metadata(schema)
@@ -184,9 +184,6 @@ class _Builder:
     def _next(self) -> tuple[list[str], str]:
         """Claim one item for the login: each branch in queue order (expired locks first), the
         row read WITH (UPDLOCK, READPAST) as the engine's claim reads it, then locked."""
-        from workbench.db.claims import base
-        from workbench.db.claims import mssql as mssql_claims
-
         q = self.q
         now = q.now()
         login = sa.literal_column("@login", sa.Unicode())
@@ -237,20 +234,14 @@ class _Builder:
         return [self._key(), "@p_token nvarchar(64)", *more]
 
     def _save(self) -> tuple[list[str], str]:
-        from workbench.db import guarded
-
         shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(self.edits))
         return self._args("@p_edits nvarchar(max)"), self._write(shape, edits=True) + self._done()
 
     def _extend(self) -> tuple[list[str], str]:
-        from workbench.db import guarded
-
         shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
         return self._args(), self._write(shape, edits=False) + self._done()
 
     def _release(self) -> tuple[list[str], str]:
-        from workbench.db import guarded
-
         def release(writes: str | None) -> str:
             shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, reason_writes=writes)
             return self._cooled(self._write(shape, edits=False, reason="@p_reason"))
@@ -279,8 +270,6 @@ class _Builder:
         return body
 
     def _complete(self) -> tuple[list[str], str]:
-        from workbench.db import guarded
-
         body = ""
         for outcome in self.q.config.outcomes:
             shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(self.edits), outcome=outcome.name,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal, Slot
 from PySide6.QtGui import QFont, QPalette
@@ -92,9 +91,7 @@ class ItemLogPanel(QWidget):
     def show_log(self, log: operator.ItemLog) -> None:
         """Fill the list: notes and events merged in the order they happened."""
         self.entries.clear()
-        merged: list[tuple[dt.datetime, int, Any]] = [(n.at, 1, n) for n in log.notes]
-        merged += [(e.at, 0, e) for e in log.events]  # an action before the note written with it
-        for _, _, entry in sorted(merged, key=lambda m: (m[0], m[1])):
+        for entry in log.in_order():
             if isinstance(entry, models.Note):
                 self._add_note(entry)
             else:

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import services
-from workbench.core import durations, errors
+from workbench.core import durations, errors, models
 from workbench.db import service
 from workbench.gui import board_model, charts, dispatch, supervisor_dialogs
 from workbench.gui.item_log import event_label, local_time
@@ -426,11 +426,10 @@ class SupervisorWindow(QMainWindow):
             return
 
         def done(log: Any) -> None:
-            # Notes among the events, in the order things happened (a note after the action it came with).
-            rows = [(e.at, 0, [local_time(e.at), event_label(e.kind), e.actor, e.owner or "",
-                               e.reason or e.outcome or ""]) for e in log.events]
-            rows += [(n.at, 1, [local_time(n.at), self.tr("Note"), n.author, "", n.text]) for n in log.notes]
-            _fill(self.history, [cells for _, _, cells in sorted(rows, key=lambda r: (r[0], r[1]))])
+            _fill(self.history, [[local_time(e.at), self.tr("Note"), e.author, "", e.text]
+                                 if isinstance(e, models.Note) else
+                                 [local_time(e.at), event_label(e.kind), e.actor, e.owner or "",
+                                  e.reason or e.outcome or ""] for e in log.in_order()])
             self.status.setText(self.tr("%n event(s) for {0} {1}", "", len(log.events)).format(self.titles[name], key)
                                 + " · " + self.tr("%n note(s)", "", len(log.notes)))
 

@@ -62,6 +62,16 @@ class ItemLog:
     notes: list[models.Note]
     events: list[models.Event]
 
+    @classmethod
+    def read(cls, work: Any, queue: str, key: Any) -> ItemLog:
+        """The log of `key` in `work` (a db.workqueue.WorkQueue)."""
+        return cls(queue=queue, key=key, notes=work.notes(key), events=work.history(key))
+
+    def in_order(self) -> list[models.Note | models.Event]:
+        """Notes and events as they happened; a note after the action it was written with."""
+        merged = [(e.at, 0, e) for e in self.events] + [(n.at, 1, n) for n in self.notes]
+        return [entry for _, _, entry in sorted(merged, key=lambda m: (m[0], m[1]))]
+
 
 WAITING_CAP = 10_000  # "first 200 of more than 10,000" is all a person needs; counting further costs
 
@@ -123,8 +133,7 @@ class Operator:
 
     def item_log(self, queue: str, key: Any) -> ItemLog:
         """An item's notes and history."""
-        work = self.wb.queue(queue)
-        return ItemLog(queue=queue, key=key, notes=work.notes(key), events=work.history(key))
+        return ItemLog.read(self.wb.queue(queue), queue, key)
 
     def extend(self, lock: models.Lock) -> models.Lock:
         """Push the lock's expiry out (never past the queue's maximum); the new lock."""

@@ -61,4 +61,4 @@ class Supervisor:
         """An item's notes and history (an unknown key: no such item)."""
         work = self.wb.queue(queue)
         work.show(key)
-        return operator.ItemLog(queue=queue, key=key, notes=work.notes(key), events=work.history(key))
+        return operator.ItemLog.read(work, queue, key)
