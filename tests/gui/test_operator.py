@@ -270,6 +270,9 @@ def test_hanging_database_never_freezes_the_window(qtbot: Any, open_window: Any,
     _type(qtbot, window, "resolution", "First part")
     monkeypatch.setattr(main_window, "SLOW_MS", 500)
     window._slow_timer.setInterval(500)
+    # The item's notes and history are read when it opens: let that call finish first, so that
+    # the Save below is the call that hangs (and starts the 500 ms "slow" timer).
+    assert window.session.dispatcher.wait()
     pg_server.freeze()  # connections stay open; nothing answers
     try:
         qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
