@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QMessageBox, QPlainTextEdit
+from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLineEdit, QMessageBox, QPlainTextEdit
 
 from tests.gui.conftest import FAST, close_window, on_dialog, row, with_queue
 from workbench.db import clock
@@ -725,3 +725,32 @@ def test_release_offers_the_queues_own_reasons(qtbot: Any, open_window: Any, dem
         window.release()
     assert offered == ["Not my area", "Needs a specialist"]
     assert row(window, "cases", claim.lock.key)["category"] == "Hardware"
+
+
+def test_the_keyboard_loop_needs_three_keys_beyond_typing(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Next → type → Complete → the next item: focus lands in the field to fill, so only Ctrl+N, one Tab
+    between the two empty fields, and Ctrl+Return are pressed besides the text."""
+    window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
+    window.activateWindow()
+    pressed = []
+
+    def press(key: Qt.Key, modifier: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
+        pressed.append(key)
+        qtbot.keyClick(QApplication.focusWidget() or window, key, modifier)
+
+    def typing(text: str) -> None:
+        qtbot.keyClicks(QApplication.focusWidget(), text)
+
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as first:
+        press(Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.form.field("resolution"))
+    typing("Reset the profile")
+    press(Qt.Key.Key_Tab)
+    typing("15")
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as second:
+        press(Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert len(pressed) <= 3, pressed
+    stored = row(window, "cases", first.args[0].lock.key)
+    assert (stored["status"], stored["resolution"], stored["time_spent_min"]) == ("resolved", "Reset the profile", 15)
+    assert second.args[0].lock.key != first.args[0].lock.key
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.form.field("resolution"))  # ready for the next

@@ -276,10 +276,13 @@ class RecordForm(QWidget):
                 editor.setEnabled(enabled)
 
     def focus_first_editable(self) -> None:
-        for field in self._fields.values():
-            if not field.spec.read_only:
-                field.editor.setFocus()
-                return
+        """Where the operator starts typing: the first empty required field, else the first empty
+        field, else the first editable one (so Next → type → Complete needs no Tabs)."""
+        editable = [f for f in self._fields.values() if not f.spec.read_only]
+        empty = [f for f in editable if _same(f.raw(), None)]
+        for field in [f for f in empty if f.spec.required] + empty + editable:
+            field.editor.setFocus()
+            return
 
     def _on_change(self, *_: Any) -> None:
         self._mark_changed()
