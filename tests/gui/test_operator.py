@@ -213,17 +213,6 @@ def test_queue_picker_and_nothing_to_do(qtbot: Any, open_window: Any, demo_confi
     assert "Nothing to do" in window.message_label.text()
 
 
-def test_shortcuts_are_listed_in_help(qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: Any) -> None:
-    window = open_window(demo_config)
-    shown: list[Any] = []
-    monkeypatch.setattr(dialogs.ShortcutsDialog, "exec", lambda self: shown.append(self) or 0)
-    window.actions["shortcuts"].trigger()
-    table = shown[0].findChild(type(shown[0].children()[-1]), "shortcuts_table") or shown[0].findChildren(
-        object, "shortcuts_table")[0]
-    texts = [table.item(r, 0).text() for r in range(table.rowCount())]
-    assert "Ctrl+N" in texts and "Ctrl+Return" in texts and "Ctrl+2" in texts
-
-
 def _no_dialogs(monkeypatch: Any) -> list[str]:
     """Record (and answer) every message box, so a test can say none was shown."""
     shown: list[str] = []

@@ -1,4 +1,4 @@
-"""Small dialogs of the operator window: release reason and note, a required note, shortcuts, pick an item."""
+"""Small dialogs of the operator window: release reason and note, a required note, pick an item."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui import form as form_mod
-from workbench.gui import hotkeys
 from workbench.services import operator
 
 # Offered as typed into the audit trail: data that supervisors filter and count, the same for every
@@ -138,34 +137,6 @@ def _ok_cancel_buttons(dialog: QDialog, layout: QVBoxLayout, ok_text: str) -> QP
     buttons.rejected.connect(dialog.reject)
     layout.addWidget(buttons)
     return ok
-
-
-def _close_buttons(dialog: QDialog, layout: QVBoxLayout) -> None:
-    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-    buttons.rejected.connect(dialog.reject)
-    layout.addWidget(buttons)
-
-
-class ShortcutsDialog(QDialog):
-    """Every shortcut, from the one table in hotkeys.py."""
-
-    def __init__(self, outcomes: list[str], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("shortcuts_dialog")
-        self.setWindowTitle(self.tr("Keyboard shortcuts"))
-        layout = QVBoxLayout(self)
-        rows = [(h.keys, hotkeys.describe(h)) for h in hotkeys.HOTKEYS]
-        rows += [(keys, self.tr("Complete as “{0}”").format(label))
-                 for keys, label in zip(hotkeys.OUTCOME_KEYS, outcomes, strict=False)]
-        rows += [("Tab / Shift+Tab", self.tr("Move between fields")),
-                 ("Enter", self.tr("Open the selected item in lists"))]
-        table = read_only_table("shortcuts_table", [self.tr("Keys"), self.tr("Does")], [list(r) for r in rows],
-                                stretch=(1,))
-        table.resizeColumnToContents(0)
-        table.setAccessibleName(self.tr("Keyboard shortcuts"))
-        layout.addWidget(table)
-        _close_buttons(self, layout)
-        self.resize(560, 420)
 
 
 class PickDialog(QDialog):

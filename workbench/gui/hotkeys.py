@@ -1,17 +1,22 @@
-"""Every keyboard shortcut of the operator window, in one table (also shown under Help)."""
+"""Every keyboard shortcut of the operator window: the defaults in one table, and each user's own
+keymap (their changes and the single-key mode, kept in their GUI settings)."""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSettings, Qt
+from PySide6.QtGui import QKeySequence
+
+log = logging.getLogger("workbench.gui")
 
 
 @dataclasses.dataclass(frozen=True)
 class Hotkey:
     action: str  # the name the window uses for the QAction
-    keys: str  # QKeySequence text, portable form
-    text: str  # what it does, for the Help table (English; describe() translates it)
+    keys: str  # the default: QKeySequence text, portable form
+    text: str  # what it does, for the shortcuts dialog (English; describe() translates it)
 
 
 HOTKEYS: tuple[Hotkey, ...] = (
@@ -26,19 +31,150 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey("resume", "Ctrl+L", QT_TRANSLATE_NOOP("Hotkeys", "Show your unfinished items")),
     Hotkey("pick", "Ctrl+O", QT_TRANSLATE_NOOP("Hotkeys", "Pick a specific waiting item")),
     Hotkey("queue", "Ctrl+K", QT_TRANSLATE_NOOP("Hotkeys", "Choose the queue")),
-    Hotkey("shortcuts", "F1", QT_TRANSLATE_NOOP("Hotkeys", "Show these shortcuts")),
+    Hotkey("shortcuts", "F1", QT_TRANSLATE_NOOP("Hotkeys", "Keyboard shortcuts: see and change them")),
     Hotkey("quit", "Ctrl+Q",
            QT_TRANSLATE_NOOP("Hotkeys", "Quit (gives back an untouched item; asks about one you worked on)")),
 )
 
 # Complete with a specific outcome: Ctrl+1 … Ctrl+9 in the order the queue lists its outcomes.
-OUTCOME_KEYS = tuple(f"Ctrl+{n}" for n in range(1, 10))
+OUTCOMES = 9
+OUTCOME_KEYS = tuple(f"Ctrl+{n}" for n in range(1, OUTCOMES + 1))
+
+
+def outcome_action(position: int) -> str:
+    """The keymap's name for "Complete with the queue's outcome number `position`" (from 1)."""
+    return f"outcome{position}"
+
+
+DEFAULTS: dict[str, str] = {h.action: h.keys for h in HOTKEYS} | {
+    outcome_action(n): keys for n, keys in enumerate(OUTCOME_KEYS, 1)}
+# Extra keys that are always there: the keypad's Enter completes too.
+FIXED: dict[str, tuple[str, ...]] = {"complete": ("Ctrl+Enter",)}
+# Single-key mode (off by default, as in annotation tools): N and 1–9 besides the chords. They act only
+# when the cursor is not in a text field: a text field takes the keys it types.
+SINGLE_KEYS: dict[str, str] = {"next": "N"} | {outcome_action(n): str(n) for n in range(1, OUTCOMES + 1)}
+# Keys a user cannot take for an action: those the form needs for moving and editing, and the menus'.
+RESERVED = ("Tab", "Shift+Tab", "Return", "Enter", "Esc", "Ctrl+A", "Ctrl+C", "Ctrl+V", "Ctrl+X", "Ctrl+Z",
+            "Ctrl+Y", "Ctrl+Shift+Z", "Alt+I", "Alt+V", "Alt+H", "Ctrl+Enter")
+GROUP = "shortcuts"
+SINGLE_KEY_SETTING = "single_key"
 
 
 def keys(action: str) -> str:
-    return next(h.keys for h in HOTKEYS if h.action == action)
+    """The default keys of `action`."""
+    return DEFAULTS[action]
 
 
 def describe(hotkey: Hotkey) -> str:
     """What the key does, in the user's language (the menu shows the part before a colon)."""
     return QCoreApplication.translate("Hotkeys", hotkey.text)
+
+
+def describe_action(action: str, outcomes: list[str]) -> str:
+    """What an action of the keymap does, with the current queue's outcome labels."""
+    for hotkey in HOTKEYS:
+        if hotkey.action == action:
+            return describe(hotkey)
+    position = int(action.removeprefix("outcome"))
+    label = outcomes[position - 1] if position <= len(outcomes) else None
+    if label is None:
+        return QCoreApplication.translate("Hotkeys", "Complete with the queue's outcome {0}").format(position)
+    return QCoreApplication.translate("Hotkeys", "Complete with the queue's outcome {0} (here: “{1}”)").format(
+        position, label)
+
+
+def normal(text: str) -> str:
+    """The portable form of a key text (so "ctrl+n" and "Ctrl+N" are one key); "" for no key."""
+    return QKeySequence.fromString(text, QKeySequence.SequenceFormat.PortableText).toString(
+        QKeySequence.SequenceFormat.PortableText)
+
+
+@dataclasses.dataclass
+class Keymap:
+    """Which keys trigger which action, for one user."""
+
+    keys: dict[str, str] = dataclasses.field(default_factory=lambda: dict(DEFAULTS))  # "" = no key
+    single_key: bool = False
+
+    @classmethod
+    def load(cls, settings: QSettings) -> Keymap:
+        """The user's keymap; the defaults where their settings hold nothing usable."""
+        keymap = cls()
+        settings.beginGroup(GROUP)
+        try:
+            for action in DEFAULTS:
+                stored = settings.value(action)
+                if stored is not None:
+                    keymap.keys[action] = normal(str(stored))
+            keymap.single_key = str(settings.value(SINGLE_KEY_SETTING, "false")).lower() in ("true", "1")
+        finally:
+            settings.endGroup()
+        problem = keymap.problem()
+        if problem:  # a hand-edited settings file: keep the window usable
+            log.warning("keyboard shortcuts in %s ignored: %s", settings.fileName(), problem)
+            return cls(single_key=keymap.single_key)
+        return keymap
+
+    def save(self, settings: QSettings) -> None:
+        """Store only what differs from the defaults, so later default changes reach the user."""
+        settings.remove(GROUP)
+        settings.beginGroup(GROUP)
+        for action, text in self.keys.items():
+            if text != DEFAULTS[action]:
+                settings.setValue(action, text)
+        if self.single_key:
+            settings.setValue(SINGLE_KEY_SETTING, True)
+        settings.endGroup()
+        settings.sync()
+
+    def sequences(self, action: str) -> list[QKeySequence]:
+        """Every key that triggers `action`: the chosen one, the fixed ones, the single key."""
+        texts = [self.keys.get(action, ""), *FIXED.get(action, ())]
+        if self.single_key and action in SINGLE_KEYS:
+            texts.append(SINGLE_KEYS[action])
+        return [QKeySequence(t) for t in texts if t]
+
+    def shown(self, action: str) -> str:
+        """The chosen key as the user's platform writes it ("" for none), for menus and tooltips."""
+        return QKeySequence(self.keys.get(action, "")).toString(QKeySequence.SequenceFormat.NativeText)
+
+    def problem(self) -> str | None:
+        """Why this keymap cannot be used (a key twice, or one the form needs), or None."""
+        taken: dict[str, str] = {}
+        for action, text in self.keys.items():
+            if not text:
+                continue
+            sequence = QKeySequence(text)
+            if sequence.count() != 1:
+                return QCoreApplication.translate("Hotkeys", "{0}: use one key combination.").format(text)
+            if text in RESERVED:
+                return QCoreApplication.translate(
+                    "Hotkeys", "{0} is needed for moving and editing in the form; choose another key.").format(
+                    _native(text))
+            if not _has_modifier(sequence) and not _is_function_key(text):
+                return QCoreApplication.translate(
+                    "Hotkeys", "{0} alone would be typed into the fields; add Ctrl or Alt, or use a function "
+                    "key (single keys: see the option below).").format(_native(text))
+            if text in taken:
+                return QCoreApplication.translate("Hotkeys", "{0} is set for both “{1}” and “{2}”.").format(
+                    _native(text), _short(taken[text]), _short(action))
+            taken[text] = action
+        return None
+
+
+def _native(text: str) -> str:
+    return QKeySequence(text).toString(QKeySequence.SequenceFormat.NativeText)
+
+
+def _short(action: str) -> str:
+    return describe_action(action, []).split(":")[0]
+
+
+def _has_modifier(sequence: QKeySequence) -> bool:
+    modifiers = sequence[0].keyboardModifiers()
+    chord = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier
+    return bool(modifiers & chord)
+
+
+def _is_function_key(text: str) -> bool:
+    return text[:1] == "F" and text[1:].isdigit()

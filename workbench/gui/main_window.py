@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QLocale, QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
     QComboBox,
+    QDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -27,7 +28,18 @@ from PySide6.QtWidgets import (
 
 from workbench import fieldspec
 from workbench.core import durations, errors, models
-from workbench.gui import dialogs, draft_view, hotkeys, i18n, item_log, journal_status, quit_guard, resume, session
+from workbench.gui import (
+    dialogs,
+    draft_view,
+    hotkeys,
+    i18n,
+    item_log,
+    journal_status,
+    quit_guard,
+    resume,
+    session,
+    shortcuts_dialog,
+)
 from workbench.gui import form as form_mod
 from workbench.services import operator as operator_service
 
@@ -47,6 +59,8 @@ class MainWindow(QMainWindow):
         self._item_draft_dirty = False
         self._tray: QSystemTrayIcon | None = None
         self._opening_draft: tuple[str, Any] | None = None  # a resume entry whose lock is gone, being reopened
+        self.keymap = hotkeys.Keymap.load(settings)
+        self._outcome_actions: dict[str, QAction] = {}  # "outcome1"… for the shown queue
         self._build()
         self._connect()
         self._restore_state()
@@ -66,7 +80,6 @@ class MainWindow(QMainWindow):
         self.queue_picker.setVisible(self.queue_picker.count() > 1)
         self.next_button = QPushButton(self.tr("Next item"))
         self.next_button.setObjectName("next_button")
-        self.next_button.setToolTip(self.tr("Claim the next waiting item ({0})").format(hotkeys.keys("next")))
         self.pick_button = QPushButton(self.tr("Pick…"))
         self.pick_button.setObjectName("pick_button")
         self.mine_button = QPushButton(self.tr("My unfinished items"))
@@ -173,9 +186,6 @@ class MainWindow(QMainWindow):
         for hotkey in hotkeys.HOTKEYS:
             action = QAction(hotkeys.describe(hotkey).split(":")[0], self)
             action.setObjectName(f"action_{hotkey.action}")
-            action.setShortcut(QKeySequence(hotkey.keys))
-            if hotkey.action == "complete":  # the keypad's Enter too
-                action.setShortcuts([QKeySequence(hotkey.keys), QKeySequence("Ctrl+Enter")])
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             action.triggered.connect(handlers[hotkey.action])
             menus[hotkey.action].addAction(action)
@@ -189,6 +199,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(follow)
         self.actions["next_after_complete"] = follow
         self._build_language_menu(view_menu)
+        self._apply_keymap()
         about = QAction(self.tr("About workbench"), self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
@@ -445,8 +456,29 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def show_shortcuts(self) -> None:
+        """Help ▸ Keyboard shortcuts: the user may change them; kept in their own settings."""
         labels = [o.label for o in self._queue_config().outcomes]
-        dialogs.ShortcutsDialog(labels, self).exec()
+        dialog = shortcuts_dialog.ShortcutsDialog(self.keymap, labels, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self.keymap = dialog.keymap()
+            self.keymap.save(self.settings)
+            self._apply_keymap()
+
+    def _apply_keymap(self) -> None:
+        """Give every action the keys of the user's keymap (menus and tooltips show them)."""
+        for name, action in self.actions.items():
+            if name in hotkeys.DEFAULTS:
+                action.setShortcuts(self.keymap.sequences(name))
+        for name, action in self._outcome_actions.items():
+            action.setShortcuts(self.keymap.sequences(name))
+        self.next_button.setToolTip(self.tr("Claim the next waiting item ({0})").format(self.keymap.shown("next")))
+        for i, button in enumerate(self.complete_buttons.values()):
+            keys = [self.keymap.shown("complete")] if i == 0 else []
+            keys.append(self.keymap.shown(hotkeys.outcome_action(i + 1)) if i < hotkeys.OUTCOMES else "")
+            shown = ", ".join(k for k in keys if k)
+            label = button.text()
+            button.setToolTip(self.tr("Complete as “{0}” ({1})").format(label, shown) if shown
+                              else self.tr("Complete as “{0}”").format(label))
 
     def _focus_queue(self) -> None:
         if self.queue_picker.isVisible():
@@ -538,20 +570,21 @@ class MainWindow(QMainWindow):
             if widget is not None:
                 widget.deleteLater()
         self.complete_buttons = {}
+        self._outcome_actions = {}
         for i, outcome in enumerate(self._queue_config(queue).outcomes):
             button = QPushButton(outcome.label)
             button.setObjectName("complete_button" if i == 0 else f"complete_button_{outcome.name}")
             button.setProperty("role", "primary" if i == 0 else "outcome")
-            keys = hotkeys.keys("complete") if i == 0 else (hotkeys.OUTCOME_KEYS[i] if i < 9 else "")
-            button.setToolTip(self.tr("Complete as “{0}” ({1})").format(outcome.label, keys))
             button.clicked.connect(lambda _=False, name=outcome.name: self.complete(name))
             self._outcome_box.addWidget(button)
             self.complete_buttons[outcome.name] = button
-            if i < 9:
+            if i < hotkeys.OUTCOMES:
                 action = QAction(self)
-                action.setShortcut(QKeySequence(hotkeys.OUTCOME_KEYS[i]))
+                action.setObjectName(f"action_{hotkeys.outcome_action(i + 1)}")
                 action.triggered.connect(lambda _=False, name=outcome.name: self.complete(name))
                 button.addAction(action)
+                self._outcome_actions[hotkeys.outcome_action(i + 1)] = action
+        self._apply_keymap()
 
     def _due_text(self, queue: str, claim: models.Claim) -> str:
         """" · due in 3h05m" or " · overdue by 2d04h" (on the database clock), or nothing."""

@@ -548,8 +548,32 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Warteschlange wählen</translation>
     </message>
     <message>
-        <source>Show these shortcuts</source>
-        <translation>Diese Tastenkürzel anzeigen</translation>
+        <source>Keyboard shortcuts: see and change them</source>
+        <translation>Tastenkürzel: ansehen und ändern</translation>
+    </message>
+    <message>
+        <source>Complete with the queue&apos;s outcome {0}</source>
+        <translation>Mit Ergebnis {0} der Warteschlange abschließen</translation>
+    </message>
+    <message>
+        <source>Complete with the queue&apos;s outcome {0} (here: “{1}”)</source>
+        <translation>Mit Ergebnis {0} der Warteschlange abschließen (hier: „{1}“)</translation>
+    </message>
+    <message>
+        <source>{0}: use one key combination.</source>
+        <translation>{0}: Bitte nur eine Tastenkombination.</translation>
+    </message>
+    <message>
+        <source>{0} is needed for moving and editing in the form; choose another key.</source>
+        <translation>{0} wird zum Bewegen und Bearbeiten im Formular gebraucht; wählen Sie eine andere Taste.</translation>
+    </message>
+    <message>
+        <source>{0} alone would be typed into the fields; add Ctrl or Alt, or use a function key (single keys: see the option below).</source>
+        <translation>{0} allein würde in die Felder getippt; nehmen Sie Strg oder Alt dazu oder eine Funktionstaste (Einzeltasten: siehe die Option unten).</translation>
+    </message>
+    <message>
+        <source>{0} is set for both “{1}” and “{2}”.</source>
+        <translation>{0} ist sowohl für „{1}“ als auch für „{2}“ vergeben.</translation>
     </message>
     <message>
         <source>Quit (gives back an untouched item; asks about one you worked on)</source>
@@ -1260,16 +1284,8 @@ Konfiguration: {1}</translation>
         <translation>Tastenkürzel</translation>
     </message>
     <message>
-        <source>Complete as “{0}”</source>
-        <translation>Abschließen als „{0}“</translation>
-    </message>
-    <message>
-        <source>Move between fields</source>
-        <translation>Zwischen Feldern wechseln</translation>
-    </message>
-    <message>
-        <source>Open the selected item in lists</source>
-        <translation>Den ausgewählten Eintrag in Listen öffnen</translation>
+        <source>Click a key and press the new combination; the × clears it. Tab and Shift+Tab move between fields; Enter opens the selected item in lists.</source>
+        <translation>Klicken Sie auf eine Taste und drücken Sie die neue Kombination; das × löscht sie. Tab und Umschalt+Tab wechseln zwischen Feldern; Eingabe öffnet in Listen den gewählten Eintrag.</translation>
     </message>
     <message>
         <source>Keys</source>
@@ -1278,6 +1294,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>Does</source>
         <translation>Wirkung</translation>
+    </message>
+    <message>
+        <source>Keys for: {0}</source>
+        <translation>Tasten für: {0}</translation>
+    </message>
+    <message>
+        <source>Single keys: N for Next item, 1 to 9 for the outcomes (only while the cursor is not in a text field)</source>
+        <translation>Einzeltasten: N für Nächster Eintrag, 1 bis 9 für die Ergebnisse (nur wenn der Cursor nicht in einem Textfeld steht)</translation>
     </message>
 </context>
 <context>

@@ -548,8 +548,32 @@ Les détails sont dans {log}.</translation>
         <translation>Choisir la file</translation>
     </message>
     <message>
-        <source>Show these shortcuts</source>
-        <translation>Afficher ces raccourcis</translation>
+        <source>Keyboard shortcuts: see and change them</source>
+        <translation>Raccourcis clavier : les voir et les modifier</translation>
+    </message>
+    <message>
+        <source>Complete with the queue&apos;s outcome {0}</source>
+        <translation>Terminer avec le résultat {0} de la file</translation>
+    </message>
+    <message>
+        <source>Complete with the queue&apos;s outcome {0} (here: “{1}”)</source>
+        <translation>Terminer avec le résultat {0} de la file (ici : « {1} »)</translation>
+    </message>
+    <message>
+        <source>{0}: use one key combination.</source>
+        <translation>{0} : une seule combinaison de touches.</translation>
+    </message>
+    <message>
+        <source>{0} is needed for moving and editing in the form; choose another key.</source>
+        <translation>{0} sert à se déplacer et à modifier dans le formulaire ; choisissez une autre touche.</translation>
+    </message>
+    <message>
+        <source>{0} alone would be typed into the fields; add Ctrl or Alt, or use a function key (single keys: see the option below).</source>
+        <translation>{0} seule serait saisie dans les champs ; ajoutez Ctrl ou Alt, ou utilisez une touche de fonction (touches simples : voir l’option ci-dessous).</translation>
+    </message>
+    <message>
+        <source>{0} is set for both “{1}” and “{2}”.</source>
+        <translation>{0} est attribuée à la fois à « {1} » et à « {2} ».</translation>
     </message>
     <message>
         <source>Quit (gives back an untouched item; asks about one you worked on)</source>
@@ -1260,16 +1284,8 @@ Configuration : {1}</translation>
         <translation>Raccourcis clavier</translation>
     </message>
     <message>
-        <source>Complete as “{0}”</source>
-        <translation>Terminer comme « {0} »</translation>
-    </message>
-    <message>
-        <source>Move between fields</source>
-        <translation>Passer d&apos;un champ à l&apos;autre</translation>
-    </message>
-    <message>
-        <source>Open the selected item in lists</source>
-        <translation>Ouvrir l&apos;élément sélectionné dans les listes</translation>
+        <source>Click a key and press the new combination; the × clears it. Tab and Shift+Tab move between fields; Enter opens the selected item in lists.</source>
+        <translation>Cliquez sur une touche et appuyez sur la nouvelle combinaison ; le × l’efface. Tab et Maj+Tab passent d’un champ à l’autre ; Entrée ouvre l’élément choisi dans les listes.</translation>
     </message>
     <message>
         <source>Keys</source>
@@ -1278,6 +1294,14 @@ Configuration : {1}</translation>
     <message>
         <source>Does</source>
         <translation>Action</translation>
+    </message>
+    <message>
+        <source>Keys for: {0}</source>
+        <translation>Touches pour : {0}</translation>
+    </message>
+    <message>
+        <source>Single keys: N for Next item, 1 to 9 for the outcomes (only while the cursor is not in a text field)</source>
+        <translation>Touches simples : N pour Élément suivant, 1 à 9 pour les résultats (seulement quand le curseur n’est pas dans un champ de texte)</translation>
     </message>
 </context>
 <context>
