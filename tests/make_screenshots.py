@@ -2,10 +2,11 @@
 
     QT_QPA_PLATFORM=offscreen python -m tests.make_screenshots [OUTPUT_DIR]
 
-WORKBENCH_LANG=de renders them in German (or any language of workbench/i18n).
+WORKBENCH_LANG=de renders them in German (or any language of workbench/i18n);
+WORKBENCH_APPEARANCE=dark in the dark colours; QT_SCALE_FACTOR=2 at 200 %.
 
-Writes main-window.png (an item open with a colleague's note beside it, edits typed, the lock timer
-running), lock-lost.png (a supervisor took the item away while the operator was typing),
+Writes main-window.png and main-window-dark.png (an item open with a colleague's note beside it,
+edits typed, the lock timer running), lock-lost.png (a supervisor took the item away while the operator was typing),
 reconnecting.png (the database went away), resume.png (the resume panel after a restart),
 connection.png (the first-run connection dialog after a failed Test connection) and password.png
 (asked again after a refused login), by driving the windows exactly as the GUI tests do.
@@ -29,7 +30,7 @@ from PySide6.QtWidgets import QApplication
 from workbench import demo
 from workbench.config import loader
 from workbench.gui import app as gui_app
-from workbench.gui import main_window, session
+from workbench.gui import main_window, session, theme
 
 OUT = Path(__file__).resolve().parents[1] / "resources" / "screenshots"
 SETTINGS = session.SessionSettings(check_interval=30, auto_extend=False, next_after_complete=False)
@@ -74,6 +75,9 @@ def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else OUT
     out.mkdir(parents=True, exist_ok=True)
     app = gui_app.application()
+    installed = theme.installed()
+    if installed is not None and os.environ.get("WORKBENCH_APPEARANCE"):
+        installed.set_choice(os.environ["WORKBENCH_APPEARANCE"])
     work = Path(tempfile.mkdtemp(prefix="wb-shots-"))
     config = loader.load(demo.create(work / "demo"))
     home = work / "home"
@@ -87,6 +91,14 @@ def main(argv: list[str]) -> int:
     window.form.field("time_spent_min").setText("25")
     _settle(app)
     window.grab().save(str(out / "main-window.png"))
+    themes = theme.installed()
+    assert themes is not None
+    chosen = themes.choice
+    themes.set_choice("dark")
+    _settle(app)
+    window.grab().save(str(out / "main-window-dark.png"))
+    themes.set_choice(chosen)
+    _settle(app)
 
     window.session.wb.queue("cases").force_release("sue", claim.lock.key, "customer escalated to level 2")
     lost: list[Any] = []
@@ -118,9 +130,9 @@ def main(argv: list[str]) -> int:
     second.close()
     _connection_shots(app, out)
     _supervisor_shots(app, out, config)
-    for name in ("main-window.png", "lock-lost.png", "resume.png", "connection.png", "password.png",
-                 "reconnecting.png", "supervisor-board.png", "supervisor-operators.png", "supervisor-charts.png",
-                 "supervisor-history.png"):
+    for name in ("main-window.png", "main-window-dark.png", "lock-lost.png", "resume.png", "connection.png",
+                 "password.png", "reconnecting.png", "supervisor-board.png", "supervisor-operators.png",
+                 "supervisor-charts.png", "supervisor-history.png"):
         print(out / name)
     return 0
 

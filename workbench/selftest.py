@@ -111,6 +111,7 @@ def _run_checks(test: SelfTest, tmp: Path) -> None:
     if test.check("qt offscreen", lambda: _qt(state)):
         test.check("qt text (ICU)", _qt_text)
         test.check("translations", _translations)
+        test.check("colours", _colours)
     if "app" in state and "wb" in state:
         test.check("operator window", lambda: _window(state, tmp))
         test.check("supervisor console", lambda: _console(state))
@@ -266,6 +267,16 @@ def _translations() -> str:
     if not found:
         raise AssertionError("no translation is shipped")
     return ", ".join(found)
+
+
+def _colours() -> str:
+    """The style sheet ships and fills for every scheme (a missing colour would stop the app's start)."""
+    from workbench.gui import theme
+
+    sizes = [len(theme.stylesheet(c)) for c in (theme.LIGHT, theme.DARK, theme.CONTRAST_LIGHT, theme.CONTRAST_DARK)]
+    if min(sizes) < 500:
+        raise AssertionError(f"the style sheet is too short ({min(sizes)} characters)")
+    return "style sheet for light, dark and high contrast"
 
 
 def _quiet_offscreen(kind: Any, context: Any, message: str) -> None:

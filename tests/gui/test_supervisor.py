@@ -18,7 +18,7 @@ from tests.gui.conftest import on_dialog
 from workbench.db import audit as audit_mod
 from workbench.db import clock, service
 from workbench.gui import app as gui_app
-from workbench.gui import board_model, supervisor
+from workbench.gui import supervisor, theme
 
 
 @pytest.fixture
@@ -80,7 +80,8 @@ def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
     window.board.sortByColumn(1, Qt.SortOrder.AscendingOrder)  # keys sort as numbers, not text
     assert board_keys(window) == [str(k) for k in sorted([*ann, *bob])]
     expired = next(r for r in range(window.model.rowCount()) if window.model.index(r, 1).data() == str(bob[0]))
-    assert window.model.index(expired, 3).data(Qt.ItemDataRole.BackgroundRole).color() == board_model.PAST
+    past = theme.current().qcolor("board_past_bg")
+    assert window.model.index(expired, 3).data(Qt.ItemDataRole.BackgroundRole).color() == past
     assert window.model.index(expired, 6).data().startswith("expired")
     fresh = next(r for r in range(window.model.rowCount()) if window.model.index(r, 1).data() == str(ann[1]))
     assert window.model.index(fresh, 3).data(Qt.ItemDataRole.BackgroundRole) is None

@@ -7,7 +7,6 @@ import logging
 import os
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer
@@ -16,11 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from workbench import journal_guard, logs
 from workbench.config import model, paths
 from workbench.db import service
-from workbench.gui import dispatch, i18n, icons, launcher, main_window, session
-
-
-def stylesheet() -> str:
-    return resources.files("workbench.resources").joinpath("styles", "workbench.qss").read_text("utf-8")
+from workbench.gui import dispatch, i18n, icons, launcher, main_window, session, theme
 
 
 def application() -> QApplication:
@@ -32,9 +27,10 @@ def application() -> QApplication:
         # Matches workbench.desktop, so Wayland and X11 docks show the installed icon and name.
         app.setDesktopFileName("workbench")
         app.setWindowIcon(icons.app_icon())
-        app.setStyleSheet(stylesheet())
+        settings = user_settings()
+        theme.Theme(app, str(settings.value(theme.SETTING, "") or ""))  # colours for the system's scheme
         # Before any window exists: widgets take their texts when they are built.
-        i18n.install(app, i18n.chosen(user_settings()))
+        i18n.install(app, i18n.chosen(settings))
     return app  # type: ignore[return-value]
 
 

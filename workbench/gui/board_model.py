@@ -14,9 +14,10 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 
 from workbench.core import durations
+from workbench.gui import theme
 
 COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardModel", "Item"),
            QT_TRANSLATE_NOOP("BoardModel", "Summary"), QT_TRANSLATE_NOOP("BoardModel", "Holder"),
@@ -26,8 +27,6 @@ COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardMod
 CLAIMED_AT = 4
 AGE = 5  # the column the board sorts by at first (oldest locks first); then time left, idle
 ALL = ""  # the queue filter's "all queues"
-SOON = QColor("#fff4ce")  # expires within the warning time
-PAST = QColor("#fde2e1")  # expired, not yet taken over
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -120,10 +119,10 @@ class BoardModel(QAbstractTableModel):
             return self._text(row, column)
         if role == Qt.ItemDataRole.BackgroundRole:
             left = row.remaining.total_seconds()
-            if left <= 0:
-                return QBrush(PAST)
-            if left <= self.warn_seconds:
-                return QBrush(SOON)
+            if left <= 0:  # expired, not yet taken over
+                return QBrush(theme.current().qcolor("board_past_bg"))
+            if left <= self.warn_seconds:  # expires within the warning time
+                return QBrush(theme.current().qcolor("board_soon_bg"))
         if role == Qt.ItemDataRole.ToolTipRole and column in (6, 7):
             return QCoreApplication.translate("BoardModel", "expires {0}; last saved or extended {1}").format(
                 f"{row.expires_at:%Y-%m-%d %H:%M:%S}", f"{row.last_activity:%H:%M:%S}")

@@ -8,13 +8,14 @@ from typing import Any
 
 from PySide6.QtCharts import QBarCategoryAxis, QBarSeries, QBarSet, QChart, QChartView, QValueAxis
 from PySide6.QtCore import QMargins, Qt
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+from workbench.gui import theme
 
 # Handle-time bins in minutes: what a supervisor asks ("most take under ten minutes?").
 BINS = (2, 5, 10, 15, 30, 60)
 BIN_LABELS = ("0–2", "2–5", "5–10", "10–15", "15–30", "30–60", "≥ 60")  # minutes; no "<": labels are rich text
-CLAIMED, COMPLETED, HANDLED, OPEN = QColor("#9db8d9"), QColor("#1f6feb"), QColor("#2da44e"), QColor("#bf8700")
 
 
 def merge_open(per_queue: list[list[tuple[Any, int]] | None]) -> list[tuple[Any, int]] | None:
@@ -70,9 +71,12 @@ def _nice_step(top: int) -> int:
     return step
 
 
-def _bar_chart(title: str, categories: list[str], sets: list[tuple[str, QColor, list[int]]],
+def _bar_chart(title: str, categories: list[str], sets: list[tuple[str, str, list[int]]],
                x_title: str = "") -> QChart:
     chart = QChart()
+    colours = theme.current()
+    # Before the series: a chart theme sets every series' colours.
+    chart.setTheme(QChart.ChartTheme.ChartThemeDark if colours.dark else QChart.ChartTheme.ChartThemeLight)
     chart.setTitle(title)
     chart.setAnimationOptions(QChart.AnimationOption.NoAnimation)  # refreshed every few seconds
     chart.setMargins(QMargins(4, 4, 4, 4))
@@ -80,8 +84,8 @@ def _bar_chart(title: str, categories: list[str], sets: list[tuple[str, QColor, 
     top = 0
     for name, colour, values in sets:
         bar_set = QBarSet(name)
-        bar_set.setColor(colour)
-        bar_set.setBorderColor(colour)
+        bar_set.setColor(colours.qcolor(colour))
+        bar_set.setBorderColor(colours.qcolor(colour))
         bar_set.append([float(v) for v in values])
         series.append(bar_set)
         top = max([top, *values])
@@ -125,27 +129,36 @@ class ChartsPanel(QWidget):
         self.hours: list[tuple[Any, int, int]] = []
         self.open: list[tuple[Any, int]] | None = None
         self.bins: list[int] = []
+        self._shown: tuple[Any, ...] | None = None
+        installed = theme.installed()
+        if installed is not None:
+            installed.changed.connect(self._redraw)
+
+    def _redraw(self) -> None:
+        if self._shown is not None:
+            self.show_data(*self._shown)
 
     def show_data(self, hours: list[tuple[Any, int, int]], handle_seconds: list[float], period: str,
                   open_items: list[tuple[Any, int]] | None = None) -> None:
         """`period` as a chart title says it after a dash ("last 7 days")."""
+        self._shown = (hours, handle_seconds, period, open_items)  # drawn again in new colours
         self.hours, self.open, self.bins = hours, open_items, histogram(handle_seconds)
         labels = hour_labels([h for h, _d, _c in hours])
         _replace_chart(self.throughput_view, _bar_chart(
             self.tr("Claimed and completed per hour — {0}").format(period), labels,
-            [(self.tr("Claimed"), CLAIMED, [c for _h, _d, c in hours]),
-             (self.tr("Completed"), COMPLETED, [d for _h, d, _c in hours])]))
+            [(self.tr("Claimed"), "chart_claimed", [c for _h, _d, c in hours]),
+             (self.tr("Completed"), "chart_completed", [d for _h, d, _c in hours])]))
         if open_items is None:
             chart = _bar_chart(self.tr("Open items — set the queue's `created` column to see them"), [], [])
         else:
             chart = _bar_chart(self.tr("Open items (waiting or in progress) — {0}").format(period),
                                hour_labels([h for h, _n in open_items]),
-                               [(self.tr("Open"), OPEN, [n for _h, n in open_items])])
+                               [(self.tr("Open"), "chart_open", [n for _h, n in open_items])])
         _replace_chart(self.open_view, chart)
         total = len(handle_seconds)
         _replace_chart(self.handle_view, _bar_chart(
             self.tr("Handle time, claim to complete — %n item(s)", "", total), list(BIN_LABELS),
-            [(self.tr("Items"), HANDLED, self.bins)], x_title=self.tr("minutes")))
+            [(self.tr("Items"), "chart_handled", self.bins)], x_title=self.tr("minutes")))
 
 
 def _replace_chart(view: QChartView, chart: QChart) -> None:

@@ -336,6 +336,13 @@ class ConnectionDialog(QDialog):
     def _show(self, text: str, state: str) -> None:
         self.result.setText(text)
         dialogs.set_state(self.result, state)
+        # A long answer (a driver's message, a longer language, a larger scale) needs more lines: grow
+        # the dialog rather than squeeze the form above it.
+        layout = self.layout()
+        needed = (layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth()
+                  else layout.totalSizeHint().height())
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     @Slot()
     def test_connection(self) -> None:

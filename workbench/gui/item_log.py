@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal, Slot
-from PySide6.QtGui import QFont, QPalette
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import models
+from workbench.gui import theme
 from workbench.services import operator
 
 # What the audit trail's events are called where people read them (the trail keeps the names).
@@ -83,13 +84,19 @@ class ItemLogPanel(QWidget):
         layout.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignRight)
         self.note.textChanged.connect(lambda: self.add_button.setEnabled(bool(self.note.toPlainText().strip())))
         self.add_button.clicked.connect(self._send)
+        self._log: operator.ItemLog | None = None
+        installed = theme.installed()
+        if installed is not None:  # events are drawn in the theme's muted colour: draw them again
+            installed.changed.connect(lambda: self._log is not None and self.show_log(self._log))
 
     def clear(self) -> None:
+        self._log = None
         self.entries.clear()
         self.note.clear()
 
     def show_log(self, log: operator.ItemLog) -> None:
         """Fill the list: notes and events merged in the order they happened."""
+        self._log = log
         self.entries.clear()
         for entry in log.in_order():
             if isinstance(entry, models.Note):
@@ -115,7 +122,7 @@ class ItemLogPanel(QWidget):
         font = QFont(self.entries.font())
         font.setItalic(True)
         item.setFont(font)
-        item.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        item.setForeground(theme.current().qcolor("muted_fg"))
         self.entries.addItem(item)
 
     @Slot()

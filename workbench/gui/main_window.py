@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QLocale, QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -39,6 +39,7 @@ from workbench.gui import (
     resume,
     session,
     shortcuts_dialog,
+    theme,
 )
 from workbench.gui import form as form_mod
 from workbench.services import operator as operator_service
@@ -199,6 +200,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(follow)
         self.actions["next_after_complete"] = follow
         self._build_language_menu(view_menu)
+        self._build_appearance_menu(view_menu)
         self._apply_keymap()
         about = QAction(self.tr("About workbench"), self)
         about.triggered.connect(self._about)
@@ -206,18 +208,41 @@ class MainWindow(QMainWindow):
 
     def _build_language_menu(self, view_menu: Any) -> None:
         """View ▸ Language: the system's language or one chosen by the user, used from the next start."""
-        self.language_menu = view_menu.addMenu(self.tr("&Language"))
-        self.language_menu.setObjectName("language_menu")
-        group = QActionGroup(self.language_menu)
-        chosen = str(self.settings.value(i18n.SETTING, "") or "")
-        for code, name in i18n.LANGUAGES:
-            action = QAction(i18n.menu_name(code, name), self.language_menu)
-            action.setObjectName(f"language_{code or 'system'}")
+        self.language_menu = self._choice_menu(
+            view_menu, self.tr("&Language"), "language", i18n.SETTING,
+            [(code, i18n.menu_name(code, name)) for code, name in i18n.LANGUAGES], self._set_language)
+
+    def _build_appearance_menu(self, view_menu: Any) -> None:
+        """View ▸ Appearance: the system's colours (light, dark, high contrast) or the user's choice."""
+        self.appearance_menu = self._choice_menu(
+            view_menu, self.tr("&Appearance"), "appearance", theme.SETTING,
+            [(code, QCoreApplication.translate("Theme", name)) for code, name in theme.APPEARANCES],
+            self._set_appearance)
+
+    def _choice_menu(self, parent: Any, title: str, name: str, setting: str, choices: list[tuple[str, str]],
+                     choose: Any) -> Any:
+        """A submenu of exclusive choices ("" = the system's), the user's stored one checked."""
+        menu = parent.addMenu(title)
+        menu.setObjectName(f"{name}_menu")
+        group = QActionGroup(menu)
+        chosen = str(self.settings.value(setting, "") or "")
+        for code, text in choices:
+            action = QAction(text, menu)
+            action.setObjectName(f"{name}_{code or 'system'}")
             action.setCheckable(True)
             action.setChecked(code == chosen)
             action.setActionGroup(group)
-            action.triggered.connect(lambda _checked=False, c=code: self._set_language(c))
-            self.language_menu.addAction(action)
+            action.triggered.connect(lambda _checked=False, c=code: choose(c))
+            menu.addAction(action)
+        return menu
+
+    def _set_appearance(self, code: str) -> None:
+        """Store the choice (per user) and show it at once."""
+        self.settings.setValue(theme.SETTING, code)
+        self.settings.sync()
+        installed = theme.installed()
+        if installed is not None:
+            installed.set_choice(code)
 
     def _set_language(self, code: str) -> None:
         """Store the choice (per user); the window's texts change when workbench starts next time."""

@@ -839,6 +839,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>&amp;Sprache</translation>
     </message>
     <message>
+        <source>&amp;Appearance</source>
+        <translation>&amp;Darstellung</translation>
+    </message>
+    <message>
         <source>Language</source>
         <translation>Sprache</translation>
     </message>
@@ -1594,6 +1598,21 @@ Konfiguration: {1}</translation>
             <numerusform>%n Zeile in {0} gespeichert</numerusform>
             <numerusform>%n Zeilen in {0} gespeichert</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>Theme</name>
+    <message>
+        <source>As the system</source>
+        <translation>Wie das System</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>Hell</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>Dunkel</translation>
     </message>
 </context>
 <context>

@@ -839,6 +839,10 @@ Les détails sont dans {log}.</translation>
         <translation>&amp;Langue</translation>
     </message>
     <message>
+        <source>&amp;Appearance</source>
+        <translation>&amp;Apparence</translation>
+    </message>
+    <message>
         <source>Language</source>
         <translation>Langue</translation>
     </message>
@@ -1594,6 +1598,21 @@ Configuration : {1}</translation>
             <numerusform>%n ligne enregistrée dans {0}</numerusform>
             <numerusform>%n lignes enregistrées dans {0}</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>Theme</name>
+    <message>
+        <source>As the system</source>
+        <translation>Comme le système</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>Clair</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>Sombre</translation>
     </message>
 </context>
 <context>

@@ -1,0 +1,143 @@
+"""Colours: every text readable (WCAG contrast) in the light, dark and high-contrast sets, no colour
+outside theme.py, and the application following the system's scheme and the user's choice."""
+
+from __future__ import annotations
+
+import collections
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QColor, QPalette
+
+from workbench.gui import app as gui_app
+from workbench.gui import dialogs, theme
+
+GUI = Path(theme.__file__).parent
+QSS = Path(__file__).resolve().parents[2] / "resources" / "styles" / "workbench.qss"
+SETS = (theme.LIGHT, theme.DARK, theme.CONTRAST_LIGHT, theme.CONTRAST_DARK)
+
+
+def luminance(colour: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(colour.redF()) + 0.7152 * channel(colour.greenF()) + 0.0722 * channel(colour.blueF())
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG 2 contrast ratio, 1 to 21."""
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def colour(colours: theme.Colours, token: str) -> QColor:
+    return QColor(token) if token == "white" else colours.qcolor(token)
+
+
+@pytest.mark.parametrize("colours", SETS, ids=lambda c: c.name)
+def test_every_text_is_readable(colours: theme.Colours) -> None:
+    """4.5:1 for normal text (WCAG AA), 7:1 in the high-contrast sets (AAA), with the palette these
+    colours are used with."""
+    minimum = 7.0 if colours.name.startswith("contrast") else 4.5
+    palette = theme.palette(colours.dark)
+    role = QPalette.ColorRole
+    low = []
+    for fg, bg in colours.PAIRS:
+        low.append((fg, bg, contrast(colour(colours, fg), colour(colours, bg))))
+    for bg in colours.UNDER_TEXT:
+        for text in (role.WindowText, role.Text):
+            low.append((text.name, bg, contrast(palette.color(text), colours.qcolor(bg))))
+    for fg in colours.ON_WINDOW:
+        for back in (role.Window, role.Base, role.AlternateBase):
+            low.append((fg, back.name, contrast(colours.qcolor(fg), palette.color(back))))
+    assert [(fg, bg, round(r, 2)) for fg, bg, r in low if r < minimum] == []
+
+
+def test_the_palettes_themselves_are_readable() -> None:
+    role = QPalette.ColorRole
+    for dark in (False, True):
+        palette = theme.palette(dark)
+        assert contrast(palette.color(role.WindowText), palette.color(role.Window)) >= 7
+        assert contrast(palette.color(role.Text), palette.color(role.Base)) >= 7
+        assert contrast(palette.color(role.HighlightedText), palette.color(role.Highlight)) >= 4.5
+        assert contrast(palette.color(role.PlaceholderText), palette.color(role.Base)) >= 4.5
+
+
+def test_no_colour_outside_the_theme() -> None:
+    """A colour written anywhere else would be unreadable in one of the schemes."""
+    hex_colour = re.compile(r"#[0-9a-fA-F]{3}\b|#[0-9a-fA-F]{6}\b")
+    found = [f"{p.name}: {m}" for p in GUI.glob("*.py") if p.name != "theme.py"
+             for m in hex_colour.findall(p.read_text("utf-8"))]
+    found += [f"{p.name}: Qt.GlobalColor" for p in GUI.glob("*.py") if "Qt.GlobalColor." in p.read_text("utf-8")]
+    found += [f"workbench.qss: {m}" for m in hex_colour.findall(QSS.read_text("utf-8"))]
+    assert found == []
+    for colours in SETS:
+        assert "$" not in theme.stylesheet(colours)  # every token has a value
+
+
+@pytest.fixture
+def the_theme() -> Iterator[theme.Theme]:
+    app = gui_app.application()
+    # pytest-qt made the application, so workbench's start-up did not install the theme.
+    installed = theme.installed() or theme.Theme(app)
+    yield installed
+    installed.set_choice("")
+    gui_app.application().setPalette(QPalette())
+    installed.apply()
+    assert theme.current() == theme.LIGHT
+
+
+def _background(widget: Any) -> QColor:
+    """The colour most of a rendered widget shows."""
+    image = widget.grab().toImage()
+    counts = collections.Counter(image.pixelColor(x, y).name() for x in range(0, image.width(), 3)
+                                 for y in range(0, image.height(), 3))
+    return QColor(counts.most_common(1)[0][0])
+
+
+def test_the_users_choice_and_the_systems_scheme_are_followed(qtbot: Any, the_theme: theme.Theme) -> None:
+    app = gui_app.application()
+    banner = dialogs.Banner("warning_banner", "warning")
+    qtbot.addWidget(banner)
+    banner.show_text("Your lock runs out in 1m30s.")
+    banner.resize(500, 60)
+    assert _background(banner) == theme.LIGHT.qcolor("warning_bg")  # offscreen: a light system
+
+    the_theme.set_choice("dark")  # View ▸ Appearance ▸ Dark
+    assert app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    assert theme.current() == theme.DARK
+    assert _background(banner) == theme.DARK.qcolor("warning_bg")
+    assert contrast(banner.label.palette().color(QPalette.ColorRole.WindowText), _background(banner)) >= 4.5
+
+    the_theme.set_choice("")  # back to the system's
+    assert theme.current() == theme.LIGHT and _background(banner) == theme.LIGHT.qcolor("warning_bg")
+
+    # The system turns dark: its platform theme hands Qt a dark palette and says so.
+    app.setPalette(theme.palette(True))
+    the_theme.hints.colorSchemeChanged.emit(Qt.ColorScheme.Dark)
+    assert theme.current() == theme.DARK and _background(banner) == theme.DARK.qcolor("warning_bg")
+
+
+def test_high_contrast_is_followed(qtbot: Any, the_theme: theme.Theme, monkeypatch: Any) -> None:
+    monkeypatch.setattr(theme.Theme, "high_contrast", property(lambda self: True))
+    the_theme.apply()
+    assert theme.current() == theme.CONTRAST_LIGHT
+    the_theme.set_choice("dark")
+    assert theme.current() == theme.CONTRAST_DARK
+    assert "2px solid" in gui_app.application().styleSheet()
+    monkeypatch.undo()  # before the fixture puts the light colours back
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_view_appearance_switches_at_once_and_is_kept(qtbot: Any, open_window: Any, demo_config: Any,
+                                                      the_theme: theme.Theme, tmp_path: Path) -> None:
+    window = open_window(demo_config, home=tmp_path / "home")
+    window.findChild(QAction, "appearance_dark").trigger()
+    assert theme.current() == theme.DARK
+    assert gui_app.user_settings(tmp_path / "home").value(theme.SETTING) == "dark"
+    window.findChild(QAction, "appearance_system").trigger()
+    assert theme.current() == theme.LIGHT
