@@ -424,7 +424,7 @@ def _lose_to_bob(qtbot: Any, window: main_window.MainWindow, text: str) -> Any:
     _age_lock(window, "cases", key, 16 * 60)
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
-    assert "nobody has taken it since" in window.lost_banner.label.text()
+    assert "nobody has taken it since" in window.lost_banner.label.text().lower()
     qtbot.waitUntil(lambda: "free to claim" in window.lost_banner.label.text(), timeout=5000)
     assert window.reclaim_button.isVisible()
     # Another user, through the engine on the same database: claims it and stores his own text.

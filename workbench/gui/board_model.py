@@ -17,7 +17,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush
 
 from workbench.core import durations
-from workbench.gui import theme
+from workbench.gui import theme, times
 
 COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardModel", "Item"),
            QT_TRANSLATE_NOOP("BoardModel", "Summary"), QT_TRANSLATE_NOOP("BoardModel", "Holder"),
@@ -107,7 +107,8 @@ class BoardModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return QCoreApplication.translate("BoardModel", COLUMNS[section])
+            header = QCoreApplication.translate("BoardModel", COLUMNS[section])
+            return times.with_zone(header) if section == CLAIMED_AT else header
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -125,7 +126,7 @@ class BoardModel(QAbstractTableModel):
                 return QBrush(theme.current().qcolor("board_soon_bg"))
         if role == Qt.ItemDataRole.ToolTipRole and column in (6, 7):
             return QCoreApplication.translate("BoardModel", "expires {0}; last saved or extended {1}").format(
-                f"{row.expires_at:%Y-%m-%d %H:%M:%S}", f"{row.last_activity:%H:%M:%S}")
+                times.moment(row.expires_at), times.moment(row.last_activity))
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (5, 6, 7, 8):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -144,7 +145,7 @@ class BoardModel(QAbstractTableModel):
         if column == 3:
             return row.owner
         if column == 4:
-            return f"{row.locked_at:%Y-%m-%d %H:%M}"
+            return times.moment(row.locked_at)
         if column == 5:
             return durations.format_duration(row.age.total_seconds())
         if column == 6:

@@ -11,7 +11,7 @@ from PySide6.QtCore import QMargins, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from workbench.gui import theme
+from workbench.gui import theme, times
 
 # Handle-time bins in minutes: what a supervisor asks ("most take under ten minutes?").
 BINS = (2, 5, 10, 15, 30, 60)
@@ -55,7 +55,7 @@ def hour_labels(hours: list[Any]) -> list[str]:
 
     A category axis needs distinct names, so the unlabelled ones are runs of zero-width spaces."""
     day = len(hours) <= 36
-    return [(f"{h:%H}h" if day else f"{h:%d.%m}")
+    return [(f"{h.hour:02d}h" if day else times.day(h))
             if i > 0 and (h.hour % 3 == 0 if day else h.hour == 0) else "\u200b" * (i + 1)
             for i, h in enumerate(hours)]
 

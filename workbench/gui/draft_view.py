@@ -21,16 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import journal as journal_mod
-from workbench.core import models
-from workbench.gui import dialogs, resume
+from workbench.core import errors, models
+from workbench.gui import dialogs, resume, times
 from workbench.gui import form as form_mod
 
 translate = QCoreApplication.translate  # lupdate reads translate(context, text) calls
-
-
-def _clock(moment: dt.datetime) -> str:
-    """A database time as the operator's wall clock (the dates in question are today's)."""
-    return moment.astimezone().strftime("%H:%M:%S")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,10 +43,10 @@ def holder_of(view: models.ItemView, user: str) -> Holder:
     free = False
     if lock is not None and not lock.expired:
         if lock.owner == user:
-            text, free = translate("DraftView", "you hold it (until {0})").format(_clock(lock.expires_at)), True
+            text, free = translate("DraftView", "you hold it (until {0})").format(times.clock(lock.expires_at)), True
         else:
             text = translate("DraftView", "{0} holds it since {1} (until {2})").format(
-                lock.owner, _clock(lock.locked_at), _clock(lock.expires_at))
+                lock.owner, times.clock(lock.locked_at), times.clock(lock.expires_at))
     elif lock is not None:
         text = translate("DraftView", "{0}'s lock on it has run out: it is free to claim").format(lock.owner)
         free = True
@@ -64,13 +59,44 @@ def holder_of(view: models.ItemView, user: str) -> Holder:
     return Holder(view, text, free, dt.datetime.now())
 
 
+def lost_sentence(lost: errors.LockLost, item: str) -> str:
+    """What happened to the operator's lock, in their language and on their clock (the engine's own
+    message is English and in the database's time)."""
+    at = times.clock(lost.at) if lost.at is not None else translate("DraftView", "an unknown time")
+    if lost.cause == "expired":
+        text = translate("DraftView", "Lock lost: your lock on {0} expired at {1}").format(item, at)
+    elif lost.cause == "completed":
+        text = translate("DraftView", "Lock lost: {0} was completed by {1} at {2}").format(item, lost.by, at)
+    elif lost.cause == "released":
+        text = translate("DraftView", "Lock lost: {0} was released by {1} at {2}").format(item, lost.by, at)
+    elif lost.cause == "force_released":
+        text = translate("DraftView", "Lock lost: supervisor {0} released {1} at {2}").format(lost.by, item, at)
+    elif lost.cause == "reassigned":
+        text = translate("DraftView", "Lock lost: supervisor {0} gave {1} to someone else at {2}").format(
+            lost.by, item, at)
+    else:  # not_held, taken: no event of this lock to tell
+        text = translate("DraftView", "Lock lost: you no longer hold a lock on {0}").format(item)
+    if lost.reason:
+        text += " " + translate("DraftView", "(reason: {0})").format(lost.reason)
+    return text + "."
+
+
+def holder_hint(lost: errors.LockLost) -> str:
+    """Who held the item when the loss was noticed (a fresh read follows and replaces it)."""
+    if lost.holder is not None:
+        return translate("DraftView", "{0} holds it now.").format(lost.holder)
+    if lost.cause == "expired":
+        return translate("DraftView", "Nobody has taken it since: you can claim it again to continue.")
+    return translate("DraftView", "Nobody holds it now.")
+
+
 def unknown_holder(problem: str) -> Holder:
     return Holder(None, translate("DraftView", "who holds it is not known: {0}").format(problem), False,
                   dt.datetime.now())
 
 
 def now_sentence(holder: Holder) -> str:
-    return translate("DraftView", "Now (checked {0}): {1}.").format(holder.checked_at.strftime("%H:%M:%S"), holder.text)
+    return translate("DraftView", "Now (checked {0}): {1}.").format(times.clock(holder.checked_at), holder.text)
 
 
 def as_text(title: str, draft: journal_mod.Draft, labels: dict[str, str], holder: Holder | None) -> str:
@@ -176,7 +202,7 @@ class DraftDialog(QDialog):
 
 def _local(iso: str) -> str:
     try:
-        return dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        return times.moment(dt.datetime.fromisoformat(iso))
     except ValueError:
         return iso
 

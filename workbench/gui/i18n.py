@@ -76,6 +76,11 @@ def install(app: QCoreApplication, language: str = "") -> str:
         app.removeTranslator(translator)
     _installed.clear()
     code = _shown = resolve(language)
+    # Dates and times in the language shown, unless the system's region already speaks it (de-AT keeps
+    # its own formats) or the language is English (the system's region says which English).
+    system = QLocale.system()
+    speaks = code != SOURCE_LANGUAGE and QLocale(code).language() != system.language()
+    QLocale.setDefault(QLocale(code) if speaks else system)
     if code == SOURCE_LANGUAGE:
         return code
     own = QTranslator(app)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal, Slot
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -17,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import models
-from workbench.gui import theme
+from workbench.gui import theme, times
 from workbench.services import operator
 
 # What the audit trail's events are called where people read them (the trail keeps the names).
@@ -35,11 +33,6 @@ EVENT_LABELS = {
 
 def event_label(kind: models.EventKind) -> str:
     return QCoreApplication.translate("Events", EVENT_LABELS[kind])
-
-
-def local_time(at: dt.datetime) -> str:
-    """An instant as the operator reads it: in their own time zone, as the other lists show times."""
-    return at.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 class ItemLogPanel(QWidget):
@@ -106,7 +99,7 @@ class ItemLogPanel(QWidget):
         self.entries.scrollToBottom()
 
     def _add_note(self, note: models.Note) -> None:
-        head = self.tr("{0} wrote, {1}:").format(note.author, local_time(note.at))
+        head = self.tr("{0} wrote, {1}:").format(note.author, times.moment(note.at))
         item = QListWidgetItem(f"{head}\n{note.text}")
         font = QFont(self.entries.font())
         font.setBold(False)
@@ -114,7 +107,7 @@ class ItemLogPanel(QWidget):
         self.entries.addItem(item)
 
     def _add_event(self, event: models.Event) -> None:
-        text = self.tr("{0} by {1}, {2}").format(event_label(event.kind), event.actor, local_time(event.at))
+        text = self.tr("{0} by {1}, {2}").format(event_label(event.kind), event.actor, times.moment(event.at))
         said = event.reason or event.outcome
         if said:
             text += f" — {said}"

@@ -40,6 +40,7 @@ from workbench.gui import (
     session,
     shortcuts_dialog,
     theme,
+    times,
 )
 from workbench.gui import form as form_mod
 from workbench.services import operator as operator_service
@@ -620,6 +621,9 @@ class MainWindow(QMainWindow):
             return " · " + self.tr("overdue by {0}").format(durations.format_duration(-seconds))
         return " · " + self.tr("due in {0}").format(durations.format_duration(seconds))
 
+    def _short_label(self, queue: str, key: Any) -> str:
+        return f"{self._queue_config(queue).title} {key}"
+
     def _item_label(self) -> str:
         cur = self.session.current
         if cur is None:
@@ -645,7 +649,7 @@ class MainWindow(QMainWindow):
         self._write_journal()  # anything typed meanwhile is still unsaved
         self.info_banner.setVisible(False)
         self.statusBar().showMessage(self.tr("Saved. Your lock runs until {0}.").format(
-            f"{lock.expires_at:%H:%M:%S}"), 5000)
+            times.clock(lock.expires_at)), 5000)
 
     @Slot(object)
     def _on_completed(self, done: models.Completion) -> None:
@@ -666,7 +670,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_extended(self, lock: models.Lock) -> None:
         self.warning_banner.setVisible(False)
-        self.statusBar().showMessage(self.tr("Lock extended until {0}.").format(f"{lock.expires_at:%H:%M:%S}"), 4000)
+        self.statusBar().showMessage(self.tr("Lock extended until {0}.").format(times.clock(lock.expires_at)), 4000)
 
     @Slot(float)
     def _on_tick(self, left: float) -> None:
@@ -701,8 +705,7 @@ class MainWindow(QMainWindow):
         self.info_banner.setVisible(False)
         self.timer_label.setText("")
         kept = bool(self.form.changes())
-        text = str(exc)
-        text = text[0].upper() + text[1:] + "."
+        text = f"{draft_view.lost_sentence(exc, self._short_label(exc.queue, exc.key))} {draft_view.holder_hint(exc)}"
         text += " " + (self.tr("Your edits are kept as a draft.") if kept else self.tr("You had no unsaved edits."))
         self.lost_banner.show_text(text)
         self.reclaim_button.setText(self.tr("Claim again and reapply my edits") if kept else self.tr("Claim again"))
@@ -716,11 +719,11 @@ class MainWindow(QMainWindow):
         self.drafts.watch(exc.queue, exc.key, self.session.settings.check_interval, self._on_holder)
 
     def _lost_text(self, lost: errors.LockLost, now: str) -> str:
-        head = lost.happened[0].upper() + lost.happened[1:]
+        head = draft_view.lost_sentence(lost, self._short_label(lost.queue, lost.key))
         kept = (self.tr("Your edits are kept as a draft: “View my draft…” shows them beside the current values, "
                         "to copy or discard.") if self.compare_button.isVisible()
                 else self.tr("You had no unsaved edits."))
-        return f"{head}. {now} {kept}"
+        return f"{head} {now} {kept}"
 
     def _on_holder(self, holder: draft_view.Holder) -> None:
         """A fresh read of who holds the lost item: the banner says it, and offers Claim again only if free."""

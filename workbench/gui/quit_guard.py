@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from workbench.core import errors, models
+from workbench.gui import times
 
 log = logging.getLogger("workbench.gui")
 
@@ -107,7 +108,7 @@ class QuitGuard(QObject):
         edits = self.has_edits()
         text = self.tr("You are working on {0}.").format(self._title(cur))
         text += "\n\n" + self.tr("Keep it locked: it stays yours until {0}; {1}").format(
-            cur.lock.expires_at.astimezone().strftime("%H:%M:%S"),
+            times.clock(cur.lock.expires_at),
             self.tr("your unsaved edits wait in your unfinished items.") if edits else
             self.tr("then the lock runs out on its own."))
         text += "\n\n" + self.tr("Release it: it goes back to the queue now{0}.").format(
@@ -178,7 +179,7 @@ class QuitGuard(QObject):
     def _runs_out(self, cur: Any, why: str) -> str:
         return why + " " + self.tr("{0} stays locked to you until {1}; then the lock runs out on its own and "
                                    "the item goes back to the queue.").format(
-            self._title(cur), cur.lock.expires_at.astimezone().strftime("%H:%M:%S"))
+            self._title(cur), times.clock(cur.lock.expires_at))
 
     # -- closing -------------------------------------------------------------------------------------
 

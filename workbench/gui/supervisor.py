@@ -34,8 +34,8 @@ from PySide6.QtWidgets import (
 from workbench import services
 from workbench.core import durations, errors, models
 from workbench.db import service
-from workbench.gui import board_model, charts, dispatch, supervisor_dialogs
-from workbench.gui.item_log import event_label, local_time
+from workbench.gui import board_model, charts, dispatch, supervisor_dialogs, times
+from workbench.gui.item_log import event_label
 
 ALL = board_model.ALL  # the queue filter's "all queues"
 # (the period's name in the picker, days, how chart titles say it); translated where shown.
@@ -244,8 +244,8 @@ class SupervisorWindow(QMainWindow):
         bar.addWidget(export)
         layout.addLayout(bar)
         # In the order they happened: not sortable (two events in one second would swap places).
-        self.history = _table("item_history", [self.tr("When"), self.tr("Event"), self.tr("By"), self.tr("Holder"),
-                                               self.tr("Reason / outcome")], sortable=False)
+        self.history = _table("item_history", [times.with_zone(self.tr("When")), self.tr("Event"), self.tr("By"),
+                                               self.tr("Holder"), self.tr("Reason / outcome")], sortable=False)
         self.history.setAccessibleName(self.tr("Item history"))
         layout.addWidget(self.history, 1)
         show.clicked.connect(self.show_history)
@@ -297,7 +297,7 @@ class SupervisorWindow(QMainWindow):
             self.last_refresh_ms = (time.monotonic() - started) * 1000
             if result is not None:
                 self.status.setText(self.tr("Refreshed {0} ({1:.0f} ms)").format(
-                    f"{dt.datetime.now():%H:%M:%S}", self.last_refresh_ms))
+                    times.clock(dt.datetime.now()), self.last_refresh_ms))
             self._follow_up()
 
         def failed(exc: BaseException) -> None:
@@ -426,9 +426,9 @@ class SupervisorWindow(QMainWindow):
             return
 
         def done(log: Any) -> None:
-            _fill(self.history, [[local_time(e.at), self.tr("Note"), e.author, "", e.text]
+            _fill(self.history, [[times.moment(e.at), self.tr("Note"), e.author, "", e.text]
                                  if isinstance(e, models.Note) else
-                                 [local_time(e.at), event_label(e.kind), e.actor, e.owner or "",
+                                 [times.moment(e.at), event_label(e.kind), e.actor, e.owner or "",
                                   e.reason or e.outcome or ""] for e in log.in_order()])
             self.status.setText(self.tr("%n event(s) for {0} {1}", "", len(log.events)).format(self.titles[name], key)
                                 + " · " + self.tr("%n note(s)", "", len(log.notes)))

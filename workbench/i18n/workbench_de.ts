@@ -413,6 +413,50 @@ Einzelheiten stehen in {log}.</translation>
         <translation>er wartet nicht auf Bearbeitung</translation>
     </message>
     <message>
+        <source>an unknown time</source>
+        <translation>unbekannter Zeit</translation>
+    </message>
+    <message>
+        <source>Lock lost: your lock on {0} expired at {1}</source>
+        <translation>Sperre verloren: Ihre Sperre auf {0} ist um {1} abgelaufen</translation>
+    </message>
+    <message>
+        <source>Lock lost: {0} was completed by {1} at {2}</source>
+        <translation>Sperre verloren: {0} wurde um {2} von {1} abgeschlossen</translation>
+    </message>
+    <message>
+        <source>Lock lost: {0} was released by {1} at {2}</source>
+        <translation>Sperre verloren: {0} wurde um {2} von {1} freigegeben</translation>
+    </message>
+    <message>
+        <source>Lock lost: supervisor {0} released {1} at {2}</source>
+        <translation>Sperre verloren: Supervisor {0} hat {1} um {2} freigegeben</translation>
+    </message>
+    <message>
+        <source>Lock lost: supervisor {0} gave {1} to someone else at {2}</source>
+        <translation>Sperre verloren: Supervisor {0} hat {1} um {2} jemand anderem zugewiesen</translation>
+    </message>
+    <message>
+        <source>Lock lost: you no longer hold a lock on {0}</source>
+        <translation>Sperre verloren: Sie halten keine Sperre mehr auf {0}</translation>
+    </message>
+    <message>
+        <source>(reason: {0})</source>
+        <translation>(Grund: {0})</translation>
+    </message>
+    <message>
+        <source>{0} holds it now.</source>
+        <translation>Jetzt hat {0} ihn gesperrt.</translation>
+    </message>
+    <message>
+        <source>Nobody has taken it since: you can claim it again to continue.</source>
+        <translation>Niemand hat ihn seitdem übernommen: Sie können ihn erneut übernehmen und weiterarbeiten.</translation>
+    </message>
+    <message>
+        <source>Nobody holds it now.</source>
+        <translation>Niemand hat ihn jetzt gesperrt.</translation>
+    </message>
+    <message>
         <source>who holds it is not known: {0}</source>
         <translation>wer ihn gesperrt hat, ist nicht bekannt: {0}</translation>
     </message>

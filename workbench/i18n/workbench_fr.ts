@@ -413,6 +413,50 @@ Les détails sont dans {log}.</translation>
         <translation>il n&apos;est pas en attente de traitement</translation>
     </message>
     <message>
+        <source>an unknown time</source>
+        <translation>une heure inconnue</translation>
+    </message>
+    <message>
+        <source>Lock lost: your lock on {0} expired at {1}</source>
+        <translation>Verrou perdu : votre verrou sur {0} a expiré à {1}</translation>
+    </message>
+    <message>
+        <source>Lock lost: {0} was completed by {1} at {2}</source>
+        <translation>Verrou perdu : {0} a été terminé par {1} à {2}</translation>
+    </message>
+    <message>
+        <source>Lock lost: {0} was released by {1} at {2}</source>
+        <translation>Verrou perdu : {0} a été libéré par {1} à {2}</translation>
+    </message>
+    <message>
+        <source>Lock lost: supervisor {0} released {1} at {2}</source>
+        <translation>Verrou perdu : le superviseur {0} a libéré {1} à {2}</translation>
+    </message>
+    <message>
+        <source>Lock lost: supervisor {0} gave {1} to someone else at {2}</source>
+        <translation>Verrou perdu : le superviseur {0} a confié {1} à quelqu’un d’autre à {2}</translation>
+    </message>
+    <message>
+        <source>Lock lost: you no longer hold a lock on {0}</source>
+        <translation>Verrou perdu : vous ne détenez plus de verrou sur {0}</translation>
+    </message>
+    <message>
+        <source>(reason: {0})</source>
+        <translation>(motif : {0})</translation>
+    </message>
+    <message>
+        <source>{0} holds it now.</source>
+        <translation>{0} le détient maintenant.</translation>
+    </message>
+    <message>
+        <source>Nobody has taken it since: you can claim it again to continue.</source>
+        <translation>Personne ne l’a pris depuis : vous pouvez le reprendre pour continuer.</translation>
+    </message>
+    <message>
+        <source>Nobody holds it now.</source>
+        <translation>Personne ne le détient maintenant.</translation>
+    </message>
+    <message>
         <source>who holds it is not known: {0}</source>
         <translation>on ne sait pas qui le détient : {0}</translation>
     </message>

@@ -1,0 +1,65 @@
+"""How the windows write a moment: the operator's local time in their locale's format, with the zone
+named where a time is compared with other people's (the console's tables, a lost lock)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from PySide6.QtCore import QDate, QLocale, QTime
+
+
+def local(at: dt.datetime) -> dt.datetime:
+    """`at` on the operator's clock. A time without zone is the database's local clock (`clock =
+    "local"`): it is shown as it is."""
+    return at.astimezone() if at.tzinfo is not None else at
+
+
+def zone(at: dt.datetime | None = None) -> str:
+    """The operator's time zone as written at `at` (now if None): "CET", "UTC", "+0530"."""
+    return (local(at) if at is not None and at.tzinfo is not None else dt.datetime.now().astimezone()).strftime("%Z")
+
+
+def _locale() -> QLocale:
+    return QLocale()
+
+
+def _date_format() -> str:
+    locale = _locale()
+    if locale.language() == QLocale.Language.C:
+        return "yyyy-MM-dd"  # the C locale's own ("25 11 2026") reads as neither order
+    fmt = locale.dateFormat(QLocale.FormatType.ShortFormat)
+    return fmt if "yyyy" in fmt else fmt.replace("yy", "yyyy")  # "25.11.26": which century?
+
+
+def _time_format(seconds: bool) -> str:
+    locale = _locale()
+    if locale.language() == QLocale.Language.C:
+        return "HH:mm:ss" if seconds else "HH:mm"
+    if not seconds:
+        return locale.timeFormat(QLocale.FormatType.ShortFormat)
+    fmt = locale.timeFormat(QLocale.FormatType.LongFormat)  # "h:mm:ss AP tttt": the zone goes, said apart
+    return " ".join(part for part in fmt.split(" ") if not part.startswith("t")).strip()
+
+
+def clock(at: dt.datetime) -> str:
+    """The wall-clock time with seconds ("14:02:10", "2:02:10 PM"): lock times, checks, refreshes."""
+    moment = local(at)
+    return _locale().toString(QTime(moment.hour, moment.minute, moment.second), _time_format(True))
+
+
+def moment(at: dt.datetime) -> str:
+    """Date and time to the minute ("25.11.2026 14:02"): notes, history, claims."""
+    when = local(at)
+    locale = _locale()
+    return (f"{locale.toString(QDate(when.year, when.month, when.day), _date_format())} "
+            f"{locale.toString(QTime(when.hour, when.minute), _time_format(False))}")
+
+
+def day(at: dt.datetime) -> str:
+    """A day, short ("25 Nov"): chart axes. The hours are already the operator's (the console's periods)."""
+    return _locale().toString(QDate(at.year, at.month, at.day), "d MMM")
+
+
+def with_zone(header: str) -> str:
+    """A column header naming the zone its times are in: "Claimed at (CET)"."""
+    return f"{header} ({zone()})"
