@@ -70,3 +70,40 @@ def test_the_supervisor_console_names_every_control(qtbot: Any, console: Any) ->
     for tab in range(window.tabs.count()):
         window.tabs.setCurrentIndex(tab)
         assert unnamed(window) == [], window.tabs.tabText(tab)
+
+
+def test_the_connection_dialogs_name_every_control(qtbot: Any) -> None:
+    from workbench.config import profiles
+    from workbench.gui import connect_dialog
+
+    dialog = connect_dialog.ConnectionDialog(first_run=True)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    for index in range(dialog.kind.count()):  # each database shows its own rows (file, server, ODBC, TLS)
+        dialog.kind.setCurrentIndex(index)
+        assert unnamed(dialog) == [], dialog.kind.currentText()
+    profile = profiles.Profile(name="Helpdesk", kind="postgresql", host="db", database="helpdesk", user="bob",
+                               source="database")
+    prompt = connect_dialog.PasswordDialog(profile, "the database refused the login")
+    qtbot.addWidget(prompt)
+    prompt.show()
+    assert unnamed(prompt) == []
+
+
+def test_the_supervisors_and_draft_dialogs_name_every_control(qtbot: Any) -> None:
+    import datetime as dt
+    import types
+
+    from workbench import journal
+    from workbench.gui import draft_view, supervisor_dialogs
+
+    row = types.SimpleNamespace(queue="cases", key=7, owner="bob")
+    draft = journal.Draft(database="sqlite:///x.db", queue="cases", key=7, owner="alice", token=None,
+                          values={"resolution": "Fixed"}, base={"resolution": None},
+                          updated_at=dt.datetime.now(dt.UTC).isoformat())
+    for dialog in (supervisor_dialogs.ForceReleaseDialog([row]),
+                   supervisor_dialogs.ReassignDialog(row, ["ann", "carla"]),
+                   draft_view.DraftDialog("Helpdesk cases 7", draft, {"resolution": "Resolution"})):
+        qtbot.addWidget(dialog)
+        dialog.show()
+        assert unnamed(dialog) == [], dialog.objectName()

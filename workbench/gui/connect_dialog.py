@@ -74,6 +74,7 @@ class ConnectionDialog(QDialog):
         self.host = self._line("host", self.tr("server name or address"))
         self.port = QSpinBox()
         self.port.setObjectName("port")
+        self.port.setAccessibleName(self.tr("Port"))  # beside the server, in its row
         self.port.setRange(1, 65535)
         host_row = QHBoxLayout()
         host_row.addWidget(self.host, 1)
@@ -115,6 +116,7 @@ class ConnectionDialog(QDialog):
         tls.addWidget(self.trust_cert)
         self._tls_row = self._row(form, self.tr("Security:"), tls, self.encrypt)
         self.path = self._line("path", self.tr("the .db file"))
+        self.path.setAccessibleName(self.tr("SQLite database file"))  # its label names the row, with Browse
         self._path_row = self._row(form, self.tr("&File:"), self._with_browse(self.path, self._browse_database),
                                    self.path)
 
@@ -126,6 +128,7 @@ class ConnectionDialog(QDialog):
         group.addButton(self.from_file)
         group.addButton(self.from_db)
         self.config = self._line("config", "workbench.toml")
+        self.config.setAccessibleName(self.tr("Queue config file"))
         source = QVBoxLayout()
         source.setContentsMargins(0, 0, 0, 0)
         source.addWidget(self.from_file)
@@ -446,6 +449,8 @@ class PasswordDialog(QDialog):
         self.edit = QLineEdit()
         self.edit.setObjectName("password")
         self.edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.edit.setAccessibleName(self.tr("Password for {0} on {1}").format(profile.user, profile.host))
+        label.setBuddy(self.edit)
         layout.addWidget(self.edit)
         self.remember = QCheckBox(self.tr("&Remember in the OS password store"))
         self.remember.setObjectName("remember")

@@ -167,6 +167,7 @@ class DraftDialog(QDialog):
             "draft_table", [self.tr("Field"), self.tr("Your draft"), self.tr("When you started"),
                             self.tr("In the database now")], self._rows(None, self.tr("reading…")),
             stretch=(1, 2, 3))
+        self.table.setAccessibleName(self.tr("Your draft beside the values when you started and now"))
         layout.addWidget(self.table, 1)
         self.note = QLabel()
         self.note.setObjectName("draft_note")

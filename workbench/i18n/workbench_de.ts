@@ -193,6 +193,10 @@
         <translation>die .db-Datei</translation>
     </message>
     <message>
+        <source>SQLite database file</source>
+        <translation>SQLite-Datenbankdatei</translation>
+    </message>
+    <message>
         <source>&amp;File:</source>
         <translation>Dat&amp;ei:</translation>
     </message>
@@ -372,6 +376,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>reading…</source>
         <translation>wird gelesen…</translation>
+    </message>
+    <message>
+        <source>Your draft beside the values when you started and now</source>
+        <translation>Ihr Entwurf neben den Werten zu Beginn und jetzt</translation>
     </message>
     <message>
         <source>&amp;Copy as text</source>
@@ -1080,6 +1088,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Password for &lt;b&gt;{0}&lt;/b&gt; on {1} (profile {2}):</source>
         <translation>Passwort für &lt;b&gt;{0}&lt;/b&gt; auf {1} (Profil {2}):</translation>
+    </message>
+    <message>
+        <source>Password for {0} on {1}</source>
+        <translation>Passwort für {0} auf {1}</translation>
     </message>
     <message>
         <source>&amp;Remember in the OS password store</source>

@@ -193,6 +193,10 @@
         <translation>le fichier .db</translation>
     </message>
     <message>
+        <source>SQLite database file</source>
+        <translation>Fichier de base de données SQLite</translation>
+    </message>
+    <message>
         <source>&amp;File:</source>
         <translation>&amp;Fichier :</translation>
     </message>
@@ -372,6 +376,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>reading…</source>
         <translation>lecture…</translation>
+    </message>
+    <message>
+        <source>Your draft beside the values when you started and now</source>
+        <translation>Votre brouillon à côté des valeurs de départ et actuelles</translation>
     </message>
     <message>
         <source>&amp;Copy as text</source>
@@ -1080,6 +1088,10 @@ Configuration : {1}</translation>
     <message>
         <source>Password for &lt;b&gt;{0}&lt;/b&gt; on {1} (profile {2}):</source>
         <translation>Mot de passe de &lt;b&gt;{0}&lt;/b&gt; sur {1} (profil {2}) :</translation>
+    </message>
+    <message>
+        <source>Password for {0} on {1}</source>
+        <translation>Mot de passe de {0} sur {1}</translation>
     </message>
     <message>
         <source>&amp;Remember in the OS password store</source>
