@@ -224,8 +224,8 @@ def _connection_shots(app: QApplication, out: Path) -> None:
     dialog.close()
     profile = profiles.Profile(name="Helpdesk (office)", kind="postgresql", host="db.example.org",
                                database="helpdesk", user="bob", source="database")
-    prompt = connect_dialog.PasswordDialog(profile, "the database refused the login: connection failed: "
-                                           'FATAL:  password authentication failed for user "bob"')
+    prompt = connect_dialog.PasswordDialog(profile, QApplication.translate(
+        "Launcher", "The server refused this password for {0}: check it (Caps Lock?) and try again.").format("bob"))
     prompt.show()
     _settle(app)
     prompt.grab().save(str(out / "password.png"))

@@ -107,3 +107,18 @@ def test_the_supervisors_and_draft_dialogs_name_every_control(qtbot: Any) -> Non
         qtbot.addWidget(dialog)
         dialog.show()
         assert unnamed(dialog) == [], dialog.objectName()
+
+
+def test_tab_moves_through_the_form_top_to_bottom(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        window.next_item()
+    editors = {window.form.field(name): name for name in window.form.names()}
+    reached: list[str] = []
+    widget = window.form.field(window.form.names()[0])
+    for _ in range(200):  # the whole window's chain, once round
+        name = editors.get(widget)
+        if name is not None and name not in reached:
+            reached.append(name)
+        widget = widget.nextInFocusChain()
+    assert reached == window.form.names()

@@ -212,7 +212,8 @@ def test_wrong_password_is_asked_again_then_remembered_and_never_written(
         on_dialog(qtbot, "password_dialog", answer)
         the = make_launcher()
         assert the.start(None, "office", False)
-        assert problems[0] == "" and "refused the login" in problems[1] and password not in problems[1]
+        assert problems[0] == "" and "refused this password" in problems[1] and password not in problems[1]
+        assert "FATAL" not in problems[1] and "authentication" not in problems[1]  # no driver text
         assert memory_keyring.store == {("workbench", profile.credential_id): password}
         window = the.window
         with qtbot.waitSignal(window.session.ready, timeout=20_000):

@@ -67,3 +67,20 @@ def test_no_other_way_of_writing_a_time_in_the_windows() -> None:
     found = [f"{p.name}: {line.strip()}" for p in GUI.glob("*.py") if p.name not in ("times.py", "form.py")
              for line in p.read_text("utf-8").splitlines() if pattern.search(line)]
     assert found == []
+
+
+def test_durations_speak_the_language(qtbot: object) -> None:
+    from workbench.core import durations
+    from workbench.gui import app as gui_app
+    from workbench.gui import i18n
+
+    app = gui_app.application()
+    for seconds in (0, 45, 725, 7380, 2_012_345, -90):
+        assert times.duration(seconds) == durations.format_duration(seconds)  # English: the engine's form
+    try:
+        i18n.install(app, "de")
+        assert times.duration(2_012_345) == "23 T 06 h" and times.duration(725) == "12 min 05 s"
+        assert times.duration(-90) == "-1 min 30 s"
+    finally:
+        i18n.install(app, "en")
+        QLocale.setDefault(QLocale.system())

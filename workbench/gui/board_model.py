@@ -16,7 +16,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush
 
-from workbench.core import durations
 from workbench.gui import theme, times
 
 COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardModel", "Item"),
@@ -147,13 +146,13 @@ class BoardModel(QAbstractTableModel):
         if column == 4:
             return times.moment(row.locked_at)
         if column == 5:
-            return durations.format_duration(row.age.total_seconds())
+            return times.duration(row.age.total_seconds())
         if column == 6:
             left = row.remaining.total_seconds()
             return QCoreApplication.translate("BoardModel", "expired {0} ago").format(
-                durations.format_duration(-left)) if left <= 0 else durations.format_duration(left)
+                times.duration(-left)) if left <= 0 else times.duration(left)
         if column == 7:
-            return durations.format_duration(row.idle.total_seconds())
+            return times.duration(row.idle.total_seconds())
         return str(row.extensions)
 
     def _sort_key(self, column: int) -> Callable[[Any], Any]:

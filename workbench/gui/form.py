@@ -197,6 +197,10 @@ class RecordForm(QWidget):
             self._layout.addRow(label, cell)
         self._apply_editable()
 
+    def names(self) -> list[str]:
+        """The fields' columns, top to bottom."""
+        return list(self._fields)
+
     def field(self, name: str) -> QWidget:
         return self._fields[name].editor
 

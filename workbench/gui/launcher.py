@@ -86,11 +86,17 @@ class Launcher(QObject):
             except Cancelled:
                 return False
             except errors.LoginRefused as exc:
+                # The driver's own words ("FATAL: password authentication failed …") go to the log only.
+                log.info("login refused for %s: %s", target.label, exc)
                 if profile is None:  # a config file's password comes from the environment only
-                    QMessageBox.critical(self._parent(), "workbench", str(exc))
+                    QMessageBox.critical(self._parent(), "workbench", self.tr(
+                        "The database refused the login of {0}: wrong password or no such user. The password "
+                        "comes from the environment variable named in the config file.").format(target.label))
                     return False
                 # Refused without a password: just ask. Refused with one: ask, saying why.
-                ask, why = True, str(exc) if password else ""
+                ask, why = True, self.tr(
+                    "The server refused this password for {0}: check it (Caps Lock?) and try again.").format(
+                    profile.user) if password else ""
                 continue
             except errors.DatabaseUnavailable as exc:
                 answer = self._unreachable(target, str(exc))

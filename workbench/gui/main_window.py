@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import fieldspec
-from workbench.core import durations, errors, models
+from workbench.core import errors, models
 from workbench.gui import (
     dialogs,
     draft_view,
@@ -618,8 +618,8 @@ class MainWindow(QMainWindow):
         if seconds is None:
             return ""
         if seconds < 0:
-            return " · " + self.tr("overdue by {0}").format(durations.format_duration(-seconds))
-        return " · " + self.tr("due in {0}").format(durations.format_duration(seconds))
+            return " · " + self.tr("overdue by {0}").format(times.duration(-seconds))
+        return " · " + self.tr("due in {0}").format(times.duration(seconds))
 
     def _short_label(self, queue: str, key: Any) -> str:
         return f"{self._queue_config(queue).title} {key}"
@@ -679,7 +679,7 @@ class MainWindow(QMainWindow):
             return
         warn = self.session.settings.warn_at(self._queue_config(cur.queue).lock_seconds)
         state = "critical" if left < 60 else "soon" if left <= warn else "ok"
-        text = self.tr("expired") if left <= 0 else self.tr("{0} left").format(durations.format_duration(left))
+        text = self.tr("expired") if left <= 0 else self.tr("{0} left").format(times.duration(left))
         self.timer_label.setText(self.tr("Lock on {0}: {1}").format(cur.lock.key, text))
         if self.timer_label.property("state") != state:
             dialogs.set_state(self.timer_label, state)
@@ -688,7 +688,7 @@ class MainWindow(QMainWindow):
 
     def _warning_text(self, left: float) -> str:
         return self.tr("Your lock on {0} runs out in {1}. Extend it to keep working, or your edits stay here as "
-                       "a draft.").format(self._item_label(), durations.format_duration(max(0.0, left)))
+                       "a draft.").format(self._item_label(), times.duration(max(0.0, left)))
 
     @Slot(float)
     def _on_warning(self, left: float) -> None:

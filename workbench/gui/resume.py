@@ -19,7 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core import durations, models
+from workbench.core import models
+from workbench.gui import times
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,9 +133,9 @@ class ResumePanel(QWidget):
             return "", self.tr("lock gone")
         elapsed = dt.timedelta(milliseconds=self._since.elapsed())
         remaining = lock.remaining - elapsed
-        left = self.tr("expired") if remaining <= dt.timedelta(0) else durations.format_duration(
+        left = self.tr("expired") if remaining <= dt.timedelta(0) else times.duration(
             remaining.total_seconds())
-        return durations.format_duration((lock.age + elapsed).total_seconds()), left
+        return times.duration((lock.age + elapsed).total_seconds()), left
 
     def _tick(self) -> None:
         for row, entry in enumerate(self._entries):

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import services
-from workbench.core import durations, errors, models
+from workbench.core import errors, models
 from workbench.db import service
 from workbench.gui import board_model, charts, dispatch, supervisor_dialogs, times
 from workbench.gui.item_log import event_label
@@ -484,7 +484,7 @@ def _fill(table: QTableWidget, rows: list[list[Any]]) -> None:
         for c, value in enumerate(row):
             item = _SortedItem()
             if isinstance(value, Seconds):
-                item.setData(Qt.ItemDataRole.DisplayRole, durations.format_duration(value))
+                item.setData(Qt.ItemDataRole.DisplayRole, times.duration(value))
                 item.setData(Qt.ItemDataRole.UserRole, round(float(value)))
             else:
                 item.setData(Qt.ItemDataRole.DisplayRole, value if isinstance(value, (int, float)) else str(value))

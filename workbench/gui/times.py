@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from PySide6.QtCore import QDate, QLocale, QTime
+from PySide6.QtCore import QCoreApplication, QDate, QLocale, QTime
 
 
 def local(at: dt.datetime) -> dt.datetime:
@@ -58,6 +58,30 @@ def moment(at: dt.datetime) -> str:
 def day(at: dt.datetime) -> str:
     """A day, short ("25 Nov"): chart axes. The hours are already the operator's (the console's periods)."""
     return _locale().toString(QDate(at.year, at.month, at.day), "d MMM")
+
+
+def duration(seconds: float) -> str:
+    """A duration in the two largest units, as durations.format_duration splits it ("23d09h", "12m05s"),
+    with the language's unit names and the locale's digits ("23 T. 09 Std.")."""
+    sign = "-" if seconds < 0 else ""
+    total = int(abs(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    locale = _locale()
+
+    def number(value: int, width: int = 1) -> str:
+        return locale.toString(value).rjust(width, locale.zeroDigit())
+
+    if days:
+        text = QCoreApplication.translate("Durations", "{0}d{1}h").format(number(days), number(hours, 2))
+    elif hours:
+        text = QCoreApplication.translate("Durations", "{0}h{1}m").format(number(hours), number(minutes, 2))
+    elif minutes:
+        text = QCoreApplication.translate("Durations", "{0}m{1}s").format(number(minutes), number(secs, 2))
+    else:
+        text = QCoreApplication.translate("Durations", "{0}s").format(number(secs))
+    return sign + text
 
 
 def with_zone(header: str) -> str:

@@ -502,6 +502,25 @@ Einzelheiten stehen in {log}.</translation>
     </message>
 </context>
 <context>
+    <name>Durations</name>
+    <message>
+        <source>{0}d{1}h</source>
+        <translation>{0} T {1} h</translation>
+    </message>
+    <message>
+        <source>{0}h{1}m</source>
+        <translation>{0} h {1} min</translation>
+    </message>
+    <message>
+        <source>{0}m{1}s</source>
+        <translation>{0} min {1} s</translation>
+    </message>
+    <message>
+        <source>{0}s</source>
+        <translation>{0} s</translation>
+    </message>
+</context>
+<context>
     <name>Events</name>
     <message>
         <source>Claimed</source>
@@ -746,6 +765,14 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>Connecting to {0}…</source>
         <translation>Verbindung zu {0} wird hergestellt…</translation>
+    </message>
+    <message>
+        <source>The database refused the login of {0}: wrong password or no such user. The password comes from the environment variable named in the config file.</source>
+        <translation>Die Datenbank hat die Anmeldung für {0} abgelehnt: falsches Passwort oder unbekannter Benutzer. Das Passwort kommt aus der Umgebungsvariablen, die die Konfigurationsdatei nennt.</translation>
+    </message>
+    <message>
+        <source>The server refused this password for {0}: check it (Caps Lock?) and try again.</source>
+        <translation>Der Server hat dieses Passwort für {0} abgelehnt: Bitte prüfen (Feststelltaste?) und erneut versuchen.</translation>
     </message>
     <message>
         <source>{0}. You will be asked again next time.</source>

@@ -502,6 +502,25 @@ Les détails sont dans {log}.</translation>
     </message>
 </context>
 <context>
+    <name>Durations</name>
+    <message>
+        <source>{0}d{1}h</source>
+        <translation>{0} j {1} h</translation>
+    </message>
+    <message>
+        <source>{0}h{1}m</source>
+        <translation>{0} h {1} min</translation>
+    </message>
+    <message>
+        <source>{0}m{1}s</source>
+        <translation>{0} min {1} s</translation>
+    </message>
+    <message>
+        <source>{0}s</source>
+        <translation>{0} s</translation>
+    </message>
+</context>
+<context>
     <name>Events</name>
     <message>
         <source>Claimed</source>
@@ -746,6 +765,14 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>Connecting to {0}…</source>
         <translation>Connexion à {0}…</translation>
+    </message>
+    <message>
+        <source>The database refused the login of {0}: wrong password or no such user. The password comes from the environment variable named in the config file.</source>
+        <translation>La base de données a refusé la connexion de {0} : mot de passe erroné ou utilisateur inconnu. Le mot de passe vient de la variable d’environnement indiquée dans le fichier de configuration.</translation>
+    </message>
+    <message>
+        <source>The server refused this password for {0}: check it (Caps Lock?) and try again.</source>
+        <translation>Le serveur a refusé ce mot de passe pour {0} : vérifiez-le (Verr. Maj ?) et réessayez.</translation>
     </message>
     <message>
         <source>{0}. You will be asked again next time.</source>
