@@ -2,7 +2,8 @@
 
     QT_QPA_PLATFORM=offscreen python -m tests.make_screenshots [OUTPUT_DIR]
 
-WORKBENCH_LANG=de renders them in German (or any language of workbench/i18n);
+WORKBENCH_LANG=de renders them in German (or any language of workbench/i18n; the README's
+main-window-de.png is that run's main-window.png);
 WORKBENCH_APPEARANCE=dark in the dark colours; QT_SCALE_FACTOR=2 at 200 %.
 
 Writes main-window.png and main-window-dark.png (an item open with a colleague's note beside it,
