@@ -3,6 +3,7 @@ with a password, tries by hand what workbench never does, and the database refus
 
 from __future__ import annotations
 
+import datetime as dt
 import tomllib
 from collections.abc import Iterator
 from typing import Any
@@ -175,6 +176,13 @@ def test_the_operator_works_a_full_item_through_workbench(pg: Pg, operator: tupl
     assert events == [("claim", login, None), ("save", login, None), ("extend", login, None),
                       ("complete", login, "resolved")]
     assert [e.kind.value for e in pg.admin.queue("cases").history(other.key)] == ["claim", "release"]
+    # A defer: the database records the change as a release that may be a defer, and the trail says defer.
+    put_off = mine.claim_next(login)[0].lock
+    until = mine.db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(hours=20)
+    mine.defer(login, put_off.key, put_off.token, until, "customer calls back tomorrow")
+    deferred = pg.admin.queue("cases").history(put_off.key)[-1]
+    assert (deferred.kind.value, deferred.actor, deferred.reason) == ("defer", login, "customer calls back tomorrow")
+    assert [str(d.key) for d in pg.admin.queue("cases").deferred()] == [str(put_off.key)]
     # Next item runs the database's trusted claim; called by hand it claims for the login only.
     trusted = protocol.next_function_name("cases")
     with _engine(pg, url).begin() as conn:
@@ -238,7 +246,7 @@ def test_grants_revoke_undoes_the_enforcement(pg: Pg, capsys: pytest.CaptureFixt
     with pg.admin.engine.begin() as conn:
         conn.exec_driver_sql("GRANT SELECT, UPDATE ON cases TO bob")
         conn.exec_driver_sql("GRANT SELECT, INSERT ON workbench_audit TO bob")
-        conn.exec_driver_sql("GRANT SELECT ON workbench_cooldown TO bob")
+        conn.exec_driver_sql("GRANT SELECT ON workbench_cooldown, workbench_deferrals TO bob")
         conn.exec_driver_sql("GRANT USAGE ON SEQUENCE workbench_audit_id_seq TO bob")
     second = running.claim_next("bob")[0].lock
     assert second.key != first.key and pg.env.row(pg.admin, "cases", second.key)["wb_locked_by"] == "bob"

@@ -56,6 +56,7 @@ def test_the_operator_window_names_every_control(qtbot: Any, open_window: Any, d
 def test_the_operators_dialogs_name_every_control(qtbot: Any) -> None:
     for dialog in (dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=True),
                    dialogs.NoteDialog("Complete as “Resolve”", "This queue needs a note."),
+                   dialogs.DeferDialog("Helpdesk cases 7", True, note_required=True),
                    shortcuts_dialog.ShortcutsDialog(hotkeys.Keymap(), ["Resolve", "Wait for customer"]),
                    dialogs.PickDialog(operator.PickList(key_name="case_id", rows=[{"case_id": 1, "subject": "x"}],
                                                         labels={"case_id": "Case", "subject": "Subject"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -743,3 +744,34 @@ def test_the_keyboard_loop_needs_three_keys_beyond_typing(qtbot: Any, open_windo
     assert (stored["status"], stored["resolution"], stored["time_spent_min"]) == ("resolved", "Reset the profile", 15)
     assert second.args[0].lock.key != first.args[0].lock.key
     qtbot.waitUntil(lambda: QApplication.focusWidget() is window.form.field("resolution"))  # ready for the next
+
+
+def test_defer_until_a_time_from_the_window(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    claim = _claim(qtbot, window)
+    window.session.dispatcher.wait()
+    states: list[tuple[bool, str]] = []
+
+    def fill(dialog: dialogs.DeferDialog) -> None:
+        states.append((dialog.ok.isEnabled(), dialog.problem.text()))  # no reason yet
+        qtbot.mouseClick(dialog.findChild(type(dialog.ok), "defer_hour"), Qt.MouseButton.LeftButton)
+        dialog.reason.setCurrentText("Customer calls back")
+        dialog.note_box.setPlainText("Ask for the invoice number.")
+        states.append((dialog.ok.isEnabled(), dialog.problem.text()))
+        qtbot.mouseClick(dialog.ok, Qt.MouseButton.LeftButton)
+
+    on_dialog(qtbot, "defer_dialog", fill)
+    with qtbot.waitSignal(window.session.deferred, timeout=10_000) as signal:
+        qtbot.mouseClick(window.defer_button, Qt.MouseButton.LeftButton)
+    assert states[0][0] is False and "why" in states[0][1] and states[1] == (True, "")
+    deferral = signal.args[0]
+    left = (deferral.until - dt.datetime.now(dt.UTC)).total_seconds()
+    assert 3000 < left <= 3600 and deferral.reason == "Customer calls back"
+    assert "Deferred until" in window.message_label.text() and window.session.current is None
+    q = window.session.wb.queue("cases")
+    assert row(window, "cases", claim.lock.key)["wb_locked_by"] is None
+    assert [str(d.key) for d in q.deferred()] == [str(claim.lock.key)]
+    assert [n.text for n in q.notes(claim.lock.key)] == ["Ask for the invoice number."]
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as again:
+        window.next_item()
+    assert again.args[0].lock.key != claim.lock.key  # not before its time

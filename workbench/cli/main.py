@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 import os
 import sys
 import traceback
@@ -97,6 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
     _token(p)
     p.add_argument("--reason", metavar="TEXT", help="why (shown in the history)")
     _note(p)
+    p = add("defer", "give an item back until a time: nobody gets it before, then it comes first (to you "
+                     "for a while)", key=True)
+    _token(p)
+    p.add_argument("--until", metavar="WHEN", required=True, type=argtypes.moment,
+                   help="\"2026-11-26 10:00\" (your computer's zone unless given) or a duration from now: \"2h\"")
+    p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown in the history)")
+    _note(p)
+    add("deferred", "the items deferred to a time still to come, soonest first")
     p = add("extend", "extend your lock by the queue's lock duration", key=True)
     _token(p)
     add("mine", "list your locks in a queue")
@@ -422,6 +431,34 @@ def cmd_release(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_defer(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        until = args.until
+        if isinstance(until, dt.timedelta):  # from now on the database's clock
+            until = q.db_clock().utc.replace(tzinfo=dt.UTC) + until
+        deferral = q.defer(_user(args), args.key, args.token, until, args.reason, note=args.note)
+    if as_json:
+        output.dump_json(deferral.to_dict())
+    else:
+        print(f"deferred {args.queue} {args.key} until {output.when(deferral.until)}")
+    return 0
+
+
+def cmd_deferred(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        rows = q.deferred()
+    if as_json:
+        output.dump_json([d.to_dict() for d in rows])
+    elif not rows:
+        print(f"no items of {args.queue} are deferred")
+    else:
+        for d in rows:
+            print(f"{d.key}  until {output.when(d.until)}  by {d.actor}  {d.reason or ''}".rstrip())
+    return 0
+
+
 def cmd_extend(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
@@ -641,6 +678,7 @@ def _published_dict(v: Any, *, body: bool) -> dict[str, Any]:
 _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "demo": cmd_demo, "init": cmd_init, "queues": cmd_queues, "attach": cmd_attach, "next": cmd_next,
     "claim": cmd_claim, "show": cmd_show, "save": cmd_save, "complete": cmd_complete, "release": cmd_release,
+    "defer": cmd_defer, "deferred": cmd_deferred,
     "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
     "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "note": cmd_note, "notes": cmd_notes,
     "profile": profile_commands.run,

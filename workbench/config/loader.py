@@ -335,6 +335,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         due=values["due"],
         notes_required=notes_required,
         release_reasons=release_reasons,
+        defer_owner_first_seconds=values["defer_owner_first"],
     )
 
 
@@ -353,9 +354,9 @@ def _parse_release_reasons(reader: _Reader, data: Any, key: str) -> tuple[model.
 
 def _notes_required(reader: _Reader, data: dict[str, Any], outcomes: tuple[model.Outcome, ...],
                     key: str) -> tuple[str, ...]:
-    """The actions that need a note: `release` and outcome names."""
+    """The actions that need a note: `release`, `defer` and outcome names."""
     names = data.get("notes_required", [])
-    allowed = ["release", *(o.name for o in outcomes)]
+    allowed = ["release", "defer", *(o.name for o in outcomes)]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise reader.fail(f"{key}.notes_required", f"expected a list of actions, e.g. [\"release\"] "
                                                     f"(actions: {', '.join(allowed)})")

@@ -124,6 +124,7 @@ class QueueConfig:
     summary: tuple[str, ...] = ()  # the columns that tell items apart in lists (empty: chosen by name and type)
     notes_required: tuple[str, ...] = ()  # "release" and outcome names whose action needs a note
     release_reasons: tuple[ReleaseReason, ...] = ()  # offered by Release, in order (empty: a built-in list)
+    defer_owner_first_seconds: int = 15 * 60  # a due deferred item goes to its operator only, this long
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

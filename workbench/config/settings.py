@@ -97,11 +97,13 @@ QUEUE: tuple[Setting, ...] = (
             shown_default="0 (no limit)"),
     Setting("release_cooldown", "duration", 300, "a released item is not served to the same user again "
             "for this long; at most 30 days", maximum=30 * _DAY),
+    Setting("defer_owner_first", "duration", 15 * 60, "a deferred item, once its time has come, is served first: "
+            "for this long only to the operator who deferred it, then to anyone; at most a day", maximum=_DAY),
     Setting("release_reasons", "reasons", (), "`[…release_reasons]` `\"REASON\" = { COL = VALUE, … }`: the reasons "
             "Release offers, in this order, each writing its values besides `on_release` (`{}`: none); people may "
             "still type their own", shown_default="a built-in list"),
-    Setting("notes_required", "names", (), "actions that need a note from the operator: `release`, or an "
-            "outcome's name (its Complete)"),
+    Setting("notes_required", "names", (), "actions that need a note from the operator: `release`, `defer`, or "
+            "an outcome's name (its Complete)"),
     Setting("due", "name", None, "a date/time column: when an item is due; the window shows the time to it "
             "and marks overdue items, `health` and the start page count them; ordering by it (`order = "
             "[\"due_at asc\"]`) serves the most overdue first"),

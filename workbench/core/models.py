@@ -20,6 +20,7 @@ class EventKind(str, enum.Enum):
     FORCE_RELEASE = "force_release"
     REASSIGN = "reassign"
     COMPLETE = "complete"
+    DEFER = "defer"
 
 
 def shown(value: Any) -> Any:
@@ -138,6 +139,23 @@ class Event:
         data = dataclasses.asdict(self)
         data["kind"] = self.kind.value
         data["at"] = shown(self.at)  # a claim's time is its lock time
+        return data
+
+
+@dataclasses.dataclass(frozen=True)
+class Deferral:
+    """An item an operator put off until a time: not served before it, then first (to them, for a while)."""
+
+    queue: str
+    key: str
+    actor: str
+    until: dt.datetime  # UTC, on the database clock
+    at: dt.datetime
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["until"], data["at"] = shown(self.until), shown(self.at)
         return data
 
 

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import backends, clock
+from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 
 
@@ -40,8 +41,9 @@ class AuditTrail:
     """
 
     def __init__(self, table: sa.Table, queue: str, cooldown: sa.Table | None = None,
-                 notes: notes_mod.Notes | None = None) -> None:
+                 notes: notes_mod.Notes | None = None, deferrals: deferrals_mod.Deferrals | None = None) -> None:
         self.table, self.queue, self.cooldown, self.notes = table, queue, cooldown, notes
+        self.deferrals = deferrals
         self._insert = sa.insert(table).values(at=clock.db_now())
         self._key_cache: dict[str, Any] = {}  # what the backend read once for key_text (a collation)
 
@@ -94,7 +96,8 @@ class AuditTrail:
         t = self.table
         stmt = (sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key),
                                    t.c.token == token_digest(token),
-                                   t.c.event.in_(["complete", "release", "force_release", "expire", "reassign"]))
+                                   t.c.event.in_(["complete", "release", "defer", "force_release", "expire",
+                                                  "reassign"]))
                 .order_by(t.c.id.desc()).limit(1))
         row = conn.execute(stmt).mappings().first()
         return self.event(row) if row else None

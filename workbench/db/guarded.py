@@ -9,6 +9,7 @@ and reused with bound values, which keeps the per-operation client cost small.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -18,7 +19,11 @@ import sqlalchemy as sa
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
 from workbench.db import clock, connect, fastpath, lockshapes, mapping, permissions, protocol
+from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
+
+# Writes that give the item back with a reason the operator chose (the audit row keeps it).
+_REASONED = (models.EventKind.RELEASE, models.EventKind.DEFER)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,9 +54,10 @@ class GuardedWriter:
 
     def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
             reason: str | None = None, detail: Mapping[str, Any] | None = None,
-            extend_until: Any = None, note: str | None = None) -> Mapping[Any, Any] | None:
+            extend_until: Any = None, note: str | None = None, until: Any = None) -> Mapping[Any, Any] | None:
         """The row's new lock columns (wb_*) if the write happened, None if the fence failed; with
-        shape.note, `note` is written with it, in the same transaction."""
+        shape.note, `note` is written with it, in the same transaction; a defer keeps the item back
+        until `until` (aware)."""
         q = self.q
         params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.key_params(key),
                                   **q.shape.token_params(token)}
@@ -62,9 +68,15 @@ class GuardedWriter:
             params["wb_extend_to"] = extend_until
         if shape.note:
             params["wb_note"] = notes_mod.checked(note)
+        deferring = shape.kind == models.EventKind.DEFER
+        if deferring:
+            detail = {"until": until.astimezone(dt.UTC).isoformat()}
         if self.one_statement:
-            if shape.kind == models.EventKind.RELEASE:
+            if shape.kind in _REASONED:
                 params["wb_a_reason"] = reason
+            if deferring:
+                params["wb_until"] = deferrals_mod.stored(until)
+                params["wb_a_detail"] = json.dumps(detail, sort_keys=True)
             if shape.unlock:
                 params["wb_a_token"] = audit_mod.token_digest(token)  # what the trail keeps of it
             fast = self._fast_statement(shape, params)
@@ -76,6 +88,8 @@ class GuardedWriter:
         audit = {"wb_a_actor": user, "wb_a_reason": reason,
                  "wb_a_detail": json.dumps(detail, sort_keys=True, default=str) if detail else None}
         stmt = self._statement(shape)
+        if deferring:
+            params["wb_until"] = until
         try:
             return self.db.write(lambda conn: self._two_step(conn, stmt, shape, params, audit, token))
         except lockshapes.FenceFailed:  # rolled back
@@ -85,7 +99,7 @@ class GuardedWriter:
         """For a write without edits or reason that clears the lock (Complete) in one statement: a
         function (key, token, user) -> the database time of the write, or None if the fence failed.
         None where the write takes more than one statement."""
-        if not self.one_statement or not shape.unlock or shape.edits or shape.kind == models.EventKind.RELEASE:
+        if not self.one_statement or not shape.unlock or shape.edits or shape.kind in _REASONED:
             return None
         login = self.db.read(lambda conn: protocol.callable_complete(conn, self.q, self.trail.table.schema))
         if login is not None:
@@ -167,6 +181,11 @@ class GuardedWriter:
                                                detail=detail)])
         if shape.kind == models.EventKind.RELEASE:
             self.trail.cool_down(conn, params["wb_key"], audit["wb_a_actor"], q.config.release_cooldown_seconds)
+        deferrals = self.trail.deferrals
+        if deferrals is not None and shape.kind == models.EventKind.RELEASE:
+            deferrals.forget(conn, params["wb_key"])
+        if deferrals is not None and shape.kind == models.EventKind.DEFER:
+            deferrals.replace(conn, params["wb_key"], audit["wb_a_actor"], params["wb_until"], audit["wb_a_reason"])
         if shape.note:
             self._notes().add(conn, params["wb_key"], audit["wb_a_actor"], params["wb_note"], shape.kind.value)
         return row
@@ -232,9 +251,10 @@ class GuardedWriter:
             sa.literal(shape.kind.value, literal_execute=True), user, user,
             sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock else q.backend.token_digest(upd.c.wb_token),
             clock.db_now(),
-            sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind == models.EventKind.RELEASE else sa.null(),
+            sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind in _REASONED else sa.null(),
             sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
-            sa.literal(detail, sa.Text(), literal_execute=True) if detail else sa.null(),
+            sa.bindparam("wb_a_detail", type_=sa.Text()) if shape.kind == models.EventKind.DEFER
+            else sa.literal(detail, sa.Text(), literal_execute=True) if detail else sa.null(),
         ).select_from(upd)
         cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
         # Complete and Release send back only the time: the caller knows the key.
@@ -247,6 +267,19 @@ class GuardedWriter:
                                 sa.bindparam("wb_note", type_=n.c.text.type)).select_from(upd)
             stmt = stmt.add_cte(sa.insert(n).from_select(["queue", "item_key", "author", "at", "kind", "text"], written)
                                 .cte("wb_note"))
+        d = self.trail.deferrals
+        if d is not None and shape.kind in _REASONED:
+            # A release forgets the item's deferral; a defer replaces it.
+            gone: sa.ColumnElement[bool] = d.table.c.item_key.in_(sa.select(sa.cast(upd.c.wb_key, sa.String(200))))
+            if shape.kind == models.EventKind.DEFER:
+                gone = sa.or_(gone, deferrals_mod.lapsed(d.table))
+            stmt = stmt.add_cte(sa.delete(d.table).where(d.table.c.queue == q.name, gone).cte("wb_undeferred"))
+            if shape.kind == models.EventKind.DEFER:
+                kept = sa.select(sa.literal(q.name, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
+                                 user, sa.bindparam("wb_until", type_=d.table.c.until.type), clock.db_now(),
+                                 sa.bindparam("wb_a_reason", type_=sa.String())).select_from(upd)
+                stmt = stmt.add_cte(sa.insert(d.table).from_select(
+                    ["queue", "item_key", "actor", "until", "at", "reason"], kept).cte("wb_deferred"))
         c = self.trail.cooldown
         if shape.kind == models.EventKind.RELEASE and c is not None and q.config.release_cooldown_seconds > 0:
             actor = user

@@ -70,6 +70,9 @@ class Diagnosis:
         elif kind == models.EventKind.RELEASE:
             message = f"lock lost: {name} was released by {by} at {_when(at)}"
             cause = "released"
+        elif kind == models.EventKind.DEFER:
+            message = f"lock lost: {name} was deferred by {by} at {_when(at)}" + (f" ({reason})" if reason else "")
+            cause = "released"
         elif kind == models.EventKind.FORCE_RELEASE:
             message = f"lock lost: supervisor {by} force-released {name} at {_when(at)}" + \
                       (f" (reason: {reason})" if reason else "")

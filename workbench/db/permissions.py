@@ -212,7 +212,8 @@ def _grant(row: Any) -> RoleGrant:
 # -- PostgreSQL: roles, grants and row-level security ---------------------------------------------
 
 # workbench's own tables that `grants` gives operators (and supervisors) privileges on.
-_GRANTED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE, tables.VERSION_TABLE, tables.ROLES_TABLE)
+_GRANTED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.SETTINGS_TABLE,
+            tables.VERSION_TABLE, tables.ROLES_TABLE)
 
 
 def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list[sa.DDL]:
@@ -259,6 +260,8 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
         f"GRANT SELECT, INSERT ON {wb_tables[tables.AUDIT_TABLE]} TO {operator}",
         # A release records a cool-down entry and deletes the releasing user's lapsed ones.
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.COOLDOWN_TABLE]} TO {operator}",
+        # A defer records the item's deferral (replacing one before); a release forgets it.
+        f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.DEFERRALS_TABLE]} TO {operator}",
         *(f"GRANT USAGE ON SEQUENCE {seq} TO {operator}" for seq in sequences if seq),
         (f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "
          f"{wb_tables[tables.ROLES_TABLE]} TO {operator}"),
@@ -274,11 +277,13 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
-    from workbench.db import audit, guarded
+    from workbench.db import audit, deferrals, guarded
     from workbench.db.claims import postgresql as pg_claims
 
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
-    trail = audit.AuditTrail(audit_table, q.name, metadata.tables[f"{wb_schema}.{tables.COOLDOWN_TABLE}"])
+    own = {name: metadata.tables[f"{wb_schema}.{name}"] for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE)}
+    trail = audit.AuditTrail(audit_table, q.name, own[tables.COOLDOWN_TABLE], deferrals=deferrals.Deferrals(
+        own[tables.DEFERRALS_TABLE], q.name, q.config.defer_owner_first_seconds))
     if q.shape.all_in_row:
         statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
     if q.shape.one_statement:  # Complete without edits
@@ -321,7 +326,7 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
 
 
 NOTES_POLICIES = ("workbench_notes_read", "workbench_notes_author")
-_SEQUENCED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.NOTES_TABLE)
+_SEQUENCED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE)
 
 
 def _notes_rules(conn: sa.Connection, schema: str | None) -> list[str]:

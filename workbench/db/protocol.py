@@ -202,7 +202,7 @@ BEGIN
       -- This login's own live lock: release or complete it, save or extend it.
       IF {free_new} THEN
         IF {releases} THEN
-          maybe := ARRAY['release:'];
+          maybe := ARRAY['release:', 'defer:'];  -- a defer gives the item back as a release does
         END IF;
 {outcome_checks}        IF cardinality(maybe) > 0 THEN
           {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe")}

@@ -10,6 +10,7 @@ from workbench.config import model
 from workbench.core import errors
 from workbench.db import audit as audit_mod
 from workbench.db import claims, connect, mapping, migrations, tables, workqueue
+from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 
 
@@ -23,6 +24,7 @@ class Workbench:
         self._metadata, self.audit_table, _ = tables.build_metadata(config.database.workbench_schema)
         own = {t.name: t for t in self._metadata.tables.values()}
         self.cooldown_table, self.notes_table = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
+        self.deferrals_table = own[tables.DEFERRALS_TABLE]
         self._queues: dict[str, workqueue.WorkQueue] = {}
         self._method: claims.ClaimMethod | None = None
         self._schema_checked = False
@@ -127,5 +129,7 @@ class Workbench:
 
     def _work_queue(self, bound: mapping.BoundQueue) -> workqueue.WorkQueue:
         trail = audit_mod.AuditTrail(self.audit_table, bound.name, self.cooldown_table,
-                                     notes_mod.Notes(self.notes_table, bound.name))
+                                     notes_mod.Notes(self.notes_table, bound.name),
+                                     deferrals_mod.Deferrals(self.deferrals_table, bound.name,
+                                                             bound.config.defer_owner_first_seconds))
         return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method))

@@ -423,8 +423,9 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
     """The queue now (waiting, locked, expired locks, the oldest waiting item) and today's events."""
     now = q.now()
     # The rows a claim could take now, as the claim itself defines them: expired locks, then free rows.
-    expired_branch, free_branch = claims.ClaimMethod.branches(
-        q, now, claims.ClaimRequest(user="", use_cooldown=False), trail)
+    # (Deferred items are neither: they wait for their time, or are served through a branch of their own.)
+    branches = claims.ClaimMethod.branches(q, now, claims.ClaimRequest(user="", use_cooldown=False), trail)
+    expired_branch, free_branch = branches[0], branches[-1]
     held = [*q.scope_clause(), q.user.is_not(None)]
 
     def count(where: sa.ColumnElement[bool], source: sa.FromClause = q.locked_source) -> sa.ScalarSelect[Any]:

@@ -1,4 +1,4 @@
-"""workbench's own tables (audit trail, notes, cool-down, settings, roles, locks, schema version) in one MetaData."""
+"""workbench's own tables (audit, notes, deferrals, cool-down, settings, roles, locks, version) in one MetaData."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 AUDIT_TABLE = "workbench_audit"
 COOLDOWN_TABLE = "workbench_cooldown"
@@ -15,6 +15,7 @@ SETTINGS_TABLE = "workbench_settings"
 VERSION_TABLE = "workbench_schema_version"
 ROLES_TABLE = "workbench_roles"
 NOTES_TABLE = "workbench_notes"
+DEFERRALS_TABLE = "workbench_deferrals"
 LOCKS_TABLE = "workbench_locks"  # the separate lock table (shape 5) unless a queue names another
 ROLE_NAMES = ("supervisor", "operator")
 
@@ -141,6 +142,21 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
         sa.Column("kind", sa.String(20)),  # NULL: a note; "release", "complete": written with that action
         sa.Column("text", _long_text(), nullable=False),
         sa.Index("ix_workbench_notes_item", "queue", "item_key", "id"),
+        mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
+    )
+    # Items an operator deferred ("call back Thursday 10:00"): not served before `until` (database
+    # clock, UTC), then first. Written on defer (rare); the claim looks items up by key.
+    sa.Table(
+        DEFERRALS_TABLE, metadata,
+        _id_column(),
+        sa.Column("queue", sa.String(100), nullable=False),
+        sa.Column("item_key", sa.String(200), nullable=False),
+        sa.Column("actor", sa.String(128), nullable=False),
+        sa.Column("until", _datetime(), nullable=False),
+        sa.Column("at", _datetime(), nullable=False),
+        sa.Column("reason", sa.String(500)),
+        sa.Index("ix_workbench_deferrals_item", "queue", "item_key"),
+        sa.Index("ix_workbench_deferrals_until", "queue", "until"),
         mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
     )
     lock_table(metadata, LOCKS_TABLE)

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
 from workbench.db import claims, connect, guarded, lockloss, lockshapes, mapping, permissions, stats
+from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
@@ -260,13 +261,42 @@ class WorkQueue:
             if not already:
                 raise self._lost(key, token, user)
 
+    def defer(self, user: str, key: Any, token: str, until: dt.datetime, reason: str,
+              note: str | None = None) -> models.Deferral:
+        """Give the item back until `until` (aware; a time still to come on the database's clock):
+        nobody is served it before, then it comes first, to `user` alone for the queue's
+        defer_owner_first. The release's values are written, the reason is required."""
+        key = self.q.coerce_key(key)
+        reason = deferrals_mod.checked_reason(reason)
+        deferrals_mod.checked_until(until, self.db_clock().utc.replace(tzinfo=dt.UTC))
+        note = self._note_for("defer", note)
+        shape = guarded.Shape(models.EventKind.DEFER, unlock=True, release_writes=True, note=note is not None)
+        row = self.writer.run(shape, key=key, token=token, user=user, reason=reason, note=note, until=until)
+        if row is None:
+            done = self.db.read(lambda conn: self.trail.last_for_token(conn, key, token))
+            if done is None or done.kind != models.EventKind.DEFER or done.actor != user:
+                raise self._lost(key, token, user)
+            # The same defer again (a retry after a lost reply): it stands as first made.
+        deferral = self.db.read(lambda conn: self._deferrals().of_item(conn, key))
+        assert deferral is not None
+        return deferral
+
+    def deferred(self) -> list[models.Deferral]:
+        """The queue's items deferred to a time still to come, soonest first."""
+        return self.db.read(lambda conn: self._deferrals().waiting(conn))
+
+    def _deferrals(self) -> deferrals_mod.Deferrals:
+        if self.trail.deferrals is None:
+            raise AssertionError("this queue was opened without its deferrals")
+        return self.trail.deferrals
+
     def _note_for(self, action: str, note: str | None) -> str | None:
         """The note to write with `action` ("release" or an outcome): checked, or None when none was
         given; UsageError when the queue requires one and none was given."""
         if note is not None and note.strip():
             return notes_mod.checked(note)
         if self.config.needs_note(action):
-            what = "a release" if action == "release" else f"Complete with outcome '{action}'"
+            what = f"a {action}" if action in ("release", "defer") else f"Complete with outcome '{action}'"
             raise errors.UsageError(f"queue {self.name} needs a note with {what}: say what happened "
                                     "for whoever works the item next (--note TEXT)")
         return None

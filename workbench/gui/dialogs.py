@@ -1,4 +1,4 @@
-"""Small dialogs of the operator window: release reason and note, a required note, pick an item."""
+"""Small dialogs of the operator window: release or defer with a reason and note, a required note, pick an item."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import datetime as dt
 import decimal
 from typing import Any
 
-from PySide6.QtCore import QLocale, QSortFilterProxyModel, Qt, Slot
+from PySide6.QtCore import QDate, QDateTime, QLocale, QSortFilterProxyModel, Qt, QTime, Slot
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QDateTimeEdit,
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
@@ -26,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui import form as form_mod
+from workbench.gui import times
 from workbench.services import operator
 
 # Offered as typed into the audit trail: data that supervisors filter and count, the same for every
@@ -50,15 +53,9 @@ class ReleaseDialog(QDialog):
         explanation = QLabel(text)
         explanation.setWordWrap(True)  # a long item label must not widen the dialog past the screen, or be cut
         layout.addWidget(explanation)
-        label = QLabel(self.tr("&Reason (pick one or type your own):"))
-        layout.addWidget(label)
-        self.reason = QComboBox()
-        self.reason.setObjectName("release_reason")
-        self.reason.setEditable(True)
-        self.reason.addItems(list(reasons or RELEASE_REASONS))  # the queue's own list, if it has one
-        self.reason.setCurrentText("")
-        label.setBuddy(self.reason)
-        layout.addWidget(self.reason)
+        # The queue's own list of reasons, if it has one.
+        self.reason = _reason_box(layout, self.tr("&Reason (pick one or type your own):"), "release_reason",
+                                  reasons or RELEASE_REASONS)
         self.note_box = _note_box(self, layout, self.tr("&Note for whoever takes it next (required):") if note_required
                                   else self.tr("&Note for whoever takes it next (optional):"))
         ok = _ok_cancel_buttons(self, layout, self.tr("Release"))
@@ -72,6 +69,98 @@ class ReleaseDialog(QDialog):
 
     def note(self) -> str | None:
         return self.note_box.toPlainText().strip() or None
+
+
+# Offered for a defer, as typed into the audit trail (data, like RELEASE_REASONS: not translated).
+DEFER_REASONS = ("Customer calls back", "Waiting for a reply", "Waiting for parts", "Try again later")
+
+
+class DeferDialog(QDialog):
+    """Ask until when the item waits (a date and time, or one of a few usual choices), why, and for a
+    note (required where the queue says so)."""
+
+    def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None, *,
+                 note_required: bool = False, now: dt.datetime | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("defer_dialog")
+        self.setWindowTitle(self.tr("Defer item"))
+        self._now = (now or dt.datetime.now()).astimezone()
+        layout = QVBoxLayout(self)
+        text = self.tr("Put {0} aside until a time: nobody is given it before, then it comes first, to you for "
+                       "a while.").format(item_label)
+        if unsaved:
+            text += "\n" + self.tr("Your unsaved edits will be discarded.")
+        explanation = QLabel(text)
+        explanation.setWordWrap(True)
+        layout.addWidget(explanation)
+        label = QLabel(self.tr("&Until:"))
+        layout.addWidget(label)
+        row = QHBoxLayout()
+        self.until = QDateTimeEdit()
+        self.until.setObjectName("defer_until")
+        self.until.setCalendarPopup(True)
+        self.until.setAccessibleName(self.tr("Until"))
+        self.until.setDisplayFormat(times.moment_format())
+        label.setBuddy(self.until)
+        row.addWidget(self.until, 1)
+        tomorrow = (self._now + dt.timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
+        monday = (self._now + dt.timedelta(days=7 - self._now.weekday())).replace(hour=9, minute=0, second=0,
+                                                                                 microsecond=0)
+        for name, text, at in (("defer_hour", self.tr("In 1 hour"), self._now + dt.timedelta(hours=1)),
+                               ("defer_tomorrow", self.tr("Tomorrow 9:00"), tomorrow),
+                               ("defer_monday", self.tr("Monday 9:00"), monday)):
+            button = QPushButton(text)
+            button.setObjectName(name)
+            button.clicked.connect(lambda _=False, when=at: self.set_until(when))
+            row.addWidget(button)
+        layout.addLayout(row)
+        self.reason = _reason_box(layout, self.tr("&Reason (pick one or type your own):"), "defer_reason",
+                                  DEFER_REASONS)
+        self.note_box = _note_box(self, layout, self.tr("&Note for whoever takes it next (required):")
+                                  if note_required else self.tr("&Note for whoever takes it next (optional):"))
+        self.problem = QLabel()
+        self.problem.setObjectName("defer_problem")
+        self.problem.setProperty("role", "field-error")
+        self.problem.setWordWrap(True)
+        layout.addWidget(self.problem)
+        self.ok = _ok_cancel_buttons(self, layout, self.tr("Defer"))
+        self._note_required = note_required
+        self.until.dateTimeChanged.connect(self._check)
+        self.reason.editTextChanged.connect(self._check)
+        self.note_box.textChanged.connect(self._check)
+        self.set_until(tomorrow)
+        self.until.setFocus()
+
+    def set_until(self, at: dt.datetime) -> None:
+        local = at.astimezone()
+        self.until.setDateTime(QDateTime(QDate(local.year, local.month, local.day),
+                                         QTime(local.hour, local.minute)))
+        self._check()
+
+    def when(self) -> dt.datetime:
+        """The chosen time, aware, in this computer's zone."""
+        value = self.until.dateTime()
+        date, time = value.date(), value.time()
+        return dt.datetime(date.year(), date.month(), date.day(), time.hour(), time.minute()).astimezone()
+
+    def text(self) -> str:
+        return self.reason.currentText().strip()
+
+    def note(self) -> str | None:
+        return self.note_box.toPlainText().strip() or None
+
+    @Slot()
+    def _check(self) -> None:
+        problem = ""
+        if self.when() <= dt.datetime.now().astimezone():
+            problem = self.tr("Choose a time still to come.")
+        elif not self.text():
+            problem = self.tr("Say why, for the history (pick a reason or type one).")
+        elif self._note_required and not self.note():
+            problem = self.tr("This queue needs a note with a defer.")
+        self.problem.setText(problem)
+        self.problem.setVisible(bool(problem))
+        self.ok.setEnabled(not problem)
 
 
 class NoteDialog(QDialog):
@@ -91,6 +180,20 @@ class NoteDialog(QDialog):
 
     def text(self) -> str:
         return self.note_box.toPlainText().strip()
+
+
+def _reason_box(layout: QVBoxLayout, label_text: str, name: str, reasons: tuple[str, ...]) -> QComboBox:
+    """A labelled list of reasons that takes a typed one too, empty at first."""
+    label = QLabel(label_text)
+    layout.addWidget(label)
+    box = QComboBox()
+    box.setObjectName(name)
+    box.setEditable(True)
+    box.addItems(list(reasons))
+    box.setCurrentText("")
+    label.setBuddy(box)
+    layout.addWidget(box)
+    return box
 
 
 def _note_box(dialog: QDialog, layout: QVBoxLayout, label_text: str) -> QPlainTextEdit:

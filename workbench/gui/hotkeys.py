@@ -26,6 +26,8 @@ HOTKEYS: tuple[Hotkey, ...] = (
            QT_TRANSLATE_NOOP("Hotkeys", "Complete the item (the queue's first outcome)")),
     Hotkey("release", "Ctrl+Shift+R",
            QT_TRANSLATE_NOOP("Hotkeys", "Release the item back to the queue, with a reason")),
+    Hotkey("defer", "Ctrl+D",
+           QT_TRANSLATE_NOOP("Hotkeys", "Defer the item until a time (it comes back first then)")),
     Hotkey("extend", "Ctrl+E", QT_TRANSLATE_NOOP("Hotkeys", "Extend your lock")),
     Hotkey("check", "F5", QT_TRANSLATE_NOOP("Hotkeys", "Check the lock now and refresh your list")),
     Hotkey("resume", "Ctrl+L", QT_TRANSLATE_NOOP("Hotkeys", "Show your unfinished items")),

@@ -158,11 +158,14 @@ class MainWindow(QMainWindow):
         actions = QHBoxLayout()
         self.release_button = QPushButton(self.tr("Release…"))
         self.release_button.setObjectName("release_button")
+        self.defer_button = QPushButton(self.tr("Defer…"))
+        self.defer_button.setObjectName("defer_button")
         self.extend_button = QPushButton(self.tr("Extend"))
         self.extend_button.setObjectName("extend_button")
         self.save_button = QPushButton(self.tr("Save"))
         self.save_button.setObjectName("save_button")
         actions.addWidget(self.release_button)
+        actions.addWidget(self.defer_button)
         actions.addWidget(self.extend_button)
         actions.addStretch(1)
         actions.addWidget(self.save_button)
@@ -179,10 +182,11 @@ class MainWindow(QMainWindow):
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
         handlers = {
             "next": self.next_item, "save": self.save, "complete": lambda: self.complete(None),
-            "release": self.release, "extend": self.extend, "check": self.check, "resume": self.show_resume,
+            "release": self.release, "defer": self.defer, "extend": self.extend, "check": self.check,
+            "resume": self.show_resume,
             "pick": self.pick, "queue": self._focus_queue, "shortcuts": self.show_shortcuts, "quit": self.close,
         }
-        menus = {"next": item_menu, "save": item_menu, "complete": item_menu, "release": item_menu,
+        menus = {"next": item_menu, "save": item_menu, "complete": item_menu, "release": item_menu, "defer": item_menu,
                  "extend": item_menu, "check": item_menu, "resume": view_menu, "pick": view_menu,
                  "queue": view_menu, "shortcuts": help_menu, "quit": item_menu}
         for hotkey in hotkeys.HOTKEYS:
@@ -267,6 +271,7 @@ class MainWindow(QMainWindow):
         s.saved.connect(self._on_saved)
         s.completed.connect(self._on_completed)
         s.released.connect(self._on_released)
+        s.deferred.connect(self._on_deferred)
         s.extended.connect(self._on_extended)
         s.tick.connect(self._on_tick)
         s.expiry_warning.connect(self._on_warning)
@@ -289,6 +294,7 @@ class MainWindow(QMainWindow):
         self.mine_button.clicked.connect(self.show_resume)
         self.save_button.clicked.connect(self.save)
         self.release_button.clicked.connect(self.release)
+        self.defer_button.clicked.connect(self.defer)
         self.extend_button.clicked.connect(self.extend)
         self.warning_extend.clicked.connect(self.extend)
         self.reclaim_button.clicked.connect(self._reclaim)
@@ -350,9 +356,10 @@ class MainWindow(QMainWindow):
 
     def _set_actions(self) -> None:
         has_item = self.session.current is not None
-        for button in (self.save_button, self.release_button, self.extend_button, *self.complete_buttons.values()):
+        for button in (self.save_button, self.release_button, self.defer_button, self.extend_button,
+                       *self.complete_buttons.values()):
             button.setEnabled(has_item)
-        for name in ("save", "complete", "release", "extend"):
+        for name in ("save", "complete", "release", "defer", "extend"):
             self.actions[name].setEnabled(has_item)
         self.pick_button.setVisible(bool(self._queue_config().allow_pick))
 
@@ -465,6 +472,17 @@ class MainWindow(QMainWindow):
             self.session.release(dialog.text(), dialog.note())
 
     @Slot()
+    def defer(self) -> None:
+        cur = self.session.current
+        if cur is None:
+            return
+        self._write_journal()
+        dialog = dialogs.DeferDialog(self._item_label(), bool(self.form.changes()), self,
+                                     note_required=self.session.needs_note("defer"))
+        if dialog.exec():
+            self.session.defer(dialog.when(), dialog.text(), dialog.note())
+
+    @Slot()
     def extend(self) -> None:
         self.session.extend()
 
@@ -542,7 +560,7 @@ class MainWindow(QMainWindow):
             self.resume_panel.focus_list()  # so Enter reopens the selected item
         else:
             self._show_message(self.tr("Press Next item ({0}) to start on {1}.").format(
-                hotkeys.keys("next"), self._queue_config().title))
+                self.keymap.shown("next"), self._queue_config().title))
             self.next_button.setFocus()
 
     def _fill_resume(self, locks: list[models.Lock], *, only_queue: bool) -> list[resume.Entry]:
@@ -659,13 +677,21 @@ class MainWindow(QMainWindow):
         self._set_actions()
         if not self.session.settings.next_after_complete:
             self._show_message(self.tr("Completed {0}. Press Next item ({1}) for the next one.").format(
-                done.key, hotkeys.keys("next")))
+                done.key, self.keymap.shown("next")))
 
     @Slot()
     def _on_released(self) -> None:
         self.timer_label.setText("")
         self._set_actions()
-        self._show_message(self.tr("Released. Press Next item ({0}) for the next one.").format(hotkeys.keys("next")))
+        self._show_message(self.tr("Released. Press Next item ({0}) for the next one.").format(
+            self.keymap.shown("next")))
+
+    @Slot(object)
+    def _on_deferred(self, deferral: models.Deferral) -> None:
+        self.timer_label.setText("")
+        self._set_actions()
+        self._show_message(self.tr("Deferred until {0}: it comes back to you first then. Press Next item ({1}) for "
+                                   "the next one.").format(times.moment(deferral.until), self.keymap.shown("next")))
 
     @Slot(object)
     def _on_extended(self, lock: models.Lock) -> None:
@@ -832,7 +858,7 @@ class MainWindow(QMainWindow):
             self.drafts.unwatch()  # the lost item's page: its draft is gone, nothing is left to show
             self.lost_banner.setVisible(False)
             self._show_message(self.tr("Edits discarded. Press Next item ({0}) for the next one.").format(
-                hotkeys.keys("next")))
+                self.keymap.shown("next")))
 
     def _open_from_resume(self, queue: str, key: Any) -> None:
         entry = next((e for e in self.resume_panel.entries() if (e.queue, e.key) == (queue, key)), None)

@@ -92,6 +92,7 @@ class OperatorSession(QObject):
     saved = Signal(object, dict)
     completed = Signal(object)
     released = Signal()
+    deferred = Signal(object)  # models.Deferral: the item went back until its time
     extended = Signal(object)
     tick = Signal(float)
     expiry_warning = Signal(float)
@@ -384,6 +385,20 @@ class OperatorSession(QObject):
         self._run(lambda: self.operator.release(lock, reason, note),
                   lambda _: self._after_release(cur), retry=("release", lambda: self.release(reason, note)))
 
+    def defer(self, until: dt.datetime, reason: str, note: str | None = None) -> None:
+        """Give the open item back until `until` (deferred, then released)."""
+        cur = self._require()
+        if cur is None:
+            return
+        lock = cur.lock
+
+        def done(deferral: models.Deferral) -> None:
+            self._after_release(cur, emit=False)
+            self.deferred.emit(deferral)
+
+        self._run(lambda: self.operator.defer(lock, until, reason, note), done,
+                  retry=("defer", lambda: self.defer(until, reason, note)))
+
     def due_seconds(self, queue: str, claim: models.Claim) -> float | None:
         """Seconds from the claim to the item's due time (negative: overdue), on the database clock."""
         column = self.due_columns.get(queue)
@@ -412,11 +427,12 @@ class OperatorSession(QObject):
         queue, key = self.current.queue, self.current.lock.key
         self._run(lambda: self.operator.add_note(queue, key, text), lambda _: self.load_item_log())
 
-    def _after_release(self, cur: Current) -> None:
+    def _after_release(self, cur: Current, *, emit: bool = True) -> None:
         if self.journal is not None:
             self.journal.discard(self.database, cur.queue, cur.lock.key)
         self._close_item()
-        self.released.emit()
+        if emit:
+            self.released.emit()
 
     def extend(self, *, manual: bool = True) -> None:
         """Extend the lock (Extend button, or automatically while the user is working)."""

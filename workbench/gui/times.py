@@ -41,6 +41,11 @@ def _time_format(seconds: bool) -> str:
     return " ".join(part for part in fmt.split(" ") if not part.startswith("t")).strip()
 
 
+def moment_format() -> str:
+    """moment()'s format as QDateTimeEdit takes it, so a time is typed as it is shown."""
+    return f"{_date_format()} {_time_format(False)}"
+
+
 def clock(at: dt.datetime) -> str:
     """The wall-clock time with seconds ("14:02:10", "2:02:10 PM"): lock times, checks, refreshes."""
     moment = local(at)

@@ -333,6 +333,69 @@ Einzelheiten stehen in {log}.</translation>
     </message>
 </context>
 <context>
+    <name>DeferDialog</name>
+    <message>
+        <source>Defer item</source>
+        <translation>Eintrag zurückstellen</translation>
+    </message>
+    <message>
+        <source>Put {0} aside until a time: nobody is given it before, then it comes first, to you for a while.</source>
+        <translation>{0} bis zu einem Zeitpunkt zurückstellen: Vorher bekommt ihn niemand, danach kommt er zuerst, eine Weile nur zu Ihnen.</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits will be discarded.</source>
+        <translation>Ihre ungespeicherten Änderungen werden verworfen.</translation>
+    </message>
+    <message>
+        <source>&amp;Until:</source>
+        <translation>&amp;Bis:</translation>
+    </message>
+    <message>
+        <source>Until</source>
+        <translation>Bis</translation>
+    </message>
+    <message>
+        <source>In 1 hour</source>
+        <translation>In 1 Stunde</translation>
+    </message>
+    <message>
+        <source>Tomorrow 9:00</source>
+        <translation>Morgen 9:00</translation>
+    </message>
+    <message>
+        <source>Monday 9:00</source>
+        <translation>Montag 9:00</translation>
+    </message>
+    <message>
+        <source>&amp;Reason (pick one or type your own):</source>
+        <translation>&amp;Grund (auswählen oder selbst eingeben):</translation>
+    </message>
+    <message>
+        <source>&amp;Note for whoever takes it next (required):</source>
+        <translation>&amp;Notiz für die nächste Bearbeitung (erforderlich):</translation>
+    </message>
+    <message>
+        <source>&amp;Note for whoever takes it next (optional):</source>
+        <translation>&amp;Notiz für die nächste Bearbeitung (freiwillig):</translation>
+    </message>
+    <message>
+        <source>Defer</source>
+        <translation>Zurückstellen</translation>
+    </message>
+    <message>
+        <source>Choose a time still to come.</source>
+        <translation>Wählen Sie einen Zeitpunkt in der Zukunft.</translation>
+    </message>
+    <message>
+        <source>Say why, for the history (pick a reason or type one).</source>
+        <translation>Nennen Sie den Grund für den Verlauf (auswählen oder eingeben).</translation>
+    </message>
+    <message>
+        <source>This queue needs a note with a defer.</source>
+        <translation>Diese Warteschlange verlangt beim Zurückstellen eine Notiz.</translation>
+    </message>
+</context>
+<context>
     <name>DraftAccess</name>
     <message>
         <source>There is no kept draft of {0}.</source>
@@ -597,6 +660,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>Release the item back to the queue, with a reason</source>
         <translation>Eintrag mit Begründung an die Warteschlange zurückgeben</translation>
+    </message>
+    <message>
+        <source>Defer the item until a time (it comes back first then)</source>
+        <translation>Eintrag bis zu einem Zeitpunkt zurückstellen (dann kommt er zuerst)</translation>
     </message>
     <message>
         <source>Extend your lock</source>
@@ -890,6 +957,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Freigeben…</translation>
     </message>
     <message>
+        <source>Defer…</source>
+        <translation>Zurückstellen…</translation>
+    </message>
+    <message>
         <source>Save</source>
         <translation>Speichern</translation>
     </message>
@@ -1018,6 +1089,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Released. Press Next item ({0}) for the next one.</source>
         <translation>Freigegeben. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
+    </message>
+    <message>
+        <source>Deferred until {0}: it comes back to you first then. Press Next item ({1}) for the next one.</source>
+        <translation>Zurückgestellt bis {0}: Dann kommt er zuerst zu Ihnen. Drücken Sie Nächster Eintrag ({1}) für den nächsten.</translation>
     </message>
     <message>
         <source>Lock extended until {0}.</source>

@@ -333,6 +333,69 @@ Les détails sont dans {log}.</translation>
     </message>
 </context>
 <context>
+    <name>DeferDialog</name>
+    <message>
+        <source>Defer item</source>
+        <translation>Reporter l’élément</translation>
+    </message>
+    <message>
+        <source>Put {0} aside until a time: nobody is given it before, then it comes first, to you for a while.</source>
+        <translation>Mettre {0} de côté jusqu’à une heure donnée : personne ne le reçoit avant, puis il passe en premier, d’abord à vous pendant un moment.</translation>
+    </message>
+    <message>
+        <source>Your unsaved edits will be discarded.</source>
+        <translation>Vos modifications non enregistrées seront supprimées.</translation>
+    </message>
+    <message>
+        <source>&amp;Until:</source>
+        <translation>&amp;Jusqu’à :</translation>
+    </message>
+    <message>
+        <source>Until</source>
+        <translation>Jusqu’à</translation>
+    </message>
+    <message>
+        <source>In 1 hour</source>
+        <translation>Dans 1 heure</translation>
+    </message>
+    <message>
+        <source>Tomorrow 9:00</source>
+        <translation>Demain 9:00</translation>
+    </message>
+    <message>
+        <source>Monday 9:00</source>
+        <translation>Lundi 9:00</translation>
+    </message>
+    <message>
+        <source>&amp;Reason (pick one or type your own):</source>
+        <translation>&amp;Motif (choisissez-en un ou saisissez le vôtre) :</translation>
+    </message>
+    <message>
+        <source>&amp;Note for whoever takes it next (required):</source>
+        <translation>&amp;Note pour la personne suivante (obligatoire) :</translation>
+    </message>
+    <message>
+        <source>&amp;Note for whoever takes it next (optional):</source>
+        <translation>&amp;Note pour la personne suivante (facultative) :</translation>
+    </message>
+    <message>
+        <source>Defer</source>
+        <translation>Reporter</translation>
+    </message>
+    <message>
+        <source>Choose a time still to come.</source>
+        <translation>Choisissez une heure à venir.</translation>
+    </message>
+    <message>
+        <source>Say why, for the history (pick a reason or type one).</source>
+        <translation>Indiquez le motif pour l’historique (choisissez-en un ou saisissez-le).</translation>
+    </message>
+    <message>
+        <source>This queue needs a note with a defer.</source>
+        <translation>Cette file exige une note pour un report.</translation>
+    </message>
+</context>
+<context>
     <name>DraftAccess</name>
     <message>
         <source>There is no kept draft of {0}.</source>
@@ -597,6 +660,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>Release the item back to the queue, with a reason</source>
         <translation>Rendre l&apos;élément à la file, avec un motif</translation>
+    </message>
+    <message>
+        <source>Defer the item until a time (it comes back first then)</source>
+        <translation>Reporter l’élément jusqu’à une heure (il revient alors en premier)</translation>
     </message>
     <message>
         <source>Extend your lock</source>
@@ -890,6 +957,10 @@ Les détails sont dans {log}.</translation>
         <translation>Libérer…</translation>
     </message>
     <message>
+        <source>Defer…</source>
+        <translation>Reporter…</translation>
+    </message>
+    <message>
         <source>Save</source>
         <translation>Enregistrer</translation>
     </message>
@@ -1018,6 +1089,10 @@ Configuration : {1}</translation>
     <message>
         <source>Released. Press Next item ({0}) for the next one.</source>
         <translation>Libéré. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
+    </message>
+    <message>
+        <source>Deferred until {0}: it comes back to you first then. Press Next item ({1}) for the next one.</source>
+        <translation>Reporté jusqu’à {0} : il vous reviendra alors en premier. Appuyez sur Élément suivant ({1}) pour le suivant.</translation>
     </message>
     <message>
         <source>Lock extended until {0}.</source>

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -122,6 +123,10 @@ class Operator:
     def release(self, lock: models.Lock, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the queue (with a note for whoever takes it next)."""
         self.wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
+
+    def defer(self, lock: models.Lock, until: dt.datetime, reason: str, note: str | None = None) -> models.Deferral:
+        """Give the item back until `until` (aware): nobody gets it before, then it comes first."""
+        return self.wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
 
     def needs_note(self, queue: str, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) in `queue` need a note?"""

@@ -61,18 +61,25 @@ class ClaimMethod:
             extra.append(q.key == request.key)
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             extra.append(~ClaimMethod.recently_released(q, now, request.user, trail))
+        if request.key is None and trail.deferrals is not None:
+            extra.append(~trail.deferrals.deferred(q.key))
         return [sa.and_(*variant, *extra) for variant in q.filter_variants()]
 
     @staticmethod
     def branches(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
-                 trail: audit_mod.AuditTrail) -> list[sa.ColumnElement[bool]]:
-        """WHERE clauses of the rows that may be claimed: expired locks first, then free rows.
+                 trail: audit_mod.AuditTrail, user: Any = None) -> list[sa.ColumnElement[bool]]:
+        """WHERE clauses of the rows that may be claimed, in the order they are served: expired locks,
+        then deferred items whose time has come (when the queue's trail keeps deferrals), then free
+        rows. `user` is the claimer as the statement names it (request.user when None).
 
         Each branch has an index of its own (see attach.py): expired locks are found through the
         index on the expiry of locked rows, free rows through the claim index, which holds only
         unlocked waiting rows. Keeping locked rows out of the claim index matters: otherwise every
-        claim leaves a dead entry at its head that every later claim has to step over.
+        claim leaves a dead entry at its head that every later claim has to step over. Deferred
+        items are found from workbench_deferrals (a few rows) by key, and the free rows leave every
+        deferred item to that branch, so no item comes from two branches.
         """
+        who = request.user if user is None else user
         scope = q.scope_clause()
         key_part = [q.key == request.key] if request.key is not None else []
         claimed = q.claimed_state_clause()
@@ -80,8 +87,12 @@ class ClaimMethod:
         expired = sa.and_(*scope, q.user.is_not(None), q.stale(now), state, *key_part)
         free = [*scope, q.todo_clause(), q.free(), *key_part]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
-            free.append(~ClaimMethod.recently_released(q, now, request.user, trail))
-        return [expired, sa.and_(*free)]
+            free.append(~ClaimMethod.recently_released(q, now, who, trail))
+        deferrals = trail.deferrals
+        if deferrals is None or request.key is not None:  # an item picked by key is taken as it is
+            return [expired, sa.and_(*free)]
+        due = sa.and_(*scope, q.todo_clause(), q.free(), q.key.in_(deferrals.due(q.key.type, who)))
+        return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
 
     @staticmethod
     def recently_released(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: Any,

@@ -161,11 +161,7 @@ class SkipLockedClaim(base.ClaimMethod):
     def _branches(self, q: mapping.BoundQueue, now: sa.ColumnElement[Any], shaped: base.ClaimRequest,
                   trail: audit_mod.AuditTrail, user: sa.ColumnElement[Any]) -> list[sa.ColumnElement[bool]]:
         # Same predicates as the other methods, with the user bound once for the whole statement.
-        cooled = base.ClaimRequest(user="", key=shaped.key, use_cooldown=False)
-        result = self.branches(q, now, cooled, trail)  # [expired locks, free rows]
-        if shaped.use_cooldown and shaped.key is None and q.config.release_cooldown_seconds > 0:
-            result[-1] = sa.and_(result[-1], ~self.recently_released(q, now, user, trail))
-        return result
+        return self.branches(q, now, shaped, trail, user=user)
 
     @staticmethod
     def _audit_cte(q: mapping.BoundQueue, trail: audit_mod.AuditTrail, upd: sa.CTE,
@@ -328,6 +324,8 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
         free = [self._item_waits(q, False), q.free()]
         if request.use_cooldown and q.config.release_cooldown_seconds > 0:
             free.append(~self.recently_released(q, now, user, trail))
+        if trail.deferrals is not None:  # held back until due; then in queue order
+            free.append(trail.deferrals.not_held_back(q.key, user))
         head = (sa.select(q.key.label("wb_ckey")).select_from(q.source).where(*free)
                 .order_by(*q.order_by()).limit(lock_table.WINDOW).subquery("wb_head"))
         item_text = sa.cast(head.c.wb_ckey, locks.c.item_key.type)

@@ -22,6 +22,7 @@ class _Statements:
     """The statements of one claim shape, built once; values are bound when they run."""
 
     expired: sa.Select[Any]
+    due: sa.Select[Any] | None  # deferred items whose time has come
     free: list[sa.Select[Any]]  # one per IN-list value when merging, else one
     merge: bool
     window: sa.Select[Any] | None  # unlocked head of the queue (filters no index can order)
@@ -66,7 +67,7 @@ class StepwiseClaim(base.ClaimMethod):
         shaped = base.ClaimRequest(user=user, count=need,  # type: ignore[arg-type]  # bound at execution
                                    key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None else None,
                                    use_cooldown=request.use_cooldown)
-        expired, free = self.branches(q, now, shaped, trail)
+        expired, *due, free = self.branches(q, now, shaped, trail)
 
         def pick(where: sa.ColumnElement[bool], with_order: bool = False) -> sa.Select[Any]:
             stmt = (sa.select(*self.candidate_columns(q, with_order=with_order)).where(where)
@@ -88,14 +89,14 @@ class StepwiseClaim(base.ClaimMethod):
         writes = {**q.lock_writes(user, now, q.shape.new_token()), **q.writes(q.on_claim, user, now)}
         # The UPDATE checks again that each row may still be claimed (defence in depth): an engine
         # that accepts FOR UPDATE SKIP LOCKED without locking (TiDB) cannot hand one row to two people.
-        update = sa.update(q.table).where(keys, sa.or_(expired, free)).values(writes)
+        update = sa.update(q.table).where(keys, sa.or_(expired, *due, free)).values(writes)
         read_back = None
         if self.returning:
             update = update.returning(*self.returned_columns(q, now))
         else:
             read_back = sa.select(*self.returned_columns(q, now)).where(keys)
-        return _Statements(expired=pick(expired), free=frees, merge=merge, window=window, lock_one=lock_one,
-                           update=update, read_back=read_back)
+        return _Statements(expired=pick(expired), due=pick(due[0]) if due else None, free=frees, merge=merge,
+                           window=window, lock_one=lock_one, update=update, read_back=read_back)
 
     def _claim(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                request: base.ClaimRequest) -> list[base.Claimed]:
@@ -132,6 +133,8 @@ class StepwiseClaim(base.ClaimMethod):
         """Up to `room` claimable rows, locked for this transaction where the database can: expired
         locks first, then free rows in queue order."""
         candidates: list[Any] = list(conn.execute(s.expired, params).mappings().all())
+        if s.due is not None and len(candidates) < room:
+            candidates += conn.execute(s.due, params).mappings().all()[:room - len(candidates)]
         need = room - len(candidates)
         if need > 0:
             if s.window is not None:

@@ -1,0 +1,108 @@
+"""Defer: an item put off until a time is served to nobody before it (on the database clock), then first,
+to its operator alone for a while; refused without the lock, recorded in the trail."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Any
+
+import pytest
+
+from tests import support
+from workbench.core import errors, models
+
+OPEN = {"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}}
+
+
+def _last_waiting(q: Any) -> Any:
+    """The waiting item the queue would serve last: deferring it shows whether a deferral comes first."""
+    return q.open_items(200)[-1][q.q.key.name]
+
+
+def _soon(q: Any, seconds: float) -> dt.datetime:
+    return q.db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(seconds=seconds)
+
+
+def _until_due(deferral: models.Deferral) -> None:
+    time.sleep(max(0.0, (deferral.until - dt.datetime.now(dt.UTC)).total_seconds()) + 1.2)
+
+
+def test_not_served_before_its_time_then_first_to_its_operator(env: support.Env) -> None:
+    wb = env.demo(case_rows=8, import_rows=1, queues=OPEN)
+    q = wb.queue("cases")
+    last = _last_waiting(q)
+    lock = q.claim("alice", last).lock
+    deferral = q.defer("alice", last, lock.token, _soon(q, 2), "customer calls back")
+    assert (deferral.actor, deferral.reason, str(deferral.key)) == ("alice", "customer calls back", str(last))
+    assert [str(d.key) for d in q.deferred()] == [str(last)]
+    # Before its time: nobody is served it, even with nothing else waiting.
+    taken = [c.lock.key for user in ("bob", "alice", "carol") for c in q.claim_next(user, 3)]
+    assert last not in taken and len(taken) == 7
+    with pytest.raises(errors.NothingToClaim):
+        q.claim_next("alice")
+    for key in taken[:4]:  # four items wait again, all ahead of the deferred one in queue order
+        holder = next(lock for lock in q.locks() if lock.key == key)
+        q.release(holder.owner, key, holder.token, "later")
+    _until_due(deferral)
+    # Its time has come: first, but for the first defer_owner_first only to alice.
+    assert last not in [c.lock.key for c in q.claim_next("bob")]
+    assert q.claim_next("alice")[0].lock.key == last
+    assert q.deferred() == []
+
+
+def test_after_the_owners_turn_anyone_is_served_it_first(native_env: support.Env) -> None:
+    queues = {"cases": {**OPEN["cases"], "defer_owner_first_seconds": 0}}
+    wb = native_env.demo(case_rows=6, import_rows=1, queues=queues)
+    q = wb.queue("cases")
+    last = _last_waiting(q)
+    lock = q.claim("alice", last).lock
+    _until_due(q.defer("alice", last, lock.token, _soon(q, 1), "parts on order"))
+    assert q.claim_next("bob")[0].lock.key == last
+
+
+def test_refused_without_the_lock_or_a_time_to_come_and_recorded_when_done(native_env: support.Env) -> None:
+    wb = native_env.demo(case_rows=4, import_rows=1, queues=OPEN)
+    q = wb.queue("cases")
+    lock = q.claim_next("alice")[0].lock
+    later = _soon(q, 3600)
+    bob = q.claim_next("bob")[0].lock
+    with pytest.raises(errors.LockLost):
+        q.defer("bob", lock.key, bob.token, later, "not mine")
+    with pytest.raises(errors.UsageError, match="still to come"):
+        q.defer("alice", lock.key, lock.token, _soon(q, -60), "yesterday")
+    with pytest.raises(errors.UsageError, match="at most 366 days"):
+        q.defer("alice", lock.key, lock.token, _soon(q, 400 * 86400), "next year")
+    with pytest.raises(errors.UsageError, match="say why"):
+        q.defer("alice", lock.key, lock.token, later, "  ")
+    with pytest.raises(errors.UsageError, match="zone"):
+        q.defer("alice", lock.key, lock.token, later.replace(tzinfo=None), "no zone")
+    assert q.check("alice", lock.key, lock.token).owner == "alice" and q.deferred() == []
+
+    q.defer("alice", lock.key, lock.token, later, "customer calls back Thursday", note="Call +49 30 1234.")
+    assert not [lk for lk in q.locks() if lk.key == lock.key]
+    event = q.history(lock.key)[-1]
+    assert (event.kind, event.actor, event.reason) == (models.EventKind.DEFER, "alice", "customer calls back Thursday")
+    assert event.detail == {"until": later.isoformat()}
+    assert [(n.kind, n.text) for n in q.notes(lock.key)] == [("defer", "Call +49 30 1234.")]
+    with pytest.raises(errors.LockLost):  # the lock went with the defer
+        q.save("alice", lock.key, lock.token, {"resolution": "x"})
+    # Picked by key it can be taken early (a call came sooner); a release then forgets the deferral.
+    early = q.claim("carol", lock.key).lock
+    q.release("carol", lock.key, early.token, "not now")
+    assert q.deferred() == []
+
+
+def test_a_lock_table_queue_holds_a_deferred_item_back_too(env: support.Env) -> None:
+    """Shape 5 (locks in their own table): held back until due, then served in its place in the queue."""
+    from tests.contract import test_lock_table
+
+    wb = test_lock_table._tickets(env, rows=3)
+    q = wb.queue("tickets")
+    first = q.claim_next("alice")[0].lock
+    deferral = q.defer("alice", first.key, first.token, _soon(q, 2), "vendor answers tomorrow")
+    assert sorted(c.lock.key for c in q.claim_next("bob", 5)) == [2, 3]  # not the deferred one
+    with pytest.raises(errors.NothingToClaim):
+        q.claim_next("alice")
+    _until_due(deferral)
+    assert q.claim_next("alice")[0].lock.key == first.key

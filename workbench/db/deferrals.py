@@ -1,0 +1,128 @@
+"""Deferred items ("call back Thursday 10:00"), kept in workbench_deferrals: what the claim leaves out
+until their time, and serves first after it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import errors, models
+from workbench.db import clock
+
+MAX_DAYS = 366  # a deferral further out is a typo, or a job for a status column
+LAPSED_DAYS = 30  # rows whose time passed this long ago are dropped when the queue defers again
+REASON_LENGTH = 500
+
+
+class Deferrals:
+    """The deferrals of one queue. Writes run inside the caller's transaction.
+
+    A deferral stays until the item is deferred again or released; once its time has come the
+    claim serves the item first (see `due`), whether or not the row is still there after the item
+    is completed, since a completed item is no longer work to do.
+    """
+
+    def __init__(self, table: sa.Table, queue: str, owner_first_seconds: int) -> None:
+        self.table, self.queue, self.owner_first = table, queue, owner_first_seconds
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def replace(self, conn: sa.Connection, key: Any, actor: str, until: dt.datetime, reason: str | None) -> None:
+        """`actor` defers `key` until `until` (aware); an earlier deferral of the item goes."""
+        d = self.table
+        conn.execute(sa.delete(d).where(d.c.queue == self.queue, sa.or_(d.c.item_key == str(key), lapsed(d))))
+        conn.execute(sa.insert(d).values(queue=self.queue, item_key=str(key), actor=actor, until=stored(until),
+                                         at=clock.db_now(), reason=reason))
+
+    def forget(self, conn: sa.Connection, key: Any) -> None:
+        """The item was released: whoever released it decided anew."""
+        d = self.table
+        conn.execute(sa.delete(d).where(d.c.queue == self.queue, d.c.item_key == str(key)))
+
+    # -- what the claim asks -----------------------------------------------------------------------
+
+    def deferred(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """Has the item `key` (the queue's key column) a deferral: the claim serves it only through
+        `due`, never as a plain free row."""
+        d = self.table
+        return sa.exists().where(d.c.queue == self.queue, d.c.item_key == sa.cast(key, sa.String(200)))
+
+    def not_held_back(self, key: sa.ColumnElement[Any], user: Any) -> sa.ColumnElement[bool]:
+        """Not deferred, or deferred and due for `user`: for the claims of queues whose locks live in
+        a separate table, which serve a due item in its place in the queue rather than first."""
+        return sa.or_(~self.deferred(key), key.in_(self.due(key.type, user)))
+
+    def due(self, key_type: Any, user: Any) -> sa.Select[Any]:
+        """The keys of deferred items whose time has come for `user`, as the queue's key type: the
+        claim serves these first. Read from the deferrals (a few rows), so the claim finds them
+        through the key, never by scanning the queue."""
+        d, now = self.table, clock.db_now()
+        return sa.select(sa.cast(d.c.item_key, key_type)).where(
+            d.c.queue == self.queue, d.c.until <= now,
+            sa.or_(d.c.actor == user, sa.not_(self._owner_window(now))))
+
+    def _owner_window(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """Within the time after `until` when only the deferring operator is served the item."""
+        d = self.table
+        return clock.add_seconds(d.c.until, sa.literal(self.owner_first, literal_execute=True)) > now
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def of_item(self, conn: sa.Connection, key: Any) -> models.Deferral | None:
+        d = self.table
+        row = conn.execute(sa.select(d).where(d.c.queue == self.queue, d.c.item_key == str(key))
+                           .order_by(d.c.id.desc()).limit(1)).mappings().first()
+        return self.deferral(row) if row else None
+
+    def waiting(self, conn: sa.Connection) -> list[models.Deferral]:
+        """The queue's deferrals whose time has not come, soonest first."""
+        d = self.table
+        rows = conn.execute(sa.select(d).where(d.c.queue == self.queue, d.c.until > clock.db_now())
+                            .order_by(d.c.until, d.c.id)).mappings()
+        return [self.deferral(row) for row in rows]
+
+    @staticmethod
+    def deferral(row: Mapping[Any, Any]) -> models.Deferral:
+        return models.Deferral(queue=row["queue"], key=row["item_key"], actor=row["actor"],
+                               until=clock.stored_utc(row["until"]), at=clock.stored_utc(row["at"]),
+                               reason=row["reason"])
+
+
+def checked_until(until: Any, now: dt.datetime) -> dt.datetime:
+    """A deferral's time (aware), or UsageError saying what to fix: in the future, within MAX_DAYS."""
+    if not isinstance(until, dt.datetime) or until.tzinfo is None:
+        raise errors.UsageError("a deferral needs a date and time with its zone (the window and the CLI add "
+                                "the computer's own)")
+    if until <= now:
+        raise errors.UsageError(f"defer until a time still to come (it is {now:%Y-%m-%d %H:%M} UTC on the "
+                                "database's clock)")
+    if until - now > dt.timedelta(days=MAX_DAYS):
+        raise errors.UsageError(f"defer at most {MAX_DAYS} days ahead; for longer, change the item's status")
+    return until
+
+
+def checked_reason(reason: Any) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise errors.UsageError("say why the item is deferred (--reason TEXT), e.g. \"customer calls back\"")
+    kept: str = reason.strip()
+    if len(kept) > REASON_LENGTH:
+        raise errors.UsageError(f"a deferral's reason holds at most {REASON_LENGTH} characters ({len(kept)} given)")
+    return kept
+
+
+def lapsed(table: sa.Table) -> sa.ColumnElement[bool]:
+    """Deferrals whose time passed long ago: a new defer in the queue drops them."""
+    return table.c.until < clock.add_seconds(clock.db_now(), sa.literal(-LAPSED_DAYS * 86400, literal_execute=True))
+
+
+def stored(value: dt.datetime) -> dt.datetime:
+    """A deferral's time as workbench's tables keep times."""
+    return _utc_naive(value)
+
+
+def _utc_naive(value: dt.datetime) -> dt.datetime:
+    """As workbench's tables keep times: UTC without zone (as clock.db_now() writes them)."""
+    return value.astimezone(dt.UTC).replace(tzinfo=None)
