@@ -11,6 +11,7 @@ import pytest
 
 from tests import support
 from workbench.core import errors, models
+from workbench.db import claims
 
 OPEN = {"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}}
 
@@ -106,3 +107,20 @@ def test_a_lock_table_queue_holds_a_deferred_item_back_too(env: support.Env) -> 
         q.claim_next("alice")
     _until_due(deferral)
     assert q.claim_next("alice")[0].lock.key == first.key
+
+
+def test_a_queue_may_refuse_defer_and_its_claim_then_ignores_deferrals(native_env: support.Env) -> None:
+    wb = native_env.demo(case_rows=3, import_rows=1, queues=OPEN)
+    q = wb.queue("cases")
+    lock = q.claim_next("alice")[0].lock
+    q.defer("alice", lock.key, lock.token, _soon(q, 3600), "customer calls back")
+    off = native_env.open(native_env.demo_config({"cases": {**OPEN["cases"], "allow_defer": False}})).queue("cases")
+    other = off.claim_next("bob")[0].lock
+    with pytest.raises(errors.UsageError, match="allow_defer = false"):
+        off.defer("bob", other.key, other.token, _soon(off, 3600), "later")
+    assert off.deferred() == [] and off.check("bob", other.key, other.token).owner == "bob"
+    # Without deferrals the claim does not look at them: the deferred item is served like any other.
+    assert lock.key in [other.key, *(c.lock.key for c in off.claim_next("carol", 3))]
+    if native_env.backend == "postgresql":
+        statement = off.method.statement(off.q, off.trail, claims.ClaimRequest(user="x"))
+        assert "workbench_deferrals" not in str(statement.compile(dialect=wb.engine.dialect))

@@ -34,6 +34,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=1,
                         help="measure each implementation this many times, alternating the order, and report "
                              "the round with the median pairs/s (a 2-core box varies from run to run)")
+    parser.add_argument("--no-defer", action="store_true",
+                        help="also measure workbench on a queue with allow_defer = false (the claim without its "
+                             "deferral lookups), in a database of its own")
     parser.add_argument("--grants", action="store_true",
                         help="PostgreSQL: also measure workbench under `workbench grants` (every claimer its own "
                              "operator login, the protocol checked by the database)")
@@ -49,6 +52,12 @@ def setup_workbench(target: harness.Target, rows: int) -> dict[str, Any]:
     url, timings = harness.build_workbench_db(target, "wbbench_workbench", rows)
     return {"kind": "workbench", "url": url, "password": target.password, "db": "wbbench_workbench",
             "setup": timings}
+
+
+def setup_workbench_no_defer(target: harness.Target, rows: int) -> dict[str, Any]:
+    url, timings = harness.build_workbench_db(target, "wbbench_nodefer", rows)
+    return {"kind": "workbench, allow_defer = false", "url": url, "password": target.password,
+            "db": "wbbench_nodefer", "setup": timings}
 
 
 def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
@@ -109,6 +118,8 @@ _DONE_SQL = {
                   "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
     "workbench+grants": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
                          "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
+    "workbench, allow_defer = false": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
+                                       "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
     "hand-written": ("SELECT count(*) FROM jobs WHERE status = 'done'",
                      "SELECT count(*) FROM jobs WHERE status = 'doing'"),
     "procrastinate": ("SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'",
@@ -190,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.seconds:g} s window, {args.warmup} warm-up pairs per process; {target.description}; "
               f"{os.cpu_count()} CPUs", flush=True)
         setups = [setup_workbench]
+        if args.no_defer:
+            setups.append(setup_workbench_no_defer)
         if args.grants:
             if args.backend != "postgresql" or args.url:
                 raise SystemExit("--grants needs PostgreSQL on a throwaway server (it creates login roles)")
@@ -238,7 +251,8 @@ def _median(results: list[harness.LoopResult]) -> harness.LoopResult:
 def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
            checks: dict[str, tuple[int, int]], counted: dict[str, int]) -> None:
     columns = {name: harness.figures(result) for name, result in results.items()}
-    short = {"procrastinate": "wb/proc", "hand-written": "wb/hand", "workbench+grants": "grants/wb"}
+    short = {"procrastinate": "wb/proc", "hand-written": "wb/hand", "workbench+grants": "grants/wb",
+             "workbench, allow_defer = false": "wb/nodefer"}
     ratios = [(short[name], name, "workbench") if name == "workbench+grants" else (short[name], "workbench", name)
               for name in results if name != "workbench"]
     print()

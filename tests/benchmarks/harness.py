@@ -166,12 +166,12 @@ class Target:
 
 # -- the demo table, filled fast --------------------------------------------------------------
 
-def bench_config(url: str) -> model.Config:
+def bench_config(url: str, *, allow_defer: bool = True) -> model.Config:
     """The demo config on `url`; the cases queue with long locks, no per-user limit and no cool-down."""
     config = loader.parse(tomllib.loads(demo.config_text(url)), "claim-bench.toml")
     cases = dataclasses.replace(config.queues[QUEUE], lock_seconds=LOCK_SECONDS,
                                 max_lock_seconds=max(LOCK_SECONDS, config.queues[QUEUE].max_lock_seconds or 0),
-                                max_locks_per_user=0, release_cooldown_seconds=0)
+                                max_locks_per_user=0, release_cooldown_seconds=0, allow_defer=allow_defer)
     return dataclasses.replace(config, queues={**config.queues, QUEUE: cases})
 
 
@@ -334,8 +334,8 @@ class Ops(Protocol):
 class WorkbenchOps:
     """workbench's public API, through its own engine, as one operator."""
 
-    def __init__(self, url: str, password: str | None, user: str) -> None:
-        self.wb = service.Workbench.open(bench_config(url), password=password)
+    def __init__(self, url: str, password: str | None, user: str, *, allow_defer: bool = True) -> None:
+        self.wb = service.Workbench.open(bench_config(url, allow_defer=allow_defer), password=password)
         self._seen: collections.Counter[str] = collections.Counter()
         self._seen_lock = threading.Lock()
 
@@ -445,6 +445,8 @@ def make_ops(spec: dict[str, Any], user: str) -> Ops:
     kind = spec["kind"]
     if kind == "workbench":
         return WorkbenchOps(spec["url"], spec.get("password"), user)
+    if kind == "workbench, allow_defer = false":  # the claim without its deferral lookups
+        return WorkbenchOps(spec["url"], spec.get("password"), user, allow_defer=False)
     if kind == "workbench+grants":  # each claimer logs in as itself, an operator login named like its user
         url = sa.make_url(spec["url"]).set(username=user).render_as_string(hide_password=False)
         return WorkbenchOps(url, spec.get("password"), user)

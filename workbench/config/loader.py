@@ -336,6 +336,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         notes_required=notes_required,
         release_reasons=release_reasons,
         defer_owner_first_seconds=values["defer_owner_first"],
+        allow_defer=values["allow_defer"],
     )
 
 

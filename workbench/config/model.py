@@ -125,6 +125,7 @@ class QueueConfig:
     notes_required: tuple[str, ...] = ()  # "release" and outcome names whose action needs a note
     release_reasons: tuple[ReleaseReason, ...] = ()  # offered by Release, in order (empty: a built-in list)
     defer_owner_first_seconds: int = 15 * 60  # a due deferred item goes to its operator only, this long
+    allow_defer: bool = True  # operators may defer; the claim then consults workbench_deferrals
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

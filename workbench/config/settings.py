@@ -115,6 +115,8 @@ QUEUE: tuple[Setting, ...] = (
     Setting("summary", "names", (), "the columns that tell items apart in lists: Pick, the resume panel, the "
             "lock board, `locks`", shown_default="up to three, chosen by name and type"),
     Setting("allow_pick", "boolean", True, "whether `claim QUEUE KEY` may pick a specific item"),
+    Setting("allow_defer", "boolean", True, "whether operators may defer items (`defer`); `false` also spares "
+            "every claim its two deferral lookups"),
     Setting("lock", "lock", None, "`user`, `time` (required), `expires`, `token` (optional; text of at least "
             "32 characters, or the database's UUID type: PostgreSQL `uuid`, SQL Server `uniqueidentifier`, "
             "whose tokens are the UUID's text); or `table` alone: every lock in that separate lock table "

@@ -283,7 +283,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
     own = {name: metadata.tables[f"{wb_schema}.{name}"] for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE)}
     trail = audit.AuditTrail(audit_table, q.name, own[tables.COOLDOWN_TABLE], deferrals=deferrals.Deferrals(
-        own[tables.DEFERRALS_TABLE], q.name, q.config.defer_owner_first_seconds))
+        own[tables.DEFERRALS_TABLE], q.name, q.config.defer_owner_first_seconds) if q.config.allow_defer else None)
     if q.shape.all_in_row:
         statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
     if q.shape.one_statement:  # Complete without edits

@@ -131,5 +131,6 @@ class Workbench:
         trail = audit_mod.AuditTrail(self.audit_table, bound.name, self.cooldown_table,
                                      notes_mod.Notes(self.notes_table, bound.name),
                                      deferrals_mod.Deferrals(self.deferrals_table, bound.name,
-                                                             bound.config.defer_owner_first_seconds))
+                                                             bound.config.defer_owner_first_seconds)
+                                     if bound.config.allow_defer else None)
         return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method))

@@ -266,6 +266,8 @@ class WorkQueue:
         """Give the item back until `until` (aware; a time still to come on the database's clock):
         nobody is served it before, then it comes first, to `user` alone for the queue's
         defer_owner_first. The release's values are written, the reason is required."""
+        if not self.config.allow_defer:
+            raise errors.UsageError(f"queue {self.name} does not let items be deferred (allow_defer = false)")
         key = self.q.coerce_key(key)
         reason = deferrals_mod.checked_reason(reason)
         deferrals_mod.checked_until(until, self.db_clock().utc.replace(tzinfo=dt.UTC))
@@ -283,6 +285,8 @@ class WorkQueue:
 
     def deferred(self) -> list[models.Deferral]:
         """The queue's items deferred to a time still to come, soonest first."""
+        if self.trail.deferrals is None:
+            return []
         return self.db.read(lambda conn: self._deferrals().waiting(conn))
 
     def _deferrals(self) -> deferrals_mod.Deferrals:

@@ -362,6 +362,9 @@ class MainWindow(QMainWindow):
         for name in ("save", "complete", "release", "defer", "extend"):
             self.actions[name].setEnabled(has_item)
         self.pick_button.setVisible(bool(self._queue_config().allow_pick))
+        allow_defer = bool(self._queue_config(self.session.current.queue if has_item else None).allow_defer)
+        self.defer_button.setVisible(allow_defer)
+        self.actions["defer"].setEnabled(has_item and allow_defer)
 
     def _show_message(self, text: str) -> None:
         self.message_label.setText(text)
