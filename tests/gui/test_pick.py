@@ -47,3 +47,20 @@ def test_more_than_the_counted_items_is_said_as_such() -> None:
     more = QLocale().toString(operator.WAITING_CAP)  # 10,000 or 10.000 or 10000, as the locale writes it
     assert dialog.heading.text() == f"The first 200 waiting items of more than {more}, in queue order:"
     assert dialogs.PickDialog(operator.PickList("id", [], {"id": "ID"}, 0)).heading.text() == "No item is waiting."
+
+
+def test_overdue_items_are_marked_on_the_database_clock(qtbot: Any) -> None:
+    import datetime as dt
+
+    now = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
+    rows = [{"id": 1, "due": now - dt.timedelta(days=2, hours=3)}, {"id": 2, "due": now + dt.timedelta(hours=5)},
+            {"id": 3, "due": None}]
+    found = operator.PickList(key_name="id", rows=rows, labels={"id": "ID", "due": "Due"}, waiting=3,
+                              due_name="due", db_now=now)
+    dialog = dialogs.PickDialog(found)
+    qtbot.addWidget(dialog)
+    model = dialog.table.model()
+    cells = [model.index(r, 1).data() for r in range(3)]
+    assert cells == ["overdue by 2d03h", "in 5h00m", ""]
+    assert model.index(0, 1).data(Qt.ItemDataRole.ToolTipRole).startswith("2026-11-23 09:00")
+    assert model.index(0, 1).data(Qt.ItemDataRole.FontRole).bold()

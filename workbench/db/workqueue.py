@@ -134,12 +134,15 @@ class WorkQueue:
         return self.db.read(read)
 
     def open_items(self, limit: int = 200) -> list[dict[str, Any]]:
-        """Waiting, unlocked items in queue order (key and list columns), for picking one by hand.
+        """Waiting, unlocked items in queue order (key, list columns and the due column), for picking one
+        by hand.
 
         Served by the claim index, so it stays fast on a large table; never the whole table.
         """
         q = self.q
         columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
+        if q.due is not None and q.due not in columns:
+            columns.append(q.due)
         stmt = (sa.select(*columns).select_from(q.source).where(*q.scope_clause(), q.todo_clause(), q.free())
                 .order_by(*q.order_by()).limit(limit))
         return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])

@@ -27,8 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core import durations
 from workbench.gui import form as form_mod
-from workbench.gui import times
+from workbench.gui import theme, times
 from workbench.services import operator
 
 # Offered as typed into the audit trail: data that supervisors filter and count, the same for every
@@ -264,6 +265,9 @@ class PickDialog(QDialog):
         self.search.setAccessibleName(self.tr("Search these items"))
         layout.addWidget(self.search)
         names = list(found.rows[0]) if found.rows else [found.key_name]
+        if found.due_name in names:  # beside the key: how urgent an item is decides which to pick
+            names.remove(found.due_name)
+            names.insert(1, found.due_name)
         model = QStandardItemModel(count, len(names), self)
         model.setHorizontalHeaderLabels([found.labels.get(name, name) for name in names])
         for r, row in enumerate(found.rows):
@@ -271,6 +275,8 @@ class PickDialog(QDialog):
                 text = form_mod.display(row.get(name))
                 item = QStandardItem(text)
                 item.setToolTip(text)
+                if name == found.due_name and found.db_now is not None:
+                    self._mark_due(item, found.db_now, row.get(name))
                 item.setData(_sort_key(row.get(name)), SORT_ROLE)
                 item.setEditable(False)
                 model.setItem(r, c, item)
@@ -304,6 +310,22 @@ class PickDialog(QDialog):
         if count:
             self.table.selectRow(0)
         self.resize(860, 520)
+
+    def _mark_due(self, item: QStandardItem, now: dt.datetime, due: Any) -> None:
+        """Time to the due time on the database clock (the time itself in the tooltip); an overdue
+        item in the theme's error colour, bold."""
+        seconds = durations.seconds_between(now, due)
+        if seconds is None:
+            return
+        item.setToolTip(item.text())
+        if seconds >= 0:
+            item.setText(self.tr("in {0}").format(times.duration(seconds)))
+            return
+        item.setText(self.tr("overdue by {0}").format(times.duration(-seconds)))
+        item.setForeground(theme.current().qcolor("error_fg"))
+        font = item.font()
+        font.setBold(True)
+        item.setFont(font)
 
     def _heading(self, found: operator.PickList) -> str:
         count = len(found.rows)

@@ -1214,6 +1214,14 @@ Konfiguration: {1}</translation>
         <source>Search these items</source>
         <translation>Diese Einträge durchsuchen</translation>
     </message>
+    <message>
+        <source>in {0}</source>
+        <translation>in {0}</translation>
+    </message>
+    <message>
+        <source>overdue by {0}</source>
+        <translation>seit {0} überfällig</translation>
+    </message>
     <message numerus="yes">
         <source>The first %n waiting items of more than {0}, in queue order:</source>
         <translation>

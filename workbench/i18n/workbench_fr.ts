@@ -1214,6 +1214,14 @@ Configuration : {1}</translation>
         <source>Search these items</source>
         <translation>Rechercher parmi ces éléments</translation>
     </message>
+    <message>
+        <source>in {0}</source>
+        <translation>dans {0}</translation>
+    </message>
+    <message>
+        <source>overdue by {0}</source>
+        <translation>en retard de {0}</translation>
+    </message>
     <message numerus="yes">
         <source>The first %n waiting items of more than {0}, in queue order:</source>
         <translation>

@@ -32,6 +32,8 @@ class PickList:
     rows: list[dict[str, Any]]  # key and list columns, in queue order
     labels: dict[str, str]  # a column's label, as the form shows it
     waiting: int  # how many wait in all, counted up to WAITING_CAP + 1
+    due_name: str | None = None  # the queue's due column, among the rows' columns
+    db_now: dt.datetime | None = None  # the database clock when the list was read (to tell overdue items)
 
     @property
     def more_than(self) -> bool:
@@ -181,7 +183,11 @@ class Operator:
         waiting = len(rows) if len(rows) < limit else work.count_waiting(WAITING_CAP)
         specs = {spec.name: spec.label for spec in fieldspec.field_specs(work.q)}
         names = [work.q.key.name, *(c.name for c in work.q.list_columns if c is not work.q.key)]
-        return PickList(key_name=work.q.key.name, rows=rows, waiting=waiting,
+        due = work.q.due.name if work.q.due is not None else None
+        if due is not None:
+            names.append(due)
+        return PickList(key_name=work.q.key.name, rows=rows, waiting=waiting, due_name=due,
+                        db_now=work.db_clock().now if due is not None else None,
                         labels={name: specs.get(name) or fieldspec.label_of(name) for name in names})
 
     def show(self, queue: str, key: Any) -> models.ItemView:
