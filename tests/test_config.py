@@ -558,3 +558,9 @@ def test_app_settings_default_and_parse() -> None:
 def test_app_setting_errors_name_the_key(line: str, key: str, problem: str) -> None:
     exc = config_error(VALID + f"\n[app]\n{line}\n")
     assert key in str(exc) and problem in str(exc)
+
+
+def test_on_reopen_must_bring_the_completed_columns_back_to_waiting(demo_db: Path, tmp_path: Path) -> None:
+    reopen = '# a supervisor\'s `reopen` puts a finished case back\nstatus = "open"'
+    err = table_error(demo_db, tmp_path, (reopen, '# reopen\nstatus = "resolved"'))
+    assert err.key == "queues.cases.on_reopen" and "must set 'status'" in str(err)

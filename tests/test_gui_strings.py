@@ -151,6 +151,7 @@ PROSE_KEPT = {
     "Holder is absent", "Stuck too long", "Customer escalated", "Shift ended", "Needs another team",
     "closed without changes", "released when closing",
     "Customer calls back", "Waiting for a reply", "Waiting for parts", "Try again later",  # dialogs.DEFER_REASONS
+    "Customer says it still fails", "Completed by mistake", "Needs another look",  # supervisor_dialogs.REOPEN_REASONS
     # Key names and input formats, the same in every language.
     "Tab / Shift+Tab", "YYYY-MM-DD HH:MM",
     # Matched against ODBC driver names, never shown.

@@ -221,6 +221,15 @@ def test_a_supervisors_actions_are_recorded_under_their_login(pg: Pg) -> None:  
     history = pg.admin.queue("cases").history(first.key)
     assert [(e.kind.value, e.actor, e.owner) for e in history] == [("claim", "ann", "ann"),
                                                                      ("force_release", "sue", "ann")]
+    # A reopen: a finished item back to waiting with on_reopen, recorded under the supervisor's login.
+    done = ann.claim_next("ann")[0].lock
+    ann.complete("ann", done.key, done.token, "resolved")
+    message = _refused(pg.engine("ann"), "UPDATE cases SET status = 'open' WHERE case_id = :k", k=done.key)
+    assert "may not make this change" in message  # an operator may not reopen by hand
+    sue.reopen("bob", done.key, "customer says it still fails")
+    assert pg.env.row(pg.admin, "cases", done.key)["status"] == "open"
+    last = pg.admin.queue("cases").history(done.key)[-1]
+    assert (last.kind.value, last.actor, last.reason) == ("reopen", "sue", "customer says it still fails")
 
 
 def test_grants_revoke_undoes_the_enforcement(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811

@@ -775,3 +775,10 @@ def test_defer_until_a_time_from_the_window(qtbot: Any, open_window: Any, demo_c
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as again:
         window.next_item()
     assert again.args[0].lock.key != claim.lock.key  # not before its time
+
+
+def test_every_kind_of_event_has_a_label_in_the_history() -> None:
+    from workbench.core import models
+    from workbench.gui import item_log
+
+    assert set(item_log.EVENT_LABELS) == set(models.EventKind)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
@@ -314,3 +315,24 @@ def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) ->
     qtbot.waitUntil(lambda: window.status.text().startswith("Refreshed"), timeout=20_000)
     assert window.charts.bins == [0] * len(charts.BIN_LABELS)
     assert window.charts.open is None and "created" in window.charts.open_view.chart().title()  # no column
+
+
+def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.gui import supervisor_dialogs
+
+    window = console()
+    q = window.wb.queue("cases")
+    c = q.claim_next("ann")[0]
+    q.complete("ann", c.lock.key, c.lock.token, "resolved", {})
+    window.tabs.setCurrentIndex(3)
+    window.history_key.setText(str(c.lock.key))
+    monkeypatch.setattr(supervisor_dialogs.ReopenDialog, "exec", lambda self: True)
+    monkeypatch.setattr(supervisor_dialogs.ReopenDialog, "reason", lambda self: "Completed by mistake")
+    window.reopen_button.click()
+    qtbot.waitUntil(lambda: "waits again" in window.status.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: window.history.rowCount() >= 3, timeout=10_000)
+    last = [window.history.item(window.history.rowCount() - 1, c).text() for c in range(5)]
+    assert (last[1], last[2], last[4]) == ("Reopened", "sup", "Completed by mistake")
+    with window.wb.engine.connect() as conn:
+        status = conn.execute(sa.select(q.q.table.c.status).where(q.q.key == c.lock.key)).scalar()
+    assert status == "open"

@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("locks", "list every lock in a queue with its age and time left")
     p = add("force-release", "take an item away from its holder (supervisors)", key=True)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the holder)")
+    p = add("reopen", "put a finished item back to waiting with the queue's on_reopen values (supervisors)",
+            key=True)
+    p.add_argument("--reason", metavar="TEXT", required=True, help="why (kept in the item's history)")
     p = add("reassign", "move an item's lock to another user (supervisors)", key=True)
     p.add_argument("--to", metavar="USER", required=True, help="the new holder")
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the old holder)")
@@ -445,6 +448,18 @@ def cmd_defer(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        q.reopen(_user(args), args.key, args.reason)
+        key = q.q.coerce_key(args.key)
+    if as_json:
+        output.dump_json({"queue": args.queue, "key": key, "reopened": True, "reason": args.reason})
+    else:
+        print(f"reopened {args.queue} {args.key}")
+    return 0
+
+
 def cmd_deferred(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
@@ -678,7 +693,7 @@ def _published_dict(v: Any, *, body: bool) -> dict[str, Any]:
 _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "demo": cmd_demo, "init": cmd_init, "queues": cmd_queues, "attach": cmd_attach, "next": cmd_next,
     "claim": cmd_claim, "show": cmd_show, "save": cmd_save, "complete": cmd_complete, "release": cmd_release,
-    "defer": cmd_defer, "deferred": cmd_deferred,
+    "defer": cmd_defer, "deferred": cmd_deferred, "reopen": cmd_reopen,
     "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
     "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "note": cmd_note, "notes": cmd_notes,
     "profile": profile_commands.run,

@@ -126,6 +126,7 @@ class QueueConfig:
     release_reasons: tuple[ReleaseReason, ...] = ()  # offered by Release, in order (empty: a built-in list)
     defer_owner_first_seconds: int = 15 * 60  # a due deferred item goes to its operator only, this long
     allow_defer: bool = True  # operators may defer; the claim then consults workbench_deferrals
+    on_reopen: tuple[Assignment, ...] = ()  # what a supervisor's reopen writes (empty: reopen is refused)
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

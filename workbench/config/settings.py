@@ -128,6 +128,8 @@ QUEUE: tuple[Setting, ...] = (
     Setting("todo", "conditions", REQUIRED, "conditions for rows that are work to do"),
     Setting("on_claim", "assignments", (), "columns a claim writes"),
     Setting("on_release", "assignments", (), "columns a release (or expiry) writes"),
+    Setting("on_reopen", "assignments", (), "columns a supervisor's `reopen` writes to put a completed item back: "
+            "every `todo` column to a waiting value (without it, reopen is refused)"),
     Setting("outcomes", "outcomes", REQUIRED, "`[…outcomes.NAME]`: `set = {…}` what Complete writes, `label`; "
             "the first outcome is the default"),
     Setting("fields", "fields", (), "`[…fields.COL]`: the form field of column COL and the rules Save and "

@@ -21,6 +21,7 @@ class EventKind(str, enum.Enum):
     REASSIGN = "reassign"
     COMPLETE = "complete"
     DEFER = "defer"
+    REOPEN = "reopen"
 
 
 def shown(value: Any) -> Any:

@@ -173,6 +173,7 @@ class BoundQueue:
         self.todo = [self._bind_condition(binder, c) for c in queue.todo]
         self.on_claim = [self._bind_assignment(binder, a) for a in queue.on_claim]
         self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
+        self.on_reopen = [self._bind_assignment(binder, a) for a in queue.on_reopen]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
         # What each offered release reason writes besides on_release (only reasons that write something).
         self.reason_writes = {r.label: [self._bind_assignment(binder, a) for a in r.assignments]
@@ -191,7 +192,7 @@ class BoundQueue:
         self._check_workflow(binder)
         lock_names = {c.name for c in self.lock_columns}
         workflow = {b.column.name for b in (*self.scope, *self.todo)} | {
-            b.column.name for group in (self.on_claim, self.on_release, *self.outcomes.values(),
+            b.column.name for group in (self.on_claim, self.on_release, self.on_reopen, *self.outcomes.values(),
                                         *self.reason_writes.values()) for b in group}
         read_only = {binder.column(name, "read_only").name for name in queue.read_only} | {
             binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only}
@@ -346,6 +347,17 @@ class BoundQueue:
         elif self._leaves(self.todo, self.on_release) is True:
             raise binder.fail("on_release", "on_release would take the row out of `todo`, so released items "
                               "would leave the queue")
+        if self.on_reopen:
+            # The todo columns a Complete writes must come back to a waiting value; the others keep theirs.
+            reopened = {b.column.name: b for b in self.on_reopen}
+            finished = {b.column.name for group in self.outcomes.values() for b in group}
+            for cond in self.todo:
+                if cond.column.name not in finished:
+                    continue
+                back = reopened.get(cond.column.name)
+                if back is None or self._holds_after(cond, back) is not True:
+                    raise binder.fail("on_reopen", f"on_reopen must set '{cond.column.name}' to a value `todo` "
+                                      "waits for, or a reopened item would not be served again")
 
     # -- expressions ------------------------------------------------------------------------
 

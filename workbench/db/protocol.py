@@ -189,6 +189,14 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
 
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
+    # A supervisor's reopen: a finished, unlocked row back to `todo`, writing exactly on_reopen.
+    reopen = "" if not q.on_reopen else f"""
+    IF {free_old} AND {free_new} AND pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')
+        AND NOT {r.sql(q.todo_clause(), old)} AND {r.sql(q.todo_clause(), new)}
+        AND {r.unchanged(minus(written, columns_of(q, q.on_reopen)))} AND {r.assigned(q.on_reopen)} THEN
+      {record("'reopen'", "NULL", "NULL")}
+      RETURN NEW;
+    END IF;"""
     body = f"""
 DECLARE
   login text := session_user;
@@ -244,7 +252,7 @@ BEGIN
         {record("'claim'", user_new, token_new)}
         RETURN NEW;
       END IF;
-    END IF;
+    END IF;{reopen}
   END IF;
   IF {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old}
       AND NOT pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
@@ -397,7 +405,8 @@ def _with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[
 def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
     """Every column workbench may write: lock columns, on_claim/on_release/outcome columns, edits."""
     names = {c.name for c in q.lock_columns} | {c.name for c in q.editable} | {
-        b.column.name for group in (q.on_claim, q.on_release, *q.outcomes.values(), *q.reason_writes.values())
+        b.column.name for group in (q.on_claim, q.on_release, q.on_reopen, *q.outcomes.values(),
+                                    *q.reason_writes.values())
         for b in group}
     return [c for c in q.table.c if c.name in names]
 

@@ -391,6 +391,47 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         return self.db.write(lambda conn: self._take_away(conn, actor, key, reason.strip(), to_user))
 
+    def reopen(self, actor: str, key: Any, reason: str) -> None:
+        """Put a completed (or otherwise finished) item back to waiting with the queue's on_reopen
+        values (supervisors; recorded with the reason)."""
+        _check_user(actor)
+        if not reason or not reason.strip():
+            raise errors.UsageError("reopen needs a reason (--reason TEXT); it is kept in the item's history")
+        q = self.q
+        if not q.on_reopen:
+            raise errors.UsageError(f"queue {self.name} does not say how to reopen an item: set [queues.{self.name}"
+                                    ".on_reopen] to the values that make it wait again, e.g. status = \"open\"")
+        key = q.coerce_key(key)
+        self.db.write(lambda conn: self._reopen(conn, actor, key, reason.strip()))
+
+    def _reopen(self, conn: sa.Connection, actor: str, key: Any, reason: str) -> None:
+        q = self.q
+        now = q.now()
+        action = f"reopen {q.name} {key}"
+        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
+        waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0).label("wb_waiting")
+        stmt = sa.select(waiting, *q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
+        row = conn.execute(stmt).mappings().first()
+        if row is None:
+            raise errors.InvalidValue(f"{q.name} has no item with key {key!r}", column=q.key.name)
+        if row["wb_user"] is not None and not q.lock_from_row(row).expired:
+            raise errors.UsageError(f"{q.name} {key} is held by {row['wb_user']}, not finished: force-release "
+                                    "it instead")
+        if row["wb_waiting"]:
+            raise errors.UsageError(f"{q.name} {key} is waiting already: nothing to reopen")
+        update = (sa.update(q.table).where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()))
+                  .values(q.writes(q.on_reopen, actor, now)))
+        try:
+            changed = conn.execute(update).rowcount
+        except sa.exc.DBAPIError as exc:
+            if not permissions.is_refusal(exc):
+                raise
+            raise errors.NotPermitted(permissions.refused_message(actor, action, conn.engine.url.username),
+                                      user=actor) from exc
+        if changed != 1:
+            raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being reopened; try again")
+        self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
+
     def _take_away(self, conn: sa.Connection, actor: str, key: Any, reason: str, to_user: str | None) -> models.Lock:
         q = self.q
         now = q.now()

@@ -28,6 +28,8 @@ EVENT_LABELS = {
     models.EventKind.FORCE_RELEASE: QT_TRANSLATE_NOOP("Events", "Force-released"),
     models.EventKind.REASSIGN: QT_TRANSLATE_NOOP("Events", "Reassigned"),
     models.EventKind.COMPLETE: QT_TRANSLATE_NOOP("Events", "Completed"),
+    models.EventKind.DEFER: QT_TRANSLATE_NOOP("Events", "Deferred"),
+    models.EventKind.REOPEN: QT_TRANSLATE_NOOP("Events", "Reopened"),
 }
 
 

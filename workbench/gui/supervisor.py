@@ -238,9 +238,13 @@ class SupervisorWindow(QMainWindow):
         show.setObjectName("history_show")
         export = QPushButton(self.tr("Export CSV…"))
         export.setObjectName("export_history")
+        self.reopen_button = QPushButton(self.tr("Reopen…"))
+        self.reopen_button.setObjectName("reopen_button")
+        self.reopen_button.setToolTip(self.tr("Put a finished item back to waiting (the queue's on_reopen values)"))
         bar.addWidget(self.history_queue)
         bar.addWidget(self.history_key, 1)
         bar.addWidget(show)
+        bar.addWidget(self.reopen_button)
         bar.addWidget(export)
         layout.addLayout(bar)
         # In the order they happened: not sortable (two events in one second would swap places).
@@ -249,6 +253,7 @@ class SupervisorWindow(QMainWindow):
         self.history.setAccessibleName(self.tr("Item history"))
         layout.addWidget(self.history, 1)
         show.clicked.connect(self.show_history)
+        self.reopen_button.clicked.connect(self.reopen)
         self.history_key.returnPressed.connect(self.show_history)
         export.clicked.connect(lambda: self._export(_table_rows(self.history), "history.csv"))
         return page
@@ -438,6 +443,27 @@ class SupervisorWindow(QMainWindow):
             self.status.setText(str(exc))
 
         self.dispatcher.call(lambda: self.service.item_log(name, key), done, failed)
+
+    @Slot()
+    def reopen(self) -> None:
+        """Reopen the item named in the history tab, with a reason; then show its history again."""
+        name, key = self.history_queue.currentData(), self.history_key.text().strip()
+        if not key:
+            self.status.setText(self.tr("Type the key of the item to reopen."))
+            return
+        dialog = supervisor_dialogs.ReopenDialog(self.titles[name], key, self)
+        if not dialog.exec():
+            return
+        reason = dialog.reason()
+
+        def done(_: Any) -> None:
+            self.status.setText(self.tr("{0} {1} waits again.").format(self.titles[name], key))
+            self.show_history()
+
+        def failed(exc: BaseException) -> None:
+            QMessageBox.warning(self, "workbench", self.tr("Not reopened: {0}").format(exc))
+
+        self.dispatcher.call(lambda: self.service.reopen(name, key, reason), done, failed)
 
     def _export(self, rows: list[list[str]], suggested: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Export CSV"), suggested, self.tr("CSV files (*.csv)"))

@@ -62,6 +62,26 @@ class _ReasonDialog(QDialog):
         self.accept()
 
 
+# As typed into the audit trail (data: not translated, like FORCE_REASONS).
+REOPEN_REASONS = ("Customer says it still fails", "Completed by mistake", "Needs another look")
+
+
+class ReopenDialog(_ReasonDialog):
+    def __init__(self, title: str, key: str, parent: QWidget | None = None) -> None:
+        super().__init__("reopen_dialog", "", "", "", parent)
+        self.setWindowTitle(self.tr("Reopen"))
+        self.message.setText(self.tr("Put {0} {1} back to waiting, with the queue's reopen values? It is served "
+                                     "again in its place in the queue.").format(title, key))
+        self.confirm.setText(self.tr("Reopen"))
+        self.reason_box.clear()
+        self.reason_box.addItems(REOPEN_REASONS)
+        self.reason_box.setCurrentText("")
+        self.reason_box.lineEdit().setPlaceholderText(self.tr("required: kept in the item's history"))
+
+    def problems(self) -> str:
+        return "" if self.reason() else self.tr("Give a reason: it goes into the item's history.")
+
+
 class ForceReleaseDialog(_ReasonDialog):
     def __init__(self, rows: list[Any], parent: QWidget | None = None) -> None:
         super().__init__("force_release_dialog", "", "", "", parent)

@@ -617,6 +617,14 @@ Einzelheiten stehen in {log}.</translation>
         <source>Completed</source>
         <translation>Abgeschlossen</translation>
     </message>
+    <message>
+        <source>Deferred</source>
+        <translation>Zurückgestellt</translation>
+    </message>
+    <message>
+        <source>Reopened</source>
+        <translation>Wieder geöffnet</translation>
+    </message>
 </context>
 <context>
     <name>ForceReleaseDialog</name>
@@ -1385,6 +1393,25 @@ Konfiguration: {1}</translation>
     </message>
 </context>
 <context>
+    <name>ReopenDialog</name>
+    <message>
+        <source>Reopen</source>
+        <translation>Wieder öffnen</translation>
+    </message>
+    <message>
+        <source>Put {0} {1} back to waiting, with the queue&apos;s reopen values? It is served again in its place in the queue.</source>
+        <translation>{0} {1} mit den Werten der Warteschlange für das Wiederöffnen zurück in die Warteschlange stellen? Der Eintrag wird an seinem Platz wieder ausgegeben.</translation>
+    </message>
+    <message>
+        <source>required: kept in the item&apos;s history</source>
+        <translation>erforderlich: bleibt im Verlauf des Eintrags</translation>
+    </message>
+    <message>
+        <source>Give a reason: it goes into the item&apos;s history.</source>
+        <translation>Nennen Sie einen Grund: Er kommt in den Verlauf des Eintrags.</translation>
+    </message>
+</context>
+<context>
     <name>ResumePanel</name>
     <message>
         <source>Queue</source>
@@ -1676,6 +1703,14 @@ Konfiguration: {1}</translation>
         <translation>Anzeigen</translation>
     </message>
     <message>
+        <source>Reopen…</source>
+        <translation>Wieder öffnen…</translation>
+    </message>
+    <message>
+        <source>Put a finished item back to waiting (the queue&apos;s on_reopen values)</source>
+        <translation>Einen erledigten Eintrag zurück in die Warteschlange stellen (die on_reopen-Werte der Warteschlange)</translation>
+    </message>
+    <message>
         <source>When</source>
         <translation>Wann</translation>
     </message>
@@ -1749,6 +1784,18 @@ Konfiguration: {1}</translation>
             <numerusform>%n Notiz</numerusform>
             <numerusform>%n Notizen</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Type the key of the item to reopen.</source>
+        <translation>Geben Sie den Schlüssel des Eintrags ein, der wieder geöffnet werden soll.</translation>
+    </message>
+    <message>
+        <source>{0} {1} waits again.</source>
+        <translation>{0} {1} wartet wieder.</translation>
+    </message>
+    <message>
+        <source>Not reopened: {0}</source>
+        <translation>Nicht wieder geöffnet: {0}</translation>
     </message>
     <message>
         <source>Export CSV</source>

@@ -617,6 +617,14 @@ Les détails sont dans {log}.</translation>
         <source>Completed</source>
         <translation>Terminé</translation>
     </message>
+    <message>
+        <source>Deferred</source>
+        <translation>Reporté</translation>
+    </message>
+    <message>
+        <source>Reopened</source>
+        <translation>Rouvert</translation>
+    </message>
 </context>
 <context>
     <name>ForceReleaseDialog</name>
@@ -1385,6 +1393,25 @@ Configuration : {1}</translation>
     </message>
 </context>
 <context>
+    <name>ReopenDialog</name>
+    <message>
+        <source>Reopen</source>
+        <translation>Rouvrir</translation>
+    </message>
+    <message>
+        <source>Put {0} {1} back to waiting, with the queue&apos;s reopen values? It is served again in its place in the queue.</source>
+        <translation>Remettre {0} {1} en attente, avec les valeurs de réouverture de la file ? Il sera de nouveau servi à sa place dans la file.</translation>
+    </message>
+    <message>
+        <source>required: kept in the item&apos;s history</source>
+        <translation>obligatoire : conservé dans l’historique de l’élément</translation>
+    </message>
+    <message>
+        <source>Give a reason: it goes into the item&apos;s history.</source>
+        <translation>Indiquez un motif : il va dans l’historique de l’élément.</translation>
+    </message>
+</context>
+<context>
     <name>ResumePanel</name>
     <message>
         <source>Queue</source>
@@ -1676,6 +1703,14 @@ Configuration : {1}</translation>
         <translation>Afficher</translation>
     </message>
     <message>
+        <source>Reopen…</source>
+        <translation>Rouvrir…</translation>
+    </message>
+    <message>
+        <source>Put a finished item back to waiting (the queue&apos;s on_reopen values)</source>
+        <translation>Remettre en attente un élément terminé (les valeurs on_reopen de la file)</translation>
+    </message>
+    <message>
         <source>When</source>
         <translation>Quand</translation>
     </message>
@@ -1749,6 +1784,18 @@ Configuration : {1}</translation>
             <numerusform>%n note</numerusform>
             <numerusform>%n notes</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Type the key of the item to reopen.</source>
+        <translation>Saisissez la clé de l’élément à rouvrir.</translation>
+    </message>
+    <message>
+        <source>{0} {1} waits again.</source>
+        <translation>{0} {1} est de nouveau en attente.</translation>
+    </message>
+    <message>
+        <source>Not reopened: {0}</source>
+        <translation>Non rouvert : {0}</translation>
     </message>
     <message>
         <source>Export CSV</source>

@@ -50,6 +50,10 @@ class Supervisor:
         """Take an item away from whoever holds it; the lock removed."""
         return self.wb.queue(queue).force_release(self.user, key, reason)
 
+    def reopen(self, queue: str, key: Any, reason: str) -> None:
+        """Put a finished item back to waiting (the queue's on_reopen values), with a reason."""
+        self.wb.queue(queue).reopen(self.user, key, reason)
+
     def reassign(self, queue: str, key: Any, to_user: str, reason: str) -> models.Lock:
         """Move a lock to another user; the new lock."""
         return self.wb.queue(queue).reassign(self.user, key, to_user, reason)
