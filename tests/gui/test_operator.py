@@ -782,3 +782,16 @@ def test_every_kind_of_event_has_a_label_in_the_history() -> None:
     from workbench.gui import item_log
 
     assert set(item_log.EVENT_LABELS) == set(models.EventKind)
+
+
+def test_the_resume_panel_counts_down_to_due(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    claim = _claim(qtbot, window)
+    window.session.dispatcher.wait()
+    with qtbot.waitSignal(window.session.mine_loaded, timeout=10_000):
+        window.session.refresh_mine()
+    table = window.resume_panel.table
+    row = next(r for r in range(table.rowCount()) if table.item(r, 1).text() == str(claim.lock.key))
+    due = claim.item["due_at"]
+    expected = "overdue by" if clock.stored_utc(due) < claim.lock.db_now else "in "
+    assert table.item(row, 6).text().startswith(expected) and not table.isColumnHidden(6)

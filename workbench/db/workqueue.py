@@ -165,11 +165,13 @@ class WorkQueue:
         return int(self.db.read(lambda conn: conn.execute(stmt).scalar_one()))
 
     def summaries(self, keys: list[Any]) -> dict[Any, dict[str, Any]]:
-        """The list columns of the given items, by key (for the resume panel)."""
+        """The list columns (and the due column) of the given items, by key (for the resume panel)."""
         q = self.q
         if not keys:
             return {}
         columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
+        if q.due is not None and q.due not in columns:
+            columns.append(q.due)
         stmt = sa.select(*columns).where(q.key.in_(keys))
         rows = self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
         return {row[q.key.name]: row for row in rows}

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import fieldspec
-from workbench.core import errors, models
+from workbench.core import durations, errors, models
 from workbench.gui import (
     dialogs,
     draft_view,
@@ -571,9 +571,10 @@ class MainWindow(QMainWindow):
         drafts = journal.drafts(self.session.database, owner=self.session.user) if journal else []
         draft_keys = {(d.queue, d.key) for d in drafts}
         queues = self.session.wb.config.queues
-        summaries = self.session.summaries
+        summaries, due = self.session.summaries, self.session.due_times
         entries = [resume.Entry(queues[lock.queue].title, lock.queue, lock.key,
-                                summaries.get((lock.queue, lock.key), ""), lock, (lock.queue, lock.key) in draft_keys)
+                                summaries.get((lock.queue, lock.key), ""), lock, (lock.queue, lock.key) in draft_keys,
+                                durations.seconds_between(lock.db_now, due.get((lock.queue, lock.key))))
                    for lock in locks]
         held = {(lock.queue, lock.key) for lock in locks}
         entries += [resume.Entry(queues[d.queue].title, d.queue, d.key, summaries.get((d.queue, d.key), ""), None, True)

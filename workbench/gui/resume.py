@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import models
-from workbench.gui import times
+from workbench.gui import theme, times
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +33,7 @@ class Entry:
     summary: str
     lock: models.Lock | None
     has_draft: bool
+    due_seconds: float | None = None  # from the lock's database clock reading to the due time (< 0: overdue)
 
 
 class ResumePanel(QWidget):
@@ -50,7 +51,9 @@ class ResumePanel(QWidget):
 
     COLUMNS = (QT_TRANSLATE_NOOP("ResumePanel", "Queue"), QT_TRANSLATE_NOOP("ResumePanel", "Item"),
                QT_TRANSLATE_NOOP("ResumePanel", "Summary"), QT_TRANSLATE_NOOP("ResumePanel", "Held for"),
-               QT_TRANSLATE_NOOP("ResumePanel", "Time left"), QT_TRANSLATE_NOOP("ResumePanel", "Draft"))
+               QT_TRANSLATE_NOOP("ResumePanel", "Time left"), QT_TRANSLATE_NOOP("ResumePanel", "Draft"),
+               QT_TRANSLATE_NOOP("ResumePanel", "Due"))
+    TICKING = (3, 4, 6)  # held for, time left, due: counted on every second
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -111,13 +114,15 @@ class ResumePanel(QWidget):
         for row, entry in enumerate(entries):
             held, left = self._times(entry.lock)
             cells = (entry.title, str(entry.key), entry.summary, held, left,
-                     self.tr("unsaved edits") if entry.has_draft else "")
+                     self.tr("unsaved edits") if entry.has_draft else "", self._due(entry))
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
-                if column in (3, 4):
+                if column in self.TICKING:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, column, item)
+            self._mark_overdue(row, entry)
+        self.table.setColumnHidden(6, all(entry.due_seconds is None for entry in entries))  # no queue names one
         self.open_button.setEnabled(n > 0)
         if n:
             self.table.selectRow(0)
@@ -137,13 +142,32 @@ class ResumePanel(QWidget):
             remaining.total_seconds())
         return times.duration((lock.age + elapsed).total_seconds()), left
 
+    def _due(self, entry: Entry) -> str:
+        """Time to the due time, counted on like the lock's times; "" without one."""
+        if entry.due_seconds is None:
+            return ""
+        left = entry.due_seconds - self._since.elapsed() / 1000
+        if left < 0:
+            return self.tr("overdue by {0}").format(times.duration(-left))
+        return self.tr("in {0}").format(times.duration(left))
+
+    def _mark_overdue(self, row: int, entry: Entry) -> None:
+        item = self.table.item(row, 6)
+        if item is None or entry.due_seconds is None or entry.due_seconds - self._since.elapsed() / 1000 >= 0:
+            return
+        item.setForeground(theme.current().qcolor("error_fg"))
+        font = item.font()
+        font.setBold(True)
+        item.setFont(font)
+
     def _tick(self) -> None:
         for row, entry in enumerate(self._entries):
-            for column, text in zip((3, 4), self._times(entry.lock), strict=True):
+            for column, text in zip(self.TICKING, (*self._times(entry.lock), self._due(entry)), strict=True):
                 item = self.table.item(row, column)
                 if item is not None and item.text() != text:
                     item.setText(text)
                     item.setToolTip(text)
+            self._mark_overdue(row, entry)
 
     def entries(self) -> list[Entry]:
         return list(self._entries)

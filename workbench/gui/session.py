@@ -117,6 +117,7 @@ class OperatorSession(QObject):
         self.current: Current | None = None
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
         self.summaries: dict[tuple[str, Any], str] = {}  # (queue, key) -> list columns as text
+        self.due_times: dict[tuple[str, Any], Any] = {}  # (queue, key) -> when it is due, where the queue says
         self.list_columns: dict[str, list[str]] = {}  # per queue: the columns that tell items apart
         self.due_columns: dict[str, str | None] = {}  # per queue: when an item is due, if it says
         self.lost: errors.LockLost | None = None
@@ -255,8 +256,10 @@ class OperatorSession(QObject):
 
     def _load_summaries(self, queue: str, keys: list[Any]) -> None:
         """A line of text per item for lists (worker thread; the GUI reads it after the signal)."""
-        for key, text in self.operator.summaries(queue, keys).items():
-            self.summaries[(queue, key)] = text
+        for key, line in self.operator.summaries(queue, keys).items():
+            self.summaries[(queue, key)] = line.text
+            if line.due is not None:
+                self.due_times[(queue, key)] = line.due
 
     def load_counts(self) -> None:
         """Refresh the start page's figures (off the GUI thread; counts_loaded when done)."""

@@ -1438,6 +1438,10 @@ Konfiguration: {1}</translation>
         <translation>Entwurf</translation>
     </message>
     <message>
+        <source>Due</source>
+        <translation>Fällig</translation>
+    </message>
+    <message>
         <source>&amp;Open</source>
         <translation>Ö&amp;ffnen</translation>
     </message>
@@ -1468,6 +1472,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>expired</source>
         <translation>abgelaufen</translation>
+    </message>
+    <message>
+        <source>overdue by {0}</source>
+        <translation>seit {0} überfällig</translation>
+    </message>
+    <message>
+        <source>in {0}</source>
+        <translation>in {0}</translation>
     </message>
     <message>
         <source>unsaved edits</source>

@@ -1438,6 +1438,10 @@ Configuration : {1}</translation>
         <translation>Brouillon</translation>
     </message>
     <message>
+        <source>Due</source>
+        <translation>Échéance</translation>
+    </message>
+    <message>
         <source>&amp;Open</source>
         <translation>&amp;Ouvrir</translation>
     </message>
@@ -1468,6 +1472,14 @@ Configuration : {1}</translation>
     <message>
         <source>expired</source>
         <translation>expiré</translation>
+    </message>
+    <message>
+        <source>overdue by {0}</source>
+        <translation>en retard de {0}</translation>
+    </message>
+    <message>
+        <source>in {0}</source>
+        <translation>dans {0}</translation>
     </message>
     <message>
         <source>unsaved edits</source>

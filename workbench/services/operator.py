@@ -25,6 +25,14 @@ class QueueLayout:
 
 
 @dataclasses.dataclass(frozen=True)
+class ItemLine:
+    """An item as lists show it: its list columns as one line, and its due time (None: none)."""
+
+    text: str
+    due: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
 class PickList:
     """The first waiting items of a queue, for picking one by hand, and how many wait in all."""
 
@@ -156,11 +164,14 @@ class Operator:
         """This user's locks in `queue`, oldest first, expired ones not yet taken over included."""
         return self.wb.queue(queue).mine(self.user)
 
-    def summaries(self, queue: str, keys: list[Any]) -> dict[Any, str]:
-        """One line of text per item (its list columns), by key."""
-        key_name = self.wb.queue(queue).q.key.name
-        return {key: " — ".join(str(value) for name, value in row.items()
-                                if name != key_name and value not in (None, ""))
+    def summaries(self, queue: str, keys: list[Any]) -> dict[Any, ItemLine]:
+        """Per item, by key: one line of text (its list columns) and when it is due."""
+        q = self.wb.queue(queue).q
+        shown = {c.name for c in q.list_columns if c is not q.key}
+        due = q.due.name if q.due is not None else None
+        return {key: ItemLine(" — ".join(str(value) for name, value in row.items()
+                                         if name in shown and value not in (None, "")),
+                              row.get(due) if due is not None else None)
                 for key, row in self.wb.queue(queue).summaries(keys).items()}
 
     def open_items(self, queue: str, limit: int = 200) -> list[dict[str, Any]]:
