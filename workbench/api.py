@@ -31,13 +31,14 @@ from workbench.core.errors import (
     NotPermitted,
     WorkbenchError,
 )
-from workbench.core.models import Claim, Completion, Event, ItemView, Lock
+from workbench.core.models import Claim, Completion, Deferral, Event, ItemView, Lock
 
 __all__ = [
     "Claim",
     "Completion",
     "ConfigError",
     "DatabaseUnavailable",
+    "Deferral",
     "Event",
     "ExtendLimitReached",
     "InvalidValue",
