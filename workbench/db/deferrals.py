@@ -53,16 +53,20 @@ class Deferrals:
     def not_held_back(self, key: sa.ColumnElement[Any], user: Any) -> sa.ColumnElement[bool]:
         """Not deferred, or deferred and due for `user`: for the claims of queues whose locks live in
         a separate table, which serve a due item in its place in the queue rather than first."""
-        return sa.or_(~self.deferred(key), key.in_(self.due(key.type, user)))
+        return sa.or_(~self.deferred(key), self.due(key, user))
 
-    def due(self, key_type: Any, user: Any) -> sa.Select[Any]:
-        """The keys of deferred items whose time has come for `user`, as the queue's key type: the
-        claim serves these first. Read from the deferrals (a few rows), so the claim finds them
-        through the key, never by scanning the queue."""
+    def due(self, key: sa.ColumnElement[Any], user: Any) -> sa.ColumnElement[bool]:
+        """Is the item `key` deferred and its time come for `user`: the claim serves these first.
+
+        Whole-number and text keys are matched from the deferrals' side (a few rows), so the claim
+        finds the items through the key's index, never by scanning the queue. Other keys (dates,
+        UUIDs) are matched as text, as they were stored: SQLite cannot cast text back to a date."""
         d, now = self.table, clock.db_now()
-        return sa.select(sa.cast(d.c.item_key, key_type)).where(
-            d.c.queue == self.queue, d.c.until <= now,
-            sa.or_(d.c.actor == user, sa.not_(self._owner_window(now))))
+        due = sa.select(d.c.item_key).where(d.c.queue == self.queue, d.c.until <= now,
+                                            sa.or_(d.c.actor == user, sa.not_(self._owner_window(now))))
+        if _python_type(key.type) in (int, str):
+            return key.in_(due.with_only_columns(sa.cast(d.c.item_key, key.type)))
+        return sa.cast(key, sa.String(200)).in_(due)
 
     def _owner_window(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """Within the time after `until` when only the deferring operator is served the item."""
@@ -89,6 +93,13 @@ class Deferrals:
         return models.Deferral(queue=row["queue"], key=row["item_key"], actor=row["actor"],
                                until=clock.stored_utc(row["until"]), at=clock.stored_utc(row["at"]),
                                reason=row["reason"])
+
+
+def _python_type(type_: Any) -> Any:
+    try:
+        return type_.python_type
+    except NotImplementedError:
+        return None
 
 
 def checked_until(until: Any, now: dt.datetime) -> dt.datetime:

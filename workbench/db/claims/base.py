@@ -91,7 +91,7 @@ class ClaimMethod:
         deferrals = trail.deferrals
         if deferrals is None or request.key is not None:  # an item picked by key is taken as it is
             return [expired, sa.and_(*free)]
-        due = sa.and_(*scope, q.todo_clause(), q.free(), q.key.in_(deferrals.due(q.key.type, who)))
+        due = sa.and_(*scope, q.todo_clause(), q.free(), deferrals.due(q.key, who))
         return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
 
     @staticmethod
