@@ -82,5 +82,5 @@ def test_notes_required_names_only_actions_of_the_queue() -> None:
     data = tomllib.loads(demo.config_text("sqlite:///x.db"))
     data["queues"]["cases"]["notes_required"] = ["release", "closed"]
     with pytest.raises(errors.ConfigError, match=r"notes_required: 'closed' is not an action of this queue; "
-                                                 r"actions: release, resolved, waiting"):
+                                                 r"actions: release, defer, resolved, waiting"):
         loader.parse(data, "x.toml")
