@@ -22,7 +22,8 @@ MINIMAL = {
 
 # Where a scalar key's value lands in the model, when the attribute is named otherwise.
 _QUEUE_ATTRIBUTES = {"lock_duration": "lock_seconds", "max_lock_duration": "max_lock_seconds",
-                     "release_cooldown": "release_cooldown_seconds", "defer_owner_first": "defer_owner_first_seconds"}
+                     "release_cooldown": "release_cooldown_seconds", "defer_owner_first": "defer_owner_first_seconds",
+                     "undo_within": "undo_within_seconds"}
 
 
 def parse(data: dict[str, Any]) -> model.Config:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLineEdit, QMe
 
 from tests.gui.conftest import FAST, close_window, on_dialog, row, with_queue
 from workbench.db import clock
-from workbench.gui import dialogs, main_window
+from workbench.gui import dialogs, main_window, session
 
 
 def _claim(qtbot: Any, window: main_window.MainWindow) -> Any:
@@ -795,3 +795,33 @@ def test_the_resume_panel_counts_down_to_due(qtbot: Any, open_window: Any, demo_
     due = claim.item["due_at"]
     expected = "overdue by" if clock.stored_utc(due) < claim.lock.db_now else "in "
     assert table.item(row, 6).text().startswith(expected) and not table.isColumnHidden(6)
+
+
+def test_undo_the_last_complete_from_the_window(qtbot: Any, open_window: Any, demo_config: Any,
+                                                 monkeypatch: Any) -> None:
+    window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
+    first = _claim(qtbot, window)
+    window.session.dispatcher.wait()
+    assert not window.actions["undo"].isEnabled()
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as following:
+        qtbot.mouseClick(window.complete_buttons["waiting"], Qt.MouseButton.LeftButton)
+    window.session.dispatcher.wait()
+    second = following.args[0]
+    assert window.actions["undo"].isEnabled() and "Undo: Ctrl+U" in window.statusBar().currentMessage()
+    # Worked on the next item already: undo says to finish it first, and does nothing.
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda *args: told.append(args[2]))
+    _type(qtbot, window, "resolution", "started")
+    window.actions["undo"].trigger()
+    assert told and "first" in told[0] and window.session.current.lock.key == second.lock.key
+    window.form.show_item(second.item)  # the edit undone: the item is untouched again
+    window.quit_guard._touched = False
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as back:
+        window.actions["undo"].trigger()
+    assert back.args[0].lock.key == first.lock.key and back.args[0].lock.owner == "alice"
+    assert row(window, "cases", first.lock.key)["status"] == "open"
+    assert row(window, "cases", second.lock.key)["wb_locked_by"] is None  # given back
+    history = window.session.wb.queue("cases").history(second.lock.key)
+    assert history[-1].kind.value == "release" and history[-1].reason == session.UNDO_RELEASE
+    window.session.dispatcher.wait()
+    assert not window.actions["undo"].isEnabled()  # one undo per Complete

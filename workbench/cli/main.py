@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("locks", "list every lock in a queue with its age and time left")
     p = add("force-release", "take an item away from its holder (supervisors)", key=True)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the holder)")
+    _quiet(add("undo", "take back your Complete of an item within the queue's undo_within: it is yours again, "
+                       "with a fresh lock", key=True))
     p = add("reopen", "put a finished item back to waiting with the queue's on_reopen values (supervisors)",
             key=True)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (kept in the item's history)")
@@ -448,6 +450,19 @@ def cmd_defer(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_undo(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        result = q.undo_complete(_user(args), args.key)
+    if as_json:
+        output.dump_json(result.to_dict())
+    elif args.quiet:
+        print(result.lock.key, result.lock.token)
+    else:
+        output.claim(result, hide=_lock_names(q))
+    return 0
+
+
 def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
@@ -693,7 +708,7 @@ def _published_dict(v: Any, *, body: bool) -> dict[str, Any]:
 _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "demo": cmd_demo, "init": cmd_init, "queues": cmd_queues, "attach": cmd_attach, "next": cmd_next,
     "claim": cmd_claim, "show": cmd_show, "save": cmd_save, "complete": cmd_complete, "release": cmd_release,
-    "defer": cmd_defer, "deferred": cmd_deferred, "reopen": cmd_reopen,
+    "defer": cmd_defer, "deferred": cmd_deferred, "reopen": cmd_reopen, "undo": cmd_undo,
     "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
     "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "note": cmd_note, "notes": cmd_notes,
     "profile": profile_commands.run,

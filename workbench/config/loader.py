@@ -338,6 +338,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         defer_owner_first_seconds=values["defer_owner_first"],
         allow_defer=values["allow_defer"],
         on_reopen=_parse_assignments(reader, data.get("on_reopen", {}), f"{key}.on_reopen"),
+        undo_within_seconds=values["undo_within"],
     )
 
 

@@ -127,6 +127,7 @@ class QueueConfig:
     defer_owner_first_seconds: int = 15 * 60  # a due deferred item goes to its operator only, this long
     allow_defer: bool = True  # operators may defer; the claim then consults workbench_deferrals
     on_reopen: tuple[Assignment, ...] = ()  # what a supervisor's reopen writes (empty: reopen is refused)
+    undo_within_seconds: int = 120  # how long after a Complete its operator may undo it
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

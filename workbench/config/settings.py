@@ -97,6 +97,8 @@ QUEUE: tuple[Setting, ...] = (
             shown_default="0 (no limit)"),
     Setting("release_cooldown", "duration", 300, "a released item is not served to the same user again "
             "for this long; at most 30 days", maximum=30 * _DAY),
+    Setting("undo_within", "duration", 120, "how long after a Complete its operator may take it back (`undo`; "
+            "needs `on_reopen`); at most a day", maximum=_DAY),
     Setting("defer_owner_first", "duration", 15 * 60, "a deferred item, once its time has come, is served first: "
             "for this long only to the operator who deferred it, then to anyone; at most a day", maximum=_DAY),
     Setting("release_reasons", "reasons", (), "`[…release_reasons]` `\"REASON\" = { COL = VALUE, … }`: the reasons "

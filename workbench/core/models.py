@@ -22,6 +22,7 @@ class EventKind(str, enum.Enum):
     COMPLETE = "complete"
     DEFER = "defer"
     REOPEN = "reopen"
+    UNDO = "undo"  # a Complete taken back by the one who made it
 
 
 def shown(value: Any) -> Any:

@@ -434,6 +434,54 @@ class WorkQueue:
             raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being reopened; try again")
         self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
 
+    def undo_complete(self, user: str, key: Any) -> models.Claim:
+        """Take back one's own Complete within the queue's undo_within: the item gets the on_reopen
+        values (its edits stay) and a fresh lock of `user`'s, as after a claim. Refused when anything
+        happened to it since, or its outcome's values are not there any more."""
+        _check_user(user)
+        q = self.q
+        if not q.on_reopen:
+            raise errors.UsageError(f"queue {self.name} does not say how an item goes back to work: set "
+                                    f"[queues.{self.name}.on_reopen] (undo writes those values)")
+        if not q.shape.all_in_row:
+            raise errors.UsageError(f"queue {self.name} keeps its locks in a separate table: undo is not "
+                                    "available there; a supervisor can reopen the item")
+        key = q.coerce_key(key)
+        return self.db.write(lambda conn: self._undo(conn, user, key))
+
+    def _undo(self, conn: sa.Connection, user: str, key: Any) -> models.Claim:
+        q, t = self.q, self.trail.table
+        now = q.now()
+        last = conn.execute(sa.select(t).where(t.c.queue == self.name, t.c.item_key == str(key))
+                            .order_by(t.c.id.desc()).limit(1)).mappings().first()
+        event = self.trail.event(last) if last is not None else None
+        if event is None or event.kind != models.EventKind.COMPLETE or event.actor != user:
+            what = "nothing" if event is None else f"{event.kind.value} by {event.actor}"
+            raise errors.UsageError(f"nothing of yours to undo on {self.name} {key}: the last thing that happened "
+                                    f"to it was {what}")
+        reading = stats.Clock.read(conn, q)
+        age = (reading.utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
+        limit = self.config.undo_within_seconds
+        if age > limit:
+            raise errors.UsageError(f"too late to undo: {self.name} {key} was completed {_minutes(round(age))} ago, "
+                                    f"and undo works for {_minutes(limit)}; a supervisor can reopen it")
+        outcome = q.outcomes.get(event.outcome or "", [])
+        still = [_holds(b, user) for b in outcome]  # the outcome's values, untouched since
+        token = q.shape.new_token_value()
+        writes = {**q.writes(q.on_reopen, user, now), **q.lock_writes(user, now, token),
+                  **q.writes(q.on_claim, user, now)}
+        changed = conn.execute(sa.update(q.table).where(q.key == key, *q.scope_clause(), q.free(),
+                                                        sa.not_(q.todo_clause()), *still).values(writes)).rowcount
+        if changed != 1:
+            raise errors.UsageError(f"{self.name} {key} changed since you completed it: undo is refused; a "
+                                    "supervisor can reopen it")
+        row = conn.execute(sa.select(*claims.ClaimMethod.returned_columns(q, now))
+                           .where(q.key == key, q.shape.pinned(user, token))).mappings().one()
+        claimed = claims.Claimed(row=row, prev_owner=None, prev_token=None)
+        self.trail.write(conn, [self.trail.row(models.EventKind.UNDO, key, user, owner=user, outcome=event.outcome),
+                                *claims.ClaimMethod.audit_rows(q, self.trail, user, [claimed])])
+        return claims.claim_of(q, row)
+
     def _take_away(self, conn: sa.Connection, actor: str, key: Any, reason: str, to_user: str | None) -> models.Lock:
         q = self.q
         now = q.now()
@@ -552,6 +600,16 @@ class WorkQueue:
                                                                      "noticed_by": "sweep"}))
         self.trail.write(conn, rows)
         return done
+
+
+def _holds(b: mapping.BoundAssignment, user: str) -> sa.ColumnElement[bool]:
+    """The row still holds what `b` wrote (a time: some time)."""
+    kind = b.assignment.kind
+    if kind == "value":
+        return b.column == sa.bindparam(None, b.value, type_=b.column.type)
+    if kind == "user":
+        return b.column == user
+    return b.column.is_(None) if kind == "null" else b.column.is_not(None)
 
 
 def _check_user(user: str) -> None:

@@ -26,6 +26,8 @@ HOTKEYS: tuple[Hotkey, ...] = (
            QT_TRANSLATE_NOOP("Hotkeys", "Complete the item (the queue's first outcome)")),
     Hotkey("release", "Ctrl+Shift+R",
            QT_TRANSLATE_NOOP("Hotkeys", "Release the item back to the queue, with a reason")),
+    Hotkey("undo", "Ctrl+U",
+           QT_TRANSLATE_NOOP("Hotkeys", "Undo your last Complete (within the queue's undo time)")),
     Hotkey("defer", "Ctrl+D",
            QT_TRANSLATE_NOOP("Hotkeys", "Defer the item until a time (it comes back first then)")),
     Hotkey("extend", "Ctrl+E", QT_TRANSLATE_NOOP("Hotkeys", "Extend your lock")),

@@ -30,6 +30,7 @@ EVENT_LABELS = {
     models.EventKind.COMPLETE: QT_TRANSLATE_NOOP("Events", "Completed"),
     models.EventKind.DEFER: QT_TRANSLATE_NOOP("Events", "Deferred"),
     models.EventKind.REOPEN: QT_TRANSLATE_NOOP("Events", "Reopened"),
+    models.EventKind.UNDO: QT_TRANSLATE_NOOP("Events", "Completion undone"),
 }
 
 

@@ -182,11 +182,13 @@ class MainWindow(QMainWindow):
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
         handlers = {
             "next": self.next_item, "save": self.save, "complete": lambda: self.complete(None),
-            "release": self.release, "defer": self.defer, "extend": self.extend, "check": self.check,
+            "release": self.release, "defer": self.defer, "undo": self.undo_complete, "extend": self.extend,
+            "check": self.check,
             "resume": self.show_resume,
             "pick": self.pick, "queue": self._focus_queue, "shortcuts": self.show_shortcuts, "quit": self.close,
         }
         menus = {"next": item_menu, "save": item_menu, "complete": item_menu, "release": item_menu, "defer": item_menu,
+                 "undo": item_menu,
                  "extend": item_menu, "check": item_menu, "resume": view_menu, "pick": view_menu,
                  "queue": view_menu, "shortcuts": help_menu, "quit": item_menu}
         for hotkey in hotkeys.HOTKEYS:
@@ -365,6 +367,7 @@ class MainWindow(QMainWindow):
         allow_defer = bool(self._queue_config(self.session.current.queue if has_item else None).allow_defer)
         self.defer_button.setVisible(allow_defer)
         self.actions["defer"].setEnabled(has_item and allow_defer)
+        self.actions["undo"].setEnabled(self.session.undo_seconds_left() > 0)
 
     def _show_message(self, text: str) -> None:
         self.message_label.setText(text)
@@ -484,6 +487,18 @@ class MainWindow(QMainWindow):
                                      note_required=self.session.needs_note("defer"))
         if dialog.exec():
             self.session.defer(dialog.when(), dialog.text(), dialog.note())
+
+    @Slot()
+    def undo_complete(self) -> None:
+        """Take back the last Complete: the item opens again, yours. An open item you have not worked on
+        goes back to the queue first; one you have worked on must be finished or released first."""
+        if self.session.undo_seconds_left() <= 0:
+            return
+        if self.session.current is not None and self.quit_guard.touched():
+            QMessageBox.information(self, self.tr("Undo Complete"), self.tr(
+                "Save and complete, or release, the item you have open first; then undo."))
+            return
+        self.session.undo_complete()
 
     @Slot()
     def extend(self) -> None:
@@ -677,7 +692,12 @@ class MainWindow(QMainWindow):
     def _on_completed(self, done: models.Completion) -> None:
         self.warning_banner.setVisible(False)
         self.timer_label.setText("")
-        self.statusBar().showMessage(self.tr("Completed {0} ({1}).").format(done.key, done.outcome), 6000)
+        left = self.session.undo_seconds_left()
+        self.statusBar().showMessage(self.tr("Completed {0} ({1}). Undo: {2}").format(
+            done.key, done.outcome, self.keymap.shown("undo")) if left > 0 else
+            self.tr("Completed {0} ({1}).").format(done.key, done.outcome), 6000)
+        if left > 0:  # the action goes grey once the queue's undo time is over
+            QTimer.singleShot(int(left * 1000) + 50, self._set_actions)
         self._set_actions()
         if not self.session.settings.next_after_complete:
             self._show_message(self.tr("Completed {0}. Press Next item ({1}) for the next one.").format(

@@ -77,6 +77,10 @@ class QuitGuard(QObject):
             QTimer.singleShot(0, self._decide)
         return False
 
+    def touched(self) -> bool:
+        """Has the operator worked on the open item (an edit, a save, a restored draft)?"""
+        return self._touched or self.has_edits()
+
     def _on_busy(self, busy: bool) -> None:
         if self.state == "settling" and not busy:
             # Queued: the dispatcher says "not busy" just before it hands over the result, so

@@ -20,6 +20,9 @@ from workbench.gui import dispatch
 
 log = logging.getLogger("workbench.gui")
 _APP = model.AppConfig()  # the declared defaults
+# The reason an untouched open item is given back with when the operator undoes their last Complete:
+# data in the audit trail, the same for everyone (not translated).
+UNDO_RELEASE = "given back to undo the previous Complete"
 
 
 @dataclasses.dataclass
@@ -117,6 +120,7 @@ class OperatorSession(QObject):
         self.current: Current | None = None
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
         self.summaries: dict[tuple[str, Any], str] = {}  # (queue, key) -> list columns as text
+        self.last_completion: tuple[str, Any, float] | None = None  # queue, key, monotonic time of the last Complete
         self.due_times: dict[tuple[str, Any], Any] = {}  # (queue, key) -> when it is due, where the queue says
         self.list_columns: dict[str, list[str]] = {}  # per queue: the columns that tell items apart
         self.due_columns: dict[str, str | None] = {}  # per queue: when an item is due, if it says
@@ -375,6 +379,7 @@ class OperatorSession(QObject):
     def _after_complete(self, cur: Current, done: models.Completion) -> None:
         if self.journal is not None:
             self.journal.discard(self.database, cur.queue, cur.lock.key)
+        self.last_completion = (cur.queue, cur.lock.key, time.monotonic())
         self._close_item()
         self.completed.emit(done)
         if self.settings.next_after_complete:
@@ -387,6 +392,36 @@ class OperatorSession(QObject):
         lock = cur.lock
         self._run(lambda: self.operator.release(lock, reason, note),
                   lambda _: self._after_release(cur), retry=("release", lambda: self.release(reason, note)))
+
+    def undo_seconds_left(self) -> float:
+        """How long the last Complete can still be undone (0: not at all)."""
+        if self.last_completion is None:
+            return 0.0
+        queue, _key, at = self.last_completion
+        limit = self.wb.config.queues[queue].undo_within_seconds
+        return max(0.0, limit - (time.monotonic() - at))
+
+    def undo_complete(self) -> None:
+        """Take back the last Complete; an open item (untouched: the window checks) goes back first."""
+        if self.last_completion is None:
+            return
+        queue, key, _at = self.last_completion
+        cur = self.current
+        lock = cur.lock if cur is not None else None
+
+        def work() -> models.Claim:
+            if lock is not None:
+                self.operator.release(lock, UNDO_RELEASE)
+            return self.operator.undo_complete(queue, key)
+
+        def done(claim: models.Claim) -> None:
+            if cur is not None:
+                self._after_release(cur, emit=False)
+            self.last_completion = None
+            self._on_claimed(queue, claim)
+
+        self._new_generation()
+        self._run(work, done)
 
     def defer(self, until: dt.datetime, reason: str, note: str | None = None) -> None:
         """Give the open item back until `until` (deferred, then released)."""

@@ -625,6 +625,10 @@ Einzelheiten stehen in {log}.</translation>
         <source>Reopened</source>
         <translation>Wieder geöffnet</translation>
     </message>
+    <message>
+        <source>Completion undone</source>
+        <translation>Abschluss zurückgenommen</translation>
+    </message>
 </context>
 <context>
     <name>ForceReleaseDialog</name>
@@ -668,6 +672,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>Release the item back to the queue, with a reason</source>
         <translation>Eintrag mit Begründung an die Warteschlange zurückgeben</translation>
+    </message>
+    <message>
+        <source>Undo your last Complete (within the queue&apos;s undo time)</source>
+        <translation>Ihren letzten Abschluss zurücknehmen (innerhalb der Frist der Warteschlange)</translation>
     </message>
     <message>
         <source>Defer the item until a time (it comes back first then)</source>
@@ -1049,6 +1057,14 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Diese Warteschlange verlangt zu diesem Ergebnis eine Notiz: Schreiben Sie, was getan wurde, für alle, die sich {0} später ansehen.</translation>
     </message>
     <message>
+        <source>Undo Complete</source>
+        <translation>Abschluss zurücknehmen</translation>
+    </message>
+    <message>
+        <source>Save and complete, or release, the item you have open first; then undo.</source>
+        <translation>Schließen Sie zuerst den geöffneten Eintrag ab oder geben Sie ihn frei; nehmen Sie dann zurück.</translation>
+    </message>
+    <message>
         <source>workbench {0}
 Configuration: {1}</source>
         <translation>workbench {0}
@@ -1085,6 +1101,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Saved. Your lock runs until {0}.</source>
         <translation>Gespeichert. Ihre Sperre läuft bis {0}.</translation>
+    </message>
+    <message>
+        <source>Completed {0} ({1}). Undo: {2}</source>
+        <translation>{0} abgeschlossen ({1}). Zurücknehmen: {2}</translation>
     </message>
     <message>
         <source>Completed {0} ({1}).</source>

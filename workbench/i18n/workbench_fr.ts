@@ -625,6 +625,10 @@ Les détails sont dans {log}.</translation>
         <source>Reopened</source>
         <translation>Rouvert</translation>
     </message>
+    <message>
+        <source>Completion undone</source>
+        <translation>Clôture annulée</translation>
+    </message>
 </context>
 <context>
     <name>ForceReleaseDialog</name>
@@ -668,6 +672,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>Release the item back to the queue, with a reason</source>
         <translation>Rendre l&apos;élément à la file, avec un motif</translation>
+    </message>
+    <message>
+        <source>Undo your last Complete (within the queue&apos;s undo time)</source>
+        <translation>Annuler votre dernière clôture (dans le délai de la file)</translation>
     </message>
     <message>
         <source>Defer the item until a time (it comes back first then)</source>
@@ -1049,6 +1057,14 @@ Les détails sont dans {log}.</translation>
         <translation>Cette file exige une note pour ce résultat : dites ce qui a été fait, pour qui consultera {0} plus tard.</translation>
     </message>
     <message>
+        <source>Undo Complete</source>
+        <translation>Annuler la clôture</translation>
+    </message>
+    <message>
+        <source>Save and complete, or release, the item you have open first; then undo.</source>
+        <translation>Terminez ou libérez d’abord l’élément ouvert, puis annulez.</translation>
+    </message>
+    <message>
         <source>workbench {0}
 Configuration: {1}</source>
         <translation>workbench {0}
@@ -1085,6 +1101,10 @@ Configuration : {1}</translation>
     <message>
         <source>Saved. Your lock runs until {0}.</source>
         <translation>Enregistré. Votre verrou court jusqu&apos;à {0}.</translation>
+    </message>
+    <message>
+        <source>Completed {0} ({1}). Undo: {2}</source>
+        <translation>{0} terminé ({1}). Annuler : {2}</translation>
     </message>
     <message>
         <source>Completed {0} ({1}).</source>

@@ -138,6 +138,10 @@ class Operator:
         """Give the item back until `until` (aware): nobody gets it before, then it comes first."""
         return self.wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
 
+    def undo_complete(self, queue: str, key: Any) -> models.Claim:
+        """Take back this user's Complete of `key` (within the queue's undo_within): theirs again."""
+        return self.wb.queue(queue).undo_complete(self.user, key)
+
     def needs_note(self, queue: str, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) in `queue` need a note?"""
         return self.wb.config.queues[queue].needs_note(action)

@@ -10,6 +10,8 @@ from workbench.db.claims import base, mssql, portable, postgresql, stepwise
 
 ClaimMethod = base.ClaimMethod
 ClaimRequest = base.ClaimRequest
+Claimed = base.Claimed
+claim_of = base.claim_of
 
 _METHODS = {
     "skip-locked": postgresql.SkipLockedClaim,
