@@ -357,6 +357,11 @@ def cmd_claim(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
         result = q.claim(_user(args), args.key)
+    return _claimed(args, as_json, q, result)
+
+
+def _claimed(args: argparse.Namespace, as_json: bool, q: Any, result: Any) -> int:
+    """Print one item just locked for the caller (claim, undo)."""
     if as_json:
         output.dump_json(result.to_dict())
     elif args.quiet:
@@ -454,13 +459,7 @@ def cmd_undo(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
         result = q.undo_complete(_user(args), args.key)
-    if as_json:
-        output.dump_json(result.to_dict())
-    elif args.quiet:
-        print(result.lock.key, result.lock.token)
-    else:
-        output.claim(result, hide=_lock_names(q))
-    return 0
+    return _claimed(args, as_json, q, result)
 
 
 def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
