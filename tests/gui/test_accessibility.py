@@ -103,7 +103,7 @@ def test_the_supervisors_and_draft_dialogs_name_every_control(qtbot: Any) -> Non
                           values={"resolution": "Fixed"}, base={"resolution": None},
                           updated_at=dt.datetime.now(dt.UTC).isoformat())
     for dialog in (supervisor_dialogs.ForceReleaseDialog([row]),
-                   supervisor_dialogs.ReassignDialog(row, ["ann", "carla"]),
+                   supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
                    draft_view.DraftDialog("Helpdesk cases 7", draft, {"resolution": "Resolution"})):
         qtbot.addWidget(dialog)
         dialog.show()

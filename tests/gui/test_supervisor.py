@@ -191,7 +191,7 @@ def test_force_release_needs_a_reason_and_tells_the_holder(qtbot: Any, console: 
     other = claim(window, "bob")
     refreshed(qtbot, window)
     select(window, [held, other[0]])
-    assert window.force_button.isEnabled() and not window.reassign_button.isEnabled()
+    assert window.force_button.isEnabled() and window.reassign_button.isEnabled()  # both take several
     tried: list[str] = []
 
     def act(dialog: Any) -> None:
@@ -336,3 +336,28 @@ def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pyt
     with window.wb.engine.connect() as conn:
         status = conn.execute(sa.select(q.q.table.c.status).where(q.q.key == c.lock.key)).scalar()
     assert status == "open"
+
+
+def test_reassign_several_locks_at_once(qtbot: Any, console: Any) -> None:
+    window = console("sup")
+    ann = claim(window, "ann")[0]
+    bob = claim(window, "bob")[0]
+    carla = claim(window, "carla")[0]
+    refreshed(qtbot, window)
+    select(window, [ann, bob, carla])
+    texts: list[str] = []
+
+    def act(dialog: Any) -> None:
+        texts.append(dialog.message.text())
+        dialog.user_box.setCurrentText("carla")
+        dialog.reason_box.setCurrentText("Shift ended")
+        dialog.confirm.click()
+
+    seen = on_dialog(qtbot, "reassign_dialog", act)
+    window.reassign()
+    qtbot.waitUntil(lambda: "reassigned to carla" in window.status.text(), timeout=20_000)
+    assert seen and "ann, bob, carla" in texts[0]
+    assert "2 item(s) reassigned" in window.status.text()  # carla's own one is left as it is
+    assert sorted(lock.key for lock in window.wb.queue("cases").mine("carla")) == sorted([ann, bob, carla])
+    history = window.wb.queue("cases").history(carla)
+    assert [e.kind.value for e in history] == ["claim"]

@@ -359,7 +359,7 @@ class SupervisorWindow(QMainWindow):
     def _set_actions(self) -> None:
         count = len(self.selected_rows())
         self.force_button.setEnabled(count >= 1)
-        self.reassign_button.setEnabled(count == 1)
+        self.reassign_button.setEnabled(count >= 1)
         self.history_button.setEnabled(count == 1)
 
     @Slot()
@@ -377,13 +377,15 @@ class SupervisorWindow(QMainWindow):
     @Slot()
     def reassign(self) -> None:
         rows = self.selected_rows()
-        if len(rows) != 1:
+        if not rows:
             return
-        holders = sorted({r.owner for r in self.model.rows} - {rows[0].owner})
-        dialog = supervisor_dialogs.ReassignDialog(rows[0], holders, self)
+        owners = {r.owner for r in rows}
+        holders = sorted({r.owner for r in self.model.rows} - (owners if len(owners) == 1 else set()))
+        dialog = supervisor_dialogs.ReassignDialog(rows, holders, self)
         if not dialog.exec():
             return
         to_user, reason = dialog.to_user(), dialog.reason()
+        rows = [r for r in rows if r.owner != to_user]  # those they hold already stay as they are
         self._act(rows, lambda r: self.service.reassign(r.queue, r.key, to_user, reason),
                   lambda n: self.tr("%n item(s) reassigned to {0}.", "", n).format(to_user))
 

@@ -100,10 +100,20 @@ class ForceReleaseDialog(_ReasonDialog):
 
 
 class ReassignDialog(_ReasonDialog):
-    def __init__(self, row: Any, holders: list[str], parent: QWidget | None = None) -> None:
-        text = translate("ReassignDialog", "Move {0} {1} from {2} to another operator? It is locked to them with a "
-                         "fresh lock; {2}'s window says who did it and why, and keeps any unsaved edits as a "
-                         "draft.").format(row.queue, row.key, row.owner)
+    """Move one lock, or several (a supervisor's bulk action), to another operator."""
+
+    def __init__(self, rows: list[Any], holders: list[str], parent: QWidget | None = None) -> None:
+        if len(rows) == 1:
+            row = rows[0]
+            text = translate("ReassignDialog", "Move {0} {1} from {2} to another operator? It is locked to them with "
+                             "a fresh lock; {2}'s window says who did it and why, and keeps any unsaved edits as a "
+                             "draft.").format(row.queue, row.key, row.owner)
+        else:
+            items = ", ".join(f"{r.queue} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
+            text = translate("ReassignDialog", "Move these items from {0} to another operator? Each is locked to "
+                             "them with a fresh lock; each holder's window says who did it and why, and keeps any "
+                             "unsaved edits as a draft.").format(", ".join(sorted({r.owner for r in rows})))
+            text += f"\n{items}"
         super().__init__("reassign_dialog", translate("ReassignDialog", "Reassign"), text,
                          translate("ReassignDialog", "Reassign"), parent)
         self.user_box = QComboBox()
@@ -112,7 +122,7 @@ class ReassignDialog(_ReasonDialog):
         self.user_box.addItems(holders)
         self.user_box.setCurrentText("")
         self.form.insertRow(0, self.tr("&To:"), self.user_box)
-        self._from = row.owner
+        self._from = {r.owner for r in rows}
 
     def to_user(self) -> str:
         return self.user_box.currentText().strip()
@@ -120,6 +130,6 @@ class ReassignDialog(_ReasonDialog):
     def problems(self) -> str:
         if not self.to_user():
             return self.tr("Name the operator who takes the item over.")
-        if self.to_user() == self._from:
-            return self.tr("{0} already holds it.").format(self._from)
+        if {self.to_user()} == self._from:
+            return self.tr("{0} already holds it.").format(self.to_user())
         return super().problems()

@@ -1346,6 +1346,10 @@ Konfiguration: {1}</translation>
         <translation>{0} {1} von {2} an einen anderen Bearbeiter übergeben? Der Eintrag wird mit einer neuen Sperre für diesen gesperrt; das Fenster von {2} zeigt, wer das getan hat und warum, und behält ungespeicherte Änderungen als Entwurf.</translation>
     </message>
     <message>
+        <source>Move these items from {0} to another operator? Each is locked to them with a fresh lock; each holder&apos;s window says who did it and why, and keeps any unsaved edits as a draft.</source>
+        <translation>Diese Einträge von {0} an jemand anderen übergeben? Jeder wird mit einer neuen Sperre für die neue Person gesperrt; das Fenster jeder bisherigen Person sagt, wer es warum getan hat, und behält ungespeicherte Änderungen als Entwurf.</translation>
+    </message>
+    <message>
         <source>Reassign</source>
         <translation>Neu zuweisen</translation>
     </message>

@@ -1346,6 +1346,10 @@ Configuration : {1}</translation>
         <translation>Transférer {0} {1} de {2} à un autre opérateur ? Il lui est verrouillé avec un nouveau verrou ; la fenêtre de {2} indique qui l&apos;a fait et pourquoi, et conserve les modifications non enregistrées comme brouillon.</translation>
     </message>
     <message>
+        <source>Move these items from {0} to another operator? Each is locked to them with a fresh lock; each holder&apos;s window says who did it and why, and keeps any unsaved edits as a draft.</source>
+        <translation>Confier ces éléments de {0} à une autre personne ? Chacun lui est verrouillé avec un nouveau verrou ; la fenêtre de chaque détenteur indique qui l’a fait et pourquoi, et garde les modifications non enregistrées comme brouillon.</translation>
+    </message>
+    <message>
         <source>Reassign</source>
         <translation>Réattribuer</translation>
     </message>
