@@ -38,20 +38,28 @@ def parse_duration(value: object) -> int:
     return round(seconds)
 
 
-def format_duration(seconds: float) -> str:
-    """Short human form: 45s, 12m05s, 2h03m, 23d09h; negative values get a minus sign."""
-    sign = "-" if seconds < 0 else ""
+def split(seconds: float) -> tuple[str, int, int]:
+    """The two largest units of a duration's size: ("d", days, hours), ("h", hours, minutes),
+    ("m", minutes, seconds) or ("s", seconds, 0). "561h27m" made people count: 23d09h."""
     total = int(abs(seconds))
     days, rest = divmod(total, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
     if days:
-        return f"{sign}{days}d{hours:02d}h"  # "561h27m" made people count
+        return "d", days, hours
     if hours:
-        return f"{sign}{hours}h{minutes:02d}m"
+        return "h", hours, minutes
     if minutes:
-        return f"{sign}{minutes}m{secs:02d}s"
-    return f"{sign}{secs}s"
+        return "m", minutes, secs
+    return "s", secs, 0
+
+
+def format_duration(seconds: float) -> str:
+    """Short human form: 45s, 12m05s, 2h03m, 23d09h; negative values get a minus sign."""
+    unit, big, small = split(seconds)
+    sign = "-" if seconds < 0 else ""
+    smaller = {"d": "h", "h": "m", "m": "s"}
+    return f"{sign}{big}{unit}" + (f"{small:02d}{smaller[unit]}" if unit in smaller else "")
 
 
 def format_bound(seconds: int) -> str:

@@ -102,6 +102,13 @@ class AuditTrail:
         row = conn.execute(stmt).mappings().first()
         return self.event(row) if row else None
 
+    def last_event(self, conn: sa.Connection, key: Any) -> models.Event | None:
+        """The newest event of an item, whatever it was."""
+        t = self.table
+        stmt = sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key)).order_by(t.c.id.desc()).limit(1)
+        row = conn.execute(stmt).mappings().first()
+        return self.event(row) if row else None
+
     def last_claim(self, conn: sa.Connection, key: Any) -> models.Event | None:
         t = self.table
         stmt = (sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key),

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors, models
-from workbench.db import clock
+from workbench.db import clock, values
 
 MAX_DAYS = 366  # a deferral further out is a typo, or a job for a status column
 LAPSED_DAYS = 30  # rows whose time passed this long ago are dropped when the queue defers again
@@ -50,12 +50,12 @@ class Deferrals:
         d = self.table
         return sa.exists().where(d.c.queue == self.queue, d.c.item_key == sa.cast(key, sa.String(200)))
 
-    def not_held_back(self, key: sa.ColumnElement[Any], user: Any) -> sa.ColumnElement[bool]:
+    def not_held_back(self, key: sa.Column[Any], user: Any) -> sa.ColumnElement[bool]:
         """Not deferred, or deferred and due for `user`: for the claims of queues whose locks live in
         a separate table, which serve a due item in its place in the queue rather than first."""
         return sa.or_(~self.deferred(key), self.due(key, user))
 
-    def due(self, key: sa.ColumnElement[Any], user: Any) -> sa.ColumnElement[bool]:
+    def due(self, key: sa.Column[Any], user: Any) -> sa.ColumnElement[bool]:
         """Is the item `key` deferred and its time come for `user`: the claim serves these first.
 
         Whole-number and text keys are matched from the deferrals' side (a few rows), so the claim
@@ -64,7 +64,7 @@ class Deferrals:
         d, now = self.table, clock.db_now()
         due = sa.select(d.c.item_key).where(d.c.queue == self.queue, d.c.until <= now,
                                             sa.or_(d.c.actor == user, sa.not_(self._owner_window(now))))
-        if _python_type(key.type) in (int, str):
+        if values.python_type(key) in (int, str):
             return key.in_(due.with_only_columns(sa.cast(d.c.item_key, key.type)))
         return sa.cast(key, sa.String(200)).in_(due)
 
@@ -93,13 +93,6 @@ class Deferrals:
         return models.Deferral(queue=row["queue"], key=row["item_key"], actor=row["actor"],
                                until=clock.stored_utc(row["until"]), at=clock.stored_utc(row["at"]),
                                reason=row["reason"])
-
-
-def _python_type(type_: Any) -> Any:
-    try:
-        return type_.python_type
-    except NotImplementedError:
-        return None
 
 
 def checked_until(until: Any, now: dt.datetime) -> dt.datetime:

@@ -140,12 +140,17 @@ class WorkQueue:
         Served by the claim index, so it stays fast on a large table; never the whole table.
         """
         q = self.q
+        stmt = (sa.select(*self._listed_columns()).select_from(q.source)
+                .where(*q.scope_clause(), q.todo_clause(), q.free()).order_by(*q.order_by()).limit(limit))
+        return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
+
+    def _listed_columns(self) -> list[sa.Column[Any]]:
+        """What lists show of an item: its key, the list columns and the due column."""
+        q = self.q
         columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
         if q.due is not None and q.due not in columns:
             columns.append(q.due)
-        stmt = (sa.select(*columns).select_from(q.source).where(*q.scope_clause(), q.todo_clause(), q.free())
-                .order_by(*q.order_by()).limit(limit))
-        return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
+        return columns
 
     def count_waiting(self, cap: int) -> int:
         """How many items wait (unlocked, in `todo`), counted up to `cap` + 1: the count stops there, so
@@ -169,10 +174,7 @@ class WorkQueue:
         q = self.q
         if not keys:
             return {}
-        columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
-        if q.due is not None and q.due not in columns:
-            columns.append(q.due)
-        stmt = sa.select(*columns).where(q.key.in_(keys))
+        stmt = sa.select(*self._listed_columns()).where(q.key.in_(keys))
         rows = self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
         return {row[q.key.name]: row for row in rows}
 
@@ -450,11 +452,9 @@ class WorkQueue:
         return self.db.write(lambda conn: self._undo(conn, user, key))
 
     def _undo(self, conn: sa.Connection, user: str, key: Any) -> models.Claim:
-        q, t = self.q, self.trail.table
+        q = self.q
         now = q.now()
-        last = conn.execute(sa.select(t).where(t.c.queue == self.name, t.c.item_key == str(key))
-                            .order_by(t.c.id.desc()).limit(1)).mappings().first()
-        event = self.trail.event(last) if last is not None else None
+        event = self.trail.last_event(conn, key)
         if event is None or event.kind != models.EventKind.COMPLETE or event.actor != user:
             what = "nothing" if event is None else f"{event.kind.value} by {event.actor}"
             raise errors.UsageError(f"nothing of yours to undo on {self.name} {key}: the last thing that happened "

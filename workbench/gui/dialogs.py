@@ -318,14 +318,9 @@ class PickDialog(QDialog):
         if seconds is None:
             return
         item.setToolTip(item.text())
-        if seconds >= 0:
-            item.setText(self.tr("in {0}").format(times.duration(seconds)))
-            return
-        item.setText(self.tr("overdue by {0}").format(times.duration(-seconds)))
-        item.setForeground(theme.current().qcolor("error_fg"))
-        font = item.font()
-        font.setBold(True)
-        item.setFont(font)
+        item.setText(times.until_due(seconds))
+        if seconds < 0:
+            theme.mark_alarm(item)
 
     def _heading(self, found: operator.PickList) -> str:
         count = len(found.rows)

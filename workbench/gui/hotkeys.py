@@ -64,11 +64,6 @@ GROUP = "shortcuts"
 SINGLE_KEY_SETTING = "single_key"
 
 
-def keys(action: str) -> str:
-    """The default keys of `action`."""
-    return DEFAULTS[action]
-
-
 def describe(hotkey: Hotkey) -> str:
     """What the key does, in the user's language (the menu shows the part before a colon)."""
     return QCoreApplication.translate("Hotkeys", hotkey.text)

@@ -183,20 +183,16 @@ class MainWindow(QMainWindow):
         handlers = {
             "next": self.next_item, "save": self.save, "complete": lambda: self.complete(None),
             "release": self.release, "defer": self.defer, "undo": self.undo_complete, "extend": self.extend,
-            "check": self.check,
-            "resume": self.show_resume,
-            "pick": self.pick, "queue": self._focus_queue, "shortcuts": self.show_shortcuts, "quit": self.close,
+            "check": self.check, "resume": self.show_resume, "pick": self.pick, "queue": self._focus_queue,
+            "shortcuts": self.show_shortcuts, "quit": self.close,
         }
-        menus = {"next": item_menu, "save": item_menu, "complete": item_menu, "release": item_menu, "defer": item_menu,
-                 "undo": item_menu,
-                 "extend": item_menu, "check": item_menu, "resume": view_menu, "pick": view_menu,
-                 "queue": view_menu, "shortcuts": help_menu, "quit": item_menu}
+        menus = {"resume": view_menu, "pick": view_menu, "queue": view_menu, "shortcuts": help_menu}  # else Item
         for hotkey in hotkeys.HOTKEYS:
             action = QAction(hotkeys.describe(hotkey).split(":")[0], self)
             action.setObjectName(f"action_{hotkey.action}")
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             action.triggered.connect(handlers[hotkey.action])
-            menus[hotkey.action].addAction(action)
+            menus.get(hotkey.action, item_menu).addAction(action)
             self.actions[hotkey.action] = action
         follow = QAction(self.tr("Open the next item after Complete"), self)
         follow.setObjectName("action_next_after_complete")
@@ -361,10 +357,10 @@ class MainWindow(QMainWindow):
         for button in (self.save_button, self.release_button, self.defer_button, self.extend_button,
                        *self.complete_buttons.values()):
             button.setEnabled(has_item)
-        for name in ("save", "complete", "release", "defer", "extend"):
+        for name in ("save", "complete", "release", "extend"):
             self.actions[name].setEnabled(has_item)
-        self.pick_button.setVisible(bool(self._queue_config().allow_pick))
-        allow_defer = bool(self._queue_config(self.session.current.queue if has_item else None).allow_defer)
+        self.pick_button.setVisible(self._queue_config().allow_pick)
+        allow_defer = self._queue_config(self.session.current.queue if has_item else None).allow_defer
         self.defer_button.setVisible(allow_defer)
         self.actions["defer"].setEnabled(has_item and allow_defer)
         self.actions["undo"].setEnabled(self.session.undo_seconds_left() > 0)

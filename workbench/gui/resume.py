@@ -146,19 +146,13 @@ class ResumePanel(QWidget):
         """Time to the due time, counted on like the lock's times; "" without one."""
         if entry.due_seconds is None:
             return ""
-        left = entry.due_seconds - self._since.elapsed() / 1000
-        if left < 0:
-            return self.tr("overdue by {0}").format(times.duration(-left))
-        return self.tr("in {0}").format(times.duration(left))
+        return times.until_due(entry.due_seconds - self._since.elapsed() / 1000)
 
     def _mark_overdue(self, row: int, entry: Entry) -> None:
         item = self.table.item(row, 6)
         if item is None or entry.due_seconds is None or entry.due_seconds - self._since.elapsed() / 1000 >= 0:
             return
-        item.setForeground(theme.current().qcolor("error_fg"))
-        font = item.font()
-        font.setBold(True)
-        item.setFont(font)
+        theme.mark_alarm(item)
 
     def _tick(self) -> None:
         for row, entry in enumerate(self._entries):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import string
 from importlib import resources
+from typing import Any
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
@@ -133,6 +134,15 @@ def installed() -> Theme | None:
 def current() -> Colours:
     """The colours in use now (the lock board and the charts ask when they paint)."""
     return _State.colours
+
+
+def mark_alarm(item: Any) -> None:
+    """A list cell that needs attention (an overdue item): the set's error colour, bold. Takes a
+    QStandardItem or a QTableWidgetItem."""
+    item.setForeground(current().qcolor("error_fg"))
+    font = item.font()
+    font.setBold(True)
+    item.setFont(font)
 
 
 def pick(palette: QPalette, high_contrast: bool) -> Colours:

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from PySide6.QtCore import QCoreApplication, QDate, QLocale, QTime
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QDate, QLocale, QTime
+
+from workbench.core import durations
+
+# By the largest unit (durations.split); {0} the larger number, {1} the smaller one, two digits.
+_DURATION_PATTERNS = {"d": QT_TRANSLATE_NOOP("Durations", "{0}d{1}h"), "h": QT_TRANSLATE_NOOP("Durations", "{0}h{1}m"),
+                      "m": QT_TRANSLATE_NOOP("Durations", "{0}m{1}s"), "s": QT_TRANSLATE_NOOP("Durations", "{0}s")}
 
 
 def local(at: dt.datetime) -> dt.datetime:
@@ -67,26 +73,19 @@ def day(at: dt.datetime) -> str:
 
 def duration(seconds: float) -> str:
     """A duration in the two largest units, as durations.format_duration splits it ("23d09h", "12m05s"),
-    with the language's unit names and the locale's digits ("23 T. 09 Std.")."""
-    sign = "-" if seconds < 0 else ""
-    total = int(abs(seconds))
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
+    with the language's unit names and the locale's digits ("23 T 09 h")."""
+    unit, big, small = durations.split(seconds)
     locale = _locale()
+    text = QCoreApplication.translate("Durations", _DURATION_PATTERNS[unit]).format(
+        locale.toString(big), locale.toString(small).rjust(2, locale.zeroDigit()))
+    return ("-" if seconds < 0 else "") + text
 
-    def number(value: int, width: int = 1) -> str:
-        return locale.toString(value).rjust(width, locale.zeroDigit())
 
-    if days:
-        text = QCoreApplication.translate("Durations", "{0}d{1}h").format(number(days), number(hours, 2))
-    elif hours:
-        text = QCoreApplication.translate("Durations", "{0}h{1}m").format(number(hours), number(minutes, 2))
-    elif minutes:
-        text = QCoreApplication.translate("Durations", "{0}m{1}s").format(number(minutes), number(secs, 2))
-    else:
-        text = QCoreApplication.translate("Durations", "{0}s").format(number(secs))
-    return sign + text
+def until_due(seconds: float) -> str:
+    """Time to a due time ("in 3h05m"), or past it ("overdue by 2d03h"): lists mark items with it."""
+    if seconds < 0:
+        return QCoreApplication.translate("Times", "overdue by {0}").format(duration(-seconds))
+    return QCoreApplication.translate("Times", "in {0}").format(duration(seconds))
 
 
 def with_zone(header: str) -> str:

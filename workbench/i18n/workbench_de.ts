@@ -1242,14 +1242,6 @@ Konfiguration: {1}</translation>
         <source>Search these items</source>
         <translation>Diese Einträge durchsuchen</translation>
     </message>
-    <message>
-        <source>in {0}</source>
-        <translation>in {0}</translation>
-    </message>
-    <message>
-        <source>overdue by {0}</source>
-        <translation>seit {0} überfällig</translation>
-    </message>
     <message numerus="yes">
         <source>The first %n waiting items of more than {0}, in queue order:</source>
         <translation>
@@ -1496,14 +1488,6 @@ Konfiguration: {1}</translation>
     <message>
         <source>expired</source>
         <translation>abgelaufen</translation>
-    </message>
-    <message>
-        <source>overdue by {0}</source>
-        <translation>seit {0} überfällig</translation>
-    </message>
-    <message>
-        <source>in {0}</source>
-        <translation>in {0}</translation>
     </message>
     <message>
         <source>unsaved edits</source>
@@ -1862,6 +1846,17 @@ Konfiguration: {1}</translation>
     <message>
         <source>Dark</source>
         <translation>Dunkel</translation>
+    </message>
+</context>
+<context>
+    <name>Times</name>
+    <message>
+        <source>overdue by {0}</source>
+        <translation>seit {0} überfällig</translation>
+    </message>
+    <message>
+        <source>in {0}</source>
+        <translation>in {0}</translation>
     </message>
 </context>
 <context>
