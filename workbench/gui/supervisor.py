@@ -428,6 +428,11 @@ class SupervisorWindow(QMainWindow):
 
     @Slot()
     def show_history(self) -> None:
+        """Load the history of the item named in the tab."""
+        self._load_history("")
+
+    def _load_history(self, lead: str) -> None:
+        """Load the history; `lead` (what was just done to the item) stays in front of its count."""
         name, key = self.history_queue.currentData(), self.history_key.text().strip()
         if not key:
             return
@@ -437,8 +442,8 @@ class SupervisorWindow(QMainWindow):
                                  if isinstance(e, models.Note) else
                                  [times.moment(e.at), event_label(e.kind), e.actor, e.owner or "",
                                   e.reason or e.outcome or ""] for e in log.in_order()])
-            self.status.setText(self.tr("%n event(s) for {0} {1}", "", len(log.events)).format(self.titles[name], key)
-                                + " · " + self.tr("%n note(s)", "", len(log.notes)))
+            count = self.tr("%n event(s) for {0} {1}", "", len(log.events)).format(self.titles[name], key)
+            self.status.setText(lead + count + " · " + self.tr("%n note(s)", "", len(log.notes)))
 
         def failed(exc: BaseException) -> None:
             _fill(self.history, [])
@@ -459,8 +464,10 @@ class SupervisorWindow(QMainWindow):
         reason = dialog.reason()
 
         def done(_: Any) -> None:
-            self.status.setText(self.tr("{0} {1} waits again.").format(self.titles[name], key))
-            self.show_history()
+            # The confirmation stays in front of the history's count that replaces the status a moment later.
+            said = self.tr("{0} {1} waits again.").format(self.titles[name], key)
+            self.status.setText(said)
+            self._load_history(said + " ")
 
         def failed(exc: BaseException) -> None:
             QMessageBox.warning(self, "workbench", self.tr("Not reopened: {0}").format(exc))
