@@ -73,6 +73,7 @@ class SupervisorWindow(QMainWindow):
         self._refreshing = False
         self._again = False
         self.last_refresh_ms = 0.0
+        self._said, self._said_at = "", 0.0  # what an action reported, kept before refreshes for a while
         self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before),
                                             titles={name: q.title for name, q in wb.config.queues.items()})
         self._sized = False  # the board's columns are sized to their contents once, at the first locks
@@ -301,7 +302,7 @@ class SupervisorWindow(QMainWindow):
             # What the supervisor waited for: the database and the update of the table, not only the former.
             self.last_refresh_ms = (time.monotonic() - started) * 1000
             if result is not None:
-                self.status.setText(self.tr("Refreshed {0} ({1:.0f} ms)").format(
+                self.status.setText(self._lead() + self.tr("Refreshed {0} ({1:.0f} ms)").format(
                     times.clock(dt.datetime.now()), self.last_refresh_ms))
             self._follow_up()
 
@@ -315,6 +316,19 @@ class SupervisorWindow(QMainWindow):
             self._refreshing = False
             return
         self.dispatcher.call(work, done, failed)
+
+    # An action's report ("2 item(s) reassigned to carla.") is followed at once by the refresh it
+    # triggers; were the refresh's "Refreshed 10:31" to replace it, the supervisor would not see it.
+    _SAID_SECONDS = 20.0
+
+    def _say(self, text: str) -> None:
+        """Report what an action did; the refreshes of the next moments keep it in front."""
+        self._said, self._said_at = text, time.monotonic()
+        self.status.setText(text)
+
+    def _lead(self) -> str:
+        fresh = self._said and time.monotonic() - self._said_at < self._SAID_SECONDS
+        return self._said + " · " if fresh else ""
 
     def _follow_up(self) -> None:
         if self._again:
@@ -404,8 +418,8 @@ class SupervisorWindow(QMainWindow):
         def done(outcome: list[tuple[Any, str | None]]) -> None:
             problems = [f"{row.queue} {row.key}: {message}" for row, message in outcome if message]
             good = len(outcome) - len(problems)
-            self.status.setText(done_text(good) + (" " + self.tr("%n not: see the message.", "", len(problems))
-                                                   if problems else ""))
+            self._say(done_text(good) + (" " + self.tr("%n not: see the message.", "", len(problems))
+                                         if problems else ""))
             if problems:
                 QMessageBox.information(self, "workbench", self.tr("These items had changed meanwhile:") + "\n"
                                         + "\n".join(problems))
@@ -428,11 +442,11 @@ class SupervisorWindow(QMainWindow):
 
     @Slot()
     def show_history(self) -> None:
-        """Load the history of the item named in the tab."""
-        self._load_history("")
+        """Load the history of the item the supervisor named in the tab."""
+        self._said = ""  # another item, or the same one looked at again: the last report is done with
+        self._load_history()
 
-    def _load_history(self, lead: str) -> None:
-        """Load the history; `lead` (what was just done to the item) stays in front of its count."""
+    def _load_history(self) -> None:
         name, key = self.history_queue.currentData(), self.history_key.text().strip()
         if not key:
             return
@@ -443,7 +457,7 @@ class SupervisorWindow(QMainWindow):
                                  [times.moment(e.at), event_label(e.kind), e.actor, e.owner or "",
                                   e.reason or e.outcome or ""] for e in log.in_order()])
             count = self.tr("%n event(s) for {0} {1}", "", len(log.events)).format(self.titles[name], key)
-            self.status.setText(lead + count + " · " + self.tr("%n note(s)", "", len(log.notes)))
+            self.status.setText(self._lead() + count + " · " + self.tr("%n note(s)", "", len(log.notes)))
 
         def failed(exc: BaseException) -> None:
             _fill(self.history, [])
@@ -464,10 +478,8 @@ class SupervisorWindow(QMainWindow):
         reason = dialog.reason()
 
         def done(_: Any) -> None:
-            # The confirmation stays in front of the history's count that replaces the status a moment later.
-            said = self.tr("{0} {1} waits again.").format(self.titles[name], key)
-            self.status.setText(said)
-            self._load_history(said + " ")
+            self._say(self.tr("{0} {1} waits again.").format(self.titles[name], key))
+            self._load_history()
 
         def failed(exc: BaseException) -> None:
             QMessageBox.warning(self, "workbench", self.tr("Not reopened: {0}").format(exc))
@@ -478,7 +490,7 @@ class SupervisorWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Export CSV"), suggested, self.tr("CSV files (*.csv)"))
         if path:
             write_csv(Path(path), rows)
-            self.status.setText(self.tr("Saved %n row(s) to {0}", "", len(rows) - 1).format(path))
+            self._say(self.tr("Saved %n row(s) to {0}", "", len(rows) - 1).format(path))
 
     def closeEvent(self, event: Any) -> None:
         self._timer.stop()
