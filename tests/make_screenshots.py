@@ -9,6 +9,7 @@ WORKBENCH_APPEARANCE=dark in the dark colours; QT_SCALE_FACTOR=2 at 200 %.
 Writes main-window.png and main-window-dark.png (an item open with a colleague's note beside it,
 edits typed, the lock timer running), lock-lost.png (a supervisor took the item away while the operator was typing),
 reconnecting.png (the database went away), resume.png (the resume panel after a restart),
+review.png (a second clerk reviews a line the first verified),
 connection.png (the first-run connection dialog after a failed Test connection) and password.png
 (asked again after a refused login), by driving the windows exactly as the GUI tests do.
 """
@@ -129,13 +130,33 @@ def main(argv: list[str]) -> int:
     _settle(app)
     second.grab().save(str(out / "resume.png"))
     second.close()
+    _review_shot(app, out, config, home)
     _connection_shots(app, out)
     _supervisor_shots(app, out, config)
-    for name in ("main-window.png", "main-window-dark.png", "lock-lost.png", "resume.png", "connection.png",
-                 "password.png", "reconnecting.png", "supervisor-board.png", "supervisor-operators.png",
-                 "supervisor-charts.png", "supervisor-history.png"):
+    for name in ("main-window.png", "main-window-dark.png", "lock-lost.png", "resume.png", "review.png",
+                 "connection.png", "password.png", "reconnecting.png", "supervisor-board.png",
+                 "supervisor-operators.png", "supervisor-charts.png", "supervisor-history.png"):
         print(out / name)
     return 0
+
+
+def _review_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
+    """Four eyes: dana reviews a line ann verified (the review queue never serves it to ann)."""
+    from workbench.db import service
+
+    wb = service.Workbench.open(config)
+    imports = wb.queue("imports")
+    for _ in range(2):
+        c = imports.claim_next("ann")[0]
+        imports.complete("ann", c.lock.key, c.lock.token, "verified",
+                         {"checker_note": "Amount and IBAN match the PDF."})
+    wb.close()
+    window = _window(app, config, home, "dana")
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports_review"))
+    _claim(app, window)
+    _settle(app)
+    window.grab().save(str(out / "review.png"))
+    window.close()
 
 
 def _refreshed(window: Any) -> bool:
@@ -166,6 +187,15 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
                              .values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * next(minutes)))))
     for user, count in (("ann", 2), ("bob", 3), ("carla", 1), ("dev", 2)):
         q.claim_next(user, count)
+    # Import lines verified by two clerks, then reviewed by a third (four eyes): one sent back.
+    imports, review = wb.queue("imports"), wb.queue("imports_review")
+    for user in ("fay", "gus", "fay", "gus", "fay"):
+        c = imports.claim_next(user)[0]
+        imports.complete(user, c.lock.key, c.lock.token, "verified", {})
+    for outcome in ("accepted", "accepted", "sent_back", "accepted"):
+        c = review.claim_next("hana")[0]
+        review.complete("hana", c.lock.key, c.lock.token, outcome, {},
+                        note="The VAT rate is 7 %, not 19 %." if outcome == "sent_back" else None)
     c = q.claim_next("erik")[0]
     q.release("erik", c.lock.key, c.lock.token, "Needs information from the customer",
               note="Asked for the invoice number by e-mail; the customer answers tomorrow.")

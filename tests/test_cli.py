@@ -201,7 +201,8 @@ def test_set_given_twice_is_a_usage_error(wb: Callable[..., Run]) -> None:
 def test_unknown_queue_exits_2_and_lists_the_queues(wb: Callable[..., Run], config: Path) -> None:
     result = wb("alice", "next", "nope")
     assert result.code == 2
-    assert result.err.strip() == f"workbench: no queue named 'nope' in {config} (queues: cases, imports)"
+    queues = "cases, imports, imports_review"
+    assert result.err.strip() == f"workbench: no queue named 'nope' in {config} (queues: {queues})"
 
 
 def test_missing_config_file_exits_2(cli: CLI, tmp_path: Path) -> None:
@@ -368,7 +369,7 @@ def test_pattern_breach_exits_5_with_the_help_text(wb: Callable[..., Run], confi
     ok = wb("bob", "complete", "imports", lock["key"], "--token", lock["token"], "--set", "iban=DE89370400440532013000")
     assert ok.code == 0, ok.err
     iban, _, status, holder = sql(config, query, lock["key"])[0]
-    assert (iban, status, holder) == ("DE89370400440532013000", "verified", None)
+    assert (iban, status, holder) == ("DE89370400440532013000", "to_review", None)  # a clerk's first go to review
 
 
 def test_empty_value_clears_an_optional_number(wb: Callable[..., Run], config: Path) -> None:
@@ -475,7 +476,7 @@ def test_json_setup_commands(cli: CLI, tmp_path: Path) -> None:
     assert queues["config"] == cfg
     assert queues["queues"][0] == {"name": "cases", "title": "Helpdesk cases", "table": "cases",
                                    "outcomes": ["resolved", "waiting"]}
-    assert [q["name"] for q in queues["queues"]] == ["cases", "imports"]
+    assert [q["name"] for q in queues["queues"]] == ["cases", "imports", "imports_review"]
     attach = cli("--config", cfg, "attach", "cases", "--json").json()
     assert attach == {"queue": "cases", "ddl": "", "applied": False, "notes": [], "suggested": False}
 

@@ -173,8 +173,9 @@ def test_absolute_and_memory_sqlite_urls_are_kept(tmp_path: Path) -> None:
 
 def test_the_demo_config_parses() -> None:
     config = parse(demo.config_text())
-    assert list(config.queues) == ["cases", "imports"]
+    assert list(config.queues) == ["cases", "imports", "imports_review"]
     assert [o.name for o in config.queue("imports").outcomes] == ["verified", "rejected"]
+    assert config.reviewed_by("imports_review") is config.queue("imports")
 
 
 # -- structural errors -------------------------------------------------------------------------

@@ -197,7 +197,7 @@ def test_expired_and_taken_by_someone_else_says_who(qtbot: Any, open_window: Any
 
 def test_queue_picker_and_nothing_to_do(qtbot: Any, open_window: Any, demo_config: Any) -> None:
     window = open_window(demo_config)
-    assert window.queue_picker.isVisible() and window.queue_picker.count() == 2
+    assert window.queue_picker.isVisible() and window.queue_picker.count() == 3
     window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports"))
     claim = _claim(qtbot, window)
     assert "row_id" in claim.item

@@ -248,8 +248,8 @@ def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path:
     claim(window, "cid")
     q.release("bob", c.lock.key, c.lock.token, "Not my area", note="Belongs to the network team.")
     window.tabs.setCurrentIndex(1)
-    qtbot.waitUntil(lambda: window.health.rowCount() == 2, timeout=20_000)
-    cases = next(r for r in range(2) if window.health.item(r, 0).text() == "Helpdesk cases")
+    qtbot.waitUntil(lambda: window.health.rowCount() == 3, timeout=20_000)
+    cases = next(r for r in range(3) if window.health.item(r, 0).text() == "Helpdesk cases")
     cells = {window.health.horizontalHeaderItem(c).text(): window.health.item(cases, c).text()
              for c in range(window.health.columnCount())}
     assert cells["Locked"] == "1" and cells["Completed today"] == "3" and cells["Releases today"] == "1"
@@ -316,6 +316,28 @@ def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) ->
     qtbot.waitUntil(lambda: "Refreshed" in window.status.text(), timeout=20_000)
     assert window.charts.bins == [0] * len(charts.BIN_LABELS)
     assert window.charts.open is None and "created" in window.charts.open_view.chart().title()  # no column
+
+
+def test_operators_show_how_their_reviewed_work_fared(qtbot: Any, console: Any) -> None:
+    window = console()
+    imports, review = window.wb.queue("imports"), window.wb.queue("imports_review")
+    for user in ("ann", "ann", "bob"):  # a clerk's first five are all reviewed
+        c = imports.claim_next(user)[0]
+        imports.complete(user, c.lock.key, c.lock.token, "verified", {})
+    for outcome, note in (("accepted", None), ("sent_back", "Wrong currency."), ("accepted", None)):
+        c = review.claim_next("carla")[0]
+        review.complete("carla", c.lock.key, c.lock.token, outcome, {}, note=note)
+    window.tabs.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: window.operators.rowCount() >= 3, timeout=20_000)
+    headers = [window.operators.horizontalHeaderItem(c).text() for c in range(window.operators.columnCount())]
+    accepted, sent = headers.index("Accepted"), headers.index("Sent back")
+    rows = {(window.operators.item(r, 0).text(), window.operators.item(r, 1).text()):
+            (window.operators.item(r, accepted).text(), window.operators.item(r, sent).text())
+            for r in range(window.operators.rowCount())}
+    # Reviewed in the order verified: ann's two (one accepted, one sent back), then bob's.
+    assert rows[("Import verification", "ann")] == ("1", "1")
+    assert rows[("Import verification", "bob")] == ("1", "0")
+    assert rows[("Import review", "carla")] == ("—", "—")  # the reviewing queue's own work is not reviewed
 
 
 def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch) -> None:

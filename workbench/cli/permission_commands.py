@@ -66,8 +66,9 @@ def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
             return 0
         bound = wb.queue(args.queue).q
         with dberrors.translated(), wb.engine.begin() as conn:
-            planner = permissions.revoke_plan if args.revoke else permissions.plan
-            statements = planner(conn, bound, wb.config.database.workbench_schema)
+            schema = wb.config.database.workbench_schema
+            statements = permissions.revoke_plan(conn, bound, schema) if args.revoke else \
+                permissions.plan(conn, bound, schema, wb.config.reviewed_by(args.queue))
             ddl = permissions.render(statements)
             if args.apply:
                 permissions.apply(conn, statements)

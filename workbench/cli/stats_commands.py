@@ -128,19 +128,23 @@ def cmd_stats(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
         output.dump_json({"queue": args.queue, "since": since, "until": until,
                           "operators": [s.to_dict() for s in operators], "hours": [h.to_dict() for h in hours]})
         return 0
+    reviewed = any(s.accepted is not None for s in operators)  # the queue's work is reviewed (four eyes)
     headers = ["operator", "completed", "median_handle_seconds", "p90_handle_seconds", "releases", "expiries",
-               "force_released"]
+               "force_released", *(["review_accepted", "review_sent_back"] if reviewed else [])]
     if as_csv:
         _csv(headers, [[s.operator, s.completed, s.median_handle_seconds, s.p90_handle_seconds, s.releases,
-                        s.expiries, s.force_released] for s in operators])
+                        s.expiries, s.force_released, *([s.accepted, s.sent_back] if reviewed else [])]
+                       for s in operators])
         return 0
     end = output.when(until) if until is not None else "now"
     total = sum(s.completed for s in operators)
     print(f"{args.queue}: {output.when(since)} to {end}: {total} completed by {len(operators)} operator(s)")
     if operators:
-        output.table(["OPERATOR", "DONE", "MEDIAN", "P90", "RELEASED", "EXPIRED", "FORCE-RELEASED"],
+        output.table(["OPERATOR", "DONE", "MEDIAN", "P90", "RELEASED", "EXPIRED", "FORCE-RELEASED",
+                      *(["ACCEPTED", "SENT BACK"] if reviewed else [])],
                      [[s.operator, s.completed, _seconds(s.median_handle_seconds), _seconds(s.p90_handle_seconds),
-                       s.releases, s.expiries, s.force_released] for s in operators])
+                       s.releases, s.expiries, s.force_released, *([s.accepted, s.sent_back] if reviewed else [])]
+                      for s in operators])
     return 0
 
 

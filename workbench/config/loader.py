@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import difflib
 import re
@@ -22,6 +23,7 @@ _QUEUE_KEYS = settings.names(settings.QUEUE)
 _LOCK_KEYS = settings.names(settings.LOCK)
 _OUTCOME_KEYS = settings.names(settings.OUTCOME)
 _FIELD_KEYS = settings.names(settings.FIELD)
+_REVIEW_KEYS = settings.names(settings.REVIEW)
 
 
 class _Reader:
@@ -62,12 +64,15 @@ class _Reader:
             _check_identifier(self, value, _join(key, name))
         return value
 
-    def integer(self, data: dict[str, Any], name: str, key: str, default: int, *, minimum: int = 0) -> int:
+    def integer(self, data: dict[str, Any], name: str, key: str, default: int, *, minimum: int = 0,
+                maximum: int | None = None) -> int:
         value = data.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(_join(key, name), f"expected a whole number, got {_kind(value)}")
         if value < minimum:
             raise self.fail(_join(key, name), f"must be at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.fail(_join(key, name), f"must be at most {maximum}, got {value}")
         return value
 
     def setting(self, data: dict[str, Any], setting: settings.Setting, key: str) -> Any:
@@ -76,7 +81,7 @@ class _Reader:
         if setting.kind == "duration":
             return self.duration(data, name, key, default, minimum=setting.minimum, maximum=setting.maximum)
         if setting.kind == "integer":
-            return self.integer(data, name, key, default, minimum=setting.minimum)
+            return self.integer(data, name, key, default, minimum=setting.minimum, maximum=setting.maximum)
         if setting.kind == "boolean":
             return self.boolean(data, name, key, default)
         if setting.kind == "name":
@@ -257,6 +262,7 @@ def _parse_settings(reader: _Reader, data: dict[str, Any]) -> tuple[dict[str, mo
         if not _NAME.match(name):
             raise reader.fail(key, "queue names use letters, digits, '_' and '-' and start with a letter")
         queues[name] = _parse_queue(reader, name, reader.table(qdata, key), key)
+    _check_reviews(reader, queues)
     app = _parse_app(reader, reader.table(data["app"], "app") if "app" in data else {})
     return queues, app
 
@@ -339,7 +345,59 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         allow_defer=values["allow_defer"],
         on_reopen=_parse_assignments(reader, data.get("on_reopen", {}), f"{key}.on_reopen"),
         undo_within_seconds=values["undo_within"],
+        review=_parse_review(reader, data["review"], outcomes, f"{key}.review") if "review" in data else None,
     )
+
+
+def _parse_review(reader: _Reader, data: Any, outcomes: tuple[model.Outcome, ...], key: str) -> model.Review:
+    """`[queues.Q.review]`; what it says about the reviewing queue is checked once every queue is read."""
+    data = reader.table(data, key)
+    reader.check_keys(data, _REVIEW_KEYS, key)
+    values = reader.values(data, settings.REVIEW, key)
+    writes = _required_writes(reader, data, key, "what a Complete chosen for review writes, e.g. "
+                                                 "set = { status = \"to_review\" }",
+                              ": the one the reviewing queue's todo reads")
+    names = [o.name for o in outcomes]
+    chosen = data.get("outcomes", names)
+    if not isinstance(chosen, list) or not chosen or not all(isinstance(n, str) for n in chosen):
+        raise reader.fail(f"{key}.outcomes", f"expected a list of this queue's outcomes, e.g. [\"{names[0]}\"]")
+    for name in chosen:
+        if name not in names:
+            raise reader.fail(f"{key}.outcomes", f"'{name}' is not an outcome of this queue; outcomes: "
+                                                 f"{', '.join(names)}")
+    return model.Review(by=values["by"], writes=writes, send_back=values["send_back"],
+                        outcomes=tuple(dict.fromkeys(chosen)), percent=values["percent"],
+                        first_items=values["first_items"], key=key)
+
+
+def _check_reviews(reader: _Reader, queues: dict[str, model.QueueConfig]) -> None:
+    """A review names another queue over the same table, reviewing nothing else, with the send-back outcome."""
+    reviewers: dict[str, str] = {}
+    for name, q in queues.items():
+        review = q.review
+        if review is None:
+            continue
+        by = queues.get(review.by)
+        if by is None or review.by == name:
+            raise reader.fail(f"{review.key}.by", f"'{review.by}' is not another queue of this config; queues: "
+                                                  f"{', '.join(n for n in queues if n != name)}")
+        if (by.table, by.schema, by.key) != (q.table, q.schema, q.key):
+            raise reader.fail(f"{review.key}.by", f"queue {review.by} works {by.table_label} by {by.key}; a review "
+                                                  f"queue works the same table by the same key ({q.table_label} by "
+                                                  f"{q.key})")
+        if by.review is not None:
+            raise reader.fail(f"{review.key}.by", f"queue {review.by} is reviewed itself; a review of a review "
+                                                  "is not supported")
+        if review.by in reviewers:
+            raise reader.fail(f"{review.key}.by", f"queue {review.by} reviews {reviewers[review.by]} already; "
+                                                  "one queue reviews one queue")
+        reviewers[review.by] = name
+        outcomes = [o.name for o in by.outcomes]
+        if review.send_back not in outcomes:
+            raise reader.fail(f"{review.key}.send_back", f"'{review.send_back}' is not an outcome of queue "
+                                                         f"{review.by}; its outcomes: {', '.join(outcomes)}")
+        if review.send_back not in by.notes_required:  # the operator learns why from the reviewer's note
+            queues[review.by] = dataclasses.replace(by, notes_required=(*by.notes_required, review.send_back))
 
 
 def _parse_release_reasons(reader: _Reader, data: Any, key: str) -> tuple[model.ReleaseReason, ...]:
@@ -600,6 +658,17 @@ def _parse_assignments(reader: _Reader, data: Any, key: str) -> tuple[model.Assi
     return tuple(result)
 
 
+def _required_writes(reader: _Reader, data: dict[str, Any], key: str, what: str,
+                     which: str = "") -> tuple[model.Assignment, ...]:
+    """A table's `set`: required, and writing at least one column."""
+    if "set" not in data:
+        raise reader.fail(f"{key}.set", f"is required: {what}")
+    writes = _parse_assignments(reader, data["set"], f"{key}.set")
+    if not writes:
+        raise reader.fail(f"{key}.set", f"must write at least one column{which}")
+    return writes
+
+
 def _parse_outcomes(reader: _Reader, data: Any, key: str) -> tuple[model.Outcome, ...]:
     if data is None:
         raise reader.fail(key, "is required: what Complete writes, e.g. [queues.NAME.outcomes.done] "
@@ -614,12 +683,8 @@ def _parse_outcomes(reader: _Reader, data: Any, key: str) -> tuple[model.Outcome
             raise reader.fail(okey, "outcome names use letters, digits, '_' and '-'")
         odata = reader.table(odata, okey)
         reader.check_keys(odata, _OUTCOME_KEYS, okey)
-        if "set" not in odata:
-            raise reader.fail(f"{okey}.set", "is required: the columns Complete writes, "
-                                             "e.g. set = { status = \"done\" }")
-        assignments = _parse_assignments(reader, odata["set"], f"{okey}.set")
-        if not assignments:
-            raise reader.fail(f"{okey}.set", "must write at least one column")
+        assignments = _required_writes(reader, odata, okey, "the columns Complete writes, "
+                                                            "e.g. set = { status = \"done\" }")
         label = reader.string(odata, "label", okey, required=False, default=name.replace("_", " ").capitalize())
         outcomes.append(model.Outcome(name=name, label=label or name, assignments=assignments))
     return tuple(outcomes)

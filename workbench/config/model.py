@@ -82,6 +82,19 @@ class ReleaseReason:
 
 
 @dataclasses.dataclass(frozen=True)
+class Review:
+    """`[queues.Q.review]`: completions of Q that the queue `by` reviews (four eyes)."""
+
+    by: str  # the reviewing queue (same table and key)
+    writes: tuple[Assignment, ...]  # what a Complete chosen for review writes after its outcome's values
+    send_back: str  # the reviewing queue's outcome that sends an item back to Q
+    outcomes: tuple[str, ...]  # Q's outcomes whose completions may be reviewed
+    percent: int = 100  # share of those reviewed, chosen at random at Complete
+    first_items: int = 0  # an operator's first N completions in Q are all reviewed
+    key: str = ""  # config key, for error messages
+
+
+@dataclasses.dataclass(frozen=True)
 class FieldConfig:
     """Form settings of one column, `[queues.Q.fields.COL]`; None and empty mean "from the column"."""
 
@@ -128,6 +141,7 @@ class QueueConfig:
     allow_defer: bool = True  # operators may defer; the claim then consults workbench_deferrals
     on_reopen: tuple[Assignment, ...] = ()  # what a supervisor's reopen writes (empty: reopen is refused)
     undo_within_seconds: int = 120  # how long after a Complete its operator may undo it
+    review: Review | None = None  # which completions another queue reviews
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""
@@ -177,3 +191,7 @@ class Config:
 
     def queue(self, name: str) -> QueueConfig:
         return self.queues[name]
+
+    def reviewed_by(self, name: str) -> QueueConfig | None:
+        """The queue whose completions queue `name` reviews (None: it reviews nothing)."""
+        return next((q for q in self.queues.values() if q.review is not None and q.review.by == name), None)

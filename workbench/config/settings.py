@@ -25,7 +25,7 @@ REQUIRED: Any = _Required()
 # (a table or a list with its own grammar) by the loader's own function for that key.
 SCALAR_KINDS = ("duration", "integer", "boolean", "text", "name", "choice")
 STRUCTURED_KINDS = ("order", "lock", "conditions", "assignments", "outcomes", "fields", "names", "bound",
-                    "pattern", "reasons")
+                    "pattern", "reasons", "review")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,6 +136,24 @@ QUEUE: tuple[Setting, ...] = (
             "the first outcome is the default"),
     Setting("fields", "fields", (), "`[…fields.COL]`: the form field of column COL and the rules Save and "
             "Complete enforce (keys below)", shown_default="from the column"),
+    Setting("review", "review", None, "`[…review]`: a second pair of eyes: which completions another queue "
+            "reviews (keys below)", shown_default="none"),
+)
+
+REVIEW: tuple[Setting, ...] = (
+    Setting("by", "name", REQUIRED, "the queue that reviews this one's completions: another queue over the "
+            "same table, whose `todo` matches what `set` writes"),
+    Setting("set", "assignments", REQUIRED, "what a Complete chosen for review writes after its outcome's "
+            "values, e.g. `{ status = \"to_review\" }`"),
+    Setting("send_back", "name", REQUIRED, "the reviewing queue's outcome that sends an item back; it writes "
+            "this queue's `todo` values again and needs a note. The item is served first to the operator "
+            "who did it, for this queue's `defer_owner_first`, then to anyone"),
+    Setting("outcomes", "names", (), "the outcomes whose completions may be reviewed",
+            shown_default="every outcome"),
+    Setting("percent", "integer", 100, "the share of those completions reviewed, chosen at random at "
+            "Complete (0–100)", maximum=100),
+    Setting("first_items", "integer", 0, "every completion of an operator's first N items in this queue is "
+            "reviewed, whatever `percent` says"),
 )
 
 LOCK: tuple[Setting, ...] = (
@@ -213,7 +231,7 @@ def shown_default(setting: Setting) -> str:
     return f"`{value}`" if isinstance(value, str) else str(value)
 
 
-_TABLE_KINDS = ("lock", "conditions", "assignments", "outcomes", "fields")
+_TABLE_KINDS = ("lock", "conditions", "assignments", "outcomes", "fields", "review")
 
 
 def markdown(section: tuple[Setting, ...]) -> str:
@@ -228,6 +246,7 @@ def markdown(section: tuple[Setting, ...]) -> str:
 # The README's key tables, each between `<!-- keys:NAME -->` and `<!-- /keys -->`.
 SECTIONS: dict[str, tuple[Setting, ...]] = {
     "database": DATABASE, "app": APP, "queue": QUEUE, "lock": LOCK, "outcome": OUTCOME, "field": FIELD,
+    "review": REVIEW,
 }
 _BLOCK = re.compile(r"(<!-- keys:(\w+) -->\n).*?(<!-- /keys -->)", re.DOTALL)
 

@@ -284,6 +284,8 @@ class OperatorStats:
     releases: int
     expiries: int
     force_released: int  # force releases this operator suffered
+    accepted: int | None = None  # of their work reviewed in the period: accepted (None: the queue is not reviewed)
+    sent_back: int | None = None  # … and sent back
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

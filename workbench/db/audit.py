@@ -14,6 +14,7 @@ from workbench.core import models
 from workbench.db import backends, clock
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
+from workbench.db import reviews as reviews_mod
 
 
 def token_digest(token: Any) -> str | None:
@@ -41,9 +42,15 @@ class AuditTrail:
     """
 
     def __init__(self, table: sa.Table, queue: str, cooldown: sa.Table | None = None,
-                 notes: notes_mod.Notes | None = None, deferrals: deferrals_mod.Deferrals | None = None) -> None:
+                 notes: notes_mod.Notes | None = None, deferrals: deferrals_mod.Deferrals | None = None,
+                 to_review: reviews_mod.Reviews | None = None, reviews: reviews_mod.Reviews | None = None) -> None:
         self.table, self.queue, self.cooldown, self.notes = table, queue, cooldown, notes
         self.deferrals = deferrals
+        self.to_review = to_review  # this queue's completions another queue reviews
+        self.reviews = reviews  # the completions this queue reviews (its claim leaves each to others than its doer)
+        # An item's history: its events in this queue and in the queue paired with it for review.
+        partner = to_review.queue if to_review else reviews.source if reviews else None
+        self.history_queues = (queue,) if partner is None else (queue, partner)
         self._insert = sa.insert(table).values(at=clock.db_now())
         self._key_cache: dict[str, Any] = {}  # what the backend read once for key_text (a collation)
 
@@ -86,7 +93,7 @@ class AuditTrail:
 
     def history(self, conn: sa.Connection, key: Any, limit: int | None = None) -> list[models.Event]:
         t = self.table
-        stmt = sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key)).order_by(t.c.id)
+        stmt = sa.select(t).where(t.c.queue.in_(self.history_queues), t.c.item_key == str(key)).order_by(t.c.id)
         if limit:
             stmt = stmt.limit(limit)
         return [self.event(row) for row in conn.execute(stmt).mappings()]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from workbench.db import audit as audit_mod
 from workbench.db import clock, connect, fastpath, lockshapes, mapping, permissions, protocol
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
+from workbench.db import reviews as reviews_mod
 
 # Writes that give the item back with a reason the operator chose (the audit row keeps it).
 _REASONED = (models.EventKind.RELEASE, models.EventKind.DEFER)
@@ -38,6 +40,7 @@ class Shape:
     extend: bool = False
     note: bool = False  # a note (release, complete) written with it: the parameter wb_note
     reason_writes: str | None = None  # release: the configured reason whose values it also writes
+    to_review: bool = False  # complete: chosen for review (four eyes): the review's values, its record
 
 
 class GuardedWriter:
@@ -54,10 +57,11 @@ class GuardedWriter:
 
     def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
             reason: str | None = None, detail: Mapping[str, Any] | None = None,
-            extend_until: Any = None, note: str | None = None, until: Any = None) -> Mapping[Any, Any] | None:
+            extend_until: Any = None, note: str | None = None, until: Any = None,
+            why: str | None = None) -> Mapping[Any, Any] | None:
         """The row's new lock columns (wb_*) if the write happened, None if the fence failed; with
         shape.note, `note` is written with it, in the same transaction; a defer keeps the item back
-        until `until` (aware)."""
+        until `until` (aware); a Complete chosen for review records `why` it was."""
         q = self.q
         params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.key_params(key),
                                   **q.shape.token_params(token)}
@@ -68,12 +72,17 @@ class GuardedWriter:
             params["wb_extend_to"] = extend_until
         if shape.note:
             params["wb_note"] = notes_mod.checked(note)
+        if shape.to_review:
+            params["wb_why"] = why
+            detail = {**(detail or {}), "review": why}
         deferring = shape.kind == models.EventKind.DEFER
         if deferring:
             detail = {"until": until.astimezone(dt.UTC).isoformat()}
         if self.one_statement:
             if shape.kind in _REASONED:
                 params["wb_a_reason"] = reason
+            if shape.to_review:
+                params["wb_a_detail"] = json.dumps(detail, sort_keys=True)
             if deferring:
                 params["wb_until"] = deferrals_mod.stored(until)
                 params["wb_a_detail"] = json.dumps(detail, sort_keys=True)
@@ -188,7 +197,16 @@ class GuardedWriter:
             deferrals.replace(conn, params["wb_key"], audit["wb_a_actor"], params["wb_until"], audit["wb_a_reason"])
         if shape.note:
             self._notes().add(conn, params["wb_key"], audit["wb_a_actor"], params["wb_note"], shape.kind.value)
+        if shape.to_review:
+            self._to_review().open(conn, params["wb_key"], audit["wb_a_actor"], params["wb_why"])
+        if self.trail.reviews is not None and shape.outcome is not None:
+            self.trail.reviews.decide(conn, params["wb_key"], audit["wb_a_actor"], shape.outcome)
         return row
+
+    def _to_review(self) -> reviews_mod.Reviews:
+        if self.trail.to_review is None:
+            raise AssertionError("a Complete chosen for review needs the trail's reviews")
+        return self.trail.to_review
 
     def _notes(self) -> notes_mod.Notes:
         if self.trail.notes is None:
@@ -224,6 +242,8 @@ class GuardedWriter:
             values[name] = sa.bindparam(f"wb_e{i}", type_=columns[name].type)
         if shape.outcome is not None:
             values.update(q.writes(q.outcomes[shape.outcome], user, now))
+        if shape.to_review:
+            values.update(q.writes(q.review_writes, user, now))
         if shape.release_writes:
             values.update(q.writes(q.on_release, user, now))
         if shape.reason_writes is not None:
@@ -253,7 +273,7 @@ class GuardedWriter:
             clock.db_now(),
             sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind in _REASONED else sa.null(),
             sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
-            sa.bindparam("wb_a_detail", type_=sa.Text()) if shape.kind == models.EventKind.DEFER
+            sa.bindparam("wb_a_detail", type_=sa.Text()) if shape.kind == models.EventKind.DEFER or shape.to_review
             else sa.literal(detail, sa.Text(), literal_execute=True) if detail else sa.null(),
         ).select_from(upd)
         cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
@@ -261,12 +281,13 @@ class GuardedWriter:
         result = sa.select(upd.c.wb_now) if shape.unlock else sa.select(upd)
         stmt = result.add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
         if shape.note:
-            n = self._notes().table
-            written = sa.select(sa.literal(q.name, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
+            n, notebook = self._notes().table, self._notes().queue
+            written = sa.select(sa.literal(notebook, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
                                 user, clock.db_now(), sa.literal(shape.kind.value, literal_execute=True),
                                 sa.bindparam("wb_note", type_=n.c.text.type)).select_from(upd)
             stmt = stmt.add_cte(sa.insert(n).from_select(["queue", "item_key", "author", "at", "kind", "text"], written)
                                 .cte("wb_note"))
+        stmt = self._review_ctes(stmt, shape, upd, user)
         d = self.trail.deferrals
         if d is not None and shape.kind in _REASONED:
             # A release forgets the item's deferral; a defer replaces it.
@@ -292,6 +313,21 @@ class GuardedWriter:
                 sa.insert(c).from_select(["queue", "actor", "item_key", "until"], remember).cte("wb_cool"),
                 sa.delete(c).where(c.c.queue == q.name, c.c.actor == actor, c.c.until <= clock.db_now())
                 .cte("wb_lapsed"))
+        return stmt
+
+    def _review_ctes(self, stmt: Any, shape: Shape, upd: sa.CTE, user: sa.ColumnElement[Any]) -> Any:
+        """A Complete chosen for review records who did it; one in a reviewing queue, the verdict."""
+        def matches(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+            return column.in_(sa.select(sa.cast(upd.c.wb_key, sa.String(200))))
+
+        written: list[sa.Executable] = []
+        if shape.to_review:
+            written += self._to_review().open_statements(matches, sa.cast(upd.c.wb_key, sa.String(200)), upd, user,
+                                                         sa.bindparam("wb_why", type_=sa.String()))
+        if self.trail.reviews is not None and shape.outcome is not None:
+            written += self.trail.reviews.decide_statements(matches, user, shape.outcome)
+        for i, statement in enumerate(written):
+            stmt = stmt.add_cte(typing.cast(Any, statement).cte(f"wb_review{i}"))
         return stmt
 
     def _new_expiry(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:

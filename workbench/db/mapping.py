@@ -175,6 +175,8 @@ class BoundQueue:
         self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
         self.on_reopen = [self._bind_assignment(binder, a) for a in queue.on_reopen]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
+        # What a Complete chosen for review writes after its outcome's values (four eyes).
+        self.review_writes = [self._bind_assignment(binder, a) for a in queue.review.writes] if queue.review else []
         # What each offered release reason writes besides on_release (only reasons that write something).
         self.reason_writes = {r.label: [self._bind_assignment(binder, a) for a in r.assignments]
                               for r in queue.release_reasons if r.assignments}
@@ -193,7 +195,7 @@ class BoundQueue:
         lock_names = {c.name for c in self.lock_columns}
         workflow = {b.column.name for b in (*self.scope, *self.todo)} | {
             b.column.name for group in (self.on_claim, self.on_release, self.on_reopen, *self.outcomes.values(),
-                                        *self.reason_writes.values()) for b in group}
+                                        *self.reason_writes.values(), self.review_writes) for b in group}
         read_only = {binder.column(name, "read_only").name for name in queue.read_only} | {
             binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only}
         # Times the database writes itself (a clock default: created_at DEFAULT now()) and the queue's
@@ -347,6 +349,10 @@ class BoundQueue:
         elif self._leaves(self.todo, self.on_release) is True:
             raise binder.fail("on_release", "on_release would take the row out of `todo`, so released items "
                               "would leave the queue")
+        if self.review_writes and self._leaves(self.todo, self.review_writes) is not True:
+            raise binder.fail("review.set", "a Complete chosen for review would leave the row matching `todo`, so "
+                              "it would be served here again; write a todo column (e.g. a status) to the value "
+                              "the reviewing queue's todo waits for")
         if self.on_reopen:
             # The todo columns a Complete writes must come back to a waiting value; the others keep theirs.
             reopened = {b.column.name: b for b in self.on_reopen}

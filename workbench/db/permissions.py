@@ -9,6 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from workbench.config import model
 from workbench.core import errors, models
 from workbench.db import backends, clock, mapping, migrations, protocol, tables
 
@@ -216,7 +217,8 @@ _GRANTED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, t
             tables.VERSION_TABLE, tables.ROLES_TABLE)
 
 
-def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list[sa.DDL]:
+def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
+         reviews: model.QueueConfig | None = None) -> list[sa.DDL]:
     """The statements that let only supervisors change other users' locks on `q`'s table.
 
     Creates the NOLOGIN roles workbench_operator and workbench_supervisor (a member of the
@@ -234,6 +236,12 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     problem = q.shape.grants_problem()
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
+    reviewed = q.config.review.by if q.config.review is not None else reviews.name if reviews is not None else None
+    if reviewed is not None:
+        # The database's own checks do not know a review's writes and rule yet: refused rather than
+        # leaving the rule "not the person who did the work" to the client.
+        raise errors.UsageError(f"queue {q.name}: four-eyes review (with queue {reviewed}) is not enforced by "
+                                "`grants` yet; leave these queues without grants, or without [review]")
     migrations.check(conn, schema)
     prep = conn.dialect.identifier_preparer
     operator, supervisor = prep.quote(OPERATOR_ROLE), prep.quote(SUPERVISOR_ROLE)
@@ -277,13 +285,14 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> list
     statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
-    from workbench.db import audit, deferrals, guarded
+    from workbench.db import guarded, service
     from workbench.db.claims import postgresql as pg_claims
 
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
-    own = {name: metadata.tables[f"{wb_schema}.{name}"] for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE)}
-    trail = audit.AuditTrail(audit_table, q.name, own[tables.COOLDOWN_TABLE], deferrals=deferrals.Deferrals(
-        own[tables.DEFERRALS_TABLE], q.name, q.config.defer_owner_first_seconds) if q.config.allow_defer else None)
+    own = {name: metadata.tables[f"{wb_schema}.{name}"]
+           for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)}
+    trail = service.trail_of(q.config, None, audit_table, own[tables.COOLDOWN_TABLE], None,
+                             own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
     if q.shape.all_in_row:
         statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
     if q.shape.one_statement:  # Complete without edits

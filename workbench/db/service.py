@@ -12,6 +12,7 @@ from workbench.db import audit as audit_mod
 from workbench.db import claims, connect, mapping, migrations, tables, workqueue
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
+from workbench.db import reviews as reviews_mod
 
 
 class Workbench:
@@ -24,7 +25,7 @@ class Workbench:
         self._metadata, self.audit_table, _ = tables.build_metadata(config.database.workbench_schema)
         own = {t.name: t for t in self._metadata.tables.values()}
         self.cooldown_table, self.notes_table = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
-        self.deferrals_table = own[tables.DEFERRALS_TABLE]
+        self.deferrals_table, self.reviews_table = own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE]
         self._queues: dict[str, workqueue.WorkQueue] = {}
         self._method: claims.ClaimMethod | None = None
         self._schema_checked = False
@@ -128,9 +129,26 @@ class Workbench:
         return tables.lock_table(self._metadata, name)
 
     def _work_queue(self, bound: mapping.BoundQueue) -> workqueue.WorkQueue:
-        trail = audit_mod.AuditTrail(self.audit_table, bound.name, self.cooldown_table,
-                                     notes_mod.Notes(self.notes_table, bound.name),
-                                     deferrals_mod.Deferrals(self.deferrals_table, bound.name,
-                                                             bound.config.defer_owner_first_seconds)
-                                     if bound.config.allow_defer else None)
+        trail = trail_of(bound.config, self.config.reviewed_by(bound.name), self.audit_table, self.cooldown_table,
+                         self.notes_table, self.deferrals_table, self.reviews_table)
         return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method))
+
+
+def trail_of(queue: model.QueueConfig, reviewed: model.QueueConfig | None, audit: sa.Table, cooldown: sa.Table,
+             notes: sa.Table | None, deferrals: sa.Table, reviews: sa.Table) -> audit_mod.AuditTrail:
+    """The record a queue's operations keep and its claim consults: audit, cool-down, notes, deferrals
+    (also for a reviewed queue: its sent-back items come back through them), reviews (`reviewed`: the
+    queue whose completions `queue` reviews)."""
+    def reviews_of(source: model.QueueConfig) -> reviews_mod.Reviews:
+        assert source.review is not None
+        return reviews_mod.Reviews(reviews, deferrals, source.review, source.name, source.defer_owner_first_seconds)
+
+    return audit_mod.AuditTrail(
+        # A reviewing queue keeps its notes with the reviewed queue's: the operator a line is sent back to
+        # reads why beside it.
+        audit, queue.name, cooldown,
+        notes_mod.Notes(notes, reviewed.name if reviewed else queue.name) if notes is not None else None,
+        deferrals_mod.Deferrals(deferrals, queue.name, queue.defer_owner_first_seconds)
+        if queue.allow_defer or queue.review is not None else None,
+        to_review=reviews_of(queue) if queue.review is not None else None,
+        reviews=reviews_of(reviewed) if reviewed is not None else None)

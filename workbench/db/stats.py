@@ -580,14 +580,19 @@ def operator_stats(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
     lost: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for owner, event in others:
         lost[owner][event] += 1
+    # Four eyes: how the work reviewed in the period fared, by the operator who did it.
+    reviewed = {v.doer: v for v in trail.to_review.verdicts(conn, start, end)} if trail.to_review else None
     result = []
-    for operator in set(completed) | set(lost):
+    for operator in set(completed) | set(lost) | set(reviewed or ()):
         times = handled.get(operator, [])
+        verdicts = reviewed.get(operator) if reviewed is not None else None
         result.append(models.OperatorStats(
             operator=operator, completed=completed[operator],
             median_handle_seconds=statistics.median(times) if times else None,
             p90_handle_seconds=nearest_rank(times, 90), releases=lost[operator][_RELEASE],
-            expiries=lost[operator][_EXPIRE], force_released=lost[operator][_FORCE]))
+            expiries=lost[operator][_EXPIRE], force_released=lost[operator][_FORCE],
+            accepted=None if reviewed is None else verdicts.accepted if verdicts else 0,
+            sent_back=None if reviewed is None else verdicts.sent_back if verdicts else 0))
     result.sort(key=lambda s: (-s.completed, s.operator))
     return result
 

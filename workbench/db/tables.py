@@ -1,4 +1,5 @@
-"""workbench's own tables (audit, notes, deferrals, cool-down, settings, roles, locks, version) in one MetaData."""
+"""workbench's own tables (audit, notes, deferrals, reviews, cool-down, settings, roles, locks, version) in one
+MetaData."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 AUDIT_TABLE = "workbench_audit"
 COOLDOWN_TABLE = "workbench_cooldown"
@@ -16,6 +17,7 @@ VERSION_TABLE = "workbench_schema_version"
 ROLES_TABLE = "workbench_roles"
 NOTES_TABLE = "workbench_notes"
 DEFERRALS_TABLE = "workbench_deferrals"
+REVIEWS_TABLE = "workbench_reviews"
 LOCKS_TABLE = "workbench_locks"  # the separate lock table (shape 5) unless a queue names another
 ROLE_NAMES = ("supervisor", "operator")
 
@@ -157,6 +159,25 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
         sa.Column("reason", sa.String(500)),
         sa.Index("ix_workbench_deferrals_item", "queue", "item_key"),
         sa.Index("ix_workbench_deferrals_until", "queue", "until"),
+        mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
+    )
+    # Completions chosen for review (four eyes): who did the work, so the reviewing queue's claim never
+    # serves it to them, and, once reviewed, the verdict. Written at Complete; the claim looks items
+    # up by key; the console counts verdicts per operator.
+    sa.Table(
+        REVIEWS_TABLE, metadata,
+        _id_column(),
+        sa.Column("queue", sa.String(100), nullable=False),  # the reviewing queue
+        sa.Column("item_key", sa.String(200), nullable=False),
+        sa.Column("source", sa.String(100), nullable=False),  # the queue whose Complete is reviewed
+        sa.Column("doer", sa.String(128), nullable=False),
+        sa.Column("at", _datetime(), nullable=False),  # database clock, UTC
+        sa.Column("why", sa.String(20), nullable=False),  # "first" (an operator's first items) or "share"
+        sa.Column("verdict", sa.String(20)),  # NULL: waiting for review; "accepted", "sent_back"
+        sa.Column("reviewer", sa.String(128)),
+        sa.Column("reviewed_at", _datetime()),
+        sa.Index("ix_workbench_reviews_item", "queue", "item_key"),
+        sa.Index("ix_workbench_reviews_doer", "source", "doer", "at"),
         mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
     )
     lock_table(metadata, LOCKS_TABLE)

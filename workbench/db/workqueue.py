@@ -13,6 +13,7 @@ from workbench.db import audit as audit_mod
 from workbench.db import claims, connect, guarded, lockloss, lockshapes, mapping, permissions, stats
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
+from workbench.db import reviews as reviews_mod
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
 
@@ -65,6 +66,11 @@ class WorkQueue:
             held = len([lock for lock in self.mine(user) if not lock.expired])
             if held >= self.config.max_locks_per_user:
                 raise claims.base.limit_reached(self.q, held)
+        reviews = self.trail.reviews
+        review = self.db.read(lambda conn: reviews.open_review(conn, key)) if reviews is not None else None
+        if review is not None and review[0] == user and view.state == "waiting":
+            raise errors.NothingToClaim(f"{self.name} {key} is your own work; "
+                                        "someone else reviews it (four eyes)", reason="unavailable")
         raise errors.NothingToClaim(f"{self.name} {key} is not waiting to be worked on (state: {view.state})",
                                     reason="unavailable")
 
@@ -74,6 +80,11 @@ class WorkQueue:
             held = conn.execute(sa.select(claims.ClaimMethod.held_count(q, q.now(), user))).scalar() or 0
             if held >= q.config.max_locks_per_user:
                 return claims.base.limit_reached(q, int(held))
+        reviews = self.trail.reviews
+        if reviews is not None and reviews.waiting_for(conn, user):
+            return errors.NothingToClaim(f"nothing for you in {q.name}: the items waiting are your own work from "
+                                         f"{reviews.source}, and someone else reviews them (four eyes)",
+                                         reason="empty")
         return errors.NothingToClaim(f"nothing to do in {q.name}: no item is waiting", reason="empty")
 
     # -- reading ----------------------------------------------------------------------------
@@ -218,7 +229,8 @@ class WorkQueue:
         only under the caller's live lock."""
         key = self.q.coerce_key(key)
         note = self._note_for(outcome if outcome is not None else self.config.outcomes[0].name, note)
-        finisher = self._finishers.get(outcome) if not edits and note is None else None
+        why = self._review_choice(user, outcome)
+        finisher = self._finishers.get(outcome) if not edits and note is None and why is None else None
         if finisher is not None:
             # The common case on PostgreSQL: no edits, an outcome seen before; one prepared statement.
             name, finish = finisher
@@ -230,11 +242,11 @@ class WorkQueue:
                 names = ", ".join(o.name for o in self.config.outcomes)
                 raise errors.InvalidValue(f"queue {self.name} has no outcome '{outcome}' (outcomes: {names})") from None
             values = self.q.coerce_edits(edits) if edits else {}
-            plain = not values and note is None
+            plain = not values and note is None and why is None
             shape = self._shapes.get(chosen.name) if plain else None
             if shape is None:
                 shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True,
-                                      note=note is not None)
+                                      note=note is not None, to_review=why is not None)
                 if plain:
                     self._shapes[chosen.name] = shape  # the common case: built and hashed once
             if plain:
@@ -242,7 +254,8 @@ class WorkQueue:
                 if one_statement is not None:
                     self._finishers[outcome] = (chosen.name, one_statement)
             detail = {"columns": sorted(values)} if values else None
-            row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail, note=note)
+            row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail, note=note,
+                                  why=why)
             name, at = chosen.name, row["wb_now"] if row is not None else None
         if at is None:
             replay = self.db.read(lambda conn: self.lost.completed_by(conn, key, token, user))
@@ -253,6 +266,16 @@ class WorkQueue:
             raise self._lost(key, token, user)
         return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=name,
                                  at=_utc(at, self.q.local_clock))
+
+    def _review_choice(self, user: str, outcome: str | None) -> str | None:
+        """Whether this Complete goes to review (four eyes), decided now: why (reviews.FIRST or SHARE), or None."""
+        to_review = self.trail.to_review
+        if to_review is None:
+            return None
+        name = outcome if outcome is not None else self.config.outcomes[0].name
+        if name not in to_review.review.outcomes:
+            return None
+        return self.db.read(lambda conn: to_review.choose(conn, name, user))
 
     def release(self, user: str, key: Any, token: str, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the pool (not served to this user again during the cool-down),
@@ -465,8 +488,11 @@ class WorkQueue:
         if age > limit:
             raise errors.UsageError(f"too late to undo: {self.name} {key} was completed {_minutes(round(age))} ago, "
                                     f"and undo works for {_minutes(limit)}; a supervisor can reopen it")
-        outcome = q.outcomes.get(event.outcome or "", [])
-        still = [_holds(b, user) for b in outcome]  # the outcome's values, untouched since
+        written = {b.column.name: b for b in q.outcomes.get(event.outcome or "", [])}
+        chosen = (event.detail or {}).get("review") is not None
+        if chosen:  # it went to review: the review's values were written after the outcome's
+            written.update({b.column.name: b for b in q.review_writes})
+        still = [_holds(b, user) for b in written.values()]  # what the Complete wrote, untouched since
         token = q.shape.new_token_value()
         writes = {**q.writes(q.on_reopen, user, now), **q.lock_writes(user, now, token),
                   **q.writes(q.on_claim, user, now)}
@@ -478,6 +504,8 @@ class WorkQueue:
         row = conn.execute(sa.select(*claims.ClaimMethod.returned_columns(q, now))
                            .where(q.key == key, q.shape.pinned(user, token))).mappings().one()
         claimed = claims.Claimed(row=row, prev_owner=None, prev_token=None)
+        if chosen and self.trail.to_review is not None:
+            self.trail.to_review.withdraw(conn, key)  # nothing waits for review any more
         self.trail.write(conn, [self.trail.row(models.EventKind.UNDO, key, user, owner=user, outcome=event.outcome),
                                 *claims.ClaimMethod.audit_rows(q, self.trail, user, [claimed])])
         return claims.claim_of(q, row)
@@ -553,6 +581,14 @@ class WorkQueue:
         local time with `database.clock = "local"`). The same holds for throughput and handle_times.
         """
         return self.db.read(lambda conn: stats.operator_stats(conn, self.q, self.trail, since, until))
+
+    def review_verdicts(self, since: dt.datetime, until: dt.datetime | None = None) -> list[reviews_mod.Verdicts]:
+        """How the reviewed work of each operator fared in [since, until) (this queue is reviewed, or
+        reviews another; [] otherwise)."""
+        found = self.trail.to_review or self.trail.reviews
+        if found is None:
+            return []
+        return self.db.read(lambda conn: found.verdicts(conn, since, until))
 
     def throughput(self, since: dt.datetime, until: dt.datetime | None = None) -> list[models.HourCount]:
         """Completions and claims per hour in [since, until) (until: now), every hour included."""

@@ -217,7 +217,11 @@ class SupervisorWindow(QMainWindow):
         layout.addLayout(bar)
         self.operators = _table("operator_stats", [
             self.tr("Queue"), self.tr("Operator"), self.tr("Completed"), self.tr("Median handle time"),
-            self.tr("90th percentile"), self.tr("Releases"), self.tr("Expiries"), self.tr("Force-released")])
+            self.tr("90th percentile"), self.tr("Releases"), self.tr("Expiries"), self.tr("Force-released"),
+            self.tr("Accepted"), self.tr("Sent back")])
+        for column in (8, 9):  # four eyes: how the operator's reviewed work fared
+            self.operators.horizontalHeaderItem(column).setToolTip(
+                self.tr("Of this operator's work reviewed in the period (a dash: the queue is not reviewed)"))
         self.operators.setAccessibleName(self.tr("Operators"))
         layout.addWidget(self.operators, 1)
         return page
@@ -354,7 +358,8 @@ class SupervisorWindow(QMainWindow):
 
     def _show_operators(self, per_queue: list[tuple[str, list[Any]]]) -> None:
         _fill(self.operators, [[self.titles[name], s.operator, s.completed, _age(s.median_handle_seconds),
-                                _age(s.p90_handle_seconds), s.releases, s.expiries, s.force_released]
+                                _age(s.p90_handle_seconds), s.releases, s.expiries, s.force_released,
+                                _count(s.accepted), _count(s.sent_back)]
                                for name, stats in per_queue for s in stats])
 
     @Slot()
@@ -509,6 +514,11 @@ class Seconds(float):
 
 def _age(seconds: float | None) -> Seconds | str:
     return "—" if seconds is None else Seconds(seconds)
+
+
+def _count(value: int | None) -> int | str:
+    """A count that only some queues have (reviews): a dash where the queue has none."""
+    return "—" if value is None else value
 
 
 def _table(name: str, headers: list[str], *, sortable: bool = True) -> QTableWidget:

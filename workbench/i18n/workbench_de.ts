@@ -1715,6 +1715,18 @@ Konfiguration: {1}</translation>
         <translation>Zwangsfreigegeben</translation>
     </message>
     <message>
+        <source>Accepted</source>
+        <translation>Angenommen</translation>
+    </message>
+    <message>
+        <source>Sent back</source>
+        <translation>Zurückgeschickt</translation>
+    </message>
+    <message>
+        <source>Of this operator&apos;s work reviewed in the period (a dash: the queue is not reviewed)</source>
+        <translation>Von der im Zeitraum geprüften Arbeit dieser Person (ein Strich: die Warteschlange wird nicht geprüft)</translation>
+    </message>
+    <message>
         <source>Item key</source>
         <translation>Schlüssel des Eintrags</translation>
     </message>

@@ -1715,6 +1715,18 @@ Configuration : {1}</translation>
         <translation>Libérés de force</translation>
     </message>
     <message>
+        <source>Accepted</source>
+        <translation>Acceptés</translation>
+    </message>
+    <message>
+        <source>Sent back</source>
+        <translation>Renvoyés</translation>
+    </message>
+    <message>
+        <source>Of this operator&apos;s work reviewed in the period (a dash: the queue is not reviewed)</source>
+        <translation>Du travail de cet opérateur contrôlé sur la période (un tiret : la file n&apos;est pas contrôlée)</translation>
+    </message>
+    <message>
         <source>Item key</source>
         <translation>Clé de l&apos;élément</translation>
     </message>

@@ -56,7 +56,7 @@ class ClaimMethod:
     def free_variants(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
                       trail: audit_mod.AuditTrail) -> list[sa.ColumnElement[bool]]:
         """The free-rows branch split per IN-list value (see BoundQueue.filter_variants)."""
-        extra = [q.free()]
+        extra = [q.free(), *ClaimMethod.not_own_work(q, trail, request.user)]
         if request.key is not None:
             extra.append(q.key == request.key)
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
@@ -80,7 +80,7 @@ class ClaimMethod:
         deferred item to that branch, so no item comes from two branches.
         """
         who = request.user if user is None else user
-        scope = q.scope_clause()
+        scope = [*q.scope_clause(), *ClaimMethod.not_own_work(q, trail, who)]
         key_part = [q.key == request.key] if request.key is not None else []
         claimed = q.claimed_state_clause()
         state = sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause()
@@ -93,6 +93,13 @@ class ClaimMethod:
             return [expired, sa.and_(*free)]
         due = sa.and_(*scope, q.todo_clause(), q.free(), deferrals.due(q.key, who))
         return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
+
+    @staticmethod
+    def not_own_work(q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: Any) -> list[sa.ColumnElement[bool]]:
+        """In a queue that reviews another's completions: leave out, in every branch, the items whose
+        work `user` did (four eyes); elsewhere nothing."""
+        reviews = trail.reviews
+        return [] if reviews is None else [~reviews.own_work(q.key, user)]
 
     @staticmethod
     def recently_released(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: Any,

@@ -48,14 +48,15 @@ class LockTableClaim(portable.PortableClaim):
                     request: base.ClaimRequest) -> list[tuple[Mapping[Any, Any], Any]]:
         now = q.now()
         key_part = [q.key == request.key] if request.key is not None else []
-        free = [self._item_waits(q, False), q.free(), *key_part]
+        own = self.not_own_work(q, trail, request.user)
+        free = [self._item_waits(q, False), q.free(), *key_part, *own]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~self.recently_released(q, now, request.user, trail))
         if request.key is None and trail.deferrals is not None:  # held back until due; then in queue order
             free.append(trail.deferrals.not_held_back(q.key, request.user))
         # Expired locks (read from the locks, which are few), then free items, each in queue order.
         branches = [(q.locked_source, sa.and_(self._item_waits(q, True), q.user.is_not(None), q.stale(now),
-                                              *key_part)),
+                                              *key_part, *own)),
                     (q.source, sa.and_(*free))]
         result: list[tuple[Mapping[Any, Any], Any]] = []
         for source, where in branches:

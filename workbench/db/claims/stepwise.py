@@ -77,7 +77,11 @@ class StepwiseClaim(base.ClaimMethod):
         window = lock_one = None
         merge = False
         frees = [pick(free)]
-        if self.lock_candidates and not q.index_ordered:
+        # A locking read keeps the lock of every row it read and then left out for a subquery's sake
+        # (InnoDB, even under READ COMMITTED): in a reviewing queue, a claim that passes over the
+        # claimer's own work would hide it from everyone else until it commits. So such queues, like
+        # those no index orders, read the head without locks and lock rows one by one.
+        if self.lock_candidates and (not q.index_ordered or trail.reviews is not None):
             window = sa.select(q.key).where(free).order_by(*q.order_by()).limit(WINDOW)
             lock_one = (sa.select(*self.candidate_columns(q)).where(q.key == sa.bindparam("wb_one", type_=q.key.type),
                                                                      free).with_for_update(skip_locked=True))
