@@ -214,6 +214,26 @@ def test_queue_picker_and_nothing_to_do(qtbot: Any, open_window: Any, demo_confi
     assert "Nothing to do" in window.message_label.text()
 
 
+def test_next_item_narrowed_to_a_value_the_queue_offers(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    config = with_queue(demo_config, "cases", filter_by=("category",))
+    window = open_window(config)
+    qtbot.waitUntil(lambda: window.filter_box.isVisible() and window.filter_box.count() > 2, timeout=10_000)
+    assert window.filter_box.itemText(0) == "Any item"
+    # A category other than the queue head's: without the filter, Next would serve the head.
+    head = window.session.wb.queue("cases").open_items(1)[0]["category"]
+    index = next(i for i in range(1, window.filter_box.count()) if window.filter_box.itemData(i)[1] != head)
+    column, value = window.filter_box.itemData(index)
+    assert column == "category" and window.filter_box.itemText(index) == f"category: {value}"
+    window.filter_box.setCurrentIndex(index)
+    window.filter_box.activated.emit(index)
+    claim = _claim(qtbot, window)
+    assert claim.item["category"] == value
+    # Other queues offer nothing to narrow by: the box goes away.
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports"))
+    qtbot.waitUntil(lambda: not window.filter_box.isVisible(), timeout=10_000)
+    assert window.session.narrow == {}
+
+
 def _no_dialogs(monkeypatch: Any) -> list[str]:
     """Record (and answer) every message box, so a test can say none was shown."""
     shown: list[str] = []

@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--apply", action="store_true", help="run the DDL instead of printing it")
     p = add("next", "claim the next item(s) in queue order")
     p.add_argument("--count", type=argtypes.positive, default=1, metavar="N", help="claim up to N items")
+    p.add_argument("--where", dest="where", type=_assignment, action="append", default=[], metavar="COL=VALUE",
+                   help="only items whose column holds this value (repeatable; the queue's filter_by columns)")
     _quiet(p)
     _quiet(add("claim", "claim one specific item", key=True))
     add("show", "show an item and its lock", key=True)
@@ -341,7 +343,7 @@ def cmd_attach(args: argparse.Namespace, as_json: bool) -> int:
 def cmd_next(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
-        result = q.claim_next(_user(args), args.count)
+        result = q.claim_next(_user(args), args.count, _pairs(args.where, "--where"))
     if as_json:
         output.dump_json(result[0].to_dict() if args.count == 1 else [c.to_dict() for c in result])
     elif args.quiet:
@@ -398,12 +400,17 @@ def _lock_names(q: Any) -> set[str]:
 
 
 def _edits(args: argparse.Namespace) -> dict[str, str]:
-    edits: dict[str, str] = {}
-    for name, value in args.sets:
-        if name in edits:
-            raise errors.UsageError(f"--set {name} is given twice")
-        edits[name] = value
-    return edits
+    return _pairs(args.sets, "--set")
+
+
+def _pairs(given: list[tuple[str, str]], option: str) -> dict[str, str]:
+    """COL=VALUE options as a dict; a column given twice is refused."""
+    pairs: dict[str, str] = {}
+    for name, value in given:
+        if name in pairs:
+            raise errors.UsageError(f"{option} {name} is given twice")
+        pairs[name] = value
+    return pairs
 
 
 def cmd_save(args: argparse.Namespace, as_json: bool) -> int:

@@ -142,6 +142,7 @@ class QueueConfig:
     on_reopen: tuple[Assignment, ...] = ()  # what a supervisor's reopen writes (empty: reopen is refused)
     undo_within_seconds: int = 120  # how long after a Complete its operator may undo it
     review: Review | None = None  # which completions another queue reviews
+    filter_by: tuple[str, ...] = ()  # columns a claim may be narrowed to a value of
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

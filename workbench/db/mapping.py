@@ -175,6 +175,8 @@ class BoundQueue:
         self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
         self.on_reopen = [self._bind_assignment(binder, a) for a in queue.on_reopen]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
+        # The columns a claim may be narrowed to one value of (`next --where`).
+        self.filter_columns = {name: binder.column(name, "filter_by") for name in queue.filter_by}
         # What a Complete chosen for review writes after its outcome's values (four eyes).
         self.review_writes = [self._bind_assignment(binder, a) for a in queue.review.writes] if queue.review else []
         # What each offered release reason writes besides on_release (only reasons that write something).
@@ -484,6 +486,22 @@ class BoundQueue:
             raise errors.InvalidValue(f"key {raw!r} is not valid for {self.config.table_label}."
                                       f"{self.key.name}: {str(exc).split(': ', 1)[-1]}",
                                       column=self.key.name) from None
+
+    def coerce_filter(self, where: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+        """A claim-time filter ({column: value}) checked against `filter_by` and converted to the
+        columns' types, as (column, value) pairs in the order given."""
+        chosen = []
+        for name, raw in where.items():
+            column = self.filter_columns.get(name)
+            if column is None:
+                allowed = ", ".join(self.filter_columns) or "none: set filter_by in the queue's config"
+                raise errors.UsageError(f"queue {self.name} cannot be narrowed by '{name}' (columns it can: "
+                                        f"{allowed})")
+            if raw is None or (isinstance(raw, str) and not raw.strip()):
+                raise errors.UsageError(f"give a value to narrow {self.name} by: {name}=VALUE")
+            value = values.coerce(column, raw)
+            chosen.append((column.name, value))
+        return tuple(chosen)
 
     def fence(self, key: Any, token: str, user: str, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """The compare-and-set guard: this row, this exact lock, still live."""

@@ -34,14 +34,27 @@ class WorkQueue:
 
     # -- claiming ---------------------------------------------------------------------------
 
-    def claim_next(self, user: str, count: int = 1) -> list[models.Claim]:
-        """Lock up to `count` items for `user` in queue order; NothingToClaim when none is free."""
+    def claim_next(self, user: str, count: int = 1, where: Mapping[str, Any] | None = None) -> list[models.Claim]:
+        """Lock up to `count` items for `user` in queue order; NothingToClaim when none is free.
+
+        `where` narrows the claim to items whose columns hold these values ({column: value}; the
+        columns the queue's `filter_by` names), e.g. {"msg_type": "INVOICE"}.
+        """
         _check_user(user)
         if count < 1:
             raise errors.UsageError("count must be at least 1")
-        claimed = self.method.claim_next(self.db, self.q, self.trail, user, count)
+        if where:
+            request = claims.ClaimRequest(user=user, count=count, where=self.q.coerce_filter(where))
+            claimed = [claims.base.claim_of(self.q, c.row)
+                       for c in self.method.claim(self.db, self.q, self.trail, request)]
+        else:
+            claimed = self.method.claim_next(self.db, self.q, self.trail, user, count)
         if not claimed:
-            raise self.db.read(lambda conn: self._why_nothing(conn, user))
+            error = self.db.read(lambda conn: self._why_nothing(conn, user))
+            if where and error.reason == "empty":
+                narrowed = ", ".join(f"{name}={value}" for name, value in where.items())
+                raise errors.NothingToClaim(f"nothing to do in {self.name} with {narrowed}", reason="empty")
+            raise error
         return claimed
 
     def claim(self, user: str, key: Any) -> models.Claim:
@@ -171,6 +184,22 @@ class WorkQueue:
                    .limit(cap + 1).subquery())
         count = sa.select(sa.func.count()).select_from(waiting)
         return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
+
+    def filter_choices(self, limit: int = 50) -> dict[str, list[Any]]:
+        """Per `filter_by` column: the values waiting items hold, most common first (at most `limit`)."""
+        q = self.q
+
+        def read(conn: sa.Connection) -> dict[str, list[Any]]:
+            found = {}
+            for name, column in q.filter_columns.items():
+                n = sa.func.count().label("n")
+                stmt = (sa.select(column, n).select_from(q.source)
+                        .where(*q.scope_clause(), q.todo_clause(), q.free(), column.is_not(None))
+                        .group_by(column).order_by(n.desc(), column).limit(limit))
+                found[name] = [row[0] for row in conn.execute(stmt)]
+            return found
+
+        return self.db.read(read)
 
     def count_overdue(self) -> int | None:
         """Open items (waiting or held) past their due time on the database clock; None without `due`."""

@@ -80,6 +80,13 @@ class MainWindow(QMainWindow):
         for name, queue in self.session.wb.config.queues.items():
             self.queue_picker.addItem(queue.title, name)
         self.queue_picker.setVisible(self.queue_picker.count() > 1)
+        # Narrows Next item to one value of a column the queue offers (`filter_by`), e.g. a message type.
+        self.filter_box = QComboBox()
+        self.filter_box.setObjectName("filter_box")
+        self.filter_box.setAccessibleName(self.tr("Narrow Next item"))
+        self.filter_box.setToolTip(self.tr("Next item serves only items with this value"))
+        self.filter_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.filter_box.setVisible(False)
         self.next_button = QPushButton(self.tr("Next item"))
         self.next_button.setObjectName("next_button")
         self.pick_button = QPushButton(self.tr("Pick…"))
@@ -87,6 +94,7 @@ class MainWindow(QMainWindow):
         self.mine_button = QPushButton(self.tr("My unfinished items"))
         self.mine_button.setObjectName("mine_button")
         bar.addWidget(self.queue_picker)
+        bar.addWidget(self.filter_box)
         bar.addWidget(self.next_button)
         bar.addWidget(self.pick_button)
         bar.addStretch(1)
@@ -279,6 +287,8 @@ class MainWindow(QMainWindow):
         s.mine_loaded.connect(lambda locks: self._fill_resume(locks, only_queue=True))
         s.open_items_loaded.connect(self._on_open_items)
         s.counts_loaded.connect(self._on_counts)
+        s.filter_choices_loaded.connect(self._on_filter_choices)
+        self.filter_box.activated.connect(self._on_filter_picked)
         s.item_log_loaded.connect(self.item_log.show_log)
         self.item_log.note_written.connect(s.add_note)
         s.dispatcher.busy_changed.connect(self._on_busy)
@@ -565,6 +575,7 @@ class MainWindow(QMainWindow):
     @Slot(list)
     def _on_ready(self, locks: list[models.Lock]) -> None:
         self._on_connection(True, "")
+        self.session.load_filter_choices()
         entries = self._fill_resume(locks, only_queue=False)
         if self.session.current is not None:
             return
@@ -917,6 +928,35 @@ class MainWindow(QMainWindow):
             self.session.set_queue(name)
             self._update_title()
             self._set_actions()
+            self.session.load_filter_choices()
+
+    @Slot(str, object)
+    def _on_filter_choices(self, queue: str, found: dict[str, list[Any]]) -> None:
+        """Offer the values waiting items hold, per column the queue may be narrowed by."""
+        if queue != self.session.queue_name:
+            return  # an answer for a queue the operator has left
+        config = self._queue_config(queue)
+        chosen = self.session.narrow
+        self.filter_box.clear()
+        self.filter_box.addItem(self.tr("Any item"), None)
+        for column, values in found.items():
+            field = config.fields.get(column)
+            label = field.label if field is not None and field.label else column
+            for value in values:
+                self.filter_box.addItem(self.tr("{0}: {1}").format(label, value), (column, value))
+        if chosen:  # the value chosen before stays chosen, offered even when no item holds it now
+            column, value = next(iter(chosen.items()))
+            index = self.filter_box.findData((column, value))
+            if index < 0:
+                self.filter_box.addItem(self.tr("{0}: {1}").format(column, value), (column, value))
+                index = self.filter_box.count() - 1
+            self.filter_box.setCurrentIndex(index)
+        self.filter_box.setVisible(bool(found))
+
+    @Slot(int)
+    def _on_filter_picked(self, index: int) -> None:
+        data = self.filter_box.itemData(index)
+        self.session.narrow = {data[0]: data[1]} if data else {}
 
     def _notify(self, title: str, text: str) -> None:
         """A system notification when the window is not in front (where the desktop offers one)."""

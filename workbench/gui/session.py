@@ -105,6 +105,7 @@ class OperatorSession(QObject):
     mine_loaded = Signal(list)
     open_items_loaded = Signal(object)
     counts_loaded = Signal(list)
+    filter_choices_loaded = Signal(str, object)  # queue, {column: [values waiting items hold]}
     settings_changed = Signal(int)
     item_log_loaded = Signal(object)  # operator.ItemLog of the open item
 
@@ -117,6 +118,7 @@ class OperatorSession(QObject):
         self.settings = settings or SessionSettings()
         self.database = _database_id(wb)
         self.queue_name = next(iter(wb.config.queues))
+        self.narrow: dict[str, Any] = {}  # Next item serves only items whose columns hold these values
         self.current: Current | None = None
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
         self.summaries: dict[tuple[str, Any], str] = {}  # (queue, key) -> list columns as text
@@ -246,7 +248,17 @@ class OperatorSession(QObject):
     def set_queue(self, name: str) -> None:
         if name != self.queue_name:
             self.queue_name = name
+            self.narrow = {}  # a filter belongs to its queue's columns
             self.refresh_mine()
+
+    def load_filter_choices(self) -> None:
+        """The values the current queue's Next item may be narrowed to (queues with `filter_by`)."""
+        name = self.queue_name
+        if not self.wb.config.queues[name].filter_by:
+            self.filter_choices_loaded.emit(name, {})
+            return
+        self._run(lambda: self.operator.filter_choices(name),
+                  lambda found: self.filter_choices_loaded.emit(name, found), keep_generation=False)
 
     def refresh_mine(self) -> None:
         name = self.queue_name
@@ -294,7 +306,8 @@ class OperatorSession(QObject):
         def settled() -> None:  # on the GUI thread, with the answer, even one that is dropped
             self._next_in_flight = False
 
-        self._run(lambda: self.operator.next_item(name), lambda c: self._on_claimed(name, c),
+        where = dict(self.narrow)
+        self._run(lambda: self.operator.next_item(name, where), lambda c: self._on_claimed(name, c),
                   retry=("next", lambda: self._claim_next(name)), settled=settled)
 
     def open_item(self, key: Any, queue: str | None = None) -> None:

@@ -941,6 +941,14 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Auswählen…</translation>
     </message>
     <message>
+        <source>Narrow Next item</source>
+        <translation>Nächsten Eintrag eingrenzen</translation>
+    </message>
+    <message>
+        <source>Next item serves only items with this value</source>
+        <translation>Nächster Eintrag bringt nur Einträge mit diesem Wert</translation>
+    </message>
+    <message>
         <source>My unfinished items</source>
         <translation>Meine unerledigten Einträge</translation>
     </message>
@@ -1081,6 +1089,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>{0} (resumed)</source>
         <translation>{0} (fortgesetzt)</translation>
+    </message>
+    <message>
+        <source>Any item</source>
+        <translation>Jeder Eintrag</translation>
+    </message>
+    <message>
+        <source>{0}: {1}</source>
+        <translation>{0}: {1}</translation>
     </message>
     <message>
         <source>Complete as “{0}” ({1})</source>

@@ -941,6 +941,14 @@ Les détails sont dans {log}.</translation>
         <translation>Choisir…</translation>
     </message>
     <message>
+        <source>Narrow Next item</source>
+        <translation>Restreindre Élément suivant</translation>
+    </message>
+    <message>
+        <source>Next item serves only items with this value</source>
+        <translation>Élément suivant ne sert que les éléments ayant cette valeur</translation>
+    </message>
+    <message>
         <source>My unfinished items</source>
         <translation>Mes éléments inachevés</translation>
     </message>
@@ -1081,6 +1089,14 @@ Configuration : {1}</translation>
     <message>
         <source>{0} (resumed)</source>
         <translation>{0} (repris)</translation>
+    </message>
+    <message>
+        <source>Any item</source>
+        <translation>Tout élément</translation>
+    </message>
+    <message>
+        <source>{0}: {1}</source>
+        <translation>{0} : {1}</translation>
     </message>
     <message>
         <source>Complete as “{0}” ({1})</source>

@@ -111,9 +111,15 @@ class Operator:
 
     # -- claiming -----------------------------------------------------------------------------
 
-    def next_item(self, queue: str) -> models.Claim:
-        """Lock the next waiting item of `queue` for this user; NothingToClaim when none is free."""
-        return self.wb.queue(queue).claim_next(self.user)[0]
+    def next_item(self, queue: str, where: Mapping[str, Any] | None = None) -> models.Claim:
+        """Lock the next waiting item of `queue` for this user (narrowed by `where`, {column: value});
+        NothingToClaim when none is free."""
+        return self.wb.queue(queue).claim_next(self.user, 1, where)[0]
+
+    def filter_choices(self, queue: str, limit: int = 50) -> dict[str, list[Any]]:
+        """For each column the queue may be narrowed by (`filter_by`): the values its waiting items
+        hold, most common first (at most `limit` each)."""
+        return self.wb.queue(queue).filter_choices(limit)
 
     def claim(self, queue: str, key: Any) -> models.Claim:
         """Lock one chosen item (or resume this user's own lock on it)."""

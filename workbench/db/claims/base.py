@@ -19,6 +19,23 @@ class ClaimRequest:
     count: int = 1
     key: Any = None  # claim this item only
     use_cooldown: bool = True
+    # Narrowed by the claimer to rows whose columns hold these values ((column, value) pairs, from
+    # BoundQueue.coerce_filter): `next --where type=INVOICE`.
+    where: tuple[tuple[str, Any], ...] = ()
+
+    def filter_params(self) -> dict[str, Any]:
+        """The filter's values as the parameters of a statement built with `bound_filter`."""
+        return {f"wb_f{i}": value for i, (_, value) in enumerate(self.where)}
+
+    def bound_filter(self, q: mapping.BoundQueue) -> tuple[tuple[str, Any], ...]:
+        """The filter with parameters for values, for a statement built once and run with many."""
+        return tuple((name, sa.bindparam(f"wb_f{i}", type_=q.table.c[name].type))
+                     for i, (name, _) in enumerate(self.where))
+
+    @property
+    def filter_shape(self) -> tuple[str, ...]:
+        """What a cached statement depends on: the filter's columns, not its values."""
+        return tuple(name for name, _ in self.where)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +73,7 @@ class ClaimMethod:
     def free_variants(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
                       trail: audit_mod.AuditTrail) -> list[sa.ColumnElement[bool]]:
         """The free-rows branch split per IN-list value (see BoundQueue.filter_variants)."""
-        extra = [q.free(), *ClaimMethod.not_own_work(q, trail, request.user)]
+        extra = [q.free(), *ClaimMethod.not_own_work(q, trail, request.user), *ClaimMethod.chosen(q, request)]
         if request.key is not None:
             extra.append(q.key == request.key)
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
@@ -80,7 +97,7 @@ class ClaimMethod:
         deferred item to that branch, so no item comes from two branches.
         """
         who = request.user if user is None else user
-        scope = [*q.scope_clause(), *ClaimMethod.not_own_work(q, trail, who)]
+        scope = [*q.scope_clause(), *ClaimMethod.not_own_work(q, trail, who), *ClaimMethod.chosen(q, request)]
         key_part = [q.key == request.key] if request.key is not None else []
         claimed = q.claimed_state_clause()
         state = sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause()
@@ -93,6 +110,11 @@ class ClaimMethod:
             return [expired, sa.and_(*free)]
         due = sa.and_(*scope, q.todo_clause(), q.free(), deferrals.due(q.key, who))
         return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
+
+    @staticmethod
+    def chosen(q: mapping.BoundQueue, request: ClaimRequest) -> list[sa.ColumnElement[bool]]:
+        """The claimer's filter (`next --where`), in every branch."""
+        return [q.table.c[name] == value for name, value in request.where]
 
     @staticmethod
     def not_own_work(q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: Any) -> list[sa.ColumnElement[bool]]:

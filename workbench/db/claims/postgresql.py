@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import sqlalchemy as sa
@@ -77,7 +78,7 @@ class SkipLockedClaim(base.ClaimMethod):
             # so that the one statement can keep a constant LIMIT.
             count = db.read(lambda conn: self.room(conn, q, request))
             check_limit = False
-        params: dict[str, Any] = {"wb_user": request.user}
+        params: dict[str, Any] = {"wb_user": request.user, **request.filter_params()}
         if request.key is not None:
             params["wb_key"] = request.key
         if not q.shape.token_in_row:
@@ -100,11 +101,12 @@ class SkipLockedClaim(base.ClaimMethod):
 
     def _fast_statement(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                         request: base.ClaimRequest, count: int, check_limit: bool) -> fastpath.FastStatement:
-        shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit)
+        shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit, request.filter_shape)
         fast = self._fast.get(shape)
         if fast is None:
             stmt = self.statement(q, trail, request, count=count, check_limit=check_limit)
-            sample = {"wb_user": request.user, **({"wb_key": request.key} if request.key is not None else {})}
+            sample = {"wb_user": request.user, **({"wb_key": request.key} if request.key is not None else {}),
+                      **request.filter_params()}
             fast = self._fast[shape] = fastpath.FastStatement(db.held, stmt, sample)
         return fast
 
@@ -113,7 +115,7 @@ class SkipLockedClaim(base.ClaimMethod):
         """The claim statement for `count` items (cached per queue and request shape)."""
         count = request.count if count is None else count
         check_limit = bool(q.config.max_locks_per_user) if check_limit is None else check_limit
-        shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit)
+        shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit, request.filter_shape)
         if shape not in self._cache:
             self._cache[shape] = self._build(q, trail, request, count, check_limit)
         return self._cache[shape]
@@ -123,7 +125,7 @@ class SkipLockedClaim(base.ClaimMethod):
         now = q.now()
         user = sa.bindparam("wb_user", type_=sa.String()) if user is None else user
         shaped = base.ClaimRequest(user="", key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None
-                                   else None, use_cooldown=request.use_cooldown)
+                                   else None, use_cooldown=request.use_cooldown, where=request.bound_filter(q))
         # A constant LIMIT: with a parameter there, PostgreSQL cannot trust a generic plan for the
         # prepared statement and re-plans this statement on every execution (measured: ~3 ms).
         limit = sa.bindparam("wb_count", count, type_=sa.Integer(), literal_execute=True)
@@ -280,7 +282,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
         shape = q.shape
         assert isinstance(shape, lockshapes.LockTable)
         token = shape.new_token_value()
-        params = {"wb_user": request.user, "wb_token": token}
+        params = {"wb_user": request.user, "wb_token": token, **request.filter_params()}
         row = conn.execute(self._statement(q, trail, request), params).mappings().first()
         if row is None:
             return None
@@ -293,7 +295,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
 
     def _statement(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                    request: base.ClaimRequest) -> sa.Select[Any]:
-        cached = (id(q), request.use_cooldown)
+        cached = (id(q), request.use_cooldown, request.filter_shape)
         if cached not in self._cache:
             self._cache[cached] = self._build(q, trail, request)
         return self._cache[cached]
@@ -305,6 +307,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
         assert isinstance(shape, lockshapes.LockTable)
         locks, now = shape.locks, q.now()
         user = sa.bindparam("wb_user", type_=sa.String())
+        chosen = self.chosen(q, dataclasses.replace(request, where=request.bound_filter(q)))
         token = sa.bindparam("wb_token", type_=locks.c.token.type)
         writes = q.lock_writes(user, now, token)
         mine = sa.and_(locks.c.queue == sa.literal(q.name, literal_execute=True))
@@ -313,7 +316,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
                              locks.c.token.label("wb_prev_token"), locks.c.locked_at.label("wb_prev_time"))
                    .select_from(q.locked_source)
                    .where(self._item_waits(q, True), q.user.is_not(None), q.stale(now),
-                          *self.not_own_work(q, trail, user))
+                          *self.not_own_work(q, trail, user), *chosen)
                    .order_by(*q.order_by()).limit(1)
                    .with_for_update(skip_locked=True, of=locks)
                    .cte("wb_expired").prefix_with("MATERIALIZED"))
@@ -322,7 +325,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
                               expired.c.wb_prev_time)
                    .cte("wb_retaken"))
 
-        free = [self._item_waits(q, False), q.free(), *self.not_own_work(q, trail, user)]
+        free = [self._item_waits(q, False), q.free(), *self.not_own_work(q, trail, user), *chosen]
         if request.use_cooldown and q.config.release_cooldown_seconds > 0:
             free.append(~self.recently_released(q, now, user, trail))
         if trail.deferrals is not None:  # held back until due; then in queue order

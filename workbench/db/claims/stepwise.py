@@ -55,7 +55,7 @@ class StepwiseClaim(base.ClaimMethod):
 
     def statements(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
                    need: int) -> _Statements:
-        shape = (id(q), request.key is not None, request.use_cooldown, need)
+        shape = (id(q), request.key is not None, request.use_cooldown, need, request.filter_shape)
         if shape not in self._cache:
             self._cache[shape] = self._build(q, trail, request, need)
         return self._cache[shape]
@@ -66,7 +66,7 @@ class StepwiseClaim(base.ClaimMethod):
         user = sa.bindparam("wb_user", type_=sa.String())
         shaped = base.ClaimRequest(user=user, count=need,  # type: ignore[arg-type]  # bound at execution
                                    key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None else None,
-                                   use_cooldown=request.use_cooldown)
+                                   use_cooldown=request.use_cooldown, where=request.bound_filter(q))
         expired, *due, free = self.branches(q, now, shaped, trail)
 
         def pick(where: sa.ColumnElement[bool], with_order: bool = False) -> sa.Select[Any]:
@@ -106,7 +106,7 @@ class StepwiseClaim(base.ClaimMethod):
                request: base.ClaimRequest) -> list[base.Claimed]:
         room = self.room(conn, q, request)
         s = self.statements(q, trail, request, room)
-        params: dict[str, Any] = {"wb_user": request.user}
+        params: dict[str, Any] = {"wb_user": request.user, **request.filter_params()}
         if request.key is not None:
             params["wb_key"] = request.key
         candidates = self.candidates(conn, q, s, params, room)
