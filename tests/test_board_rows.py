@@ -16,7 +16,7 @@ from workbench.core import models
 def test_board_row_maker_builds_what_the_constructor_builds() -> None:
     at = dt.datetime(2026, 11, 23, 21, 19, 33, tzinfo=dt.UTC)
     fields = ("cases", 7, "ann", at, at + dt.timedelta(minutes=15), at + dt.timedelta(minutes=5),
-              at + dt.timedelta(minutes=1), 2, {"subject": "Printer"})
+              at + dt.timedelta(minutes=1), 2, {"subject": "Printer"}, dt.date(2026, 11, 25))
     made, plain = models.BoardRow.maker()(*fields), models.BoardRow(*fields)
     assert made == plain and made.to_dict() == plain.to_dict() and made.idle == plain.idle
     with pytest.raises(dataclasses.FrozenInstanceError):

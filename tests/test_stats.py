@@ -579,16 +579,20 @@ def test_cli_board_health_stats(native_env: support.Env, capsys: pytest.CaptureF
     code, out, _ = _cli(capsys, *base, "board", "cases")
     assert code == 0
     header, line = out.splitlines()
-    assert header.split()[:6] == ["KEY", "OWNER", "AGE", "LEFT", "IDLE", "EXT"]
+    assert header.split()[:7] == ["KEY", "OWNER", "AGE", "LEFT", "IDLE", "EXT", "DUE"]
     assert line.split()[:2] == [str(c), "bob"] and line.split()[5] == "1" and lock.token not in out
+    assert line.split()[6] in ("overdue", "in")  # the demo's cases have a due column
     code, out, _ = _cli(capsys, *base, "board", "cases", "--csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and len(rows) == 1 and lock.token not in out
     first = rows[0]
     assert (first["key"], first["owner"], first["extensions"], first["expired"]) == (str(c), "bob", "1", "False")
-    assert set(rows[0]) >= {"age_seconds", "remaining_seconds", "idle_seconds", "last_activity", "subject"}
+    assert set(rows[0]) >= {"age_seconds", "remaining_seconds", "idle_seconds", "last_activity", "subject", "due"}
+    due = env.row(wb, "cases", c)["due_at"]
+    assert first["due"][:16] == due.isoformat()[:16]
     code, out, _ = _cli(capsys, *base, "board", "cases", "--json")
     assert code == 0 and json.loads(out)[0]["owner"] == "bob" and lock.token not in out
+    assert json.loads(out)[0]["due"][:16] == due.isoformat()[:16]
 
     code, out, _ = _cli(capsys, *base, "health", "cases", "--json")
     health = json.loads(out)

@@ -19,7 +19,7 @@ from tests.gui.conftest import on_dialog
 from workbench.db import audit as audit_mod
 from workbench.db import clock, service
 from workbench.gui import app as gui_app
-from workbench.gui import supervisor, theme
+from workbench.gui import board_model, supervisor, theme
 
 
 @pytest.fixture
@@ -72,8 +72,18 @@ def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
     bob = claim(window, "bob")
     support.age_lock(window.wb, "cases", ann[0], 600)  # the oldest lock
     support.age_lock(window.wb, "cases", bob[0], 60 * 60)  # past its 15 minutes: expired
+    table = window.wb.queue("cases").q.table
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    with window.wb.engine.begin() as conn:  # one item due in two days, one a day overdue
+        conn.execute(sa.update(table).where(table.c.case_id == ann[1]).values(due_at=now + dt.timedelta(days=2)))
+        conn.execute(sa.update(table).where(table.c.case_id == bob[0]).values(due_at=now - dt.timedelta(days=1)))
     refreshed(qtbot, window)
     assert window.model.rowCount() == 3
+    assert not window.board.isColumnHidden(board_model.DUE)
+    due = {window.model.index(r, 1).data(): window.model.index(r, board_model.DUE) for r in range(3)}
+    assert due[str(ann[1])].data().startswith("in 1d23h") and due[str(bob[0])].data().startswith("overdue by 1d")
+    assert due[str(bob[0])].data(Qt.ItemDataRole.ForegroundRole).color() == theme.current().qcolor("error_fg")
+    assert due[str(ann[1])].data(Qt.ItemDataRole.ForegroundRole) is None
     # The queue as people know it (its title), not its config name.
     assert {window.model.index(r, 0).data() for r in range(3)} == {"Helpdesk cases"}
     window.board.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # age, oldest first
@@ -92,6 +102,7 @@ def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
     oldest = next(r for r in rows if r[1] == str(bob[0]))
     assert oldest[0] == "Helpdesk cases"
     assert 3600 <= oldest[5] < 3700 and oldest[6] < 0 and dt.datetime.fromisoformat(oldest[4])
+    assert header[board_model.DUE] == "Due" and dt.datetime.fromisoformat(oldest[board_model.DUE]) < now
     window.holder_filter.setText("AN")  # case-insensitive, part of the name
     assert sorted(board_keys(window)) == sorted(str(k) for k in ann)
     window.holder_filter.setText("")

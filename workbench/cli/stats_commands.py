@@ -51,24 +51,37 @@ def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
     with wb:
         rows = q.board(args.limit)
     names = [c.name for c in q.q.list_columns]
+    due = q.q.due is not None  # the queue names a due column: when each held item is due
     if as_json:
         output.dump_json([r.to_dict() for r in rows])
     elif as_csv:
         _csv(["key", "owner", "locked_at", "expires_at", "last_activity", "age_seconds", "remaining_seconds",
-              "idle_seconds", "extensions", "expired", *names],
+              "idle_seconds", "extensions", "expired", *(["due"] if due else []), *names],
              [[r.key, r.owner, *(models.shown(t) for t in (r.locked_at, r.expires_at, r.last_activity)),
                *(models.seconds(d) for d in (r.age, r.remaining, r.idle)), r.extensions,
-               r.expired, *(r.summary.get(n) for n in names)] for r in rows])
+               r.expired, *([r.to_dict()["due"]] if due else []), *(r.summary.get(n) for n in names)] for r in rows])
     elif not rows:
         print("no locks")
     else:
         fmt = durations.format_duration
-        output.table(["KEY", "OWNER", "AGE", "LEFT", "IDLE", "EXT", *(n.upper() for n in names)],
+        output.table(["KEY", "OWNER", "AGE", "LEFT", "IDLE", "EXT", *(["DUE"] if due else []),
+                      *(n.upper() for n in names)],
                      [[r.key, r.owner, fmt(r.age.total_seconds()),
                        "expired" if r.expired else fmt(r.remaining.total_seconds()),
-                       fmt(r.idle.total_seconds()), r.extensions, *(r.summary.get(n) for n in names)]
+                       fmt(r.idle.total_seconds()), r.extensions, *([_due(r)] if due else []),
+                       *(r.summary.get(n) for n in names)]
                       for r in rows])
     return 0
+
+
+def _due(row: models.BoardRow) -> str:
+    """"in 3h05m", "overdue 2d03h" or "-": the held item's due time from the board's clock reading."""
+    seconds = durations.seconds_between(row.db_now, row.due)
+    if seconds is None:
+        return "-"
+    if seconds < 0:
+        return f"overdue {durations.format_duration(-seconds)}"
+    return f"in {durations.format_duration(seconds)}"
 
 
 # -- health -----------------------------------------------------------------------------------------

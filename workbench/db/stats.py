@@ -181,8 +181,9 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
     when = q.read_type()
     held = [*q.scope_clause(), q.user.is_not(None), q.time.is_not(None)]
     time, expiry = q.readable_times()
+    due = q.due if q.due is not None else sa.null()  # the supervisor sees which held items are overdue
     columns = [q.key, q.user, _fast_time(conn, sa.type_coerce(time, when)),
-               _fast_time(conn, sa.type_coerce(expiry, when)), *q.list_columns]
+               _fast_time(conn, sa.type_coerce(expiry, when)), due, *q.list_columns]
     # How each lock meets its audit aggregates is the backend's choice (Backend.board_activity):
     # LATERAL on PostgreSQL (_activity_of_each_lock), a packed scalar subquery on MySQL/MariaDB
     # (_packed_activity), a derived table on SQLite (_activity_per_lock), a second statement elsewhere.
@@ -221,7 +222,7 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
     name = q.name
     make = models.BoardRow.maker()
     result = []
-    for key, owner, locked, expires, *rest in rows:
+    for key, owner, locked, expires, due_at, *rest in rows:
         locked_at = aware(locked)
         if packed:
             last, extensions = _unpacked_activity(rest[width])
@@ -233,7 +234,7 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
             last, extensions = activity.get((str(key), audit_mod.token_digest(rest[width])), (None, 0))
         result.append(make(name, key, owner, locked_at, aware(expires), db_now,
                            from_utc(last) if last is not None else locked_at, extensions,
-                           dict(zip(names, rest, strict=False))))
+                           dict(zip(names, rest, strict=False)), due_at))
     return result
 
 

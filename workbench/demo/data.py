@@ -71,14 +71,16 @@ def _name(rng: random.Random) -> str:
 
 
 def cases(count: int = 400, *, seed: int = 7, now: dt.datetime | None = None) -> Iterator[dict[str, Any]]:
-    """Helpdesk cases; about two thirds are still to be worked on (status new or open)."""
+    """Helpdesk cases opened in the three days before `now` (the current time, UTC: the demo is
+    always fresh); about two thirds are still to be worked on (status new or open), and about a
+    quarter of those are past their due time, as on a busy day."""
     rng = random.Random(seed)
-    now = now or dt.datetime(2026, 11, 20, 9, 0)
+    now = now or dt.datetime.now(dt.UTC).replace(tzinfo=None, second=0, microsecond=0)
     categories = list(_CASES)
     for case_id in range(1, count + 1):
         category = rng.choice(categories)
         subject, description = rng.choice(_CASES[category])
-        opened = now - dt.timedelta(minutes=rng.randint(5, 60 * 24 * 20))
+        opened = now - dt.timedelta(minutes=rng.randint(5, 60 * 24 * 3))
         priority = rng.choices([1, 2, 3, 4], weights=[1, 3, 5, 3])[0]
         status = rng.choices(["new", "open", "waiting_customer", "resolved", "closed"],
                              weights=[45, 20, 8, 17, 10])[0]
@@ -96,7 +98,7 @@ def cases(count: int = 400, *, seed: int = 7, now: dt.datetime | None = None) ->
             "category": category,
             "priority": priority,
             "status": status,
-            "due_at": opened + dt.timedelta(hours={1: 4, 2: 24, 3: 72, 4: 168}[priority]),
+            "due_at": opened + dt.timedelta(hours={1: 8, 2: 24, 3: 72, 4: 168}[priority]),
             "resolution": rng.choice(_RESOLUTIONS) if done else None,
             "time_spent_min": rng.randint(5, 180) if done else None,
         }

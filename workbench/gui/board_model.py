@@ -14,16 +14,19 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QFont
 
+from workbench.core import durations
 from workbench.gui import theme, times
 
 COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardModel", "Item"),
            QT_TRANSLATE_NOOP("BoardModel", "Summary"), QT_TRANSLATE_NOOP("BoardModel", "Holder"),
            QT_TRANSLATE_NOOP("BoardModel", "Claimed at"), QT_TRANSLATE_NOOP("BoardModel", "Age"),
            QT_TRANSLATE_NOOP("BoardModel", "Time left"), QT_TRANSLATE_NOOP("BoardModel", "Idle"),
-           QT_TRANSLATE_NOOP("BoardModel", "Extended"))  # English; translated where shown (header, CSV)
+           QT_TRANSLATE_NOOP("BoardModel", "Extended"),
+           QT_TRANSLATE_NOOP("BoardModel", "Due"))  # English; translated where shown (header, CSV)
 CLAIMED_AT = 4
+DUE = 9  # time to the item's due time (queues with a `due` column)
 AGE = 5  # the column the board sorts by at first (oldest locks first); then time left, idle
 ALL = ""  # the queue filter's "all queues"
 
@@ -123,6 +126,9 @@ class BoardModel(QAbstractTableModel):
                 return QBrush(theme.current().qcolor("board_past_bg"))
             if left <= self.warn_seconds:  # expires within the warning time
                 return QBrush(theme.current().qcolor("board_soon_bg"))
+        if column == DUE and role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole,
+                                      Qt.ItemDataRole.ToolTipRole):
+            return self._due_mark(row, role)
         if role == Qt.ItemDataRole.ToolTipRole and column in (6, 7):
             return QCoreApplication.translate("BoardModel", "expires {0}; last saved or extended {1}").format(
                 times.moment(row.expires_at), times.moment(row.last_activity))
@@ -153,7 +159,27 @@ class BoardModel(QAbstractTableModel):
                 times.duration(-left)) if left <= 0 else times.duration(left)
         if column == 7:
             return times.duration(row.idle.total_seconds())
+        if column == DUE:
+            seconds = _due_seconds(row)
+            return "" if seconds is None else times.until_due(seconds)
         return str(row.extensions)
+
+    def _due_mark(self, row: Any, role: int) -> Any:
+        """An overdue item in the theme's error colour, bold; the due time itself in the tooltip."""
+        seconds = _due_seconds(row)
+        if seconds is None:
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if isinstance(row.due, dt.datetime):
+                return times.moment(row.due)
+            return times.date(row.due) if isinstance(row.due, dt.date) else str(row.due)
+        if seconds >= 0:
+            return None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QBrush(theme.current().qcolor("error_fg"))
+        font = QFont()
+        font.setBold(True)
+        return font
 
     def _sort_key(self, column: int) -> Callable[[Any], Any]:
         """What a column sorts by: numbers and times as such, not as text."""
@@ -161,7 +187,8 @@ class BoardModel(QAbstractTableModel):
             0: lambda r: self.titles.get(r.queue, r.queue).lower(), 1: lambda r: _sortable(r.key),
             2: lambda r: _summary(r).lower(), 3: lambda r: r.owner.lower(),
             4: lambda r: r.locked_at.timestamp() if isinstance(r.locked_at, dt.datetime) else 0,
-            5: lambda r: r.age, 6: lambda r: r.remaining, 7: lambda r: r.idle, 8: lambda r: r.extensions}
+            5: lambda r: r.age, 6: lambda r: r.remaining, 7: lambda r: r.idle, 8: lambda r: r.extensions,
+            DUE: lambda r: (_due_seconds(r) is None, _due_seconds(r) or 0.0)}
         return keys[column]
 
     def csv_rows(self) -> list[list[Any]]:
@@ -177,9 +204,16 @@ class BoardModel(QAbstractTableModel):
                 return round(seconds[column](row).total_seconds())
             if column == CLAIMED_AT:
                 return row.locked_at.isoformat() if isinstance(row.locked_at, dt.datetime) else str(row.locked_at)
+            if column == DUE:
+                return row.due.isoformat() if isinstance(row.due, (dt.date, dt.datetime)) else ""
             return self._text(row, column)
 
         return [header, *[[cell(r, c) for c in range(len(COLUMNS))] for r in self.rows]]
+
+
+def _due_seconds(row: Any) -> float | None:
+    """Seconds from the board's database clock reading to the item's due time (< 0: overdue)."""
+    return None if row.due is None else durations.seconds_between(row.db_now, row.due)
 
 
 def _identity(row: Any) -> tuple[str, Any]:

@@ -164,6 +164,8 @@ class SupervisorWindow(QMainWindow):
         header.setResizeContentsPrecision(SIZE_SAMPLE)  # rows measured per column (Qt: of the header sized)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(SUMMARY, QHeaderView.ResizeMode.Stretch)
+        # Time to due: only where some queue names a due column.
+        self.board.setColumnHidden(board_model.DUE, not any(q.due for q in self.wb.config.queues.values()))
         layout.addWidget(self.board, 1)
         actions = QHBoxLayout()
         self.force_button = QPushButton(self.tr("Force release…"))

@@ -66,6 +66,11 @@ def moment(at: dt.datetime) -> str:
             f"{locale.toString(QTime(when.hour, when.minute), _time_format(False))}")
 
 
+def date(at: dt.date) -> str:
+    """A date in the operator's format ("25.11.2026"): due dates without a time."""
+    return _locale().toString(QDate(at.year, at.month, at.day), _date_format())
+
+
 def day(at: dt.datetime) -> str:
     """A day, short ("25 Nov"): chart axes. The hours are already the operator's (the console's periods)."""
     return _locale().toString(QDate(at.year, at.month, at.day), "d MMM")

@@ -40,6 +40,10 @@
         <translation>Verlängert</translation>
     </message>
     <message>
+        <source>Due</source>
+        <translation>Fällig</translation>
+    </message>
+    <message>
         <source>expires {0}; last saved or extended {1}</source>
         <translation>läuft ab {0}; zuletzt gespeichert oder verlängert {1}</translation>
     </message>

@@ -40,6 +40,10 @@
         <translation>Prolongé</translation>
     </message>
     <message>
+        <source>Due</source>
+        <translation>Échéance</translation>
+    </message>
+    <message>
         <source>expires {0}; last saved or extended {1}</source>
         <translation>expire le {0} ; dernier enregistrement ou prolongation à {1}</translation>
     </message>
