@@ -394,5 +394,5 @@ def test_history_lists_every_event_in_order(env: support.Env) -> None:
     assert [e.kind for e in events] == [models.EventKind.CLAIM, models.EventKind.SAVE, models.EventKind.EXTEND,
                                         models.EventKind.RELEASE, models.EventKind.CLAIM, models.EventKind.COMPLETE]
     assert events[3].reason == "lunch" and events[5].outcome == "resolved" and events[1].detail == {
-        "columns": ["resolution"]}
+        "columns": ["resolution"], "changes": {"resolution": [None, "a"]}}
     assert all(events[i].at <= events[i + 1].at for i in range(len(events) - 1))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLineEdit, QMessageBox, QPlainTextEdit
+from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QMessageBox, QPlainTextEdit
 
 from tests.gui.conftest import FAST, close_window, on_dialog, row, with_queue
 from workbench.db import clock
@@ -232,6 +232,20 @@ def test_next_item_narrowed_to_a_value_the_queue_offers(qtbot: Any, open_window:
     window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports"))
     qtbot.waitUntil(lambda: not window.filter_box.isVisible(), timeout=10_000)
     assert window.session.narrow == {}
+
+
+def test_a_changed_field_shows_its_value_as_imported(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports"))
+    claim = _claim(qtbot, window)
+    origin = window.form.findChild(QLabel, "origin_invoice_no")
+    assert not origin.isVisible()
+    _type(qtbot, window, "invoice_no", "INV-00001")
+    with qtbot.waitSignal(window.session.saved, timeout=10_000):
+        window.save()
+    qtbot.waitUntil(origin.isVisible, timeout=10_000)
+    assert origin.text() == f"As imported: {claim.item['invoice_no']}"
+    assert not window.form.findChild(QLabel, "origin_vendor").isVisible()  # not changed
 
 
 def _no_dialogs(monkeypatch: Any) -> list[str]:

@@ -145,6 +145,14 @@ def notes(found: list[models.Note], out: TextIO | None = None) -> None:
         out.write("".join(f"    {line}\n" for line in n.text.splitlines()))
 
 
+def _detail_part(name: str, value: Any) -> str:
+    """One entry of an event's detail; changed columns as "amount 6452.82 -> 99.50" (hidden ones by name)."""
+    if name == "changes" and isinstance(value, dict):
+        return ", ".join(f"{column} {old!s} -> {new!s}" if [old, new] != [None, None] else f"{column} changed"
+                         for column, (old, new) in value.items())
+    return f"{name}={value}"
+
+
 def history(events: list[models.Event], out: TextIO | None = None) -> None:
     out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     if not events:
@@ -155,7 +163,8 @@ def history(events: list[models.Event], out: TextIO | None = None) -> None:
         extra = "; ".join(p for p in (
             f"outcome {e.outcome}" if e.outcome else "",
             f"reason: {e.reason}" if e.reason else "",
-            ", ".join(f"{k}={v}" for k, v in (e.detail or {}).items()),
+            ", ".join(_detail_part(k, v) for k, v in (e.detail or {}).items() if k != "columns" or
+                      "changes" not in (e.detail or {})),
         ) if p)
         rows.append([e.at, e.kind.value, e.actor, e.owner or "", extra])
     table(["AT (UTC)", "EVENT", "BY", "HOLDER", "DETAIL"], rows, out)

@@ -312,8 +312,8 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
     todo = _parse_filter(reader, data.get("todo"), f"{key}.todo", required=True)
     scope = _parse_filter(reader, data.get("scope", {}), f"{key}.scope", required=False)
     outcomes = _parse_outcomes(reader, data.get("outcomes"), f"{key}.outcomes")
-    read_only, summary, filter_by = (_column_names(reader, data, name, key)
-                                     for name in ("read_only", "summary", "filter_by"))
+    read_only, summary, filter_by, audit_hidden = (_column_names(reader, data, name, key)
+                                                   for name in ("read_only", "summary", "filter_by", "audit_hidden"))
     fields = _parse_fields(reader, data.get("fields", {}), f"{key}.fields")
     notes_required = _notes_required(reader, data, outcomes, key)
     release_reasons = _parse_release_reasons(reader, data.get("release_reasons", {}), f"{key}.release_reasons")
@@ -348,6 +348,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         undo_within_seconds=values["undo_within"],
         review=_parse_review(reader, data["review"], outcomes, f"{key}.review") if "review" in data else None,
         filter_by=filter_by,
+        audit_hidden=audit_hidden,
     )
 
 

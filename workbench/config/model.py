@@ -143,6 +143,7 @@ class QueueConfig:
     undo_within_seconds: int = 120  # how long after a Complete its operator may undo it
     review: Review | None = None  # which completions another queue reviews
     filter_by: tuple[str, ...] = ()  # columns a claim may be narrowed to a value of
+    audit_hidden: tuple[str, ...] = ()  # changed columns the audit records without their values
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

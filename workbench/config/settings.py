@@ -111,6 +111,8 @@ QUEUE: tuple[Setting, ...] = (
             "[\"due_at asc\"]`) serves the most overdue first"),
     Setting("created", "name", None, "a date/time column: when the item arrived (the supervisor's \"oldest "
             "waiting\"); `attach` adds it to the claim index"),
+    Setting("audit_hidden", "names", (), "columns whose old and new values the audit trail does not keep when "
+            "Save or Complete changes them (only that they changed), e.g. a bank account"),
     Setting("read_only", "names", (), "columns Save and Complete may not change (the key, lock and "
             "workflow columns never can; nor, unless their field is configured, the `created` column and "
             "date/time columns whose default is the database's clock)"),

@@ -27,7 +27,9 @@ def token_digest(token: Any) -> str | None:
     return hashlib.sha256(str(token).lower().encode()).hexdigest()
 
 
-def _json_default(value: Any) -> Any:
+def json_value(value: Any) -> Any:
+    """A value of a queue's row in an audit row's detail: times in ISO 8601, other non-JSON values
+    (decimals, UUIDs) as their text."""
     if isinstance(value, (dt.date, dt.datetime, dt.time)):
         return value.isoformat()
     return str(value)
@@ -83,7 +85,7 @@ class AuditTrail:
         return {
             "queue": self.queue, "item_key": str(key), "event": kind.value, "actor": actor,
             "owner": owner, "token": token_digest(token), "reason": reason, "outcome": outcome,
-            "detail": json.dumps(detail, default=_json_default, sort_keys=True) if detail else None,
+            "detail": json.dumps(detail, default=json_value, sort_keys=True) if detail else None,
         }
 
     def write(self, conn: sa.Connection, rows: Iterable[Mapping[Any, Any]]) -> None:

@@ -78,7 +78,7 @@ class GuardedWriter:
         deferring = shape.kind == models.EventKind.DEFER
         if deferring:
             detail = {"until": until.astimezone(dt.UTC).isoformat()}
-        if self.one_statement:
+        if self._one_statement(shape):
             if shape.kind in _REASONED:
                 params["wb_a_reason"] = reason
             if shape.to_review:
@@ -108,7 +108,7 @@ class GuardedWriter:
         """For a write without edits or reason that clears the lock (Complete) in one statement: a
         function (key, token, user) -> the database time of the write, or None if the fence failed.
         None where the write takes more than one statement."""
-        if not self.one_statement or not shape.unlock or shape.edits or shape.kind in _REASONED:
+        if not self._one_statement(shape) or not shape.unlock or shape.kind in _REASONED:
             return None
         login = self.db.read(lambda conn: protocol.callable_complete(conn, self.q, self.trail.table.schema))
         if login is not None:
@@ -138,6 +138,12 @@ class GuardedWriter:
             return rows[0][0] if rows else None
 
         return finish
+
+    def _one_statement(self, shape: Shape) -> bool:
+        """Is this write one statement (PostgreSQL), or statements in a transaction? A write with edits
+        takes the latter everywhere: the audit keeps each changed column's value before and after,
+        read in the same transaction (a Save or a Complete with edits, a few round trips more)."""
+        return self.one_statement and not shape.edits
 
     def statement(self, shape: Shape) -> Any:
         """The statement (or statements) of a write of this shape, as run without grants."""
@@ -175,8 +181,11 @@ class GuardedWriter:
     def _two_step(self, conn: sa.Connection, statements: list[sa.Executable], shape: Shape, params: dict[str, Any],
                   audit: dict[str, Any], token: str) -> Mapping[Any, Any] | None:
         q = self.q
+        before = conn.execute(self._read_before(shape), {"wb_key": params["wb_key"]}).first() if shape.edits else None
         if not q.shape.run_guarded(conn, statements, params):
             return None
+        if before is not None:
+            audit = {**audit, "wb_a_detail": self._with_changes(audit["wb_a_detail"], shape, before, params)}
         row: Mapping[Any, Any]
         if shape.unlock:
             row = {"wb_key": params["wb_key"], "wb_now": conn.execute(self._read_now).scalar()}
@@ -202,6 +211,25 @@ class GuardedWriter:
         if self.trail.reviews is not None and shape.outcome is not None:
             self.trail.reviews.decide(conn, params["wb_key"], audit["wb_a_actor"], shape.outcome)
         return row
+
+    def _read_before(self, shape: Shape) -> sa.Select[Any]:
+        """The edited columns as they are before the write (read in its transaction)."""
+        q = self.q
+        return sa.select(*(q.table.c[name] for name in shape.edits)).where(q.key == sa.bindparam("wb_key",
+                                                                                                  type_=q.key.type))
+
+    def _with_changes(self, detail: str | None, shape: Shape, before: Any, params: Mapping[str, Any]) -> str:
+        """The audit detail with {"changes": {column: [before, after]}} for each column the write changed
+        (`audit_hidden` columns: [null, null], their values left out)."""
+        data = json.loads(detail) if detail else {}
+        changes = {}
+        for i, name in enumerate(shape.edits):
+            old, new = before[i], params[f"wb_e{i}"]
+            if old != new:
+                changes[name] = [None, None] if name in self.q.audit_hidden else [old, new]
+        if changes:
+            data["changes"] = changes
+        return json.dumps(data, sort_keys=True, default=audit_mod.json_value)
 
     def _to_review(self) -> reviews_mod.Reviews:
         if self.trail.to_review is None:
@@ -254,7 +282,7 @@ class GuardedWriter:
             where = sa.and_(where, self._extends_something(now))
         statements = q.shape.guarded_statements(q.table, q.key, where, values, lock_values, shape.unlock,
                                                 completes=shape.outcome is not None)
-        if not self.one_statement:
+        if not self._one_statement(shape):
             return statements
         update = statements[0]
         assert isinstance(update, sa.Update)

@@ -175,6 +175,8 @@ class BoundQueue:
         self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
         self.on_reopen = [self._bind_assignment(binder, a) for a in queue.on_reopen]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
+        # Changed columns whose values the audit trail leaves out (names only).
+        self.audit_hidden = {binder.column(name, "audit_hidden").name for name in queue.audit_hidden}
         # The columns a claim may be narrowed to one value of (`next --where`).
         self.filter_columns = {name: binder.column(name, "filter_by") for name in queue.filter_by}
         # What a Complete chosen for review writes after its outcome's values (four eyes).

@@ -56,6 +56,12 @@ class _Field:
         self.error.setProperty("role", "field-error")
         self.error.setWordWrap(True)
         self.error.setVisible(False)
+        # The value before anyone changed it here (from the audit trail): what was imported.
+        self.origin = QLabel()
+        self.origin.setObjectName(f"origin_{spec.name}")
+        self.origin.setProperty("role", "field-origin")
+        self.origin.setWordWrap(True)
+        self.origin.setVisible(False)
         self.editor = self._make_editor(on_change)
         self.editor.setObjectName(f"field_{spec.name}")
         if spec.help:
@@ -193,6 +199,7 @@ class RecordForm(QWidget):
             column.setContentsMargins(0, 0, 0, 0)
             column.setSpacing(2)
             column.addWidget(field.editor)
+            column.addWidget(field.origin)
             column.addWidget(field.error)
             self._layout.addRow(label, cell)
         self._apply_editable()
@@ -216,11 +223,21 @@ class RecordForm(QWidget):
         for name, field in self._fields.items():
             field.set(item.get(name))
             field.show_error(None)
+            field.origin.setVisible(False)
         for name, value in (draft or {}).items():
             if name in self._fields and not self._fields[name].spec.read_only:
                 self._fields[name].set(value)
         self._mark_changed()
         self._scroll.verticalScrollBar().setValue(0)
+
+    def show_origins(self, imported: dict[str, Any]) -> None:
+        """Beside each field someone changed: the value it had before (as imported), while it differs."""
+        for name, field in self._fields.items():
+            differs = name in imported and display(imported[name]) != display(self._base.get(name))
+            if differs:
+                was = display(imported[name])
+                field.origin.setText(self.tr("As imported: {0}").format(was if was else self.tr("(empty)")))
+            field.origin.setVisible(differs)
 
     def base(self) -> dict[str, Any]:
         return dict(self._base)

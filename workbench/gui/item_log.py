@@ -114,6 +114,11 @@ class ItemLogPanel(QWidget):
         said = event.reason or event.outcome
         if said:
             text += f" — {said}"
+        changes = (event.detail or {}).get("changes") or {}
+        if changes:  # what the Save or Complete changed, before → after (hidden columns by name only)
+            text += "\n" + "\n".join(
+                f"  {column}: {_shown(change[0])} → {_shown(change[1])}" if change != [None, None] else f"  {column}"
+                for column, change in changes.items())
         item = QListWidgetItem(text)
         font = QFont(self.entries.font())
         font.setItalic(True)
@@ -127,3 +132,8 @@ class ItemLogPanel(QWidget):
         if text:
             self.note_written.emit(text)
             self.note.clear()
+
+
+def _shown(value: object) -> str:
+    """A value from the audit trail, as text in the history (an empty one as a dash)."""
+    return "—" if value is None or value == "" else str(value)

@@ -290,6 +290,7 @@ class MainWindow(QMainWindow):
         s.filter_choices_loaded.connect(self._on_filter_choices)
         self.filter_box.activated.connect(self._on_filter_picked)
         s.item_log_loaded.connect(self.item_log.show_log)
+        s.item_log_loaded.connect(lambda log: self.form.show_origins(log.as_imported()))
         self.item_log.note_written.connect(s.add_note)
         s.dispatcher.busy_changed.connect(self._on_busy)
         self._slow_timer = QTimer(self)
@@ -691,6 +692,7 @@ class MainWindow(QMainWindow):
     def _on_saved(self, lock: models.Lock, saved: dict[str, Any]) -> None:
         self.form.rebase(saved)
         self._write_journal()  # anything typed meanwhile is still unsaved
+        self.session.load_item_log()  # the Save in the history, and what the fields were before it
         self.info_banner.setVisible(False)
         self.statusBar().showMessage(self.tr("Saved. Your lock runs until {0}.").format(
             times.clock(lock.expires_at)), 5000)

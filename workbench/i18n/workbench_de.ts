@@ -1396,6 +1396,14 @@ Konfiguration: {1}</translation>
         <source>Required</source>
         <translation>Pflichtfeld</translation>
     </message>
+    <message>
+        <source>As imported: {0}</source>
+        <translation>Wie importiert: {0}</translation>
+    </message>
+    <message>
+        <source>(empty)</source>
+        <translation>(leer)</translation>
+    </message>
 </context>
 <context>
     <name>ReleaseDialog</name>

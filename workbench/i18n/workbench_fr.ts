@@ -1396,6 +1396,14 @@ Configuration : {1}</translation>
         <source>Required</source>
         <translation>Champ obligatoire</translation>
     </message>
+    <message>
+        <source>As imported: {0}</source>
+        <translation>Tel qu&apos;importé : {0}</translation>
+    </message>
+    <message>
+        <source>(empty)</source>
+        <translation>(vide)</translation>
+    </message>
 </context>
 <context>
     <name>ReleaseDialog</name>

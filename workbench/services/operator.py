@@ -78,6 +78,16 @@ class ItemLog:
         """The log of `key` in `work` (a db.workqueue.WorkQueue)."""
         return cls(queue=queue, key=key, notes=work.notes(key), events=work.history(key))
 
+    def as_imported(self) -> dict[str, Any]:
+        """Each column a Save or Complete changed, with the value it had before the first change (as
+        the audit trail keeps it: text for times and numbers). Columns kept without values are left out."""
+        first: dict[str, Any] = {}
+        for event in self.events:
+            for column, change in ((event.detail or {}).get("changes") or {}).items():
+                if isinstance(change, list) and len(change) == 2 and change != [None, None]:
+                    first.setdefault(column, change[0])
+        return first
+
     def in_order(self) -> list[models.Note | models.Event]:
         """Notes and events as they happened; a note after the action it was written with."""
         merged = [(e.at, 0, e) for e in self.events] + [(n.at, 1, n) for n in self.notes]
