@@ -721,4 +721,5 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "publish": cmd_publish, "published": cmd_published,
     "board": cmd_board, "health": cmd_health, "stats": cmd_stats,
     "grants": permission_commands.cmd_grants, "role": permission_commands.cmd_role,
+    "group": permission_commands.cmd_group,
 }

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from workbench.cli import output
@@ -36,6 +38,15 @@ def add_parsers(sub: Any, parser_class: type[argparse.ArgumentParser], common: a
     r = actions.add_parser("revoke", help="remove USER's role (supervisors)", parents=[common])
     r.add_argument("who", metavar="USER")
     actions.add_parser("list", help="every user with a role", parents=[common])
+    text = "groups of users: a queue with `serves = \"GROUP\"` serves the group's members only"
+    p = sub.add_parser("group", help=text, description=text, parents=[common])
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=parser_class, required=True)
+    for name, what in (("add", "put USER in GROUP (supervisors)"), ("remove", "take USER out of GROUP (supervisors)")):
+        a = actions.add_parser(name, help=what, parents=[common])
+        a.add_argument("who", metavar="USER")
+        a.add_argument("group", metavar="GROUP")
+    a = actions.add_parser("list", help="the members of GROUP, or of every group", parents=[common])
+    a.add_argument("group", metavar="GROUP", nargs="?")
 
 
 def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
@@ -85,18 +96,26 @@ def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
-def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
+@contextlib.contextmanager
+def _own_tables(args: argparse.Namespace) -> Iterator[tuple[Any, str | None, str]]:
+    """The database of the config or profile, for commands on workbench's own tables (roles, groups):
+    (the Workbench, its schema for those tables, the acting user)."""
     from workbench import opening
     from workbench.cli import main
-    from workbench.db import migrations, permissions, service
+    from workbench.db import service
 
     target = opening.choose(args.config, args.profile)
     database = (opening.database_config(target.profile) if target.profile else
                 opening.file_config(target.config_path).database)
-    schema = database.workbench_schema
-    actor = main._user(args)
     with main._login(target, lambda password: service.Workbench.open(main.model_config(database),
                                                                      password=password)) as wb:
+        yield wb, database.workbench_schema, main._user(args)
+
+
+def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench.db import migrations, permissions
+
+    with _own_tables(args) as (wb, schema, actor):
         def run(conn: Any) -> tuple[Any, list[str], bool]:
             migrations.check(conn, schema)
             if args.action == "grant":
@@ -134,6 +153,34 @@ def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
         print("no roles in this database")
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
+    return 0
+
+
+def cmd_group(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench.db import groups, migrations
+
+    with _own_tables(args) as (wb, schema, actor):
+        def run(conn: Any) -> Any:
+            migrations.check(conn, schema)
+            if args.action == "add":
+                return groups.add(conn, schema, actor, args.who, args.group)
+            if args.action == "remove":
+                return groups.remove(conn, schema, actor, args.who, args.group)
+            return groups.members(conn, schema, args.group)
+
+        result = wb.db.read(run) if args.action == "list" else wb.db.write(run)
+    if as_json:
+        output.dump_json([m.to_dict() for m in result] if args.action == "list" else
+                         {args.action if args.action == "add" else "removed": result.to_dict()})
+    elif args.action == "add":
+        print(f"{result.user} is in the group {result.group} (added by {result.added_by})")
+    elif args.action == "remove":
+        print(f"{result.user} is no longer in the group {result.group}")
+    elif result:
+        output.table(["GROUP", "USER", "ADDED BY", "ADDED AT"],
+                     [[m.group, m.user, m.added_by, output.when(m.added_at)] for m in result])
+    else:
+        print(f"nobody is in the group {args.group}" if args.group else "no groups in this database")
     return 0
 
 

@@ -349,6 +349,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         review=_parse_review(reader, data["review"], outcomes, f"{key}.review") if "review" in data else None,
         filter_by=filter_by,
         audit_hidden=audit_hidden,
+        serves=values["serves"],
     )
 
 

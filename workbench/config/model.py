@@ -144,6 +144,7 @@ class QueueConfig:
     review: Review | None = None  # which completions another queue reviews
     filter_by: tuple[str, ...] = ()  # columns a claim may be narrowed to a value of
     audit_hidden: tuple[str, ...] = ()  # changed columns the audit records without their values
+    serves: str | None = None  # a group: only its members are served this queue (None: everyone)
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

@@ -118,6 +118,8 @@ QUEUE: tuple[Setting, ...] = (
             "date/time columns whose default is the database's clock)"),
     Setting("summary", "names", (), "the columns that tell items apart in lists: Pick, the resume panel, the "
             "lock board, `locks`", shown_default="up to three, chosen by name and type"),
+    Setting("serves", "name", None, "a group: only its members are served this queue's items (`workbench group "
+            "add USER GROUP`), e.g. level 2 or experienced clerks", shown_default="everyone"),
     Setting("filter_by", "names", (), "columns a claimer may narrow Next item to a value of (`next QUEUE --where "
             "COL=VALUE`, the window's filter box), e.g. a message type: one queue serves every type"),
     Setting("allow_pick", "boolean", True, "whether `claim QUEUE KEY` may pick a specific item"),

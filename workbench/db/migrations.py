@@ -58,6 +58,10 @@ def _v9(conn: sa.Connection, metadata: sa.MetaData) -> None:
     metadata.tables[_qualified(metadata, tables.REVIEWS_TABLE)].create(conn, checkfirst=True)
 
 
+def _v10(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    metadata.tables[_qualified(metadata, tables.GROUPS_TABLE)].create(conn, checkfirst=True)
+
+
 def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
     """Create the separate lock tables a config names besides workbench's own; returns those created."""
     metadata, _, _ = tables.build_metadata(schema)
@@ -86,6 +90,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "notes on items", _v7),
     Migration(8, "deferred items", _v8),
     Migration(9, "reviews (four eyes)", _v9),
+    Migration(10, "groups of users a queue may serve only", _v10),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

@@ -38,8 +38,7 @@ class RoleGrant:
 # -- who may supervise ----------------------------------------------------------------------------
 
 def roles_table(schema: str | None) -> sa.Table:
-    metadata, _, _ = tables.build_metadata(schema)
-    return metadata.tables[f"{schema}.{tables.ROLES_TABLE}" if schema else tables.ROLES_TABLE]
+    return tables.own(schema, tables.ROLES_TABLE)
 
 
 def supervisors(conn: sa.Connection, schema: str | None) -> list[str]:
@@ -159,8 +158,7 @@ def _regclass(conn: sa.Connection, table: sa.Table) -> str:
 
 
 def _workbench_table(schema: str | None, name: str) -> sa.Table:
-    metadata, _, _ = tables.build_metadata(schema)
-    return metadata.tables[f"{schema}.{name}" if schema else name]
+    return tables.own(schema, name)
 
 
 # -- the roles table ------------------------------------------------------------------------------
@@ -214,7 +212,7 @@ def _grant(row: Any) -> RoleGrant:
 
 # workbench's own tables that `grants` gives operators (and supervisors) privileges on.
 _GRANTED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.SETTINGS_TABLE,
-            tables.VERSION_TABLE, tables.ROLES_TABLE)
+            tables.VERSION_TABLE, tables.ROLES_TABLE, tables.GROUPS_TABLE)
 
 
 def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
@@ -272,7 +270,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.DEFERRALS_TABLE]} TO {operator}",
         *(f"GRANT USAGE ON SEQUENCE {seq} TO {operator}" for seq in sequences if seq),
         (f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "
-         f"{wb_tables[tables.ROLES_TABLE]} TO {operator}"),
+         f"{wb_tables[tables.ROLES_TABLE]}, {wb_tables[tables.GROUPS_TABLE]} TO {operator}"),
         f"GRANT INSERT ON {wb_tables[tables.SETTINGS_TABLE]} TO {supervisor}",
         *_notes_rules(conn, schema),
         f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",

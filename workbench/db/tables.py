@@ -1,5 +1,5 @@
-"""workbench's own tables (audit, notes, deferrals, reviews, cool-down, settings, roles, locks, version) in one
-MetaData."""
+"""workbench's own tables (audit, notes, deferrals, reviews, cool-down, settings, roles, groups, locks, version)
+in one MetaData."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 AUDIT_TABLE = "workbench_audit"
 COOLDOWN_TABLE = "workbench_cooldown"
@@ -18,8 +18,15 @@ ROLES_TABLE = "workbench_roles"
 NOTES_TABLE = "workbench_notes"
 DEFERRALS_TABLE = "workbench_deferrals"
 REVIEWS_TABLE = "workbench_reviews"
+GROUPS_TABLE = "workbench_groups"
 LOCKS_TABLE = "workbench_locks"  # the separate lock table (shape 5) unless a queue names another
 ROLE_NAMES = ("supervisor", "operator")
+
+
+def own(schema: str | None, name: str) -> sa.Table:
+    """One of workbench's tables, in `schema` (None: the connection's default)."""
+    metadata, _, _ = build_metadata(schema)
+    return metadata.tables[f"{schema}.{name}" if schema else name]
 
 
 def _datetime() -> sa.types.TypeEngine[dt.datetime]:
@@ -178,6 +185,16 @@ def build_metadata(schema: str | None = None) -> tuple[sa.MetaData, sa.Table, sa
         sa.Column("reviewed_at", _datetime()),
         sa.Index("ix_workbench_reviews_item", "queue", "item_key"),
         sa.Index("ix_workbench_reviews_doer", "source", "doer", "at"),
+        mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
+    )
+    # Who belongs to which group (level 1, level 2, "experienced"): a queue with `serves` serves its
+    # members only. A user may be in many groups; supervisors keep the list.
+    sa.Table(
+        GROUPS_TABLE, metadata,
+        sa.Column("user_name", sa.String(128), primary_key=True),
+        sa.Column("group_name", sa.String(100), primary_key=True),
+        sa.Column("added_by", sa.String(128), nullable=False),
+        sa.Column("added_at", _datetime(), nullable=False),
         mysql_charset="utf8mb4", mariadb_charset="utf8mb4",
     )
     lock_table(metadata, LOCKS_TABLE)

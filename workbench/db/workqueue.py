@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, guarded, lockloss, lockshapes, mapping, permissions, stats
+from workbench.db import claims, connect, groups, guarded, lockloss, lockshapes, mapping, permissions, stats
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -43,6 +43,7 @@ class WorkQueue:
         _check_user(user)
         if count < 1:
             raise errors.UsageError("count must be at least 1")
+        self._check_group(user)
         if where:
             request = claims.ClaimRequest(user=user, count=count, where=self.q.coerce_filter(where))
             claimed = [claims.base.claim_of(self.q, c.row)
@@ -66,6 +67,7 @@ class WorkQueue:
         current = self.show(key)
         if current.lock is not None and current.lock.owner == user and not current.lock.expired:
             return models.Claim(lock=current.lock, item=current.item, resumed=True)
+        self._check_group(user)
         claimed = self.method.claim(self.db, self.q, self.trail,
                                     claims.ClaimRequest(user=user, count=1, key=key, use_cooldown=False))
         if claimed:
@@ -86,6 +88,16 @@ class WorkQueue:
                                         "someone else reviews it (four eyes)", reason="unavailable")
         raise errors.NothingToClaim(f"{self.name} {key} is not waiting to be worked on (state: {view.state})",
                                     reason="unavailable")
+
+    def _check_group(self, user: str) -> None:
+        """A queue that serves a group (`serves`) serves its members only: checked before every claim."""
+        group = self.config.serves
+        if group is None:
+            return
+        schema = self.trail.table.schema
+        if not self.db.read(lambda conn: groups.is_member(conn, schema, user, group)):
+            raise errors.NotPermitted(f"queue {self.name} serves the group {group} only, and {user} is not in it; "
+                                      f"a supervisor adds you with `workbench group add {user} {group}`", user=user)
 
     def _why_nothing(self, conn: sa.Connection, user: str) -> errors.NothingToClaim:
         q = self.q

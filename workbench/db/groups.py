@@ -1,0 +1,83 @@
+"""Groups of users (level 1, level 2, "experienced"), kept in workbench_groups: a queue with `serves`
+serves its members only."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import errors
+from workbench.db import clock, permissions, tables
+
+NAME_LENGTH = 100
+
+
+@dataclasses.dataclass(frozen=True)
+class Membership:
+    """One row of the groups table."""
+
+    user: str
+    group: str
+    added_by: str
+    added_at: dt.datetime  # database clock, UTC
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def groups_table(schema: str | None) -> sa.Table:
+    return tables.own(schema, tables.GROUPS_TABLE)
+
+
+def add(conn: sa.Connection, schema: str | None, actor: str, user: str, group: str) -> Membership:
+    """Put `user` in `group` (supervisors only, while the roles table has any)."""
+    _check(user, "the user to add")
+    _check(group, "the group's name", NAME_LENGTH)
+    permissions.require_supervisor(conn, schema, actor, f"change groups (here: add {user} to {group})")
+    t = groups_table(schema)
+    if not conn.execute(sa.select(t.c.user_name).where(t.c.user_name == user, t.c.group_name == group)).first():
+        conn.execute(sa.insert(t).values(user_name=user, group_name=group, added_by=actor, added_at=clock.db_now()))
+    return _membership(conn.execute(sa.select(t).where(t.c.user_name == user, t.c.group_name == group))
+                       .mappings().one())
+
+
+def remove(conn: sa.Connection, schema: str | None, actor: str, user: str, group: str) -> Membership:
+    """Take `user` out of `group` (supervisors only); returns what was removed."""
+    t = groups_table(schema)
+    row = conn.execute(sa.select(t).where(t.c.user_name == user, t.c.group_name == group)).mappings().first()
+    if row is None:
+        raise errors.InvalidValue(f"{user} is not in the group {group}")
+    permissions.require_supervisor(conn, schema, actor, f"change groups (here: remove {user} from {group})")
+    conn.execute(sa.delete(t).where(t.c.user_name == user, t.c.group_name == group))
+    return _membership(row)
+
+
+def members(conn: sa.Connection, schema: str | None, group: str | None = None) -> list[Membership]:
+    """Everyone in `group` (every group when None), by group, then user."""
+    t = groups_table(schema)
+    stmt = sa.select(t).order_by(t.c.group_name, t.c.user_name)
+    if group is not None:
+        stmt = stmt.where(t.c.group_name == group)
+    return [_membership(row) for row in conn.execute(stmt).mappings()]
+
+
+def is_member(conn: sa.Connection, schema: str | None, user: str, group: str) -> bool:
+    t = groups_table(schema)
+    return conn.execute(sa.select(t.c.user_name).where(t.c.user_name == user, t.c.group_name == group)).first() \
+        is not None
+
+
+def _check(name: str, what: str, length: int = 128) -> None:
+    if not name or not name.strip() or len(name) > length or name != name.strip():
+        raise errors.UsageError(f"{what} must be 1 to {length} characters without leading or trailing blanks")
+
+
+def _membership(row: Any) -> Membership:
+    at = row["added_at"]
+    if isinstance(at, str):
+        at = dt.datetime.fromisoformat(at)
+    return Membership(user=row["user_name"], group=row["group_name"], added_by=row["added_by"],
+                      added_at=clock.stored_utc(at))
