@@ -396,11 +396,14 @@ def test_board_of_10000_locks_keeps_under_2100_parameters_per_statement() -> Non
     q = demo_queue()
     now = dt.datetime(2026, 11, 21, 12, 0)
     summary = ["x"] * len(q.list_columns)
-    # The locked rows as the board selects them: key, owner, lock time, expiry, list columns, token.
-    locks = [(key, "ann", now, now + dt.timedelta(minutes=15), *summary, f"tok{key}") for key in range(1, 10_001)]
+    # The locked rows as the board selects them: key, owner, lock time, expiry, due, list columns, token.
+    due = now + dt.timedelta(hours=4)
+    locks = [(key, "ann", now, now + dt.timedelta(minutes=15), due, *summary, f"tok{key}")
+             for key in range(1, 10_001)]
     conn = _SqlServer([{"wb_now": now, "wb_utc": now}], locks)
     board = stats.board(conn, q, trail("cases"))  # type: ignore[arg-type]
     assert len(board) == 10_000 and all(row.extensions == 0 and row.last_activity == row.locked_at for row in board)
+    assert all(row.due == due for row in board)
     counts = [len(sent.positiontup or ()) for sent in conn.sent]
     assert max(counts) <= 2100, counts  # SQL Server refuses a statement with more
     # The clock, the locked rows, then the audit aggregates of the locked items, 2,000 keys at a time.
@@ -476,3 +479,30 @@ def test_expired_locks_of_rows_the_claim_stamped_with_the_claimer_are_served_aga
     assert ("AND (cases.status = 'new' AND cases.customer IS NULL OR cases.status = 'new' AND "
             "cases.customer = cases.wb_locked_by) ORDER BY") in expired, expired
     assert "cases.status = 'new' AND cases.customer IS NULL AND cases.wb_locked_by IS NULL" in free
+
+
+def test_a_reviewing_queues_claim_leaves_out_the_claimers_own_work_in_every_branch() -> None:
+    from workbench.db import reviews
+
+    config = loader.parse(tomllib.loads(demo.config_text()), "x.toml")
+    source = config.queue("imports")
+    assert source.review is not None
+    q = demo_queue("imports_review")
+    metadata, audit_table, _ = tables.build_metadata()
+    own = reviews.Reviews(metadata.tables[tables.REVIEWS_TABLE], metadata.tables[tables.DEFERRALS_TABLE],
+                          source.review, "imports", 900)
+    reviewing = audit.AuditTrail(audit_table, q.name, metadata.tables[tables.COOLDOWN_TABLE], reviews=own)
+    statements = ReadpastClaim().statements(q, reviewing, base.ClaimRequest(user="alice"), 1)
+    for stmt in statements:  # expired locks, then free rows
+        sql = render(stmt)
+        assert ("NOT (EXISTS (SELECT * FROM workbench_reviews WHERE workbench_reviews.queue = :queue_1 AND "
+                "workbench_reviews.item_key = CAST(import_rows.row_id AS VARCHAR(200)) AND "
+                "workbench_reviews.doer = :doer_1 AND workbench_reviews.verdict IS NULL))") in sql
+        assert sql.count("READPAST") == 1
+
+
+def test_a_narrowed_claim_binds_the_value() -> None:
+    request = base.ClaimRequest(user="alice", where=(("category", "Network"),))
+    for stmt in ReadpastClaim().statements(demo_queue(), trail("cases"), request, 1):
+        sent = compiled(stmt)
+        assert "cases.category = :" in one_line(sent) and "Network" in sent.params.values()
