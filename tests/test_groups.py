@@ -63,3 +63,22 @@ def test_the_command_line_keeps_groups(native_env: support.Env, capsys: Any) -> 
     assert code == 0 and "nobody is in the group level3" in out
     code, out, _ = support.run_cli(capsys, *base, "group", "remove", "ann", "level2")
     assert code == 0 and "no longer in the group level2" in out
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])  # database roles a group can be are PostgreSQL's
+def test_on_postgresql_a_database_role_is_a_group_too(native_env: support.Env) -> None:
+    wb = native_env.demo(case_rows=4, import_rows=1, queues={"cases": {"serves": "wb_test_level2"}})
+    with wb.engine.begin() as conn:  # a throwaway server: roles are the cluster's, so names are the test's own
+        for statement in ("DROP ROLE IF EXISTS wb_test_ann", "DROP ROLE IF EXISTS wb_test_level2",
+                          "CREATE ROLE wb_test_level2 NOLOGIN", "CREATE ROLE wb_test_ann NOLOGIN",
+                          "GRANT wb_test_level2 TO wb_test_ann"):
+            conn.exec_driver_sql(statement)
+    try:
+        q = wb.queue("cases")
+        assert q.claim_next("wb_test_ann")[0].lock.owner == "wb_test_ann"
+        with pytest.raises(errors.NotPermitted):
+            q.claim_next("bob")  # no such role: not a member
+    finally:
+        with wb.engine.begin() as conn:
+            conn.exec_driver_sql("DROP ROLE wb_test_ann")
+            conn.exec_driver_sql("DROP ROLE wb_test_level2")

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors
-from workbench.db import clock, permissions, tables
+from workbench.db import backends, clock, permissions, tables
 
 NAME_LENGTH = 100
 
@@ -65,9 +65,11 @@ def members(conn: sa.Connection, schema: str | None, group: str | None = None) -
 
 
 def is_member(conn: sa.Connection, schema: str | None, user: str, group: str) -> bool:
+    """In the groups table, or (PostgreSQL) a member of a database role of that name."""
     t = groups_table(schema)
-    return conn.execute(sa.select(t.c.user_name).where(t.c.user_name == user, t.c.group_name == group)).first() \
-        is not None
+    if conn.execute(sa.select(t.c.user_name).where(t.c.user_name == user, t.c.group_name == group)).first():
+        return True
+    return backends.of(conn).in_database_role(conn, user, group)
 
 
 def _check(name: str, what: str, length: int = 128) -> None:

@@ -187,6 +187,11 @@ class Backend:
             stmt = stmt.with_for_update(skip_locked=True)
         return conn.execute(stmt).first() is not None
 
+    def in_database_role(self, conn: sa.Connection, user: str, group: str) -> bool:
+        """Is `user` a member of a database role named `group` (where the database has roles a
+        group can be)? Here: no such roles."""
+        return False
+
     def hides_rows(self, conn: sa.Connection) -> bool:
         """May the database hide rows from this login's updates (row-level security)?"""
         return False

@@ -86,6 +86,14 @@ class PostgresqlBackend(Backend):
             return None
         return str(result) if result is not None else None
 
+    def in_database_role(self, conn: sa.Connection, user: str, group: str) -> bool:
+        # Directly or through other roles; False where either role does not exist (pg_has_role
+        # by name would fail on a workbench user without a login).
+        found = conn.execute(sa.text("SELECT pg_has_role(u.oid, g.oid, 'MEMBER') FROM pg_catalog.pg_roles u, "
+                                     "pg_catalog.pg_roles g WHERE u.rolname = :user AND g.rolname = :grp"),
+                             {"user": user, "grp": group}).scalar()
+        return bool(found)
+
     def hides_rows(self, conn: sa.Connection) -> bool:
         return True  # row-level security (`workbench grants`) hides rows from an UPDATE's view
 
