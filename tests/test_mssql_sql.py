@@ -490,7 +490,7 @@ def test_a_reviewing_queues_claim_leaves_out_the_claimers_own_work_in_every_bran
     q = demo_queue("imports_review")
     metadata, audit_table, _ = tables.build_metadata()
     own = reviews.Reviews(metadata.tables[tables.REVIEWS_TABLE], metadata.tables[tables.DEFERRALS_TABLE],
-                          source.review, "imports", 900)
+                          source.review, "imports")
     reviewing = audit.AuditTrail(audit_table, q.name, metadata.tables[tables.COOLDOWN_TABLE], reviews=own)
     statements = ReadpastClaim().statements(q, reviewing, base.ClaimRequest(user="alice"), 1)
     for stmt in statements:  # expired locks, then free rows

@@ -59,7 +59,7 @@ def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
               "idle_seconds", "extensions", "expired", *(["due"] if due else []), *names],
              [[r.key, r.owner, *(models.shown(t) for t in (r.locked_at, r.expires_at, r.last_activity)),
                *(models.seconds(d) for d in (r.age, r.remaining, r.idle)), r.extensions,
-               r.expired, *([r.to_dict()["due"]] if due else []), *(r.summary.get(n) for n in names)] for r in rows])
+               r.expired, *([r.due_shown] if due else []), *(r.summary.get(n) for n in names)] for r in rows])
     elif not rows:
         print("no locks")
     else:

@@ -248,9 +248,15 @@ class BoardRow(_LockTimes):
             "last_activity": shown(self.last_activity), "age_seconds": seconds(self.age),
             "remaining_seconds": seconds(self.remaining), "idle_seconds": seconds(self.idle),
             "extensions": self.extensions, "expired": self.expired, "summary": dict(self.summary),
-            "due": shown(self.due) if isinstance(self.due, dt.datetime) else
-            self.due.isoformat() if isinstance(self.due, dt.date) else None,
+            "due": self.due_shown,
         }
+
+    @property
+    def due_shown(self) -> Any:
+        """The due time as printed (text, --json, CSV): a time like the lock times, a date as ISO."""
+        if isinstance(self.due, dt.datetime):
+            return shown(self.due)
+        return self.due.isoformat() if isinstance(self.due, dt.date) else None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,16 +38,15 @@ def add(conn: sa.Connection, schema: str | None, actor: str, user: str, group: s
     _check(group, "the group's name", NAME_LENGTH)
     permissions.require_supervisor(conn, schema, actor, f"change groups (here: add {user} to {group})")
     t = groups_table(schema)
-    if not conn.execute(sa.select(t.c.user_name).where(t.c.user_name == user, t.c.group_name == group)).first():
+    if _row(conn, t, user, group) is None:
         conn.execute(sa.insert(t).values(user_name=user, group_name=group, added_by=actor, added_at=clock.db_now()))
-    return _membership(conn.execute(sa.select(t).where(t.c.user_name == user, t.c.group_name == group))
-                       .mappings().one())
+    return _membership(_row(conn, t, user, group))
 
 
 def remove(conn: sa.Connection, schema: str | None, actor: str, user: str, group: str) -> Membership:
     """Take `user` out of `group` (supervisors only); returns what was removed."""
     t = groups_table(schema)
-    row = conn.execute(sa.select(t).where(t.c.user_name == user, t.c.group_name == group)).mappings().first()
+    row = _row(conn, t, user, group)
     if row is None:
         raise errors.InvalidValue(f"{user} is not in the group {group}")
     permissions.require_supervisor(conn, schema, actor, f"change groups (here: remove {user} from {group})")
@@ -66,10 +65,14 @@ def members(conn: sa.Connection, schema: str | None, group: str | None = None) -
 
 def is_member(conn: sa.Connection, schema: str | None, user: str, group: str) -> bool:
     """In the groups table, or (PostgreSQL) a member of a database role of that name."""
-    t = groups_table(schema)
-    if conn.execute(sa.select(t.c.user_name).where(t.c.user_name == user, t.c.group_name == group)).first():
+    if _row(conn, groups_table(schema), user, group) is not None:
         return True
     return backends.of(conn).in_database_role(conn, user, group)
+
+
+def _row(conn: sa.Connection, t: sa.Table, user: str, group: str) -> Any:
+    """`user`'s row in `group`, or None."""
+    return conn.execute(sa.select(t).where(t.c.user_name == user, t.c.group_name == group)).mappings().first()
 
 
 def _check(name: str, what: str, length: int = 128) -> None:
@@ -78,8 +81,5 @@ def _check(name: str, what: str, length: int = 128) -> None:
 
 
 def _membership(row: Any) -> Membership:
-    at = row["added_at"]
-    if isinstance(at, str):
-        at = dt.datetime.fromisoformat(at)
     return Membership(user=row["user_name"], group=row["group_name"], added_by=row["added_by"],
-                      added_at=clock.stored_utc(at))
+                      added_at=clock.stored_utc(row["added_at"]))

@@ -54,6 +54,7 @@ class GuardedWriter:
             .where(q.key == sa.bindparam("wb_key", type_=q.key.type))
         self._fast: dict[Shape, fastpath.FastStatement] = {}
         self._bind_processors: dict[Shape, list[tuple[int, Any]]] = {}
+        self._before: dict[Shape, sa.Select[Any]] = {}  # the edited columns' values before a write
 
     def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
             reason: str | None = None, detail: Mapping[str, Any] | None = None,
@@ -213,10 +214,12 @@ class GuardedWriter:
         return row
 
     def _read_before(self, shape: Shape) -> sa.Select[Any]:
-        """The edited columns as they are before the write (read in its transaction)."""
-        q = self.q
-        return sa.select(*(q.table.c[name] for name in shape.edits)).where(q.key == sa.bindparam("wb_key",
-                                                                                                  type_=q.key.type))
+        """The edited columns as they are before the write (read in its transaction); built once per shape."""
+        if shape not in self._before:
+            q = self.q
+            self._before[shape] = sa.select(*(q.table.c[name] for name in shape.edits)) \
+                .where(q.key == sa.bindparam("wb_key", type_=q.key.type))
+        return self._before[shape]
 
     def _with_changes(self, detail: str | None, shape: Shape, before: Any, params: Mapping[str, Any]) -> str:
         """The audit detail with {"changes": {column: [before, after]}} for each column the write changed

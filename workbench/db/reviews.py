@@ -36,21 +36,19 @@ class Reviews:
     """The reviews of one pair of queues: `source`, whose completions are chosen, and `queue`, which
     reviews them. Writes run inside the caller's transaction (or are CTEs of its statement)."""
 
-    def __init__(self, table: sa.Table, deferrals: sa.Table, review: model.Review, source: str,
-                 owner_first_seconds: int) -> None:
+    def __init__(self, table: sa.Table, deferrals: sa.Table, review: model.Review, source: str) -> None:
         self.table, self.deferrals, self.review = table, deferrals, review
         self.queue, self.source = review.by, source
-        self.owner_first = owner_first_seconds
 
     # -- at Complete in the source queue ------------------------------------------------------------
 
-    def choose(self, conn: sa.Connection, outcome: str, doer: str) -> str | None:
+    def choose(self, outcome: str, doer: str, read: Callable[[Callable[[sa.Connection], int]], int]) -> str | None:
         """Is `doer`'s Complete with `outcome` reviewed: FIRST (one of their first items), SHARE (drawn
-        at random), or None."""
+        at random), or None. `read` runs a read on the database, needed only with `first_items`."""
         review = self.review
         if outcome not in review.outcomes:
             return None
-        if review.first_items and self._firsts(conn, doer) < review.first_items:
+        if review.first_items and read(lambda conn: self._firsts(conn, doer)) < review.first_items:
             return FIRST
         return SHARE if random.random() * 100 < review.percent else None  # sampling, not secrets
 
@@ -76,17 +74,21 @@ class Reviews:
         row = sa.select(sa.literal(self.queue, literal_execute=True), key,
                         sa.literal(self.source, literal_execute=True), doer, clock.db_now(), why)
         return [
-            sa.update(r).where(r.c.queue == self.queue, matches(r.c.item_key), r.c.verdict.is_(None))
-            .values(verdict=SUPERSEDED),
+            self._supersede(matches),
             sa.insert(r).from_select(["queue", "item_key", "source", "doer", "at", "why"],
                                      row.select_from(written) if written is not None else row),
         ]
 
     def withdraw(self, conn: sa.Connection, key: Any) -> None:
         """The Complete was undone: its review is no longer wanted."""
+        text = str(key)
+        conn.execute(self._supersede(lambda column: column == text))
+
+    def _supersede(self, matches: Matcher) -> sa.Update:
+        """The item's review still to come is no longer wanted (done anew, or undone)."""
         r = self.table
-        conn.execute(sa.update(r).where(r.c.queue == self.queue, r.c.item_key == str(key), r.c.verdict.is_(None))
-                     .values(verdict=SUPERSEDED))
+        return sa.update(r).where(r.c.queue == self.queue, matches(r.c.item_key), r.c.verdict.is_(None)) \
+            .values(verdict=SUPERSEDED)
 
     # -- at Complete in the reviewing queue -----------------------------------------------------------
 

@@ -141,7 +141,7 @@ def trail_of(queue: model.QueueConfig, reviewed: model.QueueConfig | None, audit
     queue whose completions `queue` reviews)."""
     def reviews_of(source: model.QueueConfig) -> reviews_mod.Reviews:
         assert source.review is not None
-        return reviews_mod.Reviews(reviews, deferrals, source.review, source.name, source.defer_owner_first_seconds)
+        return reviews_mod.Reviews(reviews, deferrals, source.review, source.name)
 
     return audit_mod.AuditTrail(
         # A reviewing queue keeps its notes with the reviewed queue's: the operator a line is sent back to

@@ -313,10 +313,7 @@ class WorkQueue:
         to_review = self.trail.to_review
         if to_review is None:
             return None
-        name = outcome if outcome is not None else self.config.outcomes[0].name
-        if name not in to_review.review.outcomes:
-            return None
-        return self.db.read(lambda conn: to_review.choose(conn, name, user))
+        return to_review.choose(outcome if outcome is not None else self.config.outcomes[0].name, user, self.db.read)
 
     def release(self, user: str, key: Any, token: str, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the pool (not served to this user again during the cool-down),

@@ -233,10 +233,10 @@ class RecordForm(QWidget):
     def show_origins(self, imported: dict[str, Any]) -> None:
         """Beside each field someone changed: the value it had before (as imported), while it differs."""
         for name, field in self._fields.items():
-            differs = name in imported and display(imported[name]) != display(self._base.get(name))
+            was = display(imported[name]) if name in imported else None
+            differs = was is not None and was != display(self._base.get(name))
             if differs:
-                was = display(imported[name])
-                field.origin.setText(self.tr("As imported: {0}").format(was if was else self.tr("(empty)")))
+                field.origin.setText(self.tr("As imported: {0}").format(was or self.tr("(empty)")))
             field.origin.setVisible(differs)
 
     def base(self) -> dict[str, Any]:

@@ -937,22 +937,24 @@ class MainWindow(QMainWindow):
         """Offer the values waiting items hold, per column the queue may be narrowed by."""
         if queue != self.session.queue_name:
             return  # an answer for a queue the operator has left
-        config = self._queue_config(queue)
+        fields = self._queue_config(queue).fields
+
+        def offer(column: str, value: Any) -> None:
+            field = fields.get(column)
+            label = field.label if field is not None and field.label else column
+            self.filter_box.addItem(self.tr("{0}: {1}").format(label, value), (column, value))
+
         chosen = self.session.narrow
         self.filter_box.clear()
         self.filter_box.addItem(self.tr("Any item"), None)
         for column, values in found.items():
-            field = config.fields.get(column)
-            label = field.label if field is not None and field.label else column
             for value in values:
-                self.filter_box.addItem(self.tr("{0}: {1}").format(label, value), (column, value))
+                offer(column, value)
         if chosen:  # the value chosen before stays chosen, offered even when no item holds it now
             column, value = next(iter(chosen.items()))
-            index = self.filter_box.findData((column, value))
-            if index < 0:
-                self.filter_box.addItem(self.tr("{0}: {1}").format(column, value), (column, value))
-                index = self.filter_box.count() - 1
-            self.filter_box.setCurrentIndex(index)
+            if self.filter_box.findData((column, value)) < 0:
+                offer(column, value)
+            self.filter_box.setCurrentIndex(self.filter_box.findData((column, value)))
         self.filter_box.setVisible(bool(found))
 
     @Slot(int)

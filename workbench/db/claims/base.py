@@ -73,7 +73,7 @@ class ClaimMethod:
     def free_variants(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
                       trail: audit_mod.AuditTrail) -> list[sa.ColumnElement[bool]]:
         """The free-rows branch split per IN-list value (see BoundQueue.filter_variants)."""
-        extra = [q.free(), *ClaimMethod.not_own_work(q, trail, request.user), *ClaimMethod.chosen(q, request)]
+        extra = [q.free(), *ClaimMethod.not_own_work(q, trail, request.user), *ClaimMethod.chosen(q, request.where)]
         if request.key is not None:
             extra.append(q.key == request.key)
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
@@ -97,7 +97,7 @@ class ClaimMethod:
         deferred item to that branch, so no item comes from two branches.
         """
         who = request.user if user is None else user
-        scope = [*q.scope_clause(), *ClaimMethod.not_own_work(q, trail, who), *ClaimMethod.chosen(q, request)]
+        scope = [*q.scope_clause(), *ClaimMethod.not_own_work(q, trail, who), *ClaimMethod.chosen(q, request.where)]
         key_part = [q.key == request.key] if request.key is not None else []
         claimed = q.claimed_state_clause()
         state = sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause()
@@ -112,9 +112,9 @@ class ClaimMethod:
         return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
 
     @staticmethod
-    def chosen(q: mapping.BoundQueue, request: ClaimRequest) -> list[sa.ColumnElement[bool]]:
-        """The claimer's filter (`next --where`), in every branch."""
-        return [q.table.c[name] == value for name, value in request.where]
+    def chosen(q: mapping.BoundQueue, where: tuple[tuple[str, Any], ...]) -> list[sa.ColumnElement[bool]]:
+        """The claimer's filter (`next --where`: ClaimRequest.where, or its bound_filter), in every branch."""
+        return [q.table.c[name] == value for name, value in where]
 
     @staticmethod
     def not_own_work(q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: Any) -> list[sa.ColumnElement[bool]]:

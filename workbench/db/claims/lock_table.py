@@ -48,7 +48,7 @@ class LockTableClaim(portable.PortableClaim):
                     request: base.ClaimRequest) -> list[tuple[Mapping[Any, Any], Any]]:
         now = q.now()
         key_part = [q.key == request.key] if request.key is not None else []
-        own = [*self.not_own_work(q, trail, request.user), *self.chosen(q, request)]
+        own = [*self.not_own_work(q, trail, request.user), *self.chosen(q, request.where)]
         free = [self._item_waits(q, False), q.free(), *key_part, *own]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~self.recently_released(q, now, request.user, trail))

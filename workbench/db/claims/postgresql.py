@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import sqlalchemy as sa
@@ -307,7 +306,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
         assert isinstance(shape, lockshapes.LockTable)
         locks, now = shape.locks, q.now()
         user = sa.bindparam("wb_user", type_=sa.String())
-        chosen = self.chosen(q, dataclasses.replace(request, where=request.bound_filter(q)))
+        chosen = self.chosen(q, request.bound_filter(q))
         token = sa.bindparam("wb_token", type_=locks.c.token.type)
         writes = q.lock_writes(user, now, token)
         mine = sa.and_(locks.c.queue == sa.literal(q.name, literal_execute=True))
