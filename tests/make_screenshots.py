@@ -9,7 +9,7 @@ WORKBENCH_APPEARANCE=dark in the dark colours; QT_SCALE_FACTOR=2 at 200 %.
 Writes main-window.png and main-window-dark.png (an item open with a colleague's note beside it,
 edits typed, the lock timer running), lock-lost.png (a supervisor took the item away while the operator was typing),
 reconnecting.png (the database went away), resume.png (the resume panel after a restart),
-review.png (a second clerk reviews a line the first verified),
+review.png (a second clerk reviews a line the first verified), source.png (an import line beside its scan),
 connection.png (the first-run connection dialog after a failed Test connection) and password.png
 (asked again after a refused login), by driving the windows exactly as the GUI tests do.
 """
@@ -131,9 +131,10 @@ def main(argv: list[str]) -> int:
     second.grab().save(str(out / "resume.png"))
     second.close()
     _review_shot(app, out, config, home)
+    _source_shot(app, out, config, home)
     _connection_shots(app, out)
     _supervisor_shots(app, out, config)
-    for name in ("main-window.png", "main-window-dark.png", "lock-lost.png", "resume.png", "review.png",
+    for name in ("main-window.png", "main-window-dark.png", "lock-lost.png", "resume.png", "review.png", "source.png",
                  "connection.png", "password.png", "reconnecting.png", "supervisor-board.png",
                  "supervisor-operators.png", "supervisor-charts.png", "supervisor-history.png"):
         print(out / name)
@@ -156,6 +157,18 @@ def _review_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
     _claim(app, window)
     _settle(app)
     window.grab().save(str(out / "review.png"))
+    window.close()
+
+
+def _source_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
+    """A clerk checks an import line against its scanned invoice, shown beside the form."""
+    window = _window(app, config, home, "erik")
+    window.resize(1500, 860)
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports"))
+    _claim(app, window)
+    _until(app, lambda: window.source_pane.showing == "pdf", "the scan")
+    _settle(app)
+    window.grab().save(str(out / "source.png"))
     window.close()
 
 

@@ -506,3 +506,17 @@ def test_a_narrowed_claim_binds_the_value() -> None:
     for stmt in ReadpastClaim().statements(demo_queue(), trail("cases"), request, 1):
         sent = compiled(stmt)
         assert "cases.category = :" in one_line(sent) and "Network" in sent.params.values()
+
+
+def test_conditions_on_the_claimer_and_the_time_run_in_every_branch() -> None:
+    text = STATUS_DRIVEN.replace('[queues.cases.todo]\nstatus = "new"',
+                                 '[queues.cases.todo]\nstatus = "new"\n'
+                                 'resolution = { eq = { user = true }, or_null = true }\n'
+                                 'opened_at = { lt = { now = "-2h" } }')
+    statements = ReadpastClaim().statements(bound(text, "cases"), trail("cases"), base.ClaimRequest(user="ann"), 1)
+    for stmt in statements:
+        sent = compiled(stmt)
+        sql = one_line(sent)
+        assert "(cases.resolution = :" in sql and "OR cases.resolution IS NULL)" in sql, sql
+        assert "cases.opened_at < DATEADD(second, -7200, SYSUTCDATETIME())" in sql, sql
+        assert "ann" in sent.params.values()

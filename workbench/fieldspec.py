@@ -192,9 +192,12 @@ def derive(q: mapping.BoundQueue, fail: Callable[[str, str], errors.ConfigError]
     lock_names = {c.name for c in q.lock_columns}
     editable = {c.name for c in q.editable}
     columns = [q.key, *(c for c in q.table.c if c is not q.key and c.name not in lock_names)]
+    # The source column's document is shown beside the form; its path is not a field, unless configured.
+    source = q.source_column.name if q.source_column is not None else None
     result = {}
     for column in columns:
-        field = configured.get(column.name) or model.FieldConfig(key=f"queues.{q.name}.fields.{column.name}")
+        field = configured.get(column.name) or model.FieldConfig(key=f"queues.{q.name}.fields.{column.name}",
+                                                                 hidden=column.name == source)
         result[column.name] = _spec(column, field, column.name not in editable, fail)
     return result
 

@@ -350,6 +350,8 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         filter_by=filter_by,
         audit_hidden=audit_hidden,
         serves=values["serves"],
+        source=values["source"],
+        source_dir=values["source_dir"],
     )
 
 
@@ -610,14 +612,23 @@ def _parse_filter(reader: _Reader, data: Any, key: str, *, required: bool) -> tu
         ckey = f"{key}.{column}"
         _check_identifier(reader, column, ckey)
         if isinstance(spec, dict):
+            spec = dict(spec)
+            or_null = spec.pop("or_null", False)
+            if not isinstance(or_null, bool):
+                raise reader.fail(f"{ckey}.or_null", "expected true (a NULL passes too) or false")
             if not spec:
-                raise reader.fail(ckey, "empty condition")
+                raise reader.fail(ckey, "empty condition" + (": or_null needs a test to widen, e.g. "
+                                                             "{ eq = { user = true }, or_null = true }"
+                                                             if or_null else ""))
             for op, value in spec.items():
                 if op not in model.OPERATORS:
                     hint = difflib.get_close_matches(op, model.OPERATORS, n=1)
                     raise reader.fail(f"{ckey}.{op}", "unknown operator" + (f"; did you mean '{hint[0]}'?" if hint
                                       else f"; use one of {', '.join(model.OPERATORS)}"))
-                conditions.append(_condition(reader, column, op, value, f"{ckey}.{op}"))
+                if or_null and op == "null":
+                    raise reader.fail(f"{ckey}.or_null", "a `null` test already says what NULL does; remove or_null")
+                condition = _condition(reader, column, op, value, f"{ckey}.{op}")
+                conditions.append(dataclasses.replace(condition, or_null=or_null))
         elif isinstance(spec, list):
             conditions.append(_condition(reader, column, "in", spec, ckey))
         else:
@@ -626,6 +637,8 @@ def _parse_filter(reader: _Reader, data: Any, key: str, *, required: bool) -> tu
 
 
 def _condition(reader: _Reader, column: str, op: str, value: Any, key: str) -> model.Condition:
+    if isinstance(value, dict):
+        return model.Condition(column, op, _relative(reader, op, value, key), key)
     if op in ("in", "not_in"):
         if not isinstance(value, list) or not value:
             raise reader.fail(key, "expected a non-empty list of values")
@@ -638,6 +651,32 @@ def _condition(reader: _Reader, column: str, op: str, value: Any, key: str) -> m
         return model.Condition(column, op, value, key)
     _scalar(reader, value, key)
     return model.Condition(column, op, value, key)
+
+
+def _relative(reader: _Reader, op: str, value: dict[str, Any], key: str) -> model.Relative:
+    """`{ now = true }`, `{ now = "-2h" }` (the database's time, moved) or `{ user = true }` (the claimer)."""
+    example = "{ now = true }, { now = \"-2h\" }, { now = \"+1d\" } or { user = true }"
+    if len(value) != 1 or next(iter(value)) not in model.RELATIVE_KINDS:
+        raise reader.fail(key, f"a table value must be one of {example}")
+    kind, raw = next(iter(value.items()))
+    if op not in model.RELATIVE_OPERATORS[kind]:
+        allowed = ", ".join(model.RELATIVE_OPERATORS[kind])
+        raise reader.fail(key, f"{{ {kind} = … }} works with {allowed}, not with {op}")
+    if kind == "user":
+        if raw is not True:
+            raise reader.fail(f"{key}.user", "expected true: { user = true } is the user who claims")
+        return model.Relative("user")
+    if raw is True:
+        return model.Relative("now")
+    if not isinstance(raw, str):
+        raise reader.fail(f"{key}.now", "expected true or a signed duration such as \"-2h\" or \"+30m\"")
+    text = raw.strip()
+    sign = -1 if text.startswith("-") else 1
+    try:
+        seconds = durations.parse_duration(text.lstrip("+-").strip())
+    except ValueError as exc:
+        raise reader.fail(f"{key}.now", f"{exc}; a sign moves it back (\"-2h\") or ahead (\"+1d\")") from None
+    return model.Relative("now", sign * seconds)
 
 
 def _scalar(reader: _Reader, value: Any, key: str) -> None:

@@ -24,8 +24,28 @@ class Condition:
 
     column: str
     op: str  # one of OPERATORS; for "null" the value is True (IS NULL) or False (IS NOT NULL)
-    value: Any
+    value: Any  # a constant, or a Relative (the database's time, the claiming user)
     key: str  # config key it came from, for error messages
+    or_null: bool = False  # a NULL in the column passes too (`or_null = true`)
+
+    @property
+    def dynamic(self) -> bool:
+        """Is the value known only when a statement runs (so no index condition can hold it)?"""
+        return isinstance(self.value, Relative)
+
+
+# What a condition's value may be besides a constant: `{ now = "-2h" }`, `{ user = true }`.
+RELATIVE_KINDS = ("now", "user")
+RELATIVE_OPERATORS = {"now": ("lt", "le", "gt", "ge"), "user": ("eq", "ne")}
+
+
+@dataclasses.dataclass(frozen=True)
+class Relative:
+    """A condition's value known only when it runs: the database's time plus `seconds` (which may be
+    negative), or the user who claims."""
+
+    kind: str  # one of RELATIVE_KINDS
+    seconds: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +165,8 @@ class QueueConfig:
     filter_by: tuple[str, ...] = ()  # columns a claim may be narrowed to a value of
     audit_hidden: tuple[str, ...] = ()  # changed columns the audit records without their values
     serves: str | None = None  # a group: only its members are served this queue (None: everyone)
+    source: str | None = None  # a column naming the item's source document (path, URL) or holding its text
+    source_dir: str | None = None  # where relative source paths start (None: the config file's folder)
 
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) need a note?"""

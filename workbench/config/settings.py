@@ -122,6 +122,10 @@ QUEUE: tuple[Setting, ...] = (
             "add USER GROUP`), e.g. level 2 or experienced clerks", shown_default="everyone"),
     Setting("filter_by", "names", (), "columns a claimer may narrow Next item to a value of (`next QUEUE --where "
             "COL=VALUE`, the window's filter box), e.g. a message type: one queue serves every type"),
+    Setting("source", "name", None, "a column holding the item's source: the path or http(s) URL of a PDF or "
+            "image (the scanned document), or the source text itself; the window shows it beside the form"),
+    Setting("source_dir", "text", None, "the folder relative paths in the `source` column start from",
+            shown_default="the config file's folder"),
     Setting("allow_pick", "boolean", True, "whether `claim QUEUE KEY` may pick a specific item"),
     Setting("allow_defer", "boolean", True, "whether operators may defer items (`defer`); `false` also spares "
             "every claim its two deferral lookups"),

@@ -98,7 +98,7 @@ def _lock_table_plan(conn: sa.Connection, queue: model.QueueConfig, table: sa.Ta
         index = sa.Index(name, *order, key, **partial)
     else:
         leading: list[sa.ColumnElement[Any]] = []
-        for col in [*(col for cond, col, _ in filt if cond.op in ("eq", "null", "in")), *order, key]:
+        for col in [*(col for cond, col, _ in filt if _exact(cond)), *order, key]:
             if not any(str(col) == str(seen) for seen in leading):
                 leading.append(col)
         index = sa.Index(name, *leading)
@@ -120,6 +120,8 @@ def _conditions(queue: model.QueueConfig, binder: mapping._Binder,
                 conditions: tuple[model.Condition, ...]) -> list[tuple[model.Condition, sa.Column[Any], Any]]:
     result = []
     for cond in conditions:
+        if cond.dynamic:  # compared with the time or the claimer: each claim tests it, no index can hold it
+            continue
         column = binder.column(cond.column, cond.key.split(f"queues.{queue.name}.", 1)[-1])
         if cond.op in ("in", "not_in"):
             value: Any = tuple(values.coerce(column, v) for v in cond.value)
@@ -162,8 +164,8 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
     # in queue order. A filter that is not an equality cannot be served in order; the claim then
     # reads a small window of candidates without locking first (mapping.BoundQueue.index_ordered).
     # An IN list counts as an equality: the claim runs one query per listed value.
-    equal = [col for cond, col, _ in filt if cond.op in ("eq", "null", "in")]
-    other = [cond.key for cond, _, _ in filt if cond.op not in ("eq", "null", "in")]
+    equal = [col for cond, col, _ in filt if _exact(cond)]
+    other = [cond.key for cond in queue.scope + queue.todo if not _exact(cond)]
     if other:
         notes.append("MySQL/MariaDB have no partial indexes: with " + ", ".join(other) + " not an exact "
                      "value or list of values, the claim index cannot return rows in queue order, so each "
@@ -179,6 +181,11 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
         # "locked rows" (user IS NOT NULL) one short range.
         sa.Index(_index_name(table.name, "lock"), user, expiry),
     ]
+
+
+def _exact(cond: model.Condition) -> bool:
+    """Does the condition pick exact values of its column (so an index led by it stays in queue order)?"""
+    return cond.op in ("eq", "null", "in") and not cond.dynamic and not cond.or_null
 
 
 def _where(keyword: str, condition: sa.ColumnElement[bool]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.config import model
+from workbench.db import clock
 
 
 def _literal(column: sa.Column[Any], value: Any) -> sa.BindParameter[Any]:
@@ -16,31 +17,58 @@ def _literal(column: sa.Column[Any], value: Any) -> sa.BindParameter[Any]:
     return sa.bindparam(None, value, type_=column.type, literal_execute=True)
 
 
-def clause(column: sa.Column[Any], condition: model.Condition, value: Any) -> sa.ColumnElement[bool]:
-    """SQL for one condition; `value` is the condition's value already coerced to the column."""
+def clause(column: sa.Column[Any], condition: model.Condition, value: Any, *, user: Any = None,
+           now: sa.ColumnElement[Any] | None = None) -> sa.ColumnElement[bool]:
+    """SQL for one condition; `value` is the condition's value already coerced to the column.
+
+    A condition on the claiming user compares with `user` (a name or a bound parameter); with no
+    user (counts, the lock board) it holds for everyone. A condition on the time compares with
+    `now`, the database's clock as the column keeps time, moved by the condition's seconds.
+    """
+    test = _test(column, condition, value, user, now)
+    return sa.or_(test, column.is_(None)) if condition.or_null else test
+
+
+def _test(column: sa.Column[Any], condition: model.Condition, value: Any, user: Any,
+          now: sa.ColumnElement[Any] | None) -> sa.ColumnElement[bool]:
     op = condition.op
+    if isinstance(value, model.Relative):
+        if value.kind == "user":
+            if user is None:
+                return sa.true()
+            return _compare(column, op, user)
+        assert now is not None, "a condition on the time needs the database's clock"
+        moved = clock.add_seconds(now, sa.literal_column(str(int(value.seconds)))) if value.seconds else now
+        return _compare(column, op, moved)
     if op == "null":
         return column.is_(None) if value else column.is_not(None)
     if op in ("in", "not_in"):
         param = sa.bindparam(None, list(value), type_=column.type, expanding=True, literal_execute=True)
         return column.in_(param) if op == "in" else column.not_in(param)
-    lit = _literal(column, value)
-    return {
-        "eq": column == lit, "ne": column != lit, "lt": column < lit,
-        "le": column <= lit, "gt": column > lit, "ge": column >= lit,
+    return _compare(column, op, _literal(column, value))
+
+
+def _compare(column: sa.Column[Any], op: str, other: Any) -> sa.ColumnElement[bool]:
+    compared: sa.ColumnElement[bool] = {
+        "eq": column == other, "ne": column != other, "lt": column < other,
+        "le": column <= other, "gt": column > other, "ge": column >= other,
     }[op]
+    return compared
 
 
 def holds(condition: model.Condition, value: Any, candidate: Any) -> bool | None:
     """Would a row whose column equals `candidate` pass? None when that cannot be decided.
 
-    Follows SQL: a NULL compared with anything does not pass (except `null = true`).
+    Follows SQL: a NULL compared with anything does not pass (except `null = true` and `or_null`).
+    A condition on the time or the claiming user cannot be decided without them.
     """
     op = condition.op
     if op == "null":
         return (candidate is None) == bool(value)
     if candidate is None:
-        return False
+        return condition.or_null
+    if isinstance(value, model.Relative):
+        return None
     try:
         if op == "eq":
             return bool(candidate == value)

@@ -119,9 +119,11 @@ class BoundCondition:
     condition: model.Condition
     column: sa.Column[Any]
     value: Any
+    now: sa.ColumnElement[Any] | None = None  # the database's clock as this column keeps time
 
-    def clause(self) -> sa.ColumnElement[bool]:
-        return filters.clause(self.column, self.condition, self.value)
+    def clause(self, user: Any = None) -> sa.ColumnElement[bool]:
+        """The condition in SQL; one on the claiming user compares with `user`, or holds for all when None."""
+        return filters.clause(self.column, self.condition, self.value, user=user, now=self.now)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +155,8 @@ class BoundQueue:
         self._check_lock_types(binder)
         self.created = self._date_column(binder, "created")
         self.due = self._date_column(binder, "due")
+        # The item's source (a scan's path or URL, or the text it was read from): shown beside the form.
+        self.source_column = binder.column(queue.source, "source") if queue.source else None
         self.aware = bool(getattr(self.time.type, "timezone", False))
         self.shape = lockshapes.choose(queue=queue.name, user=self.user, time=self.time, expires=self.expires,
                                        token=self.token, locks=locks, claim_id=claim_id,
@@ -193,7 +197,8 @@ class BoundQueue:
         self.claim_leaves_todo = self._leaves(self.todo, self.on_claim) is True
         # Whether the claim index (see attach.py) returns waiting rows in queue order without a sort,
         # once each IN list is split into one exact value per query (filter_variants()).
-        self.index_ordered = all(b.condition.op in ("eq", "null", "in") for b in (*self.scope, *self.todo)) \
+        self.index_ordered = all(b.condition.op in ("eq", "null", "in") and not b.condition.dynamic
+                                 and not b.condition.or_null for b in (*self.scope, *self.todo)) \
             and len(self.filter_variants()) <= MAX_VARIANTS
         self._check_workflow(binder)
         lock_names = {c.name for c in self.lock_columns}
@@ -201,7 +206,8 @@ class BoundQueue:
             b.column.name for group in (self.on_claim, self.on_release, self.on_reopen, *self.outcomes.values(),
                                         *self.reason_writes.values(), self.review_writes) for b in group}
         read_only = {binder.column(name, "read_only").name for name in queue.read_only} | {
-            binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only}
+            binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only} | {
+            c.name for c in (self.source_column,) if c is not None}  # what the document was is not edited
         # Times the database writes itself (a clock default: created_at DEFAULT now()) and the queue's
         # `created` column are shown, not edited, unless the queue configures their field.
         configured = {binder.column(name, f"fields.{name}").name for name in queue.fields}
@@ -292,6 +298,8 @@ class BoundQueue:
             # claimed and never come back when its lock expired.
             raise binder.fail(key, f"column '{column.name}' holds the lock, which workbench tests itself; "
                                    "remove it from the filter")
+        if condition.dynamic:
+            return self._bind_relative(binder, condition, column, key)
         if condition.op == "null":
             value: Any = condition.value
         elif condition.op in ("in", "not_in"):
@@ -299,6 +307,21 @@ class BoundQueue:
         else:
             value = binder.value(column, condition.value, condition.key)
         return BoundCondition(condition, column, value)
+
+    def _bind_relative(self, binder: _Binder, condition: model.Condition, column: sa.Column[Any],
+                       key: str) -> BoundCondition:
+        """A condition on the database's time or on the claiming user, checked against the column's type."""
+        if condition.value.kind == "user":
+            if not isinstance(column.type, (sa.String, sa.types.NullType)):
+                raise binder.fail(key, f"column '{column.name}' holds {column.type}, not text: it cannot hold a "
+                                       "user's name")
+            return BoundCondition(condition, column, condition.value)
+        if not self.backend.holds_dates(column):
+            raise binder.fail(key, f"column '{column.name}' must be a date or date-time column to compare with "
+                                   f"the time (it is {column.type})")
+        aware = bool(getattr(column.type, "timezone", False))
+        return BoundCondition(condition, column, condition.value,
+                              now=clock.db_now(aware=aware, local=self.local_clock and not aware))
 
     def _bind_assignment(self, binder: _Binder, assignment: model.Assignment) -> BoundAssignment:
         column = binder.column(assignment.column, assignment.key.split(f"queues.{self.name}.", 1)[-1])
@@ -405,26 +428,28 @@ class BoundQueue:
         row["wb_expires"] = self.shape.expires_in_row(row)
         return row
 
-    def scope_clause(self) -> list[sa.ColumnElement[bool]]:
-        return [b.clause() for b in self.scope]
+    def scope_clause(self, user: Any = None) -> list[sa.ColumnElement[bool]]:
+        """The rows of this queue; conditions on the claiming user compare with `user` (all pass when None)."""
+        return [b.clause(user) for b in self.scope]
 
-    def todo_clause(self) -> sa.ColumnElement[bool]:
-        return sa.and_(*(b.clause() for b in self.todo))
+    def todo_clause(self, user: Any = None) -> sa.ColumnElement[bool]:
+        """The rows that are work to do (for `user`, where the queue's conditions name the claimer)."""
+        return sa.and_(*(b.clause(user) for b in self.todo))
 
-    def filter_variants(self) -> list[list[sa.ColumnElement[bool]]]:
+    def filter_variants(self, user: Any = None) -> list[list[sa.ColumnElement[bool]]]:
         """scope + todo as several filters, one per combination of IN-list values, each of which
         an index led by the filter columns can serve in queue order (MySQL has no partial index)."""
         variants: list[list[sa.ColumnElement[bool]]] = [[]]
         for b in (*self.scope, *self.todo):
-            if b.condition.op == "in" and len(b.value) > 1:
+            if b.condition.op == "in" and len(b.value) > 1 and not b.condition.or_null:
                 options = [b.column == sa.bindparam(None, v, type_=b.column.type, literal_execute=True)
                            for v in b.value]
                 variants = [[*variant, option] for variant in variants for option in options]
             else:
-                variants = [[*variant, b.clause()] for variant in variants]
+                variants = [[*variant, b.clause(user)] for variant in variants]
         return variants
 
-    def claimed_state_clause(self) -> sa.ColumnElement[bool] | None:
+    def claimed_state_clause(self, user: Any = None) -> sa.ColumnElement[bool] | None:
         """Rows in the state a claim puts them in: `todo` with each column the claim writes replaced
         by what it writes (None when the claim surely leaves a row matching `todo`).
 
@@ -439,7 +464,7 @@ class BoundQueue:
             b = written.get(cond.column.name)
             kind = b.assignment.kind if b is not None else None
             if b is None:
-                parts.append(cond.clause())
+                parts.append(cond.clause(user))
             elif kind == "value":
                 parts.append(b.column == sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True))
             elif kind == "null":

@@ -425,7 +425,8 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
     now = q.now()
     # The rows a claim could take now, as the claim itself defines them: expired locks, then free rows.
     # (Deferred items are neither: they wait for their time, or are served through a branch of their own.)
-    branches = claims.ClaimMethod.branches(q, now, claims.ClaimRequest(user="", use_cooldown=False), trail)
+    branches = claims.ClaimMethod.branches(q, now, claims.ClaimRequest(user="", use_cooldown=False), trail,
+                                           anyone=True)
     expired_branch, free_branch = branches[0], branches[-1]
     held = [*q.scope_clause(), q.user.is_not(None)]
 

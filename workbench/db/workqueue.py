@@ -169,15 +169,15 @@ class WorkQueue:
 
         return self.db.read(read)
 
-    def open_items(self, limit: int = 200) -> list[dict[str, Any]]:
+    def open_items(self, limit: int = 200, user: str | None = None) -> list[dict[str, Any]]:
         """Waiting, unlocked items in queue order (key, list columns and the due column), for picking one
-        by hand.
+        by hand (those waiting for `user`, where the queue's conditions name the claimer).
 
         Served by the claim index, so it stays fast on a large table; never the whole table.
         """
         q = self.q
         stmt = (sa.select(*self._listed_columns()).select_from(q.source)
-                .where(*q.scope_clause(), q.todo_clause(), q.free()).order_by(*q.order_by()).limit(limit))
+                .where(*q.scope_clause(user), q.todo_clause(user), q.free()).order_by(*q.order_by()).limit(limit))
         return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
 
     def _listed_columns(self) -> list[sa.Column[Any]]:
@@ -188,16 +188,16 @@ class WorkQueue:
             columns.append(q.due)
         return columns
 
-    def count_waiting(self, cap: int) -> int:
+    def count_waiting(self, cap: int, user: str | None = None) -> int:
         """How many items wait (unlocked, in `todo`), counted up to `cap` + 1: the count stops there, so
         that it reads at most that many index entries however large the table."""
         q = self.q
-        waiting = (sa.select(q.key).select_from(q.source).where(*q.scope_clause(), q.todo_clause(), q.free())
+        waiting = (sa.select(q.key).select_from(q.source).where(*q.scope_clause(user), q.todo_clause(user), q.free())
                    .limit(cap + 1).subquery())
         count = sa.select(sa.func.count()).select_from(waiting)
         return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
 
-    def filter_choices(self, limit: int = 50) -> dict[str, list[Any]]:
+    def filter_choices(self, limit: int = 50, user: str | None = None) -> dict[str, list[Any]]:
         """Per `filter_by` column: the values waiting items hold, most common first (at most `limit`)."""
         q = self.q
 
@@ -206,7 +206,7 @@ class WorkQueue:
             for name, column in q.filter_columns.items():
                 n = sa.func.count().label("n")
                 stmt = (sa.select(column, n).select_from(q.source)
-                        .where(*q.scope_clause(), q.todo_clause(), q.free(), column.is_not(None))
+                        .where(*q.scope_clause(user), q.todo_clause(user), q.free(), column.is_not(None))
                         .group_by(column).order_by(n.desc(), column).limit(limit))
                 found[name] = [row[0] for row in conn.execute(stmt)]
             return found

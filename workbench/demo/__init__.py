@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from workbench.demo import data, schema
+from workbench.demo import data, invoices, schema
 
 if TYPE_CHECKING:
     from workbench.db import service
@@ -56,6 +56,7 @@ def create(directory: Path, *, overwrite: bool = False) -> Path:
         populate(wb.engine)
         wb.init()
         attach_all(wb)
+    invoices.write_all(directory, list(data.imports()))  # the scans the import lines name
     return config_path
 
 

@@ -8,6 +8,8 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from workbench.demo import invoices
+
 _FIRST = ["Anna", "Ben", "Chiara", "David", "Elif", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kasia", "Luca",
           "Maya", "Noah", "Olga", "Pavel", "Quinn", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wim", "Yara", "Zoe"]
 _LAST = ["Andersen", "Bauer", "Costa", "Dubois", "Eriksen", "Fischer", "García", "Horvat", "Ivanova", "Jansen",
@@ -120,13 +122,15 @@ def imports(count: int = 300, *, seed: int = 11) -> Iterator[dict[str, Any]]:
             amount = decimal.Decimal(rng.randint(1500, 950000)) / 100
             status = rng.choices(["pending", "verified", "rejected"], weights=[80, 15, 5])[0]
             checked = status != "pending"
+            invoice_no = f"INV-{rng.randint(10000, 99999)}"
             yield {
                 "row_id": row_id,
                 "batch": batch,
                 "source_file": f"imports/{batch.lower()}.csv",
+                "scan": invoices.scan_path({"invoice_no": invoice_no, "row_id": row_id}),
                 "line_no": line,
                 "vendor": vendor,
-                "invoice_no": f"INV-{rng.randint(10000, 99999)}",
+                "invoice_no": invoice_no,
                 "invoice_date": dt.date(2026, 10, 1) + dt.timedelta(days=rng.randint(0, 50)),
                 "amount": amount,
                 "currency": rng.choices(["EUR", "USD", "GBP", "SEK"], weights=[70, 15, 10, 5])[0],

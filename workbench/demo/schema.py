@@ -43,6 +43,7 @@ def build(metadata: sa.MetaData) -> tuple[sa.Table, sa.Table]:
         sa.Column("row_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("batch", sa.String(40), nullable=False),
         sa.Column("source_file", sa.String(200), nullable=False),
+        sa.Column("scan", sa.String(300)),  # the scanned invoice, relative to the demo's folder
         sa.Column("line_no", sa.Integer, nullable=False),
         sa.Column("vendor", sa.String(120), nullable=False),
         sa.Column("invoice_no", sa.String(40), nullable=False),

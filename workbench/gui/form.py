@@ -211,6 +211,10 @@ class RecordForm(QWidget):
     def field(self, name: str) -> QWidget:
         return self._fields[name].editor
 
+    def has_field(self, name: str) -> bool:
+        """Is `name` on the form (not hidden)?"""
+        return name in self._fields
+
     def error_text(self, name: str) -> str:
         field = self._fields[name]
         return field.error.text() if field.error.isVisibleTo(self) else ""

@@ -39,6 +39,7 @@ from workbench.gui import (
     resume,
     session,
     shortcuts_dialog,
+    source_view,
     theme,
     times,
 )
@@ -157,11 +158,17 @@ class MainWindow(QMainWindow):
         self.item_split = QSplitter(Qt.Orientation.Horizontal)
         self.item_split.setObjectName("item_split")
         self.item_split.setChildrenCollapsible(False)
+        # The scanned document (or source text) between them, for queues that name a `source` column.
+        self.source_pane = source_view.SourcePane()
+        self.source_pane.setVisible(False)
         self.item_split.addWidget(self.form)
+        self.item_split.addWidget(self.source_pane)
         self.item_split.addWidget(self.item_log)
         self.item_split.setStretchFactor(0, 3)
-        self.item_split.setStretchFactor(1, 1)
-        self.item_split.setSizes([700, 300])  # in proportion: the form gets seven tenths
+        self.item_split.setStretchFactor(1, 3)
+        self.item_split.setStretchFactor(2, 1)
+        # In proportion: the form gets seven tenths, or with a document beside it the two share most.
+        self.item_split.setSizes([700, 0, 300])
         layout.addWidget(self.item_split, 1)
         actions = QHBoxLayout()
         self.release_button = QPushButton(self.tr("Release…"))
@@ -290,6 +297,7 @@ class MainWindow(QMainWindow):
         s.filter_choices_loaded.connect(self._on_filter_choices)
         self.filter_box.activated.connect(self._on_filter_picked)
         s.item_log_loaded.connect(self.item_log.show_log)
+        s.source_loaded.connect(self.source_pane.show_source)
         s.item_log_loaded.connect(lambda log: self.form.show_origins(log.as_imported()))
         self.item_log.note_written.connect(s.add_note)
         s.dispatcher.busy_changed.connect(self._on_busy)
@@ -629,9 +637,22 @@ class MainWindow(QMainWindow):
         self._set_actions()
         self.item_log.clear()
         self.session.load_item_log()
+        self._show_source_pane(queue)
         self.form.focus_first_editable()
         if draft is not None:
             self._write_journal()  # journal again under the new lock token
+
+    def _show_source_pane(self, queue: str) -> None:
+        """Beside the form for a queue with a `source` column, loading the open item's document."""
+        wanted = self.session.has_source(queue)
+        if wanted and not self.source_pane.isVisible():
+            self.source_pane.setVisible(True)
+            self.item_split.setSizes([450, 450, 250])
+        elif not wanted:
+            self.source_pane.setVisible(False)
+        if wanted:
+            self.source_pane.show_loading()
+            self.session.load_source()
 
     def _ensure_form(self, queue: str) -> None:
         self._specs[queue] = self.session.specs[queue]  # computed off the GUI thread by session.start()

@@ -108,6 +108,7 @@ class OperatorSession(QObject):
     filter_choices_loaded = Signal(str, object)  # queue, {column: [values waiting items hold]}
     settings_changed = Signal(int)
     item_log_loaded = Signal(object)  # operator.ItemLog of the open item
+    source_loaded = Signal(object)  # sources.Source of the open item (queues with a `source` column)
 
     def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
                  journal: journal_guard.GuardedJournal | None, settings: SessionSettings | None = None,
@@ -126,6 +127,7 @@ class OperatorSession(QObject):
         self.due_times: dict[tuple[str, Any], Any] = {}  # (queue, key) -> when it is due, where the queue says
         self.list_columns: dict[str, list[str]] = {}  # per queue: the columns that tell items apart
         self.due_columns: dict[str, str | None] = {}  # per queue: when an item is due, if it says
+        self.source_columns: dict[str, str | None] = {}  # per queue: the column naming its source, if any
         self.lost: errors.LockLost | None = None
         self.reachable = True
         self._generation = 0
@@ -226,6 +228,7 @@ class OperatorSession(QObject):
                 self.specs[name] = layout.fields
                 self.list_columns[name] = layout.list_columns
                 self.due_columns[name] = layout.due_column
+                self.source_columns[name] = layout.source_column
                 mine = self.operator.mine(name)
                 self._load_summaries(name, [lock.key for lock in mine])
                 locks += mine
@@ -458,6 +461,24 @@ class OperatorSession(QObject):
     def needs_note(self, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) on the open item need a note?"""
         return self.current is not None and self.operator.needs_note(self.current.queue, action)
+
+    def has_source(self, queue: str) -> bool:
+        """Does `queue` name a source column (a scan or the source text to show beside the form)?"""
+        return self.source_columns.get(queue) is not None
+
+    def load_source(self) -> None:
+        """Read the open item's source off the GUI thread (source_loaded): a file or URL may take a while."""
+        cur = self.current
+        if cur is None or not self.has_source(cur.queue):
+            return
+        queue, key, item = cur.queue, cur.lock.key, dict(cur.claim.item)
+
+        def read_back(source: Any) -> None:
+            now = self.current
+            if now is not None and (now.queue, now.lock.key) == (queue, key):  # still the open item
+                self.source_loaded.emit(source)
+
+        self._run(lambda: self.operator.source(queue, item), read_back)
 
     def load_item_log(self) -> None:
         """Read the open item's notes and history (item_log_loaded)."""

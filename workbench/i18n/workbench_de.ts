@@ -1550,6 +1550,77 @@ Konfiguration: {1}</translation>
     </message>
 </context>
 <context>
+    <name>SourcePane</name>
+    <message>
+        <source>Source</source>
+        <translation>Quelle</translation>
+    </message>
+    <message>
+        <source>Previous page</source>
+        <translation>Vorige Seite</translation>
+    </message>
+    <message>
+        <source>Next page</source>
+        <translation>Nächste Seite</translation>
+    </message>
+    <message>
+        <source>Zoom out</source>
+        <translation>Verkleinern</translation>
+    </message>
+    <message>
+        <source>Zoom in</source>
+        <translation>Vergrößern</translation>
+    </message>
+    <message>
+        <source>Fit</source>
+        <translation>Einpassen</translation>
+    </message>
+    <message>
+        <source>Fit to the pane&apos;s width</source>
+        <translation>An die Breite des Bereichs anpassen</translation>
+    </message>
+    <message>
+        <source>Source document</source>
+        <translation>Quelldokument</translation>
+    </message>
+    <message>
+        <source>Source image</source>
+        <translation>Quellbild</translation>
+    </message>
+    <message>
+        <source>Source text</source>
+        <translation>Quelltext</translation>
+    </message>
+    <message>
+        <source>No item is open.</source>
+        <translation>Kein Eintrag ist geöffnet.</translation>
+    </message>
+    <message>
+        <source>Loading the source…</source>
+        <translation>Die Quelle wird geladen…</translation>
+    </message>
+    <message>
+        <source>This item names no source.</source>
+        <translation>Dieser Eintrag nennt keine Quelle.</translation>
+    </message>
+    <message>
+        <source>The source cannot be shown: {0}</source>
+        <translation>Die Quelle kann nicht angezeigt werden: {0}</translation>
+    </message>
+    <message>
+        <source>The source cannot be shown: it is not a PDF this program can read.</source>
+        <translation>Die Quelle kann nicht angezeigt werden: Sie ist kein PDF, das dieses Programm lesen kann.</translation>
+    </message>
+    <message>
+        <source>The source cannot be shown: it is not an image this program can read.</source>
+        <translation>Die Quelle kann nicht angezeigt werden: Sie ist kein Bild, das dieses Programm lesen kann.</translation>
+    </message>
+    <message>
+        <source>Page {0} of {1}</source>
+        <translation>Seite {0} von {1}</translation>
+    </message>
+</context>
+<context>
     <name>Supervisor</name>
     <message>
         <source>(s)</source>

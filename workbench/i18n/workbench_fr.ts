@@ -1550,6 +1550,77 @@ Configuration : {1}</translation>
     </message>
 </context>
 <context>
+    <name>SourcePane</name>
+    <message>
+        <source>Source</source>
+        <translation>Source</translation>
+    </message>
+    <message>
+        <source>Previous page</source>
+        <translation>Page précédente</translation>
+    </message>
+    <message>
+        <source>Next page</source>
+        <translation>Page suivante</translation>
+    </message>
+    <message>
+        <source>Zoom out</source>
+        <translation>Zoom arrière</translation>
+    </message>
+    <message>
+        <source>Zoom in</source>
+        <translation>Zoom avant</translation>
+    </message>
+    <message>
+        <source>Fit</source>
+        <translation>Ajuster</translation>
+    </message>
+    <message>
+        <source>Fit to the pane&apos;s width</source>
+        <translation>Ajuster à la largeur du panneau</translation>
+    </message>
+    <message>
+        <source>Source document</source>
+        <translation>Document source</translation>
+    </message>
+    <message>
+        <source>Source image</source>
+        <translation>Image source</translation>
+    </message>
+    <message>
+        <source>Source text</source>
+        <translation>Texte source</translation>
+    </message>
+    <message>
+        <source>No item is open.</source>
+        <translation>Aucun élément n’est ouvert.</translation>
+    </message>
+    <message>
+        <source>Loading the source…</source>
+        <translation>Chargement de la source…</translation>
+    </message>
+    <message>
+        <source>This item names no source.</source>
+        <translation>Cet élément n’indique aucune source.</translation>
+    </message>
+    <message>
+        <source>The source cannot be shown: {0}</source>
+        <translation>La source ne peut pas être affichée : {0}</translation>
+    </message>
+    <message>
+        <source>The source cannot be shown: it is not a PDF this program can read.</source>
+        <translation>La source ne peut pas être affichée : ce n’est pas un PDF que ce programme sait lire.</translation>
+    </message>
+    <message>
+        <source>The source cannot be shown: it is not an image this program can read.</source>
+        <translation>La source ne peut pas être affichée : ce n’est pas une image que ce programme sait lire.</translation>
+    </message>
+    <message>
+        <source>Page {0} of {1}</source>
+        <translation>Page {0} sur {1}</translation>
+    </message>
+</context>
+<context>
     <name>Supervisor</name>
     <message>
         <source>(s)</source>

@@ -10,6 +10,7 @@ from typing import Any
 from workbench import fieldspec
 from workbench.core import models
 from workbench.db import published, service
+from workbench.services import sources
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,6 +23,7 @@ class QueueLayout:
     list_columns: list[str]
     lock_seconds: int
     due_column: str | None = None  # when an item is due (the queue's `due`), if it names one
+    source_column: str | None = None  # the item's source document or text (the queue's `source`), if any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +119,8 @@ class Operator:
         q = self.wb.queue(queue).q
         return QueueLayout(name=queue, key_name=q.key.name, fields=fieldspec.field_specs(q),
                            list_columns=[c.name for c in q.list_columns], lock_seconds=q.config.lock_seconds,
-                           due_column=q.due.name if q.due is not None else None)
+                           due_column=q.due.name if q.due is not None else None,
+                           source_column=q.source_column.name if q.source_column is not None else None)
 
     # -- claiming -----------------------------------------------------------------------------
 
@@ -129,7 +132,7 @@ class Operator:
     def filter_choices(self, queue: str, limit: int = 50) -> dict[str, list[Any]]:
         """For each column the queue may be narrowed by (`filter_by`): the values its waiting items
         hold, most common first (at most `limit` each)."""
-        return self.wb.queue(queue).filter_choices(limit)
+        return self.wb.queue(queue).filter_choices(limit, self.user)
 
     def claim(self, queue: str, key: Any) -> models.Claim:
         """Lock one chosen item (or resume this user's own lock on it)."""
@@ -170,6 +173,14 @@ class Operator:
         """An item's notes and history."""
         return ItemLog.read(self.wb.queue(queue), queue, key)
 
+    def source(self, queue: str, item: Mapping[str, Any]) -> sources.Source:
+        """The source an item's `source` column names (a PDF, an image, text), read from disk or the
+        network: may take seconds, so a window calls it off its GUI thread."""
+        config = self.wb.config.queues[queue]
+        if config.source is None:
+            return sources.Source("none")
+        return sources.read(item.get(config.source), sources.base_dir(self.wb.config.path, config.source_dir))
+
     def extend(self, lock: models.Lock) -> models.Lock:
         """Push the lock's expiry out (never past the queue's maximum); the new lock."""
         return self.wb.queue(lock.queue).extend(self.user, lock.key, lock.token)
@@ -196,22 +207,22 @@ class Operator:
 
     def open_items(self, queue: str, limit: int = 200) -> list[dict[str, Any]]:
         """Waiting items in queue order (their list columns), at most `limit`."""
-        return self.wb.queue(queue).open_items(limit)
+        return self.wb.queue(queue).open_items(limit, self.user)
 
     def queue_counts(self) -> list[QueueCount]:
         """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks."""
         counts = []
         for name, config in self.wb.config.queues.items():
             work = self.wb.queue(name)
-            counts.append(QueueCount(queue=name, title=config.title, waiting=work.count_waiting(WAITING_CAP),
+            counts.append(QueueCount(queue=name, title=config.title, waiting=work.count_waiting(WAITING_CAP, self.user),
                                      mine=len(work.mine(self.user)), overdue=work.count_overdue()))
         return counts
 
     def pick_list(self, queue: str, limit: int = 200) -> PickList:
         """The first `limit` waiting items with their columns' labels, and how many wait in all."""
         work = self.wb.queue(queue)
-        rows = work.open_items(limit)
-        waiting = len(rows) if len(rows) < limit else work.count_waiting(WAITING_CAP)
+        rows = work.open_items(limit, self.user)
+        waiting = len(rows) if len(rows) < limit else work.count_waiting(WAITING_CAP, self.user)
         specs = {spec.name: spec.label for spec in fieldspec.field_specs(work.q)}
         names = [work.q.key.name, *(c.name for c in work.q.list_columns if c is not work.q.key)]
         due = work.q.due.name if work.q.due is not None else None

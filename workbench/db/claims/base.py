@@ -80,14 +80,16 @@ class ClaimMethod:
             extra.append(~ClaimMethod.recently_released(q, now, request.user, trail))
         if request.key is None and trail.deferrals is not None:
             extra.append(~trail.deferrals.deferred(q.key))
-        return [sa.and_(*variant, *extra) for variant in q.filter_variants()]
+        return [sa.and_(*variant, *extra) for variant in q.filter_variants(request.user)]
 
     @staticmethod
     def branches(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
-                 trail: audit_mod.AuditTrail, user: Any = None) -> list[sa.ColumnElement[bool]]:
+                 trail: audit_mod.AuditTrail, user: Any = None, *,
+                 anyone: bool = False) -> list[sa.ColumnElement[bool]]:
         """WHERE clauses of the rows that may be claimed, in the order they are served: expired locks,
         then deferred items whose time has come (when the queue's trail keeps deferrals), then free
-        rows. `user` is the claimer as the statement names it (request.user when None).
+        rows. `user` is the claimer as the statement names it (request.user when None); `anyone`:
+        the rows someone may claim (conditions on the claiming user hold for all), for counts.
 
         Each branch has an index of its own (see attach.py): expired locks are found through the
         index on the expiry of locked rows, free rows through the claim index, which holds only
@@ -97,18 +99,21 @@ class ClaimMethod:
         deferred item to that branch, so no item comes from two branches.
         """
         who = request.user if user is None else user
-        scope = [*q.scope_clause(), *ClaimMethod.not_own_work(q, trail, who), *ClaimMethod.chosen(q, request.where)]
+        claimer = None if anyone else who
+        scope = [*q.scope_clause(claimer), *ClaimMethod.not_own_work(q, trail, who),
+                 *ClaimMethod.chosen(q, request.where)]
         key_part = [q.key == request.key] if request.key is not None else []
-        claimed = q.claimed_state_clause()
-        state = sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause()
+        todo = q.todo_clause(claimer)
+        claimed = q.claimed_state_clause(claimer)
+        state = sa.or_(todo, claimed) if claimed is not None else todo
         expired = sa.and_(*scope, q.user.is_not(None), q.stale(now), state, *key_part)
-        free = [*scope, q.todo_clause(), q.free(), *key_part]
+        free = [*scope, todo, q.free(), *key_part]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~ClaimMethod.recently_released(q, now, who, trail))
         deferrals = trail.deferrals
         if deferrals is None or request.key is not None:  # an item picked by key is taken as it is
             return [expired, sa.and_(*free)]
-        due = sa.and_(*scope, q.todo_clause(), q.free(), deferrals.due(q.key, who))
+        due = sa.and_(*scope, todo, q.free(), deferrals.due(q.key, who))
         return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
 
     @staticmethod

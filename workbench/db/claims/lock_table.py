@@ -38,25 +38,27 @@ class LockTableClaim(portable.PortableClaim):
             return None
 
     @staticmethod
-    def _item_waits(q: mapping.BoundQueue, expired: bool) -> sa.ColumnElement[bool]:
-        """The queue row may be claimed: waiting, or (for an expired lock) in the state a claim left it."""
-        claimed = q.claimed_state_clause()
-        state = sa.or_(q.todo_clause(), claimed) if expired and claimed is not None else q.todo_clause()
-        return sa.and_(*q.scope_clause(), state)
+    def _item_waits(q: mapping.BoundQueue, expired: bool, user: Any) -> sa.ColumnElement[bool]:
+        """The queue row may be claimed by `user`: waiting, or (for an expired lock) in the state a
+        claim left it."""
+        claimed = q.claimed_state_clause(user)
+        todo = q.todo_clause(user)
+        state = sa.or_(todo, claimed) if expired and claimed is not None else todo
+        return sa.and_(*q.scope_clause(user), state)
 
     def _candidates(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                     request: base.ClaimRequest) -> list[tuple[Mapping[Any, Any], Any]]:
         now = q.now()
         key_part = [q.key == request.key] if request.key is not None else []
         own = [*self.not_own_work(q, trail, request.user), *self.chosen(q, request.where)]
-        free = [self._item_waits(q, False), q.free(), *key_part, *own]
+        free = [self._item_waits(q, False, request.user), q.free(), *key_part, *own]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~self.recently_released(q, now, request.user, trail))
         if request.key is None and trail.deferrals is not None:  # held back until due; then in queue order
             free.append(trail.deferrals.not_held_back(q.key, request.user))
         # Expired locks (read from the locks, which are few), then free items, each in queue order.
-        branches = [(q.locked_source, sa.and_(self._item_waits(q, True), q.user.is_not(None), q.stale(now),
-                                              *key_part, *own)),
+        branches = [(q.locked_source, sa.and_(self._item_waits(q, True, request.user), q.user.is_not(None),
+                                              q.stale(now), *key_part, *own)),
                     (q.source, sa.and_(*free))]
         result: list[tuple[Mapping[Any, Any], Any]] = []
         for source, where in branches:
@@ -99,7 +101,7 @@ class LockTableClaim(portable.PortableClaim):
         key, user, now = cand["wb_ckey"], request.user, q.now()
         shape = q.shape
         expired = cand["wb_prev_owner"] is not None
-        if conn.execute(sa.select(q.key).where(q.key == key, self._item_waits(q, expired))).first() is None:
+        if conn.execute(sa.select(q.key).where(q.key == key, self._item_waits(q, expired, user))).first() is None:
             # Completed (or changed by another program) since the candidates were read: not ours to
             # take. Raising rolls the lock row back with the transaction.
             raise NotWaiting

@@ -314,7 +314,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
         expired = (sa.select(locks.c.item_key.label("wb_item"), locks.c.lock_user.label("wb_prev_owner"),
                              locks.c.token.label("wb_prev_token"), locks.c.locked_at.label("wb_prev_time"))
                    .select_from(q.locked_source)
-                   .where(self._item_waits(q, True), q.user.is_not(None), q.stale(now),
+                   .where(self._item_waits(q, True, user), q.user.is_not(None), q.stale(now),
                           *self.not_own_work(q, trail, user), *chosen)
                    .order_by(*q.order_by()).limit(1)
                    .with_for_update(skip_locked=True, of=locks)
@@ -324,7 +324,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
                               expired.c.wb_prev_time)
                    .cte("wb_retaken"))
 
-        free = [self._item_waits(q, False), q.free(), *self.not_own_work(q, trail, user), *chosen]
+        free = [self._item_waits(q, False, user), q.free(), *self.not_own_work(q, trail, user), *chosen]
         if request.use_cooldown and q.config.release_cooldown_seconds > 0:
             free.append(~self.recently_released(q, now, user, trail))
         if trail.deferrals is not None:  # held back until due; then in queue order
