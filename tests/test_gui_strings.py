@@ -152,6 +152,7 @@ PROSE_KEPT = {
     "closed without changes", "released when closing",
     "Customer calls back", "Waiting for a reply", "Waiting for parts", "Try again later",  # dialogs.DEFER_REASONS
     "Customer says it still fails", "Completed by mistake", "Needs another look",  # supervisor_dialogs.REOPEN_REASONS
+    "Needs level 2", "Belongs to another team", "Wrong category on import",  # supervisor_dialogs.MOVE_REASONS
     "given back to undo the previous Complete",  # session.UNDO_RELEASE
     # Key names and input formats, the same in every language.
     "Tab / Shift+Tab", "YYYY-MM-DD HH:MM",

@@ -398,3 +398,44 @@ def test_reassign_several_locks_at_once(qtbot: Any, console: Any) -> None:
     assert sorted(lock.key for lock in window.wb.queue("cases").mine("carla")) == sorted([ann, bob, carla])
     history = window.wb.queue("cases").history(carla)
     assert [e.kind.value for e in history] == ["claim"]
+
+
+def test_move_the_waiting_items_of_a_category(qtbot: Any, console: Any) -> None:
+    window = console("sup")
+    q = window.wb.queue("cases")
+    held = q.claim_next("ann")[0]
+    category = held.item["category"]
+    target = "Printing" if category != "Printing" else "Email"
+    b = q.q
+    with window.wb.engine.connect() as conn:
+        waiting = list(conn.execute(sa.select(b.key).where(b.todo_clause(), b.free(),
+                                                           b.table.c.category == category)).scalars())
+    window.tabs.setCurrentIndex(1)
+    refreshed(qtbot, window)
+    row = next(r for r in range(window.health.rowCount()) if window.health.item(r, 0).text() == "Helpdesk cases")
+    window.health.selectRow(row)
+    offered: list[list[str]] = []
+
+    def act(dialog: Any) -> None:
+        dialog.where_column.setCurrentIndex(dialog.where_column.findData("category"))
+        qtbot.waitUntil(lambda: dialog.where_value.count() > 0, timeout=10_000)
+        offered.append([dialog.where_value.itemText(i) for i in range(dialog.where_value.count())])
+        dialog.where_value.setCurrentText(category)
+        dialog.set_column.setCurrentIndex(dialog.set_column.findData("category"))
+        dialog.set_value.setCurrentText(target)
+        dialog.confirm.click()  # no reason yet: refused in the dialog
+        if dialog.isVisible() and dialog.problem.text():
+            dialog.reason_box.setCurrentText("Needs level 2")
+            dialog.confirm.click()
+
+    seen = on_dialog(qtbot, "move_dialog", act)
+    window.move_button.click()
+    qtbot.waitUntil(lambda: "moved" in window.status.text(), timeout=20_000)
+    assert seen and category in offered[0]
+    with window.wb.engine.connect() as conn:
+        rows = dict(conn.execute(sa.select(q.q.key, q.q.table.c.category)).all())
+    assert rows[held.lock.key] == category  # held by ann: left alone
+    moved = [k for k in waiting if k != held.lock.key]
+    assert moved and all(rows[k] == target for k in moved)
+    assert f"{len(moved)} waiting item(s) of Helpdesk cases moved." in window.status.text()
+    assert q.history(moved[0])[-1].reason == "Needs level 2"

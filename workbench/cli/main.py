@@ -119,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("reopen", "put a finished item back to waiting with the queue's on_reopen values (supervisors)",
             key=True)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (kept in the item's history)")
+    p = add("move", "change waiting items nobody holds, e.g. another category or tier so that another queue or "
+                    "group serves them (supervisors)")
+    p.add_argument("keys", metavar="KEY", nargs="*", help="the items to move (or --where)")
+    p.add_argument("--where", dest="where", type=_assignment, action="append", default=[], metavar="COL=VALUE",
+                   help="every waiting item whose column holds this value (repeatable)")
+    _sets(p, required=True)
+    p.add_argument("--reason", metavar="TEXT", required=True, help="why (kept in each item's history)")
     p = add("reassign", "move an item's lock to another user (supervisors)", key=True)
     p.add_argument("--to", metavar="USER", required=True, help="the new holder")
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the old holder)")
@@ -481,6 +488,20 @@ def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_move(args: argparse.Namespace, as_json: bool) -> int:
+    wb, q = _queue(args)
+    with wb:
+        moved = q.move(_user(args), _pairs(args.sets, "--set"), args.reason, keys=args.keys,
+                       where=_pairs(args.where, "--where"))
+    if as_json:
+        output.dump_json({"queue": args.queue, "moved": moved, "set": _pairs(args.sets, "--set"),
+                          "reason": args.reason})
+    else:
+        print(f"moved {len(moved)} item(s) of {args.queue}" + (f": {' '.join(map(str, moved))}" if moved else
+                                                                "; none was waiting unheld as named"))
+    return 0
+
+
 def cmd_deferred(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
@@ -714,7 +735,7 @@ def _published_dict(v: Any, *, body: bool) -> dict[str, Any]:
 _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "demo": cmd_demo, "init": cmd_init, "queues": cmd_queues, "attach": cmd_attach, "next": cmd_next,
     "claim": cmd_claim, "show": cmd_show, "save": cmd_save, "complete": cmd_complete, "release": cmd_release,
-    "defer": cmd_defer, "deferred": cmd_deferred, "reopen": cmd_reopen, "undo": cmd_undo,
+    "defer": cmd_defer, "deferred": cmd_deferred, "reopen": cmd_reopen, "undo": cmd_undo, "move": cmd_move,
     "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
     "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "note": cmd_note, "notes": cmd_notes,
     "profile": profile_commands.run,

@@ -23,6 +23,7 @@ class EventKind(str, enum.Enum):
     DEFER = "defer"
     REOPEN = "reopen"
     UNDO = "undo"  # a Complete taken back by the one who made it
+    MOVE = "move"  # a supervisor changed a waiting item's values (another category, tier, queue)
 
 
 def shown(value: Any) -> Any:

@@ -225,11 +225,8 @@ class GuardedWriter:
         """The audit detail with {"changes": {column: [before, after]}} for each column the write changed
         (`audit_hidden` columns: [null, null], their values left out)."""
         data = json.loads(detail) if detail else {}
-        changes = {}
-        for i, name in enumerate(shape.edits):
-            old, new = before[i], params[f"wb_e{i}"]
-            if old != new:
-                changes[name] = [None, None] if name in self.q.audit_hidden else [old, new]
+        changes = self.q.changes(dict(zip(shape.edits, before, strict=True)),
+                                 {name: params[f"wb_e{i}"] for i, name in enumerate(shape.edits)})
         if changes:
             data["changes"] = changes
         return json.dumps(data, sort_keys=True, default=audit_mod.json_value)

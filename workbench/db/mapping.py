@@ -611,6 +611,44 @@ class BoundQueue:
     def item_from_row(self, row: Mapping[Any, Any]) -> dict[str, Any]:
         return {name: row[name] for name in self._column_names if name in row}
 
+    def changes(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, list[Any]]:
+        """What the audit keeps of a write: {column: [before, after]} for each column whose value changed
+        (`audit_hidden` columns as [None, None]: that they changed, not to what)."""
+        return {name: [None, None] if name in self.audit_hidden else [before[name], new]
+                for name, new in after.items() if before[name] != new}
+
+    def coerce_moves(self, changes: Mapping[str, Any], what: str) -> dict[str, Any]:
+        """Typed values for a supervisor's move of waiting items (`--set`) or its selection (`--where`):
+        any column but the key and the lock, checked by the column's field rules."""
+        result = {}
+        for name, raw in changes.items():
+            column = self.movable_column(name, what)
+            if what == "--where" and (raw is None or (isinstance(raw, str) and not raw.strip())):
+                raise errors.UsageError(f"give a value to select by: --where {column.name}=VALUE")
+            result[column.name] = fieldspec.check(self.specs[column.name], raw)
+        return result
+
+    def movable_column(self, name: str, what: str = "column") -> sa.Column[Any]:
+        """The column called `name` if a move may select by it or write it (not the key, the lock, or
+        computed); InvalidValue says why not."""
+        column = self._named_column(name)
+        if column is None:
+            hint = difflib.get_close_matches(name, self._column_names, n=1)
+            raise errors.InvalidValue(f"{what} {name}: no such column in {self.config.table_label}"
+                                      + (f"; did you mean '{hint[0]}'?" if hint else ""), column=name)
+        if column is self.key or column in self.lock_columns or column.computed is not None:
+            why = "is the key" if column is self.key else ("holds the lock" if column.computed is None
+                                                           else "is computed by the database")
+            raise errors.InvalidValue(f"{what} {column.name}: a move cannot use it: it {why}", column=column.name)
+        return column
+
+    def _named_column(self, name: str) -> sa.Column[Any] | None:
+        """The table's column called `name` (or, when only one matches, in another case)."""
+        if name in self.table.c:
+            return self.table.c[name]
+        folded = [c for c in self.table.c if c.name.lower() == name.lower()]
+        return folded[0] if len(folded) == 1 else None
+
     def coerce_edits(self, edits: Mapping[str, Any]) -> dict[str, Any]:
         """Typed values for an edit, checked against the field rules; InvalidValue names the first
         column that cannot take its value."""

@@ -10,12 +10,13 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, groups, guarded, lockloss, lockshapes, mapping, permissions, stats
+from workbench.db import claims, connect, dberrors, groups, guarded, lockloss, lockshapes, mapping, permissions, stats
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
+MOVE_BATCH = 500  # likewise for a supervisor's move of waiting items
 
 
 class WorkQueue:
@@ -201,17 +202,22 @@ class WorkQueue:
         """Per `filter_by` column: the values waiting items hold, most common first (at most `limit`)."""
         q = self.q
 
-        def read(conn: sa.Connection) -> dict[str, list[Any]]:
-            found = {}
-            for name, column in q.filter_columns.items():
-                n = sa.func.count().label("n")
-                stmt = (sa.select(column, n).select_from(q.source)
-                        .where(*q.scope_clause(user), q.todo_clause(user), q.free(), column.is_not(None))
-                        .group_by(column).order_by(n.desc(), column).limit(limit))
-                found[name] = [row[0] for row in conn.execute(stmt)]
-            return found
+        return self.db.read(lambda conn: {name: self._held_values(conn, column, limit, user)
+                                          for name, column in q.filter_columns.items()})
 
-        return self.db.read(read)
+    def waiting_values(self, column: str, limit: int = 50) -> list[Any]:
+        """The values waiting items nobody holds have in `column` (any but the key and the lock), most
+        common first: what a supervisor's move may select by."""
+        chosen = self.q.movable_column(column)
+        return self.db.read(lambda conn: self._held_values(conn, chosen, limit, None))
+
+    def _held_values(self, conn: sa.Connection, column: sa.Column[Any], limit: int, user: str | None) -> list[Any]:
+        q = self.q
+        n = sa.func.count().label("n")
+        stmt = (sa.select(column, n).select_from(q.source)
+                .where(*q.scope_clause(user), q.todo_clause(user), q.free(), column.is_not(None))
+                .group_by(column).order_by(n.desc(), column).limit(limit))
+        return [row[0] for row in conn.execute(stmt)]
 
     def count_overdue(self) -> int | None:
         """Open items (waiting or held) past their due time on the database clock; None without `due`."""
@@ -496,6 +502,73 @@ class WorkQueue:
         if changed != 1:
             raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being reopened; try again")
         self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
+
+    def move(self, actor: str, changes: Mapping[str, Any], reason: str, *, keys: list[Any] | None = None,
+             where: Mapping[str, Any] | None = None) -> list[Any]:
+        """A supervisor's bulk move: write `changes` ({column: value}, e.g. another category or tier, so
+        another queue or group serves them) to the waiting items nobody holds, those named by `keys` or
+        every one whose columns hold `where`'s values. Items held or finished are left alone. Each moved
+        item's audit row keeps the values before and after. Returns the keys moved, in key order."""
+        _check_user(actor)
+        q = self.q
+        if not reason or not reason.strip():
+            raise errors.UsageError("say why the items move (--reason): it is kept in their history")
+        values = q.coerce_moves(changes, "--set")
+        if not values:
+            raise errors.UsageError("say what to change: --set COL=VALUE")
+        chosen = q.coerce_moves(where or {}, "--where")
+        if not keys and not chosen:
+            raise errors.UsageError("name the items to move: their keys, or --where COL=VALUE for every waiting "
+                                    "item that matches")
+        moved: list[Any] = []
+
+        def batch_of(keys: list[Any] | None, after: Any) -> Callable[[sa.Connection], list[Any]]:
+            return lambda conn: self._move(conn, actor, values, chosen, reason, keys=keys, after=after)
+
+        if keys:
+            typed = sorted({q.coerce_key(k) for k in keys})
+            for i in range(0, len(typed), MOVE_BATCH):
+                moved += self.db.write(batch_of(typed[i:i + MOVE_BATCH], None))
+            return moved
+        after: Any = None
+        while True:  # every match, a batch per transaction, onward from the last key moved
+            batch = self.db.write(batch_of(None, after))
+            moved += batch
+            if len(batch) < MOVE_BATCH:
+                return moved
+            after = batch[-1]
+
+    def _move(self, conn: sa.Connection, actor: str, values: dict[str, Any], chosen: dict[str, Any], reason: str,
+              *, keys: list[Any] | None = None, after: Any = None) -> list[Any]:
+        q = self.q
+        permissions.require_supervisor(conn, self.trail.table.schema, actor, f"move items of {q.name}", q.table)
+        waiting = [*q.scope_clause(), q.todo_clause(), *(q.table.c[name] == value for name, value in chosen.items())]
+        if keys is not None:
+            waiting.append(q.key.in_(keys))
+        elif after is not None:
+            waiting.append(q.key > after)
+        # Read and lock the rows first (the values before, for the trail); the UPDATE tests again that
+        # nobody holds them, so a claim between the two wins and its item stays as it is.
+        read = (sa.select(q.key, *(q.table.c[name] for name in values)).where(*waiting, q.shape.unheld(q.key))
+                .order_by(q.key).limit(MOVE_BATCH).with_for_update())
+        before = {row[q.key.name]: dict(row) for row in conn.execute(read).mappings()}
+        if not before:
+            return []
+        update = (sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key))
+                  .values(values))
+        try:
+            changed = conn.execute(update).rowcount
+        except sa.exc.DBAPIError as exc:
+            if not permissions.is_refusal(exc):
+                raise
+            raise errors.NotPermitted(permissions.refused_message(actor, f"move items of {q.name}",
+                                                                  conn.engine.url.username), user=actor) from exc
+        if changed != len(before):
+            raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
+        self.trail.write(conn, [self.trail.row(models.EventKind.MOVE, key, actor, reason=reason.strip(),
+                                               detail={"changes": q.changes(row, values)})
+                                for key, row in before.items()])
+        return list(before)
 
     def undo_complete(self, user: str, key: Any) -> models.Claim:
         """Take back one's own Complete within the queue's undo_within: the item gets the on_reopen

@@ -31,6 +31,7 @@ EVENT_LABELS = {
     models.EventKind.DEFER: QT_TRANSLATE_NOOP("Events", "Deferred"),
     models.EventKind.REOPEN: QT_TRANSLATE_NOOP("Events", "Reopened"),
     models.EventKind.UNDO: QT_TRANSLATE_NOOP("Events", "Completion undone"),
+    models.EventKind.MOVE: QT_TRANSLATE_NOOP("Events", "Moved"),
 }
 
 

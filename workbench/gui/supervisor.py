@@ -200,6 +200,15 @@ class SupervisorWindow(QMainWindow):
             self.tr("Completed today"), self.tr("Oldest waiting"), self.tr("Overdue"), self.tr("Releases today"),
             self.tr("Expiries today"), self.tr("Force releases today")])
         layout.addWidget(self.health, 1)
+        bar = QHBoxLayout()
+        bar.addStretch(1)
+        self.move_button = QPushButton(self.tr("Move waiting items…"))
+        self.move_button.setObjectName("move_button")
+        self.move_button.setToolTip(self.tr("Change a column of the selected queue's waiting items nobody holds, "
+                                            "e.g. another category or tier"))
+        self.move_button.clicked.connect(self.move_items)
+        bar.addWidget(self.move_button)
+        layout.addLayout(bar)
         layout.addWidget(QLabel(self.tr("Why items were released today:")))
         self.reasons = _table("release_reasons", [self.tr("Queue"), self.tr("Reason"), self.tr("Times")])
         self.health.setAccessibleName(self.tr("Queue health"))
@@ -471,6 +480,42 @@ class SupervisorWindow(QMainWindow):
             self.status.setText(str(exc))
 
         self.dispatcher.call(lambda: self.service.item_log(name, key), done, failed)
+
+    def _chosen_queue(self) -> str | None:
+        """The queue of the selected Queue health row, or the one the Queue: filter shows."""
+        rows = self.health.selectionModel().selectedRows() if self.health.selectionModel() else []
+        if rows:
+            title = self.health.item(rows[0].row(), 0).text()
+            return next((name for name, t in self.titles.items() if t == title), None)
+        chosen = self.queue_filter.currentData()
+        return None if chosen == ALL else str(chosen)
+
+    @Slot()
+    def move_items(self) -> None:
+        """Ask which waiting items get which value, with a reason; move them; say how many moved."""
+        name = self._chosen_queue()
+        if name is None:
+            self.status.setText(self.tr("Choose a queue first: select its row here, or pick it under Queue:."))
+            return
+
+        def load_values(column: str, done: Callable[[list[Any]], None]) -> None:
+            self.dispatcher.call(lambda: self.service.waiting_values(name, column), done, lambda _exc: done([]))
+
+        def moved(keys: list[Any]) -> None:
+            self._say(self.tr("%n waiting item(s) of {0} moved.", "", len(keys)).format(self.titles[name]))
+            self.refresh()
+
+        def failed(exc: BaseException) -> None:
+            QMessageBox.warning(self, "workbench", self.tr("Nothing moved: {0}").format(exc))
+
+        def ask(fields: list[Any]) -> None:
+            dialog = supervisor_dialogs.MoveDialog(self.titles[name], fields, load_values, self)
+            if not dialog.exec():
+                return
+            where, changes, reason = dialog.where(), dialog.changes(), dialog.reason()
+            self.dispatcher.call(lambda: self.service.move(name, changes, reason, where=where), moved, failed)
+
+        self.dispatcher.call(lambda: self.service.movable(name), ask, failed)
 
     @Slot()
     def reopen(self) -> None:

@@ -1,11 +1,21 @@
-"""The supervisor's confirmations: force release (one or many) and reassign, each with a required reason."""
+"""The supervisor's confirmations: force release, reassign, reopen and move, each with a required reason."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Slot
-from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
 translate = QCoreApplication.translate  # lupdate reads translate(context, text) calls
 
@@ -133,3 +143,110 @@ class ReassignDialog(_ReasonDialog):
         if {self.to_user()} == self._from:
             return self.tr("{0} already holds it.").format(self.to_user())
         return super().problems()
+
+
+# As typed into the audit trail (data: not translated, like FORCE_REASONS).
+MOVE_REASONS = ("Needs level 2", "Belongs to another team", "Reprioritised", "Wrong category on import")
+
+
+class MoveDialog(_ReasonDialog):
+    """A bulk move: every waiting item nobody holds whose column holds a value gets another value in a
+    column (another category, tier, team), with a reason kept in each item's history.
+
+    `load_values(column, done)` reads the values waiting items hold in `column` off the GUI thread and
+    calls `done(values)` on it.
+    """
+
+    def __init__(self, title: str, fields: list[Any], load_values: Callable[[str, Callable[[list[Any]], None]], None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__("move_dialog", "", "", "", parent)
+        self.setWindowTitle(self.tr("Move waiting items"))
+        self.message.setText(self.tr("Change the waiting items of {0} that nobody holds. Items someone holds, and "
+                                     "finished ones, stay as they are.").format(title))
+        self.confirm.setText(self.tr("Move"))
+        self.reason_box.clear()
+        self.reason_box.addItems(MOVE_REASONS)
+        self.reason_box.setCurrentText("")
+        self.reason_box.lineEdit().setPlaceholderText(self.tr("required: kept in each item's history"))
+        self._fields = {spec.name: spec for spec in fields}
+        self._load_values = load_values
+        self.where_column = self._columns("where_column", self.tr("Items whose column"))
+        self.where_value = self._values("where_value", self.tr("holds the value"))
+        self.set_column = self._columns("set_column", self.tr("Column to change"))
+        self.set_value = self._values("set_value", self.tr("New value"))
+        self.form.insertRow(0, self.tr("&Items whose:"), self._pair(self.where_column, self.tr("is"), self.where_value))
+        self.form.insertRow(1, self.tr("&Set:"), self._pair(self.set_column, self.tr("to"), self.set_value))
+        self.where_column.currentIndexChanged.connect(self._where_changed)
+        self.set_column.currentIndexChanged.connect(self._set_changed)
+        self._where_changed()
+        self._set_changed()
+
+    def _columns(self, name: str, accessible: str) -> QComboBox:
+        box = QComboBox()
+        box.setObjectName(name)
+        box.setAccessibleName(accessible)
+        for spec in self._fields.values():
+            box.addItem(spec.label, spec.name)
+        return box
+
+    def _values(self, name: str, accessible: str) -> QComboBox:
+        box = QComboBox()
+        box.setObjectName(name)
+        box.setAccessibleName(accessible)
+        box.setEditable(True)
+        box.setMinimumContentsLength(14)
+        return box
+
+    @staticmethod
+    def _pair(first: QWidget, word: str, second: QWidget) -> QWidget:
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(first, 1)
+        layout.addWidget(QLabel(word))
+        layout.addWidget(second, 1)
+        return row
+
+    @Slot()
+    def _where_changed(self) -> None:
+        column = self.where_column.currentData()
+        self.where_value.clear()
+        if column is None:
+            return
+        self.where_value.lineEdit().setPlaceholderText(self.tr("Loading…"))
+
+        def show(values: list[Any]) -> None:
+            if self.where_column.currentData() != column:
+                return  # the supervisor chose another column meanwhile
+            typed = self.where_value.currentText()
+            self.where_value.clear()
+            self.where_value.addItems([str(v) for v in values])
+            self.where_value.setCurrentText(typed or (str(values[0]) if values else ""))
+            self.where_value.lineEdit().setPlaceholderText(
+                self.tr("a value") if values else self.tr("no waiting item has a value here"))
+
+        self._load_values(column, show)
+
+    @Slot()
+    def _set_changed(self) -> None:
+        spec = self._fields.get(self.set_column.currentData())
+        self.set_value.clear()
+        if spec is not None and spec.choices:
+            self.set_value.addItems([str(c) for c in spec.choices])
+        self.set_value.setCurrentText("")
+        self.set_value.lineEdit().setPlaceholderText(self.tr("empty: no value") if spec is not None and not
+                                                     spec.required else self.tr("required"))
+
+    def where(self) -> dict[str, str]:
+        return {self.where_column.currentData(): self.where_value.currentText().strip()}
+
+    def changes(self) -> dict[str, str]:
+        return {self.set_column.currentData(): self.set_value.currentText().strip()}
+
+    def problems(self) -> str:
+        if not self.where_value.currentText().strip():
+            return self.tr("Say which items: a value of the column they are chosen by.")
+        if self.where_column.currentData() == self.set_column.currentData() and \
+                self.where_value.currentText().strip() == self.set_value.currentText().strip():
+            return self.tr("The new value is the one they have: choose another.")
+        return super().problems() and self.tr("Give a reason: it goes into each item's history.")

@@ -633,6 +633,10 @@ Einzelheiten stehen in {log}.</translation>
         <source>Completion undone</source>
         <translation>Abschluss zurückgenommen</translation>
     </message>
+    <message>
+        <source>Moved</source>
+        <translation>Verschoben</translation>
+    </message>
 </context>
 <context>
     <name>ForceReleaseDialog</name>
@@ -1212,6 +1216,89 @@ Konfiguration: {1}</translation>
     </message>
 </context>
 <context>
+    <name>MoveDialog</name>
+    <message>
+        <source>Move waiting items</source>
+        <translation>Wartende Einträge verschieben</translation>
+    </message>
+    <message>
+        <source>Change the waiting items of {0} that nobody holds. Items someone holds, and finished ones, stay as they are.</source>
+        <translation>Die wartenden Einträge von {0} ändern, die niemand hält. Gehaltene und erledigte Einträge bleiben, wie sie sind.</translation>
+    </message>
+    <message>
+        <source>Move</source>
+        <translation>Verschieben</translation>
+    </message>
+    <message>
+        <source>required: kept in each item&apos;s history</source>
+        <translation>erforderlich: steht im Verlauf jedes Eintrags</translation>
+    </message>
+    <message>
+        <source>Items whose column</source>
+        <translation>Einträge, deren Spalte</translation>
+    </message>
+    <message>
+        <source>holds the value</source>
+        <translation>den Wert hat</translation>
+    </message>
+    <message>
+        <source>Column to change</source>
+        <translation>Zu ändernde Spalte</translation>
+    </message>
+    <message>
+        <source>New value</source>
+        <translation>Neuer Wert</translation>
+    </message>
+    <message>
+        <source>&amp;Items whose:</source>
+        <translation>&amp;Einträge mit:</translation>
+    </message>
+    <message>
+        <source>is</source>
+        <translation>gleich</translation>
+    </message>
+    <message>
+        <source>&amp;Set:</source>
+        <translation>&amp;Setzen:</translation>
+    </message>
+    <message>
+        <source>to</source>
+        <translation>auf</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>Wird geladen…</translation>
+    </message>
+    <message>
+        <source>a value</source>
+        <translation>ein Wert</translation>
+    </message>
+    <message>
+        <source>no waiting item has a value here</source>
+        <translation>kein wartender Eintrag hat hier einen Wert</translation>
+    </message>
+    <message>
+        <source>empty: no value</source>
+        <translation>leer: kein Wert</translation>
+    </message>
+    <message>
+        <source>required</source>
+        <translation>erforderlich</translation>
+    </message>
+    <message>
+        <source>Say which items: a value of the column they are chosen by.</source>
+        <translation>Welche Einträge? Geben Sie einen Wert der Spalte an, nach der sie gewählt werden.</translation>
+    </message>
+    <message>
+        <source>The new value is the one they have: choose another.</source>
+        <translation>Den neuen Wert haben sie schon: Wählen Sie einen anderen.</translation>
+    </message>
+    <message>
+        <source>Give a reason: it goes into each item&apos;s history.</source>
+        <translation>Geben Sie einen Grund an: Er steht im Verlauf jedes Eintrags.</translation>
+    </message>
+</context>
+<context>
     <name>NoteDialog</name>
     <message>
         <source>&amp;Note:</source>
@@ -1774,6 +1861,14 @@ Konfiguration: {1}</translation>
         <translation>Zwangsfreigaben heute</translation>
     </message>
     <message>
+        <source>Move waiting items…</source>
+        <translation>Wartende Einträge verschieben…</translation>
+    </message>
+    <message>
+        <source>Change a column of the selected queue&apos;s waiting items nobody holds, e.g. another category or tier</source>
+        <translation>Eine Spalte der wartenden, von niemandem gehaltenen Einträge der gewählten Warteschlange ändern, z. B. eine andere Kategorie oder Stufe</translation>
+    </message>
+    <message>
         <source>Why items were released today:</source>
         <translation>Warum Einträge heute freigegeben wurden:</translation>
     </message>
@@ -1915,6 +2010,21 @@ Konfiguration: {1}</translation>
             <numerusform>%n Notiz</numerusform>
             <numerusform>%n Notizen</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Choose a queue first: select its row here, or pick it under Queue:.</source>
+        <translation>Wählen Sie zuerst eine Warteschlange: ihre Zeile hier oder unter Warteschlange:.</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n waiting item(s) of {0} moved.</source>
+        <translation>
+            <numerusform>%n wartender Eintrag von {0} verschoben.</numerusform>
+            <numerusform>%n wartende Einträge von {0} verschoben.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Nothing moved: {0}</source>
+        <translation>Nichts verschoben: {0}</translation>
     </message>
     <message>
         <source>Type the key of the item to reopen.</source>

@@ -633,6 +633,10 @@ Les détails sont dans {log}.</translation>
         <source>Completion undone</source>
         <translation>Clôture annulée</translation>
     </message>
+    <message>
+        <source>Moved</source>
+        <translation>Déplacé</translation>
+    </message>
 </context>
 <context>
     <name>ForceReleaseDialog</name>
@@ -1212,6 +1216,89 @@ Configuration : {1}</translation>
     </message>
 </context>
 <context>
+    <name>MoveDialog</name>
+    <message>
+        <source>Move waiting items</source>
+        <translation>Déplacer des éléments en attente</translation>
+    </message>
+    <message>
+        <source>Change the waiting items of {0} that nobody holds. Items someone holds, and finished ones, stay as they are.</source>
+        <translation>Modifier les éléments en attente de {0} que personne ne tient. Les éléments tenus et les éléments terminés restent tels quels.</translation>
+    </message>
+    <message>
+        <source>Move</source>
+        <translation>Déplacer</translation>
+    </message>
+    <message>
+        <source>required: kept in each item&apos;s history</source>
+        <translation>obligatoire : conservé dans l’historique de chaque élément</translation>
+    </message>
+    <message>
+        <source>Items whose column</source>
+        <translation>Éléments dont la colonne</translation>
+    </message>
+    <message>
+        <source>holds the value</source>
+        <translation>a la valeur</translation>
+    </message>
+    <message>
+        <source>Column to change</source>
+        <translation>Colonne à modifier</translation>
+    </message>
+    <message>
+        <source>New value</source>
+        <translation>Nouvelle valeur</translation>
+    </message>
+    <message>
+        <source>&amp;Items whose:</source>
+        <translation>É&amp;léments dont :</translation>
+    </message>
+    <message>
+        <source>is</source>
+        <translation>vaut</translation>
+    </message>
+    <message>
+        <source>&amp;Set:</source>
+        <translation>&amp;Mettre :</translation>
+    </message>
+    <message>
+        <source>to</source>
+        <translation>à</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>Chargement…</translation>
+    </message>
+    <message>
+        <source>a value</source>
+        <translation>une valeur</translation>
+    </message>
+    <message>
+        <source>no waiting item has a value here</source>
+        <translation>aucun élément en attente n’a de valeur ici</translation>
+    </message>
+    <message>
+        <source>empty: no value</source>
+        <translation>vide : aucune valeur</translation>
+    </message>
+    <message>
+        <source>required</source>
+        <translation>obligatoire</translation>
+    </message>
+    <message>
+        <source>Say which items: a value of the column they are chosen by.</source>
+        <translation>Indiquez quels éléments : une valeur de la colonne qui les choisit.</translation>
+    </message>
+    <message>
+        <source>The new value is the one they have: choose another.</source>
+        <translation>Ils ont déjà cette valeur : choisissez-en une autre.</translation>
+    </message>
+    <message>
+        <source>Give a reason: it goes into each item&apos;s history.</source>
+        <translation>Donnez une raison : elle figure dans l’historique de chaque élément.</translation>
+    </message>
+</context>
+<context>
     <name>NoteDialog</name>
     <message>
         <source>&amp;Note:</source>
@@ -1774,6 +1861,14 @@ Configuration : {1}</translation>
         <translation>Libérations forcées aujourd&apos;hui</translation>
     </message>
     <message>
+        <source>Move waiting items…</source>
+        <translation>Déplacer des éléments en attente…</translation>
+    </message>
+    <message>
+        <source>Change a column of the selected queue&apos;s waiting items nobody holds, e.g. another category or tier</source>
+        <translation>Modifier une colonne des éléments en attente que personne ne tient dans la file choisie, p. ex. une autre catégorie ou un autre niveau</translation>
+    </message>
+    <message>
         <source>Why items were released today:</source>
         <translation>Pourquoi des éléments ont été libérés aujourd&apos;hui :</translation>
     </message>
@@ -1915,6 +2010,21 @@ Configuration : {1}</translation>
             <numerusform>%n note</numerusform>
             <numerusform>%n notes</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Choose a queue first: select its row here, or pick it under Queue:.</source>
+        <translation>Choisissez d’abord une file : sa ligne ici, ou sous File :.</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n waiting item(s) of {0} moved.</source>
+        <translation>
+            <numerusform>%n élément en attente de {0} déplacé.</numerusform>
+            <numerusform>%n éléments en attente de {0} déplacés.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Nothing moved: {0}</source>
+        <translation>Rien n’a été déplacé : {0}</translation>
     </message>
     <message>
         <source>Type the key of the item to reopen.</source>

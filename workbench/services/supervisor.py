@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
+from workbench import fieldspec
 from workbench.core import models
 from workbench.db import service
 from workbench.services import operator
@@ -53,6 +55,22 @@ class Supervisor:
     def reopen(self, queue: str, key: Any, reason: str) -> None:
         """Put a finished item back to waiting (the queue's on_reopen values), with a reason."""
         self.wb.queue(queue).reopen(self.user, key, reason)
+
+    def move(self, queue: str, changes: Mapping[str, Any], reason: str, *, keys: list[Any] | None = None,
+             where: Mapping[str, Any] | None = None) -> list[Any]:
+        """Write `changes` to waiting items nobody holds (by key, or all matching `where`); the keys moved."""
+        return self.wb.queue(queue).move(self.user, changes, reason, keys=keys, where=where)
+
+    def movable(self, queue: str) -> list[fieldspec.FieldSpec]:
+        """The fields a move of `queue`'s waiting items may select by and write (all but key and lock)."""
+        q = self.wb.queue(queue).q
+        lock = {c.name for c in q.lock_columns}
+        return [spec for spec in fieldspec.field_specs(q) if spec.name != q.key.name and spec.name not in lock
+                and (spec.column is None or spec.column.computed is None)]
+
+    def waiting_values(self, queue: str, column: str, limit: int = 50) -> list[Any]:
+        """The values `column` holds among `queue`'s waiting items nobody holds, most common first."""
+        return self.wb.queue(queue).waiting_values(column, limit)
 
     def reassign(self, queue: str, key: Any, to_user: str, reason: str) -> models.Lock:
         """Move a lock to another user; the new lock."""

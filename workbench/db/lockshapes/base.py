@@ -146,6 +146,10 @@ class LockShape:
         """Rows nobody holds."""
         return self.user.is_(None)
 
+    def unheld(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """Rows nobody holds, as a condition on the queue table alone (an UPDATE of it can carry it)."""
+        return self.free()
+
     def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """A lock (the user column is set) that no longer holds: expired, or without an expiry.
 

@@ -64,6 +64,9 @@ class LockTable(TokenColumn):
                          key == self.backend.text_as(locks.c.item_key, key.type))
         return sa.and_(locks.c.queue == sa.literal(self.queue, literal_execute=True), on)
 
+    def unheld(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        return ~sa.exists().where(self.joins(key))
+
     def key_text(self, key: Any) -> str:
         """An item's key as the lock table's item_key keeps it."""
         return str(key)
