@@ -132,9 +132,10 @@ def postgres_bindir() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def start_postgres(*, durable: bool = False) -> Server:
+def start_postgres(*, durable: bool = False, options: str = "") -> Server:
     """Start a PostgreSQL cluster on a free port; stop() removes it. Without `durable`, commits
-    are not flushed to disk (fsync off: quicker tests); with it, the server's defaults."""
+    are not flushed to disk (fsync off: quicker tests); with it, the server's defaults. `options`:
+    more server settings (-c name=value …)."""
     external = os.environ.get("WORKBENCH_TEST_PG")
     if external:  # host:port of a trust-auth server to use instead of a throwaway one
         host, port = external.rsplit(":", 1)
@@ -154,7 +155,7 @@ def start_postgres(*, durable: bool = False) -> Server:
              "--no-sync", "--no-instructions"])
         _write_pg_hba(data / "pg_hba.conf")
         quick = "" if durable else "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-        options = f"-k {work} -p {port} -c listen_addresses=127.0.0.1 {quick}-c max_connections=200"
+        options = f"-k {work} -p {port} -c listen_addresses=127.0.0.1 {quick}-c max_connections=200 {options}"
         run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w",
              "-o", options, "start"])
     except subprocess.CalledProcessError as exc:
@@ -187,6 +188,80 @@ def start_postgres(*, durable: bool = False) -> Server:
     return Server("postgresql", "127.0.0.1", port, "postgres", stop, take_down=take_down, bring_up=bring_up,
                   freeze=lambda: signal_all(signal.SIGSTOP), thaw=lambda: signal_all(signal.SIGCONT),
                   password_user=_PASSWORD_USER)
+
+
+@dataclasses.dataclass
+class Replicated:
+    """A PostgreSQL primary and a streaming standby on loopback: kill the primary, promote the standby."""
+
+    primary: Server
+    standby: Server
+    promote: Callable[[], None]
+
+    def url(self, database: str) -> str:
+        """Both servers in one URL: libpq keeps the one that accepts writes (the multi-host form)."""
+        return (f"postgresql+psycopg://postgres@/{database}?host=127.0.0.1:{self.primary.port}"
+                f"&host=127.0.0.1:{self.standby.port}&target_session_attrs=read-write")
+
+    def stop(self) -> None:
+        self.standby.stop()
+        self.primary.stop()
+
+
+def start_replicated(*, synchronous: bool) -> Replicated:
+    """A primary with one streaming standby (made by pg_basebackup). `synchronous`: a commit returns
+    only once the standby has it (synchronous_standby_names), so nothing acknowledged is lost when the
+    standby takes over; otherwise the standby lags a little behind, as asynchronous replication does."""
+    bindir = postgres_bindir()
+    if bindir is None or os.environ.get("WORKBENCH_TEST_PG"):
+        raise ServerUnavailable("replication needs PostgreSQL server binaries and throwaway servers")
+    primary = start_postgres(durable=True, options="-c wal_level=replica -c max_wal_senders=4 "
+                                                   "-c wal_keep_size=256MB -c fsync=off")
+    work = _workdir("wb-pg-standby-")
+    _chown(work, "postgres")
+    data = work / "data"
+    port = free_port()
+    options = f"-k {work} -p {port} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off"
+
+    def run(argv: list[str]) -> None:
+        subprocess.run(_as_user("postgres", argv), check=True, capture_output=True, text=True, cwd=work)
+
+    try:
+        run([str(bindir / "pg_basebackup"), "-D", str(data), "-h", "127.0.0.1", "-p", str(primary.port),
+             "-U", "postgres", "-R", "-X", "stream", "--no-sync", "-c", "fast"])
+        run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w", "-o", options, "start"])
+    except subprocess.CalledProcessError as exc:
+        primary.stop()
+        log = (work / "server.log").read_text() if (work / "server.log").exists() else ""
+        raise ServerUnavailable(f"the standby did not start: {exc.stderr or exc.stdout}{log[-2000:]}") from exc
+
+    def stop() -> None:
+        subprocess.run(_as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+                       capture_output=True, cwd=work, check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+    def promote() -> None:
+        run([str(bindir / "pg_ctl"), "-D", str(data), "-w", "promote"])
+
+    standby = Server("postgresql", "127.0.0.1", port, "postgres", stop)
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(primary.admin_url(), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            deadline = time.monotonic() + 30
+            while not conn.execute(sa.text("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")
+                                   ).scalar():
+                if time.monotonic() > deadline:
+                    raise ServerUnavailable("the standby does not stream from the primary")
+                time.sleep(0.1)
+            if synchronous:
+                conn.exec_driver_sql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+                conn.exec_driver_sql("ALTER SYSTEM SET synchronous_commit = 'on'")
+                conn.exec_driver_sql("SELECT pg_reload_conf()")
+    finally:
+        engine.dispose()
+    return Replicated(primary, standby, promote)
 
 
 def _write_pg_hba(path: Path) -> None:

@@ -291,3 +291,20 @@ def test_profile_add_refuses_a_password_in_any_field(capsys: pytest.CaptureFixtu
     code, _, err = _cli(capsys, "--json", "profile", "add", "office", "--kind", "postgresql", "--host", "db",
                         "--database", "cases", "--db-user", "alice", "--published")
     assert code == 0 and "S3cr3t" not in store.path.read_text(encoding="utf-8")
+
+
+def test_a_primary_and_its_standbys_in_one_profile() -> None:
+    """`--host db1:5432,db2:5433`: libpq's multi-host form, keeping the server that accepts writes."""
+    import sqlalchemy as sa
+
+    p = profiles.Profile(name="ha", kind="postgresql", host="db1:5432,db2:5433", database="cases", user="bob",
+                         config="x.toml")
+    profiles.check(p)
+    args = sa.create_engine(p.url()).dialect.create_connect_args(p.url())[1]
+    assert (args["host"], args["port"], args["target_session_attrs"]) == ("db1,db2", "5432,5433", "read-write")
+    same_port = profiles.Profile(name="ha", kind="postgresql", host="db1,db2", port=6432, database="cases",
+                                 user="bob", config="x.toml")
+    assert sa.create_engine(same_port.url()).dialect.create_connect_args(same_port.url())[1]["port"] == "6432,6432"
+    for bad, kind in (("db1,db2", "mariadb"), ("db1:99999,db2", "postgresql"), ("db1,,db2", "postgresql")):
+        with pytest.raises(errors.ConfigError, match="host"):
+            profiles.check(profiles.Profile(name="x", kind=kind, host=bad, database="d", user="u", config="x.toml"))

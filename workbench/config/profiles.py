@@ -102,8 +102,23 @@ class Profile:
         else:
             drivername, port = f"{self.kind}+pymysql", self.effective_port
         query.update(self.options)
+        host: str | None = self.host
+        if self.kind == "postgresql" and "," in self.host:
+            # Several servers (a primary and its standbys): libpq tries them in turn and keeps the one
+            # that accepts writes, so a promoted standby is found after a failover.
+            query["host"] = tuple(f"{name}:{own_port or port}" for name, own_port in self.servers())  # type: ignore[assignment]
+            query.setdefault("target_session_attrs", "read-write")
+            host, port = None, None
         return sa.URL.create(drivername, username=None if self.windows_auth else (self.user or None),
-                             host=self.host, port=port, database=self.database or None, query=query)
+                             host=host, port=port, database=self.database or None, query=query)
+
+    def servers(self) -> list[tuple[str, int | None]]:
+        """The servers `host` names, each with its own port where it says one ("db1:5432,db2:5433")."""
+        found = []
+        for entry in self.host.split(","):
+            name, _, port = entry.strip().rpartition(":") if ":" in entry else (entry.strip(), "", "")
+            found.append((name.strip(), int(port) if port.strip().isdigit() else None))
+        return found
 
     def to_toml(self) -> dict[str, Any]:
         """The profile as a TOML table: only what differs from the defaults, so the file stays short."""
@@ -141,6 +156,14 @@ def check(profile: Profile) -> None:
         if any(c in profile.host for c in "/@?# "):
             raise fail("host", f"{profile.host!r} is not a host name; write only the name or address, "
                                "and the port in its own field")
+        if "," in profile.host or (":" in profile.host and profile.kind == "postgresql"):
+            if profile.kind != "postgresql":
+                raise fail("host", "several servers (db1,db2) are for PostgreSQL, which finds the one that "
+                                   "accepts writes; for others give one server")
+            for name, port in profile.servers():
+                if not name or (port is not None and not 0 < port < 65536):
+                    raise fail("host", f"{profile.host!r}: list the servers as name or name:port, separated "
+                                       "by commas, e.g. db1:5432,db2:5432")
         if profile.port is not None and not 0 < profile.port < 65536:
             raise fail("port", "must be between 1 and 65535")
         if not profile.database.strip():
