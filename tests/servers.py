@@ -203,7 +203,30 @@ class Replicated:
         return (f"postgresql+psycopg://postgres@/{database}?host=127.0.0.1:{self.primary.port}"
                 f"&host=127.0.0.1:{self.standby.port}&target_session_attrs=read-write")
 
+    def cut(self) -> None:
+        """Stop streaming (the standby forgets where its primary is): what the primary commits from now on
+        never reaches the standby, as when an asynchronous standby lags at the moment of a crash."""
+        import sqlalchemy as sa
+
+        standby = sa.create_engine(self.standby.admin_url(), isolation_level="AUTOCOMMIT")
+        primary = sa.create_engine(self.primary.admin_url(), isolation_level="AUTOCOMMIT")
+        try:
+            with standby.connect() as conn:
+                conn.exec_driver_sql("ALTER SYSTEM SET primary_conninfo = ''")
+                conn.exec_driver_sql("SELECT pg_reload_conf()")
+            with primary.connect() as conn:
+                deadline = time.monotonic() + 30
+                while conn.execute(sa.text("SELECT count(*) FROM pg_stat_replication")).scalar():
+                    if time.monotonic() > deadline:
+                        raise ServerUnavailable("the standby keeps streaming")
+                    time.sleep(0.05)
+        finally:
+            standby.dispose()
+            primary.dispose()
+
     def stop(self) -> None:
+        if self.standby.thaw is not None:
+            self.standby.thaw()  # a frozen server does not stop
         self.standby.stop()
         self.primary.stop()
 
@@ -243,7 +266,18 @@ def start_replicated(*, synchronous: bool) -> Replicated:
     def promote() -> None:
         run([str(bindir / "pg_ctl"), "-D", str(data), "-w", "promote"])
 
-    standby = Server("postgresql", "127.0.0.1", port, "postgres", stop)
+    def signal_all(signum: int) -> None:
+        try:
+            postmaster = int((data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return
+        for pid in [postmaster, *_children(postmaster)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+    # Frozen, the standby receives nothing: what the primary commits meanwhile is not on it.
+    standby = Server("postgresql", "127.0.0.1", port, "postgres", stop,
+                     freeze=lambda: signal_all(signal.SIGSTOP), thaw=lambda: signal_all(signal.SIGCONT))
     import sqlalchemy as sa
 
     engine = sa.create_engine(primary.admin_url(), isolation_level="AUTOCOMMIT")

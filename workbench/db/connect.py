@@ -81,6 +81,7 @@ def _idle_ping(engine: sa.Engine) -> None:
             alive = False
         if not alive:
             # The pool discards this connection and retries the checkout with a new one.
+            dberrors.interrupted()
             raise sa.exc.DisconnectionError("idle connection is gone")
 
 

@@ -251,6 +251,14 @@ class WorkQueue:
 
         return self.db.read(read)
 
+    def completion_kept(self, key: Any, token: str) -> bool:
+        """Is the Complete made under lock `token` in this database's trail? After a failover to an
+        asynchronous standby the last commits before the crash may be missing: a Complete among them
+        left the item locked to its operator again."""
+        key = self.q.coerce_key(key)
+        last = self.db.read(lambda conn: self.trail.last_for_token(conn, key, token))
+        return last is not None and last.kind is models.EventKind.COMPLETE
+
     def history(self, key: Any) -> list[models.Event]:
         key = self.q.coerce_key(key)
         return self.db.read(lambda conn: self.trail.history(conn, key))

@@ -106,6 +106,16 @@ class MainWindow(QMainWindow):
             self.journal_status = journal_status.JournalStatus(
                 self.session.journal, self.session.settings.retry_interval, self)
             outer.addWidget(self.journal_status.banner)
+        # Above every page too: Completes a database switch undid (see session.completions_lost).
+        self.switch_banner = dialogs.Banner("switch_banner", "warning")
+        self.switch_mine_button = QPushButton(self.tr("My unfinished items"))
+        self.switch_mine_button.setObjectName("switch_mine_button")
+        self.switch_close_button = QPushButton(self.tr("Dismiss"))
+        self.switch_close_button.setObjectName("switch_close_button")
+        self.switch_banner.add_button(self.switch_mine_button)
+        self.switch_banner.add_button(self.switch_close_button)
+        self.switch_close_button.clicked.connect(lambda: self.switch_banner.setVisible(False))
+        outer.addWidget(self.switch_banner)
 
         self.stack = QStackedWidget()
         self.message_label = QLabel()
@@ -298,6 +308,7 @@ class MainWindow(QMainWindow):
         self.filter_box.activated.connect(self._on_filter_picked)
         s.item_log_loaded.connect(self.item_log.show_log)
         s.source_loaded.connect(self.source_pane.show_source)
+        s.completions_lost.connect(self._on_completions_lost)
         s.item_log_loaded.connect(lambda log: self.form.show_origins(log.as_imported()))
         self.item_log.note_written.connect(s.add_note)
         s.dispatcher.busy_changed.connect(self._on_busy)
@@ -309,6 +320,7 @@ class MainWindow(QMainWindow):
         self.next_button.clicked.connect(self.next_item)
         self.pick_button.clicked.connect(self.pick)
         self.mine_button.clicked.connect(self.show_resume)
+        self.switch_mine_button.clicked.connect(self.show_resume)
         self.save_button.clicked.connect(self.save)
         self.release_button.clicked.connect(self.release)
         self.defer_button.clicked.connect(self.defer)
@@ -686,6 +698,15 @@ class MainWindow(QMainWindow):
         if seconds < 0:
             return " · " + self.tr("overdue by {0}").format(times.duration(-seconds))
         return " · " + self.tr("due in {0}").format(times.duration(seconds))
+
+    @Slot(list)
+    def _on_completions_lost(self, locks: list[models.Lock]) -> None:
+        """The database switched servers and lost Completes this window confirmed: say so plainly."""
+        items = ", ".join(self._short_label(lock.queue, lock.key) for lock in locks)
+        self.switch_banner.show_text(self.tr(
+            "The database switched to another server, which does not have %n Complete(s) you made just before: "
+            "{0}. Still locked to you: open them from My unfinished items and complete them again.", "",
+            len(locks)).format(items))
 
     def _short_label(self, queue: str, key: Any) -> str:
         return f"{self._queue_config(queue).title} {key}"

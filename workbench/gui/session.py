@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime as dt
 import logging
@@ -23,6 +24,8 @@ _APP = model.AppConfig()  # the declared defaults
 # The reason an untouched open item is given back with when the operator undoes their last Complete:
 # data in the audit trail, the same for everyone (not translated).
 UNDO_RELEASE = "given back to undo the previous Complete"
+CONFIRMED_KEPT = 50  # the last Completes a window checks again after a lost connection
+CONFIRMED_CHECKED_SECONDS = 15 * 60  # older ones were replicated long before any failover
 
 
 @dataclasses.dataclass
@@ -87,6 +90,8 @@ class OperatorSession(QObject):
         open_items_loaded(object): the waiting items the user may pick (services.operator.PickList).
         counts_loaded(list): per queue, how many wait and how many the user holds (operator.QueueCount).
         settings_changed(int): a supervisor published newer queue settings (their version).
+        completions_lost(list): models.Lock of Completes this window confirmed that the database no
+            longer has (it switched to a standby that had not received them).
     """
 
     ready = Signal(list)
@@ -109,6 +114,7 @@ class OperatorSession(QObject):
     settings_changed = Signal(int)
     item_log_loaded = Signal(object)  # operator.ItemLog of the open item
     source_loaded = Signal(object)  # sources.Source of the open item (queues with a `source` column)
+    completions_lost = Signal(list)
 
     def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
                  journal: journal_guard.GuardedJournal | None, settings: SessionSettings | None = None,
@@ -123,6 +129,10 @@ class OperatorSession(QObject):
         self.current: Current | None = None
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
         self.summaries: dict[tuple[str, Any], str] = {}  # (queue, key) -> list columns as text
+        # Completes confirmed lately (lock, monotonic time): checked again once a connection was lost,
+        # as a failover to an asynchronous standby can undo the last ones.
+        self.confirmed: collections.deque[tuple[models.Lock, float]] = collections.deque(maxlen=CONFIRMED_KEPT)
+        self._interruptions = services.connection_interruptions()
         self.last_completion: tuple[str, Any, float] | None = None  # queue, key, monotonic time of the last Complete
         self.due_times: dict[tuple[str, Any], Any] = {}  # (queue, key) -> when it is due, where the queue says
         self.list_columns: dict[str, list[str]] = {}  # per queue: the columns that tell items apart
@@ -165,6 +175,7 @@ class OperatorSession(QObject):
         def on_done(result: Any) -> None:
             if settled is not None:
                 settled()
+            self._after_interruption()
             if keep_generation and generation != self._generation:
                 return  # the user moved on to another item
             self._set_reachable(True, "")
@@ -208,6 +219,28 @@ class OperatorSession(QObject):
         if reachable != self.reachable or (not reachable and message):
             self.reachable = reachable
             self.connection_changed.emit(reachable, message)
+
+    def _after_interruption(self) -> None:
+        """A connection was lost since the last look, and the database answers again: it may be another
+        server (a promoted standby). Check that the Completes confirmed lately are still there."""
+        seen = services.connection_interruptions()
+        if seen == self._interruptions:
+            return
+        self._interruptions = seen
+        now = time.monotonic()
+        recent = [lock for lock, at in self.confirmed if now - at < CONFIRMED_CHECKED_SECONDS]
+        if not recent:
+            return
+
+        def checked(lost: list[models.Lock]) -> None:
+            if lost:
+                gone = {(lock.queue, lock.key, lock.token) for lock in lost}
+                self.confirmed = collections.deque(((lock, at) for lock, at in self.confirmed
+                                                    if (lock.queue, lock.key, lock.token) not in gone),
+                                                   maxlen=CONFIRMED_KEPT)
+                self.completions_lost.emit(lost)
+
+        self.dispatcher.call(lambda: self.operator.lost_completions(recent), checked, lambda _exc: None)
 
     @Slot()
     def _on_retry(self) -> None:
@@ -396,6 +429,7 @@ class OperatorSession(QObject):
         if self.journal is not None:
             self.journal.discard(self.database, cur.queue, cur.lock.key)
         self.last_completion = (cur.queue, cur.lock.key, time.monotonic())
+        self.confirmed.append((cur.lock, time.monotonic()))
         self._close_item()
         self.completed.emit(done)
         if self.settings.next_after_complete:

@@ -961,6 +961,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Meine unerledigten Einträge</translation>
     </message>
     <message>
+        <source>Dismiss</source>
+        <translation>Ausblenden</translation>
+    </message>
+    <message>
         <source>Connecting…</source>
         <translation>Verbindung wird hergestellt…</translation>
     </message>
@@ -1097,6 +1101,13 @@ Konfiguration: {1}</translation>
     <message>
         <source>{0} (resumed)</source>
         <translation>{0} (fortgesetzt)</translation>
+    </message>
+    <message numerus="yes">
+        <source>The database switched to another server, which does not have %n Complete(s) you made just before: {0}. Still locked to you: open them from My unfinished items and complete them again.</source>
+        <translation>
+            <numerusform>Die Datenbank ist auf einen anderen Server gewechselt, dem Ihr eben erledigter Eintrag fehlt: {0}. Er ist weiter für Sie gesperrt: Öffnen Sie ihn unter Meine unerledigten Einträge und erledigen Sie ihn noch einmal.</numerusform>
+            <numerusform>Die Datenbank ist auf einen anderen Server gewechselt, dem %n Ihrer eben erledigten Einträge fehlen: {0}. Sie sind weiter für Sie gesperrt: Öffnen Sie sie unter Meine unerledigten Einträge und erledigen Sie sie noch einmal.</numerusform>
+        </translation>
     </message>
     <message>
         <source>Any item</source>

@@ -961,6 +961,10 @@ Les détails sont dans {log}.</translation>
         <translation>Mes éléments inachevés</translation>
     </message>
     <message>
+        <source>Dismiss</source>
+        <translation>Masquer</translation>
+    </message>
+    <message>
         <source>Connecting…</source>
         <translation>Connexion…</translation>
     </message>
@@ -1097,6 +1101,13 @@ Configuration : {1}</translation>
     <message>
         <source>{0} (resumed)</source>
         <translation>{0} (repris)</translation>
+    </message>
+    <message numerus="yes">
+        <source>The database switched to another server, which does not have %n Complete(s) you made just before: {0}. Still locked to you: open them from My unfinished items and complete them again.</source>
+        <translation>
+            <numerusform>La base de données est passée sur un autre serveur, qui n’a pas l’élément que vous venez de terminer : {0}. Il vous est toujours réservé : ouvrez-le depuis Mes éléments inachevés et terminez-le à nouveau.</numerusform>
+            <numerusform>La base de données est passée sur un autre serveur, qui n’a pas %n éléments que vous venez de terminer : {0}. Ils vous sont toujours réservés : ouvrez-les depuis Mes éléments inachevés et terminez-les à nouveau.</numerusform>
+        </translation>
     </message>
     <message>
         <source>Any item</source>

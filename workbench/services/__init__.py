@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.services.operator import ItemLog, Operator, QueueLayout
+from workbench.services.operator import ItemLog, Operator, QueueLayout, connection_interruptions
 from workbench.services.supervisor import Supervisor
 
-__all__ = ["ItemLog", "Operator", "QueueLayout", "Supervisor"]
+__all__ = ["ItemLog", "Operator", "QueueLayout", "Supervisor", "connection_interruptions"]

@@ -9,8 +9,14 @@ from typing import Any
 
 from workbench import fieldspec
 from workbench.core import models
-from workbench.db import published, service
+from workbench.db import dberrors, published, service
 from workbench.services import sources
+
+
+def connection_interruptions() -> int:
+    """How often this process lost a database connection so far (a window checks what it confirmed
+    after the count grows: the server may have changed)."""
+    return dberrors.interruptions()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,6 +186,11 @@ class Operator:
         if config.source is None:
             return sources.Source("none")
         return sources.read(item.get(config.source), sources.base_dir(self.wb.config.path, config.source_dir))
+
+    def lost_completions(self, done: list[models.Lock]) -> list[models.Lock]:
+        """Of the locks this user completed, those whose Complete the database does not have (after a
+        switch to a standby that had not received it)."""
+        return [lock for lock in done if not self.wb.queue(lock.queue).completion_kept(lock.key, lock.token)]
 
     def extend(self, lock: models.Lock) -> models.Lock:
         """Push the lock's expiry out (never past the queue's maximum); the new lock."""

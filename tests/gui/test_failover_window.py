@@ -1,0 +1,116 @@
+"""The operator window through a PostgreSQL failover (a two-host URL): with a synchronous standby the
+pending Save goes through to the promoted server with no dialog; with an asynchronous one, a Complete the
+window confirmed but the standby never received is found and named, never left silent."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox, QPlainTextEdit
+
+from tests import servers
+from tests.gui.conftest import FAST
+from workbench import demo
+from workbench.config import loader, model
+from workbench.db import service
+
+
+def _pair(synchronous: bool) -> servers.Replicated:
+    try:
+        return servers.start_replicated(synchronous=synchronous)
+    except servers.ServerUnavailable as exc:
+        if os.environ.get("WORKBENCH_REQUIRE_SERVERS"):
+            raise
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(params=[True, False], ids=["synchronous", "asynchronous"])
+def replicated(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[servers.Replicated, model.Config]]:
+    pair = _pair(bool(request.param))
+    pair.primary.create_database("wbwin")
+    path = tmp_path / "workbench.toml"
+    path.write_text(demo.config_text(pair.url("wbwin")), encoding="utf-8")
+    config = loader.load(path)
+    with service.Workbench.open(config) as wb:
+        demo.populate(wb.engine, cases=20, imports=1)
+        wb.init()
+        demo.attach_all(wb)
+    yield pair, config
+    pair.stop()
+
+
+def _on_standby(pair: servers.Replicated, sql: str, **params: Any) -> Any:
+    engine = sa.create_engine(pair.standby.url("wbwin"))
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.text(sql), params).scalar()
+    finally:
+        engine.dispose()
+
+
+def _claim(qtbot: Any, window: Any) -> Any:
+    with qtbot.waitSignal(window.session.claimed, timeout=15_000) as signal:
+        qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    return signal.args[0]
+
+
+def _no_dialogs(monkeypatch: Any) -> list[str]:
+    shown: list[str] = []
+    for name in ("critical", "warning", "information", "question"):
+        monkeypatch.setattr(QMessageBox, name, lambda *args, _n=name, **kw: shown.append(_n) or 0)
+    return shown
+
+
+def test_the_window_carries_on_through_a_failover(qtbot: Any, open_window: Any, replicated: Any,
+                                                  monkeypatch: Any) -> None:
+    pair, config = replicated
+    window = open_window(config, settings=dataclasses.replace(FAST, retry_interval=0.3))
+    claim = _claim(qtbot, window)
+    key = claim.lock.key
+    editor = window.form.field("resolution")
+    assert isinstance(editor, QPlainTextEdit)
+    editor.setPlainText("Typed before the switch")
+    shown = _no_dialogs(monkeypatch)
+    # The claim has reached the standby (asynchronous replication takes a moment).
+    qtbot.waitUntil(lambda: _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) == "alice",
+                    timeout=10_000)
+    pair.primary.take_down("immediate")
+    pair.promote()
+    with qtbot.waitSignal(window.session.saved, timeout=30_000):
+        qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)  # fails on the old server, then goes through
+    assert shown == [] and window.session.current is not None
+    assert editor.toPlainText() == "Typed before the switch"
+    assert _on_standby(pair, "SELECT resolution FROM cases WHERE case_id = :k", k=key) == "Typed before the switch"
+    with qtbot.waitSignal(window.session.completed, timeout=15_000):
+        window.complete(None)
+    assert _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) is None
+    assert not window.switch_banner.isVisible()  # nothing was lost
+
+
+@pytest.mark.parametrize("replicated", [False], ids=["asynchronous"], indirect=True)
+def test_a_complete_the_switch_lost_is_named(qtbot: Any, open_window: Any, replicated: Any) -> None:
+    pair, config = replicated
+    window = open_window(config, settings=dataclasses.replace(FAST, retry_interval=0.3))
+    claim = _claim(qtbot, window)
+    key = claim.lock.key
+    qtbot.waitUntil(lambda: _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) == "alice",
+                    timeout=10_000)
+    pair.cut()  # from here on the standby receives nothing
+    with qtbot.waitSignal(window.session.completed, timeout=15_000):
+        window.complete(None)  # acknowledged by the primary alone
+    pair.primary.take_down("immediate")
+    pair.promote()
+    with qtbot.waitSignal(window.session.completions_lost, timeout=30_000) as lost:
+        qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)  # the next call meets the new server
+    assert [lock.key for lock in lost.args[0]] == [key]
+    qtbot.waitUntil(window.switch_banner.isVisible, timeout=5_000)
+    assert f"Helpdesk cases {key}" in window.switch_banner.label.text()
+    # As the banner says: the item is still the operator's, to complete again.
+    assert _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) == "alice"
