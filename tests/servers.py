@@ -384,6 +384,89 @@ def start_mariadb(*, durable: bool = False) -> Server:
     return Server("mariadb", "127.0.0.1", port, "root", stop)
 
 
+GALERA_PROVIDER = "/usr/lib/galera/libgalera_smm.so"
+
+
+def start_galera(nodes: int = 3) -> list[Server]:
+    """A MariaDB Galera cluster of `nodes` on loopback: the first bootstraps it, the others join by a
+    state transfer (rsync). Every node takes writes; stop() of the first stops them all."""
+    server_bin = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if Path("/usr/sbin/mariadbd").exists() else None)
+    install = shutil.which("mariadb-install-db")
+    if not server_bin or not install or not Path(GALERA_PROVIDER).exists() or not shutil.which("rsync"):
+        raise ServerUnavailable("a Galera cluster needs mariadbd, mariadb-install-db, galera-4 and rsync")
+    user_args = ["--user=mysql"] if os.geteuid() == 0 else []
+    ports = [(free_port(), free_port(), free_port(), free_port()) for _ in range(nodes)]  # sql, group, ist, sst
+    cluster = "gcomm://" + ",".join(f"127.0.0.1:{group}" for _, group, _, _ in ports)
+    procs: list[tuple[subprocess.Popen[bytes], Path]] = []
+
+    def stop_all() -> None:
+        for proc, work in reversed(procs):
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            shutil.rmtree(work, ignore_errors=True)
+
+    servers = []
+    try:
+        for i, (sql, group, ist, sst) in enumerate(ports):
+            work = _workdir(f"wb-galera{i}-")
+            _chown(work, "mysql")
+            data = work / "data"
+            subprocess.run([install, "--no-defaults", f"--datadir={data}", *user_args,
+                            "--auth-root-authentication-method=normal", "--skip-test-db"],
+                           check=True, capture_output=True, text=True, cwd=work)
+            argv = [server_bin, "--no-defaults", f"--datadir={data}", f"--socket={work / 'mysqld.sock'}",
+                    f"--port={sql}", "--bind-address=127.0.0.1", *user_args, f"--pid-file={work / 'mariadbd.pid'}",
+                    f"--log-error={work / 'error.log'}", "--max-connections=300",
+                    "--transaction-isolation=READ-COMMITTED", "--innodb-flush-log-at-trx-commit=0",
+                    "--binlog-format=ROW", "--innodb-autoinc-lock-mode=2", "--default-storage-engine=InnoDB",
+                    "--wsrep-on=ON", f"--wsrep-provider={GALERA_PROVIDER}", "--wsrep-cluster-name=workbench",
+                    f"--wsrep-cluster-address={cluster}", f"--wsrep-node-address=127.0.0.1:{group}",
+                    f"--wsrep-node-name=node{i}", "--wsrep-sst-method=rsync",
+                    f"--wsrep-sst-receive-address=127.0.0.1:{sst}",
+                    (f"--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:{group};"
+                     f"ist.recv_addr=127.0.0.1:{ist};gcache.size=128M")]
+            if i == 0:
+                argv.append("--wsrep-new-cluster")
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)
+            procs.append((proc, work))
+            _wait_synced(proc, work, sql, i + 1)
+            servers.append(Server("mariadb", "127.0.0.1", sql, "root", lambda: None))
+    except (subprocess.CalledProcessError, ServerUnavailable) as exc:
+        stop_all()
+        raise ServerUnavailable(f"the Galera cluster did not form: {exc}") from exc
+    servers[0].stop = stop_all
+    return servers
+
+
+def _wait_synced(proc: subprocess.Popen[bytes], work: Path, port: int, size: int) -> None:
+    """Until the node answers, is Synced and sees `size` members."""
+    import pymysql
+
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            log = (work / "error.log").read_text() if (work / "error.log").exists() else ""
+            raise ServerUnavailable(f"a Galera node exited with {proc.returncode}: {log[-3000:]}")
+        try:
+            conn = pymysql.connect(host="127.0.0.1", port=port, user="root", connect_timeout=1)
+        except pymysql.err.OperationalError:
+            time.sleep(0.2)
+            continue
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_cluster_size')")
+                status = dict(cur.fetchall())
+        finally:
+            conn.close()
+        if status.get("wsrep_local_state_comment") == "Synced" and int(status.get("wsrep_cluster_size", 0)) >= size:
+            return
+        time.sleep(0.2)
+    raise ServerUnavailable(f"a Galera node on port {port} did not become Synced within 90 s")
+
+
 def odbc_driver_name() -> str:
     """The installed MariaDB ODBC driver's registered name."""
     try:

@@ -95,6 +95,7 @@ class Database:
         self._write_lock = self.backend.write_lock(engine.url)
         self._autocommit_engine: sa.Engine | None = None
         self._held: Any = None
+        self._busy_attempts: int | None = None  # asked of the backend at the first busy rollback
 
     @property
     def autocommit_engine(self) -> sa.Engine:
@@ -136,6 +137,12 @@ class Database:
         with dberrors.translated(), self.autocommit_engine.connect() as conn:
             return fn(conn)
 
+    def _attempts(self) -> int:
+        if self._busy_attempts is None:
+            with dberrors.translated(), self.engine.connect() as conn:
+                self._busy_attempts = self.backend.busy_attempts(conn)
+        return self._busy_attempts
+
     def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
         attempt = 0
         while True:
@@ -151,6 +158,6 @@ class Database:
                 # SQLite waited busy_timeout and the lock is still taken (or a deadlock victim on a
                 # server): the transaction was rolled back, so running it again is safe.
                 attempt += 1
-                if attempt > 5:
+                if attempt > self._attempts():
                     raise errors.DatabaseUnavailable("the database stayed busy; try again in a moment") from None
-                time.sleep(random.uniform(0.01, 0.05) * attempt)
+                time.sleep(min(0.2, random.uniform(0.01, 0.05) * attempt))

@@ -82,6 +82,11 @@ class Backend:
         """What a write transaction holds besides the database's own locks."""
         return contextlib.nullcontext()
 
+    def busy_attempts(self, conn: sa.Connection) -> int:
+        """How often a transaction the database rolled back as busy (a lock wait, a deadlock, a
+        serialization failure) is run again before the caller is told."""
+        return 5
+
     def for_writing(self, conn: sa.Connection) -> sa.Connection:
         """The connection as a write transaction wants it (before BEGIN)."""
         return conn

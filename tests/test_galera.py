@@ -1,0 +1,112 @@
+"""A three-node MariaDB Galera cluster on loopback: eight processes claim and complete through different
+nodes. No item is handed out twice, none is left behind, and the certification conflicts between nodes
+(each node's row locks are its own) are retried inside workbench, never reaching a worker. Prints the
+pairs per second of the cluster and of a single server in the same run."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from tests import servers
+from workbench import demo
+from workbench.config import loader
+from workbench.db import service
+
+REPO = Path(__file__).resolve().parents[1]
+ROWS, WORKERS = 400, 8
+
+
+@pytest.fixture
+def galera() -> Iterator[list[servers.Server]]:
+    try:
+        nodes = servers.start_galera(3)
+    except servers.ServerUnavailable as exc:
+        if os.environ.get("WORKBENCH_REQUIRE_SERVERS"):
+            raise
+        pytest.skip(str(exc))
+    yield nodes
+    nodes[0].stop()
+
+
+def _run(tmp: Path, nodes: list[servers.Server], name: str) -> tuple[list[tuple[str, str]], float]:
+    """Fill the demo through the first node, then let WORKERS processes (worker i on node i mod n) claim
+    and complete until the queue is empty; returns (key, worker) per completion and the seconds taken."""
+    nodes[0].create_database(name)
+    configs = []
+    for i, node in enumerate(nodes):
+        path = tmp / f"{name}-node{i}.toml"
+        path.write_text(demo.config_text(node.url(name)), encoding="utf-8")
+        configs.append(path)
+    with service.Workbench.open(loader.load(configs[0])) as wb:
+        demo.populate(wb.engine, cases=ROWS, imports=1)
+        wb.init()
+        demo.attach_all(wb)
+    for path in configs[1:]:  # every node has the rows before anyone starts
+        with service.Workbench.open(loader.load(path)) as wb:
+            _until(lambda w=wb: w.queue("cases").count_waiting(ROWS) >= _waiting(configs[0]))
+    go = tmp / f"{name}-go"
+    procs = []
+    for i in range(WORKERS):
+        out = tmp / f"{name}-w{i}.json"
+        cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(configs[i % len(configs)]),
+               "--queue", "cases", "--user", f"w{i}", "--out", str(out), "--go", str(go)]
+        procs.append((f"w{i}", subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                                                stderr=subprocess.PIPE, text=True), out))
+    time.sleep(3)  # the workers open their queues
+    started = time.monotonic()
+    go.write_text("go")
+    done: list[tuple[str, str]] = []
+    for user, proc, out in procs:
+        _, stderr = proc.communicate(timeout=600)
+        assert out.exists(), f"worker died: {stderr[-3000:]}"
+        data = json.loads(out.read_text())
+        assert not data["failures"], data["failures"][0]
+        done += [(str(key), user) for key, _token in data["done"]]
+    return done, time.monotonic() - started
+
+
+def _waiting(config: Path) -> int:
+    with service.Workbench.open(loader.load(config)) as wb:
+        return wb.queue("cases").count_waiting(ROWS)
+
+
+def _until(done: object, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError("the nodes did not agree in time")
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_eight_processes_through_three_nodes(galera: list[servers.Server], tmp_path: Path) -> None:
+    waiting = None
+    done, seconds = _run(tmp_path, galera, "wbgalera")
+    counts = collections.Counter(key for key, _ in done)
+    assert max(counts.values()) == 1, [k for k, n in counts.items() if n > 1]  # never handed out twice
+    with service.Workbench.open(loader.load(tmp_path / "wbgalera-node1.toml")) as wb:
+        waiting = wb.queue("cases").count_waiting(ROWS)
+        with wb.engine.connect() as conn:
+            locked = conn.execute(sa.text("SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL")).scalar()
+    assert waiting == 0 and locked == 0  # nothing left behind, on another node than the one it was filled on
+    assert len(done) == len(counts) and len({user for _, user in done}) >= 4
+    # The other way to use a cluster: every process writes through one node (the others stand by).
+    one_node, one_seconds = _run(tmp_path, galera[:1], "wbonenode")
+    single = servers.start_mariadb()
+    try:
+        alone, alone_seconds = _run(tmp_path, [single], "wbsingle")
+    finally:
+        single.stop()
+    assert len(alone) == len(one_node) == len(done)
+    print(f"\n{WORKERS} processes, claim+complete pairs/s: Galera through all 3 nodes {len(done) / seconds:.0f}, "
+          f"through one node {len(one_node) / one_seconds:.0f}; one MariaDB server {len(alone) / alone_seconds:.0f}")
