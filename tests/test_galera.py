@@ -23,7 +23,7 @@ from workbench.config import loader
 from workbench.db import service
 
 REPO = Path(__file__).resolve().parents[1]
-ROWS, WORKERS = 400, 8
+ROWS, WORKERS = 300, 8
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def galera() -> Iterator[list[servers.Server]]:
     nodes[0].stop()
 
 
-def _run(tmp: Path, nodes: list[servers.Server], name: str) -> tuple[list[tuple[str, str]], float]:
+def _run(tmp: Path, nodes: list[servers.Server], name: str, rows: int = 0) -> tuple[list[tuple[str, str]], float]:
     """Fill the demo through the first node, then let WORKERS processes (worker i on node i mod n) claim
     and complete until the queue is empty; returns (key, worker) per completion and the seconds taken."""
     nodes[0].create_database(name)
@@ -47,13 +47,14 @@ def _run(tmp: Path, nodes: list[servers.Server], name: str) -> tuple[list[tuple[
         path = tmp / f"{name}-node{i}.toml"
         path.write_text(demo.config_text(node.url(name)), encoding="utf-8")
         configs.append(path)
+    rows = rows or ROWS
     with service.Workbench.open(loader.load(configs[0])) as wb:
-        demo.populate(wb.engine, cases=ROWS, imports=1)
+        demo.populate(wb.engine, cases=rows, imports=1)
         wb.init()
         demo.attach_all(wb)
     for path in configs[1:]:  # every node has the rows before anyone starts
         with service.Workbench.open(loader.load(path)) as wb:
-            _until(lambda w=wb: w.queue("cases").count_waiting(ROWS) >= _waiting(configs[0]))
+            _until(lambda w=wb: w.queue("cases").count_waiting(rows) >= _waiting(configs[0], rows))
     go = tmp / f"{name}-go"
     procs = []
     for i in range(WORKERS):
@@ -75,9 +76,9 @@ def _run(tmp: Path, nodes: list[servers.Server], name: str) -> tuple[list[tuple[
     return done, time.monotonic() - started
 
 
-def _waiting(config: Path) -> int:
+def _waiting(config: Path, rows: int) -> int:
     with service.Workbench.open(loader.load(config)) as wb:
-        return wb.queue("cases").count_waiting(ROWS)
+        return wb.queue("cases").count_waiting(rows)
 
 
 def _until(done: object, seconds: float = 30) -> None:
@@ -100,13 +101,12 @@ def test_eight_processes_through_three_nodes(galera: list[servers.Server], tmp_p
             locked = conn.execute(sa.text("SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL")).scalar()
     assert waiting == 0 and locked == 0  # nothing left behind, on another node than the one it was filled on
     assert len(done) == len(counts) and len({user for _, user in done}) >= 4
-    # The other way to use a cluster: every process writes through one node (the others stand by).
-    one_node, one_seconds = _run(tmp_path, galera[:1], "wbonenode")
     single = servers.start_mariadb()
     try:
         alone, alone_seconds = _run(tmp_path, [single], "wbsingle")
     finally:
         single.stop()
-    assert len(alone) == len(one_node) == len(done)
-    print(f"\n{WORKERS} processes, claim+complete pairs/s: Galera through all 3 nodes {len(done) / seconds:.0f}, "
-          f"through one node {len(one_node) / one_seconds:.0f}; one MariaDB server {len(alone) / alone_seconds:.0f}")
+    assert len(alone) == len(done)
+    # tests/benchmarks/galera_bench.py measures this with more rows, and writing through one node.
+    print(f"\n{WORKERS} processes, claim+complete pairs/s: Galera through all 3 nodes {len(done) / seconds:.0f}; "
+          f"one MariaDB server {len(alone) / alone_seconds:.0f}")

@@ -68,6 +68,7 @@ def _no_dialogs(monkeypatch: Any) -> list[str]:
     return shown
 
 
+@pytest.mark.parametrize("replicated", [True], ids=["synchronous"], indirect=True)
 def test_the_window_carries_on_through_a_failover(qtbot: Any, open_window: Any, replicated: Any,
                                                   monkeypatch: Any) -> None:
     pair, config = replicated
