@@ -11,11 +11,11 @@ import dataclasses
 import datetime as dt
 import decimal
 import re
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql
 
 from workbench.config import model
 from workbench.core import errors
@@ -157,7 +157,9 @@ def label_of(name: str) -> str:
 def kind_of(column: sa.Column[Any]) -> tuple[str, dict[str, Any]]:
     """The widget kind the column's type calls for, and what goes with it (length, scale, values)."""
     t = column.type
-    if isinstance(t, sa.Boolean) or (isinstance(t, mysql.TINYINT) and t.display_width == 1):
+    # MySQL's TINYINT(1) is its boolean; a column reflected from MySQL has loaded its dialect already.
+    mysql = sys.modules.get("sqlalchemy.dialects.mysql")
+    if isinstance(t, sa.Boolean) or (mysql is not None and isinstance(t, mysql.TINYINT) and t.display_width == 1):
         return "boolean", {}
     if isinstance(t, sa.Enum):  # before String, which it extends
         return "choice", {"choices": tuple(t.enums)}

@@ -64,7 +64,7 @@ def _v10(conn: sa.Connection, metadata: sa.MetaData) -> None:
 
 def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
     """Create the separate lock tables a config names besides workbench's own; returns those created."""
-    metadata, _, _ = tables.build_metadata(schema)
+    metadata, _, _ = tables.build_metadata(schema, engine)
     created = []
     for name in sorted(names - {tables.LOCKS_TABLE}):
         table = tables.lock_table(metadata, name)
@@ -99,14 +99,14 @@ def current_version(conn: sa.Connection, schema: str | None) -> int:
     """Highest applied version, or 0 when workbench's tables are not there."""
     if not sa.inspect(conn).has_table(tables.VERSION_TABLE, schema=schema):
         return 0
-    _, _, version = tables.build_metadata(schema)
+    _, _, version = tables.build_metadata(schema, conn)
     value = conn.execute(sa.select(sa.func.max(version.c.version))).scalar()
     return int(value or 0)
 
 
 def upgrade(engine: sa.Engine, schema: str | None = None) -> list[Migration]:
     """Apply every missing migration in order; returns those applied."""
-    metadata, _, version = tables.build_metadata(schema)
+    metadata, _, version = tables.build_metadata(schema, engine)
     with _creating(engine, schema), engine.begin() as conn:
         version.create(conn, checkfirst=True)
     applied = []

@@ -22,7 +22,7 @@ class Workbench:
         self.config = config
         self.engine = engine
         self.db = connect.Database(engine)
-        self._metadata, self.audit_table, _ = tables.build_metadata(config.database.workbench_schema)
+        self._metadata, self.audit_table, _ = tables.build_metadata(config.database.workbench_schema, engine)
         own = {t.name: t for t in self._metadata.tables.values()}
         self.cooldown_table, self.notes_table = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
         self.deferrals_table, self.reviews_table = own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE]
@@ -108,9 +108,15 @@ class Workbench:
             migrations.check(conn, self.config.database.workbench_schema)
             self._schema_checked = True
         bound = {}
+        reflected: dict[tuple[str | None, str], sa.Table] = {}  # queues over one table read it once
         for name, queue_config in self.config.queues.items():
-            table = attach.plan(conn, queue_config, self.config.path).table if attaching else \
-                mapping.reflect_table(conn, queue_config, self.config.path)
+            where = (queue_config.schema, queue_config.table)
+            if attaching:
+                table = attach.plan(conn, queue_config, self.config.path).table
+            elif where in reflected:
+                table = reflected[where]
+            else:
+                table = reflected[where] = mapping.reflect_table(conn, queue_config, self.config.path)
             locks = self._lock_table(conn, queue_config, schema)
             bound[name] = mapping.BoundQueue(queue_config, table, config_path=self.config.path,
                                              backend=self.db.backend,

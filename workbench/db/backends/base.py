@@ -40,6 +40,10 @@ class Backend:
     # UUIDs are bound as their text (MariaDB's UUID type over its ODBC driver, which would send a
     # Python UUID as a GUID structure in Windows byte order, stored with its first halves swapped).
     uuid_as_text: ClassVar[bool] = False
+    # The planner reads one index for `col IS NULL OR col <= x` (PostgreSQL combines the two index
+    # conditions); where it scans the whole index instead (SQLite), the claim looks stale locks up as a
+    # union of two index searches (LockShape.stale_rows), or its cost grows with every live lock.
+    combines_or_on_index: ClassVar[bool] = True
     # The grant that lets `login` create workbench's tables in `schema` (for the refusal's message).
     create_grant: ClassVar[str | None] = None
 

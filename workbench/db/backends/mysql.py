@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.dialects import mysql
 
 from workbench.db import odbc
 from workbench.db.backends import indexes
@@ -103,6 +102,8 @@ class MysqlBackend(Backend):
             conn.exec_driver_sql(f"ALTER TABLE {preparer.format_table(table)} CONVERT TO CHARACTER SET utf8mb4")
 
     def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
+        from sqlalchemy.dialects import mysql  # here, not at the top: a command on another database skips it
+
         return sa.func.sha2(sa.func.lower(sa.cast(token, mysql.CHAR(charset="utf8mb4"))),
                             sa.literal(256, literal_execute=True), type_=sa.String())
 
@@ -113,6 +114,8 @@ class MysqlBackend(Backend):
         if "charset" not in cache:
             cache["charset"] = _column_charset(conn, item_key.table, item_key.name)
         charset, collation = cache["charset"]
+        from sqlalchemy.dialects import mysql
+
         text: sa.ColumnElement[str] = sa.cast(key, mysql.CHAR(charset=charset or "utf8mb4"))
         return sa.collate(text, collation) if collation else text
 

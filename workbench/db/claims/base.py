@@ -106,7 +106,7 @@ class ClaimMethod:
         todo = q.todo_clause(claimer)
         claimed = q.claimed_state_clause(claimer)
         state = sa.or_(todo, claimed) if claimed is not None else todo
-        expired = sa.and_(*scope, q.user.is_not(None), q.stale(now), state, *key_part)
+        expired = sa.and_(*scope, q.shape.stale_rows(now, q.key), state, *key_part)
         free = [*scope, todo, q.free(), *key_part]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~ClaimMethod.recently_released(q, now, who, trail))

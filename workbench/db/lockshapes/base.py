@@ -159,6 +159,19 @@ class LockShape:
         column = self.expires if self.expires is not None else self.time
         return sa.or_(column.is_(None), self.expired(now))
 
+    def stale_rows(self, now: sa.ColumnElement[Any], key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """Locked rows whose lock no longer holds, as the claim's expired branch looks them up: `user IS NOT
+        NULL AND stale(now)`, or, where the planner would scan every locked row for the OR
+        (Backend.combines_or_on_index), the keys of two index searches, one per side of it."""
+        held = self.user.is_not(None)
+        if self.backend.combines_or_on_index:
+            return sa.and_(held, self.stale(now))
+        column = self.expires if self.expires is not None else self.time
+        table = column.table
+        both = sa.union_all(sa.select(key).select_from(table).where(held, self.expired(now)),
+                            sa.select(key).select_from(table).where(held, column.is_(None)))
+        return sa.and_(held, key.in_(both))
+
     def readable_times(self) -> tuple[sa.ColumnElement[Any], sa.ColumnElement[Any]]:
         """The lock time and the expiry for reading, kept inside Python's range (clock.readable):
         a far-future or infinite value written by another program is listed, not a crash."""

@@ -64,6 +64,11 @@ class LockTable(TokenColumn):
                          key == self.backend.text_as(locks.c.item_key, key.type))
         return sa.and_(locks.c.queue == sa.literal(self.queue, literal_execute=True), on)
 
+    def stale_rows(self, now: sa.ColumnElement[Any], key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        # The lock table holds only locks, each with an expiry (NOT NULL): its (queue, expires_at) index
+        # finds the stale ones by range on every database.
+        return sa.and_(self.user.is_not(None), self.stale(now))
+
     def unheld(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         return ~sa.exists().where(self.joins(key))
 

@@ -1,0 +1,95 @@
+"""Claim + complete latency while many people hold locks: 10, 1,000, 10,000 and 100,000 live locks on a
+large demo table, one process measuring (is the claim's cost flat in the number of live locks?)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import sqlalchemy as sa
+
+from tests.benchmarks import harness
+from workbench.db import clock
+
+ROWS = ["pairs/s", "claim p50 ms", "claim p99 ms", "complete p50 ms", "complete p99 ms", "pairs", "errors"]
+LEVELS = (10, 1_000, 10_000, 100_000)
+HOLDERS = 200  # the live locks belong to this many people
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.live_locks_bench", description=__doc__)
+    parser.add_argument("--backend", choices=harness.BACKENDS, default="postgresql")
+    parser.add_argument("--url", help="admin URL of an existing server; default: start a throwaway server")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--pairs", type=int, default=1_000, help="measured pairs per level")
+    parser.add_argument("--levels", type=int, nargs="+", default=list(LEVELS))
+    parser.add_argument("--durable", action="store_true", help="the throwaway server at default durability")
+    args = parser.parse_args(argv)
+    if max(args.levels) + args.pairs * len(args.levels) + 100 > args.rows // 2:
+        parser.error("--rows is too small: half of it waits, and locks and pairs take from that half")
+    return args
+
+
+def lock_more(url: str, password: str | None, wanted: int) -> int:
+    """Lock waiting rows (from the head of the queue) under HOLDERS people until `wanted` live locks
+    exist, as claims would have (expiry an hour ahead on the database clock); returns how many exist."""
+    engine = sa.create_engine(_with_password(url, password))
+    try:
+        with engine.begin() as conn:
+            table = sa.Table("cases", sa.MetaData(), autoload_with=conn)
+            c = table.c
+            held = conn.execute(sa.select(sa.func.count()).where(c.wb_locked_by.is_not(None))).scalar() or 0
+            missing = wanted - held
+            if missing > 0:
+                head = (sa.select(c.case_id).where(c.status.in_(["new", "open"]), c.wb_locked_by.is_(None))
+                        .order_by(c.priority.desc(), c.opened_at, c.case_id).limit(missing))
+                keys = list(conn.execute(head).scalars())
+                now = clock.db_now()
+                for start in range(0, len(keys), 5_000):
+                    part = keys[start:start + 5_000]
+                    conn.execute(sa.update(table).where(c.case_id.in_(part)).values(
+                        wb_locked_by=sa.func.concat("holder", c.case_id % HOLDERS) if engine.dialect.name != "sqlite"
+                        else "holder" + sa.cast(c.case_id % HOLDERS, sa.String()),
+                        wb_locked_at=now, wb_lock_expires=clock.add_seconds(now, sa.literal_column("3600")),
+                        wb_lock_token=sa.literal("0" * 32)))
+            return int(conn.execute(sa.select(sa.func.count()).where(c.wb_locked_by.is_not(None))).scalar() or 0)
+    finally:
+        engine.dispose()
+
+
+def _with_password(url: str, password: str | None) -> sa.URL:
+    parsed = sa.make_url(url)
+    return parsed.set(password=password) if password else parsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    target = harness.Target.open(args.backend, args.url, durable=args.durable)
+    ops: harness.WorkbenchOps | None = None
+    try:
+        print(f"live_locks_bench: {args.backend}, {args.rows:,} rows (half waiting), 1 process, {args.pairs:,} "
+              f"pairs per level; {target.description}", flush=True)
+        url, timings = harness.build_workbench_db(target, "wblive", args.rows, fraction=0.5, layout="newest")
+        print("setup: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()), flush=True)
+        ops = harness.WorkbenchOps(url, target.password, "measurer")
+        columns = {}
+        for level in sorted(args.levels):
+            live = lock_more(url, target.password, level)
+            harness.analyze(ops.wb.engine, "cases")
+            harness.warm_up(ops, 20)
+            result = harness.run_loop(ops, pairs=args.pairs)
+            columns[f"{live:,} live locks"] = harness.figures(result)
+            print(f"  {live:,} live locks: claim p99 {columns[f'{live:,} live locks']['claim p99 ms']:.2f} ms",
+                  flush=True)
+        names = list(columns)
+        print()
+        print(harness.table(columns, [("most/fewest", names[-1], names[0])], ROWS))
+    finally:
+        if ops is not None:
+            ops.close()
+        target.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

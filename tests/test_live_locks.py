@@ -1,0 +1,67 @@
+"""The claim's cost does not grow with the number of live locks: its expired branch finds stale locks by
+index search, never by reading every locked row (tests/benchmarks/live_locks_bench.py measures it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests import support
+from workbench.db import claims, clock
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _lock_many(wb: Any, count: int) -> None:
+    table = wb.queue("cases").q.table
+    c = table.c
+    with wb.engine.begin() as conn:
+        keys = list(conn.execute(sa.select(c.case_id).where(c.wb_locked_by.is_(None)).limit(count)).scalars())
+        now = clock.db_now()
+        conn.execute(sa.update(table).where(c.case_id.in_(keys)).values(
+            wb_locked_by="holder", wb_locked_at=now, wb_lock_expires=clock.add_seconds(now, sa.literal_column("3600")),
+            wb_lock_token="0" * 32))
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_sqlite_searches_the_lock_index_for_stale_locks(native_env: support.Env) -> None:
+    wb = native_env.demo(case_rows=400, import_rows=1)
+    _lock_many(wb, 300)
+    wq = wb.queue("cases")
+    q = wq.q
+    expired = claims.ClaimMethod.branches(q, q.now(), claims.ClaimRequest(user="ann"), wq.trail)[0]
+    select = sa.select(q.key).where(expired).order_by(*q.order_by()).limit(1)
+    sql = str(select.compile(dialect=wb.engine.dialect, compile_kwargs={"literal_binds": True}))
+    with wb.engine.connect() as conn:
+        conn.exec_driver_sql("ANALYZE")
+        plan = [str(row[-1]) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql)]
+    assert not any(line.startswith("SCAN cases") for line in plan), plan  # no pass over every locked row
+    assert any("wb_cases_lock (wb_lock_expires<?)" in line for line in plan), plan
+    # And it still finds them: a lapsed lock is served first.
+    native_env.age_lock(wb, "cases", q.coerce_key(next(iter(_held(wb)))), 7200)
+    assert wq.claim_next("ann")[0].lock.owner == "ann"
+
+
+def _held(wb: Any) -> list[Any]:
+    c = wb.queue("cases").q.table.c
+    with wb.engine.connect() as conn:
+        return list(conn.execute(sa.select(c.case_id).where(c.wb_locked_by == "holder")).scalars())
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_command_on_sqlite_loads_no_other_databases_dialect(native_env: support.Env) -> None:
+    config = native_env.demo_config_file()
+    native_env.demo(case_rows=5, import_rows=1)
+    probe = ("import sys, runpy\n"
+             f"sys.argv = ['workbench', '--config', {str(config)!r}, '--user', 'ann', 'next', 'cases', '-q']\n"
+             "try:\n    runpy.run_module('workbench', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy.dialects.') and m.count('.') == 2 and '._' not in m))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "['sqlalchemy.dialects.sqlite']"
