@@ -178,8 +178,11 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
     return [
         sa.Index(_index_name(queue.name, "claim"), *leading),
         # Without a partial index the unlocked rows are in it too; leading with the user keeps
-        # "locked rows" (user IS NOT NULL) one short range.
+        # "locked rows" (user IS NOT NULL) one short range, and a user's own locks another.
         sa.Index(_index_name(table.name, "lock"), user, expiry),
+        # The claim's stale locks by expiry (free rows have none, so `expires <= now` skips them): with
+        # the user leading, the claim read every live lock to find the few stale ones.
+        sa.Index(_index_name(table.name, "stale"), expiry, user),
     ]
 
 
