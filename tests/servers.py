@@ -225,8 +225,6 @@ class Replicated:
             primary.dispose()
 
     def stop(self) -> None:
-        if self.standby.thaw is not None:
-            self.standby.thaw()  # a frozen server does not stop
         self.standby.stop()
         self.primary.stop()
 
@@ -266,18 +264,7 @@ def start_replicated(*, synchronous: bool) -> Replicated:
     def promote() -> None:
         run([str(bindir / "pg_ctl"), "-D", str(data), "-w", "promote"])
 
-    def signal_all(signum: int) -> None:
-        try:
-            postmaster = int((data / "postmaster.pid").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return
-        for pid in [postmaster, *_children(postmaster)]:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signum)
-
-    # Frozen, the standby receives nothing: what the primary commits meanwhile is not on it.
-    standby = Server("postgresql", "127.0.0.1", port, "postgres", stop,
-                     freeze=lambda: signal_all(signal.SIGSTOP), thaw=lambda: signal_all(signal.SIGCONT))
+    standby = Server("postgresql", "127.0.0.1", port, "postgres", stop)
     import sqlalchemy as sa
 
     engine = sa.create_engine(primary.admin_url(), isolation_level="AUTOCOMMIT")
@@ -373,15 +360,17 @@ def start_mariadb(*, durable: bool = False) -> Server:
         proc.kill()
         raise ServerUnavailable("mariadbd did not accept connections within 30 s")
 
-    def stop() -> None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(work, ignore_errors=True)
+    return Server("mariadb", "127.0.0.1", port, "root", lambda: _end(proc, work, 20))
 
-    return Server("mariadb", "127.0.0.1", port, "root", stop)
+
+def _end(proc: subprocess.Popen[bytes], work: Path, seconds: float) -> None:
+    """Stop a server process (killed if it takes longer than `seconds`) and remove its folder."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    shutil.rmtree(work, ignore_errors=True)
 
 
 GALERA_PROVIDER = "/usr/lib/galera/libgalera_smm.so"
@@ -401,12 +390,7 @@ def start_galera(nodes: int = 3) -> list[Server]:
 
     def stop_all() -> None:
         for proc, work in reversed(procs):
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            shutil.rmtree(work, ignore_errors=True)
+            _end(proc, work, 30)
 
     servers = []
     try:
