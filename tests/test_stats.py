@@ -642,3 +642,14 @@ def test_cli_database_unreachable(tmp_path: Any, capsys: pytest.CaptureFixture[s
     for command in ("board", "health", "stats"):
         code, _, err = _cli(capsys, "--config", config, command, "cases")
         assert code == 6, (command, err)
+
+
+def test_the_board_command_says_when_it_lists_only_the_oldest(native_env: support.Env, capsys: Any) -> None:
+    env = native_env
+    wb = env.demo(case_rows=10, import_rows=1, queues={"cases": {"max_locks_per_user": 0}})
+    wb.queue("cases").claim_next("ann", 3)
+    config = env.demo_config_file()
+    code, out, err = support.run_cli(capsys, "--config", config, "board", "cases", "--limit", "2", "--json")
+    assert code == 0 and len(out) == 2 and "the oldest 2 of 3 locks" in err
+    code, out, err = support.run_cli(capsys, "--config", config, "board", "cases", "--json")
+    assert code == 0 and len(out) == 3 and err == ""

@@ -439,3 +439,21 @@ def test_move_the_waiting_items_of_a_category(qtbot: Any, console: Any) -> None:
     assert moved and all(rows[k] == target for k in moved)
     assert f"{len(moved)} waiting item(s) of Helpdesk cases moved." in window.status.text()
     assert q.history(moved[0])[-1].reason == "Needs level 2"
+
+
+def test_a_board_of_very_many_locks_says_how_many_it_left_out(qtbot: Any, console: Any,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench import services
+    from workbench.db import workqueue
+
+    monkeypatch.setattr(workqueue, "BOARD_ROWS", 2)  # as if a queue had more locks than a board lists
+    monkeypatch.setattr(services, "BOARD_ROWS", 2)
+    window = console("sup")
+    refreshed(qtbot, window)
+    assert not window.board_note.isVisible()
+    oldest = claim(window, "ann", 2)
+    claim(window, "bob", 1)
+    refreshed(qtbot, window)
+    assert window.model.rowCount() == 2 and set(board_keys(window)) == {str(k) for k in oldest}
+    assert window.board_note.isVisible()
+    assert window.board_note.text().startswith("Showing the oldest 2 of 3 locks: the board lists at most 2 per queue")

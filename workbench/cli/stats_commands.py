@@ -50,6 +50,9 @@ def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
     wb, q = queue()
     with wb:
         rows = q.board(args.limit)
+        total = q.count_locks() if len(rows) >= args.limit else len(rows)
+    if total > len(rows):  # on stderr: the listing itself stays what scripts parse
+        sys.stderr.write(f"note: the oldest {len(rows)} of {total} locks; --limit N lists more\n")
     names = [c.name for c in q.q.list_columns]
     due = q.q.due is not None  # the queue names a due column: when each held item is due
     if as_json:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -167,6 +167,12 @@ class SupervisorWindow(QMainWindow):
         # Time to due: only where some queue names a due column.
         self.board.setColumnHidden(board_model.DUE, not any(q.due for q in self.wb.config.queues.values()))
         layout.addWidget(self.board, 1)
+        # Said when the board lists only the oldest locks of a queue with very many.
+        self.board_note = QLabel()
+        self.board_note.setObjectName("board_note")
+        self.board_note.setWordWrap(True)
+        self.board_note.setVisible(False)
+        layout.addWidget(self.board_note)
         actions = QHBoxLayout()
         self.force_button = QPushButton(self.tr("Force release…"))
         self.force_button.setObjectName("force_release_button")
@@ -350,8 +356,16 @@ class SupervisorWindow(QMainWindow):
             self._again = False
             self.refresh()
 
-    def _show_board(self, rows: list[Any]) -> None:
+    def _show_board(self, page: Any) -> None:
+        rows = page.rows
         self.model.update(rows)
+        self.board_note.setVisible(page.left_out > 0)
+        if page.left_out > 0:
+            self.board_note.setText(self.tr(
+                "Showing the oldest {0} of {1} locks: the board lists at most {2} per queue. Force release "
+                "and reassign work on the locks shown; `workbench board QUEUE --limit N` lists more.").format(
+                    QLocale().toString(len(rows)), QLocale().toString(page.total),
+                    QLocale().toString(services.BOARD_ROWS)))
         if not self._sized and rows:
             self._sized = True
             for column in range(self.model.columnCount()):

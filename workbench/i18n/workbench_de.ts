@@ -1975,6 +1975,10 @@ Konfiguration: {1}</translation>
         <source>Could not refresh: {0} — trying again in {1} s; the figures shown are from the last refresh</source>
         <translation>Aktualisieren fehlgeschlagen: {0} — neuer Versuch in {1} s; die angezeigten Zahlen stammen von der letzten Aktualisierung</translation>
     </message>
+    <message>
+        <source>Showing the oldest {0} of {1} locks: the board lists at most {2} per queue. Force release and reassign work on the locks shown; `workbench board QUEUE --limit N` lists more.</source>
+        <translation>Angezeigt werden die ältesten {0} von {1} Sperren: Die Tafel listet höchstens {2} je Warteschlange. Freigeben und Neu zuweisen wirken auf die angezeigten Sperren; `workbench board QUEUE --limit N` listet mehr.</translation>
+    </message>
     <message numerus="yes">
         <source>%n item(s) released.</source>
         <translation>

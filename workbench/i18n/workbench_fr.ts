@@ -1975,6 +1975,10 @@ Configuration : {1}</translation>
         <source>Could not refresh: {0} — trying again in {1} s; the figures shown are from the last refresh</source>
         <translation>Actualisation impossible : {0} — nouvel essai dans {1} s ; les chiffres affichés datent de la dernière actualisation</translation>
     </message>
+    <message>
+        <source>Showing the oldest {0} of {1} locks: the board lists at most {2} per queue. Force release and reassign work on the locks shown; `workbench board QUEUE --limit N` lists more.</source>
+        <translation>Affichage des {0} verrous les plus anciens sur {1} : le tableau en liste au plus {2} par file. Libérer et réattribuer agissent sur les verrous affichés ; `workbench board QUEUE --limit N` en liste davantage.</translation>
+    </message>
     <message numerus="yes">
         <source>%n item(s) released.</source>
         <translation>

@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from workbench.services.operator import ItemLog, Operator, QueueLayout, connection_interruptions
-from workbench.services.supervisor import Supervisor
+from workbench.services.supervisor import BOARD_ROWS, BoardPage, Supervisor
 
-__all__ = ["ItemLog", "Operator", "QueueLayout", "Supervisor", "connection_interruptions"]
+__all__ = ["BOARD_ROWS", "BoardPage", "ItemLog", "Operator", "QueueLayout", "Supervisor", "connection_interruptions"]

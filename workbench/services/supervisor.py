@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
 from workbench import fieldspec
 from workbench.core import models
-from workbench.db import service
+from workbench.db import service, workqueue
 from workbench.services import operator
+
+BOARD_ROWS = workqueue.BOARD_ROWS  # locks the board lists per queue
+
+
+@dataclasses.dataclass(frozen=True)
+class BoardPage:
+    """What the lock board shows: the oldest locks of each queue, and how many locks there are in all."""
+
+    rows: list[models.BoardRow]
+    total: int
+
+    @property
+    def left_out(self) -> int:
+        return self.total - len(self.rows)
 
 
 class Supervisor:
@@ -22,9 +37,17 @@ class Supervisor:
     def queues(self) -> list[str]:
         return list(self.wb.config.queues)
 
-    def board(self, queues: list[str]) -> list[models.BoardRow]:
-        """Every lock of the queues, each queue's oldest first."""
-        return [row for name in queues for row in self.wb.queue(name).board()]
+    def board(self, queues: list[str]) -> BoardPage:
+        """The locks of the queues, each queue's oldest first, at most workqueue.BOARD_ROWS of each, and
+        how many locks there are in all."""
+        rows: list[models.BoardRow] = []
+        total = 0
+        for name in queues:
+            work = self.wb.queue(name)
+            mine = work.board(workqueue.BOARD_ROWS)
+            rows += mine
+            total += work.count_locks() if len(mine) >= workqueue.BOARD_ROWS else len(mine)
+        return BoardPage(rows, total)
 
     def health(self, queues: list[str]) -> list[models.QueueHealth]:
         return [self.wb.queue(name).health() for name in queues]
