@@ -11,7 +11,8 @@ edits typed, the lock timer running), lock-lost.png (a supervisor took the item 
 reconnecting.png (the database went away), resume.png (the resume panel after a restart),
 review.png (a second clerk reviews a line the first verified), source.png (an import line beside its scan),
 connection.png (the first-run connection dialog after a failed Test connection) and password.png
-(asked again after a refused login), by driving the windows exactly as the GUI tests do.
+(asked again after a refused login), the supervisor console's tabs and supervisor-move.png (Move waiting
+items…), by driving the windows exactly as the GUI tests do.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def main(argv: list[str]) -> int:
     _supervisor_shots(app, out, config)
     for name in ("main-window.png", "main-window-dark.png", "lock-lost.png", "resume.png", "review.png", "source.png",
                  "connection.png", "password.png", "reconnecting.png", "supervisor-board.png",
-                 "supervisor-operators.png", "supervisor-charts.png", "supervisor-history.png"):
+                 "supervisor-operators.png", "supervisor-charts.png", "supervisor-history.png", "supervisor-move.png"):
         print(out / name)
     return 0
 
@@ -240,6 +241,23 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     _until(app, lambda: window.history.rowCount() > 0, "the item's history")
     _settle(app)
     window.grab().save(str(out / "supervisor-history.png"))
+    # Queue health ▸ Move waiting items…: every waiting Printing case to the Hardware team's category.
+    from workbench.gui import supervisor_dialogs
+
+    def load(column: str, done: Any) -> None:
+        window.dispatcher.call(lambda: window.service.waiting_values("cases", column), done, lambda _e: done([]))
+
+    move = supervisor_dialogs.MoveDialog(window.titles["cases"], window.service.movable("cases"), load, window)
+    move.show()
+    move.where_column.setCurrentIndex(move.where_column.findData("category"))
+    _until(app, lambda: move.where_value.count() > 0, "the values waiting items hold")
+    move.where_value.setCurrentText("Printing")
+    move.set_column.setCurrentIndex(move.set_column.findData("category"))
+    move.set_value.setCurrentText("Hardware")
+    move.reason_box.setCurrentText("Belongs to another team")
+    _settle(app)
+    move.grab().save(str(out / "supervisor-move.png"))
+    move.close()
     window.close()
     window.dispatcher.wait()
     wb.close()
