@@ -25,6 +25,7 @@ class PostgresqlBackend(Backend):
     one_statement_writes = True
     roles = True
     partial_index_keyword = "postgresql_where"
+    stale_by_union = True  # see Backend.stale_by_union: 5 ms at 10,000 live locks without it
     create_grant = "GRANT CREATE ON SCHEMA {schema} TO {login}"
 
     def engine_options(self, url: sa.URL, db: model.DatabaseConfig,

@@ -44,7 +44,7 @@ class SqliteBackend(Backend):
     board_activity = "derived"
     hours_in_sql = True
     partial_index_keyword = "sqlite_where"
-    combines_or_on_index = False  # measured: SCAN of the whole lock index (tests/benchmarks/live_locks_bench.py)
+    stale_by_union = True  # see Backend.stale_by_union
 
     def engine_options(self, url: sa.URL, db: model.DatabaseConfig,
                        create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:

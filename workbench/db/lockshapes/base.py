@@ -153,18 +153,18 @@ class LockShape:
     def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """A lock (the user column is set) that no longer holds: expired, or without an expiry.
 
-        Both tests are on the one column the expiry index holds, so the planner can combine two
-        index conditions on it instead of reading every locked row.
+        Both tests are on the one column the expiry index holds; where the planner does not combine
+        the two index conditions on it, the claim uses stale_rows.
         """
         column = self.expires if self.expires is not None else self.time
         return sa.or_(column.is_(None), self.expired(now))
 
     def stale_rows(self, now: sa.ColumnElement[Any], key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """Locked rows whose lock no longer holds, as the claim's expired branch looks them up: `user IS NOT
-        NULL AND stale(now)`, or, where the planner would scan every locked row for the OR
-        (Backend.combines_or_on_index), the keys of two index searches, one per side of it."""
+        NULL AND stale(now)`, or, where the planner would read every locked row for the OR
+        (Backend.stale_by_union), the keys of two index searches, one per side of it."""
         held = self.user.is_not(None)
-        if self.backend.combines_or_on_index:
+        if not self.backend.stale_by_union:
             return sa.and_(held, self.stale(now))
         column = self.expires if self.expires is not None else self.time
         table = column.table
