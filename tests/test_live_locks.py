@@ -34,17 +34,27 @@ def test_sqlite_searches_the_lock_index_for_stale_locks(native_env: support.Env)
     _lock_many(wb, 300)
     wq = wb.queue("cases")
     q = wq.q
-    expired = claims.ClaimMethod.branches(q, q.now(), claims.ClaimRequest(user="ann"), wq.trail)[0]
-    select = sa.select(q.key).where(expired).order_by(*q.order_by()).limit(1)
-    sql = str(select.compile(dialect=wb.engine.dialect, compile_kwargs={"literal_binds": True}))
+    sql = _expired_branch_sql(wb)
     with wb.engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE")
         plan = [str(row[-1]) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql)]
     assert not any(line.startswith("SCAN cases") for line in plan), plan  # no pass over every locked row
     assert any("wb_cases_lock (wb_lock_expires<?)" in line for line in plan), plan
     # And it still finds them: a lapsed lock is served first.
-    native_env.age_lock(wb, "cases", q.coerce_key(next(iter(_held(wb)))), 7200)
-    assert wq.claim_next("ann")[0].lock.owner == "ann"
+    lapsed = q.coerce_key(_held(wb)[-1])
+    native_env.age_lock(wb, "cases", lapsed, 7200)
+    assert wq.claim_next("ann")[0].lock.key == lapsed
+
+
+def _expired_branch_sql(wb: Any, *, locking: bool = False) -> str:
+    """The claim's expired branch as the candidate read it is, with its constants written in."""
+    wq = wb.queue("cases")
+    q = wq.q
+    expired = claims.ClaimMethod.branches(q, q.now(), claims.ClaimRequest(user="ann"), wq.trail)[0]
+    select = sa.select(q.key).where(expired).order_by(*q.order_by()).limit(1)
+    if locking:
+        select = select.with_for_update(skip_locked=True)
+    return str(select.compile(dialect=wb.engine.dialect, compile_kwargs={"literal_binds": True}))
 
 
 def _held(wb: Any) -> list[Any]:
@@ -72,11 +82,7 @@ def test_a_command_on_sqlite_loads_no_other_databases_dialect(native_env: suppor
 def test_mariadb_reads_only_the_stale_locks(native_env: support.Env) -> None:
     wb = native_env.demo(case_rows=2000, import_rows=1)
     _lock_many(wb, 1500)
-    wq = wb.queue("cases")
-    q = wq.q
-    expired = claims.ClaimMethod.branches(q, q.now(), claims.ClaimRequest(user="ann"), wq.trail)[0]
-    select = sa.select(q.key).where(expired).order_by(*q.order_by()).limit(1).with_for_update(skip_locked=True)
-    sql = str(select.compile(dialect=wb.engine.dialect, compile_kwargs={"literal_binds": True}))
+    sql = _expired_branch_sql(wb, locking=True)
     with wb.engine.begin() as conn:
         conn.exec_driver_sql("ANALYZE TABLE cases")
         plan = conn.exec_driver_sql("ANALYZE " + sql).mappings().one()
@@ -88,11 +94,7 @@ def test_mariadb_reads_only_the_stale_locks(native_env: support.Env) -> None:
 def test_postgresql_searches_the_expiry_range_not_every_lock(native_env: support.Env) -> None:
     wb = native_env.demo(case_rows=400, import_rows=1)
     _lock_many(wb, 300)
-    wq = wb.queue("cases")
-    q = wq.q
-    expired = claims.ClaimMethod.branches(q, q.now(), claims.ClaimRequest(user="ann"), wq.trail)[0]
-    select = sa.select(q.key).where(expired).order_by(*q.order_by()).limit(1)
-    sql = str(select.compile(dialect=wb.engine.dialect, compile_kwargs={"literal_binds": True}))
+    sql = _expired_branch_sql(wb)
     with wb.engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE cases")
         plan = "\n".join(row[0] for row in conn.exec_driver_sql("EXPLAIN (COSTS OFF) " + sql))

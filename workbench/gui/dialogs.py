@@ -370,6 +370,16 @@ def _sort_key(value: Any) -> Any:
     return str(value).casefold()
 
 
+def heading(text: str, name: str) -> QLabel:
+    """A pane's bold title (Notes and history, Source)."""
+    label = QLabel(text)
+    label.setObjectName(name)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
 def set_state(widget: QWidget, state: str) -> None:
     """Set the `state` property the style sheet colours by, and make the style see the change."""
     widget.setProperty("state", state)

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import models
-from workbench.gui import theme, times
+from workbench.gui import dialogs, theme, times
 from workbench.services import operator
 
 # What the audit trail's events are called where people read them (the trail keeps the names).
@@ -53,12 +53,7 @@ class ItemLogPanel(QWidget):
         self.setObjectName("item_log_panel")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        heading = QLabel(self.tr("Notes and history"))
-        heading.setObjectName("item_log_heading")
-        font = heading.font()
-        font.setBold(True)
-        heading.setFont(font)
-        layout.addWidget(heading)
+        layout.addWidget(dialogs.heading(self.tr("Notes and history"), "item_log_heading"))
         self.entries = QListWidget()
         self.entries.setObjectName("item_log")
         self.entries.setWordWrap(True)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.gui import dialogs
 from workbench.services import sources
 
 ZOOM_STEP = 1.25
@@ -32,12 +33,7 @@ class SourcePane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
-        heading = QLabel(self.tr("Source"))
-        heading.setObjectName("source_heading")
-        font = heading.font()
-        font.setBold(True)
-        heading.setFont(font)
-        top.addWidget(heading)
+        top.addWidget(dialogs.heading(self.tr("Source"), "source_heading"))
         self.name = QLabel()
         self.name.setObjectName("source_name")
         self.name.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
