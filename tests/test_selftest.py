@@ -14,7 +14,8 @@ from workbench import selftest
 
 CHECKS = {"python", "driver SQLite", "driver PostgreSQL", "driver MariaDB/MySQL", "driver MariaDB/MySQL ODBC",
           "driver SQL Server", "odbc drivers", "password store", "demo database", "claim round trip",
-          "qt offscreen", "qt text (ICU)", "translations", "colours", "operator window", "supervisor console"}
+          "qt offscreen", "qt text (ICU)", "translations", "colours", "operator window", "scanned sources",
+          "supervisor console"}
 
 
 def test_self_test_in_a_fresh_process_passes_every_check(tmp_path):
@@ -40,7 +41,7 @@ def test_a_failing_check_is_reported_and_fails_the_run(qapp, monkeypatch):
     assert selftest.run(out) == 1
     text = out.getvalue()
     assert "FAIL driver Nowhere" in text
-    assert "self-test FAILED: 1 of 17 checks (driver Nowhere)" in text
+    assert "self-test FAILED: 1 of 18 checks (driver Nowhere)" in text
     assert "ok   claim round trip" in text  # the other checks still ran
 
 

@@ -114,6 +114,7 @@ def _run_checks(test: SelfTest, tmp: Path) -> None:
         test.check("colours", _colours)
     if "app" in state and "wb" in state:
         test.check("operator window", lambda: _window(state, tmp))
+        test.check("scanned sources", lambda: _sources(tmp))
         test.check("supervisor console", lambda: _console(state))
     if "wb" in state:
         state["wb"].close()
@@ -302,6 +303,35 @@ def _window(state: dict[str, Any], tmp: Path) -> str:
     window.close()
     window.session.dispatcher.wait(5000)
     return f"built, connected and painted ({size})"
+
+
+def _sources(tmp: Path) -> str:
+    """What the source pane shows: a scanned invoice PDF (QtPdf) and JPEG and TIFF scans (Qt's
+    image plugins, which a bundle could leave out)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QSize
+    from PySide6.QtGui import QColor, QImage
+    from PySide6.QtPdf import QPdfDocument
+
+    from workbench.demo import data, invoices
+
+    path = tmp / "scan.pdf"
+    path.write_bytes(invoices.invoice_pdf(next(iter(data.imports(1)))))
+    document = QPdfDocument()
+    document.load(str(path))
+    if document.status() != QPdfDocument.Status.Ready or document.pageCount() != 2:
+        raise AssertionError(f"the demo's invoice PDF did not load ({document.status().name})")
+    if document.render(0, QSize(120, 170)).isNull():
+        raise AssertionError("the demo's invoice PDF did not render")
+    for kind in ("JPEG", "TIFF"):
+        image = QImage(8, 8, QImage.Format.Format_RGB32)
+        image.fill(QColor("white"))
+        encoded = QByteArray()
+        buffer = QBuffer(encoded)
+        buffer.open(QBuffer.OpenModeFlag.WriteOnly)
+        if not image.save(buffer, kind) or QImage.fromData(bytes(encoded.data())).isNull():
+            raise AssertionError(f"Qt cannot read {kind} images here (its image plugin is missing)")
+    document.close()
+    return "an invoice PDF rendered (2 pages), JPEG and TIFF read"
 
 
 def _console(state: dict[str, Any]) -> str:
