@@ -636,11 +636,15 @@ class BoundQueue:
             hint = difflib.get_close_matches(name, self._column_names, n=1)
             raise errors.InvalidValue(f"{what} {name}: no such column in {self.config.table_label}"
                                       + (f"; did you mean '{hint[0]}'?" if hint else ""), column=name)
-        if column is self.key or column in self.lock_columns or column.computed is not None:
+        if not self.movable(column):
             why = "is the key" if column is self.key else ("holds the lock" if column.computed is None
                                                            else "is computed by the database")
             raise errors.InvalidValue(f"{what} {column.name}: a move cannot use it: it {why}", column=column.name)
         return column
+
+    def movable(self, column: sa.Column[Any]) -> bool:
+        """May a supervisor's move select by `column` or write it (not the key, the lock, or computed)?"""
+        return column is not self.key and column not in self.lock_columns and column.computed is None
 
     def _named_column(self, name: str) -> sa.Column[Any] | None:
         """The table's column called `name` (or, when only one matches, in another case)."""

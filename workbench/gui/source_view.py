@@ -96,7 +96,7 @@ class SourcePane(QWidget):
         self._say(self.tr("No item is open."))
 
     def show_loading(self) -> None:
-        self._say(self.tr("Loading the source…"))
+        self._say(self.tr("Loading the source…"), keep_name=True)
 
     def show_source(self, source: sources.Source) -> None:
         self.name.setText(source.name)
@@ -114,11 +114,11 @@ class SourcePane(QWidget):
         else:
             self._say(self.tr("The source cannot be shown: {0}").format(source.problem))
 
-    def _say(self, text: str) -> None:
+    def _say(self, text: str, *, keep_name: bool = False) -> None:
         self.document.close()
         self.message.setText(text)
         self._show(self.message, paged=False, zooms=False)
-        if text != self.tr("Loading the source…"):
+        if not keep_name:
             self.name.clear()
 
     def _show_pdf(self, data: bytes) -> None:

@@ -87,9 +87,7 @@ class Supervisor:
     def movable(self, queue: str) -> list[fieldspec.FieldSpec]:
         """The fields a move of `queue`'s waiting items may select by and write (all but key and lock)."""
         q = self.wb.queue(queue).q
-        lock = {c.name for c in q.lock_columns}
-        return [spec for spec in fieldspec.field_specs(q) if spec.name != q.key.name and spec.name not in lock
-                and (spec.column is None or spec.column.computed is None)]
+        return [spec for spec in fieldspec.field_specs(q) if q.movable(q.table.c[spec.name])]
 
     def waiting_values(self, queue: str, column: str, limit: int = 50) -> list[Any]:
         """The values `column` holds among `queue`'s waiting items nobody holds, most common first."""
