@@ -109,3 +109,14 @@ def test_a_lock_table_queue_keeps_its_held_items(native_env: support.Env) -> Non
     assert moved == [k for k in range(1, 6) if k != held]
     assert native_env.row(wb, "tickets", held)["priority"] == 1
     assert all(native_env.row(wb, "tickets", k)["priority"] == 3 for k in moved)
+
+
+def test_a_move_that_would_finish_items_is_refused(native_env: support.Env) -> None:
+    wb = native_env.demo(case_rows=6, import_rows=1)
+    q = wb.queue("cases")
+    waiting = sorted(item["case_id"] for item in q.open_items(50))[:2]
+    before = [native_env.row(wb, "cases", key)["status"] for key in waiting]
+    with pytest.raises(errors.UsageError, match="status=resolved would take waiting items of cases out of its work"):
+        q.move("sue", {"status": "resolved"}, "clean-up", keys=waiting)
+    assert [native_env.row(wb, "cases", key)["status"] for key in waiting] == before
+    assert q.move("sue", {"status": "new"}, "back to the start", keys=waiting) == sorted(waiting)

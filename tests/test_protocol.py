@@ -300,3 +300,77 @@ def test_a_release_reason_may_write_its_values_and_nothing_else(pg: Pg, operator
                "wb_lock_expires = NULL, category = 'Software' WHERE case_id = :k")
     assert "may not make this change" in _refused(_engine(pg, url), release, k=other.key)
     assert _state(pg) == before
+
+
+def test_a_supervisor_moves_waiting_items_through_the_databases_check(pg: Pg) -> None:  # noqa: F811
+    ann, sue = pg.open("ann").queue("cases"), pg.open("sue").queue("cases")
+    held = ann.claim_next("ann")[0].lock
+    waiting = _pick(pg)
+    category = pg.env.row(pg.admin, "cases", waiting)["category"]
+    target = "Hardware" if category != "Hardware" else "Email"
+    # Workbench's move: the database records it under sue's login, with the client's reason and values.
+    assert sue.move("bob", {"category": target}, "level 2 takes these", keys=[waiting, held.key]) == [waiting]
+    assert pg.env.row(pg.admin, "cases", waiting)["category"] == target
+    assert pg.env.row(pg.admin, "cases", held.key)["category"] != target or category == target
+    last = pg.admin.queue("cases").history(waiting)[-1]
+    assert (last.kind.value, last.actor, last.reason) == ("move", "sue", "level 2 takes these")
+    before = _state(pg)
+    # An operator may not move by hand (a column only a move writes is not granted; one the form
+    # edits is, and the trigger refuses), nor a supervisor move a held item, or move and lock at once.
+    assert "permission denied" in _refused(pg.engine("ann"), "UPDATE cases SET customer = 'x' WHERE case_id = :k",
+                                           k=waiting)
+    assert "may not make this change" in _refused(
+        pg.engine("ann"), "UPDATE cases SET category = 'Email' WHERE case_id = :k", k=waiting)
+    assert "workbench: " in _refused(
+        pg.engine("sue"), "UPDATE cases SET category = 'Email' WHERE case_id = :k", k=held.key)
+    assert "workbench: " in _refused(
+        pg.engine("sue"), "UPDATE cases SET category = 'Email', wb_locked_by = 'sue', wb_lock_token = md5('x'), "
+        "wb_locked_at = timezone('UTC', now()), wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' "
+        "WHERE case_id = :k", k=waiting)
+    # Nor may a supervisor take a held item out of its holder's hands by a "move" of its lock columns.
+    other = "Network" if pg.env.row(pg.admin, "cases", held.key)["category"] != "Network" else "Access"
+    assert "workbench: " in _refused(
+        pg.engine("sue"), "UPDATE cases SET wb_locked_by = NULL, category = :c WHERE case_id = :k", k=held.key, c=other)
+    assert _state(pg) == before
+    # A supervisor's move by hand is recorded by the database under their login.
+    with pg.engine("sue").begin() as conn:
+        assert conn.execute(sa.text("UPDATE cases SET priority = 1 WHERE case_id = :k"), {"k": waiting}).rowcount == 1
+    last = pg.admin.queue("cases").history(waiting)[-1]
+    assert (last.kind.value, last.actor, last.owner) == ("move", "sue", None)
+
+
+def test_an_operator_undoes_their_own_complete_through_the_databases_check(pg: Pg) -> None:  # noqa: F811
+    ann, bob = pg.open("ann").queue("cases"), pg.open("bob").queue("cases")
+    lock = ann.claim_next("ann")[0].lock
+    ann.complete("ann", lock.key, lock.token, "resolved")
+    before = _state(pg)
+    # bob may not take ann's Complete back, neither through workbench nor by hand.
+    with pytest.raises(errors.UsageError):
+        bob.undo_complete("bob", lock.key)
+    relock = ("UPDATE cases SET status = 'open', wb_locked_by = :me, wb_lock_token = md5(random()::text), "
+              "wb_locked_at = timezone('UTC', now()), wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' "
+              "WHERE case_id = :k")
+    assert "may not" in _refused(pg.engine("bob"), relock, k=lock.key, me="bob")
+    assert _state(pg) == before
+    # ann may, within undo_within: the item is hers again, recorded by the database as undo then claim.
+    back = ann.undo_complete("ann", lock.key)
+    assert back.lock.owner == "ann" and pg.env.row(pg.admin, "cases", lock.key)["wb_locked_by"] == "ann"
+    events = [(e.kind.value, e.actor, e.owner, e.outcome) for e in pg.admin.queue("cases").history(lock.key)]
+    assert events[-3:] == [("complete", "ann", "ann", "resolved"), ("undo", "ann", "ann", "resolved"),
+                           ("claim", "ann", "ann", None)]
+    # Past undo_within (the trail's time moved back by the table's owner) the database refuses it.
+    ann.complete("ann", lock.key, back.lock.token, "resolved")
+    with pg.admin.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE workbench_audit SET at = at - interval '1 hour' WHERE id = "
+                             "(SELECT max(id) FROM workbench_audit WHERE item_key = :k)"), {"k": str(lock.key)})
+    before = _state(pg)
+    assert "may not" in _refused(pg.engine("ann"), relock, k=lock.key, me="ann")
+    assert _state(pg) == before
+    # So it does once another program changed what the Complete wrote (the table's owner, unchecked).
+    second = ann.claim_next("ann")[0].lock
+    ann.complete("ann", second.key, second.token, "resolved")
+    with pg.admin.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE cases SET status = 'waiting_customer' WHERE case_id = :k"), {"k": second.key})
+    before = _state(pg)
+    assert "may not" in _refused(pg.engine("ann"), relock, k=second.key, me="ann")
+    assert _state(pg) == before

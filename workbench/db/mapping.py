@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql import visitors
 
 from workbench import fieldspec
 from workbench.config import model
@@ -641,6 +642,15 @@ class BoundQueue:
                                                            else "is computed by the database")
             raise errors.InvalidValue(f"{what} {column.name}: a move cannot use it: it {why}", column=column.name)
         return column
+
+    def written(self, expr: sa.ColumnElement[Any], values: Mapping[str, Any]) -> sa.ColumnElement[Any]:
+        """`expr` as it reads for a row once `values` ({column: value}) are written to it."""
+        def replace(element: Any) -> Any:
+            if isinstance(element, sa.Column) and element.table is self.table and element.name in values:
+                return sa.literal(values[element.name], element.type)
+            return None
+
+        return visitors.replacement_traverse(expr, {}, replace)  # type: ignore[call-overload,no-any-return]
 
     def movable(self, column: sa.Column[Any]) -> bool:
         """May a supervisor's move select by `column` or write it (not the key, the lock, or computed)?"""

@@ -263,6 +263,9 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         *(f"GRANT USAGE ON SCHEMA {prep.quote_schema(str(name))} TO {operator}" for name in schemas),
         (f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in protocol.written_columns(q))}) "
          f"ON {table} TO {operator}"),
+        # A move may change other columns of waiting items: supervisors only, the trigger checks it.
+        *([f"GRANT UPDATE ({', '.join(prep.quote(c.name) for c in moved)}) ON {table} TO {supervisor}"]
+          if (moved := protocol.moved_columns(q)) else []),
         f"GRANT SELECT, INSERT ON {wb_tables[tables.AUDIT_TABLE]} TO {operator}",
         # A release records a cool-down entry and deletes the releasing user's lapsed ones.
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.COOLDOWN_TABLE]} TO {operator}",
@@ -321,7 +324,7 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
     shared: list[str] = []
     if roles:
-        statements.append(f"REVOKE ALL ON {table} FROM {operator}")
+        statements.append(f"REVOKE ALL ON {table} FROM {operator}, {supervisor}")
         notes = prep.format_table(_workbench_table(wb_schema, tables.NOTES_TABLE))
         shared = [f"REVOKE ALL ON {wb_tables}, {notes} FROM {operator}",
                   f"REVOKE ALL ON {wb_tables} FROM {supervisor}",

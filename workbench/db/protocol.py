@@ -5,10 +5,11 @@ row only the way workbench does, and writes the audit row of every change itself
 permissions.py:
 
 - a BEFORE UPDATE trigger on the queue table. For a login in workbench_operator it accepts only
-  the transitions workbench's own statements make (claim a free or expired row under the login's
-  own name with a fresh lock inside the queue's lock limits; save or extend the login's own live
-  lock; release or complete it, writing exactly the configured on_release or outcome values;
-  return an expired lock to the pool), plus for workbench_supervisor force-release and reassign.
+  the transitions workbench's own statements make (claim a free or expired row that waits, under
+  the login's own name with a fresh lock inside the queue's lock limits; save or extend the login's
+  own live lock; release or complete it, writing exactly the configured on_release or outcome
+  values; undo the login's own Complete within undo_within; return an expired lock to the pool),
+  plus for workbench_supervisor force-release, reassign, reopen and move waiting items.
   Anything else fails with SQLSTATE 42501 and changes nothing. For each change it accepts it
   writes the audit row, with session_user as the actor, on the database clock.
 - a BEFORE INSERT trigger on the audit table: an operator's or supervisor's own audit row (the
@@ -32,7 +33,7 @@ statement meets the same checks and is recorded the same way as workbench's.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -99,11 +100,11 @@ class Renderer:
             parts.append(f"{old} IS NOT DISTINCT FROM {new}")
         return " AND ".join(parts) or "true"
 
-    def assigned(self, assignments: list[mapping.BoundAssignment]) -> str:
-        """The new row holds what `assignments` write (the user being this login)."""
+    def assigned(self, assignments: list[mapping.BoundAssignment], row: sa.FromClause | None = None) -> str:
+        """The new row (or `row`) holds what `assignments` write (the user being this login)."""
         parts = []
         for b in assignments:
-            new = self.col(self.new, b.column)
+            new = self.col(self.new if row is None else row, b.column)
             kind = b.assignment.kind
             if kind == "value":
                 parts.append(f"{new} IS NOT DISTINCT FROM "
@@ -134,7 +135,7 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
     shape, prep = q.shape, r.prep
     old, new = r.old, r.new
     now = q.now()
-    written = written_columns(q)
+    written = checked_columns(q)
     lock = q.lock_columns
     editable = list(q.editable)
     claim_cols = columns_of(q, q.on_claim)
@@ -190,18 +191,30 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
     # A supervisor's reopen: a finished, unlocked row back to `todo`, writing exactly on_reopen.
+    todo_old = r.sql(q.todo_clause(), old)
+    supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
+    # A supervisor's move: a waiting item nobody holds gets other values (another category, tier,
+    # priority), its lock untouched, and still waits (here, or out of this queue's scope for another
+    # queue); the client settles the audit row with the reason and the values.
+    still_waiting = f"({r.sql(q.todo_clause(), new)} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
+    move = f"""
+    IF {free_old} AND {free_new} AND {todo_old} AND {still_waiting} AND {r.unchanged(lock)} AND {supervisor} THEN
+      {record("'move'", "NULL", "NULL")}
+      RETURN NEW;
+    END IF;"""
     reopen = "" if not q.on_reopen else f"""
-    IF {free_old} AND {free_new} AND pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')
-        AND NOT {r.sql(q.todo_clause(), old)} AND {r.sql(q.todo_clause(), new)}
+    IF {free_old} AND {free_new} AND {supervisor} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
         AND {r.unchanged(minus(written, columns_of(q, q.on_reopen)))} AND {r.assigned(q.on_reopen)} THEN
       {record("'reopen'", "NULL", "NULL")}
       RETURN NEW;
     END IF;"""
+    undo = _undo_branch(r, q, written, audit, queue_name, key, fresh, limit, record, token_new) if q.on_reopen else ""
     body = f"""
 DECLARE
   login text := session_user;
   maybe text[] := ARRAY[]::text[];
   noted text;
+  last record;
 BEGIN
   -- The trigger's WHEN clause leaves out the table's owner and logins that are not operators.
   -- The most frequent changes (a Complete, a claim of a free row) are tested first.
@@ -223,14 +236,15 @@ BEGIN
         RETURN NEW;
       END IF;
     ELSIF {user_new} = login AND ({free_old} OR {stale_old}) THEN
-      -- Claim: a free or expired row, under this login, with a fresh lock inside the limits.
-      IF {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))} AND {r.assigned(q.on_claim)} THEN
+      -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
+      IF {todo_old} AND {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))}
+          AND {r.assigned(q.on_claim)} THEN
         IF {user_old} IS NOT NULL THEN
           {record("'expire'", user_old, token_old)}
         END IF;
         {record("'claim'", "login", token_new)}
         RETURN NEW;
-      END IF;
+      END IF;{undo}
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
     IF {user_old} IS NOT NULL AND {stale_old} AND {free_new} AND {swept} THEN
@@ -252,7 +266,7 @@ BEGIN
         {record("'claim'", user_new, token_new)}
         RETURN NEW;
       END IF;
-    END IF;{reopen}
+    END IF;{move}{reopen}
   END IF;
   IF {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old}
       AND NOT pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
@@ -268,7 +282,8 @@ BEGIN
   RAISE EXCEPTION 'workbench: % may not make this change to % item %', login, {queue_name}, {key}
     USING ERRCODE = '42501',
           HINT = 'queue rows change only through workbench''s operations (claim, save, extend, release, '
-                 'complete; force-release and reassign for supervisors), each with its audit row';
+                 'complete, undo; force-release, reassign, move and reopen for supervisors), each with its '
+                 'audit row';
 END"""
     table = prep.format_table(q.table)
     trigger = prep.quote(trigger_name(q.name))
@@ -284,6 +299,31 @@ END"""
          f"EXECUTE FUNCTION {function}()"),
         f"INSERT INTO {enforced} (queue) VALUES ({queue_name}) ON CONFLICT DO NOTHING",
     ]
+
+
+def _undo_branch(r: Renderer, q: mapping.BoundQueue, checked: list[sa.Column[Any]], audit: str, queue_name: str,
+                 key: str, fresh: str, limit: str, record: Callable[..., str], token_new: str) -> str:
+    """The trigger's undo: this login takes back its own Complete, the item's last event, within
+    undo_within (database clock), while the row still holds that outcome's values; the row gets
+    on_reopen and on_claim and a fresh lock of this login's, as workbench's own undo writes."""
+    old = r.old
+    claim_names = {b.column.name for b in q.on_claim}
+    reopen = [b for b in q.on_reopen if b.column.name not in claim_names]  # the claim's values win
+    still = " OR ".join(f"(last.outcome = {r.literal(name)} AND {r.assigned(group, old)})"
+                        for name, group in q.outcomes.items()) or "false"
+    since = r.sql(clock.add_seconds(clock.db_now(), q.shape.seconds(-q.config.undo_within_seconds)))
+    return f"""
+      IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh} AND {limit}
+          AND {r.unchanged(minus(checked, q.lock_columns, columns_of(q, q.on_claim, q.on_reopen)))}
+          AND {r.assigned(q.on_claim)} AND {r.assigned(reopen)} THEN
+        SELECT a.event, a.actor, a.outcome, a.at INTO last FROM {audit} a
+          WHERE a.queue = {queue_name} AND a.item_key = {key} ORDER BY a.id DESC LIMIT 1;
+        IF last.event = 'complete' AND last.actor = login AND last.at >= {since} AND ({still}) THEN
+          {record("'undo'", "login", "NULL", outcome="last.outcome")}
+          {record("'claim'", "login", token_new)}
+          RETURN NEW;
+        END IF;
+      END IF;"""
 
 
 def next_function_name(queue: str) -> str:
@@ -400,6 +440,20 @@ def _with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[
         return params[match.group(1)]
 
     return re.sub(r"%\((\w+)\)s", replace, sql).replace("%%", "%")
+
+
+def checked_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
+    """The columns the trigger holds to each operation's rules: every one an operator or a supervisor
+    may update (workbench's writes, and what a supervisor's move may change)."""
+    written = {c.name for c in written_columns(q)}
+    return [c for c in q.table.c if c.name in written or q.movable(c)]
+
+
+def moved_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
+    """The columns a supervisor's move may write and workbench's operations do not: granted to
+    supervisors alone, checked by the trigger's move."""
+    written = {c.name for c in written_columns(q)}
+    return [c for c in q.table.c if c.name not in written and q.movable(c)]
 
 
 def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:

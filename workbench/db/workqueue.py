@@ -565,6 +565,15 @@ class WorkQueue:
         before = {row[q.key.name]: dict(row) for row in conn.execute(read).mappings()}
         if not before:
             return []
+        # A move keeps items waiting, here or (out of this queue's scope) for another queue: finishing
+        # an item is work, with a claim and an outcome. The database's own check says the same (grants).
+        finished = sa.and_(*(q.written(c, values) for c in q.scope_clause()),
+                           sa.not_(q.written(q.todo_clause(), values)))
+        if conn.execute(sa.select(q.key).where(q.key.in_(list(before)), finished).limit(1)).first() is not None:
+            shown = ", ".join(f"{name}={value}" for name, value in values.items())
+            raise errors.UsageError(f"{shown} would take waiting items of {q.name} out of its work to do: a move "
+                                    "keeps items waiting (another category, tier, team or priority); items are "
+                                    "finished by working them")
         update = (sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key))
                   .values(values))
         try:
