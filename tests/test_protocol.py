@@ -374,3 +374,44 @@ def test_an_operator_undoes_their_own_complete_through_the_databases_check(pg: P
     before = _state(pg)
     assert "may not" in _refused(pg.engine("ann"), relock, k=second.key, me="ann")
     assert _state(pg) == before
+
+
+def test_deferrals_and_cool_downs_are_only_the_givers_own(pg: Pg) -> None:  # noqa: F811
+    ann, bob = pg.open("ann").queue("cases"), pg.open("bob").queue("cases")
+    # Workbench's defer and release (and its cool-down) go through for the holder.
+    put_off = ann.claim_next("ann")[0].lock
+    until = ann.db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(hours=20)
+    ann.defer("ann", put_off.key, put_off.token, until, "customer calls back tomorrow")
+    skipped = ann.claim_next("ann")[0].lock
+    ann.release("ann", skipped.key, skipped.token, "not today")
+    assert [str(d.key) for d in ann.deferred()] == [str(put_off.key)]
+    free = _pick(pg)
+    before = _state(pg)
+    with pg.admin.engine.connect() as conn:
+        kept = conn.execute(sa.text("SELECT * FROM workbench_deferrals ORDER BY id")).all()
+        cooled = conn.execute(sa.text("SELECT * FROM workbench_cooldown ORDER BY id")).all()
+    defer = ("INSERT INTO workbench_deferrals (queue, item_key, actor, until, at, reason) VALUES "
+             "('cases', :k, :who, timezone('UTC', now()) + :ahead * interval '1 day', timezone('UTC', now()), 'x')")
+    attacks: list[tuple[str, dict[str, Any]]] = [
+        # Hiding a free item from everyone, under one's own name or another's, for a day or for years.
+        (defer, {"k": str(free), "who": "bob", "ahead": 1}),
+        (defer, {"k": str(free), "who": "ann", "ahead": 1}),
+        (defer, {"k": str(free), "who": "bob", "ahead": 3000}),
+        # Bringing someone's deferred item back early; keeping an item from someone else by a cool-down.
+        ("DELETE FROM workbench_deferrals", {}),
+        (("INSERT INTO workbench_cooldown (queue, actor, item_key, until) VALUES "
+          "('cases', 'ann', :k, timezone('UTC', now()) + interval '1 day')"), {"k": str(free)}),
+        ("DELETE FROM workbench_cooldown", {}),
+    ]
+    for statement, params in attacks:
+        outcome = _attempt(pg.engine("bob"), statement, params)
+        assert outcome == 0 or (isinstance(outcome, str) and not outcome.startswith("not a refusal")), \
+            (statement, outcome)
+    assert _state(pg) == before
+    with pg.admin.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT * FROM workbench_deferrals ORDER BY id")).all() == kept
+        assert conn.execute(sa.text("SELECT * FROM workbench_cooldown ORDER BY id")).all() == cooled
+    # bob's own defer of an item he holds works, and his release forgets ann's deferral once he holds it.
+    mine = bob.claim_next("bob")[0].lock
+    bob.defer("bob", mine.key, mine.token, until, "waiting for parts")
+    assert sorted(str(d.key) for d in bob.deferred()) == sorted([str(put_off.key), str(mine.key)])

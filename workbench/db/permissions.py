@@ -276,6 +276,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
          f"{wb_tables[tables.ROLES_TABLE]}, {wb_tables[tables.GROUPS_TABLE]} TO {operator}"),
         f"GRANT INSERT ON {wb_tables[tables.SETTINGS_TABLE]} TO {supervisor}",
         *_notes_rules(conn, schema),
+        *_cooldown_rules(conn, schema),
         f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
     ]
     for name, body in _policies(conn, q, operator, supervisor):
@@ -326,16 +327,20 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     if roles:
         statements.append(f"REVOKE ALL ON {table} FROM {operator}, {supervisor}")
         notes = prep.format_table(_workbench_table(wb_schema, tables.NOTES_TABLE))
+        cooldown = prep.format_table(_workbench_table(wb_schema, tables.COOLDOWN_TABLE))
         shared = [f"REVOKE ALL ON {wb_tables}, {notes} FROM {operator}",
                   f"REVOKE ALL ON {wb_tables} FROM {supervisor}",
                   *(f"REVOKE ALL ON SEQUENCE {seq} FROM {operator}" for seq in sequences),
                   *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {notes}" for name in NOTES_POLICIES),
-                  f"ALTER TABLE {notes} DISABLE ROW LEVEL SECURITY"]
+                  f"ALTER TABLE {notes} DISABLE ROW LEVEL SECURITY",
+                  *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {cooldown}" for name in COOLDOWN_POLICIES),
+                  f"ALTER TABLE {cooldown} DISABLE ROW LEVEL SECURITY"]
     statements.append(protocol.drop_shared(conn, wb_schema, shared))
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 
 
 NOTES_POLICIES = ("workbench_notes_read", "workbench_notes_author")
+COOLDOWN_POLICIES = ("workbench_cooldown_read", "workbench_cooldown_add", "workbench_cooldown_forget")
 _SEQUENCED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE)
 
 
@@ -355,6 +360,23 @@ def _notes_rules(conn: sa.Connection, schema: str | None) -> list[str]:
         f"DROP POLICY IF EXISTS {author} ON {notes}",
         (f"CREATE POLICY {author} ON {notes} FOR INSERT WITH CHECK (author = CAST(session_user AS varchar) "
          f"OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE'))"),
+    ]
+
+
+def _cooldown_rules(conn: sa.Connection, schema: str | None) -> list[str]:
+    """A cool-down keeps an item from the one who released it for a while: an operator's login adds
+    and forgets only its own (never holds an item back from someone else). Logins that are not
+    workbench operators keep what their grants give them."""
+    prep = conn.dialect.identifier_preparer
+    cooldown = prep.format_table(_workbench_table(schema, tables.COOLDOWN_TABLE))
+    read, add, forget = (prep.quote(name) for name in COOLDOWN_POLICIES)
+    own = f"actor = CAST(session_user AS varchar) OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE')"
+    return [
+        f"ALTER TABLE {cooldown} ENABLE ROW LEVEL SECURITY",
+        *(f"DROP POLICY IF EXISTS {policy} ON {cooldown}" for policy in (read, add, forget)),
+        f"CREATE POLICY {read} ON {cooldown} FOR SELECT USING (true)",
+        f"CREATE POLICY {add} ON {cooldown} FOR INSERT WITH CHECK ({own})",
+        f"CREATE POLICY {forget} ON {cooldown} FOR DELETE USING ({own})",
     ]
 
 

@@ -40,9 +40,11 @@ import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
 
 from workbench.db import clock, mapping, tables
+from workbench.db import deferrals as deferrals_mod
 
 ENFORCED_TABLE = "workbench_enforced"
 AUDIT_GUARD = "workbench_audit_guard"
+DEFERRAL_GUARD = "workbench_deferral_guard"
 SETTLE = "workbench_audit_settle"
 AUDITED_SETTING = "workbench.audited"  # transaction-local: the audit rows the database wrote
 OPERATOR_ROLE = "workbench_operator"
@@ -565,6 +567,63 @@ END"""
         # Rows written as the owner (by the protocol trigger, or by the owner) are not checked.
         (f"CREATE TRIGGER {prep.quote(AUDIT_GUARD)} BEFORE INSERT ON {audit} FOR EACH ROW "
          f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
+        *_deferral_guard(conn, schema),
+    ]
+
+
+def _deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
+    """A deferral hides an item from everyone until its time: an operator's login may add one only
+    under its own name, within MAX_DAYS, for an item it gave back (released or deferred) in the same
+    transaction, and remove one only of such an item or one long lapsed (workbench's clean-up)."""
+    prep = conn.dialect.identifier_preparer
+    table = tables.build_metadata(schema)[0].tables[f"{schema}.{tables.DEFERRALS_TABLE}"]
+    deferrals = prep.format_table(table)
+    audit = prep.format_table(_audit_table(schema))
+    enforced = prep.format_table(enforced_table(schema))
+    owner = _owner_oid(conn, table)
+    guard = _qualified(prep, schema, DEFERRAL_GUARD)
+
+    def sql(expr: sa.ColumnElement[Any], row: str) -> str:
+        adapted = sql_util.ClauseAdapter(table.alias(row)).traverse(expr)
+        return str(adapted.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})).replace("%%", "%")
+
+    now = clock.db_now()
+    lapsed = sql(deferrals_mod.lapsed(table), "old")
+    ahead = sql(sa.and_(table.c.until > now, table.c.until <= clock.add_seconds(
+        now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True))), "new")
+
+    def given_back(row: str) -> str:
+        return (f"EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = {row}.queue AND a.item_key = {row}.item_key "
+                f"AND a.xmin = pg_current_xact_id()::xid AND a.actor = session_user "
+                f"AND a.event IN ('release', 'defer'))")
+
+    body = f"""
+BEGIN
+  IF NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;  -- logins that are not workbench operators
+  END IF;
+  IF TG_OP = 'DELETE' THEN
+    IF ({lapsed}) OR NOT EXISTS (SELECT 1 FROM {enforced} WHERE queue = OLD.queue) OR {given_back("OLD")} THEN
+      RETURN OLD;
+    END IF;
+    RAISE EXCEPTION 'workbench: % may not remove the deferral of % item %', session_user, OLD.queue, OLD.item_key
+      USING ERRCODE = '42501', HINT = 'a deferral goes when its item is released or deferred again';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM {enforced} WHERE queue = NEW.queue)
+      OR NEW.actor = session_user AND ({ahead}) AND {given_back("NEW")} THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'workbench: % may not defer % item % this way', session_user, NEW.queue, NEW.item_key
+    USING ERRCODE = '42501',
+          HINT = 'an item is deferred by the one who holds it, under their own login, '
+                 'at most {deferrals_mod.MAX_DAYS} days ahead';
+END"""
+    return [
+        (f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
+         f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"),
+        f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
+        (f"CREATE TRIGGER {prep.quote(DEFERRAL_GUARD)} BEFORE INSERT OR DELETE ON {deferrals} FOR EACH ROW "
+         f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
     ]
 
 
@@ -595,7 +654,10 @@ def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
     prep = conn.dialect.identifier_preparer
     audit = prep.format_table(_audit_table(schema))
     enforced = prep.format_table(enforced_table(schema))
+    deferrals = prep.format_table(tables.build_metadata(schema)[0].tables[f"{schema}.{tables.DEFERRALS_TABLE}"])
     statements = [f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
+                  f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
+                  f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, DEFERRAL_GUARD)}()",
                   f"DROP TABLE IF EXISTS {enforced}",
                   f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, AUDIT_GUARD)}()",
                   f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}(bigint, text, text, text, text)",
