@@ -415,3 +415,31 @@ def test_deferrals_and_cool_downs_are_only_the_givers_own(pg: Pg) -> None:  # no
     mine = bob.claim_next("bob")[0].lock
     bob.defer("bob", mine.key, mine.token, until, "waiting for parts")
     assert sorted(str(d.key) for d in bob.deferred()) == sorted([str(put_off.key), str(mine.key)])
+
+
+def test_a_queue_that_serves_a_group_is_claimed_by_its_members_only(
+        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    text = demo.config_text("{url}").replace('[queues.cases]\n', '[queues.cases]\nserves = "level2"\n', 1)
+    path = pg.tmp / "level2.toml"
+    path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
+    code, _, err = support.run_cli(capsys, "--config", path, "grants", "cases", "--apply")
+    assert code == 0, err
+    with pg.admin.engine.begin() as conn:  # ann is in the group by the groups table, bob is not
+        conn.execute(sa.text("INSERT INTO workbench_groups (user_name, group_name, added_by, added_at) VALUES "
+                             "('ann', 'level2', 'sue', timezone('UTC', now()))"))
+    free = _pick(pg)
+    before = _state(pg)
+    # bob's own claim by hand, and the trusted claim he may call, are refused: he is not in level2.
+    claim = ("UPDATE cases SET status = 'open', wb_locked_by = 'bob', wb_lock_token = md5(random()::text), "
+             "wb_locked_at = timezone('UTC', now()), wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' "
+             "WHERE case_id = :k")
+    assert "may not" in _refused(pg.engine("bob"), claim, k=free)
+    assert "is not in the group level2" in _refused(
+        pg.engine("bob"), f"SELECT * FROM {protocol.next_function_name('cases')}()")
+    with pytest.raises(errors.NotPermitted):
+        pg.open("bob", text).queue("cases").claim_next("bob")
+    assert _state(pg) == before
+    # ann, a member, is served through workbench and by hand.
+    assert pg.open("ann", text).queue("cases").claim_next("ann")[0].lock.owner == "ann"
+    with pg.engine("ann").begin() as conn:
+        assert conn.execute(sa.text(claim.replace("'bob'", "'ann'")), {"k": free}).rowcount == 1

@@ -240,7 +240,7 @@ BEGIN
     ELSIF {user_new} = login AND ({free_old} OR {stale_old}) THEN
       -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
       IF {todo_old} AND {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))}
-          AND {r.assigned(q.on_claim)} THEN
+          AND {r.assigned(q.on_claim)} AND {serves(conn, q, schema, "login")} THEN
         IF {user_old} IS NOT NULL THEN
           {record("'expire'", user_old, token_old)}
         END IF;
@@ -328,6 +328,19 @@ def _undo_branch(r: Renderer, q: mapping.BoundQueue, checked: list[sa.Column[Any
       END IF;"""
 
 
+def serves(conn: sa.Connection, q: mapping.BoundQueue, schema: str, login: str) -> str:
+    """SQL: may `login` (SQL text) claim from `q`? With `serves`, only a member of the group: in
+    workbench's groups table, or a member of a database role of that name (directly or not)."""
+    if q.config.serves is None:
+        return "true"
+    prep = conn.dialect.identifier_preparer
+    groups = prep.format_table(tables.build_metadata(schema)[0].tables[f"{schema}.{tables.GROUPS_TABLE}"])
+    group = Renderer.literal_of(conn, q.config.serves)
+    return (f"(EXISTS (SELECT 1 FROM {groups} g WHERE g.user_name = {login} AND g.group_name = {group}) OR "
+            f"EXISTS (SELECT 1 FROM pg_catalog.pg_roles u, pg_catalog.pg_roles g WHERE u.rolname = {login} "
+            f"AND g.rolname = {group} AND pg_has_role(u.oid, g.oid, 'MEMBER')))")
+
+
 def next_function_name(queue: str) -> str:
     """The name of `queue`'s trusted claim of the next item."""
     return object_name(queue, "next")
@@ -387,8 +400,13 @@ def trusted_next(conn: sa.Connection, q: mapping.BoundQueue, schema: str, statem
     sql = str(statement.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
     if conn.dialect.paramstyle in ("format", "pyformat"):
         sql = sql.replace("%%", "%")
+    member = "" if q.config.serves is None else (
+        f"  IF NOT {serves(conn, q, schema, 'session_user')} THEN\n"
+        f"    RAISE EXCEPTION 'workbench: % is not in the group %, which queue % serves', session_user, "
+        f"{Renderer.literal_of(conn, q.config.serves)}, {Renderer.literal_of(conn, q.name)} USING ERRCODE = '42501';\n"
+        "  END IF;\n")
     return _trusted_function(conn, q, schema, next_function_name(q.name), (), conn.dialect.identifier_preparer
-                             .format_table(q.table), f"  RETURN QUERY {sql};\n")
+                             .format_table(q.table), f"{member}  RETURN QUERY {sql};\n")
 
 
 def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
