@@ -443,3 +443,61 @@ def test_a_queue_that_serves_a_group_is_claimed_by_its_members_only(
     assert pg.open("ann", text).queue("cases").claim_next("ann")[0].lock.owner == "ann"
     with pg.engine("ann").begin() as conn:
         assert conn.execute(sa.text(claim.replace("'bob'", "'ann'")), {"k": free}).rowcount == 1
+
+
+FOLLOWUPS = """
+[queues.followups]
+title = "Follow-ups"
+table = "cases"
+key = "case_id"
+order = ["opened_at asc"]
+lock_duration = "15m"
+
+[queues.followups.lock]
+user = "wb_locked_by"
+time = "wb_locked_at"
+expires = "wb_lock_expires"
+token = "wb_lock_token"
+
+[queues.followups.todo]
+status = ["waiting_customer"]
+
+[queues.followups.outcomes.resolved]
+set = { status = "resolved" }
+"""
+
+
+def test_two_queues_on_one_table_are_both_enforced(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    text = demo.config_text("{url}") + FOLLOWUPS
+    path = pg.tmp / "followups.toml"
+    path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
+    code, _, err = support.run_cli(capsys, "--config", path, "grants", "followups", "--apply")
+    assert code == 0, err
+    cases, followups = pg.open("ann", text).queue("cases"), pg.open("bob", text).queue("followups")
+    # A case waits for its customer in `cases`, then bob takes it up in `followups`: each queue's
+    # operations pass the table's one trigger and are recorded under that queue.
+    lock = cases.claim_next("ann")[0].lock
+    cases.complete("ann", lock.key, lock.token, "waiting")
+    taken = followups.claim("bob", lock.key).lock
+    followups.save("bob", lock.key, taken.token, {"resolution": "customer answered"})
+    followups.complete("bob", lock.key, taken.token, "resolved")
+    owner = pg.open(pg.server.user, text)
+    events = [(e.queue, e.kind.value, e.actor) for e in owner.queue("cases").history(lock.key)]
+    events += [(e.queue, e.kind.value, e.actor) for e in owner.queue("followups").history(lock.key)]
+    assert sorted(events) == sorted([("cases", "claim", "ann"), ("cases", "complete", "ann"),
+                                     ("followups", "claim", "bob"), ("followups", "save", "bob"),
+                                     ("followups", "complete", "bob")])
+    # By hand, still only the queues' operations: a resolved case does not go back to waiting.
+    before = _state(pg)
+    assert "may not make this change to cases, followups item" in _refused(
+        pg.engine("bob"), "UPDATE cases SET status = 'waiting_customer' WHERE case_id = :k", k=lock.key)
+    assert _state(pg) == before
+    # Revoking one queue leaves the other enforced; revoking both leaves no trigger.
+    code, _, err = support.run_cli(capsys, "--config", path, "grants", "followups", "--revoke", "--apply")
+    assert code == 0, err
+    assert "may not make this change to cases item" in _refused(
+        pg.engine("bob"), "UPDATE cases SET status = 'waiting_customer' WHERE case_id = :k", k=lock.key)
+    code, _, err = support.run_cli(capsys, "--config", path, "grants", "cases", "--revoke", "--apply")
+    assert code == 0, err
+    with pg.admin.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal")).scalar() == 0

@@ -320,12 +320,15 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     sequences = [seq for seq in (_sequence(conn, _workbench_table(wb_schema, name)) for name in _SEQUENCED) if seq]
     roles = conn.execute(sa.text("SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname IN (:o, :s)"),
                          {"o": OPERATOR_ROLE, "s": SUPERVISOR_ROLE}).scalar() == 2
-    statements = protocol.drop_queue_trigger(conn, q, wb_schema)
+    others = protocol.enforced_on(conn, q, wb_schema)  # the table's other enforced queues keep theirs
+    statements = protocol.drop_queue_trigger(conn, q, wb_schema, others)
     statements += [f"DROP POLICY IF EXISTS {prep.quote(name)} ON {table}" for name in policy_names(q.name).values()]
-    statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
+    if not others:
+        statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
     shared: list[str] = []
-    if roles:
+    if roles and not others:
         statements.append(f"REVOKE ALL ON {table} FROM {operator}, {supervisor}")
+    if roles:
         notes = prep.format_table(_workbench_table(wb_schema, tables.NOTES_TABLE))
         cooldown = prep.format_table(_workbench_table(wb_schema, tables.COOLDOWN_TABLE))
         shared = [f"REVOKE ALL ON {wb_tables}, {notes} FROM {operator}",

@@ -58,9 +58,17 @@ def object_name(queue: str, kind: str) -> str:
     return f"{base[:63 - len(kind) - 1]}_{kind}"
 
 
-def trigger_name(queue: str) -> str:
-    """The name of `queue`'s protocol trigger and of its function."""
-    return object_name(queue, "protocol")
+def trigger_name(table: str) -> str:
+    """The name of a queue table's protocol trigger and of its function (earlier: of one queue's)."""
+    return object_name(table, "protocol")
+
+
+def check_function_name(queue: str) -> str:
+    """The name of `queue`'s check of one update (the table's trigger calls it)."""
+    return object_name(queue, "check")
+
+
+CHECK_ROWS = ("o", "n")  # the check function's arguments: the row before and after the update
 
 
 class Renderer:
@@ -131,9 +139,17 @@ def minus(columns: list[sa.Column[Any]], *allowed: list[sa.Column[Any]]) -> list
 
 
 def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
-    """The function and trigger that check every update of `q`'s table by an operator or supervisor
-    and write its audit row."""
-    r = Renderer(conn.dialect, q)
+    """`q`'s check of an update of its table by an operator or supervisor (a function of the old and
+    the new row: true, with its audit rows written, when it is one of `q`'s operations), and the
+    table's trigger, which admits a change that one of the table's enforced queues admits."""
+    return [_queue_check(conn, q, schema), *table_trigger(conn, q, schema, [*enforced_on(conn, q, schema), q.name]),
+            (f"INSERT INTO {conn.dialect.identifier_preparer.format_table(enforced_table(schema))} (queue, tbl) "
+             f"VALUES ({Renderer.literal_of(conn, q.name)}, {_table_oid(conn, q.table)}) "
+             "ON CONFLICT (queue) DO UPDATE SET tbl = EXCLUDED.tbl")]
+
+
+def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
+    r = Renderer(conn.dialect, q, rows=CHECK_ROWS)
     shape, prep = q.shape, r.prep
     old, new = r.old, r.new
     now = q.now()
@@ -202,13 +218,13 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> li
     move = f"""
     IF {free_old} AND {free_new} AND {todo_old} AND {still_waiting} AND {r.unchanged(lock)} AND {supervisor} THEN
       {record("'move'", "NULL", "NULL")}
-      RETURN NEW;
+      RETURN true;
     END IF;"""
     reopen = "" if not q.on_reopen else f"""
     IF {free_old} AND {free_new} AND {supervisor} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
         AND {r.unchanged(minus(written, columns_of(q, q.on_reopen)))} AND {r.assigned(q.on_reopen)} THEN
       {record("'reopen'", "NULL", "NULL")}
-      RETURN NEW;
+      RETURN true;
     END IF;"""
     undo = _undo_branch(r, q, written, audit, queue_name, key, fresh, limit, record, token_new) if q.on_reopen else ""
     body = f"""
@@ -218,24 +234,24 @@ DECLARE
   noted text;
   last record;
 BEGIN
-  -- The trigger's WHEN clause leaves out the table's owner and logins that are not operators.
+  -- The table's trigger calls this for operators' and supervisors' changes only (its WHEN clause).
   -- The most frequent changes (a Complete, a claim of a free row) are tested first.
   IF {r.unchanged([q.key])} AND {scope} THEN
-    IF {user_old} = login AND {live_old} THEN
-      -- This login's own live lock: release or complete it, save or extend it.
+    IF {user_old} = login AND {live_old} AND {todo_old} THEN
+      -- This login's own live lock (a held row stays in its queue's todo): release, complete, save, extend.
       IF {free_new} THEN
         IF {releases} THEN
           maybe := ARRAY['release:', 'defer:'];  -- a defer gives the item back as a release does
         END IF;
 {outcome_checks}        IF cardinality(maybe) > 0 THEN
           {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe")}
-          RETURN NEW;
+          RETURN true;
         END IF;
       ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
           AND {r.unchanged(minus(written, lock, editable))} THEN
         maybe := CASE WHEN {edited} THEN ARRAY['save:', 'extend:'] ELSE ARRAY['extend:', 'save:'] END;
         {record(first_event, "login", token_old, maybe="maybe")}
-        RETURN NEW;
+        RETURN true;
       END IF;
     ELSIF {user_new} = login AND ({free_old} OR {stale_old}) THEN
       -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
@@ -245,62 +261,112 @@ BEGIN
           {record("'expire'", user_old, token_old)}
         END IF;
         {record("'claim'", "login", token_new)}
-        RETURN NEW;
+        RETURN true;
       END IF;{undo}
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
-    IF {user_old} IS NOT NULL AND {stale_old} AND {free_new} AND {swept} THEN
+    IF {user_old} IS NOT NULL AND {stale_old} AND {todo_old} AND {free_new} AND {swept} THEN
       maybe := CASE WHEN pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')
                     THEN ARRAY['expire:', 'force_release:'] ELSE ARRAY['expire:'] END;
       {record(first_event, user_old, token_old, maybe="maybe")}
-      RETURN NEW;
+      RETURN true;
     END IF;
-    IF {user_old} IS NOT NULL AND pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
+    IF {user_old} IS NOT NULL AND {todo_old} AND pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
       -- Force-release: back to the pool with the on_release values.
       IF {free_new} AND {swept} THEN
         {record("'force_release'", user_old, token_old)}
-        RETURN NEW;
+        RETURN true;
       END IF;
       -- Reassign: to another user, with a fresh lock inside the limits.
       IF {user_new} IS NOT NULL AND {user_new} <> {user_old} AND {fresh} AND {limit}
           AND {r.unchanged(minus(written, lock))} THEN
         {record("'reassign'", user_old, token_old)}
         {record("'claim'", user_new, token_new)}
-        RETURN NEW;
+        RETURN true;
       END IF;
     END IF;{move}{reopen}
   END IF;
-  IF {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old}
+  RETURN false;  -- not one of this queue's operations
+END"""
+    function = _qualified(prep, schema, check_function_name(q.name))
+    row_type = prep.format_table(q.table)
+    return (f"CREATE OR REPLACE FUNCTION {function}({CHECK_ROWS[0]} {row_type}, {CHECK_ROWS[1]} {row_type}) "
+            f"RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
+            f"AS $wb${body}\n$wb$")
+
+
+def table_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queues: list[str]) -> list[str]:
+    """The trigger on `q`'s table that admits an update one of `queues` (the table's enforced queues,
+    each with its check function) admits, and otherwise refuses it saying why; none left: dropped."""
+    prep = conn.dialect.identifier_preparer
+    table = prep.format_table(q.table)
+    trigger = prep.quote(trigger_name(q.table.name))
+    function = _qualified(prep, schema, trigger_name(q.table.name))
+    # Triggers of one queue each, as grants made them before several queues could share a table.
+    statements = [f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(name))} ON {table}" for name in queues
+                  if trigger_name(name) != trigger_name(q.table.name)]
+    statements.append(f"DROP TRIGGER IF EXISTS {trigger} ON {table}")
+    if not queues:
+        return [*statements, f"DROP FUNCTION IF EXISTS {function}()"]
+    r = Renderer(conn.dialect, q)
+    old, new = r.old, r.new
+    user_old, user_new = r.col(old, q.user), r.col(new, q.user)
+    live_old = r.sql(q.live(q.now()), old)
+    key = f"CAST({r.col(new, q.key)} AS text)"
+    queue_names = r.literal(", ".join(queues))
+    checks = "".join(f"  IF {_qualified(prep, schema, check_function_name(name))}(OLD, NEW) THEN\n"
+                     f"    RETURN NEW;\n  END IF;\n" for name in dict.fromkeys(queues))
+    body = f"""
+DECLARE
+  login text := session_user;
+BEGIN
+{checks}  IF {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old}
       AND NOT pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
     RAISE EXCEPTION 'workbench: % may not lock % item % under the name %: with workbench grants each person '
-      'works under their own database login, named exactly like their workbench user', login, {queue_name}, {key},
+      'works under their own database login, named exactly like their workbench user', login, {queue_names}, {key},
       {user_new} USING ERRCODE = '42501';
   END IF;
   IF {user_old} IS NOT NULL AND {user_old} <> login AND {live_old} THEN
     RAISE EXCEPTION 'workbench: %''s lock on % item % cannot be used from the database login %: with workbench '
       'grants each person works under their own database login, named exactly like their workbench user',
-      {user_old}, {queue_name}, {key}, login USING ERRCODE = '42501';
+      {user_old}, {queue_names}, {key}, login USING ERRCODE = '42501';
   END IF;
-  RAISE EXCEPTION 'workbench: % may not make this change to % item %', login, {queue_name}, {key}
+  RAISE EXCEPTION 'workbench: % may not make this change to % item %', login, {queue_names}, {key}
     USING ERRCODE = '42501',
           HINT = 'queue rows change only through workbench''s operations (claim, save, extend, release, '
                  'complete, undo; force-release, reassign, move and reopen for supervisors), each with its '
                  'audit row';
 END"""
-    table = prep.format_table(q.table)
-    trigger = prep.quote(trigger_name(q.name))
-    enforced = prep.format_table(enforced_table(schema))
     # current_user: inside workbench's trusted functions (SECURITY DEFINER) it is the owner, whose
     # writes are not checked; an operator's own statement runs as the operator.
     checked = (f"pg_has_role(current_user, '{OPERATOR_ROLE}', 'USAGE') "
                f"AND NOT pg_has_role(current_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')")
     return [
         _function(function, body, security="DEFINER"),
-        f"DROP TRIGGER IF EXISTS {trigger} ON {table}",
+        *statements,
         (f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} FOR EACH ROW WHEN ({checked}) "
          f"EXECUTE FUNCTION {function}()"),
-        f"INSERT INTO {enforced} (queue) VALUES ({queue_name}) ON CONFLICT DO NOTHING",
     ]
+
+
+def enforced_on(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
+    """The other queues of `q`'s table whose protocol the database enforces (and whose check exists)."""
+    enforced = conn.dialect.identifier_preparer.format_table(enforced_table(schema))
+    if conn.execute(sa.text("SELECT to_regclass(:t) IS NOT NULL AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute "
+                            "WHERE attrelid = to_regclass(:t) AND attname = 'tbl' AND NOT attisdropped)"),
+                    {"t": enforced}).scalar():
+        names = conn.execute(sa.text(f"SELECT queue FROM {enforced} WHERE tbl = :oid AND queue <> :q ORDER BY queue"),
+                             {"oid": _table_oid(conn, q.table), "q": q.name}).scalars().all()
+        prep = conn.dialect.identifier_preparer
+        return [str(name) for name in names if conn.execute(
+            sa.text("SELECT to_regproc(:f) IS NOT NULL"),
+            {"f": _qualified(prep, schema, check_function_name(str(name)))}).scalar()]
+    return []
+
+
+def _table_oid(conn: sa.Connection, table: sa.Table) -> int:
+    return int(conn.execute(sa.text("SELECT CAST(to_regclass(:t) AS oid)"),
+                            {"t": conn.dialect.identifier_preparer.format_table(table)}).scalar_one())
 
 
 def _undo_branch(r: Renderer, q: mapping.BoundQueue, checked: list[sa.Column[Any]], audit: str, queue_name: str,
@@ -323,7 +389,7 @@ def _undo_branch(r: Renderer, q: mapping.BoundQueue, checked: list[sa.Column[Any
         IF last.event = 'complete' AND last.actor = login AND last.at >= {since} AND ({still}) THEN
           {record("'undo'", "login", "NULL", outcome="last.outcome")}
           {record("'claim'", "login", token_new)}
-          RETURN NEW;
+          RETURN true;
         END IF;
       END IF;"""
 
@@ -573,6 +639,7 @@ BEGIN
 END"""
     return [
         f"CREATE TABLE IF NOT EXISTS {enforced} (queue varchar(100) PRIMARY KEY)",
+        f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS tbl oid",  # the queue's table
         f"REVOKE ALL ON {enforced} FROM PUBLIC",
         f"GRANT SELECT ON {enforced} TO {operator}",
         (f"CREATE OR REPLACE FUNCTION {settle}(settle_id bigint, p_event text, p_outcome text, "
@@ -655,10 +722,15 @@ def _qualified(prep: Any, schema: str, name: str) -> str:
     return f"{prep.quote_schema(schema)}.{prep.quote(name)}"
 
 
-def drop_queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
+def drop_queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, others: list[str]) -> list[str]:
+    """What undoes queue_trigger() and the trusted functions for `q`; the table's trigger stays for
+    `others`, the table's other enforced queues."""
     prep = conn.dialect.identifier_preparer
-    return [f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(q.name))} ON {prep.format_table(q.table)}",
+    row_type = prep.format_table(q.table)
+    return [*table_trigger(conn, q, schema, others),
+            f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(q.name))} ON {prep.format_table(q.table)}",
             f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, trigger_name(q.name))}()",
+            f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, check_function_name(q.name))}({row_type}, {row_type})",
             f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, next_function_name(q.name))}()",
             (f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, complete_function_name(q.name))}"
              f"({q.key.type.compile(dialect=conn.dialect)}, text, text)"),
