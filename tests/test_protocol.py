@@ -76,6 +76,14 @@ def _attempt(engine: sa.Engine, statement: str, params: dict[str, Any]) -> str |
         return str(exc.orig) if permissions.is_refusal(exc) else f"not a refusal: {exc.orig}"
 
 
+def _each_refused(engine: sa.Engine, attacks: list[tuple[str, dict[str, Any]]]) -> None:
+    """Each hand-written statement is refused, or (the row-level security policy hid the row) changes nothing."""
+    for statement, params in attacks:
+        outcome = _attempt(engine, statement, params)
+        assert outcome == 0 or (isinstance(outcome, str) and not outcome.startswith("not a refusal")), \
+            (statement, outcome)
+
+
 def _pick(pg: Pg) -> int:  # noqa: F811
     """A waiting case nobody holds."""
     with pg.admin.engine.connect() as conn:
@@ -121,11 +129,7 @@ def test_every_attack_by_an_operator_login_is_refused(pg: Pg, operator: tuple[st
         # The function that settles an audit row the database wrote, on a row of another transaction.
         (f"SELECT {protocol.SETTLE}(id, 'complete', 'resolved', NULL, NULL) FROM workbench_audit", {}),
     ]
-    for statement, params in attacks:
-        outcome = _attempt(engine, statement, params)
-        # Refused, or (the row-level security policy hid the row) nothing changed.
-        assert outcome == 0 or (isinstance(outcome, str) and not outcome.startswith("not a refusal")), \
-            (statement, outcome)
+    _each_refused(engine, attacks)
     assert _state(pg) == before
 
 
@@ -403,10 +407,7 @@ def test_deferrals_and_cool_downs_are_only_the_givers_own(pg: Pg) -> None:  # no
           "('cases', 'ann', :k, timezone('UTC', now()) + interval '1 day')"), {"k": str(free)}),
         ("DELETE FROM workbench_cooldown", {}),
     ]
-    for statement, params in attacks:
-        outcome = _attempt(pg.engine("bob"), statement, params)
-        assert outcome == 0 or (isinstance(outcome, str) and not outcome.startswith("not a refusal")), \
-            (statement, outcome)
+    _each_refused(pg.engine("bob"), attacks)
     assert _state(pg) == before
     with pg.admin.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT * FROM workbench_deferrals ORDER BY id")).all() == kept
@@ -501,3 +502,66 @@ def test_two_queues_on_one_table_are_both_enforced(pg: Pg, capsys: pytest.Captur
     assert code == 0, err
     with pg.admin.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal")).scalar() == 0
+
+
+def test_four_eyes_is_kept_by_the_database(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    config = pg.config_file(pg.server.user)
+    for queue in ("imports", "imports_review"):
+        code, _, err = support.run_cli(capsys, "--config", config, "grants", queue, "--apply")
+        assert code == 0, err
+    with pg.admin.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE import_rows SET check_status = 'pending', checked_by = NULL, checked_at = NULL"))
+    imports, review = pg.open("ann").queue("imports"), pg.open("bob").queue("imports_review")
+    # ann verifies two lines: her first items, each goes to review, recorded by the database.
+    done = []
+    for _ in range(2):
+        line = imports.claim_next("ann")[0].lock
+        imports.complete("ann", line.key, line.token, "verified")
+        done.append(line.key)
+    with pg.admin.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT item_key, doer, why, verdict FROM workbench_reviews ORDER BY id")).all()
+    assert [tuple(r) for r in rows] == [(str(k), "ann", "first", None) for k in done]
+    third = imports.claim_next("ann")[0].lock
+    before = _state(pg)
+    with pg.admin.engine.connect() as conn:
+        reviews_before = conn.execute(sa.text("SELECT * FROM workbench_reviews ORDER BY id")).all()
+    lock_it = ("UPDATE import_rows SET wb_locked_by = 'ann', wb_lock_token = md5(random()::text), "
+               "wb_locked_at = timezone('UTC', now()), wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' "
+               "WHERE row_id = :k")
+    attacks: list[tuple[str, dict[str, Any]]] = [
+        # One of her first items verified without review; her own line claimed for review.
+        (("UPDATE import_rows SET check_status = 'verified', checked_by = 'ann', checked_at = timezone('UTC', now()), "
+         "wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, wb_lock_expires = NULL WHERE row_id = :k"),
+         {"k": third.key}),
+        (lock_it, {"k": done[0]}),
+        # Reviews forged, decided by the doer, handed to someone else, removed.
+        (("INSERT INTO workbench_reviews (queue, item_key, source, doer, at, why) VALUES "
+         "('imports_review', :k, 'imports', 'bob', timezone('UTC', now()), 'share')"), {"k": str(third.key)}),
+        ("UPDATE workbench_reviews SET verdict = 'accepted', reviewer = 'ann', reviewed_at = timezone('UTC', now())",
+         {}),
+        ("UPDATE workbench_reviews SET doer = 'bob'", {}),
+        ("DELETE FROM workbench_reviews", {}),
+        # A "sent back" deferral without a review's verdict.
+        (("INSERT INTO workbench_deferrals (queue, item_key, actor, until, at, reason) VALUES "
+         "('imports', :k, 'ann', timezone('UTC', now()), timezone('UTC', now()), 'sent back by review')"),
+         {"k": str(done[0])}),
+    ]
+    _each_refused(pg.engine("ann"), attacks)
+    assert _state(pg) == before
+    with pg.admin.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT * FROM workbench_reviews ORDER BY id")).all() == reviews_before
+    # Nor does workbench serve ann her own line for review; bob reviews both: one sent back, one accepted.
+    with pytest.raises(errors.NothingToClaim):
+        pg.open("ann").queue("imports_review").claim_next("ann")
+    first = review.claim_next("bob")[0].lock
+    review.complete("bob", first.key, first.token, "sent_back", note="The IBAN has a digit too few.")
+    second = review.claim_next("bob")[0].lock
+    review.complete("bob", second.key, second.token, "accepted")
+    with pg.admin.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT item_key, doer, verdict, reviewer FROM workbench_reviews")).all()
+        deferred = conn.execute(sa.text("SELECT queue, item_key, actor FROM workbench_deferrals")).all()
+    assert sorted(tuple(r) for r in rows) == sorted([(str(first.key), "ann", "sent_back", "bob"),
+                                                     (str(second.key), "ann", "accepted", "bob")])
+    assert [tuple(d) for d in deferred] == [("imports", str(first.key), "ann")]
+    # The sent-back line comes back to ann first.
+    assert imports.claim_next("ann")[0].lock.key == first.key

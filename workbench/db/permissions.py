@@ -211,12 +211,14 @@ def _grant(row: Any) -> RoleGrant:
 # -- PostgreSQL: roles, grants and row-level security ---------------------------------------------
 
 # workbench's own tables that `grants` gives operators (and supervisors) privileges on.
-_GRANTED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.SETTINGS_TABLE,
+_GRANTED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE,
+            tables.SETTINGS_TABLE,
             tables.VERSION_TABLE, tables.ROLES_TABLE, tables.GROUPS_TABLE)
 
 
 def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
          reviews: model.QueueConfig | None = None) -> list[sa.DDL]:
+    # `reviews`: the queue whose completions `q` reviews (four eyes), if any.
     """The statements that let only supervisors change other users' locks on `q`'s table.
 
     Creates the NOLOGIN roles workbench_operator and workbench_supervisor (a member of the
@@ -234,12 +236,6 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
     problem = q.shape.grants_problem()
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
-    reviewed = q.config.review.by if q.config.review is not None else reviews.name if reviews is not None else None
-    if reviewed is not None:
-        # The database's own checks do not know a review's writes and rule yet: refused rather than
-        # leaving the rule "not the person who did the work" to the client.
-        raise errors.UsageError(f"queue {q.name}: four-eyes review (with queue {reviewed}) is not enforced by "
-                                "`grants` yet; leave these queues without grants, or without [review]")
     migrations.check(conn, schema)
     prep = conn.dialect.identifier_preparer
     operator, supervisor = prep.quote(OPERATOR_ROLE), prep.quote(SUPERVISOR_ROLE)
@@ -271,6 +267,9 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.COOLDOWN_TABLE]} TO {operator}",
         # A defer records the item's deferral (replacing one before); a release forgets it.
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.DEFERRALS_TABLE]} TO {operator}",
+        # Four eyes: workbench's own review writes reach the database's checks (protocol.py), which
+        # record a chosen Complete's review themselves and admit only workbench's changes of one.
+        f"GRANT SELECT, INSERT, UPDATE ON {wb_tables[tables.REVIEWS_TABLE]} TO {operator}",
         *(f"GRANT USAGE ON SEQUENCE {seq} TO {operator}" for seq in sequences if seq),
         (f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "
          f"{wb_tables[tables.ROLES_TABLE]}, {wb_tables[tables.GROUPS_TABLE]} TO {operator}"),
@@ -284,7 +283,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         statements += [f"DROP POLICY IF EXISTS {policy} ON {table}", f"CREATE POLICY {policy} ON {table} {body}"]
     # The protocol itself (protocol.py): which changes an operator's login may make, each with its audit row.
     wb_schema = str(schema or current)
-    statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema)]
+    statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema, reviews)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
     from workbench.db import guarded, service
@@ -293,7 +292,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
     own = {name: metadata.tables[f"{wb_schema}.{name}"]
            for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)}
-    trail = service.trail_of(q.config, None, audit_table, own[tables.COOLDOWN_TABLE], None,
+    trail = service.trail_of(q.config, reviews, audit_table, own[tables.COOLDOWN_TABLE], None,
                              own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
     if q.shape.all_in_row:
         statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
@@ -344,7 +343,8 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
 
 NOTES_POLICIES = ("workbench_notes_read", "workbench_notes_author")
 COOLDOWN_POLICIES = ("workbench_cooldown_read", "workbench_cooldown_add", "workbench_cooldown_forget")
-_SEQUENCED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE)
+_SEQUENCED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE,
+              tables.REVIEWS_TABLE)
 
 
 def _notes_rules(conn: sa.Connection, schema: str | None) -> list[str]:

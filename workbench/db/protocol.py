@@ -39,14 +39,18 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
 
+from workbench.config import model
 from workbench.db import clock, mapping, tables
 from workbench.db import deferrals as deferrals_mod
+from workbench.db import reviews as reviews_mod
 
 ENFORCED_TABLE = "workbench_enforced"
 AUDIT_GUARD = "workbench_audit_guard"
 DEFERRAL_GUARD = "workbench_deferral_guard"
 SETTLE = "workbench_audit_settle"
 AUDITED_SETTING = "workbench.audited"  # transaction-local: the audit rows the database wrote
+REVIEWED_SETTING = "workbench.reviewed"  # transaction-local: the reviews the database recorded
+REVIEW_GUARD = "workbench_review_guard"
 OPERATOR_ROLE = "workbench_operator"
 SUPERVISOR_ROLE = "workbench_supervisor"
 
@@ -91,6 +95,11 @@ class Renderer:
 
     def literal(self, value: str) -> str:
         return self.sql(sa.literal(value, sa.String()))
+
+    @staticmethod
+    def literal_value(conn: sa.Connection, value: Any, type_: Any) -> str:
+        text = str(sa.literal(value, type_).compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+        return text.replace("%%", "%") if conn.dialect.paramstyle in ("format", "pyformat") else text
 
     @staticmethod
     def literal_of(conn: sa.Connection, value: str) -> str:
@@ -138,17 +147,24 @@ def minus(columns: list[sa.Column[Any]], *allowed: list[sa.Column[Any]]) -> list
     return [c for c in columns if c.name not in names]
 
 
-def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
+def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
+                  reviewed: model.QueueConfig | None = None) -> list[str]:
     """`q`'s check of an update of its table by an operator or supervisor (a function of the old and
     the new row: true, with its audit rows written, when it is one of `q`'s operations), and the
     table's trigger, which admits a change that one of the table's enforced queues admits."""
-    return [_queue_check(conn, q, schema), *table_trigger(conn, q, schema, [*enforced_on(conn, q, schema), q.name]),
-            (f"INSERT INTO {conn.dialect.identifier_preparer.format_table(enforced_table(schema))} (queue, tbl) "
-             f"VALUES ({Renderer.literal_of(conn, q.name)}, {_table_oid(conn, q.table)}) "
-             "ON CONFLICT (queue) DO UPDATE SET tbl = EXCLUDED.tbl")]
+    # A reviewing queue notes whose completions it reviews and its outcome that sends them back.
+    reviews, send_back = "NULL", "NULL"
+    if reviewed is not None and reviewed.review is not None:
+        reviews, send_back = (Renderer.literal_of(conn, text) for text in (reviewed.name, reviewed.review.send_back))
+    return [_queue_check(conn, q, schema, reviewed),
+            *table_trigger(conn, q, schema, [*enforced_on(conn, q, schema), q.name]),
+            (f"INSERT INTO {conn.dialect.identifier_preparer.format_table(enforced_table(schema))} "
+             f"(queue, tbl, reviews, send_back) VALUES ({Renderer.literal_of(conn, q.name)}, "
+             f"{_table_oid(conn, q.table)}, {reviews}, {send_back}) ON CONFLICT (queue) DO UPDATE SET "
+             "tbl = EXCLUDED.tbl, reviews = EXCLUDED.reviews, send_back = EXCLUDED.send_back")]
 
 
-def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
+def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None) -> str:
     r = Renderer(conn.dialect, q, rows=CHECK_ROWS)
     shape, prep = q.shape, r.prep
     old, new = r.old, r.new
@@ -182,6 +198,16 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str
         f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group)))} AND {r.assigned(group)} THEN\n"
         f"          maybe := maybe || ('complete:' || {r.literal(name)});\n        END IF;\n"
         for name, group in q.outcomes.items())
+    review = q.config.review
+    if review is not None:  # four eyes: a Complete chosen for review writes the review's values too
+        review_names = {b.column.name for b in q.review_writes}
+        outcome_checks += "".join(
+            f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group, q.review_writes)))}\n"
+            f"            AND {r.assigned([b for b in group if b.column.name not in review_names])}"
+            f" AND {r.assigned(q.review_writes)} THEN\n"
+            f"          maybe := maybe || ('complete:' || {r.literal(name)});\n          to_review := true;\n"
+            f"        END IF;\n"
+            for name, group in q.outcomes.items() if name in review.outcomes)
     swept = f"{r.unchanged(minus(written, lock, release_cols))} AND {r.assigned(q.on_release)}"
     edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
     queue_name = r.literal(q.name)
@@ -208,6 +234,12 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str
 
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
+    reviews_table = prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
+    chosen = "" if review is None else _review_opened(r, q, review, reviews_table, queue_name, key, at, first_outcome)
+    # A reviewing queue never serves an item to the one whose work it is.
+    not_own = "true" if reviewed is None else (
+        f"NOT EXISTS (SELECT 1 FROM {reviews_table} rv WHERE rv.queue = {queue_name} AND rv.item_key = {key} "
+        "AND rv.doer = login AND rv.verdict IS NULL)")
     # A supervisor's reopen: a finished, unlocked row back to `todo`, writing exactly on_reopen.
     todo_old = r.sql(q.todo_clause(), old)
     supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
@@ -233,6 +265,7 @@ DECLARE
   maybe text[] := ARRAY[]::text[];
   noted text;
   last record;
+  to_review boolean := false;
 BEGIN
   -- The table's trigger calls this for operators' and supervisors' changes only (its WHEN clause).
   -- The most frequent changes (a Complete, a claim of a free row) are tested first.
@@ -244,7 +277,7 @@ BEGIN
           maybe := ARRAY['release:', 'defer:'];  -- a defer gives the item back as a release does
         END IF;
 {outcome_checks}        IF cardinality(maybe) > 0 THEN
-          {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe")}
+          {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe")}{chosen}
           RETURN true;
         END IF;
       ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
@@ -256,7 +289,7 @@ BEGIN
     ELSIF {user_new} = login AND ({free_old} OR {stale_old}) THEN
       -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
       IF {todo_old} AND {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))}
-          AND {r.assigned(q.on_claim)} AND {serves(conn, q, schema, "login")} THEN
+          AND {r.assigned(q.on_claim)} AND {serves(conn, q, schema, "login")} AND {not_own} THEN
         IF {user_old} IS NOT NULL THEN
           {record("'expire'", user_old, token_old)}
         END IF;
@@ -293,6 +326,31 @@ END"""
     return (f"CREATE OR REPLACE FUNCTION {function}({CHECK_ROWS[0]} {row_type}, {CHECK_ROWS[1]} {row_type}) "
             f"RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
             f"AS $wb${body}\n$wb$")
+
+
+def _review_opened(r: Renderer, q: mapping.BoundQueue, review: model.Review, reviews_table: str, queue_name: str,
+                   key: str, at: str, outcome: str) -> str:
+    """After a Complete of a reviewed queue: one chosen for review is recorded by the database (who did
+    it, and why: one of their first items, or the share); one of an operator's first items that does
+    not go to review is refused."""
+    by = r.literal(review.by)
+    firsts = (f"(SELECT count(*) FROM {reviews_table} rv WHERE rv.source = {queue_name} AND rv.doer = login "
+              "AND rv.why = 'first')")
+    crumb = (f"noted := set_config('{REVIEWED_SETTING}', coalesce(current_setting('{REVIEWED_SETTING}', true), '') "
+             f"|| {_crumb(by, key)}, true);")
+    why = (f"CASE WHEN {firsts} < {review.first_items} THEN 'first' ELSE 'share' END" if review.first_items
+           else "'share'")
+    reviewed = ", ".join(r.literal(name) for name in review.outcomes)
+    first = "" if not review.first_items else f"""
+          ELSIF {outcome} IN ({reviewed}) AND {firsts} < {review.first_items} THEN
+            RAISE EXCEPTION 'workbench: % may not complete % item % without review: each of their first % items '
+              'goes to review', login, {queue_name}, {key}, {review.first_items} USING ERRCODE = '42501';"""
+    return f"""
+          IF to_review THEN
+            INSERT INTO {reviews_table} (queue, item_key, source, doer, at, why)
+              VALUES ({by}, {key}, {queue_name}, login, {at}, {why});
+            {crumb}{first}
+          END IF;"""
 
 
 def table_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queues: list[str]) -> list[str]:
@@ -484,7 +542,20 @@ def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
     kept = q.backend.token_digest(sa.literal_column("p_token"))  # what the trail keeps of the token
     params = {"wb_user": "CAST(session_user AS VARCHAR)", "wb_key": "p_key", "wb_token": "p_token",
               "wb_a_token": str(kept.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))}
-    branches = "".join(f"  IF p_outcome = {Renderer.literal_of(conn, outcome)} THEN\n"
+    review = q.config.review
+    reviewed = set(review.outcomes) if review is not None and review.first_items else set()
+
+    def first_items(outcome: str) -> str:
+        """Each of an operator's first items goes to review: never through this plain Complete."""
+        if outcome not in reviewed or review is None:
+            return ""
+        own = conn.dialect.identifier_preparer.format_table(_own_table(schema, tables.REVIEWS_TABLE))
+        return (f"    IF (SELECT count(*) FROM {own} rv WHERE rv.source = {Renderer.literal_of(conn, q.name)} "
+                f"AND rv.doer = session_user AND rv.why = 'first') < {review.first_items} THEN\n"
+                f"      RAISE EXCEPTION 'workbench: % may not complete without review: each of their first % items "
+                f"goes to review', session_user, {review.first_items} USING ERRCODE = '42501';\n    END IF;\n")
+
+    branches = "".join(f"  IF p_outcome = {Renderer.literal_of(conn, outcome)} THEN\n{first_items(outcome)}"
                        f"    RETURN QUERY {_with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
                        for outcome, statement in statements.items())
     body = branches + "  RAISE EXCEPTION 'workbench: no outcome %', p_outcome USING ERRCODE = '22023';\n"
@@ -521,9 +592,14 @@ def _with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[
     assert conn.dialect.paramstyle == "pyformat"  # psycopg
 
     def replace(match: re.Match[str]) -> str:
-        if match.group(1) not in params:
-            raise ValueError(f"the statement has a parameter {match.group(1)} the function does not give")
-        return params[match.group(1)]
+        name = match.group(1)
+        if name in params:
+            return params[name]
+        bind = compiled.binds.get(name)
+        if bind is None or bind.required or bind.callable is not None:
+            raise ValueError(f"the statement has a parameter {name} the function does not give")
+        # A constant of the statement (e.g. a queue's name in a review's condition): rendered in.
+        return Renderer.literal_value(conn, bind.value, bind.type)
 
     return re.sub(r"%\((\w+)\)s", replace, sql).replace("%%", "%")
 
@@ -554,6 +630,11 @@ def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
 def _crumb(*fields: str) -> str:
     """One audit row the database wrote, as text (queue, key, event, owner, outcome given as SQL)."""
     return "(chr(30) || " + " || chr(31) || ".join(f"coalesce({field}, '')" for field in fields) + " || chr(30))"
+
+
+def _own_table(schema: str, name: str) -> sa.Table:
+    """One of workbench's own tables in `schema`, for SQL text."""
+    return tables.build_metadata(schema)[0].tables[f"{schema}.{name}"]
 
 
 def enforced_table(schema: str) -> sa.Table:
@@ -640,6 +721,9 @@ END"""
     return [
         f"CREATE TABLE IF NOT EXISTS {enforced} (queue varchar(100) PRIMARY KEY)",
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS tbl oid",  # the queue's table
+        # A reviewing queue: the queue whose completions it reviews, and its outcome that sends them back.
+        f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS reviews varchar(100)",
+        f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS send_back varchar(100)",
         f"REVOKE ALL ON {enforced} FROM PUBLIC",
         f"GRANT SELECT ON {enforced} TO {operator}",
         (f"CREATE OR REPLACE FUNCTION {settle}(settle_id bigint, p_event text, p_outcome text, "
@@ -653,6 +737,7 @@ END"""
         (f"CREATE TRIGGER {prep.quote(AUDIT_GUARD)} BEFORE INSERT ON {audit} FOR EACH ROW "
          f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
         *_deferral_guard(conn, schema),
+        *_review_guard(conn, schema),
     ]
 
 
@@ -682,20 +767,35 @@ def _deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
                 f"AND a.xmin = pg_current_xact_id()::xid AND a.actor = session_user "
                 f"AND a.event IN ('release', 'defer'))")
 
+    def sent_back(row: str) -> str:
+        """This login's review sent the item back to `row`'s queue in this transaction (a Complete of the
+        reviewing queue with its send_back outcome): its deferral to the doer is the review's."""
+        return (f"EXISTS (SELECT 1 FROM {enforced} e JOIN {audit} a ON a.queue = e.queue WHERE e.reviews = {row}.queue "
+                f"AND a.item_key = {row}.item_key AND a.xmin = pg_current_xact_id()::xid AND a.actor = session_user "
+                f"AND a.event = 'complete' AND a.outcome = e.send_back)")
+
+    reviews = prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
+    # Due at once, to the doer of the item's latest review (whose verdict may be written already:
+    # the parts of one statement run in no fixed order).
+    to_doer = (f"NEW.until <= {sql(now, 'new')} AND NEW.actor = (SELECT rv.doer FROM {reviews} rv "
+               "WHERE rv.source = NEW.queue AND rv.item_key = NEW.item_key ORDER BY rv.id DESC LIMIT 1)")
+
     body = f"""
 BEGIN
   IF NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
     RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;  -- logins that are not workbench operators
   END IF;
   IF TG_OP = 'DELETE' THEN
-    IF ({lapsed}) OR NOT EXISTS (SELECT 1 FROM {enforced} WHERE queue = OLD.queue) OR {given_back("OLD")} THEN
+    IF ({lapsed}) OR NOT EXISTS (SELECT 1 FROM {enforced} WHERE queue = OLD.queue) OR {given_back("OLD")}
+        OR {sent_back("OLD")} THEN
       RETURN OLD;
     END IF;
     RAISE EXCEPTION 'workbench: % may not remove the deferral of % item %', session_user, OLD.queue, OLD.item_key
       USING ERRCODE = '42501', HINT = 'a deferral goes when its item is released or deferred again';
   END IF;
   IF NOT EXISTS (SELECT 1 FROM {enforced} WHERE queue = NEW.queue)
-      OR NEW.actor = session_user AND ({ahead}) AND {given_back("NEW")} THEN
+      OR NEW.actor = session_user AND ({ahead}) AND {given_back("NEW")}
+      OR {to_doer} AND {sent_back("NEW")} THEN
     RETURN NEW;
   END IF;
   RAISE EXCEPTION 'workbench: % may not defer % item % this way', session_user, NEW.queue, NEW.item_key
@@ -709,6 +809,84 @@ END"""
         f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
         (f"CREATE TRIGGER {prep.quote(DEFERRAL_GUARD)} BEFORE INSERT OR DELETE ON {deferrals} FOR EACH ROW "
          f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
+    ]
+
+
+def _review_guard(conn: sa.Connection, schema: str) -> list[str]:
+    """Four eyes, checked by the database: an operator's login does not add a review (the protocol
+    check records the one a Complete chose; workbench's own copy is dropped), and changes one only
+    the ways workbench does: superseded by its doer's new Complete or undo in the same transaction,
+    or given its verdict by the reviewer whose Complete in the reviewing queue, in the same
+    transaction, says which (the send-back outcome, or any other), never by the doer. Reviews of
+    queues the database does not enforce keep what the grants give."""
+    prep = conn.dialect.identifier_preparer
+    table = _own_table(schema, tables.REVIEWS_TABLE)
+    reviews = prep.format_table(table)
+    audit = prep.format_table(_audit_table(schema))
+    enforced = prep.format_table(enforced_table(schema))
+    guard = _qualified(prep, schema, REVIEW_GUARD)
+    now = str(clock.db_now().compile(dialect=conn.dialect))
+    here = "pg_current_xact_id()::xid"
+
+    def enforced_for(row: str) -> str:
+        return f"EXISTS (SELECT 1 FROM {enforced} WHERE queue IN ({row}.queue, {row}.source))"
+
+    same = " AND ".join(f"NEW.{c} IS NOT DISTINCT FROM OLD.{c}"
+                        for c in ("id", "queue", "item_key", "source", "doer", "at", "why"))
+    body = f"""
+DECLARE
+  e record;
+BEGIN
+  IF NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;  -- logins that are not workbench operators
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NOT {enforced_for("NEW")} THEN
+      RETURN NEW;
+    END IF;
+    IF strpos(coalesce(current_setting('{REVIEWED_SETTING}', true), ''), {_crumb("NEW.queue", "NEW.item_key")}) > 0 THEN
+      RETURN NULL;  -- the database recorded this review with the Complete that chose it
+    END IF;
+  ELSIF TG_OP = 'DELETE' THEN
+    IF NOT {enforced_for("OLD")} THEN
+      RETURN OLD;
+    END IF;
+  ELSIF NOT {enforced_for("OLD")} THEN
+    RETURN NEW;
+  ELSIF OLD.verdict IS NULL AND {same} AND NEW.verdict = '{reviews_mod.SUPERSEDED}' THEN
+    IF EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.id = OLD.id AND rv.xmin = {here}) THEN
+      RETURN NULL;  -- the review the database recorded in this transaction stays open
+    END IF;
+    IF EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = OLD.source AND a.item_key = OLD.item_key AND a.xmin = {here}
+               AND a.actor = session_user AND a.event IN ('complete', 'undo')) THEN
+      RETURN NEW;
+    END IF;
+  ELSIF OLD.verdict IS NULL AND {same} AND OLD.doer <> session_user THEN
+    SELECT * INTO e FROM {enforced} WHERE queue = OLD.queue;
+    IF NOT FOUND THEN
+      RETURN NEW;  -- the reviewing queue is not enforced
+    END IF;
+    IF EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = OLD.queue AND a.item_key = OLD.item_key AND a.xmin = {here}
+               AND a.actor = session_user AND a.event = 'complete'
+               AND NEW.verdict = CASE WHEN a.outcome = e.send_back THEN '{reviews_mod.SENT_BACK}'
+                                      ELSE '{reviews_mod.ACCEPTED}' END) THEN
+      NEW.reviewer := session_user;
+      NEW.reviewed_at := {now};
+      RETURN NEW;
+    END IF;
+  END IF;
+  RAISE EXCEPTION 'workbench: % may not write this review of % item %', session_user,
+    CASE TG_OP WHEN 'DELETE' THEN OLD.queue ELSE NEW.queue END,
+    CASE TG_OP WHEN 'DELETE' THEN OLD.item_key ELSE NEW.item_key END
+    USING ERRCODE = '42501', HINT = 'reviews are recorded by the Complete that chooses them and decided by '
+                                    'the reviewer''s Complete, someone else than the one who did the work';
+END"""
+    return [
+        (f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
+         f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"),
+        f"DROP TRIGGER IF EXISTS {prep.quote(REVIEW_GUARD)} ON {reviews}",
+        (f"CREATE TRIGGER {prep.quote(REVIEW_GUARD)} BEFORE INSERT OR UPDATE OR DELETE ON {reviews} FOR EACH ROW "
+         f"WHEN (NOT pg_has_role(current_user, {_owner_oid(conn, table)}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
     ]
 
 
@@ -748,6 +926,9 @@ def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
     statements = [f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
                   f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
                   f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, DEFERRAL_GUARD)}()",
+                  (f"DROP TRIGGER IF EXISTS {prep.quote(REVIEW_GUARD)} ON "
+                   f"{prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))}"),
+                  f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, REVIEW_GUARD)}()",
                   f"DROP TABLE IF EXISTS {enforced}",
                   f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, AUDIT_GUARD)}()",
                   f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}(bigint, text, text, text, text)",
