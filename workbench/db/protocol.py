@@ -218,19 +218,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     # What the trail keeps of the tokens (NULL without a token column).
     token_old, token_new = (r.sql(q.backend.token_digest(shape.token_column()), row) for row in (old, new))
 
-    def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL") -> str:
-        # `maybe`: the events this change may be (e.g. save or extend), for the audit guard to settle.
-        detail = (f"CASE WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
-                  f"'may_be', {maybe})::text END" if maybe != "NULL" else "NULL")
-        insert = (f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
-                  f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});")
-        # A note that lets the audit guard drop workbench's own copy of a settled row without a
-        # query; forging one only makes the forger's own audit row vanish.
-        crumb = (f"noted := set_config('{AUDITED_SETTING}', coalesce(current_setting('{AUDITED_SETTING}', true), '') "
-                 f"|| {_crumb(queue_name, key, event, owner, outcome)}, true);")
-        if maybe != "NULL":
-            crumb = f"IF cardinality({maybe}) = 1 THEN {crumb} END IF;"
-        return f"{insert}\n        {crumb}"
+    record = recorder(audit, queue_name, key, at)
 
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
@@ -328,6 +316,36 @@ END"""
             f"AS $wb${body}\n$wb$")
 
 
+def recorder(audit: str, queue_name: str, key: str, at: str) -> Callable[..., str]:
+    """record(event, owner, token, outcome, maybe): plpgsql that writes one audit row of the item `key`
+    (SQL text) of the queue, acted by `login` (the function's variable), and notes it for the audit
+    guard. `maybe`: the events the change may be (e.g. save or extend), for the guard to settle."""
+    def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL") -> str:
+        detail = (f"CASE WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
+                  f"'may_be', {maybe})::text END" if maybe != "NULL" else "NULL")
+        insert = (f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
+                  f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});")
+        # A note that lets the audit guard drop workbench's own copy of a settled row without a
+        # query; forging one only makes the forger's own audit row vanish.
+        crumb = note(AUDITED_SETTING, queue_name, key, event, owner, outcome)
+        if maybe != "NULL":
+            crumb = f"IF cardinality({maybe}) = 1 THEN {crumb} END IF;"
+        return f"{insert}\n        {crumb}"
+
+    return record
+
+
+def note(setting: str, *fields: str) -> str:
+    """plpgsql: add a crumb of `fields` (SQL text) to a transaction-local setting."""
+    return (f"noted := set_config('{setting}', coalesce(current_setting('{setting}', true), '') "
+            f"|| {_crumb(*fields)}, true);")
+
+
+def noted(setting: str, *fields: str) -> str:
+    """SQL: is the crumb of `fields` in the transaction-local setting?"""
+    return f"(strpos(coalesce(current_setting('{setting}', true), ''), {_crumb(*fields)}) > 0)"
+
+
 def _review_opened(r: Renderer, q: mapping.BoundQueue, review: model.Review, reviews_table: str, queue_name: str,
                    key: str, at: str, outcome: str) -> str:
     """After a Complete of a reviewed queue: one chosen for review is recorded by the database (who did
@@ -336,8 +354,7 @@ def _review_opened(r: Renderer, q: mapping.BoundQueue, review: model.Review, rev
     by = r.literal(review.by)
     firsts = (f"(SELECT count(*) FROM {reviews_table} rv WHERE rv.source = {queue_name} AND rv.doer = login "
               "AND rv.why = 'first')")
-    crumb = (f"noted := set_config('{REVIEWED_SETTING}', coalesce(current_setting('{REVIEWED_SETTING}', true), '') "
-             f"|| {_crumb(by, key)}, true);")
+    crumb = note(REVIEWED_SETTING, by, key)
     why = (f"CASE WHEN {firsts} < {review.first_items} THEN 'first' ELSE 'share' END" if review.first_items
            else "'share'")
     reviewed = ", ".join(r.literal(name) for name in review.outcomes)
