@@ -52,6 +52,12 @@ def _state(pg: Pg) -> tuple[list[Any], list[Any]]:  # noqa: F811
     return rows, audit
 
 
+def _rows(pg: Pg, *names: str) -> list[list[Any]]:  # noqa: F811
+    """Every row of these tables (names written here, not taken from input), as the owner reads them."""
+    with pg.admin.engine.connect() as conn:
+        return [sorted(map(tuple, conn.execute(sa.text(f"SELECT * FROM {name}")).all()), key=repr) for name in names]
+
+
 def _run(engine: sa.Engine, statements: tuple[str, ...], params: dict[str, Any]) -> int:
     """Run `statements` as one hand-written transaction; the rows the last one touched."""
     count = 0
@@ -390,10 +396,7 @@ def test_deferrals_and_cool_downs_are_only_the_givers_own(pg: Pg) -> None:  # no
     ann.release("ann", skipped.key, skipped.token, "not today")
     assert [str(d.key) for d in ann.deferred()] == [str(put_off.key)]
     free = _pick(pg)
-    before = _state(pg)
-    with pg.admin.engine.connect() as conn:
-        kept = conn.execute(sa.text("SELECT * FROM workbench_deferrals ORDER BY id")).all()
-        cooled = conn.execute(sa.text("SELECT * FROM workbench_cooldown ORDER BY id")).all()
+    before = _state(pg), _rows(pg, "workbench_deferrals", "workbench_cooldown")
     defer = ("INSERT INTO workbench_deferrals (queue, item_key, actor, until, at, reason) VALUES "
              "('cases', :k, :who, timezone('UTC', now()) + :ahead * interval '1 day', timezone('UTC', now()), 'x')")
     attacks: list[tuple[str, dict[str, Any]]] = [
@@ -408,10 +411,7 @@ def test_deferrals_and_cool_downs_are_only_the_givers_own(pg: Pg) -> None:  # no
         ("DELETE FROM workbench_cooldown", {}),
     ]
     _each_refused(pg.engine("bob"), attacks)
-    assert _state(pg) == before
-    with pg.admin.engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT * FROM workbench_deferrals ORDER BY id")).all() == kept
-        assert conn.execute(sa.text("SELECT * FROM workbench_cooldown ORDER BY id")).all() == cooled
+    assert (_state(pg), _rows(pg, "workbench_deferrals", "workbench_cooldown")) == before
     # bob's own defer of an item he holds works, and his release forgets ann's deferral once he holds it.
     mine = bob.claim_next("bob")[0].lock
     bob.defer("bob", mine.key, mine.token, until, "waiting for parts")
@@ -522,9 +522,7 @@ def test_four_eyes_is_kept_by_the_database(pg: Pg, capsys: pytest.CaptureFixture
         rows = conn.execute(sa.text("SELECT item_key, doer, why, verdict FROM workbench_reviews ORDER BY id")).all()
     assert [tuple(r) for r in rows] == [(str(k), "ann", "first", None) for k in done]
     third = imports.claim_next("ann")[0].lock
-    before = _state(pg)
-    with pg.admin.engine.connect() as conn:
-        reviews_before = conn.execute(sa.text("SELECT * FROM workbench_reviews ORDER BY id")).all()
+    before = _state(pg), _rows(pg, "workbench_reviews")
     lock_it = ("UPDATE import_rows SET wb_locked_by = 'ann', wb_lock_token = md5(random()::text), "
                "wb_locked_at = timezone('UTC', now()), wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' "
                "WHERE row_id = :k")
@@ -547,9 +545,7 @@ def test_four_eyes_is_kept_by_the_database(pg: Pg, capsys: pytest.CaptureFixture
          {"k": str(done[0])}),
     ]
     _each_refused(pg.engine("ann"), attacks)
-    assert _state(pg) == before
-    with pg.admin.engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT * FROM workbench_reviews ORDER BY id")).all() == reviews_before
+    assert (_state(pg), _rows(pg, "workbench_reviews")) == before
     # Nor does workbench serve ann her own line for review; bob reviews both: one sent back, one accepted.
     with pytest.raises(errors.NothingToClaim):
         pg.open("ann").queue("imports_review").claim_next("ann")
@@ -565,3 +561,65 @@ def test_four_eyes_is_kept_by_the_database(pg: Pg, capsys: pytest.CaptureFixture
     assert [tuple(d) for d in deferred] == [("imports", str(first.key), "ann")]
     # The sent-back line comes back to ann first.
     assert imports.claim_next("ann")[0].lock.key == first.key
+
+
+def test_a_queue_whose_locks_live_in_a_lock_table_is_enforced(
+        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    md = sa.MetaData()
+    table = sa.Table("vendor_tickets", md, sa.Column("ticket_id", sa.Integer, primary_key=True, autoincrement=False),
+                     sa.Column("subject", sa.String(200), nullable=False), sa.Column("priority", sa.Integer),
+                     sa.Column("state", sa.String(20), nullable=False), sa.Column("opened_at", sa.DateTime),
+                     sa.Column("solved_by", sa.String(50)), sa.Column("solved_at", sa.DateTime))
+    md.create_all(pg.admin.engine)
+    with pg.admin.engine.begin() as conn:
+        conn.execute(sa.insert(table), [{"ticket_id": i, "subject": f"Ticket {i}", "priority": 1, "state": "open",
+                                         "opened_at": dt.datetime(2026, 1, 1) + dt.timedelta(minutes=i)}
+                                        for i in range(1, 7)])
+    text = support.sample_config("vendor-tickets")
+    path = pg.tmp / "tickets.toml"
+    path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
+    code, _, err = support.run_cli(capsys, "--config", path, "grants", "tickets", "--apply")
+    assert code == 0, err
+    ann, bob, sue = (pg.open(login, text).queue("tickets") for login in ("ann", "bob", "sue"))
+    # Workbench's operations go through, each recorded by the database under the login.
+    lock = ann.claim_next("ann")[0].lock
+    ann.save("ann", lock.key, lock.token, {"subject": "Printer jams on tray 2"})
+    ann.extend("ann", lock.key, lock.token)
+    ann.complete("ann", lock.key, lock.token, "solved")
+    theirs = bob.claim_next("bob")[0].lock
+    kept = ann.claim_next("ann")[0].lock
+    bob.release("bob", theirs.key, theirs.token, "needs the vendor")
+    owner_wb = pg.open(pg.server.user, text)
+    owner = owner_wb.queue("tickets")
+    assert [(e.kind.value, e.actor, e.outcome) for e in owner.history(lock.key)] == [
+        ("claim", "ann", None), ("save", "ann", None), ("extend", "ann", None), ("complete", "ann", "solved")]
+    assert [(e.kind.value, e.actor) for e in owner.history(theirs.key)] == [("claim", "bob"), ("release", "bob")]
+    row = pg.env.row(owner_wb, "tickets", lock.key)
+    assert (row["state"], row["solved_by"], row["subject"]) == ("solved", "ann", "Printer jams on tray 2")
+    free = next(i for i in range(1, 7) if i not in (lock.key, kept.key)
+                and pg.env.row(owner_wb, "tickets", i)["state"] == "open")
+    before = _state(pg), _rows(pg, "workbench_locks", "vendor_tickets")
+    insert = ("INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) VALUES "
+              "('tickets', :k, :who, timezone('UTC', now()), :until, md5(random()::text))")
+    _each_refused(pg.engine("bob"), [
+        # A lock under someone else's name, one until 2099, one of a finished ticket.
+        (insert, {"k": str(free), "who": "ann", "until": dt.datetime(2026, 1, 1)}),
+        (insert.replace(":until", "timezone('UTC', now()) + interval '10 years'"), {"k": str(free), "who": "bob"}),
+        (insert.replace(":until", "timezone('UTC', now()) + interval '5 minutes'"), {"k": str(lock.key), "who": "bob"}),
+        # ann's lock taken over, extended or removed; her ticket finished without a lock.
+        ("UPDATE workbench_locks SET lock_user = 'bob' WHERE item_key = :k", {"k": str(kept.key)}),
+        ("UPDATE workbench_locks SET expires_at = expires_at + interval '1 day' WHERE item_key = :k",
+         {"k": str(kept.key)}),
+        ("DELETE FROM workbench_locks WHERE item_key = :k", {"k": str(kept.key)}),
+        ("UPDATE vendor_tickets SET state = 'solved', solved_by = 'bob' WHERE ticket_id = :k", {"k": kept.key}),
+        ("UPDATE vendor_tickets SET state = 'solved', solved_by = 'bob' WHERE ticket_id = :k", {"k": free}),
+    ])
+    # Nor may ann finish her own ticket in someone else's name.
+    give_up = "DELETE FROM workbench_locks WHERE item_key = CAST(:k AS text)"
+    solve = "UPDATE vendor_tickets SET state = 'solved', solved_by = 'bob' WHERE ticket_id = :k"
+    assert "workbench:" in _refused(pg.engine("ann"), give_up, solve, k=kept.key)
+    assert (_state(pg), _rows(pg, "workbench_locks", "vendor_tickets")) == before
+    # A supervisor's force-release is recorded under their login; then bob may claim the ticket.
+    sue.force_release("sue", kept.key, "ann is away")
+    assert [(e.kind.value, e.actor, e.owner) for e in owner.history(kept.key)][-1] == ("force_release", "sue", "ann")
+    assert bob.claim("bob", kept.key).lock.owner == "bob"

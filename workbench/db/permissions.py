@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors, models
-from workbench.db import backends, clock, mapping, migrations, protocol, tables
+from workbench.db import backends, clock, mapping, migrations, protocol, protocol_locks, tables
 
 # PostgreSQL roles made by `workbench grants` (NOLOGIN: people log in with their own login, a member).
 OPERATOR_ROLE = "workbench_operator"
@@ -234,6 +234,8 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         raise errors.UsageError("row-level security is set up on PostgreSQL only; elsewhere the roles "
                                 "table decides who is a supervisor (`workbench role`)")
     problem = q.shape.grants_problem()
+    if problem is None and q.shape.separate_locks and (q.config.review is not None or reviews is not None):
+        problem = "four-eyes review on a queue whose locks live in a separate table is not enforced by `grants`"
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
     migrations.check(conn, schema)
@@ -276,14 +278,20 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         f"GRANT INSERT ON {wb_tables[tables.SETTINGS_TABLE]} TO {supervisor}",
         *_notes_rules(conn, schema),
         *_cooldown_rules(conn, schema),
-        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
     ]
-    for name, body in _policies(conn, q, operator, supervisor):
-        policy = prep.quote(name)
-        statements += [f"DROP POLICY IF EXISTS {policy} ON {table}", f"CREATE POLICY {policy} ON {table} {body}"]
-    # The protocol itself (protocol.py): which changes an operator's login may make, each with its audit row.
     wb_schema = str(schema or current)
-    statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema, reviews)]
+    if not q.shape.separate_locks:
+        # Row-level security filters first (free, own or expired rows); the trigger decides.
+        statements.append(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+        for name, body in _policies(conn, q, operator, supervisor):
+            policy = prep.quote(name)
+            statements += [f"DROP POLICY IF EXISTS {policy} ON {table}", f"CREATE POLICY {policy} ON {table} {body}"]
+        statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema, reviews)]
+    else:
+        # The locks are in workbench's lock table: operators write its rows, each write checked.
+        locks = prep.format_table(typing.cast(Any, q.shape).locks)
+        statements += [f"GRANT SELECT, INSERT, UPDATE, DELETE ON {locks} TO {operator}",
+                       *protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
     from workbench.db import guarded, service
@@ -294,9 +302,9 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
            for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)}
     trail = service.trail_of(q.config, reviews, audit_table, own[tables.COOLDOWN_TABLE], None,
                              own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
-    if q.shape.all_in_row:
+    if q.shape.all_in_row and not q.shape.separate_locks:
         statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
-    if q.shape.one_statement:  # Complete without edits
+    if q.shape.one_statement and not q.shape.separate_locks:  # Complete without edits
         writer = guarded.GuardedWriter(typing.cast(Any, None), q, trail)
         completes = {o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
                      for o in q.config.outcomes}
@@ -321,6 +329,8 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
                          {"o": OPERATOR_ROLE, "s": SUPERVISOR_ROLE}).scalar() == 2
     others = protocol.enforced_on(conn, q, wb_schema)  # the table's other enforced queues keep theirs
     statements = protocol.drop_queue_trigger(conn, q, wb_schema, others)
+    if q.shape.separate_locks:
+        statements += protocol_locks.drop(conn, q, wb_schema)
     statements += [f"DROP POLICY IF EXISTS {prep.quote(name)} ON {table}" for name in policy_names(q.name).values()]
     if not others:
         statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")

@@ -152,16 +152,23 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
     """`q`'s check of an update of its table by an operator or supervisor (a function of the old and
     the new row: true, with its audit rows written, when it is one of `q`'s operations), and the
     table's trigger, which admits a change that one of the table's enforced queues admits."""
-    # A reviewing queue notes whose completions it reviews and its outcome that sends them back.
+    return [_queue_check(conn, q, schema, reviewed),
+            *table_trigger(conn, q, schema, [*enforced_on(conn, q, schema), q.name]),
+            enforced_row(conn, q, schema, reviewed)]
+
+
+def enforced_row(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None,
+                 locks: int | None = None) -> str:
+    """`q` in the list of enforced queues: its table, its lock table (if separate), and for a reviewing
+    queue the queue whose completions it reviews and its outcome that sends them back."""
     reviews, send_back = "NULL", "NULL"
     if reviewed is not None and reviewed.review is not None:
         reviews, send_back = (Renderer.literal_of(conn, text) for text in (reviewed.name, reviewed.review.send_back))
-    return [_queue_check(conn, q, schema, reviewed),
-            *table_trigger(conn, q, schema, [*enforced_on(conn, q, schema), q.name]),
-            (f"INSERT INTO {conn.dialect.identifier_preparer.format_table(enforced_table(schema))} "
-             f"(queue, tbl, reviews, send_back) VALUES ({Renderer.literal_of(conn, q.name)}, "
-             f"{_table_oid(conn, q.table)}, {reviews}, {send_back}) ON CONFLICT (queue) DO UPDATE SET "
-             "tbl = EXCLUDED.tbl, reviews = EXCLUDED.reviews, send_back = EXCLUDED.send_back")]
+    return (f"INSERT INTO {conn.dialect.identifier_preparer.format_table(enforced_table(schema))} "
+            f"(queue, tbl, locks, reviews, send_back) VALUES ({Renderer.literal_of(conn, q.name)}, "
+            f"{_table_oid(conn, q.table)}, {locks if locks is not None else 'NULL'}, {reviews}, {send_back}) "
+            "ON CONFLICT (queue) DO UPDATE SET tbl = EXCLUDED.tbl, locks = EXCLUDED.locks, "
+            "reviews = EXCLUDED.reviews, send_back = EXCLUDED.send_back")
 
 
 def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None) -> str:
@@ -385,28 +392,31 @@ def table_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
         return [*statements, f"DROP FUNCTION IF EXISTS {function}()"]
     r = Renderer(conn.dialect, q)
     old, new = r.old, r.new
-    user_old, user_new = r.col(old, q.user), r.col(new, q.user)
-    live_old = r.sql(q.live(q.now()), old)
     key = f"CAST({r.col(new, q.key)} AS text)"
     queue_names = r.literal(", ".join(queues))
     checks = "".join(f"  IF {_qualified(prep, schema, check_function_name(name))}(OLD, NEW) THEN\n"
                      f"    RETURN NEW;\n  END IF;\n" for name in dict.fromkeys(queues))
-    body = f"""
-DECLARE
-  login text := session_user;
-BEGIN
-{checks}  IF {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old}
+    # Where the lock is in the row, say when a refusal is about someone else's name or lock.
+    whose = ""
+    if not q.shape.separate_locks:
+        user_old, user_new = r.col(old, q.user), r.col(new, q.user)
+        whose = f"""  IF {user_new} IS NOT NULL AND {user_new} <> login AND {user_new} IS DISTINCT FROM {user_old}
       AND NOT pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
     RAISE EXCEPTION 'workbench: % may not lock % item % under the name %: with workbench grants each person '
       'works under their own database login, named exactly like their workbench user', login, {queue_names}, {key},
       {user_new} USING ERRCODE = '42501';
   END IF;
-  IF {user_old} IS NOT NULL AND {user_old} <> login AND {live_old} THEN
+  IF {user_old} IS NOT NULL AND {user_old} <> login AND {r.sql(q.live(q.now()), old)} THEN
     RAISE EXCEPTION 'workbench: %''s lock on % item % cannot be used from the database login %: with workbench '
       'grants each person works under their own database login, named exactly like their workbench user',
       {user_old}, {queue_names}, {key}, login USING ERRCODE = '42501';
   END IF;
-  RAISE EXCEPTION 'workbench: % may not make this change to % item %', login, {queue_names}, {key}
+"""
+    body = f"""
+DECLARE
+  login text := session_user;
+BEGIN
+{checks}{whose}  RAISE EXCEPTION 'workbench: % may not make this change to % item %', login, {queue_names}, {key}
     USING ERRCODE = '42501',
           HINT = 'queue rows change only through workbench''s operations (claim, save, extend, release, '
                  'complete, undo; force-release, reassign, move and reopen for supervisors), each with its '
@@ -426,17 +436,24 @@ END"""
 
 def enforced_on(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
     """The other queues of `q`'s table whose protocol the database enforces (and whose check exists)."""
+    return enforced_where(conn, schema, "tbl", _table_oid(conn, q.table), q.name)
+
+
+def enforced_where(conn: sa.Connection, schema: str, column: str, oid: int, other_than: str) -> list[str]:
+    """The enforced queues but `other_than` whose `column` (tbl: the queue's table; locks: its lock
+    table) is the table `oid`, and whose check function exists."""
+    assert column in ("tbl", "locks")
     enforced = conn.dialect.identifier_preparer.format_table(enforced_table(schema))
-    if conn.execute(sa.text("SELECT to_regclass(:t) IS NOT NULL AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute "
-                            "WHERE attrelid = to_regclass(:t) AND attname = 'tbl' AND NOT attisdropped)"),
-                    {"t": enforced}).scalar():
-        names = conn.execute(sa.text(f"SELECT queue FROM {enforced} WHERE tbl = :oid AND queue <> :q ORDER BY queue"),
-                             {"oid": _table_oid(conn, q.table), "q": q.name}).scalars().all()
-        prep = conn.dialect.identifier_preparer
-        return [str(name) for name in names if conn.execute(
-            sa.text("SELECT to_regproc(:f) IS NOT NULL"),
-            {"f": _qualified(prep, schema, check_function_name(str(name)))}).scalar()]
-    return []
+    if not conn.execute(sa.text("SELECT to_regclass(:t) IS NOT NULL AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute "
+                                "WHERE attrelid = to_regclass(:t) AND attname = :c AND NOT attisdropped)"),
+                        {"t": enforced, "c": column}).scalar():
+        return []
+    names = conn.execute(sa.text(f"SELECT queue FROM {enforced} WHERE {column} = :oid AND queue <> :q ORDER BY queue"),
+                         {"oid": oid, "q": other_than}).scalars().all()
+    prep = conn.dialect.identifier_preparer
+    return [str(name) for name in names if conn.execute(
+        sa.text("SELECT to_regproc(:f) IS NOT NULL"),
+        {"f": _qualified(prep, schema, check_function_name(str(name)))}).scalar()]
 
 
 def _table_oid(conn: sa.Connection, table: sa.Table) -> int:
@@ -587,8 +604,7 @@ def _trusted_function(conn: sa.Connection, q: mapping.BoundQueue, schema: str, n
     search_path is fixed, built-ins first: the queue's and workbench's tables, nothing of the caller's."""
     prep = conn.dialect.identifier_preparer
     function = _qualified(prep, schema, name)
-    path = ", ".join(dict.fromkeys(["pg_catalog", prep.quote_schema(q.table.schema or schema),
-                                    prep.quote_schema(schema), "pg_temp"]))
+    path = search_path(prep, q, schema)
     signature = f"{function}({', '.join(f'{arg} {kind}' for arg, kind in arguments)})"
     types = f"{function}({', '.join(kind for _arg, kind in arguments)})"
     return [
@@ -597,6 +613,13 @@ def _trusted_function(conn: sa.Connection, q: mapping.BoundQueue, schema: str, n
         f"REVOKE ALL ON FUNCTION {types} FROM PUBLIC",
         f"GRANT EXECUTE ON FUNCTION {types} TO {prep.quote(OPERATOR_ROLE)}",
     ]
+
+
+def search_path(prep: Any, q: mapping.BoundQueue, schema: str) -> str:
+    """A function's fixed search_path, built-ins first: the queue's and workbench's tables, nothing of
+    the caller's."""
+    return ", ".join(dict.fromkeys(["pg_catalog", prep.quote_schema(q.table.schema or schema),
+                                    prep.quote_schema(schema), "pg_temp"]))
 
 
 def _with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[str, str]) -> str:
@@ -738,6 +761,7 @@ END"""
     return [
         f"CREATE TABLE IF NOT EXISTS {enforced} (queue varchar(100) PRIMARY KEY)",
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS tbl oid",  # the queue's table
+        f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS locks oid",  # its separate lock table
         # A reviewing queue: the queue whose completions it reviews, and its outcome that sends them back.
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS reviews varchar(100)",
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS send_back varchar(100)",

@@ -40,6 +40,11 @@ class LockShape:
         self._aware = aware_time  # a lock time as read, as an aware datetime
 
     @property
+    def separate_locks(self) -> bool:
+        """Do the locks live in a separate lock table (the queue's row holds none of them)?"""
+        return False
+
+    @property
     def all_in_row(self) -> bool:
         """Is every part of a lock (holder, time, expiry, token) a column of the row, so that a
         claim's RETURNING gives the whole lock?"""

@@ -1,0 +1,319 @@
+"""PostgreSQL under grants for queues whose locks live in a separate lock table (shape 5): the checks of
+the lock rows an operator's login writes, and of the queue row's workflow values around them.
+
+A claim inserts the item's lock row (or takes over an expired one), then writes on_claim into the
+queue row; a release or Complete deletes the lock row, then writes on_release or the outcome's
+values (with the edits); a Save writes edits while the lock row is held. So:
+
+- the lock table's trigger asks the check of the row's queue (wb_QUEUE_lockcheck): a claim only of
+  an item that waits, under the login's own name, inside the lock limits; an extend of the login's
+  own live lock; giving up the login's own live lock; the sweep of an expired one; force-release
+  and reassign for supervisors. Each writes its audit row, and a crumb that the lock was taken or
+  given up in this transaction;
+- the queue table's trigger asks the queue's check (wb_QUEUE_check, as for locks in the row): the
+  claim's on_claim values once the login took the item's lock in this transaction; edits while it
+  holds the lock (a Save, recorded); once it gave the lock up, on_release (with a reason's values)
+  or exactly an outcome's values (the audit row becomes the Complete), edits with either; after a
+  supervisor's force-release or a sweep, on_release; a supervisor's move and reopen of an item
+  nobody holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.db import clock, mapping, protocol
+from workbench.db.lockshapes import LockTable
+
+LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
+TOOK, GAVE, FREED = "took", "gave", "freed"  # the login's claim, its own release, a sweep or force-release
+
+
+def lock_check_name(queue: str) -> str:
+    return protocol.object_name(queue, "lockcheck")
+
+
+def _shape(q: mapping.BoundQueue) -> LockTable:
+    assert isinstance(q.shape, LockTable)
+    return q.shape
+
+
+def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
+    """wb_QUEUE_lockcheck(op, o, n): is this write of a lock row of `q` (INSERT, UPDATE or DELETE; the
+    row before and after) one of workbench's? True with its audit rows written."""
+    shape = _shape(q)
+    r = protocol.Renderer(conn.dialect, q)
+    prep = r.prep
+    lo, ln = shape.locks.alias("o"), shape.locks.alias("n")
+    item = q.table.alias("item")
+    now = q.now()
+    audit = prep.format_table(protocol._audit_table(schema))
+    queue_name = r.literal(q.name)
+    at = r.sql(clock.db_now())
+    user_o, user_n = r.col(lo, shape.user), r.col(ln, shape.user)
+    time_o, time_n = r.col(lo, shape.time), r.col(ln, shape.time)
+    expiry_n = r.sql(shape.expiry(), ln)
+    token_o, token_n = (r.sql(q.backend.token_digest(shape.token_column()), row) for row in (lo, ln))
+    token_col = shape.token
+    assert token_col is not None
+    fresh = f"{r.col(ln, token_col)} IS NOT NULL AND {r.col(ln, token_col)} IS DISTINCT FROM {r.col(lo, token_col)}"
+    longest = clock.add_seconds(now, shape.seconds(q.config.lock_seconds))
+    limit = f"{time_n} <= {r.sql(now)} AND {expiry_n} <= {r.sql(longest)}"
+    if q.config.max_lock_seconds:
+        limit += (f" AND {expiry_n} <= "
+                  f"{r.sql(clock.add_seconds(shape.time, shape.seconds(q.config.max_lock_seconds)), ln)}")
+    live_o, stale_o = r.sql(shape.live(now), lo), r.sql(shape.stale(now), lo)
+    supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
+    claimed = q.claimed_state_clause(sa.literal_column("login"))
+    waits = r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)
+    waits_again = r.sql(sa.and_(sa.true(), *q.scope_clause(), sa.or_(q.todo_clause(), claimed)
+                                if claimed is not None else q.todo_clause()), item)
+    found = q.table.alias("t")
+    find_item = (f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
+                 f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});")
+    may_claim = protocol.serves(conn, q, schema, "login")
+    outcomes = ", ".join(r.literal(f"complete:{name}") for name in q.outcomes)
+    gives_up = f"ARRAY['release:', 'defer:'{', ' + outcomes if outcomes else ''}]"
+    first_event = "split_part(maybe[1], ':', 1)"
+    first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
+
+    def record(key: str, *args: Any, **kwargs: Any) -> str:
+        return protocol.recorder(audit, queue_name, key, at)(*args, **kwargs)
+
+    def crumb(kind: str, key: str) -> str:
+        return protocol.note(LOCKS_SETTING, f"'{kind}'", queue_name, key)
+
+    body = f"""
+DECLARE
+  login text := session_user;
+  maybe text[] := ARRAY[]::text[];
+  noted text;
+  item {prep.format_table(q.table)}%ROWTYPE;
+BEGIN
+  IF op = 'INSERT' THEN
+    -- A claim of a free item: one that waits, under this login, with a fresh lock inside the limits.
+    IF n.queue = {queue_name} AND {user_n} = login AND {fresh} AND {limit} THEN
+      {find_item}
+      IF FOUND AND {waits} AND {may_claim} THEN
+        {record("n.item_key", "'claim'", "login", token_n)}
+        {crumb(TOOK, "n.item_key")}
+        RETURN true;
+      END IF;
+    END IF;
+    RETURN false;
+  END IF;
+  IF op = 'DELETE' THEN
+    IF {user_o} = login AND {live_o} THEN
+      -- This login gives its own lock up: a release, defer or Complete (the queue row's values say which).
+      maybe := {gives_up};
+      {record("o.item_key", first_event, "login", token_o, outcome=first_outcome, maybe="maybe")}
+      {crumb(GAVE, "o.item_key")}
+      RETURN true;
+    END IF;
+    IF {stale_o} OR {supervisor} THEN
+      maybe := CASE WHEN NOT {stale_o} THEN ARRAY['force_release:']
+                    WHEN {supervisor} THEN ARRAY['expire:', 'force_release:'] ELSE ARRAY['expire:'] END;
+      {record("o.item_key", first_event, user_o, token_o, maybe="maybe")}
+      {crumb(FREED, "o.item_key")}
+      RETURN true;
+    END IF;
+    RETURN false;
+  END IF;
+  IF n.queue IS DISTINCT FROM o.queue OR n.item_key IS DISTINCT FROM o.item_key THEN
+    RETURN false;
+  END IF;
+  IF {user_o} = login AND {live_o} AND {user_n} = login AND {r.col(ln, token_col)} = {r.col(lo, token_col)}
+      AND {time_n} = {time_o} AND {expiry_n} >= {r.sql(shape.expiry(), lo)} AND {limit} THEN
+    maybe := ARRAY['extend:', 'save:'];
+    {record("o.item_key", first_event, "login", token_o, maybe="maybe")}
+    RETURN true;
+  END IF;
+  IF {stale_o} AND {user_n} = login AND {fresh} AND {limit} THEN
+    -- The claim of an expired lock.
+    {find_item}
+    IF FOUND AND {waits_again} AND {may_claim} THEN
+      {record("o.item_key", "'expire'", user_o, token_o)}
+      {record("o.item_key", "'claim'", "login", token_n)}
+      {crumb(TOOK, "o.item_key")}
+      RETURN true;
+    END IF;
+  END IF;
+  IF {supervisor} AND {user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o} AND {fresh} AND {limit} THEN
+    {record("o.item_key", "'reassign'", user_o, token_o)}
+    {record("o.item_key", "'claim'", user_n, token_n)}
+    RETURN true;
+  END IF;
+  RETURN false;
+END"""
+    function = protocol._qualified(prep, schema, lock_check_name(q.name))
+    row_type = prep.format_table(shape.locks)
+    return (f"CREATE OR REPLACE FUNCTION {function}(op text, o {row_type}, n {row_type}) RETURNS boolean "
+            f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {protocol.search_path(prep, q, schema)} "
+            f"AS $wb${body}\n$wb$")
+
+
+def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
+    """wb_QUEUE_check(o, n) for a lock-table queue: is this update of the queue row one that goes with
+    a lock this login took, holds or gave up in this transaction, or a supervisor's move or reopen?"""
+    shape = _shape(q)
+    r = protocol.Renderer(conn.dialect, q, rows=protocol.CHECK_ROWS)
+    prep = r.prep
+    old, new = r.old, r.new
+    held = shape.locks.alias("held")
+    now = q.now()
+    audit = prep.format_table(protocol._audit_table(schema))
+    queue_name = r.literal(q.name)
+    key = f"CAST({r.col(old, q.key)} AS text)"
+    at = r.sql(clock.db_now())
+    record = protocol.recorder(audit, queue_name, key, at)
+    checked = protocol.checked_columns(q)
+    editable = list(q.editable)
+    claim_cols = protocol.columns_of(q, q.on_claim)
+    release_cols = protocol.columns_of(q, q.on_release)
+    scope_old = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
+    todo_old, todo_new = r.sql(q.todo_clause(), old), r.sql(q.todo_clause(), new)
+    claimed = q.claimed_state_clause(sa.literal_column("login"))
+    waits_old = r.sql(sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause(), old)
+    supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
+    unchanged, assigned, minus, columns_of = r.unchanged, r.assigned, protocol.minus, protocol.columns_of
+    lock_row = (f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} "
+                f"AND held.item_key = {key}")
+    holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
+    releases = " OR ".join(
+        f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason)))} AND "
+        f"{assigned(q.on_release)} AND {assigned(reason)})" for reason in ([], *q.reason_writes.values()))
+    here = "a.xmin = pg_current_xact_id()::xid"
+    completes = "".join(f"""
+      IF {unchanged(minus(checked, editable, columns_of(q, group)))} AND {assigned(group)} THEN
+        -- The lock given up was a Complete with this outcome.
+        UPDATE {audit} a SET event = 'complete', outcome = {r.literal(name)}, detail = NULL
+          WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
+                        AND {here} AND a.actor = login AND a.event = 'release');
+        {protocol.note(protocol.AUDITED_SETTING, queue_name, key, "'complete'", "login", r.literal(name))}
+        RETURN true;
+      END IF;""" for name, group in q.outcomes.items())
+    still_waiting = f"({todo_new} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
+    reopen = "" if not q.on_reopen else f"""
+    IF {supervisor} AND NOT {todo_old} AND {todo_new} AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))}
+        AND {assigned(q.on_reopen)} THEN
+      {record("'reopen'", "NULL", "NULL")}
+      RETURN true;
+    END IF;"""
+
+    def crumb(kind: str) -> str:
+        return protocol.noted(LOCKS_SETTING, f"'{kind}'", queue_name, key)
+
+    body = f"""
+DECLARE
+  login text := session_user;
+  noted text;
+  held_token text;
+BEGIN
+  IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
+    RETURN false;
+  END IF;
+  IF {crumb(TOOK)} AND {waits_old} AND {unchanged(minus(checked, claim_cols))} AND {assigned(q.on_claim)} THEN
+    RETURN true;  -- the claim's values, the lock taken (and recorded) in this transaction
+  END IF;
+  SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
+  IF FOUND AND {unchanged(minus(checked, editable))} THEN
+    {record("'save'", "login", "held_token")}
+    RETURN true;
+  END IF;
+  IF {crumb(GAVE)} THEN
+    IF {releases} THEN
+      RETURN true;
+    END IF;{completes}
+  END IF;
+  IF {crumb(FREED)} AND {unchanged(minus(checked, release_cols))} AND {assigned(q.on_release)} THEN
+    RETURN true;
+  END IF;
+  IF EXISTS (SELECT 1 {lock_row}) THEN
+    RETURN false;
+  END IF;
+  IF {supervisor} AND {todo_old} AND {still_waiting} THEN
+    {record("'move'", "NULL", "NULL")}
+    RETURN true;
+  END IF;{reopen}
+  RETURN false;
+END"""
+    function = protocol._qualified(prep, schema, protocol.check_function_name(q.name))
+    row_type = prep.format_table(q.table)
+    rows = protocol.CHECK_ROWS
+    return (f"CREATE OR REPLACE FUNCTION {function}({rows[0]} {row_type}, {rows[1]} {row_type}) RETURNS boolean "
+            f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {protocol.search_path(prep, q, schema)} "
+            f"AS $wb${body}\n$wb$")
+
+
+def locks_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queues: list[str]) -> list[str]:
+    """The trigger on the lock table: a write of a lock row of one of `queues` (the enforced queues
+    whose locks it keeps) must be one its queue's check admits, or the statement fails; other queues'
+    rows are left alone."""
+    shape = _shape(q)
+    prep = conn.dialect.identifier_preparer
+    locks = prep.format_table(shape.locks)
+    name = protocol.object_name(shape.locks.name, "protocol")
+    trigger, function = prep.quote(name), protocol._qualified(prep, schema, name)
+    if not queues:
+        return [f"DROP TRIGGER IF EXISTS {trigger} ON {locks}", f"DROP FUNCTION IF EXISTS {function}()"]
+    checks = "".join(
+        f"  {'IF' if i == 0 else 'ELSIF'} queue = {protocol.Renderer.literal_of(conn, queue)} THEN\n"
+        f"    IF {protocol._qualified(prep, schema, lock_check_name(queue))}(TG_OP, OLD, NEW) THEN\n"
+        f"      RETURN NULL;\n    END IF;\n"
+        for i, queue in enumerate(dict.fromkeys(queues)))
+    body = f"""
+DECLARE
+  queue text;
+  target {locks}%ROWTYPE;
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    queue := OLD.queue;
+    target := OLD;
+  ELSE
+    queue := NEW.queue;
+    target := NEW;
+  END IF;
+{checks}  ELSE
+    RETURN NULL;  -- a queue whose protocol the database does not enforce
+  END IF;
+  RAISE EXCEPTION 'workbench: % may not make this change to the lock of % item %', session_user, queue, target.item_key
+    USING ERRCODE = '42501',
+          HINT = 'locks change only through workbench''s operations (claim, extend, release, complete; '
+                 'force-release and reassign for supervisors), each with its audit row';
+END"""
+    checked = (f"pg_has_role(current_user, '{protocol.OPERATOR_ROLE}', 'USAGE') "
+               f"AND NOT pg_has_role(current_user, {protocol._owner_oid(conn, shape.locks)}::oid, 'MEMBER')")
+    return [
+        (f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+         f"SET search_path = {protocol.search_path(prep, q, schema)} AS $wb${body}\n$wb$"),
+        f"DROP TRIGGER IF EXISTS {trigger} ON {locks}",
+        # AFTER: a claim's INSERT … ON CONFLICT DO NOTHING that met a lock row fires no AFTER trigger,
+        # where a BEFORE trigger would record a claim that did not happen.
+        (f"CREATE TRIGGER {trigger} AFTER INSERT OR UPDATE OR DELETE ON {locks} FOR EACH ROW WHEN ({checked}) "
+         f"EXECUTE FUNCTION {function}()"),
+    ]
+
+
+def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
+    """What `grants` installs for a lock-table queue: its checks of the queue row and of its lock rows,
+    the queue table's trigger and the lock table's, each asking every enforced queue they serve."""
+    locks = protocol._table_oid(conn, _shape(q).locks)
+    return [item_check(conn, q, schema), lock_check(conn, q, schema),
+            *protocol.table_trigger(conn, q, schema, [*protocol.enforced_on(conn, q, schema), q.name]),
+            *locks_trigger(conn, q, schema, [*protocol.enforced_where(conn, schema, "locks", locks, q.name), q.name]),
+            protocol.enforced_row(conn, q, schema, None, locks)]
+
+
+def drop(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
+    """What undoes queue_trigger()'s lock-table part; the lock table's trigger stays for its other queues."""
+    prep = conn.dialect.identifier_preparer
+    others = protocol.enforced_where(conn, schema, "locks", protocol._table_oid(conn, _shape(q).locks), q.name)
+    row_type = prep.format_table(_shape(q).locks)
+    function = protocol._qualified(prep, schema, lock_check_name(q.name))
+    statements = [*locks_trigger(conn, q, schema, others),
+                  f"DROP FUNCTION IF EXISTS {function}(text, {row_type}, {row_type})"]
+    if not others:  # the lock table's grants go with the last enforced queue whose locks it keeps
+        statements.append(f"REVOKE ALL ON {row_type} FROM {prep.quote(protocol.OPERATOR_ROLE)}")
+    return statements
