@@ -129,6 +129,8 @@ class BoardModel(QAbstractTableModel):
         if column == DUE and role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole,
                                       Qt.ItemDataRole.ToolTipRole):
             return self._due_mark(row, role)
+        if role == Qt.ItemDataRole.ToolTipRole and column <= CLAIMED_AT:  # the whole text, where a column elides it
+            return self._text(row, column)
         if role == Qt.ItemDataRole.ToolTipRole and column in (6, 7):
             return QCoreApplication.translate("BoardModel", "expires {0}; last saved or extended {1}").format(
                 times.moment(row.expires_at), times.moment(row.last_activity))

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSpinBox,
-    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -34,7 +33,7 @@ from PySide6.QtWidgets import (
 from workbench import services
 from workbench.core import errors, models
 from workbench.db import service
-from workbench.gui import board_model, charts, dispatch, supervisor_dialogs, times
+from workbench.gui import board_model, board_view, charts, dispatch, supervisor_dialogs, times
 from workbench.gui.item_log import event_label
 
 ALL = board_model.ALL  # the queue filter's "all queues"
@@ -148,7 +147,7 @@ class SupervisorWindow(QMainWindow):
     def _board_tab(self) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
-        self.board = QTableView()
+        self.board = board_view.BoardView(SUMMARY)
         self.board.setObjectName("lock_board")
         self.board.setAccessibleName(self.tr("Lock board"))
         self.board.setModel(self.model)
@@ -158,14 +157,12 @@ class SupervisorWindow(QMainWindow):
         self.board.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.board.setAlternatingRowColors(False)  # the colours mean something here
         self.board.verticalHeader().setVisible(False)
-        # Sized once, from a sample of rows (see _show_board), then the supervisor's: sizing to
-        # the contents at every change measured every cell again for every refreshed row.
-        header = self.board.horizontalHeader()
-        header.setResizeContentsPrecision(SIZE_SAMPLE)  # rows measured per column (Qt: of the header sized)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(SUMMARY, QHeaderView.ResizeMode.Stretch)
+        self.board.setWordWrap(False)  # one line a lock: a long summary elides, its tooltip has it all
         # Time to due: only where some queue names a due column.
         self.board.setColumnHidden(board_model.DUE, not any(q.due for q in self.wb.config.queues.values()))
+        # Sized from a sample of rows, at the first locks (see _show_board) and when the view changes size
+        # (BoardView), never at a refresh: that measured every cell again for every refreshed row.
+        self.board.horizontalHeader().setResizeContentsPrecision(SIZE_SAMPLE)  # rows measured per column
         layout.addWidget(self.board, 1)
         # Said when the board lists only the oldest locks of a queue with very many.
         self.board_note = QLabel()
@@ -368,9 +365,7 @@ class SupervisorWindow(QMainWindow):
                     QLocale().toString(services.BOARD_ROWS)))
         if not self._sized and rows:
             self._sized = True
-            for column in range(self.model.columnCount()):
-                if column != SUMMARY:  # it stretches; measuring its wrapped text was most of the cost
-                    self.board.resizeColumnToContents(column)
+            self.board.fit()
         self._set_actions()
 
     def _show_health(self, health: list[Any]) -> None:

@@ -1,0 +1,116 @@
+"""The lock board's columns (issue 17): every header readable, the summary usable, in English and German."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QApplication, QStyle
+
+from tests import support
+from workbench.db import service
+from workbench.gui import board_model, i18n, supervisor
+
+USABLE_SUMMARY_CHARS = 20  # fewer average characters than this and a summary says nothing
+
+
+@pytest.fixture(params=["en", "de"])
+def language(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[str]:
+    assert i18n.install(qapp, request.param) == request.param
+    yield str(request.param)
+    i18n.install(qapp, "en")
+
+
+def _console(qtbot: Any, demo_config: Any, width: int, font_scale: float = 1.0) -> supervisor.SupervisorWindow:
+    """The console as the README's screenshot shows it: a team's locks, one expired, most of them overdue."""
+    wb = service.Workbench.open(demo_config)
+    q = wb.queue("cases")
+    keys = [c.lock.key for user in ("ann", "bob", "carla", "dev") for c in q.claim_next(user, 2)]
+    support.age_lock(wb, "cases", keys[0], 20 * 60)  # expired: the longest "time left" text
+    table = q.q.table
+    past = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(days=2, hours=3)
+    with wb.engine.begin() as conn:  # overdue by days: the longest "due" text
+        conn.execute(sa.update(table).where(table.c.case_id.in_(keys)).values(due_at=past))
+    window = supervisor.SupervisorWindow(wb, "sue", refresh_seconds=600)
+    qtbot.addWidget(window)
+    if font_scale != 1.0:  # larger text, as a bigger system font or a coarse scale setting gives
+        font = QFont(window.font())
+        font.setPointSizeF(font.pointSizeF() * font_scale)
+        window.setFont(font)
+    window.resize(width, 560)
+    window.show()
+    window.refresh()
+    qtbot.waitUntil(lambda: window.model.rowCount() == len(keys), timeout=20_000)
+    qtbot.waitUntil(lambda: window.board.columnWidth(board_model.AGE) > 0)
+    return window
+
+
+def _header_text_width(window: supervisor.SupervisorWindow, column: int) -> int:
+    """The header's text in bold (some styles draw it so) with the style's margins, and the sort mark where it is."""
+    header = window.board.horizontalHeader()
+    font = QFont(header.font())
+    font.setBold(True)
+    text = window.model.headerData(column, board_model.Qt.Orientation.Horizontal)
+    style = header.style()
+    width = QFontMetrics(font).horizontalAdvance(text) + 2 * style.pixelMetric(QStyle.PixelMetric.PM_HeaderMargin)
+    if column == header.sortIndicatorSection():
+        width += style.pixelMetric(QStyle.PixelMetric.PM_HeaderMarkSize)
+    return width
+
+
+def _shown_width(window: supervisor.SupervisorWindow) -> int:
+    board = window.board
+    return sum(board.columnWidth(c) for c in range(window.model.columnCount()) if not board.isColumnHidden(c))
+
+
+def _check_readable(window: supervisor.SupervisorWindow) -> None:
+    board = window.board
+    shown = [c for c in range(window.model.columnCount()) if not board.isColumnHidden(c)]
+    assert board_model.DUE in shown
+    for column in shown:
+        header = window.model.headerData(column, board_model.Qt.Orientation.Horizontal)
+        assert board.columnWidth(column) >= _header_text_width(window, column), header
+    usable = board.fontMetrics().averageCharWidth() * USABLE_SUMMARY_CHARS
+    assert board.columnWidth(supervisor.SUMMARY) >= usable
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_every_column_is_readable_and_all_fit(language: str, qtbot: Any, demo_config: Any) -> None:
+    window = _console(qtbot, demo_config, 1100)
+    try:
+        _check_readable(window)
+        board = window.board
+        # At the screenshot's width every column is in sight, the Due column too: no horizontal scrolling.
+        assert _shown_width(window) <= board.viewport().width()
+        # A wider window: the columns fill it, the summary grows; a column dragged wider leaves it its room.
+        summary = board.columnWidth(supervisor.SUMMARY)
+        window.resize(1400, 560)
+        qtbot.waitUntil(lambda: board.columnWidth(supervisor.SUMMARY) > summary)
+        assert _shown_width(window) == board.viewport().width()
+        board.horizontalHeader().resizeSection(board_model.CLAIMED_AT, 900)
+        _check_readable(window)
+        window.resize(700, 560)  # narrower than the columns (as narrow as the window goes): they scroll
+        qtbot.waitUntil(lambda: window.width() < 1400)
+        qtbot.wait(50)
+        _check_readable(window)
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        window.wb.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.parametrize("width", [700, 1100])
+def test_larger_text_keeps_the_headers_and_the_summary(language: str, qtbot: Any, demo_config: Any,
+                                                       width: int) -> None:
+    window = _console(qtbot, demo_config, width, font_scale=1.5)
+    try:
+        _check_readable(window)
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        window.wb.close()

@@ -1,0 +1,103 @@
+"""The lock board's table: every header readable, the summary usable, the other columns fitted to the view."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QHeaderView, QTableView, QWidget
+
+SUMMARY_CHARS = 24  # the summary keeps room for this many average characters, whatever the other columns want
+
+
+class BoardView(QTableView):
+    """Sizes the board's columns and keeps the summary column filling the rest of the view.
+
+    Qt's Stretch mode gives a stretched column only what the others leave, down to a couple of
+    characters: longer (German) headers and times squeezed the summary to nothing and pushed the
+    last columns out of sight. Here every column gets at least its header, the summary at least
+    SUMMARY_CHARS characters; what the contents want beyond that is cut from the widest columns
+    first when the view is too narrow (their cells elide, the tooltip has the whole text). Once the
+    supervisor drags a column, the widths are theirs: a wider or narrower view only moves the summary.
+    """
+
+    def __init__(self, summary: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = summary
+        self._busy = False  # widths being set here, not by the supervisor
+        self.user_sized = False
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        header.sectionResized.connect(self._on_section_resized)
+
+    def header_width(self, column: int) -> int:
+        """What the header of `column` needs: its text, margins and sort indicator."""
+        header = self.horizontalHeader()
+        return max(header.sectionSizeHint(column), header.minimumSectionSize())
+
+    def summary_minimum(self) -> int:
+        return max(self.header_width(self.summary), self.fontMetrics().averageCharWidth() * SUMMARY_CHARS)
+
+    def fit(self) -> None:
+        """Size every column from its header and its contents (the header's sample of rows) to the view."""
+        if self.model() is None:
+            return
+        columns = [c for c in range(self.model().columnCount()) if not self.isColumnHidden(c)]
+        others = [c for c in columns if c != self.summary]
+        need = {c: self.header_width(c) for c in others}
+        want = {c: max(need[c], self.sizeHintForColumn(c)) for c in others}
+        room = self.viewport().width() - (self.summary_minimum() if self.summary in columns else 0)
+        self._set_widths(fitted(need, want, room))
+        self.user_sized = False
+        self._fill()
+
+    def _fill(self) -> None:
+        """The summary takes the width the other columns leave, never less than its minimum."""
+        if self.model() is None or self.isColumnHidden(self.summary):
+            return
+        header = self.horizontalHeader()
+        used = sum(header.sectionSize(c) for c in range(header.count())
+                   if c != self.summary and not header.isSectionHidden(c))
+        self._set_widths({self.summary: max(self.summary_minimum(), self.viewport().width() - used)})
+
+    def _set_widths(self, widths: dict[int, int]) -> None:
+        self._busy = True
+        try:
+            for column, width in widths.items():
+                self.setColumnWidth(column, width)
+        finally:
+            self._busy = False
+
+    def _on_section_resized(self, column: int, _old: int, _new: int) -> None:
+        if self._busy:
+            return
+        self.user_sized = True
+        if column != self.summary:
+            self._fill()
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        # The viewport's width (the window's, less a scroll bar that comes and goes) is what the columns share.
+        if event.type() == QEvent.Type.Resize:
+            if self.user_sized:  # the supervisor's widths stay; the summary takes up the difference
+                self._fill()
+            else:
+                self.fit()
+        return super().viewportEvent(event)
+
+
+def fitted(need: dict[int, int], want: dict[int, int], room: int) -> dict[int, int]:
+    """Widths between `need` and `want` adding up to at most `room` where that is possible: the widest
+    columns are cut to one common width (never below their need), the narrow ones keep theirs."""
+    if sum(want.values()) <= room:
+        return dict(want)
+    if sum(need.values()) >= room:
+        return dict(need)
+    low, high = 0, max(want.values())
+    while low < high:  # the largest common width that still fits
+        cap = (low + high + 1) // 2
+        if sum(max(need[c], min(want[c], cap)) for c in want) <= room:
+            low = cap
+        else:
+            high = cap - 1
+    return {c: max(need[c], min(want[c], low)) for c in want}
+
+
