@@ -69,7 +69,7 @@ def test_closed_port_is_unreachable(kind: str) -> None:
     port = servers.free_port()
     result = probe.check(_url(kind, port, "x"), connect_timeout=3)
     assert (result.ok, result.problem) == (False, "unreachable"), result
-    assert f"127.0.0.1:{port}: connection refused" in result.message
+    assert f"127.0.0.1:{port}: connection refused" in result.message and result.reason == "refused"
     assert "refused" in result.detail.lower()
     assert result.seconds < 3
 
@@ -92,14 +92,14 @@ def test_silent_server_times_out_within_the_timeout(kind: str, silent_port: int)
     assert results, "probe.check ignored connect_timeout=1 (still waiting after 10 s)"
     result = results[0]
     assert (result.ok, result.problem) == (False, "unreachable"), result
-    assert "no answer within 1 s" in result.message
+    assert "no answer within 1 s" in result.message and result.reason == "timeout"
     assert 0.9 < result.seconds < 5
 
 
 def test_unknown_host_is_unreachable() -> None:
     result = probe.check("postgresql+psycopg://postgres@no-such-host.invalid:5432/x", connect_timeout=3)
     assert (result.ok, result.problem) == (False, "unreachable"), result
-    assert "host name is not known" in result.message
+    assert "host name is not known" in result.message and result.reason == "unknown_host"
 
 
 # --- login and permission (PostgreSQL with a password-checked role) --------------------------------------
@@ -123,6 +123,7 @@ def test_wrong_password_is_a_refused_login(pg_server: servers.Server, pg_login: 
     result = probe.check(sa.make_url(_pg_user_url(pg_server, user)), password=WRONG_PASSWORD)
     assert (result.ok, result.problem) == (False, "login"), result
     assert result.message == f"The server refused the login for user '{user}': wrong password or no such user."
+    assert result.reason == "wrong_password"
     assert "password authentication failed" in result.detail
     for text in (result.message, result.detail, repr(result)):
         assert WRONG_PASSWORD not in text
@@ -141,7 +142,7 @@ def test_missing_password_is_a_refused_login(pg_server: servers.Server, pg_login
     user, _ = pg_login
     result = probe.check(_pg_user_url(pg_server, user))
     assert result.problem == "login", result
-    assert "requires a password" in result.message
+    assert "requires a password" in result.message and result.reason == "no_password"
 
 
 def test_unknown_role_is_a_refused_login(pg_server: servers.Server) -> None:
@@ -260,7 +261,7 @@ def test_sqlite_missing_file_is_not_created(tmp_path: Path) -> None:
     path = tmp_path / "missing.db"
     result = probe.check(f"sqlite:///{path}")
     assert (result.ok, result.problem) == (False, "file"), result
-    assert f"no SQLite database file at {path}" in result.message
+    assert f"no SQLite database file at {path}" in result.message and result.reason == "missing"
     assert not path.exists()
 
 
@@ -269,7 +270,7 @@ def test_sqlite_garbage_file(tmp_path: Path) -> None:
     path.write_bytes(b"this is not a database, just some bytes " * 100)
     result = probe.check(f"sqlite:///{path}")
     assert (result.ok, result.problem) == (False, "file"), result
-    assert "is not a SQLite database" in result.message
+    assert "is not a SQLite database" in result.message and result.reason == "not_database"
     assert "not a database" in result.detail
 
 
@@ -292,4 +293,4 @@ def test_sqlite_read_only_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(probe.os, "access", lambda place, mode: str(place) != str(path))
     result = probe.check(f"sqlite:///{path}")
     assert (result.ok, result.problem) == (False, "file"), result
-    assert "read-only" in result.message
+    assert "read-only" in result.message and result.reason == "read_only"

@@ -20,7 +20,7 @@ from tests.helpers.memkeyring import MemoryKeyring
 from workbench import demo, logs
 from workbench.config import paths, profiles
 from workbench.gui import app as gui_app
-from workbench.gui import connect_dialog, launcher
+from workbench.gui import connect_dialog, i18n, launcher
 
 
 @pytest.fixture
@@ -170,11 +170,48 @@ def test_test_connection_succeeds_and_a_wrong_password_is_named(qtbot: Any, pg_s
          user=user, password="not-" + password)
     dialog.test_button.click()
     qtbot.waitUntil(lambda: dialog.result.property("state") == "fail", timeout=20_000)
-    assert "refused the login" in dialog.result.text() and password not in dialog.result.text()
+    text = dialog.result.text()
+    assert text == f"The server refused the login: wrong password, or no user called {user}. Check both (Caps Lock?)."
+    # The driver's own words are there for whoever helps, under Details, not in the answer.
+    assert "password authentication failed" in dialog.details.text() and not dialog.details.isVisible()
+    assert dialog.details_button.isVisible() and "password authentication failed" in dialog.result.toolTip()
+    dialog.details_button.click()
+    assert dialog.details.isVisible()
+    assert password not in text + dialog.details.text() + dialog.result.toolTip()
     fill(dialog, password=password)
     dialog.test_button.click()
     qtbot.waitUntil(lambda: dialog.result.property("state") == "ok", timeout=20_000)
-    assert "PostgreSQL" in dialog.result.text()
+    assert dialog.result.text().startswith("Connected to PostgreSQL ") and f" as {user}." in dialog.result.text()
+    assert not dialog.details_button.isVisible() and not dialog.details.isVisible()
+
+
+def test_a_wrong_password_is_said_in_german_in_plain_words(qtbot: Any, pg_server: Any) -> None:
+    user, password = pg_server.password_login()
+    app = gui_app.application()
+    assert i18n.install(app, "de") == "de"
+    try:
+        dialog = connect_dialog.ConnectionDialog()
+        qtbot.addWidget(dialog)
+        dialog.show()
+        fill(dialog, kind="postgresql", name="x", host=pg_server.host, port=pg_server.port, database="postgres",
+             user=user, password="nicht-" + password)
+        dialog.test_button.click()
+        qtbot.waitUntil(lambda: dialog.result.property("state") == "fail", timeout=20_000)
+        text = dialog.result.text()
+        assert text.startswith("Der Server hat die Anmeldung abgelehnt") and user in text
+        # Neither the probe's English diagnosis nor the server's message reach the answer.
+        assert "password" not in text.lower() and "refused" not in text and "FATAL" not in text
+        assert dialog.details_button.text() == "Details" and "password authentication failed" in dialog.details.text()
+        # A closed port: the German reason, the server named, nothing of the driver's.
+        port = servers.free_port()
+        fill(dialog, host="127.0.0.1", port=port)
+        dialog.test_button.click()
+        qtbot.waitUntil(lambda: dialog.result.property("state") == "fail" and str(port) in dialog.result.text(),
+                        timeout=20_000)
+        assert dialog.result.text().startswith(f"Der Server 127.0.0.1:{port} hat die Verbindung abgewiesen")
+        assert "connection" not in dialog.result.text().lower()
+    finally:
+        i18n.install(app, "en")
 
 
 # -- passwords ----------------------------------------------------------------------------------

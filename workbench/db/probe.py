@@ -25,6 +25,11 @@ class ProbeResult:
     server_version: str | None = None  # on success, e.g. "PostgreSQL 15.18"
     odbc_drivers: tuple[str, ...] = ()  # the installed ODBC drivers, when an ODBC driver is missing
     seconds: float = 0.0
+    # Which case of `problem` it is, so a window can say it in the user's language (`message` is English):
+    # driver: module, odbc_driver, dialect; unreachable: refused, unknown_host, timeout;
+    # login: wrong_password, no_password, not_allowed; file: missing, folder, not_database, read_only,
+    # cannot_open; other: not_url, url; "" where the problem says it all.
+    reason: str = ""
 
 
 # The extra in pyproject.toml that installs each Python driver module.
@@ -89,7 +94,7 @@ def check(url: sa.URL | str, *, password: str | None = None, connect_timeout: in
         parsed = sa.make_url(url)
     except sa.exc.ArgumentError:
         return _done(ProbeResult(False, "other", "This is not a database URL; e.g. sqlite:///cases.db or "
-                                 "postgresql+psycopg://user@host/dbname."), password or "", started)
+                                 "postgresql+psycopg://user@host/dbname.", reason="not_url"), password or "", started)
     secret = password or parsed.password or _odbc_params(parsed).get("PWD", "")
     if password:
         parsed = parsed.set(password=password)
@@ -141,7 +146,7 @@ def _attempt(url: sa.URL, target: _Target, started: float) -> ProbeResult:
     backend = backends.for_dialect(target.backend)
     problem = backend.probe_problem(url)
     if problem:
-        return ProbeResult(False, "other", problem)
+        return ProbeResult(False, "other", problem, reason="url")
     url, connect_args = backend.probe_options(url, target.timeout)
     engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args=connect_args)
     try:
@@ -174,7 +179,7 @@ def _sqlite_writable(target: _Target, version: str, seconds: float) -> ProbeResu
             if not os.access(place, os.W_OK):
                 return ProbeResult(False, "file", f"The SQLite {what} {place} is read-only for this account; "
                                    "workbench needs to write there. Fix its permissions or use another copy.",
-                                   server_version=version)
+                                   server_version=version, reason="read_only")
     return ProbeResult(True, None, f"Opened the {version} database {path} in {seconds:.2f} s.",
                        server_version=version)
 
@@ -184,7 +189,7 @@ def _classify(exc: Exception, target: _Target) -> ProbeResult:
         return _missing_module(exc, target)
     if isinstance(exc, sa.exc.NoSuchModuleError):
         return ProbeResult(False, "driver", f"SQLAlchemy has no driver for '{target.backend}+{target.driver}'. "
-                           f"Use one of: {_SUPPORTED}.", detail=_first_line(str(exc)))
+                           f"Use one of: {_SUPPORTED}.", detail=_first_line(str(exc)), reason="dialect")
     orig = getattr(exc, "orig", None) or exc
     sqlstate, text, detail = _error_parts(orig)
     lower = text.lower()
@@ -246,7 +251,7 @@ def _missing_module(exc: ImportError, target: _Target) -> ProbeResult:
     how = f'pip install "workbench[{extra}]"' if extra else f"pip install {module}"
     return ProbeResult(False, "driver", f"The Python driver '{module}' for {_label(target.backend)} "
                        f"is not installed. Install it with: {how}", detail=_first_line(str(exc)),
-                       odbc_drivers=() if module == "pyodbc" else _odbc_drivers(target))
+                       odbc_drivers=() if module == "pyodbc" else _odbc_drivers(target), reason="module")
 
 
 def _odbc_drivers(target: _Target) -> tuple[str, ...]:
@@ -269,46 +274,52 @@ def _missing_odbc_driver(text: str, target: _Target, detail: str) -> ProbeResult
     listing = f"installed ODBC drivers: {', '.join(installed)}" if installed else "no ODBC drivers are installed"
     what = f"The ODBC driver '{name}' is not installed" if name else "No usable ODBC driver was named"
     return ProbeResult(False, "driver", f"{what} ({listing}). Install it, or choose one of the installed "
-                       "drivers.", detail=detail, odbc_drivers=installed)
+                       "drivers.", detail=detail, odbc_drivers=installed, reason="odbc_driver")
 
 
 def _sqlite_problem(orig: BaseException, target: _Target, detail: str) -> ProbeResult:
     path = Path(target.host)
     name = getattr(orig, "sqlite_errorname", "")
     if not path.exists():
-        message = f"There is no SQLite database file at {path}. Check the path (a new file is not created here)."
+        reason, message = "missing", (f"There is no SQLite database file at {path}. Check the path (a new file is "
+                                      "not created here).")
     elif path.is_dir():
-        message = f"{path} is a folder, not a SQLite database file. Check the path."
+        reason, message = "folder", f"{path} is a folder, not a SQLite database file. Check the path."
     elif name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in detail.lower():
-        message = f"{path} is not a SQLite database (or it is damaged). Check the path, or restore a backup."
+        reason, message = "not_database", (f"{path} is not a SQLite database (or it is damaged). Check the path, "
+                                           "or restore a backup.")
     else:
-        message = f"The SQLite file {path} cannot be opened; check that this account may read and write it."
-    return ProbeResult(False, "file", message, detail=detail)
+        reason, message = "cannot_open", (f"The SQLite file {path} cannot be opened; check that this account may "
+                                          "read and write it.")
+    return ProbeResult(False, "file", message, detail=detail, reason=reason)
 
 
 def _login_problem(lower: str, target: _Target, detail: str) -> ProbeResult:
     if "no password supplied" in lower:
+        reason = "no_password"
         message = f"The server at {target.where} requires a password for {target.who}, and none was given."
     elif "no pg_hba.conf entry" in lower:
+        reason = "not_allowed"
         message = (f"The server at {target.where} does not accept {target.who} from this computer (no "
                    "pg_hba.conf entry). Ask the administrator to allow it.")
     else:
+        reason = "wrong_password"
         message = f"The server refused the login for {target.who}: wrong password or no such user."
-    return ProbeResult(False, "login", message, detail=detail)
+    return ProbeResult(False, "login", message, detail=detail, reason=reason)
 
 
 def _unreachable(lower: str, target: _Target, detail: str) -> ProbeResult:
     if "connection refused" in lower:
-        reason = "connection refused"
+        code, reason = "refused", "connection refused"
     elif any(m in lower for m in _NO_HOST_TEXT):
-        reason = "the host name is not known"
+        code, reason = "unknown_host", "the host name is not known"
     elif any(m in lower for m in _TIMEOUT_TEXT):
-        reason = f"no answer within {target.timeout} s"
+        code, reason = "timeout", f"no answer within {target.timeout} s"
     else:
-        reason = "the connection failed"
+        code, reason = "", "the connection failed"
     return ProbeResult(False, "unreachable", f"Cannot reach the server at {target.where}: {reason}. Check the "
                        "host name and port, and that the server is running and accepts network connections.",
-                       detail=detail)
+                       detail=detail, reason=code)
 
 
 def _label(name: str) -> str:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 from workbench import credentials
 from workbench.config import profiles
 from workbench.core import errors
-from workbench.gui import dialogs, dispatch
+from workbench.gui import dialogs, dispatch, probe_text
 
 DRIVER_LABELS = {"pymysql": QT_TRANSLATE_NOOP("ConnectionDialog", "PyMySQL (built in)"),
                  "odbc": QT_TRANSLATE_NOOP("ConnectionDialog", "ODBC driver")}
@@ -144,6 +145,25 @@ class ConnectionDialog(QDialog):
         self.result.setMinimumHeight(48)
         dialogs.set_state(self.result, "fail" if message else "")
         layout.addWidget(self.result)
+        # The probe's diagnosis and the driver's own words, for whoever helps: out of the way until asked for.
+        self.details_button = QToolButton()
+        self.details_button.setObjectName("test_details_button")
+        self.details_button.setText(self.tr("Details"))
+        self.details_button.setAccessibleName(self.tr("Show the database's own message"))
+        self.details_button.setCheckable(True)
+        self.details_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.details_button.setAutoRaise(True)
+        self.details_button.setVisible(False)
+        self.details = QLabel()
+        self.details.setObjectName("test_details")
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.TextFormat.PlainText)  # a driver's text may hold anything
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.setVisible(False)
+        self.details_button.toggled.connect(self._show_details)
+        layout.addWidget(self.details_button)
+        layout.addWidget(self.details)
 
         row = QHBoxLayout()
         self.test_button = QPushButton(self.tr("&Test connection"))
@@ -336,16 +356,31 @@ class ConnectionDialog(QDialog):
             return None
         return profile
 
-    def _show(self, text: str, state: str) -> None:
+    def _show(self, text: str, state: str, details: str = "") -> None:
         self.result.setText(text)
+        self.result.setToolTip(details)
+        self.details.setText(details)
+        self.details_button.setVisible(bool(details))
+        if not details:
+            self.details_button.setChecked(False)
+        self.details.setVisible(bool(details) and self.details_button.isChecked())
         dialogs.set_state(self.result, state)
-        # A long answer (a driver's message, a longer language, a larger scale) needs more lines: grow
-        # the dialog rather than squeeze the form above it.
+        self._grow()
+
+    def _grow(self) -> None:
+        # A long answer (its details, a longer language, a larger scale) needs more lines: grow the
+        # dialog rather than squeeze the form above it.
         layout = self.layout()
         needed = (layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth()
                   else layout.totalSizeHint().height())
         if needed > self.height():
             self.resize(self.width(), needed)
+
+    @Slot(bool)
+    def _show_details(self, shown: bool) -> None:
+        self.details_button.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.details.setVisible(shown)
+        self._grow()
 
     @Slot()
     def test_connection(self) -> None:
@@ -364,15 +399,15 @@ class ConnectionDialog(QDialog):
         def done(result: Any) -> None:
             self._testing = None
             self.test_button.setEnabled(True)
-            text = result.message
-            if result.detail and not result.ok:
-                text += f"\n({result.detail})"
-            self._show(text, "ok" if result.ok else "fail")
+            # Plain words in the user's language; the English diagnosis and the driver's line under Details.
+            self._show(probe_text.explain(result, profile), "ok" if result.ok else "fail",
+                       "" if result.ok else probe_text.details(result))
 
         def failed(exc: BaseException) -> None:
             self._testing = None
             self.test_button.setEnabled(True)
-            self._show(self.tr("The test itself failed: {0}").format(exc), "fail")
+            self._show(self.tr("The test itself failed; Details shows the error."), "fail",
+                       f"{type(exc).__name__}: {exc}")
 
         self._testing = self._dispatcher.call(
             lambda: probe.check(url, password=password, connect_timeout=profile.connect_timeout), done, failed)

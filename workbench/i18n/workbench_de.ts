@@ -217,6 +217,14 @@
         <translation>Einstellungen:</translation>
     </message>
     <message>
+        <source>Details</source>
+        <translation>Details</translation>
+    </message>
+    <message>
+        <source>Show the database&apos;s own message</source>
+        <translation>Die Meldung der Datenbank selbst zeigen</translation>
+    </message>
+    <message>
         <source>&amp;Test connection</source>
         <translation>Verbindung &amp;testen</translation>
     </message>
@@ -265,10 +273,6 @@
         <translation>Verbindung zu {0} wird getestet…</translation>
     </message>
     <message>
-        <source>The test itself failed: {0}</source>
-        <translation>Der Test selbst ist fehlgeschlagen: {0}</translation>
-    </message>
-    <message>
         <source>Profile name</source>
         <translation>Profilname</translation>
     </message>
@@ -283,6 +287,10 @@
     <message>
         <source>Port</source>
         <translation>Port</translation>
+    </message>
+    <message>
+        <source>The test itself failed; Details shows the error.</source>
+        <translation>Der Test selbst ist fehlgeschlagen; unter Details steht der Fehler.</translation>
     </message>
     <message>
         <source>Database name</source>
@@ -1388,6 +1396,109 @@ Konfiguration: {1}</translation>
     <message>
         <source>Claim</source>
         <translation>Übernehmen</translation>
+    </message>
+</context>
+<context>
+    <name>ProbeText</name>
+    <message>
+        <source>Opened the database file {0}.</source>
+        <translation>Die Datenbankdatei {0} wurde geöffnet.</translation>
+    </message>
+    <message>
+        <source>Connected to {0} on {1} with your Windows account.</source>
+        <translation>Mit {0} auf {1} über Ihr Windows-Konto verbunden.</translation>
+    </message>
+    <message>
+        <source>Connected to {0} on {1} as {2}.</source>
+        <translation>Mit {0} auf {1} als {2} verbunden.</translation>
+    </message>
+    <message>
+        <source>The server has no database called “{0}”. Check the database name.</source>
+        <translation>Auf dem Server gibt es keine Datenbank namens „{0}“. Bitte prüfen Sie den Datenbanknamen.</translation>
+    </message>
+    <message>
+        <source>The server knows your Windows account but does not let it use the database “{0}”. Ask the database administrator for access.</source>
+        <translation>Der Server kennt Ihr Windows-Konto, lässt es aber nicht auf die Datenbank „{0}“ zugreifen. Bitten Sie den Datenbankadministrator um Zugriff.</translation>
+    </message>
+    <message>
+        <source>The server knows the user {0} but does not let them use the database “{1}”. Ask the database administrator for access.</source>
+        <translation>Der Server kennt den Benutzer {0}, lässt ihn aber nicht auf die Datenbank „{1}“ zugreifen. Bitten Sie den Datenbankadministrator um Zugriff.</translation>
+    </message>
+    <message>
+        <source>The connection failed for a reason workbench cannot put in plain words; Details shows what the database said.</source>
+        <translation>Die Verbindung ist aus einem Grund fehlgeschlagen, den workbench nicht in einfachen Worten sagen kann; unter Details steht, was die Datenbank gemeldet hat.</translation>
+    </message>
+    <message>
+        <source>The server needs a password for {0}: enter it above.</source>
+        <translation>Der Server verlangt ein Passwort für {0}: Bitte geben Sie es oben ein.</translation>
+    </message>
+    <message>
+        <source>The server does not let your Windows account connect from this computer. Ask the database administrator to allow it.</source>
+        <translation>Der Server lässt Ihr Windows-Konto von diesem Computer aus nicht zu. Bitten Sie den Datenbankadministrator, es zu erlauben.</translation>
+    </message>
+    <message>
+        <source>The server does not let {0} connect from this computer. Ask the database administrator to allow it.</source>
+        <translation>Der Server lässt {0} von diesem Computer aus nicht zu. Bitten Sie den Datenbankadministrator, es zu erlauben.</translation>
+    </message>
+    <message>
+        <source>The server refused your Windows account. Ask the database administrator for a login.</source>
+        <translation>Der Server hat Ihr Windows-Konto abgewiesen. Bitten Sie den Datenbankadministrator um eine Anmeldung.</translation>
+    </message>
+    <message>
+        <source>The server refused the login: wrong password, or no user called {0}. Check both (Caps Lock?).</source>
+        <translation>Der Server hat die Anmeldung abgelehnt: falsches Passwort oder kein Benutzer namens {0}. Bitte prüfen Sie beides (Feststelltaste?).</translation>
+    </message>
+    <message>
+        <source>The server {0} refused the connection. Check the server name and port, and that the database server is running.</source>
+        <translation>Der Server {0} hat die Verbindung abgewiesen. Bitte prüfen Sie Servername und Port und ob der Datenbankserver läuft.</translation>
+    </message>
+    <message>
+        <source>There is no server called “{0}”. Check the spelling of the server name.</source>
+        <translation>Es gibt keinen Server namens „{0}“. Bitte prüfen Sie die Schreibweise des Servernamens.</translation>
+    </message>
+    <message>
+        <source>The server {0} did not answer within {1} s. Check the server name and port, and your network (VPN?).</source>
+        <translation>Der Server {0} hat nicht innerhalb von {1} s geantwortet. Bitte prüfen Sie Servername und Port sowie Ihr Netzwerk (VPN?).</translation>
+    </message>
+    <message>
+        <source>The server {0} cannot be reached. Check the server name and port, your network, and that the database server is running.</source>
+        <translation>Der Server {0} ist nicht erreichbar. Bitte prüfen Sie Servername und Port, Ihr Netzwerk und ob der Datenbankserver läuft.</translation>
+    </message>
+    <message>
+        <source>There is no database file at {0}. Check the path.</source>
+        <translation>Unter {0} gibt es keine Datenbankdatei. Bitte prüfen Sie den Pfad.</translation>
+    </message>
+    <message>
+        <source>{0} is a folder, not a database file. Choose the file itself.</source>
+        <translation>{0} ist ein Ordner, keine Datenbankdatei. Bitte wählen Sie die Datei selbst.</translation>
+    </message>
+    <message>
+        <source>{0} is not a SQLite database, or it is damaged. Check the path, or restore a backup.</source>
+        <translation>{0} ist keine SQLite-Datenbank oder ist beschädigt. Bitte prüfen Sie den Pfad oder spielen Sie eine Sicherung zurück.</translation>
+    </message>
+    <message>
+        <source>You may not write to {0} or its folder, and workbench needs to. Ask for write access, or use a copy you may change.</source>
+        <translation>Sie dürfen nicht in {0} oder dessen Ordner schreiben, workbench muss das aber. Bitten Sie um Schreibrechte oder verwenden Sie eine Kopie, die Sie ändern dürfen.</translation>
+    </message>
+    <message>
+        <source>The database file {0} cannot be opened. Check that you may read and write it.</source>
+        <translation>Die Datenbankdatei {0} lässt sich nicht öffnen. Bitte prüfen Sie, ob Sie sie lesen und schreiben dürfen.</translation>
+    </message>
+    <message>
+        <source>The ODBC driver “{0}” is not installed on this computer. Choose an installed one, or ask your IT department to install it.</source>
+        <translation>Der ODBC-Treiber „{0}“ ist auf diesem Computer nicht installiert. Wählen Sie einen installierten oder bitten Sie Ihre IT-Abteilung, ihn zu installieren.</translation>
+    </message>
+    <message>
+        <source>No ODBC driver is chosen. Choose one of the installed drivers.</source>
+        <translation>Es ist kein ODBC-Treiber gewählt. Bitte wählen Sie einen der installierten Treiber.</translation>
+    </message>
+    <message>
+        <source>This copy of workbench lacks the part that talks to {0}. Ask your IT department to install it; Details says which.</source>
+        <translation>Dieser workbench-Installation fehlt der Teil, der mit {0} spricht. Bitten Sie Ihre IT-Abteilung, ihn zu installieren; unter Details steht, welcher.</translation>
+    </message>
+    <message>
+        <source>workbench cannot talk to this database with the chosen driver. Choose another driver.</source>
+        <translation>Mit dem gewählten Treiber kann workbench nicht mit dieser Datenbank sprechen. Bitte wählen Sie einen anderen Treiber.</translation>
     </message>
 </context>
 <context>

@@ -217,6 +217,14 @@
         <translation>Réglages :</translation>
     </message>
     <message>
+        <source>Details</source>
+        <translation>Détails</translation>
+    </message>
+    <message>
+        <source>Show the database&apos;s own message</source>
+        <translation>Afficher le message de la base de données</translation>
+    </message>
+    <message>
         <source>&amp;Test connection</source>
         <translation>&amp;Tester la connexion</translation>
     </message>
@@ -265,10 +273,6 @@
         <translation>Test de la connexion à {0}…</translation>
     </message>
     <message>
-        <source>The test itself failed: {0}</source>
-        <translation>Le test lui-même a échoué : {0}</translation>
-    </message>
-    <message>
         <source>Profile name</source>
         <translation>Nom du profil</translation>
     </message>
@@ -283,6 +287,10 @@
     <message>
         <source>Port</source>
         <translation>Port</translation>
+    </message>
+    <message>
+        <source>The test itself failed; Details shows the error.</source>
+        <translation>Le test lui-même a échoué ; Détails indique l&apos;erreur.</translation>
     </message>
     <message>
         <source>Database name</source>
@@ -1388,6 +1396,109 @@ Configuration : {1}</translation>
     <message>
         <source>Claim</source>
         <translation>Prendre</translation>
+    </message>
+</context>
+<context>
+    <name>ProbeText</name>
+    <message>
+        <source>Opened the database file {0}.</source>
+        <translation>Fichier de base de données {0} ouvert.</translation>
+    </message>
+    <message>
+        <source>Connected to {0} on {1} with your Windows account.</source>
+        <translation>Connecté à {0} sur {1} avec votre compte Windows.</translation>
+    </message>
+    <message>
+        <source>Connected to {0} on {1} as {2}.</source>
+        <translation>Connecté à {0} sur {1} en tant que {2}.</translation>
+    </message>
+    <message>
+        <source>The server has no database called “{0}”. Check the database name.</source>
+        <translation>Le serveur n&apos;a pas de base de données nommée « {0} ». Vérifiez le nom de la base.</translation>
+    </message>
+    <message>
+        <source>The server knows your Windows account but does not let it use the database “{0}”. Ask the database administrator for access.</source>
+        <translation>Le serveur connaît votre compte Windows mais ne lui permet pas d&apos;utiliser la base « {0} ». Demandez l&apos;accès à l&apos;administrateur de la base.</translation>
+    </message>
+    <message>
+        <source>The server knows the user {0} but does not let them use the database “{1}”. Ask the database administrator for access.</source>
+        <translation>Le serveur connaît l&apos;utilisateur {0} mais ne lui permet pas d&apos;utiliser la base « {1} ». Demandez l&apos;accès à l&apos;administrateur de la base.</translation>
+    </message>
+    <message>
+        <source>The connection failed for a reason workbench cannot put in plain words; Details shows what the database said.</source>
+        <translation>La connexion a échoué pour une raison que workbench ne sait pas dire simplement ; Détails montre ce qu&apos;a répondu la base de données.</translation>
+    </message>
+    <message>
+        <source>The server needs a password for {0}: enter it above.</source>
+        <translation>Le serveur demande un mot de passe pour {0} : saisissez-le ci-dessus.</translation>
+    </message>
+    <message>
+        <source>The server does not let your Windows account connect from this computer. Ask the database administrator to allow it.</source>
+        <translation>Le serveur n&apos;accepte pas votre compte Windows depuis cet ordinateur. Demandez à l&apos;administrateur de la base de l&apos;autoriser.</translation>
+    </message>
+    <message>
+        <source>The server does not let {0} connect from this computer. Ask the database administrator to allow it.</source>
+        <translation>Le serveur n&apos;accepte pas {0} depuis cet ordinateur. Demandez à l&apos;administrateur de la base de l&apos;autoriser.</translation>
+    </message>
+    <message>
+        <source>The server refused your Windows account. Ask the database administrator for a login.</source>
+        <translation>Le serveur a refusé votre compte Windows. Demandez un accès à l&apos;administrateur de la base.</translation>
+    </message>
+    <message>
+        <source>The server refused the login: wrong password, or no user called {0}. Check both (Caps Lock?).</source>
+        <translation>Le serveur a refusé la connexion : mot de passe erroné, ou aucun utilisateur nommé {0}. Vérifiez les deux (Verr. Maj ?).</translation>
+    </message>
+    <message>
+        <source>The server {0} refused the connection. Check the server name and port, and that the database server is running.</source>
+        <translation>Le serveur {0} a refusé la connexion. Vérifiez le nom du serveur et le port, et que le serveur de base de données est démarré.</translation>
+    </message>
+    <message>
+        <source>There is no server called “{0}”. Check the spelling of the server name.</source>
+        <translation>Aucun serveur ne s&apos;appelle « {0} ». Vérifiez l&apos;orthographe du nom du serveur.</translation>
+    </message>
+    <message>
+        <source>The server {0} did not answer within {1} s. Check the server name and port, and your network (VPN?).</source>
+        <translation>Le serveur {0} n&apos;a pas répondu en {1} s. Vérifiez le nom du serveur et le port, ainsi que votre réseau (VPN ?).</translation>
+    </message>
+    <message>
+        <source>The server {0} cannot be reached. Check the server name and port, your network, and that the database server is running.</source>
+        <translation>Le serveur {0} est injoignable. Vérifiez le nom du serveur et le port, votre réseau, et que le serveur de base de données est démarré.</translation>
+    </message>
+    <message>
+        <source>There is no database file at {0}. Check the path.</source>
+        <translation>Il n&apos;y a pas de fichier de base de données à {0}. Vérifiez le chemin.</translation>
+    </message>
+    <message>
+        <source>{0} is a folder, not a database file. Choose the file itself.</source>
+        <translation>{0} est un dossier, pas un fichier de base de données. Choisissez le fichier lui-même.</translation>
+    </message>
+    <message>
+        <source>{0} is not a SQLite database, or it is damaged. Check the path, or restore a backup.</source>
+        <translation>{0} n&apos;est pas une base SQLite, ou elle est endommagée. Vérifiez le chemin, ou restaurez une sauvegarde.</translation>
+    </message>
+    <message>
+        <source>You may not write to {0} or its folder, and workbench needs to. Ask for write access, or use a copy you may change.</source>
+        <translation>Vous ne pouvez pas écrire dans {0} ni dans son dossier, et workbench en a besoin. Demandez le droit d&apos;écriture, ou utilisez une copie modifiable.</translation>
+    </message>
+    <message>
+        <source>The database file {0} cannot be opened. Check that you may read and write it.</source>
+        <translation>Impossible d&apos;ouvrir le fichier de base de données {0}. Vérifiez que vous pouvez le lire et l&apos;écrire.</translation>
+    </message>
+    <message>
+        <source>The ODBC driver “{0}” is not installed on this computer. Choose an installed one, or ask your IT department to install it.</source>
+        <translation>Le pilote ODBC « {0} » n&apos;est pas installé sur cet ordinateur. Choisissez un pilote installé, ou demandez à votre service informatique de l&apos;installer.</translation>
+    </message>
+    <message>
+        <source>No ODBC driver is chosen. Choose one of the installed drivers.</source>
+        <translation>Aucun pilote ODBC n&apos;est choisi. Choisissez l&apos;un des pilotes installés.</translation>
+    </message>
+    <message>
+        <source>This copy of workbench lacks the part that talks to {0}. Ask your IT department to install it; Details says which.</source>
+        <translation>Il manque à cette installation de workbench le composant qui dialogue avec {0}. Demandez à votre service informatique de l&apos;installer ; Détails indique lequel.</translation>
+    </message>
+    <message>
+        <source>workbench cannot talk to this database with the chosen driver. Choose another driver.</source>
+        <translation>workbench ne peut pas dialoguer avec cette base de données avec le pilote choisi. Choisissez un autre pilote.</translation>
     </message>
 </context>
 <context>
