@@ -15,7 +15,7 @@ from tests import support
 from workbench import demo
 from workbench.config import loader, model
 from workbench.gui import app as gui_app
-from workbench.gui import main_window, session
+from workbench.gui import launcher, main_window, session
 
 FAST = session.SessionSettings(check_interval=1.0, warn_before=120.0, retry_interval=0.5, auto_extend=False,
                                next_after_complete=False)
@@ -112,3 +112,23 @@ def on_dialog(qtbot: Any, name: str, act: Callable[[Any], None]) -> list[str]:
 
     QTimer.singleShot(0, poll)
     return seen
+
+
+@pytest.fixture
+def make_launcher(qtbot: Any, tmp_path: Path) -> Iterator[Callable[[], launcher.Launcher]]:
+    """Make launchers (a window with its Connection menu) for a test; their windows closed at the end."""
+    made: list[launcher.Launcher] = []
+
+    def make(user: str = "alice") -> launcher.Launcher:
+        gui_app.application()
+        home = tmp_path / "home"
+        the = launcher.Launcher(user, lambda wb: gui_app.window_for(wb, user, settings=dataclasses.replace(FAST),
+                                                                    home=home))
+        made.append(the)
+        return the
+
+    yield make
+    for the in made:
+        if the.window is not None:
+            the.window.close()
+        the.shutdown()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,31 +13,12 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from tests import servers
-from tests.gui.conftest import FAST, on_dialog
+from tests.gui.conftest import on_dialog
 from tests.helpers.memkeyring import MemoryKeyring
 from workbench import demo, logs
 from workbench.config import paths, profiles
 from workbench.gui import app as gui_app
 from workbench.gui import connect_dialog, i18n, launcher
-
-
-@pytest.fixture
-def make_launcher(qtbot: Any, tmp_path: Path) -> Iterator[Callable[[], launcher.Launcher]]:
-    made: list[launcher.Launcher] = []
-
-    def make(user: str = "alice") -> launcher.Launcher:
-        gui_app.application()
-        home = tmp_path / "home"
-        the = launcher.Launcher(user, lambda wb: gui_app.window_for(wb, user, settings=dataclasses.replace(FAST),
-                                                                    home=home))
-        made.append(the)
-        return the
-
-    yield make
-    for the in made:
-        if the.window is not None:
-            the.window.close()
-        the.shutdown()
 
 
 def fill(dialog: connect_dialog.ConnectionDialog, **values: Any) -> None:

@@ -102,3 +102,79 @@ def test_single_keys_act_only_outside_text_fields(qtbot: Any, open_window: Any, 
         qtbot.keyClick(window.save_button, Qt.Key.Key_2)  # the second outcome
     stored = row(window, "cases", key)
     assert (stored["status"], stored["resolution"]) == ("waiting_customer", "Fixed in 1 go")
+
+
+# -- the window's own keys: the menus' letters (in the language shown) and fixed keys ------------------
+
+@pytest.fixture
+def tried_keys(monkeypatch: Any) -> dict[str, str]:
+    """Help ▸ Keyboard shortcuts, as the window opens it: each key of `tried_keys` is set for Save in turn
+    and replaced by what the dialog says about it ("" = accepted); nothing is kept."""
+    tried: dict[str, str] = {}
+
+    def try_them(dialog: shortcuts_dialog.ShortcutsDialog) -> int:
+        for key in tried:
+            dialog.editors["save"].setKeySequence(QKeySequence(key))
+            tried[key] = "" if _ok(dialog).isEnabled() else dialog.problem.text()
+        return QDialog.DialogCode.Rejected.value
+
+    monkeypatch.setattr(shortcuts_dialog.ShortcutsDialog, "exec", try_them)
+    return tried
+
+
+def _launched(make_launcher: Any, tmp_path: Path) -> Any:
+    """A window opened by the launcher, with its Connection menu and the Supervisor console key."""
+    from tests.gui.test_connections import demo_files, sqlite_profile
+    from workbench.config import profiles
+
+    db, config = demo_files(tmp_path)
+    profiles.ProfileStore().save(sqlite_profile("Office", db, config))
+    the = make_launcher()
+    assert the.start(None, None, False)
+    return the.window
+
+
+def test_the_windows_fixed_keys_are_refused_naming_what_has_them(qtbot: Any, make_launcher: Any, tmp_path: Path,
+                                                                  tried_keys: dict[str, str], backend: str) -> None:
+    window = _launched(make_launcher, tmp_path)
+    tried_keys.update(dict.fromkeys(["Ctrl+Shift+S", "Alt+C", "Alt+I", "Ctrl+Enter", "Alt+E"], "?"))
+    window.actions["shortcuts"].trigger()
+    assert tried_keys["Ctrl+Shift+S"] == "Ctrl+Shift+S is the fixed key of “Supervisor console”; choose another key."
+    assert tried_keys["Alt+C"] == "Alt+C opens the menu “Connection”; choose another key."
+    assert tried_keys["Alt+I"] == "Alt+I opens the menu “Item”; choose another key."
+    assert "Ctrl+Enter" in tried_keys["Ctrl+Enter"] and "Complete the item" in tried_keys["Ctrl+Enter"]
+    assert tried_keys["Alt+E"] == ""  # no English menu starts with E
+
+
+def test_the_menu_letters_follow_the_language(qtbot: Any, qapp: QApplication, make_launcher: Any, tmp_path: Path,
+                                              tried_keys: dict[str, str], backend: str) -> None:
+    from workbench.gui import i18n
+
+    assert i18n.install(qapp, "de") == "de"
+    try:
+        window = _launched(make_launcher, tmp_path)
+        tried_keys.update(dict.fromkeys(["Alt+E", "Alt+A", "Alt+V", "Alt+I", "Ctrl+Shift+S"], "?"))
+        window.actions["shortcuts"].trigger()
+    finally:
+        i18n.install(qapp, "en")
+    assert tried_keys["Alt+E"] == "Alt+E öffnet das Menü „Eintrag“; wählen Sie eine andere Taste."
+    assert "„Ansicht“" in tried_keys["Alt+A"] and "„Verbindung“" in tried_keys["Alt+V"]
+    assert tried_keys["Alt+I"] == ""  # "Item" is "Eintrag" here: Alt+I is free
+    assert "„Supervisor-Konsole“" in tried_keys["Ctrl+Shift+S"]
+
+
+def test_a_stored_key_that_became_a_menu_letter_falls_back_to_the_defaults(
+        qtbot: Any, qapp: QApplication, open_window: Any, demo_config: Any, tmp_path: Path, backend: str) -> None:
+    from workbench.gui import i18n
+
+    home = tmp_path / "home"
+    stored = gui_app.user_settings(home)
+    stored.setValue("shortcuts/save", "Alt+E")  # chosen in English, where no menu has E
+    stored.sync()
+    assert i18n.install(qapp, "de") == "de"
+    try:
+        window = open_window(demo_config, home=home)  # in German "&Eintrag" opens with Alt+E
+    finally:
+        i18n.install(qapp, "en")
+    assert window.keymap.keys == hotkeys.DEFAULTS
+    assert window.actions["save"].shortcut() == QKeySequence("Ctrl+S")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSettings, Qt
 from PySide6.QtGui import QKeySequence
@@ -57,9 +58,12 @@ FIXED: dict[str, tuple[str, ...]] = {"complete": ("Ctrl+Enter",)}
 # Single-key mode (off by default, as in annotation tools): N and 1–9 besides the chords. They act only
 # when the cursor is not in a text field: a text field takes the keys it types.
 SINGLE_KEYS: dict[str, str] = {"next": "N"} | {outcome_action(n): str(n) for n in range(1, OUTCOMES + 1)}
-# Keys a user cannot take for an action: those the form needs for moving and editing, and the menus'.
+# Keys a user cannot take for an action: those the form needs for moving and editing. (The menus' Alt+letter
+# keys and the window's other fixed keys are the window's to say: see Reserved.)
 RESERVED = ("Tab", "Shift+Tab", "Return", "Enter", "Esc", "Ctrl+A", "Ctrl+C", "Ctrl+V", "Ctrl+X", "Ctrl+Z",
-            "Ctrl+Y", "Ctrl+Shift+Z", "Alt+I", "Alt+V", "Alt+H", "Ctrl+Enter")
+            "Ctrl+Y", "Ctrl+Shift+Z")
+# The key of Connection ▸ Supervisor console (the launcher's menu): fixed, not in the user's keymap.
+SUPERVISOR_CONSOLE = "Ctrl+Shift+S"
 GROUP = "shortcuts"
 SINGLE_KEY_SETTING = "single_key"
 
@@ -86,6 +90,25 @@ def normal(text: str) -> str:
     """The portable form of a key text (so "ctrl+n" and "Ctrl+N" are one key); "" for no key."""
     return QKeySequence.fromString(text, QKeySequence.SequenceFormat.PortableText).toString(
         QKeySequence.SequenceFormat.PortableText)
+
+
+def mnemonic_key(title: str) -> str:
+    """The Alt+letter that opens a menu titled `title` ("&Eintrag" → "Alt+E"; "" when it has none), as Qt reads it."""
+    return QKeySequence.mnemonic(title).toString(QKeySequence.SequenceFormat.PortableText)
+
+
+def plain(title: str) -> str:
+    """A menu or action title as people read it: no mnemonic mark, no trailing "…"."""
+    return title.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…").rstrip(".")
+
+
+@dataclasses.dataclass(frozen=True)
+class Reserved:
+    """Keys the window has fixed, by normal key text: those opening its menus (by the translated
+    menu title) and those of its other actions (by the action's name), e.g. the Supervisor console."""
+
+    menus: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    actions: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -137,9 +160,11 @@ class Keymap:
         """The chosen key as the user's platform writes it ("" for none), for menus and tooltips."""
         return QKeySequence(self.keys.get(action, "")).toString(QKeySequence.SequenceFormat.NativeText)
 
-    def problem(self) -> str | None:
-        """Why this keymap cannot be used (a key twice, or one the form needs), or None."""
-        taken: dict[str, str] = {}
+    def problem(self, reserved: Reserved | None = None) -> str | None:
+        """Why this keymap cannot be used (a key twice, one the form needs, one the window has fixed), or None."""
+        reserved = reserved or Reserved()
+        # The fixed extra keys (the keypad's Enter for Complete) are taken by their action from the start.
+        taken: dict[str, str] = {normal(key): action for action, keys in FIXED.items() for key in keys}
         for action, text in self.keys.items():
             if not text:
                 continue
@@ -150,11 +175,19 @@ class Keymap:
                 return QCoreApplication.translate(
                     "Hotkeys", "{0} is needed for moving and editing in the form; choose another key.").format(
                     _native(text))
+            if text in reserved.menus:
+                return QCoreApplication.translate(
+                    "Hotkeys", "{0} opens the menu “{1}”; choose another key.").format(
+                    _native(text), reserved.menus[text])
+            if text in reserved.actions:
+                return QCoreApplication.translate(
+                    "Hotkeys", "{0} is the fixed key of “{1}”; choose another key.").format(
+                    _native(text), reserved.actions[text])
             if not _has_modifier(sequence) and not _is_function_key(text):
                 return QCoreApplication.translate(
                     "Hotkeys", "{0} alone would be typed into the fields; add Ctrl or Alt, or use a function "
                     "key (single keys: see the option below).").format(_native(text))
-            if text in taken:
+            if taken.get(text, action) != action:
                 return QCoreApplication.translate("Hotkeys", "{0} is set for both “{1}” and “{2}”.").format(
                     _native(text), _short(taken[text]), _short(action))
             taken[text] = action

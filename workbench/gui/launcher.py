@@ -15,7 +15,7 @@ from workbench import credentials, opening
 from workbench.config import paths, profiles
 from workbench.core import errors
 from workbench.db import dberrors, service
-from workbench.gui import connect_dialog, dispatch, main_window, supervisor
+from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, supervisor
 
 log = logging.getLogger("workbench.gui")
 PROGRESS_DELAY_MS = 400  # a quick connection shows no progress dialog at all
@@ -182,11 +182,12 @@ class Launcher(QObject):
         menu.addSeparator()
         console = menu.addAction(self.tr("&Supervisor console…"))
         console.setObjectName("action_supervisor")
-        console.setShortcut("Ctrl+Shift+S")
+        console.setShortcut(hotkeys.SUPERVISOR_CONSOLE)
         console.triggered.connect(self.open_console)
         reload_action = menu.addAction(self.tr("&Reload queue settings"))
         reload_action.setObjectName("action_reload")
         reload_action.triggered.connect(self.reload)
+        window.check_keymap()  # this menu's letter and the console's key are the window's now too
         window.session.settings_changed.connect(self._on_settings_changed)
 
     def open_console(self) -> supervisor.SupervisorWindow | None:

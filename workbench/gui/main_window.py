@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -45,6 +46,8 @@ from workbench.gui import (
 )
 from workbench.gui import form as form_mod
 from workbench.services import operator as operator_service
+
+log = logging.getLogger("workbench.gui")
 
 START, RESUME, ITEM = 0, 1, 2
 JOURNAL_DELAY_MS = 150  # journal soon after the last keystroke; flushed before every action
@@ -229,7 +232,7 @@ class MainWindow(QMainWindow):
         self.actions["next_after_complete"] = follow
         self._build_language_menu(view_menu)
         self._build_appearance_menu(view_menu)
-        self._apply_keymap()
+        self.check_keymap()
         about = QAction(self.tr("About workbench"), self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
@@ -547,11 +550,31 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> None:
         """Help ▸ Keyboard shortcuts: the user may change them; kept in their own settings."""
         labels = [o.label for o in self._queue_config().outcomes]
-        dialog = shortcuts_dialog.ShortcutsDialog(self.keymap, labels, self)
+        dialog = shortcuts_dialog.ShortcutsDialog(self.keymap, labels, self, reserved=self.reserved_keys())
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.keymap = dialog.keymap()
             self.keymap.save(self.settings)
             self._apply_keymap()
+
+    def reserved_keys(self) -> hotkeys.Reserved:
+        """The keys this window has fixed, as it is now: Alt+letter of each menu title in the language shown
+        (another menu, as the launcher's Connection menu, counts once added), and every other action's key."""
+        menus = {key: hotkeys.plain(action.text()) for action in self.menuBar().actions()
+                 if (key := hotkeys.mnemonic_key(action.text()))}
+        mapped = {id(a) for name, a in self.actions.items() if name in hotkeys.DEFAULTS}
+        mapped |= {id(a) for a in self._outcome_actions.values()}
+        fixed = {hotkeys.normal(sequence.toString(QKeySequence.SequenceFormat.PortableText)): hotkeys.plain(a.text())
+                 for a in self.findChildren(QAction) if id(a) not in mapped for sequence in a.shortcuts()}
+        return hotkeys.Reserved(menus=menus, actions=fixed)
+
+    def check_keymap(self) -> None:
+        """Fall back to the default keys when the user's clash with the window's fixed ones (a menu's letter
+        changes with the language; a settings file may be edited by hand), then give the actions their keys."""
+        problem = self.keymap.problem(self.reserved_keys())
+        if problem:
+            log.warning("keyboard shortcuts ignored: %s", problem)
+            self.keymap = hotkeys.Keymap(single_key=self.keymap.single_key)
+        self._apply_keymap()
 
     def _apply_keymap(self) -> None:
         """Give every action the keys of the user's keymap (menus and tooltips show them)."""

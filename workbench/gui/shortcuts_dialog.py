@@ -26,8 +26,10 @@ from workbench.gui import hotkeys
 class ShortcutsDialog(QDialog):
     """One row per action with an editor for its key; OK stays off while the keymap has a problem."""
 
-    def __init__(self, keymap: hotkeys.Keymap, outcomes: list[str], parent: QWidget | None = None) -> None:
+    def __init__(self, keymap: hotkeys.Keymap, outcomes: list[str], parent: QWidget | None = None, *,
+                 reserved: hotkeys.Reserved | None = None) -> None:
         super().__init__(parent)
+        self.reserved = reserved or hotkeys.Reserved()  # the window's menu letters and fixed keys
         self.setObjectName("shortcuts_dialog")
         self.setWindowTitle(self.tr("Keyboard shortcuts"))
         layout = QVBoxLayout(self)
@@ -103,7 +105,7 @@ class ShortcutsDialog(QDialog):
 
     @Slot()
     def _check(self) -> None:
-        problem = self.keymap().problem()
+        problem = self.keymap().problem(self.reserved)
         self.problem.setText(problem or "")
         self.problem.setVisible(problem is not None)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)

@@ -738,6 +738,14 @@ Einzelheiten stehen in {log}.</translation>
         <translation>{0} wird zum Bewegen und Bearbeiten im Formular gebraucht; wählen Sie eine andere Taste.</translation>
     </message>
     <message>
+        <source>{0} opens the menu “{1}”; choose another key.</source>
+        <translation>{0} öffnet das Menü „{1}“; wählen Sie eine andere Taste.</translation>
+    </message>
+    <message>
+        <source>{0} is the fixed key of “{1}”; choose another key.</source>
+        <translation>{0} ist die feste Taste für „{1}“; wählen Sie eine andere Taste.</translation>
+    </message>
+    <message>
         <source>{0} alone would be typed into the fields; add Ctrl or Alt, or use a function key (single keys: see the option below).</source>
         <translation>{0} allein würde in die Felder getippt; nehmen Sie Strg oder Alt dazu oder eine Funktionstaste (Einzeltasten: siehe die Option unten).</translation>
     </message>

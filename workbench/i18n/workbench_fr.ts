@@ -738,6 +738,14 @@ Les détails sont dans {log}.</translation>
         <translation>{0} sert à se déplacer et à modifier dans le formulaire ; choisissez une autre touche.</translation>
     </message>
     <message>
+        <source>{0} opens the menu “{1}”; choose another key.</source>
+        <translation>{0} ouvre le menu « {1} » ; choisissez une autre touche.</translation>
+    </message>
+    <message>
+        <source>{0} is the fixed key of “{1}”; choose another key.</source>
+        <translation>{0} est la touche fixe de « {1} » ; choisissez une autre touche.</translation>
+    </message>
+    <message>
         <source>{0} alone would be typed into the fields; add Ctrl or Alt, or use a function key (single keys: see the option below).</source>
         <translation>{0} seule serait saisie dans les champs ; ajoutez Ctrl ou Alt, ou utilisez une touche de fonction (touches simples : voir l’option ci-dessous).</translation>
     </message>
