@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QAccessible
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QLineEdit,
     QPlainTextEdit,
@@ -104,10 +107,101 @@ def test_the_supervisors_and_draft_dialogs_name_every_control(qtbot: Any) -> Non
                           updated_at=dt.datetime.now(dt.UTC).isoformat())
     for dialog in (supervisor_dialogs.ForceReleaseDialog([row]),
                    supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
+                   supervisor_dialogs.ReopenDialog("Helpdesk cases", "7"),
+                   _move_dialog(),
                    draft_view.DraftDialog("Helpdesk cases 7", draft, {"resolution": "Resolution"})):
         qtbot.addWidget(dialog)
         dialog.show()
         assert unnamed(dialog) == [], dialog.objectName()
+
+
+def _move_dialog() -> Any:
+    """Queue health ▸ Move waiting items…, on two of the demo's fields (values come at once)."""
+    from workbench import fieldspec
+    from workbench.gui import supervisor_dialogs
+
+    fields = [fieldspec.FieldSpec(name="category", label="Category", kind="choice", read_only=False, required=True,
+                                  choices=("Hardware", "Printing")),
+              fieldspec.FieldSpec(name="priority", label="Priority", kind="int", read_only=False, required=False)]
+    return supervisor_dialogs.MoveDialog("Helpdesk cases", fields, lambda _column, done: done(["Printing"]))
+
+
+# -- tab order --------------------------------------------------------------------------------------------------
+
+def _control(widget: QWidget, top: QWidget) -> QWidget:
+    """The control a focused widget belongs to (the line edit inside an editable combo is the combo)."""
+    while widget.parentWidget() is not None and widget.parentWidget() is not top and isinstance(
+            widget.parentWidget(), (QComboBox, QAbstractSpinBox)):
+        widget = widget.parentWidget()
+    return widget
+
+
+def _name(widget: QWidget) -> str:
+    return widget.objectName() or getattr(widget, "text", lambda: "")() or type(widget).__name__
+
+
+def tab_order(qtbot: Any, dialog: QWidget) -> list[QWidget]:
+    """The controls in the order Tab (the key itself) visits them, once round, from the top-most one."""
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is not None and dialog.isActiveWindow())
+    focusable = [w for w in dialog.findChildren(QWidget) if isinstance(w, INTERACTIVE) and w.isVisibleTo(dialog)
+                 and w.isEnabled() and w.focusPolicy() & Qt.FocusPolicy.TabFocus
+                 and not isinstance(w.parentWidget(), (QComboBox, QAbstractSpinBox))]
+    seen: list[QWidget] = [_control(QApplication.focusWidget(), dialog)]
+    for _ in range(10 * len(focusable)):  # a date-time edit takes a Tab per section before it lets go
+        QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        control = _control(QApplication.focusWidget(), dialog)
+        if control is seen[0] and len(seen) > 1:
+            break  # round once
+        if control is not seen[-1]:
+            seen.append(control)
+    assert sorted(map(_name, seen)) == sorted(map(_name, focusable)), "Tab skips a control, or reaches a hidden one"
+    top = min(seen, key=lambda w: (_box(w, dialog).top(), _box(w, dialog).left()))
+    start = seen.index(top)
+    return seen[start:] + seen[:start]
+
+
+def _box(widget: QWidget, top: QWidget) -> QRect:
+    return QRect(widget.mapTo(top, QPoint(0, 0)), widget.size())
+
+
+def out_of_reading_order(order: list[QWidget], top: QWidget) -> list[str]:
+    """Each step of `order` that goes up, or left within one row: "a → b"."""
+    wrong = []
+    for a, b in itertools.pairwise(order):
+        one, two = _box(a, top), _box(b, top)
+        same_row = two.top() < one.bottom() and one.top() < two.bottom()
+        if (two.center().y() < one.top()) or (same_row and two.left() < one.left()):
+            wrong.append(f"{_name(a)} → {_name(b)}")
+    return wrong
+
+
+def test_tab_follows_the_dialogs_top_to_bottom(qtbot: Any) -> None:
+    import types
+
+    from workbench.gui import supervisor_dialogs
+
+    row = types.SimpleNamespace(queue="cases", key=7, owner="bob")
+    for dialog in (dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=False),
+                   dialogs.DeferDialog("Helpdesk cases 7", False),
+                   supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
+                   _move_dialog(),
+                   supervisor_dialogs.ForceReleaseDialog([row]),
+                   supervisor_dialogs.ReopenDialog("Helpdesk cases", "7")):
+        qtbot.addWidget(dialog)
+        dialog.show()
+        order = tab_order(qtbot, dialog)
+        assert len(order) >= 3, dialog.objectName()
+        assert out_of_reading_order(order, dialog) == [], (dialog.objectName(), [_name(w) for w in order])
+        dialog.close()
+    # The check sees a Tab that jumps back up: the reason before the operator, in a dialog with them swapped.
+    swapped = supervisor_dialogs.ReassignDialog([row], ["ann"])
+    qtbot.addWidget(swapped)
+    QWidget.setTabOrder(swapped.reason_box, swapped.user_box)
+    QWidget.setTabOrder(swapped.user_box, swapped.confirm)
+    swapped.show()
+    # From the top: the operator, the buttons, then back up to the reason.
+    assert out_of_reading_order(tab_order(qtbot, swapped), swapped) == ["Cancel → reason"]
 
 
 def test_tab_moves_through_the_form_top_to_bottom(qtbot: Any, open_window: Any, demo_config: Any) -> None:
