@@ -4,6 +4,7 @@ outside theme.py, and the application following the system's scheme and the user
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +56,39 @@ def test_every_text_is_readable(colours: theme.Colours) -> None:
         for back in (role.Window, role.Base, role.AlternateBase):
             low.append((fg, back.name, contrast(colours.qcolor(fg), palette.color(back))))
     assert [(fg, bg, round(r, 2)) for fg, bg, r in low if r < minimum] == []
+
+
+@pytest.mark.parametrize("colours", SETS, ids=lambda c: c.name)
+def test_every_chart_colour_stands_out(colours: theme.Colours) -> None:
+    """Bars are graphics: 3:1 against the chart's background (WCAG 1.4.11), 4.5:1 in the high-contrast sets."""
+    minimum = 4.5 if colours.name.startswith("contrast") else 3.0
+    background = colours.qcolor("chart_bg")
+    ratios = {token: round(contrast(colours.qcolor(token), background), 2) for token in colours.CHART}
+    assert {token: ratio for token, ratio in ratios.items() if ratio < minimum} == {}
+    # Claimed and completed stand side by side in one chart: told apart by more than hue.
+    assert contrast(colours.qcolor("chart_claimed"), colours.qcolor("chart_completed")) >= 1.3
+
+
+@pytest.mark.parametrize("colours", SETS, ids=lambda c: c.name)
+def test_the_charts_are_drawn_on_the_background_the_colours_were_chosen_for(
+        qtbot: Any, colours: theme.Colours, monkeypatch: Any) -> None:
+    from workbench.gui import charts
+
+    gui_app.application()
+    monkeypatch.setattr(theme, "current", lambda: colours)
+    panel = charts.ChartsPanel()
+    qtbot.addWidget(panel)
+    hour = dt.datetime(2026, 3, 2, 9)
+    panel.show_data([(hour, 2, 3)], [60.0, 400.0], "today", [(hour, 4)])
+    for view, tokens in ((panel.throughput_view, ["chart_claimed", "chart_completed"]),
+                         (panel.open_view, ["chart_open"]), (panel.handle_view, ["chart_handled"])):
+        chart = view.chart()
+        assert chart.backgroundBrush().style() == Qt.BrushStyle.SolidPattern
+        assert chart.backgroundBrush().color() == colours.qcolor("chart_bg")
+        assert chart.titleBrush().color() == colours.qcolor("chart_fg")
+        assert all(axis.labelsColor() == colours.qcolor("chart_fg") for axis in chart.axes())
+        bars = [bar_set.color() for bar_set in chart.series()[0].barSets()]
+        assert bars == [colours.qcolor(token) for token in tokens]
 
 
 def test_the_palettes_themselves_are_readable() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCharts import QBarCategoryAxis, QBarSeries, QBarSet, QChart, QChartView, QValueAxis
 from PySide6.QtCore import QMargins, Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QBrush, QPainter
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from workbench.gui import theme, times
@@ -108,7 +108,21 @@ def _bar_chart(title: str, categories: list[str], sets: list[tuple[str, str, lis
     series.attachAxis(y)
     chart.legend().setVisible(len(sets) > 1)
     chart.legend().setAlignment(Qt.AlignmentFlag.AlignBottom)
+    _paint(chart, colours)
     return chart
+
+
+def _paint(chart: QChart, colours: theme.Colours) -> None:
+    """The theme's background and text on a chart (after the chart theme, which sets its own): the bars'
+    colours are chosen to stand out against exactly this background (tests/gui/test_theme.py)."""
+    chart.setBackgroundBrush(QBrush(colours.qcolor("chart_bg")))
+    chart.setPlotAreaBackgroundVisible(False)
+    text = colours.qcolor("chart_fg")
+    chart.setTitleBrush(QBrush(text))
+    chart.legend().setLabelColor(text)
+    for axis in chart.axes():
+        axis.setLabelsColor(text)
+        axis.setTitleBrush(QBrush(text))
 
 
 class ChartsPanel(QWidget):

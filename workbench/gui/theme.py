@@ -53,7 +53,9 @@ class Colours:
     busy_fg: str
     board_soon_bg: str  # lock board rows
     board_past_bg: str
-    chart_claimed: str
+    chart_bg: str  # behind the charts (a solid colour: Qt's chart themes paint gradients)
+    chart_fg: str  # the charts' titles, axis labels and legends
+    chart_claimed: str  # bars: graphics, 3:1 against chart_bg (WCAG 1.4.11)
     chart_completed: str
     chart_handled: str
     chart_open: str
@@ -61,11 +63,13 @@ class Colours:
 
     # Text on a colour of its own: (text, background).
     PAIRS = (("white", "primary_bg"), ("white", "complete_bg"), ("locked_fg", "locked_bg"), ("ok_fg", "ok_bg"),
-             ("fail_fg", "fail_bg"), ("busy_fg", "busy_bg"))
+             ("fail_fg", "fail_bg"), ("busy_fg", "busy_bg"), ("chart_fg", "chart_bg"))
     # Backgrounds under the palette's text (window text, or a field's text).
     UNDER_TEXT = ("warning_bg", "lost_bg", "info_bg", "changed_bg", "invalid_bg", "board_soon_bg", "board_past_bg")
     # Text colours on the window's and the fields' own background.
     ON_WINDOW = ("error_fg", "soon_fg", "muted_fg")
+    # The charts' bars, on chart_bg.
+    CHART = ("chart_claimed", "chart_completed", "chart_handled", "chart_open")
 
     def qcolor(self, token: str) -> QColor:
         return QColor(getattr(self, token))
@@ -82,7 +86,8 @@ LIGHT = Colours(
     changed_bg="#fffbe6", changed_border="#c9a227", invalid_bg="#fff5f5", invalid_border="#d64545",
     ok_bg="#e6f4ea", ok_fg="#135c2c", fail_bg="#fdecea", fail_fg="#8a1c12", busy_bg="#eef2f7", busy_fg="#33475b",
     board_soon_bg="#fff4ce", board_past_bg="#fde2e1",
-    chart_claimed="#9db8d9", chart_completed="#1f6feb", chart_handled="#2da44e", chart_open="#bf8700",
+    chart_bg="#ffffff", chart_fg="#404044",
+    chart_claimed="#6f8fb8", chart_completed="#1f6feb", chart_handled="#2da44e", chart_open="#bf8700",
 )
 
 DARK = Colours(
@@ -96,6 +101,7 @@ DARK = Colours(
     changed_bg="#3a3210", changed_border="#d4a72c", invalid_bg="#3d1518", invalid_border="#f85149",
     ok_bg="#12361f", ok_fg="#7ee2a0", fail_bg="#46181a", fail_fg="#ffb3ad", busy_bg="#23303f", busy_fg="#c9d6e3",
     board_soon_bg="#3b2f0b", board_past_bg="#4a1c1c",
+    chart_bg="#1e1e1e", chart_fg="#e8e8e8",
     chart_claimed="#6f8fb8", chart_completed="#58a6ff", chart_handled="#3fb950", chart_open="#d29922",
 )
 
@@ -107,7 +113,9 @@ CONTRAST_LIGHT = dataclasses.replace(
     soon_fg="#5c3c00", muted_fg="#000000", locked_bg="#ffffff", locked_fg="#000000", locked_border="#000000",
     changed_bg="#ffffff", changed_border="#000000", invalid_bg="#ffffff", invalid_border="#b00000",
     ok_bg="#ffffff", ok_fg="#003d14", fail_bg="#ffffff", fail_fg="#a00000", busy_bg="#ffffff", busy_fg="#000000",
-    board_soon_bg="#fff0b3", board_past_bg="#ffd6d6", border_width=2)
+    board_soon_bg="#fff0b3", board_past_bg="#ffd6d6", chart_bg="#ffffff", chart_fg="#000000",
+    chart_claimed="#4a6a94", chart_completed="#0036a3", chart_handled="#005a1e", chart_open="#7a5200",
+    border_width=2)
 CONTRAST_DARK = dataclasses.replace(
     DARK, name="contrast-dark", primary_bg="#000000", primary_border="#ffffff", primary_hover="#1a1a1a",
     complete_bg="#000000", complete_border="#7ee787", warning_bg="#000000", warning_border="#ffd33d",
@@ -115,7 +123,9 @@ CONTRAST_DARK = dataclasses.replace(
     soon_fg="#ffd33d", muted_fg="#ffffff", locked_bg="#000000", locked_fg="#ffffff", locked_border="#ffffff",
     changed_bg="#000000", changed_border="#ffd33d", invalid_bg="#000000", invalid_border="#ff7b72",
     ok_bg="#000000", ok_fg="#7ee787", fail_bg="#000000", fail_fg="#ffa198", busy_bg="#000000", busy_fg="#ffffff",
-    board_soon_bg="#2b2200", board_past_bg="#330d0d", border_width=2)
+    board_soon_bg="#2b2200", board_past_bg="#330d0d", chart_bg="#000000", chart_fg="#ffffff",
+    chart_claimed="#c9d6e3", chart_completed="#58a6ff", chart_handled="#7ee787", chart_open="#ffd33d",
+    border_width=2)
 
 
 
