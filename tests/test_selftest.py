@@ -53,6 +53,24 @@ def test_a_bundle_without_qts_own_translations_fails_the_check(qapp, monkeypatch
         selftest._translations()
 
 
+def test_a_bundle_without_german_fails_the_check(qapp, monkeypatch, tmp_path):
+    from workbench.gui import i18n
+
+    shipped = {name: (i18n.translations_dir() / name).read_bytes() for name in ("workbench_de.qm", "workbench_fr.qm")}
+    monkeypatch.setattr(i18n, "translations_dir", lambda: tmp_path)  # a bundle's own folder
+    # French is there, German is not: not enough (German is the language the bundle must speak).
+    (tmp_path / "workbench_fr.qm").write_bytes(shipped["workbench_fr.qm"])
+    with pytest.raises(AssertionError, match=r"workbench_de\.qm is not in the bundle"):
+        selftest._translations()
+    # A German file that does not load is no better.
+    (tmp_path / "workbench_de.qm").write_bytes(b"not a translation file")
+    with pytest.raises(AssertionError, match=r"workbench_de\.qm did not load"):
+        selftest._translations()
+    # The real one: the check passes and shows what German says.
+    (tmp_path / "workbench_de.qm").write_bytes(shipped["workbench_de.qm"])
+    assert selftest._translations().startswith("de ('Eintrag auswählen'")
+
+
 def test_self_test_takes_no_command(capsys):
     from workbench.cli import main
 

@@ -243,15 +243,23 @@ def _qt_text() -> str:
     return f"collation, case mapping and zone names ({zone})"
 
 
+REQUIRED_LANGUAGES = ("de",)  # a bundle without German fails (issue 17: German complete, and checked here)
+
+
 def _translations() -> str:
-    """Every language shipped speaks: workbench's own texts and Qt's standard buttons (qtbase_LANG.qm,
-    which an installer must carry too)."""
+    """Every language shipped speaks, German at least: workbench's own texts and Qt's standard buttons
+    (qtbase_LANG.qm, which an installer must carry too)."""
     from PySide6.QtCore import QTranslator
 
     from workbench.gui import i18n
 
+    shipped = i18n.available()[1:]
+    missing = [code for code in REQUIRED_LANGUAGES if code not in shipped]
+    if missing:
+        raise AssertionError(f"{', '.join(f'workbench_{c}.qm' for c in missing)} is not in the bundle "
+                             f"(looked in {i18n.translations_dir()})")
     found = []
-    for code in i18n.available()[1:]:
+    for code in shipped:
         own = QTranslator()
         if not own.load(f"workbench_{code}", str(i18n.translations_dir())):
             raise AssertionError(f"workbench_{code}.qm did not load from {i18n.translations_dir()}")
