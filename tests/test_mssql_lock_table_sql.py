@@ -211,3 +211,11 @@ def test_claim_id_claim_stamps_only_an_empty_row() -> None:
     free = _Recorder()
     LockTableClaim()._candidates(free, q, trail("exports"), base.ClaimRequest(user="alice"))
     assert "workbench_locks.lock_user IS NULL AND export_rows.[Lock] IS NULL" in free.sent[1]
+
+
+def test_the_sql_server_procedures_refuse_a_lock_table_queue() -> None:
+    from workbench.core import errors
+    from workbench.db import protocol_mssql
+
+    with pytest.raises(errors.UsageError, match="locks live in a separate table"):
+        protocol_mssql.script(mssql.dialect(), _queue(), "dbo")

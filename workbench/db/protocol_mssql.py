@@ -67,8 +67,9 @@ class _Sql:
 
 def script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]:
     """The batches (each run on its own, as sqlcmd's GO separates them) that enforce `q`'s protocol."""
-    problem = q.shape.grants_problem() or (None if q.shape.token_in_row else
-                                           "the procedures need a token column in the table (lock.token)")
+    problem = q.shape.grants_problem() or (
+        "its locks live in a separate table, which the SQL Server procedures do not cover" if q.shape.separate_locks
+        else None if q.shape.token_in_row else "the procedures need a token column in the table (lock.token)")
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
     builder = _Builder(dialect, q, schema)
