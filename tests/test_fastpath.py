@@ -74,3 +74,23 @@ def test_a_lock_time_column_that_rounds_gets_the_clock_read_separately(native_en
     lock = q.claim_next("ann")[0].lock
     assert lock.locked_at.microsecond == 0 and abs((lock.db_now - lock.locked_at).total_seconds()) <= 0.5
     assert lock.db_now == q.history(lock.key)[-1].at
+
+
+def test_claims_keep_one_generic_plan_when_the_tables_statistics_change(native_env: support.Env) -> None:
+    """A plan per connection, not one per call: after many locks appear and the table is analyzed,
+    the plan cache would otherwise plan every claim afresh (live_locks_bench, 2-3x the claim's time)."""
+    wb = native_env.demo(case_rows=300, import_rows=1, queues={"cases": {"max_locks_per_user": 0}})
+    q = wb.queue("cases")
+    for _ in range(8):
+        done = q.claim_next("ann")[0]
+        q.complete("ann", done.lock.key, done.lock.token, "resolved")
+    held = q.claim_next("bob", 20)  # many live locks at once, then fresh statistics
+    with wb.engine.begin() as conn:
+        conn.execute(sa.text("ANALYZE cases"))
+    for _ in range(8):
+        done = q.claim_next("ann")[0]
+        q.complete("ann", done.lock.key, done.lock.token, "resolved")
+    plans = wb.db.held.get().dbapi.execute(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'wb_fast_%'").fetchall()
+    assert plans and all(custom == 0 for _generic, custom in plans) and max(g for g, _c in plans) >= 16, plans
+    assert held

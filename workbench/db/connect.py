@@ -106,6 +106,7 @@ class Database:
                 self.engine.url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None,
                 connect_args=getattr(self.engine, "workbench_connect_args", {}))
             getattr(self.engine, "workbench_session_setup", _idle_ping)(self._autocommit_engine)
+            self.backend.autocommit_setup(self._autocommit_engine)
         return self._autocommit_engine
 
     @property

@@ -84,6 +84,10 @@ class Backend:
     def engine_events(self, engine: sa.Engine) -> None:
         """Listeners for the main engine only (how its transactions begin)."""
 
+    def autocommit_setup(self, engine: sa.Engine) -> None:
+        """Listeners for the autocommit pool only, whose connections run the prepared one-statement
+        claim and Complete (fastpath.py)."""
+
     def write_lock(self, url: sa.URL) -> contextlib.AbstractContextManager[Any]:
         """What a write transaction holds besides the database's own locks."""
         return contextlib.nullcontext()
