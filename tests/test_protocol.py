@@ -563,8 +563,9 @@ def test_four_eyes_is_kept_by_the_database(pg: Pg, capsys: pytest.CaptureFixture
     assert imports.claim_next("ann")[0].lock.key == first.key
 
 
-def test_a_queue_whose_locks_live_in_a_lock_table_is_enforced(
-        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def _tickets(pg: Pg, capsys: pytest.CaptureFixture[str], text: str, *queues: str) -> str:  # noqa: F811
+    """The vendor's tickets table (locks in workbench's lock table, shape 5) with six open tickets,
+    and `queues` of config `text` under grants; returns the config text."""
     md = sa.MetaData()
     table = sa.Table("vendor_tickets", md, sa.Column("ticket_id", sa.Integer, primary_key=True, autoincrement=False),
                      sa.Column("subject", sa.String(200), nullable=False), sa.Column("priority", sa.Integer),
@@ -575,11 +576,17 @@ def test_a_queue_whose_locks_live_in_a_lock_table_is_enforced(
         conn.execute(sa.insert(table), [{"ticket_id": i, "subject": f"Ticket {i}", "priority": 1, "state": "open",
                                          "opened_at": dt.datetime(2026, 1, 1) + dt.timedelta(minutes=i)}
                                         for i in range(1, 7)])
-    text = support.sample_config("vendor-tickets")
     path = pg.tmp / "tickets.toml"
     path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
-    code, _, err = support.run_cli(capsys, "--config", path, "grants", "tickets", "--apply")
-    assert code == 0, err
+    for queue in queues:
+        code, _, err = support.run_cli(capsys, "--config", path, "grants", queue, "--apply")
+        assert code == 0, err
+    return text
+
+
+def test_a_queue_whose_locks_live_in_a_lock_table_is_enforced(
+        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    text = _tickets(pg, capsys, support.sample_config("vendor-tickets"), "tickets")
     ann, bob, sue = (pg.open(login, text).queue("tickets") for login in ("ann", "bob", "sue"))
     # Workbench's operations go through, each recorded by the database under the login.
     lock = ann.claim_next("ann")[0].lock
@@ -623,3 +630,66 @@ def test_a_queue_whose_locks_live_in_a_lock_table_is_enforced(
     sue.force_release("sue", kept.key, "ann is away")
     assert [(e.kind.value, e.actor, e.owner) for e in owner.history(kept.key)][-1] == ("force_release", "sue", "ann")
     assert bob.claim("bob", kept.key).lock.owner == "bob"
+
+
+TICKETS_REVIEW = """
+[queues.tickets.review]
+by = "tickets_review"
+outcomes = ["solved"]
+first_items = 2
+set = { state = "to_review" }
+send_back = "sent_back"
+
+[queues.tickets_review]
+title = "Ticket review"
+table = "vendor_tickets"
+key = "ticket_id"
+order = ["opened_at"]
+lock_duration = "15m"
+
+[queues.tickets_review.lock]
+table = "workbench_locks"
+
+[queues.tickets_review.todo]
+state = "to_review"
+
+[queues.tickets_review.outcomes.accepted]
+set = { state = "solved" }
+
+[queues.tickets_review.outcomes.sent_back]
+set = { state = "open" }
+"""
+
+
+def test_four_eyes_on_a_lock_table_queue_is_kept_by_the_database(
+        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    text = _tickets(pg, capsys, support.sample_config("vendor-tickets") + TICKETS_REVIEW, "tickets", "tickets_review")
+    tickets, review = pg.open("ann", text).queue("tickets"), pg.open("bob", text).queue("tickets_review")
+    first = tickets.claim_next("ann")[0].lock
+    tickets.complete("ann", first.key, first.token, "solved")
+    # The second of her first two, given up and marked solved by hand without review: refused.
+    second = tickets.claim_next("ann")[0].lock
+    before = _state(pg), _rows(pg, "workbench_locks", "vendor_tickets", "workbench_reviews")
+    assert "without review" in _refused(
+        pg.engine("ann"), "DELETE FROM workbench_locks WHERE item_key = CAST(:k AS text)",
+        "UPDATE vendor_tickets SET state = 'solved', solved_by = 'ann', solved_at = timezone('UTC', now()) "
+        "WHERE ticket_id = :k", k=second.key)
+    assert (_state(pg), _rows(pg, "workbench_locks", "vendor_tickets", "workbench_reviews")) == before
+    tickets.complete("ann", second.key, second.token, "solved")
+    assert sorted((r[2], r[4], r[6]) for r in _rows(pg, "workbench_reviews")[0]) == [
+        (str(first.key), "ann", "first"), (str(second.key), "ann", "first")]
+    # ann may not take her own work for review, through workbench or by hand.
+    with pytest.raises(errors.NothingToClaim):
+        pg.open("ann", text).queue("tickets_review").claim_next("ann")
+    assert "workbench:" in _refused(
+        pg.engine("ann"), "INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) "
+        "VALUES ('tickets_review', CAST(:k AS text), 'ann', timezone('UTC', now()), "
+        "timezone('UTC', now()) + interval '5 minutes', md5(random()::text))", k=first.key)
+    # bob sends one back and accepts the other; the database records both verdicts under his login.
+    one = review.claim_next("bob")[0].lock
+    review.complete("bob", one.key, one.token, "sent_back", note="The vendor's reference is missing.")
+    other = review.claim_next("bob")[0].lock
+    review.complete("bob", other.key, other.token, "accepted")
+    verdicts = sorted((r[2], r[7], r[8]) for r in _rows(pg, "workbench_reviews")[0])
+    assert verdicts == sorted([(str(one.key), "sent_back", "bob"), (str(other.key), "accepted", "bob")])
+    assert pg.env.row(pg.open(pg.server.user, text), "tickets", one.key)["state"] == "open"

@@ -234,8 +234,6 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         raise errors.UsageError("row-level security is set up on PostgreSQL only; elsewhere the roles "
                                 "table decides who is a supervisor (`workbench role`)")
     problem = q.shape.grants_problem()
-    if problem is None and q.shape.separate_locks and (q.config.review is not None or reviews is not None):
-        problem = "four-eyes review on a queue whose locks live in a separate table is not enforced by `grants`"
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
     migrations.check(conn, schema)
@@ -291,7 +289,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         # The locks are in workbench's lock table: operators write its rows, each write checked.
         locks = prep.format_table(typing.cast(Any, q.shape).locks)
         statements += [f"GRANT SELECT, INSERT, UPDATE, DELETE ON {locks} TO {operator}",
-                       *protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema)]
+                       *protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
     from workbench.db import guarded, service

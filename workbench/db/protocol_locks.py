@@ -24,7 +24,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.db import clock, mapping, protocol
+from workbench.config import model
+from workbench.db import clock, mapping, protocol, tables
 from workbench.db.lockshapes import LockTable
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
@@ -40,7 +41,7 @@ def _shape(q: mapping.BoundQueue) -> LockTable:
     return q.shape
 
 
-def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
+def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None) -> str:
     """wb_QUEUE_lockcheck(op, o, n): is this write of a lock row of `q` (INSERT, UPDATE or DELETE; the
     row before and after) one of workbench's? True with its audit rows written."""
     shape = _shape(q)
@@ -74,6 +75,10 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     find_item = (f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
                  f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});")
     may_claim = protocol.serves(conn, q, schema, "login")
+    if reviewed is not None:  # a reviewing queue never serves an item to the one whose work it is
+        reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
+        may_claim += (f" AND NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
+                      "AND rv.item_key = n.item_key AND rv.doer = login AND rv.verdict IS NULL)")
     outcomes = ", ".join(r.literal(f"complete:{name}") for name in q.outcomes)
     gives_up = f"ARRAY['release:', 'defer:'{', ' + outcomes if outcomes else ''}]"
     first_event = "split_part(maybe[1], ':', 1)"
@@ -185,15 +190,34 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason)))} AND "
         f"{assigned(q.on_release)} AND {assigned(reason)})" for reason in ([], *q.reason_writes.values()))
     here = "a.xmin = pg_current_xact_id()::xid"
-    completes = "".join(f"""
-      IF {unchanged(minus(checked, editable, columns_of(q, group)))} AND {assigned(group)} THEN
-        -- The lock given up was a Complete with this outcome.
+    review = q.config.review
+    reviews_table = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
+    review_names = {b.column.name for b in q.review_writes}
+
+    def completes(name: str, group: list[mapping.BoundAssignment], reviewed: bool) -> str:
+        """The lock given up was a Complete with this outcome (and, `reviewed`, chosen for review)."""
+        if reviewed:
+            changed = columns_of(q, group, q.review_writes)
+            values = (f"{assigned([b for b in group if b.column.name not in review_names])} "
+                      f"AND {assigned(q.review_writes)}")
+        else:
+            changed, values = columns_of(q, group), assigned(group)
+        chosen = "" if review is None else protocol._review_opened(r, q, review, reviews_table, queue_name, key, at,
+                                                                     r.literal(name))
+        return f"""
+      IF {unchanged(minus(checked, editable, changed))} AND {values} THEN
+        to_review := {'true' if reviewed else 'false'};
         UPDATE {audit} a SET event = 'complete', outcome = {r.literal(name)}, detail = NULL
           WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
                         AND {here} AND a.actor = login AND a.event = 'release');
-        {protocol.note(protocol.AUDITED_SETTING, queue_name, key, "'complete'", "login", r.literal(name))}
+        {protocol.note(protocol.AUDITED_SETTING, queue_name, key, "'complete'", "login", r.literal(name))}{chosen}
         RETURN true;
-      END IF;""" for name, group in q.outcomes.items())
+      END IF;"""
+
+    outcome_checks = "".join(completes(name, group, reviewed)
+                             for name, group in q.outcomes.items()
+                             for reviewed in ((False, True) if review is not None and name in review.outcomes
+                                              else (False,)))
     still_waiting = f"({todo_new} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
     reopen = "" if not q.on_reopen else f"""
     IF {supervisor} AND NOT {todo_old} AND {todo_new} AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))}
@@ -210,6 +234,7 @@ DECLARE
   login text := session_user;
   noted text;
   held_token text;
+  to_review boolean := false;
 BEGIN
   IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
     RETURN false;
@@ -225,7 +250,7 @@ BEGIN
   IF {crumb(GAVE)} THEN
     IF {releases} THEN
       RETURN true;
-    END IF;{completes}
+    END IF;{outcome_checks}
   END IF;
   IF {crumb(FREED)} AND {unchanged(minus(checked, release_cols))} AND {assigned(q.on_release)} THEN
     RETURN true;
@@ -296,14 +321,15 @@ END"""
     ]
 
 
-def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
+def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
+                  reviewed: model.QueueConfig | None = None) -> list[str]:
     """What `grants` installs for a lock-table queue: its checks of the queue row and of its lock rows,
     the queue table's trigger and the lock table's, each asking every enforced queue they serve."""
     locks = protocol._table_oid(conn, _shape(q).locks)
-    return [item_check(conn, q, schema), lock_check(conn, q, schema),
+    return [item_check(conn, q, schema), lock_check(conn, q, schema, reviewed),
             *protocol.table_trigger(conn, q, schema, [*protocol.enforced_on(conn, q, schema), q.name]),
             *locks_trigger(conn, q, schema, [*protocol.enforced_where(conn, schema, "locks", locks, q.name), q.name]),
-            protocol.enforced_row(conn, q, schema, None, locks)]
+            protocol.enforced_row(conn, q, schema, reviewed, locks)]
 
 
 def drop(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
