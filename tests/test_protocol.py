@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import tomllib
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -693,3 +694,53 @@ def test_four_eyes_on_a_lock_table_queue_is_kept_by_the_database(
     verdicts = sorted((r[2], r[7], r[8]) for r in _rows(pg, "workbench_reviews")[0])
     assert verdicts == sorted([(str(one.key), "sent_back", "bob"), (str(other.key), "accepted", "bob")])
     assert pg.env.row(pg.open(pg.server.user, text), "tickets", one.key)["state"] == "open"
+
+
+def test_rows_marked_with_a_claim_id_of_their_own_are_enforced(
+        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    md = sa.MetaData()
+    exports = sa.Table("export_rows", md, sa.Column("row_id", sa.Integer, primary_key=True, autoincrement=False),
+                       sa.Column("created_at", sa.DateTime, nullable=False), sa.Column("payload", sa.String(200)),
+                       sa.Column("processed", sa.Integer, nullable=False), sa.Column("Lock", sa.String(36)))
+    payments = sa.Table("payments", md, sa.Column("payment_id", sa.Integer, primary_key=True, autoincrement=False),
+                        sa.Column("received_at", sa.DateTime, nullable=False), sa.Column("amount", sa.Numeric(10, 2)),
+                        sa.Column("status", sa.String(20), nullable=False), sa.Column("process_uuid", sa.Uuid()))
+    md.create_all(pg.admin.engine)
+    start = dt.datetime(2026, 3, 1)
+    with pg.admin.engine.begin() as conn:
+        conn.execute(sa.insert(exports), [{"row_id": i, "created_at": start + dt.timedelta(minutes=i),
+                                           "payload": f"row {i}", "processed": 0} for i in range(1, 5)])
+        conn.execute(sa.insert(payments), [{"payment_id": i, "received_at": start + dt.timedelta(minutes=i),
+                                            "amount": i, "status": "new"} for i in range(1, 5)])
+        conn.execute(sa.text('UPDATE export_rows SET "Lock" = \'another-program\' WHERE row_id = 4'))
+    text = support.sample_config("claim-ids")
+    path = pg.tmp / "claim-ids.toml"
+    path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
+    for queue in ("exports", "payments"):
+        code, _, err = support.run_cli(capsys, "--config", path, "grants", queue, "--apply")
+        assert code == 0, err
+    ann, bob = pg.open("ann", text), pg.open("bob", text)
+    done = ann.queue("exports").claim_next("ann")[0].lock
+    ann.queue("exports").complete("ann", done.key, done.token, "done")
+    paid = ann.queue("payments").claim_next("ann")[0].lock
+    ann.queue("payments").complete("ann", paid.key, paid.token, "processed")
+    held = ann.queue("exports").claim_next("ann")[0].lock
+    back = bob.queue("payments").claim_next("bob")[0].lock
+    bob.queue("payments").release("bob", back.key, back.token, "wrong amount")
+    owner = pg.open(pg.server.user, text)
+    assert (pg.env.row(owner, "exports", done.key)["processed"], pg.env.row(owner, "exports", done.key)["Lock"]) \
+        == (1, None)
+    assert str(pg.env.row(owner, "payments", paid.key)["process_uuid"]) == str(uuid.UUID(paid.token))  # kept
+    released = pg.env.row(owner, "payments", back.key)
+    assert (released["status"], released["process_uuid"]) == ("new", None)
+    assert [e.kind.value for e in owner.queue("exports").history(done.key)] == ["claim", "complete"]
+    before = _state(pg), _rows(pg, "workbench_locks", "export_rows", "payments")
+    _each_refused(pg.engine("bob"), [
+        # A claim id set on a free row without a lock, ann's cleared, one taken by another program locked.
+        ('UPDATE export_rows SET "Lock" = \'x\' WHERE row_id = 3', {}),
+        ('UPDATE export_rows SET "Lock" = NULL WHERE row_id = :k', {"k": held.key}),
+        (("INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) VALUES "
+         "('exports', '4', 'bob', timezone('UTC', now()), timezone('UTC', now()) + interval '5 minutes', "
+         "md5(random()::text))"), {}),
+    ])
+    assert (_state(pg), _rows(pg, "workbench_locks", "export_rows", "payments")) == before

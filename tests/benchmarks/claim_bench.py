@@ -37,6 +37,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-defer", action="store_true",
                         help="also measure workbench on a queue with allow_defer = false (the claim without its "
                              "deferral lookups), in a database of its own")
+    parser.add_argument("--durable", action="store_true",
+                        help="the throwaway server at its default durability (fsync, synchronous commit): "
+                             "the figures a user's server gives")
     parser.add_argument("--grants", action="store_true",
                         help="PostgreSQL: also measure workbench under `workbench grants` (every claimer its own "
                              "operator login, the protocol checked by the database)")
@@ -195,7 +198,7 @@ def run_processes(spec: dict[str, Any], processes: int, seconds: float, warmup: 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    target = harness.Target.open(args.backend, args.url)
+    target = harness.Target.open(args.backend, args.url, durable=args.durable)
     try:
         print(f"claim_bench: {args.backend}, {args.processes} processes, {args.rows:,} rows per database, "
               f"{args.seconds:g} s window, {args.warmup} warm-up pairs per process; {target.description}; "

@@ -26,10 +26,15 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.db import clock, mapping, protocol, tables
-from workbench.db.lockshapes import LockTable
+from workbench.db.lockshapes import ClaimIdColumn, LockTable
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
 TOOK, GAVE, FREED = "took", "gave", "freed"  # the login's claim, its own release, a sweep or force-release
+
+
+def _shape_keeps(shape: LockTable) -> bool:
+    """Does a Complete keep the row's claim id (shape 6, keep_claim_id)?"""
+    return isinstance(shape, ClaimIdColumn) and shape.keep
 
 
 def lock_check_name(queue: str) -> str:
@@ -69,6 +74,8 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     claimed = q.claimed_state_clause(sa.literal_column("login"))
     waits = r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)
+    if isinstance(shape, ClaimIdColumn) and not shape.keep:  # no other program has claimed the row
+        waits += f" AND {r.sql(shape.claim_id, item)} IS NULL"
     waits_again = r.sql(sa.and_(sa.true(), *q.scope_clause(), sa.or_(q.todo_clause(), claimed)
                                 if claimed is not None else q.todo_clause()), item)
     found = q.table.alias("t")
@@ -186,9 +193,24 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     lock_row = (f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} "
                 f"AND held.item_key = {key}")
     holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
+    # Shape 6: the row's own claim-id column carries the lock's token. A claim stamps it with the
+    # token of the lock row the login took; giving the lock up clears it (a Complete keeps it where
+    # the queue says so); every other change leaves it alone.
+    claim_id = shape.claim_id if isinstance(shape, ClaimIdColumn) else None
+    token_col = shape.token
+    assert token_col is not None
+    stamp_cols = [claim_id] if claim_id is not None else []
+    cleared = "true" if claim_id is None else f"{r.col(new, claim_id)} IS NULL"
+    kept = "true" if claim_id is None else (unchanged(stamp_cols) if _shape_keeps(shape) else cleared)
+    stamped = "false"
+    if claim_id is not None:  # the claim id is the token of the lock the login took (a UUID compared as one)
+        mark, token_sql = ((r.col(new, claim_id), f"CAST({r.sql(token_col, held)} AS uuid)")
+                           if isinstance(claim_id.type, sa.Uuid) else
+                           (f"lower(CAST({r.col(new, claim_id)} AS text))", f"lower({r.sql(token_col, held)})"))
+        stamped = f"{mark} = (SELECT {token_sql} {lock_row} AND {r.sql(shape.user, held)} = login)"
     releases = " OR ".join(
-        f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason)))} AND "
-        f"{assigned(q.on_release)} AND {assigned(reason)})" for reason in ([], *q.reason_writes.values()))
+        f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason), stamp_cols))} AND "
+        f"{assigned(q.on_release)} AND {assigned(reason)} AND {cleared})" for reason in ([], *q.reason_writes.values()))
     here = "a.xmin = pg_current_xact_id()::xid"
     review = q.config.review
     reviews_table = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
@@ -205,7 +227,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         chosen = "" if review is None else protocol._review_opened(r, q, review, reviews_table, queue_name, key, at,
                                                                      r.literal(name))
         return f"""
-      IF {unchanged(minus(checked, editable, changed))} AND {values} THEN
+      IF {unchanged(minus(checked, editable, changed, stamp_cols))} AND {values} AND {kept} THEN
         to_review := {'true' if reviewed else 'false'};
         UPDATE {audit} a SET event = 'complete', outcome = {r.literal(name)}, detail = NULL
           WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
@@ -239,8 +261,9 @@ BEGIN
   IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
     RETURN false;
   END IF;
-  IF {crumb(TOOK)} AND {waits_old} AND {unchanged(minus(checked, claim_cols))} AND {assigned(q.on_claim)} THEN
-    RETURN true;  -- the claim's values, the lock taken (and recorded) in this transaction
+  IF {crumb(TOOK)} AND {waits_old} AND {unchanged(minus(checked, claim_cols, stamp_cols))}
+      AND ({assigned(q.on_claim)} OR {unchanged(claim_cols)}) AND ({unchanged(stamp_cols)} OR {stamped}) THEN
+    RETURN true;  -- the claim's values (and claim id), the lock taken (and recorded) in this transaction
   END IF;
   SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
   IF FOUND AND {unchanged(minus(checked, editable))} THEN
@@ -252,7 +275,8 @@ BEGIN
       RETURN true;
     END IF;{outcome_checks}
   END IF;
-  IF {crumb(FREED)} AND {unchanged(minus(checked, release_cols))} AND {assigned(q.on_release)} THEN
+  IF {crumb(FREED)} AND {unchanged(minus(checked, release_cols, stamp_cols))} AND {assigned(q.on_release)}
+      AND {cleared} THEN
     RETURN true;
   END IF;
   IF EXISTS (SELECT 1 {lock_row}) THEN

@@ -111,7 +111,3 @@ class ClaimIdColumn(LockTable):
         carries = self.claim_id == sa.bindparam("wb_claim", type_=self._bind_type)
         return sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type), carries) \
             .values(values)
-
-    def grants_problem(self) -> str | None:
-        return (f"it marks rows with a claim id of its own (column '{self.claim_id.name}'), which the protocol "
-                "grants do not cover; grant the operators' login what workbench writes by hand")
