@@ -32,6 +32,14 @@ LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given
 TOOK, GAVE, FREED = "took", "gave", "freed"  # the login's claim, its own release, a sweep or force-release
 
 
+def _gone(row: str, waits: str) -> str:
+    """plpgsql: the item was found but does not wait (any more): another claimer finished it after this
+    claim chose it. A serialization failure, which workbench's claim retries with a fresh look at the
+    queue, rather than a refusal."""
+    return (f"IF FOUND AND NOT ({waits}) THEN\n        RAISE EXCEPTION 'workbench: % item % no longer waits', "
+            f"{row}.queue, {row}.item_key USING ERRCODE = '40001';\n      END IF;")
+
+
 def _shape_keeps(shape: LockTable) -> bool:
     """Does a Complete keep the row's claim id (shape 6, keep_claim_id)?"""
     return isinstance(shape, ClaimIdColumn) and shape.keep
@@ -113,6 +121,7 @@ BEGIN
         {crumb(TOOK, "n.item_key")}
         RETURN true;
       END IF;
+      {_gone("n", waits)}
     END IF;
     RETURN false;
   END IF;
@@ -151,6 +160,7 @@ BEGIN
       {crumb(TOOK, "o.item_key")}
       RETURN true;
     END IF;
+    {_gone("o", waits_again)}
   END IF;
   IF {supervisor} AND {user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o} AND {fresh} AND {limit} THEN
     {record("o.item_key", "'reassign'", user_o, token_o)}
