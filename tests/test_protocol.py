@@ -53,6 +53,39 @@ def _state(pg: Pg) -> tuple[list[Any], list[Any]]:  # noqa: F811
     return rows, audit
 
 
+def _drain(pg: Pg, text: str, queue: str) -> dict[str, str]:  # noqa: F811
+    """Four processes, two per operator login, claim and complete `queue` of config `text` until it is
+    empty; returns each completed item's key and the login that completed it (never two)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    go = pg.tmp / "go"
+    procs = []
+    for i, login in enumerate(("ann", "bob", "ann", "bob")):
+        config = pg.tmp / f"worker{i}.toml"
+        config.write_text(text.replace("{url}", pg.url_as(login)), encoding="utf-8")
+        out = pg.tmp / f"worker{i}.json"
+        cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(config), "--queue", queue,
+               "--user", login, "--out", str(out), "--go", str(go)]
+        procs.append((subprocess.Popen(cmd, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)},
+                                       stderr=subprocess.PIPE, text=True), out, login))
+    go.write_text("go")
+    done: dict[str, str] = {}
+    for proc, out, login in procs:
+        _, stderr = proc.communicate(timeout=600)
+        assert out.exists(), f"worker died: {stderr[-3000:]}"
+        data = json.loads(out.read_text())
+        assert not data["failures"], data["failures"][0]
+        for key, _token in data["done"]:
+            assert str(key) not in done, f"{queue} item {key} completed twice"
+            done[str(key)] = login
+    return done
+
+
 def _rows(pg: Pg, *names: str) -> list[list[Any]]:  # noqa: F811
     """Every row of these tables (names written here, not taken from input), as the owner reads them."""
     with pg.admin.engine.connect() as conn:
@@ -755,34 +788,8 @@ def test_operators_racing_for_lock_rows_under_grants_record_only_what_happened(
     """Four processes (two logins) drain a lock-table queue under grants: every ticket is claimed and
     solved once, by one login, and the audit trail holds exactly one claim per ticket: a claim that
     lost its race for the lock row (INSERT … ON CONFLICT DO NOTHING) records nothing."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     text = _tickets(pg, capsys, support.sample_config("vendor-tickets"), "tickets", rows=300)
-    repo = Path(__file__).resolve().parents[1]
-    go = pg.tmp / "go"
-    procs = []
-    for i, login in enumerate(("ann", "bob", "ann", "bob")):
-        config = pg.tmp / f"worker{i}.toml"
-        config.write_text(text.replace("{url}", pg.url_as(login)), encoding="utf-8")
-        out = pg.tmp / f"worker{i}.json"
-        cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(config), "--queue", "tickets",
-               "--user", login, "--out", str(out), "--go", str(go)]
-        procs.append((subprocess.Popen(cmd, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)},
-                                       stderr=subprocess.PIPE, text=True), out, login))
-    go.write_text("go")
-    done: dict[str, str] = {}
-    for proc, out, login in procs:
-        _, stderr = proc.communicate(timeout=600)
-        assert out.exists(), f"worker died: {stderr[-3000:]}"
-        data = json.loads(out.read_text())
-        assert not data["failures"], data["failures"][0]
-        for key, _token in data["done"]:
-            assert str(key) not in done, f"ticket {key} completed twice"
-            done[str(key)] = login
+    done = _drain(pg, text, "tickets")
     assert len(done) == 300
     with pg.admin.engine.connect() as conn:
         events = conn.execute(sa.text("SELECT item_key, event, actor FROM workbench_audit WHERE queue = 'tickets' "
@@ -795,3 +802,23 @@ def test_operators_racing_for_lock_rows_under_grants_record_only_what_happened(
     for key, event, actor in events:
         by_item.setdefault(key, []).append((event, actor))
     assert by_item == {key: [("claim", login), ("complete", login)] for key, login in done.items()}
+
+
+def test_operators_draining_a_queue_under_grants_record_each_item_once(pg: Pg) -> None:  # noqa: F811
+    """The same with the lock in the queue's own row, through the trusted claim and Complete."""
+    with pg.admin.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE cases SET status = 'resolved'"))
+        conn.execute(sa.text("INSERT INTO cases (case_id, opened_at, customer, subject, category, priority, status) "
+                             "SELECT 1000 + i, timezone('UTC', now()), 'c', 's', 'Email', 2, 'new' "
+                             "FROM generate_series(1, 300) AS i"))
+    text = demo.config_text("{url}").replace("max_locks_per_user = 3", "max_locks_per_user = 0")
+    done = _drain(pg, text, "cases")
+    assert sorted(done) == sorted(str(1000 + i) for i in range(1, 301))
+    with pg.admin.engine.connect() as conn:
+        events = conn.execute(sa.text("SELECT item_key, event, actor FROM workbench_audit WHERE queue = 'cases' "
+                                      "ORDER BY id")).all()
+        held = conn.execute(sa.text("SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL")).scalar()
+    by_item: dict[str, list[tuple[str, str]]] = {}
+    for key, event, actor in events:
+        by_item.setdefault(key, []).append((event, actor))
+    assert held == 0 and by_item == {key: [("claim", login), ("complete", login)] for key, login in done.items()}
