@@ -65,8 +65,13 @@ class Profile:
         return self.port if self.port is not None else DEFAULT_PORTS.get(self.kind)
 
     @property
+    def is_file(self) -> bool:
+        """A database in a file on this computer (SQLite), not a server."""
+        return self.kind == "sqlite"
+
+    @property
     def needs_password(self) -> bool:
-        return self.kind != "sqlite" and not self.windows_auth
+        return not self.is_file and not self.windows_auth
 
     @property
     def credential_id(self) -> str:

@@ -18,7 +18,7 @@ def explain(result: Any, profile: profiles.Profile) -> str:
     port = profile.effective_port
     server = f"{profile.host}:{port}" if port else profile.host
     if result.ok:
-        if profile.kind == "sqlite":
+        if profile.is_file:
             return QCoreApplication.translate("ProbeText", "Opened the database file {0}.").format(profile.path)
         if profile.windows_auth:
             return QCoreApplication.translate(
