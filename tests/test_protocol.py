@@ -86,6 +86,16 @@ def _drain(pg: Pg, text: str, queue: str) -> dict[str, str]:  # noqa: F811
     return done
 
 
+def _trail_by_item(pg: Pg, queue: str) -> dict[str, list[tuple[str, str]]]:  # noqa: F811
+    """The queue's audit trail as the owner reads it: each item's (event, actor) in order."""
+    by_item: dict[str, list[tuple[str, str]]] = {}
+    with pg.admin.engine.connect() as conn:
+        for key, event, actor in conn.execute(sa.text("SELECT item_key, event, actor FROM workbench_audit "
+                                                      "WHERE queue = :q ORDER BY id"), {"q": queue}):
+            by_item.setdefault(key, []).append((event, actor))
+    return by_item
+
+
 def _rows(pg: Pg, *names: str) -> list[list[Any]]:  # noqa: F811
     """Every row of these tables (names written here, not taken from input), as the owner reads them."""
     with pg.admin.engine.connect() as conn:
@@ -792,16 +802,12 @@ def test_operators_racing_for_lock_rows_under_grants_record_only_what_happened(
     done = _drain(pg, text, "tickets")
     assert len(done) == 300
     with pg.admin.engine.connect() as conn:
-        events = conn.execute(sa.text("SELECT item_key, event, actor FROM workbench_audit WHERE queue = 'tickets' "
-                                      "ORDER BY id")).all()
         solved = dict(conn.execute(sa.text("SELECT CAST(ticket_id AS text), solved_by FROM vendor_tickets "
                                            "WHERE state = 'solved'")).all())
         left = conn.execute(sa.text("SELECT count(*) FROM workbench_locks")).scalar()
     assert solved == done and left == 0
-    by_item: dict[str, list[tuple[str, str]]] = {}
-    for key, event, actor in events:
-        by_item.setdefault(key, []).append((event, actor))
-    assert by_item == {key: [("claim", login), ("complete", login)] for key, login in done.items()}
+    assert _trail_by_item(pg, "tickets") == {key: [("claim", login), ("complete", login)]
+                                           for key, login in done.items()}
 
 
 def test_operators_draining_a_queue_under_grants_record_each_item_once(pg: Pg) -> None:  # noqa: F811
@@ -815,10 +821,7 @@ def test_operators_draining_a_queue_under_grants_record_each_item_once(pg: Pg) -
     done = _drain(pg, text, "cases")
     assert sorted(done) == sorted(str(1000 + i) for i in range(1, 301))
     with pg.admin.engine.connect() as conn:
-        events = conn.execute(sa.text("SELECT item_key, event, actor FROM workbench_audit WHERE queue = 'cases' "
-                                      "ORDER BY id")).all()
         held = conn.execute(sa.text("SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL")).scalar()
-    by_item: dict[str, list[tuple[str, str]]] = {}
-    for key, event, actor in events:
-        by_item.setdefault(key, []).append((event, actor))
-    assert held == 0 and by_item == {key: [("claim", login), ("complete", login)] for key, login in done.items()}
+    assert held == 0
+    assert _trail_by_item(pg, "cases") == {key: [("claim", login), ("complete", login)]
+                                           for key, login in done.items()}

@@ -287,9 +287,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema, reviews)]
     else:
         # The locks are in workbench's lock table: operators write its rows, each write checked.
-        locks = prep.format_table(typing.cast(Any, q.shape).locks)
-        statements += [f"GRANT SELECT, INSERT, UPDATE, DELETE ON {locks} TO {operator}",
-                       *protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
+        statements += [*protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
     from workbench.db import guarded, service

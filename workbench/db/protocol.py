@@ -32,6 +32,7 @@ statement meets the same checks and is recorded the same way as workbench's.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -51,6 +52,7 @@ SETTLE = "workbench_audit_settle"
 AUDITED_SETTING = "workbench.audited"  # transaction-local: the audit rows the database wrote
 REVIEWED_SETTING = "workbench.reviewed"  # transaction-local: the reviews the database recorded
 REVIEW_GUARD = "workbench_review_guard"
+THIS_TRANSACTION = "pg_current_xact_id()::xid"  # a row's xmin equals it: this transaction wrote the row
 OPERATOR_ROLE = "workbench_operator"
 SUPERVISOR_ROLE = "workbench_supervisor"
 
@@ -103,8 +105,7 @@ class Renderer:
 
     @staticmethod
     def literal_of(conn: sa.Connection, value: str) -> str:
-        text = str(sa.literal(value, sa.String()).compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
-        return text.replace("%%", "%") if conn.dialect.paramstyle in ("format", "pyformat") else text
+        return Renderer.literal_value(conn, value, sa.String())
 
     def col(self, row: sa.FromClause, column: sa.Column[Any]) -> str:
         return self.sql(column, row)
@@ -492,7 +493,7 @@ def serves(conn: sa.Connection, q: mapping.BoundQueue, schema: str, login: str) 
     if q.config.serves is None:
         return "true"
     prep = conn.dialect.identifier_preparer
-    groups = prep.format_table(tables.build_metadata(schema)[0].tables[f"{schema}.{tables.GROUPS_TABLE}"])
+    groups = prep.format_table(_own_table(schema, tables.GROUPS_TABLE))
     group = Renderer.literal_of(conn, q.config.serves)
     return (f"(EXISTS (SELECT 1 FROM {groups} g WHERE g.user_name = {login} AND g.group_name = {group}) OR "
             f"EXISTS (SELECT 1 FROM pg_catalog.pg_roles u, pg_catalog.pg_roles g WHERE u.rolname = {login} "
@@ -672,8 +673,9 @@ def _crumb(*fields: str) -> str:
     return "(chr(30) || " + " || chr(31) || ".join(f"coalesce({field}, '')" for field in fields) + " || chr(30))"
 
 
+@functools.cache
 def _own_table(schema: str, name: str) -> sa.Table:
-    """One of workbench's own tables in `schema`, for SQL text."""
+    """One of workbench's own tables in `schema`, for SQL text (their metadata built once per schema)."""
     return tables.build_metadata(schema)[0].tables[f"{schema}.{name}"]
 
 
@@ -683,8 +685,7 @@ def enforced_table(schema: str) -> sa.Table:
 
 
 def _audit_table(schema: str) -> sa.Table:
-    metadata, _, _ = tables.build_metadata(schema)
-    return metadata.tables[f"{schema}.{tables.AUDIT_TABLE}"]
+    return _own_table(schema, tables.AUDIT_TABLE)
 
 
 def _owner_oid(conn: sa.Connection, table: sa.Table) -> int:
@@ -710,7 +711,7 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
         return (f"(prior.detail LIKE '{{\"recorded_by\" : \"database\"%' AND (prior.detail::jsonb -> 'may_be') "
                 f"? ({event} || ':' || coalesce({outcome}, '')))")
 
-    written_here = "a.xmin = pg_current_xact_id()::xid"  # rows this transaction wrote
+    written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
     # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
     # protocol trigger, which writes as the table's owner, from an operator's own statement.
     guard_body = f"""
@@ -787,7 +788,7 @@ def _deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
     under its own name, within MAX_DAYS, for an item it gave back (released or deferred) in the same
     transaction, and remove one only of such an item or one long lapsed (workbench's clean-up)."""
     prep = conn.dialect.identifier_preparer
-    table = tables.build_metadata(schema)[0].tables[f"{schema}.{tables.DEFERRALS_TABLE}"]
+    table = _own_table(schema, tables.DEFERRALS_TABLE)
     deferrals = prep.format_table(table)
     audit = prep.format_table(_audit_table(schema))
     enforced = prep.format_table(enforced_table(schema))
@@ -805,14 +806,14 @@ def _deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
 
     def given_back(row: str) -> str:
         return (f"EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = {row}.queue AND a.item_key = {row}.item_key "
-                f"AND a.xmin = pg_current_xact_id()::xid AND a.actor = session_user "
+                f"AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
                 f"AND a.event IN ('release', 'defer'))")
 
     def sent_back(row: str) -> str:
         """This login's review sent the item back to `row`'s queue in this transaction (a Complete of the
         reviewing queue with its send_back outcome): its deferral to the doer is the review's."""
         return (f"EXISTS (SELECT 1 FROM {enforced} e JOIN {audit} a ON a.queue = e.queue WHERE e.reviews = {row}.queue "
-                f"AND a.item_key = {row}.item_key AND a.xmin = pg_current_xact_id()::xid AND a.actor = session_user "
+                f"AND a.item_key = {row}.item_key AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
                 f"AND a.event = 'complete' AND a.outcome = e.send_back)")
 
     reviews = prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
@@ -867,7 +868,7 @@ def _review_guard(conn: sa.Connection, schema: str) -> list[str]:
     enforced = prep.format_table(enforced_table(schema))
     guard = _qualified(prep, schema, REVIEW_GUARD)
     now = str(clock.db_now().compile(dialect=conn.dialect))
-    here = "pg_current_xact_id()::xid"
+    here = THIS_TRANSACTION
 
     def enforced_for(row: str) -> str:
         return f"EXISTS (SELECT 1 FROM {enforced} WHERE queue IN ({row}.queue, {row}.source))"
@@ -963,7 +964,7 @@ def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
     prep = conn.dialect.identifier_preparer
     audit = prep.format_table(_audit_table(schema))
     enforced = prep.format_table(enforced_table(schema))
-    deferrals = prep.format_table(tables.build_metadata(schema)[0].tables[f"{schema}.{tables.DEFERRALS_TABLE}"])
+    deferrals = prep.format_table(_own_table(schema, tables.DEFERRALS_TABLE))
     statements = [f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
                   f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
                   f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, DEFERRAL_GUARD)}()",

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.db import clock, mapping, protocol, tables
-from workbench.db.lockshapes import ClaimIdColumn, LockTable
+from workbench.db.lockshapes import LockTable
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
 TOOK, GAVE, FREED = "took", "gave", "freed"  # the login's claim, its own release, a sweep or force-release
@@ -38,11 +38,6 @@ def _gone(row: str, waits: str) -> str:
     queue, rather than a refusal."""
     return (f"IF FOUND AND NOT ({waits}) THEN\n        RAISE EXCEPTION 'workbench: % item % no longer waits', "
             f"{row}.queue, {row}.item_key USING ERRCODE = '40001';\n      END IF;")
-
-
-def _shape_keeps(shape: LockTable) -> bool:
-    """Does a Complete keep the row's claim id (shape 6, keep_claim_id)?"""
-    return isinstance(shape, ClaimIdColumn) and shape.keep
 
 
 def lock_check_name(queue: str) -> str:
@@ -82,7 +77,7 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     claimed = q.claimed_state_clause(sa.literal_column("login"))
     waits = r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)
-    if isinstance(shape, ClaimIdColumn) and not shape.keep:  # no other program has claimed the row
+    if shape.claim_id is not None and not shape.keep:  # no other program has claimed the row
         waits += f" AND {r.sql(shape.claim_id, item)} IS NULL"
     waits_again = r.sql(sa.and_(sa.true(), *q.scope_clause(), sa.or_(q.todo_clause(), claimed)
                                 if claimed is not None else q.todo_clause()), item)
@@ -206,12 +201,12 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     # Shape 6: the row's own claim-id column carries the lock's token. A claim stamps it with the
     # token of the lock row the login took; giving the lock up clears it (a Complete keeps it where
     # the queue says so); every other change leaves it alone.
-    claim_id = shape.claim_id if isinstance(shape, ClaimIdColumn) else None
+    claim_id = shape.claim_id
     token_col = shape.token
     assert token_col is not None
     stamp_cols = [claim_id] if claim_id is not None else []
     cleared = "true" if claim_id is None else f"{r.col(new, claim_id)} IS NULL"
-    kept = "true" if claim_id is None else (unchanged(stamp_cols) if _shape_keeps(shape) else cleared)
+    kept = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
     stamped = "false"
     if claim_id is not None:  # the claim id is the token of the lock the login took (a UUID compared as one)
         mark, token_sql = ((r.col(new, claim_id), f"CAST({r.sql(token_col, held)} AS uuid)")
@@ -221,7 +216,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     releases = " OR ".join(
         f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason), stamp_cols))} AND "
         f"{assigned(q.on_release)} AND {assigned(reason)} AND {cleared})" for reason in ([], *q.reason_writes.values()))
-    here = "a.xmin = pg_current_xact_id()::xid"
+    here = f"a.xmin = {protocol.THIS_TRANSACTION}"
     review = q.config.review
     reviews_table = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
     review_names = {b.column.name for b in q.review_writes}
@@ -360,7 +355,11 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
     """What `grants` installs for a lock-table queue: its checks of the queue row and of its lock rows,
     the queue table's trigger and the lock table's, each asking every enforced queue they serve."""
     locks = protocol._table_oid(conn, _shape(q).locks)
-    return [item_check(conn, q, schema), lock_check(conn, q, schema, reviewed),
+    prep = conn.dialect.identifier_preparer
+    grant = (f"GRANT SELECT, INSERT, UPDATE, DELETE ON {prep.format_table(_shape(q).locks)} "
+             f"TO {prep.quote(protocol.OPERATOR_ROLE)}")  # revoked in drop() with the last queue using it
+    return [grant,
+            item_check(conn, q, schema), lock_check(conn, q, schema, reviewed),
             *protocol.table_trigger(conn, q, schema, [*protocol.enforced_on(conn, q, schema), q.name]),
             *locks_trigger(conn, q, schema, [*protocol.enforced_where(conn, schema, "locks", locks, q.name), q.name]),
             protocol.enforced_row(conn, q, schema, reviewed, locks)]

@@ -23,6 +23,8 @@ class ClaimIdColumn(LockTable):
     the lock checks that the row still carries this lock's token.
     """
 
+    claim_id: sa.Column[Any]  # always set here
+
     def __init__(self, *, claim_id: sa.Column[Any], keep_claim_id: bool, **settings: Any) -> None:
         super().__init__(**settings)
         self.claim_id, self.keep = claim_id, keep_claim_id

@@ -23,6 +23,10 @@ class LockTable(TokenColumn):
     as text; integer keys are cast both ways, so that either table's index can serve the join.
     """
 
+    # Shape 6 (ClaimIdColumn) adds the row's own claim-id column, and whether a Complete keeps it.
+    claim_id: sa.Column[Any] | None = None
+    keep = False
+
     def __init__(self, *, locks: sa.Table, **columns_and_settings: Any) -> None:
         super().__init__(**columns_and_settings)
         self.locks = locks
