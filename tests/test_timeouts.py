@@ -14,7 +14,7 @@ def test_statement_timeout_on_both_pools(native_env: support.Env, backend: str) 
     config = native_env.demo_config()
     config = dataclasses.replace(config, database=dataclasses.replace(config.database, statement_timeout=7))
     wb = native_env.open(config)
-    for engine in (wb.engine, wb.db.autocommit_engine):
+    for engine in (wb.engine, wb.db.fast_engine):
         with engine.connect() as conn:
             if backend == "postgresql":
                 assert conn.exec_driver_sql("SHOW statement_timeout").scalar() == "7s"

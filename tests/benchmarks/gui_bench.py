@@ -179,8 +179,8 @@ def pools():
     try:
         db = sess.wb.db
         text = f"main pool {db.engine.pool.status()}"
-        if db._autocommit_engine is not None:
-            text += f"; autocommit pool {db._autocommit_engine.pool.status()}"
+        if db._fast_engine is not None:
+            text += f"; autocommit pool {db._fast_engine.pool.status()}"
         if db._held is not None:
             text += f"; held fast-path connections {db._held.count()}"
         return f" [{text}]"

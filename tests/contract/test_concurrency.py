@@ -175,7 +175,7 @@ def test_mysql_look_alikes_that_do_not_lock_get_the_portable_claim(
     engine.dialect.server_version_info = engine.dialect._parse_server_version(version)
     monkeypatch.setattr(mysql_backend, "server_version_text", lambda _engine: version)
     assert claims.auto_name(engine) == method
-    expected = "PortableClaim" if method == "portable" else "StepwiseClaim"
+    expected = "PortableClaim" if method == "portable" else "BatchedClaim"
     assert type(claims.choose(engine, "auto")).__name__ == expected
     if "TiDB" in version:
         with pytest.raises(errors.ConfigError, match="TiDB"):

@@ -336,7 +336,7 @@ def test_a_long_shift_holds_a_bounded_number_of_connections(qtbot: Any, open_win
         return engine.pool.checkedout() if engine is not None and hasattr(engine.pool, "checkedout") else 0
 
     assert out(db.engine) == 0
-    assert out(db._autocommit_engine) <= window.session.dispatcher.pool.maxThreadCount()
+    assert out(db._fast_engine) <= window.session.dispatcher.pool.maxThreadCount()
 
 
 def test_pick_a_specific_open_item(qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: Any) -> None:

@@ -53,7 +53,8 @@ class AuditTrail:
         # An item's history: its events in this queue and in the queue paired with it for review.
         partner = to_review.queue if to_review else reviews.source if reviews else None
         self.history_queues = (queue,) if partner is None else (queue, partner)
-        self._insert = sa.insert(table).values(at=clock.db_now())
+        # Audit rows (AuditTrail.row) as one INSERT each, stamped with the database clock.
+        self.insert = sa.insert(table).values(at=clock.db_now())
         self._key_cache: dict[str, Any] = {}  # what the backend read once for key_text (a collation)
 
     def key_text(self, conn: sa.Connection, key: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
@@ -91,7 +92,7 @@ class AuditTrail:
     def write(self, conn: sa.Connection, rows: Iterable[Mapping[Any, Any]]) -> None:
         rows = list(rows)
         if rows:
-            conn.execute(self._insert, rows)
+            conn.execute(self.insert, rows)
 
     def history(self, conn: sa.Connection, key: Any, limit: int | None = None) -> list[models.Event]:
         t = self.table

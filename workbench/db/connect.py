@@ -50,7 +50,7 @@ def create_engine(db: model.DatabaseConfig, config_path: str = "", *, create_sql
     engine.workbench_connect_args = connect_args  # type: ignore[attr-defined]  # for Database's 2nd pool
 
     def session_setup(target: sa.Engine) -> None:
-        """Per-connection settings, for this engine and Database's autocommit pool alike."""
+        """Per-connection settings, for this engine and Database's fast pool alike."""
         if url.get_driver_name() == "pyodbc":
             odbc.query_timeout(target, db.statement_timeout)
         backend.session_setup(target, db)
@@ -93,37 +93,38 @@ class Database:
         self.dialect = engine.dialect.name
         self.backend = backends.for_dialect(self.dialect)
         self._write_lock = self.backend.write_lock(engine.url)
-        self._autocommit_engine: sa.Engine | None = None
+        self._fast_engine: sa.Engine | None = None
         self._held: Any = None
         self._busy_attempts: int | None = None  # asked of the backend at the first busy rollback
 
     @property
-    def autocommit_engine(self) -> sa.Engine:
-        """A second pool whose connections stay in autocommit, so that a one-statement operation is
-        exactly one round trip (no BEGIN, no COMMIT, no isolation switch per checkout)."""
-        if self._autocommit_engine is None:
-            self._autocommit_engine = sa.create_engine(
-                self.engine.url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None,
+    def fast_engine(self) -> sa.Engine:
+        """A second pool for the claim and Complete, whose connections are held per thread and keep
+        their mode: autocommit where each is one statement (one round trip: no BEGIN, no COMMIT, no
+        isolation switch per checkout), or transactions that batches of statements end themselves
+        (Backend.fast_pool_isolation)."""
+        if self._fast_engine is None:
+            self._fast_engine = sa.create_engine(
+                self.engine.url, isolation_level=self.backend.fast_pool_isolation(self.engine.url),
+                pool_reset_on_return=None,
                 connect_args=getattr(self.engine, "workbench_connect_args", {}))
-            getattr(self.engine, "workbench_session_setup", _idle_ping)(self._autocommit_engine)
-            self.backend.autocommit_setup(self._autocommit_engine)
-        return self._autocommit_engine
+            getattr(self.engine, "workbench_session_setup", _idle_ping)(self._fast_engine)
+            self.backend.fast_pool_setup(self._fast_engine)
+        return self._fast_engine
 
     @property
     def held(self) -> Any:
-        """Per-thread autocommit connections for fastpath.FastStatement (created on first use)."""
+        """Per-thread connections of the fast pool for fastpath.FastStatement or batches (created on first use)."""
         if self._held is None:
-            from workbench.db import fastpath
-
-            self._held = fastpath.HeldConnections(self.autocommit_engine)
+            self._held = self.backend.held_connections(self.fast_engine)
         return self._held
 
     def dispose(self) -> None:
         if self._held is not None:
             self._held.close_all()
         self.engine.dispose()
-        if self._autocommit_engine is not None:
-            self._autocommit_engine.dispose()
+        if self._fast_engine is not None:
+            self._fast_engine.dispose()
 
     def read(self, fn: Callable[[sa.Connection], T]) -> T:
         """Run `fn` in a short read transaction."""
@@ -133,11 +134,6 @@ class Database:
         """Run `fn` in one short write transaction (BEGIN IMMEDIATE on SQLite), committed at the end."""
         return self._run(fn, write=True)
 
-    def autocommit(self, fn: Callable[[sa.Connection], T]) -> T:
-        """Run `fn` with autocommit: for single statements that are atomic on their own (one round trip)."""
-        with dberrors.translated(), self.autocommit_engine.connect() as conn:
-            return fn(conn)
-
     def _attempts(self) -> int:
         if self._busy_attempts is None:
             with dberrors.translated(), self.engine.connect() as conn:
@@ -145,16 +141,23 @@ class Database:
         return self._busy_attempts
 
     def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
+        def once() -> T:
+            with dberrors.translated(), self.engine.connect() as conn:
+                if write:
+                    conn = self.backend.for_writing(conn)
+                    with self._write_lock, conn.begin():
+                        return fn(conn)
+                with conn.begin():
+                    return fn(conn)
+
+        return self.retrying(once)
+
+    def retrying(self, once: Callable[[], T]) -> T:
+        """Run `once` (a whole transaction) again while the database reports it busy."""
         attempt = 0
         while True:
             try:
-                with dberrors.translated(), self.engine.connect() as conn:
-                    if write:
-                        conn = self.backend.for_writing(conn)
-                        with self._write_lock, conn.begin():
-                            return fn(conn)
-                    with conn.begin():
-                        return fn(conn)
+                return once()
             except dberrors.Busy:
                 # SQLite waited busy_timeout and the lock is still taken (or a deadlock victim on a
                 # server): the transaction was rolled back, so running it again is safe.

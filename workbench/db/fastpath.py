@@ -67,28 +67,36 @@ class HeldConnections:
     would check out (and keep) one more connection until the pool ran dry.
     """
 
+    # libpq's $n placeholders (no %% for a literal %, as pyformat needs).
+    paramstyle = "numeric_dollar"
+    batches = False  # several statements in one round trip (batches.BatchConnections)
+
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
-        self._held: dict[int, _Held] = {}
+        self._held: dict[int, Any] = {}
         self._lock = threading.Lock()
-        # The engine's own dialect (server version, a cast on every bind) with libpq's $n
-        # placeholders, and a preparer to match (no %% for a literal %, as pyformat needs).
+        # The engine's own dialect (server version, a cast on every bind) with positional
+        # placeholders in the driver's style, and a preparer to match.
         dialect = self.positional_dialect = copy.copy(engine.dialect)
-        dialect.paramstyle, dialect.positional = "numeric_dollar", True
+        dialect.paramstyle, dialect.positional = self.paramstyle, True
         dialect.identifier_preparer = dialect.preparer(dialect)
 
-    def get(self) -> _Held:
+    def get(self) -> Any:
         """This thread's connection, checked out on first use and again after an idle spell."""
         held = self._held.get(threading.get_ident())
         now = time.monotonic()
         if held is None or now - held.used > IDLE_RETURN_SECONDS:
             if held is not None:
                 self.drop(invalidate=None)
-            held = _Held(self._connect(), now)
+            held = self.wrap(self._connect(), now)
             with self._lock:
                 self._held[threading.get_ident()] = held
         held.used = now
         return held
+
+    def wrap(self, conn: Any, used: float) -> Any:
+        """A checked-out connection with what runs statements on it (psycopg's libpq wrapper here)."""
+        return _Held(conn, used)
 
     def _connect(self) -> Any:
         # raw_connection() raises the driver's own exception (SQLAlchemy wraps only what runs
@@ -97,7 +105,7 @@ class HeldConnections:
         try:
             return self.engine.raw_connection()
         except self.engine.dialect.loaded_dbapi.Error as exc:
-            _raise_translated(self.engine.dialect, None, None, exc, invalidated=True)
+            raise_translated(self.engine.dialect, None, None, exc, invalidated=True)
 
     def drop(self, invalidate: BaseException | None) -> None:
         with self._lock:
@@ -157,7 +165,7 @@ class FastStatement:
             invalid = self.dialect.is_disconnect(exc, held.dbapi, None)
             # An error leaves nothing open (autocommit), but a lost connection must not be reused.
             self.held.drop(invalidate=exc if invalid else None)
-            _raise_translated(self.dialect, self.sql, params, exc, invalidated=invalid)
+            raise_translated(self.dialect, self.sql, params, exc, invalidated=invalid)
 
     def _execute(self, held: _Held, values: Sequence[Any]) -> list[tuple[Any, ...]]:
         conn, pgconn, tx = held.dbapi, held.pgconn, held.tx
@@ -213,7 +221,8 @@ def _one_result(conn: Any, results: list[Any]) -> Any:
     return result
 
 
-def _raise_translated(dialect: Any, sql: str | None, params: Any, exc: Exception, *, invalidated: bool) -> NoReturn:
+def raise_translated(dialect: Any, sql: str | None, params: Any, exc: BaseException, *,
+                     invalidated: bool) -> NoReturn:
     """A driver exception as SQLAlchemy would have wrapped it, then as a workbench error."""
     wrapped = sa.exc.DBAPIError.instance(sql, params, exc, dialect.loaded_dbapi.Error,
                                          connection_invalidated=invalidated)

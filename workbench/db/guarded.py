@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, fastpath, lockshapes, mapping, permissions, protocol
+from workbench.db import batches, clock, connect, fastpath, lockshapes, mapping, permissions, protocol
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -109,8 +109,10 @@ class GuardedWriter:
         """For a write without edits or reason that clears the lock (Complete) in one statement: a
         function (key, token, user) -> the database time of the write, or None if the fence failed.
         None where the write takes more than one statement."""
-        if not self._one_statement(shape) or not shape.unlock or shape.kind in _REASONED:
+        if not shape.unlock or shape.kind in _REASONED:
             return None
+        if not self._one_statement(shape):
+            return self._batched_finisher(shape) if self.db.held.batches else None
         login = self.db.read(lambda conn: protocol.callable_complete(conn, self.q, self.trail.table.schema))
         if login is not None:
             return self._trusted_finisher(shape, login)
@@ -161,6 +163,42 @@ class GuardedWriter:
 
         return finish
 
+    def _batched_finisher(self, shape: Shape) -> Callable[[Any, str, str], Any] | None:
+        """A Complete as one batch of statements (MySQL/MariaDB, batches.py): the fenced UPDATE, its
+        audit row written only if the UPDATE matched, the time, COMMIT; one round trip. None for a
+        lock kept outside the row or a queue whose Complete also decides a review."""
+        q, held = self.q, self.db.held
+        statements = self._statement(shape)
+        if not q.shape.one_statement or self.trail.reviews is not None or len(statements) != 1:
+            return None
+        user = sa.bindparam("wb_user", type_=sa.String())
+        event = sa.select(
+            sa.literal(q.name, literal_execute=True), sa.bindparam("wb_a_key", type_=sa.String()),
+            sa.literal(shape.kind.value, literal_execute=True), user, user,
+            sa.bindparam("wb_a_token", type_=sa.String()), clock.db_now(), sa.null(),
+            sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(), sa.null(),
+        ).where(batches.CHANGED == 1)
+        cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
+        shape_of_lock = self.q.shape
+        sample = {"wb_key": None, "wb_user": "", **shape_of_lock.key_params(None),
+                  **shape_of_lock.token_params(shape_of_lock.new_token_value())}
+        parts = [held.prepare(statements[0], sample),
+                 held.prepare(batches.REMEMBER_CHANGED),
+                 held.prepare(sa.insert(self.trail.table).from_select(cols, event),
+                              {"wb_user": "", "wb_a_key": "", "wb_a_token": ""}),
+                 held.prepare(sa.select(batches.CHANGED, sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))),
+                 held.prepare(batches.COMMIT)]
+
+        def once(key: Any, token: str, user: str) -> Any:
+            audit = {"wb_user": user, "wb_a_key": str(key), "wb_a_token": audit_mod.token_digest(token)}
+            fence = {"wb_key": key, "wb_user": user, **shape_of_lock.key_params(key),
+                     **shape_of_lock.token_params(token)}
+            results = held.run(list(zip(parts, [fence, {}, audit, {}, {}], strict=True)))
+            changed, at = results[3].rows[0]
+            return at if changed == 1 else None
+
+        return lambda key, token, user: self.db.retrying(lambda: once(key, token, user))
+
     def _fast_statement(self, shape: Shape, sample: Mapping[str, Any]) -> fastpath.FastStatement:
         fast = self._fast.get(shape)
         if fast is None:
@@ -170,7 +208,7 @@ class GuardedWriter:
     def _processors(self, shape: Shape) -> list[tuple[int, Any]]:
         """Bind processors of edited columns (e.g. JSON), which the fast path must apply itself."""
         if shape not in self._bind_processors:
-            dialect = self.db.autocommit_engine.dialect
+            dialect = self.db.fast_engine.dialect
             found = []
             for i, name in enumerate(shape.edits):
                 processor = self.q.table.c[name].type._cached_bind_processor(dialect)

@@ -84,9 +84,21 @@ class Backend:
     def engine_events(self, engine: sa.Engine) -> None:
         """Listeners for the main engine only (how its transactions begin)."""
 
-    def autocommit_setup(self, engine: sa.Engine) -> None:
-        """Listeners for the autocommit pool only, whose connections run the prepared one-statement
-        claim and Complete (fastpath.py)."""
+    def fast_pool_isolation(self, url: sa.URL) -> str:
+        """The isolation level of the fast pool (Database.fast_engine): AUTOCOMMIT, as its
+        statements are one each (fastpath.py)."""
+        return "AUTOCOMMIT"
+
+    def fast_pool_setup(self, engine: sa.Engine) -> None:
+        """Listeners for the fast pool only, whose connections run the prepared one-statement
+        claim and Complete (fastpath.py) or their batches (batches.py)."""
+
+    def held_connections(self, engine: sa.Engine) -> Any:
+        """Per-thread connections of the fast pool `engine` for the prepared statements of
+        the claim and Complete (fastpath.HeldConnections, or batches.BatchConnections)."""
+        from workbench.db import fastpath
+
+        return fastpath.HeldConnections(engine)
 
     def write_lock(self, url: sa.URL) -> contextlib.AbstractContextManager[Any]:
         """What a write transaction holds besides the database's own locks."""

@@ -36,7 +36,7 @@ class PostgresqlBackend(Backend):
                          "options": f"-c statement_timeout={db.statement_timeout * 1000} "
                                     f"-c idle_in_transaction_session_timeout={db.statement_timeout * 2000}"}
 
-    def autocommit_setup(self, engine: sa.Engine) -> None:
+    def fast_pool_setup(self, engine: sa.Engine) -> None:
         @sa.event.listens_for(engine, "connect")
         def _generic_plans(dbapi_conn: Any, _record: Any) -> None:
             # The claim and Complete prepared here keep one plan per connection. By default the plan

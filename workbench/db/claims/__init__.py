@@ -6,7 +6,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors
 from workbench.db import backends
-from workbench.db.claims import base, mssql, portable, postgresql, stepwise
+from workbench.db.claims import base, batched, mssql, portable, postgresql, stepwise
 
 ClaimMethod = base.ClaimMethod
 ClaimRequest = base.ClaimRequest
@@ -15,7 +15,7 @@ claim_of = base.claim_of
 
 _METHODS = {
     "skip-locked": postgresql.SkipLockedClaim,
-    "select-skip-locked": stepwise.mysql_claim,
+    "select-skip-locked": batched.BatchedClaim,
     "readpast": mssql.ReadpastClaim,
     "immediate": stepwise.sqlite_claim,
     "portable": portable.PortableClaim,

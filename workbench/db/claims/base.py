@@ -140,7 +140,7 @@ class ClaimMethod:
                                  c.c.item_key == sa.cast(q.key, sa.String(200)))
 
     @staticmethod
-    def held_count(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: str) -> sa.ScalarSelect[Any]:
+    def held_count(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: Any) -> sa.ScalarSelect[Any]:
         return (sa.select(sa.func.count()).select_from(q.locked_source)
                 .where(*q.scope_clause(), q.user == user, q.live(now)).scalar_subquery())
 
