@@ -129,8 +129,11 @@ class BatchConnections(fastpath.HeldConnections):
         return results
 
     def rollback(self) -> None:
-        """End this thread's transaction without writing (a batch began it and a later step refused)."""
-        held = self.get()
+        """End this thread's transaction without writing (a batch began it and a later step refused).
+        Nothing to do after a failed batch: that rolled back and gave the connection up."""
+        held = self.current()
+        if held is None:
+            return
         try:
             held.dbapi.rollback()
         except self.engine.dialect.loaded_dbapi.Error as exc:

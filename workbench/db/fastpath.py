@@ -94,6 +94,10 @@ class HeldConnections:
         held.used = now
         return held
 
+    def current(self) -> Any:
+        """This thread's connection if it holds one (None: the next get() checks one out)."""
+        return self._held.get(threading.get_ident())
+
     def wrap(self, conn: Any, used: float) -> Any:
         """A checked-out connection with what runs statements on it (psycopg's libpq wrapper here)."""
         return _Held(conn, used)
