@@ -62,6 +62,8 @@ class ConnectionDialog(QDialog):
             intro.setObjectName("intro")
             layout.addWidget(intro)
 
+        # Each Alt letter has one owner in every state of the dialog (rows come and go with the database):
+        # the rows keep their letters; the buttons and options below take free ones (tests/gui/test_mnemonics.py).
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.name = self._line("name", self.tr("e.g. Helpdesk (office)"))
@@ -109,7 +111,7 @@ class ConnectionDialog(QDialog):
         self._odbc_row = self._row(form, self.tr("&ODBC driver:"), self.odbc_driver)
         self.encrypt = QCheckBox(self.tr("&Encrypt the connection"))
         self.encrypt.setObjectName("encrypt")
-        self.trust_cert = QCheckBox(self.tr("&Trust the server's certificate (self-signed)"))
+        self.trust_cert = QCheckBox(self.tr("Trust the server's certi&ficate (self-signed)"))
         self.trust_cert.setObjectName("trust_server_certificate")
         tls = QVBoxLayout()
         tls.setContentsMargins(0, 0, 0, 0)
@@ -123,7 +125,7 @@ class ConnectionDialog(QDialog):
 
         self.from_file = QRadioButton(self.tr("From a queue &config file:"))
         self.from_file.setObjectName("source_file")
-        self.from_db = QRadioButton(self.tr("&Published in the database by a supervisor"))
+        self.from_db = QRadioButton(self.tr("Pu&blished in the database by a supervisor"))
         self.from_db.setObjectName("source_database")
         group = QButtonGroup(self)
         group.addButton(self.from_file)
@@ -172,13 +174,13 @@ class ConnectionDialog(QDialog):
         row.addWidget(self.test_button)
         self.demo_button: QPushButton | None = None
         if first_run:
-            self.demo_button = QPushButton(self.tr("Open the &demo instead"))
+            self.demo_button = QPushButton(self.tr("Open the demo &instead"))
             self.demo_button.setObjectName("open_demo")
             self.demo_button.clicked.connect(self._on_demo)
             row.addWidget(self.demo_button)
         row.addStretch(1)
         buttons = QDialogButtonBox()
-        self.save_button = buttons.addButton(self.tr("&Save and connect"), QDialogButtonBox.ButtonRole.AcceptRole)
+        self.save_button = buttons.addButton(self.tr("S&ave and connect"), QDialogButtonBox.ButtonRole.AcceptRole)
         self.save_button.setObjectName("save_connection")
         self.save_button.setDefault(True)
         buttons.addButton(QDialogButtonBox.StandardButton.Cancel)

@@ -185,10 +185,6 @@
         <translation>Verbindung &amp;verschlüsseln</translation>
     </message>
     <message>
-        <source>&amp;Trust the server&apos;s certificate (self-signed)</source>
-        <translation>Dem Server&amp;zertifikat vertrauen (selbst signiert)</translation>
-    </message>
-    <message>
         <source>Security:</source>
         <translation>Sicherheit:</translation>
     </message>
@@ -209,10 +205,6 @@
         <translation>Aus einer &amp;Konfigurationsdatei:</translation>
     </message>
     <message>
-        <source>&amp;Published in the database by a supervisor</source>
-        <translation>&amp;Aus der Datenbank (von einem Supervisor veröffentlicht)</translation>
-    </message>
-    <message>
         <source>Queue settings:</source>
         <translation>Einstellungen:</translation>
     </message>
@@ -227,14 +219,6 @@
     <message>
         <source>&amp;Test connection</source>
         <translation>Verbindung &amp;testen</translation>
-    </message>
-    <message>
-        <source>Open the &amp;demo instead</source>
-        <translation>Demo ö&amp;ffnen</translation>
-    </message>
-    <message>
-        <source>&amp;Save and connect</source>
-        <translation>&amp;Speichern und verbinden</translation>
     </message>
     <message>
         <source>Browse…</source>
@@ -287,6 +271,22 @@
     <message>
         <source>Port</source>
         <translation>Port</translation>
+    </message>
+    <message>
+        <source>Trust the server&apos;s certi&amp;ficate (self-signed)</source>
+        <translation>Dem Server&amp;zertifikat vertrauen (selbst signiert)</translation>
+    </message>
+    <message>
+        <source>Pu&amp;blished in the database by a supervisor</source>
+        <translation>&amp;Aus der Datenbank (von einem Supervisor veröffentlicht)</translation>
+    </message>
+    <message>
+        <source>Open the demo &amp;instead</source>
+        <translation>Demo ö&amp;ffnen</translation>
+    </message>
+    <message>
+        <source>S&amp;ave and connect</source>
+        <translation>&amp;Speichern und verbinden</translation>
     </message>
     <message>
         <source>The test itself failed; Details shows the error.</source>
@@ -1708,11 +1708,11 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>View &amp;draft…</source>
-        <translation>&amp;Entwurf ansehen…</translation>
+        <translation>Ent&amp;wurf ansehen…</translation>
     </message>
     <message>
         <source>&amp;Refresh</source>
-        <translation>&amp;Aktualisieren</translation>
+        <translation>A&amp;ktualisieren</translation>
     </message>
     <message>
         <source>Nothing unfinished.</source>

@@ -185,10 +185,6 @@
         <translation>C&amp;hiffrer la connexion</translation>
     </message>
     <message>
-        <source>&amp;Trust the server&apos;s certificate (self-signed)</source>
-        <translation>&amp;Faire confiance au certificat du serveur (auto-signé)</translation>
-    </message>
-    <message>
         <source>Security:</source>
         <translation>Sécurité :</translation>
     </message>
@@ -209,10 +205,6 @@
         <translation>Depuis un fichier de &amp;configuration :</translation>
     </message>
     <message>
-        <source>&amp;Published in the database by a supervisor</source>
-        <translation>Publiés &amp;dans la base par un superviseur</translation>
-    </message>
-    <message>
         <source>Queue settings:</source>
         <translation>Réglages :</translation>
     </message>
@@ -227,14 +219,6 @@
     <message>
         <source>&amp;Test connection</source>
         <translation>&amp;Tester la connexion</translation>
-    </message>
-    <message>
-        <source>Open the &amp;demo instead</source>
-        <translation>Ou&amp;vrir la démo</translation>
-    </message>
-    <message>
-        <source>&amp;Save and connect</source>
-        <translation>&amp;Enregistrer et se connecter</translation>
     </message>
     <message>
         <source>Browse…</source>
@@ -287,6 +271,22 @@
     <message>
         <source>Port</source>
         <translation>Port</translation>
+    </message>
+    <message>
+        <source>Trust the server&apos;s certi&amp;ficate (self-signed)</source>
+        <translation>&amp;Faire confiance au certificat du serveur (auto-signé)</translation>
+    </message>
+    <message>
+        <source>Pu&amp;blished in the database by a supervisor</source>
+        <translation>Publiés &amp;dans la base par un superviseur</translation>
+    </message>
+    <message>
+        <source>Open the demo &amp;instead</source>
+        <translation>Ou&amp;vrir la démo</translation>
+    </message>
+    <message>
+        <source>S&amp;ave and connect</source>
+        <translation>&amp;Enregistrer et se connecter</translation>
     </message>
     <message>
         <source>The test itself failed; Details shows the error.</source>
@@ -1286,7 +1286,7 @@ Configuration : {1}</translation>
     </message>
     <message>
         <source>&amp;Set:</source>
-        <translation>&amp;Mettre :</translation>
+        <translation>Me&amp;ttre :</translation>
     </message>
     <message>
         <source>to</source>
@@ -1712,7 +1712,7 @@ Configuration : {1}</translation>
     </message>
     <message>
         <source>&amp;Refresh</source>
-        <translation>&amp;Actualiser</translation>
+        <translation>Ac&amp;tualiser</translation>
     </message>
     <message>
         <source>Nothing unfinished.</source>
