@@ -1,4 +1,5 @@
-"""The lock board's columns (issue 17): every header readable, the summary usable, in English and German."""
+"""The lock board's columns (issue 17): every header readable, the summary usable, the times whole, in English,
+German and French."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QApplication, QStyle
 
@@ -18,7 +20,7 @@ from workbench.gui import board_model, i18n, supervisor
 USABLE_SUMMARY_CHARS = 20  # fewer average characters than this and a summary says nothing
 
 
-@pytest.fixture(params=["en", "de"])
+@pytest.fixture(params=["en", "de", "fr"])
 def language(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[str]:
     assert i18n.install(qapp, request.param) == request.param
     yield str(request.param)
@@ -62,6 +64,30 @@ def _header_text_width(window: supervisor.SupervisorWindow, column: int) -> int:
     return width
 
 
+def _cell_text_width(window: supervisor.SupervisorWindow, row: int, column: int) -> int:
+    """The cell's text in its font (an overdue due time is bold) with the item delegate's margins."""
+    board = window.board
+    index = window.model.index(row, column)
+    font = QFont(board.font())
+    own = index.data(Qt.ItemDataRole.FontRole)
+    if own is not None:
+        font = QFont(own).resolve(font)  # as the delegate takes it: the model's font over the view's
+    margin = board.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, board) + 1
+    return QFontMetrics(font).horizontalAdvance(str(index.data())) + 2 * margin + (1 if board.showGrid() else 0)
+
+
+def _cut_times(window: supervisor.SupervisorWindow) -> list[str]:
+    """The Time left and Due cells whose text does not fit their column (they would elide): "text (need > width)"."""
+    cut = []
+    for column in (board_model.TIME_LEFT, board_model.DUE):
+        width = window.board.columnWidth(column)
+        for row in range(window.model.rowCount()):
+            need = _cell_text_width(window, row, column)
+            if need > width:
+                cut.append(f"{window.model.index(row, column).data()} ({need} > {width})")
+    return cut
+
+
 def _shown_width(window: supervisor.SupervisorWindow) -> int:
     board = window.board
     return sum(board.columnWidth(c) for c in range(window.model.columnCount()) if not board.isColumnHidden(c))
@@ -84,6 +110,8 @@ def test_every_column_is_readable_and_all_fit(language: str, qtbot: Any, demo_co
     try:
         _check_readable(window)
         board = window.board
+        # The times say how long a lock has left and how late the item is: read whole, never elided.
+        assert _cut_times(window) == []
         # At the screenshot's width every column is in sight, the Due column too: no horizontal scrolling.
         assert _shown_width(window) <= board.viewport().width()
         # A wider window: the columns fill it, the summary grows; a column dragged wider leaves it its room.

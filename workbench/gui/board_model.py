@@ -28,6 +28,7 @@ COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardMod
 CLAIMED_AT = 4
 DUE = 9  # time to the item's due time (queues with a `due` column)
 AGE = 5  # the column the board sorts by at first (oldest locks first); then time left, idle
+TIME_LEFT = 6
 ALL = ""  # the queue filter's "all queues"
 
 Index = QModelIndex | QPersistentModelIndex
@@ -155,7 +156,7 @@ class BoardModel(QAbstractTableModel):
             return times.moment(row.locked_at)
         if column == 5:
             return times.duration(row.age.total_seconds())
-        if column == 6:
+        if column == TIME_LEFT:  # as narrow as the due column: languages say "expired" as short as they can
             left = row.remaining.total_seconds()
             return QCoreApplication.translate("BoardModel", "expired {0} ago").format(
                 times.duration(-left)) if left <= 0 else times.duration(left)
@@ -163,7 +164,13 @@ class BoardModel(QAbstractTableModel):
             return times.duration(row.idle.total_seconds())
         if column == DUE:
             seconds = _due_seconds(row)
-            return "" if seconds is None else times.until_due(seconds)
+            if seconds is None:
+                return ""
+            # The board's own words (not times.until_due's): its columns are narrow, so a language may say
+            # it shorter here ("vor 2 T 03 h" under "Fällig"; the cell is red and bold when overdue).
+            if seconds < 0:
+                return QCoreApplication.translate("BoardModel", "overdue by {0}").format(times.duration(-seconds))
+            return QCoreApplication.translate("BoardModel", "in {0}").format(times.duration(seconds))
         return str(row.extensions)
 
     def _due_mark(self, row: Any, role: int) -> Any:

@@ -15,13 +15,16 @@ class BoardView(QTableView):
     characters: longer (German) headers and times squeezed the summary to nothing and pushed the
     last columns out of sight. Here every column gets at least its header, the summary at least
     SUMMARY_CHARS characters; what the contents want beyond that is cut from the widest columns
-    first when the view is too narrow (their cells elide, the tooltip has the whole text). Once the
-    supervisor drags a column, the widths are theirs: a wider or narrower view only moves the summary.
+    first when the view is too narrow (their cells elide, the tooltip has the whole text). The
+    `whole` columns (the times a supervisor acts on: time left, due) are not cut while others can
+    be: an elided "seit 2 T 03 …" says nothing. Once the supervisor drags a column, the widths are
+    theirs: a wider or narrower view only moves the summary.
     """
 
-    def __init__(self, summary: int, parent: QWidget | None = None) -> None:
+    def __init__(self, summary: int, whole: tuple[int, ...] = (), parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.summary = summary
+        self.whole = whole
         self._busy = False  # widths being set here, not by the supervisor
         self.user_sized = False
         header = self.horizontalHeader()
@@ -45,6 +48,7 @@ class BoardView(QTableView):
         others = [c for c in columns if c != self.summary]
         need = {c: self.header_width(c) for c in others}
         want = {c: max(need[c], self.sizeHintForColumn(c)) for c in others}
+        need |= {c: want[c] for c in others if c in self.whole}  # their contents, before the others' are
         room = self.viewport().width() - (self.summary_minimum() if self.summary in columns else 0)
         self._set_widths(fitted(need, want, room))
         self.user_sized = False

@@ -147,7 +147,7 @@ class SupervisorWindow(QMainWindow):
     def _board_tab(self) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
-        self.board = board_view.BoardView(SUMMARY)
+        self.board = board_view.BoardView(SUMMARY, whole=(board_model.TIME_LEFT, board_model.DUE))
         self.board.setObjectName("lock_board")
         self.board.setAccessibleName(self.tr("Lock board"))
         self.board.setModel(self.model)

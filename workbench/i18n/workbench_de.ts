@@ -49,7 +49,15 @@
     </message>
     <message>
         <source>expired {0} ago</source>
-        <translation>seit {0} abgelaufen</translation>
+        <translation>−{0}</translation>
+    </message>
+    <message>
+        <source>overdue by {0}</source>
+        <translation>vor {0}</translation>
+    </message>
+    <message>
+        <source>in {0}</source>
+        <translation>in {0}</translation>
     </message>
     <message>
         <source>(s)</source>
