@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import collections
+import math
+import os
 import re
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -119,11 +122,16 @@ def measure(target: harness.Target, spec: dict[str, Any], args: argparse.Namespa
         with engine.connect() as conn:
             tables = _TABLES[spec["kind"]]
             before = counters(conn, tables)
+            pids = conn.exec_driver_sql("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                        "AND pid <> pg_backend_pid() AND backend_type = 'client backend'").scalars()
+            backends = list(pids)
+            cpu = backend_cpu_seconds(backends)
             start = conn.exec_driver_sql("SELECT pg_current_wal_insert_lsn()").scalar()
             result = harness.run_loop(ops, pairs=args.pairs)
             if result.pairs != args.pairs or result.errors:
                 raise SystemExit(f"{spec['kind']}: {result.pairs} pairs, errors {dict(result.errors)}")
             end = conn.exec_driver_sql("SELECT pg_current_wal_insert_lsn()").scalar()
+            cpu = backend_cpu_seconds(backends) - cpu
             ops.close()
             time.sleep(STATS_FLUSH_SECONDS)
             after = counters(conn, tables)
@@ -137,7 +145,22 @@ def measure(target: harness.Target, spec: dict[str, Any], args: argparse.Namespa
         ops.close()  # a second close does nothing
         engine.dispose()
     delta = {k: after[k] - before[k] for k in after}
-    return {"pairs": args.pairs, "wal": float(total or 0), "delta": delta, "records": records, "names": names}
+    return {"pairs": args.pairs, "wal": float(total or 0), "delta": delta, "records": records, "names": names,
+            "cpu": cpu, "seconds": result.duration}
+
+
+def backend_cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds (user + system) the server processes `pids` used so far; NaN where /proc cannot
+    tell (a server on another host). The claimer's own backend only: the machine's other
+    PostgreSQL servers (another test run) do not count."""
+    total = 0
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return math.nan
+        total += sum(int(field) for field in text[text.rindex(")") + 2:].split()[11:13])
+    return total / os.sysconf("SC_CLK_TCK") if pids else math.nan
 
 
 def relation_names(conn: sa.Connection, records: list[Any]) -> dict[str, str]:
@@ -182,7 +205,9 @@ def report(results: dict[str, dict[str, Any]], top: int) -> None:
         fpi = sum(r[4] for r in rows)
         figures = {"WAL bytes/pair": measured["wal"] / pairs, "  of which full-page images": fpi,
                    "  without full-page images": measured["wal"] / pairs - fpi,
-                   "WAL records/pair": sum(r[2] for r in rows)}
+                   "WAL records/pair": sum(r[2] for r in rows),
+                   "backend CPU ms/pair": measured["cpu"] / pairs * 1000,
+                   "wall ms/pair (one connection)": measured["seconds"] / pairs * 1000}
         for name in _TABLES[kind]:
             upd, hot = delta.get(f"{name} n_tup_upd", 0.0), delta.get(f"{name} n_tup_hot_upd", 0.0)
             if upd:
