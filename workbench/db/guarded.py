@@ -106,9 +106,9 @@ class GuardedWriter:
             return None
 
     def finisher(self, shape: Shape) -> Callable[[Any, str, str], Any] | None:
-        """For a write without edits or reason that clears the lock (Complete) in one statement: a
-        function (key, token, user) -> the database time of the write, or None if the fence failed.
-        None where the write takes more than one statement."""
+        """For a write without edits or reason that clears the lock (Complete) in one round trip (one
+        statement, or one batch of them): a function (key, token, user) -> the database time of the
+        write, or None if the fence failed. None where the write takes more round trips."""
         if not shape.unlock or shape.kind in _REASONED:
             return None
         if not self._one_statement(shape):
