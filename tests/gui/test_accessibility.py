@@ -95,6 +95,14 @@ def test_the_connection_dialogs_name_every_control(qtbot: Any) -> None:
 
 
 def test_the_supervisors_and_draft_dialogs_name_every_control(qtbot: Any) -> None:
+    for dialog in supervisor_and_draft_dialogs():
+        qtbot.addWidget(dialog)
+        dialog.show()
+        assert unnamed(dialog) == [], dialog.objectName()
+
+
+def supervisor_and_draft_dialogs() -> tuple[Any, ...]:
+    """Force release, Reassign, Reopen, Move and a draft, each filled as a user would see it."""
     import datetime as dt
     import types
 
@@ -105,14 +113,11 @@ def test_the_supervisors_and_draft_dialogs_name_every_control(qtbot: Any) -> Non
     draft = journal.Draft(database="sqlite:///x.db", queue="cases", key=7, owner="alice", token=None,
                           values={"resolution": "Fixed"}, base={"resolution": None},
                           updated_at=dt.datetime.now(dt.UTC).isoformat())
-    for dialog in (supervisor_dialogs.ForceReleaseDialog([row]),
-                   supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
-                   supervisor_dialogs.ReopenDialog("Helpdesk cases", "7"),
-                   _move_dialog(),
-                   draft_view.DraftDialog("Helpdesk cases 7", draft, {"resolution": "Resolution"})):
-        qtbot.addWidget(dialog)
-        dialog.show()
-        assert unnamed(dialog) == [], dialog.objectName()
+    return (supervisor_dialogs.ForceReleaseDialog([row]),
+            supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
+            supervisor_dialogs.ReopenDialog("Helpdesk cases", "7"),
+            _move_dialog(),
+            draft_view.DraftDialog("Helpdesk cases 7", draft, {"resolution": "Resolution"}))
 
 
 def _move_dialog() -> Any:

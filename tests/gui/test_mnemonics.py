@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tests.gui.test_accessibility import _move_dialog
+from tests.gui.test_accessibility import supervisor_and_draft_dialogs
 from tests.gui.test_connections import two_profiles_open
 from tests.gui.test_supervisor import console  # noqa: F401  (the fixture: a console on the demo)
 from workbench.config import profiles
@@ -128,17 +128,7 @@ def test_the_connection_dialog_in_every_state(language: str, qtbot: Any) -> None
 
 
 def test_the_operators_and_supervisors_dialogs(language: str, qtbot: Any) -> None:
-    import datetime as dt
-    import types
-
-    from workbench import journal
-    from workbench.gui import draft_view, supervisor_dialogs
-
     found: list[str] = []
-    row = types.SimpleNamespace(queue="cases", key=7, owner="bob")
-    draft = journal.Draft(database="sqlite:///x.db", queue="cases", key=7, owner="alice", token=None,
-                          values={"resolution": "Fixed"}, base={"resolution": None},
-                          updated_at=dt.datetime.now(dt.UTC).isoformat())
     pick = operator.PickList(key_name="case_id", rows=[{"case_id": 1, "subject": "x"}],
                              labels={"case_id": "Case", "subject": "Subject"}, waiting=1)
     for dialog in (dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=True),
@@ -148,11 +138,7 @@ def test_the_operators_and_supervisors_dialogs(language: str, qtbot: Any) -> Non
                    dialogs.DeferDialog("Helpdesk cases 7", False),
                    shortcuts_dialog.ShortcutsDialog(hotkeys.Keymap(), ["Resolve", "Wait for customer"]),
                    dialogs.PickDialog(pick),
-                   supervisor_dialogs.ForceReleaseDialog([row]),
-                   supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
-                   supervisor_dialogs.ReopenDialog("Helpdesk cases", "7"),
-                   _move_dialog(),
-                   draft_view.DraftDialog("Helpdesk cases 7", draft, {"resolution": "Resolution"})):
+                   *supervisor_and_draft_dialogs()):
         qtbot.addWidget(dialog)
         dialog.show()
         found += _clashes(dialog, language)
