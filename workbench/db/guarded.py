@@ -24,6 +24,8 @@ from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
 
+# The audit trail's columns an audit row written in SQL fills (GuardedWriter._audit_event).
+_AUDIT_COLUMNS = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
 # Writes that give the item back with a reason the operator chose (the audit row keeps it).
 _REASONED = (models.EventKind.RELEASE, models.EventKind.DEFER)
 
@@ -172,19 +174,14 @@ class GuardedWriter:
         if not q.shape.one_statement or self.trail.reviews is not None or len(statements) != 1:
             return None
         user = sa.bindparam("wb_user", type_=sa.String())
-        event = sa.select(
-            sa.literal(q.name, literal_execute=True), sa.bindparam("wb_a_key", type_=sa.String()),
-            sa.literal(shape.kind.value, literal_execute=True), user, user,
-            sa.bindparam("wb_a_token", type_=sa.String()), clock.db_now(), sa.null(),
-            sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(), sa.null(),
-        ).where(batches.CHANGED == 1)
-        cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
+        event = self._audit_event(shape, sa.bindparam("wb_a_key", type_=sa.String()),
+                                  sa.bindparam("wb_a_token", type_=sa.String()), user).where(batches.CHANGED == 1)
         shape_of_lock = self.q.shape
         sample = {"wb_key": None, "wb_user": "", **shape_of_lock.key_params(None),
                   **shape_of_lock.token_params(shape_of_lock.new_token_value())}
         parts = [held.prepare(statements[0], sample),
                  held.prepare(batches.REMEMBER_CHANGED),
-                 held.prepare(sa.insert(self.trail.table).from_select(cols, event),
+                 held.prepare(sa.insert(self.trail.table).from_select(_AUDIT_COLUMNS, event),
                               {"wb_user": "", "wb_a_key": "", "wb_a_token": ""}),
                  held.prepare(sa.select(batches.CHANGED, sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))),
                  held.prepare(batches.COMMIT)]
@@ -328,24 +325,12 @@ class GuardedWriter:
         returned = ([q.key.label("wb_key"), sa.type_coerce(now, sa.DateTime(timezone=q.aware)).label("wb_now")]
                     if shape.unlock else q.lock_select_columns(now))
         upd = update.returning(*returned).cte("wb_written")
-        a = self.trail.table
-        # Everything but key, token, user (and a release's reason) is fixed by the shape, so it
-        # is part of the statement text instead of a parameter sent on every call.
-        detail = json.dumps({"columns": sorted(shape.edits)}, sort_keys=True) if shape.edits else None
-        event = sa.select(
-            sa.literal(q.name, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
-            sa.literal(shape.kind.value, literal_execute=True), user, user,
-            sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock else q.backend.token_digest(upd.c.wb_token),
-            clock.db_now(),
-            sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind in _REASONED else sa.null(),
-            sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
-            sa.bindparam("wb_a_detail", type_=sa.Text()) if shape.kind == models.EventKind.DEFER or shape.to_review
-            else sa.literal(detail, sa.Text(), literal_execute=True) if detail else sa.null(),
-        ).select_from(upd)
-        cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
+        token = (sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock
+                 else q.backend.token_digest(upd.c.wb_token))
+        event = self._audit_event(shape, sa.cast(upd.c.wb_key, sa.String(200)), token, user).select_from(upd)
         # Complete and Release send back only the time: the caller knows the key.
         result = sa.select(upd.c.wb_now) if shape.unlock else sa.select(upd)
-        stmt = result.add_cte(sa.insert(a).from_select(cols, event).cte("wb_event"))
+        stmt = result.add_cte(sa.insert(self.trail.table).from_select(_AUDIT_COLUMNS, event).cte("wb_event"))
         if shape.note:
             n, notebook = self._notes().table, self._notes().queue
             written = sa.select(sa.literal(notebook, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
@@ -380,6 +365,22 @@ class GuardedWriter:
                 sa.delete(c).where(c.c.queue == q.name, c.c.actor == actor, c.c.until <= clock.db_now())
                 .cte("wb_lapsed"))
         return stmt
+
+    def _audit_event(self, shape: Shape, key: sa.ColumnElement[Any], token: sa.ColumnElement[Any],
+                     user: sa.ColumnElement[Any]) -> sa.Select[Any]:
+        """The audit row of a write as a SELECT (of _AUDIT_COLUMNS), written in SQL with the write;
+        the caller gives the key and the token's digest as the statement has them."""
+        q = self.q
+        # Everything but key, token, user (and a release's reason) is fixed by the shape, so it
+        # is part of the statement text instead of a parameter sent on every call.
+        detail = json.dumps({"columns": sorted(shape.edits)}, sort_keys=True) if shape.edits else None
+        return sa.select(
+            sa.literal(q.name, literal_execute=True), key, sa.literal(shape.kind.value, literal_execute=True),
+            user, user, token, clock.db_now(),
+            sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind in _REASONED else sa.null(),
+            sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
+            sa.bindparam("wb_a_detail", type_=sa.Text()) if shape.kind == models.EventKind.DEFER or shape.to_review
+            else sa.literal(detail, sa.Text(), literal_execute=True) if detail else sa.null())
 
     def _review_ctes(self, stmt: Any, shape: Shape, upd: sa.CTE, user: sa.ColumnElement[Any]) -> Any:
         """A Complete chosen for review records who did it; one in a reviewing queue, the verdict."""

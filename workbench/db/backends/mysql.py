@@ -94,10 +94,10 @@ class MysqlBackend(Backend):
         # START TRANSACTION: on a Galera cluster (MariaDB 10.11), a COMMIT so begun that failed
         # certification answered OK, and two claimers through two nodes both got the row (in
         # about one run of tests/test_galera.py in two; none in eight without autocommit).
-        return "READ COMMITTED" if url.get_driver_name() == "pymysql" else "AUTOCOMMIT"
+        return "READ COMMITTED" if _sends_batches(url.get_driver_name()) else "AUTOCOMMIT"
 
     def fast_pool_setup(self, engine: sa.Engine) -> None:
-        if engine.dialect.driver != "pymysql":
+        if not _sends_batches(engine.dialect.driver):
             return
 
         @event.listens_for(engine, "do_connect")
@@ -109,7 +109,7 @@ class MysqlBackend(Backend):
             cparams["client_flag"] = cparams.get("client_flag", 0) | CLIENT.MULTI_STATEMENTS
 
     def held_connections(self, engine: sa.Engine) -> Any:
-        if engine.dialect.driver != "pymysql":  # pyodbc runs one statement per call
+        if not _sends_batches(engine.dialect.driver):
             return super().held_connections(engine)
         from workbench.db import batches
 
@@ -169,6 +169,12 @@ class MysqlBackend(Backend):
             return ("needs a server whose FOR UPDATE SKIP LOCKED locks rows (MySQL 8.0.1+, MariaDB 10.6+; "
                     f"not TiDB: {server_version_text(engine)})")
         return None
+
+
+def _sends_batches(driver: str) -> bool:
+    """Does the fast pool send the claim and Complete as batches (batches.py)? Through PyMySQL; over
+    ODBC every statement is its own call."""
+    return driver == "pymysql"
 
 
 def found_rows(url: sa.URL) -> sa.URL:
