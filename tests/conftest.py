@@ -14,6 +14,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication
 # The GUI tests read the English texts, whatever the language of the machine (a test that wants
 # another one installs it: workbench.gui.i18n.install).
 os.environ["WORKBENCH_LANG"] = "en"
+# Commands the tests start run in their own process, as they always did: no command server is left
+# behind by a test (tests/test_command_server.py turns it on for its own).
+os.environ["WORKBENCH_COMMAND_SERVER"] = "off"
 
 from tests import servers, support
 

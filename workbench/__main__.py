@@ -3,7 +3,7 @@
 import os
 import sys
 
-from workbench.cli.main import main
+from workbench.cli.launcher import main
 
 # A windowed Windows or macOS build (PyInstaller, console=False) starts with no stdout/stderr:
 # writing a message there would raise instead of showing nothing.

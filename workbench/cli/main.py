@@ -179,10 +179,21 @@ def _sets(p: argparse.ArgumentParser, required: bool) -> None:
                                              "non-text column)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+class OwnProcessNeeded(BaseException):
+    """Raised in a command server's child for what needs a process of its own (the window, the
+    self-test, a password prompt at the terminal): the caller runs the command itself instead.
+    A BaseException, so that no command's error handling takes it for a failure."""
+
+
+def main(argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None,
+         served: bool = False) -> int:
+    """Run one command line. `parser`: one built before (the command server builds it once);
+    `served`: this process is a command server's child (see OwnProcessNeeded)."""
+    parser = parser or build_parser()
     _Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
+    if served and (args.self_test or args.command is None):
+        raise OwnProcessNeeded
     as_json = bool(getattr(args, "json", False))
     if args.self_test:
         if args.command is not None:

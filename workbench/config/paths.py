@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import platformdirs
@@ -26,6 +27,16 @@ def config_dir() -> Path:
 def data_dir() -> Path:
     home = _home()
     return home / "data" if home else Path(platformdirs.user_data_dir("workbench", appauthor=False))
+
+
+def runtime_dir() -> Path:
+    """Files that live as long as the user's session: the command server's socket."""
+    home = _home()
+    if home:
+        return home / "run"
+    with warnings.catch_warnings():  # newer platformdirs warn when they fall back to a temporary dir
+        warnings.simplefilter("ignore")
+        return Path(platformdirs.user_runtime_dir("workbench", appauthor=False))
 
 
 def demo_dir() -> Path:

@@ -1,0 +1,98 @@
+"""The CLI as scripts call it: wall time of `workbench next` and `workbench release`, each a new
+process, with the command server (workbench/cli/command_server.py) and without it, alternating in
+one run on the demo database (or a config given)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from workbench.cli import command_server
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.cli_bench", description=__doc__)
+    parser.add_argument("--config", help="a config file; default: a new demo (SQLite)")
+    parser.add_argument("--queue", default="cases")
+    parser.add_argument("--pairs", type=int, default=20, help="next + release pairs per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each, alternating")
+    return parser.parse_args(argv)
+
+
+def _command(env: dict[str, str], *args: str) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "workbench", *args], env=env, capture_output=True, text=True,
+                          check=False)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"workbench {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+    return wall, done.stdout
+
+
+def _round(env: dict[str, str], config: str, queue: str, pairs: int) -> tuple[list[float], list[float]]:
+    nexts, releases = [], []
+    for _ in range(pairs):
+        wall, out = _command(env, "--config", config, "--user", "bench", "--json", "next", queue)
+        nexts.append(wall)
+        claim = json.loads(out)
+        wall, _ = _command(env, "--config", config, "--user", "bench", "release", queue, str(claim["key"]),
+                           "--token", claim["token"])
+        releases.append(wall)
+    return nexts, releases
+
+
+def _ms(values: list[float]) -> str:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"{statistics.median(values) * 1000:6.0f} / {p95 * 1000:4.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if sys.platform != "linux":
+        raise SystemExit("the command server runs on Linux only")
+    home = Path(tempfile.mkdtemp(prefix="wbcli", dir="/tmp"))
+    env = {**os.environ, "WORKBENCH_HOME": str(home)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # users' installs have their bytecode cached
+    os.environ["WORKBENCH_HOME"] = str(home)
+    try:
+        config = args.config or _command({**env, command_server.ENV: "off"}, "demo", str(home / "demo"))[1].strip()
+        modes = {"own process": {**env, command_server.ENV: "off"},
+                 "command server": {**env, command_server.ENV: "300"}}
+        _round(modes["command server"], config, args.queue, 1)  # starts the server
+        deadline = time.monotonic() + 30
+        while command_server.status() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        results: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in modes}
+        for _ in range(args.rounds):
+            for name, mode_env in modes.items():
+                nexts, releases = _round(mode_env, config, args.queue, args.pairs)
+                results[name][0].extend(nexts)
+                results[name][1].extend(releases)
+        load = os.getloadavg()[0]
+        print(f"{args.rounds} rounds x {args.pairs} pairs each, alternating; load average {load:.2f}")
+        print(f"{'':16} {'next p50 / p95 ms':>18} {'release p50 / p95 ms':>21}")
+        for name, (nexts, releases) in results.items():
+            print(f"{name:16} {_ms(nexts):>18} {_ms(releases):>21}")
+        reference = statistics.median(results["own process"][0])
+        print(f"next with the server: {statistics.median(results['command server'][0]) / reference:.2f}x "
+              "the time in its own process")
+    finally:
+        found = command_server.status()
+        if found is not None:
+            os.kill(int(found["pid"]), signal.SIGTERM)  # type: ignore[call-overload]
+        shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

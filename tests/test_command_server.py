@@ -1,0 +1,189 @@
+"""The command server: commands it runs behave as commands run in their own process, only sooner."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import command_server
+from workbench.cli import main as cli
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the command server runs on Linux only")
+
+
+class Commands:
+    """`workbench` command lines run as real processes, with the command server on or off."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.env = {**os.environ, "WORKBENCH_HOME": str(home), command_server.ENV: "120"}
+        self.config = ""
+
+    def popen(self, *args: str, served: bool = True, cwd: Path | None = None,
+              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        environment = {**self.env, **(env or {})}
+        if not served:
+            environment[command_server.ENV] = "off"
+        return subprocess.Popen([sys.executable, "-m", "workbench", *args], env=environment, cwd=cwd or self.home,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def run(self, *args: str, **kwargs: object) -> tuple[int, str, str]:
+        process = self.popen(*args, **kwargs)  # type: ignore[arg-type]
+        out, err = process.communicate(timeout=120)
+        return process.returncode, out, err
+
+    def status(self) -> dict[str, object] | None:
+        return command_server.status()
+
+    def wait_for_server(self) -> dict[str, object]:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = self.status()
+            if found is not None:
+                return found
+            time.sleep(0.1)
+        raise AssertionError("no command server started within 30 s")
+
+
+@pytest.fixture
+def commands(monkeypatch: pytest.MonkeyPatch) -> Iterator[Commands]:
+    # A short home: a Unix socket's path may not be longer than about 100 bytes.
+    home = Path(tempfile.mkdtemp(prefix="wbcs", dir="/tmp"))
+    monkeypatch.setenv("WORKBENCH_HOME", str(home))
+    monkeypatch.setenv(command_server.ENV, "120")
+    runner = Commands(home)
+    code, out, err = runner.run("demo", str(home / "demo"))  # run here; starts the server
+    assert code == 0, err
+    runner.config = out.strip()
+    try:
+        yield runner
+    finally:
+        found = command_server.status()
+        if found is not None:
+            os.kill(int(found["pid"]), signal.SIGTERM)  # type: ignore[call-overload]
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_the_server_knows_every_command_of_the_parser() -> None:
+    parser = cli.build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    assert set(subparsers.choices) == command_server.COMMANDS  # type: ignore[arg-type]
+
+
+def test_the_window_and_the_self_test_never_go_to_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(command_server.ENV, "60")
+    assert command_server.wanted(["--config", "x.toml", "next", "cases"])
+    assert not command_server.wanted(["--config", "x.toml", "--demo"])  # the window
+    assert not command_server.wanted(["--self-test"])
+    monkeypatch.setenv(command_server.ENV, "off")
+    assert not command_server.wanted(["next", "cases"])
+
+
+def test_commands_in_the_server_answer_exactly_as_in_their_own_process(commands: Commands) -> None:
+    before = commands.wait_for_server()
+    cfg = ["--config", commands.config]
+    demo_dir = Path(commands.config).parent
+    lines: list[tuple[tuple[str, ...], dict[str, object]]] = [
+        ((*cfg, "queues"), {}),
+        ((*cfg, "--json", "queues"), {}),
+        ((*cfg, "next", "nosuch"), {}),  # a config error: exit 2, the message on stderr
+        ((*cfg, "--json", "next", "nosuch"), {}),
+        ((*cfg, "next", "--bogus"), {}),  # argparse's usage error
+        (("next", "--help"), {}),
+        (("queues",), {"cwd": demo_dir}),  # ./workbench.toml of the caller's directory
+        (("--json", "queues"), {"env": {"WORKBENCH_CONFIG": commands.config}}),  # the caller's environment
+        ((*cfg, "--user", "nobody", "mine", "cases"), {}),
+    ]
+    for line, options in lines:
+        alone = commands.run(*line, served=False, **options)
+        served = commands.run(*line, **options)
+        assert served == alone, line
+    assert commands.status()["served"] == int(before["served"]) + len(lines)  # type: ignore[index, call-overload]
+    assert commands.status()["pid"] == before["pid"]  # type: ignore[index]
+
+
+def test_parallel_claims_through_the_server_never_share_an_item(commands: Commands) -> None:
+    before = commands.wait_for_server()
+    users = [f"user{n}" for n in range(8)]
+    running = [commands.popen("--config", commands.config, "--user", user, "--json", "next", "cases")
+               for user in users]
+    keys = []
+    for process in running:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        keys.append(json.loads(out)["key"])
+    assert len(set(keys)) == len(users)
+    assert commands.status()["served"] == int(before["served"]) + len(users)  # type: ignore[index, call-overload]
+    # The claims are in the database, under each user: seen by a command in its own process.
+    for user, key in zip(users, keys, strict=True):
+        code, out, err = commands.run("--config", commands.config, "--user", user, "--json", "mine", "cases",
+                                      served=False)
+        assert code == 0, err
+        assert [lock["key"] for lock in json.loads(out)] == [key]
+
+
+def test_an_outdated_server_steps_down_and_the_command_runs_here(commands: Commands,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    server = int(commands.wait_for_server()["pid"])  # type: ignore[call-overload]
+    path = command_server.socket_path()
+    assert path is not None and path.exists()
+    monkeypatch.setattr(command_server, "identity", lambda: "code installed since the server started")
+    assert command_server.run(["queues"]) is None  # not served: the caller runs it itself
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{server}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{server}").exists()
+    assert not path.exists()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_signal_to_the_caller_reaches_the_command_the_server_runs(commands: Commands) -> None:
+    # SIGTERM (a timeout's, a service manager's) ends the command at once; Ctrl-C's SIGINT is passed
+    # on the same way, but takes effect only when SQLite's wait for its lock returns.
+    server = int(commands.wait_for_server()["pid"])  # type: ignore[call-overload]
+    database = Path(commands.config).parent / "workbench-demo.db"
+    assert database.exists()
+    blocker = sqlite3.connect(database, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # the claim waits for the database
+    try:
+        process = commands.popen("--config", commands.config, "--user", "waiting", "next", "cases")
+        deadline = time.monotonic() + 30
+        while not _children(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (child,) = _children(server)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+        assert process.returncode == 128 + signal.SIGTERM
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{child}").exists()
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    code, out, _ = commands.run("--config", commands.config, "--user", "waiting", "--json", "mine", "cases")
+    assert code == 0 and json.loads(out) == []  # interrupted before it claimed: nothing held
