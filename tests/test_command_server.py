@@ -27,20 +27,24 @@ class Commands:
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        self.env = {**os.environ, "WORKBENCH_HOME": str(home), command_server.ENV: "120"}
+        # PYTHONPATH: the tests' own modules (a test keyring) importable in the commands and the server.
+        self.env = {**os.environ, "WORKBENCH_HOME": str(home), command_server.ENV: "120",
+                    "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
         self.config = ""
 
     def popen(self, *args: str, served: bool = True, cwd: Path | None = None,
-              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+              env: dict[str, str] | None = None, stdin: object = subprocess.DEVNULL) -> subprocess.Popen[str]:
         environment = {**self.env, **(env or {})}
         if not served:
             environment[command_server.ENV] = "off"
         return subprocess.Popen([sys.executable, "-m", "workbench", *args], env=environment, cwd=cwd or self.home,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def run(self, *args: str, **kwargs: object) -> tuple[int, str, str]:
+    def run(self, *args: str, input: str | None = None, **kwargs: object) -> tuple[int, str, str]:
+        if input is not None:
+            kwargs["stdin"] = subprocess.PIPE
         process = self.popen(*args, **kwargs)  # type: ignore[arg-type]
-        out, err = process.communicate(timeout=120)
+        out, err = process.communicate(input, timeout=120)
         return process.returncode, out, err
 
     def status(self) -> dict[str, object] | None:
@@ -187,3 +191,34 @@ def test_a_signal_to_the_caller_reaches_the_command_the_server_runs(commands: Co
         blocker.close()
     code, out, _ = commands.run("--config", commands.config, "--user", "waiting", "--json", "mine", "cases")
     assert code == 0 and json.loads(out) == []  # interrupted before it claimed: nothing held
+
+
+def test_stdin_and_a_password_prompt_reach_the_user(commands: Commands) -> None:
+    before = int(commands.wait_for_server()["served"])  # type: ignore[call-overload]
+    keyring = {"PYTHON_KEYRING_BACKEND": "tests.helpers.memkeyring.MemoryKeyring"}  # per process: nothing kept
+    code, _, err = commands.run("profile", "add", "office", "--kind", "postgresql", "--host", "db.example",
+                                "--database", "helpdesk", "--db-user", "ann", "--queues", commands.config)
+    assert code == 0, err
+    # The caller's stdin is the command's stdin.
+    assert commands.run("profile", "password", "office", "--stdin", input="s3cret\n", env=keyring)[:2] == (
+        0, "password for ann@db.example stored in memkeyring MemoryKeyring\n")
+    code, _, err = commands.run("profile", "password", "office", "--stdin", input="", env=keyring)
+    assert (code, err) == (2, "workbench: no password given; nothing stored\n")
+    assert int(commands.status()["served"]) == before + 3  # type: ignore[index, call-overload]
+    # A prompt at a terminal: the server's child has no terminal (getpass would echo there), so the
+    # command runs in the caller's process, which asks once.
+    main, terminal = os.openpty()
+    try:
+        process = commands.popen("profile", "password", "office", env=keyring, stdin=terminal)
+        prompt = "Password for ann@db.example: "
+        assert process.stderr is not None
+        assert process.stderr.read(len(prompt)) == prompt  # asked once; getpass flushed the terminal before
+        os.write(main, b"typed\n")
+        out, err = process.communicate(timeout=120)
+    finally:
+        os.close(terminal)
+        os.close(main)
+    assert process.returncode == 0, err
+    assert "Password for" not in err
+    assert out == "password for ann@db.example stored in memkeyring MemoryKeyring\n"
+    assert int(commands.status()["served"]) == before + 4  # type: ignore[index, call-overload]
