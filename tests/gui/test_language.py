@@ -31,7 +31,8 @@ def test_the_window_speaks_german(german: None, qtbot: Any, open_window: Any, de
     assert window.mine_button.text() == "Meine unerledigten Einträge"
     assert [a.text() for a in window.menuBar().actions()] == ["&Eintrag", "&Ansicht", "&Hilfe"]
     assert window.connection_label.text().startswith("Verbunden als alice")
-    assert window.actions["save"].text() == "Änderungen speichern und den Eintrag behalten"
+    assert window.actions["save"].text() == "&Speichern"
+    assert window.actions["save"].statusTip() == "Änderungen speichern und den Eintrag behalten"
     with qtbot.waitSignal(window.session.claimed, timeout=10_000):
         qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.timer_label.text().startswith("Sperre auf"), timeout=3000)
@@ -89,7 +90,7 @@ def test_view_menu_stores_the_language_for_the_next_start(qtbot: Any, open_windo
                                                           tmp_path: Path) -> None:
     window: main_window.MainWindow = open_window(demo_config, home=tmp_path / "home")
     names = [a.text() for a in window.language_menu.actions()]
-    assert names == ["System default", "English", "Deutsch", "Français"]
+    assert names == ["&System default", "&English", "&Deutsch", "&Français"]
     assert window.findChild(type(window.actions["save"]), "language_system").isChecked()
     window.findChild(type(window.actions["save"]), "language_de").trigger()
     notice = window.findChild(QMessageBox, "language_notice")

@@ -147,8 +147,14 @@ def test_the_operators_and_supervisors_dialogs(language: str, qtbot: Any) -> Non
 
 
 def _menu_clashes(window: Any, where: str) -> list[str]:
+    """Two entries of one menu with one Alt letter, and entries without one (a keyboard user then
+    reaches them only with the arrow keys)."""
     return [f"{where} menu {menu.title()}: {key} {texts}"
-            for menu in all_menus(window) for key, texts in clashes(menu_owners(menu)).items()]
+            for menu in all_menus(window) for key, texts in clashes(menu_owners(menu)).items()] + [
+            f"{where} menu {menu.title()}: no Alt letter in {a.text()!r}"
+            for menu in all_menus(window) for a in menu.actions()
+            if a.isVisible() and not a.isSeparator() and not letter(a.text())
+            and not a.objectName().startswith("profile_")]  # connection profiles: names people gave
 
 
 def test_the_operator_window_its_menus_and_the_quit_question(language: str, qtbot: Any, make_launcher: Any,

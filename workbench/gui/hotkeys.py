@@ -18,27 +18,41 @@ class Hotkey:
     action: str  # the name the window uses for the QAction
     keys: str  # the default: QKeySequence text, portable form
     text: str  # what it does, for the shortcuts dialog (English; describe() translates it)
+    menu: str  # its menu entry, with its Alt letter (English; menu_text() translates it)
 
 
 HOTKEYS: tuple[Hotkey, ...] = (
-    Hotkey("next", "Ctrl+N", QT_TRANSLATE_NOOP("Hotkeys", "Next item: claim the next waiting item")),
-    Hotkey("save", "Ctrl+S", QT_TRANSLATE_NOOP("Hotkeys", "Save your edits and keep the item")),
+    Hotkey("next", "Ctrl+N", QT_TRANSLATE_NOOP("Hotkeys", "Next item: claim the next waiting item"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Next item")),
+    Hotkey("save", "Ctrl+S", QT_TRANSLATE_NOOP("Hotkeys", "Save your edits and keep the item"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Save")),
     Hotkey("complete", "Ctrl+Return",
-           QT_TRANSLATE_NOOP("Hotkeys", "Complete the item (the queue's first outcome)")),
+           QT_TRANSLATE_NOOP("Hotkeys", "Complete the item (the queue's first outcome)"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Complete")),
     Hotkey("release", "Ctrl+Shift+R",
-           QT_TRANSLATE_NOOP("Hotkeys", "Release the item back to the queue, with a reason")),
+           QT_TRANSLATE_NOOP("Hotkeys", "Release the item back to the queue, with a reason"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Release…")),
     Hotkey("undo", "Ctrl+U",
-           QT_TRANSLATE_NOOP("Hotkeys", "Undo your last Complete (within the queue's undo time)")),
+           QT_TRANSLATE_NOOP("Hotkeys", "Undo your last Complete (within the queue's undo time)"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Undo Complete")),
     Hotkey("defer", "Ctrl+D",
-           QT_TRANSLATE_NOOP("Hotkeys", "Defer the item until a time (it comes back first then)")),
-    Hotkey("extend", "Ctrl+E", QT_TRANSLATE_NOOP("Hotkeys", "Extend your lock")),
-    Hotkey("check", "F5", QT_TRANSLATE_NOOP("Hotkeys", "Check the lock now and refresh your list")),
-    Hotkey("resume", "Ctrl+L", QT_TRANSLATE_NOOP("Hotkeys", "Show your unfinished items")),
-    Hotkey("pick", "Ctrl+O", QT_TRANSLATE_NOOP("Hotkeys", "Pick a specific waiting item")),
-    Hotkey("queue", "Ctrl+K", QT_TRANSLATE_NOOP("Hotkeys", "Choose the queue")),
-    Hotkey("shortcuts", "F1", QT_TRANSLATE_NOOP("Hotkeys", "Keyboard shortcuts: see and change them")),
+           QT_TRANSLATE_NOOP("Hotkeys", "Defer the item until a time (it comes back first then)"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Defer…")),
+    Hotkey("extend", "Ctrl+E", QT_TRANSLATE_NOOP("Hotkeys", "Extend your lock"),
+           QT_TRANSLATE_NOOP("Hotkeys", "E&xtend lock")),
+    Hotkey("check", "F5", QT_TRANSLATE_NOOP("Hotkeys", "Check the lock now and refresh your list"),
+           QT_TRANSLATE_NOOP("Hotkeys", "Chec&k lock now")),
+    Hotkey("resume", "Ctrl+L", QT_TRANSLATE_NOOP("Hotkeys", "Show your unfinished items"),
+           QT_TRANSLATE_NOOP("Hotkeys", "Your &unfinished items")),
+    Hotkey("pick", "Ctrl+O", QT_TRANSLATE_NOOP("Hotkeys", "Pick a specific waiting item"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Pick an item…")),
+    Hotkey("queue", "Ctrl+K", QT_TRANSLATE_NOOP("Hotkeys", "Choose the queue"),
+           QT_TRANSLATE_NOOP("Hotkeys", "Choose the &queue")),
+    Hotkey("shortcuts", "F1", QT_TRANSLATE_NOOP("Hotkeys", "Keyboard shortcuts: see and change them"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Keyboard shortcuts…")),
     Hotkey("quit", "Ctrl+Q",
-           QT_TRANSLATE_NOOP("Hotkeys", "Quit (gives back an untouched item; asks about one you worked on)")),
+           QT_TRANSLATE_NOOP("Hotkeys", "Quit (gives back an untouched item; asks about one you worked on)"),
+           QT_TRANSLATE_NOOP("Hotkeys", "&Quit")),
 )
 
 # Complete with a specific outcome: Ctrl+1 … Ctrl+9 in the order the queue lists its outcomes.
@@ -69,8 +83,13 @@ SINGLE_KEY_SETTING = "single_key"
 
 
 def describe(hotkey: Hotkey) -> str:
-    """What the key does, in the user's language (the menu shows the part before a colon)."""
+    """What the key does, in the user's language."""
     return QCoreApplication.translate("Hotkeys", hotkey.text)
+
+
+def menu_text(hotkey: Hotkey) -> str:
+    """Its menu entry in the user's language, with the entry's Alt letter."""
+    return QCoreApplication.translate("Hotkeys", hotkey.menu)
 
 
 def describe_action(action: str, outcomes: list[str]) -> str:

@@ -21,7 +21,7 @@ ENV = "WORKBENCH_LANG"
 SETTING = "view/language"
 SOURCE_LANGUAGE = "en"  # the texts in the code
 # (code, name in the menu): each language under its own name, so anyone can find theirs.
-LANGUAGES = (("", QT_TRANSLATE_NOOP("Language", "System default")), ("en", "English"), ("de", "Deutsch"),
+LANGUAGES = (("", QT_TRANSLATE_NOOP("Language", "&System default")), ("en", "English"), ("de", "Deutsch"),
              ("fr", "Français"))
 
 _installed: list[QTranslator] = []
@@ -102,5 +102,6 @@ def current() -> str:
 
 
 def menu_name(code: str, name: str) -> str:
-    """A language's entry in View ▸ Language ("System default" is translated; languages keep their own name)."""
-    return QCoreApplication.translate("Language", name) if code == "" else name
+    """A language's entry in View ▸ Language, with its Alt letter ("System default" is translated;
+    languages keep their own name, and its first letter)."""
+    return QCoreApplication.translate("Language", name) if code == "" else "&" + name

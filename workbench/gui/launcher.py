@@ -158,7 +158,7 @@ class Launcher(QObject):
         group = QActionGroup(menu)
         current = self.target.profile.name if self.target and self.target.profile else None
         for name, profile in found.items():
-            action = QAction(name, menu, checkable=True)
+            action = QAction(name.replace("&", "&&"), menu, checkable=True)  # a name's "&" is no Alt key
             action.setObjectName(f"profile_{name}")
             action.setToolTip(profile.describe())
             action.setChecked(name == current)

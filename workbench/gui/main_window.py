@@ -216,13 +216,14 @@ class MainWindow(QMainWindow):
         }
         menus = {"resume": view_menu, "pick": view_menu, "queue": view_menu, "shortcuts": help_menu}  # else Item
         for hotkey in hotkeys.HOTKEYS:
-            action = QAction(hotkeys.describe(hotkey).split(":")[0], self)
+            action = QAction(hotkeys.menu_text(hotkey), self)
+            action.setStatusTip(hotkeys.describe(hotkey))
             action.setObjectName(f"action_{hotkey.action}")
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             action.triggered.connect(handlers[hotkey.action])
             menus.get(hotkey.action, item_menu).addAction(action)
             self.actions[hotkey.action] = action
-        follow = QAction(self.tr("Open the next item after Complete"), self)
+        follow = QAction(self.tr("&Open the next item after Complete"), self)
         follow.setObjectName("action_next_after_complete")
         follow.setCheckable(True)
         follow.setChecked(self.session.settings.next_after_complete)
@@ -233,7 +234,7 @@ class MainWindow(QMainWindow):
         self._build_language_menu(view_menu)
         self._build_appearance_menu(view_menu)
         self.check_keymap()
-        about = QAction(self.tr("About workbench"), self)
+        about = QAction(self.tr("&About workbench"), self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
 

@@ -13,8 +13,8 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 SETTING = "view/appearance"  # the user's choice: "" follows the system, "light" or "dark"
-APPEARANCES = (("", QT_TRANSLATE_NOOP("Theme", "As the system")), ("light", QT_TRANSLATE_NOOP("Theme", "Light")),
-               ("dark", QT_TRANSLATE_NOOP("Theme", "Dark")))
+APPEARANCES = (("", QT_TRANSLATE_NOOP("Theme", "&As the system")), ("light", QT_TRANSLATE_NOOP("Theme", "&Light")),
+               ("dark", QT_TRANSLATE_NOOP("Theme", "&Dark")))  # View ▸ Appearance's entries
 
 
 @dataclasses.dataclass(frozen=True)

@@ -686,48 +686,100 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Nächster Eintrag: den nächsten wartenden Eintrag übernehmen</translation>
     </message>
     <message>
+        <source>&amp;Next item</source>
+        <translation>&amp;Nächster Eintrag</translation>
+    </message>
+    <message>
         <source>Save your edits and keep the item</source>
         <translation>Änderungen speichern und den Eintrag behalten</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>&amp;Speichern</translation>
     </message>
     <message>
         <source>Complete the item (the queue&apos;s first outcome)</source>
         <translation>Eintrag abschließen (erstes Ergebnis der Warteschlange)</translation>
     </message>
     <message>
+        <source>&amp;Complete</source>
+        <translation>&amp;Abschließen</translation>
+    </message>
+    <message>
         <source>Release the item back to the queue, with a reason</source>
         <translation>Eintrag mit Begründung an die Warteschlange zurückgeben</translation>
+    </message>
+    <message>
+        <source>&amp;Release…</source>
+        <translation>&amp;Freigeben…</translation>
     </message>
     <message>
         <source>Undo your last Complete (within the queue&apos;s undo time)</source>
         <translation>Ihren letzten Abschluss zurücknehmen (innerhalb der Frist der Warteschlange)</translation>
     </message>
     <message>
+        <source>&amp;Undo Complete</source>
+        <translation>Abschluss &amp;zurücknehmen</translation>
+    </message>
+    <message>
         <source>Defer the item until a time (it comes back first then)</source>
         <translation>Eintrag bis zu einem Zeitpunkt zurückstellen (dann kommt er zuerst)</translation>
+    </message>
+    <message>
+        <source>&amp;Defer…</source>
+        <translation>Zu&amp;rückstellen…</translation>
     </message>
     <message>
         <source>Extend your lock</source>
         <translation>Sperre verlängern</translation>
     </message>
     <message>
+        <source>E&amp;xtend lock</source>
+        <translation>Sperre &amp;verlängern</translation>
+    </message>
+    <message>
         <source>Check the lock now and refresh your list</source>
         <translation>Sperre jetzt prüfen und Liste aktualisieren</translation>
+    </message>
+    <message>
+        <source>Chec&amp;k lock now</source>
+        <translation>Sperre &amp;prüfen</translation>
     </message>
     <message>
         <source>Show your unfinished items</source>
         <translation>Ihre unerledigten Einträge anzeigen</translation>
     </message>
     <message>
+        <source>Your &amp;unfinished items</source>
+        <translation>&amp;Unerledigte Einträge</translation>
+    </message>
+    <message>
         <source>Pick a specific waiting item</source>
         <translation>Einen bestimmten wartenden Eintrag auswählen</translation>
+    </message>
+    <message>
+        <source>&amp;Pick an item…</source>
+        <translation>Eintrag &amp;auswählen…</translation>
     </message>
     <message>
         <source>Choose the queue</source>
         <translation>Warteschlange wählen</translation>
     </message>
     <message>
+        <source>Choose the &amp;queue</source>
+        <translation>&amp;Warteschlange wählen</translation>
+    </message>
+    <message>
         <source>Keyboard shortcuts: see and change them</source>
         <translation>Tastenkürzel: ansehen und ändern</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts…</source>
+        <translation>&amp;Tastenkürzel…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>&amp;Beenden</translation>
     </message>
     <message>
         <source>Complete with the queue&apos;s outcome {0}</source>
@@ -867,8 +919,8 @@ Einzelheiten stehen in {log}.</translation>
 <context>
     <name>Language</name>
     <message>
-        <source>System default</source>
-        <translation>Systemsprache</translation>
+        <source>&amp;System default</source>
+        <translation>&amp;Systemsprache</translation>
     </message>
 </context>
 <context>
@@ -1037,10 +1089,6 @@ Einzelheiten stehen in {log}.</translation>
         <translation>&amp;Hilfe</translation>
     </message>
     <message>
-        <source>Open the next item after Complete</source>
-        <translation>Nach dem Abschließen den nächsten Eintrag öffnen</translation>
-    </message>
-    <message>
         <source>About workbench</source>
         <translation>Über workbench</translation>
     </message>
@@ -1140,6 +1188,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>{0}: {1}</source>
         <translation>{0}: {1}</translation>
+    </message>
+    <message>
+        <source>&amp;Open the next item after Complete</source>
+        <translation>Nach dem Abschließen den &amp;nächsten Eintrag öffnen</translation>
+    </message>
+    <message>
+        <source>&amp;About workbench</source>
+        <translation>Ü&amp;ber workbench</translation>
     </message>
     <message>
         <source>Complete as “{0}” ({1})</source>
@@ -2199,16 +2255,16 @@ Konfiguration: {1}</translation>
 <context>
     <name>Theme</name>
     <message>
-        <source>As the system</source>
-        <translation>Wie das System</translation>
+        <source>&amp;As the system</source>
+        <translation>&amp;Wie das System</translation>
     </message>
     <message>
-        <source>Light</source>
-        <translation>Hell</translation>
+        <source>&amp;Light</source>
+        <translation>&amp;Hell</translation>
     </message>
     <message>
-        <source>Dark</source>
-        <translation>Dunkel</translation>
+        <source>&amp;Dark</source>
+        <translation>&amp;Dunkel</translation>
     </message>
 </context>
 <context>

@@ -686,48 +686,100 @@ Les détails sont dans {log}.</translation>
         <translation>Élément suivant : prendre le prochain élément en attente</translation>
     </message>
     <message>
+        <source>&amp;Next item</source>
+        <translation>Élément &amp;suivant</translation>
+    </message>
+    <message>
         <source>Save your edits and keep the item</source>
         <translation>Enregistrer vos modifications et garder l&apos;élément</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>&amp;Enregistrer</translation>
     </message>
     <message>
         <source>Complete the item (the queue&apos;s first outcome)</source>
         <translation>Terminer l&apos;élément (premier résultat de la file)</translation>
     </message>
     <message>
+        <source>&amp;Complete</source>
+        <translation>&amp;Terminer</translation>
+    </message>
+    <message>
         <source>Release the item back to the queue, with a reason</source>
         <translation>Rendre l&apos;élément à la file, avec un motif</translation>
+    </message>
+    <message>
+        <source>&amp;Release…</source>
+        <translation>&amp;Libérer…</translation>
     </message>
     <message>
         <source>Undo your last Complete (within the queue&apos;s undo time)</source>
         <translation>Annuler votre dernière clôture (dans le délai de la file)</translation>
     </message>
     <message>
+        <source>&amp;Undo Complete</source>
+        <translation>Annuler la &amp;clôture</translation>
+    </message>
+    <message>
         <source>Defer the item until a time (it comes back first then)</source>
         <translation>Reporter l’élément jusqu’à une heure (il revient alors en premier)</translation>
+    </message>
+    <message>
+        <source>&amp;Defer…</source>
+        <translation>&amp;Reporter…</translation>
     </message>
     <message>
         <source>Extend your lock</source>
         <translation>Prolonger votre verrou</translation>
     </message>
     <message>
+        <source>E&amp;xtend lock</source>
+        <translation>&amp;Prolonger le verrou</translation>
+    </message>
+    <message>
         <source>Check the lock now and refresh your list</source>
         <translation>Vérifier le verrou maintenant et actualiser votre liste</translation>
+    </message>
+    <message>
+        <source>Chec&amp;k lock now</source>
+        <translation>&amp;Vérifier le verrou</translation>
     </message>
     <message>
         <source>Show your unfinished items</source>
         <translation>Afficher vos éléments inachevés</translation>
     </message>
     <message>
+        <source>Your &amp;unfinished items</source>
+        <translation>Éléments &amp;inachevés</translation>
+    </message>
+    <message>
         <source>Pick a specific waiting item</source>
         <translation>Choisir un élément en attente précis</translation>
+    </message>
+    <message>
+        <source>&amp;Pick an item…</source>
+        <translation>&amp;Choisir un élément…</translation>
     </message>
     <message>
         <source>Choose the queue</source>
         <translation>Choisir la file</translation>
     </message>
     <message>
+        <source>Choose the &amp;queue</source>
+        <translation>Choisir la &amp;file</translation>
+    </message>
+    <message>
         <source>Keyboard shortcuts: see and change them</source>
         <translation>Raccourcis clavier : les voir et les modifier</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts…</source>
+        <translation>&amp;Raccourcis clavier…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quitter</translation>
     </message>
     <message>
         <source>Complete with the queue&apos;s outcome {0}</source>
@@ -867,8 +919,8 @@ Les détails sont dans {log}.</translation>
 <context>
     <name>Language</name>
     <message>
-        <source>System default</source>
-        <translation>Langue du système</translation>
+        <source>&amp;System default</source>
+        <translation>&amp;Langue du système</translation>
     </message>
 </context>
 <context>
@@ -1037,10 +1089,6 @@ Les détails sont dans {log}.</translation>
         <translation>&amp;Aide</translation>
     </message>
     <message>
-        <source>Open the next item after Complete</source>
-        <translation>Ouvrir l&apos;élément suivant après Terminer</translation>
-    </message>
-    <message>
         <source>About workbench</source>
         <translation>À propos de workbench</translation>
     </message>
@@ -1140,6 +1188,14 @@ Configuration : {1}</translation>
     <message>
         <source>{0}: {1}</source>
         <translation>{0} : {1}</translation>
+    </message>
+    <message>
+        <source>&amp;Open the next item after Complete</source>
+        <translation>&amp;Ouvrir l&apos;élément suivant après Terminer</translation>
+    </message>
+    <message>
+        <source>&amp;About workbench</source>
+        <translation>À &amp;propos de workbench</translation>
     </message>
     <message>
         <source>Complete as “{0}” ({1})</source>
@@ -2199,16 +2255,16 @@ Configuration : {1}</translation>
 <context>
     <name>Theme</name>
     <message>
-        <source>As the system</source>
-        <translation>Comme le système</translation>
+        <source>&amp;As the system</source>
+        <translation>&amp;Comme le système</translation>
     </message>
     <message>
-        <source>Light</source>
-        <translation>Clair</translation>
+        <source>&amp;Light</source>
+        <translation>C&amp;lair</translation>
     </message>
     <message>
-        <source>Dark</source>
-        <translation>Sombre</translation>
+        <source>&amp;Dark</source>
+        <translation>&amp;Sombre</translation>
     </message>
 </context>
 <context>
