@@ -143,7 +143,7 @@ def test_an_outdated_server_steps_down_and_the_command_runs_here(commands: Comma
     path = command_server.socket_path()
     assert path is not None and path.exists()
     monkeypatch.setattr(command_server, "identity", lambda: "code installed since the server started")
-    assert command_server.run(["queues"]) is None  # not served: the caller runs it itself
+    assert command_server.run(["queues"]) == (None, True)  # not run: the caller runs it and starts a new server
     deadline = time.monotonic() + 10
     while Path(f"/proc/{server}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -193,7 +193,7 @@ def test_a_signal_to_the_caller_reaches_the_command_the_server_runs(commands: Co
     assert code == 0 and json.loads(out) == []  # interrupted before it claimed: nothing held
 
 
-def test_stdin_and_a_password_prompt_reach_the_user(commands: Commands) -> None:
+def test_stdin_and_a_password_prompt_reach_the_user(commands: Commands, monkeypatch: pytest.MonkeyPatch) -> None:
     before = int(commands.wait_for_server()["served"])  # type: ignore[call-overload]
     keyring = {"PYTHON_KEYRING_BACKEND": "tests.helpers.memkeyring.MemoryKeyring"}  # per process: nothing kept
     code, _, err = commands.run("profile", "add", "office", "--kind", "postgresql", "--host", "db.example",
@@ -222,3 +222,8 @@ def test_stdin_and_a_password_prompt_reach_the_user(commands: Commands) -> None:
     assert "Password for" not in err
     assert out == "password for ann@db.example stored in memkeyring MemoryKeyring\n"
     assert int(commands.status()["served"]) == before + 4  # type: ignore[index, call-overload]
+    # Handed back like that, the caller starts no second server: one runs.
+    theirs = commands.status()["identity"]  # type: ignore[index]
+    monkeypatch.setattr(command_server, "identity", lambda: theirs)  # this test's Python has another path
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", keyring["PYTHON_KEYRING_BACKEND"])
+    assert command_server.run(["profile", "password", "office"]) == (None, False)

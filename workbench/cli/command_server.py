@@ -24,7 +24,7 @@ import sys
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 # The one setting: "off", or how many seconds the server waits for a command before it exits.
 ENV = "WORKBENCH_COMMAND_SERVER"
@@ -47,6 +47,7 @@ PRELOAD = (
     "sqlalchemy.dialects.mssql", "sqlite3", "psycopg", "pymysql", "pyodbc", "keyring",
 )
 
+OUTDATED = "outdated"  # the server's answer when its code is not the caller's
 _UNIX_PATH_MAX = 100  # sun_path is 108 bytes on Linux; keep a margin
 _HEADER = struct.Struct("!I")
 
@@ -65,9 +66,8 @@ def idle_seconds() -> int | None:
 def wanted(argv: Sequence[str]) -> bool:
     """Whether this command line should go through a command server at all."""
     # Linux only: it checks the peer's user with SO_PEERCRED, and macOS frameworks are not safe to
-    # use in a child forked without exec. A frozen build (the installers') has no `-m` to start one.
-    return (sys.platform == "linux" and not getattr(sys, "frozen", False) and idle_seconds() is not None
-            and any(arg in COMMANDS for arg in argv))
+    # use in a child forked without exec.
+    return sys.platform == "linux" and idle_seconds() is not None and any(arg in COMMANDS for arg in argv)
 
 
 # -- where the server listens, and which code it runs --------------------------------------------
@@ -101,6 +101,8 @@ def identity() -> str:
     # sys.path[0] is where the caller was started from (the script's directory, or the working
     # directory under -m), not where modules come from.
     parts = [sys.executable, sys.version, "\0".join(sys.path[1:])]
+    with contextlib.suppress(OSError):  # a bundle (the installers') replaces its executable on upgrade
+        parts.append(str(os.stat(sys.executable).st_mtime_ns))
     for root, dirs, files in os.walk(_package_dir()):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in files:
@@ -149,20 +151,26 @@ def _std_fds() -> list[int]:
     return fds
 
 
-def run(argv: Sequence[str]) -> int | None:
-    """Run the command in the user's command server: its exit status, or None when it must run here
-    (no server, an outdated one, or a command that needs a process of its own)."""
+class Outcome(NamedTuple):
+    """What became of a command handed to the server."""
+
+    status: int | None  # its exit status; None: not run, the caller runs it itself
+    start_server: bool = False  # and should start a server for the next (none runs, or an outdated one)
+
+
+def run(argv: Sequence[str]) -> Outcome:
+    """Run the command in the user's command server."""
     path = socket_path()
     if path is None:
-        return None
+        return Outcome(None)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(os.fspath(path))
-    except OSError:
+        request = json.dumps({"identity": identity(), "argv": list(argv), "cwd": os.getcwd(),
+                              "env": dict(os.environ)}).encode()
+    except OSError:  # no server (or the working directory is gone: the command says so itself)
         conn.close()
-        return None
-    request = json.dumps({"identity": identity(), "argv": list(argv), "cwd": os.getcwd(),
-                          "env": dict(os.environ)}).encode()
+        return Outcome(None, start_server=True)
     forwarder = _Forwarder()
     try:
         socket.send_fds(conn, [_HEADER.pack(len(request)) + request], _std_fds())
@@ -176,19 +184,19 @@ def run(argv: Sequence[str]) -> int | None:
                 if forwarder.received is not None:
                     os.kill(forwarder.child, forwarder.received)
             elif "exit" in message:
-                return int(message["exit"])
+                return Outcome(int(message["exit"]))
             else:  # "here": the child needs a process of its own, or the server is outdated
-                return None
+                return Outcome(None, start_server=message["here"] == OUTDATED)
         # The child ended without a word: killed (e.g. by the signal passed on), or it crashed.
         if not started:
-            return None
+            return Outcome(None, start_server=True)
         if forwarder.received is not None:
-            return 128 + forwarder.received
+            return Outcome(128 + forwarder.received)
         sys.stderr.write("workbench: the command ended abnormally in the command server's process; "
                          "check its effect (e.g. `workbench mine QUEUE`) before running it again\n")
-        return 1
-    except OSError:
-        return None  # the server went away before it took the command: nothing was run
+        return Outcome(1)
+    except OSError:  # the server went away before it took the command: nothing was run
+        return Outcome(None, start_server=True)
     finally:
         forwarder.restore()
         conn.close()
@@ -211,13 +219,21 @@ def status() -> dict[str, Any] | None:
         return None
 
 
+SERVE = "--command-server"  # the server's command line: `workbench --command-server` (not in --help)
+
+
+def _workbench() -> list[str]:
+    """How to start this workbench: the bundle's executable, or this Python with `-m workbench`."""
+    return [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "workbench"]
+
+
 def start() -> None:
     """Start the user's command server in the background, unless one is starting or running."""
     import subprocess
 
     with contextlib.suppress(OSError):  # no server: commands run as before
         subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli.command_server"], stdin=subprocess.DEVNULL,
+            [*_workbench(), SERVE], stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
             close_fds=True)
 
@@ -274,7 +290,7 @@ def serve(idle: int) -> int:
                     _send(conn, {"pid": os.getpid(), "served": served, "identity": mine})
                     continue
                 if request.get("identity") != mine:
-                    _send(conn, {"here": "outdated"})
+                    _send(conn, {"here": OUTDATED})
                     return 0
                 served += 1
                 pid = os.fork()
@@ -392,13 +408,11 @@ def _finish() -> None:
             stream.flush()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main() -> int:
+    """The server process (`workbench --command-server`)."""
     idle = idle_seconds()
     if idle is None or sys.platform != "linux":
         return 1
     os.umask(0o077)
     return serve(idle)
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

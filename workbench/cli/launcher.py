@@ -9,16 +9,19 @@ from workbench.cli import command_server
 
 def main() -> int:
     argv = sys.argv[1:]
+    if argv == [command_server.SERVE]:
+        return command_server.main()
     if not command_server.wanted(argv):
         from workbench.cli.main import main as run_here
 
         return run_here(argv)
     served = command_server.run(argv)
-    if served is not None:
-        return served
+    if served.status is not None:
+        return served.status
     from workbench.cli.main import main as run_here
 
     try:
         return run_here(argv)
     finally:
-        command_server.start()  # for the next command; it steps down if one runs already
+        if served.start_server:
+            command_server.start()  # for the next command
