@@ -733,7 +733,7 @@ def test_commands_before_init_exit_2(cli: CLI, plain_table: Path) -> None:
     ("imports", "amount=-1e400", "amount: -1e400 is too large (at most 10 digits before the point)"),
     ("cases", "time_spent_min=11111111111111111111111",
      "time_spent_min: 11111111111111111111111 is out of range for this column"),
-    ("imports", "checker_note=ok\x00then", "checker_note: contains a NUL character (\\0)"),
+    ("imports", "checker_note=ok\x00then", "checker_note: contains a NUL character (code 0)"),
 ])
 def test_hostile_set_values_exit_5(wb: Callable[..., Run], queue: str, sets: str, message: str) -> None:
     lock = wb("alice", "next", queue, "--json").json()

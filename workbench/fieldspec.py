@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from workbench.config import model
-from workbench.core import errors
+from workbench.core import errors, problems
 from workbench.db import values
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def field_specs(q: mapping.BoundQueue) -> list[FieldSpec]:
 def validate(spec: FieldSpec, raw: Any) -> Any:
     """`raw` (form text, a bool, a choice) as the typed value the column stores; InvalidValue "COL: what to fix"."""
     if spec.read_only:
-        raise _fail(spec, "cannot be edited")
+        raise _fail(spec, problems.READ_ONLY)
     return check(spec, raw)
 
 
@@ -70,7 +70,7 @@ def check(spec: FieldSpec, raw: Any) -> Any:
     """The type and the rules of `spec`, without the read-only test (the engine reports that its own way)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         if spec.required:
-            raise _fail(spec, "required")
+            raise _fail(spec, problems.REQUIRED)
         if not _keeps_text(spec):
             raw = None  # an empty number, date, flag or choice is no value (as the form sends it)
     value = _typed(spec, raw)
@@ -79,11 +79,13 @@ def check(spec: FieldSpec, raw: Any) -> Any:
     if spec.choices:
         value = _choice(spec, value)
     if spec.minimum is not None and _compare(value, spec.minimum) < 0:
-        raise _fail(spec, f"must be at least {_show(spec.minimum)}")
+        raise _fail(spec, problems.AT_LEAST, _show(spec.minimum))
     if spec.maximum is not None and _compare(value, spec.maximum) > 0:
-        raise _fail(spec, f"must be at most {_show(spec.maximum)}")
+        raise _fail(spec, problems.AT_MOST, _show(spec.maximum))
     if spec.pattern is not None and not re.fullmatch(spec.pattern, str(value)):
-        raise _fail(spec, spec.help or f"must match {spec.pattern}")
+        if spec.help:  # the config's own words, shown as written
+            raise errors.InvalidValue(f"{spec.name}: {spec.help}", column=spec.name)
+        raise _fail(spec, problems.PATTERN, spec.pattern)
     return value
 
 
@@ -94,8 +96,10 @@ def _keeps_text(spec: FieldSpec) -> bool:
         kind is None or (isinstance(kind, sa.String) and not isinstance(kind, sa.Enum)))
 
 
-def _fail(spec: FieldSpec, problem: str) -> errors.InvalidValue:
-    return errors.InvalidValue(f"{spec.name}: {problem}", column=spec.name)
+def _fail(spec: FieldSpec, problem: str, *args: Any) -> errors.InvalidValue:
+    shown = tuple(str(a) for a in args)
+    return errors.InvalidValue(f"{spec.name}: {problem.format(*shown)}", column=spec.name, problem=problem,
+                               args=shown)
 
 
 def _typed(spec: FieldSpec, raw: Any) -> Any:
@@ -126,7 +130,7 @@ def _choice(spec: FieldSpec, value: Any) -> Any:
     same = [c for c in spec.choices if str(c) == str(value)]
     if spec.column is None and len(same) == 1:
         return same[0]
-    raise _fail(spec, f"must be one of {', '.join(_show(c) for c in spec.choices)}")
+    raise _fail(spec, problems.CHOICES, ", ".join(_show(c) for c in spec.choices))
 
 
 def _compare(value: Any, bound: Any) -> int:

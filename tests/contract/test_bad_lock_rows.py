@@ -48,7 +48,7 @@ def test_a_nul_character_is_refused_before_it_reaches_the_table(native_env: supp
     wb = env.demo(case_rows=3, import_rows=1)
     q = wb.queue("cases")
     claim = q.claim_next("alice")[0]
-    with pytest.raises(errors.InvalidValue, match=r"resolution: contains a NUL character \(\\0\)") as info:
+    with pytest.raises(errors.InvalidValue, match=r"resolution: contains a NUL character \(code 0\)") as info:
         q.save("alice", claim.lock.key, claim.lock.token, {"resolution": "fixed\x00hidden"})
     assert info.value.exit_code == 5
     assert env.row(wb, "cases", claim.lock.key)["resolution"] is None

@@ -11,8 +11,9 @@ from PySide6.QtCore import QLocale, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from tests.gui.conftest import close_window
+from workbench.core import problems
 from workbench.gui import app as gui_app
-from workbench.gui import dialogs, i18n, main_window
+from workbench.gui import dialogs, i18n, main_window, problem_text
 from workbench.services import operator
 
 
@@ -38,6 +39,17 @@ def test_the_window_speaks_german(german: None, qtbot: Any, open_window: Any, de
     qtbot.waitUntil(lambda: window.timer_label.text().startswith("Sperre auf"), timeout=3000)
     assert window.save_button.text() == "Speichern"
     assert window.complete_buttons[next(iter(window.complete_buttons))].toolTip().startswith("Abschließen als „")
+    # What to fix at a field, in German too (the checks' messages are translated templates).
+    editor = window.form.field("time_spent_min")
+    editor.setText("bald")
+    qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
+    assert window.form.error_text("time_spent_min") == "'bald' ist keine ganze Zahl"
+
+
+def test_every_problem_of_a_value_is_there_to_translate() -> None:
+    # The window's list is what the translation tools read (tests/test_translations.py: every entry
+    # translated, placeholders kept); it must be the checks' list.
+    assert sorted(problem_text.TEMPLATES) == sorted(problems.templates().values())
 
 
 def test_qt_standard_buttons_follow_the_language(german: None) -> None:

@@ -58,11 +58,17 @@ def test_next_item_fills_the_form_and_starts_the_timer(qtbot: Any, open_window: 
 def test_invalid_value_is_shown_at_the_field_and_nothing_is_sent(qtbot: Any, open_window: Any,
                                                                  demo_config: Any) -> None:
     window = open_window(demo_config)
+    window.resize(1100, 420)  # the field is below the form's fold
     claim = _claim(qtbot, window)
     _type(qtbot, window, "time_spent_min", "soon")
+    editor = window.form.field("time_spent_min")
+    window.form._scroll.verticalScrollBar().setValue(0)
+    qtbot.waitUntil(lambda: editor.visibleRegion().isEmpty())
     qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
     assert "whole number" in window.form.error_text("time_spent_min")
     assert row(window, "cases", claim.lock.key)["time_spent_min"] is None
+    # The form scrolls to the field, so that what to fix is seen.
+    qtbot.waitUntil(lambda: not editor.visibleRegion().isEmpty())
 
 
 def test_save_keeps_the_lock_and_stores_the_edit(qtbot: Any, open_window: Any, demo_config: Any) -> None:

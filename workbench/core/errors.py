@@ -67,8 +67,12 @@ class InvalidValue(WorkbenchError):
 
     exit_code = 5
 
-    def __init__(self, message: str, *, column: str | None = None) -> None:
+    def __init__(self, message: str, *, column: str | None = None, problem: str | None = None,
+                 args: tuple[str, ...] = ()) -> None:
         self.column = column
+        # The message's template (core/problems.py) and its values, for a translated message;
+        # None when the message is not one of them (e.g. a field's own help text).
+        self.problem, self.problem_args = problem, args
         super().__init__(message)
 
 

@@ -8,15 +8,18 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors
+from workbench.core import errors, problems
 
 _FLOAT_MAX = decimal.Decimal("1.7976931348623157e308")  # the largest double
 _TRUE = {"true", "t", "yes", "y", "1", "on"}
 _FALSE = {"false", "f", "no", "n", "0", "off"}
 
 
-def _fail(column: sa.Column[Any], problem: str) -> errors.InvalidValue:
-    return errors.InvalidValue(f"{column.name}: {problem}", column=column.name)
+def _fail(column: sa.Column[Any], problem: str, *args: Any) -> errors.InvalidValue:
+    """InvalidValue "COLUMN: what to fix", `problem` one of core/problems.py filled with `args`."""
+    shown = tuple(str(a) for a in args)
+    return errors.InvalidValue(f"{column.name}: {problem.format(*shown)}", column=column.name, problem=problem,
+                               args=shown)
 
 
 def python_type(column: sa.Column[Any]) -> type | None:
@@ -31,10 +34,10 @@ def coerce(column: sa.Column[Any], raw: Any) -> Any:
     kind = column.type
     if isinstance(raw, str) and "\x00" in raw:
         # SQLite and MariaDB would store it and cut the text short in other programs; PostgreSQL refuses it.
-        raise _fail(column, "contains a NUL character (\\0), which text in a database cannot hold; remove it")
+        raise _fail(column, problems.NUL)
     if raw is None or (isinstance(raw, str) and raw == "" and not isinstance(kind, sa.String)):
         if not column.nullable:
-            raise _fail(column, "a value is required (the column does not allow empty values)")
+            raise _fail(column, problems.NOT_NULL)
         return None
     if isinstance(kind, sa.Boolean):
         return _boolean(column, raw)
@@ -51,12 +54,12 @@ def coerce(column: sa.Column[Any], raw: Any) -> Any:
     if isinstance(kind, sa.Enum):
         value = str(raw)
         if kind.enums and value not in kind.enums:
-            raise _fail(column, f"{value!r} is not one of {', '.join(kind.enums)}")
+            raise _fail(column, problems.NOT_ENUM, repr(value), ", ".join(kind.enums))
         return value
     if isinstance(kind, sa.String):
         return _string(column, raw)
     if isinstance(kind, (sa.LargeBinary, sa.PickleType)):
-        raise _fail(column, "binary columns cannot be edited")
+        raise _fail(column, problems.BINARY)
     return raw
 
 
@@ -70,7 +73,7 @@ def _boolean(column: sa.Column[Any], raw: Any) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise _fail(column, f"{raw!r} is not true/false (use true, false, yes, no, 1 or 0)")
+    raise _fail(column, problems.NOT_BOOLEAN, repr(raw))
 
 
 def _integer(column: sa.Column[Any], raw: Any) -> int:
@@ -85,7 +88,7 @@ def _integer(column: sa.Column[Any], raw: Any) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise _fail(column, f"{raw!r} is not a whole number") from None
+            raise _fail(column, problems.NOT_WHOLE, repr(raw)) from None
     # Plain INTEGER is 32-bit on most servers but 64-bit on SQLite; the server reports that overflow.
     # No database has whole numbers wider than 64 bits (SQLite's driver cannot even send one).
     limit = 2**63
@@ -94,7 +97,7 @@ def _integer(column: sa.Column[Any], raw: Any) -> int:
             limit = bound
             break
     if not -limit <= value < limit:
-        raise _fail(column, f"{value} is out of range for this column")
+        raise _fail(column, problems.OUT_OF_RANGE, value)
     return value
 
 
@@ -104,26 +107,26 @@ def _number(column: sa.Column[Any], raw: Any) -> Any:
     try:
         value = decimal.Decimal(str(raw).strip()) if not isinstance(raw, decimal.Decimal) else raw
     except decimal.InvalidOperation:
-        raise _fail(column, f"{raw!r} is not a number") from None
+        raise _fail(column, problems.NOT_NUMBER, repr(raw)) from None
     if not value.is_finite():
-        raise _fail(column, f"{raw!r} is not a finite number")
+        raise _fail(column, problems.NOT_FINITE, repr(raw))
     if (isinstance(kind, sa.Float) or not kind.asdecimal) and abs(value) > _FLOAT_MAX:
-        raise _fail(column, f"{raw} is too large for this column")
+        raise _fail(column, problems.TOO_LARGE, raw)
     if not isinstance(kind, sa.Float) and kind.precision is not None:
         scale = kind.scale or 0
         if value.adjusted() >= kind.precision - scale:  # before quantize, which fails on huge values
-            raise _fail(column, f"{raw} is too large (at most {kind.precision - scale} digits before the point)")
+            raise _fail(column, problems.TOO_MANY_DIGITS, raw, kind.precision - scale)
         with decimal.localcontext() as context:
             context.prec = max(context.prec, kind.precision + 1)  # NUMERIC(38, …) has more than 28 digits
             quantized = value.quantize(decimal.Decimal(1).scaleb(-scale))
         if quantized != value:
-            raise _fail(column, f"{raw} has more than {scale} decimal places")
+            raise _fail(column, problems.TOO_MANY_DECIMALS, raw, scale)
         digits = len(quantized.as_tuple().digits) if quantized else 0
         exponent = quantized.as_tuple().exponent
         # "n", "N" and "F" (NaN, sNaN, infinity) are refused before; a finite value has a number here.
         integer_digits = max(digits - scale, 0) if isinstance(exponent, int) and exponent < 0 else digits
         if integer_digits > kind.precision - scale:
-            raise _fail(column, f"{raw} is too large (at most {kind.precision - scale} digits before the point)")
+            raise _fail(column, problems.TOO_MANY_DIGITS, raw, kind.precision - scale)
         value = quantized
     if isinstance(kind, sa.Float) or not kind.asdecimal:
         return float(value)
@@ -138,7 +141,7 @@ def _datetime(column: sa.Column[Any], raw: Any) -> dt.datetime:
     try:
         return dt.datetime.fromisoformat(str(raw).strip())
     except ValueError:
-        raise _fail(column, f"{raw!r} is not a date and time (use 2026-11-21 14:30)") from None
+        raise _fail(column, problems.NOT_DATETIME, repr(raw)) from None
 
 
 def _date(column: sa.Column[Any], raw: Any) -> dt.date:
@@ -149,7 +152,7 @@ def _date(column: sa.Column[Any], raw: Any) -> dt.date:
     try:
         return dt.date.fromisoformat(str(raw).strip())
     except ValueError:
-        raise _fail(column, f"{raw!r} is not a date (use 2026-11-21)") from None
+        raise _fail(column, problems.NOT_DATE, repr(raw)) from None
 
 
 def _time(column: sa.Column[Any], raw: Any) -> dt.time:
@@ -158,14 +161,14 @@ def _time(column: sa.Column[Any], raw: Any) -> dt.time:
     try:
         return dt.time.fromisoformat(str(raw).strip())
     except ValueError:
-        raise _fail(column, f"{raw!r} is not a time (use 14:30)") from None
+        raise _fail(column, problems.NOT_TIME, repr(raw)) from None
 
 
 def _string(column: sa.Column[Any], raw: Any) -> str:
     if isinstance(raw, (dict, list, bytes)):
-        raise _fail(column, "expected text")
+        raise _fail(column, problems.NOT_TEXT)
     value = raw if isinstance(raw, str) else str(raw)
     length = getattr(column.type, "length", None)
     if length and len(value) > length:
-        raise _fail(column, f"at most {length} characters ({len(value)} given)")
+        raise _fail(column, problems.TOO_LONG, length, len(value))
     return value

@@ -6,7 +6,7 @@ import datetime as dt
 import decimal
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench import fieldspec
 from workbench.core import errors
+from workbench.gui import problem_text
 
 _PLACEHOLDERS = {  # translated where shown
     "integer": QT_TRANSLATE_NOOP("RecordForm", "a whole number"),
@@ -272,12 +273,11 @@ class RecordForm(QWidget):
             try:
                 result[name] = fieldspec.validate(self._fields[name].spec, raw)
             except errors.InvalidValue as exc:
-                problems[name] = str(exc).split(": ", 1)[-1]
+                problems[name] = problem_text.problem(exc)
         for name, field in self._fields.items():
             field.show_error(problems.get(name))
         if problems:
-            first = next(iter(problems))
-            self._fields[first].editor.setFocus()
+            self._show_first(problems)
             return None
         return result
 
@@ -285,6 +285,21 @@ class RecordForm(QWidget):
         """Show errors the database reported, at their fields."""
         for name, field in self._fields.items():
             field.show_error(problems.get(name))
+        if any(name in self._fields for name in problems):
+            self._show_first(problems)
+
+    def _show_first(self, problems: dict[str, str]) -> None:
+        """Scroll the first field with a problem into view, its message under it, and put the cursor there
+        (a field further down the form would otherwise say what to fix where nobody sees it)."""
+        field = self._fields[next(name for name in self._fields if name in problems)]
+        field.editor.setFocus()
+
+        def scroll() -> None:
+            self._scroll.ensureWidgetVisible(field.error)
+            self._scroll.ensureWidgetVisible(field.editor)
+
+        # Once the shown messages are laid out and the scroll range has grown for them.
+        QTimer.singleShot(0, self, scroll)  # not after the form is gone
 
     def set_editable(self, editable: bool) -> None:
         self._editable = editable

@@ -36,6 +36,7 @@ from workbench.gui import (
     i18n,
     item_log,
     journal_status,
+    problem_text,
     quit_guard,
     resume,
     session,
@@ -881,13 +882,14 @@ class MainWindow(QMainWindow):
     def _on_failed(self, exc: errors.WorkbenchError) -> None:
         column = getattr(exc, "column", None)
         if isinstance(exc, errors.InvalidValue) and column:
-            self.form.show_errors({column: str(exc).split(": ", 1)[-1]})
+            self.form.show_errors({column: problem_text.problem(exc)})
         self._opening_draft = None
         self._set_busy_item(False)
         self.next_button.setEnabled(True)
-        self.statusBar().showMessage(str(exc), 8000)
+        text = problem_text.message(exc) if isinstance(exc, errors.InvalidValue) else str(exc)
+        self.statusBar().showMessage(text, 8000)
         if self.stack.currentIndex() == ITEM:
-            self.info_banner.show_text(str(exc))
+            self.info_banner.show_text(text)
 
     @Slot(bool, str)
     def _on_connection(self, reachable: bool, message: str) -> None:

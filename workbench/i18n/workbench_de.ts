@@ -1574,6 +1574,101 @@ Konfiguration: {1}</translation>
     </message>
 </context>
 <context>
+    <name>Problem</name>
+    <message>
+        <source>contains a NUL character (code 0), which text in a database cannot hold; remove it</source>
+        <translation>enthält ein NUL-Zeichen (Code 0), das Text in einer Datenbank nicht enthalten kann; bitte entfernen</translation>
+    </message>
+    <message>
+        <source>a value is required (the column does not allow empty values)</source>
+        <translation>ein Wert ist erforderlich (die Spalte erlaubt keine leeren Werte)</translation>
+    </message>
+    <message>
+        <source>{0} is not one of {1}</source>
+        <translation>{0} ist keiner der Werte {1}</translation>
+    </message>
+    <message>
+        <source>binary columns cannot be edited</source>
+        <translation>Binärspalten können nicht bearbeitet werden</translation>
+    </message>
+    <message>
+        <source>{0} is not true/false (use true, false, yes, no, 1 or 0)</source>
+        <translation>{0} ist nicht wahr/falsch (verwenden Sie true, false, yes, no, 1 oder 0)</translation>
+    </message>
+    <message>
+        <source>{0} is not a whole number</source>
+        <translation>{0} ist keine ganze Zahl</translation>
+    </message>
+    <message>
+        <source>{0} is out of range for this column</source>
+        <translation>{0} liegt außerhalb des Bereichs dieser Spalte</translation>
+    </message>
+    <message>
+        <source>{0} is not a number</source>
+        <translation>{0} ist keine Zahl</translation>
+    </message>
+    <message>
+        <source>{0} is not a finite number</source>
+        <translation>{0} ist keine endliche Zahl</translation>
+    </message>
+    <message>
+        <source>{0} is too large for this column</source>
+        <translation>{0} ist zu groß für diese Spalte</translation>
+    </message>
+    <message>
+        <source>{0} is too large (at most {1} digits before the point)</source>
+        <translation>{0} ist zu groß (höchstens {1} Stellen vor dem Komma)</translation>
+    </message>
+    <message>
+        <source>{0} has more than {1} decimal places</source>
+        <translation>{0} hat mehr als {1} Nachkommastellen</translation>
+    </message>
+    <message>
+        <source>{0} is not a date and time (use 2026-11-21 14:30)</source>
+        <translation>{0} ist kein Datum mit Uhrzeit (Beispiel: 2026-11-21 14:30)</translation>
+    </message>
+    <message>
+        <source>{0} is not a date (use 2026-11-21)</source>
+        <translation>{0} ist kein Datum (Beispiel: 2026-11-21)</translation>
+    </message>
+    <message>
+        <source>{0} is not a time (use 14:30)</source>
+        <translation>{0} ist keine Uhrzeit (Beispiel: 14:30)</translation>
+    </message>
+    <message>
+        <source>expected text</source>
+        <translation>Text erwartet</translation>
+    </message>
+    <message>
+        <source>at most {0} characters ({1} given)</source>
+        <translation>höchstens {0} Zeichen ({1} eingegeben)</translation>
+    </message>
+    <message>
+        <source>cannot be edited</source>
+        <translation>kann nicht bearbeitet werden</translation>
+    </message>
+    <message>
+        <source>required</source>
+        <translation>Pflichtfeld</translation>
+    </message>
+    <message>
+        <source>must be at least {0}</source>
+        <translation>muss mindestens {0} sein</translation>
+    </message>
+    <message>
+        <source>must be at most {0}</source>
+        <translation>darf höchstens {0} sein</translation>
+    </message>
+    <message>
+        <source>must match {0}</source>
+        <translation>muss dem Muster {0} entsprechen</translation>
+    </message>
+    <message>
+        <source>must be one of {0}</source>
+        <translation>muss einer dieser Werte sein: {0}</translation>
+    </message>
+</context>
+<context>
     <name>QuitGuard</name>
     <message>
         <source>The database did not answer within {0:.0f} s.</source>

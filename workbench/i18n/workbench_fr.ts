@@ -1574,6 +1574,101 @@ Configuration : {1}</translation>
     </message>
 </context>
 <context>
+    <name>Problem</name>
+    <message>
+        <source>contains a NUL character (code 0), which text in a database cannot hold; remove it</source>
+        <translation>contient un caractère NUL (code 0), qu’un texte de base de données ne peut pas contenir ; supprimez-le</translation>
+    </message>
+    <message>
+        <source>a value is required (the column does not allow empty values)</source>
+        <translation>une valeur est obligatoire (la colonne n’accepte pas de valeur vide)</translation>
+    </message>
+    <message>
+        <source>{0} is not one of {1}</source>
+        <translation>{0} n’est pas l’une des valeurs {1}</translation>
+    </message>
+    <message>
+        <source>binary columns cannot be edited</source>
+        <translation>les colonnes binaires ne peuvent pas être modifiées</translation>
+    </message>
+    <message>
+        <source>{0} is not true/false (use true, false, yes, no, 1 or 0)</source>
+        <translation>{0} n’est pas vrai/faux (utilisez true, false, yes, no, 1 ou 0)</translation>
+    </message>
+    <message>
+        <source>{0} is not a whole number</source>
+        <translation>{0} n’est pas un nombre entier</translation>
+    </message>
+    <message>
+        <source>{0} is out of range for this column</source>
+        <translation>{0} est hors des limites de cette colonne</translation>
+    </message>
+    <message>
+        <source>{0} is not a number</source>
+        <translation>{0} n’est pas un nombre</translation>
+    </message>
+    <message>
+        <source>{0} is not a finite number</source>
+        <translation>{0} n’est pas un nombre fini</translation>
+    </message>
+    <message>
+        <source>{0} is too large for this column</source>
+        <translation>{0} est trop grand pour cette colonne</translation>
+    </message>
+    <message>
+        <source>{0} is too large (at most {1} digits before the point)</source>
+        <translation>{0} est trop grand (au plus {1} chiffres avant la virgule)</translation>
+    </message>
+    <message>
+        <source>{0} has more than {1} decimal places</source>
+        <translation>{0} a plus de {1} décimales</translation>
+    </message>
+    <message>
+        <source>{0} is not a date and time (use 2026-11-21 14:30)</source>
+        <translation>{0} n’est pas une date et une heure (exemple : 2026-11-21 14:30)</translation>
+    </message>
+    <message>
+        <source>{0} is not a date (use 2026-11-21)</source>
+        <translation>{0} n’est pas une date (exemple : 2026-11-21)</translation>
+    </message>
+    <message>
+        <source>{0} is not a time (use 14:30)</source>
+        <translation>{0} n’est pas une heure (exemple : 14:30)</translation>
+    </message>
+    <message>
+        <source>expected text</source>
+        <translation>texte attendu</translation>
+    </message>
+    <message>
+        <source>at most {0} characters ({1} given)</source>
+        <translation>au plus {0} caractères ({1} saisis)</translation>
+    </message>
+    <message>
+        <source>cannot be edited</source>
+        <translation>ne peut pas être modifié</translation>
+    </message>
+    <message>
+        <source>required</source>
+        <translation>obligatoire</translation>
+    </message>
+    <message>
+        <source>must be at least {0}</source>
+        <translation>doit être au moins {0}</translation>
+    </message>
+    <message>
+        <source>must be at most {0}</source>
+        <translation>doit être au plus {0}</translation>
+    </message>
+    <message>
+        <source>must match {0}</source>
+        <translation>doit correspondre au modèle {0}</translation>
+    </message>
+    <message>
+        <source>must be one of {0}</source>
+        <translation>doit être l’une de ces valeurs : {0}</translation>
+    </message>
+</context>
+<context>
     <name>QuitGuard</name>
     <message>
         <source>The database did not answer within {0:.0f} s.</source>

@@ -1,0 +1,35 @@
+"""What a check of a value may say is wrong with it: each message once, as a template whose {0}, {1}
+are filled with the value and the limit (the window shows them translated: gui/problem_text.py)."""
+
+from __future__ import annotations
+
+# The column's type (db/values.py).
+NUL = "contains a NUL character (code 0), which text in a database cannot hold; remove it"
+NOT_NULL = "a value is required (the column does not allow empty values)"
+NOT_ENUM = "{0} is not one of {1}"
+BINARY = "binary columns cannot be edited"
+NOT_BOOLEAN = "{0} is not true/false (use true, false, yes, no, 1 or 0)"
+NOT_WHOLE = "{0} is not a whole number"
+OUT_OF_RANGE = "{0} is out of range for this column"
+NOT_NUMBER = "{0} is not a number"
+NOT_FINITE = "{0} is not a finite number"
+TOO_LARGE = "{0} is too large for this column"
+TOO_MANY_DIGITS = "{0} is too large (at most {1} digits before the point)"
+TOO_MANY_DECIMALS = "{0} has more than {1} decimal places"
+NOT_DATETIME = "{0} is not a date and time (use 2026-11-21 14:30)"
+NOT_DATE = "{0} is not a date (use 2026-11-21)"
+NOT_TIME = "{0} is not a time (use 14:30)"
+NOT_TEXT = "expected text"
+TOO_LONG = "at most {0} characters ({1} given)"
+# The field's rules (fieldspec.py).
+READ_ONLY = "cannot be edited"
+REQUIRED = "required"
+AT_LEAST = "must be at least {0}"
+AT_MOST = "must be at most {0}"
+PATTERN = "must match {0}"
+CHOICES = "must be one of {0}"
+
+
+def templates() -> dict[str, str]:
+    """Every template by its name."""
+    return {name: value for name, value in globals().items() if name.isupper() and isinstance(value, str)}
