@@ -46,6 +46,15 @@ def test_the_window_speaks_german(german: None, qtbot: Any, open_window: Any, de
     assert window.form.error_text("time_spent_min") == "'bald' ist keine ganze Zahl"
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_nothing_to_claim_is_said_in_german(german: None, qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config)
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports_review"))  # nothing completed yet
+    qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "kein Eintrag wartet" in window.message_label.text(), timeout=10_000)
+    assert "no item" not in window.message_label.text()
+
+
 def test_every_problem_of_a_value_is_there_to_translate() -> None:
     # The window's list is what the translation tools read (tests/test_translations.py: every entry
     # translated, placeholders kept); it must be the checks' list.

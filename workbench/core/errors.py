@@ -10,6 +10,10 @@ class WorkbenchError(Exception):
     """Base of every error whose message tells the user what to fix; not a bug."""
 
     exit_code = 1
+    # The message's template (core/problems.py) and the values filled in, for the window to say it
+    # in the user's language; None for a message that is not one of them.
+    template: str | None = None
+    template_args: tuple[str, ...] = ()
 
 
 class ConfigError(WorkbenchError):
@@ -44,6 +48,14 @@ class NothingToClaim(WorkbenchError):
         self.reason = reason  # "empty", "limit" or "unavailable"
         super().__init__(message)
 
+    @classmethod
+    def of(cls, template: str, *args: Any, reason: str) -> NothingToClaim:
+        """The error whose message is `template` (core/problems.py) filled with `args`."""
+        shown = tuple(str(a) for a in args)
+        error = cls(template.format(*shown), reason=reason)
+        error.template, error.template_args = template, shown
+        return error
+
 
 class LockLost(WorkbenchError):
     """The caller's lock is gone (expired, force-released, completed, taken) or was never held."""
@@ -67,12 +79,11 @@ class InvalidValue(WorkbenchError):
 
     exit_code = 5
 
-    def __init__(self, message: str, *, column: str | None = None, problem: str | None = None,
+    def __init__(self, message: str, *, column: str | None = None, template: str | None = None,
                  args: tuple[str, ...] = ()) -> None:
         self.column = column
-        # The message's template (core/problems.py) and its values, for a translated message;
-        # None when the message is not one of them (e.g. a field's own help text).
-        self.problem, self.problem_args = problem, args
+        # What is wrong, without the column: the template and its values (None: e.g. a field's own help).
+        self.template, self.template_args = template, args
         super().__init__(message)
 
 

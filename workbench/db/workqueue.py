@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models
+from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
 from workbench.db import claims, connect, dberrors, groups, guarded, lockloss, lockshapes, mapping, permissions, stats
 from workbench.db import deferrals as deferrals_mod
@@ -58,7 +58,7 @@ class WorkQueue:
             error = self.db.read(lambda conn: self._why_nothing(conn, user))
             if where and error.reason == "empty":
                 narrowed = ", ".join(f"{name}={value}" for name, value in where.items())
-                raise errors.NothingToClaim(f"nothing to do in {self.name} with {narrowed}", reason="empty")
+                raise errors.NothingToClaim.of(problems.NOTHING_WITH, self.name, narrowed, reason="empty")
             raise error
         return claimed
 
@@ -78,9 +78,9 @@ class WorkQueue:
             return claims.base.claim_of(self.q, claimed[0].row)
         view = self.show(key)
         if view.lock is not None and not view.lock.expired:
-            raise errors.NothingToClaim(f"{self.name} {key} is held by {view.lock.owner} since "
-                                        f"{_when(view.lock.locked_at)} (until {_when(view.lock.expires_at)})",
-                                        reason="unavailable")
+            raise errors.NothingToClaim.of(problems.HELD_BY, self.name, key, view.lock.owner,
+                                           _when(view.lock.locked_at), _when(view.lock.expires_at),
+                                           reason="unavailable")
         if self.config.max_locks_per_user:
             held = len([lock for lock in self.mine(user) if not lock.expired])
             if held >= self.config.max_locks_per_user:
@@ -88,10 +88,8 @@ class WorkQueue:
         reviews = self.trail.reviews
         review = self.db.read(lambda conn: reviews.open_review(conn, key)) if reviews is not None else None
         if review is not None and review[0] == user and view.state == "waiting":
-            raise errors.NothingToClaim(f"{self.name} {key} is your own work; "
-                                        "someone else reviews it (four eyes)", reason="unavailable")
-        raise errors.NothingToClaim(f"{self.name} {key} is not waiting to be worked on (state: {view.state})",
-                                    reason="unavailable")
+            raise errors.NothingToClaim.of(problems.OWN_WORK, self.name, key, reason="unavailable")
+        raise errors.NothingToClaim.of(problems.NOT_WAITING, self.name, key, view.state, reason="unavailable")
 
     def _check_group(self, user: str) -> None:
         """A queue that serves a group (`serves`) serves its members only: checked before every claim."""
@@ -111,10 +109,8 @@ class WorkQueue:
                 return claims.base.limit_reached(q, int(held))
         reviews = self.trail.reviews
         if reviews is not None and reviews.waiting_for(conn, user):
-            return errors.NothingToClaim(f"nothing for you in {q.name}: the items waiting are your own work from "
-                                         f"{reviews.source}, and someone else reviews them (four eyes)",
-                                         reason="empty")
-        return errors.NothingToClaim(f"nothing to do in {q.name}: no item is waiting", reason="empty")
+            return errors.NothingToClaim.of(problems.NOTHING_BUT_OWN_WORK, q.name, reviews.source, reason="empty")
+        return errors.NothingToClaim.of(problems.NOTHING_WAITING, q.name, reason="empty")
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""A value's problem (core/problems.py) in the user's language: the field shows what to fix in words it reads."""
+"""Messages of core/problems.py in the user's language: what to fix at a field, why nothing was claimed."""
 
 from __future__ import annotations
 
@@ -32,16 +32,30 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "must be at most {0}"),
     QT_TRANSLATE_NOOP("Problem", "must match {0}"),
     QT_TRANSLATE_NOOP("Problem", "must be one of {0}"),
+    QT_TRANSLATE_NOOP("Problem", "nothing to do in {0}: no item is waiting"),
+    QT_TRANSLATE_NOOP("Problem", "nothing to do in {0} with {1}"),
+    QT_TRANSLATE_NOOP("Problem", "nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "you already hold {0} item(s) in {1}, the most this queue allows ({2}); complete or release one first"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2} since {3} (until {4})"),
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} is your own work; someone else reviews it (four eyes)"),
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} is not waiting to be worked on (state: {2})"),
 )
 
 
 def problem(exc: errors.InvalidValue) -> str:
     """What to fix, without the column's name: translated when it is one of the templates."""
-    if exc.problem is None:
+    if exc.template is None:
         return str(exc).split(": ", 1)[-1]
-    return QCoreApplication.translate("Problem", exc.problem).format(*exc.problem_args)
+    return _translated(exc)
 
 
-def message(exc: errors.InvalidValue) -> str:
-    """"COLUMN: what to fix", for the status bar and the banner."""
-    return f"{exc.column}: {problem(exc)}" if exc.column else problem(exc)
+def message(exc: errors.WorkbenchError) -> str:
+    """The error's message, translated when it is one of the templates ("COLUMN: what to fix" for a value)."""
+    if isinstance(exc, errors.InvalidValue) and exc.column:
+        return f"{exc.column}: {problem(exc)}"
+    return str(exc) if exc.template is None else _translated(exc)
+
+
+def _translated(exc: errors.WorkbenchError) -> str:
+    assert exc.template is not None
+    return QCoreApplication.translate("Problem", exc.template).format(*exc.template_args)

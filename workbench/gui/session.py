@@ -17,7 +17,7 @@ from workbench import journal as journal_mod
 from workbench.config import model
 from workbench.core import durations, errors, models
 from workbench.db import service
-from workbench.gui import dispatch
+from workbench.gui import dispatch, problem_text
 
 log = logging.getLogger("workbench.gui")
 _APP = model.AppConfig()  # the declared defaults
@@ -203,7 +203,7 @@ class OperatorSession(QObject):
         if isinstance(exc, errors.LockLost) and self.current is not None:
             self._lose(exc)
         elif isinstance(exc, errors.NothingToClaim):
-            self.nothing_to_do.emit(str(exc))
+            self.nothing_to_do.emit(problem_text.message(exc))
         elif isinstance(exc, errors.WorkbenchError):
             self.failed.emit(exc)
         else:

@@ -1667,6 +1667,34 @@ Konfiguration: {1}</translation>
         <source>must be one of {0}</source>
         <translation>muss einer dieser Werte sein: {0}</translation>
     </message>
+    <message>
+        <source>nothing to do in {0}: no item is waiting</source>
+        <translation>nichts zu tun in {0}: kein Eintrag wartet</translation>
+    </message>
+    <message>
+        <source>nothing to do in {0} with {1}</source>
+        <translation>nichts zu tun in {0} mit {1}</translation>
+    </message>
+    <message>
+        <source>nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)</source>
+        <translation>nichts für Sie in {0}: die wartenden Einträge sind Ihre eigene Arbeit aus {1}, und jemand anderes prüft sie (Vier-Augen-Prinzip)</translation>
+    </message>
+    <message>
+        <source>you already hold {0} item(s) in {1}, the most this queue allows ({2}); complete or release one first</source>
+        <translation>Sie haben in {1} bereits so viele Einträge, wie die Warteschlange erlaubt ({0} von {2}); schließen Sie einen ab oder geben Sie einen frei</translation>
+    </message>
+    <message>
+        <source>{0} {1} is held by {2} since {3} (until {4})</source>
+        <translation>{0} {1} wird von {2} bearbeitet, seit {3} (bis {4})</translation>
+    </message>
+    <message>
+        <source>{0} {1} is your own work; someone else reviews it (four eyes)</source>
+        <translation>{0} {1} ist Ihre eigene Arbeit; jemand anderes prüft sie (Vier-Augen-Prinzip)</translation>
+    </message>
+    <message>
+        <source>{0} {1} is not waiting to be worked on (state: {2})</source>
+        <translation>{0} {1} wartet nicht auf Bearbeitung (Zustand: {2})</translation>
+    </message>
 </context>
 <context>
     <name>QuitGuard</name>

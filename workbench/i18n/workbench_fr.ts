@@ -1667,6 +1667,34 @@ Configuration : {1}</translation>
         <source>must be one of {0}</source>
         <translation>doit être l’une de ces valeurs : {0}</translation>
     </message>
+    <message>
+        <source>nothing to do in {0}: no item is waiting</source>
+        <translation>rien à faire dans {0} : aucun élément n’attend</translation>
+    </message>
+    <message>
+        <source>nothing to do in {0} with {1}</source>
+        <translation>rien à faire dans {0} avec {1}</translation>
+    </message>
+    <message>
+        <source>nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)</source>
+        <translation>rien pour vous dans {0} : les éléments en attente sont votre propre travail de {1}, et quelqu’un d’autre les contrôle (quatre yeux)</translation>
+    </message>
+    <message>
+        <source>you already hold {0} item(s) in {1}, the most this queue allows ({2}); complete or release one first</source>
+        <translation>vous détenez déjà dans {1} autant d’éléments que la file le permet ({0} sur {2}) ; terminez-en ou libérez-en un d’abord</translation>
+    </message>
+    <message>
+        <source>{0} {1} is held by {2} since {3} (until {4})</source>
+        <translation>{0} {1} est détenu par {2} depuis {3} (jusqu’à {4})</translation>
+    </message>
+    <message>
+        <source>{0} {1} is your own work; someone else reviews it (four eyes)</source>
+        <translation>{0} {1} est votre propre travail ; quelqu’un d’autre le contrôle (quatre yeux)</translation>
+    </message>
+    <message>
+        <source>{0} {1} is not waiting to be worked on (state: {2})</source>
+        <translation>{0} {1} n’attend pas d’être traité (état : {2})</translation>
+    </message>
 </context>
 <context>
     <name>QuitGuard</name>

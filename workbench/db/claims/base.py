@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models
+from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
 from workbench.db import clock, connect, mapping
 
@@ -218,6 +218,5 @@ def _sorted(q: mapping.BoundQueue, pairs: list[tuple[Any, Mapping[Any, Any]]], n
 
 
 def limit_reached(q: mapping.BoundQueue, held: int) -> errors.NothingToClaim:
-    return errors.NothingToClaim(
-        f"you already hold {held} item(s) in {q.name}, the most this queue allows "
-        f"({q.config.max_locks_per_user}); complete or release one first", reason="limit")
+    return errors.NothingToClaim.of(problems.LIMIT_REACHED, held, q.name, q.config.max_locks_per_user,
+                                    reason="limit")
