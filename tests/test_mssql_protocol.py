@@ -20,8 +20,8 @@ def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     q = mssql_sql.bound(text or demo.config_text(), name)
     found: dict[str, str] = {"grants": ""}
     for batch in protocol_mssql.script(DIALECT, q, "dbo"):
-        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|force_release|"
-                         r"reassign)\b", batch)
+        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|"
+                         r"force_release|reassign)\b", batch)
         if match:
             found[match.group(1)] = batch
         else:
@@ -63,9 +63,14 @@ def test_next_claims_as_the_engine_does_and_audits_the_token_digest() -> None:
     body = flat(batches()["next"])
     picks = re.findall(r"INSERT INTO @pick SELECT TOP 1 .*? FROM cases WITH \(UPDLOCK, READPAST, ROWLOCK, "
                        r"READCOMMITTEDLOCK\) WHERE (.*?) ORDER BY cases\.priority ASC", body)
-    assert len(picks) == 2
-    assert "wb_lock_expires <= SYSUTCDATETIME()" in picks[0] and "wb_locked_by IS NULL" in picks[1]  # expired first
-    assert "workbench_cooldown.actor = @login" in picks[1]  # not served again right after this login released it
+    assert len(picks) == 3
+    assert "wb_lock_expires <= SYSUTCDATETIME()" in picks[0] and "wb_locked_by IS NULL" in picks[2]  # expired first
+    # Then items deferred to a time that has come: to the login that deferred them, to anyone after
+    # defer_owner_first (15 min in the demo).
+    assert ("workbench_deferrals.until <= SYSUTCDATETIME() AND (dbo.workbench_deferrals.actor = @login OR "
+            "DATEADD(second, 900, dbo.workbench_deferrals.until) <= SYSUTCDATETIME())") in picks[1]
+    assert "workbench_cooldown.actor = @login" in picks[2]  # not served again right after this login released it
+    assert "NOT (EXISTS (SELECT * FROM dbo.workbench_deferrals WHERE" in picks[2]  # a deferred item waits its time
     assert "IF (SELECT count(*)" in body and ">= 3 THROW 50403" in body  # the demo's max_locks_per_user
     assert re.search(r"UPDATE cases SET status='open', wb_locked_by=@login, wb_locked_at=SYSUTCDATETIME\(\), "
                      r"wb_lock_expires=DATEADD\(second, 900, SYSUTCDATETIME\(\)\), wb_lock_token=.*NEWID\(\).* "
@@ -90,6 +95,36 @@ def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
     assert "N'release', @login, @login" in release and "@p_reason, NULL, NULL);" in release
     assert "INSERT INTO dbo.workbench_cooldown (queue, actor, item_key, until) VALUES ('cases', @login" in release
     assert "OUTPUT" not in release
+    # Whoever releases an item decides anew: its deferral goes, in the same transaction.
+    forget = ("IF @done = 1 BEGIN DELETE FROM dbo.workbench_deferrals WHERE dbo.workbench_deferrals.queue = 'cases' "
+              "AND dbo.workbench_deferrals.item_key = CAST(@p_key AS nvarchar(200)); END;")
+    assert forget in release and release.index(forget) < release.index("COMMIT;")
+
+
+def test_defer_gives_the_item_back_until_a_time_within_the_limits() -> None:
+    defer = flat(batches()["defer"])
+    fence = ("WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND cases.wb_locked_by = @login "
+             "AND cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()")
+    assert fence in defer and "wb_locked_by=NULL" in defer
+    assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in defer
+    assert ("IF @p_until IS NULL OR @p_until <= SYSUTCDATETIME() OR @p_until > DATEADD(second, 31622400, "
+            "SYSUTCDATETIME()) THROW 50403") in defer  # in the future, at most 366 days ahead
+    assert "N'defer', @login, @login" in defer
+    assert "CONCAT(N'{\"until\": \"', CONVERT(nvarchar(30), @p_until, 126)" in defer
+    replaced = re.search(r"IF @done = 1 BEGIN DELETE FROM dbo\.workbench_deferrals WHERE .*?item_key = CAST\(@p_key "
+                         r"AS nvarchar\(200\)\) OR dbo\.workbench_deferrals\.until < DATEADD\(second, -\d+, "
+                         r"SYSUTCDATETIME\(\)\)\); INSERT INTO dbo\.workbench_deferrals \(queue, item_key, actor, "
+                         r"until, at, reason\) VALUES \('cases', CAST\(@p_key AS nvarchar\(200\)\), @login, @p_until, "
+                         r"SYSUTCDATETIME\(\), @p_reason\); END; COMMIT;", defer)
+    assert replaced, defer
+    grants = batches()["grants"]
+    assert "DENY INSERT, UPDATE, DELETE ON dbo.workbench_deferrals TO workbench_operator;" in grants
+
+
+def test_a_queue_that_does_not_defer_has_no_defer_procedure() -> None:
+    text = demo.config_text().replace("max_locks_per_user = 3", "max_locks_per_user = 3\nallow_defer = false", 1)
+    script = batches(text)
+    assert "defer" not in script and "wb_cases_defer" not in script["grants"]
 
 
 def test_edits_come_as_json_and_only_editable_columns_may_change() -> None:

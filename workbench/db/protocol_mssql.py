@@ -29,13 +29,13 @@ import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
 from workbench.core import errors, models
-from workbench.db import audit as audit_mod
-from workbench.db import clock, guarded, mapping, protocol, tables
+from workbench.db import clock, guarded, mapping, protocol, service, tables
+from workbench.db import deferrals as deferrals_mod
 from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
-OPERATIONS = ("next", "save", "extend", "release", "complete", "force_release", "reassign")
+OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "force_release", "reassign")
 SUPERVISOR_ONLY = ("force_release", "reassign")
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
@@ -73,7 +73,7 @@ def script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]:
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
     builder = _Builder(dialect, q, schema)
-    return [*builder.grants(), *(builder.procedure(op) for op in OPERATIONS), *builder.executes()]
+    return [*builder.grants(), *(builder.procedure(op) for op in builder.operations), *builder.executes()]
 
 
 def revoke_script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]:
@@ -89,14 +89,20 @@ class _Builder:
         self.dialect, self.q, self.schema = dialect, q, schema
         self.prep = dialect.identifier_preparer
         metadata, self.audit, _ = tables.build_metadata(schema)
-        self.cooldown = metadata.tables[f"{schema}.{tables.COOLDOWN_TABLE}"]
-        self.trail = audit_mod.AuditTrail(self.audit, q.name, self.cooldown)
+        own = {name: metadata.tables[f"{schema}.{name}"] for name in (
+            tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)}
+        self.cooldown = own[tables.COOLDOWN_TABLE]
+        # The record the engine's operations keep for the queue: its claim skips deferred items too.
+        self.trail = service.trail_of(q.config, None, self.audit, self.cooldown, own[tables.NOTES_TABLE],
+                                      own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
         self.writer = guarded.GuardedWriter(typing.cast(Any, None), q, self.trail)
         self.table = self.prep.format_table(q.table)
         self.key_type = q.key.type.compile(dialect=dialect)
         self.edits = [c.name for c in q.editable]
         self.reason_type = self.audit.c.reason.type.compile(dialect=dialect)
         self.user_type = q.user.type.compile(dialect=dialect)
+        # A queue whose items may not be deferred (allow_defer = false) has no defer procedure.
+        self.operations = tuple(op for op in OPERATIONS if op != "defer" or q.config.allow_defer)
 
     # -- pieces -----------------------------------------------------------------------------
 
@@ -146,7 +152,7 @@ class _Builder:
         operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
         own = {name: self.prep.format_table(sa.Table(name, sa.MetaData(), schema=self.schema))
                for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
-                            tables.VERSION_TABLE, tables.ROLES_TABLE)}
+                            tables.VERSION_TABLE, tables.ROLES_TABLE, tables.DEFERRALS_TABLE)}
         return [
             (f"IF DATABASE_PRINCIPAL_ID({self.text(OPERATOR_ROLE)}) IS NULL CREATE ROLE {operator};\n"
              f"IF DATABASE_PRINCIPAL_ID({self.text(SUPERVISOR_ROLE)}) IS NULL CREATE ROLE {supervisor};\n"
@@ -158,7 +164,10 @@ class _Builder:
             f"GRANT SELECT ON {own[tables.AUDIT_TABLE]} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.AUDIT_TABLE]} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.COOLDOWN_TABLE]} TO {operator};",
-            (f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"
+            # A deferral keeps an item from everyone: only the defer and release procedures write them.
+            f"DENY INSERT, UPDATE, DELETE ON {own[tables.DEFERRALS_TABLE]} TO {operator};",
+            (f"GRANT SELECT ON {own[tables.DEFERRALS_TABLE]} TO {operator};\n"
+             f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"
              f"GRANT SELECT ON {own[tables.SETTINGS_TABLE]} TO {operator};\n"
              f"GRANT SELECT ON {own[tables.VERSION_TABLE]} TO {operator};\n"
              f"GRANT SELECT ON {own[tables.ROLES_TABLE]} TO {operator};"),
@@ -167,7 +176,7 @@ class _Builder:
     def executes(self) -> list[str]:
         operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
         return [f"GRANT EXECUTE ON {self.name(op)} TO {supervisor if op in SUPERVISOR_ONLY else operator};"
-                for op in OPERATIONS]
+                for op in self.operations]
 
     def procedure(self, operation: str) -> str:
         arguments, body = getattr(self, f"_{operation}")()
@@ -217,11 +226,13 @@ class _Builder:
                 + f"  COMMIT;\n  SELECT * FROM {self.table} WHERE @done = 1 AND {sql(q.key)} = @p_key;\n")
         return [], body
 
-    def _write(self, shape: Any, *, edits: bool, reason: str = "NULL", outcome: str = "NULL") -> str:
+    def _write(self, shape: Any, *, edits: bool, reason: str = "NULL", outcome: str = "NULL",
+               detail: str = "NULL", then: str = "") -> str:
+        """The guarded UPDATE, its audit row and `then` (statements run when it happened), one transaction."""
         # As the engine writes it: {"columns": ["a", "b"]}, names sorted (editable names are plain).
-        detail = ("(SELECT CONCAT(N'{\"columns\": [', STRING_AGG(CONCAT(N'\"', [key], N'\"'), N', ') "
-                  "WITHIN GROUP (ORDER BY [key]), N']}') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0)") \
-            if edits else "NULL"
+        if edits:
+            detail = ("(SELECT CONCAT(N'{\"columns\": [', STRING_AGG(CONCAT(N'\"', [key], N'\"'), N', ') "
+                      "WITHIN GROUP (ORDER BY [key]), N']}') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0)")
         unknown = ""
         if edits:
             allowed = ", ".join(self.text(name) for name in self.edits) or "NULL"
@@ -229,7 +240,7 @@ class _Builder:
                        f"    THROW {REFUSED}, N'workbench: only the queue''s editable fields may be changed', 1;\n")
         return (f"{unknown}  BEGIN TRANSACTION;\n  {self.guarded(shape, edits)};\n  SET @done = @@ROWCOUNT;\n"
                 + self.audit_insert(shape.kind.value, reason=reason, outcome=outcome, detail=detail)
-                + "  COMMIT;\n")
+                + (f"  IF @done = 1\n  BEGIN\n{then}  END;\n" if then else "") + "  COMMIT;\n")
 
     def _args(self, *more: str) -> list[str]:
         return [self._key(), "@p_token nvarchar(64)", *more]
@@ -245,7 +256,7 @@ class _Builder:
     def _release(self) -> tuple[list[str], str]:
         def release(writes: str | None) -> str:
             shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, reason_writes=writes)
-            return self._cooled(self._write(shape, edits=False, reason="@p_reason"))
+            return self._cooled(self._write(shape, edits=False, reason="@p_reason", then=self._undeferred()))
 
         # A configured reason also writes its own values; any other reason, only on_release's.
         body = ""
@@ -254,6 +265,42 @@ class _Builder:
                      f"  BEGIN\n{_indent(release(label))}  END\n")
         body = f"{body}  ELSE\n  BEGIN\n{_indent(release(None))}  END;\n" if body else release(None)
         return self._args(f"@p_reason {self.reason_type} = NULL"), body + self._done()
+
+    def _undeferred(self, lapsed_too: bool = False) -> str:
+        """A release forgets the item's deferral (whoever released it decided anew); a defer replaces it,
+        and drops deferrals long past (as the engine's writes do)."""
+        d = self.trail.deferrals
+        if d is None:
+            return ""
+        gone = d.table.c.item_key == sa.literal_column("CAST(@p_key AS nvarchar(200))")
+        if lapsed_too:
+            gone = sa.or_(gone, deferrals_mod.lapsed(d.table))
+        return f"    {_Sql(self.dialect, {})(sa.delete(d.table).where(d.table.c.queue == self.q.name, gone))};\n"
+
+    def _defer(self) -> tuple[list[str], str]:
+        """Give the item back until @p_until (UTC): the release's values, the audit row, the deferral row
+        that keeps the item from everyone until then and serves it first (to the login) after."""
+        d = self.trail.deferrals
+        assert d is not None  # script() leaves the procedure out of a queue that does not defer
+        sql = _Sql(self.dialect, {})
+        now = clock.db_now()
+        latest = sql(clock.add_seconds(now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True)))
+        checks = (f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
+                  f"    THROW {REFUSED}, N'workbench: say why the item is deferred', 1;\n"
+                  f"  IF @p_until IS NULL OR @p_until <= {sql(now)} OR @p_until > {latest}\n"
+                  f"    THROW {REFUSED}, N'workbench: defer until a time still to come, at most "
+                  f"{deferrals_mod.MAX_DAYS} days ahead', 1;\n")
+        kept = sql(sa.insert(d.table).inline().values(
+            queue=self.q.name, item_key=sa.literal_column("CAST(@p_key AS nvarchar(200))"),
+            actor=sa.literal_column("@login"), until=sa.literal_column("@p_until"), at=now,
+            reason=sa.literal_column("@p_reason")))
+        # As the engine writes it: {"until": "2026-11-27T09:00:00+00:00"}.
+        detail = "CONCAT(N'{\"until\": \"', CONVERT(nvarchar(30), @p_until, 126), N'+00:00\"}')"
+        shape = guarded.Shape(models.EventKind.DEFER, unlock=True, release_writes=True)
+        body = self._write(shape, edits=False, reason="@p_reason", detail=detail,
+                           then=self._undeferred(lapsed_too=True) + f"    {kept};\n")
+        until_type = d.table.c.until.type.compile(dialect=self.dialect)
+        return self._args(f"@p_until {until_type}", f"@p_reason {self.reason_type}"), checks + body + self._done()
 
     def _cooled(self, body: str) -> str:
         """A release's body that also keeps the releasing login from being served the item at once."""
