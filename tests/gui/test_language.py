@@ -52,7 +52,7 @@ def test_nothing_to_claim_is_said_in_german(german: None, qtbot: Any, open_windo
     window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports_review"))  # nothing completed yet
     qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "kein Eintrag wartet" in window.message_label.text(), timeout=10_000)
-    assert "no item" not in window.message_label.text()
+    assert "Nichts zu tun in Import review: kein Eintrag wartet." in window.message_label.text()  # the title
 
 
 def test_every_problem_of_a_value_is_there_to_translate() -> None:

@@ -28,12 +28,12 @@ AT_LEAST = "must be at least {0}"
 AT_MOST = "must be at most {0}"
 PATTERN = "must match {0}"
 CHOICES = "must be one of {0}"
-# Nothing to claim (errors.NothingToClaim): {0} the queue.
+# Nothing to claim (errors.NothingToClaim): {0} is always the queue (the window shows its title).
 NOTHING_WAITING = "nothing to do in {0}: no item is waiting"
 NOTHING_WITH = "nothing to do in {0} with {1}"
 NOTHING_BUT_OWN_WORK = ("nothing for you in {0}: the items waiting are your own work from {1}, and someone else "
                         "reviews them (four eyes)")
-LIMIT_REACHED = "you already hold {0} item(s) in {1}, the most this queue allows ({2}); complete or release one first"
+LIMIT_REACHED = "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first"
 HELD_BY = "{0} {1} is held by {2} since {3} (until {4})"
 OWN_WORK = "{0} {1} is your own work; someone else reviews it (four eyes)"
 NOT_WAITING = "{0} {1} is not waiting to be worked on (state: {2})"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from workbench.core import errors
@@ -35,7 +37,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "nothing to do in {0}: no item is waiting"),
     QT_TRANSLATE_NOOP("Problem", "nothing to do in {0} with {1}"),
     QT_TRANSLATE_NOOP("Problem", "nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)"),  # noqa: E501
-    QT_TRANSLATE_NOOP("Problem", "you already hold {0} item(s) in {1}, the most this queue allows ({2}); complete or release one first"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first"),  # noqa: E501
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2} since {3} (until {4})"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is your own work; someone else reviews it (four eyes)"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is not waiting to be worked on (state: {2})"),
@@ -49,11 +51,17 @@ def problem(exc: errors.InvalidValue) -> str:
     return _translated(exc)
 
 
-def message(exc: errors.WorkbenchError) -> str:
-    """The error's message, translated when it is one of the templates ("COLUMN: what to fix" for a value)."""
+def message(exc: errors.WorkbenchError, titles: Mapping[str, str] | None = None) -> str:
+    """The error's message, translated when it is one of the templates ("COLUMN: what to fix" for a value);
+    `titles`: the queues' titles by name, for a message about a queue (its {0})."""
     if isinstance(exc, errors.InvalidValue) and exc.column:
         return f"{exc.column}: {problem(exc)}"
-    return str(exc) if exc.template is None else _translated(exc)
+    if exc.template is None:
+        return str(exc)
+    values = list(exc.template_args)
+    if isinstance(exc, errors.NothingToClaim) and values and titles:
+        values[0] = titles.get(values[0], values[0])  # every nothing-to-claim message names its queue first
+    return QCoreApplication.translate("Problem", exc.template).format(*values)
 
 
 def _translated(exc: errors.WorkbenchError) -> str:

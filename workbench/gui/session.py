@@ -203,7 +203,8 @@ class OperatorSession(QObject):
         if isinstance(exc, errors.LockLost) and self.current is not None:
             self._lose(exc)
         elif isinstance(exc, errors.NothingToClaim):
-            self.nothing_to_do.emit(problem_text.message(exc))
+            titles = {name: queue.title for name, queue in self.wb.config.queues.items()}
+            self.nothing_to_do.emit(problem_text.message(exc, titles))
         elif isinstance(exc, errors.WorkbenchError):
             self.failed.emit(exc)
         else:

@@ -1680,8 +1680,8 @@ Konfiguration: {1}</translation>
         <translation>nichts für Sie in {0}: die wartenden Einträge sind Ihre eigene Arbeit aus {1}, und jemand anderes prüft sie (Vier-Augen-Prinzip)</translation>
     </message>
     <message>
-        <source>you already hold {0} item(s) in {1}, the most this queue allows ({2}); complete or release one first</source>
-        <translation>Sie haben in {1} bereits so viele Einträge, wie die Warteschlange erlaubt ({0} von {2}); schließen Sie einen ab oder geben Sie einen frei</translation>
+        <source>you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first</source>
+        <translation>Sie haben in {0} bereits so viele Einträge, wie die Warteschlange erlaubt ({1} von {2}); schließen Sie einen ab oder geben Sie einen frei</translation>
     </message>
     <message>
         <source>{0} {1} is held by {2} since {3} (until {4})</source>

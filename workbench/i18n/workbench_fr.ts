@@ -1680,8 +1680,8 @@ Configuration : {1}</translation>
         <translation>rien pour vous dans {0} : les éléments en attente sont votre propre travail de {1}, et quelqu’un d’autre les contrôle (quatre yeux)</translation>
     </message>
     <message>
-        <source>you already hold {0} item(s) in {1}, the most this queue allows ({2}); complete or release one first</source>
-        <translation>vous détenez déjà dans {1} autant d’éléments que la file le permet ({0} sur {2}) ; terminez-en ou libérez-en un d’abord</translation>
+        <source>you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first</source>
+        <translation>vous détenez déjà dans {0} autant d’éléments que la file le permet ({1} sur {2}) ; terminez-en ou libérez-en un d’abord</translation>
     </message>
     <message>
         <source>{0} {1} is held by {2} since {3} (until {4})</source>

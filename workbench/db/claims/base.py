@@ -218,5 +218,5 @@ def _sorted(q: mapping.BoundQueue, pairs: list[tuple[Any, Mapping[Any, Any]]], n
 
 
 def limit_reached(q: mapping.BoundQueue, held: int) -> errors.NothingToClaim:
-    return errors.NothingToClaim.of(problems.LIMIT_REACHED, held, q.name, q.config.max_locks_per_user,
+    return errors.NothingToClaim.of(problems.LIMIT_REACHED, q.name, held, q.config.max_locks_per_user,
                                     reason="limit")
