@@ -186,20 +186,27 @@ def run(argv: Sequence[str]) -> Outcome:
             elif "exit" in message:
                 return Outcome(int(message["exit"]))
             else:  # "here": the child needs a process of its own, or the server is outdated
-                return Outcome(None, start_server=message["here"] == OUTDATED)
+                return _unstarted(forwarder, start_server=message["here"] == OUTDATED)
         # The child ended without a word: killed (e.g. by the signal passed on), or it crashed.
         if not started:
-            return Outcome(None, start_server=True)
+            return _unstarted(forwarder)
         if forwarder.received is not None:
             return Outcome(128 + forwarder.received)
         sys.stderr.write("workbench: the command ended abnormally in the command server's process; "
                          "check its effect (e.g. `workbench mine QUEUE`) before running it again\n")
         return Outcome(1)
     except OSError:  # the server went away before it took the command: nothing was run
-        return Outcome(None, start_server=True)
+        return _unstarted(forwarder)
     finally:
         forwarder.restore()
         conn.close()
+
+
+def _unstarted(forwarder: _Forwarder, start_server: bool = True) -> Outcome:
+    """Nothing ran in the server: the caller runs the command, unless the user interrupted it meanwhile."""
+    if forwarder.received is not None:
+        return Outcome(128 + forwarder.received)
+    return Outcome(None, start_server=start_server)
 
 
 def status() -> dict[str, Any] | None:
@@ -259,7 +266,8 @@ def serve(idle: int) -> int:
                 return 0  # another server is running (an outdated one steps down within this wait)
             time.sleep(0.1)
     for name in PRELOAD:
-        with contextlib.suppress(ImportError):
+        # Not installed, or a driver whose library is broken: the command that needs it says so itself.
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
     from workbench.cli import main as cli
 
