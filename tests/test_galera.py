@@ -60,10 +60,14 @@ def _run(tmp: Path, nodes: list[servers.Server], name: str, rows: int = 0) -> tu
     for i in range(WORKERS):
         out = tmp / f"{name}-w{i}.json"
         cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(configs[i % len(configs)]),
-               "--queue", "cases", "--user", f"w{i}", "--out", str(out), "--go", str(go)]
+               "--queue", "cases", "--user", f"w{i}", "--out", str(out), "--go", str(go),
+               "--ready", str(tmp / f"{name}-w{i}.ready")]
         procs.append((f"w{i}", subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
                                                 stderr=subprocess.PIPE, text=True), out))
-    time.sleep(3)  # the workers open their queues
+    # Every worker connected before any starts: the queue drains in about a second, and on a loaded
+    # machine a worker still importing found it empty (3 of 8 did all the work in one CI run).
+    _until(lambda: all((tmp / f"{name}-w{i}.ready").exists() or procs[i][1].poll() is not None
+                       for i in range(WORKERS)), seconds=180, what="the workers to connect")
     started = time.monotonic()
     go.write_text("go")
     done: list[tuple[str, str]] = []
@@ -81,11 +85,11 @@ def _waiting(config: Path, rows: int) -> int:
         return wb.queue("cases").count_waiting(rows)
 
 
-def _until(done: object, seconds: float = 30) -> None:
+def _until(done: object, seconds: float = 30, what: str = "the nodes to agree") -> None:
     deadline = time.monotonic() + seconds
     while not done():  # type: ignore[operator]
         if time.monotonic() > deadline:
-            raise AssertionError("the nodes did not agree in time")
+            raise AssertionError(f"waited {seconds:.0f} s for {what}")
         time.sleep(0.1)
 
 

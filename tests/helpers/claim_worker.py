@@ -22,11 +22,15 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--go", required=True, help="start when this file appears")
     parser.add_argument("--count", type=int, default=1, help="items per claim")
+    parser.add_argument("--ready", help="written once the queue is open and the database answered")
     args = parser.parse_args()
     done: list[list[object]] = []
     failures: list[str] = []
     wb = service.Workbench.open(loader.load(args.config))
     q = wb.queue(args.queue)
+    if args.ready:
+        q.count_waiting(1)  # connected: a worker still starting must not find the queue drained by the others
+        Path(args.ready).write_text("ready")
     go = Path(args.go)
     while not go.exists():  # all workers start together, to maximise contention
         time.sleep(0.005)
