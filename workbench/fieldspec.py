@@ -97,9 +97,7 @@ def _keeps_text(spec: FieldSpec) -> bool:
 
 
 def _fail(spec: FieldSpec, problem: str, *args: Any) -> errors.InvalidValue:
-    shown = tuple(str(a) for a in args)
-    return errors.InvalidValue(f"{spec.name}: {problem.format(*shown)}", column=spec.name, template=problem,
-                               args=shown)
+    return errors.InvalidValue.of(spec.name, problem, *args)
 
 
 def _typed(spec: FieldSpec, raw: Any) -> Any:

@@ -11,11 +11,7 @@ def main() -> int:
     argv = sys.argv[1:]
     if argv == [command_server.SERVE]:
         return command_server.main()
-    if not command_server.wanted(argv):
-        from workbench.cli.main import main as run_here
-
-        return run_here(argv)
-    served = command_server.run(argv)
+    served = command_server.run(argv) if command_server.wanted(argv) else command_server.Outcome(None)
     if served.status is not None:
         return served.status
     from workbench.cli.main import main as run_here

@@ -86,6 +86,12 @@ class InvalidValue(WorkbenchError):
         self.template, self.template_args = template, args
         super().__init__(message)
 
+    @classmethod
+    def of(cls, column: str, template: str, *args: Any) -> InvalidValue:
+        """"COLUMN: what to fix", `template` (core/problems.py) filled with `args`."""
+        shown = tuple(str(a) for a in args)
+        return cls(f"{column}: {template.format(*shown)}", column=column, template=template, args=shown)
+
 
 class DatabaseUnavailable(WorkbenchError):
     """The database cannot be reached; nothing was changed by the failed call, or it is unknown."""

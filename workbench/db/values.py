@@ -16,10 +16,7 @@ _FALSE = {"false", "f", "no", "n", "0", "off"}
 
 
 def _fail(column: sa.Column[Any], problem: str, *args: Any) -> errors.InvalidValue:
-    """InvalidValue "COLUMN: what to fix", `problem` one of core/problems.py filled with `args`."""
-    shown = tuple(str(a) for a in args)
-    return errors.InvalidValue(f"{column.name}: {problem.format(*shown)}", column=column.name, template=problem,
-                               args=shown)
+    return errors.InvalidValue.of(column.name, problem, *args)
 
 
 def python_type(column: sa.Column[Any]) -> type | None:

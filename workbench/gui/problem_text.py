@@ -61,9 +61,10 @@ def message(exc: errors.WorkbenchError, titles: Mapping[str, str] | None = None)
     values = list(exc.template_args)
     if isinstance(exc, errors.NothingToClaim) and values and titles:
         values[0] = titles.get(values[0], values[0])  # every nothing-to-claim message names its queue first
-    return QCoreApplication.translate("Problem", exc.template).format(*values)
+    return _translated(exc, values)
 
 
-def _translated(exc: errors.WorkbenchError) -> str:
+def _translated(exc: errors.WorkbenchError, values: list[str] | None = None) -> str:
     assert exc.template is not None
-    return QCoreApplication.translate("Problem", exc.template).format(*exc.template_args)
+    return QCoreApplication.translate("Problem", exc.template).format(
+        *(exc.template_args if values is None else values))
