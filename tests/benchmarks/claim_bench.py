@@ -37,6 +37,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-defer", action="store_true",
                         help="also measure workbench on a queue with allow_defer = false (the claim without its "
                              "deferral lookups), in a database of its own")
+    parser.add_argument("--then-next", action="store_true",
+                        help="also measure workbench completing with then_next (each Complete claims the next "
+                             "item in the same step, as the window does), in a database of its own")
     parser.add_argument("--durable", action="store_true",
                         help="the throwaway server at its default durability (fsync, synchronous commit): "
                              "the figures a user's server gives")
@@ -61,6 +64,12 @@ def setup_workbench_no_defer(target: harness.Target, rows: int) -> dict[str, Any
     url, timings = harness.build_workbench_db(target, "wbbench_nodefer", rows)
     return {"kind": "workbench, allow_defer = false", "url": url, "password": target.password,
             "db": "wbbench_nodefer", "setup": timings}
+
+
+def setup_workbench_then_next(target: harness.Target, rows: int) -> dict[str, Any]:
+    url, timings = harness.build_workbench_db(target, "wbbench_then_next", rows)
+    return {"kind": "workbench, then next", "url": url, "password": target.password, "db": "wbbench_then_next",
+            "setup": timings}
 
 
 def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
@@ -119,10 +128,6 @@ def setup_procrastinate(target: harness.Target, rows: int) -> dict[str, Any]:
 _DONE_SQL = {
     "workbench": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
                   "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
-    "workbench+grants": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
-                         "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
-    "workbench, allow_defer = false": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
-                                       "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
     "hand-written": ("SELECT count(*) FROM jobs WHERE status = 'done'",
                      "SELECT count(*) FROM jobs WHERE status = 'doing'"),
     "procrastinate": ("SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'",
@@ -134,7 +139,8 @@ def db_check(target: harness.Target, spec: dict[str, Any]) -> tuple[int, int]:
     engine = sa.create_engine(target.url(spec["db"], with_password=True, native=True))
     try:
         with engine.connect() as conn:
-            done_sql, held_sql = _DONE_SQL[spec["kind"]]
+            # Every workbench variant works the same demo table.
+            done_sql, held_sql = _DONE_SQL["workbench" if spec["kind"].startswith("workbench") else spec["kind"]]
             return int(conn.exec_driver_sql(done_sql).scalar() or 0), int(conn.exec_driver_sql(held_sql).scalar() or 0)
     finally:
         engine.dispose()
@@ -206,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         setups = [setup_workbench]
         if args.no_defer:
             setups.append(setup_workbench_no_defer)
+        if args.then_next:
+            setups.append(setup_workbench_then_next)
         if args.grants:
             if args.backend != "postgresql" or args.url:
                 raise SystemExit("--grants needs PostgreSQL on a throwaway server (it creates login roles)")
@@ -255,9 +263,11 @@ def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
            checks: dict[str, tuple[int, int]], counted: dict[str, int]) -> None:
     columns = {name: harness.figures(result) for name, result in results.items()}
     short = {"procrastinate": "wb/proc", "hand-written": "wb/hand", "workbench+grants": "grants/wb",
-             "workbench, allow_defer = false": "wb/nodefer"}
-    ratios = [(short[name], name, "workbench") if name == "workbench+grants" else (short[name], "workbench", name)
-              for name in results if name != "workbench"]
+             "workbench, allow_defer = false": "wb/nodefer", "workbench, then next": "next/wb"}
+    ratios = [(short[name], name, "workbench") if name in ("workbench+grants", "workbench, then next")
+              else (short[name], "workbench", name) for name in results if name != "workbench"]
+    if "workbench, then next" in results and "hand-written" in results:
+        ratios.append(("next/hand", "workbench, then next", "hand-written"))
     print()
     print(harness.table(columns, ratios, ROWS))
     if ratios:

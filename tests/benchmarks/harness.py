@@ -334,8 +334,13 @@ class Ops(Protocol):
 class WorkbenchOps:
     """workbench's public API, through its own engine, as one operator."""
 
-    def __init__(self, url: str, password: str | None, user: str, *, allow_defer: bool = True) -> None:
+    def __init__(self, url: str, password: str | None, user: str, *, allow_defer: bool = True,
+                 then_next: bool = False) -> None:
         self.wb = service.Workbench.open(bench_config(url, allow_defer=allow_defer), password=password)
+        # Each Complete claims the next item as well (as the window does after Complete): claim()
+        # hands that one out without a round trip of its own.
+        self.then_next = then_next
+        self._next: Any = None
         self._seen: collections.Counter[str] = collections.Counter()
         self._seen_lock = threading.Lock()
 
@@ -350,6 +355,9 @@ class WorkbenchOps:
         self.user = user
 
     def claim(self) -> tuple[Any, str] | None:
+        if self._next is not None:
+            lock, self._next = self._next.lock, None
+            return lock.key, lock.token
         try:
             claimed = self.queue.claim_next(self.user, 1)
         except errors.NothingToClaim as exc:
@@ -359,7 +367,8 @@ class WorkbenchOps:
         return claimed[0].lock.key, claimed[0].lock.token
 
     def complete(self, handle: tuple[Any, str]) -> None:
-        self.queue.complete(self.user, handle[0], handle[1], outcome=OUTCOME)
+        done = self.queue.complete(self.user, handle[0], handle[1], outcome=OUTCOME, then_next=self.then_next)
+        self._next = done.next
 
     def close(self) -> None:
         self.wb.close()
@@ -445,6 +454,8 @@ def make_ops(spec: dict[str, Any], user: str) -> Ops:
     kind = spec["kind"]
     if kind == "workbench":
         return WorkbenchOps(spec["url"], spec.get("password"), user)
+    if kind == "workbench, then next":  # each Complete claims the next item in the same step
+        return WorkbenchOps(spec["url"], spec.get("password"), user, then_next=True)
     if kind == "workbench, allow_defer = false":  # the claim without its deferral lookups
         return WorkbenchOps(spec["url"], spec.get("password"), user, allow_defer=False)
     if kind == "workbench+grants":  # each claimer logs in as itself, an operator login named like its user

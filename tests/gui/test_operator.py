@@ -116,6 +116,33 @@ def test_next_follows_complete_when_set(qtbot: Any, open_window: Any, demo_confi
     assert signal.args[0].lock.key != first.lock.key
 
 
+def test_the_next_item_comes_with_the_complete(qtbot: Any, open_window: Any, demo_config: Any,
+                                               monkeypatch: Any) -> None:
+    """One call does both (one statement on PostgreSQL); Next item is asked only when nothing came."""
+    window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
+    first = _claim(qtbot, window)
+    operator = window.session.operator
+    asked: list[str] = []
+    real_next, real_complete = operator.next_item, operator.complete
+    monkeypatch.setattr(operator, "next_item", lambda *a, **k: asked.append("next") or real_next(*a, **k))
+    monkeypatch.setattr(operator, "complete", lambda *a, **k: asked.append(f"complete {k['then_next']}")
+                        or real_complete(*a, **k))
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
+        qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
+    following = signal.args[0]
+    assert following.lock.key != first.lock.key and asked == ["complete True"]
+    assert row(window, "cases", following.lock.key)["wb_locked_by"] == "alice"
+    # The last item: the Complete brings none, and Next item says why.
+    queue = window.session.wb.queue("cases")
+    table = queue.q.table
+    with window.session.wb.engine.begin() as conn:
+        conn.execute(sa.update(table).where(table.c.case_id != following.lock.key).values(status="resolved"))
+    asked.clear()
+    with qtbot.waitSignal(window.session.nothing_to_do, timeout=10_000):
+        qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
+    assert asked == ["complete True", "next"] and queue.mine("alice") == []
+
+
 def test_release_with_a_reason(qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: Any) -> None:
     window = open_window(demo_config)
     claim = _claim(qtbot, window)

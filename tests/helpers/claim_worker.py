@@ -23,6 +23,8 @@ def main() -> int:
     parser.add_argument("--go", required=True, help="start when this file appears")
     parser.add_argument("--count", type=int, default=1, help="items per claim")
     parser.add_argument("--ready", help="written once the queue is open and the database answered")
+    parser.add_argument("--then-next", action="store_true",
+                        help="complete with then_next: each Complete claims the next item in the same step")
     args = parser.parse_args()
     done: list[list[object]] = []
     failures: list[str] = []
@@ -49,12 +51,16 @@ def main() -> int:
             failures.append(traceback.format_exc())
             break
         empty_in_a_row = 0
-        for claim in claims:
+        while claims:
+            claim = claims.pop(0)
             try:
-                q.complete(args.user, claim.lock.key, claim.lock.token)
+                completion = q.complete(args.user, claim.lock.key, claim.lock.token, then_next=args.then_next)
                 done.append([claim.lock.key, claim.lock.token])
             except Exception:  # noqa: BLE001
                 failures.append(traceback.format_exc())
+                continue
+            if completion.next is not None:
+                claims.append(completion.next)
     wb.close()
     Path(args.out).write_text(json.dumps({"done": done, "failures": failures}))
     return 1 if failures else 0

@@ -116,9 +116,14 @@ class Completion:
     outcome: str
     at: dt.datetime
     replayed: bool = False  # True when this token had already completed (a retried call)
+    # Asked for with the Complete (then_next): the item claimed next in the same step, None when none was.
+    next: Claim | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "next"}
+        if self.next is not None:
+            data["next"] = self.next.to_dict()
+        return data
 
 
 @dataclasses.dataclass(frozen=True)

@@ -111,7 +111,7 @@ class GuardedWriter:
         """For a write without edits or reason that clears the lock (Complete) in one round trip (one
         statement, or one batch of them): a function (key, token, user) -> the database time of the
         write, or None if the fence failed. None where the write takes more round trips."""
-        if not shape.unlock or shape.kind in _REASONED:
+        if not self.finisher_shape(shape):
             return None
         if not self._one_statement(shape):
             return self._batched_finisher(shape) if self.db.held.batches else None
@@ -119,6 +119,28 @@ class GuardedWriter:
         if login is not None:
             return self._trusted_finisher(shape, login)
         return self._plain_finisher(shape)
+
+    def plain_finish(self, shape: Shape) -> sa.Select[Any] | None:
+        """The one statement of a Complete without edits as it runs without grants (returning the
+        time only), for a claim method to run in one statement with the claim of the next item
+        (ClaimMethod.finish_then_claim); None where the Complete is not one statement, or where
+        `workbench grants` has the database's own function do it."""
+        if not self.finisher_shape(shape) or not self._one_statement(shape):
+            return None
+        if self.db.read(lambda conn: protocol.callable_complete(conn, self.q, self.trail.table.schema)) is not None:
+            return None
+        return typing.cast(sa.Select[Any], self._statement(shape))
+
+    def finish_params(self, key: Any, token: str, user: str) -> dict[str, Any]:
+        """The values plain_finish's statement is run with."""
+        shape = self.q.shape
+        return {"wb_key": key, **shape.key_params(key), **shape.token_params(token),
+                "wb_a_token": audit_mod.token_digest(token), "wb_user": user}
+
+    @staticmethod
+    def finisher_shape(shape: Shape) -> bool:
+        """Is this a write that clears the lock without a reason (a Complete)?"""
+        return shape.unlock and shape.kind not in _REASONED
 
     def _trusted_finisher(self, shape: Shape, login: str) -> Callable[[Any, str, str], Any]:
         """Under `workbench grants`: the database's own Complete (db/protocol.py), the same statement
@@ -155,12 +177,10 @@ class GuardedWriter:
         return self._statement(shape)
 
     def _plain_finisher(self, shape: Shape) -> Callable[[Any, str, str], Any]:
-        shape_of_lock = self.q.shape
         fast = self._fast_statement(shape, {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""})
 
         def finish(key: Any, token: str, user: str) -> Any:
-            rows = fast.rows({"wb_key": key, **shape_of_lock.token_params(token),
-                                "wb_a_token": audit_mod.token_digest(token), "wb_user": user})
+            rows = fast.rows(self.finish_params(key, token, user))
             return rows[0][0] if rows else None  # the statement returns wb_now only
 
         return finish

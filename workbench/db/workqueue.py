@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,6 +36,8 @@ class WorkQueue:
         self._shapes: dict[str, guarded.Shape] = {}
         # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
         self._finishers: dict[str | None, tuple[str, Callable[[Any, str, str], Any]]] = {}
+        # The same, followed by the claim of the next item in one statement (None: not here).
+        self._then_next: dict[str | None, tuple[str, claims.base.FinishThenClaim] | None] = {}
 
     # -- claiming ---------------------------------------------------------------------------
 
@@ -278,12 +281,63 @@ class WorkQueue:
         return self.q.lock_from_row(row)
 
     def complete(self, user: str, key: Any, token: str, outcome: str | None = None,
-                 edits: Mapping[str, Any] | None = None, note: str | None = None) -> models.Completion:
+                 edits: Mapping[str, Any] | None = None, note: str | None = None, *,
+                 then_next: bool = False, where: Mapping[str, Any] | None = None) -> models.Completion:
         """Finish the item with an outcome (and final edits, and a note written with it); accepted
-        only under the caller's live lock."""
+        only under the caller's live lock. With `then_next`, the next item (narrowed by `where`, as
+        claim_next) is claimed for the caller once the Complete is in, and handed back as the
+        Completion's `next` (None when none could be claimed: claim_next tells why); on PostgreSQL
+        the Complete and the claim are then one statement, one round trip and one commit."""
         key = self.q.coerce_key(key)
         note = self._note_for(outcome if outcome is not None else self.config.outcomes[0].name, note)
         why = self._review_choice(user, outcome)
+        plain = not edits and note is None and why is None
+        if then_next and plain and not where and self.config.serves is None:
+            combined = self._combined(outcome)
+            if combined is not None:
+                name, run = combined
+                result = run(self.writer.finish_params(key, token, user))
+                if result is not None:
+                    at, claim = result
+                    return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=name,
+                                             at=_utc(at, self.q.local_clock), next=claim)
+                # The fence failed and nothing was claimed: the plain Complete below tells a retry
+                # of an accepted Complete from a lost lock.
+        done = self._complete(user, key, token, outcome, edits, note, why)
+        if not then_next:
+            return done
+        if done.replayed:
+            # A retry of a Complete whose reply was lost: if that call claimed the next item too (in
+            # its transaction, so at the same database time), that item is the one to hand back.
+            kept = next((lock for lock in self.mine(user) if lock.locked_at == done.at and not lock.expired), None)
+            if kept is not None:
+                return dataclasses.replace(done, next=models.Claim(lock=kept, item=self.show(kept.key).item,
+                                                                   resumed=True))
+        try:
+            claimed = self.claim_next(user, 1, where)[0]
+        except errors.WorkbenchError:
+            # The Complete is in either way: next is None, and the caller's own claim_next says why
+            # (nothing waiting, a limit, the database gone meanwhile).
+            return done
+        return dataclasses.replace(done, next=claimed)
+
+    def _combined(self, outcome: str | None) -> tuple[str, claims.base.FinishThenClaim] | None:
+        """The Complete with `outcome` and the claim of the next item in one statement, where the
+        claim method has one (built once per outcome; None: one after the other)."""
+        if outcome not in self._then_next:
+            try:
+                chosen = self.config.outcome(outcome)
+            except KeyError:
+                return None  # the plain Complete says which outcomes there are
+            shape = self._shapes.setdefault(chosen.name, guarded.Shape(models.EventKind.COMPLETE, outcome=chosen.name,
+                                                                      unlock=True))
+            finish = self.writer.plain_finish(shape)
+            run = self.method.finish_then_claim(self.db, self.q, self.trail, finish) if finish is not None else None
+            self._then_next[outcome] = (chosen.name, run) if run is not None else None
+        return self._then_next[outcome]
+
+    def _complete(self, user: str, key: Any, token: str, outcome: str | None, edits: Mapping[str, Any] | None,
+                  note: str | None, why: str | None) -> models.Completion:
         finisher = self._finishers.get(outcome) if not edits and note is None and why is None else None
         if finisher is not None:
             # The common case on PostgreSQL: no edits, an outcome seen before; one prepared statement.

@@ -422,9 +422,20 @@ class OperatorSession(QObject):
         if cur is None:
             return
         lock = cur.lock
-        self._run(lambda: self.operator.complete(lock, outcome, edits, note),
+        # The next item comes with the Complete (one round trip on PostgreSQL); meanwhile a Next
+        # item press waits for it instead of claiming a second one.
+        then_next = self.settings.next_after_complete and cur.queue == self.queue_name and not self._next_in_flight
+        where = dict(self.narrow)
+        if then_next:
+            self._next_in_flight = True
+
+        def settled() -> None:
+            if then_next:
+                self._next_in_flight = False
+
+        self._run(lambda: self.operator.complete(lock, outcome, edits, note, then_next=then_next, where=where),
                   lambda done: self._after_complete(cur, done),
-                  retry=("complete", lambda: self.complete(outcome, edits, note)))
+                  retry=("complete", lambda: self.complete(outcome, edits, note)), settled=settled)
 
     def _after_complete(self, cur: Current, done: models.Completion) -> None:
         if self.journal is not None:
@@ -433,8 +444,11 @@ class OperatorSession(QObject):
         self.confirmed.append((cur.lock, time.monotonic()))
         self._close_item()
         self.completed.emit(done)
-        if self.settings.next_after_complete:
-            self.next_item()
+        if done.next is not None:  # claimed with the Complete: it is this user's now, whatever the setting says
+            self._new_generation()
+            self._on_claimed(cur.queue, done.next)
+        elif self.settings.next_after_complete:
+            self.next_item()  # nothing came with it: this claim says why (or gets one that is free now)
 
     def release(self, reason: str | None, note: str | None = None) -> None:
         cur = self._require()

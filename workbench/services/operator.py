@@ -151,9 +151,13 @@ class Operator:
         return self.wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
 
     def complete(self, lock: models.Lock, outcome: str | None = None,
-                 edits: Mapping[str, Any] | None = None, note: str | None = None) -> models.Completion:
-        """Finish the item with an outcome (the queue's first when None), final edits and a note."""
-        return self.wb.queue(lock.queue).complete(self.user, lock.key, lock.token, outcome, edits, note=note)
+                 edits: Mapping[str, Any] | None = None, note: str | None = None, *,
+                 then_next: bool = False, where: Mapping[str, Any] | None = None) -> models.Completion:
+        """Finish the item with an outcome (the queue's first when None), final edits and a note;
+        with `then_next`, also claim the next item (narrowed by `where`) as the Completion's `next`
+        (None when none was claimed: next_item says why), on PostgreSQL in the same statement."""
+        return self.wb.queue(lock.queue).complete(self.user, lock.key, lock.token, outcome, edits, note=note,
+                                                  then_next=then_next, where=where)
 
     def release(self, lock: models.Lock, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the queue (with a note for whoever takes it next)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -47,6 +47,11 @@ class Claimed:
     prev_token: str | None
 
 
+# (the Complete's values, as GuardedWriter.finish_params gives them) -> None when the Complete's fence
+# failed and nothing was claimed, else (the Complete's database time, the next item's Claim or None).
+FinishThenClaim = Callable[[Mapping[str, Any]], tuple[Any, models.Claim | None] | None]
+
+
 class ClaimMethod:
     """Locks rows for a user: the lock is written first, the row is read after (or returned by) the write."""
 
@@ -66,6 +71,13 @@ class ClaimMethod:
                    user: str, count: int) -> list[models.Claim]:
         """Up to `count` items for `user` in queue order, as the API hands them out ([] when none)."""
         return [claim_of(q, c.row) for c in self.claim(db, q, trail, ClaimRequest(user=user, count=count))]
+
+    def finish_then_claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                          finish: sa.Select[Any]) -> FinishThenClaim | None:
+        """One statement that runs `finish` (a Complete, GuardedWriter.plain_finish) and, only if its
+        fence held, claims the next item for the same user; None where this database has no such
+        statement (the queue then completes and claims one after the other)."""
+        return None
 
     # -- shared pieces --------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -60,6 +61,19 @@ class SkipLockedClaim(base.ClaimMethod):
             # `workbench grants --revoke` while this process ran: back to the plain statement.
             del self._next[(id(q), count)]
             return self.claim_next(db, q, trail, user, count)
+
+    def finish_then_claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+                          finish: sa.Select[Any]) -> base.FinishThenClaim | None:
+        if not (q.shape.all_in_row and q.shape.token_in_row):
+            return None
+        if db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema)) is not None:
+            return None  # under `workbench grants` the claim is the database's own function
+        done = finish.cte("wb_done")
+        stmt = self._build(q, trail, base.ClaimRequest(user="", count=1), 1, bool(q.config.max_locks_per_user),
+                           after=done)
+        sample = {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""}
+        reader = _NextClaims(q, fastpath.FastStatement(db.held, stmt, sample))
+        return reader.after_finish
 
     def trusted_next(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> sa.Select[Any]:
         """The claim of the next item as `workbench grants` installs it in the database: run as the
@@ -120,7 +134,11 @@ class SkipLockedClaim(base.ClaimMethod):
         return self._cache[shape]
 
     def _build(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
-               count: int, check_limit: bool, *, user: Any = None, table_row: bool = False) -> sa.Select[Any]:
+               count: int, check_limit: bool, *, user: Any = None, table_row: bool = False,
+               after: sa.CTE | None = None) -> sa.Select[Any]:
+        """The claim statement; with `after` (a Complete's statement as a CTE returning wb_now) one
+        that claims only if the Complete matched its row, returning one row either way then (the
+        claimed item's columns NULL when nothing was claimed) and the Complete's time as wb_done_at."""
         now = q.now()
         user = sa.bindparam("wb_user", type_=sa.String()) if user is None else user
         shaped = base.ClaimRequest(user="", key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None
@@ -132,8 +150,12 @@ class SkipLockedClaim(base.ClaimMethod):
         if check_limit:
             held = (sa.select(sa.func.count()).select_from(q.table)
                     .where(*q.scope_clause(), q.user == user, q.live(now)).scalar_subquery())
-            extra.append(held < sa.bindparam("wb_limit", q.config.max_locks_per_user, type_=sa.Integer(),
-                                             literal_execute=True))
+            # After a Complete, the lock it clears still counts in the statement's snapshot.
+            limit_after = q.config.max_locks_per_user + (1 if after is not None else 0)
+            extra.append(held < sa.bindparam("wb_limit", limit_after, type_=sa.Integer(), literal_execute=True))
+        if after is not None:
+            # An InitPlan: evaluated once, before any candidate row is read or locked.
+            extra.append(sa.exists(sa.select(after.c.wb_now)))
         branches = []
         for i, where in enumerate(self._branches(q, now, shaped, trail, user)):
             branches.append(sa.select(*self.candidate_columns(q)).where(where, *extra).order_by(*q.order_by())
@@ -151,6 +173,8 @@ class SkipLockedClaim(base.ClaimMethod):
         upd = (sa.update(q.table).where(q.key == cand.c.wb_ckey).values(writes)
                .returning(*returning).cte("wb_locked"))
         stmt = sa.select(*(upd.c[c.name] for c in q.table.c)) if table_row else sa.select(upd)
+        if after is not None:
+            stmt = sa.select(upd, after.c.wb_now.label("wb_done_at")).select_from(after.outerjoin(upd, sa.true()))
         if count > 1:
             # RETURNING comes back in no particular order; hand several items out in queue order.
             stmt = stmt.order_by(*[upd.c[col.name].desc() if desc else upd.c[col.name] for col, desc in q.order],
@@ -206,6 +230,7 @@ class _NextClaims:
         self.time = q.time_reader()
         self._items = [c.name for c in q.table.c]
         self._at: tuple[int, ...] | None = None
+        self._done_at: tuple[int, int] | None = None  # after_finish's: the Complete's time, the item's key
         # The lock time is the statement's now(), the same reading as wb_now, unless the column
         # rounds it (timestamp(0)); then wb_now is read as well.
         self._now_is_lock_time = self.reads_lock_time(q)
@@ -217,7 +242,22 @@ class _NextClaims:
         return precision is None or precision >= 6
 
     def claims(self, user: str) -> list[models.Claim]:
-        rows = self.fast.rows({"wb_user": user})
+        return self._claims(self.fast.rows({"wb_user": user}))
+
+    def after_finish(self, values: Mapping[str, Any]) -> tuple[Any, models.Claim | None] | None:
+        """Run the statement built with a Complete before the claim (finish_then_claim)."""
+        rows = self.fast.rows(values)
+        if not rows:
+            return None  # the Complete's fence failed; nothing was claimed
+        if self._done_at is None:
+            columns = self.fast.columns
+            self._done_at = (columns.index("wb_done_at"), columns.index(self.q.key.name))
+        at, key = self._done_at
+        if rows[0][key] is None:
+            return rows[0][at], None  # completed; nothing to claim (the outer join's empty side)
+        return rows[0][at], self._claims(rows)[0]
+
+    def _claims(self, rows: list[tuple[Any, ...]]) -> list[models.Claim]:
         if not rows:
             return []
         if self._at is None:
