@@ -97,7 +97,7 @@ def _keeps_text(spec: FieldSpec) -> bool:
 
 
 def _fail(spec: FieldSpec, problem: str, *args: Any) -> errors.InvalidValue:
-    return errors.InvalidValue.of(spec.name, problem, *args)
+    return errors.InvalidValue.at(spec.name, problem, *args)
 
 
 def _typed(spec: FieldSpec, raw: Any) -> Any:

@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from PySide6.QtCore import QLocale, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
-from tests.gui.conftest import close_window
+from tests.gui.conftest import close_window, with_queue
 from workbench.core import problems
 from workbench.gui import app as gui_app
-from workbench.gui import dialogs, i18n, main_window, problem_text
+from workbench.gui import dialogs, i18n, main_window, problem_text, times
 from workbench.services import operator
 
 
@@ -53,6 +54,31 @@ def test_nothing_to_claim_is_said_in_german(german: None, qtbot: Any, open_windo
     qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "kein Eintrag wartet" in window.message_label.text(), timeout=10_000)
     assert "Nichts zu tun in Import review: kein Eintrag wartet." in window.message_label.text()  # the title
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_refused_undo_and_extend_are_said_in_german(german: None, qtbot: Any, open_window: Any,
+                                                      demo_config: Any) -> None:
+    config = with_queue(demo_config, "cases", max_lock_seconds=demo_config.queues["cases"].lock_seconds)
+    window = open_window(config)
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as claimed:
+        qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    lock = claimed.args[0].lock
+    # At the queue's longest lock already: the limit, on the user's clock.
+    with qtbot.waitSignal(window.session.failed, timeout=10_000):
+        window.actions["extend"].trigger()
+    expected = f"Die Sperre kann nicht über {times.clock(lock.expires_at)} hinaus verlängert werden"
+    assert window.statusBar().currentMessage().startswith(expected)
+    with qtbot.waitSignal(window.session.completed, timeout=10_000):
+        qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
+    table = window.session.wb.queue("cases").q.table
+    with window.session.wb.engine.begin() as conn:  # someone changes the item meanwhile
+        conn.execute(sa.update(table).where(table.c.case_id == lock.key).values(status="waiting_customer"))
+    with qtbot.waitSignal(window.session.failed, timeout=10_000):
+        window.actions["undo"].trigger()
+    assert window.statusBar().currentMessage() == (
+        f"Helpdesk cases {lock.key} wurde geändert, seit Sie es abgeschlossen haben: Rückgängig ist nicht möglich; "
+        "ein Supervisor kann den Eintrag wieder öffnen")
 
 
 def test_every_problem_of_a_value_is_there_to_translate() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Self
 
 
 class WorkbenchError(Exception):
@@ -14,6 +14,15 @@ class WorkbenchError(Exception):
     # in the user's language; None for a message that is not one of them.
     template: str | None = None
     template_args: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, template: str, *args: Any, **kwargs: Any) -> Self:
+        """The error whose message is `template` (core/problems.py) filled with `args`; `kwargs` go
+        to the error's constructor."""
+        shown = tuple(str(a) for a in args)
+        error = cls(template.format(*shown), **kwargs)
+        error.template, error.template_args = template, shown
+        return error
 
 
 class ConfigError(WorkbenchError):
@@ -48,14 +57,6 @@ class NothingToClaim(WorkbenchError):
         self.reason = reason  # "empty", "limit" or "unavailable"
         super().__init__(message)
 
-    @classmethod
-    def of(cls, template: str, *args: Any, reason: str) -> NothingToClaim:
-        """The error whose message is `template` (core/problems.py) filled with `args`."""
-        shown = tuple(str(a) for a in args)
-        error = cls(template.format(*shown), reason=reason)
-        error.template, error.template_args = template, shown
-        return error
-
 
 class LockLost(WorkbenchError):
     """The caller's lock is gone (expired, force-released, completed, taken) or was never held."""
@@ -87,7 +88,7 @@ class InvalidValue(WorkbenchError):
         super().__init__(message)
 
     @classmethod
-    def of(cls, column: str, template: str, *args: Any) -> InvalidValue:
+    def at(cls, column: str, template: str, *args: Any) -> Self:
         """"COLUMN: what to fix", `template` (core/problems.py) filled with `args`."""
         shown = tuple(str(a) for a in args)
         return cls(f"{column}: {template.format(*shown)}", column=column, template=template, args=shown)

@@ -1,5 +1,6 @@
 """Messages a user acts on, each once, as a template whose {0}, {1} are filled in (the window shows
-them translated: gui/problem_text.py): what is wrong with a value, why nothing could be claimed."""
+them translated: gui/problem_text.py): what is wrong with a value, why nothing could be claimed, why an
+undo is refused."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ AT_LEAST = "must be at least {0}"
 AT_MOST = "must be at most {0}"
 PATTERN = "must match {0}"
 CHOICES = "must be one of {0}"
-# Nothing to claim (errors.NothingToClaim): {0} is always the queue (the window shows its title).
+# From here on {0} is always the queue (the window shows its title).
+# Nothing to claim (errors.NothingToClaim).
 NOTHING_WAITING = "nothing to do in {0}: no item is waiting"
 NOTHING_WITH = "nothing to do in {0} with {1}"
 NOTHING_BUT_OWN_WORK = ("nothing for you in {0}: the items waiting are your own work from {1}, and someone else "
@@ -37,6 +39,13 @@ LIMIT_REACHED = "you already hold {1} item(s) in {0}, the most this queue allows
 HELD_BY = "{0} {1} is held by {2} since {3} (until {4})"
 OWN_WORK = "{0} {1} is your own work; someone else reviews it (four eyes)"
 NOT_WAITING = "{0} {1} is not waiting to be worked on (state: {2})"
+NOT_IN_GROUP = ("queue {0} serves the group {1} only, and {2} is not in it; a supervisor adds you with "
+                "`workbench group add {2} {1}`")
+# Undo of a Complete (WorkQueue.undo_complete): {0} the queue, {1} the item.
+UNDO_NOTHING = "nothing of yours to undo on {0} {1}: nothing has happened to it"
+UNDO_NOT_YOURS = "nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}"
+UNDO_TOO_LATE = "too late to undo: {0} {1} was completed {2} ago, and undo works for {3}; a supervisor can reopen it"
+UNDO_CHANGED = "{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it"
 
 
 def templates() -> dict[str, str]:

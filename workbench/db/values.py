@@ -16,7 +16,7 @@ _FALSE = {"false", "f", "no", "n", "0", "off"}
 
 
 def _fail(column: sa.Column[Any], problem: str, *args: Any) -> errors.InvalidValue:
-    return errors.InvalidValue.of(column.name, problem, *args)
+    return errors.InvalidValue.at(column.name, problem, *args)
 
 
 def python_type(column: sa.Column[Any]) -> type | None:

@@ -101,8 +101,7 @@ class WorkQueue:
             return
         schema = self.trail.table.schema
         if not self.db.read(lambda conn: groups.is_member(conn, schema, user, group)):
-            raise errors.NotPermitted(f"queue {self.name} serves the group {group} only, and {user} is not in it; "
-                                      f"a supervisor adds you with `workbench group add {user} {group}`", user=user)
+            raise errors.NotPermitted.of(problems.NOT_IN_GROUP, self.name, group, user, user=user)
 
     def _why_nothing(self, conn: sa.Connection, user: str) -> errors.NothingToClaim:
         q = self.q
@@ -659,16 +658,15 @@ class WorkQueue:
         q = self.q
         now = q.now()
         event = self.trail.last_event(conn, key)
-        if event is None or event.kind != models.EventKind.COMPLETE or event.actor != user:
-            what = "nothing" if event is None else f"{event.kind.value} by {event.actor}"
-            raise errors.UsageError(f"nothing of yours to undo on {self.name} {key}: the last thing that happened "
-                                    f"to it was {what}")
+        if event is None:
+            raise errors.UsageError.of(problems.UNDO_NOTHING, self.name, key)
+        if event.kind != models.EventKind.COMPLETE or event.actor != user:
+            raise errors.UsageError.of(problems.UNDO_NOT_YOURS, self.name, key, event.kind.value, event.actor)
         reading = stats.Clock.read(conn, q)
         age = (reading.utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
         limit = self.config.undo_within_seconds
         if age > limit:
-            raise errors.UsageError(f"too late to undo: {self.name} {key} was completed {_minutes(round(age))} ago, "
-                                    f"and undo works for {_minutes(limit)}; a supervisor can reopen it")
+            raise errors.UsageError.of(problems.UNDO_TOO_LATE, self.name, key, _minutes(round(age)), _minutes(limit))
         written = {b.column.name: b for b in q.outcomes.get(event.outcome or "", [])}
         chosen = (event.detail or {}).get("review") is not None
         if chosen:  # it went to review: the review's values were written after the outcome's
@@ -680,8 +678,7 @@ class WorkQueue:
         changed = conn.execute(sa.update(q.table).where(q.key == key, *q.scope_clause(), q.free(),
                                                         sa.not_(q.todo_clause()), *still).values(writes)).rowcount
         if changed != 1:
-            raise errors.UsageError(f"{self.name} {key} changed since you completed it: undo is refused; a "
-                                    "supervisor can reopen it")
+            raise errors.UsageError.of(problems.UNDO_CHANGED, self.name, key)
         row = conn.execute(sa.select(*claims.ClaimMethod.returned_columns(q, now))
                            .where(q.key == key, q.shape.pinned(user, token))).mappings().one()
         claimed = claims.Claimed(row=row, prev_owner=None, prev_token=None)

@@ -886,10 +886,21 @@ class MainWindow(QMainWindow):
         self._opening_draft = None
         self._set_busy_item(False)
         self.next_button.setEnabled(True)
-        text = problem_text.message(exc) if isinstance(exc, errors.InvalidValue) else str(exc)
+        text = self._failure_text(exc)
         self.statusBar().showMessage(text, 8000)
         if self.stack.currentIndex() == ITEM:
             self.info_banner.show_text(text)
+
+    def _failure_text(self, exc: errors.WorkbenchError) -> str:
+        """The error in the user's language where it is one workbench knows (English otherwise)."""
+        cur = self.session.current
+        if isinstance(exc, errors.ExtendLimitReached) and cur is not None:
+            limit = self._queue_config(cur.queue).max_lock_seconds
+            if limit is not None:  # said on the user's clock, not in the database's time
+                text = self.tr("The lock cannot be extended beyond {0}: this queue allows at most {1} per lock.")
+                return text.format(times.clock(cur.lock.expires_at), times.duration(limit))
+        titles = {name: queue.title for name, queue in self.session.wb.config.queues.items()}
+        return problem_text.message(exc, titles)
 
     @Slot(bool, str)
     def _on_connection(self, reachable: bool, message: str) -> None:

@@ -1,4 +1,4 @@
-"""Messages of core/problems.py in the user's language: what to fix at a field, why nothing was claimed."""
+"""Messages of core/problems.py in the user's language: a field's problem, why nothing was claimed or undone."""
 
 from __future__ import annotations
 
@@ -41,6 +41,11 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2} since {3} (until {4})"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is your own work; someone else reviews it (four eyes)"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is not waiting to be worked on (state: {2})"),
+    QT_TRANSLATE_NOOP("Problem", "queue {0} serves the group {1} only, and {2} is not in it; a supervisor adds you with `workbench group add {2} {1}`"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "nothing of yours to undo on {0} {1}: nothing has happened to it"),
+    QT_TRANSLATE_NOOP("Problem", "nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "too late to undo: {0} {1} was completed {2} ago, and undo works for {3}; a supervisor can reopen it"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it"),
 )
 
 
@@ -59,8 +64,8 @@ def message(exc: errors.WorkbenchError, titles: Mapping[str, str] | None = None)
     if exc.template is None:
         return str(exc)
     values = list(exc.template_args)
-    if isinstance(exc, errors.NothingToClaim) and values and titles:
-        values[0] = titles.get(values[0], values[0])  # every nothing-to-claim message names its queue first
+    if values and titles:
+        values[0] = titles.get(values[0], values[0])  # every message but a value's names its queue first
     return _translated(exc, values)
 
 

@@ -1286,6 +1286,10 @@ Konfiguration: {1}</translation>
         <translation>Ihr Entwurf bleibt erhalten: Er wird neben den aktuellen Werten angezeigt.</translation>
     </message>
     <message>
+        <source>The lock cannot be extended beyond {0}: this queue allows at most {1} per lock.</source>
+        <translation>Die Sperre kann nicht über {0} hinaus verlängert werden: diese Warteschlange erlaubt höchstens {1} je Sperre.</translation>
+    </message>
+    <message>
         <source>Connected as {0} (database login {1}) — {2}</source>
         <translation>Verbunden als {0} (Datenbank-Anmeldung {1}) — {2}</translation>
     </message>
@@ -1694,6 +1698,26 @@ Konfiguration: {1}</translation>
     <message>
         <source>{0} {1} is not waiting to be worked on (state: {2})</source>
         <translation>{0} {1} wartet nicht auf Bearbeitung (Zustand: {2})</translation>
+    </message>
+    <message>
+        <source>queue {0} serves the group {1} only, and {2} is not in it; a supervisor adds you with `workbench group add {2} {1}`</source>
+        <translation>Die Warteschlange {0} bedient nur die Gruppe {1}, und {2} gehört nicht dazu; ein Supervisor nimmt Sie mit `workbench group add {2} {1}` auf</translation>
+    </message>
+    <message>
+        <source>nothing of yours to undo on {0} {1}: nothing has happened to it</source>
+        <translation>Bei {0} {1} gibt es nichts von Ihnen rückgängig zu machen: mit dem Eintrag ist noch nichts geschehen</translation>
+    </message>
+    <message>
+        <source>nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}</source>
+        <translation>Bei {0} {1} gibt es nichts von Ihnen rückgängig zu machen: zuletzt geschah damit {2} durch {3}</translation>
+    </message>
+    <message>
+        <source>too late to undo: {0} {1} was completed {2} ago, and undo works for {3}; a supervisor can reopen it</source>
+        <translation>Zu spät zum Rückgängigmachen: {0} {1} wurde vor {2} abgeschlossen, und Rückgängig geht nur {3} lang; ein Supervisor kann den Eintrag wieder öffnen</translation>
+    </message>
+    <message>
+        <source>{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it</source>
+        <translation>{0} {1} wurde geändert, seit Sie es abgeschlossen haben: Rückgängig ist nicht möglich; ein Supervisor kann den Eintrag wieder öffnen</translation>
     </message>
 </context>
 <context>

@@ -1286,6 +1286,10 @@ Configuration : {1}</translation>
         <translation>Votre brouillon est conservé : il est affiché à côté des valeurs actuelles.</translation>
     </message>
     <message>
+        <source>The lock cannot be extended beyond {0}: this queue allows at most {1} per lock.</source>
+        <translation>Le verrou ne peut pas être prolongé au-delà de {0} : cette file autorise au plus {1} par verrou.</translation>
+    </message>
+    <message>
         <source>Connected as {0} (database login {1}) — {2}</source>
         <translation>Connecté en tant que {0} (connexion à la base {1}) — {2}</translation>
     </message>
@@ -1694,6 +1698,26 @@ Configuration : {1}</translation>
     <message>
         <source>{0} {1} is not waiting to be worked on (state: {2})</source>
         <translation>{0} {1} n’attend pas d’être traité (état : {2})</translation>
+    </message>
+    <message>
+        <source>queue {0} serves the group {1} only, and {2} is not in it; a supervisor adds you with `workbench group add {2} {1}`</source>
+        <translation>la file {0} ne sert que le groupe {1}, et {2} n’en fait pas partie ; un superviseur vous y ajoute avec `workbench group add {2} {1}`</translation>
+    </message>
+    <message>
+        <source>nothing of yours to undo on {0} {1}: nothing has happened to it</source>
+        <translation>rien à annuler de votre part sur {0} {1} : il ne lui est encore rien arrivé</translation>
+    </message>
+    <message>
+        <source>nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}</source>
+        <translation>rien à annuler de votre part sur {0} {1} : la dernière chose qui lui est arrivée est {2} par {3}</translation>
+    </message>
+    <message>
+        <source>too late to undo: {0} {1} was completed {2} ago, and undo works for {3}; a supervisor can reopen it</source>
+        <translation>trop tard pour annuler : {0} {1} a été terminé il y a {2}, et l’annulation n’est possible que pendant {3} ; un superviseur peut le rouvrir</translation>
+    </message>
+    <message>
+        <source>{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it</source>
+        <translation>{0} {1} a changé depuis que vous l’avez terminé : l’annulation est refusée ; un superviseur peut le rouvrir</translation>
     </message>
 </context>
 <context>
