@@ -586,6 +586,25 @@ def test_human_next_prints_token_and_quiet_prints_key_and_token(wb: Callable[...
     assert quiet.code == 0 and int(key) > 0 and len(quiet_token) == 32
 
 
+def test_complete_next_shows_the_next_item_until_there_is_none(wb: Callable[..., Run], config: Path) -> None:
+    key, token = wb("alice", "next", "cases", "-q").out.split()
+    human = wb("alice", "complete", "cases", key, "--token", token, "--next")
+    assert human.code == 0
+    done_line, claimed_line, token_line = human.out.splitlines()[:3]
+    assert done_line == f"completed cases {key} as resolved" and claimed_line.startswith("Claimed cases ")
+    key, token = claimed_line.split()[2], token_line.removeprefix("token: ")
+    quiet = wb("alice", "complete", "cases", key, "--token", token, "--next", "-q")
+    key, token = quiet.out.split()
+    assert quiet.code == 0 and len(token) == 32
+    sql(config, f"UPDATE cases SET status = 'closed' WHERE case_id <> {int(key)}")
+    last = wb("alice", "complete", "cases", key, "--token", token, "--next", "--json")
+    assert last.code == 0 and last.json()["key"] == int(key) and last.json()["next"] is None
+    assert last.json()["nothing_to_claim"] == "nothing to do in cases: no item is waiting"
+    assert wb("alice", "mine", "cases", "--json").json() == []
+    misplaced = wb("alice", "complete", "cases", key, "--token", token, "--where", "category=x")
+    assert misplaced.code == 2 and "use them with --next" in misplaced.err
+
+
 # -- the user name -------------------------------------------------------------------------------
 
 

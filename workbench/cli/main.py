@@ -96,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--outcome", metavar="NAME", help="which outcome (default: the queue's first)")
     _sets(p, required=False)
     _note(p)
+    p.add_argument("--next", dest="then_next", action="store_true",
+                   help="then claim the next item and show it, as `next` does (on PostgreSQL in the same statement)")
+    p.add_argument("--where", dest="where", type=_assignment, action="append", default=[], metavar="COL=VALUE",
+                   help="with --next: only items whose column holds this value (as for `next`)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="with --next: print only the next item's \"KEY TOKEN\" (nothing when none was claimed)")
     p = add("release", "give an item back to the queue", key=True)
     _token(p)
     p.add_argument("--reason", metavar="TEXT", help="why (shown in the history)")
@@ -443,14 +449,37 @@ def cmd_save(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
+    if (args.where or args.quiet) and not args.then_next:
+        raise errors.UsageError("--where and --quiet are about the next item: use them with --next")
     wb, q = _queue(args)
+    where = _pairs(args.where, "--where")
+    nothing: errors.NothingToClaim | None = None
     with wb:
-        done = q.complete(_user(args), args.key, args.token, args.outcome, _edits(args), note=args.note)
+        done = q.complete(_user(args), args.key, args.token, args.outcome, _edits(args), note=args.note,
+                          then_next=args.then_next, where=where)
+        following = done.next
+        if args.then_next and following is None:
+            try:  # the claim says why there is none (or takes one that has come free since)
+                following = q.claim_next(_user(args), 1, where)[0]
+            except errors.NothingToClaim as exc:
+                nothing = exc
     if as_json:
-        output.dump_json(done.to_dict())
-    else:
-        note = " (already completed earlier with this token)" if done.replayed else ""
-        print(f"completed {done.queue} {done.key} as {done.outcome}{note}")
+        data = done.to_dict()
+        if args.then_next:
+            data["next"] = following.to_dict() if following is not None else None
+            data["nothing_to_claim"] = str(nothing) if nothing is not None else None
+        output.dump_json(data)
+        return 0
+    if args.quiet:
+        if following is not None:
+            print(following.lock.key, following.lock.token)
+        return 0
+    note = " (already completed earlier with this token)" if done.replayed else ""
+    print(f"completed {done.queue} {done.key} as {done.outcome}{note}")
+    if following is not None:
+        output.claim(following, hide=_lock_names(q))
+    elif nothing is not None:
+        print(f"no next item: {nothing}")
     return 0
 
 
