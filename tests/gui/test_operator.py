@@ -330,12 +330,20 @@ def test_hanging_database_never_freezes_the_window(qtbot: Any, open_window: Any,
     # The item's notes and history are read when it opens: let that call finish first, so that
     # the Save below is the call that hangs (and starts the 500 ms "slow" timer).
     assert window.session.dispatcher.wait()
+    # wait() is over when the threads are; their answers still have to reach the window (the Save
+    # must be the call that makes the window busy, or its slow timer was started by another).
+    qtbot.waitUntil(lambda: not window.session.dispatcher.busy, timeout=5_000)
     pg_server.freeze()  # connections stay open; nothing answers
     try:
         qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
         # 500 ms after the Save; the timeout is generous for a loaded test machine (5 s was too
         # tight twice), and the window's answering is what the typing below checks.
-        qtbot.waitUntil(lambda: "Waiting for the database" in window.connection_label.text(), timeout=15_000)
+        def waiting() -> None:
+            label, shown = window.connection_label, window.connection_label.text()
+            assert "Waiting for the database" in shown, (shown, label.property("state"), window.session.reachable,
+                                                         window._slow_timer.isActive())
+
+        qtbot.waitUntil(waiting, timeout=15_000)
         # The window still takes typing while the call hangs, and journals it.
         editor = window.form.field("resolution")
         editor.moveCursor(editor.textCursor().MoveOperation.End)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from tests import support
 from tests.gui.conftest import on_dialog
@@ -371,6 +371,23 @@ def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pyt
     with window.wb.engine.connect() as conn:
         status = conn.execute(sa.select(q.q.table.c.status).where(q.q.key == c.lock.key)).scalar()
     assert status == "open"
+
+
+def test_a_refused_reopen_says_why_with_the_queues_title(qtbot: Any, console: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.gui import supervisor_dialogs
+
+    window = console()
+    key = window.wb.queue("cases").open_items(1)[0]["case_id"]  # waiting: nothing to reopen
+    window.tabs.setCurrentIndex(3)
+    window.history_key.setText(str(key))
+    monkeypatch.setattr(supervisor_dialogs.ReopenDialog, "exec", lambda self: True)
+    monkeypatch.setattr(supervisor_dialogs.ReopenDialog, "reason", lambda self: "Looks unfinished")
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: told.append(args[2]))
+    window.reopen_button.click()
+    qtbot.waitUntil(lambda: bool(told), timeout=10_000)
+    assert told == [f"Not reopened: Helpdesk cases {key} is waiting already: nothing to reopen"]
 
 
 def test_reassign_several_locks_at_once(qtbot: Any, console: Any) -> None:

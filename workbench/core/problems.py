@@ -1,6 +1,6 @@
 """Messages a user acts on, each once, as a template whose {0}, {1} are filled in (the window shows
 them translated: gui/problem_text.py): what is wrong with a value, why nothing could be claimed, why an
-undo is refused."""
+undo or a reopen is refused."""
 
 from __future__ import annotations
 
@@ -46,6 +46,9 @@ UNDO_NOTHING = "nothing of yours to undo on {0} {1}: nothing has happened to it"
 UNDO_NOT_YOURS = "nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}"
 UNDO_TOO_LATE = "too late to undo: {0} {1} was completed {2} ago, and undo works for {3}; a supervisor can reopen it"
 UNDO_CHANGED = "{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it"
+# A supervisor's reopen (WorkQueue.reopen).
+REOPEN_HELD = "{0} {1} is held by {2}, not finished: force-release it instead"
+REOPEN_WAITING = "{0} {1} is waiting already: nothing to reopen"
 
 
 def templates() -> dict[str, str]:

@@ -546,10 +546,9 @@ class WorkQueue:
         if row is None:
             raise errors.InvalidValue(f"{q.name} has no item with key {key!r}", column=q.key.name)
         if row["wb_user"] is not None and not q.lock_from_row(row).expired:
-            raise errors.UsageError(f"{q.name} {key} is held by {row['wb_user']}, not finished: force-release "
-                                    "it instead")
+            raise errors.UsageError.of(problems.REOPEN_HELD, q.name, key, row["wb_user"])
         if row["wb_waiting"]:
-            raise errors.UsageError(f"{q.name} {key} is waiting already: nothing to reopen")
+            raise errors.UsageError.of(problems.REOPEN_WAITING, q.name, key)
         update = (sa.update(q.table).where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()))
                   .values(q.writes(q.on_reopen, actor, now)))
         try:

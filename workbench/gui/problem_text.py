@@ -46,6 +46,8 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}"),  # noqa: E501
     QT_TRANSLATE_NOOP("Problem", "too late to undo: {0} {1} was completed {2} ago, and undo works for {3}; a supervisor can reopen it"),  # noqa: E501
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it"),
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2}, not finished: force-release it instead"),
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} is waiting already: nothing to reopen"),
 )
 
 

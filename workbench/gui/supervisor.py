@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from workbench import services
 from workbench.core import errors, models
 from workbench.db import service
-from workbench.gui import board_model, board_view, charts, dispatch, supervisor_dialogs, times
+from workbench.gui import board_model, board_view, charts, dispatch, problem_text, supervisor_dialogs, times
 from workbench.gui.item_log import event_label
 
 ALL = board_model.ALL  # the queue filter's "all queues"
@@ -543,7 +543,8 @@ class SupervisorWindow(QMainWindow):
             self._load_history()
 
         def failed(exc: BaseException) -> None:
-            QMessageBox.warning(self, "workbench", self.tr("Not reopened: {0}").format(exc))
+            said = problem_text.message(exc, self.titles) if isinstance(exc, errors.WorkbenchError) else str(exc)
+            QMessageBox.warning(self, "workbench", self.tr("Not reopened: {0}").format(said))
 
         self.dispatcher.call(lambda: self.service.reopen(name, key, reason), done, failed)
 

@@ -1719,6 +1719,14 @@ Konfiguration: {1}</translation>
         <source>{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it</source>
         <translation>{0} {1} wurde geändert, seit Sie es abgeschlossen haben: Rückgängig ist nicht möglich; ein Supervisor kann den Eintrag wieder öffnen</translation>
     </message>
+    <message>
+        <source>{0} {1} is held by {2}, not finished: force-release it instead</source>
+        <translation>{0} {1} wird von {2} bearbeitet und ist nicht abgeschlossen: geben Sie es stattdessen zwangsweise frei</translation>
+    </message>
+    <message>
+        <source>{0} {1} is waiting already: nothing to reopen</source>
+        <translation>{0} {1} wartet bereits: es gibt nichts wieder zu öffnen</translation>
+    </message>
 </context>
 <context>
     <name>QuitGuard</name>

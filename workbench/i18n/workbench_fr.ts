@@ -1719,6 +1719,14 @@ Configuration : {1}</translation>
         <source>{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it</source>
         <translation>{0} {1} a changé depuis que vous l’avez terminé : l’annulation est refusée ; un superviseur peut le rouvrir</translation>
     </message>
+    <message>
+        <source>{0} {1} is held by {2}, not finished: force-release it instead</source>
+        <translation>{0} {1} est tenu par {2} et n’est pas terminé : libérez-le plutôt de force</translation>
+    </message>
+    <message>
+        <source>{0} {1} is waiting already: nothing to reopen</source>
+        <translation>{0} {1} attend déjà : rien à rouvrir</translation>
+    </message>
 </context>
 <context>
     <name>QuitGuard</name>
