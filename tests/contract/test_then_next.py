@@ -92,8 +92,13 @@ def test_a_filtered_next_comes_with_the_complete(native_env: support.Env) -> Non
     q = wb.queue("cases")
     claim = q.claim_next("alice")[0]
     category = next(item["category"] for item in q.open_items(500) if item["category"] != claim.item["category"])
+    with pytest.raises(errors.WorkbenchError, match="nosuch"):  # refused before anything is written
+        q.complete("alice", claim.lock.key, claim.lock.token, then_next=True, where={"nosuch": "x"})
+    assert [lock.key for lock in q.mine("alice")] == [claim.lock.key]
     done = q.complete("alice", claim.lock.key, claim.lock.token, then_next=True, where={"category": category})
     assert done.next is not None and done.next.item["category"] == category
+    if native_env.backend == "postgresql":  # in the same statement, the filter's value bound
+        assert done.next.lock.locked_at == done.at
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])

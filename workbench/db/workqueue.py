@@ -37,7 +37,7 @@ class WorkQueue:
         # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
         self._finishers: dict[str | None, tuple[str, Callable[[Any, str, str], Any]]] = {}
         # The same, followed by the claim of the next item in one statement (None: not here).
-        self._then_next: dict[str | None, tuple[str, claims.base.FinishThenClaim] | None] = {}
+        self._then_next: dict[tuple[str | None, tuple[str, ...]], tuple[str, claims.base.FinishThenClaim] | None] = {}
 
     # -- claiming ---------------------------------------------------------------------------
 
@@ -291,11 +291,13 @@ class WorkQueue:
         note = self._note_for(outcome if outcome is not None else self.config.outcomes[0].name, note)
         why = self._review_choice(user, outcome)
         plain = not edits and note is None and why is None
-        if then_next and plain and not where and self.config.serves is None:
-            combined = self._combined(outcome)
+        if then_next and plain and self._may_claim(user):
+            # A wrong filter is refused before anything is written.
+            request = claims.ClaimRequest(user=user, where=self.q.coerce_filter(where) if where else ())
+            combined = self._combined(outcome, request)
             if combined is not None:
                 name, run = combined
-                result = run(self.writer.finish_params(key, token, user))
+                result = run({**self.writer.finish_params(key, token, user), **request.filter_params()})
                 if result is not None:
                     at, claim = result
                     return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=name,
@@ -320,10 +322,13 @@ class WorkQueue:
             return done
         return dataclasses.replace(done, next=claimed)
 
-    def _combined(self, outcome: str | None) -> tuple[str, claims.base.FinishThenClaim] | None:
-        """The Complete with `outcome` and the claim of the next item in one statement, where the
-        claim method has one (built once per outcome; None: one after the other)."""
-        if outcome not in self._then_next:
+    def _combined(self, outcome: str | None,
+                  request: claims.ClaimRequest) -> tuple[str, claims.base.FinishThenClaim] | None:
+        """The Complete with `outcome` and the claim of the next item (narrowed as `request` is) in one
+        statement, where the claim method has one (built once per outcome and filter's columns; None:
+        one after the other)."""
+        cached = (outcome, request.filter_shape)
+        if cached not in self._then_next:
             try:
                 chosen = self.config.outcome(outcome)
             except KeyError:
@@ -331,9 +336,18 @@ class WorkQueue:
             shape = self._shapes.setdefault(chosen.name, guarded.Shape(models.EventKind.COMPLETE, outcome=chosen.name,
                                                                       unlock=True))
             finish = self.writer.plain_finish(shape)
-            run = self.method.finish_then_claim(self.db, self.q, self.trail, finish) if finish is not None else None
-            self._then_next[outcome] = (chosen.name, run) if run is not None else None
-        return self._then_next[outcome]
+            run = (self.method.finish_then_claim(self.db, self.q, self.trail, finish, request)
+                   if finish is not None else None)
+            self._then_next[cached] = (chosen.name, run) if run is not None else None
+        return self._then_next[cached]
+
+    def _may_claim(self, user: str) -> bool:
+        """Is `user` served by this queue (its `serves` group, if it names one)?"""
+        try:
+            self._check_group(user)
+        except errors.NotPermitted:
+            return False
+        return True
 
     def _complete(self, user: str, key: Any, token: str, outcome: str | None, edits: Mapping[str, Any] | None,
                   note: str | None, why: str | None) -> models.Completion:

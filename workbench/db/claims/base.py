@@ -47,7 +47,8 @@ class Claimed:
     prev_token: str | None
 
 
-# (the Complete's values, as GuardedWriter.finish_params gives them) -> None when the Complete's fence
+# (the Complete's values, as GuardedWriter.finish_params gives them, and the filter's, as
+# ClaimRequest.filter_params does) -> None when the Complete's fence
 # failed and nothing was claimed, else (the Complete's database time, the next item's Claim or None).
 FinishThenClaim = Callable[[Mapping[str, Any]], tuple[Any, models.Claim | None] | None]
 
@@ -73,9 +74,10 @@ class ClaimMethod:
         return [claim_of(q, c.row) for c in self.claim(db, q, trail, ClaimRequest(user=user, count=count))]
 
     def finish_then_claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                          finish: sa.Select[Any]) -> FinishThenClaim | None:
+                          finish: sa.Select[Any], request: ClaimRequest) -> FinishThenClaim | None:
         """One statement that runs `finish` (a Complete, GuardedWriter.plain_finish) and, only if its
-        fence held, claims the next item for the same user; None where this database has no such
+        fence held, claims the next item for the same user, narrowed by the filter's columns of
+        `request` (its values come with each call's); None where this database has no such
         statement (the queue then completes and claims one after the other)."""
         return None
 

@@ -63,15 +63,14 @@ class SkipLockedClaim(base.ClaimMethod):
             return self.claim_next(db, q, trail, user, count)
 
     def finish_then_claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                          finish: sa.Select[Any]) -> base.FinishThenClaim | None:
+                          finish: sa.Select[Any], request: base.ClaimRequest) -> base.FinishThenClaim | None:
         if not (q.shape.all_in_row and q.shape.token_in_row):
             return None
         if db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema)) is not None:
             return None  # under `workbench grants` the claim is the database's own function
         done = finish.cte("wb_done")
-        stmt = self._build(q, trail, base.ClaimRequest(user="", count=1), 1, bool(q.config.max_locks_per_user),
-                           after=done)
-        sample = {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""}
+        stmt = self._build(q, trail, request, 1, bool(q.config.max_locks_per_user), after=done)
+        sample = {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": "", **request.filter_params()}
         reader = _NextClaims(q, fastpath.FastStatement(db.held, stmt, sample))
         return reader.after_finish
 
