@@ -28,6 +28,8 @@ from workbench.db import reviews as reviews_mod
 _AUDIT_COLUMNS = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
 # Writes that give the item back with a reason the operator chose (the audit row keeps it).
 _REASONED = (models.EventKind.RELEASE, models.EventKind.DEFER)
+# The names plain_finish's statement takes per call (finish_params), as a fast statement's sample.
+FINISH_SAMPLE: Mapping[str, Any] = {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,7 +179,7 @@ class GuardedWriter:
         return self._statement(shape)
 
     def _plain_finisher(self, shape: Shape) -> Callable[[Any, str, str], Any]:
-        fast = self._fast_statement(shape, {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""})
+        fast = self._fast_statement(shape, FINISH_SAMPLE)
 
         def finish(key: Any, token: str, user: str) -> Any:
             rows = fast.rows(self.finish_params(key, token, user))

@@ -291,11 +291,11 @@ class WorkQueue:
         note = self._note_for(outcome if outcome is not None else self.config.outcomes[0].name, note)
         why = self._review_choice(user, outcome)
         plain = not edits and note is None and why is None
-        if then_next and plain and self._may_claim(user):
+        if then_next and plain:
             # A wrong filter is refused before anything is written.
             request = claims.ClaimRequest(user=user, where=self.q.coerce_filter(where) if where else ())
             combined = self._combined(outcome, request)
-            if combined is not None:
+            if combined is not None and self._may_claim(user):
                 name, run = combined
                 result = run({**self.writer.finish_params(key, token, user), **request.filter_params()})
                 if result is not None:

@@ -899,8 +899,7 @@ class MainWindow(QMainWindow):
             if limit is not None:  # said on the user's clock, not in the database's time
                 text = self.tr("The lock cannot be extended beyond {0}: this queue allows at most {1} per lock.")
                 return text.format(times.clock(cur.lock.expires_at), times.duration(limit))
-        titles = {name: queue.title for name, queue in self.session.wb.config.queues.items()}
-        return problem_text.message(exc, titles)
+        return problem_text.message(exc, self.session.titles)
 
     @Slot(bool, str)
     def _on_connection(self, reachable: bool, message: str) -> None:

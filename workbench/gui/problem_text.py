@@ -8,7 +8,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from workbench.core import errors
 
-# The templates of core/problems.py, spelled out for the translation tools (tests/gui/test_problem_text.py
+# The templates of core/problems.py, spelled out for the translation tools (tests/gui/test_language.py
 # checks the two lists are one).
 TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "contains a NUL character (code 0), which text in a database cannot hold; remove it"),

@@ -125,6 +125,7 @@ class OperatorSession(QObject):
         self.settings = settings or SessionSettings()
         self.database = _database_id(wb)
         self.queue_name = next(iter(wb.config.queues))
+        self.titles = {name: queue.title for name, queue in wb.config.queues.items()}  # what messages call them
         self.narrow: dict[str, Any] = {}  # Next item serves only items whose columns hold these values
         self.current: Current | None = None
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
@@ -203,8 +204,7 @@ class OperatorSession(QObject):
         if isinstance(exc, errors.LockLost) and self.current is not None:
             self._lose(exc)
         elif isinstance(exc, errors.NothingToClaim):
-            titles = {name: queue.title for name, queue in self.wb.config.queues.items()}
-            self.nothing_to_do.emit(problem_text.message(exc, titles))
+            self.nothing_to_do.emit(problem_text.message(exc, self.titles))
         elif isinstance(exc, errors.WorkbenchError):
             self.failed.emit(exc)
         else:

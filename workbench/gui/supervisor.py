@@ -74,7 +74,7 @@ class SupervisorWindow(QMainWindow):
         self.last_refresh_ms = 0.0
         self._said, self._said_at = "", 0.0  # what an action reported, kept before refreshes for a while
         self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before),
-                                            titles={name: q.title for name, q in wb.config.queues.items()})
+                                            titles=self.titles)
         self._sized = False  # the board's columns are sized to their contents once, at the first locks
         self._build(refresh_seconds)
         self._timer = QTimer(self)

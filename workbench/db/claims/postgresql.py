@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, fastpath, lockshapes, mapping, permissions, protocol
+from workbench.db import clock, connect, fastpath, guarded, lockshapes, mapping, permissions, protocol
 from workbench.db.claims import base, lock_table, portable
 
 
@@ -70,7 +70,7 @@ class SkipLockedClaim(base.ClaimMethod):
             return None  # under `workbench grants` the claim is the database's own function
         done = finish.cte("wb_done")
         stmt = self._build(q, trail, request, 1, bool(q.config.max_locks_per_user), after=done)
-        sample = {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": "", **request.filter_params()}
+        sample = {**guarded.FINISH_SAMPLE, **request.filter_params()}
         reader = _NextClaims(q, fastpath.FastStatement(db.held, stmt, sample))
         return reader.after_finish
 
