@@ -12,7 +12,8 @@ from PySide6.QtCore import QLocale, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from tests.gui.conftest import close_window, with_queue
-from workbench.core import problems
+from workbench.core import errors, problems
+from workbench.db import notes, permissions, service
 from workbench.gui import app as gui_app
 from workbench.gui import dialogs, i18n, main_window, problem_text, times
 from workbench.services import operator
@@ -79,6 +80,30 @@ def test_a_refused_undo_and_extend_are_said_in_german(german: None, qtbot: Any, 
     assert window.statusBar().currentMessage() == (
         f"Helpdesk cases {lock.key} wurde geändert, seit Sie es abgeschlossen haben: Rückgängig ist nicht möglich; "
         "ein Supervisor kann den Eintrag wieder öffnen")
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_supervisors_refusals_and_a_long_note_are_said_in_german(german: None, demo_config: Any) -> None:
+    titles = {"cases": "Helpdesk cases"}
+    with service.Workbench.open(demo_config) as wb:
+        cases = wb.queue("cases")
+        table = cases.q.table
+        with wb.engine.connect() as conn:
+            key = conn.execute(sa.select(sa.func.min(table.c.case_id))).scalar_one()
+        with pytest.raises(errors.LockLost) as lost:  # nobody holds it (any more)
+            cases.force_release("sam", key, "Shift ended")
+        assert problem_text.message(lost.value, titles) == f"Helpdesk cases {key} ist von niemandem gesperrt"
+        with pytest.raises(errors.InvalidValue) as missing:  # a key typed in the history tab
+            cases.reopen("sam", 999999, "typo")
+        assert problem_text.message(missing.value, titles) == \
+            "case_id: cases hat keinen Eintrag mit dem Schlüssel 999999"
+    with pytest.raises(errors.UsageError) as long:
+        notes.checked("x" * 4001)
+    assert problem_text.message(long.value, titles) == \
+        "Eine Notiz fasst höchstens 4000 Zeichen (4001 eingegeben); kürzen Sie sie oder teilen Sie sie in zwei"
+    # A user's name first, not a queue's: no title put there even when a queue is named like the user.
+    said = problem_text.message(permissions.login_mismatch_error("cases", "bob"), titles)
+    assert said.startswith("Die Sperre von cases kann nicht von der Datenbankanmeldung bob aus verwendet werden")
 
 
 def test_every_problem_of_a_value_is_there_to_translate() -> None:

@@ -29,7 +29,12 @@ AT_LEAST = "must be at least {0}"
 AT_MOST = "must be at most {0}"
 PATTERN = "must match {0}"
 CHOICES = "must be one of {0}"
+# Notes and logins (not about a queue: NOT_ABOUT_A_QUEUE).
+NOTE_TOO_LONG = "a note holds at most {0} characters ({1} given); shorten it or split it in two"
+LOGIN_MISMATCH = ("{0}'s lock cannot be used from the database login {1}: with row-level security (`workbench "
+                  "grants`) each person logs in with their own database login, named exactly like their workbench user")
 # From here on {0} is always the queue (the window shows its title).
+NO_ITEM = "{0} has no item with key {1}"
 # Nothing to claim (errors.NothingToClaim).
 NOTHING_WAITING = "nothing to do in {0}: no item is waiting"
 NOTHING_WITH = "nothing to do in {0} with {1}"
@@ -49,6 +54,18 @@ UNDO_CHANGED = "{0} {1} changed since you completed it: undo is refused; a super
 # A supervisor's reopen (WorkQueue.reopen).
 REOPEN_HELD = "{0} {1} is held by {2}, not finished: force-release it instead"
 REOPEN_WAITING = "{0} {1} is waiting already: nothing to reopen"
+REOPEN_NOT_SET = ("queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make "
+                  "it wait again, e.g. status = \"open\"")
+CHANGED_REOPENING = "{0} {1} changed while it was being reopened; try again"
+# A supervisor's force-release, reassign and move.
+NOT_LOCKED = "{0} {1} is not locked by anyone"
+CHANGED_REASSIGNING = "{0} {1} changed while it was being reassigned; try again"
+CHANGED_RELEASING = "{0} {1} changed while it was being released; try again"
+MOVE_FINISHES = ("{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another "
+                 "category, tier, team or priority); items are finished by working them")
+
+# Whose {0} is not a queue: the window does not put a queue's title there.
+NOT_ABOUT_A_QUEUE = frozenset({NOTE_TOO_LONG, LOGIN_MISMATCH})
 
 
 def templates() -> dict[str, str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models
+from workbench.core import models
 from workbench.db import audit as audit_mod
 from workbench.db import batches, clock, connect, fastpath, lockshapes, mapping, permissions, protocol
 from workbench.db import deferrals as deferrals_mod
@@ -156,7 +156,7 @@ class GuardedWriter:
             if plain:
                 return plain[0](key, token, user)
             if user != login:  # the function completes for the login only
-                raise errors.NotPermitted(permissions.login_message(user, login), user=user)
+                raise permissions.login_mismatch_error(user, login)
             try:
                 rows = fast.rows({"wb_key": key, "wb_token": str(token), "wb_outcome": shape.outcome})
             except sa.exc.DBAPIError as exc:

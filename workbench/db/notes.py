@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models
+from workbench.core import errors, models, problems
 from workbench.db import clock
 
 MAX_LENGTH = 4000  # characters: a hand-over note, not a document
@@ -19,8 +19,7 @@ def checked(text: Any) -> str:
         raise errors.UsageError("a note needs some text (--note TEXT, or --text TEXT for `note`)")
     kept: str = text.strip()
     if len(kept) > MAX_LENGTH:
-        raise errors.UsageError(f"a note holds at most {MAX_LENGTH:,} characters ({len(kept):,} given); "
-                                "shorten it or split it in two")
+        raise errors.UsageError.of(problems.NOTE_TOO_LONG, MAX_LENGTH, len(kept))
     return kept
 
 

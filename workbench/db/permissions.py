@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.config import model
-from workbench.core import errors, models
+from workbench.core import errors, models, problems
 from workbench.db import backends, clock, mapping, migrations, protocol, protocol_locks, tables
 
 # PostgreSQL roles made by `workbench grants` (NOLOGIN: people log in with their own login, a member).
@@ -121,13 +121,12 @@ def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.No
         {"name": _regclass(conn, table)}).first()
     if row is None or not row[1] or row[0] == user:
         return None
-    return errors.NotPermitted(login_message(user, row[0]), user=user)
+    return login_mismatch_error(user, row[0])
 
 
-def login_message(user: str, login: str) -> str:
-    return (f"{user}'s lock cannot be used from the database login {login}: with row-level security "
-            "(`workbench grants`) each person logs in with their own database login, named exactly like their "
-            "workbench user")
+def login_mismatch_error(user: str, login: str) -> errors.NotPermitted:
+    """`user`'s lock used from another database login, which row-level security binds."""
+    return errors.NotPermitted.of(problems.LOGIN_MISMATCH, user, login, user=user)
 
 
 def refused_message(actor: str, action: str, login: str | None) -> str:

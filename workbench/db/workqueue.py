@@ -463,7 +463,7 @@ class WorkQueue:
 
         def write(conn: sa.Connection) -> models.Note:
             if conn.execute(sa.select(self.q.key).where(self.q.key == key)).first() is None:
-                raise errors.InvalidValue(f"{self.name} has no item with key {key!r}", column=self.q.key.name)
+                raise errors.InvalidValue.of(problems.NO_ITEM, self.name, repr(key), column=self.q.key.name)
             return self._notebook().add(conn, key, user, text)
 
         return self.db.write(write)
@@ -544,8 +544,7 @@ class WorkQueue:
             raise errors.UsageError("reopen needs a reason (--reason TEXT); it is kept in the item's history")
         q = self.q
         if not q.on_reopen:
-            raise errors.UsageError(f"queue {self.name} does not say how to reopen an item: set [queues.{self.name}"
-                                    ".on_reopen] to the values that make it wait again, e.g. status = \"open\"")
+            raise errors.UsageError.of(problems.REOPEN_NOT_SET, self.name, self.name)
         key = q.coerce_key(key)
         self.db.write(lambda conn: self._reopen(conn, actor, key, reason.strip()))
 
@@ -558,7 +557,7 @@ class WorkQueue:
         stmt = sa.select(waiting, *q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
         row = conn.execute(stmt).mappings().first()
         if row is None:
-            raise errors.InvalidValue(f"{q.name} has no item with key {key!r}", column=q.key.name)
+            raise errors.InvalidValue.of(problems.NO_ITEM, q.name, repr(key), column=q.key.name)
         if row["wb_user"] is not None and not q.lock_from_row(row).expired:
             raise errors.UsageError.of(problems.REOPEN_HELD, q.name, key, row["wb_user"])
         if row["wb_waiting"]:
@@ -573,7 +572,7 @@ class WorkQueue:
             raise errors.NotPermitted(permissions.refused_message(actor, action, conn.engine.url.username),
                                       user=actor) from exc
         if changed != 1:
-            raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being reopened; try again")
+            raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
         self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
 
     def move(self, actor: str, changes: Mapping[str, Any], reason: str, *, keys: list[Any] | None = None,
@@ -633,9 +632,7 @@ class WorkQueue:
                            sa.not_(q.written(q.todo_clause(), values)))
         if conn.execute(sa.select(q.key).where(q.key.in_(list(before)), finished).limit(1)).first() is not None:
             shown = ", ".join(f"{name}={value}" for name, value in values.items())
-            raise errors.UsageError(f"{shown} would take waiting items of {q.name} out of its work to do: a move "
-                                    "keeps items waiting (another category, tier, team or priority); items are "
-                                    "finished by working them")
+            raise errors.UsageError.of(problems.MOVE_FINISHES, q.name, shown)
         update = (sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key))
                   .values(values))
         try:
@@ -714,10 +711,9 @@ class WorkQueue:
                 raise permissions.database_refusal(conn, actor, action) or errors.NotPermitted(
                     f"{actor} may not {action}: the database's row-level security does not let this login "
                     "change it", user=actor)
-            raise errors.InvalidValue(f"{q.name} has no item with key {key!r}", column=q.key.name)
+            raise errors.InvalidValue.of(problems.NO_ITEM, q.name, repr(key), column=q.key.name)
         if row["wb_user"] is None or row["wb_time"] is None:
-            raise errors.LockLost(f"{q.name} {key} is not locked by anyone", queue=q.name, key=key,
-                                  cause="not_held")
+            raise errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
         lock = q.lock_from_row(row)
         pinned = q.shape.pinned(lock.owner, lock.token)
         try:
@@ -727,8 +723,7 @@ class WorkQueue:
                 changed = q.shape.relock(conn, q.table, q.key, key, pinned,
                                          q.lock_writes(to_user, now, q.shape.new_token_value()), lock.token)
         except lockshapes.FenceFailed:
-            raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being reassigned; try again") \
-                from None
+            raise errors.DatabaseUnavailable.of(problems.CHANGED_REASSIGNING, q.name, key) from None
         except sa.exc.DBAPIError as exc:
             if not permissions.is_refusal(exc):
                 raise
@@ -739,7 +734,7 @@ class WorkQueue:
             refusal = permissions.database_refusal(conn, actor, action)  # PostgreSQL: a policy filtered it out
             if refusal is not None:
                 raise refusal
-            raise errors.DatabaseUnavailable(f"{q.name} {key} changed while it was being released; try again")
+            raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
         kind = models.EventKind.FORCE_RELEASE if to_user is None else models.EventKind.REASSIGN
         rows = [self.trail.row(kind, key, actor, owner=lock.owner, token=lock.token, reason=reason,
                                detail={"to": to_user} if to_user else None)]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
-from workbench.core import errors
+from workbench.core import errors, problems
 
 # The templates of core/problems.py, spelled out for the translation tools (tests/gui/test_language.py
 # checks the two lists are one).
@@ -34,6 +34,9 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "must be at most {0}"),
     QT_TRANSLATE_NOOP("Problem", "must match {0}"),
     QT_TRANSLATE_NOOP("Problem", "must be one of {0}"),
+    QT_TRANSLATE_NOOP("Problem", "a note holds at most {0} characters ({1} given); shorten it or split it in two"),
+    QT_TRANSLATE_NOOP("Problem", "{0}'s lock cannot be used from the database login {1}: with row-level security (`workbench grants`) each person logs in with their own database login, named exactly like their workbench user"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "{0} has no item with key {1}"),
     QT_TRANSLATE_NOOP("Problem", "nothing to do in {0}: no item is waiting"),
     QT_TRANSLATE_NOOP("Problem", "nothing to do in {0} with {1}"),
     QT_TRANSLATE_NOOP("Problem", "nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)"),  # noqa: E501
@@ -48,6 +51,12 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2}, not finished: force-release it instead"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is waiting already: nothing to reopen"),
+    QT_TRANSLATE_NOOP("Problem", "queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make it wait again, e.g. status = \"open\""),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reopened; try again"),
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} is not locked by anyone"),
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reassigned; try again"),
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being released; try again"),
+    QT_TRANSLATE_NOOP("Problem", "{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them"),  # noqa: E501
 )
 
 
@@ -66,7 +75,7 @@ def message(exc: errors.WorkbenchError, titles: Mapping[str, str] | None = None)
     if exc.template is None:
         return str(exc)
     values = list(exc.template_args)
-    if values and titles:
+    if values and titles and exc.template not in problems.NOT_ABOUT_A_QUEUE:
         values[0] = titles.get(values[0], values[0])  # every message but a value's names its queue first
     return _translated(exc, values)
 

@@ -1672,6 +1672,18 @@ Konfiguration: {1}</translation>
         <translation>muss einer dieser Werte sein: {0}</translation>
     </message>
     <message>
+        <source>a note holds at most {0} characters ({1} given); shorten it or split it in two</source>
+        <translation>Eine Notiz fasst höchstens {0} Zeichen ({1} eingegeben); kürzen Sie sie oder teilen Sie sie in zwei</translation>
+    </message>
+    <message>
+        <source>{0}&apos;s lock cannot be used from the database login {1}: with row-level security (`workbench grants`) each person logs in with their own database login, named exactly like their workbench user</source>
+        <translation>Die Sperre von {0} kann nicht von der Datenbankanmeldung {1} aus verwendet werden: mit Sicherheit auf Zeilenebene (`workbench grants`) meldet sich jede Person mit ihrer eigenen Datenbankanmeldung an, genau wie ihr workbench-Benutzer benannt</translation>
+    </message>
+    <message>
+        <source>{0} has no item with key {1}</source>
+        <translation>{0} hat keinen Eintrag mit dem Schlüssel {1}</translation>
+    </message>
+    <message>
         <source>nothing to do in {0}: no item is waiting</source>
         <translation>nichts zu tun in {0}: kein Eintrag wartet</translation>
     </message>
@@ -1726,6 +1738,30 @@ Konfiguration: {1}</translation>
     <message>
         <source>{0} {1} is waiting already: nothing to reopen</source>
         <translation>{0} {1} wartet bereits: es gibt nichts wieder zu öffnen</translation>
+    </message>
+    <message>
+        <source>queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make it wait again, e.g. status = &quot;open&quot;</source>
+        <translation>Die Warteschlange {0} legt nicht fest, wie ein Eintrag wieder geöffnet wird: setzen Sie [queues.{1}.on_reopen] auf die Werte, mit denen er wieder wartet, z. B. status = &quot;open&quot;</translation>
+    </message>
+    <message>
+        <source>{0} {1} changed while it was being reopened; try again</source>
+        <translation>{0} {1} wurde geändert, während es wieder geöffnet wurde; versuchen Sie es erneut</translation>
+    </message>
+    <message>
+        <source>{0} {1} is not locked by anyone</source>
+        <translation>{0} {1} ist von niemandem gesperrt</translation>
+    </message>
+    <message>
+        <source>{0} {1} changed while it was being reassigned; try again</source>
+        <translation>{0} {1} wurde geändert, während es neu zugewiesen wurde; versuchen Sie es erneut</translation>
+    </message>
+    <message>
+        <source>{0} {1} changed while it was being released; try again</source>
+        <translation>{0} {1} wurde geändert, während es freigegeben wurde; versuchen Sie es erneut</translation>
+    </message>
+    <message>
+        <source>{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them</source>
+        <translation>{1} würde wartende Einträge von {0} aus der zu erledigenden Arbeit nehmen: Verschieben lässt Einträge warten (andere Kategorie, Stufe, Team oder Priorität); erledigt werden Einträge, indem man sie bearbeitet</translation>
     </message>
 </context>
 <context>

@@ -1672,6 +1672,18 @@ Configuration : {1}</translation>
         <translation>doit être l’une de ces valeurs : {0}</translation>
     </message>
     <message>
+        <source>a note holds at most {0} characters ({1} given); shorten it or split it in two</source>
+        <translation>une note contient au plus {0} caractères ({1} saisis) ; raccourcissez-la ou coupez-la en deux</translation>
+    </message>
+    <message>
+        <source>{0}&apos;s lock cannot be used from the database login {1}: with row-level security (`workbench grants`) each person logs in with their own database login, named exactly like their workbench user</source>
+        <translation>le verrou de {0} ne peut pas être utilisé depuis la connexion à la base {1} : avec la sécurité au niveau des lignes (`workbench grants`), chaque personne se connecte avec sa propre connexion à la base, nommée exactement comme son utilisateur workbench</translation>
+    </message>
+    <message>
+        <source>{0} has no item with key {1}</source>
+        <translation>{0} n&apos;a aucun élément de clé {1}</translation>
+    </message>
+    <message>
         <source>nothing to do in {0}: no item is waiting</source>
         <translation>rien à faire dans {0} : aucun élément n’attend</translation>
     </message>
@@ -1726,6 +1738,30 @@ Configuration : {1}</translation>
     <message>
         <source>{0} {1} is waiting already: nothing to reopen</source>
         <translation>{0} {1} attend déjà : rien à rouvrir</translation>
+    </message>
+    <message>
+        <source>queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make it wait again, e.g. status = &quot;open&quot;</source>
+        <translation>la file {0} ne dit pas comment rouvrir un élément : donnez à [queues.{1}.on_reopen] les valeurs qui le remettent en attente, par ex. status = &quot;open&quot;</translation>
+    </message>
+    <message>
+        <source>{0} {1} changed while it was being reopened; try again</source>
+        <translation>{0} {1} a changé pendant sa réouverture ; réessayez</translation>
+    </message>
+    <message>
+        <source>{0} {1} is not locked by anyone</source>
+        <translation>{0} {1} n&apos;est verrouillé par personne</translation>
+    </message>
+    <message>
+        <source>{0} {1} changed while it was being reassigned; try again</source>
+        <translation>{0} {1} a changé pendant sa réattribution ; réessayez</translation>
+    </message>
+    <message>
+        <source>{0} {1} changed while it was being released; try again</source>
+        <translation>{0} {1} a changé pendant sa libération ; réessayez</translation>
+    </message>
+    <message>
+        <source>{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them</source>
+        <translation>{1} sortirait des éléments en attente de {0} du travail à faire : un déplacement garde les éléments en attente (autre catégorie, niveau, équipe ou priorité) ; on termine un élément en le traitant</translation>
     </message>
 </context>
 <context>
