@@ -124,8 +124,8 @@ def test_an_expired_lock_is_taken_over_under_its_old_token() -> None:
 
 
 LOCK_FENCE = ("WHERE workbench_locks.queue = 'tickets' AND workbench_locks.item_key = :wb_item "
-              "AND workbench_locks.token = :wb_token AND workbench_locks.lock_user = :wb_user "
-              "AND workbench_locks.lock_user IS NOT NULL AND workbench_locks.expires_at > SYSUTCDATETIME()")
+              "AND workbench_locks.token = :wb_token AND coalesce(workbench_locks.lock_user, '') = :wb_user "
+              "AND workbench_locks.expires_at > SYSUTCDATETIME()")
 
 
 def _writes(shape: guarded.Shape) -> list[str]:

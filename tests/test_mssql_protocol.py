@@ -83,8 +83,8 @@ def test_next_claims_as_the_engine_does_and_audits_the_token_digest() -> None:
 
 def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
     script = batches()
-    fence = ("WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND cases.wb_locked_by = @login "
-             "AND cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()")
+    fence = ("WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND coalesce(cases.wb_locked_by, '') "
+             "= @login AND cases.wb_lock_expires > SYSUTCDATETIME()")
     for operation in ("save", "extend", "release", "complete"):
         assert fence in flat(script[operation]), operation
         assert "SET @done = @@ROWCOUNT;" in script[operation]
@@ -103,8 +103,8 @@ def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
 
 def test_defer_gives_the_item_back_until_a_time_within_the_limits() -> None:
     defer = flat(batches()["defer"])
-    fence = ("WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND cases.wb_locked_by = @login "
-             "AND cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()")
+    fence = ("WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND coalesce(cases.wb_locked_by, '') "
+             "= @login AND cases.wb_lock_expires > SYSUTCDATETIME()")
     assert fence in defer and "wb_locked_by=NULL" in defer
     assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in defer
     assert ("IF @p_until IS NULL OR @p_until <= SYSUTCDATETIME() OR @p_until > DATEADD(second, 31622400, "

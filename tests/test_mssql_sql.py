@@ -256,8 +256,8 @@ def test_every_queue_claims_expired_locks_first_then_free_rows() -> None:
 # -- guarded writes: UPDATE … WHERE key AND token AND lock still live --------------------------------
 
 
-FENCE = ("WHERE cases.case_id = :wb_key AND cases.wb_lock_token = :wb_token AND cases.wb_locked_by = :wb_user "
-         "AND cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()")
+FENCE = ("WHERE cases.case_id = :wb_key AND cases.wb_lock_token = :wb_token "
+         "AND coalesce(cases.wb_locked_by, '') = :wb_user AND cases.wb_lock_expires > SYSUTCDATETIME()")
 
 
 def test_save_writes_the_edits_under_the_fence() -> None:
@@ -278,8 +278,8 @@ def test_complete_with_user_and_now_assignments() -> None:
     sql = one_line(c)
     assert "SET check_status='rejected', checked_by=:wb_user, checked_at=SYSUTCDATETIME()," in sql
     assert sql.endswith("WHERE import_rows.row_id = :wb_key AND import_rows.wb_lock_token = :wb_token "
-                        "AND import_rows.wb_locked_by = :wb_user "
-                        "AND import_rows.wb_locked_by IS NOT NULL AND import_rows.wb_lock_expires > SYSUTCDATETIME()")
+                        "AND coalesce(import_rows.wb_locked_by, '') = :wb_user "
+                        "AND import_rows.wb_lock_expires > SYSUTCDATETIME()")
 
 
 def test_release_runs_on_release_and_clears_the_lock() -> None:
@@ -313,10 +313,10 @@ def test_guarded_writes_are_plain_updates_on_sql_server() -> None:
 
 # DATETIME and DATETIME2(7) do not round-trip through Python's microseconds, so the lock time is
 # matched within a few milliseconds.
-LEGACY_FENCE = ("WHERE orders.order_no = :wb_key AND orders.locked_by = :wb_user "
+LEGACY_FENCE = ("WHERE orders.order_no = :wb_key AND coalesce(orders.locked_by, '') = :wb_user "
+                "AND orders.locked_at > DATEADD(second, -1200, SYSUTCDATETIME()) "
                 "AND orders.locked_at > DATEADD(millisecond, -4, :wb_time) "
-                "AND orders.locked_at < DATEADD(millisecond, 4, :wb_time) "
-                "AND orders.locked_by IS NOT NULL AND orders.locked_at > DATEADD(second, -1200, SYSUTCDATETIME())")
+                "AND orders.locked_at < DATEADD(millisecond, 4, :wb_time)")
 
 
 def test_legacy_fence_checks_user_and_lock_time() -> None:

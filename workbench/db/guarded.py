@@ -311,8 +311,8 @@ class GuardedWriter:
         # The user is part of the fence too: a token that leaked (a screenshot, a log) must not let
         # someone else write under another person's lock.
         key = q.shape.key_clause(q.key)
-        user = q.user == sa.bindparam("wb_user", type_=q.user.type)
-        return sa.and_(q.shape.fence_clause(key, user), q.live(now))
+        user = sa.bindparam("wb_user", type_=q.user.type)
+        return q.shape.fence_clause(key, q.shape.held_live(user, now))
 
     def _build(self, shape: Shape) -> Any:
         """The statements of a write (see LockShape.guarded_statements), or on PostgreSQL one
