@@ -97,6 +97,15 @@ def test_a_supervisors_refusals_and_a_long_note_are_said_in_german(german: None,
             cases.reopen("sam", 999999, "typo")
         assert problem_text.message(missing.value, titles) == \
             "case_id: cases hat keinen Eintrag mit dem Schlüssel 999999"
+        with wb.engine.begin() as conn:  # sam becomes the first supervisor; bob is none
+            permissions.grant(conn, None, "sam", "sam", "supervisor")
+        with pytest.raises(errors.NotPermitted) as refused:
+            cases.force_release("bob", key, "Shift ended")
+        assert problem_text.message(refused.value, titles) == (
+            f"bob darf „Helpdesk cases {key} zwangsweise freigeben“ nicht: nur Supervisoren dürfen das, und bob ist "
+            "in der Rollentabelle dieser Datenbank keiner (Supervisoren: sam); ein Supervisor erteilt das Recht mit "
+            "`workbench --user NAME role grant bob supervisor`")
+        assert str(refused.value).startswith(f"bob may not force-release cases {key}: only supervisors may")
     with pytest.raises(errors.UsageError) as long:
         notes.checked("x" * 4001)
     assert problem_text.message(long.value, titles) == \

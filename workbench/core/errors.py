@@ -3,7 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
+
+
+class Phrase(NamedTuple):
+    """A part of a message that is a template of its own (core/problems.py), e.g. the action a
+    refusal names ("reopen cases 12"): said in English by str(), in the user's language by the window."""
+
+    template: str
+    args: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, template: str, *args: Any) -> Phrase:
+        return cls(template, tuple(str(a) for a in args))
+
+    def __str__(self) -> str:
+        return self.template.format(*self.args)
 
 
 class WorkbenchError(Exception):
@@ -14,14 +29,16 @@ class WorkbenchError(Exception):
     # in the user's language; None for a message that is not one of them.
     template: str | None = None
     template_args: tuple[str, ...] = ()
+    phrases: tuple[tuple[int, Phrase], ...] = ()  # the values that are templates themselves, by position
 
     @classmethod
     def of(cls, template: str, *args: Any, **kwargs: Any) -> Self:
-        """The error whose message is `template` (core/problems.py) filled with `args`; `kwargs` go
-        to the error's constructor."""
+        """The error whose message is `template` (core/problems.py) filled with `args` (a Phrase
+        among them is said in the user's language too); `kwargs` go to the error's constructor."""
         shown = tuple(str(a) for a in args)
         error = cls(template.format(*shown), **kwargs)
         error.template, error.template_args = template, shown
+        error.phrases = tuple((i, a) for i, a in enumerate(args) if isinstance(a, Phrase))
         return error
 
 

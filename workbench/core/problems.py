@@ -64,8 +64,27 @@ CHANGED_RELEASING = "{0} {1} changed while it was being released; try again"
 MOVE_FINISHES = ("{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another "
                  "category, tier, team or priority); items are finished by working them")
 
+# What a supervisor may do and a refusal names (errors.Phrase): {0} the queue, {1} the item.
+DO_FORCE_RELEASE = "force-release {0} {1}"
+DO_REASSIGN = "reassign {0} {1}"
+DO_REOPEN = "reopen {0} {1}"
+DO_MOVE = "move items of {0}"
+# Not about a queue: the user whose group changes and the group; the role and the user.
+DO_PUBLISH = "publish queue settings"
+DO_GROUP_ADD = "change groups (here: add {0} to {1})"
+DO_GROUP_REMOVE = "change groups (here: remove {0} from {1})"
+DO_GRANT_ROLE = "grant roles (here: {0} to {1})"
+DO_REVOKE_ROLE = "revoke roles (here: {0}'s)"
+# Refusals: {0} the user, {1} what they may not do (one of the DO_ phrases).
+NOT_SUPERVISOR = ("{0} may not {1}: only supervisors may, and {0} is not one in this database's roles table "
+                  "(supervisors: {2}); a supervisor grants it with `workbench --user NAME role grant {0} supervisor`")
+NOT_IN_ROLE = ("{0} may not {1}: the database allows that only to members of the role {2}, and the login {3} is "
+               "not one; a database administrator grants it with GRANT {2} TO {3}")
+HIDDEN_BY_POLICY = "{0} may not {1}: the database's row-level security does not let this login change it"
+
 # Whose {0} is not a queue: the window does not put a queue's title there.
-NOT_ABOUT_A_QUEUE = frozenset({NOTE_TOO_LONG, LOGIN_MISMATCH})
+NOT_ABOUT_A_QUEUE = frozenset({NOTE_TOO_LONG, LOGIN_MISMATCH, DO_PUBLISH, DO_GROUP_ADD, DO_GROUP_REMOVE,
+                               DO_GRANT_ROLE, DO_REVOKE_ROLE, NOT_SUPERVISOR, NOT_IN_ROLE, HIDDEN_BY_POLICY})
 
 
 def templates() -> dict[str, str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors
+from workbench.core import errors, problems
 from workbench.db import backends, clock, permissions, tables
 
 NAME_LENGTH = 100
@@ -36,7 +36,7 @@ def add(conn: sa.Connection, schema: str | None, actor: str, user: str, group: s
     """Put `user` in `group` (supervisors only, while the roles table has any)."""
     _check(user, "the user to add")
     _check(group, "the group's name", NAME_LENGTH)
-    permissions.require_supervisor(conn, schema, actor, f"change groups (here: add {user} to {group})")
+    permissions.require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_GROUP_ADD, user, group))
     t = groups_table(schema)
     if _row(conn, t, user, group) is None:
         conn.execute(sa.insert(t).values(user_name=user, group_name=group, added_by=actor, added_at=clock.db_now()))
@@ -49,7 +49,7 @@ def remove(conn: sa.Connection, schema: str | None, actor: str, user: str, group
     row = _row(conn, t, user, group)
     if row is None:
         raise errors.InvalidValue(f"{user} is not in the group {group}")
-    permissions.require_supervisor(conn, schema, actor, f"change groups (here: remove {user} from {group})")
+    permissions.require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_GROUP_REMOVE, user, group))
     conn.execute(sa.delete(t).where(t.c.user_name == user, t.c.group_name == group))
     return _membership(row)
 

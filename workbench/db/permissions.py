@@ -58,7 +58,7 @@ def row_security(conn: sa.Connection, table: sa.Table) -> bool:
     return bool(found)
 
 
-def require_supervisor(conn: sa.Connection, schema: str | None, actor: str, action: str,
+def require_supervisor(conn: sa.Connection, schema: str | None, actor: str, action: errors.Phrase,
                        table: sa.Table | None = None) -> None:
     """Raise NotPermitted unless `actor` may `action` (e.g. "force-release cases 3").
 
@@ -72,10 +72,7 @@ def require_supervisor(conn: sa.Connection, schema: str | None, actor: str, acti
     if not names or actor in names:
         return
     shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
-    raise errors.NotPermitted(
-        f"{actor} may not {action}: only supervisors may, and {actor} is not one in this database's roles "
-        f"table (supervisors: {shown}); a supervisor grants it with `workbench --user NAME role grant "
-        f"{actor} supervisor`", user=actor)
+    raise errors.NotPermitted.of(problems.NOT_SUPERVISOR, actor, action, shown, user=actor)
 
 
 def require_publisher(conn: sa.Connection, schema: str | None, actor: str) -> None:
@@ -92,12 +89,12 @@ def require_publisher(conn: sa.Connection, schema: str | None, actor: str) -> No
             privilege(sa.func.current_user(), settings, "INSERT"))).one()
         if role_may:
             if not may:
-                raise errors.NotPermitted(refused_message(actor, "publish queue settings", login), user=actor)
+                raise refused(actor, errors.Phrase.of(problems.DO_PUBLISH), login)
             return
-    require_supervisor(conn, schema, actor, "publish queue settings")
+    require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_PUBLISH))
 
 
-def database_refusal(conn: sa.Connection, actor: str, action: str) -> errors.NotPermitted | None:
+def database_refusal(conn: sa.Connection, actor: str, action: errors.Phrase) -> errors.NotPermitted | None:
     """On PostgreSQL: NotPermitted when this login is not a workbench_supervisor (so that a row the
     policy hid, or a write it filtered out, is reported as what it is); None otherwise."""
     if not backends.of(conn).roles or not _role_exists(conn, SUPERVISOR_ROLE):
@@ -106,7 +103,7 @@ def database_refusal(conn: sa.Connection, actor: str, action: str) -> errors.Not
         sa.func.current_user(), SUPERVISOR_ROLE, "USAGE"))).one()
     if member:
         return None
-    return errors.NotPermitted(refused_message(actor, action, login), user=actor)
+    return refused(actor, action, login)
 
 
 def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.NotPermitted | None:
@@ -129,11 +126,9 @@ def login_mismatch_error(user: str, login: str) -> errors.NotPermitted:
     return errors.NotPermitted.of(problems.LOGIN_MISMATCH, user, login, user=user)
 
 
-def refused_message(actor: str, action: str, login: str | None) -> str:
-    who = f"the login {login}" if login else "this login"
-    return (f"{actor} may not {action}: the database allows that only to members of the role {SUPERVISOR_ROLE}, "
-            f"and {who} is not one; a database administrator grants it with "
-            f"GRANT {SUPERVISOR_ROLE} TO {login or 'LOGIN'}")
+def refused(actor: str, action: errors.Phrase, login: str | None) -> errors.NotPermitted:
+    """`actor` may not `action`: the database's grants allow it to workbench_supervisor only."""
+    return errors.NotPermitted.of(problems.NOT_IN_ROLE, actor, action, SUPERVISOR_ROLE, login or "LOGIN", user=actor)
 
 
 def database_roles_in_use(conn: sa.Connection) -> bool:
@@ -175,7 +170,7 @@ def grant(conn: sa.Connection, schema: str | None, actor: str, user: str, role: 
     _check_name(user, "the user to grant a role to")
     if role not in tables.ROLE_NAMES:
         raise errors.InvalidValue(f"no role '{role}'; the roles are {' and '.join(tables.ROLE_NAMES)}")
-    require_supervisor(conn, schema, actor, f"grant roles (here: {role} to {user})")
+    require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_GRANT_ROLE, role, user))
     t = roles_table(schema)
     conn.execute(sa.delete(t).where(t.c.user_name == user))
     conn.execute(sa.insert(t).values(user_name=user, role=role, granted_by=actor, granted_at=clock.db_now()))
@@ -189,7 +184,7 @@ def revoke(conn: sa.Connection, schema: str | None, actor: str, user: str) -> Ro
     row = conn.execute(sa.select(t).where(t.c.user_name == user)).mappings().first()
     if row is None:
         raise errors.InvalidValue(f"{user} has no role in this database's roles table")
-    require_supervisor(conn, schema, actor, f"revoke roles (here: {user}'s)")
+    require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_REVOKE_ROLE, user))
     conn.execute(sa.delete(t).where(t.c.user_name == user))
     return _grant(row)
 

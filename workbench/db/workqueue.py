@@ -551,7 +551,7 @@ class WorkQueue:
     def _reopen(self, conn: sa.Connection, actor: str, key: Any, reason: str) -> None:
         q = self.q
         now = q.now()
-        action = f"reopen {q.name} {key}"
+        action = errors.Phrase.of(problems.DO_REOPEN, q.name, key)
         permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
         waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0).label("wb_waiting")
         stmt = sa.select(waiting, *q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
@@ -569,8 +569,7 @@ class WorkQueue:
         except sa.exc.DBAPIError as exc:
             if not permissions.is_refusal(exc):
                 raise
-            raise errors.NotPermitted(permissions.refused_message(actor, action, conn.engine.url.username),
-                                      user=actor) from exc
+            raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != 1:
             raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
         self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
@@ -613,7 +612,8 @@ class WorkQueue:
     def _move(self, conn: sa.Connection, actor: str, values: dict[str, Any], chosen: dict[str, Any], reason: str,
               *, keys: list[Any] | None = None, after: Any = None) -> list[Any]:
         q = self.q
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, f"move items of {q.name}", q.table)
+        permissions.require_supervisor(conn, self.trail.table.schema, actor, errors.Phrase.of(problems.DO_MOVE, q.name),
+                                       q.table)
         waiting = [*q.scope_clause(), q.todo_clause(), *(q.table.c[name] == value for name, value in chosen.items())]
         if keys is not None:
             waiting.append(q.key.in_(keys))
@@ -640,8 +640,8 @@ class WorkQueue:
         except sa.exc.DBAPIError as exc:
             if not permissions.is_refusal(exc):
                 raise
-            raise errors.NotPermitted(permissions.refused_message(actor, f"move items of {q.name}",
-                                                                  conn.engine.url.username), user=actor) from exc
+            raise permissions.refused(actor, errors.Phrase.of(problems.DO_MOVE, q.name),
+                                      conn.engine.url.username) from exc
         if changed != len(before):
             raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
         self.trail.write(conn, [self.trail.row(models.EventKind.MOVE, key, actor, reason=reason.strip(),
@@ -701,16 +701,15 @@ class WorkQueue:
     def _take_away(self, conn: sa.Connection, actor: str, key: Any, reason: str, to_user: str | None) -> models.Lock:
         q = self.q
         now = q.now()
-        action = f"{'force-release' if to_user is None else 'reassign'} {q.name} {key}"
+        action = errors.Phrase.of(problems.DO_FORCE_RELEASE if to_user is None else problems.DO_REASSIGN, q.name, key)
         permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
         stmt = sa.select(*q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
         row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
         if row is None:
             if self.db.backend.hides_rows(conn) and conn.execute(sa.select(q.key).where(q.key == key)).first():
                 # The row is there, but row-level security hides it from this login's updates.
-                raise permissions.database_refusal(conn, actor, action) or errors.NotPermitted(
-                    f"{actor} may not {action}: the database's row-level security does not let this login "
-                    "change it", user=actor)
+                raise permissions.database_refusal(conn, actor, action) or errors.NotPermitted.of(
+                    problems.HIDDEN_BY_POLICY, actor, action, user=actor)
             raise errors.InvalidValue.of(problems.NO_ITEM, q.name, repr(key), column=q.key.name)
         if row["wb_user"] is None or row["wb_time"] is None:
             raise errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
@@ -728,8 +727,7 @@ class WorkQueue:
             if not permissions.is_refusal(exc):
                 raise
             # A row-level security policy refused the new row (e.g. an operator reassigning to someone else).
-            raise errors.NotPermitted(permissions.refused_message(actor, action, conn.engine.url.username),
-                                      user=actor) from exc
+            raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if not changed:
             refusal = permissions.database_refusal(conn, actor, action)  # PostgreSQL: a policy filtered it out
             if refusal is not None:

@@ -898,7 +898,7 @@ class MainWindow(QMainWindow):
             limit = self._queue_config(cur.queue).max_lock_seconds
             if limit is not None:  # said on the user's clock, not in the database's time
                 text = self.tr("The lock cannot be extended beyond {0}: this queue allows at most {1} per lock.")
-                return text.format(times.clock(cur.lock.expires_at), times.duration(limit))
+                return text.format(times.clock(cur.lock.expires_at), times.span(limit))
         return problem_text.message(exc, self.session.titles)
 
     @Slot(bool, str)

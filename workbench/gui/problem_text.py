@@ -57,6 +57,18 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reassigned; try again"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being released; try again"),
     QT_TRANSLATE_NOOP("Problem", "{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "force-release {0} {1}"),
+    QT_TRANSLATE_NOOP("Problem", "reassign {0} {1}"),
+    QT_TRANSLATE_NOOP("Problem", "reopen {0} {1}"),
+    QT_TRANSLATE_NOOP("Problem", "move items of {0}"),
+    QT_TRANSLATE_NOOP("Problem", "publish queue settings"),
+    QT_TRANSLATE_NOOP("Problem", "change groups (here: add {0} to {1})"),
+    QT_TRANSLATE_NOOP("Problem", "change groups (here: remove {0} from {1})"),
+    QT_TRANSLATE_NOOP("Problem", "grant roles (here: {0} to {1})"),
+    QT_TRANSLATE_NOOP("Problem", "revoke roles (here: {0}'s)"),
+    QT_TRANSLATE_NOOP("Problem", "{0} may not {1}: only supervisors may, and {0} is not one in this database's roles table (supervisors: {2}); a supervisor grants it with `workbench --user NAME role grant {0} supervisor`"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "{0} may not {1}: the database allows that only to members of the role {2}, and the login {3} is not one; a database administrator grants it with GRANT {2} TO {3}"),  # noqa: E501
+    QT_TRANSLATE_NOOP("Problem", "{0} may not {1}: the database's row-level security does not let this login change it"),  # noqa: E501
 )
 
 
@@ -74,10 +86,19 @@ def message(exc: errors.WorkbenchError, titles: Mapping[str, str] | None = None)
         return f"{exc.column}: {problem(exc)}"
     if exc.template is None:
         return str(exc)
-    values = list(exc.template_args)
-    if values and titles and exc.template not in problems.NOT_ABOUT_A_QUEUE:
-        values[0] = titles.get(values[0], values[0])  # every message but a value's names its queue first
+    values = _titled(exc.template, exc.template_args, titles)
+    for i, phrase in exc.phrases:  # e.g. the action a refusal names
+        values[i] = QCoreApplication.translate("Problem", phrase.template).format(
+            *_titled(phrase.template, phrase.args, titles))
     return _translated(exc, values)
+
+
+def _titled(template: str, args: tuple[str, ...], titles: Mapping[str, str] | None) -> list[str]:
+    """The values with the queue's title for its name: every message but a value's names its queue first."""
+    values = list(args)
+    if values and titles and template not in problems.NOT_ABOUT_A_QUEUE:
+        values[0] = titles.get(values[0], values[0])
+    return values
 
 
 def _translated(exc: errors.WorkbenchError, values: list[str] | None = None) -> str:

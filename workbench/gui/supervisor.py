@@ -428,6 +428,10 @@ class SupervisorWindow(QMainWindow):
         self._act(rows, lambda r: self.service.reassign(r.queue, r.key, to_user, reason),
                   lambda n: self.tr("%n item(s) reassigned to {0}.", "", n).format(to_user))
 
+    def _text_of(self, exc: BaseException) -> str:
+        """An error as the supervisor reads it: in their language where workbench knows the message."""
+        return problem_text.message(exc, self.titles) if isinstance(exc, errors.WorkbenchError) else str(exc)
+
     def _act(self, rows: list[Any], action: Any, done_text: Callable[[int], str]) -> None:
         """Run `action` for each row off the GUI thread; report what happened to each, then refresh."""
         def work() -> list[tuple[Any, str | None]]:
@@ -437,11 +441,11 @@ class SupervisorWindow(QMainWindow):
                     action(row)
                     outcome.append((row, None))
                 except errors.LockLost as exc:  # meanwhile completed, released or expired
-                    outcome.append((row, str(exc)))
+                    outcome.append((row, self._text_of(exc)))  # it names the item
             return outcome
 
         def done(outcome: list[tuple[Any, str | None]]) -> None:
-            problems = [f"{row.queue} {row.key}: {message}" for row, message in outcome if message]
+            problems = [message for _row, message in outcome if message]
             good = len(outcome) - len(problems)
             self._say(done_text(good) + (" " + self.tr("%n not: see the message.", "", len(problems))
                                          if problems else ""))
@@ -451,7 +455,7 @@ class SupervisorWindow(QMainWindow):
             self.refresh()
 
         def failed(exc: BaseException) -> None:
-            QMessageBox.warning(self, "workbench", self.tr("Nothing more was done: {0}").format(exc))
+            QMessageBox.warning(self, "workbench", self.tr("Nothing more was done: {0}").format(self._text_of(exc)))
             self.refresh()
 
         self.dispatcher.call(work, done, failed)
@@ -486,7 +490,7 @@ class SupervisorWindow(QMainWindow):
 
         def failed(exc: BaseException) -> None:
             _fill(self.history, [])
-            self.status.setText(str(exc))
+            self.status.setText(self._text_of(exc))
 
         self.dispatcher.call(lambda: self.service.item_log(name, key), done, failed)
 
@@ -515,7 +519,7 @@ class SupervisorWindow(QMainWindow):
             self.refresh()
 
         def failed(exc: BaseException) -> None:
-            QMessageBox.warning(self, "workbench", self.tr("Nothing moved: {0}").format(exc))
+            QMessageBox.warning(self, "workbench", self.tr("Nothing moved: {0}").format(self._text_of(exc)))
 
         def ask(fields: list[Any]) -> None:
             dialog = supervisor_dialogs.MoveDialog(self.titles[name], fields, load_values, self)
@@ -543,8 +547,7 @@ class SupervisorWindow(QMainWindow):
             self._load_history()
 
         def failed(exc: BaseException) -> None:
-            said = problem_text.message(exc, self.titles) if isinstance(exc, errors.WorkbenchError) else str(exc)
-            QMessageBox.warning(self, "workbench", self.tr("Not reopened: {0}").format(said))
+            QMessageBox.warning(self, "workbench", self.tr("Not reopened: {0}").format(self._text_of(exc)))
 
         self.dispatcher.call(lambda: self.service.reopen(name, key, reason), done, failed)
 

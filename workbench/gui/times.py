@@ -12,6 +12,8 @@ from workbench.core import durations
 # By the largest unit (durations.split); {0} the larger number, {1} the smaller one, two digits.
 _DURATION_PATTERNS = {"d": QT_TRANSLATE_NOOP("Durations", "{0}d{1}h"), "h": QT_TRANSLATE_NOOP("Durations", "{0}h{1}m"),
                       "m": QT_TRANSLATE_NOOP("Durations", "{0}m{1}s"), "s": QT_TRANSLATE_NOOP("Durations", "{0}s")}
+_WHOLE_PATTERNS = {"d": QT_TRANSLATE_NOOP("Durations", "{0}d"), "h": QT_TRANSLATE_NOOP("Durations", "{0}h"),
+                   "m": QT_TRANSLATE_NOOP("Durations", "{0}m"), "s": QT_TRANSLATE_NOOP("Durations", "{0}s")}
 
 
 def local(at: dt.datetime) -> dt.datetime:
@@ -84,6 +86,15 @@ def duration(seconds: float) -> str:
     text = QCoreApplication.translate("Durations", _DURATION_PATTERNS[unit]).format(
         locale.toString(big), locale.toString(small).rjust(2, locale.zeroDigit()))
     return ("-" if seconds < 0 else "") + text
+
+
+def span(seconds: float) -> str:
+    """A configured length (a queue's longest lock): as duration(), without a smaller unit that is
+    zero ("15m", not "15m00s")."""
+    unit, big, small = durations.split(seconds)
+    if small:
+        return duration(seconds)
+    return QCoreApplication.translate("Durations", _WHOLE_PATTERNS[unit]).format(_locale().toString(big))
 
 
 def until_due(seconds: float) -> str:

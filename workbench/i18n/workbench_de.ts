@@ -602,6 +602,18 @@ Einzelheiten stehen in {log}.</translation>
         <source>{0}s</source>
         <translation>{0} s</translation>
     </message>
+    <message>
+        <source>{0}d</source>
+        <translation>{0} T</translation>
+    </message>
+    <message>
+        <source>{0}h</source>
+        <translation>{0} h</translation>
+    </message>
+    <message>
+        <source>{0}m</source>
+        <translation>{0} min</translation>
+    </message>
 </context>
 <context>
     <name>Events</name>
@@ -1762,6 +1774,54 @@ Konfiguration: {1}</translation>
     <message>
         <source>{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them</source>
         <translation>{1} würde wartende Einträge von {0} aus der zu erledigenden Arbeit nehmen: Verschieben lässt Einträge warten (andere Kategorie, Stufe, Team oder Priorität); erledigt werden Einträge, indem man sie bearbeitet</translation>
+    </message>
+    <message>
+        <source>force-release {0} {1}</source>
+        <translation>{0} {1} zwangsweise freigeben</translation>
+    </message>
+    <message>
+        <source>reassign {0} {1}</source>
+        <translation>{0} {1} neu zuweisen</translation>
+    </message>
+    <message>
+        <source>reopen {0} {1}</source>
+        <translation>{0} {1} wieder öffnen</translation>
+    </message>
+    <message>
+        <source>move items of {0}</source>
+        <translation>Einträge von {0} verschieben</translation>
+    </message>
+    <message>
+        <source>publish queue settings</source>
+        <translation>Warteschlangen-Einstellungen veröffentlichen</translation>
+    </message>
+    <message>
+        <source>change groups (here: add {0} to {1})</source>
+        <translation>Gruppen ändern (hier: {0} zu {1} hinzufügen)</translation>
+    </message>
+    <message>
+        <source>change groups (here: remove {0} from {1})</source>
+        <translation>Gruppen ändern (hier: {0} aus {1} entfernen)</translation>
+    </message>
+    <message>
+        <source>grant roles (here: {0} to {1})</source>
+        <translation>Rollen vergeben (hier: {0} an {1})</translation>
+    </message>
+    <message>
+        <source>revoke roles (here: {0}&apos;s)</source>
+        <translation>Rollen entziehen (hier: die von {0})</translation>
+    </message>
+    <message>
+        <source>{0} may not {1}: only supervisors may, and {0} is not one in this database&apos;s roles table (supervisors: {2}); a supervisor grants it with `workbench --user NAME role grant {0} supervisor`</source>
+        <translation>{0} darf „{1}“ nicht: nur Supervisoren dürfen das, und {0} ist in der Rollentabelle dieser Datenbank keiner (Supervisoren: {2}); ein Supervisor erteilt das Recht mit `workbench --user NAME role grant {0} supervisor`</translation>
+    </message>
+    <message>
+        <source>{0} may not {1}: the database allows that only to members of the role {2}, and the login {3} is not one; a database administrator grants it with GRANT {2} TO {3}</source>
+        <translation>{0} darf „{1}“ nicht: die Datenbank erlaubt das nur Mitgliedern der Rolle {2}, und die Anmeldung {3} ist keines; ein Datenbankadministrator erteilt es mit GRANT {2} TO {3}</translation>
+    </message>
+    <message>
+        <source>{0} may not {1}: the database&apos;s row-level security does not let this login change it</source>
+        <translation>{0} darf „{1}“ nicht: die Sicherheit auf Zeilenebene der Datenbank lässt diese Anmeldung die Zeile nicht ändern</translation>
     </message>
 </context>
 <context>

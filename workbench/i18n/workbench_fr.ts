@@ -602,6 +602,18 @@ Les détails sont dans {log}.</translation>
         <source>{0}s</source>
         <translation>{0} s</translation>
     </message>
+    <message>
+        <source>{0}d</source>
+        <translation>{0} j</translation>
+    </message>
+    <message>
+        <source>{0}h</source>
+        <translation>{0} h</translation>
+    </message>
+    <message>
+        <source>{0}m</source>
+        <translation>{0} min</translation>
+    </message>
 </context>
 <context>
     <name>Events</name>
@@ -1762,6 +1774,54 @@ Configuration : {1}</translation>
     <message>
         <source>{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them</source>
         <translation>{1} sortirait des éléments en attente de {0} du travail à faire : un déplacement garde les éléments en attente (autre catégorie, niveau, équipe ou priorité) ; on termine un élément en le traitant</translation>
+    </message>
+    <message>
+        <source>force-release {0} {1}</source>
+        <translation>forcer la libération de {0} {1}</translation>
+    </message>
+    <message>
+        <source>reassign {0} {1}</source>
+        <translation>réattribuer {0} {1}</translation>
+    </message>
+    <message>
+        <source>reopen {0} {1}</source>
+        <translation>rouvrir {0} {1}</translation>
+    </message>
+    <message>
+        <source>move items of {0}</source>
+        <translation>déplacer des éléments de {0}</translation>
+    </message>
+    <message>
+        <source>publish queue settings</source>
+        <translation>publier les réglages des files</translation>
+    </message>
+    <message>
+        <source>change groups (here: add {0} to {1})</source>
+        <translation>modifier les groupes (ici : ajouter {0} à {1})</translation>
+    </message>
+    <message>
+        <source>change groups (here: remove {0} from {1})</source>
+        <translation>modifier les groupes (ici : retirer {0} de {1})</translation>
+    </message>
+    <message>
+        <source>grant roles (here: {0} to {1})</source>
+        <translation>attribuer des rôles (ici : {0} à {1})</translation>
+    </message>
+    <message>
+        <source>revoke roles (here: {0}&apos;s)</source>
+        <translation>retirer des rôles (ici : celui de {0})</translation>
+    </message>
+    <message>
+        <source>{0} may not {1}: only supervisors may, and {0} is not one in this database&apos;s roles table (supervisors: {2}); a supervisor grants it with `workbench --user NAME role grant {0} supervisor`</source>
+        <translation>{0} ne peut pas {1} : seuls les superviseurs le peuvent, et {0} n&apos;en est pas un dans la table des rôles de cette base (superviseurs : {2}) ; un superviseur accorde ce droit avec `workbench --user NAME role grant {0} supervisor`</translation>
+    </message>
+    <message>
+        <source>{0} may not {1}: the database allows that only to members of the role {2}, and the login {3} is not one; a database administrator grants it with GRANT {2} TO {3}</source>
+        <translation>{0} ne peut pas {1} : la base ne le permet qu&apos;aux membres du rôle {2}, et la connexion {3} n&apos;en est pas membre ; un administrateur de la base l&apos;accorde avec GRANT {2} TO {3}</translation>
+    </message>
+    <message>
+        <source>{0} may not {1}: the database&apos;s row-level security does not let this login change it</source>
+        <translation>{0} ne peut pas {1} : la sécurité au niveau des lignes de la base ne permet pas à cette connexion de modifier la ligne</translation>
     </message>
 </context>
 <context>
