@@ -102,3 +102,25 @@ def test_postgresql_searches_the_expiry_range_not_every_lock(native_env: support
     # planner otherwise took the index's `user IS NOT NULL` alone and read every live lock).
     assert "Index Cond: (wb_lock_expires <= timezone('UTC'::text, now()))" in plan, plan
     assert "Index Cond: (wb_locked_by IS NOT NULL)" not in plan, plan
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_a_complete_finds_its_row_by_the_key(native_env: support.Env) -> None:
+    from workbench.core import models
+    from workbench.db import guarded
+
+    wb = native_env.demo(case_rows=400, import_rows=1)
+    wq = wb.queue("cases")
+    with wb.engine.connect() as conn:
+        conn.exec_driver_sql("ANALYZE cases")  # no lock held: the partial lock index looks empty
+    shape = guarded.Shape(models.EventKind.COMPLETE, outcome="resolved", unlock=True)
+    statement = wq.writer._statement(shape)
+    values = {"wb_key": 1, "wb_token": "0" * 32, "wb_user": "ann", "wb_a_token": "d" * 64}
+    sent = statement.compile(dialect=wb.engine.dialect).construct_expanded_state(values)
+    with wb.engine.connect() as conn:
+        plan = "\n".join(row[0] for row in conn.exec_driver_sql("EXPLAIN (COSTS OFF) " + sent.statement,
+                                                                  sent.parameters))
+    # The lock index holds, until vacuum, an entry for every lock taken within lock_duration; a
+    # Complete that searched it stepped over all of them (the fence must not offer it).
+    assert "Update on cases" in plan and "Index Cond: (case_id = 1)" in plan, plan
+    assert "wb_cases_lock" not in plan, plan
