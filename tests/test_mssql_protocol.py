@@ -20,7 +20,7 @@ def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     q = mssql_sql.bound(text or demo.config_text(), name)
     found: dict[str, str] = {"grants": ""}
     for batch in protocol_mssql.script(DIALECT, q, "dbo"):
-        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|"
+        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|"
                          r"force_release|reassign)\b", batch)
         if match:
             found[match.group(1)] = batch
@@ -225,3 +225,19 @@ def test_a_configured_release_reason_writes_its_values_in_its_own_branch() -> No
     assert "Duplicate" not in release  # a reason that writes nothing takes the plain release
     assert "category=" not in rest and "wb_locked_by=NULL" in rest
     assert branch.count("INSERT INTO dbo.workbench_cooldown") == rest.count("INSERT INTO dbo.workbench_cooldown") == 1
+
+
+def test_a_note_is_added_under_the_login_and_only_through_its_procedure() -> None:
+    script = batches()
+    grants = script["grants"]
+    assert "GRANT SELECT ON dbo.workbench_notes TO workbench_operator;" in grants
+    assert "DENY INSERT, UPDATE, DELETE ON dbo.workbench_notes TO workbench_operator;" in grants
+    body = flat(script["note"])
+    assert "@p_key INTEGER, @p_text nvarchar(max) WITH EXECUTE AS OWNER" in body
+    # notes.checked's rules: blanks around dropped, some text, at most MAX_LENGTH characters; an item that exists.
+    assert "DECLARE @text nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM @p_text);" in body
+    assert "IF @text IS NULL OR @text = N'' THROW 50403" in body and "IF LEN(@text) > 4000 THROW 50403" in body
+    assert "IF NOT EXISTS (SELECT * FROM cases WHERE cases.case_id = @p_key) THROW 50403" in body
+    assert ("INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('cases', "
+            "CAST(@p_key AS nvarchar(200)), @login, SYSUTCDATETIME(), NULL, @text);") in body
+    assert "WHERE dbo.workbench_notes.id = SCOPE_IDENTITY();" in body

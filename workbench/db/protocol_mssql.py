@@ -31,11 +31,12 @@ from sqlalchemy.sql import visitors
 from workbench.core import errors, models
 from workbench.db import clock, guarded, mapping, protocol, service, tables
 from workbench.db import deferrals as deferrals_mod
+from workbench.db import notes as notes_mod
 from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
-OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "force_release", "reassign")
+OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", "force_release", "reassign")
 SUPERVISOR_ONLY = ("force_release", "reassign")
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
@@ -91,7 +92,7 @@ class _Builder:
         metadata, self.audit, _ = tables.build_metadata(schema)
         own = {name: metadata.tables[f"{schema}.{name}"] for name in (
             tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)}
-        self.cooldown = own[tables.COOLDOWN_TABLE]
+        self.cooldown, self.notes = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
         # The record the engine's operations keep for the queue: its claim skips deferred items too.
         self.trail = service.trail_of(q.config, None, self.audit, self.cooldown, own[tables.NOTES_TABLE],
                                       own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
@@ -152,7 +153,7 @@ class _Builder:
         operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
         own = {name: self.prep.format_table(sa.Table(name, sa.MetaData(), schema=self.schema))
                for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
-                            tables.VERSION_TABLE, tables.ROLES_TABLE, tables.DEFERRALS_TABLE)}
+                            tables.VERSION_TABLE, tables.ROLES_TABLE, tables.DEFERRALS_TABLE, tables.NOTES_TABLE)}
         return [
             (f"IF DATABASE_PRINCIPAL_ID({self.text(OPERATOR_ROLE)}) IS NULL CREATE ROLE {operator};\n"
              f"IF DATABASE_PRINCIPAL_ID({self.text(SUPERVISOR_ROLE)}) IS NULL CREATE ROLE {supervisor};\n"
@@ -166,6 +167,9 @@ class _Builder:
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.COOLDOWN_TABLE]} TO {operator};",
             # A deferral keeps an item from everyone: only the defer and release procedures write them.
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.DEFERRALS_TABLE]} TO {operator};",
+            # Notes are read by everyone and added only through the note procedure, under the login's name.
+            f"GRANT SELECT ON {own[tables.NOTES_TABLE]} TO {operator};",
+            f"DENY INSERT, UPDATE, DELETE ON {own[tables.NOTES_TABLE]} TO {operator};",
             (f"GRANT SELECT ON {own[tables.DEFERRALS_TABLE]} TO {operator};\n"
              f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"
              f"GRANT SELECT ON {own[tables.SETTINGS_TABLE]} TO {operator};\n"
@@ -301,6 +305,26 @@ class _Builder:
                            then=self._undeferred(lapsed_too=True) + f"    {kept};\n")
         until_type = d.table.c.until.type.compile(dialect=self.dialect)
         return self._args(f"@p_until {until_type}", f"@p_reason {self.reason_type}"), checks + body + self._done()
+
+    def _note(self) -> tuple[list[str], str]:
+        """Add a note to an item under the login's name (anyone may, as in the engine: notes.checked's
+        rules, blanks around the text dropped); returns the note as kept."""
+        q, n, sql = self.q, self.notes, _Sql(self.dialect, {})
+        exists = _one_line(sql(sa.exists().where(q.key == sa.literal_column("@p_key"))))
+        kept = sql(sa.insert(n).inline().values(
+            queue=q.name, item_key=sa.literal_column("CAST(@p_key AS nvarchar(200))"),
+            author=sa.literal_column("@login"), at=clock.db_now(), kind=None, text=sa.literal_column("@text")))
+        body = ("  -- Tab, line feed, carriage return and space, as Python's strip() drops them.\n"
+                "  DECLARE @text nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM @p_text);\n"
+                "  IF @text IS NULL OR @text = N''\n"
+                f"    THROW {REFUSED}, N'workbench: a note needs some text', 1;\n"
+                f"  IF LEN(@text) > {notes_mod.MAX_LENGTH}\n"
+                f"    THROW {REFUSED}, N'workbench: a note holds at most {notes_mod.MAX_LENGTH} characters', 1;\n"
+                f"  IF NOT {exists}\n"
+                f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n"
+                f"  {kept};\n"
+                f"  SELECT * FROM {self.prep.format_table(n)} WHERE {sql(n.c.id)} = SCOPE_IDENTITY();\n")
+        return [self._key(), "@p_text nvarchar(max)"], body
 
     def _cooled(self, body: str) -> str:
         """A release's body that also keeps the releasing login from being served the item at once."""
