@@ -21,7 +21,7 @@ def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     found: dict[str, str] = {"grants": ""}
     for batch in protocol_mssql.script(DIALECT, q, "dbo"):
         match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|"
-                         r"force_release|reassign)\b", batch)
+                         r"force_release|reassign|reopen)\b", batch)
         if match:
             found[match.group(1)] = batch
         else:
@@ -54,7 +54,7 @@ def test_operators_write_nothing_directly_and_supervisors_alone_take_locks_away(
     assert "ALTER ROLE workbench_operator ADD MEMBER workbench_supervisor;" in grants
     executes = re.findall(r"GRANT EXECUTE ON dbo\.wb_cases_(\w+) TO (\w+);", grants)
     assert sorted(executes) == sorted(
-        (op, "workbench_supervisor" if op in ("force_release", "reassign") else "workbench_operator")
+        (op, "workbench_supervisor" if op in ("force_release", "reassign", "reopen") else "workbench_operator")
         for op in protocol_mssql.OPERATIONS)
     assert "GRANT UPDATE" not in grants and "GRANT INSERT" not in grants
 
@@ -241,3 +241,29 @@ def test_a_note_is_added_under_the_login_and_only_through_its_procedure() -> Non
     assert ("INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('cases', "
             "CAST(@p_key AS nvarchar(200)), @login, SYSUTCDATETIME(), NULL, @text);") in body
     assert "WHERE dbo.workbench_notes.id = SCOPE_IDENTITY();" in body
+
+
+def test_a_supervisor_reopens_a_finished_item_as_the_engine_does() -> None:
+    script = batches()
+    assert "GRANT EXECUTE ON dbo.wb_cases_reopen TO workbench_supervisor;" in script["grants"]
+    body = flat(script["reopen"])
+    assert "@p_key INTEGER, @p_reason VARCHAR(1000) WITH EXECUTE AS OWNER" in body
+    assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in body
+    # The row read and locked, then refused while someone holds it or while it waits (in that order).
+    assert ("@held = CASE WHEN (cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()) "
+            "THEN 1 ELSE 0 END, @waiting = CASE WHEN (cases.status IN ('new', 'open')) THEN 1 ELSE 0 END "
+            "FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key;") in body
+    assert body.index("IF @held = 1") < body.index("IF @waiting = 1") < body.index("UPDATE cases")
+    # The demo's on_reopen, only on a finished row; the audit row names the supervisor, no lock, the reason.
+    assert ("UPDATE cases SET status='open' WHERE cases.case_id = @p_key "
+            "AND (cases.status NOT IN ('new', 'open'));") in body
+    assert ("VALUES (N'cases', CAST(@p_key AS nvarchar(200)), N'reopen', @login, NULL, NULL, SYSUTCDATETIME(), "
+            "@p_reason, NULL, NULL);") in body
+    assert "DROP PROCEDURE IF EXISTS dbo.wb_cases_reopen;" in protocol_mssql.revoke_script(
+        DIALECT, mssql_sql.bound(demo.config_text(), "cases"), "dbo")
+
+
+def test_a_queue_without_on_reopen_has_no_reopen_procedure() -> None:
+    text = re.sub(r"\[queues\.cases\.on_reopen\][^\n]*\nstatus = \"open\"\n", "", demo.config_text())
+    assert text != demo.config_text()
+    assert "reopen" not in batches(text)

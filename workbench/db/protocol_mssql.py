@@ -36,8 +36,9 @@ from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
-OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", "force_release", "reassign")
-SUPERVISOR_ONLY = ("force_release", "reassign")
+OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", "force_release", "reassign",
+              "reopen")
+SUPERVISOR_ONLY = ("force_release", "reassign", "reopen")
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
 
@@ -102,8 +103,10 @@ class _Builder:
         self.edits = [c.name for c in q.editable]
         self.reason_type = self.audit.c.reason.type.compile(dialect=dialect)
         self.user_type = q.user.type.compile(dialect=dialect)
-        # A queue whose items may not be deferred (allow_defer = false) has no defer procedure.
-        self.operations = tuple(op for op in OPERATIONS if op != "defer" or q.config.allow_defer)
+        # A queue whose items may not be deferred (allow_defer = false) has no defer procedure, one
+        # that does not say how an item waits again (on_reopen) no reopen procedure.
+        self.operations = tuple(op for op in OPERATIONS if (op != "defer" or q.config.allow_defer)
+                                and (op != "reopen" or q.on_reopen))
 
     # -- pieces -----------------------------------------------------------------------------
 
@@ -127,13 +130,13 @@ class _Builder:
         cast = f"CAST({found} AS {column.type.compile(dialect=self.dialect)})"
         return f"CASE WHEN {named} THEN {cast} ELSE {self.prep.format_column(column)} END"
 
-    def audit_insert(self, event: str, *, owner: str = "@login", token: str = "@p_token", reason: str = "NULL",
+    def audit_insert(self, event: str, *, owner: str = "@login", token: str | None = "@p_token", reason: str = "NULL",
                      outcome: str = "NULL", detail: str = "NULL", when: str = "@done = 1") -> str:
-        """INSERT of one audit row when `when` holds; values are T-SQL."""
+        """INSERT of one audit row when `when` holds; values are T-SQL (`token` None: no lock, no digest)."""
         sql = _Sql(self.dialect, {})
         cols = ", ".join(self.quoted(c) for c in ("queue", "item_key", "event", "actor", "owner", "token", "at",
                                                    "reason", "outcome", "detail"))
-        digest = sql(self.q.backend.token_digest(sa.literal_column(token)))
+        digest = "NULL" if token is None else sql(self.q.backend.token_digest(sa.literal_column(token)))
         values = (f"{self.text(self.q.name)}, CAST(@p_key AS nvarchar(200)), {self.text(event)}, @login, {owner}, "
                   f"{digest}, {sql(clock.db_now())}, {reason}, {outcome}, {detail}")
         return f"  IF {when}\n    INSERT INTO {self.prep.format_table(self.audit)} ({cols}) VALUES ({values});\n"
@@ -386,6 +389,34 @@ class _Builder:
                                          detail="CONCAT(N'{\"reassigned_from\": \"', STRING_ESCAPE(@prev_owner, "
                                                 "'json'), N'\"}')"))
         return body + "  COMMIT;\n" + self._done()
+
+    def _reopen(self) -> tuple[list[str], str]:
+        """A supervisor puts a finished item back to waiting with the queue's on_reopen values, as
+        WorkQueue.reopen does: refused while someone holds it (force-release first) or while it waits."""
+        q, sql = self.q, _Sql(self.dialect, {})
+        now = q.now()
+        here = q.key == sa.literal_column("@p_key")
+        waiting = sql(sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0))
+        held = sql(sa.case((q.live(now), 1), else_=0))
+        reopened = sa.update(q.table).where(here, *q.scope_clause(), sa.not_(q.todo_clause())) \
+            .values(q.writes(q.on_reopen, sa.literal_column("@login"), now))
+        body = (f"  DECLARE @found int = 0, @held int = 0, @waiting int = 0;\n"
+                f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
+                f"    THROW {REFUSED}, N'workbench: a reason is needed; it is kept in the item''s history', 1;\n"
+                f"  BEGIN TRANSACTION;\n"
+                f"  SELECT @found = 1, @held = {_one_line(held)}, @waiting = {_one_line(waiting)} "
+                f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+                f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n  END;\n"
+                f"  IF @held = 1\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {REFUSED}, N'workbench: someone holds the item, it is not finished: force-release it "
+                f"instead', 1;\n  END;\n"
+                f"  IF @waiting = 1\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {REFUSED}, N'workbench: the item is waiting already: nothing to reopen', 1;\n  END;\n"
+                f"  {_one_line(sql(reopened))};\n  SET @done = @@ROWCOUNT;\n"
+                + self.audit_insert(models.EventKind.REOPEN.value, owner="NULL", token=None, reason="@p_reason")
+                + "  COMMIT;\n")
+        return [self._key(), f"@p_reason {self.reason_type}"], body + self._done()
 
     def _force_release(self) -> tuple[list[str], str]:
         return [self._key(), f"@p_reason {self.reason_type}"], self._taken(to_user=False)
