@@ -20,7 +20,7 @@ def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     q = mssql_sql.bound(text or demo.config_text(), name)
     found: dict[str, str] = {"grants": ""}
     for batch in protocol_mssql.script(DIALECT, q, "dbo"):
-        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|"
+        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|undo|"
                          r"force_release|reassign|reopen)\b", batch)
         if match:
             found[match.group(1)] = batch
@@ -267,3 +267,33 @@ def test_a_queue_without_on_reopen_has_no_reopen_procedure() -> None:
     text = re.sub(r"\[queues\.cases\.on_reopen\][^\n]*\nstatus = \"open\"\n", "", demo.config_text())
     assert text != demo.config_text()
     assert "reopen" not in batches(text)
+
+
+def test_undo_takes_back_the_logins_own_complete_as_the_engine_does() -> None:
+    body = flat(batches()["undo"])
+    assert "GRANT EXECUTE ON dbo.wb_cases_undo TO workbench_operator;" in batches()["grants"]
+    # The row locked first, then the item's last audit event: the login's own Complete, within undo_within.
+    assert body.index("FROM cases WITH (UPDLOCK, ROWLOCK)") < body.index("ORDER BY dbo.workbench_audit.id DESC")
+    assert "IF @found = 0 OR @event IS NULL OR @event <> N'complete' OR @actor <> @login" in body
+    assert "IF DATEADD(second, 120, @at) < SYSUTCDATETIME()" in body
+    # Per outcome: what it wrote is still there; then on_reopen's values and a fresh lock of the login's.
+    assert ("IF @outcome = N'resolved' BEGIN UPDATE cases SET status='open', wb_locked_by=@login, "
+            "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), wb_lock_token=") \
+        in body
+    assert ("WHERE cases.case_id = @p_key AND cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open')) "
+            "AND cases.status = 'resolved'; SET @done = @@ROWCOUNT; END ELSE IF @outcome = N'waiting'") in body
+    assert "N'undo', @login, @login, NULL, SYSUTCDATETIME(), NULL, @outcome, NULL);" in body
+    assert body.index("N'undo', @login") < body.index("N'claim', @login, @login, lower(") < body.index("COMMIT;")
+    assert "workbench_reviews" not in body  # the demo's cases are not reviewed
+
+
+def test_undo_of_a_complete_chosen_for_review_checks_the_reviews_values_and_withdraws_it() -> None:
+    body = flat(batches(name="imports")["undo"])
+    # Chosen for review, check_status was written twice: the review's value is the one to find.
+    assert ("(JSON_VALUE(@detail, '$.review') IS NULL AND import_rows.check_status = 'verified' AND "
+            "import_rows.checked_by = @login AND import_rows.checked_at IS NOT NULL OR "
+            "JSON_VALUE(@detail, '$.review') IS NOT NULL AND import_rows.check_status = 'to_review' AND "
+            "import_rows.checked_by = @login AND import_rows.checked_at IS NOT NULL)") in body
+    assert ("IF JSON_VALUE(@detail, '$.review') IS NOT NULL UPDATE dbo.workbench_reviews SET verdict='superseded' "
+            "WHERE dbo.workbench_reviews.queue = 'imports_review' AND dbo.workbench_reviews.item_key = "
+            "CAST(@p_key AS nvarchar(200)) AND dbo.workbench_reviews.verdict IS NULL;") in body

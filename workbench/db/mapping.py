@@ -133,6 +133,15 @@ class BoundAssignment:
     column: sa.Column[Any]
     value: Any
 
+    def holds(self, user: Any) -> sa.ColumnElement[bool]:
+        """The row still holds what this assignment wrote for `user` (a time: some time)."""
+        kind = self.assignment.kind
+        if kind == "value":
+            return self.column == sa.bindparam(None, self.value, type_=self.column.type)
+        if kind == "user":
+            return self.column == sa.type_coerce(user, self.column.type)
+        return self.column.is_(None) if kind == "null" else self.column.is_not(None)
+
 
 class BoundQueue:
     """Everything the claim methods and operations need to build statements for one queue."""

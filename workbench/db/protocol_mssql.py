@@ -36,8 +36,8 @@ from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
-OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", "force_release", "reassign",
-              "reopen")
+OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", "undo", "force_release",
+              "reassign", "reopen")
 SUPERVISOR_ONLY = ("force_release", "reassign", "reopen")
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
@@ -106,7 +106,8 @@ class _Builder:
         # A queue whose items may not be deferred (allow_defer = false) has no defer procedure, one
         # that does not say how an item waits again (on_reopen) no reopen procedure.
         self.operations = tuple(op for op in OPERATIONS if (op != "defer" or q.config.allow_defer)
-                                and (op != "reopen" or q.on_reopen))
+                                and (op not in ("reopen", "undo") or q.on_reopen)
+                                and (op != "undo" or q.config.undo_within_seconds > 0))
 
     # -- pieces -----------------------------------------------------------------------------
 
@@ -389,6 +390,64 @@ class _Builder:
                                          detail="CONCAT(N'{\"reassigned_from\": \"', STRING_ESCAPE(@prev_owner, "
                                                 "'json'), N'\"}')"))
         return body + "  COMMIT;\n" + self._done()
+
+    def _undo(self) -> tuple[list[str], str]:
+        """The login takes back its own Complete, as WorkQueue.undo_complete does: the last thing that
+        happened to the item, within undo_within, with the outcome's values (and a review's) still in
+        the row; the item gets on_reopen's values and a fresh lock of the login's, as after a claim."""
+        q, sql, a = self.q, _Sql(self.dialect, {}), self.audit
+        now = q.now()
+        login = sa.literal_column("@login", sa.Unicode())
+        here = q.key == sa.literal_column("@p_key")
+        item: sa.ColumnElement[Any] = sa.literal_column("CAST(@p_key AS nvarchar(200))")
+        last = (sa.select(a.c.event, a.c.actor, a.c.outcome, a.c.at, a.c.detail)
+                .where(a.c.queue == q.name, a.c.item_key == item).order_by(a.c.id.desc()).limit(1))
+        writes = {**q.writes(q.on_reopen, login, now), **q.lock_writes(login, now, q.shape.new_token()),
+                  **q.writes(q.on_claim, login, now)}
+        to_review = self.trail.to_review
+        chosen: sa.ColumnElement[Any] = sa.literal_column("JSON_VALUE(@detail, '$.review')")
+        branches = ""
+        for outcome in q.config.outcomes:
+            written = {b.column.name: b for b in q.outcomes.get(outcome.name, [])}
+            still = sa.and_(sa.true(), *(b.holds(login) for b in written.values()))
+            if to_review is not None and q.review_writes:
+                # Chosen for review, the review's values were written after the outcome's.
+                reviewed = {**written, **{b.column.name: b for b in q.review_writes}}
+                still = sa.or_(sa.and_(chosen.is_(None), still),
+                               sa.and_(chosen.is_not(None), *(b.holds(login) for b in reviewed.values())))
+            update = sa.update(q.table).where(here, *q.scope_clause(), q.free(), sa.not_(q.todo_clause()), still) \
+                .values(writes)
+            # No semicolon after END: it would end the IF, and the ELSE IF after it would not parse.
+            branches += (f"  {'ELSE IF' if branches else 'IF'} @outcome = {self.text(outcome.name)}\n  BEGIN\n"
+                         f"    {_one_line(sql(update))};\n    SET @done = @@ROWCOUNT;\n  END\n")
+        withdraw = ""
+        if to_review is not None:
+            withdraw = (f"  IF JSON_VALUE(@detail, '$.review') IS NOT NULL\n"
+                        f"    {_one_line(sql(to_review.withdraw_statement(item)))};\n")
+        token = sql(q.shape.as_text(q.shape.token_column()))
+        limit = int(q.config.undo_within_seconds)
+        body = (f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
+                f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64);\n"
+                f"  BEGIN TRANSACTION;\n"
+                f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+                f"  SELECT @event = event, @actor = actor, @outcome = outcome, @at = at, @detail = detail FROM "
+                f"({_one_line(sql(last))}) AS wb_last;\n"
+                f"  IF @found = 0 OR @event IS NULL OR @event <> {self.text(models.EventKind.COMPLETE.value)} "
+                f"OR @actor <> @login\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {REFUSED}, N'workbench: nothing of yours to undo: the last thing that happened to the item "
+                f"was not your Complete', 1;\n  END;\n"
+                f"  IF DATEADD(second, {limit}, @at) < {sql(clock.db_now())}\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {REFUSED}, N'workbench: too late to undo; a supervisor can reopen the item', 1;\n  END;\n"
+                f"{branches}"
+                f"  IF @done = 0\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {REFUSED}, N'workbench: the item changed since you completed it: undo is refused; a "
+                f"supervisor can reopen it', 1;\n  END;\n"
+                f"{withdraw}"
+                f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
+                + self.audit_insert(models.EventKind.UNDO.value, token=None, outcome="@outcome")
+                + self.audit_insert(models.EventKind.CLAIM.value)
+                + f"  COMMIT;\n  SELECT * FROM {self.table} WHERE {sql(here)};\n")
+        return [self._key()], body
 
     def _reopen(self) -> tuple[list[str], str]:
         """A supervisor puts a finished item back to waiting with the queue's on_reopen values, as

@@ -84,6 +84,10 @@ class Reviews:
         text = str(key)
         conn.execute(self._supersede(lambda column: column == text))
 
+    def withdraw_statement(self, key: sa.ColumnElement[Any]) -> sa.Update:
+        """withdraw() as a statement, for the item `key` names (e.g. a procedure's variable)."""
+        return self._supersede(lambda column: column == key)
+
     def _supersede(self, matches: Matcher) -> sa.Update:
         """The item's review still to come is no longer wanted (done anew, or undone)."""
         r = self.table

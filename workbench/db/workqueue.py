@@ -681,7 +681,7 @@ class WorkQueue:
         chosen = (event.detail or {}).get("review") is not None
         if chosen:  # it went to review: the review's values were written after the outcome's
             written.update({b.column.name: b for b in q.review_writes})
-        still = [_holds(b, user) for b in written.values()]  # what the Complete wrote, untouched since
+        still = [b.holds(user) for b in written.values()]  # what the Complete wrote, untouched since
         token = q.shape.new_token_value()
         writes = {**q.writes(q.on_reopen, user, now), **q.lock_writes(user, now, token),
                   **q.writes(q.on_claim, user, now)}
@@ -828,16 +828,6 @@ class WorkQueue:
                                                                      "noticed_by": "sweep"}))
         self.trail.write(conn, rows)
         return done
-
-
-def _holds(b: mapping.BoundAssignment, user: str) -> sa.ColumnElement[bool]:
-    """The row still holds what `b` wrote (a time: some time)."""
-    kind = b.assignment.kind
-    if kind == "value":
-        return b.column == sa.bindparam(None, b.value, type_=b.column.type)
-    if kind == "user":
-        return b.column == user
-    return b.column.is_(None) if kind == "null" else b.column.is_not(None)
 
 
 def _check_user(user: str) -> None:
