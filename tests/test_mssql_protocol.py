@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import re
+import tomllib
 
 import pytest
 
 from tests import test_mssql_sql as mssql_sql
 from workbench import demo
+from workbench.config import loader
 from workbench.core import errors
 from workbench.db import backends, protocol_mssql
 
@@ -17,9 +19,11 @@ DIALECT = mssql_sql.DIALECT
 
 def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     """The script's batches, the procedures by operation and the rest under "grants"."""
-    q = mssql_sql.bound(text or demo.config_text(), name)
+    text = text or demo.config_text()
+    q = mssql_sql.bound(text, name)
+    reviewed = loader.parse(tomllib.loads(text), "x.toml").reviewed_by(name)  # as `workbench grants` finds it
     found: dict[str, str] = {"grants": ""}
-    for batch in protocol_mssql.script(DIALECT, q, "dbo"):
+    for batch in protocol_mssql.script(DIALECT, q, "dbo", reviewed):
         match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|undo|"
                          r"force_release|reassign|reopen)\b", batch)
         if match:
@@ -297,3 +301,41 @@ def test_undo_of_a_complete_chosen_for_review_checks_the_reviews_values_and_with
     assert ("IF JSON_VALUE(@detail, '$.review') IS NOT NULL UPDATE dbo.workbench_reviews SET verdict='superseded' "
             "WHERE dbo.workbench_reviews.queue = 'imports_review' AND dbo.workbench_reviews.item_key = "
             "CAST(@p_key AS nvarchar(200)) AND dbo.workbench_reviews.verdict IS NULL;") in body
+
+
+def test_a_complete_is_chosen_for_review_in_the_database_as_reviews_choose_does() -> None:
+    body = flat(batches(name="imports")["complete"])
+    # The demo reviews a clerk's first 5 verified lines, then 20 % at random; rejected lines never.
+    assert ("IF (SELECT count(*) AS count_1 FROM dbo.workbench_reviews WHERE dbo.workbench_reviews.source = "
+            "'imports' AND dbo.workbench_reviews.doer = @login AND dbo.workbench_reviews.why = 'first') < 5 "
+            "SET @why = N'first'; ELSE IF RAND(CHECKSUM(NEWID())) * 100 < 20 SET @why = N'share';") in body
+    verified = body[body.index("IF @p_outcome = N'verified'"):body.index("ELSE IF @p_outcome = N'rejected'")]
+    rejected = body[body.index("ELSE IF @p_outcome = N'rejected'"):]
+    assert "@why" in verified and "@why" not in rejected
+    plain, chosen = verified.split("ELSE BEGIN", 1)
+    assert "check_status='verified'" in plain and "workbench_reviews (queue" not in plain
+    # Chosen: the review's values over the outcome's, its record, and why in the audit row's detail.
+    assert "check_status='to_review'" in chosen
+    assert ("INSERT INTO dbo.workbench_reviews (queue, item_key, source, doer, at, why) SELECT 'imports_review' "
+            "AS anon_1, CAST(@p_key AS nvarchar(200)), 'imports' AS anon_2, @login, SYSUTCDATETIME() AS anon_3, "
+            "@why;") in chosen
+    assert "N'], ') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0), N'\"review\": \"', @why, N'\"}')" in chosen
+
+
+def test_the_reviewing_queue_keeps_four_eyes_and_records_the_verdict() -> None:
+    script = batches(name="imports_review")
+    assert "DENY INSERT, UPDATE, DELETE ON dbo.workbench_reviews TO workbench_operator;" in script["grants"]
+    assert "GRANT SELECT ON dbo.workbench_reviews TO workbench_operator;" in script["grants"]
+    # Its claim never serves the login its own work (the script knows which queue it reviews).
+    assert ("NOT (EXISTS (SELECT * FROM dbo.workbench_reviews WHERE dbo.workbench_reviews.queue = 'imports_review' "
+            "AND dbo.workbench_reviews.item_key = CAST(import_rows.row_id AS VARCHAR(200)) AND "
+            "dbo.workbench_reviews.doer = @login AND dbo.workbench_reviews.verdict IS NULL))") in flat(script["next"])
+    body = flat(script["complete"])
+    accepted = body[body.index("IF @p_outcome = N'accepted'"):body.index("ELSE IF @p_outcome = N'sent_back'")]
+    sent_back = body[body.index("ELSE IF @p_outcome = N'sent_back'"):]
+    assert "UPDATE dbo.workbench_reviews SET verdict='accepted', reviewer=@login, reviewed_at=SYSUTCDATETIME()" \
+        in accepted and "workbench_deferrals" not in accepted
+    # Sent back: deferred in the source queue to its doer, due at once, then the verdict.
+    assert sent_back.index("DELETE FROM dbo.workbench_deferrals WHERE dbo.workbench_deferrals.queue = 'imports'") \
+        < sent_back.index("INSERT INTO dbo.workbench_deferrals") \
+        < sent_back.index("UPDATE dbo.workbench_reviews SET verdict='sent_back', reviewer=@login")

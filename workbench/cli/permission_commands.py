@@ -61,7 +61,8 @@ def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
             schema = wb.config.database.workbench_schema or "dbo"
             with dberrors.translated():
                 batches = wb.db.backend.protocol_script(wb.engine.dialect, wb.queue(args.queue).q, schema,
-                                                        revoke=args.revoke)
+                                                        revoke=args.revoke,
+                                                        reviewed=wb.config.reviewed_by(args.queue))
             if batches is not None:
                 return _script(args, as_json, dialect, batches)
             note = (f"{dialect}: workbench sets up database-enforced roles on PostgreSQL only. Here workbench's "

@@ -21,6 +21,7 @@ procedures, so applying it leaves operators to work through them (README, "Who i
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -28,10 +29,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
+from workbench.config import model
 from workbench.core import errors, models
 from workbench.db import clock, guarded, mapping, protocol, service, tables
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
+from workbench.db import reviews as reviews_mod
 from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
@@ -67,14 +70,15 @@ class _Sql:
         return str(element.compile(dialect=self.dialect, compile_kwargs={"literal_binds": True}))
 
 
-def script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]:
-    """The batches (each run on its own, as sqlcmd's GO separates them) that enforce `q`'s protocol."""
+def script(dialect: Any, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None = None) -> list[str]:
+    """The batches (each run on its own, as sqlcmd's GO separates them) that enforce `q`'s protocol;
+    `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""
     problem = q.shape.grants_problem() or (
         "its locks live in a separate table, which the SQL Server procedures do not cover" if q.shape.separate_locks
         else None if q.shape.token_in_row else "the procedures need a token column in the table (lock.token)")
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
-    builder = _Builder(dialect, q, schema)
+    builder = _Builder(dialect, q, schema, reviewed)
     return [*builder.grants(), *(builder.procedure(op) for op in builder.operations), *builder.executes()]
 
 
@@ -87,7 +91,8 @@ def revoke_script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]
 
 
 class _Builder:
-    def __init__(self, dialect: Any, q: mapping.BoundQueue, schema: str) -> None:
+    def __init__(self, dialect: Any, q: mapping.BoundQueue, schema: str,
+                 reviewed: model.QueueConfig | None = None) -> None:
         self.dialect, self.q, self.schema = dialect, q, schema
         self.prep = dialect.identifier_preparer
         metadata, self.audit, _ = tables.build_metadata(schema)
@@ -95,7 +100,7 @@ class _Builder:
             tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)}
         self.cooldown, self.notes = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
         # The record the engine's operations keep for the queue: its claim skips deferred items too.
-        self.trail = service.trail_of(q.config, None, self.audit, self.cooldown, own[tables.NOTES_TABLE],
+        self.trail = service.trail_of(q.config, reviewed, self.audit, self.cooldown, own[tables.NOTES_TABLE],
                                       own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
         self.writer = guarded.GuardedWriter(typing.cast(Any, None), q, self.trail)
         self.table = self.prep.format_table(q.table)
@@ -157,7 +162,8 @@ class _Builder:
         operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
         own = {name: self.prep.format_table(sa.Table(name, sa.MetaData(), schema=self.schema))
                for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
-                            tables.VERSION_TABLE, tables.ROLES_TABLE, tables.DEFERRALS_TABLE, tables.NOTES_TABLE)}
+                            tables.VERSION_TABLE, tables.ROLES_TABLE, tables.DEFERRALS_TABLE, tables.NOTES_TABLE,
+                            tables.REVIEWS_TABLE)}
         return [
             (f"IF DATABASE_PRINCIPAL_ID({self.text(OPERATOR_ROLE)}) IS NULL CREATE ROLE {operator};\n"
              f"IF DATABASE_PRINCIPAL_ID({self.text(SUPERVISOR_ROLE)}) IS NULL CREATE ROLE {supervisor};\n"
@@ -174,6 +180,9 @@ class _Builder:
             # Notes are read by everyone and added only through the note procedure, under the login's name.
             f"GRANT SELECT ON {own[tables.NOTES_TABLE]} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.NOTES_TABLE]} TO {operator};",
+            # Four eyes: who did what waits for review is read by all and written only by the procedures.
+            f"GRANT SELECT ON {own[tables.REVIEWS_TABLE]} TO {operator};",
+            f"DENY INSERT, UPDATE, DELETE ON {own[tables.REVIEWS_TABLE]} TO {operator};",
             (f"GRANT SELECT ON {own[tables.DEFERRALS_TABLE]} TO {operator};\n"
              f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"
              f"GRANT SELECT ON {own[tables.SETTINGS_TABLE]} TO {operator};\n"
@@ -237,10 +246,14 @@ class _Builder:
     def _write(self, shape: Any, *, edits: bool, reason: str = "NULL", outcome: str = "NULL",
                detail: str = "NULL", then: str = "") -> str:
         """The guarded UPDATE, its audit row and `then` (statements run when it happened), one transaction."""
-        # As the engine writes it: {"columns": ["a", "b"]}, names sorted (editable names are plain).
+        # As the engine writes it: {"columns": ["a", "b"]}, names sorted (editable names are plain), and
+        # for a Complete chosen for review {"columns": [...], "review": "first"}.
         if edits:
-            detail = ("(SELECT CONCAT(N'{\"columns\": [', STRING_AGG(CONCAT(N'\"', [key], N'\"'), N', ') "
-                      "WITHIN GROUP (ORDER BY [key]), N']}') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0)")
+            columns = ("(SELECT CONCAT(N'{0}\"columns\": [', STRING_AGG(CONCAT(N'\"', [key], N'\"'), N', ') "
+                       "WITHIN GROUP (ORDER BY [key]), N']{1}') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0)")
+            # Without edits: NULL, or {"review": "first"}.
+            detail = (f"CONCAT(N'{{', {columns.format('', ', ')}, N'\"review\": \"', @why, N'\"}}')"
+                      if shape.to_review else columns.format("{", "}"))
         unknown = ""
         if edits:
             allowed = ", ".join(self.text(name) for name in self.edits) or "NULL"
@@ -347,15 +360,52 @@ class _Builder:
 
     def _complete(self) -> tuple[list[str], str]:
         body = ""
+        to_review, reviews = self.trail.to_review, self.trail.reviews
+        item: sa.ColumnElement[Any] = sa.literal_column("CAST(@p_key AS nvarchar(200))")
+        sql = _Sql(self.dialect, {})
+
+        def matches(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+            return column == item
+
+        def run(statements: list[sa.Executable]) -> str:
+            return "".join(f"    {_one_line(sql(statement))};\n" for statement in statements)
+
         for outcome in self.q.config.outcomes:
             shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(self.edits), outcome=outcome.name,
                                   unlock=True)
-            branch = self._write(shape, edits=True, outcome=self.text(outcome.name))
+            # In a reviewing queue the verdict is recorded with the Complete (a sent-back item deferred to its doer).
+            decided = run(reviews.decide_statements(matches, sa.literal_column("@login"), outcome.name)) \
+                if reviews is not None else ""
+            branch = self._write(shape, edits=True, outcome=self.text(outcome.name), then=decided)
+            if to_review is not None and outcome.name in to_review.review.outcomes:
+                # Four eyes: chosen here, in the database, as Reviews.choose does (the client cannot skip it).
+                opened = run(to_review.open_statements(matches, item, None, sa.literal_column("@login"),
+                                                       sa.literal_column("@why")))
+                chosen = self._write(dataclasses.replace(shape, to_review=True), edits=True,
+                                     outcome=self.text(outcome.name), then=decided + opened)
+                branch = (self._review_choice(to_review)
+                          + f"  IF @why IS NULL\n  BEGIN\n{_indent(branch)}  END\n"
+                          f"  ELSE\n  BEGIN\n{_indent(chosen)}  END;\n")
             # No semicolon after END: it would end the IF, and the ELSE after it would not parse.
             body += (f"  {'ELSE IF' if body else 'IF'} @p_outcome = {self.text(outcome.name)}\n"
                      f"  BEGIN\n{_indent(branch)}  END\n")
         body += f"  ELSE\n    THROW {REFUSED}, N'workbench: no such outcome', 1;\n"
+        if to_review is not None:
+            body = "  DECLARE @why nvarchar(20) = NULL;\n" + body
         return self._args("@p_outcome nvarchar(100)", "@p_edits nvarchar(max) = NULL"), body + self._done()
+
+    def _review_choice(self, to_review: reviews_mod.Reviews) -> str:
+        """@why: FIRST while the login has fewer than first_items chosen, else SHARE for percent % at random."""
+        r, review = to_review.table, to_review.review
+        login: sa.ColumnElement[Any] = sa.literal_column("@login")
+        share = (f"IF RAND(CHECKSUM(NEWID())) * 100 < {int(review.percent)}\n"
+                 f"    SET @why = {self.text(reviews_mod.SHARE)};\n")
+        if not review.first_items:
+            return "  " + share
+        firsts = sa.select(sa.func.count()).where(r.c.source == to_review.source, r.c.doer == login,
+                                                  r.c.why == reviews_mod.FIRST).scalar_subquery()
+        return (f"  IF {_one_line(_Sql(self.dialect, {})(firsts))} < {int(review.first_items)}\n"
+                f"    SET @why = {self.text(reviews_mod.FIRST)};\n  ELSE {share}")
 
     def _done(self) -> str:
         """The database time of the write, or no row when the lock was not the caller's any more."""

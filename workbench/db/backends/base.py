@@ -223,9 +223,11 @@ class Backend:
         """May the database hide rows from this login's updates (row-level security)?"""
         return False
 
-    def protocol_script(self, dialect: Any, q: Any, schema: str, revoke: bool = False) -> list[str] | None:
+    def protocol_script(self, dialect: Any, q: Any, schema: str, revoke: bool = False,
+                        reviewed: Any = None) -> list[str] | None:
         """`workbench grants` where it prints a script for review instead of applying it: the batches
-        that make the database enforce `q`'s protocol (or undo it); None where there is none."""
+        that make the database enforce `q`'s protocol (or undo it); None where there is none.
+        `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""
         return None
 
     def auto_claim_method(self, engine: sa.Engine) -> str:

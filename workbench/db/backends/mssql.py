@@ -73,10 +73,13 @@ class MssqlBackend(Backend):
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
 
-    def protocol_script(self, dialect: Any, q: Any, schema: str, revoke: bool = False) -> list[str] | None:
+    def protocol_script(self, dialect: Any, q: Any, schema: str, revoke: bool = False,
+                        reviewed: Any = None) -> list[str] | None:
         from workbench.db import protocol_mssql  # it builds on the engine's statements, which import backends
 
-        return (protocol_mssql.revoke_script if revoke else protocol_mssql.script)(dialect, q, schema)
+        if revoke:
+            return protocol_mssql.revoke_script(dialect, q, schema)
+        return protocol_mssql.script(dialect, q, schema, reviewed)
 
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "readpast"
