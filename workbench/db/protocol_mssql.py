@@ -11,8 +11,10 @@ there is exactly such a statement; so here the model is the one procedures give:
   actor taken from ORIGINAL_LOGIN() (SUSER_SNAME() would name the owner inside EXECUTE AS OWNER),
   checking holder, token, live lock and the queue's limits on the database clock, and writing its
   audit row (the token's digest) in the same transaction;
-- supervisors (workbench_supervisor, a member of workbench_operator) may EXECUTE force-release
-  and reassign as well.
+- notes and four-eyes reviews are read by all and written only by the procedures (a note, undo, a
+  Complete chosen for review in the database, a reviewer's verdict);
+- supervisors (workbench_supervisor, a member of workbench_operator) may EXECUTE force-release,
+  reassign and reopen as well.
 
 It is rendered as text (no SQL Server runs here; tests/test_mssql_protocol.py checks the text)
 and `workbench grants QUEUE` prints it for review; workbench itself does not yet call the
