@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models, problems
+from workbench.core import errors, models
 from workbench.db import audit as audit_mod
 from workbench.db import mapping
 
@@ -49,7 +49,7 @@ class Diagnosis:
         name = f"{q.name} {key}"
         exists, lock = self._current(conn, key)
         if not exists:
-            return errors.InvalidValue.of(problems.NO_ITEM, q.name, repr(key), column=q.key.name)
+            return q.no_item(key)
         now_part = self._now_part(lock, user)
         if lock is not None and lock.token == token and lock.owner == user and lock.expired:
             happened = f"lock lost: your lock on {name} expired at {_when(lock.expires_at)}"

@@ -14,7 +14,7 @@ from sqlalchemy.sql import visitors
 
 from workbench import fieldspec
 from workbench.config import model
-from workbench.core import errors, models
+from workbench.core import errors, models, problems
 from workbench.db import backends, clock, filters, lockshapes, values
 
 _UTC = dt.UTC
@@ -513,6 +513,10 @@ class BoundQueue:
         return self.shape.lock_writes(user, now, token)
 
     # -- fences -----------------------------------------------------------------------------
+
+    def no_item(self, key: Any) -> errors.InvalidValue:
+        """The error for a key that names no row of the table."""
+        return errors.InvalidValue.of(problems.NO_ITEM, self.name, repr(key), column=self.key.name)
 
     def coerce_key(self, raw: Any) -> Any:
         if type(raw) is self._key_type:  # a key handed out by a claim: already the right type

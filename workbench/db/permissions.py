@@ -81,6 +81,7 @@ def require_publisher(conn: sa.Connection, schema: str | None, actor: str) -> No
     On PostgreSQL with `workbench grants` applied (workbench_supervisor may insert into the
     settings table) the database's grants decide; elsewhere the roles table does.
     """
+    action = errors.Phrase.of(problems.DO_PUBLISH)
     if backends.of(conn).roles and _role_exists(conn, SUPERVISOR_ROLE):
         settings = _regclass(conn, _workbench_table(schema, tables.SETTINGS_TABLE))
         privilege = sa.func.has_table_privilege
@@ -89,9 +90,9 @@ def require_publisher(conn: sa.Connection, schema: str | None, actor: str) -> No
             privilege(sa.func.current_user(), settings, "INSERT"))).one()
         if role_may:
             if not may:
-                raise refused(actor, errors.Phrase.of(problems.DO_PUBLISH), login)
+                raise refused(actor, action, login)
             return
-    require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_PUBLISH))
+    require_supervisor(conn, schema, actor, action)
 
 
 def database_refusal(conn: sa.Connection, actor: str, action: errors.Phrase) -> errors.NotPermitted | None:

@@ -46,6 +46,11 @@ OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", 
 SUPERVISOR_ONLY = ("force_release", "reassign", "reopen")
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
+# The procedures' own variables as SQL: the caller's login, the item's key, and that key as the
+# audit trail, notes, deferrals and reviews keep it.
+_LOGIN: sa.ColumnElement[Any] = sa.literal_column("@login", sa.Unicode())
+_KEY: sa.ColumnElement[Any] = sa.literal_column("@p_key")
+_ITEM: sa.ColumnElement[Any] = sa.literal_column("CAST(@p_key AS nvarchar(200))")
 
 
 def procedure_name(queue: str, operation: str) -> str:
@@ -215,8 +220,7 @@ class _Builder:
         row read WITH (UPDLOCK, READPAST) as the engine's claim reads it, then locked."""
         q = self.q
         now = q.now()
-        login = sa.literal_column("@login", sa.Unicode())
-        request = base.ClaimRequest(user=typing.cast(str, login), count=1)
+        request = base.ClaimRequest(user=typing.cast(str, _LOGIN), count=1)
         sql = _Sql(self.dialect, {})
         branches = ""
         for where in base.ClaimMethod.branches(q, now, request, self.trail):
@@ -224,13 +228,13 @@ class _Builder:
                       .order_by(*q.order_by()).limit(1).with_hint(q.table, mssql_claims.PICK_HINT, "mssql"))
             branches += f"  IF NOT EXISTS (SELECT 1 FROM @pick)\n    INSERT INTO @pick {_one_line(sql(select))};\n"
         if q.config.max_locks_per_user:
-            held = _one_line(sql(base.ClaimMethod.held_count(q, now, typing.cast(str, login))))
+            held = _one_line(sql(base.ClaimMethod.held_count(q, now, typing.cast(str, _LOGIN))))
             limit = (f"  IF {held} >= {int(q.config.max_locks_per_user)}\n"
                      f"    THROW {REFUSED}, N'workbench: the limit of locks per person is reached', 1;\n")
         else:
             limit = ""
-        writes = {**q.lock_writes(login, now, q.shape.new_token()), **q.writes(q.on_claim, login, now)}
-        update = sql(sa.update(q.table).where(q.key == sa.literal_column("@p_key")).values(writes))
+        writes = {**q.lock_writes(_LOGIN, now, q.shape.new_token()), **q.writes(q.on_claim, _LOGIN, now)}
+        update = sql(sa.update(q.table).where(q.key == _KEY).values(writes))
         token = sql(q.shape.as_text(q.shape.token_column()))
         body = (f"  DECLARE @pick TABLE (wb_key {self.key_type} NOT NULL, wb_prev_owner nvarchar(128) NULL, "
                 f"wb_prev_token nvarchar(64) NULL);\n  DECLARE @p_key {self.key_type}, @prev_owner nvarchar(128), "
@@ -295,7 +299,7 @@ class _Builder:
         d = self.trail.deferrals
         if d is None:
             return ""
-        gone = d.table.c.item_key == sa.literal_column("CAST(@p_key AS nvarchar(200))")
+        gone = d.table.c.item_key == _ITEM
         if lapsed_too:
             gone = sa.or_(gone, deferrals_mod.lapsed(d.table))
         return f"    {_Sql(self.dialect, {})(sa.delete(d.table).where(d.table.c.queue == self.q.name, gone))};\n"
@@ -314,8 +318,8 @@ class _Builder:
                   f"    THROW {REFUSED}, N'workbench: defer until a time still to come, at most "
                   f"{deferrals_mod.MAX_DAYS} days ahead', 1;\n")
         kept = sql(sa.insert(d.table).inline().values(
-            queue=self.q.name, item_key=sa.literal_column("CAST(@p_key AS nvarchar(200))"),
-            actor=sa.literal_column("@login"), until=sa.literal_column("@p_until"), at=now,
+            queue=self.q.name, item_key=_ITEM,
+            actor=_LOGIN, until=sa.literal_column("@p_until"), at=now,
             reason=sa.literal_column("@p_reason")))
         # As the engine writes it: {"until": "2026-11-27T09:00:00+00:00"}.
         detail = "CONCAT(N'{\"until\": \"', CONVERT(nvarchar(30), @p_until, 126), N'+00:00\"}')"
@@ -329,10 +333,10 @@ class _Builder:
         """Add a note to an item under the login's name (anyone may, as in the engine: notes.checked's
         rules, blanks around the text dropped); returns the note as kept."""
         q, n, sql = self.q, self.notes, _Sql(self.dialect, {})
-        exists = _one_line(sql(sa.exists().where(q.key == sa.literal_column("@p_key"))))
+        exists = _one_line(sql(sa.exists().where(q.key == _KEY)))
         kept = sql(sa.insert(n).inline().values(
-            queue=q.name, item_key=sa.literal_column("CAST(@p_key AS nvarchar(200))"),
-            author=sa.literal_column("@login"), at=clock.db_now(), kind=None, text=sa.literal_column("@text")))
+            queue=q.name, item_key=_ITEM,
+            author=_LOGIN, at=clock.db_now(), kind=None, text=sa.literal_column("@text")))
         body = ("  -- Tab, line feed, carriage return and space, as Python's strip() drops them.\n"
                 "  DECLARE @text nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM @p_text);\n"
                 "  IF @text IS NULL OR @text = N''\n"
@@ -351,10 +355,10 @@ class _Builder:
         if seconds > 0:
             c, sql = self.cooldown, _Sql(self.dialect, {})
             now = clock.db_now()
-            lapsed = sql(sa.delete(c).where(c.c.queue == self.q.name, c.c.actor == sa.literal_column("@login"),
+            lapsed = sql(sa.delete(c).where(c.c.queue == self.q.name, c.c.actor == _LOGIN,
                                             c.c.until <= now))
-            remember = sql(sa.insert(c).inline().values(queue=self.q.name, actor=sa.literal_column("@login"),
-                                               item_key=sa.literal_column("CAST(@p_key AS nvarchar(200))"),
+            remember = sql(sa.insert(c).inline().values(queue=self.q.name, actor=_LOGIN,
+                                               item_key=_ITEM,
                                                until=clock.add_seconds(now, sa.literal(seconds))))
             body = body.replace("  COMMIT;\n", f"  IF @done = 1\n  BEGIN\n    {lapsed};\n    {remember};\n  END;\n"
                                                "  COMMIT;\n")
@@ -363,11 +367,10 @@ class _Builder:
     def _complete(self) -> tuple[list[str], str]:
         body = ""
         to_review, reviews = self.trail.to_review, self.trail.reviews
-        item: sa.ColumnElement[Any] = sa.literal_column("CAST(@p_key AS nvarchar(200))")
         sql = _Sql(self.dialect, {})
 
         def matches(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-            return column == item
+            return column == _ITEM
 
         def run(statements: list[sa.Executable]) -> str:
             return "".join(f"    {_one_line(sql(statement))};\n" for statement in statements)
@@ -376,12 +379,12 @@ class _Builder:
             shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(self.edits), outcome=outcome.name,
                                   unlock=True)
             # In a reviewing queue the verdict is recorded with the Complete (a sent-back item deferred to its doer).
-            decided = run(reviews.decide_statements(matches, sa.literal_column("@login"), outcome.name)) \
+            decided = run(reviews.decide_statements(matches, _LOGIN, outcome.name)) \
                 if reviews is not None else ""
             branch = self._write(shape, edits=True, outcome=self.text(outcome.name), then=decided)
             if to_review is not None and outcome.name in to_review.review.outcomes:
                 # Four eyes: chosen here, in the database, as Reviews.choose does (the client cannot skip it).
-                opened = run(to_review.open_statements(matches, item, None, sa.literal_column("@login"),
+                opened = run(to_review.open_statements(matches, _ITEM, None, _LOGIN,
                                                        sa.literal_column("@why")))
                 chosen = self._write(dataclasses.replace(shape, to_review=True), edits=True,
                                      outcome=self.text(outcome.name), then=decided + opened)
@@ -399,12 +402,11 @@ class _Builder:
     def _review_choice(self, to_review: reviews_mod.Reviews) -> str:
         """@why: FIRST while the login has fewer than first_items chosen, else SHARE for percent % at random."""
         r, review = to_review.table, to_review.review
-        login: sa.ColumnElement[Any] = sa.literal_column("@login")
         share = (f"IF RAND(CHECKSUM(NEWID())) * 100 < {int(review.percent)}\n"
                  f"    SET @why = {self.text(reviews_mod.SHARE)};\n")
         if not review.first_items:
             return "  " + share
-        firsts = sa.select(sa.func.count()).where(r.c.source == to_review.source, r.c.doer == login,
+        firsts = sa.select(sa.func.count()).where(r.c.source == to_review.source, r.c.doer == _LOGIN,
                                                   r.c.why == reviews_mod.FIRST).scalar_subquery()
         return (f"  IF {_one_line(_Sql(self.dialect, {})(firsts))} < {int(review.first_items)}\n"
                 f"    SET @why = {self.text(reviews_mod.FIRST)};\n  ELSE {share}")
@@ -417,12 +419,12 @@ class _Builder:
         """Force-release or reassign: any live or expired lock, by a supervisor (EXECUTE is theirs)."""
         q, sql = self.q, _Sql(self.dialect, {})
         now = q.now()
-        held = sa.and_(q.key == sa.literal_column("@p_key"), q.user.is_not(None), q.time.is_not(None))
+        held = sa.and_(q.key == _KEY, q.user.is_not(None), q.time.is_not(None))
         if to_user:
             values = q.lock_writes(sa.literal_column("@p_to"), now, q.shape.new_token())
             event = models.EventKind.REASSIGN.value
         else:
-            values = {**q.writes(q.on_release, sa.literal_column("@login"), now), **q.shape.unlock_writes()}
+            values = {**q.writes(q.on_release, _LOGIN, now), **q.shape.unlock_writes()}
             event = models.EventKind.FORCE_RELEASE.value
         token = sql(q.shape.as_text(q.shape.token_column()))
         body = (f"  DECLARE @prev_owner nvarchar(128), @p_token nvarchar(64), @new_token nvarchar(64);\n"
@@ -449,24 +451,22 @@ class _Builder:
         the row; the item gets on_reopen's values and a fresh lock of the login's, as after a claim."""
         q, sql, a = self.q, _Sql(self.dialect, {}), self.audit
         now = q.now()
-        login = sa.literal_column("@login", sa.Unicode())
-        here = q.key == sa.literal_column("@p_key")
-        item: sa.ColumnElement[Any] = sa.literal_column("CAST(@p_key AS nvarchar(200))")
+        here = q.key == _KEY
         last = (sa.select(a.c.event, a.c.actor, a.c.outcome, a.c.at, a.c.detail)
-                .where(a.c.queue == q.name, a.c.item_key == item).order_by(a.c.id.desc()).limit(1))
-        writes = {**q.writes(q.on_reopen, login, now), **q.lock_writes(login, now, q.shape.new_token()),
-                  **q.writes(q.on_claim, login, now)}
+                .where(a.c.queue == q.name, a.c.item_key == _ITEM).order_by(a.c.id.desc()).limit(1))
+        writes = {**q.writes(q.on_reopen, _LOGIN, now), **q.lock_writes(_LOGIN, now, q.shape.new_token()),
+                  **q.writes(q.on_claim, _LOGIN, now)}
         to_review = self.trail.to_review
         chosen: sa.ColumnElement[Any] = sa.literal_column("JSON_VALUE(@detail, '$.review')")
         branches = ""
         for outcome in q.config.outcomes:
             written = {b.column.name: b for b in q.outcomes.get(outcome.name, [])}
-            still = sa.and_(sa.true(), *(b.holds(login) for b in written.values()))
+            still = sa.and_(sa.true(), *(b.holds(_LOGIN) for b in written.values()))
             if to_review is not None and q.review_writes:
                 # Chosen for review, the review's values were written after the outcome's.
                 reviewed = {**written, **{b.column.name: b for b in q.review_writes}}
                 still = sa.or_(sa.and_(chosen.is_(None), still),
-                               sa.and_(chosen.is_not(None), *(b.holds(login) for b in reviewed.values())))
+                               sa.and_(chosen.is_not(None), *(b.holds(_LOGIN) for b in reviewed.values())))
             update = sa.update(q.table).where(here, *q.scope_clause(), q.free(), sa.not_(q.todo_clause()), still) \
                 .values(writes)
             # No semicolon after END: it would end the IF, and the ELSE IF after it would not parse.
@@ -475,7 +475,7 @@ class _Builder:
         withdraw = ""
         if to_review is not None:
             withdraw = (f"  IF JSON_VALUE(@detail, '$.review') IS NOT NULL\n"
-                        f"    {_one_line(sql(to_review.withdraw_statement(item)))};\n")
+                        f"    {_one_line(sql(to_review.withdraw_statement(_ITEM)))};\n")
         token = sql(q.shape.as_text(q.shape.token_column()))
         limit = int(q.config.undo_within_seconds)
         body = (f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
@@ -506,11 +506,11 @@ class _Builder:
         WorkQueue.reopen does: refused while someone holds it (force-release first) or while it waits."""
         q, sql = self.q, _Sql(self.dialect, {})
         now = q.now()
-        here = q.key == sa.literal_column("@p_key")
+        here = q.key == _KEY
         waiting = sql(sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0))
         held = sql(sa.case((q.live(now), 1), else_=0))
         reopened = sa.update(q.table).where(here, *q.scope_clause(), sa.not_(q.todo_clause())) \
-            .values(q.writes(q.on_reopen, sa.literal_column("@login"), now))
+            .values(q.writes(q.on_reopen, _LOGIN, now))
         body = (f"  DECLARE @found int = 0, @held int = 0, @waiting int = 0;\n"
                 f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
                 f"    THROW {REFUSED}, N'workbench: a reason is needed; it is kept in the item''s history', 1;\n"

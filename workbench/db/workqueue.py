@@ -463,7 +463,7 @@ class WorkQueue:
 
         def write(conn: sa.Connection) -> models.Note:
             if conn.execute(sa.select(self.q.key).where(self.q.key == key)).first() is None:
-                raise errors.InvalidValue.of(problems.NO_ITEM, self.name, repr(key), column=self.q.key.name)
+                raise self.q.no_item(key)
             return self._notebook().add(conn, key, user, text)
 
         return self.db.write(write)
@@ -557,7 +557,7 @@ class WorkQueue:
         stmt = sa.select(waiting, *q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
         row = conn.execute(stmt).mappings().first()
         if row is None:
-            raise errors.InvalidValue.of(problems.NO_ITEM, q.name, repr(key), column=q.key.name)
+            raise q.no_item(key)
         if row["wb_user"] is not None and not q.lock_from_row(row).expired:
             raise errors.UsageError.of(problems.REOPEN_HELD, q.name, key, row["wb_user"])
         if row["wb_waiting"]:
@@ -612,8 +612,8 @@ class WorkQueue:
     def _move(self, conn: sa.Connection, actor: str, values: dict[str, Any], chosen: dict[str, Any], reason: str,
               *, keys: list[Any] | None = None, after: Any = None) -> list[Any]:
         q = self.q
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, errors.Phrase.of(problems.DO_MOVE, q.name),
-                                       q.table)
+        action = errors.Phrase.of(problems.DO_MOVE, q.name)
+        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
         waiting = [*q.scope_clause(), q.todo_clause(), *(q.table.c[name] == value for name, value in chosen.items())]
         if keys is not None:
             waiting.append(q.key.in_(keys))
@@ -640,8 +640,7 @@ class WorkQueue:
         except sa.exc.DBAPIError as exc:
             if not permissions.is_refusal(exc):
                 raise
-            raise permissions.refused(actor, errors.Phrase.of(problems.DO_MOVE, q.name),
-                                      conn.engine.url.username) from exc
+            raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != len(before):
             raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
         self.trail.write(conn, [self.trail.row(models.EventKind.MOVE, key, actor, reason=reason.strip(),
@@ -710,7 +709,7 @@ class WorkQueue:
                 # The row is there, but row-level security hides it from this login's updates.
                 raise permissions.database_refusal(conn, actor, action) or errors.NotPermitted.of(
                     problems.HIDDEN_BY_POLICY, actor, action, user=actor)
-            raise errors.InvalidValue.of(problems.NO_ITEM, q.name, repr(key), column=q.key.name)
+            raise q.no_item(key)
         if row["wb_user"] is None or row["wb_time"] is None:
             raise errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
         lock = q.lock_from_row(row)
