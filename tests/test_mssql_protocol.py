@@ -92,7 +92,10 @@ def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
     for operation in ("save", "extend", "release", "complete"):
         assert fence in flat(script[operation]), operation
         assert "SET @done = @@ROWCOUNT;" in script[operation]
-        assert "SELECT SYSUTCDATETIME() AS wb_now WHERE @done = 1;" in script[operation]
+        # The row's lock as the engine reads it after a write (lock_from_row), or no row if the lock was gone.
+        assert ("SELECT cases.case_id AS wb_key, cases.wb_locked_by AS wb_user, cases.wb_locked_at AS wb_time, "
+                "cases.wb_lock_expires AS wb_expires, cases.wb_lock_token AS wb_token, SYSUTCDATETIME() AS wb_now "
+                "FROM cases WHERE cases.case_id = @p_key AND @done = 1;") in script[operation]
     # Extend is capped by max_lock_duration (2 h) from the claim time.
     assert "DATEADD(second, 7200, cases.wb_locked_at)" in script["extend"]
     release = flat(script["release"])
@@ -101,8 +104,14 @@ def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
     assert "OUTPUT" not in release
     # Whoever releases an item decides anew: its deferral goes, in the same transaction.
     forget = ("IF @done = 1 BEGIN DELETE FROM dbo.workbench_deferrals WHERE dbo.workbench_deferrals.queue = 'cases' "
-              "AND dbo.workbench_deferrals.item_key = CAST(@p_key AS nvarchar(200)); END;")
+              "AND dbo.workbench_deferrals.item_key = CAST(@p_key AS nvarchar(200));")
     assert forget in release and release.index(forget) < release.index("COMMIT;")
+    # A note given with the release is kept with it, in its transaction, under the login's name.
+    noted = ("IF @note <> N'' INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES "
+             "('cases', CAST(@p_key AS nvarchar(200)), @login, SYSUTCDATETIME(), 'release', @note); END;")
+    assert release.index(forget) < release.index(noted) < release.index("COMMIT;")
+    assert "@p_note nvarchar(max) = NULL WITH EXECUTE AS OWNER" in release
+    assert "DECLARE @note nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM @p_note);" in release
 
 
 def test_defer_gives_the_item_back_until_a_time_within_the_limits() -> None:
@@ -119,7 +128,8 @@ def test_defer_gives_the_item_back_until_a_time_within_the_limits() -> None:
                          r"AS nvarchar\(200\)\) OR dbo\.workbench_deferrals\.until < DATEADD\(second, -\d+, "
                          r"SYSUTCDATETIME\(\)\)\); INSERT INTO dbo\.workbench_deferrals \(queue, item_key, actor, "
                          r"until, at, reason\) VALUES \('cases', CAST\(@p_key AS nvarchar\(200\)\), @login, @p_until, "
-                         r"SYSUTCDATETIME\(\), @p_reason\); END; COMMIT;", defer)
+                         r"SYSUTCDATETIME\(\), @p_reason\); IF @note <> N'' INSERT INTO dbo\.workbench_notes "
+                         r".*?'defer', @note\); END; COMMIT;", defer)
     assert replaced, defer
     grants = batches()["grants"]
     assert "DENY INSERT, UPDATE, DELETE ON dbo.workbench_deferrals TO workbench_operator;" in grants
@@ -339,3 +349,10 @@ def test_the_reviewing_queue_keeps_four_eyes_and_records_the_verdict() -> None:
     assert sent_back.index("DELETE FROM dbo.workbench_deferrals WHERE dbo.workbench_deferrals.queue = 'imports'") \
         < sent_back.index("INSERT INTO dbo.workbench_deferrals") \
         < sent_back.index("UPDATE dbo.workbench_reviews SET verdict='sent_back', reviewer=@login")
+    # A reviewer's note (the loader requires one when sending back) is kept with the reviewed queue's
+    # notes, where the operator reads why; so is one added by the note procedure.
+    assert ("IF @note IS NULL OR @note = N'' THROW 50403" in sent_back
+            and "IF @note IS NULL OR @note = N'' THROW 50403" not in accepted)
+    assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " in sent_back
+    assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " \
+        in flat(script["note"])

@@ -186,8 +186,8 @@ def cmd_group(args: argparse.Namespace, as_json: bool) -> int:
 
 
 SCRIPT_NOTE = ("untested on a live SQL Server: review it, then run it yourself (e.g. sqlcmd -i FILE); "
-               "workbench does not call these procedures yet, so operators whose direct writes it denies "
-               "work through them only (README, \"Who is a supervisor\")")
+               "once it is applied workbench calls these procedures for every login that may (README, "
+               "\"Who is a supervisor\")")
 
 
 def _script(args: argparse.Namespace, as_json: bool, dialect: str, batches: list[str]) -> int:

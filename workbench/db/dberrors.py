@@ -46,6 +46,8 @@ def _first_line(exc: BaseException) -> str:
 # and "access denied … to database" (1044), SQL Server's 262 and 1088.
 _DENIED_CODES = {"42501"}
 _DENIED_ERRNOS = {1142, 1044, 262, 1088}
+# PostgreSQL's words, and SQL Server's (229: "The UPDATE permission was denied on the object …").
+_DENIED_MARKERS = ("permission denied", "permission was denied")
 
 
 def is_denied(exc: sa.exc.DBAPIError) -> bool:
@@ -53,7 +55,7 @@ def is_denied(exc: sa.exc.DBAPIError) -> bool:
     orig = exc.orig
     errno = orig.args[0] if orig is not None and orig.args and isinstance(orig.args[0], int) else None
     return str(getattr(orig, "sqlstate", "") or "") in _DENIED_CODES or errno in _DENIED_ERRNOS \
-        or "permission denied" in str(orig).lower()
+        or any(marker in str(orig).lower() for marker in _DENIED_MARKERS)
 
 
 def first_line(exc: BaseException) -> str:
@@ -104,12 +106,16 @@ def translated() -> Iterator[None]:
             # The protocol trigger's own words (db/protocol.py): they already say what is not allowed.
             raise errors.NotPermitted(f"the database did not permit this: {message.removeprefix('workbench: ')}") \
                 from exc
-        if code == "42501" or "row-level security" in lower:
+        if code == "42501" or "row-level security" in lower or "permission was denied" in lower:
             # PostgreSQL's insufficient_privilege: a missing grant, or a row-level security policy
-            # (`workbench grants`) refused the new row, e.g. a lock under someone else's name.
+            # (`workbench grants`) refused the new row, e.g. a lock under someone else's name. SQL
+            # Server's 229: under its script operators write only through the queue's procedures.
             hint = ("; with `workbench grants` each person logs in with their own database login, named like "
                     "their workbench user, and only members of workbench_supervisor may change other users' "
-                    "locks" if "row-level security" in lower else "; ask the database administrator for the grant")
+                    "locks" if "row-level security" in lower else
+                    "; with `workbench grants` on SQL Server operators and supervisors change the queue only through "
+                    "its procedures: moving waiting items and `sweep` need the table owner's login"
+                    if "permission was denied" in lower else "; ask the database administrator for the grant")
             raise errors.NotPermitted(f"the database did not permit this: {message}{hint}") from exc
         if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):
             raise errors.InvalidValue(f"the database rejected the value: {message}") from exc

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, fastpath, lockshapes, mapping, permissions, protocol
+from workbench.db import batches, clock, connect, fastpath, lockshapes, mapping, permissions, procedures, protocol
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -68,6 +68,15 @@ class GuardedWriter:
         shape.note, `note` is written with it, in the same transaction; a defer keeps the item back
         until `until` (aware); a Complete chosen for review records `why` it was."""
         q = self.q
+        calls = q.backend.procedures(self.db, q, self.trail.table.schema)
+        if calls is not None:
+            # SQL Server under `workbench grants`: the queue's procedure does the write and its record.
+            try:
+                return typing.cast(Mapping[Any, Any] | None, calls.write(
+                    shape.kind, key=key, token=token, user=user, edits=edits, reason=reason, note=note, until=until,
+                    outcome=shape.outcome))
+            except procedures.Revoked:
+                pass  # `grants --revoke` while this process ran: workbench's own statements
         params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.key_params(key),
                                   **q.shape.token_params(token)}
         if shape.edits:

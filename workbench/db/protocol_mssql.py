@@ -17,8 +17,8 @@ there is exactly such a statement; so here the model is the one procedures give:
   reassign and reopen as well.
 
 It is rendered as text (no SQL Server runs here; tests/test_mssql_protocol.py checks the text)
-and `workbench grants QUEUE` prints it for review; workbench itself does not yet call the
-procedures, so applying it leaves operators to work through them (README, "Who is a supervisor").
+and `workbench grants QUEUE` prints it for review; once applied, workbench calls the procedures
+(procedures.py, which finds each one's parameters here: procedures()).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROL
 OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", "undo", "force_release",
               "reassign", "reopen")
 SUPERVISOR_ONLY = ("force_release", "reassign", "reopen")
+NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
 # The procedures' own variables as SQL: the caller's login, the item's key, and that key as the
@@ -51,6 +52,7 @@ REFUSED = 50403
 _LOGIN: sa.ColumnElement[Any] = sa.literal_column("@login", sa.Unicode())
 _KEY: sa.ColumnElement[Any] = sa.literal_column("@p_key")
 _ITEM: sa.ColumnElement[Any] = sa.literal_column("CAST(@p_key AS nvarchar(200))")
+_DONE: sa.ColumnElement[bool] = sa.literal_column("@done", sa.Integer()) == sa.literal_column("1")
 
 
 def procedure_name(queue: str, operation: str) -> str:
@@ -87,6 +89,14 @@ def script(dialect: Any, q: mapping.BoundQueue, schema: str, reviewed: model.Que
         raise errors.UsageError(f"queue {q.name}: {problem}")
     builder = _Builder(dialect, q, schema, reviewed)
     return [*builder.grants(), *(builder.procedure(op) for op in builder.operations), *builder.executes()]
+
+
+def procedures(dialect: Any, q: mapping.BoundQueue, schema: str) -> dict[str, tuple[str, list[str]]]:
+    """What script() creates for `q`, as workbench calls it: per operation, the procedure's name (quoted
+    as the dialect quotes it) and its parameters' names in order (p_key, p_token, …)."""
+    builder = _Builder(dialect, q, schema)
+    return {op: (builder.name(op), [a.split()[0].removeprefix("@") for a in getattr(builder, f"_{op}")()[0]])
+            for op in builder.operations}
 
 
 def revoke_script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]:
@@ -246,8 +256,13 @@ class _Builder:
                                     detail=self.text('{"noticed_by": "claim"}'),
                                     when="@done = 1 AND @prev_owner IS NOT NULL")
                 + self.audit_insert(models.EventKind.CLAIM.value)
-                + f"  COMMIT;\n  SELECT * FROM {self.table} WHERE @done = 1 AND {sql(q.key)} = @p_key;\n")
+                + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(_DONE)))};\n")
         return [], body
+
+    def _row_with_lock(self, when: sa.ColumnElement[bool]) -> sa.Select[Any]:
+        """The item's row with its lock (wb_*), as the engine reads a claimed row (claims.base.claim_of)."""
+        q = self.q
+        return sa.select(q.table, *q.lock_select_columns(q.now())).where(q.key == _KEY, when)
 
     def _write(self, shape: Any, *, edits: bool, reason: str = "NULL", outcome: str = "NULL",
                detail: str = "NULL", then: str = "") -> str:
@@ -283,7 +298,8 @@ class _Builder:
     def _release(self) -> tuple[list[str], str]:
         def release(writes: str | None) -> str:
             shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, reason_writes=writes)
-            return self._cooled(self._write(shape, edits=False, reason="@p_reason", then=self._undeferred()))
+            return self._cooled(self._write(shape, edits=False, reason="@p_reason",
+                                            then=self._undeferred() + self._noted(models.EventKind.RELEASE)))
 
         # A configured reason also writes its own values; any other reason, only on_release's.
         body = ""
@@ -291,7 +307,8 @@ class _Builder:
             body += (f"  {'ELSE IF' if body else 'IF'} @p_reason = {self.text(label)}\n"
                      f"  BEGIN\n{_indent(release(label))}  END\n")
         body = f"{body}  ELSE\n  BEGIN\n{_indent(release(None))}  END;\n" if body else release(None)
-        return self._args(f"@p_reason {self.reason_type} = NULL"), body + self._done()
+        return (self._args(f"@p_reason {self.reason_type} = NULL", NOTE_ARGUMENT),
+                self._note_checks("release") + body + self._done())
 
     def _undeferred(self, lapsed_too: bool = False) -> str:
         """A release forgets the item's deferral (whoever released it decided anew); a defer replaces it,
@@ -325,29 +342,55 @@ class _Builder:
         detail = "CONCAT(N'{\"until\": \"', CONVERT(nvarchar(30), @p_until, 126), N'+00:00\"}')"
         shape = guarded.Shape(models.EventKind.DEFER, unlock=True, release_writes=True)
         body = self._write(shape, edits=False, reason="@p_reason", detail=detail,
-                           then=self._undeferred(lapsed_too=True) + f"    {kept};\n")
+                           then=self._undeferred(lapsed_too=True) + f"    {kept};\n"
+                           + self._noted(models.EventKind.DEFER))
         until_type = d.table.c.until.type.compile(dialect=self.dialect)
-        return self._args(f"@p_until {until_type}", f"@p_reason {self.reason_type}"), checks + body + self._done()
+        return (self._args(f"@p_until {until_type}", f"@p_reason {self.reason_type}", NOTE_ARGUMENT),
+                checks + self._note_checks("defer") + body + self._done())
 
     def _note(self) -> tuple[list[str], str]:
         """Add a note to an item under the login's name (anyone may, as in the engine: notes.checked's
         rules, blanks around the text dropped); returns the note as kept."""
         q, n, sql = self.q, self.notes, _Sql(self.dialect, {})
         exists = _one_line(sql(sa.exists().where(q.key == _KEY)))
-        kept = sql(sa.insert(n).inline().values(
-            queue=q.name, item_key=_ITEM,
-            author=_LOGIN, at=clock.db_now(), kind=None, text=sa.literal_column("@text")))
-        body = ("  -- Tab, line feed, carriage return and space, as Python's strip() drops them.\n"
-                "  DECLARE @text nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM @p_text);\n"
-                "  IF @text IS NULL OR @text = N''\n"
+        body = (self._trimmed("@text", "@p_text")
+                + "  IF @text IS NULL OR @text = N''\n"
                 f"    THROW {REFUSED}, N'workbench: a note needs some text', 1;\n"
-                f"  IF LEN(@text) > {notes_mod.MAX_LENGTH}\n"
-                f"    THROW {REFUSED}, N'workbench: a note holds at most {notes_mod.MAX_LENGTH} characters', 1;\n"
                 f"  IF NOT {exists}\n"
                 f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n"
-                f"  {kept};\n"
+                f"  {self._note_insert(None, '@text')};\n"
                 f"  SELECT * FROM {self.prep.format_table(n)} WHERE {sql(n.c.id)} = SCOPE_IDENTITY();\n")
         return [self._key(), "@p_text nvarchar(max)"], body
+
+    def _trimmed(self, variable: str, parameter: str) -> str:
+        """`variable`: a note's text as notes.checked keeps it (blanks around dropped), within its limit."""
+        return ("  -- Tab, line feed, carriage return and space, as Python's strip() drops them.\n"
+                f"  DECLARE {variable} nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM {parameter});\n"
+                f"  IF LEN({variable}) > {notes_mod.MAX_LENGTH}\n"
+                f"    THROW {REFUSED}, N'workbench: a note holds at most {notes_mod.MAX_LENGTH} characters', 1;\n")
+
+    def _note_insert(self, kind: models.EventKind | None, text: str) -> str:
+        """The note row, kept where the engine keeps the queue's notes (a reviewing queue: the reviewed one's)."""
+        notes = self.trail.notes
+        assert notes is not None  # the builder's trail is opened with its notes
+        return _Sql(self.dialect, {})(sa.insert(self.notes).inline().values(
+            queue=notes.queue, item_key=_ITEM, author=_LOGIN, at=clock.db_now(),
+            kind=kind.value if kind is not None else None, text=sa.literal_column(text)))
+
+    def _note_checks(self, action: str | None) -> str:
+        """@note: the note given with a release, defer or Complete (@p_note); required where the queue
+        says so for `action` (a Complete: per outcome, _note_required)."""
+        return self._trimmed("@note", "@p_note") + (self._note_required(action) if action else "")
+
+    def _note_required(self, action: str) -> str:
+        if not self.q.config.needs_note(action):
+            return ""
+        return ("  IF @note IS NULL OR @note = N''\n"
+                f"    THROW {REFUSED}, N'workbench: this queue needs a note with this: say what happened', 1;\n")
+
+    def _noted(self, kind: models.EventKind) -> str:
+        """The note given with the write, in its transaction, where there is one."""
+        return f"    IF @note <> N''\n      {self._note_insert(kind, '@note')};\n"
 
     def _cooled(self, body: str) -> str:
         """A release's body that also keeps the releasing login from being served the item at once."""
@@ -381,14 +424,16 @@ class _Builder:
             # In a reviewing queue the verdict is recorded with the Complete (a sent-back item deferred to its doer).
             decided = run(reviews.decide_statements(matches, _LOGIN, outcome.name)) \
                 if reviews is not None else ""
-            branch = self._write(shape, edits=True, outcome=self.text(outcome.name), then=decided)
+            noted = self._noted(models.EventKind.COMPLETE)
+            branch = self._note_required(outcome.name) + self._write(
+                shape, edits=True, outcome=self.text(outcome.name), then=decided + noted)
             if to_review is not None and outcome.name in to_review.review.outcomes:
                 # Four eyes: chosen here, in the database, as Reviews.choose does (the client cannot skip it).
                 opened = run(to_review.open_statements(matches, _ITEM, None, _LOGIN,
                                                        sa.literal_column("@why")))
                 chosen = self._write(dataclasses.replace(shape, to_review=True), edits=True,
-                                     outcome=self.text(outcome.name), then=decided + opened)
-                branch = (self._review_choice(to_review)
+                                     outcome=self.text(outcome.name), then=decided + opened + noted)
+                branch = (self._note_required(outcome.name) + self._review_choice(to_review)
                           + f"  IF @why IS NULL\n  BEGIN\n{_indent(branch)}  END\n"
                           f"  ELSE\n  BEGIN\n{_indent(chosen)}  END;\n")
             # No semicolon after END: it would end the IF, and the ELSE after it would not parse.
@@ -397,7 +442,8 @@ class _Builder:
         body += f"  ELSE\n    THROW {REFUSED}, N'workbench: no such outcome', 1;\n"
         if to_review is not None:
             body = "  DECLARE @why nvarchar(20) = NULL;\n" + body
-        return self._args("@p_outcome nvarchar(100)", "@p_edits nvarchar(max) = NULL"), body + self._done()
+        return (self._args("@p_outcome nvarchar(100)", "@p_edits nvarchar(max) = NULL", NOTE_ARGUMENT),
+                self._note_checks(None) + body + self._done())
 
     def _review_choice(self, to_review: reviews_mod.Reviews) -> str:
         """@why: FIRST while the login has fewer than first_items chosen, else SHARE for percent % at random."""
@@ -412,8 +458,11 @@ class _Builder:
                 f"    SET @why = {self.text(reviews_mod.FIRST)};\n  ELSE {share}")
 
     def _done(self) -> str:
-        """The database time of the write, or no row when the lock was not the caller's any more."""
-        return f"  SELECT {_Sql(self.dialect, {})(self.q.now())} AS wb_now WHERE @done = 1;\n"
+        """The row's lock as the engine reads it after a write (BoundQueue.lock_from_row; empty after
+        a release or Complete) with the database time, or no row when the lock was not the caller's."""
+        q = self.q
+        read = sa.select(*q.lock_select_columns(q.now())).where(q.key == _KEY, _DONE)
+        return f"  {_one_line(_Sql(self.dialect, {})(read))};\n"
 
     def _taken(self, to_user: bool) -> str:
         """Force-release or reassign: any live or expired lock, by a supervisor (EXECUTE is theirs)."""
@@ -498,7 +547,7 @@ class _Builder:
                 f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
                 + self.audit_insert(models.EventKind.UNDO.value, token=None, outcome="@outcome")
                 + self.audit_insert(models.EventKind.CLAIM.value)
-                + f"  COMMIT;\n  SELECT * FROM {self.table} WHERE {sql(here)};\n")
+                + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(sa.true())))};\n")
         return [self._key()], body
 
     def _reopen(self) -> tuple[list[str], str]:

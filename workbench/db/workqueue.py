@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -11,7 +12,19 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, dberrors, groups, guarded, lockloss, lockshapes, mapping, permissions, stats
+from workbench.db import (
+    claims,
+    connect,
+    dberrors,
+    groups,
+    guarded,
+    lockloss,
+    lockshapes,
+    mapping,
+    permissions,
+    procedures,
+    stats,
+)
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -460,6 +473,9 @@ class WorkQueue:
         _check_user(user)
         key = self.q.coerce_key(key)
         text = notes_mod.checked(text)
+        calls = self._procedures()
+        if calls is not None:
+            return notes_mod.Notes.note(calls.call(user, "note", {"p_key": key, "p_text": text})[0])
 
         def write(conn: sa.Connection) -> models.Note:
             if conn.execute(sa.select(self.q.key).where(self.q.key == key)).first() is None:
@@ -513,6 +529,11 @@ class WorkQueue:
             result = min(now, latest)
         return result.replace(microsecond=0) if q.whole_seconds else result
 
+    def _procedures(self) -> procedures.Procedures | None:
+        """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
+        return typing.cast(procedures.Procedures | None,
+                           self.q.backend.procedures(self.db, self.q, self.trail.table.schema))
+
     def _lost(self, key: Any, token: str, user: str) -> errors.WorkbenchError:
         return self.db.read(lambda conn: permissions.login_mismatch(conn, self.q.table, user)
                             or self.lost.explain(conn, key, token, user))
@@ -562,6 +583,12 @@ class WorkQueue:
             raise errors.UsageError.of(problems.REOPEN_HELD, q.name, key, row["wb_user"])
         if row["wb_waiting"]:
             raise errors.UsageError.of(problems.REOPEN_WAITING, q.name, key)
+        calls = self._procedures()
+        if calls is not None:
+            calls.for_user(actor)
+            if not calls.run(conn, "reopen", {"p_key": key, "p_reason": reason}, action=action, user=actor):
+                raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
+            return
         update = (sa.update(q.table).where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()))
                   .values(q.writes(q.on_reopen, actor, now)))
         try:
@@ -681,6 +708,11 @@ class WorkQueue:
         if chosen:  # it went to review: the review's values were written after the outcome's
             written.update({b.column.name: b for b in q.review_writes})
         still = [b.holds(user) for b in written.values()]  # what the Complete wrote, untouched since
+        calls = self._procedures()
+        if calls is not None:
+            # The procedure checks all of this again and writes the same, with its record.
+            calls.for_user(user)
+            return claims.claim_of(q, calls.run(conn, "undo", {"p_key": key}, user=user)[0])
         token = q.shape.new_token_value()
         writes = {**q.writes(q.on_reopen, user, now), **q.lock_writes(user, now, token),
                   **q.writes(q.on_claim, user, now)}
@@ -713,6 +745,16 @@ class WorkQueue:
         if row["wb_user"] is None or row["wb_time"] is None:
             raise errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
         lock = q.lock_from_row(row)
+        calls = self._procedures()
+        if calls is not None:
+            # The supervisor's procedure (row read and locked above) records it under the login.
+            calls.for_user(actor)
+            operation = "force_release" if to_user is None else "reassign"
+            done = calls.run(conn, operation, {"p_key": key, "p_reason": reason, "p_to": to_user},
+                             action=action, user=actor)
+            if not done:
+                raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
+            return lock if to_user is None else q.lock_from_row(done[0])
         pinned = q.shape.pinned(lock.owner, lock.token)
         try:
             if to_user is None:

@@ -230,6 +230,12 @@ class Backend:
         `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""
         return None
 
+    def procedures(self, db: Any, q: Any, schema: str | None) -> Any:
+        """Where `workbench grants` leaves operators only procedures to write with (SQL Server's
+        script): `q`'s procedures (db/procedures.py) if they are there and this login may call them;
+        None where workbench's own statements do the writes."""
+        return None
+
     def auto_claim_method(self, engine: sa.Engine) -> str:
         """The best claim method this database supports."""
         return "portable"

@@ -81,5 +81,10 @@ class MssqlBackend(Backend):
             return protocol_mssql.revoke_script(dialect, q, schema)
         return protocol_mssql.script(dialect, q, schema, reviewed)
 
+    def procedures(self, db: Any, q: Any, schema: str | None) -> Any:
+        from workbench.db import procedures  # it builds on the engine's statements, which import backends
+
+        return procedures.of(db, q, schema)
+
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "readpast"

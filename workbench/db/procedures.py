@@ -1,0 +1,195 @@
+"""SQL Server under `workbench grants`: a queue's operations as calls of its procedures (protocol_mssql.py).
+
+With the script applied, operators may read the queue table but not write it; every change goes
+through one procedure per operation, which runs as the owner for the calling login. The engine
+calls them where it would otherwise run its own statements: the claim (claims/mssql.py), the
+guarded writes (guarded.py) and the queue's other operations (workqueue.py). What each procedure
+answers is what the engine's own statement would: the row's lock as BoundQueue.lock_from_row
+reads it, no row when the caller's lock is gone.
+
+No SQL Server runs here: tests/test_mssql_procedures.py checks the calls against the script's text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import re
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import errors, models, problems
+from workbench.db import connect, mapping, permissions, protocol_mssql
+
+# SQL Server's ODBC drivers end a server message with its number and the ODBC call:
+# "[42000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]workbench: … (50403) (SQLExecDirectW)".
+_NUMBERED = re.compile(r"\[SQL Server\](?P<text>[^\[]*?)\s*\((?P<number>\d+)\)\s*\(SQL\w+\)")
+MISSING = 2812  # "Could not find stored procedure": `workbench grants --revoke` while workbench ran
+DENIED = 229  # "The EXECUTE permission was denied": an operator calling a supervisor's procedure
+# The types the procedures' parameters are bound with (the key: the key column's own).
+_TYPES: Mapping[str, sa.types.TypeEngine[Any]] = {
+    "p_token": sa.Unicode(64), "p_edits": sa.UnicodeText(), "p_reason": sa.Unicode(), "p_outcome": sa.Unicode(100),
+    "p_note": sa.UnicodeText(), "p_text": sa.UnicodeText(), "p_to": sa.Unicode(128), "p_until": sa.DateTime()}
+_KINDS = {models.EventKind.SAVE: "save", models.EventKind.EXTEND: "extend", models.EventKind.RELEASE: "release",
+          models.EventKind.DEFER: "defer", models.EventKind.COMPLETE: "complete"}
+_known: weakref.WeakKeyDictionary[connect.Database, dict[int, Procedures]] = weakref.WeakKeyDictionary()
+_known_lock = threading.Lock()
+
+
+class Revoked(errors.DatabaseUnavailable):
+    """The queue's procedure is gone (`grants --revoke` while workbench ran): the claim and the
+    guarded writes go on with workbench's own statements; other operations say to try again."""
+
+    def __init__(self) -> None:
+        super().__init__("the queue's SQL Server procedures were removed (`workbench grants --revoke`) while "
+                         "workbench ran: try again")
+
+
+def of(db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> Procedures | None:
+    """`q`'s procedures on `db`, if the script is applied and this login may call them; else None."""
+    if not (q.shape.all_in_row and q.shape.token_in_row):
+        return None  # the script covers these shapes only (protocol_mssql.script)
+    with _known_lock:
+        per_db = _known.setdefault(db, {})
+        found = per_db.get(id(q))
+        if found is None or found.q is not q:
+            found = per_db[id(q)] = Procedures(db, q, schema or "dbo")
+    return found if found.login() is not None else None
+
+
+def error_number(exc: BaseException) -> tuple[int, str] | None:
+    """SQL Server's error number and message in a driver's exception, or None."""
+    found = _NUMBERED.search(str(getattr(exc, "orig", None) or exc))
+    return (int(found["number"]), found["text"].strip()) if found else None
+
+
+def edits_json(q: mapping.BoundQueue, values: Mapping[str, Any]) -> str:
+    """Edits as the procedures take them: one JSON object, column name -> value as text SQL Server
+    CASTs back to the column's type (times to the millisecond: DATETIME takes no more digits)."""
+    def plain(name: str, value: Any) -> Any:
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is not None and "OFFSET" not in str(q.table.c[name].type).upper():
+                value = value.astimezone(dt.UTC).replace(tzinfo=None)
+            return value.isoformat(timespec="milliseconds" if value.microsecond else "seconds")
+        if isinstance(value, (dt.date, dt.time)):
+            return value.isoformat()
+        if isinstance(value, decimal.Decimal):
+            return str(value)
+        if isinstance(value, (bytes, bytearray)):
+            raise errors.InvalidValue(f"{name}: binary values cannot be edited under `workbench grants` on SQL Server")
+        return value
+
+    return json.dumps({name: plain(name, value) for name, value in values.items()}, ensure_ascii=False)
+
+
+class Procedures:
+    """One queue's procedures, called through one database's connections."""
+
+    def __init__(self, db: connect.Database, q: mapping.BoundQueue, schema: str) -> None:
+        self.db, self.q = db, q
+        made = protocol_mssql.procedures(db.engine.dialect, q, schema)
+        self.parameters = {operation: parameters for operation, (_, parameters) in made.items()}
+        self.calls = {operation: call_statement(q, name, parameters) for operation, (name, parameters) in made.items()}
+        self._next_name = made["next"][0]
+        self._login: str | None = None
+        self._checked = False
+
+    def login(self) -> str | None:
+        """This login, if the queue's procedures are there and it may call the claim's; else None.
+        Asked once, and again after a procedure went away."""
+        if not self._checked:
+            self._login = self.db.read(self._callable)
+            self._checked = True
+        return self._login
+
+    def _callable(self, conn: sa.Connection) -> str | None:
+        may, login = conn.execute(sa.text(
+            "SELECT CASE WHEN OBJECT_ID(:name, 'P') IS NOT NULL AND HAS_PERMS_BY_NAME(:name, 'OBJECT', 'EXECUTE') = 1 "
+            "THEN 1 ELSE 0 END, ORIGINAL_LOGIN()"), {"name": self._next_name}).one()
+        return str(login) if may == 1 else None
+
+    def for_user(self, user: str) -> str:
+        """The login the procedures act for, which must be `user`: they take it from the connection."""
+        login = self.login()
+        if login is None:
+            raise Revoked()
+        if user != login:
+            raise permissions.login_mismatch_error(user, login)
+        return login
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def run(self, conn: sa.Connection, operation: str, values: Mapping[str, Any], *,
+            action: errors.Phrase | None = None, user: str | None = None) -> list[dict[str, Any]]:
+        """The rows the procedure answers; [] when the caller's lock was not there any more."""
+        statement = self.calls.get(operation)
+        if statement is None:
+            raise errors.UsageError(f"queue {self.q.name}: the SQL Server script has no {operation} procedure "
+                                    "for this queue (see README, \"Who is a supervisor\")")
+        bound = {name: values.get(name) for name in self.parameters[operation]}
+        try:
+            return [dict(row) for row in conn.execute(statement, bound).mappings()]
+        except sa.exc.DBAPIError as exc:
+            said = error_number(exc)
+            if said is None:
+                raise
+            number, text = said
+            if number == protocol_mssql.NOT_HELD:
+                return []
+            if number == MISSING:
+                self._checked = False
+                raise Revoked() from exc
+            if number == DENIED and action is not None and user is not None:
+                raise permissions.refused(user, action, self._login) from exc
+            if number in (protocol_mssql.REFUSED, DENIED):
+                raise errors.NotPermitted(f"the database did not permit this: {text.removeprefix('workbench: ')}",
+                                          user=user) from exc
+            raise
+
+    def call(self, user: str, operation: str, values: Mapping[str, Any],
+             action: errors.Phrase | None = None) -> list[dict[str, Any]]:
+        """run() in a transaction of its own, for `user`, who must be this login."""
+        self.for_user(user)
+        return self.db.write(lambda conn: self.run(conn, operation, values, action=action, user=user))
+
+    def write(self, kind: models.EventKind, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None,
+              reason: str | None, note: str | None, until: dt.datetime | None,
+              outcome: str | None) -> Mapping[str, Any] | None:
+        """A guarded write (GuardedWriter.run) by its procedure: the row's lock after it, None if the
+        caller's lock was gone. A Complete's review is chosen by the procedure itself."""
+        values: dict[str, Any] = {"p_key": key, "p_token": str(token), "p_reason": reason, "p_note": note,
+                                  "p_outcome": outcome, "p_edits": edits_json(self.q, edits) if edits else None,
+                                  "p_until": until.astimezone(dt.UTC).replace(tzinfo=None) if until else None}
+        rows = self.call(user, _KINDS[kind], values)
+        return rows[0] if rows else None
+
+    def claim(self, user: str, count: int) -> list[dict[str, Any]]:
+        """Up to `count` items for the login, one call each: the rows with their lock (wb_*); fewer when
+        nothing more waits or the procedure refuses another (the caller then says why)."""
+        claimed: list[dict[str, Any]] = []
+        for _ in range(count):
+            try:
+                rows = self.call(user, "next", {})
+            except errors.NotPermitted:
+                break  # the limit of locks per person: claim_next's own reading says so
+            if not rows:
+                break
+            claimed.append(rows[0])
+        return claimed
+
+
+def call_statement(q: mapping.BoundQueue, name: str, parameters: list[str]) -> sa.TextClause:
+    """EXEC of the procedure `name`, each parameter bound by name."""
+    sql = f"EXEC {name}" + ", ".join(f" @{p} = :{p}" for p in parameters)
+    return sa.text(sql).bindparams(*(sa.bindparam(p, type_=q.key.type if p == "p_key" else _TYPES[p])
+                                     for p in parameters))
+
+
+def no_lock(q: mapping.BoundQueue, key: Any) -> errors.LockLost:
+    """A supervisor's force-release or reassign of an item nobody holds (the procedure's NOT_HELD)."""
+    return errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
