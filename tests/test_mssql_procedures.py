@@ -22,7 +22,7 @@ from tests import test_mssql_protocol as mssql_protocol
 from tests import test_mssql_sql as mssql_sql
 from workbench import demo
 from workbench.core import errors, models
-from workbench.db import claims, dberrors, mapping, procedures, protocol_mssql, service, tables, workqueue
+from workbench.db import dberrors, mapping, procedures, protocol_mssql, service, tables, workqueue
 from workbench.db.claims.mssql import ReadpastClaim
 
 NOW = dt.datetime(2026, 11, 26, 9, 0)
@@ -193,11 +193,20 @@ def test_next_item_claims_through_the_procedure_one_call_per_item() -> None:
     assert len(calls) == 3 and not [t for t, _ in server.sent if t.startswith(("UPDATE", "INSERT"))]
 
 
-def test_picking_or_narrowing_is_refused_with_what_to_do() -> None:
-    wq, _ = queue(lambda text, values: [])
-    with pytest.raises(errors.UsageError, match=r"picking an item by its key is not available under `workbench "
-                                                r"grants` on SQL Server.*use Next item"):
-        wq.method.claim(wq.db, wq.q, wq.trail, claims.ClaimRequest(user=LOGIN, count=1, key=5))
+def test_an_item_picked_by_key_or_next_item_narrowed_is_claimed_by_the_same_procedure() -> None:
+    def answer(text: str, values: list[Any]) -> list[Any]:
+        if text.startswith("EXEC dbo.wb_cases_next"):
+            key = values[1] if values[1] is not None else 41  # the item picked, or the first of its category
+            row = {c.name: None for c in wq.q.table.columns}
+            return [{**row, "case_id": key, **lock_row(wq.q, key)}]
+        return []
+
+    wq, server = queue(answer)
+    wq.show = lambda key: types.SimpleNamespace(lock=None)  # type: ignore[method-assign]  # nobody holds it yet
+    assert wq.claim(LOGIN, 5).lock.key == 5
+    assert wq.claim_next(LOGIN, where={"category": "billing"})[0].lock.key == 41
+    assert server.exec_sent() == [("EXEC dbo.wb_cases_next @p_f0 = ?, @p_pick = ?", [None, 5]),
+                                  ("EXEC dbo.wb_cases_next @p_f0 = ?, @p_pick = ?", ["billing", None])]
 
 
 def test_another_workbench_user_than_the_login_is_refused() -> None:
@@ -315,10 +324,43 @@ def test_a_supervisors_reassign_and_reopen_run_their_procedures_under_the_login(
 
 
 def test_a_write_the_script_denies_says_which_login_may_do_it() -> None:
-    # A supervisor's move of waiting items has no procedure: under the script its UPDATE is denied.
+    # `sweep` has no procedure: under the script its UPDATE is denied to anyone but the table's owner.
     denied = driver_error(229, "The UPDATE permission was denied on the object 'cases', database 'helpdesk', "
                                "schema 'dbo'.")
-    said = r"the database did not permit this: .*UPDATE permission was denied.*moving waiting items and `sweep` need"
+    said = r"the database did not permit this: .*UPDATE permission was denied.*`sweep` needs the table owner's login"
     with pytest.raises(errors.NotPermitted, match=said), dberrors.translated():
         raise denied
     assert dberrors.is_denied(denied)
+
+
+def test_a_supervisors_move_runs_the_move_procedure_per_item() -> None:
+    def answer(text: str, values: list[Any]) -> list[Any]:
+        if text.startswith("EXEC dbo.wb_cases_move"):
+            return [lock_row(wq.q, values[0], user=None)]
+        if text.startswith("SELECT TOP 500 cases.case_id, cases.category"):  # the waiting items, read and locked
+            return [{"case_id": 3, "category": "billing"}, {"case_id": 4, "category": "billing"}]
+        return []
+
+    wq, server = queue(answer)
+    assert wq.move(LOGIN, {"category": "Hardware"}, "wrong team", keys=[4, 3]) == [3, 4]
+    assert server.exec_sent() == [
+        ("EXEC dbo.wb_cases_move @p_key = ?, @p_changes = ?, @p_reason = ?", [key, '{"category": "Hardware"}',
+                                                                             "wrong team"]) for key in (3, 4)]
+    assert not [t for t, _ in server.sent if t.startswith(("UPDATE", "INSERT"))]
+
+
+def test_a_script_applied_while_workbench_runs_is_used_from_the_next_check_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    def answer(text: str, values: list[Any]) -> list[Any]:
+        if text.startswith(("EXEC dbo.wb_cases_save", "SELECT cases.case_id AS wb_key")):
+            return [lock_row(wq.q, 7)]
+        return []
+
+    wq, server = queue(answer, installed=False)
+    wq.save(LOGIN, 7, "t" * 32, {"subject": "x"})
+    assert not server.exec_sent()
+    server.installed = True  # `workbench grants` applied by the administrator meanwhile
+    wq.save(LOGIN, 7, "t" * 32, {"subject": "y"})
+    assert not server.exec_sent()  # not asked again yet
+    monkeypatch.setattr(procedures, "RECHECK_SECONDS", 0.0)
+    wq.save(LOGIN, 7, "t" * 32, {"subject": "z"})
+    assert [values for _, values in server.exec_sent()] == [[7, "t" * 32, '{"subject": "z"}']]

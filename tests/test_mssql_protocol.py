@@ -25,7 +25,7 @@ def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     found: dict[str, str] = {"grants": ""}
     for batch in protocol_mssql.script(DIALECT, q, "dbo", reviewed):
         match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|undo|"
-                         r"force_release|reassign|reopen)\b", batch)
+                         r"force_release|reassign|reopen|move)\b", batch)
         if match:
             found[match.group(1)] = batch
         else:
@@ -58,15 +58,16 @@ def test_operators_write_nothing_directly_and_supervisors_alone_take_locks_away(
     assert "ALTER ROLE workbench_operator ADD MEMBER workbench_supervisor;" in grants
     executes = re.findall(r"GRANT EXECUTE ON dbo\.wb_cases_(\w+) TO (\w+);", grants)
     assert sorted(executes) == sorted(
-        (op, "workbench_supervisor" if op in ("force_release", "reassign", "reopen") else "workbench_operator")
+        (op, "workbench_supervisor" if op in ("force_release", "reassign", "reopen", "move") else "workbench_operator")
         for op in protocol_mssql.OPERATIONS)
     assert "GRANT UPDATE" not in grants and "GRANT INSERT" not in grants
 
 
 def test_next_claims_as_the_engine_does_and_audits_the_token_digest() -> None:
     body = flat(batches()["next"])
+    served = body.split(" END ELSE BEGIN ")[0]  # Next item; an item picked by key follows
     picks = re.findall(r"INSERT INTO @pick SELECT TOP 1 .*? FROM cases WITH \(UPDLOCK, READPAST, ROWLOCK, "
-                       r"READCOMMITTEDLOCK\) WHERE (.*?) ORDER BY cases\.priority ASC", body)
+                       r"READCOMMITTEDLOCK\) WHERE (.*?) ORDER BY cases\.priority ASC", served)
     assert len(picks) == 3
     assert "wb_lock_expires <= SYSUTCDATETIME()" in picks[0] and "wb_locked_by IS NULL" in picks[2]  # expired first
     # Then items deferred to a time that has come: to the login that deferred them, to anyone after
@@ -83,6 +84,23 @@ def test_next_claims_as_the_engine_does_and_audits_the_token_digest() -> None:
     assert f"N'claim', @login, @login, {digest}" in body
     assert f"N'expire', @login, @prev_owner, {digest.replace('@p_token', '@prev_token')}" in body
     assert body.index("N'expire'") < body.index("N'claim'")  # the history reads in the order things happened
+
+
+def test_next_claims_an_item_picked_by_key_as_the_engine_does() -> None:
+    body = flat(batches()["next"])
+    assert "@p_pick INTEGER = NULL WITH EXECUTE AS OWNER" in body
+    served, picked = body.split("IF @p_pick IS NULL BEGIN ")[1].split(" END ELSE BEGIN ")
+    # The item asked for, expired or free, without the cool-down or the deferrals that order Next item.
+    picks = re.findall(r"INSERT INTO @pick SELECT TOP 1 .*? WHERE (.*?) ORDER BY", picked)
+    assert len(picks) == 2 and all("cases.case_id = @p_pick" in p for p in picks)
+    assert "workbench_cooldown" not in picked and "workbench_deferrals" not in picked
+    assert "cases.case_id = @p_pick" not in served and "workbench_cooldown" in served
+    # Next item narrowed by filter_by (the demo's category): each branch, unless the value is NULL.
+    assert "@p_f0 VARCHAR(30) = NULL, @p_pick INTEGER = NULL WITH EXECUTE AS OWNER" in body
+    assert served.count("WHERE (@p_f0 IS NULL OR cases.category = @p_f0) AND ") == 3 and "@p_f0" not in picked
+    # A queue that serves in order only has no pick.
+    text = demo.config_text().replace("max_locks_per_user = 3", "max_locks_per_user = 3\nallow_pick = false", 1)
+    assert "@p_pick" not in batches(text)["next"]
 
 
 def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
@@ -356,3 +374,24 @@ def test_the_reviewing_queue_keeps_four_eyes_and_records_the_verdict() -> None:
     assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " in sent_back
     assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " \
         in flat(script["note"])
+
+
+def test_a_supervisor_moves_a_waiting_item_as_the_engine_does() -> None:
+    body = flat(batches()["move"])
+    assert "@p_key INTEGER, @p_changes nvarchar(max), @p_reason VARCHAR(1000) WITH EXECUTE AS OWNER" in body
+    # Movable columns only: neither the key nor the lock.
+    allowed = re.search(r"WHERE \[key\] NOT IN \((.*?)\)\) THROW 50403", body)
+    assert allowed and "N'status'" in allowed[1] and "case_id" not in allowed[1] and "wb_" not in allowed[1]
+    # A waiting item nobody holds, read and locked first; refused if the move would finish it.
+    assert ("FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key AND cases.status IN ('new', 'open') AND "
+            "cases.wb_locked_by IS NULL;") in body
+    assert ("@finishes = CASE WHEN ((CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] = N'status') "
+            "THEN CAST((SELECT [value] FROM OPENJSON(@p_changes) WHERE [key] = N'status') AS VARCHAR(20)) ELSE status "
+            "END NOT IN ('new', 'open'))) THEN 1 ELSE 0 END") in body
+    update = body[body.index("UPDATE cases SET"):body.index("SET @done = @@ROWCOUNT;")]
+    assert "WHERE cases.case_id = @p_key AND cases.status IN ('new', 'open') AND cases.wb_locked_by IS NULL;" in update
+    assert "wb_locked_by=" not in update and "case_id=" not in update
+    # Recorded under the login with the reason and each changed column's value before and after.
+    assert "N'move', @login, NULL, NULL, SYSUTCDATETIME(), @p_reason, NULL, (SELECT CONCAT(N'{\"changes\": {'" in body
+    assert "FROM OPENJSON(@p_changes) AS c JOIN OPENJSON(@before) AS b ON b.[key] = c.[key]" in body
+    assert body.index("SET @before = (SELECT") < body.index("UPDATE cases SET") < body.index("SET @after = (SELECT")

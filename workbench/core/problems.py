@@ -31,8 +31,8 @@ PATTERN = "must match {0}"
 CHOICES = "must be one of {0}"
 # Notes and logins (not about a queue: NOT_ABOUT_A_QUEUE).
 NOTE_TOO_LONG = "a note holds at most {0} characters ({1} given); shorten it or split it in two"
-LOGIN_MISMATCH = ("{0}'s lock cannot be used from the database login {1}: with row-level security (`workbench "
-                  "grants`) each person logs in with their own database login, named exactly like their workbench user")
+LOGIN_MISMATCH = ("{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person "
+                  "logs in with their own database login, named exactly like their workbench user")
 # From here on {0} is always the queue (the window shows its title).
 NO_ITEM = "{0} has no item with key {1}"
 # Nothing to claim (errors.NothingToClaim).

@@ -114,7 +114,7 @@ def translated() -> Iterator[None]:
                     "their workbench user, and only members of workbench_supervisor may change other users' "
                     "locks" if "row-level security" in lower else
                     "; with `workbench grants` on SQL Server operators and supervisors change the queue only through "
-                    "its procedures: moving waiting items and `sweep` need the table owner's login"
+                    "its procedures: `sweep` needs the table owner's login"
                     if "permission was denied" in lower else "; ask the database administrator for the grant")
             raise errors.NotPermitted(f"the database did not permit this: {message}{hint}") from exc
         if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):

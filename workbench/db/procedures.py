@@ -17,13 +17,14 @@ import decimal
 import json
 import re
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models, problems
+from workbench.core import errors, models
 from workbench.db import connect, mapping, permissions, protocol_mssql
 
 # SQL Server's ODBC drivers end a server message with its number and the ODBC call:
@@ -34,9 +35,11 @@ DENIED = 229  # "The EXECUTE permission was denied": an operator calling a super
 # The types the procedures' parameters are bound with (the key: the key column's own).
 _TYPES: Mapping[str, sa.types.TypeEngine[Any]] = {
     "p_token": sa.Unicode(64), "p_edits": sa.UnicodeText(), "p_reason": sa.Unicode(), "p_outcome": sa.Unicode(100),
-    "p_note": sa.UnicodeText(), "p_text": sa.UnicodeText(), "p_to": sa.Unicode(128), "p_until": sa.DateTime()}
+    "p_note": sa.UnicodeText(), "p_text": sa.UnicodeText(), "p_to": sa.Unicode(128), "p_until": sa.DateTime(),
+    "p_changes": sa.UnicodeText()}
 _KINDS = {models.EventKind.SAVE: "save", models.EventKind.EXTEND: "extend", models.EventKind.RELEASE: "release",
           models.EventKind.DEFER: "defer", models.EventKind.COMPLETE: "complete"}
+RECHECK_SECONDS = 60.0
 _known: weakref.WeakKeyDictionary[connect.Database, dict[int, Procedures]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
 
@@ -97,14 +100,16 @@ class Procedures:
         self.calls = {operation: call_statement(q, name, parameters) for operation, (name, parameters) in made.items()}
         self._next_name = made["next"][0]
         self._login: str | None = None
-        self._checked = False
+        self._checked: float | None = None  # when the database was last asked (time.monotonic)
 
     def login(self) -> str | None:
         """This login, if the queue's procedures are there and it may call the claim's; else None.
-        Asked once, and again after a procedure went away."""
-        if not self._checked:
+        Asked once while they are, again after one went away, and every RECHECK_SECONDS while they
+        are not: a script applied while workbench runs is used from then on."""
+        now = time.monotonic()
+        if self._checked is None or (self._login is None and now - self._checked > RECHECK_SECONDS):
             self._login = self.db.read(self._callable)
-            self._checked = True
+            self._checked = now
         return self._login
 
     def _callable(self, conn: sa.Connection) -> str | None:
@@ -142,7 +147,7 @@ class Procedures:
             if number == protocol_mssql.NOT_HELD:
                 return []
             if number == MISSING:
-                self._checked = False
+                self._checked = None
                 raise Revoked() from exc
             if number == DENIED and action is not None and user is not None:
                 raise permissions.refused(user, action, self._login) from exc
@@ -168,13 +173,18 @@ class Procedures:
         rows = self.call(user, _KINDS[kind], values)
         return rows[0] if rows else None
 
-    def claim(self, user: str, count: int) -> list[dict[str, Any]]:
-        """Up to `count` items for the login, one call each: the rows with their lock (wb_*); fewer when
-        nothing more waits or the procedure refuses another (the caller then says why)."""
+    def claim(self, user: str, count: int, key: Any = None,
+              where: tuple[tuple[str, Any], ...] = ()) -> list[dict[str, Any]]:
+        """Up to `count` items for the login (the item `key` only, if given; narrowed by `where`'s
+        filter_by values), one call each: the rows with their lock (wb_*); fewer when nothing more
+        waits or the procedure refuses another (the caller then says why)."""
+        narrowed = dict(where)
+        values = {"p_pick": key, **{name: narrowed.get(column.name) for name, column
+                                    in protocol_mssql.filter_parameters(self.q).items()}}
         claimed: list[dict[str, Any]] = []
         for _ in range(count):
             try:
-                rows = self.call(user, "next", {})
+                rows = self.call(user, "next", values)
             except errors.NotPermitted:
                 break  # the limit of locks per person: claim_next's own reading says so
             if not rows:
@@ -186,10 +196,7 @@ class Procedures:
 def call_statement(q: mapping.BoundQueue, name: str, parameters: list[str]) -> sa.TextClause:
     """EXEC of the procedure `name`, each parameter bound by name."""
     sql = f"EXEC {name}" + ", ".join(f" @{p} = :{p}" for p in parameters)
-    return sa.text(sql).bindparams(*(sa.bindparam(p, type_=q.key.type if p == "p_key" else _TYPES[p])
-                                     for p in parameters))
+    types = {**_TYPES, "p_key": q.key.type, "p_pick": q.key.type,
+             **{p: column.type for p, column in protocol_mssql.filter_parameters(q).items()}}
+    return sa.text(sql).bindparams(*(sa.bindparam(p, type_=types[p]) for p in parameters))
 
-
-def no_lock(q: mapping.BoundQueue, key: Any) -> errors.LockLost:
-    """A supervisor's force-release or reassign of an item nobody holds (the procedure's NOT_HELD)."""
-    return errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")

@@ -14,7 +14,7 @@ there is exactly such a statement; so here the model is the one procedures give:
 - notes and four-eyes reviews are read by all and written only by the procedures (a note, undo, a
   Complete chosen for review in the database, a reviewer's verdict);
 - supervisors (workbench_supervisor, a member of workbench_operator) may EXECUTE force-release,
-  reassign and reopen as well.
+  reassign, reopen and move as well.
 
 It is rendered as text (no SQL Server runs here; tests/test_mssql_protocol.py checks the text)
 and `workbench grants QUEUE` prints it for review; once applied, workbench calls the procedures
@@ -42,8 +42,8 @@ from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
 OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", "undo", "force_release",
-              "reassign", "reopen")
-SUPERVISOR_ONLY = ("force_release", "reassign", "reopen")
+              "reassign", "reopen", "move")
+SUPERVISOR_ONLY = ("force_release", "reassign", "reopen", "move")
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
@@ -52,6 +52,7 @@ REFUSED = 50403
 _LOGIN: sa.ColumnElement[Any] = sa.literal_column("@login", sa.Unicode())
 _KEY: sa.ColumnElement[Any] = sa.literal_column("@p_key")
 _ITEM: sa.ColumnElement[Any] = sa.literal_column("CAST(@p_key AS nvarchar(200))")
+_PICK: sa.ColumnElement[Any] = sa.literal_column("@p_pick")  # the one item a claim by key asks for
 _DONE: sa.ColumnElement[bool] = sa.literal_column("@done", sa.Integer()) == sa.literal_column("1")
 
 
@@ -143,13 +144,13 @@ class _Builder:
         owner = self.prep.quote_schema(self.q.table.schema or self.schema)
         return f"{owner}.{self.quoted(procedure_name(self.q.name, operation))}"
 
-    def edited(self, name: str) -> str:
+    def edited(self, name: str, edits: str = "@p_edits") -> str:
         """The value an edit (JSON object @p_edits, column name -> value) gives column `name`, or
         the column's own value when the object does not name it. OPENJSON's value is nvarchar(max):
         JSON_VALUE would cut text after 4,000 characters to NULL."""
         column = self.q.table.c[name]
-        found = f"(SELECT [value] FROM OPENJSON(@p_edits) WHERE [key] = {self.text(name)})"
-        named = f"EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] = {self.text(name)})"
+        found = f"(SELECT [value] FROM OPENJSON({edits}) WHERE [key] = {self.text(name)})"
+        named = f"EXISTS (SELECT 1 FROM OPENJSON({edits}) WHERE [key] = {self.text(name)})"
         cast = f"CAST({found} AS {column.type.compile(dialect=self.dialect)})"
         return f"CASE WHEN {named} THEN {cast} ELSE {self.prep.format_column(column)} END"
 
@@ -230,13 +231,32 @@ class _Builder:
         row read WITH (UPDLOCK, READPAST) as the engine's claim reads it, then locked."""
         q = self.q
         now = q.now()
-        request = base.ClaimRequest(user=typing.cast(str, _LOGIN), count=1)
         sql = _Sql(self.dialect, {})
-        branches = ""
-        for where in base.ClaimMethod.branches(q, now, request, self.trail):
-            select = (sa.select(q.key, q.user, q.shape.as_text(q.shape.token_column())).where(where)
-                      .order_by(*q.order_by()).limit(1).with_hint(q.table, mssql_claims.PICK_HINT, "mssql"))
-            branches += f"  IF NOT EXISTS (SELECT 1 FROM @pick)\n    INSERT INTO @pick {_one_line(sql(select))};\n"
+
+        def picks(request: base.ClaimRequest) -> str:
+            branches = ""
+            for where in base.ClaimMethod.branches(q, now, request, self.trail):
+                where = _unless_null(where, [value for _, value in request.where])
+                select = (sa.select(q.key, q.user, q.shape.as_text(q.shape.token_column())).where(where)
+                          .order_by(*q.order_by()).limit(1).with_hint(q.table, mssql_claims.PICK_HINT, "mssql"))
+                branches += f"  IF NOT EXISTS (SELECT 1 FROM @pick)\n    INSERT INTO @pick {_one_line(sql(select))};\n"
+            return branches
+
+        login = typing.cast(str, _LOGIN)
+        # Next item narrowed by the queue's filter_by columns (`next --where`): @p_f0, @p_f1, … in
+        # their order, each left out of the claim when NULL.
+        arguments = [f"@{name} {column.type.compile(dialect=self.dialect)} = NULL"
+                     for name, column in filter_parameters(q).items()]
+        where = tuple((column.name, sa.literal_column(f"@{name}", column.type))
+                      for name, column in filter_parameters(q).items())
+        branches = picks(base.ClaimRequest(user=login, count=1, where=where))
+        if q.config.allow_pick:
+            # @p_pick: this item only (`workbench claim KEY`), taken as the engine's claim of a key takes it.
+            arguments.append(f"@p_pick {self.key_type} = NULL")
+            picked = picks(base.ClaimRequest(user=login, count=1, key=_PICK, use_cooldown=False))
+            # No semicolon after END: it would end the IF, and the ELSE after it would not parse.
+            branches = (f"  IF @p_pick IS NULL\n  BEGIN\n{_indent(branches)}  END\n"
+                        f"  ELSE\n  BEGIN\n{_indent(picked)}  END;\n")
         if q.config.max_locks_per_user:
             held = _one_line(sql(base.ClaimMethod.held_count(q, now, typing.cast(str, _LOGIN))))
             limit = (f"  IF {held} >= {int(q.config.max_locks_per_user)}\n"
@@ -257,7 +277,7 @@ class _Builder:
                                     when="@done = 1 AND @prev_owner IS NOT NULL")
                 + self.audit_insert(models.EventKind.CLAIM.value)
                 + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(_DONE)))};\n")
-        return [], body
+        return arguments, body
 
     def _row_with_lock(self, when: sa.ColumnElement[bool]) -> sa.Select[Any]:
         """The item's row with its lock (wb_*), as the engine reads a claimed row (claims.base.claim_of)."""
@@ -578,11 +598,90 @@ class _Builder:
                 + "  COMMIT;\n")
         return [self._key(), f"@p_reason {self.reason_type}"], body + self._done()
 
+    def _move(self) -> tuple[list[str], str]:
+        """A supervisor moves one waiting item nobody holds (WorkQueue.move, per key): @p_changes (JSON,
+        column -> value) written to movable columns only, refused where it would take the item out of
+        the work to do; the audit row keeps each changed column's value before and after."""
+        q, sql = self.q, _Sql(self.dialect, {})
+        here = q.key == _KEY
+        movable = [c.name for c in q.table.columns if q.movable(c)]
+        allowed = ", ".join(self.text(name) for name in movable) or "NULL"
+        values = {name: sa.literal_column(self.edited(name, "@p_changes"), q.table.c[name].type) for name in movable}
+        waiting = sa.and_(*q.scope_clause(), q.todo_clause(), q.shape.unheld(q.key))
+        finished = sa.and_(*(_written(q, c, values) for c in q.scope_clause()),
+                           sa.not_(_written(q, q.todo_clause(), values)))
+        # Each movable column's value before and after, as JSON (FOR JSON keeps each type's notation).
+        row = sa.select(*(q.table.c[name] for name in movable)).where(here)
+        as_json = f"({_one_line(sql(row))} FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES)"
+        hidden = ", ".join(self.text(name) for name in sorted(q.audit_hidden)) or "NULL"
+
+        def value(side: str) -> str:
+            return (f"CASE WHEN c.[key] IN ({hidden}) THEN N'null' WHEN {side}.[type] = 0 THEN N'null' "
+                    f"WHEN {side}.[type] = 1 THEN CONCAT(N'\"', STRING_ESCAPE({side}.[value], 'json'), N'\"') "
+                    f"ELSE {side}.[value] END")
+
+        detail = (f"(SELECT CONCAT(N'{{\"changes\": {{', STRING_AGG(CONCAT(N'\"', c.[key], N'\": [', {value('b')}, "
+                  f"N', ', {value('a')}, N']'), N', ') WITHIN GROUP (ORDER BY c.[key]), N'}}}}') "
+                  f"FROM OPENJSON(@p_changes) AS c JOIN OPENJSON(@before) AS b ON b.[key] = c.[key] "
+                  f"JOIN OPENJSON(@after) AS a ON a.[key] = c.[key] "
+                  f"WHERE NOT (b.[type] = a.[type] AND (b.[type] = 0 OR b.[value] = a.[value])))")
+        update = sa.update(q.table).where(here, waiting).values(values)
+        body = (f"  DECLARE @found int = 0, @finishes int = 0, @before nvarchar(max), @after nvarchar(max);\n"
+                f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
+                f"    THROW {REFUSED}, N'workbench: say why the items move: it is kept in their history', 1;\n"
+                f"  IF @p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))\n"
+                f"    THROW {REFUSED}, N'workbench: say what to change', 1;\n"
+                f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] NOT IN ({allowed}))\n"
+                f"    THROW {REFUSED}, N'workbench: a move writes neither the key nor the lock', 1;\n"
+                f"  BEGIN TRANSACTION;\n"
+                f"  SELECT @found = 1, @finishes = {_one_line(sql(sa.case((finished, 1), else_=0)))} "
+                f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {_one_line(sql(sa.and_(here, waiting)))};\n"
+                f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {NOT_HELD}, N'workbench: the item is not waiting, or someone holds it', 1;\n  END;\n"
+                f"  IF @finishes = 1\n  BEGIN\n    ROLLBACK;\n"
+                f"    THROW {REFUSED}, N'workbench: a move keeps items waiting: finishing one is work, with a claim "
+                f"and an outcome', 1;\n  END;\n"
+                f"  SET @before = {as_json};\n"
+                f"  {_one_line(sql(update))};\n  SET @done = @@ROWCOUNT;\n"
+                f"  SET @after = {as_json};\n"
+                + self.audit_insert(models.EventKind.MOVE.value, owner="NULL", token=None, reason="@p_reason",
+                                    detail=detail)
+                + "  COMMIT;\n")
+        return ([self._key(), "@p_changes nvarchar(max)", f"@p_reason {self.reason_type}"],
+                body + self._done())
+
     def _force_release(self) -> tuple[list[str], str]:
         return [self._key(), f"@p_reason {self.reason_type}"], self._taken(to_user=False)
 
     def _reassign(self) -> tuple[list[str], str]:
         return [self._key(), f"@p_to {self.user_type}", f"@p_reason {self.reason_type}"], self._taken(to_user=True)
+
+
+def filter_parameters(q: mapping.BoundQueue) -> dict[str, sa.Column[Any]]:
+    """The claim procedure's filter parameters (p_f0, p_f1, …) and the filter_by column each narrows by."""
+    return {f"p_f{i}": column for i, column in enumerate(q.filter_columns.values())}
+
+
+def _unless_null(clause: sa.ColumnElement[bool], variables: list[Any]) -> sa.ColumnElement[bool]:
+    """`clause` with each comparison against one of `variables` (a filter's) holding when it is NULL."""
+    def replace(element: Any) -> Any:
+        if isinstance(element, sa.sql.elements.BinaryExpression) and any(element.right is v for v in variables):
+            # Grouped: inside the branch's AND it must stay one condition.
+            return sa.or_(element.right.is_(None), element).self_group()
+        return None
+
+    return visitors.replacement_traverse(clause, {}, replace)  # type: ignore[call-overload,no-any-return]
+
+
+def _written(q: mapping.BoundQueue, expr: sa.ColumnElement[Any],
+             values: Mapping[str, sa.ColumnElement[Any]]) -> sa.ColumnElement[Any]:
+    """`expr` as it reads once `values` (T-SQL expressions per column) are written (BoundQueue.written)."""
+    def replace(element: Any) -> Any:
+        if isinstance(element, sa.Column) and element.table is q.table and element.name in values:
+            return values[element.name]
+        return None
+
+    return visitors.replacement_traverse(expr, {}, replace)  # type: ignore[call-overload,no-any-return]
 
 
 def _one_line(sql: str) -> str:

@@ -660,6 +660,15 @@ class WorkQueue:
         if conn.execute(sa.select(q.key).where(q.key.in_(list(before)), finished).limit(1)).first() is not None:
             shown = ", ".join(f"{name}={value}" for name, value in values.items())
             raise errors.UsageError.of(problems.MOVE_FINISHES, q.name, shown)
+        calls = self._procedures()
+        if calls is not None:
+            # The supervisor's procedure moves each item (rows read and locked above) and records it.
+            calls.for_user(actor)
+            changes = {"p_changes": procedures.edits_json(q, values), "p_reason": reason.strip()}
+            for key in before:
+                if not calls.run(conn, "move", {"p_key": key, **changes}, action=action, user=actor):
+                    raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
+            return list(before)
         update = (sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key))
                   .values(values))
         try:

@@ -7,7 +7,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors
 from workbench.db import audit as audit_mod
 from workbench.db import connect, mapping, procedures
 from workbench.db.claims import base
@@ -30,14 +29,11 @@ class ReadpastClaim(base.ClaimMethod):
         calls = procedures.of(db, q, trail.table.schema)
         if calls is not None:
             # Under `workbench grants` (protocol_mssql.py) operators claim only through the queue's procedure,
-            # which serves items in order, one per call, and writes the audit rows itself.
-            if request.key is not None or request.where:
-                what = "picking an item by its key" if request.key is not None else "narrowing Next item"
-                raise errors.UsageError(f"queue {q.name}: {what} is not available under `workbench grants` on "
-                                        "SQL Server, whose procedure serves items in queue order: use Next item")
+            # which serves items in order (narrowed, or the one asked for), one per call, and writes the
+            # audit rows itself.
             try:
                 return [base.Claimed(row=row, prev_owner=None, prev_token=None)
-                        for row in calls.claim(request.user, request.count)]
+                        for row in calls.claim(request.user, request.count, request.key, request.where)]
             except procedures.Revoked:
                 pass  # `grants --revoke` while this process ran: workbench's own statements
         return db.write(lambda conn: self._claim(conn, q, trail, request))
