@@ -236,6 +236,8 @@ def test_the_servers_refusals_are_said_as_workbench_says_them() -> None:
             raise driver_error(50401, "workbench: not held")
         if text.startswith("SELECT cases.case_id AS wb_key"):
             return [lock_row(wq.q, 7)]
+        if text == "SELECT cases.case_id FROM cases WHERE cases.case_id = ?":  # the item exists, as far as it reads
+            return [(values[0],)] if values[0] == 7 else []
         return []
 
     wq, _ = queue(answer)
@@ -243,6 +245,9 @@ def test_the_servers_refusals_are_said_as_workbench_says_them() -> None:
         wq.force_release(LOGIN, 7, "stuck")
     with pytest.raises(errors.NotPermitted, match=r"^the database did not permit this: the queue has no item with"):
         wq.add_note(LOGIN, 7, "see attachment")
+    # An item that is not there is said as without the script (in the user's language), before any call.
+    with pytest.raises(errors.WorkbenchError, match=r"^cases has no item with key 8$"):
+        wq.add_note(LOGIN, 8, "see attachment")
     calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
     assert calls.run(wq.db.server, "extend", {"p_key": 7, "p_token": "t"}) == []  # the lock is gone
 

@@ -473,13 +473,17 @@ class WorkQueue:
         _check_user(user)
         key = self.q.coerce_key(key)
         text = notes_mod.checked(text)
+        def exists(conn: sa.Connection) -> None:
+            if conn.execute(sa.select(self.q.key).where(self.q.key == key)).first() is None:
+                raise self.q.no_item(key)
+
         calls = self._procedures()
         if calls is not None:
+            self.db.read(exists)  # said as without the script (the procedure checks it again)
             return notes_mod.Notes.note(calls.call(user, "note", {"p_key": key, "p_text": text})[0])
 
         def write(conn: sa.Connection) -> models.Note:
-            if conn.execute(sa.select(self.q.key).where(self.q.key == key)).first() is None:
-                raise self.q.no_item(key)
+            exists(conn)
             return self._notebook().add(conn, key, user, text)
 
         return self.db.write(write)
