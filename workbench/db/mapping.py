@@ -657,10 +657,11 @@ class BoundQueue:
         return column
 
     def written(self, expr: sa.ColumnElement[Any], values: Mapping[str, Any]) -> sa.ColumnElement[Any]:
-        """`expr` as it reads for a row once `values` ({column: value}) are written to it."""
+        """`expr` as it reads for a row once `values` ({column: value, or an SQL expression}) are written to it."""
         def replace(element: Any) -> Any:
             if isinstance(element, sa.Column) and element.table is self.table and element.name in values:
-                return sa.literal(values[element.name], element.type)
+                value = values[element.name]
+                return value if isinstance(value, sa.ColumnElement) else sa.literal(value, element.type)
             return None
 
         return visitors.replacement_traverse(expr, {}, replace)  # type: ignore[call-overload,no-any-return]

@@ -99,6 +99,7 @@ class Procedures:
         self.parameters = {operation: parameters for operation, (_, parameters) in made.items()}
         self.calls = {operation: call_statement(q, name, parameters) for operation, (name, parameters) in made.items()}
         self._next_name = made["next"][0]
+        self._filters = {name: column.name for name, column in protocol_mssql.filter_parameters(q).items()}
         self._login: str | None = None
         self._checked: float | None = None  # when the database was last asked (time.monotonic)
 
@@ -179,8 +180,7 @@ class Procedures:
         filter_by values), one call each: the rows with their lock (wb_*); fewer when nothing more
         waits or the procedure refuses another (the caller then says why)."""
         narrowed = dict(where)
-        values = {"p_pick": key, **{name: narrowed.get(column.name) for name, column
-                                    in protocol_mssql.filter_parameters(self.q).items()}}
+        values = {"p_pick": key, **{name: narrowed.get(column) for name, column in self._filters.items()}}
         claimed: list[dict[str, Any]] = []
         for _ in range(count):
             try:

@@ -608,8 +608,8 @@ class _Builder:
         allowed = ", ".join(self.text(name) for name in movable) or "NULL"
         values = {name: sa.literal_column(self.edited(name, "@p_changes"), q.table.c[name].type) for name in movable}
         waiting = sa.and_(*q.scope_clause(), q.todo_clause(), q.shape.unheld(q.key))
-        finished = sa.and_(*(_written(q, c, values) for c in q.scope_clause()),
-                           sa.not_(_written(q, q.todo_clause(), values)))
+        finished = sa.and_(*(q.written(c, values) for c in q.scope_clause()),
+                           sa.not_(q.written(q.todo_clause(), values)))
         # Each movable column's value before and after, as JSON (FOR JSON keeps each type's notation).
         row = sa.select(*(q.table.c[name] for name in movable)).where(here)
         as_json = f"({_one_line(sql(row))} FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES)"
@@ -671,17 +671,6 @@ def _unless_null(clause: sa.ColumnElement[bool], variables: list[Any]) -> sa.Col
         return None
 
     return visitors.replacement_traverse(clause, {}, replace)  # type: ignore[call-overload,no-any-return]
-
-
-def _written(q: mapping.BoundQueue, expr: sa.ColumnElement[Any],
-             values: Mapping[str, sa.ColumnElement[Any]]) -> sa.ColumnElement[Any]:
-    """`expr` as it reads once `values` (T-SQL expressions per column) are written (BoundQueue.written)."""
-    def replace(element: Any) -> Any:
-        if isinstance(element, sa.Column) and element.table is q.table and element.name in values:
-            return values[element.name]
-        return None
-
-    return visitors.replacement_traverse(expr, {}, replace)  # type: ignore[call-overload,no-any-return]
 
 
 def _one_line(sql: str) -> str:
