@@ -398,9 +398,13 @@ def start_galera(nodes: int = 3) -> list[Server]:
             work = _workdir(f"wb-galera{i}-")
             _chown(work, "mysql")
             data = work / "data"
-            subprocess.run([install, "--no-defaults", f"--datadir={data}", *user_args,
-                            "--auth-root-authentication-method=normal", "--skip-test-db"],
-                           check=True, capture_output=True, text=True, cwd=work)
+            if i == 0:
+                subprocess.run([install, "--no-defaults", f"--datadir={data}", *user_args,
+                                "--auth-root-authentication-method=normal", "--skip-test-db"],
+                               check=True, capture_output=True, text=True, cwd=work)
+            else:  # a joiner's data directory is replaced by the donor's copy (rsync SST) anyway
+                data.mkdir()
+                _chown(data, "mysql")
             argv = [server_bin, "--no-defaults", f"--datadir={data}", f"--socket={work / 'mysqld.sock'}",
                     f"--port={sql}", "--bind-address=127.0.0.1", *user_args, f"--pid-file={work / 'mariadbd.pid'}",
                     f"--log-error={work / 'error.log'}", "--max-connections=300",

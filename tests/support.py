@@ -36,6 +36,17 @@ def age_lock(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
         assert conn.execute(sa.update(held_in).where(where).values(values)).rowcount == 1
 
 
+def age_deferral(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
+    """Move an item's deferral `seconds` into the past, as if its time were that much nearer."""
+    deferrals = wb.queue(queue).trail.deferrals
+    assert deferrals is not None, f"queue {queue} keeps no deferrals"
+    table = deferrals.table
+    with wb.engine.begin() as conn:
+        moved = conn.execute(sa.update(table).where(table.c.queue == queue, table.c.item_key == str(key))
+                             .values(until=clock.add_seconds(table.c.until, sa.literal(-seconds))))
+        assert moved.rowcount == 1
+
+
 def age_audit(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
     """Move an item's audit events `seconds` into the past."""
     table = wb.audit_table

@@ -112,7 +112,9 @@ def upgrade(engine: sa.Engine, schema: str | None = None) -> list[Migration]:
     applied = []
     for migration in MIGRATIONS:
         with _creating(engine, schema), engine.begin() as conn:
-            if current_version(conn, schema) >= migration.version:
+            # Read again in each step's transaction: another `workbench init` may have applied it
+            # meanwhile. The version table exists by now, so no catalogue look-up is needed.
+            if int(conn.execute(sa.select(sa.func.max(version.c.version))).scalar() or 0) >= migration.version:
                 continue
             migration.apply(conn, metadata)
             conn.execute(sa.insert(version).values(version=migration.version, applied_at=clock.db_now()))
