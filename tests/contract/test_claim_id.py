@@ -159,7 +159,7 @@ def test_config_errors(native_env: support.Env) -> None:
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
 def test_processes_drain_a_claim_id_queue_without_sharing_an_item(native_env: support.Env) -> None:
     env = native_env
-    rows = 400  # 8 workers contend just as much; 600 cost CI ~30 s more, 1,000 ~70 s, 2,000 ~3 minutes
+    rows = 400  # 8 workers contend just as much; 600 cost CI ~30 s more, 1,000 ~70 s, 2,000 ~2.5 minutes
     wb = _tables(env, rows=rows)
     config = env.write_config(CONFIG)
     results = test_concurrency._run_workers(env, config, 1, queue="exports")

@@ -23,7 +23,7 @@ from workbench.db.claims import stepwise
 
 PROCESSES = 8
 # 8 workers contend at the head of the queue just as much with 600 rows as with 2,400 (each claim
-# races the other seven either way); 1,200 cost CI about a minute more over the eleven runs.
+# races the other seven either way); 1,200 cost CI about a minute more over its fourteen runs.
 ROWS = 600
 REPO = Path(__file__).resolve().parents[2]
 

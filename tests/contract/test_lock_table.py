@@ -266,7 +266,7 @@ def test_queues_of_both_shapes_share_one_database(native_env: support.Env) -> No
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
 def test_processes_drain_a_lock_table_queue_without_sharing_an_item(native_env: support.Env) -> None:
     env = native_env
-    rows = 400  # 8 workers contend just as much; 600 cost CI ~30 s more, 1,000 ~70 s, 2,000 ~3 minutes
+    rows = 400  # 8 workers contend just as much; 600 cost CI ~30 s more, 1,000 ~70 s, 2,000 ~2.5 minutes
     wb = _tickets(env, rows=rows)
     text = CONFIG.replace("[queues.tickets]", "[queues.cases]").replace("queues.tickets.", "queues.cases.")
     config = env.write_config(text)
