@@ -153,6 +153,7 @@ class QuitGuard(QObject):
         self.window.statusBar().showMessage(self.tr("Giving {0} back to the queue before closing…").format(
             self._title(cur)))
         lock = cur.lock
+        attempts = [0]
 
         def done(_: Any) -> None:
             if self.state != "releasing":
@@ -166,10 +167,19 @@ class QuitGuard(QObject):
                 return
             if isinstance(exc, errors.LockLost):
                 self._finish()  # not held any more (expired, taken): nothing stays locked to us
+            elif isinstance(exc, errors.DatabaseUnavailable) and attempts[0] < 2:
+                # The connection a failover or a server restart cut is dropped by this failure;
+                # the next attempt goes out on a new one (within the same deadline). A release
+                # that did go through before the cut is then LockLost, which is fine.
+                release()
             else:
                 self._finish(self._runs_out(cur, self.tr("It could not be released ({0}).").format(exc)))
 
-        s.dispatcher.call(lambda: s.operator.release(lock, reason), done, failed)
+        def release() -> None:
+            attempts[0] += 1
+            s.dispatcher.call(lambda: s.operator.release(lock, reason), done, failed)
+
+        release()
 
     def _on_deadline(self) -> None:
         if self.state == "settling":
