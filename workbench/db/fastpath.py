@@ -135,7 +135,10 @@ class HeldConnections:
 class FastStatement:
     """One compiled statement with its constant parameters; `rows()` / `run()` bind the per-call values."""
 
-    def __init__(self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any]) -> None:
+    def __init__(self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any], *,
+                 setup: str | None = None) -> None:
+        """`setup`: SQL run on each connection before the statement is prepared there (a function of
+        the session's own that the statement calls, e.g.)."""
         # psycopg is optional (SQLite-only installs): imported here, what the hot path needs kept.
         from psycopg import generators, pq
         from psycopg.adapt import PyFormat
@@ -158,6 +161,7 @@ class FastStatement:
         self._formats = [PyFormat.TEXT] * len(order)
         self._exchange, self._tuples_ok = generators.execute, pq.ExecStatus.TUPLES_OK
         self._columns: list[str] | None = None
+        self._setup = setup.encode() if setup is not None else None
 
     def rows(self, values: Mapping[Any, Any]) -> list[tuple[Any, ...]]:
         """Execute with `values` (all of the sample's names) in autocommit; the rows as tuples."""
@@ -175,6 +179,7 @@ class FastStatement:
         conn, pgconn, tx = held.dbapi, held.pgconn, held.tx
         with conn.lock:
             if self.name not in held.prepared:
+                self._run_setup(held)
                 pgconn.send_prepare(self.name, self._query)
                 _one_result(conn, conn.wait(self._exchange(pgconn)))
                 held.prepared.add(self.name)
@@ -189,12 +194,25 @@ class FastStatement:
                 # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
                 held.prepared.discard(self.name)
                 return self._execute(held, values)
+            except errors.UndefinedFunction:
+                if self._setup is None:
+                    raise
+                # The session's own function went (DISCARD TEMP) while the statement stayed: make it
+                # again; the statement is planned anew on its next run.
+                with conn.lock:
+                    self._run_setup(held)
+                return self._execute(held, values)
             return []  # a statement without a result set
         result = results[0]
         if self._columns is None:
             self._columns = [result.fname(i).decode() for i in range(result.nfields)]
         tx.set_pgresult(result)
         return tx.load_rows(0, result.ntuples, tuple)
+
+    def _run_setup(self, held: _Held) -> None:
+        if self._setup is not None:
+            held.pgconn.send_query(self._setup)
+            _one_result(held.dbapi, held.dbapi.wait(self._exchange(held.pgconn)))
 
     @property
     def columns(self) -> list[str]:

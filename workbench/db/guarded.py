@@ -133,7 +133,7 @@ class GuardedWriter:
 
     def plain_finish(self, shape: Shape) -> sa.Select[Any] | None:
         """The one statement of a Complete without edits as it runs without grants (returning the
-        time only), for a claim method to run in one statement with the claim of the next item
+        time only), for a claim method to run in one call with the claim of the next item
         (ClaimMethod.finish_then_claim); None where the Complete is not one statement, or where
         `workbench grants` has the database's own function do it."""
         if not self.finisher_shape(shape) or not self._one_statement(shape):

@@ -591,7 +591,7 @@ def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
                 f"goes to review', session_user, {review.first_items} USING ERRCODE = '42501';\n    END IF;\n")
 
     branches = "".join(f"  IF p_outcome = {Renderer.literal_of(conn, outcome)} THEN\n{first_items(outcome)}"
-                       f"    RETURN QUERY {_with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
+                       f"    RETURN QUERY {with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
                        for outcome, statement in statements.items())
     body = branches + "  RAISE EXCEPTION 'workbench: no outcome %', p_outcome USING ERRCODE = '22023';\n"
     arguments = (("p_key", q.key.type.compile(dialect=conn.dialect)), ("p_token", "text"), ("p_outcome", "text"))
@@ -623,7 +623,7 @@ def search_path(prep: Any, q: mapping.BoundQueue, schema: str) -> str:
                                     prep.quote_schema(schema), "pg_temp"]))
 
 
-def _with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[str, str]) -> str:
+def with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[str, str]) -> str:
     """`statement` as SQL with its bound parameters replaced by the given SQL (function arguments)."""
     assert isinstance(statement, sa.sql.ClauseElement)
     compiled = statement.compile(dialect=conn.dialect)

@@ -49,7 +49,7 @@ class WorkQueue:
         self._shapes: dict[str, guarded.Shape] = {}
         # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
         self._finishers: dict[str | None, tuple[str, Callable[[Any, str, str], Any]]] = {}
-        # The same, followed by the claim of the next item in one statement (None: not here).
+        # The same, followed by the claim of the next item in one call (None: not here).
         self._then_next: dict[tuple[str | None, tuple[str, ...]], tuple[str, claims.base.FinishThenClaim] | None] = {}
 
     # -- claiming ---------------------------------------------------------------------------
@@ -299,7 +299,7 @@ class WorkQueue:
         only under the caller's live lock. With `then_next`, the next item (narrowed by `where`, as
         claim_next) is claimed for the caller once the Complete is in, and handed back as the
         Completion's `next` (None when none could be claimed: claim_next tells why); on PostgreSQL
-        the Complete and the claim are then one statement, one round trip and one commit."""
+        the Complete and the claim are then one call, one round trip and one commit."""
         key = self.q.coerce_key(key)
         note = self._note_for(outcome if outcome is not None else self.config.outcomes[0].name, note)
         why = self._review_choice(user, outcome)

@@ -75,10 +75,11 @@ class ClaimMethod:
 
     def finish_then_claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                           finish: sa.Select[Any], request: ClaimRequest) -> FinishThenClaim | None:
-        """One statement that runs `finish` (a Complete, GuardedWriter.plain_finish) and, only if its
-        fence held, claims the next item for the same user, narrowed by the filter's columns of
-        `request` (its values come with each call's); None where this database has no such
-        statement (the queue then completes and claims one after the other)."""
+        """One call (one round trip, one transaction) that runs `finish` (a Complete,
+        GuardedWriter.plain_finish) and, only if its fence held, claims the next item for the same
+        user, narrowed by the filter's columns of `request` (its values come with each call's); None
+        where this database has no such call (the queue then completes and claims one after the
+        other)."""
         return None
 
     # -- shared pieces --------------------------------------------------------------------

@@ -10,14 +10,16 @@ import sqlalchemy as sa
 from workbench.core import models
 from workbench.db import audit as audit_mod
 from workbench.db import clock, connect, fastpath, guarded, lockshapes, mapping, permissions, protocol
-from workbench.db.claims import base, lock_table, portable
+from workbench.db.claims import base, lock_table, pg_function, portable
 
 
 class SkipLockedClaim(base.ClaimMethod):
     """`WITH cand AS (SELECT … FOR NO KEY UPDATE SKIP LOCKED) UPDATE … FROM cand RETURNING …`.
 
     Runs in autocommit: the single statement is its own transaction, so a claim is one round
-    trip, and the audit rows are inserted by data-modifying CTEs of the same statement.
+    trip, and the audit rows are inserted by data-modifying CTEs of the same statement. Next item
+    and a Complete with then_next run the same pieces as a function of the connection's own
+    (pg_function.py), one query per branch, where the login may create one.
     """
 
     name = "skip-locked"
@@ -29,6 +31,7 @@ class SkipLockedClaim(base.ClaimMethod):
         self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
         self._fast: dict[tuple[Any, ...], fastpath.FastStatement] = {}
         self._next: dict[tuple[int, int], _NextClaims] = {}
+        self._no_function: set[int] = set()  # queues whose claim function the database refused to run
 
     def claim_next(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                    user: str, count: int) -> list[models.Claim]:
@@ -47,7 +50,10 @@ class SkipLockedClaim(base.ClaimMethod):
                 fast = fastpath.FastStatement(db.held, protocol.next_call(db.held.engine.dialect, q,
                                                                           trail.table.schema), {"wb_user": user})
             else:
-                fast = self._fast_statement(db, q, trail, request, count, bool(q.config.max_locks_per_user))
+                check_limit = bool(q.config.max_locks_per_user)
+                function = count == 1 and id(q) not in self._no_function
+                fast = (pg_function.next_claim(self, db, q, trail, request, check_limit) if function else None) \
+                    or self._fast_statement(db, q, trail, request, count, check_limit)
             reader = _NextClaims(q, fast, login)
             self._next[(id(q), count)] = reader
         if reader.login is not None and user != reader.login:
@@ -56,7 +62,9 @@ class SkipLockedClaim(base.ClaimMethod):
         try:
             return reader.claims(user)
         except sa.exc.DBAPIError as exc:
-            if not protocol.is_missing_function(exc):
+            if pg_function.refused(exc):
+                self._no_function.add(id(q))  # the one statement from now on
+            elif not protocol.is_missing_function(exc):
                 raise
             # `workbench grants --revoke` while this process ran: back to the plain statement.
             del self._next[(id(q), count)]
@@ -68,11 +76,28 @@ class SkipLockedClaim(base.ClaimMethod):
             return None
         if db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema)) is not None:
             return None  # under `workbench grants` the claim is the database's own function
-        done = finish.cte("wb_done")
-        stmt = self._build(q, trail, request, 1, bool(q.config.max_locks_per_user), after=done)
-        sample = {**guarded.FINISH_SAMPLE, **request.filter_params()}
-        reader = _NextClaims(q, fastpath.FastStatement(db.held, stmt, sample))
-        return reader.after_finish
+        check_limit = bool(q.config.max_locks_per_user)
+
+        def statement() -> _NextClaims:
+            stmt = self._build(q, trail, request, 1, check_limit, after=finish.cte("wb_done"))
+            return _NextClaims(q, fastpath.FastStatement(db.held, stmt, {**guarded.FINISH_SAMPLE,
+                                                                         **request.filter_params()}))
+
+        fast = pg_function.next_claim(self, db, q, trail, request, check_limit, finish)
+        if fast is None:
+            return statement().after_finish
+        reader = [_NextClaims(q, fast)]
+
+        def run(values: Mapping[str, Any]) -> tuple[Any, models.Claim | None] | None:
+            try:
+                return reader[0].after_finish(values)
+            except sa.exc.DBAPIError as exc:
+                if not pg_function.refused(exc):
+                    raise
+                # Rolled back as a whole (the Complete too): the one statement does the same.
+                reader[0] = statement()
+                return reader[0].after_finish(values)
+        return run
 
     def trusted_next(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> sa.Select[Any]:
         """The claim of the next item as `workbench grants` installs it in the database: run as the
@@ -145,26 +170,43 @@ class SkipLockedClaim(base.ClaimMethod):
         # A constant LIMIT: with a parameter there, PostgreSQL cannot trust a generic plan for the
         # prepared statement and re-plans this statement on every execution (measured: ~3 ms).
         limit = sa.bindparam("wb_count", count, type_=sa.Integer(), literal_execute=True)
-        extra: list[sa.ColumnElement[bool]] = []
-        if check_limit:
-            held = (sa.select(sa.func.count()).select_from(q.table)
-                    .where(*q.scope_clause(), q.user == user, q.live(now)).scalar_subquery())
-            # After a Complete, the lock it clears still counts in the statement's snapshot.
-            limit_after = q.config.max_locks_per_user + (1 if after is not None else 0)
-            extra.append(held < sa.bindparam("wb_limit", limit_after, type_=sa.Integer(), literal_execute=True))
+        # After a Complete in the same statement, the lock it clears still counts in its snapshot.
+        extra = self.limit_checks(q, user, now, check_limit, completed_before=after is not None)
         if after is not None:
             # An InitPlan: evaluated once, before any candidate row is read or locked.
             extra.append(sa.exists(sa.select(after.c.wb_now)))
-        branches = []
-        for i, where in enumerate(self._branches(q, now, shaped, trail, user)):
-            branches.append(sa.select(*self.candidate_columns(q)).where(where, *extra).order_by(*q.order_by())
-                            .limit(limit).with_for_update(skip_locked=True, key_share=True)
-                            .cte(f"wb_branch{i}").prefix_with("MATERIALIZED"))
+        branches = [self.pick(q, where, extra, limit).cte(f"wb_branch{i}").prefix_with("MATERIALIZED")
+                    for i, where in enumerate(self._branches(q, now, shaped, trail, user))]
         if len(branches) == 1:
             cand = branches[0]
         else:
             merged = sa.union_all(*(sa.select(b) for b in branches)).subquery("wb_merged")
             cand = sa.select(merged).limit(limit).cte("wb_cand")
+        return self.write(q, trail, cand, user, count=count, table_row=table_row, after=after)
+
+    @staticmethod
+    def limit_checks(q: mapping.BoundQueue, user: Any, now: sa.ColumnElement[Any], check_limit: bool, *,
+                     completed_before: bool) -> list[sa.ColumnElement[bool]]:
+        """The claimer's live locks under the queue's limit (when `check_limit`); `completed_before`:
+        one of them is being completed in the same snapshot and does not count."""
+        if not check_limit:
+            return []
+        held = (sa.select(sa.func.count()).select_from(q.table)
+                .where(*q.scope_clause(), q.user == user, q.live(now)).scalar_subquery())
+        limit = q.config.max_locks_per_user + (1 if completed_before else 0)
+        return [held < sa.bindparam("wb_limit", limit, type_=sa.Integer(), literal_execute=True)]
+
+    def pick(self, q: mapping.BoundQueue, where: sa.ColumnElement[bool], extra: list[sa.ColumnElement[bool]],
+             limit: Any) -> sa.Select[Any]:
+        """One branch's rows, first in queue order, locked (FOR NO KEY UPDATE SKIP LOCKED)."""
+        return (sa.select(*self.candidate_columns(q)).where(where, *extra).order_by(*q.order_by())
+                .limit(limit).with_for_update(skip_locked=True, key_share=True))
+
+    def write(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, cand: sa.CTE, user: Any, *,
+              count: int = 1, table_row: bool = False, after: sa.CTE | None = None) -> sa.Select[Any]:
+        """The lock written on the rows of `cand` (picked and locked already) and the audit rows, the
+        rows as they are now returned (see _build)."""
+        now = q.now()
         writes = {**q.lock_writes(user, now, q.shape.new_token()), **q.writes(q.on_claim, user, now)}
         # The row's own columns carry the lock (see with_lock_aliases); only the clock is extra.
         returning = [*q.table.c, now.label("wb_now"), cand.c.wb_prev_owner, cand.c.wb_prev_token,

@@ -1,0 +1,136 @@
+"""PostgreSQL: the claim of the next item as a plpgsql function of the connection's own (pg_temp).
+
+The one-statement claim (postgresql.SkipLockedClaim._build) reads its candidates with the snapshot
+the statement started with. When another claimer commits the row it found meanwhile, PostgreSQL
+locks the row's new version and re-checks it (EvalPlanQual), and that re-check sets up the executor
+for every sub-plan of the statement again: the branches, the UPDATE, the audit INSERT and, with
+then_next, the Complete. With 8 claimers on the head of one queue that happens on most claims, and
+the server's CPU per pair doubled from 1 process to 8 (tests/benchmarks/claim_bench.py; README,
+"How far one server goes").
+
+Here the same pieces run as separate statements of one function: the Complete (with then_next),
+then one small query per branch (expired locks, deferred items due, free items) until one locks a
+row, then the lock and audit rows written on that row. Each query takes a fresh snapshot and is
+planned once per connection, and a re-check sets up only the small query it is in. Still one round
+trip, one statement as the client sees it, one transaction.
+
+The function is created in the session's temporary schema on each connection before the call is
+prepared there (fastpath.FastStatement's setup), under a name derived from its text: a changed
+config makes a new one, and nothing has to be installed in the database. Where the login may not
+create temporary objects, the claim stays the one statement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from workbench.core import errors
+from workbench.db import audit as audit_mod
+from workbench.db import connect, fastpath, guarded, mapping, protocol
+from workbench.db.claims import base
+
+if TYPE_CHECKING:
+    from workbench.db.claims.postgresql import SkipLockedClaim
+
+PICKED = "wb_picked"  # the function's variable: the key of the row a branch locked
+COMPLETED = "wb_completed_at"  # with then_next: the Complete's time (NULL: its fence failed)
+
+
+def next_claim(method: SkipLockedClaim, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+               request: base.ClaimRequest, check_limit: bool,
+               finish: sa.Select[Any] | None = None) -> fastpath.FastStatement | None:
+    """The call of the claim function for one item (after `finish`, a Complete's statement, when
+    given), with the function as the call's setup; None where this login cannot create it."""
+    try:
+        name, create, call, args = db.read(lambda conn: _function(method, conn, q, trail, request, check_limit,
+                                                                  finish))
+    except (sa.exc.CompileError, NotImplementedError):
+        return None  # a column type with no name in SQL (reflected as NullType): the one statement
+
+    def probe(conn: sa.Connection) -> None:
+        # Made and dropped again: the connections that run the call make their own (setup below).
+        conn.execution_options(no_parameters=True).exec_driver_sql(create)
+        conn.exec_driver_sql(f"DROP FUNCTION pg_temp.{name}")
+
+    try:
+        db.write(probe)
+    except (errors.NotPermitted, sa.exc.DBAPIError):
+        # No TEMP privilege (or another refusal of the function itself): the one statement does the
+        # same work. An unreachable database is raised as it is: the claim would not run either.
+        return None
+    sample = dict.fromkeys(args, "")
+    if finish is not None:
+        sample.update(guarded.FINISH_SAMPLE)
+    return fastpath.FastStatement(db.held, call, sample, setup=create)
+
+
+def refused(exc: sa.exc.DBAPIError) -> bool:
+    """Did the database refuse to run the function itself (a column type it returns differs from
+    the one reflected), rolling the whole call back?"""
+    return str(getattr(exc.orig, "sqlstate", "") or "") == "42804"
+
+
+def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
+              request: base.ClaimRequest, check_limit: bool,
+              finish: sa.Select[Any] | None) -> tuple[str, str, sa.TextClause, list[str]]:
+    """The function's name and signature, CREATE FUNCTION pg_temp.…, the call returning the claimed
+    row, and the call's parameters."""
+    dialect = conn.dialect
+    prep = dialect.identifier_preparer
+    user = sa.bindparam("wb_user", type_=sa.String())
+    args: list[tuple[str, Any]] = [("wb_user", sa.String())]
+    args += [(f"wb_f{i}", q.table.c[name].type) for i, (name, _) in enumerate(request.where)]
+    if finish is not None:
+        args += [("wb_key", q.key.type), ("wb_token", sa.String()), ("wb_a_token", sa.String())]
+    params = {name: f"${i}" for i, (name, _) in enumerate(args, 1)}
+
+    def sql(statement: sa.Executable) -> str:
+        return protocol.with_params(conn, statement, params).strip()
+
+    stamp = "timestamp with time zone" if q.aware else "timestamp without time zone"
+    key_type = q.key.type.compile(dialect=dialect)
+    declare = [f"  {PICKED} {key_type};"]
+    steps = []
+    if finish is not None:
+        declare.append(f"  {COMPLETED} {stamp};")
+        done = finish.cte("wb_done")
+        # A Complete whose fence failed returns no row: nothing is claimed, the call returns no row.
+        steps.append(f"  {sql(sa.select(done.c.wb_now))} INTO {COMPLETED};\n  IF NOT FOUND THEN\n    RETURN;\n"
+                     "  END IF;\n")
+    now = q.now()
+    shaped = base.ClaimRequest(user="", use_cooldown=request.use_cooldown, where=request.bound_filter(q))
+    # The Complete before is this transaction's own: its lock is gone for these later statements.
+    extra = method.limit_checks(q, user, now, check_limit, completed_before=False)
+    one = sa.bindparam("wb_count", 1, type_=sa.Integer(), literal_execute=True)
+    for i, where in enumerate(method.branches(q, now, shaped, trail, user=user)):
+        picked = method.pick(q, where, extra, one).subquery("wb_pick")
+        pick = f"{sql(sa.select(picked.c.wb_ckey))} INTO {PICKED};"
+        steps.append(f"  {pick}\n" if i == 0 else f"  IF {PICKED} IS NULL THEN\n    {pick}\n  END IF;\n")
+    cand = (sa.select(*method.candidate_columns(q))
+            .where(q.key == sa.literal_column(PICKED, q.key.type)).cte("wb_cand"))
+    after = sa.select(sa.literal_column(COMPLETED).label("wb_now")).cte("wb_done") if finish is not None else None
+    if after is None:
+        steps.append(f"  IF {PICKED} IS NULL THEN\n    RETURN;\n  END IF;\n")
+    steps.append(f"  RETURN QUERY {sql(method.write(q, trail, cand, user, after=after))};\n")
+    body = "DECLARE\n" + "\n".join(declare) + "\nBEGIN\n" + "".join(steps) + "END\n"
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    name = f"wb_claim_{digest[:24]}"
+    tag = f"$wb_{digest[:12]}$"
+    if tag in body:  # cannot happen for a tag made from the body's own digest, short of a collision
+        raise NotImplementedError("the function's quote tag occurs in its body")
+    types = ", ".join(t.compile(dialect=dialect) for _, t in args)
+    create = (f"CREATE OR REPLACE FUNCTION pg_temp.{name}({types}) RETURNS SETOF record LANGUAGE plpgsql "
+              f"AS {tag}\n{body}{tag}")
+    returned: list[tuple[str, Any]] = [(c.name, c.type) for c in q.table.c]
+    returned += [("wb_now", None), ("wb_prev_owner", q.user.type), ("wb_prev_token", q.shape.token_column().type),
+                 ("wb_prev_time", q.time.type)]
+    if finish is not None:
+        returned.append(("wb_done_at", None))
+    columns = ", ".join(f"{prep.quote(column)} {stamp if kind is None else kind.compile(dialect=dialect)}"
+                        for column, kind in returned)
+    call = sa.text(f"SELECT * FROM pg_temp.{name}({', '.join(f':{a}' for a, _ in args)}) AS wb_claimed({columns})"
+                   ).bindparams(*(sa.bindparam(a, type_=t) for a, t in args))
+    return f"{name}({types})", create, call, [a for a, _ in args]
