@@ -62,11 +62,13 @@ class SkipLockedClaim(base.ClaimMethod):
         try:
             return reader.claims(user)
         except sa.exc.DBAPIError as exc:
-            if pg_function.refused(exc):
-                self._no_function.add(id(q))  # the one statement from now on
+            if pg_function.refused(exc) and id(q) not in self._no_function:
+                # The database refused the claim function's result (rolled back as a whole): the one
+                # statement from now on.
+                self._no_function.add(id(q))
             elif not protocol.is_missing_function(exc):
                 raise
-            # `workbench grants --revoke` while this process ran: back to the plain statement.
+            # Or `workbench grants --revoke` while this process ran: back to the plain statement.
             del self._next[(id(q), count)]
             return self.claim_next(db, q, trail, user, count)
 
