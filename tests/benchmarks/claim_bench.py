@@ -40,6 +40,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--then-next", action="store_true",
                         help="also measure workbench completing with then_next (each Complete claims the next "
                              "item in the same step, as the window does), in a database of its own")
+    parser.add_argument("--vacuum", action="store_true",
+                        help="PostgreSQL: VACUUM each implementation's database before each of its rounds, so that "
+                             "no round inherits the dead index entries of the rounds before (steadier ratios)")
     parser.add_argument("--durable", action="store_true",
                         help="the throwaway server at its default durability (fsync, synchronous commit): "
                              "the figures a user's server gives")
@@ -231,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         checks: dict[str, tuple[int, int]] = {}
         for number in range(args.rounds):
             for spec in specs if number % 2 == 0 else specs[::-1]:
+                if args.vacuum:
+                    target.vacuum(spec["db"])
                 target.checkpoint()
                 print(f"running {spec['kind']} (round {number + 1} of {args.rounds}) ...", flush=True)
                 cpu = harness.server_cpu_seconds()

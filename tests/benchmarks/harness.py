@@ -141,6 +141,18 @@ class Target:
         finally:
             engine.dispose()
 
+    def vacuum(self, name: str) -> None:
+        """VACUUM database `name` (PostgreSQL): the dead index entries earlier rounds left at the head
+        of a queue, which every claim steps over, are gone before the next round."""
+        if self.server is None or self.server.kind != "postgresql":
+            return
+        engine = sa.create_engine(self.url(name, with_password=True, native=True), isolation_level="AUTOCOMMIT")
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql("VACUUM")
+        finally:
+            engine.dispose()
+
     def _remove_sqlite(self, name: str) -> None:
         for suffix in ("", "-wal", "-shm"):
             (self.tmp / f"{name}.db{suffix}").unlink(missing_ok=True)
