@@ -23,6 +23,7 @@ create temporary objects, the claim stays the one statement.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -37,18 +38,23 @@ if TYPE_CHECKING:
 
 PICKED = "wb_picked"  # the function's variable: the key of the row a branch locked
 COMPLETED = "wb_completed_at"  # with then_next: the Complete's time (NULL: its fence failed)
+# PostgreSQL's refusal of a function whose result does not match the declared columns.
+DATATYPE_MISMATCH = "42804"
+
+
+Statement = Callable[[], fastpath.FastStatement]  # builds the one statement that does the function's work
 
 
 def next_claim(method: SkipLockedClaim, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-               request: base.ClaimRequest, check_limit: bool,
-               finish: sa.Select[Any] | None = None) -> fastpath.FastStatement | None:
-    """The call of the claim function for one item (after `finish`, a Complete's statement, when
-    given), with the function as the call's setup; None where this login cannot create it."""
+               request: base.ClaimRequest, check_limit: bool, statement: Statement,
+               finish: sa.Select[Any] | None = None) -> fastpath.FastStatement | FunctionCall:
+    """The claim of one item (after `finish`, a Complete's statement, when given): the function's
+    call, or `statement()` where this login cannot create the function."""
     try:
         name, create, call, args = db.read(lambda conn: _function(method, conn, q, trail, request, check_limit,
                                                                   finish))
     except (sa.exc.CompileError, NotImplementedError):
-        return None  # a column type with no name in SQL (reflected as NullType): the one statement
+        return statement()  # a column type with no name in SQL (reflected as NullType)
 
     def probe(conn: sa.Connection) -> None:
         # Made and dropped again: the connections that run the call make their own (setup below).
@@ -60,17 +66,37 @@ def next_claim(method: SkipLockedClaim, db: connect.Database, q: mapping.BoundQu
     except (errors.NotPermitted, sa.exc.DBAPIError):
         # No TEMP privilege (or another refusal of the function itself): the one statement does the
         # same work. An unreachable database is raised as it is: the claim would not run either.
-        return None
+        return statement()
     sample = dict.fromkeys(args, "")
     if finish is not None:
         sample.update(guarded.FINISH_SAMPLE)
-    return fastpath.FastStatement(db.held, call, sample, setup=create)
+    return FunctionCall(fastpath.FastStatement(db.held, call, sample, setup=create), statement)
 
 
-def refused(exc: sa.exc.DBAPIError) -> bool:
-    """Did the database refuse to run the function itself (a column type it returns differs from
-    the one reflected), rolling the whole call back?"""
-    return str(getattr(exc.orig, "sqlstate", "") or "") == "42804"
+class FunctionCall:
+    """The function's call, and the one statement in its place from the first time the database
+    refuses to run the function (a column's type changed since workbench reflected it: 42804).
+
+    The refusal rolls the whole call back, the Complete of then_next too, so the same values are
+    sent again to the statement. Both return method.write's columns in the same order.
+    """
+
+    def __init__(self, function: fastpath.FastStatement, statement: Statement) -> None:
+        self._fast, self._statement = function, statement
+        self._replaced = False
+
+    @property
+    def columns(self) -> list[str]:
+        return self._fast.columns
+
+    def rows(self, values: Mapping[Any, Any]) -> list[tuple[Any, ...]]:
+        try:
+            return self._fast.rows(values)
+        except sa.exc.DBAPIError as exc:
+            if self._replaced or str(getattr(exc.orig, "sqlstate", "") or "") != DATATYPE_MISMATCH:
+                raise
+        self._fast, self._replaced = self._statement(), True
+        return self._fast.rows(values)
 
 
 def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,

@@ -31,7 +31,6 @@ class SkipLockedClaim(base.ClaimMethod):
         self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
         self._fast: dict[tuple[Any, ...], fastpath.FastStatement] = {}
         self._next: dict[tuple[int, int], _NextClaims] = {}
-        self._no_function: set[int] = set()  # queues whose claim function the database refused to run
 
     def claim_next(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
                    user: str, count: int) -> list[models.Claim]:
@@ -44,6 +43,7 @@ class SkipLockedClaim(base.ClaimMethod):
             request = base.ClaimRequest(user=user, count=count)
             login = db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema)) \
                 if count == 1 and _NextClaims.reads_lock_time(q) else None
+            fast: fastpath.FastStatement | pg_function.FunctionCall
             if login is not None:
                 # Under `workbench grants`: the database's own claim function (db/protocol.py),
                 # the same statement run as the table's owner for the caller's login.
@@ -51,9 +51,11 @@ class SkipLockedClaim(base.ClaimMethod):
                                                                           trail.table.schema), {"wb_user": user})
             else:
                 check_limit = bool(q.config.max_locks_per_user)
-                function = count == 1 and id(q) not in self._no_function
-                fast = (pg_function.next_claim(self, db, q, trail, request, check_limit) if function else None) \
-                    or self._fast_statement(db, q, trail, request, count, check_limit)
+
+                def statement() -> fastpath.FastStatement:
+                    return self._fast_statement(db, q, trail, request, count, check_limit)
+                fast = pg_function.next_claim(self, db, q, trail, request, check_limit, statement) \
+                    if count == 1 else statement()
             reader = _NextClaims(q, fast, login)
             self._next[(id(q), count)] = reader
         if reader.login is not None and user != reader.login:
@@ -62,13 +64,9 @@ class SkipLockedClaim(base.ClaimMethod):
         try:
             return reader.claims(user)
         except sa.exc.DBAPIError as exc:
-            if pg_function.refused(exc) and id(q) not in self._no_function:
-                # The database refused the claim function's result (rolled back as a whole): the one
-                # statement from now on.
-                self._no_function.add(id(q))
-            elif not protocol.is_missing_function(exc):
+            if not protocol.is_missing_function(exc):
                 raise
-            # Or `workbench grants --revoke` while this process ran: back to the plain statement.
+            # `workbench grants --revoke` while this process ran: back to the plain statement.
             del self._next[(id(q), count)]
             return self.claim_next(db, q, trail, user, count)
 
@@ -80,26 +78,12 @@ class SkipLockedClaim(base.ClaimMethod):
             return None  # under `workbench grants` the claim is the database's own function
         check_limit = bool(q.config.max_locks_per_user)
 
-        def statement() -> _NextClaims:
+        def statement() -> fastpath.FastStatement:
             stmt = self._build(q, trail, request, 1, check_limit, after=finish.cte("wb_done"))
-            return _NextClaims(q, fastpath.FastStatement(db.held, stmt, {**guarded.FINISH_SAMPLE,
-                                                                         **request.filter_params()}))
+            return fastpath.FastStatement(db.held, stmt, {**guarded.FINISH_SAMPLE, **request.filter_params()})
 
-        fast = pg_function.next_claim(self, db, q, trail, request, check_limit, finish)
-        if fast is None:
-            return statement().after_finish
-        reader = [_NextClaims(q, fast)]
-
-        def run(values: Mapping[str, Any]) -> tuple[Any, models.Claim | None] | None:
-            try:
-                return reader[0].after_finish(values)
-            except sa.exc.DBAPIError as exc:
-                if not pg_function.refused(exc):
-                    raise
-                # Rolled back as a whole (the Complete too): the one statement does the same.
-                reader[0] = statement()
-                return reader[0].after_finish(values)
-        return run
+        return _NextClaims(q, pg_function.next_claim(self, db, q, trail, request, check_limit, statement,
+                                                     finish)).after_finish
 
     def trusted_next(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> sa.Select[Any]:
         """The claim of the next item as `workbench grants` installs it in the database: run as the
@@ -267,7 +251,8 @@ class _NextClaims:
     their positions are read once from the first result.
     """
 
-    def __init__(self, q: mapping.BoundQueue, fast: fastpath.FastStatement, login: str | None = None) -> None:
+    def __init__(self, q: mapping.BoundQueue, fast: fastpath.FastStatement | pg_function.FunctionCall,
+                 login: str | None = None) -> None:
         self.q, self.fast = q, fast
         self.login = login  # the trusted claim's: it always claims for this database login
         self.time = q.time_reader()
