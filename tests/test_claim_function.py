@@ -135,3 +135,25 @@ def test_a_column_type_changed_under_a_running_workbench_falls_back_to_the_state
     assert second.lock.key != first.lock.key and done.next is not None
     assert [e.kind.value for e in q.history(second.lock.key)] == ["claim", "complete"]
     assert sorted(lock.key for lock in q.mine("ann")) == sorted([first.lock.key, done.next.lock.key])
+
+
+def test_a_stale_lock_the_claim_cannot_serve_leaves_the_free_items_to_it(native_env: support.Env) -> None:
+    """A stale lock anywhere in the table makes the function run its branches before the free rows
+    (ClaimMethod.served_first); on a finished item they find nothing, and the free items are served."""
+    wb = native_env.demo()
+    q = wb.queue("cases")
+    with wb.engine.begin() as conn:
+        finished = conn.exec_driver_sql(
+            "UPDATE cases SET status = 'resolved', wb_locked_by = 'zed', wb_lock_token = 'old', "
+            "wb_locked_at = timezone('UTC', now()) - interval '2 hours', "
+            "wb_lock_expires = timezone('UTC', now()) - interval '1 hour' "
+            "WHERE case_id = (SELECT min(case_id) FROM cases WHERE status IN ('new', 'open')) "
+            "RETURNING case_id").scalar()
+    first = q.claim_next("ann")[0]
+    done = q.complete("ann", first.lock.key, first.lock.token, then_next=True)
+    assert done.next is not None
+    assert finished not in (first.lock.key, done.next.lock.key)
+    assert [e.kind.value for e in q.history(done.next.lock.key)] == ["claim"]
+    with wb.engine.connect() as conn:
+        kept = conn.execute(sa.text("SELECT wb_locked_by FROM cases WHERE case_id = :k"), {"k": finished}).scalar()
+    assert kept == "zed"  # not the claim's to take: its item is finished

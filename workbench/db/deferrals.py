@@ -68,6 +68,12 @@ class Deferrals:
             return key.in_(due.with_only_columns(sa.cast(d.c.item_key, key.type)))
         return sa.cast(key, sa.String(200)).in_(due)
 
+    def any_due(self) -> sa.ColumnElement[bool]:
+        """Is any deferral of the queue due, for anyone? One probe of the (queue, until) index, for a
+        claim to skip its deferred branch while this is false."""
+        d = self.table
+        return sa.exists().where(d.c.queue == self.queue, d.c.until <= clock.db_now())
+
     def _owner_window(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """Within the time after `until` when only the deferring operator is served the item."""
         d = self.table

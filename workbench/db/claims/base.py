@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
 from workbench.db import clock, connect, mapping
+from workbench.db import deferrals as deferrals_mod
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,11 +126,30 @@ class ClaimMethod:
         free = [*scope, todo, q.free(), *key_part]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~ClaimMethod.recently_released(q, now, who, trail))
-        deferrals = trail.deferrals
-        if deferrals is None or request.key is not None:  # an item picked by key is taken as it is
+        deferrals = ClaimMethod._deferrals_served(request, trail)
+        if deferrals is None:
             return [expired, sa.and_(*free)]
         due = sa.and_(*scope, todo, q.free(), deferrals.due(q.key, who))
         return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
+
+    @staticmethod
+    def served_first(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
+                     trail: audit_mod.AuditTrail) -> sa.ColumnElement[bool]:
+        """Holds whenever a branch before the free rows (see branches) may find a row: a stale lock
+        anywhere in the table, or a deferral of the queue due for anyone. It ignores scope, state
+        and claimer, so it may hold while those branches find nothing; while it does not, the free
+        rows are the whole claim."""
+        tests = [q.shape.any_stale(now)]
+        deferrals = ClaimMethod._deferrals_served(request, trail)
+        if deferrals is not None:
+            tests.append(deferrals.any_due())
+        return sa.or_(*tests)
+
+    @staticmethod
+    def _deferrals_served(request: ClaimRequest, trail: audit_mod.AuditTrail) -> deferrals_mod.Deferrals | None:
+        """The queue's deferrals, where the claim serves the due ones first (not for an item picked by
+        key: that one is taken as it is)."""
+        return trail.deferrals if request.key is None else None
 
     @staticmethod
     def chosen(q: mapping.BoundQueue, where: tuple[tuple[str, Any], ...]) -> list[sa.ColumnElement[bool]]:

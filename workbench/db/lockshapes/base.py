@@ -175,6 +175,13 @@ class LockShape:
         column = self.expires if self.expires is not None else self.time
         return sa.or_(column.is_(None), self.expired(now))
 
+    def any_stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """Is any lock of the table stale, whatever its row's queue or state? Two probes of the
+        expiry index (see stale), for a claim to skip its expired branch while this is false."""
+        held = self.user.is_not(None)
+        column = self.expires if self.expires is not None else self.time
+        return sa.or_(sa.exists().where(held, self.expired(now)), sa.exists().where(held, column.is_(None)))
+
     def stale_rows(self, now: sa.ColumnElement[Any], key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         """Locked rows whose lock no longer holds, as the claim's expired branch looks them up: `user IS NOT
         NULL AND stale(now)`, or, where the planner would read every locked row for the OR
