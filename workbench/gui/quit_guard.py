@@ -153,7 +153,7 @@ class QuitGuard(QObject):
         self.window.statusBar().showMessage(self.tr("Giving {0} back to the queue before closing…").format(
             self._title(cur)))
         lock = cur.lock
-        attempts = [0]
+        attempts = 0  # releases sent: one cut by a lost connection is sent once more
 
         def done(_: Any) -> None:
             if self.state != "releasing":
@@ -167,7 +167,7 @@ class QuitGuard(QObject):
                 return
             if isinstance(exc, errors.LockLost):
                 self._finish()  # not held any more (expired, taken): nothing stays locked to us
-            elif isinstance(exc, errors.DatabaseUnavailable) and attempts[0] < 2:
+            elif isinstance(exc, errors.DatabaseUnavailable) and attempts < 2:
                 # The connection a failover or a server restart cut is dropped by this failure;
                 # the next attempt goes out on a new one (within the same deadline). A release
                 # that did go through before the cut is then LockLost, which is fine.
@@ -176,7 +176,8 @@ class QuitGuard(QObject):
                 self._finish(self._runs_out(cur, self.tr("It could not be released ({0}).").format(exc)))
 
         def release() -> None:
-            attempts[0] += 1
+            nonlocal attempts
+            attempts += 1
             s.dispatcher.call(lambda: s.operator.release(lock, reason), done, failed)
 
         release()
