@@ -139,9 +139,16 @@ def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueu
     extra = method.limit_checks(q, user, now, check_limit, completed_before=False)
     one = sa.bindparam("wb_count", 1, type_=sa.Integer(), literal_execute=True)
 
+    # A branch's query reads the candidate's columns (its key, the lock it had) into variables, and
+    # the write takes them from there: the row is locked by then, so it cannot have changed.
+    candidate = method.candidate_columns(q)
+    variables = [PICKED, *(f"wb_v{i}" for i in range(1, len(candidate)))]
+    declare += [f"  {var} {column.type.compile(dialect=dialect)};" for var, column in zip(variables[1:], candidate[1:],
+                                                                                       strict=True)]
+    into = ", ".join(variables)
+
     def pick(where: sa.ColumnElement[bool]) -> str:
-        picked = method.pick(q, where, extra, one).subquery("wb_pick")
-        return f"{sql(sa.select(picked.c.wb_ckey))} INTO {PICKED};"
+        return f"{sql(method.pick(q, where, extra, one))} INTO {into};"
 
     *first, free = method.branches(q, now, shaped, trail, user=user)
     # The branches served before the free rows (expired locks, deferred items due) find nothing on
@@ -154,8 +161,8 @@ def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueu
         steps.append(f"    {pick(where)}\n" if i == 0 else f"    IF {PICKED} IS NULL THEN\n      {pick(where)}\n"
                      "    END IF;\n")
     steps.append(f"  END IF;\n  IF {PICKED} IS NULL THEN\n    {pick(free)}\n  END IF;\n")
-    cand = (sa.select(*method.candidate_columns(q))
-            .where(q.key == sa.literal_column(PICKED, q.key.type)).cte("wb_cand"))
+    cand = sa.select(*(sa.literal_column(var, column.type).label(column.name)
+                       for var, column in zip(variables, candidate, strict=True))).cte("wb_cand")
     after = sa.select(sa.literal_column(COMPLETED).label("wb_now")).cte("wb_done") if finish is not None else None
     if after is None:
         steps.append(f"  IF {PICKED} IS NULL THEN\n    RETURN;\n  END IF;\n")
