@@ -100,8 +100,12 @@ def current_version(conn: sa.Connection, schema: str | None) -> int:
     if not sa.inspect(conn).has_table(tables.VERSION_TABLE, schema=schema):
         return 0
     _, _, version = tables.build_metadata(schema, conn)
-    value = conn.execute(sa.select(sa.func.max(version.c.version))).scalar()
-    return int(value or 0)
+    return _latest(conn, version)
+
+
+def _latest(conn: sa.Connection, version: sa.Table) -> int:
+    """The highest version recorded in the version table (0 while it is empty)."""
+    return int(conn.execute(sa.select(sa.func.max(version.c.version))).scalar() or 0)
 
 
 def upgrade(engine: sa.Engine, schema: str | None = None) -> list[Migration]:
@@ -114,7 +118,7 @@ def upgrade(engine: sa.Engine, schema: str | None = None) -> list[Migration]:
         with _creating(engine, schema), engine.begin() as conn:
             # Read again in each step's transaction: another `workbench init` may have applied it
             # meanwhile. The version table exists by now, so no catalogue look-up is needed.
-            if int(conn.execute(sa.select(sa.func.max(version.c.version))).scalar() or 0) >= migration.version:
+            if _latest(conn, version) >= migration.version:
                 continue
             migration.apply(conn, metadata)
             conn.execute(sa.insert(version).values(version=migration.version, applied_at=clock.db_now()))
