@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import math
 import os
@@ -130,26 +131,23 @@ class Target:
 
     def checkpoint(self) -> None:
         """Flush dirty pages now so that a checkpoint does not land inside the next measured run."""
-        if self.server is None or self.server.kind != "postgresql":
-            return
-        engine = self.admin()
-        try:
-            with engine.connect() as conn:
-                conn.exec_driver_sql("CHECKPOINT")
-        except sa.exc.DBAPIError:
-            pass  # not a superuser on an existing server: measure without
-        finally:
-            engine.dispose()
+        with contextlib.suppress(sa.exc.DBAPIError):  # not a superuser on an existing server: measure without
+            self._postgres_command(self.admin_database, "CHECKPOINT")
 
     def vacuum(self, name: str) -> None:
         """VACUUM database `name` (PostgreSQL): the dead index entries earlier rounds left at the head
         of a queue, which every claim steps over, are gone before the next round."""
+        self._postgres_command(name, "VACUUM")
+
+    def _postgres_command(self, database: str, sql: str) -> None:
+        """Run `sql` (a maintenance command, outside a transaction) in `database`; nothing elsewhere
+        than on PostgreSQL."""
         if self.server is None or self.server.kind != "postgresql":
             return
-        engine = sa.create_engine(self.url(name, with_password=True, native=True), isolation_level="AUTOCOMMIT")
+        engine = sa.create_engine(self.url(database, with_password=True, native=True), isolation_level="AUTOCOMMIT")
         try:
             with engine.connect() as conn:
-                conn.exec_driver_sql("VACUUM")
+                conn.exec_driver_sql(sql)
         finally:
             engine.dispose()
 

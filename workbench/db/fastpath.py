@@ -175,7 +175,9 @@ class FastStatement:
             self.held.drop(invalidate=exc if invalid else None)
             raise_translated(self.dialect, self.sql, params, exc, invalidated=invalid)
 
-    def _execute(self, held: _Held, values: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def _execute(self, held: _Held, values: Sequence[Any], *, repaired: bool = False) -> list[tuple[Any, ...]]:
+        """`repaired`: the statement or its setup was made again after the session lost it; the same
+        error once more is the database's own, raised as it is."""
         conn, pgconn, tx = held.dbapi, held.pgconn, held.tx
         with conn.lock:
             if self.name not in held.prepared:
@@ -191,17 +193,19 @@ class FastStatement:
             try:
                 _one_result(conn, results)
             except errors.InvalidSqlStatementName:
+                if repaired:
+                    raise
                 # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
                 held.prepared.discard(self.name)
-                return self._execute(held, values)
+                return self._execute(held, values, repaired=True)
             except errors.UndefinedFunction:
-                if self._setup is None:
+                if self._setup is None or repaired:
                     raise
                 # The session's own function went (DISCARD TEMP) while the statement stayed: make it
                 # again; the statement is planned anew on its next run.
                 with conn.lock:
                     self._run_setup(held)
-                return self._execute(held, values)
+                return self._execute(held, values, repaired=True)
             return []  # a statement without a result set
         result = results[0]
         if self._columns is None:
