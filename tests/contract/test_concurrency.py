@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,17 @@ def _run_workers(env: support.Env, config: Path, count: int, queue: str = "cases
     for i in range(PROCESSES):
         out = env.tmp / f"worker{i}.json"
         cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(config), "--queue", queue,
-               "--user", f"w{i}", "--out", str(out), "--go", str(go), "--count", str(count), *options]
+               "--user", f"w{i}", "--out", str(out), "--go", str(go), "--count", str(count),
+               "--ready", str(env.tmp / f"worker{i}.ready"), *options]
         procs.append((subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
                                        stderr=subprocess.PIPE, text=True), out))
+    # Every worker connected before any starts: on a loaded machine one worker drained the queue
+    # while the others were still importing (as in test_galera).
+    deadline = time.monotonic() + 180
+    while not all((env.tmp / f"worker{i}.ready").exists() or proc.poll() is not None
+                  for i, (proc, _) in enumerate(procs)):
+        assert time.monotonic() < deadline, "waited 180 s for the workers to connect"
+        time.sleep(0.1)
     go.write_text("go")
     results = []
     for proc, out in procs:
