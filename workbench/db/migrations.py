@@ -62,6 +62,25 @@ def _v10(conn: sa.Connection, metadata: sa.MetaData) -> None:
     metadata.tables[_qualified(metadata, tables.GROUPS_TABLE)].create(conn, checkfirst=True)
 
 
+def _v11(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    # The audit trail's key as tables.py declares it now: by item on PostgreSQL, and its item index
+    # gone (elsewhere nothing changes). The step holds the table while the key is built.
+    audit = metadata.tables[_qualified(metadata, tables.AUDIT_TABLE)]
+    found = sa.inspect(conn).get_pk_constraint(audit.name, schema=audit.schema)
+    wanted = [column.name for column in audit.primary_key.columns]
+    if found["constrained_columns"] == wanted:
+        return
+    # The key and index as an earlier version built them, to name them in DROP statements.
+    old_key = found["constrained_columns"]
+    before = sa.Table(audit.name, sa.MetaData(schema=audit.schema),
+                      *(sa.Column(name, sa.Integer) for name in dict.fromkeys([*old_key, *wanted])),
+                      sa.PrimaryKeyConstraint(*old_key, name=found["name"]))
+    conn.execute(sa.schema.DropConstraint(before.primary_key))
+    conn.execute(sa.schema.AddConstraint(audit.primary_key))
+    item_index = sa.Index("ix_workbench_audit_item", *(before.c[name] for name in wanted))
+    conn.execute(sa.schema.DropIndex(item_index, if_exists=True))
+
+
 def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
     """Create the separate lock tables a config names besides workbench's own; returns those created."""
     metadata, _, _ = tables.build_metadata(schema, engine)
@@ -91,6 +110,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "deferred items", _v8),
     Migration(9, "reviews (four eyes)", _v9),
     Migration(10, "groups of users a queue may serve only", _v10),
+    Migration(11, "the audit trail keyed by item on PostgreSQL", _v11),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 
