@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from tests import support
+from tests import servers, support
 from workbench.core import errors
-from workbench.db import migrations, service, tables
+from workbench.db import clock, migrations, service, tables
 
 BY_ITEM = ["queue", "item_key", "id"]
 
@@ -77,3 +77,29 @@ def test_migration_11_rekeys_an_older_trail_and_keeps_every_row(native_env: supp
     assert q.complete("carol", live.lock.key, live.lock.token).outcome
     newest = native_env.audit(wb, "cases")[len(before):]
     assert newest and min(row["id"] for row in newest) > max(row["id"] for row in before)  # still numbered in order
+
+
+def test_migration_11_in_a_schema_of_its_own(pg_server: servers.Server) -> None:
+    name = "wbt_audit_key_schema"
+    pg_server.create_database(name)
+    engine = sa.create_engine(pg_server.url(name))
+    try:
+        generic, audit, version = tables.build_metadata("wbx")  # no database named: keyed by id, as up to 10
+        with engine.begin() as conn:
+            conn.exec_driver_sql("CREATE SCHEMA wbx")
+            version.create(conn)
+            for step in migrations.MIGRATIONS[:10]:
+                step.apply(conn, generic)
+                conn.execute(sa.insert(version).values(version=step.version, applied_at=clock.db_now()))
+            conn.execute(sa.insert(audit).values(queue="q", item_key="7", event="claim", actor="ann",
+                                                 at=clock.db_now()))
+        assert [m.version for m in migrations.upgrade(engine, "wbx")] == [11]
+        with engine.connect() as conn:
+            inspector = sa.inspect(conn)
+            assert inspector.get_pk_constraint(tables.AUDIT_TABLE, schema="wbx")["constrained_columns"] == BY_ITEM
+            assert "ix_workbench_audit_item" not in {i["name"] for i in inspector.get_indexes(tables.AUDIT_TABLE,
+                                                                                              schema="wbx")}
+            assert conn.execute(sa.select(audit.c.item_key, audit.c.actor)).all() == [("7", "ann")]
+    finally:
+        engine.dispose()
+        pg_server.drop_database(name)
