@@ -34,7 +34,7 @@ def _as_version_10_left_it(wb: service.Workbench) -> None:
             conn.execute(sa.schema.DropConstraint(named.primary_key))
             conn.execute(sa.schema.AddConstraint(old.primary_key))
             for index in old.indexes:
-                if index.name == "ix_workbench_audit_item":
+                if index.name == tables.AUDIT_ITEM_INDEX:
                     conn.execute(sa.schema.CreateIndex(index))
         conn.execute(sa.delete(version).where(version.c.version >= 11))
 
@@ -43,9 +43,9 @@ def test_a_new_trail_is_keyed_by_item_on_postgresql_only(native_env: support.Env
     wb = native_env.demo(case_rows=3, import_rows=1)
     key, indexes = _keys(wb)
     if wb.engine.dialect.name == "postgresql":
-        assert key == BY_ITEM and "ix_workbench_audit_item" not in indexes
+        assert key == BY_ITEM and tables.AUDIT_ITEM_INDEX not in indexes
     else:
-        assert key == ["id"] and "ix_workbench_audit_item" in indexes
+        assert key == ["id"] and tables.AUDIT_ITEM_INDEX in indexes
 
 
 def test_migration_11_rekeys_an_older_trail_and_keeps_every_row(native_env: support.Env) -> None:
@@ -59,7 +59,7 @@ def test_migration_11_rekeys_an_older_trail_and_keeps_every_row(native_env: supp
     before = native_env.audit(wb, "cases")
     _as_version_10_left_it(wb)
     key, indexes = _keys(wb)
-    assert key == ["id"] and "ix_workbench_audit_item" in indexes
+    assert key == ["id"] and tables.AUDIT_ITEM_INDEX in indexes
     with wb.engine.connect() as conn, pytest.raises(errors.NotInitialized, match="at version 10"):
         migrations.check(conn, wb.audit_table.schema)
 
@@ -68,7 +68,7 @@ def test_migration_11_rekeys_an_older_trail_and_keeps_every_row(native_env: supp
     key, indexes = _keys(wb)
     postgresql = wb.engine.dialect.name == "postgresql"
     assert key == (BY_ITEM if postgresql else ["id"])
-    assert ("ix_workbench_audit_item" in indexes) is not postgresql
+    assert (tables.AUDIT_ITEM_INDEX in indexes) is not postgresql
     assert native_env.audit(wb, "cases") == before
     assert [e.kind.value for e in q.history(done.lock.key)] == ["claim", "complete"]
     with pytest.raises(errors.LockLost) as lost:  # "why was my lock lost" still reads the trail by item
@@ -97,7 +97,7 @@ def test_migration_11_in_a_schema_of_its_own(pg_server: servers.Server) -> None:
         with engine.connect() as conn:
             inspector = sa.inspect(conn)
             assert inspector.get_pk_constraint(tables.AUDIT_TABLE, schema="wbx")["constrained_columns"] == BY_ITEM
-            assert "ix_workbench_audit_item" not in {i["name"] for i in inspector.get_indexes(tables.AUDIT_TABLE,
+            assert tables.AUDIT_ITEM_INDEX not in {i["name"] for i in inspector.get_indexes(tables.AUDIT_TABLE,
                                                                                               schema="wbx")}
             assert conn.execute(sa.select(audit.c.item_key, audit.c.actor)).all() == [("7", "ann")]
     finally:

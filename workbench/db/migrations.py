@@ -77,7 +77,7 @@ def _v11(conn: sa.Connection, metadata: sa.MetaData) -> None:
                       sa.PrimaryKeyConstraint(*old_key, name=found["name"]))
     conn.execute(sa.schema.DropConstraint(before.primary_key))
     conn.execute(sa.schema.AddConstraint(audit.primary_key))
-    item_index = sa.Index("ix_workbench_audit_item", *(before.c[name] for name in wanted))
+    item_index = sa.Index(tables.AUDIT_ITEM_INDEX, *(before.c[name] for name in wanted))
     conn.execute(sa.schema.DropIndex(item_index, if_exists=True))
 
 
