@@ -196,8 +196,19 @@ class LockShape:
         # The keys alone, without `held` beside them as well: with it, the plan made while few
         # locks were live read every live lock (its index's `user IS NOT NULL`) and hashed it
         # against the two searches, which at 100,000 live locks is a millisecond per claim; without
-        # it the searches drive the lookup at any count.
-        return key.in_(both)
+        # it the searches drive the lookup at any count. The row's own staleness is tested as well:
+        # the keys come from the statement's snapshot, and when another claimer takes the same
+        # expired lock and commits before this one locks the row, PostgreSQL re-checks the row's new
+        # version against the conditions on the row only; without this one the new, live lock was
+        # taken over (tests/contract/test_no_takeover.py).
+        return sa.and_(key.in_(both), self.stale_on_row(now))
+
+    def stale_on_row(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """stale(now) as a test of the row itself that no index serves (so that it does not change
+        how stale_rows finds its rows, only which of them pass)."""
+        limit = now if self.expires is not None else clock.add_seconds(now, self.seconds(-self.lock_seconds))
+        column = self.expires if self.expires is not None else self.time
+        return sa.func.coalesce(column, limit) <= limit
 
     def readable_times(self) -> tuple[sa.ColumnElement[Any], sa.ColumnElement[Any]]:
         """The lock time and the expiry for reading, kept inside Python's range (clock.readable):

@@ -1,0 +1,132 @@
+"""Never two holders: twelve processes claim from a few rows whose one-second locks expire all the time,
+and no claim takes over a lock another claimer has just taken (every save soon after its claim holds).
+
+The narrow window: a claimer finds a row with an expired lock in its snapshot; before it locks the row,
+another claimer takes the same expired lock and commits. PostgreSQL then re-checks the row's new
+version against the statement's conditions; a condition that is not on the row itself (the keys of an
+index search made with the old snapshot) passes again, and the second claimer wrote over a lock a
+millisecond old.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from tests import support
+from tests.test_permissions import OPERATORS, Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
+from workbench import demo
+from workbench.db import permissions
+
+PROCESSES = 12
+ROWS = 30
+SECONDS = 6.0
+# A save this soon after its claim must find its lock: the lock lasts a second.
+SOON = 0.5
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _config_text(url: str, claim_method: str = "auto") -> str:
+    text = demo.config_text(url).replace("max_locks_per_user = 3", "max_locks_per_user = 0")
+    text = text.replace('lock_duration = "15m"', 'lock_duration = "1s"', 1)
+    assert 'lock_duration = "1s"' in text
+    return text.replace("[database]\n", f'[database]\nclaim_method = "{claim_method}"\n', 1)
+
+
+def _waiting_rows(engine: sa.Engine) -> None:
+    """ROWS cases waiting, the rest finished: the claimers meet on a few rows, as at a queue's head."""
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE cases SET status = CASE WHEN case_id <= :n THEN 'new' ELSE 'resolved' END, "
+                             "wb_locked_by = NULL, wb_locked_at = NULL, wb_lock_expires = NULL, wb_lock_token = NULL"),
+                     {"n": ROWS})
+
+
+def _run(tmp: Path, configs: list[Path], users: list[str], count: int = 1) -> list[dict]:
+    go = tmp / "go"
+    procs = []
+    for i, (config, user) in enumerate(zip(configs, users, strict=True)):
+        out, ready = tmp / f"taker{i}.json", tmp / f"taker{i}.ready"
+        cmd = [sys.executable, "-m", "tests.helpers.takeover_worker", "--config", str(config), "--queue", "cases",
+               "--user", user, "--out", str(out), "--go", str(go), "--ready", str(ready),
+               "--seconds", str(SECONDS), "--count", str(count)]
+        procs.append((subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                                       stderr=subprocess.PIPE, text=True), out, ready))
+    deadline = time.monotonic() + 180
+    while not all(ready.exists() or proc.poll() is not None for proc, _, ready in procs):
+        assert time.monotonic() < deadline, "waited 180 s for the workers to connect"
+        time.sleep(0.1)
+    go.write_text("go")
+    results = []
+    for proc, out, _ in procs:
+        _, stderr = proc.communicate(timeout=300)
+        assert out.exists(), f"worker died: {stderr[-3000:]}"
+        data = json.loads(out.read_text())
+        assert not data["failures"], data["failures"][0]
+        results.append(data)
+    return results
+
+
+def _check(results: list[dict]) -> None:
+    saves = [s for r in results for s in r["saves"]]
+    soon = [s for s in saves if s["after"] < SOON]
+    taken = [s for s in soon if not s["ok"]]
+    # The test exercised the window: many claims, and many of them of expired locks.
+    assert len(saves) >= 100, f"only {len(saves)} claims in {SECONDS} s: the test did not contend"
+    assert len({s["key"] for s in saves}) == ROWS
+    assert not taken, (f"{len(taken)} of {len(soon)} claims lost their lock within {SOON} s: "
+                       f"{taken[0]['key']}: {taken[0]['why']}")
+
+
+def _expired_claims(engine: sa.Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(sa.text("SELECT count(*) FROM workbench_audit WHERE queue = 'cases' "
+                                        "AND event = 'expire'")).scalar() or 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend, claim_method, count", [
+    ("postgresql", "auto", 1),  # Next item: the claim function of the connection (pg_function.py)
+    ("postgresql", "auto", 2),  # several at once: the one statement (claims/postgresql.py)
+    ("postgresql", "select-skip-locked", 1),
+    ("postgresql", "portable", 1),
+    ("mariadb", "auto", 1),
+    ("sqlite", "auto", 1),
+])
+def test_no_claim_takes_over_a_live_lock(native_env: support.Env, claim_method: str, count: int) -> None:
+    env = native_env
+    wb = env.demo(case_rows=ROWS + 10, import_rows=1)
+    _waiting_rows(wb.engine)
+    config = env.tmp / "takers.toml"
+    config.write_text(_config_text(env.url, claim_method), encoding="utf-8")
+    results = _run(env.tmp, [config] * PROCESSES, [f"t{i}" for i in range(PROCESSES)], count)
+    _check(results)
+    assert _expired_claims(wb.engine) >= ROWS, "the locks did not expire under the claimers"
+
+
+@pytest.mark.slow
+def test_no_claim_through_the_databases_own_function_takes_over_a_live_lock(pg: Pg) -> None:  # noqa: F811
+    """Under `workbench grants` each operator login claims through wb_cases_next(), as the table's owner."""
+    owner = pg.open(pg.server.user, _config_text("{url}"))
+    with owner.engine.begin() as conn:  # the owner applies grants again for one-second locks
+        permissions.apply(conn, permissions.plan(conn, owner.queue("cases").q, None))
+    with pg.admin.engine.begin() as conn:  # the fixture's demo has fewer cases
+        conn.execute(sa.text("INSERT INTO cases (case_id, opened_at, customer, subject, category, priority, status) "
+                             "SELECT 1000 + i, timezone('UTC', now()), 'c', 's', 'Email', 2, 'new' "
+                             "FROM generate_series(1, :n) AS i"), {"n": ROWS})
+        conn.execute(sa.text("UPDATE cases SET status = 'resolved' WHERE case_id < 1000"))
+    configs, users = [], []
+    for i in range(PROCESSES):
+        login = OPERATORS[i % len(OPERATORS)]
+        config = pg.tmp / f"taker{i}.toml"
+        config.write_text(_config_text(pg.url_as(login)), encoding="utf-8")
+        configs.append(config)
+        users.append(login)
+    _check(_run(pg.tmp, configs, users))
+    assert _expired_claims(pg.admin.engine) >= ROWS

@@ -1,0 +1,74 @@
+"""A separate OS process that claims, saves 20 ms later and never completes, so that short locks expire
+all the time while others claim: each save's outcome is written out (tests/contract/test_no_takeover.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from workbench.config import loader
+from workbench.core import errors
+from workbench.db import service
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--queue", required=True)
+    parser.add_argument("--user", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--go", required=True, help="start when this file appears")
+    parser.add_argument("--ready", required=True, help="written once the queue is open and the database answered")
+    parser.add_argument("--seconds", type=float, default=6.0, help="how long to claim")
+    parser.add_argument("--count", type=int, default=1, help="items per claim")
+    parser.add_argument("--field", default="resolution", help="the column each save writes")
+    args = parser.parse_args()
+    saves: list[dict[str, object]] = []
+    failures: list[str] = []
+    wb = service.Workbench.open(loader.load(args.config))
+    q = wb.queue(args.queue)
+    q.count_waiting(1)
+    Path(args.ready).write_text("ready")
+    go = Path(args.go)
+    while not go.exists():  # all workers start together, to maximise contention
+        time.sleep(0.005)
+    end = time.monotonic() + args.seconds
+    n = 0
+    while time.monotonic() < end:
+        try:
+            claims = q.claim_next(args.user, args.count)
+        except errors.NothingToClaim:
+            time.sleep(0.01)
+            continue
+        except Exception:  # noqa: BLE001 - any other error is a test failure; report it
+            failures.append(traceback.format_exc())
+            break
+        claimed_at = time.monotonic()
+        time.sleep(0.02)
+        for claim in claims:
+            n += 1
+            entry: dict[str, object] = {"key": claim.lock.key, "token": claim.lock.token}
+            try:
+                q.save(args.user, claim.lock.key, claim.lock.token, {args.field: f"{args.user} {n}"})
+                entry["ok"] = True
+            except errors.LockLost as exc:
+                entry["ok"] = False
+                entry["why"] = str(exc)
+            except Exception:  # noqa: BLE001
+                failures.append(traceback.format_exc())
+                continue
+            # Measured after the save's answer: a refusal that came later than 0.5 s after the claim
+            # may be an honest expiry on a loaded machine, and is not counted against the claim.
+            entry["after"] = time.monotonic() - claimed_at
+            saves.append(entry)
+    wb.close()
+    Path(args.out).write_text(json.dumps({"saves": saves, "failures": failures}, default=str))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
