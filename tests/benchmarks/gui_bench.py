@@ -379,7 +379,7 @@ poll.stop()
 QCoreApplication.sendPostedEvents()
 RSS["pick"] = rss_mb()
 sess.dispatcher.wait(10_000)
-emit({"rss": RSS, "after_mb": rss_mb(), "peak_mb": peak_mb(), "open_items": len(picked[0]),
+emit({"rss": RSS, "after_mb": rss_mb(), "peak_mb": peak_mb(), "open_items": len(picked[0].rows),
       "pick_rows": shown[0] if shown else None})
 window.close()
 sess.wb.close()
