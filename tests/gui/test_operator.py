@@ -902,3 +902,53 @@ def test_undo_the_last_complete_from_the_window(qtbot: Any, open_window: Any, de
     assert history[-1].kind.value == "release" and history[-1].reason == session.UNDO_RELEASE
     window.session.dispatcher.wait()
     assert not window.actions["undo"].isEnabled()  # one undo per Complete
+
+
+def test_a_typed_note_is_never_lost(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Ctrl+Return in the note box adds the note (it completes everywhere else); a note typed and
+    not added goes with Complete, into Release's and Defer's note, or onto the item before Next."""
+    window = open_window(demo_config)
+    window.activateWindow()
+    notes = window.session.wb.queue("cases").notes
+    first = _claim(qtbot, window)
+    qtbot.waitUntil(lambda: bool(_log_texts(window)), timeout=10_000)
+    window.item_log.note.setFocus()
+    qtbot.keyClicks(window.item_log.note, "Called the customer.")
+    qtbot.keyClick(window.item_log.note, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: any("Called the customer." in t for t in _log_texts(window)), timeout=10_000)
+    assert window.session.current is not None and window.session.current.lock.key == first.lock.key
+    assert row(window, "cases", first.lock.key)["wb_locked_by"] == "alice"  # added, not completed
+    assert window.item_log.note.toPlainText() == ""
+
+    # Typed, not added, then Complete from the form: the note goes with it.
+    qtbot.keyClicks(window.item_log.note, "Swapped the dock.")
+    _type(qtbot, window, "resolution", "Dock replaced")
+    with qtbot.waitSignal(window.session.completed, timeout=10_000):
+        qtbot.keyClick(window.form.field("resolution"), Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert [(n.kind, n.text) for n in notes(first.lock.key)] == [
+        (None, "Called the customer."), ("complete", "Swapped the dock.")]
+
+    # Typed, not added, then Release: the dialog's note holds it.
+    second = _claim(qtbot, window)
+    qtbot.keyClicks(window.item_log.note, "Printer on floor 3.")
+    offered: list[str] = []
+
+    def release(dialog: Any) -> None:
+        offered.append(dialog.note_box.toPlainText())
+        dialog.reason.setCurrentText("Not my area")
+        dialog.accept()
+
+    on_dialog(qtbot, "release_dialog", release)
+    with qtbot.waitSignal(window.session.released, timeout=10_000):
+        window.release()
+    assert offered == ["Printer on floor 3."]
+    assert [(n.kind, n.text) for n in notes(second.lock.key)] == [("release", "Printer on floor 3.")]
+
+    # Typed, not added, then Next item: the note is added to the item being left.
+    third = _claim(qtbot, window)
+    qtbot.waitUntil(lambda: bool(_log_texts(window)), timeout=10_000)
+    qtbot.keyClicks(window.item_log.note, "Waiting for the serial number.")
+    fourth = _claim(qtbot, window)
+    window.session.dispatcher.wait(10_000)
+    assert fourth.lock.key != third.lock.key
+    assert [(n.kind, n.text) for n in notes(third.lock.key)] == [(None, "Waiting for the serial number.")]

@@ -43,7 +43,7 @@ class ReleaseDialog(QDialog):
     takes it next (required where the queue says so)."""
 
     def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None, *,
-                 note_required: bool = False, reasons: tuple[str, ...] = ()) -> None:
+                 note_required: bool = False, reasons: tuple[str, ...] = (), note: str | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("release_dialog")
         self.setWindowTitle(self.tr("Release item"))
@@ -62,6 +62,7 @@ class ReleaseDialog(QDialog):
         ok = _ok_cancel_buttons(self, layout, self.tr("Release"))
         if note_required:
             _require_text(self.note_box, ok)
+        self.note_box.setPlainText(note or "")  # the note the operator had typed beside the form
         self.reason.setFocus()
 
     def text(self) -> str | None:
@@ -81,7 +82,7 @@ class DeferDialog(QDialog):
     note (required where the queue says so)."""
 
     def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None, *,
-                 note_required: bool = False, now: dt.datetime | None = None) -> None:
+                 note_required: bool = False, now: dt.datetime | None = None, note: str | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("defer_dialog")
         self.setWindowTitle(self.tr("Defer item"))
@@ -129,6 +130,7 @@ class DeferDialog(QDialog):
         self.until.dateTimeChanged.connect(self._check)
         self.reason.editTextChanged.connect(self._check)
         self.note_box.textChanged.connect(self._check)
+        self.note_box.setPlainText(note or "")  # the note the operator had typed beside the form
         self.set_until(tomorrow)
         self.until.setFocus()
 
@@ -167,7 +169,7 @@ class DeferDialog(QDialog):
 class NoteDialog(QDialog):
     """Ask for the note an action needs before it is done."""
 
-    def __init__(self, title: str, explanation: str, parent: QWidget | None = None) -> None:
+    def __init__(self, title: str, explanation: str, parent: QWidget | None = None, note: str | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("note_dialog")
         self.setWindowTitle(title)
@@ -177,6 +179,7 @@ class NoteDialog(QDialog):
         layout.addWidget(text)
         self.note_box = _note_box(self, layout, self.tr("&Note:"))
         _require_text(self.note_box, _ok_cancel_buttons(self, layout, title))
+        self.note_box.setPlainText(note or "")
         self.note_box.setFocus()
 
     def text(self) -> str:

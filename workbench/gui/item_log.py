@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, Signal, Slot
+from PySide6.QtGui import QFont, QKeyEvent
 from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
@@ -39,6 +39,31 @@ def event_label(kind: models.EventKind) -> str:
     return QCoreApplication.translate("Events", EVENT_LABELS[kind])
 
 
+class NoteEdit(QPlainTextEdit):
+    """The new note's box: Ctrl+Return (or Ctrl+Enter) here adds the note (`submitted`), where
+    everywhere else in the window it completes the item: a typed note must not be completed past."""
+
+    submitted = Signal()
+
+    @staticmethod
+    def _is_submit(event: QEvent) -> bool:
+        return (isinstance(event, QKeyEvent) and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier))
+
+    def event(self, event: QEvent) -> bool:
+        # The window's Complete shortcut would take the key before the box sees it: claim it first.
+        if event.type() == QEvent.Type.ShortcutOverride and self._is_submit(event):
+            event.accept()
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self._is_submit(event):
+            self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+
 class ItemLogPanel(QWidget):
     """Notes (what people wrote) and events (what they did), oldest first, and a box for a new note.
 
@@ -62,7 +87,7 @@ class ItemLogPanel(QWidget):
         layout.addWidget(self.entries, 1)
         label = QLabel(self.tr("&New note:"))
         layout.addWidget(label)
-        self.note = QPlainTextEdit()
+        self.note = NoteEdit()
         self.note.setObjectName("note_text")
         self.note.setPlaceholderText(self.tr("For whoever works this item next…"))
         self.note.setAccessibleName(self.tr("New note"))
@@ -76,6 +101,7 @@ class ItemLogPanel(QWidget):
         layout.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignRight)
         self.note.textChanged.connect(lambda: self.add_button.setEnabled(bool(self.note.toPlainText().strip())))
         self.add_button.clicked.connect(self._send)
+        self.note.submitted.connect(self._send)
         self._log: operator.ItemLog | None = None
         installed = theme.installed()
         if installed is not None:  # events are drawn in the theme's muted colour: draw them again
@@ -85,6 +111,16 @@ class ItemLogPanel(QWidget):
         self._log = None
         self.entries.clear()
         self.note.clear()
+
+    def pending(self) -> str | None:
+        """A note typed and not added yet (None: the box is empty)."""
+        return self.note.toPlainText().strip() or None
+
+    def take_pending(self) -> str | None:
+        """The typed note, emptied from the box: it goes with the action that takes it."""
+        text = self.pending()
+        self.note.clear()
+        return text
 
     def show_log(self, log: operator.ItemLog) -> None:
         """Fill the list: notes and events merged in the order they happened."""

@@ -483,14 +483,17 @@ class MainWindow(QMainWindow):
         changes = self._checked_changes()
         if changes is None:
             return
-        note = None
+        # A note typed beside the form and not added yet goes with the Complete (kept in the box
+        # until the item is done, so a refused Complete loses nothing).
+        note = self.item_log.pending()
         cur = self.session.current
         name = outcome or (self._queue_config(cur.queue).outcomes[0].name if cur is not None else "")
         if self.session.needs_note(name):
             label = next((o.label for o in self._queue_config().outcomes if o.name == name), name)
             dialog = dialogs.NoteDialog(self.tr("Complete as “{0}”").format(label),
                                         self.tr("This queue needs a note with this outcome: say what was done, "
-                                                "for whoever looks at {0} later.").format(self._item_label()), self)
+                                                "for whoever looks at {0} later.").format(self._item_label()), self,
+                                        note=note)
             if not dialog.exec():
                 return
             note = dialog.text()
@@ -505,7 +508,8 @@ class MainWindow(QMainWindow):
         self._write_journal()
         reasons = tuple(r.label for r in self._queue_config(cur.queue).release_reasons)
         dialog = dialogs.ReleaseDialog(self._item_label(), bool(self.form.changes()), self,
-                                       note_required=self.session.needs_note("release"), reasons=reasons)
+                                       note_required=self.session.needs_note("release"), reasons=reasons,
+                                       note=self.item_log.pending())
         if dialog.exec():
             self.session.release(dialog.text(), dialog.note())
 
@@ -516,7 +520,7 @@ class MainWindow(QMainWindow):
             return
         self._write_journal()
         dialog = dialogs.DeferDialog(self._item_label(), bool(self.form.changes()), self,
-                                     note_required=self.session.needs_note("defer"))
+                                     note_required=self.session.needs_note("defer"), note=self.item_log.pending())
         if dialog.exec():
             self.session.defer(dialog.when(), dialog.text(), dialog.note())
 
@@ -612,8 +616,12 @@ class MainWindow(QMainWindow):
         return self.form.checked_changes()
 
     def _leave_item_ok(self) -> bool:
-        """Before leaving an open item for another: it stays locked; unsaved edits stay journalled."""
+        """Before leaving an open item for another: it stays locked; unsaved edits stay journalled;
+        a note typed for it and not added yet is added to it."""
         self._write_journal()
+        typed = self.item_log.take_pending() if self.session.current is not None else None
+        if typed is not None:
+            self.session.add_note(typed)
         return True
 
     # -- session events --------------------------------------------------------------------------------
