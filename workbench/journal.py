@@ -377,6 +377,26 @@ class Journal:
                     path.unlink()
 
 
+def adopt(shared: Path, journal: Journal, owner: str) -> int:
+    """Move the drafts of `owner` from `shared` (the one folder every user's drafts were kept in
+    before each user had a folder of their own) into `journal`; returns how many moved. A draft
+    already in `journal` is newer and stays; others' drafts stay where they are."""
+    moved = 0
+    for path in sorted(shared.glob("*" + _SUFFIX)):
+        draft = journal._read(path)
+        if draft is None or draft.owner != owner:
+            continue
+        target = journal.directory / path.name
+        if target.exists():
+            continue
+        os.replace(path, target)
+        moved += 1
+    if moved:
+        _fsync_directory(journal.directory)
+        _fsync_directory(shared)
+    return moved
+
+
 def entry_name(database: str, queue: str, key: Any) -> str:
     """The name the item's draft is stored under (one per database, queue and key)."""
     return _file_name(database, queue, _encode_key(key))

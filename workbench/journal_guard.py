@@ -53,8 +53,12 @@ class GuardedJournal:
     """Journal's interface, but save/discard never raise OSError: they return False, keep the
     operation in memory (so load/drafts still see it) and retry it on the next call or retry()."""
 
-    def __init__(self, directory: Path, on_problem: Callable[[Problem | None], None] | None = None) -> None:
+    def __init__(self, directory: Path, on_problem: Callable[[Problem | None], None] | None = None, *,
+                 owner: str | None = None) -> None:
         self.directory = Path(directory)
+        # The user whose drafts are kept here: those still in the parent folder, where every user's
+        # drafts were kept before, are moved in when the folder opens (journal.adopt).
+        self.owner = owner
         self.on_problem = on_problem  # called with the new problem, or None once it is solved
         self.problem: Problem | None = None
         self._journal: journal_mod.Journal | None = None
@@ -144,6 +148,11 @@ class GuardedJournal:
         except OSError as exc:
             self._set_problem(_problem("open", self.directory, exc))
             return False
+        if self.owner is not None:
+            try:
+                journal_mod.adopt(self.directory.parent, self._journal, self.owner)
+            except OSError as exc:  # they stay where they are, for the next start to try again
+                log.warning("journal: could not move %s's drafts from %s: %s", self.owner, self.directory.parent, exc)
         return True
 
     def _set_problem(self, problem: Problem | None) -> None:

@@ -177,8 +177,8 @@ def test_view_menu_stores_the_language_for_the_next_start(qtbot: Any, open_windo
     notice = window.findChild(QMessageBox, "language_notice")
     assert notice is not None and "next time" in notice.text()
     notice.accept()
-    assert gui_app.user_settings(tmp_path / "home").value(i18n.SETTING) == "de"
+    assert gui_app.user_settings(tmp_path / "home", "alice").value(i18n.SETTING) == "de"
     close_window(qtbot, window)
     # The next start reads it (unless $WORKBENCH_LANG says otherwise, as the tests' conftest does).
-    assert i18n.chosen(gui_app.user_settings(tmp_path / "home")) == "en"
-    assert str(gui_app.user_settings(tmp_path / "home").value(i18n.SETTING)) == "de"
+    assert i18n.chosen(gui_app.user_settings(tmp_path / "home", "alice")) == "en"
+    assert str(gui_app.user_settings(tmp_path / "home", "alice").value(i18n.SETTING)) == "de"

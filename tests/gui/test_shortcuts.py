@@ -61,7 +61,7 @@ def test_a_changed_key_works_and_is_kept_for_the_next_start(qtbot: Any, open_win
     with qtbot.waitSignal(window.session.claimed, timeout=10_000):
         qtbot.keyClick(window, Qt.Key.Key_F2)
     assert window.actions["complete"].shortcuts() == [QKeySequence("Ctrl+Enter")]  # the keypad's stays
-    stored = gui_app.user_settings(home)
+    stored = gui_app.user_settings(home, "alice")
     assert hotkeys.Keymap.load(stored).keys["next"] == "F2"
     assert hotkeys.Keymap.load(stored).keys["complete"] == ""
     assert stored.value("shortcuts/save") is None  # defaults are not written: later changes reach the user

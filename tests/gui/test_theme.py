@@ -172,6 +172,6 @@ def test_view_appearance_switches_at_once_and_is_kept(qtbot: Any, open_window: A
     window = open_window(demo_config, home=tmp_path / "home")
     window.findChild(QAction, "appearance_dark").trigger()
     assert theme.current() == theme.DARK
-    assert gui_app.user_settings(tmp_path / "home").value(theme.SETTING) == "dark"
+    assert gui_app.user_settings(tmp_path / "home", "alice").value(theme.SETTING) == "dark"
     window.findChild(QAction, "appearance_system").trigger()
     assert theme.current() == theme.LIGHT

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -37,6 +39,15 @@ def runtime_dir() -> Path:
     with warnings.catch_warnings():  # newer platformdirs warn when they fall back to a temporary dir
         warnings.simplefilter("ignore")
         return Path(platformdirs.user_runtime_dir("workbench", appauthor=False))
+
+
+def user_folder(user: str) -> str:
+    """The folder of one workbench user's own files (drafts, window settings) on a computer several
+    people share: readable, safe on every file system, and distinct for names that differ only in
+    case (Windows and macOS folders do not tell Alice from alice)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]", "_", user)[:40].strip(".") or "user"
+    digest = hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{readable}-{digest}"
 
 
 def demo_dir() -> Path:

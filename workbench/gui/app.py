@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,8 @@ from workbench.db import service
 from workbench.gui import dispatch, i18n, icons, launcher, main_window, session, theme
 
 
-def application() -> QApplication:
+def application(user: str | None = None) -> QApplication:
+    """The QApplication, made once: colours and language from `user`'s own settings."""
     app = QApplication.instance()
     if app is None:
         app = QApplication(sys.argv[:1])
@@ -27,17 +29,27 @@ def application() -> QApplication:
         # Matches workbench.desktop, so Wayland and X11 docks show the installed icon and name.
         app.setDesktopFileName("workbench")
         app.setWindowIcon(icons.app_icon())
-        settings = user_settings()
+        settings = user_settings(user=user)
         theme.Theme(app, str(settings.value(theme.SETTING, "") or ""))  # colours for the system's scheme
         # Before any window exists: widgets take their texts when they are built.
         i18n.install(app, i18n.chosen(settings))
     return app  # type: ignore[return-value]
 
 
-def user_settings(home: Path | None = None) -> QSettings:
-    """The operator's own GUI preferences (window geometry, queue, View menu choices, language)."""
+def user_settings(home: Path | None = None, user: str | None = None) -> QSettings:
+    """The operator's own GUI preferences (window geometry, queue, View menu choices, language,
+    colours): `user`'s own file, so that people sharing one computer account each keep theirs; the
+    first time, a copy of the file everyone shared before."""
     conf = home / "config" if home else paths.config_dir()
-    return QSettings(str(conf / "gui.ini"), QSettings.Format.IniFormat)
+    shared = conf / "gui.ini"
+    if user is None:
+        return QSettings(str(shared), QSettings.Format.IniFormat)
+    own = conf / "users" / paths.user_folder(user) / "gui.ini"
+    if not own.exists() and shared.is_file():
+        with contextlib.suppress(OSError):  # unreadable or a full disk: start from the defaults
+            own.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(shared, own)
+    return QSettings(str(own), QSettings.Format.IniFormat)
 
 
 def build_window(config: model.Config, user: str, *, settings: session.SessionSettings | None = None,
@@ -51,8 +63,8 @@ def window_for(wb: service.Workbench, user: str, *, settings: session.SessionSet
     """A ready window on an open Workbench."""
     data = home / "data" if home else paths.data_dir()
     # Never raises: an unwritable data directory opens the window with the journal's warning.
-    journal = journal_guard.GuardedJournal(data / "journal")
-    qsettings = user_settings(home)
+    journal = journal_guard.GuardedJournal(data / "journal" / paths.user_folder(user), owner=user)
+    qsettings = user_settings(home, user)
     dispatcher = dispatch.Dispatcher()
     if settings is None:
         settings = session.SessionSettings.from_config(wb.config.app)
@@ -70,7 +82,7 @@ def run(config_path: str | None, user: str, *, demo: bool = False, profile: str 
         supervisor: bool = False) -> int:
     """The `workbench` command without a subcommand: the operator window (or only the supervisor
     console, with `supervisor`)."""
-    app = application()
+    app = application(user)
     logs.setup()
     logs.install_excepthook(_show_crash)
     the_launcher = launcher.Launcher(user, lambda wb: window_for(wb, user))
