@@ -149,7 +149,7 @@ PROSE_KEPT = {
     # count them: the same words for every operator (dialogs.RELEASE_REASONS, supervisor_dialogs).
     "Needs information from the customer", "Not my area", "Waiting for someone else", "Cannot finish now",
     "Holder is absent", "Stuck too long", "Customer escalated", "Shift ended", "Needs another team",
-    "closed without changes", "released when closing",
+    "closed without changes", "released when closing", "left without changes", "released when leaving",
     "Customer calls back", "Waiting for a reply", "Waiting for parts", "Try again later",  # dialogs.DEFER_REASONS
     "Customer says it still fails", "Completed by mistake", "Needs another look",  # supervisor_dialogs.REOPEN_REASONS
     "Needs level 2", "Belongs to another team", "Wrong category on import",  # supervisor_dialogs.MOVE_REASONS

@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QMessageBox, QPlainTextEdit
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+)
 
 from tests.gui.conftest import FAST, close_window, on_dialog, row, with_queue
 from workbench.db import clock
@@ -431,8 +440,6 @@ def test_window_size_and_queue_are_remembered(qtbot: Any, open_window: Any, demo
 
 def test_next_after_complete_is_a_setting(demo_config: Any, tmp_path: Any) -> None:
     # The config's [app] default, then the operator's own choice from the View menu wins.
-    from PySide6.QtCore import QSettings
-
     from workbench.gui import app as gui_app
     from workbench.gui import session as session_mod
 
@@ -447,8 +454,7 @@ def test_next_after_complete_is_a_setting(demo_config: Any, tmp_path: Any) -> No
     finally:
         window.close()
         window.session.wb.close()
-    assert QSettings(str(tmp_path / "h" / "config" / "gui.ini"), QSettings.Format.IniFormat).value(
-        "session/next_after_complete") in (True, "true")
+    assert gui_app.user_settings(tmp_path / "h", "alice").value("session/next_after_complete") in (True, "true")
     again = gui_app.build_window(config, "alice", home=tmp_path / "h")
     try:
         assert again.session.settings.next_after_complete is True
@@ -952,3 +958,59 @@ def test_a_typed_note_is_never_lost(qtbot: Any, open_window: Any, demo_config: A
     window.session.dispatcher.wait(10_000)
     assert fourth.lock.key != third.lock.key
     assert [(n.kind, n.text) for n in notes(third.lock.key)] == [(None, "Waiting for the serial number.")]
+
+
+def _held_by(window: main_window.MainWindow, user: str) -> set[Any]:
+    q = window.session.wb.queue("cases").q
+    with window.session.wb.engine.connect() as conn:
+        return set(conn.execute(sa.select(q.key).where(q.user == user)).scalars())
+
+
+def test_next_item_with_an_item_open_gives_it_back_or_asks(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """No lock is left behind unseen: Next item gives an untouched item back, and asks about a touched one
+    (keep it, save it, give it back, or stay), as closing the window does."""
+    window = open_window(demo_config)
+    first = _claim(qtbot, window).lock.key
+    second = _claim(qtbot, window).lock.key  # first untouched: given back
+    assert _held_by(window, "alice") == {second}
+    last = window.session.wb.queue("cases").history(first)[-1]
+    assert (last.kind.value, last.reason) == ("release", "left without changes")
+
+    def answer(button: str) -> list[str]:
+        return on_dialog(qtbot, "leave_dialog", lambda box: box.findChild(QAbstractButton, button).click())
+
+    _type(qtbot, window, "resolution", "Stay here")
+    seen = answer("leave_cancel")
+    window.next_item()
+    assert seen and window.session.current.lock.key == second and _held_by(window, "alice") == {second}
+
+    seen = answer("leave_save")
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
+        window.next_item()
+    third = signal.args[0].lock.key
+    assert _held_by(window, "alice") == {second, third}
+    assert row(window, "cases", second)["resolution"] == "Stay here"  # saved, and still locked
+
+    _type(qtbot, window, "resolution", "Keep me")
+    seen = answer("leave_keep")
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
+        window.next_item()
+    fourth = signal.args[0].lock.key
+    assert _held_by(window, "alice") == {second, third, fourth}
+    kept = window.session.journal.load(window.session.database, "cases", third)
+    assert kept is not None and kept.values["resolution"] == "Keep me"  # waits among the unfinished items
+
+    _type(qtbot, window, "resolution", "Not mine after all")
+    seen = answer("leave_release")
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
+        window.next_item()
+    assert _held_by(window, "alice") == {second, third, signal.args[0].lock.key}
+    assert window.session.wb.queue("cases").history(fourth)[-1].reason == "released when leaving"
+
+    # Ctrl+L shows the unfinished items while one is open; choosing the open one comes back to it.
+    window.show_resume()
+    assert window.stack.currentIndex() == main_window.RESUME
+    qtbot.waitUntil(lambda: {e.key for e in window.resume_panel.entries()} >= {second, third}, timeout=10_000)
+    open_key = window.session.current.lock.key
+    window._open_from_resume("cases", open_key)
+    assert window.stack.currentIndex() == main_window.ITEM and window.session.current.lock.key == open_key

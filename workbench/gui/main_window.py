@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
@@ -459,10 +460,12 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def next_item(self) -> None:
-        if self._leave_item_ok():
+        def go() -> None:
             self._opening_draft = None
             self.next_button.setEnabled(False)
             self.session.next_item()
+
+        self._leave_item(go)
 
     @Slot()
     def pick(self) -> None:
@@ -547,9 +550,11 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def show_resume(self) -> None:
-        if self.session.current is None:
-            self.stack.setCurrentIndex(RESUME)
-            self.resume_panel.focus_list()
+        """The unfinished items, also while one is open (it stays open and locked: choosing it in
+        the list comes back to it; choosing another leaves it as Next item would)."""
+        self._write_journal()  # the form's edits are on disk before the form is out of sight
+        self.stack.setCurrentIndex(RESUME)
+        self.resume_panel.focus_list()
         self.session.refresh_mine()
 
     @Slot()
@@ -615,14 +620,59 @@ class MainWindow(QMainWindow):
             return None
         return self.form.checked_changes()
 
-    def _leave_item_ok(self) -> bool:
-        """Before leaving an open item for another: it stays locked; unsaved edits stay journalled;
-        a note typed for it and not added yet is added to it."""
+    def _leave_item(self, then: Callable[[], None], cancelled: Callable[[], None] | None = None) -> None:
+        """Leave the open item for another (Next item, Pick…, another queue, the resume panel), as
+        closing the window does: an untouched item goes back to the queue, about a touched one the
+        operator is asked (keep it locked, save it, give it back); then `then` runs, or `cancelled`
+        when the operator stays. A note typed for the item and not added yet is added to it."""
         self._write_journal()
-        typed = self.item_log.take_pending() if self.session.current is not None else None
+        cur = self.session.current
+        if cur is None:
+            then()
+            return
+        typed = self.item_log.take_pending()
         if typed is not None:
             self.session.add_note(typed)
-        return True
+        if not self.quit_guard.touched():
+            self.session.release(quit_guard.LEFT_UNTOUCHED, then=then)
+            return
+        changes = self.form.changes()
+        box = QMessageBox(QMessageBox.Icon.Question, self.tr("Leave this item?"),
+                          self.tr("You are working on {0}.").format(self._item_label()),
+                          QMessageBox.StandardButton.NoButton, self)
+        box.setObjectName("leave_dialog")
+        box.setInformativeText(self.tr("Keep it locked: it stays yours until {0}; your unsaved edits wait in your "
+                                       "unfinished items (Ctrl+L).").format(times.clock(cur.lock.expires_at))
+                               if changes else self.tr("Keep it locked: it stays yours until {0}.").format(
+                                   times.clock(cur.lock.expires_at)))
+        keep = box.addButton(self.tr("&Keep it locked"), QMessageBox.ButtonRole.AcceptRole)
+        keep.setObjectName("leave_keep")
+        save = None
+        if changes:
+            save = box.addButton(self.tr("&Save and keep it locked"), QMessageBox.ButtonRole.AcceptRole)
+            save.setObjectName("leave_save")
+        release = box.addButton(self.tr("&Give it back") if not changes else
+                                self.tr("&Give it back, discarding my edits"), QMessageBox.ButtonRole.DestructiveRole)
+        release.setObjectName("leave_release")
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        cancel.setObjectName("leave_cancel")
+        box.setDefaultButton(save or keep)
+        box.setEscapeButton(cancel)
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked is keep:
+            then()
+        elif save is not None and clicked is save:
+            checked = self.form.checked_changes()
+            if checked is None:  # a field is wrong: it is shown there; the operator stays
+                if cancelled is not None:
+                    cancelled()
+                return
+            self.session.save(checked, then=then)
+        elif clicked is release:
+            self.session.release(quit_guard.LEFT_RELEASED, then=then)
+        elif cancelled is not None:
+            cancelled()
 
     # -- session events --------------------------------------------------------------------------------
 
@@ -949,8 +999,12 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_open_items(self, found: Any) -> None:
         dialog = dialogs.PickDialog(found, self)
-        if dialog.exec() and dialog.chosen() is not None and self._leave_item_ok():
-            self.session.open_item(dialog.chosen())
+        if dialog.exec() and dialog.chosen() is not None:
+            chosen = dialog.chosen()
+            cur = self.session.current
+            if cur is not None and (cur.queue, cur.lock.key) == (self.session.queue_name, chosen):
+                return  # the item already open
+            self._leave_item(lambda: self.session.open_item(chosen))
 
     # -- lost lock, drafts -----------------------------------------------------------------------------
 
@@ -980,6 +1034,14 @@ class MainWindow(QMainWindow):
                 self.keymap.shown("next")))
 
     def _open_from_resume(self, queue: str, key: Any) -> None:
+        cur = self.session.current
+        if cur is not None and (cur.queue, cur.lock.key) == (queue, key):
+            self.stack.setCurrentIndex(ITEM)  # the open item itself: back to its form as it was
+            return
+        self.stack.setCurrentIndex(ITEM)  # the open item's edits are journalled from its page
+        self._leave_item(lambda: self._open_entry(queue, key), cancelled=lambda: None)
+
+    def _open_entry(self, queue: str, key: Any) -> None:
         entry = next((e for e in self.resume_panel.entries() if (e.queue, e.key) == (queue, key)), None)
         lock_gone = entry is not None and (entry.lock is None or entry.lock.expired)
         self._opening_draft = (queue, key) if entry is not None and entry.has_draft and lock_gone else None
@@ -1012,11 +1074,26 @@ class MainWindow(QMainWindow):
 
     def _on_queue_picked(self, index: int) -> None:
         name = self.queue_picker.itemData(index)
-        if name:
-            self.session.set_queue(name)
-            self._update_title()
-            self._set_actions()
-            self.session.load_filter_choices()
+        if not name:
+            return
+        cur = self.session.current
+        if cur is None or cur.queue == name:
+            self._switch_queue(name)
+            return
+        previous = self.queue_picker.findData(cur.queue)
+
+        def stay() -> None:
+            self.queue_picker.blockSignals(True)
+            self.queue_picker.setCurrentIndex(previous)
+            self.queue_picker.blockSignals(False)
+
+        self._leave_item(lambda: self._switch_queue(name), cancelled=stay)
+
+    def _switch_queue(self, name: str) -> None:
+        self.session.set_queue(name)
+        self._update_title()
+        self._set_actions()
+        self.session.load_filter_choices()
 
     @Slot(str, object)
     def _on_filter_choices(self, queue: str, found: dict[str, list[Any]]) -> None:

@@ -18,6 +18,8 @@ log = logging.getLogger("workbench.gui")
 # same for every operator, so not translated (like the reasons offered by the Release dialog).
 CLOSED_UNTOUCHED = "closed without changes"
 RELEASED_ON_CLOSE = "released when closing"
+LEFT_UNTOUCHED = "left without changes"  # Next item, Pick… or another queue with an untouched item open
+LEFT_RELEASED = "released when leaving"  # ... with a touched one, and the operator chose to give it back
 WAIT_SECONDS = 5.0  # at most this long for the database before the window closes anyway
 NOTICE_SECONDS = 15.0  # a notice shown while closing goes away on its own: quitting never hangs on it
 

@@ -400,13 +400,19 @@ class OperatorSession(QObject):
         assert self.lost is not None
         return self.lost.queue, self.lost.key, None
 
-    def save(self, edits: dict[str, Any]) -> None:
+    def save(self, edits: dict[str, Any], then: Callable[[], None] | None = None) -> None:
+        """Save the edits (and keep the lock); `then` runs once they are saved."""
         cur = self._require()
         if cur is None:
             return
         lock = cur.lock
-        self._run(lambda: self.operator.save(lock, edits),
-                  lambda new: self._after_save(cur, new, edits), retry=("save", lambda: self.save(edits)))
+
+        def saved(new: models.Lock) -> None:
+            self._after_save(cur, new, edits)
+            if then is not None:
+                then()
+
+        self._run(lambda: self.operator.save(lock, edits), saved, retry=("save", lambda: self.save(edits, then)))
 
     def _after_save(self, cur: Current, lock: models.Lock, edits: dict[str, Any]) -> None:
         self._take_lock(cur, lock)
@@ -450,13 +456,20 @@ class OperatorSession(QObject):
         elif self.settings.next_after_complete:
             self.next_item()  # nothing came with it: this claim says why (or gets one that is free now)
 
-    def release(self, reason: str | None, note: str | None = None) -> None:
+    def release(self, reason: str | None, note: str | None = None, then: Callable[[], None] | None = None) -> None:
+        """Give the open item back (its draft discarded); `then` runs once it is back."""
         cur = self._require()
         if cur is None:
             return
         lock = cur.lock
-        self._run(lambda: self.operator.release(lock, reason, note),
-                  lambda _: self._after_release(cur), retry=("release", lambda: self.release(reason, note)))
+
+        def released(_: Any) -> None:
+            self._after_release(cur)
+            if then is not None:
+                then()
+
+        self._run(lambda: self.operator.release(lock, reason, note), released,
+                  retry=("release", lambda: self.release(reason, note, then)))
 
     def undo_seconds_left(self) -> float:
         """How long the last Complete can still be undone (0: not at all)."""

@@ -1214,6 +1214,38 @@ Konfiguration: {1}</translation>
         <translation>Abschließen als „{0}“ ({1})</translation>
     </message>
     <message>
+        <source>Leave this item?</source>
+        <translation>Diesen Eintrag verlassen?</translation>
+    </message>
+    <message>
+        <source>You are working on {0}.</source>
+        <translation>Sie arbeiten an {0}.</translation>
+    </message>
+    <message>
+        <source>Keep it locked: it stays yours until {0}; your unsaved edits wait in your unfinished items (Ctrl+L).</source>
+        <translation>Gesperrt lassen: Er bleibt bis {0} Ihrer; Ihre ungespeicherten Änderungen warten in Ihren unerledigten Einträgen (Strg+L).</translation>
+    </message>
+    <message>
+        <source>Keep it locked: it stays yours until {0}.</source>
+        <translation>Gesperrt lassen: Er bleibt bis {0} Ihrer.</translation>
+    </message>
+    <message>
+        <source>&amp;Keep it locked</source>
+        <translation>Gesperrt &amp;lassen</translation>
+    </message>
+    <message>
+        <source>&amp;Save and keep it locked</source>
+        <translation>&amp;Speichern und gesperrt lassen</translation>
+    </message>
+    <message>
+        <source>&amp;Give it back</source>
+        <translation>&amp;Zurückgeben</translation>
+    </message>
+    <message>
+        <source>&amp;Give it back, discarding my edits</source>
+        <translation>&amp;Zurückgeben, meine Änderungen verwerfen</translation>
+    </message>
+    <message>
         <source>overdue by {0}</source>
         <translation>seit {0} überfällig</translation>
     </message>

@@ -1214,6 +1214,38 @@ Configuration : {1}</translation>
         <translation>Terminer comme « {0} » ({1})</translation>
     </message>
     <message>
+        <source>Leave this item?</source>
+        <translation>Quitter cet élément ?</translation>
+    </message>
+    <message>
+        <source>You are working on {0}.</source>
+        <translation>Vous travaillez sur {0}.</translation>
+    </message>
+    <message>
+        <source>Keep it locked: it stays yours until {0}; your unsaved edits wait in your unfinished items (Ctrl+L).</source>
+        <translation>Garder verrouillé : il reste à vous jusqu’à {0} ; vos modifications non enregistrées vous attendent dans vos éléments inachevés (Ctrl+L).</translation>
+    </message>
+    <message>
+        <source>Keep it locked: it stays yours until {0}.</source>
+        <translation>Garder verrouillé : il reste à vous jusqu’à {0}.</translation>
+    </message>
+    <message>
+        <source>&amp;Keep it locked</source>
+        <translation>&amp;Garder verrouillé</translation>
+    </message>
+    <message>
+        <source>&amp;Save and keep it locked</source>
+        <translation>&amp;Enregistrer et garder verrouillé</translation>
+    </message>
+    <message>
+        <source>&amp;Give it back</source>
+        <translation>&amp;Rendre</translation>
+    </message>
+    <message>
+        <source>&amp;Give it back, discarding my edits</source>
+        <translation>&amp;Rendre, en abandonnant mes modifications</translation>
+    </message>
+    <message>
         <source>overdue by {0}</source>
         <translation>en retard de {0}</translation>
     </message>
