@@ -354,3 +354,34 @@ def test_the_customers_index_on_the_key_serves_a_queue_ordered_by_the_key(native
         plan = attach.plan(conn, config.queues["tblqueue"], config.path)
     assert "wb_tblqueue_claim" not in [index.name for index in plan.indexes], attach.render(conn, plan)
     assert any("tblqueue_head already serves" in note for note in plan.notes), plan.notes
+
+
+def _review_table_spelled(config: str, table: str) -> str:
+    """The config with the reviewing queue's table written `table`."""
+    head, review = config.split("[queues.work_review]")
+    return head + "[queues.work_review]" + re.sub(r'(?m)^table = .*$', f'table = "{table}"', review)
+
+
+def test_a_review_queue_may_write_the_table_in_another_case(native_env: support.Env) -> None:
+    env = native_env
+    real = _work_table(env, quoted=True)
+    config = env.load(_review_table_spelled(_spelled(EVERY_KEY_CONFIG, str.upper), "tblwork"))
+    wb = env.open(config)
+    wb.init()
+    review = wb.queue("work_review").q
+    assert (review.table.name, review.key.name) == (real["tblwork"], real["itemid"])
+
+
+def test_a_review_queue_over_another_table_that_differs_only_in_case_is_refused(native_env: support.Env) -> None:
+    env = native_env
+    if env.backend != "postgresql":
+        pytest.skip("only PostgreSQL keeps two tables whose names differ only in case here")
+    _work_table(env, quoted=True)
+    with env.engine.begin() as conn:
+        conn.execute(sa.text('CREATE TABLE tblwork (LIKE "tblWork" INCLUDING ALL)'))
+    config = env.load(_review_table_spelled(_spelled(EVERY_KEY_CONFIG, str), "tblwork"))
+    wb = env.open(config)
+    wb.init()
+    with pytest.raises(errors.ConfigError, match="works tblwork by ItemId; a review queue works the same") as info:
+        wb.queue("work")
+    assert info.value.key == "queues.work.review.by"
