@@ -1,5 +1,6 @@
 """One config for every database: `tblQueue`, `LockUser` as written for SQL Server or MariaDB also
-find the table PostgreSQL folded to `tblqueue`, `lockuser`; a name that matches two is refused."""
+find the table PostgreSQL folded to `tblqueue`, `lockuser`, for every key that names a column; `attach`
+uses those columns instead of adding a second pair; a name that matches two is refused."""
 
 from __future__ import annotations
 
