@@ -387,7 +387,8 @@ def _check_reviews(reader: _Reader, queues: dict[str, model.QueueConfig]) -> Non
         if by is None or review.by == name:
             raise reader.fail(f"{review.key}.by", f"'{review.by}' is not another queue of this config; queues: "
                                                   f"{', '.join(n for n in queues if n != name)}")
-        if (by.table, by.schema, by.key) != (q.table, q.schema, q.key):
+        # In any case: whether `tblWork` and `TBLWORK` are one table the database says (db/service.py).
+        if (by.table.casefold(), by.schema, by.key.casefold()) != (q.table.casefold(), q.schema, q.key.casefold()):
             raise reader.fail(f"{review.key}.by", f"queue {review.by} works {by.table_label} by {by.key}; a review "
                                                   f"queue works the same table by the same key ({q.table_label} by "
                                                   f"{q.key})")

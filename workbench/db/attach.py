@@ -13,6 +13,7 @@ from sqlalchemy.schema import CreateIndex
 from workbench.config import model
 from workbench.core import errors
 from workbench.db import backends, dberrors, filters, mapping, values
+from workbench.db.backends.indexes import column_name
 
 
 @dataclasses.dataclass
@@ -50,12 +51,20 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         return _lock_table_plan(conn, queue, table, config_path, backend)
     notes: list[str] = []
     add: list[sa.Column[Any]] = []
-    wanted = [(queue.lock.user, sa.String(128)), (queue.lock.time, _datetime()),
-              (queue.lock.expires, _datetime()), (queue.lock.token, sa.String(32))]
-    for name, kind in wanted:
-        if name and name not in table.c:
-            column = sa.Column(name, kind, nullable=True)
-            add.append(column)
+    wanted = [("user", queue.lock.user, sa.String(128)), ("time", queue.lock.time, _datetime()),
+              ("expires", queue.lock.expires, _datetime()), ("token", queue.lock.token, sa.String(32))]
+    found_by = mapping._Binder(queue, table, config_path)
+    for key, name, kind in wanted:
+        if not name:
+            continue
+        # Found as the config's names are everywhere (mapping.resolve_name): `LockUser` is the `lockuser`
+        # PostgreSQL folded it to. A second one beside it would be a lock the old application never sees.
+        have = found_by.find(name, f"lock.{key}")
+        if have is None:
+            add.append(sa.Column(name, kind, nullable=True))
+        elif have.name != name:
+            notes.append(f"lock.{key} '{name}' is column '{have.name}' of {table.name} (the same name in "
+                         "another case): using it, not adding a column")
     # Work on a copy that has the new columns (and the table's keys and indexes), so indexes can
     # name them and the config can be checked against the table as it will be.
     full = table.to_metadata(sa.MetaData())
@@ -76,7 +85,7 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
                          "and condition): not adding it")
             continue
         indexes.append(index)
-    notes += _guessable_fence(queue, full)
+    notes += _guessable_fence(queue, binder)
     return AttachPlan(queue=queue.name, table=full, add_columns=add, indexes=indexes, notes=notes)
 
 
@@ -95,13 +104,9 @@ def _lock_table_plan(conn: sa.Connection, queue: model.QueueConfig, table: sa.Ta
     if where_kw and filt:
         waiting = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt))
         partial: dict[str, Any] = {where_kw: waiting}
-        index = sa.Index(name, *order, key, **partial)
+        index = sa.Index(name, *_once(*order, key), **partial)
     else:
-        leading: list[sa.ColumnElement[Any]] = []
-        for col in [*(col for cond, col, _ in filt if _exact(cond)), *order, key]:
-            if not any(str(col) == str(seen) for seen in leading):
-                leading.append(col)
-        index = sa.Index(name, *leading)
+        index = sa.Index(name, *_once(*(col for cond, col, _ in filt if _exact(cond)), *order, key))
     notes = [(f"queue {queue.name} keeps its locks in table '{queue.lock.table}': attach changes nothing in "
              f"{queue.table_label}")]
     reflected = sa.inspect(conn).get_indexes(table.name, schema=table.schema)
@@ -144,15 +149,14 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
     # The supervisor's "oldest waiting item" is min(created) over the waiting rows: with the
     # `created` column in the claim index (as an order column, or else at its end) the index
     # alone answers it, as it answers the count of waiting rows.
-    ordered = {t.column for t in queue.order} | {queue.key}
-    created = [binder.column(queue.created, "created")] if queue.created and queue.created not in ordered else []
+    created = [binder.column(queue.created, "created")] if queue.created else []
     where_kw = backend.partial_index_keyword
     if where_kw:
         # Free rows only: a claimed row leaves this index at once, so claims never step over a
         # growing run of dead entries of locked rows at its head.
         free = sa.and_(*(filters.clause(col, cond, value) for cond, col, value in filt), user.is_(None))
         return [
-            sa.Index(_index_name(queue.name, "claim"), *order, key, *created, **_where(where_kw, free)),
+            sa.Index(_index_name(queue.name, "claim"), *_once(*order, key, *created), **_where(where_kw, free)),
             # Locked rows only: expired locks by expiry (the claim serves them first, `sweep`
             # clears them); "my locks", the per-user limit, the lock board and the supervisor's
             # counts of locks read all locked rows, which are few. One index, as every claim pays
@@ -171,12 +175,8 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
                      "value or list of values, the claim index cannot return rows in queue order, so each "
                      "claim sorts the waiting rows it reads (without locking them); on a large queue prefer "
                      "conditions such as status = \"open\" or status = [\"new\", \"open\"]")
-    leading: list[sa.ColumnElement[Any]] = []
-    for col in [*equal, user, *order, key, *created]:
-        if not any(str(col) == str(seen) for seen in leading):
-            leading.append(col)
     return [
-        sa.Index(_index_name(queue.name, "claim"), *leading),
+        sa.Index(_index_name(queue.name, "claim"), *_once(*equal, user, *order, key, *created)),
         # Without a partial index the unlocked rows are in it too; leading with the user keeps
         # "locked rows" (user IS NOT NULL) one short range, and a user's own locks another.
         sa.Index(_index_name(table.name, "lock"), user, expiry),
@@ -184,6 +184,20 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
         # the user leading, the claim read every live lock to find the few stale ones.
         sa.Index(_index_name(table.name, "stale"), expiry, user),
     ]
+
+
+def _once(*terms: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
+    """Index terms with each column once, where it first comes: the key or `created` may be an order
+    column too (`order = ["ItemId"]`), a filter column an order column; the same column twice is an
+    error on some databases and a wasted entry on the others."""
+    seen: set[str] = set()
+    result = []
+    for term in terms:
+        name = column_name(term)
+        if name not in seen:
+            seen.add(name)
+            result.append(term)
+    return result
 
 
 def _exact(cond: model.Condition) -> bool:
@@ -247,9 +261,9 @@ def _apply(conn: sa.Connection, attach: AttachPlan) -> None:
         index.create(conn)
 
 
-def _guessable_fence(queue: model.QueueConfig, table: sa.Table) -> list[str]:
+def _guessable_fence(queue: model.QueueConfig, binder: mapping._Binder) -> list[str]:
     """Say so when a table without a token column keeps its lock time (the fence) in whole seconds."""
-    column = table.c.get(queue.lock.time) if not queue.lock.token else None
+    column = binder.find(queue.lock.time, "lock.time") if not queue.lock.token else None
     if column is None:
         return []
     kind = column.type

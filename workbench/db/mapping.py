@@ -6,7 +6,7 @@ import dataclasses
 import datetime as dt
 import difflib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,22 +24,44 @@ UNREADABLE_PAST = dt.datetime(1, 1, 2, tzinfo=_UTC)
 UNREADABLE_FUTURE = dt.datetime(9999, 12, 24, tzinfo=_UTC)
 
 
+class AmbiguousName(ValueError):
+    """A name written in a case none of the database's names has, and two or more differ from it only in case."""
+
+    def __init__(self, name: str, matches: list[str]) -> None:
+        self.name, self.matches = name, sorted(matches)
+        super().__init__(f"'{name}' is not there as written, and {' and '.join(repr(m) for m in self.matches)} "
+                         "differ from it only in case: write the name exactly as one of them")
+
+
+def resolve_name(name: str, names: Iterable[str]) -> str | None:
+    """The one rule every configured table and column name is found by: the name as written, else the one
+    name that differs from it only in case; None when there is neither, AmbiguousName when several differ
+    only in case.
+
+    One config serves every database: PostgreSQL folds unquoted names to lower case (`tblqueue`,
+    `lockuser`), SQL Server, MariaDB and SQLite keep them as the script wrote them (`tblQueue`, `LockUser`).
+    """
+    names = list(names)
+    if name in names:
+        return name
+    folded = [n for n in names if n.casefold() == name.casefold()]
+    if len(folded) > 1:
+        raise AmbiguousName(name, folded)
+    return folded[0] if folded else None
+
+
 def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> sa.Table:
     """The queue's table as the database has it; a config error when it does not exist."""
-    metadata = sa.MetaData()
+    names = sa.inspect(conn).get_table_names(schema=queue.schema)
     try:
-        return sa.Table(queue.table, metadata, schema=queue.schema, autoload_with=conn)
+        # By the name the database keeps, even where it would find `TBLQUEUE` itself: SQLite does, but
+        # then reflects no primary key for it (it looks the table's SQL up by the exact name).
+        found = resolve_name(queue.table, names) or queue.table
+    except AmbiguousName as exc:
+        raise errors.ConfigError(f"table {exc}", file=config_path, key=f"queues.{queue.name}.table") from None
+    try:
+        return sa.Table(found, sa.MetaData(), schema=queue.schema, autoload_with=conn)
     except sa.exc.NoSuchTableError:
-        names = sa.inspect(conn).get_table_names(schema=queue.schema)
-        # One config for every database: `tblQueue` on SQL Server is `tblqueue` on PostgreSQL, which
-        # folds unquoted names. A unique case-insensitive match is the table meant.
-        folded = [n for n in names if n.lower() == queue.table.lower()]
-        if len(folded) == 1:
-            return sa.Table(folded[0], metadata, schema=queue.schema, autoload_with=conn)
-        if len(folded) > 1:
-            raise errors.ConfigError(f"table '{queue.table_label}' does not exist, and {' and '.join(folded)} "
-                                     "differ from it only in case: write the name exactly",
-                                     file=config_path, key=f"queues.{queue.name}.table") from None
         hint = difflib.get_close_matches(queue.table, names, n=1)
         more = f"; did you mean '{hint[0]}'?" if hint else (f" (tables: {', '.join(sorted(names)[:20])})"
                                                            if names else " (the database has no tables)")
@@ -73,13 +95,18 @@ class _Binder:
     def fail(self, key: str, problem: str) -> errors.ConfigError:
         return errors.ConfigError(problem, file=self.path, key=f"queues.{self.queue.name}.{key}")
 
+    def find(self, name: str, key: str) -> sa.Column[Any] | None:
+        """The table's column `name` (see resolve_name); None when it has none."""
+        try:
+            found = resolve_name(name, (c.name for c in self.table.c))
+        except AmbiguousName as exc:
+            raise self.fail(key, f"column {exc}") from None
+        return None if found is None else next(c for c in self.table.c if c.name == found)
+
     def column(self, name: str, key: str) -> sa.Column[Any]:
-        if name in self.table.c:
-            return self.table.c[name]
-        # Some databases fold unquoted names; accept a case-insensitive unique match.
-        folded = [c for c in self.table.c if c.name.lower() == name.lower()]
-        if len(folded) == 1:
-            return folded[0]
+        column = self.find(name, key)
+        if column is not None:
+            return column
         names = [c.name for c in self.table.c]
         hint = difflib.get_close_matches(name, names, n=1)
         more = f"; did you mean '{hint[0]}'?" if hint else f" (columns: {', '.join(names)})"
@@ -534,6 +561,9 @@ class BoundQueue:
         chosen = []
         for name, raw in where.items():
             column = self.filter_columns.get(name)
+            if column is None:  # `--where category=…` for `filter_by = ["Category"]`: the column, however written
+                named = self._named_column(name)
+                column = next((c for c in self.filter_columns.values() if c is named), None)
             if column is None:
                 allowed = ", ".join(self.filter_columns) or "none: set filter_by in the queue's config"
                 raise errors.UsageError(f"queue {self.name} cannot be narrowed by '{name}' (columns it can: "
@@ -671,11 +701,13 @@ class BoundQueue:
         return column is not self.key and column not in self.lock_columns and column.computed is None
 
     def _named_column(self, name: str) -> sa.Column[Any] | None:
-        """The table's column called `name` (or, when only one matches, in another case)."""
-        if name in self.table.c:
-            return self.table.c[name]
-        folded = [c for c in self.table.c if c.name.lower() == name.lower()]
-        return folded[0] if len(folded) == 1 else None
+        """The table's column called `name` (see resolve_name), e.g. `--set Subject=…` from a script
+        written for a database that kept the name's case; None when there is none."""
+        try:
+            found = resolve_name(name, self._column_names)
+        except AmbiguousName as exc:
+            raise errors.InvalidValue(f"column {exc}", column=name) from None
+        return None if found is None else self.table.c[found]
 
     def coerce_edits(self, edits: Mapping[str, Any]) -> dict[str, Any]:
         """Typed values for an edit, checked against the field rules; InvalidValue names the first
@@ -685,12 +717,11 @@ class BoundQueue:
         for name, raw in edits.items():
             column = editable.get(name)
             if column is None:
-                # `--set Subject=…` from a script written for a database that kept the name's case.
-                folded = [c for n, c in editable.items() if n.lower() == name.lower()]
-                column = folded[0] if len(folded) == 1 else None
-            if column is None:
-                if name in self.protected:
-                    raise errors.InvalidValue(f"{name}: cannot be edited: it {self.protected[name]}", column=name)
+                column = self._named_column(name)
+            if column is None or column.name not in editable:
+                if column is not None and column.name in self.protected:
+                    raise errors.InvalidValue(f"{name}: cannot be edited: it {self.protected[column.name]}",
+                                              column=column.name)
                 hint = difflib.get_close_matches(name, list(editable), n=1)
                 raise errors.InvalidValue(f"{name}: no such column in {self.config.table_label}"
                                           + (f"; did you mean '{hint[0]}'?" if hint else ""), column=name)

@@ -121,6 +121,13 @@ class Workbench:
             bound[name] = mapping.BoundQueue(queue_config, table, config_path=self.config.path,
                                              backend=self.db.backend,
                                              local_clock=self.config.database.clock == "local", locks=locks)
+        for q in bound.values():  # names written in another case: only now is it known what they name
+            review = q.config.review
+            by = bound[review.by] if review is not None else q
+            if review is not None and (by.table.fullname, by.key.name) != (q.table.fullname, q.key.name):
+                raise errors.ConfigError(f"queue {review.by} works {by.table.fullname} by {by.key.name}; a review "
+                                         f"queue works the same table by the same key ({q.table.fullname} by "
+                                         f"{q.key.name})", file=self.config.path, key=f"{review.key}.by")
         return bound
 
     def _lock_table(self, conn: sa.Connection, queue: model.QueueConfig, check: bool) -> sa.Table | None:

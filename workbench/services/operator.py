@@ -186,10 +186,12 @@ class Operator:
     def source(self, queue: str, item: Mapping[str, Any]) -> sources.Source:
         """The source an item's `source` column names (a PDF, an image, text), read from disk or the
         network: may take seconds, so a window calls it off its GUI thread."""
-        config = self.wb.config.queues[queue]
-        if config.source is None:
+        q = self.wb.queue(queue).q
+        if q.source_column is None:
             return sources.Source("none")
-        return sources.read(item.get(config.source), sources.base_dir(self.wb.config.path, config.source_dir))
+        # The item is keyed by the table's names: `source = "ScanPath"` may be column `scanpath`.
+        return sources.read(item.get(q.source_column.name), sources.base_dir(self.wb.config.path,
+                                                                             q.config.source_dir))
 
     def lost_completions(self, done: list[models.Lock]) -> list[models.Lock]:
         """Of the locks this user completed, those whose Complete the database does not have (after a

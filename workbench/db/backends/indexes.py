@@ -9,14 +9,16 @@ import sqlalchemy as sa
 from sqlalchemy.sql import operators
 
 
+def column_name(expr: Any) -> str:
+    """The name of the column an index term sorts by (`col DESC` is the column `col`)."""
+    column = expr.element if isinstance(expr, sa.UnaryExpression) else expr
+    return str(getattr(column, "name", column))
+
+
 def wanted_columns(index: sa.Index) -> list[tuple[str, bool]]:
     """(column name, descending) of each of an index's expressions, in order."""
-    result = []
-    for expr in index.expressions:
-        descending = isinstance(expr, sa.UnaryExpression) and expr.modifier is operators.desc_op
-        column = expr.element if isinstance(expr, sa.UnaryExpression) else expr
-        result.append((str(getattr(column, "name", column)), descending))
-    return result
+    return [(column_name(expr), isinstance(expr, sa.UnaryExpression) and expr.modifier is operators.desc_op)
+            for expr in index.expressions]
 
 
 def leads_with(found: Mapping[str, Any], wanted: sa.Index, *, directions_known: bool) -> bool:
