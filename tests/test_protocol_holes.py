@@ -15,7 +15,8 @@ from tests import support
 from tests.test_permissions import FEEDER, Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
 from tests.test_protocol import _each_refused, _refused, _rows, _state, _tickets
 from workbench import demo
-from workbench.db import protocol
+from workbench.core import errors
+from workbench.db import permissions, protocol
 
 
 def _apply(pg: Pg, capsys: pytest.CaptureFixture[str], text: str, *queues: str) -> None:  # noqa: F811
@@ -181,6 +182,47 @@ def _state_of(pg: Pg) -> list[list[Any]]:  # noqa: F811
 
 
 # -- item 6 --------------------------------------------------------------------------------------------
+
+
+def _idle_setting(pg: Pg, login: str) -> str | None:  # noqa: F811
+    with pg.admin.engine.connect() as conn:
+        settings = conn.execute(sa.text(
+            "SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
+            "WHERE r.rolname = :login AND s.setdatabase = 0"), {"login": login}).scalar()
+    found = [s.split("=", 1)[1] for s in settings or () if s.startswith("idle_in_transaction_session_timeout=")]
+    return found[0] if found else None
+
+
+def test_grants_limits_how_long_an_operators_transaction_may_stay_open(
+        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    with pg.admin.engine.begin() as conn:  # a login with a limit of its own keeps it
+        conn.exec_driver_sql("ALTER ROLE bob SET idle_in_transaction_session_timeout = '5min'")
+    config = pg.config_file(pg.server.user)
+    code, out, err = support.run_cli(capsys, "--config", config, "grants", "cases", "--apply")
+    assert code == 0, err
+    assert "idle_in_transaction_session_timeout" in out
+    assert _idle_setting(pg, "ann") == permissions.IDLE_IN_TRANSACTION == _idle_setting(pg, "sue")
+    assert _idle_setting(pg, "bob") == "5min"
+    assert _idle_setting(pg, FEEDER) is None and _idle_setting(pg, pg.server.user) is None
+    with pg.engine("ann").connect() as conn:
+        assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == \
+            permissions.IDLE_IN_TRANSACTION
+
+
+def test_next_says_when_waiting_items_are_held_by_an_open_transaction(pg: Pg) -> None:  # noqa: F811
+    ann = pg.open("ann").queue("cases")
+    with pg.engine("bob").connect() as bobs:
+        bobs.execute(sa.text("SELECT case_id FROM cases WHERE wb_locked_by IS NULL FOR UPDATE"))
+        with pytest.raises(errors.NothingToClaim) as caught:
+            ann.claim_next("ann")
+        assert "held by open transactions" in str(caught.value)
+        bobs.rollback()
+    assert ann.claim_next("ann")[0].lock.owner == "ann"
+    # A queue with nothing waiting says so, as before.
+    with pg.admin.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE cases SET status = 'resolved' WHERE wb_locked_by IS NULL"))
+    with pytest.raises(errors.NothingToClaim, match="no item is waiting"):
+        ann.claim_next("ann")
 
 
 def test_an_operator_undoes_their_own_complete_chosen_for_review(
