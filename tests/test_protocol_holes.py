@@ -177,6 +177,19 @@ def test_a_status_driven_queue_is_worked_in_full_under_grants(
     assert _state_of(pg) == before
 
 
+def test_a_supervisors_refused_force_release_says_what_the_database_said(
+        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    text = _messages(pg, capsys)
+    held = pg.open("bob", text).queue("invoices").claim_next("bob")[0].lock
+    with pg.admin.engine.begin() as conn:  # another program finished the message under bob's lock
+        conn.execute(sa.text("UPDATE messages SET status = 'Completed' WHERE id = :k"), {"k": held.key})
+    with pytest.raises(errors.NotPermitted) as caught:
+        pg.open("sue", text).queue("invoices").force_release("sue", held.key, "bob is away")
+    # Not "the login sue is not one of workbench_supervisor": she is; the protocol said why not.
+    assert "sue may not make this change to invoices, orders item" in str(caught.value)
+    assert "is not one" not in str(caught.value)
+
+
 def _state_of(pg: Pg) -> list[list[Any]]:  # noqa: F811
     return _rows(pg, "messages", "workbench_audit")
 

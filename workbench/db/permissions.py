@@ -147,6 +147,13 @@ def is_refusal(exc: sa.exc.DBAPIError) -> bool:
     return code == "42501" or "row-level security" in str(exc.orig).lower()
 
 
+def lacks_role(exc: sa.exc.DBAPIError) -> bool:
+    """Does a supervisor's refused write mean the login is not in workbench_supervisor? A refusal (see
+    is_refusal) the protocol's trigger did not explain: where it said why ("workbench: …", e.g. the
+    row is in no state the queue holds), that is passed on instead (dberrors), the login may well be one."""
+    return is_refusal(exc) and not str(exc.orig).startswith("workbench: ")
+
+
 def _role_exists(conn: sa.Connection, role: str) -> bool:
     return conn.execute(sa.text("SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = :role"),
                         {"role": role}).first() is not None

@@ -604,7 +604,7 @@ class WorkQueue:
         try:
             changed = conn.execute(update).rowcount
         except sa.exc.DBAPIError as exc:
-            if not permissions.is_refusal(exc):
+            if not permissions.lacks_role(exc):
                 raise
             raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != 1:
@@ -684,7 +684,7 @@ class WorkQueue:
         try:
             changed = conn.execute(update).rowcount
         except sa.exc.DBAPIError as exc:
-            if not permissions.is_refusal(exc):
+            if not permissions.lacks_role(exc):
                 raise
             raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != len(before):
@@ -784,7 +784,7 @@ class WorkQueue:
         except lockshapes.FenceFailed:
             raise errors.DatabaseUnavailable.of(problems.CHANGED_REASSIGNING, q.name, key) from None
         except sa.exc.DBAPIError as exc:
-            if not permissions.is_refusal(exc):
+            if not permissions.lacks_role(exc):
                 raise
             # A row-level security policy refused the new row (e.g. an operator reassigning to someone else).
             raise permissions.refused(actor, action, conn.engine.url.username) from exc
