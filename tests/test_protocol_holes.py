@@ -317,3 +317,19 @@ def test_the_edits_recorded_with_a_lock_table_queue_are_the_databases(
     released = owner.history(other.key)[-1]
     assert (released.kind.value, released.reason, released.detail["changes"]) == (
         "release", "needs the vendor", {"subject": [f"Ticket {other.key}", "Scanner"]})
+
+
+def test_a_supervisors_move_keeps_what_it_changed(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    sue = pg.open("sue").queue("cases")
+    with pg.admin.engine.connect() as conn:
+        key, category = conn.execute(sa.text("SELECT case_id, category FROM cases WHERE wb_locked_by IS NULL "
+                                             "AND status IN ('new', 'open') ORDER BY case_id LIMIT 1")).one()
+    target = "Hardware" if category != "Hardware" else "Email"
+    assert sue.move("sue", {"category": target}, "level 2 takes these", keys=[key]) == [key]
+    last = pg.admin.queue("cases").history(key)[-1]
+    assert (last.kind.value, last.detail) == ("move", {"changes": {"category": [category, target]}})
+    text = _tickets(pg, capsys, support.sample_config("vendor-tickets"), "tickets")
+    tickets = pg.open("sue", text).queue("tickets")
+    assert tickets.move("sue", {"priority": 3}, "vendor escalated", keys=[2]) == [2]
+    moved = pg.open(pg.server.user, text).queue("tickets").history(2)[-1]
+    assert (moved.kind.value, moved.detail) == ("move", {"changes": {"priority": [1, 3]}})

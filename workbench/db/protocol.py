@@ -265,7 +265,8 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     still_waiting = f"({r.sql(q.todo_clause(), new)} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
     move = f"""
     IF {free_old} AND {free_new} AND {todo_old} AND {still_waiting} AND {r.unchanged(lock)} AND {supervisor} THEN
-      {record("'move'", "NULL", "NULL")}
+      changed := {changes_of(r, q, minus(written, lock))};
+      {record("'move'", "NULL", "NULL", changes="changed")}
       RETURN true;
     END IF;"""
     reopen = "" if not q.on_reopen else f"""
@@ -376,11 +377,11 @@ def recorder(audit: str, queue_name: str, key: str, at: str) -> Callable[..., st
     return record
 
 
-def changes_of(r: Renderer, q: mapping.BoundQueue) -> str:
-    """SQL (jsonb): {column: [before, after]} of each editable column the update changed, as workbench's
-    audit detail keeps them (mapping.changes and audit.json_value: decimals as text, `audit_hidden`
-    columns as [null, null]). The database's own account of an operator's edits: a hand-written audit
-    row cannot make it say something else."""
+def changes_of(r: Renderer, q: mapping.BoundQueue, columns: list[sa.Column[Any]] | None = None) -> str:
+    """SQL (jsonb): {column: [before, after]} of each editable column (or of `columns`: a move's) the update
+    changed, as workbench's audit detail keeps them (mapping.changes and audit.json_value: decimals as
+    text, `audit_hidden` columns as [null, null]). The database's own account of an operator's edits: a
+    hand-written audit row cannot make it say something else."""
     def value(row: sa.FromClause, column: sa.Column[Any]) -> str:
         if column.name in q.audit_hidden:
             return "'null'::jsonb"
@@ -388,7 +389,8 @@ def changes_of(r: Renderer, q: mapping.BoundQueue) -> str:
         return f"to_jsonb(CAST({r.col(row, column)} AS text))" if text else f"to_jsonb({r.col(row, column)})"
 
     parts = [f"CASE WHEN {r.unchanged([c])} THEN '{{}}'::jsonb ELSE jsonb_build_object({r.literal(c.name)}, "
-             f"jsonb_build_array({value(r.old, c)}, {value(r.new, c)})) END" for c in q.editable]
+             f"jsonb_build_array({value(r.old, c)}, {value(r.new, c)})) END"
+             for c in (q.editable if columns is None else columns)]
     return f"({' || '.join(parts)})" if parts else "'{}'::jsonb"
 
 

@@ -301,7 +301,8 @@ BEGIN
     RETURN false;
   END IF;
   IF {supervisor} AND {todo_old} AND {still_waiting} THEN
-    {record("'move'", "NULL", "NULL")}
+    changed := {protocol.changes_of(r, q, protocol.minus(checked, stamp_cols))};
+    {record("'move'", "NULL", "NULL", changes="changed")}
     RETURN true;
   END IF;{reopen}
   RETURN false;
