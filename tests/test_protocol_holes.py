@@ -86,6 +86,22 @@ def test_the_protocols_own_functions_are_not_callable_by_hand(
     assert pg.env.row(pg.admin, "imports", line.key)["check_status"] == "to_review"
 
 
+def test_giving_up_a_lock_table_lock_is_no_complete(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    """The audit row the database writes when a lock row goes may be settled as a release or a defer;
+    a Complete only with the outcome's values written (a Complete credited without them counts in stats)."""
+    text = _tickets(pg, capsys, support.sample_config("vendor-tickets"), "tickets")
+    lock = pg.open("ann", text).queue("tickets").claim_next("ann")[0].lock
+    before = _state(pg), _rows(pg, "workbench_locks", "vendor_tickets")
+    give_up = "DELETE FROM workbench_locks WHERE item_key = CAST(:k AS text)"
+    forged = ("INSERT INTO workbench_audit (queue, item_key, event, actor, owner, outcome, at) VALUES "
+              "('tickets', CAST(:k AS text), 'complete', 'ann', 'ann', 'solved', timezone('UTC', now()))")
+    assert "no such change was made" in _refused(pg.engine("ann"), give_up, forged, k=lock.key)
+    settle = (f"SELECT {protocol.SETTLE}(max(id), 'complete', 'solved', NULL, NULL) FROM workbench_audit "
+              "WHERE item_key = CAST(:k AS text)")
+    assert "may not change audit row" in _refused(pg.engine("ann"), give_up, settle, k=lock.key)
+    assert (_state(pg), _rows(pg, "workbench_locks", "vendor_tickets")) == before
+
+
 # -- item 5: a status-driven queue (shape 3) whose claim moves the row out of `todo` --------------------
 
 

@@ -89,8 +89,10 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
         may_claim += (f" AND NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
                       "AND rv.item_key = n.item_key AND rv.doer = login AND rv.verdict IS NULL)")
-    outcomes = ", ".join(r.literal(f"complete:{name}") for name in q.outcomes)
-    gives_up = f"ARRAY['release:', 'defer:'{', ' + outcomes if outcomes else ''}]"
+    # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
+    # outcome's values (item_check), never by settling this row: that would credit a Complete that
+    # never happened.
+    gives_up = "ARRAY['release:', 'defer:']"
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
 
