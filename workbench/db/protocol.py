@@ -360,11 +360,13 @@ def recorder(audit: str, queue_name: str, key: str, at: str) -> Callable[..., st
     def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL",
                changes: str | None = None) -> str:
         edits = "" if changes is None else f", 'changes', NULLIF({changes}, '{{}}')"
-        detail = (f"CASE WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
-                  f"'may_be', {maybe}{edits})::text" if maybe != "NULL" else "CASE")
+        whens = []
+        if maybe != "NULL":
+            whens.append(f"WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
+                         f"'may_be', {maybe}{edits})::text")
         if changes is not None:
-            detail += f" WHEN {changes} <> '{{}}' THEN json_build_object('changes', {changes})::text"
-        detail = "NULL" if detail == "CASE" else f"{detail} END"
+            whens.append(f"WHEN {changes} <> '{{}}' THEN json_build_object('changes', {changes})::text")
+        detail = f"CASE {' '.join(whens)} END" if whens else "NULL"
         insert = (f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
                   f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});")
         # A note that lets the audit guard drop workbench's own copy of a settled row without a
@@ -827,9 +829,11 @@ BEGIN
       AND prior.outcome IS NOT DISTINCT FROM p_outcome OR {may_be("p_event", "p_outcome")}) THEN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
   END IF;
-  -- What the change edited is the database's account (written with the row), never the caller's.
+  -- What the change edited is the database's account (written with the row), never the caller's; the
+  -- rest of the caller's detail is kept if it is a JSON object, as workbench's is.
   UPDATE {audit} SET event = p_event, outcome = p_outcome, reason = p_reason,
-    detail = NULLIF((coalesce(p_detail::jsonb, '{{}}') - 'changes') || CASE
+    detail = NULLIF((CASE WHEN jsonb_typeof(p_detail::jsonb) = 'object' THEN p_detail::jsonb - 'changes'
+                          ELSE '{{}}' END) || CASE
       WHEN jsonb_typeof(prior.detail::jsonb -> 'changes') = 'object' AND prior.detail::jsonb -> 'changes' <> '{{}}'
       THEN jsonb_build_object('changes', prior.detail::jsonb -> 'changes') ELSE '{{}}' END, '{{}}')::text
     WHERE id = settle_id;
