@@ -16,6 +16,9 @@ PG_NOTES = (
      "members of workbench_supervisor (GRANT workbench_supervisor TO sue)"),
     ("the table owner (and any superuser) is not bound by the policies: keep that login for `attach`, `init` "
      "and `grants`, never for operators"),
+    ("run `grants` again after adding operators' logins: it limits how long each of them (unless set already) "
+     "may stay idle in a transaction (idle_in_transaction_session_timeout, ALTER ROLE … SET), so that a session "
+     "which locked waiting rows cannot hide them from everyone's Next item for long"),
 )
 
 

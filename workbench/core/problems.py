@@ -37,6 +37,8 @@ LOGIN_MISMATCH = ("{0}'s lock cannot be used from the database login {1}: under 
 NO_ITEM = "{0} has no item with key {1}"
 # Nothing to claim (errors.NothingToClaim).
 NOTHING_WAITING = "nothing to do in {0}: no item is waiting"
+NOTHING_FREE_NOW = ("nothing to claim in {0} right now: the items waiting are held by open transactions (a session "
+                    "that locked them has not finished); try again in a moment")
 NOTHING_WITH = "nothing to do in {0} with {1}"
 NOTHING_BUT_OWN_WORK = ("nothing for you in {0}: the items waiting are your own work from {1}, and someone else "
                         "reviews them (four eyes)")

@@ -18,6 +18,10 @@ OPERATOR_ROLE = "workbench_operator"
 SUPERVISOR_ROLE = "workbench_supervisor"
 SUPERVISOR, OPERATOR = tables.ROLE_NAMES
 
+# How long an operator's login may sit in an open transaction (ALTER ROLE … SET, by `grants`): rows it
+# locked by hand (SELECT … FOR UPDATE) would hide them from everyone's Next item meanwhile.
+IDLE_IN_TRANSACTION = "1min"
+
 NO_ROLES_NOTE = ("no supervisor is set up in the roles table, so everyone may force-release, reassign and "
                  "publish; `workbench --user NAME role grant NAME supervisor` sets up the first one")
 
@@ -141,6 +145,13 @@ def is_refusal(exc: sa.exc.DBAPIError) -> bool:
     """Did the database refuse for lack of a privilege or because a row-level security policy said no?"""
     code = str(getattr(exc.orig, "sqlstate", "") or "")
     return code == "42501" or "row-level security" in str(exc.orig).lower()
+
+
+def lacks_role(exc: sa.exc.DBAPIError) -> bool:
+    """Does a supervisor's refused write mean the login is not in workbench_supervisor? A refusal (see
+    is_refusal) the protocol's trigger did not explain: where it said why ("workbench: …", e.g. the
+    row is in no state the queue holds), that is passed on instead (dberrors), the login may well be one."""
+    return is_refusal(exc) and not str(exc.orig).startswith("workbench: ")
 
 
 def _role_exists(conn: sa.Connection, role: str) -> bool:
@@ -269,6 +280,7 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         (f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "
          f"{wb_tables[tables.ROLES_TABLE]}, {wb_tables[tables.GROUPS_TABLE]} TO {operator}"),
         f"GRANT INSERT ON {wb_tables[tables.SETTINGS_TABLE]} TO {supervisor}",
+        _idle_limit(conn),
         *_notes_rules(conn, schema),
         *_cooldown_rules(conn, schema),
     ]
@@ -346,6 +358,27 @@ NOTES_POLICIES = ("workbench_notes_read", "workbench_notes_author")
 COOLDOWN_POLICIES = ("workbench_cooldown_read", "workbench_cooldown_add", "workbench_cooldown_forget")
 _SEQUENCED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE,
               tables.REVIEWS_TABLE)
+
+
+def _idle_limit(conn: sa.Connection) -> str:
+    """Every login that is a workbench operator (supervisors too) gets idle_in_transaction_session_timeout
+    = IDLE_IN_TRANSACTION, unless it has a value of its own: an open transaction that locked the free
+    rows (by hand, or a client that hangs) would make everyone's Next item find nothing. A setting of the
+    login (role settings are not inherited from workbench_operator), so logins added later get it when
+    `grants` runs again; a session may still change it for itself: a guard against accidents, not an
+    attacker. Where the applying login may not alter a role, a warning says so and the rest applies."""
+    setting = "idle_in_transaction_session_timeout"
+    value = _sql(conn, sa.literal(IDLE_IN_TRANSACTION, sa.String()))
+    return (f"DO $wb$\nDECLARE\n  login record;\nBEGIN\n"
+            f"  FOR login IN SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper\n"
+            f"      AND pg_has_role(r.oid, '{OPERATOR_ROLE}', 'MEMBER') AND NOT EXISTS (\n"
+            f"        SELECT 1 FROM pg_catalog.pg_db_role_setting s, unnest(s.setconfig) c\n"
+            f"        WHERE s.setrole = r.oid AND s.setdatabase = 0 AND c LIKE '{setting}=%') LOOP\n"
+            f"    BEGIN\n"
+            f"      EXECUTE format('ALTER ROLE %I SET {setting} = %L', login.rolname, {value});\n"
+            f"    EXCEPTION WHEN insufficient_privilege THEN\n"
+            f"      RAISE WARNING 'workbench: could not limit idle transactions of the login %: %', login.rolname, "
+            f"SQLERRM;\n    END;\n  END LOOP;\nEND\n$wb$")
 
 
 def _notes_rules(conn: sa.Connection, schema: str | None) -> list[str]:

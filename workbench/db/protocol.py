@@ -76,6 +76,19 @@ def check_function_name(queue: str) -> str:
 
 CHECK_ROWS = ("o", "n")  # the check function's arguments: the row before and after the update
 
+# plpgsql: a check of the protocol runs inside its trigger only. It writes audit and review rows as
+# the owner, so called by hand with made-up rows it would credit a Complete that never happened (its
+# EXECUTE is revoked from PUBLIC, see private(); this holds even if someone grants it).
+TRIGGER_ONLY = ("IF pg_trigger_depth() = 0 THEN\n    RAISE EXCEPTION 'workbench: a check of the protocol is called by "
+                "its trigger only' USING ERRCODE = '42501';\n  END IF;")
+
+
+def private(function: str) -> str:
+    """Nobody but the owner may call `function` (name and argument types): PostgreSQL gives EXECUTE on a
+    new function to PUBLIC. A trigger's function needs no EXECUTE to fire; a check called from a
+    SECURITY DEFINER trigger function runs as the owner."""
+    return f"REVOKE ALL ON FUNCTION {function} FROM PUBLIC"
+
 
 class Renderer:
     """SQL text for trigger bodies: values quoted by the dialect, queue columns as OLD.x / NEW.x
@@ -153,7 +166,9 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
     """`q`'s check of an update of its table by an operator or supervisor (a function of the old and
     the new row: true, with its audit rows written, when it is one of `q`'s operations), and the
     table's trigger, which admits a change that one of the table's enforced queues admits."""
-    return [_queue_check(conn, q, schema, reviewed),
+    row_type = conn.dialect.identifier_preparer.format_table(q.table)
+    check = _qualified(conn.dialect.identifier_preparer, schema, check_function_name(q.name))
+    return [_queue_check(conn, q, schema, reviewed), private(f"{check}({row_type}, {row_type})"),
             *table_trigger(conn, q, schema, [*enforced_on(conn, q, schema), q.name]),
             enforced_row(conn, q, schema, reviewed)]
 
@@ -238,6 +253,11 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         "AND rv.doer = login AND rv.verdict IS NULL)")
     # A supervisor's reopen: a finished, unlocked row back to `todo`, writing exactly on_reopen.
     todo_old = r.sql(q.todo_clause(), old)
+    # A held row: in `todo`, or in the state on_claim put it in (a status-driven queue's Active is
+    # not in its todo); an expired lock in that state may be claimed again, as the claim serves it.
+    claimed = q.claimed_state_clause()
+    held_old = todo_old if claimed is None else f"({todo_old} OR {r.sql(claimed, old)})"
+    claimable = todo_old if claimed is None else f"({todo_old} OR {stale_old} AND {r.sql(claimed, old)})"
     supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
     # A supervisor's move: a waiting item nobody holds gets other values (another category, tier,
     # priority), its lock untouched, and still waits (here, or out of this queue's scope for another
@@ -245,7 +265,8 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     still_waiting = f"({r.sql(q.todo_clause(), new)} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
     move = f"""
     IF {free_old} AND {free_new} AND {todo_old} AND {still_waiting} AND {r.unchanged(lock)} AND {supervisor} THEN
-      {record("'move'", "NULL", "NULL")}
+      changed := {changes_of(r, q, minus(written, lock))};
+      {record("'move'", "NULL", "NULL", changes="changed")}
       RETURN true;
     END IF;"""
     reopen = "" if not q.on_reopen else f"""
@@ -254,7 +275,8 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
       {record("'reopen'", "NULL", "NULL")}
       RETURN true;
     END IF;"""
-    undo = _undo_branch(r, q, written, audit, queue_name, key, fresh, limit, record, token_new) if q.on_reopen else ""
+    undo = (_undo_branch(r, q, written, audit, queue_name, key, fresh, limit, record, token_new, reviews_table)
+            if q.on_reopen else "")
     body = f"""
 DECLARE
   login text := session_user;
@@ -262,29 +284,34 @@ DECLARE
   noted text;
   last record;
   to_review boolean := false;
+  changed jsonb;
 BEGIN
+  {TRIGGER_ONLY}
   -- The table's trigger calls this for operators' and supervisors' changes only (its WHEN clause).
   -- The most frequent changes (a Complete, a claim of a free row) are tested first.
   IF {r.unchanged([q.key])} AND {scope} THEN
-    IF {user_old} = login AND {live_old} AND {todo_old} THEN
-      -- This login's own live lock (a held row stays in its queue's todo): release, complete, save, extend.
+    IF {user_old} = login AND {live_old} AND {held_old} THEN
+      -- This login's own live lock (a held row is in its queue's todo, or on_claim's state): release,
+      -- complete, save, extend.
       IF {free_new} THEN
         IF {releases} THEN
           maybe := ARRAY['release:', 'defer:'];  -- a defer gives the item back as a release does
         END IF;
 {outcome_checks}        IF cardinality(maybe) > 0 THEN
-          {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe")}{chosen}
+          changed := {changes_of(r, q)};
+          {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe", changes="changed")}{chosen}
           RETURN true;
         END IF;
       ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
           AND {r.unchanged(minus(written, lock, editable))} THEN
         maybe := CASE WHEN {edited} THEN ARRAY['save:', 'extend:'] ELSE ARRAY['extend:', 'save:'] END;
-        {record(first_event, "login", token_old, maybe="maybe")}
+        changed := {changes_of(r, q)};
+        {record(first_event, "login", token_old, maybe="maybe", changes="changed")}
         RETURN true;
       END IF;
     ELSIF {user_new} = login AND ({free_old} OR {stale_old}) THEN
       -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
-      IF {todo_old} AND {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))}
+      IF {claimable} AND {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))}
           AND {r.assigned(q.on_claim)} AND {serves(conn, q, schema, "login")} AND {not_own} THEN
         IF {user_old} IS NOT NULL THEN
           {record("'expire'", user_old, token_old)}
@@ -294,13 +321,13 @@ BEGIN
       END IF;{undo}
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
-    IF {user_old} IS NOT NULL AND {stale_old} AND {todo_old} AND {free_new} AND {swept} THEN
+    IF {user_old} IS NOT NULL AND {stale_old} AND {held_old} AND {free_new} AND {swept} THEN
       maybe := CASE WHEN pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')
                     THEN ARRAY['expire:', 'force_release:'] ELSE ARRAY['expire:'] END;
       {record(first_event, user_old, token_old, maybe="maybe")}
       RETURN true;
     END IF;
-    IF {user_old} IS NOT NULL AND {todo_old} AND pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
+    IF {user_old} IS NOT NULL AND {held_old} AND pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
       -- Force-release: back to the pool with the on_release values.
       IF {free_new} AND {swept} THEN
         {record("'force_release'", user_old, token_old)}
@@ -325,12 +352,21 @@ END"""
 
 
 def recorder(audit: str, queue_name: str, key: str, at: str) -> Callable[..., str]:
-    """record(event, owner, token, outcome, maybe): plpgsql that writes one audit row of the item `key`
-    (SQL text) of the queue, acted by `login` (the function's variable), and notes it for the audit
-    guard. `maybe`: the events the change may be (e.g. save or extend), for the guard to settle."""
-    def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL") -> str:
-        detail = (f"CASE WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
-                  f"'may_be', {maybe})::text END" if maybe != "NULL" else "NULL")
+    """record(event, owner, token, outcome, maybe, changes): plpgsql that writes one audit row of the item
+    `key` (SQL text) of the queue, acted by `login` (the function's variable), and notes it for the audit
+    guard. `maybe`: the events the change may be (e.g. save or extend), for the guard to settle;
+    `changes`: a jsonb variable holding the edits the change made (changes_of()), which the row keeps
+    whatever workbench's own audit row says."""
+    def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL",
+               changes: str | None = None) -> str:
+        edits = "" if changes is None else f", 'changes', NULLIF({changes}, '{{}}')"
+        whens = []
+        if maybe != "NULL":
+            whens.append(f"WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
+                         f"'may_be', {maybe}{edits})::text")
+        if changes is not None:
+            whens.append(f"WHEN {changes} <> '{{}}' THEN json_build_object('changes', {changes})::text")
+        detail = f"CASE {' '.join(whens)} END" if whens else "NULL"
         insert = (f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
                   f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});")
         # A note that lets the audit guard drop workbench's own copy of a settled row without a
@@ -341,6 +377,23 @@ def recorder(audit: str, queue_name: str, key: str, at: str) -> Callable[..., st
         return f"{insert}\n        {crumb}"
 
     return record
+
+
+def changes_of(r: Renderer, q: mapping.BoundQueue, columns: list[sa.Column[Any]] | None = None) -> str:
+    """SQL (jsonb): {column: [before, after]} of each editable column (or of `columns`: a move's) the update
+    changed, as workbench's audit detail keeps them (mapping.changes and audit.json_value: decimals as
+    text, `audit_hidden` columns as [null, null]). The database's own account of an operator's edits: a
+    hand-written audit row cannot make it say something else."""
+    def value(row: sa.FromClause, column: sa.Column[Any]) -> str:
+        if column.name in q.audit_hidden:
+            return "'null'::jsonb"
+        text = isinstance(column.type, (sa.Numeric, sa.Uuid)) and not isinstance(column.type, sa.Float)
+        return f"to_jsonb(CAST({r.col(row, column)} AS text))" if text else f"to_jsonb({r.col(row, column)})"
+
+    parts = [f"CASE WHEN {r.unchanged([c])} THEN '{{}}'::jsonb ELSE jsonb_build_object({r.literal(c.name)}, "
+             f"jsonb_build_array({value(r.old, c)}, {value(r.new, c)})) END"
+             for c in (q.editable if columns is None else columns)]
+    return f"({' || '.join(parts)})" if parts else "'{}'::jsonb"
 
 
 def note(setting: str, *fields: str) -> str:
@@ -407,7 +460,8 @@ def table_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
       'works under their own database login, named exactly like their workbench user', login, {queue_names}, {key},
       {user_new} USING ERRCODE = '42501';
   END IF;
-  IF {user_old} IS NOT NULL AND {user_old} <> login AND {r.sql(q.live(q.now()), old)} THEN
+  IF {user_old} IS NOT NULL AND {user_old} <> login AND {r.sql(q.live(q.now()), old)}
+      AND NOT pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN  -- a supervisor may use it
     RAISE EXCEPTION 'workbench: %''s lock on % item % cannot be used from the database login %: with workbench '
       'grants each person works under their own database login, named exactly like their workbench user',
       {user_old}, {queue_names}, {key}, login USING ERRCODE = '42501';
@@ -429,6 +483,7 @@ END"""
                f"AND NOT pg_has_role(current_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')")
     return [
         _function(function, body, security="DEFINER"),
+        private(f"{function}()"),
         *statements,
         (f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} FOR EACH ROW WHEN ({checked}) "
          f"EXECUTE FUNCTION {function}()"),
@@ -463,15 +518,33 @@ def _table_oid(conn: sa.Connection, table: sa.Table) -> int:
 
 
 def _undo_branch(r: Renderer, q: mapping.BoundQueue, checked: list[sa.Column[Any]], audit: str, queue_name: str,
-                 key: str, fresh: str, limit: str, record: Callable[..., str], token_new: str) -> str:
+                 key: str, fresh: str, limit: str, record: Callable[..., str], token_new: str,
+                 reviews_table: str) -> str:
     """The trigger's undo: this login takes back its own Complete, the item's last event, within
-    undo_within (database clock), while the row still holds that outcome's values; the row gets
-    on_reopen and on_claim and a fresh lock of this login's, as workbench's own undo writes."""
+    undo_within (database clock), while the row still holds that outcome's values (or, chosen for
+    review, the review's after them: its review is withdrawn); the row gets on_reopen and on_claim
+    and a fresh lock of this login's, as workbench's own undo writes."""
     old = r.old
     claim_names = {b.column.name for b in q.on_claim}
     reopen = [b for b in q.on_reopen if b.column.name not in claim_names]  # the claim's values win
-    still = " OR ".join(f"(last.outcome = {r.literal(name)} AND {r.assigned(group, old)})"
+    review = q.config.review
+    review_names = {b.column.name for b in q.review_writes}
+
+    def holds(name: str, group: list[mapping.BoundAssignment]) -> str:
+        plain = r.assigned(group, old)
+        if review is None or name not in review.outcomes:
+            return plain
+        chosen = (f"{r.assigned([b for b in group if b.column.name not in review_names], old)} "
+                  f"AND {r.assigned(q.review_writes, old)}")
+        return f"({plain} OR {chosen})"
+
+    still = " OR ".join(f"(last.outcome = {r.literal(name)} AND {holds(name, group)})"
                         for name, group in q.outcomes.items()) or "false"
+    # The review a Complete chose is no longer wanted (as workbench's undo withdraws it; by hand too,
+    # or it would count as one of the operator's first items).
+    withdraw = "" if review is None else (
+        f"\n          UPDATE {reviews_table} SET verdict = '{reviews_mod.SUPERSEDED}' WHERE queue = "
+        f"{r.literal(review.by)} AND item_key = {key} AND verdict IS NULL;")
     since = r.sql(clock.add_seconds(clock.db_now(), q.shape.seconds(-q.config.undo_within_seconds)))
     return f"""
       IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh} AND {limit}
@@ -481,7 +554,7 @@ def _undo_branch(r: Renderer, q: mapping.BoundQueue, checked: list[sa.Column[Any
           WHERE a.queue = {queue_name} AND a.item_key = {key} ORDER BY a.id DESC LIMIT 1;
         IF last.event = 'complete' AND last.actor = login AND last.at >= {since} AND ({still}) THEN
           {record("'undo'", "login", "NULL", outcome="last.outcome")}
-          {record("'claim'", "login", token_new)}
+          {record("'claim'", "login", token_new)}{withdraw}
           RETURN true;
         END IF;
       END IF;"""
@@ -756,7 +829,13 @@ BEGIN
       AND prior.outcome IS NOT DISTINCT FROM p_outcome OR {may_be("p_event", "p_outcome")}) THEN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
   END IF;
-  UPDATE {audit} SET event = p_event, outcome = p_outcome, reason = p_reason, detail = p_detail
+  -- What the change edited is the database's account (written with the row), never the caller's; the
+  -- rest of the caller's detail is kept if it is a JSON object, as workbench's is.
+  UPDATE {audit} SET event = p_event, outcome = p_outcome, reason = p_reason,
+    detail = NULLIF((CASE WHEN jsonb_typeof(p_detail::jsonb) = 'object' THEN p_detail::jsonb - 'changes'
+                          ELSE '{{}}' END) || CASE
+      WHEN jsonb_typeof(prior.detail::jsonb -> 'changes') = 'object' AND prior.detail::jsonb -> 'changes' <> '{{}}'
+      THEN jsonb_build_object('changes', prior.detail::jsonb -> 'changes') ELSE '{{}}' END, '{{}}')::text
     WHERE id = settle_id;
 END"""
     return [
@@ -774,6 +853,7 @@ END"""
         f"REVOKE ALL ON FUNCTION {settle}(bigint, text, text, text, text) FROM PUBLIC",
         f"GRANT EXECUTE ON FUNCTION {settle}(bigint, text, text, text, text) TO {operator}",
         _function(guard, guard_body, security="INVOKER"),
+        private(f"{guard}()"),
         f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
         # Rows written as the owner (by the protocol trigger, or by the owner) are not checked.
         (f"CREATE TRIGGER {prep.quote(AUDIT_GUARD)} BEFORE INSERT ON {audit} FOR EACH ROW "
@@ -848,6 +928,7 @@ END"""
     return [
         (f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
          f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"),
+        private(f"{guard}()"),
         f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
         (f"CREATE TRIGGER {prep.quote(DEFERRAL_GUARD)} BEFORE INSERT OR DELETE ON {deferrals} FOR EACH ROW "
          f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
@@ -926,6 +1007,7 @@ END"""
     return [
         (f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
          f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"),
+        private(f"{guard}()"),
         f"DROP TRIGGER IF EXISTS {prep.quote(REVIEW_GUARD)} ON {reviews}",
         (f"CREATE TRIGGER {prep.quote(REVIEW_GUARD)} BEFORE INSERT OR UPDATE OR DELETE ON {reviews} FOR EACH ROW "
          f"WHEN (NOT pg_has_role(current_user, {_owner_oid(conn, table)}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),

@@ -89,8 +89,10 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
         may_claim += (f" AND NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
                       "AND rv.item_key = n.item_key AND rv.doer = login AND rv.verdict IS NULL)")
-    outcomes = ", ".join(r.literal(f"complete:{name}") for name in q.outcomes)
-    gives_up = f"ARRAY['release:', 'defer:'{', ' + outcomes if outcomes else ''}]"
+    # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
+    # outcome's values (item_check), never by settling this row: that would credit a Complete that
+    # never happened.
+    gives_up = "ARRAY['release:', 'defer:']"
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
 
@@ -107,6 +109,7 @@ DECLARE
   noted text;
   item {prep.format_table(q.table)}%ROWTYPE;
 BEGIN
+  {protocol.TRIGGER_ONLY}
   IF op = 'INSERT' THEN
     -- A claim of a free item: one that waits, under this login, with a fresh lock inside the limits.
     IF n.queue = {queue_name} AND {user_n} = login AND {fresh} AND {limit} THEN
@@ -234,7 +237,8 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         return f"""
       IF {unchanged(minus(checked, editable, changed, stamp_cols))} AND {values} AND {kept} THEN
         to_review := {'true' if reviewed else 'false'};
-        UPDATE {audit} a SET event = 'complete', outcome = {r.literal(name)}, detail = NULL
+        UPDATE {audit} a SET event = 'complete', outcome = {r.literal(name)},
+            detail = CASE WHEN changed <> '{{}}' THEN json_build_object('changes', changed)::text END
           WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
                         AND {here} AND a.actor = login AND a.event = 'release');
         {protocol.note(protocol.AUDITED_SETTING, queue_name, key, "'complete'", "login", r.literal(name))}{chosen}
@@ -253,6 +257,8 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
       RETURN true;
     END IF;"""
 
+    edits = protocol.changes_of(r, q)
+
     def crumb(kind: str) -> str:
         return protocol.noted(LOCKS_SETTING, f"'{kind}'", queue_name, key)
 
@@ -261,8 +267,10 @@ DECLARE
   login text := session_user;
   noted text;
   held_token text;
+  changed jsonb;
   to_review boolean := false;
 BEGIN
+  {protocol.TRIGGER_ONLY}
   IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
     RETURN false;
   END IF;
@@ -272,11 +280,18 @@ BEGIN
   END IF;
   SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
   IF FOUND AND {unchanged(minus(checked, editable))} THEN
-    {record("'save'", "login", "held_token")}
+    changed := {edits};
+    {record("'save'", "login", "held_token", changes="changed")}
     RETURN true;
   END IF;
   IF {crumb(GAVE)} THEN
+    changed := {edits};
     IF {releases} THEN
+      -- The release's row (written when the lock went) gets the edits the database saw.
+      UPDATE {audit} a SET detail = json_build_object('recorded_by', 'database', 'may_be', a.detail::json -> 'may_be',
+          'changes', changed)::text
+        WHERE changed <> '{{}}' AND a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name}
+            AND a.item_key = {key} AND {here} AND a.actor = login AND a.event = 'release');
       RETURN true;
     END IF;{outcome_checks}
   END IF;
@@ -288,7 +303,8 @@ BEGIN
     RETURN false;
   END IF;
   IF {supervisor} AND {todo_old} AND {still_waiting} THEN
-    {record("'move'", "NULL", "NULL")}
+    changed := {protocol.changes_of(r, q, protocol.minus(checked, stamp_cols))};
+    {record("'move'", "NULL", "NULL", changes="changed")}
     RETURN true;
   END IF;{reopen}
   RETURN false;
@@ -342,6 +358,7 @@ END"""
     return [
         (f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
          f"SET search_path = {protocol.search_path(prep, q, schema)} AS $wb${body}\n$wb$"),
+        protocol.private(f"{function}()"),
         f"DROP TRIGGER IF EXISTS {trigger} ON {locks}",
         # AFTER: a claim's INSERT … ON CONFLICT DO NOTHING that met a lock row fires no AFTER trigger,
         # where a BEFORE trigger would record a claim that did not happen.
@@ -358,8 +375,13 @@ def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
     prep = conn.dialect.identifier_preparer
     grant = (f"GRANT SELECT, INSERT, UPDATE, DELETE ON {prep.format_table(_shape(q).locks)} "
              f"TO {prep.quote(protocol.OPERATOR_ROLE)}")  # revoked in drop() with the last queue using it
+    row_types = {"queue": prep.format_table(q.table), "locks": prep.format_table(_shape(q).locks)}
+    item, lock = (protocol._qualified(prep, schema, name)
+                  for name in (protocol.check_function_name(q.name), lock_check_name(q.name)))
     return [grant,
-            item_check(conn, q, schema), lock_check(conn, q, schema, reviewed),
+            item_check(conn, q, schema), protocol.private(f"{item}({row_types['queue']}, {row_types['queue']})"),
+            lock_check(conn, q, schema, reviewed),
+            protocol.private(f"{lock}(text, {row_types['locks']}, {row_types['locks']})"),
             *protocol.table_trigger(conn, q, schema, [*protocol.enforced_on(conn, q, schema), q.name]),
             *locks_trigger(conn, q, schema, [*protocol.enforced_where(conn, schema, "locks", locks, q.name), q.name]),
             protocol.enforced_row(conn, q, schema, reviewed, locks)]

@@ -125,6 +125,12 @@ class WorkQueue:
         reviews = self.trail.reviews
         if reviews is not None and reviews.waiting_for(conn, user):
             return errors.NothingToClaim.of(problems.NOTHING_BUT_OWN_WORK, q.name, reviews.source, reason="empty")
+        # Items wait but an open transaction locked them all (under grants an operator's login may);
+        # asked of rows that hold their lock (a separate lock table's claim does not lock the item's row).
+        waiting = sa.select(q.key).select_from(q.table).where(
+            *q.scope_clause(user), q.todo_clause(user), sa.or_(q.free(), q.stale(q.now())))
+        if not q.shape.separate_locks and self.db.backend.held_open(conn, waiting):
+            return errors.NothingToClaim.of(problems.NOTHING_FREE_NOW, q.name, reason="empty")
         return errors.NothingToClaim.of(problems.NOTHING_WAITING, q.name, reason="empty")
 
     # -- reading ----------------------------------------------------------------------------
@@ -598,7 +604,7 @@ class WorkQueue:
         try:
             changed = conn.execute(update).rowcount
         except sa.exc.DBAPIError as exc:
-            if not permissions.is_refusal(exc):
+            if not permissions.lacks_role(exc):
                 raise
             raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != 1:
@@ -678,7 +684,7 @@ class WorkQueue:
         try:
             changed = conn.execute(update).rowcount
         except sa.exc.DBAPIError as exc:
-            if not permissions.is_refusal(exc):
+            if not permissions.lacks_role(exc):
                 raise
             raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != len(before):
@@ -778,7 +784,7 @@ class WorkQueue:
         except lockshapes.FenceFailed:
             raise errors.DatabaseUnavailable.of(problems.CHANGED_REASSIGNING, q.name, key) from None
         except sa.exc.DBAPIError as exc:
-            if not permissions.is_refusal(exc):
+            if not permissions.lacks_role(exc):
                 raise
             # A row-level security policy refused the new row (e.g. an operator reassigning to someone else).
             raise permissions.refused(actor, action, conn.engine.url.username) from exc

@@ -38,6 +38,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person logs in with their own database login, named exactly like their workbench user"),  # noqa: E501
     QT_TRANSLATE_NOOP("Problem", "{0} has no item with key {1}"),
     QT_TRANSLATE_NOOP("Problem", "nothing to do in {0}: no item is waiting"),
+    QT_TRANSLATE_NOOP("Problem", "nothing to claim in {0} right now: the items waiting are held by open transactions (a session that locked them has not finished); try again in a moment"),  # noqa: E501
     QT_TRANSLATE_NOOP("Problem", "nothing to do in {0} with {1}"),
     QT_TRANSLATE_NOOP("Problem", "nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)"),  # noqa: E501
     QT_TRANSLATE_NOOP("Problem", "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first"),  # noqa: E501

@@ -1732,6 +1732,10 @@ Konfiguration: {1}</translation>
         <translation>nichts zu tun in {0}: kein Eintrag wartet</translation>
     </message>
     <message>
+        <source>nothing to claim in {0} right now: the items waiting are held by open transactions (a session that locked them has not finished); try again in a moment</source>
+        <translation>im Moment nichts zu übernehmen in {0}: die wartenden Einträge sind von offenen Transaktionen gesperrt (eine Sitzung, die sie gesperrt hat, ist nicht fertig); versuchen Sie es gleich noch einmal</translation>
+    </message>
+    <message>
         <source>nothing to do in {0} with {1}</source>
         <translation>nichts zu tun in {0} mit {1}</translation>
     </message>

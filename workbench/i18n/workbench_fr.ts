@@ -1732,6 +1732,10 @@ Configuration : {1}</translation>
         <translation>rien à faire dans {0} : aucun élément n’attend</translation>
     </message>
     <message>
+        <source>nothing to claim in {0} right now: the items waiting are held by open transactions (a session that locked them has not finished); try again in a moment</source>
+        <translation>rien à prendre dans {0} pour le moment : les éléments en attente sont retenus par des transactions ouvertes (une session qui les a verrouillés n’a pas terminé) ; réessayez dans un instant</translation>
+    </message>
+    <message>
         <source>nothing to do in {0} with {1}</source>
         <translation>rien à faire dans {0} avec {1}</translation>
     </message>

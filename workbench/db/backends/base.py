@@ -223,6 +223,12 @@ class Backend:
         """May the database hide rows from this login's updates (row-level security)?"""
         return False
 
+    def held_open(self, conn: sa.Connection, rows: sa.Select[Any]) -> bool:
+        """Does `rows` (items waiting that nobody holds) find rows, every one of them row-locked by another
+        open transaction (a session's SELECT … FOR UPDATE not yet committed), which a claim skips? Asked
+        when a claim found nothing, to say so instead of "no item is waiting". Here: not told apart."""
+        return False
+
     def protocol_script(self, dialect: Any, q: Any, schema: str, revoke: bool = False,
                         reviewed: Any = None) -> list[str] | None:
         """`workbench grants` where it prints a script for review instead of applying it: the batches

@@ -115,6 +115,16 @@ class PostgresqlBackend(Backend):
     def hides_rows(self, conn: sa.Connection) -> bool:
         return True  # row-level security (`workbench grants`) hides rows from an UPDATE's view
 
+    def held_open(self, conn: sa.Connection, rows: sa.Select[Any]) -> bool:
+        # The claim skips locked rows: a plain read sees them, a locking read that skips them does not.
+        if conn.execute(rows.limit(1)).first() is None:
+            return False
+        try:
+            with conn.begin_nested():
+                return conn.execute(rows.limit(1).with_for_update(skip_locked=True)).first() is None
+        except sa.exc.DBAPIError:  # a login that may not lock rows cannot tell
+            return False
+
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "skip-locked"
 
