@@ -127,6 +127,15 @@ class AuditTrail:
         row = conn.execute(stmt).mappings().first()
         return self.event(row) if row else None
 
+    def taken_in(self, conn: sa.Connection, key: Any, queues: Iterable[str]) -> str | None:
+        """Of this queue and `queues` (others over the same table), the one whose claim of `key` is the
+        newest: the queue the lock on the item was taken in (None: no claim is recorded)."""
+        t = self.table
+        stmt = (sa.select(t.c.queue).where(t.c.queue.in_([self.queue, *queues]), t.c.item_key == str(key),
+                                           t.c.event == models.EventKind.CLAIM.value)
+                .order_by(t.c.id.desc()).limit(1))
+        return conn.execute(stmt).scalar()
+
     @staticmethod
     def event(row: Mapping[Any, Any]) -> models.Event:
         at = clock.stored_utc(row["at"])  # the audit trail is always UTC

@@ -321,7 +321,9 @@ class GuardedWriter:
         # someone else write under another person's lock.
         key = q.shape.key_clause(q.key)
         user = sa.bindparam("wb_user", type_=q.user.type)
-        return q.shape.fence_clause(key, q.shape.held_live(user, now))
+        # And the lock is this queue's (BoundQueue.held_here): one taken in another queue of the same
+        # table is written only through that one, never with this queue's outcomes or on_release.
+        return sa.and_(q.shape.fence_clause(key, q.shape.held_live(user, now)), q.held_here())
 
     def _build(self, shape: Shape) -> Any:
         """The statements of a write (see LockShape.guarded_statements), or on PostgreSQL one

@@ -459,12 +459,13 @@ class BoundQueue:
                 variants = [[*variant, b.clause(user)] for variant in variants]
         return variants
 
-    def claimed_state_clause(self, user: Any = None) -> sa.ColumnElement[bool] | None:
+    def claimed_state_clause(self, user: Any = None, *, fixed: bool = False) -> sa.ColumnElement[bool] | None:
         """Rows in the state a claim puts them in: `todo` with each column the claim writes replaced
         by what it writes (None when the claim surely leaves a row matching `todo`).
 
         An expired lock is served again when its row is waiting or in this state, whatever the claim
         wrote: a value, NULL, the claimer's name (still in the lock user column) or the claim time.
+        `fixed`: without todo's conditions on the time or the claiming user (see held_here).
         """
         if self._leaves(self.todo, self.on_claim) is False:
             return None
@@ -474,7 +475,8 @@ class BoundQueue:
             b = written.get(cond.column.name)
             kind = b.assignment.kind if b is not None else None
             if b is None:
-                parts.append(cond.clause(user))
+                if not (fixed and cond.condition.dynamic):
+                    parts.append(cond.clause(user))
             elif kind == "value":
                 parts.append(b.column == sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True))
             elif kind == "null":
@@ -483,7 +485,30 @@ class BoundQueue:
                 parts.append(b.column == self.user)
             else:  # the claim time; an extension moves the lock time, so only "set" is known
                 parts.append(b.column.is_not(None))
-        return sa.and_(*parts)
+        return sa.and_(sa.true(), *parts)
+
+    def held_here(self) -> sa.ColumnElement[bool]:
+        """A lock on the row is this queue's: the row is in its scope and waiting (`todo`) or in the
+        state its claim puts rows in. Every write under a lock or to a lock (save, extend, release,
+        defer, Complete, force-release, reassign, the sweep) and every list of a queue's locks holds
+        to it. Several queues may share a table (a queue and the one reviewing it, one queue per
+        message type): the lock columns are the table's, and what tells a lock taken in one from a
+        lock taken in another is the row's state, which each queue's todo, scope and on_claim set
+        apart. Without it a lock taken in `imports` was completed through `imports_review` with the
+        review's outcome (no review), or force-released with the other queue's on_release.
+
+        Conditions on the time or the claiming user are left out: they tell no queue from another,
+        and a held row may pass out of one (`follow_up_at > now`) while it is held. True where the
+        locks live in a lock table: its rows name their queue (LockTable.key_clause)."""
+        if self.shape.separate_locks:
+            return sa.true()
+        scope = [b.clause() for b in self.scope if not b.condition.dynamic]
+        todo = [b.clause() for b in self.todo if not b.condition.dynamic]
+        claimed = self.claimed_state_clause(fixed=True)
+        if not todo:
+            return sa.and_(sa.true(), *scope)
+        waiting = sa.and_(*todo)
+        return sa.and_(sa.true(), *scope, waiting if claimed is None else sa.or_(waiting, claimed))
 
     def order_by(self) -> list[sa.ColumnElement[Any]]:
         terms: list[sa.ColumnElement[Any]] = [col.desc() if desc else col.asc() for col, desc in self.order]

@@ -137,7 +137,10 @@ class Workbench:
     def _work_queue(self, bound: mapping.BoundQueue) -> workqueue.WorkQueue:
         trail = trail_of(bound.config, self.config.reviewed_by(bound.name), self.audit_table, self.cooldown_table,
                          self.notes_table, self.deferrals_table, self.reviews_table)
-        return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method))
+        where = (bound.config.schema, bound.config.table)
+        neighbours = tuple(name for name, other in self.config.queues.items()
+                           if (other.schema, other.table) == where and name != bound.name)
+        return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method), neighbours)
 
 
 def trail_of(queue: model.QueueConfig, reviewed: model.QueueConfig | None, audit: sa.Table, cooldown: sa.Table,
