@@ -88,6 +88,10 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         current = self.show(key)
         if current.lock is not None and current.lock.owner == user and not current.lock.expired:
+            if not self._held_here(key):
+                # The caller's own lock, taken in another queue of the table: resumed there, not here.
+                taken = self.db.read(lambda conn: self.lost.elsewhere(conn, key, "work on"))
+                raise errors.NothingToClaim(taken.happened, reason="unavailable")
             return models.Claim(lock=current.lock, item=current.item, resumed=True)
         self._check_group(user)
         claimed = self.method.claim(self.db, self.q, self.trail,
@@ -108,6 +112,12 @@ class WorkQueue:
         if review is not None and review[0] == user and view.state == "waiting":
             raise errors.NothingToClaim.of(problems.OWN_WORK, self.name, key, reason="unavailable")
         raise errors.NothingToClaim.of(problems.NOT_WAITING, self.name, key, view.state, reason="unavailable")
+
+    def _held_here(self, key: Any) -> bool:
+        """Is the lock on `key` this queue's (BoundQueue.held_here)?"""
+        q = self.q
+        stmt = sa.select(q.key).where(q.key == key, q.held_here())
+        return self.db.read(lambda conn: conn.execute(stmt).first() is not None)
 
     def _check_group(self, user: str) -> None:
         """A queue that serves a group (`serves`) serves its members only: checked before every claim."""
