@@ -165,3 +165,56 @@ def test_under_grants_the_other_queues_function_does_not_complete_a_lock(
     assert _import_row(pg, lock.key) == before
     ann.queue("imports").complete("ann", lock.key, lock.token, "verified")
     assert _import_row(pg, lock.key) == ("to_review", None, None)
+
+
+# A second queue over the demo's cases that serves the very same rows (the same todo), with an
+# outcome of its own: the rows' state cannot tell whose lock it is, the audit trail's claims can.
+TWIN = """
+[queues.twin]
+title = "Cases, twin"
+table = "cases"
+key = "case_id"
+order = ["opened_at asc"]
+lock_duration = "15m"
+release_cooldown = "0s"
+
+[queues.twin.lock]
+user = "wb_locked_by"
+time = "wb_locked_at"
+expires = "wb_lock_expires"
+token = "wb_lock_token"
+
+[queues.twin.todo]
+status = ["new", "open"]
+
+[queues.twin.outcomes.spam]
+set = { status = "spam" }
+"""
+
+
+def test_queues_serving_the_same_rows_tell_their_locks_apart_by_the_claim(native_env: support.Env) -> None:
+    from workbench import demo
+
+    config = native_env.load(demo.config_text("{url}") + TWIN)
+    wb = native_env.open(config)
+    demo.populate(wb.engine, cases=4, imports=1)
+    wb.init()
+    demo.attach_all(wb)
+    cases, twin = wb.queue("cases"), wb.queue("twin")
+    assert cases.q.rivals == ("twin",) and twin.q.rivals == ("cases",)
+    assert wb.queue("imports").q.rivals == ()  # its review queue's rows are told apart by their state
+    lock = cases.claim_next("ann")[0].lock
+    with pytest.raises(errors.LockLost, match="this item was taken in cases; complete it there"):
+        twin.complete("ann", lock.key, lock.token, "spam")
+    with pytest.raises(errors.LockLost, match="this item was taken in cases; force-release it there"):
+        twin.force_release("sue", lock.key, "stuck")
+    assert [(lk.queue, lk.key) for name in ("cases", "twin") for lk in wb.queue(name).mine("ann")] == [
+        ("cases", lock.key)]
+    assert native_env.row(wb, "cases", lock.key)["wb_locked_by"] == "ann"
+    cases.complete("ann", lock.key, lock.token, "resolved")
+    # The other way round: claimed in the twin, it is the twin's.
+    other = twin.claim_next("bob")[0].lock
+    with pytest.raises(errors.LockLost, match="this item was taken in twin; save it there"):
+        cases.save("bob", other.key, other.token, {"resolution": "x"})
+    twin.complete("bob", other.key, other.token, "spam")
+    assert native_env.row(wb, "cases", other.key)["status"] == "spam"

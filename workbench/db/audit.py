@@ -136,6 +136,16 @@ class AuditTrail:
                 .order_by(t.c.id.desc()).limit(1))
         return conn.execute(stmt).scalar()
 
+    def claimed_here(self, item: sa.ColumnElement[Any], rivals: Iterable[str]) -> sa.ColumnElement[bool]:
+        """SQL: of this queue and `rivals` (queues over the same table whose rows the state does not
+        tell apart), the item's newest claim is this queue's; `item` is its key as key_text gives it."""
+        t = self.table
+        queues = sa.bindparam(None, [self.queue, *rivals], type_=t.c.queue.type, expanding=True, literal_execute=True)
+        claim = sa.literal(models.EventKind.CLAIM.value, literal_execute=True)
+        newest = (sa.select(t.c.queue).where(t.c.queue.in_(queues), t.c.item_key == item, t.c.event == claim)
+                  .order_by(t.c.id.desc()).limit(1).scalar_subquery())
+        return newest == sa.literal(self.queue, literal_execute=True)
+
     @staticmethod
     def event(row: Mapping[Any, Any]) -> models.Event:
         at = clock.stored_utc(row["at"])  # the audit trail is always UTC

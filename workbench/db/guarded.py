@@ -323,7 +323,14 @@ class GuardedWriter:
         user = sa.bindparam("wb_user", type_=q.user.type)
         # And the lock is this queue's (BoundQueue.held_here): one taken in another queue of the same
         # table is written only through that one, never with this queue's outcomes or on_release.
-        return sa.and_(q.shape.fence_clause(key, q.shape.held_live(user, now)), q.held_here())
+        fence = sa.and_(q.shape.fence_clause(key, q.shape.held_live(user, now)), q.held_here())
+        if not q.rivals:
+            return fence
+        # Queues whose rows the state does not tell apart: the item's newest claim is this queue's.
+        item = sa.bindparam("wb_key", type_=q.key.type)
+        text = (self.db.read(lambda conn: self.trail.key_text(conn, item)) if self.db is not None
+                else sa.cast(item, self.trail.table.c.item_key.type))
+        return sa.and_(fence, self.trail.claimed_here(text, q.rivals))
 
     def _build(self, shape: Shape) -> Any:
         """The statements of a write (see LockShape.guarded_statements), or on PostgreSQL one

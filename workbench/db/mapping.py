@@ -235,6 +235,10 @@ class BoundQueue:
                           for c in table.c if c.name in names}
         # Form fields and the value rules Save and Complete enforce (the GUI checks the same ones).
         self.specs = fieldspec.derive(self, binder.fail, binder.column)
+        # The other queues over this table whose held rows may be this one's too (may_share_rows): the
+        # row's state does not tell whose lock it is, the audit trail's newest claim does. Set by
+        # the service, which binds every queue.
+        self.rivals: tuple[str, ...] = ()
 
     _SUMMARY_NAMES = ("subject", "title", "summary", "name", "description", "customer", "vendor")
 
@@ -509,6 +513,53 @@ class BoundQueue:
             return sa.and_(sa.true(), *scope)
         waiting = sa.and_(*todo)
         return sa.and_(sa.true(), *scope, waiting if claimed is None else sa.or_(waiting, claimed))
+
+    def _held_states(self) -> list[dict[str, list[tuple[model.Condition, Any]]]]:
+        """What held_here allows, per column: the conditions (and their bound values) of a waiting row
+        and, if the claim changes it, of a claimed one (each column on_claim writes: what it writes)."""
+        def state(written: list[BoundAssignment]) -> dict[str, list[tuple[model.Condition, Any]]]:
+            replaced = {b.column.name: b for b in written}
+            found: dict[str, list[tuple[model.Condition, Any]]] = {}
+            kept = [*self.scope, *(b for b in self.todo if b.column.name not in replaced)]
+            for b in kept:
+                if not b.condition.dynamic:
+                    found.setdefault(b.column.name, []).append((b.condition, b.value))
+            for name, a in replaced.items():
+                if any(b.column.name == name for b in self.todo):
+                    kind = a.assignment.kind
+                    wrote = (model.Condition(name, "eq", a.value, a.assignment.key) if kind == "value" else
+                             model.Condition(name, "null", kind == "null", a.assignment.key))
+                    found.setdefault(name, []).append((wrote, wrote.value))
+            return found
+
+        states = [state([])]
+        if self.claimed_state_clause() is not None:
+            states.append(state(self.on_claim))
+        return states
+
+    def may_share_rows(self, other: BoundQueue) -> bool:
+        """Could a row be held in this queue and in `other` (over the same table) alike, so that its
+        state does not tell whose lock it is? False only where some column's values set them apart
+        (a status, a type: each value one of them allows, the other refuses)."""
+        def values(conditions: list[tuple[model.Condition, Any]]) -> set[Any] | None:
+            """The few values a column may hold under `conditions` (None: too many to list)."""
+            found: set[Any] | None = None
+            for condition, value in conditions:
+                some = ({value} if condition.op == "eq" else set(value) if condition.op == "in" else
+                        {None} if condition.op == "null" and value else None)
+                if some is not None and condition.or_null:
+                    some.add(None)
+                if some is not None:
+                    found = some if found is None else found & some
+            return found
+
+        def apart(mine: list[tuple[model.Condition, Any]], theirs: list[tuple[model.Condition, Any]]) -> bool:
+            listed = values(mine)
+            return listed is not None and all(
+                any(filters.holds(c, v, candidate) is False for c, v in theirs) for candidate in listed)
+
+        return any(not any(apart(a[name], b[name]) or apart(b[name], a[name]) for name in a.keys() & b.keys())
+                   for a in self._held_states() for b in other._held_states())
 
     def order_by(self) -> list[sa.ColumnElement[Any]]:
         terms: list[sa.ColumnElement[Any]] = [col.desc() if desc else col.asc() for col, desc in self.order]

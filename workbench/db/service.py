@@ -121,6 +121,11 @@ class Workbench:
             bound[name] = mapping.BoundQueue(queue_config, table, config_path=self.config.path,
                                              backend=self.db.backend,
                                              local_clock=self.config.database.clock == "local", locks=locks)
+        for q in bound.values():
+            if not q.shape.separate_locks:  # a lock table's rows name their queue
+                q.rivals = tuple(other.name for other in bound.values() if other is not q
+                                 and (other.config.schema, other.config.table) == (q.config.schema, q.config.table)
+                                 and not other.shape.separate_locks and q.may_share_rows(other))
         return bound
 
     def _lock_table(self, conn: sa.Connection, queue: model.QueueConfig, check: bool) -> sa.Table | None:

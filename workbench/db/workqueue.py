@@ -116,8 +116,16 @@ class WorkQueue:
     def _held_here(self, key: Any) -> bool:
         """Is the lock on `key` this queue's (BoundQueue.held_here)?"""
         q = self.q
-        stmt = sa.select(q.key).where(q.key == key, q.held_here())
-        return self.db.read(lambda conn: conn.execute(stmt).first() is not None)
+        return self.db.read(lambda conn: conn.execute(sa.select(q.key).where(q.key == key, self._owned(conn)))
+                            .first() is not None)
+
+    def _owned(self, conn: sa.Connection) -> sa.ColumnElement[bool]:
+        """The rows whose lock (if any) is this queue's: in its state (BoundQueue.held_here), and where
+        other queues over the table may hold the same rows, claimed last in this one (the audit trail)."""
+        q = self.q
+        if not q.rivals:
+            return q.held_here()
+        return sa.and_(q.held_here(), self.trail.claimed_here(self.trail.key_text(conn, q.key), q.rivals))
 
     def _check_group(self, user: str) -> None:
         """A queue that serves a group (`serves`) serves its members only: checked before every claim."""
@@ -187,7 +195,7 @@ class WorkQueue:
         q = self.q
 
         def read(conn: sa.Connection) -> list[models.Lock]:
-            where = [*q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None)]
+            where = [*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None)]
             if user is not None:
                 where.append(q.user == user)
             stmt = sa.select(*q.lock_select_columns(q.now())).select_from(q.locked_source).where(*where) \
@@ -760,7 +768,7 @@ class WorkQueue:
         now = q.now()
         action = errors.Phrase.of(problems.DO_FORCE_RELEASE if to_user is None else problems.DO_REASSIGN, q.name, key)
         permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
-        here = sa.case((q.held_here(), 1), else_=0).label("wb_here")
+        here = sa.case((self._owned(conn), 1), else_=0).label("wb_here")
         stmt = sa.select(*q.lock_select_columns(now), here).select_from(q.source).where(q.key == key)
         row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
         if row is None:
@@ -786,7 +794,7 @@ class WorkQueue:
             if not done:
                 raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
             return lock if to_user is None else q.lock_from_row(done[0])
-        pinned = sa.and_(q.shape.pinned(lock.owner, lock.token), q.held_here())
+        pinned = sa.and_(q.shape.pinned(lock.owner, lock.token), self._owned(conn))
         try:
             if to_user is None:
                 changed = q.shape.unlock(conn, q.table, q.key, key, pinned, q.writes(q.on_release, actor, now))
@@ -824,9 +832,11 @@ class WorkQueue:
         """How many locks the queue has (live, or expired and not yet taken): the board lists at most
         its limit of them, and says how many there are."""
         q = self.q
-        count = (sa.select(sa.func.count()).select_from(q.locked_source)
-                 .where(*q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None)))
-        return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
+        def count(conn: sa.Connection) -> int:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(q.locked_source).where(
+                *q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None))).scalar_one())
+
+        return self.db.read(count)
 
     def board(self, limit: int = BOARD_ROWS) -> list[models.BoardRow]:
         """Every lock (live, or expired and not yet taken), oldest first, with its item's list
@@ -886,13 +896,13 @@ class WorkQueue:
         q = self.q
         now = q.now()
         stmt = (sa.select(*q.lock_select_columns(now)).select_from(q.locked_source)
-                .where(*q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None), q.expired(now))
+                .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None), q.expired(now))
                 .order_by(q.time).limit(SWEEP_BATCH))
         done, rows = [], []
         for row in conn.execute(stmt).mappings().all():
             lock = q.lock_from_row(row)
             pinned = q.shape.pinned(lock.owner, lock.token)
-            if q.shape.unlock(conn, q.table, q.key, lock.key, sa.and_(pinned, q.expired(now), q.held_here()),
+            if q.shape.unlock(conn, q.table, q.key, lock.key, sa.and_(pinned, q.expired(now), self._owned(conn)),
                               q.writes(q.on_release, actor, now)):
                 done.append(lock)
                 rows.append(self.trail.row(models.EventKind.EXPIRE, lock.key, actor, owner=lock.owner,
