@@ -12,6 +12,8 @@ import sqlalchemy as sa
 
 from tests import support
 from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
+from tests.test_protocol import FOLLOWUPS
+from workbench import demo
 from workbench.config import model
 from workbench.core import errors
 from workbench.db import service
@@ -169,32 +171,11 @@ def test_under_grants_the_other_queues_function_does_not_complete_a_lock(
 
 # A second queue over the demo's cases that serves the very same rows (the same todo), with an
 # outcome of its own: the rows' state cannot tell whose lock it is, the audit trail's claims can.
-TWIN = """
-[queues.twin]
-title = "Cases, twin"
-table = "cases"
-key = "case_id"
-order = ["opened_at asc"]
-lock_duration = "15m"
-release_cooldown = "0s"
-
-[queues.twin.lock]
-user = "wb_locked_by"
-time = "wb_locked_at"
-expires = "wb_lock_expires"
-token = "wb_lock_token"
-
-[queues.twin.todo]
-status = ["new", "open"]
-
-[queues.twin.outcomes.spam]
-set = { status = "spam" }
-"""
+TWIN = (FOLLOWUPS.replace("followups", "twin").replace('["waiting_customer"]', '["new", "open"]')
+        .replace('outcomes.resolved]\nset = { status = "resolved" }', 'outcomes.spam]\nset = { status = "spam" }'))
 
 
 def test_queues_serving_the_same_rows_tell_their_locks_apart_by_the_claim(native_env: support.Env) -> None:
-    from workbench import demo
-
     config = native_env.load(demo.config_text("{url}") + TWIN)
     wb = native_env.open(config)
     demo.populate(wb.engine, cases=4, imports=1)
