@@ -59,6 +59,7 @@ class GuardedWriter:
         self._fast: dict[Shape, fastpath.FastStatement] = {}
         self._bind_processors: dict[Shape, list[tuple[int, Any]]] = {}
         self._before: dict[Shape, sa.Select[Any]] = {}  # the edited columns' values before a write
+        self._item_text: sa.ColumnElement[Any] | None = None  # see fence()
 
     def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
             reason: str | None = None, detail: Mapping[str, Any] | None = None,
@@ -327,10 +328,11 @@ class GuardedWriter:
         if not q.rivals:
             return fence
         # Queues whose rows the state does not tell apart: the item's newest claim is this queue's.
-        item = sa.bindparam("wb_key", type_=q.key.type)
-        text = (self.db.read(lambda conn: self.trail.key_text(conn, item)) if self.db is not None
-                else sa.cast(item, self.trail.table.c.item_key.type))
-        return sa.and_(fence, self.trail.claimed_here(text, q.rivals))
+        if self._item_text is None:  # the key as the trail keeps it (a collation read once on MySQL)
+            item = sa.bindparam("wb_key", type_=q.key.type)
+            self._item_text = (self.db.read(lambda conn: self.trail.key_text(conn, item)) if self.db is not None
+                               else sa.cast(item, self.trail.table.c.item_key.type))
+        return sa.and_(fence, self.trail.claimed_here(self._item_text, q.rivals))
 
     def _build(self, shape: Shape) -> Any:
         """The statements of a write (see LockShape.guarded_statements), or on PostgreSQL one
