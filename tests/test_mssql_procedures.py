@@ -103,7 +103,7 @@ def lock_row(q: mapping.BoundQueue, key: Any, user: str | None = LOGIN, token: s
     held = user is not None
     return {"wb_key": key, "wb_user": user, "wb_time": NOW if held else None,
             "wb_expires": NOW + dt.timedelta(minutes=15) if held else None, "wb_token": token if held else None,
-            "wb_now": NOW}
+            "wb_now": NOW, "wb_here": 1}  # wb_here: the lock is the queue's (a supervisor's read asks)
 
 
 def queue(answer: Callable[[str, list[Any]], list[Any]], *, installed: bool = True,

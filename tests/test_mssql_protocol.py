@@ -395,3 +395,14 @@ def test_a_supervisor_moves_a_waiting_item_as_the_engine_does() -> None:
     assert "N'move', @login, NULL, NULL, SYSUTCDATETIME(), @p_reason, NULL, (SELECT CONCAT(N'{\"changes\": {'" in body
     assert "FROM OPENJSON(@p_changes) AS c JOIN OPENJSON(@before) AS b ON b.[key] = c.[key]" in body
     assert body.index("SET @before = (SELECT") < body.index("UPDATE cases SET") < body.index("SET @after = (SELECT")
+
+
+def test_a_lock_is_written_and_taken_away_only_through_the_queue_it_was_taken_in() -> None:
+    # imports_review shares import_rows with imports: its procedures touch only rows in its own state.
+    script = batches(name="imports_review")
+    mine = r"import_rows\.check_status = N?'to_review'"
+    for operation in ("save", "extend", "release", "complete", "force_release", "reassign"):
+        assert re.search(mine, flat(script[operation])), operation
+    taken = flat(script["force_release"])
+    assert re.search(r"WHERE import_rows\.row_id = @p_key AND import_rows\.wb_locked_by IS NOT NULL "
+                     rf"AND import_rows\.wb_locked_at IS NOT NULL AND {mine}", taken)

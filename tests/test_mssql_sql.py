@@ -256,8 +256,10 @@ def test_every_queue_claims_expired_locks_first_then_free_rows() -> None:
 # -- guarded writes: UPDATE … WHERE key AND token AND lock still live --------------------------------
 
 
-FENCE = ("WHERE cases.case_id = :wb_key AND cases.wb_lock_token = :wb_token "
-         "AND coalesce(cases.wb_locked_by, '') = :wb_user AND cases.wb_lock_expires > SYSUTCDATETIME()")
+LOCK_FENCE = ("WHERE cases.case_id = :wb_key AND cases.wb_lock_token = :wb_token "
+              "AND coalesce(cases.wb_locked_by, '') = :wb_user AND cases.wb_lock_expires > SYSUTCDATETIME()")
+# And the lock is the queue's (BoundQueue.held_here): the row is in its todo (or claimed) state.
+FENCE = f"{LOCK_FENCE} AND cases.status IN ('new', 'open')"
 
 
 def test_save_writes_the_edits_under_the_fence() -> None:
@@ -279,7 +281,7 @@ def test_complete_with_user_and_now_assignments() -> None:
     assert "SET check_status='rejected', checked_by=:wb_user, checked_at=SYSUTCDATETIME()," in sql
     assert sql.endswith("WHERE import_rows.row_id = :wb_key AND import_rows.wb_lock_token = :wb_token "
                         "AND coalesce(import_rows.wb_locked_by, '') = :wb_user "
-                        "AND import_rows.wb_lock_expires > SYSUTCDATETIME()")
+                        "AND import_rows.wb_lock_expires > SYSUTCDATETIME() AND import_rows.check_status = 'pending'")
 
 
 def test_release_runs_on_release_and_clears_the_lock() -> None:
@@ -287,7 +289,9 @@ def test_release_runs_on_release_and_clears_the_lock() -> None:
                                                                release_writes=True))
     sql = one_line(c)
     assert sql.startswith("UPDATE cases SET status='new', wb_locked_by=NULL,")
-    assert sql.endswith(FENCE)
+    # A status-driven queue's lock is on a row in its scope, claimed ('in_progress') or waiting.
+    assert sql.endswith(f"{LOCK_FENCE} AND cases.category != 'Spam' AND cases.priority >= 2 "
+                        "AND (cases.status = 'new' OR cases.status = 'in_progress')")
 
 
 def test_extend_is_capped_by_max_lock_duration() -> None:
@@ -316,7 +320,7 @@ def test_guarded_writes_are_plain_updates_on_sql_server() -> None:
 LEGACY_FENCE = ("WHERE orders.order_no = :wb_key AND coalesce(orders.locked_by, '') = :wb_user "
                 "AND orders.locked_at > DATEADD(second, -1200, SYSUTCDATETIME()) "
                 "AND orders.locked_at > DATEADD(millisecond, -4, :wb_time) "
-                "AND orders.locked_at < DATEADD(millisecond, 4, :wb_time)")
+                "AND orders.locked_at < DATEADD(millisecond, 4, :wb_time) AND orders.state = 'new'")
 
 
 def test_legacy_fence_checks_user_and_lock_time() -> None:

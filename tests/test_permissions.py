@@ -60,6 +60,16 @@ class Pg:
         path.write_text(demo.config_text(self.url_as(login)), encoding="utf-8")
         return path
 
+    def imports_enforced(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """`workbench grants` for the demo's imports and its review queue, every line waiting to be verified."""
+        config = self.config_file(self.server.user)
+        for queue in ("imports", "imports_review"):
+            code, _, err = _cli(capsys, "--config", config, "grants", queue, "--apply")
+            assert code == 0, err
+        with self.admin.engine.begin() as conn:
+            conn.execute(sa.text("UPDATE import_rows SET check_status = 'pending', checked_by = NULL, "
+                                 "checked_at = NULL"))
+
 
 def _logins(admin_url: str) -> None:
     """LOGIN roles for people (trust authentication on the test server): operators and a supervisor."""

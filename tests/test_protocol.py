@@ -552,12 +552,7 @@ def test_two_queues_on_one_table_are_both_enforced(pg: Pg, capsys: pytest.Captur
 
 
 def test_four_eyes_is_kept_by_the_database(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
-    config = pg.config_file(pg.server.user)
-    for queue in ("imports", "imports_review"):
-        code, _, err = support.run_cli(capsys, "--config", config, "grants", queue, "--apply")
-        assert code == 0, err
-    with pg.admin.engine.begin() as conn:
-        conn.execute(sa.text("UPDATE import_rows SET check_status = 'pending', checked_by = NULL, checked_at = NULL"))
+    pg.imports_enforced(capsys)
     imports, review = pg.open("ann").queue("imports"), pg.open("bob").queue("imports_review")
     # ann verifies two lines: her first items, each goes to review, recorded by the database.
     done = []

@@ -84,6 +84,7 @@ class LockLost(WorkbenchError):
                  by: str | None = None, at: dt.datetime | None = None, reason: str | None = None,
                  happened: str | None = None) -> None:
         # cause: expired | force_released | reassigned | completed | released | taken | not_held
+        # | other_queue (the lock was taken in another queue of the same table)
         self.queue, self.key, self.cause = queue, key, cause
         self.holder, self.by, self.at, self.reason = holder, by, at, reason
         # What happened to the lock, without who holds the item now (which goes stale: the

@@ -59,6 +59,7 @@ class GuardedWriter:
         self._fast: dict[Shape, fastpath.FastStatement] = {}
         self._bind_processors: dict[Shape, list[tuple[int, Any]]] = {}
         self._before: dict[Shape, sa.Select[Any]] = {}  # the edited columns' values before a write
+        self._item_text: sa.ColumnElement[Any] | None = None  # see fence()
 
     def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
             reason: str | None = None, detail: Mapping[str, Any] | None = None,
@@ -321,7 +322,17 @@ class GuardedWriter:
         # someone else write under another person's lock.
         key = q.shape.key_clause(q.key)
         user = sa.bindparam("wb_user", type_=q.user.type)
-        return q.shape.fence_clause(key, q.shape.held_live(user, now))
+        # And the lock is this queue's (BoundQueue.held_here): one taken in another queue of the same
+        # table is written only through that one, never with this queue's outcomes or on_release.
+        fence = sa.and_(q.shape.fence_clause(key, q.shape.held_live(user, now)), q.held_here())
+        if not q.rivals:
+            return fence
+        # Queues whose rows the state does not tell apart: the item's newest claim is this queue's.
+        if self._item_text is None:  # the key as the trail keeps it (a collation read once on MySQL)
+            item = sa.bindparam("wb_key", type_=q.key.type)
+            self._item_text = (self.db.read(lambda conn: self.trail.key_text(conn, item)) if self.db is not None
+                               else sa.cast(item, self.trail.table.c.item_key.type))
+        return sa.and_(fence, self.trail.claimed_here(self._item_text, q.rivals))
 
     def _build(self, shape: Shape) -> Any:
         """The statements of a write (see LockShape.guarded_statements), or on PostgreSQL one

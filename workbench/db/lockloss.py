@@ -20,8 +20,9 @@ def _when(value: dt.datetime | None) -> str:
 
 
 class Diagnosis:
-    def __init__(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
-        self.q, self.trail = q, trail
+    def __init__(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, neighbours: tuple[str, ...] = ()) -> None:
+        """`neighbours`: the other queues over the same table (a lock on the row may be one of theirs)."""
+        self.q, self.trail, self.neighbours = q, trail, neighbours
 
     def _current(self, conn: sa.Connection, key: Any) -> tuple[bool, models.Lock | None]:
         q = self.q
@@ -44,12 +45,32 @@ class Diagnosis:
         event = self.trail.last_for_token(conn, key, token)
         return bool(event and event.kind == models.EventKind.RELEASE and event.actor == user)
 
-    def explain(self, conn: sa.Connection, key: Any, token: str, user: str) -> errors.WorkbenchError:
+    def elsewhere(self, conn: sa.Connection, key: Any, doing: str, holder: str | None = None) -> errors.LockLost:
+        """The lock on `key` is not this queue's (BoundQueue.held_here): which queue it was taken in,
+        and that `doing` ("complete", "force-release", …) goes there."""
+        q = self.q
+        taken = self.trail.taken_in(conn, key, self.neighbours)
+        if taken is not None and taken != q.name:
+            happened = f"{q.name} {key}: this item was taken in {taken}; {doing} it there"
+        else:
+            # Taken here, and since moved out of this queue's work by someone else (another program).
+            happened = (f"{q.name} {key}: the item is no longer in this queue's work to do (it was changed since "
+                        f"it was claimed), so nothing was written; its lock lapses when it expires")
+        return errors.LockLost(happened, queue=q.name, key=key, cause="other_queue", holder=holder,
+                               happened=happened)
+
+    def explain(self, conn: sa.Connection, key: Any, token: str, user: str,
+                doing: str = "work on") -> errors.WorkbenchError:
+        """Why a write under `user`'s lock `token` on `key` (`doing` it) was refused."""
         q = self.q
         name = f"{q.name} {key}"
         exists, lock = self._current(conn, key)
         if not exists:
             return q.no_item(key)
+        if lock is not None and lock.token == token and lock.owner == user and not lock.expired:
+            # The caller's own live lock, and still the write was refused: it was taken in another
+            # queue of the table (the fence holds each lock to its queue).
+            return self.elsewhere(conn, key, doing, holder=user)
         now_part = self._now_part(lock, user)
         if lock is not None and lock.token == token and lock.owner == user and lock.expired:
             happened = f"lock lost: your lock on {name} expired at {_when(lock.expires_at)}"

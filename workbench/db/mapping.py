@@ -262,6 +262,10 @@ class BoundQueue:
                           for c in table.c if c.name in names}
         # Form fields and the value rules Save and Complete enforce (the GUI checks the same ones).
         self.specs = fieldspec.derive(self, binder.fail, binder.column)
+        # The other queues over this table whose held rows may be this one's too (may_share_rows): the
+        # row's state does not tell whose lock it is, the audit trail's newest claim does. Set by
+        # the service, which binds every queue.
+        self.rivals: tuple[str, ...] = ()
 
     _SUMMARY_NAMES = ("subject", "title", "summary", "name", "description", "customer", "vendor")
 
@@ -486,12 +490,13 @@ class BoundQueue:
                 variants = [[*variant, b.clause(user)] for variant in variants]
         return variants
 
-    def claimed_state_clause(self, user: Any = None) -> sa.ColumnElement[bool] | None:
+    def claimed_state_clause(self, user: Any = None, *, fixed: bool = False) -> sa.ColumnElement[bool] | None:
         """Rows in the state a claim puts them in: `todo` with each column the claim writes replaced
         by what it writes (None when the claim surely leaves a row matching `todo`).
 
         An expired lock is served again when its row is waiting or in this state, whatever the claim
         wrote: a value, NULL, the claimer's name (still in the lock user column) or the claim time.
+        `fixed`: without todo's conditions on the time or the claiming user (see held_here).
         """
         if self._leaves(self.todo, self.on_claim) is False:
             return None
@@ -501,7 +506,8 @@ class BoundQueue:
             b = written.get(cond.column.name)
             kind = b.assignment.kind if b is not None else None
             if b is None:
-                parts.append(cond.clause(user))
+                if not (fixed and cond.condition.dynamic):
+                    parts.append(cond.clause(user))
             elif kind == "value":
                 parts.append(b.column == sa.bindparam(None, b.value, type_=b.column.type, literal_execute=True))
             elif kind == "null":
@@ -510,7 +516,77 @@ class BoundQueue:
                 parts.append(b.column == self.user)
             else:  # the claim time; an extension moves the lock time, so only "set" is known
                 parts.append(b.column.is_not(None))
-        return sa.and_(*parts)
+        return sa.and_(sa.true(), *parts)
+
+    def held_here(self) -> sa.ColumnElement[bool]:
+        """A lock on the row is this queue's: the row is in its scope and waiting (`todo`) or in the
+        state its claim puts rows in. Every write under a lock or to a lock (save, extend, release,
+        defer, Complete, force-release, reassign, the sweep) and every list of a queue's locks holds
+        to it. Several queues may share a table (a queue and the one reviewing it, one queue per
+        message type): the lock columns are the table's, and what tells a lock taken in one from a
+        lock taken in another is the row's state, which each queue's todo, scope and on_claim set
+        apart. Without it a lock taken in `imports` was completed through `imports_review` with the
+        review's outcome (no review), or force-released with the other queue's on_release.
+
+        Conditions on the time or the claiming user are left out: they tell no queue from another,
+        and a held row may pass out of one (`follow_up_at > now`) while it is held. True where the
+        locks live in a lock table: its rows name their queue (LockTable.key_clause)."""
+        if self.shape.separate_locks:
+            return sa.true()
+        scope = [b.clause() for b in self.scope if not b.condition.dynamic]
+        todo = [b.clause() for b in self.todo if not b.condition.dynamic]
+        claimed = self.claimed_state_clause(fixed=True)
+        if not todo:
+            return sa.and_(sa.true(), *scope)
+        waiting = sa.and_(*todo)
+        return sa.and_(sa.true(), *scope, waiting if claimed is None else sa.or_(waiting, claimed))
+
+    def _held_states(self) -> list[dict[str, list[tuple[model.Condition, Any]]]]:
+        """What held_here allows, per column: the conditions (and their bound values) of a waiting row
+        and, if the claim changes it, of a claimed one (each column on_claim writes: what it writes)."""
+        def state(written: list[BoundAssignment]) -> dict[str, list[tuple[model.Condition, Any]]]:
+            replaced = {b.column.name: b for b in written}
+            found: dict[str, list[tuple[model.Condition, Any]]] = {}
+            kept = [*self.scope, *(b for b in self.todo if b.column.name not in replaced)]
+            for b in kept:
+                if not b.condition.dynamic:
+                    found.setdefault(b.column.name, []).append((b.condition, b.value))
+            for name, a in replaced.items():
+                if any(b.column.name == name for b in self.todo):
+                    kind = a.assignment.kind
+                    wrote = (model.Condition(name, "eq", a.value, a.assignment.key) if kind == "value" else
+                             model.Condition(name, "null", kind == "null", a.assignment.key))
+                    found.setdefault(name, []).append((wrote, wrote.value))
+            return found
+
+        states = [state([])]
+        if self.claimed_state_clause() is not None:
+            states.append(state(self.on_claim))
+        return states
+
+    def may_share_rows(self, other: BoundQueue) -> bool:
+        """Could a row be held in this queue and in `other` (over the same table) alike, so that its
+        state does not tell whose lock it is? False only where some column's values set them apart
+        (a status, a type: each value one of them allows, the other refuses)."""
+        def values(conditions: list[tuple[model.Condition, Any]]) -> set[Any] | None:
+            """The few values a column may hold under `conditions` (None: too many to list)."""
+            found: set[Any] | None = None
+            for condition, value in conditions:
+                some = ({value} if condition.op == "eq" else set(value) if condition.op == "in" else
+                        {None} if condition.op == "null" and value else None)
+                if some is not None and condition.or_null:
+                    some.add(None)
+                if some is not None:
+                    found = some if found is None else found & some
+            return found
+
+        def apart(mine: list[tuple[model.Condition, Any]], theirs: list[tuple[model.Condition, Any]]) -> bool:
+            listed = values(mine)
+            return listed is not None and all(
+                any(filters.holds(c, v, candidate) is False for c, v in theirs) for candidate in listed)
+
+        return any(not any(apart(a[name], b[name]) or apart(b[name], a[name]) for name in a.keys() & b.keys())
+                   for a in self._held_states() for b in other._held_states())
 
     def order_by(self) -> list[sa.ColumnElement[Any]]:
         terms: list[sa.ColumnElement[Any]] = [col.desc() if desc else col.asc() for col, desc in self.order]

@@ -488,7 +488,8 @@ class _Builder:
         """Force-release or reassign: any live or expired lock, by a supervisor (EXECUTE is theirs)."""
         q, sql = self.q, _Sql(self.dialect, {})
         now = q.now()
-        held = sa.and_(q.key == _KEY, q.user.is_not(None), q.time.is_not(None))
+        # Only a lock of this queue (BoundQueue.held_here), never one taken in another queue of the table.
+        held = sa.and_(q.key == _KEY, q.user.is_not(None), q.time.is_not(None), q.held_here())
         if to_user:
             values = q.lock_writes(sa.literal_column("@p_to"), now, q.shape.new_token())
             event = models.EventKind.REASSIGN.value
@@ -503,7 +504,7 @@ class _Builder:
                 f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
                 f"WHERE {sql(held)};\n"
                 f"  IF @prev_owner IS NULL\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {NOT_HELD}, N'workbench: the item is not locked by anyone', 1;\n  END;\n"
+                f"    THROW {NOT_HELD}, N'workbench: the item is not locked by anyone in this queue', 1;\n  END;\n"
                 f"  {sql(sa.update(q.table).where(held).values(values))};\n  SET @done = @@ROWCOUNT;\n")
         detail = "CONCAT(N'{\"to\": \"', STRING_ESCAPE(@p_to, 'json'), N'\"}')" if to_user else "NULL"
         body += self.audit_insert(event, owner="@prev_owner", reason="@p_reason", detail=detail)

@@ -128,6 +128,11 @@ class Workbench:
                 raise errors.ConfigError(f"queue {review.by} works {by.table.fullname} by {by.key.name}; a review "
                                          f"queue works the same table by the same key ({q.table.fullname} by "
                                          f"{q.key.name})", file=self.config.path, key=f"{review.key}.by")
+        for q in bound.values():
+            if not q.shape.separate_locks:  # a lock table's rows name their queue
+                q.rivals = tuple(other.name for other in bound.values() if other is not q
+                                 and other.table.fullname == q.table.fullname
+                                 and not other.shape.separate_locks and q.may_share_rows(other))
         return bound
 
     def _lock_table(self, conn: sa.Connection, queue: model.QueueConfig, check: bool) -> sa.Table | None:
@@ -144,7 +149,10 @@ class Workbench:
     def _work_queue(self, bound: mapping.BoundQueue) -> workqueue.WorkQueue:
         trail = trail_of(bound.config, self.config.reviewed_by(bound.name), self.audit_table, self.cooldown_table,
                          self.notes_table, self.deferrals_table, self.reviews_table)
-        return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method))
+        where = (bound.config.schema, bound.config.table)
+        neighbours = tuple(name for name, other in self.config.queues.items()
+                           if (other.schema, other.table) == where and name != bound.name)
+        return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method), neighbours)
 
 
 def trail_of(queue: model.QueueConfig, reviewed: model.QueueConfig | None, audit: sa.Table, cooldown: sa.Table,

@@ -179,7 +179,7 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
                 limit: int) -> list[models.BoardRow]:
     reading = Clock.read(conn, q)  # one reading for the whole board
     when = q.read_type()
-    held = [*q.scope_clause(), q.user.is_not(None), q.time.is_not(None)]
+    held = [*q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None)]
     time, expiry = q.readable_times()
     due = q.due if q.due is not None else sa.null()  # the supervisor sees which held items are overdue
     columns = [q.key, q.user, _fast_time(conn, sa.type_coerce(time, when)),
@@ -343,7 +343,7 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
         if not legacy:
             on.append(a.c.token == q.backend.token_digest(q.shape.token_column()))
         stmt = (sa.select(*columns).select_from(q.locked_source.join(a, sa.and_(*on)))
-                .where(*where, *q.scope_clause(), q.user.is_not(None), q.time.is_not(None)))
+                .where(*where, *q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None)))
         statements.append((stmt, {}))
     else:
         stmt = sa.select(*columns).where(*where, a.c.item_key.in_(sa.bindparam("wb_keys", expanding=True)))
@@ -428,7 +428,7 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
     branches = claims.ClaimMethod.branches(q, now, claims.ClaimRequest(user="", use_cooldown=False), trail,
                                            anyone=True)
     expired_branch, free_branch = branches[0], branches[-1]
-    held = [*q.scope_clause(), q.user.is_not(None)]
+    held = [*q.scope_clause(), q.held_here(), q.user.is_not(None)]  # this queue's locks (not a neighbour's)
 
     def count(where: sa.ColumnElement[bool], source: sa.FromClause = q.locked_source) -> sa.ScalarSelect[Any]:
         return sa.select(sa.func.count()).select_from(source).where(where).scalar_subquery()

@@ -40,12 +40,14 @@ class WorkQueue:
     """One configured queue on one database. Every method is one or a few short transactions."""
 
     def __init__(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                 method: claims.ClaimMethod) -> None:
+                 method: claims.ClaimMethod, neighbours: tuple[str, ...] = ()) -> None:
+        """`neighbours`: the other queues over the same table, one of which may hold a lock on a row
+        of it (a refused write names it)."""
         self.db, self.q, self.trail, self.method = db, q, trail, method
         self.name = q.name
         self.config = q.config
         self.writer = guarded.GuardedWriter(db, q, trail)
-        self.lost = lockloss.Diagnosis(q, trail)
+        self.lost = lockloss.Diagnosis(q, trail, neighbours)
         self._shapes: dict[str, guarded.Shape] = {}
         # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
         self._finishers: dict[str | None, tuple[str, Callable[[Any, str, str], Any]]] = {}
@@ -86,6 +88,10 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         current = self.show(key)
         if current.lock is not None and current.lock.owner == user and not current.lock.expired:
+            if not self._held_here(key):
+                # The caller's own lock, taken in another queue of the table: resumed there, not here.
+                taken = self.db.read(lambda conn: self.lost.elsewhere(conn, key, "work on"))
+                raise errors.NothingToClaim(taken.happened, reason="unavailable")
             return models.Claim(lock=current.lock, item=current.item, resumed=True)
         self._check_group(user)
         claimed = self.method.claim(self.db, self.q, self.trail,
@@ -106,6 +112,20 @@ class WorkQueue:
         if review is not None and review[0] == user and view.state == "waiting":
             raise errors.NothingToClaim.of(problems.OWN_WORK, self.name, key, reason="unavailable")
         raise errors.NothingToClaim.of(problems.NOT_WAITING, self.name, key, view.state, reason="unavailable")
+
+    def _held_here(self, key: Any) -> bool:
+        """Is the lock on `key` this queue's (BoundQueue.held_here)?"""
+        q = self.q
+        return self.db.read(lambda conn: conn.execute(sa.select(q.key).where(q.key == key, self._owned(conn)))
+                            .first() is not None)
+
+    def _owned(self, conn: sa.Connection) -> sa.ColumnElement[bool]:
+        """The rows whose lock (if any) is this queue's: in its state (BoundQueue.held_here), and where
+        other queues over the table may hold the same rows, claimed last in this one (the audit trail)."""
+        q = self.q
+        if not q.rivals:
+            return q.held_here()
+        return sa.and_(q.held_here(), self.trail.claimed_here(self.trail.key_text(conn, q.key), q.rivals))
 
     def _check_group(self, user: str) -> None:
         """A queue that serves a group (`serves`) serves its members only: checked before every claim."""
@@ -181,7 +201,7 @@ class WorkQueue:
         q = self.q
 
         def read(conn: sa.Connection) -> list[models.Lock]:
-            where = [*q.scope_clause(), q.user.is_not(None), q.time.is_not(None)]
+            where = [*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None)]
             if user is not None:
                 where.append(q.user == user)
             stmt = sa.select(*q.lock_select_columns(q.now())).select_from(q.locked_source).where(*where) \
@@ -256,7 +276,7 @@ class WorkQueue:
         rows = self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
         return {row[q.key.name]: row for row in rows}
 
-    def check(self, user: str, key: Any, token: str) -> models.Lock:
+    def check(self, user: str, key: Any, token: str, doing: str = "work on") -> models.Lock:
         """The caller's lock if they still hold it; LockLost (with who and why) otherwise."""
         q = self.q
         key = q.coerce_key(key)
@@ -266,7 +286,7 @@ class WorkQueue:
             params = {"wb_key": key, "wb_user": user, **q.shape.key_params(key), **q.shape.token_params(token)}
             row = conn.execute(stmt, params).mappings().first()
             if row is None:
-                raise self.lost.explain(conn, key, token, user)
+                raise self.lost.explain(conn, key, token, user, doing)
             return q.lock_from_row(row)
 
         return self.db.read(read)
@@ -290,12 +310,12 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         values = self.q.coerce_edits(edits)
         if not values:
-            return self.check(user, key, token)
+            return self.check(user, key, token, "save")
         shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(values))
         row = self.writer.run(shape, key=key, token=token, user=user, edits=values,
                               detail={"columns": sorted(values)})
         if row is None:
-            raise self._lost(key, token, user)
+            raise self._lost(key, token, user, "save")
         return self.q.lock_from_row(row)
 
     def complete(self, user: str, key: Any, token: str, outcome: str | None = None,
@@ -403,7 +423,7 @@ class WorkQueue:
                 # The same Complete again (a retry after a lost reply): report the first one.
                 return models.Completion(queue=self.name, key=key, owner=user, token=token,
                                          outcome=replay.outcome or name, at=replay.at, replayed=True)
-            raise self._lost(key, token, user)
+            raise self._lost(key, token, user, "complete")
         return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=name,
                                  at=_utc(at, self.q.local_clock))
 
@@ -426,7 +446,7 @@ class WorkQueue:
         if row is None:
             already = self.db.read(lambda conn: self.lost.released_by(conn, key, token, user))
             if not already:
-                raise self._lost(key, token, user)
+                raise self._lost(key, token, user, "release")
 
     def defer(self, user: str, key: Any, token: str, until: dt.datetime, reason: str,
               note: str | None = None) -> models.Deferral:
@@ -444,7 +464,7 @@ class WorkQueue:
         if row is None:
             done = self.db.read(lambda conn: self.trail.last_for_token(conn, key, token))
             if done is None or done.kind != models.EventKind.DEFER or done.actor != user:
-                raise self._lost(key, token, user)
+                raise self._lost(key, token, user, "defer")
             # The same defer again (a retry after a lost reply): it stands as first made.
         deferral = self.db.read(lambda conn: self._deferrals().of_item(conn, key))
         assert deferral is not None
@@ -517,7 +537,7 @@ class WorkQueue:
             refused = self.db.read(lambda conn: permissions.login_mismatch(conn, q.table, user))
             if refused is not None:
                 raise refused
-            lock = self.check(user, key, token)  # raises LockLost if it is not ours any more
+            lock = self.check(user, key, token, "extend")  # raises LockLost if it is not ours any more
             raise errors.ExtendLimitReached(
                 f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}; "
                 f"this queue allows at most {_minutes(q.config.max_lock_seconds)} per lock")
@@ -544,9 +564,10 @@ class WorkQueue:
         return typing.cast(procedures.Procedures | None,
                            self.q.backend.procedures(self.db, self.q, self.trail.table.schema))
 
-    def _lost(self, key: Any, token: str, user: str) -> errors.WorkbenchError:
+    def _lost(self, key: Any, token: str, user: str, doing: str) -> errors.WorkbenchError:
+        """Why a write under the lock (`doing`: "save", "complete", …) was refused."""
         return self.db.read(lambda conn: permissions.login_mismatch(conn, self.q.table, user)
-                            or self.lost.explain(conn, key, token, user))
+                            or self.lost.explain(conn, key, token, user, doing))
 
     # -- supervisor -------------------------------------------------------------------------
 
@@ -753,7 +774,8 @@ class WorkQueue:
         now = q.now()
         action = errors.Phrase.of(problems.DO_FORCE_RELEASE if to_user is None else problems.DO_REASSIGN, q.name, key)
         permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
-        stmt = sa.select(*q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
+        here = sa.case((self._owned(conn), 1), else_=0).label("wb_here")
+        stmt = sa.select(*q.lock_select_columns(now), here).select_from(q.source).where(q.key == key)
         row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
         if row is None:
             if self.db.backend.hides_rows(conn) and conn.execute(sa.select(q.key).where(q.key == key)).first():
@@ -763,6 +785,10 @@ class WorkQueue:
             raise q.no_item(key)
         if row["wb_user"] is None or row["wb_time"] is None:
             raise errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
+        if not row["wb_here"]:
+            # Taken in another queue of the table: this queue's on_release (or a lock of this queue)
+            # would leave the row served by neither queue, or an item under review back at work.
+            raise self.lost.elsewhere(conn, key, "force-release" if to_user is None else "reassign")
         lock = q.lock_from_row(row)
         calls = self._procedures()
         if calls is not None:
@@ -774,7 +800,7 @@ class WorkQueue:
             if not done:
                 raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
             return lock if to_user is None else q.lock_from_row(done[0])
-        pinned = q.shape.pinned(lock.owner, lock.token)
+        pinned = sa.and_(q.shape.pinned(lock.owner, lock.token), self._owned(conn))
         try:
             if to_user is None:
                 changed = q.shape.unlock(conn, q.table, q.key, key, pinned, q.writes(q.on_release, actor, now))
@@ -812,9 +838,11 @@ class WorkQueue:
         """How many locks the queue has (live, or expired and not yet taken): the board lists at most
         its limit of them, and says how many there are."""
         q = self.q
-        count = (sa.select(sa.func.count()).select_from(q.locked_source)
-                 .where(*q.scope_clause(), q.user.is_not(None), q.time.is_not(None)))
-        return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
+        def count(conn: sa.Connection) -> int:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(q.locked_source).where(
+                *q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None))).scalar_one())
+
+        return self.db.read(count)
 
     def board(self, limit: int = BOARD_ROWS) -> list[models.BoardRow]:
         """Every lock (live, or expired and not yet taken), oldest first, with its item's list
@@ -874,13 +902,13 @@ class WorkQueue:
         q = self.q
         now = q.now()
         stmt = (sa.select(*q.lock_select_columns(now)).select_from(q.locked_source)
-                .where(*q.scope_clause(), q.user.is_not(None), q.time.is_not(None), q.expired(now))
+                .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None), q.expired(now))
                 .order_by(q.time).limit(SWEEP_BATCH))
         done, rows = [], []
         for row in conn.execute(stmt).mappings().all():
             lock = q.lock_from_row(row)
             pinned = q.shape.pinned(lock.owner, lock.token)
-            if q.shape.unlock(conn, q.table, q.key, lock.key, sa.and_(pinned, q.expired(now)),
+            if q.shape.unlock(conn, q.table, q.key, lock.key, sa.and_(pinned, q.expired(now), self._owned(conn)),
                               q.writes(q.on_release, actor, now)):
                 done.append(lock)
                 rows.append(self.trail.row(models.EventKind.EXPIRE, lock.key, actor, owner=lock.owner,
