@@ -254,9 +254,11 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     # A supervisor's reopen: a finished, unlocked row back to `todo`, writing exactly on_reopen.
     todo_old = r.sql(q.todo_clause(), old)
     # A held row: in `todo`, or in the state on_claim put it in (a status-driven queue's Active is
-    # not in its todo); an expired lock in that state may be claimed again, as the claim serves it.
+    # not in its todo), within the queue's scope: the lock is this queue's, as the engine's fence
+    # decides it (BoundQueue.held_here, one declaration for both); an expired lock in that state may
+    # be claimed again, as the claim serves it.
     claimed = q.claimed_state_clause()
-    held_old = todo_old if claimed is None else f"({todo_old} OR {r.sql(claimed, old)})"
+    held_old = r.sql(q.held_here(), old)
     claimable = todo_old if claimed is None else f"({todo_old} OR {stale_old} AND {r.sql(claimed, old)})"
     supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
     # A supervisor's move: a waiting item nobody holds gets other values (another category, tier,
