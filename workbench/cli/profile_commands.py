@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from workbench import credentials
-from workbench.cli import output
+from workbench.cli import argtypes, output
 from workbench.config import profiles
 from workbench.core import errors
 
@@ -34,7 +34,7 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser], common: ar
     a.add_argument("name", metavar="NAME")
     a.add_argument("--kind", required=True, choices=profiles.KINDS)
     a.add_argument("--host")
-    a.add_argument("--port", type=int)
+    a.add_argument("--port", type=argtypes.port, help="1 to 65535 (default: the database's own)")
     a.add_argument("--database")
     a.add_argument("--db-user", dest="db_user", metavar="USER", help="the database login")
     a.add_argument("--path", metavar="FILE", help="SQLite database file")
