@@ -125,7 +125,13 @@ def test_bytes_that_are_not_text_name_the_argument(config: Path, name: str, args
 
 def _process(argv: list[bytes], cwd: Path) -> subprocess.CompletedProcess[bytes]:
     """`python -m workbench ARGV` with its arguments as raw bytes, as a shell passes them."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "LC_ALL": "C.UTF-8", "WORKBENCH_COMMAND_SERVER": "off"}
+    return _process_env(argv, cwd, {})
+
+
+def _process_env(argv: list[bytes], cwd: Path, extra: dict[bytes, bytes]) -> subprocess.CompletedProcess[bytes]:
+    # A UTF-8 desktop's terminal: stdout refuses what is not text (the C locale would let it through).
+    env = {**os.environb, b"PYTHONPATH": os.fsencode(REPO), b"LC_ALL": b"C.UTF-8", b"PYTHONIOENCODING": b"utf-8:strict",
+           b"WORKBENCH_COMMAND_SERVER": b"off", **extra}
     return subprocess.run([sys.executable.encode(), b"-m", b"workbench", *argv], capture_output=True,
                           cwd=cwd, env=env, timeout=60, check=False)
 
@@ -147,6 +153,24 @@ def test_real_argv_bytes_in_a_process_of_their_own(config: Path, argv: list[byte
     assert "\\x" in err, err  # the bytes shown as they are
     if b"--json" in argv:
         assert json.loads(done.stdout)["error"]["exit_code"] == 2
+
+
+@pytest.mark.parametrize(("extra", "argv", "words"), [
+    ({b"USER": b"\xe9ric", b"LOGNAME": b"\xe9ric"}, [b"--json", b"mine", b"cases"], "--user NAME"),
+    ({b"WORKBENCH_PROFILE": b"caf\xe9"}, [b"--json", b"mine", b"cases"], "caf\\xe9"),
+    ({b"WORKBENCH_CONFIG": b"/nowhere/caf\xe9.toml"}, [b"--json", b"mine", b"cases"], "caf\\xe9"),
+])
+def test_environment_bytes_that_are_not_text(config: Path, extra: dict[bytes, bytes], argv: list[bytes],
+                                             words: str) -> None:
+    """The login name and the environment's settings are read as the arguments are: said, not a crash."""
+    if b"USER" in extra:  # (with --config, WORKBENCH_PROFILE and WORKBENCH_CONFIG are not read)
+        argv = [b"--config", os.fsencode(config), *argv]
+    done = _process_env(argv, config.parent, {b"WORKBENCH_HOME": os.fsencode(config.parent / "home"), **extra})
+    err = done.stderr.decode("utf-8")
+    assert done.returncode == 2, err
+    assert "internal error" not in err and "Traceback" not in err and words in err, err
+    error = json.loads(done.stdout)["error"]
+    assert error["exit_code"] == 2 and words in error["message"]
 
 
 # -- numbers past every range ----------------------------------------------------------------------

@@ -344,3 +344,15 @@ def test_a_secret_option_in_a_config_files_url_is_refused(tmp_path: Path) -> Non
     with pytest.raises(errors.ConfigError) as caught:
         loader.load(path)
     assert caught.value.key == "database.url" and "S3cr3t" not in str(caught.value)
+
+
+def test_a_password_that_is_not_text_is_refused(capsys: pytest.CaptureFixture[str], memory_keyring: MemoryKeyring,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes that are not UTF-8 on stdin (or at the prompt): said, nothing stored, no internal error."""
+    code, _, _ = _cli(capsys, "profile", "add", "office", "--kind", "postgresql", "--host", "db", "--database",
+                      "cases", "--db-user", "bob", "--published")
+    assert code == 0
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"pa\xdfword\n"), encoding="utf-8"))
+    code, out, err = _cli(capsys, "profile", "password", "office", "--stdin")
+    assert code == 2 and "not valid text" in err and "internal error" not in err, (out, err)
+    assert memory_keyring.store == {}

@@ -37,12 +37,18 @@ def shown(text: str) -> str:
     return _ESCAPED_BYTE.sub(r"\\x\1", text.encode(encoding, "backslashreplace").decode(encoding))
 
 
-def text(value: str) -> str:
-    """Any argument: text in the system's encoding (a file name or value in Latin-1 on a UTF-8
-    system is not)."""
+def is_text(value: str) -> bool:
+    """Is `value` text in the system's encoding (a file name or value in Latin-1 on a UTF-8 system is not)?"""
     try:
         value.encode(sys.getfilesystemencoding())
     except UnicodeEncodeError:
+        return False
+    return True
+
+
+def text(value: str) -> str:
+    """Any argument: text in the system's encoding."""
+    if not is_text(value):
         raise argparse.ArgumentTypeError(
             f"'{_short(shown(value))}' is not valid text in this system's encoding ({_ENCODING}): write it in "
             f"{_ENCODING} (e.g. convert it with iconv)") from None

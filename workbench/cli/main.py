@@ -241,12 +241,16 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
 
 def _report(exc: BaseException, as_json: bool, prefix: str = "") -> None:
     code = getattr(exc, "exit_code", 1)
-    sys.stderr.write(f"workbench: {prefix}{exc}\n")
+    # A message may quote a name from the environment that is not text (WORKBENCH_CONFIG in
+    # Latin-1): its bytes as \xNN, which any terminal and JSON can show.
+    message = argtypes.shown(str(exc))
+    sys.stderr.write(f"workbench: {prefix}{message}\n")
     if as_json:
-        error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "exit_code": code}
+        error: dict[str, Any] = {"type": type(exc).__name__, "message": message, "exit_code": code}
         for field in ("cause", "holder", "by", "at", "reason", "column", "file", "key", "user"):
             if hasattr(exc, field) and getattr(exc, field) is not None:
                 value = getattr(exc, field)
+                value = argtypes.shown(value) if isinstance(value, str) else value
                 error[field] = models.shown(value) if field == "at" else value  # may be another's lock time
         output.dump_json({"error": error})
 
@@ -278,6 +282,9 @@ def _user(args: argparse.Namespace) -> str:
     user = args.user if args.user is not None else _default_user()
     if not user or not user.strip():
         raise errors.UsageError("cannot tell your user name; pass --user NAME")
+    if not argtypes.is_text(user):  # --user is checked by the parser; the login name is not
+        raise errors.UsageError(f"your login name '{argtypes.shown(user)}' is not valid text in this system's "
+                                "encoding; pass --user NAME")
     return user.strip()
 
 
