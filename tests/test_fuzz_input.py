@@ -303,7 +303,8 @@ KEY_PATHS = sorted({(*where, s.name) for section, where in SECTIONS.values() for
 INTERESTING = ["", " ", "0", "-1", HUGE, "1e400", "nan", "inf", "-inf", "2h", "-2h", "0s", "999999999999999d",
                "9999-12-31", "0001-01-01T00:00:00", "25:61", "sqlite:///x.db", "postgresql://u:pw@h/db",
                "postgresql://u@h/db?sslpassword=x", "mssql+pyodbc://h/db?odbc_connect=PWD%3Dx", "a\x00b",
-               "\x1b[31m", "[", "(", "*", "status", "case_id", "x" * 300, "resolved", "imports_review"]
+               "\x1b[31m", "[", "(", "*", "status", "case_id", "x" * 300, "resolved", "imports_review",
+               "a{4294967296}", "(" * 1500 + ")" * 1500]
 SCALARS = st.one_of(
     st.booleans(), st.integers(-(2**70), 2**70), st.sampled_from([0, 1, -1, 2**63, -(2**63) - 1, 10**30]),
     st.floats(), st.text(max_size=12), st.sampled_from(INTERESTING), st.dates(), st.times(), st.datetimes(),
@@ -348,6 +349,16 @@ def test_whole_numbers_in_a_config_have_a_range(tmp_path: Path, where: tuple[str
         with pytest.raises(errors.ConfigError) as caught:
             store.load()
         assert caught.value.key == f"profiles.demo.{where[1]}" and "between 1 and" in str(caught.value)
+
+
+@pytest.mark.parametrize("pattern", ["a{4294967296}", "x{99999999999999999999}", "(" * 2000 + ")" * 2000, "[a"])
+def test_a_pattern_python_cannot_compile_is_refused(tmp_path: Path, pattern: str) -> None:
+    path = tmp_path / "workbench.toml"
+    path.write_text(tomli_w.dumps(_put(DEMO, ("queues", "cases", "fields", "subject", "pattern"), pattern)),
+                    encoding="utf-8")
+    problem = load_problem(path)
+    assert problem is not None and problem.key == "queues.cases.fields.subject.pattern"
+    assert "not a valid regular expression" in str(problem)
 
 
 @FUZZ

@@ -505,7 +505,8 @@ def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.Field
         if pattern is not None:
             try:
                 re.compile(pattern)
-            except re.error as exc:
+            # A repetition past 4 billion overflows, groups nested a thousand deep exhaust the recursion.
+            except (re.error, OverflowError, RecursionError) as exc:
                 raise reader.fail(f"{fkey}.pattern", f"not a valid regular expression: {exc}") from None
         result[column] = model.FieldConfig(
             key=fkey, label=values["label"], widget="choice" if choices else widget, choices=choices,

@@ -182,8 +182,8 @@ def check(profile: Profile) -> None:
                                           "plain text): remove the option; the login password is kept in the OS "
                                           "keyring (`workbench profile password NAME`, or you are asked for it)")
     for name in ("connect_timeout", "statement_timeout"):
-        bound = settings.get(settings.DATABASE, name).maximum
-        if not 1 <= getattr(profile, name) <= (bound or 1):
+        seconds, bound = getattr(profile, name), settings.get(settings.DATABASE, name).maximum  # as a config's
+        if seconds < 1 or (bound is not None and seconds > bound):
             raise fail(name, f"must be between 1 and {bound} seconds")
     if profile.source not in SOURCES:
         raise fail("source", "must be 'file' (a queue config file) or 'database' (settings a supervisor "
