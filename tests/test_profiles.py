@@ -308,3 +308,51 @@ def test_a_primary_and_its_standbys_in_one_profile() -> None:
     for bad, kind in (("db1,db2", "mariadb"), ("db1:99999,db2", "postgresql"), ("db1,,db2", "postgresql")):
         with pytest.raises(errors.ConfigError, match="host"):
             profiles.check(profiles.Profile(name="x", kind=kind, host=bad, database="d", user="u", config="x.toml"))
+
+
+@pytest.mark.parametrize("option", ["sslpassword=S3cr3t-pw", "SSLPassword=S3cr3t-pw", "ssl_key_password=S3cr3t-pw",
+                                    "passphrase=S3cr3t-pw", "access_token=S3cr3t-pw", "Pwd=S3cr3t-pw"])
+def test_profile_add_refuses_every_secret_option(capsys: pytest.CaptureFixture[str], option: str) -> None:
+    store = profiles.ProfileStore()
+    code, out, err = _cli(capsys, "profile", "add", "office", "--kind", "postgresql", "--host", "db",
+                          "--database", "cases", "--db-user", "alice", "--published", "--option", option)
+    assert code == 2, (out, err)
+    assert f"options.{option.partition('=')[0]}" in err and "keyring" in err
+    assert "S3cr3t" not in out + err and not store.path.exists()
+
+
+def test_a_secret_already_in_the_profiles_file_is_refused_and_never_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    """A file written before secrets were refused (or by hand): every command says which option to remove."""
+    store = profiles.ProfileStore()
+    store.path.parent.mkdir(parents=True)
+    store.path.write_text('[profiles.office]\nkind = "postgresql"\nhost = "db"\ndatabase = "cases"\nuser = "alice"\n'
+                          'source = "database"\noptions = { sslmode = "require", sslpassword = "S3cr3t-pw" }\n',
+                          encoding="utf-8")
+    for args in (["profile", "show", "office"], ["--json", "profile", "show", "office"], ["profile", "list"],
+                 ["--json", "profile", "list"], ["--profile", "office", "queues"]):
+        code, out, err = _cli(capsys, *args)
+        assert code == 2, (args, out, err)
+        assert "profiles.office.options.sslpassword" in err and str(store.path) in err
+        assert "S3cr3t" not in out + err
+
+
+def test_a_secret_option_in_a_config_files_url_is_refused(tmp_path: Path) -> None:
+    from workbench.config import loader
+
+    path = tmp_path / "workbench.toml"
+    path.write_text(demo.config_text("postgresql+psycopg://alice@db/cases?sslpassword=S3cr3t-pw"), encoding="utf-8")
+    with pytest.raises(errors.ConfigError) as caught:
+        loader.load(path)
+    assert caught.value.key == "database.url" and "S3cr3t" not in str(caught.value)
+
+
+def test_a_password_that_is_not_text_is_refused(capsys: pytest.CaptureFixture[str], memory_keyring: MemoryKeyring,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes that are not UTF-8 on stdin (or at the prompt): said, nothing stored, no internal error."""
+    code, _, _ = _cli(capsys, "profile", "add", "office", "--kind", "postgresql", "--host", "db", "--database",
+                      "cases", "--db-user", "bob", "--published")
+    assert code == 0
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"pa\xdfword\n"), encoding="utf-8"))
+    code, out, err = _cli(capsys, "profile", "password", "office", "--stdin")
+    assert code == 2 and "not valid text" in err and "internal error" not in err, (out, err)
+    assert memory_keyring.store == {}

@@ -31,7 +31,10 @@ class _Parser(argparse.ArgumentParser):
     json_errors = False  # set by main() when --json is anywhere on the command line
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        # argparse exits 2 for usage errors, which is our usage code too; add the fix hint.
+        # argparse exits 2 for usage errors, which is our usage code too; add the fix hint. The
+        # message may quote an argument that is not text (an unknown option in Latin-1) or holds
+        # terminal controls: both as \xNN.
+        message = output.escape(argtypes.shown(message))
         if _Parser.json_errors:
             output.dump_json({"error": {"type": "UsageError", "message": message, "exit_code": 2}})
         self.print_usage(sys.stderr)
@@ -82,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("attach", "print the DDL that adds the lock columns and claim indexes")
     p.add_argument("--apply", action="store_true", help="run the DDL instead of printing it")
     p = add("next", "claim the next item(s) in queue order")
-    p.add_argument("--count", type=argtypes.positive, default=1, metavar="N", help="claim up to N items")
+    p.add_argument("--count", type=argtypes.count, default=1, metavar="N",
+                   help=f"claim up to N items (at most {argtypes.MAX_COUNT})")
     p.add_argument("--where", dest="where", type=_assignment, action="append", default=[], metavar="COL=VALUE",
                    help="only items whose column holds this value (repeatable; the queue's filter_by columns)")
     _quiet(p)
@@ -110,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "for a while)", key=True)
     _token(p)
     p.add_argument("--until", metavar="WHEN", required=True, type=argtypes.moment,
-                   help="\"2026-11-26 10:00\" (your computer's zone unless given) or a duration from now: \"2h\"")
+                   help="\"2026-11-26 10:00\" (your computer's zone unless given) or a duration from now: \"2h\" "
+                        "(at most a year ahead)")
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown in the history)")
     _note(p)
     add("deferred", "the items deferred to a time still to come, soonest first")
@@ -154,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--history", action="store_true", help="every published version, newest first")
     profile_commands.add_parser(sub, _Parser, common)
     permission_commands.add_parsers(sub, _Parser, common)
+    argtypes.require_text(parser)  # every argument: bytes that are not text are refused by name
     return parser
 
 
@@ -235,12 +241,16 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
 
 def _report(exc: BaseException, as_json: bool, prefix: str = "") -> None:
     code = getattr(exc, "exit_code", 1)
-    sys.stderr.write(f"workbench: {prefix}{exc}\n")
+    # A message may quote a name from the environment that is not text (WORKBENCH_CONFIG in
+    # Latin-1): its bytes as \xNN, which any terminal and JSON can show.
+    message = argtypes.shown(str(exc))
+    sys.stderr.write(f"workbench: {prefix}{message}\n")
     if as_json:
-        error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "exit_code": code}
+        error: dict[str, Any] = {"type": type(exc).__name__, "message": message, "exit_code": code}
         for field in ("cause", "holder", "by", "at", "reason", "column", "file", "key", "user"):
             if hasattr(exc, field) and getattr(exc, field) is not None:
                 value = getattr(exc, field)
+                value = argtypes.shown(value) if isinstance(value, str) else value
                 error[field] = models.shown(value) if field == "at" else value  # may be another's lock time
         output.dump_json({"error": error})
 
@@ -272,6 +282,9 @@ def _user(args: argparse.Namespace) -> str:
     user = args.user if args.user is not None else _default_user()
     if not user or not user.strip():
         raise errors.UsageError("cannot tell your user name; pass --user NAME")
+    if not argtypes.is_text(user):  # --user is checked by the parser; the login name is not
+        raise errors.UsageError(f"your login name '{argtypes.shown(user)}' is not valid text in this system's "
+                                "encoding; pass --user NAME")
     return user.strip()
 
 

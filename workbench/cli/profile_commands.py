@@ -6,10 +6,11 @@ import argparse
 import dataclasses
 import getpass
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from workbench import credentials
-from workbench.cli import output
+from workbench.cli import argtypes, output
 from workbench.config import profiles
 from workbench.core import errors
 
@@ -34,7 +35,7 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser], common: ar
     a.add_argument("name", metavar="NAME")
     a.add_argument("--kind", required=True, choices=profiles.KINDS)
     a.add_argument("--host")
-    a.add_argument("--port", type=int)
+    a.add_argument("--port", type=argtypes.port, help="1 to 65535 (default: the database's own)")
     a.add_argument("--database")
     a.add_argument("--db-user", dest="db_user", metavar="USER", help="the database login")
     a.add_argument("--path", metavar="FILE", help="SQLite database file")
@@ -182,10 +183,8 @@ def _password(store: profiles.ProfileStore, args: argparse.Namespace, as_json: b
     if not status.available:
         raise errors.CredentialStoreError(f"cannot store the password: {status.reason}. Scripts may set "
                                           f"{credentials.PASSWORD_ENV} instead")
-    if args.stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-    else:
-        password = getpass.getpass(f"Password for {profile.user}@{profile.host}: ")
+    password = _typed(lambda: sys.stdin.readline().rstrip("\r\n") if args.stdin else
+                      getpass.getpass(f"Password for {profile.user}@{profile.host}: "))
     if not password:
         raise errors.UsageError("no password given; nothing stored")
     credentials.store(profile.credential_id, password)
@@ -202,7 +201,16 @@ def ask_password(profile: profiles.Profile) -> str:
         raise errors.LoginRefused(
             f"no password for {profile.user}@{profile.host} (profile '{profile.name}'): store it with "
             f"`workbench profile password {profile.name}`, or set {credentials.PASSWORD_ENV} in a script")
-    return getpass.getpass(f"Password for {profile.user}@{profile.host}: ")
+    return _typed(lambda: getpass.getpass(f"Password for {profile.user}@{profile.host}: "))
+
+
+def _typed(read: Callable[[], str]) -> str:
+    """A password read from the terminal or stdin, which must be text in its encoding."""
+    try:
+        return read()
+    except UnicodeDecodeError:
+        raise errors.UsageError("the password given is not valid text in this system's encoding; nothing "
+                                "was stored or sent") from None
 
 
 def _has_password(profile: profiles.Profile) -> bool:

@@ -18,13 +18,14 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     if name in ("board", "stats"):
         p.add_argument("--csv", action="store_true", help="write CSV (a header row, then one row each) instead")
     if name == "board":
-        p.add_argument("--limit", type=argtypes.positive, default=20000, metavar="N",
-                       help="at most N locks (oldest first)")
+        p.add_argument("--limit", type=argtypes.limit, default=20000, metavar="N",
+                       help=f"at most N locks (oldest first; up to {argtypes.MAX_LIMIT})")
     if name == "stats":
-        p.add_argument("--since", metavar="WHEN", help="start of the period: an ISO date or time "
+        p.add_argument("--since", metavar="WHEN", type=argtypes.since, help="start of the period: an ISO date or time "
                        "(2026-11-21, 2026-11-21T08:00) or a duration back from now (8h, 1d); default: "
                        "midnight today on the database clock")
-        p.add_argument("--until", metavar="WHEN", help="end of the period, written the same way (default: now)")
+        p.add_argument("--until", metavar="WHEN", type=argtypes.since,
+                       help="end of the period, written the same way (default: now)")
 
 
 def _formats(args: argparse.Namespace, as_json: bool) -> bool:
@@ -115,18 +116,10 @@ def cmd_health(args: argparse.Namespace, as_json: bool, queue: Callable[[], tupl
 
 # -- stats ------------------------------------------------------------------------------------------
 
-def moment(text: str, now: dt.datetime, option: str) -> dt.datetime:
-    """A point in time from the command line: a duration back from `now`, or an ISO date or time
-    (without a zone: on the queue's clock, as the engine reads it)."""
-    try:
-        return now - dt.timedelta(seconds=durations.parse_duration(text))
-    except ValueError:
-        pass
-    try:
-        return dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise errors.UsageError(f"{option} {text!r}: write an ISO date or time (2026-11-21, 2026-11-21T08:00) "
-                                "or a duration back from now (8h, 1d, 90m)") from None
+def moment(value: dt.datetime | dt.timedelta, now: dt.datetime) -> dt.datetime:
+    """A point in time from the command line (argtypes.since): a duration back from `now`, or the
+    date or time given (without a zone: on the queue's clock, as the engine reads it)."""
+    return now - value if isinstance(value, dt.timedelta) else value
 
 
 def cmd_stats(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
@@ -134,8 +127,8 @@ def cmd_stats(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
     wb, q = queue()
     with wb:
         reading = q.db_clock()
-        since = moment(args.since, reading.now, "--since") if args.since else reading.today_start
-        until = moment(args.until, reading.now, "--until") if args.until else None
+        since = moment(args.since, reading.now) if args.since else reading.today_start
+        until = moment(args.until, reading.now) if args.until else None
         if until is not None and reading.to_utc(until) <= reading.to_utc(since):
             raise errors.UsageError(f"--until ({output.when(until)}) must be after --since ({output.when(since)})")
         operators = q.operator_stats(since, until)

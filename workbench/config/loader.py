@@ -144,12 +144,12 @@ def load(path: str | Path, *, require_url: bool = True) -> model.Config:
     require_url=False: a connection profile supplies the database, so `database.url` may be absent.
     """
     path = Path(path)
-    return parse(_toml(_read(path), str(path)), str(path), base_dir=path.parent, require_url=require_url)
+    return parse(toml(_read(path), str(path)), str(path), base_dir=path.parent, require_url=require_url)
 
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return text_of(path.read_bytes(), str(path))
     except FileNotFoundError:
         raise errors.ConfigError("file not found; pass --config FILE or run `workbench demo`",
                                  file=str(path)) from None
@@ -157,11 +157,53 @@ def _read(path: Path) -> str:
         raise errors.ConfigError(f"cannot read: {exc.strerror}", file=str(path)) from None
 
 
-def _toml(text: str, label: str) -> dict[str, Any]:
+def text_of(raw: bytes, label: str) -> str:
+    """A TOML file's text: UTF-8, as TOML requires (an editor may have saved it as Latin-1 or UTF-16)."""
     try:
-        return tomllib.loads(text)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise errors.ConfigError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}, column {column}): "
+                                 "save the file as UTF-8", file=label) from None
+
+
+# How deep a TOML file may nest tables and lists: the deepest settings nest 6 levels (a queue's
+# todo condition with a list: queues.Q.todo.COL.in[…]); deeper data is a mistake, and deep enough
+# data exhausts Python's recursion (in tomllib, in comparing and printing it).
+MAX_DEPTH = 16
+
+
+def toml(text: str, label: str, hint: str = "") -> dict[str, Any]:
+    """Parse TOML `text` (from the file or settings named `label`); `hint`: what to do when it is not TOML."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise errors.ConfigError(f"not valid TOML: {exc}", file=label) from None
+        raise errors.ConfigError(f"not valid TOML: {exc}{hint}", file=label) from None
+    except RecursionError:
+        raise errors.ConfigError(f"lists or tables nested too deeply (more than {MAX_DEPTH} levels): no setting "
+                                 "nests like that; fix the brackets", file=label) from None
+    _check_depth(data, label)
+    return data
+
+
+def _check_depth(data: dict[str, Any], label: str) -> None:
+    """Refuse tables and lists nested deeper than MAX_DEPTH, naming where (without recursion of its own)."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise errors.ConfigError(f"nested too deeply (more than {MAX_DEPTH} levels of tables and lists): no "
+                                     "setting nests like that; fix the brackets or dotted keys",
+                                     file=label, key=_short_key(key))
+        if isinstance(value, dict):
+            stack.extend((v, _join(key, str(k)), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
+
+
+def _short_key(key: str) -> str:
+    return key if len(key) <= 80 else key[:77] + "..."
 
 
 def parse(data: dict[str, Any], label: str, base_dir: Path | None = None, *,
@@ -182,7 +224,7 @@ def parse_text(text: str, label: str, database: model.DatabaseConfig) -> model.C
         label: names the settings in error messages, e.g. "published settings v3".
         database: the connection, from the user's own profile.
     """
-    data = _toml(text, label)
+    data = toml(text, label)
     reader = _Reader(label)
     if "database" in data:
         raise reader.fail("database", "published settings must not contain [database]; "
@@ -208,7 +250,7 @@ def queue_settings_text(path: str | Path) -> str:
     path = Path(path)
     label = str(path)
     text = _read(path)
-    data = _toml(text, label)
+    data = toml(text, label)
     config = parse(data, label, base_dir=path.parent, require_url=False)
     kept, cut = _cut_database(text)
     refusal = errors.ConfigError(
@@ -464,7 +506,8 @@ def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.Field
         if pattern is not None:
             try:
                 re.compile(pattern)
-            except re.error as exc:
+            # A repetition past 4 billion overflows, groups nested a thousand deep exhaust the recursion.
+            except (re.error, OverflowError, RecursionError) as exc:
                 raise reader.fail(f"{fkey}.pattern", f"not a valid regular expression: {exc}") from None
         result[column] = model.FieldConfig(
             key=fkey, label=values["label"], widget="choice" if choices else widget, choices=choices,

@@ -6,14 +6,13 @@ import dataclasses
 import os
 import re
 import tempfile
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.config import paths, secrets, settings
+from workbench.config import loader, paths, secrets, settings
 from workbench.core import errors
 
 FILE_NAME = "profiles.toml"
@@ -26,8 +25,6 @@ DRIVERS = {"sqlite": ("sqlite",), "postgresql": ("psycopg",), "sqlserver": ("odb
            "mariadb": ("pymysql", "odbc"), "mysql": ("pymysql", "odbc")}
 SOURCES = ("file", "database")  # queue settings from a config file, or published in the database
 _NAME = re.compile(r"^\S(?:[^\x00-\x1f\x7f]{0,62}\S)?$")  # what people call it; no control characters
-# Query options that would carry a secret into a file; a password lives only in the keyring.
-_SECRET_OPTIONS = re.compile(r"^(password|pwd|passwd|pass|secret|token)$", re.IGNORECASE)
 _KEYS = {"kind", "driver", "host", "port", "database", "user", "path", "odbc_driver", "encrypt",
          "trust_server_certificate", "windows_auth", "options", "source", "config", "schema",
          "connect_timeout", "statement_timeout"}
@@ -180,12 +177,14 @@ def check(profile: Profile) -> None:
     if profile.windows_auth and profile.kind != "sqlserver":
         raise fail("windows_auth", "Windows authentication is for SQL Server only")
     for name in profile.options:
-        if _SECRET_OPTIONS.match(name):
-            raise fail(f"options.{name}", "a password is never stored in a profile; it is kept in the "
-                                          "OS keyring (you are asked for it when it is needed)")
+        if secrets.secret_option(name):  # sslpassword, PWD, …: profiles.toml is plain text
+            raise fail(f"options.{name}", "a password or other secret is never stored in a profile (the file is "
+                                          "plain text): remove the option; the login password is kept in the OS "
+                                          "keyring (`workbench profile password NAME`, or you are asked for it)")
     for name in ("connect_timeout", "statement_timeout"):
-        if getattr(profile, name) < 1:
-            raise fail(name, "must be at least 1 second")
+        seconds, bound = getattr(profile, name), settings.get(settings.DATABASE, name).maximum  # as a config's
+        if seconds < 1 or (bound is not None and seconds > bound):
+            raise fail(name, f"must be between 1 and {bound} seconds")
     if profile.source not in SOURCES:
         raise fail("source", "must be 'file' (a queue config file) or 'database' (settings a supervisor "
                              "published)")
@@ -250,11 +249,10 @@ class ProfileStore:
             return {}, None
         label = str(self.path)
         try:
-            data = tomllib.loads(self.path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise errors.ConfigError(f"not valid TOML: {exc}; fix or delete the file", file=label) from None
+            raw = self.path.read_bytes()
         except OSError as exc:
             raise errors.ConfigError(f"cannot read: {exc.strerror}", file=label) from None
+        data = loader.toml(loader.text_of(raw, label), label, hint="; fix or delete the file")
         unknown = set(data) - {"default", "profiles"}
         if unknown:
             raise errors.ConfigError("unknown key; the file has `default = NAME` and [profiles.NAME] tables",

@@ -1,4 +1,4 @@
-"""Spot a password written where a file would keep it: a config's database URL, a profile's fields."""
+"""Spot a secret written where a file would keep it: a config's database URL, a profile's fields and options."""
 
 from __future__ import annotations
 
@@ -9,12 +9,22 @@ from urllib.parse import unquote, urlsplit
 KEYRING_HINT = ("remove it and supply the password through the OS keyring (`workbench profile password NAME`) "
                 "or the WORKBENCH_DB_PASSWORD environment variable")
 
-# A password option in a URL query or an ODBC connection string: ?password=…, &pwd=…, ;PWD=…
-_OPTION = re.compile(r"(^|[;?&])\s*(password|pwd|passwd)\s*=\s*[^;&\s]", re.IGNORECASE)
+# An option in a URL query or an ODBC connection string: ?NAME=…, &NAME=…, ;NAME=…
+_OPTION = re.compile(r"(^|[;?&])\s*([A-Za-z][\w.-]*)\s*=\s*[^;&\s]")
+# Words in an option's name that say its value is a secret: libpq's password and sslpassword, PyMySQL's
+# passwd, ODBC's PWD, a key's passphrase, an access token. A file's path (passfile, sslkey) is none.
+_SECRET_WORDS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "credential")
+
+
+def secret_option(name: str) -> bool:
+    """Is a driver option of this name a secret (password, sslpassword, PWD, ssl_key_password, …)?"""
+    plain = re.sub(r"[^a-z]", "", name.lower())
+    return plain in ("pass", "pwd") or plain.endswith("pwd") or any(word in plain for word in _SECRET_WORDS)
 
 
 def password_in(text: str) -> bool:
-    """Does this URL, URL part or connection string carry a password (user:PW@…, ?password=…, PWD=…)?"""
+    """Does this URL, URL part or connection string carry a secret (user:PW@…, ?password=…, PWD=…,
+    ?sslpassword=…)?"""
     if not text:
         return False
     try:
@@ -22,4 +32,4 @@ def password_in(text: str) -> bool:
             return True
     except ValueError:
         pass
-    return bool(_OPTION.search(text) or _OPTION.search(unquote(text)))
+    return any(secret_option(m.group(2)) for form in (text, unquote(text)) for m in _OPTION.finditer(form))

@@ -66,8 +66,12 @@ DATABASE: tuple[Setting, ...] = (
             shown_default="connection default"),
     Setting("clock", "choice", "utc", "`utc`: lock times in timestamp columns without time zone are UTC; "
             "`local`: the server's local time", choices=CLOCKS),
-    Setting("connect_timeout", "integer", 10, "seconds to wait for a connection", minimum=1),
-    Setting("statement_timeout", "integer", 30, "seconds one statement may take", minimum=1),
+    # Bounded: PostgreSQL takes its timeouts in milliseconds as 32-bit numbers (24 days at most), and a
+    # statement or connection wait of days is a mistake, not a setting.
+    Setting("connect_timeout", "integer", 10, "seconds to wait for a connection (at most an hour)", minimum=1,
+            maximum=3600),
+    Setting("statement_timeout", "integer", 30, "seconds one statement may take (at most a day)", minimum=1,
+            maximum=86400),
 )
 
 APP: tuple[Setting, ...] = (
@@ -93,8 +97,8 @@ QUEUE: tuple[Setting, ...] = (
             "seconds); at most 7 days", minimum=1, maximum=7 * _DAY),
     Setting("max_lock_duration", "duration", None, "cap on a lock's total life, extensions included; not "
             "shorter than `lock_duration`; at most 7 days", minimum=1, maximum=7 * _DAY),
-    Setting("max_locks_per_user", "integer", 0, "how many items one user may hold in this queue",
-            shown_default="0 (no limit)"),
+    Setting("max_locks_per_user", "integer", 0, "how many items one user may hold in this queue (at most "
+            "1000000)", shown_default="0 (no limit)", maximum=1_000_000),
     Setting("release_cooldown", "duration", 300, "a released item is not served to the same user again "
             "for this long; at most 30 days", maximum=30 * _DAY),
     Setting("undo_within", "duration", 120, "how long after a Complete its operator may take it back (`undo`; "
@@ -163,7 +167,7 @@ REVIEW: tuple[Setting, ...] = (
     Setting("percent", "integer", 100, "the share of those completions reviewed, chosen at random at "
             "Complete (0–100)", maximum=100),
     Setting("first_items", "integer", 0, "every completion of an operator's first N items in this queue is "
-            "reviewed, whatever `percent` says"),
+            "reviewed, whatever `percent` says (at most 1000000)", maximum=1_000_000),
 )
 
 LOCK: tuple[Setting, ...] = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 from collections.abc import Iterator
 
 import sqlalchemy as sa
@@ -48,6 +49,19 @@ _DENIED_CODES = {"42501"}
 _DENIED_ERRNOS = {1142, 1044, 262, 1088}
 # PostgreSQL's words, and SQL Server's (229: "The UPDATE permission was denied on the object …").
 _DENIED_MARKERS = ("permission denied", "permission was denied")
+
+
+# MySQL/MariaDB: "Illegal mix of collations" for two or three operands (1267, 1270, 1271).
+_CHARSET_ERRNOS = {1267, 1270, 1271}
+
+
+def _errno(exc: sa.exc.DBAPIError) -> int | None:
+    """The MySQL/MariaDB (or SQL Server) error number; through ODBC, the one the message ends with."""
+    orig = exc.orig
+    if orig is not None and orig.args and isinstance(orig.args[0], int):
+        return orig.args[0]
+    found = re.search(r"\((\d{3,5})\) \(SQL", str(orig))  # pyodbc: "…[MariaDB]Illegal mix … (1267) (SQLExecDirectW)"
+    return int(found.group(1)) if found else None
 
 
 def is_denied(exc: sa.exc.DBAPIError) -> bool:
@@ -119,6 +133,12 @@ def translated() -> Iterator[None]:
             raise errors.NotPermitted(f"the database did not permit this: {message}{hint}") from exc
         if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):
             raise errors.InvalidValue(f"the database rejected the value: {message}") from exc
+        if _errno(exc) in _CHARSET_ERRNOS:
+            # A value compared with a column whose character set cannot hold it (a latin1 table on
+            # MySQL/MariaDB, and a token, user name or --where value with other characters).
+            raise errors.InvalidValue(f"a value holds characters the table's character set cannot compare: "
+                                      f"{message}; use only characters the column can hold (or convert the "
+                                      "table to utf8mb4)") from exc
         raise
     except sa.exc.TimeoutError as exc:  # pool checkout timeout
         raise errors.DatabaseUnavailable(f"no database connection became free: {exc}") from exc
