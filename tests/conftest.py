@@ -46,8 +46,8 @@ def needs_servers(item: pytest.Item) -> bool:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The `servers` marker on every test that needs a server: `pytest -m "not servers"` is the fast
-    tier. A test that reaches a server some other way (request.getfixturevalue)
-    carries the marker itself; pytest_runtest_setup below makes a forgotten one fail loudly."""
+    tier. A test that reaches a server some other way (request.getfixturevalue) carries the marker
+    itself; pytest_runtest_setup below makes a forgotten one fail loudly."""
     for item in items:
         if needs_servers(item):
             item.add_marker(pytest.mark.servers)
