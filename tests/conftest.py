@@ -25,6 +25,44 @@ SERVER_BACKENDS = ("postgresql", "mariadb", "mariadb-odbc")
 BACKENDS = ("sqlite", *SERVER_BACKENDS)
 
 
+# Fixtures that start servers (tests/servers.py): a test that uses one, directly or through other
+# fixtures, gets the `servers` marker.
+SERVER_FIXTURES = frozenset({
+    "pg_server", "mariadb_server",
+    "replicated",  # tests/test_failover.py, tests/gui/test_failover_window.py: a primary and its standby
+    "galera",  # tests/test_galera.py: a three-node cluster
+})
+
+
+def needs_servers(item: pytest.Item) -> bool:
+    """Whether `item` needs a database server: it uses a fixture that starts one, or it is the
+    server-backend instance of a test parametrized over `backend` (the fixture's own params or the
+    test's parametrize, whose values both land in callspec.params)."""
+    if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.params.get("backend") in SERVER_BACKENDS
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The `servers` marker on every test that needs a server: `pytest -m "not servers"` is the fast
+    tier. A test that reaches a server some other way (request.getfixturevalue) carries the marker
+    itself; pytest_runtest_setup below makes a forgotten one fail loudly."""
+    for item in items:
+        if needs_servers(item):
+            item.add_marker(pytest.mark.servers)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before a test's fixtures are set up: a test without the `servers` marker may not start a server."""
+    if item.get_closest_marker("servers") is None:
+        servers.refuse_starts(f"{item.nodeid} has no `servers` marker but starts a server "
+                              "(mark it @pytest.mark.servers or list its fixture in tests/conftest.py)")
+    else:
+        servers.refuse_starts(None)
+
+
 def _unavailable(what: str, reason: str) -> None:
     message = f"{what} not available: {reason}"
     if REQUIRE_SERVERS:

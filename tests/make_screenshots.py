@@ -280,7 +280,7 @@ def _connection_shots(app: QApplication, out: Path) -> None:
     dialog.from_db.setChecked(True)
     dialog.show()
     dialog.test_connection()
-    _until(app, lambda: dialog.result.property("state") == "fail", "Test connection")
+    _until(app, lambda: dialog.test_result.property("state") == "fail", "Test connection")
     _settle(app)
     dialog.grab().save(str(out / "connection.png"))
     dialog.close()

@@ -25,6 +25,21 @@ class ServerUnavailable(Exception):
     """The server software is not installed or would not start; the message says why."""
 
 
+# Set by tests/conftest.py while a test without the `servers` marker runs: starting (or reaching) a
+# server then fails loudly instead of quietly turning the fast tier (`pytest -m "not servers"`) slow.
+_refusal: list[str] = []  # the reason, while refused
+
+
+def refuse_starts(reason: str | None) -> None:
+    """From now on, starting a server raises RuntimeError(reason); None allows it again."""
+    _refusal[:] = [] if reason is None else [reason]
+
+
+def _may_start(what: str) -> None:
+    if _refusal:
+        raise RuntimeError(f"{what}: {_refusal[0]}")
+
+
 @dataclasses.dataclass
 class Server:
     """A running database server that tests may create databases on."""
@@ -140,6 +155,7 @@ def start_postgres(*, durable: bool = False, options: str = "") -> Server:
     """Start a PostgreSQL cluster on a free port; stop() removes it. Without `durable`, commits
     are not flushed to disk (fsync off: quicker tests); with it, the server's defaults. `options`:
     more server settings (-c name=value …)."""
+    _may_start("PostgreSQL")
     external = os.environ.get("WORKBENCH_TEST_PG")
     if external:  # host:port of a trust-auth server to use instead of a throwaway one
         host, port = external.rsplit(":", 1)
@@ -237,6 +253,7 @@ def start_replicated(*, synchronous: bool) -> Replicated:
     """A primary with one streaming standby (made by pg_basebackup). `synchronous`: a commit returns
     only once the standby has it (synchronous_standby_names), so nothing acknowledged is lost when the
     standby takes over; otherwise the standby lags a little behind, as asynchronous replication does."""
+    _may_start("PostgreSQL with a standby")
     bindir = postgres_bindir()
     if bindir is None or os.environ.get("WORKBENCH_TEST_PG"):
         raise ServerUnavailable("replication needs PostgreSQL server binaries and throwaway servers")
@@ -323,6 +340,7 @@ def _children(parent: int) -> list[int]:
 def start_mariadb(*, durable: bool = False) -> Server:
     """Start a MariaDB instance on a free port; stop() removes it. Without `durable`, the log is
     flushed about once a second rather than at each commit; with it, the server's default."""
+    _may_start("MariaDB")
     external = os.environ.get("WORKBENCH_TEST_MARIADB")
     if external:  # host:port of a server where root logs in without a password
         host, port = external.rsplit(":", 1)
@@ -383,6 +401,7 @@ GALERA_PROVIDER = "/usr/lib/galera/libgalera_smm.so"
 def start_galera(nodes: int = 3) -> list[Server]:
     """A MariaDB Galera cluster of `nodes` on loopback: the first bootstraps it, the others join by a
     state transfer (rsync). Every node takes writes; stop() of the first stops them all."""
+    _may_start("a Galera cluster")
     server_bin = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if Path("/usr/sbin/mariadbd").exists() else None)
     install = shutil.which("mariadb-install-db")
     if not server_bin or not install or not Path(GALERA_PROVIDER).exists() or not shutil.which("rsync"):

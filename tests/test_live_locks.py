@@ -73,7 +73,10 @@ def test_a_command_on_sqlite_loads_no_other_databases_dialect(native_env: suppor
              "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy.dialects.')\n"
              "             and m.count('.') == 2 and '._' not in m))")
     out = subprocess.run([sys.executable, "-c", probe], check=False, cwd=REPO, capture_output=True, text=True,
-                         timeout=60, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+                         timeout=60, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
+                                          # in this process: a command server left running (by an earlier
+                                          # run, or another checkout) would run it with its own modules
+                                          "WORKBENCH_COMMAND_SERVER": "off"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "['sqlalchemy.dialects.sqlite']"
 

@@ -182,6 +182,7 @@ def test_mariadb_user_without_grant_is_permission(mariadb_server: servers.Server
 
 # --- missing database ------------------------------------------------------------------------------------
 
+@pytest.mark.servers  # the server comes from request.getfixturevalue, unseen by collection
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb", "mariadb-odbc"])
 def test_missing_database(request: pytest.FixtureRequest, kind: str) -> None:
     server = _server(request, kind)
@@ -191,6 +192,7 @@ def test_missing_database(request: pytest.FixtureRequest, kind: str) -> None:
     assert "nosuch_db" in result.detail
 
 
+@pytest.mark.servers  # the server comes from request.getfixturevalue, unseen by collection
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb", "mariadb-odbc"])
 def test_existing_database_connects(request: pytest.FixtureRequest, kind: str) -> None:
     server = _server(request, kind)

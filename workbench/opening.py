@@ -26,6 +26,13 @@ class Target:
         """For messages: the profile with its connection, or the config file."""
         return f"{self.profile.name} ({self.profile.describe()})" if self.profile else str(self.config_path)
 
+    def database(self, base: model.DatabaseConfig | None = None) -> model.DatabaseConfig:
+        """The connection: the profile's (keeping `base`'s claim method and clock), else the config file's."""
+        if self.profile is not None:
+            return database_config(self.profile, base)
+        assert self.config_path is not None  # choose() gives a profile or a config file
+        return loader.load(self.config_path).database
+
 
 def choose(config: str | None = None, profile: str | None = None) -> Target:
     """--config FILE, then --profile NAME, then $WORKBENCH_CONFIG / $WORKBENCH_PROFILE, then

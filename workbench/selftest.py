@@ -11,6 +11,7 @@ Nothing is written outside the temporary folder, and no window appears.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import json
 import os
@@ -102,7 +103,7 @@ def run(out: TextIO | None = None, *, as_json: bool = False, target: Any = None)
 def _run_checks(test: SelfTest, tmp: Path) -> None:
     test.check("python", _python)
     for label, url, module in DIALECTS:
-        test.check(f"driver {label}", lambda url=url, module=module: _dialect(url, module))
+        test.check(f"driver {label}", functools.partial(_dialect, url, module))
     test.check("odbc drivers", _odbc_drivers)
     test.check("password store", _keyring)
     state: dict[str, Any] = {}
@@ -336,7 +337,9 @@ def _sources(tmp: Path) -> str:
         encoded = QByteArray()
         buffer = QBuffer(encoded)
         buffer.open(QBuffer.OpenModeFlag.WriteOnly)
-        if not image.save(buffer, kind) or QImage.fromData(bytes(encoded.data())).isNull():
+        # PySide6's stub wants bytes for the format, but the binding takes only str (bytes: ValueError).
+        saved = image.save(buffer, kind)  # type: ignore[call-overload]
+        if not saved or QImage.fromData(bytes(encoded.data())).isNull():
             raise AssertionError(f"Qt cannot read {kind} images here (its image plugin is missing)")
     document.close()
     return "an invoice PDF rendered (2 pages), JPEG and TIFF read"

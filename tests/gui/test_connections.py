@@ -97,8 +97,8 @@ def test_a_field_left_empty_is_named_and_nothing_is_saved(qtbot: Any) -> None:
     dialog.show()
     fill(dialog, kind="postgresql", name="office", host="db.example.org", user="bob")
     dialog.save_button.click()
-    assert dialog.result.text().startswith("Database name: enter the database name")
-    assert dialog.result.property("state") == "fail" and dialog.isVisible()
+    assert dialog.test_result.text().startswith("Database name: enter the database name")
+    assert dialog.test_result.property("state") == "fail" and dialog.isVisible()
     assert dialog.focusWidget() is dialog.database  # the cursor is where the fix goes
     assert not profiles.ProfileStore().path.exists()
 
@@ -133,9 +133,9 @@ def test_test_connection_reports_a_closed_port_without_freezing(qtbot: Any) -> N
     fill(dialog, kind="postgresql", name="x", host="127.0.0.1", port=port, database="d", user="u",
          password="pw-typed-here")
     dialog.test_button.click()
-    assert dialog.result.property("state") == "busy" and not dialog.test_button.isEnabled()
-    qtbot.waitUntil(lambda: dialog.result.property("state") == "fail", timeout=20_000)
-    assert f"127.0.0.1:{port}" in dialog.result.text() and "pw-typed-here" not in dialog.result.text()
+    assert dialog.test_result.property("state") == "busy" and not dialog.test_button.isEnabled()
+    qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail", timeout=20_000)
+    assert f"127.0.0.1:{port}" in dialog.test_result.text() and "pw-typed-here" not in dialog.test_result.text()
     assert dialog.test_button.isEnabled()
 
 
@@ -148,19 +148,20 @@ def test_test_connection_succeeds_and_a_wrong_password_is_named(qtbot: Any, pg_s
     fill(dialog, kind="postgresql", name="x", host=pg_server.host, port=pg_server.port, database="postgres",
          user=user, password="not-" + password)
     dialog.test_button.click()
-    qtbot.waitUntil(lambda: dialog.result.property("state") == "fail", timeout=20_000)
-    text = dialog.result.text()
+    qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail", timeout=20_000)
+    text = dialog.test_result.text()
     assert text == f"The server refused the login: wrong password, or no user called {user}. Check both (Caps Lock?)."
     # The driver's own words are there for whoever helps, under Details, not in the answer.
     assert "password authentication failed" in dialog.details.text() and not dialog.details.isVisible()
-    assert dialog.details_button.isVisible() and "password authentication failed" in dialog.result.toolTip()
+    assert dialog.details_button.isVisible() and "password authentication failed" in dialog.test_result.toolTip()
     dialog.details_button.click()
     assert dialog.details.isVisible()
-    assert password not in text + dialog.details.text() + dialog.result.toolTip()
+    assert password not in text + dialog.details.text() + dialog.test_result.toolTip()
     fill(dialog, password=password)
     dialog.test_button.click()
-    qtbot.waitUntil(lambda: dialog.result.property("state") == "ok", timeout=20_000)
-    assert dialog.result.text().startswith("Connected to PostgreSQL ") and f" as {user}." in dialog.result.text()
+    qtbot.waitUntil(lambda: dialog.test_result.property("state") == "ok", timeout=20_000)
+    text = dialog.test_result.text()
+    assert text.startswith("Connected to PostgreSQL ") and f" as {user}." in text
     assert not dialog.details_button.isVisible() and not dialog.details.isVisible()
 
 
@@ -175,8 +176,8 @@ def test_a_wrong_password_is_said_in_german_in_plain_words(qtbot: Any, pg_server
         fill(dialog, kind="postgresql", name="x", host=pg_server.host, port=pg_server.port, database="postgres",
              user=user, password="nicht-" + password)
         dialog.test_button.click()
-        qtbot.waitUntil(lambda: dialog.result.property("state") == "fail", timeout=20_000)
-        text = dialog.result.text()
+        qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail", timeout=20_000)
+        text = dialog.test_result.text()
         assert text.startswith("Der Server hat die Anmeldung abgelehnt") and user in text
         # Neither the probe's English diagnosis nor the server's message reach the answer.
         assert "password" not in text.lower() and "refused" not in text and "FATAL" not in text
@@ -185,10 +186,10 @@ def test_a_wrong_password_is_said_in_german_in_plain_words(qtbot: Any, pg_server
         port = servers.free_port()
         fill(dialog, host="127.0.0.1", port=port)
         dialog.test_button.click()
-        qtbot.waitUntil(lambda: dialog.result.property("state") == "fail" and str(port) in dialog.result.text(),
-                        timeout=20_000)
-        assert dialog.result.text().startswith(f"Der Server 127.0.0.1:{port} hat die Verbindung abgewiesen")
-        assert "connection" not in dialog.result.text().lower()
+        qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail"
+                        and str(port) in dialog.test_result.text(), timeout=20_000)
+        assert dialog.test_result.text().startswith(f"Der Server 127.0.0.1:{port} hat die Verbindung abgewiesen")
+        assert "connection" not in dialog.test_result.text().lower()
     finally:
         i18n.install(app, "en")
 

@@ -34,8 +34,8 @@ def test_the_window_speaks_german(german: None, qtbot: Any, open_window: Any, de
     assert window.mine_button.text() == "Meine unerledigten Einträge"
     assert [a.text() for a in window.menuBar().actions()] == ["&Eintrag", "&Ansicht", "&Hilfe"]
     assert window.connection_label.text().startswith("Verbunden als alice")
-    assert window.actions["save"].text() == "&Speichern"
-    assert window.actions["save"].statusTip() == "Änderungen speichern und den Eintrag behalten"
+    assert window.named_actions["save"].text() == "&Speichern"
+    assert window.named_actions["save"].statusTip() == "Änderungen speichern und den Eintrag behalten"
     with qtbot.waitSignal(window.session.claimed, timeout=10_000):
         qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.timer_label.text().startswith("Sperre auf"), timeout=3000)
@@ -67,7 +67,7 @@ def test_a_refused_undo_and_extend_are_said_in_german(german: None, qtbot: Any, 
     lock = claimed.args[0].lock
     # At the queue's longest lock already: the limit, on the user's clock.
     with qtbot.waitSignal(window.session.failed, timeout=10_000):
-        window.actions["extend"].trigger()
+        window.named_actions["extend"].trigger()
     expected = f"Die Sperre kann nicht über {times.clock(lock.expires_at)} hinaus verlängert werden"
     assert window.statusBar().currentMessage().startswith(expected)
     with qtbot.waitSignal(window.session.completed, timeout=10_000):
@@ -76,7 +76,7 @@ def test_a_refused_undo_and_extend_are_said_in_german(german: None, qtbot: Any, 
     with window.session.wb.engine.begin() as conn:  # someone changes the item meanwhile
         conn.execute(sa.update(table).where(table.c.case_id == lock.key).values(status="waiting_customer"))
     with qtbot.waitSignal(window.session.failed, timeout=10_000):
-        window.actions["undo"].trigger()
+        window.named_actions["undo"].trigger()
     assert window.statusBar().currentMessage() == (
         f"Helpdesk cases {lock.key} wurde geändert, seit Sie es abgeschlossen haben: Rückgängig ist nicht möglich; "
         "ein Supervisor kann den Eintrag wieder öffnen")
@@ -172,8 +172,8 @@ def test_view_menu_stores_the_language_for_the_next_start(qtbot: Any, open_windo
     window: main_window.MainWindow = open_window(demo_config, home=tmp_path / "home")
     names = [a.text() for a in window.language_menu.actions()]
     assert names == ["&System default", "&English", "&Deutsch", "&Français"]
-    assert window.findChild(type(window.actions["save"]), "language_system").isChecked()
-    window.findChild(type(window.actions["save"]), "language_de").trigger()
+    assert window.findChild(type(window.named_actions["save"]), "language_system").isChecked()
+    window.findChild(type(window.named_actions["save"]), "language_de").trigger()
     notice = window.findChild(QMessageBox, "language_notice")
     assert notice is not None and "next time" in notice.text()
     notice.accept()

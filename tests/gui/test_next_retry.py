@@ -35,7 +35,7 @@ def test_next_item_while_the_database_is_down_claims_once_it_is_back(qtbot: Any,
         qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: window.connection_label.property("state") == "down", timeout=15_000)
         qtbot.wait(1000)  # quiet retries meanwhile
-        window.actions["next"].trigger()  # the user asks again: still one claim in the end
+        window.named_actions["next"].trigger()  # the user asks again: still one claim in the end
         qtbot.wait(500)
         assert claims == []
     finally:
@@ -57,7 +57,7 @@ def test_next_item_pressed_again_while_the_database_hangs_claims_one_item(qtbot:
         qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
         for _ in range(3):  # impatient: Ctrl+N again and again while the first claim hangs
             qtbot.wait(200)
-            window.actions["next"].trigger()
+            window.named_actions["next"].trigger()
         assert claims == []
     finally:
         with qtbot.waitSignal(window.session.claimed, timeout=30_000):

@@ -432,7 +432,7 @@ def test_window_size_and_queue_are_remembered(qtbot: Any, open_window: Any, demo
     first = open_window(demo_config, home=home)
     first.resize(777, 655)
     first.queue_picker.setCurrentIndex(first.queue_picker.findData("imports"))
-    first.actions["next_after_complete"].setChecked(False)
+    first.named_actions["next_after_complete"].setChecked(False)
     close_window(qtbot, first)
     second = open_window(demo_config, home=home, settings=dataclasses.replace(FAST, next_after_complete=True))
     assert (second.width(), second.height()) == (777, 655)
@@ -450,8 +450,9 @@ def test_next_after_complete_is_a_setting(demo_config: Any, tmp_path: Any) -> No
     window = gui_app.build_window(config, "alice", home=tmp_path / "h")
     try:
         assert window.session.settings == session_mod.SessionSettings.from_config(config.app)
-        assert window.session.settings.warn_before == 300 and not window.actions["next_after_complete"].isChecked()
-        window.actions["next_after_complete"].setChecked(True)
+        follow = window.named_actions["next_after_complete"]
+        assert window.session.settings.warn_before == 300 and not follow.isChecked()
+        window.named_actions["next_after_complete"].setChecked(True)
     finally:
         window.close()
         window.session.wb.close()
@@ -886,29 +887,29 @@ def test_undo_the_last_complete_from_the_window(qtbot: Any, open_window: Any, de
     window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
     first = _claim(qtbot, window)
     window.session.dispatcher.wait()
-    assert not window.actions["undo"].isEnabled()
+    assert not window.named_actions["undo"].isEnabled()
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as following:
         qtbot.mouseClick(window.complete_buttons["waiting"], Qt.MouseButton.LeftButton)
     window.session.dispatcher.wait()
     second = following.args[0]
-    assert window.actions["undo"].isEnabled() and "Undo: Ctrl+U" in window.statusBar().currentMessage()
+    assert window.named_actions["undo"].isEnabled() and "Undo: Ctrl+U" in window.statusBar().currentMessage()
     # Worked on the next item already: undo says to finish it first, and does nothing.
     told: list[str] = []
     monkeypatch.setattr(QMessageBox, "information", lambda *args: told.append(args[2]))
     _type(qtbot, window, "resolution", "started")
-    window.actions["undo"].trigger()
+    window.named_actions["undo"].trigger()
     assert told and "first" in told[0] and window.session.current.lock.key == second.lock.key
     window.form.show_item(second.item)  # the edit undone: the item is untouched again
     window.quit_guard._touched = False
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as back:
-        window.actions["undo"].trigger()
+        window.named_actions["undo"].trigger()
     assert back.args[0].lock.key == first.lock.key and back.args[0].lock.owner == "alice"
     assert row(window, "cases", first.lock.key)["status"] == "open"
     assert row(window, "cases", second.lock.key)["wb_locked_by"] is None  # given back
     history = window.session.wb.queue("cases").history(second.lock.key)
     assert history[-1].kind.value == "release" and history[-1].reason == session.UNDO_RELEASE
     window.session.dispatcher.wait()
-    assert not window.actions["undo"].isEnabled()  # one undo per Complete
+    assert not window.named_actions["undo"].isEnabled()  # one undo per Complete
 
 
 def test_a_typed_note_is_never_lost(qtbot: Any, open_window: Any, demo_config: Any) -> None:

@@ -38,7 +38,7 @@ def test_a_key_set_twice_is_refused_until_changed(qtbot: Any, backend: str) -> N
     dialog.editors["save"].setKeySequence(QKeySequence("Alt+S"))
     assert _ok(dialog).isEnabled() and not dialog.problem.isVisible()
     assert dialog.keymap().keys["save"] == "Alt+S"
-    assert "Wait for customer" in dialog.table.item(dialog.actions.index("outcome2"), 0).text()
+    assert "Wait for customer" in dialog.table.item(dialog.action_names.index("outcome2"), 0).text()
     qtbot.mouseClick(dialog.findChild(type(_ok(dialog)), "restore_defaults"), Qt.MouseButton.LeftButton)
     assert dialog.keymap() == hotkeys.Keymap()
 
@@ -54,13 +54,13 @@ def test_a_changed_key_works_and_is_kept_for_the_next_start(qtbot: Any, open_win
         return QDialog.DialogCode.Accepted.value
 
     monkeypatch.setattr(shortcuts_dialog.ShortcutsDialog, "exec", change_next)
-    window.actions["shortcuts"].trigger()
-    assert window.actions["next"].shortcut().toString() == "F2"
+    window.named_actions["shortcuts"].trigger()
+    assert window.named_actions["next"].shortcut().toString() == "F2"
     assert "F2" in window.next_button.toolTip()
     window.activateWindow()
     with qtbot.waitSignal(window.session.claimed, timeout=10_000):
         qtbot.keyClick(window, Qt.Key.Key_F2)
-    assert window.actions["complete"].shortcuts() == [QKeySequence("Ctrl+Enter")]  # the keypad's stays
+    assert window.named_actions["complete"].shortcuts() == [QKeySequence("Ctrl+Enter")]  # the keypad's stays
     stored = gui_app.user_settings(home, "alice")
     assert hotkeys.Keymap.load(stored).keys["next"] == "F2"
     assert hotkeys.Keymap.load(stored).keys["complete"] == ""
@@ -79,14 +79,14 @@ def test_a_hand_edited_conflict_falls_back_to_the_defaults(qtbot: Any, tmp_path:
 def test_single_keys_act_only_outside_text_fields(qtbot: Any, open_window: Any, demo_config: Any,
                                                   monkeypatch: Any) -> None:
     window = open_window(demo_config)
-    assert QKeySequence("N") not in window.actions["next"].shortcuts()  # off by default
+    assert QKeySequence("N") not in window.named_actions["next"].shortcuts()  # off by default
 
     def single_keys(dialog: shortcuts_dialog.ShortcutsDialog) -> int:
         dialog.single_key.setChecked(True)
         return QDialog.DialogCode.Accepted.value
 
     monkeypatch.setattr(shortcuts_dialog.ShortcutsDialog, "exec", single_keys)
-    window.actions["shortcuts"].trigger()
+    window.named_actions["shortcuts"].trigger()
     window.activateWindow()
     window.next_button.setFocus()
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as claimed:
@@ -138,7 +138,7 @@ def test_the_windows_fixed_keys_are_refused_naming_what_has_them(qtbot: Any, mak
                                                                   tried_keys: dict[str, str], backend: str) -> None:
     window = _launched(make_launcher, tmp_path)
     tried_keys.update(dict.fromkeys(["Ctrl+Shift+S", "Alt+C", "Alt+I", "Ctrl+Enter", "Alt+E"], "?"))
-    window.actions["shortcuts"].trigger()
+    window.named_actions["shortcuts"].trigger()
     assert tried_keys["Ctrl+Shift+S"] == "Ctrl+Shift+S is the fixed key of “Supervisor console”; choose another key."
     assert tried_keys["Alt+C"] == "Alt+C opens the menu “Connection”; choose another key."
     assert tried_keys["Alt+I"] == "Alt+I opens the menu “Item”; choose another key."
@@ -154,7 +154,7 @@ def test_the_menu_letters_follow_the_language(qtbot: Any, qapp: QApplication, ma
     try:
         window = _launched(make_launcher, tmp_path)
         tried_keys.update(dict.fromkeys(["Alt+E", "Alt+A", "Alt+V", "Alt+I", "Ctrl+Shift+S"], "?"))
-        window.actions["shortcuts"].trigger()
+        window.named_actions["shortcuts"].trigger()
     finally:
         i18n.install(qapp, "en")
     assert tried_keys["Alt+E"] == "Alt+E öffnet das Menü „Eintrag“; wählen Sie eine andere Taste."
@@ -177,4 +177,4 @@ def test_a_stored_key_that_became_a_menu_letter_falls_back_to_the_defaults(
     finally:
         i18n.install(qapp, "en")
     assert window.keymap.keys == hotkeys.DEFAULTS
-    assert window.actions["save"].shortcut() == QKeySequence("Ctrl+S")
+    assert window.named_actions["save"].shortcut() == QKeySequence("Ctrl+S")

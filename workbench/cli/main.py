@@ -47,7 +47,7 @@ def _default_user() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)  # a parent of _Parser subparsers (typeshed: one parser class)
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print machine-readable JSON")
     parser = _Parser(prog="workbench", description="Work a queue of records in a database table, "
@@ -710,8 +710,7 @@ def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
     body = loader.queue_settings_text(source)
     settings = loader.load(source, require_url=False)
     # The queues are the file's; the connection is the profile's, or the --config file's.
-    database = opening.database_config(target.profile, settings.database) if target.profile else \
-        loader.load(target.config_path).database  # type: ignore[arg-type]
+    database = target.database(settings.database)
     config = dataclasses.replace(settings, database=database)
     with _login(target, lambda password: service.Workbench.open(config, password=password)) as wb:
         for name in config.queues:
@@ -730,8 +729,7 @@ def cmd_published(args: argparse.Namespace, as_json: bool) -> int:
     from workbench.db import published, service
 
     target = opening.choose(args.config, args.profile)
-    database = (opening.database_config(target.profile) if target.profile else
-                opening.file_config(target.config_path).database)
+    database = target.database()
     with _login(target, lambda password: service.Workbench.open(model_config(database), password=password)) as wb:
         versions = published.history(wb.engine, database.workbench_schema) if args.history else \
             [v for v in [published.latest(wb.engine, database.workbench_schema)] if v is not None]

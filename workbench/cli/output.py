@@ -43,8 +43,8 @@ def escaped(*, json_stdout: bool) -> Iterator[None]:
     carries JSON, whose strings json already escapes)."""
     saved = sys.stdout, sys.stderr
     if not json_stdout:
-        sys.stdout = _Escaping(sys.stdout)  # type: ignore[assignment]
-    sys.stderr = _Escaping(sys.stderr)  # type: ignore[assignment]
+        sys.stdout = _Escaping(sys.stdout)
+    sys.stderr = _Escaping(sys.stderr)
     try:
         yield
     finally:

@@ -109,8 +109,7 @@ def _own_tables(args: argparse.Namespace) -> Iterator[tuple[Any, str | None, str
     from workbench.db import service
 
     target = opening.choose(args.config, args.profile)
-    database = (opening.database_config(target.profile) if target.profile else
-                opening.file_config(target.config_path).database)
+    database = target.database()
     with main._login(target, lambda password: service.Workbench.open(main.model_config(database),
                                                                      password=password)) as wb:
         yield wb, database.workbench_schema, main._user(args)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import mssql, mysql
 
 
-def _datetime() -> sa.types.TypeEngine[object]:
+def _datetime() -> sa.types.TypeEngine[dt.datetime]:
     return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb") \
-        .with_variant(mssql.DATETIME2(), "mssql")
+        .with_variant(mssql.DATETIME2(), "mssql")  # type: ignore[no-untyped-call]  # as in db/tables.py
 
 
 def lock_columns(prefix: str = "wb_") -> list[sa.Column[object]]:

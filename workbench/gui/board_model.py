@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import (
-    QT_TRANSLATE_NOOP,
     QAbstractTableModel,
     QCoreApplication,
     QModelIndex,
@@ -16,8 +15,9 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QFont
 
-from workbench.core import durations
+from workbench.core import durations, models
 from workbench.gui import theme, times
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardModel", "Item"),
            QT_TRANSLATE_NOOP("BoardModel", "Summary"), QT_TRANSLATE_NOOP("BoardModel", "Holder"),
@@ -143,7 +143,7 @@ class BoardModel(QAbstractTableModel):
         """The lock shown in table row `row`."""
         return self.shown[row]
 
-    def _text(self, row: Any, column: int) -> str:
+    def _text(self, row: models.BoardRow, column: int) -> str:
         if column == 0:
             return self.titles.get(row.queue, row.queue)
         if column == 1:

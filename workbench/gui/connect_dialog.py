@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Slot
+from PySide6.QtCore import QCoreApplication, Qt, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -30,6 +30,7 @@ from workbench import credentials
 from workbench.config import profiles
 from workbench.core import errors
 from workbench.gui import dialogs, dispatch, probe_text
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 DRIVER_LABELS = {"pymysql": QT_TRANSLATE_NOOP("ConnectionDialog", "PyMySQL (built in)"),
                  "odbc": QT_TRANSLATE_NOOP("ConnectionDialog", "ODBC driver")}
@@ -135,18 +136,19 @@ class ConnectionDialog(QDialog):
         source = QVBoxLayout()
         source.setContentsMargins(0, 0, 0, 0)
         source.addWidget(self.from_file)
-        source.addWidget(self._with_browse(self.config, self._browse_config))
+        self._config_row = self._with_browse(self.config, self._browse_config)
+        source.addWidget(self._config_row)
         source.addWidget(self.from_db)
         self._row(form, self.tr("Queue settings:"), source, self.from_file)
         layout.addLayout(form)
 
-        self.result = QLabel(message)
-        self.result.setObjectName("test_result")
-        self.result.setWordWrap(True)
-        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.result.setMinimumHeight(48)
-        dialogs.set_state(self.result, "fail" if message else "")
-        layout.addWidget(self.result)
+        self.test_result = QLabel(message)
+        self.test_result.setObjectName("test_result")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.test_result.setMinimumHeight(48)
+        dialogs.set_state(self.test_result, "fail" if message else "")
+        layout.addWidget(self.test_result)
         # The probe's diagnosis and the driver's own words, for whoever helps: out of the way until asked for.
         self.details_button = QToolButton()
         self.details_button.setObjectName("test_details_button")
@@ -243,8 +245,7 @@ class ConnectionDialog(QDialog):
         self.from_db.setChecked(p.source == "database")
         self.from_file.setChecked(p.source != "database")
         self.config.setText(p.config)
-        self._extra = {"options": dict(p.options), "schema": p.schema, "connect_timeout": p.connect_timeout,
-                       "statement_timeout": p.statement_timeout}
+        self._shown = p  # its fields the form does not show are kept as they are
         self._show_rows()
 
     @Slot()
@@ -283,7 +284,7 @@ class ConnectionDialog(QDialog):
                              (self._driver_row, server and len(profiles.DRIVERS[kind]) > 1),
                              (self._odbc_row, odbc), (self._tls_row, sqlserver), (self._path_row, not server)):
             self._form.setRowVisible(row, visible)
-        self.config.parentWidget().setEnabled(self.from_file.isChecked())
+        self._config_row.setEnabled(self.from_file.isChecked())
         if odbc and self.odbc_driver.count() == 0:
             self.odbc_driver.setPlaceholderText(self.tr("no ODBC driver is installed"))
         self.adjustSize()
@@ -325,7 +326,8 @@ class ConnectionDialog(QDialog):
             windows_auth=self.windows_auth.isChecked() if kind == "sqlserver" else False,
             source="file" if self.from_file.isChecked() else "database",
             config=self.config.text().strip() if self.from_file.isChecked() else "",
-            **self._extra)
+            options=dict(self._shown.options), schema=self._shown.schema,
+            connect_timeout=self._shown.connect_timeout, statement_timeout=self._shown.statement_timeout)
 
     def password(self) -> str | None:
         return self.password_edit.text() or None
@@ -359,20 +361,21 @@ class ConnectionDialog(QDialog):
         return profile
 
     def _show(self, text: str, state: str, details: str = "") -> None:
-        self.result.setText(text)
-        self.result.setToolTip(details)
+        self.test_result.setText(text)
+        self.test_result.setToolTip(details)
         self.details.setText(details)
         self.details_button.setVisible(bool(details))
         if not details:
             self.details_button.setChecked(False)
         self.details.setVisible(bool(details) and self.details_button.isChecked())
-        dialogs.set_state(self.result, state)
+        dialogs.set_state(self.test_result, state)
         self._grow()
 
     def _grow(self) -> None:
         # A long answer (its details, a longer language, a larger scale) needs more lines: grow the
         # dialog rather than squeeze the form above it.
         layout = self.layout()
+        assert layout is not None  # __init__ gave the dialog its layout
         needed = (layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth()
                   else layout.totalSizeHint().height())
         if needed > self.height():

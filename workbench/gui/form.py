@@ -6,7 +6,7 @@ import datetime as dt
 import decimal
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from workbench import fieldspec
 from workbench.core import errors
 from workbench.gui import problem_text
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 _PLACEHOLDERS = {  # translated where shown
     "integer": QT_TRANSLATE_NOOP("RecordForm", "a whole number"),
@@ -32,6 +33,8 @@ _PLACEHOLDERS = {  # translated where shown
     "date": "YYYY-MM-DD", "datetime": "YYYY-MM-DD HH:MM", "time": "HH:MM",
 }
 _NUMERIC = ("integer", "decimal", "float")
+# What a field edits its value with (_Field._make_editor): set() and raw() tell them apart.
+Editor = QCheckBox | QComboBox | QPlainTextEdit | QLineEdit
 
 
 def display(value: Any) -> str:
@@ -68,7 +71,7 @@ class _Field:
         if spec.help:
             self.editor.setToolTip(spec.help)
 
-    def _make_editor(self, on_change: Any) -> QWidget:
+    def _make_editor(self, on_change: Any) -> Editor:
         spec = self.spec
         if spec.kind == "boolean":
             box = QCheckBox()

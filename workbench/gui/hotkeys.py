@@ -7,8 +7,10 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSettings, Qt
+from PySide6.QtCore import QCoreApplication, QSettings, Qt
 from PySide6.QtGui import QKeySequence
+
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 log = logging.getLogger("workbench.gui")
 
@@ -222,7 +224,8 @@ def _short(action: str) -> str:
 
 
 def _has_modifier(sequence: QKeySequence) -> bool:
-    modifiers = sequence[0].keyboardModifiers()
+    # PySide6's stub lacks QKeySequence.__getitem__ (Qt's operator[]), which the binding has.
+    modifiers = sequence[0].keyboardModifiers()  # type: ignore[index]
     chord = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier
     return bool(modifiers & chord)
 

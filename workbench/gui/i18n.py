@@ -15,7 +15,15 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QLibraryInfo, QLocale, QSettings, QTranslator
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QSettings, QTranslator
+
+
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # lupdate finds the texts by this name
+    """Marks `text` for translation in `context` and returns it unchanged; it is translated where it
+    is shown (QCoreApplication.translate(context, text)). PySide6's own returns `object` in its stubs,
+    which every translate() call would then have to cast back to str."""
+    return text
+
 
 ENV = "WORKBENCH_LANG"
 SETTING = "view/language"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal, Slot
 from PySide6.QtGui import QFont, QKeyEvent
 from PySide6.QtWidgets import (
     QLabel,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core import models
 from workbench.gui import dialogs, theme, times
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 from workbench.services import operator
 
 # What the audit trail's events are called where people read them (the trail keeps the names).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -81,7 +82,7 @@ class Launcher(QObject):
                 if password is None:
                     return False
             try:
-                wb = self._call(lambda pw=password: _open_checked(target, pw),
+                wb = self._call(functools.partial(_open_checked, target, password),
                                 self.tr("Connecting to {0}…").format(target.label))
             except Cancelled:
                 return False

@@ -206,7 +206,7 @@ class MainWindow(QMainWindow):
         return page
 
     def _build_menus(self) -> None:
-        self.actions: dict[str, QAction] = {}
+        self.named_actions: dict[str, QAction] = {}
         item_menu = self.menuBar().addMenu(self.tr("&Item"))
         view_menu = self.menuBar().addMenu(self.tr("&View"))
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
@@ -224,7 +224,7 @@ class MainWindow(QMainWindow):
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             action.triggered.connect(handlers[hotkey.action])
             menus.get(hotkey.action, item_menu).addAction(action)
-            self.actions[hotkey.action] = action
+            self.named_actions[hotkey.action] = action
         follow = QAction(self.tr("&Open the next item after Complete"), self)
         follow.setObjectName("action_next_after_complete")
         follow.setCheckable(True)
@@ -232,7 +232,7 @@ class MainWindow(QMainWindow):
         follow.toggled.connect(self._set_next_after_complete)
         view_menu.addSeparator()
         view_menu.addAction(follow)
-        self.actions["next_after_complete"] = follow
+        self.named_actions["next_after_complete"] = follow
         self._build_language_menu(view_menu)
         self._build_appearance_menu(view_menu)
         self.check_keymap()
@@ -390,17 +390,18 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(self.tr("workbench — {0} — {1}").format(self._queue_config().title, self.session.user))
 
     def _set_actions(self) -> None:
-        has_item = self.session.current is not None
+        current = self.session.current
+        has_item = current is not None
         for button in (self.save_button, self.release_button, self.defer_button, self.extend_button,
                        *self.complete_buttons.values()):
             button.setEnabled(has_item)
         for name in ("save", "complete", "release", "extend"):
-            self.actions[name].setEnabled(has_item)
+            self.named_actions[name].setEnabled(has_item)
         self.pick_button.setVisible(self._queue_config().allow_pick)
-        allow_defer = self._queue_config(self.session.current.queue if has_item else None).allow_defer
+        allow_defer = self._queue_config(current.queue if current is not None else None).allow_defer
         self.defer_button.setVisible(allow_defer)
-        self.actions["defer"].setEnabled(has_item and allow_defer)
-        self.actions["undo"].setEnabled(self.session.undo_seconds_left() > 0)
+        self.named_actions["defer"].setEnabled(has_item and allow_defer)
+        self.named_actions["undo"].setEnabled(self.session.undo_seconds_left() > 0)
 
     def _show_message(self, text: str) -> None:
         self.message_label.setText(text)
@@ -572,7 +573,7 @@ class MainWindow(QMainWindow):
         (another menu, as the launcher's Connection menu, counts once added), and every other action's key."""
         menus = {key: hotkeys.plain(action.text()) for action in self.menuBar().actions()
                  if (key := hotkeys.mnemonic_key(action.text()))}
-        mapped = {id(a) for name, a in self.actions.items() if name in hotkeys.DEFAULTS}
+        mapped = {id(a) for name, a in self.named_actions.items() if name in hotkeys.DEFAULTS}
         mapped |= {id(a) for a in self._outcome_actions.values()}
         fixed = {hotkeys.normal(sequence.toString(QKeySequence.SequenceFormat.PortableText)): hotkeys.plain(a.text())
                  for a in self.findChildren(QAction) if id(a) not in mapped for sequence in a.shortcuts()}
@@ -589,7 +590,7 @@ class MainWindow(QMainWindow):
 
     def _apply_keymap(self) -> None:
         """Give every action the keys of the user's keymap (menus and tooltips show them)."""
-        for name, action in self.actions.items():
+        for name, action in self.named_actions.items():
             if name in hotkeys.DEFAULTS:
                 action.setShortcuts(self.keymap.sequences(name))
         for name, action in self._outcome_actions.items():
@@ -753,7 +754,8 @@ class MainWindow(QMainWindow):
         self._specs[queue] = self.session.specs[queue]  # computed off the GUI thread by session.start()
         self.form.set_specs(self._specs[queue])
         while self._outcome_box.count():
-            widget = self._outcome_box.takeAt(0).widget()
+            item = self._outcome_box.takeAt(0)
+            widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
         self.complete_buttons = {}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+from PySide6.QtCore import QCoreApplication
 
 from workbench.core import errors, problems
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 # The templates of core/problems.py, spelled out for the translation tools (tests/gui/test_language.py
 # checks the two lists are one).

@@ -6,7 +6,7 @@ import dataclasses
 import datetime as dt
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QElapsedTimer, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core import models
 from workbench.gui import theme, times
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,8 +38,8 @@ class ShortcutsDialog(QDialog):
         intro.setObjectName("intro")
         intro.setWordWrap(True)
         layout.addWidget(intro)
-        self.actions = list(hotkeys.DEFAULTS)
-        self.table = QTableWidget(len(self.actions), 2)
+        self.action_names = list(hotkeys.DEFAULTS)
+        self.table = QTableWidget(len(self.action_names), 2)
         self.table.setObjectName("shortcuts_table")
         self.table.setAccessibleName(self.tr("Keyboard shortcuts"))
         self.table.setHorizontalHeaderLabels([self.tr("Does"), self.tr("Keys")])
@@ -47,7 +47,7 @@ class ShortcutsDialog(QDialog):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.editors: dict[str, QKeySequenceEdit] = {}
-        for row, action in enumerate(self.actions):
+        for row, action in enumerate(self.action_names):
             text = hotkeys.describe_action(action, outcomes)
             item = QTableWidgetItem(text)
             item.setToolTip(text)

@@ -73,8 +73,8 @@ class SourcePane(QWidget):
         self.text.setObjectName("source_text")
         self.text.setReadOnly(True)
         self.text.setAccessibleName(self.tr("Source text"))
-        for widget in (self.message, self.pdf, self.image_area, self.text):
-            self.stack.addWidget(widget)
+        for page in (self.message, self.pdf, self.image_area, self.text):
+            self.stack.addWidget(page)
         layout.addWidget(self.stack, 1)
         self._buffer: QBuffer | None = None
         self._picture = QImage()
@@ -155,8 +155,8 @@ class SourcePane(QWidget):
     @property
     def showing(self) -> str:
         """What the pane shows now: "pdf", "image", "text" or "message" (for tests and the window)."""
-        current = self.stack.currentWidget()
-        return {self.pdf: "pdf", self.image_area: "image", self.text: "text"}.get(current, "message")
+        names: dict[QWidget | None, str] = {self.pdf: "pdf", self.image_area: "image", self.text: "text"}
+        return names.get(self.stack.currentWidget(), "message")
 
     # -- paging and zoom --------------------------------------------------------------------
 

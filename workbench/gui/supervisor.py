@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -34,6 +34,7 @@ from workbench import services
 from workbench.core import errors, models
 from workbench.db import service
 from workbench.gui import board_model, board_view, charts, dispatch, problem_text, supervisor_dialogs, times
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 from workbench.gui.item_log import event_label
 
 ALL = board_model.ALL  # the queue filter's "all queues"
@@ -109,8 +110,8 @@ class SupervisorWindow(QMainWindow):
         self.period = QComboBox()
         self.period.setObjectName("stats_period")
         self.period.setToolTip(self.tr("The period of the operators' figures and the charts"))
-        for label, days, _in_title in PERIODS:
-            self.period.addItem(QCoreApplication.translate("SupervisorWindow", label), days)
+        for name, days, _in_title in PERIODS:
+            self.period.addItem(QCoreApplication.translate("SupervisorWindow", name), days)
         # Labels are the controls' buddies, so that a screen reader names each control by its label.
         for text, control in ((self.tr("Queue:"), self.queue_filter), (self.tr("Period:"), self.period)):
             label = QLabel(text)
@@ -229,12 +230,14 @@ class SupervisorWindow(QMainWindow):
         export.clicked.connect(lambda: self._export(_table_rows(self.operators), "operators.csv"))
         bar.addWidget(export)
         layout.addLayout(bar)
-        self.operators = _table("operator_stats", [
+        self.operators: QTableWidget = _table("operator_stats", [
             self.tr("Queue"), self.tr("Operator"), self.tr("Completed"), self.tr("Median handle time"),
             self.tr("90th percentile"), self.tr("Releases"), self.tr("Expiries"), self.tr("Force-released"),
             self.tr("Accepted"), self.tr("Sent back")])
         for column in (8, 9):  # four eyes: how the operator's reviewed work fared
-            self.operators.horizontalHeaderItem(column).setToolTip(
+            header = self.operators.horizontalHeaderItem(column)
+            assert header is not None  # _table gave every column its header item
+            header.setToolTip(
                 self.tr("Of this operator's work reviewed in the period (a dash: the queue is not reviewed)"))
         self.operators.setAccessibleName(self.tr("Operators"))
         layout.addWidget(self.operators, 1)
@@ -435,7 +438,7 @@ class SupervisorWindow(QMainWindow):
     def _act(self, rows: list[Any], action: Any, done_text: Callable[[int], str]) -> None:
         """Run `action` for each row off the GUI thread; report what happened to each, then refresh."""
         def work() -> list[tuple[Any, str | None]]:
-            outcome = []
+            outcome: list[tuple[Any, str | None]] = []
             for row in rows:
                 try:
                     action(row)
@@ -498,7 +501,7 @@ class SupervisorWindow(QMainWindow):
         """The queue of the selected Queue health row, or the one the Queue: filter shows."""
         rows = self.health.selectionModel().selectedRows() if self.health.selectionModel() else []
         if rows:
-            title = self.health.item(rows[0].row(), 0).text()
+            title = str(self.health.model().index(rows[0].row(), 0).data())
             return next((name for name, t in self.titles.items() if t == title), None)
         chosen = self.queue_filter.currentData()
         return None if chosen == ALL else str(chosen)
@@ -634,8 +637,8 @@ def _table_rows(table: QTableWidget) -> list[list[Any]]:
         seconds = item.data(Qt.ItemDataRole.UserRole)
         return seconds if isinstance(seconds, int) else item.text()
 
-    timed = {c for c in columns for r in rows if isinstance(cell(r, c), int) and
-             table.item(r, c).data(Qt.ItemDataRole.UserRole) is not None}
-    headers = [table.horizontalHeaderItem(c).text() + (" " + QCoreApplication.translate("Supervisor", "(s)")
-                                                       if c in timed else "") for c in columns]
+    timed = {c for c in columns for r in rows if isinstance(cell(r, c), int)}  # cell() gives a duration's seconds
+    unit = " " + QCoreApplication.translate("Supervisor", "(s)")
+    headers = [str(table.model().headerData(c, Qt.Orientation.Horizontal)) + (unit if c in timed else "")
+               for c in columns]
     return [headers, *[[cell(r, c) for c in columns] for r in rows]]

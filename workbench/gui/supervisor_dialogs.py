@@ -24,6 +24,13 @@ translate = QCoreApplication.translate  # lupdate reads translate(context, text)
 FORCE_REASONS = ("Holder is absent", "Stuck too long", "Customer escalated", "Shift ended", "Needs another team")
 
 
+def _placeholder(combo: QComboBox, text: str) -> None:
+    """The hint an editable combo box shows while its text is empty: its line edit's."""
+    edit = combo.lineEdit()
+    assert edit is not None  # an editable QComboBox always has its line edit
+    edit.setPlaceholderText(text)
+
+
 class _ReasonDialog(QDialog):
     """A message, a reason (from a list or typed; required) and a confirm button named for the action."""
 
@@ -42,7 +49,7 @@ class _ReasonDialog(QDialog):
         self.reason_box.setEditable(True)
         self.reason_box.addItems(FORCE_REASONS)
         self.reason_box.setCurrentText("")
-        self.reason_box.lineEdit().setPlaceholderText(self.tr("required: the holder is shown it"))
+        _placeholder(self.reason_box, self.tr("required: the holder is shown it"))
         self.form.addRow(self.tr("&Reason:"), self.reason_box)
         self.problem = QLabel("")
         self.problem.setObjectName("dialog_problem")
@@ -86,7 +93,7 @@ class ReopenDialog(_ReasonDialog):
         self.reason_box.clear()
         self.reason_box.addItems(REOPEN_REASONS)
         self.reason_box.setCurrentText("")
-        self.reason_box.lineEdit().setPlaceholderText(self.tr("required: kept in the item's history"))
+        _placeholder(self.reason_box, self.tr("required: kept in the item's history"))
 
     def problems(self) -> str:
         return "" if self.reason() else self.tr("Give a reason: it goes into the item's history.")
@@ -167,7 +174,7 @@ class MoveDialog(_ReasonDialog):
         self.reason_box.clear()
         self.reason_box.addItems(MOVE_REASONS)
         self.reason_box.setCurrentText("")
-        self.reason_box.lineEdit().setPlaceholderText(self.tr("required: kept in each item's history"))
+        _placeholder(self.reason_box, self.tr("required: kept in each item's history"))
         self._fields = {spec.name: spec for spec in fields}
         self._load_values = load_values
         self.where_column = self._columns("where_column", self.tr("Items whose column"))
@@ -213,7 +220,7 @@ class MoveDialog(_ReasonDialog):
         self.where_value.clear()
         if column is None:
             return
-        self.where_value.lineEdit().setPlaceholderText(self.tr("Loading…"))
+        _placeholder(self.where_value, self.tr("Loading…"))
 
         def show(values: list[Any]) -> None:
             if self.where_column.currentData() != column:
@@ -222,8 +229,8 @@ class MoveDialog(_ReasonDialog):
             self.where_value.clear()
             self.where_value.addItems([str(v) for v in values])
             self.where_value.setCurrentText(typed or (str(values[0]) if values else ""))
-            self.where_value.lineEdit().setPlaceholderText(
-                self.tr("a value") if values else self.tr("no waiting item has a value here"))
+            _placeholder(self.where_value,
+                         self.tr("a value") if values else self.tr("no waiting item has a value here"))
 
         self._load_values(column, show)
 
@@ -234,8 +241,8 @@ class MoveDialog(_ReasonDialog):
         if spec is not None and spec.choices:
             self.set_value.addItems([str(c) for c in spec.choices])
         self.set_value.setCurrentText("")
-        self.set_value.lineEdit().setPlaceholderText(self.tr("empty: no value") if spec is not None and not
-                                                     spec.required else self.tr("required"))
+        _placeholder(self.set_value, self.tr("empty: no value") if spec is not None and not
+                     spec.required else self.tr("required"))
 
     def where(self) -> dict[str, str]:
         return {self.where_column.currentData(): self.where_value.currentText().strip()}

@@ -8,9 +8,11 @@ import string
 from importlib import resources
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
+
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 SETTING = "view/appearance"  # the user's choice: "" follows the system, "light" or "dark"
 APPEARANCES = (("", QT_TRANSLATE_NOOP("Theme", "&As the system")), ("light", QT_TRANSLATE_NOOP("Theme", "&Light")),

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QDate, QLocale, QTime
+from PySide6.QtCore import QCoreApplication, QDate, QLocale, QTime
 
 from workbench.core import durations
+from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 # By the largest unit (durations.split); {0} the larger number, {1} the smaller one, two digits.
 _DURATION_PATTERNS = {"d": QT_TRANSLATE_NOOP("Durations", "{0}d{1}h"), "h": QT_TRANSLATE_NOOP("Durations", "{0}h{1}m"),

@@ -1,0 +1,56 @@
+"""The fast tier, `pytest -m "not servers"`: tests/conftest.py marks every test that needs a database
+server, and a test without the marker that starts one fails instead of quietly slowing the tier."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _pytest(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for name in ("WORKBENCH_REQUIRE_SERVERS", "PYTEST_ADDOPTS"):  # this run's options are not the inner one's
+        env.pop(name, None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=env,
+                          check=False, capture_output=True, text=True, timeout=300)
+
+
+def test_the_fast_tier_collects_no_test_that_needs_a_server() -> None:
+    files = ["tests/test_probe.py",  # pg_server / mariadb_server, and two that ask for one by name
+             "tests/test_backlog.py",  # parametrized over `backend`
+             "tests/contract/test_no_takeover.py",  # `backend` among other parameters
+             "tests/contract/test_attach.py",  # the `backend` fixture's own params, through `env`
+             "tests/test_failover.py", "tests/test_galera.py"]  # they start servers themselves
+    fast = _pytest("--collect-only", "-q", "-m", "not servers", *files).stdout.splitlines()
+    slow = _pytest("--collect-only", "-q", "-m", "servers", *files).stdout.splitlines()
+    fast_ids = {line for line in fast if "::" in line}
+    slow_ids = {line for line in slow if "::" in line}
+    assert fast_ids and slow_ids and not fast_ids & slow_ids
+
+    def fast(file: str, part: str) -> list[str]:
+        return [i for i in fast_ids if i.startswith(file + "::") and part in i]
+
+    for file in files[1:4]:  # parametrized over the backend: only SQLite stays
+        assert fast(file, "[sqlite") or fast(file, "-sqlite"), file
+        assert not fast(file, "postgresql") and not fast(file, "mariadb"), file
+    for name in ("test_missing_database", "test_existing_database_connects", "test_right_password",
+                 "test_mariadb_user_without_grant"):
+        assert not fast(files[0], name), name
+    assert fast(files[0], "test_closed_port_is_unreachable[postgresql]")  # a closed port: no server
+    assert fast(files[0], "test_sqlite_good_file")
+    assert not fast("tests/test_failover.py", "") and not fast("tests/test_galera.py", "")
+    assert [i for i in slow_ids if i.startswith("tests/test_galera.py::")]
+
+
+def test_an_unmarked_test_that_starts_a_server_fails(tmp_path: Path) -> None:
+    test = tmp_path / "test_unmarked.py"
+    test.write_text("import pytest\n\n\ndef test_asks_for_a_server(request: pytest.FixtureRequest) -> None:\n"
+                    "    request.getfixturevalue('pg_server')  # unseen when the tests are collected\n")
+    run = _pytest("-q", "-p", "tests.conftest", str(test), cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "RuntimeError: PostgreSQL: " in run.stdout
+    assert "test_asks_for_a_server has no `servers` marker but starts a server" in run.stdout
