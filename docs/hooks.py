@@ -61,14 +61,15 @@ def _arguments(parser: argparse.ArgumentParser, shared: set[str]) -> list[str]:
             continue
         if action.help == argparse.SUPPRESS:
             continue
+        shown = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
         if action.option_strings:
-            metavar = "" if action.nargs == 0 else " " + (action.metavar or action.dest.upper())
+            metavar = "" if action.nargs == 0 else " " + shown
             name = ", ".join(f"`{o}{metavar}`" for o in action.option_strings)
         else:
-            name = f"`{action.metavar or action.dest.upper()}`"
+            name = f"`{shown}`"
         help_text = (action.help or "") % {"default": action.default} if action.help else ""
         if not action.option_strings and not help_text.strip("() "):
-            help_text = _POSITIONALS.get(action.metavar or action.dest.upper(), "") + " " + help_text
+            help_text = _POSITIONALS.get(shown, "") + " " + help_text
         if action.choices and not isinstance(action.choices, dict):
             help_text += " (one of: " + ", ".join(f"`{c}`" for c in action.choices) + ")"
         rows.append(f"| {name} | {_cell(help_text)} |")
