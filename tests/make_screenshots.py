@@ -1,8 +1,8 @@
-"""Render the README's screenshots from the real window on the demo database (offscreen).
+"""Render the docs' screenshots (docs/screenshots/) from the real window on the demo database (offscreen).
 
     QT_QPA_PLATFORM=offscreen python -m tests.make_screenshots [OUTPUT_DIR]
 
-WORKBENCH_LANG=de renders them in German (or any language of workbench/i18n; the README's
+WORKBENCH_LANG=de renders them in German (or any language of workbench/i18n; the docs'
 main-window-de.png is that run's main-window.png);
 WORKBENCH_APPEARANCE=dark in the dark colours; QT_SCALE_FACTOR=2 at 200 %.
 
@@ -35,7 +35,7 @@ from workbench.config import loader
 from workbench.gui import app as gui_app
 from workbench.gui import main_window, session, theme
 
-OUT = Path(__file__).resolve().parents[1] / "resources" / "screenshots"
+OUT = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
 SETTINGS = session.SessionSettings(check_interval=30, auto_extend=False, next_after_complete=False)
 
 

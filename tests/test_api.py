@@ -1,4 +1,4 @@
-"""The README's worker example, run as written in several OS processes on every database."""
+"""The docs' worker example (docs/reference/api.md), run as written in several OS processes on every database."""
 
 from __future__ import annotations
 
@@ -41,9 +41,9 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 def _example() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"<!-- worker-example -->\n```python\n(.*?)```", readme, re.DOTALL)
-    assert found, "README lost its worker example"
+    page = (REPO / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- worker-example -->\n```python\n(.*?)```", page, re.DOTALL)
+    assert found, "docs/reference/api.md lost its worker example"
     return found.group(1)
 
 

@@ -1,5 +1,6 @@
 """The layer rules: the core imports neither Qt nor SQLAlchemy, the engine no window or command, Qt
-lives under workbench/gui (and lazily in the self-test); the README's Layout names every module."""
+lives under workbench/gui (and lazily in the self-test); the Layout in docs/develop/architecture.md names every
+module."""
 
 from __future__ import annotations
 
@@ -107,10 +108,10 @@ def test_the_engine_and_the_command_line_load_without_qt() -> None:
 
 
 def layout_entries() -> list[str]:
-    """The module paths the README's Layout lists: `  name.py  what it does` under a `folder/` line."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("```", readme.index("## Layout")) + 3
-    block = readme[start:readme.index("```", start)]
+    """The module paths the Layout lists: `  name.py  what it does` under a `folder/` line."""
+    page = (ROOT / "docs" / "develop" / "architecture.md").read_text(encoding="utf-8")
+    start = page.index("```", page.index("## Layout")) + 3
+    block = page[start:page.index("```", start)]
     folder, listed = "", []
     for line in block.splitlines():
         if not line.strip():
@@ -123,9 +124,12 @@ def layout_entries() -> list[str]:
     return listed
 
 
-def test_the_readme_layout_names_every_module() -> None:
+LAYOUT = "the Layout in docs/develop/architecture.md"
+
+
+def test_the_layout_names_every_module() -> None:
     listed = layout_entries()
     present = [p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"]
-    assert sorted(set(present) - set(listed)) == [], "README Layout does not name these modules"
-    assert sorted(set(listed) - set(present)) == [], "README Layout names modules that are gone"
-    assert len(listed) == len(set(listed)), "README Layout names a module twice"
+    assert sorted(set(present) - set(listed)) == [], f"{LAYOUT} does not name these modules"
+    assert sorted(set(listed) - set(present)) == [], f"{LAYOUT} names modules that are gone"
+    assert len(listed) == len(set(listed)), f"{LAYOUT} names a module twice"

@@ -57,6 +57,7 @@ class Worker(services.Operator):
     """services.Operator that owns its database connection: use it in a `with` block, or close() it."""
 
     def close(self) -> None:
+        """Close the database connection (leaving the `with` block does it)."""
         self.wb.close()
 
     def __enter__(self) -> Self:

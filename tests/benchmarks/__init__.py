@@ -1,1 +1,1 @@
-"""Benchmarks of the claim path: scripts that print figures, not tests (see README.md)."""
+"""Benchmarks of the claim path: scripts that print figures, not tests (see docs/explanation/benchmarks.md)."""

@@ -1,5 +1,5 @@
 """Claim+complete pairs/s on a three-node MariaDB Galera cluster, written through every node and through
-one node, beside a single MariaDB server, in one run (the README's figures on pointing at a cluster).
+one node, beside a single MariaDB server, in one run (the figures in docs/setup/scale.md on pointing at a cluster).
 
     .venv/bin/python -m tests.benchmarks.galera_bench --rows 2000
 """

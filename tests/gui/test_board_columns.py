@@ -28,7 +28,7 @@ def language(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[str
 
 
 def _console(qtbot: Any, demo_config: Any, width: int, font_scale: float = 1.0) -> supervisor.SupervisorWindow:
-    """The console as the README's screenshot shows it: a team's locks, one expired, most of them overdue."""
+    """The console as the docs' screenshot shows it: a team's locks, one expired, most of them overdue."""
     wb = service.Workbench.open(demo_config)
     q = wb.queue("cases")
     keys = [c.lock.key for user in ("ann", "bob", "carla", "dev") for c in q.claim_next(user, 2)]

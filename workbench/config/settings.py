@@ -1,5 +1,5 @@
 """Every config key declared once: name, kind, default, bounds and doc; the loader, the model, the
-window and the README's key tables all read them from here."""
+window and the docs' key tables (docs/reference/config.md) all read them from here."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ class Setting:
     name: str
     kind: str  # one of SCALAR_KINDS or STRUCTURED_KINDS
     default: Any  # REQUIRED, None (absent: no value), or the value (durations: seconds)
-    doc: str  # one line for the README's key table
-    shown_default: str | None = None  # the README's default column, when the value does not say it
+    doc: str  # one line for the docs' key table
+    shown_default: str | None = None  # the key table's default column, when the value does not say it
     minimum: int = 0  # integers and durations (seconds)
     maximum: int | None = None  # durations: seconds. A lock far in the future overflows some
     # databases' date arithmetic (PostgreSQL: "timestamp out of range"), and a lock nobody can take
@@ -61,7 +61,7 @@ DATABASE: tuple[Setting, ...] = (
             "SQLAlchemy URL without a password, e.g. `postgresql+psycopg://user@host/db`, `mssql+pyodbc://…`, "
             "`mariadb+pymysql://…`, `sqlite:///file.db` (relative to the config file)"),
     Setting("claim_method", "choice", "auto", "`auto`, `skip-locked`, `select-skip-locked`, `readpast`, "
-            "`immediate` or `portable` (see below)", choices=CLAIM_METHODS),
+            "`immediate` or `portable` (see \"Databases and claim methods\")", choices=CLAIM_METHODS),
     Setting("workbench_schema", "name", None, "schema for workbench's own tables",
             shown_default="connection default"),
     Setting("clock", "choice", "utc", "`utc`: lock times in timestamp columns without time zone are UTC; "
@@ -228,7 +228,7 @@ def max_seconds() -> dict[str, int]:
 
 
 def shown_default(setting: Setting) -> str:
-    """The default as the README's key table writes it."""
+    """The default as the docs' key table writes it."""
     if setting.shown_default is not None:
         return setting.shown_default
     value = setting.default
@@ -249,7 +249,7 @@ _TABLE_KINDS = ("lock", "conditions", "assignments", "outcomes", "fields", "revi
 
 
 def markdown(section: tuple[Setting, ...]) -> str:
-    """The README's key table of one section (a key that is a TOML table is written `[…key]`)."""
+    """The docs' key table of one section (a key that is a TOML table is written `[…key]`)."""
     lines = ["| key | default | meaning |", "|---|---|---|"]
     for s in section:
         shown = f"`[…{s.name}]`" if s.kind in _TABLE_KINDS else f"`{s.name}`"
@@ -257,7 +257,7 @@ def markdown(section: tuple[Setting, ...]) -> str:
     return "\n".join(lines)
 
 
-# The README's key tables, each between `<!-- keys:NAME -->` and `<!-- /keys -->`.
+# The key tables of docs/reference/config.md, each between `<!-- keys:NAME -->` and `<!-- /keys -->`.
 SECTIONS: dict[str, tuple[Setting, ...]] = {
     "database": DATABASE, "app": APP, "queue": QUEUE, "lock": LOCK, "outcome": OUTCOME, "field": FIELD,
     "review": REVIEW,
@@ -265,14 +265,15 @@ SECTIONS: dict[str, tuple[Setting, ...]] = {
 _BLOCK = re.compile(r"(<!-- keys:(\w+) -->\n).*?(<!-- /keys -->)", re.DOTALL)
 
 
-def render_readme(text: str) -> str:
-    """`text` (the README) with every key table written anew from the declarations."""
+def render_key_tables(text: str) -> str:
+    """`text` (a docs page) with every key table written anew from the declarations (docs/hooks.py does
+    it at every build; tests/test_settings.py checks the copy kept in the page)."""
     return _BLOCK.sub(lambda m: f"{m.group(1)}{markdown(SECTIONS[m.group(2)])}\n{m.group(3)}", text)
 
 
-if __name__ == "__main__":  # python -m workbench.config.settings README.md: rewrite its key tables
+if __name__ == "__main__":  # python -m workbench.config.settings docs/reference/config.md: rewrite its key tables
     import sys
     from pathlib import Path
 
-    readme = Path(sys.argv[1])
-    readme.write_text(render_readme(readme.read_text(encoding="utf-8")), encoding="utf-8")
+    page = Path(sys.argv[1])
+    page.write_text(render_key_tables(page.read_text(encoding="utf-8")), encoding="utf-8")
