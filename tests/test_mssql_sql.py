@@ -232,8 +232,10 @@ def test_no_cooldown_subquery_without_cooldown_or_for_a_picked_item() -> None:
 def test_max_locks_counts_the_users_live_locks() -> None:
     q = demo_queue()
     sql = render(sa.select(base.ClaimMethod.held_count(q, q.now(), "alice")))
-    assert sql == ("SELECT (SELECT count(*) AS count_1 FROM cases WHERE cases.wb_locked_by = :wb_locked_by_1 "
-                   "AND cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()) AS anon_1")
+    # Locks taken in this queue only (held_here: the row in its todo), not another queue's of the table.
+    assert sql == ("SELECT (SELECT count(*) AS count_1 FROM cases WHERE cases.status IN ('new', 'open') AND "
+                   "cases.wb_locked_by = :wb_locked_by_1 AND cases.wb_locked_by IS NOT NULL AND "
+                   "cases.wb_lock_expires > SYSUTCDATETIME()) AS anon_1")
 
 
 def test_status_driven_queue_claims_expired_locks_in_their_own_branch_first() -> None:

@@ -199,3 +199,26 @@ def test_queues_serving_the_same_rows_tell_their_locks_apart_by_the_claim(native
         cases.save("bob", other.key, other.token, {"resolution": "x"})
     twin.complete("bob", other.key, other.token, "spam")
     assert native_env.row(wb, "cases", other.key)["status"] == "spam"
+
+
+def test_a_users_limit_counts_the_locks_taken_in_that_queue_only(native_env: support.Env) -> None:
+    """`max_locks_per_user` is per queue: three cases held do not use up the one follow-up allowed."""
+    text = demo.config_text("{url}") + FOLLOWUPS.replace('lock_duration = "15m"',
+                                                          'lock_duration = "15m"\nmax_locks_per_user = 1')
+    wb = native_env.open(native_env.load(text))
+    demo.populate(wb.engine, cases=12, imports=1)
+    wb.init()
+    demo.attach_all(wb)
+    cases, followups = wb.queue("cases"), wb.queue("followups")
+    with wb.engine.begin() as conn:
+        conn.execute(sa.update(cases.q.table).values(status="new"))
+        conn.execute(sa.update(cases.q.table).where(cases.q.key > 9).values(status="waiting_customer"))
+    assert len([cases.claim_next("ann")[0] for _ in range(3)]) == 3  # the cases limit, 3, reached
+    with pytest.raises(errors.NothingToClaim):
+        cases.claim_next("ann")
+    taken = followups.claim_next("ann")[0].lock  # the cases locks are not follow-ups
+    with pytest.raises(errors.NothingToClaim):
+        followups.claim_next("ann")  # its own limit, 1
+    cases.complete("ann", cases.mine("ann")[0].key, cases.mine("ann")[0].token)
+    assert cases.claim_next("ann")  # room again in cases; the follow-up held does not count there
+    assert [m.key for m in followups.mine("ann")] == [taken.key]

@@ -176,8 +176,10 @@ class ClaimMethod:
 
     @staticmethod
     def held_count(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: Any) -> sa.ScalarSelect[Any]:
+        """How many live locks `user` holds in this queue: taken here (held_here), not in another
+        queue of the same table, whose locks count against that queue's limit."""
         return (sa.select(sa.func.count()).select_from(q.locked_source)
-                .where(*q.scope_clause(), q.user == user, q.live(now)).scalar_subquery())
+                .where(*q.scope_clause(), q.held_here(), q.user == user, q.live(now)).scalar_subquery())
 
     @staticmethod
     def room(conn: sa.Connection, q: mapping.BoundQueue, request: ClaimRequest) -> int:

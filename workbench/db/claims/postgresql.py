@@ -177,8 +177,7 @@ class SkipLockedClaim(base.ClaimMethod):
         one of them is being completed in the same snapshot and does not count."""
         if not check_limit:
             return []
-        held = (sa.select(sa.func.count()).select_from(q.table)
-                .where(*q.scope_clause(), q.user == user, q.live(now)).scalar_subquery())
+        held = base.ClaimMethod.held_count(q, now, user)
         limit = q.config.max_locks_per_user + (1 if completed_before else 0)
         return [held < sa.bindparam("wb_limit", limit, type_=sa.Integer(), literal_execute=True)]
 
