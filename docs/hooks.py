@@ -34,12 +34,18 @@ MARK_CLI = "<!-- generated:cli -->"
 MARK_API = "<!-- generated:api -->"
 
 # What the parser's positional arguments mean where it gives no help of its own.
-_POSITIONALS = {"QUEUE": "the queue's name in the config (`workbench queues` lists them)", "KEY": "the item's key",
-                "NAME": "the profile's name", "USER": "a workbench user (the login name)",
-                "GROUP": "a group's name", "KEYS": "items' keys"}
+_POSITIONALS = {
+    "QUEUE": "the queue's name in the config (`workbench queues` lists them)",
+    "KEY": "the item's key",
+    "NAME": "the profile's name",
+    "USER": "a workbench user (the login name)",
+    "GROUP": "a group's name",
+    "KEYS": "items' keys",
+}
 
 
 # -- the command line -------------------------------------------------------------------------------
+
 
 def _subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
     """(name, help, parser) of each subcommand, in the order they were added."""
@@ -106,6 +112,7 @@ def cli_reference() -> str:
 
 # -- the Python API ---------------------------------------------------------------------------------
 
+
 def _doc(obj: Any) -> str:
     return inspect.cleandoc(obj.__doc__) if obj.__doc__ else ""
 
@@ -122,11 +129,13 @@ def _signature(name: str, func: Any) -> str:
         sig = inspect.signature(func)
     except (TypeError, ValueError):
         return name
-    params = [p.replace(annotation=_Text(p.annotation)) if isinstance(p.annotation, str) else p
-              for p in sig.parameters.values() if p.name != "self"]
+    params = [
+        p.replace(annotation=_Text(p.annotation)) if isinstance(p.annotation, str) else p
+        for p in sig.parameters.values()
+        if p.name != "self"
+    ]
     returns = sig.return_annotation
-    sig = sig.replace(parameters=params,
-                      return_annotation=_Text(returns) if isinstance(returns, str) else returns)
+    sig = sig.replace(parameters=params, return_annotation=_Text(returns) if isinstance(returns, str) else returns)
     return f"{name}{sig}"
 
 
@@ -165,8 +174,16 @@ def api_reference() -> str:
             if name.startswith("_") or name in seen or not callable(member):
                 continue
             seen.add(name)
-            out += [f"#### `Worker.{name}`", "", "```python", _signature(name, member), "```", "", _doc(member) or
-                    "(no description)", ""]
+            out += [
+                f"#### `Worker.{name}`",
+                "",
+                "```python",
+                _signature(name, member),
+                "```",
+                "",
+                _doc(member) or "(no description)",
+                "",
+            ]
     out += ["## Records", "", "What the operations return (`workbench.core.models`, frozen dataclasses).", ""]
     for name in ("Claim", "Lock", "Completion", "ItemView", "Event", "Deferral"):
         cls = getattr(api, name)
@@ -175,11 +192,25 @@ def api_reference() -> str:
             out += ["| field | type |", "|---|---|"]
             out += [f"| `{f.name}` | `{_cell(str(f.type))}` |" for f in dataclasses.fields(cls)]
             out.append("")
-    out += ["## Errors", "", ("Every error a script can act on is an `api.WorkbenchError`; its `exit_code` is "
-                              "the command line's for the same failure."),
-            "", "| error | exit code | meaning |", "|---|---|---|"]
-    errors = sorted((n for n in api.__all__ if isinstance(getattr(api, n), type)
-                     and issubclass(getattr(api, n), api.WorkbenchError)), key=lambda n: n != "WorkbenchError")
+    out += [
+        "## Errors",
+        "",
+        (
+            "Every error a script can act on is an `api.WorkbenchError`; its `exit_code` is "
+            "the command line's for the same failure."
+        ),
+        "",
+        "| error | exit code | meaning |",
+        "|---|---|---|",
+    ]
+    errors = sorted(
+        (
+            n
+            for n in api.__all__
+            if isinstance(getattr(api, n), type) and issubclass(getattr(api, n), api.WorkbenchError)
+        ),
+        key=lambda n: n != "WorkbenchError",
+    )
     for name in errors:
         cls = getattr(api, name)
         out.append(f"| `api.{name}` | {getattr(cls, 'exit_code', '')} | {_cell(_doc(cls))} |")
@@ -187,6 +218,7 @@ def api_reference() -> str:
 
 
 # -- the hook MkDocs calls --------------------------------------------------------------------------
+
 
 def render(markdown: str) -> str:
     """A page's Markdown with every generated part written anew from the code."""

@@ -28,8 +28,12 @@ sys.path.insert(0, str(ROOT))
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dist", type=Path, default=ROOT / "dist", help="where the bundle goes (default: dist/)")
-    parser.add_argument("--package", "--deb", action="store_true",
-                        help="also build this system's installer (.deb, Inno Setup .exe or .dmg)")
+    parser.add_argument(
+        "--package",
+        "--deb",
+        action="store_true",
+        help="also build this system's installer (.deb, Inno Setup .exe or .dmg)",
+    )
     parser.add_argument("--no-build", action="store_true", help="package the bundle already in --dist")
     args = parser.parse_args(argv)
     dist = args.dist.resolve()
@@ -52,8 +56,9 @@ def build_package(bundle: Path, dist: Path, number: str) -> Path:
         iscc = shutil.which("iscc") or r"C:\Program Files (x86)\Inno Setup 6\ISCC.exe"
         if not Path(iscc).exists():
             raise SystemExit("build.py --package: Inno Setup's iscc was not found (choco install innosetup)")
-        subprocess.run([iscc, f"/DAppVersion={number}", str(ROOT / "installer" / "windows" / "workbench.iss")],
-                       check=True)
+        subprocess.run(
+            [iscc, f"/DAppVersion={number}", str(ROOT / "installer" / "windows" / "workbench.iss")], check=True
+        )
         return dist / f"workbench-{number}-setup.exe"
     if sys.platform == "darwin":
         app = dist / "workbench.app"
@@ -61,8 +66,21 @@ def build_package(bundle: Path, dist: Path, number: str) -> Path:
         # signature and notarization instead (installer/macos/README.md).
         subprocess.run(["codesign", "--force", "--deep", "--sign", "-", str(app)], check=True)
         image = dist / f"workbench-{number}.dmg"
-        subprocess.run(["hdiutil", "create", "-volname", "workbench", "-srcfolder", str(app), "-ov",
-                        "-format", "UDZO", str(image)], check=True)
+        subprocess.run(
+            [
+                "hdiutil",
+                "create",
+                "-volname",
+                "workbench",
+                "-srcfolder",
+                str(app),
+                "-ov",
+                "-format",
+                "UDZO",
+                str(image),
+            ],
+            check=True,
+        )
         return image
     from installer import deb
 
@@ -82,8 +100,19 @@ def build_bundle(dist: Path) -> None:
         raise SystemExit("build.py: PyInstaller is not installed; run: pip install -e '.[all,installer]'") from None
     work = ROOT / "build" / "pyinstaller"
     started = time.monotonic()
-    command = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
-               "--distpath", str(dist), "--workpath", str(work), str(SPEC)]
+    command = [
+        sys.executable,
+        "-m",
+        "PyInstaller",
+        "--noconfirm",
+        "--log-level",
+        "WARN",
+        "--distpath",
+        str(dist),
+        "--workpath",
+        str(work),
+        str(SPEC),
+    ]
     print("build.py:", " ".join(command), flush=True)
     subprocess.run(command, check=True, cwd=ROOT)
     print(f"bundle built in {time.monotonic() - started:.0f} s", flush=True)

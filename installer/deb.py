@@ -22,8 +22,11 @@ NAME = "workbench"
 EXTRA_DEPENDS = ["fonts-dejavu-core | fonts-liberation2 | fonts-noto-core"]
 # Libraries only the Wayland platform plugin links, which a build machine without a desktop may lack:
 # their Debian packages by name, since `dpkg -S` can only name what is installed.
-KNOWN_PACKAGES = {"libwayland-client.so.0": "libwayland-client0", "libwayland-cursor.so.0": "libwayland-cursor0",
-                  "libwayland-egl.so.1": "libwayland-egl1"}
+KNOWN_PACKAGES = {
+    "libwayland-client.so.0": "libwayland-client0",
+    "libwayland-cursor.so.0": "libwayland-cursor0",
+    "libwayland-egl.so.1": "libwayland-egl1",
+}
 # What the bundle can use when present: the ODBC drivers for MariaDB and PostgreSQL, and a password store.
 SUGGESTS = ["odbc-mariadb", "odbc-postgresql", "gnome-keyring | kwalletmanager"]
 DESKTOP_ENTRY = """\
@@ -78,19 +81,24 @@ def build(bundle: Path, out_dir: Path, version: str) -> Path:
         if not path.is_symlink():
             path.chmod(path.stat().st_mode & ~0o022 | (0o755 if path.is_dir() else 0))
     package = out_dir / f"{NAME}_{version}_{arch}.deb"
-    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "-z3", "--build", str(tree), str(package)],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["dpkg-deb", "--root-owner-group", "-Zxz", "-z3", "--build", str(tree), str(package)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return package
 
 
 def control_text(version: str, arch: str, depends_on: list[str], size_kb: int) -> str:
-    return (f"Package: {NAME}\nVersion: {version}\nArchitecture: {arch}\nSection: utils\nPriority: optional\n"
-            f"Maintainer: workbench developers <workbench@example.org>\nInstalled-Size: {size_kb}\n"
-            f"Depends: {', '.join(depends_on)}\nSuggests: {', '.join(SUGGESTS)}\n"
-            "Description: work a queue of records in a shared database table\n"
-            " workbench hands each operator one record at a time, locked under their name in the\n"
-            " database (SQLite, PostgreSQL, SQL Server, MariaDB/MySQL), with an edit form, a fenced\n"
-            " Complete, lock expiry on the database clock, a resume panel and a supervisor console.\n")
+    return (
+        f"Package: {NAME}\nVersion: {version}\nArchitecture: {arch}\nSection: utils\nPriority: optional\n"
+        f"Maintainer: workbench developers <workbench@example.org>\nInstalled-Size: {size_kb}\n"
+        f"Depends: {', '.join(depends_on)}\nSuggests: {', '.join(SUGGESTS)}\n"
+        "Description: work a queue of records in a shared database table\n"
+        " workbench hands each operator one record at a time, locked under their name in the\n"
+        " database (SQLite, PostgreSQL, SQL Server, MariaDB/MySQL), with an edit form, a fenced\n"
+        " Complete, lock expiry on the database clock, a resume panel and a supervisor console.\n"
+    )
 
 
 def installed_kb(tree: Path) -> int:
@@ -115,8 +123,10 @@ def depends(bundle: Path) -> list[str]:
         else:
             missing.append(library)
     if missing:
-        raise SystemExit(f"build.py --deb: no installed Debian package holds {', '.join(missing)}; "
-                         "install the libraries the bundle was built against")
+        raise SystemExit(
+            f"build.py --deb: no installed Debian package holds {', '.join(missing)}; "
+            "install the libraries the bundle was built against"
+        )
     return sorted(packages) + EXTRA_DEPENDS
 
 

@@ -55,10 +55,10 @@ def read_package(blob: bytes) -> tuple[bytes, list[tuple[str, bytes]]]:
     for i in range(count):
         name_offset, data_offset = struct.unpack_from("<II", blob, header_size + 4 + 8 * i)
         start = header_size + name_offset
-        entries.append((blob[start:blob.index(b"\0", start)].decode("ascii"), data_offset))
+        entries.append((blob[start : blob.index(b"\0", start)].decode("ascii"), data_offset))
     ends = [*sorted(offset for _, offset in entries), len(blob) - header_size]
     next_offset = {offset: ends[i + 1] for i, offset in enumerate(ends[:-1])}
-    items = [(name, blob[header_size + offset:header_size + next_offset[offset]]) for name, offset in entries]
+    items = [(name, blob[header_size + offset : header_size + next_offset[offset]]) for name, offset in entries]
     return blob[:header_size], items
 
 
@@ -85,8 +85,9 @@ def _aligned(size: int) -> int:
 def extract(library: Path) -> tuple[str, bytes]:
     """(symbol, package bytes) from libicudata: the `icudtNN_dat` object in its read-only data."""
     symbols = subprocess.run(["readelf", "-Ws", str(library)], capture_output=True, text=True, check=True).stdout
-    found = re.search(r"^\s*\d+:\s+([0-9a-f]+)\s+(\S+)\s+OBJECT\s+GLOBAL\s+\S+\s+\d+\s+(icudt\d+_dat)$",
-                      symbols, re.MULTILINE)
+    found = re.search(
+        r"^\s*\d+:\s+([0-9a-f]+)\s+(\S+)\s+OBJECT\s+GLOBAL\s+\S+\s+\d+\s+(icudt\d+_dat)$", symbols, re.MULTILINE
+    )
     if not found:
         raise ValueError(f"{library}: no icudtNN_dat symbol")
     address, size, symbol = int(found.group(1), 16), int(found.group(2), 0), found.group(3)
@@ -98,7 +99,7 @@ def extract(library: Path) -> tuple[str, bytes]:
             if start <= address < start + length:
                 data = library.read_bytes()
                 at = address - start + file_offset
-                return symbol, data[at:at + size]
+                return symbol, data[at : at + size]
     raise ValueError(f"{library}: {symbol} is in no section")
 
 
@@ -109,11 +110,15 @@ def build_library(symbol: str, package: bytes, soname: str, target: Path, compil
         data.write_bytes(package)
         source = Path(tmp) / "icudata.S"
         source.write_text(
-            f'    .section .rodata\n    .globl {symbol}\n    .type {symbol}, @object\n    .balign {ALIGN}\n'
+            f"    .section .rodata\n    .globl {symbol}\n    .type {symbol}, @object\n    .balign {ALIGN}\n"
             f'{symbol}:\n    .incbin "{data}"\n    .size {symbol}, .-{symbol}\n'
-            '    .section .note.GNU-stack,"",@progbits\n', encoding="ascii")
-        subprocess.run([compiler, "-shared", "-nostdlib", "-o", str(target), f"-Wl,-soname,{soname}", "-s",
-                        str(source)], check=True)
+            '    .section .note.GNU-stack,"",@progbits\n',
+            encoding="ascii",
+        )
+        subprocess.run(
+            [compiler, "-shared", "-nostdlib", "-o", str(target), f"-Wl,-soname,{soname}", "-s", str(source)],
+            check=True,
+        )
 
 
 def trim(library: Path, keep_item: Callable[[str], bool] = keep) -> tuple[int, int] | None:

@@ -46,8 +46,11 @@ def pack(pngs: dict[int, Path]) -> None:
     images = {size: Image.open(path) for size, path in pngs.items()}
     largest = images[max(ICO_SIZES)]
     # Pillow writes each size from the first image unless given the renders themselves.
-    largest.save(ICONS / "workbench.ico", sizes=[(s, s) for s in ICO_SIZES],
-                 append_images=[images[s] for s in ICO_SIZES if s != max(ICO_SIZES)])
+    largest.save(
+        ICONS / "workbench.ico",
+        sizes=[(s, s) for s in ICO_SIZES],
+        append_images=[images[s] for s in ICO_SIZES if s != max(ICO_SIZES)],
+    )
     images[512].save(ICONS / "workbench.icns", append_images=[images[s] for s in (16, 32, 64, 128, 256)])
 
 

@@ -67,11 +67,21 @@ def messages(ts: Path) -> list[dict[str, object]]:
         for message in context.iter("message"):
             translation = message.find("translation")
             assert translation is not None
-            forms = [f.text or "" for f in translation.iter("numerusform")] if message.get("numerus") == "yes" \
+            forms = (
+                [f.text or "" for f in translation.iter("numerusform")]
+                if message.get("numerus") == "yes"
                 else [translation.text or ""]
-            found.append({"context": name, "source": message.findtext("source", ""),
-                          "comment": message.findtext("comment", ""), "numerus": message.get("numerus") == "yes",
-                          "type": translation.get("type", ""), "translations": forms})
+            )
+            found.append(
+                {
+                    "context": name,
+                    "source": message.findtext("source", ""),
+                    "comment": message.findtext("comment", ""),
+                    "numerus": message.get("numerus") == "yes",
+                    "type": translation.get("type", ""),
+                    "translations": forms,
+                }
+            )
     return found
 
 

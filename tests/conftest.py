@@ -27,11 +27,14 @@ BACKENDS = ("sqlite", *SERVER_BACKENDS)
 
 # Fixtures that start servers (tests/servers.py): a test that uses one, directly or through other
 # fixtures, gets the `servers` marker.
-SERVER_FIXTURES = frozenset({
-    "pg_server", "mariadb_server",
-    "replicated",  # tests/test_failover.py, tests/gui/test_failover_window.py: a primary and its standby
-    "galera",  # tests/test_galera.py: a three-node cluster
-})
+SERVER_FIXTURES = frozenset(
+    {
+        "pg_server",
+        "mariadb_server",
+        "replicated",  # tests/test_failover.py, tests/gui/test_failover_window.py: a primary and its standby
+        "galera",  # tests/test_galera.py: a three-node cluster
+    }
+)
 
 
 def needs_servers(item: pytest.Item) -> bool:
@@ -57,8 +60,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before a test's fixtures are set up: a test without the `servers` marker may not start a server."""
     if item.get_closest_marker("servers") is None:
-        servers.refuse_starts(f"{item.nodeid} has no `servers` marker but starts a server "
-                              "(mark it @pytest.mark.servers or list its fixture in tests/conftest.py)")
+        servers.refuse_starts(
+            f"{item.nodeid} has no `servers` marker but starts a server "
+            "(mark it @pytest.mark.servers or list its fixture in tests/conftest.py)"
+        )
     else:
         servers.refuse_starts(None)
 

@@ -135,9 +135,22 @@ def main(argv: list[str]) -> int:
     _source_shot(app, out, config, home)
     _connection_shots(app, out)
     _supervisor_shots(app, out, config)
-    for name in ("main-window.png", "main-window-dark.png", "lock-lost.png", "resume.png", "review.png", "source.png",
-                 "connection.png", "password.png", "reconnecting.png", "supervisor-board.png",
-                 "supervisor-operators.png", "supervisor-charts.png", "supervisor-history.png", "supervisor-move.png"):
+    for name in (
+        "main-window.png",
+        "main-window-dark.png",
+        "lock-lost.png",
+        "resume.png",
+        "review.png",
+        "source.png",
+        "connection.png",
+        "password.png",
+        "reconnecting.png",
+        "supervisor-board.png",
+        "supervisor-operators.png",
+        "supervisor-charts.png",
+        "supervisor-history.png",
+        "supervisor-move.png",
+    ):
         print(out / name)
     return 0
 
@@ -150,8 +163,9 @@ def _review_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
     imports = wb.queue("imports")
     for _ in range(2):
         c = imports.claim_next("ann")[0]
-        imports.complete("ann", c.lock.key, c.lock.token, "verified",
-                         {"checker_note": "Amount and IBAN match the PDF."})
+        imports.complete(
+            "ann", c.lock.key, c.lock.token, "verified", {"checker_note": "Amount and IBAN match the PDF."}
+        )
     wb.close()
     window = _window(app, config, home, "dana")
     window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports_review"))
@@ -197,8 +211,11 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
             q.complete(user, c.lock.key, c.lock.token, "resolved", {})
             with wb.engine.begin() as conn:  # a realistic handle time: the claim happened earlier
                 claimed = sa.and_(audit.c.token == audit_mod.token_digest(c.lock.token), audit.c.event == "claim")
-                conn.execute(sa.update(audit).where(claimed)
-                             .values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * next(minutes)))))
+                conn.execute(
+                    sa.update(audit)
+                    .where(claimed)
+                    .values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * next(minutes))))
+                )
     for user, count in (("ann", 2), ("bob", 3), ("carla", 1), ("dev", 2)):
         q.claim_next(user, count)
     # Import lines verified by two clerks, then reviewed by a third (four eyes): one sent back.
@@ -208,11 +225,22 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
         imports.complete(user, c.lock.key, c.lock.token, "verified", {})
     for outcome in ("accepted", "accepted", "sent_back", "accepted"):
         c = review.claim_next("hana")[0]
-        review.complete("hana", c.lock.key, c.lock.token, outcome, {},
-                        note="The VAT rate is 7 %, not 19 %." if outcome == "sent_back" else None)
+        review.complete(
+            "hana",
+            c.lock.key,
+            c.lock.token,
+            outcome,
+            {},
+            note="The VAT rate is 7 %, not 19 %." if outcome == "sent_back" else None,
+        )
     c = q.claim_next("erik")[0]
-    q.release("erik", c.lock.key, c.lock.token, "Needs information from the customer",
-              note="Asked for the invoice number by e-mail; the customer answers tomorrow.")
+    q.release(
+        "erik",
+        c.lock.key,
+        c.lock.token,
+        "Needs information from the customer",
+        note="Asked for the invoice number by e-mail; the customer answers tomorrow.",
+    )
     locks = sorted(q.locks(), key=lambda lock: lock.key)
     for lock, seconds in ((locks[0], 14 * 60), (locks[1], 20 * 60), (locks[2], 6 * 60)):
         support.age_lock(wb, "cases", lock.key, seconds)  # as if time had passed: one nearly out, one expired
@@ -284,10 +312,20 @@ def _connection_shots(app: QApplication, out: Path) -> None:
     _settle(app)
     dialog.grab().save(str(out / "connection.png"))
     dialog.close()
-    profile = profiles.Profile(name="Helpdesk (office)", kind="postgresql", host="db.example.org",
-                               database="helpdesk", user="bob", source="database")
-    prompt = connect_dialog.PasswordDialog(profile, QApplication.translate(
-        "Launcher", "The server refused this password for {0}: check it (Caps Lock?) and try again.").format("bob"))
+    profile = profiles.Profile(
+        name="Helpdesk (office)",
+        kind="postgresql",
+        host="db.example.org",
+        database="helpdesk",
+        user="bob",
+        source="database",
+    )
+    prompt = connect_dialog.PasswordDialog(
+        profile,
+        QApplication.translate(
+            "Launcher", "The server refused this password for {0}: check it (Caps Lock?) and try again."
+        ).format("bob"),
+    )
     prompt.show()
     _settle(app)
     prompt.grab().save(str(out / "password.png"))

@@ -69,8 +69,10 @@ class Server:
         if driver == "pyodbc":
             # The port goes in the query string: SQLAlchemy's ODBC connector would write
             # SQL Server's "host,port" syntax, which MariaDB's driver rejects.
-            return (f"mariadb+pyodbc://{self.user}@{self.host}/{database}"
-                    f"?driver={odbc_driver_name().replace(' ', '+')}&port={self.port}")
+            return (
+                f"mariadb+pyodbc://{self.user}@{self.host}/{database}"
+                f"?driver={odbc_driver_name().replace(' ', '+')}&port={self.port}"
+            )
         return f"mariadb+pymysql://{self.user}@{self.host}:{self.port}/{database}"
 
     def admin_url(self) -> str:
@@ -86,8 +88,9 @@ class Server:
         try:
             with engine.connect() as conn:
                 quoted = engine.dialect.identifier_preparer.quote(self.password_user)
-                exists = conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :name"),
-                                      {"name": self.password_user}).first()
+                exists = conn.execute(
+                    sa.text("SELECT 1 FROM pg_roles WHERE rolname = :name"), {"name": self.password_user}
+                ).first()
                 verb = "ALTER" if exists else "CREATE"
                 conn.exec_driver_sql(f"{verb} ROLE {quoted} LOGIN PASSWORD '{TEST_PASSWORD}'")
         finally:
@@ -107,8 +110,9 @@ class Server:
         # One connection kept for the whole run: a new engine and login for each test's database
         # cost about 0.1 s of every test on a server. The ping replaces it after a take_down().
         if self._admin_engine is None:
-            self._admin_engine = sa.create_engine(self.admin_url(), isolation_level="AUTOCOMMIT",
-                                                  pool_pre_ping=True, pool_size=1)
+            self._admin_engine = sa.create_engine(
+                self.admin_url(), isolation_level="AUTOCOMMIT", pool_pre_ping=True, pool_size=1
+            )
         engine = self._admin_engine
         with engine.connect() as conn:
             quoted = engine.dialect.identifier_preparer.quote(name)
@@ -167,17 +171,29 @@ def start_postgres(*, durable: bool = False, options: str = "") -> Server:
     _chown(work, "postgres")
     data = work / "data"
     port = free_port()
+
     def run(argv):
-        return subprocess.run(
-            _as_user("postgres", argv), check=True, capture_output=True, text=True, cwd=work)
+        return subprocess.run(_as_user("postgres", argv), check=True, capture_output=True, text=True, cwd=work)
+
     try:
-        run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
-             "--no-sync", "--no-instructions"])
+        run(
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "--no-instructions",
+            ]
+        )
         _write_pg_hba(data / "pg_hba.conf")
         quick = "" if durable else "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
         options = f"-k {work} -p {port} -c listen_addresses=127.0.0.1 {quick}-c max_connections=200 {options}"
-        run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w",
-             "-o", options, "start"])
+        run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w", "-o", options, "start"])
     except subprocess.CalledProcessError as exc:
         log = (work / "server.log").read_text() if (work / "server.log").exists() else ""
         raise ServerUnavailable(f"PostgreSQL did not start: {exc.stderr or exc.stdout}{log[-2000:]}") from exc
@@ -190,8 +206,12 @@ def start_postgres(*, durable: bool = False, options: str = "") -> Server:
     def take_down(mode: str = "fast") -> None:
         # "fast" cuts every client off but writes what was committed first: with
         # synchronous_commit=off (set above for speed) "immediate" would lose the last commits.
-        subprocess.run(_as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", mode,
-                                             "stop"]), capture_output=True, cwd=work, check=False)
+        subprocess.run(
+            _as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", mode, "stop"]),
+            capture_output=True,
+            cwd=work,
+            check=False,
+        )
 
     def bring_up() -> None:
         run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w", "-o", options, "start"])
@@ -205,9 +225,18 @@ def start_postgres(*, durable: bool = False, options: str = "") -> Server:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signum)
 
-    return Server("postgresql", "127.0.0.1", port, "postgres", stop, take_down=take_down, bring_up=bring_up,
-                  freeze=lambda: signal_all(signal.SIGSTOP), thaw=lambda: signal_all(signal.SIGCONT),
-                  password_user=_PASSWORD_USER)
+    return Server(
+        "postgresql",
+        "127.0.0.1",
+        port,
+        "postgres",
+        stop,
+        take_down=take_down,
+        bring_up=bring_up,
+        freeze=lambda: signal_all(signal.SIGSTOP),
+        thaw=lambda: signal_all(signal.SIGCONT),
+        password_user=_PASSWORD_USER,
+    )
 
 
 @dataclasses.dataclass
@@ -220,8 +249,10 @@ class Replicated:
 
     def url(self, database: str) -> str:
         """Both servers in one URL: libpq keeps the one that accepts writes (the multi-host form)."""
-        return (f"postgresql+psycopg://postgres@/{database}?host=127.0.0.1:{self.primary.port}"
-                f"&host=127.0.0.1:{self.standby.port}&target_session_attrs=read-write")
+        return (
+            f"postgresql+psycopg://postgres@/{database}?host=127.0.0.1:{self.primary.port}"
+            f"&host=127.0.0.1:{self.standby.port}&target_session_attrs=read-write"
+        )
 
     def cut(self) -> None:
         """Stop streaming (the standby forgets where its primary is): what the primary commits from now on
@@ -257,8 +288,9 @@ def start_replicated(*, synchronous: bool) -> Replicated:
     bindir = postgres_bindir()
     if bindir is None or os.environ.get("WORKBENCH_TEST_PG"):
         raise ServerUnavailable("replication needs PostgreSQL server binaries and throwaway servers")
-    primary = start_postgres(durable=True, options="-c wal_level=replica -c max_wal_senders=4 "
-                                                   "-c wal_keep_size=256MB -c fsync=off")
+    primary = start_postgres(
+        durable=True, options="-c wal_level=replica -c max_wal_senders=4 -c wal_keep_size=256MB -c fsync=off"
+    )
     work = _workdir("wb-pg-standby-")
     _chown(work, "postgres")
     data = work / "data"
@@ -269,8 +301,25 @@ def start_replicated(*, synchronous: bool) -> Replicated:
         subprocess.run(_as_user("postgres", argv), check=True, capture_output=True, text=True, cwd=work)
 
     try:
-        run([str(bindir / "pg_basebackup"), "-D", str(data), "-h", "127.0.0.1", "-p", str(primary.port),
-             "-U", "postgres", "-R", "-X", "stream", "--no-sync", "-c", "fast"])
+        run(
+            [
+                str(bindir / "pg_basebackup"),
+                "-D",
+                str(data),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(primary.port),
+                "-U",
+                "postgres",
+                "-R",
+                "-X",
+                "stream",
+                "--no-sync",
+                "-c",
+                "fast",
+            ]
+        )
         run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(work / "server.log"), "-w", "-o", options, "start"])
     except subprocess.CalledProcessError as exc:
         primary.stop()
@@ -278,8 +327,12 @@ def start_replicated(*, synchronous: bool) -> Replicated:
         raise ServerUnavailable(f"the standby did not start: {exc.stderr or exc.stdout}{log[-2000:]}") from exc
 
     def stop() -> None:
-        subprocess.run(_as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
-                       capture_output=True, cwd=work, check=False)
+        subprocess.run(
+            _as_user("postgres", [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            capture_output=True,
+            cwd=work,
+            check=False,
+        )
         shutil.rmtree(work, ignore_errors=True)
 
     def promote() -> None:
@@ -292,8 +345,9 @@ def start_replicated(*, synchronous: bool) -> Replicated:
     try:
         with engine.connect() as conn:
             deadline = time.monotonic() + 30
-            while not conn.execute(sa.text("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")
-                                   ).scalar():
+            while not conn.execute(
+                sa.text("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")
+            ).scalar():
                 if time.monotonic() > deadline:
                     raise ServerUnavailable("the standby does not stream from the primary")
                 time.sleep(0.1)
@@ -321,7 +375,8 @@ def _write_pg_hba(path: Path) -> None:
         "host    all          all   ::1/128       trust\n"
         "local   replication  all                 trust\n"
         "host    replication  all   127.0.0.1/32  trust\n"
-        "host    replication  all   ::1/128       trust\n")
+        "host    replication  all   ::1/128       trust\n"
+    )
 
 
 def _children(parent: int) -> list[int]:
@@ -355,19 +410,43 @@ def start_mariadb(*, durable: bool = False) -> Server:
     port = free_port()
     user_args = ["--user=mysql"] if os.geteuid() == 0 else []
     try:
-        subprocess.run([install, "--no-defaults", f"--datadir={data}", *user_args,
-                        "--auth-root-authentication-method=normal", "--skip-test-db"],
-                       check=True, capture_output=True, text=True, cwd=work)
+        subprocess.run(
+            [
+                install,
+                "--no-defaults",
+                f"--datadir={data}",
+                *user_args,
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=work,
+        )
     except subprocess.CalledProcessError as exc:
         raise ServerUnavailable(f"mariadb-install-db failed: {exc.stderr or exc.stdout}") from exc
     sock = work / "mysqld.sock"
     proc = subprocess.Popen(
-        [server_bin, "--no-defaults", f"--datadir={data}", f"--socket={sock}", f"--port={port}",
-         "--bind-address=127.0.0.1", *user_args, f"--pid-file={work / 'mariadbd.pid'}",
-         f"--log-error={work / 'error.log'}", "--skip-log-bin",
-         f"--innodb-flush-log-at-trx-commit={1 if durable else 0}",
-         "--max-connections=300", "--transaction-isolation=READ-COMMITTED"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)
+        [
+            server_bin,
+            "--no-defaults",
+            f"--datadir={data}",
+            f"--socket={sock}",
+            f"--port={port}",
+            "--bind-address=127.0.0.1",
+            *user_args,
+            f"--pid-file={work / 'mariadbd.pid'}",
+            f"--log-error={work / 'error.log'}",
+            "--skip-log-bin",
+            f"--innodb-flush-log-at-trx-commit={1 if durable else 0}",
+            "--max-connections=300",
+            "--transaction-isolation=READ-COMMITTED",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=work,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -422,23 +501,52 @@ def start_galera(nodes: int = 3) -> list[Server]:
             _chown(work, "mysql")
             data = work / "data"
             if i == 0:
-                subprocess.run([install, "--no-defaults", f"--datadir={data}", *user_args,
-                                "--auth-root-authentication-method=normal", "--skip-test-db"],
-                               check=True, capture_output=True, text=True, cwd=work)
+                subprocess.run(
+                    [
+                        install,
+                        "--no-defaults",
+                        f"--datadir={data}",
+                        *user_args,
+                        "--auth-root-authentication-method=normal",
+                        "--skip-test-db",
+                    ],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    cwd=work,
+                )
             else:  # a joiner's data directory is replaced by the donor's copy (rsync SST) anyway
                 data.mkdir()
                 _chown(data, "mysql")
-            argv = [server_bin, "--no-defaults", f"--datadir={data}", f"--socket={work / 'mysqld.sock'}",
-                    f"--port={sql}", "--bind-address=127.0.0.1", *user_args, f"--pid-file={work / 'mariadbd.pid'}",
-                    f"--log-error={work / 'error.log'}", "--max-connections=300",
-                    "--transaction-isolation=READ-COMMITTED", "--innodb-flush-log-at-trx-commit=0",
-                    "--binlog-format=ROW", "--innodb-autoinc-lock-mode=2", "--default-storage-engine=InnoDB",
-                    "--wsrep-on=ON", f"--wsrep-provider={GALERA_PROVIDER}", "--wsrep-cluster-name=workbench",
-                    f"--wsrep-cluster-address={cluster}", f"--wsrep-node-address=127.0.0.1:{group}",
-                    f"--wsrep-node-name=node{i}", "--wsrep-sst-method=rsync",
-                    f"--wsrep-sst-receive-address=127.0.0.1:{sst}",
-                    (f"--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:{group};"
-                     f"ist.recv_addr=127.0.0.1:{ist};gcache.size=128M")]
+            argv = [
+                server_bin,
+                "--no-defaults",
+                f"--datadir={data}",
+                f"--socket={work / 'mysqld.sock'}",
+                f"--port={sql}",
+                "--bind-address=127.0.0.1",
+                *user_args,
+                f"--pid-file={work / 'mariadbd.pid'}",
+                f"--log-error={work / 'error.log'}",
+                "--max-connections=300",
+                "--transaction-isolation=READ-COMMITTED",
+                "--innodb-flush-log-at-trx-commit=0",
+                "--binlog-format=ROW",
+                "--innodb-autoinc-lock-mode=2",
+                "--default-storage-engine=InnoDB",
+                "--wsrep-on=ON",
+                f"--wsrep-provider={GALERA_PROVIDER}",
+                "--wsrep-cluster-name=workbench",
+                f"--wsrep-cluster-address={cluster}",
+                f"--wsrep-node-address=127.0.0.1:{group}",
+                f"--wsrep-node-name=node{i}",
+                "--wsrep-sst-method=rsync",
+                f"--wsrep-sst-receive-address=127.0.0.1:{sst}",
+                (
+                    f"--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:{group};"
+                    f"ist.recv_addr=127.0.0.1:{ist};gcache.size=128M"
+                ),
+            ]
             if i == 0:
                 argv.append("--wsrep-new-cluster")
             proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)

@@ -20,8 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 def sample_config(name: str) -> str:
     """A config from resources/configs/, pointed at the test database ({url}) in its default schema."""
     text = (REPO / "resources" / "configs" / f"{name}.toml").read_text(encoding="utf-8")
-    text = re.sub(r'(?m)^url = .*$', 'url = "{url}"', text)
-    return re.sub(r'(?m)^schema = .*\n', "", text)
+    text = re.sub(r"(?m)^url = .*$", 'url = "{url}"', text)
+    return re.sub(r"(?m)^schema = .*\n", "", text)
 
 
 def age_lock(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
@@ -42,8 +42,11 @@ def age_deferral(wb: service.Workbench, queue: str, key: Any, seconds: int) -> N
     assert deferrals is not None, f"queue {queue} keeps no deferrals"
     table = deferrals.table
     with wb.engine.begin() as conn:
-        moved = conn.execute(sa.update(table).where(table.c.queue == queue, table.c.item_key == str(key))
-                             .values(until=clock.add_seconds(table.c.until, sa.literal(-seconds))))
+        moved = conn.execute(
+            sa.update(table)
+            .where(table.c.queue == queue, table.c.item_key == str(key))
+            .values(until=clock.add_seconds(table.c.until, sa.literal(-seconds)))
+        )
         assert moved.rowcount == 1
 
 
@@ -51,8 +54,11 @@ def age_audit(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None
     """Move an item's audit events `seconds` into the past."""
     table = wb.audit_table
     with wb.engine.begin() as conn:
-        conn.execute(sa.update(table).where(table.c.queue == queue, table.c.item_key == str(key))
-                     .values(at=clock.add_seconds(table.c.at, sa.literal(-seconds))))
+        conn.execute(
+            sa.update(table)
+            .where(table.c.queue == queue, table.c.item_key == str(key))
+            .values(at=clock.add_seconds(table.c.at, sa.literal(-seconds)))
+        )
 
 
 class Env:
@@ -81,7 +87,7 @@ class Env:
         """A config text with {url} filled in and the claim method under test set."""
         body = text.replace("{url}", self.url)
         if "claim_method" not in body:
-            body = body.replace("[database]\n", f"[database]\nclaim_method = \"{self.claim_method}\"\n", 1)
+            body = body.replace("[database]\n", f'[database]\nclaim_method = "{self.claim_method}"\n', 1)
         return body
 
     def write_config(self, text: str, name: str = "workbench.toml") -> Path:
@@ -108,8 +114,9 @@ class Env:
             changed[name] = dataclasses.replace(changed[name], **overrides)
         return dataclasses.replace(config, queues=changed)
 
-    def demo(self, *, case_rows: int = 30, import_rows: int = 20,
-             queues: dict[str, dict[str, Any]] | None = None) -> service.Workbench:
+    def demo(
+        self, *, case_rows: int = 30, import_rows: int = 20, queues: dict[str, dict[str, Any]] | None = None
+    ) -> service.Workbench:
         """The demo tables filled with a few rows, workbench initialised, claim indexes created."""
         config = self.demo_config(queues)
         wb = self.open(config)
@@ -145,8 +152,10 @@ class Env:
     def audit(self, wb: service.Workbench, queue: str) -> list[dict[str, Any]]:
         table = wb.audit_table
         with wb.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(sa.select(table).where(table.c.queue == queue)
-                                                  .order_by(table.c.id)).mappings()]
+            return [
+                dict(r)
+                for r in conn.execute(sa.select(table).where(table.c.queue == queue).order_by(table.c.id)).mappings()
+            ]
 
 
 def run_cli(capsys: Any, *args: Any) -> tuple[int, Any, str]:

@@ -56,9 +56,17 @@ def test_the_readme_worker_drains_the_queue_in_several_processes(native_env: sup
     script = native_env.tmp / "worker.py"
     script.write_text(_example(), encoding="utf-8")
     go = native_env.tmp / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", _TOGETHER, str(script), str(config), "cases", f"bot{i}"],
-                              cwd=native_env.tmp, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for i in range(PROCESSES)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _TOGETHER, str(script), str(config), "cases", f"bot{i}"],
+            cwd=native_env.tmp,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(PROCESSES)
+    ]
     deadline = time.monotonic() + 120
     while len(list(native_env.tmp.glob("ready-*"))) < PROCESSES and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -70,8 +78,11 @@ def test_the_readme_worker_drains_the_queue_in_several_processes(native_env: sup
         counts.append(int(out.strip().splitlines()[-1]))
     left = native_env.count(wb, "cases", waiting)
     with wb.engine.connect() as conn:
-        completions = conn.execute(sa.text("SELECT item_key FROM workbench_audit WHERE event = 'complete' "
-                                           "AND actor LIKE 'bot%'")).scalars().all()
+        completions = (
+            conn.execute(sa.text("SELECT item_key FROM workbench_audit WHERE event = 'complete' AND actor LIKE 'bot%'"))
+            .scalars()
+            .all()
+        )
     assert left == 0, f"{left} of {before} cases still waiting"
     assert sum(counts) == len(completions) == before > 0
     assert max(collections.Counter(completions).values()) == 1, "an item was completed twice"

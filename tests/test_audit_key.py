@@ -29,8 +29,12 @@ def _as_version_10_left_it(wb: service.Workbench) -> None:
     with wb.engine.begin() as conn:
         found = sa.inspect(conn).get_pk_constraint(a.name, schema=a.schema)
         if found["constrained_columns"] != ["id"]:
-            named = sa.Table(a.name, sa.MetaData(schema=a.schema), *(sa.Column(n, sa.Integer) for n in BY_ITEM),
-                             sa.PrimaryKeyConstraint(*BY_ITEM, name=found["name"]))
+            named = sa.Table(
+                a.name,
+                sa.MetaData(schema=a.schema),
+                *(sa.Column(n, sa.Integer) for n in BY_ITEM),
+                sa.PrimaryKeyConstraint(*BY_ITEM, name=found["name"]),
+            )
             conn.execute(sa.schema.DropConstraint(named.primary_key))
             conn.execute(sa.schema.AddConstraint(old.primary_key))
             for index in old.indexes:
@@ -75,7 +79,7 @@ def test_migration_11_rekeys_an_older_trail_and_keeps_every_row(native_env: supp
         q.complete("bob", gone.lock.key, gone.lock.token)
     assert lost.value.cause == "force_released" and lost.value.by == "sue"
     assert q.complete("carol", live.lock.key, live.lock.token).outcome
-    newest = native_env.audit(wb, "cases")[len(before):]
+    newest = native_env.audit(wb, "cases")[len(before) :]
     assert newest and min(row["id"] for row in newest) > max(row["id"] for row in before)  # still numbered in order
 
 
@@ -91,14 +95,16 @@ def test_migration_11_in_a_schema_of_its_own(pg_server: servers.Server) -> None:
             for step in migrations.MIGRATIONS[:10]:
                 step.apply(conn, generic)
                 conn.execute(sa.insert(version).values(version=step.version, applied_at=clock.db_now()))
-            conn.execute(sa.insert(audit).values(queue="q", item_key="7", event="claim", actor="ann",
-                                                 at=clock.db_now()))
+            conn.execute(
+                sa.insert(audit).values(queue="q", item_key="7", event="claim", actor="ann", at=clock.db_now())
+            )
         assert [m.version for m in migrations.upgrade(engine, "wbx")] == [11]
         with engine.connect() as conn:
             inspector = sa.inspect(conn)
             assert inspector.get_pk_constraint(tables.AUDIT_TABLE, schema="wbx")["constrained_columns"] == BY_ITEM
-            assert tables.AUDIT_ITEM_INDEX not in {i["name"] for i in inspector.get_indexes(tables.AUDIT_TABLE,
-                                                                                              schema="wbx")}
+            assert tables.AUDIT_ITEM_INDEX not in {
+                i["name"] for i in inspector.get_indexes(tables.AUDIT_TABLE, schema="wbx")
+            }
             assert conn.execute(sa.select(audit.c.item_key, audit.c.actor)).all() == [("7", "ann")]
     finally:
         engine.dispose()

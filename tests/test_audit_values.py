@@ -17,8 +17,7 @@ def _changes(q: object, key: object, kind: str) -> list[dict]:
 
 def test_save_and_complete_keep_old_and_new_values(native_env: support.Env) -> None:
     env = native_env
-    wb = env.demo(case_rows=1, import_rows=3,
-                  queues={"imports": {"review": None, "audit_hidden": ("iban",)}})
+    wb = env.demo(case_rows=1, import_rows=3, queues={"imports": {"review": None, "audit_hidden": ("iban",)}})
     q = wb.queue("imports")
     claim = q.claim_next("clerk")[0]
     key, token = claim.lock.key, claim.lock.token
@@ -52,6 +51,7 @@ def test_the_command_line_history_says_what_changed(native_env: support.Env, cap
     q = wb.queue("cases")
     claim = q.claim_next("ann")[0]
     q.save("ann", claim.lock.key, claim.lock.token, {"resolution": "Rebooted the switch."})
-    code, out, _ = support.run_cli(capsys, "--config", env.demo_config_file(), "--user", "ann", "history", "cases",
-                                   str(claim.lock.key))
+    code, out, _ = support.run_cli(
+        capsys, "--config", env.demo_config_file(), "--user", "ann", "history", "cases", str(claim.lock.key)
+    )
     assert code == 0 and "resolution None -> Rebooted the switch." in out and "columns=" not in out

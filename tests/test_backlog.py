@@ -31,8 +31,7 @@ def test_open_items_per_hour(native_env: support.Env, backend: str) -> None:
     assert result[last_hour] == health.waiting + health.locked  # now
     if len(hours) > 1:  # not just after midnight: the hour before had the two completed, not the three new
         with wb.engine.connect() as conn:
-            arrived = conn.execute(sa.select(sa.func.count()).select_from(table)
-                                   .where(created >= naive_hour)).scalar()
+            arrived = conn.execute(sa.select(sa.func.count()).select_from(table).where(created >= naive_hour)).scalar()
         before = last_hour - dt.timedelta(hours=1)
         assert arrived >= 3
         assert result[before] == result[last_hour] + 2 - arrived

@@ -41,8 +41,13 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 def audit(wb: service.Workbench, key: Any) -> list[tuple[str, str | None, str | None]]:
     with wb.engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(sa.text(
-            "SELECT event, owner, outcome FROM workbench_audit WHERE item_key = :k ORDER BY id"), {"k": str(key)})]
+        return [
+            tuple(row)
+            for row in conn.execute(
+                sa.text("SELECT event, owner, outcome FROM workbench_audit WHERE item_key = :k ORDER BY id"),
+                {"k": str(key)},
+            )
+        ]
 
 
 def row_lock_is_free(wb: service.Workbench, key: Any) -> bool:
@@ -56,8 +61,9 @@ def row_lock_is_free(wb: service.Workbench, key: Any) -> bool:
     return True
 
 
-def test_a_claim_and_a_complete_take_four_round_trips(wb: service.Workbench, native_env: support.Env,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_claim_and_a_complete_take_four_round_trips(
+    wb: service.Workbench, native_env: support.Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     q = wb.queue("cases")
     warm = q.claim_next("alice")[0]  # builds and caches the statements, connects
     q.complete("alice", warm.lock.key, warm.lock.token, outcome="resolved")
@@ -77,13 +83,18 @@ def test_only_the_batch_pool_takes_several_statements_at_once(wb: service.Workbe
         conn.exec_driver_sql("SELECT 1; SELECT 2")  # the main pool: one statement per call, as always
     held = wb.db.held
     assert held.batches
-    results = held.run([(held.prepare(sa.select(sa.literal(1, sa.Integer()))), {}),
-                        (held.prepare(sa.select(sa.literal(2, sa.Integer()))), {})])
+    results = held.run(
+        [
+            (held.prepare(sa.select(sa.literal(1, sa.Integer()))), {}),
+            (held.prepare(sa.select(sa.literal(2, sa.Integer()))), {}),
+        ]
+    )
     assert [r.rows for r in results] == [[(1,)], [(2,)]]
 
 
 def test_a_claim_picks_again_when_its_row_was_taken_between_read_and_write(
-        wb: service.Workbench, native_env: support.Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    wb: service.Workbench, native_env: support.Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """As if the server did not lock what FOR UPDATE SKIP LOCKED read (TiDB): the UPDATE checks
     again, finds the row taken, and the claim is rolled back and run again."""
     q = wb.queue("cases")
@@ -141,7 +152,8 @@ def test_a_batch_that_fails_half_way_leaves_nothing_behind(wb: service.Workbench
     with wb.engine.begin() as conn:
         conn.exec_driver_sql(
             "CREATE TRIGGER refuse_audit BEFORE INSERT ON workbench_audit FOR EACH ROW "
-            f"IF NEW.event = '{event}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'disk full (test)'; END IF")
+            f"IF NEW.event = '{event}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'disk full (test)'; END IF"
+        )
     if event == "claim":
         waiting = q.count_waiting(100)
         with pytest.raises(sa.exc.DBAPIError, match="disk full"):

@@ -77,11 +77,13 @@ def test_the_command_line_narrows_next(native_env: support.Env, capsys: Any) -> 
     waiting = _waiting_by_category(env, wb)
     category = max(waiting, key=lambda c: len(waiting[c]))
     config = env.demo_config_file()  # the demo's cases can be narrowed by category
-    code, out, _ = support.run_cli(capsys, "--config", config, "--user", "ann", "next", "cases", "--where",
-                                   f"category={category}", "--json")
+    code, out, _ = support.run_cli(
+        capsys, "--config", config, "--user", "ann", "next", "cases", "--where", f"category={category}", "--json"
+    )
     assert code == 0 and out["item"]["category"] == category and out["key"] == waiting[category][0]
-    code, _, err = support.run_cli(capsys, "--config", config, "--user", "ann", "next", "cases", "--where",
-                                   "category=A", "--where", "category=B")
+    code, _, err = support.run_cli(
+        capsys, "--config", config, "--user", "ann", "next", "cases", "--where", "category=A", "--where", "category=B"
+    )
     assert code == 2 and "--where category is given twice" in err
 
 

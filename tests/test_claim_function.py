@@ -16,8 +16,9 @@ from workbench.db import service
 
 pytestmark = pytest.mark.parametrize("backend", ["postgresql"])
 
-_OWN_FUNCTIONS = ("SELECT count(*) FROM pg_proc WHERE starts_with(proname::text, 'wb_claim_') "
-                  "AND pronamespace = pg_my_temp_schema()")
+_OWN_FUNCTIONS = (
+    "SELECT count(*) FROM pg_proc WHERE starts_with(proname::text, 'wb_claim_') AND pronamespace = pg_my_temp_schema()"
+)
 
 
 def _own_functions(wb: service.Workbench) -> int:
@@ -80,8 +81,7 @@ def test_a_login_without_temporary_objects_claims_with_the_one_statement(native_
             conn.exec_driver_sql(f'DROP ROLE "{login}"')
 
 
-def test_the_claim_after_a_complete_that_waited_sees_the_queue_as_it_is_after_the_wait(
-        native_env: support.Env) -> None:
+def test_the_claim_after_a_complete_that_waited_sees_the_queue_as_it_is_after_the_wait(native_env: support.Env) -> None:
     """The claim reads the queue with a snapshot taken after the Complete (one of its own), not the
     one the call started with: a case that arrived while the Complete waited for a row lock is the
     next item, where one statement would see an empty queue."""
@@ -94,8 +94,15 @@ def test_the_claim_after_a_complete_that_waited_sees_the_queue_as_it_is_after_th
         except errors.NothingToClaim:
             break
     t = q.q.table
-    arriving = {**native_env.row(wb, "cases", mine.lock.key), "case_id": 9000, "status": "new",
-                "wb_locked_by": None, "wb_locked_at": None, "wb_lock_expires": None, "wb_lock_token": None}
+    arriving = {
+        **native_env.row(wb, "cases", mine.lock.key),
+        "case_id": 9000,
+        "status": "new",
+        "wb_locked_by": None,
+        "wb_locked_at": None,
+        "wb_lock_expires": None,
+        "wb_lock_token": None,
+    }
     result: dict[str, object] = {}
     with wb.engine.connect() as holder, wb.engine.connect() as watcher:
         tx = holder.begin()  # a reader holding a share lock on ann's row, as a report run FOR SHARE would
@@ -107,8 +114,9 @@ def test_the_claim_after_a_complete_that_waited_sees_the_queue_as_it_is_after_th
         worker = threading.Thread(target=complete)
         worker.start()
         deadline = time.monotonic() + 10
-        waiting = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                   "AND datname = current_database()")
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
         while watcher.exec_driver_sql(waiting).scalar() == 0:
             assert time.monotonic() < deadline, "the Complete never waited for the row lock"
             time.sleep(0.02)
@@ -148,7 +156,8 @@ def test_a_stale_lock_the_claim_cannot_serve_leaves_the_free_items_to_it(native_
             "wb_locked_at = timezone('UTC', now()) - interval '2 hours', "
             "wb_lock_expires = timezone('UTC', now()) - interval '1 hour' "
             "WHERE case_id = (SELECT min(case_id) FROM cases WHERE status IN ('new', 'open')) "
-            "RETURNING case_id").scalar()
+            "RETURNING case_id"
+        ).scalar()
     first = q.claim_next("ann")[0]
     done = q.complete("ann", first.lock.key, first.lock.token, then_next=True)
     assert done.next is not None

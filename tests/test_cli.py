@@ -77,9 +77,14 @@ def sql(config: Path, statement: str, *params: Any) -> list[tuple[Any, ...]]:
 def age_case_lock(config: Path, key: int, seconds: int) -> None:
     """Move a demo case's lock into the past, as if `seconds` had passed."""
     shift = f"-{seconds} seconds"
-    sql(config, "UPDATE cases SET wb_locked_at = strftime('%Y-%m-%d %H:%M:%f', wb_locked_at, ?) || '000', "
-                "wb_lock_expires = strftime('%Y-%m-%d %H:%M:%f', wb_lock_expires, ?) || '000' WHERE case_id = ?",
-        shift, shift, key)
+    sql(
+        config,
+        "UPDATE cases SET wb_locked_at = strftime('%Y-%m-%d %H:%M:%f', wb_locked_at, ?) || '000', "
+        "wb_lock_expires = strftime('%Y-%m-%d %H:%M:%f', wb_lock_expires, ?) || '000' WHERE case_id = ?",
+        shift,
+        shift,
+        key,
+    )
 
 
 def waiting_case(config: Path) -> int:
@@ -105,8 +110,15 @@ def test_readme_round_trip_through_the_console_entry(tmp_path: Path) -> None:
     env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
 
     def workbench(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "workbench", *args], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "workbench", *args],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
 
     made = workbench("demo", str(tmp_path / "demo"))
     assert made.returncode == 0, made.stderr
@@ -150,9 +162,11 @@ def test_help_lists_commands_and_exit_codes(cli: CLI, capsys: pytest.CaptureFixt
 
 def test_no_command_opens_the_window(cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench.gui import app
+
     calls = []
-    monkeypatch.setattr(app, "run", lambda config, user, demo, profile, supervisor:
-                        calls.append((config, user, demo, profile)) or 0)
+    monkeypatch.setattr(
+        app, "run", lambda config, user, demo, profile, supervisor: calls.append((config, user, demo, profile)) or 0
+    )
     assert cli("--user", "alice", "--demo").code == 0
     assert cli("--config", "x.toml", "--user", "bob").code == 0
     assert cli("--profile", "office", "--user", "bob").code == 0
@@ -169,17 +183,20 @@ def test_no_command_without_a_display_says_so(cli: CLI, monkeypatch: pytest.Monk
     assert "no display" in result.err and "workbench --help" in result.err
 
 
-@pytest.mark.parametrize("args", [
-    ["frobnicate"],
-    ["next"],
-    ["next", "cases", "--count", "0"],
-    ["next", "cases", "--count", "many"],
-    ["save", "cases", "1", "--token", "t"],
-    ["save", "cases", "1", "--token", "t", "--set", "resolution"],
-    ["complete", "cases", "1"],
-    ["force-release", "cases", "1"],
-    ["reassign", "cases", "1", "--reason", "r"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["frobnicate"],
+        ["next"],
+        ["next", "cases", "--count", "0"],
+        ["next", "cases", "--count", "many"],
+        ["save", "cases", "1", "--token", "t"],
+        ["save", "cases", "1", "--token", "t", "--set", "resolution"],
+        ["complete", "cases", "1"],
+        ["force-release", "cases", "1"],
+        ["reassign", "cases", "1", "--reason", "r"],
+    ],
+)
 def test_argparse_usage_errors_exit_2(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert usage_exit(*args) == 2
     assert "workbench: error:" in capsys.readouterr().err
@@ -193,8 +210,18 @@ def test_usage_error_points_at_the_subcommand_help(capsys: pytest.CaptureFixture
 
 def test_set_given_twice_is_a_usage_error(wb: Callable[..., Run]) -> None:
     lock = wb("alice", "next", "cases", "--json").json()
-    result = wb("alice", "save", "cases", lock["key"], "--token", lock["token"], "--set", "resolution=a",
-                "--set", "resolution=b")
+    result = wb(
+        "alice",
+        "save",
+        "cases",
+        lock["key"],
+        "--token",
+        lock["token"],
+        "--set",
+        "resolution=a",
+        "--set",
+        "resolution=b",
+    )
     assert result.code == 2 and "--set resolution is given twice" in result.err
 
 
@@ -221,8 +248,13 @@ def test_config_error_as_json_names_file_and_key(cli: CLI, config: Path) -> None
     result = cli("--config", config, "--json", "queues")
     assert result.code == 2
     error = result.json()["error"]
-    assert error == {"type": "ConfigError", "exit_code": 2, "file": str(config), "key": "queues.cases.lok_duration",
-                     "message": f"{config}: queues.cases.lok_duration: unknown key; did you mean 'lock_duration'?"}
+    assert error == {
+        "type": "ConfigError",
+        "exit_code": 2,
+        "file": str(config),
+        "key": "queues.cases.lok_duration",
+        "message": f"{config}: queues.cases.lok_duration: unknown key; did you mean 'lock_duration'?",
+    }
 
 
 def test_config_checked_against_the_table_exits_2(wb: Callable[..., Run], config: Path) -> None:
@@ -291,8 +323,9 @@ def test_force_released_lock_exits_4_with_who_and_why(wb: Callable[..., Run]) ->
     assert wb("boss", "force-release", "cases", key, "--reason", "customer called back").code == 0
     result = wb("alice", "--json", "save", "cases", key, "--token", lock["token"], "--set", "resolution=x")
     assert result.code == 4
-    assert (f"supervisor boss force-released cases {key}" in result.err
-            and "(reason: customer called back)" in result.err)
+    assert (
+        f"supervisor boss force-released cases {key}" in result.err and "(reason: customer called back)" in result.err
+    )
     error = result.json()["error"]
     assert (error["cause"], error["by"], error["reason"]) == ("force_released", "boss", "customer called back")
 
@@ -307,8 +340,9 @@ def test_force_release_of_an_unlocked_item_exits_4(wb: Callable[..., Run], confi
 
 def test_invalid_set_value_exits_5_and_names_the_column(wb: Callable[..., Run]) -> None:
     lock = wb("alice", "next", "cases", "--json").json()
-    result = wb("alice", "--json", "save", "cases", lock["key"], "--token", lock["token"],
-                "--set", "time_spent_min=soon")
+    result = wb(
+        "alice", "--json", "save", "cases", lock["key"], "--token", lock["token"], "--set", "time_spent_min=soon"
+    )
     assert result.code == 5
     error = result.json()["error"]
     assert error["type"] == "InvalidValue" and error["column"] == "time_spent_min"
@@ -316,23 +350,34 @@ def test_invalid_set_value_exits_5_and_names_the_column(wb: Callable[..., Run]) 
 
 
 def case_row(config: Path, key: int) -> tuple[Any, ...]:
-    return sql(config, "SELECT status, priority, time_spent_min, resolution, category, wb_locked_by, wb_lock_token "
-                       "FROM cases WHERE case_id = ?", key)[0]
+    return sql(
+        config,
+        "SELECT status, priority, time_spent_min, resolution, category, wb_locked_by, wb_lock_token "
+        "FROM cases WHERE case_id = ?",
+        key,
+    )[0]
 
 
 @pytest.mark.parametrize("command", ["save", "complete"])
-@pytest.mark.parametrize("sets, column, message", [
-    (["time_spent_min=1441"], "time_spent_min", "time_spent_min: must be at most 1440"),
-    (["time_spent_min=-5"], "time_spent_min", "time_spent_min: must be at least 0"),
-    (["priority=7"], "priority", "priority: must be one of 1, 2, 3, 4"),
-    (["priority="], "priority", "priority: required"),
-    (["category=Plumbing"], "category",
-     "category: must be one of Hardware, Software, Network, Access, Email, Printing"),
-    # A valid value alongside is not written either: the edit is refused as a whole.
-    (["resolution=Rebooted", "time_spent_min=2000"], "time_spent_min", "time_spent_min: must be at most 1440"),
-])
-def test_value_breaking_a_field_rule_exits_5_and_changes_nothing(wb: Callable[..., Run], config: Path, command: str,
-                                                                 sets: list[str], column: str, message: str) -> None:
+@pytest.mark.parametrize(
+    "sets, column, message",
+    [
+        (["time_spent_min=1441"], "time_spent_min", "time_spent_min: must be at most 1440"),
+        (["time_spent_min=-5"], "time_spent_min", "time_spent_min: must be at least 0"),
+        (["priority=7"], "priority", "priority: must be one of 1, 2, 3, 4"),
+        (["priority="], "priority", "priority: required"),
+        (
+            ["category=Plumbing"],
+            "category",
+            "category: must be one of Hardware, Software, Network, Access, Email, Printing",
+        ),
+        # A valid value alongside is not written either: the edit is refused as a whole.
+        (["resolution=Rebooted", "time_spent_min=2000"], "time_spent_min", "time_spent_min: must be at most 1440"),
+    ],
+)
+def test_value_breaking_a_field_rule_exits_5_and_changes_nothing(
+    wb: Callable[..., Run], config: Path, command: str, sets: list[str], column: str, message: str
+) -> None:
     lock = wb("alice", "next", "cases", "--json").json()
     before = case_row(config, lock["key"])
     args = [command, "cases", lock["key"], "--token", lock["token"]]
@@ -346,8 +391,20 @@ def test_value_breaking_a_field_rule_exits_5_and_changes_nothing(wb: Callable[..
     after = case_row(config, lock["key"])
     assert after == before and after[0] == "open" and after[5] == "alice"  # still open, still alice's
     # The same values within the rules go through, so the refusal above was the rule's doing.
-    good = wb("alice", command, "cases", lock["key"], "--token", lock["token"], "--set", "time_spent_min=1440",
-              "--set", "priority=2", "--set", "category=Network")
+    good = wb(
+        "alice",
+        command,
+        "cases",
+        lock["key"],
+        "--token",
+        lock["token"],
+        "--set",
+        "time_spent_min=1440",
+        "--set",
+        "priority=2",
+        "--set",
+        "category=Network",
+    )
     assert good.code == 0, good.err
     status, priority, spent, _, category, holder, _ = case_row(config, lock["key"])
     assert (priority, spent, category) == (2, 1440, "Network")
@@ -359,8 +416,16 @@ def test_pattern_breach_exits_5_with_the_help_text(wb: Callable[..., Run], confi
     query = "SELECT iban, invoice_no, check_status, wb_locked_by FROM import_rows WHERE row_id = ?"
     before = sql(config, query, lock["key"])
     for command in ("save", "complete"):
-        result = wb("bob", command, "imports", lock["key"], "--token", lock["token"], "--set",
-                    "iban=de89 3704 0044 0532 0130 00")
+        result = wb(
+            "bob",
+            command,
+            "imports",
+            lock["key"],
+            "--token",
+            lock["token"],
+            "--set",
+            "iban=de89 3704 0044 0532 0130 00",
+        )
         assert result.code == 5
         assert result.err == "workbench: iban: an IBAN in capitals without spaces, such as DE89370400440532013000\n"
         required = wb("bob", command, "imports", lock["key"], "--token", lock["token"], "--set", "invoice_no=")
@@ -429,8 +494,10 @@ def test_missing_sqlite_file_exits_6_and_is_not_created(cli: CLI, tmp_path: Path
 
 def test_closed_postgresql_port_exits_6(cli: CLI, tmp_path: Path) -> None:
     cfg = tmp_path / "workbench.toml"
-    cfg.write_text(f'[database]\nurl = "postgresql+psycopg://wb@127.0.0.1:{free_port()}/wb"\n'
-                   "connect_timeout = 2\n" + QUEUE, encoding="utf-8")
+    cfg.write_text(
+        f'[database]\nurl = "postgresql+psycopg://wb@127.0.0.1:{free_port()}/wb"\nconnect_timeout = 2\n' + QUEUE,
+        encoding="utf-8",
+    )
     result = cli("--config", cfg, "--user", "alice", "next", "cases")
     assert result.code == 6 and result.out == ""
     assert result.err.startswith("workbench: cannot reach the database:")
@@ -474,8 +541,12 @@ def test_json_setup_commands(cli: CLI, tmp_path: Path) -> None:
     assert cli("--config", cfg, "init", "--json").json() == {"applied": []}
     queues = cli("--config", cfg, "queues", "--json").json()
     assert queues["config"] == cfg
-    assert queues["queues"][0] == {"name": "cases", "title": "Helpdesk cases", "table": "cases",
-                                   "outcomes": ["resolved", "waiting"]}
+    assert queues["queues"][0] == {
+        "name": "cases",
+        "title": "Helpdesk cases",
+        "table": "cases",
+        "outcomes": ["resolved", "waiting"],
+    }
     assert [q["name"] for q in queues["queues"]] == ["cases", "imports", "imports_review"]
     attach = cli("--config", cfg, "attach", "cases", "--json").json()
     assert attach == {"queue": "cases", "ddl": "", "applied": False, "notes": [], "suggested": False}
@@ -506,13 +577,22 @@ def test_json_holder_commands(wb: Callable[..., Run], config: Path) -> None:
     assert (released["queue"], str(released["key"]), released["released"]) == ("cases", str(picked["key"]), True)
     done = wb("alice", "complete", "cases", key, "--token", token, "--outcome", "waiting", "--json").json()
     assert {k: done[k] for k in ("queue", "key", "owner", "outcome", "replayed")} == {
-        "queue": "cases", "key": key, "owner": "alice", "outcome": "waiting", "replayed": False}
+        "queue": "cases",
+        "key": key,
+        "owner": "alice",
+        "outcome": "waiting",
+        "replayed": False,
+    }
     again = wb("alice", "complete", "cases", key, "--token", token, "--outcome", "waiting", "--json").json()
     assert again["replayed"] is True
 
     history = wb("alice", "history", "cases", key, "--json").json()
     assert [(e["kind"], e["actor"], e["outcome"]) for e in history] == [
-        ("claim", "alice", None), ("save", "alice", None), ("extend", "alice", None), ("complete", "alice", "waiting")]
+        ("claim", "alice", None),
+        ("save", "alice", None),
+        ("extend", "alice", None),
+        ("complete", "alice", "waiting"),
+    ]
     shown = wb("alice", "show", "cases", key, "--json").json()
     assert shown["state"] == "done:waiting" and shown["lock"] is None and shown["item"]["time_spent_min"] == 15
 
@@ -522,8 +602,11 @@ def test_json_supervisor_commands(wb: Callable[..., Run], config: Path) -> None:
     b = wb("bob", "next", "cases", "--json").json()
     c = wb("carol", "next", "cases", "--json").json()
     locks = wb("boss", "locks", "cases", "--json").json()
-    assert {(entry["key"], entry["owner"]) for entry in locks} == {(a["key"], "alice"), (b["key"], "bob"),
-                                                                   (c["key"], "carol")}
+    assert {(entry["key"], entry["owner"]) for entry in locks} == {
+        (a["key"], "alice"),
+        (b["key"], "bob"),
+        (c["key"], "carol"),
+    }
     assert all(entry["expired"] is False for entry in locks)
 
     gone = wb("boss", "force-release", "cases", a["key"], "--reason", "wrong team", "--json").json()
@@ -649,7 +732,8 @@ def test_demo_twice_keeps_the_database_and_force_recreates_it(cli: CLI, tmp_path
 
 
 def test_demo_without_dir_goes_to_the_data_dir_and_is_found_without_config(
-        cli: CLI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cli: CLI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     made = cli("demo", "--json").json()
     expected = (Path(os.environ["WORKBENCH_HOME"]) / "data" / "demo" / "workbench.toml").resolve()
@@ -679,7 +763,8 @@ def plain_table(tmp_path: Path) -> Path:
         """)
     conn.close()
     cfg = tmp_path / "plain.toml"
-    cfg.write_text("""
+    cfg.write_text(
+        """
 [database]
 url = "sqlite:///plain.db"
 
@@ -690,7 +775,9 @@ order = ["prio"]
 lock = { user = "held_by", time = "held_at", expires = "held_until", token = "held_token" }
 todo = { status = "open" }
 outcomes.done.set = { status = "done" }
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
@@ -706,8 +793,12 @@ def test_attach_prints_the_missing_ddl_without_changing_anything(cli: CLI, plain
     result = cli("--config", plain_table, "attach", "tickets")
     assert result.code == 0
     ddl = result.out
-    for column, kind in (("held_by", "VARCHAR(128)"), ("held_at", "DATETIME"), ("held_until", "DATETIME"),
-                         ("held_token", "VARCHAR(32)")):
+    for column, kind in (
+        ("held_by", "VARCHAR(128)"),
+        ("held_at", "DATETIME"),
+        ("held_until", "DATETIME"),
+        ("held_token", "VARCHAR(32)"),
+    ):
         assert f"ALTER TABLE tickets ADD COLUMN {column} {kind};" in ddl
     # The claim index holds only free waiting rows; locked rows are found through the lock index.
     assert "CREATE INDEX wb_tickets_claim ON tickets (prio, id) WHERE status = 'open' AND held_by IS NULL;" in ddl
@@ -724,8 +815,7 @@ def test_attach_apply_adds_the_columns_so_next_works(cli: CLI, plain_table: Path
 
     applied = cli(*base, "attach", "tickets", "--apply", "--json")
     assert applied.code == 0 and applied.json()["applied"] is True and "ALTER TABLE" in applied.json()["ddl"]
-    assert columns(plain_table.parent / "plain.db", "tickets")[3:] == ["held_by", "held_at", "held_until",
-                                                                      "held_token"]
+    assert columns(plain_table.parent / "plain.db", "tickets")[3:] == ["held_by", "held_at", "held_until", "held_token"]
     assert "already in place" in cli(*base, "attach", "tickets").out
 
     lock = cli(*base, "next", "tickets", "--json").json()
@@ -747,13 +837,19 @@ def test_commands_before_init_exit_2(cli: CLI, plain_table: Path) -> None:
 # -- hostile values: clear messages, never an internal error (issue 12 items 9 and 12) ------------
 
 
-@pytest.mark.parametrize(("queue", "sets", "message"), [
-    ("imports", "amount=1e400", "amount: 1e400 is too large (at most 10 digits before the point)"),
-    ("imports", "amount=-1e400", "amount: -1e400 is too large (at most 10 digits before the point)"),
-    ("cases", "time_spent_min=11111111111111111111111",
-     "time_spent_min: 11111111111111111111111 is out of range for this column"),
-    ("imports", "checker_note=ok\x00then", "checker_note: contains a NUL character (code 0)"),
-])
+@pytest.mark.parametrize(
+    ("queue", "sets", "message"),
+    [
+        ("imports", "amount=1e400", "amount: 1e400 is too large (at most 10 digits before the point)"),
+        ("imports", "amount=-1e400", "amount: -1e400 is too large (at most 10 digits before the point)"),
+        (
+            "cases",
+            "time_spent_min=11111111111111111111111",
+            "time_spent_min: 11111111111111111111111 is out of range for this column",
+        ),
+        ("imports", "checker_note=ok\x00then", "checker_note: contains a NUL character (code 0)"),
+    ],
+)
 def test_hostile_set_values_exit_5(wb: Callable[..., Run], queue: str, sets: str, message: str) -> None:
     lock = wb("alice", "next", queue, "--json").json()
     result = wb("alice", "save", queue, lock["key"], "--token", lock["token"], "--set", sets)
@@ -771,8 +867,10 @@ def test_a_todo_value_of_the_wrong_type_is_refused_with_the_type(wb: Callable[..
     edit_config(config, 'check_status = "pending"', "check_status = 1")
     result = wb("alice", "next", "imports")
     assert result.code == 2, result.err
-    assert ("queues.imports.todo.check_status: 1 is a number, but column 'check_status' holds text "
-            "(VARCHAR(20)); write the value in quotes, e.g. \"1\"") in result.err
+    assert (
+        "queues.imports.todo.check_status: 1 is a number, but column 'check_status' holds text "
+        '(VARCHAR(20)); write the value in quotes, e.g. "1"'
+    ) in result.err
 
 
 def test_show_escapes_control_characters_a_stored_value_carries(wb: Callable[..., Run], config: Path) -> None:

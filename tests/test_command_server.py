@@ -28,17 +28,34 @@ class Commands:
     def __init__(self, home: Path) -> None:
         self.home = home
         # PYTHONPATH: the tests' own modules (a test keyring) importable in the commands and the server.
-        self.env = {**os.environ, "WORKBENCH_HOME": str(home), command_server.ENV: "120",
-                    "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        self.env = {
+            **os.environ,
+            "WORKBENCH_HOME": str(home),
+            command_server.ENV: "120",
+            "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+        }
         self.config = ""
 
-    def popen(self, *args: str, served: bool = True, cwd: Path | None = None,
-              env: dict[str, str] | None = None, stdin: object = subprocess.DEVNULL) -> subprocess.Popen[str]:
+    def popen(
+        self,
+        *args: str,
+        served: bool = True,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        stdin: object = subprocess.DEVNULL,
+    ) -> subprocess.Popen[str]:
         environment = {**self.env, **(env or {})}
         if not served:
             environment[command_server.ENV] = "off"
-        return subprocess.Popen([sys.executable, "-m", "workbench", *args], env=environment, cwd=cwd or self.home,
-                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "workbench", *args],
+            env=environment,
+            cwd=cwd or self.home,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def run(self, *args: str, input: str | None = None, **kwargs: object) -> tuple[int, str, str]:
         if input is not None:
@@ -120,8 +137,7 @@ def test_commands_in_the_server_answer_exactly_as_in_their_own_process(commands:
 def test_parallel_claims_through_the_server_never_share_an_item(commands: Commands) -> None:
     before = commands.wait_for_server()
     users = [f"user{n}" for n in range(8)]
-    running = [commands.popen("--config", commands.config, "--user", user, "--json", "next", "cases")
-               for user in users]
+    running = [commands.popen("--config", commands.config, "--user", user, "--json", "next", "cases") for user in users]
     keys = []
     for process in running:
         out, err = process.communicate(timeout=120)
@@ -131,14 +147,16 @@ def test_parallel_claims_through_the_server_never_share_an_item(commands: Comman
     assert commands.status()["served"] == int(before["served"]) + len(users)  # type: ignore[index, call-overload]
     # The claims are in the database, under each user: seen by a command in its own process.
     for user, key in zip(users, keys, strict=True):
-        code, out, err = commands.run("--config", commands.config, "--user", user, "--json", "mine", "cases",
-                                      served=False)
+        code, out, err = commands.run(
+            "--config", commands.config, "--user", user, "--json", "mine", "cases", served=False
+        )
         assert code == 0, err
         assert [lock["key"] for lock in json.loads(out)] == [key]
 
 
-def test_an_outdated_server_steps_down_and_the_command_runs_here(commands: Commands,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_outdated_server_steps_down_and_the_command_runs_here(
+    commands: Commands, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = int(commands.wait_for_server()["pid"])  # type: ignore[call-overload]
     path = command_server.socket_path()
     assert path is not None and path.exists()
@@ -196,12 +214,27 @@ def test_a_signal_to_the_caller_reaches_the_command_the_server_runs(commands: Co
 def test_stdin_and_a_password_prompt_reach_the_user(commands: Commands, monkeypatch: pytest.MonkeyPatch) -> None:
     before = int(commands.wait_for_server()["served"])  # type: ignore[call-overload]
     keyring = {"PYTHON_KEYRING_BACKEND": "tests.helpers.memkeyring.MemoryKeyring"}  # per process: nothing kept
-    code, _, err = commands.run("profile", "add", "office", "--kind", "postgresql", "--host", "db.example",
-                                "--database", "helpdesk", "--db-user", "ann", "--queues", commands.config)
+    code, _, err = commands.run(
+        "profile",
+        "add",
+        "office",
+        "--kind",
+        "postgresql",
+        "--host",
+        "db.example",
+        "--database",
+        "helpdesk",
+        "--db-user",
+        "ann",
+        "--queues",
+        commands.config,
+    )
     assert code == 0, err
     # The caller's stdin is the command's stdin.
     assert commands.run("profile", "password", "office", "--stdin", input="s3cret\n", env=keyring)[:2] == (
-        0, "password for ann@db.example stored in memkeyring MemoryKeyring\n")
+        0,
+        "password for ann@db.example stored in memkeyring MemoryKeyring\n",
+    )
     code, _, err = commands.run("profile", "password", "office", "--stdin", input="", env=keyring)
     assert (code, err) == (2, "workbench: no password given; nothing stored\n")
     assert int(commands.status()["served"]) == before + 3  # type: ignore[index, call-overload]

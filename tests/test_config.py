@@ -101,8 +101,11 @@ def test_valid_config_parses_database_and_queue() -> None:
 
 def test_order_terms_default_to_ascending() -> None:
     q = parse(VALID).queue("cases")
-    assert q.order == (model.OrderTerm("priority", True), model.OrderTerm("opened_at", False),
-                       model.OrderTerm("case_id", False))
+    assert q.order == (
+        model.OrderTerm("priority", True),
+        model.OrderTerm("opened_at", False),
+        model.OrderTerm("case_id", False),
+    )
 
 
 def test_durations_are_seconds() -> None:
@@ -135,7 +138,10 @@ def test_outcomes_keep_file_order_and_first_is_default() -> None:
 def test_assignments_now_user_null_and_value() -> None:
     q = parse(VALID).queue("cases")
     assert [(a.column, a.kind, a.value) for a in q.on_claim] == [
-        ("status", "value", "working"), ("picked_at", "now", None), ("picked_by", "user", None)]
+        ("status", "value", "working"),
+        ("picked_at", "now", None),
+        ("picked_by", "user", None),
+    ]
     assert [(a.column, a.kind) for a in q.on_release] == [("status", "value"), ("picked_by", "null")]
     assert q.on_claim[1].key == "queues.cases.on_claim.picked_at"
 
@@ -153,8 +159,7 @@ def test_filter_operators() -> None:
     assert q.scope[2].key == "queues.cases.scope.category.ne"
 
 
-def test_relative_sqlite_path_resolves_next_to_the_config_file(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relative_sqlite_path_resolves_next_to_the_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "configs"
     folder.mkdir()
     path = folder / "workbench.toml"
@@ -187,11 +192,14 @@ def test_unknown_key_names_the_key_and_suggests_the_right_one() -> None:
     assert (err.file, err.key, err.exit_code) == ("cfg.toml", "queues.q.lok_duration", 2)
 
 
-@pytest.mark.parametrize("old, new, key, hint", [
-    ("[database]", "queus = 1\n[database]", "queus", "queues"),
-    ('url = "sqlite:///x.db"', 'urll = "sqlite:///x.db"\nurl = "sqlite:///x.db"', "database.urll", "url"),
-    ("outcomes.done.set", "outcomes.done.sett = {}\noutcomes.done.set", "queues.q.outcomes.done.sett", "set"),
-])
+@pytest.mark.parametrize(
+    "old, new, key, hint",
+    [
+        ("[database]", "queus = 1\n[database]", "queus", "queues"),
+        ('url = "sqlite:///x.db"', 'urll = "sqlite:///x.db"\nurl = "sqlite:///x.db"', "database.urll", "url"),
+        ("outcomes.done.set", "outcomes.done.sett = {}\noutcomes.done.set", "queues.q.outcomes.done.sett", "set"),
+    ],
+)
 def test_unknown_keys_at_every_level(old: str, new: str, key: str, hint: str) -> None:
     err = config_error(edited(MINIMAL, old, new))
     assert err.key == key and str(err).startswith(f"cfg.toml: {key}: unknown key; did you mean '{hint}'?")
@@ -202,13 +210,16 @@ def test_unknown_key_without_a_close_match_lists_the_allowed_ones() -> None:
     assert "database.zzz: unknown key; allowed: claim_method, clock, connect_timeout" in str(err)
 
 
-@pytest.mark.parametrize("removed, key, problem", [
-    ('table = "t"\n', "queues.q.table", "is required"),
-    ('key = "id"\n', "queues.q.key", "is required"),
-    ('todo = { status = "open" }\n', "queues.q.todo", "is required: which rows are work to do"),
-    ('outcomes.done.set = { status = "done" }\n', "queues.q.outcomes", "is required: what Complete writes"),
-    ('url = "sqlite:///x.db"\n', "database.url", "is required"),
-])
+@pytest.mark.parametrize(
+    "removed, key, problem",
+    [
+        ('table = "t"\n', "queues.q.table", "is required"),
+        ('key = "id"\n', "queues.q.key", "is required"),
+        ('todo = { status = "open" }\n', "queues.q.todo", "is required: which rows are work to do"),
+        ('outcomes.done.set = { status = "done" }\n', "queues.q.outcomes", "is required: what Complete writes"),
+        ('url = "sqlite:///x.db"\n', "database.url", "is required"),
+    ],
+)
 def test_missing_required_keys(removed: str, key: str, problem: str) -> None:
     err = config_error(edited(MINIMAL, removed, ""))
     assert err.key == key and str(err).startswith(f"cfg.toml: {key}: {problem}")
@@ -234,8 +245,9 @@ def test_bad_duration(value: str) -> None:
 
 def test_bad_duration_message_shows_examples() -> None:
     err = config_error(edited(MINIMAL, 'key = "id"', 'key = "id"\nlock_duration = "soon"'))
-    assert str(err) == ("cfg.toml: queues.q.lock_duration: 'soon' is not a duration; "
-                        'write e.g. "30m", "90s", "1h30m"')
+    assert str(err) == (
+        'cfg.toml: queues.q.lock_duration: \'soon\' is not a duration; write e.g. "30m", "90s", "1h30m"'
+    )
 
 
 def test_zero_lock_duration_is_refused() -> None:
@@ -243,10 +255,15 @@ def test_zero_lock_duration_is_refused() -> None:
     assert err.key == "queues.q.lock_duration" and "at least 1" in str(err)
 
 
-@pytest.mark.parametrize(("setting", "value", "bound"), [
-    ("lock_duration", '"100000d"', "7 days"), ("lock_duration", "1e400", None),
-    ("max_lock_duration", '"8d"', "7 days"), ("release_cooldown", '"31d"', "30 days"),
-])
+@pytest.mark.parametrize(
+    ("setting", "value", "bound"),
+    [
+        ("lock_duration", '"100000d"', "7 days"),
+        ("lock_duration", "1e400", None),
+        ("max_lock_duration", '"8d"', "7 days"),
+        ("release_cooldown", '"31d"', "30 days"),
+    ],
+)
 def test_durations_have_an_upper_bound(setting: str, value: str, bound: str | None) -> None:
     # A lock far in the future overflowed PostgreSQL's timestamps and broke every listing of the queue.
     err = config_error(edited(MINIMAL, 'key = "id"', f'key = "id"\n{setting} = {value}'))
@@ -275,12 +292,15 @@ def test_max_lock_duration_equal_to_lock_duration_is_fine() -> None:
     assert q.lock_seconds == q.max_lock_seconds == 3600
 
 
-@pytest.mark.parametrize("order, key", [
-    ('["  "]', "queues.q.order[0]"),
-    ('["id", "desc"]', "queues.q.order[1]"),
-    ("[1]", "queues.q.order[0]"),
-    ("{ priority = 1 }", "queues.q.order"),
-])
+@pytest.mark.parametrize(
+    "order, key",
+    [
+        ('["  "]', "queues.q.order[0]"),
+        ('["id", "desc"]', "queues.q.order[1]"),
+        ("[1]", "queues.q.order[0]"),
+        ("{ priority = 1 }", "queues.q.order"),
+    ],
+)
 def test_bad_order_term(order: str, key: str) -> None:
     err = config_error(edited(MINIMAL, 'key = "id"', f'key = "id"\norder = {order}'))
     assert err.key == key and 'desc"' in str(err)  # shows how to write a term
@@ -296,12 +316,15 @@ def test_unknown_filter_operator_without_a_close_one_lists_them() -> None:
     assert err.key == "queues.q.todo.status.zzz" and "use one of eq, ne, in, not_in" in str(err)
 
 
-@pytest.mark.parametrize("todo, key, problem", [
-    ("{ status = [] }", "queues.q.todo.status", "non-empty list"),
-    ("{ status = { null = 1 } }", "queues.q.todo.status.null", "true (IS NULL) or false"),
-    ("{ status = { eq = [1] } }", "queues.q.todo.status.eq", "single value"),
-    ("{ status = {} }", "queues.q.todo.status", "empty condition"),
-])
+@pytest.mark.parametrize(
+    "todo, key, problem",
+    [
+        ("{ status = [] }", "queues.q.todo.status", "non-empty list"),
+        ("{ status = { null = 1 } }", "queues.q.todo.status.null", "true (IS NULL) or false"),
+        ("{ status = { eq = [1] } }", "queues.q.todo.status.eq", "single value"),
+        ("{ status = {} }", "queues.q.todo.status", "empty condition"),
+    ],
+)
 def test_bad_filter_values(todo: str, key: str, problem: str) -> None:
     err = config_error(edited(MINIMAL, 'todo = { status = "open" }', f"todo = {todo}"))
     assert err.key == key and problem in str(err)
@@ -314,8 +337,10 @@ def test_bad_assignment_table() -> None:
 
 def test_bad_claim_method_lists_the_choices() -> None:
     err = config_error(edited(MINIMAL, 'url = "sqlite:///x.db"', 'url = "sqlite:///x.db"\nclaim_method = "fast"'))
-    assert str(err) == ("cfg.toml: database.claim_method: must be one of auto, skip-locked, "
-                        "select-skip-locked, readpast, immediate, portable")
+    assert str(err) == (
+        "cfg.toml: database.claim_method: must be one of auto, skip-locked, "
+        "select-skip-locked, readpast, immediate, portable"
+    )
 
 
 def test_bad_clock_and_timeout() -> None:
@@ -336,8 +361,9 @@ def test_bad_queue_name() -> None:
 
 def test_password_in_database_url_is_refused_without_echoing_it(tmp_path: Path) -> None:
     path = tmp_path / "workbench.toml"
-    path.write_text(edited(MINIMAL, "sqlite:///x.db", "postgresql+psycopg://bob:S3cr3t-pw@db.example/cases"),
-                    encoding="utf-8")
+    path.write_text(
+        edited(MINIMAL, "sqlite:///x.db", "postgresql+psycopg://bob:S3cr3t-pw@db.example/cases"), encoding="utf-8"
+    )
     with pytest.raises(errors.ConfigError) as info:
         loader.load(path)  # refused as soon as the file is read, before any command runs
     err = info.value
@@ -346,10 +372,13 @@ def test_password_in_database_url_is_refused_without_echoing_it(tmp_path: Path) 
     assert "S3cr3t" not in str(err) and "S3cr3t" not in repr(err.args)
 
 
-@pytest.mark.parametrize("url", [
-    "mssql+pyodbc:///?odbc_connect=DRIVER%3D%7BODBC+Driver+18%7D%3BSERVER%3Ddb%3BUID%3Dsa%3BPWD%3DS3cr3t",
-    "mysql+pyodbc://u@h/db?driver=MariaDB&password=S3cr3t",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "mssql+pyodbc:///?odbc_connect=DRIVER%3D%7BODBC+Driver+18%7D%3BSERVER%3Ddb%3BUID%3Dsa%3BPWD%3DS3cr3t",
+        "mysql+pyodbc://u@h/db?driver=MariaDB&password=S3cr3t",
+    ],
+)
 def test_password_inside_driver_options_is_refused(tmp_path: Path, url: str) -> None:
     path = tmp_path / "workbench.toml"
     path.write_text(edited(MINIMAL, "sqlite:///x.db", url), encoding="utf-8")
@@ -384,8 +413,10 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = demo.create(tmp_path_factory.mktemp("demo"))
     db = config.parent / demo.DB_NAME
     with sqlite3.connect(db) as conn:
-        conn.execute("CREATE TABLE loose (code VARCHAR(10), status VARCHAR(10), wb_locked_by VARCHAR(128), "
-                     "wb_locked_at DATETIME, wb_lock_expires DATETIME, wb_lock_token VARCHAR(32))")
+        conn.execute(
+            "CREATE TABLE loose (code VARCHAR(10), status VARCHAR(10), wb_locked_by VARCHAR(128), "
+            "wb_locked_at DATETIME, wb_lock_expires DATETIME, wb_lock_token VARCHAR(32))"
+        )
     conn.close()
     return db
 
@@ -414,22 +445,44 @@ def test_demo_config_binds_to_its_tables(demo_db: Path, tmp_path: Path) -> None:
 
 
 def test_richer_filters_bind_to_the_demo(demo_db: Path, tmp_path: Path) -> None:
-    bind(demo_db, tmp_path, ('status = ["new", "open"]',
-                             ('status = ["new", "open"]\npriority = { ge = 2 }\nresolution = { null = true }\n'
-                             'category = { ne = "Spam" }')))
+    bind(
+        demo_db,
+        tmp_path,
+        (
+            'status = ["new", "open"]',
+            (
+                'status = ["new", "open"]\npriority = { ge = 2 }\nresolution = { null = true }\n'
+                'category = { ne = "Spam" }'
+            ),
+        ),
+    )
 
 
-@pytest.mark.parametrize("old, new, key, wrong, right", [
-    ('order = ["priority asc"', 'order = ["priorty asc"', "order", "priorty", "priority"),
-    ('status = ["new", "open"]', 'statsu = ["new", "open"]', "todo.statsu", "statsu", "status"),
-    ('key = "case_id"', 'key = "caseid"', "key", "caseid", "case_id"),
-    ('token = "wb_lock_token"\n\n[queues.cases.todo]', 'token = "wb_lock_tokn"\n\n[queues.cases.todo]',
-     "lock.token", "wb_lock_tokn", "wb_lock_token"),
-    ('set = { status = "resolved" }', 'set = { status = "resolved", resolutoin = "ok" }',
-     "outcomes.resolved.set.resolutoin", "resolutoin", "resolution"),
-])
-def test_unknown_column_names_the_key_and_suggests_the_column(demo_db: Path, tmp_path: Path, old: str, new: str,
-                                                              key: str, wrong: str, right: str) -> None:
+@pytest.mark.parametrize(
+    "old, new, key, wrong, right",
+    [
+        ('order = ["priority asc"', 'order = ["priorty asc"', "order", "priorty", "priority"),
+        ('status = ["new", "open"]', 'statsu = ["new", "open"]', "todo.statsu", "statsu", "status"),
+        ('key = "case_id"', 'key = "caseid"', "key", "caseid", "case_id"),
+        (
+            'token = "wb_lock_token"\n\n[queues.cases.todo]',
+            'token = "wb_lock_tokn"\n\n[queues.cases.todo]',
+            "lock.token",
+            "wb_lock_tokn",
+            "wb_lock_token",
+        ),
+        (
+            'set = { status = "resolved" }',
+            'set = { status = "resolved", resolutoin = "ok" }',
+            "outcomes.resolved.set.resolutoin",
+            "resolutoin",
+            "resolution",
+        ),
+    ],
+)
+def test_unknown_column_names_the_key_and_suggests_the_column(
+    demo_db: Path, tmp_path: Path, old: str, new: str, key: str, wrong: str, right: str
+) -> None:
     err = table_error(demo_db, tmp_path, (old, new))
     assert err.key == f"queues.cases.{key}"
     assert f"column '{wrong}' is not in table cases; did you mean '{right}'?" in str(err)
@@ -448,9 +501,11 @@ def test_an_order_column_with_a_space_in_its_name_binds_and_orders(demo_db: Path
     with service.Workbench.open(config) as wb:
         claimed = wb.queue("cases").claim_next("alice")[0]
         with wb.engine.connect() as conn:
-            waiting = conn.execute(sa.select(sa.func.max(sa.column("due date"))).select_from(sa.table("cases"))
-                                   .where(sa.column("wb_locked_by").is_(None),
-                                          sa.column("status").in_(["new", "open"]))).scalar()
+            waiting = conn.execute(
+                sa.select(sa.func.max(sa.column("due date")))
+                .select_from(sa.table("cases"))
+                .where(sa.column("wb_locked_by").is_(None), sa.column("status").in_(["new", "open"]))
+            ).scalar()
     assert claimed.item["due date"] >= waiting  # the highest "due date" first
 
 
@@ -473,9 +528,14 @@ def test_missing_table_without_a_close_name_lists_the_tables(demo_db: Path, tmp_
 
 
 def test_key_column_must_be_unique(demo_db: Path, tmp_path: Path) -> None:
-    err = table_error(demo_db, tmp_path, ('table = "cases"', 'table = "loose"'), ('key = "case_id"', 'key = "code"'),
-                      ('order = ["priority asc", "opened_at asc"]', "order = []"),
-                      ('read_only = ["opened_at", "customer", "email", "due_at"]', ""))
+    err = table_error(
+        demo_db,
+        tmp_path,
+        ('table = "cases"', 'table = "loose"'),
+        ('key = "case_id"', 'key = "code"'),
+        ('order = ["priority asc", "opened_at asc"]', "order = []"),
+        ('read_only = ["opened_at", "customer", "email", "due_at"]', ""),
+    )
     assert err.key == "queues.cases.key"
     assert "column 'code' must be unique" in str(err) and "two rows could share one lock" in str(err)
 
@@ -502,8 +562,9 @@ def test_on_claim_leaving_todo_needs_on_release_to_restore_it(demo_db: Path, tmp
 
 
 def test_workflow_cannot_write_lock_columns(demo_db: Path, tmp_path: Path) -> None:
-    err = table_error(demo_db, tmp_path, ('set = { status = "resolved" }',
-                                          'set = { status = "resolved", wb_locked_by = "x" }'))
+    err = table_error(
+        demo_db, tmp_path, ('set = { status = "resolved" }', 'set = { status = "resolved", wb_locked_by = "x" }')
+    )
     assert err.key == "queues.cases.outcomes.resolved.set.wb_locked_by" and "managed by workbench" in str(err)
 
 
@@ -515,10 +576,24 @@ def test_filter_value_the_column_cannot_hold(demo_db: Path, tmp_path: Path) -> N
 # -- durations -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, seconds", [
-    ("90s", 90), ("30m", 1800), ("1h30m", 5400), ("2h", 7200), ("1d", 86400), ("1h 30m", 5400),
-    ("1.5h", 5400), ("45", 45), (" 10M ", 600), (45, 45), (2.4, 2), (0, 0), ("0s", 0),
-])
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("90s", 90),
+        ("30m", 1800),
+        ("1h30m", 5400),
+        ("2h", 7200),
+        ("1d", 86400),
+        ("1h 30m", 5400),
+        ("1.5h", 5400),
+        ("45", 45),
+        (" 10M ", 600),
+        (45, 45),
+        (2.4, 2),
+        (0, 0),
+        ("0s", 0),
+    ],
+)
 def test_parse_duration(text: object, seconds: int) -> None:
     assert durations.parse_duration(text) == seconds
 
@@ -534,28 +609,46 @@ def test_parse_duration_refuses_negative_numbers() -> None:
         durations.parse_duration(-5)
 
 
-@pytest.mark.parametrize("seconds, text", [
-    (0, "0s"), (45, "45s"), (59.9, "59s"), (60, "1m00s"), (725, "12m05s"), (3600, "1h00m"), (7380, "2h03m"),
-    (90000, "1d01h"), (561 * 3600 + 27 * 60, "23d09h"), (-30, "-30s"), (-725, "-12m05s"),
-])
+@pytest.mark.parametrize(
+    "seconds, text",
+    [
+        (0, "0s"),
+        (45, "45s"),
+        (59.9, "59s"),
+        (60, "1m00s"),
+        (725, "12m05s"),
+        (3600, "1h00m"),
+        (7380, "2h03m"),
+        (90000, "1d01h"),
+        (561 * 3600 + 27 * 60, "23d09h"),
+        (-30, "-30s"),
+        (-725, "-12m05s"),
+    ],
+)
 def test_format_duration(seconds: float, text: str) -> None:
     assert durations.format_duration(seconds) == text
 
 
 def test_app_settings_default_and_parse() -> None:
     assert parse(VALID).app == model.AppConfig()
-    app = parse(VALID + '\n[app]\nwarn_before = "5m"\ncheck_every = 30\nauto_extend = false\n'
-                'next_after_complete = false\nretry_every = "10s"\n').app
-    assert app == model.AppConfig(warn_before=300, check_every=30, auto_extend=False, next_after_complete=False,
-                                  retry_every=10)
+    app = parse(
+        VALID + '\n[app]\nwarn_before = "5m"\ncheck_every = 30\nauto_extend = false\n'
+        'next_after_complete = false\nretry_every = "10s"\n'
+    ).app
+    assert app == model.AppConfig(
+        warn_before=300, check_every=30, auto_extend=False, next_after_complete=False, retry_every=10
+    )
 
 
-@pytest.mark.parametrize("line, key, problem", [
-    ('warn_before = "soon"', "app.warn_before", "not a duration"),
-    ("check_every = 0", "app.check_every", "at least 1"),
-    ('auto_extend = "yes"', "app.auto_extend", "true or false"),
-    ("warn_befor = 10", "app.warn_befor", "warn_before"),
-])
+@pytest.mark.parametrize(
+    "line, key, problem",
+    [
+        ('warn_before = "soon"', "app.warn_before", "not a duration"),
+        ("check_every = 0", "app.check_every", "at least 1"),
+        ('auto_extend = "yes"', "app.auto_extend", "true or false"),
+        ("warn_befor = 10", "app.warn_befor", "warn_before"),
+    ],
+)
 def test_app_setting_errors_name_the_key(line: str, key: str, problem: str) -> None:
     exc = config_error(VALID + f"\n[app]\n{line}\n")
     assert key in str(exc) and problem in str(exc)

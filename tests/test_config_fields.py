@@ -63,10 +63,11 @@ choices = ["EUR", "USD"]
 """)
     assert list(fields) == ["amount", "note", "due", "opens", "currency"]
     assert fields["amount"] == model.FieldConfig(
-        key="queues.q.fields.amount", label="Amount (EUR)", minimum=0, maximum=99.5, required=True,
-        help="Net amount")
+        key="queues.q.fields.amount", label="Amount (EUR)", minimum=0, maximum=99.5, required=True, help="Net amount"
+    )
     assert fields["note"] == model.FieldConfig(
-        key="queues.q.fields.note", widget="multiline", hidden=True, read_only=True, pattern="[a-z]+")
+        key="queues.q.fields.note", widget="multiline", hidden=True, read_only=True, pattern="[a-z]+"
+    )
     assert (fields["due"].minimum, fields["due"].maximum) == (dt.date(2026, 1, 1), dt.datetime(2026, 12, 31, 18))
     assert (fields["opens"].minimum, fields["opens"].maximum) == (dt.time(8), dt.time(18, 30))
     # choices make the field a choice without saying widget = "choice"
@@ -108,8 +109,9 @@ def test_unknown_key_under_a_field_suggests_the_right_one() -> None:
 def test_unknown_key_under_a_field_without_a_close_one_lists_them() -> None:
     err = field_error("[queues.q.fields.amount]\ncolour = 'red'\n")
     assert err.key == "queues.q.fields.amount.colour"
-    assert err.problem == ("unknown key; allowed: choices, help, hidden, label, max, min, pattern, read_only, "
-                           "required, widget")
+    assert err.problem == (
+        "unknown key; allowed: choices, help, hidden, label, max, min, pattern, read_only, required, widget"
+    )
 
 
 def test_fields_must_be_a_table() -> None:
@@ -172,10 +174,13 @@ def test_min_greater_than_max_for_dates() -> None:
     assert err.problem == "must not be greater than max (2026-12-31 > 2026-01-01)"
 
 
-@pytest.mark.parametrize("bounds, problem", [
-    ('min = "2026-01-02"\nmax = 2026-01-01T23:59:59', "2026-01-02 > 2026-01-01 23:59:59"),
-    ('min = 2026-01-02T00:00:01\nmax = 2026-01-02', "2026-01-02 00:00:01 > 2026-01-02"),
-])
+@pytest.mark.parametrize(
+    "bounds, problem",
+    [
+        ('min = "2026-01-02"\nmax = 2026-01-01T23:59:59', "2026-01-02 > 2026-01-01 23:59:59"),
+        ("min = 2026-01-02T00:00:01\nmax = 2026-01-02", "2026-01-02 00:00:01 > 2026-01-02"),
+    ],
+)
 def test_a_date_and_a_date_time_compare_as_midnight(bounds: str, problem: str) -> None:
     err = field_error(f"[queues.q.fields.d]\n{bounds}\n")
     assert err.key == "queues.q.fields.d.min" and err.problem == f"must not be greater than max ({problem})"
@@ -188,20 +193,29 @@ def test_min_equal_to_max_is_fine() -> None:
     assert (field.minimum, field.maximum) == (3, 3.0)
 
 
-@pytest.mark.parametrize("bounds", [
-    'min = 0\nmax = "2026-01-01"',
-    'min = "08:00"\nmax = 2026-01-01',
-    'min = 2026-01-01T00:00:00Z\nmax = 2026-01-02T00:00:00',
-])
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        'min = 0\nmax = "2026-01-01"',
+        'min = "08:00"\nmax = 2026-01-01',
+        "min = 2026-01-01T00:00:00Z\nmax = 2026-01-02T00:00:00",
+    ],
+)
 def test_min_and_max_of_different_kinds(bounds: str) -> None:
     err = field_error(f"[queues.q.fields.n]\n{bounds}\n")
     assert err.key == "queues.q.fields.n" and err.problem.endswith("must be the same kind of value")
 
 
 @pytest.mark.parametrize("name", ["min", "max"])
-@pytest.mark.parametrize("value, got", [
-    ("true", "bool True"), ("[1]", "a list"), ('"soon"', "str 'soon'"), ('"2026-02-30"', "str '2026-02-30'"),
-])
+@pytest.mark.parametrize(
+    "value, got",
+    [
+        ("true", "bool True"),
+        ("[1]", "a list"),
+        ('"soon"', "str 'soon'"),
+        ('"2026-02-30"', "str '2026-02-30'"),
+    ],
+)
 def test_bad_bound_values(name: str, value: str, got: str) -> None:
     err = field_error(f"[queues.q.fields.n]\n{name} = {value}\n")
     assert err.key == f"queues.q.fields.n.{name}"
@@ -268,8 +282,9 @@ def bind(demo_db: Path, tmp_path: Path, *edits: tuple[str, str], extra: str = ""
         wb.queue(queue)
 
 
-def bind_error(demo_db: Path, tmp_path: Path, *edits: tuple[str, str], extra: str = "",
-               queue: str = "cases") -> errors.ConfigError:
+def bind_error(
+    demo_db: Path, tmp_path: Path, *edits: tuple[str, str], extra: str = "", queue: str = "cases"
+) -> errors.ConfigError:
     with pytest.raises(errors.ConfigError) as info:
         bind(demo_db, tmp_path, *edits, extra=extra, queue=queue)
     err = info.value
@@ -308,11 +323,14 @@ def test_column_name_case_is_forgiven(demo_db: Path, tmp_path: Path) -> None:
     bind(demo_db, tmp_path, extra='\n[queues.cases.fields.Subject]\nlabel = "Topic"\n')
 
 
-@pytest.mark.parametrize("choices, problem", [
-    ('[1, 2, "high"]', "'high' is not a whole number"),
-    ("[1, 2.5]", "2.5 is not a whole number"),
-    ('[1, "1"]', "lists 1 twice (as 'priority' stores it)"),
-])
+@pytest.mark.parametrize(
+    "choices, problem",
+    [
+        ('[1, 2, "high"]', "'high' is not a whole number"),
+        ("[1, 2.5]", "2.5 is not a whole number"),
+        ('[1, "1"]', "lists 1 twice (as 'priority' stores it)"),
+    ],
+)
 def test_choice_value_the_column_cannot_hold(demo_db: Path, tmp_path: Path, choices: str, problem: str) -> None:
     err = bind_error(demo_db, tmp_path, (PRIORITY, f"[queues.cases.fields.priority]\nchoices = {choices}"))
     assert err.key == "queues.cases.fields.priority.choices"
@@ -320,8 +338,9 @@ def test_choice_value_the_column_cannot_hold(demo_db: Path, tmp_path: Path, choi
 
 
 def test_choice_longer_than_the_text_column(demo_db: Path, tmp_path: Path) -> None:
-    err = bind_error(demo_db, tmp_path, ('choices = ["EUR", "USD", "GBP", "SEK"]', 'choices = ["EUR", "EURO"]'),
-                     queue="imports")
+    err = bind_error(
+        demo_db, tmp_path, ('choices = ["EUR", "USD", "GBP", "SEK"]', 'choices = ["EUR", "EURO"]'), queue="imports"
+    )
     assert err.key == "queues.imports.fields.currency.choices"
     assert err.problem == "at most 3 characters (4 given)"
 
@@ -340,47 +359,70 @@ def test_min_or_max_on_a_text_column(demo_db: Path, tmp_path: Path, name: str) -
 
 
 def test_min_on_a_boolean_column(demo_db: Path, tmp_path: Path) -> None:
-    err = bind_error(demo_db, tmp_path, ('[queues.imports.fields.paid]', '[queues.imports.fields.paid]\nmin = 0'),
-                     queue="imports")
+    err = bind_error(
+        demo_db, tmp_path, ("[queues.imports.fields.paid]", "[queues.imports.fields.paid]\nmin = 0"), queue="imports"
+    )
     assert err.key == "queues.imports.fields.paid.min" and "'paid' is BOOLEAN" in err.problem
 
 
 TIME_SPENT = 'label = "Time spent (minutes)"\nmin = 0'
 
 
-@pytest.mark.parametrize("edit, key, problem", [
-    ((TIME_SPENT, TIME_SPENT.replace("min = 0", "min = 0.5")), "time_spent_min.min", "0.5 is not a whole number"),
-    (("max = 1440", "max = 1440.5"), "time_spent_min.max", "1440.5 is not a whole number"),
-    (("min = 0\nmax = 1440", "min = 2026-01-01\n#"), "time_spent_min.min", "is not a whole number"),
-    (("[queues.cases.fields.due_at]", "[queues.cases.fields.due_at]\nmin = 5"), "due_at.min",
-     "5 is not a date and time (use 2026-11-21 14:30)"),
-])
-def test_bound_the_column_cannot_hold(demo_db: Path, tmp_path: Path, edit: tuple[str, str], key: str,
-                                      problem: str) -> None:
+@pytest.mark.parametrize(
+    "edit, key, problem",
+    [
+        ((TIME_SPENT, TIME_SPENT.replace("min = 0", "min = 0.5")), "time_spent_min.min", "0.5 is not a whole number"),
+        (("max = 1440", "max = 1440.5"), "time_spent_min.max", "1440.5 is not a whole number"),
+        (("min = 0\nmax = 1440", "min = 2026-01-01\n#"), "time_spent_min.min", "is not a whole number"),
+        (
+            ("[queues.cases.fields.due_at]", "[queues.cases.fields.due_at]\nmin = 5"),
+            "due_at.min",
+            "5 is not a date and time (use 2026-11-21 14:30)",
+        ),
+    ],
+)
+def test_bound_the_column_cannot_hold(
+    demo_db: Path, tmp_path: Path, edit: tuple[str, str], key: str, problem: str
+) -> None:
     err = bind_error(demo_db, tmp_path, edit)
     assert err.key == f"queues.cases.fields.{key}"
     assert err.problem.endswith(problem)
 
 
 def test_bounds_that_fit_the_column_bind(demo_db: Path, tmp_path: Path) -> None:
-    bind(demo_db, tmp_path, ("[queues.cases.fields.due_at]",
-                             '[queues.cases.fields.due_at]\nmin = 2020-01-01\nmax = "2030-12-31T23:59"'))
-    bind(demo_db, tmp_path, ("[queues.imports.fields.amount]\nmin = 0",
-                             "[queues.imports.fields.amount]\nmin = -0.5\nmax = 1e6"), queue="imports")
+    bind(
+        demo_db,
+        tmp_path,
+        ("[queues.cases.fields.due_at]", '[queues.cases.fields.due_at]\nmin = 2020-01-01\nmax = "2030-12-31T23:59"'),
+    )
+    bind(
+        demo_db,
+        tmp_path,
+        ("[queues.imports.fields.amount]\nmin = 0", "[queues.imports.fields.amount]\nmin = -0.5\nmax = 1e6"),
+        queue="imports",
+    )
 
 
 def test_decimal_bound_with_too_many_places(demo_db: Path, tmp_path: Path) -> None:
-    err = bind_error(demo_db, tmp_path, ("[queues.imports.fields.amount]\nmin = 0",
-                                         "[queues.imports.fields.amount]\nmin = 0.001"), queue="imports")
+    err = bind_error(
+        demo_db,
+        tmp_path,
+        ("[queues.imports.fields.amount]\nmin = 0", "[queues.imports.fields.amount]\nmin = 0.001"),
+        queue="imports",
+    )
     assert err.key == "queues.imports.fields.amount.min" and err.problem == "0.001 has more than 2 decimal places"
 
 
-@pytest.mark.parametrize("edit, column, kind", [
-    ((PRIORITY, PRIORITY + '\npattern = "[0-9]+"'), "priority", "INTEGER"),
-    (("[queues.cases.fields.due_at]", '[queues.cases.fields.due_at]\npattern = "[0-9]+"'), "due_at", "DATETIME"),
-])
-def test_pattern_on_a_non_text_column(demo_db: Path, tmp_path: Path, edit: tuple[str, str], column: str,
-                                      kind: str) -> None:
+@pytest.mark.parametrize(
+    "edit, column, kind",
+    [
+        ((PRIORITY, PRIORITY + '\npattern = "[0-9]+"'), "priority", "INTEGER"),
+        (("[queues.cases.fields.due_at]", '[queues.cases.fields.due_at]\npattern = "[0-9]+"'), "due_at", "DATETIME"),
+    ],
+)
+def test_pattern_on_a_non_text_column(
+    demo_db: Path, tmp_path: Path, edit: tuple[str, str], column: str, kind: str
+) -> None:
     err = bind_error(demo_db, tmp_path, edit)
     assert err.key == f"queues.cases.fields.{column}.pattern"
     assert err.problem == f"a pattern applies to text columns; '{column}' is {kind}"
@@ -389,7 +431,7 @@ def test_pattern_on_a_non_text_column(demo_db: Path, tmp_path: Path, edit: tuple
 def test_field_error_through_the_cli_exits_2(demo_db: Path, tmp_path: Path) -> None:
     from workbench.cli import main
 
-    text = demo.config_text(f"sqlite:///{demo_db}") + "\n[queues.cases.fields.priorty]\nlabel = \"P\"\n"
+    text = demo.config_text(f"sqlite:///{demo_db}") + '\n[queues.cases.fields.priorty]\nlabel = "P"\n'
     path = tmp_path / "workbench.toml"
     path.write_text(text, encoding="utf-8")
     assert main.main(["--config", str(path), "--user", "alice", "show", "cases", "1"]) == 2

@@ -14,8 +14,10 @@ sys.path.insert(0, str(ROOT))
 
 from installer import deb  # noqa: E402 - the repository root goes on sys.path first
 
-pytestmark = pytest.mark.skipif(shutil.which("dpkg-deb") is None or shutil.which("readelf") is None,
-                                reason="needs dpkg-deb and readelf (Debian/Ubuntu with binutils)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("dpkg-deb") is None or shutil.which("readelf") is None,
+    reason="needs dpkg-deb and readelf (Debian/Ubuntu with binutils)",
+)
 
 
 def _bundle(tmp_path: Path) -> Path:
@@ -23,8 +25,15 @@ def _bundle(tmp_path: Path) -> Path:
     bundle = tmp_path / "bundle" / "workbench"
     (bundle / "_internal").mkdir(parents=True)
     shutil.copy2("/bin/true", bundle / "workbench")
-    carried = next(Path(p) for p in ("/lib/x86_64-linux-gnu/libz.so.1", "/usr/lib/x86_64-linux-gnu/libz.so.1",
-                                     "/lib/aarch64-linux-gnu/libz.so.1") if Path(p).exists())
+    carried = next(
+        Path(p)
+        for p in (
+            "/lib/x86_64-linux-gnu/libz.so.1",
+            "/usr/lib/x86_64-linux-gnu/libz.so.1",
+            "/lib/aarch64-linux-gnu/libz.so.1",
+        )
+        if Path(p).exists()
+    )
     shutil.copy2(carried, bundle / "_internal" / carried.name)
     return bundle
 
@@ -54,7 +63,11 @@ def test_package_installs_a_command_a_menu_entry_and_icons(tmp_path):
     entry = (unpacked / "usr/share/applications/workbench.desktop").read_text()
     assert "Exec=workbench\n" in entry and "Icon=workbench" in entry
     if shutil.which("desktop-file-validate"):
-        result = subprocess.run(["desktop-file-validate", str(unpacked / "usr/share/applications/workbench.desktop")],
-                                capture_output=True, text=True, check=False)
+        result = subprocess.run(
+            ["desktop-file-validate", str(unpacked / "usr/share/applications/workbench.desktop")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert result.returncode == 0 and not result.stdout.strip(), result.stdout
     assert (unpacked / "opt/workbench/workbench").stat().st_mode & 0o755 == 0o755

@@ -163,10 +163,16 @@ set = { state = "done" }
 def test_a_date_key_is_matched_as_the_text_it_was_stored_as(native_env: support.Env) -> None:
     """A key that is neither a number nor text: SQLite cannot cast the stored text back to a date."""
     md = sa.MetaData()
-    table = sa.Table("day_reports", md, sa.Column("day", sa.Date, primary_key=True),
-                     sa.Column("state", sa.String(10), nullable=False),
-                     sa.Column("wb_locked_by", sa.String(100)), sa.Column("wb_locked_at", sa.DateTime),
-                     sa.Column("wb_lock_expires", sa.DateTime), sa.Column("wb_lock_token", sa.String(64)))
+    table = sa.Table(
+        "day_reports",
+        md,
+        sa.Column("day", sa.Date, primary_key=True),
+        sa.Column("state", sa.String(10), nullable=False),
+        sa.Column("wb_locked_by", sa.String(100)),
+        sa.Column("wb_locked_at", sa.DateTime),
+        sa.Column("wb_lock_expires", sa.DateTime),
+        sa.Column("wb_lock_token", sa.String(64)),
+    )
     md.create_all(native_env.engine)
     with native_env.engine.begin() as conn:
         conn.execute(sa.insert(table), [{"day": dt.date(2026, 11, d), "state": "open"} for d in (1, 2, 3)])

@@ -73,8 +73,9 @@ def test_a_draft_of_a_type_the_journal_cannot_hold_still_raises(tmp_path: Path) 
     assert guard.unwritten() == []
 
 
-def test_a_full_disk_under_the_log_file_prints_nothing(monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_full_disk_under_the_log_file_prints_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
     monkeypatch.setattr(logs, "log_path", lambda: Path("/dev/full"))  # every write: ENOSPC

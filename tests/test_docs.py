@@ -72,7 +72,7 @@ def test_sample_configs_load() -> None:
 def test_the_app_settings_table_loads_with_its_defaults() -> None:
     # The defaults column of the docs' [app] table, written into a config, gives the declared defaults.
     text = page("reference/config.md")
-    block = text[text.index("<!-- keys:app -->"):text.index("<!-- /keys -->", text.index("<!-- keys:app -->"))]
+    block = text[text.index("<!-- keys:app -->") : text.index("<!-- /keys -->", text.index("<!-- keys:app -->"))]
     rows = re.findall(r"^\| `(\w+)` \| `([^`]+)` \|", block, flags=re.MULTILINE)
     assert len(rows) == 5
     written = "[app]\n" + "".join(f"{k} = {v if v in ('true', 'false') else repr(v)}\n" for k, v in rows)
@@ -96,8 +96,8 @@ def test_the_command_synopsis_names_exactly_the_parsers_commands() -> None:
     from workbench.cli import main
 
     text = page("reference/cli.md")
-    synopsis = text[text.index("```\nworkbench [--config"):]
-    synopsis = synopsis[4:synopsis.index("```", 4)]
+    synopsis = text[text.index("```\nworkbench [--config") :]
+    synopsis = synopsis[4 : synopsis.index("```", 4)]
     written = set(re.findall(r"(?:^  |\s{2,}|\| )([a-z][a-z-]+)(?= |$)", synopsis, flags=re.MULTILINE))
     parsed = {name for name, _, _ in hooks()._subcommands(main.build_parser())}
     assert parsed - written == set(), "commands missing from the synopsis in docs/reference/cli.md"

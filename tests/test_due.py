@@ -20,8 +20,11 @@ def test_overdue_items_are_counted_on_the_database_clock(native_env: support.Env
     done = q.claim_next("alice")[0].lock
     q.complete("alice", done.key, done.token)
     with wb.engine.connect() as conn:
-        keys = list(conn.execute(sa.select(cases.c.case_id).where(cases.c.case_id.not_in([held, done.key]))
-                                 .order_by(cases.c.case_id)).scalars())
+        keys = list(
+            conn.execute(
+                sa.select(cases.c.case_id).where(cases.c.case_id.not_in([held, done.key])).order_by(cases.c.case_id)
+            ).scalars()
+        )
     hour = sa.literal(3600)
     with wb.engine.begin() as conn:
         conn.execute(sa.update(cases).values(due_at=None))

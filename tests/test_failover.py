@@ -49,8 +49,9 @@ def _entries(logs: list[Path]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_a_synchronous_standby_takes_over_and_nothing_acknowledged_is_lost(replicated: servers.Replicated,
-                                                                           tmp_path: Path) -> None:
+def test_a_synchronous_standby_takes_over_and_nothing_acknowledged_is_lost(
+    replicated: servers.Replicated, tmp_path: Path
+) -> None:
     replicated.primary.create_database("wbfail")
     config_path = tmp_path / "workbench.toml"
     config_path.write_text(demo.config_text(replicated.url("wbfail")), encoding="utf-8")
@@ -61,11 +62,32 @@ def test_a_synchronous_standby_takes_over_and_nothing_acknowledged_is_lost(repli
         demo.attach_all(wb)
     go, stop = tmp_path / "go", tmp_path / "stop"
     logs = [tmp_path / f"w{i}.log" for i in range(WORKERS)]
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.helpers.failover_worker", "--config", str(config_path),
-                               "--queue", "cases", "--user", f"w{i}", "--log", str(log), "--go", str(go),
-                               "--stop", str(stop)],
-                              cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True)
-             for i, log in enumerate(logs)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.helpers.failover_worker",
+                "--config",
+                str(config_path),
+                "--queue",
+                "cases",
+                "--user",
+                f"w{i}",
+                "--log",
+                str(log),
+                "--go",
+                str(go),
+                "--stop",
+                str(stop),
+            ],
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, log in enumerate(logs)
+    ]
     try:
         _until(lambda: sum(1 for e in _entries(logs) if "ready" in e) == WORKERS, "the workers to open the queue")
         go.write_text("go")
@@ -74,8 +96,10 @@ def test_a_synchronous_standby_takes_over_and_nothing_acknowledged_is_lost(repli
         replicated.primary.take_down("immediate")  # as a crash: no shutdown checkpoint, clients cut off
         replicated.promote()
         promoted = time.time()
-        _until(lambda: sum(1 for e in _entries(logs) if "completed" in e and e["at"] > promoted) >= 20,
-               "the workers to complete items on the new primary")
+        _until(
+            lambda: sum(1 for e in _entries(logs) if "completed" in e and e["at"] > promoted) >= 20,
+            "the workers to complete items on the new primary",
+        )
     finally:
         stop.write_text("stop")
         errors = [proc.communicate(timeout=60)[1] for proc in procs]
@@ -105,8 +129,11 @@ def test_a_synchronous_standby_takes_over_and_nothing_acknowledged_is_lost(repli
         # no item was handed to a second person because the first one's claim was lost.
         with wb.engine.connect() as conn:
             trail = wb.audit_table
-            rows = conn.execute(sa.select(trail.c.item_key, trail.c.actor, trail.c.token)
-                                .where(trail.c.queue == "cases", trail.c.event == "claim")).all()
+            rows = conn.execute(
+                sa.select(trail.c.item_key, trail.c.actor, trail.c.token).where(
+                    trail.c.queue == "cases", trail.c.event == "claim"
+                )
+            ).all()
         recorded = {(actor, key, token) for key, actor, token in rows}
         missing = [(w, k) for w, k, t in claimed if (w, str(k), audit.token_digest(t)) not in recorded]
         assert missing == []

@@ -90,7 +90,10 @@ def test_claims_keep_one_generic_plan_when_the_tables_statistics_change(native_e
     for _ in range(8):
         done = q.claim_next("ann")[0]
         q.complete("ann", done.lock.key, done.lock.token, "resolved")
-    plans = wb.db.held.get().dbapi.execute(
-        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'wb_fast_%'").fetchall()
+    plans = (
+        wb.db.held.get()
+        .dbapi.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'wb_fast_%'")
+        .fetchall()
+    )
     assert plans and all(custom == 0 for _generic, custom in plans) and max(g for g, _c in plans) >= 16, plans
     assert held

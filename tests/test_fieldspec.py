@@ -27,7 +27,8 @@ D = decimal.Decimal
 def items_table(metadata: sa.MetaData) -> sa.Table:
     """A table with one column of every kind the form knows, plus the workbench lock columns."""
     return sa.Table(
-        "items", metadata,
+        "items",
+        metadata,
         sa.Column("item_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("status", sa.String(20), nullable=False),
         sa.Column("title", sa.String(40), nullable=False),  # NOT NULL, no default: required
@@ -83,14 +84,17 @@ def bound(tmp_path: Path, url: str, fields: str = "", read_only: str = '["create
             table = mapping.reflect_table(conn, config.queue("items"), config.path)
     finally:
         engine.dispose()
-    return mapping.BoundQueue(config.queue("items"), table, config_path=config.path,
-                              backend=backends.for_dialect("sqlite"),
-                              local_clock=False)
+    return mapping.BoundQueue(
+        config.queue("items"), table, config_path=config.path, backend=backends.for_dialect("sqlite"), local_clock=False
+    )
 
 
 @pytest.fixture
 def q(tmp_path: Path, db_url: str) -> mapping.BoundQueue:
-    return bound(tmp_path, db_url, """
+    return bound(
+        tmp_path,
+        db_url,
+        """
 [queues.items.fields.count]
 min = 0
 max = 10
@@ -129,7 +133,8 @@ choices = [1, 2, 3]
 [queues.items.fields.body]
 hidden = true
 required = true
-""")
+""",
+    )
 
 
 def spec(q: mapping.BoundQueue, name: str) -> fieldspec.FieldSpec:
@@ -148,33 +153,36 @@ def refused(spec_: fieldspec.FieldSpec, raw: Any) -> str:
 # -- kinds from column types ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("column_type, kind, extra", [
-    (sa.Boolean(), "boolean", {}),
-    (mysql.TINYINT(display_width=1), "boolean", {}),
-    (mysql.TINYINT(display_width=4), "integer", {}),
-    (mysql.TINYINT(), "integer", {}),
-    (sa.Enum("low", "high", name="level"), "choice", {"choices": ("low", "high")}),
-    (sa.Integer(), "integer", {}),
-    (sa.SmallInteger(), "integer", {}),
-    (sa.BigInteger(), "integer", {}),
-    (sa.Float(), "float", {}),
-    (sa.Double(), "float", {}),
-    (sa.Numeric(10, 0), "integer", {}),
-    (sa.Numeric(12, 2), "decimal", {"decimals": 2}),
-    (sa.Numeric(), "decimal", {"decimals": None}),
-    (sa.DateTime(), "datetime", {}),
-    (sa.DateTime(timezone=True), "datetime", {}),
-    (sa.Date(), "date", {}),
-    (sa.Time(), "time", {}),
-    (sa.String(40), "text", {"max_length": 40}),
-    (sa.String(255), "text", {"max_length": 255}),
-    (sa.String(), "text", {"max_length": None}),
-    (sa.String(256), "multiline", {"max_length": 256}),
-    (sa.String(300), "multiline", {"max_length": 300}),
-    (sa.Text(), "multiline", {"max_length": None}),
-    (sa.Unicode(20), "text", {"max_length": 20}),
-    (sa.UnicodeText(), "multiline", {"max_length": None}),
-])
+@pytest.mark.parametrize(
+    "column_type, kind, extra",
+    [
+        (sa.Boolean(), "boolean", {}),
+        (mysql.TINYINT(display_width=1), "boolean", {}),
+        (mysql.TINYINT(display_width=4), "integer", {}),
+        (mysql.TINYINT(), "integer", {}),
+        (sa.Enum("low", "high", name="level"), "choice", {"choices": ("low", "high")}),
+        (sa.Integer(), "integer", {}),
+        (sa.SmallInteger(), "integer", {}),
+        (sa.BigInteger(), "integer", {}),
+        (sa.Float(), "float", {}),
+        (sa.Double(), "float", {}),
+        (sa.Numeric(10, 0), "integer", {}),
+        (sa.Numeric(12, 2), "decimal", {"decimals": 2}),
+        (sa.Numeric(), "decimal", {"decimals": None}),
+        (sa.DateTime(), "datetime", {}),
+        (sa.DateTime(timezone=True), "datetime", {}),
+        (sa.Date(), "date", {}),
+        (sa.Time(), "time", {}),
+        (sa.String(40), "text", {"max_length": 40}),
+        (sa.String(255), "text", {"max_length": 255}),
+        (sa.String(), "text", {"max_length": None}),
+        (sa.String(256), "multiline", {"max_length": 256}),
+        (sa.String(300), "multiline", {"max_length": 300}),
+        (sa.Text(), "multiline", {"max_length": None}),
+        (sa.Unicode(20), "text", {"max_length": 20}),
+        (sa.UnicodeText(), "multiline", {"max_length": None}),
+    ],
+)
 def test_kind_of_column_type(column_type: sa.types.TypeEngine[Any], kind: str, extra: dict[str, Any]) -> None:
     assert fieldspec.kind_of(sa.Column("c", column_type)) == (kind, extra)
 
@@ -182,10 +190,23 @@ def test_kind_of_column_type(column_type: sa.types.TypeEngine[Any], kind: str, e
 def test_kinds_of_a_reflected_sqlite_table(q: mapping.BoundQueue) -> None:
     kinds = {name: s.kind for name, s in q.specs.items()}
     assert kinds == {
-        "item_id": "integer", "status": "text", "title": "text", "flag": "boolean", "active": "boolean",
-        "count": "integer", "whole": "choice", "amount": "decimal", "ratio": "float", "seen_at": "datetime",
-        "due_on": "date", "opens": "time", "code": "text", "summary": "multiline", "body": "multiline",
-        "created": "text", "invoiceNo": "text",
+        "item_id": "integer",
+        "status": "text",
+        "title": "text",
+        "flag": "boolean",
+        "active": "boolean",
+        "count": "integer",
+        "whole": "choice",
+        "amount": "decimal",
+        "ratio": "float",
+        "seen_at": "datetime",
+        "due_on": "date",
+        "opens": "time",
+        "code": "text",
+        "summary": "multiline",
+        "body": "multiline",
+        "created": "text",
+        "invoiceNo": "text",
     }
     assert (spec(q, "title").max_length, spec(q, "summary").max_length, spec(q, "body").max_length) == (40, 300, None)
     assert spec(q, "amount").decimals == 2
@@ -202,8 +223,14 @@ def test_key_first_even_when_it_is_not_the_first_column(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'late.db'}"
     engine = sa.create_engine(url)
     md = sa.MetaData()
-    sa.Table("items", md, sa.Column("status", sa.String(20), nullable=False), sa.Column("note", sa.String(50)),
-             sa.Column("item_id", sa.Integer, primary_key=True, autoincrement=False), *schema.lock_columns())
+    sa.Table(
+        "items",
+        md,
+        sa.Column("status", sa.String(20), nullable=False),
+        sa.Column("note", sa.String(50)),
+        sa.Column("item_id", sa.Integer, primary_key=True, autoincrement=False),
+        *schema.lock_columns(),
+    )
     md.create_all(engine)
     engine.dispose()
     q = bound(tmp_path, url, read_only="[]")
@@ -213,19 +240,22 @@ def test_key_first_even_when_it_is_not_the_first_column(tmp_path: Path) -> None:
 # -- labels --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, label", [
-    ("time_spent_min", "Time spent min"),
-    ("invoiceNo", "Invoice no"),
-    ("case_id", "Case ID"),
-    ("id", "ID"),
-    ("VAT_rate", "VAT rate"),
-    ("IBAN", "IBAN"),
-    ("customer", "Customer"),
-    ("CUSTOMER_NAME", "CUSTOMER NAME"),
-    ("order-no", "Order no"),
-    ("__x__", "X"),
-    ("line2_no", "Line2 no"),
-])
+@pytest.mark.parametrize(
+    "name, label",
+    [
+        ("time_spent_min", "Time spent min"),
+        ("invoiceNo", "Invoice no"),
+        ("case_id", "Case ID"),
+        ("id", "ID"),
+        ("VAT_rate", "VAT rate"),
+        ("IBAN", "IBAN"),
+        ("customer", "Customer"),
+        ("CUSTOMER_NAME", "CUSTOMER NAME"),
+        ("order-no", "Order no"),
+        ("__x__", "X"),
+        ("line2_no", "Line2 no"),
+    ],
+)
 def test_label_of(name: str, label: str) -> None:
     assert fieldspec.label_of(name) == label
 
@@ -269,9 +299,13 @@ def test_read_only_columns(q: mapping.BoundQueue) -> None:
 
 
 def test_read_only_from_fields_and_from_on_claim(tmp_path: Path, db_url: str) -> None:
-    q = bound(tmp_path, db_url, '[queues.items.fields.title]\nread_only = true\n'
-                                '[queues.items.on_claim]\nactive = true\n'
-                                '[queues.items.on_release]\nactive = false\n')
+    q = bound(
+        tmp_path,
+        db_url,
+        "[queues.items.fields.title]\nread_only = true\n"
+        "[queues.items.on_claim]\nactive = true\n"
+        "[queues.items.on_release]\nactive = false\n",
+    )
     assert spec(q, "title").read_only is True and spec(q, "title").required is False
     assert spec(q, "active").read_only is True
     assert spec(q, "code").read_only is False
@@ -283,7 +317,13 @@ def test_demo_required_and_read_only(tmp_path: Path) -> None:
     with service.Workbench.open(loader.load(demo.create(tmp_path / "demo"))) as wb:
         cases, imports = wb.queue("cases").q, wb.queue("imports").q
     assert {n for n, s in cases.specs.items() if s.read_only} == {
-        "case_id", "status", "opened_at", "customer", "email", "due_at"}
+        "case_id",
+        "status",
+        "opened_at",
+        "customer",
+        "email",
+        "due_at",
+    }
     assert {n for n, s in cases.specs.items() if s.required} == {"subject", "category", "priority"}
     assert {n for n, s in imports.specs.items() if s.required} == {"vendor", "invoice_no", "currency", "paid"}
     assert not any(name.startswith("wb_") for name in cases.specs)
@@ -301,9 +341,14 @@ def test_binary_columns_are_read_only(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'bin.db'}"
     engine = sa.create_engine(url)
     md = sa.MetaData()
-    sa.Table("items", md, sa.Column("item_id", sa.Integer, primary_key=True, autoincrement=False),
-             sa.Column("status", sa.String(20), nullable=False), sa.Column("scan", sa.LargeBinary, nullable=False),
-             *schema.lock_columns())
+    sa.Table(
+        "items",
+        md,
+        sa.Column("item_id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("status", sa.String(20), nullable=False),
+        sa.Column("scan", sa.LargeBinary, nullable=False),
+        *schema.lock_columns(),
+    )
     md.create_all(engine)
     engine.dispose()
     s = spec(bound(tmp_path, url, read_only="[]"), "scan")
@@ -343,39 +388,45 @@ def test_boolean_false_is_a_value_not_empty(q: mapping.BoundQueue) -> None:
 # -- types ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, raw, value", [
-    ("count", "7", 7),
-    ("count", " 7 ", 7),
-    ("count", 7, 7),
-    ("amount", "12.5", D("12.50")),
-    ("amount", "0", D("0.00")),
-    ("ratio", "0.25", 0.25),
-    ("active", "yes", True),
-    ("active", "0", False),
-    ("active", True, True),
-    ("seen_at", "2026-01-02 14:30", dt.datetime(2026, 1, 2, 14, 30)),
-    ("due_on", "2026-11-21", dt.date(2026, 11, 21)),
-    ("opens", "09:15", dt.time(9, 15)),
-    ("title", "Printer on fire", "Printer on fire"),
-])
+@pytest.mark.parametrize(
+    "name, raw, value",
+    [
+        ("count", "7", 7),
+        ("count", " 7 ", 7),
+        ("count", 7, 7),
+        ("amount", "12.5", D("12.50")),
+        ("amount", "0", D("0.00")),
+        ("ratio", "0.25", 0.25),
+        ("active", "yes", True),
+        ("active", "0", False),
+        ("active", True, True),
+        ("seen_at", "2026-01-02 14:30", dt.datetime(2026, 1, 2, 14, 30)),
+        ("due_on", "2026-11-21", dt.date(2026, 11, 21)),
+        ("opens", "09:15", dt.time(9, 15)),
+        ("title", "Printer on fire", "Printer on fire"),
+    ],
+)
 def test_values_are_typed_as_the_column_stores_them(q: mapping.BoundQueue, name: str, raw: Any, value: Any) -> None:
     result = fieldspec.check(spec(q, name), raw)
     assert result == value and type(result) is type(value)
 
 
-@pytest.mark.parametrize("name, raw, message", [
-    ("count", "soon", "count: 'soon' is not a whole number"),
-    ("count", "2.5", "count: '2.5' is not a whole number"),
-    ("whole", "1.5", "whole: 1.5 has more than 0 decimal places"),
-    ("amount", "ten", "amount: 'ten' is not a number"),
-    ("amount", "1.234", "amount: 1.234 has more than 2 decimal places"),
-    ("amount", "nan", "amount: 'nan' is not a finite number"),
-    ("ratio", "half", "ratio: 'half' is not a number"),
-    ("active", "maybe", "active: 'maybe' is not true/false (use true, false, yes, no, 1 or 0)"),
-    ("seen_at", "tomorrow", "seen_at: 'tomorrow' is not a date and time (use 2026-11-21 14:30)"),
-    ("due_on", "2026-13-01", "due_on: '2026-13-01' is not a date (use 2026-11-21)"),
-    ("opens", "25:00", "opens: '25:00' is not a time (use 14:30)"),
-])
+@pytest.mark.parametrize(
+    "name, raw, message",
+    [
+        ("count", "soon", "count: 'soon' is not a whole number"),
+        ("count", "2.5", "count: '2.5' is not a whole number"),
+        ("whole", "1.5", "whole: 1.5 has more than 0 decimal places"),
+        ("amount", "ten", "amount: 'ten' is not a number"),
+        ("amount", "1.234", "amount: 1.234 has more than 2 decimal places"),
+        ("amount", "nan", "amount: 'nan' is not a finite number"),
+        ("ratio", "half", "ratio: 'half' is not a number"),
+        ("active", "maybe", "active: 'maybe' is not true/false (use true, false, yes, no, 1 or 0)"),
+        ("seen_at", "tomorrow", "seen_at: 'tomorrow' is not a date and time (use 2026-11-21 14:30)"),
+        ("due_on", "2026-13-01", "due_on: '2026-13-01' is not a date (use 2026-11-21)"),
+        ("opens", "25:00", "opens: '25:00' is not a time (use 14:30)"),
+    ],
+)
 def test_wrong_type_messages(q: mapping.BoundQueue, name: str, raw: Any, message: str) -> None:
     assert refused(spec(q, name), raw) == message
 
@@ -399,17 +450,27 @@ def test_bounds_are_typed_as_the_column(q: mapping.BoundQueue) -> None:
     assert (spec(q, "opens").minimum, spec(q, "opens").maximum) == (dt.time(8, 0), dt.time(18, 30))
 
 
-@pytest.mark.parametrize("name, inside, below, above, low, high", [
-    ("count", ["0", "5", "10"], "-1", "11", "0", "10"),
-    ("amount", ["0", "0.01", "1000.50"], "-0.01", "1000.51", "0", "1000.5"),
-    ("ratio", ["-1.5", "0", "1.5"], "-1.6", "1.51", "-1.5", "1.5"),
-    ("due_on", ["2026-01-01", "2026-12-31"], "2025-12-31", "2027-01-01", "2026-01-01", "2026-12-31"),
-    ("seen_at", ["2026-01-01 08:00", "2026-01-31 18:00"], "2026-01-01 07:59:59", "2026-01-31 18:00:01",
-     "2026-01-01 08:00:00", "2026-01-31 18:00:00"),
-    ("opens", ["08:00", "18:30"], "07:59", "18:31", "08:00:00", "18:30:00"),
-])
-def test_min_and_max_are_inclusive(q: mapping.BoundQueue, name: str, inside: list[str], below: str, above: str,
-                                   low: str, high: str) -> None:
+@pytest.mark.parametrize(
+    "name, inside, below, above, low, high",
+    [
+        ("count", ["0", "5", "10"], "-1", "11", "0", "10"),
+        ("amount", ["0", "0.01", "1000.50"], "-0.01", "1000.51", "0", "1000.5"),
+        ("ratio", ["-1.5", "0", "1.5"], "-1.6", "1.51", "-1.5", "1.5"),
+        ("due_on", ["2026-01-01", "2026-12-31"], "2025-12-31", "2027-01-01", "2026-01-01", "2026-12-31"),
+        (
+            "seen_at",
+            ["2026-01-01 08:00", "2026-01-31 18:00"],
+            "2026-01-01 07:59:59",
+            "2026-01-31 18:00:01",
+            "2026-01-01 08:00:00",
+            "2026-01-31 18:00:00",
+        ),
+        ("opens", ["08:00", "18:30"], "07:59", "18:31", "08:00:00", "18:30:00"),
+    ],
+)
+def test_min_and_max_are_inclusive(
+    q: mapping.BoundQueue, name: str, inside: list[str], below: str, above: str, low: str, high: str
+) -> None:
     s = spec(q, name)
     for raw in inside:
         fieldspec.check(s, raw)
@@ -498,8 +559,9 @@ def test_optional_choice_takes_empty_as_no_value(tmp_path: Path, db_url: str) ->
 def test_enum_column_is_a_choice_of_its_values() -> None:
     column = sa.Column("level", sa.Enum("low", "high", name="level"), nullable=True)
     kind, extra = fieldspec.kind_of(column)
-    s = fieldspec.FieldSpec(name="level", label="Level", kind=kind, read_only=False, required=False,
-                            column=column, **extra)
+    s = fieldspec.FieldSpec(
+        name="level", label="Level", kind=kind, read_only=False, required=False, column=column, **extra
+    )
     assert fieldspec.check(s, "high") == "high"
     assert fieldspec.check(s, "") is None  # the empty entry of an optional choice
     assert refused(s, "medium") == "level: 'medium' is not one of low, high"
@@ -518,8 +580,9 @@ def test_tinyint_1_flag_reads_yes_and_no() -> None:
 
 
 def hand(kind: str, **kw: Any) -> fieldspec.FieldSpec:
-    return fieldspec.FieldSpec(name="f", label="F", kind=kind, read_only=False, required=kw.pop("required", False),
-                               **kw)
+    return fieldspec.FieldSpec(
+        name="f", label="F", kind=kind, read_only=False, required=kw.pop("required", False), **kw
+    )
 
 
 def test_hand_built_specs_type_values_by_kind() -> None:
@@ -562,10 +625,20 @@ def test_hidden_field_is_marked_and_its_rules_still_hold(q: mapping.BoundQueue) 
 def test_config_details_reach_the_spec(q: mapping.BoundQueue) -> None:
     code = spec(q, "code")
     assert (code.pattern, code.help, code.hidden, code.read_only) == (
-        "[A-Z]{2}[0-9]+", "two capitals and digits, such as AB12", False, False)
+        "[A-Z]{2}[0-9]+",
+        "two capitals and digits, such as AB12",
+        False,
+        False,
+    )
     plain = spec(q, "invoiceNo")
     assert (plain.minimum, plain.maximum, plain.pattern, plain.choices, plain.help, plain.hidden) == (
-        None, None, None, (), None, False)
+        None,
+        None,
+        None,
+        (),
+        None,
+        False,
+    )
 
 
 # -- the engine enforces the same rules ----------------------------------------------------------
@@ -573,20 +646,26 @@ def test_config_details_reach_the_spec(q: mapping.BoundQueue) -> None:
 
 def test_coerce_edits_types_valid_values(q: mapping.BoundQueue) -> None:
     assert q.coerce_edits({"count": "3", "code": "AB9", "whole": "2", "due_on": "2026-05-01"}) == {
-        "count": 3, "code": "AB9", "whole": D(2), "due_on": dt.date(2026, 5, 1)}
+        "count": 3,
+        "code": "AB9",
+        "whole": D(2),
+        "due_on": dt.date(2026, 5, 1),
+    }
 
 
-@pytest.mark.parametrize("edits, message", [
-    ({"count": "11"}, "count: must be at most 10"),
-    ({"code": "ab"}, "code: two capitals and digits, such as AB12"),
-    ({"whole": "7"}, "whole: must be one of 1, 2, 3"),
-    ({"title": ""}, "title: required"),
-    ({"title": "x" * 41}, "title: at most 40 characters (41 given)"),
-    ({"due_on": "2025-06-01"}, "due_on: must be at least 2026-01-01"),
-    ({"count": "2", "amount": "-1"}, "amount: must be at least 0"),
-])
-def test_coerce_edits_refuses_what_the_form_refuses(q: mapping.BoundQueue, edits: dict[str, Any],
-                                                     message: str) -> None:
+@pytest.mark.parametrize(
+    "edits, message",
+    [
+        ({"count": "11"}, "count: must be at most 10"),
+        ({"code": "ab"}, "code: two capitals and digits, such as AB12"),
+        ({"whole": "7"}, "whole: must be one of 1, 2, 3"),
+        ({"title": ""}, "title: required"),
+        ({"title": "x" * 41}, "title: at most 40 characters (41 given)"),
+        ({"due_on": "2025-06-01"}, "due_on: must be at least 2026-01-01"),
+        ({"count": "2", "amount": "-1"}, "amount: must be at least 0"),
+    ],
+)
+def test_coerce_edits_refuses_what_the_form_refuses(q: mapping.BoundQueue, edits: dict[str, Any], message: str) -> None:
     with pytest.raises(errors.InvalidValue) as info:
         q.coerce_edits(edits)
     assert str(info.value) == message

@@ -59,15 +59,39 @@ def _run(tmp: Path, nodes: list[servers.Server], name: str, rows: int = 0) -> tu
     procs = []
     for i in range(WORKERS):
         out = tmp / f"{name}-w{i}.json"
-        cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(configs[i % len(configs)]),
-               "--queue", "cases", "--user", f"w{i}", "--out", str(out), "--go", str(go),
-               "--ready", str(tmp / f"{name}-w{i}.ready")]
-        procs.append((f"w{i}", subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                                                stderr=subprocess.PIPE, text=True), out))
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.helpers.claim_worker",
+            "--config",
+            str(configs[i % len(configs)]),
+            "--queue",
+            "cases",
+            "--user",
+            f"w{i}",
+            "--out",
+            str(out),
+            "--go",
+            str(go),
+            "--ready",
+            str(tmp / f"{name}-w{i}.ready"),
+        ]
+        procs.append(
+            (
+                f"w{i}",
+                subprocess.Popen(
+                    cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True
+                ),
+                out,
+            )
+        )
     # Every worker connected before any starts: the queue drains in about a second, and on a loaded
     # machine a worker still importing found it empty (3 of 8 did all the work in one CI run).
-    _until(lambda: all((tmp / f"{name}-w{i}.ready").exists() or procs[i][1].poll() is not None
-                       for i in range(WORKERS)), seconds=180, what="the workers to connect")
+    _until(
+        lambda: all((tmp / f"{name}-w{i}.ready").exists() or procs[i][1].poll() is not None for i in range(WORKERS)),
+        seconds=180,
+        what="the workers to connect",
+    )
     started = time.monotonic()
     go.write_text("go")
     done: list[tuple[str, str]] = []
@@ -94,8 +118,9 @@ def _until(done: object, seconds: float = 30, what: str = "the nodes to agree") 
 
 
 @pytest.mark.slow
-def test_eight_processes_through_three_nodes(galera: list[servers.Server], mariadb_server: servers.Server,
-                                            tmp_path: Path) -> None:
+def test_eight_processes_through_three_nodes(
+    galera: list[servers.Server], mariadb_server: servers.Server, tmp_path: Path
+) -> None:
     waiting = None
     done, seconds = _run(tmp_path, galera, "wbgalera")
     counts = collections.Counter(key for key, _ in done)
@@ -111,5 +136,7 @@ def test_eight_processes_through_three_nodes(galera: list[servers.Server], maria
     mariadb_server.drop_database("wbsingle")
     assert len(alone) == len(done)
     # tests/benchmarks/galera_bench.py measures this with more rows, and writing through one node.
-    print(f"\n{WORKERS} processes, claim+complete pairs/s: Galera through all 3 nodes {len(done) / seconds:.0f}; "
-          f"one MariaDB server {len(alone) / alone_seconds:.0f}")
+    print(
+        f"\n{WORKERS} processes, claim+complete pairs/s: Galera through all 3 nodes {len(done) / seconds:.0f}; "
+        f"one MariaDB server {len(alone) / alone_seconds:.0f}"
+    )

@@ -69,9 +69,13 @@ def test_the_command_line_keeps_groups(native_env: support.Env, capsys: Any) -> 
 def test_on_postgresql_a_database_role_is_a_group_too(native_env: support.Env) -> None:
     wb = native_env.demo(case_rows=4, import_rows=1, queues={"cases": {"serves": "wb_test_level2"}})
     with wb.engine.begin() as conn:  # a throwaway server: roles are the cluster's, so names are the test's own
-        for statement in ("DROP ROLE IF EXISTS wb_test_ann", "DROP ROLE IF EXISTS wb_test_level2",
-                          "CREATE ROLE wb_test_level2 NOLOGIN", "CREATE ROLE wb_test_ann NOLOGIN",
-                          "GRANT wb_test_level2 TO wb_test_ann"):
+        for statement in (
+            "DROP ROLE IF EXISTS wb_test_ann",
+            "DROP ROLE IF EXISTS wb_test_level2",
+            "CREATE ROLE wb_test_level2 NOLOGIN",
+            "CREATE ROLE wb_test_ann NOLOGIN",
+            "GRANT wb_test_level2 TO wb_test_ann",
+        ):
             conn.exec_driver_sql(statement)
     try:
         q = wb.queue("cases")

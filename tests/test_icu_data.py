@@ -17,8 +17,10 @@ from installer import icu_data  # noqa: E402 - after sys.path gets the repositor
 
 PYSIDE_LIB = Path(__import__("PySide6").__file__).parent / "Qt" / "lib"
 LIBRARIES = sorted(PYSIDE_LIB.glob("libicudata.so.*"))
-pytestmark = pytest.mark.skipif(not LIBRARIES or shutil.which("readelf") is None or shutil.which("cc") is None,
-                                reason="needs PySide6's ICU (Linux wheels), readelf and a C compiler")
+pytestmark = pytest.mark.skipif(
+    not LIBRARIES or shutil.which("readelf") is None or shutil.which("cc") is None,
+    reason="needs PySide6's ICU (Linux wheels), readelf and a C compiler",
+)
 
 
 def test_which_items_stay():
@@ -38,7 +40,7 @@ def test_package_round_trip_keeps_every_item_byte_for_byte():
     assert again_header == header
     for (name, data), (name2, data2) in zip(items[::7], again, strict=True):
         # Items keep their bytes; padding to the 16-byte alignment may follow them.
-        assert name == name2 and data2[:len(data)] == data and not data2[len(data):].strip(b"\0")
+        assert name == name2 and data2[: len(data)] == data and not data2[len(data) :].strip(b"\0")
 
 
 def test_qt_collates_and_names_zones_with_the_trimmed_library(tmp_path):
@@ -57,7 +59,12 @@ def test_qt_collates_and_names_zones_with_the_trimmed_library(tmp_path):
         print(QTimeZone(b"America/New_York").displayName(QTimeZone.TimeType.StandardTime,
                                                         QTimeZone.NameType.LongName, QLocale("en_US")))
     """)
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False,
-                            env={"LD_LIBRARY_PATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"LD_LIBRARY_PATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["['a', 'Á', 'b', 'C']", "STRASSE", "Eastern Standard Time"]

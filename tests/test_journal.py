@@ -33,12 +33,27 @@ QUEUE = "customers"
 BERLIN = zoneinfo.ZoneInfo("Europe/Berlin")
 
 
-def make_draft(key: Any = 1, *, database: str = DB, queue: str = QUEUE, owner: str = "alice",
-               token: str | None = "tok-1", values: dict[str, Any] | None = None,
-               base: dict[str, Any] | None = None, updated_at: str = "2024-05-01T10:00:00+00:00") -> Draft:
-    return Draft(database=database, queue=queue, key=key, owner=owner, token=token,
-                 values={"name": "Ada"} if values is None else values,
-                 base={"name": "Ad"} if base is None else base, updated_at=updated_at)
+def make_draft(
+    key: Any = 1,
+    *,
+    database: str = DB,
+    queue: str = QUEUE,
+    owner: str = "alice",
+    token: str | None = "tok-1",
+    values: dict[str, Any] | None = None,
+    base: dict[str, Any] | None = None,
+    updated_at: str = "2024-05-01T10:00:00+00:00",
+) -> Draft:
+    return Draft(
+        database=database,
+        queue=queue,
+        key=key,
+        owner=owner,
+        token=token,
+        values={"name": "Ada"} if values is None else values,
+        base={"name": "Ad"} if base is None else base,
+        updated_at=updated_at,
+    )
 
 
 def files(directory: Path, pattern: str = "*") -> list[Path]:
@@ -73,7 +88,7 @@ def assert_identical(got: Any, expected: Any) -> None:
 VALUES = {
     "str": "plain",
     "empty str": "",
-    "unicode": "Zoë – 日本語 🙂 \u0000 \n\t\"quoted\"",
+    "unicode": 'Zoë – 日本語 🙂 \u0000 \n\t"quoted"',
     "lone surrogate": "a\ud800b\udfff",
     "looks like a tag": '{"$decimal": "1"}',
     "int": 42,
@@ -126,8 +141,14 @@ def test_every_supported_value_round_trips_exactly(tmp_path: Path, value: Any) -
 def test_whole_draft_round_trips(tmp_path: Path) -> None:
     values = {f"col {name} ✓": value for name, value in VALUES.items() if "nan" not in name}  # NaN != NaN
     base = {"only in base": Decimal("1.10"), "col str ✓": "before"}
-    draft = make_draft(key="KEY/../ä", owner="bøb\ud800", token=None, values=values, base=base,
-                       updated_at="2024-05-01T12:00:00.123456+02:00")
+    draft = make_draft(
+        key="KEY/../ä",
+        owner="bøb\ud800",
+        token=None,
+        values=values,
+        base=base,
+        updated_at="2024-05-01T12:00:00.123456+02:00",
+    )
     Journal(tmp_path).save(draft)
     loaded = Journal(tmp_path).load(DB, QUEUE, "KEY/../ä")
     assert loaded == draft
@@ -197,9 +218,13 @@ def test_str_subclasses_are_accepted_and_come_back_as_str(tmp_path: Path) -> Non
 
     column = quoted_name("CustomerName", quote=True)
     j = Journal(tmp_path)
-    j.save(make_draft(quoted_name("K1", quote=None),
-                      values={column: quoted_name("Ada", quote=True), Shouty("note"): Shouty("quiet")},
-                      base={column: "Ad"}))
+    j.save(
+        make_draft(
+            quoted_name("K1", quote=None),
+            values={column: quoted_name("Ada", quote=True), Shouty("note"): Shouty("quiet")},
+            base={column: "Ad"},
+        )
+    )
     draft = Journal(tmp_path).load(DB, QUEUE, "K1")
     assert draft is not None
     assert type(draft.key) is str and draft.key == "K1"
@@ -239,40 +264,59 @@ UNSUPPORTED_VALUES = {
 }
 
 
-@pytest.mark.parametrize(("where", "value"), [
-    pytest.param(where, value, id=f"{where}-{name}")
-    for where in ("values", "base", "key") for name, value in UNSUPPORTED_VALUES.items()])
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        pytest.param(where, value, id=f"{where}-{name}")
+        for where in ("values", "base", "key")
+        for name, value in UNSUPPORTED_VALUES.items()
+    ],
+)
 def test_unsupported_value_raises_and_keeps_previous_draft(tmp_path: Path, value: Any, where: str) -> None:
     j = Journal(tmp_path)
     good = make_draft("k", values={"a": Decimal("1.0")})
     j.save(good)
     before = {p.name: p.read_bytes() for p in files(tmp_path)}
-    bad = {"values": make_draft("k", values={"a": Decimal("2.0"), "bad": value}),
-           "base": make_draft("k", values={"a": Decimal("2.0")}, base={"bad": value}),
-           "key": make_draft(value)}[where]
+    bad = {
+        "values": make_draft("k", values={"a": Decimal("2.0"), "bad": value}),
+        "base": make_draft("k", values={"a": Decimal("2.0")}, base={"bad": value}),
+        "key": make_draft(value),
+    }[where]
     with pytest.raises(TypeError):
         j.save(bad)
     assert {p.name: p.read_bytes() for p in files(tmp_path)} == before  # nothing written, no temp left
     assert Journal(tmp_path).load(DB, QUEUE, "k") == good
 
 
-@pytest.mark.parametrize("change", [
-    {"values": {1: "one"}},
-    {"base": {None: "x"}},
-    {"values": [("a", 1)]},
-    {"key": None},
-    {"database": None},
-    {"queue": quoted_name("q", True)},
-    {"owner": 5},
-    {"token": b"tok"},
-    {"updated_at": dt.datetime(2024, 1, 1)},
-], ids=lambda change: next(iter(change)))
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"values": {1: "one"}},
+        {"base": {None: "x"}},
+        {"values": [("a", 1)]},
+        {"key": None},
+        {"database": None},
+        {"queue": quoted_name("q", True)},
+        {"owner": 5},
+        {"token": b"tok"},
+        {"updated_at": dt.datetime(2024, 1, 1)},
+    ],
+    ids=lambda change: next(iter(change)),
+)
 def test_malformed_draft_raises_type_error(tmp_path: Path, change: dict[str, Any]) -> None:
     j = Journal(tmp_path)
     j.save(make_draft())
     before = {p.name: p.read_bytes() for p in files(tmp_path)}
-    fields: dict[str, Any] = {"database": DB, "queue": QUEUE, "key": 1, "owner": "bob", "token": "t",
-                              "values": {"x": 2}, "base": {}, "updated_at": "2024-06-01T00:00:00+00:00"}
+    fields: dict[str, Any] = {
+        "database": DB,
+        "queue": QUEUE,
+        "key": 1,
+        "owner": "bob",
+        "token": "t",
+        "values": {"x": 2},
+        "base": {},
+        "updated_at": "2024-06-01T00:00:00+00:00",
+    }
     fields.update(change)
     with pytest.raises(TypeError):
         j.save(Draft(**fields))
@@ -380,8 +424,7 @@ DAMAGE = {
 @pytest.mark.parametrize("damage", list(DAMAGE.values()), ids=list(DAMAGE))
 def test_damaged_file_is_set_aside_and_others_still_load(tmp_path: Path, damage: Any) -> None:
     j = Journal(tmp_path)
-    victim = make_draft(1, values={"d": Decimal("12.30"), "day": dt.date(2024, 2, 29),
-                                   "t": dt.time(1, 0, fold=1)})
+    victim = make_draft(1, values={"d": Decimal("12.30"), "day": dt.date(2024, 2, 29), "t": dt.time(1, 0, fold=1)})
     j.save(victim)
     (victim_path,) = files(tmp_path, "*.json")
     j.save(make_draft(2))
@@ -408,8 +451,7 @@ def test_drafts_sets_damaged_files_aside_and_keeps_every_damaged_copy(tmp_path: 
         (path,) = [p for p in files(tmp_path, "*.json") if json.loads(p.read_text())["key"] == 1]
         path.write_bytes(b"garbage %d" % round_)
         assert [d.key for d in Journal(tmp_path).drafts()] == [2]
-    assert sorted(p.read_bytes() for p in files(tmp_path, "*.corrupt")) == [b"garbage 0", b"garbage 1",
-                                                                             b"garbage 2"]
+    assert sorted(p.read_bytes() for p in files(tmp_path, "*.corrupt")) == [b"garbage 0", b"garbage 1", b"garbage 2"]
     assert [d.key for d in j.drafts()] == [2]
 
 
@@ -456,7 +498,8 @@ def test_stale_temp_files_are_removed_and_fresh_ones_kept(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("failing", ["_fsync", "replace"])
 def test_failed_write_keeps_previous_draft_and_leaves_no_temp_file(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
     j = Journal(tmp_path)
     j.save(make_draft(values={"v": 1}))
     before = {p.name: p.read_bytes() for p in files(tmp_path)}
@@ -476,7 +519,8 @@ def test_failed_write_keeps_previous_draft_and_leaves_no_temp_file(
 
 
 def test_a_good_draft_saved_while_a_damaged_one_is_read_is_not_set_aside(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     j = Journal(tmp_path)
     j.save(make_draft(values={"v": 1}))
     (path,) = files(tmp_path, "*.json")
@@ -578,8 +622,13 @@ def test_sigkill_during_saves_never_leaves_a_torn_draft(tmp_path: Path) -> None:
     seen: dict[int, int] = {}
     kills = 0
     for round_ in range(20):
-        child = subprocess.Popen([sys.executable, "-c", CHILD_SAVER, str(directory), DB, str(keys)],
-                                 cwd=REPO, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD_SAVER, str(directory), DB, str(keys)],
+            cwd=REPO,
+            env=_child_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
             line = child.stdout.readline()
             assert line == b"saving\n", (line, child.stderr.read() if child.poll() is not None else b"")
@@ -630,9 +679,15 @@ def test_two_processes_saving_different_items_lose_nothing(tmp_path: Path) -> No
     directory = tmp_path / "journal"
     rounds = 15
     start = time.time() + 1.0  # both begin together, including creating the directory
-    children = [subprocess.Popen([sys.executable, "-c", CONCURRENT_SAVER, str(directory), prefix, repr(start),
-                                  str(rounds)], cwd=REPO, env=_child_env(), stderr=subprocess.PIPE)
-                for prefix in ("a", "b")]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CONCURRENT_SAVER, str(directory), prefix, repr(start), str(rounds)],
+            cwd=REPO,
+            env=_child_env(),
+            stderr=subprocess.PIPE,
+        )
+        for prefix in ("a", "b")
+    ]
     errors = [child.communicate(timeout=120)[1] for child in children]
     assert [child.returncode for child in children] == [0, 0], errors
     j = Journal(directory)

@@ -18,8 +18,16 @@ QT = ("PySide6", "shiboken6")
 
 # Package (or module) prefix -> what it must not import, anywhere in the module.
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "workbench.core": (*QT, "sqlalchemy", "workbench.db", "workbench.gui", "workbench.cli", "workbench.config",
-                       "workbench.services", "workbench.api"),
+    "workbench.core": (
+        *QT,
+        "sqlalchemy",
+        "workbench.db",
+        "workbench.gui",
+        "workbench.cli",
+        "workbench.config",
+        "workbench.services",
+        "workbench.api",
+    ),
     "workbench.config": (*QT, "workbench.db", "workbench.gui", "workbench.cli", "workbench.services"),
     "workbench.db": (*QT, "workbench.gui", "workbench.cli", "workbench.services", "workbench.api"),
     "workbench.services": (*QT, "workbench.gui", "workbench.cli"),
@@ -85,25 +93,35 @@ def test_each_module_keeps_to_its_layer(module: str) -> None:
 def test_the_rules_catch_a_breach(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("import os\nfrom PySide6 import QtCore\n\ndef f():\n    from workbench import gui\n")
-    assert imports(sample) == [("os", True), ("PySide6", True), ("PySide6.QtCore", True),
-                               ("workbench", False), ("workbench.gui", False)]
+    assert imports(sample) == [
+        ("os", True),
+        ("PySide6", True),
+        ("PySide6.QtCore", True),
+        ("workbench", False),
+        ("workbench.gui", False),
+    ]
 
 
 def test_the_engine_and_the_command_line_load_without_qt() -> None:
     # Transitive imports too: what the CLI, the API and the engine pull in must not bring Qt.
-    engine = [m for m in modules() if not _under(m, "workbench.gui") and m not in LAZY_QT
-              and not m.endswith("__main__")]
-    code = ("import sys\n"
-            f"for m in {engine!r}: __import__(m)\n"
-            "import workbench.cli.main\n"
-            "qt = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6'))\n"
-            "assert not qt, qt\n")
+    engine = [
+        m for m in modules() if not _under(m, "workbench.gui") and m not in LAZY_QT and not m.endswith("__main__")
+    ]
+    code = (
+        "import sys\n"
+        f"for m in {engine!r}: __import__(m)\n"
+        "import workbench.cli.main\n"
+        "qt = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6'))\n"
+        "assert not qt, qt\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
     core = [m for m in modules() if _under(m, "workbench.core")]
-    code = ("import sys\n"
-            f"for m in {core!r}: __import__(m)\n"
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'sqlalchemy'))\n"
-            "assert not bad, bad\n")
+    code = (
+        "import sys\n"
+        f"for m in {core!r}: __import__(m)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'sqlalchemy'))\n"
+        "assert not bad, bad\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
 
 
@@ -111,7 +129,7 @@ def layout_entries() -> list[str]:
     """The module paths the Layout lists: `  name.py  what it does` under a `folder/` line."""
     page = (ROOT / "docs" / "develop" / "architecture.md").read_text(encoding="utf-8")
     start = page.index("```", page.index("## Layout")) + 3
-    block = page[start:page.index("```", start)]
+    block = page[start : page.index("```", start)]
     folder, listed = "", []
     for line in block.splitlines():
         if not line.strip():

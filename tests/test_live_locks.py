@@ -23,9 +23,16 @@ def _lock_many(wb: Any, count: int) -> None:
     with wb.engine.begin() as conn:
         keys = list(conn.execute(sa.select(c.case_id).where(c.wb_locked_by.is_(None)).limit(count)).scalars())
         now = clock.db_now()
-        conn.execute(sa.update(table).where(c.case_id.in_(keys)).values(
-            wb_locked_by="holder", wb_locked_at=now, wb_lock_expires=clock.add_seconds(now, sa.literal_column("3600")),
-            wb_lock_token="0" * 32))
+        conn.execute(
+            sa.update(table)
+            .where(c.case_id.in_(keys))
+            .values(
+                wb_locked_by="holder",
+                wb_locked_at=now,
+                wb_lock_expires=clock.add_seconds(now, sa.literal_column("3600")),
+                wb_lock_token="0" * 32,
+            )
+        )
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
@@ -67,16 +74,28 @@ def _held(wb: Any) -> list[Any]:
 def test_a_command_on_sqlite_loads_no_other_databases_dialect(native_env: support.Env) -> None:
     config = native_env.demo_config_file()
     native_env.demo(case_rows=5, import_rows=1)
-    probe = ("import sys, runpy\n"
-             f"sys.argv = ['workbench', '--config', {str(config)!r}, '--user', 'ann', 'next', 'cases', '-q']\n"
-             "try:\n    runpy.run_module('workbench', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-             "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy.dialects.')\n"
-             "             and m.count('.') == 2 and '._' not in m))")
-    out = subprocess.run([sys.executable, "-c", probe], check=False, cwd=REPO, capture_output=True, text=True,
-                         timeout=60, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
-                                          # in this process: a command server left running (by an earlier
-                                          # run, or another checkout) would run it with its own modules
-                                          "WORKBENCH_COMMAND_SERVER": "off"})
+    probe = (
+        "import sys, runpy\n"
+        f"sys.argv = ['workbench', '--config', {str(config)!r}, '--user', 'ann', 'next', 'cases', '-q']\n"
+        "try:\n    runpy.run_module('workbench', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy.dialects.')\n"
+        "             and m.count('.') == 2 and '._' not in m))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PYTHONPATH": str(REPO),
+            "PATH": "/usr/bin:/bin",
+            # in this process: a command server left running (by an earlier
+            # run, or another checkout) would run it with its own modules
+            "WORKBENCH_COMMAND_SERVER": "off",
+        },
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "['sqlalchemy.dialects.sqlite']"
 
@@ -121,8 +140,9 @@ def test_a_complete_finds_its_row_by_the_key(native_env: support.Env) -> None:
     values = {"wb_key": 1, "wb_token": "0" * 32, "wb_user": "ann", "wb_a_token": "d" * 64}
     sent = statement.compile(dialect=wb.engine.dialect).construct_expanded_state(values)
     with wb.engine.connect() as conn:
-        plan = "\n".join(row[0] for row in conn.exec_driver_sql("EXPLAIN (COSTS OFF) " + sent.statement,
-                                                                  sent.parameters))
+        plan = "\n".join(
+            row[0] for row in conn.exec_driver_sql("EXPLAIN (COSTS OFF) " + sent.statement, sent.parameters)
+        )
     # The lock index holds, until vacuum, an entry for every lock taken within lock_duration; a
     # Complete that searched it stepped over all of them (the fence must not offer it).
     assert "Update on cases" in plan and "Index Cond: (case_id = 1)" in plan, plan

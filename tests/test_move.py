@@ -53,26 +53,31 @@ def test_named_items_move_only_while_they_wait_unheld(native_env: support.Env) -
     waiting = [item["case_id"] for item in q.open_items(500)]
     held = q.claim("bob", waiting[0])
     finished = next(k for k in _categories(env, wb) if k not in waiting)
-    moved = q.move("sue", {"priority": "1"}, "urgent after the outage", keys=[waiting[0], waiting[1], finished,
-                                                                               str(waiting[2])])
+    moved = q.move(
+        "sue", {"priority": "1"}, "urgent after the outage", keys=[waiting[0], waiting[1], finished, str(waiting[2])]
+    )
     assert moved == sorted([waiting[1], waiting[2]])
     assert env.row(wb, "cases", waiting[1])["priority"] == 1
     assert env.row(wb, "cases", waiting[0])["wb_locked_by"] == "bob" and held.lock.key == waiting[0]
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-@pytest.mark.parametrize(("changes", "where", "keys", "problem"), [
-    ({}, {"category": "Network"}, None, "say what to change"),
-    ({"category": "Email"}, {}, None, "name the items to move"),
-    ({"category": "Escalated"}, {"category": "Network"}, None, "category: must be one of"),
-    ({"case_id": 5}, {"category": "Network"}, None, "--set case_id: a move cannot use it: it is the key"),
-    ({"wb_locked_by": "x"}, {"category": "Network"}, None, "it holds the lock"),
-    ({"categroy": "Email"}, {"category": "Network"}, None, "did you mean 'category'"),
-    ({"priority": "high"}, {"category": "Network"}, None, "priority"),
-    ({"category": "Email"}, {"category": ""}, None, "give a value to select by"),
-])
-def test_mistakes_are_named_and_nothing_moves(native_env: support.Env, changes: Any, where: Any, keys: Any,
-                                              problem: str) -> None:
+@pytest.mark.parametrize(
+    ("changes", "where", "keys", "problem"),
+    [
+        ({}, {"category": "Network"}, None, "say what to change"),
+        ({"category": "Email"}, {}, None, "name the items to move"),
+        ({"category": "Escalated"}, {"category": "Network"}, None, "category: must be one of"),
+        ({"case_id": 5}, {"category": "Network"}, None, "--set case_id: a move cannot use it: it is the key"),
+        ({"wb_locked_by": "x"}, {"category": "Network"}, None, "it holds the lock"),
+        ({"categroy": "Email"}, {"category": "Network"}, None, "did you mean 'category'"),
+        ({"priority": "high"}, {"category": "Network"}, None, "priority"),
+        ({"category": "Email"}, {"category": ""}, None, "give a value to select by"),
+    ],
+)
+def test_mistakes_are_named_and_nothing_moves(
+    native_env: support.Env, changes: Any, where: Any, keys: Any, problem: str
+) -> None:
     wb = native_env.demo(case_rows=10, import_rows=1, queues=OPEN)
     before = _categories(native_env, wb)
     with pytest.raises((errors.UsageError, errors.InvalidValue), match=problem):
@@ -88,14 +93,53 @@ def test_only_supervisors_move_once_roles_are_set(native_env: support.Env, capsy
     wb = env.demo(case_rows=10, import_rows=1, queues=OPEN)
     config = env.demo_config_file()
     assert support.run_cli(capsys, "--config", config, "--user", "sue", "role", "grant", "sue", "supervisor")[0] == 0
-    code, _, err = support.run_cli(capsys, "--config", config, "--user", "ann", "move", "cases", "--where",
-                                   "category=Network", "--set", "category=Email", "--reason", "why")
+    code, _, err = support.run_cli(
+        capsys,
+        "--config",
+        config,
+        "--user",
+        "ann",
+        "move",
+        "cases",
+        "--where",
+        "category=Network",
+        "--set",
+        "category=Email",
+        "--reason",
+        "why",
+    )
     assert code != 0 and "ann may not move items of cases" in err
-    code, out, _ = support.run_cli(capsys, "--config", config, "--user", "sue", "move", "cases", "--where",
-                                   "category=Network", "--set", "priority=4", "--reason", "quiet week", "--json")
+    code, out, _ = support.run_cli(
+        capsys,
+        "--config",
+        config,
+        "--user",
+        "sue",
+        "move",
+        "cases",
+        "--where",
+        "category=Network",
+        "--set",
+        "priority=4",
+        "--reason",
+        "quiet week",
+        "--json",
+    )
     assert code == 0 and out["moved"] and all(env.row(wb, "cases", k)["priority"] == 4 for k in out["moved"])
-    code, text, _ = support.run_cli(capsys, "--config", config, "--user", "sue", "move", "cases", "999999",
-                                    "--set", "priority=4", "--reason", "quiet week")
+    code, text, _ = support.run_cli(
+        capsys,
+        "--config",
+        config,
+        "--user",
+        "sue",
+        "move",
+        "cases",
+        "999999",
+        "--set",
+        "priority=4",
+        "--reason",
+        "quiet week",
+    )
     assert code == 0 and "moved 0 item(s) of cases; none was waiting unheld as named" in text
 
 

@@ -27,7 +27,8 @@ def _queue(key_type: Any = sa.Integer) -> mapping.BoundQueue:
     config = loader.parse(tomllib.loads(CONFIG), "x.toml")
     metadata = sa.MetaData()
     table = sa.Table(
-        "vendor_tickets", metadata,
+        "vendor_tickets",
+        metadata,
         sa.Column("ticket_id", key_type, primary_key=True),
         sa.Column("subject", sa.String(200)),
         sa.Column("priority", sa.Integer),
@@ -38,9 +39,14 @@ def _queue(key_type: Any = sa.Integer) -> mapping.BoundQueue:
         schema="vendor",
     )
     own, _, _ = tables.build_metadata()
-    return mapping.BoundQueue(config.queue("tickets"), table, config_path="x.toml",
-                              backend=backends.for_dialect("mssql"), local_clock=False,
-                              locks=own.tables[tables.LOCKS_TABLE])
+    return mapping.BoundQueue(
+        config.queue("tickets"),
+        table,
+        config_path="x.toml",
+        backend=backends.for_dialect("mssql"),
+        local_clock=False,
+        locks=own.tables[tables.LOCKS_TABLE],
+    )
 
 
 class _Recorder:
@@ -81,10 +87,12 @@ def _try(q: mapping.BoundQueue, cand: Mapping[str, Any]) -> list[str]:
 def test_the_join_casts_integer_keys_both_ways_and_try_casts_the_text() -> None:
     q = _queue()
     sql = one_line(compiled(sa.select(q.key).select_from(q.source)))
-    assert sql == ("SELECT vendor.vendor_tickets.ticket_id FROM vendor.vendor_tickets LEFT OUTER JOIN workbench_locks "
-                   "ON workbench_locks.queue = 'tickets' AND workbench_locks.item_key = "
-                   "CAST(vendor.vendor_tickets.ticket_id AS VARCHAR(200)) AND vendor.vendor_tickets.ticket_id = "
-                   "TRY_CAST (workbench_locks.item_key AS INTEGER)")
+    assert sql == (
+        "SELECT vendor.vendor_tickets.ticket_id FROM vendor.vendor_tickets LEFT OUTER JOIN workbench_locks "
+        "ON workbench_locks.queue = 'tickets' AND workbench_locks.item_key = "
+        "CAST(vendor.vendor_tickets.ticket_id AS VARCHAR(200)) AND vendor.vendor_tickets.ticket_id = "
+        "TRY_CAST (workbench_locks.item_key AS INTEGER)"
+    )
     text_key = one_line(compiled(sa.select(sa.literal(1)).select_from(_queue(sa.String(30)).source)))
     assert "workbench_locks.item_key = vendor.vendor_tickets.ticket_id" in text_key and "CAST" not in text_key
 
@@ -95,37 +103,54 @@ def test_the_claim_reads_expired_then_free_tickets_and_inserts_under_a_key_range
     LockTableClaim()._candidates(conn, q, trail("tickets"), base.ClaimRequest(user="alice"))
     expired, free = conn.sent
     assert expired.startswith("SELECT TOP 16 vendor.vendor_tickets.ticket_id AS wb_ckey, workbench_locks.lock_user")
-    assert ("workbench_locks.lock_user IS NOT NULL AND (workbench_locks.expires_at IS NULL OR "
-            "workbench_locks.expires_at <= SYSUTCDATETIME())") in expired
+    assert (
+        "workbench_locks.lock_user IS NOT NULL AND (workbench_locks.expires_at IS NULL OR "
+        "workbench_locks.expires_at <= SYSUTCDATETIME())"
+    ) in expired
     assert "WHERE vendor.vendor_tickets.state = 'open' AND workbench_locks.lock_user IS NULL" in free
-    assert free.endswith("ORDER BY vendor.vendor_tickets.priority DESC, vendor.vendor_tickets.opened_at ASC, "
-                         "vendor.vendor_tickets.ticket_id ASC")
+    assert free.endswith(
+        "ORDER BY vendor.vendor_tickets.priority DESC, vendor.vendor_tickets.opened_at ASC, "
+        "vendor.vendor_tickets.ticket_id ASC"
+    )
     cand = {"wb_ckey": 7, "wb_prev_owner": None, "wb_prev_token": None, "wb_prev_time": None}
     insert, recheck, read_back = _try(q, cand)
-    assert insert.startswith("INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) "
-                             "SELECT :param_1 AS anon_1, :param_2 AS anon_2, :param_3 AS anon_3, SYSUTCDATETIME()")
-    assert insert.endswith("WHERE NOT (EXISTS (SELECT :param_6 AS anon_7 FROM workbench_locks WITH (UPDLOCK, HOLDLOCK) "
-                           "WHERE workbench_locks.queue = :queue_1 AND workbench_locks.item_key = :item_key_1))")
-    assert recheck == ("SELECT vendor.vendor_tickets.ticket_id FROM vendor.vendor_tickets WHERE "
-                       "vendor.vendor_tickets.ticket_id = :ticket_id_1 AND vendor.vendor_tickets.state = 'open'")
-    assert read_back.endswith("WHERE vendor.vendor_tickets.ticket_id = :ticket_id_1 "
-                              "AND workbench_locks.token = :token_1")
+    assert insert.startswith(
+        "INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) "
+        "SELECT :param_1 AS anon_1, :param_2 AS anon_2, :param_3 AS anon_3, SYSUTCDATETIME()"
+    )
+    assert insert.endswith(
+        "WHERE NOT (EXISTS (SELECT :param_6 AS anon_7 FROM workbench_locks WITH (UPDLOCK, HOLDLOCK) "
+        "WHERE workbench_locks.queue = :queue_1 AND workbench_locks.item_key = :item_key_1))"
+    )
+    assert recheck == (
+        "SELECT vendor.vendor_tickets.ticket_id FROM vendor.vendor_tickets WHERE "
+        "vendor.vendor_tickets.ticket_id = :ticket_id_1 AND vendor.vendor_tickets.state = 'open'"
+    )
+    assert read_back.endswith(
+        "WHERE vendor.vendor_tickets.ticket_id = :ticket_id_1 AND workbench_locks.token = :token_1"
+    )
 
 
 def test_an_expired_lock_is_taken_over_under_its_old_token() -> None:
     q = _queue()
     cand = {"wb_ckey": 7, "wb_prev_owner": "bob", "wb_prev_token": "a" * 32, "wb_prev_time": None}
     takeover = _try(q, cand)[0]
-    assert takeover.startswith("UPDATE workbench_locks SET lock_user=:lock_user, locked_at=SYSUTCDATETIME(), "
-                               "expires_at=DATEADD(second, 900, SYSUTCDATETIME()), token=:token")
-    assert takeover.endswith("WHERE workbench_locks.queue = 'tickets' AND workbench_locks.item_key = :item_key_1 "
-                             "AND workbench_locks.token = :token_1 AND (workbench_locks.expires_at IS NULL OR "
-                             "workbench_locks.expires_at <= SYSUTCDATETIME())")
+    assert takeover.startswith(
+        "UPDATE workbench_locks SET lock_user=:lock_user, locked_at=SYSUTCDATETIME(), "
+        "expires_at=DATEADD(second, 900, SYSUTCDATETIME()), token=:token"
+    )
+    assert takeover.endswith(
+        "WHERE workbench_locks.queue = 'tickets' AND workbench_locks.item_key = :item_key_1 "
+        "AND workbench_locks.token = :token_1 AND (workbench_locks.expires_at IS NULL OR "
+        "workbench_locks.expires_at <= SYSUTCDATETIME())"
+    )
 
 
-LOCK_FENCE = ("WHERE workbench_locks.queue = 'tickets' AND workbench_locks.item_key = :wb_item "
-              "AND workbench_locks.token = :wb_token AND coalesce(workbench_locks.lock_user, '') = :wb_user "
-              "AND workbench_locks.expires_at > SYSUTCDATETIME()")
+LOCK_FENCE = (
+    "WHERE workbench_locks.queue = 'tickets' AND workbench_locks.item_key = :wb_item "
+    "AND workbench_locks.token = :wb_token AND coalesce(workbench_locks.lock_user, '') = :wb_user "
+    "AND workbench_locks.expires_at > SYSUTCDATETIME()"
+)
 
 
 def _writes(shape: guarded.Shape) -> list[str]:
@@ -137,9 +162,11 @@ def _writes(shape: guarded.Shape) -> list[str]:
 def test_complete_deletes_the_lock_row_under_the_fence_then_writes_the_outcome() -> None:
     fence, outcome = _writes(guarded.Shape(models.EventKind.COMPLETE, outcome="solved", unlock=True))
     assert fence == f"DELETE FROM workbench_locks {LOCK_FENCE}"
-    assert outcome == ("UPDATE vendor.vendor_tickets SET state='solved', solved_by=:wb_user, "
-                       "solved_at=SYSUTCDATETIME() "
-                       "WHERE vendor.vendor_tickets.ticket_id = :wb_key")
+    assert outcome == (
+        "UPDATE vendor.vendor_tickets SET state='solved', solved_by=:wb_user, "
+        "solved_at=SYSUTCDATETIME() "
+        "WHERE vendor.vendor_tickets.ticket_id = :wb_key"
+    )
 
 
 def test_save_holds_the_lock_row_then_writes_the_edits() -> None:
@@ -181,33 +208,50 @@ CLAIM_IDS = support.sample_config("claim-ids").replace("{url}", "mssql+pyodbc://
 def _exports() -> mapping.BoundQueue:
     config = loader.parse(tomllib.loads(CLAIM_IDS), "x.toml")
     metadata = sa.MetaData()
-    table = sa.Table("export_rows", metadata, sa.Column("row_id", sa.Integer, primary_key=True),
-                     sa.Column("created_at", mssql.DATETIME2()), sa.Column("payload", sa.String(200)),
-                     sa.Column("processed", sa.Integer), sa.Column("Lock", mssql.UNIQUEIDENTIFIER()))
+    table = sa.Table(
+        "export_rows",
+        metadata,
+        sa.Column("row_id", sa.Integer, primary_key=True),
+        sa.Column("created_at", mssql.DATETIME2()),
+        sa.Column("payload", sa.String(200)),
+        sa.Column("processed", sa.Integer),
+        sa.Column("Lock", mssql.UNIQUEIDENTIFIER()),
+    )
     own, _, _ = tables.build_metadata()
-    return mapping.BoundQueue(config.queue("exports"), table, config_path="x.toml",
-                              backend=backends.for_dialect("mssql"), local_clock=False,
-                              locks=own.tables[tables.LOCKS_TABLE])
+    return mapping.BoundQueue(
+        config.queue("exports"),
+        table,
+        config_path="x.toml",
+        backend=backends.for_dialect("mssql"),
+        local_clock=False,
+        locks=own.tables[tables.LOCKS_TABLE],
+    )
 
 
 def test_claim_id_writes_check_the_rows_claim_id() -> None:
     q = _exports()
     writer = guarded.GuardedWriter(types.SimpleNamespace(dialect="mssql"), q, trail("exports"))
-    fence, outcome = [one_line(compiled(s)) for s in
-                      writer._statement(guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True))]
+    fence, outcome = [
+        one_line(compiled(s))
+        for s in writer._statement(guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True))
+    ]
     assert fence == f"DELETE FROM workbench_locks {LOCK_FENCE.replace('tickets', 'exports')}"
-    assert outcome == ('UPDATE export_rows SET processed=1, [Lock]=NULL WHERE export_rows.row_id = :wb_key '
-                       'AND export_rows.[Lock] = :wb_claim')
+    assert outcome == (
+        "UPDATE export_rows SET processed=1, [Lock]=NULL WHERE export_rows.row_id = :wb_key "
+        "AND export_rows.[Lock] = :wb_claim"
+    )
     assert q.shape.token_params("0123456789abcdef0123456789abcdef")["wb_claim"].hex == "0123456789abcdef" * 2
 
 
 def test_claim_id_claim_stamps_only_an_empty_row() -> None:
     q = _exports()
-    insert, stamp, _recheck, _read_back = _try(q, {"wb_ckey": 3, "wb_prev_owner": None, "wb_prev_token": None,
-                                                 "wb_prev_time": None})
+    insert, stamp, _recheck, _read_back = _try(
+        q, {"wb_ckey": 3, "wb_prev_owner": None, "wb_prev_token": None, "wb_prev_time": None}
+    )
     assert insert.startswith("INSERT INTO workbench_locks")
-    assert stamp == ("UPDATE export_rows SET [Lock]=:param_1 WHERE export_rows.row_id = :row_id_1 "
-                     "AND export_rows.[Lock] IS NULL")
+    assert stamp == (
+        "UPDATE export_rows SET [Lock]=:param_1 WHERE export_rows.row_id = :row_id_1 AND export_rows.[Lock] IS NULL"
+    )
     free = _Recorder()
     LockTableClaim()._candidates(free, q, trail("exports"), base.ClaimRequest(user="alice"))
     assert "workbench_locks.lock_user IS NULL AND export_rows.[Lock] IS NULL" in free.sent[1]

@@ -31,7 +31,7 @@ LOGIN = "ann"
 
 def driver_error(number: int, text: str) -> sa.exc.DBAPIError:
     """A server error as Microsoft's ODBC driver reports it through pyodbc."""
-    said = (f"[42000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]{text} ({number}) (SQLExecDirectW)")
+    said = f"[42000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]{text} ({number}) (SQLExecDirectW)"
     return sa.exc.ProgrammingError("EXEC", {}, Exception("42000", said))
 
 
@@ -101,20 +101,34 @@ class _Database:
 def lock_row(q: mapping.BoundQueue, key: Any, user: str | None = LOGIN, token: str | None = "t" * 32) -> dict[str, Any]:
     """What a procedure's last SELECT returns: the row's lock as lock_from_row reads it."""
     held = user is not None
-    return {"wb_key": key, "wb_user": user, "wb_time": NOW if held else None,
-            "wb_expires": NOW + dt.timedelta(minutes=15) if held else None, "wb_token": token if held else None,
-            "wb_now": NOW, "wb_here": 1}  # wb_here: the lock is the queue's (a supervisor's read asks)
+    return {
+        "wb_key": key,
+        "wb_user": user,
+        "wb_time": NOW if held else None,
+        "wb_expires": NOW + dt.timedelta(minutes=15) if held else None,
+        "wb_token": token if held else None,
+        "wb_now": NOW,
+        "wb_here": 1,
+    }  # wb_here: the lock is the queue's (a supervisor's read asks)
 
 
-def queue(answer: Callable[[str, list[Any]], list[Any]], *, installed: bool = True,
-          text: str = "") -> tuple[workqueue.WorkQueue, _Server]:
+def queue(
+    answer: Callable[[str, list[Any]], list[Any]], *, installed: bool = True, text: str = ""
+) -> tuple[workqueue.WorkQueue, _Server]:
     server = _Server(answer, installed=installed)
     q = mssql_sql.bound(text or demo.config_text(), "cases")
     db = _Database(server)
     metadata, audit, _ = tables.build_metadata()
     own = {t.name: t for t in metadata.tables.values()}
-    trail = service.trail_of(q.config, None, audit, own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE],
-                             own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
+    trail = service.trail_of(
+        q.config,
+        None,
+        audit,
+        own[tables.COOLDOWN_TABLE],
+        own[tables.NOTES_TABLE],
+        own[tables.DEFERRALS_TABLE],
+        own[tables.REVIEWS_TABLE],
+    )
     return workqueue.WorkQueue(db, q, trail, ReadpastClaim()), server  # type: ignore[arg-type]
 
 
@@ -154,8 +168,17 @@ def test_complete_release_and_defer_pass_the_outcome_reason_note_and_time() -> N
     def answer(text: str, values: list[Any]) -> list[Any]:
         if text.startswith("EXEC"):
             return [lock_row(wq.q, values[0], user=None)]
-        return [{"id": 1, "queue": "cases", "item_key": "7", "actor": LOGIN, "until": NOW + dt.timedelta(days=1),
-                 "at": NOW, "reason": "customer away"}]
+        return [
+            {
+                "id": 1,
+                "queue": "cases",
+                "item_key": "7",
+                "actor": LOGIN,
+                "until": NOW + dt.timedelta(days=1),
+                "at": NOW,
+                "reason": "customer away",
+            }
+        ]
 
     wq, server = queue(answer)
     done = wq.complete(LOGIN, 7, "t" * 32, "resolved", note="called back")
@@ -168,11 +191,15 @@ def test_complete_release_and_defer_pass_the_outcome_reason_note_and_time() -> N
     sent = server.exec_sent()
     complete = "EXEC dbo.wb_cases_complete @p_key = ?, @p_token = ?, @p_outcome = ?, @p_edits = ?, @p_note = ?"
     assert sent[0] == (complete, [7, "t" * 32, "resolved", None, "called back"])
-    assert sent[1] == ("EXEC dbo.wb_cases_release @p_key = ?, @p_token = ?, @p_reason = ?, @p_note = ?",
-                       [8, "u" * 32, "wrong team", None])
+    assert sent[1] == (
+        "EXEC dbo.wb_cases_release @p_key = ?, @p_token = ?, @p_reason = ?, @p_note = ?",
+        [8, "u" * 32, "wrong team", None],
+    )
     # The deferral's time in UTC, as the procedure compares it with SYSUTCDATETIME().
-    assert sent[2] == ("EXEC dbo.wb_cases_defer @p_key = ?, @p_token = ?, @p_until = ?, @p_reason = ?, @p_note = ?",
-                       [9, "v" * 32, dt.datetime(2026, 11, 27, 9, 0), "customer away", None])
+    assert sent[2] == (
+        "EXEC dbo.wb_cases_defer @p_key = ?, @p_token = ?, @p_until = ?, @p_reason = ?, @p_note = ?",
+        [9, "v" * 32, dt.datetime(2026, 11, 27, 9, 0), "customer away", None],
+    )
 
 
 def test_next_item_claims_through_the_procedure_one_call_per_item() -> None:
@@ -205,8 +232,10 @@ def test_an_item_picked_by_key_or_next_item_narrowed_is_claimed_by_the_same_proc
     wq.show = lambda key: types.SimpleNamespace(lock=None)  # type: ignore[method-assign]  # nobody holds it yet
     assert wq.claim(LOGIN, 5).lock.key == 5
     assert wq.claim_next(LOGIN, where={"category": "billing"})[0].lock.key == 41
-    assert server.exec_sent() == [("EXEC dbo.wb_cases_next @p_f0 = ?, @p_pick = ?", [None, 5]),
-                                  ("EXEC dbo.wb_cases_next @p_f0 = ?, @p_pick = ?", ["billing", None])]
+    assert server.exec_sent() == [
+        ("EXEC dbo.wb_cases_next @p_f0 = ?, @p_pick = ?", [None, 5]),
+        ("EXEC dbo.wb_cases_next @p_f0 = ?, @p_pick = ?", ["billing", None]),
+    ]
 
 
 def test_another_workbench_user_than_the_login_is_refused() -> None:
@@ -228,8 +257,11 @@ def test_without_the_script_workbench_writes_with_its_own_statements() -> None:
 def test_the_servers_refusals_are_said_as_workbench_says_them() -> None:
     def answer(text: str, values: list[Any]) -> list[Any]:
         if "force_release" in text:
-            raise driver_error(229, "The EXECUTE permission was denied on the object 'wb_cases_force_release', "
-                                    "database 'helpdesk', schema 'dbo'.")
+            raise driver_error(
+                229,
+                "The EXECUTE permission was denied on the object 'wb_cases_force_release', "
+                "database 'helpdesk', schema 'dbo'.",
+            )
         if "wb_cases_note" in text:
             raise driver_error(50403, "workbench: the queue has no item with this key")
         if "wb_cases_extend" in text:
@@ -266,9 +298,12 @@ def test_a_procedure_removed_meanwhile_sends_workbench_back_to_its_own_statement
 
 def test_the_error_number_is_read_from_either_drivers_message() -> None:
     assert procedures.error_number(driver_error(50403, "workbench: no such outcome")) == (
-        50403, "workbench: no such outcome")
-    freetds = Exception("42000", "[42000] [FreeTDS][SQL Server]Could not find stored procedure 'x'. (2812) "
-                                 "(SQLExecDirectW)")
+        50403,
+        "workbench: no such outcome",
+    )
+    freetds = Exception(
+        "42000", "[42000] [FreeTDS][SQL Server]Could not find stored procedure 'x'. (2812) (SQLExecDirectW)"
+    )
     assert procedures.error_number(freetds) == (2812, "Could not find stored procedure 'x'.")
     assert procedures.error_number(Exception("connection refused")) is None
 
@@ -276,19 +311,35 @@ def test_the_error_number_is_read_from_either_drivers_message() -> None:
 def test_edits_are_json_text_sql_server_casts_back() -> None:
     q = mssql_sql.demo_queue()
     aware = dt.datetime(2026, 11, 26, 10, 30, 15, 123456, tzinfo=dt.timezone(dt.timedelta(hours=1)))
-    sent = json.loads(procedures.edits_json(q, {
-        "due_at": aware, "priority": 3, "resolution": None, "subject": "Ünïcode",
-        "time_spent_min": decimal.Decimal("12.50")}))  # a DECIMAL column's value
+    sent = json.loads(
+        procedures.edits_json(
+            q,
+            {
+                "due_at": aware,
+                "priority": 3,
+                "resolution": None,
+                "subject": "Ünïcode",
+                "time_spent_min": decimal.Decimal("12.50"),
+            },
+        )
+    )  # a DECIMAL column's value
     # DATETIME takes at most three fractional digits; UTC as the column keeps it.
-    assert sent == {"due_at": "2026-11-26T09:30:15.123", "priority": 3, "resolution": None, "subject": "Ünïcode",
-                    "time_spent_min": "12.50"}
+    assert sent == {
+        "due_at": "2026-11-26T09:30:15.123",
+        "priority": 3,
+        "resolution": None,
+        "subject": "Ünïcode",
+        "time_spent_min": "12.50",
+    }
     assert json.loads(procedures.edits_json(q, {"due_at": dt.datetime(2026, 1, 2, 3, 4)})) == {
-        "due_at": "2026-01-02T03:04:00"}
+        "due_at": "2026-01-02T03:04:00"
+    }
 
 
 def test_a_note_required_with_a_release_is_required_by_the_procedure_too() -> None:
-    text = demo.config_text().replace("max_locks_per_user = 3", "max_locks_per_user = 3\nnotes_required = "
-                                      "[\"release\", \"resolved\"]", 1)
+    text = demo.config_text().replace(
+        "max_locks_per_user = 3", 'max_locks_per_user = 3\nnotes_required = ["release", "resolved"]', 1
+    )
     script = mssql_protocol.batches(text)
     required = "IF @note IS NULL OR @note = N'' THROW 50403"
     assert required in mssql_protocol.flat(script["release"])
@@ -301,9 +352,15 @@ def test_a_note_required_with_a_release_is_required_by_the_procedure_too() -> No
 def test_a_lock_from_the_procedure_reads_as_the_engines_lock() -> None:
     q = mssql_sql.demo_queue()
     lock = q.lock_from_row(lock_row(q, 7))
-    assert lock == models.Lock(queue="cases", key=7, owner=LOGIN, token="t" * 32, locked_at=NOW.replace(tzinfo=dt.UTC),
-                               expires_at=(NOW + dt.timedelta(minutes=15)).replace(tzinfo=dt.UTC),
-                               db_now=NOW.replace(tzinfo=dt.UTC))
+    assert lock == models.Lock(
+        queue="cases",
+        key=7,
+        owner=LOGIN,
+        token="t" * 32,
+        locked_at=NOW.replace(tzinfo=dt.UTC),
+        expires_at=(NOW + dt.timedelta(minutes=15)).replace(tzinfo=dt.UTC),
+        db_now=NOW.replace(tzinfo=dt.UTC),
+    )
 
 
 def test_a_supervisors_reassign_and_reopen_run_their_procedures_under_the_login() -> None:
@@ -324,14 +381,16 @@ def test_a_supervisors_reassign_and_reopen_run_their_procedures_under_the_login(
     wq.reopen(LOGIN, 8, "customer wrote again")
     assert server.exec_sent() == [
         ("EXEC dbo.wb_cases_reassign @p_key = ?, @p_to = ?, @p_reason = ?", [7, "bob", "ann is away"]),
-        ("EXEC dbo.wb_cases_reopen @p_key = ?, @p_reason = ?", [8, "customer wrote again"])]
+        ("EXEC dbo.wb_cases_reopen @p_key = ?, @p_reason = ?", [8, "customer wrote again"]),
+    ]
     assert not [t for t, _ in server.sent if t.startswith(("UPDATE", "INSERT"))]
 
 
 def test_a_write_the_script_denies_says_which_login_may_do_it() -> None:
     # `sweep` has no procedure: under the script its UPDATE is denied to anyone but the table's owner.
-    denied = driver_error(229, "The UPDATE permission was denied on the object 'cases', database 'helpdesk', "
-                               "schema 'dbo'.")
+    denied = driver_error(
+        229, "The UPDATE permission was denied on the object 'cases', database 'helpdesk', schema 'dbo'."
+    )
     said = r"the database did not permit this: .*UPDATE permission was denied.*`sweep` needs the table owner's login"
     with pytest.raises(errors.NotPermitted, match=said), dberrors.translated():
         raise denied
@@ -349,8 +408,12 @@ def test_a_supervisors_move_runs_the_move_procedure_per_item() -> None:
     wq, server = queue(answer)
     assert wq.move(LOGIN, {"category": "Hardware"}, "wrong team", keys=[4, 3]) == [3, 4]
     assert server.exec_sent() == [
-        ("EXEC dbo.wb_cases_move @p_key = ?, @p_changes = ?, @p_reason = ?", [key, '{"category": "Hardware"}',
-                                                                             "wrong team"]) for key in (3, 4)]
+        (
+            "EXEC dbo.wb_cases_move @p_key = ?, @p_changes = ?, @p_reason = ?",
+            [key, '{"category": "Hardware"}', "wrong team"],
+        )
+        for key in (3, 4)
+    ]
     assert not [t for t, _ in server.sent if t.startswith(("UPDATE", "INSERT"))]
 
 

@@ -24,8 +24,11 @@ def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     reviewed = loader.parse(tomllib.loads(text), "x.toml").reviewed_by(name)  # as `workbench grants` finds it
     found: dict[str, str] = {"grants": ""}
     for batch in protocol_mssql.script(DIALECT, q, "dbo", reviewed):
-        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|undo|"
-                         r"force_release|reassign|reopen|move)\b", batch)
+        match = re.match(
+            r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|undo|"
+            r"force_release|reassign|reopen|move)\b",
+            batch,
+        )
         if match:
             found[match.group(1)] = batch
         else:
@@ -59,27 +62,36 @@ def test_operators_write_nothing_directly_and_supervisors_alone_take_locks_away(
     executes = re.findall(r"GRANT EXECUTE ON dbo\.wb_cases_(\w+) TO (\w+);", grants)
     assert sorted(executes) == sorted(
         (op, "workbench_supervisor" if op in ("force_release", "reassign", "reopen", "move") else "workbench_operator")
-        for op in protocol_mssql.OPERATIONS)
+        for op in protocol_mssql.OPERATIONS
+    )
     assert "GRANT UPDATE" not in grants and "GRANT INSERT" not in grants
 
 
 def test_next_claims_as_the_engine_does_and_audits_the_token_digest() -> None:
     body = flat(batches()["next"])
     served = body.split(" END ELSE BEGIN ")[0]  # Next item; an item picked by key follows
-    picks = re.findall(r"INSERT INTO @pick SELECT TOP 1 .*? FROM cases WITH \(UPDLOCK, READPAST, ROWLOCK, "
-                       r"READCOMMITTEDLOCK\) WHERE (.*?) ORDER BY cases\.priority ASC", served)
+    picks = re.findall(
+        r"INSERT INTO @pick SELECT TOP 1 .*? FROM cases WITH \(UPDLOCK, READPAST, ROWLOCK, "
+        r"READCOMMITTEDLOCK\) WHERE (.*?) ORDER BY cases\.priority ASC",
+        served,
+    )
     assert len(picks) == 3
     assert "wb_lock_expires <= SYSUTCDATETIME()" in picks[0] and "wb_locked_by IS NULL" in picks[2]  # expired first
     # Then items deferred to a time that has come: to the login that deferred them, to anyone after
     # defer_owner_first (15 min in the demo).
-    assert ("workbench_deferrals.until <= SYSUTCDATETIME() AND (dbo.workbench_deferrals.actor = @login OR "
-            "DATEADD(second, 900, dbo.workbench_deferrals.until) <= SYSUTCDATETIME())") in picks[1]
+    assert (
+        "workbench_deferrals.until <= SYSUTCDATETIME() AND (dbo.workbench_deferrals.actor = @login OR "
+        "DATEADD(second, 900, dbo.workbench_deferrals.until) <= SYSUTCDATETIME())"
+    ) in picks[1]
     assert "workbench_cooldown.actor = @login" in picks[2]  # not served again right after this login released it
     assert "NOT (EXISTS (SELECT * FROM dbo.workbench_deferrals WHERE" in picks[2]  # a deferred item waits its time
     assert "IF (SELECT count(*)" in body and ">= 3 THROW 50403" in body  # the demo's max_locks_per_user
-    assert re.search(r"UPDATE cases SET status='open', wb_locked_by=@login, wb_locked_at=SYSUTCDATETIME\(\), "
-                     r"wb_lock_expires=DATEADD\(second, 900, SYSUTCDATETIME\(\)\), wb_lock_token=.*NEWID\(\).* "
-                     r"WHERE cases\.case_id = @p_key;", body)
+    assert re.search(
+        r"UPDATE cases SET status='open', wb_locked_by=@login, wb_locked_at=SYSUTCDATETIME\(\), "
+        r"wb_lock_expires=DATEADD\(second, 900, SYSUTCDATETIME\(\)\), wb_lock_token=.*NEWID\(\).* "
+        r"WHERE cases\.case_id = @p_key;",
+        body,
+    )
     digest = "lower(convert(VARCHAR(64), hashbytes('SHA2_256', lower(CAST(@p_token AS VARCHAR(200)))), 2))"
     assert f"N'claim', @login, @login, {digest}" in body
     assert f"N'expire', @login, @prev_owner, {digest.replace('@p_token', '@prev_token')}" in body
@@ -105,15 +117,19 @@ def test_next_claims_an_item_picked_by_key_as_the_engine_does() -> None:
 
 def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
     script = batches()
-    fence = ("WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND coalesce(cases.wb_locked_by, '') "
-             "= @login AND cases.wb_lock_expires > SYSUTCDATETIME()")
+    fence = (
+        "WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND coalesce(cases.wb_locked_by, '') "
+        "= @login AND cases.wb_lock_expires > SYSUTCDATETIME()"
+    )
     for operation in ("save", "extend", "release", "complete"):
         assert fence in flat(script[operation]), operation
         assert "SET @done = @@ROWCOUNT;" in script[operation]
         # The row's lock as the engine reads it after a write (lock_from_row), or no row if the lock was gone.
-        assert ("SELECT cases.case_id AS wb_key, cases.wb_locked_by AS wb_user, cases.wb_locked_at AS wb_time, "
-                "cases.wb_lock_expires AS wb_expires, cases.wb_lock_token AS wb_token, SYSUTCDATETIME() AS wb_now "
-                "FROM cases WHERE cases.case_id = @p_key AND @done = 1;") in script[operation]
+        assert (
+            "SELECT cases.case_id AS wb_key, cases.wb_locked_by AS wb_user, cases.wb_locked_at AS wb_time, "
+            "cases.wb_lock_expires AS wb_expires, cases.wb_lock_token AS wb_token, SYSUTCDATETIME() AS wb_now "
+            "FROM cases WHERE cases.case_id = @p_key AND @done = 1;"
+        ) in script[operation]
     # Extend is capped by max_lock_duration (2 h) from the claim time.
     assert "DATEADD(second, 7200, cases.wb_locked_at)" in script["extend"]
     release = flat(script["release"])
@@ -121,12 +137,16 @@ def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
     assert "INSERT INTO dbo.workbench_cooldown (queue, actor, item_key, until) VALUES ('cases', @login" in release
     assert "OUTPUT" not in release
     # Whoever releases an item decides anew: its deferral goes, in the same transaction.
-    forget = ("IF @done = 1 BEGIN DELETE FROM dbo.workbench_deferrals WHERE dbo.workbench_deferrals.queue = 'cases' "
-              "AND dbo.workbench_deferrals.item_key = CAST(@p_key AS nvarchar(200));")
+    forget = (
+        "IF @done = 1 BEGIN DELETE FROM dbo.workbench_deferrals WHERE dbo.workbench_deferrals.queue = 'cases' "
+        "AND dbo.workbench_deferrals.item_key = CAST(@p_key AS nvarchar(200));"
+    )
     assert forget in release and release.index(forget) < release.index("COMMIT;")
     # A note given with the release is kept with it, in its transaction, under the login's name.
-    noted = ("IF @note <> N'' INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES "
-             "('cases', CAST(@p_key AS nvarchar(200)), @login, SYSUTCDATETIME(), 'release', @note); END;")
+    noted = (
+        "IF @note <> N'' INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES "
+        "('cases', CAST(@p_key AS nvarchar(200)), @login, SYSUTCDATETIME(), 'release', @note); END;"
+    )
     assert release.index(forget) < release.index(noted) < release.index("COMMIT;")
     assert "@p_note nvarchar(max) = NULL WITH EXECUTE AS OWNER" in release
     assert "DECLARE @note nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM @p_note);" in release
@@ -134,20 +154,27 @@ def test_writes_are_fenced_by_key_login_token_and_a_live_lock() -> None:
 
 def test_defer_gives_the_item_back_until_a_time_within_the_limits() -> None:
     defer = flat(batches()["defer"])
-    fence = ("WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND coalesce(cases.wb_locked_by, '') "
-             "= @login AND cases.wb_lock_expires > SYSUTCDATETIME()")
+    fence = (
+        "WHERE cases.case_id = @p_key AND cases.wb_lock_token = @p_token AND coalesce(cases.wb_locked_by, '') "
+        "= @login AND cases.wb_lock_expires > SYSUTCDATETIME()"
+    )
     assert fence in defer and "wb_locked_by=NULL" in defer
     assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in defer
-    assert ("IF @p_until IS NULL OR @p_until <= SYSUTCDATETIME() OR @p_until > DATEADD(second, 31622400, "
-            "SYSUTCDATETIME()) THROW 50403") in defer  # in the future, at most 366 days ahead
+    assert (
+        "IF @p_until IS NULL OR @p_until <= SYSUTCDATETIME() OR @p_until > DATEADD(second, 31622400, "
+        "SYSUTCDATETIME()) THROW 50403"
+    ) in defer  # in the future, at most 366 days ahead
     assert "N'defer', @login, @login" in defer
-    assert "CONCAT(N'{\"until\": \"', CONVERT(nvarchar(30), @p_until, 126)" in defer
-    replaced = re.search(r"IF @done = 1 BEGIN DELETE FROM dbo\.workbench_deferrals WHERE .*?item_key = CAST\(@p_key "
-                         r"AS nvarchar\(200\)\) OR dbo\.workbench_deferrals\.until < DATEADD\(second, -\d+, "
-                         r"SYSUTCDATETIME\(\)\)\); INSERT INTO dbo\.workbench_deferrals \(queue, item_key, actor, "
-                         r"until, at, reason\) VALUES \('cases', CAST\(@p_key AS nvarchar\(200\)\), @login, @p_until, "
-                         r"SYSUTCDATETIME\(\), @p_reason\); IF @note <> N'' INSERT INTO dbo\.workbench_notes "
-                         r".*?'defer', @note\); END; COMMIT;", defer)
+    assert 'CONCAT(N\'{"until": "\', CONVERT(nvarchar(30), @p_until, 126)' in defer
+    replaced = re.search(
+        r"IF @done = 1 BEGIN DELETE FROM dbo\.workbench_deferrals WHERE .*?item_key = CAST\(@p_key "
+        r"AS nvarchar\(200\)\) OR dbo\.workbench_deferrals\.until < DATEADD\(second, -\d+, "
+        r"SYSUTCDATETIME\(\)\)\); INSERT INTO dbo\.workbench_deferrals \(queue, item_key, actor, "
+        r"until, at, reason\) VALUES \('cases', CAST\(@p_key AS nvarchar\(200\)\), @login, @p_until, "
+        r"SYSUTCDATETIME\(\), @p_reason\); IF @note <> N'' INSERT INTO dbo\.workbench_notes "
+        r".*?'defer', @note\); END; COMMIT;",
+        defer,
+    )
     assert replaced, defer
     grants = batches()["grants"]
     assert "DENY INSERT, UPDATE, DELETE ON dbo.workbench_deferrals TO workbench_operator;" in grants
@@ -163,9 +190,10 @@ def test_edits_come_as_json_and_only_editable_columns_may_change() -> None:
     save = flat(batches()["save"])
     editable = ["subject", "description", "category", "priority", "resolution", "time_spent_min"]
     assert f"WHERE [key] NOT IN ({', '.join(f'N{chr(39)}{n}{chr(39)}' for n in editable)})) THROW 50403" in save
-    assert ("priority=CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] = N'priority') THEN "
-            "CAST((SELECT [value] FROM OPENJSON(@p_edits) WHERE [key] = N'priority') AS INTEGER) ELSE priority END"
-            in save)
+    assert (
+        "priority=CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] = N'priority') THEN "
+        "CAST((SELECT [value] FROM OPENJSON(@p_edits) WHERE [key] = N'priority') AS INTEGER) ELSE priority END" in save
+    )
     assert "status=" not in save and "wb_locked_by=" not in save  # neither the workflow's nor the lock's columns
     assert "JSON_VALUE" not in save  # it cuts text after 4,000 characters to NULL
 
@@ -178,8 +206,9 @@ def test_complete_writes_only_a_configured_outcome() -> None:
     assert not re.search(r"END;\s*ELSE", complete)  # a semicolon would end the IF before its ELSE
     resolved = flat(complete.split("ELSE IF")[0])
     assert "status='resolved'" in resolved and "wb_locked_by=NULL" in resolved
-    assert "N'complete', @login, @login" in resolved and "NULL, N'resolved', (SELECT CONCAT(N'{\"columns\": ['" \
-        in resolved
+    assert (
+        "N'complete', @login, @login" in resolved and "NULL, N'resolved', (SELECT CONCAT(N'{\"columns\": ['" in resolved
+    )
 
 
 def test_supervisors_force_release_and_reassign_with_a_reason_under_their_login() -> None:
@@ -249,8 +278,9 @@ def test_grants_prints_the_script_for_review_and_never_applies_it(capsys: pytest
 
 
 def test_a_configured_release_reason_writes_its_values_in_its_own_branch() -> None:
-    text = demo.config_text() + ('\n[queues.cases.release_reasons]\n'
-                                 '"Needs a specialist" = { category = \'Hardware\' }\n"Duplicate" = {}\n')
+    text = demo.config_text() + (
+        '\n[queues.cases.release_reasons]\n"Needs a specialist" = { category = \'Hardware\' }\n"Duplicate" = {}\n'
+    )
     release = batches(text)["release"]
     branch, _, rest = release.partition("  ELSE\n")
     assert "IF @p_reason = N'Needs a specialist'" in branch and "category='Hardware'" in branch
@@ -270,8 +300,10 @@ def test_a_note_is_added_under_the_login_and_only_through_its_procedure() -> Non
     assert "DECLARE @text nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM @p_text);" in body
     assert "IF @text IS NULL OR @text = N'' THROW 50403" in body and "IF LEN(@text) > 4000 THROW 50403" in body
     assert "IF NOT EXISTS (SELECT * FROM cases WHERE cases.case_id = @p_key) THROW 50403" in body
-    assert ("INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('cases', "
-            "CAST(@p_key AS nvarchar(200)), @login, SYSUTCDATETIME(), NULL, @text);") in body
+    assert (
+        "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('cases', "
+        "CAST(@p_key AS nvarchar(200)), @login, SYSUTCDATETIME(), NULL, @text);"
+    ) in body
     assert "WHERE dbo.workbench_notes.id = SCOPE_IDENTITY();" in body
 
 
@@ -282,17 +314,23 @@ def test_a_supervisor_reopens_a_finished_item_as_the_engine_does() -> None:
     assert "@p_key INTEGER, @p_reason VARCHAR(1000) WITH EXECUTE AS OWNER" in body
     assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in body
     # The row read and locked, then refused while someone holds it or while it waits (in that order).
-    assert ("@held = CASE WHEN (cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()) "
-            "THEN 1 ELSE 0 END, @waiting = CASE WHEN (cases.status IN ('new', 'open')) THEN 1 ELSE 0 END "
-            "FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key;") in body
+    assert (
+        "@held = CASE WHEN (cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()) "
+        "THEN 1 ELSE 0 END, @waiting = CASE WHEN (cases.status IN ('new', 'open')) THEN 1 ELSE 0 END "
+        "FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key;"
+    ) in body
     assert body.index("IF @held = 1") < body.index("IF @waiting = 1") < body.index("UPDATE cases")
     # The demo's on_reopen, only on a finished row; the audit row names the supervisor, no lock, the reason.
-    assert ("UPDATE cases SET status='open' WHERE cases.case_id = @p_key "
-            "AND (cases.status NOT IN ('new', 'open'));") in body
-    assert ("VALUES (N'cases', CAST(@p_key AS nvarchar(200)), N'reopen', @login, NULL, NULL, SYSUTCDATETIME(), "
-            "@p_reason, NULL, NULL);") in body
+    assert (
+        "UPDATE cases SET status='open' WHERE cases.case_id = @p_key AND (cases.status NOT IN ('new', 'open'));"
+    ) in body
+    assert (
+        "VALUES (N'cases', CAST(@p_key AS nvarchar(200)), N'reopen', @login, NULL, NULL, SYSUTCDATETIME(), "
+        "@p_reason, NULL, NULL);"
+    ) in body
     assert "DROP PROCEDURE IF EXISTS dbo.wb_cases_reopen;" in protocol_mssql.revoke_script(
-        DIALECT, mssql_sql.bound(demo.config_text(), "cases"), "dbo")
+        DIALECT, mssql_sql.bound(demo.config_text(), "cases"), "dbo"
+    )
 
 
 def test_a_queue_without_on_reopen_has_no_reopen_procedure() -> None:
@@ -309,11 +347,14 @@ def test_undo_takes_back_the_logins_own_complete_as_the_engine_does() -> None:
     assert "IF @found = 0 OR @event IS NULL OR @event <> N'complete' OR @actor <> @login" in body
     assert "IF DATEADD(second, 120, @at) < SYSUTCDATETIME()" in body
     # Per outcome: what it wrote is still there; then on_reopen's values and a fresh lock of the login's.
-    assert ("IF @outcome = N'resolved' BEGIN UPDATE cases SET status='open', wb_locked_by=@login, "
-            "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), wb_lock_token=") \
-        in body
-    assert ("WHERE cases.case_id = @p_key AND cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open')) "
-            "AND cases.status = 'resolved'; SET @done = @@ROWCOUNT; END ELSE IF @outcome = N'waiting'") in body
+    assert (
+        "IF @outcome = N'resolved' BEGIN UPDATE cases SET status='open', wb_locked_by=@login, "
+        "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), wb_lock_token="
+    ) in body
+    assert (
+        "WHERE cases.case_id = @p_key AND cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open')) "
+        "AND cases.status = 'resolved'; SET @done = @@ROWCOUNT; END ELSE IF @outcome = N'waiting'"
+    ) in body
     assert "N'undo', @login, @login, NULL, SYSUTCDATETIME(), NULL, @outcome, NULL);" in body
     assert body.index("N'undo', @login") < body.index("N'claim', @login, @login, lower(") < body.index("COMMIT;")
     assert "workbench_reviews" not in body  # the demo's cases are not reviewed
@@ -322,31 +363,39 @@ def test_undo_takes_back_the_logins_own_complete_as_the_engine_does() -> None:
 def test_undo_of_a_complete_chosen_for_review_checks_the_reviews_values_and_withdraws_it() -> None:
     body = flat(batches(name="imports")["undo"])
     # Chosen for review, check_status was written twice: the review's value is the one to find.
-    assert ("(JSON_VALUE(@detail, '$.review') IS NULL AND import_rows.check_status = 'verified' AND "
-            "import_rows.checked_by = @login AND import_rows.checked_at IS NOT NULL OR "
-            "JSON_VALUE(@detail, '$.review') IS NOT NULL AND import_rows.check_status = 'to_review' AND "
-            "import_rows.checked_by = @login AND import_rows.checked_at IS NOT NULL)") in body
-    assert ("IF JSON_VALUE(@detail, '$.review') IS NOT NULL UPDATE dbo.workbench_reviews SET verdict='superseded' "
-            "WHERE dbo.workbench_reviews.queue = 'imports_review' AND dbo.workbench_reviews.item_key = "
-            "CAST(@p_key AS nvarchar(200)) AND dbo.workbench_reviews.verdict IS NULL;") in body
+    assert (
+        "(JSON_VALUE(@detail, '$.review') IS NULL AND import_rows.check_status = 'verified' AND "
+        "import_rows.checked_by = @login AND import_rows.checked_at IS NOT NULL OR "
+        "JSON_VALUE(@detail, '$.review') IS NOT NULL AND import_rows.check_status = 'to_review' AND "
+        "import_rows.checked_by = @login AND import_rows.checked_at IS NOT NULL)"
+    ) in body
+    assert (
+        "IF JSON_VALUE(@detail, '$.review') IS NOT NULL UPDATE dbo.workbench_reviews SET verdict='superseded' "
+        "WHERE dbo.workbench_reviews.queue = 'imports_review' AND dbo.workbench_reviews.item_key = "
+        "CAST(@p_key AS nvarchar(200)) AND dbo.workbench_reviews.verdict IS NULL;"
+    ) in body
 
 
 def test_a_complete_is_chosen_for_review_in_the_database_as_reviews_choose_does() -> None:
     body = flat(batches(name="imports")["complete"])
     # The demo reviews a clerk's first 5 verified lines, then 20 % at random; rejected lines never.
-    assert ("IF (SELECT count(*) AS count_1 FROM dbo.workbench_reviews WHERE dbo.workbench_reviews.source = "
-            "'imports' AND dbo.workbench_reviews.doer = @login AND dbo.workbench_reviews.why = 'first') < 5 "
-            "SET @why = N'first'; ELSE IF RAND(CHECKSUM(NEWID())) * 100 < 20 SET @why = N'share';") in body
-    verified = body[body.index("IF @p_outcome = N'verified'"):body.index("ELSE IF @p_outcome = N'rejected'")]
-    rejected = body[body.index("ELSE IF @p_outcome = N'rejected'"):]
+    assert (
+        "IF (SELECT count(*) AS count_1 FROM dbo.workbench_reviews WHERE dbo.workbench_reviews.source = "
+        "'imports' AND dbo.workbench_reviews.doer = @login AND dbo.workbench_reviews.why = 'first') < 5 "
+        "SET @why = N'first'; ELSE IF RAND(CHECKSUM(NEWID())) * 100 < 20 SET @why = N'share';"
+    ) in body
+    verified = body[body.index("IF @p_outcome = N'verified'") : body.index("ELSE IF @p_outcome = N'rejected'")]
+    rejected = body[body.index("ELSE IF @p_outcome = N'rejected'") :]
     assert "@why" in verified and "@why" not in rejected
     plain, chosen = verified.split("ELSE BEGIN", 1)
     assert "check_status='verified'" in plain and "workbench_reviews (queue" not in plain
     # Chosen: the review's values over the outcome's, its record, and why in the audit row's detail.
     assert "check_status='to_review'" in chosen
-    assert ("INSERT INTO dbo.workbench_reviews (queue, item_key, source, doer, at, why) SELECT 'imports_review' "
-            "AS anon_1, CAST(@p_key AS nvarchar(200)), 'imports' AS anon_2, @login, SYSUTCDATETIME() AS anon_3, "
-            "@why;") in chosen
+    assert (
+        "INSERT INTO dbo.workbench_reviews (queue, item_key, source, doer, at, why) SELECT 'imports_review' "
+        "AS anon_1, CAST(@p_key AS nvarchar(200)), 'imports' AS anon_2, @login, SYSUTCDATETIME() AS anon_3, "
+        "@why;"
+    ) in chosen
     assert "N'], ') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0), N'\"review\": \"', @why, N'\"}')" in chosen
 
 
@@ -355,25 +404,34 @@ def test_the_reviewing_queue_keeps_four_eyes_and_records_the_verdict() -> None:
     assert "DENY INSERT, UPDATE, DELETE ON dbo.workbench_reviews TO workbench_operator;" in script["grants"]
     assert "GRANT SELECT ON dbo.workbench_reviews TO workbench_operator;" in script["grants"]
     # Its claim never serves the login its own work (the script knows which queue it reviews).
-    assert ("NOT (EXISTS (SELECT * FROM dbo.workbench_reviews WHERE dbo.workbench_reviews.queue = 'imports_review' "
-            "AND dbo.workbench_reviews.item_key = CAST(import_rows.row_id AS VARCHAR(200)) AND "
-            "dbo.workbench_reviews.doer = @login AND dbo.workbench_reviews.verdict IS NULL))") in flat(script["next"])
+    assert (
+        "NOT (EXISTS (SELECT * FROM dbo.workbench_reviews WHERE dbo.workbench_reviews.queue = 'imports_review' "
+        "AND dbo.workbench_reviews.item_key = CAST(import_rows.row_id AS VARCHAR(200)) AND "
+        "dbo.workbench_reviews.doer = @login AND dbo.workbench_reviews.verdict IS NULL))"
+    ) in flat(script["next"])
     body = flat(script["complete"])
-    accepted = body[body.index("IF @p_outcome = N'accepted'"):body.index("ELSE IF @p_outcome = N'sent_back'")]
-    sent_back = body[body.index("ELSE IF @p_outcome = N'sent_back'"):]
-    assert "UPDATE dbo.workbench_reviews SET verdict='accepted', reviewer=@login, reviewed_at=SYSUTCDATETIME()" \
-        in accepted and "workbench_deferrals" not in accepted
+    accepted = body[body.index("IF @p_outcome = N'accepted'") : body.index("ELSE IF @p_outcome = N'sent_back'")]
+    sent_back = body[body.index("ELSE IF @p_outcome = N'sent_back'") :]
+    assert (
+        "UPDATE dbo.workbench_reviews SET verdict='accepted', reviewer=@login, reviewed_at=SYSUTCDATETIME()" in accepted
+        and "workbench_deferrals" not in accepted
+    )
     # Sent back: deferred in the source queue to its doer, due at once, then the verdict.
-    assert sent_back.index("DELETE FROM dbo.workbench_deferrals WHERE dbo.workbench_deferrals.queue = 'imports'") \
-        < sent_back.index("INSERT INTO dbo.workbench_deferrals") \
+    assert (
+        sent_back.index("DELETE FROM dbo.workbench_deferrals WHERE dbo.workbench_deferrals.queue = 'imports'")
+        < sent_back.index("INSERT INTO dbo.workbench_deferrals")
         < sent_back.index("UPDATE dbo.workbench_reviews SET verdict='sent_back', reviewer=@login")
+    )
     # A reviewer's note (the loader requires one when sending back) is kept with the reviewed queue's
     # notes, where the operator reads why; so is one added by the note procedure.
-    assert ("IF @note IS NULL OR @note = N'' THROW 50403" in sent_back
-            and "IF @note IS NULL OR @note = N'' THROW 50403" not in accepted)
+    assert (
+        "IF @note IS NULL OR @note = N'' THROW 50403" in sent_back
+        and "IF @note IS NULL OR @note = N'' THROW 50403" not in accepted
+    )
     assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " in sent_back
-    assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " \
-        in flat(script["note"])
+    assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " in flat(
+        script["note"]
+    )
 
 
 def test_a_supervisor_moves_a_waiting_item_as_the_engine_does() -> None:
@@ -383,12 +441,16 @@ def test_a_supervisor_moves_a_waiting_item_as_the_engine_does() -> None:
     allowed = re.search(r"WHERE \[key\] NOT IN \((.*?)\)\) THROW 50403", body)
     assert allowed and "N'status'" in allowed[1] and "case_id" not in allowed[1] and "wb_" not in allowed[1]
     # A waiting item nobody holds, read and locked first; refused if the move would finish it.
-    assert ("FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key AND cases.status IN ('new', 'open') AND "
-            "cases.wb_locked_by IS NULL;") in body
-    assert ("@finishes = CASE WHEN ((CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] = N'status') "
-            "THEN CAST((SELECT [value] FROM OPENJSON(@p_changes) WHERE [key] = N'status') AS VARCHAR(20)) ELSE status "
-            "END NOT IN ('new', 'open'))) THEN 1 ELSE 0 END") in body
-    update = body[body.index("UPDATE cases SET"):body.index("SET @done = @@ROWCOUNT;")]
+    assert (
+        "FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key AND cases.status IN ('new', 'open') AND "
+        "cases.wb_locked_by IS NULL;"
+    ) in body
+    assert (
+        "@finishes = CASE WHEN ((CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] = N'status') "
+        "THEN CAST((SELECT [value] FROM OPENJSON(@p_changes) WHERE [key] = N'status') AS VARCHAR(20)) ELSE status "
+        "END NOT IN ('new', 'open'))) THEN 1 ELSE 0 END"
+    ) in body
+    update = body[body.index("UPDATE cases SET") : body.index("SET @done = @@ROWCOUNT;")]
     assert "WHERE cases.case_id = @p_key AND cases.status IN ('new', 'open') AND cases.wb_locked_by IS NULL;" in update
     assert "wb_locked_by=" not in update and "case_id=" not in update
     # Recorded under the login with the reason and each changed column's value before and after.
@@ -404,5 +466,8 @@ def test_a_lock_is_written_and_taken_away_only_through_the_queue_it_was_taken_in
     for operation in ("save", "extend", "release", "complete", "force_release", "reassign"):
         assert re.search(mine, flat(script[operation])), operation
     taken = flat(script["force_release"])
-    assert re.search(r"WHERE import_rows\.row_id = @p_key AND import_rows\.wb_locked_by IS NOT NULL "
-                     rf"AND import_rows\.wb_locked_at IS NOT NULL AND {mine}", taken)
+    assert re.search(
+        r"WHERE import_rows\.row_id = @p_key AND import_rows\.wb_locked_by IS NOT NULL "
+        rf"AND import_rows\.wb_locked_at IS NOT NULL AND {mine}",
+        taken,
+    )

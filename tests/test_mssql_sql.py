@@ -73,7 +73,8 @@ set = { state = "done", done_by = { user = true }, done_at = { now = true } }
 def legacy_table(metadata: sa.MetaData) -> sa.Table:
     """An older table whose lock is a user and a time column only (no expiry, no token)."""
     return sa.Table(
-        "orders", metadata,
+        "orders",
+        metadata,
         sa.Column("order_no", sa.String(20), primary_key=True),
         sa.Column("due", mssql.DATETIME2()),
         sa.Column("state", sa.String(20), nullable=False),
@@ -92,8 +93,9 @@ def bound(text: str, name: str) -> mapping.BoundQueue:
     legacy_table(metadata)
     schema.build(metadata)
     table = metadata.tables[config.queue(name).table]
-    return mapping.BoundQueue(config.queue(name), table, config_path="x.toml", backend=backends.for_dialect("mssql"),
-                              local_clock=False)
+    return mapping.BoundQueue(
+        config.queue(name), table, config_path="x.toml", backend=backends.for_dialect("mssql"), local_clock=False
+    )
 
 
 def trail(name: str) -> audit.AuditTrail:
@@ -128,8 +130,9 @@ def render(stmt: Any) -> str:
     return " ".join(str(compiled(stmt)).split())
 
 
-def claim_sql(q: mapping.BoundQueue, *, user: str = "alice", count: int = 1, key: Any = None,
-              room: int | None = None) -> list[str]:
+def claim_sql(
+    q: mapping.BoundQueue, *, user: str = "alice", count: int = 1, key: Any = None, room: int | None = None
+) -> list[str]:
     request = base.ClaimRequest(user=user, count=count, key=key, use_cooldown=key is None)
     statements = ReadpastClaim().statements(q, trail(q.name), request, room or count)
     return [render(s) for s in statements]
@@ -176,16 +179,18 @@ def test_claim_room_limits_top() -> None:
 def test_claim_writes_the_lock_with_the_server_clock_and_a_server_token() -> None:
     _, sql = claim_sql(demo_queue())
     # Config constants (the on_claim status, the lock duration) are part of the text; the user is a parameter.
-    assert sql.startswith("UPDATE cases SET status='open', wb_locked_by=:wb_locked_by, "
-                          "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), "
-                          "wb_lock_token=LOWER(REPLACE(CONVERT(VARCHAR(36), NEWID()), '-', '')) OUTPUT ")
+    assert sql.startswith(
+        "UPDATE cases SET status='open', wb_locked_by=:wb_locked_by, "
+        "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), "
+        "wb_lock_token=LOWER(REPLACE(CONVERT(VARCHAR(36), NEWID()), '-', '')) OUTPUT "
+    )
     _, stmt = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
     assert compiled(stmt).params["wb_locked_by"] == "alice"
 
 
 def test_claim_returns_the_locked_row_with_output_inserted() -> None:
     _, sql = claim_sql(demo_queue())
-    output = sql[sql.index(" OUTPUT "):sql.index(" FROM cases, ")]
+    output = sql[sql.index(" OUTPUT ") : sql.index(" FROM cases, ")]
     assert "inserted.case_id, inserted.opened_at," in output and "inserted.wb_lock_token," in output
     assert "inserted.case_id AS wb_key" in output and "inserted.wb_lock_token AS wb_token" in output
     assert "inserted.wb_lock_expires AS wb_expires" in output and "SYSUTCDATETIME() AS wb_now" in output
@@ -198,8 +203,10 @@ def test_claim_filter_constants_are_inlined_for_filtered_indexes() -> None:
     # The same constants as the filtered claim index: waiting and not locked.
     assert "WHERE cases.status IN ('new', 'open') AND cases.wb_locked_by IS NULL AND NOT (EXISTS" in sql, sql
     (_, todo) = claim_sql(bound(STATUS_DRIVEN, "cases"))
-    assert ("WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.status = 'new' "
-            "AND cases.wb_locked_by IS NULL ORDER BY") in todo
+    assert (
+        "WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.status = 'new' "
+        "AND cases.wb_locked_by IS NULL ORDER BY"
+    ) in todo
     # Written config constants are inlined too; the acting user stays a parameter.
     assert "SET status='in_progress', wb_locked_by=:wb_locked_by" in todo
 
@@ -215,9 +222,11 @@ def test_claim_filter_constants_are_literal_execute_without_render_postcompile()
 
 def test_cooldown_excludes_items_the_user_just_released() -> None:
     _, sql = claim_sql(demo_queue(), user="alice")
-    assert ("AND NOT (EXISTS (SELECT * FROM workbench_cooldown WHERE workbench_cooldown.queue = :queue_1 "
-            "AND workbench_cooldown.actor = :actor_1 AND workbench_cooldown.until > SYSUTCDATETIME() "
-            "AND workbench_cooldown.item_key = CAST(cases.case_id AS VARCHAR(200))))") in sql
+    assert (
+        "AND NOT (EXISTS (SELECT * FROM workbench_cooldown WHERE workbench_cooldown.queue = :queue_1 "
+        "AND workbench_cooldown.actor = :actor_1 AND workbench_cooldown.until > SYSUTCDATETIME() "
+        "AND workbench_cooldown.item_key = CAST(cases.case_id AS VARCHAR(200))))"
+    ) in sql
     _, stmt = ReadpastClaim().statements(demo_queue(), trail("cases"), base.ClaimRequest(user="alice"), 1)
     params = compiled(stmt).params
     assert (params["queue_1"], params["actor_1"]) == ("cases", "alice")
@@ -233,17 +242,21 @@ def test_max_locks_counts_the_users_live_locks() -> None:
     q = demo_queue()
     sql = render(sa.select(base.ClaimMethod.held_count(q, q.now(), "alice")))
     # Locks taken in this queue only (held_here: the row in its todo), not another queue's of the table.
-    assert sql == ("SELECT (SELECT count(*) AS count_1 FROM cases WHERE cases.status IN ('new', 'open') AND "
-                   "cases.wb_locked_by = :wb_locked_by_1 AND cases.wb_locked_by IS NOT NULL AND "
-                   "cases.wb_lock_expires > SYSUTCDATETIME()) AS anon_1")
+    assert sql == (
+        "SELECT (SELECT count(*) AS count_1 FROM cases WHERE cases.status IN ('new', 'open') AND "
+        "cases.wb_locked_by = :wb_locked_by_1 AND cases.wb_locked_by IS NOT NULL AND "
+        "cases.wb_lock_expires > SYSUTCDATETIME()) AS anon_1"
+    )
 
 
 def test_status_driven_queue_claims_expired_locks_in_their_own_branch_first() -> None:
     expired, todo = claim_sql(bound(STATUS_DRIVEN, "cases"))
     # Expired locks: rows still waiting, or in the state a claim put them in.
-    assert ("WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.wb_locked_by IS NOT NULL AND "
-            "(cases.wb_lock_expires IS NULL OR cases.wb_lock_expires <= "
-            "SYSUTCDATETIME()) AND (cases.status = 'new' OR cases.status = 'in_progress') ORDER BY") in expired
+    assert (
+        "WHERE cases.category != 'Spam' AND cases.priority >= 2 AND cases.wb_locked_by IS NOT NULL AND "
+        "(cases.wb_lock_expires IS NULL OR cases.wb_lock_expires <= "
+        "SYSUTCDATETIME()) AND (cases.status = 'new' OR cases.status = 'in_progress') ORDER BY"
+    ) in expired
     assert "cases.status = 'new' AND cases.wb_locked_by IS NULL" in todo
     assert "'in_progress'" not in todo.split(" WHERE ", 1)[1]  # only what the claim writes
     assert all(PICK_HINT in sql and "OUTPUT inserted." in sql for sql in (expired, todo))
@@ -258,8 +271,10 @@ def test_every_queue_claims_expired_locks_first_then_free_rows() -> None:
 # -- guarded writes: UPDATE … WHERE key AND token AND lock still live --------------------------------
 
 
-LOCK_FENCE = ("WHERE cases.case_id = :wb_key AND cases.wb_lock_token = :wb_token "
-              "AND coalesce(cases.wb_locked_by, '') = :wb_user AND cases.wb_lock_expires > SYSUTCDATETIME()")
+LOCK_FENCE = (
+    "WHERE cases.case_id = :wb_key AND cases.wb_lock_token = :wb_token "
+    "AND coalesce(cases.wb_locked_by, '') = :wb_user AND cases.wb_lock_expires > SYSUTCDATETIME()"
+)
 # And the lock is the queue's (BoundQueue.held_here): the row is in its todo (or claimed) state.
 FENCE = f"{LOCK_FENCE} AND cases.status IN ('new', 'open')"
 
@@ -272,8 +287,10 @@ def test_save_writes_the_edits_under_the_fence() -> None:
 
 def test_complete_writes_the_outcome_and_clears_the_lock() -> None:
     c = write_sql(demo_queue(), guarded.Shape(models.EventKind.COMPLETE, outcome="waiting", unlock=True))
-    assert one_line(c) == ("UPDATE cases SET status='waiting_customer', wb_locked_by=NULL, wb_locked_at=NULL, "
-                           f"wb_lock_expires=NULL, wb_lock_token=NULL {FENCE}")
+    assert one_line(c) == (
+        "UPDATE cases SET status='waiting_customer', wb_locked_by=NULL, wb_locked_at=NULL, "
+        f"wb_lock_expires=NULL, wb_lock_token=NULL {FENCE}"
+    )
     assert c.params == {}  # key, token and user are the only values sent
 
 
@@ -281,26 +298,33 @@ def test_complete_with_user_and_now_assignments() -> None:
     c = write_sql(demo_queue("imports"), guarded.Shape(models.EventKind.COMPLETE, outcome="rejected", unlock=True))
     sql = one_line(c)
     assert "SET check_status='rejected', checked_by=:wb_user, checked_at=SYSUTCDATETIME()," in sql
-    assert sql.endswith("WHERE import_rows.row_id = :wb_key AND import_rows.wb_lock_token = :wb_token "
-                        "AND coalesce(import_rows.wb_locked_by, '') = :wb_user "
-                        "AND import_rows.wb_lock_expires > SYSUTCDATETIME() AND import_rows.check_status = 'pending'")
+    assert sql.endswith(
+        "WHERE import_rows.row_id = :wb_key AND import_rows.wb_lock_token = :wb_token "
+        "AND coalesce(import_rows.wb_locked_by, '') = :wb_user "
+        "AND import_rows.wb_lock_expires > SYSUTCDATETIME() AND import_rows.check_status = 'pending'"
+    )
 
 
 def test_release_runs_on_release_and_clears_the_lock() -> None:
-    c = write_sql(bound(STATUS_DRIVEN, "cases"), guarded.Shape(models.EventKind.RELEASE, unlock=True,
-                                                               release_writes=True))
+    c = write_sql(
+        bound(STATUS_DRIVEN, "cases"), guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True)
+    )
     sql = one_line(c)
     assert sql.startswith("UPDATE cases SET status='new', wb_locked_by=NULL,")
     # A status-driven queue's lock is on a row in its scope, claimed ('in_progress') or waiting.
-    assert sql.endswith(f"{LOCK_FENCE} AND cases.category != 'Spam' AND cases.priority >= 2 "
-                        "AND (cases.status = 'new' OR cases.status = 'in_progress')")
+    assert sql.endswith(
+        f"{LOCK_FENCE} AND cases.category != 'Spam' AND cases.priority >= 2 "
+        "AND (cases.status = 'new' OR cases.status = 'in_progress')"
+    )
 
 
 def test_extend_is_capped_by_max_lock_duration() -> None:
     c = write_sql(demo_queue(), guarded.Shape(models.EventKind.EXTEND, extend=True))
     sql = one_line(c)
-    cap = ("CASE WHEN (DATEADD(second, :param_1, SYSUTCDATETIME()) > DATEADD(second, :param_2, cases.wb_locked_at)) "
-           "THEN DATEADD(second, :param_2, cases.wb_locked_at) ELSE DATEADD(second, :param_1, SYSUTCDATETIME()) END")
+    cap = (
+        "CASE WHEN (DATEADD(second, :param_1, SYSUTCDATETIME()) > DATEADD(second, :param_2, cases.wb_locked_at)) "
+        "THEN DATEADD(second, :param_2, cases.wb_locked_at) ELSE DATEADD(second, :param_1, SYSUTCDATETIME()) END"
+    )
     assert sql.startswith(f"UPDATE cases SET wb_lock_expires={cap} {FENCE}")
     assert sql.endswith("> cases.wb_lock_expires")  # only when it really moves the expiry
     assert (c.params["param_1"], c.params["param_2"]) == (15 * 60, 2 * 3600)
@@ -319,17 +343,21 @@ def test_guarded_writes_are_plain_updates_on_sql_server() -> None:
 
 # DATETIME and DATETIME2(7) do not round-trip through Python's microseconds, so the lock time is
 # matched within a few milliseconds.
-LEGACY_FENCE = ("WHERE orders.order_no = :wb_key AND coalesce(orders.locked_by, '') = :wb_user "
-                "AND orders.locked_at > DATEADD(second, -1200, SYSUTCDATETIME()) "
-                "AND orders.locked_at > DATEADD(millisecond, -4, :wb_time) "
-                "AND orders.locked_at < DATEADD(millisecond, 4, :wb_time) AND orders.state = 'new'")
+LEGACY_FENCE = (
+    "WHERE orders.order_no = :wb_key AND coalesce(orders.locked_by, '') = :wb_user "
+    "AND orders.locked_at > DATEADD(second, -1200, SYSUTCDATETIME()) "
+    "AND orders.locked_at > DATEADD(millisecond, -4, :wb_time) "
+    "AND orders.locked_at < DATEADD(millisecond, 4, :wb_time) AND orders.state = 'new'"
+)
 
 
 def test_legacy_fence_checks_user_and_lock_time() -> None:
     q = bound(LEGACY, "orders")
-    for shape in (guarded.Shape(models.EventKind.SAVE, edits=("due",)),
-                  guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True),
-                  guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True)):
+    for shape in (
+        guarded.Shape(models.EventKind.SAVE, edits=("due",)),
+        guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True),
+        guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True),
+    ):
         c = write_sql(q, shape)
         assert one_line(c).endswith(LEGACY_FENCE), shape
         assert "token" not in one_line(c)
@@ -337,8 +365,10 @@ def test_legacy_fence_checks_user_and_lock_time() -> None:
 
 def test_legacy_complete_writes_outcome_user_and_time() -> None:
     c = write_sql(bound(LEGACY, "orders"), guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True))
-    assert one_line(c).startswith("UPDATE orders SET state='done', done_by=:wb_user, done_at=SYSUTCDATETIME(), "
-                                  "locked_by=NULL, locked_at=NULL WHERE")
+    assert one_line(c).startswith(
+        "UPDATE orders SET state='done', done_by=:wb_user, done_at=SYSUTCDATETIME(), "
+        "locked_by=NULL, locked_at=NULL WHERE"
+    )
 
 
 def test_legacy_extend_moves_the_lock_time() -> None:
@@ -352,11 +382,14 @@ def test_legacy_claim_has_no_token_and_derives_expiry_from_lock_time() -> None:
     assert "NEWID()" not in sql and "NULL AS wb_token" in sql and "NULL AS wb_prev_token" in sql
     assert sql.startswith("UPDATE orders SET locked_by=:locked_by, locked_at=SYSUTCDATETIME() OUTPUT ")
     assert "DATEADD(second, 1200, inserted.locked_at) AS wb_expires" in sql
-    assert ("WHERE orders.state = 'new' AND orders.locked_by IS NULL "
-            "ORDER BY orders.due DESC, orders.order_no ASC") in sql
+    assert (
+        "WHERE orders.state = 'new' AND orders.locked_by IS NULL ORDER BY orders.due DESC, orders.order_no ASC"
+    ) in sql
     expired, _ = claim_sql(bound(LEGACY, "orders"))
-    assert ("orders.locked_by IS NOT NULL AND (orders.locked_at IS NULL OR orders.locked_at <= "
-            "DATEADD(second, -1200, SYSUTCDATETIME())) AND orders.state = 'new'") in expired
+    assert (
+        "orders.locked_by IS NOT NULL AND (orders.locked_at IS NULL OR orders.locked_at <= "
+        "DATEADD(second, -1200, SYSUTCDATETIME())) AND orders.state = 'new'"
+    ) in expired
     assert "FROM orders WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)" in sql
 
 
@@ -404,8 +437,7 @@ def test_board_of_10000_locks_keeps_under_2100_parameters_per_statement() -> Non
     summary = ["x"] * len(q.list_columns)
     # The locked rows as the board selects them: key, owner, lock time, expiry, due, list columns, token.
     due = now + dt.timedelta(hours=4)
-    locks = [(key, "ann", now, now + dt.timedelta(minutes=15), due, *summary, f"tok{key}")
-             for key in range(1, 10_001)]
+    locks = [(key, "ann", now, now + dt.timedelta(minutes=15), due, *summary, f"tok{key}") for key in range(1, 10_001)]
     conn = _SqlServer([{"wb_now": now, "wb_utc": now}], locks)
     board = stats.board(conn, q, trail("cases"))  # type: ignore[arg-type]
     assert len(board) == 10_000 and all(row.extensions == 0 and row.last_activity == row.locked_at for row in board)
@@ -421,14 +453,17 @@ def test_board_of_10000_locks_keeps_under_2100_parameters_per_statement() -> Non
 # -- the clock and the token -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("element, sql", [
-    (clock.db_now(), "SYSUTCDATETIME()"),
-    (clock.db_now(local=True), "SYSDATETIME()"),
-    (clock.db_now(aware=True), "SYSDATETIMEOFFSET()"),
-    (clock.add_seconds(clock.db_now(), sa.literal_column("90")), "DATEADD(second, 90, SYSUTCDATETIME())"),
-    (clock.add_seconds(sa.column("locked_at"), sa.literal_column("-60")), "DATEADD(second, -60, locked_at)"),
-    (clock.new_token(), "LOWER(REPLACE(CONVERT(VARCHAR(36), NEWID()), '-', ''))"),
-])
+@pytest.mark.parametrize(
+    "element, sql",
+    [
+        (clock.db_now(), "SYSUTCDATETIME()"),
+        (clock.db_now(local=True), "SYSDATETIME()"),
+        (clock.db_now(aware=True), "SYSDATETIMEOFFSET()"),
+        (clock.add_seconds(clock.db_now(), sa.literal_column("90")), "DATEADD(second, 90, SYSUTCDATETIME())"),
+        (clock.add_seconds(sa.column("locked_at"), sa.literal_column("-60")), "DATEADD(second, -60, locked_at)"),
+        (clock.new_token(), "LOWER(REPLACE(CONVERT(VARCHAR(36), NEWID()), '-', ''))"),
+    ],
+)
 def test_clock_and_token_on_sql_server(element: Any, sql: str) -> None:
     assert str(element.compile(dialect=DIALECT)) == sql
 
@@ -476,14 +511,15 @@ def test_readpast_is_refused_elsewhere() -> None:
 def test_expired_locks_of_rows_the_claim_stamped_with_the_claimer_are_served_again() -> None:
     # todo reads a column the claim fills with the claimer's name: the expired lock's row carries
     # it still, so the expired branch accepts "the claim's shape": that column equals the lock user.
-    text = STATUS_DRIVEN.replace('status = "new"\n\n[queues.cases.on_claim]\nstatus = "in_progress"',
-                                 'status = "new"\ncustomer = { null = true }\n\n[queues.cases.on_claim]\n'
-                                 'customer = { user = true }') \
-        .replace('[queues.cases.on_release]\nstatus = "new"',
-                 '[queues.cases.on_release]\ncustomer = { null = true }')
+    text = STATUS_DRIVEN.replace(
+        'status = "new"\n\n[queues.cases.on_claim]\nstatus = "in_progress"',
+        'status = "new"\ncustomer = { null = true }\n\n[queues.cases.on_claim]\ncustomer = { user = true }',
+    ).replace('[queues.cases.on_release]\nstatus = "new"', "[queues.cases.on_release]\ncustomer = { null = true }")
     expired, free = claim_sql(bound(text, "cases"))
-    assert ("AND (cases.status = 'new' AND cases.customer IS NULL OR cases.status = 'new' AND "
-            "cases.customer = cases.wb_locked_by) ORDER BY") in expired, expired
+    assert (
+        "AND (cases.status = 'new' AND cases.customer IS NULL OR cases.status = 'new' AND "
+        "cases.customer = cases.wb_locked_by) ORDER BY"
+    ) in expired, expired
     assert "cases.status = 'new' AND cases.customer IS NULL AND cases.wb_locked_by IS NULL" in free
 
 
@@ -495,15 +531,18 @@ def test_a_reviewing_queues_claim_leaves_out_the_claimers_own_work_in_every_bran
     assert source.review is not None
     q = demo_queue("imports_review")
     metadata, audit_table, _ = tables.build_metadata()
-    own = reviews.Reviews(metadata.tables[tables.REVIEWS_TABLE], metadata.tables[tables.DEFERRALS_TABLE],
-                          source.review, "imports")
+    own = reviews.Reviews(
+        metadata.tables[tables.REVIEWS_TABLE], metadata.tables[tables.DEFERRALS_TABLE], source.review, "imports"
+    )
     reviewing = audit.AuditTrail(audit_table, q.name, metadata.tables[tables.COOLDOWN_TABLE], reviews=own)
     statements = ReadpastClaim().statements(q, reviewing, base.ClaimRequest(user="alice"), 1)
     for stmt in statements:  # expired locks, then free rows
         sql = render(stmt)
-        assert ("NOT (EXISTS (SELECT * FROM workbench_reviews WHERE workbench_reviews.queue = :queue_1 AND "
-                "workbench_reviews.item_key = CAST(import_rows.row_id AS VARCHAR(200)) AND "
-                "workbench_reviews.doer = :doer_1 AND workbench_reviews.verdict IS NULL))") in sql
+        assert (
+            "NOT (EXISTS (SELECT * FROM workbench_reviews WHERE workbench_reviews.queue = :queue_1 AND "
+            "workbench_reviews.item_key = CAST(import_rows.row_id AS VARCHAR(200)) AND "
+            "workbench_reviews.doer = :doer_1 AND workbench_reviews.verdict IS NULL))"
+        ) in sql
         assert sql.count("READPAST") == 1
 
 
@@ -515,10 +554,12 @@ def test_a_narrowed_claim_binds_the_value() -> None:
 
 
 def test_conditions_on_the_claimer_and_the_time_run_in_every_branch() -> None:
-    text = STATUS_DRIVEN.replace('[queues.cases.todo]\nstatus = "new"',
-                                 '[queues.cases.todo]\nstatus = "new"\n'
-                                 'resolution = { eq = { user = true }, or_null = true }\n'
-                                 'opened_at = { lt = { now = "-2h" } }')
+    text = STATUS_DRIVEN.replace(
+        '[queues.cases.todo]\nstatus = "new"',
+        '[queues.cases.todo]\nstatus = "new"\n'
+        "resolution = { eq = { user = true }, or_null = true }\n"
+        'opened_at = { lt = { now = "-2h" } }',
+    )
     statements = ReadpastClaim().statements(bound(text, "cases"), trail("cases"), base.ClaimRequest(user="ann"), 1)
     for stmt in statements:
         sent = compiled(stmt)

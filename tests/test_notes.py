@@ -54,10 +54,17 @@ def test_a_required_note_comes_with_the_release_or_complete_or_nothing_happens(n
 
     q.release("alice", lock.key, lock.token, "needs a specialist", note="Tried a new cable; still no link.")
     assert [(n.kind, n.author, n.text) for n in q.notes(lock.key)] == [
-        ("release", "alice", "Tried a new cable; still no link.")]
+        ("release", "alice", "Tried a new cable; still no link.")
+    ]
     again = q.claim("bob", lock.key).lock
-    done = q.complete("bob", again.key, again.token, "resolved", {"resolution": "Switch port replaced"},
-                      note="Port 14 on the 2nd floor switch was dead.")
+    done = q.complete(
+        "bob",
+        again.key,
+        again.token,
+        "resolved",
+        {"resolution": "Switch port replaced"},
+        note="Port 14 on the 2nd floor switch was dead.",
+    )
     assert done.outcome == "resolved"
     assert [n.kind for n in q.notes(lock.key)] == ["release", "complete"]
     # Complete without edits, through each database's fastest path, writes its note too.
@@ -81,6 +88,9 @@ def test_a_note_is_not_kept_when_the_lock_was_lost(native_env: support.Env) -> N
 def test_notes_required_names_only_actions_of_the_queue() -> None:
     data = tomllib.loads(demo.config_text("sqlite:///x.db"))
     data["queues"]["cases"]["notes_required"] = ["release", "closed"]
-    with pytest.raises(errors.ConfigError, match=r"notes_required: 'closed' is not an action of this queue; "
-                                                 r"actions: release, defer, resolved, waiting"):
+    with pytest.raises(
+        errors.ConfigError,
+        match=r"notes_required: 'closed' is not an action of this queue; "
+        r"actions: release, defer, resolved, waiting",
+    ):
         loader.parse(data, "x.toml")

@@ -67,8 +67,9 @@ class Pg:
             code, _, err = _cli(capsys, "--config", config, "grants", queue, "--apply")
             assert code == 0, err
         with self.admin.engine.begin() as conn:
-            conn.execute(sa.text("UPDATE import_rows SET check_status = 'pending', checked_by = NULL, "
-                                 "checked_at = NULL"))
+            conn.execute(
+                sa.text("UPDATE import_rows SET check_status = 'pending', checked_by = NULL, checked_at = NULL")
+            )
 
 
 def _logins(admin_url: str) -> None:
@@ -113,7 +114,8 @@ def _row(pg: Pg, key: Any) -> dict[str, Any]:
 
 
 def test_grants_prints_the_policies_and_changes_nothing_without_apply(
-        pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     name = f"wbt_{uuid.uuid4().hex[:12]}"
     pg_server.create_database(name)
     env = support.Env("postgresql", "native", pg_server.url(name), tmp_path)
@@ -122,12 +124,16 @@ def test_grants_prints_the_policies_and_changes_nothing_without_apply(
         config = env.demo_config_file()
         code, out, err = _cli(capsys, "--config", config, "grants", "cases")
         assert code == 0, err
-        assert ("CREATE POLICY wb_cases_operator ON cases AS PERMISSIVE FOR UPDATE TO workbench_operator USING "
-                "(wb_locked_by IS NULL OR wb_locked_by = CAST(SESSION_USER AS VARCHAR) OR wb_lock_expires IS NULL "
-                "OR wb_lock_expires <= timezone('UTC', now())) WITH CHECK (wb_locked_by IS NULL OR "
-                "wb_locked_by = CAST(SESSION_USER AS VARCHAR));") in out, out
-        assert ("GRANT SELECT, UPDATE (subject, description, category, priority, status, resolution, "
-                "time_spent_min, wb_locked_by, wb_locked_at, wb_lock_expires, wb_lock_token) ON cases") in out
+        assert (
+            "CREATE POLICY wb_cases_operator ON cases AS PERMISSIVE FOR UPDATE TO workbench_operator USING "
+            "(wb_locked_by IS NULL OR wb_locked_by = CAST(SESSION_USER AS VARCHAR) OR wb_lock_expires IS NULL "
+            "OR wb_lock_expires <= timezone('UTC', now())) WITH CHECK (wb_locked_by IS NULL OR "
+            "wb_locked_by = CAST(SESSION_USER AS VARCHAR));"
+        ) in out, out
+        assert (
+            "GRANT SELECT, UPDATE (subject, description, category, priority, status, resolution, "
+            "time_spent_min, wb_locked_by, wb_locked_at, wb_lock_expires, wb_lock_token) ON cases"
+        ) in out
         assert "GRANT INSERT ON workbench_settings TO workbench_supervisor;" in out
         assert "ALTER TABLE cases ENABLE ROW LEVEL SECURITY;" in out and "FORCE" not in out
         assert "own database login" in err and "never for operators" in err
@@ -150,7 +156,8 @@ def test_policy_values_are_rendered_by_the_dialect(pg: Pg) -> None:
     with pg.admin.engine.begin() as conn:
         conn.exec_driver_sql("ALTER TABLE cases ADD COLUMN kind varchar(20) NOT NULL DEFAULT 'O''Brien 50%%'")
     text = demo.config_text("{url}").replace(
-        "[queues.cases.todo]", "[queues.cases.scope]\nkind = \"O'Brien 50%\"\n\n[queues.cases.todo]", 1)
+        "[queues.cases.todo]", '[queues.cases.scope]\nkind = "O\'Brien 50%"\n\n[queues.cases.todo]', 1
+    )
     bound = pg.open(pg.server.user, text).queue("cases").q
     with pg.admin.engine.begin() as conn:
         permissions.apply(conn, permissions.plan(conn, bound, None))
@@ -171,17 +178,25 @@ def test_an_operator_cannot_change_someone_elses_lock_even_by_hand(pg: Pg) -> No
 
     # A modified client: bob's own login writes the row directly. The policy hides the row.
     with pg.engine("bob").begin() as conn:
-        for values in ("wb_locked_by = 'bob'", "wb_locked_by = NULL, wb_lock_token = NULL",
-                       "wb_lock_expires = wb_lock_expires - interval '1 hour'", "status = 'resolved'"):
+        for values in (
+            "wb_locked_by = 'bob'",
+            "wb_locked_by = NULL, wb_lock_token = NULL",
+            "wb_lock_expires = wb_lock_expires - interval '1 hour'",
+            "status = 'resolved'",
+        ):
             assert conn.execute(sa.text(f"UPDATE cases SET {values} WHERE case_id = :k"), {"k": key}).rowcount == 0
     # Nor may bob put ann's (or anyone's) name on a free row, or touch a column workbench never writes.
     free = next(r for r in pg.admin.queue("cases").open_items() if r["case_id"] != key)["case_id"]
-    for statement in ("UPDATE cases SET wb_locked_by = 'ann' WHERE case_id = :k",
-                      "UPDATE cases SET opened_at = opened_at WHERE case_id = :k"):
+    for statement in (
+        "UPDATE cases SET wb_locked_by = 'ann' WHERE case_id = :k",
+        "UPDATE cases SET opened_at = opened_at WHERE case_id = :k",
+    ):
         with pytest.raises(sa.exc.ProgrammingError) as refused, pg.engine("bob").begin() as conn:
             conn.execute(sa.text(statement), {"k": free})
-        assert any(text in str(refused.value) for text in ("row-level security", "permission denied",
-                                                            "may not make this change", "may not lock"))
+        assert any(
+            text in str(refused.value)
+            for text in ("row-level security", "permission denied", "may not make this change", "may not lock")
+        )
 
     # Through workbench: a clear refusal, not "lock lost".
     with pytest.raises(errors.NotPermitted) as caught:
@@ -191,9 +206,12 @@ def test_an_operator_cannot_change_someone_elses_lock_even_by_hand(pg: Pg) -> No
     with pytest.raises(errors.NotPermitted):
         bob.reassign("bob", key, "bob", "mine now")
     # Even passing ann's name and her (leaked) token, bob's login cannot write under her lock.
-    for attempt in (lambda: bob.save("ann", key, token, {"resolution": "bob was here"}),
-                    lambda: bob.complete("ann", key, token), lambda: bob.release("ann", key, token),
-                    lambda: bob.extend("ann", key, token)):
+    for attempt in (
+        lambda: bob.save("ann", key, token, {"resolution": "bob was here"}),
+        lambda: bob.complete("ann", key, token),
+        lambda: bob.release("ann", key, token),
+        lambda: bob.extend("ann", key, token),
+    ):
         with pytest.raises(errors.NotPermitted, match="ann's lock cannot be used from the database login bob"):
             attempt()
     with pytest.raises(errors.LockLost):
@@ -272,11 +290,13 @@ def test_cli_refuses_an_operator_with_exit_code_1(pg: Pg, capsys: pytest.Capture
     key = claim["key"]
     code, _, err = _cli(capsys, "--config", bob, "--user", "bob", "force-release", "cases", key, "--reason", "x")
     assert code == 1 and "bob may not force-release cases" in err and "workbench_supervisor" in err, err
-    code, data, _ = _cli(capsys, "--config", bob, "--user", "bob", "--json", "reassign", "cases", key,
-                         "--to", "bob", "--reason", "x")
+    code, data, _ = _cli(
+        capsys, "--config", bob, "--user", "bob", "--json", "reassign", "cases", key, "--to", "bob", "--reason", "x"
+    )
     assert code == 1 and data["error"]["type"] == "NotPermitted" and data["error"]["user"] == "bob"
-    code, data, _ = _cli(capsys, "--config", sue, "--user", "sue", "--json", "force-release", "cases", key,
-                         "--reason", "x")
+    code, data, _ = _cli(
+        capsys, "--config", sue, "--user", "sue", "--json", "force-release", "cases", key, "--reason", "x"
+    )
     assert code == 0 and data["released"]["owner"] == "ann"
 
 
@@ -287,8 +307,12 @@ def test_only_supervisors_publish(pg: Pg) -> None:
     assert "publish" in str(caught.value) and "workbench_supervisor" in str(caught.value)
     # A modified client skipping the check: the database refuses the INSERT itself.
     with pytest.raises(sa.exc.ProgrammingError, match="permission denied"), pg.engine("bob").begin() as conn:
-        conn.execute(sa.text("INSERT INTO workbench_settings (version, body, published_by, published_at) "
-                             "VALUES (1, 'x', 'bob', now())"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO workbench_settings (version, body, published_by, published_at) "
+                "VALUES (1, 'x', 'bob', now())"
+            )
+        )
     assert published.publish(pg.open("sue").engine, None, body, "sue").version == 1
     assert published.latest(pg.open("ann").engine, None).published_by == "sue"  # operators read them
 
@@ -301,22 +325,33 @@ def test_other_applications_keep_their_access(pg: Pg) -> None:
     held = ann.claim_next("ann")[0].lock
     with pg.engine(FEEDER).begin() as conn:
         assert conn.execute(sa.text("UPDATE cases SET priority = 1 WHERE case_id = :k"), {"k": held.key}).rowcount == 1
-        conn.execute(sa.text("INSERT INTO cases (case_id, opened_at, customer, subject, category, priority, status) "
-                             "SELECT max(case_id) + 1, now(), 'c', 'new one', 'Network', 4, 'new' FROM cases"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO cases (case_id, opened_at, customer, subject, category, priority, status) "
+                "SELECT max(case_id) + 1, now(), 'c', 'new one', 'Network', 4, 'new' FROM cases"
+            )
+        )
     assert pg.env.count(pg.admin, "cases") == 13
 
 
 def test_legacy_table_without_expiry_column(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
     """Shape 2: the policy computes the expiry as lock time + lock_duration, on the database clock."""
     md = sa.MetaData()
-    table = sa.Table("legacy_orders", md, sa.Column("order_no", sa.String(20), primary_key=True),
-                     sa.Column("customer", sa.String(100), nullable=False), sa.Column("note", sa.String(200)),
-                     sa.Column("processed", sa.Integer, nullable=False), sa.Column("lock_user", sa.String(50)),
-                     sa.Column("lock_time", sa.DateTime))
+    table = sa.Table(
+        "legacy_orders",
+        md,
+        sa.Column("order_no", sa.String(20), primary_key=True),
+        sa.Column("customer", sa.String(100), nullable=False),
+        sa.Column("note", sa.String(200)),
+        sa.Column("processed", sa.Integer, nullable=False),
+        sa.Column("lock_user", sa.String(50)),
+        sa.Column("lock_time", sa.DateTime),
+    )
     md.create_all(pg.admin.engine)
     with pg.admin.engine.begin() as conn:
-        conn.execute(sa.insert(table), [{"order_no": f"SO-{i}", "customer": f"C{i}", "processed": 0}
-                                        for i in range(1, 4)])
+        conn.execute(
+            sa.insert(table), [{"order_no": f"SO-{i}", "customer": f"C{i}", "processed": 0} for i in range(1, 4)]
+        )
     text = support.sample_config("legacy-orders")
     path = pg.tmp / "legacy.toml"
     path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
@@ -329,14 +364,22 @@ def test_legacy_table_without_expiry_column(pg: Pg, capsys: pytest.CaptureFixtur
     bob = pg.open("bob", text).queue("orders")
     held = ann.claim_next("ann")[0].lock
     with pg.engine("bob").begin() as conn:
-        assert conn.execute(sa.text("UPDATE legacy_orders SET lock_user = 'bob' WHERE order_no = :k"),
-                            {"k": held.key}).rowcount == 0
+        assert (
+            conn.execute(
+                sa.text("UPDATE legacy_orders SET lock_user = 'bob' WHERE order_no = :k"), {"k": held.key}
+            ).rowcount
+            == 0
+        )
     with pytest.raises(errors.NotPermitted):
         bob.force_release("bob", held.key, "x")
     pg.env.age_lock(owner, "orders", held.key, 19 * 60)  # 19 of 20 minutes: still ann's
     with pg.engine("bob").begin() as conn:
-        assert conn.execute(sa.text("UPDATE legacy_orders SET lock_user = 'bob' WHERE order_no = :k"),
-                            {"k": held.key}).rowcount == 0
+        assert (
+            conn.execute(
+                sa.text("UPDATE legacy_orders SET lock_user = 'bob' WHERE order_no = :k"), {"k": held.key}
+            ).rowcount
+            == 0
+        )
     with pytest.raises(errors.NothingToClaim):
         bob.claim("bob", held.key)
     pg.env.age_lock(owner, "orders", held.key, 2 * 60)  # 21 minutes: expired
@@ -371,8 +414,11 @@ def test_roles_table_restricts_supervisor_actions(native_env: support.Env) -> No
         permissions.grant(conn, None, "sue", "sue", "supervisor")  # the first grant: anyone may
         permissions.grant(conn, None, "sue", "ann", "operator")
     held = q.claim_next("ann")[0].lock
-    for attempt in (lambda: q.force_release("bob", held.key, "x"), lambda: q.reassign("bob", held.key, "bob", "x"),
-                    lambda: q.force_release("ann", held.key, "x")):
+    for attempt in (
+        lambda: q.force_release("bob", held.key, "x"),
+        lambda: q.reassign("bob", held.key, "bob", "x"),
+        lambda: q.force_release("ann", held.key, "x"),
+    ):
         with pytest.raises(errors.NotPermitted) as caught:
             attempt()
         assert "only supervisors may" in str(caught.value) and "supervisors: sue" in str(caught.value)
@@ -432,8 +478,9 @@ def test_role_commands(native_env: support.Env, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "mariadb"], indirect=True)
-def test_grants_elsewhere_points_at_the_roles_table(native_env: support.Env,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_grants_elsewhere_points_at_the_roles_table(
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
     native_env.demo(case_rows=2, import_rows=1)
     config = native_env.demo_config_file()
     code, out, _ = _cli(capsys, "--config", config, "grants", "cases", "--apply")
@@ -480,7 +527,8 @@ NEWCOMER = "newcomer"  # a plain login: no CREATE on schema public (PostgreSQL 1
 
 
 def test_init_and_attach_by_a_non_owner_say_which_grant_is_missing(
-        pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     name = f"wbt_{uuid.uuid4().hex[:12]}"
     pg_server.create_database(name)
     owner_url = pg_server.url(name)
@@ -493,7 +541,8 @@ def test_init_and_attach_by_a_non_owner_say_which_grant_is_missing(
             conn.exec_driver_sql("CREATE TABLE tickets (id INTEGER PRIMARY KEY, status VARCHAR(20) NOT NULL)")
             conn.exec_driver_sql(f"GRANT SELECT, UPDATE ON tickets TO {NEWCOMER}")
         config = tmp_path / "newcomer.toml"
-        config.write_text(f"""
+        config.write_text(
+            f"""
 [database]
 url = "{sa.make_url(owner_url).set(username=NEWCOMER).render_as_string(hide_password=False)}"
 
@@ -502,18 +551,28 @@ table = "tickets"
 key = "id"
 todo = {{ status = "open" }}
 outcomes.done.set = {{ status = "done" }}
-""", encoding="utf-8")
+""",
+            encoding="utf-8",
+        )
         code, _, err = _cli(capsys, "--config", config, "init")
         assert code == errors.NotPermitted.exit_code, err
-        assert (f"cannot create workbench's tables in schema public: permission denied for schema public; run "
-                f"`workbench init` as the schema's owner, or GRANT CREATE ON SCHEMA public TO {NEWCOMER}") in err
+        assert (
+            f"cannot create workbench's tables in schema public: permission denied for schema public; run "
+            f"`workbench init` as the schema's owner, or GRANT CREATE ON SCHEMA public TO {NEWCOMER}"
+        ) in err
         code, _, err = _cli(capsys, "--config", config, "attach", "tickets", "--apply")
         assert code == errors.NotPermitted.exit_code, err
-        assert ("cannot add the lock columns and claim indexes to table tickets: must be owner of table tickets; "
-                "run `workbench attach tickets --apply` as the table's owner") in err
+        assert (
+            "cannot add the lock columns and claim indexes to table tickets: must be owner of table tickets; "
+            "run `workbench attach tickets --apply` as the table's owner"
+        ) in err
         with owner.connect() as conn:
-            assert conn.execute(sa.text("SELECT count(*) FROM information_schema.columns "
-                                        "WHERE table_name = 'tickets'")).scalar() == 2
+            assert (
+                conn.execute(
+                    sa.text("SELECT count(*) FROM information_schema.columns WHERE table_name = 'tickets'")
+                ).scalar()
+                == 2
+            )
     finally:
         owner.dispose()
         pg_server.drop_database(name)

@@ -64,6 +64,7 @@ def silent_port() -> Iterator[int]:
 
 # --- unreachable -----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
 def test_closed_port_is_unreachable(kind: str) -> None:
     port = servers.free_port()
@@ -85,8 +86,9 @@ def test_closed_port_over_odbc_is_unreachable() -> None:
 def test_silent_server_times_out_within_the_timeout(kind: str, silent_port: int) -> None:
     # Run on a thread so that a driver ignoring the timeout fails the test instead of hanging it.
     results: list[probe.ProbeResult] = []
-    thread = threading.Thread(target=lambda: results.append(probe.check(_url(kind, silent_port, "x"),
-                                                                         connect_timeout=1)), daemon=True)
+    thread = threading.Thread(
+        target=lambda: results.append(probe.check(_url(kind, silent_port, "x"), connect_timeout=1)), daemon=True
+    )
     thread.start()
     thread.join(10)
     assert results, "probe.check ignored connect_timeout=1 (still waiting after 10 s)"
@@ -103,6 +105,7 @@ def test_unknown_host_is_unreachable() -> None:
 
 
 # --- login and permission (PostgreSQL with a password-checked role) --------------------------------------
+
 
 def _pg_user_url(server: servers.Server, user: str, database: str = "postgres") -> str:
     return f"postgresql+psycopg://{user}@{server.host}:{server.port}/{database}"
@@ -182,6 +185,7 @@ def test_mariadb_user_without_grant_is_permission(mariadb_server: servers.Server
 
 # --- missing database ------------------------------------------------------------------------------------
 
+
 @pytest.mark.servers  # the server comes from request.getfixturevalue, unseen by collection
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb", "mariadb-odbc"])
 def test_missing_database(request: pytest.FixtureRequest, kind: str) -> None:
@@ -209,14 +213,17 @@ def test_existing_database_connects(request: pytest.FixtureRequest, kind: str) -
 
 
 def test_odbc_port_after_the_host_is_explained(mariadb_server: servers.Server) -> None:
-    url = (f"mariadb+pyodbc://root@{mariadb_server.host}:{mariadb_server.port}/mysql"
-           f"?driver={_odbc_driver().replace(' ', '+')}")
+    url = (
+        f"mariadb+pyodbc://root@{mariadb_server.host}:{mariadb_server.port}/mysql"
+        f"?driver={_odbc_driver().replace(' ', '+')}"
+    )
     result = probe.check(url)
     assert result.problem == "other", result
     assert "query string" in result.message
 
 
 # --- missing drivers -------------------------------------------------------------------------------------
+
 
 def test_missing_odbc_driver_lists_the_installed_ones() -> None:
     pyodbc = pytest.importorskip("pyodbc")
@@ -231,13 +238,17 @@ def test_missing_odbc_driver_lists_the_installed_ones() -> None:
         assert "no ODBC drivers are installed" in result.message
 
 
-@pytest.mark.parametrize(("module", "url", "extra"), [
-    ("pymysql", "mariadb+pymysql://root@127.0.0.1:1/x", "mysql"),
-    ("psycopg", "postgresql+psycopg://postgres@127.0.0.1:1/x", "postgresql"),
-    ("pyodbc", "mssql+pyodbc://sa@127.0.0.1:1/x?driver=FreeTDS", "odbc"),
-])
-def test_missing_python_driver_names_the_pip_extra(monkeypatch: pytest.MonkeyPatch, module: str, url: str,
-                                                   extra: str) -> None:
+@pytest.mark.parametrize(
+    ("module", "url", "extra"),
+    [
+        ("pymysql", "mariadb+pymysql://root@127.0.0.1:1/x", "mysql"),
+        ("psycopg", "postgresql+psycopg://postgres@127.0.0.1:1/x", "postgresql"),
+        ("pyodbc", "mssql+pyodbc://sa@127.0.0.1:1/x?driver=FreeTDS", "odbc"),
+    ],
+)
+def test_missing_python_driver_names_the_pip_extra(
+    monkeypatch: pytest.MonkeyPatch, module: str, url: str, extra: str
+) -> None:
     monkeypatch.setitem(sys.modules, module, None)  # `import module` now raises ImportError
     result = probe.check(url)
     assert (result.ok, result.problem) == (False, "driver"), result
@@ -258,6 +269,7 @@ def test_not_a_url() -> None:
 
 
 # --- SQLite ----------------------------------------------------------------------------------------------
+
 
 def test_sqlite_missing_file_is_not_created(tmp_path: Path) -> None:
     path = tmp_path / "missing.db"

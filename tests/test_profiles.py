@@ -28,18 +28,44 @@ def no_keyring() -> Iterator[None]:
     keyring.set_keyring(previous)
 
 
-PG = profiles.Profile(name="office", kind="postgresql", host="db.example.org", database="cases", user="bob",
-                      source="database", options={"sslmode": "require"})
-MSSQL = profiles.Profile(name="erp", kind="sqlserver", host="sql01", database="erp", windows_auth=True,
-                         odbc_driver="ODBC Driver 18 for SQL Server", trust_server_certificate=True,
-                         source="file", config="/etc/workbench/erp.toml")
+PG = profiles.Profile(
+    name="office",
+    kind="postgresql",
+    host="db.example.org",
+    database="cases",
+    user="bob",
+    source="database",
+    options={"sslmode": "require"},
+)
+MSSQL = profiles.Profile(
+    name="erp",
+    kind="sqlserver",
+    host="sql01",
+    database="erp",
+    windows_auth=True,
+    odbc_driver="ODBC Driver 18 for SQL Server",
+    trust_server_certificate=True,
+    source="file",
+    config="/etc/workbench/erp.toml",
+)
 
 
 def test_profiles_round_trip_through_the_file() -> None:
     store = profiles.ProfileStore()
-    maria = profiles.Profile(name="shop floor", kind="mariadb", driver="odbc", host="10.0.0.5", port=3307,
-                             database="orders", user="packer", odbc_driver="MariaDB Unicode",
-                             source="file", config="~/orders.toml", schema="wb", connect_timeout=3)
+    maria = profiles.Profile(
+        name="shop floor",
+        kind="mariadb",
+        driver="odbc",
+        host="10.0.0.5",
+        port=3307,
+        database="orders",
+        user="packer",
+        odbc_driver="MariaDB Unicode",
+        source="file",
+        config="~/orders.toml",
+        schema="wb",
+        connect_timeout=3,
+    )
     lite = profiles.Profile(name="local", kind="sqlite", path="/tmp/x.db", source="file", config="/tmp/x.toml")
     for p in (PG, MSSQL, maria, lite):
         store.save(p)
@@ -56,38 +82,58 @@ def test_profiles_round_trip_through_the_file() -> None:
 
 
 def test_urls_per_database() -> None:
-    assert PG.url().render_as_string(hide_password=False) == \
-        "postgresql+psycopg://bob@db.example.org:5432/cases?sslmode=require"
+    assert (
+        PG.url().render_as_string(hide_password=False)
+        == "postgresql+psycopg://bob@db.example.org:5432/cases?sslmode=require"
+    )
     url = MSSQL.url()
     assert url.drivername == "mssql+pyodbc" and url.username is None and url.port == 1433
-    assert url.query == {"driver": "ODBC Driver 18 for SQL Server", "Encrypt": "yes",
-                         "TrustServerCertificate": "yes", "Trusted_Connection": "yes"}
-    odbc = profiles.Profile(name="m", kind="mariadb", driver="odbc", host="h", database="d", user="u",
-                            odbc_driver="MariaDB Unicode", source="database").url()
+    assert url.query == {
+        "driver": "ODBC Driver 18 for SQL Server",
+        "Encrypt": "yes",
+        "TrustServerCertificate": "yes",
+        "Trusted_Connection": "yes",
+    }
+    odbc = profiles.Profile(
+        name="m",
+        kind="mariadb",
+        driver="odbc",
+        host="h",
+        database="d",
+        user="u",
+        odbc_driver="MariaDB Unicode",
+        source="database",
+    ).url()
     assert odbc.port is None and odbc.query == {"driver": "MariaDB Unicode", "port": "3306"}
-    assert profiles.Profile(name="m", kind="mysql", host="h", database="d", user="u",
-                            source="database").url().drivername == "mysql+pymysql"
-    assert profiles.Profile(name="s", kind="sqlite", path="~/a.db", source="database").url().database \
-        == str(Path("~/a.db").expanduser())
+    assert (
+        profiles.Profile(name="m", kind="mysql", host="h", database="d", user="u", source="database").url().drivername
+        == "mysql+pymysql"
+    )
+    assert profiles.Profile(name="s", kind="sqlite", path="~/a.db", source="database").url().database == str(
+        Path("~/a.db").expanduser()
+    )
 
 
-@pytest.mark.parametrize(("change", "key", "words"), [
-    ({"host": ""}, "host", "host name"),
-    ({"host": "db:5432"}, None, None),
-    ({"host": "user@db"}, "host", "not a host name"),
-    ({"port": 70000}, "port", "65535"),
-    ({"database": ""}, "database", "database name"),
-    ({"user": ""}, "user", "user name"),
-    ({"kind": "oracle"}, "kind", "one of"),
-    ({"driver": "odbc"}, "driver", "psycopg"),
-    ({"options": {"password": "x"}}, "options.password", "keyring"),
-    ({"options": {"PWD": "x"}}, "options.PWD", "keyring"),
-    ({"windows_auth": True}, "windows_auth", "SQL Server only"),
-    ({"name": " padded"}, "name", "no spaces at the ends"),
-    ({"name": "two\nlines"}, "name", "no line breaks"),
-    ({"name": "Helpdesk (office) & co."}, None, None),
-    ({"source": "file"}, "config", "config file"),
-])
+@pytest.mark.parametrize(
+    ("change", "key", "words"),
+    [
+        ({"host": ""}, "host", "host name"),
+        ({"host": "db:5432"}, None, None),
+        ({"host": "user@db"}, "host", "not a host name"),
+        ({"port": 70000}, "port", "65535"),
+        ({"database": ""}, "database", "database name"),
+        ({"user": ""}, "user", "user name"),
+        ({"kind": "oracle"}, "kind", "one of"),
+        ({"driver": "odbc"}, "driver", "psycopg"),
+        ({"options": {"password": "x"}}, "options.password", "keyring"),
+        ({"options": {"PWD": "x"}}, "options.PWD", "keyring"),
+        ({"windows_auth": True}, "windows_auth", "SQL Server only"),
+        ({"name": " padded"}, "name", "no spaces at the ends"),
+        ({"name": "two\nlines"}, "name", "no line breaks"),
+        ({"name": "Helpdesk (office) & co."}, None, None),
+        ({"source": "file"}, "config", "config file"),
+    ],
+)
 def test_a_bad_profile_names_the_field(change: dict[str, Any], key: str | None, words: str | None) -> None:
     profile = dataclasses.replace(PG, **change)
     if key is None:  # fine as far as we can tell (a host "db:5432" is for the server to judge)
@@ -110,7 +156,7 @@ def test_a_damaged_profiles_file_names_the_key() -> None:
     store.path.write_text('default = "y"\n[profiles.x]\nkind = "sqlite"\npath = "a.db"\nconfig = "a.toml"\n')
     with pytest.raises(errors.ConfigError, match=r"default: no profile named 'y'"):
         store.load()
-    store.path.write_text('[profiles.x\n')
+    store.path.write_text("[profiles.x\n")
     with pytest.raises(errors.ConfigError, match="not valid TOML"):
         store.load()
 
@@ -130,8 +176,9 @@ def test_passwords_go_to_the_keyring_never_to_the_file(memory_keyring: MemoryKey
     assert opening.password_for(MSSQL) is None  # Windows login: no password at all
 
 
-def test_the_environment_variable_beats_the_keyring(memory_keyring: MemoryKeyring,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_variable_beats_the_keyring(
+    memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
     credentials.store(PG.credential_id, "from-keyring")
     monkeypatch.setenv(credentials.PASSWORD_ENV, "from-env")
     assert opening.password_for(PG) == "from-env"
@@ -168,11 +215,15 @@ def test_a_plain_text_keyring_is_not_a_password_store() -> None:
 
 # -- choosing what to open ----------------------------------------------------------------------
 
+
 def test_choose_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = demo.create(tmp_path / "demo")
     store = profiles.ProfileStore()
-    store.save(profiles.Profile(name="demo", kind="sqlite", path=str(tmp_path / "demo" / demo.DB_NAME),
-                                source="file", config=str(config)))
+    store.save(
+        profiles.Profile(
+            name="demo", kind="sqlite", path=str(tmp_path / "demo" / demo.DB_NAME), source="file", config=str(config)
+        )
+    )
     monkeypatch.chdir(tmp_path)
     assert opening.choose().profile.name == "demo"  # the default profile
     assert opening.choose(config=str(config)).config_path == config
@@ -202,6 +253,7 @@ def test_a_profile_over_a_config_file_uses_the_profiles_connection(tmp_path: Pat
 
 # -- CLI ----------------------------------------------------------------------------------------
 
+
 def _cli(capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str, str]:
     capsys.readouterr()
     code = main.main([str(a) for a in args])
@@ -209,14 +261,40 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str, str]
     return code, out, err
 
 
-def test_cli_profiles(capsys: pytest.CaptureFixture[str], tmp_path: Path, memory_keyring: MemoryKeyring,
-                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_profiles(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = demo.create(tmp_path / "demo")
-    code, out, _ = _cli(capsys, "profile", "add", "demo", "--kind", "sqlite", "--path",
-                        tmp_path / "demo" / demo.DB_NAME, "--queues", config)
+    code, out, _ = _cli(
+        capsys,
+        "profile",
+        "add",
+        "demo",
+        "--kind",
+        "sqlite",
+        "--path",
+        tmp_path / "demo" / demo.DB_NAME,
+        "--queues",
+        config,
+    )
     assert code == 0 and "saved profile demo" in out
-    code, out, _ = _cli(capsys, "profile", "add", "office", "--kind", "postgresql", "--host", "db", "--database",
-                        "cases", "--db-user", "bob", "--published", "--option", "sslmode=require")
+    code, out, _ = _cli(
+        capsys,
+        "profile",
+        "add",
+        "office",
+        "--kind",
+        "postgresql",
+        "--host",
+        "db",
+        "--database",
+        "cases",
+        "--db-user",
+        "bob",
+        "--published",
+        "--option",
+        "sslmode=require",
+    )
     assert code == 0 and "workbench profile password office" in out
     code, out, _ = _cli(capsys, "--json", "profile", "list")
     listed = json.loads(out)
@@ -240,12 +318,19 @@ def test_cli_profiles(capsys: pytest.CaptureFixture[str], tmp_path: Path, memory
     assert code == 0 and memory_keyring.store == {}
 
 
-def test_cli_asks_for_a_password_only_when_the_server_wants_one(capsys: pytest.CaptureFixture[str],
-                                                                 memory_keyring: MemoryKeyring, pg_server: Any,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_asks_for_a_password_only_when_the_server_wants_one(
+    capsys: pytest.CaptureFixture[str], memory_keyring: MemoryKeyring, pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     user, password = pg_server.password_login()
-    checked = profiles.Profile(name="checked", kind="postgresql", host=pg_server.host, port=pg_server.port,
-                               database="postgres", user=user, source="database")
+    checked = profiles.Profile(
+        name="checked",
+        kind="postgresql",
+        host=pg_server.host,
+        port=pg_server.port,
+        database="postgres",
+        user=user,
+        source="database",
+    )
     trusted = dataclasses.replace(checked, name="trusted", user=pg_server.user)
     for p in (checked, trusted):
         profiles.ProfileStore().save(p)
@@ -260,8 +345,9 @@ def test_cli_asks_for_a_password_only_when_the_server_wants_one(capsys: pytest.C
     assert code == 2 and "not in this database yet" in err
 
 
-def test_cli_refuses_to_store_without_a_keyring(capsys: pytest.CaptureFixture[str], no_keyring: None,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_refuses_to_store_without_a_keyring(
+    capsys: pytest.CaptureFixture[str], no_keyring: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     profiles.ProfileStore().save(PG)
     monkeypatch.setattr("sys.stdin", io.StringIO("pw\n"))
     code, _, err = _cli(capsys, "profile", "password", "office", "--stdin")
@@ -269,27 +355,56 @@ def test_cli_refuses_to_store_without_a_keyring(capsys: pytest.CaptureFixture[st
     assert "pw" not in profiles.ProfileStore().path.read_text()
 
 
-@pytest.mark.parametrize("given", [
-    ["--db-user", "alice:S3cr3t-pw"],
-    ["--db-user", "alice", "--database", "cases?password=S3cr3t-pw"],
-    ["--db-user", "alice", "--database", "cases;PWD=S3cr3t-pw"],
-    ["--db-user", "alice", "--database", "cases?sslmode=require&passwd=S3cr3t-pw"],
-    ["--db-user", "alice", "--database", "cases%3Fpassword%3DS3cr3t-pw"],
-    ["--db-user", "alice", "--host", "alice:S3cr3t-pw@db"],
-    ["--db-user", "alice", "--option", "application_name=x;pwd=S3cr3t-pw"],
-])
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["--db-user", "alice:S3cr3t-pw"],
+        ["--db-user", "alice", "--database", "cases?password=S3cr3t-pw"],
+        ["--db-user", "alice", "--database", "cases;PWD=S3cr3t-pw"],
+        ["--db-user", "alice", "--database", "cases?sslmode=require&passwd=S3cr3t-pw"],
+        ["--db-user", "alice", "--database", "cases%3Fpassword%3DS3cr3t-pw"],
+        ["--db-user", "alice", "--host", "alice:S3cr3t-pw@db"],
+        ["--db-user", "alice", "--option", "application_name=x;pwd=S3cr3t-pw"],
+    ],
+)
 def test_profile_add_refuses_a_password_in_any_field(capsys: pytest.CaptureFixture[str], given: list[str]) -> None:
     store = profiles.ProfileStore()
-    code, out, err = _cli(capsys, "profile", "add", "office", "--kind", "postgresql", "--host", "db",
-                          "--database", "cases", "--published", *given)
+    code, out, err = _cli(
+        capsys,
+        "profile",
+        "add",
+        "office",
+        "--kind",
+        "postgresql",
+        "--host",
+        "db",
+        "--database",
+        "cases",
+        "--published",
+        *given,
+    )
     assert code == 2, (out, err)
     assert "must not contain a password" in err and "keyring" in err and "WORKBENCH_DB_PASSWORD" in err
     assert "S3cr3t" not in out + err
     written = store.path.read_text(encoding="utf-8") if store.path.exists() else ""
     assert "S3cr3t" not in written
     # The same check as a config file's database.url: one rule for both.
-    code, _, err = _cli(capsys, "--json", "profile", "add", "office", "--kind", "postgresql", "--host", "db",
-                        "--database", "cases", "--db-user", "alice", "--published")
+    code, _, err = _cli(
+        capsys,
+        "--json",
+        "profile",
+        "add",
+        "office",
+        "--kind",
+        "postgresql",
+        "--host",
+        "db",
+        "--database",
+        "cases",
+        "--db-user",
+        "alice",
+        "--published",
+    )
     assert code == 0 and "S3cr3t" not in store.path.read_text(encoding="utf-8")
 
 
@@ -297,25 +412,51 @@ def test_a_primary_and_its_standbys_in_one_profile() -> None:
     """`--host db1:5432,db2:5433`: libpq's multi-host form, keeping the server that accepts writes."""
     import sqlalchemy as sa
 
-    p = profiles.Profile(name="ha", kind="postgresql", host="db1:5432,db2:5433", database="cases", user="bob",
-                         config="x.toml")
+    p = profiles.Profile(
+        name="ha", kind="postgresql", host="db1:5432,db2:5433", database="cases", user="bob", config="x.toml"
+    )
     profiles.check(p)
     args = sa.create_engine(p.url()).dialect.create_connect_args(p.url())[1]
     assert (args["host"], args["port"], args["target_session_attrs"]) == ("db1,db2", "5432,5433", "read-write")
-    same_port = profiles.Profile(name="ha", kind="postgresql", host="db1,db2", port=6432, database="cases",
-                                 user="bob", config="x.toml")
+    same_port = profiles.Profile(
+        name="ha", kind="postgresql", host="db1,db2", port=6432, database="cases", user="bob", config="x.toml"
+    )
     assert sa.create_engine(same_port.url()).dialect.create_connect_args(same_port.url())[1]["port"] == "6432,6432"
     for bad, kind in (("db1,db2", "mariadb"), ("db1:99999,db2", "postgresql"), ("db1,,db2", "postgresql")):
         with pytest.raises(errors.ConfigError, match="host"):
             profiles.check(profiles.Profile(name="x", kind=kind, host=bad, database="d", user="u", config="x.toml"))
 
 
-@pytest.mark.parametrize("option", ["sslpassword=S3cr3t-pw", "SSLPassword=S3cr3t-pw", "ssl_key_password=S3cr3t-pw",
-                                    "passphrase=S3cr3t-pw", "access_token=S3cr3t-pw", "Pwd=S3cr3t-pw"])
+@pytest.mark.parametrize(
+    "option",
+    [
+        "sslpassword=S3cr3t-pw",
+        "SSLPassword=S3cr3t-pw",
+        "ssl_key_password=S3cr3t-pw",
+        "passphrase=S3cr3t-pw",
+        "access_token=S3cr3t-pw",
+        "Pwd=S3cr3t-pw",
+    ],
+)
 def test_profile_add_refuses_every_secret_option(capsys: pytest.CaptureFixture[str], option: str) -> None:
     store = profiles.ProfileStore()
-    code, out, err = _cli(capsys, "profile", "add", "office", "--kind", "postgresql", "--host", "db",
-                          "--database", "cases", "--db-user", "alice", "--published", "--option", option)
+    code, out, err = _cli(
+        capsys,
+        "profile",
+        "add",
+        "office",
+        "--kind",
+        "postgresql",
+        "--host",
+        "db",
+        "--database",
+        "cases",
+        "--db-user",
+        "alice",
+        "--published",
+        "--option",
+        option,
+    )
     assert code == 2, (out, err)
     assert f"options.{option.partition('=')[0]}" in err and "keyring" in err
     assert "S3cr3t" not in out + err and not store.path.exists()
@@ -325,11 +466,18 @@ def test_a_secret_already_in_the_profiles_file_is_refused_and_never_printed(caps
     """A file written before secrets were refused (or by hand): every command says which option to remove."""
     store = profiles.ProfileStore()
     store.path.parent.mkdir(parents=True)
-    store.path.write_text('[profiles.office]\nkind = "postgresql"\nhost = "db"\ndatabase = "cases"\nuser = "alice"\n'
-                          'source = "database"\noptions = { sslmode = "require", sslpassword = "S3cr3t-pw" }\n',
-                          encoding="utf-8")
-    for args in (["profile", "show", "office"], ["--json", "profile", "show", "office"], ["profile", "list"],
-                 ["--json", "profile", "list"], ["--profile", "office", "queues"]):
+    store.path.write_text(
+        '[profiles.office]\nkind = "postgresql"\nhost = "db"\ndatabase = "cases"\nuser = "alice"\n'
+        'source = "database"\noptions = { sslmode = "require", sslpassword = "S3cr3t-pw" }\n',
+        encoding="utf-8",
+    )
+    for args in (
+        ["profile", "show", "office"],
+        ["--json", "profile", "show", "office"],
+        ["profile", "list"],
+        ["--json", "profile", "list"],
+        ["--profile", "office", "queues"],
+    ):
         code, out, err = _cli(capsys, *args)
         assert code == 2, (args, out, err)
         assert "profiles.office.options.sslpassword" in err and str(store.path) in err
@@ -346,11 +494,25 @@ def test_a_secret_option_in_a_config_files_url_is_refused(tmp_path: Path) -> Non
     assert caught.value.key == "database.url" and "S3cr3t" not in str(caught.value)
 
 
-def test_a_password_that_is_not_text_is_refused(capsys: pytest.CaptureFixture[str], memory_keyring: MemoryKeyring,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_password_that_is_not_text_is_refused(
+    capsys: pytest.CaptureFixture[str], memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Bytes that are not UTF-8 on stdin (or at the prompt): said, nothing stored, no internal error."""
-    code, _, _ = _cli(capsys, "profile", "add", "office", "--kind", "postgresql", "--host", "db", "--database",
-                      "cases", "--db-user", "bob", "--published")
+    code, _, _ = _cli(
+        capsys,
+        "profile",
+        "add",
+        "office",
+        "--kind",
+        "postgresql",
+        "--host",
+        "db",
+        "--database",
+        "cases",
+        "--db-user",
+        "bob",
+        "--published",
+    )
     assert code == 0
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"pa\xdfword\n"), encoding="utf-8"))
     code, out, err = _cli(capsys, "profile", "password", "office", "--stdin")

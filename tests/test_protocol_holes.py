@@ -19,7 +19,7 @@ from workbench.core import errors
 from workbench.db import permissions, protocol
 
 
-def _apply(pg: Pg, capsys: pytest.CaptureFixture[str], text: str, *queues: str) -> None:  # noqa: F811
+def _apply(pg: Pg, capsys: pytest.CaptureFixture[str], text: str, *queues: str) -> None:
     """The owner runs `grants QUEUE --apply` for each of `queues` of config `text`."""
     path = pg.tmp / "granted.toml"
     path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
@@ -31,21 +31,30 @@ def _apply(pg: Pg, capsys: pytest.CaptureFixture[str], text: str, *queues: str) 
 # -- item 3: the protocol's functions are called by the protocol only --------------------------------
 
 
-def _forged_call(pg: Pg, login: str) -> str:  # noqa: F811
+def _forged_call(pg: Pg, login: str) -> str:
     """`login` calls the imports queue's check with made-up rows: its own live lock before, a verified line
     chosen for review after. Returns the database's refusal."""
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    before = {"row_id": 1, "check_status": "pending", "wb_locked_by": login, "wb_lock_token": "f" * 32,
-              "wb_locked_at": now.isoformat(), "wb_lock_expires": (now + dt.timedelta(minutes=5)).isoformat()}
+    before = {
+        "row_id": 1,
+        "check_status": "pending",
+        "wb_locked_by": login,
+        "wb_lock_token": "f" * 32,
+        "wb_locked_at": now.isoformat(),
+        "wb_lock_expires": (now + dt.timedelta(minutes=5)).isoformat(),
+    }
     after = {"row_id": 1, "check_status": "to_review", "checked_by": login, "checked_at": now.isoformat()}
     check = protocol.check_function_name("imports")
-    return _refused(pg.engine(login), f"SELECT {check}(jsonb_populate_record(NULL::import_rows, CAST(:o AS jsonb)), "
-                    "jsonb_populate_record(NULL::import_rows, CAST(:n AS jsonb)))",
-                    o=json.dumps(before), n=json.dumps(after))
+    return _refused(
+        pg.engine(login),
+        f"SELECT {check}(jsonb_populate_record(NULL::import_rows, CAST(:o AS jsonb)), "
+        "jsonb_populate_record(NULL::import_rows, CAST(:n AS jsonb)))",
+        o=json.dumps(before),
+        n=json.dumps(after),
+    )
 
 
-def test_the_protocols_own_functions_are_not_callable_by_hand(
-        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_the_protocols_own_functions_are_not_callable_by_hand(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
     _apply(pg, capsys, demo.config_text("{url}"), "imports", "imports_review")
     _tickets(pg, capsys, support.sample_config("vendor-tickets"), "tickets")  # a lock table's checks too
     before = _state(pg), _rows(pg, "workbench_reviews")
@@ -57,24 +66,41 @@ def test_the_protocols_own_functions_are_not_callable_by_hand(
     # Of every function grants installs, operators may call only the trusted claim and Complete and the
     # settling of their own transaction's audit row; other logins none.
     with pg.admin.engine.connect() as conn:
-        functions = conn.execute(sa.text(
-            "SELECT p.oid, p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-            "WHERE n.nspname = current_schema() AND (p.proname LIKE 'wb\\_%' OR p.proname LIKE 'workbench\\_%')"
-        )).all()
+        functions = conn.execute(
+            sa.text(
+                "SELECT p.oid, p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE n.nspname = current_schema() AND (p.proname LIKE 'wb\\_%' OR p.proname LIKE 'workbench\\_%')"
+            )
+        ).all()
         assert len(functions) > 10
-        may = {login: {name for oid, name in functions if conn.execute(
-            sa.text("SELECT has_function_privilege(:login, CAST(:oid AS oid), 'EXECUTE')"),
-            {"login": login, "oid": oid}).scalar()} for login in ("ann", "sue", FEEDER)}
-    trusted = {protocol.next_function_name("cases"), protocol.complete_function_name("cases"),
-               protocol.next_function_name("imports"), protocol.complete_function_name("imports"),
-               protocol.next_function_name("imports_review"), protocol.complete_function_name("imports_review"),
-               protocol.SETTLE}
+        may = {
+            login: {
+                name
+                for oid, name in functions
+                if conn.execute(
+                    sa.text("SELECT has_function_privilege(:login, CAST(:oid AS oid), 'EXECUTE')"),
+                    {"login": login, "oid": oid},
+                ).scalar()
+            }
+            for login in ("ann", "sue", FEEDER)
+        }
+    trusted = {
+        protocol.next_function_name("cases"),
+        protocol.complete_function_name("cases"),
+        protocol.next_function_name("imports"),
+        protocol.complete_function_name("imports"),
+        protocol.next_function_name("imports_review"),
+        protocol.complete_function_name("imports_review"),
+        protocol.SETTLE,
+    }
     assert may["ann"] <= trusted and may["sue"] <= trusted, may
     assert may[FEEDER] == set()
     # A check called in a function of one's own (as if granted by mistake) refuses to run outside its trigger.
     with pg.admin.engine.begin() as conn:
-        conn.exec_driver_sql(f"GRANT EXECUTE ON FUNCTION {protocol.check_function_name('imports')}"
-                             "(import_rows, import_rows) TO workbench_operator")
+        conn.exec_driver_sql(
+            f"GRANT EXECUTE ON FUNCTION {protocol.check_function_name('imports')}"
+            "(import_rows, import_rows) TO workbench_operator"
+        )
     assert "called by its trigger only" in _forged_call(pg, "ann")
     assert (_state(pg), _rows(pg, "workbench_reviews")) == before
     # The operator's real first item still goes to review.
@@ -86,18 +112,22 @@ def test_the_protocols_own_functions_are_not_callable_by_hand(
     assert pg.env.row(pg.admin, "imports", line.key)["check_status"] == "to_review"
 
 
-def test_giving_up_a_lock_table_lock_is_no_complete(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_giving_up_a_lock_table_lock_is_no_complete(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
     """The audit row the database writes when a lock row goes may be settled as a release or a defer;
     a Complete only with the outcome's values written (a Complete credited without them counts in stats)."""
     text = _tickets(pg, capsys, support.sample_config("vendor-tickets"), "tickets")
     lock = pg.open("ann", text).queue("tickets").claim_next("ann")[0].lock
     before = _state(pg), _rows(pg, "workbench_locks", "vendor_tickets")
     give_up = "DELETE FROM workbench_locks WHERE item_key = CAST(:k AS text)"
-    forged = ("INSERT INTO workbench_audit (queue, item_key, event, actor, owner, outcome, at) VALUES "
-              "('tickets', CAST(:k AS text), 'complete', 'ann', 'ann', 'solved', timezone('UTC', now()))")
+    forged = (
+        "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, outcome, at) VALUES "
+        "('tickets', CAST(:k AS text), 'complete', 'ann', 'ann', 'solved', timezone('UTC', now()))"
+    )
     assert "no such change was made" in _refused(pg.engine("ann"), give_up, forged, k=lock.key)
-    settle = (f"SELECT {protocol.SETTLE}(max(id), 'complete', 'solved', NULL, NULL) FROM workbench_audit "
-              "WHERE item_key = CAST(:k AS text)")
+    settle = (
+        f"SELECT {protocol.SETTLE}(max(id), 'complete', 'solved', NULL, NULL) FROM workbench_audit "
+        "WHERE item_key = CAST(:k AS text)"
+    )
     assert "may not change audit row" in _refused(pg.engine("ann"), give_up, settle, k=lock.key)
     assert (_state(pg), _rows(pg, "workbench_locks", "vendor_tickets")) == before
 
@@ -105,29 +135,47 @@ def test_giving_up_a_lock_table_lock_is_no_complete(pg: Pg, capsys: pytest.Captu
 # -- item 5: a status-driven queue (shape 3) whose claim moves the row out of `todo` --------------------
 
 
-def _messages(pg: Pg, capsys: pytest.CaptureFixture[str]) -> str:  # noqa: F811
+def _messages(pg: Pg, capsys: pytest.CaptureFixture[str]) -> str:
     """The message table of messages.toml with eight New messages, both of its queues under grants;
     returns the config text."""
     md = sa.MetaData()
-    table = sa.Table("messages", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-                     sa.Column("msg_type", sa.String(20), nullable=False),
-                     sa.Column("status", sa.String(20), nullable=False), sa.Column("payload", sa.Text),
-                     sa.Column("error_text", sa.String(500)), sa.Column("received_at", sa.DateTime, nullable=False),
-                     sa.Column("handled_by", sa.String(50)), sa.Column("handled_at", sa.DateTime),
-                     sa.Column("locked_by", sa.String(50)), sa.Column("locked_at", sa.DateTime),
-                     sa.Column("lock_token", sa.String(32)))
+    table = sa.Table(
+        "messages",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("msg_type", sa.String(20), nullable=False),
+        sa.Column("status", sa.String(20), nullable=False),
+        sa.Column("payload", sa.Text),
+        sa.Column("error_text", sa.String(500)),
+        sa.Column("received_at", sa.DateTime, nullable=False),
+        sa.Column("handled_by", sa.String(50)),
+        sa.Column("handled_at", sa.DateTime),
+        sa.Column("locked_by", sa.String(50)),
+        sa.Column("locked_at", sa.DateTime),
+        sa.Column("lock_token", sa.String(32)),
+    )
     md.create_all(pg.admin.engine)
     start = dt.datetime(2026, 11, 20, 8, 0)
     with pg.admin.engine.begin() as conn:
-        conn.execute(sa.insert(table), [{"id": i, "msg_type": "Invoice", "status": "New", "payload": f"invoice {i}",
-                                         "received_at": start + dt.timedelta(minutes=i)} for i in range(1, 9)])
+        conn.execute(
+            sa.insert(table),
+            [
+                {
+                    "id": i,
+                    "msg_type": "Invoice",
+                    "status": "New",
+                    "payload": f"invoice {i}",
+                    "received_at": start + dt.timedelta(minutes=i),
+                }
+                for i in range(1, 9)
+            ],
+        )
     text = support.sample_config("messages")
     _apply(pg, capsys, text, "invoices", "orders")
     return text
 
 
-def test_a_status_driven_queue_is_worked_in_full_under_grants(
-        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_a_status_driven_queue_is_worked_in_full_under_grants(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
     text = _messages(pg, capsys)
     ann, bob, sue = (pg.open(login, text).queue("invoices") for login in ("ann", "bob", "sue"))
     owner_wb = pg.open(pg.server.user, text)
@@ -150,8 +198,13 @@ def test_a_status_driven_queue_is_worked_in_full_under_grants(
     ann.release("ann", third.key, third.token, "not mine")
     assert status(third.key) == "New"
     fourth = ann.claim_next("ann")[0].lock
-    ann.defer("ann", fourth.key, fourth.token, ann.db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(hours=2),
-              "vendor calls back")
+    ann.defer(
+        "ann",
+        fourth.key,
+        fourth.token,
+        ann.db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(hours=2),
+        "vendor calls back",
+    )
     assert status(fourth.key) == "New"
     # A supervisor's force-release and reassign of someone's Active message.
     held = bob.claim_next("bob")[0].lock
@@ -171,30 +224,47 @@ def test_a_status_driven_queue_is_worked_in_full_under_grants(
     pg.env.age_lock(owner_wb, "invoices", swept.key, 3600)
     assert [lock.key for lock in ann.sweep("ann")] == [swept.key]
     assert status(swept.key) == "New"
-    history = {key: [(e.kind.value, e.actor) for e in owner.history(key)]
-               for key in (first.key, second.key, held.key, lost.key)}
+    history = {
+        key: [(e.kind.value, e.actor) for e in owner.history(key)]
+        for key in (first.key, second.key, held.key, lost.key)
+    }
     assert history[first.key] == [("claim", "ann"), ("save", "ann"), ("extend", "ann"), ("complete", "ann")]
     assert history[second.key] == [("claim", "ann"), ("complete", "ann")]
-    assert history[held.key] == [("claim", "bob"), ("force_release", "sue"), ("claim", "bob"), ("reassign", "sue"),
-                                 ("claim", "sue"), ("complete", "ann")]
+    assert history[held.key] == [
+        ("claim", "bob"),
+        ("force_release", "sue"),
+        ("claim", "bob"),
+        ("reassign", "sue"),
+        ("claim", "sue"),
+        ("complete", "ann"),
+    ]
     assert history[lost.key][:4] == [("claim", "bob"), ("expire", "ann"), ("claim", "ann"), ("release", "ann")]
     assert again.owner == "bob"
     # By hand, still only the protocol: an Active message of ann's is not finished by bob, nor its
     # lock taken; ann may not mark a held message done without giving up her lock.
     mine = ann.claim_next("ann")[0].lock
     before = _state_of(pg)
-    _each_refused(pg.engine("bob"), [
-        (("UPDATE messages SET status = 'Completed', locked_by = NULL, lock_token = NULL, locked_at = NULL "
-          "WHERE id = :k"), {"k": mine.key}),
-        ("UPDATE messages SET locked_by = 'bob' WHERE id = :k", {"k": mine.key}),
-    ])
-    assert "may not" in _refused(pg.engine("ann"), "UPDATE messages SET status = 'Completed' WHERE id = :k",
-                                 k=mine.key)
+    _each_refused(
+        pg.engine("bob"),
+        [
+            (
+                (
+                    "UPDATE messages SET status = 'Completed', locked_by = NULL, lock_token = NULL, locked_at = NULL "
+                    "WHERE id = :k"
+                ),
+                {"k": mine.key},
+            ),
+            ("UPDATE messages SET locked_by = 'bob' WHERE id = :k", {"k": mine.key}),
+        ],
+    )
+    assert "may not" in _refused(pg.engine("ann"), "UPDATE messages SET status = 'Completed' WHERE id = :k", k=mine.key)
     assert _state_of(pg) == before
 
 
 def test_a_supervisors_refused_force_release_says_what_the_database_said(
-        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    pg: Pg,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     text = _messages(pg, capsys)
     held = pg.open("bob", text).queue("invoices").claim_next("bob")[0].lock
     with pg.admin.engine.begin() as conn:  # another program finished the message under bob's lock
@@ -208,24 +278,30 @@ def test_a_supervisors_refused_force_release_says_what_the_database_said(
     assert "is not one" not in str(caught.value)
 
 
-def _state_of(pg: Pg) -> list[list[Any]]:  # noqa: F811
+def _state_of(pg: Pg) -> list[list[Any]]:
     return _rows(pg, "messages", "workbench_audit")
 
 
 # -- item 6 --------------------------------------------------------------------------------------------
 
 
-def _idle_setting(pg: Pg, login: str) -> str | None:  # noqa: F811
+def _idle_setting(pg: Pg, login: str) -> str | None:
     with pg.admin.engine.connect() as conn:
-        settings = conn.execute(sa.text(
-            "SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
-            "WHERE r.rolname = :login AND s.setdatabase = 0"), {"login": login}).scalar()
+        settings = conn.execute(
+            sa.text(
+                "SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
+                "WHERE r.rolname = :login AND s.setdatabase = 0"
+            ),
+            {"login": login},
+        ).scalar()
     found = [s.split("=", 1)[1] for s in settings or () if s.startswith("idle_in_transaction_session_timeout=")]
     return found[0] if found else None
 
 
 def test_grants_limits_how_long_an_operators_transaction_may_stay_open(
-        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    pg: Pg,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     with pg.admin.engine.begin() as conn:  # a login with a limit of its own keeps it
         conn.exec_driver_sql("ALTER ROLE bob SET idle_in_transaction_session_timeout = '5min'")
     config = pg.config_file(pg.server.user)
@@ -236,11 +312,12 @@ def test_grants_limits_how_long_an_operators_transaction_may_stay_open(
     assert _idle_setting(pg, "bob") == "5min"
     assert _idle_setting(pg, FEEDER) is None and _idle_setting(pg, pg.server.user) is None
     with pg.engine("ann").connect() as conn:
-        assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == \
-            permissions.IDLE_IN_TRANSACTION
+        assert (
+            conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == permissions.IDLE_IN_TRANSACTION
+        )
 
 
-def test_next_says_when_waiting_items_are_held_by_an_open_transaction(pg: Pg) -> None:  # noqa: F811
+def test_next_says_when_waiting_items_are_held_by_an_open_transaction(pg: Pg) -> None:
     ann = pg.open("ann").queue("cases")
     with pg.engine("bob").connect() as bobs:
         bobs.execute(sa.text("SELECT case_id FROM cases WHERE wb_locked_by IS NULL FOR UPDATE"))
@@ -256,8 +333,7 @@ def test_next_says_when_waiting_items_are_held_by_an_open_transaction(pg: Pg) ->
         ann.claim_next("ann")
 
 
-def test_an_operator_undoes_their_own_complete_chosen_for_review(
-        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_an_operator_undoes_their_own_complete_chosen_for_review(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
     _apply(pg, capsys, demo.config_text("{url}"), "imports", "imports_review")
     with pg.admin.engine.begin() as conn:
         conn.execute(sa.text("UPDATE import_rows SET check_status = 'pending', checked_by = NULL, checked_at = NULL"))
@@ -271,18 +347,23 @@ def test_an_operator_undoes_their_own_complete_chosen_for_review(
     events = [(e.kind.value, e.actor) for e in pg.admin.queue("imports").history(line.key)]
     assert events[-3:] == [("complete", "ann"), ("undo", "ann"), ("claim", "ann")]
     with pg.admin.engine.connect() as conn:
-        verdicts = conn.execute(sa.text("SELECT verdict FROM workbench_reviews WHERE item_key = :k"),
-                                {"k": str(line.key)}).scalars().all()
+        verdicts = (
+            conn.execute(sa.text("SELECT verdict FROM workbench_reviews WHERE item_key = :k"), {"k": str(line.key)})
+            .scalars()
+            .all()
+        )
     assert verdicts == ["superseded"]
     # bob may not take ann's reviewed Complete back by hand.
     imports.complete("ann", line.key, back.lock.token, "verified")
-    relock = ("UPDATE import_rows SET check_status = 'pending', checked_by = NULL, checked_at = NULL, "
-              "wb_locked_by = 'bob', wb_lock_token = md5(random()::text), wb_locked_at = timezone('UTC', now()), "
-              "wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' WHERE row_id = :k")
+    relock = (
+        "UPDATE import_rows SET check_status = 'pending', checked_by = NULL, checked_at = NULL, "
+        "wb_locked_by = 'bob', wb_lock_token = md5(random()::text), wb_locked_at = timezone('UTC', now()), "
+        "wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' WHERE row_id = :k"
+    )
     assert "may not" in _refused(pg.engine("bob"), relock, k=line.key)
 
 
-def test_an_operator_cannot_rewrite_what_their_save_changed(pg: Pg) -> None:  # noqa: F811
+def test_an_operator_cannot_rewrite_what_their_save_changed(pg: Pg) -> None:
     ann = pg.open("ann").queue("cases")
     lock = ann.claim_next("ann")[0].lock
     before = pg.env.row(pg.admin, "cases", lock.key)["resolution"]
@@ -291,57 +372,88 @@ def test_an_operator_cannot_rewrite_what_their_save_changed(pg: Pg) -> None:  # 
     # The save's audit row written by hand beside the change, or settled by hand, with other changes.
     with pg.engine("ann").begin() as conn:
         conn.execute(sa.text(save), {"k": lock.key})
-        conn.execute(sa.text("INSERT INTO workbench_audit (queue, item_key, event, actor, owner, detail, at) VALUES "
-                             "('cases', :key, 'save', 'ann', 'ann', :d, timezone('UTC', now()))"),
-                     {"key": str(lock.key), "d": json.dumps(forged)})
+        conn.execute(
+            sa.text(
+                "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, detail, at) VALUES "
+                "('cases', :key, 'save', 'ann', 'ann', :d, timezone('UTC', now()))"
+            ),
+            {"key": str(lock.key), "d": json.dumps(forged)},
+        )
     with pg.engine("ann").begin() as conn:
         conn.execute(sa.text(save.replace("replaced the cable", "rebooted the router")), {"k": lock.key})
-        conn.execute(sa.text(f"SELECT {protocol.SETTLE}(max(id), 'save', NULL, NULL, :d) FROM workbench_audit "
-                             "WHERE item_key = :key"), {"key": str(lock.key), "d": json.dumps(forged)})
+        conn.execute(
+            sa.text(
+                f"SELECT {protocol.SETTLE}(max(id), 'save', NULL, NULL, :d) FROM workbench_audit WHERE item_key = :key"
+            ),
+            {"key": str(lock.key), "d": json.dumps(forged)},
+        )
     # workbench's own save records its changes as before.
     ann.save("ann", lock.key, lock.token, {"resolution": "done"})
     saves = [e.detail for e in pg.admin.queue("cases").history(lock.key) if e.kind.value == "save"]
-    assert [d["changes"] for d in saves] == [{"resolution": [before, "replaced the cable"]},
-                                              {"resolution": ["replaced the cable", "rebooted the router"]},
-                                              {"resolution": ["rebooted the router", "done"]}]
+    assert [d["changes"] for d in saves] == [
+        {"resolution": [before, "replaced the cable"]},
+        {"resolution": ["replaced the cable", "rebooted the router"]},
+        {"resolution": ["rebooted the router", "done"]},
+    ]
     # Nor may an operator change a committed audit row.
     assert "permission denied" in _refused(pg.engine("ann"), "UPDATE workbench_audit SET detail = NULL")
 
 
 def test_the_edits_recorded_with_a_lock_table_queue_are_the_databases(
-        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    pg: Pg,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     text = _tickets(pg, capsys, support.sample_config("vendor-tickets"), "tickets")
     ann = pg.open("ann", text).queue("tickets")
     lock = ann.claim_next("ann")[0].lock
     forged = json.dumps({"changes": {"subject": ["nothing", "nothing either"]}})
     with pg.engine("ann").begin() as conn:  # a save by hand, recorded with other changes
-        conn.execute(sa.text("UPDATE vendor_tickets SET subject = 'Printer jams' WHERE ticket_id = :k"),
-                     {"k": lock.key})
-        conn.execute(sa.text("INSERT INTO workbench_audit (queue, item_key, event, actor, owner, detail, at) VALUES "
-                             "('tickets', :key, 'save', 'ann', 'ann', :d, timezone('UTC', now()))"),
-                     {"key": str(lock.key), "d": forged})
+        conn.execute(
+            sa.text("UPDATE vendor_tickets SET subject = 'Printer jams' WHERE ticket_id = :k"), {"k": lock.key}
+        )
+        conn.execute(
+            sa.text(
+                "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, detail, at) VALUES "
+                "('tickets', :key, 'save', 'ann', 'ann', :d, timezone('UTC', now()))"
+            ),
+            {"key": str(lock.key), "d": forged},
+        )
     ann.complete("ann", lock.key, lock.token, "solved", {"subject": "Printer jams on tray 2"})
     other = ann.claim_next("ann")[0].lock
     with pg.engine("ann").begin() as conn:  # a release with an edit by hand, its audit row claiming none
         conn.execute(sa.text("DELETE FROM workbench_locks WHERE item_key = CAST(:k AS text)"), {"k": other.key})
         conn.execute(sa.text("UPDATE vendor_tickets SET subject = 'Scanner' WHERE ticket_id = :k"), {"k": other.key})
-        conn.execute(sa.text("INSERT INTO workbench_audit (queue, item_key, event, actor, owner, reason, at) VALUES "
-                             "('tickets', :key, 'release', 'ann', 'ann', 'needs the vendor', timezone('UTC', now()))"),
-                     {"key": str(other.key)})
+        conn.execute(
+            sa.text(
+                "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, reason, at) VALUES "
+                "('tickets', :key, 'release', 'ann', 'ann', 'needs the vendor', timezone('UTC', now()))"
+            ),
+            {"key": str(other.key)},
+        )
     owner = pg.open(pg.server.user, text).queue("tickets")
     done = [(e.kind.value, (e.detail or {}).get("changes")) for e in owner.history(lock.key)]
-    assert done == [("claim", None), ("save", {"subject": ["Ticket 1", "Printer jams"]}),
-                    ("complete", {"subject": ["Printer jams", "Printer jams on tray 2"]})]
+    assert done == [
+        ("claim", None),
+        ("save", {"subject": ["Ticket 1", "Printer jams"]}),
+        ("complete", {"subject": ["Printer jams", "Printer jams on tray 2"]}),
+    ]
     released = owner.history(other.key)[-1]
     assert (released.kind.value, released.reason, released.detail["changes"]) == (
-        "release", "needs the vendor", {"subject": [f"Ticket {other.key}", "Scanner"]})
+        "release",
+        "needs the vendor",
+        {"subject": [f"Ticket {other.key}", "Scanner"]},
+    )
 
 
-def test_a_supervisors_move_keeps_what_it_changed(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_a_supervisors_move_keeps_what_it_changed(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
     sue = pg.open("sue").queue("cases")
     with pg.admin.engine.connect() as conn:
-        key, category = conn.execute(sa.text("SELECT case_id, category FROM cases WHERE wb_locked_by IS NULL "
-                                             "AND status IN ('new', 'open') ORDER BY case_id LIMIT 1")).one()
+        key, category = conn.execute(
+            sa.text(
+                "SELECT case_id, category FROM cases WHERE wb_locked_by IS NULL "
+                "AND status IN ('new', 'open') ORDER BY case_id LIMIT 1"
+            )
+        ).one()
     target = "Hardware" if category != "Hardware" else "Email"
     assert sue.move("sue", {"category": target}, "level 2 takes these", keys=[key]) == [key]
     last = pg.admin.queue("cases").history(key)[-1]

@@ -21,13 +21,20 @@ def _profile(backend: str, url: str) -> profiles.Profile:
     parsed = sa.make_url(url)
     if backend == "sqlite":
         return profiles.Profile(name="shared", kind="sqlite", path=parsed.database or "", source="database")
-    return profiles.Profile(name="shared", kind="postgresql" if backend == "postgresql" else "mariadb",
-                            host=parsed.host or "", port=parsed.port, database=parsed.database or "",
-                            user=parsed.username or "", source="database")
+    return profiles.Profile(
+        name="shared",
+        kind="postgresql" if backend == "postgresql" else "mariadb",
+        host=parsed.host or "",
+        port=parsed.port,
+        database=parsed.database or "",
+        user=parsed.username or "",
+        source="database",
+    )
 
 
-def test_publish_then_operators_use_the_published_settings(native_env: support.Env, backend: str,
-                                                         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_publish_then_operators_use_the_published_settings(
+    native_env: support.Env, backend: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     native_env.demo(case_rows=5, import_rows=3)
     config = native_env.demo_config_file()
     profiles.ProfileStore().save(_profile(backend, native_env.url))

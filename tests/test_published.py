@@ -38,8 +38,9 @@ def _body(env: support.Env) -> tuple[str, Path]:
 # -- publish and read back -----------------------------------------------------------------------
 
 
-def test_publish_twice_keeps_both_versions_and_serves_the_newest(native_env: support.Env,
-                                                                  wb: service.Workbench) -> None:
+def test_publish_twice_keeps_both_versions_and_serves_the_newest(
+    native_env: support.Env, wb: service.Workbench
+) -> None:
     body, path = _body(native_env)
     assert published.latest(wb.engine, None) is None
     assert published.latest_version(wb.engine, None) == 0
@@ -91,8 +92,9 @@ def test_publish_keeps_the_body_exactly(native_env: support.Env, wb: service.Wor
 def test_load_config__nothing_published(wb: service.Workbench) -> None:
     with pytest.raises(errors.ConfigError) as caught:
         published.load_config(wb.engine, None, wb.config.database)
-    assert str(caught.value) == ("no queue settings are published in this database yet: "
-                                 "a supervisor runs `workbench --config FILE publish`")
+    assert str(caught.value) == (
+        "no queue settings are published in this database yet: a supervisor runs `workbench --config FILE publish`"
+    )
 
 
 # -- what is refused -----------------------------------------------------------------------------
@@ -103,13 +105,15 @@ def test_publish_refuses_a_database_table(native_env: support.Env, wb: service.W
     with pytest.raises(errors.ConfigError) as caught:
         published.publish(wb.engine, None, text, "sue")
     assert caught.value.key == "database"
-    assert caught.value.problem == ("published settings must not contain [database]; "
-                                    "the connection comes from each user's profile")
+    assert caught.value.problem == (
+        "published settings must not contain [database]; the connection comes from each user's profile"
+    )
     assert published.latest_version(wb.engine, None) == 0
 
 
-def test_publish_refuses_invalid_settings_with_the_loaders_message(native_env: support.Env,
-                                                                   wb: service.Workbench) -> None:
+def test_publish_refuses_invalid_settings_with_the_loaders_message(
+    native_env: support.Env, wb: service.Workbench
+) -> None:
     body, path = _body(native_env)
     typo = '[queues.cases]\nlock_duraton = "5m"\n'
     bad_body = body.replace("[queues.cases]\n", typo, 1)
@@ -172,27 +176,38 @@ def test_queue_settings_text_is_the_file_without_its_database(sample: Path) -> N
 
 def test_queue_settings_text_keeps_the_comment_above_the_next_table(tmp_path: Path) -> None:
     path = tmp_path / "w.toml"
-    path.write_text('# top\n[app]\nwarn_before = "1m"\n\n[ "database" ]  # the connection\nurl = "sqlite://"\n'
-                    '# claim_method = "portable"\n\n# The queue\n[queues.q]\ntable = "t"\nkey = "id"\n'
-                    'todo = { done = false }\noutcomes.done.set = { done = true }\n', encoding="utf-8")
-    assert loader.queue_settings_text(path) == ('# top\n[app]\nwarn_before = "1m"\n\n# The queue\n[queues.q]\n'
-                                                'table = "t"\nkey = "id"\ntodo = { done = false }\n'
-                                                'outcomes.done.set = { done = true }\n')
+    path.write_text(
+        '# top\n[app]\nwarn_before = "1m"\n\n[ "database" ]  # the connection\nurl = "sqlite://"\n'
+        '# claim_method = "portable"\n\n# The queue\n[queues.q]\ntable = "t"\nkey = "id"\n'
+        "todo = { done = false }\noutcomes.done.set = { done = true }\n",
+        encoding="utf-8",
+    )
+    assert loader.queue_settings_text(path) == (
+        '# top\n[app]\nwarn_before = "1m"\n\n# The queue\n[queues.q]\n'
+        'table = "t"\nkey = "id"\ntodo = { done = false }\n'
+        "outcomes.done.set = { done = true }\n"
+    )
 
 
-@pytest.mark.parametrize("database", [
-    'database = { url = "sqlite://" }\n',
-    'database.url = "sqlite://"\n',
-], ids=["inline", "dotted"])
+@pytest.mark.parametrize(
+    "database",
+    [
+        'database = { url = "sqlite://" }\n',
+        'database.url = "sqlite://"\n',
+    ],
+    ids=["inline", "dotted"],
+)
 def test_queue_settings_text__database_not_a_table(tmp_path: Path, database: str) -> None:
     path = tmp_path / "w.toml"
-    path.write_text(database + '[queues.q]\ntable = "t"\nkey = "id"\ntodo = { done = false }\n'
-                    'outcomes.done.set = { done = true }\n', encoding="utf-8")
+    path.write_text(
+        database + '[queues.q]\ntable = "t"\nkey = "id"\ntodo = { done = false }\n'
+        "outcomes.done.set = { done = true }\n",
+        encoding="utf-8",
+    )
     loader.load(path)  # a valid config
     with pytest.raises(errors.ConfigError) as caught:
         loader.queue_settings_text(path)
-    assert caught.value.key == "database" and "write the database settings as one [database] table" in str(
-        caught.value)
+    assert caught.value.key == "database" and "write the database settings as one [database] table" in str(caught.value)
 
 
 @pytest.mark.parametrize("database", ['[database]\nclaim_method = "portable"\n\n', ""], ids=["no-url", "none"])
@@ -207,9 +222,12 @@ def test_queue_settings_text__connection_from_a_profile(tmp_path: Path, database
 def test_queue_settings_text__header_inside_a_string_is_not_cut(tmp_path: Path) -> None:
     # A line cut would take "[database]" inside the multi-line string for a table: refused, not mangled.
     path = tmp_path / "w.toml"
-    path.write_text('[database]\nurl = "sqlite://"\n\n[queues.q]\ntable = "t"\nkey = "id"\n'
-                    'todo = { done = false }\noutcomes.done.set = { done = true }\n'
-                    'fields.note.help = """\nExample:\n[database]\nurl = x\n"""\n', encoding="utf-8")
+    path.write_text(
+        '[database]\nurl = "sqlite://"\n\n[queues.q]\ntable = "t"\nkey = "id"\n'
+        "todo = { done = false }\noutcomes.done.set = { done = true }\n"
+        'fields.note.help = """\nExample:\n[database]\nurl = x\n"""\n',
+        encoding="utf-8",
+    )
     loader.load(path)
     with pytest.raises(errors.ConfigError, match="cannot take the connection out of this file safely"):
         loader.queue_settings_text(path)
@@ -265,9 +283,13 @@ def test_fresh_init_applies_every_migration(native_env: support.Env) -> None:
     wb = native_env.open(native_env.demo_config())
     assert [m.version for m in wb.init()] == list(range(1, tables.SCHEMA_VERSION + 1))
     with wb.engine.connect() as conn:
-        assert {tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE, tables.VERSION_TABLE,
-                tables.ROLES_TABLE} <= set(
-            sa.inspect(conn).get_table_names())
+        assert {
+            tables.AUDIT_TABLE,
+            tables.COOLDOWN_TABLE,
+            tables.SETTINGS_TABLE,
+            tables.VERSION_TABLE,
+            tables.ROLES_TABLE,
+        } <= set(sa.inspect(conn).get_table_names())
 
 
 def test_reading_a_database_without_workbench_tables(native_env: support.Env) -> None:
@@ -297,13 +319,16 @@ def test_workbench_schema(pg_server: servers.Server, tmp_path: Path) -> None:
 
 
 def test_unreachable_database() -> None:
-    database = model.DatabaseConfig(f"postgresql+psycopg://nobody@127.0.0.1:{servers.free_port()}/x", "auto",
-                                    None, "utc", 2, 5)
+    database = model.DatabaseConfig(
+        f"postgresql+psycopg://nobody@127.0.0.1:{servers.free_port()}/x", "auto", None, "utc", 2, 5
+    )
     engine = connect.create_engine(database)
     try:
-        for call in (lambda: published.latest_version(engine, None),
-                     lambda: published.load_config(engine, None, database),
-                     lambda: published.publish(engine, None, loader.queue_settings_text(SAMPLES[0]), "sue")):
+        for call in (
+            lambda: published.latest_version(engine, None),
+            lambda: published.load_config(engine, None, database),
+            lambda: published.publish(engine, None, loader.queue_settings_text(SAMPLES[0]), "sue"),
+        ):
             with pytest.raises(errors.DatabaseUnavailable):
                 call()
     finally:
@@ -313,8 +338,9 @@ def test_unreachable_database() -> None:
 # -- publishers at the same time ---------------------------------------------------------------------
 
 
-def test_a_publisher_that_lost_the_race_takes_the_next_version(native_env: support.Env, wb: service.Workbench,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_publisher_that_lost_the_race_takes_the_next_version(
+    native_env: support.Env, wb: service.Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
     body, _ = _body(native_env)
     published.publish(wb.engine, None, body, "sue")
     real = published._next_version
@@ -334,8 +360,7 @@ def test_a_publisher_that_lost_the_race_takes_the_next_version(native_env: suppo
     assert [p.version for p in published.history(wb.engine, None)] == [2, 1]
 
 
-def _publish_in_process(database: model.DatabaseConfig, body: str, user: str, barrier: Any,
-                        results: Any) -> None:
+def _publish_in_process(database: model.DatabaseConfig, body: str, user: str, barrier: Any, results: Any) -> None:
     engine = connect.create_engine(database)
     try:
         with engine.connect():  # connected before the start, so that the publishes really overlap
@@ -353,8 +378,10 @@ def test_concurrent_publishers_get_distinct_versions(native_env: support.Env, wb
     body, _ = _body(native_env)
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(PUBLISHERS), context.Queue()
-    procs = [context.Process(target=_publish_in_process, args=(wb.config.database, body, f"p{i}", barrier, results))
-             for i in range(PUBLISHERS)]
+    procs = [
+        context.Process(target=_publish_in_process, args=(wb.config.database, body, f"p{i}", barrier, results))
+        for i in range(PUBLISHERS)
+    ]
     for proc in procs:
         proc.start()
     got = []
@@ -370,4 +397,3 @@ def test_concurrent_publishers_get_distinct_versions(native_env: support.Env, wb
     history = published.history(wb.engine, None)
     assert [p.version for p in history] == list(range(PUBLISHERS, 0, -1))
     assert {(p.published_by, p.version) for p in history} == set(got)
-

@@ -27,12 +27,15 @@ def _assign(queue: str, status: str) -> model.Assignment:
 def _demo(env: support.Env) -> service.Workbench:
     """The demo with each import queue's release writing its own todo value: a release through the
     wrong queue would move the line between verification and review."""
-    queues = {"imports": {"on_release": (_assign("imports", "pending"),), "release_cooldown_seconds": 0},
-              "imports_review": {"on_release": (_assign("imports_review", "to_review"),)}}
+    queues = {
+        "imports": {"on_release": (_assign("imports", "pending"),), "release_cooldown_seconds": 0},
+        "imports_review": {"on_release": (_assign("imports_review", "to_review"),)},
+    }
     wb = env.demo(case_rows=1, import_rows=6, queues=queues)
     with wb.engine.begin() as conn:
-        conn.execute(sa.update(wb.queue("imports").q.table).values(check_status="pending", checked_by=None,
-                                                                   checked_at=None))
+        conn.execute(
+            sa.update(wb.queue("imports").q.table).values(check_status="pending", checked_by=None, checked_at=None)
+        )
     return wb
 
 
@@ -52,8 +55,9 @@ def test_a_lock_is_written_only_through_the_queue_it_was_taken_in(native_env: su
         "save": lambda: review.save("ann", lock.key, lock.token, {"checker_note": "fine"}),
         "extend": lambda: review.extend("ann", lock.key, lock.token),
         "release": lambda: review.release("ann", lock.key, lock.token),
-        "defer": lambda: review.defer("ann", lock.key, lock.token, dt.datetime.now(dt.UTC) + dt.timedelta(hours=1),
-                                      "later"),
+        "defer": lambda: review.defer(
+            "ann", lock.key, lock.token, dt.datetime.now(dt.UTC) + dt.timedelta(hours=1), "later"
+        ),
     }
     for doing, attempt in attempts.items():
         with pytest.raises(errors.LockLost, match=elsewhere.format(doing)) as caught:
@@ -78,8 +82,10 @@ def test_a_held_item_another_program_took_out_of_the_queue_is_not_written(native
     lock = imports.claim_next("ann")[0].lock
     with wb.engine.begin() as conn:  # the feeding program finished the line meanwhile
         conn.execute(sa.update(imports.q.table).where(imports.q.key == lock.key).values(check_status="rejected"))
-    for attempt in (lambda: imports.complete("ann", lock.key, lock.token, "verified"),
-                    lambda: imports.release("ann", lock.key, lock.token)):
+    for attempt in (
+        lambda: imports.complete("ann", lock.key, lock.token, "verified"),
+        lambda: imports.release("ann", lock.key, lock.token),
+    ):
         with pytest.raises(errors.LockLost, match="no longer in this queue's work to do"):
             attempt()
     # Not put back to work by the release's on_release, not verified: the program's verdict stands.
@@ -132,30 +138,38 @@ def test_a_lock_is_listed_once_under_its_own_queue(native_env: support.Env) -> N
     assert {c.queue: c.mine for c in ann.queue_counts()} == {"cases": 0, "imports": 1, "imports_review": 0}
 
 
-def _import_row(pg: Pg, key: Any) -> tuple[Any, ...]:  # noqa: F811
+def _import_row(pg: Pg, key: Any) -> tuple[Any, ...]:
     with pg.admin.engine.connect() as conn:
-        row = conn.execute(sa.text("SELECT check_status, wb_locked_by, wb_lock_token FROM import_rows "
-                                   "WHERE row_id = :k"), {"k": key}).one()
+        row = conn.execute(
+            sa.text("SELECT check_status, wb_locked_by, wb_lock_token FROM import_rows WHERE row_id = :k"), {"k": key}
+        ).one()
     return tuple(row)
 
 
 def test_under_grants_the_other_queues_function_does_not_complete_a_lock(
-        pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    pg: Pg,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     pg.imports_enforced(capsys)
     ann = pg.open("ann")
     lock = ann.queue("imports").claim_next("ann")[0].lock  # one of ann's first items: it goes to review
     before = _import_row(pg, lock.key)
     # From ann's own login, the reviewing queue's trusted Complete: no row, nothing written.
     with pg.engine("ann").begin() as conn:
-        done = conn.execute(sa.text("SELECT * FROM wb_imports_review_complete(:k, :t, 'accepted')"),
-                            {"k": lock.key, "t": lock.token}).all()
+        done = conn.execute(
+            sa.text("SELECT * FROM wb_imports_review_complete(:k, :t, 'accepted')"), {"k": lock.key, "t": lock.token}
+        ).all()
     assert done == []
     assert _import_row(pg, lock.key) == before
     # By hand, with the review's values: the table's trigger admits no queue's operation in it.
     with pytest.raises(sa.exc.DBAPIError, match="may not make this change"), pg.engine("ann").begin() as conn:
-        conn.execute(sa.text("UPDATE import_rows SET check_status = 'verified', wb_locked_by = NULL, "
-                             "wb_locked_at = NULL, wb_lock_expires = NULL, wb_lock_token = NULL WHERE row_id = :k"),
-                     {"k": lock.key})
+        conn.execute(
+            sa.text(
+                "UPDATE import_rows SET check_status = 'verified', wb_locked_by = NULL, "
+                "wb_locked_at = NULL, wb_lock_expires = NULL, wb_lock_token = NULL WHERE row_id = :k"
+            ),
+            {"k": lock.key},
+        )
     assert _import_row(pg, lock.key) == before
     # Workbench says where the lock was taken.
     with pytest.raises(errors.LockLost, match="this item was taken in imports; complete it there"):
@@ -171,8 +185,11 @@ def test_under_grants_the_other_queues_function_does_not_complete_a_lock(
 
 # A second queue over the demo's cases that serves the very same rows (the same todo), with an
 # outcome of its own: the rows' state cannot tell whose lock it is, the audit trail's claims can.
-TWIN = (FOLLOWUPS.replace("followups", "twin").replace('["waiting_customer"]', '["new", "open"]')
-        .replace('outcomes.resolved]\nset = { status = "resolved" }', 'outcomes.spam]\nset = { status = "spam" }'))
+TWIN = (
+    FOLLOWUPS.replace("followups", "twin")
+    .replace('["waiting_customer"]', '["new", "open"]')
+    .replace('outcomes.resolved]\nset = { status = "resolved" }', 'outcomes.spam]\nset = { status = "spam" }')
+)
 
 
 def test_queues_serving_the_same_rows_tell_their_locks_apart_by_the_claim(native_env: support.Env) -> None:
@@ -190,7 +207,8 @@ def test_queues_serving_the_same_rows_tell_their_locks_apart_by_the_claim(native
     with pytest.raises(errors.LockLost, match="this item was taken in cases; force-release it there"):
         twin.force_release("sue", lock.key, "stuck")
     assert [(lk.queue, lk.key) for name in ("cases", "twin") for lk in wb.queue(name).mine("ann")] == [
-        ("cases", lock.key)]
+        ("cases", lock.key)
+    ]
     assert native_env.row(wb, "cases", lock.key)["wb_locked_by"] == "ann"
     cases.complete("ann", lock.key, lock.token, "resolved")
     # The other way round: claimed in the twin, it is the twin's.
@@ -203,8 +221,9 @@ def test_queues_serving_the_same_rows_tell_their_locks_apart_by_the_claim(native
 
 def test_a_users_limit_counts_the_locks_taken_in_that_queue_only(native_env: support.Env) -> None:
     """`max_locks_per_user` is per queue: three cases held do not use up the one follow-up allowed."""
-    text = demo.config_text("{url}") + FOLLOWUPS.replace('lock_duration = "15m"',
-                                                          'lock_duration = "15m"\nmax_locks_per_user = 1')
+    text = demo.config_text("{url}") + FOLLOWUPS.replace(
+        'lock_duration = "15m"', 'lock_duration = "15m"\nmax_locks_per_user = 1'
+    )
     wb = native_env.open(native_env.load(text))
     demo.populate(wb.engine, cases=12, imports=1)
     wb.init()

@@ -37,8 +37,9 @@ def test_no_row_to_race_for_is_reported_not_failed(native_env: support.Env) -> N
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-def test_self_test_with_a_config_runs_the_claim_check(native_env: support.Env,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_self_test_with_a_config_runs_the_claim_check(
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
     native_env.demo(case_rows=3, import_rows=1)
     config = native_env.demo_config_file()
     code = cli.main(["--config", str(config), "--self-test", "--json"])

@@ -55,7 +55,8 @@ ROWS = {
 def _callbacks(env: support.Env, config: str = CONFIG) -> Any:
     md = sa.MetaData()
     table = sa.Table(
-        "callbacks", md,
+        "callbacks",
+        md,
         sa.Column("call_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("subject", sa.String(200), nullable=False),
         sa.Column("status", sa.String(20), nullable=False),
@@ -71,10 +72,16 @@ def _callbacks(env: support.Env, config: str = CONFIG) -> Any:
     with env.engine.begin() as conn:
         for call_id, (assigned, ahead) in ROWS.items():
             follow_up = None if ahead is None else clock.add_seconds(clock.db_now(), sa.literal_column(str(ahead)))
-            conn.execute(sa.insert(table).values(
-                call_id=call_id, subject=f"Call back {call_id}", status="open", assigned_to=assigned,
-                follow_up_at=follow_up, opened_at=clock.add_seconds(clock.db_now(),
-                                                                    sa.literal_column(str(call_id - 100)))))
+            conn.execute(
+                sa.insert(table).values(
+                    call_id=call_id,
+                    subject=f"Call back {call_id}",
+                    status="open",
+                    assigned_to=assigned,
+                    follow_up_at=follow_up,
+                    opened_at=clock.add_seconds(clock.db_now(), sa.literal_column(str(call_id - 100))),
+                )
+            )
     wb = env.open(env.load(config))
     wb.init()
     return wb
@@ -98,8 +105,11 @@ def test_each_user_is_served_their_own_and_the_unassigned_whose_time_has_come(en
     # Time passes, as the database sees it: call 4 falls within the hour, and anyone may take it.
     table = q.q.table
     with wb.engine.begin() as conn:
-        conn.execute(sa.update(table).where(table.c.call_id == 4)
-                     .values(follow_up_at=clock.add_seconds(clock.db_now(), sa.literal_column("-60"))))
+        conn.execute(
+            sa.update(table)
+            .where(table.c.call_id == 4)
+            .values(follow_up_at=clock.add_seconds(clock.db_now(), sa.literal_column("-60")))
+        )
     assert _keys(q.claim_next("carol")) == {4}
 
 
@@ -117,12 +127,15 @@ def test_an_expired_lock_goes_only_to_whom_the_item_waits_for(native_env: suppor
     assert _keys(q.claim_next("alice")) == {1}
 
 
-LOCK_TABLE = CONFIG.replace('''[queues.callbacks.lock]
+LOCK_TABLE = CONFIG.replace(
+    '''[queues.callbacks.lock]
 user = "locked_by"
 time = "locked_at"
 expires = "lock_expires"
-token = "lock_token"''', '''[queues.callbacks.lock]
-table = "workbench_locks"''')
+token = "lock_token"''',
+    '''[queues.callbacks.lock]
+table = "workbench_locks"''',
+)
 
 
 def test_a_queue_whose_locks_live_in_a_lock_table(native_env: support.Env) -> None:
@@ -147,21 +160,26 @@ def test_the_claim_index_leaves_out_what_each_claim_tests(native_env: support.En
 
 
 def _todo(native_env: support.Env, todo: str) -> model.Config:
-    return native_env.load(CONFIG.split("[queues.callbacks.todo]")[0]
-                           + f"[queues.callbacks.todo]\n{todo}\n[queues.callbacks.outcomes.done]\n"
-                           'set = { status = "done" }\n')
+    return native_env.load(
+        CONFIG.split("[queues.callbacks.todo]")[0]
+        + f"[queues.callbacks.todo]\n{todo}\n[queues.callbacks.outcomes.done]\n"
+        'set = { status = "done" }\n'
+    )
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-@pytest.mark.parametrize(("todo", "problem"), [
-    ('status = "open"\nfollow_up_at = { eq = { now = true } }', "works with lt, le, gt, ge, not with eq"),
-    ('status = "open"\nassigned_to = { lt = { user = true } }', "works with eq, ne, not with lt"),
-    ('status = "open"\nfollow_up_at = { lt = { now = "yesterday" } }', "a sign moves it back"),
-    ('status = "open"\nfollow_up_at = { lt = { when = true } }', "a table value must be one of"),
-    ('status = "open"\nassigned_to = { or_null = true }', "or_null needs a test to widen"),
-    ('status = "open"\nassigned_to = { null = true, or_null = true }', "remove or_null"),
-    ('status = "open"\nassigned_to = { eq = "x", or_null = "yes" }', "expected true"),
-])
+@pytest.mark.parametrize(
+    ("todo", "problem"),
+    [
+        ('status = "open"\nfollow_up_at = { eq = { now = true } }', "works with lt, le, gt, ge, not with eq"),
+        ('status = "open"\nassigned_to = { lt = { user = true } }', "works with eq, ne, not with lt"),
+        ('status = "open"\nfollow_up_at = { lt = { now = "yesterday" } }', "a sign moves it back"),
+        ('status = "open"\nfollow_up_at = { lt = { when = true } }', "a table value must be one of"),
+        ('status = "open"\nassigned_to = { or_null = true }', "or_null needs a test to widen"),
+        ('status = "open"\nassigned_to = { null = true, or_null = true }', "remove or_null"),
+        ('status = "open"\nassigned_to = { eq = "x", or_null = "yes" }', "expected true"),
+    ],
+)
 def test_config_mistakes_are_named(native_env: support.Env, todo: str, problem: str) -> None:
     with pytest.raises(errors.ConfigError, match=problem):
         _todo(native_env, todo)
@@ -171,8 +189,10 @@ def test_config_mistakes_are_named(native_env: support.Env, todo: str, problem: 
 def test_the_columns_must_hold_times_and_names(native_env: support.Env) -> None:
     wb = _callbacks(native_env)
     wrong = wb.config.queues["callbacks"]
-    for todo, problem in (('status = "open"\nsubject = { lt = { now = true } }', "date or date-time column"),
-                          ('status = "open"\nopened_at = { eq = { user = true } }', "cannot hold a user's name")):
+    for todo, problem in (
+        ('status = "open"\nsubject = { lt = { now = true } }', "date or date-time column"),
+        ('status = "open"\nopened_at = { eq = { user = true } }', "cannot hold a user's name"),
+    ):
         config = _todo(native_env, todo)
         assert config.queues["callbacks"].todo != wrong.todo
         with pytest.raises(errors.ConfigError, match=problem):
@@ -181,8 +201,11 @@ def test_the_columns_must_hold_times_and_names(native_env: support.Env) -> None:
 
 @pytest.mark.parametrize("backend", ["sqlite"])
 def test_parsed_values(native_env: support.Env) -> None:
-    config = _todo(native_env, 'status = "open"\nfollow_up_at = { le = { now = "-1d2h" }, or_null = true }\n'
-                               'assigned_to = { ne = { user = true } }')
+    config = _todo(
+        native_env,
+        'status = "open"\nfollow_up_at = { le = { now = "-1d2h" }, or_null = true }\n'
+        "assigned_to = { ne = { user = true } }",
+    )
     todo = {c.column: c for c in config.queues["callbacks"].todo}
     assert todo["follow_up_at"].value == model.Relative("now", -(86400 + 7200)) and todo["follow_up_at"].or_null
     assert todo["assigned_to"].value == model.Relative("user") and not todo["assigned_to"].or_null

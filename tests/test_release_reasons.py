@@ -50,13 +50,18 @@ def test_a_configured_reason_writes_its_values_with_the_release(native_env: supp
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the config check is the same everywhere
-@pytest.mark.parametrize("extra, message", [
-    ('[queues.cases.release_reasons]\n" padded " = {}\n', "without leading or trailing blanks"),
-    ('[queues.cases.release_reasons]\n"x" = { wb_locked_by = "a" }\n', "managed by workbench"),
-    ('[queues.cases.on_release]\nstatus = "open"\n\n[queues.cases.release_reasons]\n"x" = { status = "new" }\n',
-     "on_release already sets 'status'"),
-    ('[queues.cases.release_reasons]\n"x" = { nosuch = 1 }\n', "nosuch"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ('[queues.cases.release_reasons]\n" padded " = {}\n', "without leading or trailing blanks"),
+        ('[queues.cases.release_reasons]\n"x" = { wb_locked_by = "a" }\n', "managed by workbench"),
+        (
+            '[queues.cases.on_release]\nstatus = "open"\n\n[queues.cases.release_reasons]\n"x" = { status = "new" }\n',
+            "on_release already sets 'status'",
+        ),
+        ('[queues.cases.release_reasons]\n"x" = { nosuch = 1 }\n', "nosuch"),
+    ],
+)
 def test_bad_reasons_are_refused_with_what_to_fix(native_env: Any, extra: str, message: str) -> None:
     def check() -> None:
         wb = native_env.open(_config(native_env, extra))

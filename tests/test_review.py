@@ -30,8 +30,10 @@ def _demo(env: support.Env, *, import_rows: int = 12, **review: Any) -> service.
     base = env.demo_config().queues["imports"].review
     assert base is not None
     chosen = dataclasses.replace(base, **{"percent": 100, "first_items": 0, **review})
-    queues = {"imports": {"review": chosen, "release_cooldown_seconds": 0},
-              "imports_review": {"release_cooldown_seconds": 0}}
+    queues = {
+        "imports": {"review": chosen, "release_cooldown_seconds": 0},
+        "imports_review": {"release_cooldown_seconds": 0},
+    }
     return env.demo(case_rows=1, import_rows=import_rows, queues=queues)
 
 
@@ -54,8 +56,7 @@ def _status(env: support.Env, wb: service.Workbench, key: Any) -> str:
 
 def _review_rows(wb: service.Workbench) -> list[dict[str, Any]]:
     with wb.engine.connect() as conn:
-        return [dict(r) for r in conn.execute(sa.select(wb.reviews_table).order_by(wb.reviews_table.c.id))
-                .mappings()]
+        return [dict(r) for r in conn.execute(sa.select(wb.reviews_table).order_by(wb.reviews_table.c.id)).mappings()]
 
 
 def test_never_served_to_its_doer_and_sent_back_to_them_first(env: support.Env) -> None:
@@ -88,16 +89,23 @@ def test_never_served_to_its_doer_and_sent_back_to_them_first(env: support.Env) 
     assert imports.claim_next("ann")[0].lock.key == first.lock.key
     assert [n.text for n in imports.notes(first.lock.key)] == ["The IBAN has a digit too few."]
     rows = {str(r["item_key"]): r for r in _review_rows(wb)}
-    assert {k: (rows[str(k)]["doer"], rows[str(k)]["verdict"], rows[str(k)]["reviewer"])
-            for k in (bobs, first.lock.key, second.lock.key)} == {
-        bobs: ("bob", "accepted", "ann"), first.lock.key: ("ann", "sent_back", "bob"),
-        second.lock.key: ("ann", "accepted", "bob")}
+    assert {
+        k: (rows[str(k)]["doer"], rows[str(k)]["verdict"], rows[str(k)]["reviewer"])
+        for k in (bobs, first.lock.key, second.lock.key)
+    } == {
+        bobs: ("bob", "accepted", "ann"),
+        first.lock.key: ("ann", "sent_back", "bob"),
+        second.lock.key: ("ann", "accepted", "bob"),
+    }
     complete = [e for e in imports.history(bobs) if e.kind.value == "complete"]
     assert complete[0].detail == {"review": "share"}
     # The item's history shows both queues' events: verified by bob, accepted in review by ann.
     assert [(e.queue, e.kind.value, e.actor, e.outcome) for e in review.history(bobs)] == [
-        ("imports", "claim", "bob", None), ("imports", "complete", "bob", "verified"),
-        ("imports_review", "claim", "ann", None), ("imports_review", "complete", "ann", "accepted")]
+        ("imports", "claim", "bob", None),
+        ("imports", "complete", "bob", "verified"),
+        ("imports_review", "claim", "ann", None),
+        ("imports_review", "complete", "ann", "accepted"),
+    ]
     stats = {s.doer: (s.accepted, s.sent_back) for s in review.review_verdicts(dt.datetime(2000, 1, 1, tzinfo=dt.UTC))}
     assert stats == {"ann": (1, 1), "bob": (1, 0)}
 
@@ -211,8 +219,9 @@ def test_a_review_that_would_leave_the_item_waiting_is_refused(native_env: suppo
     assert base is not None
     writes = (dataclasses.replace(base.writes[0], value="pending"),)
     with pytest.raises(errors.ConfigError, match=r"review\.set"):
-        native_env.demo(case_rows=1, import_rows=2,
-                        queues={"imports": {"review": dataclasses.replace(base, writes=writes)}}).queue("imports")
+        native_env.demo(
+            case_rows=1, import_rows=2, queues={"imports": {"review": dataclasses.replace(base, writes=writes)}}
+        ).queue("imports")
 
 
 @pytest.mark.slow
@@ -233,10 +242,30 @@ def test_processes_never_review_their_own_work(native_env: support.Env) -> None:
     procs = []
     for i in range(workers):
         out = env.tmp / f"reviewer{i}.json"
-        cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(config), "--queue",
-               "imports_review", "--user", f"w{i}", "--out", str(out), "--go", str(go)]
-        procs.append((f"w{i}", subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                                                stderr=subprocess.PIPE, text=True), out))
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.helpers.claim_worker",
+            "--config",
+            str(config),
+            "--queue",
+            "imports_review",
+            "--user",
+            f"w{i}",
+            "--out",
+            str(out),
+            "--go",
+            str(go),
+        ]
+        procs.append(
+            (
+                f"w{i}",
+                subprocess.Popen(
+                    cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True
+                ),
+                out,
+            )
+        )
     go.write_text("go")
     reviewed: list[tuple[str, str]] = []
     for user, proc, out in procs:

@@ -8,22 +8,28 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "workbench"
-DATABASE_NAME = re.compile(r'dialect\.name|get_backend_name\(\) ==|dialect ==|'
-                           r'(==|!=|in) *\(?"(postgresql|sqlite|mssql|mysql|mariadb)"')
-SHAPE_BRANCH = re.compile(r"\.token is (not )?None|\.expires is (not )?None|\.lock\.(table|claim_id)\b|"
-                          r"if .*isinstance\([^)]*lockshapes\.")
+DATABASE_NAME = re.compile(
+    r"dialect\.name|get_backend_name\(\) ==|dialect ==|"
+    r'(==|!=|in) *\(?"(postgresql|sqlite|mssql|mysql|mariadb)"'
+)
+SHAPE_BRANCH = re.compile(
+    r"\.token is (not )?None|\.expires is (not )?None|\.lock\.(table|claim_id)\b|"
+    r"if .*isinstance\([^)]*lockshapes\."
+)
 
 # Where a database name is compared outside db/backends, and why that is its right place.
 DATABASE_NAMES_ALLOWED = {
     # SQLAlchemy's own per-dialect layer (a TypeDecorator, @compiles, DDL conditions) is chosen by
     # the dialect compiling the statement, without a Database at hand.
-    "db/clock.py", "db/tables.py",
+    "db/clock.py",
+    "db/tables.py",
     # Alembic's migration context is configured by dialect name.
     "db/attach.py",
     # The backend registry itself: dialect name -> backend.
     "db/claims/__init__.py",
     # Connection profiles: which fields a connection form asks for, per kind of server.
-    "config/profiles.py", "gui/connect_dialog.py",
+    "config/profiles.py",
+    "gui/connect_dialog.py",
     # The one place a Database records its dialect name (for messages).
     "db/connect.py",
 }
@@ -53,10 +59,14 @@ def _hits(pattern: re.Pattern[str], skip: str) -> dict[str, list[str]]:
     return found
 
 
-@pytest.mark.parametrize(("pattern", "owner", "allowed"), [
-    (DATABASE_NAME, "db/backends/", DATABASE_NAMES_ALLOWED),
-    (SHAPE_BRANCH, "db/lockshapes/", SHAPE_BRANCHES_ALLOWED),
-], ids=["database names", "lock-shape branches"])
+@pytest.mark.parametrize(
+    ("pattern", "owner", "allowed"),
+    [
+        (DATABASE_NAME, "db/backends/", DATABASE_NAMES_ALLOWED),
+        (SHAPE_BRANCH, "db/lockshapes/", SHAPE_BRANCHES_ALLOWED),
+    ],
+    ids=["database names", "lock-shape branches"],
+)
 def test_each_axis_is_branched_only_in_its_owner(pattern: re.Pattern[str], owner: str, allowed: set[str]) -> None:
     outside = {name: lines for name, lines in _hits(pattern, owner).items() if name not in allowed}
     assert not outside, f"branch in {owner} instead (or add the file with a reason to the allowed list): {outside}"

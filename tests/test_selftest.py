@@ -12,10 +12,25 @@ import pytest
 
 from workbench import selftest
 
-CHECKS = {"python", "driver SQLite", "driver PostgreSQL", "driver MariaDB/MySQL", "driver MariaDB/MySQL ODBC",
-          "driver SQL Server", "odbc drivers", "password store", "demo database", "claim round trip",
-          "qt offscreen", "qt text (ICU)", "translations", "colours", "operator window", "scanned sources",
-          "supervisor console"}
+CHECKS = {
+    "python",
+    "driver SQLite",
+    "driver PostgreSQL",
+    "driver MariaDB/MySQL",
+    "driver MariaDB/MySQL ODBC",
+    "driver SQL Server",
+    "odbc drivers",
+    "password store",
+    "demo database",
+    "claim round trip",
+    "qt offscreen",
+    "qt text (ICU)",
+    "translations",
+    "colours",
+    "operator window",
+    "scanned sources",
+    "supervisor console",
+}
 
 
 def test_self_test_in_a_fresh_process_passes_every_check(tmp_path):
@@ -23,8 +38,15 @@ def test_self_test_in_a_fresh_process_passes_every_check(tmp_path):
     env = {**os.environ, "HOME": str(tmp_path), "WORKBENCH_HOME": str(tmp_path)}
     env.pop("DISPLAY", None)
     env.pop("QT_QPA_PLATFORM", None)
-    result = subprocess.run([sys.executable, "-m", "workbench", "--self-test", "--json"], capture_output=True,
-                            text=True, env=env, timeout=120, cwd=tmp_path, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", "--self-test", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+        check=False,
+    )
     report = json.loads(result.stdout)
     failed = [check for check in report["checks"] if not check["ok"]]
     assert result.returncode == 0 and report["passed"] and not failed, (failed, result.stderr[-2000:])

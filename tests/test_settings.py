@@ -16,14 +16,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 MINIMAL = {
     "database": {"url": "sqlite:///x.db"},
-    "queues": {"q": {"table": "t", "key": "id", "todo": {"status": "open"},
-                     "outcomes": {"done": {"set": {"status": "done"}}}}},
+    "queues": {
+        "q": {"table": "t", "key": "id", "todo": {"status": "open"}, "outcomes": {"done": {"set": {"status": "done"}}}}
+    },
 }
 
 # Where a scalar key's value lands in the model, when the attribute is named otherwise.
-_QUEUE_ATTRIBUTES = {"lock_duration": "lock_seconds", "max_lock_duration": "max_lock_seconds",
-                     "release_cooldown": "release_cooldown_seconds", "defer_owner_first": "defer_owner_first_seconds",
-                     "undo_within": "undo_within_seconds"}
+_QUEUE_ATTRIBUTES = {
+    "lock_duration": "lock_seconds",
+    "max_lock_duration": "max_lock_seconds",
+    "release_cooldown": "release_cooldown_seconds",
+    "defer_owner_first": "defer_owner_first_seconds",
+    "undo_within": "undo_within_seconds",
+}
 
 
 def parse(data: dict[str, Any]) -> model.Config:
@@ -47,7 +52,8 @@ def test_the_docs_key_tables_are_written_from_the_declarations() -> None:
         assert f"<!-- keys:{name} -->" in page, f"docs/reference/config.md has no key table for {name}"
     assert settings.render_key_tables(page) == page, (
         "the key tables in docs/reference/config.md differ from workbench/config/settings.py: "
-        "run python -m workbench.config.settings docs/reference/config.md")
+        "run python -m workbench.config.settings docs/reference/config.md"
+    )
 
 
 def test_the_loader_accepts_exactly_the_declared_keys() -> None:
@@ -68,16 +74,23 @@ def test_database_defaults_come_from_the_declaration(setting: settings.Setting) 
     assert getattr(parse(MINIMAL).database, setting.name) == setting.default
 
 
-@pytest.mark.parametrize("setting", [s for s in settings.QUEUE if s.kind in settings.SCALAR_KINDS
-                                     and not s.required and s.name != "title"], ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "setting",
+    [s for s in settings.QUEUE if s.kind in settings.SCALAR_KINDS and not s.required and s.name != "title"],
+    ids=lambda s: s.name,
+)
 def test_queue_defaults_come_from_the_declaration(setting: settings.Setting) -> None:
     queue = parse(MINIMAL).queue("q")
     assert getattr(queue, _QUEUE_ATTRIBUTES.get(setting.name, setting.name)) == setting.default
 
 
 def _durations() -> list[tuple[str, settings.Setting]]:
-    return [(section, s) for section, declared in (("app", settings.APP), ("queue", settings.QUEUE))
-            for s in declared if s.kind == "duration"]
+    return [
+        (section, s)
+        for section, declared in (("app", settings.APP), ("queue", settings.QUEUE))
+        for s in declared
+        if s.kind == "duration"
+    ]
 
 
 @pytest.mark.parametrize(("section", "setting"), _durations(), ids=lambda v: getattr(v, "name", v))
@@ -88,8 +101,11 @@ def test_durations_keep_their_declared_bounds(section: str, setting: settings.Se
         parse(with_key(section, setting.name, setting.maximum + 1))
     assert too_long.value.key == key
     longest = parse(with_key(section, setting.name, durations.format_setting(setting.maximum)))
-    value = getattr(longest.app, setting.name) if section == "app" else \
-        getattr(longest.queue("q"), _QUEUE_ATTRIBUTES[setting.name])
+    value = (
+        getattr(longest.app, setting.name)
+        if section == "app"
+        else getattr(longest.queue("q"), _QUEUE_ATTRIBUTES[setting.name])
+    )
     assert value == setting.maximum
     if setting.minimum:
         with pytest.raises(errors.ConfigError, match=f"at least {setting.minimum}"):
@@ -115,5 +131,8 @@ def test_the_window_starts_from_the_declared_defaults() -> None:
     window = session.SessionSettings()
     app = dataclasses.asdict(model.AppConfig())
     assert window == session.SessionSettings.from_config(model.AppConfig())
-    assert (window.check_interval, window.warn_before, window.retry_interval) == \
-        (app["check_every"], app["warn_before"], app["retry_every"])
+    assert (window.check_interval, window.warn_before, window.retry_interval) == (
+        app["check_every"],
+        app["warn_before"],
+        app["retry_every"],
+    )

@@ -24,12 +24,17 @@ outcomes.done.set = { state = "done" }
 
 def _table(env: support.Env) -> None:
     md = sa.MetaData()
-    sa.Table("tickets", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-             sa.Column("subject", sa.String(200)),
-             sa.Column("created_at", sa.DateTime, server_default=sa.func.current_timestamp(), nullable=False),
-             sa.Column("due_at", sa.DateTime),
-             sa.Column("state", sa.String(20), nullable=False),
-             sa.Column("lock_user", sa.String(128)), sa.Column("lock_time", sa.DateTime(timezone=False)))
+    sa.Table(
+        "tickets",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("subject", sa.String(200)),
+        sa.Column("created_at", sa.DateTime, server_default=sa.func.current_timestamp(), nullable=False),
+        sa.Column("due_at", sa.DateTime),
+        sa.Column("state", sa.String(20), nullable=False),
+        sa.Column("lock_user", sa.String(128)),
+        sa.Column("lock_time", sa.DateTime(timezone=False)),
+    )
     md.create_all(env.engine)
     with env.engine.begin() as conn:
         conn.execute(sa.text("INSERT INTO tickets (id, subject, state) VALUES (1, 'Printer', 'new')"))

@@ -33,9 +33,15 @@ def _waiting_keys(wb: Any, n: int) -> list[int]:
     """The first `n` waiting, unlocked cases in key order."""
     t = wb.queue("cases").q.table
     with wb.engine.connect() as conn:
-        return [k for k, in conn.execute(sa.select(t.c.case_id).where(t.c.status.in_(("new", "open")),
-                                                                       t.c.wb_locked_by.is_(None))
-                                         .order_by(t.c.case_id).limit(n))]
+        return [
+            k
+            for (k,) in conn.execute(
+                sa.select(t.c.case_id)
+                .where(t.c.status.in_(("new", "open")), t.c.wb_locked_by.is_(None))
+                .order_by(t.c.case_id)
+                .limit(n)
+            )
+        ]
 
 
 def _handle(env: support.Env, wb: Any, user: str, key: int, seconds: int) -> None:
@@ -59,6 +65,7 @@ def _day_ago(q: Any) -> dt.datetime:
 
 
 # -- operator statistics and handle times -------------------------------------------------------------
+
 
 def test_operator_stats_median_p90_and_lost_locks(native_env: support.Env) -> None:
     env = native_env
@@ -103,8 +110,9 @@ def test_handle_times_in_completion_order_and_the_period_bounds(native_env: supp
     now = q.db_clock().now
     assert q.handle_times(now - dt.timedelta(days=1)) == pytest.approx([300, 45], abs=TOLERANCE)
     assert q.handle_times(now - dt.timedelta(hours=1)) == pytest.approx([45], abs=TOLERANCE)
-    assert q.handle_times(now - dt.timedelta(days=1), now - dt.timedelta(hours=1)) == \
-        pytest.approx([300], abs=TOLERANCE)
+    assert q.handle_times(now - dt.timedelta(days=1), now - dt.timedelta(hours=1)) == pytest.approx(
+        [300], abs=TOLERANCE
+    )
     # Naive times are on the queue's clock (UTC here), like aware ones.
     naive = (now - dt.timedelta(hours=1)).replace(tzinfo=None)
     assert q.handle_times(naive) == pytest.approx([45], abs=TOLERANCE)
@@ -114,7 +122,7 @@ def test_reassigned_lock_counts_from_the_reassignment(native_env: support.Env) -
     env = native_env
     wb = _demo(env)
     q = wb.queue("cases")
-    key, = _waiting_keys(wb, 1)
+    (key,) = _waiting_keys(wb, 1)
     q.claim("ann", key)
     env.age_audit(wb, "cases", key, 500)
     moved = q.reassign("sue", key, "bob", "ann is ill")
@@ -131,13 +139,14 @@ def test_handle_time_of_a_lock_older_than_the_period(native_env: support.Env) ->
     # long before the period, which holds only the completion.
     wb = env.demo(queues={"cases": {**NO_LIMITS["cases"], "max_lock_seconds": None}})
     q = wb.queue("cases")
-    key, = _waiting_keys(wb, 1)
+    (key,) = _waiting_keys(wb, 1)
     _handle(env, wb, "ann", key, 9 * 3600)
     assert q.handle_times(_day_ago(q)) == pytest.approx([9 * 3600], abs=TOLERANCE)
     assert q.handle_times(q.db_clock().now - dt.timedelta(hours=1)) == pytest.approx([9 * 3600], abs=TOLERANCE)
 
 
 # -- the lock board ------------------------------------------------------------------------------------
+
 
 def test_board_columns_follow_saves_and_extensions(native_env: support.Env) -> None:
     env = native_env
@@ -187,8 +196,10 @@ def test_board_reads_the_locked_rows_once(native_env: support.Env) -> None:
         q.claim("ann", key)
     q.board()  # first time only: the audit key's character set (MySQL/MariaDB)
     sent: list[tuple[str, Any]] = []
+
     def grab(conn, cursor, statement, parameters, context, many):
         return sent.append((statement, parameters))
+
     sa.event.listen(wb.engine, "before_cursor_execute", grab)
     try:
         rows = q.board()
@@ -246,16 +257,20 @@ def test_board_shows_expired_locks_summaries_and_no_tokens(native_env: support.E
 def test_board_of_a_table_without_token_column_counts_extensions_across_tokens(native_env: support.Env) -> None:
     env = native_env
     md = sa.MetaData()
-    table = sa.Table("legacy_orders", md,
-                     sa.Column("order_no", sa.String(20), primary_key=True),
-                     sa.Column("customer", sa.String(100), nullable=False),
-                     sa.Column("processed", sa.Integer, nullable=False),
-                     sa.Column("lock_user", sa.String(50)),
-                     sa.Column("lock_time", sa.DateTime))
+    table = sa.Table(
+        "legacy_orders",
+        md,
+        sa.Column("order_no", sa.String(20), primary_key=True),
+        sa.Column("customer", sa.String(100), nullable=False),
+        sa.Column("processed", sa.Integer, nullable=False),
+        sa.Column("lock_user", sa.String(50)),
+        sa.Column("lock_time", sa.DateTime),
+    )
     md.create_all(env.engine)
     with env.engine.begin() as conn:
-        conn.execute(sa.insert(table), [{"order_no": f"SO-{i}", "customer": f"C{i}", "processed": 0}
-                                        for i in range(1, 4)])
+        conn.execute(
+            sa.insert(table), [{"order_no": f"SO-{i}", "customer": f"C{i}", "processed": 0} for i in range(1, 4)]
+        )
     wb = env.open(env.load(support.sample_config("legacy-orders")))
     wb.init()
     q = wb.queue("orders")
@@ -263,7 +278,7 @@ def test_board_of_a_table_without_token_column_counts_extensions_across_tokens(n
     for _ in range(2):  # each extension moves the lock time, and with it the token
         env.age_lock(wb, "orders", lock.key, 60)
         lock = q.extend("ann", lock.key, q.mine("ann")[0].token)
-    row, = q.board()
+    (row,) = q.board()
     assert (row.key, row.owner, row.extensions) == (lock.key, "ann", 2)
     assert row.idle.total_seconds() == pytest.approx(0, abs=TOLERANCE)
     assert row.summary["customer"] == "C1" and "lock_user" not in row.summary
@@ -294,22 +309,29 @@ def test_board_of_a_table_with_a_text_key(native_env: support.Env) -> None:
     env = native_env
     when = sa.DateTime().with_variant(sa.dialects.mysql.DATETIME(fsp=6), "mysql", "mariadb")
     md = sa.MetaData()
-    table = sa.Table("tickets", md,
-                     sa.Column("ref", sa.String(20), primary_key=True),
-                     sa.Column("subject", sa.String(100), nullable=False),
-                     sa.Column("status", sa.String(10), nullable=False),
-                     sa.Column("wb_locked_by", sa.String(128)), sa.Column("wb_locked_at", when),
-                     sa.Column("wb_lock_expires", when), sa.Column("wb_lock_token", sa.String(32)))
+    table = sa.Table(
+        "tickets",
+        md,
+        sa.Column("ref", sa.String(20), primary_key=True),
+        sa.Column("subject", sa.String(100), nullable=False),
+        sa.Column("status", sa.String(10), nullable=False),
+        sa.Column("wb_locked_by", sa.String(128)),
+        sa.Column("wb_locked_at", when),
+        sa.Column("wb_lock_expires", when),
+        sa.Column("wb_lock_token", sa.String(32)),
+    )
     md.create_all(env.engine)
     with env.engine.begin() as conn:
-        conn.execute(sa.insert(table), [{"ref": f"T-{i}", "subject": f"Ticket {i}", "status": "open"}
-                                        for i in range(1, 4)])
+        conn.execute(
+            sa.insert(table), [{"ref": f"T-{i}", "subject": f"Ticket {i}", "status": "open"} for i in range(1, 4)]
+        )
     wb = env.open(env.load(TICKETS))
     wb.init()
     if env.backend.startswith("mariadb"):
         with env.engine.begin() as conn:
-            conn.exec_driver_sql("ALTER TABLE workbench_audit CONVERT TO CHARACTER SET utf8mb4 "
-                                 "COLLATE utf8mb4_unicode_ci")
+            conn.exec_driver_sql(
+                "ALTER TABLE workbench_audit CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+            )
     q = wb.queue("tickets")
     lock = q.claim("ann", "T-2").lock
     q.extend("ann", "T-2", lock.token)
@@ -325,13 +347,17 @@ def test_board_of_a_table_with_a_text_key(native_env: support.Env) -> None:
 
 # -- queue health --------------------------------------------------------------------------------------
 
+
 def _set_arrivals(wb: Any, oldest: int, hours: float) -> None:
     """Every case arrived `hours` ago on the database clock, case `oldest` three times as long ago."""
     t = wb.queue("cases").q.table
     with wb.engine.begin() as conn:
         conn.execute(sa.update(t).values(opened_at=clock.add_seconds(clock.db_now(), sa.literal(-int(hours * 3600)))))
-        conn.execute(sa.update(t).where(t.c.case_id == oldest)
-                     .values(opened_at=clock.add_seconds(clock.db_now(), sa.literal(-int(3 * hours * 3600)))))
+        conn.execute(
+            sa.update(t)
+            .where(t.c.case_id == oldest)
+            .values(opened_at=clock.add_seconds(clock.db_now(), sa.literal(-int(3 * hours * 3600))))
+        )
 
 
 def test_health_counts_and_todays_events(native_env: support.Env) -> None:
@@ -340,7 +366,7 @@ def test_health_counts_and_todays_events(native_env: support.Env) -> None:
     q = wb.queue("cases")
     t = q.q.table
     with wb.engine.connect() as conn:
-        statuses = [s for s, in conn.execute(sa.select(t.c.status))]
+        statuses = [s for (s,) in conn.execute(sa.select(t.c.status))]
     waiting = sum(s in ("new", "open") for s in statuses)
     start = q.health()
     assert (start.waiting, start.locked, start.expired_locks, start.completed_today) == (waiting, 0, 0, 0)
@@ -373,7 +399,7 @@ def test_health_oldest_waiting_item(native_env: support.Env) -> None:
     wb = _demo(env)
     q = wb.queue("cases")
     assert q.q.created is not None and q.q.created.name == "opened_at"  # set in the demo config
-    oldest, = _waiting_keys(wb, 1)
+    (oldest,) = _waiting_keys(wb, 1)
     _set_arrivals(wb, oldest, 1.0)
     assert q.health().oldest_waiting_age_seconds == pytest.approx(3 * 3600, abs=TOLERANCE)
     lock = q.claim("ann", oldest).lock  # held: no longer waiting
@@ -391,12 +417,18 @@ def test_created_is_checked_against_the_table(native_env: support.Env) -> None:
     env = native_env
     _demo(env)
     wrong = env.demo_config({"cases": {"created": "opend_at"}})
-    with pytest.raises(errors.ConfigError, match=r"queues\.cases\.created: column 'opend_at' is not in table "
-                                                 r"cases; did you mean 'opened_at'\?"):
+    with pytest.raises(
+        errors.ConfigError,
+        match=r"queues\.cases\.created: column 'opend_at' is not in table "
+        r"cases; did you mean 'opened_at'\?",
+    ):
         env.open(wrong).queue("cases")
     not_a_date = env.demo_config({"cases": {"created": "subject"}})
-    with pytest.raises(errors.ConfigError, match=r"queues\.cases\.created: column 'subject' must be a date or "
-                                                 r"date-time column"):
+    with pytest.raises(
+        errors.ConfigError,
+        match=r"queues\.cases\.created: column 'subject' must be a date or "
+        r"date-time column",
+    ):
         env.open(not_a_date).queue("cases")
     dated = env.demo_config({"cases": {"created": None}, "imports": {"created": "invoice_date"}})
     wb = env.open(dated)
@@ -431,8 +463,11 @@ def test_created_in_the_config_file() -> None:
     parsed = loader.parse(_toml(text.replace('key = "post_id"', 'key = "post_id"\ncreated = "reported_at"')), "t.toml")
     assert parsed.queues["moderation"].created == "reported_at"
     assert loader.parse(_toml(text), "t.toml").queues["moderation"].created is None
-    with pytest.raises(errors.ConfigError, match=r"t\.toml: queues\.moderation\.created: expected a non-empty "
-                                                 "string"):
+    with pytest.raises(
+        errors.ConfigError,
+        match=r"t\.toml: queues\.moderation\.created: expected a non-empty "
+        "string",
+    ):
         loader.parse(_toml(text.replace('key = "post_id"', 'key = "post_id"\ncreated = 3')), "t.toml")
 
 
@@ -443,6 +478,7 @@ def _toml(text: str) -> dict[str, Any]:
 
 
 # -- throughput ----------------------------------------------------------------------------------------
+
 
 def test_throughput_per_hour(native_env: support.Env) -> None:
     env = native_env
@@ -465,11 +501,14 @@ def test_throughput_per_hour(native_env: support.Env) -> None:
     assert all(h.hour.tzinfo is not None for h in got)
     assert [(h.completed, h.claimed) for h in got] == [(0, 0), (1, 1), (1, 1), (2, 4)]
     # until leaves out what came after it; every hour is there even without events.
-    assert [(h.hour, h.completed, h.claimed) for h in q.throughput(since, hour - dt.timedelta(hours=1))] == \
-        [(hour - dt.timedelta(hours=3), 0, 0), (hour - dt.timedelta(hours=2), 1, 1)]
+    assert [(h.hour, h.completed, h.claimed) for h in q.throughput(since, hour - dt.timedelta(hours=1))] == [
+        (hour - dt.timedelta(hours=3), 0, 0),
+        (hour - dt.timedelta(hours=2), 1, 1),
+    ]
 
 
 # -- the database clock --------------------------------------------------------------------------------
+
 
 def test_clock_on_a_local_clock_shifts_audit_times() -> None:
     """`database.clock = "local"`: naive server-local times, audit in UTC; today starts at local midnight."""
@@ -482,8 +521,10 @@ def test_clock_on_a_local_clock_shifts_audit_times() -> None:
     assert reading.from_utc(dt.datetime(2026, 3, 9, 23, 15)) == dt.datetime(2026, 3, 10, 1, 15)
     aware = dt.datetime(2026, 3, 10, 1, 0, tzinfo=dt.timezone(dt.timedelta(hours=5)))
     assert reading.to_utc(aware) == dt.datetime(2026, 3, 9, 20, 0)
-    utc = stats.Clock.from_row(_FakeQueue(local_clock=False),
-                               {"wb_now": dt.datetime(2026, 3, 9, 22, 30), "wb_utc": dt.datetime(2026, 3, 9, 22, 30)})
+    utc = stats.Clock.from_row(
+        _FakeQueue(local_clock=False),
+        {"wb_now": dt.datetime(2026, 3, 9, 22, 30), "wb_utc": dt.datetime(2026, 3, 9, 22, 30)},
+    )
     assert utc.now.tzinfo is dt.UTC and utc.today_start == dt.datetime(2026, 3, 9, tzinfo=dt.UTC)
     assert utc.to_utc(dt.datetime(2026, 3, 9, 1, 0)) == dt.datetime(2026, 3, 9, 1, 0)
 
@@ -513,7 +554,7 @@ def test_local_clock_end_to_end(tmp_path: Any) -> None:
         done, held = _waiting_keys(wb, 2)
         _handle(env, wb, "ann", done, 60)
         q.claim("bob", held)
-        row, = q.board()
+        (row,) = q.board()
         assert row.locked_at.tzinfo is None and row.idle.total_seconds() == pytest.approx(0, abs=TOLERANCE)
         assert q.health().completed_today == 1
         assert q.handle_times(reading.now - dt.timedelta(minutes=10)) == pytest.approx([60], abs=TOLERANCE)
@@ -536,10 +577,10 @@ def test_hour_truncation_sql() -> None:
     from sqlalchemy.dialects import mssql, mysql
 
     column = sa.column("at", sa.DateTime())
-    assert str(stats._hour_of(column).compile(dialect=mssql.dialect())) == \
-        "CONVERT(VARCHAR(13), at, 120) + ':00:00'"
-    assert "DATE_FORMAT(at, '%%Y-%%m-%%d %%H:00:00')" in str(stats._hour_of(column).compile(
-        dialect=mysql.dialect(paramstyle="format")))
+    assert str(stats._hour_of(column).compile(dialect=mssql.dialect())) == "CONVERT(VARCHAR(13), at, 120) + ':00:00'"
+    assert "DATE_FORMAT(at, '%%Y-%%m-%%d %%H:00:00')" in str(
+        stats._hour_of(column).compile(dialect=mysql.dialect(paramstyle="format"))
+    )
 
 
 @dataclasses.dataclass
@@ -556,6 +597,7 @@ def test_nearest_rank_percentile() -> None:
 
 
 # -- the command line ----------------------------------------------------------------------------------
+
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str, str]:
     capsys.readouterr()
@@ -638,8 +680,9 @@ def test_cli_exit_codes(native_env: support.Env, capsys: pytest.CaptureFixture[s
 
 def test_cli_database_unreachable(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "workbench.toml"
-    config.write_text(support.sample_config("helpdesk").replace("{url}", f"sqlite:///{tmp_path / 'gone.db'}"),
-                      encoding="utf-8")
+    config.write_text(
+        support.sample_config("helpdesk").replace("{url}", f"sqlite:///{tmp_path / 'gone.db'}"), encoding="utf-8"
+    )
     for command in ("board", "health", "stats"):
         code, _, err = _cli(capsys, "--config", config, command, "cases")
         assert code == 6, (command, err)

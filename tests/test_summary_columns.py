@@ -27,7 +27,10 @@ def test_the_queue_chooses_its_summary_columns(native_env: support.Env) -> None:
     default = env.open(env.load(_config(env, ""))).queue("imports")
     assert len(default.q.list_columns) == 3 and "vendor" in [c.name for c in default.q.list_columns]
     assert [c.name for c in env.open(env.load(demo.config_text("{url}"))).queue("imports").q.list_columns] == [
-        "vendor", "invoice_no", "amount"]  # the demo's choice: every line of a batch shares its file
+        "vendor",
+        "invoice_no",
+        "amount",
+    ]  # the demo's choice: every line of a batch shares its file
     del wb
 
 

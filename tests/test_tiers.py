@@ -15,16 +15,26 @@ def _pytest(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     for name in ("WORKBENCH_REQUIRE_SERVERS", "PYTEST_ADDOPTS"):  # this run's options are not the inner one's
         env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=env,
-                          check=False, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_fast_tier_collects_no_test_that_needs_a_server() -> None:
-    files = ["tests/test_probe.py",  # pg_server / mariadb_server, and two that ask for one by name
-             "tests/test_backlog.py",  # parametrized over `backend`
-             "tests/contract/test_no_takeover.py",  # `backend` among other parameters
-             "tests/contract/test_attach.py",  # the `backend` fixture's own params, through `env`
-             "tests/test_failover.py", "tests/test_galera.py"]  # they start servers themselves
+    files = [
+        "tests/test_probe.py",  # pg_server / mariadb_server, and two that ask for one by name
+        "tests/test_backlog.py",  # parametrized over `backend`
+        "tests/contract/test_no_takeover.py",  # `backend` among other parameters
+        "tests/contract/test_attach.py",  # the `backend` fixture's own params, through `env`
+        "tests/test_failover.py",
+        "tests/test_galera.py",
+    ]  # they start servers themselves
     fast = _pytest("--collect-only", "-q", "-m", "not servers", *files).stdout.splitlines()
     slow = _pytest("--collect-only", "-q", "-m", "servers", *files).stdout.splitlines()
     fast_ids = {line for line in fast if "::" in line}
@@ -37,8 +47,12 @@ def test_the_fast_tier_collects_no_test_that_needs_a_server() -> None:
     for file in files[1:4]:  # parametrized over the backend: only SQLite stays
         assert fast(file, "[sqlite") or fast(file, "-sqlite"), file
         assert not fast(file, "postgresql") and not fast(file, "mariadb"), file
-    for name in ("test_missing_database", "test_existing_database_connects", "test_right_password",
-                 "test_mariadb_user_without_grant"):
+    for name in (
+        "test_missing_database",
+        "test_existing_database_connects",
+        "test_right_password",
+        "test_mariadb_user_without_grant",
+    ):
         assert not fast(files[0], name), name
     assert fast(files[0], "test_closed_port_is_unreachable[postgresql]")  # a closed port: no server
     assert fast(files[0], "test_sqlite_good_file")
@@ -48,8 +62,10 @@ def test_the_fast_tier_collects_no_test_that_needs_a_server() -> None:
 
 def test_an_unmarked_test_that_starts_a_server_fails(tmp_path: Path) -> None:
     test = tmp_path / "test_unmarked.py"
-    test.write_text("import pytest\n\n\ndef test_asks_for_a_server(request: pytest.FixtureRequest) -> None:\n"
-                    "    request.getfixturevalue('pg_server')  # unseen when the tests are collected\n")
+    test.write_text(
+        "import pytest\n\n\ndef test_asks_for_a_server(request: pytest.FixtureRequest) -> None:\n"
+        "    request.getfixturevalue('pg_server')  # unseen when the tests are collected\n"
+    )
     run = _pytest("-q", "-p", "tests.conftest", str(test), cwd=tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "RuntimeError: PostgreSQL: " in run.stdout

@@ -16,8 +16,11 @@ SAMPLES = [uuid.uuid4().hex, str(uuid.uuid4()).upper(), "2026-11-25T18:00:00.123
 
 
 def test_python_digest_is_sha256_of_the_lower_case_text() -> None:
-    assert audit.token_digest("ABC") == audit.token_digest("abc") == \
-        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert (
+        audit.token_digest("ABC")
+        == audit.token_digest("abc")
+        == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    )
     assert audit.token_digest(None) is None
     assert audit.token_digest(uuid.UUID(int=1)) == audit.token_digest("00000000-0000-0000-0000-000000000001")
 
@@ -26,8 +29,9 @@ def test_the_database_digests_a_token_as_workbench_does(native_env: support.Env)
     wb = native_env.demo(case_rows=1, import_rows=1)  # its engine: SQLite's function is ours
     backend = backends.of(wb.engine)
     with wb.engine.connect() as conn:
-        found = [conn.execute(sa.select(backend.token_digest(sa.literal(token, sa.String())))).scalar()
-                 for token in SAMPLES]
+        found = [
+            conn.execute(sa.select(backend.token_digest(sa.literal(token, sa.String())))).scalar() for token in SAMPLES
+        ]
     assert found == [audit.token_digest(token) for token in SAMPLES]
 
 
@@ -95,8 +99,10 @@ def test_migration_6_digests_the_tokens_kept_in_clear(native_env: support.Env) -
         migrations.check(conn, a.schema)
 
     assert next(m.version for m in wb.init()) == 6
-    assert _tokens_in_trail(wb, native_env) == {audit.token_digest(gone.lock.token),
-                                                audit.token_digest(live.lock.token)}
+    assert _tokens_in_trail(wb, native_env) == {
+        audit.token_digest(gone.lock.token),
+        audit.token_digest(live.lock.token),
+    }
     with pytest.raises(errors.LockLost) as lost:  # the migrated rows still tell why a lock was lost
         q.complete("alice", gone.lock.key, gone.lock.token)
     assert lost.value.cause == "force_released" and lost.value.by == "sue"

@@ -70,8 +70,12 @@ def _texts_in_code() -> dict[tuple[str, str], bool]:
                 counted = len(args) + len(child.keywords)
                 if name == "tr" and isinstance(func, ast.Attribute) and args and literal(args[0]) is not None:
                     found[(cls, literal(args[0]) or "")] = counted >= 3
-                elif name in ("translate", "QT_TRANSLATE_NOOP") and len(args) >= 2 and literal(args[0]) is not None \
-                        and literal(args[1]) is not None:
+                elif (
+                    name in ("translate", "QT_TRANSLATE_NOOP")
+                    and len(args) >= 2
+                    and literal(args[0]) is not None
+                    and literal(args[1]) is not None
+                ):
                     found[(literal(args[0]) or "", literal(args[1]) or "")] = counted >= 4
             visit(child, cls)
 
@@ -88,10 +92,13 @@ def test_every_text_of_the_code_is_in_the_ts(ts: Path) -> None:
     code = _texts_in_code()
     missing = sorted(set(code) - set(known))
     assert not missing, f"{ts.name} lacks (run installer/translations.py, then translate):\n" + "\n".join(
-        f"{c}: {s!r}" for c, s in missing)
+        f"{c}: {s!r}" for c, s in missing
+    )
     singular = sorted(key for key, counted in code.items() if counted and not known[key])
-    assert not singular, "given a count, but without plural forms in the .ts (count only through self.tr):\n" + \
-        "\n".join(f"{c}: {s!r}" for c, s in singular)
+    assert not singular, (
+        "given a count, but without plural forms in the .ts (count only through self.tr):\n"
+        + "\n".join(f"{c}: {s!r}" for c, s in singular)
+    )
 
 
 @pytest.mark.parametrize("ts", TS_FILES, ids=LANGUAGES)
@@ -104,12 +111,15 @@ def test_the_ts_is_current_with_the_code(ts: Path, tmp_path: Path) -> None:
     after = translations.messages(copy)
     added = [f"{m['context']}: {m['source']!r}" for m in after if m not in before]
     dropped = [f"{m['context']}: {m['source']!r}" for m in before if m not in after]
-    assert not added and not dropped, (f"{ts.name} is not current (run installer/translations.py):\n"
-                                       f"new or changed: {added}\ngone from the code: {dropped}")
+    assert not added and not dropped, (
+        f"{ts.name} is not current (run installer/translations.py):\n"
+        f"new or changed: {added}\ngone from the code: {dropped}"
+    )
 
 
 @pytest.mark.parametrize("ts", TS_FILES, ids=LANGUAGES)
 def test_the_qm_is_built_from_the_ts(ts: Path, tmp_path: Path) -> None:
     built = translations.lrelease(ts, tmp_path / ts.with_suffix(".qm").name)
     assert built.read_bytes() == ts.with_suffix(".qm").read_bytes(), (
-        f"{ts.with_suffix('.qm').name} is out of date: run python installer/translations.py --release")
+        f"{ts.with_suffix('.qm').name} is out of date: run python installer/translations.py --release"
+    )

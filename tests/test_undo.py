@@ -19,8 +19,10 @@ def test_the_completer_takes_it_back_with_a_fresh_lock(native_env: support.Env) 
     assert back.lock.owner == "alice" and back.lock.token != lock.token and not back.lock.expired
     row = native_env.row(wb, "cases", lock.key)
     assert (row["status"], row["resolution"]) == ("open", "asked for a screenshot")  # edits stay
-    assert [(e.kind, e.outcome) for e in q.history(lock.key)][-2:] == [(models.EventKind.UNDO, "waiting"),
-                                                                        (models.EventKind.CLAIM, None)]
+    assert [(e.kind, e.outcome) for e in q.history(lock.key)][-2:] == [
+        (models.EventKind.UNDO, "waiting"),
+        (models.EventKind.CLAIM, None),
+    ]
     assert q.complete("alice", lock.key, back.lock.token, "resolved").outcome == "resolved"  # the right one now
     # The import queue: its outcome's who and when are cleared (its on_reopen), the line is alice's again.
     imports = wb.queue("imports")

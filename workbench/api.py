@@ -67,8 +67,13 @@ class Worker(services.Operator):
         self.close()
 
 
-def connect(config: str | Path | None = None, profile: str | None = None, *, user: str | None = None,
-            password: str | None = None) -> Worker:
+def connect(
+    config: str | Path | None = None,
+    profile: str | None = None,
+    *,
+    user: str | None = None,
+    password: str | None = None,
+) -> Worker:
     """Open a queue config file or a connection profile (as `workbench --config/--profile` does;
     neither: $WORKBENCH_CONFIG, $WORKBENCH_PROFILE, ./workbench.toml, the default profile) and
     work as `user` (default: the OS login). The password: `password`, else the environment

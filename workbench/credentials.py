@@ -33,8 +33,12 @@ def keyring_status() -> KeyringStatus:
     usable = [b for b in backends if not type(b).__module__.startswith(_NOT_SECURE)]
     if usable:
         return KeyringStatus(True, ", ".join(_name(b) for b in usable), "")
-    return KeyringStatus(False, _name(backend), "no OS password store (Windows Credential Manager, macOS "
-                         "Keychain or a Secret Service such as GNOME Keyring) is available on this computer")
+    return KeyringStatus(
+        False,
+        _name(backend),
+        "no OS password store (Windows Credential Manager, macOS "
+        "Keychain or a Secret Service such as GNOME Keyring) is available on this computer",
+    )
 
 
 def _name(backend: object) -> str:

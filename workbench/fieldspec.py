@@ -93,7 +93,8 @@ def _keeps_text(spec: FieldSpec) -> bool:
     """Is blank text a value of this field (a text column edited as text), rather than no value?"""
     kind = spec.column.type if spec.column is not None else None
     return spec.kind in ("text", "multiline") and (
-        kind is None or (isinstance(kind, sa.String) and not isinstance(kind, sa.Enum)))
+        kind is None or (isinstance(kind, sa.String) and not isinstance(kind, sa.Enum))
+    )
 
 
 def _fail(spec: FieldSpec, problem: str, *args: Any) -> errors.InvalidValue:
@@ -101,8 +102,9 @@ def _fail(spec: FieldSpec, problem: str, *args: Any) -> errors.InvalidValue:
 
 
 def _typed(spec: FieldSpec, raw: Any) -> Any:
-    column = spec.column if spec.column is not None else sa.Column(spec.name, _type_of(spec),
-                                                                   nullable=not spec.required)
+    column = (
+        spec.column if spec.column is not None else sa.Column(spec.name, _type_of(spec), nullable=not spec.required)
+    )
     if spec.kind == "boolean" and not isinstance(column.type, sa.Boolean):
         # A flag kept in an integer column (MySQL TINYINT(1)): read yes/no/true/1 like a real boolean.
         column = sa.Column(column.name, sa.Boolean(), nullable=column.nullable)
@@ -113,8 +115,16 @@ def _type_of(spec: FieldSpec) -> sa.types.TypeEngine[Any]:
     """A column type for a spec built without a column."""
     if spec.kind == "decimal":
         return sa.Numeric(38, spec.decimals) if spec.decimals is not None else sa.Numeric()
-    simple = {"integer": sa.Integer, "float": sa.Float, "boolean": sa.Boolean, "date": sa.Date,
-              "datetime": sa.DateTime, "time": sa.Time, "text": sa.String, "multiline": sa.String}
+    simple = {
+        "integer": sa.Integer,
+        "float": sa.Float,
+        "boolean": sa.Boolean,
+        "date": sa.Date,
+        "datetime": sa.DateTime,
+        "time": sa.Time,
+        "text": sa.String,
+        "multiline": sa.String,
+    }
     if spec.kind in simple:
         kind = simple[spec.kind]
         return kind(spec.max_length) if kind is sa.String else kind()
@@ -132,11 +142,13 @@ def _choice(spec: FieldSpec, value: Any) -> Any:
 
 
 def _compare(value: Any, bound: Any) -> int:
-    if isinstance(value, dt.datetime) and isinstance(bound, dt.datetime) \
-            and (value.tzinfo is None) != (bound.tzinfo is None):
+    if (
+        isinstance(value, dt.datetime)
+        and isinstance(bound, dt.datetime)
+        and (value.tzinfo is None) != (bound.tzinfo is None)
+    ):
         # One side with a time zone, one without: compare both as naive UTC.
-        value, bound = (v.astimezone(dt.UTC).replace(tzinfo=None) if v.tzinfo else v
-                        for v in (value, bound))
+        value, bound = (v.astimezone(dt.UTC).replace(tzinfo=None) if v.tzinfo else v for v in (value, bound))
     return int(value > bound) - int(value < bound)
 
 
@@ -185,8 +197,11 @@ def kind_of(column: sa.Column[Any]) -> tuple[str, dict[str, Any]]:
     return "text", {"max_length": length}
 
 
-def derive(q: mapping.BoundQueue, fail: Callable[[str, str], errors.ConfigError],
-           column_of: Callable[[str, str], sa.Column[Any]]) -> dict[str, FieldSpec]:
+def derive(
+    q: mapping.BoundQueue,
+    fail: Callable[[str, str], errors.ConfigError],
+    column_of: Callable[[str, str], sa.Column[Any]],
+) -> dict[str, FieldSpec]:
     """Every column's spec, by name, checking the queue's `fields` settings against the real columns.
 
     `column_of(name, key)` resolves a configured column name; `fail(key, problem)` makes the
@@ -200,14 +215,16 @@ def derive(q: mapping.BoundQueue, fail: Callable[[str, str], errors.ConfigError]
     source = q.source_column.name if q.source_column is not None else None
     result = {}
     for column in columns:
-        field = configured.get(column.name) or model.FieldConfig(key=f"queues.{q.name}.fields.{column.name}",
-                                                                 hidden=column.name == source)
+        field = configured.get(column.name) or model.FieldConfig(
+            key=f"queues.{q.name}.fields.{column.name}", hidden=column.name == source
+        )
         result[column.name] = _spec(column, field, column.name not in editable, fail)
     return result
 
 
-def _spec(column: sa.Column[Any], field: model.FieldConfig, read_only: bool,
-          fail: Callable[[str, str], errors.ConfigError]) -> FieldSpec:
+def _spec(
+    column: sa.Column[Any], field: model.FieldConfig, read_only: bool, fail: Callable[[str, str], errors.ConfigError]
+) -> FieldSpec:
     key = field.key.split(".", 2)[-1]  # "queues.Q.fields.COL" -> "fields.COL", as fail() wants it
     kind, extra = kind_of(column)
     if isinstance(column.type, (sa.LargeBinary, sa.PickleType)):
@@ -229,8 +246,9 @@ def _spec(column: sa.Column[Any], field: model.FieldConfig, read_only: bool,
     bounds = []
     for name, bound in (("min", field.minimum), ("max", field.maximum)):
         if bound is not None and not numeric_or_time:
-            raise fail(f"{key}.{name}", f"min and max apply to number, date and time columns; "
-                                        f"'{column.name}' is {column.type}")
+            raise fail(
+                f"{key}.{name}", f"min and max apply to number, date and time columns; '{column.name}' is {column.type}"
+            )
         bounds.append(None if bound is None else _config_value(column, bound, f"{key}.{name}", fail))
     if None not in bounds and _compare(bounds[0], bounds[1]) > 0:
         raise fail(f"{key}.min", f"must not be greater than max ({_show(bounds[0])} > {_show(bounds[1])})")
@@ -238,15 +256,24 @@ def _spec(column: sa.Column[Any], field: model.FieldConfig, read_only: bool,
         raise fail(f"{key}.pattern", f"a pattern applies to text columns; '{column.name}' is {column.type}")
     derived_required = not column.nullable and column.server_default is None and column.computed is None
     return FieldSpec(
-        name=column.name, label=field.label or label_of(column.name), kind=kind, read_only=read_only,
+        name=column.name,
+        label=field.label or label_of(column.name),
+        kind=kind,
+        read_only=read_only,
         required=not read_only and (field.required or derived_required),
-        max_length=extra.get("max_length"), minimum=bounds[0], maximum=bounds[1], pattern=field.pattern,
-        choices=choices, decimals=extra.get("decimals"), help=field.help, hidden=field.hidden, column=column,
+        max_length=extra.get("max_length"),
+        minimum=bounds[0],
+        maximum=bounds[1],
+        pattern=field.pattern,
+        choices=choices,
+        decimals=extra.get("decimals"),
+        help=field.help,
+        hidden=field.hidden,
+        column=column,
     )
 
 
-def _config_value(column: sa.Column[Any], raw: Any, key: str,
-                  fail: Callable[[str, str], errors.ConfigError]) -> Any:
+def _config_value(column: sa.Column[Any], raw: Any, key: str, fail: Callable[[str, str], errors.ConfigError]) -> Any:
     """A value from the config as the column stores it, or a config error at `key`."""
     try:
         return values.coerce(column, raw)

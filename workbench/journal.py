@@ -62,6 +62,7 @@ class _Unreadable(Exception):
 # with a value. Exact type checks (not isinstance): a subclass would come back as its base
 # type, which is precisely the silent change of type this format exists to avoid.
 
+
 def _encode(value: Any, what: str) -> Any:
     kind = type(value)
     if value is None or kind in (str, int, bool):
@@ -80,11 +81,15 @@ def _encode(value: Any, what: str) -> Any:
     if kind is dt.time:
         if value.tzinfo is not None and type(value.tzinfo) is not dt.timezone:
             # A named zone has no offset without a date: isoformat() would drop it silently.
-            raise TypeError(f"cannot journal {what}: a time of day with time zone {value.tzinfo!r} "
-                            "(only fixed UTC offsets are supported for times)")
+            raise TypeError(
+                f"cannot journal {what}: a time of day with time zone {value.tzinfo!r} "
+                "(only fixed UTC offsets are supported for times)"
+            )
         return _with_fold({"$time": value.isoformat()}, value.fold)
-    raise TypeError(f"cannot journal {what}: values of type {kind.__module__}.{kind.__qualname__} are "
-                    "not supported (str, int, float, bool, None, Decimal, date, datetime, time are)")
+    raise TypeError(
+        f"cannot journal {what}: values of type {kind.__module__}.{kind.__qualname__} are "
+        "not supported (str, int, float, bool, None, Decimal, date, datetime, time are)"
+    )
 
 
 def _encode_datetime(value: dt.datetime) -> dict[str, Any]:
@@ -169,15 +174,15 @@ def _encode_key(key: Any) -> Any:
 def _file_name(database: str, queue: str, encoded_key: Any) -> str:
     # The key goes in with its type tag, so 1 and "1" are different files; hashing makes any
     # database URL, queue name or key (slashes, "..", 10 000 characters) a safe, short name.
-    identity = json.dumps([database, queue, encoded_key], ensure_ascii=True, sort_keys=True,
-                          separators=(",", ":"))
+    identity = json.dumps([database, queue, encoded_key], ensure_ascii=True, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(identity.encode("ascii")).hexdigest() + _SUFFIX
 
 
 def _check_str(value: Any, what: str, optional: bool = False) -> None:
     if not (type(value) is str or (optional and value is None)):
-        raise TypeError(f"cannot journal a draft whose {what} is {value!r} (expected str"
-                        f"{' or None' if optional else ''})")
+        raise TypeError(
+            f"cannot journal a draft whose {what} is {value!r} (expected str{' or None' if optional else ''})"
+        )
 
 
 def _to_bytes(draft: Draft) -> tuple[str, bytes]:
@@ -222,15 +227,20 @@ def _from_bytes(data: bytes) -> Draft | None:
         key = _decode(document["key"])
         if key is None:
             raise _Unreadable("no key")
-        return Draft(key=key, token=token,
-                     values={name: _decode(value) for name, value in values.items()},
-                     base={name: _decode(value) for name, value in base.items()}, **strings)
+        return Draft(
+            key=key,
+            token=token,
+            values={name: _decode(value) for name, value in values.items()},
+            base={name: _decode(value) for name, value in base.items()},
+            **strings,
+        )
     except (_Unreadable, ValueError, TypeError, KeyError, ArithmeticError, RecursionError) as exc:
         # ValueError covers bad JSON, bad UTF-8 and bad ISO dates; ArithmeticError bad Decimals.
         raise _Unreadable(str(exc)) from exc
 
 
 # -- disk --------------------------------------------------------------------------------------
+
 
 def _fsync(fd: int) -> None:
     # On macOS fsync() only reaches the drive's cache; F_FULLFSYNC asks the drive to flush it.
@@ -321,8 +331,7 @@ class Journal:
             # Durable too: a discard lost to a power cut would bring back edits already saved.
             _fsync_directory(self.directory)
 
-    def drafts(self, database: str | None = None, queue: str | None = None,
-               owner: str | None = None) -> list[Draft]:
+    def drafts(self, database: str | None = None, queue: str | None = None, owner: str | None = None) -> list[Draft]:
         """Every stored draft matching the filters, newest first; unreadable files are skipped."""
         found = []
         for path in sorted(self.directory.glob("*" + _SUFFIX)):  # sorted: ties come out stably
@@ -333,8 +342,11 @@ class Journal:
                     continue  # unreadable (permissions, I/O): skip it, leave it where it is
             if draft is None or _file_name(draft.database, draft.queue, _encode_key(draft.key)) != path.name:
                 continue  # a file under the wrong name would be listed but never found by load()
-            if ((database is None or draft.database == database) and (queue is None or draft.queue == queue)
-                    and (owner is None or draft.owner == owner)):
+            if (
+                (database is None or draft.database == database)
+                and (queue is None or draft.queue == queue)
+                and (owner is None or draft.owner == owner)
+            ):
                 found.append(draft)
         found.sort(key=updated_at, reverse=True)
         return found

@@ -53,8 +53,9 @@ class GuardedJournal:
     """Journal's interface, but save/discard never raise OSError: they return False, keep the
     operation in memory (so load/drafts still see it) and retry it on the next call or retry()."""
 
-    def __init__(self, directory: Path, on_problem: Callable[[Problem | None], None] | None = None, *,
-                 owner: str | None = None) -> None:
+    def __init__(
+        self, directory: Path, on_problem: Callable[[Problem | None], None] | None = None, *, owner: str | None = None
+    ) -> None:
         self.directory = Path(directory)
         # The user whose drafts are kept here: those still in the parent folder, where every user's
         # drafts were kept before, are moved in when the folder opens (journal.adopt).
@@ -90,8 +91,9 @@ class GuardedJournal:
             self._set_problem(_problem("read", self.directory, exc))
             return None
 
-    def drafts(self, database: str | None = None, queue: str | None = None,
-               owner: str | None = None) -> list[journal_mod.Draft]:
+    def drafts(
+        self, database: str | None = None, queue: str | None = None, owner: str | None = None
+    ) -> list[journal_mod.Draft]:
         found: list[journal_mod.Draft] = []
         if self._journal is not None:
             try:
@@ -99,9 +101,14 @@ class GuardedJournal:
             except OSError as exc:
                 self._set_problem(_problem("read", self.directory, exc))
         found = [d for d in found if journal_mod.entry_name(d.database, d.queue, d.key) not in self._pending]
-        found += [d for d in self._pending.values() if d is not None
-                  and (database is None or d.database == database) and (queue is None or d.queue == queue)
-                  and (owner is None or d.owner == owner)]
+        found += [
+            d
+            for d in self._pending.values()
+            if d is not None
+            and (database is None or d.database == database)
+            and (queue is None or d.queue == queue)
+            and (owner is None or d.owner == owner)
+        ]
         found.sort(key=journal_mod.updated_at, reverse=True)
         return found
 

@@ -89,6 +89,7 @@ def crash_report(exc_type: type[BaseException], exc: BaseException, tb: Tracebac
 
 def install_excepthook(show: Callable[[str], None] | None = None) -> None:
     """Log every unhandled exception (secrets masked) and let `show` tell the user, instead of dying silently."""
+
     def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         if issubclass(exc_type, KeyboardInterrupt):
             sys.__excepthook__(exc_type, exc, tb)

@@ -62,9 +62,13 @@ def database_config(profile: profiles.Profile, base: model.DatabaseConfig | None
     url = profile.url().render_as_string(hide_password=False)  # a profile URL never holds a password
     schema = profile.schema or (base.workbench_schema if base else None)
     return model.DatabaseConfig(
-        url=url, claim_method=base.claim_method if base else "auto", workbench_schema=schema or None,
-        clock=base.clock if base else "utc", connect_timeout=profile.connect_timeout,
-        statement_timeout=profile.statement_timeout)
+        url=url,
+        claim_method=base.claim_method if base else "auto",
+        workbench_schema=schema or None,
+        clock=base.clock if base else "utc",
+        connect_timeout=profile.connect_timeout,
+        statement_timeout=profile.statement_timeout,
+    )
 
 
 def file_config(path: Path, profile: profiles.Profile | None = None) -> model.Config:

@@ -90,8 +90,17 @@ def run(out: TextIO | None = None, *, as_json: bool = False, target: Any = None)
     seconds = time.perf_counter() - start
     failed = [r.name for r in test.results if not r.ok]
     if as_json:
-        json.dump({"version": __version__, "where": where, "passed": test.passed, "seconds": round(seconds, 3),
-                   "checks": [dataclasses.asdict(r) for r in test.results]}, out, indent=2)
+        json.dump(
+            {
+                "version": __version__,
+                "where": where,
+                "passed": test.passed,
+                "seconds": round(seconds, 3),
+                "checks": [dataclasses.asdict(r) for r in test.results],
+            },
+            out,
+            indent=2,
+        )
         out.write("\n")
     elif failed:
         out.write(f"self-test FAILED: {len(failed)} of {len(test.results)} checks ({', '.join(failed)})\n")
@@ -126,6 +135,7 @@ def _run_checks(test: SelfTest, tmp: Path) -> None:
 
 
 # -- the checks: each returns what it found, or raises ---------------------------------------------
+
 
 def _python() -> str:
     return f"Python {sys.version.split()[0]} on {sys.platform}"
@@ -237,8 +247,9 @@ def _qt_text() -> str:
     upper = QLocale("de_DE").toUpper("straße")
     if upper != "STRASSE":
         raise AssertionError(f"case mapping gave {upper!r}")
-    zone = QTimeZone(b"Europe/Berlin").displayName(QTimeZone.TimeType.StandardTime,
-                                                   QTimeZone.NameType.LongName, QLocale("en_US"))
+    zone = QTimeZone(b"Europe/Berlin").displayName(
+        QTimeZone.TimeType.StandardTime, QTimeZone.NameType.LongName, QLocale("en_US")
+    )
     if not zone or "Europe/Berlin" in zone:
         raise AssertionError(f"no time-zone name ({zone!r})")
     return f"collation, case mapping and zone names ({zone})"
@@ -257,8 +268,10 @@ def _translations() -> str:
     shipped = i18n.available()[1:]
     missing = [code for code in REQUIRED_LANGUAGES if code not in shipped]
     if missing:
-        raise AssertionError(f"{', '.join(f'workbench_{c}.qm' for c in missing)} is not in the bundle "
-                             f"(looked in {i18n.translations_dir()})")
+        raise AssertionError(
+            f"{', '.join(f'workbench_{c}.qm' for c in missing)} is not in the bundle "
+            f"(looked in {i18n.translations_dir()})"
+        )
     found = []
     for code in shipped:
         own = QTranslator()
@@ -268,12 +281,14 @@ def _translations() -> str:
             raise AssertionError(f"workbench_{code}.qm loaded but translates nothing")
         qt = QTranslator()
         if not any(qt.load(f"qtbase_{code}", str(folder)) for folder in i18n.qt_translations_dirs()):
-            raise AssertionError(f"Qt's own qtbase_{code}.qm is missing (looked in "
-                                 f"{', '.join(map(str, i18n.qt_translations_dirs()))})")
+            raise AssertionError(
+                f"Qt's own qtbase_{code}.qm is missing (looked in {', '.join(map(str, i18n.qt_translations_dirs()))})"
+            )
         if qt.translate("QPlatformTheme", "Cancel") in ("", "Cancel"):
             raise AssertionError(f"qtbase_{code}.qm loaded but translates nothing")
-        found.append(f"{code} ({own.translate('PickDialog', 'Pick an item')!r}, "
-                     f"{qt.translate('QPlatformTheme', 'Cancel')!r})")
+        found.append(
+            f"{code} ({own.translate('PickDialog', 'Pick an item')!r}, {qt.translate('QPlatformTheme', 'Cancel')!r})"
+        )
     if not found:
         raise AssertionError("no translation is shipped")
     return ", ".join(found)

@@ -38,10 +38,17 @@ FILL_SLICE = 10_000  # cases per INSERT of their audit rows
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.board_bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backend", action="append", choices=harness.BACKENDS,
-                        help="repeatable; default: postgresql, sqlite and mariadb")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.benchmarks.board_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--backend",
+        action="append",
+        choices=harness.BACKENDS,
+        help="repeatable; default: postgresql, sqlite and mariadb",
+    )
     parser.add_argument("--url", help="admin URL of an existing server (one server backend only)")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--waiting", type=float, default=0.1, help="fraction of rows waiting (the rest resolved)")
@@ -49,15 +56,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--expired", type=int, default=500, help="how many of the locks are past their expiry")
     parser.add_argument("--days", type=int, default=60, help="the resolved rows were completed over this many days")
     parser.add_argument("--runs", type=int, default=7, help="timed calls per figure")
-    parser.add_argument("--gui-locks",
-                        help="lock counts (at most --locks) at which the supervisor window's refresh is timed, "
-                             "largest first (locks are released in between); default 10000,1000,100 (each at "
-                             "most --locks); empty: no window")
-    parser.add_argument("--quick-server", action="store_true",
-                        help="start the throwaway server with commits not flushed to disk (fsync off), as the "
-                             "other benchmarks do; by default it runs at its default durability")
-    parser.add_argument("--explain", action="store_true",
-                        help="print the plans of the statements of board, health and operator_stats")
+    parser.add_argument(
+        "--gui-locks",
+        help="lock counts (at most --locks) at which the supervisor window's refresh is timed, "
+        "largest first (locks are released in between); default 10000,1000,100 (each at "
+        "most --locks); empty: no window",
+    )
+    parser.add_argument(
+        "--quick-server",
+        action="store_true",
+        help="start the throwaway server with commits not flushed to disk (fsync off), as the "
+        "other benchmarks do; by default it runs at its default durability",
+    )
+    parser.add_argument(
+        "--explain", action="store_true", help="print the plans of the statements of board, health and operator_stats"
+    )
     args = parser.parse_args(argv)
     args.backend = args.backend or ["postgresql", "sqlite", "mariadb"]
     waiting = round(args.rows * args.waiting)
@@ -78,6 +91,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 # -- building the history ---------------------------------------------------------------------------
 
+
 class _Sql:
     """The few expressions the fill statements need, per dialect."""
 
@@ -93,8 +107,13 @@ class _Sql:
         return f"(strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%+d seconds', -({seconds}))) || '000')"
 
     def text(self, expr: str) -> str:
-        return f"CAST({expr} AS CHAR)" if self.dialect == "mariadb" else f"CAST({expr} AS VARCHAR(20))" \
-            if self.dialect == "postgresql" else f"CAST({expr} AS TEXT)"
+        return (
+            f"CAST({expr} AS CHAR)"
+            if self.dialect == "mariadb"
+            else f"CAST({expr} AS VARCHAR(20))"
+            if self.dialect == "postgresql"
+            else f"CAST({expr} AS TEXT)"
+        )
 
     def concat(self, *parts: str) -> str:
         return f"CONCAT({', '.join(parts)})" if self.dialect == "mariadb" else "(" + " || ".join(parts) + ")"
@@ -114,47 +133,93 @@ def fill_history(engine: sa.Engine, *, rows: int, waiting: int, locks: int, expi
     tok = sql.concat("'tok-'", sql.text("case_id"))
     key = sql.text("case_id")
     # Three reasons and none, at different frequencies (3:2:1:1), so that their order is known.
-    reason = (f"CASE WHEN case_id % 7 < 3 THEN '{REASONS[0]}' WHEN case_id % 7 < 5 THEN '{REASONS[1]}' "
-              f"WHEN case_id % 7 = 5 THEN '{REASONS[2]}' ELSE NULL END")
+    reason = (
+        f"CASE WHEN case_id % 7 < 3 THEN '{REASONS[0]}' WHEN case_id % 7 < 5 THEN '{REASONS[1]}' "
+        f"WHEN case_id % 7 = 5 THEN '{REASONS[2]}' ELSE NULL END"
+    )
     first_lock, last_lock = resolved + 1, resolved + locks
     live_age = "(1 + case_id % 600)"  # claimed 1 s to 10 min ago, 15 min locks
     lock_age = f"CASE WHEN case_id > {last_lock - expired} THEN 1000 + case_id % 600 ELSE {live_age} END"
     cols = "queue, item_key, event, actor, owner, token, at, reason, outcome"
 
-    def events(event: str, actor: str, owner: str, token: str, ago: str, where: str, *,
-               reason_sql: str = "NULL", outcome: str = "NULL") -> str:
-        return (f"SELECT 'cases' AS queue, {key} AS item_key, '{event}' AS event, {actor} AS actor, "
-                f"{owner} AS owner, {token} AS token, {sql.ago(ago)} AS at, {reason_sql} AS reason, "
-                f"{outcome} AS outcome FROM cases WHERE {where}")
+    def events(
+        event: str,
+        actor: str,
+        owner: str,
+        token: str,
+        ago: str,
+        where: str,
+        *,
+        reason_sql: str = "NULL",
+        outcome: str = "NULL",
+    ) -> str:
+        return (
+            f"SELECT 'cases' AS queue, {key} AS item_key, '{event}' AS event, {actor} AS actor, "
+            f"{owner} AS owner, {token} AS token, {sql.ago(ago)} AS at, {reason_sql} AS reason, "
+            f"{outcome} AS outcome FROM cases WHERE {where}"
+        )
 
     done = f"case_id <= {resolved}"
     other = sql.op("case_id + 7")
     parts = [
         # A release by another operator an hour before the claim, for every 20th case.
         events("claim", other, other, sql.concat("'rel-'", key), f"{claim_ago} + 3600", f"{done} AND case_id % 20 = 0"),
-        events("release", other, other, sql.concat("'rel-'", key), f"{claim_ago} + 3000",
-               f"{done} AND case_id % 20 = 0", reason_sql=reason),
+        events(
+            "release",
+            other,
+            other,
+            sql.concat("'rel-'", key),
+            f"{claim_ago} + 3000",
+            f"{done} AND case_id % 20 = 0",
+            reason_sql=reason,
+        ),
         # An expiry (noticed by a sweep) two hours before the claim, for every 50th case.
         events("claim", other, other, sql.concat("'exp-'", key), f"{claim_ago} + 9000", f"{done} AND case_id % 50 = 0"),
-        events("expire", "'cron'", other, sql.concat("'exp-'", key), f"{claim_ago} + 7200",
-               f"{done} AND case_id % 50 = 0"),
+        events(
+            "expire", "'cron'", other, sql.concat("'exp-'", key), f"{claim_ago} + 7200", f"{done} AND case_id % 50 = 0"
+        ),
         # A force release three hours before the claim, for every 500th case.
-        events("claim", other, other, sql.concat("'frc-'", key), f"{claim_ago} + 12000",
-               f"{done} AND case_id % 500 = 0"),
-        events("force_release", "'sue'", other, sql.concat("'frc-'", key), f"{claim_ago} + 10800",
-               f"{done} AND case_id % 500 = 0", reason_sql="'gone home'"),
+        events(
+            "claim", other, other, sql.concat("'frc-'", key), f"{claim_ago} + 12000", f"{done} AND case_id % 500 = 0"
+        ),
+        events(
+            "force_release",
+            "'sue'",
+            other,
+            sql.concat("'frc-'", key),
+            f"{claim_ago} + 10800",
+            f"{done} AND case_id % 500 = 0",
+            reason_sql="'gone home'",
+        ),
         # The lock that completed the case: claim, a save for every 10th, the completion.
         events("claim", sql.op("case_id"), sql.op("case_id"), tok, claim_ago, done),
-        events("save", sql.op("case_id"), sql.op("case_id"), tok, f"{done_ago} + 30",
-               f"{done} AND case_id % 10 = 0"),
+        events("save", sql.op("case_id"), sql.op("case_id"), tok, f"{done_ago} + 30", f"{done} AND case_id % 10 = 0"),
         events("complete", sql.op("case_id"), sql.op("case_id"), tok, done_ago, done, outcome="'resolved'"),
         # The locks held now: a claim each, a save for every 3rd, an extension for every 5th.
-        events("claim", sql.op("case_id"), sql.op("case_id"), tok, lock_age,
-               f"case_id BETWEEN {first_lock} AND {last_lock}"),
-        events("save", sql.op("case_id"), sql.op("case_id"), tok, f"({lock_age}) - case_id % 60",
-               f"case_id BETWEEN {first_lock} AND {last_lock} AND case_id % 3 = 0"),
-        events("extend", sql.op("case_id"), sql.op("case_id"), tok, f"({lock_age}) - case_id % 30",
-               f"case_id BETWEEN {first_lock} AND {last_lock} AND case_id % 5 = 0"),
+        events(
+            "claim",
+            sql.op("case_id"),
+            sql.op("case_id"),
+            tok,
+            lock_age,
+            f"case_id BETWEEN {first_lock} AND {last_lock}",
+        ),
+        events(
+            "save",
+            sql.op("case_id"),
+            sql.op("case_id"),
+            tok,
+            f"({lock_age}) - case_id % 60",
+            f"case_id BETWEEN {first_lock} AND {last_lock} AND case_id % 3 = 0",
+        ),
+        events(
+            "extend",
+            sql.op("case_id"),
+            sql.op("case_id"),
+            tok,
+            f"({lock_age}) - case_id % 30",
+            f"case_id BETWEEN {first_lock} AND {last_lock} AND case_id % 5 = 0",
+        ),
     ]
     lock_time = sql.ago(lock_age)
     expires = sql.ago(f"({lock_age}) - 900")
@@ -162,16 +227,19 @@ def fill_history(engine: sa.Engine, *, rows: int, waiting: int, locks: int, expi
         lock_time, expires = f"CAST({lock_time} AS TIMESTAMP)", f"CAST({expires} AS TIMESTAMP)"
     with engine.begin() as conn:
         conn = conn.execution_options(no_parameters=True)
-        conn.exec_driver_sql(f"UPDATE cases SET status = 'open', wb_locked_by = {sql.op('case_id')}, "
-                             f"wb_locked_at = {lock_time}, wb_lock_expires = {expires}, wb_lock_token = {tok} "
-                             f"WHERE case_id BETWEEN {first_lock} AND {last_lock}")
+        conn.exec_driver_sql(
+            f"UPDATE cases SET status = 'open', wb_locked_by = {sql.op('case_id')}, "
+            f"wb_locked_at = {lock_time}, wb_lock_expires = {expires}, wb_lock_token = {tok} "
+            f"WHERE case_id BETWEEN {first_lock} AND {last_lock}"
+        )
         # Roughly in time order, as a real trail is written (ids rise with the time): times rise
         # with the case number, so the cases go in slices, in order. One INSERT per kind of event
         # and slice: no statement sorts or materialises millions of rows in a temporary table.
         for low in range(0, rows, FILL_SLICE):
             for part in parts:
-                sliced = part.replace("FROM cases WHERE ", f"FROM cases WHERE case_id > {low} AND "
-                                      f"case_id <= {low + FILL_SLICE} AND ")
+                sliced = part.replace(
+                    "FROM cases WHERE ", f"FROM cases WHERE case_id > {low} AND case_id <= {low + FILL_SLICE} AND "
+                )
                 conn.exec_driver_sql(f"INSERT INTO workbench_audit ({cols}) {sliced}")
         audit_rows = conn.exec_driver_sql("SELECT count(*) FROM workbench_audit").scalar() or 0
     return {"audit rows": int(audit_rows), "locks": locks, "expired locks": expired}
@@ -193,9 +261,13 @@ def keep_locks(engine: sa.Engine, args: argparse.Namespace, locks: int) -> None:
     """Release every lock but the first `locks` of those `fill_history` took (the oldest are kept)."""
     first_lock = args.rows - round(args.rows * args.waiting) + 1
     with engine.begin() as conn:
-        conn.execute(sa.text("UPDATE cases SET status = 'new', wb_locked_by = NULL, wb_locked_at = NULL, "
-                             "wb_lock_expires = NULL, wb_lock_token = NULL WHERE case_id >= :low AND case_id < :high"),
-                     {"low": first_lock + locks, "high": first_lock + args.locks})
+        conn.execute(
+            sa.text(
+                "UPDATE cases SET status = 'new', wb_locked_by = NULL, wb_locked_at = NULL, "
+                "wb_lock_expires = NULL, wb_lock_token = NULL WHERE case_id >= :low AND case_id < :high"
+            ),
+            {"low": first_lock + locks, "high": first_lock + args.locks},
+        )
 
 
 def build(target: harness.Target, args: argparse.Namespace) -> tuple[str, dict[str, float], dict[str, int]]:
@@ -203,8 +275,14 @@ def build(target: harness.Target, args: argparse.Namespace) -> tuple[str, dict[s
     engine = sa.create_engine(target.url("wbboard", with_password=True, native=True))
     try:
         started = time.perf_counter()
-        counts = fill_history(engine, rows=args.rows, waiting=round(args.rows * args.waiting), locks=args.locks,
-                              expired=args.expired, days=args.days)
+        counts = fill_history(
+            engine,
+            rows=args.rows,
+            waiting=round(args.rows * args.waiting),
+            locks=args.locks,
+            expired=args.expired,
+            days=args.days,
+        )
         timings["history"] = time.perf_counter() - started
         started = time.perf_counter()
         harness.analyze(engine, "cases", "workbench_audit")
@@ -215,6 +293,7 @@ def build(target: harness.Target, args: argparse.Namespace) -> tuple[str, dict[s
 
 
 # -- measuring --------------------------------------------------------------------------------------
+
 
 def timed(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
     result = fn()  # warm-up: connections, reflection, compiled statements
@@ -264,21 +343,40 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
     try:
         print(f"\n== {backend}: {target.description}", flush=True)
         url, timings, counts = build(target, args)
-        print(f"built {args.rows:,} rows ({round(args.rows * args.waiting):,} waiting), "
-              + ", ".join(f"{v:,} {k}" for k, v in counts.items()) + "; "
-              + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()), flush=True)
+        print(
+            f"built {args.rows:,} rows ({round(args.rows * args.waiting):,} waiting), "
+            + ", ".join(f"{v:,} {k}" for k, v in counts.items())
+            + "; "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()),
+            flush=True,
+        )
         figures: dict[str, list[float]] = {}
         with service.Workbench.open(harness.bench_config(url), password=target.password) as wb:
             q = wb.queue(harness.QUEUE)
             day_ago = q.db_clock().now - dt.timedelta(days=1)
             calls: list[tuple[str, Callable[[], Any], Callable[[Any], str]]] = [
-                ("board", q.board, lambda r: f"{len(r):,} rows, {sum(x.expired for x in r):,} expired, "
-                                             f"{sum(x.extensions for x in r):,} extensions"),
-                ("health", q.health, lambda h: f"waiting {h.waiting:,}, locked {h.locked:,}, expired "
-                                               f"{h.expired_locks:,}, completed today {h.completed_today:,}, "
-                                               f"reasons {len(h.release_reasons_today)}"),
-                ("operator_stats 24 h", lambda: q.operator_stats(day_ago),
-                 lambda r: f"{len(r)} operators, {sum(s.completed for s in r):,} completed"),
+                (
+                    "board",
+                    q.board,
+                    lambda r: (
+                        f"{len(r):,} rows, {sum(x.expired for x in r):,} expired, "
+                        f"{sum(x.extensions for x in r):,} extensions"
+                    ),
+                ),
+                (
+                    "health",
+                    q.health,
+                    lambda h: (
+                        f"waiting {h.waiting:,}, locked {h.locked:,}, expired "
+                        f"{h.expired_locks:,}, completed today {h.completed_today:,}, "
+                        f"reasons {len(h.release_reasons_today)}"
+                    ),
+                ),
+                (
+                    "operator_stats 24 h",
+                    lambda: q.operator_stats(day_ago),
+                    lambda r: f"{len(r)} operators, {sum(s.completed for s in r):,} completed",
+                ),
                 ("throughput 24 h", lambda: q.throughput(day_ago), lambda r: f"{len(r)} hours"),
                 ("handle_times 24 h", lambda: q.handle_times(day_ago), lambda r: f"{len(r):,} values"),
             ]
@@ -289,8 +387,11 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
                 times, result = timed(fn, args.runs)
                 figures[name] = times
                 verdict = "ok" if statistics.median(times) < AIM_MS else "ABOVE AIM"
-                print(f"  {name:22} median {statistics.median(times):7.1f} ms  max {max(times):7.1f} ms  "
-                      f"[{verdict}]  ({describe(result)})", flush=True)
+                print(
+                    f"  {name:22} median {statistics.median(times):7.1f} ms  max {max(times):7.1f} ms  "
+                    f"[{verdict}]  ({describe(result)})",
+                    flush=True,
+                )
             if args.explain:
                 explained = [(name, fn) for name, fn, _ in calls if name.startswith(("board", "health", "operator"))]
                 for line in explain(wb, explained):
@@ -309,8 +410,10 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    print(f"board_bench: {args.rows:,} rows, {args.locks:,} locks, {args.days} days of history, "
-          f"{args.runs} timed runs per figure (aim: median < {AIM_MS:.0f} ms)")
+    print(
+        f"board_bench: {args.rows:,} rows, {args.locks:,} locks, {args.days} days of history, "
+        f"{args.runs} timed runs per figure (aim: median < {AIM_MS:.0f} ms)"
+    )
     results = {}
     for backend in args.backend:
         try:
@@ -321,8 +424,12 @@ def main(argv: list[str] | None = None) -> int:
         names = list(dict.fromkeys(name for r in results.values() for name in r))  # every backend's, in order
         print("\nmedian ms " + "".join(f"{b:>14}" for b in results))
         for name in names:
-            print(f"{name:22}" + "".join(f"{statistics.median(r[name]):14.1f}" if name in r else f"{'-':>14}"
-                                         for r in results.values()))
+            print(
+                f"{name:22}"
+                + "".join(
+                    f"{statistics.median(r[name]):14.1f}" if name in r else f"{'-':>14}" for r in results.values()
+                )
+            )
     return 0
 
 

@@ -81,8 +81,11 @@ def measure(wb: Any, runs: int) -> Figures:
             raise RuntimeError(f"no refresh within {TIMEOUT_S:.0f} s: {window.status.text()}")
         times = [b for b in beats if b >= started]
         gaps = [b - a for a, b in itertools.pairwise(times)]
-        return Refresh(arrived=(marks["arrived"] - started) * 1000, painted=(marks["painted"] - started) * 1000,
-                       stall=max(gaps, default=0.0) * 1000)
+        return Refresh(
+            arrived=(marks["arrived"] - started) * 1000,
+            painted=(marks["painted"] - started) * 1000,
+            stall=max(gaps, default=0.0) * 1000,
+        )
 
     def idle(ms: int = 1000) -> float:
         beats.clear()
@@ -111,11 +114,12 @@ def report(locks: int, figures: Figures, aim_ms: float, stall_aim_ms: float) -> 
         return f"    {name:40} median {statistics.median(values):8.1f} ms  max {max(values):8.1f} ms{verdict}"
 
     return [
-        (f"  board window, {locks:,} locks: first refresh (columns sized) {first.painted:.0f} ms to painted, "
-         f"longest stall {first.stall:.0f} ms; idle window's longest heartbeat gap {figures.idle_stall:.0f} ms"),
+        (
+            f"  board window, {locks:,} locks: first refresh (columns sized) {first.painted:.0f} ms to painted, "
+            f"longest stall {first.stall:.0f} ms; idle window's longest heartbeat gap {figures.idle_stall:.0f} ms"
+        ),
         figure("refresh -> answer on the GUI thread", [r.arrived for r in runs]),
         figure("refresh -> table painted", [r.painted for r in runs], aim_ms),
         figure("GUI thread busy (answer -> painted)", [r.painted - r.arrived for r in runs]),
         figure(f"longest stall ({HEARTBEAT_MS} ms heartbeat)", [r.stall for r in runs], stall_aim_ms),
     ]
-

@@ -15,40 +15,64 @@ import sqlalchemy as sa
 from tests.benchmarks import harness
 
 SETUP_TIMEOUT = 300.0  # seconds for all processes to start, import, connect and warm up (a busy 2-core box)
-ROWS = ["pairs/s", "claim p50 ms", "claim p99 ms", "complete p50 ms", "complete p99 ms", "pairs", "window s",
-        "errors"]
+ROWS = ["pairs/s", "claim p50 ms", "claim p99 ms", "complete p50 ms", "complete p99 ms", "pairs", "window s", "errors"]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.claim_bench", description=__doc__)
     parser.add_argument("--backend", choices=harness.BACKENDS, default="postgresql")
-    parser.add_argument("--url", help="admin URL of an existing server (e.g. postgresql+psycopg://postgres@host/"
-                                      "postgres); fresh databases are created on it and dropped afterwards. "
-                                      "Default: start a throwaway server")
+    parser.add_argument(
+        "--url",
+        help="admin URL of an existing server (e.g. postgresql+psycopg://postgres@host/"
+        "postgres); fresh databases are created on it and dropped afterwards. "
+        "Default: start a throwaway server",
+    )
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--rows", type=int, default=20_000, help="waiting rows in each fresh database")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured window (ends early if drained)")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured pairs per process before the barrier")
-    parser.add_argument("--no-references", action="store_true",
-                        help="PostgreSQL: measure workbench only, not procrastinate and the hand-written loop")
-    parser.add_argument("--rounds", type=int, default=1,
-                        help="measure each implementation this many times, alternating the order, and report "
-                             "the round with the median pairs/s (a 2-core box varies from run to run)")
-    parser.add_argument("--no-defer", action="store_true",
-                        help="also measure workbench on a queue with allow_defer = false (the claim without its "
-                             "deferral lookups), in a database of its own")
-    parser.add_argument("--then-next", action="store_true",
-                        help="also measure workbench completing with then_next (each Complete claims the next "
-                             "item in the same step, as the window does), in a database of its own")
-    parser.add_argument("--vacuum", action="store_true",
-                        help="PostgreSQL: VACUUM each implementation's database before each of its rounds, so that "
-                             "no round inherits the dead index entries of the rounds before (steadier ratios)")
-    parser.add_argument("--durable", action="store_true",
-                        help="the throwaway server at its default durability (fsync, synchronous commit): "
-                             "the figures a user's server gives")
-    parser.add_argument("--grants", action="store_true",
-                        help="PostgreSQL: also measure workbench under `workbench grants` (every claimer its own "
-                             "operator login, the protocol checked by the database)")
+    parser.add_argument(
+        "--no-references",
+        action="store_true",
+        help="PostgreSQL: measure workbench only, not procrastinate and the hand-written loop",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure each implementation this many times, alternating the order, and report "
+        "the round with the median pairs/s (a 2-core box varies from run to run)",
+    )
+    parser.add_argument(
+        "--no-defer",
+        action="store_true",
+        help="also measure workbench on a queue with allow_defer = false (the claim without its "
+        "deferral lookups), in a database of its own",
+    )
+    parser.add_argument(
+        "--then-next",
+        action="store_true",
+        help="also measure workbench completing with then_next (each Complete claims the next "
+        "item in the same step, as the window does), in a database of its own",
+    )
+    parser.add_argument(
+        "--vacuum",
+        action="store_true",
+        help="PostgreSQL: VACUUM each implementation's database before each of its rounds, so that "
+        "no round inherits the dead index entries of the rounds before (steadier ratios)",
+    )
+    parser.add_argument(
+        "--durable",
+        action="store_true",
+        help="the throwaway server at its default durability (fsync, synchronous commit): "
+        "the figures a user's server gives",
+    )
+    parser.add_argument(
+        "--grants",
+        action="store_true",
+        help="PostgreSQL: also measure workbench under `workbench grants` (every claimer its own "
+        "operator login, the protocol checked by the database)",
+    )
     args = parser.parse_args(argv)
     if args.processes < 1 or args.rows < 1 or args.seconds <= 0 or args.rounds < 1:
         parser.error("--processes, --rows, --seconds and --rounds must be positive")
@@ -57,22 +81,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 # -- one fresh database per implementation ------------------------------------------------------
 
+
 def setup_workbench(target: harness.Target, rows: int) -> dict[str, Any]:
     url, timings = harness.build_workbench_db(target, "wbbench_workbench", rows)
-    return {"kind": "workbench", "url": url, "password": target.password, "db": "wbbench_workbench",
-            "setup": timings}
+    return {"kind": "workbench", "url": url, "password": target.password, "db": "wbbench_workbench", "setup": timings}
 
 
 def setup_workbench_no_defer(target: harness.Target, rows: int) -> dict[str, Any]:
     url, timings = harness.build_workbench_db(target, "wbbench_nodefer", rows)
-    return {"kind": "workbench, allow_defer = false", "url": url, "password": target.password,
-            "db": "wbbench_nodefer", "setup": timings}
+    return {
+        "kind": "workbench, allow_defer = false",
+        "url": url,
+        "password": target.password,
+        "db": "wbbench_nodefer",
+        "setup": timings,
+    }
 
 
 def setup_workbench_then_next(target: harness.Target, rows: int) -> dict[str, Any]:
     url, timings = harness.build_workbench_db(target, "wbbench_then_next", rows)
-    return {"kind": "workbench, then next", "url": url, "password": target.password, "db": "wbbench_then_next",
-            "setup": timings}
+    return {
+        "kind": "workbench, then next",
+        "url": url,
+        "password": target.password,
+        "db": "wbbench_then_next",
+        "setup": timings,
+    }
 
 
 def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
@@ -81,8 +115,7 @@ def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
 
     url, timings = harness.build_workbench_db(target, "wbbench_grants", rows)
     started = time.perf_counter()
-    with service.Workbench.open(harness.bench_config(url), password=target.password) as wb, \
-            wb.engine.begin() as conn:
+    with service.Workbench.open(harness.bench_config(url), password=target.password) as wb, wb.engine.begin() as conn:
         bound = wb.queue(harness.QUEUE).q
         permissions.apply(conn, permissions.plan(conn, bound, None))
         quote = conn.dialect.identifier_preparer.quote
@@ -92,8 +125,13 @@ def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
                 conn.exec_driver_sql(f"CREATE ROLE {quote(name)} LOGIN")
             conn.exec_driver_sql(f"GRANT {permissions.OPERATOR_ROLE} TO {quote(name)}")
     timings["grants"] = time.perf_counter() - started
-    return {"kind": "workbench+grants", "url": url, "password": target.password, "db": "wbbench_grants",
-            "setup": timings}
+    return {
+        "kind": "workbench+grants",
+        "url": url,
+        "password": target.password,
+        "db": "wbbench_grants",
+        "setup": timings,
+    }
 
 
 def setup_hand_written(target: harness.Target, rows: int) -> dict[str, Any]:
@@ -106,8 +144,12 @@ def setup_hand_written(target: harness.Target, rows: int) -> dict[str, Any]:
             conn.execute(statement)
         conn.execute(harness.HAND_FILL, (rows,))
         conn.execute("VACUUM ANALYZE jobs")
-    return {"kind": "hand-written", "conninfo": target.conninfo("wbbench_hand"), "db": "wbbench_hand",
-            "setup": {"fill": time.perf_counter() - started}}
+    return {
+        "kind": "hand-written",
+        "conninfo": target.conninfo("wbbench_hand"),
+        "db": "wbbench_hand",
+        "setup": {"fill": time.perf_counter() - started},
+    }
 
 
 def setup_procrastinate(target: harness.Target, rows: int) -> dict[str, Any]:
@@ -123,18 +165,28 @@ def setup_procrastinate(target: harness.Target, rows: int) -> dict[str, Any]:
         conn.execute(harness.PROC_FILL, (rows,))
         conn.execute("VACUUM ANALYZE procrastinate_jobs")
         conn.execute("VACUUM ANALYZE procrastinate_events")
-    return {"kind": "procrastinate", "conninfo": target.conninfo("wbbench_procrastinate"),
-            "db": "wbbench_procrastinate", "setup": {"fill": time.perf_counter() - started}}
+    return {
+        "kind": "procrastinate",
+        "conninfo": target.conninfo("wbbench_procrastinate"),
+        "db": "wbbench_procrastinate",
+        "setup": {"fill": time.perf_counter() - started},
+    }
 
 
 # Rows each implementation has finished, and rows still claimed, read after the run as a cross-check.
 _DONE_SQL = {
-    "workbench": ("SELECT count(*) FROM cases WHERE status = 'resolved'",
-                  "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL"),
-    "hand-written": ("SELECT count(*) FROM jobs WHERE status = 'done'",
-                     "SELECT count(*) FROM jobs WHERE status = 'doing'"),
-    "procrastinate": ("SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'",
-                      "SELECT count(*) FROM procrastinate_jobs WHERE status = 'doing'"),
+    "workbench": (
+        "SELECT count(*) FROM cases WHERE status = 'resolved'",
+        "SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL",
+    ),
+    "hand-written": (
+        "SELECT count(*) FROM jobs WHERE status = 'done'",
+        "SELECT count(*) FROM jobs WHERE status = 'doing'",
+    ),
+    "procrastinate": (
+        "SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'",
+        "SELECT count(*) FROM procrastinate_jobs WHERE status = 'doing'",
+    ),
 }
 
 
@@ -151,6 +203,7 @@ def db_check(target: harness.Target, spec: dict[str, Any]) -> tuple[int, int]:
 
 # -- running N processes together ---------------------------------------------------------------
 
+
 def run_processes(spec: dict[str, Any], processes: int, seconds: float, warmup: int) -> harness.LoopResult:
     """Start the claimers, release them together through a barrier, merge what they report."""
     # spawn: every claimer is a clean interpreter with its own engine and connections, as separate
@@ -159,8 +212,10 @@ def run_processes(spec: dict[str, Any], processes: int, seconds: float, warmup: 
     barrier = ctx.Barrier(processes)
     out = ctx.Queue()
     worker_spec = {k: v for k, v in spec.items() if k != "setup"}
-    procs = [ctx.Process(target=harness.worker_main, args=(worker_spec, i, barrier, out, seconds, warmup),
-                         daemon=True) for i in range(processes)]
+    procs = [
+        ctx.Process(target=harness.worker_main, args=(worker_spec, i, barrier, out, seconds, warmup), daemon=True)
+        for i in range(processes)
+    ]
     for proc in procs:
         proc.start()
     reports: dict[int, dict[str, Any]] = {}
@@ -197,8 +252,9 @@ def run_processes(spec: dict[str, Any], processes: int, seconds: float, warmup: 
     if fatal:
         # A run with a claimer missing measures something else; show why and stop.
         first = min(fatal, key=lambda r: "BrokenBarrierError" in r["fatal"])
-        raise SystemExit(f"{spec['kind']}: {len(fatal)} of {processes} claimers failed; "
-                         f"w{first['index']}:\n{first['fatal']}")
+        raise SystemExit(
+            f"{spec['kind']}: {len(fatal)} of {processes} claimers failed; w{first['index']}:\n{first['fatal']}"
+        )
     merged = harness.LoopResult()
     for i in sorted(reports):
         merged.merge(reports[i]["result"])
@@ -209,9 +265,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     target = harness.Target.open(args.backend, args.url, durable=args.durable)
     try:
-        print(f"claim_bench: {args.backend}, {args.processes} processes, {args.rows:,} rows per database, "
-              f"{args.seconds:g} s window, {args.warmup} warm-up pairs per process; {target.description}; "
-              f"{os.cpu_count()} CPUs", flush=True)
+        print(
+            f"claim_bench: {args.backend}, {args.processes} processes, {args.rows:,} rows per database, "
+            f"{args.seconds:g} s window, {args.warmup} warm-up pairs per process; {target.description}; "
+            f"{os.cpu_count()} CPUs",
+            flush=True,
+        )
         setups = [setup_workbench]
         if args.no_defer:
             setups.append(setup_workbench_no_defer)
@@ -244,15 +303,21 @@ def main(argv: list[str] | None = None) -> int:
                 checks[spec["kind"]] = db_check(target, spec)
         if args.rounds > 1:
             for kind, results_of in rounds.items():
-                print(f"{kind}: pairs/s by round " + ", ".join(f"{harness.figures(r)['pairs/s']:,.0f}"
-                                                               for r in results_of))
+                print(
+                    f"{kind}: pairs/s by round "
+                    + ", ".join(f"{harness.figures(r)['pairs/s']:,.0f}" for r in results_of)
+                )
         results = {kind: _median(results_of) for kind, results_of in rounds.items()}
-        counted = {kind: sum(r.pairs for r in results_of) + len(results_of) * args.processes * args.warmup
-                   for kind, results_of in rounds.items()}
+        counted = {
+            kind: sum(r.pairs for r in results_of) + len(results_of) * args.processes * args.warmup
+            for kind, results_of in rounds.items()
+        }
         report(args, results, checks, counted)
         if all(server_cpu.values()):
-            print("database server CPU per pair (all rounds, warm-up included): " + ", ".join(
-                f"{kind} {server_cpu[kind] / counted[kind] * 1000:.3f} ms" for kind in server_cpu))
+            print(
+                "database server CPU per pair (all rounds, warm-up included): "
+                + ", ".join(f"{kind} {server_cpu[kind] / counted[kind] * 1000:.3f} ms" for kind in server_cpu)
+            )
     finally:
         target.close()
     return 0
@@ -264,13 +329,27 @@ def _median(results: list[harness.LoopResult]) -> harness.LoopResult:
     return ranked[(len(ranked) - 1) // 2]
 
 
-def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
-           checks: dict[str, tuple[int, int]], counted: dict[str, int]) -> None:
+def report(
+    args: argparse.Namespace,
+    results: dict[str, harness.LoopResult],
+    checks: dict[str, tuple[int, int]],
+    counted: dict[str, int],
+) -> None:
     columns = {name: harness.figures(result) for name, result in results.items()}
-    short = {"procrastinate": "wb/proc", "hand-written": "wb/hand", "workbench+grants": "grants/wb",
-             "workbench, allow_defer = false": "wb/nodefer", "workbench, then next": "next/wb"}
-    ratios = [(short[name], name, "workbench") if name in ("workbench+grants", "workbench, then next")
-              else (short[name], "workbench", name) for name in results if name != "workbench"]
+    short = {
+        "procrastinate": "wb/proc",
+        "hand-written": "wb/hand",
+        "workbench+grants": "grants/wb",
+        "workbench, allow_defer = false": "wb/nodefer",
+        "workbench, then next": "next/wb",
+    }
+    ratios = [
+        (short[name], name, "workbench")
+        if name in ("workbench+grants", "workbench, then next")
+        else (short[name], "workbench", name)
+        for name in results
+        if name != "workbench"
+    ]
     if "workbench, then next" in results and "hand-written" in results:
         ratios.append(("next/hand", "workbench, then next", "hand-written"))
     print()
@@ -280,8 +359,10 @@ def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
     print()
     for name, result in results.items():
         done, held = checks[name]
-        print(f"{name}: {result.pairs:,} pairs measured, {result.empty} empty claims; in the database "
-              f"{done:,} done (measured + warm-up, all rounds = {counted[name]:,}), {held} still claimed")
+        print(
+            f"{name}: {result.pairs:,} pairs measured, {result.empty} empty claims; in the database "
+            f"{done:,} done (measured + warm-up, all rounds = {counted[name]:,}), {held} still claimed"
+        )
     lines = [line for name, result in results.items() for line in harness.error_report(name, result)]
     print("errors by type:" if lines else "errors by type: none")
     for line in lines:
@@ -290,9 +371,11 @@ def report(args: argparse.Namespace, results: dict[str, harness.LoopResult],
         wb = results["workbench"]
         surfaced = sum(n for d, n in wb.errors.items() if harness.is_database_locked(d))
         retried = sum(n for d, n in wb.driver_errors.items() if harness.is_database_locked(d))
-        print(f"sqlite: claim p99 {harness.fmt(columns['workbench']['claim p99 ms'])} ms; "
-              f"'database is locked': {surfaced} reached the caller, {retried} seen by the driver "
-              f"(retried inside workbench)")
+        print(
+            f"sqlite: claim p99 {harness.fmt(columns['workbench']['claim p99 ms'])} ms; "
+            f"'database is locked': {surfaced} reached the caller, {retried} seen by the driver "
+            f"(retried inside workbench)"
+        )
 
 
 if __name__ == "__main__":

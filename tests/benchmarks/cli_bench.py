@@ -30,8 +30,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def _command(env: dict[str, str], *args: str) -> tuple[float, str]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], env=env, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", *args], env=env, capture_output=True, text=True, check=False
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"workbench {' '.join(args)} failed ({done.returncode}): {done.stderr}")
@@ -44,8 +45,9 @@ def _round(env: dict[str, str], config: str, queue: str, pairs: int) -> tuple[li
         wall, out = _command(env, "--config", config, "--user", "bench", "--json", "next", queue)
         nexts.append(wall)
         claim = json.loads(out)
-        wall, _ = _command(env, "--config", config, "--user", "bench", "release", queue, str(claim["key"]),
-                           "--token", claim["token"])
+        wall, _ = _command(
+            env, "--config", config, "--user", "bench", "release", queue, str(claim["key"]), "--token", claim["token"]
+        )
         releases.append(wall)
     return nexts, releases
 
@@ -66,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["WORKBENCH_HOME"] = str(home)
     try:
         config = args.config or _command({**env, command_server.ENV: "off"}, "demo", str(home / "demo"))[1].strip()
-        modes = {"own process": {**env, command_server.ENV: "off"},
-                 "command server": {**env, command_server.ENV: "300"}}
+        modes = {
+            "own process": {**env, command_server.ENV: "off"},
+            "command server": {**env, command_server.ENV: "300"},
+        }
         _round(modes["command server"], config, args.queue, 1)  # starts the server
         deadline = time.monotonic() + 30
         while command_server.status() is None and time.monotonic() < deadline:
@@ -84,8 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, (nexts, releases) in results.items():
             print(f"{name:16} {_ms(nexts):>18} {_ms(releases):>21}")
         reference = statistics.median(results["own process"][0])
-        print(f"next with the server: {statistics.median(results['command server'][0]) / reference:.2f}x "
-              "the time in its own process")
+        print(
+            f"next with the server: {statistics.median(results['command server'][0]) / reference:.2f}x "
+            "the time in its own process"
+        )
     finally:
         found = command_server.status()
         if found is not None:

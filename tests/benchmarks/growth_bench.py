@@ -23,16 +23,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--small", type=int, default=10_000, help="rows in the small table")
     parser.add_argument("--large", type=int, default=1_000_000, help="rows in the large table")
     parser.add_argument("--waiting", type=float, default=0.1, help="fraction of rows waiting (the rest resolved)")
-    parser.add_argument("--layout", choices=("newest", "spread"), default="newest",
-                        help="which rows wait: the newest (as in a real table: old cases are closed) or "
-                             "every n-th row")
-    parser.add_argument("--pairs", type=int, default=2_000,
-                        help="measured pairs per size (capped by the small table's waiting rows)")
+    parser.add_argument(
+        "--layout",
+        choices=("newest", "spread"),
+        default="newest",
+        help="which rows wait: the newest (as in a real table: old cases are closed) or every n-th row",
+    )
+    parser.add_argument(
+        "--pairs", type=int, default=2_000, help="measured pairs per size (capped by the small table's waiting rows)"
+    )
     parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--max-seconds", type=float, default=120.0,
-                        help="stop measuring a size after this long even if fewer pairs are done")
-    parser.add_argument("--rounds", type=int, default=5, help="the pairs are measured in this many "
-                        "alternating rounds per size")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=120.0,
+        help="stop measuring a size after this long even if fewer pairs are done",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="the pairs are measured in this many alternating rounds per size"
+    )
     args = parser.parse_args(argv)
     if not 0 < args.waiting <= 1 or min(args.small, args.large, args.pairs, args.rounds) < 1:
         parser.error("sizes, --pairs and --rounds must be positive, --waiting in (0, 1]")
@@ -53,8 +62,9 @@ def explain(wb: service.Workbench) -> list[str]:
 
                 # Prefix the SQL text on its way to the driver, so the statement is bound and
                 # rendered exactly as in a claim.
-                def prefix(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
-                           executemany: bool) -> tuple[str, Any]:
+                def prefix(
+                    conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+                ) -> tuple[str, Any]:
                     return "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + statement, parameters
 
                 event.listen(conn, "before_cursor_execute", prefix, retval=True)
@@ -68,8 +78,9 @@ def explain(wb: service.Workbench) -> list[str]:
             q = wq.q
             lines = []
             for where in claims.ClaimMethod.branches(q, q.now(), request, wq.trail):
-                select = (sa.select(*claims.ClaimMethod.candidate_columns(q)).where(where)
-                          .order_by(*q.order_by()).limit(1))
+                select = (
+                    sa.select(*claims.ClaimMethod.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(1)
+                )
                 if dialect.name != "sqlite":
                     select = select.with_for_update(skip_locked=True)
                 sql = str(select.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
@@ -95,14 +106,19 @@ def main(argv: list[str] | None = None) -> int:
     target = harness.Target.open(args.backend, args.url)
     opened: list[harness.WorkbenchOps] = []
     try:
-        capped = f" (capped from {args.pairs:,}: the small table has only that many waiting)" \
-            if pairs < args.pairs else ""
-        print(f"growth_bench: {args.backend}, 1 process, {pairs:,} pairs per size{capped}, "
-              f"{args.waiting:.0%} of rows waiting ({args.layout}); {target.description}", flush=True)
+        capped = (
+            f" (capped from {args.pairs:,}: the small table has only that many waiting)" if pairs < args.pairs else ""
+        )
+        print(
+            f"growth_bench: {args.backend}, 1 process, {pairs:,} pairs per size{capped}, "
+            f"{args.waiting:.0%} of rows waiting ({args.layout}); {target.description}",
+            flush=True,
+        )
         ops: dict[str, harness.WorkbenchOps] = {}
         for label, rows in (("small", args.small), ("large", args.large)):
-            url, timings = harness.build_workbench_db(target, f"wbgrowth_{label}", rows, fraction=args.waiting,
-                                                      layout=args.layout)
+            url, timings = harness.build_workbench_db(
+                target, f"wbgrowth_{label}", rows, fraction=args.waiting, layout=args.layout
+            )
             steps = ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
             print(f"setup {rows:,} rows ({round(rows * args.waiting):,} waiting): {steps}", flush=True)
             name = f"{rows:,} rows" if args.small != args.large else f"{label} {rows:,} rows"
@@ -116,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         # machine then hits both sizes instead of whichever happened to run at the time.
         per_round = math.ceil(pairs / args.rounds)
         for i in range(args.rounds):
-            for name in (list(ops) if i % 2 == 0 else list(reversed(ops))):
+            for name in list(ops) if i % 2 == 0 else list(reversed(ops)):
                 done = results[name]
                 budget = args.max_seconds - done.duration
                 if done.pairs >= pairs or budget <= 0 or done.stopped:

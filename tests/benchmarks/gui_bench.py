@@ -89,10 +89,13 @@ def profile_stop():
 # 1. Start to usable window, as `workbench` (app.run) does it: load the config file, QApplication,
 # build_window, show, session.start; the clock stops when session.ready has been handled by the
 # window and the window is exposed.
-STARTUP_CODE = r'''
+STARTUP_CODE = (
+    r"""
 import time
 T0 = time.monotonic()
-''' + _PRELUDE + r'''
+"""
+    + _PRELUDE
+    + r"""
 profile_start()
 marks = [("interpreter up", T0)]
 def mark(name):
@@ -160,10 +163,13 @@ window.close()
 window.session.wb.close()
 emit({"t0": T0, "done": state.get("done"), "error": state.get("error"), "marks": marks,
       "locks": state.get("locks"), "rss_mb": rss_mb(), "peak_mb": peak_mb()})
-'''
+"""
+)
 
 # Shared by the click and memory children: a started window and a way to wait for a signal.
-_WINDOW = _PRELUDE + r'''
+_WINDOW = (
+    _PRELUDE
+    + r'''
 import dataclasses
 from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QTimer
@@ -250,12 +256,15 @@ wait_for(sess.ready, sess.start)
 QCoreApplication.sendPostedEvents()
 RSS["ready"] = rss_mb()
 '''
+)
 
 # 2. Next item to filled form, in one process. Per click: t(click) -> claim starts on a worker
 # thread -> claim returns -> the result reaches the GUI thread -> MainWindow._on_claimed has filled
 # the form (a direct slot connected after the window's) -> the posted layout and paint requests have
 # been handled (a queued slot that flushes them with sendPostedEvents).
-CLICKS_CODE = _WINDOW + r'''
+CLICKS_CODE = (
+    _WINDOW
+    + r"""
 clock = time.perf_counter
 SUBJECT = ARGS["subject_field"]
 st = {}
@@ -343,10 +352,13 @@ sess.dispatcher.wait(10_000)
 emit({"rows": rows, "rss_mb": rss_mb(), "peak_mb": peak_mb()})
 window.close()
 sess.wb.close()
-'''
+"""
+)
 
 # 3. Memory: start, N Next + Complete cycles, the resume panel, the open-items pick list.
-MEMORY_CODE = _WINDOW + r'''
+MEMORY_CODE = (
+    _WINDOW
+    + r"""
 for _ in range(ARGS["cycles"]):
     wait_for(sess.claimed, lambda: click(window.next_button))
     wait_for(sess.completed, lambda: click(window.complete_buttons["resolved"]))
@@ -383,7 +395,8 @@ emit({"rss": RSS, "after_mb": rss_mb(), "peak_mb": peak_mb(), "open_items": len(
       "pick_rows": shown[0] if shown else None})
 window.close()
 sess.wb.close()
-'''
+"""
+)
 
 
 def child_env() -> dict[str, str]:
@@ -397,12 +410,19 @@ def child_env() -> dict[str, str]:
 def run_child(code: str, args: dict[str, Any], env: dict[str, str], what: str) -> tuple[dict[str, Any], float, str]:
     """Start `python -c code`; returns its result, the monotonic time it was launched and its stderr."""
     launched = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", code, json.dumps(args)], check=False, cwd=REPO, env=env,
-                          text=True, capture_output=True, timeout=CHILD_TIMEOUT)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(args)],
+        check=False,
+        cwd=REPO,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=CHILD_TIMEOUT,
+    )
     result = None
     for line in proc.stdout.splitlines():
         if line.startswith(RESULT_TAG):
-            result = json.loads(line[len(RESULT_TAG):])
+            result = json.loads(line[len(RESULT_TAG) :])
         elif line.strip():
             print(f"  [{what}] {line}")
     tail = "\n".join(proc.stderr.strip().splitlines()[-12:])
@@ -417,14 +437,19 @@ def run_child(code: str, args: dict[str, Any], env: dict[str, str], what: str) -
 
 # -- figures ----------------------------------------------------------------------------------------
 
+
 def aim(value: float, limit: float) -> str:
     return "ok" if value < limit else "MISSES THE AIM"
 
 
 def ms(values: list[float]) -> tuple[float, float, float, float]:
     """p50, p95, max and mean, in ms."""
-    return (harness.percentile(values, 50) * 1000, harness.percentile(values, 95) * 1000, max(values) * 1000,
-            statistics.fmean(values) * 1000)
+    return (
+        harness.percentile(values, 50) * 1000,
+        harness.percentile(values, 95) * 1000,
+        max(values) * 1000,
+        statistics.fmean(values) * 1000,
+    )
 
 
 def show_profile(label: str, stderr: str) -> None:
@@ -438,22 +463,29 @@ def show_profile(label: str, stderr: str) -> None:
 def measure_startup(args: argparse.Namespace, config: Path, tmp: Path, env: dict[str, str]) -> None:
     totals, inproc, phases = [], [], []
     for i in range(args.starts):
-        result, launched, _ = run_child(STARTUP_CODE, {"config": str(config), "user": USER,
-                                                       "home": str(tmp / f"home-start-{i}"),
-                                                       "timeout": 120.0}, env, "start")
+        result, launched, _ = run_child(
+            STARTUP_CODE,
+            {"config": str(config), "user": USER, "home": str(tmp / f"home-start-{i}"), "timeout": 120.0},
+            env,
+            "start",
+        )
         if result.get("error") or result.get("done") is None:
             raise SystemExit(f"start {i + 1}: {result.get('error') or 'no usable window'}")
         totals.append(result["done"] - launched)
         inproc.append(result["done"] - result["t0"])
         marks = [("process launched", launched)] + [tuple(m) for m in result["marks"]]
         phases.append([(name, t - prev) for (_, prev), (name, t) in itertools.pairwise(marks)])
-    print(f"1. start to usable window ({args.starts} fresh processes; `workbench`'s steps, the clock stops when "
-          "session.ready is handled and the window is exposed)")
+    print(
+        f"1. start to usable window ({args.starts} fresh processes; `workbench`'s steps, the clock stops when "
+        "session.ready is handled and the window is exposed)"
+    )
     print(f"   {'':42}{'median':>8}{'max':>8}   aim")
     med = statistics.median(totals)
-    print(f"   {'process launch -> usable':42}{med:>7.2f}s{max(totals):>7.2f}s   < {AIM_START_S:g} s: "
-          f"{aim(med, AIM_START_S)}"
-          f"{'' if max(totals) < AIM_START_S else ' (max: ' + aim(max(totals), AIM_START_S) + ')'}")
+    print(
+        f"   {'process launch -> usable':42}{med:>7.2f}s{max(totals):>7.2f}s   < {AIM_START_S:g} s: "
+        f"{aim(med, AIM_START_S)}"
+        f"{'' if max(totals) < AIM_START_S else ' (max: ' + aim(max(totals), AIM_START_S) + ')'}"
+    )
     print(f"   {'before `import PySide6` -> usable':42}{statistics.median(inproc):>7.2f}s{max(inproc):>7.2f}s")
     print("   each run (s): " + ", ".join(f"{t:.2f}" for t in totals))
     print("   where the time goes (median of the runs, s):")
@@ -462,19 +494,35 @@ def measure_startup(args: argparse.Namespace, config: Path, tmp: Path, env: dict
         values = [dict(p).get(name, 0.0) for p in phases]
         print(f"     {name:40}{statistics.median(values):>7.3f}")
     if args.profile:
-        _, _, stderr = run_child(STARTUP_CODE, {"config": str(config), "user": USER, "home": str(tmp / "home-prof"),
-                                                "timeout": 120.0, "profile": True}, env, "start (profiled)")
+        _, _, stderr = run_child(
+            STARTUP_CODE,
+            {"config": str(config), "user": USER, "home": str(tmp / "home-prof"), "timeout": 120.0, "profile": True},
+            env,
+            "start (profiled)",
+        )
         show_profile("one start", stderr)
 
 
 def measure_clicks(args: argparse.Namespace, config: Path, tmp: Path, env: dict[str, str]) -> None:
-    result, _, stderr = run_child(CLICKS_CODE, {"config": str(config), "user": USER, "home": str(tmp / "home-clicks"),
-                                                "clicks": args.clicks, "warmup": args.warmup,
-                                                "subject_field": "subject", "profile": args.profile},
-                                  env, "clicks")
+    result, _, stderr = run_child(
+        CLICKS_CODE,
+        {
+            "config": str(config),
+            "user": USER,
+            "home": str(tmp / "home-clicks"),
+            "clicks": args.clicks,
+            "warmup": args.warmup,
+            "subject_field": "subject",
+            "profile": args.profile,
+        },
+        env,
+        "clicks",
+    )
     rows = result["rows"]
-    print(f"2. click Next item -> form filled ({len(rows)} clicks in one process after {args.warmup} unmeasured; "
-          "each item completed with the Resolve button)")
+    print(
+        f"2. click Next item -> form filled ({len(rows)} clicks in one process after {args.warmup} unmeasured; "
+        "each item completed with the Resolve button)"
+    )
     print(f"   {'':46}{'p50':>8}{'p95':>8}{'max':>8}{'mean':>8}   aim")
     lines = [
         ("click -> form filled (window slot done)", "filled"),
@@ -496,47 +544,79 @@ def measure_clicks(args: argparse.Namespace, config: Path, tmp: Path, env: dict[
         show_profile("the measured clicks", stderr)
 
 
-def measure_memory(args: argparse.Namespace, config: Path, empty_config: Path, tmp: Path,
-                   env: dict[str, str]) -> None:
-    base, _, _ = run_child(MEMORY_CODE, {"config": str(empty_config), "user": USER, "home": str(tmp / "home-base"),
-                                         "cycles": 0}, env, "memory baseline")
-    full, _, _ = run_child(MEMORY_CODE, {"config": str(config), "user": USER, "home": str(tmp / "home-mem"),
-                                         "cycles": args.cycles}, env, "memory")
+def measure_memory(args: argparse.Namespace, config: Path, empty_config: Path, tmp: Path, env: dict[str, str]) -> None:
+    base, _, _ = run_child(
+        MEMORY_CODE,
+        {"config": str(empty_config), "user": USER, "home": str(tmp / "home-base"), "cycles": 0},
+        env,
+        "memory baseline",
+    )
+    full, _, _ = run_child(
+        MEMORY_CODE,
+        {"config": str(config), "user": USER, "home": str(tmp / "home-mem"), "cycles": args.cycles},
+        env,
+        "memory",
+    )
     print("3. memory (RSS, one fresh process each; peak = getrusage ru_maxrss)")
     print(f"   {'':62}{'peak':>8}{'after':>8}   aim")
-    print(f"   {'baseline: empty queue, start + resume panel + pick list':62}{base['peak_mb']:>6.0f}MB"
-          f"{base['after_mb']:>6.0f}MB")
+    print(
+        f"   {'baseline: empty queue, start + resume panel + pick list':62}{base['peak_mb']:>6.0f}MB"
+        f"{base['after_mb']:>6.0f}MB"
+    )
     label = f"{args.rows:,} rows: start + {args.cycles} Next/Complete + resume + pick"
-    print(f"   {label:62}{full['peak_mb']:>6.0f}MB{full['after_mb']:>6.0f}MB   < {AIM_RSS_MB:g} MB: "
-          f"{aim(full['peak_mb'], AIM_RSS_MB)} (peak)")
+    print(
+        f"   {label:62}{full['peak_mb']:>6.0f}MB{full['after_mb']:>6.0f}MB   < {AIM_RSS_MB:g} MB: "
+        f"{aim(full['peak_mb'], AIM_RSS_MB)} (peak)"
+    )
     stages = ("imports", "ready", "cycles", "resume", "pick dialog", "pick")
-    names = {"imports": "after imports", "ready": "window ready", "cycles": f"after {args.cycles} cycles",
-             "resume": "resume panel", "pick dialog": "pick dialog open", "pick": "pick dialog closed"}
+    names = {
+        "imports": "after imports",
+        "ready": "window ready",
+        "cycles": f"after {args.cycles} cycles",
+        "resume": "resume panel",
+        "pick dialog": "pick dialog open",
+        "pick": "pick dialog closed",
+    }
     for title, run in (("baseline", base), (f"{args.rows:,} rows", full)):
-        print(f"   {title} RSS by step (MB): " + ", ".join(
-            f"{names[s]} {run['rss'][s]:.0f}" for s in stages if s in run["rss"]))
+        print(
+            f"   {title} RSS by step (MB): "
+            + ", ".join(f"{names[s]} {run['rss'][s]:.0f}" for s in stages if s in run["rss"])
+        )
     print(f"   pick list: {full['open_items']} waiting items loaded, {full['pick_rows']} rows in the dialog")
 
 
 # -- main -------------------------------------------------------------------------------------------
 
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.gui_bench", description=__doc__)
-    parser.add_argument("--backend", action="append", choices=harness.BACKENDS,
-                        help="repeat for several; default: sqlite and postgresql")
-    parser.add_argument("--url", help="admin URL of an existing server (one server backend only); "
-                                      "default: start a throwaway server")
+    parser.add_argument(
+        "--backend",
+        action="append",
+        choices=harness.BACKENDS,
+        help="repeat for several; default: sqlite and postgresql",
+    )
+    parser.add_argument(
+        "--url", help="admin URL of an existing server (one server backend only); default: start a throwaway server"
+    )
     parser.add_argument("--rows", type=int, default=100_000, help="rows in the cases table")
-    parser.add_argument("--waiting", type=float, default=1.0, help="fraction of the rows waiting (the rest "
-                                                                   "resolved, the oldest first)")
+    parser.add_argument(
+        "--waiting", type=float, default=1.0, help="fraction of the rows waiting (the rest resolved, the oldest first)"
+    )
     parser.add_argument("--starts", type=int, default=5, help="fresh processes timed from launch to usable window")
     parser.add_argument("--clicks", type=int, default=50, help="measured Next item clicks")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured clicks first")
     parser.add_argument("--cycles", type=int, default=20, help="Next/Complete cycles in the memory run")
-    parser.add_argument("--skip", action="append", default=[], choices=("startup", "clicks", "memory"),
-                        help="leave a measurement out (repeatable)")
-    parser.add_argument("--profile", action="store_true",
-                        help="also print a cProfile of one start and of the measured clicks")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=("startup", "clicks", "memory"),
+        help="leave a measurement out (repeatable)",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="also print a cProfile of one start and of the measured clicks"
+    )
     args = parser.parse_args(argv)
     args.backend = args.backend or ["sqlite", "postgresql"]
     if min(args.rows, args.starts, args.clicks) < 1 or args.warmup < 0 or args.cycles < 0:
@@ -559,8 +639,11 @@ def run_backend(args: argparse.Namespace, backend: str) -> None:
             if backend != "postgresql":
                 raise SystemExit("a password in --url is only supported for postgresql (PGPASSWORD)")
             env["PGPASSWORD"] = target.password  # build_window opens the engine without one
-        print(f"gui_bench: {backend}, {args.rows:,} rows ({args.waiting:.0%} waiting); {target.description}; "
-              f"{os.cpu_count()} CPUs; QT_QPA_PLATFORM={env['QT_QPA_PLATFORM']}", flush=True)
+        print(
+            f"gui_bench: {backend}, {args.rows:,} rows ({args.waiting:.0%} waiting); {target.description}; "
+            f"{os.cpu_count()} CPUs; QT_QPA_PLATFORM={env['QT_QPA_PLATFORM']}",
+            flush=True,
+        )
         url, timings = harness.build_workbench_db(target, "wbgui_queue", args.rows, fraction=args.waiting)
         empty_url, _ = harness.build_workbench_db(target, "wbgui_empty", 0)
         print("setup: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()), flush=True)
@@ -570,9 +653,11 @@ def run_backend(args: argparse.Namespace, backend: str) -> None:
         empty_config = target.tmp / "workbench-empty.toml"
         empty_config.write_text(demo.config_text(empty_url), encoding="utf-8")
         target.checkpoint()
-        steps = {"startup": lambda: measure_startup(args, config, target.tmp, env),
-                 "clicks": lambda: measure_clicks(args, config, target.tmp, env),
-                 "memory": lambda: measure_memory(args, config, empty_config, target.tmp, env)}
+        steps = {
+            "startup": lambda: measure_startup(args, config, target.tmp, env),
+            "clicks": lambda: measure_clicks(args, config, target.tmp, env),
+            "memory": lambda: measure_memory(args, config, empty_config, target.tmp, env),
+        }
         for name, step in steps.items():
             if name in args.skip:
                 continue

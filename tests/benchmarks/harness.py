@@ -37,6 +37,7 @@ LOCK_SECONDS = 3600  # far longer than any run: no lock may expire and be taken 
 
 # -- where the databases live -----------------------------------------------------------------
 
+
 @dataclasses.dataclass
 class Target:
     """A server (throwaway, or an existing one given by --url) or a directory of SQLite files."""
@@ -68,11 +69,18 @@ class Target:
             if (kind == "postgresql") != (family == "postgresql"):
                 raise SystemExit(f"--url is a {family} URL but the backend is {backend}")
             default_port, default_user = (5432, "postgres") if kind == "postgresql" else (3306, "root")
-            server = servers.Server(kind, parsed.host or "127.0.0.1", parsed.port or default_port,
-                                    parsed.username or default_user, stop=lambda: None, external=True)
+            server = servers.Server(
+                kind,
+                parsed.host or "127.0.0.1",
+                parsed.port or default_port,
+                parsed.username or default_user,
+                stop=lambda: None,
+                external=True,
+            )
             admin = parsed.database or ("postgres" if kind == "postgresql" else "mysql")
-            return cls(backend, server, parsed.password, admin, tmp,
-                       f"existing {kind} server at {server.host}:{server.port}")
+            return cls(
+                backend, server, parsed.password, admin, tmp, f"existing {kind} server at {server.host}:{server.port}"
+            )
         try:
             start = servers.start_postgres if kind == "postgresql" else servers.start_mariadb
             server = start(durable=durable)
@@ -82,8 +90,7 @@ class Target:
         admin = "postgres" if kind == "postgresql" else "mysql"
         where = "existing" if server.external else "throwaway"
         speed = "default durability" if durable else "commits not flushed"
-        return cls(backend, server, None, admin, tmp,
-                   f"{where} {kind} server at {server.host}:{server.port} ({speed})")
+        return cls(backend, server, None, admin, tmp, f"{where} {kind} server at {server.host}:{server.port} ({speed})")
 
     @property
     def is_sqlite(self) -> bool:
@@ -105,12 +112,19 @@ class Target:
 
         assert self.server is not None and self.server.kind == "postgresql"
         extra = {"password": self.password} if self.password else {}
-        return conninfo.make_conninfo(host=self.server.host, port=self.server.port, user=self.server.user,
-                                      dbname=name, application_name="claim-bench", **extra)
+        return conninfo.make_conninfo(
+            host=self.server.host,
+            port=self.server.port,
+            user=self.server.user,
+            dbname=name,
+            application_name="claim-bench",
+            **extra,
+        )
 
     def admin(self) -> sa.Engine:
-        return sa.create_engine(self.url(self.admin_database, with_password=True, native=True),
-                                isolation_level="AUTOCOMMIT")
+        return sa.create_engine(
+            self.url(self.admin_database, with_password=True, native=True), isolation_level="AUTOCOMMIT"
+        )
 
     def fresh(self, name: str) -> str:
         """Create an empty database `name` (replacing one left over) and return its workbench URL."""
@@ -176,12 +190,18 @@ class Target:
 
 # -- the demo table, filled fast --------------------------------------------------------------
 
+
 def bench_config(url: str, *, allow_defer: bool = True) -> model.Config:
     """The demo config on `url`; the cases queue with long locks, no per-user limit and no cool-down."""
     config = loader.parse(tomllib.loads(demo.config_text(url)), "claim-bench.toml")
-    cases = dataclasses.replace(config.queues[QUEUE], lock_seconds=LOCK_SECONDS,
-                                max_lock_seconds=max(LOCK_SECONDS, config.queues[QUEUE].max_lock_seconds or 0),
-                                max_locks_per_user=0, release_cooldown_seconds=0, allow_defer=allow_defer)
+    cases = dataclasses.replace(
+        config.queues[QUEUE],
+        lock_seconds=LOCK_SECONDS,
+        max_lock_seconds=max(LOCK_SECONDS, config.queues[QUEUE].max_lock_seconds or 0),
+        max_locks_per_user=0,
+        release_cooldown_seconds=0,
+        allow_defer=allow_defer,
+    )
     return dataclasses.replace(config, queues={**config.queues, QUEUE: cases})
 
 
@@ -197,10 +217,14 @@ def waiting_predicate(rows: int, fraction: float, layout: str) -> str:
     return f"g % {every} = 0"
 
 
-_CATEGORY = ("CASE g % 6 WHEN 0 THEN 'Hardware' WHEN 1 THEN 'Software' WHEN 2 THEN 'Network' "
-             "WHEN 3 THEN 'Access' WHEN 4 THEN 'Email' ELSE 'Printing' END")
-_COLUMNS = ("case_id, opened_at, customer, email, subject, description, category, priority, status, due_at, "
-            "resolution, time_spent_min")
+_CATEGORY = (
+    "CASE g % 6 WHEN 0 THEN 'Hardware' WHEN 1 THEN 'Software' WHEN 2 THEN 'Network' "
+    "WHEN 3 THEN 'Access' WHEN 4 THEN 'Email' ELSE 'Printing' END"
+)
+_COLUMNS = (
+    "case_id, opened_at, customer, email, subject, description, category, priority, status, due_at, "
+    "resolution, time_spent_min"
+)
 
 # One INSERT … SELECT per dialect, generating the rows in the server: a million rows in seconds
 # where a client-side executemany takes minutes. opened_at rises with case_id, one minute apart.
@@ -244,8 +268,7 @@ def create_demo_tables(engine: sa.Engine) -> sa.Table:
     return cases
 
 
-def fill_cases(engine: sa.Engine, table: sa.Table, rows: int, *, fraction: float = 1.0,
-               layout: str = "newest") -> None:
+def fill_cases(engine: sa.Engine, table: sa.Table, rows: int, *, fraction: float = 1.0, layout: str = "newest") -> None:
     """Insert `rows` cases; `fraction` of them waiting (status 'new'), the others 'resolved'."""
     dialect = "mariadb" if engine.dialect.name in ("mysql", "mariadb") else engine.dialect.name
     sql = _FILL.get(dialect)
@@ -274,12 +297,22 @@ def _fill_in_chunks(engine: sa.Engine, table: sa.Table, rows: int, fraction: flo
         for g in range(1, rows + 1):
             new = g > rows - waiting if layout == "newest" else g % every == 0
             opened = base + dt.timedelta(minutes=g)
-            chunk.append({"case_id": g, "opened_at": opened, "customer": f"Customer {g % 997}",
-                          "email": f"customer{g % 997}@example.com", "subject": f"Case {g}",
-                          "description": "Generated for the benchmark.", "category": categories[(g + 1) % 6],
-                          "priority": 1 + (g * 7) % 4, "status": "new" if new else "resolved",
-                          "due_at": opened + dt.timedelta(days=3), "resolution": None if new else "Done.",
-                          "time_spent_min": None if new else 30})
+            chunk.append(
+                {
+                    "case_id": g,
+                    "opened_at": opened,
+                    "customer": f"Customer {g % 997}",
+                    "email": f"customer{g % 997}@example.com",
+                    "subject": f"Case {g}",
+                    "description": "Generated for the benchmark.",
+                    "category": categories[(g + 1) % 6],
+                    "priority": 1 + (g * 7) % 4,
+                    "status": "new" if new else "resolved",
+                    "due_at": opened + dt.timedelta(days=3),
+                    "resolution": None if new else "Done.",
+                    "time_spent_min": None if new else 30,
+                }
+            )
             if len(chunk) == 10_000:
                 conn.execute(sa.insert(table), chunk)
                 chunk = []
@@ -300,8 +333,9 @@ def analyze(engine: sa.Engine, *tables: str) -> None:
                 conn.exec_driver_sql(f"ANALYZE TABLE {table}").fetchall()
 
 
-def build_workbench_db(target: Target, name: str, rows: int, *, fraction: float = 1.0,
-                       layout: str = "newest") -> tuple[str, dict[str, float]]:
+def build_workbench_db(
+    target: Target, name: str, rows: int, *, fraction: float = 1.0, layout: str = "newest"
+) -> tuple[str, dict[str, float]]:
     """A fresh database with the demo cases table filled, workbench initialised and the claim indexes made.
 
     Returns the workbench URL and the seconds each setup step took.
@@ -329,6 +363,7 @@ def build_workbench_db(target: Target, name: str, rows: int, *, fraction: float 
 
 # -- what is measured ---------------------------------------------------------------------------
 
+
 class Ops(Protocol):
     """One claimer: claim one item (None when nothing is waiting) and complete it."""
 
@@ -344,8 +379,9 @@ class Ops(Protocol):
 class WorkbenchOps:
     """workbench's public API, through its own engine, as one operator."""
 
-    def __init__(self, url: str, password: str | None, user: str, *, allow_defer: bool = True,
-                 then_next: bool = False) -> None:
+    def __init__(
+        self, url: str, password: str | None, user: str, *, allow_defer: bool = True, then_next: bool = False
+    ) -> None:
         self.wb = service.Workbench.open(bench_config(url, allow_defer=allow_defer), password=password)
         # Each Complete claims the next item as well (as the window does after Complete): claim()
         # hands that one out without a round trip of its own.
@@ -429,8 +465,10 @@ class HandWrittenOps:
 
 # procrastinate's own SQL functions (fetch_job_v2 / finish_job_v1 in procrastinate 3.x), called the
 # way its worker calls them (procrastinate/sql/queries.sql), minus the Python job machinery around them.
-PROC_FILL = ("INSERT INTO procrastinate_jobs (queue_name, task_name, status) "
-             "SELECT 'default', 'bench', 'todo' FROM generate_series(1, %s)")
+PROC_FILL = (
+    "INSERT INTO procrastinate_jobs (queue_name, task_name, status) "
+    "SELECT 'default', 'bench', 'todo' FROM generate_series(1, %s)"
+)
 PROC_REGISTER = "SELECT worker_id FROM procrastinate_register_worker_v1()"
 PROC_FETCH = "SELECT id FROM procrastinate_fetch_job_v2(%s::varchar[], %s)"
 PROC_FINISH = "SELECT procrastinate_finish_job_v1(%s, 'succeeded', false)"
@@ -479,6 +517,7 @@ def make_ops(spec: dict[str, Any], user: str) -> Ops:
 
 
 # -- the timed loop -----------------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class LoopResult:
@@ -533,6 +572,7 @@ def run_loop(ops: Ops, *, seconds: float | None = None, pairs: int | None = None
             result.stopped = f"stopped after {in_a_row} errors in a row"
             return True
         return False
+
     last_pair_end = started
     while clock() < deadline and (pairs is None or result.pairs < pairs):
         t0 = clock()
@@ -605,7 +645,7 @@ def server_cpu_seconds() -> float:
             text = stat.read_text()
         except OSError:
             continue  # the process ended meanwhile
-        name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
         if name in ("postgres", "mariadbd", "mysqld"):
             # utime, stime, and cutime, cstime: the ended backends, once their parent reaped them
             total += sum(int(field) for field in rest[11:15])
@@ -613,6 +653,7 @@ def server_cpu_seconds() -> float:
 
 
 # -- figures ------------------------------------------------------------------------------------
+
 
 def describe(exc: BaseException) -> str:
     """An error's type and first message line, numbers blanked so that one kind of error counts once."""
@@ -656,8 +697,9 @@ def fmt(value: float) -> str:
     return f"{value:.2f}" if value >= 10 else f"{value:.3f}"
 
 
-def table(columns: dict[str, dict[str, float]], ratios: Iterable[tuple[str, str, str]] = (),
-          rows: Iterable[str] | None = None) -> str:
+def table(
+    columns: dict[str, dict[str, float]], ratios: Iterable[tuple[str, str, str]] = (), rows: Iterable[str] | None = None
+) -> str:
     """Figures side by side; each ratio (label, a, b) adds a column a/b."""
     ratios = list(ratios)
     names = list(columns)
@@ -668,19 +710,26 @@ def table(columns: dict[str, dict[str, float]], ratios: Iterable[tuple[str, str,
         line = [row] + [fmt(columns[n][row]) for n in names]
         for _, a, b in ratios:
             x, y = columns[a][row], columns[b][row]
-            line.append("-" if row in ("pairs", "window s", "errors") or not y or math.isnan(x) or math.isnan(y)
-                        else f"{x / y:.2f}")
+            line.append(
+                "-"
+                if row in ("pairs", "window s", "errors") or not y or math.isnan(x) or math.isnan(y)
+                else f"{x / y:.2f}"
+            )
         body.append(line)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    out = ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=False)])
-           for r in [header, *body]]
+    out = [
+        "  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=False)])
+        for r in [header, *body]
+    ]
     return "\n".join(out)
 
 
 def error_report(name: str, result: LoopResult) -> list[str]:
     lines = []
-    for what, counter in (("errors", result.errors), ("driver errors (incl. retried inside workbench)",
-                                                        result.driver_errors)):
+    for what, counter in (
+        ("errors", result.errors),
+        ("driver errors (incl. retried inside workbench)", result.driver_errors),
+    ):
         for description, count in counter.most_common():
             lines.append(f"  {name}: {what}: {count} x {description}")
     if result.stopped:

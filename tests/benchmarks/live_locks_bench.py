@@ -41,17 +41,28 @@ def lock_more(url: str, password: str | None, wanted: int) -> int:
             held = conn.execute(sa.select(sa.func.count()).where(c.wb_locked_by.is_not(None))).scalar() or 0
             missing = wanted - held
             if missing > 0:
-                head = (sa.select(c.case_id).where(c.status.in_(["new", "open"]), c.wb_locked_by.is_(None))
-                        .order_by(c.priority.desc(), c.opened_at, c.case_id).limit(missing))
+                head = (
+                    sa.select(c.case_id)
+                    .where(c.status.in_(["new", "open"]), c.wb_locked_by.is_(None))
+                    .order_by(c.priority.desc(), c.opened_at, c.case_id)
+                    .limit(missing)
+                )
                 keys = list(conn.execute(head).scalars())
                 now = clock.db_now()
                 for start in range(0, len(keys), 5_000):
-                    part = keys[start:start + 5_000]
-                    conn.execute(sa.update(table).where(c.case_id.in_(part)).values(
-                        wb_locked_by=sa.func.concat("holder", c.case_id % HOLDERS) if engine.dialect.name != "sqlite"
-                        else "holder" + sa.cast(c.case_id % HOLDERS, sa.String()),
-                        wb_locked_at=now, wb_lock_expires=clock.add_seconds(now, sa.literal_column("3600")),
-                        wb_lock_token=sa.literal("0" * 32)))
+                    part = keys[start : start + 5_000]
+                    conn.execute(
+                        sa.update(table)
+                        .where(c.case_id.in_(part))
+                        .values(
+                            wb_locked_by=sa.func.concat("holder", c.case_id % HOLDERS)
+                            if engine.dialect.name != "sqlite"
+                            else "holder" + sa.cast(c.case_id % HOLDERS, sa.String()),
+                            wb_locked_at=now,
+                            wb_lock_expires=clock.add_seconds(now, sa.literal_column("3600")),
+                            wb_lock_token=sa.literal("0" * 32),
+                        )
+                    )
             return int(conn.execute(sa.select(sa.func.count()).where(c.wb_locked_by.is_not(None))).scalar() or 0)
     finally:
         engine.dispose()
@@ -67,8 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     target = harness.Target.open(args.backend, args.url, durable=args.durable)
     ops: harness.WorkbenchOps | None = None
     try:
-        print(f"live_locks_bench: {args.backend}, {args.rows:,} rows (half waiting), 1 process, {args.pairs:,} "
-              f"pairs per level; {target.description}", flush=True)
+        print(
+            f"live_locks_bench: {args.backend}, {args.rows:,} rows (half waiting), 1 process, {args.pairs:,} "
+            f"pairs per level; {target.description}",
+            flush=True,
+        )
         url, timings = harness.build_workbench_db(target, "wblive", args.rows, fraction=0.5, layout="newest")
         print("setup: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()), flush=True)
         ops = harness.WorkbenchOps(url, target.password, "measurer")
@@ -79,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
             harness.warm_up(ops, 20)
             result = harness.run_loop(ops, pairs=args.pairs)
             columns[f"{live:,} live locks"] = harness.figures(result)
-            print(f"  {live:,} live locks: claim p99 {columns[f'{live:,} live locks']['claim p99 ms']:.2f} ms",
-                  flush=True)
+            print(
+                f"  {live:,} live locks: claim p99 {columns[f'{live:,} live locks']['claim p99 ms']:.2f} ms", flush=True
+            )
         names = list(columns)
         print()
         print(harness.table(columns, [("most/fewest", names[-1], names[0])], ROWS))

@@ -36,8 +36,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def lock_table_config(url: str, method: str = "auto") -> model.Config:
     """The benchmark's demo config with the cases queue's locks in workbench's lock table."""
     config = harness.bench_config(url)
-    cases = dataclasses.replace(config.queues[harness.QUEUE], lock=model.LockColumns(
-        user="lock_user", time="locked_at", expires="expires_at", token="token", table="workbench_locks"))
+    cases = dataclasses.replace(
+        config.queues[harness.QUEUE],
+        lock=model.LockColumns(
+            user="lock_user", time="locked_at", expires="expires_at", token="token", table="workbench_locks"
+        ),
+    )
     database = dataclasses.replace(config.database, claim_method=method)
     return dataclasses.replace(config, database=database, queues={**config.queues, harness.QUEUE: cases})
 
@@ -105,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         own_url, _ = harness.build_workbench_db(target, "wbbench_own", args.rows, fraction=args.waiting)
         lt_url = build_lock_table_db(target, args.rows, args.waiting)
-        print(f"{target.description}; {args.rows:,} rows, {args.waiting:.0%} waiting; "
-              f"set up in {time.perf_counter() - started:.0f} s", flush=True)
+        print(
+            f"{target.description}; {args.rows:,} rows, {args.waiting:.0%} waiting; "
+            f"set up in {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
         own = QueueOps(harness.bench_config(own_url), target.password)
         # The database's own lock-table claim (one statement on PostgreSQL) and, with the index, the
         # portable claim every database can run, for the comparison in the same run.
@@ -124,10 +131,17 @@ def main(argv: list[str] | None = None) -> int:
             lt.close()
         own.close()
         columns = {name: harness.figures(result) for name, result in results.items()}
-        print(harness.table(columns, [("no index / own", "lock table", "own columns"),
-                                      ("index / own", "lock table + index", "own columns"),
-                                      ("own claim / portable", "lock table + index",
-                                       "lock table + index, portable")], rows=ROWS))
+        print(
+            harness.table(
+                columns,
+                [
+                    ("no index / own", "lock table", "own columns"),
+                    ("index / own", "lock table + index", "own columns"),
+                    ("own claim / portable", "lock table + index", "lock table + index, portable"),
+                ],
+                rows=ROWS,
+            )
+        )
         for name, result in results.items():
             for line in harness.error_report(name, result):
                 print(line)

@@ -50,9 +50,11 @@ def run_round(ops: harness.WorkbenchOps, counter: Counter, pairs: int) -> dict[s
         if handle is None:
             raise SystemExit("the queue ran dry; give more --rows")
         ops.complete(handle)
-    return {"round trips per pair": (counter.sent - sent) / pairs,
-            "client CPU ms per pair": (time.process_time() - cpu) * 1000 / pairs,
-            "wall ms per pair": (time.perf_counter() - wall) * 1000 / pairs}
+    return {
+        "round trips per pair": (counter.sent - sent) / pairs,
+        "client CPU ms per pair": (time.process_time() - cpu) * 1000 / pairs,
+        "wall ms per pair": (time.perf_counter() - wall) * 1000 / pairs,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"server: {target.description}")
     try:
         url, _ = harness.build_workbench_db(target, "wbbench_trips", args.rows)
-        modes = {"batches": harness.WorkbenchOps(url, target.password, "alice"),
-                 "one statement per call": harness.WorkbenchOps(url, target.password, "bob")}
+        modes = {
+            "batches": harness.WorkbenchOps(url, target.password, "alice"),
+            "one statement per call": harness.WorkbenchOps(url, target.password, "bob"),
+        }
         # The same code with batches switched off: the claim and Complete fall back to the stepwise
         # claim and the two-step write, statement by statement through SQLAlchemy.
         modes["one statement per call"].wb.db.held.batches = False
@@ -77,8 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.pairs:,} pairs per round, {args.rounds} rounds each, alternating; medians:")
         print(f"{'':26}" + "".join(f"{name:>26}" for name in modes))
         for figure in names:
-            print(f"{figure:26}" + "".join(f"{statistics.median(r[figure] for r in results[name]):>26.2f}"
-                                           for name in modes))
+            print(
+                f"{figure:26}"
+                + "".join(f"{statistics.median(r[figure] for r in results[name]):>26.2f}" for name in modes)
+            )
         for ops in modes.values():
             ops.close()
     finally:

@@ -33,22 +33,38 @@ _REL = re.compile(r"rel (\d+)/(\d+)/(\d+)")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.wal_bench", description=__doc__)
-    parser.add_argument("--url", help="admin URL of an existing PostgreSQL server (superuser, for "
-                                      "pg_walinspect); default: start a throwaway server")
+    parser.add_argument(
+        "--url",
+        help="admin URL of an existing PostgreSQL server (superuser, for "
+        "pg_walinspect); default: start a throwaway server",
+    )
     parser.add_argument("--rows", type=int, default=40_000, help="rows in each fresh database")
     parser.add_argument("--pairs", type=int, default=5_000, help="measured pairs per implementation")
     parser.add_argument("--warmup", type=int, default=20, help="unmeasured pairs before the checkpoint")
-    parser.add_argument("--waiting", type=float, default=0.25,
-                        help="the newest rows wait, the older ones are resolved and each has a claim and a "
-                             "completion in workbench's trail, as in a database in service (1: every row waits, "
-                             "a fresh trail, as in claim_bench)")
-    parser.add_argument("--quick", action="store_true",
-                        help="the throwaway server without fsync and full-page writes (default: its default "
-                             "durability, full-page images included, as claim_bench --durable)")
-    parser.add_argument("--no-checkpoint", action="store_true",
-                        help="do not checkpoint before the measured pairs (fewer full-page images)")
-    parser.add_argument("--autovacuum", action="store_true",
-                        help="leave autovacuum on (default: off, so that its WAL does not land in a run)")
+    parser.add_argument(
+        "--waiting",
+        type=float,
+        default=0.25,
+        help="the newest rows wait, the older ones are resolved and each has a claim and a "
+        "completion in workbench's trail, as in a database in service (1: every row waits, "
+        "a fresh trail, as in claim_bench)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="the throwaway server without fsync and full-page writes (default: its default "
+        "durability, full-page images included, as claim_bench --durable)",
+    )
+    parser.add_argument(
+        "--no-checkpoint",
+        action="store_true",
+        help="do not checkpoint before the measured pairs (fewer full-page images)",
+    )
+    parser.add_argument(
+        "--autovacuum",
+        action="store_true",
+        help="leave autovacuum on (default: off, so that its WAL does not land in a run)",
+    )
     parser.add_argument("--top", type=int, default=25, help="rows of the breakdown to print per implementation")
     args = parser.parse_args(argv)
     if not 0 < args.waiting <= 1 or args.pairs < 1 or args.pairs + args.warmup > round(args.rows * args.waiting):
@@ -103,8 +119,14 @@ def counters(conn: sa.Connection, tables: tuple[str, ...]) -> dict[str, float]:
     wal = conn.exec_driver_sql("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal").mappings().one()
     out = {f"stat {k}": float(v) for k, v in wal.items()}
     for name in tables:
-        row = conn.execute(sa.text("SELECT n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables "
-                                   "WHERE relname = :n"), {"n": name}).mappings().one()
+        row = (
+            conn.execute(
+                sa.text("SELECT n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = :n"),
+                {"n": name},
+            )
+            .mappings()
+            .one()
+        )
         out.update({f"{name} {k}": float(v) for k, v in row.items()})
     return out
 
@@ -112,8 +134,7 @@ def counters(conn: sa.Connection, tables: tuple[str, ...]) -> dict[str, float]:
 def measure(target: harness.Target, spec: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     """Run the pairs between two WAL positions; return the figures and the records in between."""
     ops = harness.make_ops(spec, "w0")
-    engine = sa.create_engine(target.url(spec["db"], with_password=True, native=True),
-                              isolation_level="AUTOCOMMIT")
+    engine = sa.create_engine(target.url(spec["db"], with_password=True, native=True), isolation_level="AUTOCOMMIT")
     try:
         harness.warm_up(ops, args.warmup)
         time.sleep(STATS_FLUSH_SECONDS)  # the warm-up's counters reach pg_stat_user_tables before the first read
@@ -122,8 +143,10 @@ def measure(target: harness.Target, spec: dict[str, Any], args: argparse.Namespa
         with engine.connect() as conn:
             tables = _TABLES[spec["kind"]]
             before = counters(conn, tables)
-            pids = conn.exec_driver_sql("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                                        "AND pid <> pg_backend_pid() AND backend_type = 'client backend'").scalars()
+            pids = conn.exec_driver_sql(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            ).scalars()
             backends = list(pids)
             cpu = backend_cpu_seconds(backends)
             start = conn.exec_driver_sql("SELECT pg_current_wal_insert_lsn()").scalar()
@@ -136,17 +159,27 @@ def measure(target: harness.Target, spec: dict[str, Any], args: argparse.Namespa
             time.sleep(STATS_FLUSH_SECONDS)
             after = counters(conn, tables)
             total = conn.execute(sa.text("SELECT pg_wal_lsn_diff(:e, :s)"), {"e": end, "s": start}).scalar()
-            records = conn.execute(sa.text(
-                "SELECT resource_manager, record_type, record_length, fpi_length, block_ref "
-                "FROM pg_get_wal_records_info(CAST(:s AS pg_lsn), CAST(:e AS pg_lsn))"),
-                {"s": start, "e": end}).all()
+            records = conn.execute(
+                sa.text(
+                    "SELECT resource_manager, record_type, record_length, fpi_length, block_ref "
+                    "FROM pg_get_wal_records_info(CAST(:s AS pg_lsn), CAST(:e AS pg_lsn))"
+                ),
+                {"s": start, "e": end},
+            ).all()
             names = relation_names(conn, records)
     finally:
         ops.close()  # a second close does nothing
         engine.dispose()
     delta = {k: after[k] - before[k] for k in after}
-    return {"pairs": args.pairs, "wal": float(total or 0), "delta": delta, "records": records, "names": names,
-            "cpu": cpu, "seconds": result.duration}
+    return {
+        "pairs": args.pairs,
+        "wal": float(total or 0),
+        "delta": delta,
+        "records": records,
+        "names": names,
+        "cpu": cpu,
+        "seconds": result.duration,
+    }
 
 
 def backend_cpu_seconds(pids: list[int]) -> float:
@@ -159,7 +192,7 @@ def backend_cpu_seconds(pids: list[int]) -> float:
             text = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             return math.nan
-        total += sum(int(field) for field in text[text.rindex(")") + 2:].split()[11:13])
+        total += sum(int(field) for field in text[text.rindex(")") + 2 :].split()[11:13])
     return total / os.sysconf("SC_CLK_TCK") if pids else math.nan
 
 
@@ -169,8 +202,9 @@ def relation_names(conn: sa.Connection, records: list[Any]) -> dict[str, str]:
     for row in records:
         match = _REL.search(row.block_ref or "")
         if match and match.group(3) not in found:
-            name = conn.execute(sa.text("SELECT CAST(pg_filenode_relation(0, CAST(:f AS oid)) AS regclass)"),
-                                {"f": match.group(3)}).scalar()
+            name = conn.execute(
+                sa.text("SELECT CAST(pg_filenode_relation(0, CAST(:f AS oid)) AS regclass)"), {"f": match.group(3)}
+            ).scalar()
             found[match.group(3)] = str(name) if name else f"filenode {match.group(3)}"
     return found
 
@@ -203,11 +237,14 @@ def report(results: dict[str, dict[str, Any]], top: int) -> None:
         pairs, delta = measured["pairs"], measured["delta"]
         rows = breakdown(measured)
         fpi = sum(r[4] for r in rows)
-        figures = {"WAL bytes/pair": measured["wal"] / pairs, "  of which full-page images": fpi,
-                   "  without full-page images": measured["wal"] / pairs - fpi,
-                   "WAL records/pair": sum(r[2] for r in rows),
-                   "backend CPU ms/pair": measured["cpu"] / pairs * 1000,
-                   "wall ms/pair (one connection)": measured["seconds"] / pairs * 1000}
+        figures = {
+            "WAL bytes/pair": measured["wal"] / pairs,
+            "  of which full-page images": fpi,
+            "  without full-page images": measured["wal"] / pairs - fpi,
+            "WAL records/pair": sum(r[2] for r in rows),
+            "backend CPU ms/pair": measured["cpu"] / pairs * 1000,
+            "wall ms/pair (one connection)": measured["seconds"] / pairs * 1000,
+        }
         for name in _TABLES[kind]:
             upd, hot = delta.get(f"{name} n_tup_upd", 0.0), delta.get(f"{name} n_tup_hot_upd", 0.0)
             if upd:
@@ -219,10 +256,14 @@ def report(results: dict[str, dict[str, Any]], top: int) -> None:
             print(f"  {rel:<34} {kind_:<28} {n:>8.2f} {size:>9.1f} {fpi_bytes:>10.1f}")
         if len(rows) > top:
             rest = rows[top:]
-            print(f"  {'(' + str(len(rest)) + ' more)':<63} {sum(r[2] for r in rest):>8.2f} "
-                  f"{sum(r[3] for r in rest):>9.1f} {sum(r[4] for r in rest):>10.1f}")
-        print("  by relation: " + ", ".join(f"{rel} {size:.0f}" for rel, size in
-                                            sorted(by_relation(rows).items(), key=lambda kv: -kv[1])))
+            print(
+                f"  {'(' + str(len(rest)) + ' more)':<63} {sum(r[2] for r in rest):>8.2f} "
+                f"{sum(r[3] for r in rest):>9.1f} {sum(r[4] for r in rest):>10.1f}"
+            )
+        print(
+            "  by relation: "
+            + ", ".join(f"{rel} {size:.0f}" for rel, size in sorted(by_relation(rows).items(), key=lambda kv: -kv[1]))
+        )
     print()
     names = list(summary)
     keys = list(dict.fromkeys(k for figures in summary.values() for k in figures))
@@ -244,23 +285,29 @@ def main(argv: list[str] | None = None) -> int:
         admin = target.admin()
         try:
             with admin.connect() as conn:
-                settings = {name: conn.exec_driver_sql(f"SHOW {name}").scalar()
-                            for name in ("server_version", "full_page_writes", "wal_level", "autovacuum")}
+                settings = {
+                    name: conn.exec_driver_sql(f"SHOW {name}").scalar()
+                    for name in ("server_version", "full_page_writes", "wal_level", "autovacuum")
+                }
                 if not args.autovacuum and target.server is not None and not target.server.external:
                     conn.exec_driver_sql("ALTER SYSTEM SET autovacuum = off")
                     conn.exec_driver_sql("SELECT pg_reload_conf()")
                     settings["autovacuum"] = "off (for the run)"
         finally:
             admin.dispose()
-        print(f"wal_bench: {target.description}; {args.rows:,} rows, {args.pairs:,} pairs on one connection, "
-              f"{args.waiting:.0%} waiting, the others resolved with their audit rows; "
-              f"{'no checkpoint' if args.no_checkpoint else 'CHECKPOINT'} before them; "
-              + ", ".join(f"{k} {v}" for k, v in settings.items()), flush=True)
+        print(
+            f"wal_bench: {target.description}; {args.rows:,} rows, {args.pairs:,} pairs on one connection, "
+            f"{args.waiting:.0%} waiting, the others resolved with their audit rows; "
+            f"{'no checkpoint' if args.no_checkpoint else 'CHECKPOINT'} before them; "
+            + ", ".join(f"{k} {v}" for k, v in settings.items()),
+            flush=True,
+        )
         results = {}
         for setup in (setup_workbench, setup_hand_written):
             spec = setup(target, args.rows, args.waiting)
-            with sa.create_engine(target.url(spec["db"], with_password=True, native=True),
-                                  isolation_level="AUTOCOMMIT").connect() as conn:
+            with sa.create_engine(
+                target.url(spec["db"], with_password=True, native=True), isolation_level="AUTOCOMMIT"
+            ).connect() as conn:
                 conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
             results[spec["kind"]] = measure(target, spec, args)
         report(results, args.top)

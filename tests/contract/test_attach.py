@@ -19,7 +19,8 @@ def _plain_cases(env: support.Env, rows: int) -> sa.Table:
     """A helpdesk table as a customer has it: no lock columns yet."""
     md = sa.MetaData()
     table = sa.Table(
-        "cases", md,
+        "cases",
+        md,
         sa.Column("case_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("opened_at", sa.DateTime, nullable=False),
         sa.Column("customer", sa.String(100), nullable=False),
@@ -43,8 +44,11 @@ def test_attach_adds_lock_columns_and_indexes(native_env: support.Env) -> None:
     config = env.load(HELPDESK)
     wb = env.open(config)
     wb.init()
-    with pytest.raises(errors.ConfigError, match=r"queues\.cases\.lock\.user: column 'wb_locked_by' is not in "
-                                                 r"table cases.*workbench attach cases"):
+    with pytest.raises(
+        errors.ConfigError,
+        match=r"queues\.cases\.lock\.user: column 'wb_locked_by' is not in "
+        r"table cases.*workbench attach cases",
+    ):
         wb.queue("cases")
     with wb.engine.begin() as conn:
         plan = attach.plan(conn, config.queues["cases"], config.path)
@@ -73,7 +77,7 @@ def _candidate_sql(wb, queue: str) -> str:
     q = wb.queue(queue)
     method = claims.ClaimMethod()
     where = method.branches(q.q, q.q.now(), claims.ClaimRequest(user="alice"), q.trail)[-1]
-    stmt = (sa.select(*method.candidate_columns(q.q)).where(where).order_by(*q.q.order_by()).limit(1))
+    stmt = sa.select(*method.candidate_columns(q.q)).where(where).order_by(*q.q.order_by()).limit(1)
     return str(stmt.compile(wb.engine, compile_kwargs={"literal_binds": True}))
 
 
@@ -83,8 +87,11 @@ def test_claim_query_is_served_by_the_claim_index(native_env: support.Env) -> No
     table = _plain_cases(env, rows)
     # A single-value todo, so that MariaDB (no partial indexes) can serve it from one index range.
     text = HELPDESK.replace('status = ["new", "open"]', 'status = "new"')
-    config = env.load(text.replace('[queues.cases.on_claim]                     # optional: what a claim writes\n'
-                                   'status = "open"\n', ""))
+    config = env.load(
+        text.replace(
+            '[queues.cases.on_claim]                     # optional: what a claim writes\nstatus = "open"\n', ""
+        )
+    )
     wb = env.open(config)
     wb.init()
     with wb.engine.begin() as conn:
@@ -118,14 +125,16 @@ def test_claim_query_is_served_by_the_claim_index(native_env: support.Env) -> No
     assert claim.lock.expires_at - claim.lock.locked_at == dt.timedelta(minutes=15)
 
 
-def test_attach_apply_and_queues_refuse_a_config_that_next_would_refuse(native_env: support.Env,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_attach_apply_and_queues_refuse_a_config_that_next_would_refuse(
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
     env = native_env
     _plain_cases(env, 5)
     # The outcome writes a todo value: completed cases would come back. `next` refuses that, so
     # `attach --apply` and `queues` refuse it too, and the customer's table stays as it was.
-    bad = env.write_config(HELPDESK.replace('set = { status = "waiting_customer" }', 'set = { status = "open" }'),
-                           "bad.toml")
+    bad = env.write_config(
+        HELPDESK.replace('set = { status = "waiting_customer" }', 'set = { status = "open" }'), "bad.toml"
+    )
     before = [c["name"] for c in sa.inspect(env.engine).get_columns("cases")]
     code, _, err = support.run_cli(capsys, "--config", bad, "attach", "cases", "--apply")
     assert code == 2 and "queues.cases.outcomes.waiting.set: Complete would leave the row matching `todo`" in err
@@ -144,9 +153,9 @@ def test_attach_apply_and_queues_refuse_a_config_that_next_would_refuse(native_e
 # The customer's own claim index, spelled as people write it on each database.
 _OWN_CLAIM_INDEX = {
     "postgresql": "CREATE INDEX cases_queue_head ON cases (priority, opened_at, case_id) "
-                  "WHERE status = ANY (ARRAY['new', 'open']) AND wb_locked_by IS NULL",
+    "WHERE status = ANY (ARRAY['new', 'open']) AND wb_locked_by IS NULL",
     "sqlite": "CREATE INDEX cases_queue_head ON cases (priority, opened_at, case_id) "
-              "WHERE status IN ('new', 'open') AND wb_locked_by IS NULL",
+    "WHERE status IN ('new', 'open') AND wb_locked_by IS NULL",
 }
 
 

@@ -14,7 +14,8 @@ _FAR = {"postgresql": "infinity", "sqlite": "not a time", "mariadb": "9999-12-31
 
 
 def test_listings_survive_a_lock_expiry_far_in_the_future_or_missing(
-        native_env: support.Env, capsys: pytest.CaptureFixture[str]) -> None:
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
     env = native_env
     wb = env.demo(case_rows=6, import_rows=1)
     q = wb.queue("cases")

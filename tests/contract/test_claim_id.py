@@ -19,7 +19,8 @@ CONFIG = support.sample_config("claim-ids")
 def _tables(env: support.Env, rows: int = 6, lock_type: Any = None) -> Any:
     md = sa.MetaData()
     exports = sa.Table(
-        "export_rows", md,
+        "export_rows",
+        md,
         sa.Column("row_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("created_at", sa.DateTime, nullable=False),
         sa.Column("payload", sa.String(200)),
@@ -27,7 +28,8 @@ def _tables(env: support.Env, rows: int = 6, lock_type: Any = None) -> Any:
         sa.Column("Lock", lock_type if lock_type is not None else sa.String(36)),
     )
     payments = sa.Table(
-        "payments", md,
+        "payments",
+        md,
         sa.Column("payment_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("received_at", sa.DateTime, nullable=False),
         sa.Column("amount", sa.Numeric(10, 2)),
@@ -37,10 +39,20 @@ def _tables(env: support.Env, rows: int = 6, lock_type: Any = None) -> Any:
     md.create_all(env.engine)
     start = dt.datetime(2026, 3, 1)
     with env.engine.begin() as conn:
-        conn.execute(sa.insert(exports), [{"row_id": i, "created_at": start + dt.timedelta(minutes=i),
-                                           "payload": f"row {i}", "processed": 0} for i in range(1, rows + 1)])
-        conn.execute(sa.insert(payments), [{"payment_id": i, "received_at": start + dt.timedelta(minutes=i),
-                                            "amount": i, "status": "new"} for i in range(1, rows + 1)])
+        conn.execute(
+            sa.insert(exports),
+            [
+                {"row_id": i, "created_at": start + dt.timedelta(minutes=i), "payload": f"row {i}", "processed": 0}
+                for i in range(1, rows + 1)
+            ],
+        )
+        conn.execute(
+            sa.insert(payments),
+            [
+                {"payment_id": i, "received_at": start + dt.timedelta(minutes=i), "amount": i, "status": "new"}
+                for i in range(1, rows + 1)
+            ],
+        )
     wb = env.open(env.load(CONFIG))
     wb.init()
     return wb
@@ -79,9 +91,11 @@ def test_rows_another_program_claimed_are_never_handed_out(native_env: support.E
     env = native_env
     wb = _tables(env, rows=4)
     with env.engine.begin() as conn:  # a legacy worker marked rows 1 and 3 as its own
-        conn.execute(sa.text('UPDATE export_rows SET "Lock" = :id WHERE row_id IN (1, 3)').bindparams(id="f" * 32)
-                     if env.backend in ("sqlite", "postgresql") else
-                     sa.text("UPDATE export_rows SET `Lock` = :id WHERE row_id IN (1, 3)").bindparams(id="f" * 32))
+        conn.execute(
+            sa.text('UPDATE export_rows SET "Lock" = :id WHERE row_id IN (1, 3)').bindparams(id="f" * 32)
+            if env.backend in ("sqlite", "postgresql")
+            else sa.text("UPDATE export_rows SET `Lock` = :id WHERE row_id IN (1, 3)").bindparams(id="f" * 32)
+        )
     q = wb.queue("exports")
     assert sorted(c.lock.key for c in q.claim_next("alice", 10)) == [2, 4]
     assert q.health().waiting == 0
@@ -145,7 +159,7 @@ def test_reassign_force_release_and_sweep_keep_the_claim_id_in_step(native_env: 
 def test_config_errors(native_env: support.Env) -> None:
     env = native_env
     with pytest.raises(errors.ConfigError) as bad:
-        env.load(CONFIG.replace('claim_id = "Lock"\n', 'keep_claim_id = true\n'))
+        env.load(CONFIG.replace('claim_id = "Lock"\n', "keep_claim_id = true\n"))
     assert "queues.exports.lock.keep_claim_id" in str(bad.value)
     wb = _tables(env, rows=1, lock_type=sa.String(20))
     with pytest.raises(errors.ConfigError) as bad:

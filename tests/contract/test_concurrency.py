@@ -29,22 +29,47 @@ ROWS = 600
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _run_workers(env: support.Env, config: Path, count: int, queue: str = "cases",
-                 options: tuple[str, ...] = ()) -> list[dict]:
+def _run_workers(
+    env: support.Env, config: Path, count: int, queue: str = "cases", options: tuple[str, ...] = ()
+) -> list[dict]:
     go = env.tmp / "go"
     procs = []
     for i in range(PROCESSES):
         out = env.tmp / f"worker{i}.json"
-        cmd = [sys.executable, "-m", "tests.helpers.claim_worker", "--config", str(config), "--queue", queue,
-               "--user", f"w{i}", "--out", str(out), "--go", str(go), "--count", str(count),
-               "--ready", str(env.tmp / f"worker{i}.ready"), *options]
-        procs.append((subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                                       stderr=subprocess.PIPE, text=True), out))
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.helpers.claim_worker",
+            "--config",
+            str(config),
+            "--queue",
+            queue,
+            "--user",
+            f"w{i}",
+            "--out",
+            str(out),
+            "--go",
+            str(go),
+            "--count",
+            str(count),
+            "--ready",
+            str(env.tmp / f"worker{i}.ready"),
+            *options,
+        ]
+        procs.append(
+            (
+                subprocess.Popen(
+                    cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True
+                ),
+                out,
+            )
+        )
     # Every worker connected before any starts: on a loaded machine one worker drained the queue
     # while the others were still importing (as in test_galera).
     deadline = time.monotonic() + 180
-    while not all((env.tmp / f"worker{i}.ready").exists() or proc.poll() is not None
-                  for i, (proc, _) in enumerate(procs)):
+    while not all(
+        (env.tmp / f"worker{i}.ready").exists() or proc.poll() is not None for i, (proc, _) in enumerate(procs)
+    ):
         assert time.monotonic() < deadline, "waited 180 s for the workers to connect"
         time.sleep(0.1)
     go.write_text("go")
@@ -79,8 +104,9 @@ def test_processes_completing_and_claiming_in_one_step_never_share_an_item(nativ
 
 
 def _drain_and_check(env: support.Env, count: int, options: tuple[str, ...] = ()) -> None:
-    wb = env.demo(case_rows=ROWS, import_rows=1,
-                  queues={"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}})
+    wb = env.demo(
+        case_rows=ROWS, import_rows=1, queues={"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}}
+    )
     table = wb.queue("cases").q.table
     with wb.engine.begin() as conn:
         conn.execute(sa.update(table).values(status="new"))
@@ -96,13 +122,18 @@ def _drain_and_check(env: support.Env, count: int, options: tuple[str, ...] = ()
     busy = [r for r in results if r["done"]]
     assert len(busy) >= 2, "only one worker did any work; the test did not exercise contention"
     with wb.engine.connect() as conn:
-        left = conn.execute(sa.select(sa.func.count()).select_from(table)
-                            .where(sa.or_(table.c.status.in_(["new", "open"]), table.c.wb_locked_by.is_not(None))))
+        left = conn.execute(
+            sa.select(sa.func.count())
+            .select_from(table)
+            .where(sa.or_(table.c.status.in_(["new", "open"]), table.c.wb_locked_by.is_not(None)))
+        )
         assert left.scalar() == 0
         audit = wb.audit_table
         per_key = conn.execute(
             sa.select(audit.c.item_key, audit.c.event, sa.func.count())
-            .where(audit.c.queue == "cases").group_by(audit.c.item_key, audit.c.event)).all()
+            .where(audit.c.queue == "cases")
+            .group_by(audit.c.item_key, audit.c.event)
+        ).all()
     events = collections.Counter((event, n) for _, event, n in per_key)
     # Exactly one claim and one completion per row, each in the same transaction as its write.
     assert events == {("claim", 1): ROWS, ("complete", 1): ROWS}
@@ -140,7 +171,8 @@ def _without_row_locks(stmt: Any) -> Any:
 
 
 def test_a_database_that_does_not_lock_skip_locked_rows_still_hands_each_row_to_one(
-        native_env: support.Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    native_env: support.Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The stepwise claim re-checks the claim condition in its UPDATE: when the row it read was
     claimed by someone else in between (the read did not lock it), it picks again."""
     env = native_env
@@ -156,9 +188,12 @@ def test_a_database_that_does_not_lock_skip_locked_rows_still_hands_each_row_to_
 
     def unlocked(*args: Any, **kwargs: Any) -> Any:
         s = real_statements(*args, **kwargs)
-        return dataclasses.replace(s, expired=_without_row_locks(s.expired),
-                                   free=[_without_row_locks(f) for f in s.free],
-                                   lock_one=_without_row_locks(s.lock_one))
+        return dataclasses.replace(
+            s,
+            expired=_without_row_locks(s.expired),
+            free=[_without_row_locks(f) for f in s.free],
+            lock_one=_without_row_locks(s.lock_one),
+        )
 
     others: list[Any] = []
 
@@ -183,14 +218,18 @@ def test_a_database_that_does_not_lock_skip_locked_rows_still_hands_each_row_to_
     assert sorted(e["item_key"] for e in claimed) == sorted([str(bob.key), str(alice.key)])
 
 
-@pytest.mark.parametrize(("version", "method"), [
-    ("8.0.11-TiDB-v7.5.0", "portable"),
-    ("5.7.25-TiDB-v6.5.1", "portable"),
-    ("8.0.36", "select-skip-locked"),
-    ("8.0.0", "portable"),
-])
+@pytest.mark.parametrize(
+    ("version", "method"),
+    [
+        ("8.0.11-TiDB-v7.5.0", "portable"),
+        ("5.7.25-TiDB-v6.5.1", "portable"),
+        ("8.0.36", "select-skip-locked"),
+        ("8.0.0", "portable"),
+    ],
+)
 def test_mysql_look_alikes_that_do_not_lock_get_the_portable_claim(
-        version: str, method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    version: str, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = sa.create_engine("mysql+pymysql://u@127.0.0.1:1/x")  # never connected: the version is given
     engine.dialect.server_version_info = engine.dialect._parse_server_version(version)
     monkeypatch.setattr(mysql_backend, "server_version_text", lambda _engine: version)

@@ -32,7 +32,8 @@ def _unquoted_table(env: support.Env, rows: int = 3) -> None:
     """The table as a script with unquoted names makes it: PostgreSQL folds every name to lower case."""
     md = sa.MetaData()
     table = sa.Table(
-        "tblQueue", md,
+        "tblQueue",
+        md,
         sa.Column("QueueID", sa.Integer, primary_key=True, autoincrement=False, quote=False),
         sa.Column("CreatedAt", sa.DateTime, nullable=False, quote=False),
         sa.Column("Subject", sa.String(100), quote=False),
@@ -44,12 +45,18 @@ def _unquoted_table(env: support.Env, rows: int = 3) -> None:
     md.create_all(env.engine)
     start = dt.datetime(2026, 5, 1)
     with env.engine.begin() as conn:
-        conn.execute(sa.insert(table), [{"QueueID": i, "CreatedAt": start + dt.timedelta(minutes=i),
-                                         "Subject": f"Message {i}", "Status": "new"} for i in range(1, rows + 1)])
+        conn.execute(
+            sa.insert(table),
+            [
+                {"QueueID": i, "CreatedAt": start + dt.timedelta(minutes=i), "Subject": f"Message {i}", "Status": "new"}
+                for i in range(1, rows + 1)
+            ],
+        )
 
 
 def test_one_config_finds_the_table_and_columns_whatever_the_database_did_to_their_case(
-        native_env: support.Env) -> None:
+    native_env: support.Env,
+) -> None:
     env = native_env
     _unquoted_table(env)
     with env.engine.connect() as conn:
@@ -117,22 +124,29 @@ def _names_in(index: sa.Index) -> list[str]:
 
 @pytest.mark.parametrize("spelling", ["as documented", "upper case"])
 def test_the_old_applications_lock_columns_are_found_in_any_case_and_never_added_again(
-        native_env: support.Env, spelling: str) -> None:
+    native_env: support.Env, spelling: str
+) -> None:
     from workbench.db import attach
 
     env = native_env
     with env.engine.begin() as conn:
         conn.execute(sa.text(LEGACY_DDL))
-        conn.execute(sa.text("INSERT INTO tblQueue (ItemId, CustomerName, Phone) VALUES (:i, :n, :p)"),
-                     [{"i": i, "n": f"Customer {i}", "p": f"0301234{i}"} for i in (1, 2, 3)])
+        conn.execute(
+            sa.text("INSERT INTO tblQueue (ItemId, CustomerName, Phone) VALUES (:i, :n, :p)"),
+            [{"i": i, "n": f"Customer {i}", "p": f"0301234{i}"} for i in (1, 2, 3)],
+        )
     # "upper case": the names differ in case on every database, not only where PostgreSQL folded them.
     config = env.load(LEGACY_CONFIG if spelling == "as documented" else _upper_names(LEGACY_CONFIG))
     wb = env.open(config)
     wb.init()
     wb.validate(attaching=True)
     with wb.engine.begin() as conn:
-        before = [c["name"] for c in sa.inspect(conn).get_columns(next(
-            n for n in sa.inspect(conn).get_table_names() if n.lower() == "tblqueue"))]
+        before = [
+            c["name"]
+            for c in sa.inspect(conn).get_columns(
+                next(n for n in sa.inspect(conn).get_table_names() if n.lower() == "tblqueue")
+            )
+        ]
         plan = attach.plan(conn, config.queues["tblqueue"], config.path)
         ddl = attach.render(conn, plan)
     assert plan.add_columns == [] and "ALTER TABLE" not in ddl.upper(), ddl
@@ -216,24 +230,46 @@ def _work_table(env: support.Env, quoted: bool) -> dict[str, str]:
     """tblWork with every column a config key can name, created with its names quoted (kept as written
     everywhere) or unquoted (folded to lower case by PostgreSQL); {lower-case name: name in the database}."""
     md = sa.MetaData()
-    columns = [sa.Column("ItemId", sa.Integer, primary_key=True, autoincrement=False),
-               sa.Column("Category", sa.String(20), nullable=False), sa.Column("Status", sa.String(20), nullable=False),
-               sa.Column("Tier", sa.Integer), sa.Column("CustomerName", sa.String(100)),
-               sa.Column("Phone", sa.String(40)), sa.Column("Notes", sa.String(2000)), sa.Column("Iban", sa.String(40)),
-               sa.Column("ReceivedAt", sa.DateTime, nullable=False), sa.Column("DueAt", sa.DateTime),
-               sa.Column("ScanText", sa.String(2000)), sa.Column("DoneBy", sa.String(50)),
-               sa.Column("LockUser", sa.String(128)), sa.Column("LockTime", sa.DateTime),
-               sa.Column("LockExpires", sa.DateTime), sa.Column("LockToken", sa.String(32))]
+    columns = [
+        sa.Column("ItemId", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("Category", sa.String(20), nullable=False),
+        sa.Column("Status", sa.String(20), nullable=False),
+        sa.Column("Tier", sa.Integer),
+        sa.Column("CustomerName", sa.String(100)),
+        sa.Column("Phone", sa.String(40)),
+        sa.Column("Notes", sa.String(2000)),
+        sa.Column("Iban", sa.String(40)),
+        sa.Column("ReceivedAt", sa.DateTime, nullable=False),
+        sa.Column("DueAt", sa.DateTime),
+        sa.Column("ScanText", sa.String(2000)),
+        sa.Column("DoneBy", sa.String(50)),
+        sa.Column("LockUser", sa.String(128)),
+        sa.Column("LockTime", sa.DateTime),
+        sa.Column("LockExpires", sa.DateTime),
+        sa.Column("LockToken", sa.String(32)),
+    ]
     for column in columns:
         column.quote = quoted
     table = sa.Table("tblWork", md, *columns, quote=quoted)
     md.create_all(env.engine)
     start = dt.datetime(2026, 5, 1)
     with env.engine.begin() as conn:
-        conn.execute(sa.insert(table), [
-            {"ItemId": i, "Category": "a", "Status": "new", "CustomerName": f"Customer {i}", "Phone": f"030 {i}",
-             "ReceivedAt": start + dt.timedelta(minutes=i), "DueAt": start + dt.timedelta(days=1),
-             "ScanText": f"Scanned letter {i}"} for i in (1, 2, 3)])
+        conn.execute(
+            sa.insert(table),
+            [
+                {
+                    "ItemId": i,
+                    "Category": "a",
+                    "Status": "new",
+                    "CustomerName": f"Customer {i}",
+                    "Phone": f"030 {i}",
+                    "ReceivedAt": start + dt.timedelta(minutes=i),
+                    "DueAt": start + dt.timedelta(days=1),
+                    "ScanText": f"Scanned letter {i}",
+                }
+                for i in (1, 2, 3)
+            ],
+        )
         inspector = sa.inspect(conn)
         name = next(n for n in inspector.get_table_names() if n.lower() == "tblwork")
         real = {c["name"].lower(): c["name"] for c in inspector.get_columns(name)}
@@ -266,9 +302,16 @@ def test_every_key_that_names_a_column_finds_it_in_another_case(native_env: supp
     q = wb.queue("work").q
     lock = {b.column.name for b in q.on_claim}
     assert (q.table.name, q.key.name, [c.name for c, _ in q.order]) == (
-        real["tblwork"], real["itemid"], [real["receivedat"], real["itemid"]])
+        real["tblwork"],
+        real["itemid"],
+        [real["receivedat"], real["itemid"]],
+    )
     assert [c.name for c in (q.user, q.time, q.expires, q.token)] == [
-        real["lockuser"], real["locktime"], real["lockexpires"], real["locktoken"]]
+        real["lockuser"],
+        real["locktime"],
+        real["lockexpires"],
+        real["locktoken"],
+    ]
     assert (q.created.name, q.due.name, q.source_column.name) == (real["receivedat"], real["dueat"], real["scantext"])
     assert [c.name for c in q.list_columns] == [real["customername"], real["phone"]]
     assert q.protected[real["phone"]] == "is read-only" and q.audit_hidden == {real["iban"]}
@@ -298,7 +341,11 @@ def test_every_key_that_names_a_column_finds_it_in_another_case(native_env: supp
     with wb.engine.connect() as conn:
         row = conn.execute(sa.select(table).where(table.c[real["itemid"]] == 3)).mappings().one()
     assert (row[real["status"]], row[real["doneby"]], row[real["tier"]], row[real["notes"]]) == (
-        "done", "alice", 2, "called back")
+        "done",
+        "alice",
+        2,
+        "called back",
+    )
     assert row[real["lockuser"]] is None and [c.name for c in table.c] == before
 
 
@@ -347,9 +394,13 @@ def test_the_customers_index_on_the_key_serves_a_queue_ordered_by_the_key(native
     env = native_env
     with env.engine.begin() as conn:
         conn.execute(sa.text(LEGACY_DDL))
-        conn.execute(sa.text("CREATE INDEX tblqueue_head ON tblQueue (Verified, LockUser, ItemId)"
-                             if env.backend.startswith("mariadb") else
-                             "CREATE INDEX tblqueue_head ON tblQueue (ItemId) WHERE Verified = 0 AND LockUser IS NULL"))
+        conn.execute(
+            sa.text(
+                "CREATE INDEX tblqueue_head ON tblQueue (Verified, LockUser, ItemId)"
+                if env.backend.startswith("mariadb")
+                else "CREATE INDEX tblqueue_head ON tblQueue (ItemId) WHERE Verified = 0 AND LockUser IS NULL"
+            )
+        )
     config = env.load(LEGACY_CONFIG)
     with env.engine.connect() as conn:
         plan = attach.plan(conn, config.queues["tblqueue"], config.path)
@@ -360,7 +411,7 @@ def test_the_customers_index_on_the_key_serves_a_queue_ordered_by_the_key(native
 def _review_table_spelled(config: str, table: str) -> str:
     """The config with the reviewing queue's table written `table`."""
     head, review = config.split("[queues.work_review]")
-    return head + "[queues.work_review]" + re.sub(r'(?m)^table = .*$', f'table = "{table}"', review)
+    return head + "[queues.work_review]" + re.sub(r"(?m)^table = .*$", f'table = "{table}"', review)
 
 
 def test_a_review_queue_may_write_the_table_in_another_case(native_env: support.Env) -> None:

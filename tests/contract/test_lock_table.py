@@ -21,7 +21,8 @@ CONFIG = support.sample_config("vendor-tickets")
 def _tickets(env: support.Env, rows: int = 8, key_type: Any = sa.Integer, config: str = CONFIG) -> Any:
     md = sa.MetaData()
     table = sa.Table(
-        "vendor_tickets", md,
+        "vendor_tickets",
+        md,
         sa.Column("ticket_id", key_type, primary_key=True, autoincrement=False),
         sa.Column("subject", sa.String(200), nullable=False),
         sa.Column("priority", sa.Integer, nullable=False),
@@ -33,10 +34,19 @@ def _tickets(env: support.Env, rows: int = 8, key_type: Any = sa.Integer, config
     md.create_all(env.engine)
     start = dt.datetime(2026, 1, 1)
     with env.engine.begin() as conn:
-        conn.execute(sa.insert(table), [
-            {"ticket_id": _key(key_type, i), "subject": f"Ticket {i}",
-             "priority": 1, "state": "open", "opened_at": start + dt.timedelta(minutes=i)}
-            for i in range(1, rows + 1)])
+        conn.execute(
+            sa.insert(table),
+            [
+                {
+                    "ticket_id": _key(key_type, i),
+                    "subject": f"Ticket {i}",
+                    "priority": 1,
+                    "state": "open",
+                    "opened_at": start + dt.timedelta(minutes=i),
+                }
+                for i in range(1, rows + 1)
+            ],
+        )
     wb = env.open(env.load(config))
     wb.init()
     return wb
@@ -69,7 +79,8 @@ def test_claim_save_complete_leave_the_vendor_table_as_it_is(native_env: support
     a = q.claim_next("alice")[0]
     assert a.item["subject"].startswith("Ticket ") and a.lock.owner == "alice"
     assert [(r["queue"], r["item_key"], r["lock_user"]) for r in _lock_rows(wb)] == [
-        ("tickets", str(a.lock.key), "alice")]
+        ("tickets", str(a.lock.key), "alice")
+    ]
     assert q.show(a.lock.key).state == "locked"
     q.save("alice", a.lock.key, a.lock.token, {"subject": "Printer on fire"})
     extended = q.extend("alice", a.lock.key, a.lock.token)
@@ -86,8 +97,7 @@ def test_claim_save_complete_leave_the_vendor_table_as_it_is(native_env: support
         q.save("alice", a.lock.key, a.lock.token, {"subject": "again"})
 
 
-def test_two_claimers_never_share_a_ticket_and_the_primary_key_refuses_a_second_lock(
-        native_env: support.Env) -> None:
+def test_two_claimers_never_share_a_ticket_and_the_primary_key_refuses_a_second_lock(native_env: support.Env) -> None:
     env = native_env
     wb = _tickets(env, rows=6)
     q = wb.queue("tickets")
@@ -98,9 +108,16 @@ def test_two_claimers_never_share_a_ticket_and_the_primary_key_refuses_a_second_
     # Someone with a database login tries a second lock row by hand: the database refuses it.
     locks = q.q.shape.locks
     with pytest.raises(sa.exc.IntegrityError), env.engine.begin() as conn:
-        conn.execute(sa.insert(locks).values(queue="tickets", item_key="1", lock_user="mallory",
-                                             locked_at=dt.datetime(2026, 1, 1), expires_at=dt.datetime(2099, 1, 1),
-                                             token="f" * 32))
+        conn.execute(
+            sa.insert(locks).values(
+                queue="tickets",
+                item_key="1",
+                lock_user="mallory",
+                locked_at=dt.datetime(2026, 1, 1),
+                expires_at=dt.datetime(2099, 1, 1),
+                token="f" * 32,
+            )
+        )
 
 
 def test_an_expired_lock_returns_the_ticket_and_the_stale_token_is_refused(env: support.Env) -> None:
@@ -146,8 +163,11 @@ def test_release_force_release_reassign_and_sweep(native_env: support.Env) -> No
 
 def test_lists_board_health_and_limits_read_the_lock_table(native_env: support.Env) -> None:
     env = native_env
-    wb = _tickets(env, rows=5, config=CONFIG.replace('max_lock_duration = "1h"',
-                                                     'max_lock_duration = "1h"\nmax_locks_per_user = 2'))
+    wb = _tickets(
+        env,
+        rows=5,
+        config=CONFIG.replace('max_lock_duration = "1h"', 'max_lock_duration = "1h"\nmax_locks_per_user = 2'),
+    )
     q = wb.queue("tickets")
     mine = [c.lock.key for c in q.claim_next("alice", 5)]
     assert len(mine) == 2  # the per-user limit counts the lock table's rows
@@ -241,8 +261,7 @@ def test_a_lock_table_of_its_own_name_is_made_by_init(native_env: support.Env) -
     a = q.claim_next("alice")[0]
     with env.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT lock_user FROM ticket_locks")).scalar() == "alice"
-        assert conn.execute(sa.select(sa.func.count()).select_from(
-            sa.table(tables.LOCKS_TABLE))).scalar() == 0
+        assert conn.execute(sa.select(sa.func.count()).select_from(sa.table(tables.LOCKS_TABLE))).scalar() == 0
     q.complete("alice", a.lock.key, a.lock.token)
 
 

@@ -43,9 +43,13 @@ def _config_text(url: str, claim_method: str = "auto") -> str:
 def _waiting_rows(engine: sa.Engine) -> None:
     """ROWS cases waiting, the rest finished: the claimers meet on a few rows, as at a queue's head."""
     with engine.begin() as conn:
-        conn.execute(sa.text("UPDATE cases SET status = CASE WHEN case_id <= :n THEN 'new' ELSE 'resolved' END, "
-                             "wb_locked_by = NULL, wb_locked_at = NULL, wb_lock_expires = NULL, wb_lock_token = NULL"),
-                     {"n": ROWS})
+        conn.execute(
+            sa.text(
+                "UPDATE cases SET status = CASE WHEN case_id <= :n THEN 'new' ELSE 'resolved' END, "
+                "wb_locked_by = NULL, wb_locked_at = NULL, wb_lock_expires = NULL, wb_lock_token = NULL"
+            ),
+            {"n": ROWS},
+        )
 
 
 def _run(tmp: Path, configs: list[Path], users: list[str], count: int = 1) -> list[dict]:
@@ -53,11 +57,36 @@ def _run(tmp: Path, configs: list[Path], users: list[str], count: int = 1) -> li
     procs = []
     for i, (config, user) in enumerate(zip(configs, users, strict=True)):
         out, ready = tmp / f"taker{i}.json", tmp / f"taker{i}.ready"
-        cmd = [sys.executable, "-m", "tests.helpers.takeover_worker", "--config", str(config), "--queue", "cases",
-               "--user", user, "--out", str(out), "--go", str(go), "--ready", str(ready),
-               "--seconds", str(SECONDS), "--count", str(count)]
-        procs.append((subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                                       stderr=subprocess.PIPE, text=True), out, ready))
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.helpers.takeover_worker",
+            "--config",
+            str(config),
+            "--queue",
+            "cases",
+            "--user",
+            user,
+            "--out",
+            str(out),
+            "--go",
+            str(go),
+            "--ready",
+            str(ready),
+            "--seconds",
+            str(SECONDS),
+            "--count",
+            str(count),
+        ]
+        procs.append(
+            (
+                subprocess.Popen(
+                    cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True
+                ),
+                out,
+                ready,
+            )
+        )
     deadline = time.monotonic() + 180
     while not all(ready.exists() or proc.poll() is not None for proc, _, ready in procs):
         assert time.monotonic() < deadline, "waited 180 s for the workers to connect"
@@ -80,25 +109,33 @@ def _check(results: list[dict]) -> None:
     # The test exercised the window: many claims, and many of them of expired locks.
     assert len(saves) >= 100, f"only {len(saves)} claims in {SECONDS} s: the test did not contend"
     assert len({s["key"] for s in saves}) == ROWS
-    assert not taken, (f"{len(taken)} of {len(soon)} claims lost their lock within {SOON} s: "
-                       f"{taken[0]['key']}: {taken[0]['why']}")
+    assert not taken, (
+        f"{len(taken)} of {len(soon)} claims lost their lock within {SOON} s: {taken[0]['key']}: {taken[0]['why']}"
+    )
 
 
 def _expired_claims(engine: sa.Engine) -> int:
     with engine.connect() as conn:
-        return int(conn.execute(sa.text("SELECT count(*) FROM workbench_audit WHERE queue = 'cases' "
-                                        "AND event = 'expire'")).scalar() or 0)
+        return int(
+            conn.execute(
+                sa.text("SELECT count(*) FROM workbench_audit WHERE queue = 'cases' AND event = 'expire'")
+            ).scalar()
+            or 0
+        )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend, claim_method, count", [
-    ("postgresql", "auto", 1),  # Next item: the claim function of the connection (pg_function.py)
-    ("postgresql", "auto", 2),  # several at once: the one statement (claims/postgresql.py)
-    ("postgresql", "select-skip-locked", 1),
-    ("postgresql", "portable", 1),
-    ("mariadb", "auto", 1),
-    ("sqlite", "auto", 1),
-])
+@pytest.mark.parametrize(
+    "backend, claim_method, count",
+    [
+        ("postgresql", "auto", 1),  # Next item: the claim function of the connection (pg_function.py)
+        ("postgresql", "auto", 2),  # several at once: the one statement (claims/postgresql.py)
+        ("postgresql", "select-skip-locked", 1),
+        ("postgresql", "portable", 1),
+        ("mariadb", "auto", 1),
+        ("sqlite", "auto", 1),
+    ],
+)
 def test_no_claim_takes_over_a_live_lock(native_env: support.Env, claim_method: str, count: int) -> None:
     env = native_env
     wb = env.demo(case_rows=ROWS + 10, import_rows=1)
@@ -111,15 +148,20 @@ def test_no_claim_takes_over_a_live_lock(native_env: support.Env, claim_method: 
 
 
 @pytest.mark.slow
-def test_no_claim_through_the_databases_own_function_takes_over_a_live_lock(pg: Pg) -> None:  # noqa: F811
+def test_no_claim_through_the_databases_own_function_takes_over_a_live_lock(pg: Pg) -> None:
     """Under `workbench grants` each operator login claims through wb_cases_next(), as the table's owner."""
     owner = pg.open(pg.server.user, _config_text("{url}"))
     with owner.engine.begin() as conn:  # the owner applies grants again for one-second locks
         permissions.apply(conn, permissions.plan(conn, owner.queue("cases").q, None))
     with pg.admin.engine.begin() as conn:  # the fixture's demo has fewer cases
-        conn.execute(sa.text("INSERT INTO cases (case_id, opened_at, customer, subject, category, priority, status) "
-                             "SELECT 1000 + i, timezone('UTC', now()), 'c', 's', 'Email', 2, 'new' "
-                             "FROM generate_series(1, :n) AS i"), {"n": ROWS})
+        conn.execute(
+            sa.text(
+                "INSERT INTO cases (case_id, opened_at, customer, subject, category, priority, status) "
+                "SELECT 1000 + i, timezone('UTC', now()), 'c', 's', 'Email', 2, 'new' "
+                "FROM generate_series(1, :n) AS i"
+            ),
+            {"n": ROWS},
+        )
         conn.execute(sa.text("UPDATE cases SET status = 'resolved' WHERE case_id < 1000"))
     configs, users = [], []
     for i in range(PROCESSES):

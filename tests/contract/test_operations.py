@@ -40,9 +40,15 @@ def test_claim_serves_queue_order(env: support.Env) -> None:
     q = wb.queue("cases")
     with wb.engine.connect() as conn:
         t = q.q.table
-        expected = [r[0] for r in conn.execute(
-            sa.select(t.c.case_id).where(t.c.status.in_(WAITING)).order_by(t.c.priority, t.c.opened_at, t.c.case_id)
-            .limit(3))]
+        expected = [
+            r[0]
+            for r in conn.execute(
+                sa.select(t.c.case_id)
+                .where(t.c.status.in_(WAITING))
+                .order_by(t.c.priority, t.c.opened_at, t.c.case_id)
+                .limit(3)
+            )
+        ]
     got = [c.lock.key for c in q.claim_next("alice", 3)]
     if env.method == "native":
         assert got == expected
@@ -54,8 +60,15 @@ def test_claim_serves_queue_order(env: support.Env) -> None:
 def _head(wb, n: int) -> list[int]:
     t = wb.queue("cases").q.table
     with wb.engine.connect() as conn:
-        return [r[0] for r in conn.execute(sa.select(t.c.case_id).where(t.c.status.in_(WAITING))
-                                           .order_by(t.c.priority, t.c.opened_at, t.c.case_id).limit(n))]
+        return [
+            r[0]
+            for r in conn.execute(
+                sa.select(t.c.case_id)
+                .where(t.c.status.in_(WAITING))
+                .order_by(t.c.priority, t.c.opened_at, t.c.case_id)
+                .limit(n)
+            )
+        ]
 
 
 def test_two_users_never_get_the_same_item(env: support.Env) -> None:
@@ -124,18 +137,21 @@ def test_wrong_token_is_refused_everywhere(env: support.Env) -> None:
     q = wb.queue("cases")
     c = q.claim_next("alice")[0]
     stale = "0" * 32
-    for call in (lambda: q.save("alice", c.lock.key, stale, {"resolution": "x"}),
-                 lambda: q.complete("alice", c.lock.key, stale),
-                 lambda: q.release("alice", c.lock.key, stale),
-                 lambda: q.extend("alice", c.lock.key, stale)):
+    for call in (
+        lambda: q.save("alice", c.lock.key, stale, {"resolution": "x"}),
+        lambda: q.complete("alice", c.lock.key, stale),
+        lambda: q.release("alice", c.lock.key, stale),
+        lambda: q.extend("alice", c.lock.key, stale),
+    ):
         with pytest.raises(errors.LockLost) as info:
             call()
         assert info.value.cause == "not_held" and info.value.exit_code == 4
         assert "held by you (with a newer token)" in str(info.value)
     # Another user with the right token is refused too.
     with pytest.raises(errors.LockLost):
-        q.complete("mallory", c.lock.key, c.lock.token) if q.q.token is None else \
-            q.complete("mallory", c.lock.key, "f" * 32)
+        q.complete("mallory", c.lock.key, c.lock.token) if q.q.token is None else q.complete(
+            "mallory", c.lock.key, "f" * 32
+        )
     assert env.row(wb, "cases", c.lock.key)["status"] == "open"
 
 
@@ -283,8 +299,12 @@ def test_reassign_moves_the_lock_with_a_fresh_token(env: support.Env) -> None:
     assert info.value.cause == "reassigned" and "to bob" in str(info.value) and info.value.holder == "bob"
     q.complete("bob", c.lock.key, new.token)
     history = [(e.kind.value, e.actor, e.owner) for e in q.history(c.lock.key)]
-    assert history == [("claim", "alice", "alice"), ("reassign", "sue", "alice"), ("claim", "sue", "bob"),
-                       ("complete", "bob", "bob")]
+    assert history == [
+        ("claim", "alice", "alice"),
+        ("reassign", "sue", "alice"),
+        ("claim", "sue", "bob"),
+        ("complete", "bob", "bob"),
+    ]
 
 
 def test_sweep_returns_expired_items_and_records_them(env: support.Env) -> None:
@@ -391,8 +411,17 @@ def test_history_lists_every_event_in_order(env: support.Env) -> None:
     d = q.claim("bob", c.lock.key)
     q.complete("bob", c.lock.key, d.lock.token, "resolved")
     events = q.history(c.lock.key)
-    assert [e.kind for e in events] == [models.EventKind.CLAIM, models.EventKind.SAVE, models.EventKind.EXTEND,
-                                        models.EventKind.RELEASE, models.EventKind.CLAIM, models.EventKind.COMPLETE]
-    assert events[3].reason == "lunch" and events[5].outcome == "resolved" and events[1].detail == {
-        "columns": ["resolution"], "changes": {"resolution": [None, "a"]}}
+    assert [e.kind for e in events] == [
+        models.EventKind.CLAIM,
+        models.EventKind.SAVE,
+        models.EventKind.EXTEND,
+        models.EventKind.RELEASE,
+        models.EventKind.CLAIM,
+        models.EventKind.COMPLETE,
+    ]
+    assert (
+        events[3].reason == "lunch"
+        and events[5].outcome == "resolved"
+        and events[1].detail == {"columns": ["resolution"], "changes": {"resolution": [None, "a"]}}
+    )
     assert all(events[i].at <= events[i + 1].at for i in range(len(events) - 1))

@@ -23,7 +23,8 @@ LEGACY_CONFIG = support.sample_config("legacy-orders")
 def _legacy(env: support.Env, rows: int = 6, lock_time: Any = None) -> Any:
     md = sa.MetaData()
     table = sa.Table(
-        "legacy_orders", md,
+        "legacy_orders",
+        md,
         sa.Column("order_no", sa.String(20), primary_key=True),
         sa.Column("customer", sa.String(100), nullable=False),
         sa.Column("amount", sa.Numeric(10, 2)),
@@ -35,12 +36,19 @@ def _legacy(env: support.Env, rows: int = 6, lock_time: Any = None) -> Any:
     )
     md.create_all(env.engine)
     with env.engine.begin() as conn:
-        conn.execute(sa.insert(table), [
-            {"order_no": f"SO-{i:05d}", "customer": f"Customer {i}", "amount": i * 10, "processed": 0}
-            for i in range(1, rows + 1)])
+        conn.execute(
+            sa.insert(table),
+            [
+                {"order_no": f"SO-{i:05d}", "customer": f"Customer {i}", "amount": i * 10, "processed": 0}
+                for i in range(1, rows + 1)
+            ],
+        )
         # An order a legacy program holds right now; workbench must respect it.
-        conn.execute(sa.update(table).where(table.c.order_no == "SO-00002")
-                     .values(lock_user="legacyapp", lock_time=sa.func.current_timestamp()))
+        conn.execute(
+            sa.update(table)
+            .where(table.c.order_no == "SO-00002")
+            .values(lock_user="legacyapp", lock_time=sa.func.current_timestamp())
+        )
     wb = env.open(env.load(LEGACY_CONFIG))
     wb.init()
     return wb
@@ -76,7 +84,8 @@ _PRINTED_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?
 
 
 def test_legacy_tokens_cannot_be_rebuilt_from_what_workbench_prints(
-        native_env: support.Env, capsys: pytest.CaptureFixture[str]) -> None:
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A token of a table without a token column is the lock time at full precision; whatever
     `locks`, `show`, `board` and `history` print (text, --json, CSV), a token built from it is refused."""
     env = native_env
@@ -94,8 +103,14 @@ def test_legacy_tokens_cannot_be_rebuilt_from_what_workbench_prints(
         q.release("alice", key, token)
     assert stored.microsecond, "the lock time is kept below the second"
     printed = []
-    for args in (["locks", "orders"], ["show", "orders", key], ["board", "orders"], ["board", "orders", "--csv"],
-                 ["history", "orders", key], ["health", "orders"]):
+    for args in (
+        ["locks", "orders"],
+        ["show", "orders", key],
+        ["board", "orders"],
+        ["board", "orders", "--csv"],
+        ["history", "orders", key],
+        ["health", "orders"],
+    ):
         for form in ([], ["--json"]) if "--csv" not in args else ([],):
             code, out, err = support.run_cli(capsys, "--config", config, "--user", "bob", *form, *args)
             assert code == 0, (args, err)
@@ -114,23 +129,30 @@ def test_legacy_tokens_cannot_be_rebuilt_from_what_workbench_prints(
     assert token not in candidates
     for forged in sorted(candidates):
         for user in ("alice", "bob"):  # alice's name, as another user can claim it with --user
-            code, out, _ = support.run_cli(capsys, "--config", config, "--user", user, "complete", "orders",
-                                           key, "--token", forged)
+            code, out, _ = support.run_cli(
+                capsys, "--config", config, "--user", user, "complete", "orders", key, "--token", forged
+            )
             assert code == 4, (forged, out)
     # The user is part of the fence: alice's real token is refused for anyone else.
-    for write in (lambda: q.save("bob", key, token, {"note": "not mine"}), lambda: q.extend("bob", key, token),
-                  lambda: q.release("bob", key, token), lambda: q.complete("bob", key, token)):
+    for write in (
+        lambda: q.save("bob", key, token, {"note": "not mine"}),
+        lambda: q.extend("bob", key, token),
+        lambda: q.release("bob", key, token),
+        lambda: q.complete("bob", key, token),
+    ):
         with pytest.raises(errors.LockLost):
             write()
     assert env.row(wb, "orders", key)["lock_user"] == "alice"
-    code, done, _ = support.run_cli(capsys, "--config", config, "--user", "alice", "--json", "complete", "orders",
-                                    key, "--token", token)
+    code, done, _ = support.run_cli(
+        capsys, "--config", config, "--user", "alice", "--json", "complete", "orders", key, "--token", token
+    )
     processed = env.row(wb, "orders", key)["processed"]
     assert code == 0 and done["outcome"] == "done" and processed == 1, (done, token, stored)
 
 
 def test_a_refused_complete_does_not_give_away_the_new_holders_lock_time(
-        native_env: support.Env, capsys: pytest.CaptureFixture[str]) -> None:
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
     """After a reassignment the old holder's error names when it happened: the new lock's time
     (to the microsecond on PostgreSQL), which must not be printed finer than the second."""
     env = native_env
@@ -140,12 +162,14 @@ def test_a_refused_complete_does_not_give_away_the_new_holders_lock_time(
     alice = q.claim_next("alice")[0].lock
     q.reassign("sue", alice.key, "bob", "alice is out")
     bob = q.mine("bob")[0]
-    code, out, _ = support.run_cli(capsys, "--config", config, "--user", "alice", "--json", "complete", "orders",
-                                   alice.key, "--token", alice.token)
+    code, out, _ = support.run_cli(
+        capsys, "--config", config, "--user", "alice", "--json", "complete", "orders", alice.key, "--token", alice.token
+    )
     assert code == 4 and out["error"]["cause"] == "reassigned"
     assert "." not in out["error"]["at"] and "@" + out["error"]["at"] != bob.token
-    code, out, _ = support.run_cli(capsys, "--config", config, "--user", "bob", "--json", "history", "orders",
-                                   alice.key)
+    code, out, _ = support.run_cli(
+        capsys, "--config", config, "--user", "bob", "--json", "history", "orders", alice.key
+    )
     assert code == 0 and all("." not in event["at"] for event in out)
     q.complete("bob", bob.key, bob.token)
 
@@ -203,13 +227,22 @@ def test_legacy_extend_moves_lock_time_and_token(env: support.Env) -> None:
 def test_legacy_boolean_flag(native_env: support.Env) -> None:
     env = native_env
     md = sa.MetaData()
-    sa.Table("flags", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-             sa.Column("done", sa.Boolean, nullable=False), sa.Column("lock_user", sa.String(50)),
-             sa.Column("lock_time", sa.DateTime)).create(env.engine)
+    sa.Table(
+        "flags",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("done", sa.Boolean, nullable=False),
+        sa.Column("lock_user", sa.String(50)),
+        sa.Column("lock_time", sa.DateTime),
+    ).create(env.engine)
     with env.engine.begin() as conn:
         conn.execute(sa.text("INSERT INTO flags (id, done) VALUES (1, :f), (2, :f)"), {"f": False})
-    config = LEGACY_CONFIG.replace('"legacy_orders"', '"flags"').replace('"order_no"', '"id"') \
-        .replace("processed = 0", "done = false").replace("processed = 1", "done = true")
+    config = (
+        LEGACY_CONFIG.replace('"legacy_orders"', '"flags"')
+        .replace('"order_no"', '"id"')
+        .replace("processed = 0", "done = false")
+        .replace("processed = 1", "done = true")
+    )
     wb = env.open(env.load(config))
     wb.init()
     q = wb.queue("orders")
@@ -226,7 +259,8 @@ MESSAGES_CONFIG = support.sample_config("messages")
 def _messages(env: support.Env) -> Any:
     md = sa.MetaData()
     table = sa.Table(
-        "messages", md,
+        "messages",
+        md,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("msg_type", sa.String(20), nullable=False),
         sa.Column("status", sa.String(20), nullable=False),
@@ -241,9 +275,16 @@ def _messages(env: support.Env) -> Any:
     )
     md.create_all(env.engine)
     start = dt.datetime(2026, 11, 20, 8, 0)
-    rows = [{"id": i, "msg_type": "Invoice" if i % 3 else "Order", "status": "New",
-             "payload": f'{{"invoice": {1000 + i}}}', "received_at": start + dt.timedelta(minutes=i)}
-            for i in range(1, 10)]
+    rows = [
+        {
+            "id": i,
+            "msg_type": "Invoice" if i % 3 else "Order",
+            "status": "New",
+            "payload": f'{{"invoice": {1000 + i}}}',
+            "received_at": start + dt.timedelta(minutes=i),
+        }
+        for i in range(1, 10)
+    ]
     rows[0]["status"] = "Completed"
     with env.engine.begin() as conn:
         conn.execute(sa.insert(table), rows)
@@ -312,9 +353,11 @@ def _moderation(env: support.Env) -> Any:
 
     md = sa.MetaData()
     table = sa.Table(
-        "posts", md,
-        sa.Column("post_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
-                  autoincrement=False),
+        "posts",
+        md,
+        sa.Column(
+            "post_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=False
+        ),
         sa.Column("author", sa.String(60), nullable=False),
         sa.Column("body", sa.Text, nullable=False),
         sa.Column("reported_count", sa.Integer, nullable=False),
@@ -327,9 +370,13 @@ def _moderation(env: support.Env) -> Any:
     md.create_all(env.engine)
     reports = [0, 5, 2, 5, 9, 1]
     with env.engine.begin() as conn:
-        conn.execute(sa.insert(table), [
-            {"post_id": 100 + i, "author": f"user{i}", "body": "text", "reported_count": n,
-             "moderation_status": 0} for i, n in enumerate(reports)])
+        conn.execute(
+            sa.insert(table),
+            [
+                {"post_id": 100 + i, "author": f"user{i}", "body": "text", "reported_count": n, "moderation_status": 0}
+                for i, n in enumerate(reports)
+            ],
+        )
     wb = env.open(env.load(MODERATION_CONFIG))
     wb.init()
     return wb

@@ -13,9 +13,14 @@ from workbench.db import audit
 def _queue_order(wb) -> list[int]:
     t = wb.queue("cases").q.table
     with wb.engine.connect() as conn:
-        return [r[0] for r in conn.execute(sa.select(t.c.case_id).where(t.c.status.in_(("new", "open")),
-                                                                         t.c.wb_locked_by.is_(None))
-                                           .order_by(t.c.priority, t.c.opened_at, t.c.case_id))]
+        return [
+            r[0]
+            for r in conn.execute(
+                sa.select(t.c.case_id)
+                .where(t.c.status.in_(("new", "open")), t.c.wb_locked_by.is_(None))
+                .order_by(t.c.priority, t.c.opened_at, t.c.case_id)
+            )
+        ]
 
 
 def test_the_next_item_comes_with_the_complete(env: support.Env) -> None:
@@ -37,9 +42,13 @@ def test_the_next_item_comes_with_the_complete(env: support.Env) -> None:
     assert stored["wb_locked_by"] == "alice" and stored["wb_lock_token"] == nxt.lock.token
     assert nxt.item["wb_lock_token"] == nxt.lock.token  # the row as read after its lock was written
     events = sorted((e["event"], e["item_key"], e["token"]) for e in env.audit(wb, "cases"))
-    assert events == sorted([("claim", str(first.lock.key), audit.token_digest(first.lock.token)),
-                             ("complete", str(first.lock.key), audit.token_digest(first.lock.token)),
-                             ("claim", str(nxt.lock.key), audit.token_digest(nxt.lock.token))])
+    assert events == sorted(
+        [
+            ("claim", str(first.lock.key), audit.token_digest(first.lock.token)),
+            ("complete", str(first.lock.key), audit.token_digest(first.lock.token)),
+            ("claim", str(nxt.lock.key), audit.token_digest(nxt.lock.token)),
+        ]
+    )
     if env.backend == "postgresql" and env.method == "native":
         # One statement, one transaction: the claim's lock time is the Complete's database time.
         assert nxt.lock.locked_at == done.at

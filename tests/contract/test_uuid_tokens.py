@@ -41,7 +41,8 @@ set = { state = "done" }
 
 def _table(md: sa.MetaData, token_type: sa.types.TypeEngine) -> sa.Table:
     return sa.Table(
-        "tickets", md,
+        "tickets",
+        md,
         sa.Column("ticket_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("state", sa.String(10), nullable=False),
         sa.Column("subject", sa.String(100)),
@@ -91,8 +92,9 @@ def test_a_uuid_token_column_serves_every_operation(env: support.Env) -> None:
 def test_sql_server_claims_make_uniqueidentifier_tokens_with_newid() -> None:
     table = _table(sa.MetaData(), mssql.UNIQUEIDENTIFIER())
     config = loader.parse(tomllib.loads(CONFIG.replace("{url}", "mssql+pyodbc://@h/d?driver=x")), "t.toml")
-    q = mapping.BoundQueue(config.queue("tickets"), table, config_path="t.toml",
-                           backend=backends.for_dialect("mssql"), local_clock=False)
+    q = mapping.BoundQueue(
+        config.queue("tickets"), table, config_path="t.toml", backend=backends.for_dialect("mssql"), local_clock=False
+    )
     metadata, audit_table, _ = tables.build_metadata()
     trail = audit.AuditTrail(audit_table, "tickets", metadata.tables[tables.COOLDOWN_TABLE])
     request = claims.ClaimRequest(user="alice")

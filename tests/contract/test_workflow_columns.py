@@ -30,18 +30,22 @@ outcomes.done.set = { COLUMN = { KIND = true }, done = true }
 
 def _jobs(env: support.Env, column: str, kind: str) -> Any:
     md = sa.MetaData()
-    sa.Table("jobs", md,
-             sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-             sa.Column("title", sa.String(50)),
-             sa.Column("assignee", sa.String(50)),
-             sa.Column("picked_at", sa.DateTime),
-             sa.Column("done", sa.Boolean, nullable=False),
-             sa.Column("locked_by", sa.String(50)),
-             sa.Column("locked_at", sa.DateTime().with_variant(sa.dialects.mysql.DATETIME(fsp=6), "mysql", "mariadb")),
-             sa.Column("lock_token", sa.String(32))).create(env.engine)
+    sa.Table(
+        "jobs",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("title", sa.String(50)),
+        sa.Column("assignee", sa.String(50)),
+        sa.Column("picked_at", sa.DateTime),
+        sa.Column("done", sa.Boolean, nullable=False),
+        sa.Column("locked_by", sa.String(50)),
+        sa.Column("locked_at", sa.DateTime().with_variant(sa.dialects.mysql.DATETIME(fsp=6), "mysql", "mariadb")),
+        sa.Column("lock_token", sa.String(32)),
+    ).create(env.engine)
     with env.engine.begin() as conn:
-        conn.execute(sa.text("INSERT INTO jobs (id, title, done) VALUES (1, 'a', :f), (2, 'b', :f), (3, 'c', :f)"),
-                     {"f": False})
+        conn.execute(
+            sa.text("INSERT INTO jobs (id, title, done) VALUES (1, 'a', :f), (2, 'b', :f), (3, 'c', :f)"), {"f": False}
+        )
     wb = env.open(env.load(CONFIG.replace("COLUMN", column).replace("KIND", kind)))
     wb.init()
     return wb
@@ -49,7 +53,8 @@ def _jobs(env: support.Env, column: str, kind: str) -> Any:
 
 @pytest.mark.parametrize(("column", "kind"), [("assignee", "user"), ("picked_at", "now")])
 def test_expired_item_is_served_again_when_the_claim_wrote_a_todo_column(
-        env: support.Env, column: str, kind: str) -> None:
+    env: support.Env, column: str, kind: str
+) -> None:
     wb = _jobs(env, column, kind)
     q = wb.queue("jobs")
     lost = q.claim_next("alice")[0]
@@ -70,12 +75,21 @@ def test_expired_item_is_served_again_when_the_claim_wrote_a_todo_column(
 
 def test_a_filter_on_a_lock_column_is_refused(env: support.Env) -> None:
     md = sa.MetaData()
-    sa.Table("jobs", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-             sa.Column("done", sa.Boolean, nullable=False), sa.Column("locked_by", sa.String(50)),
-             sa.Column("locked_at", sa.DateTime), sa.Column("lock_token", sa.String(32))).create(env.engine)
+    sa.Table(
+        "jobs",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("done", sa.Boolean, nullable=False),
+        sa.Column("locked_by", sa.String(50)),
+        sa.Column("locked_at", sa.DateTime),
+        sa.Column("lock_token", sa.String(32)),
+    ).create(env.engine)
     config = CONFIG.replace("todo = { COLUMN = { null = true } }", "todo = { locked_by = { null = true } }")
-    for line in ("on_claim = { COLUMN = { KIND = true } }\n", "on_release = { COLUMN = { null = true } }\n",
-                 "COLUMN = { KIND = true }, "):
+    for line in (
+        "on_claim = { COLUMN = { KIND = true } }\n",
+        "on_release = { COLUMN = { null = true } }\n",
+        "COLUMN = { KIND = true }, ",
+    ):
         config = config.replace(line, "")
     wb = env.open(env.load(config))
     wb.init()

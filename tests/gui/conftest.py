@@ -17,8 +17,9 @@ from workbench.config import loader, model
 from workbench.gui import app as gui_app
 from workbench.gui import launcher, main_window, session
 
-FAST = session.SessionSettings(check_interval=1.0, warn_before=120.0, retry_interval=0.5, auto_extend=False,
-                               next_after_complete=False)
+FAST = session.SessionSettings(
+    check_interval=1.0, warn_before=120.0, retry_interval=0.5, auto_extend=False, next_after_complete=False
+)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -50,11 +51,13 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., main_windo
     """Build, show and start a window; waits until its queues are open. Closed at the end."""
     windows: list[main_window.MainWindow] = []
 
-    def make(config: model.Config, user: str = "alice", settings: session.SessionSettings = FAST,
-             home: Path | None = None) -> main_window.MainWindow:
+    def make(
+        config: model.Config, user: str = "alice", settings: session.SessionSettings = FAST, home: Path | None = None
+    ) -> main_window.MainWindow:
         gui_app.application()
-        window = gui_app.build_window(config, user, settings=dataclasses.replace(settings),
-                                      home=home or tmp_path / "home")
+        window = gui_app.build_window(
+            config, user, settings=dataclasses.replace(settings), home=home or tmp_path / "home"
+        )
         # Closed (as by Ctrl+Q, keeping a touched item) before pytest-qt deletes it: the quit guard
         # may release an item through the dispatcher first.
         qtbot.addWidget(window, before_close_func=lambda w: _close_at_the_end(qtbot, w))
@@ -122,8 +125,9 @@ def make_launcher(qtbot: Any, tmp_path: Path) -> Iterator[Callable[[], launcher.
     def make(user: str = "alice") -> launcher.Launcher:
         gui_app.application()
         home = tmp_path / "home"
-        the = launcher.Launcher(user, lambda wb: gui_app.window_for(wb, user, settings=dataclasses.replace(FAST),
-                                                                    home=home))
+        the = launcher.Launcher(
+            user, lambda wb: gui_app.window_for(wb, user, settings=dataclasses.replace(FAST), home=home)
+        )
         made.append(the)
         return the
 

@@ -57,19 +57,26 @@ def test_the_operator_window_names_every_control(qtbot: Any, open_window: Any, d
 
 
 def test_the_operators_dialogs_name_every_control(qtbot: Any) -> None:
-    for dialog in (dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=True),
-                   dialogs.NoteDialog("Complete as “Resolve”", "This queue needs a note."),
-                   dialogs.DeferDialog("Helpdesk cases 7", True, note_required=True),
-                   shortcuts_dialog.ShortcutsDialog(hotkeys.Keymap(), ["Resolve", "Wait for customer"]),
-                   dialogs.PickDialog(operator.PickList(key_name="case_id", rows=[{"case_id": 1, "subject": "x"}],
-                                                        labels={"case_id": "Case", "subject": "Subject"},
-                                                        waiting=1))):
+    for dialog in (
+        dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=True),
+        dialogs.NoteDialog("Complete as “Resolve”", "This queue needs a note."),
+        dialogs.DeferDialog("Helpdesk cases 7", True, note_required=True),
+        shortcuts_dialog.ShortcutsDialog(hotkeys.Keymap(), ["Resolve", "Wait for customer"]),
+        dialogs.PickDialog(
+            operator.PickList(
+                key_name="case_id",
+                rows=[{"case_id": 1, "subject": "x"}],
+                labels={"case_id": "Case", "subject": "Subject"},
+                waiting=1,
+            )
+        ),
+    ):
         qtbot.addWidget(dialog)
         dialog.show()
         assert unnamed(dialog) == [], dialog.objectName()
 
 
-def test_the_supervisor_console_names_every_control(qtbot: Any, console: Any) -> None:  # noqa: F811
+def test_the_supervisor_console_names_every_control(qtbot: Any, console: Any) -> None:
     window = console()
     for tab in range(window.tabs.count()):
         window.tabs.setCurrentIndex(tab)
@@ -86,8 +93,9 @@ def test_the_connection_dialogs_name_every_control(qtbot: Any) -> None:
     for index in range(dialog.kind.count()):  # each database shows its own rows (file, server, ODBC, TLS)
         dialog.kind.setCurrentIndex(index)
         assert unnamed(dialog) == [], dialog.kind.currentText()
-    profile = profiles.Profile(name="Helpdesk", kind="postgresql", host="db", database="helpdesk", user="bob",
-                               source="database")
+    profile = profiles.Profile(
+        name="Helpdesk", kind="postgresql", host="db", database="helpdesk", user="bob", source="database"
+    )
     prompt = connect_dialog.PasswordDialog(profile, "the database refused the login")
     qtbot.addWidget(prompt)
     prompt.show()
@@ -110,14 +118,23 @@ def supervisor_and_draft_dialogs() -> tuple[Any, ...]:
     from workbench.gui import draft_view, supervisor_dialogs
 
     row = types.SimpleNamespace(queue="cases", key=7, owner="bob")
-    draft = journal.Draft(database="sqlite:///x.db", queue="cases", key=7, owner="alice", token=None,
-                          values={"resolution": "Fixed"}, base={"resolution": None},
-                          updated_at=dt.datetime.now(dt.UTC).isoformat())
-    return (supervisor_dialogs.ForceReleaseDialog([row]),
-            supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
-            supervisor_dialogs.ReopenDialog("Helpdesk cases", "7"),
-            _move_dialog(),
-            draft_view.DraftDialog("Helpdesk cases 7", draft, {"resolution": "Resolution"}))
+    draft = journal.Draft(
+        database="sqlite:///x.db",
+        queue="cases",
+        key=7,
+        owner="alice",
+        token=None,
+        values={"resolution": "Fixed"},
+        base={"resolution": None},
+        updated_at=dt.datetime.now(dt.UTC).isoformat(),
+    )
+    return (
+        supervisor_dialogs.ForceReleaseDialog([row]),
+        supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
+        supervisor_dialogs.ReopenDialog("Helpdesk cases", "7"),
+        _move_dialog(),
+        draft_view.DraftDialog("Helpdesk cases 7", draft, {"resolution": "Resolution"}),
+    )
 
 
 def _move_dialog() -> Any:
@@ -125,18 +142,30 @@ def _move_dialog() -> Any:
     from workbench import fieldspec
     from workbench.gui import supervisor_dialogs
 
-    fields = [fieldspec.FieldSpec(name="category", label="Category", kind="choice", read_only=False, required=True,
-                                  choices=("Hardware", "Printing")),
-              fieldspec.FieldSpec(name="priority", label="Priority", kind="int", read_only=False, required=False)]
+    fields = [
+        fieldspec.FieldSpec(
+            name="category",
+            label="Category",
+            kind="choice",
+            read_only=False,
+            required=True,
+            choices=("Hardware", "Printing"),
+        ),
+        fieldspec.FieldSpec(name="priority", label="Priority", kind="int", read_only=False, required=False),
+    ]
     return supervisor_dialogs.MoveDialog("Helpdesk cases", fields, lambda _column, done: done(["Printing"]))
 
 
 # -- tab order --------------------------------------------------------------------------------------------------
 
+
 def _control(widget: QWidget, top: QWidget) -> QWidget:
     """The control a focused widget belongs to (the line edit inside an editable combo is the combo)."""
-    while widget.parentWidget() is not None and widget.parentWidget() is not top and isinstance(
-            widget.parentWidget(), (QComboBox, QAbstractSpinBox)):
+    while (
+        widget.parentWidget() is not None
+        and widget.parentWidget() is not top
+        and isinstance(widget.parentWidget(), (QComboBox, QAbstractSpinBox))
+    ):
         widget = widget.parentWidget()
     return widget
 
@@ -149,9 +178,15 @@ def tab_order(qtbot: Any, dialog: QWidget) -> list[QWidget]:
     """The controls in the order Tab (the key itself) visits them, once round, from the top-most one."""
     dialog.activateWindow()
     qtbot.waitUntil(lambda: QApplication.focusWidget() is not None and dialog.isActiveWindow())
-    focusable = [w for w in dialog.findChildren(QWidget) if isinstance(w, INTERACTIVE) and w.isVisibleTo(dialog)
-                 and w.isEnabled() and w.focusPolicy() & Qt.FocusPolicy.TabFocus
-                 and not isinstance(w.parentWidget(), (QComboBox, QAbstractSpinBox))]
+    focusable = [
+        w
+        for w in dialog.findChildren(QWidget)
+        if isinstance(w, INTERACTIVE)
+        and w.isVisibleTo(dialog)
+        and w.isEnabled()
+        and w.focusPolicy() & Qt.FocusPolicy.TabFocus
+        and not isinstance(w.parentWidget(), (QComboBox, QAbstractSpinBox))
+    ]
     seen: list[QWidget] = [_control(QApplication.focusWidget(), dialog)]
     for _ in range(10 * len(focusable)):  # a date-time edit takes a Tab per section before it lets go
         QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
@@ -187,12 +222,14 @@ def test_tab_follows_the_dialogs_top_to_bottom(qtbot: Any) -> None:
     from workbench.gui import supervisor_dialogs
 
     row = types.SimpleNamespace(queue="cases", key=7, owner="bob")
-    for dialog in (dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=False),
-                   dialogs.DeferDialog("Helpdesk cases 7", False),
-                   supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
-                   _move_dialog(),
-                   supervisor_dialogs.ForceReleaseDialog([row]),
-                   supervisor_dialogs.ReopenDialog("Helpdesk cases", "7")):
+    for dialog in (
+        dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=False),
+        dialogs.DeferDialog("Helpdesk cases 7", False),
+        supervisor_dialogs.ReassignDialog([row], ["ann", "carla"]),
+        _move_dialog(),
+        supervisor_dialogs.ForceReleaseDialog([row]),
+        supervisor_dialogs.ReopenDialog("Helpdesk cases", "7"),
+    ):
         qtbot.addWidget(dialog)
         dialog.show()
         order = tab_order(qtbot, dialog)

@@ -133,8 +133,7 @@ def test_every_column_is_readable_and_all_fit(language: str, qtbot: Any, demo_co
 
 @pytest.mark.parametrize("backend", ["sqlite"])
 @pytest.mark.parametrize("width", [700, 1100])
-def test_larger_text_keeps_the_headers_and_the_summary(language: str, qtbot: Any, demo_config: Any,
-                                                       width: int) -> None:
+def test_larger_text_keeps_the_headers_and_the_summary(language: str, qtbot: Any, demo_config: Any, width: int) -> None:
     window = _console(qtbot, demo_config, width, font_scale=1.5)
     try:
         _check_readable(window)

@@ -56,8 +56,10 @@ def two_profiles_open(make_launcher: Any, tmp_path: Path) -> launcher.Launcher:
 
 # -- first run ----------------------------------------------------------------------------------
 
-def test_first_run_creates_a_profile_and_opens_it(qtbot: Any, make_launcher: Any, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_first_run_creates_a_profile_and_opens_it(
+    qtbot: Any, make_launcher: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     db, config = demo_files(tmp_path)
 
@@ -80,8 +82,9 @@ def test_first_run_creates_a_profile_and_opens_it(qtbot: Any, make_launcher: Any
     assert names == ["My cases"]
 
 
-def test_first_run_offers_the_demo(qtbot: Any, make_launcher: Any, tmp_path: Path,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_first_run_offers_the_demo(
+    qtbot: Any, make_launcher: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     seen = on_dialog(qtbot, "connection_dialog", lambda d: d.demo_button.click())
     the = make_launcher()
@@ -108,8 +111,16 @@ def test_sql_server_fields(qtbot: Any) -> None:
     dialog = connect_dialog.ConnectionDialog()
     qtbot.addWidget(dialog)
     dialog.show()
-    fill(dialog, kind="sqlserver", name="erp", host="sql01", database="erp", windows_auth=True,
-         trust_server_certificate=True, source_database=True)
+    fill(
+        dialog,
+        kind="sqlserver",
+        name="erp",
+        host="sql01",
+        database="erp",
+        windows_auth=True,
+        trust_server_certificate=True,
+        source_database=True,
+    )
     dialog.odbc_driver.setCurrentText("ODBC Driver 18 for SQL Server")
     assert dialog.odbc_driver.isVisible() and dialog.encrypt.isVisible() and not dialog.user.isVisible()
     profile = dialog.profile()
@@ -124,14 +135,23 @@ def test_sql_server_fields(qtbot: Any) -> None:
 
 # -- Test connection ----------------------------------------------------------------------------
 
+
 def test_test_connection_reports_a_closed_port_without_freezing(qtbot: Any) -> None:
     gui_app.application()
     dialog = connect_dialog.ConnectionDialog()
     qtbot.addWidget(dialog)
     dialog.show()
     port = servers.free_port()
-    fill(dialog, kind="postgresql", name="x", host="127.0.0.1", port=port, database="d", user="u",
-         password="pw-typed-here")
+    fill(
+        dialog,
+        kind="postgresql",
+        name="x",
+        host="127.0.0.1",
+        port=port,
+        database="d",
+        user="u",
+        password="pw-typed-here",
+    )
     dialog.test_button.click()
     assert dialog.test_result.property("state") == "busy" and not dialog.test_button.isEnabled()
     qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail", timeout=20_000)
@@ -145,8 +165,16 @@ def test_test_connection_succeeds_and_a_wrong_password_is_named(qtbot: Any, pg_s
     dialog = connect_dialog.ConnectionDialog()
     qtbot.addWidget(dialog)
     dialog.show()
-    fill(dialog, kind="postgresql", name="x", host=pg_server.host, port=pg_server.port, database="postgres",
-         user=user, password="not-" + password)
+    fill(
+        dialog,
+        kind="postgresql",
+        name="x",
+        host=pg_server.host,
+        port=pg_server.port,
+        database="postgres",
+        user=user,
+        password="not-" + password,
+    )
     dialog.test_button.click()
     qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail", timeout=20_000)
     text = dialog.test_result.text()
@@ -173,8 +201,16 @@ def test_a_wrong_password_is_said_in_german_in_plain_words(qtbot: Any, pg_server
         dialog = connect_dialog.ConnectionDialog()
         qtbot.addWidget(dialog)
         dialog.show()
-        fill(dialog, kind="postgresql", name="x", host=pg_server.host, port=pg_server.port, database="postgres",
-             user=user, password="nicht-" + password)
+        fill(
+            dialog,
+            kind="postgresql",
+            name="x",
+            host=pg_server.host,
+            port=pg_server.port,
+            database="postgres",
+            user=user,
+            password="nicht-" + password,
+        )
         dialog.test_button.click()
         qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail", timeout=20_000)
         text = dialog.test_result.text()
@@ -186,8 +222,10 @@ def test_a_wrong_password_is_said_in_german_in_plain_words(qtbot: Any, pg_server
         port = servers.free_port()
         fill(dialog, host="127.0.0.1", port=port)
         dialog.test_button.click()
-        qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail"
-                        and str(port) in dialog.test_result.text(), timeout=20_000)
+        qtbot.waitUntil(
+            lambda: dialog.test_result.property("state") == "fail" and str(port) in dialog.test_result.text(),
+            timeout=20_000,
+        )
         assert dialog.test_result.text().startswith(f"Der Server 127.0.0.1:{port} hat die Verbindung abgewiesen")
         assert "connection" not in dialog.test_result.text().lower()
     finally:
@@ -196,10 +234,11 @@ def test_a_wrong_password_is_said_in_german_in_plain_words(qtbot: Any, pg_server
 
 # -- passwords ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("backend", ["postgresql"])
 def test_wrong_password_is_asked_again_then_remembered_and_never_written(
-        qtbot: Any, make_launcher: Any, pg_server: Any, database_url: str, tmp_path: Path,
-        memory_keyring: MemoryKeyring) -> None:
+    qtbot: Any, make_launcher: Any, pg_server: Any, database_url: str, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
     from tests import support
 
     user, password = pg_server.password_login()
@@ -209,8 +248,16 @@ def test_wrong_password_is_asked_again_then_remembered_and_never_written(
     env.close()
     dbname = database_url.rsplit("/", 1)[1]
     _grant_all(pg_server, dbname, user)
-    profile = profiles.Profile(name="office", kind="postgresql", host=pg_server.host, port=pg_server.port,
-                               database=dbname, user=user, source="file", config=str(config_file))
+    profile = profiles.Profile(
+        name="office",
+        kind="postgresql",
+        host=pg_server.host,
+        port=pg_server.port,
+        database=dbname,
+        user=user,
+        source="file",
+        config=str(config_file),
+    )
     profiles.ProfileStore().save(profile)
     logs.setup(logging.DEBUG)
     try:
@@ -263,8 +310,9 @@ def test_without_a_keyring_the_password_dialog_says_so(qtbot: Any) -> None:
     keyring.set_keyring(fail.Keyring())
     try:
         gui_app.application()
-        dialog = connect_dialog.PasswordDialog(profiles.Profile(name="o", kind="postgresql", host="h",
-                                                                database="d", user="u", source="database"))
+        dialog = connect_dialog.PasswordDialog(
+            profiles.Profile(name="o", kind="postgresql", host="h", database="d", user="u", source="database")
+        )
         qtbot.addWidget(dialog)
         note = dialog.findChild(QWidget, "keyring_note")
         assert not dialog.remember.isEnabled() and not dialog.remembers()
@@ -275,8 +323,10 @@ def test_without_a_keyring_the_password_dialog_says_so(qtbot: Any) -> None:
 
 # -- switching ----------------------------------------------------------------------------------
 
-def test_switching_profiles_keeps_the_held_item(qtbot: Any, make_launcher: Any, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_switching_profiles_keeps_the_held_item(
+    qtbot: Any, make_launcher: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     the = two_profiles_open(make_launcher, tmp_path)
     first = the.window
     with qtbot.waitSignal(first.session.ready, timeout=20_000):
@@ -300,7 +350,8 @@ def test_switching_profiles_keeps_the_held_item(qtbot: Any, make_launcher: Any, 
 
 
 def test_switching_profiles_with_edits_the_journal_cannot_hold_asks_first(
-        qtbot: Any, make_launcher: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot: Any, make_launcher: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.gui.conftest import on_dialog
     from tests.gui.test_journal_failure import _banner, _click, _repair, _typing_on_a_broken_disk
 
@@ -322,6 +373,7 @@ def test_switching_profiles_with_edits_the_journal_cannot_hold_asks_first(
 
 
 # -- published queue settings -------------------------------------------------------------------
+
 
 def test_newly_published_settings_reach_an_open_window(qtbot: Any, make_launcher: Any, tmp_path: Path) -> None:
     from workbench.config import loader
@@ -357,8 +409,18 @@ def test_newly_published_settings_reach_an_open_window(qtbot: Any, make_launcher
 
 def test_a_server_that_is_not_there_offers_retry_and_edit(qtbot: Any, make_launcher: Any) -> None:
     port = servers.free_port()
-    profiles.ProfileStore().save(profiles.Profile(name="gone", kind="postgresql", host="127.0.0.1", port=port,
-                                                  database="d", user="u", source="database", connect_timeout=2))
+    profiles.ProfileStore().save(
+        profiles.Profile(
+            name="gone",
+            kind="postgresql",
+            host="127.0.0.1",
+            port=port,
+            database="d",
+            user="u",
+            source="database",
+            connect_timeout=2,
+        )
+    )
     texts: list[str] = []
 
     def cancel(box: Any) -> None:
@@ -371,8 +433,9 @@ def test_a_server_that_is_not_there_offers_retry_and_edit(qtbot: Any, make_launc
     assert the.window is None and texts and "cannot reach the database" in texts[0], texts
 
 
-def test_the_supervisor_console_opens_from_the_connection_menu(qtbot: Any, make_launcher: Any, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_supervisor_console_opens_from_the_connection_menu(
+    qtbot: Any, make_launcher: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     the = two_profiles_open(make_launcher, tmp_path)
     with qtbot.waitSignal(the.window.session.ready, timeout=20_000):
         pass

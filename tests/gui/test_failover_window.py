@@ -69,8 +69,9 @@ def _no_dialogs(monkeypatch: Any) -> list[str]:
 
 
 @pytest.mark.parametrize("replicated", [True], ids=["synchronous"], indirect=True)
-def test_the_window_carries_on_through_a_failover(qtbot: Any, open_window: Any, replicated: Any,
-                                                  monkeypatch: Any) -> None:
+def test_the_window_carries_on_through_a_failover(
+    qtbot: Any, open_window: Any, replicated: Any, monkeypatch: Any
+) -> None:
     pair, config = replicated
     window = open_window(config, settings=dataclasses.replace(FAST, retry_interval=0.3))
     claim = _claim(qtbot, window)
@@ -80,8 +81,9 @@ def test_the_window_carries_on_through_a_failover(qtbot: Any, open_window: Any, 
     editor.setPlainText("Typed before the switch")
     shown = _no_dialogs(monkeypatch)
     # The claim has reached the standby (asynchronous replication takes a moment).
-    qtbot.waitUntil(lambda: _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) == "alice",
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) == "alice", timeout=10_000
+    )
     pair.primary.take_down("immediate")
     pair.promote()
     with qtbot.waitSignal(window.session.saved, timeout=30_000):
@@ -101,8 +103,9 @@ def test_a_complete_the_switch_lost_is_named(qtbot: Any, open_window: Any, repli
     window = open_window(config, settings=dataclasses.replace(FAST, retry_interval=0.3))
     claim = _claim(qtbot, window)
     key = claim.lock.key
-    qtbot.waitUntil(lambda: _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) == "alice",
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) == "alice", timeout=10_000
+    )
     pair.cut()  # from here on the standby receives nothing
     with qtbot.waitSignal(window.session.completed, timeout=15_000):
         window.complete(None)  # acknowledged by the primary alone

@@ -55,7 +55,8 @@ def _typing_on_a_broken_disk(qtbot: Any, window: main_window.MainWindow, text: s
 
 
 def test_save_and_complete_go_through_while_the_journal_cannot_be_written(
-        qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path) -> None:
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path
+) -> None:
     window = open_window(demo_config, home=tmp_path / "alice")
     directory, claim = _typing_on_a_broken_disk(qtbot, window, "Typed on a full disk")
     text = _banner(window)
@@ -76,7 +77,8 @@ def test_save_and_complete_go_through_while_the_journal_cannot_be_written(
 
 
 def test_edits_held_while_the_journal_fails_reach_the_disk_once_it_works(
-        qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path) -> None:
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path
+) -> None:
     window = open_window(demo_config, home=tmp_path / "alice")
     directory, claim = _typing_on_a_broken_disk(qtbot, window, "Only in memory for now")
     # Closing now would lose them: the window asks, and "Stay" keeps it open with the edits.
@@ -92,7 +94,8 @@ def test_edits_held_while_the_journal_fails_reach_the_disk_once_it_works(
 
 
 def test_close_without_a_journal_can_choose_to_lose_the_edits(
-        qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path) -> None:
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path
+) -> None:
     window = open_window(demo_config, home=tmp_path / "alice")
     _typing_on_a_broken_disk(qtbot, window, "Let it go")
     answered = on_dialog(qtbot, "journal_close_box", _click(QMessageBox.ButtonRole.DestructiveRole))
@@ -102,7 +105,8 @@ def test_close_without_a_journal_can_choose_to_lose_the_edits(
 
 
 def test_unwritable_data_directory_opens_the_window_with_the_warning(
-        qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path) -> None:
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path
+) -> None:
     home = tmp_path / "alice"
     home.mkdir()
     (home / "data").write_text("a file where the data folder should be\n")
@@ -123,10 +127,20 @@ def test_start_up_with_an_unwritable_data_directory_prints_no_traceback(tmp_path
     blocker = tmp_path / "blocker"
     blocker.write_text("")
     shot = tmp_path / "shot.png"
-    env = dict(os.environ, WORKBENCH_HOME=str(blocker / "home"), WORKBENCH_SMOKE_SCREENSHOT=str(shot),
-               QT_QPA_PLATFORM="offscreen")
-    done = subprocess.run([sys.executable, "-m", "workbench", "--config", str(config), "--user", "alice"],
-                          env=env, capture_output=True, text=True, timeout=90, check=False)
+    env = dict(
+        os.environ,
+        WORKBENCH_HOME=str(blocker / "home"),
+        WORKBENCH_SMOKE_SCREENSHOT=str(shot),
+        QT_QPA_PLATFORM="offscreen",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "--config", str(config), "--user", "alice"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "Logging error" not in done.stderr
     assert shot.stat().st_size > 0

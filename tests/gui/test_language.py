@@ -58,8 +58,9 @@ def test_nothing_to_claim_is_said_in_german(german: None, qtbot: Any, open_windo
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-def test_a_refused_undo_and_extend_are_said_in_german(german: None, qtbot: Any, open_window: Any,
-                                                      demo_config: Any) -> None:
+def test_a_refused_undo_and_extend_are_said_in_german(
+    german: None, qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
     config = with_queue(demo_config, "cases", max_lock_seconds=demo_config.queues["cases"].lock_seconds)
     window = open_window(config)
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as claimed:
@@ -79,7 +80,8 @@ def test_a_refused_undo_and_extend_are_said_in_german(german: None, qtbot: Any, 
         window.named_actions["undo"].trigger()
     assert window.statusBar().currentMessage() == (
         f"Helpdesk cases {lock.key} wurde geändert, seit Sie es abgeschlossen haben: Rückgängig ist nicht möglich; "
-        "ein Supervisor kann den Eintrag wieder öffnen")
+        "ein Supervisor kann den Eintrag wieder öffnen"
+    )
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
@@ -95,8 +97,9 @@ def test_a_supervisors_refusals_and_a_long_note_are_said_in_german(german: None,
         assert problem_text.message(lost.value, titles) == f"Helpdesk cases {key} ist von niemandem gesperrt"
         with pytest.raises(errors.InvalidValue) as missing:  # a key typed in the history tab
             cases.reopen("sam", 999999, "typo")
-        assert problem_text.message(missing.value, titles) == \
-            "case_id: cases hat keinen Eintrag mit dem Schlüssel 999999"
+        assert (
+            problem_text.message(missing.value, titles) == "case_id: cases hat keinen Eintrag mit dem Schlüssel 999999"
+        )
         with wb.engine.begin() as conn:  # sam becomes the first supervisor; bob is none
             permissions.grant(conn, None, "sam", "sam", "supervisor")
         with pytest.raises(errors.NotPermitted) as refused:
@@ -104,12 +107,15 @@ def test_a_supervisors_refusals_and_a_long_note_are_said_in_german(german: None,
         assert problem_text.message(refused.value, titles) == (
             f"bob darf „Helpdesk cases {key} zwangsweise freigeben“ nicht: nur Supervisoren dürfen das, und bob ist "
             "in der Rollentabelle dieser Datenbank keiner (Supervisoren: sam); ein Supervisor erteilt das Recht mit "
-            "`workbench --user NAME role grant bob supervisor`")
+            "`workbench --user NAME role grant bob supervisor`"
+        )
         assert str(refused.value).startswith(f"bob may not force-release cases {key}: only supervisors may")
     with pytest.raises(errors.UsageError) as long:
         notes.checked("x" * 4001)
-    assert problem_text.message(long.value, titles) == \
-        "Eine Notiz fasst höchstens 4000 Zeichen (4001 eingegeben); kürzen Sie sie oder teilen Sie sie in zwei"
+    assert (
+        problem_text.message(long.value, titles)
+        == "Eine Notiz fasst höchstens 4000 Zeichen (4001 eingegeben); kürzen Sie sie oder teilen Sie sie in zwei"
+    )
     # A user's name first, not a queue's: no title put there even when a queue is named like the user.
     said = problem_text.message(permissions.login_mismatch_error("cases", "bob"), titles)
     assert said.startswith("Die Sperre von cases kann nicht von der Datenbankanmeldung bob aus verwendet werden")
@@ -122,8 +128,9 @@ def test_every_problem_of_a_value_is_there_to_translate() -> None:
 
 
 def test_qt_standard_buttons_follow_the_language(german: None) -> None:
-    box = QMessageBox(QMessageBox.Icon.Question, "t", "x",
-                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
+    box = QMessageBox(
+        QMessageBox.Icon.Question, "t", "x", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel
+    )
     assert sorted(button.text() for button in box.buttons()) == ["&Ja", "Abbrechen"]
     pick = dialogs.PickDialog(_pick_list(2))
     assert pick.windowTitle() == "Eintrag auswählen"
@@ -131,8 +138,9 @@ def test_qt_standard_buttons_follow_the_language(german: None) -> None:
 
 
 def _pick_list(count: int) -> operator.PickList:
-    return operator.PickList(key_name="id", rows=[{"id": i} for i in range(1, count + 1)], labels={"id": "ID"},
-                             waiting=count)
+    return operator.PickList(
+        key_name="id", rows=[{"id": i} for i in range(1, count + 1)], labels={"id": "ID"}, waiting=count
+    )
 
 
 def test_french_plural_forms(qapp: QApplication) -> None:
@@ -140,8 +148,10 @@ def test_french_plural_forms(qapp: QApplication) -> None:
         assert i18n.install(qapp, "fr") == "fr"
         one = dialogs.PickDialog(_pick_list(1)).findChildren(QLabel)[0].text()
         two = dialogs.PickDialog(_pick_list(2)).findChildren(QLabel)[0].text()
-        assert (one, two) == ("1 élément en attente, dans l'ordre de la file :",
-                              "2 éléments en attente, dans l'ordre de la file :")
+        assert (one, two) == (
+            "1 élément en attente, dans l'ordre de la file :",
+            "2 éléments en attente, dans l'ordre de la file :",
+        )
     finally:
         i18n.install(qapp, "en")
 
@@ -167,8 +177,9 @@ def test_the_environment_beats_the_users_setting(tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-def test_view_menu_stores_the_language_for_the_next_start(qtbot: Any, open_window: Any, demo_config: Any,
-                                                          tmp_path: Path) -> None:
+def test_view_menu_stores_the_language_for_the_next_start(
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path
+) -> None:
     window: main_window.MainWindow = open_window(demo_config, home=tmp_path / "home")
     names = [a.text() for a in window.language_menu.actions()]
     assert names == ["&System default", "&English", "&Deutsch", "&Français"]

@@ -27,8 +27,9 @@ def test_held_for_and_time_left_tick(qtbot: Any) -> None:
     assert not panel._ticker.isActive()
 
 
-def test_the_status_names_the_database_login_where_it_differs(qtbot: Any, open_window: Any, demo_config: Any,
-                                                              monkeypatch: Any) -> None:
+def test_the_status_names_the_database_login_where_it_differs(
+    qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: Any
+) -> None:
     window = open_window(demo_config)
     qtbot.waitUntil(lambda: window.connection_label.text().startswith("Connected as alice"), timeout=10_000)
     login = window.session.wb.database_login()  # SQLite: none; the test server: its superuser

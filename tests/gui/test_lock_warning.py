@@ -12,8 +12,9 @@ from tests.gui.test_operator import _age_lock, _claim
 LOCK = 15 * 60  # the demo's cases queue
 
 
-def test_warn_before_longer_than_a_quarter_of_the_lock_is_honoured(qtbot: Any, open_window: Any,
-                                                                  demo_config: Any) -> None:
+def test_warn_before_longer_than_a_quarter_of_the_lock_is_honoured(
+    qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
     # 10 minutes of a 15-minute lock: this used to be cut to 3m45s without a word.
     window = open_window(demo_config, settings=dataclasses.replace(FAST, warn_before=600.0))
     claim = _claim(qtbot, window)

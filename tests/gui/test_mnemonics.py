@@ -95,8 +95,13 @@ def _clashes(top: QWidget, where: str) -> list[str]:
 
 
 def test_the_check_sees_a_clash_and_reads_ampersands_as_qt_does(qtbot: Any) -> None:
-    assert [letter(t) for t in ("&Save", "Dri&ver:", "R&&D", "R&&&D", "No letter")] == ["alt+s", "alt+v", "", "alt+d",
-                                                                                            ""]
+    assert [letter(t) for t in ("&Save", "Dri&ver:", "R&&D", "R&&&D", "No letter")] == [
+        "alt+s",
+        "alt+v",
+        "",
+        "alt+d",
+        "",
+    ]
     dialog = dialogs.NoteDialog("t", "x")
     qtbot.addWidget(dialog)
     dialog.layout().addWidget(QPushButton("&Next"))  # the note box's label is "&Note:"
@@ -107,8 +112,9 @@ def test_the_check_sees_a_clash_and_reads_ampersands_as_qt_does(qtbot: Any) -> N
 def test_the_connection_dialog_in_every_state(language: str, qtbot: Any) -> None:
     found: list[str] = []
     # The rows shown depend on the database, the login (Windows account), and where the settings come from.
-    edited = profiles.Profile(name="Helpdesk", kind="postgresql", host="db", database="helpdesk", user="bob",
-                              source="database")
+    edited = profiles.Profile(
+        name="Helpdesk", kind="postgresql", host="db", database="helpdesk", user="bob", source="database"
+    )
     for first_run, profile in ((True, None), (False, edited)):
         dialog = connect_dialog.ConnectionDialog(profile, first_run=first_run, message="refused")
         qtbot.addWidget(dialog)
@@ -129,16 +135,22 @@ def test_the_connection_dialog_in_every_state(language: str, qtbot: Any) -> None
 
 def test_the_operators_and_supervisors_dialogs(language: str, qtbot: Any) -> None:
     found: list[str] = []
-    pick = operator.PickList(key_name="case_id", rows=[{"case_id": 1, "subject": "x"}],
-                             labels={"case_id": "Case", "subject": "Subject"}, waiting=1)
-    for dialog in (dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=True),
-                   dialogs.ReleaseDialog("Helpdesk cases 7", False),
-                   dialogs.NoteDialog("Complete as “Resolve”", "This queue needs a note."),
-                   dialogs.DeferDialog("Helpdesk cases 7", True, note_required=True),
-                   dialogs.DeferDialog("Helpdesk cases 7", False),
-                   shortcuts_dialog.ShortcutsDialog(hotkeys.Keymap(), ["Resolve", "Wait for customer"]),
-                   dialogs.PickDialog(pick),
-                   *supervisor_and_draft_dialogs()):
+    pick = operator.PickList(
+        key_name="case_id",
+        rows=[{"case_id": 1, "subject": "x"}],
+        labels={"case_id": "Case", "subject": "Subject"},
+        waiting=1,
+    )
+    for dialog in (
+        dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=True),
+        dialogs.ReleaseDialog("Helpdesk cases 7", False),
+        dialogs.NoteDialog("Complete as “Resolve”", "This queue needs a note."),
+        dialogs.DeferDialog("Helpdesk cases 7", True, note_required=True),
+        dialogs.DeferDialog("Helpdesk cases 7", False),
+        shortcuts_dialog.ShortcutsDialog(hotkeys.Keymap(), ["Resolve", "Wait for customer"]),
+        dialogs.PickDialog(pick),
+        *supervisor_and_draft_dialogs(),
+    ):
         qtbot.addWidget(dialog)
         dialog.show()
         found += _clashes(dialog, language)
@@ -149,16 +161,21 @@ def test_the_operators_and_supervisors_dialogs(language: str, qtbot: Any) -> Non
 def _menu_clashes(window: Any, where: str) -> list[str]:
     """Two entries of one menu with one Alt letter, and entries without one (a keyboard user then
     reaches them only with the arrow keys)."""
-    return [f"{where} menu {menu.title()}: {key} {texts}"
-            for menu in all_menus(window) for key, texts in clashes(menu_owners(menu)).items()] + [
-            f"{where} menu {menu.title()}: no Alt letter in {a.text()!r}"
-            for menu in all_menus(window) for a in menu.actions()
-            if a.isVisible() and not a.isSeparator() and not letter(a.text())
-            and not a.objectName().startswith("profile_")]  # connection profiles: names people gave
+    return [
+        f"{where} menu {menu.title()}: {key} {texts}"
+        for menu in all_menus(window)
+        for key, texts in clashes(menu_owners(menu)).items()
+    ] + [
+        f"{where} menu {menu.title()}: no Alt letter in {a.text()!r}"
+        for menu in all_menus(window)
+        for a in menu.actions()
+        if a.isVisible() and not a.isSeparator() and not letter(a.text()) and not a.objectName().startswith("profile_")
+    ]  # connection profiles: names people gave
 
 
-def test_the_operator_window_its_menus_and_the_quit_question(language: str, qtbot: Any, make_launcher: Any,
-                                                               tmp_path: Path) -> None:
+def test_the_operator_window_its_menus_and_the_quit_question(
+    language: str, qtbot: Any, make_launcher: Any, tmp_path: Path
+) -> None:
     found: list[str] = []
     the = two_profiles_open(make_launcher, tmp_path)  # with the launcher's Connection menu, as people see it
     window = the.window
@@ -182,7 +199,7 @@ def test_the_operator_window_its_menus_and_the_quit_question(language: str, qtbo
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-def test_the_supervisor_console_on_every_tab(language: str, qtbot: Any, console: Any) -> None:  # noqa: F811
+def test_the_supervisor_console_on_every_tab(language: str, qtbot: Any, console: Any) -> None:
     found: list[str] = []
     window = console()
     for tab in range(window.tabs.count()):

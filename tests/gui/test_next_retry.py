@@ -26,8 +26,9 @@ def _claims(window: main_window.MainWindow) -> list[Any]:
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
-def test_next_item_while_the_database_is_down_claims_once_it_is_back(qtbot: Any, open_window: Any,
-                                                                     demo_config: Any, pg_server: Any) -> None:
+def test_next_item_while_the_database_is_down_claims_once_it_is_back(
+    qtbot: Any, open_window: Any, demo_config: Any, pg_server: Any
+) -> None:
     window = open_window(demo_config, settings=dataclasses.replace(FAST, retry_interval=0.3))
     claims = _claims(window)
     pg_server.take_down()
@@ -48,8 +49,9 @@ def test_next_item_while_the_database_is_down_claims_once_it_is_back(qtbot: Any,
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
-def test_next_item_pressed_again_while_the_database_hangs_claims_one_item(qtbot: Any, open_window: Any,
-                                                                          demo_config: Any, pg_server: Any) -> None:
+def test_next_item_pressed_again_while_the_database_hangs_claims_one_item(
+    qtbot: Any, open_window: Any, demo_config: Any, pg_server: Any
+) -> None:
     window = open_window(demo_config, settings=dataclasses.replace(FAST, retry_interval=0.3))
     claims = _claims(window)
     pg_server.freeze()  # connections stay open; nothing answers

@@ -47,9 +47,16 @@ def _type(qtbot: Any, window: main_window.MainWindow, name: str, text: str) -> N
 def _age_lock(window: main_window.MainWindow, queue: str, key: Any, seconds: int) -> None:
     q = window.session.wb.queue(queue).q
     with window.session.wb.engine.begin() as conn:
-        conn.execute(sa.update(q.table).where(q.key == key).values({
-            q.time.name: clock.add_seconds(q.time, sa.literal(-seconds)),
-            q.expires.name: clock.add_seconds(q.expires, sa.literal(-seconds))}))
+        conn.execute(
+            sa.update(q.table)
+            .where(q.key == key)
+            .values(
+                {
+                    q.time.name: clock.add_seconds(q.time, sa.literal(-seconds)),
+                    q.expires.name: clock.add_seconds(q.expires, sa.literal(-seconds)),
+                }
+            )
+        )
 
 
 def test_next_item_fills_the_form_and_starts_the_timer(qtbot: Any, open_window: Any, demo_config: Any) -> None:
@@ -64,8 +71,9 @@ def test_next_item_fills_the_form_and_starts_the_timer(qtbot: Any, open_window: 
     assert row(window, "cases", claim.lock.key)["wb_locked_by"] == "alice"
 
 
-def test_invalid_value_is_shown_at_the_field_and_nothing_is_sent(qtbot: Any, open_window: Any,
-                                                                 demo_config: Any) -> None:
+def test_invalid_value_is_shown_at_the_field_and_nothing_is_sent(
+    qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
     window = open_window(demo_config)
     window.resize(1100, 420)  # the field is below the form's fold
     claim = _claim(qtbot, window)
@@ -125,8 +133,9 @@ def test_next_follows_complete_when_set(qtbot: Any, open_window: Any, demo_confi
     assert signal.args[0].lock.key != first.lock.key
 
 
-def test_the_next_item_comes_with_the_complete(qtbot: Any, open_window: Any, demo_config: Any,
-                                               monkeypatch: Any) -> None:
+def test_the_next_item_comes_with_the_complete(
+    qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: Any
+) -> None:
     """One call does both (one statement on PostgreSQL); Next item is asked only when nothing came."""
     window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
     first = _claim(qtbot, window)
@@ -134,8 +143,9 @@ def test_the_next_item_comes_with_the_complete(qtbot: Any, open_window: Any, dem
     asked: list[str] = []
     real_next, real_complete = operator.next_item, operator.complete
     monkeypatch.setattr(operator, "next_item", lambda *a, **k: asked.append("next") or real_next(*a, **k))
-    monkeypatch.setattr(operator, "complete", lambda *a, **k: asked.append(f"complete {k['then_next']}")
-                        or real_complete(*a, **k))
+    monkeypatch.setattr(
+        operator, "complete", lambda *a, **k: asked.append(f"complete {k['then_next']}") or real_complete(*a, **k)
+    )
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
         qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
     following = signal.args[0]
@@ -164,14 +174,16 @@ def test_release_with_a_reason(qtbot: Any, open_window: Any, demo_config: Any, m
     assert history[-1].kind.value == "release" and history[-1].reason == "Not my area"
 
 
-def test_resume_after_restart_restores_unsaved_edits(qtbot: Any, open_window: Any, demo_config: Any,
-                                                     tmp_path: Any) -> None:
+def test_resume_after_restart_restores_unsaved_edits(
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Any
+) -> None:
     home = tmp_path / "alice-home"
     first = open_window(demo_config, home=home)
     claim = _claim(qtbot, first)
     _type(qtbot, first, "resolution", "Half way through")
-    qtbot.waitUntil(lambda: first.session.journal.load(first.session.database, "cases", claim.lock.key) is not None,
-                    timeout=3000)
+    qtbot.waitUntil(
+        lambda: first.session.journal.load(first.session.database, "cases", claim.lock.key) is not None, timeout=3000
+    )
     first.session.dispatcher.wait()
     close_window(qtbot, first, answer="quit_keep")  # as if the PC restarted: nothing was saved
     second = open_window(demo_config, home=home)
@@ -203,8 +215,9 @@ def test_reclaim_by_another_user_keeps_the_edits(qtbot: Any, open_window: Any, d
     window = open_window(demo_config)
     claim = _claim(qtbot, window)
     _type(qtbot, window, "resolution", "My careful notes")
-    qtbot.waitUntil(lambda: window.session.journal.load(window.session.database, "cases", claim.lock.key)
-                    is not None, timeout=3000)
+    qtbot.waitUntil(
+        lambda: window.session.journal.load(window.session.database, "cases", claim.lock.key) is not None, timeout=3000
+    )
     # A supervisor takes it away while Alice is typing.
     window.session.wb.queue("cases").force_release("sue", claim.lock.key, "customer escalated")
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000) as signal:
@@ -300,8 +313,9 @@ def _no_dialogs(monkeypatch: Any) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
-def test_database_down_keeps_the_form_and_retries(qtbot: Any, open_window: Any, demo_config: Any,
-                                                  pg_server: Any, monkeypatch: Any) -> None:
+def test_database_down_keeps_the_form_and_retries(
+    qtbot: Any, open_window: Any, demo_config: Any, pg_server: Any, monkeypatch: Any
+) -> None:
     window = open_window(demo_config, settings=dataclasses.replace(FAST, retry_interval=0.3))
     claim = _claim(qtbot, window)
     _type(qtbot, window, "resolution", "Typed while the server was down")
@@ -330,8 +344,9 @@ def test_database_down_keeps_the_form_and_retries(qtbot: Any, open_window: Any, 
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
-def test_hanging_database_never_freezes_the_window(qtbot: Any, open_window: Any, demo_config: Any,
-                                                   pg_server: Any, monkeypatch: Any) -> None:
+def test_hanging_database_never_freezes_the_window(
+    qtbot: Any, open_window: Any, demo_config: Any, pg_server: Any, monkeypatch: Any
+) -> None:
     window = open_window(demo_config)
     claim = _claim(qtbot, window)
     _type(qtbot, window, "resolution", "First part")
@@ -346,12 +361,17 @@ def test_hanging_database_never_freezes_the_window(qtbot: Any, open_window: Any,
     pg_server.freeze()  # connections stay open; nothing answers
     try:
         qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
+
         # 500 ms after the Save; the timeout is generous for a loaded test machine (5 s was too
         # tight twice), and the window's answering is what the typing below checks.
         def waiting() -> None:
             label, shown = window.connection_label, window.connection_label.text()
-            assert "Waiting for the database" in shown, (shown, label.property("state"), window.session.reachable,
-                                                         window._slow_timer.isActive())
+            assert "Waiting for the database" in shown, (
+                shown,
+                label.property("state"),
+                window.session.reachable,
+                window._slow_timer.isActive(),
+            )
 
         qtbot.waitUntil(waiting, timeout=15_000)
         # The window still takes typing while the call hangs, and journals it.
@@ -359,10 +379,16 @@ def test_hanging_database_never_freezes_the_window(qtbot: Any, open_window: Any,
         editor.moveCursor(editor.textCursor().MoveOperation.End)
         qtbot.keyClicks(editor, ", then more")
         assert editor.toPlainText() == "First part, then more"
-        qtbot.waitUntil(lambda: (window.session.journal.load(window.session.database, "cases", claim.lock.key)
-                                 or None) is not None and window.session.journal.load(
-            window.session.database, "cases", claim.lock.key).values.get("resolution") == "First part, then more",
-            timeout=3000)
+        qtbot.waitUntil(
+            lambda: (
+                (window.session.journal.load(window.session.database, "cases", claim.lock.key) or None) is not None
+                and window.session.journal.load(window.session.database, "cases", claim.lock.key).values.get(
+                    "resolution"
+                )
+                == "First part, then more"
+            ),
+            timeout=3000,
+        )
     finally:
         with qtbot.waitSignal(window.session.saved, timeout=30_000):
             pg_server.thaw()
@@ -426,8 +452,7 @@ def test_auto_extend_only_while_the_user_works(qtbot: Any, open_window: Any, dem
     assert signal.args[0].remaining.total_seconds() > 14 * 60
 
 
-def test_window_size_and_queue_are_remembered(qtbot: Any, open_window: Any, demo_config: Any,
-                                              tmp_path: Any) -> None:
+def test_window_size_and_queue_are_remembered(qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Any) -> None:
     home = tmp_path / "remember"
     first = open_window(demo_config, home=home)
     first.resize(777, 655)
@@ -444,8 +469,9 @@ def test_next_after_complete_is_a_setting(demo_config: Any, tmp_path: Any) -> No
     from workbench.gui import app as gui_app
     from workbench.gui import session as session_mod
 
-    config = dataclasses.replace(demo_config, app=dataclasses.replace(demo_config.app, next_after_complete=False,
-                                                                      warn_before=300))
+    config = dataclasses.replace(
+        demo_config, app=dataclasses.replace(demo_config.app, next_after_complete=False, warn_before=300)
+    )
     gui_app.application()
     window = gui_app.build_window(config, "alice", home=tmp_path / "h")
     try:
@@ -466,8 +492,9 @@ def test_next_after_complete_is_a_setting(demo_config: Any, tmp_path: Any) -> No
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
-def test_closed_while_the_database_was_down_then_resumed(qtbot: Any, open_window: Any, demo_config: Any,
-                                                        pg_server: Any, tmp_path: Any) -> None:
+def test_closed_while_the_database_was_down_then_resumed(
+    qtbot: Any, open_window: Any, demo_config: Any, pg_server: Any, tmp_path: Any
+) -> None:
     # The server stops mid-session, the Save cannot go through, the operator quits (or the PC
     # restarts); when the server is back, the edits come back and the Save is done with the lock check.
     home = tmp_path / "alice-home"
@@ -500,13 +527,15 @@ def test_closed_while_the_database_was_down_then_resumed(qtbot: Any, open_window
 
 # -- a draft stays reachable whoever holds the item (issue 12, item 2) --------------------------------
 
+
 def _lose_to_bob(qtbot: Any, window: main_window.MainWindow, text: str) -> Any:
     """Alice types `text`, her lock runs out (nobody has the item yet), then bob claims it and saves."""
     claim = _claim(qtbot, window)
     key = claim.lock.key
     _type(qtbot, window, "resolution", text)
-    qtbot.waitUntil(lambda: window.session.journal.load(window.session.database, "cases", key) is not None,
-                    timeout=3000)
+    qtbot.waitUntil(
+        lambda: window.session.journal.load(window.session.database, "cases", key) is not None, timeout=3000
+    )
     _age_lock(window, "cases", key, 16 * 60)
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
@@ -542,7 +571,8 @@ def test_a_draft_stays_reachable_after_someone_else_claims(qtbot: Any, open_wind
     banner = window.lost_banner.label.text()
     assert "bob holds it" in banner and "nobody" not in banner and not window.reclaim_button.isVisible()
     assert window.session.journal.load(window.session.database, "cases", key).values == {
-        "resolution": "My careful notes"}
+        "resolution": "My careful notes"
+    }
     # The draft, read-only beside the row as it is now.
     qtbot.mouseClick(window.compare_button, Qt.MouseButton.LeftButton)
     dialog = window.drafts.dialog
@@ -555,8 +585,9 @@ def test_a_draft_stays_reachable_after_someone_else_claims(qtbot: Any, open_wind
     assert "My careful notes" in copied and "Bob's fix" in copied and "bob holds it" in copied
     assert f"Helpdesk cases {key} by alice" in copied
     # Discarded, after a confirmation: gone from the journal, the page and the resume panel.
-    answered = on_dialog(qtbot, "discard_draft_question",
-                         lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    answered = on_dialog(
+        qtbot, "discard_draft_question", lambda box: box.button(QMessageBox.StandardButton.Yes).click()
+    )
     qtbot.mouseClick(dialog.discard_button, Qt.MouseButton.LeftButton)
     assert answered == ["discard_draft_question"]
     assert window.session.journal.load(window.session.database, "cases", key) is None
@@ -568,8 +599,9 @@ def test_a_draft_stays_reachable_after_someone_else_claims(qtbot: Any, open_wind
     assert row(window, "cases", key)["resolution"] == "Bob's fix"  # bob's work is untouched
 
 
-def test_a_draft_of_an_item_bob_holds_opens_from_the_resume_panel(qtbot: Any, open_window: Any, demo_config: Any,
-                                                                  tmp_path: Any) -> None:
+def test_a_draft_of_an_item_bob_holds_opens_from_the_resume_panel(
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Any
+) -> None:
     config = with_queue(demo_config, "cases", max_locks_per_user=0)
     home = tmp_path / "alice-home"
     first = open_window(config, home=home)
@@ -593,14 +625,16 @@ def test_a_draft_of_an_item_bob_holds_opens_from_the_resume_panel(qtbot: Any, op
     assert second.resume_panel.draft_button.isEnabled()
     qtbot.mouseClick(second.resume_panel.draft_button, Qt.MouseButton.LeftButton)
     dialog = second.drafts.dialog
-    answered = on_dialog(qtbot, "discard_draft_question",
-                         lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    answered = on_dialog(
+        qtbot, "discard_draft_question", lambda box: box.button(QMessageBox.StandardButton.Yes).click()
+    )
     qtbot.mouseClick(dialog.discard_button, Qt.MouseButton.LeftButton)
     assert answered and second.session.journal.load(second.session.database, "cases", key) is None
     assert second.resume_panel.entries() == [] and not dialog.isVisible()
 
 
 # -- closing the window (issue 12, item 3) -------------------------------------------------------------
+
 
 def test_closing_releases_the_untouched_next_item(qtbot: Any, open_window: Any, demo_config: Any) -> None:
     window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
@@ -631,8 +665,9 @@ def test_closing_asks_about_a_touched_item(qtbot: Any, open_window: Any, demo_co
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
-def test_closing_on_a_frozen_database_is_bounded(qtbot: Any, open_window: Any, demo_config: Any,
-                                                 pg_server: Any) -> None:
+def test_closing_on_a_frozen_database_is_bounded(
+    qtbot: Any, open_window: Any, demo_config: Any, pg_server: Any
+) -> None:
     import time
 
     window = open_window(demo_config)
@@ -689,12 +724,23 @@ def test_quit_is_not_held_up_by_a_stuck_database_call(tmp_path: Any) -> None:
     import sys
     import time
 
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "d"),
-               XDG_CONFIG_HOME=str(tmp_path / "c"), WORKBENCH_READY_FILE=str(tmp_path / "ready"))
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        HOME=str(tmp_path),
+        XDG_DATA_HOME=str(tmp_path / "d"),
+        XDG_CONFIG_HOME=str(tmp_path / "c"),
+        WORKBENCH_READY_FILE=str(tmp_path / "ready"),
+    )
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", _STUCK_AT_EXIT, str(tmp_path / "demo")], env=env, timeout=120,
-                          check=False,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _STUCK_AT_EXIT, str(tmp_path / "demo")],
+        env=env,
+        timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     took = time.monotonic() - started
     assert (tmp_path / "ready").exists(), done.stderr
     assert done.returncode == 0, done.stderr
@@ -718,8 +764,7 @@ def test_notes_and_history_beside_the_form(qtbot: Any, open_window: Any, demo_co
     assert not window.item_log.add_button.isEnabled()  # nothing to add yet
     qtbot.keyClicks(window.item_log.note, "Customer calls back after 15:00.")
     qtbot.mouseClick(window.item_log.add_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: any("Customer calls back after 15:00." in t for t in _log_texts(window)),
-                    timeout=10_000)
+    qtbot.waitUntil(lambda: any("Customer calls back after 15:00." in t for t in _log_texts(window)), timeout=10_000)
     assert window.item_log.note.toPlainText() == ""
     note = next(t for t in _log_texts(window) if "calls back" in t)
     assert note.startswith("alice wrote, ")
@@ -730,12 +775,14 @@ def test_notes_and_history_beside_the_form(qtbot: Any, open_window: Any, demo_co
     with qtbot.waitSignal(window.session.completed, timeout=10_000):
         window.complete(None)
     _claim(qtbot, window)
-    qtbot.waitUntil(lambda: bool(_log_texts(window)) and not any("calls back" in t for t in _log_texts(window)),
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: bool(_log_texts(window)) and not any("calls back" in t for t in _log_texts(window)), timeout=10_000
+    )
 
 
-def test_a_required_note_is_asked_for_before_release_and_complete(qtbot: Any, open_window: Any,
-                                                                   demo_config: Any) -> None:
+def test_a_required_note_is_asked_for_before_release_and_complete(
+    qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
     window = open_window(with_queue(demo_config, "cases", notes_required=("release", "resolved")))
     claim = _claim(qtbot, window)
     _type(qtbot, window, "resolution", "Port replaced")
@@ -777,8 +824,10 @@ def test_a_required_note_is_asked_for_before_release_and_complete(qtbot: Any, op
     seen = on_dialog(qtbot, "note_dialog", complete_with_note)
     with qtbot.waitSignal(window.session.completed, timeout=10_000):
         window.complete(None)
-    assert [(n.kind, n.text) for n in window.session.wb.queue("cases").notes(again.lock.key)][-1] == \
-        ("complete", "Replaced the switch port.")
+    assert [(n.kind, n.text) for n in window.session.wb.queue("cases").notes(again.lock.key)][-1] == (
+        "complete",
+        "Replaced the switch port.",
+    )
 
 
 def test_release_offers_the_queues_own_reasons(qtbot: Any, open_window: Any, demo_config: Any) -> None:
@@ -882,8 +931,9 @@ def test_the_resume_panel_counts_down_to_due(qtbot: Any, open_window: Any, demo_
     assert table.item(row, 6).text().startswith(expected) and not table.isColumnHidden(6)
 
 
-def test_undo_the_last_complete_from_the_window(qtbot: Any, open_window: Any, demo_config: Any,
-                                                 monkeypatch: Any) -> None:
+def test_undo_the_last_complete_from_the_window(
+    qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: Any
+) -> None:
     window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=True))
     first = _claim(qtbot, window)
     window.session.dispatcher.wait()
@@ -934,7 +984,9 @@ def test_a_typed_note_is_never_lost(qtbot: Any, open_window: Any, demo_config: A
     with qtbot.waitSignal(window.session.completed, timeout=10_000):
         qtbot.keyClick(window.form.field("resolution"), Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert [(n.kind, n.text) for n in notes(first.lock.key)] == [
-        (None, "Called the customer."), ("complete", "Swapped the dock.")]
+        (None, "Called the customer."),
+        ("complete", "Swapped the dock."),
+    ]
 
     # Typed, not added, then Release: the dialog's note holds it.
     second = _claim(qtbot, window)

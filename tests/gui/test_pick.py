@@ -19,8 +19,9 @@ def _offered(qtbot: Any, window: Any, monkeypatch: Any, limit: int) -> dialogs.P
     return shown[0]
 
 
-def test_the_pick_list_says_how_many_wait_and_uses_the_labels(qtbot: Any, open_window: Any, demo_config: Any,
-                                                              monkeypatch: Any) -> None:
+def test_the_pick_list_says_how_many_wait_and_uses_the_labels(
+    qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: Any
+) -> None:
     window = open_window(demo_config)
     waiting = window.session.operator.pick_list("cases", 1000)
     dialog = _offered(qtbot, window, monkeypatch, 5)
@@ -41,8 +42,9 @@ def test_the_pick_list_says_how_many_wait_and_uses_the_labels(qtbot: Any, open_w
 
 
 def test_more_than_the_counted_items_is_said_as_such() -> None:
-    found = operator.PickList(key_name="id", rows=[{"id": i} for i in range(200)], labels={"id": "ID"},
-                              waiting=operator.WAITING_CAP + 1)
+    found = operator.PickList(
+        key_name="id", rows=[{"id": i} for i in range(200)], labels={"id": "ID"}, waiting=operator.WAITING_CAP + 1
+    )
     dialog = dialogs.PickDialog(found)
     more = QLocale().toString(operator.WAITING_CAP)  # 10,000 or 10.000 or 10000, as the locale writes it
     assert dialog.heading.text() == f"The first 200 waiting items of more than {more}, in queue order:"
@@ -53,10 +55,14 @@ def test_overdue_items_are_marked_on_the_database_clock(qtbot: Any) -> None:
     import datetime as dt
 
     now = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
-    rows = [{"id": 1, "due": now - dt.timedelta(days=2, hours=3)}, {"id": 2, "due": now + dt.timedelta(hours=5)},
-            {"id": 3, "due": None}]
-    found = operator.PickList(key_name="id", rows=rows, labels={"id": "ID", "due": "Due"}, waiting=3,
-                              due_name="due", db_now=now)
+    rows = [
+        {"id": 1, "due": now - dt.timedelta(days=2, hours=3)},
+        {"id": 2, "due": now + dt.timedelta(hours=5)},
+        {"id": 3, "due": None},
+    ]
+    found = operator.PickList(
+        key_name="id", rows=rows, labels={"id": "ID", "due": "Due"}, waiting=3, due_name="due", db_now=now
+    )
     dialog = dialogs.PickDialog(found)
     qtbot.addWidget(dialog)
     model = dialog.table.model()

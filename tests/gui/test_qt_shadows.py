@@ -20,13 +20,17 @@ def _hidden_qt_methods(widget: QWidget) -> list[str]:
     """The instance attributes of `widget` named as a method of its PySide6 bases (not a signal:
     PySide6 keeps a signal's bound instance in the object's own attributes)."""
     qt = [vars(cls) for cls in type(widget).__mro__ if cls.__module__.startswith("PySide6")]
-    return sorted(name for name in vars(widget)
-                  if any(name in members and not isinstance(members[name], Signal) for members in qt))
+    return sorted(
+        name
+        for name in vars(widget)
+        if any(name in members and not isinstance(members[name], Signal) for members in qt)
+    )
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-def test_no_attribute_hides_a_qt_method(qtbot: Any, demo_config: model.Config,
-                                        open_window: Callable[..., main_window.MainWindow]) -> None:
+def test_no_attribute_hides_a_qt_method(
+    qtbot: Any, demo_config: model.Config, open_window: Callable[..., main_window.MainWindow]
+) -> None:
     widgets: list[QWidget] = [
         open_window(demo_config),
         connect_dialog.ConnectionDialog(),
@@ -36,4 +40,8 @@ def test_no_attribute_hides_a_qt_method(qtbot: Any, demo_config: model.Config,
     for widget in widgets[1:]:
         qtbot.addWidget(widget)
     assert {type(w).__name__: _hidden_qt_methods(w) for w in widgets} == {
-        "MainWindow": [], "ConnectionDialog": [], "PasswordDialog": [], "ShortcutsDialog": []}
+        "MainWindow": [],
+        "ConnectionDialog": [],
+        "PasswordDialog": [],
+        "ShortcutsDialog": [],
+    }

@@ -12,8 +12,9 @@ from tests.gui.test_operator import _claim
 from workbench.gui import main_window
 
 
-def test_enter_in_the_start_up_resume_panel_reopens_the_item(qtbot: Any, open_window: Any, demo_config: Any,
-                                                             tmp_path: Path) -> None:
+def test_enter_in_the_start_up_resume_panel_reopens_the_item(
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path
+) -> None:
     home = tmp_path / "alice-home"
     first = open_window(demo_config, home=home)
     claim = _claim(qtbot, first)

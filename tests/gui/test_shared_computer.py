@@ -62,8 +62,18 @@ def test_drafts_kept_before_each_user_had_a_folder_move_to_their_owner(tmp_path:
     shared = tmp_path / "journal"
     old = journal_mod.Journal(shared)
     for owner, key in (("alice", 1), ("bob", 2)):
-        old.save(journal_mod.Draft(database="db", queue="cases", key=key, owner=owner, token=None, values={"v": owner},
-                                   base={}, updated_at="2026-11-27T10:00:00+00:00"))
+        old.save(
+            journal_mod.Draft(
+                database="db",
+                queue="cases",
+                key=key,
+                owner=owner,
+                token=None,
+                values={"v": owner},
+                base={},
+                updated_at="2026-11-27T10:00:00+00:00",
+            )
+        )
     from workbench import journal_guard
 
     mine = journal_guard.GuardedJournal(shared / paths.user_folder("alice"), owner="alice")

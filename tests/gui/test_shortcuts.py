@@ -43,8 +43,9 @@ def test_a_key_set_twice_is_refused_until_changed(qtbot: Any, backend: str) -> N
     assert dialog.keymap() == hotkeys.Keymap()
 
 
-def test_a_changed_key_works_and_is_kept_for_the_next_start(qtbot: Any, open_window: Any, demo_config: Any,
-                                                             tmp_path: Path, monkeypatch: Any) -> None:
+def test_a_changed_key_works_and_is_kept_for_the_next_start(
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
     home = tmp_path / "home"
     window = open_window(demo_config, home=home)
 
@@ -76,8 +77,9 @@ def test_a_hand_edited_conflict_falls_back_to_the_defaults(qtbot: Any, tmp_path:
     assert keymap.keys == hotkeys.DEFAULTS and keymap.single_key
 
 
-def test_single_keys_act_only_outside_text_fields(qtbot: Any, open_window: Any, demo_config: Any,
-                                                  monkeypatch: Any) -> None:
+def test_single_keys_act_only_outside_text_fields(
+    qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: Any
+) -> None:
     window = open_window(demo_config)
     assert QKeySequence("N") not in window.named_actions["next"].shortcuts()  # off by default
 
@@ -105,6 +107,7 @@ def test_single_keys_act_only_outside_text_fields(qtbot: Any, open_window: Any, 
 
 
 # -- the window's own keys: the menus' letters (in the language shown) and fixed keys ------------------
+
 
 @pytest.fixture
 def tried_keys(monkeypatch: Any) -> dict[str, str]:
@@ -134,8 +137,9 @@ def _launched(make_launcher: Any, tmp_path: Path) -> Any:
     return the.window
 
 
-def test_the_windows_fixed_keys_are_refused_naming_what_has_them(qtbot: Any, make_launcher: Any, tmp_path: Path,
-                                                                  tried_keys: dict[str, str], backend: str) -> None:
+def test_the_windows_fixed_keys_are_refused_naming_what_has_them(
+    qtbot: Any, make_launcher: Any, tmp_path: Path, tried_keys: dict[str, str], backend: str
+) -> None:
     window = _launched(make_launcher, tmp_path)
     tried_keys.update(dict.fromkeys(["Ctrl+Shift+S", "Alt+C", "Alt+I", "Ctrl+Enter", "Alt+E"], "?"))
     window.named_actions["shortcuts"].trigger()
@@ -146,8 +150,9 @@ def test_the_windows_fixed_keys_are_refused_naming_what_has_them(qtbot: Any, mak
     assert tried_keys["Alt+E"] == ""  # no English menu starts with E
 
 
-def test_the_menu_letters_follow_the_language(qtbot: Any, qapp: QApplication, make_launcher: Any, tmp_path: Path,
-                                              tried_keys: dict[str, str], backend: str) -> None:
+def test_the_menu_letters_follow_the_language(
+    qtbot: Any, qapp: QApplication, make_launcher: Any, tmp_path: Path, tried_keys: dict[str, str], backend: str
+) -> None:
     from workbench.gui import i18n
 
     assert i18n.install(qapp, "de") == "de"
@@ -164,7 +169,8 @@ def test_the_menu_letters_follow_the_language(qtbot: Any, qapp: QApplication, ma
 
 
 def test_a_stored_key_that_became_a_menu_letter_falls_back_to_the_defaults(
-        qtbot: Any, qapp: QApplication, open_window: Any, demo_config: Any, tmp_path: Path, backend: str) -> None:
+    qtbot: Any, qapp: QApplication, open_window: Any, demo_config: Any, tmp_path: Path, backend: str
+) -> None:
     from workbench.gui import i18n
 
     home = tmp_path / "home"

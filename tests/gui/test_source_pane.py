@@ -103,6 +103,7 @@ def _png(width: int, height: int) -> bytes:
 
 # -- reading a source (no window) ------------------------------------------------------------------
 
+
 @pytest.fixture
 def web(tmp_path: Path) -> Iterator[str]:
     """A web server on loopback serving tmp_path/web."""
@@ -118,8 +119,19 @@ def web(tmp_path: Path) -> Iterator[str]:
 
 
 def test_reading_files_urls_and_text(tmp_path: Path, web: str) -> None:
-    pdf = invoices.invoice_pdf({"row_id": 1, "invoice_no": "INV-1", "vendor": "V", "invoice_date": None,
-                                "amount": "10.00", "vat_rate": "0", "iban": None, "currency": "EUR", "line_no": 1})
+    pdf = invoices.invoice_pdf(
+        {
+            "row_id": 1,
+            "invoice_no": "INV-1",
+            "vendor": "V",
+            "invoice_date": None,
+            "amount": "10.00",
+            "vat_rate": "0",
+            "iban": None,
+            "currency": "EUR",
+            "line_no": 1,
+        }
+    )
     (tmp_path / "scans").mkdir()
     (tmp_path / "scans" / "a.pdf").write_bytes(pdf)
     (tmp_path / "web" / "b.pdf").write_bytes(pdf)

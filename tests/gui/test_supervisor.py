@@ -159,8 +159,7 @@ def test_a_refresh_of_thousands_of_locks_is_one_layout_change(qtbot: Any, tmp_pa
         assert window.model.rowCount() == LOCKS
         assert gc.get_freeze_count() > 0  # the collector's full passes leave the process's old objects alone
         header = window.board.horizontalHeader()
-        assert all(header.sectionResizeMode(c) != header.ResizeMode.ResizeToContents
-                   for c in range(header.count()))
+        assert all(header.sectionResizeMode(c) != header.ResizeMode.ResizeToContents for c in range(header.count()))
         window.board.sortByColumn(1, Qt.SortOrder.AscendingOrder)
         target = window.model.index(LOCKS // 2, 1).data()
         select(window, [target])
@@ -173,7 +172,8 @@ def test_a_refresh_of_thousands_of_locks_is_one_layout_change(qtbot: Any, tmp_pa
         signals: dict[str, int] = {}
         for name in ("dataChanged", "layoutChanged", "rowsInserted", "rowsRemoved", "modelReset"):
             getattr(window.model, name).connect(
-                lambda *_a, name=name: signals.__setitem__(name, signals.get(name, 0) + 1))
+                lambda *_a, name=name: signals.__setitem__(name, signals.get(name, 0) + 1)
+            )
         resized: list[int] = []
         header.sectionResized.connect(lambda section, *_: resized.append(section))
         refreshed(qtbot, window)
@@ -192,8 +192,9 @@ def test_a_refresh_of_thousands_of_locks_is_one_layout_change(qtbot: Any, tmp_pa
         env.close()
 
 
-def test_force_release_needs_a_reason_and_tells_the_holder(qtbot: Any, console: Any, open_window: Any,
-                                                         demo_config: Any) -> None:
+def test_force_release_needs_a_reason_and_tells_the_holder(
+    qtbot: Any, console: Any, open_window: Any, demo_config: Any
+) -> None:
     operator = open_window(demo_config, user="ann")
     with qtbot.waitSignal(operator.session.claimed, timeout=20_000):
         operator.next_button.click()
@@ -248,8 +249,9 @@ def test_reassign_moves_the_lock(qtbot: Any, console: Any) -> None:
     assert window.wb.queue("cases").mine("ann") == []
 
 
-def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_health_operators_history_and_export(
+    qtbot: Any, console: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     window = console()
     q = window.wb.queue("cases")
     for user in ("ann", "ann", "bob"):
@@ -261,22 +263,29 @@ def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path:
     window.tabs.setCurrentIndex(1)
     qtbot.waitUntil(lambda: window.health.rowCount() == 3, timeout=20_000)
     cases = next(r for r in range(3) if window.health.item(r, 0).text() == "Helpdesk cases")
-    cells = {window.health.horizontalHeaderItem(c).text(): window.health.item(cases, c).text()
-             for c in range(window.health.columnCount())}
+    cells = {
+        window.health.horizontalHeaderItem(c).text(): window.health.item(cases, c).text()
+        for c in range(window.health.columnCount())
+    }
     assert cells["Locked"] == "1" and cells["Completed today"] == "3" and cells["Releases today"] == "1"
     assert window.reasons.item(0, 1).text() == "Not my area"
     window.tabs.setCurrentIndex(2)
     qtbot.waitUntil(lambda: window.operators.rowCount() >= 2, timeout=20_000)
-    completed = {window.operators.item(r, 1).text(): window.operators.item(r, 2).text()
-                 for r in range(window.operators.rowCount()) if window.operators.item(r, 0).text() == "Helpdesk cases"}
+    completed = {
+        window.operators.item(r, 1).text(): window.operators.item(r, 2).text()
+        for r in range(window.operators.rowCount())
+        if window.operators.item(r, 0).text() == "Helpdesk cases"
+    }
     assert completed["ann"] == "2" and completed["bob"] == "1"
     target = tmp_path / "operators.csv"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
     window.findChild(type(window.refresh_button), "export_operators").click()
     with target.open(encoding="utf-8-sig") as handle:
         exported = list(csv.DictReader(handle))
-    assert {(r["Operator"], r["Completed"]) for r in exported if r["Queue"] == "Helpdesk cases"} >= \
-        {("ann", "2"), ("bob", "1")}
+    assert {(r["Operator"], r["Completed"]) for r in exported if r["Queue"] == "Helpdesk cases"} >= {
+        ("ann", "2"),
+        ("bob", "1"),
+    }
     # Durations as whole seconds a spreadsheet can sum, the unit in the header.
     assert all(r["Median handle time (s)"].isdigit() for r in exported if r["Operator"] == "ann")
     window.tabs.setCurrentIndex(3)
@@ -286,8 +295,10 @@ def test_health_operators_history_and_export(qtbot: Any, console: Any, tmp_path:
     assert window.history.rowCount() == 3, window.status.text()
     assert [window.history.item(r, 1).text() for r in range(3)] == ["Claimed", "Released", "Note"]
     assert window.history.item(1, 4).text() == "Not my area"
-    assert (window.history.item(2, 2).text(), window.history.item(2, 4).text()) == \
-        ("bob", "Belongs to the network team.")  # the note written with the release, after it
+    assert (window.history.item(2, 2).text(), window.history.item(2, 4).text()) == (
+        "bob",
+        "Belongs to the network team.",
+    )  # the note written with the release, after it
     assert "1 note(s)" in window.status.text()
 
 
@@ -304,8 +315,9 @@ def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) ->
         q.complete("ann", c.lock.key, c.lock.token, "resolved", {})
         with window.wb.engine.begin() as conn:  # the claim happened `minutes` before the completion
             claimed = sa.and_(audit.c.token == audit_mod.token_digest(c.lock.token), audit.c.event == "claim")
-            conn.execute(sa.update(audit).where(claimed)
-                         .values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * minutes))))
+            conn.execute(
+                sa.update(audit).where(claimed).values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * minutes)))
+            )
     claim(window, "bob")
     # Over 7 days: a claim moved 40 minutes back lands on yesterday when the test runs just after
     # midnight (UTC), outside "Today".
@@ -342,9 +354,13 @@ def test_operators_show_how_their_reviewed_work_fared(qtbot: Any, console: Any) 
     qtbot.waitUntil(lambda: window.operators.rowCount() >= 3, timeout=20_000)
     headers = [window.operators.horizontalHeaderItem(c).text() for c in range(window.operators.columnCount())]
     accepted, sent = headers.index("Accepted"), headers.index("Sent back")
-    rows = {(window.operators.item(r, 0).text(), window.operators.item(r, 1).text()):
-            (window.operators.item(r, accepted).text(), window.operators.item(r, sent).text())
-            for r in range(window.operators.rowCount())}
+    rows = {
+        (window.operators.item(r, 0).text(), window.operators.item(r, 1).text()): (
+            window.operators.item(r, accepted).text(),
+            window.operators.item(r, sent).text(),
+        )
+        for r in range(window.operators.rowCount())
+    }
     # Reviewed in the order verified: ann's two (one accepted, one sent back), then bob's.
     assert rows[("Import verification", "ann")] == ("1", "1")
     assert rows[("Import verification", "bob")] == ("1", "0")
@@ -373,8 +389,9 @@ def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pyt
     assert status == "open"
 
 
-def test_a_refused_reopen_says_why_with_the_queues_title(qtbot: Any, console: Any,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_reopen_says_why_with_the_queues_title(
+    qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from workbench.gui import supervisor_dialogs
 
     window = console()
@@ -425,8 +442,9 @@ def test_move_the_waiting_items_of_a_category(qtbot: Any, console: Any) -> None:
     target = "Printing" if category != "Printing" else "Email"
     b = q.q
     with window.wb.engine.connect() as conn:
-        waiting = list(conn.execute(sa.select(b.key).where(b.todo_clause(), b.free(),
-                                                           b.table.c.category == category)).scalars())
+        waiting = list(
+            conn.execute(sa.select(b.key).where(b.todo_clause(), b.free(), b.table.c.category == category)).scalars()
+        )
     window.tabs.setCurrentIndex(1)
     refreshed(qtbot, window)
     row = next(r for r in range(window.health.rowCount()) if window.health.item(r, 0).text() == "Helpdesk cases")
@@ -458,8 +476,9 @@ def test_move_the_waiting_items_of_a_category(qtbot: Any, console: Any) -> None:
     assert q.history(moved[0])[-1].reason == "Needs level 2"
 
 
-def test_a_board_of_very_many_locks_says_how_many_it_left_out(qtbot: Any, console: Any,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_board_of_very_many_locks_says_how_many_it_left_out(
+    qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from workbench import services
     from workbench.db import workqueue
 

@@ -71,7 +71,8 @@ def test_every_chart_colour_stands_out(colours: theme.Colours) -> None:
 
 @pytest.mark.parametrize("colours", SETS, ids=lambda c: c.name)
 def test_the_charts_are_drawn_on_the_background_the_colours_were_chosen_for(
-        qtbot: Any, colours: theme.Colours, monkeypatch: Any) -> None:
+    qtbot: Any, colours: theme.Colours, monkeypatch: Any
+) -> None:
     from workbench.gui import charts
 
     gui_app.application()
@@ -80,8 +81,11 @@ def test_the_charts_are_drawn_on_the_background_the_colours_were_chosen_for(
     qtbot.addWidget(panel)
     hour = dt.datetime(2026, 3, 2, 9)
     panel.show_data([(hour, 2, 3)], [60.0, 400.0], "today", [(hour, 4)])
-    for view, tokens in ((panel.throughput_view, ["chart_claimed", "chart_completed"]),
-                         (panel.open_view, ["chart_open"]), (panel.handle_view, ["chart_handled"])):
+    for view, tokens in (
+        (panel.throughput_view, ["chart_claimed", "chart_completed"]),
+        (panel.open_view, ["chart_open"]),
+        (panel.handle_view, ["chart_handled"]),
+    ):
         chart = view.chart()
         assert chart.backgroundBrush().style() == Qt.BrushStyle.SolidPattern
         assert chart.backgroundBrush().color() == colours.qcolor("chart_bg")
@@ -104,8 +108,12 @@ def test_the_palettes_themselves_are_readable() -> None:
 def test_no_colour_outside_the_theme() -> None:
     """A colour written anywhere else would be unreadable in one of the schemes."""
     hex_colour = re.compile(r"#[0-9a-fA-F]{3}\b|#[0-9a-fA-F]{6}\b")
-    found = [f"{p.name}: {m}" for p in GUI.glob("*.py") if p.name != "theme.py"
-             for m in hex_colour.findall(p.read_text("utf-8"))]
+    found = [
+        f"{p.name}: {m}"
+        for p in GUI.glob("*.py")
+        if p.name != "theme.py"
+        for m in hex_colour.findall(p.read_text("utf-8"))
+    ]
     found += [f"{p.name}: Qt.GlobalColor" for p in GUI.glob("*.py") if "Qt.GlobalColor." in p.read_text("utf-8")]
     found += [f"workbench.qss: {m}" for m in hex_colour.findall(QSS.read_text("utf-8"))]
     assert found == []
@@ -128,8 +136,9 @@ def the_theme() -> Iterator[theme.Theme]:
 def _background(widget: Any) -> QColor:
     """The colour most of a rendered widget shows."""
     image = widget.grab().toImage()
-    counts = collections.Counter(image.pixelColor(x, y).name() for x in range(0, image.width(), 3)
-                                 for y in range(0, image.height(), 3))
+    counts = collections.Counter(
+        image.pixelColor(x, y).name() for x in range(0, image.width(), 3) for y in range(0, image.height(), 3)
+    )
     return QColor(counts.most_common(1)[0][0])
 
 
@@ -167,8 +176,9 @@ def test_high_contrast_is_followed(qtbot: Any, the_theme: theme.Theme, monkeypat
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
-def test_view_appearance_switches_at_once_and_is_kept(qtbot: Any, open_window: Any, demo_config: Any,
-                                                      the_theme: theme.Theme, tmp_path: Path) -> None:
+def test_view_appearance_switches_at_once_and_is_kept(
+    qtbot: Any, open_window: Any, demo_config: Any, the_theme: theme.Theme, tmp_path: Path
+) -> None:
     window = open_window(demo_config, home=tmp_path / "home")
     window.findChild(QAction, "appearance_dark").trigger()
     assert theme.current() == theme.DARK

@@ -34,14 +34,18 @@ def berlin() -> Iterator[None]:
     QLocale.setDefault(QLocale.system())
 
 
-@pytest.mark.parametrize(("locale", "clock", "moment"), [
-    ("C", "22:05:09", "2026-11-25 22:05"),
-    ("de_DE", "22:05:09", "25.11.2026 22:05"),
-    ("en_US", "10:05:09\u202fPM", "11/25/2026 10:05\u202fPM"),
-    ("fr_FR", "22:05:09", "25/11/2026 22:05"),
-])
-def test_a_moment_is_written_in_local_time_and_the_locales_format(berlin: None, locale: str, clock: str,
-                                                                   moment: str) -> None:
+@pytest.mark.parametrize(
+    ("locale", "clock", "moment"),
+    [
+        ("C", "22:05:09", "2026-11-25 22:05"),
+        ("de_DE", "22:05:09", "25.11.2026 22:05"),
+        ("en_US", "10:05:09\u202fPM", "11/25/2026 10:05\u202fPM"),
+        ("fr_FR", "22:05:09", "25/11/2026 22:05"),
+    ],
+)
+def test_a_moment_is_written_in_local_time_and_the_locales_format(
+    berlin: None, locale: str, clock: str, moment: str
+) -> None:
     QLocale.setDefault(QLocale(locale))
     assert times.clock(AT).replace(" ", "\u202f") == clock.replace(" ", "\u202f")
     assert times.moment(AT).replace("\u202f", " ") == moment.replace("\u202f", " ")
@@ -52,8 +56,15 @@ def test_a_moment_is_written_in_local_time_and_the_locales_format(berlin: None, 
 
 def test_a_lost_lock_is_told_on_the_operators_clock(berlin: None) -> None:
     QLocale.setDefault(QLocale("C"))
-    lost = errors.LockLost("lock lost: supervisor sue force-released cases 7 at 2026-11-25 21:05:09 UTC",
-                           queue="cases", key=7, cause="force_released", by="sue", at=AT, reason="escalated")
+    lost = errors.LockLost(
+        "lock lost: supervisor sue force-released cases 7 at 2026-11-25 21:05:09 UTC",
+        queue="cases",
+        key=7,
+        cause="force_released",
+        by="sue",
+        at=AT,
+        reason="escalated",
+    )
     text = draft_view.lost_sentence(lost, "Helpdesk cases 7")
     assert text == "Lock lost: supervisor sue released Helpdesk cases 7 at 22:05:09 (reason: escalated)."
     assert "UTC" not in text and draft_view.holder_hint(lost) == "Nobody holds it now."
@@ -64,8 +75,13 @@ def test_no_other_way_of_writing_a_time_in_the_windows() -> None:
     locale (CSV export writes ISO 8601 with the offset, on purpose: that is data)."""
     pattern = re.compile(r"strftime\(|:%H|%H:%M|%Y-%m")
     # form.py writes a date/time field's value in the input format the field parses back.
-    found = [f"{p.name}: {line.strip()}" for p in GUI.glob("*.py") if p.name not in ("times.py", "form.py")
-             for line in p.read_text("utf-8").splitlines() if pattern.search(line)]
+    found = [
+        f"{p.name}: {line.strip()}"
+        for p in GUI.glob("*.py")
+        if p.name not in ("times.py", "form.py")
+        for line in p.read_text("utf-8").splitlines()
+        if pattern.search(line)
+    ]
     assert found == []
 
 
@@ -83,8 +99,12 @@ def test_durations_speak_the_language(qtbot: object) -> None:
         assert times.duration(2_012_345) == "23 T 06 h" and times.duration(725) == "12 min 05 s"
         assert times.duration(-90) == "-1 min 30 s"
         # A configured length leaves out a smaller unit that is zero: "15 min", not "15 min 00 s".
-        assert (times.span(900), times.span(7200), times.span(86400), times.span(5400)) == \
-            ("15 min", "2 h", "1 T", "1 h 30 min")
+        assert (times.span(900), times.span(7200), times.span(86400), times.span(5400)) == (
+            "15 min",
+            "2 h",
+            "1 T",
+            "1 h 30 min",
+        )
     finally:
         i18n.install(app, "en")
         QLocale.setDefault(QLocale.system())

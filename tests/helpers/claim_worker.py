@@ -23,8 +23,11 @@ def main() -> int:
     parser.add_argument("--go", required=True, help="start when this file appears")
     parser.add_argument("--count", type=int, default=1, help="items per claim")
     parser.add_argument("--ready", help="written once the queue is open and the database answered")
-    parser.add_argument("--then-next", action="store_true",
-                        help="complete with then_next: each Complete claims the next item in the same step")
+    parser.add_argument(
+        "--then-next",
+        action="store_true",
+        help="complete with then_next: each Complete claims the next item in the same step",
+    )
     args = parser.parse_args()
     done: list[list[object]] = []
     failures: list[str] = []

@@ -51,7 +51,8 @@ def text(value: str) -> str:
     if not is_text(value):
         raise argparse.ArgumentTypeError(
             f"'{_short(shown(value))}' is not valid text in this system's encoding ({_ENCODING}): write it in "
-            f"{_ENCODING} (e.g. convert it with iconv)") from None
+            f"{_ENCODING} (e.g. convert it with iconv)"
+        ) from None
     return value
 
 
@@ -86,6 +87,7 @@ def _short(value: str) -> str:
 
 def whole(minimum: int, maximum: int) -> Callable[[str], int]:
     """A whole number from `minimum` to `maximum`."""
+
     def whole_number(value: str) -> int:
         digits = value.strip()
         if len(digits) > 30 and digits.lstrip("+-").isdigit():
@@ -114,8 +116,9 @@ def moment(value: str) -> dt.datetime | dt.timedelta:
     from workbench.db import deferrals  # only here: the parser is built without SQLAlchemy
 
     written = value.strip()
-    too_far = argparse.ArgumentTypeError(f"must be at most {deferrals.MAX_DAYS} days ahead "
-                                         f"(\"{deferrals.MAX_DAYS}d\"), got {_short(written)}")
+    too_far = argparse.ArgumentTypeError(
+        f'must be at most {deferrals.MAX_DAYS} days ahead ("{deferrals.MAX_DAYS}d"), got {_short(written)}'
+    )
     try:
         seconds = durations.parse_duration(written.removeprefix("+"))
     except ValueError:
@@ -129,8 +132,9 @@ def moment(value: str) -> dt.datetime | dt.timedelta:
         at = at if at.tzinfo is not None else at.astimezone()  # the computer's own zone
         ahead = at - dt.datetime.now(dt.UTC)
     except (ValueError, OverflowError):
-        raise argparse.ArgumentTypeError(f"{_short(value)!r} is neither a date and time (\"2026-11-26 10:00\") "
-                                         "nor a duration from now (\"2h\", \"1d\")") from None
+        raise argparse.ArgumentTypeError(
+            f'{_short(value)!r} is neither a date and time ("2026-11-26 10:00") nor a duration from now ("2h", "1d")'
+        ) from None
     if ahead > dt.timedelta(days=deferrals.MAX_DAYS + 1):  # a day's margin: the database's clock decides
         raise too_far
     return at
@@ -146,14 +150,18 @@ def since(value: str) -> dt.datetime | dt.timedelta:
         seconds = None
     if seconds is not None:
         if seconds > MAX_BACK_DAYS * 86400:
-            raise argparse.ArgumentTypeError(f"a duration back from now must be at most {MAX_BACK_DAYS} days "
-                                             f"(\"{MAX_BACK_DAYS}d\"), got {_short(written)}")
+            raise argparse.ArgumentTypeError(
+                f"a duration back from now must be at most {MAX_BACK_DAYS} days "
+                f'("{MAX_BACK_DAYS}d"), got {_short(written)}'
+            )
         return dt.timedelta(seconds=seconds)
     try:
         at = dt.datetime.fromisoformat(written)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{_short(value)!r}: write an ISO date or time (2026-11-21, "
-                                         "2026-11-21T08:00) or a duration back from now (8h, 1d, 90m)") from None
+        raise argparse.ArgumentTypeError(
+            f"{_short(value)!r}: write an ISO date or time (2026-11-21, "
+            "2026-11-21T08:00) or a duration back from now (8h, 1d, 90m)"
+        ) from None
     if not EARLIEST <= at.replace(tzinfo=None) <= LATEST:
         raise argparse.ArgumentTypeError(f"must be between {EARLIEST.date()} and {LATEST.date()}, got {written}")
     return at

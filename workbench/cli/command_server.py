@@ -33,18 +33,63 @@ IDLE_DEFAULT = 600
 # The command names that are worth a server (the window and the self-test are not): the launcher
 # hands the server only a command line that names one. tests/test_command_server.py checks the
 # list against the parser's commands.
-COMMANDS = frozenset((
-    "demo", "init", "queues", "attach", "next", "claim", "show", "save", "complete", "release", "defer",
-    "deferred", "reopen", "undo", "move", "extend", "mine", "locks", "force-release", "reassign", "sweep",
-    "history", "note", "notes", "profile", "publish", "published", "board", "health", "stats", "grants",
-    "role", "group"))
+COMMANDS = frozenset(
+    (
+        "demo",
+        "init",
+        "queues",
+        "attach",
+        "next",
+        "claim",
+        "show",
+        "save",
+        "complete",
+        "release",
+        "defer",
+        "deferred",
+        "reopen",
+        "undo",
+        "move",
+        "extend",
+        "mine",
+        "locks",
+        "force-release",
+        "reassign",
+        "sweep",
+        "history",
+        "note",
+        "notes",
+        "profile",
+        "publish",
+        "published",
+        "board",
+        "health",
+        "stats",
+        "grants",
+        "role",
+        "group",
+    )
+)
 
 # What a command may need, imported once by the server; a driver that is not installed is skipped.
 PRELOAD = (
-    "workbench.cli.main", "workbench.opening", "workbench.db.service", "workbench.db.claims",
-    "workbench.db.attach", "workbench.db.migrations", "workbench.credentials", "workbench.config.loader",
-    "sqlalchemy.dialects.sqlite", "sqlalchemy.dialects.postgresql", "sqlalchemy.dialects.mysql",
-    "sqlalchemy.dialects.mssql", "sqlite3", "psycopg", "pymysql", "pyodbc", "keyring",
+    "workbench.cli.main",
+    "workbench.opening",
+    "workbench.db.service",
+    "workbench.db.claims",
+    "workbench.db.attach",
+    "workbench.db.migrations",
+    "workbench.credentials",
+    "workbench.config.loader",
+    "sqlalchemy.dialects.sqlite",
+    "sqlalchemy.dialects.postgresql",
+    "sqlalchemy.dialects.mysql",
+    "sqlalchemy.dialects.mssql",
+    "sqlite3",
+    "psycopg",
+    "pymysql",
+    "pyodbc",
+    "keyring",
 )
 
 OUTDATED = "outdated"  # the server's answer when its code is not the caller's
@@ -71,6 +116,7 @@ def wanted(argv: Sequence[str]) -> bool:
 
 
 # -- where the server listens, and which code it runs --------------------------------------------
+
 
 def _package_dir() -> Path:
     return Path(__file__).resolve().parent.parent
@@ -119,6 +165,7 @@ def identity() -> str:
 
 # -- the client: the `workbench` command hands its command line over -----------------------------
 
+
 class _Forwarder:
     """Signals the caller receives (Ctrl-C, a timeout's TERM) go on to the child running the command."""
 
@@ -166,8 +213,9 @@ def run(argv: Sequence[str]) -> Outcome:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(os.fspath(path))
-        request = json.dumps({"identity": identity(), "argv": list(argv), "cwd": os.getcwd(),
-                              "env": dict(os.environ)}).encode()
+        request = json.dumps(
+            {"identity": identity(), "argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ)}
+        ).encode()
     except OSError:  # no server (or the working directory is gone: the command says so itself)
         conn.close()
         return Outcome(None, start_server=True)
@@ -192,8 +240,10 @@ def run(argv: Sequence[str]) -> Outcome:
             return _unstarted(forwarder)
         if forwarder.received is not None:
             return Outcome(128 + forwarder.received)
-        sys.stderr.write("workbench: the command ended abnormally in the command server's process; "
-                         "check its effect (e.g. `workbench mine QUEUE`) before running it again\n")
+        sys.stderr.write(
+            "workbench: the command ended abnormally in the command server's process; "
+            "check its effect (e.g. `workbench mine QUEUE`) before running it again\n"
+        )
         return Outcome(1)
     except OSError:  # the server went away before it took the command: nothing was run
         return _unstarted(forwarder)
@@ -240,12 +290,18 @@ def start() -> None:
 
     with contextlib.suppress(OSError):  # no server: commands run as before
         subprocess.Popen(
-            [*_workbench(), SERVE], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
-            close_fds=True)
+            [*_workbench(), SERVE],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+            close_fds=True,
+        )
 
 
 # -- the server --------------------------------------------------------------------------------
+
 
 def serve(idle: int) -> int:
     """Import what commands need, then fork a child per command until idle for `idle` seconds."""
@@ -331,7 +387,7 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
             os.close(fd)
         raise ValueError("not a request")
     (size,) = _HEADER.unpack_from(data)
-    body = data[_HEADER.size:]
+    body = data[_HEADER.size :]
     while len(body) < size:
         more = conn.recv(size - len(body))
         if not more:
@@ -395,10 +451,12 @@ def _take_over(request: dict[str, Any], fds: list[int]) -> None:
         locale.setlocale(locale.LC_ALL, "")
     encoding = os.environ.get("PYTHONIOENCODING", "").split(":")[0] or locale.getpreferredencoding(False)
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=encoding)
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=encoding,
-                                  line_buffering=os.isatty(1), write_through=False)
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=encoding, errors="backslashreplace",
-                                  line_buffering=True)
+    sys.stdout = io.TextIOWrapper(
+        io.FileIO(1, "w", closefd=False), encoding=encoding, line_buffering=os.isatty(1), write_through=False
+    )
+    sys.stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False), encoding=encoding, errors="backslashreplace", line_buffering=True
+    )
     sys.argv = ["workbench", *request["argv"]]
 
     def no_terminal(*_: Any, **__: Any) -> str:
@@ -423,4 +481,3 @@ def main() -> int:
         return 1
     os.umask(0o077)
     return serve(idle)
-

@@ -38,8 +38,12 @@ class _Parser(argparse.ArgumentParser):
         if _Parser.json_errors:
             output.dump_json({"error": {"type": "UsageError", "message": message, "exit_code": 2}})
         self.print_usage(sys.stderr)
-        self.exit(2, f"workbench: error: {message} (see `workbench {self.prog.split()[-1]} --help`)\n"
-                  if " " in self.prog else f"workbench: error: {message}\n")
+        self.exit(
+            2,
+            f"workbench: error: {message} (see `workbench {self.prog.split()[-1]} --help`)\n"
+            if " " in self.prog
+            else f"workbench: error: {message}\n",
+        )
 
 
 def _default_user() -> str:
@@ -48,24 +52,45 @@ def _default_user() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)  # a parent of _Parser subparsers (typeshed: one parser class)
-    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print machine-readable JSON")
-    parser = _Parser(prog="workbench", description="Work a queue of records in a database table, "
-                     "one locked item at a time.", epilog=EXIT_CODES,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", metavar="FILE", help="queue configuration (default: $WORKBENCH_CONFIG, "
-                        "./workbench.toml, the user config dir, then the demo)")
-    parser.add_argument("--profile", metavar="NAME", help="connection profile to use (default: "
-                        "$WORKBENCH_PROFILE, then the default profile); see `workbench profile list`")
-    parser.add_argument("--user", metavar="NAME", default=None, help="user name to lock under "
-                        "(default: your login name)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON")
+    parser = _Parser(
+        prog="workbench",
+        description="Work a queue of records in a database table, one locked item at a time.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="queue configuration (default: $WORKBENCH_CONFIG, ./workbench.toml, the user config dir, then the demo)",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="connection profile to use (default: "
+        "$WORKBENCH_PROFILE, then the default profile); see `workbench profile list`",
+    )
+    parser.add_argument(
+        "--user", metavar="NAME", default=None, help="user name to lock under (default: your login name)"
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    parser.add_argument("--demo", action="store_true", help="without a command: open the window on the demo "
-                        "database (created on first use)")
-    parser.add_argument("--supervisor", action="store_true", help="without a command: open the supervisor "
-                        "console (lock board, queue health, operators, history) instead of the operator window")
-    parser.add_argument("--self-test", action="store_true", help="check this installation without a display "
-                        "(drivers, a demo database round trip, the windows offscreen) and exit")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="without a command: open the window on the demo database (created on first use)",
+    )
+    parser.add_argument(
+        "--supervisor",
+        action="store_true",
+        help="without a command: open the supervisor "
+        "console (lock board, queue health, operators, history) instead of the operator window",
+    )
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check this installation without a display "
+        "(drivers, a demo database round trip, the windows offscreen) and exit",
+    )
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -85,10 +110,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("attach", "print the DDL that adds the lock columns and claim indexes")
     p.add_argument("--apply", action="store_true", help="run the DDL instead of printing it")
     p = add("next", "claim the next item(s) in queue order")
-    p.add_argument("--count", type=argtypes.count, default=1, metavar="N",
-                   help=f"claim up to N items (at most {argtypes.MAX_COUNT})")
-    p.add_argument("--where", dest="where", type=_assignment, action="append", default=[], metavar="COL=VALUE",
-                   help="only items whose column holds this value (repeatable; the queue's filter_by columns)")
+    p.add_argument(
+        "--count",
+        type=argtypes.count,
+        default=1,
+        metavar="N",
+        help=f"claim up to N items (at most {argtypes.MAX_COUNT})",
+    )
+    p.add_argument(
+        "--where",
+        dest="where",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="COL=VALUE",
+        help="only items whose column holds this value (repeatable; the queue's filter_by columns)",
+    )
     _quiet(p)
     _quiet(add("claim", "claim one specific item", key=True))
     add("show", "show an item and its lock", key=True)
@@ -100,22 +137,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--outcome", metavar="NAME", help="which outcome (default: the queue's first)")
     _sets(p, required=False)
     _note(p)
-    p.add_argument("--next", dest="then_next", action="store_true",
-                   help="then claim the next item and show it, as `next` does (on PostgreSQL in the same statement)")
-    p.add_argument("--where", dest="where", type=_assignment, action="append", default=[], metavar="COL=VALUE",
-                   help="with --next: only items whose column holds this value (as for `next`)")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="with --next: print only the next item's \"KEY TOKEN\" (nothing when none was claimed)")
+    p.add_argument(
+        "--next",
+        dest="then_next",
+        action="store_true",
+        help="then claim the next item and show it, as `next` does (on PostgreSQL in the same statement)",
+    )
+    p.add_argument(
+        "--where",
+        dest="where",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="COL=VALUE",
+        help="with --next: only items whose column holds this value (as for `next`)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help='with --next: print only the next item\'s "KEY TOKEN" (nothing when none was claimed)',
+    )
     p = add("release", "give an item back to the queue", key=True)
     _token(p)
     p.add_argument("--reason", metavar="TEXT", help="why (shown in the history)")
     _note(p)
-    p = add("defer", "give an item back until a time: nobody gets it before, then it comes first (to you "
-                     "for a while)", key=True)
+    p = add(
+        "defer",
+        "give an item back until a time: nobody gets it before, then it comes first (to you for a while)",
+        key=True,
+    )
     _token(p)
-    p.add_argument("--until", metavar="WHEN", required=True, type=argtypes.moment,
-                   help="\"2026-11-26 10:00\" (your computer's zone unless given) or a duration from now: \"2h\" "
-                        "(at most a year ahead)")
+    p.add_argument(
+        "--until",
+        metavar="WHEN",
+        required=True,
+        type=argtypes.moment,
+        help='"2026-11-26 10:00" (your computer\'s zone unless given) or a duration from now: "2h" '
+        "(at most a year ahead)",
+    )
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown in the history)")
     _note(p)
     add("deferred", "the items deferred to a time still to come, soonest first")
@@ -125,16 +185,30 @@ def build_parser() -> argparse.ArgumentParser:
     add("locks", "list every lock in a queue with its age and time left")
     p = add("force-release", "take an item away from its holder (supervisors)", key=True)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the holder)")
-    _quiet(add("undo", "take back your Complete of an item within the queue's undo_within: it is yours again, "
-                       "with a fresh lock", key=True))
-    p = add("reopen", "put a finished item back to waiting with the queue's on_reopen values (supervisors)",
-            key=True)
+    _quiet(
+        add(
+            "undo",
+            "take back your Complete of an item within the queue's undo_within: it is yours again, with a fresh lock",
+            key=True,
+        )
+    )
+    p = add("reopen", "put a finished item back to waiting with the queue's on_reopen values (supervisors)", key=True)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (kept in the item's history)")
-    p = add("move", "change waiting items nobody holds, e.g. another category or tier so that another queue or "
-                    "group serves them (supervisors)")
+    p = add(
+        "move",
+        "change waiting items nobody holds, e.g. another category or tier so that another queue or "
+        "group serves them (supervisors)",
+    )
     p.add_argument("keys", metavar="KEY", nargs="*", help="the items to move (or --where)")
-    p.add_argument("--where", dest="where", type=_assignment, action="append", default=[], metavar="COL=VALUE",
-                   help="every waiting item whose column holds this value (repeatable)")
+    p.add_argument(
+        "--where",
+        dest="where",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="COL=VALUE",
+        help="every waiting item whose column holds this value (repeatable)",
+    )
     _sets(p, required=True)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (kept in each item's history)")
     p = add("reassign", "move an item's lock to another user (supervisors)", key=True)
@@ -145,14 +219,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("note", "add a note to an item (notes are kept, never changed)", key=True)
     p.add_argument("--text", metavar="TEXT", required=True, help="the note")
     add("notes", "the notes on one item, oldest first", key=True)
-    stats_commands.add_arguments("board", add("board", "the lock board: every lock with its age, time left, "
-                                              "idle time and extensions (supervisors)"))
-    stats_commands.add_arguments("health", add("health", "waiting, locked and expired now; today's completions, "
-                                                "releases and expiries (supervisors)"))
-    stats_commands.add_arguments("stats", add("stats", "per operator: completions, handle times, releases, "
-                                                       "expiries (supervisors)"))
-    p = add("publish", "publish a config file's queue settings in the database for every operator "
-                       "(supervisors)", queue=False)
+    stats_commands.add_arguments(
+        "board",
+        add("board", "the lock board: every lock with its age, time left, idle time and extensions (supervisors)"),
+    )
+    stats_commands.add_arguments(
+        "health",
+        add("health", "waiting, locked and expired now; today's completions, releases and expiries (supervisors)"),
+    )
+    stats_commands.add_arguments(
+        "stats", add("stats", "per operator: completions, handle times, releases, expiries (supervisors)")
+    )
+    p = add(
+        "publish",
+        "publish a config file's queue settings in the database for every operator (supervisors)",
+        queue=False,
+    )
     p.add_argument("--file", metavar="FILE", help="the settings to publish (default: the --config file)")
     p.add_argument("--note", metavar="TEXT", help="what changed (shown in `workbench published`)")
     p = add("published", "show the queue settings published in the database", queue=False)
@@ -164,14 +246,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _quiet(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="print only \"KEY TOKEN\" per item, for shell scripts: "
-                        "workbench next Q -q | { read KEY TOKEN; …; }")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help='print only "KEY TOKEN" per item, for shell scripts: workbench next Q -q | { read KEY TOKEN; …; }',
+    )
 
 
 def _note(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--note", metavar="TEXT", help="a note for whoever works the item next, kept with the item "
-                                                  "(required where the queue's notes_required names this action)")
+    p.add_argument(
+        "--note",
+        metavar="TEXT",
+        help="a note for whoever works the item next, kept with the item "
+        "(required where the queue's notes_required names this action)",
+    )
 
 
 def _token(p: argparse.ArgumentParser) -> None:
@@ -186,9 +275,16 @@ def _assignment(text: str) -> tuple[str, str]:
 
 
 def _sets(p: argparse.ArgumentParser, required: bool) -> None:
-    p.add_argument("--set", dest="sets", type=_assignment, action="append", default=[], required=required,
-                   metavar="COL=VALUE", help="a column value (repeatable; an empty VALUE clears a "
-                                             "non-text column)")
+    p.add_argument(
+        "--set",
+        dest="sets",
+        type=_assignment,
+        action="append",
+        default=[],
+        required=required,
+        metavar="COL=VALUE",
+        help="a column value (repeatable; an empty VALUE clears a non-text column)",
+    )
 
 
 class OwnProcessNeeded(BaseException):
@@ -197,8 +293,9 @@ class OwnProcessNeeded(BaseException):
     A BaseException, so that no command's error handling takes it for a failure."""
 
 
-def main(argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None,
-         served: bool = False) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None, served: bool = False
+) -> int:
     """Run one command line. `parser`: one built before (the command server builds it once);
     `served`: this process is a command server's child (see OwnProcessNeeded)."""
     parser = parser or build_parser()
@@ -258,16 +355,21 @@ def _report(exc: BaseException, as_json: bool, prefix: str = "") -> None:
 def _gui(args: argparse.Namespace) -> int:
     """No command: the operator window (the desktop app is the main way in)."""
     if sys.platform.startswith("linux") and not any(
-            os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    ):
         # Qt would abort the process with a core dump; say what is wrong instead.
-        sys.stderr.write("workbench: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are "
-                         "unset); run it in a desktop session, or use a command, see `workbench --help`\n")
+        sys.stderr.write(
+            "workbench: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are "
+            "unset); run it in a desktop session, or use a command, see `workbench --help`\n"
+        )
         return 1
     try:
         from workbench.gui import app
     except ImportError as exc:  # the Qt runtime or PySide6 is missing
-        sys.stderr.write(f"workbench: the desktop app cannot start ({exc}); install PySide6 "
-                         "(pip install PySide6-Essentials) or use a command, see `workbench --help`\n")
+        sys.stderr.write(
+            f"workbench: the desktop app cannot start ({exc}); install PySide6 "
+            "(pip install PySide6-Essentials) or use a command, see `workbench --help`\n"
+        )
         return 1
     try:
         return app.run(args.config, _user(args), demo=args.demo, profile=args.profile, supervisor=args.supervisor)
@@ -278,13 +380,15 @@ def _gui(args: argparse.Namespace) -> int:
 
 # -- commands ----------------------------------------------------------------------------------
 
+
 def _user(args: argparse.Namespace) -> str:
     user = args.user if args.user is not None else _default_user()
     if not user or not user.strip():
         raise errors.UsageError("cannot tell your user name; pass --user NAME")
     if not argtypes.is_text(user):  # --user is checked by the parser; the login name is not
-        raise errors.UsageError(f"your login name '{argtypes.shown(user)}' is not valid text in this system's "
-                                "encoding; pass --user NAME")
+        raise errors.UsageError(
+            f"your login name '{argtypes.shown(user)}' is not valid text in this system's encoding; pass --user NAME"
+        )
     return user.strip()
 
 
@@ -337,13 +441,17 @@ def cmd_queues(args: argparse.Namespace, as_json: bool) -> int:
     with _open(args) as wb:  # published settings are read from the database
         wb.validate()  # what `next` would refuse is refused here too
         config = wb.config
-    rows = [{"name": q.name, "title": q.title, "table": q.table_label, "outcomes": [o.name for o in q.outcomes]}
-            for q in config.queues.values()]
+    rows = [
+        {"name": q.name, "title": q.title, "table": q.table_label, "outcomes": [o.name for o in q.outcomes]}
+        for q in config.queues.values()
+    ]
     if as_json:
         output.dump_json({"config": config.path, "queues": rows})
     else:
-        output.table(["QUEUE", "TITLE", "TABLE", "OUTCOMES"],
-                     [[r["name"], r["title"], r["table"], ", ".join(r["outcomes"])] for r in rows])
+        output.table(
+            ["QUEUE", "TITLE", "TABLE", "OUTCOMES"],
+            [[r["name"], r["title"], r["table"], ", ".join(r["outcomes"])] for r in rows],
+        )
     return 0
 
 
@@ -363,8 +471,15 @@ def cmd_attach(args: argparse.Namespace, as_json: bool) -> int:
             if args.apply and not plan.empty:
                 attach.apply(conn, plan)
     if as_json:
-        output.dump_json({"queue": args.queue, "ddl": ddl, "applied": bool(args.apply and not plan.empty),
-                          "notes": plan.notes, "suggested": bool(plan.suggested)})
+        output.dump_json(
+            {
+                "queue": args.queue,
+                "ddl": ddl,
+                "applied": bool(args.apply and not plan.empty),
+                "notes": plan.notes,
+                "suggested": bool(plan.suggested),
+            }
+        )
     else:
         if plan.empty and not plan.suggested:
             print(f"-- {args.queue}: lock columns and claim indexes are already in place")
@@ -468,8 +583,16 @@ def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
     where = _pairs(args.where, "--where")
     nothing: errors.NothingToClaim | None = None
     with wb:
-        done = q.complete(_user(args), args.key, args.token, args.outcome, _edits(args), note=args.note,
-                          then_next=args.then_next, where=where)
+        done = q.complete(
+            _user(args),
+            args.key,
+            args.token,
+            args.outcome,
+            _edits(args),
+            note=args.note,
+            then_next=args.then_next,
+            where=where,
+        )
         following = done.next
         if args.then_next and following is None:
             try:  # the claim says why there is none (or takes one that has come free since)
@@ -544,14 +667,18 @@ def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
 def cmd_move(args: argparse.Namespace, as_json: bool) -> int:
     wb, q = _queue(args)
     with wb:
-        moved = q.move(_user(args), _pairs(args.sets, "--set"), args.reason, keys=args.keys,
-                       where=_pairs(args.where, "--where"))
+        moved = q.move(
+            _user(args), _pairs(args.sets, "--set"), args.reason, keys=args.keys, where=_pairs(args.where, "--where")
+        )
     if as_json:
-        output.dump_json({"queue": args.queue, "moved": moved, "set": _pairs(args.sets, "--set"),
-                          "reason": args.reason})
+        output.dump_json(
+            {"queue": args.queue, "moved": moved, "set": _pairs(args.sets, "--set"), "reason": args.reason}
+        )
     else:
-        print(f"moved {len(moved)} item(s) of {args.queue}" + (f": {' '.join(map(str, moved))}" if moved else
-                                                                "; none was waiting unheld as named"))
+        print(
+            f"moved {len(moved)} item(s) of {args.queue}"
+            + (f": {' '.join(map(str, moved))}" if moved else "; none was waiting unheld as named")
+        )
     return 0
 
 
@@ -640,8 +767,7 @@ def cmd_sweep(args: argparse.Namespace, as_json: bool) -> int:
     with wb:
         expired = q.sweep(_user(args))
     if as_json:
-        output.dump_json({"expired": [{k: v for k, v in lock.to_dict().items() if k != "token"}
-                                      for lock in expired]})
+        output.dump_json({"expired": [{k: v for k, v in lock.to_dict().items() if k != "token"} for lock in expired]})
     else:
         print(f"returned {len(expired)} expired lock(s) to {args.queue}")
         for lock in expired:
@@ -703,8 +829,11 @@ def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
     from workbench.db import published, service
 
     target = opening.choose(args.config, args.profile)
-    source = args.file or target.config_path or (
-        target.profile.config if target.profile and target.profile.source == "file" else None)
+    source = (
+        args.file
+        or target.config_path
+        or (target.profile.config if target.profile and target.profile.source == "file" else None)
+    )
     if not source:
         raise errors.UsageError("which settings? pass --file FILE (a workbench config file)")
     body = loader.queue_settings_text(source)
@@ -719,8 +848,10 @@ def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
     if as_json:
         output.dump_json(_published_dict(done, body=False))
     else:
-        print(f"published queue settings version {done.version} ({', '.join(config.queues)}); operators' "
-              "windows pick them up within a minute")
+        print(
+            f"published queue settings version {done.version} ({', '.join(config.queues)}); operators' "
+            "windows pick them up within a minute"
+        )
     return 0
 
 
@@ -731,8 +862,11 @@ def cmd_published(args: argparse.Namespace, as_json: bool) -> int:
     target = opening.choose(args.config, args.profile)
     database = target.database()
     with _login(target, lambda password: service.Workbench.open(model_config(database), password=password)) as wb:
-        versions = published.history(wb.engine, database.workbench_schema) if args.history else \
-            [v for v in [published.latest(wb.engine, database.workbench_schema)] if v is not None]
+        versions = (
+            published.history(wb.engine, database.workbench_schema)
+            if args.history
+            else [v for v in [published.latest(wb.engine, database.workbench_schema)] if v is not None]
+        )
     if as_json:
         output.dump_json([_published_dict(v, body=True) for v in versions])
     elif not versions:
@@ -784,14 +918,37 @@ def _published_dict(v: Any, *, body: bool) -> dict[str, Any]:
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
-    "demo": cmd_demo, "init": cmd_init, "queues": cmd_queues, "attach": cmd_attach, "next": cmd_next,
-    "claim": cmd_claim, "show": cmd_show, "save": cmd_save, "complete": cmd_complete, "release": cmd_release,
-    "defer": cmd_defer, "deferred": cmd_deferred, "reopen": cmd_reopen, "undo": cmd_undo, "move": cmd_move,
-    "extend": cmd_extend, "mine": cmd_mine, "locks": cmd_locks, "force-release": cmd_force_release,
-    "reassign": cmd_reassign, "sweep": cmd_sweep, "history": cmd_history, "note": cmd_note, "notes": cmd_notes,
+    "demo": cmd_demo,
+    "init": cmd_init,
+    "queues": cmd_queues,
+    "attach": cmd_attach,
+    "next": cmd_next,
+    "claim": cmd_claim,
+    "show": cmd_show,
+    "save": cmd_save,
+    "complete": cmd_complete,
+    "release": cmd_release,
+    "defer": cmd_defer,
+    "deferred": cmd_deferred,
+    "reopen": cmd_reopen,
+    "undo": cmd_undo,
+    "move": cmd_move,
+    "extend": cmd_extend,
+    "mine": cmd_mine,
+    "locks": cmd_locks,
+    "force-release": cmd_force_release,
+    "reassign": cmd_reassign,
+    "sweep": cmd_sweep,
+    "history": cmd_history,
+    "note": cmd_note,
+    "notes": cmd_notes,
     "profile": profile_commands.run,
-    "publish": cmd_publish, "published": cmd_published,
-    "board": cmd_board, "health": cmd_health, "stats": cmd_stats,
-    "grants": permission_commands.cmd_grants, "role": permission_commands.cmd_role,
+    "publish": cmd_publish,
+    "published": cmd_published,
+    "board": cmd_board,
+    "health": cmd_health,
+    "stats": cmd_stats,
+    "grants": permission_commands.cmd_grants,
+    "role": permission_commands.cmd_role,
     "group": permission_commands.cmd_group,
 }

@@ -16,7 +16,7 @@ from workbench.core import durations, models
 
 # Control characters (C0 but tab and newline, DEL, C1) as visible escapes: a value another program
 # stored must not move the cursor, recolour or retitle the terminal of whoever runs `show`.
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
 
 
 def escape(text: str) -> str:
@@ -113,8 +113,10 @@ def claim(result: models.Claim, out: TextIO | None = None, hide: set[str] | None
     out = out or sys.stdout  # looked up per call: redirect_stdout and capsys work
     lock = result.lock
     verb = "Resumed" if result.resumed else "Claimed"
-    out.write(f"{verb} {lock.queue} {lock.key} until {when(lock.expires_at)} "
-              f"({durations.format_duration(lock.remaining.total_seconds())} left)\n")
+    out.write(
+        f"{verb} {lock.queue} {lock.key} until {when(lock.expires_at)} "
+        f"({durations.format_duration(lock.remaining.total_seconds())} left)\n"
+    )
     out.write(f"token: {lock.token}\n")
     item({k: v for k, v in result.item.items() if k not in (hide or set())}, out)
 
@@ -127,8 +129,13 @@ def locks(rows: list[models.Lock], *, show_token: bool, out: TextIO | None = Non
     headers = ["KEY", "OWNER", "LOCKED AT", "AGE", "LEFT"] + (["TOKEN"] if show_token else [])
     body = []
     for lock in rows:
-        left = "expired" if lock.expired else "over a year" if lock.remaining.days > 366 else \
-            durations.format_duration(lock.remaining.total_seconds())
+        left = (
+            "expired"
+            if lock.expired
+            else "over a year"
+            if lock.remaining.days > 366
+            else durations.format_duration(lock.remaining.total_seconds())
+        )
         row = [lock.key, lock.owner, lock.locked_at, durations.format_duration(lock.age.total_seconds()), left]
         body.append(row + ([lock.token] if show_token else []))
     table(headers, body, out)
@@ -148,8 +155,10 @@ def notes(found: list[models.Note], out: TextIO | None = None) -> None:
 def _detail_part(name: str, value: Any) -> str:
     """One entry of an event's detail; changed columns as "amount 6452.82 -> 99.50" (hidden ones by name)."""
     if name == "changes" and isinstance(value, dict):
-        return ", ".join(f"{column} {old!s} -> {new!s}" if [old, new] != [None, None] else f"{column} changed"
-                         for column, (old, new) in value.items())
+        return ", ".join(
+            f"{column} {old!s} -> {new!s}" if [old, new] != [None, None] else f"{column} changed"
+            for column, (old, new) in value.items()
+        )
     return f"{name}={value}"
 
 
@@ -160,11 +169,18 @@ def history(events: list[models.Event], out: TextIO | None = None) -> None:
         return
     rows = []
     for e in events:
-        extra = "; ".join(p for p in (
-            f"outcome {e.outcome}" if e.outcome else "",
-            f"reason: {e.reason}" if e.reason else "",
-            ", ".join(_detail_part(k, v) for k, v in (e.detail or {}).items() if k != "columns" or
-                      "changes" not in (e.detail or {})),
-        ) if p)
+        extra = "; ".join(
+            p
+            for p in (
+                f"outcome {e.outcome}" if e.outcome else "",
+                f"reason: {e.reason}" if e.reason else "",
+                ", ".join(
+                    _detail_part(k, v)
+                    for k, v in (e.detail or {}).items()
+                    if k != "columns" or "changes" not in (e.detail or {})
+                ),
+            )
+            if p
+        )
         rows.append([e.at, e.kind.value, e.actor, e.owner or "", extra])
     table(["AT (UTC)", "EVENT", "BY", "HOLDER", "DETAIL"], rows, out)

@@ -11,37 +11,51 @@ from typing import Any
 from workbench.cli import output
 
 PG_NOTES = (
-    ("each operator logs in with their own database login, named exactly like their workbench user and a "
-     "member of workbench_operator (CREATE ROLE ann LOGIN; GRANT workbench_operator TO ann); supervisors are "
-     "members of workbench_supervisor (GRANT workbench_supervisor TO sue)"),
-    ("the table owner (and any superuser) is not bound by the policies: keep that login for `attach`, `init` "
-     "and `grants`, never for operators"),
-    ("run `grants` again after adding operators' logins: it limits how long each of them (unless set already) "
-     "may stay idle in a transaction (idle_in_transaction_session_timeout, ALTER ROLE … SET), so that a session "
-     "which locked waiting rows cannot hide them from everyone's Next item for long"),
+    (
+        "each operator logs in with their own database login, named exactly like their workbench user and a "
+        "member of workbench_operator (CREATE ROLE ann LOGIN; GRANT workbench_operator TO ann); supervisors are "
+        "members of workbench_supervisor (GRANT workbench_supervisor TO sue)"
+    ),
+    (
+        "the table owner (and any superuser) is not bound by the policies: keep that login for `attach`, `init` "
+        "and `grants`, never for operators"
+    ),
+    (
+        "run `grants` again after adding operators' logins: it limits how long each of them (unless set already) "
+        "may stay idle in a transaction (idle_in_transaction_session_timeout, ALTER ROLE … SET), so that a session "
+        "which locked waiting rows cannot hide them from everyone's Next item for long"
+    ),
 )
 
 
 def add_parsers(sub: Any, parser_class: type[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    text = ("print the PostgreSQL roles, grants and row-level security policies that let only supervisors change "
-            "other users' locks on QUEUE's table")
+    text = (
+        "print the PostgreSQL roles, grants and row-level security policies that let only supervisors change "
+        "other users' locks on QUEUE's table"
+    )
     p = sub.add_parser("grants", help=text, description=text, parents=[common])
     p.add_argument("queue", metavar="QUEUE")
     p.add_argument("--apply", action="store_true", help="run them (one transaction) instead of printing them")
-    p.add_argument("--revoke", action="store_true",
-                   help="the statements that undo them for QUEUE (the roles stay); with --apply, run those")
-    text = ("who is a supervisor, in workbench's roles table (with no supervisor in it, everyone may "
-            "force-release, reassign and publish)")
+    p.add_argument(
+        "--revoke",
+        action="store_true",
+        help="the statements that undo them for QUEUE (the roles stay); with --apply, run those",
+    )
+    text = (
+        "who is a supervisor, in workbench's roles table (with no supervisor in it, everyone may "
+        "force-release, reassign and publish)"
+    )
     p = sub.add_parser("role", help=text, description=text, parents=[common])
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=parser_class, required=True)
-    g = actions.add_parser("grant", help="give USER a role (supervisors; anyone while there is no supervisor)",
-                           parents=[common])
+    g = actions.add_parser(
+        "grant", help="give USER a role (supervisors; anyone while there is no supervisor)", parents=[common]
+    )
     g.add_argument("who", metavar="USER")
     g.add_argument("role", choices=["supervisor", "operator"])
     r = actions.add_parser("revoke", help="remove USER's role (supervisors)", parents=[common])
     r.add_argument("who", metavar="USER")
     actions.add_parser("list", help="every user with a role", parents=[common])
-    text = "groups of users: a queue with `serves = \"GROUP\"` serves the group's members only"
+    text = 'groups of users: a queue with `serves = "GROUP"` serves the group\'s members only'
     p = sub.add_parser("group", help=text, description=text, parents=[common])
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=parser_class, required=True)
     for name, what in (("add", "put USER in GROUP (supervisors)"), ("remove", "take USER out of GROUP (supervisors)")):
@@ -63,34 +77,51 @@ def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
                 wb.queue(args.queue)  # raises the "no such queue" usage error
             schema = wb.config.database.workbench_schema or "dbo"
             with dberrors.translated():
-                batches = wb.db.backend.protocol_script(wb.engine.dialect, wb.queue(args.queue).q, schema,
-                                                        revoke=args.revoke,
-                                                        reviewed=wb.config.reviewed_by(args.queue))
+                batches = wb.db.backend.protocol_script(
+                    wb.engine.dialect,
+                    wb.queue(args.queue).q,
+                    schema,
+                    revoke=args.revoke,
+                    reviewed=wb.config.reviewed_by(args.queue),
+                )
             if batches is not None:
                 return _script(args, as_json, dialect, batches)
-            note = (f"{dialect}: workbench sets up database-enforced roles on PostgreSQL only. Here workbench's "
-                    "roles table decides who is a supervisor (`workbench role grant USER supervisor`, "
-                    "`workbench role list`); workbench itself checks it, so it does not stop a modified client "
-                    "or someone who passes another --user. Give operators' database logins only the privileges "
-                    "they need.")
+            note = (
+                f"{dialect}: workbench sets up database-enforced roles on PostgreSQL only. Here workbench's "
+                "roles table decides who is a supervisor (`workbench role grant USER supervisor`, "
+                "`workbench role list`); workbench itself checks it, so it does not stop a modified client "
+                "or someone who passes another --user. Give operators' database logins only the privileges "
+                "they need."
+            )
             if as_json:
-                output.dump_json({"queue": args.queue, "dialect": dialect, "ddl": "", "applied": False,
-                                  "notes": [note]})
+                output.dump_json(
+                    {"queue": args.queue, "dialect": dialect, "ddl": "", "applied": False, "notes": [note]}
+                )
             else:
                 print(note)
             return 0
         bound = wb.queue(args.queue).q
         with dberrors.translated(), wb.engine.begin() as conn:
             schema = wb.config.database.workbench_schema
-            statements = permissions.revoke_plan(conn, bound, schema) if args.revoke else \
-                permissions.plan(conn, bound, schema, wb.config.reviewed_by(args.queue))
+            statements = (
+                permissions.revoke_plan(conn, bound, schema)
+                if args.revoke
+                else permissions.plan(conn, bound, schema, wb.config.reviewed_by(args.queue))
+            )
             ddl = permissions.render(statements)
             if args.apply:
                 permissions.apply(conn, statements)
     if as_json:
-        output.dump_json({"queue": args.queue, "dialect": dialect, "ddl": ddl, "applied": bool(args.apply),
-                          "revoke": bool(args.revoke),
-                          "notes": list(PG_NOTES)})
+        output.dump_json(
+            {
+                "queue": args.queue,
+                "dialect": dialect,
+                "ddl": ddl,
+                "applied": bool(args.apply),
+                "revoke": bool(args.revoke),
+                "notes": list(PG_NOTES),
+            }
+        )
     else:
         print(ddl, end="")
         if args.apply:
@@ -110,8 +141,9 @@ def _own_tables(args: argparse.Namespace) -> Iterator[tuple[Any, str | None, str
 
     target = opening.choose(args.config, args.profile)
     database = target.database()
-    with main._login(target, lambda password: service.Workbench.open(main.model_config(database),
-                                                                     password=password)) as wb:
+    with main._login(
+        target, lambda password: service.Workbench.open(main.model_config(database), password=password)
+    ) as wb:
         yield wb, database.workbench_schema, main._user(args)
 
 
@@ -119,6 +151,7 @@ def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
     from workbench.db import migrations, permissions
 
     with _own_tables(args) as (wb, schema, actor):
+
         def run(conn: Any) -> tuple[Any, list[str], bool]:
             migrations.check(conn, schema)
             if args.action == "grant":
@@ -129,13 +162,15 @@ def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
                 result = permissions.list_roles(conn, schema)
             return result, permissions.supervisors(conn, schema), permissions.database_roles_in_use(conn)
 
-        result, supervisors, database_roles = (wb.db.read(run) if args.action == "list" else wb.db.write(run))
+        result, supervisors, database_roles = wb.db.read(run) if args.action == "list" else wb.db.write(run)
     notes = []
     if not supervisors:
         notes.append(permissions.NO_ROLES_NOTE)
     if database_roles:
-        notes.append("on PostgreSQL, queues set up with `workbench grants` ignore this table: there the "
-                     "database role workbench_supervisor decides (GRANT workbench_supervisor TO LOGIN)")
+        notes.append(
+            "on PostgreSQL, queues set up with `workbench grants` ignore this table: there the "
+            "database role workbench_supervisor decides (GRANT workbench_supervisor TO LOGIN)"
+        )
     if as_json:
         data: dict[str, Any] = {"roles_set_up": bool(supervisors), "notes": notes}
         if args.action == "list":
@@ -145,13 +180,17 @@ def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
         output.dump_json(data)
         return 0
     if args.action == "grant":
-        print(f"{result.user} is now {'a supervisor' if result.role == 'supervisor' else 'an operator'} "
-              f"(granted by {result.granted_by})")
+        print(
+            f"{result.user} is now {'a supervisor' if result.role == 'supervisor' else 'an operator'} "
+            f"(granted by {result.granted_by})"
+        )
     elif args.action == "revoke":
         print(f"revoked {result.user}'s role ({result.role})")
     elif result:
-        output.table(["USER", "ROLE", "GRANTED BY", "GRANTED AT"],
-                     [[g.user, g.role, g.granted_by, output.when(g.granted_at)] for g in result])
+        output.table(
+            ["USER", "ROLE", "GRANTED BY", "GRANTED AT"],
+            [[g.user, g.role, g.granted_by, output.when(g.granted_at)] for g in result],
+        )
     else:
         print("no roles in this database")
     for note in notes:
@@ -163,6 +202,7 @@ def cmd_group(args: argparse.Namespace, as_json: bool) -> int:
     from workbench.db import groups, migrations
 
     with _own_tables(args) as (wb, schema, actor):
+
         def run(conn: Any) -> Any:
             migrations.check(conn, schema)
             if args.action == "add":
@@ -173,23 +213,30 @@ def cmd_group(args: argparse.Namespace, as_json: bool) -> int:
 
         result = wb.db.read(run) if args.action == "list" else wb.db.write(run)
     if as_json:
-        output.dump_json([m.to_dict() for m in result] if args.action == "list" else
-                         {args.action if args.action == "add" else "removed": result.to_dict()})
+        output.dump_json(
+            [m.to_dict() for m in result]
+            if args.action == "list"
+            else {args.action if args.action == "add" else "removed": result.to_dict()}
+        )
     elif args.action == "add":
         print(f"{result.user} is in the group {result.group} (added by {result.added_by})")
     elif args.action == "remove":
         print(f"{result.user} is no longer in the group {result.group}")
     elif result:
-        output.table(["GROUP", "USER", "ADDED BY", "ADDED AT"],
-                     [[m.group, m.user, m.added_by, output.when(m.added_at)] for m in result])
+        output.table(
+            ["GROUP", "USER", "ADDED BY", "ADDED AT"],
+            [[m.group, m.user, m.added_by, output.when(m.added_at)] for m in result],
+        )
     else:
         print(f"nobody is in the group {args.group}" if args.group else "no groups in this database")
     return 0
 
 
-SCRIPT_NOTE = ("untested on a live SQL Server: review it, then run it yourself (e.g. sqlcmd -i FILE); "
-               "once it is applied workbench calls these procedures for every login that may (README, "
-               "\"Who is a supervisor\")")
+SCRIPT_NOTE = (
+    "untested on a live SQL Server: review it, then run it yourself (e.g. sqlcmd -i FILE); "
+    "once it is applied workbench calls these procedures for every login that may (README, "
+    '"Who is a supervisor")'
+)
 
 
 def _script(args: argparse.Namespace, as_json: bool, dialect: str, batches: list[str]) -> int:
@@ -200,8 +247,16 @@ def _script(args: argparse.Namespace, as_json: bool, dialect: str, batches: list
         raise errors.UsageError(f"{dialect}: grants --apply is not offered here; the script is {SCRIPT_NOTE}")
     text = "".join(f"{batch}\nGO\n" for batch in batches)
     if as_json:
-        output.dump_json({"queue": args.queue, "dialect": dialect, "ddl": text, "applied": False,
-                          "revoke": bool(args.revoke), "notes": [SCRIPT_NOTE]})
+        output.dump_json(
+            {
+                "queue": args.queue,
+                "dialect": dialect,
+                "ddl": text,
+                "applied": False,
+                "revoke": bool(args.revoke),
+                "notes": [SCRIPT_NOTE],
+            }
+        )
     else:
         print(text, end="")
         sys.stderr.write(f"note: {SCRIPT_NOTE}\n")

@@ -16,18 +16,28 @@ from workbench.core import errors
 
 
 def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("profile", help="manage connection profiles (where your databases are)",
-                       description="Connection profiles live in profiles.toml in your config directory; "
-                                   "passwords are kept in the OS keyring, never in the file.", parents=[common])
+    p = sub.add_parser(
+        "profile",
+        help="manage connection profiles (where your databases are)",
+        description="Connection profiles live in profiles.toml in your config directory; "
+        "passwords are kept in the OS keyring, never in the file.",
+        parents=[common],
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=parser_class, required=True)
     actions.add_parser("list", help="list the profiles", parents=[common])
-    for name, text in (("show", "show one profile"), ("remove", "delete a profile (and not its password)"),
-                       ("default", "open this profile when none is named")):
+    for name, text in (
+        ("show", "show one profile"),
+        ("remove", "delete a profile (and not its password)"),
+        ("default", "open this profile when none is named"),
+    ):
         actions.add_parser(name, help=text, parents=[common]).add_argument("name", metavar="NAME")
     t = actions.add_parser("test", help="try to connect and say exactly what failed", parents=[common])
     t.add_argument("name", metavar="NAME", nargs="?", help="(default: the default profile)")
-    pw = actions.add_parser("password", help="store the profile's password in the OS keyring "
-                                             "(asked for, or read from stdin with --stdin)", parents=[common])
+    pw = actions.add_parser(
+        "password",
+        help="store the profile's password in the OS keyring (asked for, or read from stdin with --stdin)",
+        parents=[common],
+    )
     pw.add_argument("name", metavar="NAME")
     pw.add_argument("--stdin", action="store_true", help="read the password from the first line of stdin")
     pw.add_argument("--forget", action="store_true", help="remove the stored password instead")
@@ -42,15 +52,24 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser], common: ar
     a.add_argument("--driver", help="pymysql or odbc (MariaDB/MySQL)")
     a.add_argument("--odbc-driver", metavar="NAME", help="installed ODBC driver name")
     a.add_argument("--no-encrypt", action="store_true", help="SQL Server: do not encrypt the connection")
-    a.add_argument("--trust-server-certificate", action="store_true", help="SQL Server: accept a self-signed "
-                   "certificate")
+    a.add_argument(
+        "--trust-server-certificate", action="store_true", help="SQL Server: accept a self-signed certificate"
+    )
     a.add_argument("--windows-auth", action="store_true", help="SQL Server: log in as your Windows user")
-    a.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="extra driver option "
-                   "(repeatable), e.g. sslmode=require")
+    a.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra driver option (repeatable), e.g. sslmode=require",
+    )
     source = a.add_mutually_exclusive_group(required=True)
     source.add_argument("--queues", metavar="FILE", help="the queue config file to use")
-    source.add_argument("--published", action="store_true", help="use the queue settings a supervisor "
-                        "published in the database (`workbench publish`)")
+    source.add_argument(
+        "--published",
+        action="store_true",
+        help="use the queue settings a supervisor published in the database (`workbench publish`)",
+    )
     a.add_argument("--schema", default="", help="schema of workbench's own tables")
     a.add_argument("--default", action="store_true", help="make it the default profile")
 
@@ -63,13 +82,16 @@ def run(args: argparse.Namespace, as_json: bool) -> int:
 def _list(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) -> int:
     found, default = store.load()
     if as_json:
-        output.dump_json({"file": str(store.path), "default": default,
-                          "profiles": [_public(p) for p in found.values()]})
+        output.dump_json(
+            {"file": str(store.path), "default": default, "profiles": [_public(p) for p in found.values()]}
+        )
     elif not found:
         print(f"no profiles yet ({store.path}); add one with `workbench profile add NAME --kind …`")
     else:
-        output.table(["", "PROFILE", "CONNECTION", "QUEUES"],
-                     [["*" if name == default else "", name, p.describe(), _source(p)] for name, p in found.items()])
+        output.table(
+            ["", "PROFILE", "CONNECTION", "QUEUES"],
+            [["*" if name == default else "", name, p.describe(), _source(p)] for name, p in found.items()],
+        )
     return 0
 
 
@@ -113,19 +135,33 @@ def _add(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) 
             raise errors.UsageError(f"--option {text!r}: write KEY=VALUE")
         options[key.strip()] = value
     profile = profiles.Profile(
-        name=args.name, kind=args.kind, driver=args.driver or "", host=args.host or "", port=args.port,
-        database=args.database or "", user=args.db_user or "", path=args.path or "",
-        odbc_driver=args.odbc_driver or "", encrypt=not args.no_encrypt,
-        trust_server_certificate=args.trust_server_certificate, windows_auth=args.windows_auth, options=options,
-        source="database" if args.published else "file", config=args.queues or "", schema=args.schema)
+        name=args.name,
+        kind=args.kind,
+        driver=args.driver or "",
+        host=args.host or "",
+        port=args.port,
+        database=args.database or "",
+        user=args.db_user or "",
+        path=args.path or "",
+        odbc_driver=args.odbc_driver or "",
+        encrypt=not args.no_encrypt,
+        trust_server_certificate=args.trust_server_certificate,
+        windows_auth=args.windows_auth,
+        options=options,
+        source="database" if args.published else "file",
+        config=args.queues or "",
+        schema=args.schema,
+    )
     store.save(profile, make_default=args.default)
     if as_json:
         output.dump_json(_public(profile))
     else:
         print(f"saved profile {profile.name}: {profile.describe()}")
         if profile.needs_password and not _has_password(profile):
-            print(f"store its password with `workbench profile password {profile.name}` (or you are asked "
-                  "when it is needed)")
+            print(
+                f"store its password with `workbench profile password {profile.name}` (or you are asked "
+                "when it is needed)"
+            )
     return 0
 
 
@@ -181,10 +217,16 @@ def _password(store: profiles.ProfileStore, args: argparse.Namespace, as_json: b
         return 0
     status = credentials.keyring_status()
     if not status.available:
-        raise errors.CredentialStoreError(f"cannot store the password: {status.reason}. Scripts may set "
-                                          f"{credentials.PASSWORD_ENV} instead")
-    password = _typed(lambda: sys.stdin.readline().rstrip("\r\n") if args.stdin else
-                      getpass.getpass(f"Password for {profile.user}@{profile.host}: "))
+        raise errors.CredentialStoreError(
+            f"cannot store the password: {status.reason}. Scripts may set {credentials.PASSWORD_ENV} instead"
+        )
+    password = _typed(
+        lambda: (
+            sys.stdin.readline().rstrip("\r\n")
+            if args.stdin
+            else getpass.getpass(f"Password for {profile.user}@{profile.host}: ")
+        )
+    )
     if not password:
         raise errors.UsageError("no password given; nothing stored")
     credentials.store(profile.credential_id, password)
@@ -200,7 +242,8 @@ def ask_password(profile: profiles.Profile) -> str:
     if not sys.stdin.isatty():
         raise errors.LoginRefused(
             f"no password for {profile.user}@{profile.host} (profile '{profile.name}'): store it with "
-            f"`workbench profile password {profile.name}`, or set {credentials.PASSWORD_ENV} in a script")
+            f"`workbench profile password {profile.name}`, or set {credentials.PASSWORD_ENV} in a script"
+        )
     return _typed(lambda: getpass.getpass(f"Password for {profile.user}@{profile.host}: "))
 
 
@@ -209,8 +252,9 @@ def _typed(read: Callable[[], str]) -> str:
     try:
         return read()
     except UnicodeDecodeError:
-        raise errors.UsageError("the password given is not valid text in this system's encoding; nothing "
-                                "was stored or sent") from None
+        raise errors.UsageError(
+            "the password given is not valid text in this system's encoding; nothing was stored or sent"
+        ) from None
 
 
 def _has_password(profile: profiles.Profile) -> bool:
@@ -227,5 +271,12 @@ def _public(profile: profiles.Profile) -> dict[str, Any]:
     return data
 
 
-_ACTIONS = {"list": _list, "show": _show, "remove": _remove, "default": _default, "add": _add,
-            "test": _test, "password": _password}
+_ACTIONS = {
+    "list": _list,
+    "show": _show,
+    "remove": _remove,
+    "default": _default,
+    "add": _add,
+    "test": _test,
+    "password": _password,
+}

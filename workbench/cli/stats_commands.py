@@ -18,14 +18,28 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     if name in ("board", "stats"):
         p.add_argument("--csv", action="store_true", help="write CSV (a header row, then one row each) instead")
     if name == "board":
-        p.add_argument("--limit", type=argtypes.limit, default=20000, metavar="N",
-                       help=f"at most N locks (oldest first; up to {argtypes.MAX_LIMIT})")
+        p.add_argument(
+            "--limit",
+            type=argtypes.limit,
+            default=20000,
+            metavar="N",
+            help=f"at most N locks (oldest first; up to {argtypes.MAX_LIMIT})",
+        )
     if name == "stats":
-        p.add_argument("--since", metavar="WHEN", type=argtypes.since, help="start of the period: an ISO date or time "
-                       "(2026-11-21, 2026-11-21T08:00) or a duration back from now (8h, 1d); default: "
-                       "midnight today on the database clock")
-        p.add_argument("--until", metavar="WHEN", type=argtypes.since,
-                       help="end of the period, written the same way (default: now)")
+        p.add_argument(
+            "--since",
+            metavar="WHEN",
+            type=argtypes.since,
+            help="start of the period: an ISO date or time "
+            "(2026-11-21, 2026-11-21T08:00) or a duration back from now (8h, 1d); default: "
+            "midnight today on the database clock",
+        )
+        p.add_argument(
+            "--until",
+            metavar="WHEN",
+            type=argtypes.since,
+            help="end of the period, written the same way (default: now)",
+        )
 
 
 def _formats(args: argparse.Namespace, as_json: bool) -> bool:
@@ -40,11 +54,13 @@ def _csv(headers: list[str], rows: list[list[Any]]) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(headers)
     for row in rows:
-        writer.writerow(["" if v is None else v.isoformat() if isinstance(v, (dt.date, dt.datetime)) else v
-                         for v in row])
+        writer.writerow(
+            ["" if v is None else v.isoformat() if isinstance(v, (dt.date, dt.datetime)) else v for v in row]
+        )
 
 
 # -- board ------------------------------------------------------------------------------------------
+
 
 def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
     as_csv = _formats(args, as_json)
@@ -59,27 +75,60 @@ def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
     if as_json:
         output.dump_json([r.to_dict() for r in rows])
     elif as_csv:
-        _csv(["key", "owner", "locked_at", "expires_at", "last_activity", "age_seconds", "remaining_seconds",
-              "idle_seconds", "extensions", "expired", *(["due"] if due else []), *names],
-             [[r.key, r.owner, *(models.shown(t) for t in (r.locked_at, r.expires_at, r.last_activity)),
-               *(models.seconds(d) for d in (r.age, r.remaining, r.idle)), r.extensions,
-               r.expired, *([r.due_shown] if due else []), *(r.summary.get(n) for n in names)] for r in rows])
+        _csv(
+            [
+                "key",
+                "owner",
+                "locked_at",
+                "expires_at",
+                "last_activity",
+                "age_seconds",
+                "remaining_seconds",
+                "idle_seconds",
+                "extensions",
+                "expired",
+                *(["due"] if due else []),
+                *names,
+            ],
+            [
+                [
+                    r.key,
+                    r.owner,
+                    *(models.shown(t) for t in (r.locked_at, r.expires_at, r.last_activity)),
+                    *(models.seconds(d) for d in (r.age, r.remaining, r.idle)),
+                    r.extensions,
+                    r.expired,
+                    *([r.due_shown] if due else []),
+                    *(r.summary.get(n) for n in names),
+                ]
+                for r in rows
+            ],
+        )
     elif not rows:
         print("no locks")
     else:
         fmt = durations.format_duration
-        output.table(["KEY", "OWNER", "AGE", "LEFT", "IDLE", "EXT", *(["DUE"] if due else []),
-                      *(n.upper() for n in names)],
-                     [[r.key, r.owner, fmt(r.age.total_seconds()),
-                       "expired" if r.expired else fmt(r.remaining.total_seconds()),
-                       fmt(r.idle.total_seconds()), r.extensions, *([_due(r)] if due else []),
-                       *(r.summary.get(n) for n in names)]
-                      for r in rows])
+        output.table(
+            ["KEY", "OWNER", "AGE", "LEFT", "IDLE", "EXT", *(["DUE"] if due else []), *(n.upper() for n in names)],
+            [
+                [
+                    r.key,
+                    r.owner,
+                    fmt(r.age.total_seconds()),
+                    "expired" if r.expired else fmt(r.remaining.total_seconds()),
+                    fmt(r.idle.total_seconds()),
+                    r.extensions,
+                    *([_due(r)] if due else []),
+                    *(r.summary.get(n) for n in names),
+                ]
+                for r in rows
+            ],
+        )
     return 0
 
 
 def _due(row: models.BoardRow) -> str:
-    """"in 3h05m", "overdue 2d03h" or "-": the held item's due time from the board's clock reading."""
+    """ "in 3h05m", "overdue 2d03h" or "-": the held item's due time from the board's clock reading."""
     seconds = durations.seconds_between(row.db_now, row.due)
     if seconds is None:
         return "-"
@@ -90,6 +139,7 @@ def _due(row: models.BoardRow) -> str:
 
 # -- health -----------------------------------------------------------------------------------------
 
+
 def cmd_health(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
     wb, q = queue()
     with wb:
@@ -97,16 +147,21 @@ def cmd_health(args: argparse.Namespace, as_json: bool, queue: Callable[[], tupl
     if as_json:
         output.dump_json(h.to_dict())
         return 0
-    oldest = "" if h.oldest_waiting_age_seconds is None else \
-        f"   (the oldest has waited {durations.format_duration(h.oldest_waiting_age_seconds)})"
+    oldest = (
+        ""
+        if h.oldest_waiting_age_seconds is None
+        else f"   (the oldest has waited {durations.format_duration(h.oldest_waiting_age_seconds)})"
+    )
     print(f"{h.queue} at {output.when(h.db_now)}")
     print(f"  waiting        {h.waiting:>8}{oldest}")
     print(f"  locked         {h.locked:>8}")
     print(f"  expired locks  {h.expired_locks:>8}")
     if h.overdue is not None:
         print(f"  overdue        {h.overdue:>8}   (waiting or held, past their due time)")
-    print(f"today: {h.completed_today} completed, {h.releases_today} released, {h.expiries_today} expired, "
-          f"{h.force_releases_today} force-released")
+    print(
+        f"today: {h.completed_today} completed, {h.releases_today} released, {h.expiries_today} expired, "
+        f"{h.force_releases_today} force-released"
+    )
     if h.release_reasons_today:
         print("release reasons today:")
         for reason, count in h.release_reasons_today:
@@ -115,6 +170,7 @@ def cmd_health(args: argparse.Namespace, as_json: bool, queue: Callable[[], tupl
 
 
 # -- stats ------------------------------------------------------------------------------------------
+
 
 def moment(value: dt.datetime | dt.timedelta, now: dt.datetime) -> dt.datetime:
     """A point in time from the command line (argtypes.since): a duration back from `now`, or the
@@ -134,29 +190,76 @@ def cmd_stats(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
         operators = q.operator_stats(since, until)
         hours = q.throughput(since, until) if as_json else []
     if as_json:
-        output.dump_json({"queue": args.queue, "since": since, "until": until,
-                          "operators": [s.to_dict() for s in operators], "hours": [h.to_dict() for h in hours]})
+        output.dump_json(
+            {
+                "queue": args.queue,
+                "since": since,
+                "until": until,
+                "operators": [s.to_dict() for s in operators],
+                "hours": [h.to_dict() for h in hours],
+            }
+        )
         return 0
     reviewed = any(s.accepted is not None for s in operators)  # the queue's work is reviewed (four eyes)
-    headers = ["operator", "completed", "median_handle_seconds", "p90_handle_seconds", "releases", "expiries",
-               "force_released", *(["review_accepted", "review_sent_back"] if reviewed else [])]
+    headers = [
+        "operator",
+        "completed",
+        "median_handle_seconds",
+        "p90_handle_seconds",
+        "releases",
+        "expiries",
+        "force_released",
+        *(["review_accepted", "review_sent_back"] if reviewed else []),
+    ]
     if as_csv:
-        _csv(headers, [[s.operator, s.completed, s.median_handle_seconds, s.p90_handle_seconds, s.releases,
-                        s.expiries, s.force_released, *([s.accepted, s.sent_back] if reviewed else [])]
-                       for s in operators])
+        _csv(
+            headers,
+            [
+                [
+                    s.operator,
+                    s.completed,
+                    s.median_handle_seconds,
+                    s.p90_handle_seconds,
+                    s.releases,
+                    s.expiries,
+                    s.force_released,
+                    *([s.accepted, s.sent_back] if reviewed else []),
+                ]
+                for s in operators
+            ],
+        )
         return 0
     end = output.when(until) if until is not None else "now"
     total = sum(s.completed for s in operators)
     print(f"{args.queue}: {output.when(since)} to {end}: {total} completed by {len(operators)} operator(s)")
     if operators:
-        output.table(["OPERATOR", "DONE", "MEDIAN", "P90", "RELEASED", "EXPIRED", "FORCE-RELEASED",
-                      *(["ACCEPTED", "SENT BACK"] if reviewed else [])],
-                     [[s.operator, s.completed, _seconds(s.median_handle_seconds), _seconds(s.p90_handle_seconds),
-                       s.releases, s.expiries, s.force_released, *([s.accepted, s.sent_back] if reviewed else [])]
-                      for s in operators])
+        output.table(
+            [
+                "OPERATOR",
+                "DONE",
+                "MEDIAN",
+                "P90",
+                "RELEASED",
+                "EXPIRED",
+                "FORCE-RELEASED",
+                *(["ACCEPTED", "SENT BACK"] if reviewed else []),
+            ],
+            [
+                [
+                    s.operator,
+                    s.completed,
+                    _seconds(s.median_handle_seconds),
+                    _seconds(s.p90_handle_seconds),
+                    s.releases,
+                    s.expiries,
+                    s.force_released,
+                    *([s.accepted, s.sent_back] if reviewed else []),
+                ]
+                for s in operators
+            ],
+        )
     return 0
 
 
 def _seconds(value: float | None) -> str:
     return "-" if value is None else durations.format_duration(value)
-

@@ -47,8 +47,9 @@ class _Reader:
                 suggestion = f"; did you mean '{hint[0]}'?" if hint else f"; allowed: {', '.join(sorted(allowed))}"
                 raise self.fail(_join(key, name), f"unknown key{suggestion}")
 
-    def string(self, data: dict[str, Any], name: str, key: str, *, required: bool = True,
-               default: str | None = None) -> str | None:
+    def string(
+        self, data: dict[str, Any], name: str, key: str, *, required: bool = True, default: str | None = None
+    ) -> str | None:
         if name not in data:
             if required:
                 raise self.fail(_join(key, name), "is required")
@@ -64,8 +65,9 @@ class _Reader:
             _check_identifier(self, value, _join(key, name))
         return value
 
-    def integer(self, data: dict[str, Any], name: str, key: str, default: int, *, minimum: int = 0,
-                maximum: int | None = None) -> int:
+    def integer(
+        self, data: dict[str, Any], name: str, key: str, default: int, *, minimum: int = 0, maximum: int | None = None
+    ) -> int:
         value = data.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(_join(key, name), f"expected a whole number, got {_kind(value)}")
@@ -86,8 +88,7 @@ class _Reader:
             return self.boolean(data, name, key, default)
         if setting.kind == "name":
             return self.identifier(data, name, key, required=setting.required)
-        value = self.string(data, name, key, required=setting.required,
-                            default=None if setting.required else default)
+        value = self.string(data, name, key, required=setting.required, default=None if setting.required else default)
         if setting.kind == "choice" and value is not None and value not in setting.choices:
             hint = f" ({setting.hint})" if setting.hint else ""
             raise self.fail(_join(key, name), f"must be one of {', '.join(setting.choices)}{hint}")
@@ -97,8 +98,16 @@ class _Reader:
         """Every scalar key of a section, by name (structured keys are each read on their own)."""
         return {s.name: self.setting(data, s, key) for s in section if s.kind in settings.SCALAR_KINDS}
 
-    def duration(self, data: dict[str, Any], name: str, key: str, default: int | None,
-                 *, minimum: int = 0, maximum: int | None = None) -> int | None:
+    def duration(
+        self,
+        data: dict[str, Any],
+        name: str,
+        key: str,
+        default: int | None,
+        *,
+        minimum: int = 0,
+        maximum: int | None = None,
+    ) -> int | None:
         if name not in data:
             return default
         try:
@@ -108,8 +117,11 @@ class _Reader:
         if seconds < minimum:
             raise self.fail(_join(key, name), f"must be at least {minimum} s")
         if maximum is not None and seconds > maximum:
-            raise self.fail(_join(key, name), f"must be at most {durations.format_bound(maximum)} "
-                                              f"({data[name]!r} is {durations.format_bound(seconds)})")
+            raise self.fail(
+                _join(key, name),
+                f"must be at most {durations.format_bound(maximum)} "
+                f"({data[name]!r} is {durations.format_bound(seconds)})",
+            )
         return seconds
 
     def boolean(self, data: dict[str, Any], name: str, key: str, default: bool) -> bool:
@@ -133,8 +145,14 @@ def _kind(value: Any) -> str:
 
 def _check_identifier(reader: _Reader, value: str, key: str) -> None:
     # Names are checked again against the real table; this only rejects what no table could have.
-    if len(value) > 128 or any(ord(c) < 32 for c in value) or '"' in value or "`" in value \
-            or "[" in value or "]" in value:
+    if (
+        len(value) > 128
+        or any(ord(c) < 32 for c in value)
+        or '"' in value
+        or "`" in value
+        or "[" in value
+        or "]" in value
+    ):
         raise reader.fail(key, f"{value!r} is not a valid table or column name")
 
 
@@ -151,8 +169,7 @@ def _read(path: Path) -> str:
     try:
         return text_of(path.read_bytes(), str(path))
     except FileNotFoundError:
-        raise errors.ConfigError("file not found; pass --config FILE or run `workbench demo`",
-                                 file=str(path)) from None
+        raise errors.ConfigError("file not found; pass --config FILE or run `workbench demo`", file=str(path)) from None
     except OSError as exc:
         raise errors.ConfigError(f"cannot read: {exc.strerror}", file=str(path)) from None
 
@@ -164,8 +181,10 @@ def text_of(raw: bytes, label: str) -> str:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise errors.ConfigError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}, column {column}): "
-                                 "save the file as UTF-8", file=label) from None
+        raise errors.ConfigError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}, column {column}): save the file as UTF-8",
+            file=label,
+        ) from None
 
 
 # How deep a TOML file may nest tables and lists: the deepest settings nest 6 levels (a queue's
@@ -181,8 +200,11 @@ def toml(text: str, label: str, hint: str = "") -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise errors.ConfigError(f"not valid TOML: {exc}{hint}", file=label) from None
     except RecursionError:
-        raise errors.ConfigError(f"lists or tables nested too deeply (more than {MAX_DEPTH} levels): no setting "
-                                 "nests like that; fix the brackets", file=label) from None
+        raise errors.ConfigError(
+            f"lists or tables nested too deeply (more than {MAX_DEPTH} levels): no setting "
+            "nests like that; fix the brackets",
+            file=label,
+        ) from None
     _check_depth(data, label)
     return data
 
@@ -193,9 +215,12 @@ def _check_depth(data: dict[str, Any], label: str) -> None:
     while stack:
         value, key, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise errors.ConfigError(f"nested too deeply (more than {MAX_DEPTH} levels of tables and lists): no "
-                                     "setting nests like that; fix the brackets or dotted keys",
-                                     file=label, key=_short_key(key))
+            raise errors.ConfigError(
+                f"nested too deeply (more than {MAX_DEPTH} levels of tables and lists): no "
+                "setting nests like that; fix the brackets or dotted keys",
+                file=label,
+                key=_short_key(key),
+            )
         if isinstance(value, dict):
             stack.extend((v, _join(key, str(k)), depth + 1) for k, v in value.items())
         elif isinstance(value, list):
@@ -206,12 +231,12 @@ def _short_key(key: str) -> str:
     return key if len(key) <= 80 else key[:77] + "..."
 
 
-def parse(data: dict[str, Any], label: str, base_dir: Path | None = None, *,
-          require_url: bool = True) -> model.Config:
+def parse(data: dict[str, Any], label: str, base_dir: Path | None = None, *, require_url: bool = True) -> model.Config:
     reader = _Reader(label)
     reader.check_keys(data, _TOP_KEYS, "")
-    database = _parse_database(reader, reader.table(data.get("database"), "database")
-                               if "database" in data else {}, base_dir, require_url)
+    database = _parse_database(
+        reader, reader.table(data.get("database"), "database") if "database" in data else {}, base_dir, require_url
+    )
     queues, app = _parse_settings(reader, data)
     return model.Config(path=label, database=database, queues=queues, app=app)
 
@@ -227,8 +252,9 @@ def parse_text(text: str, label: str, database: model.DatabaseConfig) -> model.C
     data = toml(text, label)
     reader = _Reader(label)
     if "database" in data:
-        raise reader.fail("database", "published settings must not contain [database]; "
-                                      "the connection comes from each user's profile")
+        raise reader.fail(
+            "database", "published settings must not contain [database]; the connection comes from each user's profile"
+        )
     reader.check_keys(data, _TOP_KEYS - {"database"}, "")
     queues, app = _parse_settings(reader, data)
     return model.Config(path=label, database=database, queues=queues, app=app)
@@ -256,7 +282,10 @@ def queue_settings_text(path: str | Path) -> str:
     refusal = errors.ConfigError(
         "cannot take the connection out of this file safely to publish the rest: write the database "
         "settings as one [database] table (a line `[database]`, then `url = …`), not as "
-        "`database = { … }` or `database.url = …`", file=label, key="database")
+        "`database = { … }` or `database.url = …`",
+        file=label,
+        key="database",
+    )
     body = "".join(kept)
     try:
         rest, removed = tomllib.loads(body), tomllib.loads("".join(cut))
@@ -264,8 +293,11 @@ def queue_settings_text(path: str | Path) -> str:
     except (tomllib.TOMLDecodeError, errors.ConfigError):
         raise refusal from None
     database = {"database": data["database"]} if "database" in data else {}
-    if removed != database or rest != {k: v for k, v in data.items() if k != "database"} \
-            or (published.queues, published.app) != (config.queues, config.app):
+    if (
+        removed != database
+        or rest != {k: v for k, v in data.items() if k != "database"}
+        or (published.queues, published.app) != (config.queues, config.app)
+    ):
         raise refusal
     return body
 
@@ -314,14 +346,18 @@ def _parse_app(reader: _Reader, data: dict[str, Any]) -> model.AppConfig:
     return model.AppConfig(**reader.values(data, settings.APP, "app"))
 
 
-def _parse_database(reader: _Reader, data: dict[str, Any], base_dir: Path | None,
-                    require_url: bool = True) -> model.DatabaseConfig:
+def _parse_database(
+    reader: _Reader, data: dict[str, Any], base_dir: Path | None, require_url: bool = True
+) -> model.DatabaseConfig:
     reader.check_keys(data, _DATABASE_KEYS, "database")
     url = reader.string(data, "url", "database", required=require_url, default="")
     assert url is not None
     _refuse_password(reader, url)
-    values = reader.values({k: v for k, v in data.items() if k != "url"},
-                           tuple(s for s in settings.DATABASE if s.name != "url"), "database")
+    values = reader.values(
+        {k: v for k, v in data.items() if k != "url"},
+        tuple(s for s in settings.DATABASE if s.name != "url"),
+        "database",
+    )
     return model.DatabaseConfig(url=_resolve_sqlite_path(url, base_dir), **values)
 
 
@@ -336,7 +372,7 @@ def _resolve_sqlite_path(url: str, base_dir: Path | None) -> str:
     prefix = next((p for p in ("sqlite:///", "sqlite+pysqlite:///") if url.startswith(p)), None)
     if prefix is None or base_dir is None:
         return url
-    rest = url[len(prefix):]
+    rest = url[len(prefix) :]
     path_part, sep, query = rest.partition("?")
     if not path_part or path_part == ":memory:" or Path(path_part).is_absolute():
         return url
@@ -346,16 +382,16 @@ def _resolve_sqlite_path(url: str, base_dir: Path | None) -> str:
 def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> model.QueueConfig:
     reader.check_keys(data, _QUEUE_KEYS, key)
     values = reader.values(data, settings.QUEUE, key)
-    lock = _parse_lock(reader, reader.table(data.get("lock"), f"{key}.lock") if "lock" in data else None,
-                       f"{key}.lock")
+    lock = _parse_lock(reader, reader.table(data.get("lock"), f"{key}.lock") if "lock" in data else None, f"{key}.lock")
     lock_seconds, max_lock = values["lock_duration"], values["max_lock_duration"]
     if max_lock is not None and max_lock < lock_seconds:
         raise reader.fail(f"{key}.max_lock_duration", "must not be shorter than lock_duration")
     todo = _parse_filter(reader, data.get("todo"), f"{key}.todo", required=True)
     scope = _parse_filter(reader, data.get("scope", {}), f"{key}.scope", required=False)
     outcomes = _parse_outcomes(reader, data.get("outcomes"), f"{key}.outcomes")
-    read_only, summary, filter_by, audit_hidden = (_column_names(reader, data, name, key)
-                                                   for name in ("read_only", "summary", "filter_by", "audit_hidden"))
+    read_only, summary, filter_by, audit_hidden = (
+        _column_names(reader, data, name, key) for name in ("read_only", "summary", "filter_by", "audit_hidden")
+    )
     fields = _parse_fields(reader, data.get("fields", {}), f"{key}.fields")
     notes_required = _notes_required(reader, data, outcomes, key)
     release_reasons = _parse_release_reasons(reader, data.get("release_reasons", {}), f"{key}.release_reasons")
@@ -402,20 +438,31 @@ def _parse_review(reader: _Reader, data: Any, outcomes: tuple[model.Outcome, ...
     data = reader.table(data, key)
     reader.check_keys(data, _REVIEW_KEYS, key)
     values = reader.values(data, settings.REVIEW, key)
-    writes = _required_writes(reader, data, key, "what a Complete chosen for review writes, e.g. "
-                                                 "set = { status = \"to_review\" }",
-                              ": the one the reviewing queue's todo reads")
+    writes = _required_writes(
+        reader,
+        data,
+        key,
+        'what a Complete chosen for review writes, e.g. set = { status = "to_review" }',
+        ": the one the reviewing queue's todo reads",
+    )
     names = [o.name for o in outcomes]
     chosen = data.get("outcomes", names)
     if not isinstance(chosen, list) or not chosen or not all(isinstance(n, str) for n in chosen):
-        raise reader.fail(f"{key}.outcomes", f"expected a list of this queue's outcomes, e.g. [\"{names[0]}\"]")
+        raise reader.fail(f"{key}.outcomes", f'expected a list of this queue\'s outcomes, e.g. ["{names[0]}"]')
     for name in chosen:
         if name not in names:
-            raise reader.fail(f"{key}.outcomes", f"'{name}' is not an outcome of this queue; outcomes: "
-                                                 f"{', '.join(names)}")
-    return model.Review(by=values["by"], writes=writes, send_back=values["send_back"],
-                        outcomes=tuple(dict.fromkeys(chosen)), percent=values["percent"],
-                        first_items=values["first_items"], key=key)
+            raise reader.fail(
+                f"{key}.outcomes", f"'{name}' is not an outcome of this queue; outcomes: {', '.join(names)}"
+            )
+    return model.Review(
+        by=values["by"],
+        writes=writes,
+        send_back=values["send_back"],
+        outcomes=tuple(dict.fromkeys(chosen)),
+        percent=values["percent"],
+        first_items=values["first_items"],
+        key=key,
+    )
 
 
 def _check_reviews(reader: _Reader, queues: dict[str, model.QueueConfig]) -> None:
@@ -427,24 +474,35 @@ def _check_reviews(reader: _Reader, queues: dict[str, model.QueueConfig]) -> Non
             continue
         by = queues.get(review.by)
         if by is None or review.by == name:
-            raise reader.fail(f"{review.key}.by", f"'{review.by}' is not another queue of this config; queues: "
-                                                  f"{', '.join(n for n in queues if n != name)}")
+            raise reader.fail(
+                f"{review.key}.by",
+                f"'{review.by}' is not another queue of this config; queues: "
+                f"{', '.join(n for n in queues if n != name)}",
+            )
         # In any case: whether `tblWork` and `TBLWORK` are one table the database says (db/service.py).
         if (by.table.casefold(), by.schema, by.key.casefold()) != (q.table.casefold(), q.schema, q.key.casefold()):
-            raise reader.fail(f"{review.key}.by", f"queue {review.by} works {by.table_label} by {by.key}; a review "
-                                                  f"queue works the same table by the same key ({q.table_label} by "
-                                                  f"{q.key})")
+            raise reader.fail(
+                f"{review.key}.by",
+                f"queue {review.by} works {by.table_label} by {by.key}; a review "
+                f"queue works the same table by the same key ({q.table_label} by "
+                f"{q.key})",
+            )
         if by.review is not None:
-            raise reader.fail(f"{review.key}.by", f"queue {review.by} is reviewed itself; a review of a review "
-                                                  "is not supported")
+            raise reader.fail(
+                f"{review.key}.by", f"queue {review.by} is reviewed itself; a review of a review is not supported"
+            )
         if review.by in reviewers:
-            raise reader.fail(f"{review.key}.by", f"queue {review.by} reviews {reviewers[review.by]} already; "
-                                                  "one queue reviews one queue")
+            raise reader.fail(
+                f"{review.key}.by",
+                f"queue {review.by} reviews {reviewers[review.by]} already; one queue reviews one queue",
+            )
         reviewers[review.by] = name
         outcomes = [o.name for o in by.outcomes]
         if review.send_back not in outcomes:
-            raise reader.fail(f"{review.key}.send_back", f"'{review.send_back}' is not an outcome of queue "
-                                                         f"{review.by}; its outcomes: {', '.join(outcomes)}")
+            raise reader.fail(
+                f"{review.key}.send_back",
+                f"'{review.send_back}' is not an outcome of queue {review.by}; its outcomes: {', '.join(outcomes)}",
+            )
         if review.send_back not in by.notes_required:  # the operator learns why from the reviewer's note
             queues[review.by] = dataclasses.replace(by, notes_required=(*by.notes_required, review.send_back))
 
@@ -456,24 +514,28 @@ def _parse_release_reasons(reader: _Reader, data: Any, key: str) -> tuple[model.
     for label, writes in data.items():
         rkey = f'{key}."{label}"'
         if not label.strip() or label != label.strip() or len(label) > 200:
-            raise reader.fail(rkey, "a reason is a short text without leading or trailing blanks (at most 200 "
-                                    "characters)")
+            raise reader.fail(
+                rkey, "a reason is a short text without leading or trailing blanks (at most 200 characters)"
+            )
         reasons.append(model.ReleaseReason(label, _parse_assignments(reader, writes, rkey)))
     return tuple(reasons)
 
 
-def _notes_required(reader: _Reader, data: dict[str, Any], outcomes: tuple[model.Outcome, ...],
-                    key: str) -> tuple[str, ...]:
+def _notes_required(
+    reader: _Reader, data: dict[str, Any], outcomes: tuple[model.Outcome, ...], key: str
+) -> tuple[str, ...]:
     """The actions that need a note: `release`, `defer` and outcome names."""
     names = data.get("notes_required", [])
     allowed = ["release", "defer", *(o.name for o in outcomes)]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise reader.fail(f"{key}.notes_required", f"expected a list of actions, e.g. [\"release\"] "
-                                                    f"(actions: {', '.join(allowed)})")
+        raise reader.fail(
+            f"{key}.notes_required", f'expected a list of actions, e.g. ["release"] (actions: {", ".join(allowed)})'
+        )
     for name in names:
         if name not in allowed:
-            raise reader.fail(f"{key}.notes_required", f"'{name}' is not an action of this queue; "
-                                                        f"actions: {', '.join(allowed)}")
+            raise reader.fail(
+                f"{key}.notes_required", f"'{name}' is not an action of this queue; actions: {', '.join(allowed)}"
+            )
     return tuple(dict.fromkeys(names))
 
 
@@ -497,7 +559,7 @@ def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.Field
         widget = values["widget"]
         choices = _choices(reader, fdata, fkey)
         if choices and widget not in (None, "choice"):
-            raise reader.fail(f"{fkey}.widget", f"choices are shown as a choice; remove widget = \"{widget}\"")
+            raise reader.fail(f"{fkey}.widget", f'choices are shown as a choice; remove widget = "{widget}"')
         minimum, maximum = _bound(reader, fdata, "min", fkey), _bound(reader, fdata, "max", fkey)
         _check_range(reader, minimum, maximum, fkey)
         pattern = fdata.get("pattern")  # not stripped: spaces can be part of a regular expression
@@ -510,9 +572,17 @@ def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.Field
             except (re.error, OverflowError, RecursionError) as exc:
                 raise reader.fail(f"{fkey}.pattern", f"not a valid regular expression: {exc}") from None
         result[column] = model.FieldConfig(
-            key=fkey, label=values["label"], widget="choice" if choices else widget, choices=choices,
-            minimum=minimum, maximum=maximum, pattern=pattern, required=values["required"],
-            read_only=values["read_only"], hidden=values["hidden"], help=values["help"],
+            key=fkey,
+            label=values["label"],
+            widget="choice" if choices else widget,
+            choices=choices,
+            minimum=minimum,
+            maximum=maximum,
+            pattern=pattern,
+            required=values["required"],
+            read_only=values["read_only"],
+            hidden=values["hidden"],
+            help=values["help"],
         )
     return result
 
@@ -522,7 +592,7 @@ def _choices(reader: _Reader, data: dict[str, Any], key: str) -> tuple[Any, ...]
         return ()
     value = data["choices"]
     if not isinstance(value, list) or not value:
-        raise reader.fail(f"{key}.choices", "expected a non-empty list of values, e.g. [\"EUR\", \"USD\"]")
+        raise reader.fail(f"{key}.choices", 'expected a non-empty list of values, e.g. ["EUR", "USD"]')
     for item in value:
         _scalar(reader, item, f"{key}.choices")
         if value.count(item) > 1:
@@ -546,8 +616,10 @@ def _bound(reader: _Reader, data: dict[str, Any], name: str, key: str) -> Any:
                 return parse(value.strip())
             except ValueError:
                 pass
-    raise reader.fail(f"{key}.{name}", f"expected a number, a date or a date-time (e.g. 0, 2026-11-21 or "
-                                       f"\"2026-11-21T08:00\"), got {_kind(value)}")
+    raise reader.fail(
+        f"{key}.{name}",
+        f'expected a number, a date or a date-time (e.g. 0, 2026-11-21 or "2026-11-21T08:00"), got {_kind(value)}',
+    )
 
 
 def _check_range(reader: _Reader, minimum: Any, maximum: Any, key: str) -> None:
@@ -574,8 +646,9 @@ def _check_range(reader: _Reader, minimum: Any, maximum: Any, key: str) -> None:
 
 def _parse_lock(reader: _Reader, data: dict[str, Any] | None, key: str) -> model.LockColumns:
     if data is None:
-        return model.LockColumns(user="wb_locked_by", time="wb_locked_at", expires="wb_lock_expires",
-                                 token="wb_lock_token")
+        return model.LockColumns(
+            user="wb_locked_by", time="wb_locked_at", expires="wb_lock_expires", token="wb_lock_token"
+        )
     reader.check_keys(data, _LOCK_KEYS, key)
     if "table" in data or "claim_id" in data:
         return _parse_lock_table(reader, data, key)
@@ -584,9 +657,12 @@ def _parse_lock(reader: _Reader, data: dict[str, Any] | None, key: str) -> model
     user = reader.identifier(data, "user", key)
     time = reader.identifier(data, "time", key)
     assert user is not None and time is not None
-    columns = model.LockColumns(user=user, time=time,
-                                expires=reader.identifier(data, "expires", key, required=False),
-                                token=reader.identifier(data, "token", key, required=False))
+    columns = model.LockColumns(
+        user=user,
+        time=time,
+        expires=reader.identifier(data, "expires", key, required=False),
+        token=reader.identifier(data, "token", key, required=False),
+    )
     named = [c for c in (columns.user, columns.time, columns.expires, columns.token) if c]
     if len(set(named)) != len(named):
         raise reader.fail(key, "each lock column must be a different column")
@@ -599,33 +675,46 @@ def _parse_lock_table(reader: _Reader, data: dict[str, Any], key: str) -> model.
     table = reader.identifier(data, "table", key, required=False) or "workbench_locks"
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,59}", table):
         # workbench creates this table (`workbench init`): a plain name every database takes unquoted.
-        raise reader.fail(f"{key}.table", f"{table!r} is not a name workbench can give its lock table: use "
-                          "letters, digits and _ (starting with a letter, at most 60), e.g. \"workbench_locks\"")
+        raise reader.fail(
+            f"{key}.table",
+            f"{table!r} is not a name workbench can give its lock table: use "
+            'letters, digits and _ (starting with a letter, at most 60), e.g. "workbench_locks"',
+        )
     named = sorted(set(data) & {"user", "time", "expires", "token"})
     if named:
-        raise reader.fail(f"{key}.{named[0]}", f"a queue whose locks live in table '{table}' keeps no other lock "
-                          f"columns of its own; remove {', '.join(named)} (or remove `table` and `claim_id`)")
+        raise reader.fail(
+            f"{key}.{named[0]}",
+            f"a queue whose locks live in table '{table}' keeps no other lock "
+            f"columns of its own; remove {', '.join(named)} (or remove `table` and `claim_id`)",
+        )
     claim_id = reader.identifier(data, "claim_id", key, required=False)
     keep = reader.boolean(data, "keep_claim_id", key, False)
     if keep and claim_id is None:
         raise reader.fail(f"{key}.keep_claim_id", "applies to a claim-id column only; set claim_id too")
-    return model.LockColumns(user="lock_user", time="locked_at", expires="expires_at", token="token", table=table,
-                             claim_id=claim_id, keep_claim_id=keep)
+    return model.LockColumns(
+        user="lock_user",
+        time="locked_at",
+        expires="expires_at",
+        token="token",
+        table=table,
+        claim_id=claim_id,
+        keep_claim_id=keep,
+    )
 
 
 def _parse_order(reader: _Reader, data: Any, key: str) -> tuple[model.OrderTerm, ...]:
     if isinstance(data, str):
         data = [data]
     if not isinstance(data, list):
-        raise reader.fail(key, "expected a list such as [\"priority desc\", \"created_at\"]")
+        raise reader.fail(key, 'expected a list such as ["priority desc", "created_at"]')
     terms = []
     for i, item in enumerate(data):
         item_key = f"{key}[{i}]"
         if not isinstance(item, str):
-            raise reader.fail(item_key, "expected \"column\", \"column asc\" or \"column desc\"")
+            raise reader.fail(item_key, 'expected "column", "column asc" or "column desc"')
         column, descending = _order_term(item)
         if not column:
-            raise reader.fail(item_key, f"{item!r}: write \"column\", \"column asc\" or \"column desc\"")
+            raise reader.fail(item_key, f'{item!r}: write "column", "column asc" or "column desc"')
         _check_identifier(reader, column, item_key)
         terms.append(model.OrderTerm(column, descending))
     return tuple(terms)
@@ -647,10 +736,10 @@ def _order_term(item: str) -> tuple[str, bool]:
 
 def _parse_filter(reader: _Reader, data: Any, key: str, *, required: bool) -> tuple[model.Condition, ...]:
     if data is None:
-        raise reader.fail(key, "is required: which rows are work to do, e.g. status = \"open\"")
+        raise reader.fail(key, 'is required: which rows are work to do, e.g. status = "open"')
     data = reader.table(data, key)
     if required and not data:
-        raise reader.fail(key, "needs at least one condition, e.g. status = \"open\"")
+        raise reader.fail(key, 'needs at least one condition, e.g. status = "open"')
     conditions = []
     for column, spec in data.items():
         ckey = f"{key}.{column}"
@@ -661,14 +750,23 @@ def _parse_filter(reader: _Reader, data: Any, key: str, *, required: bool) -> tu
             if not isinstance(or_null, bool):
                 raise reader.fail(f"{ckey}.or_null", "expected true (a NULL passes too) or false")
             if not spec:
-                raise reader.fail(ckey, "empty condition" + (": or_null needs a test to widen, e.g. "
-                                                             "{ eq = { user = true }, or_null = true }"
-                                                             if or_null else ""))
+                raise reader.fail(
+                    ckey,
+                    "empty condition"
+                    + (
+                        ": or_null needs a test to widen, e.g. { eq = { user = true }, or_null = true }"
+                        if or_null
+                        else ""
+                    ),
+                )
             for op, value in spec.items():
                 if op not in model.OPERATORS:
                     hint = difflib.get_close_matches(op, model.OPERATORS, n=1)
-                    raise reader.fail(f"{ckey}.{op}", "unknown operator" + (f"; did you mean '{hint[0]}'?" if hint
-                                      else f"; use one of {', '.join(model.OPERATORS)}"))
+                    raise reader.fail(
+                        f"{ckey}.{op}",
+                        "unknown operator"
+                        + (f"; did you mean '{hint[0]}'?" if hint else f"; use one of {', '.join(model.OPERATORS)}"),
+                    )
                 if or_null and op == "null":
                     raise reader.fail(f"{ckey}.or_null", "a `null` test already says what NULL does; remove or_null")
                 condition = _condition(reader, column, op, value, f"{ckey}.{op}")
@@ -699,7 +797,7 @@ def _condition(reader: _Reader, column: str, op: str, value: Any, key: str) -> m
 
 def _relative(reader: _Reader, op: str, value: dict[str, Any], key: str) -> model.Relative:
     """`{ now = true }`, `{ now = "-2h" }` (the database's time, moved) or `{ user = true }` (the claimer)."""
-    example = "{ now = true }, { now = \"-2h\" }, { now = \"+1d\" } or { user = true }"
+    example = '{ now = true }, { now = "-2h" }, { now = "+1d" } or { user = true }'
     if len(value) != 1 or next(iter(value)) not in model.RELATIVE_KINDS:
         raise reader.fail(key, f"a table value must be one of {example}")
     kind, raw = next(iter(value.items()))
@@ -713,13 +811,13 @@ def _relative(reader: _Reader, op: str, value: dict[str, Any], key: str) -> mode
     if raw is True:
         return model.Relative("now")
     if not isinstance(raw, str):
-        raise reader.fail(f"{key}.now", "expected true or a signed duration such as \"-2h\" or \"+30m\"")
+        raise reader.fail(f"{key}.now", 'expected true or a signed duration such as "-2h" or "+30m"')
     text = raw.strip()
     sign = -1 if text.startswith("-") else 1
     try:
         seconds = durations.parse_duration(text.lstrip("+-").strip())
     except ValueError as exc:
-        raise reader.fail(f"{key}.now", f"{exc}; a sign moves it back (\"-2h\") or ahead (\"+1d\")") from None
+        raise reader.fail(f"{key}.now", f'{exc}; a sign moves it back ("-2h") or ahead ("+1d")') from None
     return model.Relative("now", sign * seconds)
 
 
@@ -736,8 +834,11 @@ def _parse_assignments(reader: _Reader, data: Any, key: str) -> tuple[model.Assi
         _check_identifier(reader, column, ckey)
         if isinstance(spec, dict):
             if len(spec) != 1 or next(iter(spec)) not in ("now", "user", "null") or spec[next(iter(spec))] is not True:
-                raise reader.fail(ckey, "a table value must be { now = true } (database time), "
-                                        "{ user = true } (the acting user) or { null = true }")
+                raise reader.fail(
+                    ckey,
+                    "a table value must be { now = true } (database time), "
+                    "{ user = true } (the acting user) or { null = true }",
+                )
             result.append(model.Assignment(column, next(iter(spec)), None, ckey))
         else:
             _scalar(reader, spec, ckey)
@@ -745,8 +846,9 @@ def _parse_assignments(reader: _Reader, data: Any, key: str) -> tuple[model.Assi
     return tuple(result)
 
 
-def _required_writes(reader: _Reader, data: dict[str, Any], key: str, what: str,
-                     which: str = "") -> tuple[model.Assignment, ...]:
+def _required_writes(
+    reader: _Reader, data: dict[str, Any], key: str, what: str, which: str = ""
+) -> tuple[model.Assignment, ...]:
     """A table's `set`: required, and writing at least one column."""
     if "set" not in data:
         raise reader.fail(f"{key}.set", f"is required: {what}")
@@ -758,8 +860,9 @@ def _required_writes(reader: _Reader, data: dict[str, Any], key: str, what: str,
 
 def _parse_outcomes(reader: _Reader, data: Any, key: str) -> tuple[model.Outcome, ...]:
     if data is None:
-        raise reader.fail(key, "is required: what Complete writes, e.g. [queues.NAME.outcomes.done] "
-                               "set = { status = \"done\" }")
+        raise reader.fail(
+            key, 'is required: what Complete writes, e.g. [queues.NAME.outcomes.done] set = { status = "done" }'
+        )
     data = reader.table(data, key)
     if not data:
         raise reader.fail(key, "define at least one outcome")
@@ -770,8 +873,9 @@ def _parse_outcomes(reader: _Reader, data: Any, key: str) -> tuple[model.Outcome
             raise reader.fail(okey, "outcome names use letters, digits, '_' and '-'")
         odata = reader.table(odata, okey)
         reader.check_keys(odata, _OUTCOME_KEYS, okey)
-        assignments = _required_writes(reader, odata, okey, "the columns Complete writes, "
-                                                            "e.g. set = { status = \"done\" }")
+        assignments = _required_writes(
+            reader, odata, okey, 'the columns Complete writes, e.g. set = { status = "done" }'
+        )
         label = reader.string(odata, "label", okey, required=False, default=name.replace("_", " ").capitalize())
         outcomes.append(model.Outcome(name=name, label=label or name, assignments=assignments))
     return tuple(outcomes)

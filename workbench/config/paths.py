@@ -73,4 +73,5 @@ def find_config(explicit: str | None = None) -> Path:
             return path
     raise errors.ConfigError(
         "no configuration file found (tried " + ", ".join(str(p) for p in tried) + "); "
-        "pass --config FILE, set WORKBENCH_CONFIG, or run `workbench demo` to create a demo")
+        "pass --config FILE, set WORKBENCH_CONFIG, or run `workbench demo` to create a demo"
+    )

@@ -17,17 +17,43 @@ from workbench.core import errors
 
 FILE_NAME = "profiles.toml"
 KINDS = ("sqlite", "postgresql", "sqlserver", "mariadb", "mysql")
-KIND_LABELS = {"sqlite": "SQLite file", "postgresql": "PostgreSQL", "sqlserver": "SQL Server",
-               "mariadb": "MariaDB", "mysql": "MySQL"}
+KIND_LABELS = {
+    "sqlite": "SQLite file",
+    "postgresql": "PostgreSQL",
+    "sqlserver": "SQL Server",
+    "mariadb": "MariaDB",
+    "mysql": "MySQL",
+}
 DEFAULT_PORTS = {"postgresql": 5432, "sqlserver": 1433, "mariadb": 3306, "mysql": 3306}
 # Which Python driver each kind may use; the first is the default.
-DRIVERS = {"sqlite": ("sqlite",), "postgresql": ("psycopg",), "sqlserver": ("odbc",),
-           "mariadb": ("pymysql", "odbc"), "mysql": ("pymysql", "odbc")}
+DRIVERS = {
+    "sqlite": ("sqlite",),
+    "postgresql": ("psycopg",),
+    "sqlserver": ("odbc",),
+    "mariadb": ("pymysql", "odbc"),
+    "mysql": ("pymysql", "odbc"),
+}
 SOURCES = ("file", "database")  # queue settings from a config file, or published in the database
 _NAME = re.compile(r"^\S(?:[^\x00-\x1f\x7f]{0,62}\S)?$")  # what people call it; no control characters
-_KEYS = {"kind", "driver", "host", "port", "database", "user", "path", "odbc_driver", "encrypt",
-         "trust_server_certificate", "windows_auth", "options", "source", "config", "schema",
-         "connect_timeout", "statement_timeout"}
+_KEYS = {
+    "kind",
+    "driver",
+    "host",
+    "port",
+    "database",
+    "user",
+    "path",
+    "odbc_driver",
+    "encrypt",
+    "trust_server_certificate",
+    "windows_auth",
+    "options",
+    "source",
+    "config",
+    "schema",
+    "connect_timeout",
+    "statement_timeout",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,8 +137,14 @@ class Profile:
             query["host"] = tuple(f"{name}:{own_port or port}" for name, own_port in self.servers())  # type: ignore[assignment]
             query.setdefault("target_session_attrs", "read-write")
             host, port = None, None
-        return sa.URL.create(drivername, username=None if self.windows_auth else (self.user or None),
-                             host=host, port=port, database=self.database or None, query=query)
+        return sa.URL.create(
+            drivername,
+            username=None if self.windows_auth else (self.user or None),
+            host=host,
+            port=port,
+            database=self.database or None,
+            query=query,
+        )
 
     def servers(self) -> list[tuple[str, int | None]]:
         """The servers `host` names, each with its own port where it says one ("db1:5432,db2:5433")."""
@@ -156,16 +188,24 @@ def check(profile: Profile) -> None:
         if not profile.host.strip():
             raise fail("host", "enter the server's host name or address")
         if any(c in profile.host for c in "/@?# "):
-            raise fail("host", f"{profile.host!r} is not a host name; write only the name or address, "
-                               "and the port in its own field")
+            raise fail(
+                "host",
+                f"{profile.host!r} is not a host name; write only the name or address, and the port in its own field",
+            )
         if "," in profile.host or (":" in profile.host and profile.kind == "postgresql"):
             if profile.kind != "postgresql":
-                raise fail("host", "several servers (db1,db2) are for PostgreSQL, which finds the one that "
-                                   "accepts writes; for others give one server")
+                raise fail(
+                    "host",
+                    "several servers (db1,db2) are for PostgreSQL, which finds the one that "
+                    "accepts writes; for others give one server",
+                )
             for name, port in profile.servers():
                 if not name or (port is not None and not 0 < port < 65536):
-                    raise fail("host", f"{profile.host!r}: list the servers as name or name:port, separated "
-                                       "by commas, e.g. db1:5432,db2:5432")
+                    raise fail(
+                        "host",
+                        f"{profile.host!r}: list the servers as name or name:port, separated "
+                        "by commas, e.g. db1:5432,db2:5432",
+                    )
         if profile.port is not None and not 0 < profile.port < 65536:
             raise fail("port", "must be between 1 and 65535")
         if not profile.database.strip():
@@ -178,16 +218,18 @@ def check(profile: Profile) -> None:
         raise fail("windows_auth", "Windows authentication is for SQL Server only")
     for name in profile.options:
         if secrets.secret_option(name):  # sslpassword, PWD, …: profiles.toml is plain text
-            raise fail(f"options.{name}", "a password or other secret is never stored in a profile (the file is "
-                                          "plain text): remove the option; the login password is kept in the OS "
-                                          "keyring (`workbench profile password NAME`, or you are asked for it)")
+            raise fail(
+                f"options.{name}",
+                "a password or other secret is never stored in a profile (the file is "
+                "plain text): remove the option; the login password is kept in the OS "
+                "keyring (`workbench profile password NAME`, or you are asked for it)",
+            )
     for name in ("connect_timeout", "statement_timeout"):
         seconds, bound = getattr(profile, name), settings.get(settings.DATABASE, name).maximum  # as a config's
         if seconds < 1 or (bound is not None and seconds > bound):
             raise fail(name, f"must be between 1 and {bound} seconds")
     if profile.source not in SOURCES:
-        raise fail("source", "must be 'file' (a queue config file) or 'database' (settings a supervisor "
-                             "published)")
+        raise fail("source", "must be 'file' (a queue config file) or 'database' (settings a supervisor published)")
     if profile.source == "file" and not profile.config.strip():
         raise fail("config", "choose the queue config file, or use the settings published in the database")
 
@@ -195,8 +237,14 @@ def check(profile: Profile) -> None:
 def _refuse_passwords(profile: Profile, fail: Callable[[str, str], errors.ConfigError]) -> None:
     """A password typed into any field (user "alice:PW", database "cases?password=…", an option's
     value) would be written to profiles.toml: refused, as a config file's URL is, without echoing it."""
-    fields = {"user": profile.user, "host": profile.host, "database": profile.database, "path": profile.path,
-              "odbc_driver": profile.odbc_driver, **{f"options.{k}": v for k, v in profile.options.items()}}
+    fields = {
+        "user": profile.user,
+        "host": profile.host,
+        "database": profile.database,
+        "path": profile.path,
+        "odbc_driver": profile.odbc_driver,
+        **{f"options.{k}": v for k, v in profile.options.items()},
+    }
     for key, text in fields.items():
         login = text.rpartition("@")[0] if key == "host" else text if key == "user" else ""
         if ":" in login or secrets.password_in(text):
@@ -215,17 +263,21 @@ def from_toml(name: str, data: dict[str, Any], file: str) -> Profile:
             import difflib
 
             hint = difflib.get_close_matches(key, sorted(_KEYS), n=1)
-            raise errors.ConfigError("unknown key" + (f"; did you mean '{hint[0]}'?" if hint else ""),
-                                     file=file, key=f"{prefix}.{key}")
+            raise errors.ConfigError(
+                "unknown key" + (f"; did you mean '{hint[0]}'?" if hint else ""), file=file, key=f"{prefix}.{key}"
+            )
         expected = defaults[key].type
-        ok = {"int | None": isinstance(value, int) and not isinstance(value, bool),
-              "int": isinstance(value, int) and not isinstance(value, bool),
-              "bool": isinstance(value, bool), "str": isinstance(value, str),
-              "dict[str, str]": isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
-              }.get(str(expected), True)
+        ok = {
+            "int | None": isinstance(value, int) and not isinstance(value, bool),
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "bool": isinstance(value, bool),
+            "str": isinstance(value, str),
+            "dict[str, str]": isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
+        }.get(str(expected), True)
         if not ok:
-            raise errors.ConfigError(f"expected {expected}, got {type(value).__name__} {value!r}",
-                                     file=file, key=f"{prefix}.{key}")
+            raise errors.ConfigError(
+                f"expected {expected}, got {type(value).__name__} {value!r}", file=file, key=f"{prefix}.{key}"
+            )
         values[key] = value
     if "kind" not in values:
         raise errors.ConfigError(f"is required (one of {', '.join(KINDS)})", file=file, key=f"{prefix}.kind")
@@ -255,8 +307,9 @@ class ProfileStore:
         data = loader.toml(loader.text_of(raw, label), label, hint="; fix or delete the file")
         unknown = set(data) - {"default", "profiles"}
         if unknown:
-            raise errors.ConfigError("unknown key; the file has `default = NAME` and [profiles.NAME] tables",
-                                     file=label, key=min(unknown))
+            raise errors.ConfigError(
+                "unknown key; the file has `default = NAME` and [profiles.NAME] tables", file=label, key=min(unknown)
+            )
         tables = data.get("profiles", {})
         if not isinstance(tables, dict):
             raise errors.ConfigError("expected [profiles.NAME] tables", file=label, key="profiles")
@@ -273,8 +326,10 @@ class ProfileStore:
         profiles, default = self.load()
         wanted = name or default
         if wanted is None:
-            raise errors.UsageError(f"no connection profiles yet ({self.path}); create one with "
-                                    "`workbench profile add NAME …` or in the app's first-run dialog")
+            raise errors.UsageError(
+                f"no connection profiles yet ({self.path}); create one with "
+                "`workbench profile add NAME …` or in the app's first-run dialog"
+            )
         if wanted not in profiles:
             import difflib
 
@@ -318,9 +373,10 @@ class ProfileStore:
         if default is not None:
             data["default"] = default
         data["profiles"] = {name: p.to_toml() for name, p in profiles.items()}
-        text = ("# workbench connection profiles. Passwords are not kept here: they live in the OS\n"
-                "# keyring, or come from the WORKBENCH_DB_PASSWORD environment variable.\n\n"
-                + tomli_w.dumps(data))
+        text = (
+            "# workbench connection profiles. Passwords are not kept here: they live in the OS\n"
+            "# keyring, or come from the WORKBENCH_DB_PASSWORD environment variable.\n\n" + tomli_w.dumps(data)
+        )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Write a temporary file and rename it over the old one: a crash never leaves half a file.
         fd, tmp = tempfile.mkstemp(prefix=".profiles-", suffix=".toml", dir=self.path.parent)

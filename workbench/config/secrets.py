@@ -6,8 +6,10 @@ import re
 from urllib.parse import unquote, urlsplit
 
 # What to do instead, said the same way wherever a password is refused.
-KEYRING_HINT = ("remove it and supply the password through the OS keyring (`workbench profile password NAME`) "
-                "or the WORKBENCH_DB_PASSWORD environment variable")
+KEYRING_HINT = (
+    "remove it and supply the password through the OS keyring (`workbench profile password NAME`) "
+    "or the WORKBENCH_DB_PASSWORD environment variable"
+)
 
 # An option in a URL query or an ODBC connection string: ?NAME=…, &NAME=…, ;NAME=…
 _OPTION = re.compile(r"(^|[;?&])\s*([A-Za-z][\w.-]*)\s*=\s*[^;&\s]")

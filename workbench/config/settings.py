@@ -24,8 +24,19 @@ REQUIRED: Any = _Required()
 # What a key holds. The scalar kinds are read by the loader's Reader.setting; the structured ones
 # (a table or a list with its own grammar) by the loader's own function for that key.
 SCALAR_KINDS = ("duration", "integer", "boolean", "text", "name", "choice")
-STRUCTURED_KINDS = ("order", "lock", "conditions", "assignments", "outcomes", "fields", "names", "bound",
-                    "pattern", "reasons", "review")
+STRUCTURED_KINDS = (
+    "order",
+    "lock",
+    "conditions",
+    "assignments",
+    "outcomes",
+    "fields",
+    "names",
+    "bound",
+    "pattern",
+    "reasons",
+    "review",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,33 +68,70 @@ CLAIM_METHODS = ("auto", "skip-locked", "select-skip-locked", "readpast", "immed
 CLOCKS = ("utc", "local")
 
 DATABASE: tuple[Setting, ...] = (
-    Setting("url", "text", REQUIRED,
-            "SQLAlchemy URL without a password, e.g. `postgresql+psycopg://user@host/db`, `mssql+pyodbc://…`, "
-            "`mariadb+pymysql://…`, `sqlite:///file.db` (relative to the config file)"),
-    Setting("claim_method", "choice", "auto", "`auto`, `skip-locked`, `select-skip-locked`, `readpast`, "
-            "`immediate` or `portable` (see \"Databases and claim methods\")", choices=CLAIM_METHODS),
-    Setting("workbench_schema", "name", None, "schema for workbench's own tables",
-            shown_default="connection default"),
-    Setting("clock", "choice", "utc", "`utc`: lock times in timestamp columns without time zone are UTC; "
-            "`local`: the server's local time", choices=CLOCKS),
+    Setting(
+        "url",
+        "text",
+        REQUIRED,
+        "SQLAlchemy URL without a password, e.g. `postgresql+psycopg://user@host/db`, `mssql+pyodbc://…`, "
+        "`mariadb+pymysql://…`, `sqlite:///file.db` (relative to the config file)",
+    ),
+    Setting(
+        "claim_method",
+        "choice",
+        "auto",
+        "`auto`, `skip-locked`, `select-skip-locked`, `readpast`, "
+        '`immediate` or `portable` (see "Databases and claim methods")',
+        choices=CLAIM_METHODS,
+    ),
+    Setting("workbench_schema", "name", None, "schema for workbench's own tables", shown_default="connection default"),
+    Setting(
+        "clock",
+        "choice",
+        "utc",
+        "`utc`: lock times in timestamp columns without time zone are UTC; `local`: the server's local time",
+        choices=CLOCKS,
+    ),
     # Bounded: PostgreSQL takes its timeouts in milliseconds as 32-bit numbers (24 days at most), and a
     # statement or connection wait of days is a mistake, not a setting.
-    Setting("connect_timeout", "integer", 10, "seconds to wait for a connection (at most an hour)", minimum=1,
-            maximum=3600),
-    Setting("statement_timeout", "integer", 30, "seconds one statement may take (at most a day)", minimum=1,
-            maximum=86400),
+    Setting(
+        "connect_timeout", "integer", 10, "seconds to wait for a connection (at most an hour)", minimum=1, maximum=3600
+    ),
+    Setting(
+        "statement_timeout", "integer", 30, "seconds one statement may take (at most a day)", minimum=1, maximum=86400
+    ),
 )
 
 APP: tuple[Setting, ...] = (
-    Setting("warn_before", "duration", 120, "warn this long before a lock expires (as set; one longer "
-            "than the lock warns at claim); at most a day", maximum=_DAY),
-    Setting("check_every", "duration", 15, "check the lock with the database this often (and before "
-            "every action); at most a day", minimum=1, maximum=_DAY),
+    Setting(
+        "warn_before",
+        "duration",
+        120,
+        "warn this long before a lock expires (as set; one longer than the lock warns at claim); at most a day",
+        maximum=_DAY,
+    ),
+    Setting(
+        "check_every",
+        "duration",
+        15,
+        "check the lock with the database this often (and before every action); at most a day",
+        minimum=1,
+        maximum=_DAY,
+    ),
     Setting("auto_extend", "boolean", True, "extend the lock while the operator works in the form"),
-    Setting("next_after_complete", "boolean", True, "open the next item right after Complete (each user "
-            "may change it in the View menu)"),
-    Setting("retry_every", "duration", 5, "while the database is unreachable: retry 1 s, 2 s, 4 s … apart, "
-            "at most this; at most a day", minimum=1, maximum=_DAY),
+    Setting(
+        "next_after_complete",
+        "boolean",
+        True,
+        "open the next item right after Complete (each user may change it in the View menu)",
+    ),
+    Setting(
+        "retry_every",
+        "duration",
+        5,
+        "while the database is unreachable: retry 1 s, 2 s, 4 s … apart, at most this; at most a day",
+        minimum=1,
+        maximum=_DAY,
+    ),
 )
 
 QUEUE: tuple[Setting, ...] = (
@@ -91,94 +139,255 @@ QUEUE: tuple[Setting, ...] = (
     Setting("schema", "name", None, "the table's schema", shown_default="default schema"),
     Setting("key", "name", REQUIRED, "a unique column (primary key or unique index)"),
     Setting("title", "text", None, "shown to people", shown_default="the name"),
-    Setting("order", "order", (), "`[\"col\", \"col desc\", …]` (a name may hold spaces: `\"due date desc\"`); "
-            "the key is always the last tie-breaker", shown_default="key only"),
-    Setting("lock_duration", "duration", 30 * 60, "how long a claim holds (`90s`, `30m`, `1h30m`, `2d`, or "
-            "seconds); at most 7 days", minimum=1, maximum=7 * _DAY),
-    Setting("max_lock_duration", "duration", None, "cap on a lock's total life, extensions included; not "
-            "shorter than `lock_duration`; at most 7 days", minimum=1, maximum=7 * _DAY),
-    Setting("max_locks_per_user", "integer", 0, "how many items one user may hold in this queue (at most "
-            "1000000)", shown_default="0 (no limit)", maximum=1_000_000),
-    Setting("release_cooldown", "duration", 300, "a released item is not served to the same user again "
-            "for this long; at most 30 days", maximum=30 * _DAY),
-    Setting("undo_within", "duration", 120, "how long after a Complete its operator may take it back (`undo`; "
-            "needs `on_reopen`); at most a day", maximum=_DAY),
-    Setting("defer_owner_first", "duration", 15 * 60, "a deferred item, once its time has come, is served first: "
-            "for this long only to the operator who deferred it, then to anyone; at most a day", maximum=_DAY),
-    Setting("release_reasons", "reasons", (), "`[…release_reasons]` `\"REASON\" = { COL = VALUE, … }`: the reasons "
-            "Release offers, in this order, each writing its values besides `on_release` (`{}`: none); people may "
-            "still type their own", shown_default="a built-in list"),
-    Setting("notes_required", "names", (), "actions that need a note from the operator: `release`, `defer`, or "
-            "an outcome's name (its Complete)"),
-    Setting("due", "name", None, "a date/time column: when an item is due; the window shows the time to it "
-            "and marks overdue items, `health` and the start page count them; ordering by it (`order = "
-            "[\"due_at asc\"]`) serves the most overdue first"),
-    Setting("created", "name", None, "a date/time column: when the item arrived (the supervisor's \"oldest "
-            "waiting\"); `attach` adds it to the claim index"),
-    Setting("audit_hidden", "names", (), "columns whose old and new values the audit trail does not keep when "
-            "Save or Complete changes them (only that they changed), e.g. a bank account"),
-    Setting("read_only", "names", (), "columns Save and Complete may not change (the key, lock and "
-            "workflow columns never can; nor, unless their field is configured, the `created` column and "
-            "date/time columns whose default is the database's clock)"),
-    Setting("summary", "names", (), "the columns that tell items apart in lists: Pick, the resume panel, the "
-            "lock board, `locks`", shown_default="up to three, chosen by name and type"),
-    Setting("serves", "name", None, "a group: only its members are served this queue's items (`workbench group "
-            "add USER GROUP`), e.g. level 2 or experienced clerks", shown_default="everyone"),
-    Setting("filter_by", "names", (), "columns a claimer may narrow Next item to a value of (`next QUEUE --where "
-            "COL=VALUE`, the window's filter box), e.g. a message type: one queue serves every type"),
-    Setting("source", "name", None, "a column holding the item's source: the path or http(s) URL of a PDF or "
-            "image (the scanned document), or the source text itself; the window shows it beside the form"),
-    Setting("source_dir", "text", None, "the folder relative paths in the `source` column start from",
-            shown_default="the config file's folder"),
+    Setting(
+        "order",
+        "order",
+        (),
+        '`["col", "col desc", …]` (a name may hold spaces: `"due date desc"`); the key is always the last tie-breaker',
+        shown_default="key only",
+    ),
+    Setting(
+        "lock_duration",
+        "duration",
+        30 * 60,
+        "how long a claim holds (`90s`, `30m`, `1h30m`, `2d`, or seconds); at most 7 days",
+        minimum=1,
+        maximum=7 * _DAY,
+    ),
+    Setting(
+        "max_lock_duration",
+        "duration",
+        None,
+        "cap on a lock's total life, extensions included; not shorter than `lock_duration`; at most 7 days",
+        minimum=1,
+        maximum=7 * _DAY,
+    ),
+    Setting(
+        "max_locks_per_user",
+        "integer",
+        0,
+        "how many items one user may hold in this queue (at most 1000000)",
+        shown_default="0 (no limit)",
+        maximum=1_000_000,
+    ),
+    Setting(
+        "release_cooldown",
+        "duration",
+        300,
+        "a released item is not served to the same user again for this long; at most 30 days",
+        maximum=30 * _DAY,
+    ),
+    Setting(
+        "undo_within",
+        "duration",
+        120,
+        "how long after a Complete its operator may take it back (`undo`; needs `on_reopen`); at most a day",
+        maximum=_DAY,
+    ),
+    Setting(
+        "defer_owner_first",
+        "duration",
+        15 * 60,
+        "a deferred item, once its time has come, is served first: "
+        "for this long only to the operator who deferred it, then to anyone; at most a day",
+        maximum=_DAY,
+    ),
+    Setting(
+        "release_reasons",
+        "reasons",
+        (),
+        '`[…release_reasons]` `"REASON" = { COL = VALUE, … }`: the reasons '
+        "Release offers, in this order, each writing its values besides `on_release` (`{}`: none); people may "
+        "still type their own",
+        shown_default="a built-in list",
+    ),
+    Setting(
+        "notes_required",
+        "names",
+        (),
+        "actions that need a note from the operator: `release`, `defer`, or an outcome's name (its Complete)",
+    ),
+    Setting(
+        "due",
+        "name",
+        None,
+        "a date/time column: when an item is due; the window shows the time to it "
+        "and marks overdue items, `health` and the start page count them; ordering by it (`order = "
+        '["due_at asc"]`) serves the most overdue first',
+    ),
+    Setting(
+        "created",
+        "name",
+        None,
+        "a date/time column: when the item arrived (the supervisor's \"oldest "
+        'waiting"); `attach` adds it to the claim index',
+    ),
+    Setting(
+        "audit_hidden",
+        "names",
+        (),
+        "columns whose old and new values the audit trail does not keep when "
+        "Save or Complete changes them (only that they changed), e.g. a bank account",
+    ),
+    Setting(
+        "read_only",
+        "names",
+        (),
+        "columns Save and Complete may not change (the key, lock and "
+        "workflow columns never can; nor, unless their field is configured, the `created` column and "
+        "date/time columns whose default is the database's clock)",
+    ),
+    Setting(
+        "summary",
+        "names",
+        (),
+        "the columns that tell items apart in lists: Pick, the resume panel, the lock board, `locks`",
+        shown_default="up to three, chosen by name and type",
+    ),
+    Setting(
+        "serves",
+        "name",
+        None,
+        "a group: only its members are served this queue's items (`workbench group "
+        "add USER GROUP`), e.g. level 2 or experienced clerks",
+        shown_default="everyone",
+    ),
+    Setting(
+        "filter_by",
+        "names",
+        (),
+        "columns a claimer may narrow Next item to a value of (`next QUEUE --where "
+        "COL=VALUE`, the window's filter box), e.g. a message type: one queue serves every type",
+    ),
+    Setting(
+        "source",
+        "name",
+        None,
+        "a column holding the item's source: the path or http(s) URL of a PDF or "
+        "image (the scanned document), or the source text itself; the window shows it beside the form",
+    ),
+    Setting(
+        "source_dir",
+        "text",
+        None,
+        "the folder relative paths in the `source` column start from",
+        shown_default="the config file's folder",
+    ),
     Setting("allow_pick", "boolean", True, "whether `claim QUEUE KEY` may pick a specific item"),
-    Setting("allow_defer", "boolean", True, "whether operators may defer items (`defer`); `false` also spares "
-            "every claim its two deferral lookups"),
-    Setting("lock", "lock", None, "`user`, `time` (required), `expires`, `token` (optional; text of at least "
-            "32 characters, or the database's UUID type: PostgreSQL `uuid`, SQL Server `uniqueidentifier`, "
-            "whose tokens are the UUID's text); or `table` alone: every lock in that separate lock table "
-            "(shape 5); or `claim_id` (the table's claim-id column), optionally with `keep_claim_id` and "
-            "`table` (shape 6)",
-            shown_default="`wb_locked_by`, `wb_locked_at`, `wb_lock_expires`, `wb_lock_token`"),
-    Setting("scope", "conditions", (), "conditions for rows that belong to this queue at all (e.g. one "
-            "message type)"),
+    Setting(
+        "allow_defer",
+        "boolean",
+        True,
+        "whether operators may defer items (`defer`); `false` also spares every claim its two deferral lookups",
+    ),
+    Setting(
+        "lock",
+        "lock",
+        None,
+        "`user`, `time` (required), `expires`, `token` (optional; text of at least "
+        "32 characters, or the database's UUID type: PostgreSQL `uuid`, SQL Server `uniqueidentifier`, "
+        "whose tokens are the UUID's text); or `table` alone: every lock in that separate lock table "
+        "(shape 5); or `claim_id` (the table's claim-id column), optionally with `keep_claim_id` and "
+        "`table` (shape 6)",
+        shown_default="`wb_locked_by`, `wb_locked_at`, `wb_lock_expires`, `wb_lock_token`",
+    ),
+    Setting("scope", "conditions", (), "conditions for rows that belong to this queue at all (e.g. one message type)"),
     Setting("todo", "conditions", REQUIRED, "conditions for rows that are work to do"),
     Setting("on_claim", "assignments", (), "columns a claim writes"),
     Setting("on_release", "assignments", (), "columns a release (or expiry) writes"),
-    Setting("on_reopen", "assignments", (), "columns a supervisor's `reopen` writes to put a completed item back: "
-            "every `todo` column to a waiting value (without it, reopen is refused)"),
-    Setting("outcomes", "outcomes", REQUIRED, "`[…outcomes.NAME]`: `set = {…}` what Complete writes, `label`; "
-            "the first outcome is the default"),
-    Setting("fields", "fields", (), "`[…fields.COL]`: the form field of column COL and the rules Save and "
-            "Complete enforce (keys below)", shown_default="from the column"),
-    Setting("review", "review", None, "`[…review]`: a second pair of eyes: which completions another queue "
-            "reviews (keys below)", shown_default="none"),
+    Setting(
+        "on_reopen",
+        "assignments",
+        (),
+        "columns a supervisor's `reopen` writes to put a completed item back: "
+        "every `todo` column to a waiting value (without it, reopen is refused)",
+    ),
+    Setting(
+        "outcomes",
+        "outcomes",
+        REQUIRED,
+        "`[…outcomes.NAME]`: `set = {…}` what Complete writes, `label`; the first outcome is the default",
+    ),
+    Setting(
+        "fields",
+        "fields",
+        (),
+        "`[…fields.COL]`: the form field of column COL and the rules Save and Complete enforce (keys below)",
+        shown_default="from the column",
+    ),
+    Setting(
+        "review",
+        "review",
+        None,
+        "`[…review]`: a second pair of eyes: which completions another queue reviews (keys below)",
+        shown_default="none",
+    ),
 )
 
 REVIEW: tuple[Setting, ...] = (
-    Setting("by", "name", REQUIRED, "the queue that reviews this one's completions: another queue over the "
-            "same table, whose `todo` matches what `set` writes"),
-    Setting("set", "assignments", REQUIRED, "what a Complete chosen for review writes after its outcome's "
-            "values, e.g. `{ status = \"to_review\" }`"),
-    Setting("send_back", "name", REQUIRED, "the reviewing queue's outcome that sends an item back; it writes "
-            "this queue's `todo` values again and needs a note. The item is served first to the operator "
-            "who did it, for this queue's `defer_owner_first`, then to anyone"),
-    Setting("outcomes", "names", (), "the outcomes whose completions may be reviewed",
-            shown_default="every outcome"),
-    Setting("percent", "integer", 100, "the share of those completions reviewed, chosen at random at "
-            "Complete (0–100)", maximum=100),
-    Setting("first_items", "integer", 0, "every completion of an operator's first N items in this queue is "
-            "reviewed, whatever `percent` says (at most 1000000)", maximum=1_000_000),
+    Setting(
+        "by",
+        "name",
+        REQUIRED,
+        "the queue that reviews this one's completions: another queue over the "
+        "same table, whose `todo` matches what `set` writes",
+    ),
+    Setting(
+        "set",
+        "assignments",
+        REQUIRED,
+        'what a Complete chosen for review writes after its outcome\'s values, e.g. `{ status = "to_review" }`',
+    ),
+    Setting(
+        "send_back",
+        "name",
+        REQUIRED,
+        "the reviewing queue's outcome that sends an item back; it writes "
+        "this queue's `todo` values again and needs a note. The item is served first to the operator "
+        "who did it, for this queue's `defer_owner_first`, then to anyone",
+    ),
+    Setting("outcomes", "names", (), "the outcomes whose completions may be reviewed", shown_default="every outcome"),
+    Setting(
+        "percent",
+        "integer",
+        100,
+        "the share of those completions reviewed, chosen at random at Complete (0–100)",
+        maximum=100,
+    ),
+    Setting(
+        "first_items",
+        "integer",
+        0,
+        "every completion of an operator's first N items in this queue is "
+        "reviewed, whatever `percent` says (at most 1000000)",
+        maximum=1_000_000,
+    ),
 )
 
 LOCK: tuple[Setting, ...] = (
-    Setting("user", "name", REQUIRED, "the column holding who has the lock",
-            shown_default="required without `table` and `claim_id`"),
-    Setting("time", "name", REQUIRED, "the column holding when the lock was taken",
-            shown_default="required without `table` and `claim_id`"),
+    Setting(
+        "user",
+        "name",
+        REQUIRED,
+        "the column holding who has the lock",
+        shown_default="required without `table` and `claim_id`",
+    ),
+    Setting(
+        "time",
+        "name",
+        REQUIRED,
+        "the column holding when the lock was taken",
+        shown_default="required without `table` and `claim_id`",
+    ),
     Setting("expires", "name", None, "the column holding when the lock runs out"),
     Setting("token", "name", None, "the column holding the lock's token"),
-    Setting("table", "name", None, "every lock in this separate table (shape 5)",
-            shown_default="`workbench_locks` with `claim_id`"),
+    Setting(
+        "table",
+        "name",
+        None,
+        "every lock in this separate table (shape 5)",
+        shown_default="`workbench_locks` with `claim_id`",
+    ),
     Setting("claim_id", "name", None, "the table's own claim-id column (shape 6)"),
     Setting("keep_claim_id", "boolean", False, "Complete leaves the claim id on the row"),
 )
@@ -190,14 +399,19 @@ OUTCOME: tuple[Setting, ...] = (
 
 FIELD: tuple[Setting, ...] = (
     Setting("label", "text", None, "the field's label", shown_default="the column name"),
-    Setting("widget", "choice", None, "`text`, `multiline` or `choice` (other widgets follow the column type)",
-            shown_default="from the column type", hint="other widgets follow the column type",
-            choices=("text", "multiline", "choice")),
+    Setting(
+        "widget",
+        "choice",
+        None,
+        "`text`, `multiline` or `choice` (other widgets follow the column type)",
+        shown_default="from the column type",
+        hint="other widgets follow the column type",
+        choices=("text", "multiline", "choice"),
+    ),
     Setting("choices", "names", (), "the values a choice offers"),
     Setting("min", "bound", None, "a number, or a date or date-time (TOML value or ISO text)"),
     Setting("max", "bound", None, "a number, or a date or date-time (TOML value or ISO text)"),
-    Setting("pattern", "pattern", None, "a Python regular expression the whole text must match (spaces "
-            "count)"),
+    Setting("pattern", "pattern", None, "a Python regular expression the whole text must match (spaces count)"),
     Setting("required", "boolean", False, "Save and Complete refuse it empty"),
     Setting("read_only", "boolean", False, "shown, not editable"),
     Setting("hidden", "boolean", False, "not on the form"),
@@ -259,7 +473,12 @@ def markdown(section: tuple[Setting, ...]) -> str:
 
 # The key tables of docs/reference/config.md, each between `<!-- keys:NAME -->` and `<!-- /keys -->`.
 SECTIONS: dict[str, tuple[Setting, ...]] = {
-    "database": DATABASE, "app": APP, "queue": QUEUE, "lock": LOCK, "outcome": OUTCOME, "field": FIELD,
+    "database": DATABASE,
+    "app": APP,
+    "queue": QUEUE,
+    "lock": LOCK,
+    "outcome": OUTCOME,
+    "field": FIELD,
     "review": REVIEW,
 }
 _BLOCK = re.compile(r"(<!-- keys:(\w+) -->\n).*?(<!-- /keys -->)", re.DOTALL)

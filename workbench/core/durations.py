@@ -13,7 +13,7 @@ _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 def parse_duration(value: object) -> int:
     """Whole seconds in `value`; raises ValueError with a hint when it is not a duration."""
     if isinstance(value, bool):
-        raise ValueError("expected a duration such as \"30m\", \"90s\" or \"2h\", not true/false")
+        raise ValueError('expected a duration such as "30m", "90s" or "2h", not true/false')
     if isinstance(value, (int, float)):
         seconds = float(value)
     elif isinstance(value, str):
@@ -28,11 +28,11 @@ def parse_duration(value: object) -> int:
                 seconds += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
                 pos = match.end()
             if pos != len(text) or not text:
-                raise ValueError(f"{value!r} is not a duration; write e.g. \"30m\", \"90s\", \"1h30m\"")
+                raise ValueError(f'{value!r} is not a duration; write e.g. "30m", "90s", "1h30m"')
     else:
-        raise ValueError(f"expected a duration such as \"30m\", got {type(value).__name__}")
+        raise ValueError(f'expected a duration such as "30m", got {type(value).__name__}')
     if not math.isfinite(seconds):
-        raise ValueError(f"{value!r} is not a duration; write e.g. \"30m\", \"90s\", \"1h30m\"")
+        raise ValueError(f'{value!r} is not a duration; write e.g. "30m", "90s", "1h30m"')
     if seconds < 0:
         raise ValueError("a duration cannot be negative")
     return round(seconds)

@@ -80,9 +80,19 @@ class LockLost(WorkbenchError):
 
     exit_code = 4
 
-    def __init__(self, message: str, *, queue: str, key: Any, cause: str, holder: str | None = None,
-                 by: str | None = None, at: dt.datetime | None = None, reason: str | None = None,
-                 happened: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        queue: str,
+        key: Any,
+        cause: str,
+        holder: str | None = None,
+        by: str | None = None,
+        at: dt.datetime | None = None,
+        reason: str | None = None,
+        happened: str | None = None,
+    ) -> None:
         # cause: expired | force_released | reassigned | completed | released | taken | not_held
         # | other_queue (the lock was taken in another queue of the same table)
         self.queue, self.key, self.cause = queue, key, cause
@@ -98,8 +108,9 @@ class InvalidValue(WorkbenchError):
 
     exit_code = 5
 
-    def __init__(self, message: str, *, column: str | None = None, template: str | None = None,
-                 args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, message: str, *, column: str | None = None, template: str | None = None, args: tuple[str, ...] = ()
+    ) -> None:
         self.column = column
         # What is wrong, without the column: the template and its values (None: e.g. a field's own help).
         self.template, self.template_args = template, args
@@ -107,7 +118,7 @@ class InvalidValue(WorkbenchError):
 
     @classmethod
     def at(cls, column: str, template: str, *args: Any) -> Self:
-        """"COLUMN: what to fix", `template` (core/problems.py) filled with `args`."""
+        """ "COLUMN: what to fix", `template` (core/problems.py) filled with `args`."""
         shown = tuple(str(a) for a in args)
         return cls(f"{column}: {template.format(*shown)}", column=column, template=template, args=shown)
 

@@ -83,9 +83,14 @@ class Lock(_LockTimes):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "queue": self.queue, "key": self.key, "owner": self.owner, "token": self.token,
-            "locked_at": shown(self.locked_at), "expires_at": shown(self.expires_at),
-            "age_seconds": seconds(self.age), "remaining_seconds": seconds(self.remaining),
+            "queue": self.queue,
+            "key": self.key,
+            "owner": self.owner,
+            "token": self.token,
+            "locked_at": shown(self.locked_at),
+            "expires_at": shown(self.expires_at),
+            "age_seconds": seconds(self.age),
+            "remaining_seconds": seconds(self.remaining),
             "expired": self.expired,
         }
 
@@ -196,11 +201,17 @@ class ItemView:
     state: str  # "waiting", "locked", "expired", "done" or "other"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"queue": self.queue, "key": self.key, "state": self.state,
-                "lock": self.lock.to_dict() if self.lock else None, "item": dict(self.item)}
+        return {
+            "queue": self.queue,
+            "key": self.key,
+            "state": self.state,
+            "lock": self.lock.to_dict() if self.lock else None,
+            "item": dict(self.item),
+        }
 
 
 # -- the supervisor console's figures (workbench.db.stats) ----------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class BoardRow(_LockTimes):
@@ -222,8 +233,11 @@ class BoardRow(_LockTimes):
     due: Any = None  # the item's due time (the queue's `due` column: a date or date-time), None without one
 
     @classmethod
-    def maker(cls) -> Callable[[str, Any, str, dt.datetime, dt.datetime, dt.datetime, dt.datetime, int,
-                                dict[str, Any], Any], BoardRow]:
+    def maker(
+        cls,
+    ) -> Callable[
+        [str, Any, str, dt.datetime, dt.datetime, dt.datetime, dt.datetime, int, dict[str, Any], Any], BoardRow
+    ]:
         """`BoardRow(...)` with the fields in order, for a board of thousands of locks.
 
         A frozen dataclass's __init__ sets each field through object.__setattr__: some 4 µs a row,
@@ -232,13 +246,31 @@ class BoardRow(_LockTimes):
         """
         new = object.__new__
 
-        def make(queue: str, key: Any, owner: str, locked_at: dt.datetime, expires_at: dt.datetime,
-                 db_now: dt.datetime, last_activity: dt.datetime, extensions: int,
-                 summary: dict[str, Any], due: Any) -> BoardRow:
+        def make(
+            queue: str,
+            key: Any,
+            owner: str,
+            locked_at: dt.datetime,
+            expires_at: dt.datetime,
+            db_now: dt.datetime,
+            last_activity: dt.datetime,
+            extensions: int,
+            summary: dict[str, Any],
+            due: Any,
+        ) -> BoardRow:
             row = new(cls)
-            row.__dict__.update(queue=queue, key=key, owner=owner, locked_at=locked_at, expires_at=expires_at,
-                                db_now=db_now, last_activity=last_activity, extensions=extensions, summary=summary,
-                                due=due)
+            row.__dict__.update(
+                queue=queue,
+                key=key,
+                owner=owner,
+                locked_at=locked_at,
+                expires_at=expires_at,
+                db_now=db_now,
+                last_activity=last_activity,
+                extensions=extensions,
+                summary=summary,
+                due=due,
+            )
             return row
 
         return make
@@ -249,11 +281,18 @@ class BoardRow(_LockTimes):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "queue": self.queue, "key": self.key, "owner": self.owner,
-            "locked_at": shown(self.locked_at), "expires_at": shown(self.expires_at),
-            "last_activity": shown(self.last_activity), "age_seconds": seconds(self.age),
-            "remaining_seconds": seconds(self.remaining), "idle_seconds": seconds(self.idle),
-            "extensions": self.extensions, "expired": self.expired, "summary": dict(self.summary),
+            "queue": self.queue,
+            "key": self.key,
+            "owner": self.owner,
+            "locked_at": shown(self.locked_at),
+            "expires_at": shown(self.expires_at),
+            "last_activity": shown(self.last_activity),
+            "age_seconds": seconds(self.age),
+            "remaining_seconds": seconds(self.remaining),
+            "idle_seconds": seconds(self.idle),
+            "extensions": self.extensions,
+            "expired": self.expired,
+            "summary": dict(self.summary),
             "due": self.due_shown,
         }
 

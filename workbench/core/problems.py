@@ -31,23 +31,30 @@ PATTERN = "must match {0}"
 CHOICES = "must be one of {0}"
 # Notes and logins (not about a queue: NOT_ABOUT_A_QUEUE).
 NOTE_TOO_LONG = "a note holds at most {0} characters ({1} given); shorten it or split it in two"
-LOGIN_MISMATCH = ("{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person "
-                  "logs in with their own database login, named exactly like their workbench user")
+LOGIN_MISMATCH = (
+    "{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person "
+    "logs in with their own database login, named exactly like their workbench user"
+)
 # From here on {0} is always the queue (the window shows its title).
 NO_ITEM = "{0} has no item with key {1}"
 # Nothing to claim (errors.NothingToClaim).
 NOTHING_WAITING = "nothing to do in {0}: no item is waiting"
-NOTHING_FREE_NOW = ("nothing to claim in {0} right now: the items waiting are held by open transactions (a session "
-                    "that locked them has not finished); try again in a moment")
+NOTHING_FREE_NOW = (
+    "nothing to claim in {0} right now: the items waiting are held by open transactions (a session "
+    "that locked them has not finished); try again in a moment"
+)
 NOTHING_WITH = "nothing to do in {0} with {1}"
-NOTHING_BUT_OWN_WORK = ("nothing for you in {0}: the items waiting are your own work from {1}, and someone else "
-                        "reviews them (four eyes)")
+NOTHING_BUT_OWN_WORK = (
+    "nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)"
+)
 LIMIT_REACHED = "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first"
 HELD_BY = "{0} {1} is held by {2} since {3} (until {4})"
 OWN_WORK = "{0} {1} is your own work; someone else reviews it (four eyes)"
 NOT_WAITING = "{0} {1} is not waiting to be worked on (state: {2})"
-NOT_IN_GROUP = ("queue {0} serves the group {1} only, and {2} is not in it; a supervisor adds you with "
-                "`workbench group add {2} {1}`")
+NOT_IN_GROUP = (
+    "queue {0} serves the group {1} only, and {2} is not in it; a supervisor adds you with "
+    "`workbench group add {2} {1}`"
+)
 # Undo of a Complete (WorkQueue.undo_complete): {0} the queue, {1} the item.
 UNDO_NOTHING = "nothing of yours to undo on {0} {1}: nothing has happened to it"
 UNDO_NOT_YOURS = "nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}"
@@ -56,15 +63,19 @@ UNDO_CHANGED = "{0} {1} changed since you completed it: undo is refused; a super
 # A supervisor's reopen (WorkQueue.reopen).
 REOPEN_HELD = "{0} {1} is held by {2}, not finished: force-release it instead"
 REOPEN_WAITING = "{0} {1} is waiting already: nothing to reopen"
-REOPEN_NOT_SET = ("queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make "
-                  "it wait again, e.g. status = \"open\"")
+REOPEN_NOT_SET = (
+    "queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make "
+    'it wait again, e.g. status = "open"'
+)
 CHANGED_REOPENING = "{0} {1} changed while it was being reopened; try again"
 # A supervisor's force-release, reassign and move.
 NOT_LOCKED = "{0} {1} is not locked by anyone"
 CHANGED_REASSIGNING = "{0} {1} changed while it was being reassigned; try again"
 CHANGED_RELEASING = "{0} {1} changed while it was being released; try again"
-MOVE_FINISHES = ("{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another "
-                 "category, tier, team or priority); items are finished by working them")
+MOVE_FINISHES = (
+    "{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another "
+    "category, tier, team or priority); items are finished by working them"
+)
 
 # What a supervisor may do and a refusal names (errors.Phrase): {0} the queue, {1} the item.
 DO_FORCE_RELEASE = "force-release {0} {1}"
@@ -78,15 +89,31 @@ DO_GROUP_REMOVE = "change groups (here: remove {0} from {1})"
 DO_GRANT_ROLE = "grant roles (here: {0} to {1})"
 DO_REVOKE_ROLE = "revoke roles (here: {0}'s)"
 # Refusals: {0} the user, {1} what they may not do (one of the DO_ phrases).
-NOT_SUPERVISOR = ("{0} may not {1}: only supervisors may, and {0} is not one in this database's roles table "
-                  "(supervisors: {2}); a supervisor grants it with `workbench --user NAME role grant {0} supervisor`")
-NOT_IN_ROLE = ("{0} may not {1}: the database allows that only to members of the role {2}, and the login {3} is "
-               "not one; a database administrator grants it with GRANT {2} TO {3}")
+NOT_SUPERVISOR = (
+    "{0} may not {1}: only supervisors may, and {0} is not one in this database's roles table "
+    "(supervisors: {2}); a supervisor grants it with `workbench --user NAME role grant {0} supervisor`"
+)
+NOT_IN_ROLE = (
+    "{0} may not {1}: the database allows that only to members of the role {2}, and the login {3} is "
+    "not one; a database administrator grants it with GRANT {2} TO {3}"
+)
 HIDDEN_BY_POLICY = "{0} may not {1}: the database's row-level security does not let this login change it"
 
 # Whose {0} is not a queue: the window does not put a queue's title there.
-NOT_ABOUT_A_QUEUE = frozenset({NOTE_TOO_LONG, LOGIN_MISMATCH, DO_PUBLISH, DO_GROUP_ADD, DO_GROUP_REMOVE,
-                               DO_GRANT_ROLE, DO_REVOKE_ROLE, NOT_SUPERVISOR, NOT_IN_ROLE, HIDDEN_BY_POLICY})
+NOT_ABOUT_A_QUEUE = frozenset(
+    {
+        NOTE_TOO_LONG,
+        LOGIN_MISMATCH,
+        DO_PUBLISH,
+        DO_GROUP_ADD,
+        DO_GROUP_REMOVE,
+        DO_GRANT_ROLE,
+        DO_REVOKE_ROLE,
+        NOT_SUPERVISOR,
+        NOT_IN_ROLE,
+        HIDDEN_BY_POLICY,
+    }
+)
 
 
 def templates() -> dict[str, str]:

@@ -34,8 +34,8 @@ class AttachPlan:
 def _datetime() -> sa.types.TypeEngine[Any]:
     from sqlalchemy.dialects import mssql, mysql
 
-    return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb").with_variant(
-        mssql.DATETIME2(), "mssql")  # type: ignore[no-untyped-call]
+    datetime2 = mssql.DATETIME2()  # type: ignore[no-untyped-call]
+    return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb").with_variant(datetime2, "mssql")
 
 
 def _index_name(*parts: str) -> str:
@@ -51,8 +51,12 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         return _lock_table_plan(conn, queue, table, config_path, backend)
     notes: list[str] = []
     add: list[sa.Column[Any]] = []
-    wanted = [("user", queue.lock.user, sa.String(128)), ("time", queue.lock.time, _datetime()),
-              ("expires", queue.lock.expires, _datetime()), ("token", queue.lock.token, sa.String(32))]
+    wanted = [
+        ("user", queue.lock.user, sa.String(128)),
+        ("time", queue.lock.time, _datetime()),
+        ("expires", queue.lock.expires, _datetime()),
+        ("token", queue.lock.token, sa.String(32)),
+    ]
     found_by = mapping._Binder(queue, table, config_path)
     for key, name, kind in wanted:
         if not name:
@@ -63,8 +67,10 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         if have is None:
             add.append(sa.Column(name, kind, nullable=True))
         elif have.name != name:
-            notes.append(f"lock.{key} '{name}' is column '{have.name}' of {table.name} (the same name in "
-                         "another case): using it, not adding a column")
+            notes.append(
+                f"lock.{key} '{name}' is column '{have.name}' of {table.name} (the same name in "
+                "another case): using it, not adding a column"
+            )
     # Work on a copy that has the new columns (and the table's keys and indexes), so indexes can
     # name them and the config can be checked against the table as it will be.
     full = table.to_metadata(sa.MetaData())
@@ -81,23 +87,28 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         # claim and completion its upkeep and buy nothing.
         same = next((found for found in reflected if backend.index_serves(conn, table, found, index)), None)
         if same is not None:
-            notes.append(f"index {same['name']} already serves what {index.name} would (same leading columns "
-                         "and condition): not adding it")
+            notes.append(
+                f"index {same['name']} already serves what {index.name} would (same leading columns "
+                "and condition): not adding it"
+            )
             continue
         indexes.append(index)
     notes += _guessable_fence(queue, binder)
     return AttachPlan(queue=queue.name, table=full, add_columns=add, indexes=indexes, notes=notes)
 
 
-def _lock_table_plan(conn: sa.Connection, queue: model.QueueConfig, table: sa.Table, config_path: str,
-                     backend: backends.Backend) -> AttachPlan:
+def _lock_table_plan(
+    conn: sa.Connection, queue: model.QueueConfig, table: sa.Table, config_path: str, backend: backends.Backend
+) -> AttachPlan:
     """A queue whose locks live in a separate table: nothing to change on its own table. The claim
     looks for waiting rows without a lock row in queue order; an index on the filter and order
     columns lets it read the first few instead of the whole table, so it is suggested, not made."""
     binder = mapping._Binder(queue, table, config_path)
     key = binder.column(queue.key, "key")
-    order = [binder.column(t.column, "order").desc() if t.descending else binder.column(t.column, "order")
-             for t in queue.order]
+    order = [
+        binder.column(t.column, "order").desc() if t.descending else binder.column(t.column, "order")
+        for t in queue.order
+    ]
     filt = _conditions(queue, binder, queue.scope + queue.todo)
     where_kw = backend.partial_index_keyword
     name = _index_name(queue.name, "waiting")
@@ -107,22 +118,31 @@ def _lock_table_plan(conn: sa.Connection, queue: model.QueueConfig, table: sa.Ta
         index = sa.Index(name, *_once(*order, key), **partial)
     else:
         index = sa.Index(name, *_once(*(col for cond, col, _ in filt if _exact(cond)), *order, key))
-    notes = [(f"queue {queue.name} keeps its locks in table '{queue.lock.table}': attach changes nothing in "
-             f"{queue.table_label}")]
+    notes = [
+        (
+            f"queue {queue.name} keeps its locks in table '{queue.lock.table}': attach changes nothing in "
+            f"{queue.table_label}"
+        )
+    ]
     reflected = sa.inspect(conn).get_indexes(table.name, schema=table.schema)
-    same = next((found for found in reflected if found.get("name") == name
-                 or backend.index_serves(conn, table, found, index)), None)
+    same = next(
+        (found for found in reflected if found.get("name") == name or backend.index_serves(conn, table, found, index)),
+        None,
+    )
     if same is not None:
         notes.append(f"index {same['name']} already lets a claim read the waiting rows in queue order")
         return AttachPlan(queue=queue.name, table=table, add_columns=[], indexes=[], notes=notes)
-    notes.append("suggested, not applied: the index below lets a claim read the first waiting rows in queue "
-                 "order instead of every waiting row (the larger the table, the more it saves); the table's "
-                 "owner may create it")
+    notes.append(
+        "suggested, not applied: the index below lets a claim read the first waiting rows in queue "
+        "order instead of every waiting row (the larger the table, the more it saves); the table's "
+        "owner may create it"
+    )
     return AttachPlan(queue=queue.name, table=table, add_columns=[], indexes=[], notes=notes, suggested=[index])
 
 
-def _conditions(queue: model.QueueConfig, binder: mapping._Binder,
-                conditions: tuple[model.Condition, ...]) -> list[tuple[model.Condition, sa.Column[Any], Any]]:
+def _conditions(
+    queue: model.QueueConfig, binder: mapping._Binder, conditions: tuple[model.Condition, ...]
+) -> list[tuple[model.Condition, sa.Column[Any], Any]]:
     result = []
     for cond in conditions:
         if cond.dynamic:  # compared with the time or the claimer: each claim tests it, no index can hold it
@@ -138,13 +158,16 @@ def _conditions(queue: model.QueueConfig, binder: mapping._Binder,
     return result
 
 
-def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder, backend: backends.Backend,
-             notes: list[str]) -> list[sa.Index]:
+def _indexes(
+    queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder, backend: backends.Backend, notes: list[str]
+) -> list[sa.Index]:
     key = binder.column(queue.key, "key")
     user = binder.column(queue.lock.user, "lock.user")
     expiry = binder.column(queue.lock.expires or queue.lock.time, "lock.time")
-    order = [binder.column(t.column, "order").desc() if t.descending else binder.column(t.column, "order")
-             for t in queue.order]
+    order = [
+        binder.column(t.column, "order").desc() if t.descending else binder.column(t.column, "order")
+        for t in queue.order
+    ]
     filt = _conditions(queue, binder, queue.scope + queue.todo)
     # The supervisor's "oldest waiting item" is min(created) over the waiting rows: with the
     # `created` column in the claim index (as an order column, or else at its end) the index
@@ -171,10 +194,12 @@ def _indexes(queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder,
     equal = [col for cond, col, _ in filt if _exact(cond)]
     other = [cond.key for cond in queue.scope + queue.todo if not _exact(cond)]
     if other:
-        notes.append("MySQL/MariaDB have no partial indexes: with " + ", ".join(other) + " not an exact "
-                     "value or list of values, the claim index cannot return rows in queue order, so each "
-                     "claim sorts the waiting rows it reads (without locking them); on a large queue prefer "
-                     "conditions such as status = \"open\" or status = [\"new\", \"open\"]")
+        notes.append(
+            "MySQL/MariaDB have no partial indexes: with " + ", ".join(other) + " not an exact "
+            "value or list of values, the claim index cannot return rows in queue order, so each "
+            "claim sorts the waiting rows it reads (without locking them); on a large queue prefer "
+            'conditions such as status = "open" or status = ["new", "open"]'
+        )
     return [
         sa.Index(_index_name(queue.name, "claim"), *_once(*equal, user, *order, key, *created)),
         # Without a partial index the unlocked rows are in it too; leading with the user keeps
@@ -224,8 +249,9 @@ def render(conn: sa.Connection, attach: AttachPlan) -> str:
     buffer = io.StringIO()
     if attach.add_columns:
         MigrationContext, Operations = _alembic()
-        context = MigrationContext.configure(dialect_name=conn.dialect.name,
-                                             opts={"as_sql": True, "output_buffer": buffer})
+        context = MigrationContext.configure(
+            dialect_name=conn.dialect.name, opts={"as_sql": True, "output_buffer": buffer}
+        )
         ops = Operations(context)
         for column in attach.add_columns:
             ops.add_column(attach.table.name, column._copy(), schema=attach.table.schema)
@@ -248,7 +274,8 @@ def apply(conn: sa.Connection, attach: AttachPlan) -> None:
             f"cannot add the lock columns and claim indexes to table {attach.table.fullname}: "
             f"{dberrors.first_line(exc)}; run `workbench attach {attach.queue} --apply` as the table's owner, "
             f"or give the owner the DDL that `workbench attach {attach.queue}` prints",
-            user=conn.engine.url.username) from exc
+            user=conn.engine.url.username,
+        ) from exc
 
 
 def _apply(conn: sa.Connection, attach: AttachPlan) -> None:
@@ -270,7 +297,9 @@ def _guessable_fence(queue: model.QueueConfig, binder: mapping._Binder) -> list[
     fraction = getattr(kind, "fsp", getattr(kind, "precision", None))
     if not (hasattr(kind, "fsp") and not fraction) and fraction != 0 and type(kind).__name__ != "SMALLDATETIME":
         return []
-    note = (f"queue {queue.name} has no token column, so its lock time is the fence, and column '{column.name}' "
-            "keeps whole seconds: a lock token can be guessed from when the item was locked; give the column "
-            "fractions of a second (e.g. DATETIME(6)) or configure a token column (lock.token)")
+    note = (
+        f"queue {queue.name} has no token column, so its lock time is the fence, and column '{column.name}' "
+        "keeps whole seconds: a lock token can be guessed from when the item was locked; give the column "
+        "fractions of a second (e.g. DATETIME(6)) or configure a token column (lock.token)"
+    )
     return [note]

@@ -43,9 +43,16 @@ class AuditTrail:
     that needs one).
     """
 
-    def __init__(self, table: sa.Table, queue: str, cooldown: sa.Table | None = None,
-                 notes: notes_mod.Notes | None = None, deferrals: deferrals_mod.Deferrals | None = None,
-                 to_review: reviews_mod.Reviews | None = None, reviews: reviews_mod.Reviews | None = None) -> None:
+    def __init__(
+        self,
+        table: sa.Table,
+        queue: str,
+        cooldown: sa.Table | None = None,
+        notes: notes_mod.Notes | None = None,
+        deferrals: deferrals_mod.Deferrals | None = None,
+        to_review: reviews_mod.Reviews | None = None,
+        reviews: reviews_mod.Reviews | None = None,
+    ) -> None:
         self.table, self.queue, self.cooldown, self.notes = table, queue, cooldown, notes
         self.deferrals = deferrals
         self.to_review = to_review  # this queue's completions another queue reviews
@@ -77,15 +84,36 @@ class AuditTrail:
             return
         c = self.cooldown
         conn.execute(sa.delete(c).where(c.c.queue == self.queue, c.c.actor == actor, c.c.until <= clock.db_now()))
-        conn.execute(sa.insert(c).values(queue=self.queue, actor=actor, item_key=str(key),
-                                         until=clock.add_seconds(clock.db_now(), sa.literal(seconds))))
+        conn.execute(
+            sa.insert(c).values(
+                queue=self.queue,
+                actor=actor,
+                item_key=str(key),
+                until=clock.add_seconds(clock.db_now(), sa.literal(seconds)),
+            )
+        )
 
-    def row(self, kind: models.EventKind, key: Any, actor: str, *, owner: str | None = None,
-            token: str | None = None, reason: str | None = None, outcome: str | None = None,
-            detail: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def row(
+        self,
+        kind: models.EventKind,
+        key: Any,
+        actor: str,
+        *,
+        owner: str | None = None,
+        token: str | None = None,
+        reason: str | None = None,
+        outcome: str | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         return {
-            "queue": self.queue, "item_key": str(key), "event": kind.value, "actor": actor,
-            "owner": owner, "token": token_digest(token), "reason": reason, "outcome": outcome,
+            "queue": self.queue,
+            "item_key": str(key),
+            "event": kind.value,
+            "actor": actor,
+            "owner": owner,
+            "token": token_digest(token),
+            "reason": reason,
+            "outcome": outcome,
             "detail": json.dumps(detail, default=json_value, sort_keys=True) if detail else None,
         }
 
@@ -104,11 +132,17 @@ class AuditTrail:
     def last_for_token(self, conn: sa.Connection, key: Any, token: str) -> models.Event | None:
         """The newest event that ended or changed the lock `token` (for "why was my lock lost")."""
         t = self.table
-        stmt = (sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key),
-                                   t.c.token == token_digest(token),
-                                   t.c.event.in_(["complete", "release", "defer", "force_release", "expire",
-                                                  "reassign"]))
-                .order_by(t.c.id.desc()).limit(1))
+        stmt = (
+            sa.select(t)
+            .where(
+                t.c.queue == self.queue,
+                t.c.item_key == str(key),
+                t.c.token == token_digest(token),
+                t.c.event.in_(["complete", "release", "defer", "force_release", "expire", "reassign"]),
+            )
+            .order_by(t.c.id.desc())
+            .limit(1)
+        )
         row = conn.execute(stmt).mappings().first()
         return self.event(row) if row else None
 
@@ -121,9 +155,12 @@ class AuditTrail:
 
     def last_claim(self, conn: sa.Connection, key: Any) -> models.Event | None:
         t = self.table
-        stmt = (sa.select(t).where(t.c.queue == self.queue, t.c.item_key == str(key),
-                                   t.c.event.in_(["claim", "reassign"]))
-                .order_by(t.c.id.desc()).limit(1))
+        stmt = (
+            sa.select(t)
+            .where(t.c.queue == self.queue, t.c.item_key == str(key), t.c.event.in_(["claim", "reassign"]))
+            .order_by(t.c.id.desc())
+            .limit(1)
+        )
         row = conn.execute(stmt).mappings().first()
         return self.event(row) if row else None
 
@@ -131,9 +168,16 @@ class AuditTrail:
         """Of this queue and `queues` (others over the same table), the one whose claim of `key` is the
         newest: the queue the lock on the item was taken in (None: no claim is recorded)."""
         t = self.table
-        stmt = (sa.select(t.c.queue).where(t.c.queue.in_([self.queue, *queues]), t.c.item_key == str(key),
-                                           t.c.event == models.EventKind.CLAIM.value)
-                .order_by(t.c.id.desc()).limit(1))
+        stmt = (
+            sa.select(t.c.queue)
+            .where(
+                t.c.queue.in_([self.queue, *queues]),
+                t.c.item_key == str(key),
+                t.c.event == models.EventKind.CLAIM.value,
+            )
+            .order_by(t.c.id.desc())
+            .limit(1)
+        )
         return conn.execute(stmt).scalar()
 
     def claimed_here(self, item: sa.ColumnElement[Any], rivals: Iterable[str]) -> sa.ColumnElement[bool]:
@@ -142,14 +186,28 @@ class AuditTrail:
         t = self.table
         queues = sa.bindparam(None, [self.queue, *rivals], type_=t.c.queue.type, expanding=True, literal_execute=True)
         claim = sa.literal(models.EventKind.CLAIM.value, literal_execute=True)
-        newest = (sa.select(t.c.queue).where(t.c.queue.in_(queues), t.c.item_key == item, t.c.event == claim)
-                  .order_by(t.c.id.desc()).limit(1).scalar_subquery())
+        newest = (
+            sa.select(t.c.queue)
+            .where(t.c.queue.in_(queues), t.c.item_key == item, t.c.event == claim)
+            .order_by(t.c.id.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
         return newest == sa.literal(self.queue, literal_execute=True)
 
     @staticmethod
     def event(row: Mapping[Any, Any]) -> models.Event:
         at = clock.stored_utc(row["at"])  # the audit trail is always UTC
         return models.Event(
-            id=int(row["id"]), queue=row["queue"], key=row["item_key"], kind=models.EventKind(row["event"]),
-            actor=row["actor"], owner=row["owner"], token=row["token"], at=at, reason=row["reason"],
-            outcome=row["outcome"], detail=json.loads(row["detail"]) if row["detail"] else None)
+            id=int(row["id"]),
+            queue=row["queue"],
+            key=row["item_key"],
+            kind=models.EventKind(row["event"]),
+            actor=row["actor"],
+            owner=row["owner"],
+            token=row["token"],
+            at=at,
+            reason=row["reason"],
+            outcome=row["outcome"],
+            detail=json.loads(row["detail"]) if row["detail"] else None,
+        )

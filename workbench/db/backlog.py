@@ -16,8 +16,9 @@ from workbench.db import mapping, stats
 MAX_ARRIVALS = 200_000
 
 
-def open_per_hour(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                  since: dt.datetime) -> list[tuple[dt.datetime, int]] | None:
+def open_per_hour(
+    conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, since: dt.datetime
+) -> list[tuple[dt.datetime, int]] | None:
     """(hour, items open at the end of that hour) for every hour since `since`; None without `created`.
 
     Open = waiting or in progress. Nothing records the past, so it is rebuilt: open at the end of
@@ -36,8 +37,7 @@ def open_per_hour(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.A
     first = hours[0].hour.replace(tzinfo=None) if zone is None else hours[0].hour
     arrived: collections.Counter[dt.datetime] = collections.Counter()
     created_since = first.replace(tzinfo=None) if zone is not None else first
-    rows = conn.execute(sa.select(q.created).where(*q.scope_clause(), q.created >= created_since)
-                        .limit(MAX_ARRIVALS))
+    rows = conn.execute(sa.select(q.created).where(*q.scope_clause(), q.created >= created_since).limit(MAX_ARRIVALS))
     for (value,) in rows:
         arrived[_on_clock(value, zone).replace(minute=0, second=0, microsecond=0)] += 1
     result = []

@@ -57,8 +57,13 @@ class _Plain:
 class Prepared:
     """One statement compiled for batches, with its constant parameters and value conversions."""
 
-    def __init__(self, held: BatchConnections, statement: sa.Executable, sample: Mapping[str, Any],
-                 column_keys: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        held: BatchConnections,
+        statement: sa.Executable,
+        sample: Mapping[str, Any],
+        column_keys: Sequence[str] | None = None,
+    ) -> None:
         assert isinstance(statement, sa.sql.ClauseElement)
         dialect = held.positional_dialect
         compiled = statement.compile(dialect=dialect, column_keys=list(column_keys) if column_keys else None)
@@ -84,12 +89,16 @@ class Prepared:
             return Result(cursor.rowcount, [], [])
         rows = list(cursor.fetchall())
         if self._processors is None:
-            self._processors = [type_._cached_result_processor(self._dialect, column[1])
-                                for (_, type_), column in zip(self._types, cursor.description, strict=False)]
+            self._processors = [
+                type_._cached_result_processor(self._dialect, column[1])
+                for (_, type_), column in zip(self._types, cursor.description, strict=False)
+            ]
         if any(self._processors):
             processors = self._processors
-            rows = [tuple(value if p is None else p(value) for p, value in zip(processors, row, strict=False))
-                    for row in rows]
+            rows = [
+                tuple(value if p is None else p(value) for p, value in zip(processors, row, strict=False))
+                for row in rows
+            ]
         columns = [name for name, _ in self._types] or [column[0] for column in cursor.description]
         return Result(cursor.rowcount, rows, columns)
 
@@ -103,8 +112,9 @@ class BatchConnections(fastpath.HeldConnections):
     def wrap(self, conn: Any, used: float) -> Any:
         return _Plain(conn, used)
 
-    def prepare(self, statement: sa.Executable, sample: Mapping[str, Any] | None = None, *,
-                insert_columns: bool = False) -> Prepared:
+    def prepare(
+        self, statement: sa.Executable, sample: Mapping[str, Any] | None = None, *, insert_columns: bool = False
+    ) -> Prepared:
         """`statement` compiled once; `sample` names the parameters given on each run (and with
         `insert_columns`, the columns an INSERT writes from them, as an executemany would)."""
         sample = sample or {}

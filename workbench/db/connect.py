@@ -27,18 +27,24 @@ def parse_url(db: model.DatabaseConfig, config_path: str) -> sa.URL:
     try:
         url = sa.make_url(db.url)
     except sa.exc.ArgumentError:
-        raise errors.ConfigError("not a database URL; e.g. sqlite:///cases.db or "
-                                 "postgresql+psycopg://user@host/dbname", file=config_path,
-                                 key="database.url") from None
+        raise errors.ConfigError(
+            "not a database URL; e.g. sqlite:///cases.db or postgresql+psycopg://user@host/dbname",
+            file=config_path,
+            key="database.url",
+        ) from None
     if url.password:
         raise errors.ConfigError(
             "must not contain a password; remove it and supply the password through the OS keyring "
-            f"or the {PASSWORD_ENV} environment variable", file=config_path, key="database.url")
+            f"or the {PASSWORD_ENV} environment variable",
+            file=config_path,
+            key="database.url",
+        )
     return url
 
 
-def create_engine(db: model.DatabaseConfig, config_path: str = "", *, create_sqlite: bool = False,
-                  password: str | None = None) -> sa.Engine:
+def create_engine(
+    db: model.DatabaseConfig, config_path: str = "", *, create_sqlite: bool = False, password: str | None = None
+) -> sa.Engine:
     """An engine set up for short transactions and the database clock; no password ever in the URL text."""
     url = parse_url(db, config_path)
     backend = backends.for_dialect(url.get_backend_name())
@@ -105,9 +111,11 @@ class Database:
         (Backend.fast_pool_isolation)."""
         if self._fast_engine is None:
             self._fast_engine = sa.create_engine(
-                self.engine.url, isolation_level=self.backend.fast_pool_isolation(self.engine.url),
+                self.engine.url,
+                isolation_level=self.backend.fast_pool_isolation(self.engine.url),
                 pool_reset_on_return=None,
-                connect_args=getattr(self.engine, "workbench_connect_args", {}))
+                connect_args=getattr(self.engine, "workbench_connect_args", {}),
+            )
             getattr(self.engine, "workbench_session_setup", _idle_ping)(self._fast_engine)
             self.backend.fast_pool_setup(self._fast_engine)
         return self._fast_engine

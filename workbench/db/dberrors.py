@@ -16,22 +16,50 @@ class Busy(Exception):
     """A lock wait timed out or a deadlock was detected; the transaction was rolled back."""
 
 
-_BUSY_MARKERS = ("database is locked", "database table is locked", "deadlock", "lock wait timeout",
-                 "could not serialize")
+_BUSY_MARKERS = (
+    "database is locked",
+    "database table is locked",
+    "deadlock",
+    "lock wait timeout",
+    "could not serialize",
+)
 _BUSY_SQLSTATES = ("40001", "40p01")  # serialization failure, deadlock (PostgreSQL)
 _UNREACHABLE_MARKERS = (
-    "could not connect", "connection refused", "connection timed out", "timeout expired",
-    "can't connect", "could not translate host", "name or service not known", "no route to host",
-    "server closed the connection", "connection is closed", "terminating connection",
-    "lost connection", "server has gone away", "communication link failure", "unable to open database",
-    "connection reset", "broken pipe", "login timeout", "adaptive server is unavailable",
-    "the connection is lost", "ssl syscall error", "network is unreachable",
-    "the database system is starting up", "the database system is shutting down",
-    "the database system is in recovery mode", "not yet accepting connections",
+    "could not connect",
+    "connection refused",
+    "connection timed out",
+    "timeout expired",
+    "can't connect",
+    "could not translate host",
+    "name or service not known",
+    "no route to host",
+    "server closed the connection",
+    "connection is closed",
+    "terminating connection",
+    "lost connection",
+    "server has gone away",
+    "communication link failure",
+    "unable to open database",
+    "connection reset",
+    "broken pipe",
+    "login timeout",
+    "adaptive server is unavailable",
+    "the connection is lost",
+    "ssl syscall error",
+    "network is unreachable",
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "not yet accepting connections",
 )
 # The login was refused (PostgreSQL, MySQL/MariaDB, SQL Server, ODBC), or no password was given.
-_LOGIN_MARKERS = ("password authentication failed", "no password supplied", "access denied for user",
-                  "login failed for user", "authentication failed")
+_LOGIN_MARKERS = (
+    "password authentication failed",
+    "no password supplied",
+    "access denied for user",
+    "login failed for user",
+    "authentication failed",
+)
 # PostgreSQL: connection exceptions (class 08) and operator intervention: shutdown, crash
 # shutdown, cannot connect now (a server starting or stopping; SQLSTATE 57P01-57P03).
 _UNREACHABLE_SQLSTATE_PREFIXES = ("08", "57p01", "57p02", "57p03")
@@ -68,8 +96,11 @@ def is_denied(exc: sa.exc.DBAPIError) -> bool:
     """Did the database refuse a statement for lack of a privilege?"""
     orig = exc.orig
     errno = orig.args[0] if orig is not None and orig.args and isinstance(orig.args[0], int) else None
-    return str(getattr(orig, "sqlstate", "") or "") in _DENIED_CODES or errno in _DENIED_ERRNOS \
+    return (
+        str(getattr(orig, "sqlstate", "") or "") in _DENIED_CODES
+        or errno in _DENIED_ERRNOS
         or any(marker in str(orig).lower() for marker in _DENIED_MARKERS)
+    )
 
 
 def first_line(exc: BaseException) -> str:
@@ -108,37 +139,49 @@ def translated() -> Iterator[None]:
         if code in _BUSY_SQLSTATES or any(marker in lower for marker in _BUSY_MARKERS):
             raise Busy(message) from exc
         # MySQL's "Access denied for user … to database" (1044) is a missing grant, not a bad login.
-        if (any(marker in lower for marker in _LOGIN_MARKERS) and "to database" not in lower) \
-                or code in ("28p01", "28000"):
+        if (any(marker in lower for marker in _LOGIN_MARKERS) and "to database" not in lower) or code in (
+            "28p01",
+            "28000",
+        ):
             raise errors.LoginRefused(f"the database refused the login: {message}") from exc
-        if exc.connection_invalidated or isinstance(exc, (sa.exc.InterfaceError,)) or \
-                (code and code.startswith(_UNREACHABLE_SQLSTATE_PREFIXES)) or \
-                any(marker in lower for marker in _UNREACHABLE_MARKERS):
+        if (
+            exc.connection_invalidated
+            or isinstance(exc, (sa.exc.InterfaceError,))
+            or (code and code.startswith(_UNREACHABLE_SQLSTATE_PREFIXES))
+            or any(marker in lower for marker in _UNREACHABLE_MARKERS)
+        ):
             interrupted()
             raise errors.DatabaseUnavailable(f"cannot reach the database: {message}") from exc
         if code == "42501" and message.startswith("workbench: "):
             # The protocol trigger's own words (db/protocol.py): they already say what is not allowed.
-            raise errors.NotPermitted(f"the database did not permit this: {message.removeprefix('workbench: ')}") \
-                from exc
+            raise errors.NotPermitted(
+                f"the database did not permit this: {message.removeprefix('workbench: ')}"
+            ) from exc
         if code == "42501" or "row-level security" in lower or "permission was denied" in lower:
             # PostgreSQL's insufficient_privilege: a missing grant, or a row-level security policy
             # (`workbench grants`) refused the new row, e.g. a lock under someone else's name. SQL
             # Server's 229: under its script operators write only through the queue's procedures.
-            hint = ("; with `workbench grants` each person logs in with their own database login, named like "
-                    "their workbench user, and only members of workbench_supervisor may change other users' "
-                    "locks" if "row-level security" in lower else
-                    "; with `workbench grants` on SQL Server operators and supervisors change the queue only through "
-                    "its procedures: `sweep` needs the table owner's login"
-                    if "permission was denied" in lower else "; ask the database administrator for the grant")
+            hint = (
+                "; with `workbench grants` each person logs in with their own database login, named like "
+                "their workbench user, and only members of workbench_supervisor may change other users' "
+                "locks"
+                if "row-level security" in lower
+                else "; with `workbench grants` on SQL Server operators and supervisors change the queue only through "
+                "its procedures: `sweep` needs the table owner's login"
+                if "permission was denied" in lower
+                else "; ask the database administrator for the grant"
+            )
             raise errors.NotPermitted(f"the database did not permit this: {message}{hint}") from exc
         if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):
             raise errors.InvalidValue(f"the database rejected the value: {message}") from exc
         if _errno(exc) in _CHARSET_ERRNOS:
             # A value compared with a column whose character set cannot hold it (a latin1 table on
             # MySQL/MariaDB, and a token, user name or --where value with other characters).
-            raise errors.InvalidValue(f"a value holds characters the table's character set cannot compare: "
-                                      f"{message}; use only characters the column can hold (or convert the "
-                                      "table to utf8mb4)") from exc
+            raise errors.InvalidValue(
+                f"a value holds characters the table's character set cannot compare: "
+                f"{message}; use only characters the column can hold (or convert the "
+                "table to utf8mb4)"
+            ) from exc
         raise
     except sa.exc.TimeoutError as exc:  # pool checkout timeout
         raise errors.DatabaseUnavailable(f"no database connection became free: {exc}") from exc

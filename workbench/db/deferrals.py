@@ -34,8 +34,11 @@ class Deferrals:
         """`actor` defers `key` until `until` (aware); an earlier deferral of the item goes."""
         d = self.table
         conn.execute(sa.delete(d).where(d.c.queue == self.queue, sa.or_(d.c.item_key == str(key), lapsed(d))))
-        conn.execute(sa.insert(d).values(queue=self.queue, item_key=str(key), actor=actor, until=stored(until),
-                                         at=clock.db_now(), reason=reason))
+        conn.execute(
+            sa.insert(d).values(
+                queue=self.queue, item_key=str(key), actor=actor, until=stored(until), at=clock.db_now(), reason=reason
+            )
+        )
 
     def forget(self, conn: sa.Connection, key: Any) -> None:
         """The item was released: whoever released it decided anew."""
@@ -62,8 +65,9 @@ class Deferrals:
         finds the items through the key's index, never by scanning the queue. Other keys (dates,
         UUIDs) are matched as text, as they were stored: SQLite cannot cast text back to a date."""
         d, now = self.table, clock.db_now()
-        due = sa.select(d.c.item_key).where(d.c.queue == self.queue, d.c.until <= now,
-                                            sa.or_(d.c.actor == user, sa.not_(self._owner_window(now))))
+        due = sa.select(d.c.item_key).where(
+            d.c.queue == self.queue, d.c.until <= now, sa.or_(d.c.actor == user, sa.not_(self._owner_window(now)))
+        )
         if values.python_type(key) in (int, str):
             return key.in_(due.with_only_columns(sa.cast(d.c.item_key, key.type)))
         return sa.cast(key, sa.String(200)).in_(due)
@@ -83,32 +87,45 @@ class Deferrals:
 
     def of_item(self, conn: sa.Connection, key: Any) -> models.Deferral | None:
         d = self.table
-        row = conn.execute(sa.select(d).where(d.c.queue == self.queue, d.c.item_key == str(key))
-                           .order_by(d.c.id.desc()).limit(1)).mappings().first()
+        row = (
+            conn.execute(
+                sa.select(d).where(d.c.queue == self.queue, d.c.item_key == str(key)).order_by(d.c.id.desc()).limit(1)
+            )
+            .mappings()
+            .first()
+        )
         return self.deferral(row) if row else None
 
     def waiting(self, conn: sa.Connection) -> list[models.Deferral]:
         """The queue's deferrals whose time has not come, soonest first."""
         d = self.table
-        rows = conn.execute(sa.select(d).where(d.c.queue == self.queue, d.c.until > clock.db_now())
-                            .order_by(d.c.until, d.c.id)).mappings()
+        rows = conn.execute(
+            sa.select(d).where(d.c.queue == self.queue, d.c.until > clock.db_now()).order_by(d.c.until, d.c.id)
+        ).mappings()
         return [self.deferral(row) for row in rows]
 
     @staticmethod
     def deferral(row: Mapping[Any, Any]) -> models.Deferral:
-        return models.Deferral(queue=row["queue"], key=row["item_key"], actor=row["actor"],
-                               until=clock.stored_utc(row["until"]), at=clock.stored_utc(row["at"]),
-                               reason=row["reason"])
+        return models.Deferral(
+            queue=row["queue"],
+            key=row["item_key"],
+            actor=row["actor"],
+            until=clock.stored_utc(row["until"]),
+            at=clock.stored_utc(row["at"]),
+            reason=row["reason"],
+        )
 
 
 def checked_until(until: Any, now: dt.datetime) -> dt.datetime:
     """A deferral's time (aware), or UsageError saying what to fix: in the future, within MAX_DAYS."""
     if not isinstance(until, dt.datetime) or until.tzinfo is None:
-        raise errors.UsageError("a deferral needs a date and time with its zone (the window and the CLI add "
-                                "the computer's own)")
+        raise errors.UsageError(
+            "a deferral needs a date and time with its zone (the window and the CLI add the computer's own)"
+        )
     if until <= now:
-        raise errors.UsageError(f"defer until a time still to come (it is {now:%Y-%m-%d %H:%M} UTC on the "
-                                "database's clock)")
+        raise errors.UsageError(
+            f"defer until a time still to come (it is {now:%Y-%m-%d %H:%M} UTC on the database's clock)"
+        )
     if until - now > dt.timedelta(days=MAX_DAYS):
         raise errors.UsageError(f"defer at most {MAX_DAYS} days ahead; for longer, change the item's status")
     return until
@@ -116,7 +133,7 @@ def checked_until(until: Any, now: dt.datetime) -> dt.datetime:
 
 def checked_reason(reason: Any) -> str:
     if not isinstance(reason, str) or not reason.strip():
-        raise errors.UsageError("say why the item is deferred (--reason TEXT), e.g. \"customer calls back\"")
+        raise errors.UsageError('say why the item is deferred (--reason TEXT), e.g. "customer calls back"')
     kept: str = reason.strip()
     if len(kept) > REASON_LENGTH:
         raise errors.UsageError(f"a deferral's reason holds at most {REASON_LENGTH} characters ({len(kept)} given)")

@@ -135,8 +135,9 @@ class HeldConnections:
 class FastStatement:
     """One compiled statement with its constant parameters; `rows()` / `run()` bind the per-call values."""
 
-    def __init__(self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any], *,
-                 setup: str | None = None) -> None:
+    def __init__(
+        self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any], *, setup: str | None = None
+    ) -> None:
         """`setup`: SQL run on each connection before the statement is prepared there (a function of
         the session's own that the statement calls, e.g.)."""
         # psycopg is optional (SQLite-only installs): imported here, what the hot path needs kept.
@@ -155,8 +156,13 @@ class FastStatement:
         self.dialect = held.engine.dialect
         self.name = f"wb_fast_{next(_NAMES)}".encode()
         self._query = self.sql.encode()
-        self._values = (lambda params: [params[order[0]]]) if len(order) == 1 else operator.itemgetter(*order) \
-            if order else (lambda params: ())
+        self._values = (
+            (lambda params: [params[order[0]]])
+            if len(order) == 1
+            else operator.itemgetter(*order)
+            if order
+            else (lambda params: ())
+        )
         # Values go as text; the server reads each with the type of its cast ($1::VARCHAR).
         self._formats = [PyFormat.TEXT] * len(order)
         self._exchange, self._tuples_ok = generators.execute, pq.ExecStatus.TUPLES_OK
@@ -247,11 +253,11 @@ def _one_result(conn: Any, results: list[Any]) -> Any:
     return result
 
 
-def raise_translated(dialect: Any, sql: str | None, params: Any, exc: BaseException, *,
-                     invalidated: bool) -> NoReturn:
+def raise_translated(dialect: Any, sql: str | None, params: Any, exc: BaseException, *, invalidated: bool) -> NoReturn:
     """A driver exception as SQLAlchemy would have wrapped it, then as a workbench error."""
-    wrapped = sa.exc.DBAPIError.instance(sql, params, exc, dialect.loaded_dbapi.Error,
-                                         connection_invalidated=invalidated)
+    wrapped = sa.exc.DBAPIError.instance(
+        sql, params, exc, dialect.loaded_dbapi.Error, connection_invalidated=invalidated
+    )
     with dberrors.translated():
         raise wrapped from exc
     raise AssertionError("unreachable")  # translated() always raises

@@ -17,8 +17,14 @@ def _literal(column: sa.Column[Any], value: Any) -> sa.BindParameter[Any]:
     return sa.bindparam(None, value, type_=column.type, literal_execute=True)
 
 
-def clause(column: sa.Column[Any], condition: model.Condition, value: Any, *, user: Any = None,
-           now: sa.ColumnElement[Any] | None = None) -> sa.ColumnElement[bool]:
+def clause(
+    column: sa.Column[Any],
+    condition: model.Condition,
+    value: Any,
+    *,
+    user: Any = None,
+    now: sa.ColumnElement[Any] | None = None,
+) -> sa.ColumnElement[bool]:
     """SQL for one condition; `value` is the condition's value already coerced to the column.
 
     A condition on the claiming user compares with `user` (a name or a bound parameter); with no
@@ -29,8 +35,9 @@ def clause(column: sa.Column[Any], condition: model.Condition, value: Any, *, us
     return sa.or_(test, column.is_(None)) if condition.or_null else test
 
 
-def _test(column: sa.Column[Any], condition: model.Condition, value: Any, user: Any,
-          now: sa.ColumnElement[Any] | None) -> sa.ColumnElement[bool]:
+def _test(
+    column: sa.Column[Any], condition: model.Condition, value: Any, user: Any, now: sa.ColumnElement[Any] | None
+) -> sa.ColumnElement[bool]:
     op = condition.op
     if isinstance(value, model.Relative):
         if value.kind == "user":
@@ -50,8 +57,12 @@ def _test(column: sa.Column[Any], condition: model.Condition, value: Any, user: 
 
 def _compare(column: sa.Column[Any], op: str, other: Any) -> sa.ColumnElement[bool]:
     compared: sa.ColumnElement[bool] = {
-        "eq": column == other, "ne": column != other, "lt": column < other,
-        "le": column <= other, "gt": column > other, "ge": column >= other,
+        "eq": column == other,
+        "ne": column != other,
+        "lt": column < other,
+        "le": column <= other,
+        "gt": column > other,
+        "ge": column >= other,
     }[op]
     return compared
 
@@ -78,7 +89,8 @@ def holds(condition: model.Condition, value: Any, candidate: Any) -> bool | None
             return candidate in value
         if op == "not_in":
             return candidate not in value
-        return bool({"lt": candidate < value, "le": candidate <= value,
-                     "gt": candidate > value, "ge": candidate >= value}[op])
+        return bool(
+            {"lt": candidate < value, "le": candidate <= value, "gt": candidate > value, "ge": candidate >= value}[op]
+        )
     except TypeError:
         return None

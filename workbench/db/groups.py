@@ -81,5 +81,9 @@ def _check(name: str, what: str, length: int = 128) -> None:
 
 
 def _membership(row: Any) -> Membership:
-    return Membership(user=row["user_name"], group=row["group_name"], added_by=row["added_by"],
-                      added_at=clock.stored_utc(row["added_at"]))
+    return Membership(
+        user=row["user_name"],
+        group=row["group_name"],
+        added_by=row["added_by"],
+        added_at=clock.stored_utc(row["added_at"]),
+    )

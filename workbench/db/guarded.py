@@ -54,17 +54,31 @@ class GuardedWriter:
         self._cache: dict[Shape, Any] = {}
         now = q.now()
         self._read_now = sa.select(sa.type_coerce(now, sa.DateTime(timezone=q.aware)))
-        self._read_lock = sa.select(*q.lock_select_columns(now)).select_from(q.source) \
+        self._read_lock = (
+            sa.select(*q.lock_select_columns(now))
+            .select_from(q.source)
             .where(q.key == sa.bindparam("wb_key", type_=q.key.type))
+        )
         self._fast: dict[Shape, fastpath.FastStatement] = {}
         self._bind_processors: dict[Shape, list[tuple[int, Any]]] = {}
         self._before: dict[Shape, sa.Select[Any]] = {}  # the edited columns' values before a write
         self._item_text: sa.ColumnElement[Any] | None = None  # see fence()
 
-    def run(self, shape: Shape, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None = None,
-            reason: str | None = None, detail: Mapping[str, Any] | None = None,
-            extend_until: Any = None, note: str | None = None, until: Any = None,
-            why: str | None = None) -> Mapping[Any, Any] | None:
+    def run(
+        self,
+        shape: Shape,
+        *,
+        key: Any,
+        token: str,
+        user: str,
+        edits: Mapping[str, Any] | None = None,
+        reason: str | None = None,
+        detail: Mapping[str, Any] | None = None,
+        extend_until: Any = None,
+        note: str | None = None,
+        until: Any = None,
+        why: str | None = None,
+    ) -> Mapping[Any, Any] | None:
         """The row's new lock columns (wb_*) if the write happened, None if the fence failed; with
         shape.note, `note` is written with it, in the same transaction; a defer keeps the item back
         until `until` (aware); a Complete chosen for review records `why` it was."""
@@ -73,13 +87,28 @@ class GuardedWriter:
         if calls is not None:
             # SQL Server under `workbench grants`: the queue's procedure does the write and its record.
             try:
-                return typing.cast(Mapping[Any, Any] | None, calls.write(
-                    shape.kind, key=key, token=token, user=user, edits=edits, reason=reason, note=note, until=until,
-                    outcome=shape.outcome))
+                return typing.cast(
+                    Mapping[Any, Any] | None,
+                    calls.write(
+                        shape.kind,
+                        key=key,
+                        token=token,
+                        user=user,
+                        edits=edits,
+                        reason=reason,
+                        note=note,
+                        until=until,
+                        outcome=shape.outcome,
+                    ),
+                )
             except procedures.Revoked:
                 pass  # `grants --revoke` while this process ran: workbench's own statements
-        params: dict[str, Any] = {"wb_key": key, "wb_user": user, **q.shape.key_params(key),
-                                  **q.shape.token_params(token)}
+        params: dict[str, Any] = {
+            "wb_key": key,
+            "wb_user": user,
+            **q.shape.key_params(key),
+            **q.shape.token_params(token),
+        }
         if shape.edits:
             for i, name in enumerate(shape.edits):
                 params[f"wb_e{i}"] = (edits or {})[name]
@@ -109,8 +138,11 @@ class GuardedWriter:
                     params[f"wb_e{i}"] = processor(params[f"wb_e{i}"])
             rows = fast.run(params)
             return rows[0] if rows else None
-        audit = {"wb_a_actor": user, "wb_a_reason": reason,
-                 "wb_a_detail": json.dumps(detail, sort_keys=True, default=str) if detail else None}
+        audit = {
+            "wb_a_actor": user,
+            "wb_a_reason": reason,
+            "wb_a_detail": json.dumps(detail, sort_keys=True, default=str) if detail else None,
+        }
         stmt = self._statement(shape)
         if deferring:
             params["wb_until"] = until
@@ -146,8 +178,13 @@ class GuardedWriter:
     def finish_params(self, key: Any, token: str, user: str) -> dict[str, Any]:
         """The values plain_finish's statement is run with."""
         shape = self.q.shape
-        return {"wb_key": key, **shape.key_params(key), **shape.token_params(token),
-                "wb_a_token": audit_mod.token_digest(token), "wb_user": user}
+        return {
+            "wb_key": key,
+            **shape.key_params(key),
+            **shape.token_params(token),
+            "wb_a_token": audit_mod.token_digest(token),
+            "wb_user": user,
+        }
 
     @staticmethod
     def finisher_shape(shape: Shape) -> bool:
@@ -157,9 +194,11 @@ class GuardedWriter:
     def _trusted_finisher(self, shape: Shape, login: str) -> Callable[[Any, str, str], Any]:
         """Under `workbench grants`: the database's own Complete (db/protocol.py), the same statement
         run as the table's owner for this login; back to the plain statement if it went away."""
-        fast = fastpath.FastStatement(self.db.held, protocol.complete_call(self.db.held.engine.dialect, self.q,
-                                                                           self.trail.table.schema),
-                                      {"wb_key": None, "wb_token": "", "wb_outcome": ""})
+        fast = fastpath.FastStatement(
+            self.db.held,
+            protocol.complete_call(self.db.held.engine.dialect, self.q, self.trail.table.schema),
+            {"wb_key": None, "wb_token": "", "wb_outcome": ""},
+        )
         plain: list[Callable[[Any, str, str], Any]] = []
 
         def finish(key: Any, token: str, user: str) -> Any:
@@ -206,22 +245,35 @@ class GuardedWriter:
         if not q.shape.one_statement or self.trail.reviews is not None or len(statements) != 1:
             return None
         user = sa.bindparam("wb_user", type_=sa.String())
-        event = self._audit_event(shape, sa.bindparam("wb_a_key", type_=sa.String()),
-                                  sa.bindparam("wb_a_token", type_=sa.String()), user).where(batches.CHANGED == 1)
+        event = self._audit_event(
+            shape, sa.bindparam("wb_a_key", type_=sa.String()), sa.bindparam("wb_a_token", type_=sa.String()), user
+        ).where(batches.CHANGED == 1)
         shape_of_lock = self.q.shape
-        sample = {"wb_key": None, "wb_user": "", **shape_of_lock.key_params(None),
-                  **shape_of_lock.token_params(shape_of_lock.new_token_value())}
-        parts = [held.prepare(statements[0], sample),
-                 held.prepare(batches.REMEMBER_CHANGED),
-                 held.prepare(sa.insert(self.trail.table).from_select(_AUDIT_COLUMNS, event),
-                              {"wb_user": "", "wb_a_key": "", "wb_a_token": ""}),
-                 held.prepare(sa.select(batches.CHANGED, sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))),
-                 held.prepare(batches.COMMIT)]
+        sample = {
+            "wb_key": None,
+            "wb_user": "",
+            **shape_of_lock.key_params(None),
+            **shape_of_lock.token_params(shape_of_lock.new_token_value()),
+        }
+        parts = [
+            held.prepare(statements[0], sample),
+            held.prepare(batches.REMEMBER_CHANGED),
+            held.prepare(
+                sa.insert(self.trail.table).from_select(_AUDIT_COLUMNS, event),
+                {"wb_user": "", "wb_a_key": "", "wb_a_token": ""},
+            ),
+            held.prepare(sa.select(batches.CHANGED, sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))),
+            held.prepare(batches.COMMIT),
+        ]
 
         def once(key: Any, token: str, user: str) -> Any:
             audit = {"wb_user": user, "wb_a_key": str(key), "wb_a_token": audit_mod.token_digest(token)}
-            fence = {"wb_key": key, "wb_user": user, **shape_of_lock.key_params(key),
-                     **shape_of_lock.token_params(token)}
+            fence = {
+                "wb_key": key,
+                "wb_user": user,
+                **shape_of_lock.key_params(key),
+                **shape_of_lock.token_params(token),
+            }
             results = held.run(list(zip(parts, [fence, {}, audit, {}, {}], strict=True)))
             changed, at = results[3].rows[0]
             return at if changed == 1 else None
@@ -246,8 +298,15 @@ class GuardedWriter:
             self._bind_processors[shape] = found
         return self._bind_processors[shape]
 
-    def _two_step(self, conn: sa.Connection, statements: list[sa.Executable], shape: Shape, params: dict[str, Any],
-                  audit: dict[str, Any], token: str) -> Mapping[Any, Any] | None:
+    def _two_step(
+        self,
+        conn: sa.Connection,
+        statements: list[sa.Executable],
+        shape: Shape,
+        params: dict[str, Any],
+        audit: dict[str, Any],
+        token: str,
+    ) -> Mapping[Any, Any] | None:
         q = self.q
         before = conn.execute(self._read_before(shape), {"wb_key": params["wb_key"]}).first() if shape.edits else None
         if not q.shape.run_guarded(conn, statements, params):
@@ -261,10 +320,21 @@ class GuardedWriter:
             row = conn.execute(self._read_lock, {"wb_key": params["wb_key"]}).mappings().one()
             token = q.lock_from_row(row).token  # an extend may move the lock time, and with it the token
         detail = json.loads(audit["wb_a_detail"]) if audit["wb_a_detail"] else None
-        self.trail.write(conn, [self.trail.row(shape.kind, params["wb_key"], audit["wb_a_actor"],
-                                               owner=audit["wb_a_actor"], token=token,
-                                               reason=audit["wb_a_reason"], outcome=shape.outcome,
-                                               detail=detail)])
+        self.trail.write(
+            conn,
+            [
+                self.trail.row(
+                    shape.kind,
+                    params["wb_key"],
+                    audit["wb_a_actor"],
+                    owner=audit["wb_a_actor"],
+                    token=token,
+                    reason=audit["wb_a_reason"],
+                    outcome=shape.outcome,
+                    detail=detail,
+                )
+            ],
+        )
         if shape.kind == models.EventKind.RELEASE:
             self.trail.cool_down(conn, params["wb_key"], audit["wb_a_actor"], q.config.release_cooldown_seconds)
         deferrals = self.trail.deferrals
@@ -284,16 +354,19 @@ class GuardedWriter:
         """The edited columns as they are before the write (read in its transaction); built once per shape."""
         if shape not in self._before:
             q = self.q
-            self._before[shape] = sa.select(*(q.table.c[name] for name in shape.edits)) \
-                .where(q.key == sa.bindparam("wb_key", type_=q.key.type))
+            self._before[shape] = sa.select(*(q.table.c[name] for name in shape.edits)).where(
+                q.key == sa.bindparam("wb_key", type_=q.key.type)
+            )
         return self._before[shape]
 
     def _with_changes(self, detail: str | None, shape: Shape, before: Any, params: Mapping[str, Any]) -> str:
         """The audit detail with {"changes": {column: [before, after]}} for each column the write changed
         (`audit_hidden` columns: [null, null], their values left out)."""
         data = json.loads(detail) if detail else {}
-        changes = self.q.changes(dict(zip(shape.edits, before, strict=True)),
-                                 {name: params[f"wb_e{i}"] for i, name in enumerate(shape.edits)})
+        changes = self.q.changes(
+            dict(zip(shape.edits, before, strict=True)),
+            {name: params[f"wb_e{i}"] for i, name in enumerate(shape.edits)},
+        )
         if changes:
             data["changes"] = changes
         return json.dumps(data, sort_keys=True, default=audit_mod.json_value)
@@ -330,8 +403,11 @@ class GuardedWriter:
         # Queues whose rows the state does not tell apart: the item's newest claim is this queue's.
         if self._item_text is None:  # the key as the trail keeps it (a collation read once on MySQL)
             item = sa.bindparam("wb_key", type_=q.key.type)
-            self._item_text = (self.db.read(lambda conn: self.trail.key_text(conn, item)) if self.db is not None
-                               else sa.cast(item, self.trail.table.c.item_key.type))
+            self._item_text = (
+                self.db.read(lambda conn: self.trail.key_text(conn, item))
+                if self.db is not None
+                else sa.cast(item, self.trail.table.c.item_key.type)
+            )
         return sa.and_(fence, self.trail.claimed_here(self._item_text, q.rivals))
 
     def _build(self, shape: Shape) -> Any:
@@ -357,29 +433,40 @@ class GuardedWriter:
         if shape.extend:
             lock_values.update(self._extend_writes(now))
             where = sa.and_(where, self._extends_something(now))
-        statements = q.shape.guarded_statements(q.table, q.key, where, values, lock_values, shape.unlock,
-                                                completes=shape.outcome is not None)
+        statements = q.shape.guarded_statements(
+            q.table, q.key, where, values, lock_values, shape.unlock, completes=shape.outcome is not None
+        )
         if not self._one_statement(shape):
             return statements
         update = statements[0]
         assert isinstance(update, sa.Update)
         # Complete and Release only need the time; the others return the lock as it is now.
-        returned = ([q.key.label("wb_key"), sa.type_coerce(now, sa.DateTime(timezone=q.aware)).label("wb_now")]
-                    if shape.unlock else q.lock_select_columns(now))
+        returned = (
+            [q.key.label("wb_key"), sa.type_coerce(now, sa.DateTime(timezone=q.aware)).label("wb_now")]
+            if shape.unlock
+            else q.lock_select_columns(now)
+        )
         upd = update.returning(*returned).cte("wb_written")
-        token = (sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock
-                 else q.backend.token_digest(upd.c.wb_token))
+        token = (
+            sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock else q.backend.token_digest(upd.c.wb_token)
+        )
         event = self._audit_event(shape, sa.cast(upd.c.wb_key, sa.String(200)), token, user).select_from(upd)
         # Complete and Release send back only the time: the caller knows the key.
         result = sa.select(upd.c.wb_now) if shape.unlock else sa.select(upd)
         stmt = result.add_cte(sa.insert(self.trail.table).from_select(_AUDIT_COLUMNS, event).cte("wb_event"))
         if shape.note:
             n, notebook = self._notes().table, self._notes().queue
-            written = sa.select(sa.literal(notebook, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
-                                user, clock.db_now(), sa.literal(shape.kind.value, literal_execute=True),
-                                sa.bindparam("wb_note", type_=n.c.text.type)).select_from(upd)
-            stmt = stmt.add_cte(sa.insert(n).from_select(["queue", "item_key", "author", "at", "kind", "text"], written)
-                                .cte("wb_note"))
+            written = sa.select(
+                sa.literal(notebook, literal_execute=True),
+                sa.cast(upd.c.wb_key, sa.String(200)),
+                user,
+                clock.db_now(),
+                sa.literal(shape.kind.value, literal_execute=True),
+                sa.bindparam("wb_note", type_=n.c.text.type),
+            ).select_from(upd)
+            stmt = stmt.add_cte(
+                sa.insert(n).from_select(["queue", "item_key", "author", "at", "kind", "text"], written).cte("wb_note")
+            )
         stmt = self._review_ctes(stmt, shape, upd, user)
         d = self.trail.deferrals
         if d is not None and shape.kind in _REASONED:
@@ -389,27 +476,40 @@ class GuardedWriter:
                 gone = sa.or_(gone, deferrals_mod.lapsed(d.table))
             stmt = stmt.add_cte(sa.delete(d.table).where(d.table.c.queue == q.name, gone).cte("wb_undeferred"))
             if shape.kind == models.EventKind.DEFER:
-                kept = sa.select(sa.literal(q.name, literal_execute=True), sa.cast(upd.c.wb_key, sa.String(200)),
-                                 user, sa.bindparam("wb_until", type_=d.table.c.until.type), clock.db_now(),
-                                 sa.bindparam("wb_a_reason", type_=sa.String())).select_from(upd)
-                stmt = stmt.add_cte(sa.insert(d.table).from_select(
-                    ["queue", "item_key", "actor", "until", "at", "reason"], kept).cte("wb_deferred"))
+                kept = sa.select(
+                    sa.literal(q.name, literal_execute=True),
+                    sa.cast(upd.c.wb_key, sa.String(200)),
+                    user,
+                    sa.bindparam("wb_until", type_=d.table.c.until.type),
+                    clock.db_now(),
+                    sa.bindparam("wb_a_reason", type_=sa.String()),
+                ).select_from(upd)
+                stmt = stmt.add_cte(
+                    sa.insert(d.table)
+                    .from_select(["queue", "item_key", "actor", "until", "at", "reason"], kept)
+                    .cte("wb_deferred")
+                )
         c = self.trail.cooldown
         if shape.kind == models.EventKind.RELEASE and c is not None and q.config.release_cooldown_seconds > 0:
             actor = user
-            until = clock.add_seconds(clock.db_now(), sa.bindparam(None, q.config.release_cooldown_seconds,
-                                                                   type_=sa.Integer(), literal_execute=True))
-            remember = sa.select(sa.literal(q.name, literal_execute=True), actor,
-                                 sa.cast(upd.c.wb_key, sa.String(200)), until) \
-                .select_from(upd)
+            until = clock.add_seconds(
+                clock.db_now(),
+                sa.bindparam(None, q.config.release_cooldown_seconds, type_=sa.Integer(), literal_execute=True),
+            )
+            remember = sa.select(
+                sa.literal(q.name, literal_execute=True), actor, sa.cast(upd.c.wb_key, sa.String(200)), until
+            ).select_from(upd)
             stmt = stmt.add_cte(
                 sa.insert(c).from_select(["queue", "actor", "item_key", "until"], remember).cte("wb_cool"),
-                sa.delete(c).where(c.c.queue == q.name, c.c.actor == actor, c.c.until <= clock.db_now())
-                .cte("wb_lapsed"))
+                sa.delete(c)
+                .where(c.c.queue == q.name, c.c.actor == actor, c.c.until <= clock.db_now())
+                .cte("wb_lapsed"),
+            )
         return stmt
 
-    def _audit_event(self, shape: Shape, key: sa.ColumnElement[Any], token: sa.ColumnElement[Any],
-                     user: sa.ColumnElement[Any]) -> sa.Select[Any]:
+    def _audit_event(
+        self, shape: Shape, key: sa.ColumnElement[Any], token: sa.ColumnElement[Any], user: sa.ColumnElement[Any]
+    ) -> sa.Select[Any]:
         """The audit row of a write as a SELECT (of _AUDIT_COLUMNS), written in SQL with the write;
         the caller gives the key and the token's digest as the statement has them."""
         q = self.q
@@ -417,22 +517,33 @@ class GuardedWriter:
         # is part of the statement text instead of a parameter sent on every call.
         detail = json.dumps({"columns": sorted(shape.edits)}, sort_keys=True) if shape.edits else None
         return sa.select(
-            sa.literal(q.name, literal_execute=True), key, sa.literal(shape.kind.value, literal_execute=True),
-            user, user, token, clock.db_now(),
+            sa.literal(q.name, literal_execute=True),
+            key,
+            sa.literal(shape.kind.value, literal_execute=True),
+            user,
+            user,
+            token,
+            clock.db_now(),
             sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind in _REASONED else sa.null(),
             sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
-            sa.bindparam("wb_a_detail", type_=sa.Text()) if shape.kind == models.EventKind.DEFER or shape.to_review
-            else sa.literal(detail, sa.Text(), literal_execute=True) if detail else sa.null())
+            sa.bindparam("wb_a_detail", type_=sa.Text())
+            if shape.kind == models.EventKind.DEFER or shape.to_review
+            else sa.literal(detail, sa.Text(), literal_execute=True)
+            if detail
+            else sa.null(),
+        )
 
     def _review_ctes(self, stmt: Any, shape: Shape, upd: sa.CTE, user: sa.ColumnElement[Any]) -> Any:
         """A Complete chosen for review records who did it; one in a reviewing queue, the verdict."""
+
         def matches(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
             return column.in_(sa.select(sa.cast(upd.c.wb_key, sa.String(200))))
 
         written: list[sa.Executable] = []
         if shape.to_review:
-            written += self._to_review().open_statements(matches, sa.cast(upd.c.wb_key, sa.String(200)), upd, user,
-                                                         sa.bindparam("wb_why", type_=sa.String()))
+            written += self._to_review().open_statements(
+                matches, sa.cast(upd.c.wb_key, sa.String(200)), upd, user, sa.bindparam("wb_why", type_=sa.String())
+            )
         if self.trail.reviews is not None and shape.outcome is not None:
             written += self.trail.reviews.decide_statements(matches, user, shape.outcome)
         for i, statement in enumerate(written):

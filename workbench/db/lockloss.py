@@ -26,8 +26,11 @@ class Diagnosis:
 
     def _current(self, conn: sa.Connection, key: Any) -> tuple[bool, models.Lock | None]:
         q = self.q
-        row = conn.execute(sa.select(*q.lock_select_columns(q.now())).select_from(q.source)
-                           .where(q.key == key)).mappings().first()
+        row = (
+            conn.execute(sa.select(*q.lock_select_columns(q.now())).select_from(q.source).where(q.key == key))
+            .mappings()
+            .first()
+        )
         if row is None:
             return False, None
         if row["wb_user"] is None or row["wb_time"] is None:
@@ -54,13 +57,15 @@ class Diagnosis:
             happened = f"{q.name} {key}: this item was taken in {taken}; {doing} it there"
         else:
             # Taken here, and since moved out of this queue's work by someone else (another program).
-            happened = (f"{q.name} {key}: the item is no longer in this queue's work to do (it was changed since "
-                        f"it was claimed), so nothing was written; its lock lapses when it expires")
-        return errors.LockLost(happened, queue=q.name, key=key, cause="other_queue", holder=holder,
-                               happened=happened)
+            happened = (
+                f"{q.name} {key}: the item is no longer in this queue's work to do (it was changed since "
+                f"it was claimed), so nothing was written; its lock lapses when it expires"
+            )
+        return errors.LockLost(happened, queue=q.name, key=key, cause="other_queue", holder=holder, happened=happened)
 
-    def explain(self, conn: sa.Connection, key: Any, token: str, user: str,
-                doing: str = "work on") -> errors.WorkbenchError:
+    def explain(
+        self, conn: sa.Connection, key: Any, token: str, user: str, doing: str = "work on"
+    ) -> errors.WorkbenchError:
         """Why a write under `user`'s lock `token` on `key` (`doing` it) was refused."""
         q = self.q
         name = f"{q.name} {key}"
@@ -75,8 +80,14 @@ class Diagnosis:
         if lock is not None and lock.token == token and lock.owner == user and lock.expired:
             happened = f"lock lost: your lock on {name} expired at {_when(lock.expires_at)}"
             return errors.LockLost(
-                f"{happened}; nobody has taken it since, so you can claim it again to continue", queue=q.name,
-                key=key, cause="expired", holder=None, at=lock.expires_at, happened=happened)
+                f"{happened}; nobody has taken it since, so you can claim it again to continue",
+                queue=q.name,
+                key=key,
+                cause="expired",
+                holder=None,
+                at=lock.expires_at,
+                happened=happened,
+            )
         event = self.trail.last_for_token(conn, key, token)
         holder = lock.owner if lock is not None and not lock.expired else None
         common = {"queue": q.name, "key": key, "holder": holder}
@@ -95,13 +106,15 @@ class Diagnosis:
             message = f"lock lost: {name} was deferred by {by} at {_when(at)}" + (f" ({reason})" if reason else "")
             cause = "released"
         elif kind == models.EventKind.FORCE_RELEASE:
-            message = f"lock lost: supervisor {by} force-released {name} at {_when(at)}" + \
-                      (f" (reason: {reason})" if reason else "")
+            message = f"lock lost: supervisor {by} force-released {name} at {_when(at)}" + (
+                f" (reason: {reason})" if reason else ""
+            )
             cause = "force_released"
         elif kind == models.EventKind.REASSIGN:
             to = (event.detail or {}).get("to")
-            message = f"lock lost: supervisor {by} reassigned {name} to {to} at {_when(at)}" + \
-                      (f" (reason: {reason})" if reason else "")
+            message = f"lock lost: supervisor {by} reassigned {name} to {to} at {_when(at)}" + (
+                f" (reason: {reason})" if reason else ""
+            )
             cause = "reassigned"
         else:  # expired, and taken over by a claim or a sweep
             expired_at = (event.detail or {}).get("expired_at")
@@ -109,8 +122,7 @@ class Diagnosis:
             message = f"lock lost: your lock on {name} expired (noticed at {_when(at)})"
             cause = "expired"
             at = when
-        return errors.LockLost(message + now_part, cause=cause, by=by, at=at, reason=reason, happened=message,
-                               **common)
+        return errors.LockLost(message + now_part, cause=cause, by=by, at=at, reason=reason, happened=message, **common)
 
     @staticmethod
     def _now_part(lock: models.Lock | None, user: str) -> str:

@@ -29,8 +29,10 @@ class AmbiguousName(ValueError):
 
     def __init__(self, name: str, matches: list[str]) -> None:
         self.name, self.matches = name, sorted(matches)
-        super().__init__(f"'{name}' is not there as written, and {' and '.join(repr(m) for m in self.matches)} "
-                         "differ from it only in case: write the name exactly as one of them")
+        super().__init__(
+            f"'{name}' is not there as written, and {' and '.join(repr(m) for m in self.matches)} "
+            "differ from it only in case: write the name exactly as one of them"
+        )
 
 
 def resolve_name(name: str, names: Iterable[str]) -> str | None:
@@ -63,10 +65,14 @@ def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: st
         return sa.Table(found, sa.MetaData(), schema=queue.schema, autoload_with=conn)
     except sa.exc.NoSuchTableError:
         hint = difflib.get_close_matches(queue.table, names, n=1)
-        more = f"; did you mean '{hint[0]}'?" if hint else (f" (tables: {', '.join(sorted(names)[:20])})"
-                                                           if names else " (the database has no tables)")
-        raise errors.ConfigError(f"table '{queue.table_label}' does not exist{more}",
-                                 file=config_path, key=f"queues.{queue.name}.table") from None
+        more = (
+            f"; did you mean '{hint[0]}'?"
+            if hint
+            else (f" (tables: {', '.join(sorted(names)[:20])})" if names else " (the database has no tables)")
+        )
+        raise errors.ConfigError(
+            f"table '{queue.table_label}' does not exist{more}", file=config_path, key=f"queues.{queue.name}.table"
+        ) from None
 
 
 MAX_VARIANTS = 8  # IN-list combinations worth one query each; beyond that, read a window instead
@@ -79,8 +85,14 @@ def is_equality(condition: model.Condition) -> bool:
 
 def _kind_of(value: Any) -> str:
     """What a TOML value is, in words."""
-    for kind, words in ((bool, "true/false"), (int, "a number"), (float, "a number"), (dt.datetime, "a date-time"),
-                        (dt.date, "a date"), (dt.time, "a time")):
+    for kind, words in (
+        (bool, "true/false"),
+        (int, "a number"),
+        (float, "a number"),
+        (dt.datetime, "a date-time"),
+        (dt.date, "a date"),
+        (dt.time, "a time"),
+    ):
         if isinstance(value, kind):
             return words
     return f"a {type(value).__name__}"
@@ -119,18 +131,23 @@ class _Binder:
     def value(self, column: sa.Column[Any], raw: Any, key: str) -> Any:
         if isinstance(column.type, sa.String) and raw is not None and not isinstance(raw, str):
             # A number for a text column would match only its text form: a queue that looks empty.
-            raise self.fail(key.split(f"queues.{self.queue.name}.", 1)[-1],
-                            f"{raw!r} is {_kind_of(raw)}, but column '{column.name}' holds text "
-                            f"({column.type}); write the value in quotes, e.g. \"{raw}\"")
+            raise self.fail(
+                key.split(f"queues.{self.queue.name}.", 1)[-1],
+                f"{raw!r} is {_kind_of(raw)}, but column '{column.name}' holds text "
+                f'({column.type}); write the value in quotes, e.g. "{raw}"',
+            )
         try:
             return values.coerce(column, raw)
         except errors.InvalidValue as exc:
             raise self.fail(key.split(f"queues.{self.queue.name}.", 1)[-1], str(exc)) from None
 
 
-_CLOCK_DEFAULT = re.compile(r"\b(now|current_timestamp|localtimestamp|current_date|getdate|getutcdate|sysdatetime|"
-                            r"sysutcdatetime|sysdatetimeoffset|utc_timestamp|clock_timestamp|statement_timestamp|"
-                            r"transaction_timestamp|datetime)\b", re.IGNORECASE)
+_CLOCK_DEFAULT = re.compile(
+    r"\b(now|current_timestamp|localtimestamp|current_date|getdate|getutcdate|sysdatetime|"
+    r"sysutcdatetime|sysdatetimeoffset|utc_timestamp|clock_timestamp|statement_timestamp|"
+    r"transaction_timestamp|datetime)\b",
+    re.IGNORECASE,
+)
 
 
 def _stamped_by_database(column: sa.Column[Any]) -> bool:
@@ -173,8 +190,16 @@ class BoundAssignment:
 class BoundQueue:
     """Everything the claim methods and operations need to build statements for one queue."""
 
-    def __init__(self, queue: model.QueueConfig, table: sa.Table, *, config_path: str, backend: backends.Backend,
-                 local_clock: bool, locks: sa.Table | None = None) -> None:
+    def __init__(
+        self,
+        queue: model.QueueConfig,
+        table: sa.Table,
+        *,
+        config_path: str,
+        backend: backends.Backend,
+        local_clock: bool,
+        locks: sa.Table | None = None,
+    ) -> None:
         binder = _Binder(queue, table, config_path)
         self.config, self.table, self.name, self.backend = queue, table, queue.name, backend
         self.local_clock = local_clock
@@ -195,14 +220,25 @@ class BoundQueue:
         # The item's source (a scan's path or URL, or the text it was read from): shown beside the form.
         self.source_column = binder.column(queue.source, "source") if queue.source else None
         self.aware = bool(getattr(self.time.type, "timezone", False))
-        self.shape = lockshapes.choose(queue=queue.name, user=self.user, time=self.time, expires=self.expires,
-                                       token=self.token, locks=locks, claim_id=claim_id,
-                                       keep_claim_id=queue.lock.keep_claim_id, backend=backend,
-                                       lock_seconds=queue.lock_seconds, aware=self.aware, aware_time=self._aware)
+        self.shape = lockshapes.choose(
+            queue=queue.name,
+            user=self.user,
+            time=self.time,
+            expires=self.expires,
+            token=self.token,
+            locks=locks,
+            claim_id=claim_id,
+            keep_claim_id=queue.lock.keep_claim_id,
+            backend=backend,
+            lock_seconds=queue.lock_seconds,
+            aware=self.aware,
+            aware_time=self._aware,
+        )
         problem = self.shape.check_key(self.key)
         if problem:
-            raise binder.fail("lock.claim_id" if claim_id is not None and "claim-id" in problem else "lock.table",
-                              problem)
+            raise binder.fail(
+                "lock.claim_id" if claim_id is not None and "claim-id" in problem else "lock.table", problem
+            )
         # What a row is read from together with its lock.
         self.source = self.shape.source(table, self.key)
         self.locked_source = self.shape.locked_source(table, self.key)  # for rows known to be locked
@@ -223,43 +259,74 @@ class BoundQueue:
         # What a Complete chosen for review writes after its outcome's values (four eyes).
         self.review_writes = [self._bind_assignment(binder, a) for a in queue.review.writes] if queue.review else []
         # What each offered release reason writes besides on_release (only reasons that write something).
-        self.reason_writes = {r.label: [self._bind_assignment(binder, a) for a in r.assignments]
-                              for r in queue.release_reasons if r.assignments}
+        self.reason_writes = {
+            r.label: [self._bind_assignment(binder, a) for a in r.assignments]
+            for r in queue.release_reasons
+            if r.assignments
+        }
         released = {b.column.name for b in self.on_release}
         for writes in self.reason_writes.values():
             for b in writes:
                 if b.column.name in released:
-                    raise binder.fail(b.assignment.key.split(f"queues.{self.name}.", 1)[-1],
-                                      f"on_release already sets '{b.column.name}'; a reason may set other columns")
+                    raise binder.fail(
+                        b.assignment.key.split(f"queues.{self.name}.", 1)[-1],
+                        f"on_release already sets '{b.column.name}'; a reason may set other columns",
+                    )
         self.claim_leaves_todo = self._leaves(self.todo, self.on_claim) is True
         # Whether the claim index (see attach.py) returns waiting rows in queue order without a sort,
         # once each IN list is split into one exact value per query (filter_variants()).
-        self.index_ordered = all(b.condition.op in ("eq", "null", "in") and not b.condition.dynamic
-                                 and not b.condition.or_null for b in (*self.scope, *self.todo)) \
+        self.index_ordered = (
+            all(
+                b.condition.op in ("eq", "null", "in") and not b.condition.dynamic and not b.condition.or_null
+                for b in (*self.scope, *self.todo)
+            )
             and len(self.filter_variants()) <= MAX_VARIANTS
+        )
         self._check_workflow(binder)
         lock_names = {c.name for c in self.lock_columns}
         workflow = {b.column.name for b in (*self.scope, *self.todo)} | {
-            b.column.name for group in (self.on_claim, self.on_release, self.on_reopen, *self.outcomes.values(),
-                                        *self.reason_writes.values(), self.review_writes) for b in group}
-        read_only = {binder.column(name, "read_only").name for name in queue.read_only} | {
-            binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only} | {
-            c.name for c in (self.source_column,) if c is not None}  # what the document was is not edited
+            b.column.name
+            for group in (
+                self.on_claim,
+                self.on_release,
+                self.on_reopen,
+                *self.outcomes.values(),
+                *self.reason_writes.values(),
+                self.review_writes,
+            )
+            for b in group
+        }
+        read_only = (
+            {binder.column(name, "read_only").name for name in queue.read_only}
+            | {binder.column(name, f"fields.{name}").name for name, field in queue.fields.items() if field.read_only}
+            | {c.name for c in (self.source_column,) if c is not None}
+        )  # what the document was is not edited
         # Times the database writes itself (a clock default: created_at DEFAULT now()) and the queue's
         # `created` column are shown, not edited, unless the queue configures their field.
         configured = {binder.column(name, f"fields.{name}").name for name in queue.fields}
-        stamped = {c.name for c in table.c if _stamped_by_database(c)
-                   or (self.created is not None and c is self.created)} - configured
-        self.editable = [c for c in table.c if c.name not in lock_names | workflow | read_only | stamped
-                         and c is not self.key and not c.computed]
-        self.list_columns = ([binder.column(name, "summary") for name in queue.summary]
-                             or self._pick_list_columns(lock_names))
-        self.protected = {c.name: why for why, names in (("is the key", {self.key.name}),
-                                                          ("holds the lock", lock_names),
-                                                          ("is set by the workflow", workflow),
-                                                          ("is read-only", read_only),
-                                                          ("is set by the database", stamped))
-                          for c in table.c if c.name in names}
+        stamped = {
+            c.name for c in table.c if _stamped_by_database(c) or (self.created is not None and c is self.created)
+        } - configured
+        self.editable = [
+            c
+            for c in table.c
+            if c.name not in lock_names | workflow | read_only | stamped and c is not self.key and not c.computed
+        ]
+        self.list_columns = [binder.column(name, "summary") for name in queue.summary] or self._pick_list_columns(
+            lock_names
+        )
+        self.protected = {
+            c.name: why
+            for why, names in (
+                ("is the key", {self.key.name}),
+                ("holds the lock", lock_names),
+                ("is set by the workflow", workflow),
+                ("is read-only", read_only),
+                ("is set by the database", stamped),
+            )
+            for c in table.c
+            if c.name in names
+        }
         # Form fields and the value rules Save and Complete enforce (the GUI checks the same ones).
         self.specs = fieldspec.derive(self, binder.fail, binder.column)
         # The other queues over this table whose held rows may be this one's too (may_share_rows): the
@@ -272,8 +339,12 @@ class BoundQueue:
     def _pick_list_columns(self, lock_names: set[str]) -> list[sa.Column[Any]]:
         """Up to three columns that tell items apart in a list: the most telling names first."""
         candidates = [c for c in self.table.c if c is not self.key and c.name not in lock_names]
-        ranked = sorted(candidates, key=lambda c: next(
-            (i for i, n in enumerate(self._SUMMARY_NAMES) if n in c.name.lower()), len(self._SUMMARY_NAMES)))
+        ranked = sorted(
+            candidates,
+            key=lambda c: next(
+                (i for i, n in enumerate(self._SUMMARY_NAMES) if n in c.name.lower()), len(self._SUMMARY_NAMES)
+            ),
+        )
         chosen = [c for c in ranked if any(n in c.name.lower() for n in self._SUMMARY_NAMES)][:3]
         for column in candidates:
             if len(chosen) >= 3:
@@ -294,8 +365,11 @@ class BoundQueue:
         for constraint in self.table.constraints:
             if isinstance(constraint, sa.UniqueConstraint) and list(constraint.columns) == [self.key]:
                 return
-        raise binder.fail("key", f"column '{self.key.name}' must be unique (the primary key or a unique "
-                                 "index on that column alone), or two rows could share one lock")
+        raise binder.fail(
+            "key",
+            f"column '{self.key.name}' must be unique (the primary key or a unique "
+            "index on that column alone), or two rows could share one lock",
+        )
 
     def _check_lock_types(self, binder: _Binder) -> None:
         if not isinstance(self.user.type, (sa.String, sa.types.NullType)):
@@ -304,13 +378,15 @@ class BoundQueue:
             if column is None:
                 continue
             if not self.backend.holds_times(column):
-                raise binder.fail(key, f"column '{column.name}' must be a date-time column "
-                                       f"(it is {column.type})")
+                raise binder.fail(key, f"column '{column.name}' must be a date-time column (it is {column.type})")
         if self.token is not None and not isinstance(self.token.type, sa.Uuid):
             length = getattr(self.token.type, "length", None)
             if not isinstance(self.token.type, (sa.String, sa.types.NullType)) or (length and length < 32):
-                raise binder.fail("lock.token", f"column '{self.token.name}' must be text of at least "
-                                                "32 characters, or of the database's UUID type")
+                raise binder.fail(
+                    "lock.token",
+                    f"column '{self.token.name}' must be text of at least "
+                    "32 characters, or of the database's UUID type",
+                )
 
     def _date_column(self, binder: _Binder, key: str) -> sa.Column[Any] | None:
         """The `created` (when an item arrived) or `due` column, which must hold dates or date-times."""
@@ -337,8 +413,9 @@ class BoundQueue:
         if column in self.lock_columns:
             # Every claim writes the lock columns: a row filtered on them would leave the queue when
             # claimed and never come back when its lock expired.
-            raise binder.fail(key, f"column '{column.name}' holds the lock, which workbench tests itself; "
-                                   "remove it from the filter")
+            raise binder.fail(
+                key, f"column '{column.name}' holds the lock, which workbench tests itself; remove it from the filter"
+            )
         if condition.dynamic:
             return self._bind_relative(binder, condition, column, key)
         if condition.op == "null":
@@ -349,26 +426,34 @@ class BoundQueue:
             value = binder.value(column, condition.value, condition.key)
         return BoundCondition(condition, column, value)
 
-    def _bind_relative(self, binder: _Binder, condition: model.Condition, column: sa.Column[Any],
-                       key: str) -> BoundCondition:
+    def _bind_relative(
+        self, binder: _Binder, condition: model.Condition, column: sa.Column[Any], key: str
+    ) -> BoundCondition:
         """A condition on the database's time or on the claiming user, checked against the column's type."""
         if condition.value.kind == "user":
             if not isinstance(column.type, (sa.String, sa.types.NullType)):
-                raise binder.fail(key, f"column '{column.name}' holds {column.type}, not text: it cannot hold a "
-                                       "user's name")
+                raise binder.fail(
+                    key, f"column '{column.name}' holds {column.type}, not text: it cannot hold a user's name"
+                )
             return BoundCondition(condition, column, condition.value)
         if not self.backend.holds_dates(column):
-            raise binder.fail(key, f"column '{column.name}' must be a date or date-time column to compare with "
-                                   f"the time (it is {column.type})")
+            raise binder.fail(
+                key,
+                f"column '{column.name}' must be a date or date-time column to compare with "
+                f"the time (it is {column.type})",
+            )
         aware = bool(getattr(column.type, "timezone", False))
-        return BoundCondition(condition, column, condition.value,
-                              now=clock.db_now(aware=aware, local=self.local_clock and not aware))
+        return BoundCondition(
+            condition, column, condition.value, now=clock.db_now(aware=aware, local=self.local_clock and not aware)
+        )
 
     def _bind_assignment(self, binder: _Binder, assignment: model.Assignment) -> BoundAssignment:
         column = binder.column(assignment.column, assignment.key.split(f"queues.{self.name}.", 1)[-1])
         if column in self.lock_columns or column is self.key:
-            raise binder.fail(assignment.key.split(f"queues.{self.name}.", 1)[-1],
-                              f"column '{column.name}' is managed by workbench (key or lock) and cannot be set here")
+            raise binder.fail(
+                assignment.key.split(f"queues.{self.name}.", 1)[-1],
+                f"column '{column.name}' is managed by workbench (key or lock) and cannot be set here",
+            )
         value = binder.value(column, assignment.value, assignment.key) if assignment.kind == "value" else None
         return BoundAssignment(assignment, column, value)
 
@@ -399,9 +484,12 @@ class BoundQueue:
     def _check_workflow(self, binder: _Binder) -> None:
         for name, assignments in self.outcomes.items():
             if self._leaves(self.todo, assignments) is not True:
-                raise binder.fail(f"outcomes.{name}.set", "Complete would leave the row matching `todo`, so "
-                                  "completed items would be served again; write a todo column (e.g. a "
-                                  "status) to a value outside the todo filter")
+                raise binder.fail(
+                    f"outcomes.{name}.set",
+                    "Complete would leave the row matching `todo`, so "
+                    "completed items would be served again; write a todo column (e.g. a "
+                    "status) to a value outside the todo filter",
+                )
         if self.claim_leaves_todo:
             # The claimed row no longer matches todo; a release must bring it back.
             restored = {b.column.name: b for b in self.on_release}
@@ -411,16 +499,23 @@ class BoundQueue:
                     continue
                 back = restored.get(cond.column.name)
                 if back is None or self._holds_after(cond, back) is not True:
-                    raise binder.fail("on_release", f"on_claim sets '{cond.column.name}', so on_release must "
-                                      "set it back to a todo value, or released and expired items would "
-                                      "leave the queue")
+                    raise binder.fail(
+                        "on_release",
+                        f"on_claim sets '{cond.column.name}', so on_release must "
+                        "set it back to a todo value, or released and expired items would "
+                        "leave the queue",
+                    )
         elif self._leaves(self.todo, self.on_release) is True:
-            raise binder.fail("on_release", "on_release would take the row out of `todo`, so released items "
-                              "would leave the queue")
+            raise binder.fail(
+                "on_release", "on_release would take the row out of `todo`, so released items would leave the queue"
+            )
         if self.review_writes and self._leaves(self.todo, self.review_writes) is not True:
-            raise binder.fail("review.set", "a Complete chosen for review would leave the row matching `todo`, so "
-                              "it would be served here again; write a todo column (e.g. a status) to the value "
-                              "the reviewing queue's todo waits for")
+            raise binder.fail(
+                "review.set",
+                "a Complete chosen for review would leave the row matching `todo`, so "
+                "it would be served here again; write a todo column (e.g. a status) to the value "
+                "the reviewing queue's todo waits for",
+            )
         if self.on_reopen:
             # The todo columns a Complete writes must come back to a waiting value; the others keep theirs.
             reopened = {b.column.name: b for b in self.on_reopen}
@@ -430,8 +525,11 @@ class BoundQueue:
                     continue
                 back = reopened.get(cond.column.name)
                 if back is None or self._holds_after(cond, back) is not True:
-                    raise binder.fail("on_reopen", f"on_reopen must set '{cond.column.name}' to a value `todo` "
-                                      "waits for, or a reopened item would not be served again")
+                    raise binder.fail(
+                        "on_reopen",
+                        f"on_reopen must set '{cond.column.name}' to a value `todo` "
+                        "waits for, or a reopened item would not be served again",
+                    )
 
     # -- expressions ------------------------------------------------------------------------
 
@@ -483,8 +581,9 @@ class BoundQueue:
         variants: list[list[sa.ColumnElement[bool]]] = [[]]
         for b in (*self.scope, *self.todo):
             if b.condition.op == "in" and len(b.value) > 1 and not b.condition.or_null:
-                options = [b.column == sa.bindparam(None, v, type_=b.column.type, literal_execute=True)
-                           for v in b.value]
+                options = [
+                    b.column == sa.bindparam(None, v, type_=b.column.type, literal_execute=True) for v in b.value
+                ]
                 variants = [[*variant, option] for variant in variants for option in options]
             else:
                 variants = [[*variant, b.clause(user)] for variant in variants]
@@ -544,6 +643,7 @@ class BoundQueue:
     def _held_states(self) -> list[dict[str, list[tuple[model.Condition, Any]]]]:
         """What held_here allows, per column: the conditions (and their bound values) of a waiting row
         and, if the claim changes it, of a claimed one (each column on_claim writes: what it writes)."""
+
         def state(written: list[BoundAssignment]) -> dict[str, list[tuple[model.Condition, Any]]]:
             replaced = {b.column.name: b for b in written}
             found: dict[str, list[tuple[model.Condition, Any]]] = {}
@@ -554,8 +654,11 @@ class BoundQueue:
             for name, a in replaced.items():
                 if any(b.column.name == name for b in self.todo):
                     kind = a.assignment.kind
-                    wrote = (model.Condition(name, "eq", a.value, a.assignment.key) if kind == "value" else
-                             model.Condition(name, "null", kind == "null", a.assignment.key))
+                    wrote = (
+                        model.Condition(name, "eq", a.value, a.assignment.key)
+                        if kind == "value"
+                        else model.Condition(name, "null", kind == "null", a.assignment.key)
+                    )
                     found.setdefault(name, []).append((wrote, wrote.value))
             return found
 
@@ -568,12 +671,20 @@ class BoundQueue:
         """Could a row be held in this queue and in `other` (over the same table) alike, so that its
         state does not tell whose lock it is? False only where some column's values set them apart
         (a status, a type: each value one of them allows, the other refuses)."""
+
         def values(conditions: list[tuple[model.Condition, Any]]) -> set[Any] | None:
             """The few values a column may hold under `conditions` (None: too many to list)."""
             found: set[Any] | None = None
             for condition, value in conditions:
-                some = ({value} if condition.op == "eq" else set(value) if condition.op == "in" else
-                        {None} if condition.op == "null" and value else None)
+                some = (
+                    {value}
+                    if condition.op == "eq"
+                    else set(value)
+                    if condition.op == "in"
+                    else {None}
+                    if condition.op == "null" and value
+                    else None
+                )
                 if some is not None and condition.or_null:
                     some.add(None)
                 if some is not None:
@@ -583,18 +694,23 @@ class BoundQueue:
         def apart(mine: list[tuple[model.Condition, Any]], theirs: list[tuple[model.Condition, Any]]) -> bool:
             listed = values(mine)
             return listed is not None and all(
-                any(filters.holds(c, v, candidate) is False for c, v in theirs) for candidate in listed)
+                any(filters.holds(c, v, candidate) is False for c, v in theirs) for candidate in listed
+            )
 
-        return any(not any(apart(a[name], b[name]) or apart(b[name], a[name]) for name in a.keys() & b.keys())
-                   for a in self._held_states() for b in other._held_states())
+        return any(
+            not any(apart(a[name], b[name]) or apart(b[name], a[name]) for name in a.keys() & b.keys())
+            for a in self._held_states()
+            for b in other._held_states()
+        )
 
     def order_by(self) -> list[sa.ColumnElement[Any]]:
         terms: list[sa.ColumnElement[Any]] = [col.desc() if desc else col.asc() for col, desc in self.order]
         terms.append(self.key.asc())  # a stable order, and the index tail
         return terms
 
-    def writes(self, assignments: list[BoundAssignment], user: sa.ColumnElement[Any] | str,
-               now: sa.ColumnElement[Any]) -> dict[str, Any]:
+    def writes(
+        self, assignments: list[BoundAssignment], user: sa.ColumnElement[Any] | str, now: sa.ColumnElement[Any]
+    ) -> dict[str, Any]:
         """Column values for an UPDATE from configured assignments."""
         result: dict[str, Any] = {}
         for b in assignments:
@@ -627,9 +743,11 @@ class BoundQueue:
         try:
             return values.coerce(self.key, raw)
         except errors.InvalidValue as exc:
-            raise errors.InvalidValue(f"key {raw!r} is not valid for {self.config.table_label}."
-                                      f"{self.key.name}: {str(exc).split(': ', 1)[-1]}",
-                                      column=self.key.name) from None
+            raise errors.InvalidValue(
+                f"key {raw!r} is not valid for {self.config.table_label}."
+                f"{self.key.name}: {str(exc).split(': ', 1)[-1]}",
+                column=self.key.name,
+            ) from None
 
     def coerce_filter(self, where: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
         """A claim-time filter ({column: value}) checked against `filter_by` and converted to the
@@ -642,8 +760,7 @@ class BoundQueue:
                 column = next((c for c in self.filter_columns.values() if c is named), None)
             if column is None:
                 allowed = ", ".join(self.filter_columns) or "none: set filter_by in the queue's config"
-                raise errors.UsageError(f"queue {self.name} cannot be narrowed by '{name}' (columns it can: "
-                                        f"{allowed})")
+                raise errors.UsageError(f"queue {self.name} cannot be narrowed by '{name}' (columns it can: {allowed})")
             if raw is None or (isinstance(raw, str) and not raw.strip()):
                 raise errors.UsageError(f"give a value to narrow {self.name} by: {name}=VALUE")
             value = values.coerce(column, raw)
@@ -670,8 +787,10 @@ class BoundQueue:
     def item_columns(self) -> list[sa.ColumnElement[Any]]:
         """The table's columns for reading a whole row, its lock times readable (see readable_times)."""
         times = self.shape.readable_columns()
-        return [sa.type_coerce(times[c.name], self.read_type()).label(c.name) if c.name in times else c
-                for c in self.table.c]
+        return [
+            sa.type_coerce(times[c.name], self.read_type()).label(c.name) if c.name in times else c
+            for c in self.table.c
+        ]
 
     def lock_select_columns(self, now: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
         """Columns that describe a row's lock, plus the database clock, for lock_from_row()."""
@@ -724,9 +843,15 @@ class BoundQueue:
     def lock_from_row(self, row: Mapping[Any, Any]) -> models.Lock:
         time = self._aware(row["wb_time"])
         token = self.shape.token_from_lock_row(row, time)
-        return models.Lock(queue=self.name, key=row["wb_key"], owner=row["wb_user"], token=token,
-                           locked_at=time, expires_at=self._aware(row["wb_expires"]),
-                           db_now=self._aware(row["wb_now"]))
+        return models.Lock(
+            queue=self.name,
+            key=row["wb_key"],
+            owner=row["wb_user"],
+            token=token,
+            locked_at=time,
+            expires_at=self._aware(row["wb_expires"]),
+            db_now=self._aware(row["wb_now"]),
+        )
 
     def item_from_row(self, row: Mapping[Any, Any]) -> dict[str, Any]:
         return {name: row[name] for name in self._column_names if name in row}
@@ -734,8 +859,11 @@ class BoundQueue:
     def changes(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, list[Any]]:
         """What the audit keeps of a write: {column: [before, after]} for each column whose value changed
         (`audit_hidden` columns as [None, None]: that they changed, not to what)."""
-        return {name: [None, None] if name in self.audit_hidden else [before[name], new]
-                for name, new in after.items() if before[name] != new}
+        return {
+            name: [None, None] if name in self.audit_hidden else [before[name], new]
+            for name, new in after.items()
+            if before[name] != new
+        }
 
     def coerce_moves(self, changes: Mapping[str, Any], what: str) -> dict[str, Any]:
         """Typed values for a supervisor's move of waiting items (`--set`) or its selection (`--where`):
@@ -754,16 +882,23 @@ class BoundQueue:
         column = self._named_column(name)
         if column is None:
             hint = difflib.get_close_matches(name, self._column_names, n=1)
-            raise errors.InvalidValue(f"{what} {name}: no such column in {self.config.table_label}"
-                                      + (f"; did you mean '{hint[0]}'?" if hint else ""), column=name)
+            raise errors.InvalidValue(
+                f"{what} {name}: no such column in {self.config.table_label}"
+                + (f"; did you mean '{hint[0]}'?" if hint else ""),
+                column=name,
+            )
         if not self.movable(column):
-            why = "is the key" if column is self.key else ("holds the lock" if column.computed is None
-                                                           else "is computed by the database")
+            why = (
+                "is the key"
+                if column is self.key
+                else ("holds the lock" if column.computed is None else "is computed by the database")
+            )
             raise errors.InvalidValue(f"{what} {column.name}: a move cannot use it: it {why}", column=column.name)
         return column
 
     def written(self, expr: sa.ColumnElement[Any], values: Mapping[str, Any]) -> sa.ColumnElement[Any]:
         """`expr` as it reads for a row once `values` ({column: value, or an SQL expression}) are written to it."""
+
         def replace(element: Any) -> Any:
             if isinstance(element, sa.Column) and element.table is self.table and element.name in values:
                 value = values[element.name]
@@ -796,10 +931,14 @@ class BoundQueue:
                 column = self._named_column(name)
             if column is None or column.name not in editable:
                 if column is not None and column.name in self.protected:
-                    raise errors.InvalidValue(f"{name}: cannot be edited: it {self.protected[column.name]}",
-                                              column=column.name)
+                    raise errors.InvalidValue(
+                        f"{name}: cannot be edited: it {self.protected[column.name]}", column=column.name
+                    )
                 hint = difflib.get_close_matches(name, list(editable), n=1)
-                raise errors.InvalidValue(f"{name}: no such column in {self.config.table_label}"
-                                          + (f"; did you mean '{hint[0]}'?" if hint else ""), column=name)
+                raise errors.InvalidValue(
+                    f"{name}: no such column in {self.config.table_label}"
+                    + (f"; did you mean '{hint[0]}'?" if hint else ""),
+                    column=name,
+                )
             result[column.name] = fieldspec.check(self.specs[column.name], raw)
         return result

@@ -33,8 +33,10 @@ def _v3(conn: sa.Connection, metadata: sa.MetaData) -> None:
 
 
 def _v4(conn: sa.Connection, metadata: sa.MetaData) -> None:
-    own = [metadata.tables[_qualified(metadata, name)]
-           for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.ROLES_TABLE, tables.VERSION_TABLE)]
+    own = [
+        metadata.tables[_qualified(metadata, name)]
+        for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.ROLES_TABLE, tables.VERSION_TABLE)
+    ]
     backends.of(conn).normalise_own_tables(conn, own)
 
 
@@ -72,9 +74,12 @@ def _v11(conn: sa.Connection, metadata: sa.MetaData) -> None:
         return
     # The key and index as an earlier version built them, to name them in DROP statements.
     old_key = found["constrained_columns"]
-    before = sa.Table(audit.name, sa.MetaData(schema=audit.schema),
-                      *(sa.Column(name, sa.Integer) for name in dict.fromkeys([*old_key, *wanted])),
-                      sa.PrimaryKeyConstraint(*old_key, name=found["name"]))
+    before = sa.Table(
+        audit.name,
+        sa.MetaData(schema=audit.schema),
+        *(sa.Column(name, sa.Integer) for name in dict.fromkeys([*old_key, *wanted])),
+        sa.PrimaryKeyConstraint(*old_key, name=found["name"]),
+    )
     conn.execute(sa.schema.DropConstraint(before.primary_key))
     conn.execute(sa.schema.AddConstraint(audit.primary_key))
     item_index = sa.Index(tables.AUDIT_ITEM_INDEX, *(before.c[name] for name in wanted))
@@ -165,7 +170,9 @@ def _creating(engine: sa.Engine, schema: str | None) -> Iterator[None]:
         how = f"or {grant.format(schema=where, login=login)}" if grant else "or grant this login CREATE there"
         raise errors.NotPermitted(
             f"cannot create workbench's tables in schema {where}: {dberrors.first_line(exc)}; run "
-            f"`workbench init` as the schema's owner, {how}", user=engine.url.username) from exc
+            f"`workbench init` as the schema's owner, {how}",
+            user=engine.url.username,
+        ) from exc
 
 
 def check(conn: sa.Connection, schema: str | None) -> None:
@@ -174,12 +181,15 @@ def check(conn: sa.Connection, schema: str | None) -> None:
     if found == 0:
         raise errors.NotInitialized(
             "workbench's tables are not in this database yet: run `workbench init` "
-            "(it creates the audit table; it needs permission to create tables)")
+            "(it creates the audit table; it needs permission to create tables)"
+        )
     if found < tables.SCHEMA_VERSION:
         raise errors.NotInitialized(
             f"workbench's tables are at version {found}, this program needs {tables.SCHEMA_VERSION}: "
-            "run `workbench init` to upgrade them")
+            "run `workbench init` to upgrade them"
+        )
     if found > tables.SCHEMA_VERSION:
         raise errors.NotInitialized(
             f"workbench's tables are at version {found}, newer than this program understands "
-            f"({tables.SCHEMA_VERSION}): install the newer workbench")
+            f"({tables.SCHEMA_VERSION}): install the newer workbench"
+        )

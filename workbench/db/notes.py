@@ -49,5 +49,12 @@ class Notes:
 
     @staticmethod
     def note(row: Mapping[Any, Any]) -> models.Note:
-        return models.Note(id=int(row["id"]), queue=row["queue"], key=row["item_key"], author=row["author"],
-                           at=clock.stored_utc(row["at"]), text=row["text"], kind=row["kind"])
+        return models.Note(
+            id=int(row["id"]),
+            queue=row["queue"],
+            key=row["item_key"],
+            author=row["author"],
+            at=clock.stored_utc(row["at"]),
+            text=row["text"],
+            kind=row["kind"],
+        )

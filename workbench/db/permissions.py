@@ -22,8 +22,10 @@ SUPERVISOR, OPERATOR = tables.ROLE_NAMES
 # locked by hand (SELECT … FOR UPDATE) would hide them from everyone's Next item meanwhile.
 IDLE_IN_TRANSACTION = "1min"
 
-NO_ROLES_NOTE = ("no supervisor is set up in the roles table, so everyone may force-release, reassign and "
-                 "publish; `workbench --user NAME role grant NAME supervisor` sets up the first one")
+NO_ROLES_NOTE = (
+    "no supervisor is set up in the roles table, so everyone may force-release, reassign and "
+    "publish; `workbench --user NAME role grant NAME supervisor` sets up the first one"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +43,7 @@ class RoleGrant:
 
 # -- who may supervise ----------------------------------------------------------------------------
 
+
 def roles_table(schema: str | None) -> sa.Table:
     return tables.own(schema, tables.ROLES_TABLE)
 
@@ -48,8 +51,7 @@ def roles_table(schema: str | None) -> sa.Table:
 def supervisors(conn: sa.Connection, schema: str | None) -> list[str]:
     """Users with the supervisor role in the roles table (empty: roles are not set up)."""
     t = roles_table(schema)
-    return list(conn.execute(sa.select(t.c.user_name).where(t.c.role == SUPERVISOR)
-                             .order_by(t.c.user_name)).scalars())
+    return list(conn.execute(sa.select(t.c.user_name).where(t.c.role == SUPERVISOR).order_by(t.c.user_name)).scalars())
 
 
 def row_security(conn: sa.Connection, table: sa.Table) -> bool:
@@ -57,13 +59,16 @@ def row_security(conn: sa.Connection, table: sa.Table) -> bool:
     database itself decides who may change someone else's lock."""
     if not backends.of(conn).roles:
         return False
-    found = conn.execute(sa.text("SELECT relrowsecurity FROM pg_catalog.pg_class WHERE oid = to_regclass(:name)"),
-                         {"name": _regclass(conn, table)}).scalar()
+    found = conn.execute(
+        sa.text("SELECT relrowsecurity FROM pg_catalog.pg_class WHERE oid = to_regclass(:name)"),
+        {"name": _regclass(conn, table)},
+    ).scalar()
     return bool(found)
 
 
-def require_supervisor(conn: sa.Connection, schema: str | None, actor: str, action: errors.Phrase,
-                       table: sa.Table | None = None) -> None:
+def require_supervisor(
+    conn: sa.Connection, schema: str | None, actor: str, action: errors.Phrase, table: sa.Table | None = None
+) -> None:
     """Raise NotPermitted unless `actor` may `action` (e.g. "force-release cases 3").
 
     Where `table` is under PostgreSQL row-level security, the database decides on the write
@@ -89,9 +94,13 @@ def require_publisher(conn: sa.Connection, schema: str | None, actor: str) -> No
     if backends.of(conn).roles and _role_exists(conn, SUPERVISOR_ROLE):
         settings = _regclass(conn, _workbench_table(schema, tables.SETTINGS_TABLE))
         privilege = sa.func.has_table_privilege
-        role_may, login, may = conn.execute(sa.select(
-            privilege(SUPERVISOR_ROLE, settings, "INSERT"), sa.func.current_user(),
-            privilege(sa.func.current_user(), settings, "INSERT"))).one()
+        role_may, login, may = conn.execute(
+            sa.select(
+                privilege(SUPERVISOR_ROLE, settings, "INSERT"),
+                sa.func.current_user(),
+                privilege(sa.func.current_user(), settings, "INSERT"),
+            )
+        ).one()
         if role_may:
             if not may:
                 raise refused(actor, action, login)
@@ -104,8 +113,9 @@ def database_refusal(conn: sa.Connection, actor: str, action: errors.Phrase) -> 
     policy hid, or a write it filtered out, is reported as what it is); None otherwise."""
     if not backends.of(conn).roles or not _role_exists(conn, SUPERVISOR_ROLE):
         return None
-    login, member = conn.execute(sa.select(sa.func.current_user(), sa.func.pg_has_role(
-        sa.func.current_user(), SUPERVISOR_ROLE, "USAGE"))).one()
+    login, member = conn.execute(
+        sa.select(sa.func.current_user(), sa.func.pg_has_role(sa.func.current_user(), SUPERVISOR_ROLE, "USAGE"))
+    ).one()
     if member:
         return None
     return refused(actor, action, login)
@@ -116,11 +126,14 @@ def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.No
     (so a write under `user`'s lock was filtered out, not lost); None otherwise."""
     if not backends.of(conn).roles:
         return None
-    row = conn.execute(sa.text(
-        "SELECT session_user, c.relrowsecurity AND NOT r.rolsuper AND NOT r.rolbypassrls "
-        "AND NOT pg_has_role(session_user, c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
-        "JOIN pg_catalog.pg_roles r ON r.rolname = session_user WHERE c.oid = to_regclass(:name)"),
-        {"name": _regclass(conn, table)}).first()
+    row = conn.execute(
+        sa.text(
+            "SELECT session_user, c.relrowsecurity AND NOT r.rolsuper AND NOT r.rolbypassrls "
+            "AND NOT pg_has_role(session_user, c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
+            "JOIN pg_catalog.pg_roles r ON r.rolname = session_user WHERE c.oid = to_regclass(:name)"
+        ),
+        {"name": _regclass(conn, table)},
+    ).first()
     if row is None or not row[1] or row[0] == user:
         return None
     return login_mismatch_error(user, row[0])
@@ -155,8 +168,10 @@ def lacks_role(exc: sa.exc.DBAPIError) -> bool:
 
 
 def _role_exists(conn: sa.Connection, role: str) -> bool:
-    return conn.execute(sa.text("SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = :role"),
-                        {"role": role}).first() is not None
+    return (
+        conn.execute(sa.text("SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = :role"), {"role": role}).first()
+        is not None
+    )
 
 
 def _regclass(conn: sa.Connection, table: sa.Table) -> str:
@@ -168,6 +183,7 @@ def _workbench_table(schema: str | None, name: str) -> sa.Table:
 
 
 # -- the roles table ------------------------------------------------------------------------------
+
 
 def list_roles(conn: sa.Connection, schema: str | None) -> list[RoleGrant]:
     t = roles_table(schema)
@@ -210,20 +226,32 @@ def _grant(row: Any) -> RoleGrant:
     at = row["granted_at"]
     if isinstance(at, str):
         at = dt.datetime.fromisoformat(at)
-    return RoleGrant(user=row["user_name"], role=row["role"], granted_by=row["granted_by"],
-                     granted_at=at if at.tzinfo else at.replace(tzinfo=dt.UTC))
+    return RoleGrant(
+        user=row["user_name"],
+        role=row["role"],
+        granted_by=row["granted_by"],
+        granted_at=at if at.tzinfo else at.replace(tzinfo=dt.UTC),
+    )
 
 
 # -- PostgreSQL: roles, grants and row-level security ---------------------------------------------
 
 # workbench's own tables that `grants` gives operators (and supervisors) privileges on.
-_GRANTED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE,
-            tables.SETTINGS_TABLE,
-            tables.VERSION_TABLE, tables.ROLES_TABLE, tables.GROUPS_TABLE)
+_GRANTED = (
+    tables.AUDIT_TABLE,
+    tables.COOLDOWN_TABLE,
+    tables.DEFERRALS_TABLE,
+    tables.REVIEWS_TABLE,
+    tables.SETTINGS_TABLE,
+    tables.VERSION_TABLE,
+    tables.ROLES_TABLE,
+    tables.GROUPS_TABLE,
+)
 
 
-def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
-         reviews: model.QueueConfig | None = None) -> list[sa.DDL]:
+def plan(
+    conn: sa.Connection, q: mapping.BoundQueue, schema: str | None, reviews: model.QueueConfig | None = None
+) -> list[sa.DDL]:
     # `reviews`: the queue whose completions `q` reviews (four eyes), if any.
     """The statements that let only supervisors change other users' locks on `q`'s table.
 
@@ -237,8 +265,10 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
     Idempotent; nothing is changed here.
     """
     if not backends.of(conn).roles:
-        raise errors.UsageError("row-level security is set up on PostgreSQL only; elsewhere the roles "
-                                "table decides who is a supervisor (`workbench role`)")
+        raise errors.UsageError(
+            "row-level security is set up on PostgreSQL only; elsewhere the roles "
+            "table decides who is a supervisor (`workbench role`)"
+        )
     problem = q.shape.grants_problem()
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
@@ -255,19 +285,26 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         return _sql(conn, sa.literal(value, sa.String()))
 
     statements = [
-        ("DO $wb$\nBEGIN\n"
-         f"  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = {literal(OPERATOR_ROLE)}) THEN\n"
-         f"    CREATE ROLE {operator} NOLOGIN;\n  END IF;\n"
-         f"  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = {literal(SUPERVISOR_ROLE)}) THEN\n"
-         f"    CREATE ROLE {supervisor} NOLOGIN;\n  END IF;\n"
-         f"  IF NOT pg_has_role({literal(SUPERVISOR_ROLE)}, {literal(OPERATOR_ROLE)}, 'MEMBER') THEN\n"
-         f"    GRANT {operator} TO {supervisor};\n  END IF;\nEND\n$wb$"),
+        (
+            "DO $wb$\nBEGIN\n"
+            f"  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = {literal(OPERATOR_ROLE)}) THEN\n"
+            f"    CREATE ROLE {operator} NOLOGIN;\n  END IF;\n"
+            f"  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = {literal(SUPERVISOR_ROLE)}) THEN\n"
+            f"    CREATE ROLE {supervisor} NOLOGIN;\n  END IF;\n"
+            f"  IF NOT pg_has_role({literal(SUPERVISOR_ROLE)}, {literal(OPERATOR_ROLE)}, 'MEMBER') THEN\n"
+            f"    GRANT {operator} TO {supervisor};\n  END IF;\nEND\n$wb$"
+        ),
         *(f"GRANT USAGE ON SCHEMA {prep.quote_schema(str(name))} TO {operator}" for name in schemas),
-        (f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in protocol.written_columns(q))}) "
-         f"ON {table} TO {operator}"),
+        (
+            f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in protocol.written_columns(q))}) "
+            f"ON {table} TO {operator}"
+        ),
         # A move may change other columns of waiting items: supervisors only, the trigger checks it.
-        *([f"GRANT UPDATE ({', '.join(prep.quote(c.name) for c in moved)}) ON {table} TO {supervisor}"]
-          if (moved := protocol.moved_columns(q)) else []),
+        *(
+            [f"GRANT UPDATE ({', '.join(prep.quote(c.name) for c in moved)}) ON {table} TO {supervisor}"]
+            if (moved := protocol.moved_columns(q))
+            else []
+        ),
         f"GRANT SELECT, INSERT ON {wb_tables[tables.AUDIT_TABLE]} TO {operator}",
         # A release records a cool-down entry and deletes the releasing user's lapsed ones.
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.COOLDOWN_TABLE]} TO {operator}",
@@ -277,8 +314,10 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
         # record a chosen Complete's review themselves and admit only workbench's changes of one.
         f"GRANT SELECT, INSERT, UPDATE ON {wb_tables[tables.REVIEWS_TABLE]} TO {operator}",
         *(f"GRANT USAGE ON SEQUENCE {seq} TO {operator}" for seq in sequences if seq),
-        (f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "
-         f"{wb_tables[tables.ROLES_TABLE]}, {wb_tables[tables.GROUPS_TABLE]} TO {operator}"),
+        (
+            f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "
+            f"{wb_tables[tables.ROLES_TABLE]}, {wb_tables[tables.GROUPS_TABLE]} TO {operator}"
+        ),
         f"GRANT INSERT ON {wb_tables[tables.SETTINGS_TABLE]} TO {supervisor}",
         _idle_limit(conn),
         *_notes_rules(conn, schema),
@@ -301,16 +340,27 @@ def plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None,
     from workbench.db.claims import postgresql as pg_claims
 
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
-    own = {name: metadata.tables[f"{wb_schema}.{name}"]
-           for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)}
-    trail = service.trail_of(q.config, reviews, audit_table, own[tables.COOLDOWN_TABLE], None,
-                             own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
+    own = {
+        name: metadata.tables[f"{wb_schema}.{name}"]
+        for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)
+    }
+    trail = service.trail_of(
+        q.config,
+        reviews,
+        audit_table,
+        own[tables.COOLDOWN_TABLE],
+        None,
+        own[tables.DEFERRALS_TABLE],
+        own[tables.REVIEWS_TABLE],
+    )
     if q.shape.all_in_row and not q.shape.separate_locks:
         statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
     if q.shape.one_statement and not q.shape.separate_locks:  # Complete without edits
         writer = guarded.GuardedWriter(typing.cast(Any, None), q, trail)
-        completes = {o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
-                     for o in q.config.outcomes}
+        completes = {
+            o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
+            for o in q.config.outcomes
+        }
         statements += protocol.trusted_complete(conn, q, wb_schema, completes)
     # sa.DDL formats its text with %; the text holds no placeholders, so every % is a literal one.
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
@@ -328,8 +378,13 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
     wb_tables = ", ".join(prep.format_table(_workbench_table(wb_schema, name)) for name in _GRANTED)
     sequences = [seq for seq in (_sequence(conn, _workbench_table(wb_schema, name)) for name in _SEQUENCED) if seq]
-    roles = conn.execute(sa.text("SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname IN (:o, :s)"),
-                         {"o": OPERATOR_ROLE, "s": SUPERVISOR_ROLE}).scalar() == 2
+    roles = (
+        conn.execute(
+            sa.text("SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname IN (:o, :s)"),
+            {"o": OPERATOR_ROLE, "s": SUPERVISOR_ROLE},
+        ).scalar()
+        == 2
+    )
     others = protocol.enforced_on(conn, q, wb_schema)  # the table's other enforced queues keep theirs
     statements = protocol.drop_queue_trigger(conn, q, wb_schema, others)
     if q.shape.separate_locks:
@@ -343,21 +398,28 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     if roles:
         notes = prep.format_table(_workbench_table(wb_schema, tables.NOTES_TABLE))
         cooldown = prep.format_table(_workbench_table(wb_schema, tables.COOLDOWN_TABLE))
-        shared = [f"REVOKE ALL ON {wb_tables}, {notes} FROM {operator}",
-                  f"REVOKE ALL ON {wb_tables} FROM {supervisor}",
-                  *(f"REVOKE ALL ON SEQUENCE {seq} FROM {operator}" for seq in sequences),
-                  *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {notes}" for name in NOTES_POLICIES),
-                  f"ALTER TABLE {notes} DISABLE ROW LEVEL SECURITY",
-                  *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {cooldown}" for name in COOLDOWN_POLICIES),
-                  f"ALTER TABLE {cooldown} DISABLE ROW LEVEL SECURITY"]
+        shared = [
+            f"REVOKE ALL ON {wb_tables}, {notes} FROM {operator}",
+            f"REVOKE ALL ON {wb_tables} FROM {supervisor}",
+            *(f"REVOKE ALL ON SEQUENCE {seq} FROM {operator}" for seq in sequences),
+            *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {notes}" for name in NOTES_POLICIES),
+            f"ALTER TABLE {notes} DISABLE ROW LEVEL SECURITY",
+            *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {cooldown}" for name in COOLDOWN_POLICIES),
+            f"ALTER TABLE {cooldown} DISABLE ROW LEVEL SECURITY",
+        ]
     statements.append(protocol.drop_shared(conn, wb_schema, shared))
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 
 
 NOTES_POLICIES = ("workbench_notes_read", "workbench_notes_author")
 COOLDOWN_POLICIES = ("workbench_cooldown_read", "workbench_cooldown_add", "workbench_cooldown_forget")
-_SEQUENCED = (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE,
-              tables.REVIEWS_TABLE)
+_SEQUENCED = (
+    tables.AUDIT_TABLE,
+    tables.COOLDOWN_TABLE,
+    tables.NOTES_TABLE,
+    tables.DEFERRALS_TABLE,
+    tables.REVIEWS_TABLE,
+)
 
 
 def _idle_limit(conn: sa.Connection) -> str:
@@ -369,16 +431,18 @@ def _idle_limit(conn: sa.Connection) -> str:
     attacker. Where the applying login may not alter a role, a warning says so and the rest applies."""
     setting = "idle_in_transaction_session_timeout"
     value = _sql(conn, sa.literal(IDLE_IN_TRANSACTION, sa.String()))
-    return (f"DO $wb$\nDECLARE\n  login record;\nBEGIN\n"
-            f"  FOR login IN SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper\n"
-            f"      AND pg_has_role(r.oid, '{OPERATOR_ROLE}', 'MEMBER') AND NOT EXISTS (\n"
-            f"        SELECT 1 FROM pg_catalog.pg_db_role_setting s, unnest(s.setconfig) c\n"
-            f"        WHERE s.setrole = r.oid AND s.setdatabase = 0 AND c LIKE '{setting}=%') LOOP\n"
-            f"    BEGIN\n"
-            f"      EXECUTE format('ALTER ROLE %I SET {setting} = %L', login.rolname, {value});\n"
-            f"    EXCEPTION WHEN insufficient_privilege THEN\n"
-            f"      RAISE WARNING 'workbench: could not limit idle transactions of the login %: %', login.rolname, "
-            f"SQLERRM;\n    END;\n  END LOOP;\nEND\n$wb$")
+    return (
+        f"DO $wb$\nDECLARE\n  login record;\nBEGIN\n"
+        f"  FOR login IN SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper\n"
+        f"      AND pg_has_role(r.oid, '{OPERATOR_ROLE}', 'MEMBER') AND NOT EXISTS (\n"
+        f"        SELECT 1 FROM pg_catalog.pg_db_role_setting s, unnest(s.setconfig) c\n"
+        f"        WHERE s.setrole = r.oid AND s.setdatabase = 0 AND c LIKE '{setting}=%') LOOP\n"
+        f"    BEGIN\n"
+        f"      EXECUTE format('ALTER ROLE %I SET {setting} = %L', login.rolname, {value});\n"
+        f"    EXCEPTION WHEN insufficient_privilege THEN\n"
+        f"      RAISE WARNING 'workbench: could not limit idle transactions of the login %: %', login.rolname, "
+        f"SQLERRM;\n    END;\n  END LOOP;\nEND\n$wb$"
+    )
 
 
 def _notes_rules(conn: sa.Connection, schema: str | None) -> list[str]:
@@ -395,8 +459,10 @@ def _notes_rules(conn: sa.Connection, schema: str | None) -> list[str]:
         f"DROP POLICY IF EXISTS {read} ON {notes}",
         f"CREATE POLICY {read} ON {notes} FOR SELECT USING (true)",
         f"DROP POLICY IF EXISTS {author} ON {notes}",
-        (f"CREATE POLICY {author} ON {notes} FOR INSERT WITH CHECK (author = CAST(session_user AS varchar) "
-         f"OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE'))"),
+        (
+            f"CREATE POLICY {author} ON {notes} FOR INSERT WITH CHECK (author = CAST(session_user AS varchar) "
+            f"OR NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE'))"
+        ),
     ]
 
 
@@ -421,8 +487,7 @@ def policy_names(queue: str) -> dict[str, str]:
     return {kind: protocol.object_name(queue, kind) for kind in ("read", "others", "operator", "supervisor")}
 
 
-def _policies(conn: sa.Connection, q: mapping.BoundQueue, operator: str,
-              supervisor: str) -> list[tuple[str, str]]:
+def _policies(conn: sa.Connection, q: mapping.BoundQueue, operator: str, supervisor: str) -> list[tuple[str, str]]:
     now = q.now()
     # session_user, not current_user: SET ROLE cannot change it, so a lock is always written
     # under the name of the login that wrote it.
@@ -432,8 +497,11 @@ def _policies(conn: sa.Connection, q: mapping.BoundQueue, operator: str,
     # no expiry at all); on a table without an expiry column: lock time + lock_duration.
     may_touch = sa.and_(*scope, sa.or_(q.user.is_(None), q.user == login, q.stale(now)))
     may_leave = sa.and_(*scope, sa.or_(q.user.is_(None), q.user == login))
-    not_operator = sa.not_(sa.func.pg_has_role(sa.func.session_user(), sa.literal(OPERATOR_ROLE, sa.String()),
-                                               sa.literal("USAGE", sa.String())))
+    not_operator = sa.not_(
+        sa.func.pg_has_role(
+            sa.func.session_user(), sa.literal(OPERATOR_ROLE, sa.String()), sa.literal("USAGE", sa.String())
+        )
+    )
     names = policy_names(q.name)
     others, touch, leave = _sql(conn, not_operator), _sql(conn, may_touch), _sql(conn, may_leave)
     return [
@@ -455,10 +523,13 @@ def _sql(conn: sa.Connection, expr: sa.ColumnElement[Any]) -> str:
 
 def _sequence(conn: sa.Connection, table: sa.Table) -> str | None:
     """The quoted name of the sequence behind `table`'s id column, if it has one."""
-    row = conn.execute(sa.text(
-        "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
-        "ON n.oid = c.relnamespace WHERE c.oid = to_regclass(pg_get_serial_sequence(:t, 'id'))"),
-        {"t": _regclass(conn, table)}).first()
+    row = conn.execute(
+        sa.text(
+            "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE c.oid = to_regclass(pg_get_serial_sequence(:t, 'id'))"
+        ),
+        {"t": _regclass(conn, table)},
+    ).first()
     if row is None:
         return None
     prep = conn.dialect.identifier_preparer

@@ -34,11 +34,23 @@ MISSING = 2812  # "Could not find stored procedure": `workbench grants --revoke`
 DENIED = 229  # "The EXECUTE permission was denied": an operator calling a supervisor's procedure
 # The types the procedures' parameters are bound with (the key: the key column's own).
 _TYPES: Mapping[str, sa.types.TypeEngine[Any]] = {
-    "p_token": sa.Unicode(64), "p_edits": sa.UnicodeText(), "p_reason": sa.Unicode(), "p_outcome": sa.Unicode(100),
-    "p_note": sa.UnicodeText(), "p_text": sa.UnicodeText(), "p_to": sa.Unicode(128), "p_until": sa.DateTime(),
-    "p_changes": sa.UnicodeText()}
-_KINDS = {models.EventKind.SAVE: "save", models.EventKind.EXTEND: "extend", models.EventKind.RELEASE: "release",
-          models.EventKind.DEFER: "defer", models.EventKind.COMPLETE: "complete"}
+    "p_token": sa.Unicode(64),
+    "p_edits": sa.UnicodeText(),
+    "p_reason": sa.Unicode(),
+    "p_outcome": sa.Unicode(100),
+    "p_note": sa.UnicodeText(),
+    "p_text": sa.UnicodeText(),
+    "p_to": sa.Unicode(128),
+    "p_until": sa.DateTime(),
+    "p_changes": sa.UnicodeText(),
+}
+_KINDS = {
+    models.EventKind.SAVE: "save",
+    models.EventKind.EXTEND: "extend",
+    models.EventKind.RELEASE: "release",
+    models.EventKind.DEFER: "defer",
+    models.EventKind.COMPLETE: "complete",
+}
 RECHECK_SECONDS = 60.0
 _known: weakref.WeakKeyDictionary[connect.Database, dict[int, Procedures]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
@@ -49,8 +61,10 @@ class Revoked(errors.DatabaseUnavailable):
     guarded writes go on with workbench's own statements; other operations say to try again."""
 
     def __init__(self) -> None:
-        super().__init__("the queue's SQL Server procedures were removed (`workbench grants --revoke`) while "
-                         "workbench ran: try again")
+        super().__init__(
+            "the queue's SQL Server procedures were removed (`workbench grants --revoke`) while "
+            "workbench ran: try again"
+        )
 
 
 def of(db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> Procedures | None:
@@ -74,6 +88,7 @@ def error_number(exc: BaseException) -> tuple[int, str] | None:
 def edits_json(q: mapping.BoundQueue, values: Mapping[str, Any]) -> str:
     """Edits as the procedures take them: one JSON object, column name -> value as text SQL Server
     CASTs back to the column's type (times to the millisecond: DATETIME takes no more digits)."""
+
     def plain(name: str, value: Any) -> Any:
         if isinstance(value, dt.datetime):
             if value.tzinfo is not None and "OFFSET" not in str(q.table.c[name].type).upper():
@@ -114,9 +129,13 @@ class Procedures:
         return self._login
 
     def _callable(self, conn: sa.Connection) -> str | None:
-        may, login = conn.execute(sa.text(
-            "SELECT CASE WHEN OBJECT_ID(:name, 'P') IS NOT NULL AND HAS_PERMS_BY_NAME(:name, 'OBJECT', 'EXECUTE') = 1 "
-            "THEN 1 ELSE 0 END, ORIGINAL_LOGIN()"), {"name": self._next_name}).one()
+        may, login = conn.execute(
+            sa.text(
+                "SELECT CASE WHEN OBJECT_ID(:name, 'P') IS NOT NULL AND HAS_PERMS_BY_NAME(:name, 'OBJECT', 'EXECUTE') = 1 "  # noqa: E501
+                "THEN 1 ELSE 0 END, ORIGINAL_LOGIN()"
+            ),
+            {"name": self._next_name},
+        ).one()
         return str(login) if may == 1 else None
 
     def for_user(self, user: str) -> str:
@@ -130,13 +149,22 @@ class Procedures:
 
     # -- calls --------------------------------------------------------------------------------
 
-    def run(self, conn: sa.Connection, operation: str, values: Mapping[str, Any], *,
-            action: errors.Phrase | None = None, user: str | None = None) -> list[dict[str, Any]]:
+    def run(
+        self,
+        conn: sa.Connection,
+        operation: str,
+        values: Mapping[str, Any],
+        *,
+        action: errors.Phrase | None = None,
+        user: str | None = None,
+    ) -> list[dict[str, Any]]:
         """The rows the procedure answers; [] when the caller's lock was not there any more."""
         statement = self.calls.get(operation)
         if statement is None:
-            raise errors.UsageError(f"queue {self.q.name}: the SQL Server script has no {operation} procedure "
-                                    "for this queue (see README, \"Who is a supervisor\")")
+            raise errors.UsageError(
+                f"queue {self.q.name}: the SQL Server script has no {operation} procedure "
+                'for this queue (see README, "Who is a supervisor")'
+            )
         bound = {name: values.get(name) for name in self.parameters[operation]}
         try:
             return [dict(row) for row in conn.execute(statement, bound).mappings()]
@@ -153,29 +181,48 @@ class Procedures:
             if number == DENIED and action is not None and user is not None:
                 raise permissions.refused(user, action, self._login) from exc
             if number in (protocol_mssql.REFUSED, DENIED):
-                raise errors.NotPermitted(f"the database did not permit this: {text.removeprefix('workbench: ')}",
-                                          user=user) from exc
+                raise errors.NotPermitted(
+                    f"the database did not permit this: {text.removeprefix('workbench: ')}", user=user
+                ) from exc
             raise
 
-    def call(self, user: str, operation: str, values: Mapping[str, Any],
-             action: errors.Phrase | None = None) -> list[dict[str, Any]]:
+    def call(
+        self, user: str, operation: str, values: Mapping[str, Any], action: errors.Phrase | None = None
+    ) -> list[dict[str, Any]]:
         """run() in a transaction of its own, for `user`, who must be this login."""
         self.for_user(user)
         return self.db.write(lambda conn: self.run(conn, operation, values, action=action, user=user))
 
-    def write(self, kind: models.EventKind, *, key: Any, token: str, user: str, edits: Mapping[str, Any] | None,
-              reason: str | None, note: str | None, until: dt.datetime | None,
-              outcome: str | None) -> Mapping[str, Any] | None:
+    def write(
+        self,
+        kind: models.EventKind,
+        *,
+        key: Any,
+        token: str,
+        user: str,
+        edits: Mapping[str, Any] | None,
+        reason: str | None,
+        note: str | None,
+        until: dt.datetime | None,
+        outcome: str | None,
+    ) -> Mapping[str, Any] | None:
         """A guarded write (GuardedWriter.run) by its procedure: the row's lock after it, None if the
         caller's lock was gone. A Complete's review is chosen by the procedure itself."""
-        values: dict[str, Any] = {"p_key": key, "p_token": str(token), "p_reason": reason, "p_note": note,
-                                  "p_outcome": outcome, "p_edits": edits_json(self.q, edits) if edits else None,
-                                  "p_until": until.astimezone(dt.UTC).replace(tzinfo=None) if until else None}
+        values: dict[str, Any] = {
+            "p_key": key,
+            "p_token": str(token),
+            "p_reason": reason,
+            "p_note": note,
+            "p_outcome": outcome,
+            "p_edits": edits_json(self.q, edits) if edits else None,
+            "p_until": until.astimezone(dt.UTC).replace(tzinfo=None) if until else None,
+        }
         rows = self.call(user, _KINDS[kind], values)
         return rows[0] if rows else None
 
-    def claim(self, user: str, count: int, key: Any = None,
-              where: tuple[tuple[str, Any], ...] = ()) -> list[dict[str, Any]]:
+    def claim(
+        self, user: str, count: int, key: Any = None, where: tuple[tuple[str, Any], ...] = ()
+    ) -> list[dict[str, Any]]:
         """Up to `count` items for the login (the item `key` only, if given; narrowed by `where`'s
         filter_by values), one call each: the rows with their lock (wb_*); fewer when nothing more
         waits or the procedure refuses another (the caller then says why)."""
@@ -196,7 +243,10 @@ class Procedures:
 def call_statement(q: mapping.BoundQueue, name: str, parameters: list[str]) -> sa.TextClause:
     """EXEC of the procedure `name`, each parameter bound by name."""
     sql = f"EXEC {name}" + ", ".join(f" @{p} = :{p}" for p in parameters)
-    types = {**_TYPES, "p_key": q.key.type, "p_pick": q.key.type,
-             **{p: column.type for p, column in protocol_mssql.filter_parameters(q).items()}}
+    types = {
+        **_TYPES,
+        "p_key": q.key.type,
+        "p_pick": q.key.type,
+        **{p: column.type for p, column in protocol_mssql.filter_parameters(q).items()},
+    }
     return sa.text(sql).bindparams(*(sa.bindparam(p, type_=types[p]) for p in parameters))
-

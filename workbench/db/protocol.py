@@ -61,7 +61,7 @@ def object_name(queue: str, kind: str) -> str:
     """The name of one of `queue`'s database objects (policy, trigger, function): wb_QUEUE_KIND, the
     queue's name cut so that the whole stays within PostgreSQL's 63 characters."""
     base = "wb_" + re.sub(r"[^A-Za-z0-9]+", "_", queue).strip("_").lower()
-    return f"{base[:63 - len(kind) - 1]}_{kind}"
+    return f"{base[: 63 - len(kind) - 1]}_{kind}"
 
 
 def trigger_name(table: str) -> str:
@@ -79,8 +79,10 @@ CHECK_ROWS = ("o", "n")  # the check function's arguments: the row before and af
 # plpgsql: a check of the protocol runs inside its trigger only. It writes audit and review rows as
 # the owner, so called by hand with made-up rows it would credit a Complete that never happened (its
 # EXECUTE is revoked from PUBLIC, see private(); this holds even if someone grants it).
-TRIGGER_ONLY = ("IF pg_trigger_depth() = 0 THEN\n    RAISE EXCEPTION 'workbench: a check of the protocol is called by "
-                "its trigger only' USING ERRCODE = '42501';\n  END IF;")
+TRIGGER_ONLY = (
+    "IF pg_trigger_depth() = 0 THEN\n    RAISE EXCEPTION 'workbench: a check of the protocol is called by "
+    "its trigger only' USING ERRCODE = '42501';\n  END IF;"
+)
 
 
 def private(function: str) -> str:
@@ -140,8 +142,7 @@ class Renderer:
             new = self.col(self.new if row is None else row, b.column)
             kind = b.assignment.kind
             if kind == "value":
-                parts.append(f"{new} IS NOT DISTINCT FROM "
-                             f"{self.sql(sa.literal(b.value, type_=b.column.type))}")
+                parts.append(f"{new} IS NOT DISTINCT FROM {self.sql(sa.literal(b.value, type_=b.column.type))}")
             elif kind == "null":
                 parts.append(f"{new} IS NULL")
             elif kind == "user":
@@ -161,30 +162,41 @@ def minus(columns: list[sa.Column[Any]], *allowed: list[sa.Column[Any]]) -> list
     return [c for c in columns if c.name not in names]
 
 
-def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
-                  reviewed: model.QueueConfig | None = None) -> list[str]:
+def queue_trigger(
+    conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None = None
+) -> list[str]:
     """`q`'s check of an update of its table by an operator or supervisor (a function of the old and
     the new row: true, with its audit rows written, when it is one of `q`'s operations), and the
     table's trigger, which admits a change that one of the table's enforced queues admits."""
     row_type = conn.dialect.identifier_preparer.format_table(q.table)
     check = _qualified(conn.dialect.identifier_preparer, schema, check_function_name(q.name))
-    return [_queue_check(conn, q, schema, reviewed), private(f"{check}({row_type}, {row_type})"),
-            *table_trigger(conn, q, schema, [*enforced_on(conn, q, schema), q.name]),
-            enforced_row(conn, q, schema, reviewed)]
+    return [
+        _queue_check(conn, q, schema, reviewed),
+        private(f"{check}({row_type}, {row_type})"),
+        *table_trigger(conn, q, schema, [*enforced_on(conn, q, schema), q.name]),
+        enforced_row(conn, q, schema, reviewed),
+    ]
 
 
-def enforced_row(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None,
-                 locks: int | None = None) -> str:
+def enforced_row(
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    schema: str,
+    reviewed: model.QueueConfig | None,
+    locks: int | None = None,
+) -> str:
     """`q` in the list of enforced queues: its table, its lock table (if separate), and for a reviewing
     queue the queue whose completions it reviews and its outcome that sends them back."""
     reviews, send_back = "NULL", "NULL"
     if reviewed is not None and reviewed.review is not None:
         reviews, send_back = (Renderer.literal_of(conn, text) for text in (reviewed.name, reviewed.review.send_back))
-    return (f"INSERT INTO {conn.dialect.identifier_preparer.format_table(enforced_table(schema))} "
-            f"(queue, tbl, locks, reviews, send_back) VALUES ({Renderer.literal_of(conn, q.name)}, "
-            f"{_table_oid(conn, q.table)}, {locks if locks is not None else 'NULL'}, {reviews}, {send_back}) "
-            "ON CONFLICT (queue) DO UPDATE SET tbl = EXCLUDED.tbl, locks = EXCLUDED.locks, "
-            "reviews = EXCLUDED.reviews, send_back = EXCLUDED.send_back")
+    return (
+        f"INSERT INTO {conn.dialect.identifier_preparer.format_table(enforced_table(schema))} "
+        f"(queue, tbl, locks, reviews, send_back) VALUES ({Renderer.literal_of(conn, q.name)}, "
+        f"{_table_oid(conn, q.table)}, {locks if locks is not None else 'NULL'}, {reviews}, {send_back}) "
+        "ON CONFLICT (queue) DO UPDATE SET tbl = EXCLUDED.tbl, locks = EXCLUDED.locks, "
+        "reviews = EXCLUDED.reviews, send_back = EXCLUDED.send_back"
+    )
 
 
 def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None) -> str:
@@ -201,14 +213,18 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     time_old, time_new = r.col(old, q.time), r.col(new, q.time)
     expiry_new = r.sql(q.expiry(), new)
     # A new lock: another identity (token, or lock time where there is no token) than the old one.
-    fresh = " AND ".join(f"{r.col(new, c)} IS NOT NULL AND {r.col(new, c)} IS DISTINCT FROM {r.col(old, c)}"
-                         for c in shape.identity)
+    fresh = " AND ".join(
+        f"{r.col(new, c)} IS NOT NULL AND {r.col(new, c)} IS DISTINCT FROM {r.col(old, c)}" for c in shape.identity
+    )
     same_lock = r.unchanged([c for c in shape.identity if not (shape.extend_moves_time and c is q.time)])
-    limit = (f"{time_new} <= {r.sql(now)} AND "
-             f"{expiry_new} <= {r.sql(clock.add_seconds(now, shape.seconds(q.config.lock_seconds)))}")
+    limit = (
+        f"{time_new} <= {r.sql(now)} AND "
+        f"{expiry_new} <= {r.sql(clock.add_seconds(now, shape.seconds(q.config.lock_seconds)))}"
+    )
     if q.config.max_lock_seconds and not shape.extend_moves_time:
-        limit += (f" AND {expiry_new} <= "
-                  f"{r.sql(clock.add_seconds(q.time, shape.seconds(q.config.max_lock_seconds)), new)}")
+        limit += (
+            f" AND {expiry_new} <= {r.sql(clock.add_seconds(q.time, shape.seconds(q.config.max_lock_seconds)), new)}"
+        )
     hold_time = f"{time_new} >= {time_old}" if shape.extend_moves_time else r.unchanged([q.time])
     free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
     stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
@@ -216,11 +232,14 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     # A release writes on_release, and perhaps a configured reason's values too.
     releases = " OR ".join(
         f"({r.unchanged(minus(written, lock, editable, release_cols, columns_of(q, reason)))} AND "
-        f"{r.assigned(q.on_release)} AND {r.assigned(reason)})" for reason in ([], *q.reason_writes.values()))
+        f"{r.assigned(q.on_release)} AND {r.assigned(reason)})"
+        for reason in ([], *q.reason_writes.values())
+    )
     outcome_checks = "".join(
         f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group)))} AND {r.assigned(group)} THEN\n"
         f"          maybe := maybe || ('complete:' || {r.literal(name)});\n        END IF;\n"
-        for name, group in q.outcomes.items())
+        for name, group in q.outcomes.items()
+    )
     review = q.config.review
     if review is not None:  # four eyes: a Complete chosen for review writes the review's values too
         review_names = {b.column.name for b in q.review_writes}
@@ -230,7 +249,9 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
             f" AND {r.assigned(q.review_writes)} THEN\n"
             f"          maybe := maybe || ('complete:' || {r.literal(name)});\n          to_review := true;\n"
             f"        END IF;\n"
-            for name, group in q.outcomes.items() if name in review.outcomes)
+            for name, group in q.outcomes.items()
+            if name in review.outcomes
+        )
     swept = f"{r.unchanged(minus(written, lock, release_cols))} AND {r.assigned(q.on_release)}"
     edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
     queue_name = r.literal(q.name)
@@ -248,9 +269,14 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     reviews_table = prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
     chosen = "" if review is None else _review_opened(r, q, review, reviews_table, queue_name, key, at, first_outcome)
     # A reviewing queue never serves an item to the one whose work it is.
-    not_own = "true" if reviewed is None else (
-        f"NOT EXISTS (SELECT 1 FROM {reviews_table} rv WHERE rv.queue = {queue_name} AND rv.item_key = {key} "
-        "AND rv.doer = login AND rv.verdict IS NULL)")
+    not_own = (
+        "true"
+        if reviewed is None
+        else (
+            f"NOT EXISTS (SELECT 1 FROM {reviews_table} rv WHERE rv.queue = {queue_name} AND rv.item_key = {key} "
+            "AND rv.doer = login AND rv.verdict IS NULL)"
+        )
+    )
     # A supervisor's reopen: a finished, unlocked row back to `todo`, writing exactly on_reopen.
     todo_old = r.sql(q.todo_clause(), old)
     # A held row: in `todo`, or in the state on_claim put it in (a status-driven queue's Active is
@@ -271,14 +297,21 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
       {record("'move'", "NULL", "NULL", changes="changed")}
       RETURN true;
     END IF;"""
-    reopen = "" if not q.on_reopen else f"""
+    reopen = (
+        ""
+        if not q.on_reopen
+        else f"""
     IF {free_old} AND {free_new} AND {supervisor} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
         AND {r.unchanged(minus(written, columns_of(q, q.on_reopen)))} AND {r.assigned(q.on_reopen)} THEN
       {record("'reopen'", "NULL", "NULL")}
       RETURN true;
     END IF;"""
-    undo = (_undo_branch(r, q, written, audit, queue_name, key, fresh, limit, record, token_new, reviews_table)
-            if q.on_reopen else "")
+    )
+    undo = (
+        _undo_branch(r, q, written, audit, queue_name, key, fresh, limit, record, token_new, reviews_table)
+        if q.on_reopen
+        else ""
+    )
     body = f"""
 DECLARE
   login text := session_user;
@@ -348,9 +381,11 @@ BEGIN
 END"""
     function = _qualified(prep, schema, check_function_name(q.name))
     row_type = prep.format_table(q.table)
-    return (f"CREATE OR REPLACE FUNCTION {function}({CHECK_ROWS[0]} {row_type}, {CHECK_ROWS[1]} {row_type}) "
-            f"RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
-            f"AS $wb${body}\n$wb$")
+    return (
+        f"CREATE OR REPLACE FUNCTION {function}({CHECK_ROWS[0]} {row_type}, {CHECK_ROWS[1]} {row_type}) "
+        f"RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
+        f"AS $wb${body}\n$wb$"
+    )
 
 
 def recorder(audit: str, queue_name: str, key: str, at: str) -> Callable[..., str]:
@@ -359,18 +394,24 @@ def recorder(audit: str, queue_name: str, key: str, at: str) -> Callable[..., st
     guard. `maybe`: the events the change may be (e.g. save or extend), for the guard to settle;
     `changes`: a jsonb variable holding the edits the change made (changes_of()), which the row keeps
     whatever workbench's own audit row says."""
-    def record(event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL",
-               changes: str | None = None) -> str:
+
+    def record(
+        event: str, owner: str, token: str, outcome: str = "NULL", maybe: str = "NULL", changes: str | None = None
+    ) -> str:
         edits = "" if changes is None else f", 'changes', NULLIF({changes}, '{{}}')"
         whens = []
         if maybe != "NULL":
-            whens.append(f"WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
-                         f"'may_be', {maybe}{edits})::text")
+            whens.append(
+                f"WHEN cardinality({maybe}) > 1 THEN json_build_object('recorded_by', 'database', "
+                f"'may_be', {maybe}{edits})::text"
+            )
         if changes is not None:
             whens.append(f"WHEN {changes} <> '{{}}' THEN json_build_object('changes', {changes})::text")
         detail = f"CASE {' '.join(whens)} END" if whens else "NULL"
-        insert = (f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
-                  f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});")
+        insert = (
+            f"INSERT INTO {audit} (queue, item_key, event, actor, owner, token, outcome, detail, at) VALUES "
+            f"({queue_name}, {key}, {event}, login, {owner}, {token}, {outcome}, {detail}, {at});"
+        )
         # A note that lets the audit guard drop workbench's own copy of a settled row without a
         # query; forging one only makes the forger's own audit row vanish.
         crumb = note(AUDITED_SETTING, queue_name, key, event, owner, outcome)
@@ -386,22 +427,27 @@ def changes_of(r: Renderer, q: mapping.BoundQueue, columns: list[sa.Column[Any]]
     changed, as workbench's audit detail keeps them (mapping.changes and audit.json_value: decimals as
     text, `audit_hidden` columns as [null, null]). The database's own account of an operator's edits: a
     hand-written audit row cannot make it say something else."""
+
     def value(row: sa.FromClause, column: sa.Column[Any]) -> str:
         if column.name in q.audit_hidden:
             return "'null'::jsonb"
         text = isinstance(column.type, (sa.Numeric, sa.Uuid)) and not isinstance(column.type, sa.Float)
         return f"to_jsonb(CAST({r.col(row, column)} AS text))" if text else f"to_jsonb({r.col(row, column)})"
 
-    parts = [f"CASE WHEN {r.unchanged([c])} THEN '{{}}'::jsonb ELSE jsonb_build_object({r.literal(c.name)}, "
-             f"jsonb_build_array({value(r.old, c)}, {value(r.new, c)})) END"
-             for c in (q.editable if columns is None else columns)]
+    parts = [
+        f"CASE WHEN {r.unchanged([c])} THEN '{{}}'::jsonb ELSE jsonb_build_object({r.literal(c.name)}, "
+        f"jsonb_build_array({value(r.old, c)}, {value(r.new, c)})) END"
+        for c in (q.editable if columns is None else columns)
+    ]
     return f"({' || '.join(parts)})" if parts else "'{}'::jsonb"
 
 
 def note(setting: str, *fields: str) -> str:
     """plpgsql: add a crumb of `fields` (SQL text) to a transaction-local setting."""
-    return (f"noted := set_config('{setting}', coalesce(current_setting('{setting}', true), '') "
-            f"|| {_crumb(*fields)}, true);")
+    return (
+        f"noted := set_config('{setting}', coalesce(current_setting('{setting}', true), '') "
+        f"|| {_crumb(*fields)}, true);"
+    )
 
 
 def noted(setting: str, *fields: str) -> str:
@@ -409,22 +455,37 @@ def noted(setting: str, *fields: str) -> str:
     return f"(strpos(coalesce(current_setting('{setting}', true), ''), {_crumb(*fields)}) > 0)"
 
 
-def _review_opened(r: Renderer, q: mapping.BoundQueue, review: model.Review, reviews_table: str, queue_name: str,
-                   key: str, at: str, outcome: str) -> str:
+def _review_opened(
+    r: Renderer,
+    q: mapping.BoundQueue,
+    review: model.Review,
+    reviews_table: str,
+    queue_name: str,
+    key: str,
+    at: str,
+    outcome: str,
+) -> str:
     """After a Complete of a reviewed queue: one chosen for review is recorded by the database (who did
     it, and why: one of their first items, or the share); one of an operator's first items that does
     not go to review is refused."""
     by = r.literal(review.by)
-    firsts = (f"(SELECT count(*) FROM {reviews_table} rv WHERE rv.source = {queue_name} AND rv.doer = login "
-              "AND rv.why = 'first')")
+    firsts = (
+        f"(SELECT count(*) FROM {reviews_table} rv WHERE rv.source = {queue_name} AND rv.doer = login "
+        "AND rv.why = 'first')"
+    )
     crumb = note(REVIEWED_SETTING, by, key)
-    why = (f"CASE WHEN {firsts} < {review.first_items} THEN 'first' ELSE 'share' END" if review.first_items
-           else "'share'")
+    why = (
+        f"CASE WHEN {firsts} < {review.first_items} THEN 'first' ELSE 'share' END" if review.first_items else "'share'"
+    )
     reviewed = ", ".join(r.literal(name) for name in review.outcomes)
-    first = "" if not review.first_items else f"""
+    first = (
+        ""
+        if not review.first_items
+        else f"""
           ELSIF {outcome} IN ({reviewed}) AND {firsts} < {review.first_items} THEN
             RAISE EXCEPTION 'workbench: % may not complete % item % without review: each of their first % items '
               'goes to review', login, {queue_name}, {key}, {review.first_items} USING ERRCODE = '42501';"""
+    )
     return f"""
           IF to_review THEN
             INSERT INTO {reviews_table} (queue, item_key, source, doer, at, why)
@@ -441,8 +502,11 @@ def table_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
     trigger = prep.quote(trigger_name(q.table.name))
     function = _qualified(prep, schema, trigger_name(q.table.name))
     # Triggers of one queue each, as grants made them before several queues could share a table.
-    statements = [f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(name))} ON {table}" for name in queues
-                  if trigger_name(name) != trigger_name(q.table.name)]
+    statements = [
+        f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(name))} ON {table}"
+        for name in queues
+        if trigger_name(name) != trigger_name(q.table.name)
+    ]
     statements.append(f"DROP TRIGGER IF EXISTS {trigger} ON {table}")
     if not queues:
         return [*statements, f"DROP FUNCTION IF EXISTS {function}()"]
@@ -450,8 +514,10 @@ def table_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
     old, new = r.old, r.new
     key = f"CAST({r.col(new, q.key)} AS text)"
     queue_names = r.literal(", ".join(queues))
-    checks = "".join(f"  IF {_qualified(prep, schema, check_function_name(name))}(OLD, NEW) THEN\n"
-                     f"    RETURN NEW;\n  END IF;\n" for name in dict.fromkeys(queues))
+    checks = "".join(
+        f"  IF {_qualified(prep, schema, check_function_name(name))}(OLD, NEW) THEN\n    RETURN NEW;\n  END IF;\n"
+        for name in dict.fromkeys(queues)
+    )
     # Where the lock is in the row, say when a refusal is about someone else's name or lock.
     whose = ""
     if not q.shape.separate_locks:
@@ -481,14 +547,18 @@ BEGIN
 END"""
     # current_user: inside workbench's trusted functions (SECURITY DEFINER) it is the owner, whose
     # writes are not checked; an operator's own statement runs as the operator.
-    checked = (f"pg_has_role(current_user, '{OPERATOR_ROLE}', 'USAGE') "
-               f"AND NOT pg_has_role(current_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')")
+    checked = (
+        f"pg_has_role(current_user, '{OPERATOR_ROLE}', 'USAGE') "
+        f"AND NOT pg_has_role(current_user, {_owner_oid(conn, q.table)}::oid, 'MEMBER')"
+    )
     return [
         _function(function, body, security="DEFINER"),
         private(f"{function}()"),
         *statements,
-        (f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} FOR EACH ROW WHEN ({checked}) "
-         f"EXECUTE FUNCTION {function}()"),
+        (
+            f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} FOR EACH ROW WHEN ({checked}) "
+            f"EXECUTE FUNCTION {function}()"
+        ),
     ]
 
 
@@ -502,26 +572,54 @@ def enforced_where(conn: sa.Connection, schema: str, column: str, oid: int, othe
     table) is the table `oid`, and whose check function exists."""
     assert column in ("tbl", "locks")
     enforced = conn.dialect.identifier_preparer.format_table(enforced_table(schema))
-    if not conn.execute(sa.text("SELECT to_regclass(:t) IS NOT NULL AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute "
-                                "WHERE attrelid = to_regclass(:t) AND attname = :c AND NOT attisdropped)"),
-                        {"t": enforced, "c": column}).scalar():
+    if not conn.execute(
+        sa.text(
+            "SELECT to_regclass(:t) IS NOT NULL AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute "
+            "WHERE attrelid = to_regclass(:t) AND attname = :c AND NOT attisdropped)"
+        ),
+        {"t": enforced, "c": column},
+    ).scalar():
         return []
-    names = conn.execute(sa.text(f"SELECT queue FROM {enforced} WHERE {column} = :oid AND queue <> :q ORDER BY queue"),
-                         {"oid": oid, "q": other_than}).scalars().all()
+    names = (
+        conn.execute(
+            sa.text(f"SELECT queue FROM {enforced} WHERE {column} = :oid AND queue <> :q ORDER BY queue"),
+            {"oid": oid, "q": other_than},
+        )
+        .scalars()
+        .all()
+    )
     prep = conn.dialect.identifier_preparer
-    return [str(name) for name in names if conn.execute(
-        sa.text("SELECT to_regproc(:f) IS NOT NULL"),
-        {"f": _qualified(prep, schema, check_function_name(str(name)))}).scalar()]
+    return [
+        str(name)
+        for name in names
+        if conn.execute(
+            sa.text("SELECT to_regproc(:f) IS NOT NULL"),
+            {"f": _qualified(prep, schema, check_function_name(str(name)))},
+        ).scalar()
+    ]
 
 
 def _table_oid(conn: sa.Connection, table: sa.Table) -> int:
-    return int(conn.execute(sa.text("SELECT CAST(to_regclass(:t) AS oid)"),
-                            {"t": conn.dialect.identifier_preparer.format_table(table)}).scalar_one())
+    return int(
+        conn.execute(
+            sa.text("SELECT CAST(to_regclass(:t) AS oid)"), {"t": conn.dialect.identifier_preparer.format_table(table)}
+        ).scalar_one()
+    )
 
 
-def _undo_branch(r: Renderer, q: mapping.BoundQueue, checked: list[sa.Column[Any]], audit: str, queue_name: str,
-                 key: str, fresh: str, limit: str, record: Callable[..., str], token_new: str,
-                 reviews_table: str) -> str:
+def _undo_branch(
+    r: Renderer,
+    q: mapping.BoundQueue,
+    checked: list[sa.Column[Any]],
+    audit: str,
+    queue_name: str,
+    key: str,
+    fresh: str,
+    limit: str,
+    record: Callable[..., str],
+    token_new: str,
+    reviews_table: str,
+) -> str:
     """The trigger's undo: this login takes back its own Complete, the item's last event, within
     undo_within (database clock), while the row still holds that outcome's values (or, chosen for
     review, the review's after them: its review is withdrawn); the row gets on_reopen and on_claim
@@ -536,17 +634,28 @@ def _undo_branch(r: Renderer, q: mapping.BoundQueue, checked: list[sa.Column[Any
         plain = r.assigned(group, old)
         if review is None or name not in review.outcomes:
             return plain
-        chosen = (f"{r.assigned([b for b in group if b.column.name not in review_names], old)} "
-                  f"AND {r.assigned(q.review_writes, old)}")
+        chosen = (
+            f"{r.assigned([b for b in group if b.column.name not in review_names], old)} "
+            f"AND {r.assigned(q.review_writes, old)}"
+        )
         return f"({plain} OR {chosen})"
 
-    still = " OR ".join(f"(last.outcome = {r.literal(name)} AND {holds(name, group)})"
-                        for name, group in q.outcomes.items()) or "false"
+    still = (
+        " OR ".join(
+            f"(last.outcome = {r.literal(name)} AND {holds(name, group)})" for name, group in q.outcomes.items()
+        )
+        or "false"
+    )
     # The review a Complete chose is no longer wanted (as workbench's undo withdraws it; by hand too,
     # or it would count as one of the operator's first items).
-    withdraw = "" if review is None else (
-        f"\n          UPDATE {reviews_table} SET verdict = '{reviews_mod.SUPERSEDED}' WHERE queue = "
-        f"{r.literal(review.by)} AND item_key = {key} AND verdict IS NULL;")
+    withdraw = (
+        ""
+        if review is None
+        else (
+            f"\n          UPDATE {reviews_table} SET verdict = '{reviews_mod.SUPERSEDED}' WHERE queue = "
+            f"{r.literal(review.by)} AND item_key = {key} AND verdict IS NULL;"
+        )
+    )
     since = r.sql(clock.add_seconds(clock.db_now(), q.shape.seconds(-q.config.undo_within_seconds)))
     return f"""
       IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh} AND {limit}
@@ -570,9 +679,11 @@ def serves(conn: sa.Connection, q: mapping.BoundQueue, schema: str, login: str) 
     prep = conn.dialect.identifier_preparer
     groups = prep.format_table(_own_table(schema, tables.GROUPS_TABLE))
     group = Renderer.literal_of(conn, q.config.serves)
-    return (f"(EXISTS (SELECT 1 FROM {groups} g WHERE g.user_name = {login} AND g.group_name = {group}) OR "
-            f"EXISTS (SELECT 1 FROM pg_catalog.pg_roles u, pg_catalog.pg_roles g WHERE u.rolname = {login} "
-            f"AND g.rolname = {group} AND pg_has_role(u.oid, g.oid, 'MEMBER')))")
+    return (
+        f"(EXISTS (SELECT 1 FROM {groups} g WHERE g.user_name = {login} AND g.group_name = {group}) OR "
+        f"EXISTS (SELECT 1 FROM pg_catalog.pg_roles u, pg_catalog.pg_roles g WHERE u.rolname = {login} "
+        f"AND g.rolname = {group} AND pg_has_role(u.oid, g.oid, 'MEMBER')))"
+    )
 
 
 def next_function_name(queue: str) -> str:
@@ -594,8 +705,10 @@ def complete_call(dialect: Any, q: mapping.BoundQueue, schema: str | None) -> sa
     """The trusted Complete as the engine calls it: key, token and outcome bound; the time it happened."""
     name = _called(dialect, schema, complete_function_name(q.name))
     return sa.text(f"SELECT * FROM {name}(:wb_key, :wb_token, :wb_outcome)").bindparams(
-        sa.bindparam("wb_key", type_=q.key.type), sa.bindparam("wb_token", type_=sa.String()),
-        sa.bindparam("wb_outcome", type_=sa.String()))
+        sa.bindparam("wb_key", type_=q.key.type),
+        sa.bindparam("wb_token", type_=sa.String()),
+        sa.bindparam("wb_outcome", type_=sa.String()),
+    )
 
 
 def _called(dialect: Any, schema: str | None, function: str) -> str:
@@ -615,9 +728,13 @@ def callable_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str | 
 
 
 def _callable(conn: sa.Connection, name: str) -> str | None:
-    may, login = conn.execute(sa.text(
-        "SELECT to_regprocedure(:f) IS NOT NULL AND has_function_privilege(to_regprocedure(:f), 'EXECUTE'), "
-        "CAST(session_user AS text)"), {"f": name}).one()
+    may, login = conn.execute(
+        sa.text(
+            "SELECT to_regprocedure(:f) IS NOT NULL AND has_function_privilege(to_regprocedure(:f), 'EXECUTE'), "
+            "CAST(session_user AS text)"
+        ),
+        {"f": name},
+    ).one()
     return str(login) if may else None
 
 
@@ -634,24 +751,41 @@ def trusted_next(conn: sa.Connection, q: mapping.BoundQueue, schema: str, statem
     sql = str(statement.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
     if conn.dialect.paramstyle in ("format", "pyformat"):
         sql = sql.replace("%%", "%")
-    member = "" if q.config.serves is None else (
-        f"  IF NOT {serves(conn, q, schema, 'session_user')} THEN\n"
-        f"    RAISE EXCEPTION 'workbench: % is not in the group %, which queue % serves', session_user, "
-        f"{Renderer.literal_of(conn, q.config.serves)}, {Renderer.literal_of(conn, q.name)} USING ERRCODE = '42501';\n"
-        "  END IF;\n")
-    return _trusted_function(conn, q, schema, next_function_name(q.name), (), conn.dialect.identifier_preparer
-                             .format_table(q.table), f"{member}  RETURN QUERY {sql};\n")
+    member = (
+        ""
+        if q.config.serves is None
+        else (
+            f"  IF NOT {serves(conn, q, schema, 'session_user')} THEN\n"
+            f"    RAISE EXCEPTION 'workbench: % is not in the group %, which queue % serves', session_user, "
+            f"{Renderer.literal_of(conn, q.config.serves)}, {Renderer.literal_of(conn, q.name)} USING ERRCODE = '42501';\n"  # noqa: E501
+            "  END IF;\n"
+        )
+    )
+    return _trusted_function(
+        conn,
+        q,
+        schema,
+        next_function_name(q.name),
+        (),
+        conn.dialect.identifier_preparer.format_table(q.table),
+        f"{member}  RETURN QUERY {sql};\n",
+    )
 
 
-def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
-                     statements: Mapping[str, sa.Executable]) -> list[str]:
+def trusted_complete(
+    conn: sa.Connection, q: mapping.BoundQueue, schema: str, statements: Mapping[str, sa.Executable]
+) -> list[str]:
     """`q`'s Complete without edits as a SECURITY DEFINER function of (key, token, outcome): for each
     outcome workbench's own one-statement Complete (fenced by this login, the token and a live lock;
     it writes the audit row), run as the table's owner. Returns the time of the write, or no row when
     the fence failed (the lock is not the caller's any more)."""
     kept = q.backend.token_digest(sa.literal_column("p_token"))  # what the trail keeps of the token
-    params = {"wb_user": "CAST(session_user AS VARCHAR)", "wb_key": "p_key", "wb_token": "p_token",
-              "wb_a_token": str(kept.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))}
+    params = {
+        "wb_user": "CAST(session_user AS VARCHAR)",
+        "wb_key": "p_key",
+        "wb_token": "p_token",
+        "wb_a_token": str(kept.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})),
+    }
     review = q.config.review
     reviewed = set(review.outcomes) if review is not None and review.first_items else set()
 
@@ -660,22 +794,33 @@ def trusted_complete(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
         if outcome not in reviewed or review is None:
             return ""
         own = conn.dialect.identifier_preparer.format_table(_own_table(schema, tables.REVIEWS_TABLE))
-        return (f"    IF (SELECT count(*) FROM {own} rv WHERE rv.source = {Renderer.literal_of(conn, q.name)} "
-                f"AND rv.doer = session_user AND rv.why = 'first') < {review.first_items} THEN\n"
-                f"      RAISE EXCEPTION 'workbench: % may not complete without review: each of their first % items "
-                f"goes to review', session_user, {review.first_items} USING ERRCODE = '42501';\n    END IF;\n")
+        return (
+            f"    IF (SELECT count(*) FROM {own} rv WHERE rv.source = {Renderer.literal_of(conn, q.name)} "
+            f"AND rv.doer = session_user AND rv.why = 'first') < {review.first_items} THEN\n"
+            f"      RAISE EXCEPTION 'workbench: % may not complete without review: each of their first % items "
+            f"goes to review', session_user, {review.first_items} USING ERRCODE = '42501';\n    END IF;\n"
+        )
 
-    branches = "".join(f"  IF p_outcome = {Renderer.literal_of(conn, outcome)} THEN\n{first_items(outcome)}"
-                       f"    RETURN QUERY {with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
-                       for outcome, statement in statements.items())
+    branches = "".join(
+        f"  IF p_outcome = {Renderer.literal_of(conn, outcome)} THEN\n{first_items(outcome)}"
+        f"    RETURN QUERY {with_params(conn, statement, params)};\n    RETURN;\n  END IF;\n"
+        for outcome, statement in statements.items()
+    )
     body = branches + "  RAISE EXCEPTION 'workbench: no outcome %', p_outcome USING ERRCODE = '22023';\n"
     arguments = (("p_key", q.key.type.compile(dialect=conn.dialect)), ("p_token", "text"), ("p_outcome", "text"))
     returns = "timestamp with time zone" if q.aware else "timestamp without time zone"
     return _trusted_function(conn, q, schema, complete_function_name(q.name), arguments, returns, body)
 
 
-def _trusted_function(conn: sa.Connection, q: mapping.BoundQueue, schema: str, name: str,
-                      arguments: tuple[tuple[str, str], ...], returns: str, body: str) -> list[str]:
+def _trusted_function(
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    schema: str,
+    name: str,
+    arguments: tuple[tuple[str, str], ...],
+    returns: str,
+    body: str,
+) -> list[str]:
     """A SECURITY DEFINER plpgsql function returning SETOF `returns`, callable by operators only. Its
     search_path is fixed, built-ins first: the queue's and workbench's tables, nothing of the caller's."""
     prep = conn.dialect.identifier_preparer
@@ -684,8 +829,10 @@ def _trusted_function(conn: sa.Connection, q: mapping.BoundQueue, schema: str, n
     signature = f"{function}({', '.join(f'{arg} {kind}' for arg, kind in arguments)})"
     types = f"{function}({', '.join(kind for _arg, kind in arguments)})"
     return [
-        (f"CREATE OR REPLACE FUNCTION {signature} RETURNS SETOF {returns} LANGUAGE plpgsql SECURITY DEFINER "
-         f"SET search_path = {path} AS $wb$\nBEGIN\n{body}END\n$wb$"),
+        (
+            f"CREATE OR REPLACE FUNCTION {signature} RETURNS SETOF {returns} LANGUAGE plpgsql SECURITY DEFINER "
+            f"SET search_path = {path} AS $wb$\nBEGIN\n{body}END\n$wb$"
+        ),
         f"REVOKE ALL ON FUNCTION {types} FROM PUBLIC",
         f"GRANT EXECUTE ON FUNCTION {types} TO {prep.quote(OPERATOR_ROLE)}",
     ]
@@ -694,8 +841,9 @@ def _trusted_function(conn: sa.Connection, q: mapping.BoundQueue, schema: str, n
 def search_path(prep: Any, q: mapping.BoundQueue, schema: str) -> str:
     """A function's fixed search_path, built-ins first: the queue's and workbench's tables, nothing of
     the caller's."""
-    return ", ".join(dict.fromkeys(["pg_catalog", prep.quote_schema(q.table.schema or schema),
-                                    prep.quote_schema(schema), "pg_temp"]))
+    return ", ".join(
+        dict.fromkeys(["pg_catalog", prep.quote_schema(q.table.schema or schema), prep.quote_schema(schema), "pg_temp"])
+    )
 
 
 def with_params(conn: sa.Connection, statement: sa.Executable, params: Mapping[str, str]) -> str:
@@ -736,10 +884,15 @@ def moved_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
 
 def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
     """Every column workbench may write: lock columns, on_claim/on_release/outcome columns, edits."""
-    names = {c.name for c in q.lock_columns} | {c.name for c in q.editable} | {
-        b.column.name for group in (q.on_claim, q.on_release, q.on_reopen, *q.outcomes.values(),
-                                    *q.reason_writes.values())
-        for b in group}
+    names = (
+        {c.name for c in q.lock_columns}
+        | {c.name for c in q.editable}
+        | {
+            b.column.name
+            for group in (q.on_claim, q.on_release, q.on_reopen, *q.outcomes.values(), *q.reason_writes.values())
+            for b in group
+        }
+    )
     return [c for c in q.table.c if c.name in names]
 
 
@@ -766,8 +919,11 @@ def _audit_table(schema: str) -> sa.Table:
 def _owner_oid(conn: sa.Connection, table: sa.Table) -> int:
     """The oid of the role that owns `table` (who is not checked, and as whom the triggers write)."""
     name = conn.dialect.identifier_preparer.format_table(table)
-    return int(conn.execute(sa.text("SELECT relowner FROM pg_catalog.pg_class WHERE oid = to_regclass(:t)"),
-                            {"t": name}).scalar_one())
+    return int(
+        conn.execute(
+            sa.text("SELECT relowner FROM pg_catalog.pg_class WHERE oid = to_regclass(:t)"), {"t": name}
+        ).scalar_one()
+    )
 
 
 def shared(conn: sa.Connection, schema: str) -> list[str]:
@@ -783,8 +939,10 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
 
     def may_be(event: str, outcome: str) -> str:
         """The row the database wrote names `event` (with `outcome`) among the events it may be."""
-        return (f"(prior.detail LIKE '{{\"recorded_by\" : \"database\"%' AND (prior.detail::jsonb -> 'may_be') "
-                f"? ({event} || ':' || coalesce({outcome}, '')))")
+        return (
+            f"(prior.detail LIKE '{{\"recorded_by\" : \"database\"%' AND (prior.detail::jsonb -> 'may_be') "
+            f"? ({event} || ':' || coalesce({outcome}, '')))"
+        )
 
     written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
     # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
@@ -849,17 +1007,21 @@ END"""
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS send_back varchar(100)",
         f"REVOKE ALL ON {enforced} FROM PUBLIC",
         f"GRANT SELECT ON {enforced} TO {operator}",
-        (f"CREATE OR REPLACE FUNCTION {settle}(settle_id bigint, p_event text, p_outcome text, "
-         f"p_reason text, p_detail text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER "
-         f"SET search_path = pg_catalog, pg_temp AS $wb${settle_body}\n$wb$"),
+        (
+            f"CREATE OR REPLACE FUNCTION {settle}(settle_id bigint, p_event text, p_outcome text, "
+            f"p_reason text, p_detail text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER "
+            f"SET search_path = pg_catalog, pg_temp AS $wb${settle_body}\n$wb$"
+        ),
         f"REVOKE ALL ON FUNCTION {settle}(bigint, text, text, text, text) FROM PUBLIC",
         f"GRANT EXECUTE ON FUNCTION {settle}(bigint, text, text, text, text) TO {operator}",
         _function(guard, guard_body, security="INVOKER"),
         private(f"{guard}()"),
         f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
         # Rows written as the owner (by the protocol trigger, or by the owner) are not checked.
-        (f"CREATE TRIGGER {prep.quote(AUDIT_GUARD)} BEFORE INSERT ON {audit} FOR EACH ROW "
-         f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
+        (
+            f"CREATE TRIGGER {prep.quote(AUDIT_GUARD)} BEFORE INSERT ON {audit} FOR EACH ROW "
+            f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"
+        ),
         *_deferral_guard(conn, schema),
         *_review_guard(conn, schema),
     ]
@@ -883,26 +1045,37 @@ def _deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
 
     now = clock.db_now()
     lapsed = sql(deferrals_mod.lapsed(table), "old")
-    ahead = sql(sa.and_(table.c.until > now, table.c.until <= clock.add_seconds(
-        now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True))), "new")
+    ahead = sql(
+        sa.and_(
+            table.c.until > now,
+            table.c.until <= clock.add_seconds(now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True)),
+        ),
+        "new",
+    )
 
     def given_back(row: str) -> str:
-        return (f"EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = {row}.queue AND a.item_key = {row}.item_key "
-                f"AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
-                f"AND a.event IN ('release', 'defer'))")
+        return (
+            f"EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = {row}.queue AND a.item_key = {row}.item_key "
+            f"AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
+            f"AND a.event IN ('release', 'defer'))"
+        )
 
     def sent_back(row: str) -> str:
         """This login's review sent the item back to `row`'s queue in this transaction (a Complete of the
         reviewing queue with its send_back outcome): its deferral to the doer is the review's."""
-        return (f"EXISTS (SELECT 1 FROM {enforced} e JOIN {audit} a ON a.queue = e.queue WHERE e.reviews = {row}.queue "
-                f"AND a.item_key = {row}.item_key AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
-                f"AND a.event = 'complete' AND a.outcome = e.send_back)")
+        return (
+            f"EXISTS (SELECT 1 FROM {enforced} e JOIN {audit} a ON a.queue = e.queue WHERE e.reviews = {row}.queue "
+            f"AND a.item_key = {row}.item_key AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
+            f"AND a.event = 'complete' AND a.outcome = e.send_back)"
+        )
 
     reviews = prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
     # Due at once, to the doer of the item's latest review (whose verdict may be written already:
     # the parts of one statement run in no fixed order).
-    to_doer = (f"NEW.until <= {sql(now, 'new')} AND NEW.actor = (SELECT rv.doer FROM {reviews} rv "
-               "WHERE rv.source = NEW.queue AND rv.item_key = NEW.item_key ORDER BY rv.id DESC LIMIT 1)")
+    to_doer = (
+        f"NEW.until <= {sql(now, 'new')} AND NEW.actor = (SELECT rv.doer FROM {reviews} rv "
+        "WHERE rv.source = NEW.queue AND rv.item_key = NEW.item_key ORDER BY rv.id DESC LIMIT 1)"
+    )
 
     body = f"""
 BEGIN
@@ -928,12 +1101,16 @@ BEGIN
                  'at most {deferrals_mod.MAX_DAYS} days ahead';
 END"""
     return [
-        (f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
-         f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"),
+        (
+            f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
+            f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"
+        ),
         private(f"{guard}()"),
         f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
-        (f"CREATE TRIGGER {prep.quote(DEFERRAL_GUARD)} BEFORE INSERT OR DELETE ON {deferrals} FOR EACH ROW "
-         f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
+        (
+            f"CREATE TRIGGER {prep.quote(DEFERRAL_GUARD)} BEFORE INSERT OR DELETE ON {deferrals} FOR EACH ROW "
+            f"WHEN (NOT pg_has_role(current_user, {owner}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"
+        ),
     ]
 
 
@@ -956,8 +1133,9 @@ def _review_guard(conn: sa.Connection, schema: str) -> list[str]:
     def enforced_for(row: str) -> str:
         return f"EXISTS (SELECT 1 FROM {enforced} WHERE queue IN ({row}.queue, {row}.source))"
 
-    same = " AND ".join(f"NEW.{c} IS NOT DISTINCT FROM OLD.{c}"
-                        for c in ("id", "queue", "item_key", "source", "doer", "at", "why"))
+    same = " AND ".join(
+        f"NEW.{c} IS NOT DISTINCT FROM OLD.{c}" for c in ("id", "queue", "item_key", "source", "doer", "at", "why")
+    )
     body = f"""
 DECLARE
   e record;
@@ -1007,19 +1185,25 @@ BEGIN
                                     'the reviewer''s Complete, someone else than the one who did the work';
 END"""
     return [
-        (f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
-         f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"),
+        (
+            f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
+            f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"
+        ),
         private(f"{guard}()"),
         f"DROP TRIGGER IF EXISTS {prep.quote(REVIEW_GUARD)} ON {reviews}",
-        (f"CREATE TRIGGER {prep.quote(REVIEW_GUARD)} BEFORE INSERT OR UPDATE OR DELETE ON {reviews} FOR EACH ROW "
-         f"WHEN (NOT pg_has_role(current_user, {_owner_oid(conn, table)}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"),
+        (
+            f"CREATE TRIGGER {prep.quote(REVIEW_GUARD)} BEFORE INSERT OR UPDATE OR DELETE ON {reviews} FOR EACH ROW "
+            f"WHEN (NOT pg_has_role(current_user, {_owner_oid(conn, table)}::oid, 'MEMBER')) EXECUTE FUNCTION {guard}()"
+        ),
     ]
 
 
 def _function(name: str, body: str, *, security: str) -> str:
     # A fixed search_path: nothing a caller puts on their path runs inside (as the owner, for DEFINER).
-    return (f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql SECURITY {security} "
-            f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$")
+    return (
+        f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql SECURITY {security} "
+        f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"
+    )
 
 
 def _qualified(prep: Any, schema: str, name: str) -> str:
@@ -1031,16 +1215,22 @@ def drop_queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, 
     `others`, the table's other enforced queues."""
     prep = conn.dialect.identifier_preparer
     row_type = prep.format_table(q.table)
-    return [*table_trigger(conn, q, schema, others),
-            f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(q.name))} ON {prep.format_table(q.table)}",
-            f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, trigger_name(q.name))}()",
-            f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, check_function_name(q.name))}({row_type}, {row_type})",
-            f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, next_function_name(q.name))}()",
-            (f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, complete_function_name(q.name))}"
-             f"({q.key.type.compile(dialect=conn.dialect)}, text, text)"),
-            _if_exists(prep.format_table(enforced_table(schema)),
-                       f"DELETE FROM {prep.format_table(enforced_table(schema))} WHERE queue = "
-                       f"{Renderer.literal_of(conn, q.name)}")]
+    return [
+        *table_trigger(conn, q, schema, others),
+        f"DROP TRIGGER IF EXISTS {prep.quote(trigger_name(q.name))} ON {prep.format_table(q.table)}",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, trigger_name(q.name))}()",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, check_function_name(q.name))}({row_type}, {row_type})",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, next_function_name(q.name))}()",
+        (
+            f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, complete_function_name(q.name))}"
+            f"({q.key.type.compile(dialect=conn.dialect)}, text, text)"
+        ),
+        _if_exists(
+            prep.format_table(enforced_table(schema)),
+            f"DELETE FROM {prep.format_table(enforced_table(schema))} WHERE queue = "
+            f"{Renderer.literal_of(conn, q.name)}",
+        ),
+    ]
 
 
 def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
@@ -1049,21 +1239,27 @@ def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
     audit = prep.format_table(_audit_table(schema))
     enforced = prep.format_table(enforced_table(schema))
     deferrals = prep.format_table(_own_table(schema, tables.DEFERRALS_TABLE))
-    statements = [f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
-                  f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
-                  f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, DEFERRAL_GUARD)}()",
-                  (f"DROP TRIGGER IF EXISTS {prep.quote(REVIEW_GUARD)} ON "
-                   f"{prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))}"),
-                  f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, REVIEW_GUARD)}()",
-                  f"DROP TABLE IF EXISTS {enforced}",
-                  f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, AUDIT_GUARD)}()",
-                  f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}(bigint, text, text, text, text)",
-                  *also]
+    statements = [
+        f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
+        f"DROP TRIGGER IF EXISTS {prep.quote(DEFERRAL_GUARD)} ON {deferrals}",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, DEFERRAL_GUARD)}()",
+        (
+            f"DROP TRIGGER IF EXISTS {prep.quote(REVIEW_GUARD)} ON "
+            f"{prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))}"
+        ),
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, REVIEW_GUARD)}()",
+        f"DROP TABLE IF EXISTS {enforced}",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, AUDIT_GUARD)}()",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}(bigint, text, text, text, text)",
+        *also,
+    ]
     body = "".join(f"    EXECUTE {Renderer.literal_of(conn, text)};\n" for text in statements)
-    return ("DO $wb$\nBEGIN\n"
-            f"  IF to_regclass({Renderer.literal_of(conn, enforced)}) IS NULL\n"
-            f"      OR NOT EXISTS (SELECT 1 FROM {enforced}) THEN\n"
-            f"{body}  END IF;\nEND\n$wb$")
+    return (
+        "DO $wb$\nBEGIN\n"
+        f"  IF to_regclass({Renderer.literal_of(conn, enforced)}) IS NULL\n"
+        f"      OR NOT EXISTS (SELECT 1 FROM {enforced}) THEN\n"
+        f"{body}  END IF;\nEND\n$wb$"
+    )
 
 
 def _if_exists(table: str, statement: str) -> str:

@@ -36,8 +36,10 @@ def _gone(row: str, waits: str) -> str:
     """plpgsql: the item was found but does not wait (any more): another claimer finished it after this
     claim chose it. A serialization failure, which workbench's claim retries with a fresh look at the
     queue, rather than a refusal."""
-    return (f"IF FOUND AND NOT ({waits}) THEN\n        RAISE EXCEPTION 'workbench: % item % no longer waits', "
-            f"{row}.queue, {row}.item_key USING ERRCODE = '40001';\n      END IF;")
+    return (
+        f"IF FOUND AND NOT ({waits}) THEN\n        RAISE EXCEPTION 'workbench: % item % no longer waits', "
+        f"{row}.queue, {row}.item_key USING ERRCODE = '40001';\n      END IF;"
+    )
 
 
 def lock_check_name(queue: str) -> str:
@@ -71,24 +73,33 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     longest = clock.add_seconds(now, shape.seconds(q.config.lock_seconds))
     limit = f"{time_n} <= {r.sql(now)} AND {expiry_n} <= {r.sql(longest)}"
     if q.config.max_lock_seconds:
-        limit += (f" AND {expiry_n} <= "
-                  f"{r.sql(clock.add_seconds(shape.time, shape.seconds(q.config.max_lock_seconds)), ln)}")
+        limit += (
+            f" AND {expiry_n} <= {r.sql(clock.add_seconds(shape.time, shape.seconds(q.config.max_lock_seconds)), ln)}"
+        )
     live_o, stale_o = r.sql(shape.live(now), lo), r.sql(shape.stale(now), lo)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     claimed = q.claimed_state_clause(sa.literal_column("login"))
     waits = r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)
     if shape.claim_id is not None and not shape.keep:  # no other program has claimed the row
         waits += f" AND {r.sql(shape.claim_id, item)} IS NULL"
-    waits_again = r.sql(sa.and_(sa.true(), *q.scope_clause(), sa.or_(q.todo_clause(), claimed)
-                                if claimed is not None else q.todo_clause()), item)
+    waits_again = r.sql(
+        sa.and_(
+            sa.true(), *q.scope_clause(), sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause()
+        ),
+        item,
+    )
     found = q.table.alias("t")
-    find_item = (f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
-                 f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});")
+    find_item = (
+        f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
+        f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});"
+    )
     may_claim = protocol.serves(conn, q, schema, "login")
     if reviewed is not None:  # a reviewing queue never serves an item to the one whose work it is
         reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
-        may_claim += (f" AND NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
-                      "AND rv.item_key = n.item_key AND rv.doer = login AND rv.verdict IS NULL)")
+        may_claim += (
+            f" AND NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
+            "AND rv.item_key = n.item_key AND rv.doer = login AND rv.verdict IS NULL)"
+        )
     # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
     # outcome's values (item_check), never by settling this row: that would credit a Complete that
     # never happened.
@@ -169,9 +180,11 @@ BEGIN
 END"""
     function = protocol._qualified(prep, schema, lock_check_name(q.name))
     row_type = prep.format_table(shape.locks)
-    return (f"CREATE OR REPLACE FUNCTION {function}(op text, o {row_type}, n {row_type}) RETURNS boolean "
-            f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {protocol.search_path(prep, q, schema)} "
-            f"AS $wb${body}\n$wb$")
+    return (
+        f"CREATE OR REPLACE FUNCTION {function}(op text, o {row_type}, n {row_type}) RETURNS boolean "
+        f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {protocol.search_path(prep, q, schema)} "
+        f"AS $wb${body}\n$wb$"
+    )
 
 
 def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
@@ -198,8 +211,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     waits_old = r.sql(sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause(), old)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     unchanged, assigned, minus, columns_of = r.unchanged, r.assigned, protocol.minus, protocol.columns_of
-    lock_row = (f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} "
-                f"AND held.item_key = {key}")
+    lock_row = f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} AND held.item_key = {key}"
     holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
     # Shape 6: the row's own claim-id column carries the lock's token. A claim stamps it with the
     # token of the lock row the login took; giving the lock up clears it (a Complete keeps it where
@@ -212,13 +224,17 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     kept = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
     stamped = "false"
     if claim_id is not None:  # the claim id is the token of the lock the login took (a UUID compared as one)
-        mark, token_sql = ((r.col(new, claim_id), f"CAST({r.sql(token_col, held)} AS uuid)")
-                           if isinstance(claim_id.type, sa.Uuid) else
-                           (f"lower(CAST({r.col(new, claim_id)} AS text))", f"lower({r.sql(token_col, held)})"))
+        mark, token_sql = (
+            (r.col(new, claim_id), f"CAST({r.sql(token_col, held)} AS uuid)")
+            if isinstance(claim_id.type, sa.Uuid)
+            else (f"lower(CAST({r.col(new, claim_id)} AS text))", f"lower({r.sql(token_col, held)})")
+        )
         stamped = f"{mark} = (SELECT {token_sql} {lock_row} AND {r.sql(shape.user, held)} = login)"
     releases = " OR ".join(
         f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason), stamp_cols))} AND "
-        f"{assigned(q.on_release)} AND {assigned(reason)} AND {cleared})" for reason in ([], *q.reason_writes.values()))
+        f"{assigned(q.on_release)} AND {assigned(reason)} AND {cleared})"
+        for reason in ([], *q.reason_writes.values())
+    )
     here = f"a.xmin = {protocol.THIS_TRANSACTION}"
     review = q.config.review
     reviews_table = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
@@ -228,15 +244,19 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         """The lock given up was a Complete with this outcome (and, `reviewed`, chosen for review)."""
         if reviewed:
             changed = columns_of(q, group, q.review_writes)
-            values = (f"{assigned([b for b in group if b.column.name not in review_names])} "
-                      f"AND {assigned(q.review_writes)}")
+            values = (
+                f"{assigned([b for b in group if b.column.name not in review_names])} AND {assigned(q.review_writes)}"
+            )
         else:
             changed, values = columns_of(q, group), assigned(group)
-        chosen = "" if review is None else protocol._review_opened(r, q, review, reviews_table, queue_name, key, at,
-                                                                     r.literal(name))
+        chosen = (
+            ""
+            if review is None
+            else protocol._review_opened(r, q, review, reviews_table, queue_name, key, at, r.literal(name))
+        )
         return f"""
       IF {unchanged(minus(checked, editable, changed, stamp_cols))} AND {values} AND {kept} THEN
-        to_review := {'true' if reviewed else 'false'};
+        to_review := {"true" if reviewed else "false"};
         UPDATE {audit} a SET event = 'complete', outcome = {r.literal(name)},
             detail = CASE WHEN changed <> '{{}}' THEN json_build_object('changes', changed)::text END
           WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
@@ -245,17 +265,22 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         RETURN true;
       END IF;"""
 
-    outcome_checks = "".join(completes(name, group, reviewed)
-                             for name, group in q.outcomes.items()
-                             for reviewed in ((False, True) if review is not None and name in review.outcomes
-                                              else (False,)))
+    outcome_checks = "".join(
+        completes(name, group, reviewed)
+        for name, group in q.outcomes.items()
+        for reviewed in ((False, True) if review is not None and name in review.outcomes else (False,))
+    )
     still_waiting = f"({todo_new} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
-    reopen = "" if not q.on_reopen else f"""
+    reopen = (
+        ""
+        if not q.on_reopen
+        else f"""
     IF {supervisor} AND NOT {todo_old} AND {todo_new} AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))}
         AND {assigned(q.on_reopen)} THEN
       {record("'reopen'", "NULL", "NULL")}
       RETURN true;
     END IF;"""
+    )
 
     edits = protocol.changes_of(r, q)
 
@@ -312,9 +337,11 @@ END"""
     function = protocol._qualified(prep, schema, protocol.check_function_name(q.name))
     row_type = prep.format_table(q.table)
     rows = protocol.CHECK_ROWS
-    return (f"CREATE OR REPLACE FUNCTION {function}({rows[0]} {row_type}, {rows[1]} {row_type}) RETURNS boolean "
-            f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {protocol.search_path(prep, q, schema)} "
-            f"AS $wb${body}\n$wb$")
+    return (
+        f"CREATE OR REPLACE FUNCTION {function}({rows[0]} {row_type}, {rows[1]} {row_type}) RETURNS boolean "
+        f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {protocol.search_path(prep, q, schema)} "
+        f"AS $wb${body}\n$wb$"
+    )
 
 
 def locks_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queues: list[str]) -> list[str]:
@@ -332,7 +359,8 @@ def locks_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
         f"  {'IF' if i == 0 else 'ELSIF'} queue = {protocol.Renderer.literal_of(conn, queue)} THEN\n"
         f"    IF {protocol._qualified(prep, schema, lock_check_name(queue))}(TG_OP, OLD, NEW) THEN\n"
         f"      RETURN NULL;\n    END IF;\n"
-        for i, queue in enumerate(dict.fromkeys(queues)))
+        for i, queue in enumerate(dict.fromkeys(queues))
+    )
     body = f"""
 DECLARE
   queue text;
@@ -353,38 +381,52 @@ BEGIN
           HINT = 'locks change only through workbench''s operations (claim, extend, release, complete; '
                  'force-release and reassign for supervisors), each with its audit row';
 END"""
-    checked = (f"pg_has_role(current_user, '{protocol.OPERATOR_ROLE}', 'USAGE') "
-               f"AND NOT pg_has_role(current_user, {protocol._owner_oid(conn, shape.locks)}::oid, 'MEMBER')")
+    checked = (
+        f"pg_has_role(current_user, '{protocol.OPERATOR_ROLE}', 'USAGE') "
+        f"AND NOT pg_has_role(current_user, {protocol._owner_oid(conn, shape.locks)}::oid, 'MEMBER')"
+    )
     return [
-        (f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
-         f"SET search_path = {protocol.search_path(prep, q, schema)} AS $wb${body}\n$wb$"),
+        (
+            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+            f"SET search_path = {protocol.search_path(prep, q, schema)} AS $wb${body}\n$wb$"
+        ),
         protocol.private(f"{function}()"),
         f"DROP TRIGGER IF EXISTS {trigger} ON {locks}",
         # AFTER: a claim's INSERT … ON CONFLICT DO NOTHING that met a lock row fires no AFTER trigger,
         # where a BEFORE trigger would record a claim that did not happen.
-        (f"CREATE TRIGGER {trigger} AFTER INSERT OR UPDATE OR DELETE ON {locks} FOR EACH ROW WHEN ({checked}) "
-         f"EXECUTE FUNCTION {function}()"),
+        (
+            f"CREATE TRIGGER {trigger} AFTER INSERT OR UPDATE OR DELETE ON {locks} FOR EACH ROW WHEN ({checked}) "
+            f"EXECUTE FUNCTION {function}()"
+        ),
     ]
 
 
-def queue_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str,
-                  reviewed: model.QueueConfig | None = None) -> list[str]:
+def queue_trigger(
+    conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None = None
+) -> list[str]:
     """What `grants` installs for a lock-table queue: its checks of the queue row and of its lock rows,
     the queue table's trigger and the lock table's, each asking every enforced queue they serve."""
     locks = protocol._table_oid(conn, _shape(q).locks)
     prep = conn.dialect.identifier_preparer
-    grant = (f"GRANT SELECT, INSERT, UPDATE, DELETE ON {prep.format_table(_shape(q).locks)} "
-             f"TO {prep.quote(protocol.OPERATOR_ROLE)}")  # revoked in drop() with the last queue using it
+    grant = (
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {prep.format_table(_shape(q).locks)} "
+        f"TO {prep.quote(protocol.OPERATOR_ROLE)}"
+    )  # revoked in drop() with the last queue using it
     row_types = {"queue": prep.format_table(q.table), "locks": prep.format_table(_shape(q).locks)}
-    item, lock = (protocol._qualified(prep, schema, name)
-                  for name in (protocol.check_function_name(q.name), lock_check_name(q.name)))
-    return [grant,
-            item_check(conn, q, schema), protocol.private(f"{item}({row_types['queue']}, {row_types['queue']})"),
-            lock_check(conn, q, schema, reviewed),
-            protocol.private(f"{lock}(text, {row_types['locks']}, {row_types['locks']})"),
-            *protocol.table_trigger(conn, q, schema, [*protocol.enforced_on(conn, q, schema), q.name]),
-            *locks_trigger(conn, q, schema, [*protocol.enforced_where(conn, schema, "locks", locks, q.name), q.name]),
-            protocol.enforced_row(conn, q, schema, reviewed, locks)]
+    item, lock = (
+        protocol._qualified(prep, schema, name)
+        for name in (protocol.check_function_name(q.name), lock_check_name(q.name))
+    )
+    return [
+        grant,
+        item_check(conn, q, schema),
+        protocol.private(f"{item}({row_types['queue']}, {row_types['queue']})"),
+        lock_check(conn, q, schema, reviewed),
+        protocol.private(f"{lock}(text, {row_types['locks']}, {row_types['locks']})"),
+        *protocol.table_trigger(conn, q, schema, [*protocol.enforced_on(conn, q, schema), q.name]),
+        *locks_trigger(conn, q, schema, [*protocol.enforced_where(conn, schema, "locks", locks, q.name), q.name]),
+        protocol.enforced_row(conn, q, schema, reviewed, locks),
+    ]
 
 
 def drop(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
@@ -393,8 +435,10 @@ def drop(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
     others = protocol.enforced_where(conn, schema, "locks", protocol._table_oid(conn, _shape(q).locks), q.name)
     row_type = prep.format_table(_shape(q).locks)
     function = protocol._qualified(prep, schema, lock_check_name(q.name))
-    statements = [*locks_trigger(conn, q, schema, others),
-                  f"DROP FUNCTION IF EXISTS {function}(text, {row_type}, {row_type})"]
+    statements = [
+        *locks_trigger(conn, q, schema, others),
+        f"DROP FUNCTION IF EXISTS {function}(text, {row_type}, {row_type})",
+    ]
     if not others:  # the lock table's grants go with the last enforced queue whose locks it keeps
         statements.append(f"REVOKE ALL ON {row_type} FROM {prep.quote(protocol.OPERATOR_ROLE)}")
     return statements

@@ -41,8 +41,20 @@ from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
-OPERATIONS = ("next", "save", "extend", "release", "complete", "defer", "note", "undo", "force_release",
-              "reassign", "reopen", "move")
+OPERATIONS = (
+    "next",
+    "save",
+    "extend",
+    "release",
+    "complete",
+    "defer",
+    "note",
+    "undo",
+    "force_release",
+    "reassign",
+    "reopen",
+    "move",
+)
 SUPERVISOR_ONLY = ("force_release", "reassign", "reopen", "move")
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
@@ -84,8 +96,12 @@ def script(dialect: Any, q: mapping.BoundQueue, schema: str, reviewed: model.Que
     """The batches (each run on its own, as sqlcmd's GO separates them) that enforce `q`'s protocol;
     `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""
     problem = q.shape.grants_problem() or (
-        "its locks live in a separate table, which the SQL Server procedures do not cover" if q.shape.separate_locks
-        else None if q.shape.token_in_row else "the procedures need a token column in the table (lock.token)")
+        "its locks live in a separate table, which the SQL Server procedures do not cover"
+        if q.shape.separate_locks
+        else None
+        if q.shape.token_in_row
+        else "the procedures need a token column in the table (lock.token)"
+    )
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
     builder = _Builder(dialect, q, schema, reviewed)
@@ -96,30 +112,44 @@ def procedures(dialect: Any, q: mapping.BoundQueue, schema: str) -> dict[str, tu
     """What script() creates for `q`, as workbench calls it: per operation, the procedure's name (quoted
     as the dialect quotes it) and its parameters' names in order (p_key, p_token, …)."""
     builder = _Builder(dialect, q, schema)
-    return {op: (builder.name(op), [a.split()[0].removeprefix("@") for a in getattr(builder, f"_{op}")()[0]])
-            for op in builder.operations}
+    return {
+        op: (builder.name(op), [a.split()[0].removeprefix("@") for a in getattr(builder, f"_{op}")()[0]])
+        for op in builder.operations
+    }
 
 
 def revoke_script(dialect: Any, q: mapping.BoundQueue, schema: str) -> list[str]:
     """What undoes script() for `q`: its procedures and the operators' grants and denials on its
     table. The roles and the audit trail's denials stay: other queues and people may use them."""
     builder = _Builder(dialect, q, schema)
-    return [*(f"DROP PROCEDURE IF EXISTS {builder.name(op)};" for op in OPERATIONS),
-            f"REVOKE SELECT, INSERT, UPDATE, DELETE ON {builder.table} FROM {builder.quoted(OPERATOR_ROLE)};"]
+    return [
+        *(f"DROP PROCEDURE IF EXISTS {builder.name(op)};" for op in OPERATIONS),
+        f"REVOKE SELECT, INSERT, UPDATE, DELETE ON {builder.table} FROM {builder.quoted(OPERATOR_ROLE)};",
+    ]
 
 
 class _Builder:
-    def __init__(self, dialect: Any, q: mapping.BoundQueue, schema: str,
-                 reviewed: model.QueueConfig | None = None) -> None:
+    def __init__(
+        self, dialect: Any, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None = None
+    ) -> None:
         self.dialect, self.q, self.schema = dialect, q, schema
         self.prep = dialect.identifier_preparer
         metadata, self.audit, _ = tables.build_metadata(schema)
-        own = {name: metadata.tables[f"{schema}.{name}"] for name in (
-            tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)}
+        own = {
+            name: metadata.tables[f"{schema}.{name}"]
+            for name in (tables.COOLDOWN_TABLE, tables.NOTES_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)
+        }
         self.cooldown, self.notes = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
         # The record the engine's operations keep for the queue: its claim skips deferred items too.
-        self.trail = service.trail_of(q.config, reviewed, self.audit, self.cooldown, own[tables.NOTES_TABLE],
-                                      own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE])
+        self.trail = service.trail_of(
+            q.config,
+            reviewed,
+            self.audit,
+            self.cooldown,
+            own[tables.NOTES_TABLE],
+            own[tables.DEFERRALS_TABLE],
+            own[tables.REVIEWS_TABLE],
+        )
         self.writer = guarded.GuardedWriter(typing.cast(Any, None), q, self.trail)
         self.table = self.prep.format_table(q.table)
         self.key_type = q.key.type.compile(dialect=dialect)
@@ -128,9 +158,13 @@ class _Builder:
         self.user_type = q.user.type.compile(dialect=dialect)
         # A queue whose items may not be deferred (allow_defer = false) has no defer procedure, one
         # that does not say how an item waits again (on_reopen) no reopen procedure.
-        self.operations = tuple(op for op in OPERATIONS if (op != "defer" or q.config.allow_defer)
-                                and (op not in ("reopen", "undo") or q.on_reopen)
-                                and (op != "undo" or q.config.undo_within_seconds > 0))
+        self.operations = tuple(
+            op
+            for op in OPERATIONS
+            if (op != "defer" or q.config.allow_defer)
+            and (op not in ("reopen", "undo") or q.on_reopen)
+            and (op != "undo" or q.config.undo_within_seconds > 0)
+        )
 
     # -- pieces -----------------------------------------------------------------------------
 
@@ -154,15 +188,28 @@ class _Builder:
         cast = f"CAST({found} AS {column.type.compile(dialect=self.dialect)})"
         return f"CASE WHEN {named} THEN {cast} ELSE {self.prep.format_column(column)} END"
 
-    def audit_insert(self, event: str, *, owner: str = "@login", token: str | None = "@p_token", reason: str = "NULL",
-                     outcome: str = "NULL", detail: str = "NULL", when: str = "@done = 1") -> str:
+    def audit_insert(
+        self,
+        event: str,
+        *,
+        owner: str = "@login",
+        token: str | None = "@p_token",
+        reason: str = "NULL",
+        outcome: str = "NULL",
+        detail: str = "NULL",
+        when: str = "@done = 1",
+    ) -> str:
         """INSERT of one audit row when `when` holds; values are T-SQL (`token` None: no lock, no digest)."""
         sql = _Sql(self.dialect, {})
-        cols = ", ".join(self.quoted(c) for c in ("queue", "item_key", "event", "actor", "owner", "token", "at",
-                                                   "reason", "outcome", "detail"))
+        cols = ", ".join(
+            self.quoted(c)
+            for c in ("queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail")
+        )
         digest = "NULL" if token is None else sql(self.q.backend.token_digest(sa.literal_column(token)))
-        values = (f"{self.text(self.q.name)}, CAST(@p_key AS nvarchar(200)), {self.text(event)}, @login, {owner}, "
-                  f"{digest}, {sql(clock.db_now())}, {reason}, {outcome}, {detail}")
+        values = (
+            f"{self.text(self.q.name)}, CAST(@p_key AS nvarchar(200)), {self.text(event)}, @login, {owner}, "
+            f"{digest}, {sql(clock.db_now())}, {reason}, {outcome}, {detail}"
+        )
         return f"  IF {when}\n    INSERT INTO {self.prep.format_table(self.audit)} ({cols}) VALUES ({values});\n"
 
     def guarded(self, shape: Any, edits: bool) -> str:
@@ -178,15 +225,26 @@ class _Builder:
 
     def grants(self) -> list[str]:
         operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
-        own = {name: self.prep.format_table(sa.Table(name, sa.MetaData(), schema=self.schema))
-               for name in (tables.AUDIT_TABLE, tables.COOLDOWN_TABLE, tables.SETTINGS_TABLE,
-                            tables.VERSION_TABLE, tables.ROLES_TABLE, tables.DEFERRALS_TABLE, tables.NOTES_TABLE,
-                            tables.REVIEWS_TABLE)}
+        own = {
+            name: self.prep.format_table(sa.Table(name, sa.MetaData(), schema=self.schema))
+            for name in (
+                tables.AUDIT_TABLE,
+                tables.COOLDOWN_TABLE,
+                tables.SETTINGS_TABLE,
+                tables.VERSION_TABLE,
+                tables.ROLES_TABLE,
+                tables.DEFERRALS_TABLE,
+                tables.NOTES_TABLE,
+                tables.REVIEWS_TABLE,
+            )
+        }
         return [
-            (f"IF DATABASE_PRINCIPAL_ID({self.text(OPERATOR_ROLE)}) IS NULL CREATE ROLE {operator};\n"
-             f"IF DATABASE_PRINCIPAL_ID({self.text(SUPERVISOR_ROLE)}) IS NULL CREATE ROLE {supervisor};\n"
-             f"IF IS_ROLEMEMBER({self.text(OPERATOR_ROLE)}, {self.text(SUPERVISOR_ROLE)}) = 0\n"
-             f"  ALTER ROLE {operator} ADD MEMBER {supervisor};"),
+            (
+                f"IF DATABASE_PRINCIPAL_ID({self.text(OPERATOR_ROLE)}) IS NULL CREATE ROLE {operator};\n"
+                f"IF DATABASE_PRINCIPAL_ID({self.text(SUPERVISOR_ROLE)}) IS NULL CREATE ROLE {supervisor};\n"
+                f"IF IS_ROLEMEMBER({self.text(OPERATOR_ROLE)}, {self.text(SUPERVISOR_ROLE)}) = 0\n"
+                f"  ALTER ROLE {operator} ADD MEMBER {supervisor};"
+            ),
             # Read what workbench reads; write nothing directly: every change goes through a procedure.
             f"GRANT SELECT ON {self.table} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {self.table} TO {operator};",
@@ -201,27 +259,33 @@ class _Builder:
             # Four eyes: who did what waits for review is read by all and written only by the procedures.
             f"GRANT SELECT ON {own[tables.REVIEWS_TABLE]} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.REVIEWS_TABLE]} TO {operator};",
-            (f"GRANT SELECT ON {own[tables.DEFERRALS_TABLE]} TO {operator};\n"
-             f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"
-             f"GRANT SELECT ON {own[tables.SETTINGS_TABLE]} TO {operator};\n"
-             f"GRANT SELECT ON {own[tables.VERSION_TABLE]} TO {operator};\n"
-             f"GRANT SELECT ON {own[tables.ROLES_TABLE]} TO {operator};"),
+            (
+                f"GRANT SELECT ON {own[tables.DEFERRALS_TABLE]} TO {operator};\n"
+                f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"
+                f"GRANT SELECT ON {own[tables.SETTINGS_TABLE]} TO {operator};\n"
+                f"GRANT SELECT ON {own[tables.VERSION_TABLE]} TO {operator};\n"
+                f"GRANT SELECT ON {own[tables.ROLES_TABLE]} TO {operator};"
+            ),
         ]
 
     def executes(self) -> list[str]:
         operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
-        return [f"GRANT EXECUTE ON {self.name(op)} TO {supervisor if op in SUPERVISOR_ONLY else operator};"
-                for op in self.operations]
+        return [
+            f"GRANT EXECUTE ON {self.name(op)} TO {supervisor if op in SUPERVISOR_ONLY else operator};"
+            for op in self.operations
+        ]
 
     def procedure(self, operation: str) -> str:
         arguments, body = getattr(self, f"_{operation}")()
         head = f"CREATE OR ALTER PROCEDURE {self.name(operation)}"
         if arguments:
             head += "\n  " + ",\n  ".join(arguments)
-        return (f"{head}\nWITH EXECUTE AS OWNER\nAS\nBEGIN\n  SET NOCOUNT ON;\n  SET XACT_ABORT ON;\n"
-                f"  -- The login that called, not the owner this runs as.\n"
-                f"  DECLARE @login nvarchar(128) = ORIGINAL_LOGIN();\n  DECLARE @done int = 0;\n"
-                f"{body}END;")
+        return (
+            f"{head}\nWITH EXECUTE AS OWNER\nAS\nBEGIN\n  SET NOCOUNT ON;\n  SET XACT_ABORT ON;\n"
+            f"  -- The login that called, not the owner this runs as.\n"
+            f"  DECLARE @login nvarchar(128) = ORIGINAL_LOGIN();\n  DECLARE @done int = 0;\n"
+            f"{body}END;"
+        )
 
     def _key(self) -> str:
         return f"@p_key {self.key_type}"
@@ -237,46 +301,63 @@ class _Builder:
             branches = ""
             for where in base.ClaimMethod.branches(q, now, request, self.trail):
                 where = _unless_null(where, [value for _, value in request.where])
-                select = (sa.select(q.key, q.user, q.shape.as_text(q.shape.token_column())).where(where)
-                          .order_by(*q.order_by()).limit(1).with_hint(q.table, mssql_claims.PICK_HINT, "mssql"))
+                select = (
+                    sa.select(q.key, q.user, q.shape.as_text(q.shape.token_column()))
+                    .where(where)
+                    .order_by(*q.order_by())
+                    .limit(1)
+                    .with_hint(q.table, mssql_claims.PICK_HINT, "mssql")
+                )
                 branches += f"  IF NOT EXISTS (SELECT 1 FROM @pick)\n    INSERT INTO @pick {_one_line(sql(select))};\n"
             return branches
 
         login = typing.cast(str, _LOGIN)
         # Next item narrowed by the queue's filter_by columns (`next --where`): @p_f0, @p_f1, … in
         # their order, each left out of the claim when NULL.
-        arguments = [f"@{name} {column.type.compile(dialect=self.dialect)} = NULL"
-                     for name, column in filter_parameters(q).items()]
-        where = tuple((column.name, sa.literal_column(f"@{name}", column.type))
-                      for name, column in filter_parameters(q).items())
+        arguments = [
+            f"@{name} {column.type.compile(dialect=self.dialect)} = NULL"
+            for name, column in filter_parameters(q).items()
+        ]
+        where = tuple(
+            (column.name, sa.literal_column(f"@{name}", column.type)) for name, column in filter_parameters(q).items()
+        )
         branches = picks(base.ClaimRequest(user=login, count=1, where=where))
         if q.config.allow_pick:
             # @p_pick: this item only (`workbench claim KEY`), taken as the engine's claim of a key takes it.
             arguments.append(f"@p_pick {self.key_type} = NULL")
             picked = picks(base.ClaimRequest(user=login, count=1, key=_PICK, use_cooldown=False))
             # No semicolon after END: it would end the IF, and the ELSE after it would not parse.
-            branches = (f"  IF @p_pick IS NULL\n  BEGIN\n{_indent(branches)}  END\n"
-                        f"  ELSE\n  BEGIN\n{_indent(picked)}  END;\n")
+            branches = (
+                f"  IF @p_pick IS NULL\n  BEGIN\n{_indent(branches)}  END\n  ELSE\n  BEGIN\n{_indent(picked)}  END;\n"
+            )
         if q.config.max_locks_per_user:
             held = _one_line(sql(base.ClaimMethod.held_count(q, now, typing.cast(str, _LOGIN))))
-            limit = (f"  IF {held} >= {int(q.config.max_locks_per_user)}\n"
-                     f"    THROW {REFUSED}, N'workbench: the limit of locks per person is reached', 1;\n")
+            limit = (
+                f"  IF {held} >= {int(q.config.max_locks_per_user)}\n"
+                f"    THROW {REFUSED}, N'workbench: the limit of locks per person is reached', 1;\n"
+            )
         else:
             limit = ""
         writes = {**q.lock_writes(_LOGIN, now, q.shape.new_token()), **q.writes(q.on_claim, _LOGIN, now)}
         update = sql(sa.update(q.table).where(q.key == _KEY).values(writes))
         token = sql(q.shape.as_text(q.shape.token_column()))
-        body = (f"  DECLARE @pick TABLE (wb_key {self.key_type} NOT NULL, wb_prev_owner nvarchar(128) NULL, "
-                f"wb_prev_token nvarchar(64) NULL);\n  DECLARE @p_key {self.key_type}, @prev_owner nvarchar(128), "
-                f"@prev_token nvarchar(64), @p_token nvarchar(64);\n  BEGIN TRANSACTION;\n{limit}{branches}"
-                f"  SELECT TOP 1 @p_key = wb_key, @prev_owner = wb_prev_owner, @prev_token = wb_prev_token, "
-                f"@done = 1 FROM @pick;\n  IF @done = 1\n    {update};\n"
-                f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(q.key)} = @p_key;\n"
-                + self.audit_insert(models.EventKind.EXPIRE.value, owner="@prev_owner", token="@prev_token",
-                                    detail=self.text('{"noticed_by": "claim"}'),
-                                    when="@done = 1 AND @prev_owner IS NOT NULL")
-                + self.audit_insert(models.EventKind.CLAIM.value)
-                + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(_DONE)))};\n")
+        body = (
+            f"  DECLARE @pick TABLE (wb_key {self.key_type} NOT NULL, wb_prev_owner nvarchar(128) NULL, "
+            f"wb_prev_token nvarchar(64) NULL);\n  DECLARE @p_key {self.key_type}, @prev_owner nvarchar(128), "
+            f"@prev_token nvarchar(64), @p_token nvarchar(64);\n  BEGIN TRANSACTION;\n{limit}{branches}"
+            f"  SELECT TOP 1 @p_key = wb_key, @prev_owner = wb_prev_owner, @prev_token = wb_prev_token, "
+            f"@done = 1 FROM @pick;\n  IF @done = 1\n    {update};\n"
+            f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(q.key)} = @p_key;\n"
+            + self.audit_insert(
+                models.EventKind.EXPIRE.value,
+                owner="@prev_owner",
+                token="@prev_token",
+                detail=self.text('{"noticed_by": "claim"}'),
+                when="@done = 1 AND @prev_owner IS NOT NULL",
+            )
+            + self.audit_insert(models.EventKind.CLAIM.value)
+            + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(_DONE)))};\n"
+        )
         return arguments, body
 
     def _row_with_lock(self, when: sa.ColumnElement[bool]) -> sa.Select[Any]:
@@ -284,25 +365,43 @@ class _Builder:
         q = self.q
         return sa.select(q.table, *q.lock_select_columns(q.now())).where(q.key == _KEY, when)
 
-    def _write(self, shape: Any, *, edits: bool, reason: str = "NULL", outcome: str = "NULL",
-               detail: str = "NULL", then: str = "") -> str:
+    def _write(
+        self,
+        shape: Any,
+        *,
+        edits: bool,
+        reason: str = "NULL",
+        outcome: str = "NULL",
+        detail: str = "NULL",
+        then: str = "",
+    ) -> str:
         """The guarded UPDATE, its audit row and `then` (statements run when it happened), one transaction."""
         # As the engine writes it: {"columns": ["a", "b"]}, names sorted (editable names are plain), and
         # for a Complete chosen for review {"columns": [...], "review": "first"}.
         if edits:
-            columns = ("(SELECT CONCAT(N'{0}\"columns\": [', STRING_AGG(CONCAT(N'\"', [key], N'\"'), N', ') "
-                       "WITHIN GROUP (ORDER BY [key]), N']{1}') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0)")
+            columns = (
+                "(SELECT CONCAT(N'{0}\"columns\": [', STRING_AGG(CONCAT(N'\"', [key], N'\"'), N', ') "
+                "WITHIN GROUP (ORDER BY [key]), N']{1}') FROM OPENJSON(@p_edits) HAVING COUNT(*) > 0)"
+            )
             # Without edits: NULL, or {"review": "first"}.
-            detail = (f"CONCAT(N'{{', {columns.format('', ', ')}, N'\"review\": \"', @why, N'\"}}')"
-                      if shape.to_review else columns.format("{", "}"))
+            detail = (
+                f"CONCAT(N'{{', {columns.format('', ', ')}, N'\"review\": \"', @why, N'\"}}')"
+                if shape.to_review
+                else columns.format("{", "}")
+            )
         unknown = ""
         if edits:
             allowed = ", ".join(self.text(name) for name in self.edits) or "NULL"
-            unknown = (f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] NOT IN ({allowed}))\n"
-                       f"    THROW {REFUSED}, N'workbench: only the queue''s editable fields may be changed', 1;\n")
-        return (f"{unknown}  BEGIN TRANSACTION;\n  {self.guarded(shape, edits)};\n  SET @done = @@ROWCOUNT;\n"
-                + self.audit_insert(shape.kind.value, reason=reason, outcome=outcome, detail=detail)
-                + (f"  IF @done = 1\n  BEGIN\n{then}  END;\n" if then else "") + "  COMMIT;\n")
+            unknown = (
+                f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] NOT IN ({allowed}))\n"
+                f"    THROW {REFUSED}, N'workbench: only the queue''s editable fields may be changed', 1;\n"
+            )
+        return (
+            f"{unknown}  BEGIN TRANSACTION;\n  {self.guarded(shape, edits)};\n  SET @done = @@ROWCOUNT;\n"
+            + self.audit_insert(shape.kind.value, reason=reason, outcome=outcome, detail=detail)
+            + (f"  IF @done = 1\n  BEGIN\n{then}  END;\n" if then else "")
+            + "  COMMIT;\n"
+        )
 
     def _args(self, *more: str) -> list[str]:
         return [self._key(), "@p_token nvarchar(64)", *more]
@@ -318,17 +417,27 @@ class _Builder:
     def _release(self) -> tuple[list[str], str]:
         def release(writes: str | None) -> str:
             shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, reason_writes=writes)
-            return self._cooled(self._write(shape, edits=False, reason="@p_reason",
-                                            then=self._undeferred() + self._noted(models.EventKind.RELEASE)))
+            return self._cooled(
+                self._write(
+                    shape,
+                    edits=False,
+                    reason="@p_reason",
+                    then=self._undeferred() + self._noted(models.EventKind.RELEASE),
+                )
+            )
 
         # A configured reason also writes its own values; any other reason, only on_release's.
         body = ""
         for label in self.q.reason_writes:
-            body += (f"  {'ELSE IF' if body else 'IF'} @p_reason = {self.text(label)}\n"
-                     f"  BEGIN\n{_indent(release(label))}  END\n")
+            body += (
+                f"  {'ELSE IF' if body else 'IF'} @p_reason = {self.text(label)}\n"
+                f"  BEGIN\n{_indent(release(label))}  END\n"
+            )
         body = f"{body}  ELSE\n  BEGIN\n{_indent(release(None))}  END;\n" if body else release(None)
-        return (self._args(f"@p_reason {self.reason_type} = NULL", NOTE_ARGUMENT),
-                self._note_checks("release") + body + self._done())
+        return (
+            self._args(f"@p_reason {self.reason_type} = NULL", NOTE_ARGUMENT),
+            self._note_checks("release") + body + self._done(),
+        )
 
     def _undeferred(self, lapsed_too: bool = False) -> str:
         """A release forgets the item's deferral (whoever released it decided anew); a defer replaces it,
@@ -349,53 +458,81 @@ class _Builder:
         sql = _Sql(self.dialect, {})
         now = clock.db_now()
         latest = sql(clock.add_seconds(now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True)))
-        checks = (f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
-                  f"    THROW {REFUSED}, N'workbench: say why the item is deferred', 1;\n"
-                  f"  IF @p_until IS NULL OR @p_until <= {sql(now)} OR @p_until > {latest}\n"
-                  f"    THROW {REFUSED}, N'workbench: defer until a time still to come, at most "
-                  f"{deferrals_mod.MAX_DAYS} days ahead', 1;\n")
-        kept = sql(sa.insert(d.table).inline().values(
-            queue=self.q.name, item_key=_ITEM,
-            actor=_LOGIN, until=sa.literal_column("@p_until"), at=now,
-            reason=sa.literal_column("@p_reason")))
+        checks = (
+            f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
+            f"    THROW {REFUSED}, N'workbench: say why the item is deferred', 1;\n"
+            f"  IF @p_until IS NULL OR @p_until <= {sql(now)} OR @p_until > {latest}\n"
+            f"    THROW {REFUSED}, N'workbench: defer until a time still to come, at most "
+            f"{deferrals_mod.MAX_DAYS} days ahead', 1;\n"
+        )
+        kept = sql(
+            sa.insert(d.table)
+            .inline()
+            .values(
+                queue=self.q.name,
+                item_key=_ITEM,
+                actor=_LOGIN,
+                until=sa.literal_column("@p_until"),
+                at=now,
+                reason=sa.literal_column("@p_reason"),
+            )
+        )
         # As the engine writes it: {"until": "2026-11-27T09:00:00+00:00"}.
         detail = "CONCAT(N'{\"until\": \"', CONVERT(nvarchar(30), @p_until, 126), N'+00:00\"}')"
         shape = guarded.Shape(models.EventKind.DEFER, unlock=True, release_writes=True)
-        body = self._write(shape, edits=False, reason="@p_reason", detail=detail,
-                           then=self._undeferred(lapsed_too=True) + f"    {kept};\n"
-                           + self._noted(models.EventKind.DEFER))
+        body = self._write(
+            shape,
+            edits=False,
+            reason="@p_reason",
+            detail=detail,
+            then=self._undeferred(lapsed_too=True) + f"    {kept};\n" + self._noted(models.EventKind.DEFER),
+        )
         until_type = d.table.c.until.type.compile(dialect=self.dialect)
-        return (self._args(f"@p_until {until_type}", f"@p_reason {self.reason_type}", NOTE_ARGUMENT),
-                checks + self._note_checks("defer") + body + self._done())
+        return (
+            self._args(f"@p_until {until_type}", f"@p_reason {self.reason_type}", NOTE_ARGUMENT),
+            checks + self._note_checks("defer") + body + self._done(),
+        )
 
     def _note(self) -> tuple[list[str], str]:
         """Add a note to an item under the login's name (anyone may, as in the engine: notes.checked's
         rules, blanks around the text dropped); returns the note as kept."""
         q, n, sql = self.q, self.notes, _Sql(self.dialect, {})
         exists = _one_line(sql(sa.exists().where(q.key == _KEY)))
-        body = (self._trimmed("@text", "@p_text")
-                + "  IF @text IS NULL OR @text = N''\n"
-                f"    THROW {REFUSED}, N'workbench: a note needs some text', 1;\n"
-                f"  IF NOT {exists}\n"
-                f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n"
-                f"  {self._note_insert(None, '@text')};\n"
-                f"  SELECT * FROM {self.prep.format_table(n)} WHERE {sql(n.c.id)} = SCOPE_IDENTITY();\n")
+        body = (
+            self._trimmed("@text", "@p_text") + "  IF @text IS NULL OR @text = N''\n"
+            f"    THROW {REFUSED}, N'workbench: a note needs some text', 1;\n"
+            f"  IF NOT {exists}\n"
+            f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n"
+            f"  {self._note_insert(None, '@text')};\n"
+            f"  SELECT * FROM {self.prep.format_table(n)} WHERE {sql(n.c.id)} = SCOPE_IDENTITY();\n"
+        )
         return [self._key(), "@p_text nvarchar(max)"], body
 
     def _trimmed(self, variable: str, parameter: str) -> str:
         """`variable`: a note's text as notes.checked keeps it (blanks around dropped), within its limit."""
-        return ("  -- Tab, line feed, carriage return and space, as Python's strip() drops them.\n"
-                f"  DECLARE {variable} nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM {parameter});\n"
-                f"  IF LEN({variable}) > {notes_mod.MAX_LENGTH}\n"
-                f"    THROW {REFUSED}, N'workbench: a note holds at most {notes_mod.MAX_LENGTH} characters', 1;\n")
+        return (
+            "  -- Tab, line feed, carriage return and space, as Python's strip() drops them.\n"
+            f"  DECLARE {variable} nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM {parameter});\n"
+            f"  IF LEN({variable}) > {notes_mod.MAX_LENGTH}\n"
+            f"    THROW {REFUSED}, N'workbench: a note holds at most {notes_mod.MAX_LENGTH} characters', 1;\n"
+        )
 
     def _note_insert(self, kind: models.EventKind | None, text: str) -> str:
         """The note row, kept where the engine keeps the queue's notes (a reviewing queue: the reviewed one's)."""
         notes = self.trail.notes
         assert notes is not None  # the builder's trail is opened with its notes
-        return _Sql(self.dialect, {})(sa.insert(self.notes).inline().values(
-            queue=notes.queue, item_key=_ITEM, author=_LOGIN, at=clock.db_now(),
-            kind=kind.value if kind is not None else None, text=sa.literal_column(text)))
+        return _Sql(self.dialect, {})(
+            sa.insert(self.notes)
+            .inline()
+            .values(
+                queue=notes.queue,
+                item_key=_ITEM,
+                author=_LOGIN,
+                at=clock.db_now(),
+                kind=kind.value if kind is not None else None,
+                text=sa.literal_column(text),
+            )
+        )
 
     def _note_checks(self, action: str | None) -> str:
         """@note: the note given with a release, defer or Complete (@p_note); required where the queue
@@ -405,8 +542,10 @@ class _Builder:
     def _note_required(self, action: str) -> str:
         if not self.q.config.needs_note(action):
             return ""
-        return ("  IF @note IS NULL OR @note = N''\n"
-                f"    THROW {REFUSED}, N'workbench: this queue needs a note with this: say what happened', 1;\n")
+        return (
+            "  IF @note IS NULL OR @note = N''\n"
+            f"    THROW {REFUSED}, N'workbench: this queue needs a note with this: say what happened', 1;\n"
+        )
 
     def _noted(self, kind: models.EventKind) -> str:
         """The note given with the write, in its transaction, where there is one."""
@@ -418,13 +557,17 @@ class _Builder:
         if seconds > 0:
             c, sql = self.cooldown, _Sql(self.dialect, {})
             now = clock.db_now()
-            lapsed = sql(sa.delete(c).where(c.c.queue == self.q.name, c.c.actor == _LOGIN,
-                                            c.c.until <= now))
-            remember = sql(sa.insert(c).inline().values(queue=self.q.name, actor=_LOGIN,
-                                               item_key=_ITEM,
-                                               until=clock.add_seconds(now, sa.literal(seconds))))
-            body = body.replace("  COMMIT;\n", f"  IF @done = 1\n  BEGIN\n    {lapsed};\n    {remember};\n  END;\n"
-                                               "  COMMIT;\n")
+            lapsed = sql(sa.delete(c).where(c.c.queue == self.q.name, c.c.actor == _LOGIN, c.c.until <= now))
+            remember = sql(
+                sa.insert(c)
+                .inline()
+                .values(
+                    queue=self.q.name, actor=_LOGIN, item_key=_ITEM, until=clock.add_seconds(now, sa.literal(seconds))
+                )
+            )
+            body = body.replace(
+                "  COMMIT;\n", f"  IF @done = 1\n  BEGIN\n    {lapsed};\n    {remember};\n  END;\n  COMMIT;\n"
+            )
         return body
 
     def _complete(self) -> tuple[list[str], str]:
@@ -439,43 +582,59 @@ class _Builder:
             return "".join(f"    {_one_line(sql(statement))};\n" for statement in statements)
 
         for outcome in self.q.config.outcomes:
-            shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(self.edits), outcome=outcome.name,
-                                  unlock=True)
+            shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(self.edits), outcome=outcome.name, unlock=True)
             # In a reviewing queue the verdict is recorded with the Complete (a sent-back item deferred to its doer).
-            decided = run(reviews.decide_statements(matches, _LOGIN, outcome.name)) \
-                if reviews is not None else ""
+            decided = run(reviews.decide_statements(matches, _LOGIN, outcome.name)) if reviews is not None else ""
             noted = self._noted(models.EventKind.COMPLETE)
             branch = self._note_required(outcome.name) + self._write(
-                shape, edits=True, outcome=self.text(outcome.name), then=decided + noted)
+                shape, edits=True, outcome=self.text(outcome.name), then=decided + noted
+            )
             if to_review is not None and outcome.name in to_review.review.outcomes:
                 # Four eyes: chosen here, in the database, as Reviews.choose does (the client cannot skip it).
-                opened = run(to_review.open_statements(matches, _ITEM, None, _LOGIN,
-                                                       sa.literal_column("@why")))
-                chosen = self._write(dataclasses.replace(shape, to_review=True), edits=True,
-                                     outcome=self.text(outcome.name), then=decided + opened + noted)
-                branch = (self._note_required(outcome.name) + self._review_choice(to_review)
-                          + f"  IF @why IS NULL\n  BEGIN\n{_indent(branch)}  END\n"
-                          f"  ELSE\n  BEGIN\n{_indent(chosen)}  END;\n")
+                opened = run(to_review.open_statements(matches, _ITEM, None, _LOGIN, sa.literal_column("@why")))
+                chosen = self._write(
+                    dataclasses.replace(shape, to_review=True),
+                    edits=True,
+                    outcome=self.text(outcome.name),
+                    then=decided + opened + noted,
+                )
+                branch = (
+                    self._note_required(outcome.name)
+                    + self._review_choice(to_review)
+                    + f"  IF @why IS NULL\n  BEGIN\n{_indent(branch)}  END\n"
+                    f"  ELSE\n  BEGIN\n{_indent(chosen)}  END;\n"
+                )
             # No semicolon after END: it would end the IF, and the ELSE after it would not parse.
-            body += (f"  {'ELSE IF' if body else 'IF'} @p_outcome = {self.text(outcome.name)}\n"
-                     f"  BEGIN\n{_indent(branch)}  END\n")
+            body += (
+                f"  {'ELSE IF' if body else 'IF'} @p_outcome = {self.text(outcome.name)}\n"
+                f"  BEGIN\n{_indent(branch)}  END\n"
+            )
         body += f"  ELSE\n    THROW {REFUSED}, N'workbench: no such outcome', 1;\n"
         if to_review is not None:
             body = "  DECLARE @why nvarchar(20) = NULL;\n" + body
-        return (self._args("@p_outcome nvarchar(100)", "@p_edits nvarchar(max) = NULL", NOTE_ARGUMENT),
-                self._note_checks(None) + body + self._done())
+        return (
+            self._args("@p_outcome nvarchar(100)", "@p_edits nvarchar(max) = NULL", NOTE_ARGUMENT),
+            self._note_checks(None) + body + self._done(),
+        )
 
     def _review_choice(self, to_review: reviews_mod.Reviews) -> str:
         """@why: FIRST while the login has fewer than first_items chosen, else SHARE for percent % at random."""
         r, review = to_review.table, to_review.review
-        share = (f"IF RAND(CHECKSUM(NEWID())) * 100 < {int(review.percent)}\n"
-                 f"    SET @why = {self.text(reviews_mod.SHARE)};\n")
+        share = (
+            f"IF RAND(CHECKSUM(NEWID())) * 100 < {int(review.percent)}\n"
+            f"    SET @why = {self.text(reviews_mod.SHARE)};\n"
+        )
         if not review.first_items:
             return "  " + share
-        firsts = sa.select(sa.func.count()).where(r.c.source == to_review.source, r.c.doer == _LOGIN,
-                                                  r.c.why == reviews_mod.FIRST).scalar_subquery()
-        return (f"  IF {_one_line(_Sql(self.dialect, {})(firsts))} < {int(review.first_items)}\n"
-                f"    SET @why = {self.text(reviews_mod.FIRST)};\n  ELSE {share}")
+        firsts = (
+            sa.select(sa.func.count())
+            .where(r.c.source == to_review.source, r.c.doer == _LOGIN, r.c.why == reviews_mod.FIRST)
+            .scalar_subquery()
+        )
+        return (
+            f"  IF {_one_line(_Sql(self.dialect, {})(firsts))} < {int(review.first_items)}\n"
+            f"    SET @why = {self.text(reviews_mod.FIRST)};\n  ELSE {share}"
+        )
 
     def _done(self) -> str:
         """The row's lock as the engine reads it after a write (BoundQueue.lock_from_row; empty after
@@ -497,22 +656,29 @@ class _Builder:
             values = {**q.writes(q.on_release, _LOGIN, now), **q.shape.unlock_writes()}
             event = models.EventKind.FORCE_RELEASE.value
         token = sql(q.shape.as_text(q.shape.token_column()))
-        body = (f"  DECLARE @prev_owner nvarchar(128), @p_token nvarchar(64), @new_token nvarchar(64);\n"
-                f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
-                f"    THROW {REFUSED}, N'workbench: a reason is needed; the holder is shown it', 1;\n"
-                f"  BEGIN TRANSACTION;\n"
-                f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
-                f"WHERE {sql(held)};\n"
-                f"  IF @prev_owner IS NULL\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {NOT_HELD}, N'workbench: the item is not locked by anyone in this queue', 1;\n  END;\n"
-                f"  {sql(sa.update(q.table).where(held).values(values))};\n  SET @done = @@ROWCOUNT;\n")
+        body = (
+            f"  DECLARE @prev_owner nvarchar(128), @p_token nvarchar(64), @new_token nvarchar(64);\n"
+            f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
+            f"    THROW {REFUSED}, N'workbench: a reason is needed; the holder is shown it', 1;\n"
+            f"  BEGIN TRANSACTION;\n"
+            f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
+            f"WHERE {sql(held)};\n"
+            f"  IF @prev_owner IS NULL\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {NOT_HELD}, N'workbench: the item is not locked by anyone in this queue', 1;\n  END;\n"
+            f"  {sql(sa.update(q.table).where(held).values(values))};\n  SET @done = @@ROWCOUNT;\n"
+        )
         detail = "CONCAT(N'{\"to\": \"', STRING_ESCAPE(@p_to, 'json'), N'\"}')" if to_user else "NULL"
         body += self.audit_insert(event, owner="@prev_owner", reason="@p_reason", detail=detail)
         if to_user:
-            body += (f"  SELECT @new_token = {token} FROM {self.table} WHERE {sql(q.key)} = @p_key;\n"
-                     + self.audit_insert(models.EventKind.CLAIM.value, owner="@p_to", token="@new_token",
-                                         detail="CONCAT(N'{\"reassigned_from\": \"', STRING_ESCAPE(@prev_owner, "
-                                                "'json'), N'\"}')"))
+            body += (
+                f"  SELECT @new_token = {token} FROM {self.table} WHERE {sql(q.key)} = @p_key;\n"
+                + self.audit_insert(
+                    models.EventKind.CLAIM.value,
+                    owner="@p_to",
+                    token="@new_token",
+                    detail="CONCAT(N'{\"reassigned_from\": \"', STRING_ESCAPE(@prev_owner, 'json'), N'\"}')",
+                )
+            )
         return body + "  COMMIT;\n" + self._done()
 
     def _undo(self) -> tuple[list[str], str]:
@@ -522,10 +688,17 @@ class _Builder:
         q, sql, a = self.q, _Sql(self.dialect, {}), self.audit
         now = q.now()
         here = q.key == _KEY
-        last = (sa.select(a.c.event, a.c.actor, a.c.outcome, a.c.at, a.c.detail)
-                .where(a.c.queue == q.name, a.c.item_key == _ITEM).order_by(a.c.id.desc()).limit(1))
-        writes = {**q.writes(q.on_reopen, _LOGIN, now), **q.lock_writes(_LOGIN, now, q.shape.new_token()),
-                  **q.writes(q.on_claim, _LOGIN, now)}
+        last = (
+            sa.select(a.c.event, a.c.actor, a.c.outcome, a.c.at, a.c.detail)
+            .where(a.c.queue == q.name, a.c.item_key == _ITEM)
+            .order_by(a.c.id.desc())
+            .limit(1)
+        )
+        writes = {
+            **q.writes(q.on_reopen, _LOGIN, now),
+            **q.lock_writes(_LOGIN, now, q.shape.new_token()),
+            **q.writes(q.on_claim, _LOGIN, now),
+        }
         to_review = self.trail.to_review
         chosen: sa.ColumnElement[Any] = sa.literal_column("JSON_VALUE(@detail, '$.review')")
         branches = ""
@@ -535,40 +708,51 @@ class _Builder:
             if to_review is not None and q.review_writes:
                 # Chosen for review, the review's values were written after the outcome's.
                 reviewed = {**written, **{b.column.name: b for b in q.review_writes}}
-                still = sa.or_(sa.and_(chosen.is_(None), still),
-                               sa.and_(chosen.is_not(None), *(b.holds(_LOGIN) for b in reviewed.values())))
-            update = sa.update(q.table).where(here, *q.scope_clause(), q.free(), sa.not_(q.todo_clause()), still) \
+                still = sa.or_(
+                    sa.and_(chosen.is_(None), still),
+                    sa.and_(chosen.is_not(None), *(b.holds(_LOGIN) for b in reviewed.values())),
+                )
+            update = (
+                sa.update(q.table)
+                .where(here, *q.scope_clause(), q.free(), sa.not_(q.todo_clause()), still)
                 .values(writes)
+            )
             # No semicolon after END: it would end the IF, and the ELSE IF after it would not parse.
-            branches += (f"  {'ELSE IF' if branches else 'IF'} @outcome = {self.text(outcome.name)}\n  BEGIN\n"
-                         f"    {_one_line(sql(update))};\n    SET @done = @@ROWCOUNT;\n  END\n")
+            branches += (
+                f"  {'ELSE IF' if branches else 'IF'} @outcome = {self.text(outcome.name)}\n  BEGIN\n"
+                f"    {_one_line(sql(update))};\n    SET @done = @@ROWCOUNT;\n  END\n"
+            )
         withdraw = ""
         if to_review is not None:
-            withdraw = (f"  IF JSON_VALUE(@detail, '$.review') IS NOT NULL\n"
-                        f"    {_one_line(sql(to_review.withdraw_statement(_ITEM)))};\n")
+            withdraw = (
+                f"  IF JSON_VALUE(@detail, '$.review') IS NOT NULL\n"
+                f"    {_one_line(sql(to_review.withdraw_statement(_ITEM)))};\n"
+            )
         token = sql(q.shape.as_text(q.shape.token_column()))
         limit = int(q.config.undo_within_seconds)
-        body = (f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
-                f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64);\n"
-                f"  BEGIN TRANSACTION;\n"
-                f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
-                f"  SELECT @event = event, @actor = actor, @outcome = outcome, @at = at, @detail = detail FROM "
-                f"({_one_line(sql(last))}) AS wb_last;\n"
-                f"  IF @found = 0 OR @event IS NULL OR @event <> {self.text(models.EventKind.COMPLETE.value)} "
-                f"OR @actor <> @login\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {REFUSED}, N'workbench: nothing of yours to undo: the last thing that happened to the item "
-                f"was not your Complete', 1;\n  END;\n"
-                f"  IF DATEADD(second, {limit}, @at) < {sql(clock.db_now())}\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {REFUSED}, N'workbench: too late to undo; a supervisor can reopen the item', 1;\n  END;\n"
-                f"{branches}"
-                f"  IF @done = 0\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {REFUSED}, N'workbench: the item changed since you completed it: undo is refused; a "
-                f"supervisor can reopen it', 1;\n  END;\n"
-                f"{withdraw}"
-                f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
-                + self.audit_insert(models.EventKind.UNDO.value, token=None, outcome="@outcome")
-                + self.audit_insert(models.EventKind.CLAIM.value)
-                + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(sa.true())))};\n")
+        body = (
+            f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
+            f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64);\n"
+            f"  BEGIN TRANSACTION;\n"
+            f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+            f"  SELECT @event = event, @actor = actor, @outcome = outcome, @at = at, @detail = detail FROM "
+            f"({_one_line(sql(last))}) AS wb_last;\n"
+            f"  IF @found = 0 OR @event IS NULL OR @event <> {self.text(models.EventKind.COMPLETE.value)} "
+            f"OR @actor <> @login\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {REFUSED}, N'workbench: nothing of yours to undo: the last thing that happened to the item "
+            f"was not your Complete', 1;\n  END;\n"
+            f"  IF DATEADD(second, {limit}, @at) < {sql(clock.db_now())}\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {REFUSED}, N'workbench: too late to undo; a supervisor can reopen the item', 1;\n  END;\n"
+            f"{branches}"
+            f"  IF @done = 0\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {REFUSED}, N'workbench: the item changed since you completed it: undo is refused; a "
+            f"supervisor can reopen it', 1;\n  END;\n"
+            f"{withdraw}"
+            f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
+            + self.audit_insert(models.EventKind.UNDO.value, token=None, outcome="@outcome")
+            + self.audit_insert(models.EventKind.CLAIM.value)
+            + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(sa.true())))};\n"
+        )
         return [self._key()], body
 
     def _reopen(self) -> tuple[list[str], str]:
@@ -579,24 +763,29 @@ class _Builder:
         here = q.key == _KEY
         waiting = sql(sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0))
         held = sql(sa.case((q.live(now), 1), else_=0))
-        reopened = sa.update(q.table).where(here, *q.scope_clause(), sa.not_(q.todo_clause())) \
+        reopened = (
+            sa.update(q.table)
+            .where(here, *q.scope_clause(), sa.not_(q.todo_clause()))
             .values(q.writes(q.on_reopen, _LOGIN, now))
-        body = (f"  DECLARE @found int = 0, @held int = 0, @waiting int = 0;\n"
-                f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
-                f"    THROW {REFUSED}, N'workbench: a reason is needed; it is kept in the item''s history', 1;\n"
-                f"  BEGIN TRANSACTION;\n"
-                f"  SELECT @found = 1, @held = {_one_line(held)}, @waiting = {_one_line(waiting)} "
-                f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
-                f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n  END;\n"
-                f"  IF @held = 1\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {REFUSED}, N'workbench: someone holds the item, it is not finished: force-release it "
-                f"instead', 1;\n  END;\n"
-                f"  IF @waiting = 1\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {REFUSED}, N'workbench: the item is waiting already: nothing to reopen', 1;\n  END;\n"
-                f"  {_one_line(sql(reopened))};\n  SET @done = @@ROWCOUNT;\n"
-                + self.audit_insert(models.EventKind.REOPEN.value, owner="NULL", token=None, reason="@p_reason")
-                + "  COMMIT;\n")
+        )
+        body = (
+            f"  DECLARE @found int = 0, @held int = 0, @waiting int = 0;\n"
+            f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
+            f"    THROW {REFUSED}, N'workbench: a reason is needed; it is kept in the item''s history', 1;\n"
+            f"  BEGIN TRANSACTION;\n"
+            f"  SELECT @found = 1, @held = {_one_line(held)}, @waiting = {_one_line(waiting)} "
+            f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+            f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n  END;\n"
+            f"  IF @held = 1\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {REFUSED}, N'workbench: someone holds the item, it is not finished: force-release it "
+            f"instead', 1;\n  END;\n"
+            f"  IF @waiting = 1\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {REFUSED}, N'workbench: the item is waiting already: nothing to reopen', 1;\n  END;\n"
+            f"  {_one_line(sql(reopened))};\n  SET @done = @@ROWCOUNT;\n"
+            + self.audit_insert(models.EventKind.REOPEN.value, owner="NULL", token=None, reason="@p_reason")
+            + "  COMMIT;\n"
+        )
         return [self._key(), f"@p_reason {self.reason_type}"], body + self._done()
 
     def _move(self) -> tuple[list[str], str]:
@@ -609,47 +798,54 @@ class _Builder:
         allowed = ", ".join(self.text(name) for name in movable) or "NULL"
         values = {name: sa.literal_column(self.edited(name, "@p_changes"), q.table.c[name].type) for name in movable}
         waiting = sa.and_(*q.scope_clause(), q.todo_clause(), q.shape.unheld(q.key))
-        finished = sa.and_(*(q.written(c, values) for c in q.scope_clause()),
-                           sa.not_(q.written(q.todo_clause(), values)))
+        finished = sa.and_(
+            *(q.written(c, values) for c in q.scope_clause()), sa.not_(q.written(q.todo_clause(), values))
+        )
         # Each movable column's value before and after, as JSON (FOR JSON keeps each type's notation).
         row = sa.select(*(q.table.c[name] for name in movable)).where(here)
         as_json = f"({_one_line(sql(row))} FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES)"
         hidden = ", ".join(self.text(name) for name in sorted(q.audit_hidden)) or "NULL"
 
         def value(side: str) -> str:
-            return (f"CASE WHEN c.[key] IN ({hidden}) THEN N'null' WHEN {side}.[type] = 0 THEN N'null' "
-                    f"WHEN {side}.[type] = 1 THEN CONCAT(N'\"', STRING_ESCAPE({side}.[value], 'json'), N'\"') "
-                    f"ELSE {side}.[value] END")
+            return (
+                f"CASE WHEN c.[key] IN ({hidden}) THEN N'null' WHEN {side}.[type] = 0 THEN N'null' "
+                f"WHEN {side}.[type] = 1 THEN CONCAT(N'\"', STRING_ESCAPE({side}.[value], 'json'), N'\"') "
+                f"ELSE {side}.[value] END"
+            )
 
-        detail = (f"(SELECT CONCAT(N'{{\"changes\": {{', STRING_AGG(CONCAT(N'\"', c.[key], N'\": [', {value('b')}, "
-                  f"N', ', {value('a')}, N']'), N', ') WITHIN GROUP (ORDER BY c.[key]), N'}}}}') "
-                  f"FROM OPENJSON(@p_changes) AS c JOIN OPENJSON(@before) AS b ON b.[key] = c.[key] "
-                  f"JOIN OPENJSON(@after) AS a ON a.[key] = c.[key] "
-                  f"WHERE NOT (b.[type] = a.[type] AND (b.[type] = 0 OR b.[value] = a.[value])))")
+        detail = (
+            f"(SELECT CONCAT(N'{{\"changes\": {{', STRING_AGG(CONCAT(N'\"', c.[key], N'\": [', {value('b')}, "
+            f"N', ', {value('a')}, N']'), N', ') WITHIN GROUP (ORDER BY c.[key]), N'}}}}') "
+            f"FROM OPENJSON(@p_changes) AS c JOIN OPENJSON(@before) AS b ON b.[key] = c.[key] "
+            f"JOIN OPENJSON(@after) AS a ON a.[key] = c.[key] "
+            f"WHERE NOT (b.[type] = a.[type] AND (b.[type] = 0 OR b.[value] = a.[value])))"
+        )
         update = sa.update(q.table).where(here, waiting).values(values)
-        body = (f"  DECLARE @found int = 0, @finishes int = 0, @before nvarchar(max), @after nvarchar(max);\n"
-                f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
-                f"    THROW {REFUSED}, N'workbench: say why the items move: it is kept in their history', 1;\n"
-                f"  IF @p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))\n"
-                f"    THROW {REFUSED}, N'workbench: say what to change', 1;\n"
-                f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] NOT IN ({allowed}))\n"
-                f"    THROW {REFUSED}, N'workbench: a move writes neither the key nor the lock', 1;\n"
-                f"  BEGIN TRANSACTION;\n"
-                f"  SELECT @found = 1, @finishes = {_one_line(sql(sa.case((finished, 1), else_=0)))} "
-                f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {_one_line(sql(sa.and_(here, waiting)))};\n"
-                f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {NOT_HELD}, N'workbench: the item is not waiting, or someone holds it', 1;\n  END;\n"
-                f"  IF @finishes = 1\n  BEGIN\n    ROLLBACK;\n"
-                f"    THROW {REFUSED}, N'workbench: a move keeps items waiting: finishing one is work, with a claim "
-                f"and an outcome', 1;\n  END;\n"
-                f"  SET @before = {as_json};\n"
-                f"  {_one_line(sql(update))};\n  SET @done = @@ROWCOUNT;\n"
-                f"  SET @after = {as_json};\n"
-                + self.audit_insert(models.EventKind.MOVE.value, owner="NULL", token=None, reason="@p_reason",
-                                    detail=detail)
-                + "  COMMIT;\n")
-        return ([self._key(), "@p_changes nvarchar(max)", f"@p_reason {self.reason_type}"],
-                body + self._done())
+        body = (
+            f"  DECLARE @found int = 0, @finishes int = 0, @before nvarchar(max), @after nvarchar(max);\n"
+            f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
+            f"    THROW {REFUSED}, N'workbench: say why the items move: it is kept in their history', 1;\n"
+            f"  IF @p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))\n"
+            f"    THROW {REFUSED}, N'workbench: say what to change', 1;\n"
+            f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] NOT IN ({allowed}))\n"
+            f"    THROW {REFUSED}, N'workbench: a move writes neither the key nor the lock', 1;\n"
+            f"  BEGIN TRANSACTION;\n"
+            f"  SELECT @found = 1, @finishes = {_one_line(sql(sa.case((finished, 1), else_=0)))} "
+            f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {_one_line(sql(sa.and_(here, waiting)))};\n"
+            f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {NOT_HELD}, N'workbench: the item is not waiting, or someone holds it', 1;\n  END;\n"
+            f"  IF @finishes = 1\n  BEGIN\n    ROLLBACK;\n"
+            f"    THROW {REFUSED}, N'workbench: a move keeps items waiting: finishing one is work, with a claim "
+            f"and an outcome', 1;\n  END;\n"
+            f"  SET @before = {as_json};\n"
+            f"  {_one_line(sql(update))};\n  SET @done = @@ROWCOUNT;\n"
+            f"  SET @after = {as_json};\n"
+            + self.audit_insert(
+                models.EventKind.MOVE.value, owner="NULL", token=None, reason="@p_reason", detail=detail
+            )
+            + "  COMMIT;\n"
+        )
+        return ([self._key(), "@p_changes nvarchar(max)", f"@p_reason {self.reason_type}"], body + self._done())
 
     def _force_release(self) -> tuple[list[str], str]:
         return [self._key(), f"@p_reason {self.reason_type}"], self._taken(to_user=False)
@@ -665,6 +861,7 @@ def filter_parameters(q: mapping.BoundQueue) -> dict[str, sa.Column[Any]]:
 
 def _unless_null(clause: sa.ColumnElement[bool], variables: list[Any]) -> sa.ColumnElement[bool]:
     """`clause` with each comparison against one of `variables` (a filter's) holding when it is NULL."""
+
     def replace(element: Any) -> Any:
         if isinstance(element, sa.sql.elements.BinaryExpression) and any(element.right is v for v in variables):
             # Grouped: inside the branch's AND it must stay one condition.

@@ -66,8 +66,11 @@ def publish(engine: sa.Engine, schema: str | None, body: str, actor: str, note: 
                 with conn.begin():
                     permissions.require_publisher(conn, schema, actor)
                     number = _next_version(conn, table)
-                    conn.execute(sa.insert(table).values(version=number, body=body, published_by=actor,
-                                                         published_at=clock.db_now(), note=note))
+                    conn.execute(
+                        sa.insert(table).values(
+                            version=number, body=body, published_by=actor, published_at=clock.db_now(), note=note
+                        )
+                    )
                     row = conn.execute(sa.select(table).where(table.c.version == number)).one()
             return _published(row)
         except errors.InvalidValue as exc:
@@ -77,8 +80,10 @@ def publish(engine: sa.Engine, schema: str | None, body: str, actor: str, note: 
                 raise
             collisions += 1
             if collisions >= _ATTEMPTS:
-                raise errors.WorkbenchError("other supervisors kept publishing queue settings at the same "
-                                            "moment; look at the history and publish again") from exc
+                raise errors.WorkbenchError(
+                    "other supervisors kept publishing queue settings at the same "
+                    "moment; look at the history and publish again"
+                ) from exc
         except dberrors.Busy:
             busy += 1
             if busy > 2:
@@ -93,36 +98,33 @@ def _next_version(conn: sa.Connection, table: sa.Table) -> int:
 def latest(engine: sa.Engine, schema: str | None) -> Published | None:
     """The settings in force (the newest version), or None when nothing is published."""
     table = _table(schema)
-    row = _read(engine, schema, lambda conn: conn.execute(
-        sa.select(table).order_by(table.c.version.desc()).limit(1)).first())
+    row = _read(
+        engine, schema, lambda conn: conn.execute(sa.select(table).order_by(table.c.version.desc()).limit(1)).first()
+    )
     return None if row is None else _published(row)
 
 
 def latest_version(engine: sa.Engine, schema: str | None) -> int:
     """The newest version number, 0 when nothing is published; one index lookup, cheap to poll."""
     table = _table(schema)
-    return int(_read(engine, schema, lambda conn: conn.execute(
-        sa.select(sa.func.max(table.c.version))).scalar()) or 0)
+    return int(_read(engine, schema, lambda conn: conn.execute(sa.select(sa.func.max(table.c.version))).scalar()) or 0)
 
 
 def history(engine: sa.Engine, schema: str | None) -> list[Published]:
     """Every published version, newest first, bodies included."""
     table = _table(schema)
-    rows = _read(engine, schema, lambda conn: conn.execute(
-        sa.select(table).order_by(table.c.version.desc())).all())
+    rows = _read(engine, schema, lambda conn: conn.execute(sa.select(table).order_by(table.c.version.desc())).all())
     return [_published(row) for row in rows]
 
 
 def get(engine: sa.Engine, schema: str | None, version: int) -> Published | None:
     """One version, or None when there is no such version."""
     table = _table(schema)
-    row = _read(engine, schema, lambda conn: conn.execute(
-        sa.select(table).where(table.c.version == version)).first())
+    row = _read(engine, schema, lambda conn: conn.execute(sa.select(table).where(table.c.version == version)).first())
     return None if row is None else _published(row)
 
 
-def load_config(engine: sa.Engine, schema: str | None,
-                database: model.DatabaseConfig) -> tuple[model.Config, int]:
+def load_config(engine: sa.Engine, schema: str | None, database: model.DatabaseConfig) -> tuple[model.Config, int]:
     """The settings in force as a Config on `database` (the user's connection), and their version.
 
     Raises:
@@ -130,8 +132,9 @@ def load_config(engine: sa.Engine, schema: str | None,
     """
     current = latest(engine, schema)
     if current is None:
-        raise errors.ConfigError("no queue settings are published in this database yet: "
-                                 "a supervisor runs `workbench --config FILE publish`")
+        raise errors.ConfigError(
+            "no queue settings are published in this database yet: a supervisor runs `workbench --config FILE publish`"
+        )
     label = f"published settings v{current.version} in the database"
     return loader.parse_text(current.body, label, database), current.version
 
@@ -159,12 +162,18 @@ def _read(engine: sa.Engine, schema: str | None, query: Callable[[sa.Connection]
 
 def _published(row: Any) -> Published:
     at = row.published_at
-    return Published(version=int(row.version), body=row.body, published_by=row.published_by,
-                     published_at=at if at.tzinfo else at.replace(tzinfo=dt.UTC), note=row.note)
+    return Published(
+        version=int(row.version),
+        body=row.body,
+        published_by=row.published_by,
+        published_at=at if at.tzinfo else at.replace(tzinfo=dt.UTC),
+        note=row.note,
+    )
 
 
 def _placeholder_database(engine: sa.Engine, schema: str | None) -> model.DatabaseConfig:
     # Validation needs a Config, but only its queues and [app] come from the body.
     defaults = {s.name: s.default for s in settings.DATABASE if not s.required}
-    return model.DatabaseConfig(**{**defaults, "url": engine.url.render_as_string(hide_password=True),
-                                   "workbench_schema": schema})
+    return model.DatabaseConfig(
+        **{**defaults, "url": engine.url.render_as_string(hide_password=True), "workbench_schema": schema}
+    )

@@ -35,8 +35,7 @@ def check(wb: service.Workbench) -> RaceResult:
     return RaceResult(None, "claim check skipped: no queue table has a row to race for yet")
 
 
-def race(engine: sa.Engine, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
-         lock: bool = True) -> RaceResult:
+def race(engine: sa.Engine, table: sa.Table, key_column: sa.Column[Any], key: Any, *, lock: bool = True) -> RaceResult:
     """A locks the row `key`; B then asks for it as a claim does. `lock=False` reads without
     locking (what a server that ignores row locks does), so that the check can be seen to fail."""
     backend = backends.of(engine)
@@ -55,10 +54,14 @@ def race(engine: sa.Engine, table: sa.Table, key_column: sa.Column[Any], key: An
         finally:
             first.rollback()
     if got_b:
-        return RaceResult(False, f"claims are NOT exclusive here: two connections both locked {where}. "
-                                 "This server (or a proxy or pooler between it and workbench) ignores row "
-                                 "locks, so one item could be handed to two people. Connect to the database "
-                                 "server directly (a pooler in session mode only), or use a server whose "
-                                 "FOR UPDATE SKIP LOCKED locks rows (PostgreSQL, MySQL 8, MariaDB 10.6+).")
-    return RaceResult(True, f"claims are exclusive: two connections raced for {where}; one won, the other "
-                            "was turned away")
+        return RaceResult(
+            False,
+            f"claims are NOT exclusive here: two connections both locked {where}. "
+            "This server (or a proxy or pooler between it and workbench) ignores row "
+            "locks, so one item could be handed to two people. Connect to the database "
+            "server directly (a pooler in session mode only), or use a server whose "
+            "FOR UPDATE SKIP LOCKED locks rows (PostgreSQL, MySQL 8, MariaDB 10.6+).",
+        )
+    return RaceResult(
+        True, f"claims are exclusive: two connections raced for {where}; one won, the other was turned away"
+    )

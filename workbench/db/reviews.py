@@ -56,27 +56,46 @@ class Reviews:
         """How many of `doer`'s first items were chosen already (their index finds them; the audit
         trail has none by actor)."""
         r = self.table
-        return int(conn.execute(sa.select(sa.func.count()).where(r.c.source == self.source, r.c.doer == doer,
-                                                                 r.c.why == FIRST)).scalar() or 0)
+        return int(
+            conn.execute(
+                sa.select(sa.func.count()).where(r.c.source == self.source, r.c.doer == doer, r.c.why == FIRST)
+            ).scalar()
+            or 0
+        )
 
     def open(self, conn: sa.Connection, key: Any, doer: str, why: str) -> None:
         """`doer` completed `key` and it waits for review: recorded, an older open review of it superseded."""
         text = str(key)
-        for stmt in self.open_statements(lambda column: column == text, sa.literal(text), None,
-                                         sa.literal(doer), sa.literal(why)):
+        for stmt in self.open_statements(
+            lambda column: column == text, sa.literal(text), None, sa.literal(doer), sa.literal(why)
+        ):
             conn.execute(stmt)
 
-    def open_statements(self, matches: Matcher, key: sa.ColumnElement[Any], written: sa.FromClause | None,
-                        doer: sa.ColumnElement[Any], why: sa.ColumnElement[Any]) -> list[sa.Executable]:
+    def open_statements(
+        self,
+        matches: Matcher,
+        key: sa.ColumnElement[Any],
+        written: sa.FromClause | None,
+        doer: sa.ColumnElement[Any],
+        why: sa.ColumnElement[Any],
+    ) -> list[sa.Executable]:
         """The writes of `open`: `matches(item_key)` finds the item's rows, `key` is its key as text, read
         from `written` (the statement's own UPDATE, or nothing)."""
         r = self.table
-        row = sa.select(sa.literal(self.queue, literal_execute=True), key,
-                        sa.literal(self.source, literal_execute=True), doer, clock.db_now(), why)
+        row = sa.select(
+            sa.literal(self.queue, literal_execute=True),
+            key,
+            sa.literal(self.source, literal_execute=True),
+            doer,
+            clock.db_now(),
+            why,
+        )
         return [
             self._supersede(matches),
-            sa.insert(r).from_select(["queue", "item_key", "source", "doer", "at", "why"],
-                                     row.select_from(written) if written is not None else row),
+            sa.insert(r).from_select(
+                ["queue", "item_key", "source", "doer", "at", "why"],
+                row.select_from(written) if written is not None else row,
+            ),
         ]
 
     def withdraw(self, conn: sa.Connection, key: Any) -> None:
@@ -91,16 +110,18 @@ class Reviews:
     def _supersede(self, matches: Matcher) -> sa.Update:
         """The item's review still to come is no longer wanted (done anew, or undone)."""
         r = self.table
-        return sa.update(r).where(r.c.queue == self.queue, matches(r.c.item_key), r.c.verdict.is_(None)) \
+        return (
+            sa.update(r)
+            .where(r.c.queue == self.queue, matches(r.c.item_key), r.c.verdict.is_(None))
             .values(verdict=SUPERSEDED)
+        )
 
     # -- at Complete in the reviewing queue -----------------------------------------------------------
 
     def verdict(self, outcome: str) -> str:
         return SENT_BACK if outcome == self.review.send_back else ACCEPTED
 
-    def decide_statements(self, matches: Matcher, reviewer: sa.ColumnElement[Any],
-                          outcome: str) -> list[sa.Executable]:
+    def decide_statements(self, matches: Matcher, reviewer: sa.ColumnElement[Any], outcome: str) -> list[sa.Executable]:
         """The reviewer's verdict on the item `matches(item_key)` finds: its open review gets it; a
         sent-back item is deferred in the source queue to its doer, due at once, so that it is served
         to them first (for the source's defer_owner_first), then to anyone."""
@@ -111,14 +132,23 @@ class Reviews:
         if verdict == SENT_BACK:
             statements += [
                 sa.delete(d).where(d.c.queue == self.source, matches(d.c.item_key)),
-                sa.insert(d).from_select(["queue", "item_key", "actor", "until", "at", "reason"],
-                                         sa.select(sa.literal(self.source, literal_execute=True), r.c.item_key,
-                                                   r.c.doer, clock.db_now(), clock.db_now(),
-                                                   sa.literal("sent back by review", literal_execute=True))
-                                         .where(is_open)),
+                sa.insert(d).from_select(
+                    ["queue", "item_key", "actor", "until", "at", "reason"],
+                    sa.select(
+                        sa.literal(self.source, literal_execute=True),
+                        r.c.item_key,
+                        r.c.doer,
+                        clock.db_now(),
+                        clock.db_now(),
+                        sa.literal("sent back by review", literal_execute=True),
+                    ).where(is_open),
+                ),
             ]
-        statements.append(sa.update(r).where(is_open).values(verdict=sa.literal(verdict, literal_execute=True),
-                                                             reviewer=reviewer, reviewed_at=clock.db_now()))
+        statements.append(
+            sa.update(r)
+            .where(is_open)
+            .values(verdict=sa.literal(verdict, literal_execute=True), reviewer=reviewer, reviewed_at=clock.db_now())
+        )
         return statements
 
     def decide(self, conn: sa.Connection, key: Any, reviewer: str, outcome: str) -> None:
@@ -131,25 +161,34 @@ class Reviews:
     def own_work(self, key: sa.ColumnElement[Any], user: Any) -> sa.ColumnElement[bool]:
         """Did `user` do the work on item `key` (the queue's key column) that waits for review here."""
         r = self.table
-        return sa.exists().where(r.c.queue == self.queue, r.c.item_key == sa.cast(key, sa.String(200)),
-                                 r.c.doer == user, r.c.verdict.is_(None))
+        return sa.exists().where(
+            r.c.queue == self.queue,
+            r.c.item_key == sa.cast(key, sa.String(200)),
+            r.c.doer == user,
+            r.c.verdict.is_(None),
+        )
 
     # -- reads ---------------------------------------------------------------------------------------
 
     def open_review(self, conn: sa.Connection, key: Any) -> tuple[str, str] | None:
         """(doer, why) of the item's review still to come, or None."""
         r = self.table
-        row = conn.execute(sa.select(r.c.doer, r.c.why).where(r.c.queue == self.queue, r.c.item_key == str(key),
-                                                             r.c.verdict.is_(None))
-                           .order_by(r.c.id.desc()).limit(1)).first()
+        row = conn.execute(
+            sa.select(r.c.doer, r.c.why)
+            .where(r.c.queue == self.queue, r.c.item_key == str(key), r.c.verdict.is_(None))
+            .order_by(r.c.id.desc())
+            .limit(1)
+        ).first()
         return (row[0], row[1]) if row else None
 
     def waiting_for(self, conn: sa.Connection, doer: str) -> bool:
         """Does work of `doer` wait for review (which the claim will not serve them)?"""
         r = self.table
-        found = conn.execute(sa.select(r.c.id).where(r.c.source == self.source, r.c.doer == doer,
-                                                     r.c.queue == self.queue, r.c.verdict.is_(None))
-                             .limit(1)).first()
+        found = conn.execute(
+            sa.select(r.c.id)
+            .where(r.c.source == self.source, r.c.doer == doer, r.c.queue == self.queue, r.c.verdict.is_(None))
+            .limit(1)
+        ).first()
         return found is not None
 
     def verdicts(self, conn: sa.Connection, since: dt.datetime, until: dt.datetime | None = None) -> list[Verdicts]:
@@ -158,8 +197,11 @@ class Reviews:
         when = [r.c.source == self.source, r.c.reviewed_at >= _naive(since)]
         if until is not None:
             when.append(r.c.reviewed_at < _naive(until))
-        counts = (sa.select(r.c.doer, r.c.verdict, sa.func.count()).where(*when, r.c.verdict.in_([ACCEPTED, SENT_BACK]))
-                  .group_by(r.c.doer, r.c.verdict))
+        counts = (
+            sa.select(r.c.doer, r.c.verdict, sa.func.count())
+            .where(*when, r.c.verdict.in_([ACCEPTED, SENT_BACK]))
+            .group_by(r.c.doer, r.c.verdict)
+        )
         found: dict[str, dict[str, int]] = {}
         for doer, verdict, n in conn.execute(counts):
             found.setdefault(doer, {})[verdict] = int(n)

@@ -33,10 +33,8 @@ class Workbench:
         self.settings_version = 0  # the published queue settings in use (0: from a config file)
 
     @classmethod
-    def open(cls, config: model.Config, *, password: str | None = None,
-             create_sqlite: bool = False) -> Workbench:
-        engine = connect.create_engine(config.database, config.path, password=password,
-                                       create_sqlite=create_sqlite)
+    def open(cls, config: model.Config, *, password: str | None = None, create_sqlite: bool = False) -> Workbench:
+        engine = connect.create_engine(config.database, config.path, password=password, create_sqlite=create_sqlite)
         return cls(config, engine)
 
     def close(self) -> None:
@@ -118,21 +116,35 @@ class Workbench:
             else:
                 table = reflected[where] = mapping.reflect_table(conn, queue_config, self.config.path)
             locks = self._lock_table(conn, queue_config, schema)
-            bound[name] = mapping.BoundQueue(queue_config, table, config_path=self.config.path,
-                                             backend=self.db.backend,
-                                             local_clock=self.config.database.clock == "local", locks=locks)
+            bound[name] = mapping.BoundQueue(
+                queue_config,
+                table,
+                config_path=self.config.path,
+                backend=self.db.backend,
+                local_clock=self.config.database.clock == "local",
+                locks=locks,
+            )
         for q in bound.values():  # names written in another case: only now is it known what they name
             review = q.config.review
             by = bound[review.by] if review is not None else q
             if review is not None and (by.table.fullname, by.key.name) != (q.table.fullname, q.key.name):
-                raise errors.ConfigError(f"queue {review.by} works {by.table.fullname} by {by.key.name}; a review "
-                                         f"queue works the same table by the same key ({q.table.fullname} by "
-                                         f"{q.key.name})", file=self.config.path, key=f"{review.key}.by")
+                raise errors.ConfigError(
+                    f"queue {review.by} works {by.table.fullname} by {by.key.name}; a review "
+                    f"queue works the same table by the same key ({q.table.fullname} by "
+                    f"{q.key.name})",
+                    file=self.config.path,
+                    key=f"{review.key}.by",
+                )
         for q in bound.values():
             if not q.shape.separate_locks:  # a lock table's rows name their queue
-                q.rivals = tuple(other.name for other in bound.values() if other is not q
-                                 and other.table.fullname == q.table.fullname
-                                 and not other.shape.separate_locks and q.may_share_rows(other))
+                q.rivals = tuple(
+                    other.name
+                    for other in bound.values()
+                    if other is not q
+                    and other.table.fullname == q.table.fullname
+                    and not other.shape.separate_locks
+                    and q.may_share_rows(other)
+                )
         return bound
 
     def _lock_table(self, conn: sa.Connection, queue: model.QueueConfig, check: bool) -> sa.Table | None:
@@ -142,24 +154,44 @@ class Workbench:
             return None
         schema = self.config.database.workbench_schema
         if check and name != tables.LOCKS_TABLE and not sa.inspect(conn).has_table(name, schema=schema):
-            raise errors.NotInitialized(f"queue {queue.name} keeps its locks in table '{name}', which is not in "
-                                        "the database yet: run `workbench init` (it creates it)")
+            raise errors.NotInitialized(
+                f"queue {queue.name} keeps its locks in table '{name}', which is not in "
+                "the database yet: run `workbench init` (it creates it)"
+            )
         return tables.lock_table(self._metadata, name)
 
     def _work_queue(self, bound: mapping.BoundQueue) -> workqueue.WorkQueue:
-        trail = trail_of(bound.config, self.config.reviewed_by(bound.name), self.audit_table, self.cooldown_table,
-                         self.notes_table, self.deferrals_table, self.reviews_table)
+        trail = trail_of(
+            bound.config,
+            self.config.reviewed_by(bound.name),
+            self.audit_table,
+            self.cooldown_table,
+            self.notes_table,
+            self.deferrals_table,
+            self.reviews_table,
+        )
         where = (bound.config.schema, bound.config.table)
-        neighbours = tuple(name for name, other in self.config.queues.items()
-                           if (other.schema, other.table) == where and name != bound.name)
+        neighbours = tuple(
+            name
+            for name, other in self.config.queues.items()
+            if (other.schema, other.table) == where and name != bound.name
+        )
         return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method), neighbours)
 
 
-def trail_of(queue: model.QueueConfig, reviewed: model.QueueConfig | None, audit: sa.Table, cooldown: sa.Table,
-             notes: sa.Table | None, deferrals: sa.Table, reviews: sa.Table) -> audit_mod.AuditTrail:
+def trail_of(
+    queue: model.QueueConfig,
+    reviewed: model.QueueConfig | None,
+    audit: sa.Table,
+    cooldown: sa.Table,
+    notes: sa.Table | None,
+    deferrals: sa.Table,
+    reviews: sa.Table,
+) -> audit_mod.AuditTrail:
     """The record a queue's operations keep and its claim consults: audit, cool-down, notes, deferrals
     (also for a reviewed queue: its sent-back items come back through them), reviews (`reviewed`: the
     queue whose completions `queue` reviews)."""
+
     def reviews_of(source: model.QueueConfig) -> reviews_mod.Reviews:
         assert source.review is not None
         return reviews_mod.Reviews(reviews, deferrals, source.review, source.name)
@@ -167,9 +199,13 @@ def trail_of(queue: model.QueueConfig, reviewed: model.QueueConfig | None, audit
     return audit_mod.AuditTrail(
         # A reviewing queue keeps its notes with the reviewed queue's: the operator a line is sent back to
         # reads why beside it.
-        audit, queue.name, cooldown,
+        audit,
+        queue.name,
+        cooldown,
         notes_mod.Notes(notes, reviewed.name if reviewed else queue.name) if notes is not None else None,
         deferrals_mod.Deferrals(deferrals, queue.name, queue.defer_owner_first_seconds)
-        if queue.allow_defer or queue.review is not None else None,
+        if queue.allow_defer or queue.review is not None
+        else None,
         to_review=reviews_of(queue) if queue.review is not None else None,
-        reviews=reviews_of(reviewed) if reviewed is not None else None)
+        reviews=reviews_of(reviewed) if reviewed is not None else None,
+    )

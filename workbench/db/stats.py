@@ -42,16 +42,25 @@ from workbench.db import audit as audit_mod
 from workbench.db import claims, clock, mapping
 
 _UTC = dt.UTC
-_CLAIM, _SAVE, _EXTEND, _REASSIGN = (models.EventKind.CLAIM.value, models.EventKind.SAVE.value,
-                                     models.EventKind.EXTEND.value, models.EventKind.REASSIGN.value)
-_COMPLETE, _RELEASE, _EXPIRE, _FORCE = (models.EventKind.COMPLETE.value, models.EventKind.RELEASE.value,
-                                        models.EventKind.EXPIRE.value, models.EventKind.FORCE_RELEASE.value)
+_CLAIM, _SAVE, _EXTEND, _REASSIGN = (
+    models.EventKind.CLAIM.value,
+    models.EventKind.SAVE.value,
+    models.EventKind.EXTEND.value,
+    models.EventKind.REASSIGN.value,
+)
+_COMPLETE, _RELEASE, _EXPIRE, _FORCE = (
+    models.EventKind.COMPLETE.value,
+    models.EventKind.RELEASE.value,
+    models.EventKind.EXPIRE.value,
+    models.EventKind.FORCE_RELEASE.value,
+)
 # Events that show someone working under a lock (the board's "last activity").
 _ACTIVITY = (_CLAIM, _SAVE, _EXTEND, _REASSIGN)
 NO_REASON = "(no reason)"
 
 
 # -- the database clock ---------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class Clock:
@@ -73,15 +82,21 @@ class Clock:
     @classmethod
     def columns(cls, q: mapping.BoundQueue) -> list[sa.ColumnElement[Any]]:
         """The two columns a statement selects so that `from_row` can read the clock from it."""
-        return [sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)).label("wb_now"),
-                sa.type_coerce(clock.db_now(), sa.DateTime()).label("wb_utc")]
+        return [
+            sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)).label("wb_now"),
+            sa.type_coerce(clock.db_now(), sa.DateTime()).label("wb_utc"),
+        ]
 
     @classmethod
     def from_row(cls, q: mapping.BoundQueue, row: Mapping[Any, Any]) -> Clock:
         raw, utc = _datetime(row["wb_now"]), _datetime(row["wb_utc"])
         if raw.tzinfo is not None:
-            return cls(now=raw, utc=raw.astimezone(_UTC).replace(tzinfo=None),
-                       offset=raw.utcoffset() or dt.timedelta(0), local=False)
+            return cls(
+                now=raw,
+                utc=raw.astimezone(_UTC).replace(tzinfo=None),
+                offset=raw.utcoffset() or dt.timedelta(0),
+                local=False,
+            )
         if not q.local_clock:
             return cls(now=raw.replace(tzinfo=_UTC), utc=raw, offset=dt.timedelta(0), local=False)
         minutes = round((raw - utc).total_seconds() / 60)
@@ -140,8 +155,10 @@ def _datetime(value: Any) -> dt.datetime:
 
 # -- the lock board -------------------------------------------------------------------------------
 
-def board(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-          limit: int = 20000) -> list[models.BoardRow]:
+
+def board(
+    conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, limit: int = 20000
+) -> list[models.BoardRow]:
     """Every lock of the queue (live, or expired and not yet taken over), oldest first, with the
     list columns of its item, when it was last worked on and how often it was extended.
 
@@ -175,15 +192,22 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                limit: int) -> list[models.BoardRow]:
+def _board_rows(
+    conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, limit: int
+) -> list[models.BoardRow]:
     reading = Clock.read(conn, q)  # one reading for the whole board
     when = q.read_type()
     held = [*q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None)]
     time, expiry = q.readable_times()
     due = q.due if q.due is not None else sa.null()  # the supervisor sees which held items are overdue
-    columns = [q.key, q.user, _fast_time(conn, sa.type_coerce(time, when)),
-               _fast_time(conn, sa.type_coerce(expiry, when)), due, *q.list_columns]
+    columns = [
+        q.key,
+        q.user,
+        _fast_time(conn, sa.type_coerce(time, when)),
+        _fast_time(conn, sa.type_coerce(expiry, when)),
+        due,
+        *q.list_columns,
+    ]
     # How each lock meets its audit aggregates is the backend's choice (Backend.board_activity):
     # LATERAL on PostgreSQL (_activity_of_each_lock), a packed scalar subquery on MySQL/MariaDB
     # (_packed_activity), a derived table on SQLite (_activity_per_lock), a second statement elsewhere.
@@ -199,8 +223,7 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
         else:
             per_lock = _activity_per_lock(conn, q, trail, held)
             joined = q.locked_source.join(per_lock, per_lock.c.wb_key == q.key)
-        stmt = (sa.select(*columns, _fast_time(conn, per_lock.c.wb_last), per_lock.c.wb_extensions)
-                .select_from(joined))
+        stmt = sa.select(*columns, _fast_time(conn, per_lock.c.wb_last), per_lock.c.wb_extensions).select_from(joined)
     else:  # after the list columns: the token
         stmt = sa.select(*columns, q.shape.token_column()).select_from(q.locked_source)
     stmt = stmt.where(*held).order_by(q.time, q.key).limit(limit)
@@ -232,16 +255,29 @@ def _board_rows(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
             last, extensions = _legacy_lock_activity(activity.get(str(key), ()))
         else:
             last, extensions = activity.get((str(key), audit_mod.token_digest(rest[width])), (None, 0))
-        result.append(make(name, key, owner, locked_at, aware(expires), db_now,
-                           from_utc(last) if last is not None else locked_at, extensions,
-                           dict(zip(names, rest, strict=False)), due_at))
+        result.append(
+            make(
+                name,
+                key,
+                owner,
+                locked_at,
+                aware(expires),
+                db_now,
+                from_utc(last) if last is not None else locked_at,
+                extensions,
+                dict(zip(names, rest, strict=False)),
+                due_at,
+            )
+        )
     return result
 
 
 def _aggregates(a: sa.Table) -> list[sa.ColumnElement[Any]]:
     """A lock's latest activity (NULL if none) and extensions, over its audit rows."""
-    return [sa.func.max(a.c.at).label("wb_last"),
-            sa.func.count(sa.case((a.c.event == _EXTEND, 1))).label("wb_extensions")]
+    return [
+        sa.func.max(a.c.at).label("wb_last"),
+        sa.func.count(sa.case((a.c.event == _EXTEND, 1))).label("wb_extensions"),
+    ]
 
 
 def _activity_of_each_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> Any:
@@ -255,10 +291,16 @@ def _activity_of_each_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: au
     time for 10,000 locks on a 1,000,000-row table.
     """
     a = trail.table
-    return (sa.select(*_aggregates(a))
-            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key),
-                   a.c.token == q.backend.token_digest(q.shape.token_column()), a.c.event.in_(_ACTIVITY))
-            .lateral("wb_activity"))
+    return (
+        sa.select(*_aggregates(a))
+        .where(
+            a.c.queue == q.name,
+            a.c.item_key == trail.key_text(conn, q.key),
+            a.c.token == q.backend.token_digest(q.shape.token_column()),
+            a.c.event.in_(_ACTIVITY),
+        )
+        .lateral("wb_activity")
+    )
 
 
 def _packed_activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> Any:
@@ -272,10 +314,17 @@ def _packed_activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mo
     """
     a = trail.table
     latest = sa.func.coalesce(sa.cast(sa.func.max(a.c.at), sa.String()), "")
-    return (sa.select(sa.func.concat(sa.func.count(sa.case((a.c.event == _EXTEND, 1))), " ", latest))
-            .where(a.c.queue == q.name, a.c.item_key == trail.key_text(conn, q.key),
-                   a.c.token == q.backend.token_digest(q.shape.token_column()), a.c.event.in_(_ACTIVITY))
-            .scalar_subquery().label("wb_activity"))
+    return (
+        sa.select(sa.func.concat(sa.func.count(sa.case((a.c.event == _EXTEND, 1))), " ", latest))
+        .where(
+            a.c.queue == q.name,
+            a.c.item_key == trail.key_text(conn, q.key),
+            a.c.token == q.backend.token_digest(q.shape.token_column()),
+            a.c.event.in_(_ACTIVITY),
+        )
+        .scalar_subquery()
+        .label("wb_activity")
+    )
 
 
 def _unpacked_activity(value: str) -> tuple[dt.datetime | None, int]:
@@ -284,8 +333,9 @@ def _unpacked_activity(value: str) -> tuple[dt.datetime | None, int]:
     return (dt.datetime.fromisoformat(latest) if latest else None), int(count)
 
 
-def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                       held: list[sa.ColumnElement[bool]]) -> sa.Subquery:
+def _activity_per_lock(
+    conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, held: list[sa.ColumnElement[bool]]
+) -> sa.Subquery:
     """Each lock's latest activity (claim, save, extend or reassign under its token, NULL if none)
     and extensions: a derived table with one row per lock (`wb_key`, `wb_last`, `wb_extensions`)
     that the board joins to the locked rows by key.
@@ -301,17 +351,24 @@ def _activity_per_lock(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_
     own = q.table.alias("wb_held")
     adapt = sql_util.ClauseAdapter(own).traverse
     key, token = adapt(q.key), adapt(q.shape.token_column())
-    on = [a.c.queue == q.name, a.c.item_key == trail.key_text(conn, key), a.c.token == q.backend.token_digest(token),
-          a.c.event.in_(_ACTIVITY)]
-    return (sa.select(key.label("wb_key"), *_aggregates(a))
-            .select_from(q.shape.locked_source(own, key).outerjoin(a, sa.and_(*on)))
-            .where(*(adapt(clause) for clause in held))
-            .group_by(key)
-            .subquery("wb_activity"))
+    on = [
+        a.c.queue == q.name,
+        a.c.item_key == trail.key_text(conn, key),
+        a.c.token == q.backend.token_digest(token),
+        a.c.event.in_(_ACTIVITY),
+    ]
+    return (
+        sa.select(key.label("wb_key"), *_aggregates(a))
+        .select_from(q.shape.locked_source(own, key).outerjoin(a, sa.and_(*on)))
+        .where(*(adapt(clause) for clause in held))
+        .group_by(key)
+        .subquery("wb_activity")
+    )
 
 
-def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              keys: list[str], *, every_lock: bool) -> dict[Any, Any]:
+def _activity(
+    conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, keys: list[str], *, every_lock: bool
+) -> dict[Any, Any]:
     """The claim, save, extend and reassign events of the locked items, aggregated per item and token.
 
     With a token column: {(item_key, token digest): (latest time, extensions)}. Without one (shape 2):
@@ -330,11 +387,17 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
     """
     a = trail.table
     legacy = not q.shape.stable_token
-    columns = [a.c.item_key, a.c.token, sa.func.max(a.c.at).label("last_at"),
-               sa.func.sum(sa.case((a.c.event == _EXTEND, 1), else_=0)).label("extensions")]
+    columns = [
+        a.c.item_key,
+        a.c.token,
+        sa.func.max(a.c.at).label("last_at"),
+        sa.func.sum(sa.case((a.c.event == _EXTEND, 1), else_=0)).label("extensions"),
+    ]
     if legacy:
-        columns += [sa.func.min(a.c.id).label("first_id"),
-                    sa.func.sum(sa.case((a.c.event == _CLAIM, 1), else_=0)).label("claims")]
+        columns += [
+            sa.func.min(a.c.id).label("first_id"),
+            sa.func.sum(sa.case((a.c.event == _CLAIM, 1), else_=0)).label("claims"),
+        ]
     where = [a.c.queue == q.name, a.c.event.in_(_ACTIVITY)]
     columns[2] = _fast_time(conn, columns[2])  # type: ignore[call-overload]
     statements: list[tuple[sa.Select[Any], dict[str, Any]]] = []
@@ -342,14 +405,17 @@ def _activity(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audit
         on = [a.c.item_key == trail.key_text(conn, q.key)]
         if not legacy:
             on.append(a.c.token == q.backend.token_digest(q.shape.token_column()))
-        stmt = (sa.select(*columns).select_from(q.locked_source.join(a, sa.and_(*on)))
-                .where(*where, *q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None)))
+        stmt = (
+            sa.select(*columns)
+            .select_from(q.locked_source.join(a, sa.and_(*on)))
+            .where(*where, *q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None))
+        )
         statements.append((stmt, {}))
     else:
         stmt = sa.select(*columns).where(*where, a.c.item_key.in_(sa.bindparam("wb_keys", expanding=True)))
         size = q.backend.keys_per_statement
         unique = sorted(set(keys))
-        statements += [(stmt, {"wb_keys": unique[i:i + size]}) for i in range(0, len(unique), size)]
+        statements += [(stmt, {"wb_keys": unique[i : i + size]}) for i in range(0, len(unique), size)]
     found: dict[Any, Any] = {}
     for stmt, params in statements:
         stmt = stmt.group_by(a.c.item_key, a.c.token)
@@ -420,29 +486,36 @@ def _fast_time(conn: sa.Connection, column: sa.ColumnElement[Any]) -> sa.ColumnE
 
 # -- queue health ---------------------------------------------------------------------------------
 
+
 def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> models.QueueHealth:
     """The queue now (waiting, locked, expired locks, the oldest waiting item) and today's events."""
     now = q.now()
     # The rows a claim could take now, as the claim itself defines them: expired locks, then free rows.
     # (Deferred items are neither: they wait for their time, or are served through a branch of their own.)
-    branches = claims.ClaimMethod.branches(q, now, claims.ClaimRequest(user="", use_cooldown=False), trail,
-                                           anyone=True)
+    branches = claims.ClaimMethod.branches(q, now, claims.ClaimRequest(user="", use_cooldown=False), trail, anyone=True)
     expired_branch, free_branch = branches[0], branches[-1]
     held = [*q.scope_clause(), q.held_here(), q.user.is_not(None)]  # this queue's locks (not a neighbour's)
 
     def count(where: sa.ColumnElement[bool], source: sa.FromClause = q.locked_source) -> sa.ScalarSelect[Any]:
         return sa.select(sa.func.count()).select_from(source).where(where).scalar_subquery()
 
-    columns = [count(free_branch, q.source).label("wb_free"), count(expired_branch).label("wb_retake"),
-               count(sa.and_(*held, q.live(now))).label("wb_locked"),
-               count(sa.and_(*held, q.stale(now))).label("wb_expired"), *Clock.columns(q)]
+    columns = [
+        count(free_branch, q.source).label("wb_free"),
+        count(expired_branch).label("wb_retake"),
+        count(sa.and_(*held, q.live(now))).label("wb_locked"),
+        count(sa.and_(*held, q.stale(now))).label("wb_expired"),
+        *Clock.columns(q),
+    ]
     if q.due is not None:
         columns.append(count(q.overdue_clause(now), q.source).label("wb_overdue"))
     if q.created is not None:
-        for name, where, source in (("wb_oldest_free", free_branch, q.source),
-                                    ("wb_oldest_retake", expired_branch, q.locked_source)):
-            columns.append(sa.select(sa.func.min(q.created)).select_from(source).where(where).scalar_subquery()
-                           .label(name))
+        for name, where, source in (
+            ("wb_oldest_free", free_branch, q.source),
+            ("wb_oldest_retake", expired_branch, q.locked_source),
+        ):
+            columns.append(
+                sa.select(sa.func.min(q.created)).select_from(source).where(where).scalar_subquery().label(name)
+            )
     row = conn.execute(sa.select(*columns)).mappings().one()
     reading = Clock.from_row(q, row)
     oldest = None
@@ -452,9 +525,11 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
             oldest = _age_seconds(reading, min(arrived))
     a = trail.table
     since = reading.to_utc(reading.today_start)
-    today = (sa.select(a.c.event, a.c.reason, sa.func.count().label("n"))
-             .where(a.c.queue == q.name, a.c.at >= since, a.c.event.in_((_COMPLETE, _RELEASE, _EXPIRE, _FORCE)))
-             .group_by(a.c.event, a.c.reason))
+    today = (
+        sa.select(a.c.event, a.c.reason, sa.func.count().label("n"))
+        .where(a.c.queue == q.name, a.c.at >= since, a.c.event.in_((_COMPLETE, _RELEASE, _EXPIRE, _FORCE)))
+        .group_by(a.c.event, a.c.reason)
+    )
     totals: collections.Counter[str] = collections.Counter()
     reasons: collections.Counter[str] = collections.Counter()
     for event, reason, n in conn.execute(today):
@@ -462,12 +537,19 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
         if event == _RELEASE:
             reasons[reason if reason else NO_REASON] += n
     return models.QueueHealth(
-        queue=q.name, waiting=int(row["wb_free"]) + int(row["wb_retake"]), locked=int(row["wb_locked"]),
-        expired_locks=int(row["wb_expired"]), completed_today=totals[_COMPLETE],
-        oldest_waiting_age_seconds=oldest, releases_today=totals[_RELEASE], expiries_today=totals[_EXPIRE],
+        queue=q.name,
+        waiting=int(row["wb_free"]) + int(row["wb_retake"]),
+        locked=int(row["wb_locked"]),
+        expired_locks=int(row["wb_expired"]),
+        completed_today=totals[_COMPLETE],
+        oldest_waiting_age_seconds=oldest,
+        releases_today=totals[_RELEASE],
+        expiries_today=totals[_EXPIRE],
         force_releases_today=totals[_FORCE],
         release_reasons_today=sorted(reasons.items(), key=lambda item: (-item[1], item[0])),
-        db_now=reading.now, overdue=int(row["wb_overdue"]) if q.due is not None else None)
+        db_now=reading.now,
+        overdue=int(row["wb_overdue"]) if q.due is not None else None,
+    )
 
 
 def _age_seconds(reading: Clock, arrived: dt.datetime) -> float:
@@ -477,6 +559,7 @@ def _age_seconds(reading: Clock, arrived: dt.datetime) -> float:
 
 # -- operators, handle times, throughput ----------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class Completed:
     """One completion in a period and how long its lock was held (None when the claim is not in the trail)."""
@@ -485,8 +568,9 @@ class Completed:
     seconds: float | None
 
 
-def period(conn: sa.Connection, q: mapping.BoundQueue, since: dt.datetime,
-           until: dt.datetime | None) -> tuple[Clock, dt.datetime, dt.datetime | None]:
+def period(
+    conn: sa.Connection, q: mapping.BoundQueue, since: dt.datetime, until: dt.datetime | None
+) -> tuple[Clock, dt.datetime, dt.datetime | None]:
     """The clock and the period as naive UTC bounds for the audit trail."""
     reading = Clock.read(conn, q)
     return reading, reading.to_utc(since), reading.to_utc(until) if until is not None else None
@@ -499,8 +583,13 @@ def _in_period(a: sa.Table, since: dt.datetime, until: dt.datetime | None) -> li
     return where
 
 
-def completions(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, since: dt.datetime,
-                until: dt.datetime | None) -> list[Completed]:
+def completions(
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    since: dt.datetime,
+    until: dt.datetime | None,
+) -> list[Completed]:
     """Every completion in [since, until) (naive UTC) with its handle time, in completion order; one statement.
 
     Handle time = the completion's time minus the start of the lock it completed: the earliest
@@ -516,16 +605,24 @@ def completions(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Aud
     return _period_events(conn, q, trail, since, until, lost=False)[0]
 
 
-def _period_events(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, since: dt.datetime,
-                   until: dt.datetime | None, *, lost: bool) -> tuple[list[Completed], list[tuple[str, str]]]:
+def _period_events(
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    since: dt.datetime,
+    until: dt.datetime | None,
+    *,
+    lost: bool,
+) -> tuple[list[Completed], list[tuple[str, str]]]:
     """`completions`, and with `lost` the (owner, event) of every release, expiry and force release
     of a lock in the period, from the same one reading of the period's audit rows."""
     a = trail.table
     s = a.alias("wb_start")
     before = [s.c.queue == q.name, s.c.item_key == a.c.item_key, s.c.id < a.c.id]
     if q.shape.stable_token:
-        start = sa.select(sa.func.min(s.c.at)).where(*before, s.c.token == a.c.token,
-                                                     s.c.event.in_((_CLAIM, _REASSIGN)))
+        start = sa.select(sa.func.min(s.c.at)).where(
+            *before, s.c.token == a.c.token, s.c.event.in_((_CLAIM, _REASSIGN))
+        )
     else:
         start = sa.select(s.c.at).where(*before, s.c.event == _CLAIM).order_by(s.c.id.desc()).limit(1)
     started: sa.ColumnElement[Any] = sa.type_coerce(start.scalar_subquery(), a.c.at.type)
@@ -542,9 +639,11 @@ def _period_events(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
     in_sql = q.backend.durations_in_sql
     micro = sa.func.timestampdiff(sa.literal_column("MICROSECOND"), started, a.c.at, type_=sa.BigInteger())
     times = [micro] if in_sql else [a.c.at, started]
-    stmt = (sa.select(a.c.event, owner, *times)
-            .where(a.c.queue == q.name, a.c.event.in_(events), *_in_period(a, since, until))
-            .order_by(a.c.at))
+    stmt = (
+        sa.select(a.c.event, owner, *times)
+        .where(a.c.queue == q.name, a.c.event.in_(events), *_in_period(a, since, until))
+        .order_by(a.c.at)
+    )
     result = []
     others = []
     for event, who, *held in _streamed(conn, stmt):
@@ -561,8 +660,13 @@ def _period_events(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
     return result, others
 
 
-def operator_stats(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                   since: dt.datetime, until: dt.datetime | None = None) -> list[models.OperatorStats]:
+def operator_stats(
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    since: dt.datetime,
+    until: dt.datetime | None = None,
+) -> list[models.OperatorStats]:
     """Per operator in [since, until): completions with median and 90th-percentile handle time, and
     the releases, expiries and force releases of their locks; most completions first.
 
@@ -588,13 +692,19 @@ def operator_stats(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.
     for operator in set(completed) | set(lost) | set(reviewed or ()):
         times = handled.get(operator, [])
         verdicts = reviewed.get(operator) if reviewed is not None else None
-        result.append(models.OperatorStats(
-            operator=operator, completed=completed[operator],
-            median_handle_seconds=statistics.median(times) if times else None,
-            p90_handle_seconds=nearest_rank(times, 90), releases=lost[operator][_RELEASE],
-            expiries=lost[operator][_EXPIRE], force_released=lost[operator][_FORCE],
-            accepted=None if reviewed is None else verdicts.accepted if verdicts else 0,
-            sent_back=None if reviewed is None else verdicts.sent_back if verdicts else 0))
+        result.append(
+            models.OperatorStats(
+                operator=operator,
+                completed=completed[operator],
+                median_handle_seconds=statistics.median(times) if times else None,
+                p90_handle_seconds=nearest_rank(times, 90),
+                releases=lost[operator][_RELEASE],
+                expiries=lost[operator][_EXPIRE],
+                force_released=lost[operator][_FORCE],
+                accepted=None if reviewed is None else verdicts.accepted if verdicts else 0,
+                sent_back=None if reviewed is None else verdicts.sent_back if verdicts else 0,
+            )
+        )
     result.sort(key=lambda s: (-s.completed, s.operator))
     return result
 
@@ -607,8 +717,13 @@ def nearest_rank(values: Iterable[float], pct: float) -> float | None:
     return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
 
 
-def handle_times(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                 since: dt.datetime, until: dt.datetime | None = None) -> list[float]:
+def handle_times(
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    since: dt.datetime,
+    until: dt.datetime | None = None,
+) -> list[float]:
     """Seconds from claim to completion of every completion in [since, until), in completion order."""
     _, start, end = period(conn, q, since, until)
     return [c.seconds for c in completions(conn, q, trail, start, end) if c.seconds is not None]
@@ -650,9 +765,13 @@ def _hour_mssql(element: _hour_of, compiler: Any, **kw: Any) -> str:
     return f"CONVERT(VARCHAR(13), {compiler.process(element.clauses, **kw)}, 120) + ':00:00'"
 
 
-
-def throughput(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-               since: dt.datetime, until: dt.datetime | None = None) -> list[models.HourCount]:
+def throughput(
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    since: dt.datetime,
+    until: dt.datetime | None = None,
+) -> list[models.HourCount]:
     """Completions and claims per hour of the queue's clock, every hour of [since, until) included.
 
     The database counts per hour (one range of the audit time index, a row per hour and kind
@@ -663,8 +782,11 @@ def throughput(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audi
     """
     reading, start, end = period(conn, q, since, until)
     a = trail.table
-    where = [a.c.queue == q.name, *_in_period(a, start, end),
-             sa.or_(a.c.event == _COMPLETE, sa.and_(a.c.event == _CLAIM, a.c.actor == a.c.owner))]
+    where = [
+        a.c.queue == q.name,
+        *_in_period(a, start, end),
+        sa.or_(a.c.event == _COMPLETE, sa.and_(a.c.event == _CLAIM, a.c.actor == a.c.owner)),
+    ]
     offset = int(reading.offset.total_seconds())
     # A constant in the statement text, not a parameter: the same expression is in GROUP BY.
     at = clock.add_seconds(a.c.at, sa.literal(offset, literal_execute=True)) if offset else a.c.at
@@ -672,8 +794,9 @@ def throughput(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.Audi
     shift = _queue_time(reading)
     if q.backend.hours_in_sql:
         hour = _hour_of(at)
-        for text, event, n in conn.execute(sa.select(hour, a.c.event, sa.func.count()).where(*where)
-                                           .group_by(hour, a.c.event)):
+        for text, event, n in conn.execute(
+            sa.select(hour, a.c.event, sa.func.count()).where(*where).group_by(hour, a.c.event)
+        ):
             counts[shift(dt.datetime.fromisoformat(text))][0 if event == _COMPLETE else 1] += n
     else:  # count in Python: one row per event
         for event, when in conn.execute(sa.select(a.c.event, a.c.at).where(*where)):

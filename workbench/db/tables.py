@@ -67,8 +67,9 @@ def _only(metadata: sa.MetaData, **options: Any) -> dict[str, Any]:
 
 def _id_column(primary_key: bool = True) -> sa.Column[int]:
     # BIGINT identity on servers; on SQLite only INTEGER PRIMARY KEY is the auto-numbered rowid.
-    return sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=primary_key,
-                     autoincrement=True)
+    return sa.Column(
+        "id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=primary_key, autoincrement=True
+    )
 
 
 def _audit_keys(metadata: sa.MetaData) -> tuple[sa.Column[int], sa.schema.SchemaItem]:
@@ -95,7 +96,8 @@ def lock_table(metadata: sa.MetaData, name: str) -> sa.Table:
     if name in metadata.tables or (metadata.schema and f"{metadata.schema}.{name}" in metadata.tables):
         return metadata.tables[f"{metadata.schema}.{name}" if metadata.schema else name]
     return sa.Table(
-        name, metadata,
+        name,
+        metadata,
         sa.Column("queue", sa.String(100), primary_key=True),
         sa.Column("item_key", sa.String(200), primary_key=True),
         sa.Column("lock_user", sa.String(128), nullable=False),
@@ -109,20 +111,31 @@ def lock_table(metadata: sa.MetaData, name: str) -> sa.Table:
     )
 
 
-def _not_postgresql(ddl: Any, target: Any, bind: Any, tables: Any = None, state: Any = None, *,
-                    dialect: Any, compiler: Any = None, checkfirst: bool = False) -> bool:
+def _not_postgresql(
+    ddl: Any,
+    target: Any,
+    bind: Any,
+    tables: Any = None,
+    state: Any = None,
+    *,
+    dialect: Any,
+    compiler: Any = None,
+    checkfirst: bool = False,
+) -> bool:
     return bool(dialect is not None and dialect.name != "postgresql")
 
 
-def build_metadata(schema: str | None = None,
-                   bind: sa.Engine | sa.Connection | None = None) -> tuple[sa.MetaData, sa.Table, sa.Table]:
+def build_metadata(
+    schema: str | None = None, bind: sa.Engine | sa.Connection | None = None
+) -> tuple[sa.MetaData, sa.Table, sa.Table]:
     """MetaData holding the audit, cool-down, published-settings, roles and version tables, optionally in
     `schema`; returns (metadata, audit, version). With `bind`, only its database's types and options (the
     other SQLAlchemy dialects stay unimported: ~80 ms of every command)."""
     metadata = sa.MetaData(schema=schema, info={DIALECT: bind.dialect.name if bind is not None else None})
     audit_id, by_item = _audit_keys(metadata)
     audit = sa.Table(
-        AUDIT_TABLE, metadata,
+        AUDIT_TABLE,
+        metadata,
         audit_id,
         sa.Column("queue", sa.String(100), nullable=False),
         sa.Column("item_key", sa.String(200), nullable=False),
@@ -140,14 +153,16 @@ def build_metadata(schema: str | None = None,
     # Statistics over a period. Every audit row pays for each index on every claim and
     # completion; rows arrive in time order, so on PostgreSQL a BRIN index (a summary per block
     # range, nearly free to maintain) serves time ranges as well as a B-tree would.
-    sa.Index("ix_workbench_audit_time", audit.c.at,
-             **_only(metadata, postgresql_using="brin")).ddl_if(dialect="postgresql")
+    sa.Index("ix_workbench_audit_time", audit.c.at, **_only(metadata, postgresql_using="brin")).ddl_if(
+        dialect="postgresql"
+    )
     sa.Index("ix_workbench_audit_time", audit.c.queue, audit.c.at).ddl_if(callable_=_not_postgresql)
     # Items a user released recently, so that the claim does not hand them straight back. Written
     # only on release (rare), so it costs claims and completions nothing; the claim looks up the
     # user's few live entries through the index.
     sa.Table(
-        COOLDOWN_TABLE, metadata,
+        COOLDOWN_TABLE,
+        metadata,
         _id_column(),
         sa.Column("queue", sa.String(100), nullable=False),
         sa.Column("actor", sa.String(128), nullable=False),
@@ -159,7 +174,8 @@ def build_metadata(schema: str | None = None,
     # version is kept, for history and roll-back; the newest is in force. `version` is not
     # auto-numbered: a publish inserts max + 1, and the primary key makes a concurrent loser fail.
     sa.Table(
-        SETTINGS_TABLE, metadata,
+        SETTINGS_TABLE,
+        metadata,
         sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("body", _long_text(metadata), nullable=False),  # TOML: [app] and [queues.*], never [database]
         sa.Column("published_by", sa.String(128), nullable=False),
@@ -172,7 +188,8 @@ def build_metadata(schema: str | None = None,
     # Who is a supervisor where the database cannot say so itself (workbench.db.permissions): no
     # supervisor row means roles are not set up and everyone may supervise.
     sa.Table(
-        ROLES_TABLE, metadata,
+        ROLES_TABLE,
+        metadata,
         sa.Column("user_name", sa.String(128), primary_key=True),
         sa.Column("role", sa.String(20), nullable=False),
         sa.Column("granted_by", sa.String(128), nullable=False),
@@ -181,7 +198,8 @@ def build_metadata(schema: str | None = None,
     )
     # Notes on items (workbench.db.notes): append-only, read per item in order.
     sa.Table(
-        NOTES_TABLE, metadata,
+        NOTES_TABLE,
+        metadata,
         _id_column(),
         sa.Column("queue", sa.String(100), nullable=False),
         sa.Column("item_key", sa.String(200), nullable=False),
@@ -195,7 +213,8 @@ def build_metadata(schema: str | None = None,
     # Items an operator deferred ("call back Thursday 10:00"): not served before `until` (database
     # clock, UTC), then first. Written on defer (rare); the claim looks items up by key.
     sa.Table(
-        DEFERRALS_TABLE, metadata,
+        DEFERRALS_TABLE,
+        metadata,
         _id_column(),
         sa.Column("queue", sa.String(100), nullable=False),
         sa.Column("item_key", sa.String(200), nullable=False),
@@ -211,7 +230,8 @@ def build_metadata(schema: str | None = None,
     # serves it to them, and, once reviewed, the verdict. Written at Complete; the claim looks items
     # up by key; the console counts verdicts per operator.
     sa.Table(
-        REVIEWS_TABLE, metadata,
+        REVIEWS_TABLE,
+        metadata,
         _id_column(),
         sa.Column("queue", sa.String(100), nullable=False),  # the reviewing queue
         sa.Column("item_key", sa.String(200), nullable=False),
@@ -229,7 +249,8 @@ def build_metadata(schema: str | None = None,
     # Who belongs to which group (level 1, level 2, "experienced"): a queue with `serves` serves its
     # members only. A user may be in many groups; supervisors keep the list.
     sa.Table(
-        GROUPS_TABLE, metadata,
+        GROUPS_TABLE,
+        metadata,
         sa.Column("user_name", sa.String(128), primary_key=True),
         sa.Column("group_name", sa.String(100), primary_key=True),
         sa.Column("added_by", sa.String(128), nullable=False),
@@ -238,7 +259,8 @@ def build_metadata(schema: str | None = None,
     )
     lock_table(metadata, LOCKS_TABLE)
     version = sa.Table(
-        VERSION_TABLE, metadata,
+        VERSION_TABLE,
+        metadata,
         sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("applied_at", _datetime(metadata), nullable=False),
     )

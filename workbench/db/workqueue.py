@@ -39,8 +39,14 @@ BOARD_ROWS = 20_000
 class WorkQueue:
     """One configured queue on one database. Every method is one or a few short transactions."""
 
-    def __init__(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                 method: claims.ClaimMethod, neighbours: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        db: connect.Database,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        method: claims.ClaimMethod,
+        neighbours: tuple[str, ...] = (),
+    ) -> None:
         """`neighbours`: the other queues over the same table, one of which may hold a lock on a row
         of it (a refused write names it)."""
         self.db, self.q, self.trail, self.method = db, q, trail, method
@@ -68,8 +74,9 @@ class WorkQueue:
         self._check_group(user)
         if where:
             request = claims.ClaimRequest(user=user, count=count, where=self.q.coerce_filter(where))
-            claimed = [claims.base.claim_of(self.q, c.row)
-                       for c in self.method.claim(self.db, self.q, self.trail, request)]
+            claimed = [
+                claims.base.claim_of(self.q, c.row) for c in self.method.claim(self.db, self.q, self.trail, request)
+            ]
         else:
             claimed = self.method.claim_next(self.db, self.q, self.trail, user, count)
         if not claimed:
@@ -94,15 +101,22 @@ class WorkQueue:
                 raise errors.NothingToClaim(taken.happened, reason="unavailable")
             return models.Claim(lock=current.lock, item=current.item, resumed=True)
         self._check_group(user)
-        claimed = self.method.claim(self.db, self.q, self.trail,
-                                    claims.ClaimRequest(user=user, count=1, key=key, use_cooldown=False))
+        claimed = self.method.claim(
+            self.db, self.q, self.trail, claims.ClaimRequest(user=user, count=1, key=key, use_cooldown=False)
+        )
         if claimed:
             return claims.base.claim_of(self.q, claimed[0].row)
         view = self.show(key)
         if view.lock is not None and not view.lock.expired:
-            raise errors.NothingToClaim.of(problems.HELD_BY, self.name, key, view.lock.owner,
-                                           _when(view.lock.locked_at), _when(view.lock.expires_at),
-                                           reason="unavailable")
+            raise errors.NothingToClaim.of(
+                problems.HELD_BY,
+                self.name,
+                key,
+                view.lock.owner,
+                _when(view.lock.locked_at),
+                _when(view.lock.expires_at),
+                reason="unavailable",
+            )
         if self.config.max_locks_per_user:
             held = len([lock for lock in self.mine(user) if not lock.expired])
             if held >= self.config.max_locks_per_user:
@@ -116,8 +130,9 @@ class WorkQueue:
     def _held_here(self, key: Any) -> bool:
         """Is the lock on `key` this queue's (BoundQueue.held_here)?"""
         q = self.q
-        return self.db.read(lambda conn: conn.execute(sa.select(q.key).where(q.key == key, self._owned(conn)))
-                            .first() is not None)
+        return self.db.read(
+            lambda conn: conn.execute(sa.select(q.key).where(q.key == key, self._owned(conn))).first() is not None
+        )
 
     def _owned(self, conn: sa.Connection) -> sa.ColumnElement[bool]:
         """The rows whose lock (if any) is this queue's: in its state (BoundQueue.held_here), and where
@@ -147,8 +162,11 @@ class WorkQueue:
             return errors.NothingToClaim.of(problems.NOTHING_BUT_OWN_WORK, q.name, reviews.source, reason="empty")
         # Items wait but an open transaction locked them all (under grants an operator's login may);
         # asked of rows that hold their lock (a separate lock table's claim does not lock the item's row).
-        waiting = sa.select(q.key).select_from(q.table).where(
-            *q.scope_clause(user), q.todo_clause(user), sa.or_(q.free(), q.stale(q.now())))
+        waiting = (
+            sa.select(q.key)
+            .select_from(q.table)
+            .where(*q.scope_clause(user), q.todo_clause(user), sa.or_(q.free(), q.stale(q.now())))
+        )
         if not q.shape.separate_locks and self.db.backend.held_open(conn, waiting):
             return errors.NothingToClaim.of(problems.NOTHING_FREE_NOW, q.name, reason="empty")
         return errors.NothingToClaim.of(problems.NOTHING_WAITING, q.name, reason="empty")
@@ -162,11 +180,19 @@ class WorkQueue:
         def read(conn: sa.Connection) -> models.ItemView:
             now = q.now()
             waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), True), else_=False)
-            row = conn.execute(sa.select(*q.item_columns(), *q.lock_select_columns(now), waiting.label("wb_waiting"))
-                               .select_from(q.source).where(q.key == key)).mappings().first()
+            row = (
+                conn.execute(
+                    sa.select(*q.item_columns(), *q.lock_select_columns(now), waiting.label("wb_waiting"))
+                    .select_from(q.source)
+                    .where(q.key == key)
+                )
+                .mappings()
+                .first()
+            )
             if row is None:
-                raise errors.InvalidValue(f"{q.name} has no item with key {key!r} "
-                                          f"(in {q.config.table_label}.{q.key.name})", column=q.key.name)
+                raise errors.InvalidValue(
+                    f"{q.name} has no item with key {key!r} (in {q.config.table_label}.{q.key.name})", column=q.key.name
+                )
             return self._view(row)
 
         return self.db.read(read)
@@ -204,8 +230,12 @@ class WorkQueue:
             where = [*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None)]
             if user is not None:
                 where.append(q.user == user)
-            stmt = sa.select(*q.lock_select_columns(q.now())).select_from(q.locked_source).where(*where) \
+            stmt = (
+                sa.select(*q.lock_select_columns(q.now()))
+                .select_from(q.locked_source)
+                .where(*where)
                 .order_by(q.time, q.key)
+            )
             return [q.lock_from_row(row) for row in conn.execute(stmt).mappings()]
 
         return self.db.read(read)
@@ -217,8 +247,13 @@ class WorkQueue:
         Served by the claim index, so it stays fast on a large table; never the whole table.
         """
         q = self.q
-        stmt = (sa.select(*self._listed_columns()).select_from(q.source)
-                .where(*q.scope_clause(user), q.todo_clause(user), q.free()).order_by(*q.order_by()).limit(limit))
+        stmt = (
+            sa.select(*self._listed_columns())
+            .select_from(q.source)
+            .where(*q.scope_clause(user), q.todo_clause(user), q.free())
+            .order_by(*q.order_by())
+            .limit(limit)
+        )
         return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
 
     def _listed_columns(self) -> list[sa.Column[Any]]:
@@ -233,8 +268,13 @@ class WorkQueue:
         """How many items wait (unlocked, in `todo`), counted up to `cap` + 1: the count stops there, so
         that it reads at most that many index entries however large the table."""
         q = self.q
-        waiting = (sa.select(q.key).select_from(q.source).where(*q.scope_clause(user), q.todo_clause(user), q.free())
-                   .limit(cap + 1).subquery())
+        waiting = (
+            sa.select(q.key)
+            .select_from(q.source)
+            .where(*q.scope_clause(user), q.todo_clause(user), q.free())
+            .limit(cap + 1)
+            .subquery()
+        )
         count = sa.select(sa.func.count()).select_from(waiting)
         return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
 
@@ -242,8 +282,11 @@ class WorkQueue:
         """Per `filter_by` column: the values waiting items hold, most common first (at most `limit`)."""
         q = self.q
 
-        return self.db.read(lambda conn: {name: self._held_values(conn, column, limit, user)
-                                          for name, column in q.filter_columns.items()})
+        return self.db.read(
+            lambda conn: {
+                name: self._held_values(conn, column, limit, user) for name, column in q.filter_columns.items()
+            }
+        )
 
     def waiting_values(self, column: str, limit: int = 50) -> list[Any]:
         """The values waiting items nobody holds have in `column` (any but the key and the lock), most
@@ -254,9 +297,14 @@ class WorkQueue:
     def _held_values(self, conn: sa.Connection, column: sa.Column[Any], limit: int, user: str | None) -> list[Any]:
         q = self.q
         n = sa.func.count().label("n")
-        stmt = (sa.select(column, n).select_from(q.source)
-                .where(*q.scope_clause(user), q.todo_clause(user), q.free(), column.is_not(None))
-                .group_by(column).order_by(n.desc(), column).limit(limit))
+        stmt = (
+            sa.select(column, n)
+            .select_from(q.source)
+            .where(*q.scope_clause(user), q.todo_clause(user), q.free(), column.is_not(None))
+            .group_by(column)
+            .order_by(n.desc(), column)
+            .limit(limit)
+        )
         return [row[0] for row in conn.execute(stmt)]
 
     def count_overdue(self) -> int | None:
@@ -312,15 +360,23 @@ class WorkQueue:
         if not values:
             return self.check(user, key, token, "save")
         shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(values))
-        row = self.writer.run(shape, key=key, token=token, user=user, edits=values,
-                              detail={"columns": sorted(values)})
+        row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail={"columns": sorted(values)})
         if row is None:
             raise self._lost(key, token, user, "save")
         return self.q.lock_from_row(row)
 
-    def complete(self, user: str, key: Any, token: str, outcome: str | None = None,
-                 edits: Mapping[str, Any] | None = None, note: str | None = None, *,
-                 then_next: bool = False, where: Mapping[str, Any] | None = None) -> models.Completion:
+    def complete(
+        self,
+        user: str,
+        key: Any,
+        token: str,
+        outcome: str | None = None,
+        edits: Mapping[str, Any] | None = None,
+        note: str | None = None,
+        *,
+        then_next: bool = False,
+        where: Mapping[str, Any] | None = None,
+    ) -> models.Completion:
         """Finish the item with an outcome (and final edits, and a note written with it); accepted
         only under the caller's live lock. With `then_next`, the next item (narrowed by `where`, as
         claim_next) is claimed for the caller once the Complete is in, and handed back as the
@@ -339,8 +395,15 @@ class WorkQueue:
                 result = run({**self.writer.finish_params(key, token, user), **request.filter_params()})
                 if result is not None:
                     at, claim = result
-                    return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=name,
-                                             at=_utc(at, self.q.local_clock), next=claim)
+                    return models.Completion(
+                        queue=self.name,
+                        key=key,
+                        owner=user,
+                        token=token,
+                        outcome=name,
+                        at=_utc(at, self.q.local_clock),
+                        next=claim,
+                    )
                 # The fence failed and nothing was claimed: the plain Complete below tells a retry
                 # of an accepted Complete from a lost lock.
         done = self._complete(user, key, token, outcome, edits, note, why)
@@ -351,8 +414,9 @@ class WorkQueue:
             # its transaction, so at the same database time), that item is the one to hand back.
             kept = next((lock for lock in self.mine(user) if lock.locked_at == done.at and not lock.expired), None)
             if kept is not None:
-                return dataclasses.replace(done, next=models.Claim(lock=kept, item=self.show(kept.key).item,
-                                                                   resumed=True))
+                return dataclasses.replace(
+                    done, next=models.Claim(lock=kept, item=self.show(kept.key).item, resumed=True)
+                )
         try:
             claimed = self.claim_next(user, 1, where)[0]
         except errors.WorkbenchError:
@@ -361,8 +425,9 @@ class WorkQueue:
             return done
         return dataclasses.replace(done, next=claimed)
 
-    def _combined(self, outcome: str | None,
-                  request: claims.ClaimRequest) -> tuple[str, claims.base.FinishThenClaim] | None:
+    def _combined(
+        self, outcome: str | None, request: claims.ClaimRequest
+    ) -> tuple[str, claims.base.FinishThenClaim] | None:
         """The Complete with `outcome` and the claim of the next item (narrowed as `request` is) in one
         statement, where the claim method has one (built once per outcome and filter's columns; None:
         one after the other)."""
@@ -372,11 +437,15 @@ class WorkQueue:
                 chosen = self.config.outcome(outcome)
             except KeyError:
                 return None  # the plain Complete says which outcomes there are
-            shape = self._shapes.setdefault(chosen.name, guarded.Shape(models.EventKind.COMPLETE, outcome=chosen.name,
-                                                                      unlock=True))
+            shape = self._shapes.setdefault(
+                chosen.name, guarded.Shape(models.EventKind.COMPLETE, outcome=chosen.name, unlock=True)
+            )
             finish = self.writer.plain_finish(shape)
-            run = (self.method.finish_then_claim(self.db, self.q, self.trail, finish, request)
-                   if finish is not None else None)
+            run = (
+                self.method.finish_then_claim(self.db, self.q, self.trail, finish, request)
+                if finish is not None
+                else None
+            )
             self._then_next[cached] = (chosen.name, run) if run is not None else None
         return self._then_next[cached]
 
@@ -388,8 +457,16 @@ class WorkQueue:
             return False
         return True
 
-    def _complete(self, user: str, key: Any, token: str, outcome: str | None, edits: Mapping[str, Any] | None,
-                  note: str | None, why: str | None) -> models.Completion:
+    def _complete(
+        self,
+        user: str,
+        key: Any,
+        token: str,
+        outcome: str | None,
+        edits: Mapping[str, Any] | None,
+        note: str | None,
+        why: str | None,
+    ) -> models.Completion:
         finisher = self._finishers.get(outcome) if not edits and note is None and why is None else None
         if finisher is not None:
             # The common case on PostgreSQL: no edits, an outcome seen before; one prepared statement.
@@ -405,8 +482,14 @@ class WorkQueue:
             plain = not values and note is None and why is None
             shape = self._shapes.get(chosen.name) if plain else None
             if shape is None:
-                shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(values), outcome=chosen.name, unlock=True,
-                                      note=note is not None, to_review=why is not None)
+                shape = guarded.Shape(
+                    models.EventKind.COMPLETE,
+                    edits=tuple(values),
+                    outcome=chosen.name,
+                    unlock=True,
+                    note=note is not None,
+                    to_review=why is not None,
+                )
                 if plain:
                     self._shapes[chosen.name] = shape  # the common case: built and hashed once
             if plain:
@@ -414,18 +497,27 @@ class WorkQueue:
                 if one_statement is not None:
                     self._finishers[outcome] = (chosen.name, one_statement)
             detail = {"columns": sorted(values)} if values else None
-            row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail=detail, note=note,
-                                  why=why)
+            row = self.writer.run(
+                shape, key=key, token=token, user=user, edits=values, detail=detail, note=note, why=why
+            )
             name, at = chosen.name, row["wb_now"] if row is not None else None
         if at is None:
             replay = self.db.read(lambda conn: self.lost.completed_by(conn, key, token, user))
             if replay is not None and replay.outcome == name:
                 # The same Complete again (a retry after a lost reply): report the first one.
-                return models.Completion(queue=self.name, key=key, owner=user, token=token,
-                                         outcome=replay.outcome or name, at=replay.at, replayed=True)
+                return models.Completion(
+                    queue=self.name,
+                    key=key,
+                    owner=user,
+                    token=token,
+                    outcome=replay.outcome or name,
+                    at=replay.at,
+                    replayed=True,
+                )
             raise self._lost(key, token, user, "complete")
-        return models.Completion(queue=self.name, key=key, owner=user, token=token, outcome=name,
-                                 at=_utc(at, self.q.local_clock))
+        return models.Completion(
+            queue=self.name, key=key, owner=user, token=token, outcome=name, at=_utc(at, self.q.local_clock)
+        )
 
     def _review_choice(self, user: str, outcome: str | None) -> str | None:
         """Whether this Complete goes to review (four eyes), decided now: why (reviews.FIRST or SHARE), or None."""
@@ -440,16 +532,18 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         note = self._note_for("release", note)
         writes = reason if reason in self.q.reason_writes else None  # a configured reason's own values
-        shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, note=note is not None,
-                              reason_writes=writes)
+        shape = guarded.Shape(
+            models.EventKind.RELEASE, unlock=True, release_writes=True, note=note is not None, reason_writes=writes
+        )
         row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None, note=note)
         if row is None:
             already = self.db.read(lambda conn: self.lost.released_by(conn, key, token, user))
             if not already:
                 raise self._lost(key, token, user, "release")
 
-    def defer(self, user: str, key: Any, token: str, until: dt.datetime, reason: str,
-              note: str | None = None) -> models.Deferral:
+    def defer(
+        self, user: str, key: Any, token: str, until: dt.datetime, reason: str, note: str | None = None
+    ) -> models.Deferral:
         """Give the item back until `until` (aware; a time still to come on the database's clock):
         nobody is served it before, then it comes first, to `user` alone for the queue's
         defer_owner_first. The release's values are written, the reason is required."""
@@ -488,8 +582,10 @@ class WorkQueue:
             return notes_mod.checked(note)
         if self.config.needs_note(action):
             what = f"a {action}" if action in ("release", "defer") else f"Complete with outcome '{action}'"
-            raise errors.UsageError(f"queue {self.name} needs a note with {what}: say what happened "
-                                    "for whoever works the item next (--note TEXT)")
+            raise errors.UsageError(
+                f"queue {self.name} needs a note with {what}: say what happened "
+                "for whoever works the item next (--note TEXT)"
+            )
         return None
 
     # -- notes ------------------------------------------------------------------------------
@@ -499,6 +595,7 @@ class WorkQueue:
         _check_user(user)
         key = self.q.coerce_key(key)
         text = notes_mod.checked(text)
+
         def exists(conn: sa.Connection) -> None:
             if conn.execute(sa.select(self.q.key).where(self.q.key == key)).first() is None:
                 raise self.q.no_item(key)
@@ -540,7 +637,8 @@ class WorkQueue:
             lock = self.check(user, key, token, "extend")  # raises LockLost if it is not ours any more
             raise errors.ExtendLimitReached(
                 f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}; "
-                f"this queue allows at most {_minutes(q.config.max_lock_seconds)} per lock")
+                f"this queue allows at most {_minutes(q.config.max_lock_seconds)} per lock"
+            )
         return q.lock_from_row(row)
 
     def _moved_lock_time(self, conn: sa.Connection, key: Any, token: str, user: str) -> Any:
@@ -561,13 +659,17 @@ class WorkQueue:
 
     def _procedures(self) -> procedures.Procedures | None:
         """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
-        return typing.cast(procedures.Procedures | None,
-                           self.q.backend.procedures(self.db, self.q, self.trail.table.schema))
+        return typing.cast(
+            procedures.Procedures | None, self.q.backend.procedures(self.db, self.q, self.trail.table.schema)
+        )
 
     def _lost(self, key: Any, token: str, user: str, doing: str) -> errors.WorkbenchError:
         """Why a write under the lock (`doing`: "save", "complete", …) was refused."""
-        return self.db.read(lambda conn: permissions.login_mismatch(conn, self.q.table, user)
-                            or self.lost.explain(conn, key, token, user, doing))
+        return self.db.read(
+            lambda conn: (
+                permissions.login_mismatch(conn, self.q.table, user) or self.lost.explain(conn, key, token, user, doing)
+            )
+        )
 
     # -- supervisor -------------------------------------------------------------------------
 
@@ -620,8 +722,11 @@ class WorkQueue:
             if not calls.run(conn, "reopen", {"p_key": key, "p_reason": reason}, action=action, user=actor):
                 raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
             return
-        update = (sa.update(q.table).where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()))
-                  .values(q.writes(q.on_reopen, actor, now)))
+        update = (
+            sa.update(q.table)
+            .where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()))
+            .values(q.writes(q.on_reopen, actor, now))
+        )
         try:
             changed = conn.execute(update).rowcount
         except sa.exc.DBAPIError as exc:
@@ -632,8 +737,15 @@ class WorkQueue:
             raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
         self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
 
-    def move(self, actor: str, changes: Mapping[str, Any], reason: str, *, keys: list[Any] | None = None,
-             where: Mapping[str, Any] | None = None) -> list[Any]:
+    def move(
+        self,
+        actor: str,
+        changes: Mapping[str, Any],
+        reason: str,
+        *,
+        keys: list[Any] | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[Any]:
         """A supervisor's bulk move: write `changes` ({column: value}, e.g. another category or tier, so
         another queue or group serves them) to the waiting items nobody holds, those named by `keys` or
         every one whose columns hold `where`'s values. Items held or finished are left alone. Each moved
@@ -647,8 +759,9 @@ class WorkQueue:
             raise errors.UsageError("say what to change: --set COL=VALUE")
         chosen = q.coerce_moves(where or {}, "--where")
         if not keys and not chosen:
-            raise errors.UsageError("name the items to move: their keys, or --where COL=VALUE for every waiting "
-                                    "item that matches")
+            raise errors.UsageError(
+                "name the items to move: their keys, or --where COL=VALUE for every waiting item that matches"
+            )
         moved: list[Any] = []
 
         def batch_of(keys: list[Any] | None, after: Any) -> Callable[[sa.Connection], list[Any]]:
@@ -657,7 +770,7 @@ class WorkQueue:
         if keys:
             typed = sorted({q.coerce_key(k) for k in keys})
             for i in range(0, len(typed), MOVE_BATCH):
-                moved += self.db.write(batch_of(typed[i:i + MOVE_BATCH], None))
+                moved += self.db.write(batch_of(typed[i : i + MOVE_BATCH], None))
             return moved
         after: Any = None
         while True:  # every match, a batch per transaction, onward from the last key moved
@@ -667,8 +780,17 @@ class WorkQueue:
                 return moved
             after = batch[-1]
 
-    def _move(self, conn: sa.Connection, actor: str, values: dict[str, Any], chosen: dict[str, Any], reason: str,
-              *, keys: list[Any] | None = None, after: Any = None) -> list[Any]:
+    def _move(
+        self,
+        conn: sa.Connection,
+        actor: str,
+        values: dict[str, Any],
+        chosen: dict[str, Any],
+        reason: str,
+        *,
+        keys: list[Any] | None = None,
+        after: Any = None,
+    ) -> list[Any]:
         q = self.q
         action = errors.Phrase.of(problems.DO_MOVE, q.name)
         permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
@@ -679,15 +801,21 @@ class WorkQueue:
             waiting.append(q.key > after)
         # Read and lock the rows first (the values before, for the trail); the UPDATE tests again that
         # nobody holds them, so a claim between the two wins and its item stays as it is.
-        read = (sa.select(q.key, *(q.table.c[name] for name in values)).where(*waiting, q.shape.unheld(q.key))
-                .order_by(q.key).limit(MOVE_BATCH).with_for_update())
+        read = (
+            sa.select(q.key, *(q.table.c[name] for name in values))
+            .where(*waiting, q.shape.unheld(q.key))
+            .order_by(q.key)
+            .limit(MOVE_BATCH)
+            .with_for_update()
+        )
         before = {row[q.key.name]: dict(row) for row in conn.execute(read).mappings()}
         if not before:
             return []
         # A move keeps items waiting, here or (out of this queue's scope) for another queue: finishing
         # an item is work, with a claim and an outcome. The database's own check says the same (grants).
-        finished = sa.and_(*(q.written(c, values) for c in q.scope_clause()),
-                           sa.not_(q.written(q.todo_clause(), values)))
+        finished = sa.and_(
+            *(q.written(c, values) for c in q.scope_clause()), sa.not_(q.written(q.todo_clause(), values))
+        )
         if conn.execute(sa.select(q.key).where(q.key.in_(list(before)), finished).limit(1)).first() is not None:
             shown = ", ".join(f"{name}={value}" for name, value in values.items())
             raise errors.UsageError.of(problems.MOVE_FINISHES, q.name, shown)
@@ -700,8 +828,7 @@ class WorkQueue:
                 if not calls.run(conn, "move", {"p_key": key, **changes}, action=action, user=actor):
                     raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
             return list(before)
-        update = (sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key))
-                  .values(values))
+        update = sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key)).values(values)
         try:
             changed = conn.execute(update).rowcount
         except sa.exc.DBAPIError as exc:
@@ -710,9 +837,15 @@ class WorkQueue:
             raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != len(before):
             raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
-        self.trail.write(conn, [self.trail.row(models.EventKind.MOVE, key, actor, reason=reason.strip(),
-                                               detail={"changes": q.changes(row, values)})
-                                for key, row in before.items()])
+        self.trail.write(
+            conn,
+            [
+                self.trail.row(
+                    models.EventKind.MOVE, key, actor, reason=reason.strip(), detail={"changes": q.changes(row, values)}
+                )
+                for key, row in before.items()
+            ],
+        )
         return list(before)
 
     def undo_complete(self, user: str, key: Any) -> models.Claim:
@@ -722,11 +855,15 @@ class WorkQueue:
         _check_user(user)
         q = self.q
         if not q.on_reopen:
-            raise errors.UsageError(f"queue {self.name} does not say how an item goes back to work: set "
-                                    f"[queues.{self.name}.on_reopen] (undo writes those values)")
+            raise errors.UsageError(
+                f"queue {self.name} does not say how an item goes back to work: set "
+                f"[queues.{self.name}.on_reopen] (undo writes those values)"
+            )
         if not q.shape.all_in_row:
-            raise errors.UsageError(f"queue {self.name} keeps its locks in a separate table: undo is not "
-                                    "available there; a supervisor can reopen the item")
+            raise errors.UsageError(
+                f"queue {self.name} keeps its locks in a separate table: undo is not "
+                "available there; a supervisor can reopen the item"
+            )
         key = q.coerce_key(key)
         return self.db.write(lambda conn: self._undo(conn, user, key))
 
@@ -754,19 +891,35 @@ class WorkQueue:
             calls.for_user(user)
             return claims.claim_of(q, calls.run(conn, "undo", {"p_key": key}, user=user)[0])
         token = q.shape.new_token_value()
-        writes = {**q.writes(q.on_reopen, user, now), **q.lock_writes(user, now, token),
-                  **q.writes(q.on_claim, user, now)}
-        changed = conn.execute(sa.update(q.table).where(q.key == key, *q.scope_clause(), q.free(),
-                                                        sa.not_(q.todo_clause()), *still).values(writes)).rowcount
+        writes = {
+            **q.writes(q.on_reopen, user, now),
+            **q.lock_writes(user, now, token),
+            **q.writes(q.on_claim, user, now),
+        }
+        changed = conn.execute(
+            sa.update(q.table)
+            .where(q.key == key, *q.scope_clause(), q.free(), sa.not_(q.todo_clause()), *still)
+            .values(writes)
+        ).rowcount
         if changed != 1:
             raise errors.UsageError.of(problems.UNDO_CHANGED, self.name, key)
-        row = conn.execute(sa.select(*claims.ClaimMethod.returned_columns(q, now))
-                           .where(q.key == key, q.shape.pinned(user, token))).mappings().one()
+        row = (
+            conn.execute(
+                sa.select(*claims.ClaimMethod.returned_columns(q, now)).where(q.key == key, q.shape.pinned(user, token))
+            )
+            .mappings()
+            .one()
+        )
         claimed = claims.Claimed(row=row, prev_owner=None, prev_token=None)
         if chosen and self.trail.to_review is not None:
             self.trail.to_review.withdraw(conn, key)  # nothing waits for review any more
-        self.trail.write(conn, [self.trail.row(models.EventKind.UNDO, key, user, owner=user, outcome=event.outcome),
-                                *claims.ClaimMethod.audit_rows(q, self.trail, user, [claimed])])
+        self.trail.write(
+            conn,
+            [
+                self.trail.row(models.EventKind.UNDO, key, user, owner=user, outcome=event.outcome),
+                *claims.ClaimMethod.audit_rows(q, self.trail, user, [claimed]),
+            ],
+        )
         return claims.claim_of(q, row)
 
     def _take_away(self, conn: sa.Connection, actor: str, key: Any, reason: str, to_user: str | None) -> models.Lock:
@@ -781,7 +934,8 @@ class WorkQueue:
             if self.db.backend.hides_rows(conn) and conn.execute(sa.select(q.key).where(q.key == key)).first():
                 # The row is there, but row-level security hides it from this login's updates.
                 raise permissions.database_refusal(conn, actor, action) or errors.NotPermitted.of(
-                    problems.HIDDEN_BY_POLICY, actor, action, user=actor)
+                    problems.HIDDEN_BY_POLICY, actor, action, user=actor
+                )
             raise q.no_item(key)
         if row["wb_user"] is None or row["wb_time"] is None:
             raise errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
@@ -795,8 +949,9 @@ class WorkQueue:
             # The supervisor's procedure (row read and locked above) records it under the login.
             calls.for_user(actor)
             operation = "force_release" if to_user is None else "reassign"
-            done = calls.run(conn, operation, {"p_key": key, "p_reason": reason, "p_to": to_user},
-                             action=action, user=actor)
+            done = calls.run(
+                conn, operation, {"p_key": key, "p_reason": reason, "p_to": to_user}, action=action, user=actor
+            )
             if not done:
                 raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
             return lock if to_user is None else q.lock_from_row(done[0])
@@ -805,8 +960,15 @@ class WorkQueue:
             if to_user is None:
                 changed = q.shape.unlock(conn, q.table, q.key, key, pinned, q.writes(q.on_release, actor, now))
             else:
-                changed = q.shape.relock(conn, q.table, q.key, key, pinned,
-                                         q.lock_writes(to_user, now, q.shape.new_token_value()), lock.token)
+                changed = q.shape.relock(
+                    conn,
+                    q.table,
+                    q.key,
+                    key,
+                    pinned,
+                    q.lock_writes(to_user, now, q.shape.new_token_value()),
+                    lock.token,
+                )
         except lockshapes.FenceFailed:
             raise errors.DatabaseUnavailable.of(problems.CHANGED_REASSIGNING, q.name, key) from None
         except sa.exc.DBAPIError as exc:
@@ -820,15 +982,35 @@ class WorkQueue:
                 raise refusal
             raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
         kind = models.EventKind.FORCE_RELEASE if to_user is None else models.EventKind.REASSIGN
-        rows = [self.trail.row(kind, key, actor, owner=lock.owner, token=lock.token, reason=reason,
-                               detail={"to": to_user} if to_user else None)]
+        rows = [
+            self.trail.row(
+                kind,
+                key,
+                actor,
+                owner=lock.owner,
+                token=lock.token,
+                reason=reason,
+                detail={"to": to_user} if to_user else None,
+            )
+        ]
         result = lock
         if to_user is not None:
-            new_row = conn.execute(sa.select(*q.lock_select_columns(now)).select_from(q.source)
-                                   .where(q.key == key)).mappings().one()
+            new_row = (
+                conn.execute(sa.select(*q.lock_select_columns(now)).select_from(q.source).where(q.key == key))
+                .mappings()
+                .one()
+            )
             result = q.lock_from_row(new_row)
-            rows.append(self.trail.row(models.EventKind.CLAIM, key, actor, owner=to_user, token=result.token,
-                                       detail={"reassigned_from": lock.owner}))
+            rows.append(
+                self.trail.row(
+                    models.EventKind.CLAIM,
+                    key,
+                    actor,
+                    owner=to_user,
+                    token=result.token,
+                    detail={"reassigned_from": lock.owner},
+                )
+            )
         self.trail.write(conn, rows)
         return result
 
@@ -838,9 +1020,15 @@ class WorkQueue:
         """How many locks the queue has (live, or expired and not yet taken): the board lists at most
         its limit of them, and says how many there are."""
         q = self.q
+
         def count(conn: sa.Connection) -> int:
-            return int(conn.execute(sa.select(sa.func.count()).select_from(q.locked_source).where(
-                *q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None))).scalar_one())
+            return int(
+                conn.execute(
+                    sa.select(sa.func.count())
+                    .select_from(q.locked_source)
+                    .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None))
+                ).scalar_one()
+            )
 
         return self.db.read(count)
 
@@ -901,19 +1089,36 @@ class WorkQueue:
     def _sweep_batch(self, conn: sa.Connection, actor: str) -> list[models.Lock]:
         q = self.q
         now = q.now()
-        stmt = (sa.select(*q.lock_select_columns(now)).select_from(q.locked_source)
-                .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None), q.expired(now))
-                .order_by(q.time).limit(SWEEP_BATCH))
+        stmt = (
+            sa.select(*q.lock_select_columns(now))
+            .select_from(q.locked_source)
+            .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None), q.expired(now))
+            .order_by(q.time)
+            .limit(SWEEP_BATCH)
+        )
         done, rows = [], []
         for row in conn.execute(stmt).mappings().all():
             lock = q.lock_from_row(row)
             pinned = q.shape.pinned(lock.owner, lock.token)
-            if q.shape.unlock(conn, q.table, q.key, lock.key, sa.and_(pinned, q.expired(now), self._owned(conn)),
-                              q.writes(q.on_release, actor, now)):
+            if q.shape.unlock(
+                conn,
+                q.table,
+                q.key,
+                lock.key,
+                sa.and_(pinned, q.expired(now), self._owned(conn)),
+                q.writes(q.on_release, actor, now),
+            ):
                 done.append(lock)
-                rows.append(self.trail.row(models.EventKind.EXPIRE, lock.key, actor, owner=lock.owner,
-                                           token=lock.token, detail={"expired_at": lock.expires_at,
-                                                                     "noticed_by": "sweep"}))
+                rows.append(
+                    self.trail.row(
+                        models.EventKind.EXPIRE,
+                        lock.key,
+                        actor,
+                        owner=lock.owner,
+                        token=lock.token,
+                        detail={"expired_at": lock.expires_at, "noticed_by": "sweep"},
+                    )
+                )
         self.trail.write(conn, rows)
         return done
 

@@ -10,42 +10,115 @@ from typing import Any
 
 from workbench.demo import invoices
 
-_FIRST = ["Anna", "Ben", "Chiara", "David", "Elif", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kasia", "Luca",
-          "Maya", "Noah", "Olga", "Pavel", "Quinn", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wim", "Yara", "Zoe"]
-_LAST = ["Andersen", "Bauer", "Costa", "Dubois", "Eriksen", "Fischer", "García", "Horvat", "Ivanova", "Jansen",
-         "Kowalski", "Lambert", "Moreau", "Novak", "Olsen", "Petrov", "Rossi", "Schmidt", "Tanaka", "Weber"]
-_COMPANIES = ["Northwind Traders", "Contoso Ltd", "Fabrikam Inc", "Tailspin Toys", "Wide World Importers",
-              "Adventure Works", "Litware", "Proseware", "Lucerne Publishing", "Margie's Travel",
-              "Trey Research", "Woodgrove Bank", "Alpine Ski House", "Coho Winery", "Fourth Coffee"]
+_FIRST = [
+    "Anna",
+    "Ben",
+    "Chiara",
+    "David",
+    "Elif",
+    "Farid",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kasia",
+    "Luca",
+    "Maya",
+    "Noah",
+    "Olga",
+    "Pavel",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Wim",
+    "Yara",
+    "Zoe",
+]
+_LAST = [
+    "Andersen",
+    "Bauer",
+    "Costa",
+    "Dubois",
+    "Eriksen",
+    "Fischer",
+    "García",
+    "Horvat",
+    "Ivanova",
+    "Jansen",
+    "Kowalski",
+    "Lambert",
+    "Moreau",
+    "Novak",
+    "Olsen",
+    "Petrov",
+    "Rossi",
+    "Schmidt",
+    "Tanaka",
+    "Weber",
+]
+_COMPANIES = [
+    "Northwind Traders",
+    "Contoso Ltd",
+    "Fabrikam Inc",
+    "Tailspin Toys",
+    "Wide World Importers",
+    "Adventure Works",
+    "Litware",
+    "Proseware",
+    "Lucerne Publishing",
+    "Margie's Travel",
+    "Trey Research",
+    "Woodgrove Bank",
+    "Alpine Ski House",
+    "Coho Winery",
+    "Fourth Coffee",
+]
 
 _CASES = {
     "Hardware": [
-        ("Laptop does not start after update", ("The laptop shows the logo and then a black screen. "
-         "Tried holding the power button for 30 seconds.")),
-        ("Docking station: external monitors stay black", ("Both monitors say 'no signal' since this morning; "
-         "the dock's LED is on.")),
+        (
+            "Laptop does not start after update",
+            ("The laptop shows the logo and then a black screen. Tried holding the power button for 30 seconds."),
+        ),
+        (
+            "Docking station: external monitors stay black",
+            ("Both monitors say 'no signal' since this morning; the dock's LED is on."),
+        ),
         ("Keyboard keys stuck", "Several keys (E, R, T) need hard presses; coffee may have been involved."),
         ("Battery drains within an hour", "Battery health shows 41 %. Device is 3 years old."),
     ],
     "Software": [
-        ("Excel crashes when opening the budget file", ("Excel closes without a message as soon as the "
-         "shared budget workbook opens. Other files are fine.")),
+        (
+            "Excel crashes when opening the budget file",
+            ("Excel closes without a message as soon as the shared budget workbook opens. Other files are fine."),
+        ),
         ("Need a licence for the PDF editor", "New colleague in accounting needs to edit and sign PDFs."),
-        ("ERP client shows error 0x80004005", ("The error appears when posting an invoice; a screenshot "
-         "is attached to the original e-mail.")),
+        (
+            "ERP client shows error 0x80004005",
+            ("The error appears when posting an invoice; a screenshot is attached to the original e-mail."),
+        ),
         ("Update stuck at 27 %", "The software centre has shown 27 % for two days."),
     ],
     "Network": [
-        ("VPN disconnects every few minutes", ("Working from home; VPN drops roughly every 5 minutes, "
-         "the home Wi-Fi itself is stable.")),
+        (
+            "VPN disconnects every few minutes",
+            ("Working from home; VPN drops roughly every 5 minutes, the home Wi-Fi itself is stable."),
+        ),
         ("No Wi-Fi in meeting room 3", "Laptops see the network but cannot get an address."),
         ("Shared drive S: is very slow", "Opening a folder takes over a minute since Monday."),
     ],
     "Access": [
-        ("Locked out after password change", ("Changed the password yesterday, now the account is locked "
-         "on every device.")),
-        ("Access to the HR folder for new team lead", ("Please grant read and write access, approved by "
-         "the head of HR.")),
+        (
+            "Locked out after password change",
+            ("Changed the password yesterday, now the account is locked on every device."),
+        ),
+        (
+            "Access to the HR folder for new team lead",
+            ("Please grant read and write access, approved by the head of HR."),
+        ),
         ("MFA app lost with old phone", "Got a new phone, the authenticator app did not move over."),
     ],
     "Email": [
@@ -59,13 +132,27 @@ _CASES = {
     ],
 }
 
-_RESOLUTIONS = ["Replaced the part and tested with the user.", "Reset the profile; user confirmed it works.",
-                "Granted access as approved.", "Reinstalled the driver and printed a test page.",
-                "Cleared cached credentials; account unlocked.", "Applied the vendor's hotfix."]
+_RESOLUTIONS = [
+    "Replaced the part and tested with the user.",
+    "Reset the profile; user confirmed it works.",
+    "Granted access as approved.",
+    "Reinstalled the driver and printed a test page.",
+    "Cleared cached credentials; account unlocked.",
+    "Applied the vendor's hotfix.",
+]
 
-_VENDORS = ["Acme Office Supplies", "Baltic Paper Mills", "Cobalt Logistics", "Delta Cleaning Services",
-            "Evergreen Catering", "Fjord Energy", "Granite IT Services", "Harbor Freight Partners",
-            "Iris Telecom", "Juniper Facility Management"]
+_VENDORS = [
+    "Acme Office Supplies",
+    "Baltic Paper Mills",
+    "Cobalt Logistics",
+    "Delta Cleaning Services",
+    "Evergreen Catering",
+    "Fjord Energy",
+    "Granite IT Services",
+    "Harbor Freight Partners",
+    "Iris Telecom",
+    "Juniper Facility Management",
+]
 
 
 def _name(rng: random.Random) -> str:
@@ -84,8 +171,7 @@ def cases(count: int = 400, *, seed: int = 7, now: dt.datetime | None = None) ->
         subject, description = rng.choice(_CASES[category])
         opened = now - dt.timedelta(minutes=rng.randint(5, 60 * 24 * 3))
         priority = rng.choices([1, 2, 3, 4], weights=[1, 3, 5, 3])[0]
-        status = rng.choices(["new", "open", "waiting_customer", "resolved", "closed"],
-                             weights=[45, 20, 8, 17, 10])[0]
+        status = rng.choices(["new", "open", "waiting_customer", "resolved", "closed"], weights=[45, 20, 8, 17, 10])[0]
         person = _name(rng)
         company = rng.choice(_COMPANIES)
         done = status in ("resolved", "closed")
@@ -94,7 +180,7 @@ def cases(count: int = 400, *, seed: int = 7, now: dt.datetime | None = None) ->
             "opened_at": opened,
             "customer": f"{person} ({company})",
             "email": f"{person.split()[0].lower()}.{person.split()[1].lower()}@"
-                     f"{company.split()[0].lower().replace(chr(39), '')}.example",
+            f"{company.split()[0].lower().replace(chr(39), '')}.example",
             "subject": subject,
             "description": description,
             "category": category,
@@ -136,12 +222,12 @@ def imports(count: int = 300, *, seed: int = 11) -> Iterator[dict[str, Any]]:
                 "currency": rng.choices(["EUR", "USD", "GBP", "SEK"], weights=[70, 15, 10, 5])[0],
                 "vat_rate": decimal.Decimal(rng.choice(["0.00", "7.00", "19.00", "25.00"])),
                 # Some lines carry typical import errors for the clerk to catch.
-                "iban": None if rng.random() < 0.08 else
-                f"DE{rng.randint(10, 99)}{rng.randint(10**17, 10**18 - 1)}",
+                "iban": None if rng.random() < 0.08 else f"DE{rng.randint(10, 99)}{rng.randint(10**17, 10**18 - 1)}",
                 "paid": False,
                 "check_status": status,
-                "checker_note": "Amount matches the PDF." if status == "verified" else (
-                    "Duplicate of an earlier line." if status == "rejected" else None),
+                "checker_note": "Amount matches the PDF."
+                if status == "verified"
+                else ("Duplicate of an earlier line." if status == "rejected" else None),
                 "checked_by": "mkowalski" if checked else None,
                 "checked_at": dt.datetime(2026, 11, 19, 15, 0) if checked else None,
             }

@@ -95,14 +95,17 @@ def _pdf(pages: list[bytes]) -> bytes:
     fonts = "<< /F1 3 0 R /F2 4 0 R >>"
     objects: list[bytes] = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [" + b" ".join(f"{5 + 2 * i} 0 R".encode() for i in range(len(pages)))
+        b"<< /Type /Pages /Kids ["
+        + b" ".join(f"{5 + 2 * i} 0 R".encode() for i in range(len(pages)))
         + f"] /Count {len(pages)} >>".encode(),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
     ]
     for i, content in enumerate(pages):
-        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {_WIDTH} {_HEIGHT}] "
-                       f"/Resources << /Font {fonts} >> /Contents {6 + 2 * i} 0 R >>".encode())
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {_WIDTH} {_HEIGHT}] "
+            f"/Resources << /Font {fonts} >> /Contents {6 + 2 * i} 0 R >>".encode()
+        )
         objects.append(f"<< /Length {len(content)} >>\nstream\n".encode() + content + b"\nendstream")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []

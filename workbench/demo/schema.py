@@ -9,8 +9,8 @@ from sqlalchemy.dialects import mssql, mysql
 
 
 def _datetime() -> sa.types.TypeEngine[dt.datetime]:
-    return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb") \
-        .with_variant(mssql.DATETIME2(), "mssql")  # type: ignore[no-untyped-call]  # as in db/tables.py
+    datetime2 = mssql.DATETIME2()  # type: ignore[no-untyped-call]  # as in db/tables.py
+    return sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb").with_variant(datetime2, "mssql")
 
 
 def lock_columns(prefix: str = "wb_") -> list[sa.Column[object]]:
@@ -25,7 +25,8 @@ def lock_columns(prefix: str = "wb_") -> list[sa.Column[object]]:
 
 def build(metadata: sa.MetaData) -> tuple[sa.Table, sa.Table]:
     cases = sa.Table(
-        "cases", metadata,
+        "cases",
+        metadata,
         sa.Column("case_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("opened_at", _datetime(), nullable=False),
         sa.Column("customer", sa.String(100), nullable=False),
@@ -41,7 +42,8 @@ def build(metadata: sa.MetaData) -> tuple[sa.Table, sa.Table]:
         *lock_columns(),
     )
     imports = sa.Table(
-        "import_rows", metadata,
+        "import_rows",
+        metadata,
         sa.Column("row_id", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("batch", sa.String(40), nullable=False),
         sa.Column("source_file", sa.String(200), nullable=False),

@@ -52,14 +52,16 @@ def user_settings(home: Path | None = None, user: str | None = None) -> QSetting
     return QSettings(str(own), QSettings.Format.IniFormat)
 
 
-def build_window(config: model.Config, user: str, *, settings: session.SessionSettings | None = None,
-                 home: Path | None = None) -> main_window.MainWindow:
+def build_window(
+    config: model.Config, user: str, *, settings: session.SessionSettings | None = None, home: Path | None = None
+) -> main_window.MainWindow:
     """A ready window for `config` (its database is first touched by session.start(), off this thread)."""
     return window_for(service.Workbench.open(config), user, settings=settings, home=home)
 
 
-def window_for(wb: service.Workbench, user: str, *, settings: session.SessionSettings | None = None,
-               home: Path | None = None) -> main_window.MainWindow:
+def window_for(
+    wb: service.Workbench, user: str, *, settings: session.SessionSettings | None = None, home: Path | None = None
+) -> main_window.MainWindow:
     """A ready window on an open Workbench."""
     data = home / "data" if home else paths.data_dir()
     # Never raises: an unwritable data directory opens the window with the journal's warning.
@@ -78,8 +80,9 @@ def window_for(wb: service.Workbench, user: str, *, settings: session.SessionSet
     return window
 
 
-def run(config_path: str | None, user: str, *, demo: bool = False, profile: str | None = None,
-        supervisor: bool = False) -> int:
+def run(
+    config_path: str | None, user: str, *, demo: bool = False, profile: str | None = None, supervisor: bool = False
+) -> int:
     """The `workbench` command without a subcommand: the operator window (or only the supervisor
     console, with `supervisor`)."""
     app = application(user)
@@ -110,8 +113,9 @@ def _exit_now(code: int) -> None:
     keep the process alive until the network gives up (the thread pool waits for it at exit). Nothing
     is lost by leaving now: drafts are on disk (fsynced), and the server rolls back whatever the stuck
     call had begun when its connection goes; a lock it held runs out on its own."""
-    logging.getLogger("workbench.gui").warning("quitting with a database call still stuck; its lock runs out "
-                                               "on its own")
+    logging.getLogger("workbench.gui").warning(
+        "quitting with a database call still stuck; its lock runs out on its own"
+    )
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
@@ -122,9 +126,11 @@ def _exit_now(code: int) -> None:
 def _show_crash(report: str) -> None:
     """An unexpected error: say so and where the details are; the log has the report (secrets masked)."""
     text = QCoreApplication.translate(
-        "Crash", "Something went wrong inside workbench. Edits already written to the local journal are "
+        "Crash",
+        "Something went wrong inside workbench. Edits already written to the local journal are "
         "kept; if the window warns that the journal cannot be written, Save your edits before closing."
-        "\n\nDetails are in {log}.").format(log=logs.log_path())
+        "\n\nDetails are in {log}.",
+    ).format(log=logs.log_path())
     title = QCoreApplication.translate("Crash", "workbench: unexpected error")
     box = QMessageBox(QMessageBox.Icon.Critical, title, text)
     box.setDetailedText(report)
@@ -134,6 +140,7 @@ def _show_crash(report: str) -> None:
 def _report_ready(app: QApplication, window: main_window.MainWindow, path: Path) -> None:
     """Start-up benchmarks (installer/measure.py): once the window is usable (the database answered
     and the window showed it), write the system monotonic clock to `path` and quit."""
+
     def done() -> None:
         path.write_text(f"{time.monotonic():.6f}\n", encoding="utf-8")
         window.close()
@@ -146,6 +153,7 @@ def _report_ready(app: QApplication, window: main_window.MainWindow, path: Path)
 def _smoke_test(app: QApplication, window: main_window.MainWindow, shot: Path) -> None:
     """CI and installers: once the window is usable, save a screenshot of it and quit (exit 0);
     exit 1 if it is not usable within a minute."""
+
     def done() -> None:
         window.grab().save(str(shot))
         window.close()

@@ -19,12 +19,18 @@ from workbench.core import durations, models
 from workbench.gui import theme, times
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
-COLUMNS = (QT_TRANSLATE_NOOP("BoardModel", "Queue"), QT_TRANSLATE_NOOP("BoardModel", "Item"),
-           QT_TRANSLATE_NOOP("BoardModel", "Summary"), QT_TRANSLATE_NOOP("BoardModel", "Holder"),
-           QT_TRANSLATE_NOOP("BoardModel", "Claimed at"), QT_TRANSLATE_NOOP("BoardModel", "Age"),
-           QT_TRANSLATE_NOOP("BoardModel", "Time left"), QT_TRANSLATE_NOOP("BoardModel", "Idle"),
-           QT_TRANSLATE_NOOP("BoardModel", "Extended"),
-           QT_TRANSLATE_NOOP("BoardModel", "Due"))  # English; translated where shown (header, CSV)
+COLUMNS = (
+    QT_TRANSLATE_NOOP("BoardModel", "Queue"),
+    QT_TRANSLATE_NOOP("BoardModel", "Item"),
+    QT_TRANSLATE_NOOP("BoardModel", "Summary"),
+    QT_TRANSLATE_NOOP("BoardModel", "Holder"),
+    QT_TRANSLATE_NOOP("BoardModel", "Claimed at"),
+    QT_TRANSLATE_NOOP("BoardModel", "Age"),
+    QT_TRANSLATE_NOOP("BoardModel", "Time left"),
+    QT_TRANSLATE_NOOP("BoardModel", "Idle"),
+    QT_TRANSLATE_NOOP("BoardModel", "Extended"),
+    QT_TRANSLATE_NOOP("BoardModel", "Due"),
+)  # English; translated where shown (header, CSV)
 CLAIMED_AT = 4
 DUE = 9  # time to the item's due time (queues with a `due` column)
 AGE = 5  # the column the board sorts by at first (oldest locks first); then time left, idle
@@ -65,14 +71,18 @@ class BoardModel(QAbstractTableModel):
 
     def set_filter(self, holder: str, queue: str) -> None:
         """Show only locks whose holder contains `holder` (any case) in `queue` (ALL: every queue)."""
+
         def change() -> None:
             self.holder, self.queue = holder.strip().lower(), queue
+
         self._rearrange(change)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Qt's sort (the view calls it when a header is clicked)."""
+
         def change() -> None:
             self.sort_column, self.sort_order = column, order
+
         self._rearrange(change)
 
     def _rearrange(self, change: Callable[[], None], *, changed: bool = False) -> None:
@@ -84,16 +94,18 @@ class BoardModel(QAbstractTableModel):
         if before:
             where = {_identity(row): n for n, row in enumerate(self.shown)}
             self.changePersistentIndexList(
-                before, [self.index(where[ident], column) if ident in where else QModelIndex()
-                         for ident, column in held])
+                before,
+                [self.index(where[ident], column) if ident in where else QModelIndex() for ident, column in held],
+            )
         self.layoutChanged.emit()
         if changed and self.shown:  # new values in rows that stayed: one signal for the whole table
             self.dataChanged.emit(self.index(0, 0), self.index(len(self.shown) - 1, len(COLUMNS) - 1))
 
     def _arranged(self) -> list[Any]:
         holder, queue = self.holder, self.queue
-        rows = [r for r in self.rows
-                if (not holder or holder in r.owner.lower()) and (queue == ALL or r.queue == queue)]
+        rows = [
+            r for r in self.rows if (not holder or holder in r.owner.lower()) and (queue == ALL or r.queue == queue)
+        ]
         if 0 <= self.sort_column < len(COLUMNS):
             key = self._sort_key(self.sort_column)
             # Stable: equal values keep the database's order (oldest lock first), either direction.
@@ -127,14 +139,18 @@ class BoardModel(QAbstractTableModel):
                 return QBrush(theme.current().qcolor("board_past_bg"))
             if left <= self.warn_seconds:  # expires within the warning time
                 return QBrush(theme.current().qcolor("board_soon_bg"))
-        if column == DUE and role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole,
-                                      Qt.ItemDataRole.ToolTipRole):
+        if column == DUE and role in (
+            Qt.ItemDataRole.ForegroundRole,
+            Qt.ItemDataRole.FontRole,
+            Qt.ItemDataRole.ToolTipRole,
+        ):
             return self._due_mark(row, role)
         if role == Qt.ItemDataRole.ToolTipRole and column <= CLAIMED_AT:  # the whole text, where a column elides it
             return self._text(row, column)
         if role == Qt.ItemDataRole.ToolTipRole and column in (6, 7):
             return QCoreApplication.translate("BoardModel", "expires {0}; last saved or extended {1}").format(
-                times.moment(row.expires_at), times.moment(row.last_activity))
+                times.moment(row.expires_at), times.moment(row.last_activity)
+            )
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (5, 6, 7, 8):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -158,8 +174,11 @@ class BoardModel(QAbstractTableModel):
             return times.duration(row.age.total_seconds())
         if column == TIME_LEFT:  # as narrow as the due column: languages say "expired" as short as they can
             left = row.remaining.total_seconds()
-            return QCoreApplication.translate("BoardModel", "expired {0} ago").format(
-                times.duration(-left)) if left <= 0 else times.duration(left)
+            return (
+                QCoreApplication.translate("BoardModel", "expired {0} ago").format(times.duration(-left))
+                if left <= 0
+                else times.duration(left)
+            )
         if column == 7:
             return times.duration(row.idle.total_seconds())
         if column == DUE:
@@ -193,11 +212,17 @@ class BoardModel(QAbstractTableModel):
     def _sort_key(self, column: int) -> Callable[[Any], Any]:
         """What a column sorts by: numbers and times as such, not as text."""
         keys: dict[int, Callable[[Any], Any]] = {
-            0: lambda r: self.titles.get(r.queue, r.queue).lower(), 1: lambda r: _sortable(r.key),
-            2: lambda r: _summary(r).lower(), 3: lambda r: r.owner.lower(),
+            0: lambda r: self.titles.get(r.queue, r.queue).lower(),
+            1: lambda r: _sortable(r.key),
+            2: lambda r: _summary(r).lower(),
+            3: lambda r: r.owner.lower(),
             4: lambda r: r.locked_at.timestamp() if isinstance(r.locked_at, dt.datetime) else 0,
-            5: lambda r: r.age, 6: lambda r: r.remaining, 7: lambda r: r.idle, 8: lambda r: r.extensions,
-            DUE: lambda r: (_due_seconds(r) is None, _due_seconds(r) or 0.0)}
+            5: lambda r: r.age,
+            6: lambda r: r.remaining,
+            7: lambda r: r.idle,
+            8: lambda r: r.extensions,
+            DUE: lambda r: (_due_seconds(r) is None, _due_seconds(r) or 0.0),
+        }
         return keys[column]
 
     def csv_rows(self) -> list[list[Any]]:
@@ -205,8 +230,10 @@ class BoardModel(QAbstractTableModel):
         ISO 8601 and durations as whole seconds (numbers a spreadsheet can sum), the header saying so."""
         seconds = {AGE: lambda r: r.age, AGE + 1: lambda r: r.remaining, AGE + 2: lambda r: r.idle}
         unit = QCoreApplication.translate("BoardModel", "(s)")
-        header = [QCoreApplication.translate("BoardModel", name) + (f" {unit}" if c in seconds else "")
-                  for c, name in enumerate(COLUMNS)]
+        header = [
+            QCoreApplication.translate("BoardModel", name) + (f" {unit}" if c in seconds else "")
+            for c, name in enumerate(COLUMNS)
+        ]
 
         def cell(row: Any, column: int) -> Any:
             if column in seconds:
@@ -236,4 +263,3 @@ def _summary(row: Any) -> str:
 def _sortable(value: Any) -> Any:
     # Keys are numbers or text; mixed, numbers first.
     return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
-

@@ -59,8 +59,9 @@ class BoardView(QTableView):
         if self.model() is None or self.isColumnHidden(self.summary):
             return
         header = self.horizontalHeader()
-        used = sum(header.sectionSize(c) for c in range(header.count())
-                   if c != self.summary and not header.isSectionHidden(c))
+        used = sum(
+            header.sectionSize(c) for c in range(header.count()) if c != self.summary and not header.isSectionHidden(c)
+        )
         self._set_widths({self.summary: max(self.summary_minimum(), self.viewport().width() - used)})
 
     def _set_widths(self, widths: dict[int, int]) -> None:
@@ -103,5 +104,3 @@ def fitted(need: dict[int, int], want: dict[int, int], room: int) -> dict[int, i
         else:
             high = cap - 1
     return {c: max(need[c], min(want[c], low)) for c in want}
-
-

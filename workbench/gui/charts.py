@@ -55,9 +55,12 @@ def hour_labels(hours: list[Any]) -> list[str]:
 
     A category axis needs distinct names, so the unlabelled ones are runs of zero-width spaces."""
     day = len(hours) <= 36
-    return [(f"{h.hour:02d}h" if day else times.day(h))
-            if i > 0 and (h.hour % 3 == 0 if day else h.hour == 0) else "\u200b" * (i + 1)
-            for i, h in enumerate(hours)]
+    return [
+        (f"{h.hour:02d}h" if day else times.day(h))
+        if i > 0 and (h.hour % 3 == 0 if day else h.hour == 0)
+        else "\u200b" * (i + 1)
+        for i, h in enumerate(hours)
+    ]
 
 
 def _nice_step(top: int) -> int:
@@ -71,8 +74,7 @@ def _nice_step(top: int) -> int:
     return step
 
 
-def _bar_chart(title: str, categories: list[str], sets: list[tuple[str, str, list[int]]],
-               x_title: str = "") -> QChart:
+def _bar_chart(title: str, categories: list[str], sets: list[tuple[str, str, list[int]]], x_title: str = "") -> QChart:
     chart = QChart()
     colours = theme.current()
     # Before the series: a chart theme sets every series' colours.
@@ -152,27 +154,47 @@ class ChartsPanel(QWidget):
         if self._shown is not None:
             self.show_data(*self._shown)
 
-    def show_data(self, hours: list[tuple[Any, int, int]], handle_seconds: list[float], period: str,
-                  open_items: list[tuple[Any, int]] | None = None) -> None:
+    def show_data(
+        self,
+        hours: list[tuple[Any, int, int]],
+        handle_seconds: list[float],
+        period: str,
+        open_items: list[tuple[Any, int]] | None = None,
+    ) -> None:
         """`period` as a chart title says it after a dash ("last 7 days")."""
         self._shown = (hours, handle_seconds, period, open_items)  # drawn again in new colours
         self.hours, self.open, self.bins = hours, open_items, histogram(handle_seconds)
         labels = hour_labels([h for h, _d, _c in hours])
-        _replace_chart(self.throughput_view, _bar_chart(
-            self.tr("Claimed and completed per hour — {0}").format(period), labels,
-            [(self.tr("Claimed"), "chart_claimed", [c for _h, _d, c in hours]),
-             (self.tr("Completed"), "chart_completed", [d for _h, d, _c in hours])]))
+        _replace_chart(
+            self.throughput_view,
+            _bar_chart(
+                self.tr("Claimed and completed per hour — {0}").format(period),
+                labels,
+                [
+                    (self.tr("Claimed"), "chart_claimed", [c for _h, _d, c in hours]),
+                    (self.tr("Completed"), "chart_completed", [d for _h, d, _c in hours]),
+                ],
+            ),
+        )
         if open_items is None:
             chart = _bar_chart(self.tr("Open items — set the queue's `created` column to see them"), [], [])
         else:
-            chart = _bar_chart(self.tr("Open items (waiting or in progress) — {0}").format(period),
-                               hour_labels([h for h, _n in open_items]),
-                               [(self.tr("Open"), "chart_open", [n for _h, n in open_items])])
+            chart = _bar_chart(
+                self.tr("Open items (waiting or in progress) — {0}").format(period),
+                hour_labels([h for h, _n in open_items]),
+                [(self.tr("Open"), "chart_open", [n for _h, n in open_items])],
+            )
         _replace_chart(self.open_view, chart)
         total = len(handle_seconds)
-        _replace_chart(self.handle_view, _bar_chart(
-            self.tr("Handle time, claim to complete — %n item(s)", "", total), list(BIN_LABELS),
-            [(self.tr("Items"), "chart_handled", self.bins)], x_title=self.tr("minutes")))
+        _replace_chart(
+            self.handle_view,
+            _bar_chart(
+                self.tr("Handle time, claim to complete — %n item(s)", "", total),
+                list(BIN_LABELS),
+                [(self.tr("Items"), "chart_handled", self.bins)],
+                x_title=self.tr("minutes"),
+            ),
+        )
 
 
 def _replace_chart(view: QChartView, chart: QChart) -> None:

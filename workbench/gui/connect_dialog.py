@@ -32,8 +32,10 @@ from workbench.core import errors
 from workbench.gui import dialogs, dispatch, probe_text
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
-DRIVER_LABELS = {"pymysql": QT_TRANSLATE_NOOP("ConnectionDialog", "PyMySQL (built in)"),
-                 "odbc": QT_TRANSLATE_NOOP("ConnectionDialog", "ODBC driver")}
+DRIVER_LABELS = {
+    "pymysql": QT_TRANSLATE_NOOP("ConnectionDialog", "PyMySQL (built in)"),
+    "odbc": QT_TRANSLATE_NOOP("ConnectionDialog", "ODBC driver"),
+}
 
 
 class ConnectionDialog(QDialog):
@@ -42,12 +44,20 @@ class ConnectionDialog(QDialog):
     `choice` after exec(): "save" (profile(), password(), remember() tell what) or "demo".
     """
 
-    def __init__(self, profile: profiles.Profile | None = None, *, first_run: bool = False,
-                 taken_names: set[str] | None = None, message: str = "", parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        profile: profiles.Profile | None = None,
+        *,
+        first_run: bool = False,
+        taken_names: set[str] | None = None,
+        message: str = "",
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("connection_dialog")
-        self.setWindowTitle(self.tr("Connect to a database") if profile is None
-                            else self.tr("Connection: {0}").format(profile.name))
+        self.setWindowTitle(
+            self.tr("Connect to a database") if profile is None else self.tr("Connection: {0}").format(profile.name)
+        )
         self.choice = ""
         self._original = profile.name if profile else None
         self._taken = (taken_names or set()) - ({profile.name} if profile else set())
@@ -56,9 +66,13 @@ class ConnectionDialog(QDialog):
         self._keyring = credentials.keyring_status()
         layout = QVBoxLayout(self)
         if first_run:
-            intro = QLabel(self.tr("workbench works a queue of records in your organisation's database. Describe "
-                                   "the connection once; your IT department can tell you the server and database "
-                                   "names."))
+            intro = QLabel(
+                self.tr(
+                    "workbench works a queue of records in your organisation's database. Describe "
+                    "the connection once; your IT department can tell you the server and database "
+                    "names."
+                )
+            )
             intro.setWordWrap(True)
             intro.setObjectName("intro")
             layout.addWidget(intro)
@@ -121,8 +135,9 @@ class ConnectionDialog(QDialog):
         self._tls_row = self._row(form, self.tr("Security:"), tls, self.encrypt)
         self.path = self._line("path", self.tr("the .db file"))
         self.path.setAccessibleName(self.tr("SQLite database file"))  # its label names the row, with Browse
-        self._path_row = self._row(form, self.tr("&File:"), self._with_browse(self.path, self._browse_database),
-                                   self.path)
+        self._path_row = self._row(
+            form, self.tr("&File:"), self._with_browse(self.path, self._browse_database), self.path
+        )
 
         self.from_file = QRadioButton(self.tr("From a queue &config file:"))
         self.from_file.setObjectName("source_file")
@@ -262,8 +277,11 @@ class ConnectionDialog(QDialog):
 
         drivers = list(probe.installed_odbc_drivers())
         # The drivers that fit this database first; any installed driver may still be chosen.
-        words = {"sqlserver": ("sql server", "freetds"), "mariadb": ("mariadb", "mysql"),
-                 "mysql": ("mysql", "mariadb")}.get(kind, ())
+        words = {
+            "sqlserver": ("sql server", "freetds"),
+            "mariadb": ("mariadb", "mysql"),
+            "mysql": ("mysql", "mariadb"),
+        }.get(kind, ())
         fitting = [d for d in drivers if any(w in d.lower() for w in words)]
         current = self.odbc_driver.currentText()
         self.odbc_driver.clear()
@@ -278,11 +296,17 @@ class ConnectionDialog(QDialog):
         sqlserver = kind == "sqlserver"
         odbc = sqlserver or self.driver.currentData() == "odbc"
         windows = sqlserver and self.windows_auth.isChecked()
-        for row, visible in ((self._host_row, server), (self._database_row, server),
-                             (self._windows_row, sqlserver), (self._user_row, server and not windows),
-                             (self._password_row, server and not windows),
-                             (self._driver_row, server and len(profiles.DRIVERS[kind]) > 1),
-                             (self._odbc_row, odbc), (self._tls_row, sqlserver), (self._path_row, not server)):
+        for row, visible in (
+            (self._host_row, server),
+            (self._database_row, server),
+            (self._windows_row, sqlserver),
+            (self._user_row, server and not windows),
+            (self._password_row, server and not windows),
+            (self._driver_row, server and len(profiles.DRIVERS[kind]) > 1),
+            (self._odbc_row, odbc),
+            (self._tls_row, sqlserver),
+            (self._path_row, not server),
+        ):
             self._form.setRowVisible(row, visible)
         self._config_row.setEnabled(self.from_file.isChecked())
         if odbc and self.odbc_driver.count() == 0:
@@ -291,15 +315,20 @@ class ConnectionDialog(QDialog):
 
     @Slot()
     def _browse_database(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("SQLite database"), self.path.text(),
-                                              self.tr("SQLite databases (*.db *.sqlite *.sqlite3);;All files (*)"))
+        path, _ = QFileDialog.getOpenFileName(
+            self,
+            self.tr("SQLite database"),
+            self.path.text(),
+            self.tr("SQLite databases (*.db *.sqlite *.sqlite3);;All files (*)"),
+        )
         if path:
             self.path.setText(path)
 
     @Slot()
     def _browse_config(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Queue config file"), self.config.text(),
-                                              self.tr("workbench config (*.toml);;All files (*)"))
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Queue config file"), self.config.text(), self.tr("workbench config (*.toml);;All files (*)")
+        )
         if path:
             self.config.setText(path)
             self.from_file.setChecked(True)
@@ -313,7 +342,8 @@ class ConnectionDialog(QDialog):
         default_port = profiles.DEFAULT_PORTS.get(kind)
         driver = self.driver.currentData() or ""
         return profiles.Profile(
-            name=self.name.text().strip(), kind=kind,
+            name=self.name.text().strip(),
+            kind=kind,
             driver="" if driver == profiles.DRIVERS[kind][0] else driver,
             host=self.host.text().strip() if server else "",
             port=None if not server or self.port.value() == default_port else self.port.value(),
@@ -326,8 +356,11 @@ class ConnectionDialog(QDialog):
             windows_auth=self.windows_auth.isChecked() if kind == "sqlserver" else False,
             source="file" if self.from_file.isChecked() else "database",
             config=self.config.text().strip() if self.from_file.isChecked() else "",
-            options=dict(self._shown.options), schema=self._shown.schema,
-            connect_timeout=self._shown.connect_timeout, statement_timeout=self._shown.statement_timeout)
+            options=dict(self._shown.options),
+            schema=self._shown.schema,
+            connect_timeout=self._shown.connect_timeout,
+            statement_timeout=self._shown.statement_timeout,
+        )
 
     def password(self) -> str | None:
         return self.password_edit.text() or None
@@ -352,8 +385,9 @@ class ConnectionDialog(QDialog):
                 raise errors.ConfigError(self.tr("there is no file {0}").format(profile.path), key="path")
         except errors.ConfigError as exc:
             field = _FIELD_NAMES.get(str(exc.key))
-            self._show(f"{QCoreApplication.translate('ConnectionDialog', field) if field else exc.key}: {exc.problem}",
-                       "fail")
+            self._show(
+                f"{QCoreApplication.translate('ConnectionDialog', field) if field else exc.key}: {exc.problem}", "fail"
+            )
             widget = self.findChild(QWidget, str(exc.key).split(".")[0])
             if widget is not None:
                 widget.setFocus()
@@ -376,8 +410,9 @@ class ConnectionDialog(QDialog):
         # dialog rather than squeeze the form above it.
         layout = self.layout()
         assert layout is not None  # __init__ gave the dialog its layout
-        needed = (layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth()
-                  else layout.totalSizeHint().height())
+        needed = (
+            layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else layout.totalSizeHint().height()
+        )
         if needed > self.height():
             self.resize(self.width(), needed)
 
@@ -405,17 +440,22 @@ class ConnectionDialog(QDialog):
             self._testing = None
             self.test_button.setEnabled(True)
             # Plain words in the user's language; the English diagnosis and the driver's line under Details.
-            self._show(probe_text.explain(result, profile), "ok" if result.ok else "fail",
-                       "" if result.ok else probe_text.details(result))
+            self._show(
+                probe_text.explain(result, profile),
+                "ok" if result.ok else "fail",
+                "" if result.ok else probe_text.details(result),
+            )
 
         def failed(exc: BaseException) -> None:
             self._testing = None
             self.test_button.setEnabled(True)
-            self._show(self.tr("The test itself failed; Details shows the error."), "fail",
-                       f"{type(exc).__name__}: {exc}")
+            self._show(
+                self.tr("The test itself failed; Details shows the error."), "fail", f"{type(exc).__name__}: {exc}"
+            )
 
         self._testing = self._dispatcher.call(
-            lambda: probe.check(url, password=password, connect_timeout=profile.connect_timeout), done, failed)
+            lambda: probe.check(url, password=password, connect_timeout=profile.connect_timeout), done, failed
+        )
 
     @Slot()
     def _on_save(self) -> None:
@@ -442,7 +482,8 @@ class ConnectionDialog(QDialog):
 _FIELD_NAMES = {  # translated where shown (context ConnectionDialog)
     "name": QT_TRANSLATE_NOOP("ConnectionDialog", "Profile name"),
     "kind": QT_TRANSLATE_NOOP("ConnectionDialog", "Database"),
-    "host": QT_TRANSLATE_NOOP("ConnectionDialog", "Server"), "port": QT_TRANSLATE_NOOP("ConnectionDialog", "Port"),
+    "host": QT_TRANSLATE_NOOP("ConnectionDialog", "Server"),
+    "port": QT_TRANSLATE_NOOP("ConnectionDialog", "Port"),
     "database": QT_TRANSLATE_NOOP("ConnectionDialog", "Database name"),
     "user": QT_TRANSLATE_NOOP("ConnectionDialog", "User"),
     "odbc_driver": QT_TRANSLATE_NOOP("ConnectionDialog", "ODBC driver"),
@@ -457,14 +498,18 @@ _FIELD_NAMES = {  # translated where shown (context ConnectionDialog)
 def _describe_keyring(box: QCheckBox, status: credentials.KeyringStatus) -> None:
     if status.available:
         box.setChecked(True)
-        box.setToolTip(QCoreApplication.translate("ConnectionDialog", "Kept in {0}; never written to a file.").format(
-            status.name))
+        box.setToolTip(
+            QCoreApplication.translate("ConnectionDialog", "Kept in {0}; never written to a file.").format(status.name)
+        )
     else:
         box.setChecked(False)
         box.setEnabled(False)
         box.setText(QCoreApplication.translate("ConnectionDialog", "Cannot remember it here: asked each time"))
-        box.setToolTip(QCoreApplication.translate(
-            "ConnectionDialog", "Not remembered: {0}. The password is never written to a file.").format(status.reason))
+        box.setToolTip(
+            QCoreApplication.translate(
+                "ConnectionDialog", "Not remembered: {0}. The password is never written to a file."
+            ).format(status.reason)
+        )
 
 
 class PasswordDialog(QDialog):
@@ -476,7 +521,8 @@ class PasswordDialog(QDialog):
         self.setWindowTitle(self.tr("workbench: password"))
         layout = QVBoxLayout(self)
         text = self.tr("Password for <b>{0}</b> on {1} (profile {2}):").format(
-            _html(profile.user), _html(profile.host), _html(profile.name))
+            _html(profile.user), _html(profile.host), _html(profile.name)
+        )
         label = QLabel(text)
         label.setWordWrap(True)
         layout.addWidget(label)

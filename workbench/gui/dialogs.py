@@ -34,16 +34,29 @@ from workbench.services import operator
 
 # Offered as typed into the audit trail: data that supervisors filter and count, the same for every
 # operator, so not translated (see quit_guard.CLOSED_UNTOUCHED).
-RELEASE_REASONS = ("Needs information from the customer", "Not my area", "Waiting for someone else",
-                   "Duplicate", "Cannot finish now")
+RELEASE_REASONS = (
+    "Needs information from the customer",
+    "Not my area",
+    "Waiting for someone else",
+    "Duplicate",
+    "Cannot finish now",
+)
 
 
 class ReleaseDialog(QDialog):
     """Ask why the item goes back (a reason from the list, or typed), and for a note for whoever
     takes it next (required where the queue says so)."""
 
-    def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None, *,
-                 note_required: bool = False, reasons: tuple[str, ...] = (), note: str | None = None) -> None:
+    def __init__(
+        self,
+        item_label: str,
+        unsaved: bool,
+        parent: QWidget | None = None,
+        *,
+        note_required: bool = False,
+        reasons: tuple[str, ...] = (),
+        note: str | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("release_dialog")
         self.setWindowTitle(self.tr("Release item"))
@@ -55,10 +68,16 @@ class ReleaseDialog(QDialog):
         explanation.setWordWrap(True)  # a long item label must not widen the dialog past the screen, or be cut
         layout.addWidget(explanation)
         # The queue's own list of reasons, if it has one.
-        self.reason = _reason_box(layout, self.tr("&Reason (pick one or type your own):"), "release_reason",
-                                  reasons or RELEASE_REASONS)
-        self.note_box = _note_box(self, layout, self.tr("&Note for whoever takes it next (required):") if note_required
-                                  else self.tr("&Note for whoever takes it next (optional):"))
+        self.reason = _reason_box(
+            layout, self.tr("&Reason (pick one or type your own):"), "release_reason", reasons or RELEASE_REASONS
+        )
+        self.note_box = _note_box(
+            self,
+            layout,
+            self.tr("&Note for whoever takes it next (required):")
+            if note_required
+            else self.tr("&Note for whoever takes it next (optional):"),
+        )
         ok = _ok_cancel_buttons(self, layout, self.tr("Release"))
         if note_required:
             _require_text(self.note_box, ok)
@@ -81,15 +100,24 @@ class DeferDialog(QDialog):
     """Ask until when the item waits (a date and time, or one of a few usual choices), why, and for a
     note (required where the queue says so)."""
 
-    def __init__(self, item_label: str, unsaved: bool, parent: QWidget | None = None, *,
-                 note_required: bool = False, now: dt.datetime | None = None, note: str | None = None) -> None:
+    def __init__(
+        self,
+        item_label: str,
+        unsaved: bool,
+        parent: QWidget | None = None,
+        *,
+        note_required: bool = False,
+        now: dt.datetime | None = None,
+        note: str | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("defer_dialog")
         self.setWindowTitle(self.tr("Defer item"))
         self._now = (now or dt.datetime.now()).astimezone()
         layout = QVBoxLayout(self)
-        text = self.tr("Put {0} aside until a time: nobody is given it before, then it comes first, to you for "
-                       "a while.").format(item_label)
+        text = self.tr(
+            "Put {0} aside until a time: nobody is given it before, then it comes first, to you for a while."
+        ).format(item_label)
         if unsaved:
             text += "\n" + self.tr("Your unsaved edits will be discarded.")
         explanation = QLabel(text)
@@ -106,20 +134,29 @@ class DeferDialog(QDialog):
         label.setBuddy(self.until)
         row.addWidget(self.until, 1)
         tomorrow = (self._now + dt.timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
-        monday = (self._now + dt.timedelta(days=7 - self._now.weekday())).replace(hour=9, minute=0, second=0,
-                                                                                 microsecond=0)
-        for name, text, at in (("defer_hour", self.tr("In 1 hour"), self._now + dt.timedelta(hours=1)),
-                               ("defer_tomorrow", self.tr("Tomorrow 9:00"), tomorrow),
-                               ("defer_monday", self.tr("Monday 9:00"), monday)):
+        monday = (self._now + dt.timedelta(days=7 - self._now.weekday())).replace(
+            hour=9, minute=0, second=0, microsecond=0
+        )
+        for name, text, at in (
+            ("defer_hour", self.tr("In 1 hour"), self._now + dt.timedelta(hours=1)),
+            ("defer_tomorrow", self.tr("Tomorrow 9:00"), tomorrow),
+            ("defer_monday", self.tr("Monday 9:00"), monday),
+        ):
             button = QPushButton(text)
             button.setObjectName(name)
             button.clicked.connect(lambda _=False, when=at: self.set_until(when))
             row.addWidget(button)
         layout.addLayout(row)
-        self.reason = _reason_box(layout, self.tr("&Reason (pick one or type your own):"), "defer_reason",
-                                  DEFER_REASONS)
-        self.note_box = _note_box(self, layout, self.tr("&Note for whoever takes it next (required):")
-                                  if note_required else self.tr("&Note for whoever takes it next (optional):"))
+        self.reason = _reason_box(
+            layout, self.tr("&Reason (pick one or type your own):"), "defer_reason", DEFER_REASONS
+        )
+        self.note_box = _note_box(
+            self,
+            layout,
+            self.tr("&Note for whoever takes it next (required):")
+            if note_required
+            else self.tr("&Note for whoever takes it next (optional):"),
+        )
         self.problem = QLabel()
         self.problem.setObjectName("defer_problem")
         self.problem.setProperty("role", "field-error")
@@ -136,8 +173,7 @@ class DeferDialog(QDialog):
 
     def set_until(self, at: dt.datetime) -> None:
         local = at.astimezone()
-        self.until.setDateTime(QDateTime(QDate(local.year, local.month, local.day),
-                                         QTime(local.hour, local.minute)))
+        self.until.setDateTime(QDateTime(QDate(local.year, local.month, local.day), QTime(local.hour, local.minute)))
         self._check()
 
     def when(self) -> dt.datetime:
@@ -331,10 +367,12 @@ class PickDialog(QDialog):
             return self.tr("No item is waiting.")
         if found.more_than:
             return self.tr("The first %n waiting items of more than {0}, in queue order:", "", count).format(
-                QLocale().toString(operator.WAITING_CAP))
+                QLocale().toString(operator.WAITING_CAP)
+            )
         if found.waiting > count:
             return self.tr("The first %n of {0} waiting items, in queue order:", "", count).format(
-                QLocale().toString(found.waiting))
+                QLocale().toString(found.waiting)
+            )
         return self.tr("%n waiting item(s), in queue order:", "", count)
 
     @Slot(str)

@@ -46,7 +46,8 @@ def holder_of(view: models.ItemView, user: str) -> Holder:
             text, free = translate("DraftView", "you hold it (until {0})").format(times.clock(lock.expires_at)), True
         else:
             text = translate("DraftView", "{0} holds it since {1} (until {2})").format(
-                lock.owner, times.clock(lock.locked_at), times.clock(lock.expires_at))
+                lock.owner, times.clock(lock.locked_at), times.clock(lock.expires_at)
+            )
     elif lock is not None:
         text = translate("DraftView", "{0}'s lock on it has run out: it is free to claim").format(lock.owner)
         free = True
@@ -73,7 +74,8 @@ def lost_sentence(lost: errors.LockLost, item: str) -> str:
         text = translate("DraftView", "Lock lost: supervisor {0} released {1} at {2}").format(lost.by, item, at)
     elif lost.cause == "reassigned":
         text = translate("DraftView", "Lock lost: supervisor {0} gave {1} to someone else at {2}").format(
-            lost.by, item, at)
+            lost.by, item, at
+        )
     else:  # not_held, taken: no event of this lock to tell
         text = translate("DraftView", "Lock lost: you no longer hold a lock on {0}").format(item)
     if lost.reason:
@@ -91,8 +93,9 @@ def holder_hint(lost: errors.LockLost) -> str:
 
 
 def unknown_holder(problem: str) -> Holder:
-    return Holder(None, translate("DraftView", "who holds it is not known: {0}").format(problem), False,
-                  dt.datetime.now())
+    return Holder(
+        None, translate("DraftView", "who holds it is not known: {0}").format(problem), False, dt.datetime.now()
+    )
 
 
 def now_sentence(holder: Holder) -> str:
@@ -102,13 +105,20 @@ def now_sentence(holder: Holder) -> str:
 def as_text(title: str, draft: journal_mod.Draft, labels: dict[str, str], holder: Holder | None) -> str:
     """The draft as plain text for the clipboard: readable in a mail or a ticket, one field per block."""
     current = dict(holder.view.item) if holder is not None and holder.view is not None else None
-    lines = [translate("DraftView", "Unsaved edits of {0} by {1}, last change {2}").format(
-        title, draft.owner, _local(draft.updated_at))]
+    lines = [
+        translate("DraftView", "Unsaved edits of {0} by {1}, last change {2}").format(
+            title, draft.owner, _local(draft.updated_at)
+        )
+    ]
     if holder is not None:
         lines.append(now_sentence(holder))
     for name, value in draft.values.items():
-        lines += ["", f"{labels.get(name, name)}:", _block(translate("DraftView", "your draft"), value),
-                  _block(translate("DraftView", "when you started"), draft.base.get(name))]
+        lines += [
+            "",
+            f"{labels.get(name, name)}:",
+            _block(translate("DraftView", "your draft"), value),
+            _block(translate("DraftView", "when you started"), draft.base.get(name)),
+        ]
         if current is not None:
             lines.append(_block(translate("DraftView", "in the database now"), current.get(name)))
     return "\n".join(lines) + "\n"
@@ -133,10 +143,13 @@ def without_draft(entries: list[resume.Entry], queue: str, key: Any) -> list[res
 
 def confirm_discard(parent: QWidget, title: str) -> bool:
     """Ask before the draft goes (it cannot come back)."""
-    box = QMessageBox(QMessageBox.Icon.Question, translate("DraftView", "Discard your edits?"),
-                      translate("DraftView", "Your unsaved edits to {0} will be thrown away. This cannot be "
-                                "undone.").format(title),
-                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)
+    box = QMessageBox(
+        QMessageBox.Icon.Question,
+        translate("DraftView", "Discard your edits?"),
+        translate("DraftView", "Your unsaved edits to {0} will be thrown away. This cannot be undone.").format(title),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        parent,
+    )
     box.setObjectName("discard_draft_question")
     box.setDefaultButton(QMessageBox.StandardButton.No)
     return box.exec() == QMessageBox.StandardButton.Yes
@@ -148,15 +161,19 @@ class DraftDialog(QDialog):
     copy_requested = Signal()
     discard_requested = Signal()
 
-    def __init__(self, title: str, draft: journal_mod.Draft, labels: dict[str, str],
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, title: str, draft: journal_mod.Draft, labels: dict[str, str], parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("draft_dialog")
         self.setWindowTitle(self.tr("Your draft of {0}").format(title))
         self.draft, self.labels = draft, labels
         layout = QVBoxLayout(self)
-        heading = QLabel(self.tr("Unsaved edits of {0}, last change {1} (read-only; only changed fields are "
-                                 "listed).").format(title, _local(draft.updated_at)))
+        heading = QLabel(
+            self.tr("Unsaved edits of {0}, last change {1} (read-only; only changed fields are listed).").format(
+                title, _local(draft.updated_at)
+            )
+        )
         heading.setWordWrap(True)
         layout.addWidget(heading)
         self.status = QLabel(self.tr("Reading the item from the database…"))
@@ -164,9 +181,11 @@ class DraftDialog(QDialog):
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
         self.table = dialogs.read_only_table(
-            "draft_table", [self.tr("Field"), self.tr("Your draft"), self.tr("When you started"),
-                            self.tr("In the database now")], self._rows(None, self.tr("reading…")),
-            stretch=(1, 2, 3))
+            "draft_table",
+            [self.tr("Field"), self.tr("Your draft"), self.tr("When you started"), self.tr("In the database now")],
+            self._rows(None, self.tr("reading…")),
+            stretch=(1, 2, 3),
+        )
         self.table.setAccessibleName(self.tr("Your draft beside the values when you started and now"))
         layout.addWidget(self.table, 1)
         self.note = QLabel()
@@ -188,9 +207,15 @@ class DraftDialog(QDialog):
         self.resize(820, 380)
 
     def _rows(self, current: dict[str, Any] | None, missing: str) -> list[list[str]]:
-        return [[self.labels.get(name, name), form_mod.display(value), form_mod.display(self.draft.base.get(name)),
-                 missing if current is None else form_mod.display(current.get(name))]
-                for name, value in self.draft.values.items()]
+        return [
+            [
+                self.labels.get(name, name),
+                form_mod.display(value),
+                form_mod.display(self.draft.base.get(name)),
+                missing if current is None else form_mod.display(current.get(name)),
+            ]
+            for name, value in self.draft.values.items()
+        ]
 
     def show_holder(self, holder: Holder) -> None:
         self.status.setText(now_sentence(holder))
@@ -239,8 +264,11 @@ class DraftAccess(QObject):
     def check_holder(self, queue: str, key: Any, done: Callable[[Holder], None]) -> None:
         """A fresh read of the item's row, off the GUI thread; `done(Holder)` on the GUI thread."""
         user, operator = self.session.user, self.session.operator
-        self.session.dispatcher.call(lambda: operator.show(queue, key), lambda view: done(holder_of(view, user)),
-                                     lambda exc: done(unknown_holder(str(exc))))
+        self.session.dispatcher.call(
+            lambda: operator.show(queue, key),
+            lambda view: done(holder_of(view, user)),
+            lambda exc: done(unknown_holder(str(exc))),
+        )
 
     # -- the view --------------------------------------------------------------------------------------
 
@@ -249,8 +277,9 @@ class DraftAccess(QObject):
         journal = self.session.journal
         draft = journal.load(self.session.database, queue, key) if journal is not None else None
         if draft is None:
-            self.window.statusBar().showMessage(self.tr("There is no kept draft of {0}.").format(
-                self.title(queue, key)), 6000)
+            self.window.statusBar().showMessage(
+                self.tr("There is no kept draft of {0}.").format(self.title(queue, key)), 6000
+            )
             return None
         if self.dialog is not None:
             self.dialog.close()
@@ -279,8 +308,9 @@ class DraftAccess(QObject):
 
     def discard(self, queue: str, key: Any) -> bool:
         """Throw the draft away after asking; True if it is gone."""
-        if not confirm_discard(self.dialog if self.dialog is not None and self.dialog.isVisible() else self.window,
-                               self.title(queue, key)):
+        if not confirm_discard(
+            self.dialog if self.dialog is not None and self.dialog.isVisible() else self.window, self.title(queue, key)
+        ):
             return False
         self.session.discard_draft(queue, key)
         self.discarded.emit(queue, key)

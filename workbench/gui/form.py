@@ -30,7 +30,9 @@ _PLACEHOLDERS = {  # translated where shown
     "decimal": QT_TRANSLATE_NOOP("RecordForm", "a number, e.g. 12.50"),
     "float": QT_TRANSLATE_NOOP("RecordForm", "a number"),
     # The formats the fields accept (fieldspec.validate): the same in every language.
-    "date": "YYYY-MM-DD", "datetime": "YYYY-MM-DD HH:MM", "time": "HH:MM",
+    "date": "YYYY-MM-DD",
+    "datetime": "YYYY-MM-DD HH:MM",
+    "time": "HH:MM",
 }
 _NUMERIC = ("integer", "decimal", "float")
 # What a field edits its value with (_Field._make_editor): set() and raw() tell them apart.
@@ -110,8 +112,9 @@ class _Field:
         try:
             if isinstance(editor, QCheckBox):
                 if value is None:
-                    editor.setCheckState(Qt.CheckState.PartiallyChecked if editor.isTristate()
-                                         else Qt.CheckState.Unchecked)
+                    editor.setCheckState(
+                        Qt.CheckState.PartiallyChecked if editor.isTristate() else Qt.CheckState.Unchecked
+                    )
                 else:
                     editor.setChecked(bool(value))
             elif isinstance(editor, QComboBox):

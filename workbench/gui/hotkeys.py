@@ -24,37 +24,84 @@ class Hotkey:
 
 
 HOTKEYS: tuple[Hotkey, ...] = (
-    Hotkey("next", "Ctrl+N", QT_TRANSLATE_NOOP("Hotkeys", "Next item: claim the next waiting item"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Next item")),
-    Hotkey("save", "Ctrl+S", QT_TRANSLATE_NOOP("Hotkeys", "Save your edits and keep the item"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Save")),
-    Hotkey("complete", "Ctrl+Return",
-           QT_TRANSLATE_NOOP("Hotkeys", "Complete the item (the queue's first outcome)"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Complete")),
-    Hotkey("release", "Ctrl+Shift+R",
-           QT_TRANSLATE_NOOP("Hotkeys", "Release the item back to the queue, with a reason"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Release…")),
-    Hotkey("undo", "Ctrl+U",
-           QT_TRANSLATE_NOOP("Hotkeys", "Undo your last Complete (within the queue's undo time)"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Undo Complete")),
-    Hotkey("defer", "Ctrl+D",
-           QT_TRANSLATE_NOOP("Hotkeys", "Defer the item until a time (it comes back first then)"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Defer…")),
-    Hotkey("extend", "Ctrl+E", QT_TRANSLATE_NOOP("Hotkeys", "Extend your lock"),
-           QT_TRANSLATE_NOOP("Hotkeys", "E&xtend lock")),
-    Hotkey("check", "F5", QT_TRANSLATE_NOOP("Hotkeys", "Check the lock now and refresh your list"),
-           QT_TRANSLATE_NOOP("Hotkeys", "Chec&k lock now")),
-    Hotkey("resume", "Ctrl+L", QT_TRANSLATE_NOOP("Hotkeys", "Show your unfinished items"),
-           QT_TRANSLATE_NOOP("Hotkeys", "Your &unfinished items")),
-    Hotkey("pick", "Ctrl+O", QT_TRANSLATE_NOOP("Hotkeys", "Pick a specific waiting item"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Pick an item…")),
-    Hotkey("queue", "Ctrl+K", QT_TRANSLATE_NOOP("Hotkeys", "Choose the queue"),
-           QT_TRANSLATE_NOOP("Hotkeys", "Choose the &queue")),
-    Hotkey("shortcuts", "F1", QT_TRANSLATE_NOOP("Hotkeys", "Keyboard shortcuts: see and change them"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Keyboard shortcuts…")),
-    Hotkey("quit", "Ctrl+Q",
-           QT_TRANSLATE_NOOP("Hotkeys", "Quit (gives back an untouched item; asks about one you worked on)"),
-           QT_TRANSLATE_NOOP("Hotkeys", "&Quit")),
+    Hotkey(
+        "next",
+        "Ctrl+N",
+        QT_TRANSLATE_NOOP("Hotkeys", "Next item: claim the next waiting item"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Next item"),
+    ),
+    Hotkey(
+        "save",
+        "Ctrl+S",
+        QT_TRANSLATE_NOOP("Hotkeys", "Save your edits and keep the item"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Save"),
+    ),
+    Hotkey(
+        "complete",
+        "Ctrl+Return",
+        QT_TRANSLATE_NOOP("Hotkeys", "Complete the item (the queue's first outcome)"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Complete"),
+    ),
+    Hotkey(
+        "release",
+        "Ctrl+Shift+R",
+        QT_TRANSLATE_NOOP("Hotkeys", "Release the item back to the queue, with a reason"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Release…"),
+    ),
+    Hotkey(
+        "undo",
+        "Ctrl+U",
+        QT_TRANSLATE_NOOP("Hotkeys", "Undo your last Complete (within the queue's undo time)"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Undo Complete"),
+    ),
+    Hotkey(
+        "defer",
+        "Ctrl+D",
+        QT_TRANSLATE_NOOP("Hotkeys", "Defer the item until a time (it comes back first then)"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Defer…"),
+    ),
+    Hotkey(
+        "extend",
+        "Ctrl+E",
+        QT_TRANSLATE_NOOP("Hotkeys", "Extend your lock"),
+        QT_TRANSLATE_NOOP("Hotkeys", "E&xtend lock"),
+    ),
+    Hotkey(
+        "check",
+        "F5",
+        QT_TRANSLATE_NOOP("Hotkeys", "Check the lock now and refresh your list"),
+        QT_TRANSLATE_NOOP("Hotkeys", "Chec&k lock now"),
+    ),
+    Hotkey(
+        "resume",
+        "Ctrl+L",
+        QT_TRANSLATE_NOOP("Hotkeys", "Show your unfinished items"),
+        QT_TRANSLATE_NOOP("Hotkeys", "Your &unfinished items"),
+    ),
+    Hotkey(
+        "pick",
+        "Ctrl+O",
+        QT_TRANSLATE_NOOP("Hotkeys", "Pick a specific waiting item"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Pick an item…"),
+    ),
+    Hotkey(
+        "queue",
+        "Ctrl+K",
+        QT_TRANSLATE_NOOP("Hotkeys", "Choose the queue"),
+        QT_TRANSLATE_NOOP("Hotkeys", "Choose the &queue"),
+    ),
+    Hotkey(
+        "shortcuts",
+        "F1",
+        QT_TRANSLATE_NOOP("Hotkeys", "Keyboard shortcuts: see and change them"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Keyboard shortcuts…"),
+    ),
+    Hotkey(
+        "quit",
+        "Ctrl+Q",
+        QT_TRANSLATE_NOOP("Hotkeys", "Quit (gives back an untouched item; asks about one you worked on)"),
+        QT_TRANSLATE_NOOP("Hotkeys", "&Quit"),
+    ),
 )
 
 # Complete with a specific outcome: Ctrl+1 … Ctrl+9 in the order the queue lists its outcomes.
@@ -68,7 +115,8 @@ def outcome_action(position: int) -> str:
 
 
 DEFAULTS: dict[str, str] = {h.action: h.keys for h in HOTKEYS} | {
-    outcome_action(n): keys for n, keys in enumerate(OUTCOME_KEYS, 1)}
+    outcome_action(n): keys for n, keys in enumerate(OUTCOME_KEYS, 1)
+}
 # Extra keys that are always there: the keypad's Enter completes too.
 FIXED: dict[str, tuple[str, ...]] = {"complete": ("Ctrl+Enter",)}
 # Single-key mode (off by default, as in annotation tools): N and 1–9 besides the chords. They act only
@@ -76,8 +124,20 @@ FIXED: dict[str, tuple[str, ...]] = {"complete": ("Ctrl+Enter",)}
 SINGLE_KEYS: dict[str, str] = {"next": "N"} | {outcome_action(n): str(n) for n in range(1, OUTCOMES + 1)}
 # Keys a user cannot take for an action: those the form needs for moving and editing. (The menus' Alt+letter
 # keys and the window's other fixed keys are the window's to say: see Reserved.)
-RESERVED = ("Tab", "Shift+Tab", "Return", "Enter", "Esc", "Ctrl+A", "Ctrl+C", "Ctrl+V", "Ctrl+X", "Ctrl+Z",
-            "Ctrl+Y", "Ctrl+Shift+Z")
+RESERVED = (
+    "Tab",
+    "Shift+Tab",
+    "Return",
+    "Enter",
+    "Esc",
+    "Ctrl+A",
+    "Ctrl+C",
+    "Ctrl+V",
+    "Ctrl+X",
+    "Ctrl+Z",
+    "Ctrl+Y",
+    "Ctrl+Shift+Z",
+)
 # The key of Connection ▸ Supervisor console (the launcher's menu): fixed, not in the user's keymap.
 SUPERVISOR_CONSOLE = "Ctrl+Shift+S"
 GROUP = "shortcuts"
@@ -104,13 +164,15 @@ def describe_action(action: str, outcomes: list[str]) -> str:
     if label is None:
         return QCoreApplication.translate("Hotkeys", "Complete with the queue's outcome {0}").format(position)
     return QCoreApplication.translate("Hotkeys", "Complete with the queue's outcome {0} (here: “{1}”)").format(
-        position, label)
+        position, label
+    )
 
 
 def normal(text: str) -> str:
     """The portable form of a key text (so "ctrl+n" and "Ctrl+N" are one key); "" for no key."""
     return QKeySequence.fromString(text, QKeySequence.SequenceFormat.PortableText).toString(
-        QKeySequence.SequenceFormat.PortableText)
+        QKeySequence.SequenceFormat.PortableText
+    )
 
 
 def mnemonic_key(title: str) -> str:
@@ -194,23 +256,26 @@ class Keymap:
                 return QCoreApplication.translate("Hotkeys", "{0}: use one key combination.").format(text)
             if text in RESERVED:
                 return QCoreApplication.translate(
-                    "Hotkeys", "{0} is needed for moving and editing in the form; choose another key.").format(
-                    _native(text))
+                    "Hotkeys", "{0} is needed for moving and editing in the form; choose another key."
+                ).format(_native(text))
             if text in reserved.menus:
-                return QCoreApplication.translate(
-                    "Hotkeys", "{0} opens the menu “{1}”; choose another key.").format(
-                    _native(text), reserved.menus[text])
+                return QCoreApplication.translate("Hotkeys", "{0} opens the menu “{1}”; choose another key.").format(
+                    _native(text), reserved.menus[text]
+                )
             if text in reserved.actions:
                 return QCoreApplication.translate(
-                    "Hotkeys", "{0} is the fixed key of “{1}”; choose another key.").format(
-                    _native(text), reserved.actions[text])
+                    "Hotkeys", "{0} is the fixed key of “{1}”; choose another key."
+                ).format(_native(text), reserved.actions[text])
             if not _has_modifier(sequence) and not _is_function_key(text):
                 return QCoreApplication.translate(
-                    "Hotkeys", "{0} alone would be typed into the fields; add Ctrl or Alt, or use a function "
-                    "key (single keys: see the option below).").format(_native(text))
+                    "Hotkeys",
+                    "{0} alone would be typed into the fields; add Ctrl or Alt, or use a function "
+                    "key (single keys: see the option below).",
+                ).format(_native(text))
             if taken.get(text, action) != action:
                 return QCoreApplication.translate("Hotkeys", "{0} is set for both “{1}” and “{2}”.").format(
-                    _native(text), _short(taken[text]), _short(action))
+                    _native(text), _short(taken[text]), _short(action)
+                )
             taken[text] = action
         return None
 

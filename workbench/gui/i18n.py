@@ -29,8 +29,12 @@ ENV = "WORKBENCH_LANG"
 SETTING = "view/language"
 SOURCE_LANGUAGE = "en"  # the texts in the code
 # (code, name in the menu): each language under its own name, so anyone can find theirs.
-LANGUAGES = (("", QT_TRANSLATE_NOOP("Language", "&System default")), ("en", "English"), ("de", "Deutsch"),
-             ("fr", "Français"))
+LANGUAGES = (
+    ("", QT_TRANSLATE_NOOP("Language", "&System default")),
+    ("en", "English"),
+    ("de", "Deutsch"),
+    ("fr", "Français"),
+)
 
 _installed: list[QTranslator] = []
 _shown = SOURCE_LANGUAGE  # what install() put in place
@@ -71,8 +75,10 @@ def qt_translations_dirs() -> list[Path]:
     (what a bundle carries when Qt's configured path points elsewhere)."""
     import PySide6
 
-    folders = [Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)),
-               Path(PySide6.__file__).resolve().parent / "Qt" / "translations"]
+    folders = [
+        Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)),
+        Path(PySide6.__file__).resolve().parent / "Qt" / "translations",
+    ]
     return [folder for i, folder in enumerate(folders) if folder not in folders[:i]]
 
 

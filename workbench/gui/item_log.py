@@ -48,8 +48,11 @@ class NoteEdit(QPlainTextEdit):
 
     @staticmethod
     def _is_submit(event: QEvent) -> bool:
-        return (isinstance(event, QKeyEvent) and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-                and bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier))
+        return (
+            isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        )
 
     def event(self, event: QEvent) -> bool:
         # The window's Complete shortcut would take the key before the box sees it: claim it first.
@@ -151,7 +154,8 @@ class ItemLogPanel(QWidget):
         if changes:  # what the Save or Complete changed, before → after (hidden columns by name only)
             text += "\n" + "\n".join(
                 f"  {column}: {_shown(change[0])} → {_shown(change[1])}" if change != [None, None] else f"  {column}"
-                for column, change in changes.items())
+                for column, change in changes.items()
+            )
         item = QListWidgetItem(text)
         font = QFont(self.entries.font())
         font.setItalic(True)

@@ -16,22 +16,33 @@ def describe(problem: journal_guard.Problem) -> str:
     what = {
         "open": translate("JournalStatus", "The local journal folder {dir} cannot be used ({reason})."),
         "read": translate("JournalStatus", "The local journal folder {dir} cannot be read ({reason})."),
-        "write": translate("JournalStatus",
-                           "Your unsaved edits cannot be written to the local journal in {dir} ({reason})."),
-        "remove": translate("JournalStatus", "A draft that is already saved cannot be removed from the local journal "
-                            "in {dir} ({reason})."),
+        "write": translate(
+            "JournalStatus", "Your unsaved edits cannot be written to the local journal in {dir} ({reason})."
+        ),
+        "remove": translate(
+            "JournalStatus",
+            "A draft that is already saved cannot be removed from the local journal in {dir} ({reason}).",
+        ),
     }[problem.action]
     advice = {
         "space": translate("JournalStatus", "Free some disk space"),
         "permissions": translate("JournalStatus", "Make that folder writable"),
-        "file": translate("JournalStatus",
-                          "Remove or rename the file that stands where that folder (or one above it) should be"),
+        "file": translate(
+            "JournalStatus", "Remove or rename the file that stands where that folder (or one above it) should be"
+        ),
         "disk": translate("JournalStatus", "Check that disk"),
     }[problem.advice()]
-    return (what.format(dir=problem.directory, reason=problem.reason) + " "
-            + translate("JournalStatus", "Save and Complete still store your edits in the database; until then "
-                        "they are only in this window and would be lost if workbench or the computer stopped.")
-            + " " + translate("JournalStatus", "{advice}; workbench tries again on its own.").format(advice=advice))
+    return (
+        what.format(dir=problem.directory, reason=problem.reason)
+        + " "
+        + translate(
+            "JournalStatus",
+            "Save and Complete still store your edits in the database; until then "
+            "they are only in this window and would be lost if workbench or the computer stopped.",
+        )
+        + " "
+        + translate("JournalStatus", "{advice}; workbench tries again on its own.").format(advice=advice)
+    )
 
 
 class JournalStatus(QObject):
@@ -43,8 +54,9 @@ class JournalStatus(QObject):
 
     changed = Signal(bool)
 
-    def __init__(self, guard: journal_guard.GuardedJournal, retry_seconds: float,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self, guard: journal_guard.GuardedJournal, retry_seconds: float, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.guard = guard
         self.banner = dialogs.Banner("journal_banner", "warning")
@@ -81,10 +93,17 @@ class JournalStatus(QObject):
         self.guard.retry()
         if not self.guard.unwritten():
             return True  # on disk now, or only removals are pending: nothing the user typed is lost
-        box = QMessageBox(QMessageBox.Icon.Warning, translate("JournalStatus", "Unsaved edits would be lost"),
-                          translate("JournalStatus", "Your unsaved edits could not be written to the local journal, "
-                                    "so closing now loses them. Stay, and Save or Complete to store them in the "
-                                    "database, or fix the disk problem shown in the window."), parent=parent)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            translate("JournalStatus", "Unsaved edits would be lost"),
+            translate(
+                "JournalStatus",
+                "Your unsaved edits could not be written to the local journal, "
+                "so closing now loses them. Stay, and Save or Complete to store them in the "
+                "database, or fix the disk problem shown in the window.",
+            ),
+            parent=parent,
+        )
         box.setObjectName("journal_close_box")
         stay = box.addButton(translate("JournalStatus", "Stay"), QMessageBox.ButtonRole.RejectRole)
         box.addButton(translate("JournalStatus", "Close and lose the edits"), QMessageBox.ButtonRole.DestructiveRole)

@@ -82,22 +82,34 @@ class Launcher(QObject):
                 if password is None:
                     return False
             try:
-                wb = self._call(functools.partial(_open_checked, target, password),
-                                self.tr("Connecting to {0}…").format(target.label))
+                wb = self._call(
+                    functools.partial(_open_checked, target, password),
+                    self.tr("Connecting to {0}…").format(target.label),
+                )
             except Cancelled:
                 return False
             except errors.LoginRefused as exc:
                 # The driver's own words ("FATAL: password authentication failed …") go to the log only.
                 log.info("login refused for %s: %s", target.label, exc)
                 if profile is None:  # a config file's password comes from the environment only
-                    QMessageBox.critical(self._parent(), "workbench", self.tr(
-                        "The database refused the login of {0}: wrong password or no such user. The password "
-                        "comes from the environment variable named in the config file.").format(target.label))
+                    QMessageBox.critical(
+                        self._parent(),
+                        "workbench",
+                        self.tr(
+                            "The database refused the login of {0}: wrong password or no such user. The password "
+                            "comes from the environment variable named in the config file."
+                        ).format(target.label),
+                    )
                     return False
                 # Refused without a password: just ask. Refused with one: ask, saying why.
-                ask, why = True, self.tr(
-                    "The server refused this password for {0}: check it (Caps Lock?) and try again.").format(
-                    profile.user) if password else ""
+                ask, why = (
+                    True,
+                    self.tr("The server refused this password for {0}: check it (Caps Lock?) and try again.").format(
+                        profile.user
+                    )
+                    if password
+                    else "",
+                )
                 continue
             except errors.DatabaseUnavailable as exc:
                 answer = self._unreachable(target, str(exc))
@@ -116,8 +128,9 @@ class Launcher(QObject):
             try:  # only a password the server accepted is worth remembering
                 credentials.store(profile.credential_id, password)
             except errors.CredentialStoreError as exc:
-                QMessageBox.warning(self._parent(), "workbench",
-                                    self.tr("{0}. You will be asked again next time.").format(exc))
+                QMessageBox.warning(
+                    self._parent(), "workbench", self.tr("{0}. You will be asked again next time.").format(exc)
+                )
         self._show(target, wb)
         return True
 
@@ -242,8 +255,9 @@ class Launcher(QObject):
         except errors.ConfigError as exc:
             QMessageBox.critical(self._parent(), "workbench", str(exc))
             return False
-        dialog = connect_dialog.ConnectionDialog(found.get(name) if name else None, taken_names=set(found),
-                                                 message=message, parent=self._parent())
+        dialog = connect_dialog.ConnectionDialog(
+            found.get(name) if name else None, taken_names=set(found), message=message, parent=self._parent()
+        )
         if not dialog.exec() or dialog.choice != "save":
             return False
         if self.window is not None and not self._may_leave():
@@ -257,16 +271,21 @@ class Launcher(QObject):
         removed = credentials.forget(profile.credential_id)
         if self.window is not None:
             self.window.statusBar().showMessage(
-                self.tr("The stored password was removed; you will be asked next time.") if removed
-                else self.tr("No password was stored for this connection."), 6000)
+                self.tr("The stored password was removed; you will be asked next time.")
+                if removed
+                else self.tr("No password was stored for this connection."),
+                6000,
+            )
 
     @Slot(int)
     def _on_settings_changed(self, version: int) -> None:
         if self.window is None:
             return
         banner = self.window.info_banner
-        text = self.tr("A supervisor published new queue settings (version {0}). They apply when the window "
-                       "reloads: Connection ▸ Reload queue settings (your item and edits are kept).").format(version)
+        text = self.tr(
+            "A supervisor published new queue settings (version {0}). They apply when the window "
+            "reloads: Connection ▸ Reload queue settings (your item and edits are kept)."
+        ).format(version)
         self.window.statusBar().showMessage(text, 0)
         if self.window.stack.currentIndex() == main_window.ITEM:
             banner.show_text(text)
@@ -282,9 +301,13 @@ class Launcher(QObject):
         if current is None:
             return True
         answer = QMessageBox.question(
-            window, "workbench", self.tr("You hold {0} {1}. It stays locked to you and your unsaved edits are kept: "
-                                         "it is in your unfinished items when you come back. Continue?").format(
-                current.queue, current.lock.key))
+            window,
+            "workbench",
+            self.tr(
+                "You hold {0} {1}. It stays locked to you and your unsaved edits are kept: "
+                "it is in your unfinished items when you come back. Continue?"
+            ).format(current.queue, current.lock.key),
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return False
         window._write_journal()

@@ -36,29 +36,54 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "must match {0}"),
     QT_TRANSLATE_NOOP("Problem", "must be one of {0}"),
     QT_TRANSLATE_NOOP("Problem", "a note holds at most {0} characters ({1} given); shorten it or split it in two"),
-    QT_TRANSLATE_NOOP("Problem", "{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person logs in with their own database login, named exactly like their workbench user"),  # noqa: E501
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        "{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person logs in with their own database login, named exactly like their workbench user",  # noqa: E501
+    ),
     QT_TRANSLATE_NOOP("Problem", "{0} has no item with key {1}"),
     QT_TRANSLATE_NOOP("Problem", "nothing to do in {0}: no item is waiting"),
-    QT_TRANSLATE_NOOP("Problem", "nothing to claim in {0} right now: the items waiting are held by open transactions (a session that locked them has not finished); try again in a moment"),  # noqa: E501
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        "nothing to claim in {0} right now: the items waiting are held by open transactions (a session that locked them has not finished); try again in a moment",  # noqa: E501
+    ),
     QT_TRANSLATE_NOOP("Problem", "nothing to do in {0} with {1}"),
-    QT_TRANSLATE_NOOP("Problem", "nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)"),  # noqa: E501
-    QT_TRANSLATE_NOOP("Problem", "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first"),  # noqa: E501
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        "nothing for you in {0}: the items waiting are your own work from {1}, and someone else reviews them (four eyes)",  # noqa: E501
+    ),
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first",
+    ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2} since {3} (until {4})"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is your own work; someone else reviews it (four eyes)"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is not waiting to be worked on (state: {2})"),
-    QT_TRANSLATE_NOOP("Problem", "queue {0} serves the group {1} only, and {2} is not in it; a supervisor adds you with `workbench group add {2} {1}`"),  # noqa: E501
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        "queue {0} serves the group {1} only, and {2} is not in it; a supervisor adds you with `workbench group add {2} {1}`",  # noqa: E501
+    ),
     QT_TRANSLATE_NOOP("Problem", "nothing of yours to undo on {0} {1}: nothing has happened to it"),
-    QT_TRANSLATE_NOOP("Problem", "nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}"),  # noqa: E501
-    QT_TRANSLATE_NOOP("Problem", "too late to undo: {0} {1} was completed {2} ago, and undo works for {3}; a supervisor can reopen it"),  # noqa: E501
+    QT_TRANSLATE_NOOP(
+        "Problem", "nothing of yours to undo on {0} {1}: the last thing that happened to it was {2} by {3}"
+    ),
+    QT_TRANSLATE_NOOP(
+        "Problem", "too late to undo: {0} {1} was completed {2} ago, and undo works for {3}; a supervisor can reopen it"
+    ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed since you completed it: undo is refused; a supervisor can reopen it"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2}, not finished: force-release it instead"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is waiting already: nothing to reopen"),
-    QT_TRANSLATE_NOOP("Problem", "queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make it wait again, e.g. status = \"open\""),  # noqa: E501
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        'queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make it wait again, e.g. status = "open"',  # noqa: E501
+    ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reopened; try again"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is not locked by anyone"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reassigned; try again"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being released; try again"),
-    QT_TRANSLATE_NOOP("Problem", "{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them"),  # noqa: E501
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        "{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them",  # noqa: E501
+    ),
     QT_TRANSLATE_NOOP("Problem", "force-release {0} {1}"),
     QT_TRANSLATE_NOOP("Problem", "reassign {0} {1}"),
     QT_TRANSLATE_NOOP("Problem", "reopen {0} {1}"),
@@ -68,9 +93,17 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "change groups (here: remove {0} from {1})"),
     QT_TRANSLATE_NOOP("Problem", "grant roles (here: {0} to {1})"),
     QT_TRANSLATE_NOOP("Problem", "revoke roles (here: {0}'s)"),
-    QT_TRANSLATE_NOOP("Problem", "{0} may not {1}: only supervisors may, and {0} is not one in this database's roles table (supervisors: {2}); a supervisor grants it with `workbench --user NAME role grant {0} supervisor`"),  # noqa: E501
-    QT_TRANSLATE_NOOP("Problem", "{0} may not {1}: the database allows that only to members of the role {2}, and the login {3} is not one; a database administrator grants it with GRANT {2} TO {3}"),  # noqa: E501
-    QT_TRANSLATE_NOOP("Problem", "{0} may not {1}: the database's row-level security does not let this login change it"),  # noqa: E501
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        "{0} may not {1}: only supervisors may, and {0} is not one in this database's roles table (supervisors: {2}); a supervisor grants it with `workbench --user NAME role grant {0} supervisor`",  # noqa: E501
+    ),
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        "{0} may not {1}: the database allows that only to members of the role {2}, and the login {3} is not one; a database administrator grants it with GRANT {2} TO {3}",  # noqa: E501
+    ),
+    QT_TRANSLATE_NOOP(
+        "Problem", "{0} may not {1}: the database's row-level security does not let this login change it"
+    ),
 )
 
 
@@ -91,7 +124,8 @@ def message(exc: errors.WorkbenchError, titles: Mapping[str, str] | None = None)
     values = _titled(exc.template, exc.template_args, titles)
     for i, phrase in exc.phrases:  # e.g. the action a refusal names
         values[i] = QCoreApplication.translate("Problem", phrase.template).format(
-            *_titled(phrase.template, phrase.args, titles))
+            *_titled(phrase.template, phrase.args, titles)
+        )
     return _translated(exc, values)
 
 
@@ -106,4 +140,5 @@ def _titled(template: str, args: tuple[str, ...], titles: Mapping[str, str] | No
 def _translated(exc: errors.WorkbenchError, values: list[str] | None = None) -> str:
     assert exc.template is not None
     return QCoreApplication.translate("Problem", exc.template).format(
-        *(exc.template_args if values is None else values))
+        *(exc.template_args if values is None else values)
+    )

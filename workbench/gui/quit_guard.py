@@ -34,8 +34,9 @@ class QuitGuard(QObject):
     closes anyway and says the lock runs out on its own.
     """
 
-    def __init__(self, window: QMainWindow, sess: Any, has_edits: Callable[[], bool],
-                 wait_seconds: float = WAIT_SECONDS) -> None:
+    def __init__(
+        self, window: QMainWindow, sess: Any, has_edits: Callable[[], bool], wait_seconds: float = WAIT_SECONDS
+    ) -> None:
         super().__init__(window)
         self.window, self.session, self.has_edits = window, sess, has_edits
         self.state = "idle"  # idle | settling | asking | releasing | done
@@ -98,8 +99,12 @@ class QuitGuard(QObject):
         elif self._touched or self.has_edits():
             self._ask(cur)
         elif self._timed_out:
-            self._finish(self._runs_out(cur, self.tr("The database did not answer within {0:.0f} s.").format(
-                self._deadline.interval() / 1000)))
+            self._finish(
+                self._runs_out(
+                    cur,
+                    self.tr("The database did not answer within {0:.0f} s.").format(self._deadline.interval() / 1000),
+                )
+            )
         else:
             self._release(cur, CLOSED_UNTOUCHED, discard_draft=False)
 
@@ -115,12 +120,20 @@ class QuitGuard(QObject):
         text = self.tr("You are working on {0}.").format(self._title(cur))
         text += "\n\n" + self.tr("Keep it locked: it stays yours until {0}; {1}").format(
             times.clock(cur.lock.expires_at),
-            self.tr("your unsaved edits wait in your unfinished items.") if edits else
-            self.tr("then the lock runs out on its own."))
+            self.tr("your unsaved edits wait in your unfinished items.")
+            if edits
+            else self.tr("then the lock runs out on its own."),
+        )
         text += "\n\n" + self.tr("Release it: it goes back to the queue now{0}.").format(
-            self.tr(", and your unsaved edits are discarded") if edits else "")
-        box = QMessageBox(QMessageBox.Icon.Question, self.tr("Close workbench?"), text,
-                          QMessageBox.StandardButton.NoButton, self.window)
+            self.tr(", and your unsaved edits are discarded") if edits else ""
+        )
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Close workbench?"),
+            text,
+            QMessageBox.StandardButton.NoButton,
+            self.window,
+        )
         box.setObjectName("quit_dialog")
         keep = box.addButton(self.tr("&Keep it locked and close"), QMessageBox.ButtonRole.AcceptRole)
         keep.setObjectName("quit_keep")
@@ -152,8 +165,9 @@ class QuitGuard(QObject):
         self.state = "releasing"
         s = self.session
         s.stop()  # no more checks or retries from this window
-        self.window.statusBar().showMessage(self.tr("Giving {0} back to the queue before closing…").format(
-            self._title(cur)))
+        self.window.statusBar().showMessage(
+            self.tr("Giving {0} back to the queue before closing…").format(self._title(cur))
+        )
         lock = cur.lock
         attempts = 0  # releases sent: one cut by a lost connection is sent once more
 
@@ -194,9 +208,14 @@ class QuitGuard(QObject):
             self._finish(self._runs_out(cur, why) if cur is not None else why)
 
     def _runs_out(self, cur: Any, why: str) -> str:
-        return why + " " + self.tr("{0} stays locked to you until {1}; then the lock runs out on its own and "
-                                   "the item goes back to the queue.").format(
-            self._title(cur), times.clock(cur.lock.expires_at))
+        return (
+            why
+            + " "
+            + self.tr(
+                "{0} stays locked to you until {1}; then the lock runs out on its own and "
+                "the item goes back to the queue."
+            ).format(self._title(cur), times.clock(cur.lock.expires_at))
+        )
 
     # -- closing -------------------------------------------------------------------------------------
 
@@ -208,8 +227,13 @@ class QuitGuard(QObject):
             QTimer.singleShot(0, self.window.close)
             return
         log.warning("closing: %s", notice)
-        box = QMessageBox(QMessageBox.Icon.Information, self.tr("Closing workbench"), notice,
-                          QMessageBox.StandardButton.Ok, self.window)
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            self.tr("Closing workbench"),
+            notice,
+            QMessageBox.StandardButton.Ok,
+            self.window,
+        )
         box.setObjectName("quit_notice")
         box.finished.connect(lambda _result: QTimer.singleShot(0, self.window.close))
         QTimer.singleShot(int(NOTICE_SECONDS * 1000), box.accept)

@@ -47,9 +47,13 @@ class SessionSettings:
     @classmethod
     def from_config(cls, app: model.AppConfig) -> SessionSettings:
         """The `[app]` section of the config (the operator may still toggle next-after-complete)."""
-        return cls(check_interval=float(app.check_every), warn_before=float(app.warn_before),
-                   auto_extend=app.auto_extend, retry_interval=float(app.retry_every),
-                   next_after_complete=app.next_after_complete)
+        return cls(
+            check_interval=float(app.check_every),
+            warn_before=float(app.warn_before),
+            auto_extend=app.auto_extend,
+            retry_interval=float(app.retry_every),
+            next_after_complete=app.next_after_complete,
+        )
 
 
 @dataclasses.dataclass
@@ -116,9 +120,15 @@ class OperatorSession(QObject):
     source_loaded = Signal(object)  # sources.Source of the open item (queues with a `source` column)
     completions_lost = Signal(list)
 
-    def __init__(self, wb: service.Workbench, user: str, dispatcher: dispatch.Dispatcher,
-                 journal: journal_guard.GuardedJournal | None, settings: SessionSettings | None = None,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        wb: service.Workbench,
+        user: str,
+        dispatcher: dispatch.Dispatcher,
+        journal: journal_guard.GuardedJournal | None,
+        settings: SessionSettings | None = None,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.wb, self.user, self.dispatcher, self.journal = wb, user, dispatcher, journal
         self.operator = services.Operator(wb, user)  # every database call goes through it, off this thread
@@ -168,9 +178,15 @@ class OperatorSession(QObject):
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _run(self, fn: Callable[[], Any], done: Callable[[Any], None], *,
-             retry: tuple[str, Callable[[], None]] | None = None,
-             keep_generation: bool = True, settled: Callable[[], None] | None = None) -> None:
+    def _run(
+        self,
+        fn: Callable[[], Any],
+        done: Callable[[Any], None],
+        *,
+        retry: tuple[str, Callable[[], None]] | None = None,
+        keep_generation: bool = True,
+        settled: Callable[[], None] | None = None,
+    ) -> None:
         generation = self._generation
 
         def on_done(result: Any) -> None:
@@ -236,9 +252,10 @@ class OperatorSession(QObject):
         def checked(lost: list[models.Lock]) -> None:
             if lost:
                 gone = {(lock.queue, lock.key, lock.token) for lock in lost}
-                self.confirmed = collections.deque(((lock, at) for lock, at in self.confirmed
-                                                    if (lock.queue, lock.key, lock.token) not in gone),
-                                                   maxlen=CONFIRMED_KEPT)
+                self.confirmed = collections.deque(
+                    ((lock, at) for lock, at in self.confirmed if (lock.queue, lock.key, lock.token) not in gone),
+                    maxlen=CONFIRMED_KEPT,
+                )
                 self.completions_lost.emit(lost)
 
         self.dispatcher.call(lambda: self.operator.lost_completions(recent), checked, lambda _exc: None)
@@ -274,6 +291,7 @@ class OperatorSession(QObject):
 
     def check_settings(self) -> None:
         """Tell the window when a supervisor has published newer queue settings."""
+
         def done(version: int) -> None:
             if version > self.settings_version:
                 self.settings_version = version
@@ -294,8 +312,11 @@ class OperatorSession(QObject):
         if not self.wb.config.queues[name].filter_by:
             self.filter_choices_loaded.emit(name, {})
             return
-        self._run(lambda: self.operator.filter_choices(name),
-                  lambda found: self.filter_choices_loaded.emit(name, found), keep_generation=False)
+        self._run(
+            lambda: self.operator.filter_choices(name),
+            lambda found: self.filter_choices_loaded.emit(name, found),
+            keep_generation=False,
+        )
 
     def refresh_mine(self) -> None:
         name = self.queue_name
@@ -344,8 +365,12 @@ class OperatorSession(QObject):
             self._next_in_flight = False
 
         where = dict(self.narrow)
-        self._run(lambda: self.operator.next_item(name, where), lambda c: self._on_claimed(name, c),
-                  retry=("next", lambda: self._claim_next(name)), settled=settled)
+        self._run(
+            lambda: self.operator.next_item(name, where),
+            lambda c: self._on_claimed(name, c),
+            retry=("next", lambda: self._claim_next(name)),
+            settled=settled,
+        )
 
     def open_item(self, key: Any, queue: str | None = None) -> None:
         """Open a specific item: resumes the user's own lock, or claims it if it is free."""
@@ -390,9 +415,18 @@ class OperatorSession(QObject):
         if not values:
             self.journal.discard(self.database, queue, key)
             return
-        self.journal.save(journal_mod.Draft(
-            database=self.database, queue=queue, key=key, owner=self.user, token=token, values=dict(values),
-            base=dict(base), updated_at=dt.datetime.now(dt.UTC).isoformat()))
+        self.journal.save(
+            journal_mod.Draft(
+                database=self.database,
+                queue=queue,
+                key=key,
+                owner=self.user,
+                token=token,
+                values=dict(values),
+                base=dict(base),
+                updated_at=dt.datetime.now(dt.UTC).isoformat(),
+            )
+        )
 
     def _item_identity(self) -> tuple[str, Any, str | None]:
         if self.current is not None:
@@ -439,9 +473,12 @@ class OperatorSession(QObject):
             if then_next:
                 self._next_in_flight = False
 
-        self._run(lambda: self.operator.complete(lock, outcome, edits, note, then_next=then_next, where=where),
-                  lambda done: self._after_complete(cur, done),
-                  retry=("complete", lambda: self.complete(outcome, edits, note)), settled=settled)
+        self._run(
+            lambda: self.operator.complete(lock, outcome, edits, note, then_next=then_next, where=where),
+            lambda done: self._after_complete(cur, done),
+            retry=("complete", lambda: self.complete(outcome, edits, note)),
+            settled=settled,
+        )
 
     def _after_complete(self, cur: Current, done: models.Completion) -> None:
         if self.journal is not None:
@@ -468,8 +505,11 @@ class OperatorSession(QObject):
             if then is not None:
                 then()
 
-        self._run(lambda: self.operator.release(lock, reason, note), released,
-                  retry=("release", lambda: self.release(reason, note, then)))
+        self._run(
+            lambda: self.operator.release(lock, reason, note),
+            released,
+            retry=("release", lambda: self.release(reason, note, then)),
+        )
 
     def undo_seconds_left(self) -> float:
         """How long the last Complete can still be undone (0: not at all)."""
@@ -512,8 +552,11 @@ class OperatorSession(QObject):
             self._after_release(cur, emit=False)
             self.deferred.emit(deferral)
 
-        self._run(lambda: self.operator.defer(lock, until, reason, note), done,
-                  retry=("defer", lambda: self.defer(until, reason, note)))
+        self._run(
+            lambda: self.operator.defer(lock, until, reason, note),
+            done,
+            retry=("defer", lambda: self.defer(until, reason, note)),
+        )
 
     def due_seconds(self, queue: str, claim: models.Claim) -> float | None:
         """Seconds from the claim to the item's due time (negative: overdue), on the database clock."""

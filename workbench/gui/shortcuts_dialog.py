@@ -26,15 +26,25 @@ from workbench.gui import hotkeys
 class ShortcutsDialog(QDialog):
     """One row per action with an editor for its key; OK stays off while the keymap has a problem."""
 
-    def __init__(self, keymap: hotkeys.Keymap, outcomes: list[str], parent: QWidget | None = None, *,
-                 reserved: hotkeys.Reserved | None = None) -> None:
+    def __init__(
+        self,
+        keymap: hotkeys.Keymap,
+        outcomes: list[str],
+        parent: QWidget | None = None,
+        *,
+        reserved: hotkeys.Reserved | None = None,
+    ) -> None:
         super().__init__(parent)
         self.reserved = reserved or hotkeys.Reserved()  # the window's menu letters and fixed keys
         self.setObjectName("shortcuts_dialog")
         self.setWindowTitle(self.tr("Keyboard shortcuts"))
         layout = QVBoxLayout(self)
-        intro = QLabel(self.tr("Click a key and press the new combination; the × clears it. Tab and Shift+Tab "
-                               "move between fields; Enter opens the selected item in lists."))
+        intro = QLabel(
+            self.tr(
+                "Click a key and press the new combination; the × clears it. Tab and Shift+Tab "
+                "move between fields; Enter opens the selected item in lists."
+            )
+        )
         intro.setObjectName("intro")
         intro.setWordWrap(True)
         layout.addWidget(intro)
@@ -70,8 +80,11 @@ class ShortcutsDialog(QDialog):
         self.table.setColumnWidth(1, 190)
         self.table.resizeRowsToContents()
         layout.addWidget(self.table, 1)
-        self.single_key = QCheckBox(self.tr("Single keys: N for Next item, 1 to 9 for the outcomes (only while the "
-                                            "cursor is not in a text field)"))
+        self.single_key = QCheckBox(
+            self.tr(
+                "Single keys: N for Next item, 1 to 9 for the outcomes (only while the cursor is not in a text field)"
+            )
+        )
         self.single_key.setObjectName("single_key")
         self.single_key.setChecked(keymap.single_key)
         layout.addWidget(self.single_key)
@@ -81,8 +94,11 @@ class ShortcutsDialog(QDialog):
         self.problem.setWordWrap(True)
         self.problem.setVisible(False)
         layout.addWidget(self.problem)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-                                        | QDialogButtonBox.StandardButton.RestoreDefaults)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok
+            | QDialogButtonBox.StandardButton.Cancel
+            | QDialogButtonBox.StandardButton.RestoreDefaults
+        )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         restore = self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults)
@@ -93,8 +109,10 @@ class ShortcutsDialog(QDialog):
 
     def keymap(self) -> hotkeys.Keymap:
         """The keymap as the dialog shows it now."""
-        chosen = {action: hotkeys.normal(editor.keySequence().toString(QKeySequence.SequenceFormat.PortableText))
-                  for action, editor in self.editors.items()}
+        chosen = {
+            action: hotkeys.normal(editor.keySequence().toString(QKeySequence.SequenceFormat.PortableText))
+            for action, editor in self.editors.items()
+        }
         return hotkeys.Keymap(chosen, self.single_key.isChecked())
 
     @Slot()

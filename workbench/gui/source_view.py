@@ -45,8 +45,14 @@ class SourcePane(QWidget):
         self.zoom_out_button = self._tool("source_zoom_out", "−", self.tr("Zoom out"), self._zoom_out)
         self.zoom_in_button = self._tool("source_zoom_in", "+", self.tr("Zoom in"), self._zoom_in)
         self.fit_button = self._tool("source_fit", self.tr("Fit"), self.tr("Fit to the pane's width"), self._fit)
-        for widget in (self.previous_button, self.page_label, self.next_button, self.zoom_out_button,
-                       self.zoom_in_button, self.fit_button):
+        for widget in (
+            self.previous_button,
+            self.page_label,
+            self.next_button,
+            self.zoom_out_button,
+            self.zoom_in_button,
+            self.fit_button,
+        ):
             top.addWidget(widget)
         layout.addLayout(top)
 

@@ -39,11 +39,11 @@ from workbench.gui.item_log import event_label
 
 ALL = board_model.ALL  # the queue filter's "all queues"
 # (the period's name in the picker, days, how chart titles say it); translated where shown.
-PERIODS = ((QT_TRANSLATE_NOOP("SupervisorWindow", "Today"), 0, QT_TRANSLATE_NOOP("SupervisorWindow", "today")),
-           (QT_TRANSLATE_NOOP("SupervisorWindow", "Last 7 days"), 7,
-            QT_TRANSLATE_NOOP("SupervisorWindow", "last 7 days")),
-           (QT_TRANSLATE_NOOP("SupervisorWindow", "Last 30 days"), 30,
-            QT_TRANSLATE_NOOP("SupervisorWindow", "last 30 days")))
+PERIODS = (
+    (QT_TRANSLATE_NOOP("SupervisorWindow", "Today"), 0, QT_TRANSLATE_NOOP("SupervisorWindow", "today")),
+    (QT_TRANSLATE_NOOP("SupervisorWindow", "Last 7 days"), 7, QT_TRANSLATE_NOOP("SupervisorWindow", "last 7 days")),
+    (QT_TRANSLATE_NOOP("SupervisorWindow", "Last 30 days"), 30, QT_TRANSLATE_NOOP("SupervisorWindow", "last 30 days")),
+)
 SIZE_SAMPLE = 25  # rows measured per column when the board's columns are sized to their contents
 SUMMARY = board_model.COLUMNS.index("Summary")
 
@@ -51,8 +51,15 @@ SUMMARY = board_model.COLUMNS.index("Summary")
 class SupervisorWindow(QMainWindow):
     """Reads through the dispatcher only; a refresh never blocks the window and keeps the selection."""
 
-    def __init__(self, wb: service.Workbench, user: str, *, refresh_seconds: int = 5,
-                 settings: QSettings | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        wb: service.Workbench,
+        user: str,
+        *,
+        refresh_seconds: int = 5,
+        settings: QSettings | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         # Every refresh of thousands of locks leaves thousands of new objects for the garbage
         # collector, whose full passes then scan every object of the process with all threads
@@ -74,8 +81,7 @@ class SupervisorWindow(QMainWindow):
         self._again = False
         self.last_refresh_ms = 0.0
         self._said, self._said_at = "", 0.0  # what an action reported, kept before refreshes for a while
-        self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before),
-                                            titles=self.titles)
+        self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before), titles=self.titles)
         self._sized = False  # the board's columns are sized to their contents once, at the first locks
         self._build(refresh_seconds)
         self._timer = QTimer(self)
@@ -199,17 +205,29 @@ class SupervisorWindow(QMainWindow):
     def _health_tab(self) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
-        self.health = _table("queue_health", [
-            self.tr("Queue"), self.tr("Waiting"), self.tr("Locked"), self.tr("Expired locks"),
-            self.tr("Completed today"), self.tr("Oldest waiting"), self.tr("Overdue"), self.tr("Releases today"),
-            self.tr("Expiries today"), self.tr("Force releases today")])
+        self.health = _table(
+            "queue_health",
+            [
+                self.tr("Queue"),
+                self.tr("Waiting"),
+                self.tr("Locked"),
+                self.tr("Expired locks"),
+                self.tr("Completed today"),
+                self.tr("Oldest waiting"),
+                self.tr("Overdue"),
+                self.tr("Releases today"),
+                self.tr("Expiries today"),
+                self.tr("Force releases today"),
+            ],
+        )
         layout.addWidget(self.health, 1)
         bar = QHBoxLayout()
         bar.addStretch(1)
         self.move_button = QPushButton(self.tr("Move waiting items…"))
         self.move_button.setObjectName("move_button")
-        self.move_button.setToolTip(self.tr("Change a column of the selected queue's waiting items nobody holds, "
-                                            "e.g. another category or tier"))
+        self.move_button.setToolTip(
+            self.tr("Change a column of the selected queue's waiting items nobody holds, e.g. another category or tier")
+        )
         self.move_button.clicked.connect(self.move_items)
         bar.addWidget(self.move_button)
         layout.addLayout(bar)
@@ -230,15 +248,27 @@ class SupervisorWindow(QMainWindow):
         export.clicked.connect(lambda: self._export(_table_rows(self.operators), "operators.csv"))
         bar.addWidget(export)
         layout.addLayout(bar)
-        self.operators: QTableWidget = _table("operator_stats", [
-            self.tr("Queue"), self.tr("Operator"), self.tr("Completed"), self.tr("Median handle time"),
-            self.tr("90th percentile"), self.tr("Releases"), self.tr("Expiries"), self.tr("Force-released"),
-            self.tr("Accepted"), self.tr("Sent back")])
+        self.operators: QTableWidget = _table(
+            "operator_stats",
+            [
+                self.tr("Queue"),
+                self.tr("Operator"),
+                self.tr("Completed"),
+                self.tr("Median handle time"),
+                self.tr("90th percentile"),
+                self.tr("Releases"),
+                self.tr("Expiries"),
+                self.tr("Force-released"),
+                self.tr("Accepted"),
+                self.tr("Sent back"),
+            ],
+        )
         for column in (8, 9):  # four eyes: how the operator's reviewed work fared
             header = self.operators.horizontalHeaderItem(column)
             assert header is not None  # _table gave every column its header item
             header.setToolTip(
-                self.tr("Of this operator's work reviewed in the period (a dash: the queue is not reviewed)"))
+                self.tr("Of this operator's work reviewed in the period (a dash: the queue is not reviewed)")
+            )
         self.operators.setAccessibleName(self.tr("Operators"))
         layout.addWidget(self.operators, 1)
         return page
@@ -270,8 +300,17 @@ class SupervisorWindow(QMainWindow):
         bar.addWidget(export)
         layout.addLayout(bar)
         # In the order they happened: not sortable (two events in one second would swap places).
-        self.history = _table("item_history", [times.with_zone(self.tr("When")), self.tr("Event"), self.tr("By"),
-                                               self.tr("Holder"), self.tr("Reason / outcome")], sortable=False)
+        self.history = _table(
+            "item_history",
+            [
+                times.with_zone(self.tr("When")),
+                self.tr("Event"),
+                self.tr("By"),
+                self.tr("Holder"),
+                self.tr("Reason / outcome"),
+            ],
+            sortable=False,
+        )
         self.history.setAccessibleName(self.tr("Item history"))
         layout.addWidget(self.history, 1)
         show.clicked.connect(self.show_history)
@@ -323,14 +362,19 @@ class SupervisorWindow(QMainWindow):
             # What the supervisor waited for: the database and the update of the table, not only the former.
             self.last_refresh_ms = (time.monotonic() - started) * 1000
             if result is not None:
-                self.status.setText(self._lead() + self.tr("Refreshed {0} ({1:.0f} ms)").format(
-                    times.clock(dt.datetime.now()), self.last_refresh_ms))
+                self.status.setText(
+                    self._lead()
+                    + self.tr("Refreshed {0} ({1:.0f} ms)").format(times.clock(dt.datetime.now()), self.last_refresh_ms)
+                )
             self._follow_up()
 
         def failed(exc: BaseException) -> None:
             self._refreshing = False
-            self.status.setText(self.tr("Could not refresh: {0} — trying again in {1} s; the figures shown are "
-                                        "from the last refresh").format(exc, self.interval.value()))
+            self.status.setText(
+                self.tr(
+                    "Could not refresh: {0} — trying again in {1} s; the figures shown are from the last refresh"
+                ).format(exc, self.interval.value())
+            )
             self._follow_up()
 
         if tab == 3:
@@ -361,29 +405,65 @@ class SupervisorWindow(QMainWindow):
         self.model.update(rows)
         self.board_note.setVisible(page.left_out > 0)
         if page.left_out > 0:
-            self.board_note.setText(self.tr(
-                "Showing the oldest {0} of {1} locks: the board lists at most {2} per queue. Force release "
-                "and reassign work on the locks shown; `workbench board QUEUE --limit N` lists more.").format(
-                    QLocale().toString(len(rows)), QLocale().toString(page.total),
-                    QLocale().toString(services.BOARD_ROWS)))
+            self.board_note.setText(
+                self.tr(
+                    "Showing the oldest {0} of {1} locks: the board lists at most {2} per queue. Force release "
+                    "and reassign work on the locks shown; `workbench board QUEUE --limit N` lists more."
+                ).format(
+                    QLocale().toString(len(rows)),
+                    QLocale().toString(page.total),
+                    QLocale().toString(services.BOARD_ROWS),
+                )
+            )
         if not self._sized and rows:
             self._sized = True
             self.board.fit()
         self._set_actions()
 
     def _show_health(self, health: list[Any]) -> None:
-        _fill(self.health, [[self.titles[h.queue], h.waiting, h.locked, h.expired_locks, h.completed_today,
-                             _age(h.oldest_waiting_age_seconds), "—" if h.overdue is None else h.overdue,
-                             h.releases_today, h.expiries_today,
-                             h.force_releases_today] for h in health])
-        _fill(self.reasons, [[self.titles[h.queue], reason, count] for h in health
-                             for reason, count in h.release_reasons_today])
+        _fill(
+            self.health,
+            [
+                [
+                    self.titles[h.queue],
+                    h.waiting,
+                    h.locked,
+                    h.expired_locks,
+                    h.completed_today,
+                    _age(h.oldest_waiting_age_seconds),
+                    "—" if h.overdue is None else h.overdue,
+                    h.releases_today,
+                    h.expiries_today,
+                    h.force_releases_today,
+                ]
+                for h in health
+            ],
+        )
+        _fill(
+            self.reasons,
+            [[self.titles[h.queue], reason, count] for h in health for reason, count in h.release_reasons_today],
+        )
 
     def _show_operators(self, per_queue: list[tuple[str, list[Any]]]) -> None:
-        _fill(self.operators, [[self.titles[name], s.operator, s.completed, _age(s.median_handle_seconds),
-                                _age(s.p90_handle_seconds), s.releases, s.expiries, s.force_released,
-                                _count(s.accepted), _count(s.sent_back)]
-                               for name, stats in per_queue for s in stats])
+        _fill(
+            self.operators,
+            [
+                [
+                    self.titles[name],
+                    s.operator,
+                    s.completed,
+                    _age(s.median_handle_seconds),
+                    _age(s.p90_handle_seconds),
+                    s.releases,
+                    s.expiries,
+                    s.force_released,
+                    _count(s.accepted),
+                    _count(s.sent_back),
+                ]
+                for name, stats in per_queue
+                for s in stats
+            ],
+        )
 
     @Slot()
     def _on_filter(self) -> None:
@@ -413,8 +493,11 @@ class SupervisorWindow(QMainWindow):
         if not dialog.exec():
             return
         reason = dialog.reason()
-        self._act(rows, lambda r: self.service.force_release(r.queue, r.key, reason),
-                  lambda n: self.tr("%n item(s) released.", "", n))
+        self._act(
+            rows,
+            lambda r: self.service.force_release(r.queue, r.key, reason),
+            lambda n: self.tr("%n item(s) released.", "", n),
+        )
 
     @Slot()
     def reassign(self) -> None:
@@ -428,8 +511,11 @@ class SupervisorWindow(QMainWindow):
             return
         to_user, reason = dialog.to_user(), dialog.reason()
         rows = [r for r in rows if r.owner != to_user]  # those they hold already stay as they are
-        self._act(rows, lambda r: self.service.reassign(r.queue, r.key, to_user, reason),
-                  lambda n: self.tr("%n item(s) reassigned to {0}.", "", n).format(to_user))
+        self._act(
+            rows,
+            lambda r: self.service.reassign(r.queue, r.key, to_user, reason),
+            lambda n: self.tr("%n item(s) reassigned to {0}.", "", n).format(to_user),
+        )
 
     def _text_of(self, exc: BaseException) -> str:
         """An error as the supervisor reads it: in their language where workbench knows the message."""
@@ -437,6 +523,7 @@ class SupervisorWindow(QMainWindow):
 
     def _act(self, rows: list[Any], action: Any, done_text: Callable[[int], str]) -> None:
         """Run `action` for each row off the GUI thread; report what happened to each, then refresh."""
+
         def work() -> list[tuple[Any, str | None]]:
             outcome: list[tuple[Any, str | None]] = []
             for row in rows:
@@ -450,11 +537,13 @@ class SupervisorWindow(QMainWindow):
         def done(outcome: list[tuple[Any, str | None]]) -> None:
             problems = [message for _row, message in outcome if message]
             good = len(outcome) - len(problems)
-            self._say(done_text(good) + (" " + self.tr("%n not: see the message.", "", len(problems))
-                                         if problems else ""))
+            self._say(
+                done_text(good) + (" " + self.tr("%n not: see the message.", "", len(problems)) if problems else "")
+            )
             if problems:
-                QMessageBox.information(self, "workbench", self.tr("These items had changed meanwhile:") + "\n"
-                                        + "\n".join(problems))
+                QMessageBox.information(
+                    self, "workbench", self.tr("These items had changed meanwhile:") + "\n" + "\n".join(problems)
+                )
             self.refresh()
 
         def failed(exc: BaseException) -> None:
@@ -484,10 +573,15 @@ class SupervisorWindow(QMainWindow):
             return
 
         def done(log: Any) -> None:
-            _fill(self.history, [[times.moment(e.at), self.tr("Note"), e.author, "", e.text]
-                                 if isinstance(e, models.Note) else
-                                 [times.moment(e.at), event_label(e.kind), e.actor, e.owner or "",
-                                  e.reason or e.outcome or ""] for e in log.in_order()])
+            _fill(
+                self.history,
+                [
+                    [times.moment(e.at), self.tr("Note"), e.author, "", e.text]
+                    if isinstance(e, models.Note)
+                    else [times.moment(e.at), event_label(e.kind), e.actor, e.owner or "", e.reason or e.outcome or ""]
+                    for e in log.in_order()
+                ],
+            )
             count = self.tr("%n event(s) for {0} {1}", "", len(log.events)).format(self.titles[name], key)
             self.status.setText(self._lead() + count + " · " + self.tr("%n note(s)", "", len(log.notes)))
 
@@ -639,6 +733,7 @@ def _table_rows(table: QTableWidget) -> list[list[Any]]:
 
     timed = {c for c in columns for r in rows if isinstance(cell(r, c), int)}  # cell() gives a duration's seconds
     unit = " " + QCoreApplication.translate("Supervisor", "(s)")
-    headers = [str(table.model().headerData(c, Qt.Orientation.Horizontal)) + (unit if c in timed else "")
-               for c in columns]
+    headers = [
+        str(table.model().headerData(c, Qt.Orientation.Horizontal)) + (unit if c in timed else "") for c in columns
+    ]
     return [headers, *[[cell(r, c) for c in columns] for r in rows]]

@@ -87,8 +87,12 @@ class ReopenDialog(_ReasonDialog):
     def __init__(self, title: str, key: str, parent: QWidget | None = None) -> None:
         super().__init__("reopen_dialog", "", "", "", parent)
         self.setWindowTitle(self.tr("Reopen"))
-        self.message.setText(self.tr("Put {0} {1} back to waiting, with the queue's reopen values? It is served "
-                                     "again in its place in the queue.").format(title, key))
+        self.message.setText(
+            self.tr(
+                "Put {0} {1} back to waiting, with the queue's reopen values? It is served "
+                "again in its place in the queue."
+            ).format(title, key)
+        )
         self.confirm.setText(self.tr("Reopen"))
         self.reason_box.clear()
         self.reason_box.addItems(REOPEN_REASONS)
@@ -110,9 +114,13 @@ class ForceReleaseDialog(_ReasonDialog):
         self.setWindowTitle(self.tr("Force release"))
         self.message.setText(
             self.tr("Take %n item(s) away from {0} and put them back in the queue?", "", count).format(
-                ", ".join(holders)) + f"\n{items}\n\n"
-            + self.tr("Their windows say who did it and why within a few seconds; unsaved edits stay with them as "
-                      "a draft."))
+                ", ".join(holders)
+            )
+            + f"\n{items}\n\n"
+            + self.tr(
+                "Their windows say who did it and why within a few seconds; unsaved edits stay with them as a draft."
+            )
+        )
         self.confirm.setText(self.tr("Force release %n item(s)", "", count))
 
 
@@ -122,17 +130,28 @@ class ReassignDialog(_ReasonDialog):
     def __init__(self, rows: list[Any], holders: list[str], parent: QWidget | None = None) -> None:
         if len(rows) == 1:
             row = rows[0]
-            text = translate("ReassignDialog", "Move {0} {1} from {2} to another operator? It is locked to them with "
-                             "a fresh lock; {2}'s window says who did it and why, and keeps any unsaved edits as a "
-                             "draft.").format(row.queue, row.key, row.owner)
+            text = translate(
+                "ReassignDialog",
+                "Move {0} {1} from {2} to another operator? It is locked to them with "
+                "a fresh lock; {2}'s window says who did it and why, and keeps any unsaved edits as a "
+                "draft.",
+            ).format(row.queue, row.key, row.owner)
         else:
             items = ", ".join(f"{r.queue} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
-            text = translate("ReassignDialog", "Move these items from {0} to another operator? Each is locked to "
-                             "them with a fresh lock; each holder's window says who did it and why, and keeps any "
-                             "unsaved edits as a draft.").format(", ".join(sorted({r.owner for r in rows})))
+            text = translate(
+                "ReassignDialog",
+                "Move these items from {0} to another operator? Each is locked to "
+                "them with a fresh lock; each holder's window says who did it and why, and keeps any "
+                "unsaved edits as a draft.",
+            ).format(", ".join(sorted({r.owner for r in rows})))
             text += f"\n{items}"
-        super().__init__("reassign_dialog", translate("ReassignDialog", "Reassign"), text,
-                         translate("ReassignDialog", "Reassign"), parent)
+        super().__init__(
+            "reassign_dialog",
+            translate("ReassignDialog", "Reassign"),
+            text,
+            translate("ReassignDialog", "Reassign"),
+            parent,
+        )
         self.user_box = QComboBox()
         self.user_box.setObjectName("to_user")
         self.user_box.setEditable(True)
@@ -164,12 +183,21 @@ class MoveDialog(_ReasonDialog):
     calls `done(values)` on it.
     """
 
-    def __init__(self, title: str, fields: list[Any], load_values: Callable[[str, Callable[[list[Any]], None]], None],
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        fields: list[Any],
+        load_values: Callable[[str, Callable[[list[Any]], None]], None],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__("move_dialog", "", "", "", parent)
         self.setWindowTitle(self.tr("Move waiting items"))
-        self.message.setText(self.tr("Change the waiting items of {0} that nobody holds. Items someone holds, and "
-                                     "finished ones, stay as they are.").format(title))
+        self.message.setText(
+            self.tr(
+                "Change the waiting items of {0} that nobody holds. Items someone holds, and "
+                "finished ones, stay as they are."
+            ).format(title)
+        )
         self.confirm.setText(self.tr("Move"))
         self.reason_box.clear()
         self.reason_box.addItems(MOVE_REASONS)
@@ -229,8 +257,9 @@ class MoveDialog(_ReasonDialog):
             self.where_value.clear()
             self.where_value.addItems([str(v) for v in values])
             self.where_value.setCurrentText(typed or (str(values[0]) if values else ""))
-            _placeholder(self.where_value,
-                         self.tr("a value") if values else self.tr("no waiting item has a value here"))
+            _placeholder(
+                self.where_value, self.tr("a value") if values else self.tr("no waiting item has a value here")
+            )
 
         self._load_values(column, show)
 
@@ -241,8 +270,10 @@ class MoveDialog(_ReasonDialog):
         if spec is not None and spec.choices:
             self.set_value.addItems([str(c) for c in spec.choices])
         self.set_value.setCurrentText("")
-        _placeholder(self.set_value, self.tr("empty: no value") if spec is not None and not
-                     spec.required else self.tr("required"))
+        _placeholder(
+            self.set_value,
+            self.tr("empty: no value") if spec is not None and not spec.required else self.tr("required"),
+        )
 
     def where(self) -> dict[str, str]:
         return {self.where_column.currentData(): self.where_value.currentText().strip()}
@@ -253,7 +284,9 @@ class MoveDialog(_ReasonDialog):
     def problems(self) -> str:
         if not self.where_value.currentText().strip():
             return self.tr("Say which items: a value of the column they are chosen by.")
-        if self.where_column.currentData() == self.set_column.currentData() and \
-                self.where_value.currentText().strip() == self.set_value.currentText().strip():
+        if (
+            self.where_column.currentData() == self.set_column.currentData()
+            and self.where_value.currentText().strip() == self.set_value.currentText().strip()
+        ):
             return self.tr("The new value is the one they have: choose another.")
         return super().problems() and self.tr("Give a reason: it goes into each item's history.")

@@ -11,10 +11,18 @@ from workbench.core import durations
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 # By the largest unit (durations.split); {0} the larger number, {1} the smaller one, two digits.
-_DURATION_PATTERNS = {"d": QT_TRANSLATE_NOOP("Durations", "{0}d{1}h"), "h": QT_TRANSLATE_NOOP("Durations", "{0}h{1}m"),
-                      "m": QT_TRANSLATE_NOOP("Durations", "{0}m{1}s"), "s": QT_TRANSLATE_NOOP("Durations", "{0}s")}
-_WHOLE_PATTERNS = {"d": QT_TRANSLATE_NOOP("Durations", "{0}d"), "h": QT_TRANSLATE_NOOP("Durations", "{0}h"),
-                   "m": QT_TRANSLATE_NOOP("Durations", "{0}m"), "s": QT_TRANSLATE_NOOP("Durations", "{0}s")}
+_DURATION_PATTERNS = {
+    "d": QT_TRANSLATE_NOOP("Durations", "{0}d{1}h"),
+    "h": QT_TRANSLATE_NOOP("Durations", "{0}h{1}m"),
+    "m": QT_TRANSLATE_NOOP("Durations", "{0}m{1}s"),
+    "s": QT_TRANSLATE_NOOP("Durations", "{0}s"),
+}
+_WHOLE_PATTERNS = {
+    "d": QT_TRANSLATE_NOOP("Durations", "{0}d"),
+    "h": QT_TRANSLATE_NOOP("Durations", "{0}h"),
+    "m": QT_TRANSLATE_NOOP("Durations", "{0}m"),
+    "s": QT_TRANSLATE_NOOP("Durations", "{0}s"),
+}
 
 
 def local(at: dt.datetime) -> dt.datetime:
@@ -65,8 +73,10 @@ def moment(at: dt.datetime) -> str:
     """Date and time to the minute ("25.11.2026 14:02"): notes, history, claims."""
     when = local(at)
     locale = _locale()
-    return (f"{locale.toString(QDate(when.year, when.month, when.day), _date_format())} "
-            f"{locale.toString(QTime(when.hour, when.minute), _time_format(False))}")
+    return (
+        f"{locale.toString(QDate(when.year, when.month, when.day), _date_format())} "
+        f"{locale.toString(QTime(when.hour, when.minute), _time_format(False))}"
+    )
 
 
 def date(at: dt.date) -> str:
@@ -85,7 +95,8 @@ def duration(seconds: float) -> str:
     unit, big, small = durations.split(seconds)
     locale = _locale()
     text = QCoreApplication.translate("Durations", _DURATION_PATTERNS[unit]).format(
-        locale.toString(big), locale.toString(small).rjust(2, locale.zeroDigit()))
+        locale.toString(big), locale.toString(small).rjust(2, locale.zeroDigit())
+    )
     return ("-" if seconds < 0 else "") + text
 
 

@@ -123,10 +123,15 @@ class Operator:
     def layout(self, queue: str) -> QueueLayout:
         """The queue's form and list columns (the first call checks the config against the table)."""
         q = self.wb.queue(queue).q
-        return QueueLayout(name=queue, key_name=q.key.name, fields=fieldspec.field_specs(q),
-                           list_columns=[c.name for c in q.list_columns], lock_seconds=q.config.lock_seconds,
-                           due_column=q.due.name if q.due is not None else None,
-                           source_column=q.source_column.name if q.source_column is not None else None)
+        return QueueLayout(
+            name=queue,
+            key_name=q.key.name,
+            fields=fieldspec.field_specs(q),
+            list_columns=[c.name for c in q.list_columns],
+            lock_seconds=q.config.lock_seconds,
+            due_column=q.due.name if q.due is not None else None,
+            source_column=q.source_column.name if q.source_column is not None else None,
+        )
 
     # -- claiming -----------------------------------------------------------------------------
 
@@ -150,14 +155,22 @@ class Operator:
         """Store edits and keep the item; the lock as it is now."""
         return self.wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
 
-    def complete(self, lock: models.Lock, outcome: str | None = None,
-                 edits: Mapping[str, Any] | None = None, note: str | None = None, *,
-                 then_next: bool = False, where: Mapping[str, Any] | None = None) -> models.Completion:
+    def complete(
+        self,
+        lock: models.Lock,
+        outcome: str | None = None,
+        edits: Mapping[str, Any] | None = None,
+        note: str | None = None,
+        *,
+        then_next: bool = False,
+        where: Mapping[str, Any] | None = None,
+    ) -> models.Completion:
         """Finish the item with an outcome (the queue's first when None), final edits and a note;
         with `then_next`, also claim the next item (narrowed by `where`) as the Completion's `next`
         (None when none was claimed: next_item says why), on PostgreSQL in the same statement."""
-        return self.wb.queue(lock.queue).complete(self.user, lock.key, lock.token, outcome, edits, note=note,
-                                                  then_next=then_next, where=where)
+        return self.wb.queue(lock.queue).complete(
+            self.user, lock.key, lock.token, outcome, edits, note=note, then_next=then_next, where=where
+        )
 
     def release(self, lock: models.Lock, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the queue (with a note for whoever takes it next)."""
@@ -190,8 +203,7 @@ class Operator:
         if q.source_column is None:
             return sources.Source("none")
         # The item is keyed by the table's names: `source = "ScanPath"` may be column `scanpath`.
-        return sources.read(item.get(q.source_column.name), sources.base_dir(self.wb.config.path,
-                                                                             q.config.source_dir))
+        return sources.read(item.get(q.source_column.name), sources.base_dir(self.wb.config.path, q.config.source_dir))
 
     def lost_completions(self, done: list[models.Lock]) -> list[models.Lock]:
         """Of the locks this user completed, those whose Complete the database does not have (after a
@@ -217,10 +229,13 @@ class Operator:
         q = self.wb.queue(queue).q
         shown = {c.name for c in q.list_columns if c is not q.key}
         due = q.due.name if q.due is not None else None
-        return {key: ItemLine(" — ".join(str(value) for name, value in row.items()
-                                         if name in shown and value not in (None, "")),
-                              row.get(due) if due is not None else None)
-                for key, row in self.wb.queue(queue).summaries(keys).items()}
+        return {
+            key: ItemLine(
+                " — ".join(str(value) for name, value in row.items() if name in shown and value not in (None, "")),
+                row.get(due) if due is not None else None,
+            )
+            for key, row in self.wb.queue(queue).summaries(keys).items()
+        }
 
     def open_items(self, queue: str, limit: int = 200) -> list[dict[str, Any]]:
         """Waiting items in queue order (their list columns), at most `limit`."""
@@ -231,8 +246,15 @@ class Operator:
         counts = []
         for name, config in self.wb.config.queues.items():
             work = self.wb.queue(name)
-            counts.append(QueueCount(queue=name, title=config.title, waiting=work.count_waiting(WAITING_CAP, self.user),
-                                     mine=len(work.mine(self.user)), overdue=work.count_overdue()))
+            counts.append(
+                QueueCount(
+                    queue=name,
+                    title=config.title,
+                    waiting=work.count_waiting(WAITING_CAP, self.user),
+                    mine=len(work.mine(self.user)),
+                    overdue=work.count_overdue(),
+                )
+            )
         return counts
 
     def pick_list(self, queue: str, limit: int = 200) -> PickList:
@@ -245,9 +267,14 @@ class Operator:
         due = work.q.due.name if work.q.due is not None else None
         if due is not None:
             names.append(due)
-        return PickList(key_name=work.q.key.name, rows=rows, waiting=waiting, due_name=due,
-                        db_now=work.db_clock().now if due is not None else None,
-                        labels={name: specs.get(name) or fieldspec.label_of(name) for name in names})
+        return PickList(
+            key_name=work.q.key.name,
+            rows=rows,
+            waiting=waiting,
+            due_name=due,
+            db_now=work.db_clock().now if due is not None else None,
+            labels={name: specs.get(name) or fieldspec.label_of(name) for name in names},
+        )
 
     def show(self, queue: str, key: Any) -> models.ItemView:
         """An item with its lock and state, whoever holds it."""

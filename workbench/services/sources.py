@@ -82,8 +82,9 @@ def _fetch(url: str, timeout: float) -> Source:
         reason = getattr(exc, "reason", exc)
         return Source("problem", url, problem=f"{url} cannot be fetched: {reason}")
     if len(data) > MAX_BYTES:
-        return Source("problem", url, problem=f"{url} is larger than {MAX_BYTES // (1024 * 1024)} MB, too large "
-                                              "to show here")
+        return Source(
+            "problem", url, problem=f"{url} is larger than {MAX_BYTES // (1024 * 1024)} MB, too large to show here"
+        )
     return _classified(data, url)
 
 

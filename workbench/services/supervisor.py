@@ -79,8 +79,15 @@ class Supervisor:
         """Put a finished item back to waiting (the queue's on_reopen values), with a reason."""
         self.wb.queue(queue).reopen(self.user, key, reason)
 
-    def move(self, queue: str, changes: Mapping[str, Any], reason: str, *, keys: list[Any] | None = None,
-             where: Mapping[str, Any] | None = None) -> list[Any]:
+    def move(
+        self,
+        queue: str,
+        changes: Mapping[str, Any],
+        reason: str,
+        *,
+        keys: list[Any] | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[Any]:
         """Write `changes` to waiting items nobody holds (by key, or all matching `where`); the keys moved."""
         return self.wb.queue(queue).move(self.user, changes, reason, keys=keys, where=where)
 

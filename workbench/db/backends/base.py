@@ -55,8 +55,9 @@ class Backend:
 
     # -- connecting --------------------------------------------------------------------------
 
-    def engine_options(self, url: sa.URL, db: model.DatabaseConfig,
-                       create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
+    def engine_options(
+        self, url: sa.URL, db: model.DatabaseConfig, create: bool
+    ) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
         """The URL, create_engine() keywords and driver connect arguments for this database."""
         return url, {}, {}
 
@@ -152,8 +153,9 @@ class Backend:
     def normalise_own_tables(self, conn: sa.Connection, tables: list[sa.Table]) -> None:
         """Bring workbench's own tables to what the statements expect (migration 4)."""
 
-    def audit_key(self, conn: sa.Connection, key: sa.ColumnElement[Any], item_key: sa.Column[Any],
-                  cache: dict[str, Any]) -> sa.ColumnElement[Any]:
+    def audit_key(
+        self, conn: sa.Connection, key: sa.ColumnElement[Any], item_key: sa.Column[Any], cache: dict[str, Any]
+    ) -> sa.ColumnElement[Any]:
         """An item's key compared with the audit trail's text `item_key` so that its index serves."""
         return sa.cast(key, item_key.type)
 
@@ -176,8 +178,10 @@ class Backend:
         rows = conn.execute(sa.select(table.c.id, table.c.token).where(kept)).all()
         update = sa.update(table).where(table.c.id == sa.bindparam("wb_id")).values(token=sa.bindparam("wb_token"))
         for start in range(0, len(rows), 1000):
-            conn.execute(update, [{"wb_id": id_, "wb_token": audit.token_digest(token)}
-                                  for id_, token in rows[start:start + 1000]])
+            conn.execute(
+                update,
+                [{"wb_id": id_, "wb_token": audit.token_digest(token)} for id_, token in rows[start : start + 1000]],
+            )
 
     def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
         """Does an existing index (as the inspector reflects it) serve what `wanted` would: the same
@@ -204,8 +208,9 @@ class Backend:
             return False
         return True
 
-    def lock_one(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
-                 lock: bool = True) -> bool:
+    def lock_one(
+        self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *, lock: bool = True
+    ) -> bool:
         """Lock the row `key` as a claim would, skipping it if another transaction holds it (the
         claim self-check, db/racecheck.py); True when this connection got it. `lock=False` reads
         without locking, as a server that ignores row locks would."""
@@ -229,8 +234,9 @@ class Backend:
         when a claim found nothing, to say so instead of "no item is waiting". Here: not told apart."""
         return False
 
-    def protocol_script(self, dialect: Any, q: Any, schema: str, revoke: bool = False,
-                        reviewed: Any = None) -> list[str] | None:
+    def protocol_script(
+        self, dialect: Any, q: Any, schema: str, revoke: bool = False, reviewed: Any = None
+    ) -> list[str] | None:
         """`workbench grants` where it prints a script for review instead of applying it: the batches
         that make the database enforce `q`'s protocol (or undo it); None where there is none.
         `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""

@@ -17,8 +17,10 @@ def column_name(expr: Any) -> str:
 
 def wanted_columns(index: sa.Index) -> list[tuple[str, bool]]:
     """(column name, descending) of each of an index's expressions, in order."""
-    return [(column_name(expr), isinstance(expr, sa.UnaryExpression) and expr.modifier is operators.desc_op)
-            for expr in index.expressions]
+    return [
+        (column_name(expr), isinstance(expr, sa.UnaryExpression) and expr.modifier is operators.desc_op)
+        for expr in index.expressions
+    ]
 
 
 def leads_with(found: Mapping[str, Any], wanted: sa.Index, *, directions_known: bool) -> bool:
@@ -34,7 +36,8 @@ def leads_with(found: Mapping[str, Any], wanted: sa.Index, *, directions_known: 
             return False
         if directions_known:
             if ("desc" in sorting.get(name, ())) != descending or any(
-                    flag in sorting.get(name, ()) for flag in ("nulls_first", "nulls_last")):
+                flag in sorting.get(name, ()) for flag in ("nulls_first", "nulls_last")
+            ):
                 return False
         elif descending:
             return False

@@ -24,8 +24,9 @@ class MssqlBackend(Backend):
     partial_index_keyword = "mssql_where"
     create_grant = "GRANT CREATE TABLE TO {login}; GRANT ALTER ON SCHEMA::{schema} TO {login}"
 
-    def engine_options(self, url: sa.URL, db: model.DatabaseConfig,
-                       create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
+    def engine_options(
+        self, url: sa.URL, db: model.DatabaseConfig, create: bool
+    ) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
         return url, {"isolation_level": "READ COMMITTED"}, {"timeout": db.connect_timeout}
 
     def server_version(self, conn: sa.Connection) -> str:
@@ -46,11 +47,14 @@ class MssqlBackend(Backend):
         # (NVARCHAR would hash UTF-16). CONVERT style 2: hex without 0x.
         text = sa.func.lower(sa.cast(token, sa.String(200)))
         digest = sa.func.hashbytes(sa.literal("SHA2_256", literal_execute=True), text)
-        return sa.func.lower(sa.func.convert(sa.literal_column("VARCHAR(64)"), digest,
-                                             sa.literal(2, literal_execute=True)), type_=sa.String())
+        return sa.func.lower(
+            sa.func.convert(sa.literal_column("VARCHAR(64)"), digest, sa.literal(2, literal_execute=True)),
+            type_=sa.String(),
+        )
 
-    def lock_one(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
-                 lock: bool = True) -> bool:
+    def lock_one(
+        self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *, lock: bool = True
+    ) -> bool:
         stmt = sa.select(key_column).where(key_column == key)
         if lock:
             stmt = stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK, READPAST)", "mssql")
@@ -65,16 +69,21 @@ class MssqlBackend(Backend):
         # the test to the insert, so a concurrent claim waits and then finds the row (no key
         # violation, no savepoint to roll back after a deadlock).
         row = [sa.literal(v) if not isinstance(v, sa.ColumnElement) else v for v in values.values()]
-        taken = sa.select(sa.literal(1)).select_from(table).with_hint(table, "WITH (UPDLOCK, HOLDLOCK)", "mssql") \
+        taken = (
+            sa.select(sa.literal(1))
+            .select_from(table)
+            .with_hint(table, "WITH (UPDLOCK, HOLDLOCK)", "mssql")
             .where(*(table.c[name] == values[name] for name in (c.name for c in table.primary_key.columns)))
+        )
         source = sa.select(*row).where(~sa.exists(taken))
         return conn.execute(sa.insert(table).from_select(list(values), source)).rowcount == 1
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
 
-    def protocol_script(self, dialect: Any, q: Any, schema: str, revoke: bool = False,
-                        reviewed: Any = None) -> list[str] | None:
+    def protocol_script(
+        self, dialect: Any, q: Any, schema: str, revoke: bool = False, reviewed: Any = None
+    ) -> list[str] | None:
         from workbench.db import protocol_mssql  # it builds on the engine's statements, which import backends
 
         if revoke:

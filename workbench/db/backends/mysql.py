@@ -31,12 +31,16 @@ class MysqlBackend(Backend):
     durations_in_sql = True
     create_grant = "GRANT CREATE, ALTER, INDEX ON {schema}.* TO {login}"
 
-    def engine_options(self, url: sa.URL, db: model.DatabaseConfig,
-                       create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
+    def engine_options(
+        self, url: sa.URL, db: model.DatabaseConfig, create: bool
+    ) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
         connect_args: dict[str, Any] = {}
         if url.get_driver_name() == "pymysql":
-            connect_args = {"connect_timeout": db.connect_timeout, "read_timeout": db.statement_timeout,
-                            "write_timeout": db.statement_timeout}
+            connect_args = {
+                "connect_timeout": db.connect_timeout,
+                "read_timeout": db.statement_timeout,
+                "write_timeout": db.statement_timeout,
+            }
         elif url.get_driver_name() == "pyodbc":
             connect_args = {"timeout": db.connect_timeout}
             # MariaDB Connector/ODBC ignores the login timeout while it waits for the server's
@@ -57,9 +61,11 @@ class MysqlBackend(Backend):
 
     def probe_problem(self, url: sa.URL) -> str | None:
         if url.get_driver_name() == "pyodbc" and url.port:
-            return (f"Put the port in the URL's query string ({url.host}/{url.database or ''}?…&port={url.port}), "
-                    f"not after the host: over ODBC, SQLAlchemy writes '{url.host},{url.port}', which "
-                    f"{self.label}'s driver does not understand.")
+            return (
+                f"Put the port in the URL's query string ({url.host}/{url.database or ''}?…&port={url.port}), "
+                f"not after the host: over ODBC, SQLAlchemy writes '{url.host},{url.port}', which "
+                f"{self.label}'s driver does not understand."
+            )
         return None
 
     def server_version(self, conn: sa.Connection) -> str:
@@ -130,11 +136,15 @@ class MysqlBackend(Backend):
     def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
         from sqlalchemy.dialects import mysql  # here, not at the top: a command on another database skips it
 
-        return sa.func.sha2(sa.func.lower(sa.cast(token, mysql.CHAR(charset="utf8mb4"))),
-                            sa.literal(256, literal_execute=True), type_=sa.String())
+        return sa.func.sha2(
+            sa.func.lower(sa.cast(token, mysql.CHAR(charset="utf8mb4"))),
+            sa.literal(256, literal_execute=True),
+            type_=sa.String(),
+        )
 
-    def audit_key(self, conn: sa.Connection, key: sa.ColumnElement[Any], item_key: sa.Column[Any],
-                  cache: dict[str, Any]) -> sa.ColumnElement[Any]:
+    def audit_key(
+        self, conn: sa.Connection, key: sa.ColumnElement[Any], item_key: sa.Column[Any], cache: dict[str, Any]
+    ) -> sa.ColumnElement[Any]:
         # MySQL/MariaDB compare text in one character set and collation: the key is cast to
         # item_key's, read once from the server (see AuditTrail.key_text).
         if "charset" not in cache:
@@ -166,8 +176,10 @@ class MysqlBackend(Backend):
 
     def check_claim_method(self, engine: sa.Engine, name: str) -> str | None:
         if name == "select-skip-locked" and not skip_locked_works(engine):
-            return ("needs a server whose FOR UPDATE SKIP LOCKED locks rows (MySQL 8.0.1+, MariaDB 10.6+; "
-                    f"not TiDB: {server_version_text(engine)})")
+            return (
+                "needs a server whose FOR UPDATE SKIP LOCKED locks rows (MySQL 8.0.1+, MariaDB 10.6+; "
+                f"not TiDB: {server_version_text(engine)})"
+            )
         return None
 
 
@@ -209,10 +221,21 @@ def skip_locked_works(engine: sa.Engine) -> bool:
 
 def _column_charset(conn: sa.Connection, table: sa.Table, column: str) -> tuple[str | None, str | None]:
     """(character set, collation) of a text column on MySQL/MariaDB; (None, None) if not found."""
-    columns = sa.table("COLUMNS", sa.column("TABLE_SCHEMA"), sa.column("TABLE_NAME"), sa.column("COLUMN_NAME"),
-                       sa.column("CHARACTER_SET_NAME"), sa.column("COLLATION_NAME"), schema="information_schema")
+    columns = sa.table(
+        "COLUMNS",
+        sa.column("TABLE_SCHEMA"),
+        sa.column("TABLE_NAME"),
+        sa.column("COLUMN_NAME"),
+        sa.column("CHARACTER_SET_NAME"),
+        sa.column("COLLATION_NAME"),
+        schema="information_schema",
+    )
     schema = sa.literal(table.schema) if table.schema else sa.func.database()
-    row = conn.execute(sa.select(columns.c.CHARACTER_SET_NAME, columns.c.COLLATION_NAME).where(
-        schema == columns.c.TABLE_SCHEMA, sa.literal(table.name) == columns.c.TABLE_NAME,
-        sa.literal(column) == columns.c.COLUMN_NAME)).first()
+    row = conn.execute(
+        sa.select(columns.c.CHARACTER_SET_NAME, columns.c.COLLATION_NAME).where(
+            schema == columns.c.TABLE_SCHEMA,
+            sa.literal(table.name) == columns.c.TABLE_NAME,
+            sa.literal(column) == columns.c.COLUMN_NAME,
+        )
+    ).first()
     return (row[0], row[1]) if row is not None else (None, None)

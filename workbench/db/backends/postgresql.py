@@ -28,13 +28,21 @@ class PostgresqlBackend(Backend):
     stale_by_union = True  # see Backend.stale_by_union: 5 ms at 10,000 live locks without it
     create_grant = "GRANT CREATE ON SCHEMA {schema} TO {login}"
 
-    def engine_options(self, url: sa.URL, db: model.DatabaseConfig,
-                       create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
-        return url, {}, {"connect_timeout": db.connect_timeout, "application_name": "workbench",
-                         # Our transactions are one statement or a few; anything slower is a hung
-                         # server or a lock wait, and must not freeze the operator's window.
-                         "options": f"-c statement_timeout={db.statement_timeout * 1000} "
-                                    f"-c idle_in_transaction_session_timeout={db.statement_timeout * 2000}"}
+    def engine_options(
+        self, url: sa.URL, db: model.DatabaseConfig, create: bool
+    ) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
+        return (
+            url,
+            {},
+            {
+                "connect_timeout": db.connect_timeout,
+                "application_name": "workbench",
+                # Our transactions are one statement or a few; anything slower is a hung
+                # server or a lock wait, and must not freeze the operator's window.
+                "options": f"-c statement_timeout={db.statement_timeout * 1000} "
+                f"-c idle_in_transaction_session_timeout={db.statement_timeout * 2000}",
+            },
+        )
 
     def fast_pool_setup(self, engine: sa.Engine) -> None:
         @sa.event.listens_for(engine, "connect")
@@ -88,8 +96,9 @@ class PostgresqlBackend(Backend):
         of one condition compare equal: an index on an empty temporary copy of the table's columns,
         rolled back at once. None when that cannot be done (e.g. no TEMP privilege)."""
         prep = conn.dialect.identifier_preparer
-        text = str(predicate.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True,
-                                                                           "include_table": False}))
+        text = str(
+            predicate.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True, "include_table": False})
+        )
         if conn.dialect.paramstyle in ("format", "pyformat"):
             text = text.replace("%%", "%")
         first = prep.quote(next(iter(table.c)).name)
@@ -97,8 +106,10 @@ class PostgresqlBackend(Backend):
             with conn.begin_nested() as savepoint:
                 conn.exec_driver_sql(f"CREATE TEMP TABLE wb_attach_probe (LIKE {prep.format_table(table)})")
                 conn.exec_driver_sql(f"CREATE INDEX wb_attach_probe_ix ON wb_attach_probe ({first}) WHERE {text}")
-                result = conn.exec_driver_sql("SELECT pg_get_expr(indpred, indrelid) FROM pg_catalog.pg_index "
-                                              "WHERE indexrelid = 'wb_attach_probe_ix'::regclass").scalar()
+                result = conn.exec_driver_sql(
+                    "SELECT pg_get_expr(indpred, indrelid) FROM pg_catalog.pg_index "
+                    "WHERE indexrelid = 'wb_attach_probe_ix'::regclass"
+                ).scalar()
                 savepoint.rollback()
         except sa.exc.DBAPIError:
             return None
@@ -107,9 +118,13 @@ class PostgresqlBackend(Backend):
     def in_database_role(self, conn: sa.Connection, user: str, group: str) -> bool:
         # Directly or through other roles; False where either role does not exist (pg_has_role
         # by name would fail on a workbench user without a login).
-        found = conn.execute(sa.text("SELECT pg_has_role(u.oid, g.oid, 'MEMBER') FROM pg_catalog.pg_roles u, "
-                                     "pg_catalog.pg_roles g WHERE u.rolname = :user AND g.rolname = :grp"),
-                             {"user": user, "grp": group}).scalar()
+        found = conn.execute(
+            sa.text(
+                "SELECT pg_has_role(u.oid, g.oid, 'MEMBER') FROM pg_catalog.pg_roles u, "
+                "pg_catalog.pg_roles g WHERE u.rolname = :user AND g.rolname = :grp"
+            ),
+            {"user": user, "grp": group},
+        ).scalar()
         return bool(found)
 
     def hides_rows(self, conn: sa.Connection) -> bool:

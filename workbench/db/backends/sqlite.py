@@ -35,7 +35,6 @@ def _add_functions(dbapi_conn: Any) -> None:
     dbapi_conn.create_function(DIGEST_FUNCTION, 1, audit.token_digest, deterministic=True)
 
 
-
 class SqliteBackend(Backend):
     name = "sqlite"
     label = "SQLite"
@@ -46,8 +45,9 @@ class SqliteBackend(Backend):
     partial_index_keyword = "sqlite_where"
     stale_by_union = True  # see Backend.stale_by_union
 
-    def engine_options(self, url: sa.URL, db: model.DatabaseConfig,
-                       create: bool) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
+    def engine_options(
+        self, url: sa.URL, db: model.DatabaseConfig, create: bool
+    ) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
         url, connect_args = file_url(url, create)
         return url, {}, connect_args
 
@@ -99,7 +99,7 @@ class SqliteBackend(Backend):
     def write_lock(self, url: sa.URL) -> contextlib.AbstractContextManager[Any]:
         database = url.database or ""
         if database.startswith("file:"):
-            database = database[len("file:"):].split("?", 1)[0]
+            database = database[len("file:") :].split("?", 1)[0]
         if database in ("", ":memory:"):
             return contextlib.nullcontext()
         return _WriteLock(database)
@@ -146,8 +146,9 @@ class SqliteBackend(Backend):
         text = str(want.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True, "include_table": False}))
         return _spelling(str(have)) == _spelling(text)
 
-    def lock_one(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *,
-                 lock: bool = True) -> bool:
+    def lock_one(
+        self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, *, lock: bool = True
+    ) -> bool:
         # One writer at a time: a claim takes the write lock (BEGIN IMMEDIATE) before it reads.
         # Here the connection's deferred BEGIN has read nothing yet; it is ended and the write
         # lock asked for without waiting, which fails while another connection holds it.
@@ -185,9 +186,11 @@ def file_url(url: sa.URL, create: bool = False) -> tuple[sa.URL, dict[str, Any]]
     if database and database != ":memory:" and not database.startswith("file:"):
         path = Path(database)
         if not path.exists() and not create:
-            raise errors.DatabaseUnavailable(f"the SQLite database file {path} does not exist; check "
-                                             "database.url in the config (relative paths are relative "
-                                             "to the config file)")
+            raise errors.DatabaseUnavailable(
+                f"the SQLite database file {path} does not exist; check "
+                "database.url in the config (relative paths are relative "
+                "to the config file)"
+            )
         # mode=rw: never create an empty database by accident because of a typo in the path.
         mode = "rwc" if create else "rw"
         url = url.set(database=f"file:{path.as_posix()}?mode={mode}", query={"uri": "true"})

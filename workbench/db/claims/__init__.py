@@ -31,10 +31,13 @@ def choose(engine: sa.Engine, configured: str) -> base.ClaimMethod:
     backend = backends.of(engine)
     name = backend.auto_claim_method(engine) if configured == "auto" else configured
     if name != "portable" and name not in backend.claim_methods:
-        raise errors.ConfigError(f"claim method '{name}' does not work on {engine.dialect.name}; "
-                                 "use 'auto' or 'portable'", key="database.claim_method")
+        raise errors.ConfigError(
+            f"claim method '{name}' does not work on {engine.dialect.name}; use 'auto' or 'portable'",
+            key="database.claim_method",
+        )
     problem = backend.check_claim_method(engine, name) if configured != "auto" else None
     if problem:
-        raise errors.ConfigError(f"claim method '{name}' {problem}; use 'auto' or 'portable'",
-                                 key="database.claim_method")
+        raise errors.ConfigError(
+            f"claim method '{name}' {problem}; use 'auto' or 'portable'", key="database.claim_method"
+        )
     return _METHODS[name]()

@@ -30,8 +30,9 @@ class ClaimRequest:
 
     def bound_filter(self, q: mapping.BoundQueue) -> tuple[tuple[str, Any], ...]:
         """The filter with parameters for values, for a statement built once and run with many."""
-        return tuple((name, sa.bindparam(f"wb_f{i}", type_=q.table.c[name].type))
-                     for i, (name, _) in enumerate(self.where))
+        return tuple(
+            (name, sa.bindparam(f"wb_f{i}", type_=q.table.c[name].type)) for i, (name, _) in enumerate(self.where)
+        )
 
     @property
     def filter_shape(self) -> tuple[str, ...]:
@@ -59,8 +60,9 @@ class ClaimMethod:
 
     name = "abstract"
 
-    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: ClaimRequest) -> list[Claimed]:
+    def claim(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: ClaimRequest
+    ) -> list[Claimed]:
         raise NotImplementedError
 
     def lock_table_claim(self) -> ClaimMethod:
@@ -69,13 +71,20 @@ class ClaimMethod:
 
         return lock_table.LockTableClaim()
 
-    def claim_next(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                   user: str, count: int) -> list[models.Claim]:
+    def claim_next(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str, count: int
+    ) -> list[models.Claim]:
         """Up to `count` items for `user` in queue order, as the API hands them out ([] when none)."""
         return [claim_of(q, c.row) for c in self.claim(db, q, trail, ClaimRequest(user=user, count=count))]
 
-    def finish_then_claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                          finish: sa.Select[Any], request: ClaimRequest) -> FinishThenClaim | None:
+    def finish_then_claim(
+        self,
+        db: connect.Database,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        finish: sa.Select[Any],
+        request: ClaimRequest,
+    ) -> FinishThenClaim | None:
         """One call (one round trip, one transaction) that runs `finish` (a Complete,
         GuardedWriter.plain_finish) and, only if its fence held, claims the next item for the same
         user, narrowed by the filter's columns of `request` (its values come with each call's); None
@@ -86,8 +95,9 @@ class ClaimMethod:
     # -- shared pieces --------------------------------------------------------------------
 
     @staticmethod
-    def free_variants(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
-                      trail: audit_mod.AuditTrail) -> list[sa.ColumnElement[bool]]:
+    def free_variants(
+        q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest, trail: audit_mod.AuditTrail
+    ) -> list[sa.ColumnElement[bool]]:
         """The free-rows branch split per IN-list value (see BoundQueue.filter_variants)."""
         extra = [q.free(), *ClaimMethod.not_own_work(q, trail, request.user), *ClaimMethod.chosen(q, request.where)]
         if request.key is not None:
@@ -99,9 +109,15 @@ class ClaimMethod:
         return [sa.and_(*variant, *extra) for variant in q.filter_variants(request.user)]
 
     @staticmethod
-    def branches(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
-                 trail: audit_mod.AuditTrail, user: Any = None, *,
-                 anyone: bool = False) -> list[sa.ColumnElement[bool]]:
+    def branches(
+        q: mapping.BoundQueue,
+        now: sa.ColumnElement[Any],
+        request: ClaimRequest,
+        trail: audit_mod.AuditTrail,
+        user: Any = None,
+        *,
+        anyone: bool = False,
+    ) -> list[sa.ColumnElement[bool]]:
         """WHERE clauses of the rows that may be claimed, in the order they are served: expired locks,
         then deferred items whose time has come (when the queue's trail keeps deferrals), then free
         rows. `user` is the claimer as the statement names it (request.user when None); `anyone`:
@@ -116,8 +132,11 @@ class ClaimMethod:
         """
         who = request.user if user is None else user
         claimer = None if anyone else who
-        scope = [*q.scope_clause(claimer), *ClaimMethod.not_own_work(q, trail, who),
-                 *ClaimMethod.chosen(q, request.where)]
+        scope = [
+            *q.scope_clause(claimer),
+            *ClaimMethod.not_own_work(q, trail, who),
+            *ClaimMethod.chosen(q, request.where),
+        ]
         key_part = [q.key == request.key] if request.key is not None else []
         todo = q.todo_clause(claimer)
         claimed = q.claimed_state_clause(claimer)
@@ -133,8 +152,9 @@ class ClaimMethod:
         return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
 
     @staticmethod
-    def served_first(q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest,
-                     trail: audit_mod.AuditTrail) -> sa.ColumnElement[bool]:
+    def served_first(
+        q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: ClaimRequest, trail: audit_mod.AuditTrail
+    ) -> sa.ColumnElement[bool]:
         """Holds whenever a branch before the free rows (see branches) may find a row: a stale lock
         anywhere in the table, or a deferral of the queue due for anyone. It ignores scope, state
         and claimer, so it may hold while those branches find nothing; while it does not, the free
@@ -164,22 +184,31 @@ class ClaimMethod:
         return [] if reviews is None else [~reviews.own_work(q.key, user)]
 
     @staticmethod
-    def recently_released(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: Any,
-                          trail: audit_mod.AuditTrail) -> sa.ColumnElement[bool]:
+    def recently_released(
+        q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: Any, trail: audit_mod.AuditTrail
+    ) -> sa.ColumnElement[bool]:
         """Did `user` release this row within the cool-down? The index (queue, actor, until) finds
         the user's few live entries, whatever the key's type."""
         c = trail.cooldown
         if c is None:
             return sa.false()
-        return sa.exists().where(c.c.queue == q.name, c.c.actor == user, c.c.until > clock.db_now(),
-                                 c.c.item_key == sa.cast(q.key, sa.String(200)))
+        return sa.exists().where(
+            c.c.queue == q.name,
+            c.c.actor == user,
+            c.c.until > clock.db_now(),
+            c.c.item_key == sa.cast(q.key, sa.String(200)),
+        )
 
     @staticmethod
     def held_count(q: mapping.BoundQueue, now: sa.ColumnElement[Any], user: Any) -> sa.ScalarSelect[Any]:
         """How many live locks `user` holds in this queue: taken here (held_here), not in another
         queue of the same table, whose locks count against that queue's limit."""
-        return (sa.select(sa.func.count()).select_from(q.locked_source)
-                .where(*q.scope_clause(), q.held_here(), q.user == user, q.live(now)).scalar_subquery())
+        return (
+            sa.select(sa.func.count())
+            .select_from(q.locked_source)
+            .where(*q.scope_clause(), q.held_here(), q.user == user, q.live(now))
+            .scalar_subquery()
+        )
 
     @staticmethod
     def room(conn: sa.Connection, q: mapping.BoundQueue, request: ClaimRequest) -> int:
@@ -195,9 +224,12 @@ class ClaimMethod:
 
     @staticmethod
     def candidate_columns(q: mapping.BoundQueue, with_order: bool = False) -> list[sa.ColumnElement[Any]]:
-        columns: list[sa.ColumnElement[Any]] = [q.key.label("wb_ckey"), q.user.label("wb_prev_owner"),
-                   q.shape.token_column().label("wb_prev_token"),
-                   q.time.label("wb_prev_time")]
+        columns: list[sa.ColumnElement[Any]] = [
+            q.key.label("wb_ckey"),
+            q.user.label("wb_prev_owner"),
+            q.shape.token_column().label("wb_prev_token"),
+            q.time.label("wb_prev_time"),
+        ]
         if with_order:  # to merge candidates of several queries in queue order
             columns += [column.label(f"wb_order{i}") for i, (column, _) in enumerate(q.order)]
         return columns
@@ -207,16 +239,24 @@ class ClaimMethod:
         return [*q.table.c, *q.lock_select_columns(now)]
 
     @staticmethod
-    def audit_rows(q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str,
-                   claimed: list[Claimed]) -> list[dict[str, Any]]:
+    def audit_rows(
+        q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str, claimed: list[Claimed]
+    ) -> list[dict[str, Any]]:
         rows = []
         for c in claimed:
             key = c.row["wb_key"]
             if c.prev_owner is not None:
-                rows.append(trail.row(models.EventKind.EXPIRE, key, user, owner=c.prev_owner, token=c.prev_token,
-                                      detail={"noticed_by": "claim"}))
-            rows.append(trail.row(models.EventKind.CLAIM, key, user, owner=user,
-                                  token=q.lock_from_row(c.row).token))
+                rows.append(
+                    trail.row(
+                        models.EventKind.EXPIRE,
+                        key,
+                        user,
+                        owner=c.prev_owner,
+                        token=c.prev_token,
+                        detail={"noticed_by": "claim"},
+                    )
+                )
+            rows.append(trail.row(models.EventKind.CLAIM, key, user, owner=user, token=q.lock_from_row(c.row).token))
         return rows
 
     @staticmethod
@@ -241,8 +281,9 @@ def sort_candidates(q: mapping.BoundQueue, rows: list[Mapping[Any, Any]]) -> lis
     return [row for row, _ in _sorted(q, [(row, row) for row in rows], names, "wb_ckey")]
 
 
-def _sorted(q: mapping.BoundQueue, pairs: list[tuple[Any, Mapping[Any, Any]]], names: list[str],
-            key: str) -> list[tuple[Any, Mapping[str, Any]]]:
+def _sorted(
+    q: mapping.BoundQueue, pairs: list[tuple[Any, Mapping[Any, Any]]], names: list[str], key: str
+) -> list[tuple[Any, Mapping[str, Any]]]:
     result = sorted(pairs, key=lambda p: p[1][key])
     for name, (_, descending) in reversed(list(zip(names, q.order, strict=False))):
         # NULLs first ascending, last descending (as PostgreSQL sorts; others differ, which only
@@ -255,5 +296,4 @@ def _sorted(q: mapping.BoundQueue, pairs: list[tuple[Any, Mapping[Any, Any]]], n
 
 
 def limit_reached(q: mapping.BoundQueue, held: int) -> errors.NothingToClaim:
-    return errors.NothingToClaim.of(problems.LIMIT_REACHED, q.name, held, q.config.max_locks_per_user,
-                                    reason="limit")
+    return errors.NothingToClaim.of(problems.LIMIT_REACHED, q.name, held, q.config.max_locks_per_user, reason="limit")

@@ -48,16 +48,23 @@ class BatchedClaim(stepwise.StepwiseClaim):
         super().__init__(lock_candidates=True, returning=False, name="select-skip-locked")
         self._plans: dict[tuple[Any, ...], _Plan] = {}
 
-    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest) -> list[base.Claimed]:
+    def claim(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[base.Claimed]:
         held = db.held
         if not held.batches or not q.index_ordered or trail.reviews is not None:
             return super().claim(db, q, trail, request)
         plan = self._plan(held, q, trail, request)
         return db.retrying(lambda: self._claim_batched(held, plan, q, trail, request))
 
-    def _claim_batched(self, held: batches.BatchConnections, plan: _Plan, q: mapping.BoundQueue,
-                       trail: audit_mod.AuditTrail, request: base.ClaimRequest) -> list[base.Claimed]:
+    def _claim_batched(
+        self,
+        held: batches.BatchConnections,
+        plan: _Plan,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+    ) -> list[base.Claimed]:
         params: dict[str, Any] = {"wb_user": request.user, **request.filter_params()}
         if request.key is not None:
             params["wb_key"] = request.key
@@ -74,18 +81,25 @@ class BatchedClaim(stepwise.StepwiseClaim):
             if not candidates:
                 return []
             keys = [c["wb_ckey"] for c in candidates]
-            written = held.run([*((plan.update, {**params, "wb_one": key}) for key in keys),
-                                *((plan.read_back, {"wb_one": key}) for key in keys)])
-            changed = sum(result.rowcount for result in written[:len(keys)])
-            rows = [row for result in written[len(keys):] for row in result.mappings()]
+            written = held.run(
+                [
+                    *((plan.update, {**params, "wb_one": key}) for key in keys),
+                    *((plan.read_back, {"wb_one": key}) for key in keys),
+                ]
+            )
+            changed = sum(result.rowcount for result in written[: len(keys)])
+            rows = [row for result in written[len(keys) :] for row in result.mappings()]
             if changed != len(keys) or len(rows) != len(keys):
                 # A candidate was taken by someone else after we read it, so the database did not
                 # hold the row lock; roll back (below) and pick again.
                 raise dberrors.Busy(f"{q.name}: a row was claimed by someone else while this claim read it")
-            claimed = [base.Claimed(row=row, prev_owner=c["wb_prev_owner"], prev_token=self.prev_token(q, c))
-                       for c, row in zip(candidates, rows, strict=True)]
-            held.run([*((plan.audit, row) for row in self.audit_rows(q, trail, request.user, claimed)),
-                      (plan.commit, {})])
+            claimed = [
+                base.Claimed(row=row, prev_owner=c["wb_prev_owner"], prev_token=self.prev_token(q, c))
+                for c, row in zip(candidates, rows, strict=True)
+            ]
+            held.run(
+                [*((plan.audit, row) for row in self.audit_rows(q, trail, request.user, claimed)), (plan.commit, {})]
+            )
             committed = True
             return claimed
         finally:
@@ -96,46 +110,80 @@ class BatchedClaim(stepwise.StepwiseClaim):
     def _ordered(q: mapping.BoundQueue, rows: list[dict[str, Any]]) -> list[Mapping[Any, Any]]:
         """The candidates as the claim serves them: expired locks, due deferrals, free rows, each in
         queue order (UNION ALL keeps no order between or within its branches)."""
-        return [row for arm in (_EXPIRED, _DUE, _FREE)
-                for row in base.sort_candidates(q, [r for r in rows if r["wb_arm"] == arm])]
+        return [
+            row
+            for arm in (_EXPIRED, _DUE, _FREE)
+            for row in base.sort_candidates(q, [r for r in rows if r["wb_arm"] == arm])
+        ]
 
-    def _plan(self, held: batches.BatchConnections, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest) -> _Plan:
+    def _plan(
+        self,
+        held: batches.BatchConnections,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+    ) -> _Plan:
         shape = (id(q), request.key is not None, request.use_cooldown, request.count, request.filter_shape)
         plan = self._plans.get(shape)
         if plan is None:
             plan = self._plans[shape] = self._build_plan(held, q, trail, request)
         return plan
 
-    def _build_plan(self, held: batches.BatchConnections, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                    request: base.ClaimRequest) -> _Plan:
+    def _build_plan(
+        self,
+        held: batches.BatchConnections,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+    ) -> _Plan:
         now = q.now()
         user = sa.bindparam("wb_user", type_=sa.String())
         key = sa.bindparam("wb_key", type_=q.key.type) if request.key is not None else None
-        shaped = base.ClaimRequest(user=user, count=request.count, key=key,  # type: ignore[arg-type]  # bound later
-                                   use_cooldown=request.use_cooldown, where=request.bound_filter(q))
+        shaped = base.ClaimRequest(
+            user=user,  # type: ignore[arg-type]  # bound later
+            count=request.count,
+            key=key,
+            use_cooldown=request.use_cooldown,
+            where=request.bound_filter(q),
+        )
         expired, *due, free = self.branches(q, now, shaped, trail)
         variants = self.free_variants(q, now, shaped, trail)
-        arms = [(_EXPIRED, expired), *((_DUE, d) for d in due),
-                *((_FREE, v) for v in (variants if len(variants) > 1 else [free]))]
+        arms = [
+            (_EXPIRED, expired),
+            *((_DUE, d) for d in due),
+            *((_FREE, v) for v in (variants if len(variants) > 1 else [free])),
+        ]
 
         def pick(arm: int, where: sa.ColumnElement[bool]) -> sa.Select[Any]:
-            return (sa.select(*self.candidate_columns(q, with_order=True),
-                              sa.literal(arm, sa.Integer(), literal_execute=True).label("wb_arm"))
-                    .where(where).order_by(*q.order_by()).limit(request.count).with_for_update(skip_locked=True))
+            return (
+                sa.select(
+                    *self.candidate_columns(q, with_order=True),
+                    sa.literal(arm, sa.Integer(), literal_execute=True).label("wb_arm"),
+                )
+                .where(where)
+                .order_by(*q.order_by())
+                .limit(request.count)
+                .with_for_update(skip_locked=True)
+            )
 
         one = q.key == sa.bindparam("wb_one", type_=q.key.type)
         writes = {**q.lock_writes(user, now, q.shape.new_token()), **q.writes(q.on_claim, user, now)}
-        sample: dict[str, Any] = {"wb_user": "", **({"wb_key": None} if key is not None else {}),
-                                  **{f"wb_f{i}": None for i in range(len(request.where))}}
-        held_count = (held.prepare(sa.select(self.held_count(q, now, user)), sample)
-                      if q.config.max_locks_per_user else None)
+        sample: dict[str, Any] = {
+            "wb_user": "",
+            **({"wb_key": None} if key is not None else {}),
+            **{f"wb_f{i}": None for i in range(len(request.where))},
+        }
+        held_count = (
+            held.prepare(sa.select(self.held_count(q, now, user)), sample) if q.config.max_locks_per_user else None
+        )
         audit = dict.fromkeys(trail.row(models.EventKind.CLAIM, "", ""))
         return _Plan(
             held=held_count,
             candidates=held.prepare(sa.union_all(*(pick(arm, where) for arm, where in arms)), sample),
-            update=held.prepare(sa.update(q.table).where(one, sa.or_(expired, *due, free)).values(writes),
-                                {**sample, "wb_one": None}),
+            update=held.prepare(
+                sa.update(q.table).where(one, sa.or_(expired, *due, free)).values(writes), {**sample, "wb_one": None}
+            ),
             read_back=held.prepare(sa.select(*self.returned_columns(q, now)).where(one), {"wb_one": None}),
             audit=held.prepare(trail.insert, audit, insert_columns=True),
-            commit=held.prepare(batches.COMMIT))
+            commit=held.prepare(batches.COMMIT),
+        )

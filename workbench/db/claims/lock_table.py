@@ -30,8 +30,15 @@ class LockTableClaim(portable.PortableClaim):
 
     name = "lock-table"
 
-    def _attempt(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                 request: base.ClaimRequest, cand: Mapping[Any, Any], where: Any) -> base.Claimed | None:
+    def _attempt(
+        self,
+        db: connect.Database,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        cand: Mapping[Any, Any],
+        where: Any,
+    ) -> base.Claimed | None:
         try:
             return db.write(lambda conn: self._take(conn, q, trail, request, cand))
         except (NotWaiting, lockshapes.FenceFailed):  # what was written is rolled back with the transaction
@@ -46,8 +53,9 @@ class LockTableClaim(portable.PortableClaim):
         state = sa.or_(todo, claimed) if expired and claimed is not None else todo
         return sa.and_(*q.scope_clause(user), state)
 
-    def _candidates(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                    request: base.ClaimRequest) -> list[tuple[Mapping[Any, Any], Any]]:
+    def _candidates(
+        self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[tuple[Mapping[Any, Any], Any]]:
         now = q.now()
         key_part = [q.key == request.key] if request.key is not None else []
         own = [*self.not_own_work(q, trail, request.user), *self.chosen(q, request.where)]
@@ -57,13 +65,22 @@ class LockTableClaim(portable.PortableClaim):
         if request.key is None and trail.deferrals is not None:  # held back until due; then in queue order
             free.append(trail.deferrals.not_held_back(q.key, request.user))
         # Expired locks (read from the locks, which are few), then free items, each in queue order.
-        branches = [(q.locked_source, sa.and_(self._item_waits(q, True, request.user), q.user.is_not(None),
-                                              q.stale(now), *key_part, *own)),
-                    (q.source, sa.and_(*free))]
+        branches = [
+            (
+                q.locked_source,
+                sa.and_(self._item_waits(q, True, request.user), q.user.is_not(None), q.stale(now), *key_part, *own),
+            ),
+            (q.source, sa.and_(*free)),
+        ]
         result: list[tuple[Mapping[Any, Any], Any]] = []
         for source, where in branches:
-            stmt = (sa.select(*self.candidate_columns(q)).select_from(source).where(where)
-                    .order_by(*q.order_by()).limit(WINDOW))
+            stmt = (
+                sa.select(*self.candidate_columns(q))
+                .select_from(source)
+                .where(where)
+                .order_by(*q.order_by())
+                .limit(WINDOW)
+            )
             # In queue order: operators expect the oldest first, and a lost race costs one insert
             # that finds the key taken (no lock wait), so spreading claimers out buys little here.
             result += [(row, None) for row in conn.execute(stmt).mappings()]
@@ -71,8 +88,14 @@ class LockTableClaim(portable.PortableClaim):
                 break
         return result
 
-    def _take(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest, cand: Mapping[Any, Any]) -> base.Claimed | None:
+    def _take(
+        self,
+        conn: sa.Connection,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        cand: Mapping[Any, Any],
+    ) -> base.Claimed | None:
         shape = q.shape
         assert isinstance(shape, lockshapes.LockTable)
         now = q.now()
@@ -81,8 +104,9 @@ class LockTableClaim(portable.PortableClaim):
         expired = cand["wb_prev_owner"] is not None
         if expired:
             guard = sa.and_(shape.pinned(cand["wb_prev_owner"], cand["wb_prev_token"]), q.stale(now))
-            if not shape.relock(conn, q.table, q.key, key, guard, q.lock_writes(user, now, token),
-                                cand["wb_prev_token"]):
+            if not shape.relock(
+                conn, q.table, q.key, key, guard, q.lock_writes(user, now, token), cand["wb_prev_token"]
+            ):
                 return None
         elif not q.backend.insert_new(conn, shape.locks, shape.insert_values(key, user, now, token)):
             return None
@@ -90,8 +114,15 @@ class LockTableClaim(portable.PortableClaim):
             raise NotWaiting  # another program set the row's claim id meanwhile
         return self._finish(conn, q, trail, request, cand, token)
 
-    def _finish(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                request: base.ClaimRequest, cand: Mapping[Any, Any], token: str) -> base.Claimed:
+    def _finish(
+        self,
+        conn: sa.Connection,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        cand: Mapping[Any, Any],
+        token: str,
+    ) -> base.Claimed:
         """The lock row is ours: check the item still waits, write on_claim, read it, audit the claim.
 
         The check is a statement of its own, after the lock row is in: the statement that read the
@@ -107,8 +138,15 @@ class LockTableClaim(portable.PortableClaim):
             raise NotWaiting
         if q.on_claim:
             conn.execute(sa.update(q.table).where(q.key == key).values(q.writes(q.on_claim, user, now)))
-        row = conn.execute(sa.select(*self.returned_columns(q, now)).select_from(q.source)
-                           .where(q.key == key, shape.pinned(user, token))).mappings().one()
+        row = (
+            conn.execute(
+                sa.select(*self.returned_columns(q, now))
+                .select_from(q.source)
+                .where(q.key == key, shape.pinned(user, token))
+            )
+            .mappings()
+            .one()
+        )
         claimed = base.Claimed(row=row, prev_owner=cand["wb_prev_owner"], prev_token=self.prev_token(q, cand))
         trail.write(conn, self.audit_rows(q, trail, user, [claimed]))
         return claimed

@@ -24,45 +24,62 @@ class ReadpastClaim(base.ClaimMethod):
 
     name = "readpast"
 
-    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest) -> list[base.Claimed]:
+    def claim(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[base.Claimed]:
         calls = procedures.of(db, q, trail.table.schema)
         if calls is not None:
             # Under `workbench grants` (protocol_mssql.py) operators claim only through the queue's procedure,
             # which serves items in order (narrowed, or the one asked for), one per call, and writes the
             # audit rows itself.
             try:
-                return [base.Claimed(row=row, prev_owner=None, prev_token=None)
-                        for row in calls.claim(request.user, request.count, request.key, request.where)]
+                return [
+                    base.Claimed(row=row, prev_owner=None, prev_token=None)
+                    for row in calls.claim(request.user, request.count, request.key, request.where)
+                ]
             except procedures.Revoked:
                 pass  # `grants --revoke` while this process ran: workbench's own statements
         return db.write(lambda conn: self._claim(conn, q, trail, request))
 
-    def statements(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
-                   room: int) -> list[sa.Update]:
+    def statements(
+        self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest, room: int
+    ) -> list[sa.Update]:
         """The UPDATE statement of each branch (compiled by the tests, as no SQL Server runs here)."""
         return [self.statement(q, where, request, room) for where in self.branches(q, q.now(), request, trail)]
 
-    def statement(self, q: mapping.BoundQueue, where: sa.ColumnElement[bool], request: base.ClaimRequest,
-                  room: int) -> sa.Update:
+    def statement(
+        self, q: mapping.BoundQueue, where: sa.ColumnElement[bool], request: base.ClaimRequest, room: int
+    ) -> sa.Update:
         now = q.now()
-        pick = (sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(room)
-                .with_hint(q.table, PICK_HINT, "mssql").subquery("wb_pick"))
+        pick = (
+            sa.select(*self.candidate_columns(q))
+            .where(where)
+            .order_by(*q.order_by())
+            .limit(room)
+            .with_hint(q.table, PICK_HINT, "mssql")
+            .subquery("wb_pick")
+        )
         writes = {**q.lock_writes(request.user, now, q.shape.new_token()), **q.writes(q.on_claim, request.user, now)}
-        return (sa.update(q.table).where(q.key == pick.c.wb_ckey).values(writes)
-                .returning(*self.returned_columns(q, now), pick.c.wb_prev_owner, pick.c.wb_prev_token,
-                           pick.c.wb_prev_time))
+        return (
+            sa.update(q.table)
+            .where(q.key == pick.c.wb_ckey)
+            .values(writes)
+            .returning(*self.returned_columns(q, now), pick.c.wb_prev_owner, pick.c.wb_prev_token, pick.c.wb_prev_time)
+        )
 
-    def _claim(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-               request: base.ClaimRequest) -> list[base.Claimed]:
+    def _claim(
+        self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[base.Claimed]:
         room = self.room(conn, q, request)
         claimed: list[base.Claimed] = []
         for where in self.branches(q, q.now(), request, trail):
             if len(claimed) >= room:
                 break
             rows: Sequence[Any] = conn.execute(self.statement(q, where, request, room - len(claimed))).mappings().all()
-            claimed += [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
-                        for row in rows]
+            claimed += [
+                base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
+                for row in rows
+            ]
         claimed = base.sort_claimed(q, claimed)
         trail.write(conn, self.audit_rows(q, trail, request.user, claimed))
         return claimed

@@ -52,14 +52,20 @@ DATATYPE_MISMATCH = "42804"
 Statement = Callable[[], fastpath.FastStatement]  # builds the one statement that does the function's work
 
 
-def next_claim(method: SkipLockedClaim, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-               request: base.ClaimRequest, check_limit: bool, statement: Statement,
-               finish: sa.Select[Any] | None = None) -> fastpath.FastStatement | FunctionCall:
+def next_claim(
+    method: SkipLockedClaim,
+    db: connect.Database,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    request: base.ClaimRequest,
+    check_limit: bool,
+    statement: Statement,
+    finish: sa.Select[Any] | None = None,
+) -> fastpath.FastStatement | FunctionCall:
     """The claim of one item (after `finish`, a Complete's statement, when given): the function's
     call, or `statement()` where this login cannot create the function."""
     try:
-        name, create, call, args = db.read(lambda conn: _function(method, conn, q, trail, request, check_limit,
-                                                                  finish))
+        name, create, call, args = db.read(lambda conn: _function(method, conn, q, trail, request, check_limit, finish))
     except (sa.exc.CompileError, NotImplementedError):
         return statement()  # a column type with no name in SQL (reflected as NullType)
 
@@ -106,9 +112,15 @@ class FunctionCall:
         return self._fast.rows(values)
 
 
-def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest, check_limit: bool,
-              finish: sa.Select[Any] | None) -> tuple[str, str, sa.TextClause, list[str]]:
+def _function(
+    method: SkipLockedClaim,
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    request: base.ClaimRequest,
+    check_limit: bool,
+    finish: sa.Select[Any] | None,
+) -> tuple[str, str, sa.TextClause, list[str]]:
     """The function's name and signature, CREATE FUNCTION pg_temp.…, the call returning the claimed
     row, and the call's parameters."""
     dialect = conn.dialect
@@ -131,8 +143,9 @@ def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueu
         declare.append(f"  {COMPLETED} {stamp};")
         done = finish.cte("wb_done")
         # A Complete whose fence failed returns no row: nothing is claimed, the call returns no row.
-        steps.append(f"  {sql(sa.select(done.c.wb_now))} INTO {COMPLETED};\n  IF NOT FOUND THEN\n    RETURN;\n"
-                     "  END IF;\n")
+        steps.append(
+            f"  {sql(sa.select(done.c.wb_now))} INTO {COMPLETED};\n  IF NOT FOUND THEN\n    RETURN;\n  END IF;\n"
+        )
     now = q.now()
     shaped = base.ClaimRequest(user="", use_cooldown=request.use_cooldown, where=request.bound_filter(q))
     # The Complete before is this transaction's own: its lock is gone for these later statements.
@@ -143,8 +156,10 @@ def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueu
     # the write takes them from there: the row is locked by then, so it cannot have changed.
     candidate = method.candidate_columns(q)
     variables = [PICKED, *(f"wb_v{i}" for i in range(1, len(candidate)))]
-    declare += [f"  {var} {column.type.compile(dialect=dialect)};" for var, column in zip(variables[1:], candidate[1:],
-                                                                                       strict=True)]
+    declare += [
+        f"  {var} {column.type.compile(dialect=dialect)};"
+        for var, column in zip(variables[1:], candidate[1:], strict=True)
+    ]
     into = ", ".join(variables)
 
     def pick(where: sa.ColumnElement[bool]) -> str:
@@ -155,14 +170,18 @@ def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueu
     # nearly every claim, and their queries cost more to set up than to run: one cheap probe says
     # whether to run them at all.
     declare.append(f"  {FIRST} boolean;")
-    steps.append(f"  {sql(sa.select(method.served_first(q, now, shaped, trail)))} INTO {FIRST};\n"
-                 f"  IF {FIRST} THEN\n")
+    steps.append(f"  {sql(sa.select(method.served_first(q, now, shaped, trail)))} INTO {FIRST};\n  IF {FIRST} THEN\n")
     for i, where in enumerate(first):
-        steps.append(f"    {pick(where)}\n" if i == 0 else f"    IF {PICKED} IS NULL THEN\n      {pick(where)}\n"
-                     "    END IF;\n")
+        steps.append(
+            f"    {pick(where)}\n" if i == 0 else f"    IF {PICKED} IS NULL THEN\n      {pick(where)}\n    END IF;\n"
+        )
     steps.append(f"  END IF;\n  IF {PICKED} IS NULL THEN\n    {pick(free)}\n  END IF;\n")
-    cand = sa.select(*(sa.literal_column(var, column.type).label(column.name)
-                       for var, column in zip(variables, candidate, strict=True))).cte("wb_cand")
+    cand = sa.select(
+        *(
+            sa.literal_column(var, column.type).label(column.name)
+            for var, column in zip(variables, candidate, strict=True)
+        )
+    ).cte("wb_cand")
     after = sa.select(sa.literal_column(COMPLETED).label("wb_now")).cte("wb_done") if finish is not None else None
     if after is None:
         steps.append(f"  IF {PICKED} IS NULL THEN\n    RETURN;\n  END IF;\n")
@@ -174,15 +193,23 @@ def _function(method: SkipLockedClaim, conn: sa.Connection, q: mapping.BoundQueu
     if tag in body:  # cannot happen for a tag made from the body's own digest, short of a collision
         raise NotImplementedError("the function's quote tag occurs in its body")
     types = ", ".join(t.compile(dialect=dialect) for _, t in args)
-    create = (f"CREATE OR REPLACE FUNCTION pg_temp.{name}({types}) RETURNS SETOF record LANGUAGE plpgsql "
-              f"AS {tag}\n{body}{tag}")
+    create = (
+        f"CREATE OR REPLACE FUNCTION pg_temp.{name}({types}) RETURNS SETOF record LANGUAGE plpgsql "
+        f"AS {tag}\n{body}{tag}"
+    )
     returned: list[tuple[str, Any]] = [(c.name, c.type) for c in q.table.c]
-    returned += [("wb_now", None), ("wb_prev_owner", q.user.type), ("wb_prev_token", q.shape.token_column().type),
-                 ("wb_prev_time", q.time.type)]
+    returned += [
+        ("wb_now", None),
+        ("wb_prev_owner", q.user.type),
+        ("wb_prev_token", q.shape.token_column().type),
+        ("wb_prev_time", q.time.type),
+    ]
     if finish is not None:
         returned.append(("wb_done_at", None))
-    columns = ", ".join(f"{prep.quote(column)} {stamp if kind is None else kind.compile(dialect=dialect)}"
-                        for column, kind in returned)
-    call = sa.text(f"SELECT * FROM pg_temp.{name}({', '.join(f':{a}' for a, _ in args)}) AS wb_claimed({columns})"
-                   ).bindparams(*(sa.bindparam(a, type_=t) for a, t in args))
+    columns = ", ".join(
+        f"{prep.quote(column)} {stamp if kind is None else kind.compile(dialect=dialect)}" for column, kind in returned
+    )
+    call = sa.text(
+        f"SELECT * FROM pg_temp.{name}({', '.join(f':{a}' for a, _ in args)}) AS wb_claimed({columns})"
+    ).bindparams(*(sa.bindparam(a, type_=t) for a, t in args))
     return f"{name}({types})", create, call, [a for a, _ in args]

@@ -23,8 +23,9 @@ class PortableClaim(base.ClaimMethod):
 
     name = "portable"
 
-    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest) -> list[base.Claimed]:
+    def claim(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[base.Claimed]:
         claimed: list[base.Claimed] = []
         room = db.read(lambda conn: self.room(conn, q, request))
         for _ in range(ROUNDS):
@@ -41,13 +42,21 @@ class PortableClaim(base.ClaimMethod):
                     claimed.append(won)
         return claimed
 
-    def _attempt(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                 request: base.ClaimRequest, cand: Mapping[Any, Any], where: Any) -> base.Claimed | None:
+    def _attempt(
+        self,
+        db: connect.Database,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        cand: Mapping[Any, Any],
+        where: Any,
+    ) -> base.Claimed | None:
         """Try to take one candidate, in a transaction of its own; None when another claimer was first."""
         return db.write(lambda conn: self._try(conn, q, trail, request.user, cand, where))
 
-    def _candidates(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                    request: base.ClaimRequest) -> list[tuple[Mapping[Any, Any], Any]]:
+    def _candidates(
+        self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[tuple[Mapping[Any, Any], Any]]:
         now = q.now()
         result: list[tuple[Mapping[Any, Any], Any]] = []
         for where in self.branches(q, now, request, trail):
@@ -59,8 +68,15 @@ class PortableClaim(base.ClaimMethod):
                 break
         return result
 
-    def _try(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str,
-             cand: Mapping[Any, Any], where: sa.ColumnElement[bool]) -> base.Claimed | None:
+    def _try(
+        self,
+        conn: sa.Connection,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        user: str,
+        cand: Mapping[Any, Any],
+        where: sa.ColumnElement[bool],
+    ) -> base.Claimed | None:
         now = q.now()
         key = cand["wb_ckey"]
         token = q.shape.new_token_value()

@@ -32,8 +32,9 @@ class SkipLockedClaim(base.ClaimMethod):
         self._fast: dict[tuple[Any, ...], fastpath.FastStatement] = {}
         self._next: dict[tuple[int, int], _NextClaims] = {}
 
-    def claim_next(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                   user: str, count: int) -> list[models.Claim]:
+    def claim_next(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str, count: int
+    ) -> list[models.Claim]:
         # The hot path (Next item): the statement's rows go straight into Claims, without the
         # dicts and records claim() builds for every caller.
         reader = self._next.get((id(q), count))
@@ -41,21 +42,29 @@ class SkipLockedClaim(base.ClaimMethod):
             if not q.shape.all_in_row or (q.config.max_locks_per_user and count > 1):
                 return super().claim_next(db, q, trail, user, count)
             request = base.ClaimRequest(user=user, count=count)
-            login = db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema)) \
-                if count == 1 and _NextClaims.reads_lock_time(q) else None
+            login = (
+                db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema))
+                if count == 1 and _NextClaims.reads_lock_time(q)
+                else None
+            )
             fast: fastpath.FastStatement | pg_function.FunctionCall
             if login is not None:
                 # Under `workbench grants`: the database's own claim function (db/protocol.py),
                 # the same statement run as the table's owner for the caller's login.
-                fast = fastpath.FastStatement(db.held, protocol.next_call(db.held.engine.dialect, q,
-                                                                          trail.table.schema), {"wb_user": user})
+                fast = fastpath.FastStatement(
+                    db.held, protocol.next_call(db.held.engine.dialect, q, trail.table.schema), {"wb_user": user}
+                )
             else:
                 check_limit = bool(q.config.max_locks_per_user)
 
                 def statement() -> fastpath.FastStatement:
                     return self._fast_statement(db, q, trail, request, count, check_limit)
-                fast = pg_function.next_claim(self, db, q, trail, request, check_limit, statement) \
-                    if count == 1 else statement()
+
+                fast = (
+                    pg_function.next_claim(self, db, q, trail, request, check_limit, statement)
+                    if count == 1
+                    else statement()
+                )
             reader = _NextClaims(q, fast, login)
             self._next[(id(q), count)] = reader
         if reader.login is not None and user != reader.login:
@@ -70,8 +79,14 @@ class SkipLockedClaim(base.ClaimMethod):
             del self._next[(id(q), count)]
             return self.claim_next(db, q, trail, user, count)
 
-    def finish_then_claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                          finish: sa.Select[Any], request: base.ClaimRequest) -> base.FinishThenClaim | None:
+    def finish_then_claim(
+        self,
+        db: connect.Database,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        finish: sa.Select[Any],
+        request: base.ClaimRequest,
+    ) -> base.FinishThenClaim | None:
         if not (q.shape.all_in_row and q.shape.token_in_row):
             return None
         if db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema)) is not None:
@@ -82,19 +97,20 @@ class SkipLockedClaim(base.ClaimMethod):
             stmt = self._build(q, trail, request, 1, check_limit, after=finish.cte("wb_done"))
             return fastpath.FastStatement(db.held, stmt, {**guarded.FINISH_SAMPLE, **request.filter_params()})
 
-        return _NextClaims(q, pg_function.next_claim(self, db, q, trail, request, check_limit, statement,
-                                                     finish)).after_finish
+        return _NextClaims(
+            q, pg_function.next_claim(self, db, q, trail, request, check_limit, statement, finish)
+        ).after_finish
 
     def trusted_next(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> sa.Select[Any]:
         """The claim of the next item as `workbench grants` installs it in the database: run as the
         table's owner, for the login that calls it (session_user), returning the queue's row."""
         login = sa.cast(sa.func.session_user(), sa.String())
         request = base.ClaimRequest(user="", count=1)
-        return self._build(q, trail, request, 1, bool(q.config.max_locks_per_user), user=login,
-                           table_row=True)
+        return self._build(q, trail, request, 1, bool(q.config.max_locks_per_user), user=login, table_row=True)
 
-    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest) -> list[base.Claimed]:
+    def claim(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[base.Claimed]:
         count, check_limit = request.count, bool(q.config.max_locks_per_user)
         if check_limit and count > 1:
             # Several at once under a per-user limit: find the room first (a rare, second round trip),
@@ -112,29 +128,54 @@ class SkipLockedClaim(base.ClaimMethod):
         fast = self._fast_statement(db, q, trail, request, count, check_limit)
         return self._claimed(q, [q.with_lock_aliases(row) for row in fast.run(params)])
 
-    def _claim_then_audit(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str,
-                          stmt: sa.Executable, params: dict[str, Any]) -> list[base.Claimed]:
+    def _claim_then_audit(
+        self,
+        conn: sa.Connection,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        user: str,
+        stmt: sa.Executable,
+        params: dict[str, Any],
+    ) -> list[base.Claimed]:
         claimed = self._claimed(q, [q.with_lock_aliases(dict(row)) for row in conn.execute(stmt, params).mappings()])
         trail.write(conn, self.audit_rows(q, trail, user, claimed))
         return claimed
 
     def _claimed(self, q: mapping.BoundQueue, rows: list[dict[str, Any]]) -> list[base.Claimed]:
-        return [base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row))
-                for row in rows]
+        return [
+            base.Claimed(row=row, prev_owner=row["wb_prev_owner"], prev_token=self.prev_token(q, row)) for row in rows
+        ]
 
-    def _fast_statement(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                        request: base.ClaimRequest, count: int, check_limit: bool) -> fastpath.FastStatement:
+    def _fast_statement(
+        self,
+        db: connect.Database,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        count: int,
+        check_limit: bool,
+    ) -> fastpath.FastStatement:
         shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit, request.filter_shape)
         fast = self._fast.get(shape)
         if fast is None:
             stmt = self.statement(q, trail, request, count=count, check_limit=check_limit)
-            sample = {"wb_user": request.user, **({"wb_key": request.key} if request.key is not None else {}),
-                      **request.filter_params()}
+            sample = {
+                "wb_user": request.user,
+                **({"wb_key": request.key} if request.key is not None else {}),
+                **request.filter_params(),
+            }
             fast = self._fast[shape] = fastpath.FastStatement(db.held, stmt, sample)
         return fast
 
-    def statement(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
-                  *, count: int | None = None, check_limit: bool | None = None) -> sa.Select[Any]:
+    def statement(
+        self,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        *,
+        count: int | None = None,
+        check_limit: bool | None = None,
+    ) -> sa.Select[Any]:
         """The claim statement for `count` items (cached per queue and request shape)."""
         count = request.count if count is None else count
         check_limit = bool(q.config.max_locks_per_user) if check_limit is None else check_limit
@@ -143,16 +184,29 @@ class SkipLockedClaim(base.ClaimMethod):
             self._cache[shape] = self._build(q, trail, request, count, check_limit)
         return self._cache[shape]
 
-    def _build(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
-               count: int, check_limit: bool, *, user: Any = None, table_row: bool = False,
-               after: sa.CTE | None = None) -> sa.Select[Any]:
+    def _build(
+        self,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        count: int,
+        check_limit: bool,
+        *,
+        user: Any = None,
+        table_row: bool = False,
+        after: sa.CTE | None = None,
+    ) -> sa.Select[Any]:
         """The claim statement; with `after` (a Complete's statement as a CTE returning wb_now) one
         that claims only if the Complete matched its row, returning one row either way then (the
         claimed item's columns NULL when nothing was claimed) and the Complete's time as wb_done_at."""
         now = q.now()
         user = sa.bindparam("wb_user", type_=sa.String()) if user is None else user
-        shaped = base.ClaimRequest(user="", key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None
-                                   else None, use_cooldown=request.use_cooldown, where=request.bound_filter(q))
+        shaped = base.ClaimRequest(
+            user="",
+            key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None else None,
+            use_cooldown=request.use_cooldown,
+            where=request.bound_filter(q),
+        )
         # A constant LIMIT: with a parameter there, PostgreSQL cannot trust a generic plan for the
         # prepared statement and re-plans this statement on every execution (measured: ~3 ms).
         limit = sa.bindparam("wb_count", count, type_=sa.Integer(), literal_execute=True)
@@ -161,8 +215,10 @@ class SkipLockedClaim(base.ClaimMethod):
         if after is not None:
             # An InitPlan: evaluated once, before any candidate row is read or locked.
             extra.append(sa.exists(sa.select(after.c.wb_now)))
-        branches = [self.pick(q, where, extra, limit).cte(f"wb_branch{i}").prefix_with("MATERIALIZED")
-                    for i, where in enumerate(self._branches(q, now, shaped, trail, user))]
+        branches = [
+            self.pick(q, where, extra, limit).cte(f"wb_branch{i}").prefix_with("MATERIALIZED")
+            for i, where in enumerate(self._branches(q, now, shaped, trail, user))
+        ]
         if len(branches) == 1:
             cand = branches[0]
         else:
@@ -171,8 +227,9 @@ class SkipLockedClaim(base.ClaimMethod):
         return self.write(q, trail, cand, user, count=count, table_row=table_row, after=after)
 
     @staticmethod
-    def limit_checks(q: mapping.BoundQueue, user: Any, now: sa.ColumnElement[Any], check_limit: bool, *,
-                     completed_before: bool) -> list[sa.ColumnElement[bool]]:
+    def limit_checks(
+        q: mapping.BoundQueue, user: Any, now: sa.ColumnElement[Any], check_limit: bool, *, completed_before: bool
+    ) -> list[sa.ColumnElement[bool]]:
         """The claimer's live locks under the queue's limit (when `check_limit`); `completed_before`:
         one of them is being completed in the same snapshot and does not count."""
         if not check_limit:
@@ -181,58 +238,92 @@ class SkipLockedClaim(base.ClaimMethod):
         limit = q.config.max_locks_per_user + (1 if completed_before else 0)
         return [held < sa.bindparam("wb_limit", limit, type_=sa.Integer(), literal_execute=True)]
 
-    def pick(self, q: mapping.BoundQueue, where: sa.ColumnElement[bool], extra: list[sa.ColumnElement[bool]],
-             limit: Any) -> sa.Select[Any]:
+    def pick(
+        self, q: mapping.BoundQueue, where: sa.ColumnElement[bool], extra: list[sa.ColumnElement[bool]], limit: Any
+    ) -> sa.Select[Any]:
         """One branch's rows, first in queue order, locked (FOR NO KEY UPDATE SKIP LOCKED)."""
-        return (sa.select(*self.candidate_columns(q)).where(where, *extra).order_by(*q.order_by())
-                .limit(limit).with_for_update(skip_locked=True, key_share=True))
+        return (
+            sa.select(*self.candidate_columns(q))
+            .where(where, *extra)
+            .order_by(*q.order_by())
+            .limit(limit)
+            .with_for_update(skip_locked=True, key_share=True)
+        )
 
-    def write(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, cand: sa.CTE, user: Any, *,
-              count: int = 1, table_row: bool = False, after: sa.CTE | None = None) -> sa.Select[Any]:
+    def write(
+        self,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        cand: sa.CTE,
+        user: Any,
+        *,
+        count: int = 1,
+        table_row: bool = False,
+        after: sa.CTE | None = None,
+    ) -> sa.Select[Any]:
         """The lock written on the rows of `cand` (picked and locked already) and the audit rows, the
         rows as they are now returned (see _build)."""
         now = q.now()
         writes = {**q.lock_writes(user, now, q.shape.new_token()), **q.writes(q.on_claim, user, now)}
         # The row's own columns carry the lock (see with_lock_aliases); only the clock is extra.
-        returning = [*q.table.c, now.label("wb_now"), cand.c.wb_prev_owner, cand.c.wb_prev_token,
-                     cand.c.wb_prev_time]
-        upd = (sa.update(q.table).where(q.key == cand.c.wb_ckey).values(writes)
-               .returning(*returning).cte("wb_locked"))
+        returning = [*q.table.c, now.label("wb_now"), cand.c.wb_prev_owner, cand.c.wb_prev_token, cand.c.wb_prev_time]
+        upd = sa.update(q.table).where(q.key == cand.c.wb_ckey).values(writes).returning(*returning).cte("wb_locked")
         stmt = sa.select(*(upd.c[c.name] for c in q.table.c)) if table_row else sa.select(upd)
         if after is not None:
             stmt = sa.select(upd, after.c.wb_now.label("wb_done_at")).select_from(after.outerjoin(upd, sa.true()))
         if count > 1:
             # RETURNING comes back in no particular order; hand several items out in queue order.
-            stmt = stmt.order_by(*[upd.c[col.name].desc() if desc else upd.c[col.name] for col, desc in q.order],
-                                 upd.c[q.key.name])
+            stmt = stmt.order_by(
+                *[upd.c[col.name].desc() if desc else upd.c[col.name] for col, desc in q.order], upd.c[q.key.name]
+            )
         if q.shape.token_in_row:
             stmt = stmt.add_cte(self._audit_cte(q, trail, upd, user))
         return stmt
 
-    def _branches(self, q: mapping.BoundQueue, now: sa.ColumnElement[Any], shaped: base.ClaimRequest,
-                  trail: audit_mod.AuditTrail, user: sa.ColumnElement[Any]) -> list[sa.ColumnElement[bool]]:
+    def _branches(
+        self,
+        q: mapping.BoundQueue,
+        now: sa.ColumnElement[Any],
+        shaped: base.ClaimRequest,
+        trail: audit_mod.AuditTrail,
+        user: sa.ColumnElement[Any],
+    ) -> list[sa.ColumnElement[bool]]:
         # Same predicates as the other methods, with the user bound once for the whole statement.
         return self.branches(q, now, shaped, trail, user=user)
 
     @staticmethod
-    def _audit_cte(q: mapping.BoundQueue, trail: audit_mod.AuditTrail, upd: sa.CTE,
-                   user: sa.ColumnElement[Any]) -> sa.CTE:
+    def _audit_cte(
+        q: mapping.BoundQueue, trail: audit_mod.AuditTrail, upd: sa.CTE, user: sa.ColumnElement[Any]
+    ) -> sa.CTE:
         a = trail.table
         at = clock.db_now()
         key = sa.cast(upd.c[q.key.name], sa.String(200))
+
         def constant(value: Any) -> sa.BindParameter[Any]:
             return sa.literal(value, literal_execute=True)  # part of the statement text, not a parameter
 
         expired = sa.select(
-            constant(q.name), key, constant(models.EventKind.EXPIRE.value), user, upd.c.wb_prev_owner,
-            q.backend.token_digest(upd.c.wb_prev_token), at, constant('{"noticed_by": "claim"}'),
+            constant(q.name),
+            key,
+            constant(models.EventKind.EXPIRE.value),
+            user,
+            upd.c.wb_prev_owner,
+            q.backend.token_digest(upd.c.wb_prev_token),
+            at,
+            constant('{"noticed_by": "claim"}'),
             constant(1).label("wb_seq"),
         ).where(upd.c.wb_prev_owner.is_not(None))
         assert q.token is not None  # audit rows are written here only when the token is a column of the row
         token_name = q.token.name
         claimed = sa.select(
-            constant(q.name), key, constant(models.EventKind.CLAIM.value), user, user,
-            q.backend.token_digest(q.shape.as_text(upd.c[token_name])), at, sa.null(),
+            constant(q.name),
+            key,
+            constant(models.EventKind.CLAIM.value),
+            user,
+            user,
+            q.backend.token_digest(q.shape.as_text(upd.c[token_name])),
+            at,
+            sa.null(),
             constant(2).label("wb_seq"),
         )
         both = sa.union_all(expired, claimed).subquery("wb_events")
@@ -250,8 +341,9 @@ class _NextClaims:
     their positions are read once from the first result.
     """
 
-    def __init__(self, q: mapping.BoundQueue, fast: fastpath.FastStatement | pg_function.FunctionCall,
-                 login: str | None = None) -> None:
+    def __init__(
+        self, q: mapping.BoundQueue, fast: fastpath.FastStatement | pg_function.FunctionCall, login: str | None = None
+    ) -> None:
         self.q, self.fast = q, fast
         self.login = login  # the trusted claim's: it always claims for this database login
         self.time = q.time_reader()
@@ -291,15 +383,24 @@ class _NextClaims:
             where = {name: i for i, name in enumerate(self.fast.columns)}
             q = self.q
             assert q.expires is not None and q.token is not None
-            self._at = tuple(where.get(name, 0) for name in (q.key.name, q.user.name, q.time.name, q.expires.name,
-                                                             q.token.name, "wb_now"))
+            self._at = tuple(
+                where.get(name, 0)
+                for name in (q.key.name, q.user.name, q.time.name, q.expires.name, q.token.name, "wb_now")
+            )
         key, user_at, time_at, expires_at, token_at, now_at = self._at
         name, items, time, same = self.q.name, self._items, self.time, self._now_is_lock_time
         claims = []
         for row in rows:  # positional arguments: Lock(queue, key, owner, token, locked_at, expires_at, db_now)
             locked = time(row[time_at])
-            lock = models.Lock(name, row[key], row[user_at], str(row[token_at]), locked, time(row[expires_at]),
-                               locked if same else time(row[now_at]))
+            lock = models.Lock(
+                name,
+                row[key],
+                row[user_at],
+                str(row[token_at]),
+                locked,
+                time(row[expires_at]),
+                locked if same else time(row[now_at]),
+            )
             claims.append(models.Claim(lock, dict(zip(items, row, strict=False))))
         return claims
 
@@ -321,8 +422,9 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
     def __init__(self) -> None:
         self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
 
-    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest) -> list[base.Claimed]:
+    def claim(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[base.Claimed]:
         if request.key is not None:  # one named item: nothing to choose, the portable path is as short
             return super().claim(db, q, trail, request)
         claimed: list[base.Claimed] = []
@@ -343,8 +445,9 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
             misses += 1
         return claimed
 
-    def _take_next(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                   request: base.ClaimRequest) -> base.Claimed | None:
+    def _take_next(
+        self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> base.Claimed | None:
         shape = q.shape
         assert isinstance(shape, lockshapes.LockTable)
         token = shape.new_token_value()
@@ -354,13 +457,20 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
             return None
         cand = {**row, "wb_ckey": q.coerce_key(row["wb_item"])}
         # What the shape writes into the queue's row (a claim id); False: another program got there.
-        if not shape.stamp(conn, q.table, q.key, cand["wb_ckey"], token, row["wb_prev_token"]
-                           if row["wb_prev_owner"] is not None else None):
+        if not shape.stamp(
+            conn,
+            q.table,
+            q.key,
+            cand["wb_ckey"],
+            token,
+            row["wb_prev_token"] if row["wb_prev_owner"] is not None else None,
+        ):
             raise lock_table.NotWaiting
         return self._finish(conn, q, trail, request, cand, token)
 
-    def _statement(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-                   request: base.ClaimRequest) -> sa.Select[Any]:
+    def _statement(
+        self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> sa.Select[Any]:
         cached = (id(q), request.use_cooldown, request.filter_shape)
         if cached not in self._cache:
             self._cache[cached] = self._build(q, trail, request)
@@ -378,42 +488,73 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
         writes = q.lock_writes(user, now, token)
         mine = sa.and_(locks.c.queue == sa.literal(q.name, literal_execute=True))
 
-        expired = (sa.select(locks.c.item_key.label("wb_item"), locks.c.lock_user.label("wb_prev_owner"),
-                             locks.c.token.label("wb_prev_token"), locks.c.locked_at.label("wb_prev_time"))
-                   .select_from(q.locked_source)
-                   .where(self._item_waits(q, True, user), q.user.is_not(None), q.stale(now),
-                          *self.not_own_work(q, trail, user), *chosen)
-                   .order_by(*q.order_by()).limit(1)
-                   .with_for_update(skip_locked=True, of=locks)
-                   .cte("wb_expired").prefix_with("MATERIALIZED"))
-        retaken = (sa.update(locks).where(mine, locks.c.item_key == expired.c.wb_item).values(writes)
-                   .returning(expired.c.wb_item, expired.c.wb_prev_owner, expired.c.wb_prev_token,
-                              expired.c.wb_prev_time)
-                   .cte("wb_retaken"))
+        expired = (
+            sa.select(
+                locks.c.item_key.label("wb_item"),
+                locks.c.lock_user.label("wb_prev_owner"),
+                locks.c.token.label("wb_prev_token"),
+                locks.c.locked_at.label("wb_prev_time"),
+            )
+            .select_from(q.locked_source)
+            .where(
+                self._item_waits(q, True, user),
+                q.user.is_not(None),
+                q.stale(now),
+                *self.not_own_work(q, trail, user),
+                *chosen,
+            )
+            .order_by(*q.order_by())
+            .limit(1)
+            .with_for_update(skip_locked=True, of=locks)
+            .cte("wb_expired")
+            .prefix_with("MATERIALIZED")
+        )
+        retaken = (
+            sa.update(locks)
+            .where(mine, locks.c.item_key == expired.c.wb_item)
+            .values(writes)
+            .returning(expired.c.wb_item, expired.c.wb_prev_owner, expired.c.wb_prev_token, expired.c.wb_prev_time)
+            .cte("wb_retaken")
+        )
 
         free = [self._item_waits(q, False, user), q.free(), *self.not_own_work(q, trail, user), *chosen]
         if request.use_cooldown and q.config.release_cooldown_seconds > 0:
             free.append(~self.recently_released(q, now, user, trail))
         if trail.deferrals is not None:  # held back until due; then in queue order
             free.append(trail.deferrals.not_held_back(q.key, user))
-        head = (sa.select(q.key.label("wb_ckey")).select_from(q.source).where(*free)
-                .order_by(*q.order_by()).limit(lock_table.WINDOW).subquery("wb_head"))
+        head = (
+            sa.select(q.key.label("wb_ckey"))
+            .select_from(q.source)
+            .where(*free)
+            .order_by(*q.order_by())
+            .limit(lock_table.WINDOW)
+            .subquery("wb_head")
+        )
         item_text = sa.cast(head.c.wb_ckey, locks.c.item_key.type)
         # Volatile, so evaluated row by row over the head in its order, after the ORDER BY … LIMIT.
-        taken = sa.func.pg_try_advisory_xact_lock(sa.func.hashtext(sa.literal(q.name, literal_execute=True)),
-                                                  sa.func.hashtext(item_text))
-        pick = (sa.select(item_text.label("wb_item")).select_from(head)
-                .where(~sa.exists(sa.select(expired.c.wb_item)), taken).limit(1)
-                .cte("wb_pick").prefix_with("MATERIALIZED"))
+        taken = sa.func.pg_try_advisory_xact_lock(
+            sa.func.hashtext(sa.literal(q.name, literal_execute=True)), sa.func.hashtext(item_text)
+        )
+        pick = (
+            sa.select(item_text.label("wb_item"))
+            .select_from(head)
+            .where(~sa.exists(sa.select(expired.c.wb_item)), taken)
+            .limit(1)
+            .cte("wb_pick")
+            .prefix_with("MATERIALIZED")
+        )
         names = ["queue", "item_key", *writes]
-        inserted = (postgresql.insert(locks)
-                    .from_select(names, sa.select(sa.literal(q.name, literal_execute=True), pick.c.wb_item,
-                                                  *writes.values()))
-                    .on_conflict_do_nothing()
-                    .returning(locks.c.item_key.label("wb_item"),
-                               sa.cast(sa.null(), locks.c.lock_user.type).label("wb_prev_owner"),
-                               sa.cast(sa.null(), locks.c.token.type).label("wb_prev_token"),
-                               sa.cast(sa.null(), locks.c.locked_at.type).label("wb_prev_time"))
-                    .cte("wb_inserted"))
+        inserted = (
+            postgresql.insert(locks)
+            .from_select(names, sa.select(sa.literal(q.name, literal_execute=True), pick.c.wb_item, *writes.values()))
+            .on_conflict_do_nothing()
+            .returning(
+                locks.c.item_key.label("wb_item"),
+                sa.cast(sa.null(), locks.c.lock_user.type).label("wb_prev_owner"),
+                sa.cast(sa.null(), locks.c.token.type).label("wb_prev_token"),
+                sa.cast(sa.null(), locks.c.locked_at.type).label("wb_prev_time"),
+            )
+            .cte("wb_inserted")
+        )
         both = sa.union_all(sa.select(retaken), sa.select(inserted)).subquery("wb_taken")
         return sa.select(both)

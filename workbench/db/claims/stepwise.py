@@ -47,31 +47,42 @@ class StepwiseClaim(base.ClaimMethod):
         self.lock_candidates, self.returning, self.name = lock_candidates, returning, name
         self._cache: dict[tuple[Any, ...], _Statements] = {}
 
-    def claim(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-              request: base.ClaimRequest) -> list[base.Claimed]:
+    def claim(
+        self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[base.Claimed]:
         if not q.config.max_locks_per_user:
             self.statements(q, trail, request, request.count)  # build before taking the write lock
         return db.write(lambda conn: self._claim(conn, q, trail, request))
 
-    def statements(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
-                   need: int) -> _Statements:
+    def statements(
+        self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest, need: int
+    ) -> _Statements:
         shape = (id(q), request.key is not None, request.use_cooldown, need, request.filter_shape)
         if shape not in self._cache:
             self._cache[shape] = self._build(q, trail, request, need)
         return self._cache[shape]
 
-    def _build(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest,
-               need: int) -> _Statements:
+    def _build(
+        self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest, need: int
+    ) -> _Statements:
         now = q.now()
         user = sa.bindparam("wb_user", type_=sa.String())
-        shaped = base.ClaimRequest(user=user, count=need,  # type: ignore[arg-type]  # bound at execution
-                                   key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None else None,
-                                   use_cooldown=request.use_cooldown, where=request.bound_filter(q))
+        shaped = base.ClaimRequest(
+            user=user,  # type: ignore[arg-type]  # bound at execution
+            count=need,
+            key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None else None,
+            use_cooldown=request.use_cooldown,
+            where=request.bound_filter(q),
+        )
         expired, *due, free = self.branches(q, now, shaped, trail)
 
         def pick(where: sa.ColumnElement[bool], with_order: bool = False) -> sa.Select[Any]:
-            stmt = (sa.select(*self.candidate_columns(q, with_order=with_order)).where(where)
-                    .order_by(*q.order_by()).limit(need))
+            stmt = (
+                sa.select(*self.candidate_columns(q, with_order=with_order))
+                .where(where)
+                .order_by(*q.order_by())
+                .limit(need)
+            )
             return stmt.with_for_update(skip_locked=True) if self.lock_candidates else stmt
 
         window = lock_one = None
@@ -83,8 +94,11 @@ class StepwiseClaim(base.ClaimMethod):
         # those no index orders, read the head without locks and lock rows one by one.
         if self.lock_candidates and (not q.index_ordered or trail.reviews is not None):
             window = sa.select(q.key).where(free).order_by(*q.order_by()).limit(WINDOW)
-            lock_one = (sa.select(*self.candidate_columns(q)).where(q.key == sa.bindparam("wb_one", type_=q.key.type),
-                                                                     free).with_for_update(skip_locked=True))
+            lock_one = (
+                sa.select(*self.candidate_columns(q))
+                .where(q.key == sa.bindparam("wb_one", type_=q.key.type), free)
+                .with_for_update(skip_locked=True)
+            )
         elif self.lock_candidates:
             variants = self.free_variants(q, now, shaped, trail)
             merge = len(variants) > 1
@@ -99,11 +113,20 @@ class StepwiseClaim(base.ClaimMethod):
             update = update.returning(*self.returned_columns(q, now))
         else:
             read_back = sa.select(*self.returned_columns(q, now)).where(keys)
-        return _Statements(expired=pick(expired), due=pick(due[0]) if due else None, free=frees, merge=merge,
-                           window=window, lock_one=lock_one, update=update, read_back=read_back)
+        return _Statements(
+            expired=pick(expired),
+            due=pick(due[0]) if due else None,
+            free=frees,
+            merge=merge,
+            window=window,
+            lock_one=lock_one,
+            update=update,
+            read_back=read_back,
+        )
 
-    def _claim(self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail,
-               request: base.ClaimRequest) -> list[base.Claimed]:
+    def _claim(
+        self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[base.Claimed]:
         room = self.room(conn, q, request)
         s = self.statements(q, trail, request, room)
         params: dict[str, Any] = {"wb_user": request.user, **request.filter_params()}
@@ -125,20 +148,27 @@ class StepwiseClaim(base.ClaimMethod):
             # the row lock; roll back and pick again (Database.write retries a Busy transaction).
             raise dberrors.Busy(f"{q.name}: a row was claimed by someone else while this claim read it")
         by_key = {c["wb_ckey"]: c for c in candidates}
-        claimed = [base.Claimed(row=row, prev_owner=by_key[row["wb_key"]]["wb_prev_owner"],
-                                prev_token=self.prev_token(q, by_key[row["wb_key"]])) for row in rows]
+        claimed = [
+            base.Claimed(
+                row=row,
+                prev_owner=by_key[row["wb_key"]]["wb_prev_owner"],
+                prev_token=self.prev_token(q, by_key[row["wb_key"]]),
+            )
+            for row in rows
+        ]
         order = {key: i for i, key in enumerate(keys)}
         claimed.sort(key=lambda c: order[c.row["wb_key"]])
         trail.write(conn, self.audit_rows(q, trail, request.user, claimed))
         return claimed
 
-    def candidates(self, conn: sa.Connection, q: mapping.BoundQueue, s: _Statements, params: dict[str, Any],
-                   room: int) -> list[Any]:
+    def candidates(
+        self, conn: sa.Connection, q: mapping.BoundQueue, s: _Statements, params: dict[str, Any], room: int
+    ) -> list[Any]:
         """Up to `room` claimable rows, locked for this transaction where the database can: expired
         locks first, then free rows in queue order."""
         candidates: list[Any] = list(conn.execute(s.expired, params).mappings().all())
         if s.due is not None and len(candidates) < room:
-            candidates += conn.execute(s.due, params).mappings().all()[:room - len(candidates)]
+            candidates += conn.execute(s.due, params).mappings().all()[: room - len(candidates)]
         need = room - len(candidates)
         if need > 0:
             if s.window is not None:
@@ -147,8 +177,9 @@ class StepwiseClaim(base.ClaimMethod):
                 # One index-ordered locking read per IN-list value, merged in queue order: MySQL has
                 # no partial index, and `status IN ('new', 'open')` would make every claim sort all
                 # waiting rows. Rows locked but not used are held only until this commit.
-                rows: list[Mapping[Any, Any]] = [row for stmt in s.free
-                                                 for row in conn.execute(stmt, params).mappings().all()]
+                rows: list[Mapping[Any, Any]] = [
+                    row for stmt in s.free for row in conn.execute(stmt, params).mappings().all()
+                ]
                 candidates += base.sort_candidates(q, rows)[:need]
             else:
                 candidates += conn.execute(s.free[0], params).mappings().all()[:need]

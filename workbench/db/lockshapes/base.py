@@ -31,9 +31,19 @@ class LockShape:
     # one lock are those with its token; otherwise they are the item's rows since its latest claim.
     stable_token: ClassVar[bool] = False
 
-    def __init__(self, *, queue: str, user: sa.Column[Any], time: sa.Column[Any], expires: sa.Column[Any] | None,
-                 token: sa.Column[Any] | None, backend: backends.Backend, lock_seconds: int, aware: bool,
-                 aware_time: Callable[[Any], dt.datetime]) -> None:
+    def __init__(
+        self,
+        *,
+        queue: str,
+        user: sa.Column[Any],
+        time: sa.Column[Any],
+        expires: sa.Column[Any] | None,
+        token: sa.Column[Any] | None,
+        backend: backends.Backend,
+        lock_seconds: int,
+        aware: bool,
+        aware_time: Callable[[Any], dt.datetime],
+    ) -> None:
         self.queue = queue  # its name, for messages
         self.user, self.time, self.expires, self.token = user, time, expires, token
         self.backend, self.lock_seconds, self.aware = backend, lock_seconds, aware
@@ -97,22 +107,44 @@ class LockShape:
 
     # -- writes that end or move a lock -------------------------------------------------------
 
-    def unlock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
-               guard: sa.ColumnElement[bool], item_values: Mapping[str, Any]) -> bool:
+    def unlock(
+        self,
+        conn: sa.Connection,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        key: Any,
+        guard: sa.ColumnElement[bool],
+        item_values: Mapping[str, Any],
+    ) -> bool:
         """Remove the lock of `key` if `guard` holds (force-release, sweep), writing `item_values` to
         its row; True when it did."""
         stmt = sa.update(table).where(key_column == key, guard).values({**item_values, **self.unlock_writes()})
         return conn.execute(stmt).rowcount == 1
 
-    def relock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
-               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any], prev_token: Any) -> bool:
+    def relock(
+        self,
+        conn: sa.Connection,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        key: Any,
+        guard: sa.ColumnElement[bool],
+        lock_values: Mapping[str, Any],
+        prev_token: Any,
+    ) -> bool:
         """Replace the lock of `key`, whose token was `prev_token`, if `guard` holds (reassign, the
         take-over of an expired lock); True when it did."""
         return conn.execute(sa.update(table).where(key_column == key, guard).values(dict(lock_values))).rowcount == 1
 
-    def guarded_statements(self, table: sa.Table, key_column: sa.Column[Any], fence: sa.ColumnElement[bool],
-                           item_values: Mapping[str, Any], lock_values: Mapping[str, Any],
-                           unlock: bool, completes: bool = False) -> list[sa.Executable]:
+    def guarded_statements(
+        self,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        fence: sa.ColumnElement[bool],
+        item_values: Mapping[str, Any],
+        lock_values: Mapping[str, Any],
+        unlock: bool,
+        completes: bool = False,
+    ) -> list[sa.Executable]:
         """The statements of a guarded write (save, complete, release, extend) that run_guarded runs;
         `completes`: the write is a Complete (not a release)."""
         values = {**item_values, **lock_values, **(self.unlock_writes() if unlock else {})}
@@ -191,8 +223,10 @@ class LockShape:
             return sa.and_(held, self.stale(now))
         column = self.expires if self.expires is not None else self.time
         table = column.table
-        both = sa.union_all(sa.select(key).select_from(table).where(held, self.expired(now)),
-                            sa.select(key).select_from(table).where(held, column.is_(None)))
+        both = sa.union_all(
+            sa.select(key).select_from(table).where(held, self.expired(now)),
+            sa.select(key).select_from(table).where(held, column.is_(None)),
+        )
         # The keys alone, without `held` beside them as well: with it, the plan made while few
         # locks were live read every live lock (its index's `user IS NOT NULL`) and hashed it
         # against the two searches, which at 100,000 live locks is a millisecond per claim; without

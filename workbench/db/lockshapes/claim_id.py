@@ -41,8 +41,10 @@ class ClaimIdColumn(LockTable):
         length = getattr(kind, "length", None)
         if isinstance(kind, sa.Uuid) or (isinstance(kind, sa.String) and (length is None or length >= 32)):
             return None
-        return (f"the claim-id column '{self.claim_id.name}' must be text of at least 32 characters or of the "
-                f"database's UUID type (it is {kind})")
+        return (
+            f"the claim-id column '{self.claim_id.name}' must be text of at least 32 characters or of the "
+            f"database's UUID type (it is {kind})"
+        )
 
     @property
     def _uuid_typed(self) -> bool:
@@ -59,8 +61,12 @@ class ClaimIdColumn(LockTable):
         try:
             value = token if isinstance(token, uuid.UUID) else uuid.UUID(str(token))
         except ValueError:
-            raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.queue}",
-                                  queue=self.queue, key=None, cause="not_held") from None
+            raise errors.LockLost(
+                f"token {token!r} is not a lock token of queue {self.queue}",
+                queue=self.queue,
+                key=None,
+                cause="not_held",
+            ) from None
         return str(value) if self.backend.uuid_as_text else value
 
     def _claim(self, token: Any) -> sa.BindParameter[Any]:
@@ -83,19 +89,40 @@ class ClaimIdColumn(LockTable):
 
     # -- writes -------------------------------------------------------------------------------
 
-    def stamp(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any,
-              prev_token: Any) -> bool:
-        was = self.claim_id == self._claim(prev_token) if prev_token is not None else \
-            self.claim_id.is_(None) if not self.keep else sa.true()
+    def stamp(
+        self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any, prev_token: Any
+    ) -> bool:
+        was = (
+            self.claim_id == self._claim(prev_token)
+            if prev_token is not None
+            else self.claim_id.is_(None)
+            if not self.keep
+            else sa.true()
+        )
         stmt = sa.update(table).where(key_column == key, was).values({self.claim_id.name: self._claim(token)})
         return conn.execute(stmt).rowcount == 1
 
-    def unlock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
-               guard: sa.ColumnElement[bool], item_values: Mapping[str, Any]) -> bool:
+    def unlock(
+        self,
+        conn: sa.Connection,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        key: Any,
+        guard: sa.ColumnElement[bool],
+        item_values: Mapping[str, Any],
+    ) -> bool:
         return super().unlock(conn, table, key_column, key, guard, {**item_values, self.claim_id.name: sa.null()})
 
-    def relock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
-               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any], prev_token: Any) -> bool:
+    def relock(
+        self,
+        conn: sa.Connection,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        key: Any,
+        guard: sa.ColumnElement[bool],
+        lock_values: Mapping[str, Any],
+        prev_token: Any,
+    ) -> bool:
         if not super().relock(conn, table, key_column, key, guard, lock_values, prev_token):
             return False
         assert self.token is not None
@@ -103,13 +130,15 @@ class ClaimIdColumn(LockTable):
             raise base.FenceFailed  # the row carries another claim id: roll the lock row back
         return True
 
-    def item_write(self, table: sa.Table, key_column: sa.Column[Any], item_values: Mapping[str, Any],
-                   unlock: bool, completes: bool) -> sa.Update | None:
+    def item_write(
+        self, table: sa.Table, key_column: sa.Column[Any], item_values: Mapping[str, Any], unlock: bool, completes: bool
+    ) -> sa.Update | None:
         values = dict(item_values)
         if unlock and not (completes and self.keep):
             values[self.claim_id.name] = sa.null()
         if not values:
             return None  # an extension: the lock row alone
         carries = self.claim_id == sa.bindparam("wb_claim", type_=self._bind_type)
-        return sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type), carries) \
-            .values(values)
+        return (
+            sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type), carries).values(values)
+        )

@@ -49,11 +49,15 @@ class LockTable(TokenColumn):
         room = getattr(self.locks.c.item_key.type, "length", 200)
         length = getattr(key.type, "length", None)
         if not isinstance(key.type, KEY_TYPES):
-            return (f"a queue whose locks live in table '{self.locks.name}' needs a text or whole-number key "
-                    f"(column '{key.name}' is {key.type})")
+            return (
+                f"a queue whose locks live in table '{self.locks.name}' needs a text or whole-number key "
+                f"(column '{key.name}' is {key.type})"
+            )
         if isinstance(key.type, sa.String) and length is not None and length > room:
-            return (f"the lock table keeps keys of up to {room} characters, and column '{key.name}' "
-                    f"({key.type}) may hold longer ones")
+            return (
+                f"the lock table keeps keys of up to {room} characters, and column '{key.name}' "
+                f"({key.type}) may hold longer ones"
+            )
         return None
 
     def source(self, table: sa.FromClause, key: sa.ColumnElement[Any]) -> sa.FromClause:
@@ -68,8 +72,10 @@ class LockTable(TokenColumn):
             on = locks.c.item_key == key
         else:
             # Text to look the lock up from the item, a number to look the item up from the lock.
-            on = sa.and_(locks.c.item_key == sa.cast(key, locks.c.item_key.type),
-                         key == self.backend.text_as(locks.c.item_key, key.type))
+            on = sa.and_(
+                locks.c.item_key == sa.cast(key, locks.c.item_key.type),
+                key == self.backend.text_as(locks.c.item_key, key.type),
+            )
         return sa.and_(locks.c.queue == sa.literal(self.queue, literal_execute=True), on)
 
     def stale_rows(self, now: sa.ColumnElement[Any], key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
@@ -86,8 +92,9 @@ class LockTable(TokenColumn):
 
     def of_item(self, item_key: Any) -> sa.ColumnElement[bool]:
         """The lock row of one item (`item_key`: its text, or a bound parameter)."""
-        return sa.and_(self.locks.c.queue == sa.literal(self.queue, literal_execute=True),
-                       self.locks.c.item_key == item_key)
+        return sa.and_(
+            self.locks.c.queue == sa.literal(self.queue, literal_execute=True), self.locks.c.item_key == item_key
+        )
 
     def key_clause(self, key: sa.Column[Any]) -> sa.ColumnElement[bool]:
         return self.of_item(sa.bindparam("wb_item", type_=self.locks.c.item_key.type))
@@ -112,22 +119,44 @@ class LockTable(TokenColumn):
         """The lock row a claim of a free item inserts."""
         return {"queue": self.queue, "item_key": self.key_text(key), **self.lock_writes(user, now, token)}
 
-    def unlock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
-               guard: sa.ColumnElement[bool], item_values: Mapping[str, Any]) -> bool:
+    def unlock(
+        self,
+        conn: sa.Connection,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        key: Any,
+        guard: sa.ColumnElement[bool],
+        item_values: Mapping[str, Any],
+    ) -> bool:
         if conn.execute(sa.delete(self.locks).where(self.of_item(self.key_text(key)), guard)).rowcount != 1:
             return False
         if item_values:
             conn.execute(sa.update(table).where(key_column == key).values(dict(item_values)))
         return True
 
-    def relock(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any,
-               guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any], prev_token: Any) -> bool:
+    def relock(
+        self,
+        conn: sa.Connection,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        key: Any,
+        guard: sa.ColumnElement[bool],
+        lock_values: Mapping[str, Any],
+        prev_token: Any,
+    ) -> bool:
         stmt = sa.update(self.locks).where(self.of_item(self.key_text(key)), guard).values(dict(lock_values))
         return conn.execute(stmt).rowcount == 1
 
-    def guarded_statements(self, table: sa.Table, key_column: sa.Column[Any], fence: sa.ColumnElement[bool],
-                           item_values: Mapping[str, Any], lock_values: Mapping[str, Any],
-                           unlock: bool, completes: bool = False) -> list[sa.Executable]:
+    def guarded_statements(
+        self,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        fence: sa.ColumnElement[bool],
+        item_values: Mapping[str, Any],
+        lock_values: Mapping[str, Any],
+        unlock: bool,
+        completes: bool = False,
+    ) -> list[sa.Executable]:
         locks = self.locks
         if unlock:
             first: sa.Executable = sa.delete(locks).where(fence)
@@ -141,16 +170,21 @@ class LockTable(TokenColumn):
             statements.append(item)
         return statements
 
-    def item_write(self, table: sa.Table, key_column: sa.Column[Any], item_values: Mapping[str, Any],
-                   unlock: bool, completes: bool) -> sa.Update | None:
+    def item_write(
+        self, table: sa.Table, key_column: sa.Column[Any], item_values: Mapping[str, Any], unlock: bool, completes: bool
+    ) -> sa.Update | None:
         """The queue row's part of a guarded write (None: nothing to write there)."""
         if not item_values:
             return None
-        return sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type)) \
+        return (
+            sa.update(table)
+            .where(key_column == sa.bindparam("wb_key", type_=key_column.type))
             .values(dict(item_values))
+        )
 
-    def stamp(self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any,
-              prev_token: Any) -> bool:
+    def stamp(
+        self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any, prev_token: Any
+    ) -> bool:
         """What a claim writes into the queue's row besides on_claim (here: nothing); False when the
         row is not the claimer's to take."""
         return True

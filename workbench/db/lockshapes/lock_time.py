@@ -34,15 +34,23 @@ class LockTime(LockShape):
     def decode(self, token: str) -> Any:
         """The lock time a token names, as the column holds it; LockLost for anything else."""
         if not token.startswith(LEGACY_TOKEN_PREFIX):
-            raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.queue}",
-                                  queue=self.queue, key=None, cause="not_held")
-        text = token[len(LEGACY_TOKEN_PREFIX):]
+            raise errors.LockLost(
+                f"token {token!r} is not a lock token of queue {self.queue}",
+                queue=self.queue,
+                key=None,
+                cause="not_held",
+            )
+        text = token[len(LEGACY_TOKEN_PREFIX) :]
         if self.backend.holds_times(self.time):
             try:
                 value = dt.datetime.fromisoformat(text)
             except ValueError:
-                raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.queue}",
-                                      queue=self.queue, key=None, cause="not_held") from None
+                raise errors.LockLost(
+                    f"token {token!r} is not a lock token of queue {self.queue}",
+                    queue=self.queue,
+                    key=None,
+                    cause="not_held",
+                ) from None
             # Tokens carry UTC with an offset; the column holds naive UTC unless it is tz-aware.
             if value.tzinfo is not None and not self.aware:
                 value = value.astimezone(dt.UTC).replace(tzinfo=None)

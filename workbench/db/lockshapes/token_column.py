@@ -47,8 +47,12 @@ class TokenColumn(LockShape):
         try:
             return uuid.UUID(str(token))
         except ValueError:
-            raise errors.LockLost(f"token {token!r} is not a lock token of queue {self.queue}",
-                                  queue=self.queue, key=None, cause="not_held") from None
+            raise errors.LockLost(
+                f"token {token!r} is not a lock token of queue {self.queue}",
+                queue=self.queue,
+                key=None,
+                cause="not_held",
+            ) from None
 
     def lock_writes(self, user: Any, now: sa.ColumnElement[Any], token: Any) -> dict[str, Any]:
         assert self.token is not None
