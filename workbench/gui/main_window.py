@@ -67,6 +67,9 @@ class MainWindow(QMainWindow):
         self._item_draft_dirty = False
         self._tray: QSystemTrayIcon | None = None
         self._opening_draft: tuple[str, Any] | None = None  # a resume entry whose lock is gone, being reopened
+        # While the open item is being left (its release or save on the way to the database): the
+        # item, and what follows once it is done, in the order asked for (another queue, then Next).
+        self._leaving: tuple[tuple[str, Any], list[Callable[[], None]]] | None = None
         self.keymap = hotkeys.Keymap.load(settings)
         self._outcome_actions: dict[str, QAction] = {}  # "outcome1"… for the shown queue
         self._build()
@@ -109,7 +112,8 @@ class MainWindow(QMainWindow):
         self.journal_status: journal_status.JournalStatus | None = None
         if self.session.journal is not None:  # above every page: it matters before an item is open too
             self.journal_status = journal_status.JournalStatus(
-                self.session.journal, self.session.settings.retry_interval, self)
+                self.session.journal, self.session.settings.retry_interval, self
+            )
             outer.addWidget(self.journal_status.banner)
         # Above every page too: Completes a database switch undid (see session.completions_lost).
         self.switch_banner = dialogs.Banner("switch_banner", "warning")
@@ -211,10 +215,19 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu(self.tr("&View"))
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
         handlers = {
-            "next": self.next_item, "save": self.save, "complete": lambda: self.complete(None),
-            "release": self.release, "defer": self.defer, "undo": self.undo_complete, "extend": self.extend,
-            "check": self.check, "resume": self.show_resume, "pick": self.pick, "queue": self._focus_queue,
-            "shortcuts": self.show_shortcuts, "quit": self.close,
+            "next": self.next_item,
+            "save": self.save,
+            "complete": lambda: self.complete(None),
+            "release": self.release,
+            "defer": self.defer,
+            "undo": self.undo_complete,
+            "extend": self.extend,
+            "check": self.check,
+            "resume": self.show_resume,
+            "pick": self.pick,
+            "queue": self._focus_queue,
+            "shortcuts": self.show_shortcuts,
+            "quit": self.close,
         }
         menus = {"resume": view_menu, "pick": view_menu, "queue": view_menu, "shortcuts": help_menu}  # else Item
         for hotkey in hotkeys.HOTKEYS:
@@ -243,18 +256,28 @@ class MainWindow(QMainWindow):
     def _build_language_menu(self, view_menu: Any) -> None:
         """View ▸ Language: the system's language or one chosen by the user, used from the next start."""
         self.language_menu = self._choice_menu(
-            view_menu, self.tr("&Language"), "language", i18n.SETTING,
-            [(code, i18n.menu_name(code, name)) for code, name in i18n.LANGUAGES], self._set_language)
+            view_menu,
+            self.tr("&Language"),
+            "language",
+            i18n.SETTING,
+            [(code, i18n.menu_name(code, name)) for code, name in i18n.LANGUAGES],
+            self._set_language,
+        )
 
     def _build_appearance_menu(self, view_menu: Any) -> None:
         """View ▸ Appearance: the system's colours (light, dark, high contrast) or the user's choice."""
         self.appearance_menu = self._choice_menu(
-            view_menu, self.tr("&Appearance"), "appearance", theme.SETTING,
+            view_menu,
+            self.tr("&Appearance"),
+            "appearance",
+            theme.SETTING,
             [(code, QCoreApplication.translate("Theme", name)) for code, name in theme.APPEARANCES],
-            self._set_appearance)
+            self._set_appearance,
+        )
 
-    def _choice_menu(self, parent: Any, title: str, name: str, setting: str, choices: list[tuple[str, str]],
-                     choose: Any) -> Any:
+    def _choice_menu(
+        self, parent: Any, title: str, name: str, setting: str, choices: list[tuple[str, str]], choose: Any
+    ) -> Any:
         """A submenu of exclusive choices ("" = the system's), the user's stored one checked."""
         menu = parent.addMenu(title)
         menu.setObjectName(f"{name}_menu")
@@ -286,9 +309,13 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         if i18n.resolve(code) == i18n.current():
             return  # already shown in that language
-        box = QMessageBox(QMessageBox.Icon.Information, self.tr("Language"),
-                          self.tr("The new language is used the next time workbench starts."),
-                          QMessageBox.StandardButton.Ok, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            self.tr("Language"),
+            self.tr("The new language is used the next time workbench starts."),
+            QMessageBox.StandardButton.Ok,
+            self,
+        )
         box.setObjectName("language_notice")
         box.open()
 
@@ -392,8 +419,13 @@ class MainWindow(QMainWindow):
     def _set_actions(self) -> None:
         current = self.session.current
         has_item = current is not None
-        for button in (self.save_button, self.release_button, self.defer_button, self.extend_button,
-                       *self.complete_buttons.values()):
+        for button in (
+            self.save_button,
+            self.release_button,
+            self.defer_button,
+            self.extend_button,
+            *self.complete_buttons.values(),
+        ):
             button.setEnabled(has_item)
         for name in ("save", "complete", "release", "extend"):
             self.named_actions[name].setEnabled(has_item)
@@ -418,8 +450,9 @@ class MainWindow(QMainWindow):
         self.counts_table = QTableWidget(0, 4)
         self.counts_table.setObjectName("queue_counts")
         self.counts_table.setAccessibleName(self.tr("Queues: waiting items, yours and overdue ones"))
-        self.counts_table.setHorizontalHeaderLabels([self.tr("Queue"), self.tr("Waiting"), self.tr("Yours"),
-                                                     self.tr("Overdue")])
+        self.counts_table.setHorizontalHeaderLabels(
+            [self.tr("Queue"), self.tr("Waiting"), self.tr("Yours"), self.tr("Overdue")]
+        )
         self.counts_table.verticalHeader().setVisible(False)
         self.counts_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.counts_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -439,8 +472,11 @@ class MainWindow(QMainWindow):
         table = self.counts_table
         table.setRowCount(len(counts))
         for r, count in enumerate(counts):
-            waiting = (self.tr("more than {0}").format(QLocale().toString(operator_service.WAITING_CAP))
-                       if count.more_than else QLocale().toString(count.waiting))
+            waiting = (
+                self.tr("more than {0}").format(QLocale().toString(operator_service.WAITING_CAP))
+                if count.more_than
+                else QLocale().toString(count.waiting)
+            )
             overdue = "—" if count.overdue is None else QLocale().toString(count.overdue)
             for c, text in enumerate((count.title, waiting, QLocale().toString(count.mine), overdue)):
                 item = QTableWidgetItem(text)
@@ -494,10 +530,14 @@ class MainWindow(QMainWindow):
         name = outcome or (self._queue_config(cur.queue).outcomes[0].name if cur is not None else "")
         if self.session.needs_note(name):
             label = next((o.label for o in self._queue_config().outcomes if o.name == name), name)
-            dialog = dialogs.NoteDialog(self.tr("Complete as “{0}”").format(label),
-                                        self.tr("This queue needs a note with this outcome: say what was done, "
-                                                "for whoever looks at {0} later.").format(self._item_label()), self,
-                                        note=note)
+            dialog = dialogs.NoteDialog(
+                self.tr("Complete as “{0}”").format(label),
+                self.tr(
+                    "This queue needs a note with this outcome: say what was done, for whoever looks at {0} later."
+                ).format(self._item_label()),
+                self,
+                note=note,
+            )
             if not dialog.exec():
                 return
             note = dialog.text()
@@ -511,9 +551,14 @@ class MainWindow(QMainWindow):
             return
         self._write_journal()
         reasons = tuple(r.label for r in self._queue_config(cur.queue).release_reasons)
-        dialog = dialogs.ReleaseDialog(self._item_label(), bool(self.form.changes()), self,
-                                       note_required=self.session.needs_note("release"), reasons=reasons,
-                                       note=self.item_log.pending())
+        dialog = dialogs.ReleaseDialog(
+            self._item_label(),
+            bool(self.form.changes()),
+            self,
+            note_required=self.session.needs_note("release"),
+            reasons=reasons,
+            note=self.item_log.pending(),
+        )
         if dialog.exec():
             self.session.release(dialog.text(), dialog.note())
 
@@ -523,8 +568,13 @@ class MainWindow(QMainWindow):
         if cur is None:
             return
         self._write_journal()
-        dialog = dialogs.DeferDialog(self._item_label(), bool(self.form.changes()), self,
-                                     note_required=self.session.needs_note("defer"), note=self.item_log.pending())
+        dialog = dialogs.DeferDialog(
+            self._item_label(),
+            bool(self.form.changes()),
+            self,
+            note_required=self.session.needs_note("defer"),
+            note=self.item_log.pending(),
+        )
         if dialog.exec():
             self.session.defer(dialog.when(), dialog.text(), dialog.note())
 
@@ -535,8 +585,11 @@ class MainWindow(QMainWindow):
         if self.session.undo_seconds_left() <= 0:
             return
         if self.session.current is not None and self.quit_guard.touched():
-            QMessageBox.information(self, self.tr("Undo Complete"), self.tr(
-                "Save and complete, or release, the item you have open first; then undo."))
+            QMessageBox.information(
+                self,
+                self.tr("Undo Complete"),
+                self.tr("Save and complete, or release, the item you have open first; then undo."),
+            )
             return
         self.session.undo_complete()
 
@@ -571,12 +624,19 @@ class MainWindow(QMainWindow):
     def reserved_keys(self) -> hotkeys.Reserved:
         """The keys this window has fixed, as it is now: Alt+letter of each menu title in the language shown
         (another menu, as the launcher's Connection menu, counts once added), and every other action's key."""
-        menus = {key: hotkeys.plain(action.text()) for action in self.menuBar().actions()
-                 if (key := hotkeys.mnemonic_key(action.text()))}
+        menus = {
+            key: hotkeys.plain(action.text())
+            for action in self.menuBar().actions()
+            if (key := hotkeys.mnemonic_key(action.text()))
+        }
         mapped = {id(a) for name, a in self.named_actions.items() if name in hotkeys.DEFAULTS}
         mapped |= {id(a) for a in self._outcome_actions.values()}
-        fixed = {hotkeys.normal(sequence.toString(QKeySequence.SequenceFormat.PortableText)): hotkeys.plain(a.text())
-                 for a in self.findChildren(QAction) if id(a) not in mapped for sequence in a.shortcuts()}
+        fixed = {
+            hotkeys.normal(sequence.toString(QKeySequence.SequenceFormat.PortableText)): hotkeys.plain(a.text())
+            for a in self.findChildren(QAction)
+            if id(a) not in mapped
+            for sequence in a.shortcuts()
+        }
         return hotkeys.Reserved(menus=menus, actions=fixed)
 
     def check_keymap(self) -> None:
@@ -601,8 +661,11 @@ class MainWindow(QMainWindow):
             keys.append(self.keymap.shown(hotkeys.outcome_action(i + 1)) if i < hotkeys.OUTCOMES else "")
             shown = ", ".join(k for k in keys if k)
             label = button.text()
-            button.setToolTip(self.tr("Complete as “{0}” ({1})").format(label, shown) if shown
-                              else self.tr("Complete as “{0}”").format(label))
+            button.setToolTip(
+                self.tr("Complete as “{0}” ({1})").format(label, shown)
+                if shown
+                else self.tr("Complete as “{0}”").format(label)
+            )
 
     def _focus_queue(self) -> None:
         if self.queue_picker.isVisible():
@@ -612,8 +675,11 @@ class MainWindow(QMainWindow):
     def _about(self) -> None:
         from workbench import __version__
 
-        QMessageBox.about(self, self.tr("About workbench"), self.tr("workbench {0}\nConfiguration: {1}").format(
-            __version__, self.session.wb.config.path))
+        QMessageBox.about(
+            self,
+            self.tr("About workbench"),
+            self.tr("workbench {0}\nConfiguration: {1}").format(__version__, self.session.wb.config.path),
+        )
 
     def _checked_changes(self) -> dict[str, Any] | None:
         self._write_journal()
@@ -628,6 +694,12 @@ class MainWindow(QMainWindow):
         when the operator stays. A note typed for the item and not added yet is added to it."""
         self._write_journal()
         cur = self.session.current
+        if self._leaving is not None:
+            item, queued = self._leaving
+            if cur is not None and (cur.queue, cur.lock.key) == item:
+                queued.append(then)  # already being left: this follows, once, not a second release
+                return
+            self._leaving = None  # it was closed meanwhile (lost, or the release was refused)
         if cur is None:
             then()
             return
@@ -635,25 +707,34 @@ class MainWindow(QMainWindow):
         if typed is not None:
             self.session.add_note(typed)
         if not self.quit_guard.touched():
-            self.session.release(quit_guard.LEFT_UNTOUCHED, then=then)
+            self.session.release(quit_guard.LEFT_UNTOUCHED, then=self._left(cur, then))
             return
         changes = self.form.changes()
-        box = QMessageBox(QMessageBox.Icon.Question, self.tr("Leave this item?"),
-                          self.tr("You are working on {0}.").format(self._item_label()),
-                          QMessageBox.StandardButton.NoButton, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Leave this item?"),
+            self.tr("You are working on {0}.").format(self._item_label()),
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
         box.setObjectName("leave_dialog")
-        box.setInformativeText(self.tr("Keep it locked: it stays yours until {0}; your unsaved edits wait in your "
-                                       "unfinished items (Ctrl+L).").format(times.clock(cur.lock.expires_at))
-                               if changes else self.tr("Keep it locked: it stays yours until {0}.").format(
-                                   times.clock(cur.lock.expires_at)))
+        box.setInformativeText(
+            self.tr(
+                "Keep it locked: it stays yours until {0}; your unsaved edits wait in your unfinished items (Ctrl+L)."
+            ).format(times.clock(cur.lock.expires_at))
+            if changes
+            else self.tr("Keep it locked: it stays yours until {0}.").format(times.clock(cur.lock.expires_at))
+        )
         keep = box.addButton(self.tr("&Keep it locked"), QMessageBox.ButtonRole.AcceptRole)
         keep.setObjectName("leave_keep")
         save = None
         if changes:
             save = box.addButton(self.tr("&Save and keep it locked"), QMessageBox.ButtonRole.AcceptRole)
             save.setObjectName("leave_save")
-        release = box.addButton(self.tr("&Give it back") if not changes else
-                                self.tr("&Give it back, discarding my edits"), QMessageBox.ButtonRole.DestructiveRole)
+        release = box.addButton(
+            self.tr("&Give it back") if not changes else self.tr("&Give it back, discarding my edits"),
+            QMessageBox.ButtonRole.DestructiveRole,
+        )
         release.setObjectName("leave_release")
         cancel = box.addButton(QMessageBox.StandardButton.Cancel)
         cancel.setObjectName("leave_cancel")
@@ -669,11 +750,23 @@ class MainWindow(QMainWindow):
                 if cancelled is not None:
                     cancelled()
                 return
-            self.session.save(checked, then=then)
+            self.session.save(checked, then=self._left(cur, then))
         elif clicked is release:
-            self.session.release(quit_guard.LEFT_RELEASED, then=then)
+            self.session.release(quit_guard.LEFT_RELEASED, then=self._left(cur, then))
         elif cancelled is not None:
             cancelled()
+
+    def _left(self, cur: Any, then: Callable[[], None]) -> Callable[[], None]:
+        """Note that `cur` is being left (`then` to follow); returns what runs once the database answered."""
+        queued = [then]
+        self._leaving = ((cur.queue, cur.lock.key), queued)
+
+        def done() -> None:
+            self._leaving = None
+            for follow in queued:
+                follow()
+
+        return done
 
     # -- session events --------------------------------------------------------------------------------
 
@@ -689,8 +782,11 @@ class MainWindow(QMainWindow):
             self.stack.setCurrentIndex(RESUME)
             self.resume_panel.focus_list()  # so Enter reopens the selected item
         else:
-            self._show_message(self.tr("Press Next item ({0}) to start on {1}.").format(
-                self.keymap.shown("next"), self._queue_config().title))
+            self._show_message(
+                self.tr("Press Next item ({0}) to start on {1}.").format(
+                    self.keymap.shown("next"), self._queue_config().title
+                )
+            )
             self.next_button.setFocus()
 
     def _fill_resume(self, locks: list[models.Lock], *, only_queue: bool) -> list[resume.Entry]:
@@ -699,13 +795,24 @@ class MainWindow(QMainWindow):
         draft_keys = {(d.queue, d.key) for d in drafts}
         queues = self.session.wb.config.queues
         summaries, due = self.session.summaries, self.session.due_times
-        entries = [resume.Entry(queues[lock.queue].title, lock.queue, lock.key,
-                                summaries.get((lock.queue, lock.key), ""), lock, (lock.queue, lock.key) in draft_keys,
-                                durations.seconds_between(lock.db_now, due.get((lock.queue, lock.key))))
-                   for lock in locks]
+        entries = [
+            resume.Entry(
+                queues[lock.queue].title,
+                lock.queue,
+                lock.key,
+                summaries.get((lock.queue, lock.key), ""),
+                lock,
+                (lock.queue, lock.key) in draft_keys,
+                durations.seconds_between(lock.db_now, due.get((lock.queue, lock.key))),
+            )
+            for lock in locks
+        ]
         held = {(lock.queue, lock.key) for lock in locks}
-        entries += [resume.Entry(queues[d.queue].title, d.queue, d.key, summaries.get((d.queue, d.key), ""), None, True)
-                    for d in drafts if (d.queue, d.key) not in held and d.queue in queues]
+        entries += [
+            resume.Entry(queues[d.queue].title, d.queue, d.key, summaries.get((d.queue, d.key), ""), None, True)
+            for d in drafts
+            if (d.queue, d.key) not in held and d.queue in queues
+        ]
         if only_queue:
             entries = [e for e in entries if e.queue == self.session.queue_name]
         self.resume_panel.set_entries(entries)
@@ -722,8 +829,9 @@ class MainWindow(QMainWindow):
         self.lost_banner.setVisible(False)
         self.warning_banner.setVisible(False)
         if draft is not None:
-            self.info_banner.show_text(self.tr("Your unsaved edits from before were restored. Save or Complete to keep "
-                                                "them."))
+            self.info_banner.show_text(
+                self.tr("Your unsaved edits from before were restored. Save or Complete to keep them.")
+            )
         else:
             self.info_banner.setVisible(False)
         title = self.tr("{0} (resumed)").format(self._item_label()) if claim.resumed else self._item_label()
@@ -776,7 +884,7 @@ class MainWindow(QMainWindow):
         self._apply_keymap()
 
     def _due_text(self, queue: str, claim: models.Claim) -> str:
-        """" · due in 3h05m" or " · overdue by 2d04h" (on the database clock), or nothing."""
+        """ " · due in 3h05m" or " · overdue by 2d04h" (on the database clock), or nothing."""
         seconds = self.session.due_seconds(queue, claim)
         if seconds is None:
             return ""
@@ -788,10 +896,14 @@ class MainWindow(QMainWindow):
     def _on_completions_lost(self, locks: list[models.Lock]) -> None:
         """The database switched servers and lost Completes this window confirmed: say so plainly."""
         items = ", ".join(self._short_label(lock.queue, lock.key) for lock in locks)
-        self.switch_banner.show_text(self.tr(
-            "The database switched to another server, which does not have %n Complete(s) you made just before: "
-            "{0}. Still locked to you: open them from My unfinished items and complete them again.", "",
-            len(locks)).format(items))
+        self.switch_banner.show_text(
+            self.tr(
+                "The database switched to another server, which does not have %n Complete(s) you made just before: "
+                "{0}. Still locked to you: open them from My unfinished items and complete them again.",
+                "",
+                len(locks),
+            ).format(items)
+        )
 
     def _short_label(self, queue: str, key: Any) -> str:
         return f"{self._queue_config(queue).title} {key}"
@@ -801,8 +913,14 @@ class MainWindow(QMainWindow):
         if cur is None:
             return ""
         item = cur.claim.item
-        summary = next((str(item[name]) for name in self.session.list_columns.get(cur.queue, [])
-                        if item.get(name) not in (None, "")), "")
+        summary = next(
+            (
+                str(item[name])
+                for name in self.session.list_columns.get(cur.queue, [])
+                if item.get(name) not in (None, "")
+            ),
+            "",
+        )
         return f"{self._queue_config(cur.queue).title} {cur.lock.key}" + (f" — {summary}" if summary else "")
 
     @Slot(str)
@@ -821,37 +939,48 @@ class MainWindow(QMainWindow):
         self._write_journal()  # anything typed meanwhile is still unsaved
         self.session.load_item_log()  # the Save in the history, and what the fields were before it
         self.info_banner.setVisible(False)
-        self.statusBar().showMessage(self.tr("Saved. Your lock runs until {0}.").format(
-            times.clock(lock.expires_at)), 5000)
+        self.statusBar().showMessage(
+            self.tr("Saved. Your lock runs until {0}.").format(times.clock(lock.expires_at)), 5000
+        )
 
     @Slot(object)
     def _on_completed(self, done: models.Completion) -> None:
         self.warning_banner.setVisible(False)
         self.timer_label.setText("")
         left = self.session.undo_seconds_left()
-        self.statusBar().showMessage(self.tr("Completed {0} ({1}). Undo: {2}").format(
-            done.key, done.outcome, self.keymap.shown("undo")) if left > 0 else
-            self.tr("Completed {0} ({1}).").format(done.key, done.outcome), 6000)
+        self.statusBar().showMessage(
+            self.tr("Completed {0} ({1}). Undo: {2}").format(done.key, done.outcome, self.keymap.shown("undo"))
+            if left > 0
+            else self.tr("Completed {0} ({1}).").format(done.key, done.outcome),
+            6000,
+        )
         if left > 0:  # the action goes grey once the queue's undo time is over
             QTimer.singleShot(int(left * 1000) + 50, self._set_actions)
         self._set_actions()
         if not self.session.settings.next_after_complete:
-            self._show_message(self.tr("Completed {0}. Press Next item ({1}) for the next one.").format(
-                done.key, self.keymap.shown("next")))
+            self._show_message(
+                self.tr("Completed {0}. Press Next item ({1}) for the next one.").format(
+                    done.key, self.keymap.shown("next")
+                )
+            )
 
     @Slot()
     def _on_released(self) -> None:
         self.timer_label.setText("")
         self._set_actions()
-        self._show_message(self.tr("Released. Press Next item ({0}) for the next one.").format(
-            self.keymap.shown("next")))
+        self._show_message(
+            self.tr("Released. Press Next item ({0}) for the next one.").format(self.keymap.shown("next"))
+        )
 
     @Slot(object)
     def _on_deferred(self, deferral: models.Deferral) -> None:
         self.timer_label.setText("")
         self._set_actions()
-        self._show_message(self.tr("Deferred until {0}: it comes back to you first then. Press Next item ({1}) for "
-                                   "the next one.").format(times.moment(deferral.until), self.keymap.shown("next")))
+        self._show_message(
+            self.tr(
+                "Deferred until {0}: it comes back to you first then. Press Next item ({1}) for the next one."
+            ).format(times.moment(deferral.until), self.keymap.shown("next"))
+        )
 
     @Slot(object)
     def _on_extended(self, lock: models.Lock) -> None:
@@ -873,8 +1002,9 @@ class MainWindow(QMainWindow):
             self.warning_banner.label.setText(self._warning_text(left))  # counts down with the timer
 
     def _warning_text(self, left: float) -> str:
-        return self.tr("Your lock on {0} runs out in {1}. Extend it to keep working, or your edits stay here as "
-                       "a draft.").format(self._item_label(), times.duration(max(0.0, left)))
+        return self.tr(
+            "Your lock on {0} runs out in {1}. Extend it to keep working, or your edits stay here as a draft."
+        ).format(self._item_label(), times.duration(max(0.0, left)))
 
     @Slot(float)
     def _on_warning(self, left: float) -> None:
@@ -906,9 +1036,14 @@ class MainWindow(QMainWindow):
 
     def _lost_text(self, lost: errors.LockLost, now: str) -> str:
         head = draft_view.lost_sentence(lost, self._short_label(lost.queue, lost.key))
-        kept = (self.tr("Your edits are kept as a draft: “View my draft…” shows them beside the current values, "
-                        "to copy or discard.") if self.compare_button.isVisible()
-                else self.tr("You had no unsaved edits."))
+        kept = (
+            self.tr(
+                "Your edits are kept as a draft: “View my draft…” shows them beside the current values, "
+                "to copy or discard."
+            )
+            if self.compare_button.isVisible()
+            else self.tr("You had no unsaved edits.")
+        )
         return f"{head} {now} {kept}"
 
     def _on_holder(self, holder: draft_view.Holder) -> None:
@@ -931,8 +1066,13 @@ class MainWindow(QMainWindow):
             self.drafts.watch(lost.queue, lost.key, self.session.settings.check_interval, self._on_holder)
             return True
         if opening is not None and self.session.current is None:
-            self.statusBar().showMessage(message[0].upper() + message[1:] + ". " + self.tr(
-                "Your draft is kept: it is shown beside the current values."), 10_000)
+            self.statusBar().showMessage(
+                message[0].upper()
+                + message[1:]
+                + ". "
+                + self.tr("Your draft is kept: it is shown beside the current values."),
+                10_000,
+            )
             self.stack.setCurrentIndex(RESUME)
             self.drafts.open(*opening)
             return True
@@ -967,7 +1107,8 @@ class MainWindow(QMainWindow):
             login = self.session.wb.database_login()
             if login and login != self.session.user:  # e.g. working as ann through a shared login
                 text = self.tr("Connected as {0} (database login {1}) — {2}").format(
-                    self.session.user, login, self._database_label())
+                    self.session.user, login, self._database_label()
+                )
             else:
                 text = self.tr("Connected as {0} — {1}").format(self.session.user, self._database_label())
             self.connection_label.setText(text)
@@ -976,8 +1117,11 @@ class MainWindow(QMainWindow):
         else:
             wait = self.session.retry_delay()
             # Short enough for a narrow window's status bar; what the driver said is in the tooltip.
-            self.connection_label.setText(self.tr("Database unreachable — reconnecting (next try in {0:.0f} s); "
-                                                  "your work here is kept.").format(wait))
+            self.connection_label.setText(
+                self.tr("Database unreachable — reconnecting (next try in {0:.0f} s); your work here is kept.").format(
+                    wait
+                )
+            )
             self.connection_label.setToolTip(message)
             dialogs.set_state(self.connection_label, "down")
             self.next_button.setEnabled(True)
@@ -1032,8 +1176,9 @@ class MainWindow(QMainWindow):
         if self.session.current is None and self.session.lost is None and self.stack.currentIndex() == ITEM:
             self.drafts.unwatch()  # the lost item's page: its draft is gone, nothing is left to show
             self.lost_banner.setVisible(False)
-            self._show_message(self.tr("Edits discarded. Press Next item ({0}) for the next one.").format(
-                self.keymap.shown("next")))
+            self._show_message(
+                self.tr("Edits discarded. Press Next item ({0}) for the next one.").format(self.keymap.shown("next"))
+            )
 
     def _open_from_resume(self, queue: str, key: Any) -> None:
         cur = self.session.current

@@ -50,10 +50,15 @@ class ResumePanel(QWidget):
     draft_requested = Signal(str, object)
     refresh_requested = Signal()
 
-    COLUMNS = (QT_TRANSLATE_NOOP("ResumePanel", "Queue"), QT_TRANSLATE_NOOP("ResumePanel", "Item"),
-               QT_TRANSLATE_NOOP("ResumePanel", "Summary"), QT_TRANSLATE_NOOP("ResumePanel", "Held for"),
-               QT_TRANSLATE_NOOP("ResumePanel", "Time left"), QT_TRANSLATE_NOOP("ResumePanel", "Draft"),
-               QT_TRANSLATE_NOOP("ResumePanel", "Due"))
+    COLUMNS = (
+        QT_TRANSLATE_NOOP("ResumePanel", "Queue"),
+        QT_TRANSLATE_NOOP("ResumePanel", "Item"),
+        QT_TRANSLATE_NOOP("ResumePanel", "Summary"),
+        QT_TRANSLATE_NOOP("ResumePanel", "Held for"),
+        QT_TRANSLATE_NOOP("ResumePanel", "Time left"),
+        QT_TRANSLATE_NOOP("ResumePanel", "Draft"),
+        QT_TRANSLATE_NOOP("ResumePanel", "Due"),
+    )
     TICKING = (3, 4, 6)  # held for, time left, due: counted on every second
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -74,6 +79,7 @@ class ResumePanel(QWidget):
         layout.addWidget(self.title)
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setObjectName("resume_table")
+        self.table.setAccessibleName(self.tr("Unfinished items"))  # what a screen reader says on entering it
         self.table.setHorizontalHeaderLabels([QCoreApplication.translate("ResumePanel", c) for c in self.COLUMNS])
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -107,15 +113,26 @@ class ResumePanel(QWidget):
     def set_entries(self, entries: list[Entry]) -> None:
         self._entries = list(entries)
         n = len(entries)
-        self.title.setText(self.tr("Nothing unfinished.") if n == 0 else
-                           self.tr("You have 1 unfinished item: pick one to go straight back to it.") if n == 1 else
-                           self.tr("You have {0} unfinished items: pick one to go straight back to it.").format(n))
+        self.title.setText(
+            self.tr("Nothing unfinished.")
+            if n == 0
+            else self.tr("You have 1 unfinished item: pick one to go straight back to it.")
+            if n == 1
+            else self.tr("You have {0} unfinished items: pick one to go straight back to it.").format(n)
+        )
         self.table.setRowCount(n)
         self._since.restart()
         for row, entry in enumerate(entries):
             held, left = self._times(entry.lock)
-            cells = (entry.title, str(entry.key), entry.summary, held, left,
-                     self.tr("unsaved edits") if entry.has_draft else "", self._due(entry))
+            cells = (
+                entry.title,
+                str(entry.key),
+                entry.summary,
+                held,
+                left,
+                self.tr("unsaved edits") if entry.has_draft else "",
+                self._due(entry),
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
@@ -139,8 +156,7 @@ class ResumePanel(QWidget):
             return "", self.tr("lock gone")
         elapsed = dt.timedelta(milliseconds=self._since.elapsed())
         remaining = lock.remaining - elapsed
-        left = self.tr("expired") if remaining <= dt.timedelta(0) else times.duration(
-            remaining.total_seconds())
+        left = self.tr("expired") if remaining <= dt.timedelta(0) else times.duration(remaining.total_seconds())
         return times.duration((lock.age + elapsed).total_seconds()), left
 
     def _due(self, entry: Entry) -> str:

@@ -2054,6 +2054,10 @@ Konfiguration: {1}</translation>
         <translation>Fällig</translation>
     </message>
     <message>
+        <source>Unfinished items</source>
+        <translation>Unerledigte Einträge</translation>
+    </message>
+    <message>
         <source>&amp;Open</source>
         <translation>Ö&amp;ffnen</translation>
     </message>

@@ -2054,6 +2054,10 @@ Configuration : {1}</translation>
         <translation>Échéance</translation>
     </message>
     <message>
+        <source>Unfinished items</source>
+        <translation>Éléments inachevés</translation>
+    </message>
+    <message>
         <source>&amp;Open</source>
         <translation>&amp;Ouvrir</translation>
     </message>
