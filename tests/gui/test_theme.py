@@ -185,3 +185,39 @@ def test_view_appearance_switches_at_once_and_is_kept(
     assert gui_app.user_settings(tmp_path / "home", "alice").value(theme.SETTING) == "dark"
     window.findChild(QAction, "appearance_system").trigger()
     assert theme.current() == theme.LIGHT
+
+
+@pytest.mark.parametrize("colours", SETS, ids=lambda c: c.name)
+def test_read_only_fields_look_apart_from_editable_ones(colours: theme.Colours) -> None:
+    """A read-only field's background stands apart from an editable field's (the palette's Base), in
+    dark mode too, and its text stays readable on it (test_every_text_is_readable)."""
+    base = theme.palette(colours.dark).color(QPalette.ColorRole.Base)
+    assert contrast(colours.qcolor("locked_bg"), base) >= 1.2
+
+
+@pytest.mark.parametrize("high_contrast", [False, True], ids=["light", "contrast-light"])
+def test_placeholder_text_is_readable_in_the_applied_palette(
+    the_theme: theme.Theme, monkeypatch: Any, high_contrast: bool
+) -> None:
+    """The system's own placeholder colour (half-transparent text: about 4:1) is replaced by the set's."""
+    monkeypatch.setattr(theme.Theme, "high_contrast", property(lambda self: high_contrast))
+    role = QPalette.ColorRole
+    system = QPalette()
+    system.setColor(role.PlaceholderText, QColor("#808080"))  # black text at half opacity on white: 3.9:1
+    gui_app.application().setPalette(system)
+    the_theme.apply()
+    palette = gui_app.application().palette()
+    assert contrast(palette.color(role.PlaceholderText), palette.color(role.Base)) >= 4.5
+    monkeypatch.undo()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_high_contrast_can_be_chosen_in_view_appearance(
+    qtbot: Any, open_window: Any, demo_config: Any, the_theme: theme.Theme, tmp_path: Path
+) -> None:
+    window = open_window(demo_config, home=tmp_path / "home")
+    window.findChild(QAction, "appearance_contrast").trigger()
+    assert theme.current() == theme.CONTRAST_LIGHT  # offscreen: a light system
+    assert gui_app.user_settings(tmp_path / "home", "alice").value(theme.SETTING) == "contrast"
+    window.findChild(QAction, "appearance_system").trigger()
+    assert theme.current() == theme.LIGHT

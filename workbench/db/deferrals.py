@@ -53,6 +53,13 @@ class Deferrals:
         d = self.table
         return sa.exists().where(d.c.queue == self.queue, d.c.item_key == sa.cast(key, sa.String(200)))
 
+    def held_back(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """Is the item `key` deferred to a time still to come (not waiting: nobody is served it yet)?"""
+        d = self.table
+        return sa.exists().where(
+            d.c.queue == self.queue, d.c.item_key == sa.cast(key, sa.String(200)), d.c.until > clock.db_now()
+        )
+
     def not_held_back(self, key: sa.Column[Any], user: Any) -> sa.ColumnElement[bool]:
         """Not deferred, or deferred and due for `user`: for the claims of queues whose locks live in
         a separate table, which serve a due item in its place in the queue rather than first."""

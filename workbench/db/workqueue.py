@@ -265,18 +265,23 @@ class WorkQueue:
         return columns
 
     def count_waiting(self, cap: int, user: str | None = None) -> int:
-        """How many items wait (unlocked, in `todo`), counted up to `cap` + 1: the count stops there, so
+        """How many items wait (unlocked, in `todo`, not deferred), counted up to `cap` + 1: the count stops there, so
         that it reads at most that many index entries however large the table."""
         q = self.q
         waiting = (
             sa.select(q.key)
             .select_from(q.source)
-            .where(*q.scope_clause(user), q.todo_clause(user), q.free())
+            .where(*q.scope_clause(user), q.todo_clause(user), q.free(), *self._not_deferred())
             .limit(cap + 1)
             .subquery()
         )
         count = sa.select(sa.func.count()).select_from(waiting)
         return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
+
+    def _not_deferred(self) -> list[sa.ColumnElement[bool]]:
+        """Leaves out the items deferred to a time still to come: they are counted apart (deferred())."""
+        deferrals = self.trail.deferrals
+        return [] if deferrals is None else [~deferrals.held_back(self.q.key)]
 
     def filter_choices(self, limit: int = 50, user: str | None = None) -> dict[str, list[Any]]:
         """Per `filter_by` column: the values waiting items hold, most common first (at most `limit`)."""

@@ -171,6 +171,8 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.lost_banner)
         self.info_banner = dialogs.Banner("info_banner", "info")
         layout.addWidget(self.info_banner)
+        self.sent_back_banner = dialogs.Banner("sent_back_banner", "warning")  # why a reviewer returned it
+        layout.addWidget(self.sent_back_banner)
         self.form = form_mod.RecordForm()
         # The item's notes and history beside the form; the splitter keeps the form the wider part.
         self.item_log = item_log.ItemLogPanel()
@@ -340,6 +342,7 @@ class MainWindow(QMainWindow):
         s.filter_choices_loaded.connect(self._on_filter_choices)
         self.filter_box.activated.connect(self._on_filter_picked)
         s.item_log_loaded.connect(self.item_log.show_log)
+        s.item_log_loaded.connect(self._show_sent_back)
         s.source_loaded.connect(self.source_pane.show_source)
         s.completions_lost.connect(self._on_completions_lost)
         s.item_log_loaded.connect(lambda log: self.form.show_origins(log.as_imported()))
@@ -447,11 +450,11 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(page)
         layout.addStretch(1)
         layout.addWidget(self.message_label)
-        self.counts_table = QTableWidget(0, 4)
+        self.counts_table = QTableWidget(0, 5)
         self.counts_table.setObjectName("queue_counts")
         self.counts_table.setAccessibleName(self.tr("Queues: waiting items, yours and overdue ones"))
         self.counts_table.setHorizontalHeaderLabels(
-            [self.tr("Queue"), self.tr("Waiting"), self.tr("Yours"), self.tr("Overdue")]
+            [self.tr("Queue"), self.tr("Waiting"), self.tr("Yours"), self.tr("Overdue"), self.tr("Deferred")]
         )
         self.counts_table.verticalHeader().setVisible(False)
         self.counts_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -478,13 +481,16 @@ class MainWindow(QMainWindow):
                 else QLocale().toString(count.waiting)
             )
             overdue = "—" if count.overdue is None else QLocale().toString(count.overdue)
-            for c, text in enumerate((count.title, waiting, QLocale().toString(count.mine), overdue)):
+            texts = (count.title, waiting, QLocale().toString(count.mine), overdue, QLocale().toString(count.deferred))
+            for c, text in enumerate(texts):
                 item = QTableWidgetItem(text)
                 if c:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 table.setItem(r, c, item)
         # The overdue column only where a queue names its due column.
         table.setColumnHidden(3, all(count.overdue is None for count in counts))
+        # Deferred items are not waiting (Next does not serve them yet): counted apart, where there are any.
+        table.setColumnHidden(4, all(not count.deferred for count in counts))
         table.setVisible(bool(counts))
         table.resizeColumnsToContents()
         frame = 2 * table.frameWidth()
@@ -840,11 +846,28 @@ class MainWindow(QMainWindow):
         self.next_button.setEnabled(True)
         self._set_actions()
         self.item_log.clear()
+        self.sent_back_banner.setVisible(False)
         self.session.load_item_log()
+        self._update_title()  # a resumed item may be of another queue than the one picked before
         self._show_source_pane(queue)
         self.form.focus_first_editable()
         if draft is not None:
             self._write_journal()  # journal again under the new lock token
+
+    def _show_sent_back(self, log: Any) -> None:
+        """A reviewer sent the open item back: say who and why above the form (not only in the history)."""
+        cur = self.session.current
+        review = self._queue_config(log.queue).review
+        found = log.sent_back(review.by, review.send_back) if review is not None else None
+        if cur is None or (cur.queue, cur.lock.key) != (log.queue, log.key) or found is None:
+            self.sent_back_banner.setVisible(False)
+            return
+        reviewer, note = found
+        self.sent_back_banner.show_text(
+            self.tr("Sent back by {0} in review: {1}").format(reviewer, note)
+            if note
+            else self.tr("Sent back by {0} in review.").format(reviewer)
+        )
 
     def _show_source_pane(self, queue: str) -> None:
         """Beside the form for a queue with a `source` column, loading the open item's document."""

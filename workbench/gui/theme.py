@@ -14,12 +14,14 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
-SETTING = "view/appearance"  # the user's choice: "" follows the system, "light" or "dark"
+SETTING = "view/appearance"  # the user's choice: "" follows the system, "light", "dark" or "contrast"
 APPEARANCES = (
     ("", QT_TRANSLATE_NOOP("Theme", "&As the system")),
     ("light", QT_TRANSLATE_NOOP("Theme", "&Light")),
     ("dark", QT_TRANSLATE_NOOP("Theme", "&Dark")),
+    ("contrast", QT_TRANSLATE_NOOP("Theme", "&High contrast")),  # the system's light or dark, in high contrast
 )  # View ▸ Appearance's entries
+OWN_PALETTES = ("light", "dark")  # the choices that bring a palette of their own
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Colours:
     error_fg: str  # a field's problem, a refused password, a dead connection (on the window)
     soon_fg: str  # a lock that runs out soon, a slow connection (on the window)
     muted_fg: str  # explanations (on the window)
+    placeholder_fg: str  # a field's placeholder text (the system's, half-transparent text, is about 4:1)
     locked_bg: str  # a read-only field
     locked_fg: str
     locked_border: str
@@ -79,7 +82,7 @@ class Colours:
     # Backgrounds under the palette's text (window text, or a field's text).
     UNDER_TEXT = ("warning_bg", "lost_bg", "info_bg", "changed_bg", "invalid_bg", "board_soon_bg", "board_past_bg")
     # Text colours on the window's and the fields' own background.
-    ON_WINDOW = ("error_fg", "soon_fg", "muted_fg")
+    ON_WINDOW = ("error_fg", "soon_fg", "muted_fg", "placeholder_fg")
     # The charts' bars, on chart_bg.
     CHART = ("chart_claimed", "chart_completed", "chart_handled", "chart_open")
 
@@ -105,7 +108,8 @@ LIGHT = Colours(
     error_fg="#b42318",
     soon_fg="#8a5d00",
     muted_fg="#4a4a4a",
-    locked_bg="#f0f0f0",
+    placeholder_fg="#6b6b6b",
+    locked_bg="#e8e8e8",
     locked_fg="#505050",
     locked_border="#d4d4d4",
     changed_bg="#fffbe6",
@@ -146,7 +150,8 @@ DARK = Colours(
     error_fg="#ff8a80",
     soon_fg="#e3b341",
     muted_fg="#b8b8b8",
-    locked_bg="#262626",
+    placeholder_fg="#9a9a9a",
+    locked_bg="#383838",  # lighter than a field's #1e1e1e: read-only shows at a glance
     locked_fg="#b4b4b4",
     locked_border="#444444",
     changed_bg="#3a3210",
@@ -187,7 +192,8 @@ CONTRAST_LIGHT = dataclasses.replace(
     error_fg="#a00000",
     soon_fg="#5c3c00",
     muted_fg="#000000",
-    locked_bg="#ffffff",
+    placeholder_fg="#4d4d4d",
+    locked_bg="#e0e0e0",
     locked_fg="#000000",
     locked_border="#000000",
     changed_bg="#ffffff",
@@ -227,7 +233,8 @@ CONTRAST_DARK = dataclasses.replace(
     error_fg="#ffa198",
     soon_fg="#ffd33d",
     muted_fg="#ffffff",
-    locked_bg="#000000",
+    placeholder_fg="#c0c0c0",
+    locked_bg="#333333",
     locked_fg="#ffffff",
     locked_border="#ffffff",
     changed_bg="#000000",
@@ -334,7 +341,7 @@ class Theme(QObject):
     def __init__(self, app: QApplication, choice: str = "") -> None:
         super().__init__(app)
         _State.theme = self
-        self.app, self.choice = app, choice if choice in ("light", "dark") else ""
+        self.app, self.choice = app, choice if choice in (*OWN_PALETTES, "contrast") else ""
         self._own_palette = False  # whether the palette in use is ours (the user's choice) or the system's
         # Kept: PySide deletes the wrappers of these Qt-owned objects when no Python name holds them.
         self.hints = QGuiApplication.styleHints()
@@ -345,21 +352,34 @@ class Theme(QObject):
 
     @property
     def high_contrast(self) -> bool:
-        return bool(self.accessibility.contrastPreference() == Qt.ContrastPreference.HighContrast)
+        chosen = self.choice == "contrast"  # View ▸ Appearance ▸ High contrast, whatever the system says
+        return chosen or bool(self.accessibility.contrastPreference() == Qt.ContrastPreference.HighContrast)
 
     def set_choice(self, choice: str) -> None:
-        self.choice = choice if choice in ("light", "dark") else ""
+        self.choice = choice if choice in (*OWN_PALETTES, "contrast") else ""
         self.apply()
 
     def apply(self, *_: object) -> None:
-        if self.choice:
+        if self.choice in OWN_PALETTES:
             self.app.setPalette(palette(self.choice == "dark"))
             self._own_palette = True
         elif self._own_palette:  # back to the system's: the style's own palette, which follows it
             self.app.setPalette(QPalette())
             self._own_palette = False
         colours = pick(self.app.palette(), self.high_contrast)
+        self._set_placeholder(colours)
         if colours != _State.colours or not self.app.styleSheet():
             _State.colours = colours
             self.app.setStyleSheet(stylesheet(colours))
             self.changed.emit()
+
+    def _set_placeholder(self, colours: Colours) -> None:
+        """The set's placeholder colour in the application's palette (the system's, text at half
+        opacity, reads about 4:1); the palette's other colours stay whatever they were."""
+        role = QPalette.ColorRole.PlaceholderText
+        if self.app.palette().color(role) == colours.qcolor("placeholder_fg"):
+            return
+        # Following the system: a palette that sets this one role, so that the rest keeps following it.
+        changed = self.app.palette() if self._own_palette else QPalette()
+        changed.setColor(role, colours.qcolor("placeholder_fg"))
+        self.app.setPalette(changed)

@@ -1210,6 +1210,10 @@ Konfiguration: {1}</translation>
         <translation>Ü&amp;ber workbench</translation>
     </message>
     <message>
+        <source>Deferred</source>
+        <translation>Zurückgestellt</translation>
+    </message>
+    <message>
         <source>Complete as “{0}” ({1})</source>
         <translation>Abschließen als „{0}“ ({1})</translation>
     </message>
@@ -1244,6 +1248,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>&amp;Give it back, discarding my edits</source>
         <translation>&amp;Zurückgeben, meine Änderungen verwerfen</translation>
+    </message>
+    <message>
+        <source>Sent back by {0} in review: {1}</source>
+        <translation>In der Prüfung von {0} zurückgeschickt: {1}</translation>
+    </message>
+    <message>
+        <source>Sent back by {0} in review.</source>
+        <translation>In der Prüfung von {0} zurückgeschickt.</translation>
     </message>
     <message>
         <source>overdue by {0}</source>
@@ -2556,6 +2568,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>&amp;Dark</source>
         <translation>&amp;Dunkel</translation>
+    </message>
+    <message>
+        <source>&amp;High contrast</source>
+        <translation>Hoher &amp;Kontrast</translation>
     </message>
 </context>
 <context>

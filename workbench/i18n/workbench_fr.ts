@@ -1210,6 +1210,10 @@ Configuration : {1}</translation>
         <translation>À &amp;propos de workbench</translation>
     </message>
     <message>
+        <source>Deferred</source>
+        <translation>Reporté</translation>
+    </message>
+    <message>
         <source>Complete as “{0}” ({1})</source>
         <translation>Terminer comme « {0} » ({1})</translation>
     </message>
@@ -1244,6 +1248,14 @@ Configuration : {1}</translation>
     <message>
         <source>&amp;Give it back, discarding my edits</source>
         <translation>&amp;Rendre, en abandonnant mes modifications</translation>
+    </message>
+    <message>
+        <source>Sent back by {0} in review: {1}</source>
+        <translation>Renvoyé par {0} à la vérification : {1}</translation>
+    </message>
+    <message>
+        <source>Sent back by {0} in review.</source>
+        <translation>Renvoyé par {0} à la vérification.</translation>
     </message>
     <message>
         <source>overdue by {0}</source>
@@ -2556,6 +2568,10 @@ Configuration : {1}</translation>
     <message>
         <source>&amp;Dark</source>
         <translation>&amp;Sombre</translation>
+    </message>
+    <message>
+        <source>&amp;High contrast</source>
+        <translation>Contraste &amp;élevé</translation>
     </message>
 </context>
 <context>

@@ -66,6 +66,7 @@ class QueueCount:
     waiting: int  # counted up to WAITING_CAP + 1
     mine: int
     overdue: int | None = None  # open items past their due time (None: the queue names no `due` column)
+    deferred: int = 0  # deferred to a time still to come: not waiting, nobody is served them yet
 
     @property
     def more_than(self) -> bool:
@@ -100,6 +101,17 @@ class ItemLog:
         """Notes and events as they happened; a note after the action it was written with."""
         merged = [(e.at, 0, e) for e in self.events] + [(n.at, 1, n) for n in self.notes]
         return [entry for _, _, entry in sorted(merged, key=lambda m: (m[0], m[1]))]
+
+    def sent_back(self, reviewing_queue: str, outcome: str) -> tuple[str, str] | None:
+        """(reviewer, their note) when the item's last Complete was a review sending it back (in
+        `reviewing_queue` with `outcome`), None once anyone completed it after that."""
+        completes = [e for e in self.events if e.kind == models.EventKind.COMPLETE]
+        if not completes or (completes[-1].queue, completes[-1].outcome) != (reviewing_queue, outcome):
+            return None
+        review = completes[-1]
+        # The note the send-back required: the reviewer's latest written with a Complete.
+        written = [n for n in self.notes if n.author == review.actor and n.kind == "complete"]
+        return review.actor, written[-1].text if written else ""
 
 
 WAITING_CAP = 10_000  # "first 200 of more than 10,000" is all a person needs; counting further costs
@@ -253,6 +265,7 @@ class Operator:
                     waiting=work.count_waiting(WAITING_CAP, self.user),
                     mine=len(work.mine(self.user)),
                     overdue=work.count_overdue(),
+                    deferred=len(work.deferred()),
                 )
             )
         return counts

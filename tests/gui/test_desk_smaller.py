@@ -1,0 +1,90 @@
+"""Small things at the desk (issue 40, item 7): why a line came back, the window's title after a
+resume, a `text` column's editor, deferred items counted apart, and the appearance choices."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from PySide6.QtCore import Qt
+
+from tests.gui.conftest import with_queue
+from workbench import demo
+from workbench.config import loader, model
+
+DEMO_REVIEW = {"percent": 100, "first_items": 0}
+
+
+def _demo(tmp_path: Path) -> model.Config:
+    """The SQLite demo with every verified import line chosen for review."""
+    config = loader.load(demo.create(tmp_path / "demo"))
+    review = config.queues["imports"].review
+    assert review is not None
+    config = with_queue(config, "imports", review=dataclasses.replace(review, **DEMO_REVIEW))
+    return with_queue(config, "imports_review", release_cooldown_seconds=0)
+
+
+def _claim_next(qtbot: Any, window: Any) -> Any:
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
+        qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    return signal.args[0]
+
+
+def test_a_sent_back_line_says_why_above_the_form(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window = open_window(_demo(tmp_path), user="alice")
+    wb = window.session.wb
+    imports = wb.queue("imports")
+    with wb.engine.begin() as conn:
+        conn.execute(sa.update(imports.q.table).values(check_status="pending", checked_by=None, checked_at=None))
+    mine = imports.claim_next("alice")[0]
+    imports.complete("alice", mine.lock.key, mine.lock.token, "verified")
+    review = wb.queue("imports_review")
+    got = review.claim_next("bob")[0]
+    review.complete("bob", got.lock.key, got.lock.token, "sent_back", note="The IBAN has a digit too few.")
+
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports"))
+    claim = _claim_next(qtbot, window)
+    assert claim.lock.key == mine.lock.key
+    banner = window.sent_back_banner
+    qtbot.waitUntil(banner.isVisible, timeout=10_000)
+    assert "bob" in banner.label.text() and "The IBAN has a digit too few." in banner.label.text()
+
+
+def test_the_title_names_the_queue_of_a_resumed_item(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    config = _demo(tmp_path)
+    window = open_window(config, user="alice")
+    assert config.queues["cases"].title in window.windowTitle()
+    held = window.session.wb.queue("imports").claim_next("alice")[0]
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        window.resume_panel.open_requested.emit("imports", held.lock.key)
+    assert config.queues["imports"].title in window.windowTitle()
+    assert config.queues["cases"].title not in window.windowTitle()
+
+
+def _counts(window: Any) -> dict[str, tuple[str, str | None]]:
+    """Per queue title on the start page: (waiting, deferred) as shown, deferred None while its column is hidden."""
+    table = window.counts_table
+    return {
+        table.item(r, 0).text(): (table.item(r, 1).text(), None if table.isColumnHidden(4) else table.item(r, 4).text())
+        for r in range(table.rowCount())
+    }
+
+
+def test_deferred_items_are_counted_apart_from_the_waiting_ones(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    config = _demo(tmp_path)
+    window = open_window(config, user="alice")
+    title = config.queues["cases"].title
+    with qtbot.waitSignal(window.session.counts_loaded, timeout=10_000):
+        window.session.load_counts()
+    window.session.dispatcher.wait(10_000)
+    waiting, deferred = _counts(window)[title]
+    assert deferred is None  # nothing deferred: no column for it
+    cases = window.session.wb.queue("cases")
+    held = cases.claim_next("bob")[0]
+    now = cases.db_clock().utc.replace(tzinfo=dt.UTC)
+    cases.defer("bob", held.lock.key, held.lock.token, now + dt.timedelta(days=1), "customer calls back")
+    window.session.load_counts()
+    qtbot.waitUntil(lambda: _counts(window)[title] == (str(int(waiting) - 1), "1"), timeout=10_000)
