@@ -14,6 +14,14 @@ PASSWORD_ENV = "WORKBENCH_DB_PASSWORD"
 _NOT_SECURE = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt.file")
 
 
+# Why a password cannot be remembered on a computer without a password store; the GUI says it in
+# the user's language (gui/connect_dialog.py), so it is one name, not a sentence matched by text.
+NO_PASSWORD_STORE = (
+    "no OS password store (Windows Credential Manager, macOS "
+    "Keychain or a Secret Service such as GNOME Keyring) is available on this computer"
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class KeyringStatus:
     available: bool
@@ -36,8 +44,7 @@ def keyring_status() -> KeyringStatus:
     return KeyringStatus(
         False,
         _name(backend),
-        "no OS password store (Windows Credential Manager, macOS "
-        "Keychain or a Secret Service such as GNOME Keyring) is available on this computer",
+        NO_PASSWORD_STORE,
     )
 
 

@@ -193,3 +193,18 @@ def test_view_menu_stores_the_language_for_the_next_start(
     # The next start reads it (unless $WORKBENCH_LANG says otherwise, as the tests' conftest does).
     assert i18n.chosen(gui_app.user_settings(tmp_path / "home", "alice")) == "en"
     assert str(gui_app.user_settings(tmp_path / "home", "alice").value(i18n.SETTING)) == "de"
+
+
+def test_the_password_store_missing_is_said_in_german(german: None, qtbot: Any) -> None:
+    """The keyring's reason came from the engine in English ("Nicht gemerkt: no OS password store …")."""
+    from PySide6.QtWidgets import QCheckBox
+
+    from workbench import credentials
+    from workbench.gui import connect_dialog
+
+    box = QCheckBox()
+    qtbot.addWidget(box)
+    status = credentials.KeyringStatus(False, "fail Keyring", credentials.NO_PASSWORD_STORE)
+    connect_dialog._describe_keyring(box, status)
+    assert box.toolTip().startswith("Nicht gemerkt: ")
+    assert "password store" not in box.toolTip() and "available on this computer" not in box.toolTip()

@@ -505,10 +505,17 @@ def _describe_keyring(box: QCheckBox, status: credentials.KeyringStatus) -> None
         box.setChecked(False)
         box.setEnabled(False)
         box.setText(QCoreApplication.translate("ConnectionDialog", "Cannot remember it here: asked each time"))
+        reason = status.reason
+        if reason == credentials.NO_PASSWORD_STORE:  # the engine's English, said in the user's language
+            reason = QCoreApplication.translate(
+                "ConnectionDialog",
+                "no OS password store (Windows Credential Manager, macOS Keychain or a "
+                "Secret Service such as GNOME Keyring) is available on this computer",
+            )
         box.setToolTip(
             QCoreApplication.translate(
                 "ConnectionDialog", "Not remembered: {0}. The password is never written to a file."
-            ).format(status.reason)
+            ).format(reason)
         )
 
 

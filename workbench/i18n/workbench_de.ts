@@ -17,7 +17,7 @@
     </message>
     <message>
         <source>Holder</source>
-        <translation>Inhaber</translation>
+        <translation>Gesperrt von</translation>
     </message>
     <message>
         <source>Claimed at</source>
@@ -33,7 +33,7 @@
     </message>
     <message>
         <source>Idle</source>
-        <translation>Untätig</translation>
+        <translation>Ohne Aktivität</translation>
     </message>
     <message>
         <source>Extended</source>
@@ -333,6 +333,10 @@
         <translation>Kann hier nicht gemerkt werden: wird jedes Mal abgefragt</translation>
     </message>
     <message>
+        <source>no OS password store (Windows Credential Manager, macOS Keychain or a Secret Service such as GNOME Keyring) is available on this computer</source>
+        <translation>auf diesem Computer gibt es keinen Passwortspeicher des Systems (Windows-Anmeldeinformationsverwaltung, macOS-Schlüsselbund oder einen Secret Service wie GNOME Keyring)</translation>
+    </message>
+    <message>
         <source>Not remembered: {0}. The password is never written to a file.</source>
         <translation>Nicht gemerkt: {0}. Das Passwort wird nie in eine Datei geschrieben.</translation>
     </message>
@@ -396,7 +400,7 @@ Einzelheiten stehen in {log}.</translation>
     </message>
     <message>
         <source>&amp;Note for whoever takes it next (optional):</source>
-        <translation>&amp;Notiz für die nächste Bearbeitung (freiwillig):</translation>
+        <translation>&amp;Notiz für die nächste Bearbeitung (optional):</translation>
     </message>
     <message>
         <source>Defer</source>
@@ -2009,7 +2013,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>&amp;Note for whoever takes it next (optional):</source>
-        <translation>&amp;Notiz für die nächste Bearbeitung (freiwillig):</translation>
+        <translation>&amp;Notiz für die nächste Bearbeitung (optional):</translation>
     </message>
     <message>
         <source>Release</source>
@@ -2095,7 +2099,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>lock gone</source>
-        <translation>Sperre weg</translation>
+        <translation>Sperre verloren</translation>
     </message>
     <message>
         <source>expired</source>
@@ -2247,7 +2251,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>Filter by holder</source>
-        <translation>Nach Inhaber filtern</translation>
+        <translation>Nach sperrender Person filtern</translation>
     </message>
     <message>
         <source> s</source>
@@ -2279,7 +2283,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>Lock board</source>
-        <translation>Sperrtafel</translation>
+        <translation>Sperrenübersicht</translation>
     </message>
     <message>
         <source>Queue health</source>
@@ -2351,7 +2355,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>Expiries today</source>
-        <translation>Abläufe heute</translation>
+        <translation>Abgelaufene Sperren heute</translation>
     </message>
     <message>
         <source>Force releases today</source>
@@ -2399,7 +2403,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>Expiries</source>
-        <translation>Abläufe</translation>
+        <translation>Abgelaufene Sperren</translation>
     </message>
     <message>
         <source>Force-released</source>
@@ -2447,7 +2451,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>Holder</source>
-        <translation>Inhaber</translation>
+        <translation>Gesperrt von</translation>
     </message>
     <message>
         <source>Reason / outcome</source>
@@ -2589,7 +2593,7 @@ Konfiguration: {1}</translation>
     <name>_ReasonDialog</name>
     <message>
         <source>required: the holder is shown it</source>
-        <translation>Pflichtfeld: Der Inhaber bekommt ihn angezeigt</translation>
+        <translation>Pflichtfeld: Wer die Sperre hält, bekommt ihn angezeigt</translation>
     </message>
     <message>
         <source>&amp;Reason:</source>
@@ -2597,7 +2601,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>Give a reason: the holder sees it, and it goes into the history.</source>
-        <translation>Geben Sie einen Grund an: Der Inhaber sieht ihn, und er wird im Verlauf festgehalten.</translation>
+        <translation>Geben Sie einen Grund an: Wer die Sperre hält, sieht ihn, und er wird im Verlauf festgehalten.</translation>
     </message>
 </context>
 </TS>

@@ -333,6 +333,10 @@
         <translation>Impossible de le retenir ici : demandé à chaque fois</translation>
     </message>
     <message>
+        <source>no OS password store (Windows Credential Manager, macOS Keychain or a Secret Service such as GNOME Keyring) is available on this computer</source>
+        <translation>aucun coffre à mots de passe du système (Gestionnaire d’identification Windows, trousseau macOS ou un Secret Service comme GNOME Keyring) n’est disponible sur cet ordinateur</translation>
+    </message>
+    <message>
         <source>Not remembered: {0}. The password is never written to a file.</source>
         <translation>Non retenu : {0}. Le mot de passe n&apos;est jamais écrit dans un fichier.</translation>
     </message>
