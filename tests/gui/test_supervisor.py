@@ -655,3 +655,27 @@ def test_history_says_who_noticed_an_expiry_and_who_reassigned_to_whom(qtbot: An
     assert texts[3].startswith("Reassigned to carla by sue, ") and texts[3].endswith("— Shift ended")
     assert texts[4].startswith("Locked to carla (reassigned from bob) by sue, ")
     assert not any(t.startswith(("Expired by", "Claimed by sue")) for t in texts)
+
+
+def test_a_lock_reassigned_to_its_holder_is_not_lost_and_one_reassigned_away_says_to_whom(
+    qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
+    operator = open_window(demo_config, user="ann")
+    with qtbot.waitSignal(operator.session.claimed, timeout=20_000):
+        operator.next_button.click()
+    key = operator.session.current.lock.key
+    q = operator.session.wb.queue("cases")
+    # A supervisor gives ann's item to ann again (a fresh lock, e.g. a bulk reassignment): still hers.
+    fresh = q.reassign("sue", key, "ann", "Shift ended")
+    lost: list[Any] = []
+    operator.session.lock_lost.connect(lost.append)
+    operator.session.check_now()
+    qtbot.waitUntil(lambda: operator.session.current.lock.token == fresh.token, timeout=20_000)
+    assert lost == [] and not operator.lost_banner.isVisible()
+    # Given away: the banner says to whom.
+    q.reassign("sue", key, "bob", "Needs another team")
+    with qtbot.waitSignal(operator.session.lock_lost, timeout=20_000):
+        operator.session.check_now()
+    text = operator.lost_banner.label.text()
+    assert "sue" in text and "to bob" in text and "someone else" not in text
+    assert "you hold it" not in text

@@ -524,6 +524,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Sperre verloren: Supervisor {0} hat {1} um {2} freigegeben</translation>
     </message>
     <message>
+        <source>Lock lost: supervisor {0} gave {1} to {2} at {3}</source>
+        <translation>Sperre verloren: Supervisor {0} hat {1} um {3} {2} zugewiesen</translation>
+    </message>
+    <message>
         <source>Lock lost: supervisor {0} gave {1} to someone else at {2}</source>
         <translation>Sperre verloren: Supervisor {0} hat {1} um {2} jemand anderem zugewiesen</translation>
     </message>

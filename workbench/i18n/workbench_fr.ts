@@ -524,6 +524,10 @@ Les détails sont dans {log}.</translation>
         <translation>Verrou perdu : le superviseur {0} a libéré {1} à {2}</translation>
     </message>
     <message>
+        <source>Lock lost: supervisor {0} gave {1} to {2} at {3}</source>
+        <translation>Verrou perdu : le superviseur {0} a confié {1} à {2} à {3}</translation>
+    </message>
+    <message>
         <source>Lock lost: supervisor {0} gave {1} to someone else at {2}</source>
         <translation>Verrou perdu : le superviseur {0} a confié {1} à quelqu’un d’autre à {2}</translation>
     </message>
