@@ -434,8 +434,9 @@ def test_reassign_several_locks_at_once(qtbot: Any, console: Any) -> None:
     assert [e.kind.value for e in history] == ["claim"]
 
 
-def test_move_the_waiting_items_of_a_category(qtbot: Any, console: Any) -> None:
+def test_move_the_waiting_items_of_a_category(qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     window = console("sup")
+    monkeypatch.setattr(QMessageBox, "question", lambda *args, **kw: QMessageBox.StandardButton.Yes)
     q = window.wb.queue("cases")
     held = q.claim_next("ann")[0]
     category = held.item["category"]
@@ -493,3 +494,188 @@ def test_a_board_of_very_many_locks_says_how_many_it_left_out(
     assert window.model.rowCount() == 2 and set(board_keys(window)) == {str(k) for k in oldest}
     assert window.board_note.isVisible()
     assert window.board_note.text().startswith("Showing the oldest 2 of 3 locks: the board lists at most 2 per queue")
+
+
+def health_row(window: supervisor.SupervisorWindow, title: str) -> int:
+    return next(r for r in range(window.health.rowCount()) if window.health.item(r, 0).text() == title)
+
+
+def selected_health_titles(window: supervisor.SupervisorWindow) -> set[str]:
+    return {window.health.item(i.row(), 0).text() for i in window.health.selectionModel().selectedIndexes()}
+
+
+def test_queue_health_keeps_the_chosen_queue_across_refreshes(qtbot: Any, console: Any) -> None:
+    """A click on a cell chooses its queue's row, and that queue stays chosen when a refresh reorders
+    the rows (it used to be a lone cell, and the highlight moved to whichever queue took its place)."""
+    from PySide6.QtTest import QTest
+
+    window = console("sup")
+    window.tabs.setCurrentIndex(1)
+    refreshed(qtbot, window)
+    locked = [window.health.horizontalHeaderItem(c).text() for c in range(window.health.columnCount())].index("Locked")
+    window.health.sortByColumn(locked, Qt.SortOrder.DescendingOrder)
+    row = health_row(window, "Helpdesk cases")
+    cell = window.health.visualItemRect(window.health.item(row, locked)).center()
+    QTest.mouseClick(window.health.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    assert selected_health_titles(window) == {"Helpdesk cases"}
+    assert window._chosen_queue() == "cases"
+    window.wb.queue("imports").claim_next("ann", 3)  # imports now sorts first: the rows change places
+    refreshed(qtbot, window)
+    assert health_row(window, "Helpdesk cases") != row
+    assert selected_health_titles(window) == {"Helpdesk cases"}
+    assert window._chosen_queue() == "cases"
+
+
+def test_move_without_a_queue_says_so_where_it_stays(qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    window = console("sup")
+    window.tabs.setCurrentIndex(1)
+    refreshed(qtbot, window)
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda *args, **kw: told.append(args[2]))
+    window.move_button.click()
+    assert told and "Choose a queue first" in told[0]
+
+
+def test_move_says_how_many_items_change_and_asks_first(
+    qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = console("sup")
+    q = window.wb.queue("cases")
+    b = q.q
+    with window.wb.engine.connect() as conn:
+        category = conn.execute(sa.select(b.table.c.category).where(b.todo_clause(), b.free()).limit(1)).scalar()
+        waiting = conn.execute(
+            sa.select(sa.func.count()).where(b.todo_clause(), b.free(), b.table.c.category == category)
+        ).scalar()
+    target = "Printing" if category != "Printing" else "Email"
+    window.queue_filter.setCurrentIndex(window.queue_filter.findData("cases"))  # the filtered queue moves
+    window.tabs.setCurrentIndex(1)
+    refreshed(qtbot, window)
+    asked: list[str] = []
+    answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
+    monkeypatch.setattr(QMessageBox, "question", lambda *args, **kw: (asked.append(args[2]), answers.pop(0))[1])
+
+    def act(dialog: Any) -> None:
+        dialog.where_column.setCurrentIndex(dialog.where_column.findData("category"))
+        qtbot.waitUntil(lambda: dialog.where_value.count() > 0, timeout=10_000)
+        dialog.where_value.setCurrentText(category)
+        dialog.set_column.setCurrentIndex(dialog.set_column.findData("category"))
+        dialog.set_value.setCurrentText(target)
+        dialog.reason_box.setCurrentText("Needs level 2")
+        dialog.confirm.click()
+
+    on_dialog(qtbot, "move_dialog", act)
+    window.move_button.click()
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=20_000)
+    assert f"{waiting} waiting item(s)" in asked[0] and target in asked[0]
+    with window.wb.engine.connect() as conn:  # answered No: nothing changed
+        still = conn.execute(sa.select(sa.func.count()).where(b.todo_clause(), b.table.c.category == category)).scalar()
+    assert still == waiting
+    on_dialog(qtbot, "move_dialog", act)
+    window.move_button.click()
+    qtbot.waitUntil(lambda: "moved" in window.status.text(), timeout=20_000)
+    assert len(asked) == 2
+    assert f"{waiting} waiting item(s) of Helpdesk cases moved." in window.status.text()
+
+
+def test_reassign_offers_the_queues_known_operators(qtbot: Any, console: Any) -> None:
+    window = console("sup")
+    q = window.wb.queue("cases")
+    done = q.claim_next("dora")[0]  # dora worked here today and holds nothing now
+    q.complete("dora", done.lock.key, done.lock.token, "resolved", {})
+    key = claim(window, "ann")[0]
+    claim(window, "bob")
+    refreshed(qtbot, window)
+    select(window, [key])
+    offered: list[list[str]] = []
+
+    def act(dialog: Any) -> None:
+        offered.append([dialog.user_box.itemText(i) for i in range(dialog.user_box.count())])
+        dialog.reject()
+
+    seen = on_dialog(qtbot, "reassign_dialog", act)
+    window.reassign()
+    qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
+    assert sorted(offered[0]) == ["bob", "dora"]  # not ann, who holds it
+
+
+def test_the_queue_filter_filters_health_and_operators(qtbot: Any, console: Any) -> None:
+    window = console("sup")
+    for name in ("cases", "imports"):
+        c = window.wb.queue(name).claim_next("ann")[0]
+        window.wb.queue(name).complete(
+            "ann", c.lock.key, c.lock.token, "resolved" if name == "cases" else "verified", {}
+        )
+    window.queue_filter.setCurrentIndex(window.queue_filter.findData("imports"))
+    window.tabs.setCurrentIndex(1)
+    refreshed(qtbot, window)
+    assert [window.health.item(r, 0).text() for r in range(window.health.rowCount())] == ["Import verification"]
+    window.tabs.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: window.operators.rowCount() > 0, timeout=20_000)
+    refreshed(qtbot, window)
+    assert {window.operators.item(r, 0).text() for r in range(window.operators.rowCount())} == {"Import verification"}
+    window.queue_filter.setCurrentIndex(0)  # all queues again: refreshed at once
+    qtbot.waitUntil(lambda: window.operators.rowCount() >= 2, timeout=20_000)
+
+
+def test_ctrl_q_closes_the_console(qtbot: Any, console: Any) -> None:
+    window = console("sup")
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
+    qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=5_000)
+
+
+def test_history_says_who_noticed_an_expiry_and_who_reassigned_to_whom(qtbot: Any, console: Any) -> None:
+    from workbench.gui import item_log
+
+    window = console("sup")
+    q = window.wb.queue("cases")
+    key = claim(window, "ann")[0]
+    support.age_lock(window.wb, "cases", key, 60 * 60)  # ann's lock expires
+    q.claim("bob", key)  # bob takes the expired item
+    q.reassign("sue", key, "carla", "Shift ended")
+    window.tabs.setCurrentIndex(3)
+    window.history_key.setText(str(key))
+    window.show_history()
+    qtbot.waitUntil(lambda: window.history.rowCount() == 5, timeout=20_000)
+    rows = [[window.history.item(r, c).text() for c in (1, 2, 3)] for r in range(5)]
+    assert rows == [
+        ["Claimed", "ann", "ann"],
+        ["Expired (noticed when bob claimed it)", "", "ann"],
+        ["Claimed", "bob", "bob"],
+        ["Reassigned to carla", "sue", "bob"],
+        ["Locked to carla (reassigned from bob)", "sue", "carla"],
+    ]
+    panel = item_log.ItemLogPanel()
+    qtbot.addWidget(panel)
+    panel.show_log(window.service.item_log("cases", key))
+    texts = [panel.entries.item(r).text() for r in range(panel.entries.count())]
+    assert texts[1].startswith("Expired (noticed when bob claimed it), ")
+    assert texts[3].startswith("Reassigned to carla by sue, ") and texts[3].endswith("— Shift ended")
+    assert texts[4].startswith("Locked to carla (reassigned from bob) by sue, ")
+    assert not any(t.startswith(("Expired by", "Claimed by sue")) for t in texts)
+
+
+def test_a_lock_reassigned_to_its_holder_is_not_lost_and_one_reassigned_away_says_to_whom(
+    qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
+    operator = open_window(demo_config, user="ann")
+    with qtbot.waitSignal(operator.session.claimed, timeout=20_000):
+        operator.next_button.click()
+    key = operator.session.current.lock.key
+    q = operator.session.wb.queue("cases")
+    # A supervisor gives ann's item to ann again (a fresh lock, e.g. a bulk reassignment): still hers.
+    fresh = q.reassign("sue", key, "ann", "Shift ended")
+    lost: list[Any] = []
+    operator.session.lock_lost.connect(lost.append)
+    operator.session.check_now()
+    qtbot.waitUntil(lambda: operator.session.current.lock.token == fresh.token, timeout=20_000)
+    assert lost == [] and not operator.lost_banner.isVisible()
+    # Given away: the banner says to whom.
+    q.reassign("sue", key, "bob", "Needs another team")
+    with qtbot.waitSignal(operator.session.lock_lost, timeout=20_000):
+        operator.session.check_now()
+    text = operator.lost_banner.label.text()
+    assert "sue" in text and "to bob" in text and "someone else" not in text
+    assert "you hold it" not in text

@@ -92,11 +92,13 @@ class LockLost(WorkbenchError):
         at: dt.datetime | None = None,
         reason: str | None = None,
         happened: str | None = None,
+        to: str | None = None,
     ) -> None:
         # cause: expired | force_released | reassigned | completed | released | taken | not_held
         # | other_queue (the lock was taken in another queue of the same table)
         self.queue, self.key, self.cause = queue, key, cause
         self.holder, self.by, self.at, self.reason = holder, by, at, reason
+        self.to = to  # reassigned: to whom the supervisor gave it (who holds it now may differ)
         # What happened to the lock, without who holds the item now (which goes stale: the
         # window says that part again after its own fresh read).
         self.happened = happened or message

@@ -94,7 +94,7 @@ class Diagnosis:
         if event is None:
             happened = f"lock not held: you hold no lock on {name} with that token"
             return errors.LockLost(happened + now_part, cause="not_held", happened=happened, **common)
-        by, at, reason = event.actor, event.at, event.reason
+        by, at, reason, to = event.actor, event.at, event.reason, None
         kind = event.kind
         if kind == models.EventKind.COMPLETE:
             message = f"lock lost: {name} was already completed by {by} at {_when(at)}"
@@ -122,7 +122,9 @@ class Diagnosis:
             message = f"lock lost: your lock on {name} expired (noticed at {_when(at)})"
             cause = "expired"
             at = when
-        return errors.LockLost(message + now_part, cause=cause, by=by, at=at, reason=reason, happened=message, **common)
+        return errors.LockLost(
+            message + now_part, cause=cause, by=by, at=at, reason=reason, happened=message, to=to, **common
+        )
 
     @staticmethod
     def _now_part(lock: models.Lock | None, user: str) -> str:

@@ -312,6 +312,36 @@ class WorkQueue:
         )
         return [row[0] for row in conn.execute(stmt)]
 
+    def count_movable(self, where: Mapping[str, Any]) -> int:
+        """How many waiting items nobody holds match `where` ({column: value}): what a move of them
+        would change, said to the supervisor before it changes them."""
+        q = self.q
+        chosen = q.coerce_moves(where, "--where")
+        stmt = (
+            sa.select(sa.func.count())
+            .select_from(q.table)
+            .where(
+                *q.scope_clause(),
+                q.todo_clause(),
+                *(q.table.c[name] == value for name, value in chosen.items()),
+                q.shape.unheld(q.key),
+            )
+        )
+        return int(self.db.read(lambda conn: conn.execute(stmt).scalar_one()))
+
+    def operators(self, limit: int = 200) -> list[str]:
+        """Who has held this queue's items (their claims in the audit trail), the latest first: the
+        names a supervisor reassigns to."""
+        a = self.trail.table
+        stmt = (
+            sa.select(a.c.owner)
+            .where(a.c.queue == self.q.name, a.c.event == models.EventKind.CLAIM.value, a.c.owner.is_not(None))
+            .group_by(a.c.owner)
+            .order_by(sa.func.max(a.c.at).desc(), a.c.owner)
+            .limit(limit)
+        )
+        return self.db.read(lambda conn: [str(owner) for owner in conn.execute(stmt).scalars()])
+
     def count_overdue(self) -> int | None:
         """Open items (waiting or held) past their due time on the database clock; None without `due`."""
         q = self.q

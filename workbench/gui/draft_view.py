@@ -72,6 +72,10 @@ def lost_sentence(lost: errors.LockLost, item: str) -> str:
         text = translate("DraftView", "Lock lost: {0} was released by {1} at {2}").format(item, lost.by, at)
     elif lost.cause == "force_released":
         text = translate("DraftView", "Lock lost: supervisor {0} released {1} at {2}").format(lost.by, item, at)
+    elif lost.cause == "reassigned" and lost.to:
+        text = translate("DraftView", "Lock lost: supervisor {0} gave {1} to {2} at {3}").format(
+            lost.by, item, lost.to, at
+        )
     elif lost.cause == "reassigned":
         text = translate("DraftView", "Lock lost: supervisor {0} gave {1} to someone else at {2}").format(
             lost.by, item, at

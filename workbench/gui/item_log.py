@@ -40,6 +40,27 @@ def event_label(kind: models.EventKind) -> str:
     return QCoreApplication.translate("Events", EVENT_LABELS[kind])
 
 
+def event_text(event: models.Event) -> tuple[str, str]:
+    """What an audit row says happened, and who did it ("" when nobody did: a lock runs out by itself).
+
+    The trail records an expiry under whoever noticed it (the claim or sweep that took the item back),
+    and a reassignment's new lock under the supervisor who gave it: read as "Expired by bob" and
+    "Claimed by sue" they named the wrong person, so these say what happened in words.
+    """
+    detail = event.detail or {}
+    translate = QCoreApplication.translate
+    if event.kind == models.EventKind.EXPIRE:
+        if detail.get("noticed_by") == "sweep":
+            return translate("Events", "Expired (cleared by {0}'s sweep)").format(event.actor), ""
+        return translate("Events", "Expired (noticed when {0} claimed it)").format(event.actor), ""
+    if event.kind == models.EventKind.REASSIGN and detail.get("to"):
+        return translate("Events", "Reassigned to {0}").format(detail["to"]), event.actor
+    if event.kind == models.EventKind.CLAIM and detail.get("reassigned_from"):
+        text = translate("Events", "Locked to {0} (reassigned from {1})")
+        return text.format(event.owner, detail["reassigned_from"]), event.actor
+    return event_label(event.kind), event.actor
+
+
 class NoteEdit(QPlainTextEdit):
     """The new note's box: Ctrl+Return (or Ctrl+Enter) here adds the note (`submitted`), where
     everywhere else in the window it completes the item: a typed note must not be completed past."""
@@ -146,7 +167,9 @@ class ItemLogPanel(QWidget):
         self.entries.addItem(item)
 
     def _add_event(self, event: models.Event) -> None:
-        text = self.tr("{0} by {1}, {2}").format(event_label(event.kind), event.actor, times.moment(event.at))
+        what, by = event_text(event)
+        when = times.moment(event.at)
+        text = self.tr("{0} by {1}, {2}").format(what, by, when) if by else self.tr("{0}, {1}").format(what, when)
         said = event.reason or event.outcome
         if said:
             text += f" — {said}"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -33,9 +34,9 @@ from PySide6.QtWidgets import (
 from workbench import services
 from workbench.core import errors, models
 from workbench.db import service
-from workbench.gui import board_model, board_view, charts, dispatch, problem_text, supervisor_dialogs, times
+from workbench.gui import board_model, board_view, charts, dispatch, hotkeys, problem_text, supervisor_dialogs, times
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
-from workbench.gui.item_log import event_label
+from workbench.gui.item_log import event_text
 
 ALL = board_model.ALL  # the queue filter's "all queues"
 # (the period's name in the picker, days, how chart titles say it); translated where shown.
@@ -150,6 +151,15 @@ class SupervisorWindow(QMainWindow):
         self.interval.valueChanged.connect(lambda s: self._timer.setInterval(s * 1000))
         self.refresh_button.clicked.connect(self.refresh)
         self.tabs.currentChanged.connect(lambda _i: self.refresh())
+        # The operator window's Quit keys (Ctrl+Q, or the user's own choice) close the console too; the
+        # platform's Quit binding as well where it has one (none on Windows, hence not that alone).
+        keymap = hotkeys.Keymap.load(self.settings) if self.settings is not None else hotkeys.Keymap()
+        close = QAction(self.tr("Close"), self)
+        close.setObjectName("close_action")
+        close.setShortcuts([*keymap.sequences("quit"), *QKeySequence.keyBindings(QKeySequence.StandardKey.Quit)])
+        close.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        close.triggered.connect(self.close)
+        self.addAction(close)
 
     def _board_tab(self) -> QWidget:
         page = QWidget()
@@ -220,6 +230,10 @@ class SupervisorWindow(QMainWindow):
                 self.tr("Force releases today"),
             ],
         )
+        # A click chooses a queue (its whole row), the one Move waiting items… works on; a refresh keeps
+        # that queue chosen wherever its row sorts to (see _show_health).
+        self.health.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.health.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         layout.addWidget(self.health, 1)
         bar = QHBoxLayout()
         bar.addStretch(1)
@@ -336,16 +350,16 @@ class SupervisorWindow(QMainWindow):
         names = list(self.wb.config.queues)
         days = self.period.currentData()
         period = QCoreApplication.translate("SupervisorWindow", PERIODS[max(0, self.period.currentIndex())][2])
-        chosen = self._queues()  # the charts follow the queue filter; the tables list every queue
+        chosen = self._queues()  # the queue filter: every tab but the board (which filters its rows itself)
         started = time.monotonic()
 
         def work() -> Any:
             if tab == 0:
                 return self.service.board(names)
             if tab == 1:
-                return self.service.health(names)
+                return self.service.health(chosen)
             if tab == 2:
-                return self.service.operator_stats(names, days)
+                return self.service.operator_stats(chosen, days)
             if tab == 4:
                 hours, handled, opened = self.service.activity(chosen, days)
                 return charts.merge_hours(hours), handled, charts.merge_open(opened)
@@ -421,6 +435,7 @@ class SupervisorWindow(QMainWindow):
         self._set_actions()
 
     def _show_health(self, health: list[Any]) -> None:
+        chosen = self._health_queue()
         _fill(
             self.health,
             [
@@ -443,6 +458,12 @@ class SupervisorWindow(QMainWindow):
             self.reasons,
             [[self.titles[h.queue], reason, count] for h in health for reason, count in h.release_reasons_today],
         )
+        # The queue chosen before stays chosen, by its name: its row may have sorted elsewhere.
+        self.health.clearSelection()
+        for r in range(self.health.rowCount()):
+            cell = self.health.item(r, 0)
+            if chosen is not None and cell is not None and cell.text() == self.titles[chosen]:
+                self.health.selectRow(r)
 
     def _show_operators(self, per_queue: list[tuple[str, list[Any]]]) -> None:
         _fill(
@@ -469,7 +490,7 @@ class SupervisorWindow(QMainWindow):
     def _on_filter(self) -> None:
         self.model.set_filter(self.holder_filter.text(), self.queue_filter.currentData())
         self._set_actions()
-        if self.tabs.currentIndex() == 4:
+        if self.tabs.currentIndex() in (1, 2, 4):  # read per queue: read again for the queues chosen
             self.refresh()
 
     # -- actions ------------------------------------------------------------------------------------
@@ -505,17 +526,25 @@ class SupervisorWindow(QMainWindow):
         if not rows:
             return
         owners = {r.owner for r in rows}
-        holders = sorted({r.owner for r in self.model.rows} - (owners if len(owners) == 1 else set()))
-        dialog = supervisor_dialogs.ReassignDialog(rows, holders, self)
-        if not dialog.exec():
-            return
-        to_user, reason = dialog.to_user(), dialog.reason()
-        rows = [r for r in rows if r.owner != to_user]  # those they hold already stay as they are
-        self._act(
-            rows,
-            lambda r: self.service.reassign(r.queue, r.key, to_user, reason),
-            lambda n: self.tr("%n item(s) reassigned to {0}.", "", n).format(to_user),
-        )
+        queues = sorted({r.queue for r in rows})
+
+        def ask(known: list[str]) -> None:
+            # Whoever holds a lock now, and whoever has worked these queues (the audit trail's claims);
+            # the box stays editable for someone new.
+            offered = {r.owner for r in self.model.rows} | set(known)
+            holders = sorted(offered - (owners if len(owners) == 1 else set()))
+            dialog = supervisor_dialogs.ReassignDialog(rows, holders, self)
+            if not dialog.exec():
+                return
+            to_user, reason = dialog.to_user(), dialog.reason()
+            moving = [r for r in rows if r.owner != to_user]  # those they hold already stay as they are
+            self._act(
+                moving,
+                lambda r: self.service.reassign(r.queue, r.key, to_user, reason),
+                lambda n: self.tr("%n item(s) reassigned to {0}.", "", n).format(to_user),
+            )
+
+        self.dispatcher.call(lambda: self.service.operators(queues), ask, lambda _exc: ask([]))
 
     def _text_of(self, exc: BaseException) -> str:
         """An error as the supervisor reads it: in their language where workbench knows the message."""
@@ -578,7 +607,7 @@ class SupervisorWindow(QMainWindow):
                 [
                     [times.moment(e.at), self.tr("Note"), e.author, "", e.text]
                     if isinstance(e, models.Note)
-                    else [times.moment(e.at), event_label(e.kind), e.actor, e.owner or "", e.reason or e.outcome or ""]
+                    else [times.moment(e.at), *event_text(e), e.owner or "", e.reason or e.outcome or ""]
                     for e in log.in_order()
                 ],
             )
@@ -591,13 +620,17 @@ class SupervisorWindow(QMainWindow):
 
         self.dispatcher.call(lambda: self.service.item_log(name, key), done, failed)
 
+    def _health_queue(self) -> str | None:
+        """The queue of the selected Queue health row (None: no row selected)."""
+        rows = self.health.selectionModel().selectedRows()
+        if not rows:
+            return None
+        title = str(self.health.model().index(rows[0].row(), 0).data())
+        return next((name for name, t in self.titles.items() if t == title), None)
+
     def _chosen_queue(self) -> str | None:
         """The queue of the selected Queue health row, or the one the Queue: filter shows."""
-        rows = self.health.selectionModel().selectedRows() if self.health.selectionModel() else []
-        if rows:
-            title = str(self.health.model().index(rows[0].row(), 0).data())
-            return next((name for name, t in self.titles.items() if t == title), None)
-        chosen = self.queue_filter.currentData()
+        chosen = self._health_queue() or self.queue_filter.currentData()
         return None if chosen == ALL else str(chosen)
 
     @Slot()
@@ -605,7 +638,12 @@ class SupervisorWindow(QMainWindow):
         """Ask which waiting items get which value, with a reason; move them; say how many moved."""
         name = self._chosen_queue()
         if name is None:
-            self.status.setText(self.tr("Choose a queue first: select its row here, or pick it under Queue:."))
+            # Said in a box: the status line is overwritten by the next refresh within seconds.
+            QMessageBox.information(
+                self,
+                self.tr("Move waiting items"),
+                self.tr("Choose a queue first: select its row here, or pick it under Queue:."),
+            )
             return
 
         def load_values(column: str, done: Callable[[list[Any]], None]) -> None:
@@ -623,7 +661,22 @@ class SupervisorWindow(QMainWindow):
             if not dialog.exec():
                 return
             where, changes, reason = dialog.where(), dialog.changes(), dialog.reason()
-            self.dispatcher.call(lambda: self.service.move(name, changes, reason, where=where), moved, failed)
+            labels = {spec.name: spec.label for spec in fields}
+
+            def confirm(count: int) -> None:
+                # How many change, said before they change (a move is not undone in one step).
+                if count == 0:
+                    QMessageBox.information(
+                        self, dialog.windowTitle(), self.tr("No waiting item nobody holds matches: nothing to move.")
+                    )
+                    return
+                change = ", ".join(f"{labels.get(c, c)} = {v or '—'}" for c, v in changes.items())
+                question = self.tr("Set {0} on %n waiting item(s) of {1}?", "", count).format(change, self.titles[name])
+                answer = QMessageBox.question(self, dialog.windowTitle(), question)
+                if answer == QMessageBox.StandardButton.Yes:
+                    self.dispatcher.call(lambda: self.service.move(name, changes, reason, where=where), moved, failed)
+
+            self.dispatcher.call(lambda: self.service.count_movable(name, where), confirm, failed)
 
         self.dispatcher.call(lambda: self.service.movable(name), ask, failed)
 

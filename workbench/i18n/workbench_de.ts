@@ -528,6 +528,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Sperre verloren: Supervisor {0} hat {1} um {2} freigegeben</translation>
     </message>
     <message>
+        <source>Lock lost: supervisor {0} gave {1} to {2} at {3}</source>
+        <translation>Sperre verloren: Supervisor {0} hat {1} um {3} {2} zugewiesen</translation>
+    </message>
+    <message>
         <source>Lock lost: supervisor {0} gave {1} to someone else at {2}</source>
         <translation>Sperre verloren: Supervisor {0} hat {1} um {2} jemand anderem zugewiesen</translation>
     </message>
@@ -668,6 +672,22 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>Moved</source>
         <translation>Verschoben</translation>
+    </message>
+    <message>
+        <source>Expired (cleared by {0}&apos;s sweep)</source>
+        <translation>Abgelaufen (aufgeräumt von {0})</translation>
+    </message>
+    <message>
+        <source>Expired (noticed when {0} claimed it)</source>
+        <translation>Abgelaufen (bemerkt, als {0} ihn übernahm)</translation>
+    </message>
+    <message>
+        <source>Reassigned to {0}</source>
+        <translation>{0} neu zugewiesen</translation>
+    </message>
+    <message>
+        <source>Locked to {0} (reassigned from {1})</source>
+        <translation>Für {0} gesperrt (neu zugewiesen von {1})</translation>
     </message>
 </context>
 <context>
@@ -867,6 +887,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>{0} by {1}, {2}</source>
         <translation>{0} von {1}, {2}</translation>
+    </message>
+    <message>
+        <source>{0}, {1}</source>
+        <translation>{0}, {1}</translation>
     </message>
 </context>
 <context>
@@ -2354,6 +2378,10 @@ Konfiguration: {1}</translation>
         <translation>Überfällig</translation>
     </message>
     <message>
+        <source>Close</source>
+        <translation>Schließen</translation>
+    </message>
+    <message>
         <source>Expiries today</source>
         <translation>Abgelaufene Sperren heute</translation>
     </message>
@@ -2517,6 +2545,10 @@ Konfiguration: {1}</translation>
         </translation>
     </message>
     <message>
+        <source>Move waiting items</source>
+        <translation>Wartende Einträge verschieben</translation>
+    </message>
+    <message>
         <source>Choose a queue first: select its row here, or pick it under Queue:.</source>
         <translation>Wählen Sie zuerst eine Warteschlange: ihre Zeile hier oder unter Warteschlange:.</translation>
     </message>
@@ -2530,6 +2562,17 @@ Konfiguration: {1}</translation>
     <message>
         <source>Nothing moved: {0}</source>
         <translation>Nichts verschoben: {0}</translation>
+    </message>
+    <message>
+        <source>No waiting item nobody holds matches: nothing to move.</source>
+        <translation>Kein freier wartender Eintrag passt: nichts zu verschieben.</translation>
+    </message>
+    <message numerus="yes">
+        <source>Set {0} on %n waiting item(s) of {1}?</source>
+        <translation>
+            <numerusform>{0} bei %n wartendem Eintrag von {1} setzen?</numerusform>
+            <numerusform>{0} bei %n wartenden Einträgen von {1} setzen?</numerusform>
+        </translation>
     </message>
     <message>
         <source>Type the key of the item to reopen.</source>

@@ -528,6 +528,10 @@ Les détails sont dans {log}.</translation>
         <translation>Verrou perdu : le superviseur {0} a libéré {1} à {2}</translation>
     </message>
     <message>
+        <source>Lock lost: supervisor {0} gave {1} to {2} at {3}</source>
+        <translation>Verrou perdu : le superviseur {0} a confié {1} à {2} à {3}</translation>
+    </message>
+    <message>
         <source>Lock lost: supervisor {0} gave {1} to someone else at {2}</source>
         <translation>Verrou perdu : le superviseur {0} a confié {1} à quelqu’un d’autre à {2}</translation>
     </message>
@@ -668,6 +672,22 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>Moved</source>
         <translation>Déplacé</translation>
+    </message>
+    <message>
+        <source>Expired (cleared by {0}&apos;s sweep)</source>
+        <translation>Expiré (libéré par le nettoyage de {0})</translation>
+    </message>
+    <message>
+        <source>Expired (noticed when {0} claimed it)</source>
+        <translation>Expiré (constaté quand {0} l’a pris)</translation>
+    </message>
+    <message>
+        <source>Reassigned to {0}</source>
+        <translation>Réattribué à {0}</translation>
+    </message>
+    <message>
+        <source>Locked to {0} (reassigned from {1})</source>
+        <translation>Verrouillé pour {0} (réattribué depuis {1})</translation>
     </message>
 </context>
 <context>
@@ -867,6 +887,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>{0} by {1}, {2}</source>
         <translation>{0} par {1}, {2}</translation>
+    </message>
+    <message>
+        <source>{0}, {1}</source>
+        <translation>{0}, {1}</translation>
     </message>
 </context>
 <context>
@@ -2354,6 +2378,10 @@ Configuration : {1}</translation>
         <translation>En retard</translation>
     </message>
     <message>
+        <source>Close</source>
+        <translation>Fermer</translation>
+    </message>
+    <message>
         <source>Expiries today</source>
         <translation>Expirations aujourd&apos;hui</translation>
     </message>
@@ -2517,6 +2545,10 @@ Configuration : {1}</translation>
         </translation>
     </message>
     <message>
+        <source>Move waiting items</source>
+        <translation>Déplacer des éléments en attente</translation>
+    </message>
+    <message>
         <source>Choose a queue first: select its row here, or pick it under Queue:.</source>
         <translation>Choisissez d’abord une file : sa ligne ici, ou sous File :.</translation>
     </message>
@@ -2530,6 +2562,17 @@ Configuration : {1}</translation>
     <message>
         <source>Nothing moved: {0}</source>
         <translation>Rien n’a été déplacé : {0}</translation>
+    </message>
+    <message>
+        <source>No waiting item nobody holds matches: nothing to move.</source>
+        <translation>Aucun élément en attente libre ne correspond : rien à déplacer.</translation>
+    </message>
+    <message numerus="yes">
+        <source>Set {0} on %n waiting item(s) of {1}?</source>
+        <translation>
+            <numerusform>Mettre {0} sur %n élément en attente de {1} ?</numerusform>
+            <numerusform>Mettre {0} sur %n éléments en attente de {1} ?</numerusform>
+        </translation>
     </message>
     <message>
         <source>Type the key of the item to reopen.</source>

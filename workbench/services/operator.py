@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbench import fieldspec
-from workbench.core import models
+from workbench.core import errors, models
 from workbench.db import dberrors, published, service
 from workbench.services import sources
 
@@ -228,7 +228,17 @@ class Operator:
 
     def check(self, lock: models.Lock) -> models.Lock:
         """The lock as the database has it now; LockLost (who, why) when it is no longer this user's."""
-        return self.wb.queue(lock.queue).check(self.user, lock.key, lock.token)
+        try:
+            return self.wb.queue(lock.queue).check(self.user, lock.key, lock.token)
+        except errors.LockLost as lost:
+            if lost.cause != "reassigned" or lost.to != self.user or lost.holder != self.user:
+                raise
+            # A supervisor gave the item to this user again, with a fresh lock (a bulk reassignment may):
+            # it is still theirs, and the window carries on under the new lock instead of calling it lost.
+            again = next((m for m in self.mine(lock.queue) if m.key == lock.key and not m.expired), None)
+            if again is None:
+                raise
+            return again
 
     # -- looking ------------------------------------------------------------------------------
 

@@ -100,6 +100,14 @@ class Supervisor:
         """The values `column` holds among `queue`'s waiting items nobody holds, most common first."""
         return self.wb.queue(queue).waiting_values(column, limit)
 
+    def count_movable(self, queue: str, where: Mapping[str, Any]) -> int:
+        """How many waiting items nobody holds a move `where` ({column: value}) would change now."""
+        return self.wb.queue(queue).count_movable(where)
+
+    def operators(self, queues: list[str]) -> list[str]:
+        """Everyone who has held an item of the queues (the audit trail's claims), by name."""
+        return sorted({name for queue in queues for name in self.wb.queue(queue).operators()})
+
     def reassign(self, queue: str, key: Any, to_user: str, reason: str) -> models.Lock:
         """Move a lock to another user; the new lock."""
         return self.wb.queue(queue).reassign(self.user, key, to_user, reason)
