@@ -33,7 +33,7 @@
     </message>
     <message>
         <source>Idle</source>
-        <translation>Ohne Aktivität</translation>
+        <translation>Inaktiv</translation>
     </message>
     <message>
         <source>Extended</source>
