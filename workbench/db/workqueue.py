@@ -14,6 +14,7 @@ from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
 from workbench.db import (
     claims,
+    clock,
     connect,
     dberrors,
     groups,
@@ -31,6 +32,7 @@ from workbench.db import reviews as reviews_mod
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
 MOVE_BATCH = 500  # likewise for a supervisor's move of waiting items
+OPERATORS_DAYS = 90  # Reassign offers who claimed in the queue within this many days
 # Locks the lock board lists per queue, oldest first: a window never loads a hundred thousand rows
 # at once (painted in ~110 ms at 10,000, README "Benchmarks"); it says how many it left out.
 BOARD_ROWS = 20_000
@@ -329,13 +331,20 @@ class WorkQueue:
         )
         return int(self.db.read(lambda conn: conn.execute(stmt).scalar_one()))
 
-    def operators(self, limit: int = 200) -> list[str]:
-        """Who has held this queue's items (their claims in the audit trail), the latest first: the
-        names a supervisor reassigns to."""
+    def operators(self, limit: int = 200, days: int = OPERATORS_DAYS) -> list[str]:
+        """Who has held this queue's items (their claims in the audit trail) within the last `days`, the
+        latest first: the names a supervisor reassigns to. The time bound lets the trail's time index
+        serve it, so a trail of years is not read whole when Reassign opens."""
         a = self.trail.table
+        since = clock.add_seconds(clock.db_now(), sa.literal(-days * 86_400))
         stmt = (
             sa.select(a.c.owner)
-            .where(a.c.queue == self.q.name, a.c.event == models.EventKind.CLAIM.value, a.c.owner.is_not(None))
+            .where(
+                a.c.queue == self.q.name,
+                a.c.at >= since,
+                a.c.event == models.EventKind.CLAIM.value,
+                a.c.owner.is_not(None),
+            )
             .group_by(a.c.owner)
             .order_by(sa.func.max(a.c.at).desc(), a.c.owner)
             .limit(limit)
