@@ -52,6 +52,16 @@ _UNREACHABLE_MARKERS = (
     "the database system is in recovery mode",
     "not yet accepting connections",
 )
+# The server has no connection free (PostgreSQL's max_connections or a login's CONNECTION LIMIT,
+# SQLSTATE 53300; MySQL/MariaDB's max_connections and max_user_connections): for now, like an
+# unreachable server, retried quietly; more seats than the server takes want a pooler (PgBouncer).
+_FULL_MARKERS = (
+    "too many clients",
+    "too many connections",
+    "remaining connection slots are reserved",
+    "max_user_connections",
+)
+_FULL_SQLSTATES = ("53300",)
 # The login was refused (PostgreSQL, MySQL/MariaDB, SQL Server, ODBC), or no password was given.
 _LOGIN_MARKERS = (
     "password authentication failed",
@@ -138,6 +148,10 @@ def translated() -> Iterator[None]:
         code = str(getattr(exc.orig, "sqlstate", "") or "").lower()
         if code in _BUSY_SQLSTATES or any(marker in lower for marker in _BUSY_MARKERS):
             raise Busy(message) from exc
+        if code in _FULL_SQLSTATES or any(marker in lower for marker in _FULL_MARKERS):
+            raise errors.DatabaseUnavailable(
+                f"cannot reach the database: the server has no connection free for this login now ({message})"
+            ) from exc
         # MySQL's "Access denied for user … to database" (1044) is a missing grant, not a bad login.
         if (any(marker in lower for marker in _LOGIN_MARKERS) and "to database" not in lower) or code in (
             "28p01",
