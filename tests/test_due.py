@@ -35,6 +35,7 @@ def test_overdue_items_are_counted_on_the_database_clock(native_env: support.Env
     # Two waiting and one held are past due; the completed one and the future one are not.
     assert q.health().overdue == 3
     assert q.count_overdue() == 3
+    assert q.count_overdue(cap=1) == 2  # the start page's count stops at cap + 1
     imports = wb.queue("imports")
     assert imports.health().overdue is None and imports.count_overdue() is None
 

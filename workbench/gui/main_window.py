@@ -480,7 +480,13 @@ class MainWindow(QMainWindow):
                 if count.more_than
                 else QLocale().toString(count.waiting)
             )
-            overdue = "—" if count.overdue is None else QLocale().toString(count.overdue)
+            overdue = (
+                "—"
+                if count.overdue is None
+                else self.tr("more than {0}").format(QLocale().toString(operator_service.WAITING_CAP))
+                if count.overdue_more_than
+                else QLocale().toString(count.overdue)
+            )
             texts = (count.title, waiting, QLocale().toString(count.mine), overdue, QLocale().toString(count.deferred))
             for c, text in enumerate(texts):
                 item = QTableWidgetItem(text)

@@ -65,12 +65,16 @@ class QueueCount:
     title: str
     waiting: int  # counted up to WAITING_CAP + 1
     mine: int
-    overdue: int | None = None  # open items past their due time (None: the queue names no `due` column)
+    overdue: int | None = None  # open items past due, up to WAITING_CAP + 1 (None: the queue names no `due`)
     deferred: int = 0  # deferred to a time still to come: not waiting, nobody is served them yet
 
     @property
     def more_than(self) -> bool:
         return self.waiting > WAITING_CAP
+
+    @property
+    def overdue_more_than(self) -> bool:
+        return self.overdue is not None and self.overdue > WAITING_CAP
 
 
 @dataclasses.dataclass(frozen=True)
@@ -274,7 +278,7 @@ class Operator:
                     title=config.title,
                     waiting=work.count_waiting(WAITING_CAP, self.user),
                     mine=len(work.mine(self.user)),
-                    overdue=work.count_overdue(),
+                    overdue=work.count_overdue(WAITING_CAP),
                     deferred=len(work.deferred()),
                 )
             )
