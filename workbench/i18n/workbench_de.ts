@@ -492,6 +492,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>{0} hat ihn seit {1} gesperrt (bis {2})</translation>
     </message>
     <message>
+        <source>your lock on it has run out: it is free to claim</source>
+        <translation>Ihre Sperre ist abgelaufen: er kann wieder übernommen werden</translation>
+    </message>
+    <message>
         <source>{0}&apos;s lock on it has run out: it is free to claim</source>
         <translation>Die Sperre von {0} ist abgelaufen: er kann übernommen werden</translation>
     </message>

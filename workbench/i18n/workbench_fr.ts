@@ -492,6 +492,10 @@ Les détails sont dans {log}.</translation>
         <translation>{0} le détient depuis {1} (jusqu&apos;à {2})</translation>
     </message>
     <message>
+        <source>your lock on it has run out: it is free to claim</source>
+        <translation>votre verrou a expiré : il peut être repris</translation>
+    </message>
+    <message>
         <source>{0}&apos;s lock on it has run out: it is free to claim</source>
         <translation>le verrou de {0} a expiré : il peut être pris</translation>
     </message>
