@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import QApplication
 
+from tests import servers
+from tests.gui.test_connections import fill
 from workbench.core import models
-from workbench.gui import draft_view, i18n
+from workbench.gui import connect_dialog, draft_view, i18n
 
 
 @pytest.fixture
@@ -43,3 +48,38 @@ def test_the_run_out_lock_of_the_viewer_addresses_her(language: str, own: str, o
     assert "alice" not in mine.text
     theirs = draft_view.holder_of(_expired_view("bob"), "alice")
     assert theirs.text.startswith(other), theirs.text
+
+
+@pytest.mark.parametrize("language", ["de"], indirect=True)
+def test_saving_without_a_config_file_is_said_in_german(language: str, qtbot: Any, tmp_path: Path) -> None:
+    """The profile's checks (config/profiles.py) reach the German dialog in German, not English."""
+    dialog = connect_dialog.ConnectionDialog(first_run=True)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    fill(dialog, kind="sqlite", name="büro", path=str(tmp_path / "cases.db"))
+    dialog.from_file.setChecked(True)
+    dialog.config.setText("")
+    dialog.save_button.click()
+    assert dialog.test_result.text() == (
+        "Konfigurationsdatei der Warteschlangen: Wählen Sie die Konfigurationsdatei der Warteschlangen "
+        "oder verwenden Sie die in der Datenbank veröffentlichten Einstellungen"
+    )
+    fill(dialog, kind="postgresql", host="db.example.org", user="bob", database="")
+    dialog.save_button.click()
+    assert dialog.test_result.text() == "Datenbankname: Geben Sie den Namen der Datenbank ein"
+
+
+@pytest.mark.parametrize("language", ["de"], indirect=True)
+def test_the_connection_tests_description_is_german(language: str, qtbot: Any) -> None:
+    """A screen reader reads the answer's description: the German pointer to Details, not the probe's English."""
+    dialog = connect_dialog.ConnectionDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    port = servers.free_port()
+    fill(dialog, kind="postgresql", name="x", host="127.0.0.1", port=port, database="d", user="u", password="pw")
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.test_result.property("state") == "fail", timeout=20_000)
+    assert dialog.test_result.toolTip()  # the English diagnosis stays for a mouse user and for support
+    read = QAccessible.queryAccessibleInterface(dialog.test_result)
+    assert read is not None
+    assert read.text(QAccessible.Text.Description) == "„Details“ zeigt die Meldung der Datenbank."
