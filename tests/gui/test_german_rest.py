@@ -12,9 +12,10 @@ from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import QApplication
 
 from tests import servers
+from tests.gui.test_board_columns import _console
 from tests.gui.test_connections import fill
 from workbench.core import models
-from workbench.gui import connect_dialog, draft_view, i18n
+from workbench.gui import board_model, connect_dialog, draft_view, i18n, times
 
 
 @pytest.fixture
@@ -83,3 +84,20 @@ def test_the_connection_tests_description_is_german(language: str, qtbot: Any) -
     read = QAccessible.queryAccessibleInterface(dialog.test_result)
     assert read is not None
     assert read.text(QAccessible.Text.Description) == "„Details“ zeigt die Meldung der Datenbank."
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.parametrize("language", ["de", "fr"], indirect=True)
+def test_the_board_says_overdue_as_the_form_does(language: str, qtbot: Any, demo_config: Any) -> None:
+    """The lock board's Due column and the form's due line use one wording ("2 T 03 h überfällig"),
+    not "vor 2 T 03 h", which reads as a moment in the past."""
+    window = _console(qtbot, demo_config, 1100)
+    try:
+        due = {window.model.index(row, board_model.DUE).data() for row in range(window.model.rowCount())}
+        late = times.until_due(-(2 * 86400 + 3 * 3600 + 59))
+        assert late in due, (late, due)
+        assert late.startswith({"de": "2 T 03 h überfällig", "fr": "en retard de 2 j 03 h"}[language])
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        window.wb.close()

@@ -21,7 +21,7 @@
     </message>
     <message>
         <source>Claimed at</source>
-        <translation>Übernommen um</translation>
+        <translation>Übernommen</translation>
     </message>
     <message>
         <source>Age</source>
@@ -50,14 +50,6 @@
     <message>
         <source>expired {0} ago</source>
         <translation>−{0}</translation>
-    </message>
-    <message>
-        <source>overdue by {0}</source>
-        <translation>vor {0}</translation>
-    </message>
-    <message>
-        <source>in {0}</source>
-        <translation>in {0}</translation>
     </message>
     <message>
         <source>(s)</source>
@@ -1295,7 +1287,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>overdue by {0}</source>
-        <translation>seit {0} überfällig</translation>
+        <translation>{0} überfällig</translation>
     </message>
     <message>
         <source>due in {0}</source>
@@ -2669,7 +2661,7 @@ Konfiguration: {1}</translation>
     <name>Times</name>
     <message>
         <source>overdue by {0}</source>
-        <translation>seit {0} überfällig</translation>
+        <translation>{0} überfällig</translation>
     </message>
     <message>
         <source>in {0}</source>

@@ -52,14 +52,6 @@
         <translation>expiré depuis {0}</translation>
     </message>
     <message>
-        <source>overdue by {0}</source>
-        <translation>il y a {0}</translation>
-    </message>
-    <message>
-        <source>in {0}</source>
-        <translation>dans {0}</translation>
-    </message>
-    <message>
         <source>(s)</source>
         <translation>(s)</translation>
     </message>
