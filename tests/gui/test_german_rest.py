@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QAbstractButton, QApplication, QGroupBox, QHeaderView, QLabel, QWidget
 
 from tests import servers
 from tests.gui.test_board_columns import _console
 from tests.gui.test_connections import fill
 from workbench.core import models
-from workbench.gui import board_model, connect_dialog, draft_view, i18n, times
+from workbench.gui import board_model, connect_dialog, dialogs, draft_view, i18n, times
+from workbench.services import operator
 
 
 @pytest.fixture
@@ -101,3 +105,106 @@ def test_the_board_says_overdue_as_the_form_does(language: str, qtbot: Any, demo
         window.close()
         window.dispatcher.wait(10_000)
         window.wb.close()
+
+
+# Words of an English sentence that German does not use (no "in", "was", "will", "so": German has them).
+_ENGLISH = frozenset(
+    [
+        "the",
+        "is",
+        "are",
+        "you",
+        "your",
+        "to",
+        "of",
+        "and",
+        "this",
+        "that",
+        "with",
+        "for",
+        "not",
+        "it",
+        "be",
+        "has",
+        "have",
+        "been",
+        "can",
+        "by",
+        "from",
+        "or",
+        "nothing",
+        "there",
+        "which",
+        "what",
+        "when",
+        "please",
+        "here",
+    ]
+)
+
+
+def _config_texts(value: Any) -> set[str]:
+    """Every text of the queue config (titles, labels, outcomes): config data, in whatever language it is written."""
+    if isinstance(value, str):
+        return {value} if value.strip() else set()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return set().union(*(_config_texts(getattr(value, f.name)) for f in dataclasses.fields(value)))
+    if isinstance(value, Mapping):
+        return set().union(set(), *(_config_texts(k) | _config_texts(v) for k, v in value.items()))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return set().union(set(), *(_config_texts(v) for v in value))
+    return set()
+
+
+def _shown_texts(widget: QWidget) -> list[str]:
+    """The texts a user reads in a window: its title, labels, buttons, table and list headers."""
+    texts = [widget.windowTitle()]
+    texts += [w.text() for w in widget.findChildren(QLabel) if w.isVisible()]
+    texts += [w.text() for w in widget.findChildren(QAbstractButton) if w.isVisible()]
+    texts += [w.title() for w in widget.findChildren(QGroupBox) if w.isVisible()]
+    for header in widget.findChildren(QHeaderView):
+        model = header.model()
+        if model is not None and header.isVisible():
+            texts += [str(model.headerData(c, header.orientation()) or "") for c in range(header.count())]
+    return texts
+
+
+def _english(texts: list[str], data: set[str]) -> list[str]:
+    """The texts that read as English sentences once the config's own texts are taken out."""
+    found = []
+    for text in texts:
+        rest = text
+        for known in sorted(data, key=len, reverse=True):
+            rest = rest.replace(known, " ")
+        rest = re.sub(r"\S*[/\\]\S*", " ", rest)  # a file's path is data too
+        words = {w.lower() for w in re.findall(r"[A-Za-z']+", rest.replace("&", ""))}
+        if len(words & _ENGLISH) >= 2:
+            found.append(text)
+    return found
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.parametrize("language", ["de"], indirect=True)
+def test_the_german_window_and_dialogs_show_no_english_sentence(
+    language: str, qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
+    window = open_window(demo_config)
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.timer_label.text().startswith("Sperre auf"), timeout=3000)
+    data = _config_texts(window.session.wb.config) | {str(v) for v in window.session.current.claim.item.values()}
+    assert _english(["Your lock on it has run out, nothing to do"], data)  # the check can fail
+    shown = _shown_texts(window)
+    title = window.windowTitle()
+    pick = operator.PickList(key_name="case_id", rows=[{"case_id": 1}], labels={"case_id": "Fall"}, waiting=1)
+    for dialog in (
+        dialogs.ReleaseDialog(title, True, note_required=True),
+        dialogs.DeferDialog(title, True, note_required=True),
+        dialogs.PickDialog(pick),
+    ):
+        qtbot.addWidget(dialog)
+        dialog.show()
+        shown += _shown_texts(dialog)
+        dialog.reject()
+    assert len([t for t in shown if t]) > 30 and "Nächster Eintrag" in shown  # the collection reads the window
+    assert _english(shown, data) == []
