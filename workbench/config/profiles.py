@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.config import loader, paths, secrets, settings
-from workbench.core import errors
+from workbench.core import errors, problems
 
 FILE_NAME = "profiles.toml"
 KINDS = ("sqlite", "postgresql", "sqlserver", "mariadb", "mysql")
@@ -171,11 +171,14 @@ def check(profile: Profile) -> None:
     """Raise ConfigError naming the profile and field that is wrong, and how to fix it."""
     where = f"profile '{profile.name}'"
 
-    def fail(key: str, problem: str) -> errors.ConfigError:
+    def fail(key: str, problem: str, *args: Any) -> errors.ConfigError:
+        # A template of core/problems.py is said in the dialog's language (gui/connect_dialog.py).
+        if problem in problems.templates().values():
+            return errors.ConfigError.of(problem, *args, file=where, key=key)
         return errors.ConfigError(problem, file=where, key=key)
 
     if not _NAME.match(profile.name or ""):
-        raise fail("name", "give the profile a name of 1 to 64 characters (no line breaks, no spaces at the ends)")
+        raise fail("name", problems.PROFILE_NAME)
     if profile.kind not in KINDS:
         raise fail("kind", f"must be one of {', '.join(KINDS)}")
     if profile.driver and profile.driver not in DRIVERS[profile.kind]:
@@ -183,15 +186,12 @@ def check(profile: Profile) -> None:
     _refuse_passwords(profile, fail)
     if profile.kind == "sqlite":
         if not profile.path.strip():
-            raise fail("path", "choose the SQLite database file")
+            raise fail("path", problems.PROFILE_PATH)
     else:
         if not profile.host.strip():
-            raise fail("host", "enter the server's host name or address")
+            raise fail("host", problems.PROFILE_HOST)
         if any(c in profile.host for c in "/@?# "):
-            raise fail(
-                "host",
-                f"{profile.host!r} is not a host name; write only the name or address, and the port in its own field",
-            )
+            raise fail("host", problems.PROFILE_NOT_A_HOST, repr(profile.host))
         if "," in profile.host or (":" in profile.host and profile.kind == "postgresql"):
             if profile.kind != "postgresql":
                 raise fail(
@@ -207,13 +207,13 @@ def check(profile: Profile) -> None:
                         "by commas, e.g. db1:5432,db2:5432",
                     )
         if profile.port is not None and not 0 < profile.port < 65536:
-            raise fail("port", "must be between 1 and 65535")
+            raise fail("port", problems.PROFILE_PORT)
         if not profile.database.strip():
-            raise fail("database", "enter the database name")
+            raise fail("database", problems.PROFILE_DATABASE)
         if not profile.windows_auth and not profile.user.strip():
-            raise fail("user", "enter the user name to log in with")
+            raise fail("user", problems.PROFILE_USER)
         if profile.effective_driver == "odbc" and not profile.odbc_driver.strip():
-            raise fail("odbc_driver", "choose the installed ODBC driver, e.g. 'ODBC Driver 18 for SQL Server'")
+            raise fail("odbc_driver", problems.PROFILE_ODBC_DRIVER)
     if profile.windows_auth and profile.kind != "sqlserver":
         raise fail("windows_auth", "Windows authentication is for SQL Server only")
     for name in profile.options:
@@ -231,7 +231,7 @@ def check(profile: Profile) -> None:
     if profile.source not in SOURCES:
         raise fail("source", "must be 'file' (a queue config file) or 'database' (settings a supervisor published)")
     if profile.source == "file" and not profile.config.strip():
-        raise fail("config", "choose the queue config file, or use the settings published in the database")
+        raise fail("config", problems.PROFILE_CONFIG)
 
 
 def _refuse_passwords(profile: Profile, fail: Callable[[str, str], errors.ConfigError]) -> None:

@@ -99,6 +99,17 @@ NOT_IN_ROLE = (
 )
 HIDDEN_BY_POLICY = "{0} may not {1}: the database's row-level security does not let this login change it"
 
+# A connection profile's fields (config/profiles.py; the connection dialog names the field).
+PROFILE_NAME = "give the profile a name of 1 to 64 characters (no line breaks, no spaces at the ends)"
+PROFILE_PATH = "choose the SQLite database file"
+PROFILE_HOST = "enter the server's host name or address"
+PROFILE_NOT_A_HOST = "{0} is not a host name; write only the name or address, and the port in its own field"
+PROFILE_PORT = "must be between 1 and 65535"
+PROFILE_DATABASE = "enter the database name"
+PROFILE_USER = "enter the user name to log in with"
+PROFILE_ODBC_DRIVER = "choose the installed ODBC driver, e.g. 'ODBC Driver 18 for SQL Server'"
+PROFILE_CONFIG = "choose the queue config file, or use the settings published in the database"
+
 # Whose {0} is not a queue: the window does not put a queue's title there.
 NOT_ABOUT_A_QUEUE = frozenset(
     {
@@ -112,6 +123,7 @@ NOT_ABOUT_A_QUEUE = frozenset(
         NOT_SUPERVISOR,
         NOT_IN_ROLE,
         HIDDEN_BY_POLICY,
+        PROFILE_NOT_A_HOST,
     }
 )
 

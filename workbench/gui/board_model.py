@@ -185,11 +185,8 @@ class BoardModel(QAbstractTableModel):
             seconds = _due_seconds(row)
             if seconds is None:
                 return ""
-            # The board's own words (not times.until_due's): its columns are narrow, so a language may say
-            # it shorter here ("vor 2 T 03 h" under "Fällig"; the cell is red and bold when overdue).
-            if seconds < 0:
-                return QCoreApplication.translate("BoardModel", "overdue by {0}").format(times.duration(-seconds))
-            return QCoreApplication.translate("BoardModel", "in {0}").format(times.duration(seconds))
+            # The form's words: a shorter "vor 2 T 03 h" read as a moment past, not as how late the item is.
+            return times.until_due(seconds)
         return str(row.extensions)
 
     def _due_mark(self, row: Any, role: int) -> Any:

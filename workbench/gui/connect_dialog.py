@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from workbench import credentials
 from workbench.config import profiles
 from workbench.core import errors
-from workbench.gui import dialogs, dispatch, probe_text
+from workbench.gui import dialogs, dispatch, probe_text, problem_text
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 DRIVER_LABELS = {
@@ -386,7 +386,9 @@ class ConnectionDialog(QDialog):
         except errors.ConfigError as exc:
             field = _FIELD_NAMES.get(str(exc.key))
             self._show(
-                f"{QCoreApplication.translate('ConnectionDialog', field) if field else exc.key}: {exc.problem}", "fail"
+                f"{QCoreApplication.translate('ConnectionDialog', field) if field else exc.key}: "
+                f"{problem_text.config_problem(exc)}",
+                "fail",
             )
             widget = self.findChild(QWidget, str(exc.key).split(".")[0])
             if widget is not None:
@@ -397,6 +399,11 @@ class ConnectionDialog(QDialog):
     def _show(self, text: str, state: str, details: str = "") -> None:
         self.test_result.setText(text)
         self.test_result.setToolTip(details)
+        # A screen reader reads the tooltip as the answer's description: the details are the probe's
+        # English and the driver's line, so it is told where to find them, in the user's language.
+        self.test_result.setAccessibleDescription(
+            self.tr("“Details” shows the database's own message.") if details else ""
+        )
         self.details.setText(details)
         self.details_button.setVisible(bool(details))
         if not details:

@@ -48,6 +48,9 @@ def holder_of(view: models.ItemView, user: str) -> Holder:
             text = translate("DraftView", "{0} holds it since {1} (until {2})").format(
                 lock.owner, times.clock(lock.locked_at), times.clock(lock.expires_at)
             )
+    elif lock is not None and lock.owner == user:
+        # Her own run-out lock is told to her, not about her as if she were someone else (issue 40).
+        text, free = translate("DraftView", "your lock on it has run out: it is free to claim"), True
     elif lock is not None:
         text = translate("DraftView", "{0}'s lock on it has run out: it is free to claim").format(lock.owner)
         free = True

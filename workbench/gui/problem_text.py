@@ -104,6 +104,19 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP(
         "Problem", "{0} may not {1}: the database's row-level security does not let this login change it"
     ),
+    QT_TRANSLATE_NOOP(
+        "Problem", "give the profile a name of 1 to 64 characters (no line breaks, no spaces at the ends)"
+    ),
+    QT_TRANSLATE_NOOP("Problem", "choose the SQLite database file"),
+    QT_TRANSLATE_NOOP("Problem", "enter the server's host name or address"),
+    QT_TRANSLATE_NOOP(
+        "Problem", "{0} is not a host name; write only the name or address, and the port in its own field"
+    ),
+    QT_TRANSLATE_NOOP("Problem", "must be between 1 and 65535"),
+    QT_TRANSLATE_NOOP("Problem", "enter the database name"),
+    QT_TRANSLATE_NOOP("Problem", "enter the user name to log in with"),
+    QT_TRANSLATE_NOOP("Problem", "choose the installed ODBC driver, e.g. 'ODBC Driver 18 for SQL Server'"),
+    QT_TRANSLATE_NOOP("Problem", "choose the queue config file, or use the settings published in the database"),
 )
 
 
@@ -112,6 +125,11 @@ def problem(exc: errors.InvalidValue) -> str:
     if exc.template is None:
         return str(exc).split(": ", 1)[-1]
     return _translated(exc)
+
+
+def config_problem(exc: errors.ConfigError) -> str:
+    """What to fix in a configured field, without its file and key: translated when it is a template."""
+    return _translated(exc) if exc.template is not None else exc.problem
 
 
 def message(exc: errors.WorkbenchError, titles: Mapping[str, str] | None = None) -> str:

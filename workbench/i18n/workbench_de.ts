@@ -21,7 +21,7 @@
     </message>
     <message>
         <source>Claimed at</source>
-        <translation>Übernommen um</translation>
+        <translation>Übernommen</translation>
     </message>
     <message>
         <source>Age</source>
@@ -50,14 +50,6 @@
     <message>
         <source>expired {0} ago</source>
         <translation>−{0}</translation>
-    </message>
-    <message>
-        <source>overdue by {0}</source>
-        <translation>vor {0}</translation>
-    </message>
-    <message>
-        <source>in {0}</source>
-        <translation>in {0}</translation>
     </message>
     <message>
         <source>(s)</source>
@@ -297,6 +289,10 @@
         <translation>&amp;Speichern und verbinden</translation>
     </message>
     <message>
+        <source>“Details” shows the database&apos;s own message.</source>
+        <translation>„Details“ zeigt die Meldung der Datenbank.</translation>
+    </message>
+    <message>
         <source>The test itself failed; Details shows the error.</source>
         <translation>Der Test selbst ist fehlgeschlagen; unter Details steht der Fehler.</translation>
     </message>
@@ -490,6 +486,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>{0} holds it since {1} (until {2})</source>
         <translation>{0} hat ihn seit {1} gesperrt (bis {2})</translation>
+    </message>
+    <message>
+        <source>your lock on it has run out: it is free to claim</source>
+        <translation>Ihre Sperre ist abgelaufen: er kann wieder übernommen werden</translation>
     </message>
     <message>
         <source>{0}&apos;s lock on it has run out: it is free to claim</source>
@@ -1287,7 +1287,7 @@ Konfiguration: {1}</translation>
     </message>
     <message>
         <source>overdue by {0}</source>
-        <translation>seit {0} überfällig</translation>
+        <translation>{0} überfällig</translation>
     </message>
     <message>
         <source>due in {0}</source>
@@ -1898,6 +1898,42 @@ Konfiguration: {1}</translation>
     <message>
         <source>{0} may not {1}: the database&apos;s row-level security does not let this login change it</source>
         <translation>{0} darf „{1}“ nicht: die Sicherheit auf Zeilenebene der Datenbank lässt diese Anmeldung die Zeile nicht ändern</translation>
+    </message>
+    <message>
+        <source>give the profile a name of 1 to 64 characters (no line breaks, no spaces at the ends)</source>
+        <translation>Geben Sie dem Profil einen Namen mit 1 bis 64 Zeichen (ohne Zeilenumbrüche, ohne Leerzeichen am Anfang oder Ende)</translation>
+    </message>
+    <message>
+        <source>choose the SQLite database file</source>
+        <translation>Wählen Sie die SQLite-Datenbankdatei</translation>
+    </message>
+    <message>
+        <source>enter the server&apos;s host name or address</source>
+        <translation>Geben Sie den Hostnamen oder die Adresse des Servers ein</translation>
+    </message>
+    <message>
+        <source>{0} is not a host name; write only the name or address, and the port in its own field</source>
+        <translation>{0} ist kein Hostname; schreiben Sie nur den Namen oder die Adresse, den Port in sein eigenes Feld</translation>
+    </message>
+    <message>
+        <source>must be between 1 and 65535</source>
+        <translation>muss zwischen 1 und 65535 liegen</translation>
+    </message>
+    <message>
+        <source>enter the database name</source>
+        <translation>Geben Sie den Namen der Datenbank ein</translation>
+    </message>
+    <message>
+        <source>enter the user name to log in with</source>
+        <translation>Geben Sie den Benutzernamen für die Anmeldung ein</translation>
+    </message>
+    <message>
+        <source>choose the installed ODBC driver, e.g. &apos;ODBC Driver 18 for SQL Server&apos;</source>
+        <translation>Wählen Sie den installierten ODBC-Treiber, z. B. „ODBC Driver 18 for SQL Server“</translation>
+    </message>
+    <message>
+        <source>choose the queue config file, or use the settings published in the database</source>
+        <translation>Wählen Sie die Konfigurationsdatei der Warteschlangen oder verwenden Sie die in der Datenbank veröffentlichten Einstellungen</translation>
     </message>
 </context>
 <context>
@@ -2625,7 +2661,7 @@ Konfiguration: {1}</translation>
     <name>Times</name>
     <message>
         <source>overdue by {0}</source>
-        <translation>seit {0} überfällig</translation>
+        <translation>{0} überfällig</translation>
     </message>
     <message>
         <source>in {0}</source>

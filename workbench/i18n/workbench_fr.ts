@@ -52,14 +52,6 @@
         <translation>expiré depuis {0}</translation>
     </message>
     <message>
-        <source>overdue by {0}</source>
-        <translation>il y a {0}</translation>
-    </message>
-    <message>
-        <source>in {0}</source>
-        <translation>dans {0}</translation>
-    </message>
-    <message>
         <source>(s)</source>
         <translation>(s)</translation>
     </message>
@@ -297,6 +289,10 @@
         <translation>&amp;Enregistrer et se connecter</translation>
     </message>
     <message>
+        <source>“Details” shows the database&apos;s own message.</source>
+        <translation>« Détails » montre le message de la base de données.</translation>
+    </message>
+    <message>
         <source>The test itself failed; Details shows the error.</source>
         <translation>Le test lui-même a échoué ; Détails indique l&apos;erreur.</translation>
     </message>
@@ -490,6 +486,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>{0} holds it since {1} (until {2})</source>
         <translation>{0} le détient depuis {1} (jusqu&apos;à {2})</translation>
+    </message>
+    <message>
+        <source>your lock on it has run out: it is free to claim</source>
+        <translation>votre verrou a expiré : il peut être repris</translation>
     </message>
     <message>
         <source>{0}&apos;s lock on it has run out: it is free to claim</source>
@@ -1898,6 +1898,42 @@ Configuration : {1}</translation>
     <message>
         <source>{0} may not {1}: the database&apos;s row-level security does not let this login change it</source>
         <translation>{0} ne peut pas {1} : la sécurité au niveau des lignes de la base ne permet pas à cette connexion de modifier la ligne</translation>
+    </message>
+    <message>
+        <source>give the profile a name of 1 to 64 characters (no line breaks, no spaces at the ends)</source>
+        <translation>donnez au profil un nom de 1 à 64 caractères (sans saut de ligne, sans espace au début ni à la fin)</translation>
+    </message>
+    <message>
+        <source>choose the SQLite database file</source>
+        <translation>choisissez le fichier de base de données SQLite</translation>
+    </message>
+    <message>
+        <source>enter the server&apos;s host name or address</source>
+        <translation>saisissez le nom d’hôte ou l’adresse du serveur</translation>
+    </message>
+    <message>
+        <source>{0} is not a host name; write only the name or address, and the port in its own field</source>
+        <translation>{0} n’est pas un nom d’hôte ; écrivez seulement le nom ou l’adresse, et le port dans son propre champ</translation>
+    </message>
+    <message>
+        <source>must be between 1 and 65535</source>
+        <translation>doit être compris entre 1 et 65535</translation>
+    </message>
+    <message>
+        <source>enter the database name</source>
+        <translation>saisissez le nom de la base de données</translation>
+    </message>
+    <message>
+        <source>enter the user name to log in with</source>
+        <translation>saisissez le nom d’utilisateur pour la connexion</translation>
+    </message>
+    <message>
+        <source>choose the installed ODBC driver, e.g. &apos;ODBC Driver 18 for SQL Server&apos;</source>
+        <translation>choisissez le pilote ODBC installé, p. ex. « ODBC Driver 18 for SQL Server »</translation>
+    </message>
+    <message>
+        <source>choose the queue config file, or use the settings published in the database</source>
+        <translation>choisissez le fichier de configuration de la file, ou utilisez les réglages publiés dans la base de données</translation>
     </message>
 </context>
 <context>
