@@ -10,6 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from tests.gui.conftest import with_queue
 from workbench import demo
@@ -88,3 +89,42 @@ def test_deferred_items_are_counted_apart_from_the_waiting_ones(qtbot: Any, open
     cases.defer("bob", held.lock.key, held.lock.token, now + dt.timedelta(days=1), "customer calls back")
     window.session.load_counts()
     qtbot.waitUntil(lambda: _counts(window)[title] == (str(int(waiting) - 1), "1"), timeout=10_000)
+
+
+def test_the_form_keeps_its_layout_after_a_message_and_after_save(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window = open_window(_demo(tmp_path), user="alice")
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
+    _claim_next(qtbot, window)
+    form = window.form
+    bar = form._scroll.verticalScrollBar()
+    last = form.field(form.names()[-1])
+    # A window just tall enough for the whole form: any growth would bring a scrollbar.
+    window.resize(1100, 1000)
+    qtbot.waitUntil(lambda: form._scroll.viewport().height() > 0)
+    spare = form._scroll.viewport().height() - form._body.sizeHint().height()
+    window.resize(1100, 1000 - spare + 2)
+    qtbot.waitUntil(lambda: bar.maximum() == 0 and not last.visibleRegion().isEmpty())
+
+    def stable() -> None:
+        qtbot.wait(100)  # the shown messages laid out
+        assert bar.maximum() == 0 and not bar.isVisible()
+        assert not last.visibleRegion().isEmpty()
+
+    editor = form.field("time_spent_min")
+    editor.setFocus()
+    editor.selectAll()
+    qtbot.keyClicks(editor, "soon")
+    qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
+    assert "whole number" in form.error_text("time_spent_min")
+    stable()
+    editor.selectAll()
+    qtbot.keyClicks(editor, "12")
+    subject = form.field("subject")
+    subject.setFocus()
+    subject.selectAll()
+    qtbot.keyClicks(subject, "A new subject")
+    with qtbot.waitSignal(window.session.saved, timeout=10_000):
+        qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
+    origin = form.findChild(QLabel, "origin_subject")
+    qtbot.waitUntil(origin.isVisible, timeout=10_000)
+    stable()
