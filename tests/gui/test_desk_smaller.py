@@ -128,3 +128,27 @@ def test_the_form_keeps_its_layout_after_a_message_and_after_save(qtbot: Any, op
     origin = form.findChild(QLabel, "origin_subject")
     qtbot.waitUntil(origin.isVisible, timeout=10_000)
     stable()
+
+
+def test_an_item_given_back_after_the_loss_offers_to_carry_on(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window = open_window(_demo(tmp_path), user="alice")
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
+    claim = _claim_next(qtbot, window)
+    resolution = window.form.field("resolution")
+    resolution.setFocus()
+    qtbot.keyClicks(resolution, "My careful notes")
+    cases = window.session.wb.queue("cases")
+    cases.reassign("sue", claim.lock.key, "bob", "bob knows this customer")
+    with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
+        window.session.check_now()
+    banner = window.lost_banner.label
+    qtbot.waitUntil(lambda: "bob holds it" in banner.text(), timeout=10_000)
+    # The supervisor gives it back: the banner stops calling the lock lost and offers to carry on.
+    cases.reassign("sue", claim.lock.key, "alice", "bob is ill")
+    qtbot.waitUntil(lambda: "bob holds it" not in banner.text(), timeout=10_000)
+    assert "Lock lost" not in banner.text() and "again" in banner.text()
+    assert window.reclaim_button.isVisible() and window.reclaim_button.text() == "Carry on with my edits"
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        qtbot.mouseClick(window.reclaim_button, Qt.MouseButton.LeftButton)
+    assert window.form.field("resolution").toPlainText() == "My careful notes"
+    assert not window.form.field("resolution").isReadOnly()
