@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from tests.gui.conftest import with_queue
-from workbench import demo
+from workbench import demo, fieldspec
 from workbench.config import loader, model
 
 DEMO_REVIEW = {"percent": 100, "first_items": 0}
@@ -152,3 +152,17 @@ def test_an_item_given_back_after_the_loss_offers_to_carry_on(qtbot: Any, open_w
         qtbot.mouseClick(window.reclaim_button, Qt.MouseButton.LeftButton)
     assert window.form.field("resolution").toPlainText() == "My careful notes"
     assert not window.form.field("resolution").isReadOnly()
+
+
+def test_the_reviewer_sees_the_clerks_field_labels(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window = open_window(_demo(tmp_path), user="alice")
+    wb = window.session.wb
+    clerk = {spec.name: spec.label for spec in fieldspec.field_specs(wb.queue("imports").q)}
+    reviewer = {spec.name: spec.label for spec in fieldspec.field_specs(wb.queue("imports_review").q)}
+    # The demo's review queue labels a few fields itself and leaves the others to the reviewed queue.
+    for name in ("vat_rate", "iban", "paid", "invoice_no"):
+        assert reviewer[name] == clerk[name]
+    assert reviewer["checked_by"] == "Verified by"  # its own, kept
+    # The reviewer's form shows them.
+    window.form.set_specs(fieldspec.field_specs(wb.queue("imports_review").q))
+    assert window.form.field("vat_rate").accessibleName() == clerk["vat_rate"] == "VAT rate (%)"
