@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QPlainTextEdit
 
 from tests.gui.conftest import with_queue
 from workbench import demo, fieldspec
@@ -166,3 +166,15 @@ def test_the_reviewer_sees_the_clerks_field_labels(qtbot: Any, open_window: Any,
     # The reviewer's form shows them.
     window.form.set_specs(fieldspec.field_specs(wb.queue("imports_review").q))
     assert window.form.field("vat_rate").accessibleName() == clerk["vat_rate"] == "VAT rate (%)"
+
+
+def test_a_text_column_gets_a_wide_multiline_box(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config, user="alice")
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
+    _claim_next(qtbot, window)
+    window.resize(1100, 800)
+    box = window.form.field("resolution")  # `text` on PostgreSQL, TEXT on SQLite
+    subject = window.form.field("subject")
+    qtbot.waitUntil(lambda: box.width() > 0 and subject.width() > 0)
+    assert isinstance(box, QPlainTextEdit)
+    assert box.width() >= subject.width() - 1
