@@ -902,3 +902,25 @@ def test_notes_from_the_command_line(wb: Callable[..., Run]) -> None:
     empty = wb("bob", "note", "cases", key, "--text", "  ")
     assert empty.code != 0 and "needs some text" in empty.err
     assert wb("bob", "notes", "cases", "999999").code != 0
+
+
+def test_the_demo_wins_over_a_default_profile_when_asked_for(
+    cli: CLI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    from workbench.config import profiles
+
+    # A default profile on a database that is not there: whatever uses it fails.
+    profiles.ProfileStore().save(
+        profiles.Profile(name="office", kind="sqlite", path=str(tmp_path / "gone" / "x.db"), source="database"),
+        make_default=True,
+    )
+    made = cli("demo")
+    assert made.code == 0
+    # It says the profile comes first, and how to reach the demo anyway.
+    assert "office" in made.err and "--demo" in made.err
+    queues = cli("--demo", "--user", "alice", "queues", "--json")
+    assert queues.code == 0 and "cases" in [q["name"] for q in queues.json()["queues"]]
+    assert cli("--demo", "--user", "alice", "next", "cases", "--json").json()["key"] is not None
+    both = cli("--demo", "--profile", "office", "queues")
+    assert both.code == 2 and "--demo" in both.err

@@ -213,11 +213,15 @@ def derive(
     columns = [q.key, *(c for c in q.table.c if c is not q.key and c.name not in lock_names)]
     # The source column's document is shown beside the form; its path is not a field, unless configured.
     source = q.source_column.name if q.source_column is not None else None
+    # A review queue: the reviewed queue's labels, for the columns it labels not itself.
+    inherited = {column_of(name, f"fields.{name}").name: label for name, label in q.config.labels.items()}
     result = {}
     for column in columns:
         field = configured.get(column.name) or model.FieldConfig(
             key=f"queues.{q.name}.fields.{column.name}", hidden=column.name == source
         )
+        if not field.label and column.name in inherited:
+            field = dataclasses.replace(field, label=inherited[column.name])
         result[column.name] = _spec(column, field, column.name not in editable, fail)
     return result
 

@@ -34,9 +34,13 @@ class Target:
         return loader.load(self.config_path).database
 
 
-def choose(config: str | None = None, profile: str | None = None) -> Target:
-    """--config FILE, then --profile NAME, then $WORKBENCH_CONFIG / $WORKBENCH_PROFILE, then
+def choose(config: str | None = None, profile: str | None = None, demo: bool = False) -> Target:
+    """--demo, --config FILE, then --profile NAME, then $WORKBENCH_CONFIG / $WORKBENCH_PROFILE, then
     ./workbench.toml, then the default profile, then the user config file, then the demo."""
+    if demo and (config or profile):
+        raise errors.UsageError("give --demo, --config or --profile, only one of them")
+    if demo:  # asked for by name: it wins over a default profile, which would otherwise come first
+        return demo_target()
     if config and profile:
         raise errors.UsageError("give --config or --profile, not both")
     if config:
@@ -55,6 +59,16 @@ def choose(config: str | None = None, profile: str | None = None) -> Target:
     if default is not None:
         return Target(profile=store.get(default))
     return Target(config_path=paths.find_config(None))
+
+
+def demo_target() -> Target:
+    """The demo in the data dir, created on first use (or again when a file of it has gone)."""
+    from workbench import demo as demo_mod
+
+    directory = paths.demo_dir()
+    if not (directory / demo_mod.CONFIG_NAME).exists() or not (directory / demo_mod.DB_NAME).exists():
+        demo_mod.create(directory, overwrite=True)
+    return Target(config_path=directory / demo_mod.CONFIG_NAME)
 
 
 def database_config(profile: profiles.Profile, base: model.DatabaseConfig | None = None) -> model.DatabaseConfig:

@@ -10,9 +10,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QPlainTextEdit
 
 from tests.gui.conftest import with_queue
-from workbench import demo
+from workbench import demo, fieldspec
 from workbench.config import loader, model
 
 DEMO_REVIEW = {"percent": 100, "first_items": 0}
@@ -88,3 +89,92 @@ def test_deferred_items_are_counted_apart_from_the_waiting_ones(qtbot: Any, open
     cases.defer("bob", held.lock.key, held.lock.token, now + dt.timedelta(days=1), "customer calls back")
     window.session.load_counts()
     qtbot.waitUntil(lambda: _counts(window)[title] == (str(int(waiting) - 1), "1"), timeout=10_000)
+
+
+def test_the_form_keeps_its_layout_after_a_message_and_after_save(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window = open_window(_demo(tmp_path), user="alice")
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
+    _claim_next(qtbot, window)
+    form = window.form
+    bar = form._scroll.verticalScrollBar()
+    last = form.field(form.names()[-1])
+    # A window just tall enough for the whole form: any growth would bring a scrollbar.
+    window.resize(1100, 1000)
+    qtbot.waitUntil(lambda: form._scroll.viewport().height() > 0)
+    spare = form._scroll.viewport().height() - form._body.sizeHint().height()
+    window.resize(1100, 1000 - spare + 2)
+    qtbot.waitUntil(lambda: bar.maximum() == 0 and not last.visibleRegion().isEmpty())
+
+    def stable() -> None:
+        qtbot.wait(100)  # the shown messages laid out
+        assert bar.maximum() == 0 and not bar.isVisible()
+        assert not last.visibleRegion().isEmpty()
+
+    editor = form.field("time_spent_min")
+    editor.setFocus()
+    editor.selectAll()
+    qtbot.keyClicks(editor, "soon")
+    qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
+    assert "whole number" in form.error_text("time_spent_min")
+    stable()
+    editor.selectAll()
+    qtbot.keyClicks(editor, "12")
+    subject = form.field("subject")
+    subject.setFocus()
+    subject.selectAll()
+    qtbot.keyClicks(subject, "A new subject")
+    with qtbot.waitSignal(window.session.saved, timeout=10_000):
+        qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
+    origin = form.findChild(QLabel, "origin_subject")
+    qtbot.waitUntil(origin.isVisible, timeout=10_000)
+    stable()
+
+
+def test_an_item_given_back_after_the_loss_offers_to_carry_on(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window = open_window(_demo(tmp_path), user="alice")
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
+    claim = _claim_next(qtbot, window)
+    resolution = window.form.field("resolution")
+    resolution.setFocus()
+    qtbot.keyClicks(resolution, "My careful notes")
+    cases = window.session.wb.queue("cases")
+    cases.reassign("sue", claim.lock.key, "bob", "bob knows this customer")
+    with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
+        window.session.check_now()
+    banner = window.lost_banner.label
+    qtbot.waitUntil(lambda: "bob holds it" in banner.text(), timeout=10_000)
+    # The supervisor gives it back: the banner stops calling the lock lost and offers to carry on.
+    cases.reassign("sue", claim.lock.key, "alice", "bob is ill")
+    qtbot.waitUntil(lambda: "bob holds it" not in banner.text(), timeout=10_000)
+    assert "Lock lost" not in banner.text() and "again" in banner.text()
+    assert window.reclaim_button.isVisible() and window.reclaim_button.text() == "Carry on with my edits"
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        qtbot.mouseClick(window.reclaim_button, Qt.MouseButton.LeftButton)
+    assert window.form.field("resolution").toPlainText() == "My careful notes"
+    assert not window.form.field("resolution").isReadOnly()
+
+
+def test_the_reviewer_sees_the_clerks_field_labels(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window = open_window(_demo(tmp_path), user="alice")
+    wb = window.session.wb
+    clerk = {spec.name: spec.label for spec in fieldspec.field_specs(wb.queue("imports").q)}
+    reviewer = {spec.name: spec.label for spec in fieldspec.field_specs(wb.queue("imports_review").q)}
+    # The demo's review queue labels a few fields itself and leaves the others to the reviewed queue.
+    for name in ("vat_rate", "iban", "paid", "invoice_no"):
+        assert reviewer[name] == clerk[name]
+    assert reviewer["checked_by"] == "Verified by"  # its own, kept
+    # The reviewer's form shows them.
+    window.form.set_specs(fieldspec.field_specs(wb.queue("imports_review").q))
+    assert window.form.field("vat_rate").accessibleName() == clerk["vat_rate"] == "VAT rate (%)"
+
+
+def test_a_text_column_gets_a_wide_multiline_box(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config, user="alice")
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
+    _claim_next(qtbot, window)
+    window.resize(1100, 800)
+    box = window.form.field("resolution")  # `text` on PostgreSQL, TEXT on SQLite
+    subject = window.form.field("subject")
+    qtbot.waitUntil(lambda: box.width() > 0 and subject.width() > 0)
+    assert isinstance(box, QPlainTextEdit)
+    assert box.width() >= subject.width() - 1

@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help="without a command: open the window on the demo database (created on first use)",
+        help="use the demo database (created on first use), even when a default profile exists; "
+        "without a command: open the window on it",
     )
     parser.add_argument(
         "--supervisor",
@@ -395,7 +396,7 @@ def _user(args: argparse.Namespace) -> str:
 def _open(args: argparse.Namespace) -> Any:
     from workbench import opening
 
-    target = opening.choose(args.config, args.profile)
+    target = opening.choose(args.config, args.profile, args.demo)
     return _login(target, lambda password: opening.open_target(target, password))
 
 
@@ -421,7 +422,24 @@ def cmd_demo(args: argparse.Namespace, as_json: bool) -> int:
         if not created:
             sys.stderr.write("demo already exists (use --force to start over)\n")
         print(config_path.resolve())
+    first = _comes_first(config_path)
+    if first:  # commands would quietly use that, not this demo
+        how = "--demo" if directory == paths.demo_dir() else f"--config {config_path.resolve()}"
+        sys.stderr.write(f"note: commands and the window use {first} first; add {how} to use this demo\n")
     return 0
+
+
+def _comes_first(config_path: Path) -> str | None:
+    """What a command without --demo/--config/--profile opens when that is not `config_path`: its label."""
+    from workbench import opening
+
+    try:
+        target = opening.choose()
+    except errors.WorkbenchError:
+        return None  # nothing else is found first
+    if target.config_path is not None and target.config_path.resolve() == config_path.resolve():
+        return None
+    return target.label
 
 
 def cmd_init(args: argparse.Namespace, as_json: bool) -> int:
@@ -828,7 +846,7 @@ def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
     from workbench.config import loader
     from workbench.db import published, service
 
-    target = opening.choose(args.config, args.profile)
+    target = opening.choose(args.config, args.profile, args.demo)
     source = (
         args.file
         or target.config_path
@@ -859,7 +877,7 @@ def cmd_published(args: argparse.Namespace, as_json: bool) -> int:
     from workbench import opening
     from workbench.db import published, service
 
-    target = opening.choose(args.config, args.profile)
+    target = opening.choose(args.config, args.profile, args.demo)
     database = target.database()
     with _login(target, lambda password: service.Workbench.open(model_config(database), password=password)) as wb:
         versions = (

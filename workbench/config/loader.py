@@ -505,6 +505,10 @@ def _check_reviews(reader: _Reader, queues: dict[str, model.QueueConfig]) -> Non
             )
         if review.send_back not in by.notes_required:  # the operator learns why from the reviewer's note
             queues[review.by] = dataclasses.replace(by, notes_required=(*by.notes_required, review.send_back))
+        # The reviewer reads the clerk's field labels, where the review queue names none of its own.
+        labels = {column: field.label for column, field in q.fields.items() if field.label}
+        if labels:
+            queues[review.by] = dataclasses.replace(queues[review.by], labels=labels)
 
 
 def _parse_release_reasons(reader: _Reader, data: Any, key: str) -> tuple[model.ReleaseReason, ...]:

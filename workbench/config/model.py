@@ -162,6 +162,8 @@ class QueueConfig:
     on_reopen: tuple[Assignment, ...] = ()  # what a supervisor's reopen writes (empty: reopen is refused)
     undo_within_seconds: int = 120  # how long after a Complete its operator may undo it
     review: Review | None = None  # which completions another queue reviews
+    # A review queue's labels from the queue it reviews (set by the loader), for columns it labels not itself.
+    labels: dict[str, str] = dataclasses.field(default_factory=dict)
     filter_by: tuple[str, ...] = ()  # columns a claim may be narrowed to a value of
     audit_hidden: tuple[str, ...] = ()  # changed columns the audit records without their values
     serves: str | None = None  # a group: only its members are served this queue (None: everyone)

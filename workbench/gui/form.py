@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QFrame,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -35,6 +36,7 @@ _PLACEHOLDERS = {  # translated where shown
     "time": "HH:MM",
 }
 _NUMERIC = ("integer", "decimal", "float")
+_ORIGIN_WIDTH = 260  # px beside an editor for "As imported: …"; longer values are elided
 # What a field edits its value with (_Field._make_editor): set() and raw() tell them apart.
 Editor = QCheckBox | QComboBox | QPlainTextEdit | QLineEdit
 
@@ -61,12 +63,20 @@ class _Field:
         self.error.setObjectName(f"error_{spec.name}")
         self.error.setProperty("role", "field-error")
         self.error.setWordWrap(True)
+        # An editable field keeps a line for its message, shown or not: a message appearing would
+        # otherwise grow the form, bring a scrollbar and push its last fields out of view.
+        if not spec.read_only:
+            self.error.setMinimumHeight(self.error.fontMetrics().lineSpacing())
+            keep = self.error.sizePolicy()
+            keep.setRetainSizeWhenHidden(True)
+            self.error.setSizePolicy(keep)
         self.error.setVisible(False)
-        # The value before anyone changed it here (from the audit trail): what was imported.
+        # The value before anyone changed it here (from the audit trail): what was imported. Beside the
+        # editor, one line at most (the whole value in its tooltip), so that it does not grow the form.
         self.origin = QLabel()
         self.origin.setObjectName(f"origin_{spec.name}")
         self.origin.setProperty("role", "field-origin")
-        self.origin.setWordWrap(True)
+        self.origin.setMaximumWidth(_ORIGIN_WIDTH)
         self.origin.setVisible(False)
         self.editor = self._make_editor(on_change)
         self.editor.setObjectName(f"field_{spec.name}")
@@ -205,8 +215,11 @@ class RecordForm(QWidget):
             column = QVBoxLayout(cell)
             column.setContentsMargins(0, 0, 0, 0)
             column.setSpacing(2)
-            column.addWidget(field.editor)
-            column.addWidget(field.origin)
+            beside = QHBoxLayout()
+            beside.setContentsMargins(0, 0, 0, 0)
+            beside.addWidget(field.editor, 1)
+            beside.addWidget(field.origin, 0, Qt.AlignmentFlag.AlignTop)
+            column.addLayout(beside)
             column.addWidget(field.error)
             self._layout.addRow(label, cell)
         self._apply_editable()
@@ -247,7 +260,10 @@ class RecordForm(QWidget):
             was = display(imported[name]) if name in imported else None
             differs = was is not None and was != display(self._base.get(name))
             if differs:
-                field.origin.setText(self.tr("As imported: {0}").format(was or self.tr("(empty)")))
+                text = self.tr("As imported: {0}").format(was or self.tr("(empty)"))
+                metrics = field.origin.fontMetrics()
+                field.origin.setText(metrics.elidedText(text, Qt.TextElideMode.ElideRight, _ORIGIN_WIDTH))
+                field.origin.setToolTip(text)
             field.origin.setVisible(differs)
 
     def base(self) -> dict[str, Any]:

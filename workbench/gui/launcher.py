@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
 from workbench import credentials, opening
-from workbench.config import paths, profiles
+from workbench.config import profiles
 from workbench.core import errors
 from workbench.db import dberrors, service
 from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, supervisor
@@ -46,7 +46,7 @@ class Launcher(QObject):
     def start(self, config: str | None, profile: str | None, demo: bool) -> bool:
         """Open the first window; False when the user gave up (nothing to show)."""
         if demo:
-            return self.open(_demo_target())
+            return self.open(opening.demo_target())
         try:
             target = opening.choose(config, profile)
         except errors.ConfigError as exc:
@@ -65,7 +65,7 @@ class Launcher(QObject):
         if not dialog.exec():
             return False
         if dialog.choice == "demo":
-            return self.open(_demo_target())
+            return self.open(opening.demo_target())
         profile = dialog.profile()
         self.store.save(profile, make_default=True)
         return self.open(opening.Target(profile=profile), dialog.password(), remember=dialog.remembers())
@@ -402,15 +402,6 @@ def _open_checked(target: opening.Target, password: str | None) -> service.Workb
             raise
         log.info("database not reachable at start; the window retries")
     return wb
-
-
-def _demo_target() -> opening.Target:
-    from workbench import demo as demo_mod
-
-    target = paths.demo_dir()
-    if not (target / demo_mod.CONFIG_NAME).exists() or not (target / demo_mod.DB_NAME).exists():
-        demo_mod.create(target, overwrite=True)
-    return opening.Target(config_path=target / demo_mod.CONFIG_NAME)
 
 
 def _dispose(window: main_window.MainWindow) -> bool:

@@ -1081,6 +1081,22 @@ class MainWindow(QMainWindow):
         if lost is None or self.session.current is not None:
             self.drafts.unwatch()
             return
+        lock = holder.view.lock if holder.view is not None else None
+        if lock is not None and not lock.expired and lock.owner == self.session.user:
+            # Given back to this user (a supervisor reassigned it to them): nothing is lost any more,
+            # the button opens it with the kept edits laid over it.
+            kept = self.compare_button.isVisible()
+            self.lost_banner.show_text(
+                self.tr("{0} is yours again: you hold it until {1}. Carry on where you left off.").format(
+                    self._short_label(lost.queue, lost.key), times.clock(lock.expires_at)
+                )
+            )
+            self.reclaim_button.setText(self.tr("Carry on with my edits") if kept else self.tr("Carry on"))
+            self.reclaim_button.setVisible(True)
+            return
+        self.reclaim_button.setText(
+            self.tr("Claim again and reapply my edits") if self.compare_button.isVisible() else self.tr("Claim again")
+        )
         self.lost_banner.show_text(self._lost_text(lost, draft_view.now_sentence(holder)))
         if holder.view is not None:  # unknown (database unreachable): leave the button as it was
             self.reclaim_button.setVisible(holder.free)

@@ -1366,6 +1366,18 @@ Konfiguration: {1}</translation>
         <translation>Ihre Änderungen bleiben als Entwurf erhalten: „Entwurf ansehen…“ zeigt sie neben den aktuellen Werten, zum Kopieren oder Verwerfen.</translation>
     </message>
     <message>
+        <source>{0} is yours again: you hold it until {1}. Carry on where you left off.</source>
+        <translation>{0} gehört wieder Ihnen: Sie haben ihn gesperrt bis {1}. Machen Sie dort weiter, wo Sie aufgehört haben.</translation>
+    </message>
+    <message>
+        <source>Carry on with my edits</source>
+        <translation>Mit meinen Änderungen weiterarbeiten</translation>
+    </message>
+    <message>
+        <source>Carry on</source>
+        <translation>Weiterarbeiten</translation>
+    </message>
+    <message>
         <source>Your draft is kept: it is shown beside the current values.</source>
         <translation>Ihr Entwurf bleibt erhalten: Er wird neben den aktuellen Werten angezeigt.</translation>
     </message>

@@ -1366,6 +1366,18 @@ Configuration : {1}</translation>
         <translation>Vos modifications sont conservées comme brouillon : « Voir mon brouillon… » les affiche à côté des valeurs actuelles, pour les copier ou les supprimer.</translation>
     </message>
     <message>
+        <source>{0} is yours again: you hold it until {1}. Carry on where you left off.</source>
+        <translation>{0} vous est rendu : vous le détenez jusqu&apos;à {1}. Reprenez là où vous en étiez.</translation>
+    </message>
+    <message>
+        <source>Carry on with my edits</source>
+        <translation>Continuer avec mes modifications</translation>
+    </message>
+    <message>
+        <source>Carry on</source>
+        <translation>Continuer</translation>
+    </message>
+    <message>
         <source>Your draft is kept: it is shown beside the current values.</source>
         <translation>Votre brouillon est conservé : il est affiché à côté des valeurs actuelles.</translation>
     </message>
