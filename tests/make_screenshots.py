@@ -74,6 +74,21 @@ def _claim(app: QApplication, window: main_window.MainWindow) -> Any:
     return claimed[0]
 
 
+def _answer_leave(app: Any, button: str) -> None:
+    """Click `button` of the "Leave this item?" question as soon as it is up (Next item with edits)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QAbstractButton
+
+    def answer() -> None:
+        box = app.activeModalWidget()
+        if box is not None and box.objectName() == "leave_dialog":
+            box.findChild(QAbstractButton, button).click()
+        else:
+            QTimer.singleShot(50, answer)
+
+    QTimer.singleShot(0, answer)
+
+
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else OUT
     out.mkdir(parents=True, exist_ok=True)
@@ -123,6 +138,7 @@ def main(argv: list[str]) -> int:
     first.form.field("resolution").setPlainText("Half way: waiting for the new toner")
     _settle(app)
     first.session.dispatcher.wait()
+    _answer_leave(app, "leave_keep")  # Next item with edits asks first: bob keeps the item locked
     first.next_item()
     _settle(app, 1.0)
     first.quit_guard.let_go()  # as if the PC restarted: both items stay locked to bob
