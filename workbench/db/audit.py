@@ -167,33 +167,26 @@ class AuditTrail:
     def taken_in(self, conn: sa.Connection, key: Any, queues: Iterable[str]) -> str | None:
         """Of this queue and `queues` (others over the same table), the one whose claim of `key` is the
         newest: the queue the lock on the item was taken in (None: no claim is recorded)."""
-        t = self.table
-        stmt = (
-            sa.select(t.c.queue)
-            .where(
-                t.c.queue.in_([self.queue, *queues]),
-                t.c.item_key == str(key),
-                t.c.event == models.EventKind.CLAIM.value,
-            )
-            .order_by(t.c.id.desc())
-            .limit(1)
-        )
-        return conn.execute(stmt).scalar()
+        return conn.execute(self._newest_claim(str(key), queues)).scalar()
 
     def claimed_here(self, item: sa.ColumnElement[Any], rivals: Iterable[str]) -> sa.ColumnElement[bool]:
         """SQL: of this queue and `rivals` (queues over the same table whose rows the state does not
         tell apart), the item's newest claim is this queue's; `item` is its key as key_text gives it."""
+        newest = self._newest_claim(item, rivals).scalar_subquery()
+        return newest == sa.literal(self.queue, literal_execute=True)
+
+    def _newest_claim(self, item: Any, queues: Iterable[str]) -> sa.Select[Any]:
+        """The queue of `item`'s newest claim among this queue and `queues`; the queue names and the
+        event are part of the statement's text (a fence's prepared statement keeps them)."""
         t = self.table
-        queues = sa.bindparam(None, [self.queue, *rivals], type_=t.c.queue.type, expanding=True, literal_execute=True)
+        listed = sa.bindparam(None, [self.queue, *queues], type_=t.c.queue.type, expanding=True, literal_execute=True)
         claim = sa.literal(models.EventKind.CLAIM.value, literal_execute=True)
-        newest = (
+        return (
             sa.select(t.c.queue)
-            .where(t.c.queue.in_(queues), t.c.item_key == item, t.c.event == claim)
+            .where(t.c.queue.in_(listed), t.c.item_key == item, t.c.event == claim)
             .order_by(t.c.id.desc())
             .limit(1)
-            .scalar_subquery()
         )
-        return newest == sa.literal(self.queue, literal_execute=True)
 
     @staticmethod
     def event(row: Mapping[Any, Any]) -> models.Event:

@@ -111,6 +111,12 @@ class Deferrals:
         ).mappings()
         return [self.deferral(row) for row in rows]
 
+    def count_waiting(self, conn: sa.Connection) -> int:
+        """How many of the queue's deferrals have a time still to come (waiting() without reading them)."""
+        d = self.table
+        stmt = sa.select(sa.func.count()).select_from(d).where(d.c.queue == self.queue, d.c.until > clock.db_now())
+        return int(conn.execute(stmt).scalar_one())
+
     @staticmethod
     def deferral(row: Mapping[Any, Any]) -> models.Deferral:
         return models.Deferral(

@@ -619,6 +619,12 @@ class WorkQueue:
             return []
         return self.db.read(lambda conn: self._deferrals().waiting(conn))
 
+    def count_deferred(self) -> int:
+        """How many items are deferred to a time still to come (the start page's count)."""
+        if self.trail.deferrals is None:
+            return 0
+        return self.db.read(lambda conn: self._deferrals().count_waiting(conn))
+
     def _deferrals(self) -> deferrals_mod.Deferrals:
         if self.trail.deferrals is None:
             raise AssertionError("this queue was opened without its deferrals")

@@ -279,7 +279,7 @@ class Operator:
                     waiting=work.count_waiting(WAITING_CAP, self.user),
                     mine=len(work.mine(self.user)),
                     overdue=work.count_overdue(WAITING_CAP),
-                    deferred=len(work.deferred()),
+                    deferred=work.count_deferred(),
                 )
             )
         return counts
