@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -15,16 +14,7 @@ from workbench.db import backends, clock
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
-
-
-def token_digest(token: Any) -> str | None:
-    """What the audit trail keeps of a lock token: the hex SHA-256 of its text, in lower case (SQL
-    Server writes a UUID's in upper case). Enough to follow one lock through the trail and to tell
-    why it was lost; useless for writing under it, so reading the trail hands nobody a live lock.
-    Each backend computes the same in SQL (Backend.token_digest)."""
-    if token is None:
-        return None
-    return hashlib.sha256(str(token).lower().encode()).hexdigest()
+from workbench.db.digests import token_digest  # audit.token_digest: where the trail's readers look for it
 
 
 def json_value(value: Any) -> Any:
