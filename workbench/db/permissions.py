@@ -13,9 +13,9 @@ from workbench.config import model
 from workbench.core import errors, models, problems
 from workbench.db import backends, clock, mapping, migrations, protocol, protocol_locks, tables
 
-# PostgreSQL roles made by `workbench grants` (NOLOGIN: people log in with their own login, a member).
-OPERATOR_ROLE = "workbench_operator"
-SUPERVISOR_ROLE = "workbench_supervisor"
+# The roles and the refusals naming them live in a leaf (the engine's writes raise them); their names stay here too.
+from workbench.db.roles import OPERATOR_ROLE, SUPERVISOR_ROLE, login_mismatch_error, refused
+
 SUPERVISOR, OPERATOR = tables.ROLE_NAMES
 
 # How long an operator's login may sit in an open transaction (ALTER ROLE … SET, by `grants`): rows it
@@ -137,16 +137,6 @@ def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.No
     if row is None or not row[1] or row[0] == user:
         return None
     return login_mismatch_error(user, row[0])
-
-
-def login_mismatch_error(user: str, login: str) -> errors.NotPermitted:
-    """`user`'s lock used from another database login, which row-level security binds."""
-    return errors.NotPermitted.of(problems.LOGIN_MISMATCH, user, login, user=user)
-
-
-def refused(actor: str, action: errors.Phrase, login: str | None) -> errors.NotPermitted:
-    """`actor` may not `action`: the database's grants allow it to workbench_supervisor only."""
-    return errors.NotPermitted.of(problems.NOT_IN_ROLE, actor, action, SUPERVISOR_ROLE, login or "LOGIN", user=actor)
 
 
 def database_roles_in_use(conn: sa.Connection) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors, models
-from workbench.db import connect, mapping, permissions, protocol_mssql
+from workbench.db import connect, mapping, protocol_mssql, roles
 
 # SQL Server's ODBC drivers end a server message with its number and the ODBC call:
 # "[42000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]workbench: … (50403) (SQLExecDirectW)".
@@ -144,7 +144,7 @@ class Procedures:
         if login is None:
             raise Revoked()
         if user != login:
-            raise permissions.login_mismatch_error(user, login)
+            raise roles.login_mismatch_error(user, login)
         return login
 
     # -- calls --------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ class Procedures:
                 self._checked = None
                 raise Revoked() from exc
             if number == DENIED and action is not None and user is not None:
-                raise permissions.refused(user, action, self._login) from exc
+                raise roles.refused(user, action, self._login) from exc
             if number in (protocol_mssql.REFUSED, DENIED):
                 raise errors.NotPermitted(
                     f"the database did not permit this: {text.removeprefix('workbench: ')}", user=user
