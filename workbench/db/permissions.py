@@ -14,7 +14,10 @@ from workbench.core import errors, models, problems
 from workbench.db import backends, clock, mapping, migrations, protocol, protocol_locks, tables
 
 # The roles and the refusals naming them live in a leaf (the engine's writes raise them); their names stay here too.
-from workbench.db.roles import OPERATOR_ROLE, SUPERVISOR_ROLE, login_mismatch_error, refused
+from workbench.db.roles import OPERATOR_ROLE as OPERATOR_ROLE
+from workbench.db.roles import SUPERVISOR_ROLE as SUPERVISOR_ROLE
+from workbench.db.roles import login_mismatch_error as login_mismatch_error
+from workbench.db.roles import refused as refused
 
 SUPERVISOR, OPERATOR = tables.ROLE_NAMES
 
@@ -326,7 +329,7 @@ def plan(
         statements += [*protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
-    from workbench.db import guarded, service
+    from workbench.db import audit, guarded
     from workbench.db.claims import postgresql as pg_claims
 
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
@@ -334,7 +337,7 @@ def plan(
         name: metadata.tables[f"{wb_schema}.{name}"]
         for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)
     }
-    trail = service.trail_of(
+    trail = audit.trail_of(
         q.config,
         reviews,
         audit_table,
