@@ -33,7 +33,8 @@ from sqlalchemy.sql import visitors
 
 from workbench.config import model
 from workbench.core import errors, models
-from workbench.db import clock, guarded, mapping, protocol, service, tables
+from workbench.db import audit as audit_mod
+from workbench.db import clock, guarded, mapping, protocol, tables
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -141,7 +142,7 @@ class _Builder:
         }
         self.cooldown, self.notes = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
         # The record the engine's operations keep for the queue: its claim skips deferred items too.
-        self.trail = service.trail_of(
+        self.trail = audit_mod.trail_of(
             q.config,
             reviewed,
             self.audit,
