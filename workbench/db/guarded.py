@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, fastpath, lockshapes, mapping, procedures, protocol, roles
+from workbench.db import batches, clock, connect, dberrors, fastpath, lockshapes, mapping, protocol, roles
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -101,7 +101,7 @@ class GuardedWriter:
                         outcome=shape.outcome,
                     ),
                 )
-            except procedures.Revoked:
+            except dberrors.ProceduresRevoked:
                 pass  # `grants --revoke` while this process ran: workbench's own statements
         params: dict[str, Any] = {
             "wb_key": key,

@@ -38,6 +38,7 @@ from workbench.db import clock, guarded, mapping, protocol, tables
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
+from workbench.db.backends import mssql as mssql_backend
 from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
@@ -878,3 +879,7 @@ def _one_line(sql: str) -> str:
 
 def _indent(text: str) -> str:
     return "".join(f"  {line}\n" for line in text.splitlines())
+
+
+# The SQL Server backend prints these for `workbench grants`; it cannot import them (they build on it).
+mssql_backend.GRANTS.script, mssql_backend.GRANTS.revoke_script = script, revoke_script
