@@ -11,7 +11,8 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors, models, problems
-from workbench.db import backends, clock, mapping, migrations, protocol, protocol_locks, tables
+from workbench.db import audit, backends, clock, guarded, mapping, migrations, protocol, protocol_locks, tables
+from workbench.db.claims import postgresql as pg_claims
 
 # The roles and the refusals naming them live in a leaf (the engine's writes raise them); their names stay here too.
 from workbench.db.roles import OPERATOR_ROLE as OPERATOR_ROLE
@@ -329,9 +330,6 @@ def plan(
         statements += [*protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
-    from workbench.db import audit, guarded
-    from workbench.db.claims import postgresql as pg_claims
-
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
     own = {
         name: metadata.tables[f"{wb_schema}.{name}"]
