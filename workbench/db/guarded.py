@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, fastpath, lockshapes, mapping, permissions, procedures, protocol
+from workbench.db import batches, clock, connect, dberrors, fastpath, lockshapes, mapping, protocol, roles
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -101,7 +101,7 @@ class GuardedWriter:
                         outcome=shape.outcome,
                     ),
                 )
-            except procedures.Revoked:
+            except dberrors.ProceduresRevoked:
                 pass  # `grants --revoke` while this process ran: workbench's own statements
         params: dict[str, Any] = {
             "wb_key": key,
@@ -205,7 +205,7 @@ class GuardedWriter:
             if plain:
                 return plain[0](key, token, user)
             if user != login:  # the function completes for the login only
-                raise permissions.login_mismatch_error(user, login)
+                raise roles.login_mismatch_error(user, login)
             try:
                 rows = fast.rows({"wb_key": key, "wb_token": str(token), "wb_outcome": shape.outcome})
             except sa.exc.DBAPIError as exc:

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, fastpath, guarded, lockshapes, mapping, permissions, protocol
+from workbench.db import clock, connect, fastpath, guarded, lockshapes, mapping, protocol, roles
 from workbench.db.claims import base, lock_table, pg_function, portable
 
 
@@ -69,7 +69,7 @@ class SkipLockedClaim(base.ClaimMethod):
             self._next[(id(q), count)] = reader
         if reader.login is not None and user != reader.login:
             # The trusted claim locks under the login; another workbench name cannot use it.
-            raise permissions.login_mismatch_error(user, reader.login)
+            raise roles.login_mismatch_error(user, reader.login)
         try:
             return reader.claims(user)
         except sa.exc.DBAPIError as exc:
