@@ -34,6 +34,10 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "workbench.api": (*QT, "workbench.gui", "workbench.cli"),
     "workbench.fieldspec": (*QT, "workbench.gui", "workbench.cli"),
     "workbench.journal": (*QT, "workbench.gui", "workbench.cli", "workbench.db"),
+    # One front door: the windows and the commands reach the engine through workbench.services only
+    # (its admin, operator and supervisor services; error types come from workbench.core.errors).
+    "workbench.gui": ("workbench.db",),
+    "workbench.cli": ("workbench.db",),
 }
 
 # Outside workbench/gui, Qt (or a window) may only be imported inside a function, and only here:
@@ -151,3 +155,54 @@ def test_the_layout_names_every_module() -> None:
     assert sorted(set(present) - set(listed)) == [], f"{LAYOUT} does not name these modules"
     assert sorted(set(listed) - set(present)) == [], f"{LAYOUT} names modules that are gone"
     assert len(listed) == len(set(listed)), f"{LAYOUT} names a module twice"
+
+
+def cycles(within: tuple[str, ...]) -> list[list[str]]:
+    """The import cycles (strongly connected components) among the modules under `within`, every
+    import counted, nested ones too: `from workbench.services import x` inside the package
+    workbench.services is an edge to the package itself."""
+    found = modules()
+    edges: dict[str, set[str]] = {}
+    for name, path in found.items():
+        if not any(_under(name, w) for w in within):
+            continue
+        targets = set()
+        for imported, _ in imports(path):
+            while imported and imported not in found:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and any(_under(imported, w) for w in within):
+                targets.add(imported)
+        edges[name] = targets
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return components
+
+
+def test_the_services_and_the_command_line_import_no_cycle() -> None:
+    # services <-> services.operator/supervisor and cli.main <-> cli.permission_commands were cycles.
+    assert cycles(("workbench.services", "workbench.cli")) == []

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from workbench.config import model
 from workbench.core import errors
 from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, mapping, migrations, tables, workqueue
+from workbench.db import claims, connect, mapping, migrations, supervision, tables, workqueue
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -89,6 +89,11 @@ class Workbench:
                 bound = self.db.read(lambda conn: self._check(conn, attaching=False, schema=True))
                 self._queues = {n: self._work_queue(q) for n, q in bound.items()}
             return self._queues[name]
+
+    def supervision(self, name: str) -> supervision.Supervision:
+        """The named queue's supervisor actions (force-release, reassign, reopen, move, sweep, the
+        console's figures), bound to the same queue as queue(name)."""
+        return supervision.Supervision(self.queue(name))
 
     def validate(self, *, attaching: bool = False) -> None:
         """Check the whole config against the database: every queue's names, types and workflow

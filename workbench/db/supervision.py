@@ -29,6 +29,7 @@ class Supervision:
         self.work = work
         self.db, self.q, self.trail, self.name, self.lost = work.db, work.q, work.trail, work.name, work.lost
         self._owned, self._procedures, self._held_values = work._owned, work._procedures, work._held_values
+        self.db_clock = work.db_clock  # the period of the figures starts on the database clock
 
     # -- supervisor -------------------------------------------------------------------------
 
