@@ -384,10 +384,14 @@ def _serve(args: argparse.Namespace, role: str, *, acting: bool = True) -> tuple
     from workbench import services
 
     wb = common.open_database(args)
-    served = getattr(services, role)(wb, "")
-    served.check_queue(args.queue)
-    if acting:
-        served.user = common.user(args)
+    try:
+        served = getattr(services, role)(wb, "")
+        served.check_queue(args.queue)
+        if acting:
+            served.user = common.user(args)
+    except BaseException:
+        wb.close()
+        raise
     return wb, served
 
 

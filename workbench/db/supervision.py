@@ -28,6 +28,8 @@ class Supervision:
     def __init__(self, work: workqueue.WorkQueue) -> None:
         self.work = work
         self.db, self.q, self.trail, self.name, self.lost = work.db, work.q, work.trail, work.name, work.lost
+        # The queue's own answers, shared with its operator operations: which locks are this queue's, SQL
+        # Server's procedures (as the queue's enforcement has them), the values waiting items hold.
         self._owned, self._procedures, self._held_values = work._owned, work._procedures, work._held_values
         self.db_clock = work.db_clock  # the period of the figures starts on the database clock
 
