@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from workbench.config import model
 from workbench.core import errors
 from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, mapping, migrations, supervision, tables, workqueue
+from workbench.db import claims, connect, enforcement, mapping, migrations, supervision, tables, workqueue
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -181,7 +181,11 @@ class Workbench:
             for name, other in self.config.queues.items()
             if (other.schema, other.table) == where and name != bound.name
         )
-        return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method), neighbours)
+        # How the queue's writes run on this database is decided by one owner, handed to the queue; its
+        # claim method and guarded writes ask it (enforcement.of) instead of probing the database.
+        enforced = enforcement.of(self.db, bound, self.config.database.workbench_schema)
+        method = bound.shape.claim_method(self.method)
+        return workqueue.WorkQueue(self.db, bound, trail, method, neighbours, enforced)
 
 
 def trail_of(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,6 +15,7 @@ from workbench.db import audit as audit_mod
 from workbench.db import (
     claims,
     connect,
+    enforcement,
     groups,
     guarded,
     lockloss,
@@ -38,13 +38,16 @@ class WorkQueue:
         trail: audit_mod.AuditTrail,
         method: claims.ClaimMethod,
         neighbours: tuple[str, ...] = (),
+        enforced: enforcement.Enforcement | None = None,
     ) -> None:
         """`neighbours`: the other queues over the same table, one of which may hold a lock on a row
-        of it (a refused write names it)."""
+        of it (a refused write names it). `enforced`: how the writes run, as the service bound the
+        queue (enforcement.py)."""
         self.db, self.q, self.trail, self.method = db, q, trail, method
+        self.enforcement = enforced or enforcement.of(db, q, trail.table.schema)
         self.name = q.name
         self.config = q.config
-        self.writer = guarded.GuardedWriter(db, q, trail)
+        self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement)
         self.lost = lockloss.Diagnosis(q, trail, neighbours)
         self._shapes: dict[str, guarded.Shape] = {}
         # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
@@ -661,9 +664,7 @@ class WorkQueue:
 
     def _procedures(self) -> procedures.Procedures | None:
         """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
-        return typing.cast(
-            procedures.Procedures | None, self.q.backend.procedures(self.db, self.q, self.trail.table.schema)
-        )
+        return self.enforcement.procedures()
 
     def _lost(self, key: Any, token: str, user: str, doing: str) -> errors.WorkbenchError:
         """Why a write under the lock (`doing`: "save", "complete", …) was refused."""
