@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors
-from workbench.db import claims, connect, mapping, migrations, tables, workqueue
+from workbench.db import claims, connect, enforcement, mapping, migrations, supervision, tables, workqueue
 from workbench.db.audit import trail_of as trail_of  # lives with the trail: the grants' renderings build on it too
 
 
@@ -86,6 +86,11 @@ class Workbench:
                 bound = self.db.read(lambda conn: self._check(conn, attaching=False, schema=True))
                 self._queues = {n: self._work_queue(q) for n, q in bound.items()}
             return self._queues[name]
+
+    def supervision(self, name: str) -> supervision.Supervision:
+        """The named queue's supervisor actions (force-release, reassign, reopen, move, sweep, the
+        console's figures), bound to the same queue as queue(name)."""
+        return supervision.Supervision(self.queue(name))
 
     def validate(self, *, attaching: bool = False) -> None:
         """Check the whole config against the database: every queue's names, types and workflow
@@ -173,4 +178,8 @@ class Workbench:
             for name, other in self.config.queues.items()
             if (other.schema, other.table) == where and name != bound.name
         )
-        return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method), neighbours)
+        # How the queue's writes run on this database is decided by one owner, handed to the queue; its
+        # claim method and guarded writes ask it (enforcement.of) instead of probing the database.
+        enforced = enforcement.of(self.db, bound, self.config.database.workbench_schema)
+        method = bound.shape.claim_method(self.method)
+        return workqueue.WorkQueue(self.db, bound, trail, method, neighbours, enforced)

@@ -12,11 +12,11 @@ from PySide6.QtCore import QEventLoop, QObject, Qt, Slot
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
-from workbench import credentials, opening
+from workbench import credentials, opening, services
 from workbench.config import profiles
 from workbench.core import errors
-from workbench.db import dberrors, service
 from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, supervisor
+from workbench.services import admin
 
 log = logging.getLogger("workbench.gui")
 PROGRESS_DELAY_MS = 400  # a quick connection shows no progress dialog at all
@@ -134,7 +134,7 @@ class Launcher(QObject):
         self._show(target, wb)
         return True
 
-    def _show(self, target: opening.Target, wb: service.Workbench) -> None:
+    def _show(self, target: opening.Target, wb: services.Workbench) -> None:
         old = self.window
         self.target = target
         self.window = self._build(wb)
@@ -358,7 +358,7 @@ class Launcher(QObject):
 
         def on_done(result: Any) -> None:
             if cancelled[0]:
-                if isinstance(result, service.Workbench):
+                if isinstance(result, services.Workbench):
                     result.close()  # the user gave up on it: do not leak its connections
                 return
             finish("result", result)
@@ -386,13 +386,12 @@ class Launcher(QObject):
         return outcome["result"]
 
 
-def _open_checked(target: opening.Target, password: str | None) -> service.Workbench:
+def _open_checked(target: opening.Target, password: str | None) -> services.Workbench:
     """Open the target and log in once, so a refused password is known before the window opens.
     A server that is away is fine for a config file (the window retries); published settings need it."""
     wb = opening.open_target(target, password)
     try:
-        with dberrors.translated(), wb.engine.connect():
-            pass
+        admin.log_in(wb)
     except errors.LoginRefused:
         wb.close()
         raise

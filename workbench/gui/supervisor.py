@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
 
 from workbench import services
 from workbench.core import errors, models
-from workbench.db import service
 from workbench.gui import board_model, board_view, charts, dispatch, hotkeys, problem_text, supervisor_dialogs, times
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 from workbench.gui.item_log import event_text
@@ -54,7 +53,7 @@ class SupervisorWindow(QMainWindow):
 
     def __init__(
         self,
-        wb: service.Workbench,
+        wb: services.Workbench,
         user: str,
         *,
         refresh_seconds: int = 5,
