@@ -14,7 +14,9 @@ import sqlalchemy as sa
 from tests import servers
 from tests.helpers import failover_checks
 from tests.helpers.failover_checks import until
+from workbench import demo
 from workbench.config import loader
+from workbench.core import errors
 from workbench.db import service
 
 WORKERS = 4
@@ -55,3 +57,18 @@ def test_a_synchronous_standby_takes_over_and_nothing_acknowledged_is_lost(
         # Every acknowledged claim and Complete is in the trail of the server that took over.
         failover_checks.check_acknowledged(wb, "cases", entries)
         assert failover_checks.overlapping_claims(wb, "cases") == []
+
+
+def test_no_server_that_takes_writes_is_a_database_that_is_away(replicated: servers.Replicated, tmp_path: Path) -> None:
+    """Every named server answers but none takes writes (Patroni starts a crashed leader read-only, then
+    promotes it): libpq's "session is read-only" is retried as "cannot reach the database", not an
+    unexpected error."""
+    replicated.primary.create_database("wbro")
+    config_path = failover_checks.demo_config(replicated.primary.url("wbro"), tmp_path, cases=5)
+    standby_only = f"postgresql+psycopg://postgres@/wbro?host=127.0.0.1:{replicated.standby.port}"
+    config_path.write_text(demo.config_text(f"{standby_only}&target_session_attrs=read-write"), encoding="utf-8")
+    with (
+        pytest.raises(errors.DatabaseUnavailable, match="session is read-only"),
+        service.Workbench.open(loader.load(config_path)) as wb,
+    ):
+        wb.queue("cases").claim_next("alice")
