@@ -145,7 +145,9 @@ class Patroni:
         }
         path = home / "patroni.yml"
         path.write_text(json.dumps(config), encoding="utf-8")  # YAML reads JSON
-        as_postgres: dict[str, Any] = {"user": "postgres", "group": "postgres"} if os.geteuid() == 0 else {}
+        as_postgres: dict[str, Any] = (
+            {"user": "postgres", "group": "postgres", "extra_groups": []} if os.geteuid() == 0 else {}
+        )
         self.procs[name] = subprocess.Popen(
             [str(PYTHON), str(PATRONI), str(path)],
             stdout=subprocess.DEVNULL,
