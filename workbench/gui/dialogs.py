@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import durations
+from workbench.gui import a11y, theme, times
 from workbench.gui import form as form_mod
-from workbench.gui import theme, times
 from workbench.services import operator
 
 # Offered as typed into the audit trail: data that supervisors filter and count, the same for every
@@ -263,6 +263,7 @@ def read_only_table(name: str, headers: list[str], rows: list[list[str]], stretc
     table.setHorizontalHeaderLabels(headers)
     table.verticalHeader().setVisible(False)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    a11y.leave_with_tab(table)
     for column in stretch:
         table.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
     for r, cells in enumerate(rows):
@@ -333,6 +334,7 @@ class PickDialog(QDialog):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(False)
+        a11y.leave_with_tab(self.table)  # the arrow keys choose, Tab goes on to Claim
         header = self.table.horizontalHeader()
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # queue order until a header is clicked
         self.table.setSortingEnabled(True)
