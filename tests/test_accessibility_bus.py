@@ -176,6 +176,9 @@ def test_a_screen_reader_reads_the_window_and_hears_the_timer(bus: dict[str, str
         opened = reader.wait(lambda m: m.get("event") == "announcement")
         assert f"Helpdesk cases {key}" in opened["text"] and opened["politeness"] == 1, opened
         assert unnamed(reader.ask("tree", "tree")) == []  # the form, its actions, the notes beside it
+        assert app.ask("release", "dialog") == "release_dialog"
+        assert unnamed(reader.ask("tree", "tree")) == []
+        app.ask("close", "closed")
 
         app.ask("warn", "warned")
         warning = reader.wait(lambda m: m.get("event") == "announcement")
@@ -189,6 +192,9 @@ def test_a_screen_reader_reads_the_window_and_hears_the_timer(bus: dict[str, str
         assert len(heard) == 3, heard  # the countdown is not announced again
         renamed = [m for m in reader.seen if m.get("event") == "name" and "left" in m["name"]]
         assert renamed == [], renamed[:3]  # the status bar's timer keeps its name
+
+        assert app.ask("resume", "page") == "resume"
+        assert unnamed(reader.ask("tree", "tree")) == []  # the resume panel: the list and its buttons
 
         assert app.ask("pick", "dialog") == "pick_dialog"
         assert unnamed(reader.ask("tree", "tree")) == []
@@ -206,6 +212,12 @@ def test_a_screen_reader_reads_the_window_and_hears_the_timer(bus: dict[str, str
         app.ask("tab", "focus")
         reached = reader.wait(lambda m: m.get("event") == "focus")
         assert reached["role"] == "push button", reached  # Force release…, below the board
+        for sheet in range(1, 5):  # Queue health, Operators, Item history, Charts
+            title = app.ask(f"sheet {sheet}", "sheet")
+            tree = reader.ask("tree", "tree")
+            assert unnamed(tree) == [], title
+        charts = [n["name"] for n in tree if n["name"].startswith("Chart: ")]
+        assert len(charts) == 3, charts  # each chart named
         app.ask("close", "closed")
     finally:
         reader.stop()

@@ -8,7 +8,10 @@ JSON line on stdout once done:
     warn            the lock aged into the expiry warning       {"warned": seconds left}
     lose            a supervisor force-releases it, with reason {"lost": cause}
     pick            Pick… (the dialog stays open)                {"dialog": object name}
+    release         Release… (the dialog stays open)             {"dialog": object name}
+    resume          My unfinished items                          {"page": "resume"}
     console         the supervisor console, three locks on it   {"console": rows}
+    sheet N         the console's tab N                          {"sheet": its title}
     focus NAME      the focus to the active window's widget      {"focus": NAME}
     tab             one Tab key                                  {"focus": object name, or the class}
     close           the active dialog or console closed          {"closed": true}
@@ -101,8 +104,22 @@ class Driver(QObject):
         self.window.session.check_now()
 
     def do_pick(self, _rest: str) -> None:
-        self.window.pick()  # the dialog runs its own loop: this answers once it shows
-        self._when_dialog()
+        QTimer.singleShot(0, self._when_dialog)  # the dialog runs its own loop: this answers once it shows
+        self.window.pick()
+
+    def do_release(self, _rest: str) -> None:
+        QTimer.singleShot(0, self._when_dialog)
+        self.window.release()
+
+    def do_resume(self, _rest: str) -> None:
+        self.window.show_resume()
+        QTimer.singleShot(300, lambda: say({"page": "resume"}))  # its list read meanwhile
+
+    def do_sheet(self, index: str) -> None:
+        assert self.console is not None
+        self.console.tabs.setCurrentIndex(int(index))
+        title = self.console.tabs.tabText(int(index))
+        QTimer.singleShot(500, lambda: say({"sheet": title}))  # the tab's figures read meanwhile
 
     def _when_dialog(self) -> None:
         dialog = QApplication.activeModalWidget()
