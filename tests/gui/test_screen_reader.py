@@ -69,6 +69,24 @@ def test_the_loss_says_who_holds_it_now(qtbot: Any, open_window: Any, demo_confi
 
 
 @SQLITE
+def test_an_item_given_back_is_announced_once(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Reassigned away, then given back by the supervisor: the banner turns to "yours again", and that is
+    said (the later reads of who holds it, every few seconds, are not)."""
+    window = open_window(demo_config)
+    said = _heard(window)
+    claim = _claim(qtbot, window)
+    cases = window.session.wb.queue("cases")
+    cases.reassign("sue", claim.lock.key, "bob", "bob knows this customer")
+    with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
+        window.session.check_now()
+    assert "bob" in said[-1][0] and said[-1][1]  # assertive, to whom
+    cases.reassign("sue", claim.lock.key, "alice", "bob is ill")
+    qtbot.waitUntil(lambda: "yours again" in said[-1][0], timeout=10_000)
+    qtbot.wait(2500)  # two more reads of who holds it (check_interval 1 s)
+    assert [text for text, _ in said].count(said[-1][0]) == 1 and "yours again" in said[-1][0], said
+
+
+@SQLITE
 def test_the_timer_keeps_its_name_while_it_counts(qtbot: Any, open_window: Any, demo_config: Any) -> None:
     window = open_window(demo_config)
     _claim(qtbot, window)

@@ -1166,11 +1166,12 @@ class MainWindow(QMainWindow):
             # Given back to this user (a supervisor reassigned it to them): nothing is lost any more,
             # the button opens it with the kept edits laid over it.
             kept = self.compare_button.isVisible()
-            self.lost_banner.show_text(
-                self.tr("{0} is yours again: you hold it until {1}. Carry on where you left off.").format(
-                    self._short_label(lost.queue, lost.key), times.clock(lock.expires_at)
-                )
+            text = self.tr("{0} is yours again: you hold it until {1}. Carry on where you left off.").format(
+                self._short_label(lost.queue, lost.key), times.clock(lock.expires_at)
             )
+            if self.lost_banner.label.text() != text:  # told once, not at every later read
+                self.announcer.announce(self.lost_banner, text)
+            self.lost_banner.show_text(text)
             self.reclaim_button.setText(self.tr("Carry on with my edits") if kept else self.tr("Carry on"))
             self.reclaim_button.setVisible(True)
             return
