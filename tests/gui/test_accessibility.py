@@ -267,3 +267,39 @@ def test_tab_moves_through_the_form_top_to_bottom(qtbot: Any, open_window: Any, 
             reached.append(name)
         widget = widget.nextInFocusChain()
     assert reached == window.form.names()
+
+
+# The dialogs the tests above walk; a new dialog class fails the test below until it is walked too.
+WALKED = {
+    "ConnectionDialog",
+    "PasswordDialog",
+    "ReleaseDialog",
+    "DeferDialog",
+    "NoteDialog",
+    "PickDialog",
+    "DraftDialog",
+    "ShortcutsDialog",
+    "ReopenDialog",
+    "ForceReleaseDialog",
+    "ReassignDialog",
+    "MoveDialog",
+}
+
+
+def test_every_dialog_is_walked() -> None:
+    import importlib
+    import pkgutil
+
+    from PySide6.QtWidgets import QDialog
+
+    import workbench.gui
+
+    for module in pkgutil.iter_modules(workbench.gui.__path__):
+        importlib.import_module(f"workbench.gui.{module.name}")
+    found, todo = set(), [QDialog]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("workbench.gui.") and not sub.__name__.startswith("_"):
+                found.add(sub.__name__)
+    assert found == WALKED, "walk the new dialog's controls in a test above, then name it in WALKED"
