@@ -1413,7 +1413,7 @@ class MainWindow(QMainWindow):
 
 
 def _buddy(text: str, control: QWidget, name: str) -> QLabel:
-    """The visible label that names `control` for a screen reader (and a mouse click on it focuses it)."""
+    """The visible label that names `control` for a screen reader (a "labelled by" relation)."""
     label = QLabel(text)
     label.setObjectName(name)
     label.setBuddy(control)
