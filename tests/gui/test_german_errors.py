@@ -54,7 +54,7 @@ def test_a_missing_profile_is_said_in_german(
     assert not the.switch("B")
     assert said, "no message"
     text, details = said[0]
-    assert _english([text], set()) == [], text  # once: "no connection profile named 'B' in …"
+    assert text == "Das Verbindungsprofil B gibt es nicht mehr."  # once: "no connection profile named 'B' in …"
     assert "no connection profile named 'B'" in details
 
 

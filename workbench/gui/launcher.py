@@ -128,13 +128,8 @@ class Launcher(QObject):
             try:  # only a password the server accepted is worth remembering
                 credentials.store(profile.credential_id, password)
             except errors.CredentialStoreError as exc:
-                error_box(
-                    self._parent(),
-                    "workbench",
-                    exc,
-                    self.tr("{0} You will be asked again next time."),
-                    QMessageBox.Icon.Warning,
-                )
+                text = self.tr("{0} You will be asked again next time.").format(problem_text.said(exc)[0])
+                error_box(self._parent(), "workbench", exc, text, QMessageBox.Icon.Warning)
         self._show(target, wb)
         return True
 
@@ -234,7 +229,12 @@ class Launcher(QObject):
             return False
         try:
             profile = self.store.get(name)
-        except (errors.UsageError, errors.ConfigError) as exc:
+        except errors.UsageError as exc:  # gone since the menu was filled (removed or renamed meanwhile)
+            error_box(
+                self._parent(), "workbench", exc, self.tr("There is no connection profile {0} any more.").format(name)
+            )
+            return False
+        except errors.ConfigError as exc:
             error_box(self._parent(), "workbench", exc)
             return False
         opened = self.open(opening.Target(profile=profile))
@@ -420,12 +420,13 @@ def error_box(
     parent: QWidget | None,
     title: str,
     exc: errors.WorkbenchError,
-    sentence: str = "{0}",
+    text: str | None = None,
     icon: QMessageBox.Icon = QMessageBox.Icon.Critical,
 ) -> None:
-    """Say `exc` in the user's language (`sentence` around it); the engine's English under Details."""
-    text, details = problem_text.said(exc)
-    box = QMessageBox(icon, title, sentence.format(text), QMessageBox.StandardButton.Ok, parent)
+    """Say `exc` in the user's language (or `text`, where the caller knows better); the engine's English
+    under Details."""
+    said, details = problem_text.said(exc)
+    box = QMessageBox(icon, title, said if text is None else text, QMessageBox.StandardButton.Ok, parent)
     box.setObjectName("error_box")
     box.setDetailedText(details)
     box.exec()

@@ -1061,6 +1061,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Warteschlangen-Einstellungen neu &amp;laden</translation>
     </message>
     <message>
+        <source>There is no connection profile {0} any more.</source>
+        <translation>Das Verbindungsprofil {0} gibt es nicht mehr.</translation>
+    </message>
+    <message>
         <source>The stored password was removed; you will be asked next time.</source>
         <translation>Das gespeicherte Passwort wurde entfernt; Sie werden beim nächsten Mal gefragt.</translation>
     </message>

@@ -1061,6 +1061,10 @@ Les détails sont dans {log}.</translation>
         <translation>&amp;Recharger les réglages des files</translation>
     </message>
     <message>
+        <source>There is no connection profile {0} any more.</source>
+        <translation>Le profil de connexion {0} n’existe plus.</translation>
+    </message>
+    <message>
         <source>The stored password was removed; you will be asked next time.</source>
         <translation>Le mot de passe enregistré a été supprimé ; il vous sera demandé la prochaine fois.</translation>
     </message>
