@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 from workbench import credentials, opening, services
 from workbench.config import profiles
 from workbench.core import errors
-from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, supervisor
+from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, problem_text, supervisor
 from workbench.services import admin
 
 log = logging.getLogger("workbench.gui")
@@ -51,11 +51,11 @@ class Launcher(QObject):
             target = opening.choose(config, profile)
         except errors.ConfigError as exc:
             if config or exc.file:  # a named or found file that is wrong: say so, do not hide it
-                QMessageBox.critical(None, self.tr("workbench: configuration problem"), str(exc))
+                error_box(None, self.tr("workbench: configuration problem"), exc)
                 return False
             return self.first_run()
         except errors.UsageError as exc:
-            QMessageBox.critical(None, "workbench", str(exc))
+            error_box(None, "workbench", exc)
             return False
         return self.open(target)
 
@@ -112,25 +112,24 @@ class Launcher(QObject):
                 )
                 continue
             except errors.DatabaseUnavailable as exc:
-                answer = self._unreachable(target, str(exc))
+                answer = self._unreachable(target, exc)
                 if answer == "retry":
                     continue
                 if answer == "edit" and profile is not None:
                     return self.edit_connection(profile.name)
                 return False
             except errors.WorkbenchError as exc:
-                QMessageBox.critical(self._parent(), "workbench", str(exc))
+                error_box(self._parent(), "workbench", exc)
                 if profile is not None and self.window is None:
-                    return self.edit_connection(profile.name, message=str(exc))
+                    return self.edit_connection(profile.name, message=problem_text.said(exc)[0])
                 return False
             break
         if remember and profile is not None and password:
             try:  # only a password the server accepted is worth remembering
                 credentials.store(profile.credential_id, password)
             except errors.CredentialStoreError as exc:
-                QMessageBox.warning(
-                    self._parent(), "workbench", self.tr("{0}. You will be asked again next time.").format(exc)
-                )
+                text = self.tr("{0} You will be asked again next time.").format(problem_text.said(exc)[0])
+                error_box(self._parent(), "workbench", exc, text, QMessageBox.Icon.Warning)
         self._show(target, wb)
         return True
 
@@ -168,7 +167,7 @@ class Launcher(QObject):
             found, _ = self.store.load()
         except errors.ConfigError as exc:
             found = {}
-            window.statusBar().showMessage(str(exc), 10_000)
+            window.statusBar().showMessage(problem_text.said(exc)[0], 10_000)
         group = QActionGroup(menu)
         current = self.target.profile.name if self.target and self.target.profile else None
         for name, profile in found.items():
@@ -230,8 +229,13 @@ class Launcher(QObject):
             return False
         try:
             profile = self.store.get(name)
-        except (errors.UsageError, errors.ConfigError) as exc:
-            QMessageBox.critical(self._parent(), "workbench", str(exc))
+        except errors.UsageError as exc:  # gone since the menu was filled (removed or renamed meanwhile)
+            error_box(
+                self._parent(), "workbench", exc, self.tr("There is no connection profile {0} any more.").format(name)
+            )
+            return False
+        except errors.ConfigError as exc:
+            error_box(self._parent(), "workbench", exc)
             return False
         opened = self.open(opening.Target(profile=profile))
         if not opened:
@@ -253,7 +257,7 @@ class Launcher(QObject):
         try:
             found, _ = self.store.load()
         except errors.ConfigError as exc:
-            QMessageBox.critical(self._parent(), "workbench", str(exc))
+            error_box(self._parent(), "workbench", exc)
             return False
         dialog = connect_dialog.ConnectionDialog(
             found.get(name) if name else None, taken_names=set(found), message=message, parent=self._parent()
@@ -332,13 +336,15 @@ class Launcher(QObject):
             return None, False
         return dialog.password(), dialog.remembers()
 
-    def _unreachable(self, target: opening.Target, message: str) -> str:
+    def _unreachable(self, target: opening.Target, exc: errors.WorkbenchError) -> str:
         box = QMessageBox(self._parent())
         box.setObjectName("unreachable_box")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle(self.tr("workbench: cannot connect"))
         box.setText(self.tr("Cannot open {0}.").format(target.label))
-        box.setInformativeText(message)
+        text, details = problem_text.said(exc)
+        box.setInformativeText(text)
+        box.setDetailedText(details)  # the driver's own words, in English, for whoever helps
         retry = box.addButton(self.tr("Try again"), QMessageBox.ButtonRole.AcceptRole)
         edit = box.addButton(self.tr("Edit connection…"), QMessageBox.ButtonRole.ActionRole) if target.profile else None
         box.addButton(QMessageBox.StandardButton.Cancel)
@@ -407,3 +413,19 @@ def _dispose(window: main_window.MainWindow) -> bool:
     finished = window.session.dispatcher.wait(5000)
     window.session.wb.close()
     return finished
+
+
+def error_box(
+    parent: QWidget | None,
+    title: str,
+    exc: errors.WorkbenchError,
+    text: str | None = None,
+    icon: QMessageBox.Icon = QMessageBox.Icon.Critical,
+) -> None:
+    """Say `exc` in the user's language (or `text`, where the caller knows better); the engine's English
+    under Details."""
+    said, details = problem_text.said(exc)
+    box = QMessageBox(icon, title, said if text is None else text, QMessageBox.StandardButton.Ok, parent)
+    box.setObjectName("error_box")
+    box.setDetailedText(details)
+    box.exec()
