@@ -11,6 +11,11 @@ statement (measured in tests/benchmarks/claim_bench.py, 8 processes on 2 cores):
 execution and result machinery, and then the psycopg cursor's (query conversion, prepared
 statement cache, result bookkeeping), which alone doubled the client CPU of a claim + complete
 pair next to the libpq calls it makes.
+
+Through a transaction pooler (`[database] pooler = "transaction"`, PgBouncer's pool_mode =
+transaction) the next call may run on another server session, which knows no statement this one
+prepared: there each call sends its statement unnamed (Parse, Bind, Execute in one round trip),
+parsed and planned anew each time, and nothing is made on the session first (no `setup`).
 """
 
 from __future__ import annotations
@@ -168,6 +173,9 @@ class FastStatement:
         self._exchange, self._tuples_ok = generators.execute, pq.ExecStatus.TUPLES_OK
         self._columns: list[str] | None = None
         self._setup = setup.encode() if setup is not None else None
+        self._pooled = getattr(held.engine, "workbench_pooler", "none") == "transaction"
+        if self._pooled and setup is not None:
+            raise ValueError("a statement run through a transaction pooler cannot rely on a setup of its session")
 
     def rows(self, values: Mapping[Any, Any]) -> list[tuple[Any, ...]]:
         """Execute with `values` (all of the sample's names) in autocommit; the rows as tuples."""
@@ -186,12 +194,15 @@ class FastStatement:
         error once more is the database's own, raised as it is."""
         conn, pgconn, tx = held.dbapi, held.pgconn, held.tx
         with conn.lock:
-            if self.name not in held.prepared:
-                self._run_setup(held)
-                pgconn.send_prepare(self.name, self._query)
-                _one_result(conn, conn.wait(self._exchange(pgconn)))
-                held.prepared.add(self.name)
-            pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
+            if self._pooled:
+                pgconn.send_query_params(self._query, tx.dump_sequence(values, self._formats))
+            else:
+                if self.name not in held.prepared:
+                    self._run_setup(held)
+                    pgconn.send_prepare(self.name, self._query)
+                    _one_result(conn, conn.wait(self._exchange(pgconn)))
+                    held.prepared.add(self.name)
+                pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
             results = conn.wait(self._exchange(pgconn))
         if len(results) != 1 or results[0].status != self._tuples_ok:
             from psycopg import errors

@@ -1,0 +1,150 @@
+"""Everything through PgBouncer in transaction pooling (`[database] pooler = "transaction"`).
+
+The pooler lends each transaction whichever server session is free (pool_size 5 here, so the
+clients of a test share sessions): nothing of a session survives to the next transaction. A named
+prepared statement, a function in pg_temp or a SET made on one connection lands on a session some
+other client gets next (issue 42: "prepared statement wb_fast_1 already exists" from the second
+`workbench next`)."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from tests.conftest import PooledEnv
+from tests.contract import test_concurrency
+from workbench.core import errors
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`workbench ARGS` in a process of its own, as a script or a second desk would run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", "--config", str(config), *args],
+        check=False,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_next_from_the_command_line_through_the_pooler(pooled_env: PooledEnv) -> None:
+    env = pooled_env
+    env.demo(queues={"cases": {"max_locks_per_user": 0}})
+    config = env.demo_config_file()
+    claimed = []
+    for i in range(4):  # each its own process and client connection, sharing the pooler's sessions
+        done = _cli(config, "--user", f"u{i % 2}", "next", "cases", "--json")
+        assert done.returncode == 0, done.stderr
+        claimed.append(done.stdout)
+    assert len(set(claimed)) == 4
+
+
+def test_the_python_api_through_the_pooler(pooled_env: PooledEnv) -> None:
+    """Claim, save, complete (and then next), release, defer, notes, move, a supervisor's
+    force-release, with three Workbench objects taking turns on the pooler's sessions."""
+    env = pooled_env
+    first = env.demo(queues={"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}})
+    desks = [first, *(env.open(env.demo_config()) for _ in range(2))]
+    for round_ in range(3):
+        for n, wb in enumerate(desks):
+            q = wb.queue("cases")
+            user = f"op{n}"
+            claim = q.claim_next(user)[0]
+            q.save(user, claim.lock.key, claim.lock.token, {"resolution": f"round {round_}"})
+            q.add_note(user, claim.lock.key, "called the customer")
+            done = q.complete(user, claim.lock.key, claim.lock.token, "resolved", then_next=True)
+            assert done.next is not None
+            nxt = done.next
+            if round_ == 0:
+                q.release(user, nxt.lock.key, nxt.lock.token)
+            elif round_ == 1:
+                until = q.db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(hours=1)
+                q.defer(user, nxt.lock.key, nxt.lock.token, until, "customer on holiday")
+            else:
+                q.force_release("boss", nxt.lock.key, "shift over")
+            assert [note.text for note in q.notes(claim.lock.key)] == ["called the customer"]
+            assert env.row(wb, "cases", claim.lock.key)["resolution"] == f"round {round_}"
+    q = first.queue("cases")
+    assert len(q.deferred()) == 3
+    moved = q.move("boss", {"category": "Network"}, "all to the network team", where={"category": "Printing"})
+    assert moved and {env.row(first, "cases", k)["category"] for k in moved} == {"Network"}
+    with pytest.raises(errors.LockLost):
+        q.complete("op0", moved[0], "not-a-token", "resolved")
+    audit = first.audit_table
+    with env.engine.connect() as conn:
+        events = collections.Counter(
+            conn.execute(sa.select(audit.c.event).where(audit.c.queue == "cases")).scalars().all()
+        )
+    assert events["complete"] == 9 and events["claim"] == 18
+    assert events["release"] == 3 and events["defer"] == 3 and events["force_release"] == 3
+
+
+def test_reviews_through_the_pooler(pooled_env: PooledEnv) -> None:
+    """Four eyes: a completion chosen for review is served to someone else, not to its doer."""
+    env = pooled_env
+    base = env.demo_config().queues["imports"].review
+    review = dataclasses.replace(base, percent=100, first_items=0)
+    wb = env.demo(
+        import_rows=4,
+        queues={"imports": {"review": review, "release_cooldown_seconds": 0}, "imports_review": {}},
+    )
+    imports = wb.queue("imports")
+    got = imports.claim_next("ann")[0]
+    imports.complete("ann", got.lock.key, got.lock.token, imports.config.outcomes[0].name)
+    reviewing = wb.queue("imports_review")
+    with pytest.raises(errors.NothingToClaim):
+        reviewing.claim_next("ann")
+    theirs = reviewing.claim_next("bob")[0]
+    assert theirs.lock.key == got.lock.key
+    reviewing.complete("bob", theirs.lock.key, theirs.lock.token, "accepted")
+
+
+def test_nothing_is_left_in_the_pooled_sessions(pooled_env: PooledEnv) -> None:
+    """Each transaction makes its own timeouts (SET LOCAL); the sessions the pooler lends keep their
+    defaults, hold no prepared statement, and the claim function is a permanent one with its plan
+    setting in its definition."""
+    env = pooled_env
+    wb = env.demo()
+    q = wb.queue("cases")
+    for user in ("a", "b", "c"):
+        claim = q.claim_next(user)[0]
+        q.complete(user, claim.lock.key, claim.lock.token, "resolved", then_next=True)
+    assert wb.db.read(lambda conn: conn.exec_driver_sql("SHOW statement_timeout").scalar()) == "30s"
+    probe = sa.create_engine(env.url, connect_args={"prepare_threshold": None})
+    try:
+        for _ in range(8):  # the pool's sessions, one after another
+            with probe.connect() as conn:
+                assert conn.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
+                assert conn.exec_driver_sql("SHOW plan_cache_mode").scalar() == "auto"
+                assert conn.exec_driver_sql("SELECT count(*) FROM pg_prepared_statements").scalar() == 0
+    finally:
+        probe.dispose()
+    with env.engine.connect() as conn:
+        functions = conn.execute(
+            sa.text(
+                "SELECT n.nspname, p.proconfig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE p.proname LIKE 'wb\\_claim\\_%'"
+            )
+        ).all()
+    assert functions and all(
+        schema == "public" and config == ["plan_cache_mode=force_generic_plan"] for schema, config in functions
+    )
+
+
+@pytest.mark.slow
+def test_processes_never_share_an_item_through_the_pooler(pooled_env: PooledEnv) -> None:
+    """Eight processes claim and complete (the Complete claiming the next item in the same call)
+    through the pooler's five sessions: each row handed out once."""
+    test_concurrency._drain_and_check(pooled_env, count=1, options=("--then-next",))
