@@ -602,24 +602,27 @@ def odbc_driver_name() -> str:
 class PgBouncer:
     """A PgBouncer in transaction pooling in front of a PostgreSQL server, as large sites run it:
     every transaction may land on another server connection, so nothing of a session (a named
-    prepared statement, a temporary function, a SET) outlives it. Logins are checked by the server
-    behind it (auth_type trust on loopback); a login must be listed in its auth_file (add_users)."""
+    prepared statement, a temporary function, a SET) outlives it. It checks logins as the server
+    does (Server.password_user by its password, everyone else trusted on loopback); a login must be
+    listed in its auth_file (add_users)."""
 
     server: Server  # the PostgreSQL behind it
     port: int
     work: Path
     proc: subprocess.Popen[bytes]
-    users: set[str]
+    users: dict[str, str]  # login: the password PgBouncer gives the server ("" where it trusts)
 
     def url(self, database: str, user: str | None = None) -> str:
         """SQLAlchemy URL of one database through the pooler."""
         return f"postgresql+psycopg://{user or self.server.user}@127.0.0.1:{self.port}/{database}"
 
-    def add_users(self, *names: str) -> None:
-        """Let these logins through (they still need a role on the server); reloads the auth_file."""
-        if not set(names) - self.users:
+    def add_users(self, *names: str, password: str = "") -> None:
+        """Let these logins through (they still need a role on the server), logging in to the server
+        with `password` (the server's password_user needs its own); reloads the auth_file."""
+        wanted = dict.fromkeys(names, password)
+        if wanted.items() <= self.users.items():
             return
-        self.users.update(names)
+        self.users.update(wanted)
         _write_bouncer_users(self.work / "users.txt", self.users)
         self.console("RELOAD")  # a signal would reach runuser, not PgBouncer
 
@@ -642,8 +645,8 @@ class PgBouncer:
         _end(self.proc, self.work, 10)
 
 
-def _write_bouncer_users(path: Path, users: set[str]) -> None:
-    path.write_text("".join(f'"{name}" ""\n' for name in sorted(users)))
+def _write_bouncer_users(path: Path, users: dict[str, str]) -> None:
+    path.write_text("".join(f'"{name}" "{password}"\n' for name, password in sorted(users.items())))
 
 
 def start_pgbouncer(server: Server, *, pool_size: int = 5) -> PgBouncer:
@@ -656,14 +659,19 @@ def start_pgbouncer(server: Server, *, pool_size: int = 5) -> PgBouncer:
         raise ServerUnavailable("pgbouncer is not installed (Debian: apt-get install pgbouncer)")
     work = _workdir("wb-pgbouncer-")
     port = free_port()
-    users = {server.user}
+    users = {server.user: ""}
     _write_bouncer_users(work / "users.txt", users)
+    # As the server's own pg_hba.conf: the password user gives its password (PgBouncer checks it
+    # against the auth_file and logs in to the server with it), everyone else is trusted.
+    (work / "hba.conf").write_text(
+        f"host all {_PASSWORD_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n"
+    )
     (work / "pgbouncer.ini").write_text(
         "[databases]\n"
         f"* = host={server.host} port={server.port}\n"
         "[pgbouncer]\n"
         f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
-        f"auth_type = trust\nauth_file = {work / 'users.txt'}\n"
+        f"auth_type = hba\nauth_hba_file = {work / 'hba.conf'}\nauth_file = {work / 'users.txt'}\n"
         f"admin_users = {server.user}\n"
         f"pool_mode = transaction\nmax_client_conn = 2000\ndefault_pool_size = {pool_size}\n"
         # Every session of the pool open from the start and lent in turn (not the last one used
