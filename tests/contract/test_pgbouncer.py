@@ -148,3 +148,49 @@ def test_processes_never_share_an_item_through_the_pooler(pooled_env: PooledEnv)
     """Eight processes claim and complete (the Complete claiming the next item in the same call)
     through the pooler's five sessions: each row handed out once."""
     test_concurrency._drain_and_check(pooled_env, count=1, options=("--then-next",))
+
+
+def _claim_functions(env: PooledEnv) -> list[str]:
+    with env.engine.connect() as conn:
+        return list(
+            conn.execute(
+                sa.text(
+                    "SELECT n.nspname || '.' || p.proname FROM pg_proc p "
+                    "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname LIKE 'wb\\_claim\\_%'"
+                )
+            ).scalars()
+        )
+
+
+def test_init_makes_the_claim_function_for_logins_that_may_not(pooled_env: PooledEnv) -> None:
+    """The owner's `init` makes Next item's claim function in workbench's schema; a login of its own
+    with the table's grants but no CREATE there (PostgreSQL 15's public schema) claims through it.
+    Without it, that login claims with the one statement, and makes nothing."""
+    env = pooled_env
+    owner = env.demo(queues={"cases": {"max_locks_per_user": 0}})
+    made = _claim_functions(env)
+    assert len(made) == len(owner.config.queues) and all(name.startswith("public.wb_claim_") for name in made)
+    with env.engine.begin() as conn:
+        conn.exec_driver_sql("CREATE ROLE clerk LOGIN")
+        conn.exec_driver_sql("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO clerk")
+        conn.exec_driver_sql("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO clerk")
+        assert not conn.execute(sa.text("SELECT has_schema_privilege('clerk', 'public', 'CREATE')")).scalar()
+    env.bouncer.add_users("clerk")
+    clerk_config = env.demo_config({"cases": {"max_locks_per_user": 0}})
+    url = sa.make_url(env.url).set(username="clerk").render_as_string(hide_password=False)
+    clerk_config = dataclasses.replace(clerk_config, database=dataclasses.replace(clerk_config.database, url=url))
+    clerk = env.open(clerk_config)
+    cases = clerk.queue("cases")
+    got = cases.claim_next("clerk")[0]
+    reader = next(iter(cases.method._next.values()))  # type: ignore[attr-defined]
+    assert type(reader.fast).__name__ == "FunctionCall"
+    assert env.row(owner, "cases", got.lock.key)["wb_locked_by"] == "clerk"
+    # The function gone (as before the owner's first init under the pooler): the one statement.
+    with env.engine.begin() as conn:
+        for name in made:
+            conn.exec_driver_sql(f"DROP FUNCTION {name}")
+    again = env.open(clerk_config).queue("cases")
+    assert again.claim_next("clerk")[0].lock.key != got.lock.key
+    reader = next(iter(again.method._next.values()))  # type: ignore[attr-defined]
+    assert type(reader.fast).__name__ == "FastStatement"
+    assert _claim_functions(env) == []

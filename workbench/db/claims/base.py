@@ -71,6 +71,9 @@ class ClaimMethod:
 
         return lock_table.LockTableClaim()
 
+    def prepare(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
+        """Make what this method's claims of `q` keep in the database, at `workbench init` (nothing here)."""
+
     def claim_next(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str, count: int
     ) -> list[models.Claim]:

@@ -74,29 +74,16 @@ def next_claim(
     """The claim of one item (after `finish`, a Complete's statement, when given): the function's
     call, or `statement()` where this login cannot create the function."""
     pooled = connect.pooled(db.engine)
-
-    def build(conn: sa.Connection) -> tuple[str, str, sa.TextClause, list[str]] | None:
-        home = _home(conn, trail) if pooled else "pg_temp"
-        return None if home is None else _function(method, conn, q, trail, request, check_limit, finish, home)
-
-    try:
-        built = db.read(build)
-    except (sa.exc.CompileError, NotImplementedError):
-        return statement()  # a column type with no name in SQL (reflected as NullType)
+    built = _built(method, db, q, trail, request, check_limit, finish, pooled=pooled)
     if built is None:
-        return statement()  # no schema to put the function in (an empty search_path)
+        return statement()
     name, create, call, args = built
     sample = dict.fromkeys(args, "")
     if finish is not None:
         sample.update(guarded.FINISH_SAMPLE)
     if pooled:
-        if not _installed(db, name):
-            # Refused: no CREATE on the schema (an operator's own login), or another process made it
-            # at the same moment (its name is unique). Whichever it was, look again.
-            with contextlib.suppress(errors.NotPermitted, errors.InvalidValue, sa.exc.DBAPIError):
-                db.write(lambda conn: conn.execution_options(no_parameters=True).exec_driver_sql(create))
-            if not _installed(db, name):
-                return statement()
+        if not _permanent(db, name, create):
+            return statement()
         return FunctionCall(fastpath.FastStatement(db.held, call, sample), statement)
 
     def probe(conn: sa.Connection) -> None:
@@ -111,6 +98,55 @@ def next_claim(
         # same work. An unreachable database is raised as it is: the claim would not run either.
         return statement()
     return FunctionCall(fastpath.FastStatement(db.held, call, sample, setup=create), statement)
+
+
+def install(
+    method: SkipLockedClaim,
+    db: connect.Database,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    request: base.ClaimRequest,
+    check_limit: bool,
+) -> bool:
+    """Make the permanent function of the claim `request` (through a transaction pooler) now, as
+    `workbench init` does; whether it is there."""
+    built = _built(method, db, q, trail, request, check_limit, None, pooled=True)
+    return built is not None and _permanent(db, built[0], built[1])
+
+
+def _built(
+    method: SkipLockedClaim,
+    db: connect.Database,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    request: base.ClaimRequest,
+    check_limit: bool,
+    finish: sa.Select[Any] | None,
+    *,
+    pooled: bool,
+) -> tuple[str, str, sa.TextClause, list[str]] | None:
+    """_function's answer for a function in pg_temp, or a permanent one (`pooled`); None where there
+    can be none: a column type with no name in SQL (reflected as NullType), no schema to put it in."""
+
+    def build(conn: sa.Connection) -> tuple[str, str, sa.TextClause, list[str]] | None:
+        home = _home(conn, trail) if pooled else "pg_temp"
+        return None if home is None else _function(method, conn, q, trail, request, check_limit, finish, home)
+
+    try:
+        return db.read(build)
+    except (sa.exc.CompileError, NotImplementedError):
+        return None
+
+
+def _permanent(db: connect.Database, name: str, create: str) -> bool:
+    """Whether the permanent function `name` is there, made with `create` where it was not."""
+    if _installed(db, name):
+        return True
+    # Refused: no CREATE on the schema (an operator's own login), or another process made it at the
+    # same moment (its name is unique). Whichever it was, look again.
+    with contextlib.suppress(errors.NotPermitted, errors.InvalidValue, sa.exc.DBAPIError):
+        db.write(lambda conn: conn.execution_options(no_parameters=True).exec_driver_sql(create))
+    return _installed(db, name)
 
 
 def _home(conn: sa.Connection, trail: audit_mod.AuditTrail) -> str | None:
