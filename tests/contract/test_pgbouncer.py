@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests import support
 from tests.conftest import PooledEnv
 from tests.contract import test_concurrency
+from workbench import demo
 from workbench.core import errors
 
 REPO = Path(__file__).resolve().parents[2]
@@ -194,3 +196,20 @@ def test_init_makes_the_claim_function_for_logins_that_may_not(pooled_env: Poole
     reader = next(iter(again.method._next.values()))  # type: ignore[attr-defined]
     assert type(reader.fast).__name__ == "FastStatement"
     assert _claim_functions(env) == []
+
+
+def test_a_config_without_the_pooler_setting_says_what_to_set(pooled_env: PooledEnv) -> None:
+    """Through the pooler without `pooler = "transaction"`: a message that names the setting, not an
+    internal error (issue 42's first `workbench next`)."""
+    env = pooled_env
+    env.demo()
+    config = env.tmp / "unpooled.toml"
+    config.write_text(support.Env.config_text(env, demo.config_text("{url}")), encoding="utf-8")
+    assert "pooler" not in config.read_text()
+    said = set()
+    for i in range(3):
+        done = _cli(config, "--user", f"u{i}", "next", "cases")
+        if done.returncode:
+            assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
+            said.add(done.stderr)
+    assert said and all('pooler = "transaction"' in text and "database.pooler" in text for text in said), said
