@@ -649,10 +649,12 @@ def _write_bouncer_users(path: Path, users: dict[str, str]) -> None:
     path.write_text("".join(f'"{name}" "{password}"\n' for name, password in sorted(users.items())))
 
 
-def start_pgbouncer(server: Server, *, pool_size: int = 5) -> PgBouncer:
+def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True) -> PgBouncer:
     """Start PgBouncer (Debian's, /usr/sbin/pgbouncer) with pool_mode = transaction in front of
     `server`; every database of the server is reachable under its own name. A small pool, so that
-    the clients of a test share server connections and whatever relies on a session shows."""
+    the clients of a test share server connections and whatever relies on a session shows;
+    `in_turn`: every session open from the start and lent in turn (False: PgBouncer's defaults, as a
+    benchmark runs it)."""
     _may_start("PgBouncer")
     binary = shutil.which("pgbouncer") or ("/usr/sbin/pgbouncer" if Path("/usr/sbin/pgbouncer").exists() else None)
     if binary is None:
@@ -676,7 +678,8 @@ def start_pgbouncer(server: Server, *, pool_size: int = 5) -> PgBouncer:
         f"pool_mode = transaction\nmax_client_conn = 2000\ndefault_pool_size = {pool_size}\n"
         # Every session of the pool open from the start and lent in turn (not the last one used
         # first): one client's transactions in a row land on different sessions, as under load.
-        f"min_pool_size = {pool_size}\nserver_round_robin = 1\n"
+        + (f"min_pool_size = {pool_size}\nserver_round_robin = 1\n" if in_turn else "")
+        +
         # libpq clients that pass `options` are refused without this; the settings are then dropped,
         # which is what a client must not rely on.
         "ignore_startup_parameters = extra_float_digits,options\n"
