@@ -51,6 +51,11 @@ def test_next_from_the_command_line_through_the_pooler(pooled_env: PooledEnv) ->
         assert done.returncode == 0, done.stderr
         claimed.append(done.stdout)
     assert len(set(claimed)) == 4
+    # The self-test's claim race holds through the pooler: an open transaction keeps its session.
+    tested = _cli(config, "--self-test")
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    race = [line for line in tested.stdout.splitlines() if "claim race" in line]
+    assert race and "skip" not in race[0].lower(), tested.stdout
 
 
 def test_the_python_api_through_the_pooler(pooled_env: PooledEnv) -> None:
