@@ -14,6 +14,7 @@ import datetime as dt
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -141,12 +142,14 @@ def test_nothing_is_left_in_the_pooled_sessions(pooled_env: PooledEnv) -> None:
     with env.engine.connect() as conn:
         functions = conn.execute(
             sa.text(
-                "SELECT n.nspname, p.proconfig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-                "WHERE p.proname LIKE 'wb\\_claim\\_%'"
+                "SELECT n.nspname, p.proconfig, p.prosecdef FROM pg_proc p "
+                "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname LIKE 'wb\\_claim\\_%'"
             )
         ).all()
+    # Run with the caller's rights (never as its owner): calling it by hand is running its statements.
     assert functions and all(
-        schema == "public" and config == ["plan_cache_mode=force_generic_plan"] for schema, config in functions
+        schema == "public" and config == ["plan_cache_mode=force_generic_plan"] and not definer
+        for schema, config, definer in functions
     )
 
 
@@ -218,3 +221,32 @@ def test_a_config_without_the_pooler_setting_says_what_to_set(pooled_env: Pooled
             assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
             said.add(done.stderr)
     assert said and all('pooler = "transaction"' in text and "database.pooler" in text for text in said), said
+
+
+def test_the_claim_and_complete_keep_the_statement_timeout_through_the_pooler(pooled_env: PooledEnv) -> None:
+    """The session's timeouts are not workbench's through a pooler: the one-statement Complete sets
+    its own for its transaction, so a Complete waiting for a row another transaction holds gives
+    up after `statement_timeout`, and the pooled session keeps no timeout afterwards."""
+    env = pooled_env
+    config = env.demo_config()
+    config = dataclasses.replace(config, database=dataclasses.replace(config.database, statement_timeout=1))
+    env.demo()
+    wb = env.open(config)
+    q = wb.queue("cases")
+    claim = q.claim_next("ann")[0]
+    table = q.q.table
+    with env.engine.connect() as blocker, blocker.begin():  # someone's transaction holds the row
+        blocker.execute(sa.select(table.c.case_id).where(table.c.case_id == claim.lock.key).with_for_update())
+        started = time.monotonic()
+        with pytest.raises((errors.WorkbenchError, sa.exc.DBAPIError), match="statement timeout"):
+            q.complete("ann", claim.lock.key, claim.lock.token, "resolved")
+        assert time.monotonic() - started < 10
+    done = q.complete("ann", claim.lock.key, claim.lock.token, "resolved")
+    assert done.outcome == "resolved"
+    probe = sa.create_engine(env.url, connect_args={"prepare_threshold": None})
+    try:
+        for _ in range(6):
+            with probe.connect() as conn:
+                assert conn.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
+    finally:
+        probe.dispose()
