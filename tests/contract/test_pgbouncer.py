@@ -250,3 +250,37 @@ def test_the_claim_and_complete_keep_the_statement_timeout_through_the_pooler(po
                 assert conn.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
     finally:
         probe.dispose()
+
+
+def test_a_connection_profile_says_it_goes_through_the_pooler(
+    pooled_env: PooledEnv, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pooler = "transaction"` in a profile (profiles.toml) works as in a config's [database], with
+    a queue config file that says nothing about it."""
+    from workbench.config import profiles
+
+    env = pooled_env
+    env.demo()
+    plain = env.tmp / "queues.toml"
+    plain.write_text(support.Env.config_text(env, demo.config_text("{url}")), encoding="utf-8")
+    url = sa.make_url(env.url)
+    office = profiles.Profile(
+        name="office",
+        kind="postgresql",
+        host=str(url.host),
+        port=url.port,
+        database=str(url.database),
+        user=str(url.username),
+        config=str(plain),
+    )
+    for profile in (office, dataclasses.replace(office, name="pooled", pooler="transaction")):
+        profiles.ProfileStore().save(profile)
+    for user in ("ann", "bob", "cid"):
+        code, out, err = support.run_cli(capsys, "--profile", "pooled", "--user", user, "--json", "next", "cases")
+        assert code == 0, err
+        claimed = out[0] if isinstance(out, list) else out
+        assert claimed["owner"] == user
+    code, _, err = support.run_cli(capsys, "--profile", "office", "--user", "dan", "next", "cases")
+    assert code == 2 and 'pooler = "transaction"' in err
+    with pytest.raises(errors.ConfigError, match="pooler"):
+        profiles.check(dataclasses.replace(office, pooler="session"))
