@@ -6,11 +6,15 @@ the claim and Complete, the lock checks) take turns on."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.conftest import PooledEnv
 from tests.gui import test_operator, test_supervisor
-from workbench.config import model
+from workbench.config import model, profiles
+from workbench.gui import app as gui_app
+from workbench.gui import connect_dialog
 
 console = test_supervisor.console
 
@@ -33,3 +37,23 @@ test_force_release_needs_a_reason_and_tells_the_holder = (
 )
 test_reassign_moves_the_lock = test_supervisor.test_reassign_moves_the_lock
 test_health_operators_history_and_export = test_supervisor.test_health_operators_history_and_export
+
+
+def test_the_connection_dialog_keeps_a_profiles_pooler(qtbot: Any) -> None:
+    """The dialog does not show `pooler`; a profile edited in it keeps what profiles.toml says."""
+    gui_app.application()
+    pooled = profiles.Profile(
+        name="office",
+        kind="postgresql",
+        host="pgbouncer",
+        port=6432,
+        database="cases",
+        user="bob",
+        source="database",
+        pooler="transaction",
+    )
+    dialog = connect_dialog.ConnectionDialog(pooled)
+    qtbot.addWidget(dialog)
+    dialog.host.setText("pgbouncer2")
+    edited = dialog.profile()
+    assert (edited.host, edited.pooler) == ("pgbouncer2", "transaction")
