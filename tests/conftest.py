@@ -34,6 +34,7 @@ SERVER_FIXTURES = frozenset(
         "mariadb_server",
         "replicated",  # tests/test_failover.py, tests/gui/test_failover_window.py: a primary and its standby
         "galera",  # tests/test_galera.py: a three-node cluster
+        "patroni_cluster",  # tests/gui/test_patroni.py: three PostgreSQL nodes under Patroni
         "pgbouncer",  # a PgBouncer in transaction pooling in front of pg_server
     }
 )

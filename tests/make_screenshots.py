@@ -118,7 +118,7 @@ def main(argv: list[str]) -> int:
     themes.set_choice(chosen)
     _settle(app)
 
-    window.session.wb.queue("cases").force_release("sue", claim.lock.key, "customer escalated to level 2")
+    window.session.wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated to level 2")
     lost: list[Any] = []
     window.session.lock_lost.connect(lost.append)
     window.session.check_now()

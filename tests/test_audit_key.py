@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from tests import servers, support
 from workbench.core import errors
 from workbench.db import clock, migrations, service, tables
+from workbench.db.supervision import Supervision
 
 BY_ITEM = ["queue", "item_key", "id"]
 
@@ -58,7 +59,7 @@ def test_migration_11_rekeys_an_older_trail_and_keeps_every_row(native_env: supp
     done = q.claim_next("alice")[0]
     q.complete("alice", done.lock.key, done.lock.token)
     gone = q.claim_next("bob")[0]
-    q.force_release("sue", gone.lock.key, "needed now")
+    Supervision(q).force_release("sue", gone.lock.key, "needed now")
     live = q.claim_next("carol")[0]
     before = native_env.audit(wb, "cases")
     _as_version_10_left_it(wb)

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from tests import support
 from workbench.core import errors
 from workbench.db import service
+from workbench.db.supervision import Supervision
 
 pytestmark = pytest.mark.parametrize("backend", ["mariadb"])
 
@@ -130,7 +131,7 @@ def test_a_complete_under_a_lost_lock_changes_and_audits_nothing(wb: service.Wor
     warm = q.claim_next("alice")[0]
     q.complete("alice", warm.lock.key, warm.lock.token, outcome="resolved")  # the batched Complete from now on
     mine = q.claim_next("alice")[0]
-    q.force_release("sam", mine.lock.key, reason="reassigned by phone")
+    Supervision(q).force_release("sam", mine.lock.key, reason="reassigned by phone")
     theirs = q.claim("bob", mine.lock.key)
     with pytest.raises(errors.LockLost):
         q.complete("alice", mine.lock.key, mine.lock.token, outcome="resolved")

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from tests import support
 from workbench.core import durations
 from workbench.db import clock
+from workbench.db.supervision import Supervision
 
 
 def test_overdue_items_are_counted_on_the_database_clock(native_env: support.Env) -> None:
@@ -33,11 +34,11 @@ def test_overdue_items_are_counted_on_the_database_clock(native_env: support.Env
         for key, due in ((keys[0], past), (keys[1], past), (keys[2], future), (held, past), (done.key, past)):
             conn.execute(sa.update(cases).where(cases.c.case_id == key).values(due_at=due))
     # Two waiting and one held are past due; the completed one and the future one are not.
-    assert q.health().overdue == 3
+    assert Supervision(q).health().overdue == 3
     assert q.count_overdue() == 3
     assert q.count_overdue(cap=1) == 2  # the start page's count stops at cap + 1
     imports = wb.queue("imports")
-    assert imports.health().overdue is None and imports.count_overdue() is None
+    assert Supervision(imports).health().overdue is None and imports.count_overdue() is None
 
 
 def test_seconds_between_reads_what_the_databases_return() -> None:

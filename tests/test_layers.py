@@ -34,6 +34,10 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "workbench.api": (*QT, "workbench.gui", "workbench.cli"),
     "workbench.fieldspec": (*QT, "workbench.gui", "workbench.cli"),
     "workbench.journal": (*QT, "workbench.gui", "workbench.cli", "workbench.db"),
+    # One front door: the windows and the commands reach the engine through workbench.services only
+    # (its admin, operator and supervisor services; error types come from workbench.core.errors).
+    "workbench.gui": ("workbench.db",),
+    "workbench.cli": ("workbench.db",),
 }
 
 # Outside workbench/gui, Qt (or a window) may only be imported inside a function, and only here:
@@ -151,3 +155,248 @@ def test_the_layout_names_every_module() -> None:
     assert sorted(set(present) - set(listed)) == [], f"{LAYOUT} does not name these modules"
     assert sorted(set(listed) - set(present)) == [], f"{LAYOUT} names modules that are gone"
     assert len(listed) == len(set(listed)), f"{LAYOUT} names a module twice"
+
+
+# -- import cycles and the order of the layers ---------------------------------------------------
+#
+# The layers, lowest first. A module belongs to the layer of the longest prefix below that names it
+# ("workbench" itself, whose __init__ holds the version, only by its exact name); a module may import
+# its own layer and those below. Within a layer, any import goes as long as it closes no cycle.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("core", ("workbench", "workbench.core")),
+    (
+        "config",
+        ("workbench.config", "workbench.journal", "workbench.journal_guard", "workbench.logs", "workbench.credentials"),
+    ),
+    (
+        # Small modules everything in db/ may use; fieldspec is the form's and the engine's field rules.
+        "db leaves",
+        (
+            *(
+                f"workbench.db.{name}"
+                for name in (
+                    "clock",
+                    "dberrors",
+                    "values",
+                    "tables",
+                    "odbc",
+                    "digests",
+                    "roles",
+                    "fastpath",
+                    "batches",
+                    "filters",
+                    "notes",
+                    "deferrals",
+                    "reviews",
+                )
+            ),
+            "workbench.fieldspec",
+        ),
+    ),
+    ("db.backends", ("workbench.db.backends",)),
+    ("db.lockshapes", ("workbench.db.lockshapes",)),
+    (
+        # A queue bound to its table, the connection, the trail, and the PostgreSQL renderings the writes call.
+        "db core",
+        tuple(
+            f"workbench.db.{name}"
+            for name in (
+                "mapping",
+                "connect",
+                "audit",
+                "migrations",
+                "probe",
+                "lockloss",
+                "protocol",
+                "protocol_locks",
+                "enforcement",
+            )
+        ),
+    ),
+    ("db.guarded", ("workbench.db.guarded",)),
+    ("db.claims", ("workbench.db.claims",)),
+    # Every other module in db/: the operations on a queue and what builds on them (the work queue,
+    # permissions and the grants' renderings, SQL Server's procedures, statistics, service).
+    ("db operations", ("workbench.db",)),
+    ("services", ("workbench.services", "workbench.opening", "workbench.demo")),
+    ("front ends", ("workbench.api", "workbench.cli", "workbench.gui", "workbench.selftest", "workbench.__main__")),
+]
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def import_graph(root: Path = ROOT, package: str = "workbench") -> dict[str, set[str]]:
+    """module -> the modules of `package` it imports, anywhere in it (inside functions too: a lazy
+    import still needs the other module loaded first), except under `if TYPE_CHECKING:`.
+    `from pkg import sub` imports the module pkg.sub, as `import pkg.sub` does; `from pkg import name`
+    (a name pkg/__init__ defines) imports pkg."""
+    found: dict[str, Path] = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in found.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        here = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        skipped = {id(n) for node in ast.walk(tree) if _type_checking(node) for b in node.body for n in ast.walk(b)}
+        names: list[str] = []
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join([*up, base] if base else up)
+                names += [f"{base}.{a.name}" if f"{base}.{a.name}" in found else base for a in node.names]
+        targets = set()
+        for name in names:
+            while name and name not in found:  # a name inside a module: the module
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def layer_of(module: str) -> int | None:
+    best: tuple[int, int] | None = None  # (length of the prefix, layer)
+    for number, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            fits = module == prefix if prefix == "workbench" else _under(module, prefix)
+            if fits and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), number)
+    return None if best is None else best[1]
+
+
+def _upward(graph: dict[str, set[str]], modules: list[str]) -> list[str]:
+    return [
+        f"{m} ({LAYERS[layer_of(m) or 0][0]}) imports {t} ({LAYERS[layer_of(t) or 0][0]})"
+        for m in modules
+        for t in sorted(graph[m])
+        if (layer_of(t) or 0) > (layer_of(m) or 0)
+    ]
+
+
+def test_no_import_cycle() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in import_graph() if layer_of(m) is None] == []
+
+
+def test_the_backends_import_only_lower_layers() -> None:
+    graph = import_graph()
+    backends = [m for m in graph if _under(m, "workbench.db.backends")]
+    assert len(backends) > 5
+    assert _upward(graph, backends) == []
+    # Strictly lower: within db/backends the package's own modules only.
+    assert [
+        f"{m} imports {t}"
+        for m in backends
+        for t in graph[m]
+        if layer_of(t) == layer_of(m) and not _under(t, "workbench.db.backends")
+    ] == []
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    graph = import_graph()
+    assert _upward(graph, sorted(graph)) == []
+
+
+def test_the_rules_see_lazy_imports_and_packages(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from pkg import a\nNAME = 1\n")
+    (pkg / "a.py").write_text("from pkg import b\n")  # the module pkg.b, not pkg/__init__
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import c\n")
+    (pkg / "c.py").write_text("def f():\n    from pkg.sub import d\n")  # lazy: still an import
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "d.py").write_text("from .. import c\nfrom pkg import NAME\n")  # relative; a name of pkg
+    graph = import_graph(tmp_path, "pkg")
+    assert graph == {
+        "pkg": {"pkg.a"},
+        "pkg.a": {"pkg.b"},
+        "pkg.b": set(),
+        "pkg.c": {"pkg.sub.d"},
+        "pkg.sub": set(),
+        "pkg.sub.d": {"pkg.c", "pkg"},
+    }
+    # b -> c under TYPE_CHECKING would close pkg -> a -> b -> c -> d -> pkg; the lazy c <-> d is a cycle.
+    assert cycles(graph) == [["pkg.c", "pkg.sub.d"]]
+
+
+def test_what_builds_on_a_lower_layer_is_handed_in_when_the_engine_loads() -> None:
+    # The inverted imports: SQL Server's grants hand themselves to their backend, the claims package
+    # hands the portable lock-table claim to ClaimMethod. Whatever opens a database has them...
+    code = (
+        "import workbench.db.service\n"
+        "from workbench.db.backends import mssql\n"
+        "from workbench.db.claims import base, lock_table\n"
+        "g = mssql.GRANTS\n"
+        "assert None not in (g.script, g.revoke_script, g.procedures), vars(g)\n"
+        "assert type(base.ClaimMethod().lock_table_claim()) is lock_table.LockTableClaim\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+    # ...and without them the backend says what is missing instead of writing around the procedures.
+    code = (
+        "from workbench.db.backends import mssql\n"
+        "try:\n"
+        "    mssql.MssqlBackend().procedures(None, None, None)\n"
+        "except RuntimeError as exc:\n"
+        "    assert 'workbench.db.procedures' in str(exc)\n"
+        "else:\n"
+        "    raise AssertionError('no error')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from tests import support
 from workbench.core import errors, models
+from workbench.db.supervision import Supervision
 
 OPEN = {"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}}
 
@@ -33,7 +34,7 @@ def test_every_waiting_item_of_a_value_moves_and_held_ones_stay(native_env: supp
             q.release("ann", other.key, other.token)
     held_key = held.lock.key
     target = "Printing" if category != "Printing" else "Email"
-    moved = q.move("sue", {"category": target}, "level 2 takes these", where={"category": category})
+    moved = Supervision(q).move("sue", {"category": target}, "level 2 takes these", where={"category": category})
     expected = sorted(k for k in waiting if before[k] == category and k != held_key)
     assert moved == expected and moved
     after = _categories(env, wb)
@@ -53,7 +54,7 @@ def test_named_items_move_only_while_they_wait_unheld(native_env: support.Env) -
     waiting = [item["case_id"] for item in q.open_items(500)]
     held = q.claim("bob", waiting[0])
     finished = next(k for k in _categories(env, wb) if k not in waiting)
-    moved = q.move(
+    moved = Supervision(q).move(
         "sue", {"priority": "1"}, "urgent after the outage", keys=[waiting[0], waiting[1], finished, str(waiting[2])]
     )
     assert moved == sorted([waiting[1], waiting[2]])
@@ -81,9 +82,9 @@ def test_mistakes_are_named_and_nothing_moves(
     wb = native_env.demo(case_rows=10, import_rows=1, queues=OPEN)
     before = _categories(native_env, wb)
     with pytest.raises((errors.UsageError, errors.InvalidValue), match=problem):
-        wb.queue("cases").move("sue", changes, "why", keys=keys, where=where)
+        wb.supervision("cases").move("sue", changes, "why", keys=keys, where=where)
     with pytest.raises(errors.UsageError, match="say why"):
-        wb.queue("cases").move("sue", {"category": "Email"}, " ", where={"category": "Network"})
+        wb.supervision("cases").move("sue", {"category": "Email"}, " ", where={"category": "Network"})
     assert _categories(native_env, wb) == before
 
 
@@ -149,7 +150,7 @@ def test_a_lock_table_queue_keeps_its_held_items(native_env: support.Env) -> Non
     wb = test_lock_table._tickets(native_env, rows=5)
     q = wb.queue("tickets")
     held = q.claim_next("ann")[0].lock.key
-    moved = q.move("sue", {"priority": 3}, "reprioritised", where={"state": "open"})
+    moved = Supervision(q).move("sue", {"priority": 3}, "reprioritised", where={"state": "open"})
     assert moved == [k for k in range(1, 6) if k != held]
     assert native_env.row(wb, "tickets", held)["priority"] == 1
     assert all(native_env.row(wb, "tickets", k)["priority"] == 3 for k in moved)
@@ -161,6 +162,6 @@ def test_a_move_that_would_finish_items_is_refused(native_env: support.Env) -> N
     waiting = sorted(item["case_id"] for item in q.open_items(50))[:2]
     before = [native_env.row(wb, "cases", key)["status"] for key in waiting]
     with pytest.raises(errors.UsageError, match="status=resolved would take waiting items of cases out of its work"):
-        q.move("sue", {"status": "resolved"}, "clean-up", keys=waiting)
+        Supervision(q).move("sue", {"status": "resolved"}, "clean-up", keys=waiting)
     assert [native_env.row(wb, "cases", key)["status"] for key in waiting] == before
-    assert q.move("sue", {"status": "new"}, "back to the start", keys=waiting) == sorted(waiting)
+    assert Supervision(q).move("sue", {"status": "new"}, "back to the start", keys=waiting) == sorted(waiting)

@@ -24,6 +24,7 @@ from workbench import demo
 from workbench.core import errors, models
 from workbench.db import dberrors, mapping, procedures, protocol_mssql, service, tables, workqueue
 from workbench.db.claims.mssql import ReadpastClaim
+from workbench.db.supervision import Supervision
 
 NOW = dt.datetime(2026, 11, 26, 9, 0)
 LOGIN = "ann"
@@ -274,7 +275,7 @@ def test_the_servers_refusals_are_said_as_workbench_says_them() -> None:
 
     wq, _ = queue(answer)
     with pytest.raises(errors.NotPermitted, match=r"ann may not force-release cases 7.*workbench_supervisor"):
-        wq.force_release(LOGIN, 7, "stuck")
+        Supervision(wq).force_release(LOGIN, 7, "stuck")
     with pytest.raises(errors.NotPermitted, match=r"^the database did not permit this: the queue has no item with"):
         wq.add_note(LOGIN, 7, "see attachment")
     # An item that is not there is said as without the script (in the user's language), before any call.
@@ -376,9 +377,9 @@ def test_a_supervisors_reassign_and_reopen_run_their_procedures_under_the_login(
         return []
 
     wq, server = queue(answer)
-    moved = wq.reassign(LOGIN, 7, "bob", "ann is away")
+    moved = Supervision(wq).reassign(LOGIN, 7, "bob", "ann is away")
     assert (moved.owner, moved.token) == ("bob", "n" * 32)
-    wq.reopen(LOGIN, 8, "customer wrote again")
+    Supervision(wq).reopen(LOGIN, 8, "customer wrote again")
     assert server.exec_sent() == [
         ("EXEC dbo.wb_cases_reassign @p_key = ?, @p_to = ?, @p_reason = ?", [7, "bob", "ann is away"]),
         ("EXEC dbo.wb_cases_reopen @p_key = ?, @p_reason = ?", [8, "customer wrote again"]),
@@ -406,7 +407,7 @@ def test_a_supervisors_move_runs_the_move_procedure_per_item() -> None:
         return []
 
     wq, server = queue(answer)
-    assert wq.move(LOGIN, {"category": "Hardware"}, "wrong team", keys=[4, 3]) == [3, 4]
+    assert Supervision(wq).move(LOGIN, {"category": "Hardware"}, "wrong team", keys=[4, 3]) == [3, 4]
     assert server.exec_sent() == [
         (
             "EXEC dbo.wb_cases_move @p_key = ?, @p_changes = ?, @p_reason = ?",

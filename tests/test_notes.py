@@ -12,6 +12,7 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors
 from workbench.db import notes
+from workbench.db.supervision import Supervision
 
 REQUIRED = {"cases": {"notes_required": ("release", "resolved")}}
 
@@ -77,7 +78,7 @@ def test_a_note_is_not_kept_when_the_lock_was_lost(native_env: support.Env) -> N
     wb = native_env.demo(case_rows=3, import_rows=1, queues=REQUIRED)
     q = wb.queue("cases")
     lock = q.claim_next("alice")[0].lock
-    q.force_release("sue", lock.key, "needed now")
+    Supervision(q).force_release("sue", lock.key, "needed now")
     with pytest.raises(errors.LockLost):
         q.complete("alice", lock.key, lock.token, "resolved", note="Done, I think.")
     with pytest.raises(errors.LockLost):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests import support
+from workbench.db.supervision import Supervision
 
 
 def test_reassign_offers_who_claimed_in_the_queue_lately(native_env: support.Env) -> None:
@@ -12,5 +13,5 @@ def test_reassign_offers_who_claimed_in_the_queue_lately(native_env: support.Env
     cases.claim_next("alice")
     cases.claim_next("bob")
     native_env.age_audit(wb, "cases", old.key, 200 * 86_400)  # olga claimed 200 days ago
-    assert set(cases.operators()) == {"alice", "bob"}  # the latest first; these two within the same second
-    assert "olga" in cases.operators(days=365)
+    assert set(Supervision(cases).operators()) == {"alice", "bob"}  # the latest first; these two within the same second
+    assert "olga" in Supervision(cases).operators(days=365)

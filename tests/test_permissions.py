@@ -17,6 +17,7 @@ from workbench import demo
 from workbench.config import loader, model
 from workbench.core import errors
 from workbench.db import clock, migrations, permissions, published, service, tables
+from workbench.db.supervision import Supervision
 
 OPERATORS = ("ann", "bob")
 SUPERVISORS = ("sue",)
@@ -200,11 +201,11 @@ def test_an_operator_cannot_change_someone_elses_lock_even_by_hand(pg: Pg) -> No
 
     # Through workbench: a clear refusal, not "lock lost".
     with pytest.raises(errors.NotPermitted) as caught:
-        bob.force_release("bob", key, "mine now")
+        Supervision(bob).force_release("bob", key, "mine now")
     assert "workbench_supervisor" in str(caught.value) and "GRANT workbench_supervisor TO bob" in str(caught.value)
     assert caught.value.exit_code == 1 and caught.value.user == "bob"
     with pytest.raises(errors.NotPermitted):
-        bob.reassign("bob", key, "bob", "mine now")
+        Supervision(bob).reassign("bob", key, "bob", "mine now")
     # Even passing ann's name and her (leaked) token, bob's login cannot write under her lock.
     for attempt in (
         lambda: bob.save("ann", key, token, {"resolution": "bob was here"}),
@@ -232,7 +233,7 @@ def test_an_operator_cannot_claim_under_another_name(pg: Pg) -> None:
     held = pg.open("bob").queue("cases").claim_next("bob")[0].lock
     pg.env.age_lock(pg.admin, "cases", held.key, 16 * 60)
     with pytest.raises(errors.NotPermitted):
-        ann_login.reassign("ann", held.key, "bob", "keep it")
+        Supervision(ann_login).reassign("ann", held.key, "bob", "keep it")
     assert _row(pg, held.key)["wb_lock_token"] == held.token
 
 
@@ -240,14 +241,14 @@ def test_a_supervisor_can_force_release_and_reassign(pg: Pg) -> None:
     ann = pg.open("ann").queue("cases")
     sue = pg.open("sue").queue("cases")
     first = ann.claim_next("ann")[0].lock
-    removed = sue.force_release("sue", first.key, "customer called")
+    removed = Supervision(sue).force_release("sue", first.key, "customer called")
     assert removed.owner == "ann" and _row(pg, first.key)["wb_locked_by"] is None
     with pytest.raises(errors.LockLost) as lost:
         ann.complete("ann", first.key, first.token)
     assert lost.value.cause == "force_released" and lost.value.by == "sue"
 
     second = ann.claim_next("ann")[0].lock
-    moved = sue.reassign("sue", second.key, "bob", "ann is away")
+    moved = Supervision(sue).reassign("sue", second.key, "bob", "ann is away")
     assert moved.owner == "bob" and _row(pg, second.key)["wb_locked_by"] == "bob"
     bob = pg.open("bob").queue("cases")
     bob.complete("bob", second.key, moved.token)
@@ -276,7 +277,7 @@ def test_an_operator_keeps_the_whole_cycle_and_takes_over_expired_locks(pg: Pg) 
     assert taken.lock.owner == "ann" and _row(pg, held.key)["wb_locked_by"] == "ann"
     # An operator's sweep returns expired locks too.
     pg.env.age_lock(pg.admin, "cases", held.key, 16 * 60)
-    assert [lock.key for lock in bob.sweep("bob")] == [held.key]
+    assert [lock.key for lock in Supervision(bob).sweep("bob")] == [held.key]
 
     events = [(e.kind.value, e.actor) for e in pg.admin.queue("cases").history(claim.key)]
     assert events == [("claim", "ann"), ("save", "ann"), ("extend", "ann"), ("complete", "ann")]
@@ -371,7 +372,7 @@ def test_legacy_table_without_expiry_column(pg: Pg, capsys: pytest.CaptureFixtur
             == 0
         )
     with pytest.raises(errors.NotPermitted):
-        bob.force_release("bob", held.key, "x")
+        Supervision(bob).force_release("bob", held.key, "x")
     pg.env.age_lock(owner, "orders", held.key, 19 * 60)  # 19 of 20 minutes: still ann's
     with pg.engine("bob").begin() as conn:
         assert (
@@ -398,8 +399,8 @@ def test_no_roles_set_up_means_everyone_may(native_env: support.Env) -> None:
     wb = native_env.demo(case_rows=5, import_rows=1)
     q = wb.queue("cases")
     held = q.claim_next("ann")[0].lock
-    assert q.reassign("bob", held.key, "carl", "help").owner == "carl"
-    assert q.force_release("bob", held.key, "done").owner == "carl"
+    assert Supervision(q).reassign("bob", held.key, "carl", "help").owner == "carl"
+    assert Supervision(q).force_release("bob", held.key, "done").owner == "carl"
     body = loader.queue_settings_text(native_env.demo_config_file())
     assert published.publish(wb.engine, None, body, "bob").version == 1
     with wb.engine.connect() as conn:
@@ -415,9 +416,9 @@ def test_roles_table_restricts_supervisor_actions(native_env: support.Env) -> No
         permissions.grant(conn, None, "sue", "ann", "operator")
     held = q.claim_next("ann")[0].lock
     for attempt in (
-        lambda: q.force_release("bob", held.key, "x"),
-        lambda: q.reassign("bob", held.key, "bob", "x"),
-        lambda: q.force_release("ann", held.key, "x"),
+        lambda: Supervision(q).force_release("bob", held.key, "x"),
+        lambda: Supervision(q).reassign("bob", held.key, "bob", "x"),
+        lambda: Supervision(q).force_release("ann", held.key, "x"),
     ):
         with pytest.raises(errors.NotPermitted) as caught:
             attempt()
@@ -429,8 +430,8 @@ def test_roles_table_restricts_supervisor_actions(native_env: support.Env) -> No
         published.publish(wb.engine, None, body, "bob")
     assert published.latest_version(wb.engine, None) == 0
     assert published.publish(wb.engine, None, body, "sue").version == 1
-    assert q.reassign("sue", held.key, "bob", "x").owner == "bob"
-    assert q.force_release("sue", held.key, "x").owner == "bob"
+    assert Supervision(q).reassign("sue", held.key, "bob", "x").owner == "bob"
+    assert Supervision(q).force_release("sue", held.key, "x").owner == "bob"
     # Only a supervisor grants once there is one.
     with wb.engine.begin() as conn, pytest.raises(errors.NotPermitted):
         permissions.grant(conn, None, "bob", "bob", "supervisor")

@@ -18,6 +18,7 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors
 from workbench.db import audit, permissions, protocol
+from workbench.db.supervision import Supervision
 
 
 @pytest.fixture
@@ -328,7 +329,7 @@ def test_a_supervisors_actions_are_recorded_under_their_login(pg: Pg) -> None:
     sue = pg.open("sue").queue("cases")
     first = ann.claim_next("ann")[0].lock
     # sue's client names bob as the actor; the database records the login that acted.
-    sue.force_release("bob", first.key, "customer called")
+    Supervision(sue).force_release("bob", first.key, "customer called")
     # By hand, a supervisor is held to the protocol too: no outcome without a lock.
     message = _refused(pg.engine("sue"), "UPDATE cases SET status = 'resolved' WHERE case_id = :k", k=first.key)
     assert "may not make this change" in message
@@ -342,7 +343,7 @@ def test_a_supervisors_actions_are_recorded_under_their_login(pg: Pg) -> None:
     ann.complete("ann", done.key, done.token, "resolved")
     message = _refused(pg.engine("ann"), "UPDATE cases SET status = 'open' WHERE case_id = :k", k=done.key)
     assert "may not make this change" in message  # an operator may not reopen by hand
-    sue.reopen("bob", done.key, "customer says it still fails")
+    Supervision(sue).reopen("bob", done.key, "customer says it still fails")
     assert pg.env.row(pg.admin, "cases", done.key)["status"] == "open"
     last = pg.admin.queue("cases").history(done.key)[-1]
     assert (last.kind.value, last.actor, last.reason) == ("reopen", "sue", "customer says it still fails")
@@ -441,7 +442,9 @@ def test_a_supervisor_moves_waiting_items_through_the_databases_check(pg: Pg) ->
     category = pg.env.row(pg.admin, "cases", waiting)["category"]
     target = "Hardware" if category != "Hardware" else "Email"
     # Workbench's move: the database records it under sue's login, with the client's reason and values.
-    assert sue.move("bob", {"category": target}, "level 2 takes these", keys=[waiting, held.key]) == [waiting]
+    assert Supervision(sue).move("bob", {"category": target}, "level 2 takes these", keys=[waiting, held.key]) == [
+        waiting
+    ]
     assert pg.env.row(pg.admin, "cases", waiting)["category"] == target
     assert pg.env.row(pg.admin, "cases", held.key)["category"] != target or category == target
     last = pg.admin.queue("cases").history(waiting)[-1]
@@ -839,7 +842,7 @@ def test_a_queue_whose_locks_live_in_a_lock_table_is_enforced(pg: Pg, capsys: py
     assert "workbench:" in _refused(pg.engine("ann"), give_up, solve, k=kept.key)
     assert (_state(pg), _rows(pg, "workbench_locks", "vendor_tickets")) == before
     # A supervisor's force-release is recorded under their login; then bob may claim the ticket.
-    sue.force_release("sue", kept.key, "ann is away")
+    Supervision(sue).force_release("sue", kept.key, "ann is away")
     assert [(e.kind.value, e.actor, e.owner) for e in owner.history(kept.key)][-1] == ("force_release", "sue", "ann")
     assert bob.claim("bob", kept.key).lock.owner == "bob"
 

@@ -17,6 +17,7 @@ from tests.test_protocol import _each_refused, _refused, _rows, _state, _tickets
 from workbench import demo
 from workbench.core import errors
 from workbench.db import permissions, protocol
+from workbench.db.supervision import Supervision
 
 
 def _apply(pg: Pg, capsys: pytest.CaptureFixture[str], text: str, *queues: str) -> None:
@@ -211,10 +212,10 @@ def test_a_status_driven_queue_is_worked_in_full_under_grants(pg: Pg, capsys: py
     assert status(fourth.key) == "New"
     # A supervisor's force-release and reassign of someone's Active message.
     held = bob.claim_next("bob")[0].lock
-    sue.force_release("sue", held.key, "bob is away")
+    Supervision(sue).force_release("sue", held.key, "bob is away")
     assert status(held.key) == "New"
     again = bob.claim("bob", held.key).lock
-    sue.reassign("sue", held.key, "ann", "ann knows this vendor")
+    Supervision(sue).reassign("sue", held.key, "ann", "ann knows this vendor")
     moved = next(lock for lock in ann.mine("ann") if lock.key == held.key)
     ann.complete("ann", held.key, moved.token, "completed")
     # An expired Active message is served again; the sweep sets one back to New.
@@ -225,7 +226,7 @@ def test_a_status_driven_queue_is_worked_in_full_under_grants(pg: Pg, capsys: py
     ann.release("ann", taken.key, taken.token)
     swept = bob.claim_next("bob")[0].lock
     pg.env.age_lock(owner_wb, "invoices", swept.key, 3600)
-    assert [lock.key for lock in ann.sweep("ann")] == [swept.key]
+    assert [lock.key for lock in Supervision(ann).sweep("ann")] == [swept.key]
     assert status(swept.key) == "New"
     history = {
         key: [(e.kind.value, e.actor) for e in owner.history(key)]
@@ -273,7 +274,7 @@ def test_a_supervisors_refused_force_release_says_what_the_database_said(
     with pg.admin.engine.begin() as conn:  # another program finished the message under bob's lock
         conn.execute(sa.text("UPDATE messages SET status = 'Completed' WHERE id = :k"), {"k": held.key})
     with pytest.raises(errors.WorkbenchError) as caught:
-        pg.open("sue", text).queue("invoices").force_release("sue", held.key, "bob is away")
+        pg.open("sue", text).supervision("invoices").force_release("sue", held.key, "bob is away")
     # Not "the login sue is not one of workbench_supervisor": she is. The engine's fence (the lock
     # is the queue's only while its row is in the queue's state: BoundQueue.held_here) refuses it
     # before the database's check would, and says why.
@@ -458,11 +459,11 @@ def test_a_supervisors_move_keeps_what_it_changed(pg: Pg, capsys: pytest.Capture
             )
         ).one()
     target = "Hardware" if category != "Hardware" else "Email"
-    assert sue.move("sue", {"category": target}, "level 2 takes these", keys=[key]) == [key]
+    assert Supervision(sue).move("sue", {"category": target}, "level 2 takes these", keys=[key]) == [key]
     last = pg.admin.queue("cases").history(key)[-1]
     assert (last.kind.value, last.detail) == ("move", {"changes": {"category": [category, target]}})
     text = _tickets(pg, capsys, support.sample_config("vendor-tickets"), "tickets")
     tickets = pg.open("sue", text).queue("tickets")
-    assert tickets.move("sue", {"priority": 3}, "vendor escalated", keys=[2]) == [2]
+    assert Supervision(tickets).move("sue", {"priority": 3}, "vendor escalated", keys=[2]) == [2]
     moved = pg.open(pg.server.user, text).queue("tickets").history(2)[-1]
     assert (moved.kind.value, moved.detail) == ("move", {"changes": {"priority": [1, 3]}})

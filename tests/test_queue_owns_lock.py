@@ -17,6 +17,7 @@ from workbench import demo
 from workbench.config import model
 from workbench.core import errors
 from workbench.db import service
+from workbench.db.supervision import Supervision
 from workbench.services import operator as operator_mod
 
 
@@ -101,10 +102,10 @@ def test_force_release_and_reassign_go_through_the_lock_queue_only(native_env: s
     working = imports.claim_next("carl")[0].lock  # being verified, held by carl
     before = {k: _row(native_env, wb, k) for k in (held.key, working.key)}
     refusals = [
-        (lambda: imports.force_release("sue", held.key, "stuck"), "imports_review", "force-release"),
-        (lambda: imports.reassign("sue", held.key, "dan", "away"), "imports_review", "reassign"),
-        (lambda: review.force_release("sue", working.key, "stuck"), "imports", "force-release"),
-        (lambda: review.reassign("sue", working.key, "dan", "away"), "imports", "reassign"),
+        (lambda: Supervision(imports).force_release("sue", held.key, "stuck"), "imports_review", "force-release"),
+        (lambda: Supervision(imports).reassign("sue", held.key, "dan", "away"), "imports_review", "reassign"),
+        (lambda: Supervision(review).force_release("sue", working.key, "stuck"), "imports", "force-release"),
+        (lambda: Supervision(review).reassign("sue", working.key, "dan", "away"), "imports", "reassign"),
     ]
     for attempt, queue, doing in refusals:
         with pytest.raises(errors.LockLost, match=f"this item was taken in {queue}; {doing} it there"):
@@ -113,13 +114,13 @@ def test_force_release_and_reassign_go_through_the_lock_queue_only(native_env: s
     assert {k: _row(native_env, wb, k) for k in before} == before
     # The sweep of one queue leaves the other's expired locks alone.
     native_env.age_lock(wb, "imports", working.key, 3600)
-    assert review.sweep("sue") == []
+    assert Supervision(review).sweep("sue") == []
     assert _row(native_env, wb, working.key) == before[working.key]
-    assert [lock.key for lock in imports.sweep("sue")] == [working.key]
+    assert [lock.key for lock in Supervision(imports).sweep("sue")] == [working.key]
     # Each through its own queue.
-    review.reassign("sue", held.key, "dan", "away")
+    Supervision(review).reassign("sue", held.key, "dan", "away")
     assert native_env.row(wb, "imports", held.key)["wb_locked_by"] == "dan"
-    review.force_release("sue", held.key, "stuck")
+    Supervision(review).force_release("sue", held.key, "stuck")
     assert _row(native_env, wb, held.key) == ("to_review", None, None)
 
 
@@ -131,10 +132,10 @@ def test_a_lock_is_listed_once_under_its_own_queue(native_env: support.Env) -> N
     listed = [(lock.queue, lock.key) for queue in ann.queues for lock in ann.mine(queue)]
     assert listed == [("imports", mine.key)]
     assert [lock.key for lock in wb.queue("imports_review").locks()] == []
-    assert wb.queue("imports_review").count_locks() == 0
-    assert [row.key for row in wb.queue("imports_review").board()] == []
-    assert wb.queue("imports_review").health().locked == 0
-    assert wb.queue("imports").health().locked == 1
+    assert wb.supervision("imports_review").count_locks() == 0
+    assert [row.key for row in wb.supervision("imports_review").board()] == []
+    assert wb.supervision("imports_review").health().locked == 0
+    assert wb.supervision("imports").health().locked == 1
     assert {c.queue: c.mine for c in ann.queue_counts()} == {"cases": 0, "imports": 1, "imports_review": 0}
 
 
@@ -177,7 +178,7 @@ def test_under_grants_the_other_queues_function_does_not_complete_a_lock(
     assert _import_row(pg, lock.key) == before
     # A supervisor's force-release through the other queue is refused as well.
     with pytest.raises(errors.LockLost, match="this item was taken in imports; force-release it there"):
-        pg.open("sue").queue("imports_review").force_release("sue", lock.key, "stuck")
+        pg.open("sue").supervision("imports_review").force_release("sue", lock.key, "stuck")
     assert _import_row(pg, lock.key) == before
     ann.queue("imports").complete("ann", lock.key, lock.token, "verified")
     assert _import_row(pg, lock.key) == ("to_review", None, None)
@@ -205,7 +206,7 @@ def test_queues_serving_the_same_rows_tell_their_locks_apart_by_the_claim(native
     with pytest.raises(errors.LockLost, match="this item was taken in cases; complete it there"):
         twin.complete("ann", lock.key, lock.token, "spam")
     with pytest.raises(errors.LockLost, match="this item was taken in cases; force-release it there"):
-        twin.force_release("sue", lock.key, "stuck")
+        Supervision(twin).force_release("sue", lock.key, "stuck")
     assert [(lk.queue, lk.key) for name in ("cases", "twin") for lk in wb.queue(name).mine("ann")] == [
         ("cases", lock.key)
     ]

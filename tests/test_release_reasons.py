@@ -11,6 +11,7 @@ from tests import support
 from workbench import demo
 from workbench.config import loader, model
 from workbench.core import errors
+from workbench.db.supervision import Supervision
 
 REASONS = """
 [queues.cases.release_reasons]
@@ -43,7 +44,7 @@ def test_a_configured_reason_writes_its_values_with_the_release(native_env: supp
     assert q.history(first.key)[-1].reason == "Needs a specialist"
     # A lost lock writes nothing, reason or not.
     again = q.claim("bob", second.key).lock
-    q.force_release("sue", second.key, "needed now")
+    Supervision(q).force_release("sue", second.key, "needed now")
     with pytest.raises(errors.LockLost):
         q.release("bob", again.key, again.token, "Needs a specialist")
     assert native_env.row(wb, "cases", second.key)["category"] == before[second.key]

@@ -8,6 +8,7 @@ import pytest
 from tests import support
 from workbench.core import errors, models
 from workbench.db import permissions
+from workbench.db.supervision import Supervision
 
 
 def test_a_completed_item_waits_again_and_is_served(native_env: support.Env) -> None:
@@ -15,7 +16,7 @@ def test_a_completed_item_waits_again_and_is_served(native_env: support.Env) -> 
     q = wb.queue("cases")
     lock = q.claim_next("alice")[0].lock
     q.complete("alice", lock.key, lock.token, "resolved", {"resolution": "rebooted"})
-    q.reopen("sue", lock.key, "  customer says it still fails ")
+    Supervision(q).reopen("sue", lock.key, "  customer says it still fails ")
     row = native_env.row(wb, "cases", lock.key)
     assert (row["status"], row["resolution"], row["wb_locked_by"]) == ("open", "rebooted", None)
     event = q.history(lock.key)[-1]
@@ -26,7 +27,7 @@ def test_a_completed_item_waits_again_and_is_served(native_env: support.Env) -> 
     line = imports.claim_next("alice")[0].lock
     imports.complete("alice", line.key, line.token, "verified")
     assert native_env.row(wb, "imports", line.key)["checked_by"] == "alice"
-    imports.reopen("sue", line.key, "amount was wrong")
+    Supervision(imports).reopen("sue", line.key, "amount was wrong")
     checked = native_env.row(wb, "imports", line.key)
     assert (checked["check_status"], checked["checked_by"], checked["checked_at"]) == ("pending", None, None)
 
@@ -36,22 +37,22 @@ def test_refused_unless_finished_with_a_reason_by_a_supervisor(native_env: suppo
     q = wb.queue("cases")
     waiting = q.open_items(1)[0]["case_id"]
     with pytest.raises(errors.UsageError, match="waiting already"):
-        q.reopen("sue", waiting, "why not")
+        Supervision(q).reopen("sue", waiting, "why not")
     held = q.claim_next("alice")[0].lock
     with pytest.raises(errors.UsageError, match="held by alice"):
-        q.reopen("sue", held.key, "why not")
+        Supervision(q).reopen("sue", held.key, "why not")
     q.complete("alice", held.key, held.token, "resolved")
     with pytest.raises(errors.UsageError, match="needs a reason"):
-        q.reopen("sue", held.key, " ")
+        Supervision(q).reopen("sue", held.key, " ")
     with pytest.raises(errors.InvalidValue, match="no item"):
-        q.reopen("sue", 999_999, "gone")
+        Supervision(q).reopen("sue", 999_999, "gone")
     with wb.engine.begin() as conn:
         permissions.grant(conn, None, "root", "sue", "supervisor")
     with pytest.raises(errors.NotPermitted):
-        q.reopen("bob", held.key, "not a supervisor")
+        Supervision(q).reopen("bob", held.key, "not a supervisor")
     assert native_env.row(wb, "cases", held.key)["status"] == "resolved"
     unset = native_env.open(native_env.demo_config({"cases": {"on_reopen": ()}})).queue("cases")
     with pytest.raises(errors.UsageError, match=r"on_reopen\]"):
-        unset.reopen("sue", held.key, "no way back")
-    q.reopen("sue", held.key, "by the supervisor")
+        Supervision(unset).reopen("sue", held.key, "no way back")
+    Supervision(q).reopen("sue", held.key, "by the supervisor")
     assert [e.kind for e in q.history(held.key)][-1] == models.EventKind.REOPEN

@@ -21,6 +21,7 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors
 from workbench.db import reviews, service
+from workbench.db.supervision import Supervision
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -106,7 +107,10 @@ def test_never_served_to_its_doer_and_sent_back_to_them_first(env: support.Env) 
         ("imports_review", "claim", "ann", None),
         ("imports_review", "complete", "ann", "accepted"),
     ]
-    stats = {s.doer: (s.accepted, s.sent_back) for s in review.review_verdicts(dt.datetime(2000, 1, 1, tzinfo=dt.UTC))}
+    stats = {
+        s.doer: (s.accepted, s.sent_back)
+        for s in Supervision(review).review_verdicts(dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
+    }
     assert stats == {"ann": (1, 1), "bob": (1, 0)}
 
 

@@ -20,6 +20,7 @@ from workbench.cli import main
 from workbench.config import loader
 from workbench.core import errors
 from workbench.db import clock, stats
+from workbench.db.supervision import Supervision
 
 NO_LIMITS = {"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}}
 TOLERANCE = 2.5  # seconds: statements between a time-travel step and the next action
@@ -80,10 +81,10 @@ def test_operator_stats_median_p90_and_lost_locks(native_env: support.Env) -> No
     q.release("bob", r, released.token, "customer unreachable")
     q.claim("bob", x)
     env.age_lock(wb, "cases", x, 16 * 60)
-    assert [lock.key for lock in q.sweep("cron")] == [x]
+    assert [lock.key for lock in Supervision(q).sweep("cron")] == [x]
     q.claim("bob", f)
-    q.force_release("sue", f, "bob went home")
-    got = q.operator_stats(_day_ago(q))
+    Supervision(q).force_release("sue", f, "bob went home")
+    got = Supervision(q).operator_stats(_day_ago(q))
     assert [s.operator for s in got] == ["ann", "bob"]  # most completions first
     ann, bob = got
     assert (ann.completed, ann.releases, ann.expiries, ann.force_released) == (3, 0, 0, 0)
@@ -94,9 +95,9 @@ def test_operator_stats_median_p90_and_lost_locks(native_env: support.Env) -> No
     assert bob.p90_handle_seconds == pytest.approx(90, abs=TOLERANCE)
     # Sue only took a lock away: she is no operator of this period. The actor of a sweep neither.
     assert {s.operator for s in got} == {"ann", "bob"}
-    assert sorted(q.handle_times(_day_ago(q))) == pytest.approx([30, 60, 90, 120, 600], abs=TOLERANCE)
+    assert sorted(Supervision(q).handle_times(_day_ago(q))) == pytest.approx([30, 60, 90, 120, 600], abs=TOLERANCE)
     # A period that ends before the work began holds nothing.
-    assert q.operator_stats(_day_ago(q), _day_ago(q) + dt.timedelta(hours=1)) == []
+    assert Supervision(q).operator_stats(_day_ago(q), _day_ago(q) + dt.timedelta(hours=1)) == []
 
 
 def test_handle_times_in_completion_order_and_the_period_bounds(native_env: support.Env) -> None:
@@ -108,14 +109,14 @@ def test_handle_times_in_completion_order_and_the_period_bounds(native_env: supp
     env.age_audit(wb, "cases", early, 2 * 3600)  # claimed 2 h 5 min ago, completed 2 h ago
     _handle(env, wb, "ann", late, 45)
     now = q.db_clock().now
-    assert q.handle_times(now - dt.timedelta(days=1)) == pytest.approx([300, 45], abs=TOLERANCE)
-    assert q.handle_times(now - dt.timedelta(hours=1)) == pytest.approx([45], abs=TOLERANCE)
-    assert q.handle_times(now - dt.timedelta(days=1), now - dt.timedelta(hours=1)) == pytest.approx(
+    assert Supervision(q).handle_times(now - dt.timedelta(days=1)) == pytest.approx([300, 45], abs=TOLERANCE)
+    assert Supervision(q).handle_times(now - dt.timedelta(hours=1)) == pytest.approx([45], abs=TOLERANCE)
+    assert Supervision(q).handle_times(now - dt.timedelta(days=1), now - dt.timedelta(hours=1)) == pytest.approx(
         [300], abs=TOLERANCE
     )
     # Naive times are on the queue's clock (UTC here), like aware ones.
     naive = (now - dt.timedelta(hours=1)).replace(tzinfo=None)
-    assert q.handle_times(naive) == pytest.approx([45], abs=TOLERANCE)
+    assert Supervision(q).handle_times(naive) == pytest.approx([45], abs=TOLERANCE)
 
 
 def test_reassigned_lock_counts_from_the_reassignment(native_env: support.Env) -> None:
@@ -125,10 +126,10 @@ def test_reassigned_lock_counts_from_the_reassignment(native_env: support.Env) -
     (key,) = _waiting_keys(wb, 1)
     q.claim("ann", key)
     env.age_audit(wb, "cases", key, 500)
-    moved = q.reassign("sue", key, "bob", "ann is ill")
+    moved = Supervision(q).reassign("sue", key, "bob", "ann is ill")
     env.age_audit(wb, "cases", key, 100)  # ann claimed 600 s ago, the reassignment was 100 s ago
     q.complete("bob", key, moved.token)
-    got = q.operator_stats(_day_ago(q))
+    got = Supervision(q).operator_stats(_day_ago(q))
     assert [(s.operator, s.completed) for s in got] == [("bob", 1)]
     assert got[0].median_handle_seconds == pytest.approx(100, abs=TOLERANCE)
 
@@ -141,8 +142,10 @@ def test_handle_time_of_a_lock_older_than_the_period(native_env: support.Env) ->
     q = wb.queue("cases")
     (key,) = _waiting_keys(wb, 1)
     _handle(env, wb, "ann", key, 9 * 3600)
-    assert q.handle_times(_day_ago(q)) == pytest.approx([9 * 3600], abs=TOLERANCE)
-    assert q.handle_times(q.db_clock().now - dt.timedelta(hours=1)) == pytest.approx([9 * 3600], abs=TOLERANCE)
+    assert Supervision(q).handle_times(_day_ago(q)) == pytest.approx([9 * 3600], abs=TOLERANCE)
+    assert Supervision(q).handle_times(q.db_clock().now - dt.timedelta(hours=1)) == pytest.approx(
+        [9 * 3600], abs=TOLERANCE
+    )
 
 
 # -- the lock board ------------------------------------------------------------------------------------
@@ -159,7 +162,7 @@ def test_board_columns_follow_saves_and_extensions(native_env: support.Env) -> N
     env.age_audit(wb, "cases", a, 600)
 
     def row(key: int) -> Any:
-        return next(r for r in q.board() if r.key == key)
+        return next(r for r in Supervision(q).board() if r.key == key)
 
     first = row(a)
     assert (first.owner, first.extensions, first.expired) == ("ann", 0, False)
@@ -194,7 +197,7 @@ def test_board_reads_the_locked_rows_once(native_env: support.Env) -> None:
     q = wb.queue("cases")
     for key in _waiting_keys(wb, 3):
         q.claim("ann", key)
-    q.board()  # first time only: the audit key's character set (MySQL/MariaDB)
+    Supervision(q).board()  # first time only: the audit key's character set (MySQL/MariaDB)
     sent: list[tuple[str, Any]] = []
 
     def grab(conn, cursor, statement, parameters, context, many):
@@ -202,7 +205,7 @@ def test_board_reads_the_locked_rows_once(native_env: support.Env) -> None:
 
     sa.event.listen(wb.engine, "before_cursor_execute", grab)
     try:
-        rows = q.board()
+        rows = Supervision(q).board()
     finally:
         sa.event.remove(wb.engine, "before_cursor_execute", grab)
     assert len(rows) == 3 and all(r.last_activity >= r.locked_at and r.extensions == 0 for r in rows)
@@ -235,7 +238,7 @@ def test_board_shows_expired_locks_summaries_and_no_tokens(native_env: support.E
     q.claim("bob", b)
     env.age_lock(wb, "cases", b, 16 * 60)
     env.age_audit(wb, "cases", b, 16 * 60)
-    board = q.board()
+    board = Supervision(q).board()
     assert [r.key for r in board] == [b, a]  # oldest lock first
     stale, live = board
     assert stale.expired and stale.remaining.total_seconds() == pytest.approx(-60, abs=TOLERANCE)
@@ -248,10 +251,10 @@ def test_board_shows_expired_locks_summaries_and_no_tokens(native_env: support.E
     assert "token" not in json.dumps(data, default=str) and item["wb_lock_token"] not in json.dumps(data, default=str)
     assert data["extensions"] == 0 and data["expired"] is False
     # The limit keeps the oldest locks; once the expired lock is taken over it is a live one.
-    assert [r.key for r in q.board(limit=1)] == [b]
+    assert [r.key for r in Supervision(q).board(limit=1)] == [b]
     q.claim("carl", b)
-    assert [(r.key, r.owner, r.expired) for r in q.board()] == [(a, "ann", False), (b, "carl", False)]
-    assert next(r for r in q.board() if r.key == b).extensions == 0
+    assert [(r.key, r.owner, r.expired) for r in Supervision(q).board()] == [(a, "ann", False), (b, "carl", False)]
+    assert next(r for r in Supervision(q).board() if r.key == b).extensions == 0
 
 
 def test_board_of_a_table_without_token_column_counts_extensions_across_tokens(native_env: support.Env) -> None:
@@ -278,7 +281,7 @@ def test_board_of_a_table_without_token_column_counts_extensions_across_tokens(n
     for _ in range(2):  # each extension moves the lock time, and with it the token
         env.age_lock(wb, "orders", lock.key, 60)
         lock = q.extend("ann", lock.key, q.mine("ann")[0].token)
-    (row,) = q.board()
+    (row,) = Supervision(q).board()
     assert (row.key, row.owner, row.extensions) == (lock.key, "ann", 2)
     assert row.idle.total_seconds() == pytest.approx(0, abs=TOLERANCE)
     assert row.summary["customer"] == "C1" and "lock_user" not in row.summary
@@ -336,13 +339,13 @@ def test_board_of_a_table_with_a_text_key(native_env: support.Env) -> None:
     lock = q.claim("ann", "T-2").lock
     q.extend("ann", "T-2", lock.token)
     q.claim("bob", "T-3")
-    rows = {r.key: r for r in q.board()}
+    rows = {r.key: r for r in Supervision(q).board()}
     assert set(rows) == {"T-2", "T-3"}
     assert (rows["T-2"].owner, rows["T-2"].extensions) == ("ann", 1)
     assert rows["T-2"].last_activity > rows["T-2"].locked_at  # the extension, after the claim
     t3 = rows["T-3"]
     assert (t3.owner, t3.extensions, t3.summary) == ("bob", 0, {"subject": "Ticket 3", "status": "open"})
-    assert [r.key for r in q.board(limit=1)] == ["T-2"]
+    assert [r.key for r in Supervision(q).board(limit=1)] == ["T-2"]
 
 
 # -- queue health --------------------------------------------------------------------------------------
@@ -368,7 +371,7 @@ def test_health_counts_and_todays_events(native_env: support.Env) -> None:
     with wb.engine.connect() as conn:
         statuses = [s for (s,) in conn.execute(sa.select(t.c.status))]
     waiting = sum(s in ("new", "open") for s in statuses)
-    start = q.health()
+    start = Supervision(q).health()
     assert (start.waiting, start.locked, start.expired_locks, start.completed_today) == (waiting, 0, 0, 0)
     assert start.release_reasons_today == [] and start.db_now.tzinfo is not None
     keys = _waiting_keys(wb, 8)
@@ -378,20 +381,20 @@ def test_health_counts_and_todays_events(native_env: support.Env) -> None:
     for k, reason in zip(keys[2:6], ["customer unreachable", "wrong queue", "", "customer unreachable"], strict=False):
         q.release("ann", k, locks[k].token, reason)
     env.age_lock(wb, "cases", keys[6], 16 * 60)  # keys[6] expired, keys[7] still held
-    h = q.health()
+    h = Supervision(q).health()
     # 2 completed, 4 released (back to waiting), 1 expired (waiting again), 1 held.
     assert (h.waiting, h.locked, h.expired_locks) == (waiting - 2 - 1, 1, 1)
     assert (h.completed_today, h.releases_today, h.expiries_today, h.force_releases_today) == (2, 4, 0, 0)
     assert h.release_reasons_today == [("customer unreachable", 2), ("(no reason)", 1), ("wrong queue", 1)]
-    q.sweep("cron")
-    q.force_release("sue", keys[7], "bob went home")
-    h = q.health()
+    Supervision(q).sweep("cron")
+    Supervision(q).force_release("sue", keys[7], "bob went home")
+    h = Supervision(q).health()
     assert (h.waiting, h.locked, h.expired_locks) == (waiting - 2, 0, 0)
     assert (h.expiries_today, h.force_releases_today, h.releases_today) == (1, 1, 4)
     # Events before midnight (on the database clock) are not today's.
     for k in keys[:2]:
         env.age_audit(wb, "cases", k, 2 * 86400)
-    assert q.health().completed_today == 0
+    assert Supervision(q).health().completed_today == 0
 
 
 def test_health_oldest_waiting_item(native_env: support.Env) -> None:
@@ -401,16 +404,16 @@ def test_health_oldest_waiting_item(native_env: support.Env) -> None:
     assert q.q.created is not None and q.q.created.name == "opened_at"  # set in the demo config
     (oldest,) = _waiting_keys(wb, 1)
     _set_arrivals(wb, oldest, 1.0)
-    assert q.health().oldest_waiting_age_seconds == pytest.approx(3 * 3600, abs=TOLERANCE)
+    assert Supervision(q).health().oldest_waiting_age_seconds == pytest.approx(3 * 3600, abs=TOLERANCE)
     lock = q.claim("ann", oldest).lock  # held: no longer waiting
-    assert q.health().oldest_waiting_age_seconds == pytest.approx(3600, abs=TOLERANCE)
+    assert Supervision(q).health().oldest_waiting_age_seconds == pytest.approx(3600, abs=TOLERANCE)
     env.age_lock(wb, "cases", oldest, 16 * 60)  # its lock expired: waiting again
-    assert q.health().oldest_waiting_age_seconds == pytest.approx(3 * 3600, abs=TOLERANCE)
+    assert Supervision(q).health().oldest_waiting_age_seconds == pytest.approx(3 * 3600, abs=TOLERANCE)
     q.claim("bob", oldest)
     with pytest.raises(errors.LockLost):
         q.complete("ann", oldest, lock.token)
     # A queue without `created` has no age to show.
-    assert wb.queue("imports").health().oldest_waiting_age_seconds is None
+    assert wb.supervision("imports").health().oldest_waiting_age_seconds is None
 
 
 def test_created_is_checked_against_the_table(native_env: support.Env) -> None:
@@ -432,8 +435,8 @@ def test_created_is_checked_against_the_table(native_env: support.Env) -> None:
         env.open(not_a_date).queue("cases")
     dated = env.demo_config({"cases": {"created": None}, "imports": {"created": "invoice_date"}})
     wb = env.open(dated)
-    assert wb.queue("cases").health().oldest_waiting_age_seconds is None
-    assert wb.queue("imports").health().oldest_waiting_age_seconds > 0  # a DATE column: its midnight
+    assert wb.supervision("cases").health().oldest_waiting_age_seconds is None
+    assert wb.supervision("imports").health().oldest_waiting_age_seconds > 0  # a DATE column: its midnight
 
 
 def test_attach_puts_created_in_the_claim_index(native_env: support.Env) -> None:
@@ -455,7 +458,7 @@ def test_attach_puts_created_in_the_claim_index(native_env: support.Env) -> None
         assert [c.name for c in claim["cases"].columns].count("opened_at") == 1
         for plan in plans.values():
             attach.apply(conn, plan)
-    assert wb.queue("imports").health().oldest_waiting_age_seconds > 0
+    assert wb.supervision("imports").health().oldest_waiting_age_seconds > 0
 
 
 def test_created_in_the_config_file() -> None:
@@ -492,16 +495,18 @@ def test_throughput_per_hour(native_env: support.Env) -> None:
     env.age_audit(wb, "cases", one, 3600)
     q.claim("bob", held)
     q.claim("ann", moved)
-    q.reassign("sue", moved, "bob", "ann left")  # the reassignment's claim is no new work
+    Supervision(q).reassign("sue", moved, "bob", "ann left")  # the reassignment's claim is no new work
     reading = q.db_clock()
     hour = reading.now.replace(minute=0, second=0, microsecond=0)
     since = reading.now - dt.timedelta(hours=3)
-    got = q.throughput(since)
+    got = Supervision(q).throughput(since)
     assert [h.hour for h in got] == [hour - dt.timedelta(hours=n) for n in (3, 2, 1, 0)]
     assert all(h.hour.tzinfo is not None for h in got)
     assert [(h.completed, h.claimed) for h in got] == [(0, 0), (1, 1), (1, 1), (2, 4)]
     # until leaves out what came after it; every hour is there even without events.
-    assert [(h.hour, h.completed, h.claimed) for h in q.throughput(since, hour - dt.timedelta(hours=1))] == [
+    assert [
+        (h.hour, h.completed, h.claimed) for h in Supervision(q).throughput(since, hour - dt.timedelta(hours=1))
+    ] == [
         (hour - dt.timedelta(hours=3), 0, 0),
         (hour - dt.timedelta(hours=2), 1, 1),
     ]
@@ -554,13 +559,13 @@ def test_local_clock_end_to_end(tmp_path: Any) -> None:
         done, held = _waiting_keys(wb, 2)
         _handle(env, wb, "ann", done, 60)
         q.claim("bob", held)
-        (row,) = q.board()
+        (row,) = Supervision(q).board()
         assert row.locked_at.tzinfo is None and row.idle.total_seconds() == pytest.approx(0, abs=TOLERANCE)
-        assert q.health().completed_today == 1
-        assert q.handle_times(reading.now - dt.timedelta(minutes=10)) == pytest.approx([60], abs=TOLERANCE)
+        assert Supervision(q).health().completed_today == 1
+        assert Supervision(q).handle_times(reading.now - dt.timedelta(minutes=10)) == pytest.approx([60], abs=TOLERANCE)
         # A naive time is on the local clock: ten minutes ago there, not five hours from now.
-        assert [s.operator for s in q.operator_stats(reading.now - dt.timedelta(minutes=10))] == ["ann"]
-        hours = q.throughput(reading.now - dt.timedelta(minutes=90))
+        assert [s.operator for s in Supervision(q).operator_stats(reading.now - dt.timedelta(minutes=10))] == ["ann"]
+        hours = Supervision(q).throughput(reading.now - dt.timedelta(minutes=90))
         assert hours[-1].hour == q.db_clock().now.replace(minute=0, second=0, microsecond=0)
         assert hours[-1].hour.tzinfo is None and sum(h.completed for h in hours) == 1
         assert sum(h.claimed for h in hours) == 2

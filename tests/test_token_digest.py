@@ -11,6 +11,7 @@ from sqlalchemy.dialects import mssql
 from tests import support
 from workbench.core import errors
 from workbench.db import audit, backends, migrations, tables
+from workbench.db.supervision import Supervision
 
 SAMPLES = [uuid.uuid4().hex, str(uuid.uuid4()).upper(), "2026-11-25T18:00:00.123456+00:00|alice"]
 
@@ -59,15 +60,15 @@ def test_the_trail_keeps_no_token(native_env: support.Env) -> None:
     q.release("alice", back.lock.key, back.lock.token, "later")
     taken = q.claim_next("bob")[0]
     handed_out.append(taken.lock.token)
-    moved = q.reassign("sue", taken.lock.key, "carol", "holiday")
+    moved = Supervision(q).reassign("sue", taken.lock.key, "carol", "holiday")
     handed_out.append(moved.token)
     stale = q.claim_next("dave")[0]
     handed_out.append(stale.lock.token)
     native_env.age_lock(wb, "cases", stale.lock.key, 3600)
-    assert [lock.key for lock in q.sweep("cron")] == [stale.lock.key]
+    assert [lock.key for lock in Supervision(q).sweep("cron")] == [stale.lock.key]
     forced = q.claim_next("erin")[0]
     handed_out.append(forced.lock.token)
-    q.force_release("sue", forced.lock.key, "needed now")
+    Supervision(q).force_release("sue", forced.lock.key, "needed now")
 
     kept = _tokens_in_trail(wb, native_env)
     assert kept == {audit.token_digest(token) for token in handed_out}  # every lock followed, none in clear
@@ -87,7 +88,7 @@ def test_migration_6_digests_the_tokens_kept_in_clear(native_env: support.Env) -
     wb = native_env.demo(case_rows=5, import_rows=1)
     q = wb.queue("cases")
     gone = q.claim_next("alice")[0]
-    q.force_release("sue", gone.lock.key, "needed now")
+    Supervision(q).force_release("sue", gone.lock.key, "needed now")
     live = q.claim_next("bob")[0]
     q.extend("bob", live.lock.key, live.lock.token)
     a, version = wb.audit_table, tables.build_metadata(wb.audit_table.schema)[2]
@@ -106,6 +107,6 @@ def test_migration_6_digests_the_tokens_kept_in_clear(native_env: support.Env) -
     with pytest.raises(errors.LockLost) as lost:  # the migrated rows still tell why a lock was lost
         q.complete("alice", gone.lock.key, gone.lock.token)
     assert lost.value.cause == "force_released" and lost.value.by == "sue"
-    board = {row.key: row for row in q.board()}  # joins each lock to its audit rows by the digest
+    board = {row.key: row for row in Supervision(q).board()}  # joins each lock to its audit rows by the digest
     assert board[live.lock.key].owner == "bob" and board[live.lock.key].extensions == 1
     assert q.complete("bob", live.lock.key, live.lock.token).outcome

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from tests import support
 from workbench.core import errors, models
+from workbench.db.supervision import Supervision
 
 
 def test_the_completer_takes_it_back_with_a_fresh_lock(native_env: support.Env) -> None:
@@ -46,7 +47,7 @@ def test_refused_for_others_too_late_or_after_a_change(native_env: support.Env) 
         conn.execute(sa.text("UPDATE cases SET status = 'waiting_customer' WHERE case_id = :k"), {"k": second.key})
     with pytest.raises(errors.UsageError, match="changed since you completed it"):
         q.undo_complete("alice", second.key)
-    q.reopen("sue", third.key, "customer called")  # something happened to it through workbench
+    Supervision(q).reopen("sue", third.key, "customer called")  # something happened to it through workbench
     with pytest.raises(errors.UsageError, match="last thing that happened to it was reopen by sue"):
         q.undo_complete("alice", third.key)
     native_env.age_audit(wb, "cases", first.key, 3)  # as if three seconds had passed

@@ -178,7 +178,7 @@ def _demo(tmp: Path, state: dict[str, Any]) -> str:
     config_path = demo.create(tmp / "demo")
     wb = service.Workbench.open(loader.load(config_path))
     state["wb"] = wb
-    waiting = {name: wb.queue(name).health().waiting for name in wb.config.queues}
+    waiting = {name: wb.supervision(name).health().waiting for name in wb.config.queues}
     return "demo written and opened: " + ", ".join(f"{n} {count} waiting" for n, count in waiting.items())
 
 

@@ -4,7 +4,7 @@ Builds the demo `cases` table with `--rows` rows (default 1,000,000; `--waiting`
 the rest resolved), `--locks` live locks (default 10,000, `--expired` of them past their expiry)
 and an audit trail of every resolved case over `--days` days (a claim and a completion each,
 plus saves, releases with reasons, expiries and force releases: about 2.3 audit rows per row),
-inserted in time order as a real trail grows. Then it times `WorkQueue.board()`, `health()`,
+inserted in time order as a real trail grows. Then it times `Supervision.board()`, `health()`,
 `operator_stats()` over the last 24 hours, `throughput()` over the last 24 hours and
 `handle_times()` over the same period: a warm-up call, then `--runs` calls each, median and max.
 The aim is < 200 ms each.
@@ -29,6 +29,7 @@ from sqlalchemy import event
 
 from tests.benchmarks import board_gui, harness
 from workbench.db import service
+from workbench.db.supervision import Supervision
 
 OPERATORS = 50
 REASONS = ("customer unreachable", "needs second level", "wrong queue")
@@ -252,7 +253,7 @@ def derived_table_board(q: Any) -> Any:
     backend = q.q.backend
     backend.board_activity = "derived"
     try:
-        return q.board()
+        return Supervision(q).board()
     finally:
         del backend.board_activity  # the class's choice again
 
@@ -374,11 +375,11 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
                 ),
                 (
                     "operator_stats 24 h",
-                    lambda: q.operator_stats(day_ago),
+                    lambda: Supervision(q).operator_stats(day_ago),
                     lambda r: f"{len(r)} operators, {sum(s.completed for s in r):,} completed",
                 ),
-                ("throughput 24 h", lambda: q.throughput(day_ago), lambda r: f"{len(r)} hours"),
-                ("handle_times 24 h", lambda: q.handle_times(day_ago), lambda r: f"{len(r):,} values"),
+                ("throughput 24 h", lambda: Supervision(q).throughput(day_ago), lambda r: f"{len(r)} hours"),
+                ("handle_times 24 h", lambda: Supervision(q).handle_times(day_ago), lambda r: f"{len(r):,} values"),
             ]
             if backend != "sqlite":  # the statement before, in the same run
                 calls.insert(1, ("board, old statement", lambda: derived_table_board(q), calls[0][2]))

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from tests import support
 from tests.contract import test_concurrency
 from workbench.core import errors
+from workbench.db.supervision import Supervision
 
 CONFIG = support.sample_config("claim-ids")
 
@@ -98,7 +99,7 @@ def test_rows_another_program_claimed_are_never_handed_out(native_env: support.E
         )
     q = wb.queue("exports")
     assert sorted(c.lock.key for c in q.claim_next("alice", 10)) == [2, 4]
-    assert q.health().waiting == 0
+    assert Supervision(q).health().waiting == 0
 
 
 def test_a_write_is_refused_once_the_row_carries_another_claim_id(native_env: support.Env) -> None:
@@ -146,13 +147,13 @@ def test_reassign_force_release_and_sweep_keep_the_claim_id_in_step(native_env: 
     wb = _tables(env, rows=3)
     q = wb.queue("exports")
     a = q.claim_next("alice")[0]
-    moved = q.reassign("boss", a.lock.key, "bob", "holiday")
+    moved = Supervision(q).reassign("boss", a.lock.key, "bob", "holiday")
     assert _row(env, "export_rows", a.lock.key)["Lock"] == moved.token
-    q.force_release("boss", a.lock.key, "stuck")
+    Supervision(q).force_release("boss", a.lock.key, "stuck")
     assert _row(env, "export_rows", a.lock.key)["Lock"] is None
     b = q.claim_next("carol")[0]
     env.age_lock(wb, "exports", b.lock.key, 3600)
-    assert [lock.key for lock in q.sweep("cron")] == [b.lock.key]
+    assert [lock.key for lock in Supervision(q).sweep("cron")] == [b.lock.key]
     assert _row(env, "export_rows", b.lock.key)["Lock"] is None and _lock_rows(env) == 0
 
 
@@ -183,4 +184,4 @@ def test_processes_drain_a_claim_id_queue_without_sharing_an_item(native_env: su
     with env.engine.connect() as conn:
         left = conn.execute(sa.text("SELECT count(*) FROM export_rows WHERE processed = 0")).scalar()
     assert left == 0 and _lock_rows(env) == 0
-    assert wb.queue("exports").health().waiting == 0
+    assert wb.supervision("exports").health().waiting == 0

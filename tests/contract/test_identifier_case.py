@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from tests import support
 from workbench.core import errors
+from workbench.db.supervision import Supervision
 
 CONFIG = """
 [database]
@@ -333,7 +334,7 @@ def test_every_key_that_names_a_column_finds_it_in_another_case(native_env: supp
     item = work.show(3).item
     source = operator.Operator(wb, "alice").source("work", item)
     assert (source.kind, source.text) == ("text", "Scanned letter 3")
-    assert work.board()[0].summary == {real["customername"]: "Customer 3", real["phone"]: "030 3"}
+    assert Supervision(work).board()[0].summary == {real["customername"]: "Customer 3", real["phone"]: "030 3"}
     work.release("alice", 3, claim.lock.token, reason="needs level 2")
     again = work.claim("alice", 3)
     work.complete("alice", 3, again.lock.token, "done")

@@ -14,6 +14,7 @@ from tests.contract import test_concurrency
 from workbench.core import errors
 from workbench.db import attach, tables
 from workbench.db.claims import lock_table as lock_table_claim
+from workbench.db.supervision import Supervision
 
 CONFIG = support.sample_config("vendor-tickets")
 
@@ -147,17 +148,17 @@ def test_release_force_release_reassign_and_sweep(native_env: support.Env) -> No
     q.release("alice", a.lock.key, a.lock.token, "not mine")
     assert q.show(a.lock.key).state == "waiting" and _lock_rows(wb) == []
     b = q.claim_next("bob")[0]
-    moved = q.reassign("boss", b.lock.key, "carol", "holiday")
+    moved = Supervision(q).reassign("boss", b.lock.key, "carol", "holiday")
     assert moved.owner == "carol" and moved.token != b.lock.token
     with pytest.raises(errors.LockLost) as lost:
         q.save("bob", b.lock.key, b.lock.token, {"subject": "x"})
     assert lost.value.cause == "reassigned"
     q.save("carol", b.lock.key, moved.token, {"subject": "carol's"})
-    removed = q.force_release("boss", b.lock.key, "stuck")
+    removed = Supervision(q).force_release("boss", b.lock.key, "stuck")
     assert removed.owner == "carol" and q.show(b.lock.key).state == "waiting"
     c = q.claim_next("dave")[0]
     env.age_lock(wb, "tickets", c.lock.key, 3600)
-    assert [lock.key for lock in q.sweep("cron")] == [c.lock.key]
+    assert [lock.key for lock in Supervision(q).sweep("cron")] == [c.lock.key]
     assert _lock_rows(wb) == [] and q.show(c.lock.key).state == "waiting"
 
 
@@ -176,17 +177,17 @@ def test_lists_board_health_and_limits_read_the_lock_table(native_env: support.E
     assert none.value.reason == "limit"
     assert sorted(lock.key for lock in q.mine("alice")) == sorted(mine)
     assert len(q.locks()) == 2
-    board = q.board()
+    board = Supervision(q).board()
     assert sorted(r.key for r in board) == sorted(mine) and all(r.owner == "alice" for r in board)
-    health = q.health()
+    health = Supervision(q).health()
     assert (health.waiting, health.locked, health.expired_locks) == (3, 2, 0)
     assert len(q.open_items()) == 3
     env.age_lock(wb, "tickets", mine[0], 3600)
-    health = q.health()
+    health = Supervision(q).health()
     assert (health.waiting, health.locked, health.expired_locks) == (4, 1, 1)  # waiting: free or expired
     live = next(lock for lock in q.mine("alice") if not lock.expired)
     q.complete("alice", live.key, live.token)
-    stats = q.operator_stats(dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
+    stats = Supervision(q).operator_stats(dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
     assert [(s.operator, s.completed) for s in stats] == [("alice", 1)]
 
 

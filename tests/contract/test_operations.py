@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from tests import support
 from workbench.core import errors, models
 from workbench.db import audit
+from workbench.db.supervision import Supervision
 
 WAITING = ("new", "open")
 
@@ -275,7 +276,7 @@ def test_force_release_refuses_the_old_token_and_says_who(env: support.Env) -> N
     wb = env.demo()
     q = wb.queue("cases")
     c = q.claim_next("alice")[0]
-    removed = q.force_release("sue", c.lock.key, "customer called, needs it now")
+    removed = Supervision(q).force_release("sue", c.lock.key, "customer called, needs it now")
     assert removed.owner == "alice" and removed.token == c.lock.token
     with pytest.raises(errors.LockLost) as info:
         q.complete("alice", c.lock.key, c.lock.token)
@@ -283,16 +284,16 @@ def test_force_release_refuses_the_old_token_and_says_who(env: support.Env) -> N
     assert lost.cause == "force_released" and lost.by == "sue" and lost.reason == "customer called, needs it now"
     assert "supervisor sue force-released" in str(lost)
     with pytest.raises(errors.UsageError):
-        q.force_release("sue", c.lock.key, " ")
+        Supervision(q).force_release("sue", c.lock.key, " ")
     with pytest.raises(errors.LockLost, match="not locked by anyone"):
-        q.force_release("sue", c.lock.key, "again")
+        Supervision(q).force_release("sue", c.lock.key, "again")
 
 
 def test_reassign_moves_the_lock_with_a_fresh_token(env: support.Env) -> None:
     wb = env.demo()
     q = wb.queue("cases")
     c = q.claim_next("alice")[0]
-    new = q.reassign("sue", c.lock.key, "bob", "alice is on leave")
+    new = Supervision(q).reassign("sue", c.lock.key, "bob", "alice is on leave")
     assert new.owner == "bob" and new.token != c.lock.token and not new.expired
     with pytest.raises(errors.LockLost) as info:
         q.save("alice", c.lock.key, c.lock.token, {"resolution": "x"})
@@ -312,11 +313,11 @@ def test_sweep_returns_expired_items_and_records_them(env: support.Env) -> None:
     q = wb.queue("cases")
     a, b = q.claim_next("alice", 2)
     env.age_lock(wb, "cases", a.lock.key, 3600)
-    expired = q.sweep("cron")
+    expired = Supervision(q).sweep("cron")
     assert [lock.key for lock in expired] == [a.lock.key]
     assert env.row(wb, "cases", a.lock.key)["wb_locked_by"] is None
     assert env.row(wb, "cases", b.lock.key)["wb_locked_by"] == "alice"
-    assert q.sweep("cron") == []
+    assert Supervision(q).sweep("cron") == []
     event = next(e for e in env.audit(wb, "cases") if e["event"] == "expire")
     assert event["owner"] == "alice" and event["actor"] == "cron" and event["token"] == audit.token_digest(a.lock.token)
     with pytest.raises(errors.LockLost) as info:
@@ -366,7 +367,7 @@ def test_check_reports_current_lock_or_why_it_was_lost(env: support.Env) -> None
     q = wb.queue("cases")
     c = q.claim_next("alice")[0]
     assert q.check("alice", c.lock.key, c.lock.token).token == c.lock.token
-    q.force_release("sue", c.lock.key, "stuck")
+    Supervision(q).force_release("sue", c.lock.key, "stuck")
     with pytest.raises(errors.LockLost) as info:
         q.check("alice", c.lock.key, c.lock.token)
     assert info.value.cause == "force_released" and info.value.by == "sue"

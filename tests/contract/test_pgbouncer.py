@@ -25,6 +25,7 @@ from tests.conftest import PooledEnv
 from tests.contract import test_concurrency
 from workbench import demo
 from workbench.core import errors
+from workbench.db.supervision import Supervision
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,12 +82,14 @@ def test_the_python_api_through_the_pooler(pooled_env: PooledEnv) -> None:
                 until = q.db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(hours=1)
                 q.defer(user, nxt.lock.key, nxt.lock.token, until, "customer on holiday")
             else:
-                q.force_release("boss", nxt.lock.key, "shift over")
+                Supervision(q).force_release("boss", nxt.lock.key, "shift over")
             assert [note.text for note in q.notes(claim.lock.key)] == ["called the customer"]
             assert env.row(wb, "cases", claim.lock.key)["resolution"] == f"round {round_}"
     q = first.queue("cases")
     assert len(q.deferred()) == 3
-    moved = q.move("boss", {"category": "Network"}, "all to the network team", where={"category": "Printing"})
+    moved = Supervision(q).move(
+        "boss", {"category": "Network"}, "all to the network team", where={"category": "Printing"}
+    )
     assert moved and {env.row(first, "cases", k)["category"] for k in moved} == {"Network"}
     with pytest.raises(errors.LockLost):
         q.complete("op0", moved[0], "not-a-token", "resolved")

@@ -14,6 +14,7 @@ from sqlalchemy.dialects import mysql
 from tests import support
 from workbench.core import errors
 from workbench.db import attach
+from workbench.db.supervision import Supervision
 
 # -- shape 2: a legacy table with only a lock-user and a lock-time column and a processed flag ----
 
@@ -160,7 +161,7 @@ def test_a_refused_complete_does_not_give_away_the_new_holders_lock_time(
     config = env.write_config(LEGACY_CONFIG)
     q = wb.queue("orders")
     alice = q.claim_next("alice")[0].lock
-    q.reassign("sue", alice.key, "bob", "alice is out")
+    Supervision(q).reassign("sue", alice.key, "bob", "alice is out")
     bob = q.mine("bob")[0]
     code, out, _ = support.run_cli(
         capsys, "--config", config, "--user", "alice", "--json", "complete", "orders", alice.key, "--token", alice.token
@@ -338,7 +339,7 @@ def test_messages_release_and_sweep_set_status_back_to_new(env: support.Env) -> 
     q.release("alice", a.lock.key, a.lock.token, "wrong queue?")
     assert env.row(wb, "invoices", a.lock.key)["status"] == "New"
     env.age_lock(wb, "invoices", b.lock.key, 3600)
-    assert [lock.key for lock in q.sweep("cron")] == [b.lock.key]
+    assert [lock.key for lock in Supervision(q).sweep("cron")] == [b.lock.key]
     row = env.row(wb, "invoices", b.lock.key)
     assert row["status"] == "New" and row["locked_by"] is None
 

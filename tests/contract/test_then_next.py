@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from tests import support
 from workbench.core import errors
 from workbench.db import audit
+from workbench.db.supervision import Supervision
 
 
 def _queue_order(wb) -> list[int]:
@@ -59,7 +60,7 @@ def test_a_complete_refused_claims_nothing(env: support.Env) -> None:
     wb = env.demo()
     q = wb.queue("cases")
     claim = q.claim_next("alice")[0]
-    q.force_release("sam", claim.lock.key, "needed elsewhere")
+    Supervision(q).force_release("sam", claim.lock.key, "needed elsewhere")
     before = len(env.audit(wb, "cases"))
     with pytest.raises(errors.LockLost):
         q.complete("alice", claim.lock.key, claim.lock.token, then_next=True)

@@ -14,6 +14,7 @@ from workbench.config import loader
 from workbench.core import errors
 from workbench.db import audit, backends, claims, mapping, tables
 from workbench.db.claims.mssql import ReadpastClaim
+from workbench.db.supervision import Supervision
 
 CONFIG = """
 [database]
@@ -69,7 +70,7 @@ def test_a_uuid_token_column_serves_every_operation(env: support.Env) -> None:
     assert str(stored) == claim.lock.token
     lock = q.save("alice", claim.lock.key, claim.lock.token, {"subject": "edited"})
     lock = q.extend("alice", lock.key, lock.token)
-    assert [row.key for row in q.board()] == [claim.lock.key]
+    assert [row.key for row in Supervision(q).board()] == [claim.lock.key]
     with pytest.raises(errors.LockLost):
         q.complete("bob", lock.key, lock.token)
     with pytest.raises(errors.LockLost):
@@ -84,7 +85,7 @@ def test_a_uuid_token_column_serves_every_operation(env: support.Env) -> None:
     assert {e.token for e in q.history(lock.key)} == {audit.token_digest(lock.token)}
 
     taken = q.claim_next("bob")[0]
-    moved = q.reassign("alice", taken.lock.key, "carol", "holiday")
+    moved = Supervision(q).reassign("alice", taken.lock.key, "carol", "holiday")
     assert uuid.UUID(moved.token) and moved.token != taken.lock.token
     q.release("carol", moved.key, moved.token)
 

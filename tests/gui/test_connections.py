@@ -424,13 +424,15 @@ def test_a_server_that_is_not_there_offers_retry_and_edit(qtbot: Any, make_launc
     texts: list[str] = []
 
     def cancel(box: Any) -> None:
-        texts.append(box.informativeText())
+        texts.extend((box.informativeText(), box.detailedText()))
         box.button(QMessageBox.StandardButton.Cancel).click()
 
     on_dialog(qtbot, "unreachable_box", cancel)
     the = make_launcher()
     assert not the.start(None, "gone", False)
-    assert the.window is None and texts and "cannot reach the database" in texts[0], texts
+    # Said in the window's language; the driver's English under Details.
+    assert the.window is None and texts and "cannot be reached" in texts[0], texts
+    assert "cannot reach the database" in texts[1], texts
 
 
 def test_the_supervisor_console_opens_from_the_connection_menu(

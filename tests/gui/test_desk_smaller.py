@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit
 from tests.gui.conftest import with_queue
 from workbench import demo, fieldspec
 from workbench.config import loader, model
+from workbench.db.supervision import Supervision
 
 DEMO_REVIEW = {"percent": 100, "first_items": 0}
 
@@ -138,13 +139,13 @@ def test_an_item_given_back_after_the_loss_offers_to_carry_on(qtbot: Any, open_w
     resolution.setFocus()
     qtbot.keyClicks(resolution, "My careful notes")
     cases = window.session.wb.queue("cases")
-    cases.reassign("sue", claim.lock.key, "bob", "bob knows this customer")
+    Supervision(cases).reassign("sue", claim.lock.key, "bob", "bob knows this customer")
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
     banner = window.lost_banner.label
     qtbot.waitUntil(lambda: "bob holds it" in banner.text(), timeout=10_000)
     # The supervisor gives it back: the banner stops calling the lock lost and offers to carry on.
-    cases.reassign("sue", claim.lock.key, "alice", "bob is ill")
+    Supervision(cases).reassign("sue", claim.lock.key, "alice", "bob is ill")
     qtbot.waitUntil(lambda: "bob holds it" not in banner.text(), timeout=10_000)
     assert "Lock lost" not in banner.text() and "again" in banner.text()
     assert window.reclaim_button.isVisible() and window.reclaim_button.text() == "Carry on with my edits"

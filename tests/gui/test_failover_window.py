@@ -5,7 +5,6 @@ window confirmed but the standby never received is found and named, never left s
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,32 +16,15 @@ from PySide6.QtWidgets import QMessageBox, QPlainTextEdit
 
 from tests import servers
 from tests.gui.conftest import FAST, close_window
-from workbench import demo
+from tests.helpers import failover_checks
 from workbench.config import loader, model
-from workbench.db import service
-
-
-def _pair(synchronous: bool) -> servers.Replicated:
-    try:
-        return servers.start_replicated(synchronous=synchronous)
-    except servers.ServerUnavailable as exc:
-        if os.environ.get("WORKBENCH_REQUIRE_SERVERS"):
-            raise
-        pytest.skip(str(exc))
 
 
 @pytest.fixture(params=[True, False], ids=["synchronous", "asynchronous"])
 def replicated(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[servers.Replicated, model.Config]]:
-    pair = _pair(bool(request.param))
+    pair = failover_checks.started(lambda: servers.start_replicated(synchronous=bool(request.param)))
     pair.primary.create_database("wbwin")
-    path = tmp_path / "workbench.toml"
-    path.write_text(demo.config_text(pair.url("wbwin")), encoding="utf-8")
-    config = loader.load(path)
-    with service.Workbench.open(config) as wb:
-        demo.populate(wb.engine, cases=20, imports=1)
-        wb.init()
-        demo.attach_all(wb)
-    yield pair, config
+    yield pair, loader.load(failover_checks.demo_config(pair.url("wbwin"), tmp_path, cases=20))
     pair.stop()
 
 

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 from tests.gui.conftest import close_window, with_queue
 from workbench.core import errors, problems
 from workbench.db import notes, permissions, service
+from workbench.db.supervision import Supervision
 from workbench.gui import app as gui_app
 from workbench.gui import dialogs, i18n, main_window, problem_text, times
 from workbench.services import operator
@@ -93,17 +94,17 @@ def test_a_supervisors_refusals_and_a_long_note_are_said_in_german(german: None,
         with wb.engine.connect() as conn:
             key = conn.execute(sa.select(sa.func.min(table.c.case_id))).scalar_one()
         with pytest.raises(errors.LockLost) as lost:  # nobody holds it (any more)
-            cases.force_release("sam", key, "Shift ended")
+            Supervision(cases).force_release("sam", key, "Shift ended")
         assert problem_text.message(lost.value, titles) == f"Helpdesk cases {key} ist von niemandem gesperrt"
         with pytest.raises(errors.InvalidValue) as missing:  # a key typed in the history tab
-            cases.reopen("sam", 999999, "typo")
+            Supervision(cases).reopen("sam", 999999, "typo")
         assert (
             problem_text.message(missing.value, titles) == "case_id: cases hat keinen Eintrag mit dem Schlüssel 999999"
         )
         with wb.engine.begin() as conn:  # sam becomes the first supervisor; bob is none
             permissions.grant(conn, None, "sam", "sam", "supervisor")
         with pytest.raises(errors.NotPermitted) as refused:
-            cases.force_release("bob", key, "Shift ended")
+            Supervision(cases).force_release("bob", key, "Shift ended")
         assert problem_text.message(refused.value, titles) == (
             f"bob darf „Helpdesk cases {key} zwangsweise freigeben“ nicht: nur Supervisoren dürfen das, und bob ist "
             "in der Rollentabelle dieser Datenbank keiner (Supervisoren: sam); ein Supervisor erteilt das Recht mit "

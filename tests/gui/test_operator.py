@@ -219,7 +219,7 @@ def test_reclaim_by_another_user_keeps_the_edits(qtbot: Any, open_window: Any, d
         lambda: window.session.journal.load(window.session.database, "cases", claim.lock.key) is not None, timeout=3000
     )
     # A supervisor takes it away while Alice is typing.
-    window.session.wb.queue("cases").force_release("sue", claim.lock.key, "customer escalated")
+    window.session.wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000) as signal:
         window.session.check_now()
     lost = signal.args[0]

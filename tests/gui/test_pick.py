@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QLocale, Qt
 
+from tests.gui.test_german_rest import language  # noqa: F401  (the fixture)
 from workbench.gui import dialogs
 from workbench.services import operator
 
@@ -70,3 +73,39 @@ def test_overdue_items_are_marked_on_the_database_clock(qtbot: Any) -> None:
     assert cells == ["overdue by 2d03h", "in 5h00m", ""]
     assert model.index(0, 1).data(Qt.ItemDataRole.ToolTipRole).startswith("2026-11-23 09:00")
     assert model.index(0, 1).data(Qt.ItemDataRole.FontRole).bold()
+
+
+@pytest.mark.parametrize("language", ["de"], indirect=True)
+def test_every_column_fits_the_dialog_in_german(language: str, qtbot: Any) -> None:
+    """Issue 40: with German due times ("2 T 10 h überfällig") the columns ran past the dialog's right edge,
+    Category and Priority out of view. Now every header is whole, the due times too, and the subject
+    line takes what is left (elided, the tooltip has it all)."""
+    now = dt.datetime(2026, 11, 27, 12, 0)
+    rows = [
+        {
+            "case_id": n,
+            "due_at": now - dt.timedelta(days=2, hours=n),
+            "subject": "Excel crashes when opening the budget file of the finance department",
+            "customer": "Chiara Bauer (Wide World Importers)",
+            "category": "Printing",
+            "priority": 1,
+        }
+        for n in range(1, 30)
+    ]
+    labels = {"case_id": "Vorgang", "due_at": "Fällig", "subject": "Betreff", "customer": "Kunde"}
+    labels |= {"category": "Kategorie", "priority": "Priorität"}
+    dialog = dialogs.PickDialog(
+        operator.PickList(key_name="case_id", rows=rows, labels=labels, waiting=29, due_name="due_at", db_now=now)
+    )
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    table, header = dialog.table, dialog.table.horizontalHeader()
+    widths = [header.sectionSize(c) for c in range(header.count())]
+    assert sum(widths) <= table.viewport().width(), widths  # nothing out of view to the right
+    for column in range(header.count()):
+        assert widths[column] >= table.header_width(column), header.model().headerData(
+            column, Qt.Orientation.Horizontal
+        )
+    due = list(labels).index("due_at")
+    assert widths[due] >= table.sizeHintForColumn(due)  # "2 T 01 h überfällig" whole

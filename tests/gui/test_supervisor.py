@@ -18,6 +18,7 @@ from tests import support
 from tests.gui.conftest import on_dialog
 from workbench.db import audit as audit_mod
 from workbench.db import clock, service
+from workbench.db.supervision import Supervision
 from workbench.gui import app as gui_app
 from workbench.gui import board_model, supervisor, theme
 
@@ -330,7 +331,7 @@ def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) ->
     handle = window.charts.handle_view.chart()
     assert handle.series()[0].barSets()[0].at(5) == 1.0 and "3 item(s)" in handle.title()
     assert [s.label() for s in window.charts.throughput_view.chart().series()[0].barSets()] == ["Claimed", "Completed"]
-    health = q.health()
+    health = Supervision(q).health()
     assert window.charts.open is not None and window.charts.open[-1][1] == health.waiting + health.locked
     assert "Open items" in window.charts.open_view.chart().title()
     # The charts follow the queue filter: the imports queue has no work yet.
@@ -481,9 +482,9 @@ def test_a_board_of_very_many_locks_says_how_many_it_left_out(
     qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from workbench import services
-    from workbench.db import workqueue
+    from workbench.db import supervision
 
-    monkeypatch.setattr(workqueue, "BOARD_ROWS", 2)  # as if a queue had more locks than a board lists
+    monkeypatch.setattr(supervision, "BOARD_ROWS", 2)  # as if a queue had more locks than a board lists
     monkeypatch.setattr(services, "BOARD_ROWS", 2)
     window = console("sup")
     refreshed(qtbot, window)
@@ -634,7 +635,7 @@ def test_history_says_who_noticed_an_expiry_and_who_reassigned_to_whom(qtbot: An
     key = claim(window, "ann")[0]
     support.age_lock(window.wb, "cases", key, 60 * 60)  # ann's lock expires
     q.claim("bob", key)  # bob takes the expired item
-    q.reassign("sue", key, "carla", "Shift ended")
+    Supervision(q).reassign("sue", key, "carla", "Shift ended")
     window.tabs.setCurrentIndex(3)
     window.history_key.setText(str(key))
     window.show_history()
@@ -666,14 +667,14 @@ def test_a_lock_reassigned_to_its_holder_is_not_lost_and_one_reassigned_away_say
     key = operator.session.current.lock.key
     q = operator.session.wb.queue("cases")
     # A supervisor gives ann's item to ann again (a fresh lock, e.g. a bulk reassignment): still hers.
-    fresh = q.reassign("sue", key, "ann", "Shift ended")
+    fresh = Supervision(q).reassign("sue", key, "ann", "Shift ended")
     lost: list[Any] = []
     operator.session.lock_lost.connect(lost.append)
     operator.session.check_now()
     qtbot.waitUntil(lambda: operator.session.current.lock.token == fresh.token, timeout=20_000)
     assert lost == [] and not operator.lost_banner.isVisible()
     # Given away: the banner says to whom.
-    q.reassign("sue", key, "bob", "Needs another team")
+    Supervision(q).reassign("sue", key, "bob", "Needs another team")
     with qtbot.waitSignal(operator.session.lock_lost, timeout=20_000):
         operator.session.check_now()
     text = operator.lost_banner.label.text()

@@ -27,6 +27,7 @@ def main() -> int:
     parser.add_argument("--log", required=True)
     parser.add_argument("--go", required=True, help="start when this file appears")
     parser.add_argument("--stop", required=True, help="stop when this file appears")
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds between items (an operator's thinking)")
     args = parser.parse_args()
     wb = service.Workbench.open(loader.load(args.config))
     go, stop = Path(args.go), Path(args.stop)
@@ -71,6 +72,7 @@ def main() -> int:
                     if not view.state.startswith("done"):
                         raise
                 note(completed=key)
+                time.sleep(args.pause)
         except TimeoutError:
             pass
         except Exception:  # noqa: BLE001 - any other error is a test failure; report it

@@ -112,19 +112,17 @@ port = whole(1, 65535)
 def moment(value: str) -> dt.datetime | dt.timedelta:
     """A time to come: "2026-11-26 10:00" (this computer's zone unless one is given, e.g. "…+01:00" or
     "…Z"), or a duration from now on the database's clock ("2h", "1d", "90m"); at most the days ahead
-    a deferral may be (db/deferrals.py, which checks it again on the database's clock)."""
-    from workbench.db import deferrals  # only here: the parser is built without SQLAlchemy
-
+    a deferral may be (durations.MAX_DEFER_DAYS; db/deferrals.py checks it again on the database's clock)."""
     written = value.strip()
     too_far = argparse.ArgumentTypeError(
-        f'must be at most {deferrals.MAX_DAYS} days ahead ("{deferrals.MAX_DAYS}d"), got {_short(written)}'
+        f'must be at most {durations.MAX_DEFER_DAYS} days ahead ("{durations.MAX_DEFER_DAYS}d"), got {_short(written)}'
     )
     try:
         seconds = durations.parse_duration(written.removeprefix("+"))
     except ValueError:
         seconds = None
     if seconds is not None:
-        if seconds > deferrals.MAX_DAYS * 86400:
+        if seconds > durations.MAX_DEFER_DAYS * 86400:
             raise too_far
         return dt.timedelta(seconds=seconds)
     try:
@@ -135,7 +133,7 @@ def moment(value: str) -> dt.datetime | dt.timedelta:
         raise argparse.ArgumentTypeError(
             f'{_short(value)!r} is neither a date and time ("2026-11-26 10:00") nor a duration from now ("2h", "1d")'
         ) from None
-    if ahead > dt.timedelta(days=deferrals.MAX_DAYS + 1):  # a day's margin: the database's clock decides
+    if ahead > dt.timedelta(days=durations.MAX_DEFER_DAYS + 1):  # a day's margin: the database's clock decides
         raise too_far
     return at
 

@@ -75,10 +75,9 @@ COMMANDS = frozenset(
 PRELOAD = (
     "workbench.cli.main",
     "workbench.opening",
-    "workbench.db.service",
+    "workbench.services",  # the commands' way in to the engine (it imports workbench.db)
+    "workbench.services.admin",
     "workbench.db.claims",
-    "workbench.db.attach",
-    "workbench.db.migrations",
     "workbench.credentials",
     "workbench.config.loader",
     "sqlalchemy.dialects.sqlite",

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.cli import argtypes, output, permission_commands, profile_commands, stats_commands
-from workbench.core import errors, login, models
+from workbench.cli import argtypes, common, output, permission_commands, profile_commands, stats_commands
+from workbench.core import errors, models
 
 EXIT_CODES = """exit codes:
   0  ok
@@ -44,10 +44,6 @@ class _Parser(argparse.ArgumentParser):
             if " " in self.prog
             else f"workbench: error: {message}\n",
         )
-
-
-def _default_user() -> str:
-    return login.login_name()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -373,7 +369,7 @@ def _gui(args: argparse.Namespace) -> int:
         )
         return 1
     try:
-        return app.run(args.config, _user(args), demo=args.demo, profile=args.profile, supervisor=args.supervisor)
+        return app.run(args.config, common.user(args), demo=args.demo, profile=args.profile, supervisor=args.supervisor)
     except errors.WorkbenchError as exc:
         _report(exc, False)
         return exc.exit_code
@@ -382,27 +378,36 @@ def _gui(args: argparse.Namespace) -> int:
 # -- commands ----------------------------------------------------------------------------------
 
 
-def _user(args: argparse.Namespace) -> str:
-    user = args.user if args.user is not None else _default_user()
-    if not user or not user.strip():
-        raise errors.UsageError("cannot tell your user name; pass --user NAME")
-    if not argtypes.is_text(user):  # --user is checked by the parser; the login name is not
-        raise errors.UsageError(
-            f"your login name '{argtypes.shown(user)}' is not valid text in this system's encoding; pass --user NAME"
-        )
-    return user.strip()
+def _serve(args: argparse.Namespace, role: str, *, acting: bool = True) -> tuple[Any, Any]:
+    """The open database and the service (`role`: "Operator" or "Supervisor") for the command's queue:
+    the queue is checked first, then who acts (commands that only read name nobody)."""
+    from workbench import services
+
+    wb = common.open_database(args)
+    try:
+        served = getattr(services, role)(wb, "")
+        served.check_queue(args.queue)
+        if acting:
+            served.user = common.user(args)
+    except BaseException:
+        wb.close()
+        raise
+    return wb, served
 
 
-def _open(args: argparse.Namespace) -> Any:
-    from workbench import opening
-
-    target = opening.choose(args.config, args.profile, args.demo)
-    return _login(target, lambda password: opening.open_target(target, password))
+def _operator(args: argparse.Namespace, *, acting: bool = True) -> tuple[Any, Any]:
+    return _serve(args, "Operator", acting=acting)
 
 
-def _queue(args: argparse.Namespace) -> tuple[Any, Any]:
-    wb = _open(args)
-    return wb, wb.queue(args.queue)
+def _supervisor(args: argparse.Namespace, *, acting: bool = True) -> tuple[Any, Any]:
+    return _serve(args, "Supervisor", acting=acting)
+
+
+def _held(args: argparse.Namespace) -> Any:
+    """The lock the command names: QUEUE KEY TOKEN."""
+    from workbench import services
+
+    return services.HeldLock(args.queue, args.key, args.token)
 
 
 def cmd_demo(args: argparse.Namespace, as_json: bool) -> int:
@@ -443,7 +448,7 @@ def _comes_first(config_path: Path) -> str | None:
 
 
 def cmd_init(args: argparse.Namespace, as_json: bool) -> int:
-    with _open(args) as wb:
+    with common.open_database(args) as wb:
         applied = wb.init()
     if as_json:
         output.dump_json({"applied": [{"version": m.version, "description": m.description} for m in applied]})
@@ -456,7 +461,7 @@ def cmd_init(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_queues(args: argparse.Namespace, as_json: bool) -> int:
-    with _open(args) as wb:  # published settings are read from the database
+    with common.open_database(args) as wb:  # published settings are read from the database
         wb.validate()  # what `next` would refuse is refused here too
         config = wb.config
     rows = [
@@ -474,36 +479,26 @@ def cmd_queues(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_attach(args: argparse.Namespace, as_json: bool) -> int:
-    from workbench.db import attach, dberrors
+    from workbench.services import admin
 
-    with _open(args) as wb:
-        if args.queue not in wb.config.queues:
-            wb.queue(args.queue)  # raises the "no such queue" usage error
-        queue = wb.config.queues[args.queue]
-        # The whole config first, against the tables as they will be: nothing changes for a config
-        # that `next` would refuse.
-        wb.validate(attaching=True)
-        with dberrors.translated(), wb.engine.begin() as conn:
-            plan = attach.plan(conn, queue, wb.config.path)
-            ddl = attach.render(conn, plan)
-            if args.apply and not plan.empty:
-                attach.apply(conn, plan)
+    with common.open_database(args) as wb:
+        plan = admin.attach(wb, args.queue, apply=args.apply)
     if as_json:
         output.dump_json(
             {
                 "queue": args.queue,
-                "ddl": ddl,
-                "applied": bool(args.apply and not plan.empty),
+                "ddl": plan.ddl,
+                "applied": plan.applied,
                 "notes": plan.notes,
-                "suggested": bool(plan.suggested),
+                "suggested": plan.suggested,
             }
         )
     else:
         if plan.empty and not plan.suggested:
             print(f"-- {args.queue}: lock columns and claim indexes are already in place")
         else:
-            print(ddl, end="")
-            if args.apply and not plan.empty:
+            print(plan.ddl, end="")
+            if plan.applied:
                 sys.stderr.write(f"applied to {wb.config.queues[args.queue].table_label}\n")
         for note in plan.notes:
             sys.stderr.write(f"note: {note}\n")
@@ -511,9 +506,9 @@ def cmd_attach(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_next(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
-        result = q.claim_next(_user(args), args.count, _pairs(args.where, "--where"))
+        result = op.next_items(args.queue, args.count, _pairs(args.where, "--where"))
     if as_json:
         output.dump_json(result[0].to_dict() if args.count == 1 else [c.to_dict() for c in result])
     elif args.quiet:
@@ -521,38 +516,38 @@ def cmd_next(args: argparse.Namespace, as_json: bool) -> int:
             print(c.lock.key, c.lock.token)
     else:
         for c in result:
-            output.claim(c, hide=_lock_names(q))
+            output.claim(c, hide=op.lock_columns(args.queue))
     return 0
 
 
 def cmd_claim(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
-        result = q.claim(_user(args), args.key)
-    return _claimed(args, as_json, q, result)
+        result = op.claim(args.queue, args.key)
+    return _claimed(args, as_json, op, result)
 
 
-def _claimed(args: argparse.Namespace, as_json: bool, q: Any, result: Any) -> int:
+def _claimed(args: argparse.Namespace, as_json: bool, op: Any, result: Any) -> int:
     """Print one item just locked for the caller (claim, undo)."""
     if as_json:
         output.dump_json(result.to_dict())
     elif args.quiet:
         print(result.lock.key, result.lock.token)
     else:
-        output.claim(result, hide=_lock_names(q))
+        output.claim(result, hide=op.lock_columns(args.queue))
     return 0
 
 
 def cmd_show(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args, acting=False)
     with wb:
-        view = q.show(args.key)
+        view = op.show(args.queue, args.key)
     if as_json:
         data = view.to_dict()
         # A token is the holder's, not for anyone who looks.
         if data["lock"]:
             data["lock"].pop("token")
-        data["item"] = q.q.shape.shown_item(data["item"])
+        data["item"] = op.shown_item(args.queue, data["item"])
         output.dump_json(data)
     else:
         lock = view.lock
@@ -560,13 +555,8 @@ def cmd_show(args: argparse.Namespace, as_json: bool) -> int:
         if lock is not None:
             state += f" by {lock.owner} since {output.when(lock.locked_at)} until {output.when(lock.expires_at)}"
         print(f"{view.queue} {view.key}: {state}")
-        output.item({k: v for k, v in view.item.items() if k not in _lock_names(q)})
+        output.item({k: v for k, v in view.item.items() if k not in op.lock_columns(args.queue)})
     return 0
-
-
-def _lock_names(q: Any) -> set[str]:
-    """Lock columns: shown in the header of human output, not among the item's fields."""
-    return {c.name for c in q.q.lock_columns}
 
 
 def _edits(args: argparse.Namespace) -> dict[str, str]:
@@ -584,9 +574,9 @@ def _pairs(given: list[tuple[str, str]], option: str) -> dict[str, str]:
 
 
 def cmd_save(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
-        lock = q.save(_user(args), args.key, args.token, _edits(args))
+        lock = op.save(_held(args), _edits(args))
     if as_json:
         output.dump_json(lock.to_dict())
     else:
@@ -597,24 +587,17 @@ def cmd_save(args: argparse.Namespace, as_json: bool) -> int:
 def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
     if (args.where or args.quiet) and not args.then_next:
         raise errors.UsageError("--where and --quiet are about the next item: use them with --next")
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     where = _pairs(args.where, "--where")
     nothing: errors.NothingToClaim | None = None
     with wb:
-        done = q.complete(
-            _user(args),
-            args.key,
-            args.token,
-            args.outcome,
-            _edits(args),
-            note=args.note,
-            then_next=args.then_next,
-            where=where,
+        done = op.complete(
+            _held(args), args.outcome, _edits(args), note=args.note, then_next=args.then_next, where=where
         )
         following = done.next
         if args.then_next and following is None:
             try:  # the claim says why there is none (or takes one that has come free since)
-                following = q.claim_next(_user(args), 1, where)[0]
+                following = op.next_item(args.queue, where)
             except errors.NothingToClaim as exc:
                 nothing = exc
     if as_json:
@@ -631,17 +614,17 @@ def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
     note = " (already completed earlier with this token)" if done.replayed else ""
     print(f"completed {done.queue} {done.key} as {done.outcome}{note}")
     if following is not None:
-        output.claim(following, hide=_lock_names(q))
+        output.claim(following, hide=op.lock_columns(args.queue))
     elif nothing is not None:
         print(f"no next item: {nothing}")
     return 0
 
 
 def cmd_release(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
-        q.release(_user(args), args.key, args.token, args.reason, note=args.note)
-        key = q.q.coerce_key(args.key)
+        op.release(_held(args), args.reason, note=args.note)
+        key = op.key_of(args.queue, args.key)
     if as_json:
         output.dump_json({"queue": args.queue, "key": key, "released": True, "reason": args.reason})
     else:
@@ -650,12 +633,12 @@ def cmd_release(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_defer(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
         until = args.until
         if isinstance(until, dt.timedelta):  # from now on the database's clock
-            until = q.db_clock().utc.replace(tzinfo=dt.UTC) + until
-        deferral = q.defer(_user(args), args.key, args.token, until, args.reason, note=args.note)
+            until = op.db_clock(args.queue).utc.replace(tzinfo=dt.UTC) + until
+        deferral = op.defer(_held(args), until, args.reason, note=args.note)
     if as_json:
         output.dump_json(deferral.to_dict())
     else:
@@ -664,17 +647,17 @@ def cmd_defer(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_undo(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
-        result = q.undo_complete(_user(args), args.key)
-    return _claimed(args, as_json, q, result)
+        result = op.undo_complete(args.queue, args.key)
+    return _claimed(args, as_json, op, result)
 
 
 def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, sup = _supervisor(args)
     with wb:
-        q.reopen(_user(args), args.key, args.reason)
-        key = q.q.coerce_key(args.key)
+        sup.reopen(args.queue, args.key, args.reason)
+        key = sup.key_of(args.queue, args.key)
     if as_json:
         output.dump_json({"queue": args.queue, "key": key, "reopened": True, "reason": args.reason})
     else:
@@ -683,10 +666,10 @@ def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_move(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, sup = _supervisor(args)
     with wb:
-        moved = q.move(
-            _user(args), _pairs(args.sets, "--set"), args.reason, keys=args.keys, where=_pairs(args.where, "--where")
+        moved = sup.move(
+            args.queue, _pairs(args.sets, "--set"), args.reason, keys=args.keys, where=_pairs(args.where, "--where")
         )
     if as_json:
         output.dump_json(
@@ -701,9 +684,9 @@ def cmd_move(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_deferred(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args, acting=False)
     with wb:
-        rows = q.deferred()
+        rows = op.deferred(args.queue)
     if as_json:
         output.dump_json([d.to_dict() for d in rows])
     elif not rows:
@@ -715,9 +698,9 @@ def cmd_deferred(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_extend(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
-        lock = q.extend(_user(args), args.key, args.token)
+        lock = op.extend(_held(args))
     if as_json:
         output.dump_json(lock.to_dict())
     else:
@@ -728,9 +711,9 @@ def cmd_extend(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_mine(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
-        rows = q.mine(_user(args))
+        rows = op.mine(args.queue)
     if as_json:
         output.dump_json([lock.to_dict() for lock in rows])
     else:
@@ -739,9 +722,9 @@ def cmd_mine(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_locks(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args, acting=False)
     with wb:
-        rows = q.locks()
+        rows = op.locks(args.queue)
     data = []
     for lock in rows:
         entry = lock.to_dict()
@@ -755,9 +738,9 @@ def cmd_locks(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_force_release(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, sup = _supervisor(args)
     with wb:
-        lock = q.force_release(_user(args), args.key, args.reason)
+        lock = sup.force_release(args.queue, args.key, args.reason)
     if as_json:
         entry = lock.to_dict()
         entry.pop("token")
@@ -768,9 +751,9 @@ def cmd_force_release(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_reassign(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, sup = _supervisor(args)
     with wb:
-        lock = q.reassign(_user(args), args.key, args.to, args.reason)
+        lock = sup.reassign(args.queue, args.key, args.to, args.reason)
     if as_json:
         entry = lock.to_dict()
         entry.pop("token")  # the new holder reads it with `mine`; the supervisor has no use for it
@@ -781,9 +764,9 @@ def cmd_reassign(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, sup = _supervisor(args)
     with wb:
-        expired = q.sweep(_user(args))
+        expired = sup.sweep(args.queue)
     if as_json:
         output.dump_json({"expired": [{k: v for k, v in lock.to_dict().items() if k != "token"} for lock in expired]})
     else:
@@ -794,10 +777,10 @@ def cmd_sweep(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_history(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args, acting=False)
     with wb:
-        q.show(args.key)  # says "no such item" instead of printing an empty history
-        events = q.history(args.key)
+        op.show(args.queue, args.key)  # says "no such item" instead of printing an empty history
+        events = op.history(args.queue, args.key)
     if as_json:
         # Like `show` and `locks`: anyone may read the history, but a live token is the holder's.
         output.dump_json([{k: v for k, v in e.to_dict().items() if k != "token"} for e in events])
@@ -807,9 +790,9 @@ def cmd_history(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_note(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args)
     with wb:
-        note = q.add_note(_user(args), args.key, args.text)
+        note = op.add_note(args.queue, args.key, args.text)
     if as_json:
         output.dump_json(note.to_dict())
     else:
@@ -818,10 +801,10 @@ def cmd_note(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_notes(args: argparse.Namespace, as_json: bool) -> int:
-    wb, q = _queue(args)
+    wb, op = _operator(args, acting=False)
     with wb:
-        q.show(args.key)  # says "no such item" instead of printing no notes
-        found = q.notes(args.key)
+        op.show(args.queue, args.key)  # says "no such item" instead of printing no notes
+        found = op.notes(args.queue, args.key)
     if as_json:
         output.dump_json([n.to_dict() for n in found])
     else:
@@ -830,21 +813,21 @@ def cmd_notes(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_board(args: argparse.Namespace, as_json: bool) -> int:
-    return stats_commands.cmd_board(args, as_json, lambda: _queue(args))
+    return stats_commands.cmd_board(args, as_json, lambda: _supervisor(args, acting=False))
 
 
 def cmd_health(args: argparse.Namespace, as_json: bool) -> int:
-    return stats_commands.cmd_health(args, as_json, lambda: _queue(args))
+    return stats_commands.cmd_health(args, as_json, lambda: _supervisor(args, acting=False))
 
 
 def cmd_stats(args: argparse.Namespace, as_json: bool) -> int:
-    return stats_commands.cmd_stats(args, as_json, lambda: _queue(args))
+    return stats_commands.cmd_stats(args, as_json, lambda: _supervisor(args, acting=False))
 
 
 def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
     from workbench import opening
     from workbench.config import loader
-    from workbench.db import published, service
+    from workbench.services import admin
 
     target = opening.choose(args.config, args.profile, args.demo)
     source = (
@@ -859,10 +842,8 @@ def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
     # The queues are the file's; the connection is the profile's, or the --config file's.
     database = target.database(settings.database)
     config = dataclasses.replace(settings, database=database)
-    with _login(target, lambda password: service.Workbench.open(config, password=password)) as wb:
-        for name in config.queues:
-            wb.queue(name)  # every table and column name is checked against the database first
-        done = published.publish(wb.engine, config.database.workbench_schema, body, _user(args), args.note)
+    with common.login_to(target, lambda password: admin.open_database(config, password=password)) as wb:
+        done = admin.publish(wb, body, common.user(args), args.note)  # the queues are checked first
     if as_json:
         output.dump_json(_published_dict(done, body=False))
     else:
@@ -874,17 +855,10 @@ def cmd_publish(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_published(args: argparse.Namespace, as_json: bool) -> int:
-    from workbench import opening
-    from workbench.db import published, service
+    from workbench.services import admin
 
-    target = opening.choose(args.config, args.profile, args.demo)
-    database = target.database()
-    with _login(target, lambda password: service.Workbench.open(model_config(database), password=password)) as wb:
-        versions = (
-            published.history(wb.engine, database.workbench_schema)
-            if args.history
-            else [v for v in [published.latest(wb.engine, database.workbench_schema)] if v is not None]
-        )
+    with common.own_tables(args, demo=args.demo) as wb:
+        versions = admin.published_settings(wb, every=args.history)
     if as_json:
         output.dump_json([_published_dict(v, body=True) for v in versions])
     elif not versions:
@@ -896,36 +870,6 @@ def cmd_published(args: argparse.Namespace, as_json: bool) -> int:
         if not args.history:
             print(versions[0].body, end="" if versions[0].body.endswith("\n") else "\n")
     return 0
-
-
-def model_config(database: Any) -> Any:
-    """A Config with no queues: enough to open a connection to `database`."""
-    from workbench.config import model
-
-    return model.Config(path="", database=database, queues={})
-
-
-def _login(target: Any, open_with: Callable[[str | None], Any]) -> Any:
-    """`open_with(password)` with the stored password; with none stored, try without one first
-    (trust, Kerberos and .pgpass need none) and ask only when the server refuses."""
-    from workbench import opening
-    from workbench.db import dberrors
-
-    profile = target.profile
-    if profile is None:  # a config file's password comes from WORKBENCH_DB_PASSWORD
-        return open_with(None)
-    password = opening.password_for(profile)
-    if not profile.needs_password or password is not None:
-        return open_with(password)
-    wb = None
-    try:
-        wb = open_with(None)
-        with dberrors.translated(), wb.engine.connect():
-            return wb
-    except errors.LoginRefused:
-        if wb is not None:
-            wb.close()
-    return open_with(profile_commands.ask_password(profile))
 
 
 def _published_dict(v: Any, *, body: bool) -> dict[str, Any]:

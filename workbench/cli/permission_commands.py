@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from collections.abc import Iterator
 from typing import Any
 
-from workbench.cli import output
+from workbench.cli import common, output
 
 PG_NOTES = (
     (
@@ -67,50 +65,27 @@ def add_parsers(sub: Any, parser_class: type[argparse.ArgumentParser], common: a
 
 
 def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
-    from workbench.cli import main
-    from workbench.db import dberrors, permissions
+    from workbench.services import admin
 
-    with main._open(args) as wb:
-        dialect = wb.db.dialect
-        if not wb.db.backend.roles:
-            if args.queue not in wb.config.queues:
-                wb.queue(args.queue)  # raises the "no such queue" usage error
-            schema = wb.config.database.workbench_schema or "dbo"
-            with dberrors.translated():
-                batches = wb.db.backend.protocol_script(
-                    wb.engine.dialect,
-                    wb.queue(args.queue).q,
-                    schema,
-                    revoke=args.revoke,
-                    reviewed=wb.config.reviewed_by(args.queue),
-                )
-            if batches is not None:
-                return _script(args, as_json, dialect, batches)
-            note = (
-                f"{dialect}: workbench sets up database-enforced roles on PostgreSQL only. Here workbench's "
-                "roles table decides who is a supervisor (`workbench role grant USER supervisor`, "
-                "`workbench role list`); workbench itself checks it, so it does not stop a modified client "
-                "or someone who passes another --user. Give operators' database logins only the privileges "
-                "they need."
-            )
-            if as_json:
-                output.dump_json(
-                    {"queue": args.queue, "dialect": dialect, "ddl": "", "applied": False, "notes": [note]}
-                )
-            else:
-                print(note)
-            return 0
-        bound = wb.queue(args.queue).q
-        with dberrors.translated(), wb.engine.begin() as conn:
-            schema = wb.config.database.workbench_schema
-            statements = (
-                permissions.revoke_plan(conn, bound, schema)
-                if args.revoke
-                else permissions.plan(conn, bound, schema, wb.config.reviewed_by(args.queue))
-            )
-            ddl = permissions.render(statements)
-            if args.apply:
-                permissions.apply(conn, statements)
+    with common.open_database(args) as wb:
+        done = admin.grants(wb, args.queue, revoke=args.revoke, apply=args.apply)
+    dialect = done.dialect
+    if not done.roles:
+        if done.batches is not None:
+            return _script(args, as_json, dialect, done.batches)
+        note = (
+            f"{dialect}: workbench sets up database-enforced roles on PostgreSQL only. Here workbench's "
+            "roles table decides who is a supervisor (`workbench role grant USER supervisor`, "
+            "`workbench role list`); workbench itself checks it, so it does not stop a modified client "
+            "or someone who passes another --user. Give operators' database logins only the privileges "
+            "they need."
+        )
+        if as_json:
+            output.dump_json({"queue": args.queue, "dialect": dialect, "ddl": "", "applied": False, "notes": [note]})
+        else:
+            print(note)
+        return 0
+    ddl = done.ddl
     if as_json:
         output.dump_json(
             {
@@ -125,47 +100,21 @@ def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:
     else:
         print(ddl, end="")
         if args.apply:
-            sys.stderr.write(f"{'revoked from' if args.revoke else 'applied to'} {bound.config.table_label}\n")
+            sys.stderr.write(f"{'revoked from' if args.revoke else 'applied to'} {done.table_label}\n")
         for note in PG_NOTES:
             sys.stderr.write(f"note: {note}\n")
     return 0
 
 
-@contextlib.contextmanager
-def _own_tables(args: argparse.Namespace) -> Iterator[tuple[Any, str | None, str]]:
-    """The database of the config or profile, for commands on workbench's own tables (roles, groups):
-    (the Workbench, its schema for those tables, the acting user)."""
-    from workbench import opening
-    from workbench.cli import main
-    from workbench.db import service
-
-    target = opening.choose(args.config, args.profile)
-    database = target.database()
-    with main._login(
-        target, lambda password: service.Workbench.open(main.model_config(database), password=password)
-    ) as wb:
-        yield wb, database.workbench_schema, main._user(args)
-
-
 def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
-    from workbench.db import migrations, permissions
+    from workbench.services import admin
 
-    with _own_tables(args) as (wb, schema, actor):
-
-        def run(conn: Any) -> tuple[Any, list[str], bool]:
-            migrations.check(conn, schema)
-            if args.action == "grant":
-                result: Any = permissions.grant(conn, schema, actor, args.who, args.role)
-            elif args.action == "revoke":
-                result = permissions.revoke(conn, schema, actor, args.who)
-            else:
-                result = permissions.list_roles(conn, schema)
-            return result, permissions.supervisors(conn, schema), permissions.database_roles_in_use(conn)
-
-        result, supervisors, database_roles = wb.db.read(run) if args.action == "list" else wb.db.write(run)
+    with common.own_tables(args) as wb:
+        done = admin.roles(wb, common.user(args), args.action, getattr(args, "who", ""), getattr(args, "role", ""))
+    result, supervisors, database_roles = done.result, done.supervisors, done.database_roles
     notes = []
     if not supervisors:
-        notes.append(permissions.NO_ROLES_NOTE)
+        notes.append(admin.NO_ROLES_NOTE)
     if database_roles:
         notes.append(
             "on PostgreSQL, queues set up with `workbench grants` ignore this table: there the "
@@ -199,19 +148,10 @@ def cmd_role(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_group(args: argparse.Namespace, as_json: bool) -> int:
-    from workbench.db import groups, migrations
+    from workbench.services import admin
 
-    with _own_tables(args) as (wb, schema, actor):
-
-        def run(conn: Any) -> Any:
-            migrations.check(conn, schema)
-            if args.action == "add":
-                return groups.add(conn, schema, actor, args.who, args.group)
-            if args.action == "remove":
-                return groups.remove(conn, schema, actor, args.who, args.group)
-            return groups.members(conn, schema, args.group)
-
-        result = wb.db.read(run) if args.action == "list" else wb.db.write(run)
+    with common.own_tables(args) as wb:
+        result = admin.group(wb, common.user(args), args.action, getattr(args, "who", ""), args.group)
     if as_json:
         output.dump_json(
             [m.to_dict() for m in result]

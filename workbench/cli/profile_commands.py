@@ -167,13 +167,13 @@ def _add(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) 
 
 def _test(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) -> int:
     from workbench import opening
-    from workbench.db import probe
+    from workbench.services import admin
 
     profile = store.get(args.name)
     password = opening.password_for(profile)
     if profile.needs_password and password is None:
         password = ask_password(profile)
-    result = probe.check(profile.url(), password=password, connect_timeout=profile.connect_timeout)
+    result = admin.check_connection(profile.url(), password=password, connect_timeout=profile.connect_timeout)
     race = _claim_race(profile, password) if result.ok else None
     if as_json:
         data = dataclasses.asdict(result)
@@ -195,13 +195,13 @@ def _test(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool)
 def _claim_race(profile: profiles.Profile, password: str | None) -> Any:
     """The claim self-check (db/racecheck.py) on the profile's queues; None when they cannot be opened."""
     from workbench import opening
-    from workbench.db import racecheck
+    from workbench.services import admin
 
     try:
         with opening.open_target(opening.Target(profile=profile), password) as wb:
-            return racecheck.check(wb)
+            return admin.claim_check(wb)
     except errors.WorkbenchError as exc:  # no queue settings or tables yet: the connection itself is fine
-        return racecheck.RaceResult(None, f"claim check skipped: {exc}")
+        return admin.RaceResult(None, f"claim check skipped: {exc}")
 
 
 def _password(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) -> int:

@@ -64,14 +64,15 @@ def _csv(headers: list[str], rows: list[list[Any]]) -> None:
 
 def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
     as_csv = _formats(args, as_json)
-    wb, q = queue()
+    wb, sup = queue()
     with wb:
-        rows = q.board(args.limit)
-        total = q.count_locks() if len(rows) >= args.limit else len(rows)
+        page = sup.board([args.queue], args.limit)
+        layout = sup.layout(args.queue)
+    rows, total = page.rows, page.total
     if total > len(rows):  # on stderr: the listing itself stays what scripts parse
         sys.stderr.write(f"note: the oldest {len(rows)} of {total} locks; --limit N lists more\n")
-    names = [c.name for c in q.q.list_columns]
-    due = q.q.due is not None  # the queue names a due column: when each held item is due
+    names = layout.list_columns
+    due = layout.due_column is not None  # the queue names a due column: when each held item is due
     if as_json:
         output.dump_json([r.to_dict() for r in rows])
     elif as_csv:
@@ -141,9 +142,9 @@ def _due(row: models.BoardRow) -> str:
 
 
 def cmd_health(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
-    wb, q = queue()
+    wb, sup = queue()
     with wb:
-        h = q.health()
+        (h,) = sup.health([args.queue])
     if as_json:
         output.dump_json(h.to_dict())
         return 0
@@ -180,15 +181,14 @@ def moment(value: dt.datetime | dt.timedelta, now: dt.datetime) -> dt.datetime:
 
 def cmd_stats(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple[Any, Any]]) -> int:
     as_csv = _formats(args, as_json)
-    wb, q = queue()
+    wb, sup = queue()
     with wb:
-        reading = q.db_clock()
+        reading = sup.db_clock(args.queue)
         since = moment(args.since, reading.now) if args.since else reading.today_start
         until = moment(args.until, reading.now) if args.until else None
         if until is not None and reading.to_utc(until) <= reading.to_utc(since):
             raise errors.UsageError(f"--until ({output.when(until)}) must be after --since ({output.when(since)})")
-        operators = q.operator_stats(since, until)
-        hours = q.throughput(since, until) if as_json else []
+        operators, hours = sup.period(args.queue, since, until, hourly=as_json)
     if as_json:
         output.dump_json(
             {

@@ -8,6 +8,9 @@ import re
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s)")
 _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+# How far ahead an item may be deferred: further out is a typo, or a job for a status column. The command
+# line checks it while parsing; db/deferrals.py checks it again on the database's clock.
+MAX_DEFER_DAYS = 366
 
 
 def parse_duration(value: object) -> int:

@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
+from workbench.config import model
 from workbench.core import models
 from workbench.db import backends, clock
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
-
-
-def token_digest(token: Any) -> str | None:
-    """What the audit trail keeps of a lock token: the hex SHA-256 of its text, in lower case (SQL
-    Server writes a UUID's in upper case). Enough to follow one lock through the trail and to tell
-    why it was lost; useless for writing under it, so reading the trail hands nobody a live lock.
-    Each backend computes the same in SQL (Backend.token_digest)."""
-    if token is None:
-        return None
-    return hashlib.sha256(str(token).lower().encode()).hexdigest()
+from workbench.db.digests import (
+    token_digest as token_digest,  # audit.token_digest: where the trail's readers look for it
+)
 
 
 def json_value(value: Any) -> Any:
@@ -204,3 +197,35 @@ class AuditTrail:
             outcome=row["outcome"],
             detail=json.loads(row["detail"]) if row["detail"] else None,
         )
+
+
+def trail_of(
+    queue: model.QueueConfig,
+    reviewed: model.QueueConfig | None,
+    audit: sa.Table,
+    cooldown: sa.Table,
+    notes: sa.Table | None,
+    deferrals: sa.Table,
+    reviews: sa.Table,
+) -> AuditTrail:
+    """The record a queue's operations keep and its claim consults: audit, cool-down, notes, deferrals
+    (also for a reviewed queue: its sent-back items come back through them), reviews (`reviewed`: the
+    queue whose completions `queue` reviews)."""
+
+    def reviews_of(source: model.QueueConfig) -> reviews_mod.Reviews:
+        assert source.review is not None
+        return reviews_mod.Reviews(reviews, deferrals, source.review, source.name)
+
+    return AuditTrail(
+        # A reviewing queue keeps its notes with the reviewed queue's: the operator a line is sent back to
+        # reads why beside it.
+        audit,
+        queue.name,
+        cooldown,
+        notes_mod.Notes(notes, reviewed.name if reviewed else queue.name) if notes is not None else None,
+        deferrals_mod.Deferrals(deferrals, queue.name, queue.defer_owner_first_seconds)
+        if queue.allow_defer or queue.review is not None
+        else None,
+        to_review=reviews_of(queue) if queue.review is not None else None,
+        reviews=reviews_of(reviewed) if reviewed is not None else None,
+    )

@@ -16,6 +16,17 @@ class Busy(Exception):
     """A lock wait timed out or a deadlock was detected; the transaction was rolled back."""
 
 
+class ProceduresRevoked(errors.DatabaseUnavailable):
+    """The queue's procedure is gone (`grants --revoke` while workbench ran): the claim and the
+    guarded writes go on with workbench's own statements; other operations say to try again."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the queue's SQL Server procedures were removed (`workbench grants --revoke`) while "
+            "workbench ran: try again"
+        )
+
+
 _BUSY_MARKERS = (
     "database is locked",
     "database table is locked",
@@ -51,6 +62,11 @@ _UNREACHABLE_MARKERS = (
     "the database system is shutting down",
     "the database system is in recovery mode",
     "not yet accepting connections",
+    # libpq with target_session_attrs: every server answered, none takes writes yet (a failover under
+    # way: Patroni starts a crashed leader read-only and promotes it, or a standby is being promoted).
+    "session is read-only",
+    "server is in hot standby mode",
+    "could not make a writable connection",
 )
 # The server has no connection free (PostgreSQL's max_connections or a login's CONNECTION LIMIT,
 # SQLSTATE 53300; MySQL/MariaDB's max_connections and max_user_connections): for now, like an

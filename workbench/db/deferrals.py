@@ -9,10 +9,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models
+from workbench.core import durations, errors, models
 from workbench.db import clock, values
 
-MAX_DAYS = 366  # a deferral further out is a typo, or a job for a status column
+MAX_DAYS = durations.MAX_DEFER_DAYS
 LAPSED_DAYS = 30  # rows whose time passed this long ago are dropped when the queue defers again
 REASON_LENGTH = 500
 

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, fastpath, lockshapes, mapping, permissions, procedures, protocol
+from workbench.db import batches, clock, connect, enforcement, fastpath, lockshapes, mapping, protocol, roles
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -48,9 +48,18 @@ class Shape:
 
 
 class GuardedWriter:
-    def __init__(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
+    def __init__(
+        self,
+        db: connect.Database,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        enforced: enforcement.Enforcement | None = None,
+    ) -> None:
         self.db, self.q, self.trail = db, q, trail
-        self.one_statement = q.backend.one_statement_writes and q.shape.one_statement
+        # How the writes run (procedures, trusted function, one statement, batch, two steps): asked, never probed.
+        # (A writer made only to render its statements, with no database, gets one of its own.)
+        self.enforcement = enforced or enforcement.Enforcement(db, q, trail.table.schema)
+        self.one_statement = self.enforcement.one_statement
         self._cache: dict[Shape, Any] = {}
         now = q.now()
         self._read_now = sa.select(sa.type_coerce(now, sa.DateTime(timezone=q.aware)))
@@ -83,26 +92,22 @@ class GuardedWriter:
         shape.note, `note` is written with it, in the same transaction; a defer keeps the item back
         until `until` (aware); a Complete chosen for review records `why` it was."""
         q = self.q
-        calls = q.backend.procedures(self.db, q, self.trail.table.schema)
-        if calls is not None:
-            # SQL Server under `workbench grants`: the queue's procedure does the write and its record.
-            try:
-                return typing.cast(
-                    Mapping[Any, Any] | None,
-                    calls.write(
-                        shape.kind,
-                        key=key,
-                        token=token,
-                        user=user,
-                        edits=edits,
-                        reason=reason,
-                        note=note,
-                        until=until,
-                        outcome=shape.outcome,
-                    ),
-                )
-            except procedures.Revoked:
-                pass  # `grants --revoke` while this process ran: workbench's own statements
+        # SQL Server under `workbench grants`: the queue's procedure does the write and its record.
+        done = self.enforcement.by_procedures(
+            lambda calls: calls.write(
+                shape.kind,
+                key=key,
+                token=token,
+                user=user,
+                edits=edits,
+                reason=reason,
+                note=note,
+                until=until,
+                outcome=shape.outcome,
+            )
+        )
+        if done is not enforcement.OWN:
+            return typing.cast(Mapping[Any, Any] | None, done)
         params: dict[str, Any] = {
             "wb_key": key,
             "wb_user": user,
@@ -158,8 +163,8 @@ class GuardedWriter:
         if not self.finisher_shape(shape):
             return None
         if not self._one_statement(shape):
-            return self._batched_finisher(shape) if self.db.held.batches else None
-        login = self.db.read(lambda conn: protocol.callable_complete(conn, self.q, self.trail.table.schema))
+            return self._batched_finisher(shape) if self.enforcement.batches else None
+        login = self.enforcement.trusted_complete()
         if login is not None:
             return self._trusted_finisher(shape, login)
         return self._plain_finisher(shape)
@@ -171,7 +176,7 @@ class GuardedWriter:
         `workbench grants` has the database's own function do it."""
         if not self.finisher_shape(shape) or not self._one_statement(shape):
             return None
-        if self.db.read(lambda conn: protocol.callable_complete(conn, self.q, self.trail.table.schema)) is not None:
+        if self.enforcement.trusted_complete() is not None:
             return None
         return typing.cast(sa.Select[Any], self._statement(shape))
 
@@ -205,11 +210,11 @@ class GuardedWriter:
             if plain:
                 return plain[0](key, token, user)
             if user != login:  # the function completes for the login only
-                raise permissions.login_mismatch_error(user, login)
+                raise roles.login_mismatch_error(user, login)
             try:
                 rows = fast.rows({"wb_key": key, "wb_token": str(token), "wb_outcome": shape.outcome})
             except sa.exc.DBAPIError as exc:
-                if not protocol.is_missing_function(exc):
+                if not self.enforcement.function_gone(exc):
                     raise
                 plain.append(self._plain_finisher(shape))  # `grants --revoke` while this process ran
                 return plain[0](key, token, user)

@@ -11,11 +11,15 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors, models, problems
-from workbench.db import backends, clock, mapping, migrations, protocol, protocol_locks, tables
+from workbench.db import audit, backends, clock, guarded, mapping, migrations, protocol, protocol_locks, tables
+from workbench.db.claims import postgresql as pg_claims
 
-# PostgreSQL roles made by `workbench grants` (NOLOGIN: people log in with their own login, a member).
-OPERATOR_ROLE = "workbench_operator"
-SUPERVISOR_ROLE = "workbench_supervisor"
+# The roles and the refusals naming them live in a leaf (the engine's writes raise them); their names stay here too.
+from workbench.db.roles import OPERATOR_ROLE as OPERATOR_ROLE
+from workbench.db.roles import SUPERVISOR_ROLE as SUPERVISOR_ROLE
+from workbench.db.roles import login_mismatch_error as login_mismatch_error
+from workbench.db.roles import refused as refused
+
 SUPERVISOR, OPERATOR = tables.ROLE_NAMES
 
 # How long an operator's login may sit in an open transaction (ALTER ROLE … SET, by `grants`): rows it
@@ -137,16 +141,6 @@ def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.No
     if row is None or not row[1] or row[0] == user:
         return None
     return login_mismatch_error(user, row[0])
-
-
-def login_mismatch_error(user: str, login: str) -> errors.NotPermitted:
-    """`user`'s lock used from another database login, which row-level security binds."""
-    return errors.NotPermitted.of(problems.LOGIN_MISMATCH, user, login, user=user)
-
-
-def refused(actor: str, action: errors.Phrase, login: str | None) -> errors.NotPermitted:
-    """`actor` may not `action`: the database's grants allow it to workbench_supervisor only."""
-    return errors.NotPermitted.of(problems.NOT_IN_ROLE, actor, action, SUPERVISOR_ROLE, login or "LOGIN", user=actor)
 
 
 def database_roles_in_use(conn: sa.Connection) -> bool:
@@ -336,15 +330,12 @@ def plan(
         statements += [*protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
     # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
-    from workbench.db import guarded, service
-    from workbench.db.claims import postgresql as pg_claims
-
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
     own = {
         name: metadata.tables[f"{wb_schema}.{name}"]
         for name in (tables.COOLDOWN_TABLE, tables.DEFERRALS_TABLE, tables.REVIEWS_TABLE)
     }
-    trail = service.trail_of(
+    trail = audit.trail_of(
         q.config,
         reviews,
         audit_table,

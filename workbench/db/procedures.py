@@ -25,7 +25,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors, models
-from workbench.db import connect, mapping, permissions, protocol_mssql
+from workbench.db import connect, dberrors, mapping, protocol_mssql, roles
+from workbench.db.backends import mssql as mssql_backend
 
 # SQL Server's ODBC drivers end a server message with its number and the ODBC call:
 # "[42000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]workbench: … (50403) (SQLExecDirectW)".
@@ -54,17 +55,7 @@ _KINDS = {
 RECHECK_SECONDS = 60.0
 _known: weakref.WeakKeyDictionary[connect.Database, dict[int, Procedures]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
-
-
-class Revoked(errors.DatabaseUnavailable):
-    """The queue's procedure is gone (`grants --revoke` while workbench ran): the claim and the
-    guarded writes go on with workbench's own statements; other operations say to try again."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "the queue's SQL Server procedures were removed (`workbench grants --revoke`) while "
-            "workbench ran: try again"
-        )
+Revoked = dberrors.ProceduresRevoked  # the claim and the guarded writes, below this module, catch it there
 
 
 def of(db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> Procedures | None:
@@ -142,9 +133,9 @@ class Procedures:
         """The login the procedures act for, which must be `user`: they take it from the connection."""
         login = self.login()
         if login is None:
-            raise Revoked()
+            raise dberrors.ProceduresRevoked()
         if user != login:
-            raise permissions.login_mismatch_error(user, login)
+            raise roles.login_mismatch_error(user, login)
         return login
 
     # -- calls --------------------------------------------------------------------------------
@@ -177,9 +168,9 @@ class Procedures:
                 return []
             if number == MISSING:
                 self._checked = None
-                raise Revoked() from exc
+                raise dberrors.ProceduresRevoked() from exc
             if number == DENIED and action is not None and user is not None:
-                raise permissions.refused(user, action, self._login) from exc
+                raise roles.refused(user, action, self._login) from exc
             if number in (protocol_mssql.REFUSED, DENIED):
                 raise errors.NotPermitted(
                     f"the database did not permit this: {text.removeprefix('workbench: ')}", user=user
@@ -250,3 +241,7 @@ def call_statement(q: mapping.BoundQueue, name: str, parameters: list[str]) -> s
         **{p: column.type for p, column in protocol_mssql.filter_parameters(q).items()},
     }
     return sa.text(sql).bindparams(*(sa.bindparam(p, type_=types[p]) for p in parameters))
+
+
+# The SQL Server backend hands these out to the claim and the guarded writes, which cannot import them.
+mssql_backend.GRANTS.procedures = of

@@ -33,10 +33,12 @@ from sqlalchemy.sql import visitors
 
 from workbench.config import model
 from workbench.core import errors, models
-from workbench.db import clock, guarded, mapping, protocol, service, tables
+from workbench.db import audit as audit_mod
+from workbench.db import clock, guarded, mapping, protocol, tables
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
+from workbench.db.backends import mssql as mssql_backend
 from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
@@ -141,7 +143,7 @@ class _Builder:
         }
         self.cooldown, self.notes = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
         # The record the engine's operations keep for the queue: its claim skips deferred items too.
-        self.trail = service.trail_of(
+        self.trail = audit_mod.trail_of(
             q.config,
             reviewed,
             self.audit,
@@ -877,3 +879,7 @@ def _one_line(sql: str) -> str:
 
 def _indent(text: str) -> str:
     return "".join(f"  {line}\n" for line in text.splitlines())
+
+
+# The SQL Server backend prints these for `workbench grants`; it cannot import them (they build on it).
+mssql_backend.GRANTS.script, mssql_backend.GRANTS.revoke_script = script, revoke_script

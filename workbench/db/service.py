@@ -8,11 +8,8 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors
-from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, mapping, migrations, tables, workqueue
-from workbench.db import deferrals as deferrals_mod
-from workbench.db import notes as notes_mod
-from workbench.db import reviews as reviews_mod
+from workbench.db import claims, connect, enforcement, mapping, migrations, supervision, tables, workqueue
+from workbench.db.audit import trail_of as trail_of  # lives with the trail: the grants' renderings build on it too
 
 
 class Workbench:
@@ -104,6 +101,11 @@ class Workbench:
                 self._queues = {n: self._work_queue(q) for n, q in bound.items()}
             return self._queues[name]
 
+    def supervision(self, name: str) -> supervision.Supervision:
+        """The named queue's supervisor actions (force-release, reassign, reopen, move, sweep, the
+        console's figures), bound to the same queue as queue(name)."""
+        return supervision.Supervision(self.queue(name))
+
     def validate(self, *, attaching: bool = False) -> None:
         """Check the whole config against the database: every queue's names, types and workflow
         rules, as a claim would. Changes nothing; raises ConfigError with the file, key and fix.
@@ -190,36 +192,8 @@ class Workbench:
             for name, other in self.config.queues.items()
             if (other.schema, other.table) == where and name != bound.name
         )
-        return workqueue.WorkQueue(self.db, bound, trail, bound.shape.claim_method(self.method), neighbours)
-
-
-def trail_of(
-    queue: model.QueueConfig,
-    reviewed: model.QueueConfig | None,
-    audit: sa.Table,
-    cooldown: sa.Table,
-    notes: sa.Table | None,
-    deferrals: sa.Table,
-    reviews: sa.Table,
-) -> audit_mod.AuditTrail:
-    """The record a queue's operations keep and its claim consults: audit, cool-down, notes, deferrals
-    (also for a reviewed queue: its sent-back items come back through them), reviews (`reviewed`: the
-    queue whose completions `queue` reviews)."""
-
-    def reviews_of(source: model.QueueConfig) -> reviews_mod.Reviews:
-        assert source.review is not None
-        return reviews_mod.Reviews(reviews, deferrals, source.review, source.name)
-
-    return audit_mod.AuditTrail(
-        # A reviewing queue keeps its notes with the reviewed queue's: the operator a line is sent back to
-        # reads why beside it.
-        audit,
-        queue.name,
-        cooldown,
-        notes_mod.Notes(notes, reviewed.name if reviewed else queue.name) if notes is not None else None,
-        deferrals_mod.Deferrals(deferrals, queue.name, queue.defer_owner_first_seconds)
-        if queue.allow_defer or queue.review is not None
-        else None,
-        to_review=reviews_of(queue) if queue.review is not None else None,
-        reviews=reviews_of(reviewed) if reviewed is not None else None,
-    )
+        # How the queue's writes run on this database is decided by one owner, handed to the queue; its
+        # claim method and guarded writes ask it (enforcement.of) instead of probing the database.
+        enforced = enforcement.of(self.db, bound, self.config.database.workbench_schema)
+        method = bound.shape.claim_method(self.method)
+        return workqueue.WorkQueue(self.db, bound, trail, method, neighbours, enforced)

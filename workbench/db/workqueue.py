@@ -1,10 +1,10 @@
-"""The operations on one queue: claim, show, save, complete, release, extend, lists, force-release, sweep."""
+"""The operations of one operator on one queue: claim, show, save, complete, release, defer, extend, undo, lists
+(a supervisor's actions are supervision.Supervision's)."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -14,13 +14,11 @@ from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
 from workbench.db import (
     claims,
-    clock,
     connect,
-    dberrors,
+    enforcement,
     groups,
     guarded,
     lockloss,
-    lockshapes,
     mapping,
     permissions,
     procedures,
@@ -28,14 +26,6 @@ from workbench.db import (
 )
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
-from workbench.db import reviews as reviews_mod
-
-SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
-MOVE_BATCH = 500  # likewise for a supervisor's move of waiting items
-OPERATORS_DAYS = 90  # Reassign offers who claimed in the queue within this many days
-# Locks the lock board lists per queue, oldest first: a window never loads a hundred thousand rows
-# at once (painted in ~110 ms at 10,000, README "Benchmarks"); it says how many it left out.
-BOARD_ROWS = 20_000
 
 
 class WorkQueue:
@@ -48,13 +38,16 @@ class WorkQueue:
         trail: audit_mod.AuditTrail,
         method: claims.ClaimMethod,
         neighbours: tuple[str, ...] = (),
+        enforced: enforcement.Enforcement | None = None,
     ) -> None:
         """`neighbours`: the other queues over the same table, one of which may hold a lock on a row
-        of it (a refused write names it)."""
+        of it (a refused write names it). `enforced`: how the writes run, as the service bound the
+        queue (enforcement.py)."""
         self.db, self.q, self.trail, self.method = db, q, trail, method
+        self.enforcement = enforced or enforcement.of(db, q, trail.table.schema)
         self.name = q.name
         self.config = q.config
-        self.writer = guarded.GuardedWriter(db, q, trail)
+        self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement)
         self.lost = lockloss.Diagnosis(q, trail, neighbours)
         self._shapes: dict[str, guarded.Shape] = {}
         # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
@@ -295,12 +288,6 @@ class WorkQueue:
             }
         )
 
-    def waiting_values(self, column: str, limit: int = 50) -> list[Any]:
-        """The values waiting items nobody holds have in `column` (any but the key and the lock), most
-        common first: what a supervisor's move may select by."""
-        chosen = self.q.movable_column(column)
-        return self.db.read(lambda conn: self._held_values(conn, chosen, limit, None))
-
     def _held_values(self, conn: sa.Connection, column: sa.Column[Any], limit: int, user: str | None) -> list[Any]:
         q = self.q
         n = sa.func.count().label("n")
@@ -313,43 +300,6 @@ class WorkQueue:
             .limit(limit)
         )
         return [row[0] for row in conn.execute(stmt)]
-
-    def count_movable(self, where: Mapping[str, Any]) -> int:
-        """How many waiting items nobody holds match `where` ({column: value}): what a move of them
-        would change, said to the supervisor before it changes them."""
-        q = self.q
-        chosen = q.coerce_moves(where, "--where")
-        stmt = (
-            sa.select(sa.func.count())
-            .select_from(q.table)
-            .where(
-                *q.scope_clause(),
-                q.todo_clause(),
-                *(q.table.c[name] == value for name, value in chosen.items()),
-                q.shape.unheld(q.key),
-            )
-        )
-        return int(self.db.read(lambda conn: conn.execute(stmt).scalar_one()))
-
-    def operators(self, limit: int = 200, days: int = OPERATORS_DAYS) -> list[str]:
-        """Who has held this queue's items (their claims in the audit trail) within the last `days`, the
-        latest first: the names a supervisor reassigns to. The time bound lets the trail's time index
-        serve it, so a trail of years is not read whole when Reassign opens."""
-        a = self.trail.table
-        since = clock.add_seconds(clock.db_now(), sa.literal(-days * 86_400))
-        stmt = (
-            sa.select(a.c.owner)
-            .where(
-                a.c.queue == self.q.name,
-                a.c.at >= since,
-                a.c.event == models.EventKind.CLAIM.value,
-                a.c.owner.is_not(None),
-            )
-            .group_by(a.c.owner)
-            .order_by(sa.func.max(a.c.at).desc(), a.c.owner)
-            .limit(limit)
-        )
-        return self.db.read(lambda conn: [str(owner) for owner in conn.execute(stmt).scalars()])
 
     def count_overdue(self, cap: int | None = None) -> int | None:
         """Open items (waiting or held) past their due time on the database clock; None without `due`.
@@ -714,9 +664,7 @@ class WorkQueue:
 
     def _procedures(self) -> procedures.Procedures | None:
         """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
-        return typing.cast(
-            procedures.Procedures | None, self.q.backend.procedures(self.db, self.q, self.trail.table.schema)
-        )
+        return self.enforcement.procedures()
 
     def _lost(self, key: Any, token: str, user: str, doing: str) -> errors.WorkbenchError:
         """Why a write under the lock (`doing`: "save", "complete", …) was refused."""
@@ -725,183 +673,6 @@ class WorkQueue:
                 permissions.login_mismatch(conn, self.q.table, user) or self.lost.explain(conn, key, token, user, doing)
             )
         )
-
-    # -- supervisor -------------------------------------------------------------------------
-
-    def force_release(self, actor: str, key: Any, reason: str) -> models.Lock:
-        """Take an item away from whoever holds it (recorded with the reason); returns the lock removed."""
-        _check_user(actor)
-        if not reason or not reason.strip():
-            raise errors.UsageError("force-release needs a reason (--reason TEXT); the holder is shown it")
-        key = self.q.coerce_key(key)
-        return self.db.write(lambda conn: self._take_away(conn, actor, key, reason.strip(), None))
-
-    def reassign(self, actor: str, key: Any, to_user: str, reason: str) -> models.Lock:
-        """Move a lock to another user with a fresh token; returns the new lock."""
-        _check_user(actor)
-        _check_user(to_user)
-        if not reason or not reason.strip():
-            raise errors.UsageError("reassign needs a reason (--reason TEXT); the holder is shown it")
-        key = self.q.coerce_key(key)
-        return self.db.write(lambda conn: self._take_away(conn, actor, key, reason.strip(), to_user))
-
-    def reopen(self, actor: str, key: Any, reason: str) -> None:
-        """Put a completed (or otherwise finished) item back to waiting with the queue's on_reopen
-        values (supervisors; recorded with the reason)."""
-        _check_user(actor)
-        if not reason or not reason.strip():
-            raise errors.UsageError("reopen needs a reason (--reason TEXT); it is kept in the item's history")
-        q = self.q
-        if not q.on_reopen:
-            raise errors.UsageError.of(problems.REOPEN_NOT_SET, self.name, self.name)
-        key = q.coerce_key(key)
-        self.db.write(lambda conn: self._reopen(conn, actor, key, reason.strip()))
-
-    def _reopen(self, conn: sa.Connection, actor: str, key: Any, reason: str) -> None:
-        q = self.q
-        now = q.now()
-        action = errors.Phrase.of(problems.DO_REOPEN, q.name, key)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
-        waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0).label("wb_waiting")
-        stmt = sa.select(waiting, *q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
-        row = conn.execute(stmt).mappings().first()
-        if row is None:
-            raise q.no_item(key)
-        if row["wb_user"] is not None and not q.lock_from_row(row).expired:
-            raise errors.UsageError.of(problems.REOPEN_HELD, q.name, key, row["wb_user"])
-        if row["wb_waiting"]:
-            raise errors.UsageError.of(problems.REOPEN_WAITING, q.name, key)
-        calls = self._procedures()
-        if calls is not None:
-            calls.for_user(actor)
-            if not calls.run(conn, "reopen", {"p_key": key, "p_reason": reason}, action=action, user=actor):
-                raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
-            return
-        update = (
-            sa.update(q.table)
-            .where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()))
-            .values(q.writes(q.on_reopen, actor, now))
-        )
-        try:
-            changed = conn.execute(update).rowcount
-        except sa.exc.DBAPIError as exc:
-            if not permissions.lacks_role(exc):
-                raise
-            raise permissions.refused(actor, action, conn.engine.url.username) from exc
-        if changed != 1:
-            raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
-        self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
-
-    def move(
-        self,
-        actor: str,
-        changes: Mapping[str, Any],
-        reason: str,
-        *,
-        keys: list[Any] | None = None,
-        where: Mapping[str, Any] | None = None,
-    ) -> list[Any]:
-        """A supervisor's bulk move: write `changes` ({column: value}, e.g. another category or tier, so
-        another queue or group serves them) to the waiting items nobody holds, those named by `keys` or
-        every one whose columns hold `where`'s values. Items held or finished are left alone. Each moved
-        item's audit row keeps the values before and after. Returns the keys moved, in key order."""
-        _check_user(actor)
-        q = self.q
-        if not reason or not reason.strip():
-            raise errors.UsageError("say why the items move (--reason): it is kept in their history")
-        values = q.coerce_moves(changes, "--set")
-        if not values:
-            raise errors.UsageError("say what to change: --set COL=VALUE")
-        chosen = q.coerce_moves(where or {}, "--where")
-        if not keys and not chosen:
-            raise errors.UsageError(
-                "name the items to move: their keys, or --where COL=VALUE for every waiting item that matches"
-            )
-        moved: list[Any] = []
-
-        def batch_of(keys: list[Any] | None, after: Any) -> Callable[[sa.Connection], list[Any]]:
-            return lambda conn: self._move(conn, actor, values, chosen, reason, keys=keys, after=after)
-
-        if keys:
-            typed = sorted({q.coerce_key(k) for k in keys})
-            for i in range(0, len(typed), MOVE_BATCH):
-                moved += self.db.write(batch_of(typed[i : i + MOVE_BATCH], None))
-            return moved
-        after: Any = None
-        while True:  # every match, a batch per transaction, onward from the last key moved
-            batch = self.db.write(batch_of(None, after))
-            moved += batch
-            if len(batch) < MOVE_BATCH:
-                return moved
-            after = batch[-1]
-
-    def _move(
-        self,
-        conn: sa.Connection,
-        actor: str,
-        values: dict[str, Any],
-        chosen: dict[str, Any],
-        reason: str,
-        *,
-        keys: list[Any] | None = None,
-        after: Any = None,
-    ) -> list[Any]:
-        q = self.q
-        action = errors.Phrase.of(problems.DO_MOVE, q.name)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
-        waiting = [*q.scope_clause(), q.todo_clause(), *(q.table.c[name] == value for name, value in chosen.items())]
-        if keys is not None:
-            waiting.append(q.key.in_(keys))
-        elif after is not None:
-            waiting.append(q.key > after)
-        # Read and lock the rows first (the values before, for the trail); the UPDATE tests again that
-        # nobody holds them, so a claim between the two wins and its item stays as it is.
-        read = (
-            sa.select(q.key, *(q.table.c[name] for name in values))
-            .where(*waiting, q.shape.unheld(q.key))
-            .order_by(q.key)
-            .limit(MOVE_BATCH)
-            .with_for_update()
-        )
-        before = {row[q.key.name]: dict(row) for row in conn.execute(read).mappings()}
-        if not before:
-            return []
-        # A move keeps items waiting, here or (out of this queue's scope) for another queue: finishing
-        # an item is work, with a claim and an outcome. The database's own check says the same (grants).
-        finished = sa.and_(
-            *(q.written(c, values) for c in q.scope_clause()), sa.not_(q.written(q.todo_clause(), values))
-        )
-        if conn.execute(sa.select(q.key).where(q.key.in_(list(before)), finished).limit(1)).first() is not None:
-            shown = ", ".join(f"{name}={value}" for name, value in values.items())
-            raise errors.UsageError.of(problems.MOVE_FINISHES, q.name, shown)
-        calls = self._procedures()
-        if calls is not None:
-            # The supervisor's procedure moves each item (rows read and locked above) and records it.
-            calls.for_user(actor)
-            changes = {"p_changes": procedures.edits_json(q, values), "p_reason": reason.strip()}
-            for key in before:
-                if not calls.run(conn, "move", {"p_key": key, **changes}, action=action, user=actor):
-                    raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
-            return list(before)
-        update = sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key)).values(values)
-        try:
-            changed = conn.execute(update).rowcount
-        except sa.exc.DBAPIError as exc:
-            if not permissions.lacks_role(exc):
-                raise
-            raise permissions.refused(actor, action, conn.engine.url.username) from exc
-        if changed != len(before):
-            raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
-        self.trail.write(
-            conn,
-            [
-                self.trail.row(
-                    models.EventKind.MOVE, key, actor, reason=reason.strip(), detail={"changes": q.changes(row, values)}
-                )
-                for key, row in before.items()
-            ],
-        )
-        return list(before)
 
     def undo_complete(self, user: str, key: Any) -> models.Claim:
         """Take back one's own Complete within the queue's undo_within: the item gets the on_reopen
@@ -977,205 +748,9 @@ class WorkQueue:
         )
         return claims.claim_of(q, row)
 
-    def _take_away(self, conn: sa.Connection, actor: str, key: Any, reason: str, to_user: str | None) -> models.Lock:
-        q = self.q
-        now = q.now()
-        action = errors.Phrase.of(problems.DO_FORCE_RELEASE if to_user is None else problems.DO_REASSIGN, q.name, key)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
-        here = sa.case((self._owned(conn), 1), else_=0).label("wb_here")
-        stmt = sa.select(*q.lock_select_columns(now), here).select_from(q.source).where(q.key == key)
-        row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
-        if row is None:
-            if self.db.backend.hides_rows(conn) and conn.execute(sa.select(q.key).where(q.key == key)).first():
-                # The row is there, but row-level security hides it from this login's updates.
-                raise permissions.database_refusal(conn, actor, action) or errors.NotPermitted.of(
-                    problems.HIDDEN_BY_POLICY, actor, action, user=actor
-                )
-            raise q.no_item(key)
-        if row["wb_user"] is None or row["wb_time"] is None:
-            raise errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
-        if not row["wb_here"]:
-            # Taken in another queue of the table: this queue's on_release (or a lock of this queue)
-            # would leave the row served by neither queue, or an item under review back at work.
-            raise self.lost.elsewhere(conn, key, "force-release" if to_user is None else "reassign")
-        lock = q.lock_from_row(row)
-        calls = self._procedures()
-        if calls is not None:
-            # The supervisor's procedure (row read and locked above) records it under the login.
-            calls.for_user(actor)
-            operation = "force_release" if to_user is None else "reassign"
-            done = calls.run(
-                conn, operation, {"p_key": key, "p_reason": reason, "p_to": to_user}, action=action, user=actor
-            )
-            if not done:
-                raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
-            return lock if to_user is None else q.lock_from_row(done[0])
-        pinned = sa.and_(q.shape.pinned(lock.owner, lock.token), self._owned(conn))
-        try:
-            if to_user is None:
-                changed = q.shape.unlock(conn, q.table, q.key, key, pinned, q.writes(q.on_release, actor, now))
-            else:
-                changed = q.shape.relock(
-                    conn,
-                    q.table,
-                    q.key,
-                    key,
-                    pinned,
-                    q.lock_writes(to_user, now, q.shape.new_token_value()),
-                    lock.token,
-                )
-        except lockshapes.FenceFailed:
-            raise errors.DatabaseUnavailable.of(problems.CHANGED_REASSIGNING, q.name, key) from None
-        except sa.exc.DBAPIError as exc:
-            if not permissions.lacks_role(exc):
-                raise
-            # A row-level security policy refused the new row (e.g. an operator reassigning to someone else).
-            raise permissions.refused(actor, action, conn.engine.url.username) from exc
-        if not changed:
-            refusal = permissions.database_refusal(conn, actor, action)  # PostgreSQL: a policy filtered it out
-            if refusal is not None:
-                raise refusal
-            raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
-        kind = models.EventKind.FORCE_RELEASE if to_user is None else models.EventKind.REASSIGN
-        rows = [
-            self.trail.row(
-                kind,
-                key,
-                actor,
-                owner=lock.owner,
-                token=lock.token,
-                reason=reason,
-                detail={"to": to_user} if to_user else None,
-            )
-        ]
-        result = lock
-        if to_user is not None:
-            new_row = (
-                conn.execute(sa.select(*q.lock_select_columns(now)).select_from(q.source).where(q.key == key))
-                .mappings()
-                .one()
-            )
-            result = q.lock_from_row(new_row)
-            rows.append(
-                self.trail.row(
-                    models.EventKind.CLAIM,
-                    key,
-                    actor,
-                    owner=to_user,
-                    token=result.token,
-                    detail={"reassigned_from": lock.owner},
-                )
-            )
-        self.trail.write(conn, rows)
-        return result
-
-    # -- the supervisor console's figures (workbench.db.stats) -------------------------------
-
-    def count_locks(self) -> int:
-        """How many locks the queue has (live, or expired and not yet taken): the board lists at most
-        its limit of them, and says how many there are."""
-        q = self.q
-
-        def count(conn: sa.Connection) -> int:
-            return int(
-                conn.execute(
-                    sa.select(sa.func.count())
-                    .select_from(q.locked_source)
-                    .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None))
-                ).scalar_one()
-            )
-
-        return self.db.read(count)
-
-    def board(self, limit: int = BOARD_ROWS) -> list[models.BoardRow]:
-        """Every lock (live, or expired and not yet taken), oldest first, with its item's list
-        columns, its last activity and its extensions; at most `limit`. Never tokens."""
-        return self.db.read(lambda conn: stats.board(conn, self.q, self.trail, limit))
-
-    def health(self) -> models.QueueHealth:
-        """Waiting, locked and expired now; completions, releases, expiries and force releases today
-        (since midnight on the database clock)."""
-        return self.db.read(lambda conn: stats.health(conn, self.q, self.trail))
-
-    def operator_stats(self, since: dt.datetime, until: dt.datetime | None = None) -> list[models.OperatorStats]:
-        """Per operator in [since, until), most completions first (see stats.operator_stats).
-
-        Aware times are converted; naive ones are read on the queue's clock (UTC, or the server's
-        local time with `database.clock = "local"`). The same holds for throughput and handle_times.
-        """
-        return self.db.read(lambda conn: stats.operator_stats(conn, self.q, self.trail, since, until))
-
-    def review_verdicts(self, since: dt.datetime, until: dt.datetime | None = None) -> list[reviews_mod.Verdicts]:
-        """How the reviewed work of each operator fared in [since, until) (this queue is reviewed, or
-        reviews another; [] otherwise)."""
-        found = self.trail.to_review or self.trail.reviews
-        if found is None:
-            return []
-        return self.db.read(lambda conn: found.verdicts(conn, since, until))
-
-    def throughput(self, since: dt.datetime, until: dt.datetime | None = None) -> list[models.HourCount]:
-        """Completions and claims per hour in [since, until) (until: now), every hour included."""
-        return self.db.read(lambda conn: stats.throughput(conn, self.q, self.trail, since, until))
-
-    def handle_times(self, since: dt.datetime, until: dt.datetime | None = None) -> list[float]:
-        """Seconds from claim to completion of each completion in [since, until), for a histogram."""
-        return self.db.read(lambda conn: stats.handle_times(conn, self.q, self.trail, since, until))
-
-    def open_per_hour(self, since: dt.datetime) -> list[tuple[dt.datetime, int]] | None:
-        """Items open (waiting or in progress) at the end of each hour since `since`; None without `created`."""
-        from workbench.db import backlog
-
-        return self.db.read(lambda conn: backlog.open_per_hour(conn, self.q, self.trail, since))
-
     def db_clock(self) -> stats.Clock:
         """The database clock now: `.now` and `.today_start` on the queue's clock (e.g. for a period)."""
         return self.db.read(lambda conn: stats.Clock.read(conn, self.q))
-
-    def sweep(self, actor: str) -> list[models.Lock]:
-        """Return every expired lock's item to the pool and record the expiries; returns them."""
-        _check_user(actor)
-        expired: list[models.Lock] = []
-        while True:
-            batch = self.db.write(lambda conn: self._sweep_batch(conn, actor))
-            expired += batch
-            if len(batch) < SWEEP_BATCH:
-                return expired
-
-    def _sweep_batch(self, conn: sa.Connection, actor: str) -> list[models.Lock]:
-        q = self.q
-        now = q.now()
-        stmt = (
-            sa.select(*q.lock_select_columns(now))
-            .select_from(q.locked_source)
-            .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None), q.expired(now))
-            .order_by(q.time)
-            .limit(SWEEP_BATCH)
-        )
-        done, rows = [], []
-        for row in conn.execute(stmt).mappings().all():
-            lock = q.lock_from_row(row)
-            pinned = q.shape.pinned(lock.owner, lock.token)
-            if q.shape.unlock(
-                conn,
-                q.table,
-                q.key,
-                lock.key,
-                sa.and_(pinned, q.expired(now), self._owned(conn)),
-                q.writes(q.on_release, actor, now),
-            ):
-                done.append(lock)
-                rows.append(
-                    self.trail.row(
-                        models.EventKind.EXPIRE,
-                        lock.key,
-                        actor,
-                        owner=lock.owner,
-                        token=lock.token,
-                        detail={"expired_at": lock.expires_at, "noticed_by": "sweep"},
-                    )
-                )
-        self.trail.write(conn, rows)
-        return done
 
 
 def _check_user(user: str) -> None:

@@ -13,9 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from workbench import journal_guard, logs
+from workbench import journal_guard, logs, services
 from workbench.config import model, paths
-from workbench.db import service
 from workbench.gui import dispatch, i18n, icons, launcher, main_window, session, theme
 
 
@@ -56,11 +55,11 @@ def build_window(
     config: model.Config, user: str, *, settings: session.SessionSettings | None = None, home: Path | None = None
 ) -> main_window.MainWindow:
     """A ready window for `config` (its database is first touched by session.start(), off this thread)."""
-    return window_for(service.Workbench.open(config), user, settings=settings, home=home)
+    return window_for(services.Workbench.open(config), user, settings=settings, home=home)
 
 
 def window_for(
-    wb: service.Workbench, user: str, *, settings: session.SessionSettings | None = None, home: Path | None = None
+    wb: services.Workbench, user: str, *, settings: session.SessionSettings | None = None, home: Path | None = None
 ) -> main_window.MainWindow:
     """A ready window on an open Workbench."""
     data = home / "data" if home else paths.data_dir()

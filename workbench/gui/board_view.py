@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHeaderView, QTableView, QWidget
 
 SUMMARY_CHARS = 24  # the summary keeps room for this many average characters, whatever the other columns want
@@ -82,11 +83,20 @@ class BoardView(QTableView):
     def viewportEvent(self, event: QEvent) -> bool:
         # The viewport's width (the window's, less a scroll bar that comes and goes) is what the columns share.
         if event.type() == QEvent.Type.Resize:
-            if self.user_sized:  # the supervisor's widths stay; the summary takes up the difference
-                self._fill()
-            else:
-                self.fit()
+            self._refit()
         return super().viewportEvent(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        # Laid out while hidden (a dialog before it shows), the viewport may have its final width without
+        # a resize of its own to tell: fitted again once it is seen.
+        self._refit()
+
+    def _refit(self) -> None:
+        if self.user_sized:  # the supervisor's widths stay; the summary takes up the difference
+            self._fill()
+        else:
+            self.fit()
 
 
 def fitted(need: dict[int, int], want: dict[int, int], room: int) -> dict[int, int]:

@@ -273,9 +273,9 @@ class ConnectionDialog(QDialog):
             self.driver.addItem(QCoreApplication.translate("ConnectionDialog", label) if label else driver, driver)
         self.driver.blockSignals(False)
         self.port.setValue(profiles.DEFAULT_PORTS.get(kind, 1))
-        from workbench.db import probe
+        from workbench.services import admin
 
-        drivers = list(probe.installed_odbc_drivers())
+        drivers = list(admin.odbc_drivers())
         # The drivers that fit this database first; any installed driver may still be chosen.
         words = {
             "sqlserver": ("sql server", "freetds"),
@@ -437,7 +437,7 @@ class ConnectionDialog(QDialog):
         if profile is None:
             return
         from workbench import opening
-        from workbench.db import probe
+        from workbench.services import admin
 
         password = self.password() or (opening.password_for(profile) if profile.needs_password else None)
         url = profile.url()
@@ -462,7 +462,9 @@ class ConnectionDialog(QDialog):
             )
 
         self._testing = self._dispatcher.call(
-            lambda: probe.check(url, password=password, connect_timeout=profile.connect_timeout), done, failed
+            lambda: admin.check_connection(url, password=password, connect_timeout=profile.connect_timeout),
+            done,
+            failed,
         )
 
     @Slot()

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -28,8 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import durations
+from workbench.gui import a11y, board_view, theme, times
 from workbench.gui import form as form_mod
-from workbench.gui import theme, times
 from workbench.services import operator
 
 # Offered as typed into the audit trail: data that supervisors filter and count, the same for every
@@ -263,6 +262,7 @@ def read_only_table(name: str, headers: list[str], rows: list[list[str]], stretc
     table.setHorizontalHeaderLabels(headers)
     table.verticalHeader().setVisible(False)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    a11y.leave_with_tab(table)
     for column in stretch:
         table.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
     for r, cells in enumerate(rows):
@@ -324,7 +324,10 @@ class PickDialog(QDialog):
         self.proxy.setSortRole(SORT_ROLE)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setFilterKeyColumn(-1)  # any column
-        self.table = QTableView()
+        # Fitted to the dialog as the lock board is (a German "2 T 10 h überfällig" whole, the longest text
+        # column cut first): Qt's fit-to-contents left Category and Priority out of view to the right.
+        due = names.index(found.due_name) if found.due_name in names else -1
+        self.table = board_view.BoardView(_summary(model, skip={0, due}), whole=(due,) if due >= 0 else ())
         self.table.setObjectName("pick_table")
         self.table.setAccessibleName(self.windowTitle())  # "Pick an item", set above
         self.table.setModel(self.proxy)
@@ -333,14 +336,11 @@ class PickDialog(QDialog):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(False)
+        a11y.leave_with_tab(self.table)  # the arrow keys choose, Tab goes on to Claim
         header = self.table.horizontalHeader()
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # queue order until a header is clicked
         self.table.setSortingEnabled(True)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.resizeColumnsToContents()
-        for column in range(model.columnCount()):  # a long text is elided; its tooltip has all of it
-            header.resizeSection(column, min(header.sectionSize(column), MAX_COLUMN_WIDTH))
-        header.setStretchLastSection(True)
+        header.setResizeContentsPrecision(60)  # what the columns are fitted to: the first rows
         self.table.doubleClicked.connect(lambda _: self.accept())
         self.search.textChanged.connect(self._filter)
         self.search.returnPressed.connect(self._accept_if_chosen)
@@ -395,7 +395,12 @@ class PickDialog(QDialog):
 
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-MAX_COLUMN_WIDTH = 340  # pixels: room for a subject line, not a whole description
+
+
+def _summary(model: QStandardItemModel, skip: set[int]) -> int:
+    """The column that takes what the others leave: the first one after the key and the due time, the
+    queue's summary (a subject line) by the order of its list columns."""
+    return next((c for c in range(model.columnCount()) if c not in skip), 0)
 
 
 def _sort_key(value: Any) -> Any:

@@ -90,8 +90,11 @@ def lost_sentence(lost: errors.LockLost, item: str) -> str:
     return text + "."
 
 
-def holder_hint(lost: errors.LockLost) -> str:
-    """Who held the item when the loss was noticed (a fresh read follows and replaces it)."""
+def holder_hint(lost: errors.LockLost, viewer: str | None = None) -> str:
+    """Who held the item when the loss was noticed (a fresh read follows and replaces it), said to
+    `viewer` as "you" when it is she who holds it (under another lock: another window, a reassignment)."""
+    if lost.holder is not None and lost.holder == viewer:
+        return translate("DraftView", "You hold it now, under another lock.")
     if lost.holder is not None:
         return translate("DraftView", "{0} holds it now.").format(lost.holder)
     if lost.cause == "expired":

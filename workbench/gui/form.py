@@ -187,6 +187,7 @@ class RecordForm(QWidget):
         self._scroll = QScrollArea()
         self._scroll.setWidgetResizable(True)
         self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no Tab stop of its own: a field scrolls into view
         outer.addWidget(self._scroll)
         self._body = QWidget()
         self._layout = QFormLayout(self._body)

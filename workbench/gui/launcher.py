@@ -12,11 +12,11 @@ from PySide6.QtCore import QEventLoop, QObject, Qt, Slot
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
-from workbench import credentials, opening
+from workbench import credentials, opening, services
 from workbench.config import profiles
 from workbench.core import errors
-from workbench.db import dberrors, service
-from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, supervisor
+from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, problem_text, supervisor
+from workbench.services import admin
 
 log = logging.getLogger("workbench.gui")
 PROGRESS_DELAY_MS = 400  # a quick connection shows no progress dialog at all
@@ -51,11 +51,11 @@ class Launcher(QObject):
             target = opening.choose(config, profile)
         except errors.ConfigError as exc:
             if config or exc.file:  # a named or found file that is wrong: say so, do not hide it
-                QMessageBox.critical(None, self.tr("workbench: configuration problem"), str(exc))
+                error_box(None, self.tr("workbench: configuration problem"), exc)
                 return False
             return self.first_run()
         except errors.UsageError as exc:
-            QMessageBox.critical(None, "workbench", str(exc))
+            error_box(None, "workbench", exc)
             return False
         return self.open(target)
 
@@ -112,29 +112,28 @@ class Launcher(QObject):
                 )
                 continue
             except errors.DatabaseUnavailable as exc:
-                answer = self._unreachable(target, str(exc))
+                answer = self._unreachable(target, exc)
                 if answer == "retry":
                     continue
                 if answer == "edit" and profile is not None:
                     return self.edit_connection(profile.name)
                 return False
             except errors.WorkbenchError as exc:
-                QMessageBox.critical(self._parent(), "workbench", str(exc))
+                error_box(self._parent(), "workbench", exc)
                 if profile is not None and self.window is None:
-                    return self.edit_connection(profile.name, message=str(exc))
+                    return self.edit_connection(profile.name, message=problem_text.said(exc)[0])
                 return False
             break
         if remember and profile is not None and password:
             try:  # only a password the server accepted is worth remembering
                 credentials.store(profile.credential_id, password)
             except errors.CredentialStoreError as exc:
-                QMessageBox.warning(
-                    self._parent(), "workbench", self.tr("{0}. You will be asked again next time.").format(exc)
-                )
+                text = self.tr("{0} You will be asked again next time.").format(problem_text.said(exc)[0])
+                error_box(self._parent(), "workbench", exc, text, QMessageBox.Icon.Warning)
         self._show(target, wb)
         return True
 
-    def _show(self, target: opening.Target, wb: service.Workbench) -> None:
+    def _show(self, target: opening.Target, wb: services.Workbench) -> None:
         old = self.window
         self.target = target
         self.window = self._build(wb)
@@ -168,7 +167,7 @@ class Launcher(QObject):
             found, _ = self.store.load()
         except errors.ConfigError as exc:
             found = {}
-            window.statusBar().showMessage(str(exc), 10_000)
+            window.statusBar().showMessage(problem_text.said(exc)[0], 10_000)
         group = QActionGroup(menu)
         current = self.target.profile.name if self.target and self.target.profile else None
         for name, profile in found.items():
@@ -230,8 +229,13 @@ class Launcher(QObject):
             return False
         try:
             profile = self.store.get(name)
-        except (errors.UsageError, errors.ConfigError) as exc:
-            QMessageBox.critical(self._parent(), "workbench", str(exc))
+        except errors.UsageError as exc:  # gone since the menu was filled (removed or renamed meanwhile)
+            error_box(
+                self._parent(), "workbench", exc, self.tr("There is no connection profile {0} any more.").format(name)
+            )
+            return False
+        except errors.ConfigError as exc:
+            error_box(self._parent(), "workbench", exc)
             return False
         opened = self.open(opening.Target(profile=profile))
         if not opened:
@@ -253,7 +257,7 @@ class Launcher(QObject):
         try:
             found, _ = self.store.load()
         except errors.ConfigError as exc:
-            QMessageBox.critical(self._parent(), "workbench", str(exc))
+            error_box(self._parent(), "workbench", exc)
             return False
         dialog = connect_dialog.ConnectionDialog(
             found.get(name) if name else None, taken_names=set(found), message=message, parent=self._parent()
@@ -332,13 +336,15 @@ class Launcher(QObject):
             return None, False
         return dialog.password(), dialog.remembers()
 
-    def _unreachable(self, target: opening.Target, message: str) -> str:
+    def _unreachable(self, target: opening.Target, exc: errors.WorkbenchError) -> str:
         box = QMessageBox(self._parent())
         box.setObjectName("unreachable_box")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle(self.tr("workbench: cannot connect"))
         box.setText(self.tr("Cannot open {0}.").format(target.label))
-        box.setInformativeText(message)
+        text, details = problem_text.said(exc)
+        box.setInformativeText(text)
+        box.setDetailedText(details)  # the driver's own words, in English, for whoever helps
         retry = box.addButton(self.tr("Try again"), QMessageBox.ButtonRole.AcceptRole)
         edit = box.addButton(self.tr("Edit connection…"), QMessageBox.ButtonRole.ActionRole) if target.profile else None
         box.addButton(QMessageBox.StandardButton.Cancel)
@@ -358,7 +364,7 @@ class Launcher(QObject):
 
         def on_done(result: Any) -> None:
             if cancelled[0]:
-                if isinstance(result, service.Workbench):
+                if isinstance(result, services.Workbench):
                     result.close()  # the user gave up on it: do not leak its connections
                 return
             finish("result", result)
@@ -386,13 +392,12 @@ class Launcher(QObject):
         return outcome["result"]
 
 
-def _open_checked(target: opening.Target, password: str | None) -> service.Workbench:
+def _open_checked(target: opening.Target, password: str | None) -> services.Workbench:
     """Open the target and log in once, so a refused password is known before the window opens.
     A server that is away is fine for a config file (the window retries); published settings need it."""
     wb = opening.open_target(target, password)
     try:
-        with dberrors.translated(), wb.engine.connect():
-            pass
+        admin.log_in(wb)
     except errors.LoginRefused:
         wb.close()
         raise
@@ -408,3 +413,19 @@ def _dispose(window: main_window.MainWindow) -> bool:
     finished = window.session.dispatcher.wait(5000)
     window.session.wb.close()
     return finished
+
+
+def error_box(
+    parent: QWidget | None,
+    title: str,
+    exc: errors.WorkbenchError,
+    text: str | None = None,
+    icon: QMessageBox.Icon = QMessageBox.Icon.Critical,
+) -> None:
+    """Say `exc` in the user's language (or `text`, where the caller knows better); the engine's English
+    under Details."""
+    said, details = problem_text.said(exc)
+    box = QMessageBox(icon, title, said if text is None else text, QMessageBox.StandardButton.Ok, parent)
+    box.setObjectName("error_box")
+    box.setDetailedText(details)
+    box.exec()

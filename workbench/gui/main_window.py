@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 from workbench import fieldspec
 from workbench.core import durations, errors, models
 from workbench.gui import (
+    a11y,
     dialogs,
     draft_view,
     hotkeys,
@@ -72,6 +74,7 @@ class MainWindow(QMainWindow):
         self._leaving: tuple[tuple[str, Any], list[Callable[[], None]]] | None = None
         self.keymap = hotkeys.Keymap.load(settings)
         self._outcome_actions: dict[str, QAction] = {}  # "outcome1"… for the shown queue
+        self.announcer = a11y.Announcer(self)  # what a screen reader is told without the focus moving
         self._build()
         self._connect()
         self._restore_state()
@@ -86,23 +89,30 @@ class MainWindow(QMainWindow):
         bar = QHBoxLayout()
         self.queue_picker = QComboBox()
         self.queue_picker.setObjectName("queue_picker")
+        self.queue_picker.setAccessibleName(self.tr("Queue"))
         for name, queue in self.session.wb.config.queues.items():
             self.queue_picker.addItem(queue.title, name)
-        self.queue_picker.setVisible(self.queue_picker.count() > 1)
         # Narrows Next item to one value of a column the queue offers (`filter_by`), e.g. a message type.
         self.filter_box = QComboBox()
         self.filter_box.setObjectName("filter_box")
         self.filter_box.setAccessibleName(self.tr("Narrow Next item"))
         self.filter_box.setToolTip(self.tr("Next item serves only items with this value"))
         self.filter_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.filter_box.setVisible(False)
+        # A screen reader says a list box's value, not its accessible name: its label (the buddy, a
+        # "labelled by" relation over AT-SPI) is what names it. Shown and hidden with the box.
+        self.queue_label = _buddy(self.tr("Queue:"), self.queue_picker, "queue_label")
+        self.filter_label = _buddy(self.tr("Only:"), self.filter_box, "filter_label")
+        self._show_queue_picker(self.queue_picker.count() > 1)
+        self._show_filter_box(False)
         self.next_button = QPushButton(self.tr("Next item"))
         self.next_button.setObjectName("next_button")
         self.pick_button = QPushButton(self.tr("Pick…"))
         self.pick_button.setObjectName("pick_button")
         self.mine_button = QPushButton(self.tr("My unfinished items"))
         self.mine_button.setObjectName("mine_button")
+        bar.addWidget(self.queue_label)
         bar.addWidget(self.queue_picker)
+        bar.addWidget(self.filter_label)
         bar.addWidget(self.filter_box)
         bar.addWidget(self.next_button)
         bar.addWidget(self.pick_button)
@@ -142,6 +152,9 @@ class MainWindow(QMainWindow):
         self.connection_label.setObjectName("connection_label")
         self.timer_label = QLabel("")
         self.timer_label.setObjectName("timer_label")
+        # A fixed name: a label without one is renamed (and re-read by a screen reader) at every
+        # second's new text. The time left is its text, read on demand; the warning is announced.
+        self.timer_label.setAccessibleName(self.tr("Lock timer"))
         self.statusBar().addWidget(self.connection_label, 1)
         self.statusBar().addPermanentWidget(self.timer_label)
         self._build_menus()
@@ -250,10 +263,24 @@ class MainWindow(QMainWindow):
         self.named_actions["next_after_complete"] = follow
         self._build_language_menu(view_menu)
         self._build_appearance_menu(view_menu)
+        # F10 opens the menu bar, as on Windows and in GNOME (Qt on Linux has only the Alt+letter keys).
+        menu_key = QAction(self.tr("Menu bar"), self)
+        menu_key.setObjectName("action_menu_bar")
+        menu_key.setShortcut(QKeySequence(Qt.Key.Key_F10))
+        menu_key.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        menu_key.triggered.connect(self._open_menu_bar)
+        self.addAction(menu_key)
         self.check_keymap()
         about = QAction(self.tr("&About workbench"), self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
+
+    @Slot()
+    def _open_menu_bar(self) -> None:
+        """The first menu opened, the arrow keys move on to the others."""
+        first = next((a for a in self.menuBar().actions() if a.isVisible() and a.isEnabled()), None)
+        if first is not None:
+            self.menuBar().setActiveAction(first)
 
     def _build_language_menu(self, view_menu: Any) -> None:
         """View ▸ Language: the system's language or one chosen by the user, used from the next start."""
@@ -437,6 +464,14 @@ class MainWindow(QMainWindow):
         self.defer_button.setVisible(allow_defer)
         self.named_actions["defer"].setEnabled(has_item and allow_defer)
         self.named_actions["undo"].setEnabled(self.session.undo_seconds_left() > 0)
+
+    def _show_queue_picker(self, shown: bool) -> None:
+        self.queue_picker.setVisible(shown)
+        self.queue_label.setVisible(shown)
+
+    def _show_filter_box(self, shown: bool) -> None:
+        self.filter_box.setVisible(shown)
+        self.filter_label.setVisible(shown)
 
     def _show_message(self, text: str) -> None:
         self.message_label.setText(text)
@@ -848,6 +883,8 @@ class MainWindow(QMainWindow):
             self.info_banner.setVisible(False)
         title = self.tr("{0} (resumed)").format(self._item_label()) if claim.resumed else self._item_label()
         self.item_title.setText(title + self._due_text(queue, claim))
+        # The focus goes to a field (read by the screen reader); which item opened is told besides.
+        self.announcer.announce(self.item_title, self.tr("Opened {0}").format(self.item_title.text()))
         self.stack.setCurrentIndex(ITEM)
         self.next_button.setEnabled(True)
         self._set_actions()
@@ -911,6 +948,29 @@ class MainWindow(QMainWindow):
                 button.addAction(action)
                 self._outcome_actions[hotkeys.outcome_action(i + 1)] = action
         self._apply_keymap()
+        self._order_tabs()
+
+    def _order_tabs(self) -> None:
+        """Tab goes through the fields, then along the action row as it reads, left to right (Release,
+        Defer, Extend, Save, Complete), then on to the notes beside the form: a keyboard user meets the
+        buttons where the eye does. Qt's own order follows when each widget was made: the outcome buttons,
+        made with each queue's form, came right after the last field and Save ten stops later."""
+        names = self.form.names()
+        if not names:
+            return
+        chain = [
+            self.form.field(names[-1]),
+            self.release_button,
+            self.defer_button,
+            self.extend_button,
+            self.save_button,
+            *self.complete_buttons.values(),
+            self.item_log.entries,
+            self.item_log.note,
+            self.item_log.add_button,
+        ]
+        for before, after in itertools.pairwise(chain):
+            QWidget.setTabOrder(before, after)
 
     def _due_text(self, queue: str, claim: models.Claim) -> str:
         """ " · due in 3h05m" or " · overdue by 2d04h" (on the database clock), or nothing."""
@@ -1038,6 +1098,8 @@ class MainWindow(QMainWindow):
     @Slot(float)
     def _on_warning(self, left: float) -> None:
         text = self._warning_text(left)
+        if not self.warning_banner.isVisible():  # once: the banner's countdown is not re-announced
+            self.announcer.announce(self.warning_banner, text)
         self.warning_banner.show_text(text)
         if not self.isActiveWindow():
             self._notify(self.tr("Lock about to expire"), text)
@@ -1045,23 +1107,41 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_lost(self, exc: errors.LockLost) -> None:
         self._write_journal()
+        focused = QApplication.focusWidget()
+        on_page = focused is not None and self.stack.currentIndex() == ITEM and self.stack.isAncestorOf(focused)
         self.form.set_editable(False)
         self.warning_banner.setVisible(False)
         self.info_banner.setVisible(False)
         self.timer_label.setText("")
         kept = bool(self.form.changes())
-        text = f"{draft_view.lost_sentence(exc, self._short_label(exc.queue, exc.key))} {draft_view.holder_hint(exc)}"
+        head = draft_view.lost_sentence(exc, self._short_label(exc.queue, exc.key))
+        text = f"{head} {draft_view.holder_hint(exc, self.session.user)}"
         text += " " + (self.tr("Your edits are kept as a draft.") if kept else self.tr("You had no unsaved edits."))
         self.lost_banner.show_text(text)
+        self.announcer.announce(self.lost_banner, text, assertive=True)
         self.reclaim_button.setText(self.tr("Claim again and reapply my edits") if kept else self.tr("Claim again"))
         self.reclaim_button.setVisible(exc.cause not in ("completed",) and exc.holder is None)
         self.compare_button.setVisible(kept)
         self.discard_button.setVisible(kept)
         self._set_actions()
+        self._keep_focus_on_item(on_page)
         if not self.isActiveWindow():
             self._notify(self.tr("Lock lost"), text)
         # Who holds it goes stale (someone may claim it a minute later): read it again, now and then.
         self.drafts.watch(exc.queue, exc.key, self.session.settings.check_interval, self._on_holder)
+
+    def _keep_focus_on_item(self, was_on_page: bool) -> None:
+        """After a loss the buttons go grey (and a disabled field lets go of the focus): Qt would pass the
+        focus on along the chain, up to the queue picker. It stays on the form, else goes to the banner."""
+        focused = QApplication.focusWidget()
+        kept = focused is not None and focused.isEnabled() and self.form.isAncestorOf(focused)
+        if not was_on_page or kept:
+            return
+        target = next(
+            (b for b in (self.reclaim_button, self.compare_button) if b.isVisibleTo(self.lost_banner)),
+            self.lost_banner.label,
+        )
+        target.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _lost_text(self, lost: errors.LockLost, now: str) -> str:
         head = draft_view.lost_sentence(lost, self._short_label(lost.queue, lost.key))
@@ -1086,11 +1166,12 @@ class MainWindow(QMainWindow):
             # Given back to this user (a supervisor reassigned it to them): nothing is lost any more,
             # the button opens it with the kept edits laid over it.
             kept = self.compare_button.isVisible()
-            self.lost_banner.show_text(
-                self.tr("{0} is yours again: you hold it until {1}. Carry on where you left off.").format(
-                    self._short_label(lost.queue, lost.key), times.clock(lock.expires_at)
-                )
+            text = self.tr("{0} is yours again: you hold it until {1}. Carry on where you left off.").format(
+                self._short_label(lost.queue, lost.key), times.clock(lock.expires_at)
             )
+            if self.lost_banner.label.text() != text:  # told once, not at every later read
+                self.announcer.announce(self.lost_banner, text)
+            self.lost_banner.show_text(text)
             self.reclaim_button.setText(self.tr("Carry on with my edits") if kept else self.tr("Carry on"))
             self.reclaim_button.setVisible(True)
             return
@@ -1310,7 +1391,7 @@ class MainWindow(QMainWindow):
             if self.filter_box.findData((column, value)) < 0:
                 offer(column, value)
             self.filter_box.setCurrentIndex(self.filter_box.findData((column, value)))
-        self.filter_box.setVisible(bool(found))
+        self._show_filter_box(bool(found))
 
     @Slot(int)
     def _on_filter_picked(self, index: int) -> None:
@@ -1329,3 +1410,11 @@ class MainWindow(QMainWindow):
 
     def _database_label(self) -> str:
         return self.session.wb.database_label()
+
+
+def _buddy(text: str, control: QWidget, name: str) -> QLabel:
+    """The visible label that names `control` for a screen reader (a "labelled by" relation)."""
+    label = QLabel(text)
+    label.setObjectName(name)
+    label.setBuddy(control)
+    return label

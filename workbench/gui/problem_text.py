@@ -160,3 +160,32 @@ def _translated(exc: errors.WorkbenchError, values: list[str] | None = None) -> 
     return QCoreApplication.translate("Problem", exc.template).format(
         *(exc.template_args if values is None else values)
     )
+
+
+def said(exc: errors.WorkbenchError, titles: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """What a dialog says of `exc`: its message in the user's language, and the details to show under a
+    Details button ("" when the message says it all). A message that is one of the templates is said
+    whole; another (the engine's English: a file's problem, a driver's words) gets a sentence of its
+    kind in the user's language, its English under Details, for whoever helps the user fix it."""
+    if exc.template is not None:
+        return message(exc, titles), ""
+    if isinstance(exc, errors.ConfigError) and exc.file:
+        where = f"{exc.file}, {exc.key}" if exc.key else exc.file
+        text = QCoreApplication.translate("ErrorKind", "{0} has a problem; Details says what to fix.").format(where)
+    elif isinstance(exc, errors.ConfigError):
+        text = QCoreApplication.translate("ErrorKind", "The configuration has a problem; Details says what to fix.")
+    elif isinstance(exc, errors.CredentialStoreError):
+        text = QCoreApplication.translate(
+            "ErrorKind", "The password could not be kept in this computer's password store."
+        )
+    elif isinstance(exc, errors.DatabaseUnavailable):
+        text = QCoreApplication.translate(
+            "ErrorKind", "The database cannot be reached; Details has the database's own words."
+        )
+    elif isinstance(exc, errors.NotPermitted):
+        text = QCoreApplication.translate("ErrorKind", "This login may not do that; Details says who can grant it.")
+    elif isinstance(exc, errors.UsageError):
+        text = QCoreApplication.translate("ErrorKind", "That cannot be done as asked; Details says why.")
+    else:
+        text = QCoreApplication.translate("ErrorKind", "That could not be done; Details says why.")
+    return text, str(exc)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import models
-from workbench.gui import theme, times
+from workbench.gui import a11y, theme, times
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 
@@ -84,6 +84,7 @@ class ResumePanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        a11y.leave_with_tab(self.table)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)  # one line per item; the full text is in the tooltip
         header = self.table.horizontalHeader()

@@ -16,7 +16,6 @@ from workbench import fieldspec, journal_guard, services
 from workbench import journal as journal_mod
 from workbench.config import model
 from workbench.core import durations, errors, models
-from workbench.db import service
 from workbench.gui import dispatch, problem_text
 
 log = logging.getLogger("workbench.gui")
@@ -122,7 +121,7 @@ class OperatorSession(QObject):
 
     def __init__(
         self,
-        wb: service.Workbench,
+        wb: services.Workbench,
         user: str,
         dispatcher: dispatch.Dispatcher,
         journal: journal_guard.GuardedJournal | None,
@@ -717,6 +716,6 @@ class OperatorSession(QObject):
             self.expiry_warning.emit(left)
 
 
-def _database_id(wb: service.Workbench) -> str:
+def _database_id(wb: services.Workbench) -> str:
     """Which database drafts belong to: its URL (which never holds a password)."""
     return wb.config.database.url

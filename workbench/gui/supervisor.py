@@ -33,8 +33,17 @@ from PySide6.QtWidgets import (
 
 from workbench import services
 from workbench.core import errors, models
-from workbench.db import service
-from workbench.gui import board_model, board_view, charts, dispatch, hotkeys, problem_text, supervisor_dialogs, times
+from workbench.gui import (
+    a11y,
+    board_model,
+    board_view,
+    charts,
+    dispatch,
+    hotkeys,
+    problem_text,
+    supervisor_dialogs,
+    times,
+)
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 from workbench.gui.item_log import event_text
 
@@ -54,7 +63,7 @@ class SupervisorWindow(QMainWindow):
 
     def __init__(
         self,
-        wb: service.Workbench,
+        wb: services.Workbench,
         user: str,
         *,
         refresh_seconds: int = 5,
@@ -167,6 +176,7 @@ class SupervisorWindow(QMainWindow):
         self.board = board_view.BoardView(SUMMARY, whole=(board_model.TIME_LEFT, board_model.DUE))
         self.board.setObjectName("lock_board")
         self.board.setAccessibleName(self.tr("Lock board"))
+        a11y.leave_with_tab(self.board)  # Tab reaches Force release and Reassign below it
         self.board.setModel(self.model)
         self.board.setSortingEnabled(True)
         self.board.sortByColumn(board_model.AGE, Qt.SortOrder.DescendingOrder)  # oldest locks first
@@ -307,6 +317,9 @@ class SupervisorWindow(QMainWindow):
         self.reopen_button = QPushButton(self.tr("Reopen…"))
         self.reopen_button.setObjectName("reopen_button")
         self.reopen_button.setToolTip(self.tr("Put a finished item back to waiting (the queue's on_reopen values)"))
+        queue_label = QLabel(self.tr("Queue:"))
+        queue_label.setBuddy(self.history_queue)  # names the list box for a screen reader
+        bar.addWidget(queue_label)
         bar.addWidget(self.history_queue)
         bar.addWidget(self.history_key, 1)
         bar.addWidget(show)
@@ -736,6 +749,7 @@ def _table(name: str, headers: list[str], *, sortable: bool = True) -> QTableWid
     table.setObjectName(name)
     table.setHorizontalHeaderLabels(headers)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    a11y.leave_with_tab(table)
     table.verticalHeader().setVisible(False)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)

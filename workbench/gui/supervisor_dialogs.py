@@ -209,8 +209,14 @@ class MoveDialog(_ReasonDialog):
         self.where_value = self._values("where_value", self.tr("holds the value"))
         self.set_column = self._columns("set_column", self.tr("Column to change"))
         self.set_value = self._values("set_value", self.tr("New value"))
-        self.form.insertRow(0, self.tr("&Items whose:"), self._pair(self.where_column, self.tr("is"), self.where_value))
-        self.form.insertRow(1, self.tr("&Set:"), self._pair(self.set_column, self.tr("to"), self.set_value))
+        where = self._pair(self.where_column, self.tr("is"), self.where_value)
+        change = self._pair(self.set_column, self.tr("to"), self.set_value)
+        self.form.insertRow(0, self.tr("&Items whose:"), where)
+        self.form.insertRow(1, self.tr("&Set:"), change)
+        for row, box in ((where, self.where_column), (change, self.set_column)):
+            label = self.form.labelForField(row)
+            if isinstance(label, QLabel):  # the row's label names its column list for a screen reader
+                label.setBuddy(box)
         self.where_column.currentIndexChanged.connect(self._where_changed)
         self.set_column.currentIndexChanged.connect(self._set_changed)
         self._where_changed()

@@ -59,6 +59,18 @@
 <context>
     <name>ChartsPanel</name>
     <message>
+        <source>Chart: claimed and completed per hour</source>
+        <translation>Diagramm: übernommen und abgeschlossen pro Stunde</translation>
+    </message>
+    <message>
+        <source>Chart: open items</source>
+        <translation>Diagramm: offene Einträge</translation>
+    </message>
+    <message>
+        <source>Chart: handle time</source>
+        <translation>Diagramm: Bearbeitungszeit</translation>
+    </message>
+    <message>
         <source>Claimed and completed per hour — {0}</source>
         <translation>Übernahmen/Abschlüsse je Stunde — {0}</translation>
     </message>
@@ -544,6 +556,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>(Grund: {0})</translation>
     </message>
     <message>
+        <source>You hold it now, under another lock.</source>
+        <translation>Sie haben ihn jetzt selbst gesperrt, unter einer anderen Sperre.</translation>
+    </message>
+    <message>
         <source>{0} holds it now.</source>
         <translation>Jetzt hat {0} ihn gesperrt.</translation>
     </message>
@@ -621,6 +637,37 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>{0}m</source>
         <translation>{0} min</translation>
+    </message>
+</context>
+<context>
+    <name>ErrorKind</name>
+    <message>
+        <source>{0} has a problem; Details says what to fix.</source>
+        <translation>In {0} stimmt etwas nicht; unter Details steht, was zu ändern ist.</translation>
+    </message>
+    <message>
+        <source>The configuration has a problem; Details says what to fix.</source>
+        <translation>In der Konfiguration stimmt etwas nicht; unter Details steht, was zu ändern ist.</translation>
+    </message>
+    <message>
+        <source>The password could not be kept in this computer&apos;s password store.</source>
+        <translation>Das Passwort konnte nicht im Passwortspeicher des Systems abgelegt werden.</translation>
+    </message>
+    <message>
+        <source>The database cannot be reached; Details has the database&apos;s own words.</source>
+        <translation>Die Datenbank ist nicht erreichbar; unter Details steht die Meldung der Datenbank.</translation>
+    </message>
+    <message>
+        <source>This login may not do that; Details says who can grant it.</source>
+        <translation>Diese Anmeldung darf das nicht; unter Details steht, wer es erlauben kann.</translation>
+    </message>
+    <message>
+        <source>That cannot be done as asked; Details says why.</source>
+        <translation>Das geht so nicht; unter Details steht, warum.</translation>
+    </message>
+    <message>
+        <source>That could not be done; Details says why.</source>
+        <translation>Das hat nicht geklappt; unter Details steht, warum.</translation>
     </message>
 </context>
 <context>
@@ -982,8 +1029,8 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Der Server hat dieses Passwort für {0} abgelehnt: Bitte prüfen (Feststelltaste?) und erneut versuchen.</translation>
     </message>
     <message>
-        <source>{0}. You will be asked again next time.</source>
-        <translation>{0}. Sie werden beim nächsten Mal erneut gefragt.</translation>
+        <source>{0} You will be asked again next time.</source>
+        <translation>{0} Beim nächsten Mal werden Sie wieder gefragt.</translation>
     </message>
     <message>
         <source>&amp;Connection</source>
@@ -1012,6 +1059,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>&amp;Reload queue settings</source>
         <translation>Warteschlangen-Einstellungen neu &amp;laden</translation>
+    </message>
+    <message>
+        <source>There is no connection profile {0} any more.</source>
+        <translation>Das Verbindungsprofil {0} gibt es nicht mehr.</translation>
     </message>
     <message>
         <source>The stored password was removed; you will be asked next time.</source>
@@ -1230,8 +1281,24 @@ Konfiguration: {1}</translation>
         <translation>{0}: {1}</translation>
     </message>
     <message>
+        <source>Queue:</source>
+        <translation>Warteschlange:</translation>
+    </message>
+    <message>
+        <source>Only:</source>
+        <translation>Nur:</translation>
+    </message>
+    <message>
+        <source>Lock timer</source>
+        <translation>Restzeit der Sperre</translation>
+    </message>
+    <message>
         <source>&amp;Open the next item after Complete</source>
         <translation>Nach dem Abschließen den &amp;nächsten Eintrag öffnen</translation>
+    </message>
+    <message>
+        <source>Menu bar</source>
+        <translation>Menüleiste</translation>
     </message>
     <message>
         <source>&amp;About workbench</source>
@@ -1276,6 +1343,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>&amp;Give it back, discarding my edits</source>
         <translation>&amp;Zurückgeben, meine Änderungen verwerfen</translation>
+    </message>
+    <message>
+        <source>Opened {0}</source>
+        <translation>Geöffnet: {0}</translation>
     </message>
     <message>
         <source>Sent back by {0} in review: {1}</source>

@@ -59,6 +59,18 @@
 <context>
     <name>ChartsPanel</name>
     <message>
+        <source>Chart: claimed and completed per hour</source>
+        <translation>Graphique : pris et terminés par heure</translation>
+    </message>
+    <message>
+        <source>Chart: open items</source>
+        <translation>Graphique : éléments ouverts</translation>
+    </message>
+    <message>
+        <source>Chart: handle time</source>
+        <translation>Graphique : temps de traitement</translation>
+    </message>
+    <message>
         <source>Claimed and completed per hour — {0}</source>
         <translation>Pris et terminés par heure — {0}</translation>
     </message>
@@ -544,6 +556,10 @@ Les détails sont dans {log}.</translation>
         <translation>(motif : {0})</translation>
     </message>
     <message>
+        <source>You hold it now, under another lock.</source>
+        <translation>Vous le détenez maintenant vous-même, sous un autre verrou.</translation>
+    </message>
+    <message>
         <source>{0} holds it now.</source>
         <translation>{0} le détient maintenant.</translation>
     </message>
@@ -621,6 +637,37 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>{0}m</source>
         <translation>{0} min</translation>
+    </message>
+</context>
+<context>
+    <name>ErrorKind</name>
+    <message>
+        <source>{0} has a problem; Details says what to fix.</source>
+        <translation>{0} pose un problème ; Détails indique quoi corriger.</translation>
+    </message>
+    <message>
+        <source>The configuration has a problem; Details says what to fix.</source>
+        <translation>La configuration pose un problème ; Détails indique quoi corriger.</translation>
+    </message>
+    <message>
+        <source>The password could not be kept in this computer&apos;s password store.</source>
+        <translation>Le mot de passe n’a pas pu être conservé dans le trousseau de cet ordinateur.</translation>
+    </message>
+    <message>
+        <source>The database cannot be reached; Details has the database&apos;s own words.</source>
+        <translation>La base de données est injoignable ; Détails donne son propre message.</translation>
+    </message>
+    <message>
+        <source>This login may not do that; Details says who can grant it.</source>
+        <translation>Cette connexion n’a pas ce droit ; Détails indique qui peut l’accorder.</translation>
+    </message>
+    <message>
+        <source>That cannot be done as asked; Details says why.</source>
+        <translation>Impossible de le faire ainsi ; Détails indique pourquoi.</translation>
+    </message>
+    <message>
+        <source>That could not be done; Details says why.</source>
+        <translation>Cela n’a pas pu être fait ; Détails indique pourquoi.</translation>
     </message>
 </context>
 <context>
@@ -982,8 +1029,8 @@ Les détails sont dans {log}.</translation>
         <translation>Le serveur a refusé ce mot de passe pour {0} : vérifiez-le (Verr. Maj ?) et réessayez.</translation>
     </message>
     <message>
-        <source>{0}. You will be asked again next time.</source>
-        <translation>{0}. La question vous sera reposée la prochaine fois.</translation>
+        <source>{0} You will be asked again next time.</source>
+        <translation>{0} La question vous sera reposée la prochaine fois.</translation>
     </message>
     <message>
         <source>&amp;Connection</source>
@@ -1012,6 +1059,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>&amp;Reload queue settings</source>
         <translation>&amp;Recharger les réglages des files</translation>
+    </message>
+    <message>
+        <source>There is no connection profile {0} any more.</source>
+        <translation>Le profil de connexion {0} n’existe plus.</translation>
     </message>
     <message>
         <source>The stored password was removed; you will be asked next time.</source>
@@ -1230,8 +1281,24 @@ Configuration : {1}</translation>
         <translation>{0} : {1}</translation>
     </message>
     <message>
+        <source>Queue:</source>
+        <translation>File :</translation>
+    </message>
+    <message>
+        <source>Only:</source>
+        <translation>Seulement :</translation>
+    </message>
+    <message>
+        <source>Lock timer</source>
+        <translation>Minuteur du verrou</translation>
+    </message>
+    <message>
         <source>&amp;Open the next item after Complete</source>
         <translation>&amp;Ouvrir l&apos;élément suivant après Terminer</translation>
+    </message>
+    <message>
+        <source>Menu bar</source>
+        <translation>Barre de menus</translation>
     </message>
     <message>
         <source>&amp;About workbench</source>
@@ -1276,6 +1343,10 @@ Configuration : {1}</translation>
     <message>
         <source>&amp;Give it back, discarding my edits</source>
         <translation>&amp;Rendre, en abandonnant mes modifications</translation>
+    </message>
+    <message>
+        <source>Opened {0}</source>
+        <translation>Ouvert : {0}</translation>
     </message>
     <message>
         <source>Sent back by {0} in review: {1}</source>

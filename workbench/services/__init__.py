@@ -1,8 +1,23 @@
-"""Qt-free services by name: what an operator and a supervisor do, for the windows, the CLI and scripts."""
+"""Qt-free services by name: what an operator, a supervisor and an administrator do, for the windows, the
+CLI and scripts. The windows and the commands reach the engine (workbench.db) through here only."""
 
 from __future__ import annotations
 
-from workbench.services.operator import ItemLog, Operator, QueueLayout, connection_interruptions
+from workbench.services.admin import Workbench
+from workbench.services.base import QueueLayout, Service
+from workbench.services.operator import Held, HeldLock, ItemLog, Operator, connection_interruptions
 from workbench.services.supervisor import BOARD_ROWS, BoardPage, Supervisor
 
-__all__ = ["BOARD_ROWS", "BoardPage", "ItemLog", "Operator", "QueueLayout", "Supervisor", "connection_interruptions"]
+__all__ = [
+    "BOARD_ROWS",
+    "BoardPage",
+    "Held",
+    "HeldLock",
+    "ItemLog",
+    "Operator",
+    "QueueLayout",
+    "Service",
+    "Supervisor",
+    "Workbench",
+    "connection_interruptions",
+]

@@ -5,31 +5,19 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
+import workbench.services.sources as sources  # not `from workbench.services`: no cycle with the package
 from workbench import fieldspec
 from workbench.core import errors, models
-from workbench.db import dberrors, published, service
-from workbench.services import sources
+from workbench.db import dberrors, published
+from workbench.services.base import Service
 
 
 def connection_interruptions() -> int:
     """How often this process lost a database connection so far (a window checks what it confirmed
     after the count grows: the server may have changed)."""
     return dberrors.interruptions()
-
-
-@dataclasses.dataclass(frozen=True)
-class QueueLayout:
-    """How a queue's items look: the form's fields, the columns that tell items apart in a list."""
-
-    name: str
-    key_name: str
-    fields: list[fieldspec.FieldSpec]
-    list_columns: list[str]
-    lock_seconds: int
-    due_column: str | None = None  # when an item is due (the queue's `due`), if it names one
-    source_column: str | None = None  # the item's source document or text (the queue's `source`), if any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +109,27 @@ class ItemLog:
 WAITING_CAP = 10_000  # "first 200 of more than 10,000" is all a person needs; counting further costs
 
 
-class Operator:
+class Held(Protocol):
+    """A lock as its holder names it: a models.Lock, or a queue, key and token from the command line."""
+
+    @property
+    def queue(self) -> str: ...
+    @property
+    def key(self) -> Any: ...
+    @property
+    def token(self) -> str: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldLock:
+    """The lock a command names (`workbench save QUEUE KEY TOKEN`): what a write under it checks."""
+
+    queue: str
+    key: Any
+    token: str
+
+
+class Operator(Service):
     """One user's operations on the queues of one database.
 
     Every method is one or a few short transactions and may block on the database: a window
@@ -129,32 +137,16 @@ class Operator:
     when a lock is no longer the caller's, NothingToClaim, InvalidValue, DatabaseUnavailable …
     """
 
-    def __init__(self, wb: service.Workbench, user: str) -> None:
-        self.wb, self.user = wb, user
-
-    @property
-    def queues(self) -> list[str]:
-        return list(self.wb.config.queues)
-
-    def layout(self, queue: str) -> QueueLayout:
-        """The queue's form and list columns (the first call checks the config against the table)."""
-        q = self.wb.queue(queue).q
-        return QueueLayout(
-            name=queue,
-            key_name=q.key.name,
-            fields=fieldspec.field_specs(q),
-            list_columns=[c.name for c in q.list_columns],
-            lock_seconds=q.config.lock_seconds,
-            due_column=q.due.name if q.due is not None else None,
-            source_column=q.source_column.name if q.source_column is not None else None,
-        )
-
     # -- claiming -----------------------------------------------------------------------------
 
     def next_item(self, queue: str, where: Mapping[str, Any] | None = None) -> models.Claim:
         """Lock the next waiting item of `queue` for this user (narrowed by `where`, {column: value});
         NothingToClaim when none is free."""
-        return self.wb.queue(queue).claim_next(self.user, 1, where)[0]
+        return self.next_items(queue, 1, where)[0]
+
+    def next_items(self, queue: str, count: int, where: Mapping[str, Any] | None = None) -> list[models.Claim]:
+        """Lock up to `count` waiting items at once (a batch); NothingToClaim when none is free."""
+        return self.wb.queue(queue).claim_next(self.user, count, where)
 
     def filter_choices(self, queue: str, limit: int = 50) -> dict[str, list[Any]]:
         """For each column the queue may be narrowed by (`filter_by`): the values its waiting items
@@ -167,13 +159,13 @@ class Operator:
 
     # -- working under the lock ---------------------------------------------------------------
 
-    def save(self, lock: models.Lock, edits: Mapping[str, Any]) -> models.Lock:
+    def save(self, lock: Held, edits: Mapping[str, Any]) -> models.Lock:
         """Store edits and keep the item; the lock as it is now."""
         return self.wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
 
     def complete(
         self,
-        lock: models.Lock,
+        lock: Held,
         outcome: str | None = None,
         edits: Mapping[str, Any] | None = None,
         note: str | None = None,
@@ -188,11 +180,11 @@ class Operator:
             self.user, lock.key, lock.token, outcome, edits, note=note, then_next=then_next, where=where
         )
 
-    def release(self, lock: models.Lock, reason: str | None = None, note: str | None = None) -> None:
+    def release(self, lock: Held, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the queue (with a note for whoever takes it next)."""
         self.wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
 
-    def defer(self, lock: models.Lock, until: dt.datetime, reason: str, note: str | None = None) -> models.Deferral:
+    def defer(self, lock: Held, until: dt.datetime, reason: str, note: str | None = None) -> models.Deferral:
         """Give the item back until `until` (aware): nobody gets it before, then it comes first."""
         return self.wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
 
@@ -226,11 +218,11 @@ class Operator:
         switch to a standby that had not received it)."""
         return [lock for lock in done if not self.wb.queue(lock.queue).completion_kept(lock.key, lock.token)]
 
-    def extend(self, lock: models.Lock) -> models.Lock:
+    def extend(self, lock: Held) -> models.Lock:
         """Push the lock's expiry out (never past the queue's maximum); the new lock."""
         return self.wb.queue(lock.queue).extend(self.user, lock.key, lock.token)
 
-    def check(self, lock: models.Lock) -> models.Lock:
+    def check(self, lock: Held) -> models.Lock:
         """The lock as the database has it now; LockLost (who, why) when it is no longer this user's."""
         try:
             return self.wb.queue(lock.queue).check(self.user, lock.key, lock.token)
@@ -306,6 +298,26 @@ class Operator:
     def show(self, queue: str, key: Any) -> models.ItemView:
         """An item with its lock and state, whoever holds it."""
         return self.wb.queue(queue).show(key)
+
+    def shown_item(self, queue: str, item: Mapping[str, Any]) -> dict[str, Any]:
+        """An item's columns as anyone may see them: no token among them, lock times to the second."""
+        return self.wb.queue(queue).q.shape.shown_item(item)
+
+    def lock_columns(self, queue: str) -> set[str]:
+        """The queue's lock columns: what a listing of an item's fields leaves out."""
+        return {c.name for c in self.wb.queue(queue).q.lock_columns}
+
+    def locks(self, queue: str) -> list[models.Lock]:
+        """Every lock of `queue`, whoever holds it, oldest first (tokens included: leave them out when shown)."""
+        return self.wb.queue(queue).locks()
+
+    def deferred(self, queue: str) -> list[models.Deferral]:
+        """The items of `queue` deferred to a time still to come."""
+        return self.wb.queue(queue).deferred()
+
+    def notes(self, queue: str, key: Any) -> list[models.Note]:
+        """An item's notes, oldest first."""
+        return self.wb.queue(queue).notes(key)
 
     def history(self, queue: str, key: Any) -> list[models.Event]:
         """An item's audit trail, oldest first."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
 
-from workbench.db import clock
+from workbench.db import clock, digests
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -160,7 +160,7 @@ class Backend:
         return sa.cast(key, item_key.type)
 
     def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
-        """What the audit trail keeps of a lock token (see audit.token_digest), computed by the
+        """What the audit trail keeps of a lock token (see digests.token_digest), computed by the
         database, for the statements that write or join the trail in SQL (`one_statement_writes`, a
         `board_activity` other than "keys"): the lower-case hex SHA-256 of the token's lower-case text."""
         raise NotImplementedError(f"{self.label or self.name}: no SQL digest of lock tokens")
@@ -173,14 +173,12 @@ class Backend:
             return
         except NotImplementedError:  # no digest in this database's SQL: row by row
             pass
-        from workbench.db import audit  # the trail's own rule; audit imports backends
-
         rows = conn.execute(sa.select(table.c.id, table.c.token).where(kept)).all()
         update = sa.update(table).where(table.c.id == sa.bindparam("wb_id")).values(token=sa.bindparam("wb_token"))
         for start in range(0, len(rows), 1000):
             conn.execute(
                 update,
-                [{"wb_id": id_, "wb_token": audit.token_digest(token)} for id_, token in rows[start : start + 1000]],
+                [{"wb_id": id_, "wb_token": digests.token_digest(token)} for id_, token in rows[start : start + 1000]],
             )
 
     def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -12,6 +12,27 @@ from workbench.db.backends.base import Backend
 
 if TYPE_CHECKING:
     from workbench.config import model
+
+
+class Grants:
+    """`workbench grants` on SQL Server: the script of procedures (db/protocol_mssql.py) and the calls of
+    them (db/procedures.py). Both build on the engine's statements, which build on this backend, so
+    they hand themselves in here when imported (the work queue imports procedures.py, which imports
+    protocol_mssql.py) instead of this backend importing them."""
+
+    script: Callable[[Any, Any, str, Any], list[str]] | None = None
+    revoke_script: Callable[[Any, Any, str], list[str]] | None = None
+    procedures: Callable[[Any, Any, str | None], Any] | None = None
+
+
+GRANTS = Grants()
+_T = TypeVar("_T")
+
+
+def _provided(found: _T | None) -> _T:
+    if found is None:  # a programming error: nothing that opens a database gets here without them
+        raise RuntimeError("SQL Server's grants are not loaded: import workbench.db.procedures first")
+    return found
 
 
 class MssqlBackend(Backend):
@@ -84,16 +105,12 @@ class MssqlBackend(Backend):
     def protocol_script(
         self, dialect: Any, q: Any, schema: str, revoke: bool = False, reviewed: Any = None
     ) -> list[str] | None:
-        from workbench.db import protocol_mssql  # it builds on the engine's statements, which import backends
-
         if revoke:
-            return protocol_mssql.revoke_script(dialect, q, schema)
-        return protocol_mssql.script(dialect, q, schema, reviewed)
+            return _provided(GRANTS.revoke_script)(dialect, q, schema)
+        return _provided(GRANTS.script)(dialect, q, schema, reviewed)
 
     def procedures(self, db: Any, q: Any, schema: str | None) -> Any:
-        from workbench.db import procedures  # it builds on the engine's statements, which import backends
-
-        return procedures.of(db, q, schema)
+        return _provided(GRANTS.procedures)(db, q, schema)
 
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "readpast"

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from workbench.core import errors
+from workbench.db import digests
 from workbench.db.backends import indexes
 from workbench.db.backends.base import Backend
 
@@ -30,9 +31,7 @@ DIGEST_FUNCTION = "workbench_token_digest"  # SQLite has no SHA-256 of its own: 
 
 
 def _add_functions(dbapi_conn: Any) -> None:
-    from workbench.db import audit  # the trail's own rule; audit imports backends
-
-    dbapi_conn.create_function(DIGEST_FUNCTION, 1, audit.token_digest, deterministic=True)
+    dbapi_conn.create_function(DIGEST_FUNCTION, 1, digests.token_digest, deterministic=True)
 
 
 class SqliteBackend(Backend):

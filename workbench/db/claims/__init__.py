@@ -6,12 +6,14 @@ import sqlalchemy as sa
 
 from workbench.core import errors
 from workbench.db import backends
-from workbench.db.claims import base, batched, mssql, portable, postgresql, stepwise
+from workbench.db.claims import base, batched, lock_table, mssql, portable, postgresql, stepwise
 
 ClaimMethod = base.ClaimMethod
 ClaimRequest = base.ClaimRequest
 Claimed = base.Claimed
 claim_of = base.claim_of
+# A queue whose locks live in a lock table, on a database without a lock-table claim of its own.
+base.ClaimMethod.portable_lock_table = lock_table.LockTableClaim
 
 _METHODS = {
     "skip-locked": postgresql.SkipLockedClaim,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 
@@ -59,6 +59,9 @@ class ClaimMethod:
     """Locks rows for a user: the lock is written first, the row is read after (or returned by) the write."""
 
     name = "abstract"
+    # The lock-table claim of a database without one of its own. It builds on the portable claim, which
+    # builds on this class: the claims package sets it (claims/__init__.py) instead of this module importing it.
+    portable_lock_table: ClassVar[type[ClaimMethod] | None] = None
 
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: ClaimRequest
@@ -67,9 +70,8 @@ class ClaimMethod:
 
     def lock_table_claim(self) -> ClaimMethod:
         """This database's claim for a queue whose locks live in a separate lock table (shapes 5, 6)."""
-        from workbench.db.claims import lock_table  # it builds on the portable claim, which builds on this
-
-        return lock_table.LockTableClaim()
+        assert ClaimMethod.portable_lock_table is not None, "set by the claims package"
+        return ClaimMethod.portable_lock_table()
 
     def prepare(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
         """Make what this method's claims of `q` keep in the database, at `workbench init` (nothing here)."""

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, fastpath, guarded, lockshapes, mapping, permissions, protocol
+from workbench.db import clock, connect, enforcement, fastpath, guarded, lockshapes, mapping, protocol, roles
 from workbench.db.claims import base, lock_table, pg_function, portable
 
 
@@ -43,7 +43,7 @@ class SkipLockedClaim(base.ClaimMethod):
                 return super().claim_next(db, q, trail, user, count)
             request = base.ClaimRequest(user=user, count=count)
             login = (
-                db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema))
+                enforcement.of(db, q, trail.table.schema).trusted_next()
                 if count == 1 and _NextClaims.reads_lock_time(q)
                 else None
             )
@@ -69,11 +69,11 @@ class SkipLockedClaim(base.ClaimMethod):
             self._next[(id(q), count)] = reader
         if reader.login is not None and user != reader.login:
             # The trusted claim locks under the login; another workbench name cannot use it.
-            raise permissions.login_mismatch_error(user, reader.login)
+            raise roles.login_mismatch_error(user, reader.login)
         try:
             return reader.claims(user)
         except sa.exc.DBAPIError as exc:
-            if not protocol.is_missing_function(exc):
+            if not enforcement.of(db, q, trail.table.schema).function_gone(exc):
                 raise
             # `workbench grants --revoke` while this process ran: back to the plain statement.
             del self._next[(id(q), count)]
@@ -96,7 +96,7 @@ class SkipLockedClaim(base.ClaimMethod):
     ) -> base.FinishThenClaim | None:
         if not (q.shape.all_in_row and q.shape.token_in_row):
             return None
-        if db.read(lambda conn: protocol.callable_next(conn, q, trail.table.schema)) is not None:
+        if enforcement.of(db, q, trail.table.schema).trusted_next() is not None:
             return None  # under `workbench grants` the claim is the database's own function
         check_limit = bool(q.config.max_locks_per_user)
 

@@ -1,0 +1,237 @@
+"""The real window under Xvfb with the Linux accessibility bus on, read from outside the process over
+AT-SPI as Orca reads it (issue 40): every control named, the announcements at Next, at the expiry
+warning and at the loss, a timer that is not renamed every second, Tab out of Pick's list and the lock
+board to their buttons.
+
+Needs Xvfb, dbus-x11, at-spi2-core and Debian's python3-pyatspi (.ci/run installs them); skipped
+without them, except where servers are required (CI), where their absence fails the run.
+See ../shared/notes/platform.md §12 for the order things start in."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REQUIRE_SERVERS
+
+ROOT = Path(__file__).resolve().parent.parent
+SYSTEM_PYTHON = "/usr/bin/python3"  # pyatspi is Debian's, for Debian's python
+BUS_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
+# A screen reader's idea of a control: what takes input (a label or a table cell is read, not used).
+CONTROLS = {"push button", "combo box", "text", "entry", "password text", "spin button", "check box", "table"}
+
+
+def _missing() -> str | None:
+    for tool in ("Xvfb", "dbus-launch", "dbus-send", BUS_LAUNCHER, SYSTEM_PYTHON):
+        if shutil.which(tool) is None:
+            return tool
+    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import pyatspi"], capture_output=True, check=False)
+    return "python3-pyatspi" if probe.returncode else None
+
+
+class Lines:
+    """A child process that answers in JSON lines, read on a thread so that waiting can time out."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            args, env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                self.lines.put(json.loads(line))
+
+    def send(self, command: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+
+    def wait(self, wanted: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                message = self.lines.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                break
+            self.seen.append(message)
+            if wanted(message):
+                return message
+        err = self.proc.stderr.read() if self.proc.poll() is not None and self.proc.stderr else ""
+        raise AssertionError(f"not answered within {timeout} s; seen {self.seen[-8:]} {err[-2000:]}")
+
+    def ask(self, command: str, key: str, timeout: float = 10.0) -> Any:
+        self.send(command)
+        return self.wait(lambda m: key in m, timeout)[key]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.send("quit")
+                self.proc.wait(5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def bus(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """An X server, a session bus and the accessibility bus on it; the environment to start apps in."""
+    missing = _missing()
+    if missing is not None:
+        if REQUIRE_SERVERS:
+            pytest.fail(f"{missing} is not installed (.ci/run installs it)")
+        pytest.skip(f"{missing} is not installed")
+    started: list[subprocess.Popen[bytes]] = []
+    read, write = os.pipe()
+    xvfb = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started.append(xvfb)
+    os.close(write)
+    with os.fdopen(read) as display_pipe:
+        display = display_pipe.readline().strip()
+    launched = subprocess.run(["dbus-launch", "--sh-syntax"], capture_output=True, text=True, check=True).stdout
+    values = dict(
+        part.split("=", 1)
+        for line in launched.splitlines()
+        if "=" in line
+        for part in [line.split(";")[0].strip().removeprefix("export ")]
+    )
+    address, dbus_pid = values["DBUS_SESSION_BUS_ADDRESS"].strip("'"), int(values["DBUS_SESSION_BUS_PID"])
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "DISPLAY": f":{display}",
+        "DBUS_SESSION_BUS_ADDRESS": address,
+        "QT_ACCESSIBILITY": "1",
+        "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
+        "QT_QPA_PLATFORM": "xcb",
+        "WORKBENCH_HOME": str(tmp_path / "home"),
+        "LANG": "C.UTF-8",
+        "LANGUAGE": "en",
+        "PYTHONPATH": str(ROOT),
+        "NO_AT_BRIDGE": "0",
+    }
+    started.append(
+        subprocess.Popen(
+            [BUS_LAUNCHER, "--launch-immediately"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+    )
+    _wait_for_the_bus(env)  # Qt looks for it once, at start-up: without it the app stays silent
+    try:
+        yield env
+    finally:
+        for proc in reversed(started):
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        os.kill(dbus_pid, signal.SIGTERM)
+
+
+def _wait_for_the_bus(env: dict[str, str]) -> None:
+    """Until the accessibility bus answers on the session bus (dbus-send comes with dbus-x11)."""
+    ask = ["dbus-send", "--session", "--dest=org.a11y.Bus", "--print-reply", "/org/a11y/bus", "org.a11y.Bus.GetAddress"]
+    end = time.monotonic() + 10
+    while subprocess.run(ask, env=env, capture_output=True, check=False).returncode:
+        assert time.monotonic() < end, "the accessibility bus did not start"
+        time.sleep(0.1)
+
+
+def unnamed(tree: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The controls a screen reader could only call by their kind: no name, and no label naming them. A
+    list box (combo box) has its value as its name over AT-SPI: it counts as named only with a label."""
+    return [
+        node
+        for node in tree
+        if node["role"] in CONTROLS
+        and not (node["labelled"] if node["role"] == "combo box" else node["name"].strip() or node["labelled"])
+    ]
+
+
+def test_a_screen_reader_reads_the_window_and_hears_the_timer(bus: dict[str, str]) -> None:
+    app = Lines([sys.executable, "-m", "tests.gui.a11y_driver"], bus)
+    reader = Lines([SYSTEM_PYTHON, str(ROOT / "tests" / "gui" / "atspi_reader.py")], bus)
+    try:
+        app.wait(lambda m: "ready" in m, 20)
+        reader.wait(lambda m: "listening" in m)
+        end = time.monotonic() + 10
+        tree = reader.ask("tree", "tree")
+        while not any(n["role"] == "frame" and "workbench" in n["name"] for n in tree):
+            assert time.monotonic() < end, tree[:5]  # the window registers with the bus a moment after it shows
+            time.sleep(0.2)
+            tree = reader.ask("tree", "tree")
+        assert unnamed(tree) == []  # the start page
+        assert any(n["role"] == "combo box" and n["labelled"] for n in tree)  # the queue picker, by its label
+
+        key = app.ask("next", "claimed")
+        opened = reader.wait(lambda m: m.get("event") == "announcement")
+        assert f"Helpdesk cases {key}" in opened["text"] and opened["politeness"] == 1, opened
+        assert unnamed(reader.ask("tree", "tree")) == []  # the form, its actions, the notes beside it
+        assert app.ask("release", "dialog") == "release_dialog"
+        assert unnamed(reader.ask("tree", "tree")) == []
+        app.ask("close", "closed")
+
+        app.ask("warn", "warned")
+        warning = reader.wait(lambda m: m.get("event") == "announcement")
+        assert "runs out" in warning["text"] and warning["politeness"] == 1, warning  # polite
+        time.sleep(2.2)  # the timer and the banner count down meanwhile
+        app.ask("lose", "lost")
+        lost = reader.wait(lambda m: m.get("event") == "announcement")
+        assert lost["politeness"] == 2, lost  # assertive: said at once
+        assert "sue" in lost["text"] and "customer escalated" in lost["text"], lost
+        heard = [m for m in reader.seen if m.get("event") == "announcement"]
+        assert len(heard) == 3, heard  # the countdown is not announced again
+        renamed = [m for m in reader.seen if m.get("event") == "name" and "left" in m["name"]]
+        assert renamed == [], renamed[:3]  # the status bar's timer keeps its name
+
+        assert app.ask("resume", "page") == "resume"
+        assert unnamed(reader.ask("tree", "tree")) == []  # the resume panel: the list and its buttons
+
+        assert app.ask("pick", "dialog") == "pick_dialog"
+        assert unnamed(reader.ask("tree", "tree")) == []
+        app.ask("focus pick_table", "focus")
+        reader.wait(lambda m: m.get("event") == "focus" and m["role"] == "table")
+        app.ask("tab", "focus")  # on to the buttons, not to the next cell
+        reached = reader.wait(lambda m: m.get("event") == "focus")
+        assert (reached["role"], reached["name"]) == ("push button", "Claim"), reached
+        app.ask("close", "closed")
+
+        assert app.ask("console", "console") == 3
+        assert unnamed(reader.ask("tree", "tree")) == []  # the lock board's tab
+        app.ask("focus lock_board", "focus")
+        reader.wait(lambda m: m.get("event") == "focus" and m["role"] == "table")
+        app.ask("tab", "focus")
+        reached = reader.wait(lambda m: m.get("event") == "focus")
+        assert reached["role"] == "push button", reached  # Force release…, below the board
+        for sheet in range(1, 5):  # Queue health, Operators, Item history, Charts
+            title = app.ask(f"sheet {sheet}", "sheet")
+            tree = reader.ask("tree", "tree")
+            assert unnamed(tree) == [], title
+        charts = [n["name"] for n in tree if n["name"].startswith("Chart: ")]
+        assert len(charts) == 3, charts  # each chart named
+        app.ask("close", "closed")
+    finally:
+        reader.stop()
+        app.stop()

@@ -1,0 +1,35 @@
+"""How a queue's writes run (db/enforcement.py) is decided once per queue, not asked of the database by
+every operation: PostgreSQL under `workbench grants`, where the trusted claim and Complete are used."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
+from workbench.db import enforcement
+
+
+def test_the_trusted_functions_are_asked_about_once_per_queue_however_many_operations(pg: Pg) -> None:
+    wb = pg.open("ann")
+    work = wb.queue("cases")
+    asked: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if "to_regprocedure" in statement:  # protocol._callable: is the function there, may this login call it?
+            asked.append(statement)
+
+    sa.event.listen(wb.engine, "before_cursor_execute", seen)
+    # Next item and Complete by two outcomes, twice each, then a Complete followed by the next item.
+    for outcome in ("resolved", "waiting", "resolved", "waiting"):
+        lock = work.claim_next("ann")[0].lock
+        assert work.complete("ann", lock.key, lock.token, outcome).outcome == outcome
+    lock = work.claim_next("ann")[0].lock
+    done = work.complete("ann", lock.key, lock.token, "resolved", then_next=True)
+    assert done.next is not None and done.next.lock.owner == "ann"
+    assert len(asked) == 2  # the trusted claim's and the trusted Complete's
+    # One owner: the queue, its guarded writes and its claim method ask the same object.
+    assert work.enforcement is work.writer.enforcement
+    assert work.enforcement is enforcement.of(wb.db, work.q, wb.config.database.workbench_schema)
+    assert work.enforcement.trusted_next() == "ann" and work.enforcement.trusted_complete() == "ann"

@@ -1,0 +1,124 @@
+"""How one queue's writes are executed on its database: decided here, once per queue, for every operation.
+
+The ways a claim or a write under a lock runs:
+
+- SQL Server under `workbench grants`: the queue's procedures (procedures.py) do every write, with its
+  audit row; operators may not write the table themselves.
+- PostgreSQL under `workbench grants`: the trusted claim and Complete functions (protocol.py), run as
+  the table's owner for the calling login.
+- PostgreSQL otherwise: the claim as a PL/pgSQL function where the login may create one
+  (claims/pg_function.py, which says so once per statement), else the prepared one-statement fast
+  path (fastpath.py); the writes without edits as one prepared statement, with their audit row.
+- MySQL/MariaDB: a Complete as one batch of statements (batches.py), one round trip.
+- Everywhere else, and every write with edits: two steps in one transaction, the fenced UPDATE and
+  its audit row.
+
+The service hands each queue its Enforcement when it binds the queue (Workbench.queue); the claim
+methods and the guarded writes ask it (`of`) instead of asking the database. What the database
+tells later, that `workbench grants --revoke` removed a function or procedure while workbench ran,
+or that a script was applied (SQL Server's procedures are asked again every RECHECK_SECONDS while
+they are not there), is reported here and changes the answer for every operation from then on.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import typing
+import weakref
+from collections.abc import Callable
+from typing import TypeVar
+
+import sqlalchemy as sa
+
+from workbench.db import connect, dberrors, mapping, protocol
+
+if typing.TYPE_CHECKING:  # procedures builds on the guarded writes, which build on this module
+    from workbench.db import procedures as procedures_mod
+
+T = TypeVar("T")
+
+
+class Own(enum.Enum):
+    """by_procedures' answer where workbench's own statements do the write."""
+
+    STATEMENTS = "own statements"
+
+
+OWN = Own.STATEMENTS
+
+_known: weakref.WeakKeyDictionary[connect.Database, dict[int, Enforcement]] = weakref.WeakKeyDictionary()
+_known_lock = threading.Lock()
+
+
+def of(db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> Enforcement:
+    """`q`'s Enforcement on `db`: the one the service bound it with (made here for a queue bound by hand)."""
+    with _known_lock:
+        per_db = _known.setdefault(db, {})
+        found = per_db.get(id(q))
+        if found is None or found.q is not q:
+            found = per_db[id(q)] = Enforcement(db, q, schema)
+        return found
+
+
+class Enforcement:
+    """The execution variant of one queue's writes on one database (see the module's text)."""
+
+    def __init__(self, db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> None:
+        self.db, self.q, self.schema = db, q, schema
+        # One prepared statement per write (PostgreSQL, a lock kept in the row): the write and its
+        # audit row in one round trip; else two steps in a transaction.
+        self.one_statement = q.backend.one_statement_writes and q.shape.one_statement
+        # The trusted functions' login (None: not there, or this login may not call them), asked of
+        # the database the first time an operation needs to know; forgotten when one goes away.
+        self._trusted: dict[str, str | None] = {}
+
+    @property
+    def batches(self) -> bool:
+        """Does the database take several statements in one round trip (MySQL/MariaDB)? The fast
+        pool is made when first asked."""
+        return bool(self.db.held.batches)
+
+    # -- SQL Server's procedures --------------------------------------------------------------
+
+    def procedures(self) -> procedures_mod.Procedures | None:
+        """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
+        return typing.cast("procedures_mod.Procedures | None", self.q.backend.procedures(self.db, self.q, self.schema))
+
+    def by_procedures(self, run: Callable[[procedures_mod.Procedures], T]) -> T | Own:
+        """`run(the queue's procedures)` where they do this queue's writes; OWN where workbench's own
+        statements do, also when the procedures were removed (`grants --revoke`) while this process ran."""
+        calls = self.procedures()
+        if calls is None:
+            return OWN
+        try:
+            return run(calls)
+        except dberrors.ProceduresRevoked:
+            return OWN  # `grants --revoke` while this process ran: workbench's own statements
+
+    # -- PostgreSQL's trusted functions -------------------------------------------------------
+
+    def trusted_next(self) -> str | None:
+        """The login the database's own claim of the next item runs for (None: workbench's statement)."""
+        return self._asked("next", protocol.callable_next)
+
+    def trusted_complete(self) -> str | None:
+        """The login the database's own Complete without edits runs for (None: workbench's statement)."""
+        return self._asked("complete", protocol.callable_complete)
+
+    def _asked(
+        self, which: str, probe: Callable[[sa.Connection, mapping.BoundQueue, str | None], str | None]
+    ) -> str | None:
+        if not self.q.backend.roles:
+            return None  # `workbench grants` installs functions on PostgreSQL only
+        if which not in self._trusted:
+            self._trusted[which] = self.db.read(lambda conn: probe(conn, self.q, self.schema))
+        return self._trusted[which]
+
+    def function_gone(self, exc: sa.exc.DBAPIError) -> bool:
+        """Was `exc` a trusted function missing (`grants --revoke` while workbench ran)? Then every
+        operation uses workbench's own statements from now on (the functions are asked about again)."""
+        if not protocol.is_missing_function(exc):
+            return False
+        self._trusted.clear()
+        return True

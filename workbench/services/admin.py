@@ -1,0 +1,186 @@
+"""What setting up and looking after a database takes: open and log in, attach a queue's table, grants,
+roles and groups, published queue settings, a connection's and the claim's self-checks.
+
+The command line and the windows reach the engine through here (and operator.py, supervisor.py) only;
+tests/test_layers.py keeps it so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from workbench.config import model
+from workbench.db import attach as attach_mod
+from workbench.db import dberrors, groups, migrations, permissions, probe, published, racecheck, service
+
+Workbench = service.Workbench  # an open database: the handle the windows and commands pass around
+ProbeResult = probe.ProbeResult
+RaceResult = racecheck.RaceResult
+Published = published.Published
+NO_ROLES_NOTE = permissions.NO_ROLES_NOTE
+
+T = TypeVar("T")
+
+
+def open_database(config: model.Config, *, password: str | None = None) -> Workbench:
+    """A handle on the config's database (nothing is read yet)."""
+    return service.Workbench.open(config, password=password)
+
+
+def no_queues(database: model.DatabaseConfig) -> model.Config:
+    """A Config with no queues: enough to open a connection to `database`."""
+    return model.Config(path="", database=database, queues={})
+
+
+def log_in(wb: Workbench) -> None:
+    """Connect once: LoginRefused or DatabaseUnavailable (core errors) now rather than at the first command."""
+    with dberrors.translated(), wb.engine.connect():
+        pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Attached:
+    """What `attach` found missing on a queue's table, as DDL, and whether it ran it."""
+
+    ddl: str
+    applied: bool
+    notes: list[str]
+    suggested: bool  # indexes it suggests (never adds by itself)
+    empty: bool  # nothing is missing
+
+
+def attach(wb: Workbench, queue: str, *, apply: bool) -> Attached:
+    """The lock columns and claim indexes `queue`'s table lacks, as DDL; run when `apply`."""
+    if queue not in wb.config.queues:
+        wb.queue(queue)  # raises the "no such queue" usage error
+    config = wb.config.queues[queue]
+    # The whole config first, against the tables as they will be: nothing changes for a config that
+    # `next` would refuse.
+    wb.validate(attaching=True)
+    with dberrors.translated(), wb.engine.begin() as conn:
+        plan = attach_mod.plan(conn, config, wb.config.path)
+        ddl = attach_mod.render(conn, plan)
+        if apply and not plan.empty:
+            attach_mod.apply(conn, plan)
+    return Attached(ddl, bool(apply and not plan.empty), list(plan.notes), bool(plan.suggested), plan.empty)
+
+
+@dataclasses.dataclass(frozen=True)
+class Grants:
+    """What `grants` sets up for a queue: statements run here (PostgreSQL), a script to run elsewhere
+    (SQL Server), or neither (the database has no roles workbench sets up)."""
+
+    dialect: str
+    table_label: str
+    roles: bool  # the database has roles workbench sets up (PostgreSQL): the statements are below
+    ddl: str = ""  # the statements, as text (PostgreSQL)
+    applied: bool = False
+    batches: list[str] | None = None  # the script's batches (SQL Server)
+
+
+def grants(wb: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grants:
+    """The grants, policies and functions that make the database enforce `queue`'s rules (or take them back)."""
+    dialect = wb.db.dialect
+    bound = wb.queue(queue).q
+    label = bound.config.table_label
+    if not wb.db.backend.roles:
+        with dberrors.translated():
+            batches = wb.db.backend.protocol_script(
+                wb.engine.dialect,
+                bound,
+                wb.config.database.workbench_schema or "dbo",
+                revoke=revoke,
+                reviewed=wb.config.reviewed_by(queue),
+            )
+        return Grants(dialect, label, roles=False, batches=batches)
+    with dberrors.translated(), wb.engine.begin() as conn:
+        own = wb.config.database.workbench_schema
+        statements = (
+            permissions.revoke_plan(conn, bound, own)
+            if revoke
+            else permissions.plan(conn, bound, own, wb.config.reviewed_by(queue))
+        )
+        ddl = permissions.render(statements)
+        if apply:
+            permissions.apply(conn, statements)
+    return Grants(dialect, label, roles=True, ddl=ddl, applied=apply)
+
+
+def _own(wb: Workbench, change: bool, run: Callable[[Any, str | None], T]) -> T:
+    """`run(conn, schema)` on workbench's own tables, checked to be there first (a write when `change`)."""
+    schema = wb.config.database.workbench_schema
+
+    def checked(conn: Any) -> T:
+        migrations.check(conn, schema)
+        return run(conn, schema)
+
+    return wb.db.write(checked) if change else wb.db.read(checked)
+
+
+@dataclasses.dataclass(frozen=True)
+class Roles:
+    """What a `role` command did (a grant, a revocation, or the list), and what the database holds now."""
+
+    result: Any
+    supervisors: list[str]
+    database_roles: bool  # the database's own roles are in use (PostgreSQL grants)
+
+
+def roles(wb: Workbench, actor: str, action: str, who: str = "", role: str = "") -> Roles:
+    """`action`: "grant" `who` the `role`, "revoke" `who`'s role, or "list" every role."""
+
+    def run(conn: Any, schema: str | None) -> Roles:
+        if action == "grant":
+            result: Any = permissions.grant(conn, schema, actor, who, role)
+        elif action == "revoke":
+            result = permissions.revoke(conn, schema, actor, who)
+        else:
+            result = permissions.list_roles(conn, schema)
+        return Roles(result, permissions.supervisors(conn, schema), bool(permissions.database_roles_in_use(conn)))
+
+    return _own(wb, action != "list", run)
+
+
+def group(wb: Workbench, actor: str, action: str, who: str = "", name: str | None = None) -> Any:
+    """`action`: "add" `who` to group `name`, "remove" them, or "list" its members (every group's: None)."""
+
+    def run(conn: Any, schema: str | None) -> Any:
+        if action == "add":
+            return groups.add(conn, schema, actor, who, name or "")
+        if action == "remove":
+            return groups.remove(conn, schema, actor, who, name or "")
+        return groups.members(conn, schema, name)
+
+    return _own(wb, action != "list", run)
+
+
+def publish(wb: Workbench, body: str, actor: str, note: str | None) -> Published:
+    """Publish queue settings (every queue of wb's config is checked against the database first)."""
+    for name in wb.config.queues:
+        wb.queue(name)
+    return published.publish(wb.engine, wb.config.database.workbench_schema, body, actor, note)
+
+
+def published_settings(wb: Workbench, *, every: bool) -> list[Published]:
+    """The newest published queue settings (every version, newest first, when `every`)."""
+    schema = wb.config.database.workbench_schema
+    if every:
+        return published.history(wb.engine, schema)
+    return [v for v in [published.latest(wb.engine, schema)] if v is not None]
+
+
+def check_connection(url: Any, *, password: str | None, connect_timeout: int) -> ProbeResult:
+    """Can this computer reach and log in to the database at `url`? Why not, in plain words."""
+    return probe.check(url, password=password, connect_timeout=connect_timeout)
+
+
+def odbc_drivers() -> tuple[str, ...]:
+    """The ODBC drivers installed on this computer."""
+    return probe.installed_odbc_drivers()
+
+
+def claim_check(wb: Workbench) -> RaceResult:
+    """The claim self-check: two claims at once never take the same item (db/racecheck.py)."""
+    return racecheck.check(wb)

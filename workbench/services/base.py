@@ -1,0 +1,59 @@
+"""What every service shares: the open database, the user it acts for, and what it says about a queue."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from workbench import fieldspec
+from workbench.db import service, stats
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueLayout:
+    """How a queue's items look: the form's fields, the columns that tell items apart in a list."""
+
+    name: str
+    key_name: str
+    fields: list[fieldspec.FieldSpec]
+    list_columns: list[str]
+    lock_seconds: int
+    due_column: str | None = None  # when an item is due (the queue's `due`), if it names one
+    source_column: str | None = None  # the item's source document or text (the queue's `source`), if any
+
+
+class Service:
+    """One user's view of the queues of one database (blocking: call off the GUI thread)."""
+
+    def __init__(self, wb: service.Workbench, user: str) -> None:
+        self.wb, self.user = wb, user
+
+    @property
+    def queues(self) -> list[str]:
+        return list(self.wb.config.queues)
+
+    def check_queue(self, queue: str) -> None:
+        """UsageError for a queue the config does not name, ConfigError for a config the database
+        refuses: said before anything runs (the first call checks every queue)."""
+        self.wb.queue(queue)
+
+    def key_of(self, queue: str, key: Any) -> Any:
+        """`key` (e.g. typed on the command line) as the queue's key column holds it."""
+        return self.wb.queue(queue).q.coerce_key(key)
+
+    def db_clock(self, queue: str) -> stats.Clock:
+        """The database clock now, on the queue's clock: `.now`, `.utc`, `.today_start`."""
+        return self.wb.queue(queue).db_clock()
+
+    def layout(self, queue: str) -> QueueLayout:
+        """The queue's form and list columns (the first call checks the config against the table)."""
+        q = self.wb.queue(queue).q
+        return QueueLayout(
+            name=queue,
+            key_name=q.key.name,
+            fields=fieldspec.field_specs(q),
+            list_columns=[c.name for c in q.list_columns],
+            lock_seconds=q.config.lock_seconds,
+            due_column=q.due.name if q.due is not None else None,
+            source_column=q.source_column.name if q.source_column is not None else None,
+        )
