@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
 # The GUI tests read the English texts, whatever the language of the machine (a test that wants
@@ -34,6 +35,7 @@ SERVER_FIXTURES = frozenset(
         "replicated",  # tests/test_failover.py, tests/gui/test_failover_window.py: a primary and its standby
         "galera",  # tests/test_galera.py: a three-node cluster
         "patroni_cluster",  # tests/gui/test_patroni.py: three PostgreSQL nodes under Patroni
+        "pgbouncer",  # a PgBouncer in transaction pooling in front of pg_server
     }
 )
 
@@ -106,6 +108,42 @@ def pg_server() -> Iterator[servers.Server]:
         _unavailable("PostgreSQL", str(exc))
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def pgbouncer(pg_server: servers.Server) -> Iterator[servers.PgBouncer]:
+    try:
+        bouncer = servers.start_pgbouncer(pg_server)
+    except servers.ServerUnavailable as exc:
+        _unavailable("PgBouncer", str(exc))
+    yield bouncer
+    bouncer.stop()
+
+
+class PooledEnv(support.Env):
+    """A fresh PostgreSQL database reached through PgBouncer in transaction pooling, with
+    `[database] pooler = "transaction"` in every config it writes; `direct_url` bypasses the pooler."""
+
+    def __init__(self, bouncer: servers.PgBouncer, database: str, tmp: Path) -> None:
+        super().__init__("postgresql", "native", bouncer.url(database), tmp)
+        self.bouncer, self.database = bouncer, database
+        self.direct_url = bouncer.server.url(database)
+        self.engine.dispose()
+        self.engine = sa.create_engine(self.direct_url)  # the test's own look at the data
+
+    def config_text(self, text: str) -> str:
+        return super().config_text(text).replace("[database]\n", '[database]\npooler = "transaction"\n', 1)
+
+
+@pytest.fixture
+def pooled_env(pgbouncer: servers.PgBouncer, tmp_path: Path) -> Iterator[PooledEnv]:
+    """A fresh database used through PgBouncer (pool_mode = transaction) with the pooler setting."""
+    name = f"wbt_{uuid.uuid4().hex[:12]}"
+    pgbouncer.server.create_database(name)
+    environment = PooledEnv(pgbouncer, name, tmp_path)
+    yield environment
+    environment.close()
+    pgbouncer.server.drop_database(name)  # WITH (FORCE): the pooler's server connections to it go too
 
 
 @pytest.fixture(scope="session")

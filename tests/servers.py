@@ -596,3 +596,112 @@ def odbc_driver_name() -> str:
     if not names:
         raise ServerUnavailable(f"no MariaDB ODBC driver is registered (installed: {pyodbc.drivers()})")
     return names[0]
+
+
+@dataclasses.dataclass
+class PgBouncer:
+    """A PgBouncer in transaction pooling in front of a PostgreSQL server, as large sites run it:
+    every transaction may land on another server connection, so nothing of a session (a named
+    prepared statement, a temporary function, a SET) outlives it. It checks logins as the server
+    does (Server.password_user by its password, everyone else trusted on loopback); a login must be
+    listed in its auth_file (add_users)."""
+
+    server: Server  # the PostgreSQL behind it
+    port: int
+    work: Path
+    proc: subprocess.Popen[bytes]
+    users: dict[str, str]  # login: the password PgBouncer gives the server ("" where it trusts)
+
+    def url(self, database: str, user: str | None = None) -> str:
+        """SQLAlchemy URL of one database through the pooler."""
+        return f"postgresql+psycopg://{user or self.server.user}@127.0.0.1:{self.port}/{database}"
+
+    def add_users(self, *names: str, password: str = "") -> None:
+        """Let these logins through (they still need a role on the server), logging in to the server
+        with `password` (the server's password_user needs its own); reloads the auth_file."""
+        wanted = dict.fromkeys(names, password)
+        if wanted.items() <= self.users.items():
+            return
+        self.users.update(wanted)
+        _write_bouncer_users(self.work / "users.txt", self.users)
+        self.console("RELOAD")  # a signal would reach runuser, not PgBouncer
+
+    def server_connections(self) -> int:
+        """How many connections PgBouncer holds to the server (its SHOW SERVERS)."""
+        return len(self.console("SHOW SERVERS"))
+
+    def console(self, command: str) -> list[tuple[Any, ...]]:
+        """Run a command on PgBouncer's admin console (simple query protocol: it knows no other)."""
+        import psycopg
+
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, dbname="pgbouncer", user=self.server.user, autocommit=True
+        ) as conn:
+            cursor = conn.cursor()
+            cursor.execute(command.encode(), prepare=False)  # type: ignore[call-overload]
+            return cursor.fetchall() if cursor.description else []
+
+    def stop(self) -> None:
+        _end(self.proc, self.work, 10)
+
+
+def _write_bouncer_users(path: Path, users: dict[str, str]) -> None:
+    path.write_text("".join(f'"{name}" "{password}"\n' for name, password in sorted(users.items())))
+
+
+def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True) -> PgBouncer:
+    """Start PgBouncer (Debian's, /usr/sbin/pgbouncer) with pool_mode = transaction in front of
+    `server`; every database of the server is reachable under its own name. A small pool, so that
+    the clients of a test share server connections and whatever relies on a session shows;
+    `in_turn`: every session open from the start and lent in turn (False: PgBouncer's defaults, as a
+    benchmark runs it)."""
+    _may_start("PgBouncer")
+    binary = shutil.which("pgbouncer") or ("/usr/sbin/pgbouncer" if Path("/usr/sbin/pgbouncer").exists() else None)
+    if binary is None:
+        raise ServerUnavailable("pgbouncer is not installed (Debian: apt-get install pgbouncer)")
+    work = _workdir("wb-pgbouncer-")
+    port = free_port()
+    users = {server.user: ""}
+    _write_bouncer_users(work / "users.txt", users)
+    # As the server's own pg_hba.conf: the password user gives its password (PgBouncer checks it
+    # against the auth_file and logs in to the server with it), everyone else is trusted.
+    (work / "hba.conf").write_text(
+        f"host all {_PASSWORD_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n"
+    )
+    (work / "pgbouncer.ini").write_text(
+        "[databases]\n"
+        f"* = host={server.host} port={server.port}\n"
+        "[pgbouncer]\n"
+        f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
+        f"auth_type = hba\nauth_hba_file = {work / 'hba.conf'}\nauth_file = {work / 'users.txt'}\n"
+        f"admin_users = {server.user}\n"
+        f"pool_mode = transaction\nmax_client_conn = 2000\ndefault_pool_size = {pool_size}\n"
+        # Every session of the pool open from the start and lent in turn (not the last one used
+        # first): one client's transactions in a row land on different sessions, as under load.
+        + (f"min_pool_size = {pool_size}\nserver_round_robin = 1\n" if in_turn else "")
+        +
+        # libpq clients that pass `options` are refused without this; the settings are then dropped,
+        # which is what a client must not rely on.
+        "ignore_startup_parameters = extra_float_digits,options\n"
+        f"logfile = {work / 'pgbouncer.log'}\n"
+    )
+    _chown(work, "postgres")
+    for path in work.iterdir():
+        _chown(path, "postgres")
+    # In the foreground (no -d): the process is ours to stop, and it refuses to run as root.
+    proc = subprocess.Popen(
+        _as_user("postgres", [binary, str(work / "pgbouncer.ini")]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=work,
+    )
+    deadline = time.monotonic() + 15
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            break
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log = (work / "pgbouncer.log").read_text() if (work / "pgbouncer.log").exists() else ""
+            _end(proc, work, 5)
+            raise ServerUnavailable(f"PgBouncer did not start: {log[-2000:]}")
+        time.sleep(0.05)
+    return PgBouncer(server, port, work, proc, users)

@@ -82,6 +82,7 @@ def database_config(profile: profiles.Profile, base: model.DatabaseConfig | None
         clock=base.clock if base else "utc",
         connect_timeout=profile.connect_timeout,
         statement_timeout=profile.statement_timeout,
+        pooler="transaction" if "transaction" in (profile.pooler, base.pooler if base else "") else "none",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import multiprocessing
 import os
 import queue
@@ -12,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from tests import servers
 from tests.benchmarks import harness
 
 SETUP_TIMEOUT = 300.0  # seconds for all processes to start, import, connect and warm up (a busy 2-core box)
@@ -72,6 +74,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="PostgreSQL: also measure workbench under `workbench grants` (every claimer its own "
         "operator login, the protocol checked by the database)",
+    )
+    parser.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help='PostgreSQL: also measure workbench with `pooler = "transaction"` on a direct connection, '
+        "and workbench and the hand-written loop through a PgBouncer (pool_mode = transaction, a pool "
+        "of --processes server connections) in front of the same server",
     )
     args = parser.parse_args(argv)
     if args.processes < 1 or args.rows < 1 or args.seconds <= 0 or args.rounds < 1:
@@ -134,20 +143,46 @@ def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
     }
 
 
-def setup_hand_written(target: harness.Target, rows: int) -> dict[str, Any]:
+def setup_pooler_setting(target: harness.Target, rows: int) -> dict[str, Any]:
+    url, timings = harness.build_workbench_db(target, "wbbench_pooler", rows, pooler="transaction")
+    return {"kind": "workbench, pooler setting", "url": url, "password": None, "db": "wbbench_pooler", "setup": timings}
+
+
+def pgbouncer_setups(target: harness.Target, bouncer: servers.PgBouncer) -> list[Any]:
+    """workbench (with `pooler = "transaction"`) and the hand-written loop, through `bouncer`."""
+
+    def through(spec: dict[str, Any]) -> dict[str, Any]:
+        if "url" in spec:
+            spec["url"] = bouncer.url(spec["db"])
+        else:
+            spec["conninfo"] = spec["conninfo"].replace(f"port={target.server.port}", f"port={bouncer.port}")
+        spec["kind"] += " via PgBouncer"
+        return spec
+
+    def workbench(target: harness.Target, rows: int) -> dict[str, Any]:
+        url, timings = harness.build_workbench_db(target, "wbbench_pgbouncer", rows, pooler="transaction")
+        return through({"kind": "workbench", "url": url, "db": "wbbench_pgbouncer", "setup": timings})
+
+    def hand_written(target: harness.Target, rows: int) -> dict[str, Any]:
+        return through(setup_hand_written(target, rows, "wbbench_hand_pgbouncer"))
+
+    return [workbench, hand_written]
+
+
+def setup_hand_written(target: harness.Target, rows: int, name: str = "wbbench_hand") -> dict[str, Any]:
     import psycopg
 
-    target.fresh("wbbench_hand")
+    target.fresh(name)
     started = time.perf_counter()
-    with psycopg.connect(target.conninfo("wbbench_hand"), autocommit=True) as conn:
+    with psycopg.connect(target.conninfo(name), autocommit=True) as conn:
         for statement in harness.HAND_SCHEMA:
             conn.execute(statement)
         conn.execute(harness.HAND_FILL, (rows,))
         conn.execute("VACUUM ANALYZE jobs")
     return {
         "kind": "hand-written",
-        "conninfo": target.conninfo("wbbench_hand"),
-        "db": "wbbench_hand",
+        "conninfo": target.conninfo(name),
+        "db": name,
         "setup": {"fill": time.perf_counter() - started},
     }
 
@@ -195,7 +230,8 @@ def db_check(target: harness.Target, spec: dict[str, Any]) -> tuple[int, int]:
     try:
         with engine.connect() as conn:
             # Every workbench variant works the same demo table.
-            done_sql, held_sql = _DONE_SQL["workbench" if spec["kind"].startswith("workbench") else spec["kind"]]
+            kind = spec["kind"].removesuffix(" via PgBouncer")
+            done_sql, held_sql = _DONE_SQL["workbench" if kind.startswith("workbench") else kind]
             return int(conn.exec_driver_sql(done_sql).scalar() or 0), int(conn.exec_driver_sql(held_sql).scalar() or 0)
     finally:
         engine.dispose()
@@ -264,6 +300,7 @@ def run_processes(spec: dict[str, Any], processes: int, seconds: float, warmup: 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     target = harness.Target.open(args.backend, args.url, durable=args.durable)
+    bouncer = None
     try:
         print(
             f"claim_bench: {args.backend}, {args.processes} processes, {args.rows:,} rows per database, "
@@ -281,7 +318,16 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit("--grants needs PostgreSQL on a throwaway server (it creates login roles)")
             setups.append(setup_workbench_grants)
         if args.backend == "postgresql" and not args.no_references:
-            setups += [setup_procrastinate, setup_hand_written]
+            if importlib.util.find_spec("procrastinate") is None:
+                print("procrastinate is not installed: measured without it", flush=True)
+            else:
+                setups.append(setup_procrastinate)
+            setups.append(setup_hand_written)
+        if args.pgbouncer:
+            if args.backend != "postgresql" or target.server is None or target.password:
+                raise SystemExit("--pgbouncer needs PostgreSQL on a server without a password (it trusts loopback)")
+            bouncer = servers.start_pgbouncer(target.server, pool_size=args.processes, in_turn=False)
+            setups += [setup_pooler_setting, *pgbouncer_setups(target, bouncer)]
         specs = []
         for setup in setups:
             spec = setup(target, args.rows)
@@ -319,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
                 + ", ".join(f"{kind} {server_cpu[kind] / counted[kind] * 1000:.3f} ms" for kind in server_cpu)
             )
     finally:
+        if bouncer is not None:
+            bouncer.stop()
         target.close()
     return 0
 
@@ -342,6 +390,9 @@ def report(
         "workbench+grants": "grants/wb",
         "workbench, allow_defer = false": "wb/nodefer",
         "workbench, then next": "next/wb",
+        "workbench, pooler setting": "wb/pooler",
+        "workbench via PgBouncer": "wb/pgb",
+        "hand-written via PgBouncer": "wb/hand-pgb",
     }
     ratios = [
         (short[name], name, "workbench")

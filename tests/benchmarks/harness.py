@@ -191,9 +191,11 @@ class Target:
 # -- the demo table, filled fast --------------------------------------------------------------
 
 
-def bench_config(url: str, *, allow_defer: bool = True) -> model.Config:
-    """The demo config on `url`; the cases queue with long locks, no per-user limit and no cool-down."""
+def bench_config(url: str, *, allow_defer: bool = True, pooler: str = "none") -> model.Config:
+    """The demo config on `url`; the cases queue with long locks, no per-user limit and no cool-down;
+    `pooler` as `[database] pooler` says."""
     config = loader.parse(tomllib.loads(demo.config_text(url)), "claim-bench.toml")
+    config = dataclasses.replace(config, database=dataclasses.replace(config.database, pooler=pooler))
     cases = dataclasses.replace(
         config.queues[QUEUE],
         lock_seconds=LOCK_SECONDS,
@@ -334,9 +336,10 @@ def analyze(engine: sa.Engine, *tables: str) -> None:
 
 
 def build_workbench_db(
-    target: Target, name: str, rows: int, *, fraction: float = 1.0, layout: str = "newest"
+    target: Target, name: str, rows: int, *, fraction: float = 1.0, layout: str = "newest", pooler: str = "none"
 ) -> tuple[str, dict[str, float]]:
-    """A fresh database with the demo cases table filled, workbench initialised and the claim indexes made.
+    """A fresh database with the demo cases table filled, workbench initialised and the claim indexes made
+    (with `pooler = "transaction"`: init makes the claim function, PgBouncer's clients find it).
 
     Returns the workbench URL and the seconds each setup step took.
     """
@@ -351,7 +354,7 @@ def build_workbench_db(
     finally:
         load.dispose()
     started = time.perf_counter()
-    with service.Workbench.open(bench_config(url), password=target.password) as wb:
+    with service.Workbench.open(bench_config(url, pooler=pooler), password=target.password) as wb:
         wb.init()
         demo.attach_all(wb)  # the indexes `workbench attach --apply` would create
         timings["init+attach"] = time.perf_counter() - started
@@ -380,9 +383,17 @@ class WorkbenchOps:
     """workbench's public API, through its own engine, as one operator."""
 
     def __init__(
-        self, url: str, password: str | None, user: str, *, allow_defer: bool = True, then_next: bool = False
+        self,
+        url: str,
+        password: str | None,
+        user: str,
+        *,
+        allow_defer: bool = True,
+        then_next: bool = False,
+        pooler: str = "none",
     ) -> None:
-        self.wb = service.Workbench.open(bench_config(url, allow_defer=allow_defer), password=password)
+        config = bench_config(url, allow_defer=allow_defer, pooler=pooler)
+        self.wb = service.Workbench.open(config, password=password)
         # Each Complete claims the next item as well (as the window does after Complete): claim()
         # hands that one out without a round trip of its own.
         self.then_next = then_next
@@ -441,11 +452,15 @@ HAND_COMPLETE = "UPDATE jobs SET status = 'done' WHERE id = %s AND token = %s"
 
 
 class HandWrittenOps:
-    def __init__(self, conninfo: str, user: str) -> None:
+    def __init__(self, conninfo: str, user: str, *, prepare: bool = True) -> None:
+        """`prepare`: psycopg prepares each statement from its fifth run (its default); not through
+        a transaction pooler, whose next transaction may run on another server session."""
         import psycopg
         from psycopg import rows
 
         self.conn = psycopg.connect(conninfo, autocommit=True, row_factory=rows.dict_row)
+        if not prepare:
+            self.conn.prepare_threshold = None
         self.user = user
 
     def claim(self) -> tuple[int, str] | None:
@@ -511,6 +526,12 @@ def make_ops(spec: dict[str, Any], user: str) -> Ops:
         return WorkbenchOps(url, spec.get("password"), user)
     if kind == "hand-written":
         return HandWrittenOps(spec["conninfo"], user)
+    if kind == "workbench, pooler setting":  # `pooler = "transaction"` on a direct connection
+        return WorkbenchOps(spec["url"], spec.get("password"), user, pooler="transaction")
+    if kind == "workbench via PgBouncer":  # through PgBouncer's pool_mode = transaction, with the setting
+        return WorkbenchOps(spec["url"], spec.get("password"), user, pooler="transaction")
+    if kind == "hand-written via PgBouncer":
+        return HandWrittenOps(spec["conninfo"], user, prepare=False)
     if kind == "procrastinate":
         return ProcrastinateOps(spec["conninfo"])
     raise ValueError(kind)

@@ -195,6 +195,9 @@ class DatabaseConfig:
     clock: str
     connect_timeout: int
     statement_timeout: int
+    # "transaction": through a transaction pooler (declared in settings.DATABASE); a default here,
+    # so that a DatabaseConfig made in code (a connection profile's) needs no value.
+    pooler: str = settings.default(settings.DATABASE, "pooler")
 
 
 @dataclasses.dataclass(frozen=True)

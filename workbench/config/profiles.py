@@ -53,6 +53,7 @@ _KEYS = {
     "schema",
     "connect_timeout",
     "statement_timeout",
+    "pooler",
 }
 
 
@@ -78,6 +79,9 @@ class Profile:
     schema: str = ""  # where workbench's own tables live ("" = the default schema)
     connect_timeout: int = settings.default(settings.DATABASE, "connect_timeout")
     statement_timeout: int = settings.default(settings.DATABASE, "statement_timeout")
+    # "transaction": the server is reached through a transaction pooler (PgBouncer), as a config's
+    # `[database] pooler`; either saying so is enough.
+    pooler: str = settings.default(settings.DATABASE, "pooler")
 
     @property
     def effective_driver(self) -> str:
@@ -228,6 +232,8 @@ def check(profile: Profile) -> None:
         seconds, bound = getattr(profile, name), settings.get(settings.DATABASE, name).maximum  # as a config's
         if seconds < 1 or (bound is not None and seconds > bound):
             raise fail(name, f"must be between 1 and {bound} seconds")
+    if profile.pooler not in settings.POOLERS:
+        raise fail("pooler", f"must be one of {', '.join(settings.POOLERS)}")
     if profile.source not in SOURCES:
         raise fail("source", "must be 'file' (a queue config file) or 'database' (settings a supervisor published)")
     if profile.source == "file" and not profile.config.strip():

@@ -66,6 +66,7 @@ class Setting:
 
 CLAIM_METHODS = ("auto", "skip-locked", "select-skip-locked", "readpast", "immediate", "portable")
 CLOCKS = ("utc", "local")
+POOLERS = ("none", "transaction")
 
 DATABASE: tuple[Setting, ...] = (
     Setting(
@@ -98,6 +99,15 @@ DATABASE: tuple[Setting, ...] = (
     ),
     Setting(
         "statement_timeout", "integer", 30, "seconds one statement may take (at most a day)", minimum=1, maximum=86400
+    ),
+    Setting(
+        "pooler",
+        "choice",
+        "none",
+        "`transaction`: the connection goes through a pooler in transaction pooling (PgBouncer's "
+        "`pool_mode = transaction`), so nothing is kept in a server session between transactions "
+        '(see "PgBouncer"); `none`: a connection is one server session',
+        choices=POOLERS,
     ),
 )
 

@@ -54,6 +54,7 @@ def create_engine(
         url = url.set(password=password)
     engine = sa.create_engine(url, connect_args=connect_args, **kwargs)
     engine.workbench_connect_args = connect_args  # type: ignore[attr-defined]  # for Database's 2nd pool
+    engine.workbench_pooler = db.pooler  # type: ignore[attr-defined]  # read through pooled()
 
     def session_setup(target: sa.Engine) -> None:
         """Per-connection settings, for this engine and Database's fast pool alike."""
@@ -66,6 +67,13 @@ def create_engine(
     session_setup(engine)
     backend.engine_events(engine)
     return engine
+
+
+def pooled(engine: sa.Engine) -> bool:
+    """Whether the engine's connections go through a transaction pooler (`[database] pooler`): each
+    transaction may run on another server session, so none may rely on what an earlier one left
+    there (a named prepared statement, a temporary function, a SET)."""
+    return getattr(engine, "workbench_pooler", "none") == "transaction"
 
 
 odbc_option = odbc.odbc_option  # for callers that build ODBC URLs themselves (probe)
@@ -116,6 +124,7 @@ class Database:
                 pool_reset_on_return=None,
                 connect_args=getattr(self.engine, "workbench_connect_args", {}),
             )
+            self._fast_engine.workbench_pooler = getattr(self.engine, "workbench_pooler", "none")  # type: ignore[attr-defined]
             getattr(self.engine, "workbench_session_setup", _idle_ping)(self._fast_engine)
             self.backend.fast_pool_setup(self._fast_engine)
         return self._fast_engine
@@ -149,13 +158,21 @@ class Database:
         return self._busy_attempts
 
     def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
+        # Through a transaction pooler the session's settings are not ours: each transaction makes
+        # its own (SET LOCAL), e.g. its statement timeout (the backend's session_setup says which).
+        settings: sa.Executable | None = getattr(self.engine, "workbench_transaction_settings", None)
+
         def once() -> T:
             with dberrors.translated(), self.engine.connect() as conn:
                 if write:
                     conn = self.backend.for_writing(conn)
                     with self._write_lock, conn.begin():
+                        if settings is not None:
+                            conn.execute(settings)
                         return fn(conn)
                 with conn.begin():
+                    if settings is not None:
+                        conn.execute(settings)
                     return fn(conn)
 
         return self.retrying(once)

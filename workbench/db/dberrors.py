@@ -89,6 +89,12 @@ _LOGIN_MARKERS = (
 # PostgreSQL: connection exceptions (class 08) and operator intervention: shutdown, crash
 # shutdown, cannot connect now (a server starting or stopping; SQLSTATE 57P01-57P03).
 _UNREACHABLE_SQLSTATE_PREFIXES = ("08", "57p01", "57p02", "57p03")
+# What a session of its own is relied on for, lost to a transaction pooler that lends each transaction
+# another server session (PgBouncer's pool_mode = transaction) when the config does not say so: a
+# prepared statement made twice or not found (duplicate_prepared_statement, invalid_sql_statement_name),
+# and the session's temporary function or schema gone (undefined_function, invalid_schema_name).
+_POOLED_SQLSTATES = ("42p05", "26000")
+_POOLED_TEMP_SQLSTATES = ("42883", "3f000")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -204,6 +210,13 @@ def translated() -> Iterator[None]:
             raise errors.NotPermitted(f"the database did not permit this: {message}{hint}") from exc
         if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):
             raise errors.InvalidValue(f"the database rejected the value: {message}") from exc
+        if code in _POOLED_SQLSTATES or (code in _POOLED_TEMP_SQLSTATES and "pg_temp" in lower):
+            raise errors.ConfigError(
+                "the connection seems to go through a transaction pooler (PgBouncer's pool_mode = "
+                'transaction), which lends each transaction another server session: set pooler = "transaction" '
+                f"under [database] ({message})",
+                key="database.pooler",
+            ) from exc
         if _errno(exc) in _CHARSET_ERRNOS:
             # A value compared with a column whose character set cannot hold it (a latin1 table on
             # MySQL/MariaDB, and a token, user name or --where value with other characters).

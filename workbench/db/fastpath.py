@@ -11,6 +11,13 @@ statement (measured in tests/benchmarks/claim_bench.py, 8 processes on 2 cores):
 execution and result machinery, and then the psycopg cursor's (query conversion, prepared
 statement cache, result bookkeeping), which alone doubled the client CPU of a claim + complete
 pair next to the libpq calls it makes.
+
+Through a transaction pooler (`[database] pooler = "transaction"`, PgBouncer's pool_mode =
+transaction) the next call may run on another server session, which knows no statement this one
+prepared: there each call sends its statement unnamed, parsed and planned anew each time, and
+nothing is made on the session first (no `setup`). The session's timeouts are not ours either: the
+statement follows the transaction's own (SET LOCAL, the engine's workbench_transaction_settings) in
+one pipeline, one round trip and one implicit transaction.
 """
 
 from __future__ import annotations
@@ -168,6 +175,15 @@ class FastStatement:
         self._exchange, self._tuples_ok = generators.execute, pq.ExecStatus.TUPLES_OK
         self._columns: list[str] | None = None
         self._setup = setup.encode() if setup is not None else None
+        self._pooled = getattr(held.engine, "workbench_pooler", "none") == "transaction"
+        if self._pooled and setup is not None:
+            raise ValueError("a statement run through a transaction pooler cannot rely on a setup of its session")
+        local = getattr(held.engine, "workbench_transaction_settings", None) if self._pooled else None
+        self._local = (
+            str(local.compile(dialect=held.positional_dialect, compile_kwargs={"literal_binds": True})).encode()
+            if local is not None
+            else None
+        )
 
     def rows(self, values: Mapping[Any, Any]) -> list[tuple[Any, ...]]:
         """Execute with `values` (all of the sample's names) in autocommit; the rows as tuples."""
@@ -186,13 +202,19 @@ class FastStatement:
         error once more is the database's own, raised as it is."""
         conn, pgconn, tx = held.dbapi, held.pgconn, held.tx
         with conn.lock:
-            if self.name not in held.prepared:
-                self._run_setup(held)
-                pgconn.send_prepare(self.name, self._query)
-                _one_result(conn, conn.wait(self._exchange(pgconn)))
-                held.prepared.add(self.name)
-            pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
-            results = conn.wait(self._exchange(pgconn))
+            if self._local is not None:
+                results = self._pipelined(held, tx.dump_sequence(values, self._formats))
+            elif self._pooled:
+                pgconn.send_query_params(self._query, tx.dump_sequence(values, self._formats))
+                results = conn.wait(self._exchange(pgconn))
+            else:
+                if self.name not in held.prepared:
+                    self._run_setup(held)
+                    pgconn.send_prepare(self.name, self._query)
+                    _one_result(conn, conn.wait(self._exchange(pgconn)))
+                    held.prepared.add(self.name)
+                pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
+                results = conn.wait(self._exchange(pgconn))
         if len(results) != 1 or results[0].status != self._tuples_ok:
             from psycopg import errors
 
@@ -218,6 +240,30 @@ class FastStatement:
             self._columns = [result.fname(i).decode() for i in range(result.nfields)]
         tx.set_pgresult(result)
         return tx.load_rows(0, result.ntuples, tuple)
+
+    def _pipelined(self, held: _Held, params: Sequence[Any]) -> list[Any]:
+        """The transaction's settings, then the statement, in one pipeline ending in one Sync: one
+        implicit transaction, whose SET LOCAL applies to the statement and ends with it. The
+        statement's results (an error of the settings' query raised as it is)."""
+        from psycopg import OperationalError, generators
+
+        assert self._local is not None
+        conn, pgconn = held.dbapi, held.pgconn
+        pgconn.enter_pipeline_mode()
+        try:
+            pgconn.send_query_params(self._local, None)
+            pgconn.send_query_params(self._query, params)
+            pgconn.pipeline_sync()
+            conn.wait(generators.send(pgconn))
+            settings = conn.wait(generators.fetch_many(pgconn))
+            results: list[Any] = conn.wait(generators.fetch_many(pgconn))
+            conn.wait(generators.fetch_many(pgconn))  # the Sync's
+        finally:
+            # A connection lost half way cannot leave pipeline mode; it is dropped (rows()).
+            with contextlib.suppress(OperationalError):
+                pgconn.exit_pipeline_mode()
+        _one_result(conn, settings)
+        return results
 
     def _run_setup(self, held: _Held) -> None:
         if self._setup is not None:

@@ -69,8 +69,22 @@ class Workbench:
             applied = migrations.upgrade(self.engine, schema)
             named = {q.lock.table for q in self.config.queues.values() if q.lock.table}
             migrations.create_lock_tables(self.engine, schema, named)
+            if connect.pooled(self.engine):
+                self._prepare_claims()
         self._schema_checked = False
         return applied
+
+    def _prepare_claims(self) -> None:
+        """Through a transaction pooler: what the claims keep in the database (PostgreSQL's claim
+        function) made by init, for the logins that may not make it. Queues not ready yet (lock columns
+        still to attach) get theirs at the next init, or at the first claim of a login that may."""
+        try:
+            bound = self.db.read(lambda conn: self._check(conn, attaching=False, schema=True))
+        except errors.ConfigError:
+            return
+        for q in bound.values():
+            queue = self._work_queue(q)
+            queue.method.prepare(self.db, q, queue.trail)
 
     def queue(self, name: str) -> workqueue.WorkQueue:
         """The named queue, its table reflected and every configured name checked.

@@ -360,6 +360,7 @@ class ConnectionDialog(QDialog):
             schema=self._shown.schema,
             connect_timeout=self._shown.connect_timeout,
             statement_timeout=self._shown.statement_timeout,
+            pooler=self._shown.pooler,  # kept, as the timeouts: set in profiles.toml, not here
         )
 
     def password(self) -> str | None:

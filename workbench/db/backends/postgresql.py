@@ -31,20 +31,42 @@ class PostgresqlBackend(Backend):
     def engine_options(
         self, url: sa.URL, db: model.DatabaseConfig, create: bool
     ) -> tuple[sa.URL, dict[str, Any], dict[str, Any]]:
-        return (
-            url,
-            {},
-            {
-                "connect_timeout": db.connect_timeout,
-                "application_name": "workbench",
-                # Our transactions are one statement or a few; anything slower is a hung
-                # server or a lock wait, and must not freeze the operator's window.
-                "options": f"-c statement_timeout={db.statement_timeout * 1000} "
-                f"-c idle_in_transaction_session_timeout={db.statement_timeout * 2000}",
-            },
-        )
+        connect_args: dict[str, Any] = {"connect_timeout": db.connect_timeout, "application_name": "workbench"}
+        if db.pooler == "transaction":
+            # Every transaction may run on another server session: psycopg prepares no statement
+            # (it would by the fifth run of one, under a name the next session does not know), and
+            # the timeouts are made per transaction (session_setup), not for the session.
+            connect_args["prepare_threshold"] = None
+        else:
+            # Our transactions are one statement or a few; anything slower is a hung server or a
+            # lock wait, and must not freeze the operator's window.
+            connect_args["options"] = (
+                f"-c statement_timeout={db.statement_timeout * 1000} "
+                f"-c idle_in_transaction_session_timeout={db.statement_timeout * 2000}"
+            )
+        return url, {}, connect_args
+
+    def session_setup(self, engine: sa.Engine, db: model.DatabaseConfig) -> None:
+        if db.pooler == "transaction":
+            # The timeouts the connection's options set without a pooler, for one transaction each
+            # (SET LOCAL): connect.Database runs this first in every transaction of its own.
+            engine.workbench_transaction_settings = sa.select(  # type: ignore[attr-defined]
+                *(
+                    sa.func.set_config(sa.literal(name), sa.literal(str(ms)), sa.true())
+                    for name, ms in (
+                        ("statement_timeout", db.statement_timeout * 1000),
+                        ("idle_in_transaction_session_timeout", db.statement_timeout * 2000),
+                    )
+                )
+            )
 
     def fast_pool_setup(self, engine: sa.Engine) -> None:
+        if getattr(engine, "workbench_pooler", "none") == "transaction":
+            # A SET here would stay with whichever server session the pooler lent this connection,
+            # and change it for every other client of the pool. The claim function carries the
+            # setting itself (pg_function.py), and a statement not prepared has no plan to keep.
+            return
+
         @sa.event.listens_for(engine, "connect")
         def _generic_plans(dbapi_conn: Any, _record: Any) -> None:
             # The claim and Complete prepared here keep one plan per connection. By default the plan

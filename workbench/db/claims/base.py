@@ -73,6 +73,9 @@ class ClaimMethod:
         assert ClaimMethod.portable_lock_table is not None, "set by the claims package"
         return ClaimMethod.portable_lock_table()
 
+    def prepare(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
+        """Make what this method's claims of `q` keep in the database, at `workbench init` (nothing here)."""
+
     def claim_next(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str, count: int
     ) -> list[models.Claim]:

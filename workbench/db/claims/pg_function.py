@@ -24,10 +24,19 @@ The function is created in the session's temporary schema on each connection bef
 prepared there (fastpath.FastStatement's setup), under a name derived from its text: a changed
 config makes a new one, and nothing has to be installed in the database. Where the login may not
 create temporary objects, the claim stays the one statement.
+
+Through a transaction pooler (`[database] pooler = "transaction"`) a session's temporary function
+would be gone, or another client's, by the next transaction: there the function is a permanent one
+in workbench's schema (the connection's default schema without one), made by the first login that
+may create it there (`workbench init` or `attach` run by the table's owner, or that owner's first
+claim) and used by every login after; its plan setting goes with it (SET plan_cache_mode in the
+definition, not on the session). A login that finds none and may not make one claims with the one
+statement.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -64,15 +73,23 @@ def next_claim(
 ) -> fastpath.FastStatement | FunctionCall:
     """The claim of one item (after `finish`, a Complete's statement, when given): the function's
     call, or `statement()` where this login cannot create the function."""
-    try:
-        name, create, call, args = db.read(lambda conn: _function(method, conn, q, trail, request, check_limit, finish))
-    except (sa.exc.CompileError, NotImplementedError):
-        return statement()  # a column type with no name in SQL (reflected as NullType)
+    pooled = connect.pooled(db.engine)
+    built = _built(method, db, q, trail, request, check_limit, finish, pooled=pooled)
+    if built is None:
+        return statement()
+    name, create, call, args = built
+    sample = dict.fromkeys(args, "")
+    if finish is not None:
+        sample.update(guarded.FINISH_SAMPLE)
+    if pooled:
+        if not _permanent(db, name, create):
+            return statement()
+        return FunctionCall(fastpath.FastStatement(db.held, call, sample), statement)
 
     def probe(conn: sa.Connection) -> None:
         # Made and dropped again: the connections that run the call make their own (setup below).
         conn.execution_options(no_parameters=True).exec_driver_sql(create)
-        conn.exec_driver_sql(f"DROP FUNCTION pg_temp.{name}")
+        conn.exec_driver_sql(f"DROP FUNCTION {name}")
 
     try:
         db.write(probe)
@@ -80,10 +97,69 @@ def next_claim(
         # No TEMP privilege (or another refusal of the function itself): the one statement does the
         # same work. An unreachable database is raised as it is: the claim would not run either.
         return statement()
-    sample = dict.fromkeys(args, "")
-    if finish is not None:
-        sample.update(guarded.FINISH_SAMPLE)
     return FunctionCall(fastpath.FastStatement(db.held, call, sample, setup=create), statement)
+
+
+def install(
+    method: SkipLockedClaim,
+    db: connect.Database,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    request: base.ClaimRequest,
+    check_limit: bool,
+) -> bool:
+    """Make the permanent function of the claim `request` (through a transaction pooler) now, as
+    `workbench init` does; whether it is there."""
+    built = _built(method, db, q, trail, request, check_limit, None, pooled=True)
+    return built is not None and _permanent(db, built[0], built[1])
+
+
+def _built(
+    method: SkipLockedClaim,
+    db: connect.Database,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    request: base.ClaimRequest,
+    check_limit: bool,
+    finish: sa.Select[Any] | None,
+    *,
+    pooled: bool,
+) -> tuple[str, str, sa.TextClause, list[str]] | None:
+    """_function's answer for a function in pg_temp, or a permanent one (`pooled`); None where there
+    can be none: a column type with no name in SQL (reflected as NullType), no schema to put it in."""
+
+    def build(conn: sa.Connection) -> tuple[str, str, sa.TextClause, list[str]] | None:
+        home = _home(conn, trail) if pooled else "pg_temp"
+        return None if home is None else _function(method, conn, q, trail, request, check_limit, finish, home)
+
+    try:
+        return db.read(build)
+    except (sa.exc.CompileError, NotImplementedError):
+        return None
+
+
+def _permanent(db: connect.Database, name: str, create: str) -> bool:
+    """Whether the permanent function `name` is there, made with `create` where it was not."""
+    if _installed(db, name):
+        return True
+    # Refused: no CREATE on the schema (an operator's own login), or another process made it at the
+    # same moment (its name is unique). Whichever it was, look again.
+    with contextlib.suppress(errors.NotPermitted, errors.InvalidValue, sa.exc.DBAPIError):
+        db.write(lambda conn: conn.execution_options(no_parameters=True).exec_driver_sql(create))
+    return _installed(db, name)
+
+
+def _home(conn: sa.Connection, trail: audit_mod.AuditTrail) -> str | None:
+    """The schema of the permanent function, quoted: workbench's (its audit table's), else the
+    connection's default (None where there is none)."""
+    schema = trail.table.schema or conn.execute(sa.select(sa.func.current_schema())).scalar()
+    return None if schema is None else str(conn.dialect.identifier_preparer.quote_schema(str(schema)))
+
+
+def _installed(db: connect.Database, signature: str) -> bool:
+    """Whether the function `schema.name(types)` exists."""
+    found = db.read(lambda conn: conn.execute(sa.select(sa.func.to_regprocedure(signature).is_not(None))).scalar())
+    return bool(found)
 
 
 class FunctionCall:
@@ -120,9 +196,10 @@ def _function(
     request: base.ClaimRequest,
     check_limit: bool,
     finish: sa.Select[Any] | None,
+    home: str,
 ) -> tuple[str, str, sa.TextClause, list[str]]:
-    """The function's name and signature, CREATE FUNCTION pg_temp.…, the call returning the claimed
-    row, and the call's parameters."""
+    """The function's qualified name and signature, CREATE FUNCTION in `home` (pg_temp or a quoted
+    schema), the call returning the claimed row, and the call's parameters."""
     dialect = conn.dialect
     prep = dialect.identifier_preparer
     user = sa.bindparam("wb_user", type_=sa.String())
@@ -193,9 +270,18 @@ def _function(
     if tag in body:  # cannot happen for a tag made from the body's own digest, short of a collision
         raise NotImplementedError("the function's quote tag occurs in its body")
     types = ", ".join(t.compile(dialect=dialect) for _, t in args)
+    # A permanent function (through a pooler) keeps its one generic plan per query itself, which
+    # the fast pool's sessions get from their own setting without one (PostgresqlBackend).
+    generic = (
+        " SET plan_cache_mode = force_generic_plan"
+        if home != "pg_temp" and (dialect.server_version_info or (0,)) >= (12,)
+        else ""
+    )
+    # CREATE, not CREATE OR REPLACE, for the permanent one: two processes replacing it at once fail
+    # with "tuple concurrently updated", and its name says its text.
+    verb = "CREATE OR REPLACE" if home == "pg_temp" else "CREATE"
     create = (
-        f"CREATE OR REPLACE FUNCTION pg_temp.{name}({types}) RETURNS SETOF record LANGUAGE plpgsql "
-        f"AS {tag}\n{body}{tag}"
+        f"{verb} FUNCTION {home}.{name}({types}) RETURNS SETOF record LANGUAGE plpgsql{generic} AS {tag}\n{body}{tag}"
     )
     returned: list[tuple[str, Any]] = [(c.name, c.type) for c in q.table.c]
     returned += [
@@ -210,6 +296,6 @@ def _function(
         f"{prep.quote(column)} {stamp if kind is None else kind.compile(dialect=dialect)}" for column, kind in returned
     )
     call = sa.text(
-        f"SELECT * FROM pg_temp.{name}({', '.join(f':{a}' for a, _ in args)}) AS wb_claimed({columns})"
+        f"SELECT * FROM {home}.{name}({', '.join(f':{a}' for a, _ in args)}) AS wb_claimed({columns})"
     ).bindparams(*(sa.bindparam(a, type_=t) for a, t in args))
-    return f"{name}({types})", create, call, [a for a, _ in args]
+    return f"{home}.{name}({types})", create, call, [a for a, _ in args]

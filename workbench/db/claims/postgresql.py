@@ -79,6 +79,13 @@ class SkipLockedClaim(base.ClaimMethod):
             del self._next[(id(q), count)]
             return self.claim_next(db, q, trail, user, count)
 
+    def prepare(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
+        # Through a transaction pooler Next item's claim function is a permanent object, made here
+        # by the owner running init, so that logins that may not create it find it (pg_function.py).
+        if connect.pooled(db.engine) and q.shape.all_in_row:
+            request = base.ClaimRequest(user="", count=1)
+            pg_function.install(self, db, q, trail, request, bool(q.config.max_locks_per_user))
+
     def finish_then_claim(
         self,
         db: connect.Database,
