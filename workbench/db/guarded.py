@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import models
+from workbench.core import models, workflow
 from workbench.db import audit as audit_mod
 from workbench.db import batches, clock, connect, fastpath, lockshapes, mapping, permissions, procedures, protocol
 from workbench.db import deferrals as deferrals_mod
@@ -26,8 +26,10 @@ from workbench.db import reviews as reviews_mod
 
 # The audit trail's columns an audit row written in SQL fills (GuardedWriter._audit_event).
 _AUDIT_COLUMNS = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
-# Writes that give the item back with a reason the operator chose (the audit row keeps it).
-_REASONED = (models.EventKind.RELEASE, models.EventKind.DEFER)
+# Writes that give the item back with a reason the operator chose (the audit row keeps it): the
+# own-lock transitions of core/workflow.py that take a reason.
+_REASONED = workflow.REASONED
+_W = workflow.Write
 # The names plain_finish's statement takes per call (finish_params), as a fast statement's sample.
 FINISH_SAMPLE: Mapping[str, Any] = {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""}
 
@@ -119,7 +121,7 @@ class GuardedWriter:
         if shape.to_review:
             params["wb_why"] = why
             detail = {**(detail or {}), "review": why}
-        deferring = shape.kind == models.EventKind.DEFER
+        deferring = workflow.writes(shape.kind, _W.DEFERRAL)
         if deferring:
             detail = {"until": until.astimezone(dt.UTC).isoformat()}
         if self._one_statement(shape):
@@ -335,12 +337,12 @@ class GuardedWriter:
                 )
             ],
         )
-        if shape.kind == models.EventKind.RELEASE:
+        if workflow.writes(shape.kind, _W.COOLDOWN):
             self.trail.cool_down(conn, params["wb_key"], audit["wb_a_actor"], q.config.release_cooldown_seconds)
         deferrals = self.trail.deferrals
-        if deferrals is not None and shape.kind == models.EventKind.RELEASE:
+        if deferrals is not None and workflow.writes(shape.kind, _W.DEFERRAL_FORGOTTEN):
             deferrals.forget(conn, params["wb_key"])
-        if deferrals is not None and shape.kind == models.EventKind.DEFER:
+        if deferrals is not None and workflow.writes(shape.kind, _W.DEFERRAL):
             deferrals.replace(conn, params["wb_key"], audit["wb_a_actor"], params["wb_until"], audit["wb_a_reason"])
         if shape.note:
             self._notes().add(conn, params["wb_key"], audit["wb_a_actor"], params["wb_note"], shape.kind.value)
@@ -469,13 +471,14 @@ class GuardedWriter:
             )
         stmt = self._review_ctes(stmt, shape, upd, user)
         d = self.trail.deferrals
-        if d is not None and shape.kind in _REASONED:
+        deferral = workflow.writes(shape.kind, _W.DEFERRAL)
+        if d is not None and (deferral or workflow.writes(shape.kind, _W.DEFERRAL_FORGOTTEN)):
             # A release forgets the item's deferral; a defer replaces it.
             gone: sa.ColumnElement[bool] = d.table.c.item_key.in_(sa.select(sa.cast(upd.c.wb_key, sa.String(200))))
-            if shape.kind == models.EventKind.DEFER:
+            if deferral:
                 gone = sa.or_(gone, deferrals_mod.lapsed(d.table))
             stmt = stmt.add_cte(sa.delete(d.table).where(d.table.c.queue == q.name, gone).cte("wb_undeferred"))
-            if shape.kind == models.EventKind.DEFER:
+            if deferral:
                 kept = sa.select(
                     sa.literal(q.name, literal_execute=True),
                     sa.cast(upd.c.wb_key, sa.String(200)),
@@ -490,7 +493,7 @@ class GuardedWriter:
                     .cte("wb_deferred")
                 )
         c = self.trail.cooldown
-        if shape.kind == models.EventKind.RELEASE and c is not None and q.config.release_cooldown_seconds > 0:
+        if workflow.writes(shape.kind, _W.COOLDOWN) and c is not None and q.config.release_cooldown_seconds > 0:
             actor = user
             until = clock.add_seconds(
                 clock.db_now(),
@@ -527,7 +530,7 @@ class GuardedWriter:
             sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind in _REASONED else sa.null(),
             sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
             sa.bindparam("wb_a_detail", type_=sa.Text())
-            if shape.kind == models.EventKind.DEFER or shape.to_review
+            if workflow.writes(shape.kind, _W.DEFERRAL) or shape.to_review
             else sa.literal(detail, sa.Text(), literal_execute=True)
             if detail
             else sa.null(),

@@ -32,8 +32,8 @@ import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
 from workbench.config import model
-from workbench.core import errors, models
-from workbench.db import clock, guarded, mapping, protocol, service, tables
+from workbench.core import errors, models, workflow
+from workbench.db import clock, guarded, mapping, protocol, service, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -41,21 +41,26 @@ from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
-OPERATIONS = (
-    "next",
-    "save",
-    "extend",
-    "release",
-    "complete",
-    "defer",
-    "note",
-    "undo",
-    "force_release",
-    "reassign",
-    "reopen",
-    "move",
-)
-SUPERVISOR_ONLY = ("force_release", "reassign", "reopen", "move")
+# Each procedure and the transitions of core/workflow.py it carries: a claim and a pick are one
+# procedure (p_pick) that also takes over an expired lock (its expire row written there), a
+# reviewing queue's verdicts are its Complete.
+CARRIES: Mapping[str, tuple[str, ...]] = {
+    "next": ("claim", "pick", "expire"),
+    "save": ("save",),
+    "extend": ("extend",),
+    "release": ("release",),
+    "complete": ("complete", "review_accept", "review_send_back"),
+    "defer": ("defer",),
+    "note": ("note",),
+    "undo": ("undo",),
+    "force_release": ("force_release",),
+    "reassign": ("reassign",),
+    "reopen": ("reopen",),
+    "move": ("move",),
+}
+OPERATIONS = tuple(CARRIES)
+# EXECUTE on these is the supervisors' alone: the table's supervisor transitions.
+SUPERVISOR_ONLY = tuple(op for op, names in CARRIES.items() if workflow_sql.supervisors_only(*names))
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
@@ -277,6 +282,12 @@ class _Builder:
 
     def procedure(self, operation: str) -> str:
         arguments, body = getattr(self, f"_{operation}")()
+        carried = [
+            name
+            for name in CARRIES[operation]
+            if self.trail.reviews is not None
+            or workflow.Check.REVIEWED_OUTCOME not in workflow.TRANSITIONS[name].checks
+        ]
         head = f"CREATE OR ALTER PROCEDURE {self.name(operation)}"
         if arguments:
             head += "\n  " + ",\n  ".join(arguments)
@@ -284,7 +295,7 @@ class _Builder:
             f"{head}\nWITH EXECUTE AS OWNER\nAS\nBEGIN\n  SET NOCOUNT ON;\n  SET XACT_ABORT ON;\n"
             f"  -- The login that called, not the owner this runs as.\n"
             f"  DECLARE @login nvarchar(128) = ORIGINAL_LOGIN();\n  DECLARE @done int = 0;\n"
-            f"{body}END;"
+            f"  {workflow.branch_mark(*carried)}\n{body}END;"
         )
 
     def _key(self) -> str:
@@ -535,12 +546,15 @@ class _Builder:
         )
 
     def _note_checks(self, action: str | None) -> str:
-        """@note: the note given with a release, defer or Complete (@p_note); required where the queue
-        says so for `action` (a Complete: per outcome, _note_required)."""
-        return self._trimmed("@note", "@p_note") + (self._note_required(action) if action else "")
+        """@note: the note given with a release or defer (`action`, the transition) or a Complete (None;
+        per outcome, _note_required); required where its note rule and the queue say so."""
+        return self._trimmed("@note", "@p_note") + (self._note_required(action, action) if action else "")
 
-    def _note_required(self, action: str) -> str:
-        if not self.q.config.needs_note(action):
+    def _note_required(self, transition: str, action: str) -> str:
+        """The refusal of a missing note where transition's note rule (core/workflow.py) asks for one:
+        always, or for a configured rule where the queue's notes_required names `action`."""
+        rule = workflow.TRANSITIONS[transition].note
+        if not workflow.needs_text(rule, lambda: self.q.config.needs_note(action)):
             return ""
         return (
             "  IF @note IS NULL OR @note = N''\n"
@@ -586,7 +600,7 @@ class _Builder:
             # In a reviewing queue the verdict is recorded with the Complete (a sent-back item deferred to its doer).
             decided = run(reviews.decide_statements(matches, _LOGIN, outcome.name)) if reviews is not None else ""
             noted = self._noted(models.EventKind.COMPLETE)
-            branch = self._note_required(outcome.name) + self._write(
+            branch = self._note_required("complete", outcome.name) + self._write(
                 shape, edits=True, outcome=self.text(outcome.name), then=decided + noted
             )
             if to_review is not None and outcome.name in to_review.review.outcomes:
@@ -599,7 +613,7 @@ class _Builder:
                     then=decided + opened + noted,
                 )
                 branch = (
-                    self._note_required(outcome.name)
+                    self._note_required("complete", outcome.name)
                     + self._review_choice(to_review)
                     + f"  IF @why IS NULL\n  BEGIN\n{_indent(branch)}  END\n"
                     f"  ELSE\n  BEGIN\n{_indent(chosen)}  END;\n"

@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models, problems
+from workbench.core import errors, models, problems, workflow
 from workbench.db import audit as audit_mod
 from workbench.db import (
     claims,
@@ -432,7 +432,7 @@ class WorkQueue:
         Completion's `next` (None when none could be claimed: claim_next tells why); on PostgreSQL
         the Complete and the claim are then one call, one round trip and one commit."""
         key = self.q.coerce_key(key)
-        note = self._note_for(outcome if outcome is not None else self.config.outcomes[0].name, note)
+        note = self._note_for("complete", note, outcome if outcome is not None else self.config.outcomes[0].name)
         why = self._review_choice(user, outcome)
         plain = not edits and note is None and why is None
         if then_next and plain:
@@ -630,13 +630,15 @@ class WorkQueue:
             raise AssertionError("this queue was opened without its deferrals")
         return self.trail.deferrals
 
-    def _note_for(self, action: str, note: str | None) -> str | None:
-        """The note to write with `action` ("release" or an outcome): checked, or None when none was
-        given; UsageError when the queue requires one and none was given."""
+    def _note_for(self, transition: str, note: str | None, outcome: str | None = None) -> str | None:
+        """The note to write with `transition` (core/workflow.py: "release", "defer", "complete" with
+        `outcome`): checked, or None when none was given; UsageError when the transition's note rule
+        (the table's, and for a configured one the queue's notes_required) requires one."""
         if note is not None and note.strip():
             return notes_mod.checked(note)
-        if self.config.needs_note(action):
-            what = f"a {action}" if action in ("release", "defer") else f"Complete with outcome '{action}'"
+        action = outcome if outcome is not None else transition
+        if workflow.needs_text(workflow.TRANSITIONS[transition].note, lambda: self.config.needs_note(action)):
+            what = f"a {action}" if outcome is None else f"Complete with outcome '{action}'"
             raise errors.UsageError(
                 f"queue {self.name} needs a note with {what}: say what happened "
                 "for whoever works the item next (--note TEXT)"
