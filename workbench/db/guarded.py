@@ -48,6 +48,21 @@ class Shape:
     reason_writes: str | None = None  # release: the configured reason whose values it also writes
     to_review: bool = False  # complete: chosen for review (four eyes): the review's values, its record
 
+    @classmethod
+    def of(cls, transition: str, **given: Any) -> Shape:
+        """The write of `transition`, one under the caller's own live lock (core/workflow.py): its audit
+        event, and whether it clears the lock, writes on_release or moves the expiry, as the table says."""
+        t = workflow.TRANSITIONS[transition]
+        if t.lock is not workflow.LockRule.OWN_LIVE_HERE or t.event is None:
+            raise ValueError(f"{transition} is not a write under the caller's own lock")
+        return cls(
+            t.event,
+            unlock=_W.LOCK_CLEARED in t.writes,
+            release_writes=_W.ON_RELEASE in t.writes,
+            extend=_W.LOCK_EXTENDED in t.writes,
+            **given,
+        )
+
 
 class GuardedWriter:
     def __init__(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
@@ -391,6 +406,8 @@ class GuardedWriter:
         return self._cache[shape]
 
     def fence(self) -> sa.ColumnElement[bool]:
+        """The table's LockRule.OWN_LIVE_HERE (core/workflow.py), the precondition of every write built
+        here (Shape.of admits no other transition): the caller's own live lock, taken in this queue."""
         q = self.q
         now = q.now()
         # The user is part of the fence too: a token that leaked (a screenshot, a log) must not let

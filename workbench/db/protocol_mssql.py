@@ -418,16 +418,16 @@ class _Builder:
         return [self._key(), "@p_token nvarchar(64)", *more]
 
     def _save(self) -> tuple[list[str], str]:
-        shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(self.edits))
+        shape = guarded.Shape.of("save", edits=tuple(self.edits))
         return self._args("@p_edits nvarchar(max)"), self._write(shape, edits=True) + self._done()
 
     def _extend(self) -> tuple[list[str], str]:
-        shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
+        shape = guarded.Shape.of("extend")
         return self._args(), self._write(shape, edits=False) + self._done()
 
     def _release(self) -> tuple[list[str], str]:
         def release(writes: str | None) -> str:
-            shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, reason_writes=writes)
+            shape = guarded.Shape.of("release", reason_writes=writes)
             return self._cooled(
                 self._write(
                     shape,
@@ -490,7 +490,7 @@ class _Builder:
         )
         # As the engine writes it: {"until": "2026-11-27T09:00:00+00:00"}.
         detail = "CONCAT(N'{\"until\": \"', CONVERT(nvarchar(30), @p_until, 126), N'+00:00\"}')"
-        shape = guarded.Shape(models.EventKind.DEFER, unlock=True, release_writes=True)
+        shape = guarded.Shape.of("defer")
         body = self._write(
             shape,
             edits=False,
@@ -596,7 +596,7 @@ class _Builder:
             return "".join(f"    {_one_line(sql(statement))};\n" for statement in statements)
 
         for outcome in self.q.config.outcomes:
-            shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(self.edits), outcome=outcome.name, unlock=True)
+            shape = guarded.Shape.of("complete", edits=tuple(self.edits), outcome=outcome.name)
             # In a reviewing queue the verdict is recorded with the Complete (a sent-back item deferred to its doer).
             decided = run(reviews.decide_statements(matches, _LOGIN, outcome.name)) if reviews is not None else ""
             noted = self._noted(models.EventKind.COMPLETE)

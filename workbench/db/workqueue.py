@@ -408,7 +408,7 @@ class WorkQueue:
         values = self.q.coerce_edits(edits)
         if not values:
             return self.check(user, key, token, "save")
-        shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(values))
+        shape = guarded.Shape.of("save", edits=tuple(values))
         row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail={"columns": sorted(values)})
         if row is None:
             raise self._lost(key, token, user, "save")
@@ -486,9 +486,7 @@ class WorkQueue:
                 chosen = self.config.outcome(outcome)
             except KeyError:
                 return None  # the plain Complete says which outcomes there are
-            shape = self._shapes.setdefault(
-                chosen.name, guarded.Shape(models.EventKind.COMPLETE, outcome=chosen.name, unlock=True)
-            )
+            shape = self._shapes.setdefault(chosen.name, guarded.Shape.of("complete", outcome=chosen.name))
             finish = self.writer.plain_finish(shape)
             run = (
                 self.method.finish_then_claim(self.db, self.q, self.trail, finish, request)
@@ -531,11 +529,10 @@ class WorkQueue:
             plain = not values and note is None and why is None
             shape = self._shapes.get(chosen.name) if plain else None
             if shape is None:
-                shape = guarded.Shape(
-                    models.EventKind.COMPLETE,
+                shape = guarded.Shape.of(
+                    "complete",
                     edits=tuple(values),
                     outcome=chosen.name,
-                    unlock=True,
                     note=note is not None,
                     to_review=why is not None,
                 )
@@ -581,9 +578,7 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         note = self._note_for("release", note)
         writes = reason if reason in self.q.reason_writes else None  # a configured reason's own values
-        shape = guarded.Shape(
-            models.EventKind.RELEASE, unlock=True, release_writes=True, note=note is not None, reason_writes=writes
-        )
+        shape = guarded.Shape.of("release", note=note is not None, reason_writes=writes)
         row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None, note=note)
         if row is None:
             already = self.db.read(lambda conn: self.lost.released_by(conn, key, token, user))
@@ -602,7 +597,7 @@ class WorkQueue:
         reason = deferrals_mod.checked_reason(reason)
         deferrals_mod.checked_until(until, self.db_clock().utc.replace(tzinfo=dt.UTC))
         note = self._note_for("defer", note)
-        shape = guarded.Shape(models.EventKind.DEFER, unlock=True, release_writes=True, note=note is not None)
+        shape = guarded.Shape.of("defer", note=note is not None)
         row = self.writer.run(shape, key=key, token=token, user=user, reason=reason, note=note, until=until)
         if row is None:
             done = self.db.read(lambda conn: self.trail.last_for_token(conn, key, token))
@@ -685,7 +680,7 @@ class WorkQueue:
         extend_to = None
         if q.shape.extend_moves_time:
             extend_to = self.db.read(lambda conn: self._moved_lock_time(conn, key, token, user))
-        shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
+        shape = guarded.Shape.of("extend")
         row = self.writer.run(shape, key=key, token=token, user=user, extend_until=extend_to)
         if row is None:
             refused = self.db.read(lambda conn: permissions.login_mismatch(conn, q.table, user))
