@@ -114,6 +114,9 @@ class Rendering(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Transition:
+    """One transition: who may make it, on which row and lock, what it writes and records, how a
+    refusal is said. Its renderings read these fields; none of them restates them."""
+
     name: str
     who: Actor
     lock: LockRule
@@ -128,10 +131,9 @@ class Transition:
     # The database sees the same change as for this transition (a pick is a claim by key): its
     # renderings check them in one branch; the difference is in `checks`.
     same_change_as: str | None = None
-    not_in: Mapping[Rendering, str] = dataclasses.field(
-        default_factory=lambda: MappingProxyType({})
-    )  # where it is absent, and why
-    operation: str = ""  # the engine's method that makes it (db/; the Python rendering), the name's own by default
+    # The renderings it is absent from, and why (a lock-table queue has no undo).
+    not_in: Mapping[Rendering, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    operation: str = ""  # the engine's method that makes it (in db/): the name itself unless _t says otherwise
 
     def __hash__(self) -> int:
         return hash(self.name)
@@ -354,6 +356,7 @@ def events_where(test: Callable[[Transition], bool]) -> frozenset[EventKind]:
 
 
 def under_own_lock(t: Transition) -> bool:
+    """Is `t` one of the engine's guarded writes (a reviewing queue's verdict is written as its Complete)?"""
     return t.lock is LockRule.OWN_LIVE_HERE and t.same_change_as is None
 
 
