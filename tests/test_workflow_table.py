@@ -192,10 +192,20 @@ def _mssql_script(text: str, name: str) -> str:
     return "\n".join(protocol_mssql.script(mssql_sql.DIALECT, mssql_sql.bound(text, name), "dbo", reviewed))
 
 
+def _procedure(script: str, name: str) -> str:
+    """Procedure wb_NAME of a script."""
+    found = re.search(rf"CREATE OR ALTER PROCEDURE dbo\.wb_{name}\b.*?\nEND;", script, re.S)
+    assert found is not None, name
+    return found.group(0)
+
+
 def test_sql_servers_procedures_render_every_transition() -> None:
     text = demo.config_text().replace("[queues.cases]\n", "[queues.cases]\nallow_defer = true\nundo_within = 600\n")
     scripts = [_mssql_script(text, name) for name in ("cases", "imports", "imports_review")]
     held_to_table(Rendering.MSSQL, marked(*scripts))
+    # Four eyes: the reviewing queue's claim never serves the doer their own work (Check.NOT_DOER).
+    assert "doer" in _procedure(scripts[2], "imports_review_next")
+    assert "doer" not in _procedure(scripts[0], "cases_next")
     # Each procedure says which transitions it carries, and carries those only.
     for script in scripts:
         for op, carried in protocol_mssql.CARRIES.items():
@@ -230,6 +240,10 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
     ]
     assert len(lock_table) == 4, sorted(checks)
     held_to_table(Rendering.PG_LOCK_TABLE, marked(*lock_table))
+    # Four eyes: the reviewing queue's claim branch refuses the doer their own work (Check.NOT_DOER).
+    review_check = checks["wb_imports_review_check"]
+    claim = review_check.split(workflow.branch_mark("claim", "pick", "expire"), 1)[1].split(" THEN", 1)[0]
+    assert "rv.doer = login" in claim
     # Who may: each branch of a supervisor's transition asks the database whether the login is one.
     for source in in_row:
         for found in MARKED.finditer(source):
