@@ -302,6 +302,12 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
             workflow.LockRule.FREE: f"{free_old} AND {free_new}",
         },
         {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor},
+        {
+            workflow.Check.WITHIN_LIMITS: limit,
+            workflow.Check.SERVED: serves(conn, q, schema, "login"),
+            workflow.Check.NOT_DOER: not_own,
+            workflow.Check.OTHER_USER: f"{user_new} IS NOT NULL AND {user_new} <> {user_old}",
+        },
     )
     mark, ev = workflow.branch_mark, workflow_sql.event
     # A reviewing queue's Complete is the reviewer's verdict (the review guard records it).
@@ -372,8 +378,8 @@ BEGIN
     ELSIF {rules.lock("claim", "pick")} THEN
       -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
       {mark("claim", "pick", "expire")}
-      IF {claimable} AND {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))}
-          AND {r.assigned(q.on_claim)} AND {serves(conn, q, schema, "login")} AND {not_own} THEN
+      IF {claimable} AND {fresh} AND {r.unchanged(minus(written, lock, claim_cols))}
+          AND {r.assigned(q.on_claim)} AND {rules.checked("claim")} THEN
         IF {user_old} IS NOT NULL THEN
           {record(ev("expire"), user_old, token_old)}
         END IF;
@@ -397,7 +403,7 @@ BEGIN
         RETURN true;
       END IF;
       -- Reassign: to another user, with a fresh lock inside the limits.
-      IF {user_new} IS NOT NULL AND {user_new} <> {user_old} AND {fresh} AND {limit}
+      IF {rules.checked("reassign")} AND {fresh}
           AND {r.unchanged(minus(written, lock))} THEN
         {record(ev("reassign"), user_old, token_old)}
         {record(workflow_sql.also("reassign"), user_new, token_new)}

@@ -53,14 +53,26 @@ class Rules:
     """One rendering's SQL for the table's precondition and actor kinds: `locks` per LockRule,
     `actors` per Actor (the condition under which the caller may make the transition)."""
 
-    def __init__(self, locks: Mapping[workflow.LockRule, str], actors: Mapping[workflow.Actor, str]) -> None:
-        self.locks, self.actors = locks, actors
+    def __init__(
+        self,
+        locks: Mapping[workflow.LockRule, str],
+        actors: Mapping[workflow.Actor, str],
+        checks: Mapping[workflow.Check, str] | None = None,
+    ) -> None:
+        self.locks, self.actors, self.checks = locks, actors, dict(checks or {})
 
     def lock(self, *names: str) -> str:
         """SQL: the lock precondition the transitions `names` share."""
         rule = one(names, "lock")
         assert isinstance(rule, workflow.LockRule)
         return self.locks[rule]
+
+    def checked(self, *names: str) -> str:
+        """SQL: the further checks (Check) the transitions `names` share that this rendering tests, in
+        the order it lists them; a check the table drops from a transition drops from its branch."""
+        shared = one(names, "checks")
+        assert isinstance(shared, frozenset)
+        return " AND ".join(sql for check, sql in self.checks.items() if check in shared) or "true"
 
     def who(self, *names: str) -> str:
         """SQL: may the caller make the transitions `names` (who they share)?"""
