@@ -83,6 +83,17 @@ def test_the_table_declares_each_transition_once_under_its_name() -> None:
         assert issubclass(t.refusal, errors.WorkbenchError), t.name
 
 
+def test_every_kind_the_table_names_is_some_transitions() -> None:
+    """No precondition, check or write declared and left unused: a rule nobody states is a rule nobody keeps."""
+    t = list(TRANSITIONS.values())
+    assert {x.who for x in t} == set(Actor)
+    assert {x.lock for x in t} == set(LockRule)
+    assert {x.row for x in t} == set(RowRule)
+    assert {c for x in t for c in x.checks} == set(Check)
+    assert {w for x in t for w in x.writes} == set(workflow.Write)
+    assert {x.note for x in t} | {x.reason for x in t} == set(workflow.Text)
+
+
 def test_an_operator_writes_a_held_row_only_under_their_own_live_lock_taken_in_this_queue() -> None:
     """Issue 37: a live lock taken over, a lock of queue A written through queue B. Every operator
     transition on a held row requires the caller's own live lock taken in this queue, and refuses

@@ -11,7 +11,8 @@ to the table: a transition missing from one, or one handled there that the table
 fails it. docs/develop/workflow.md says where a new transition goes.
 
 Plain data only (no SQLAlchemy, no Qt): the renderings turn the enums below into their SQL or
-Python; an enum member nobody renders is a test failure, not a silent gap.
+Python (a rendering's Rules lists what it renders per kind; a kind it lacks fails when it is
+generated), and every member is used by some transition (the test).
 """
 
 from __future__ import annotations
