@@ -188,6 +188,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "notes",
                     "deferrals",
                     "reviews",
+                    "workflow_sql",
                 )
             ),
             "workbench.fieldspec",

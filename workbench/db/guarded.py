@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import models
+from workbench.core import models, workflow
 from workbench.db import audit as audit_mod
 from workbench.db import batches, clock, connect, enforcement, fastpath, lockshapes, mapping, protocol, roles
 from workbench.db import deferrals as deferrals_mod
@@ -26,8 +26,10 @@ from workbench.db import reviews as reviews_mod
 
 # The audit trail's columns an audit row written in SQL fills (GuardedWriter._audit_event).
 _AUDIT_COLUMNS = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
-# Writes that give the item back with a reason the operator chose (the audit row keeps it).
-_REASONED = (models.EventKind.RELEASE, models.EventKind.DEFER)
+# Writes that give the item back with a reason the operator chose (the audit row keeps it): the
+# own-lock transitions of core/workflow.py that take a reason.
+_REASONED = workflow.REASONED
+_W = workflow.Write
 # The names plain_finish's statement takes per call (finish_params), as a fast statement's sample.
 FINISH_SAMPLE: Mapping[str, Any] = {"wb_key": None, "wb_token": None, "wb_a_token": "", "wb_user": ""}
 
@@ -45,6 +47,21 @@ class Shape:
     note: bool = False  # a note (release, complete) written with it: the parameter wb_note
     reason_writes: str | None = None  # release: the configured reason whose values it also writes
     to_review: bool = False  # complete: chosen for review (four eyes): the review's values, its record
+
+    @classmethod
+    def of(cls, transition: str, **given: Any) -> Shape:
+        """The write of `transition`, one under the caller's own live lock (core/workflow.py): its audit
+        event, and whether it clears the lock, writes on_release or moves the expiry, as the table says."""
+        t = workflow.TRANSITIONS[transition]
+        if t.lock is not workflow.LockRule.OWN_LIVE_HERE or t.event is None:
+            raise ValueError(f"{transition} is not a write under the caller's own lock")
+        return cls(
+            t.event,
+            unlock=_W.LOCK_CLEARED in t.writes,
+            release_writes=_W.ON_RELEASE in t.writes,
+            extend=_W.LOCK_EXTENDED in t.writes,
+            **given,
+        )
 
 
 class GuardedWriter:
@@ -124,7 +141,7 @@ class GuardedWriter:
         if shape.to_review:
             params["wb_why"] = why
             detail = {**(detail or {}), "review": why}
-        deferring = shape.kind == models.EventKind.DEFER
+        deferring = workflow.writes(shape.kind, _W.DEFERRAL)
         if deferring:
             detail = {"until": until.astimezone(dt.UTC).isoformat()}
         if self._one_statement(shape):
@@ -340,12 +357,12 @@ class GuardedWriter:
                 )
             ],
         )
-        if shape.kind == models.EventKind.RELEASE:
+        if workflow.writes(shape.kind, _W.COOLDOWN):
             self.trail.cool_down(conn, params["wb_key"], audit["wb_a_actor"], q.config.release_cooldown_seconds)
         deferrals = self.trail.deferrals
-        if deferrals is not None and shape.kind == models.EventKind.RELEASE:
+        if deferrals is not None and workflow.writes(shape.kind, _W.DEFERRAL_FORGOTTEN):
             deferrals.forget(conn, params["wb_key"])
-        if deferrals is not None and shape.kind == models.EventKind.DEFER:
+        if deferrals is not None and workflow.writes(shape.kind, _W.DEFERRAL):
             deferrals.replace(conn, params["wb_key"], audit["wb_a_actor"], params["wb_until"], audit["wb_a_reason"])
         if shape.note:
             self._notes().add(conn, params["wb_key"], audit["wb_a_actor"], params["wb_note"], shape.kind.value)
@@ -394,6 +411,8 @@ class GuardedWriter:
         return self._cache[shape]
 
     def fence(self) -> sa.ColumnElement[bool]:
+        """The table's LockRule.OWN_LIVE_HERE (core/workflow.py), the precondition of every write built
+        here (Shape.of admits no other transition): the caller's own live lock, taken in this queue."""
         q = self.q
         now = q.now()
         # The user is part of the fence too: a token that leaked (a screenshot, a log) must not let
@@ -474,13 +493,14 @@ class GuardedWriter:
             )
         stmt = self._review_ctes(stmt, shape, upd, user)
         d = self.trail.deferrals
-        if d is not None and shape.kind in _REASONED:
+        deferral = workflow.writes(shape.kind, _W.DEFERRAL)
+        if d is not None and (deferral or workflow.writes(shape.kind, _W.DEFERRAL_FORGOTTEN)):
             # A release forgets the item's deferral; a defer replaces it.
             gone: sa.ColumnElement[bool] = d.table.c.item_key.in_(sa.select(sa.cast(upd.c.wb_key, sa.String(200))))
-            if shape.kind == models.EventKind.DEFER:
+            if deferral:
                 gone = sa.or_(gone, deferrals_mod.lapsed(d.table))
             stmt = stmt.add_cte(sa.delete(d.table).where(d.table.c.queue == q.name, gone).cte("wb_undeferred"))
-            if shape.kind == models.EventKind.DEFER:
+            if deferral:
                 kept = sa.select(
                     sa.literal(q.name, literal_execute=True),
                     sa.cast(upd.c.wb_key, sa.String(200)),
@@ -495,7 +515,7 @@ class GuardedWriter:
                     .cte("wb_deferred")
                 )
         c = self.trail.cooldown
-        if shape.kind == models.EventKind.RELEASE and c is not None and q.config.release_cooldown_seconds > 0:
+        if workflow.writes(shape.kind, _W.COOLDOWN) and c is not None and q.config.release_cooldown_seconds > 0:
             actor = user
             until = clock.add_seconds(
                 clock.db_now(),
@@ -532,7 +552,7 @@ class GuardedWriter:
             sa.bindparam("wb_a_reason", type_=sa.String()) if shape.kind in _REASONED else sa.null(),
             sa.literal(shape.outcome, literal_execute=True) if shape.outcome else sa.null(),
             sa.bindparam("wb_a_detail", type_=sa.Text())
-            if shape.kind == models.EventKind.DEFER or shape.to_review
+            if workflow.writes(shape.kind, _W.DEFERRAL) or shape.to_review
             else sa.literal(detail, sa.Text(), literal_execute=True)
             if detail
             else sa.null(),

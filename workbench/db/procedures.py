@@ -24,7 +24,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models
+from workbench.core import errors, models, workflow
 from workbench.db import connect, dberrors, mapping, protocol_mssql, roles
 from workbench.db.backends import mssql as mssql_backend
 
@@ -45,12 +45,10 @@ _TYPES: Mapping[str, sa.types.TypeEngine[Any]] = {
     "p_until": sa.DateTime(),
     "p_changes": sa.UnicodeText(),
 }
+# A guarded write's procedure: the one carrying the own-lock transition that records its event.
 _KINDS = {
-    models.EventKind.SAVE: "save",
-    models.EventKind.EXTEND: "extend",
-    models.EventKind.RELEASE: "release",
-    models.EventKind.DEFER: "defer",
-    models.EventKind.COMPLETE: "complete",
+    kind: next(op for op, names in protocol_mssql.CARRIES.items() if workflow.of_event(kind).name in names)
+    for kind in workflow.events_where(workflow.under_own_lock)
 }
 RECHECK_SECONDS = 60.0
 _known: weakref.WeakKeyDictionary[connect.Database, dict[int, Procedures]] = weakref.WeakKeyDictionary()

@@ -41,7 +41,8 @@ import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
 
 from workbench.config import model
-from workbench.db import clock, mapping, tables
+from workbench.core import workflow
+from workbench.db import clock, mapping, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import reviews as reviews_mod
 
@@ -74,6 +75,9 @@ def check_function_name(queue: str) -> str:
     return object_name(queue, "check")
 
 
+# The writes under the caller's own live lock: one branch of the check function tells them apart by
+# what the update changed.
+OWN_LOCK = ("release", "defer", "complete", "review_accept", "review_send_back", "save", "extend")
 CHECK_ROWS = ("o", "n")  # the check function's arguments: the row before and after the update
 
 # plpgsql: a check of the protocol runs inside its trigger only. It writes audit and review rows as
@@ -237,7 +241,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     )
     outcome_checks = "".join(
         f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group)))} AND {r.assigned(group)} THEN\n"
-        f"          maybe := maybe || ('complete:' || {r.literal(name)});\n        END IF;\n"
+        f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n        END IF;\n"
         for name, group in q.outcomes.items()
     )
     review = q.config.review
@@ -247,7 +251,8 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
             f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group, q.review_writes)))}\n"
             f"            AND {r.assigned([b for b in group if b.column.name not in review_names])}"
             f" AND {r.assigned(q.review_writes)} THEN\n"
-            f"          maybe := maybe || ('complete:' || {r.literal(name)});\n          to_review := true;\n"
+            f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n"
+            "          to_review := true;\n"
             f"        END IF;\n"
             for name, group in q.outcomes.items()
             if name in review.outcomes
@@ -287,23 +292,45 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     held_old = r.sql(q.held_here(), old)
     claimable = todo_old if claimed is None else f"({todo_old} OR {stale_old} AND {r.sql(claimed, old)})"
     supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
+    # The table's precondition and actor kinds (core/workflow.py) as this function writes them.
+    rules = workflow_sql.Rules(
+        {
+            workflow.LockRule.OWN_LIVE_HERE: f"{user_old} = login AND {live_old} AND {held_old}",
+            workflow.LockRule.FREE_OR_STALE: f"{user_new} = login AND ({free_old} OR {stale_old})",
+            workflow.LockRule.STALE_HERE: f"{user_old} IS NOT NULL AND {stale_old} AND {held_old}",
+            workflow.LockRule.HELD_HERE: f"{user_old} IS NOT NULL AND {held_old}",
+            workflow.LockRule.FREE: f"{free_old} AND {free_new}",
+        },
+        {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor},
+        {
+            workflow.Check.WITHIN_LIMITS: limit,
+            workflow.Check.SERVED: serves(conn, q, schema, "login"),
+            workflow.Check.NOT_DOER: not_own,
+            workflow.Check.OTHER_USER: f"{user_new} IS NOT NULL AND {user_new} <> {user_old}",
+        },
+    )
+    mark, ev = workflow.branch_mark, workflow_sql.event
+    # A reviewing queue's Complete is the reviewer's verdict (the review guard records it).
+    completes = ("complete",) if reviewed is None else ("complete", "review_accept", "review_send_back")
     # A supervisor's move: a waiting item nobody holds gets other values (another category, tier,
     # priority), its lock untouched, and still waits (here, or out of this queue's scope for another
     # queue); the client settles the audit row with the reason and the values.
     still_waiting = f"({r.sql(q.todo_clause(), new)} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
     move = f"""
-    IF {free_old} AND {free_new} AND {todo_old} AND {still_waiting} AND {r.unchanged(lock)} AND {supervisor} THEN
+    {mark("move")}
+    IF {rules.lock("move")} AND {todo_old} AND {still_waiting} AND {r.unchanged(lock)} AND {rules.who("move")} THEN
       changed := {changes_of(r, q, minus(written, lock))};
-      {record("'move'", "NULL", "NULL", changes="changed")}
+      {record(ev("move"), "NULL", "NULL", changes="changed")}
       RETURN true;
     END IF;"""
     reopen = (
         ""
         if not q.on_reopen
         else f"""
-    IF {free_old} AND {free_new} AND {supervisor} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
+    {mark("reopen")}
+    IF {rules.lock("reopen")} AND {rules.who("reopen")} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
         AND {r.unchanged(minus(written, columns_of(q, q.on_reopen)))} AND {r.assigned(q.on_reopen)} THEN
-      {record("'reopen'", "NULL", "NULL")}
+      {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
     END IF;"""
     )
@@ -325,13 +352,15 @@ BEGIN
   -- The table's trigger calls this for operators' and supervisors' changes only (its WHEN clause).
   -- The most frequent changes (a Complete, a claim of a free row) are tested first.
   IF {r.unchanged([q.key])} AND {scope} THEN
-    IF {user_old} = login AND {live_old} AND {held_old} THEN
+    IF {rules.lock(*OWN_LOCK)} THEN
       -- This login's own live lock (a held row is in its queue's todo, or on_claim's state): release,
       -- complete, save, extend.
       IF {free_new} THEN
+        {mark("release", "defer")}
         IF {releases} THEN
-          maybe := ARRAY['release:', 'defer:'];  -- a defer gives the item back as a release does
+          maybe := {workflow_sql.may_be("release", "defer")};  -- a defer gives the item back as a release does
         END IF;
+        {mark(*completes)}
 {outcome_checks}        IF cardinality(maybe) > 0 THEN
           changed := {changes_of(r, q)};
           {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe", changes="changed")}{chosen}
@@ -339,40 +368,45 @@ BEGIN
         END IF;
       ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
           AND {r.unchanged(minus(written, lock, editable))} THEN
-        maybe := CASE WHEN {edited} THEN ARRAY['save:', 'extend:'] ELSE ARRAY['extend:', 'save:'] END;
+        {mark("save", "extend")}
+        maybe := CASE WHEN {edited} THEN {workflow_sql.may_be("save", "extend")}
+                      ELSE {workflow_sql.may_be("extend", "save")} END;
         changed := {changes_of(r, q)};
         {record(first_event, "login", token_old, maybe="maybe", changes="changed")}
         RETURN true;
       END IF;
-    ELSIF {user_new} = login AND ({free_old} OR {stale_old}) THEN
+    ELSIF {rules.lock("claim", "pick")} THEN
       -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
-      IF {claimable} AND {fresh} AND {limit} AND {r.unchanged(minus(written, lock, claim_cols))}
-          AND {r.assigned(q.on_claim)} AND {serves(conn, q, schema, "login")} AND {not_own} THEN
+      {mark("claim", "pick", "expire")}
+      IF {claimable} AND {fresh} AND {r.unchanged(minus(written, lock, claim_cols))}
+          AND {r.assigned(q.on_claim)} AND {rules.checked("claim")} THEN
         IF {user_old} IS NOT NULL THEN
-          {record("'expire'", user_old, token_old)}
+          {record(ev("expire"), user_old, token_old)}
         END IF;
-        {record("'claim'", "login", token_new)}
+        {record(ev("claim"), "login", token_new)}
         RETURN true;
       END IF;{undo}
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
-    IF {user_old} IS NOT NULL AND {stale_old} AND {held_old} AND {free_new} AND {swept} THEN
-      maybe := CASE WHEN pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')
-                    THEN ARRAY['expire:', 'force_release:'] ELSE ARRAY['expire:'] END;
+    {mark("expire")}
+    IF {rules.lock("expire")} AND {rules.who("expire")} AND {free_new} AND {swept} THEN
+      maybe := CASE WHEN {rules.who("force_release")}
+                    THEN {workflow_sql.may_be("expire", "force_release")} ELSE {workflow_sql.may_be("expire")} END;
       {record(first_event, user_old, token_old, maybe="maybe")}
       RETURN true;
     END IF;
-    IF {user_old} IS NOT NULL AND {held_old} AND pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE') THEN
+    {mark("force_release", "reassign")}
+    IF {rules.lock("force_release", "reassign")} AND {rules.who("force_release", "reassign")} THEN
       -- Force-release: back to the pool with the on_release values.
       IF {free_new} AND {swept} THEN
-        {record("'force_release'", user_old, token_old)}
+        {record(ev("force_release"), user_old, token_old)}
         RETURN true;
       END IF;
       -- Reassign: to another user, with a fresh lock inside the limits.
-      IF {user_new} IS NOT NULL AND {user_new} <> {user_old} AND {fresh} AND {limit}
+      IF {rules.checked("reassign")} AND {fresh}
           AND {r.unchanged(minus(written, lock))} THEN
-        {record("'reassign'", user_old, token_old)}
-        {record("'claim'", user_new, token_new)}
+        {record(ev("reassign"), user_old, token_old)}
+        {record(workflow_sql.also("reassign"), user_new, token_new)}
         RETURN true;
       END IF;
     END IF;{move}{reopen}
@@ -657,15 +691,19 @@ def _undo_branch(
         )
     )
     since = r.sql(clock.add_seconds(clock.db_now(), q.shape.seconds(-q.config.undo_within_seconds)))
+    # Undo's row rule (core/workflow.py: the caller's own Complete, the item's last event) read here.
+    assert workflow.TRANSITIONS["undo"].row is workflow.RowRule.COMPLETED_BY_CALLER
+    completed = workflow_sql.event("complete")
     return f"""
+      {workflow.branch_mark("undo")}
       IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh} AND {limit}
           AND {r.unchanged(minus(checked, q.lock_columns, columns_of(q, q.on_claim, q.on_reopen)))}
           AND {r.assigned(q.on_claim)} AND {r.assigned(reopen)} THEN
         SELECT a.event, a.actor, a.outcome, a.at INTO last FROM {audit} a
           WHERE a.queue = {queue_name} AND a.item_key = {key} ORDER BY a.id DESC LIMIT 1;
-        IF last.event = 'complete' AND last.actor = login AND last.at >= {since} AND ({still}) THEN
-          {record("'undo'", "login", "NULL", outcome="last.outcome")}
-          {record("'claim'", "login", token_new)}{withdraw}
+        IF last.event = {completed} AND last.actor = login AND last.at >= {since} AND ({still}) THEN
+          {record(workflow_sql.event("undo"), "login", "NULL", outcome="last.outcome")}
+          {record(workflow_sql.also("undo"), "login", token_new)}{withdraw}
           RETURN true;
         END IF;
       END IF;"""

@@ -25,7 +25,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.config import model
-from workbench.db import clock, mapping, protocol, tables
+from workbench.core import workflow
+from workbench.db import clock, mapping, protocol, tables, workflow_sql
 from workbench.db.lockshapes import LockTable
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
@@ -44,6 +45,12 @@ def _gone(row: str, waits: str) -> str:
 
 def lock_check_name(queue: str) -> str:
     return protocol.object_name(queue, "lockcheck")
+
+
+def _actors(supervisor: str) -> workflow_sql.Rules:
+    """Who may make a transition (core/workflow.py), as these functions test it."""
+    actors = {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor}
+    return workflow_sql.Rules({}, actors)
 
 
 def _shape(q: mapping.BoundQueue) -> LockTable:
@@ -103,7 +110,11 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
     # outcome's values (item_check), never by settling this row: that would credit a Complete that
     # never happened.
-    gives_up = "ARRAY['release:', 'defer:']"
+    gives_up = workflow_sql.may_be("release", "defer")
+    rules, ev, branch = _actors(supervisor), workflow_sql.event, workflow.branch_mark
+    gives_up_as: tuple[str, ...] = ("release", "defer", "complete")
+    if reviewed is not None:  # a reviewing queue's Complete is the reviewer's verdict
+        gives_up_as += ("review_accept", "review_send_back")
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
 
@@ -123,10 +134,11 @@ BEGIN
   {protocol.TRIGGER_ONLY}
   IF op = 'INSERT' THEN
     -- A claim of a free item: one that waits, under this login, with a fresh lock inside the limits.
+    {branch("claim", "pick")}
     IF n.queue = {queue_name} AND {user_n} = login AND {fresh} AND {limit} THEN
       {find_item}
       IF FOUND AND {waits} AND {may_claim} THEN
-        {record("n.item_key", "'claim'", "login", token_n)}
+        {record("n.item_key", ev("claim"), "login", token_n)}
         {crumb(TOOK, "n.item_key")}
         RETURN true;
       END IF;
@@ -137,14 +149,17 @@ BEGIN
   IF op = 'DELETE' THEN
     IF {user_o} = login AND {live_o} THEN
       -- This login gives its own lock up: a release, defer or Complete (the queue row's values say which).
+      {branch(*gives_up_as)}
       maybe := {gives_up};
       {record("o.item_key", first_event, "login", token_o, outcome=first_outcome, maybe="maybe")}
       {crumb(GAVE, "o.item_key")}
       RETURN true;
     END IF;
-    IF {stale_o} OR {supervisor} THEN
-      maybe := CASE WHEN NOT {stale_o} THEN ARRAY['force_release:']
-                    WHEN {supervisor} THEN ARRAY['expire:', 'force_release:'] ELSE ARRAY['expire:'] END;
+    {branch("expire", "force_release")}
+    IF {stale_o} OR {rules.who("force_release")} THEN
+      maybe := CASE WHEN NOT {stale_o} THEN {workflow_sql.may_be("force_release")}
+                    WHEN {rules.who("force_release")} THEN {workflow_sql.may_be("expire", "force_release")}
+                    ELSE {workflow_sql.may_be("expire")} END;
       {record("o.item_key", first_event, user_o, token_o, maybe="maybe")}
       {crumb(FREED, "o.item_key")}
       RETURN true;
@@ -156,24 +171,28 @@ BEGIN
   END IF;
   IF {user_o} = login AND {live_o} AND {user_n} = login AND {r.col(ln, token_col)} = {r.col(lo, token_col)}
       AND {time_n} = {time_o} AND {expiry_n} >= {r.sql(shape.expiry(), lo)} AND {limit} THEN
-    maybe := ARRAY['extend:', 'save:'];
+    {branch("extend", "save")}
+    maybe := {workflow_sql.may_be("extend", "save")};
     {record("o.item_key", first_event, "login", token_o, maybe="maybe")}
     RETURN true;
   END IF;
   IF {stale_o} AND {user_n} = login AND {fresh} AND {limit} THEN
     -- The claim of an expired lock.
+    {branch("claim", "pick", "expire")}
     {find_item}
     IF FOUND AND {waits_again} AND {may_claim} THEN
-      {record("o.item_key", "'expire'", user_o, token_o)}
-      {record("o.item_key", "'claim'", "login", token_n)}
+      {record("o.item_key", ev("expire"), user_o, token_o)}
+      {record("o.item_key", ev("claim"), "login", token_n)}
       {crumb(TOOK, "o.item_key")}
       RETURN true;
     END IF;
     {_gone("o", waits_again)}
   END IF;
-  IF {supervisor} AND {user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o} AND {fresh} AND {limit} THEN
-    {record("o.item_key", "'reassign'", user_o, token_o)}
-    {record("o.item_key", "'claim'", user_n, token_n)}
+  {branch("reassign")}
+  IF {rules.who("reassign")} AND {user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o} AND {fresh}
+      AND {limit} THEN
+    {record("o.item_key", ev("reassign"), user_o, token_o)}
+    {record("o.item_key", workflow_sql.also("reassign"), user_n, token_n)}
     RETURN true;
   END IF;
   RETURN false;
@@ -211,6 +230,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     waits_old = r.sql(sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause(), old)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     unchanged, assigned, minus, columns_of = r.unchanged, r.assigned, protocol.minus, protocol.columns_of
+    rules, ev, branch = _actors(supervisor), workflow_sql.event, workflow.branch_mark
     lock_row = f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} AND held.item_key = {key}"
     holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
     # Shape 6: the row's own claim-id column carries the lock's token. A claim stamps it with the
@@ -257,11 +277,11 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         return f"""
       IF {unchanged(minus(checked, editable, changed, stamp_cols))} AND {values} AND {kept} THEN
         to_review := {"true" if reviewed else "false"};
-        UPDATE {audit} a SET event = 'complete', outcome = {r.literal(name)},
+        UPDATE {audit} a SET event = {ev("complete")}, outcome = {r.literal(name)},
             detail = CASE WHEN changed <> '{{}}' THEN json_build_object('changes', changed)::text END
           WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
-                        AND {here} AND a.actor = login AND a.event = 'release');
-        {protocol.note(protocol.AUDITED_SETTING, queue_name, key, "'complete'", "login", r.literal(name))}{chosen}
+                        AND {here} AND a.actor = login AND a.event = {ev("release")});
+        {protocol.note(protocol.AUDITED_SETTING, queue_name, key, ev("complete"), "login", r.literal(name))}{chosen}
         RETURN true;
       END IF;"""
 
@@ -275,9 +295,10 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         ""
         if not q.on_reopen
         else f"""
-    IF {supervisor} AND NOT {todo_old} AND {todo_new} AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))}
-        AND {assigned(q.on_reopen)} THEN
-      {record("'reopen'", "NULL", "NULL")}
+    {branch("reopen")}
+    IF {rules.who("reopen")} AND NOT {todo_old} AND {todo_new}
+        AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))} AND {assigned(q.on_reopen)} THEN
+      {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
     END IF;"""
     )
@@ -304,9 +325,10 @@ BEGIN
     RETURN true;  -- the claim's values (and claim id), the lock taken (and recorded) in this transaction
   END IF;
   SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
+  {branch("save")}
   IF FOUND AND {unchanged(minus(checked, editable))} THEN
     changed := {edits};
-    {record("'save'", "login", "held_token", changes="changed")}
+    {record(ev("save"), "login", "held_token", changes="changed")}
     RETURN true;
   END IF;
   IF {crumb(GAVE)} THEN
@@ -316,7 +338,7 @@ BEGIN
       UPDATE {audit} a SET detail = json_build_object('recorded_by', 'database', 'may_be', a.detail::json -> 'may_be',
           'changes', changed)::text
         WHERE changed <> '{{}}' AND a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name}
-            AND a.item_key = {key} AND {here} AND a.actor = login AND a.event = 'release');
+            AND a.item_key = {key} AND {here} AND a.actor = login AND a.event = {ev("release")});
       RETURN true;
     END IF;{outcome_checks}
   END IF;
@@ -327,9 +349,10 @@ BEGIN
   IF EXISTS (SELECT 1 {lock_row}) THEN
     RETURN false;
   END IF;
-  IF {supervisor} AND {todo_old} AND {still_waiting} THEN
+  {branch("move")}
+  IF {rules.who("move")} AND {todo_old} AND {still_waiting} THEN
     changed := {protocol.changes_of(r, q, protocol.minus(checked, stamp_cols))};
-    {record("'move'", "NULL", "NULL", changes="changed")}
+    {record(ev("move"), "NULL", "NULL", changes="changed")}
     RETURN true;
   END IF;{reopen}
   RETURN false;

@@ -32,9 +32,9 @@ import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
 from workbench.config import model
-from workbench.core import errors, models
+from workbench.core import errors, models, workflow
 from workbench.db import audit as audit_mod
-from workbench.db import clock, guarded, mapping, protocol, tables
+from workbench.db import clock, guarded, mapping, protocol, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -43,21 +43,26 @@ from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
 
 OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
-OPERATIONS = (
-    "next",
-    "save",
-    "extend",
-    "release",
-    "complete",
-    "defer",
-    "note",
-    "undo",
-    "force_release",
-    "reassign",
-    "reopen",
-    "move",
-)
-SUPERVISOR_ONLY = ("force_release", "reassign", "reopen", "move")
+# Each procedure and the transitions of core/workflow.py it carries: a claim and a pick are one
+# procedure (p_pick) that also takes over an expired lock (its expire row written there), a
+# reviewing queue's verdicts are its Complete.
+CARRIES: Mapping[str, tuple[str, ...]] = {
+    "next": ("claim", "pick", "expire"),
+    "save": ("save",),
+    "extend": ("extend",),
+    "release": ("release",),
+    "complete": ("complete", "review_accept", "review_send_back"),
+    "defer": ("defer",),
+    "note": ("note",),
+    "undo": ("undo",),
+    "force_release": ("force_release",),
+    "reassign": ("reassign",),
+    "reopen": ("reopen",),
+    "move": ("move",),
+}
+OPERATIONS = tuple(CARRIES)
+# EXECUTE on these is the supervisors' alone: the table's supervisor transitions.
+SUPERVISOR_ONLY = tuple(op for op, names in CARRIES.items() if workflow_sql.supervisors_only(*names))
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
 NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
 REFUSED = 50403
@@ -279,6 +284,12 @@ class _Builder:
 
     def procedure(self, operation: str) -> str:
         arguments, body = getattr(self, f"_{operation}")()
+        carried = [
+            name
+            for name in CARRIES[operation]
+            if self.trail.reviews is not None
+            or workflow.Check.REVIEWED_OUTCOME not in workflow.TRANSITIONS[name].checks
+        ]
         head = f"CREATE OR ALTER PROCEDURE {self.name(operation)}"
         if arguments:
             head += "\n  " + ",\n  ".join(arguments)
@@ -286,7 +297,7 @@ class _Builder:
             f"{head}\nWITH EXECUTE AS OWNER\nAS\nBEGIN\n  SET NOCOUNT ON;\n  SET XACT_ABORT ON;\n"
             f"  -- The login that called, not the owner this runs as.\n"
             f"  DECLARE @login nvarchar(128) = ORIGINAL_LOGIN();\n  DECLARE @done int = 0;\n"
-            f"{body}END;"
+            f"  {workflow.branch_mark(*carried)}\n{body}END;"
         )
 
     def _key(self) -> str:
@@ -409,16 +420,16 @@ class _Builder:
         return [self._key(), "@p_token nvarchar(64)", *more]
 
     def _save(self) -> tuple[list[str], str]:
-        shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(self.edits))
+        shape = guarded.Shape.of("save", edits=tuple(self.edits))
         return self._args("@p_edits nvarchar(max)"), self._write(shape, edits=True) + self._done()
 
     def _extend(self) -> tuple[list[str], str]:
-        shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
+        shape = guarded.Shape.of("extend")
         return self._args(), self._write(shape, edits=False) + self._done()
 
     def _release(self) -> tuple[list[str], str]:
         def release(writes: str | None) -> str:
-            shape = guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True, reason_writes=writes)
+            shape = guarded.Shape.of("release", reason_writes=writes)
             return self._cooled(
                 self._write(
                     shape,
@@ -481,7 +492,7 @@ class _Builder:
         )
         # As the engine writes it: {"until": "2026-11-27T09:00:00+00:00"}.
         detail = "CONCAT(N'{\"until\": \"', CONVERT(nvarchar(30), @p_until, 126), N'+00:00\"}')"
-        shape = guarded.Shape(models.EventKind.DEFER, unlock=True, release_writes=True)
+        shape = guarded.Shape.of("defer")
         body = self._write(
             shape,
             edits=False,
@@ -537,12 +548,15 @@ class _Builder:
         )
 
     def _note_checks(self, action: str | None) -> str:
-        """@note: the note given with a release, defer or Complete (@p_note); required where the queue
-        says so for `action` (a Complete: per outcome, _note_required)."""
-        return self._trimmed("@note", "@p_note") + (self._note_required(action) if action else "")
+        """@note: the note given with a release or defer (`action`, the transition) or a Complete (None;
+        per outcome, _note_required); required where its note rule and the queue say so."""
+        return self._trimmed("@note", "@p_note") + (self._note_required(action, action) if action else "")
 
-    def _note_required(self, action: str) -> str:
-        if not self.q.config.needs_note(action):
+    def _note_required(self, transition: str, action: str) -> str:
+        """The refusal of a missing note where transition's note rule (core/workflow.py) asks for one:
+        always, or for a configured rule where the queue's notes_required names `action`."""
+        rule = workflow.TRANSITIONS[transition].note
+        if not workflow.needs_text(rule, lambda: self.q.config.needs_note(action)):
             return ""
         return (
             "  IF @note IS NULL OR @note = N''\n"
@@ -584,11 +598,11 @@ class _Builder:
             return "".join(f"    {_one_line(sql(statement))};\n" for statement in statements)
 
         for outcome in self.q.config.outcomes:
-            shape = guarded.Shape(models.EventKind.COMPLETE, edits=tuple(self.edits), outcome=outcome.name, unlock=True)
+            shape = guarded.Shape.of("complete", edits=tuple(self.edits), outcome=outcome.name)
             # In a reviewing queue the verdict is recorded with the Complete (a sent-back item deferred to its doer).
             decided = run(reviews.decide_statements(matches, _LOGIN, outcome.name)) if reviews is not None else ""
             noted = self._noted(models.EventKind.COMPLETE)
-            branch = self._note_required(outcome.name) + self._write(
+            branch = self._note_required("complete", outcome.name) + self._write(
                 shape, edits=True, outcome=self.text(outcome.name), then=decided + noted
             )
             if to_review is not None and outcome.name in to_review.review.outcomes:
@@ -601,7 +615,7 @@ class _Builder:
                     then=decided + opened + noted,
                 )
                 branch = (
-                    self._note_required(outcome.name)
+                    self._note_required("complete", outcome.name)
                     + self._review_choice(to_review)
                     + f"  IF @why IS NULL\n  BEGIN\n{_indent(branch)}  END\n"
                     f"  ELSE\n  BEGIN\n{_indent(chosen)}  END;\n"

@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models, problems
+from workbench.core import errors, models, problems, workflow
 from workbench.db import audit as audit_mod
 from workbench.db import (
     claims,
@@ -358,7 +358,7 @@ class WorkQueue:
         values = self.q.coerce_edits(edits)
         if not values:
             return self.check(user, key, token, "save")
-        shape = guarded.Shape(models.EventKind.SAVE, edits=tuple(values))
+        shape = guarded.Shape.of("save", edits=tuple(values))
         row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail={"columns": sorted(values)})
         if row is None:
             raise self._lost(key, token, user, "save")
@@ -382,7 +382,7 @@ class WorkQueue:
         Completion's `next` (None when none could be claimed: claim_next tells why); on PostgreSQL
         the Complete and the claim are then one call, one round trip and one commit."""
         key = self.q.coerce_key(key)
-        note = self._note_for(outcome if outcome is not None else self.config.outcomes[0].name, note)
+        note = self._note_for("complete", note, outcome if outcome is not None else self.config.outcomes[0].name)
         why = self._review_choice(user, outcome)
         plain = not edits and note is None and why is None
         if then_next and plain:
@@ -436,9 +436,7 @@ class WorkQueue:
                 chosen = self.config.outcome(outcome)
             except KeyError:
                 return None  # the plain Complete says which outcomes there are
-            shape = self._shapes.setdefault(
-                chosen.name, guarded.Shape(models.EventKind.COMPLETE, outcome=chosen.name, unlock=True)
-            )
+            shape = self._shapes.setdefault(chosen.name, guarded.Shape.of("complete", outcome=chosen.name))
             finish = self.writer.plain_finish(shape)
             run = (
                 self.method.finish_then_claim(self.db, self.q, self.trail, finish, request)
@@ -481,11 +479,10 @@ class WorkQueue:
             plain = not values and note is None and why is None
             shape = self._shapes.get(chosen.name) if plain else None
             if shape is None:
-                shape = guarded.Shape(
-                    models.EventKind.COMPLETE,
+                shape = guarded.Shape.of(
+                    "complete",
                     edits=tuple(values),
                     outcome=chosen.name,
-                    unlock=True,
                     note=note is not None,
                     to_review=why is not None,
                 )
@@ -531,9 +528,7 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         note = self._note_for("release", note)
         writes = reason if reason in self.q.reason_writes else None  # a configured reason's own values
-        shape = guarded.Shape(
-            models.EventKind.RELEASE, unlock=True, release_writes=True, note=note is not None, reason_writes=writes
-        )
+        shape = guarded.Shape.of("release", note=note is not None, reason_writes=writes)
         row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None, note=note)
         if row is None:
             already = self.db.read(lambda conn: self.lost.released_by(conn, key, token, user))
@@ -552,7 +547,7 @@ class WorkQueue:
         reason = deferrals_mod.checked_reason(reason)
         deferrals_mod.checked_until(until, self.db_clock().utc.replace(tzinfo=dt.UTC))
         note = self._note_for("defer", note)
-        shape = guarded.Shape(models.EventKind.DEFER, unlock=True, release_writes=True, note=note is not None)
+        shape = guarded.Shape.of("defer", note=note is not None)
         row = self.writer.run(shape, key=key, token=token, user=user, reason=reason, note=note, until=until)
         if row is None:
             done = self.db.read(lambda conn: self.trail.last_for_token(conn, key, token))
@@ -580,13 +575,15 @@ class WorkQueue:
             raise AssertionError("this queue was opened without its deferrals")
         return self.trail.deferrals
 
-    def _note_for(self, action: str, note: str | None) -> str | None:
-        """The note to write with `action` ("release" or an outcome): checked, or None when none was
-        given; UsageError when the queue requires one and none was given."""
+    def _note_for(self, transition: str, note: str | None, outcome: str | None = None) -> str | None:
+        """The note to write with `transition` (core/workflow.py: "release", "defer", "complete" with
+        `outcome`): checked, or None when none was given; UsageError when the transition's note rule
+        (the table's, and for a configured one the queue's notes_required) requires one."""
         if note is not None and note.strip():
             return notes_mod.checked(note)
-        if self.config.needs_note(action):
-            what = f"a {action}" if action in ("release", "defer") else f"Complete with outcome '{action}'"
+        action = outcome if outcome is not None else transition
+        if workflow.needs_text(workflow.TRANSITIONS[transition].note, lambda: self.config.needs_note(action)):
+            what = f"a {action}" if outcome is None else f"Complete with outcome '{action}'"
             raise errors.UsageError(
                 f"queue {self.name} needs a note with {what}: say what happened "
                 "for whoever works the item next (--note TEXT)"
@@ -633,7 +630,7 @@ class WorkQueue:
         extend_to = None
         if q.shape.extend_moves_time:
             extend_to = self.db.read(lambda conn: self._moved_lock_time(conn, key, token, user))
-        shape = guarded.Shape(models.EventKind.EXTEND, extend=True)
+        shape = guarded.Shape.of("extend")
         row = self.writer.run(shape, key=key, token=token, user=user, extend_until=extend_to)
         if row is None:
             refused = self.db.read(lambda conn: permissions.login_mismatch(conn, q.table, user))

@@ -1,0 +1,380 @@
+"""The workflow, declared once: every transition an item may go through, who may make it, on which row
+and lock, what it writes, what it records and how a refusal is said.
+
+The rules are enforced in several places: the engine's guarded writes and operations
+(db/guarded.py, db/workqueue.py), PostgreSQL's check functions under `workbench grants`
+(db/protocol.py, db/protocol_locks.py) and SQL Server's procedures (db/protocol_mssql.py,
+db/procedures.py). Each of them reads its per-transition parts from this table (the events a
+branch records, whose reason or note is required, who may do it) and marks each branch it renders
+with `-- transition: NAME` (branch_mark), so tests/test_workflow_table.py can hold every rendering
+to the table: a transition missing from one, or one handled there that the table does not know,
+fails it. docs/develop/workflow.md says where a new transition goes.
+
+Plain data only (no SQLAlchemy, no Qt): the renderings turn the enums below into their SQL or
+Python (a rendering's Rules lists what it renders per kind; a kind it lacks fails when it is
+generated), and every member is used by some transition (the test).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from workbench.core import errors
+from workbench.core.models import EventKind
+
+
+class Actor(enum.Enum):
+    """Who may make a transition."""
+
+    OPERATOR = "operator"  # any login the queue serves (supervisors are operators too)
+    SUPERVISOR = "supervisor"  # workbench_supervisor under grants; refused to an operator
+    CLOCK = "clock"  # the database clock: a lock that ran out goes back, whoever notices it
+
+
+class LockRule(enum.Enum):
+    """The precondition on the row's lock."""
+
+    FREE_OR_STALE = "free or stale"  # nobody holds it, or the lock ran out
+    OWN_LIVE_HERE = "own live lock taken in this queue"  # the caller's token, live, and this queue's
+    STALE_HERE = "stale, taken in this queue"  # a lock that ran out, this queue's
+    HELD_HERE = "held (live or stale), taken in this queue"  # anyone's lock, this queue's
+    FREE = "free"  # nobody holds it, before and after
+    ANY = "any"  # the lock does not matter
+
+
+class RowRule(enum.Enum):
+    """The precondition on the row's state."""
+
+    CLAIMABLE = "waiting in this queue's todo (or stale in on_claim's state)"
+    HELD = "inside this queue's todo or held state"  # BoundQueue.held_here
+    WAITING = "waiting in this queue's todo, staying waiting (or leaving its scope)"
+    FINISHED = "finished: outside this queue's todo"
+    COMPLETED_BY_CALLER = "finished by the caller's Complete, the item's last event, its values untouched"
+    EXISTS = "exists"
+
+
+class Check(enum.Enum):
+    """A further condition a transition is refused without."""
+
+    SERVED = "the queue serves the caller (its `serves` group)"
+    NOT_DOER = "a reviewing queue never serves the doer their own work (four eyes)"
+    ALLOW_PICK = "the queue lets items be picked by key (allow_pick)"
+    ALLOW_DEFER = "the queue lets items be deferred (allow_defer)"
+    WITHIN_LIMITS = "the new lock is within lock_duration and max_lock_duration"
+    FIRST_ITEMS_REVIEWED = "a doer's first items go to review (review.first_items)"
+    REVIEWED_OUTCOME = "the outcome is the reviewing queue's accept or send-back"
+    UNDO_WINDOW = "within the queue's undo_within"
+    ON_REOPEN_SET = "the queue says how an item goes back to work (on_reopen)"
+    OTHER_USER = "the new holder is someone else"
+
+
+class Write(enum.Enum):
+    """What a transition writes (to the row, the lock, or workbench's own tables besides the audit row)."""
+
+    LOCK_TAKEN = "a fresh lock of the caller's"
+    LOCK_CLEARED = "the lock columns cleared"
+    LOCK_EXTENDED = "the expiry moved on"
+    LOCK_HANDED = "a fresh lock of another user's"
+    ON_CLAIM = "the queue's on_claim values"
+    ON_RELEASE = "the queue's on_release values"
+    REASON_VALUES = "a configured release reason's own values"
+    EDITS = "the operator's edits (editable columns only)"
+    OUTCOME = "the outcome's values"
+    REVIEW_HANDOVER = "a Complete chosen for review: the review's values and its record"
+    REVIEW_VERDICT = "the reviewer's verdict on the review record"
+    REVIEW_WITHDRAWN = "an undone Complete's review withdrawn"
+    ON_REOPEN = "the queue's on_reopen values"
+    MOVED_VALUES = "a supervisor's values (category, tier, queue)"
+    DEFERRAL = "the item's deferral (until, reason)"
+    DEFERRAL_FORGOTTEN = "the item's deferral forgotten"
+    COOLDOWN = "the release cool-down for the caller"
+    NOTE = "a note with it"
+
+
+class Text(enum.Enum):
+    """Whether a transition takes a text (a note, a reason) and whether it must be given."""
+
+    NONE = "none"
+    OPTIONAL = "optional"
+    CONFIGURED = "required where the queue says so (notes_required)"
+    REQUIRED = "required"
+
+
+class Rendering(enum.Enum):
+    """The places a transition is enforced; each marks the transitions it handles (branch_mark)."""
+
+    PYTHON = "db/workqueue.py and db/guarded.py"
+    PG_TRIGGER = "db/protocol.py: the queue's check function"
+    PG_LOCK_TABLE = "db/protocol_locks.py: a lock-table queue's checks"
+    MSSQL = "db/protocol_mssql.py: the queue's procedures"
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    """One transition: who may make it, on which row and lock, what it writes and records, how a
+    refusal is said. Its renderings read these fields; none of them restates them."""
+
+    name: str
+    who: Actor
+    lock: LockRule
+    row: RowRule
+    event: EventKind | None  # the audit row it writes (None: a note, which is its own record)
+    refusal: type[errors.WorkbenchError]  # the error class a refused attempt raises in the engine
+    writes: frozenset[Write] = frozenset()
+    checks: frozenset[Check] = frozenset()
+    also: tuple[EventKind, ...] = ()  # further audit rows (a reassign's claim for the new holder, …)
+    note: Text = Text.NONE
+    reason: Text = Text.NONE
+    # The database sees the same change as for this transition (a pick is a claim by key): its
+    # renderings check them in one branch; the difference is in `checks`.
+    same_change_as: str | None = None
+    # The renderings it is absent from, and why (a lock-table queue has no undo).
+    not_in: Mapping[Rendering, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    operation: str = ""  # the engine's method that makes it (in db/): the name itself unless _t says otherwise
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    @property
+    def events(self) -> tuple[EventKind, ...]:
+        """Every audit row the transition writes, its own first."""
+        return ((self.event,) if self.event is not None else ()) + self.also
+
+
+def _t(
+    name: str,
+    who: Actor,
+    lock: LockRule,
+    row: RowRule,
+    event: EventKind | None,
+    refusal: type[errors.WorkbenchError],
+    *,
+    writes: Iterable[Write] = (),
+    checks: Iterable[Check] = (),
+    also: tuple[EventKind, ...] = (),
+    note: Text = Text.NONE,
+    reason: Text = Text.NONE,
+    same_change_as: str | None = None,
+    not_in: Mapping[Rendering, str] | None = None,
+    operation: str | None = None,
+) -> Transition:
+    return Transition(
+        name,
+        who,
+        lock,
+        row,
+        event,
+        refusal,
+        frozenset(writes),
+        frozenset(checks),
+        also,
+        note,
+        reason,
+        same_change_as,
+        MappingProxyType(dict(not_in or {})),
+        operation or name,
+    )
+
+
+_W, _C = Write, Check
+
+
+def _own(name: str, event: EventKind, *writes: Write, **kw: Any) -> Transition:
+    """An operator's write under their own live lock taken in this queue; refused as a lost lock."""
+    return _t(name, Actor.OPERATOR, LockRule.OWN_LIVE_HERE, RowRule.HELD, event, errors.LockLost, writes=writes, **kw)
+
+
+def _claim(name: str, *checks: Check, **kw: Any) -> Transition:
+    """A lock taken on a waiting row nobody holds (or whose lock ran out)."""
+    served = (_C.SERVED, _C.NOT_DOER, _C.WITHIN_LIMITS, *checks)
+    return _t(
+        name,
+        Actor.OPERATOR,
+        LockRule.FREE_OR_STALE,
+        RowRule.CLAIMABLE,
+        EventKind.CLAIM,
+        errors.NothingToClaim,
+        writes=(_W.LOCK_TAKEN, _W.ON_CLAIM),
+        checks=served,
+        **kw,
+    )
+
+
+def _supervisor(name: str, lock: LockRule, row: RowRule, event: EventKind, *writes: Write, **kw: Any) -> Transition:
+    """A supervisor's action, with a reason kept in the item's history; refused to operators."""
+    return _t(name, Actor.SUPERVISOR, lock, row, event, errors.NotPermitted, writes=writes, reason=Text.REQUIRED, **kw)
+
+
+# A Complete's writes, and a reviewing queue's Complete: a verdict under a lock the doer could not
+# take (the claim's NOT_DOER), recorded with it.
+_FINISH = (_W.LOCK_CLEARED, _W.EDITS, _W.OUTCOME, _W.NOTE)
+_VERDICT = {"checks": (_C.NOT_DOER, _C.REVIEWED_OUTCOME), "note": Text.CONFIGURED, "same_change_as": "complete"}
+_GIVE_BACK = (_W.LOCK_CLEARED, _W.ON_RELEASE, _W.NOTE)
+
+TRANSITIONS: Mapping[str, Transition] = MappingProxyType(
+    {
+        t.name: t
+        for t in (
+            _claim("claim", operation="claim_next"),
+            _claim("pick", _C.ALLOW_PICK, same_change_as="claim", operation="claim"),
+            _own("save", EventKind.SAVE, _W.EDITS),
+            # errors.ExtendLimitReached where only the limit is in the way.
+            _own("extend", EventKind.EXTEND, _W.LOCK_EXTENDED, checks=(_C.WITHIN_LIMITS,)),
+            _own(
+                "release",
+                EventKind.RELEASE,
+                *_GIVE_BACK,
+                _W.REASON_VALUES,
+                _W.COOLDOWN,
+                _W.DEFERRAL_FORGOTTEN,
+                note=Text.CONFIGURED,
+                reason=Text.OPTIONAL,
+            ),
+            _own(
+                "defer",
+                EventKind.DEFER,
+                *_GIVE_BACK,
+                _W.DEFERRAL,
+                checks=(_C.ALLOW_DEFER,),
+                note=Text.CONFIGURED,
+                reason=Text.REQUIRED,
+            ),
+            _own(
+                "complete",
+                EventKind.COMPLETE,
+                *_FINISH,
+                _W.REVIEW_HANDOVER,
+                checks=(_C.FIRST_ITEMS_REVIEWED,),
+                note=Text.CONFIGURED,
+            ),
+            _own("review_accept", EventKind.COMPLETE, *_FINISH, _W.REVIEW_VERDICT, operation="complete", **_VERDICT),
+            # A sent-back item is deferred to its doer.
+            _own(
+                "review_send_back",
+                EventKind.COMPLETE,
+                *_FINISH,
+                _W.REVIEW_VERDICT,
+                _W.DEFERRAL,
+                operation="complete",
+                **_VERDICT,
+            ),
+            _t(
+                "undo",
+                Actor.OPERATOR,
+                LockRule.FREE,
+                RowRule.COMPLETED_BY_CALLER,
+                EventKind.UNDO,
+                errors.UsageError,
+                writes=(_W.ON_REOPEN, _W.LOCK_TAKEN, _W.ON_CLAIM, _W.REVIEW_WITHDRAWN),
+                checks=(_C.UNDO_WINDOW, _C.ON_REOPEN_SET, _C.WITHIN_LIMITS),
+                also=(EventKind.CLAIM,),
+                not_in={Rendering.PG_LOCK_TABLE: "a lock-table queue has no undo (a supervisor reopens)"},
+                operation="undo_complete",
+            ),
+            # Whoever notices a run-out lock gives it back (a sweep, or a claim taking the row); the
+            # holder learns they lost it.
+            _t(
+                "expire",
+                Actor.CLOCK,
+                LockRule.STALE_HERE,
+                RowRule.HELD,
+                EventKind.EXPIRE,
+                errors.LockLost,
+                writes=(_W.LOCK_CLEARED, _W.ON_RELEASE),
+                operation="sweep",
+            ),
+            _supervisor(
+                "force_release",
+                LockRule.HELD_HERE,
+                RowRule.HELD,
+                EventKind.FORCE_RELEASE,
+                _W.LOCK_CLEARED,
+                _W.ON_RELEASE,
+            ),
+            _supervisor(
+                "reassign",
+                LockRule.HELD_HERE,
+                RowRule.HELD,
+                EventKind.REASSIGN,
+                _W.LOCK_HANDED,
+                checks=(_C.OTHER_USER, _C.WITHIN_LIMITS),
+                also=(EventKind.CLAIM,),
+            ),
+            _supervisor(
+                "reopen", LockRule.FREE, RowRule.FINISHED, EventKind.REOPEN, _W.ON_REOPEN, checks=(_C.ON_REOPEN_SET,)
+            ),
+            _supervisor("move", LockRule.FREE, RowRule.WAITING, EventKind.MOVE, _W.MOVED_VALUES),
+            # Anyone may add a note to an item; it is its own record (no audit row).
+            _t(
+                "note",
+                Actor.OPERATOR,
+                LockRule.ANY,
+                RowRule.EXISTS,
+                None,
+                errors.InvalidValue,
+                writes=(_W.NOTE,),
+                note=Text.REQUIRED,
+                not_in={
+                    Rendering.PG_TRIGGER: "a note is a row of workbench's notes table, under its policies "
+                    "(db/permissions.py), not a change of the queue's row",
+                    Rendering.PG_LOCK_TABLE: "as for the PostgreSQL trigger",
+                },
+                operation="add_note",
+            ),
+        )
+    }
+)
+
+# The mark a rendering puts on each branch it renders (a SQL comment; Python dispatch is checked apart).
+MARK = "-- transition: "
+
+
+def branch_mark(*names: str) -> str:
+    """The comment a generated branch carries: the transitions it handles (checked by name here)."""
+    for name in names:
+        if name not in TRANSITIONS:
+            raise KeyError(f"no transition {name!r} in core/workflow.py's table")
+    return MARK + " ".join(names)
+
+
+def of_event(kind: EventKind, lock: LockRule = LockRule.OWN_LIVE_HERE) -> Transition:
+    """The transition whose own audit row is `kind` and whose lock precondition is `lock` (the first
+    declared: a reviewing queue's Complete records as a Complete does)."""
+    for t in TRANSITIONS.values():
+        if t.event is kind and t.lock is lock:
+            return t
+    raise KeyError(f"no transition records {kind.value} under {lock.value}")
+
+
+def events_where(test: Callable[[Transition], bool]) -> frozenset[EventKind]:
+    """The audit events of the transitions `test` picks: e.g. the writes under the caller's own
+    lock that take a reason from them (release, defer)."""
+    return frozenset(t.event for t in TRANSITIONS.values() if t.event is not None and test(t))
+
+
+def under_own_lock(t: Transition) -> bool:
+    """Is `t` one of the engine's guarded writes (a reviewing queue's verdict is written as its Complete)?"""
+    return t.lock is LockRule.OWN_LIVE_HERE and t.same_change_as is None
+
+
+def writes(kind: EventKind, what: Write) -> bool:
+    """Does the write under the caller's own lock that records `kind` write `what`?"""
+    return what in _OWN_LOCK_WRITES[kind]
+
+
+def needs_text(rule: Text, configured: Callable[[], bool]) -> bool:
+    """Must the text be given? `configured`: the queue's own say, asked for a CONFIGURED rule only."""
+    return rule is Text.REQUIRED or (rule is Text.CONFIGURED and configured())
+
+
+# Events whose own-lock write takes the operator's reason (the audit row keeps it).
+REASONED: frozenset[EventKind] = events_where(lambda t: under_own_lock(t) and t.reason is not Text.NONE)
+
+# What each write under the caller's own lock writes, by its audit event (read on every write).
+_OWN_LOCK_WRITES: Mapping[EventKind, frozenset[Write]] = {
+    kind: of_event(kind).writes for kind in events_where(under_own_lock)
+}
