@@ -21,6 +21,10 @@ PASSWORD_ENV = "WORKBENCH_DB_PASSWORD"
 # A pooled connection idle longer than this is pinged before use (a server restart, a VPN drop);
 # busy connections are not, so the hot path keeps one round trip per operation.
 IDLE_PING_SECONDS = 20.0
+# Each server connection is a process on the server (PostgreSQL): a pool keeps at most this many idle,
+# and one more opened for a burst (a window's start, four calls at once) is closed when it comes
+# back. A window that was busy is left with one (issue 42: an idle window held 2, a working one 5-7).
+KEPT_CONNECTIONS = 1
 
 
 def parse_url(db: model.DatabaseConfig, config_path: str) -> sa.URL:
@@ -52,7 +56,7 @@ def create_engine(
     url, kwargs, connect_args = backend.engine_options(url, db, create_sqlite)
     if password:
         url = url.set(password=password)
-    engine = sa.create_engine(url, connect_args=connect_args, **kwargs)
+    engine = sa.create_engine(url, connect_args=connect_args, **{**_kept(backend), **kwargs})
     engine.workbench_connect_args = connect_args  # type: ignore[attr-defined]  # for Database's 2nd pool
 
     def session_setup(target: sa.Engine) -> None:
@@ -66,6 +70,11 @@ def create_engine(
     session_setup(engine)
     backend.engine_events(engine)
     return engine
+
+
+def _kept(backend: backends.Backend) -> dict[str, Any]:
+    """Pool options: a file database (SQLite) has no server processes to spare."""
+    return {} if backend.is_file else {"pool_size": KEPT_CONNECTIONS}
 
 
 odbc_option = odbc.odbc_option  # for callers that build ODBC URLs themselves (probe)
@@ -114,6 +123,7 @@ class Database:
                 self.engine.url,
                 isolation_level=self.backend.fast_pool_isolation(self.engine.url),
                 pool_reset_on_return=None,
+                **_kept(self.backend),
                 connect_args=getattr(self.engine, "workbench_connect_args", {}),
             )
             getattr(self.engine, "workbench_session_setup", _idle_ping)(self._fast_engine)
@@ -126,6 +136,15 @@ class Database:
         if self._held is None:
             self._held = self.backend.held_connections(self.fast_engine)
         return self._held
+
+    def release_idle(self) -> None:
+        """Close the fast pool's connections, those held per thread included, while nothing runs on
+        this Database (a window that went idle): the next claim opens one again. The main pool keeps
+        its one (KEPT_CONNECTIONS) for the window's occasional reads."""
+        if self._held is not None:
+            self._held.close_all()
+        if self._fast_engine is not None:
+            self._fast_engine.dispose()
 
     def dispose(self) -> None:
         if self._held is not None:
