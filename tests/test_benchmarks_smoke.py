@@ -31,7 +31,7 @@ ON_SQLITE = {
 # PostgreSQL only: run against the test session's server (--url).
 ON_POSTGRES = {
     "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
-    "seats_bench": "--seats 3 --duration 2 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
+    "seats_bench": "--seats 3 --duration 1.5 --ramp 0.5 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
     "--check-every 1 --no-reference",
 }
 # MariaDB only: against the test session's MariaDB.

@@ -7,7 +7,7 @@ the user's locks, the queue counts), then over and over: Next item (claim), thin
 lock checked every `check_every`, Save, Complete, and the start page's counts again
 (next-after-complete off: the costly case of issue 42). A failed call waits a second, as the
 window's retry does, and counts as an error. Seats run as threads in `--processes` processes and
-start spread over the first quarter of the run; only what happens after that is measured.
+start spread over `--ramp` seconds (0.1 s per seat); only the `--duration` after that is measured.
 
 For each N of `--seats` it prints p50/p99 of claim and Complete, the errors, the peak of server
 connections (pg_stat_activity, sampled twice a second) and the server's CPU per seat-hour (from
@@ -47,6 +47,9 @@ from workbench.db import service
 
 DATABASE = "wb_seats"
 BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes
+# Seats start spread over this much time each (a window's start costs its process ~80 ms of CPU:
+# 300 seats started within 15 s kept two cores busy with starting alone).
+RAMP_PER_SEAT = 0.1
 
 
 @dataclasses.dataclass
@@ -199,28 +202,22 @@ def server_cpu_seconds(port: int) -> float:
     """CPU seconds (user + system) of the PostgreSQL listening on `port` on this machine: its
     postmaster's own and its ended children's, plus its live children's; the whole machine's
     postgres processes (harness.server_cpu_seconds) where the postmaster is not found here."""
-    postmaster = None
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+    stats: dict[str, list[str]] = {}  # pid -> the fields of /proc/pid/stat after the name
+    matching = set()  # the postmaster, and backends just forked that still carry its command line
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            argv = cmdline.read_bytes().split(b"\0")
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            text = (proc / "stat").read_text()
         except OSError:
-            continue
+            continue  # ended meanwhile
+        stats[proc.name] = text[text.rindex(")") + 2 :].split()
         if argv and argv[0].endswith(b"postgres") and str(port).encode() in argv and b"-p" in argv:
-            postmaster = cmdline.parent.name
-            break
+            matching.add(proc.name)
+    postmaster = next((pid for pid in matching if stats[pid][1] not in matching), None)
     if postmaster is None:
         return harness.server_cpu_seconds()
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        pid, rest = stat.parent.name, text[text.rindex(")") + 2 :].split()
-        if pid == postmaster:
-            total += sum(int(field) for field in rest[11:15])  # utime, stime, cutime, cstime
-        elif rest[1] == postmaster:
-            total += sum(int(field) for field in rest[11:13])
+    total = sum(int(field) for field in stats[postmaster][11:15])  # utime, stime, cutime, cstime
+    total += sum(sum(int(field) for field in rest[11:13]) for rest in stats.values() if rest[1] == postmaster)
     return total / os.sysconf("SC_CLK_TCK")
 
 
@@ -259,7 +256,7 @@ def run_round(
     target: harness.Target, url: str, seats: int, args: argparse.Namespace
 ) -> tuple[SeatResult, dict[str, float]]:
     """`seats` seats on `url` for args.duration seconds; the merged result and the server's figures."""
-    ramp = args.duration / 4
+    ramp = args.ramp if args.ramp is not None else max(5.0, seats * RAMP_PER_SEAT)
     start = time.time() + 2.0
     processes = max(1, min(args.processes, seats))
     plan_of = [
@@ -270,7 +267,7 @@ def run_round(
             total=seats,
             start=start,
             measure_from=start + ramp,
-            end=start + args.duration,
+            end=start + ramp + args.duration,
             think=args.think,
             check_every=args.check_every,
             counts_every=args.counts_every,
@@ -287,14 +284,14 @@ def run_round(
             worker.start()
         _wait_until(start + ramp)
         cpu_before = server_cpu_seconds(target.server.port)
-        _wait_until(start + args.duration)
+        _wait_until(start + ramp + args.duration)
         cpu = server_cpu_seconds(target.server.port) - cpu_before
         merged = SeatResult()
         for _ in workers:
-            merged.merge(out.get(timeout=args.duration + 120))
+            merged.merge(out.get(timeout=120))
         for worker in workers:
             worker.join(timeout=30)
-    window = args.duration - ramp
+    window = args.duration
     return merged, {
         "peak connections": float(watch.peak),
         "server CPU s per seat-hour": cpu / (seats * window / 3600),
@@ -324,7 +321,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--seats", default="100,300,1000", help="comma-separated seat counts (default 100,300,1000)")
-    parser.add_argument("--duration", type=float, default=60.0, help="seconds per round, the first quarter ramp-up")
+    parser.add_argument("--duration", type=float, default=60.0, help="measured seconds per round, after the ramp")
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        help=f"seconds over which the seats start, unmeasured (default {RAMP_PER_SEAT} per seat, >= 5)",
+    )
     parser.add_argument("--url", help="admin URL of an existing PostgreSQL (default: a throwaway server)")
     parser.add_argument("--dsn", help="another URL of the same database, e.g. through PgBouncer; measured after direct")
     parser.add_argument("--rows", type=int, default=50_000, help="waiting rows in each round's fresh table")
