@@ -25,6 +25,9 @@ IDLE_PING_SECONDS = 20.0
 # and one more opened for a burst (a window's start, four calls at once) is closed when it comes
 # back. A window that was busy is left with one (issue 42: an idle window held 2, a working one 5-7).
 KEPT_CONNECTIONS = 1
+# At most this many at once per pool, as SQLAlchemy's default (5 + 10 overflow): a program with many
+# threads on the fast path (one held per thread) keeps the ceiling it had.
+POOL_CEILING = 15
 
 
 def parse_url(db: model.DatabaseConfig, config_path: str) -> sa.URL:
@@ -74,7 +77,7 @@ def create_engine(
 
 def _kept(backend: backends.Backend) -> dict[str, Any]:
     """Pool options: a file database (SQLite) has no server processes to spare."""
-    return {} if backend.is_file else {"pool_size": KEPT_CONNECTIONS}
+    return {} if backend.is_file else {"pool_size": KEPT_CONNECTIONS, "max_overflow": POOL_CEILING - KEPT_CONNECTIONS}
 
 
 odbc_option = odbc.odbc_option  # for callers that build ODBC URLs themselves (probe)
