@@ -160,7 +160,9 @@ class Operator:
     def next_item(self, queue: str, where: Mapping[str, Any] | None = None) -> models.Claim:
         """Lock the next waiting item of `queue` for this user (narrowed by `where`, {column: value});
         NothingToClaim when none is free."""
-        return self.wb.queue(queue).claim_next(self.user, 1, where)[0]
+        claim = self.wb.queue(queue).claim_next(self.user, 1, where)[0]
+        self._counted_change(queue, waiting=-1)
+        return claim
 
     def filter_choices(self, queue: str, limit: int = 50) -> dict[str, list[Any]]:
         """For each column the queue may be narrowed by (`filter_by`): the values its waiting items
@@ -169,7 +171,10 @@ class Operator:
 
     def claim(self, queue: str, key: Any) -> models.Claim:
         """Lock one chosen item (or resume this user's own lock on it)."""
-        return self.wb.queue(queue).claim(self.user, key)
+        claim = self.wb.queue(queue).claim(self.user, key)
+        if not claim.resumed:
+            self._counted_change(queue, waiting=-1)
+        return claim
 
     # -- working under the lock ---------------------------------------------------------------
 
@@ -190,17 +195,23 @@ class Operator:
         """Finish the item with an outcome (the queue's first when None), final edits and a note;
         with `then_next`, also claim the next item (narrowed by `where`) as the Completion's `next`
         (None when none was claimed: next_item says why), on PostgreSQL in the same statement."""
-        return self.wb.queue(lock.queue).complete(
+        done = self.wb.queue(lock.queue).complete(
             self.user, lock.key, lock.token, outcome, edits, note=note, then_next=then_next, where=where
         )
+        if done.next is not None:
+            self._counted_change(lock.queue, waiting=-1)
+        return done
 
     def release(self, lock: models.Lock, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the queue (with a note for whoever takes it next)."""
         self.wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
+        self._counted_change(lock.queue, waiting=1)
 
     def defer(self, lock: models.Lock, until: dt.datetime, reason: str, note: str | None = None) -> models.Deferral:
         """Give the item back until `until` (aware): nobody gets it before, then it comes first."""
-        return self.wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
+        deferral = self.wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
+        self._counted_change(lock.queue, deferred=1)
+        return deferral
 
     def undo_complete(self, queue: str, key: Any) -> models.Claim:
         """Take back this user's Complete of `key` (within the queue's undo_within): theirs again."""
@@ -304,6 +315,17 @@ class Operator:
         with self._counted_lock:
             self._counted[name] = (now, *figures)
         return figures
+
+    def _counted_change(self, queue: str, waiting: int = 0, deferred: int = 0) -> None:
+        """This user's own claim, release or deferral changes the counted figures at once: the start
+        page after a Next item shows one item fewer waiting without counting again."""
+        with self._counted_lock:
+            cached = self._counted.get(queue)
+            if cached is not None:
+                at, counted, overdue, held_back = cached
+                if counted <= WAITING_CAP:  # "more than 10,000" stays that
+                    counted = max(0, counted + waiting)
+                self._counted[queue] = (at, counted, overdue, max(0, held_back + deferred))
 
     def release_connections(self) -> None:
         """Close the connections kept for claims and Completes but one (the window went idle): call
