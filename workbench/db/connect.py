@@ -21,9 +21,9 @@ PASSWORD_ENV = "WORKBENCH_DB_PASSWORD"
 # A pooled connection idle longer than this is pinged before use (a server restart, a VPN drop);
 # busy connections are not, so the hot path keeps one round trip per operation.
 IDLE_PING_SECONDS = 20.0
-# Each server connection is a process on the server (PostgreSQL): a pool keeps at most this many idle,
-# and one more opened for a burst (a window's start, four calls at once) is closed when it comes
-# back. A window that was busy is left with one (issue 42: an idle window held 2, a working one 5-7).
+# Each server connection is a process on the server (PostgreSQL): a pool keeps at most this many idle;
+# those opened beyond it for a burst (a window's start, four calls at once) are closed when they come
+# back. An idle window is left with one (issue 42: an idle window held 2, a working one 5-7).
 KEPT_CONNECTIONS = 1
 # At most this many at once per pool, as SQLAlchemy's default (5 + 10 overflow): a program with many
 # threads on the fast path (one held per thread) keeps the ceiling it had.
