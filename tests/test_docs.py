@@ -74,12 +74,13 @@ def test_the_app_settings_table_loads_with_its_defaults() -> None:
     text = page("reference/config.md")
     block = text[text.index("<!-- keys:app -->") : text.index("<!-- /keys -->", text.index("<!-- keys:app -->"))]
     rows = re.findall(r"^\| `(\w+)` \| `([^`]+)` \|", block, flags=re.MULTILINE)
-    assert len(rows) == 5
+    assert len(rows) == 7
     written = "[app]\n" + "".join(f"{k} = {v if v in ('true', 'false') else repr(v)}\n" for k, v in rows)
     sample = (REPO / "resources" / "configs" / "helpdesk.toml").read_text(encoding="utf-8")
     config = loader.parse(tomllib.loads(sample + "\n" + written), "docs/reference/config.md")
     assert (config.app.warn_before, config.app.check_every, config.app.retry_every) == (120, 15, 5)
     assert config.app.auto_extend is True and config.app.next_after_complete is True
+    assert (config.app.counts_every, config.app.idle_after) == (30, 30)
 
 
 def test_every_shortcut_is_on_the_operators_page() -> None:

@@ -51,8 +51,9 @@ class Target:
     created: list[str] = dataclasses.field(default_factory=list)
 
     @classmethod
-    def open(cls, backend: str, url: str | None, *, durable: bool = False) -> Target:
-        """`durable`: a throwaway server at its default durability (commits flushed to disk)."""
+    def open(cls, backend: str, url: str | None, *, durable: bool = False, options: str = "") -> Target:
+        """`durable`: a throwaway server at its default durability (commits flushed to disk);
+        `options`: more settings of a throwaway PostgreSQL (-c name=value …)."""
         if backend not in BACKENDS:
             raise SystemExit(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         tmp = Path(tempfile.mkdtemp(prefix="wb-bench-"))
@@ -82,8 +83,10 @@ class Target:
                 backend, server, parsed.password, admin, tmp, f"existing {kind} server at {server.host}:{server.port}"
             )
         try:
-            start = servers.start_postgres if kind == "postgresql" else servers.start_mariadb
-            server = start(durable=durable)
+            if kind == "postgresql":
+                server = servers.start_postgres(durable=durable, options=options)
+            else:
+                server = servers.start_mariadb(durable=durable)
         except servers.ServerUnavailable as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise SystemExit(f"cannot start a throwaway {kind} server: {exc}") from None

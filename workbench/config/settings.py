@@ -142,6 +142,21 @@ APP: tuple[Setting, ...] = (
         minimum=1,
         maximum=_DAY,
     ),
+    Setting(
+        "counts_every",
+        "duration",
+        30,
+        "the start page counts waiting and overdue items again at most this often (0: every time); at most a day",
+        maximum=_DAY,
+    ),
+    Setting(
+        "idle_after",
+        "duration",
+        30,
+        "a window that asked nothing of the database this long closes its connections but one; at most a day",
+        minimum=1,
+        maximum=_DAY,
+    ),
 )
 
 QUEUE: tuple[Setting, ...] = (

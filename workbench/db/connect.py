@@ -21,6 +21,13 @@ PASSWORD_ENV = "WORKBENCH_DB_PASSWORD"
 # A pooled connection idle longer than this is pinged before use (a server restart, a VPN drop);
 # busy connections are not, so the hot path keeps one round trip per operation.
 IDLE_PING_SECONDS = 20.0
+# Each server connection is a process on the server (PostgreSQL): a pool keeps at most this many idle;
+# those opened beyond it for a burst (a window's start, four calls at once) are closed when they come
+# back. An idle window is left with one (issue 42: an idle window held 2, a working one 5-7).
+KEPT_CONNECTIONS = 1
+# At most this many at once per pool, as SQLAlchemy's default (5 + 10 overflow): a program with many
+# threads on the fast path (one held per thread) keeps the ceiling it had.
+POOL_CEILING = 15
 
 
 def parse_url(db: model.DatabaseConfig, config_path: str) -> sa.URL:
@@ -52,7 +59,7 @@ def create_engine(
     url, kwargs, connect_args = backend.engine_options(url, db, create_sqlite)
     if password:
         url = url.set(password=password)
-    engine = sa.create_engine(url, connect_args=connect_args, **kwargs)
+    engine = sa.create_engine(url, connect_args=connect_args, **{**_kept(backend), **kwargs})
     engine.workbench_connect_args = connect_args  # type: ignore[attr-defined]  # for Database's 2nd pool
     engine.workbench_pooler = db.pooler  # type: ignore[attr-defined]  # read through pooled()
 
@@ -74,6 +81,11 @@ def pooled(engine: sa.Engine) -> bool:
     transaction may run on another server session, so none may rely on what an earlier one left
     there (a named prepared statement, a temporary function, a SET)."""
     return getattr(engine, "workbench_pooler", "none") == "transaction"
+
+
+def _kept(backend: backends.Backend) -> dict[str, Any]:
+    """Pool options: a file database (SQLite) has no server processes to spare."""
+    return {} if backend.is_file else {"pool_size": KEPT_CONNECTIONS, "max_overflow": POOL_CEILING - KEPT_CONNECTIONS}
 
 
 odbc_option = odbc.odbc_option  # for callers that build ODBC URLs themselves (probe)
@@ -122,6 +134,7 @@ class Database:
                 self.engine.url,
                 isolation_level=self.backend.fast_pool_isolation(self.engine.url),
                 pool_reset_on_return=None,
+                **_kept(self.backend),
                 connect_args=getattr(self.engine, "workbench_connect_args", {}),
             )
             self._fast_engine.workbench_pooler = getattr(self.engine, "workbench_pooler", "none")  # type: ignore[attr-defined]
@@ -135,6 +148,15 @@ class Database:
         if self._held is None:
             self._held = self.backend.held_connections(self.fast_engine)
         return self._held
+
+    def release_idle(self) -> None:
+        """Close the fast pool's connections, those held per thread included, while nothing runs on
+        this Database (a window that went idle): the next claim opens one again. The main pool keeps
+        its one (KEPT_CONNECTIONS) for the window's occasional reads."""
+        if self._held is not None:
+            self._held.close_all()
+        if self._fast_engine is not None:
+            self._fast_engine.dispose()
 
     def dispose(self) -> None:
         if self._held is not None:

@@ -37,6 +37,7 @@ class SessionSettings:
     activity_window: float = 60.0  # "working" = a keystroke or click within this long (not a setting)
     retry_interval: float = float(_APP.retry_every)  # how often to try again while the database is unreachable
     next_after_complete: bool = _APP.next_after_complete
+    idle_after: float = float(_APP.idle_after)  # no database call this long: close connections but one
 
     def warn_at(self, lock_seconds: float) -> float:
         """Seconds left when the expiry warning comes: warn_before as configured, but never more
@@ -52,6 +53,7 @@ class SessionSettings:
             auto_extend=app.auto_extend,
             retry_interval=float(app.retry_every),
             next_after_complete=app.next_after_complete,
+            idle_after=float(app.idle_after),
         )
 
 
@@ -174,6 +176,11 @@ class OperatorSession(QObject):
         self._settings_poll = QTimer(self)
         self._settings_poll.setInterval(int(max(30.0, self.settings.check_interval * 4) * 1000))
         self._settings_poll.timeout.connect(self.check_settings)
+        # A window left open all day holds one server connection, not one per thread that ran a claim.
+        self._idle = QTimer(self)
+        self._idle.setSingleShot(True)
+        self._idle.timeout.connect(self._release_idle)
+        dispatcher.busy_changed.connect(self._on_busy)
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -264,6 +271,25 @@ class OperatorSession(QObject):
         actions, self._retry_actions = list(self._retry_actions.values()), {}
         for action in actions:
             action()
+
+    @Slot(bool)
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self._idle.stop()
+        else:
+            self._idle.start(int(self.settings.idle_after * 1000))
+
+    @Slot()
+    def _release_idle(self) -> None:
+        # On the GUI thread, which alone starts calls: none starts meanwhile. A call dropped as
+        # stale may still run on a worker thread; then wait for the next quiet spell.
+        if self.dispatcher.busy or self.dispatcher.pool.activeThreadCount():
+            self._idle.start(int(self.settings.idle_after * 1000))
+            return
+        try:
+            self.operator.release_connections()
+        except Exception:  # closing the sockets of a server that is gone; the next call reconnects
+            log.debug("closing idle connections failed", exc_info=True)
 
     # -- starting --------------------------------------------------------------------------------
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import threading
+import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 import workbench.services.sources as sources  # not `from workbench.services`: no cycle with the package
 from workbench import fieldspec
 from workbench.core import errors, models
-from workbench.db import dberrors, published
+from workbench.db import dberrors, published, service
 from workbench.services.base import Service
 
 
@@ -137,6 +139,13 @@ class Operator(Service):
     when a lock is no longer the caller's, NothingToClaim, InvalidValue, DatabaseUnavailable …
     """
 
+    def __init__(self, wb: service.Workbench, user: str) -> None:
+        super().__init__(wb, user)
+        # The start page's counts per queue, (monotonic time, waiting, overdue, deferred): read again
+        # only after `[app] counts_every`, as the start page shows after every Complete.
+        self._counted: dict[str, tuple[float, int, int | None, int]] = {}
+        self._counted_lock = threading.Lock()  # a window may ask from two of its threads at once
+
     # -- claiming -----------------------------------------------------------------------------
 
     def next_item(self, queue: str, where: Mapping[str, Any] | None = None) -> models.Claim:
@@ -146,7 +155,9 @@ class Operator(Service):
 
     def next_items(self, queue: str, count: int, where: Mapping[str, Any] | None = None) -> list[models.Claim]:
         """Lock up to `count` waiting items at once (a batch); NothingToClaim when none is free."""
-        return self.wb.queue(queue).claim_next(self.user, count, where)
+        claims = self.wb.queue(queue).claim_next(self.user, count, where)
+        self._counted_change(queue, waiting=-len(claims))
+        return claims
 
     def filter_choices(self, queue: str, limit: int = 50) -> dict[str, list[Any]]:
         """For each column the queue may be narrowed by (`filter_by`): the values its waiting items
@@ -155,7 +166,10 @@ class Operator(Service):
 
     def claim(self, queue: str, key: Any) -> models.Claim:
         """Lock one chosen item (or resume this user's own lock on it)."""
-        return self.wb.queue(queue).claim(self.user, key)
+        claim = self.wb.queue(queue).claim(self.user, key)
+        if not claim.resumed:
+            self._counted_change(queue, waiting=-1)
+        return claim
 
     # -- working under the lock ---------------------------------------------------------------
 
@@ -176,17 +190,23 @@ class Operator(Service):
         """Finish the item with an outcome (the queue's first when None), final edits and a note;
         with `then_next`, also claim the next item (narrowed by `where`) as the Completion's `next`
         (None when none was claimed: next_item says why), on PostgreSQL in the same statement."""
-        return self.wb.queue(lock.queue).complete(
+        done = self.wb.queue(lock.queue).complete(
             self.user, lock.key, lock.token, outcome, edits, note=note, then_next=then_next, where=where
         )
+        if done.next is not None:
+            self._counted_change(lock.queue, waiting=-1)
+        return done
 
     def release(self, lock: Held, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the queue (with a note for whoever takes it next)."""
         self.wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
+        self._counted_change(lock.queue, waiting=1)
 
     def defer(self, lock: Held, until: dt.datetime, reason: str, note: str | None = None) -> models.Deferral:
         """Give the item back until `until` (aware): nobody gets it before, then it comes first."""
-        return self.wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
+        deferral = self.wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
+        self._counted_change(lock.queue, deferred=1)
+        return deferral
 
     def undo_complete(self, queue: str, key: Any) -> models.Claim:
         """Take back this user's Complete of `key` (within the queue's undo_within): theirs again."""
@@ -264,17 +284,48 @@ class Operator(Service):
         counts = []
         for name, config in self.wb.config.queues.items():
             work = self.wb.queue(name)
+            waiting, overdue, deferred = self._queue_figures(name, work)
             counts.append(
                 QueueCount(
                     queue=name,
                     title=config.title,
-                    waiting=work.count_waiting(WAITING_CAP, self.user),
-                    mine=len(work.mine(self.user)),
-                    overdue=work.count_overdue(WAITING_CAP),
-                    deferred=work.count_deferred(),
+                    waiting=waiting,
+                    mine=len(work.mine(self.user)),  # the user's own locks: few, by index, always current
+                    overdue=overdue,
+                    deferred=deferred,
                 )
             )
         return counts
+
+    def _queue_figures(self, name: str, work: Any) -> tuple[int, int | None, int]:
+        """Waiting, overdue and deferred items of one queue, as counted within `[app] counts_every`:
+        with next-after-complete off the start page shows after every Complete, and a hundred windows
+        counting each time cost the server more than their claims and Completes (issue 42)."""
+        now = time.monotonic()
+        with self._counted_lock:
+            cached = self._counted.get(name)
+        if cached is not None and now - cached[0] < self.wb.config.app.counts_every:
+            return cached[1:]
+        figures = (work.count_waiting(WAITING_CAP, self.user), work.count_overdue(WAITING_CAP), work.count_deferred())
+        with self._counted_lock:
+            self._counted[name] = (now, *figures)
+        return figures
+
+    def _counted_change(self, queue: str, waiting: int = 0, deferred: int = 0) -> None:
+        """This user's own claim, release or deferral changes the counted figures at once: the start
+        page after a Next item shows one item fewer waiting without counting again."""
+        with self._counted_lock:
+            cached = self._counted.get(queue)
+            if cached is not None:
+                at, counted, overdue, held_back = cached
+                if counted <= WAITING_CAP:  # "more than 10,000" stays that
+                    counted = max(0, counted + waiting)
+                self._counted[queue] = (at, counted, overdue, max(0, held_back + deferred))
+
+    def release_connections(self) -> None:
+        """Close the connections kept for claims and Completes but one (the window went idle): call
+        only while no other call of this process runs on the database."""
+        self.wb.db.release_idle()
 
     def pick_list(self, queue: str, limit: int = 200) -> PickList:
         """The first `limit` waiting items with their columns' labels, and how many wait in all."""

@@ -1,0 +1,76 @@
+"""Every benchmark in tests/benchmarks runs at a tiny size and prints its table, so that a refactor
+that breaks one fails here instead of the next time someone measures (issue 42: gui_bench and
+board_bench no longer ran). Each runs as `python -m tests.benchmarks.NAME`, as people run them;
+figures are not checked, only that the run completes and prints them."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import servers
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "tests" / "benchmarks"
+
+# Each benchmark's arguments for a tiny run. On SQLite: no server needed (the fast tier runs them).
+ON_SQLITE = {
+    "claim_bench": "--backend sqlite --processes 2 --rows 300 --seconds 0.5 --rounds 1",
+    "growth_bench": "--backend sqlite --small 300 --large 600 --pairs 5 --warmup 1",
+    "live_locks_bench": "--backend sqlite --rows 500 --pairs 5 --levels 0 20",
+    "lock_table_bench": "--backend sqlite --rows 500 --pairs 5 --rounds 1",
+    "board_bench": "--backend sqlite --rows 500 --locks 20 --expired 2 --days 2 --runs 1 --gui-locks ''",
+    "gui_bench": "--backend sqlite --rows 300 --starts 1 --clicks 3 --warmup 1 --cycles 2",
+    "cli_bench": "--pairs 2 --rounds 1",
+}
+# PostgreSQL only: run against the test session's server (--url).
+ON_POSTGRES = {
+    "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
+    "seats_bench": "--seats 3 --duration 1.5 --ramp 0.5 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
+    "--check-every 1 --no-reference",
+}
+# MariaDB only: against the test session's MariaDB.
+ON_MARIADB = {"round_trips_bench": "--rows 300 --pairs 10 --rounds 1"}
+# Need what a test run does not have: a three-node Galera cluster, a built bundle (dist/workbench).
+ELSEWHERE = {"galera_bench", "bundle_bench"}
+
+
+def _run(name: str, args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-m", f"tests.benchmarks.{name}", *shlex.split(args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, f"{name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.stdout.strip(), f"{name} printed nothing"
+    return done.stdout
+
+
+def test_every_benchmark_has_a_smoke_run() -> None:
+    found = {path.stem for path in BENCHMARKS.glob("*_bench.py")}
+    assert found == set(ON_SQLITE) | set(ON_POSTGRES) | set(ON_MARIADB) | ELSEWHERE
+
+
+@pytest.mark.parametrize("name", sorted(ON_SQLITE))
+def test_benchmark_runs_tiny_on_sqlite(name: str) -> None:
+    _run(name, ON_SQLITE[name])
+
+
+@pytest.mark.parametrize("name", sorted(ON_POSTGRES))
+def test_benchmark_runs_tiny_on_postgresql(name: str, pg_server: servers.Server) -> None:
+    _run(name, f"{ON_POSTGRES[name]} --url {pg_server.admin_url()}")
+
+
+@pytest.mark.parametrize("name", sorted(ON_MARIADB))
+def test_benchmark_runs_tiny_on_mariadb(name: str, mariadb_server: servers.Server) -> None:
+    _run(name, f"{ON_MARIADB[name]} --url {mariadb_server.admin_url()}")
