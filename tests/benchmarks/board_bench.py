@@ -354,11 +354,12 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
         figures: dict[str, list[float]] = {}
         with service.Workbench.open(harness.bench_config(url), password=target.password) as wb:
             q = wb.queue(harness.QUEUE)
+            sup = Supervision(q)
             day_ago = q.db_clock().now - dt.timedelta(days=1)
             calls: list[tuple[str, Callable[[], Any], Callable[[Any], str]]] = [
                 (
                     "board",
-                    q.board,
+                    sup.board,
                     lambda r: (
                         f"{len(r):,} rows, {sum(x.expired for x in r):,} expired, "
                         f"{sum(x.extensions for x in r):,} extensions"
@@ -366,7 +367,7 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
                 ),
                 (
                     "health",
-                    q.health,
+                    sup.health,
                     lambda h: (
                         f"waiting {h.waiting:,}, locked {h.locked:,}, expired "
                         f"{h.expired_locks:,}, completed today {h.completed_today:,}, "
@@ -375,11 +376,11 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, list[float]
                 ),
                 (
                     "operator_stats 24 h",
-                    lambda: Supervision(q).operator_stats(day_ago),
+                    lambda: sup.operator_stats(day_ago),
                     lambda r: f"{len(r)} operators, {sum(s.completed for s in r):,} completed",
                 ),
-                ("throughput 24 h", lambda: Supervision(q).throughput(day_ago), lambda r: f"{len(r)} hours"),
-                ("handle_times 24 h", lambda: Supervision(q).handle_times(day_ago), lambda r: f"{len(r):,} values"),
+                ("throughput 24 h", lambda: sup.throughput(day_ago), lambda r: f"{len(r)} hours"),
+                ("handle_times 24 h", lambda: sup.handle_times(day_ago), lambda r: f"{len(r):,} values"),
             ]
             if backend != "sqlite":  # the statement before, in the same run
                 calls.insert(1, ("board, old statement", lambda: derived_table_board(q), calls[0][2]))
