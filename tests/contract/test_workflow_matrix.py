@@ -127,6 +127,13 @@ def _aged(b: Bench) -> Ctx:
     return ctx
 
 
+def _force_released(b: Bench) -> Ctx:
+    """sue took ann's item away: `lock` is ann's old one, and the item is free."""
+    ctx = _held(b)
+    b.supervisor().force_release("main", ctx.key, REASON)
+    return ctx
+
+
 def _in(queue: str, lock: models.Lock | None) -> models.Lock:
     assert lock is not None
     return dataclasses.replace(lock, queue=queue)
@@ -202,6 +209,8 @@ def lock_writes(
         "stale_token": Case(_stale(_held, "ann"), by("ann"), LockLost),
         "foreign_token": Case(_foreign, by("ann"), LockLost),
         "expired": Case(_expired_taken, by("ann"), LockLost),
+        "expired_untaken": Case(_aged, by("ann"), LockLost),
+        "force_released": Case(_force_released, by("ann"), LockLost),
         "as_someone_else": Case(_held_by_bob, impersonated, NotPermitted, applies=grants_only),
         **(extra or {}),
     }
@@ -279,6 +288,13 @@ def _supervising(
             "allowed": Case(prepare, sue_through("main"), writes=("main", name, SUPERVISOR), check=check),
             "by_operator": Case(prepare, lambda b, ctx: act(b, "bob", ctx, REASON), NotPermitted),
             "missing_reason": Case(prepare, lambda b, ctx: act(b, SUPERVISOR, ctx, "  "), UsageError),
+            # Under grants: bob's own login, calling himself sue. The database knows whose login it is.
+            "operator_as_supervisor": Case(
+                prepare,
+                lambda b, ctx: act(_as("bob", SUPERVISOR)(b), SUPERVISOR, ctx, REASON),
+                NotPermitted,
+                applies=grants_only,
+            ),
             **elsewhere,
             **(extra or {}),
         },
@@ -436,6 +452,17 @@ SCENARIOS: dict[str, Scenario] = {
                 UsageError,
                 applies=lambda bench_id: not bench_id.endswith(UNDO_SHAPES),
             ),
+            # A Complete chosen for review is taken back as well, while nobody reviews it yet.
+            "allowed_from_review": Case(
+                _to_review,
+                lambda b, ctx: b.operator("ann").undo_complete("main", ctx.key),
+                writes=("main", "undo", "ann"),
+                check=lambda b, ctx, _: _owner(b, ctx.key, "ann"),
+                applies=lambda bench_id: bench_id.endswith(UNDO_SHAPES),
+            ),
+            "under_review": Case(
+                _reviewing, lambda b, ctx: b.operator("ann").undo_complete("main", ctx.key), UsageError
+            ),
             "other_user": Case(_done, lambda b, ctx: b.operator("bob").undo_complete("main", ctx.key), UsageError),
             "other_queue": Case(_done, lambda b, ctx: b.operator("ann").undo_complete("twin", ctx.key), UsageError),
             "too_late": Case(
@@ -571,6 +598,7 @@ HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {
         MOVED_WHILE_HELD if i.endswith(SEPARATE_LOCKS) else TWIN_REFUSED_UNDER_GRANTS if grants_only(i) else None
     ),
     ("undo", "unavailable"): lambda i: UNDO_INTERNAL_ERROR if i.endswith(SEPARATE_LOCKS) else None,
+    ("undo", "under_review"): lambda i: UNDO_INTERNAL_ERROR if i.endswith(SEPARATE_LOCKS) else None,
     ("release", "stale_token"): lambda i: (
         RELEASE_RETRY_UNDER_GRANTS if grants_only(i) and i.endswith("-lock_time") else None
     ),
