@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import importlib.util
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -699,9 +700,19 @@ def test_workflow_matrix(bench: Bench, transition: str, variant: str) -> None:
 
 
 def test_every_transition_has_a_scenario() -> None:
-    """The names the workflow table (workbench/core/workflow.py) keys its transitions by."""
-    assert set(SCENARIOS) == {
+    """The names the workflow table (workbench/core/workflow.py, `TRANSITIONS`) keys its transitions by, each
+    with a scenario here; once that table exists, the two must name the same transitions."""
+    names = {
         "claim", "pick", "save", "extend", "release", "defer", "complete", "review_accept",
         "review_send_back", "undo", "expire", "force_release", "reassign", "move", "reopen", "note",
     }  # fmt: skip
+    assert set(SCENARIOS) == names
     assert all(name == s.name for name, s in SCENARIOS.items())
+    if importlib.util.find_spec("workbench.core.workflow") is not None:
+        from workbench.core import workflow
+
+        assert set(workflow.TRANSITIONS) == set(SCENARIOS), "a transition without its scenario, or the reverse"
+        for name, scenario in SCENARIOS.items():  # the audit rows the allowed cases write are the table's
+            declared = workflow.TRANSITIONS[name].event
+            written = {case.writes[1] for case in scenario.cases.values() if case.writes is not None}
+            assert written == ({declared.value} if declared is not None else set()), (name, written, declared)
