@@ -214,7 +214,12 @@ class Bench:
 
     def sweep(self, user: str, queue: str = "main") -> list[Any]:
         """The sweep a scheduled job runs (`workbench sweep QUEUE`): the keys it returned to the pool."""
-        return [lock.key for lock in self.workbenches[user].queue(queue).sweep(user)]
+        supervisor = self.supervisor(user)
+        if hasattr(supervisor, "sweep"):  # the front door (issue 39): the sweep is a service
+            swept = supervisor.sweep(queue)
+        else:  # before it, the queue's own (this branch goes once the front door is merged)
+            swept = self.workbenches[user].queue(queue).sweep(user)
+        return [lock.key for lock in swept]
 
     def age_lock(self, key: int, seconds: int, queue: str = "main") -> None:
         support.age_lock(self.admin, queue, key, seconds)
