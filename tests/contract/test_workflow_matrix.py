@@ -93,6 +93,12 @@ def _reviewing(b: Bench) -> Ctx:
     return Ctx(ctx.key, b.operator("bob").claim("review", ctx.key).lock)
 
 
+def _deferred(b: Bench) -> Ctx:
+    ctx = _held(b)
+    _defer(b, "ann", ctx.lock)
+    return ctx
+
+
 def _stale(prepare: Callable[[Bench], Ctx], user: str) -> Callable[[Bench], Ctx]:
     """The lock of `prepare` given back and taken again by the same user: `lock` is the old one."""
 
@@ -345,10 +351,20 @@ SCENARIOS: dict[str, Scenario] = {
                 writes=("twin", "claim", "ann"),
                 check=lambda b, ctx, claim: _owner(b, ctx.key, "ann", "twin"),
             ),
+            # Deferred by ann until a time still to come: Next item serves it to nobody before.
+            "deferred": Case(_deferred, _next_tagged("bob", "main"), NothingToClaim),
         },
     ),
-    # Pick: one chosen item. ann's own lock, taken in main, is not resumed through twin.
-    "pick": _claiming("pick", _pick, {"own_lock_other_queue": Case(_held, _pick("ann", "twin"), NothingToClaim)}),
+    # Pick: one chosen item. ann's own lock, taken in main, is not resumed through twin; a deferred item is
+    # picked early all the same (the customer called sooner).
+    "pick": _claiming(
+        "pick",
+        _pick,
+        {
+            "own_lock_other_queue": Case(_held, _pick("ann", "twin"), NothingToClaim),
+            "allowed_deferred": Case(_deferred, _pick("bob", "main"), writes=("main", "claim", "bob")),
+        },
+    ),
     "save": lock_writes(
         "save",
         lambda b, user, lock: b.operator(user).save(lock, {"payload": "saved"}),
