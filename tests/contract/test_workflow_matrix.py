@@ -409,6 +409,10 @@ SCENARIOS: dict[str, Scenario] = {
         check=lambda b, ctx, _: _status(b, ctx.key, "done"),
         extra={
             "missing_note": Case(_held, lambda b, ctx: b.operator("ann").complete(ctx.lock, "plain"), UsageError),
+            # The same Complete again (a retry after a lost answer) is answered as done; nothing is written twice.
+            "repeated": Case(
+                _done, lambda b, ctx: b.operator("ann").complete(ctx.lock, "plain", note=NOTE), unchanged=True
+            ),
             "edits_workflow": Case(
                 _held,
                 lambda b, ctx: b.operator("ann").complete(
@@ -637,9 +641,10 @@ UNDO_INTERNAL_ERROR = (
     "WorkQueue.undo_complete tests shape.all_in_row, which a lock table's shape also answers True; "
     "testing shape.separate_locks as well is the one-line fix"
 )
-RELEASE_RETRY_UNDER_GRANTS = (
-    "under grants, shape 2 (lock time as token): a release repeated with the token of a lock its holder "
-    "already gave back (a retry) is refused with LockLost, where every other path answers it as done"
+RETRY_REFUSED_UNDER_GRANTS = (
+    "under grants, shape 2 (lock time as token): a Release or Complete repeated with the token of a lock its "
+    "holder already gave back or completed (a retry after a lost answer) is refused with LockLost, where "
+    "every other path answers it as done"
 )
 REVIEW_HANDED_TO_DOER = (
     "four eyes: a supervisor's reassign of an item under review to the operator who did it is accepted, and "
@@ -671,7 +676,10 @@ HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {
     ("undo", "unavailable"): lambda i: UNDO_INTERNAL_ERROR if i.endswith(SEPARATE_LOCKS) else None,
     ("undo", "under_review"): lambda i: UNDO_INTERNAL_ERROR if i.endswith(SEPARATE_LOCKS) else None,
     ("release", "stale_token"): lambda i: (
-        RELEASE_RETRY_UNDER_GRANTS if grants_only(i) and i.endswith("-lock_time") else None
+        RETRY_REFUSED_UNDER_GRANTS if grants_only(i) and i.endswith("-lock_time") else None
+    ),
+    ("complete", "repeated"): lambda i: (
+        RETRY_REFUSED_UNDER_GRANTS if grants_only(i) and i.endswith("-lock_time") else None
     ),
 }
 
