@@ -4,11 +4,13 @@ MariaDB × grants off and on (PostgreSQL, each person through their own database
 Each transition is a Scenario of cases. The `allowed` case happens and writes its audit row (the audit
 trail's event, queue and actor are checked). Every other case is a forbidden variant: another user, another
 queue of the same table (a lock taken through `main` acted on through `twin` or `review`), a stale or foreign
-token, after expiry, a supervisor's transition by an operator, the reviewer being the doer, a note or reason
-missing where one is required. It is refused with the error class the case names, the same on every path,
-and changes nothing: the row (values and lock columns), the lock table, the audit trail, notes, deferrals
-and reviews of the item are the same before and after. A few variants are not errors by design (a sweep
-finds nothing to do, a move leaves a held item alone): those say `refused=None` and still change nothing.
+token, after expiry, after a force-release, a supervisor's transition by an operator, the reviewer being the
+doer, a note or reason missing where one is required, an edit of the workflow's column. It is refused with
+the error class the case names, the same on every path, and changes nothing: the row (values and lock
+columns), the lock table, the audit trail, notes, deferrals and reviews of the item are the same before and
+after. A few variants are no error by design (a sweep with nothing to do, a move that leaves a held item
+alone, a retried release or Complete): those say `unchanged=True` and still change nothing. Known holes are
+in HOLES, strict xfails with their reasons.
 
 Everything is done through workbench.services as the CLI, the windows and the Python API do. The benches
 (tests/helpers/workflow_bench.py) are built once per module, one database per (database, shape, grants),
