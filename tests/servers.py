@@ -438,6 +438,7 @@ def start_mariadb(*, durable: bool = False) -> Server:
             *user_args,
             f"--pid-file={work / 'mariadbd.pid'}",
             f"--log-error={work / 'error.log'}",
+            f"--tmpdir={work}",  # its own: servers of parallel runs never share a temporary file's folder
             "--skip-log-bin",
             f"--innodb-flush-log-at-trx-commit={1 if durable else 0}",
             "--max-connections=300",
@@ -528,6 +529,7 @@ def start_galera(nodes: int = 3) -> list[Server]:
                 *user_args,
                 f"--pid-file={work / 'mariadbd.pid'}",
                 f"--log-error={work / 'error.log'}",
+                f"--tmpdir={work}",
                 "--max-connections=300",
                 "--transaction-isolation=READ-COMMITTED",
                 "--innodb-flush-log-at-trx-commit=0",
