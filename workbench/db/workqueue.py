@@ -682,10 +682,10 @@ class WorkQueue:
                 f"queue {self.name} does not say how an item goes back to work: set "
                 f"[queues.{self.name}.on_reopen] (undo writes those values)"
             )
-        if not q.shape.all_in_row:
+        problem = q.shape.undo_problem()
+        if problem is not None:
             raise errors.UsageError(
-                f"queue {self.name} keeps its locks in a separate table: undo is not "
-                "available there; a supervisor can reopen the item"
+                f"undo is not available on queue {self.name}: {problem}; a supervisor can reopen the item"
             )
         key = q.coerce_key(key)
         return self.db.write(lambda conn: self._undo(conn, user, key))

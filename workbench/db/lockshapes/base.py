@@ -101,6 +101,16 @@ class LockShape:
         """Why `workbench grants` cannot enforce the protocol for this shape (None: it can)."""
         return None
 
+    def undo_problem(self) -> str | None:
+        """Why an operator cannot take back a Complete on this shape (None: they can). Undo writes a
+        fresh lock into the item's row in the same fenced UPDATE that undoes the outcome, and reads it
+        back by its token: the row must hold the whole lock, token and expiry."""
+        if not self.token_in_row:
+            return "its rows have no lock token column (the lock time stands in for one)"
+        if self.expires is None:
+            return "its rows have no lock expiry column"
+        return None
+
     def claim_method(self, configured: Any) -> Any:
         """The claim method for this shape: the database's configured one, unless the shape needs its own."""
         return configured
