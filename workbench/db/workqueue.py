@@ -637,9 +637,14 @@ class WorkQueue:
             if refused is not None:
                 raise refused
             lock = self.check(user, key, token, "extend")  # raises LockLost if it is not ours any more
+            limit = q.config.max_lock_seconds
             raise errors.ExtendLimitReached(
-                f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}; "
-                f"this queue allows at most {_minutes(q.config.max_lock_seconds)} per lock"
+                f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}"
+                + (
+                    f"; this queue allows at most {_minutes(limit)} per lock"
+                    if limit is not None
+                    else "; the database clock is behind the lock's own time"
+                )
             )
         return q.lock_from_row(row)
 

@@ -306,10 +306,15 @@ class LockShape:
             return {self.expires.name: new_expiry}
         return {self.time.name: self.backend.time_param_written("wb_extend_to", self.time)}
 
-    def extends_something(self, new_expiry: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        if self.expires is not None:
-            return new_expiry > self.expires
-        return self.backend.time_param("wb_extend_to") > self.backend.comparable_time(self.time)
+    def extends_something(self, new_expiry: sa.ColumnElement[Any], *, capped: bool) -> sa.ColumnElement[bool]:
+        """The extension's guard: it moves the lock on (under a cap: strictly, else the cap is
+        reached), or without a cap at least leaves it where it is (never back)."""
+        new, old = (
+            (new_expiry, self.expires)
+            if self.expires is not None
+            else (self.backend.time_param("wb_extend_to"), self.backend.comparable_time(self.time))
+        )
+        return new > old if capped else new >= old
 
     def shown_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """A row's columns as anyone may see them: no token, lock times to the second (a lock time
