@@ -3,10 +3,13 @@ refused for anyone else, too late, or after anything happened to the item."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 
 from tests import support
+from tests.helpers import workflow_bench
 from workbench.core import errors, models
 from workbench.db.supervision import Supervision
 
@@ -57,3 +60,26 @@ def test_refused_for_others_too_late_or_after_a_change(native_env: support.Env) 
     unset = native_env.open(native_env.demo_config({"cases": {"on_reopen": ()}})).queue("cases")
     with pytest.raises(errors.UsageError, match=r"on_reopen\]"):
         unset.undo_complete("alice", first.key)
+
+
+@pytest.mark.parametrize(
+    ("shape", "reason"),
+    [
+        ("lock_time", "no lock token column"),
+        ("status", "no lock expiry column"),
+        ("lock_table", "keeps its locks in a separate table"),
+        ("claim_id", "keeps its locks in a separate table"),
+    ],
+)
+def test_undo_is_refused_with_the_shapes_own_reason(tmp_path: Path, shape: str, reason: str) -> None:
+    # The shapes whose row does not hold the whole lock: a clear refusal that names why, before the
+    # database is asked anything (a lock table's shape once reached the UPDATE and a CompileError).
+    bench = workflow_bench.open_bench("sqlite", shape, False, tmp_path, None)
+    try:
+        with pytest.raises(errors.UsageError, match=f"undo is not available on queue main: .*{reason}") as refused:
+            bench.admin.queue("main").undo_complete("ann", 1)
+        assert "a supervisor can reopen the item" in str(refused.value)
+        if shape != "lock_table" and shape != "claim_id":
+            assert "separate table" not in str(refused.value)
+    finally:
+        bench.close()

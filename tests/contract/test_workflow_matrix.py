@@ -652,12 +652,6 @@ TWIN_REFUSED_UNDER_GRANTS = (
     "item N: no such change was made', NotPermitted): the trigger tells the queues apart by the row's state, "
     "which main and twin share"
 )
-UNDO_INTERNAL_ERROR = (
-    "shapes 5 and 6: undo ends in sqlalchemy CompileError 'Unconsumed column names: token, lock_user, "
-    "locked_at, expires_at' (an internal error) instead of the UsageError 'undo is not available there': "
-    "WorkQueue.undo_complete tests shape.all_in_row, which a lock table's shape also answers True; "
-    "testing shape.separate_locks as well is the one-line fix"
-)
 RETRY_REFUSED_UNDER_GRANTS = (
     "under grants, shape 2 (lock time as token): a Release or Complete repeated with the token of a lock its "
     "holder already gave back or completed (a retry after a lost answer) is refused with LockLost, where "
@@ -690,8 +684,6 @@ HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {
     ("reassign", "allowed_in_review"): lambda i: (
         REVIEW_REASSIGN_REFUSED_UNDER_GRANTS if i == "postgresql+grants-claim_id" else None
     ),
-    ("undo", "unavailable"): lambda i: UNDO_INTERNAL_ERROR if i.endswith(SEPARATE_LOCKS) else None,
-    ("undo", "under_review"): lambda i: UNDO_INTERNAL_ERROR if i.endswith(SEPARATE_LOCKS) else None,
     ("release", "stale_token"): lambda i: (
         RETRY_REFUSED_UNDER_GRANTS if grants_only(i) and i.endswith("-lock_time") else None
     ),

@@ -590,4 +590,7 @@ class GuardedWriter:
         return self.q.shape.extend_writes(self._new_expiry(now))
 
     def _extends_something(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        return self.q.shape.extends_something(self._new_expiry(now))
+        # Without a cap an extension always reaches now + lock duration, even where that is the
+        # expiry the lock has (an extend in the claim's clock instant): it only may not go back.
+        capped = self.q.config.max_lock_seconds is not None
+        return self.q.shape.extends_something(self._new_expiry(now), capped=capped)

@@ -637,9 +637,14 @@ class WorkQueue:
             if refused is not None:
                 raise refused
             lock = self.check(user, key, token, "extend")  # raises LockLost if it is not ours any more
+            limit = q.config.max_lock_seconds
             raise errors.ExtendLimitReached(
-                f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}; "
-                f"this queue allows at most {_minutes(q.config.max_lock_seconds)} per lock"
+                f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}"
+                + (
+                    f"; this queue allows at most {_minutes(limit)} per lock"
+                    if limit is not None
+                    else "; the database clock is behind the lock's own time"
+                )
             )
         return q.lock_from_row(row)
 
@@ -682,10 +687,10 @@ class WorkQueue:
                 f"queue {self.name} does not say how an item goes back to work: set "
                 f"[queues.{self.name}.on_reopen] (undo writes those values)"
             )
-        if not q.shape.all_in_row:
+        problem = q.shape.undo_problem()
+        if problem is not None:
             raise errors.UsageError(
-                f"queue {self.name} keeps its locks in a separate table: undo is not "
-                "available there; a supervisor can reopen the item"
+                f"undo is not available on queue {self.name}: {problem}; a supervisor can reopen the item"
             )
         key = q.coerce_key(key)
         return self.db.write(lambda conn: self._undo(conn, user, key))

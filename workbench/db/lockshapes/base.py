@@ -101,6 +101,16 @@ class LockShape:
         """Why `workbench grants` cannot enforce the protocol for this shape (None: it can)."""
         return None
 
+    def undo_problem(self) -> str | None:
+        """Why an operator cannot take back a Complete on this shape (None: they can). Undo writes a
+        fresh lock into the item's row in the same fenced UPDATE that undoes the outcome, and reads it
+        back by its token: the row must hold the whole lock, token and expiry."""
+        if not self.token_in_row:
+            return "its rows have no lock token column (the lock time stands in for one)"
+        if self.expires is None:
+            return "its rows have no lock expiry column"
+        return None
+
     def claim_method(self, configured: Any) -> Any:
         """The claim method for this shape: the database's configured one, unless the shape needs its own."""
         return configured
@@ -296,10 +306,15 @@ class LockShape:
             return {self.expires.name: new_expiry}
         return {self.time.name: self.backend.time_param_written("wb_extend_to", self.time)}
 
-    def extends_something(self, new_expiry: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        if self.expires is not None:
-            return new_expiry > self.expires
-        return self.backend.time_param("wb_extend_to") > self.backend.comparable_time(self.time)
+    def extends_something(self, new_expiry: sa.ColumnElement[Any], *, capped: bool) -> sa.ColumnElement[bool]:
+        """The extension's guard: it moves the lock on (under a cap: strictly, else the cap is
+        reached), or without a cap at least leaves it where it is (never back)."""
+        new, old = (
+            (new_expiry, self.expires)
+            if self.expires is not None
+            else (self.backend.time_param("wb_extend_to"), self.backend.comparable_time(self.time))
+        )
+        return new > old if capped else new >= old
 
     def shown_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """A row's columns as anyone may see them: no token, lock times to the second (a lock time

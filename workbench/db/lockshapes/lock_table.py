@@ -35,6 +35,9 @@ class LockTable(TokenColumn):
     def separate_locks(self) -> bool:
         return True
 
+    def undo_problem(self) -> str | None:
+        return "it keeps its locks in a separate table"
+
     @property
     def one_statement(self) -> bool:
         return False  # the fence is on one table and the edits on another: two statements
