@@ -403,6 +403,22 @@ def test_an_operator_cannot_rewrite_what_their_save_changed(pg: Pg) -> None:
     assert "permission denied" in _refused(pg.engine("ann"), "UPDATE workbench_audit SET detail = NULL")
 
 
+def test_an_audit_row_is_settled_to_another_queue_of_its_table_only(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
+    # Queues serving one table admit the same changes and the database records the first that does: the
+    # operator's own row names the queue it acted through, which the row the database wrote then takes.
+    # Never a queue of another table (the change did not pass its checks).
+    _apply(pg, capsys, demo.config_text("{url}"), "imports", "imports_review")
+    lock = pg.open("ann").queue("cases").claim_next("ann")[0].lock
+    save = "UPDATE cases SET resolution = 'asked the customer' WHERE case_id = :k"
+    settle = (
+        f"SELECT {protocol.SETTLE}(max(id), 'save', NULL, NULL, NULL, :q) FROM workbench_audit WHERE item_key = :k2"
+    )
+    for other in ("imports", "nowhere"):
+        refused = _refused(pg.engine("ann"), save, settle, k=lock.key, k2=str(lock.key), q=other)
+        assert "may not change audit row" in refused
+    assert [e.queue for e in pg.admin.queue("cases").history(lock.key)] == ["cases"]  # the claim only
+
+
 def test_the_edits_recorded_with_a_lock_table_queue_are_the_databases(
     pg: Pg,
     capsys: pytest.CaptureFixture[str],

@@ -634,7 +634,6 @@ SCENARIOS: dict[str, Scenario] = {
 # Known holes, found by this matrix: (transition, variant) -> the reason it fails on a bench (None: it holds
 # there). Each case is kept and expected to fail (strict: once the engine is fixed it passes, and the entry
 # here must go). Reported with the matrix (issue 39).
-ROW_SHAPES = ("-token", "-lock_time", "-status", "-numeric")  # the shapes whose rows hold the lock
 SEPARATE_LOCKS = ("-lock_table", "-claim_id")  # the shapes whose lock time and expiry live in the lock table
 
 TWO_HOLDERS = (
@@ -645,17 +644,6 @@ TWO_HOLDERS = (
 MOVED_WHILE_HELD = (
     "shapes 5 and 6 (lock table): a supervisor's move through main changes a waiting row held through twin: "
     "the move's 'nobody holds it' test reads main's locks only"
-)
-TWIN_REFUSED_UNDER_GRANTS = (
-    "under grants, shapes 1-4: a claim through a second queue serving the same rows (twin, the same todo) is "
-    "refused by the table's audit trigger (workbench_audit_guard: 'ann may not write this claim row for twin "
-    "item N: no such change was made', NotPermitted): the trigger tells the queues apart by the row's state, "
-    "which main and twin share"
-)
-RETRY_REFUSED_UNDER_GRANTS = (
-    "under grants, shape 2 (lock time as token): a Release or Complete repeated with the token of a lock its "
-    "holder already gave back or completed (a retry after a lost answer) is refused with LockLost, where "
-    "every other path answers it as done"
 )
 REVIEW_HANDED_TO_DOER = (
     "four eyes: a supervisor's reassign of an item under review to the operator who did it is accepted, and "
@@ -672,23 +660,12 @@ HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {
     ("claim", "other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
     ("pick", "other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
     ("pick", "own_lock_other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
-    ("claim", "allowed_in_twin"): lambda i: (
-        TWIN_REFUSED_UNDER_GRANTS if grants_only(i) and i.endswith(ROW_SHAPES) else None
-    ),
-    ("move", "held_in_other_queue"): lambda i: (
-        MOVED_WHILE_HELD if i.endswith(SEPARATE_LOCKS) else TWIN_REFUSED_UNDER_GRANTS if grants_only(i) else None
-    ),
+    ("move", "held_in_other_queue"): lambda i: MOVED_WHILE_HELD if i.endswith(SEPARATE_LOCKS) else None,
     ("review_accept", "reassigned_to_doer"): lambda i: (
         None if i == "postgresql+grants-claim_id" else REVIEW_HANDED_TO_DOER
     ),
     ("reassign", "allowed_in_review"): lambda i: (
         REVIEW_REASSIGN_REFUSED_UNDER_GRANTS if i == "postgresql+grants-claim_id" else None
-    ),
-    ("release", "stale_token"): lambda i: (
-        RETRY_REFUSED_UNDER_GRANTS if grants_only(i) and i.endswith("-lock_time") else None
-    ),
-    ("complete", "repeated"): lambda i: (
-        RETRY_REFUSED_UNDER_GRANTS if grants_only(i) and i.endswith("-lock_time") else None
     ),
 }
 

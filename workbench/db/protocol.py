@@ -50,6 +50,7 @@ ENFORCED_TABLE = "workbench_enforced"
 AUDIT_GUARD = "workbench_audit_guard"
 DEFERRAL_GUARD = "workbench_deferral_guard"
 SETTLE = "workbench_audit_settle"
+SETTLE_ARGS = "bigint, text, text, text, text, text"  # its argument types
 AUDITED_SETTING = "workbench.audited"  # transaction-local: the audit rows the database wrote
 REVIEWED_SETTING = "workbench.reviewed"  # transaction-local: the reviews the database recorded
 REVIEW_GUARD = "workbench_review_guard"
@@ -265,7 +266,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     key = f"CAST({r.col(new, q.key)} AS text)"
     at = r.sql(clock.db_now())
     # What the trail keeps of the tokens (NULL without a token column).
-    token_old, token_new = (r.sql(q.backend.token_digest(shape.token_column()), row) for row in (old, new))
+    token_old, token_new = (r.sql(q.backend.token_digest(shape.trail_token()), row) for row in (old, new))
 
     record = recorder(audit, queue_name, key, at)
 
@@ -982,6 +983,13 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
             f"? ({event} || ':' || coalesce({outcome}, '')))"
         )
 
+    def sibling(queue: str, acted: str) -> str:
+        """`queue` is `acted` or an enforced queue over the same table."""
+        return (
+            f"({queue} = {acted} OR {queue} IN (SELECT s.queue FROM {enforced} s JOIN {enforced} e "
+            f"ON e.tbl = s.tbl WHERE e.queue = {acted}))"
+        )
+
     written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
     # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
     # protocol trigger, which writes as the table's owner, from an operator's own statement.
@@ -1000,17 +1008,22 @@ BEGIN
   IF NOT FOUND THEN
     RETURN NEW;  -- a queue whose protocol the database does not enforce
   END IF;
-  -- The database wrote this change's audit row already: this one is dropped, or settles it.
-  FOR prior IN SELECT a.id, a.event, a.owner, a.outcome, a.reason, a.detail FROM {audit} a
-      WHERE a.queue = NEW.queue AND a.item_key = NEW.item_key AND {written_here} ORDER BY a.id DESC LIMIT 16 LOOP
+  -- The database wrote this change's audit row already: this one is dropped, or settles it. Queues
+  -- that share a table (one todo served twice) admit the same changes, and the table's trigger writes
+  -- the row of the first that admits it: a row of a sibling queue is this change's too, and takes
+  -- the queue the client acted through (its own queue's rows first).
+  FOR prior IN SELECT a.id, a.queue, a.event, a.owner, a.outcome, a.reason, a.detail FROM {audit} a
+      WHERE {sibling("a.queue", "NEW.queue")} AND a.item_key = NEW.item_key AND {written_here}
+      ORDER BY a.queue = NEW.queue DESC, a.id DESC LIMIT 16 LOOP
     CONTINUE WHEN prior.owner IS DISTINCT FROM NEW.owner;
     IF prior.event = NEW.event AND prior.outcome IS NOT DISTINCT FROM NEW.outcome
-        AND prior.reason IS NOT DISTINCT FROM NEW.reason AND prior.detail IS NOT DISTINCT FROM NEW.detail THEN
+        AND prior.reason IS NOT DISTINCT FROM NEW.reason AND prior.detail IS NOT DISTINCT FROM NEW.detail
+        AND prior.queue = NEW.queue THEN
       RETURN NULL;
     END IF;
     IF prior.event = NEW.event AND prior.outcome IS NOT DISTINCT FROM NEW.outcome
         OR {may_be("NEW.event", "NEW.outcome")} THEN
-      PERFORM {settle}(prior.id, NEW.event, NEW.outcome, NEW.reason, NEW.detail);
+      PERFORM {settle}(prior.id, NEW.event, NEW.outcome, NEW.reason, NEW.detail, NEW.queue);
       RETURN NULL;
     END IF;
   END LOOP;
@@ -1023,13 +1036,16 @@ DECLARE
   prior record;
 BEGIN
   SELECT a.* INTO prior FROM {audit} a WHERE a.id = settle_id AND {written_here} FOR UPDATE;
-  IF NOT FOUND OR prior.actor <> session_user OR NOT (prior.event = p_event
-      AND prior.outcome IS NOT DISTINCT FROM p_outcome OR {may_be("p_event", "p_outcome")}) THEN
+  -- A row of one queue may be settled to another over the same table (see the guard).
+  IF NOT FOUND OR prior.actor <> session_user OR NOT {sibling("prior.queue", "coalesce(p_queue, prior.queue)")}
+      OR NOT (prior.event = p_event AND prior.outcome IS NOT DISTINCT FROM p_outcome
+              OR {may_be("p_event", "p_outcome")}) THEN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
   END IF;
   -- What the change edited is the database's account (written with the row), never the caller's; the
   -- rest of the caller's detail is kept if it is a JSON object, as workbench's is.
-  UPDATE {audit} SET event = p_event, outcome = p_outcome, reason = p_reason,
+  UPDATE {audit} SET queue = coalesce(p_queue, prior.queue), event = p_event, outcome = p_outcome,
+    reason = p_reason,
     detail = NULLIF((CASE WHEN jsonb_typeof(p_detail::jsonb) = 'object' THEN p_detail::jsonb - 'changes'
                           ELSE '{{}}' END) || CASE
       WHEN jsonb_typeof(prior.detail::jsonb -> 'changes') = 'object' AND prior.detail::jsonb -> 'changes' <> '{{}}'
@@ -1045,13 +1061,16 @@ END"""
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS send_back varchar(100)",
         f"REVOKE ALL ON {enforced} FROM PUBLIC",
         f"GRANT SELECT ON {enforced} TO {operator}",
+        # The settle before queues sharing a table could relabel a row had no queue argument.
+        f"DROP FUNCTION IF EXISTS {settle}(bigint, text, text, text, text)",
         (
             f"CREATE OR REPLACE FUNCTION {settle}(settle_id bigint, p_event text, p_outcome text, "
-            f"p_reason text, p_detail text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER "
+            f"p_reason text, p_detail text, p_queue text DEFAULT NULL) RETURNS void LANGUAGE plpgsql "
+            "SECURITY DEFINER "
             f"SET search_path = pg_catalog, pg_temp AS $wb${settle_body}\n$wb$"
         ),
-        f"REVOKE ALL ON FUNCTION {settle}(bigint, text, text, text, text) FROM PUBLIC",
-        f"GRANT EXECUTE ON FUNCTION {settle}(bigint, text, text, text, text) TO {operator}",
+        f"REVOKE ALL ON FUNCTION {settle}({SETTLE_ARGS}) FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION {settle}({SETTLE_ARGS}) TO {operator}",
         _function(guard, guard_body, security="INVOKER"),
         private(f"{guard}()"),
         f"DROP TRIGGER IF EXISTS {prep.quote(AUDIT_GUARD)} ON {audit}",
@@ -1288,7 +1307,8 @@ def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
         f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, REVIEW_GUARD)}()",
         f"DROP TABLE IF EXISTS {enforced}",
         f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, AUDIT_GUARD)}()",
-        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}(bigint, text, text, text, text)",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}({SETTLE_ARGS})",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}(bigint, text, text, text, text)",  # before 6
         *also,
     ]
     body = "".join(f"    EXECUTE {Renderer.literal_of(conn, text)};\n" for text in statements)

@@ -159,6 +159,12 @@ class Backend:
         """An item's key compared with the audit trail's text `item_key` so that its index serves."""
         return sa.cast(key, item_key.type)
 
+    def iso_text(self, time: sa.ColumnElement[Any], *, aware: bool, utc: bool) -> sa.ColumnElement[str]:
+        """A lock time as Python's datetime.isoformat() writes the value read from it (microseconds only
+        when not zero; the session's offset where the column keeps one (`aware`), else +00:00 where
+        naive times are UTC (`utc`), else none): a token of a table without a token column."""
+        raise NotImplementedError(f"{self.label or self.name}: no SQL text of lock times")
+
     def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
         """What the audit trail keeps of a lock token (see digests.token_digest), computed by the
         database, for the statements that write or join the trail in SQL (`one_statement_writes`, a

@@ -98,6 +98,15 @@ class PostgresqlBackend(Backend):
         stmt = postgresql.insert(table).values(dict(values)).on_conflict_do_nothing().returning(sa.literal(1))
         return conn.execute(stmt).first() is not None
 
+    def iso_text(self, time: sa.ColumnElement[Any], *, aware: bool, utc: bool) -> sa.ColumnElement[str]:
+        def shown(pattern: str) -> sa.ColumnElement[str]:
+            return sa.func.to_char(time, sa.literal(pattern, literal_execute=True), type_=sa.String())
+
+        micro = shown("US")
+        fraction = sa.case((micro != "000000", sa.literal(".", literal_execute=True) + micro), else_="")
+        zone: sa.ColumnElement[str] = shown("TZH:TZM") if aware else sa.literal("+00:00" if utc else "")
+        return shown('YYYY-MM-DD"T"HH24:MI:SS') + fraction + zone
+
     def token_digest(self, token: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
         text = sa.func.convert_to(sa.func.lower(sa.cast(token, sa.Text())), sa.literal("UTF8", literal_execute=True))
         return sa.func.encode(sa.func.sha256(text), sa.literal("hex", literal_execute=True), type_=sa.String())

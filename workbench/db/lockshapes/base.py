@@ -331,6 +331,11 @@ class LockShape:
         """The token as stored in the row (NULL where the shape has no token column)."""
         return sa.null()
 
+    def trail_token(self) -> sa.ColumnElement[Any]:
+        """The token as SQL text, as the trail keeps it (before its digest), for the audit rows the
+        database writes itself (`workbench grants`): the token column's (NULL where there is none)."""
+        return self.token_column()
+
     def new_token(self) -> sa.ColumnElement[Any]:
         """A fresh token made by the server, for a claim's UPDATE."""
         return clock.new_token()

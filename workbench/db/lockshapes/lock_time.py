@@ -66,6 +66,14 @@ class LockTime(LockShape):
     def token_matches(self, token: str) -> sa.ColumnElement[bool]:
         return self.backend.time_equals(self.time, self.decode(token))
 
+    def trail_token(self) -> sa.ColumnElement[Any]:
+        # token_of in SQL: without it the database's own audit rows (`workbench grants`) name no
+        # lock, and a Complete or Release retried after a lost answer is not recognised as done.
+        offset = self._aware(dt.datetime(2000, 1, 1)).tzinfo is not None  # a naive time read as UTC
+        return sa.literal(LEGACY_TOKEN_PREFIX, literal_execute=True) + self.backend.iso_text(
+            self.time, aware=self.aware, utc=offset
+        )
+
     def _token_of_parts(self, token: Any, time: Any) -> str | None:
         return self.token_of({self.time.name: time}) if time is not None else None
 
