@@ -13,11 +13,13 @@ import sqlalchemy as sa
 
 from tests import support
 from tests.test_permissions import FEEDER, Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
-from tests.test_protocol import _each_refused, _refused, _rows, _state, _tickets
+from tests.test_protocol import _each_refused, _refused, _rows, _run, _state, _tickets
 from workbench import demo
 from workbench.core import errors
+from workbench.core.models import Lock
 from workbench.db import permissions, protocol
 from workbench.db.supervision import Supervision
+from workbench.db.workqueue import WorkQueue
 
 
 def _apply(pg: Pg, capsys: pytest.CaptureFixture[str], text: str, *queues: str) -> None:
@@ -337,13 +339,20 @@ def test_next_says_when_waiting_items_are_held_by_an_open_transaction(pg: Pg) ->
         ann.claim_next("ann")
 
 
-def test_an_operator_undoes_their_own_complete_chosen_for_review(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
+def _ann_to_review(pg: Pg, capsys: pytest.CaptureFixture[str]) -> tuple[WorkQueue, Lock]:
+    """The demo's imports and its reviewing queue under grants; ann completes a line, one of her first
+    items: it waits for review. Returns her imports queue and the lock she completed."""
     _apply(pg, capsys, demo.config_text("{url}"), "imports", "imports_review")
     with pg.admin.engine.begin() as conn:
         conn.execute(sa.text("UPDATE import_rows SET check_status = 'pending', checked_by = NULL, checked_at = NULL"))
     imports = pg.open("ann").queue("imports")
     line = imports.claim_next("ann")[0].lock
-    imports.complete("ann", line.key, line.token, "verified")  # one of her first items: to review
+    imports.complete("ann", line.key, line.token, "verified")
+    return imports, line
+
+
+def test_an_operator_undoes_their_own_complete_chosen_for_review(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
+    imports, line = _ann_to_review(pg, capsys)
     assert pg.env.row(pg.admin, "imports", line.key)["check_status"] == "to_review"
     back = imports.undo_complete("ann", line.key)
     assert back.lock.owner == "ann"
@@ -365,6 +374,25 @@ def test_an_operator_undoes_their_own_complete_chosen_for_review(pg: Pg, capsys:
         "wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' WHERE row_id = :k"
     )
     assert "may not" in _refused(pg.engine("bob"), relock, k=line.key)
+
+
+def test_the_database_never_hands_a_review_to_its_doer(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
+    """Four eyes under grants: a supervisor's reassign of an item under review to the one whose work it is
+    is refused by the reviewing queue's check (Check.NOT_DOER), written by hand as well as by workbench."""
+    _, line = _ann_to_review(pg, capsys)
+    pg.open("bob").queue("imports_review").claim("bob", line.key)
+    with pytest.raises(errors.NotPermitted, match="ann's own work"):
+        Supervision(pg.open("sue").queue("imports_review")).reassign("sue", line.key, "ann", "bob is away")
+    handed = (
+        "UPDATE import_rows SET wb_locked_by = :to, wb_lock_token = md5(random()::text), "
+        "wb_locked_at = timezone('UTC', now()), wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' "
+        "WHERE row_id = :k"
+    )
+    assert "may not" in _refused(pg.engine("sue"), handed, to="ann", k=line.key)
+    # To someone else it is handed (and recorded).
+    assert _run(pg.engine("sue"), (handed,), {"to": "sue", "k": line.key}) == 1
+    events = [(e.kind.value, e.actor, e.owner) for e in pg.admin.queue("imports_review").history(line.key)]
+    assert events[-2:] == [("reassign", "sue", "bob"), ("claim", "sue", "sue")]
 
 
 def test_an_operator_cannot_rewrite_what_their_save_changed(pg: Pg) -> None:

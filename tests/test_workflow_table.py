@@ -217,6 +217,9 @@ def test_sql_servers_procedures_render_every_transition() -> None:
     # Four eyes: the reviewing queue's claim never serves the doer their own work (Check.NOT_DOER).
     assert "doer" in _procedure(scripts[2], "imports_review_next")
     assert "doer" not in _procedure(scripts[0], "cases_next")
+    # Nor does a supervisor's reassign hand the review to the doer.
+    assert "doer" in _procedure(scripts[2], "imports_review_reassign")
+    assert "doer" not in _procedure(scripts[0], "cases_reassign")
     # Each procedure says which transitions it carries, and carries those only.
     for script in scripts:
         for op, carried in protocol_mssql.CARRIES.items():
@@ -231,6 +234,9 @@ def _sources(pg: Pg, pattern: str) -> dict[str, str]:
             sa.text("SELECT proname, prosrc FROM pg_proc WHERE proname LIKE :p ORDER BY proname"), {"p": pattern}
         ).all()
     return {str(name): str(source) for name, source in rows}
+
+
+DOER_IS_NEW = r"rv\.doer = \(?n\."  # the review's doer compared with the new row's holder
 
 
 @pytest.mark.servers
@@ -254,7 +260,15 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
     # Four eyes: the reviewing queue's claim branch refuses the doer their own work (Check.NOT_DOER).
     review_check = checks["wb_imports_review_check"]
     claim = review_check.split(workflow.branch_mark("claim", "pick", "expire"), 1)[1].split(" THEN", 1)[0]
-    assert "rv.doer = login" in claim
+    assert re.search(DOER_IS_NEW, claim)  # the new holder: the login, as the claim's lock rule says
+    # Nor does a supervisor's reassign hand the review to the doer (the new holder is not the doer).
+    reassign = review_check.split("-- Reassign:", 1)[1].split(" THEN", 1)[0]
+    assert re.search(DOER_IS_NEW, reassign)
+    # A lock-table queue's reassign as well (its lock row's new holder).
+    tickets_review = _sources(pg, "wb\\_tickets\\_review\\_lockcheck")
+    assert len(tickets_review) == 1, sorted(tickets_review)
+    lock_reassign = next(iter(tickets_review.values())).split(workflow.branch_mark("reassign"), 1)[1]
+    assert re.search(DOER_IS_NEW, lock_reassign.split(" THEN", 1)[0])
     # Who may: each branch of a supervisor's transition asks the database whether the login is one.
     for source in in_row:
         for found in MARKED.finditer(source):

@@ -645,28 +645,12 @@ MOVED_WHILE_HELD = (
     "shapes 5 and 6 (lock table): a supervisor's move through main changes a waiting row held through twin: "
     "the move's 'nobody holds it' test reads main's locks only"
 )
-REVIEW_HANDED_TO_DOER = (
-    "four eyes: a supervisor's reassign of an item under review to the operator who did it is accepted, and "
-    "she then accepts her own work (review complete by ann after main complete by ann): reassign checks the "
-    "new holder's limits, not that they are not the doer, as the review queue's claim does"
-)
-REVIEW_REASSIGN_REFUSED_UNDER_GRANTS = (
-    "under grants, shape 6 (claim id): the database refuses every reassign of an item under review: "
-    "NotPermitted 'the database did not permit this: sue may not make this change to main, twin, review item "
-    "N' (the table's trigger), where every other path hands the review to another reviewer"
-)
 
 HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {
     ("claim", "other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
     ("pick", "other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
     ("pick", "own_lock_other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
     ("move", "held_in_other_queue"): lambda i: MOVED_WHILE_HELD if i.endswith(SEPARATE_LOCKS) else None,
-    ("review_accept", "reassigned_to_doer"): lambda i: (
-        None if i == "postgresql+grants-claim_id" else REVIEW_HANDED_TO_DOER
-    ),
-    ("reassign", "allowed_in_review"): lambda i: (
-        REVIEW_REASSIGN_REFUSED_UNDER_GRANTS if i == "postgresql+grants-claim_id" else None
-    ),
 }
 
 

@@ -61,7 +61,7 @@ class Check(enum.Enum):
     """A further condition a transition is refused without."""
 
     SERVED = "the queue serves the caller (its `serves` group)"
-    NOT_DOER = "a reviewing queue never serves the doer their own work (four eyes)"
+    NOT_DOER = "a reviewing queue never serves (nor hands) the doer their own work (four eyes)"
     ALLOW_PICK = "the queue lets items be picked by key (allow_pick)"
     ALLOW_DEFER = "the queue lets items be deferred (allow_defer)"
     WITHIN_LIMITS = "the new lock is within lock_duration and max_lock_duration"
@@ -301,7 +301,8 @@ TRANSITIONS: Mapping[str, Transition] = MappingProxyType(
                 RowRule.HELD,
                 EventKind.REASSIGN,
                 _W.LOCK_HANDED,
-                checks=(_C.OTHER_USER, _C.WITHIN_LIMITS),
+                # In a reviewing queue the new holder is not the doer either (four eyes), as for a claim.
+                checks=(_C.OTHER_USER, _C.NOT_DOER, _C.WITHIN_LIMITS),
                 also=(EventKind.CLAIM,),
             ),
             _supervisor(

@@ -274,13 +274,14 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
     reviews_table = prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
     chosen = "" if review is None else _review_opened(r, q, review, reviews_table, queue_name, key, at, first_outcome)
-    # A reviewing queue never serves an item to the one whose work it is.
+    # A reviewing queue never serves an item to the one whose work it is: the new holder (the login,
+    # for a claim; the one a supervisor reassigns it to) is not its doer.
     not_own = (
         "true"
         if reviewed is None
         else (
             f"NOT EXISTS (SELECT 1 FROM {reviews_table} rv WHERE rv.queue = {queue_name} AND rv.item_key = {key} "
-            "AND rv.doer = login AND rv.verdict IS NULL)"
+            f"AND rv.doer = {user_new} AND rv.verdict IS NULL)"
         )
     )
     # A supervisor's reopen: a finished, unlocked row back to `todo`, writing exactly on_reopen.

@@ -30,7 +30,8 @@ from workbench.db import clock, mapping, protocol, tables, workflow_sql
 from workbench.db.lockshapes import LockTable
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
-TOOK, GAVE, FREED = "took", "gave", "freed"  # the login's claim, its own release, a sweep or force-release
+# The login's claim, its own release, a sweep or force-release, a supervisor's reassign.
+TOOK, GAVE, FREED, HANDED = "took", "gave", "freed", "handed"
 
 
 def _gone(row: str, waits: str) -> str:
@@ -100,13 +101,16 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
         f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});"
     )
-    may_claim = protocol.serves(conn, q, schema, "login")
-    if reviewed is not None:  # a reviewing queue never serves an item to the one whose work it is
+    # A reviewing queue never serves (nor hands) an item to the one whose work it is: the new holder
+    # (the login, for a claim; the one a supervisor reassigns it to) is not its doer.
+    not_doer = "true"
+    if reviewed is not None:
         reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
-        may_claim += (
-            f" AND NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
-            "AND rv.item_key = n.item_key AND rv.doer = login AND rv.verdict IS NULL)"
+        not_doer = (
+            f"NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
+            f"AND rv.item_key = n.item_key AND rv.doer = {user_n} AND rv.verdict IS NULL)"
         )
+    may_claim = f"{protocol.serves(conn, q, schema, 'login')} AND {not_doer}"
     # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
     # outcome's values (item_check), never by settling this row: that would credit a Complete that
     # never happened.
@@ -190,9 +194,10 @@ BEGIN
   END IF;
   {branch("reassign")}
   IF {rules.who("reassign")} AND {user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o} AND {fresh}
-      AND {limit} THEN
+      AND {limit} AND {not_doer} THEN
     {record("o.item_key", ev("reassign"), user_o, token_o)}
     {record("o.item_key", workflow_sql.also("reassign"), user_n, token_n)}
+    {crumb(HANDED, "o.item_key")}
     RETURN true;
   END IF;
   RETURN false;
@@ -242,7 +247,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     stamp_cols = [claim_id] if claim_id is not None else []
     cleared = "true" if claim_id is None else f"{r.col(new, claim_id)} IS NULL"
     kept = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
-    stamped = "false"
+    stamped = handed = "false"
     if claim_id is not None:  # the claim id is the token of the lock the login took (a UUID compared as one)
         mark, token_sql = (
             (r.col(new, claim_id), f"CAST({r.sql(token_col, held)} AS uuid)")
@@ -250,6 +255,8 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
             else (f"lower(CAST({r.col(new, claim_id)} AS text))", f"lower({r.sql(token_col, held)})")
         )
         stamped = f"{mark} = (SELECT {token_sql} {lock_row} AND {r.sql(shape.user, held)} = login)"
+        # A reassign stamps the token of the lock it handed to its new holder.
+        handed = f"{mark} = (SELECT {token_sql} {lock_row})"
     releases = " OR ".join(
         f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason), stamp_cols))} AND "
         f"{assigned(q.on_release)} AND {assigned(reason)} AND {cleared})"
@@ -345,6 +352,9 @@ BEGIN
   IF {crumb(FREED)} AND {unchanged(minus(checked, release_cols, stamp_cols))} AND {assigned(q.on_release)}
       AND {cleared} THEN
     RETURN true;
+  END IF;
+  IF {crumb(HANDED)} AND {unchanged(minus(checked, stamp_cols))} AND {handed} THEN
+    RETURN true;  -- shape 6: the claim id of the lock a supervisor reassigned (recorded with its lock row)
   END IF;
   IF EXISTS (SELECT 1 {lock_row}) THEN
     RETURN false;

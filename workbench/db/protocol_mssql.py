@@ -681,8 +681,15 @@ class _Builder:
             f"WHERE {sql(held)};\n"
             f"  IF @prev_owner IS NULL\n  BEGIN\n    ROLLBACK;\n"
             f"    THROW {NOT_HELD}, N'workbench: the item is not locked by anyone in this queue', 1;\n  END;\n"
-            f"  {sql(sa.update(q.table).where(held).values(values))};\n  SET @done = @@ROWCOUNT;\n"
         )
+        reviews = self.trail.reviews
+        if to_user and reviews is not None:  # four eyes: never handed to the one whose work it is
+            body += (
+                f"  IF {sql(reviews.own_work(_KEY, sa.literal_column('@p_to', sa.Unicode())))}\n  BEGIN\n"
+                f"    ROLLBACK;\n    THROW {REFUSED}, N'workbench: the item is the new holder''s own work, "
+                "waiting for review: reassign it to someone else (four eyes)', 1;\n  END;\n"
+            )
+        body += f"  {sql(sa.update(q.table).where(held).values(values))};\n  SET @done = @@ROWCOUNT;\n"
         detail = "CONCAT(N'{\"to\": \"', STRING_ESCAPE(@p_to, 'json'), N'\"}')" if to_user else "NULL"
         body += self.audit_insert(event, owner="@prev_owner", reason="@p_reason", detail=detail)
         if to_user:

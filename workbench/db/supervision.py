@@ -232,6 +232,12 @@ class Supervision:
             # would leave the row served by neither queue, or an item under review back at work.
             raise self.lost.elsewhere(conn, key, "force-release" if to_user is None else "reassign")
         lock = q.lock_from_row(row)
+        reviews = self.trail.reviews
+        if to_user is not None and reviews is not None:
+            # Four eyes: a review is never handed to the one whose work it is (the claim never serves it them).
+            review = reviews.open_review(conn, key)
+            if review is not None and review[0] == to_user:
+                raise errors.NotPermitted.of(problems.REASSIGN_TO_DOER, q.name, key, to_user, user=actor)
         calls = self._procedures()
         if calls is not None:
             # The supervisor's procedure (row read and locked above) records it under the login.

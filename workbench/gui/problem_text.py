@@ -57,6 +57,7 @@ TEMPLATES = (
     ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2} since {3} (until {4})"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is your own work; someone else reviews it (four eyes)"),
+    QT_TRANSLATE_NOOP("Problem", "{0} {1} is {2}'s own work: reassign its review to someone else (four eyes)"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is not waiting to be worked on (state: {2})"),
     QT_TRANSLATE_NOOP(
         "Problem",

@@ -1879,6 +1879,10 @@ Konfiguration: {1}</translation>
         <translation>{0} {1} ist Ihre eigene Arbeit; jemand anderes prüft sie (Vier-Augen-Prinzip)</translation>
     </message>
     <message>
+        <source>{0} {1} is {2}&apos;s own work: reassign its review to someone else (four eyes)</source>
+        <translation>{0} {1} ist die eigene Arbeit von {2}: weisen Sie die Prüfung jemand anderem zu (Vier-Augen-Prinzip)</translation>
+    </message>
+    <message>
         <source>{0} {1} is not waiting to be worked on (state: {2})</source>
         <translation>{0} {1} wartet nicht auf Bearbeitung (Zustand: {2})</translation>
     </message>

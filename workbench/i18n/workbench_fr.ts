@@ -1879,6 +1879,10 @@ Configuration : {1}</translation>
         <translation>{0} {1} est votre propre travail ; quelqu’un d’autre le contrôle (quatre yeux)</translation>
     </message>
     <message>
+        <source>{0} {1} is {2}&apos;s own work: reassign its review to someone else (four eyes)</source>
+        <translation>{0} {1} est le propre travail de {2} : réattribuez son contrôle à quelqu’un d’autre (quatre yeux)</translation>
+    </message>
+    <message>
         <source>{0} {1} is not waiting to be worked on (state: {2})</source>
         <translation>{0} {1} n’attend pas d’être traité (état : {2})</translation>
     </message>
