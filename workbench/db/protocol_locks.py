@@ -100,12 +100,14 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
         f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});"
     )
-    may_claim = protocol.serves(conn, q, schema, "login")
+    check = workflow_sql.check_mark
+    may_claim = f"{check(workflow.Check.SERVED)} {protocol.serves(conn, q, schema, 'login')}"
+    limit = f"{check(workflow.Check.WITHIN_LIMITS)} {limit}"
     if reviewed is not None:  # a reviewing queue never serves an item to the one whose work it is
         reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
         may_claim += (
-            f" AND NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
-            "AND rv.item_key = n.item_key AND rv.doer = login AND rv.verdict IS NULL)"
+            f" AND {check(workflow.Check.NOT_DOER)} NOT EXISTS (SELECT 1 FROM {reviews} rv "
+            f"WHERE rv.queue = {queue_name} AND rv.item_key = n.item_key AND rv.doer = login AND rv.verdict IS NULL)"
         )
     # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
     # outcome's values (item_check), never by settling this row: that would credit a Complete that
@@ -189,7 +191,8 @@ BEGIN
     {_gone("o", waits_again)}
   END IF;
   {branch("reassign")}
-  IF {rules.who("reassign")} AND {user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o} AND {fresh}
+  IF {rules.who("reassign")} AND {check(workflow.Check.OTHER_USER)} {user_n} IS NOT NULL
+      AND {user_n} IS DISTINCT FROM {user_o} AND {fresh}
       AND {limit} THEN
     {record("o.item_key", ev("reassign"), user_o, token_o)}
     {record("o.item_key", workflow_sql.also("reassign"), user_n, token_n)}
@@ -295,7 +298,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         ""
         if not q.on_reopen
         else f"""
-    {branch("reopen")}
+    {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.who("reopen")} AND NOT {todo_old} AND {todo_new}
         AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))} AND {assigned(q.on_reopen)} THEN
       {record(ev("reopen"), "NULL", "NULL")}
