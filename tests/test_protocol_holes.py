@@ -511,3 +511,89 @@ def test_a_supervisors_move_keeps_what_it_changed(pg: Pg, capsys: pytest.Capture
     assert Supervision(tickets).move("sue", {"priority": 3}, "vendor escalated", keys=[2]) == [2]
     moved = pg.open(pg.server.user, text).queue("tickets").history(2)[-1]
     assert (moved.kind.value, moved.detail) == ("move", {"changes": {"priority": [1, 3]}})
+
+
+# -- a queue's own rules: notes_required, allow_defer (core/workflow.py's Text.CONFIGURED, Check.ALLOW_DEFER) --
+
+# The cases queue needs a note with a release, a defer and a Complete as resolved, and lets nothing be deferred.
+STRICT_CASES = 'notes_required = ["release", "defer", "resolved"]\nallow_defer = false\n'
+RELEASE = (
+    "UPDATE cases SET wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, wb_lock_expires = NULL "
+    "WHERE case_id = :k"
+)
+RESOLVE = (
+    "UPDATE cases SET status = 'resolved', wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, "
+    "wb_lock_expires = NULL WHERE case_id = :k"
+)
+
+
+def _audit(event: str, outcome: str | None = None) -> str:
+    """workbench's own audit row of ann's change, written by hand."""
+    return (
+        "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, outcome, reason, at) VALUES "
+        f"('cases', CAST(:k AS text), '{event}', 'ann', 'ann', {'NULL' if outcome is None else repr(outcome)}, "
+        "'by hand', timezone('UTC', now()))"
+    )
+
+
+def _noted(kind: str) -> str:
+    return (
+        "INSERT INTO workbench_notes (queue, item_key, author, at, kind, text) VALUES "
+        f"('cases', CAST(:k AS text), 'ann', timezone('UTC', now()), '{kind}', 'said why')"
+    )
+
+
+DEFERRAL = (
+    "INSERT INTO workbench_deferrals (queue, item_key, actor, until, at, reason) VALUES "
+    "('cases', CAST(:k AS text), 'ann', timezone('UTC', now()) + interval '1 hour', timezone('UTC', now()), 'later')"
+)
+
+
+def test_a_queues_notes_and_defer_rules_hold_for_statements_written_by_hand(
+    pg: Pg, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """notes_required and allow_defer = false were the engine's alone under grants: ann's own login gave
+    an item back or resolved it without the note the queue asks for, and deferred it on a queue that
+    defers nothing. The database refuses each; the engine's own release and Complete with notes pass."""
+    text = demo.config_text("{url}").replace("[queues.cases]\n", "[queues.cases]\n" + STRICT_CASES, 1)
+    _apply(pg, capsys, text, "cases")
+    cases = pg.open("ann", text).queue("cases")
+    lock = cases.claim_next("ann")[0].lock
+    before = _state(pg), _rows(pg, "workbench_notes", "workbench_deferrals")
+    ann = pg.engine("ann")
+    note, defer = "needs a note", "does not let items be deferred"
+    for said, *attack in (
+        (note, RELEASE),
+        (note, RELEASE, _audit("release")),
+        (defer, RELEASE, _audit("defer")),
+        (note, RESOLVE, _audit("complete", "resolved")),
+        (note, RESOLVE),
+        # A note with another action's kind is no note with this one.
+        (note, RESOLVE, _noted("release")),
+        # The trusted Complete, called by hand: it writes as the table's owner, for ann.
+        (note, f"SELECT {protocol.complete_function_name('cases')}(:k, :t, 'resolved')"),
+        # A defer where the queue defers nothing: with its note, as a release's or a defer's audit row.
+        (defer, RELEASE, _noted("release"), DEFERRAL),
+        (defer, RELEASE, _noted("defer"), _audit("defer"), DEFERRAL),
+        (defer, RELEASE, _noted("defer"), _noted("release"), _audit("defer")),
+    ):
+        refusal = _refused(ann, *attack, k=lock.key, t=lock.token)
+        assert refusal.startswith("workbench: ") and said in refusal, (attack, refusal)
+    assert (_state(pg), _rows(pg, "workbench_notes", "workbench_deferrals")) == before
+    # The engine's own writes, with their notes, pass; without one the engine says so first.
+    with pytest.raises(errors.UsageError, match="needs a note"):
+        cases.release("ann", lock.key, lock.token)
+    cases.release("ann", lock.key, lock.token, note="customer on holiday")
+    lock = cases.claim_next("ann")[0].lock
+    cases.complete("ann", lock.key, lock.token, "resolved", note="replaced the cable")
+    # An outcome the queue asks no note for needs none, by hand either.
+    lock = cases.claim_next("ann")[0].lock
+    waits = (
+        "UPDATE cases SET status = 'waiting_customer', wb_locked_by = NULL, wb_lock_token = NULL, "
+        "wb_locked_at = NULL, wb_lock_expires = NULL WHERE case_id = :k"
+    )
+    with ann.begin() as conn:
+        conn.execute(sa.text(waits), {"k": lock.key})
+        conn.execute(sa.text(_audit("complete", "waiting")), {"k": lock.key})
+    events = [(e.kind.value, e.outcome) for e in pg.open(pg.server.user, text).queue("cases").history(lock.key)]
+    assert events[-1] == ("complete", "waiting")

@@ -24,7 +24,7 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, models, workflow
 from workbench.core.workflow import TRANSITIONS, Actor, Check, LockRule, Rendering, RowRule
-from workbench.db import guarded, permissions, protocol_mssql, workflow_sql
+from workbench.db import guarded, permissions, protocol, protocol_mssql, workflow_sql
 
 DB = Path(__file__).resolve().parents[1] / "workbench" / "db"
 # The names the conformance matrix (tests/contract/test_workflow_matrix.py) is written against.
@@ -52,6 +52,12 @@ REOPEN_TICKETS = """
 state = "open"
 """
 MARKED = re.compile(re.escape(workflow.MARK) + r"([\w ]+)")
+# Checks a PostgreSQL rendering leaves to the engine, and why (the workflow matrix's HOLES keeps them).
+GAPS = {
+    Check.ALLOW_PICK: "the database sees a pick as a claim: nothing an operator's login writes tells Next "
+    "item's claim from a claim by key that it could not forge, and the queue's order is no test under "
+    "concurrent claims (a claim skips rows others hold) nor filters (filter_by)",
+}
 
 
 def expected(rendering: Rendering) -> set[str]:
@@ -257,6 +263,25 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
     ]
     assert len(lock_table) == 4, sorted(checks)
     held_to_table(Rendering.PG_LOCK_TABLE, marked(*lock_table))
+    # Each Check the table names for a transition a rendering handles is rendered there (its check_mark),
+    # in the queue's functions or the guards every queue shares; one it lacks is a hole, named in GAPS.
+    shared = list(_sources(pg, "workbench\\_%").values())
+    for rendering, sources in ((Rendering.PG_TRIGGER, in_row), (Rendering.PG_LOCK_TABLE, lock_table)):
+        named = {c for name in expected(rendering) for c in TRANSITIONS[name].checks}
+        text = "\n".join([*sources, *shared])
+        rendered = {c for c in Check if workflow_sql.check_mark(c) in text}
+        assert named - rendered == set(GAPS), (rendering, named - rendered)
+    # The texts a queue may require (Text.CONFIGURED): each such transition's audit row is checked at
+    # commit for its note (db/protocol.py's notes guard).
+    with pg.admin.engine.connect() as conn:
+        trigger = conn.execute(
+            sa.text("SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = :name"),
+            {"name": protocol.NOTES_GUARD},
+        ).scalar_one()
+    assert "CONSTRAINT TRIGGER" in trigger and "INITIALLY DEFERRED" in trigger, trigger
+    for t in TRANSITIONS.values():
+        if t.note is workflow.Text.CONFIGURED and expected(Rendering.PG_TRIGGER) >= {t.name}:
+            assert t.event is not None and f"'{t.event.value}'" in trigger, (t.name, trigger)
     # Four eyes: the reviewing queue's claim branch refuses the doer their own work (Check.NOT_DOER).
     review_check = checks["wb_imports_review_check"]
     claim = review_check.split(workflow.branch_mark("claim", "pick", "expire"), 1)[1].split(" THEN", 1)[0]

@@ -54,6 +54,7 @@ SETTLE_ARGS = "bigint, text, text, text, text, text"  # its argument types
 AUDITED_SETTING = "workbench.audited"  # transaction-local: the audit rows the database wrote
 REVIEWED_SETTING = "workbench.reviewed"  # transaction-local: the reviews the database recorded
 REVIEW_GUARD = "workbench_review_guard"
+NOTES_GUARD = "workbench_notes_guard"
 THIS_TRANSACTION = "pg_current_xact_id()::xid"  # a row's xmin equals it: this transaction wrote the row
 OPERATOR_ROLE = "workbench_operator"
 SUPERVISOR_ROLE = "workbench_supervisor"
@@ -195,12 +196,19 @@ def enforced_row(
     reviews, send_back = "NULL", "NULL"
     if reviewed is not None and reviewed.review is not None:
         reviews, send_back = (Renderer.literal_of(conn, text) for text in (reviewed.name, reviewed.review.send_back))
+    # The queue's own say for the shared guards: the actions it needs a note with (Text.CONFIGURED;
+    # NULL: none) and whether it lets items be deferred (Check.ALLOW_DEFER).
+    needed = [Renderer.literal_of(conn, action) for action in q.config.notes_required]
+    notes = f"ARRAY[{', '.join(needed)}]::text[]" if needed else "NULL"
+    defers = "true" if q.config.allow_defer else "false"
     return (
         f"INSERT INTO {conn.dialect.identifier_preparer.format_table(enforced_table(schema))} "
-        f"(queue, tbl, locks, reviews, send_back) VALUES ({Renderer.literal_of(conn, q.name)}, "
-        f"{_table_oid(conn, q.table)}, {locks if locks is not None else 'NULL'}, {reviews}, {send_back}) "
+        f"(queue, tbl, locks, reviews, send_back, notes, defers) VALUES ({Renderer.literal_of(conn, q.name)}, "
+        f"{_table_oid(conn, q.table)}, {locks if locks is not None else 'NULL'}, {reviews}, {send_back}, "
+        f"{notes}, {defers}) "
         "ON CONFLICT (queue) DO UPDATE SET tbl = EXCLUDED.tbl, locks = EXCLUDED.locks, "
-        "reviews = EXCLUDED.reviews, send_back = EXCLUDED.send_back"
+        "reviews = EXCLUDED.reviews, send_back = EXCLUDED.send_back, notes = EXCLUDED.notes, "
+        "defers = EXCLUDED.defers"
     )
 
 
@@ -329,7 +337,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         ""
         if not q.on_reopen
         else f"""
-    {mark("reopen")}
+    {mark("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.lock("reopen")} AND {rules.who("reopen")} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
         AND {r.unchanged(minus(written, columns_of(q, q.on_reopen)))} AND {r.assigned(q.on_reopen)} THEN
       {record(ev("reopen"), "NULL", "NULL")}
@@ -518,7 +526,8 @@ def _review_opened(
         ""
         if not review.first_items
         else f"""
-          ELSIF {outcome} IN ({reviewed}) AND {firsts} < {review.first_items} THEN
+          ELSIF {outcome} IN ({reviewed})
+              AND {workflow_sql.check_mark(workflow.Check.FIRST_ITEMS_REVIEWED)} {firsts} < {review.first_items} THEN
             RAISE EXCEPTION 'workbench: % may not complete % item % without review: each of their first % items '
               'goes to review', login, {queue_name}, {key}, {review.first_items} USING ERRCODE = '42501';"""
     )
@@ -696,14 +705,17 @@ def _undo_branch(
     # Undo's row rule (core/workflow.py: the caller's own Complete, the item's last event) read here.
     assert workflow.TRANSITIONS["undo"].row is workflow.RowRule.COMPLETED_BY_CALLER
     completed = workflow_sql.event("complete")
+    checks = {c: workflow_sql.check_mark(c) for c in workflow.TRANSITIONS["undo"].checks}
     return f"""
-      {workflow.branch_mark("undo")}
-      IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh} AND {limit}
+      {workflow.branch_mark("undo")} {checks[workflow.Check.ON_REOPEN_SET]}
+      IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh}
+          AND {checks[workflow.Check.WITHIN_LIMITS]} {limit}
           AND {r.unchanged(minus(checked, q.lock_columns, columns_of(q, q.on_claim, q.on_reopen)))}
           AND {r.assigned(q.on_claim)} AND {r.assigned(reopen)} THEN
         SELECT a.event, a.actor, a.outcome, a.at INTO last FROM {audit} a
           WHERE a.queue = {queue_name} AND a.item_key = {key} ORDER BY a.id DESC LIMIT 1;
-        IF last.event = {completed} AND last.actor = login AND last.at >= {since} AND ({still}) THEN
+        IF last.event = {completed} AND last.actor = login AND {checks[workflow.Check.UNDO_WINDOW]} last.at >= {since}
+            AND ({still}) THEN
           {record(workflow_sql.event("undo"), "login", "NULL", outcome="last.outcome")}
           {record(workflow_sql.also("undo"), "login", token_new)}{withdraw}
           RETURN true;
@@ -992,6 +1004,7 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
         )
 
     written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
+    refuses_defer = functools.partial(_refuses_defer, enforced)
     # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
     # protocol trigger, which writes as the table's owner, from an operator's own statement.
     guard_body = f"""
@@ -1043,6 +1056,10 @@ BEGIN
               OR {may_be("p_event", "p_outcome")}) THEN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
   END IF;
+  IF p_event = {workflow_sql.event("defer")} AND {refuses_defer("prior.queue")} THEN
+    RAISE EXCEPTION 'workbench: queue % does not let items be deferred (allow_defer = false)', prior.queue
+      USING ERRCODE = '42501';
+  END IF;
   -- What the change edited is the database's account (written with the row), never the caller's; the
   -- rest of the caller's detail is kept if it is a JSON object, as workbench's is.
   UPDATE {audit} SET queue = coalesce(p_queue, prior.queue), event = p_event, outcome = p_outcome,
@@ -1060,6 +1077,9 @@ END"""
         # A reviewing queue: the queue whose completions it reviews, and its outcome that sends them back.
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS reviews varchar(100)",
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS send_back varchar(100)",
+        # The queue's notes_required and allow_defer (enforced_row), for the guards below.
+        f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS notes text[]",
+        f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS defers boolean",
         f"REVOKE ALL ON {enforced} FROM PUBLIC",
         f"GRANT SELECT ON {enforced} TO {operator}",
         # The settle before queues sharing a table could relabel a row had no queue argument.
@@ -1082,6 +1102,81 @@ END"""
         ),
         *_deferral_guard(conn, schema),
         *_review_guard(conn, schema),
+        *_notes_guard(conn, schema),
+    ]
+
+
+def _refuses_defer(enforced: str, queue: str) -> str:
+    """SQL: the queue `queue` (SQL text) is enforced and lets no item be deferred (Check.ALLOW_DEFER)."""
+    return (
+        f"{workflow_sql.check_mark(workflow.Check.ALLOW_DEFER)} "
+        f"EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = {queue} AND e.defers = false)"
+    )
+
+
+def _notes_guard(conn: sa.Connection, schema: str) -> list[str]:
+    """notes_required, checked by the database (Text.CONFIGURED in core/workflow.py): at commit, each
+    release, defer or Complete an operator's login made on a queue that needs a note with that action
+    (a Complete: with its outcome) comes with a note of that kind, by that login, written in the same
+    transaction. At commit, because workbench writes the note in the change's own statement or just
+    after it. A row the database wrote and nobody settled may still be any of the changes it names:
+    each of them that needs a note needs its note; a release that left a deferral is a defer."""
+    prep = conn.dialect.identifier_preparer
+    audit_table = _audit_table(schema)
+    audit = prep.format_table(audit_table)
+    enforced = prep.format_table(enforced_table(schema))
+    notes = prep.format_table(_own_table(schema, tables.NOTES_TABLE))
+    deferrals = prep.format_table(_own_table(schema, tables.DEFERRALS_TABLE))
+    guard = _qualified(prep, schema, NOTES_GUARD)
+    events = ", ".join(workflow_sql.event(name) for name in workflow_sql.noted())
+    release, defer, complete = (workflow_sql.event(name) for name in ("release", "defer", "complete"))
+    body = f"""
+DECLARE
+  a record;
+  needed text[];
+  notebook text;
+  candidate record;
+  ev text;
+BEGIN
+  IF NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
+    RETURN NULL;  -- logins that are not workbench operators
+  END IF;
+  SELECT x.* INTO a FROM {audit} x WHERE x.id = NEW.id;  -- as settled by now
+  -- A reviewing queue keeps its notes with the reviewed queue's (its doer reads them there).
+  SELECT e.notes, coalesce(e.reviews, e.queue) INTO needed, notebook FROM {enforced} e WHERE e.queue = a.queue;
+  IF needed IS NULL THEN
+    RETURN NULL;  -- not enforced, or no note required
+  END IF;
+  FOR candidate IN SELECT split_part(m, ':', 1) AS event, NULLIF(split_part(m, ':', 2), '') AS outcome
+      FROM unnest(CASE WHEN a.detail LIKE '{{"recorded_by" : "database"%'
+                       THEN ARRAY(SELECT jsonb_array_elements_text(a.detail::jsonb -> 'may_be'))
+                       ELSE ARRAY[a.event || ':' || coalesce(a.outcome, '')] END) m LOOP
+    ev := CASE WHEN candidate.event = {release} AND EXISTS (SELECT 1 FROM {deferrals} d WHERE d.queue = a.queue
+                    AND d.item_key = a.item_key AND d.xmin = {THIS_TRANSACTION}) THEN {defer}
+               ELSE candidate.event END;
+    CONTINUE WHEN ev NOT IN ({events})
+      OR NOT (CASE WHEN ev = {complete} THEN candidate.outcome ELSE ev END) = ANY (needed);
+    IF NOT EXISTS (SELECT 1 FROM {notes} n WHERE n.queue = notebook AND n.item_key = a.item_key
+                   AND n.author = a.actor AND n.kind = ev AND n.xmin = {THIS_TRANSACTION}) THEN
+      RAISE EXCEPTION 'workbench: queue % needs a note with this % of item %: say what happened', a.queue,
+        CASE WHEN ev = {complete} THEN 'Complete as ' || candidate.outcome ELSE ev END, a.item_key
+        USING ERRCODE = '42501', HINT = 'write the note in the same transaction, as workbench does (--note TEXT)';
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END"""
+    return [
+        (
+            f"CREATE OR REPLACE FUNCTION {guard}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+            f"SET search_path = pg_catalog, pg_temp AS $wb${body}\n$wb$"
+        ),
+        private(f"{guard}()"),
+        f"DROP TRIGGER IF EXISTS {prep.quote(NOTES_GUARD)} ON {audit}",
+        # Deferred: it looks at the audit row, and the notes, as the transaction leaves them.
+        (
+            f"CREATE CONSTRAINT TRIGGER {prep.quote(NOTES_GUARD)} AFTER INSERT ON {audit} "
+            f"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.event IN ({events})) EXECUTE FUNCTION {guard}()"
+        ),
     ]
 
 
@@ -1096,6 +1191,7 @@ def _deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
     enforced = prep.format_table(enforced_table(schema))
     owner = _owner_oid(conn, table)
     guard = _qualified(prep, schema, DEFERRAL_GUARD)
+    refuses_defer = _refuses_defer(enforced, "NEW.queue")
 
     def sql(expr: sa.ColumnElement[Any], row: str) -> str:
         adapted = sql_util.ClauseAdapter(table.alias(row)).traverse(expr)
@@ -1149,9 +1245,13 @@ BEGIN
       USING ERRCODE = '42501', HINT = 'a deferral goes when its item is released or deferred again';
   END IF;
   IF NOT EXISTS (SELECT 1 FROM {enforced} WHERE queue = NEW.queue)
-      OR NEW.actor = session_user AND ({ahead}) AND {given_back("NEW")}
+      OR NEW.actor = session_user AND ({ahead}) AND {given_back("NEW")} AND NOT {refuses_defer}
       OR {to_doer} AND {sent_back("NEW")} THEN
     RETURN NEW;
+  END IF;
+  IF {refuses_defer} THEN
+    RAISE EXCEPTION 'workbench: queue % does not let items be deferred (allow_defer = false)', NEW.queue
+      USING ERRCODE = '42501';
   END IF;
   RAISE EXCEPTION 'workbench: % may not defer % item % this way', session_user, NEW.queue, NEW.item_key
     USING ERRCODE = '42501',
@@ -1229,8 +1329,9 @@ BEGIN
     END IF;
     IF EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = OLD.queue AND a.item_key = OLD.item_key AND a.xmin = {here}
                AND a.actor = session_user AND a.event = 'complete'
-               AND NEW.verdict = CASE WHEN a.outcome = e.send_back THEN '{reviews_mod.SENT_BACK}'
-                                      ELSE '{reviews_mod.ACCEPTED}' END) THEN
+               AND {workflow_sql.check_mark(workflow.Check.REVIEWED_OUTCOME)}
+               NEW.verdict = CASE WHEN a.outcome = e.send_back THEN '{reviews_mod.SENT_BACK}'
+                                  ELSE '{reviews_mod.ACCEPTED}' END) THEN
       NEW.reviewer := session_user;
       NEW.reviewed_at := {now};
       RETURN NEW;
@@ -1306,6 +1407,8 @@ def drop_shared(conn: sa.Connection, schema: str, also: list[str]) -> str:
             f"{prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))}"
         ),
         f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, REVIEW_GUARD)}()",
+        f"DROP TRIGGER IF EXISTS {prep.quote(NOTES_GUARD)} ON {audit}",
+        f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, NOTES_GUARD)}()",
         f"DROP TABLE IF EXISTS {enforced}",
         f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, AUDIT_GUARD)}()",
         f"DROP FUNCTION IF EXISTS {_qualified(prep, schema, SETTLE)}({SETTLE_ARGS})",

@@ -101,16 +101,18 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
         f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});"
     )
+    check = workflow_sql.check_mark
+    limit = f"{check(workflow.Check.WITHIN_LIMITS)} {limit}"
     # A reviewing queue never serves (nor hands) an item to the one whose work it is: the new holder
     # (the login, for a claim; the one a supervisor reassigns it to) is not its doer.
     not_doer = "true"
     if reviewed is not None:
         reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
         not_doer = (
-            f"NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
+            f"{check(workflow.Check.NOT_DOER)} NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
             f"AND rv.item_key = n.item_key AND rv.doer = {user_n} AND rv.verdict IS NULL)"
         )
-    may_claim = f"{protocol.serves(conn, q, schema, 'login')} AND {not_doer}"
+    may_claim = f"{check(workflow.Check.SERVED)} {protocol.serves(conn, q, schema, 'login')} AND {not_doer}"
     # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
     # outcome's values (item_check), never by settling this row: that would credit a Complete that
     # never happened.
@@ -193,7 +195,8 @@ BEGIN
     {_gone("o", waits_again)}
   END IF;
   {branch("reassign")}
-  IF {rules.who("reassign")} AND {user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o} AND {fresh}
+  IF {rules.who("reassign")} AND {check(workflow.Check.OTHER_USER)} {user_n} IS NOT NULL
+      AND {user_n} IS DISTINCT FROM {user_o} AND {fresh}
       AND {limit} AND {not_doer} THEN
     {record("o.item_key", ev("reassign"), user_o, token_o)}
     {record("o.item_key", workflow_sql.also("reassign"), user_n, token_n)}
@@ -302,7 +305,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         ""
         if not q.on_reopen
         else f"""
-    {branch("reopen")}
+    {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.who("reopen")} AND NOT {todo_old} AND {todo_new}
         AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))} AND {assigned(q.on_reopen)} THEN
       {record(ev("reopen"), "NULL", "NULL")}

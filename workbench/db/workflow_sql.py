@@ -72,7 +72,10 @@ class Rules:
         the order it lists them; a check the table drops from a transition drops from its branch."""
         shared = one(names, "checks")
         assert isinstance(shared, frozenset)
-        return " AND ".join(sql for check, sql in self.checks.items() if check in shared) or "true"
+        return (
+            " AND ".join(f"{check_mark(check)} {sql}" for check, sql in self.checks.items() if check in shared)
+            or "true"
+        )
 
     def who(self, *names: str) -> str:
         """SQL: may the caller make the transitions `names` (who they share)?"""
@@ -84,3 +87,18 @@ class Rules:
 def supervisors_only(*names: str) -> bool:
     """Are the transitions `names` all a supervisor's (refused to operators)?"""
     return all(TRANSITIONS[name].who is workflow.Actor.SUPERVISOR for name in names)
+
+
+def check_mark(check: workflow.Check) -> str:
+    """SQL: the comment a rendered Check carries, for tests/test_workflow_table.py to find it."""
+    return f"/* check: {check.name.lower()} */"
+
+
+def noted() -> tuple[str, ...]:
+    """The transitions a queue's notes_required may ask a note with (Text.CONFIGURED) that record
+    an audit row of their own, each event once."""
+    names: dict[str, str] = {}
+    for name, t in TRANSITIONS.items():
+        if t.note is workflow.Text.CONFIGURED and t.event is not None:
+            names.setdefault(t.event.value, name)
+    return tuple(names.values())
