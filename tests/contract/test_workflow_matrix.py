@@ -637,15 +637,6 @@ SCENARIOS: dict[str, Scenario] = {
 ROW_SHAPES = ("-token", "-lock_time", "-status", "-numeric")  # the shapes whose rows hold the lock
 SEPARATE_LOCKS = ("-lock_table", "-claim_id")  # the shapes whose lock time and expiry live in the lock table
 
-TWO_HOLDERS = (
-    "shape 5 (lock table): a row held through queue main is claimed again through queue twin over the same "
-    "table: the lock table keeps one lock per (queue, item), and neither the claim nor the pick of twin "
-    "looks for the item's lock taken in main (two holders of one row)"
-)
-MOVED_WHILE_HELD = (
-    "shapes 5 and 6 (lock table): a supervisor's move through main changes a waiting row held through twin: "
-    "the move's 'nobody holds it' test reads main's locks only"
-)
 TWIN_REFUSED_UNDER_GRANTS = (
     "under grants, shapes 1-4: a claim through a second queue serving the same rows (twin, the same todo) is "
     "refused by the table's audit trigger (workbench_audit_guard: 'ann may not write this claim row for twin "
@@ -668,28 +659,15 @@ REVIEW_HANDED_TO_DOER = (
     "she then accepts her own work (review complete by ann after main complete by ann): reassign checks the "
     "new holder's limits, not that they are not the doer, as the review queue's claim does"
 )
-REVIEW_REASSIGN_REFUSED_UNDER_GRANTS = (
-    "under grants, shape 6 (claim id): the database refuses every reassign of an item under review: "
-    "NotPermitted 'the database did not permit this: sue may not make this change to main, twin, review item "
-    "N' (the table's trigger), where every other path hands the review to another reviewer"
-)
 
 HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {
-    ("claim", "other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
-    ("pick", "other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
-    ("pick", "own_lock_other_queue"): lambda i: TWO_HOLDERS if i.endswith("-lock_table") else None,
     ("claim", "allowed_in_twin"): lambda i: (
         TWIN_REFUSED_UNDER_GRANTS if grants_only(i) and i.endswith(ROW_SHAPES) else None
     ),
     ("move", "held_in_other_queue"): lambda i: (
-        MOVED_WHILE_HELD if i.endswith(SEPARATE_LOCKS) else TWIN_REFUSED_UNDER_GRANTS if grants_only(i) else None
+        TWIN_REFUSED_UNDER_GRANTS if grants_only(i) and i.endswith(ROW_SHAPES) else None
     ),
-    ("review_accept", "reassigned_to_doer"): lambda i: (
-        None if i == "postgresql+grants-claim_id" else REVIEW_HANDED_TO_DOER
-    ),
-    ("reassign", "allowed_in_review"): lambda i: (
-        REVIEW_REASSIGN_REFUSED_UNDER_GRANTS if i == "postgresql+grants-claim_id" else None
-    ),
+    ("review_accept", "reassigned_to_doer"): lambda i: REVIEW_HANDED_TO_DOER,
     ("undo", "unavailable"): lambda i: UNDO_INTERNAL_ERROR if i.endswith(SEPARATE_LOCKS) else None,
     ("undo", "under_review"): lambda i: UNDO_INTERNAL_ERROR if i.endswith(SEPARATE_LOCKS) else None,
     ("release", "stale_token"): lambda i: (

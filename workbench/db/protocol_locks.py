@@ -31,6 +31,7 @@ from workbench.db.lockshapes import LockTable
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
 TOOK, GAVE, FREED = "took", "gave", "freed"  # the login's claim, its own release, a sweep or force-release
+MOVED = "moved"  # a supervisor's reassign: the lock row has a new holder and token
 
 
 def _gone(row: str, waits: str) -> str:
@@ -86,7 +87,10 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     live_o, stale_o = r.sql(shape.live(now), lo), r.sql(shape.stale(now), lo)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     claimed = q.claimed_state_clause(sa.literal_column("login"))
-    waits = r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)
+    # Nobody holds the item through another queue of the table (LockTable.held_elsewhere): their lock
+    # rows are apart from this queue's, so the primary key does not refuse the second holder.
+    free_here = f"NOT {r.sql(shape.held_elsewhere(sa.literal_column('n.item_key', sa.String()), now))}"
+    waits = f"{r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)} AND {free_here}"
     if shape.claim_id is not None and not shape.keep:  # no other program has claimed the row
         waits += f" AND {r.sql(shape.claim_id, item)} IS NULL"
     waits_again = r.sql(
@@ -95,6 +99,7 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         ),
         item,
     )
+    waits_again += f" AND {free_here}"
     found = q.table.alias("t")
     find_item = (
         f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
@@ -193,6 +198,7 @@ BEGIN
       AND {limit} THEN
     {record("o.item_key", ev("reassign"), user_o, token_o)}
     {record("o.item_key", workflow_sql.also("reassign"), user_n, token_n)}
+    {crumb(MOVED, "o.item_key")}
     RETURN true;
   END IF;
   RETURN false;
@@ -242,7 +248,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     stamp_cols = [claim_id] if claim_id is not None else []
     cleared = "true" if claim_id is None else f"{r.col(new, claim_id)} IS NULL"
     kept = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
-    stamped = "false"
+    stamped = restamped = "false"
     if claim_id is not None:  # the claim id is the token of the lock the login took (a UUID compared as one)
         mark, token_sql = (
             (r.col(new, claim_id), f"CAST({r.sql(token_col, held)} AS uuid)")
@@ -250,6 +256,8 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
             else (f"lower(CAST({r.col(new, claim_id)} AS text))", f"lower({r.sql(token_col, held)})")
         )
         stamped = f"{mark} = (SELECT {token_sql} {lock_row} AND {r.sql(shape.user, held)} = login)"
+        # A reassign: the token of the lock row the supervisor just handed to someone else.
+        restamped = f"{mark} = (SELECT {token_sql} {lock_row})"
     releases = " OR ".join(
         f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason), stamp_cols))} AND "
         f"{assigned(q.on_release)} AND {assigned(reason)} AND {cleared})"
@@ -342,12 +350,15 @@ BEGIN
       RETURN true;
     END IF;{outcome_checks}
   END IF;
+  IF {crumb(MOVED)} AND {unchanged(minus(checked, stamp_cols))} AND {restamped} THEN
+    RETURN true;  -- a reassign's new token in the claim id (recorded with the lock row)
+  END IF;
   IF {crumb(FREED)} AND {unchanged(minus(checked, release_cols, stamp_cols))} AND {assigned(q.on_release)}
       AND {cleared} THEN
     RETURN true;
   END IF;
-  IF EXISTS (SELECT 1 {lock_row}) THEN
-    RETURN false;
+  IF EXISTS (SELECT 1 {lock_row}) OR {r.sql(shape.held_elsewhere(sa.literal_column(key, sa.String())))} THEN
+    RETURN false;  -- held, here or through another queue of the table: no move, no reopen
   END IF;
   {branch("move")}
   IF {rules.who("move")} AND {todo_old} AND {still_waiting} THEN
