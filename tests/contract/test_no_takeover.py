@@ -52,7 +52,16 @@ def _waiting_rows(engine: sa.Engine) -> None:
         )
 
 
-def _run(tmp: Path, configs: list[Path], users: list[str], count: int = 1) -> list[dict]:
+def _run(
+    tmp: Path,
+    configs: list[Path],
+    users: list[str],
+    count: int = 1,
+    queues: list[str] | None = None,
+    extra: tuple[str, ...] = (),
+) -> list[dict]:
+    """Run the takeover workers, one per config and user (in `queues`, or `cases`), `extra` their further
+    options, all starting at once; their results."""
     go = tmp / "go"
     procs = []
     for i, (config, user) in enumerate(zip(configs, users, strict=True)):
@@ -64,7 +73,7 @@ def _run(tmp: Path, configs: list[Path], users: list[str], count: int = 1) -> li
             "--config",
             str(config),
             "--queue",
-            "cases",
+            queues[i] if queues else "cases",
             "--user",
             user,
             "--out",
@@ -77,6 +86,7 @@ def _run(tmp: Path, configs: list[Path], users: list[str], count: int = 1) -> li
             str(SECONDS),
             "--count",
             str(count),
+            *extra,
         ]
         procs.append(
             (

@@ -1,5 +1,7 @@
 """A separate OS process that claims, saves 20 ms later and never completes, so that short locks expire
-all the time while others claim: each save's outcome is written out (tests/contract/test_no_takeover.py)."""
+all the time while others claim: each save's outcome is written out (tests/contract/test_no_takeover.py).
+With --holders it also reads, right after each claim, every queue's lock rows of the item from the lock
+table, and with --release-note gives the item back after the save (tests/contract/test_twin_holders.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import sys
 import time
 import traceback
 from pathlib import Path
+
+import sqlalchemy as sa
 
 from workbench.config import loader
 from workbench.core import errors
@@ -26,6 +30,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=6.0, help="how long to claim")
     parser.add_argument("--count", type=int, default=1, help="items per claim")
     parser.add_argument("--field", default="resolution", help="the column each save writes")
+    parser.add_argument("--holders", action="store_true", help="record the item's lock rows after each claim")
+    parser.add_argument("--release-note", help="release each item after its save, with this note")
     args = parser.parse_args()
     saves: list[dict[str, object]] = []
     failures: list[str] = []
@@ -52,9 +58,18 @@ def main() -> int:
         for claim in claims:
             n += 1
             entry: dict[str, object] = {"key": claim.lock.key, "token": claim.lock.token}
+            if args.holders:  # every queue's lock rows of the item, as they are now
+                locks = q.q.shape.locks  # type: ignore[attr-defined]
+                with wb.engine.connect() as conn:
+                    held = conn.execute(
+                        sa.select(locks.c.queue, locks.c.lock_user).where(locks.c.item_key == str(claim.lock.key))
+                    )
+                    entry["holders"] = [list(row) for row in held]
             try:
                 q.save(args.user, claim.lock.key, claim.lock.token, {args.field: f"{args.user} {n}"})
                 entry["ok"] = True
+                if args.release_note:
+                    q.release(args.user, claim.lock.key, claim.lock.token, note=args.release_note)
             except errors.LockLost as exc:
                 entry["ok"] = False
                 entry["why"] = str(exc)

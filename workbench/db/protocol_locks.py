@@ -87,7 +87,10 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     live_o, stale_o = r.sql(shape.live(now), lo), r.sql(shape.stale(now), lo)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     claimed = q.claimed_state_clause(sa.literal_column("login"))
-    waits = r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)
+    # Nobody holds the item through another queue of the table (LockTable.held_elsewhere): their lock
+    # rows are apart from this queue's, so the primary key does not refuse the second holder.
+    free_here = f"NOT {r.sql(shape.held_elsewhere(sa.literal_column('n.item_key', sa.String()), now))}"
+    waits = f"{r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)} AND {free_here}"
     if shape.claim_id is not None and not shape.keep:  # no other program has claimed the row
         waits += f" AND {r.sql(shape.claim_id, item)} IS NULL"
     waits_again = r.sql(
@@ -96,6 +99,7 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         ),
         item,
     )
+    waits_again += f" AND {free_here}"
     found = q.table.alias("t")
     find_item = (
         f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
@@ -359,8 +363,8 @@ BEGIN
   IF {crumb(HANDED)} AND {unchanged(minus(checked, stamp_cols))} AND {handed} THEN
     RETURN true;  -- shape 6: the claim id of the lock a supervisor reassigned (recorded with its lock row)
   END IF;
-  IF EXISTS (SELECT 1 {lock_row}) THEN
-    RETURN false;
+  IF EXISTS (SELECT 1 {lock_row}) OR {r.sql(shape.held_elsewhere(sa.literal_column(key, sa.String())))} THEN
+    RETURN false;  -- held, here or through another queue of the table: no move, no reopen
   END IF;
   {branch("move")}
   IF {rules.who("move")} AND {todo_old} AND {still_waiting} THEN

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors
-from workbench.db import claims, connect, enforcement, mapping, migrations, supervision, tables, workqueue
+from workbench.db import claims, connect, enforcement, lockshapes, mapping, migrations, supervision, tables, workqueue
 from workbench.db.audit import trail_of as trail_of  # lives with the trail: the grants' renderings build on it too
 
 
@@ -152,15 +152,22 @@ class Workbench:
                     key=f"{review.key}.by",
                 )
         for q in bound.values():
-            if not q.shape.separate_locks:  # a lock table's rows name their queue
-                q.rivals = tuple(
+            sharing = [
+                other
+                for other in bound.values()
+                if other is not q and other.table.fullname == q.table.fullname and q.may_share_rows(other)
+            ]
+            if isinstance(q.shape, lockshapes.LockTable):
+                # A lock table's rows name their queue: a row is free only while no other queue's row
+                # holds it (LockTable.held_elsewhere).
+                q.shape.neighbours = tuple(
                     other.name
-                    for other in bound.values()
-                    if other is not q
-                    and other.table.fullname == q.table.fullname
-                    and not other.shape.separate_locks
-                    and q.may_share_rows(other)
+                    for other in sharing
+                    if isinstance(other.shape, lockshapes.LockTable)
+                    and other.shape.locks.fullname == q.shape.locks.fullname
                 )
+            else:
+                q.rivals = tuple(other.name for other in sharing if not other.shape.separate_locks)
         return bound
 
     def _lock_table(self, conn: sa.Connection, queue: model.QueueConfig, check: bool) -> sa.Table | None:

@@ -47,11 +47,16 @@ class LockTableClaim(portable.PortableClaim):
     @staticmethod
     def _item_waits(q: mapping.BoundQueue, expired: bool, user: Any) -> sa.ColumnElement[bool]:
         """The queue row may be claimed by `user`: waiting, or (for an expired lock) in the state a
-        claim left it."""
+        claim left it, and held through no other queue of the table (LockTable.held_elsewhere)."""
         claimed = q.claimed_state_clause(user)
         todo = q.todo_clause(user)
         state = sa.or_(todo, claimed) if expired and claimed is not None else todo
-        return sa.and_(*q.scope_clause(user), state)
+        return sa.and_(*q.scope_clause(user), state, ~LockTableClaim._shape(q).held_elsewhere(q.key, q.now()))
+
+    @staticmethod
+    def _shape(q: mapping.BoundQueue) -> lockshapes.LockTable:
+        assert isinstance(q.shape, lockshapes.LockTable)
+        return q.shape
 
     def _candidates(
         self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
@@ -96,8 +101,7 @@ class LockTableClaim(portable.PortableClaim):
         request: base.ClaimRequest,
         cand: Mapping[Any, Any],
     ) -> base.Claimed | None:
-        shape = q.shape
-        assert isinstance(shape, lockshapes.LockTable)
+        shape = self._shape(q)
         now = q.now()
         key, user = cand["wb_ckey"], request.user
         token = shape.new_token_value()
@@ -130,11 +134,17 @@ class LockTableClaim(portable.PortableClaim):
         its lock row, all before this claim's insert (which then met no conflict).
         """
         key, user, now = cand["wb_ckey"], request.user, q.now()
-        shape = q.shape
+        shape = self._shape(q)
         expired = cand["wb_prev_owner"] is not None
+        if shape.neighbours:
+            # The primary key keeps two locks of one queue from a row, not a lock of this queue from a
+            # neighbour's: the row's own lock makes a claim through a neighbour wait until this one
+            # ends, and the check below (a statement of its own, so it sees what committed meanwhile)
+            # then finds whichever lock came first.
+            conn.execute(q.backend.lock_row(sa.select(q.key).where(q.key == key), q.table))
         if conn.execute(sa.select(q.key).where(q.key == key, self._item_waits(q, expired, user))).first() is None:
-            # Completed (or changed by another program) since the candidates were read: not ours to
-            # take. Raising rolls the lock row back with the transaction.
+            # Completed (or changed by another program, or held through a neighbour) since the candidates
+            # were read: not ours to take. Raising rolls the lock row back with the transaction.
             raise NotWaiting
         if q.on_claim:
             conn.execute(sa.update(q.table).where(q.key == key).values(q.writes(q.on_claim, user, now)))

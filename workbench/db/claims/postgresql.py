@@ -420,7 +420,8 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
     transaction-scoped advisory lock can be taken gets a new lock row (ON CONFLICT DO NOTHING: a lock
     row committed meanwhile wins). The advisory lock is what SKIP LOCKED is to a row: concurrent
     claimers pass over each other's items instead of colliding on one, without locking (or needing
-    any right to write) the queue's own rows. The rest (the item still waits, on_claim, the row read
+    any right to write) the queue's own rows (unless other queues of the table keep their locks here:
+    see LockTableClaim._finish). The rest (the item still waits, on_claim, the row read
     back, the audit rows) follows in the same transaction, as for every database.
     """
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql import util as sql_util
 
 from workbench.db.lockshapes import base
 from workbench.db.lockshapes.token_column import TokenColumn
@@ -26,6 +27,10 @@ class LockTable(TokenColumn):
     # Shape 6 (ClaimIdColumn) adds the row's own claim-id column, and whether a Complete keeps it.
     claim_id: sa.Column[Any] | None = None
     keep = False
+    # The other queues over the same table whose locks this lock table keeps and whose rows may be this
+    # queue's too (BoundQueue.may_share_rows); set by the service, which binds every queue. Each keeps
+    # one lock row per item under its own name, so the primary key does not keep them from one row.
+    neighbours: tuple[str, ...] = ()
 
     def __init__(self, *, locks: sa.Table, **columns_and_settings: Any) -> None:
         super().__init__(**columns_and_settings)
@@ -81,13 +86,28 @@ class LockTable(TokenColumn):
             )
         return sa.and_(locks.c.queue == sa.literal(self.queue, literal_execute=True), on)
 
+    def held_elsewhere(
+        self, key: sa.ColumnElement[Any], now: sa.ColumnElement[Any] | None = None
+    ) -> sa.ColumnElement[bool]:
+        """The item has a lock row in one of the table's other queues (`neighbours`): live at `now`, or
+        any (without `now`). A row is free for this queue only while none of them holds it: a claim, a
+        pick and a move through one queue of the table leave alone a row held through another (two
+        holders of one row otherwise). Looked up from the item by the lock table's primary key."""
+        if not self.neighbours:
+            return sa.false()
+        other = self.locks.alias("wb_elsewhere")
+        item = other.c.item_key == (key if isinstance(key.type, sa.String) else sa.cast(key, other.c.item_key.type))
+        queues = other.c.queue.in_([sa.literal(name, literal_execute=True) for name in self.neighbours])
+        live = [] if now is None else [sql_util.ClauseAdapter(other).traverse(self._unexpired(now))]
+        return sa.exists().where(queues, item, *live)
+
     def stale_rows(self, now: sa.ColumnElement[Any], key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         # The lock table holds only locks, each with an expiry (NOT NULL): its (queue, expires_at) index
         # finds the stale ones by range on every database.
         return sa.and_(self.user.is_not(None), self.stale(now))
 
     def unheld(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        return ~sa.exists().where(self.joins(key))
+        return sa.and_(~sa.exists().where(self.joins(key)), ~self.held_elsewhere(key))
 
     def key_text(self, key: Any) -> str:
         """An item's key as the lock table's item_key keeps it."""

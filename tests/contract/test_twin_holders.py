@@ -1,0 +1,73 @@
+"""Never two holders across queues: processes claim through `main` and `twin`, two queues over one table
+whose locks live in one lock table (shape 5), from a few waiting rows; no item ever has a lock through
+both (LockTable.held_elsewhere). Each lock row names its queue, so the lock table's primary key alone
+let a claim through twin take a row held through main."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests.contract import test_no_takeover as takeover
+from tests.helpers import workflow_bench as wbench
+from workbench.config import loader
+from workbench.db import service
+
+PROCESSES = 8
+ROWS = 4  # waiting; the rest of the table is done
+
+
+@pytest.mark.slow
+def test_main_and_twin_never_hold_one_row_together(backend: str, database_url: str, tmp_path: Path) -> None:
+    engine = sa.create_engine(database_url)
+    try:
+        table = wbench.create_table(engine, "lock_table")
+        with engine.begin() as conn:
+            conn.execute(sa.update(table).where(table.c.id > ROWS).values(status="done"))
+    finally:
+        engine.dispose()
+    config = tmp_path / "holders.toml"
+    config.write_text(wbench.config_text(database_url, "lock_table"), encoding="utf-8")
+    with service.Workbench.open(loader.load(str(config))) as wb:
+        wb.init()
+    queues = [("main", "twin")[i % 2] for i in range(PROCESSES)]
+    options = ("--field", "payload", "--holders", "--release-note", "done looking")
+    results = takeover._run(tmp_path, [config] * PROCESSES, [f"op{i}" for i in range(PROCESSES)], 1, queues, options)
+    claims = [c for r in results for c in r["saves"]]
+    # The test contended: many claims, through both queues.
+    assert len(claims) >= 50, f"only {len(claims)} claims in {takeover.SECONDS} s"
+    assert {h[0] for c in claims for h in c["holders"]} == {"main", "twin"}
+    assert all(c["ok"] for c in claims), next(c for c in claims if not c["ok"])  # the locks last 10 minutes
+    twice = [c for c in claims if len(c["holders"]) > 1]
+    assert not twice, f"{len(twice)} of {len(claims)} claims found the item held twice: {twice[0]}"
+
+
+@pytest.mark.servers
+def test_under_grants_the_database_refuses_a_second_holder_and_a_move_of_a_held_row(
+    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hand-written statements through the people's own logins, past workbench's engine: bob's lock row
+    for twin on an item ann holds through main, and sue's change of a waiting row held through twin."""
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+    bench = wbench.open_bench("postgresql", "lock_table", True, tmp_path, pg_server)
+    try:
+        held_in_main = bench.fresh()
+        bench.operator("ann").claim("main", held_in_main)
+        held_in_twin = bench.fresh()
+        bench.operator("ann").claim("twin", held_in_twin)
+        before = bench.snapshot(held_in_main, held_in_twin)
+        second_lock = sa.text(
+            "INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) VALUES "
+            "('twin', :k, 'bob', timezone('UTC', now()), timezone('UTC', now()) + interval '5 minutes', :t)"
+        )
+        move = sa.text("UPDATE items SET prio = 2 WHERE id = :k")
+        for login, statement, key in (("bob", second_lock, held_in_main), ("sue", move, held_in_twin)):
+            with pytest.raises(sa.exc.DBAPIError), bench.workbenches[login].engine.begin() as conn:
+                conn.execute(statement, {"k": str(key) if login == "bob" else key, "t": uuid.uuid4().hex})
+        assert bench.snapshot(held_in_main, held_in_twin) == before
+    finally:
+        wbench.drop_bench(bench, pg_server)
