@@ -249,7 +249,7 @@ class OperatorSession(QObject):
         seen = services.connection_interruptions()
         if seen == self._interruptions:
             return
-        self._interruptions = seen
+        previous, self._interruptions = self._interruptions, seen
         now = time.monotonic()
         recent = [lock for lock, at in self.confirmed if now - at < CONFIRMED_CHECKED_SECONDS]
         if not recent:
@@ -264,7 +264,14 @@ class OperatorSession(QObject):
                 )
                 self.completions_lost.emit(lost)
 
-        self.dispatcher.call(lambda: self.operator.lost_completions(recent), checked, lambda _exc: None)
+        def unchecked(_exc: BaseException) -> None:
+            # The check met the outage itself (its pooled connection was the dead one): look again
+            # shortly, not only after the next call, which may be a minute away; a lost Complete is
+            # said at once.
+            self._interruptions = previous
+            QTimer.singleShot(int(self.settings.retry_interval * 1000), self._after_interruption)
+
+        self.dispatcher.call(lambda: self.operator.lost_completions(recent), checked, unchecked)
 
     @Slot()
     def _on_retry(self) -> None:
