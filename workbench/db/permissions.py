@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import typing
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -159,6 +161,18 @@ def lacks_role(exc: sa.exc.DBAPIError) -> bool:
     is_refusal) the protocol's trigger did not explain: where it said why ("workbench: …", e.g. the
     row is in no state the queue holds), that is passed on instead (dberrors), the login may well be one."""
     return is_refusal(exc) and not str(exc.orig).startswith("workbench: ")
+
+
+@contextlib.contextmanager
+def supervising(conn: sa.Connection, actor: str, action: errors.Phrase) -> Iterator[None]:
+    """A supervisor's write: a refusal for want of the supervisor role (lacks_role) is said as one,
+    naming the login; any other error passes unchanged."""
+    try:
+        yield
+    except sa.exc.DBAPIError as exc:
+        if not lacks_role(exc):
+            raise
+        raise refused(actor, action, conn.engine.url.username) from exc
 
 
 def _role_exists(conn: sa.Connection, role: str) -> bool:

@@ -89,12 +89,8 @@ class Supervision:
             .where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()))
             .values(q.writes(q.on_reopen, actor, now))
         )
-        try:
+        with permissions.supervising(conn, actor, action):
             changed = conn.execute(update).rowcount
-        except sa.exc.DBAPIError as exc:
-            if not permissions.lacks_role(exc):
-                raise
-            raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != 1:
             raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
         self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
@@ -191,12 +187,8 @@ class Supervision:
                     raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
             return list(before)
         update = sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key)).values(values)
-        try:
+        with permissions.supervising(conn, actor, action):
             changed = conn.execute(update).rowcount
-        except sa.exc.DBAPIError as exc:
-            if not permissions.lacks_role(exc):
-                raise
-            raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if changed != len(before):
             raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
         self.trail.write(
@@ -251,25 +243,22 @@ class Supervision:
             return lock if to_user is None else q.lock_from_row(done[0])
         pinned = sa.and_(q.shape.pinned(lock.owner, lock.token), self._owned(conn))
         try:
-            if to_user is None:
-                changed = q.shape.unlock(conn, q.table, q.key, key, pinned, q.writes(q.on_release, actor, now))
-            else:
-                changed = q.shape.relock(
-                    conn,
-                    q.table,
-                    q.key,
-                    key,
-                    pinned,
-                    q.lock_writes(to_user, now, q.shape.new_token_value()),
-                    lock.token,
-                )
+            # A row-level security policy may refuse the new row (e.g. an operator reassigning to someone else).
+            with permissions.supervising(conn, actor, action):
+                if to_user is None:
+                    changed = q.shape.unlock(conn, q.table, q.key, key, pinned, q.writes(q.on_release, actor, now))
+                else:
+                    changed = q.shape.relock(
+                        conn,
+                        q.table,
+                        q.key,
+                        key,
+                        pinned,
+                        q.lock_writes(to_user, now, q.shape.new_token_value()),
+                        lock.token,
+                    )
         except lockshapes.FenceFailed:
             raise errors.DatabaseUnavailable.of(problems.CHANGED_REASSIGNING, q.name, key) from None
-        except sa.exc.DBAPIError as exc:
-            if not permissions.lacks_role(exc):
-                raise
-            # A row-level security policy refused the new row (e.g. an operator reassigning to someone else).
-            raise permissions.refused(actor, action, conn.engine.url.username) from exc
         if not changed:
             refusal = permissions.database_refusal(conn, actor, action)  # PostgreSQL: a policy filtered it out
             if refusal is not None:
