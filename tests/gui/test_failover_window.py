@@ -102,7 +102,9 @@ def test_a_complete_the_switch_lost_is_named(qtbot: Any, open_window: Any, repli
     assert _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=key) == "alice"
     # Next item brought another item; closed untouched, the window gives that one back, on the new
     # server: the connection the switch cut is not the last word (it showed "could not be released"
-    # for 15 s and left the item locked until its lock ran out).
+    # for 15 s and left the item locked until its lock ran out). The loss may be named before the
+    # Next item's own retry has gone through.
+    qtbot.waitUntil(lambda: window.session.current is not None, timeout=15_000)
     assert window.session.current is not None and window.session.current.lock.key != key
     opened = window.session.current.lock.key
     assert _on_standby(pair, "SELECT wb_locked_by FROM cases WHERE case_id = :k", k=opened) == "alice"

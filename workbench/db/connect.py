@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import time
@@ -106,8 +107,7 @@ def _idle_ping(engine: sa.Engine) -> None:
         except Exception:  # noqa: BLE001 - any failure means: get a fresh connection
             alive = False
         if not alive:
-            # The pool discards this connection and retries the checkout with a new one.
-            dberrors.interrupted()
+            # The pool invalidates this connection (Database counts it) and checks out a new one.
             raise sa.exc.DisconnectionError("idle connection is gone")
 
 
@@ -122,6 +122,10 @@ class Database:
         self._fast_engine: sa.Engine | None = None
         self._held: Any = None
         self._busy_attempts: int | None = None  # asked of the backend at the first busy rollback
+        self._interruptions = itertools.count(1)  # next() is atomic under the GIL: pools call from any thread
+        self._interrupted = 0
+        self._server: Any = None  # the server address the last new connection reached
+        self._watch(engine)
 
     @property
     def fast_engine(self) -> sa.Engine:
@@ -140,7 +144,36 @@ class Database:
             self._fast_engine.workbench_pooler = getattr(self.engine, "workbench_pooler", "none")  # type: ignore[attr-defined]
             getattr(self.engine, "workbench_session_setup", _idle_ping)(self._fast_engine)
             self.backend.fast_pool_setup(self._fast_engine)
+            self._watch(self._fast_engine)
         return self._fast_engine
+
+    def interruptions(self) -> int:
+        """How often this Database lost a connection (a dead one found in a pool, a call that met a
+        dropped connection) or a new one reached another server than the last (a failover to a
+        standby the URL names). A window compares it before and after its calls: when it grew, what
+        it confirmed may need checking, as a switch to an asynchronous standby can undo commits.
+        Counted per Database: another window's outage in the same process is not this one's."""
+        return self._interrupted
+
+    def _interrupt(self) -> None:
+        self._interrupted = next(self._interruptions)
+
+    def _watch(self, engine: sa.Engine) -> None:
+        # Pool listeners stay with the engine when it is disposed (release_idle): the pool is recreated
+        # with the same dispatch.
+        @event.listens_for(engine, "invalidate")
+        def _on_invalidate(_dbapi_conn: Any, _record: Any, _exc: BaseException | None) -> None:
+            self._interrupt()
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            # A new connection after the pool was emptied (an idle window's) may land on another
+            # server with no error on the way: only where it landed tells.
+            address = self.backend.server_address(dbapi_conn)
+            if address is not None and self._server is not None and address != self._server:
+                self._interrupt()
+            if address is not None:
+                self._server = address
 
     @property
     def held(self) -> Any:

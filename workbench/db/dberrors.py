@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import re
 from collections.abc import Iterator
 
@@ -140,25 +139,6 @@ def first_line(exc: BaseException) -> str:
     return _first_line(exc)
 
 
-class _Interruptions:
-    """Lost connections of this process, counted (next() on a count is atomic under the GIL)."""
-
-    numbers = itertools.count(1)
-    seen = 0
-
-
-def interruptions() -> int:
-    """How many times this process lost a connection to a database (a call failed as unreachable, or a
-    pooled connection was found dead and replaced). A window compares it before and after its calls:
-    when it grew, the server may have changed (a failover), and what it confirmed may need checking."""
-    return _Interruptions.seen
-
-
-def interrupted() -> None:
-    """Count a lost connection (see interruptions())."""
-    _Interruptions.seen = next(_Interruptions.numbers)
-
-
 @contextlib.contextmanager
 def translated() -> Iterator[None]:
     """Re-raise database exceptions as Busy, DatabaseUnavailable or InvalidValue."""
@@ -186,7 +166,6 @@ def translated() -> Iterator[None]:
             or (code and code.startswith(_UNREACHABLE_SQLSTATE_PREFIXES))
             or any(marker in lower for marker in _UNREACHABLE_MARKERS)
         ):
-            interrupted()
             raise errors.DatabaseUnavailable(f"cannot reach the database: {message}") from exc
         if code == "42501" and message.startswith("workbench: "):
             # The protocol trigger's own words (db/protocol.py): they already say what is not allowed.

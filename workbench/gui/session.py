@@ -144,7 +144,7 @@ class OperatorSession(QObject):
         # Completes confirmed lately (lock, monotonic time): checked again once a connection was lost,
         # as a failover to an asynchronous standby can undo the last ones.
         self.confirmed: collections.deque[tuple[models.Lock, float]] = collections.deque(maxlen=CONFIRMED_KEPT)
-        self._interruptions = services.connection_interruptions()
+        self._interruptions = self.operator.interruptions()
         self.last_completion: tuple[str, Any, float] | None = None  # queue, key, monotonic time of the last Complete
         self.due_times: dict[tuple[str, Any], Any] = {}  # (queue, key) -> when it is due, where the queue says
         self.list_columns: dict[str, list[str]] = {}  # per queue: the columns that tell items apart
@@ -246,7 +246,7 @@ class OperatorSession(QObject):
     def _after_interruption(self) -> None:
         """A connection was lost since the last look, and the database answers again: it may be another
         server (a promoted standby). Check that the Completes confirmed lately are still there."""
-        seen = services.connection_interruptions()
+        seen = self.operator.interruptions()
         if seen == self._interruptions:
             return
         previous, self._interruptions = self._interruptions, seen
@@ -653,6 +653,7 @@ class OperatorSession(QObject):
 
         def done(new: models.Lock) -> None:
             self._extending = False
+            self._after_interruption()
             if generation != self._generation:
                 return
             self._take_lock(cur, new)
@@ -682,6 +683,7 @@ class OperatorSession(QObject):
 
         def done(new: models.Lock) -> None:
             self._checking = False
+            self._after_interruption()  # the periodic check may be the first call to reach a new server
             if generation == self._generation:
                 self._set_reachable(True, "")
                 self._take_lock(cur, new)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from workbench.services.admin import Workbench
 from workbench.services.base import QueueLayout, Service
-from workbench.services.operator import Held, HeldLock, ItemLog, Operator, connection_interruptions
+from workbench.services.operator import Held, HeldLock, ItemLog, Operator
 from workbench.services.supervisor import BOARD_ROWS, BoardPage, Supervisor
 
 __all__ = [
@@ -19,5 +19,4 @@ __all__ = [
     "Service",
     "Supervisor",
     "Workbench",
-    "connection_interruptions",
 ]

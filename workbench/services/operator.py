@@ -12,14 +12,8 @@ from typing import Any, Protocol
 import workbench.services.sources as sources  # not `from workbench.services`: no cycle with the package
 from workbench import fieldspec
 from workbench.core import errors, models
-from workbench.db import dberrors, published, service
+from workbench.db import published, service
 from workbench.services.base import Service
-
-
-def connection_interruptions() -> int:
-    """How often this process lost a database connection so far (a window checks what it confirmed
-    after the count grows: the server may have changed)."""
-    return dberrors.interruptions()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,6 +226,11 @@ class Operator(Service):
             return sources.Source("none")
         # The item is keyed by the table's names: `source = "ScanPath"` may be column `scanpath`.
         return sources.read(item.get(q.source_column.name), sources.base_dir(self.wb.config.path, q.config.source_dir))
+
+    def interruptions(self) -> int:
+        """How often this user's database lost a connection or was reached on another server so far (a
+        window checks what it confirmed after the count grows: the server may have changed)."""
+        return self.wb.db.interruptions()
 
     def lost_completions(self, done: list[models.Lock]) -> list[models.Lock]:
         """Of the locks this user completed, those whose Complete the database does not have (after a

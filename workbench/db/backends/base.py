@@ -85,6 +85,12 @@ class Backend:
     def engine_events(self, engine: sa.Engine) -> None:
         """Listeners for the main engine only (how its transactions begin)."""
 
+    def server_address(self, dbapi_connection: Any) -> Any:
+        """Which server a new connection reached, where the URL names several (a primary and its
+        standbys): a new connection that lands elsewhere than the last one means the server may have
+        changed under the window (Database.interruptions). None: one server, or not known."""
+        return None
+
     def fast_pool_isolation(self, url: sa.URL) -> str:
         """The isolation level of the fast pool (Database.fast_engine): AUTOCOMMIT, as its
         statements are one each (fastpath.py)."""
