@@ -24,6 +24,9 @@ from tests import servers, support
 REQUIRE_SERVERS = os.environ.get("WORKBENCH_REQUIRE_SERVERS") == "1"
 SERVER_BACKENDS = ("postgresql", "mariadb", "mariadb-odbc")
 BACKENDS = ("sqlite", *SERVER_BACKENDS)
+# PostgreSQL through PgBouncer in transaction pooling: one more backend, for tests/contract only
+# (tests/contract/conftest.py); its Env is a PooledEnv, whose `backend` says "postgresql".
+POOLED = "postgresql-pgbouncer"
 
 
 # Fixtures that start servers (tests/servers.py): a test that uses one, directly or through other
@@ -47,7 +50,7 @@ def needs_servers(item: pytest.Item) -> bool:
     if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
         return True
     callspec = getattr(item, "callspec", None)
-    return callspec is not None and callspec.params.get("backend") in SERVER_BACKENDS
+    return callspec is not None and callspec.params.get("backend") in (*SERVER_BACKENDS, POOLED)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -122,17 +125,20 @@ def pgbouncer(pg_server: servers.Server) -> Iterator[servers.PgBouncer]:
 
 class PooledEnv(support.Env):
     """A fresh PostgreSQL database reached through PgBouncer in transaction pooling, with
-    `[database] pooler = "transaction"` in every config it writes; `direct_url` bypasses the pooler."""
+    `[database] pooler = "transaction"` in every config it writes; `direct_url` bypasses the pooler.
+    Its `backend` is "postgresql": a test treats it as PostgreSQL everywhere."""
 
-    def __init__(self, bouncer: servers.PgBouncer, database: str, tmp: Path) -> None:
-        super().__init__("postgresql", "native", bouncer.url(database), tmp)
+    pooler = "transaction"  # in every config it writes (config_text)
+
+    def __init__(self, bouncer: servers.PgBouncer, database: str, tmp: Path, method: str = "native") -> None:
+        super().__init__("postgresql", method, bouncer.url(database), tmp)
         self.bouncer, self.database = bouncer, database
         self.direct_url = bouncer.server.url(database)
         self.engine.dispose()
         self.engine = sa.create_engine(self.direct_url)  # the test's own look at the data
 
     def config_text(self, text: str) -> str:
-        return super().config_text(text).replace("[database]\n", '[database]\npooler = "transaction"\n', 1)
+        return super().config_text(text).replace("[database]\n", f'[database]\npooler = "{self.pooler}"\n', 1)
 
 
 @pytest.fixture
@@ -160,6 +166,13 @@ def _database(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> I
     """A URL of a fresh, empty database on `backend`, dropped afterwards."""
     if backend == "sqlite":
         yield f"sqlite:///{tmp_path / 'test.db'}"
+        return
+    if backend == POOLED:
+        bouncer: servers.PgBouncer = request.getfixturevalue("pgbouncer")
+        name = f"wbt_{uuid.uuid4().hex[:12]}"
+        bouncer.server.create_database(name)
+        yield bouncer.url(name)
+        bouncer.server.drop_database(name)  # WITH (FORCE): the pooler's server connections to it go too
         return
     server: servers.Server = request.getfixturevalue("pg_server" if backend == "postgresql" else "mariadb_server")
     driver = None
@@ -190,17 +203,27 @@ def method(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def _env(request: pytest.FixtureRequest, backend: str, method: str, url: str, tmp: Path) -> support.Env:
+    if backend == POOLED:
+        return PooledEnv(request.getfixturevalue("pgbouncer"), str(sa.make_url(url).database), tmp, method)
+    return support.Env(backend, method, url, tmp)
+
+
 @pytest.fixture
-def env(backend: str, method: str, database_url: str, tmp_path: Path) -> Iterator[support.Env]:
+def env(
+    request: pytest.FixtureRequest, backend: str, method: str, database_url: str, tmp_path: Path
+) -> Iterator[support.Env]:
     """A fresh database on every backend, used through each claim method."""
-    environment = support.Env(backend, method, database_url, tmp_path)
+    environment = _env(request, backend, method, database_url, tmp_path)
     yield environment
     environment.close()
 
 
 @pytest.fixture
-def native_env(backend: str, database_url: str, tmp_path: Path) -> Iterator[support.Env]:
+def native_env(
+    request: pytest.FixtureRequest, backend: str, database_url: str, tmp_path: Path
+) -> Iterator[support.Env]:
     """A fresh database on every backend, with the database's own claim method only."""
-    environment = support.Env(backend, "native", database_url, tmp_path)
+    environment = _env(request, backend, "native", database_url, tmp_path)
     yield environment
     environment.close()

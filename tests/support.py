@@ -62,7 +62,11 @@ def age_audit(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None
 
 
 class Env:
-    """One fresh database plus the claim method under test."""
+    """One fresh database plus the claim method under test. `backend` is the kind of database
+    ("postgresql", "mariadb", "mariadb-odbc", "sqlite"); `pooler` what stands between (the config's
+    `[database] pooler`: tests/conftest.PooledEnv goes through PgBouncer)."""
+
+    pooler = "none"
 
     def __init__(self, backend: str, method: str, url: str, tmp: Path) -> None:
         self.backend, self.method, self.url, self.tmp = backend, method, url, tmp

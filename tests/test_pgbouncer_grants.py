@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import servers, support, test_permissions, test_protocol, test_protocol_holes
+from tests.contract import test_no_takeover
 from tests.test_permissions import FEEDER, OPERATORS, SUPERVISORS, Pg
 from workbench import demo
 from workbench.db import permissions
@@ -88,6 +89,10 @@ test_deferrals_and_cool_downs_are_only_the_givers_own = (
 test_four_eyes_is_kept_by_the_database = test_protocol.test_four_eyes_is_kept_by_the_database
 test_the_protocols_own_functions_are_not_callable_by_hand = (
     test_protocol_holes.test_the_protocols_own_functions_are_not_callable_by_hand
+)
+# The contract suite's takeover race under grants: each operator login claims through the database's function.
+test_no_claim_through_the_databases_own_function_takes_over_a_live_lock = (
+    test_no_takeover.test_no_claim_through_the_databases_own_function_takes_over_a_live_lock
 )
 
 

@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import support
+from tests.conftest import POOLED
 from tests.contract import test_concurrency
 from workbench.core import errors
 from workbench.db.supervision import Supervision
@@ -171,7 +172,7 @@ def test_config_errors(native_env: support.Env) -> None:
 @pytest.mark.slow
 # MariaDB over ODBC is the same server with another driver (the drivers are compared in test_concurrency):
 # 50 s of CI time for no other lock.
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", POOLED, "mariadb"])
 def test_processes_drain_a_claim_id_queue_without_sharing_an_item(native_env: support.Env) -> None:
     env = native_env
     rows = 400  # 8 workers contend just as much; 600 cost CI ~30 s more, 1,000 ~70 s, 2,000 ~2.5 minutes

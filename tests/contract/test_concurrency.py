@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import support
+from tests.conftest import POOLED
 from workbench import demo
 from workbench.core import errors
 from workbench.db import claims
@@ -96,7 +97,7 @@ def test_processes_claiming_batches_never_share_an_item(native_env: support.Env)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+@pytest.mark.parametrize("backend", ["postgresql", POOLED, "sqlite"])
 def test_processes_completing_and_claiming_in_one_step_never_share_an_item(native_env: support.Env) -> None:
     # On PostgreSQL each Complete claims the next item in the same statement; SQLite runs the two
     # one after the other (as MariaDB does), in the same call.

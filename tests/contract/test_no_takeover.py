@@ -21,6 +21,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import support
+from tests.conftest import POOLED
 from tests.test_permissions import OPERATORS, Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
 from workbench import demo
 from workbench.db import permissions
@@ -142,6 +143,8 @@ def _expired_claims(engine: sa.Engine) -> int:
         ("postgresql", "auto", 2),  # several at once: the one statement (claims/postgresql.py)
         ("postgresql", "select-skip-locked", 1),
         ("postgresql", "portable", 1),
+        (POOLED, "auto", 1),
+        (POOLED, "auto", 2),
         ("mariadb", "auto", 1),
         ("sqlite", "auto", 1),
     ],
@@ -150,8 +153,7 @@ def test_no_claim_takes_over_a_live_lock(native_env: support.Env, claim_method: 
     env = native_env
     wb = env.demo(case_rows=ROWS + 10, import_rows=1)
     _waiting_rows(wb.engine)
-    config = env.tmp / "takers.toml"
-    config.write_text(_config_text(env.url, claim_method), encoding="utf-8")
+    config = env.write_config(_config_text("{url}", claim_method), "takers.toml")
     results = _run(env.tmp, [config] * PROCESSES, [f"t{i}" for i in range(PROCESSES)], count)
     _check(results)
     assert _expired_claims(wb.engine) >= ROWS, "the locks did not expire under the claimers"

@@ -22,7 +22,6 @@ import sqlalchemy as sa
 
 from tests import support
 from tests.conftest import PooledEnv
-from tests.contract import test_concurrency
 from workbench import demo
 from workbench.core import errors
 from workbench.db.supervision import Supervision
@@ -154,13 +153,6 @@ def test_nothing_is_left_in_the_pooled_sessions(pooled_env: PooledEnv) -> None:
         schema == "public" and config == ["plan_cache_mode=force_generic_plan"] and not definer
         for schema, config, definer in functions
     )
-
-
-@pytest.mark.slow
-def test_processes_never_share_an_item_through_the_pooler(pooled_env: PooledEnv) -> None:
-    """Eight processes claim and complete (the Complete claiming the next item in the same call)
-    through the pooler's five sessions: each row handed out once."""
-    test_concurrency._drain_and_check(pooled_env, count=1, options=("--then-next",))
 
 
 def _claim_functions(env: PooledEnv) -> list[str]:

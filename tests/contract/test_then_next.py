@@ -6,6 +6,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import support
+from tests.conftest import POOLED
 from workbench.core import errors
 from workbench.db import audit
 from workbench.db.supervision import Supervision
@@ -111,7 +112,7 @@ def test_a_filtered_next_comes_with_the_complete(native_env: support.Env) -> Non
         assert done.next.lock.locked_at == done.at
 
 
-@pytest.mark.parametrize("backend", ["postgresql"])
+@pytest.mark.parametrize("backend", ["postgresql", POOLED])
 def test_a_retried_complete_hands_back_the_item_its_lost_reply_carried(native_env: support.Env) -> None:
     """The reply of a Complete with then_next was lost; the retry must not strand the item the first
     call claimed by claiming another one: it hands that one back."""

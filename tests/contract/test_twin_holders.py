@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
+from tests import support
 from tests.contract import test_no_takeover as takeover
 from tests.helpers import workflow_bench as wbench
 from workbench.config import loader
@@ -22,21 +22,17 @@ ROWS = 4  # waiting; the rest of the table is done
 
 
 @pytest.mark.slow
-def test_main_and_twin_never_hold_one_row_together(backend: str, database_url: str, tmp_path: Path) -> None:
-    engine = sa.create_engine(database_url)
-    try:
-        table = wbench.create_table(engine, "lock_table")
-        with engine.begin() as conn:
-            conn.execute(sa.update(table).where(table.c.id > ROWS).values(status="done"))
-    finally:
-        engine.dispose()
-    config = tmp_path / "holders.toml"
-    config.write_text(wbench.config_text(database_url, "lock_table"), encoding="utf-8")
+def test_main_and_twin_never_hold_one_row_together(native_env: support.Env) -> None:
+    env = native_env
+    table = wbench.create_table(env.engine, "lock_table")
+    with env.engine.begin() as conn:
+        conn.execute(sa.update(table).where(table.c.id > ROWS).values(status="done"))
+    config = env.write_config(wbench.config_text("{url}", "lock_table"), "holders.toml")
     with service.Workbench.open(loader.load(str(config))) as wb:
         wb.init()
     queues = [("main", "twin")[i % 2] for i in range(PROCESSES)]
     options = ("--field", "payload", "--holders", "--release-note", "done looking")
-    results = takeover._run(tmp_path, [config] * PROCESSES, [f"op{i}" for i in range(PROCESSES)], 1, queues, options)
+    results = takeover._run(env.tmp, [config] * PROCESSES, [f"op{i}" for i in range(PROCESSES)], 1, queues, options)
     claims = [c for r in results for c in r["saves"]]
     # The test contended: many claims, through both queues.
     assert len(claims) >= 50, f"only {len(claims)} claims in {takeover.SECONDS} s"
@@ -47,13 +43,15 @@ def test_main_and_twin_never_hold_one_row_together(backend: str, database_url: s
 
 
 @pytest.mark.servers
+@pytest.mark.parametrize("server", ["pg_server", "pgbouncer"])  # direct, and through the pooler
 def test_under_grants_the_database_refuses_a_second_holder_and_a_move_of_a_held_row(
-    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Hand-written statements through the people's own logins, past workbench's engine: bob's lock row
     for twin on an item ann holds through main, and sue's change of a waiting row held through twin."""
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
-    bench = wbench.open_bench("postgresql", "lock_table", True, tmp_path, pg_server)
+    target = request.getfixturevalue(server)
+    bench = wbench.open_bench("postgresql", "lock_table", True, tmp_path, target)
     try:
         held_in_main = bench.fresh()
         bench.operator("ann").claim("main", held_in_main)
@@ -70,4 +68,4 @@ def test_under_grants_the_database_refuses_a_second_holder_and_a_move_of_a_held_
                 conn.execute(statement, {"k": str(key) if login == "bob" else key, "t": uuid.uuid4().hex})
         assert bench.snapshot(held_in_main, held_in_twin) == before
     finally:
-        wbench.drop_bench(bench, pg_server)
+        wbench.drop_bench(bench, target)

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mssql, postgresql
 
 from tests import support
+from tests.conftest import POOLED
 from workbench.config import loader
 from workbench.core import errors
 from workbench.db import audit, backends, claims, mapping, tables
@@ -54,7 +55,7 @@ def _table(md: sa.MetaData, token_type: sa.types.TypeEngine) -> sa.Table:
     )
 
 
-@pytest.mark.parametrize("backend", ["postgresql"])
+@pytest.mark.parametrize("backend", ["postgresql", POOLED])
 def test_a_uuid_token_column_serves_every_operation(env: support.Env) -> None:
     table = _table(sa.MetaData(), postgresql.UUID())
     table.metadata.create_all(env.engine)

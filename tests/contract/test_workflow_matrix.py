@@ -1,5 +1,6 @@
-"""The workflow's conformance matrix (issue 39): every transition × every lock shape × SQLite, PostgreSQL and
-MariaDB × grants off and on (PostgreSQL, each person through their own database login).
+"""The workflow's conformance matrix (issue 39): every transition × every lock shape × SQLite, PostgreSQL
+(direct and through PgBouncer in transaction pooling) and MariaDB × grants off and on (PostgreSQL, each
+person through their own database login).
 
 Each transition is a Scenario of cases. The `allowed` case happens and writes its audit row (the audit
 trail's event, queue and actor are checked). Every other case is a forbidden variant: another user, another
@@ -29,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import POOLED
 from tests.helpers import workflow_bench as wbench
 from tests.helpers.workflow_bench import SUPERVISOR, Bench
 from workbench.core import errors, models
@@ -644,7 +646,14 @@ HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {}
 
 BENCHES = [
     (backend, shape, grants)
-    for backend, grants in (("sqlite", False), ("postgresql", False), ("postgresql", True), ("mariadb", False))
+    for backend, grants in (
+        ("sqlite", False),
+        ("postgresql", False),
+        ("postgresql", True),
+        (POOLED, False),
+        (POOLED, True),
+        ("mariadb", False),
+    )
     for shape in wbench.SHAPES
 ]
 
@@ -677,11 +686,8 @@ class Benches:
             return self.open[1]
         self.close()
         backend, shape, grants = next(b for b in BENCHES if wbench.bench_id(*b) == bench_id)
-        server = (
-            None
-            if backend == "sqlite"
-            else request.getfixturevalue("pg_server" if backend == "postgresql" else "mariadb_server")
-        )
+        fixture = {"sqlite": None, "postgresql": "pg_server", POOLED: "pgbouncer"}.get(backend, "mariadb_server")
+        server = None if fixture is None else request.getfixturevalue(fixture)
         tmp = self.factory.mktemp(bench_id)
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("WORKBENCH_HOME", str(tmp / "home"))

@@ -108,8 +108,9 @@ def _literal(value: Any) -> str:
     return str(value) if isinstance(value, int) else f'"{value}"'
 
 
-def config_text(url: str, shape_name: str) -> str:
-    """The three queues over table `items` in shape `shape_name`, the database at `url`."""
+def config_text(url: str, shape_name: str, pooler: str = "none") -> str:
+    """The three queues over table `items` in shape `shape_name`, the database at `url` (through a
+    transaction pooler: `pooler = "transaction"`)."""
     shape = SHAPE_SPECS[shape_name]
     v = {state: _literal(shape.value(state)) for state in ("new", "done", "to_review", "active")}
     status_driven = (
@@ -151,7 +152,8 @@ def config_text(url: str, shape_name: str) -> str:
         f"\n[queues.{{q}}.outcomes.accepted]\nset = {{ status = {v['done']} }}\n"
         f"\n[queues.{{q}}.outcomes.sent_back]\nset = {{ status = {v['new']} }}\n",
     )
-    return f'[database]\nurl = "{url}"\n\n{main}\n{twin}\n{review}'
+    database = f'[database]\nurl = "{url}"\n' + (f'pooler = "{pooler}"\n' if pooler != "none" else "")
+    return f"{database}\n{main}\n{twin}\n{review}"
 
 
 def create_table(engine: sa.Engine, shape_name: str) -> sa.Table:
@@ -184,7 +186,7 @@ def create_table(engine: sa.Engine, shape_name: str) -> sa.Table:
 class Bench:
     """One database, one table of one shape, its three queues; each person's services."""
 
-    backend: str  # sqlite | postgresql | mariadb
+    backend: str  # sqlite | postgresql | postgresql-pgbouncer | mariadb
     shape_name: str
     grants: bool
     url: str  # as the owner of the table
@@ -296,26 +298,34 @@ def _login_url(url: str, login: str) -> str:
     return sa.make_url(url).set(username=login).render_as_string(hide_password=False)
 
 
-def open_bench(backend: str, shape_name: str, grants: bool, tmp: Path, server: servers.Server | None) -> Bench:
+def open_bench(
+    backend: str, shape_name: str, grants: bool, tmp: Path, server: servers.Server | servers.PgBouncer | None
+) -> Bench:
     """Build the bench: the database, the table with ROWS waiting rows, workbench's tables, the roles (the
-    roles table, or `workbench grants` for every queue and a database login per person)."""
+    roles table, or `workbench grants` for every queue and a database login per person). Given a
+    PgBouncer, every login goes through it in transaction pooling, `pooler = "transaction"` in the config."""
+    pooler = "transaction" if isinstance(server, servers.PgBouncer) else "none"
     if server is None:
         url = f"sqlite:///{tmp / 'matrix.db'}"
     else:
         name = f"wbm_{uuid.uuid4().hex[:12]}"
-        server.create_database(name)
+        _database_server(server).create_database(name)
         url = server.url(name)
+        if isinstance(server, servers.PgBouncer):
+            server.add_users(*OPERATORS, SUPERVISOR)
     engine = sa.create_engine(url)
     try:
         create_table(engine, shape_name)
     finally:
         engine.dispose()
-    text = config_text(url, shape_name)
+    text = config_text(url, shape_name, pooler)
     path = tmp / "matrix.toml"
     path.write_text(text, encoding="utf-8")
 
     def open_as(login_url: str) -> service.Workbench:
-        return service.Workbench.open(loader.parse(tomllib.loads(config_text(login_url, shape_name)), str(path)))
+        return service.Workbench.open(
+            loader.parse(tomllib.loads(config_text(login_url, shape_name, pooler)), str(path))
+        )
 
     admin = open_as(url)
     admin.init()
@@ -332,7 +342,11 @@ def open_bench(backend: str, shape_name: str, grants: bool, tmp: Path, server: s
     return Bench(backend, shape_name, grants, url, admin, people)
 
 
-def drop_bench(bench: Bench, server: servers.Server | None) -> None:
+def _database_server(server: servers.Server | servers.PgBouncer) -> servers.Server:
+    return server.server if isinstance(server, servers.PgBouncer) else server
+
+
+def drop_bench(bench: Bench, server: servers.Server | servers.PgBouncer | None) -> None:
     bench.close()
     if server is not None:
-        server.drop_database(sa.make_url(bench.url).database or "")
+        _database_server(server).drop_database(sa.make_url(bench.url).database or "")
