@@ -647,16 +647,19 @@ class PgBouncer:
         _end(self.proc, self.work, 10)
 
 
+_RAISED_FILES = 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"'  # sh: the soft limit up to the hard one
+
+
 def _write_bouncer_users(path: Path, users: dict[str, str]) -> None:
     path.write_text("".join(f'"{name}" "{password}"\n' for name, password in sorted(users.items())))
 
 
-def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True) -> PgBouncer:
+def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True, max_clients: int = 2000) -> PgBouncer:
     """Start PgBouncer (Debian's, /usr/sbin/pgbouncer) with pool_mode = transaction in front of
     `server`; every database of the server is reachable under its own name. A small pool, so that
     the clients of a test share server connections and whatever relies on a session shows;
     `in_turn`: every session open from the start and lent in turn (False: PgBouncer's defaults, as a
-    benchmark runs it)."""
+    benchmark runs it); `max_clients`: client connections it takes (max_client_conn)."""
     _may_start("PgBouncer")
     binary = shutil.which("pgbouncer") or ("/usr/sbin/pgbouncer" if Path("/usr/sbin/pgbouncer").exists() else None)
     if binary is None:
@@ -677,7 +680,7 @@ def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True)
         f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
         f"auth_type = hba\nauth_hba_file = {work / 'hba.conf'}\nauth_file = {work / 'users.txt'}\n"
         f"admin_users = {server.user}\n"
-        f"pool_mode = transaction\nmax_client_conn = 2000\ndefault_pool_size = {pool_size}\n"
+        f"pool_mode = transaction\nmax_client_conn = {max_clients}\ndefault_pool_size = {pool_size}\n"
         # Every session of the pool open from the start and lent in turn (not the last one used
         # first): one client's transactions in a row land on different sessions, as under load.
         + (f"min_pool_size = {pool_size}\nserver_round_robin = 1\n" if in_turn else "")
@@ -692,7 +695,10 @@ def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True)
         _chown(path, "postgres")
     # In the foreground (no -d): the process is ours to stop, and it refuses to run as root.
     proc = subprocess.Popen(
-        _as_user("postgres", [binary, str(work / "pgbouncer.ini")]),
+        # One file descriptor per client and server connection: runuser's login session lowers the
+        # soft limit to 1,024 (PgBouncer logs "kernel file descriptor limit"), and the clients beyond
+        # it wait in the listen queue until their connect_timeout. Raised to the hard limit.
+        _as_user("postgres", ["sh", "-c", _RAISED_FILES, binary, str(work / "pgbouncer.ini")]),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=work,

@@ -1,26 +1,30 @@
 """Seats: N simulated operator windows working one PostgreSQL queue at human speed, plus a few
-supervisors' lock boards refreshing.
+supervisors' lock boards refreshing, directly and through PgBouncer in transaction pooling.
 
 Each seat does what an open window does, through the same services (workbench.services): its own
 Workbench opened from the config (its own pools and connection set-up), the start page (layout,
-the user's locks, the queue counts), then over and over: Next item (claim), think 2-5 s with the
-lock checked every `check_every`, Save, Complete, and the start page's counts again
-(next-after-complete off: the costly case of issue 42). A failed call waits a second, as the
-window's retry does, and counts as an error. Seats run as threads in `--processes` processes and
-start spread over `--ramp` seconds (0.1 s per seat); only the `--duration` after that is measured.
+the user's locks, the queue counts), then over and over: Next item (claim), think (`--think`,
+10-30 s; issue 42's stress figure was 2-5 s) with the lock checked every `check_every`, Save,
+Complete, and the start page's counts again (next-after-complete off). A failed call waits a
+second, as the window's retry does, and counts as an error. Seats run as threads in `--processes`
+processes and start spread over `--ramp` seconds (0.2 s per seat); only the `--duration` after
+that is measured. Each seat's first claim (it also builds the statements and opens the claim's
+connection) is reported apart from the rest.
 
 For each N of `--seats` it prints p50/p99 of claim and Complete, the errors, the peak of server
-connections (pg_stat_activity, sampled twice a second) and the server's CPU per seat-hour (from
-/proc: the postmaster of this port and its children, ended ones included). Each round runs on a
-fresh copy of the table: directly ("direct"); directly with the start page counted after every
-Complete (`counts_every` 0, the reference: what a window asked of the server before issue 42;
-`--no-reference` leaves it out); then through `--dsn` when given (e.g. a PgBouncer started by hand
-in front of the same server; it must reach the database named `wb_seats`).
+connections (pg_stat_activity, sampled twice a second), the seats' own CPU (where the client side
+is the limit, it shows) and the server's CPU per seat-hour (from /proc: the postmaster of this port
+and its children, ended ones included). Each round runs on a fresh copy of the table: directly
+("direct", where max_connections leaves room for two connections a window); through a throwaway
+PgBouncer (pool_mode transaction, `pooler = "transaction"` in the config; `--no-pgbouncer` leaves
+it out); at the first size also directly with the start page counted after every Complete
+(`counts_every` 0, the reference: what a window asked of the server before issue 42;
+`--no-reference` leaves it out); then through `--dsn` when given (a pooler started by hand in front
+of the same server; it must reach the database named `wb_seats`).
 
     python -m tests.benchmarks.seats_bench --seats 100 --duration 60
-    python -m tests.benchmarks.seats_bench --seats 100,300,1000 --max-connections 2100
-    python -m tests.benchmarks.seats_bench --url postgresql+psycopg://postgres@127.0.0.1:5432/postgres \\
-        --dsn postgresql+psycopg://postgres@127.0.0.1:6432/wb_seats
+    python -m tests.benchmarks.seats_bench --seats 100,300,1000 --processes 3
+    python -m tests.benchmarks.seats_bench --seats 100 --think 2,5
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import math
 import multiprocessing
 import os
 import random
@@ -39,6 +44,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from tests import servers
 from tests.benchmarks import harness
 from workbench import services
 from workbench.config import model
@@ -47,9 +53,10 @@ from workbench.db import service
 
 DATABASE = "wb_seats"
 BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes
-# Seats start spread over this much time each (a window's start costs its process ~80 ms of CPU:
-# 300 seats started within 15 s kept two cores busy with starting alone).
-RAMP_PER_SEAT = 0.1
+# Seats start spread over this much time each: a window's start and first claim cost its process
+# about 90 ms of CPU and the server about 40 ms (1,000 seats started within 100 s starved the server
+# and PgBouncer of CPU on two cores).
+RAMP_PER_SEAT = 0.2
 
 
 @dataclasses.dataclass
@@ -57,17 +64,23 @@ class SeatResult:
     """What the seats of one process saw within the measured window."""
 
     claim: list[float] = dataclasses.field(default_factory=list)
+    first: list[float] = dataclasses.field(default_factory=list)  # each seat's first claim, measured or not
+    slow: list[tuple[float, int]] = dataclasses.field(default_factory=list)  # later claims over 100 ms: s, seat
     complete: list[float] = dataclasses.field(default_factory=list)
     boards: list[float] = dataclasses.field(default_factory=list)
     errors: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     nothing: int = 0  # claims that found nothing waiting
+    client_cpu: float = 0.0  # CPU seconds of the seats' processes within the measured window
 
     def merge(self, other: SeatResult) -> None:
         self.claim += other.claim
+        self.first += other.first
+        self.slow += other.slow
         self.complete += other.complete
         self.boards += other.boards
         self.errors.update(other.errors)
         self.nothing += other.nothing
+        self.client_cpu += other.client_cpu
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,11 +97,12 @@ class Plan:
     think: tuple[float, float]
     check_every: int
     counts_every: int
+    pooler: str  # [database] pooler: "transaction" through PgBouncer
 
 
-def config_for(url: str, check_every: int, counts_every: int) -> model.Config:
-    app = model.AppConfig(check_every=check_every, counts_every=counts_every, next_after_complete=False)
-    return dataclasses.replace(harness.bench_config(url), app=app)
+def config_for(plan: Plan) -> model.Config:
+    app = model.AppConfig(check_every=plan.check_every, counts_every=plan.counts_every, next_after_complete=False)
+    return dataclasses.replace(harness.bench_config(plan.url, pooler=plan.pooler), app=app)
 
 
 def _wait_until(at: float) -> None:
@@ -109,7 +123,7 @@ def seat(plan: Plan, number: int, result: SeatResult) -> None:
     """One operator's window, from its start to the end of the round."""
     rng = random.Random(number)
     _wait_until(plan.start + (plan.measure_from - plan.start) * number / max(1, plan.total))
-    config = config_for(plan.url, plan.check_every, plan.counts_every)
+    config = config_for(plan)
     wb: service.Workbench | None = None
     while wb is None and time.time() < plan.end:
         try:
@@ -128,14 +142,14 @@ def seat(plan: Plan, number: int, result: SeatResult) -> None:
     try:
         while time.time() < plan.end:
             try:
-                _one_item(plan, op, rng, result)
+                _one_item(plan, op, rng, result, number)
             except Exception as exc:  # noqa: BLE001 - counted, as the window shows it and retries
                 _failed(result, plan, exc)
     finally:
         wb.close()
 
 
-def _one_item(plan: Plan, op: services.Operator, rng: random.Random, result: SeatResult) -> None:
+def _one_item(plan: Plan, op: services.Operator, rng: random.Random, result: SeatResult, number: int) -> None:
     started = time.perf_counter()
     try:
         claim = op.next_item(harness.QUEUE)
@@ -143,10 +157,18 @@ def _one_item(plan: Plan, op: services.Operator, rng: random.Random, result: Sea
         result.nothing += _measured(plan)
         time.sleep(rng.uniform(*plan.think))
         return
-    if _measured(plan):
-        result.claim.append(time.perf_counter() - started)
+    took = time.perf_counter() - started
+    if not result.first:
+        # A window's first Next item also builds its statements and opens the claim's connection
+        # (about 40 ms on a quiet server): reported apart, the steady state is the rest.
+        result.first.append(took)
+    elif _measured(plan):
+        result.claim.append(took)
+        if took > 0.1:
+            result.slow.append((took, number))
     lock, checked = claim.lock, time.monotonic()
-    think_until = time.monotonic() + rng.uniform(*plan.think)
+    # Thinking stops at the end of the round: the seat's thread is then joined within seconds.
+    think_until = time.monotonic() + min(rng.uniform(*plan.think), max(0.0, plan.end - time.time()))
     while (left := think_until - time.monotonic()) > 0:  # the lock timer checks while the user reads
         time.sleep(min(left, max(0.0, checked + plan.check_every - time.monotonic())))
         if time.monotonic() - checked >= plan.check_every:
@@ -162,7 +184,7 @@ def _one_item(plan: Plan, op: services.Operator, rng: random.Random, result: Sea
 def supervisor(plan: Plan, number: int, result: SeatResult) -> None:
     """A supervisor's lock board, refreshed every BOARD_EVERY seconds."""
     _wait_until(plan.start)
-    with service.Workbench.open(config_for(plan.url, plan.check_every, plan.counts_every)) as wb:
+    with service.Workbench.open(config_for(plan)) as wb:
         boss = services.Supervisor(wb, f"boss{number}")
         while time.time() < plan.end:
             started = time.perf_counter()
@@ -187,9 +209,14 @@ def worker_main(plan: Plan, out: Any) -> None:
         threads.append(threading.Thread(target=supervisor, args=(plan, number, results[-1]), daemon=True))
     for thread in threads:
         thread.start()
+    # This process's CPU over the measured window: where the client side is the limit, it shows.
+    _wait_until(plan.measure_from)
+    cpu_from = time.process_time()
+    _wait_until(plan.end)
+    cpu = time.process_time() - cpu_from
     for thread in threads:
         thread.join(timeout=max(1.0, plan.end - time.time() + 60))
-    merged = SeatResult()
+    merged = SeatResult(client_cpu=cpu)
     for result in results:
         merged.merge(result)
     out.put(merged)
@@ -252,8 +279,22 @@ class ConnectionWatch:
 # -- a round ----------------------------------------------------------------------------------------
 
 
+def bouncer_totals(bouncer: servers.PgBouncer) -> tuple[float, float, float]:
+    """PgBouncer's totals for the database so far: transactions, their time on a server session and the
+    clients' wait for a session (both in microseconds; SHOW STATS)."""
+    for row in bouncer.console("SHOW STATS"):
+        if row[0] == DATABASE:
+            return float(row[1]), float(row[5]), float(row[7])
+    return 0.0, 0.0, 0.0
+
+
 def run_round(
-    target: harness.Target, url: str, seats: int, args: argparse.Namespace
+    target: harness.Target,
+    url: str,
+    seats: int,
+    args: argparse.Namespace,
+    pooler: str = "none",
+    bouncer: servers.PgBouncer | None = None,
 ) -> tuple[SeatResult, dict[str, float]]:
     """`seats` seats on `url` for args.duration seconds; the merged result and the server's figures."""
     ramp = args.ramp if args.ramp is not None else max(5.0, seats * RAMP_PER_SEAT)
@@ -271,6 +312,7 @@ def run_round(
             think=args.think,
             check_every=args.check_every,
             counts_every=args.counts_every,
+            pooler=pooler,
         )
         for index in range(processes)
     ]
@@ -284,15 +326,29 @@ def run_round(
             worker.start()
         _wait_until(start + ramp)
         cpu_before = server_cpu_seconds(target.server.port)
+        pooled_before = bouncer_totals(bouncer) if bouncer is not None else None
         _wait_until(start + ramp + args.duration)
         cpu = server_cpu_seconds(target.server.port) - cpu_before
+        pooled = (
+            [after - before for after, before in zip(bouncer_totals(bouncer), pooled_before, strict=True)]
+            if bouncer is not None and pooled_before is not None
+            else None
+        )
         merged = SeatResult()
         for _ in workers:
             merged.merge(out.get(timeout=120))
         for worker in workers:
             worker.join(timeout=30)
     window = args.duration
+    through = {"pooler: wait per xact ms": math.nan, "pooler: xact ms": math.nan}  # direct: no pooler
+    if pooled is not None and pooled[0]:
+        # Where the pool of server sessions is the limit, the wait shows; the rest is the server's.
+        through = {
+            "pooler: wait per xact ms": pooled[2] / pooled[0] / 1000,
+            "pooler: xact ms": pooled[1] / pooled[0] / 1000,
+        }
     return merged, {
+        **through,
         "peak connections": float(watch.peak),
         "server CPU s per seat-hour": cpu / (seats * window / 3600),
         "measured s": window,
@@ -305,11 +361,15 @@ def figures(result: SeatResult, server: dict[str, float], window: float) -> dict
         "claims/s": len(result.claim) / window,
         "claim p50 ms": harness.percentile(result.claim, 50) * ms,
         "claim p99 ms": harness.percentile(result.claim, 99) * ms,
+        "claims over 100 ms": float(len(result.slow)),
+        "first claim p50 ms": harness.percentile(result.first, 50) * ms,
+        "first claim p99 ms": harness.percentile(result.first, 99) * ms,
         "complete p50 ms": harness.percentile(result.complete, 50) * ms,
         "complete p99 ms": harness.percentile(result.complete, 99) * ms,
         "board p99 ms": harness.percentile(result.boards, 99) * ms,
         "errors": float(sum(result.errors.values())),
         "nothing to claim": float(result.nothing),
+        "client CPU cores": result.client_cpu / window,
         **server,
     }
 
@@ -328,24 +388,38 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"seconds over which the seats start, unmeasured (default {RAMP_PER_SEAT} per seat, >= 5)",
     )
     parser.add_argument("--url", help="admin URL of an existing PostgreSQL (default: a throwaway server)")
-    parser.add_argument("--dsn", help="another URL of the same database, e.g. through PgBouncer; measured after direct")
+    parser.add_argument(
+        "--dsn", help="another URL of the same database through a transaction pooler started by hand; measured last"
+    )
+    parser.add_argument(
+        "--no-pgbouncer",
+        dest="pgbouncer",
+        action="store_false",
+        help="leave out the rounds through a throwaway PgBouncer (pool_mode transaction) in front of the server",
+    )
+    parser.add_argument("--pool-size", type=int, default=20, help="PgBouncer's default_pool_size (default 20)")
     parser.add_argument("--rows", type=int, default=50_000, help="waiting rows in each round's fresh table")
     parser.add_argument("--processes", type=int, default=2, help="processes the seats' threads run in")
     parser.add_argument("--supervisors", type=int, default=3, help="lock boards refreshing every 5 s")
-    parser.add_argument("--think", default="2,5", help="seconds a seat thinks between claim and Save: min,max")
+    parser.add_argument(
+        "--think",
+        default="10,30",
+        help="seconds a seat thinks between claim and Save: min,max (default 10,30: a brisk clerk; "
+        "2,5 is issue 42's stress figure)",
+    )
     parser.add_argument("--check-every", type=int, default=model.AppConfig().check_every)
     parser.add_argument("--counts-every", type=int, default=model.AppConfig().counts_every)
     parser.add_argument(
         "--no-reference",
         dest="reference",
         action="store_false",
-        help="leave out the reference round whose start page counts after every Complete (counts_every 0)",
+        help="leave out the reference round (at the first size) whose start page counts after every Complete",
     )
     parser.add_argument(
         "--max-connections",
         type=int,
-        default=0,
-        help="max_connections of the throwaway server (default: 3 per seat of the largest round + 50)",
+        default=1000,
+        help="max_connections of the throwaway server (default 1000); direct rounds that would not fit are not run",
     )
     args = parser.parse_args(argv)
     args.seat_counts = [int(n) for n in args.seats.split(",") if n.strip()]
@@ -354,33 +428,59 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def direct_fits(seats: int, supervisors: int, limit: int) -> bool:
+    """Whether `seats` windows connected straight to the server stay within its max_connections: a
+    working window holds 2 (its main pool's one and the claim's), more while it starts."""
+    return 2 * seats + supervisors + 10 <= limit
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    limit = args.max_connections or 3 * max(args.seat_counts) + 50
+    limit = args.max_connections
     target = harness.Target.open("postgresql", args.url, options=f"-c max_connections={limit}")
     columns: dict[str, dict[str, float]] = {}
-    error_lines: list[str] = []
+    lines: list[str] = []
+    bouncer: servers.PgBouncer | None = None
     try:
-        print(f"# seats_bench on {target.description}; max_connections {limit} (throwaway server)", flush=True)
-        # (name, another URL or None for direct, counts_every)
-        routes = [("direct", None, args.counts_every)]
-        if args.reference:  # the start page counted after every Complete, as before issue 42
-            routes.append(("direct, counts each time", None, 0))
+        print(f"# seats_bench on {target.description}; max_connections {limit}", flush=True)
+        # (name, another URL or None for direct, counts_every, pooler)
+        routes: list[tuple[str, str | None, int, str]] = [("direct", None, args.counts_every, "none")]
+        if args.pgbouncer and target.server is not None and target.server.host in ("127.0.0.1", "localhost"):
+            # On this machine (a throwaway server, or --url on loopback that trusts its logins).
+            bouncer = servers.start_pgbouncer(
+                target.server, pool_size=args.pool_size, in_turn=False, max_clients=4 * max(args.seat_counts) + 100
+            )
+            routes.append(("PgBouncer", bouncer.url(DATABASE), args.counts_every, "transaction"))
+            print(f"# PgBouncer {bouncer.port}: pool_mode transaction, default_pool_size {args.pool_size}", flush=True)
         if args.dsn:
-            routes.append(("dsn", args.dsn, args.counts_every))
-        for seats in args.seat_counts:
-            for route, dsn, counts_every in routes:
-                url, _ = harness.build_workbench_db(target, DATABASE, args.rows)
-                round_args = argparse.Namespace(**{**vars(args), "counts_every": counts_every})
-                result, server = run_round(target, dsn or url, seats, round_args)
+            routes.append(("dsn", args.dsn, args.counts_every, "transaction"))
+        for index, seats in enumerate(args.seat_counts):
+            # The start page counted after every Complete, as before issue 42: at the first size only.
+            reference = [("direct, counts each time", None, 0, "none")] if args.reference and index == 0 else []
+            for route, dsn, counts_every, pooler in routes + reference:
                 name = f"{seats} {route}"
+                if dsn is None and not direct_fits(seats, args.supervisors, limit):
+                    lines.append(
+                        f"{name}: not run, {seats} windows need about {2 * seats} connections (max_connections {limit})"
+                    )
+                    continue
+                url, _ = harness.build_workbench_db(target, DATABASE, args.rows, pooler=pooler)
+                round_args = argparse.Namespace(**{**vars(args), "counts_every": counts_every})
+                result, server = run_round(
+                    target, dsn or url, seats, round_args, pooler, bouncer if route == "PgBouncer" else None
+                )
                 columns[name] = figures(result, server, server["measured s"])
-                error_lines += [f"{name}: {count} x {what}" for what, count in result.errors.most_common(5)]
+                lines += [f"{name}: {count} x {what}" for what, count in result.errors.most_common(5)]
+                if result.slow:
+                    slowest = ", ".join(f"{s * 1000:.0f} ms (seat {seat})" for s, seat in sorted(result.slow)[-5:])
+                    lines.append(f"{name}: the slowest claims after each seat's first: {slowest}")
                 print(f"# {name} done", flush=True)
     finally:
+        if bouncer is not None:
+            bouncer.stop()
         target.close()
     print(harness.table(columns))
-    for line in error_lines:
+    for line in lines:
         print(line)
     return 0
 
