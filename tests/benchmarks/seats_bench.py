@@ -398,6 +398,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="leave out the rounds through a throwaway PgBouncer (pool_mode transaction) in front of the server",
     )
     parser.add_argument("--pool-size", type=int, default=20, help="PgBouncer's default_pool_size (default 20)")
+    parser.add_argument(
+        "--durable", action="store_true", help="the throwaway server at its default durability (commits flushed)"
+    )
     parser.add_argument("--rows", type=int, default=50_000, help="waiting rows in each round's fresh table")
     parser.add_argument("--processes", type=int, default=2, help="processes the seats' threads run in")
     parser.add_argument("--supervisors", type=int, default=3, help="lock boards refreshing every 5 s")
@@ -437,7 +440,7 @@ def direct_fits(seats: int, supervisors: int, limit: int) -> bool:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     limit = args.max_connections
-    target = harness.Target.open("postgresql", args.url, options=f"-c max_connections={limit}")
+    target = harness.Target.open("postgresql", args.url, durable=args.durable, options=f"-c max_connections={limit}")
     columns: dict[str, dict[str, float]] = {}
     lines: list[str] = []
     bouncer: servers.PgBouncer | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import random
 import time
@@ -122,7 +121,8 @@ class Database:
         self._fast_engine: sa.Engine | None = None
         self._held: Any = None
         self._busy_attempts: int | None = None  # asked of the backend at the first busy rollback
-        self._interruptions = itertools.count(1)  # next() is atomic under the GIL: pools call from any thread
+        # Bumped from any pool thread; a lost update between two racing bumps still changes the
+        # value, which is all a window asks of it.
         self._interrupted = 0
         self._server: Any = None  # the server address the last new connection reached
         self._watch(engine)
@@ -156,7 +156,7 @@ class Database:
         return self._interrupted
 
     def _interrupt(self) -> None:
-        self._interrupted = next(self._interruptions)
+        self._interrupted += 1
 
     def _watch(self, engine: sa.Engine) -> None:
         # Pool listeners stay with the engine when it is disposed (release_idle): the pool is recreated

@@ -62,8 +62,7 @@ class PostgresqlBackend(Backend):
 
     def server_address(self, dbapi_connection: Any) -> Any:
         # The host and port libpq settled on, of those the URL lists: free, no round trip.
-        info = getattr(dbapi_connection, "info", None)
-        return (info.host, info.port) if info is not None and hasattr(info, "host") else None
+        return (dbapi_connection.info.host, dbapi_connection.info.port)
 
     def fast_pool_setup(self, engine: sa.Engine) -> None:
         if getattr(engine, "workbench_pooler", "none") == "transaction":
