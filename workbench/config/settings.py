@@ -143,6 +143,14 @@ APP: tuple[Setting, ...] = (
         maximum=_DAY,
     ),
     Setting(
+        "changes_every",
+        "duration",
+        1,
+        "look in the audit trail for changes to this window's items this often: a lock taken away or handed "
+        "to the user is said within about this (0: only the lock check, check_every); at most a minute",
+        maximum=60,
+    ),
+    Setting(
         "counts_every",
         "duration",
         30,

@@ -57,11 +57,22 @@ class Dispatcher(QObject):
         self._relay = _Relay(self)
         self._relay.finished.connect(self._on_finished)
         self._pending: dict[int, tuple[Callback, Callback | None]] = {}
+        self._quiet: dict[int, tuple[Callback, Callback | None]] = {}  # calls that do not make the window busy
         self._ids = itertools.count(1)
 
-    def call(self, fn: Callable[[], Any], on_done: Callback, on_error: Callback | None = None) -> int:
-        """Run `fn()` off the GUI thread; `on_done(result)` or `on_error(exception)` runs on the GUI thread."""
+    def call(
+        self, fn: Callable[[], Any], on_done: Callback, on_error: Callback | None = None, *, quiet: bool = False
+    ) -> int:
+        """Run `fn()` off the GUI thread; `on_done(result)` or `on_error(exception)` runs on the GUI thread.
+
+        quiet: a look the window makes by itself every second or so (the change feed): it does not make
+        the window busy (no busy cursor, and the window still counts as idle for closing connections).
+        """
         request_id = next(self._ids)
+        if quiet:
+            self._quiet[request_id] = (on_done, on_error)
+            self.pool.start(_Job(request_id, fn, self._relay))
+            return request_id
         was_busy = bool(self._pending)
         self._pending[request_id] = (on_done, on_error)
         self.pool.start(_Job(request_id, fn, self._relay))
@@ -71,6 +82,7 @@ class Dispatcher(QObject):
 
     def cancel(self, request_id: int) -> None:
         """Forget a call: its result, when it arrives, is dropped."""
+        self._quiet.pop(request_id, None)
         if self._pending.pop(request_id, None) is not None and not self._pending:
             self.busy_changed.emit(False)
 
@@ -84,9 +96,11 @@ class Dispatcher(QObject):
 
     @Slot(int, bool, object)
     def _on_finished(self, request_id: int, ok: bool, result: Any) -> None:
-        callbacks = self._pending.pop(request_id, None)
-        if not self._pending and callbacks is not None:
-            self.busy_changed.emit(False)
+        callbacks = self._quiet.pop(request_id, None)
+        if callbacks is None:
+            callbacks = self._pending.pop(request_id, None)
+            if not self._pending and callbacks is not None:
+                self.busy_changed.emit(False)
         if callbacks is None:
             return  # cancelled: a stale result
         on_done, on_error = callbacks

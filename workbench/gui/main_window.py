@@ -135,6 +135,18 @@ class MainWindow(QMainWindow):
         self.switch_banner.add_button(self.switch_close_button)
         self.switch_close_button.clicked.connect(lambda: self.switch_banner.setVisible(False))
         outer.addWidget(self.switch_banner)
+        # Above every page too: an item a supervisor handed to this user (session.handed_over).
+        self.handed_banner = dialogs.Banner("handed_banner", "info")
+        self.handed_open_button = QPushButton(self.tr("Open it"))
+        self.handed_open_button.setObjectName("handed_open_button")
+        self.handed_close_button = QPushButton(self.tr("Dismiss"))
+        self.handed_close_button.setObjectName("handed_close_button")
+        self.handed_banner.add_button(self.handed_open_button)
+        self.handed_banner.add_button(self.handed_close_button)
+        self.handed_close_button.clicked.connect(lambda: self.handed_banner.setVisible(False))
+        self.handed_open_button.clicked.connect(self._open_handed)
+        self._handed: tuple[str, str] | None = None  # (queue, key as the trail writes it) the banner offers
+        outer.addWidget(self.handed_banner)
 
         self.stack = QStackedWidget()
         self.message_label = QLabel()
@@ -372,6 +384,7 @@ class MainWindow(QMainWindow):
         s.item_log_loaded.connect(self._show_sent_back)
         s.source_loaded.connect(self.source_pane.show_source)
         s.completions_lost.connect(self._on_completions_lost)
+        s.handed_over.connect(self._on_handed_over)
         s.item_log_loaded.connect(lambda log: self.form.show_origins(log.as_imported()))
         self.item_log.note_written.connect(s.add_note)
         s.dispatcher.busy_changed.connect(self._on_busy)
@@ -993,6 +1006,35 @@ class MainWindow(QMainWindow):
                 len(locks),
             ).format(items)
         )
+
+    @Slot(object)
+    def _on_handed_over(self, event: models.Event) -> None:
+        """A supervisor gave this user an item: say who and which, offer to open it (announced, and a
+        system notification when the window is not in front)."""
+        label = self._short_label(event.queue, event.key)
+        previous = (event.detail or {}).get("reassigned_from")
+        if previous:
+            text = self.tr("{0} handed you {1} (it was {2}'s). It is locked to you now.").format(
+                event.actor, label, previous
+            )
+        else:
+            text = self.tr("{0} handed you {1}. It is locked to you now.").format(event.actor, label)
+        self._handed = (event.queue, event.key)
+        self.handed_banner.show_text(text)
+        self.announcer.announce(self.handed_banner, text, assertive=True)
+        if not self.isActiveWindow():
+            self._notify(self.tr("Item handed to you"), text)
+
+    @Slot()
+    def _open_handed(self) -> None:
+        if self._handed is None:
+            return
+        queue, text_key = self._handed
+        self.handed_banner.setVisible(False)
+        # The trail writes keys as text; the resume panel (filled again when it was handed) has the key as
+        # the table holds it.
+        entry = next((e for e in self.resume_panel.entries() if (e.queue, str(e.key)) == (queue, text_key)), None)
+        self._open_from_resume(queue, entry.key if entry is not None else text_key)
 
     def _short_label(self, queue: str, key: Any) -> str:
         return f"{self._queue_config(queue).title} {key}"

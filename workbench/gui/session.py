@@ -38,6 +38,7 @@ class SessionSettings:
     retry_interval: float = float(_APP.retry_every)  # how often to try again while the database is unreachable
     next_after_complete: bool = _APP.next_after_complete
     idle_after: float = float(_APP.idle_after)  # no database call this long: close connections but one
+    changes_interval: float = float(_APP.changes_every)  # how often the audit trail is read for changes (0: never)
 
     def warn_at(self, lock_seconds: float) -> float:
         """Seconds left when the expiry warning comes: warn_before as configured, but never more
@@ -54,6 +55,7 @@ class SessionSettings:
             retry_interval=float(app.retry_every),
             next_after_complete=app.next_after_complete,
             idle_after=float(app.idle_after),
+            changes_interval=float(app.changes_every),
         )
 
 
@@ -120,6 +122,7 @@ class OperatorSession(QObject):
     item_log_loaded = Signal(object)  # operator.ItemLog of the open item
     source_loaded = Signal(object)  # sources.Source of the open item (queues with a `source` column)
     completions_lost = Signal(list)
+    handed_over = Signal(object)  # models.Event: a supervisor handed this user an item (the reassign's claim row)
 
     def __init__(
         self,
@@ -181,6 +184,12 @@ class OperatorSession(QObject):
         self._idle.setSingleShot(True)
         self._idle.timeout.connect(self._release_idle)
         dispatcher.busy_changed.connect(self._on_busy)
+        # The change feed: what the audit trail recorded about this user's items, read every second or so,
+        # so a lock taken away or an item handed over is said at once rather than at the next lock check.
+        self._changes = QTimer(self)
+        self._changes.setInterval(int(self.settings.changes_interval * 1000))
+        self._changes.timeout.connect(self.look_for_changes)
+        self._looking = False
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -320,6 +329,41 @@ class OperatorSession(QObject):
         self._run(work, self.ready.emit, retry=("start", self.start))
         if self.settings_version:
             self._settings_poll.start()
+        if self.settings.changes_interval > 0:
+            self.look_for_changes()  # the first look marks where the feed starts
+            self._changes.start()
+
+    @Slot()
+    def look_for_changes(self) -> None:
+        """Read the change feed once (one look at a time; a failed look is tried at the next tick, and the
+        window's other calls say when the database is unreachable)."""
+        if self._looking:
+            return
+        self._looking = True
+
+        def done(events: list[models.Event]) -> None:
+            self._looking = False
+            self._on_changes(events)
+
+        def failed(_exc: BaseException) -> None:
+            self._looking = False
+
+        self.dispatcher.call(self.operator.changes, done, failed, quiet=True)
+
+    def _on_changes(self, events: list[models.Event]) -> None:
+        cur = self.current
+        open_item = (cur.queue, str(cur.lock.key)) if cur is not None else None
+        # Others' doing only: this user's own actions (this window's, or another of theirs) the lock check tells.
+        theirs = [e for e in events if e.actor != self.user]
+        handed = [e for e in theirs if e.kind is models.EventKind.CLAIM and e.owner == self.user]
+        if any((e.queue, e.key) == open_item for e in theirs):
+            self.check_now()  # the lock check says who has it now and why, as at any other time
+        for event in handed:
+            if (event.queue, event.key) != open_item:
+                self.handed_over.emit(event)
+        if handed:
+            self.refresh_mine()
+            self.load_counts()  # "Yours" on the start page (its waiting figures stay cached)
 
     def check_settings(self) -> None:
         """Tell the window when a supervisor has published newer queue settings."""
@@ -719,7 +763,7 @@ class OperatorSession(QObject):
     def stop(self) -> None:
         """The window closed: no more timers or retries. A Save still waiting for the database is
         not sent later behind the user's back; its edits are in the journal for the next start."""
-        for timer in (self._tick, self._check, self._retry, self._settings_poll):
+        for timer in (self._tick, self._check, self._retry, self._settings_poll, self._changes):
             timer.stop()
         self._retry_actions.clear()
 

@@ -1289,6 +1289,10 @@ Konfiguration: {1}</translation>
         <translation>Nur:</translation>
     </message>
     <message>
+        <source>Open it</source>
+        <translation>Öffnen</translation>
+    </message>
+    <message>
         <source>Lock timer</source>
         <translation>Restzeit der Sperre</translation>
     </message>
@@ -1363,6 +1367,18 @@ Konfiguration: {1}</translation>
     <message>
         <source>due in {0}</source>
         <translation>fällig in {0}</translation>
+    </message>
+    <message>
+        <source>{0} handed you {1} (it was {2}&apos;s). It is locked to you now.</source>
+        <translation>{0} hat Ihnen {1} übergeben (vorher bei {2}). Er ist jetzt für Sie gesperrt.</translation>
+    </message>
+    <message>
+        <source>{0} handed you {1}. It is locked to you now.</source>
+        <translation>{0} hat Ihnen {1} übergeben. Er ist jetzt für Sie gesperrt.</translation>
+    </message>
+    <message>
+        <source>Item handed to you</source>
+        <translation>Eintrag an Sie übergeben</translation>
     </message>
     <message>
         <source>Nothing to do right now. {0}.</source>

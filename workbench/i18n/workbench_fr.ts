@@ -1289,6 +1289,10 @@ Configuration : {1}</translation>
         <translation>Seulement :</translation>
     </message>
     <message>
+        <source>Open it</source>
+        <translation>Ouvrir</translation>
+    </message>
+    <message>
         <source>Lock timer</source>
         <translation>Minuteur du verrou</translation>
     </message>
@@ -1363,6 +1367,18 @@ Configuration : {1}</translation>
     <message>
         <source>due in {0}</source>
         <translation>échéance dans {0}</translation>
+    </message>
+    <message>
+        <source>{0} handed you {1} (it was {2}&apos;s). It is locked to you now.</source>
+        <translation>{0} vous a confié {1} (auparavant à {2}). Il est maintenant verrouillé à votre nom.</translation>
+    </message>
+    <message>
+        <source>{0} handed you {1}. It is locked to you now.</source>
+        <translation>{0} vous a confié {1}. Il est maintenant verrouillé à votre nom.</translation>
+    </message>
+    <message>
+        <source>Item handed to you</source>
+        <translation>Élément qui vous est confié</translation>
     </message>
     <message>
         <source>Nothing to do right now. {0}.</source>

@@ -1,0 +1,99 @@
+"""The change feed (issue 51): what the audit trail recorded about a user's items since they last looked,
+on every database, each row delivered once, a row whose transaction commits late included."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests import support
+from workbench import services
+from workbench.core import models
+from workbench.db import feed
+
+
+def _event(id_: int) -> models.Event:
+    return models.Event(id_, "cases", "1", models.EventKind.SAVE, "alice", "alice", None, dt.datetime(2026, 1, 1))
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_cursor_delivers_each_row_once_and_moves_its_floor_after_the_lag() -> None:
+    clock = _Clock()
+    cursor = feed.Cursor(10, lag=5.0, clock=clock)
+    assert [e.id for e in cursor.take([_event(11), _event(13)])] == [11, 13]
+    clock.now = 1.0
+    # 12 committed late: read again from the floor, only the new row comes out.
+    assert [e.id for e in cursor.take([_event(11), _event(12), _event(13)])] == [12]
+    assert cursor.floor == 10  # nothing is older than the lag yet
+    clock.now = 6.0
+    assert cursor.take([_event(11), _event(12), _event(13)]) == []
+    assert cursor.floor == 13  # what was seen at 1.0 is older than the lag now
+    assert [e.id for e in cursor.take([_event(14)])] == [14]
+
+
+def test_a_full_page_does_not_hold_the_cursor_back() -> None:
+    clock = _Clock()
+    cursor = feed.Cursor(0, lag=5.0, clock=clock)
+    page = [_event(i) for i in range(1, feed.PAGE + 1)]
+    assert len(cursor.take(page)) == feed.PAGE
+    assert cursor.floor == feed.PAGE  # the next look reads past the page, not the same page again
+
+
+def test_each_user_hears_of_their_own_items(native_env: support.Env) -> None:
+    _each_hears_their_own(native_env)
+
+
+def test_the_feed_through_pgbouncer(pooled_env: support.Env) -> None:
+    """A transaction pooler carries no LISTEN; the feed is plain reads, so it goes through."""
+    _each_hears_their_own(pooled_env)
+
+
+def _each_hears_their_own(env: support.Env) -> None:
+    wb = env.demo(case_rows=5)
+    alice, bob = services.Operator(wb, "alice"), services.Operator(wb, "bob")
+    assert alice.changes() == [] and bob.changes() == []  # the first look marks where each starts
+    claim = alice.next_item("cases")
+    wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+    seen = alice.changes()
+    assert [(e.kind, e.actor, e.owner) for e in seen] == [
+        (models.EventKind.CLAIM, "alice", "alice"),
+        (models.EventKind.FORCE_RELEASE, "sue", "alice"),
+    ]
+    assert bob.changes() == []  # not his
+    assert alice.changes() == []  # delivered once
+    again = alice.next_item("cases")
+    wb.supervision("cases").reassign("sue", again.lock.key, "bob", "bob knows this customer")
+    handed = bob.changes()
+    assert [(e.kind, e.key, e.actor, e.owner) for e in handed] == [
+        (models.EventKind.CLAIM, str(again.lock.key), "sue", "bob")
+    ]
+    assert models.EventKind.REASSIGN in {e.kind for e in alice.changes()}
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"], indirect=True)
+def test_a_row_committed_after_a_later_one_is_still_delivered(native_env: support.Env) -> None:
+    """Ids are taken at insert, not at commit: the feed must not step past a row still being written."""
+    wb = native_env.demo(case_rows=5)
+    alice = services.Operator(wb, "alice")
+    alice.changes()
+    audit = wb.audit_table
+    row: dict[str, Any] = {"queue": "cases", "event": "save", "actor": "alice", "owner": "alice", "at": sa.func.now()}
+    with wb.engine.connect() as slow:
+        slow_tx = slow.begin()
+        slow.execute(sa.insert(audit).values({**row, "item_key": "1"}))  # its id is taken now, its commit comes later
+        with wb.engine.begin() as fast:
+            fast.execute(sa.insert(audit).values({**row, "item_key": "2"}))
+        assert [e.key for e in alice.changes()] == ["2"]
+        slow_tx.commit()
+    assert [e.key for e in alice.changes()] == ["1"]
+    assert alice.changes() == []
