@@ -1,6 +1,7 @@
 """Every change seen within two seconds (issue 51): a real window learns from the audit trail's change
 feed, not from its lock check, that a supervisor took its item away or handed it one, on SQLite and
-PostgreSQL (the lock check is set to a minute here, so only the feed can tell in time)."""
+PostgreSQL (the lock check is set to a minute here, so only the feed can tell in time); the supervisor's
+board reloads on a change within two seconds with its own timer ten minutes away."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from tests.gui.conftest import FAST, with_queue
 from tests.gui.test_operator import _age_lock
+from tests.gui.test_supervisor import board_keys, console, refreshed  # noqa: F401 - console: the fixture
 from workbench.db import service
 from workbench.gui import main_window
 
@@ -92,3 +94,17 @@ def test_the_new_holder_is_told_at_once_and_can_open_it(qtbot: Any, open_window:
         qtbot.mouseClick(bob.handed_open_button, Qt.MouseButton.LeftButton)
     assert opened.args[0].resumed and opened.args[0].lock.owner == "bob"
     assert not bob.handed_banner.isVisible()
+
+
+def test_the_board_shows_a_claim_and_a_release_within_two_seconds(qtbot: Any, console: Any) -> None:
+    """The console's timer is ten minutes away: only the feed reloads its board in time."""
+    window = console()
+    refreshed(qtbot, window)
+    assert board_keys(window) == []
+    qtbot.wait(1_200)  # the feed's first look has marked where it starts
+    with service.Workbench.open(window.wb.config) as elsewhere:
+        key = elsewhere.queue("cases").claim_next("alice", 1)[0].lock.key
+        qtbot.waitUntil(lambda: board_keys(window) == [str(key)], timeout=SOON_MS)
+        lock = elsewhere.queue("cases").mine("alice")[0]
+        elsewhere.queue("cases").release("alice", key, lock.token, "not mine")
+        qtbot.waitUntil(lambda: board_keys(window) == [], timeout=SOON_MS)

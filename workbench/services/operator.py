@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import workbench.services.sources as sources  # not `from workbench.services`: no cycle with the package
 from workbench import fieldspec
 from workbench.core import errors, models
-from workbench.db import feed, published, service
+from workbench.db import published, service
 from workbench.services.base import Service
 
 
@@ -139,8 +139,6 @@ class Operator(Service):
         # only after `[app] counts_every`, as the start page shows after every Complete.
         self._counted: dict[str, tuple[float, int, int | None, int]] = {}
         self._counted_lock = threading.Lock()  # a window may ask from two of its threads at once
-        self._cursor: feed.Cursor | None = None  # where this user's change feed is (changes())
-        self._cursor_lock = threading.Lock()
 
     # -- claiming -----------------------------------------------------------------------------
 
@@ -232,20 +230,8 @@ class Operator(Service):
     def changes(self) -> list[models.Event]:
         """What the audit trail recorded about this user's items since the last call, oldest first: their
         lock taken away (force-release, reassign, a takeover after expiry), an item handed to them, their
-        own actions (from this or another window). The first call only marks where to start: [].
-
-        One short read of the trail past the last id seen: cheap enough for every window every second,
-        on every database and through a transaction pooler."""
-        with self._cursor_lock:
-            audit, queues = self.wb.audit_table, self.queues
-
-            def look(conn: Any) -> list[models.Event]:
-                if self._cursor is None:
-                    self._cursor = feed.Cursor(feed.latest_id(conn, audit))
-                    return []
-                return self._cursor.read(conn, audit, queues=queues, concerning=self.user)
-
-            return self.wb.db.read(look)
+        own actions (from this or another window). The first call only marks where to start: []."""
+        return self._read_changes(concerning=self.user)
 
     def interruptions(self) -> int:
         """How often this user's database lost a connection or was reached on another server so far (a

@@ -44,6 +44,11 @@ class Supervisor(Service):
             total += work.count_locks() if len(mine) >= most else len(mine)
         return BoardPage(rows, total)
 
+    def changes(self) -> list[models.Event]:
+        """Every change the audit trail recorded in this database's queues since the last call (the console
+        reloads its board when there is one); the first call only marks where to start: []."""
+        return self._read_changes(concerning=None)
+
     def health(self, queues: list[str]) -> list[models.QueueHealth]:
         return [self.wb.supervision(name).health() for name in queues]
 
