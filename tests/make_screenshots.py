@@ -261,7 +261,7 @@ def _supervisor_shots(app: QApplication, out: Path, config: Any) -> None:
     for lock, seconds in ((locks[0], 14 * 60), (locks[1], 20 * 60), (locks[2], 6 * 60)):
         support.age_lock(wb, "cases", lock.key, seconds)  # as if time had passed: one nearly out, one expired
         support.age_audit(wb, "cases", lock.key, seconds)
-    window = supervisor.SupervisorWindow(wb, "sue", refresh_seconds=600)
+    window = supervisor.SupervisorWindow(wb, "sue", refresh_seconds=600, changes_seconds=0)
     window.resize(1100, 560)
     window.show()
     window.refresh()

@@ -42,7 +42,9 @@ def measure(wb: Any, runs: int) -> Figures:
     from workbench.gui import supervisor
 
     gui_app.application()
-    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600)  # refreshed here, not by its timer
+    window = supervisor.SupervisorWindow(
+        wb, "sup", refresh_seconds=600, changes_seconds=0
+    )  # refreshed here, not by its timer
     window.resize(1100, 680)
     window.show()
     QTest.qWaitForWindowExposed(window)

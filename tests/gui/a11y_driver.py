@@ -133,7 +133,7 @@ class Driver(QObject):
         wb = db_service.Workbench.open(self.config)
         for user in ("ann", "bob", "cid"):
             wb.queue("cases").claim_next(user, 1)
-        self.console = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600)
+        self.console = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600, changes_seconds=0)
         self.console.show()
         self.console.activateWindow()
         self.console.refresh()

@@ -37,7 +37,7 @@ def _console(qtbot: Any, demo_config: Any, width: int, font_scale: float = 1.0) 
     past = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(days=2, hours=3)
     with wb.engine.begin() as conn:  # overdue by days: the longest "due" text
         conn.execute(sa.update(table).where(table.c.case_id.in_(keys)).values(due_at=past))
-    window = supervisor.SupervisorWindow(wb, "sue", refresh_seconds=600)
+    window = supervisor.SupervisorWindow(wb, "sue", refresh_seconds=600, changes_seconds=0)
     qtbot.addWidget(window)
     if font_scale != 1.0:  # larger text, as a bigger system font or a coarse scale setting gives
         font = QFont(window.font())

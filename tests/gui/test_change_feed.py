@@ -98,7 +98,7 @@ def test_the_new_holder_is_told_at_once_and_can_open_it(qtbot: Any, open_window:
 
 def test_the_board_shows_a_claim_and_a_release_within_two_seconds(qtbot: Any, console: Any) -> None:
     """The console's timer is ten minutes away: only the feed reloads its board in time."""
-    window = console()
+    window = console(changes_seconds=1)
     refreshed(qtbot, window)
     assert board_keys(window) == []
     qtbot.wait(1_200)  # the feed's first look has marked where it starts

@@ -27,10 +27,11 @@ from workbench.gui import board_model, supervisor, theme
 def console(qtbot: Any, demo_config: Any) -> Iterator[Callable[..., supervisor.SupervisorWindow]]:
     made: list[supervisor.SupervisorWindow] = []
 
-    def make(user: str = "sup") -> supervisor.SupervisorWindow:
+    def make(user: str = "sup", changes_seconds: float = 0) -> supervisor.SupervisorWindow:
         gui_app.application()
         wb = service.Workbench.open(demo_config)
-        window = supervisor.SupervisorWindow(wb, user, refresh_seconds=600)  # refreshed by the test
+        # Refreshed by the test (changes_seconds: the change feed's looks, off unless a test is about it).
+        window = supervisor.SupervisorWindow(wb, user, refresh_seconds=600, changes_seconds=changes_seconds)
         qtbot.addWidget(window)
         window.show()
         made.append(window)
@@ -148,7 +149,7 @@ def test_a_refresh_of_thousands_of_locks_is_one_layout_change(qtbot: Any, tmp_pa
     env.demo(case_rows=2 * LOCKS, import_rows=10, queues={"cases": {"max_locks_per_user": 0}})
     gui_app.application()
     wb = service.Workbench.open(env.demo_config({"cases": {"max_locks_per_user": 0}}))
-    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600)
+    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600, changes_seconds=0)
     qtbot.addWidget(window)
     try:
         window.resize(1000, 400)

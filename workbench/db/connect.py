@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -125,6 +127,7 @@ class Database:
         # value, which is all a window asks of it.
         self._interrupted = 0
         self._server: Any = None  # the server address the last new connection reached
+        self._joined = threading.local()  # .conn: the read transaction one_read() opened on this thread
         self._watch(engine)
 
     @property
@@ -199,8 +202,29 @@ class Database:
             self._fast_engine.dispose()
 
     def read(self, fn: Callable[[sa.Connection], T]) -> T:
-        """Run `fn` in a short read transaction."""
+        """Run `fn` in a short read transaction (inside one_read(): in its transaction)."""
+        joined: sa.Connection | None = getattr(self._joined, "conn", None)
+        if joined is not None:
+            return fn(joined)
         return self._run(fn, write=False)
+
+    @contextlib.contextmanager
+    def one_read(self) -> Iterator[None]:
+        """Every read() this thread makes inside runs in one read transaction: a window's start page reads
+        its queues' figures in one transaction (one pooled session through PgBouncer) instead of one each.
+        Writes still run in their own transactions. Not retried as a whole: reads are not refused as busy."""
+        if getattr(self._joined, "conn", None) is not None:
+            yield  # already inside one
+            return
+        settings: sa.Executable | None = getattr(self.engine, "workbench_transaction_settings", None)
+        with dberrors.translated(), self.engine.connect() as conn, conn.begin():
+            if settings is not None:
+                conn.execute(settings)
+            self._joined.conn = conn
+            try:
+                yield
+            finally:
+                self._joined.conn = None
 
     def write(self, fn: Callable[[sa.Connection], T]) -> T:
         """Run `fn` in one short write transaction (BEGIN IMMEDIATE on SQLite), committed at the end."""

@@ -7,7 +7,7 @@ import dataclasses
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -310,28 +310,29 @@ class OperatorSession(QObject):
     # -- starting --------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Bind every queue (checks the config against the tables) and load the user's locks."""
-        names = list(self.wb.config.queues)
+        """Bind every queue (checks the config against the tables), load the user's locks and the start
+        page's counts: one read transaction (Operator.opening)."""
 
-        def work() -> list[models.Lock]:
-            locks: list[models.Lock] = []
-            for name in names:
-                layout = self.operator.layout(name)  # binding reflects the table: here, off the GUI thread
+        def work() -> Any:
+            opened = self.operator.opening()  # binding reflects the tables: here, off the GUI thread
+            for name, layout in opened.layouts.items():
                 self.specs[name] = layout.fields
                 self.list_columns[name] = layout.list_columns
                 self.due_columns[name] = layout.due_column
                 self.source_columns[name] = layout.source_column
-                mine = self.operator.mine(name)
-                self._load_summaries(name, [lock.key for lock in mine])
-                locks += mine
-            return locks
+            for name, lines in opened.lines.items():
+                self._keep_summaries(name, lines)
+            return opened
 
-        self._run(work, self.ready.emit, retry=("start", self.start))
+        def done(opened: Any) -> None:
+            self.ready.emit([lock for locks in opened.mine.values() for lock in locks])
+            self.counts_loaded.emit(opened.counts)
+            if self.settings.changes_interval > 0:
+                self._changes.start()  # the opening marked where the feed starts
+
+        self._run(work, done, retry=("start", self.start))
         if self.settings_version:
             self._settings_poll.start()
-        if self.settings.changes_interval > 0:
-            self.look_for_changes()  # the first look marks where the feed starts
-            self._changes.start()
 
     @Slot()
     def look_for_changes(self) -> None:
@@ -406,7 +407,10 @@ class OperatorSession(QObject):
 
     def _load_summaries(self, queue: str, keys: list[Any]) -> None:
         """A line of text per item for lists (worker thread; the GUI reads it after the signal)."""
-        for key, line in self.operator.summaries(queue, keys).items():
+        self._keep_summaries(queue, self.operator.summaries(queue, keys))
+
+    def _keep_summaries(self, queue: str, lines: Mapping[Any, Any]) -> None:
+        for key, line in lines.items():
             self.summaries[(queue, key)] = line.text
             if line.due is not None:
                 self.due_times[(queue, key)] = line.due

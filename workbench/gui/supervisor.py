@@ -67,6 +67,7 @@ class SupervisorWindow(QMainWindow):
         user: str,
         *,
         refresh_seconds: int = 5,
+        changes_seconds: float | None = None,
         settings: QSettings | None = None,
         parent: QWidget | None = None,
     ) -> None:
@@ -99,11 +100,13 @@ class SupervisorWindow(QMainWindow):
         self._timer.start(refresh_seconds * 1000)
         # The change feed: a claim, a release or a Complete anywhere reloads the board within about a
         # second (`[app] changes_every`), where the timer alone would wait for its next turn.
+        # changes_seconds: how often (None: `[app] changes_every`; 0: never, the timer alone refreshes).
         self._looking = False
         self._changes = QTimer(self)
         self._changes.timeout.connect(self._look_for_changes)
-        if wb.config.app.changes_every > 0:
-            self._changes.start(wb.config.app.changes_every * 1000)
+        every = wb.config.app.changes_every if changes_seconds is None else changes_seconds
+        if every > 0:
+            self._changes.start(int(every * 1000))
             self._look_for_changes()  # the first look marks where the feed starts
         self.resize(1100, 680)
 

@@ -13,7 +13,7 @@ import workbench.services.sources as sources  # not `from workbench.services`: n
 from workbench import fieldspec
 from workbench.core import errors, models
 from workbench.db import published, service
-from workbench.services.base import Service
+from workbench.services.base import QueueLayout, Service
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +100,17 @@ class ItemLog:
         # The note the send-back required: the reviewer's latest written with a Complete.
         written = [n for n in self.notes if n.author == review.actor and n.kind == "complete"]
         return review.actor, written[-1].text if written else ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Opening:
+    """What a window shows first (Operator.opening): per queue its layout, this user's locks (oldest first)
+    and their list lines by key; the start page's counts."""
+
+    layouts: dict[str, QueueLayout]
+    mine: dict[str, list[models.Lock]]
+    lines: dict[str, dict[Any, ItemLine]]
+    counts: list[QueueCount]
 
 
 WAITING_CAP = 10_000  # "first 200 of more than 10,000" is all a person needs; counting further costs
@@ -215,8 +226,9 @@ class Operator(Service):
         return self.wb.queue(queue).add_note(self.user, key, text)
 
     def item_log(self, queue: str, key: Any) -> ItemLog:
-        """An item's notes and history."""
-        return ItemLog.read(self.wb.queue(queue), queue, key)
+        """An item's notes and history (one read transaction)."""
+        with self.wb.db.one_read():
+            return ItemLog.read(self.wb.queue(queue), queue, key)
 
     def source(self, queue: str, item: Mapping[str, Any]) -> sources.Source:
         """The source an item's `source` column names (a PDF, an image, text), read from disk or the
@@ -285,7 +297,24 @@ class Operator(Service):
         return self.wb.queue(queue).open_items(limit, self.user)
 
     def queue_counts(self) -> list[QueueCount]:
-        """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks."""
+        """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks
+        (one read transaction for them all)."""
+        with self.wb.db.one_read():
+            return self._queue_counts()
+
+    def opening(self) -> Opening:
+        """What a window shows first, in one read transaction: every queue's layout (binding the config
+        to the tables), this user's locks with their list lines, the start page's counts; and where the
+        change feed starts (the first changes() answers from there)."""
+        with self.wb.db.one_read():
+            layouts = {name: self.layout(name) for name in self.queues}
+            mine = {name: self.mine(name) for name in self.queues}
+            lines = {name: self.summaries(name, [lock.key for lock in locks]) for name, locks in mine.items() if locks}
+            counts = self._queue_counts()
+            self.changes()
+        return Opening(layouts, mine, lines, counts)
+
+    def _queue_counts(self) -> list[QueueCount]:
         counts = []
         for name, config in self.wb.config.queues.items():
             work = self.wb.queue(name)

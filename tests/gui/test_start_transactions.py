@@ -1,0 +1,60 @@
+"""A window's start and its first Next item cost few transactions (issue 51): each one is a pooled
+session lent through PgBouncer and a round of the server's work at a thousand seats. Counted on a real
+window against PostgreSQL, as the transactions that ran a statement through SQLAlchemy (the claim's one
+prepared statement on the fast path is one more, not seen here)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from sqlalchemy import event
+
+from tests.gui.conftest import FAST, close_window
+from workbench.gui import app as gui_app
+
+# 2026-12-01: 23 at the start and 5 at the first Next item before the start page was read in one
+# transaction (Operator.opening, Database.one_read) and an item's log in one.
+START_MOST = (
+    4  # the schema check, the opening (layouts, locks, lines, counts, the feed's start), filter choices, counts
+)
+FIRST_NEXT_MOST = 3  # whether the claim function exists, making it (pg_temp), the item's log
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_window_starts_and_claims_in_few_transactions(qtbot: Any, demo_config: Any, tmp_path: Any) -> None:
+    gui_app.application()
+    # No feed looks and no lock checks during the count: what is counted is the start and the claim.
+    settings = dataclasses.replace(FAST, check_interval=600.0, changes_interval=0.0)
+    window = gui_app.build_window(demo_config, "alice", settings=settings, home=tmp_path / "home")
+    qtbot.addWidget(window, before_close_func=lambda w: close_window(qtbot, w, answer="quit_keep"))
+    wb = window.session.wb
+    ran: list[int] = []  # per transaction begun on the main pool: the statements it ran
+
+    @event.listens_for(wb.engine, "begin")
+    def _begun(_conn: Any) -> None:
+        ran.append(0)
+
+    @event.listens_for(wb.engine, "before_cursor_execute")
+    def _statement(*_args: Any) -> None:
+        ran[-1] += 1
+
+    def transactions() -> int:
+        window.session.dispatcher.wait()
+        qtbot.wait(300)  # what the answers start (the start page's counts) runs too
+        window.session.dispatcher.wait()
+        return sum(1 for n in ran if n)
+
+    window.show()
+    with qtbot.waitSignal(window.session.ready, timeout=20_000):
+        window.session.start()
+    started = transactions()
+    ran.clear()
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    first_next = transactions()
+    window.session.dispatcher.wait()
+    assert started <= START_MOST, f"the start ran {started} transactions"
+    assert first_next <= FIRST_NEXT_MOST, f"the first Next item ran {first_next} transactions"
