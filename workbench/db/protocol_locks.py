@@ -20,6 +20,7 @@ values (with the edits); a Save writes edits while the lock row is held. So:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sqlalchemy as sa
@@ -232,16 +233,14 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     key = f"CAST({r.col(old, q.key)} AS text)"
     at = r.sql(clock.db_now())
     record = protocol.recorder(audit, queue_name, key, at)
-    checked = protocol.checked_columns(q)
-    editable = list(q.editable)
-    claim_cols = protocol.columns_of(q, q.on_claim)
-    release_cols = protocol.columns_of(q, q.on_release)
+    # What each transition leaves as it was, read from core/workflow.py (protocol.kept).
+    kept = functools.partial(protocol.kept, q)
     scope_old = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
     todo_old, todo_new = r.sql(q.todo_clause(), old), r.sql(q.todo_clause(), new)
     claimed = q.claimed_state_clause(sa.literal_column("login"))
     waits_old = r.sql(sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause(), old)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
-    unchanged, assigned, minus, columns_of = r.unchanged, r.assigned, protocol.minus, protocol.columns_of
+    unchanged, assigned = r.unchanged, r.assigned
     rules, ev, branch = _actors(supervisor), workflow_sql.event, workflow.branch_mark
     lock_row = f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} AND held.item_key = {key}"
     holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
@@ -253,7 +252,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     assert token_col is not None
     stamp_cols = [claim_id] if claim_id is not None else []
     cleared = "true" if claim_id is None else f"{r.col(new, claim_id)} IS NULL"
-    kept = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
+    kept_id = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
     stamped = handed = "false"
     if claim_id is not None:  # the claim id is the token of the lock the login took (a UUID compared as one)
         mark, token_sql = (
@@ -264,32 +263,35 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         stamped = f"{mark} = (SELECT {token_sql} {lock_row} AND {r.sql(shape.user, held)} = login)"
         # A reassign stamps the token of the lock it handed to its new holder.
         handed = f"{mark} = (SELECT {token_sql} {lock_row})"
+    # Every column the release (or defer) does not write stays as it was: no edits with it.
     releases = " OR ".join(
-        f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason), stamp_cols))} AND "
-        f"{assigned(q.on_release)} AND {assigned(reason)} AND {cleared})"
-        for reason in ([], *q.reason_writes.values())
+        f"({unchanged(kept('release', 'defer', reason=reason))} AND "
+        f"{assigned(q.on_release)} AND {assigned(q.reason_writes[reason] if reason else [])} AND {cleared})"
+        for reason in (None, *q.reason_writes)
     )
     here = f"a.xmin = {protocol.THIS_TRANSACTION}"
     review = q.config.review
     reviews_table = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
     review_names = {b.column.name for b in q.review_writes}
 
+    # A Complete, and a reviewing queue's verdict given as one: the same columns of the row.
+    finishes = ("complete", "review_accept", "review_send_back")
+
     def completes(name: str, group: list[mapping.BoundAssignment], reviewed: bool) -> str:
         """The lock given up was a Complete with this outcome (and, `reviewed`, chosen for review)."""
         if reviewed:
-            changed = columns_of(q, group, q.review_writes)
             values = (
                 f"{assigned([b for b in group if b.column.name not in review_names])} AND {assigned(q.review_writes)}"
             )
         else:
-            changed, values = columns_of(q, group), assigned(group)
+            values = assigned(group)
         chosen = (
             ""
             if review is None
             else protocol._review_opened(r, q, review, reviews_table, queue_name, key, at, r.literal(name))
         )
         return f"""
-      IF {unchanged(minus(checked, editable, changed, stamp_cols))} AND {values} AND {kept} THEN
+      IF {unchanged(kept(*finishes, outcome=name, reviewed=reviewed))} AND {values} AND {kept_id} THEN
         to_review := {"true" if reviewed else "false"};
         UPDATE {audit} a SET event = {ev("complete")}, outcome = {r.literal(name)},
             detail = CASE WHEN changed <> '{{}}' THEN json_build_object('changes', changed)::text END
@@ -311,7 +313,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         else f"""
     {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.who("reopen")} AND NOT {todo_old} AND {todo_new}
-        AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))} AND {assigned(q.on_reopen)} THEN
+        AND {unchanged(kept("reopen"))} AND {assigned(q.on_reopen)} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
     END IF;"""
@@ -334,13 +336,14 @@ BEGIN
   IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
     RETURN false;
   END IF;
-  IF {crumb(TOOK)} AND {waits_old} AND {unchanged(minus(checked, claim_cols, stamp_cols))}
-      AND ({assigned(q.on_claim)} OR {unchanged(claim_cols)}) AND ({unchanged(stamp_cols)} OR {stamped}) THEN
+  IF {crumb(TOOK)} AND {waits_old} AND {unchanged(kept("claim", "pick"))}
+      AND ({assigned(q.on_claim)} OR {unchanged(protocol.columns_of(q, q.on_claim))})
+      AND ({unchanged(stamp_cols)} OR {stamped}) THEN
     RETURN true;  -- the claim's values (and claim id), the lock taken (and recorded) in this transaction
   END IF;
   SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
   {branch("save")}
-  IF FOUND AND {unchanged(minus(checked, editable))} THEN
+  IF FOUND AND {unchanged(kept("save"))} THEN
     changed := {edits};
     {record(ev("save"), "login", "held_token", changes="changed")}
     RETURN true;
@@ -348,19 +351,14 @@ BEGIN
   IF {crumb(GAVE)} THEN
     changed := {edits};
     IF {releases} THEN
-      -- The release's row (written when the lock went) gets the edits the database saw.
-      UPDATE {audit} a SET detail = json_build_object('recorded_by', 'database', 'may_be', a.detail::json -> 'may_be',
-          'changes', changed)::text
-        WHERE changed <> '{{}}' AND a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name}
-            AND a.item_key = {key} AND {here} AND a.actor = login AND a.event = {ev("release")});
-      RETURN true;
+      RETURN true;  -- its row was written when the lock went (a release edits nothing)
     END IF;{outcome_checks}
   END IF;
-  IF {crumb(FREED)} AND {unchanged(minus(checked, release_cols, stamp_cols))} AND {assigned(q.on_release)}
+  IF {crumb(FREED)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(q.on_release)}
       AND {cleared} THEN
     RETURN true;
   END IF;
-  IF {crumb(HANDED)} AND {unchanged(minus(checked, stamp_cols))} AND {handed} THEN
+  IF {crumb(HANDED)} AND {unchanged(kept("reassign"))} AND {handed} THEN
     RETURN true;  -- shape 6: the claim id of the lock a supervisor reassigned (recorded with its lock row)
   END IF;
   IF EXISTS (SELECT 1 {lock_row}) OR {r.sql(shape.held_elsewhere(sa.literal_column(key, sa.String())))} THEN
@@ -368,7 +366,7 @@ BEGIN
   END IF;
   {branch("move")}
   IF {rules.who("move")} AND {todo_old} AND {still_waiting} THEN
-    changed := {protocol.changes_of(r, q, protocol.minus(checked, stamp_cols))};
+    changed := {protocol.changes_of(r, q, protocol.minus(protocol.checked_columns(q), kept("move")))};
     {record(ev("move"), "NULL", "NULL", changes="changed")}
     RETURN true;
   END IF;{reopen}
