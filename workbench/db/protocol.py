@@ -208,6 +208,33 @@ def kept(
     return [c for c in checked_columns(q) if c.name not in written]
 
 
+# The kinds of write whose values a branch checks (Renderer.assigned), in the order the engine writes
+# them (db/guarded.py, workqueue.undo_complete): a later one wins a column an earlier one writes too.
+_VALUED = (
+    workflow.Write.ON_REOPEN,
+    workflow.Write.ON_RELEASE,
+    workflow.Write.REASON_VALUES,
+    workflow.Write.OUTCOME,
+    workflow.Write.REVIEW_HANDOVER,
+    workflow.Write.ON_CLAIM,
+)
+
+
+def values_of(
+    q: mapping.BoundQueue, *names: str, outcome: str | None = None, reason: str | None = None, reviewed: bool = False
+) -> list[mapping.BoundAssignment]:
+    """The values the transitions `names` write into the queue's row (their Transition.writes: on_claim,
+    on_release, a reason's, an outcome's, a review's, on_reopen), each column once, as the engine writes
+    it; a branch that admits them checks the new row holds them."""
+    writes = {w for name in names for w in workflow.TRANSITIONS[name].writes}
+    chosen: dict[str, mapping.BoundAssignment] = {}
+    for write in _VALUED:
+        if write in writes:
+            for b in _ROW_WRITES[write](q, outcome, reason, reviewed):
+                chosen[b.column.name] = b
+    return list(chosen.values())
+
+
 def columns_of(q: mapping.BoundQueue, *groups: list[mapping.BoundAssignment]) -> list[sa.Column[Any]]:
     names = {b.column.name for group in groups for b in group}
     return [c for c in q.table.c if c.name in names]
@@ -294,28 +321,27 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     # release (or defer) does not write (core/workflow.py) stays as it was: no edits with it.
     releases = " OR ".join(
         f"({r.unchanged(kept(q, 'release', 'defer', reason=reason))} AND "
-        f"{r.assigned(q.on_release)} AND {r.assigned(q.reason_writes[reason] if reason else [])})"
+        f"{r.assigned(values_of(q, 'release', 'defer', reason=reason))})"
         for reason in (None, *q.reason_writes)
     )
     outcome_checks = "".join(
-        f"        IF {r.unchanged(kept(q, *completes, outcome=name))} AND {r.assigned(group)} THEN\n"
+        f"        IF {r.unchanged(kept(q, *completes, outcome=name))}"
+        f" AND {r.assigned(values_of(q, *completes, outcome=name))} THEN\n"
         f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n        END IF;\n"
         for name, group in q.outcomes.items()
     )
     review = q.config.review
     if review is not None:  # four eyes: a Complete chosen for review writes the review's values too
-        review_names = {b.column.name for b in q.review_writes}
         outcome_checks += "".join(
             f"        IF {r.unchanged(kept(q, *completes, outcome=name, reviewed=True))}\n"
-            f"            AND {r.assigned([b for b in group if b.column.name not in review_names])}"
-            f" AND {r.assigned(q.review_writes)} THEN\n"
+            f"            AND {r.assigned(values_of(q, *completes, outcome=name, reviewed=True))} THEN\n"
             f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n"
             "          to_review := true;\n"
             f"        END IF;\n"
             for name, group in q.outcomes.items()
             if name in review.outcomes
         )
-    swept = f"{r.unchanged(kept(q, 'expire', 'force_release'))} AND {r.assigned(q.on_release)}"
+    swept = f"{r.unchanged(kept(q, 'expire', 'force_release'))} AND {r.assigned(values_of(q, 'expire'))}"
     edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
     queue_name = r.literal(q.name)
     audit = prep.format_table(_audit_table(schema))
@@ -388,7 +414,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         else f"""
     {mark("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.lock("reopen")} AND {rules.who("reopen")} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
-        AND {r.unchanged(kept(q, "reopen"))} AND {r.assigned(q.on_reopen)} THEN
+        AND {r.unchanged(kept(q, "reopen"))} AND {r.assigned(values_of(q, "reopen"))} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
     END IF;"""
@@ -438,7 +464,7 @@ BEGIN
       -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
       {mark("claim", "pick", "expire")}
       IF {claimable} AND {fresh} AND {r.unchanged(kept(q, "claim", "pick"))}
-          AND {r.assigned(q.on_claim)} AND {rules.checked("claim")} THEN
+          AND {r.assigned(values_of(q, "claim"))} AND {rules.checked("claim")} THEN
         IF {user_old} IS NOT NULL THEN
           {record(ev("expire"), user_old, token_old)}
         END IF;
@@ -736,8 +762,6 @@ def _undo_branch(
     review, the review's after them: its review is withdrawn); the row gets on_reopen and on_claim
     and a fresh lock of this login's, as workbench's own undo writes."""
     old = r.old
-    claim_names = {b.column.name for b in q.on_claim}
-    reopen = [b for b in q.on_reopen if b.column.name not in claim_names]  # the claim's values win
     review = q.config.review
     review_names = {b.column.name for b in q.review_writes}
 
@@ -776,8 +800,7 @@ def _undo_branch(
       {workflow.branch_mark("undo")} {checks[workflow.Check.ON_REOPEN_SET]}
       IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh}
           AND {checks[workflow.Check.WITHIN_LIMITS]} {limit}
-          AND {r.unchanged(kept(q, "undo"))}
-          AND {r.assigned(q.on_claim)} AND {r.assigned(reopen)} THEN
+          AND {r.unchanged(kept(q, "undo"))} AND {r.assigned(values_of(q, "undo"))} THEN
         SELECT a.event, a.actor, a.outcome, a.at INTO last FROM {audit} a
           WHERE a.queue = {queue_name} AND a.item_key = {key} ORDER BY a.id DESC LIMIT 1;
         IF last.event = {completed} AND last.actor = login AND {checks[workflow.Check.UNDO_WINDOW]} last.at >= {since}

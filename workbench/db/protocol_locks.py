@@ -234,7 +234,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     at = r.sql(clock.db_now())
     record = protocol.recorder(audit, queue_name, key, at)
     # What each transition leaves as it was, read from core/workflow.py (protocol.kept).
-    kept = functools.partial(protocol.kept, q)
+    kept, values = functools.partial(protocol.kept, q), functools.partial(protocol.values_of, q)
     scope_old = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
     todo_old, todo_new = r.sql(q.todo_clause(), old), r.sql(q.todo_clause(), new)
     claimed = q.claimed_state_clause(sa.literal_column("login"))
@@ -266,32 +266,26 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     # Every column the release (or defer) does not write stays as it was: no edits with it.
     releases = " OR ".join(
         f"({unchanged(kept('release', 'defer', reason=reason))} AND "
-        f"{assigned(q.on_release)} AND {assigned(q.reason_writes[reason] if reason else [])} AND {cleared})"
+        f"{assigned(values('release', 'defer', reason=reason))} AND {cleared})"
         for reason in (None, *q.reason_writes)
     )
     here = f"a.xmin = {protocol.THIS_TRANSACTION}"
     review = q.config.review
     reviews_table = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
-    review_names = {b.column.name for b in q.review_writes}
 
     # A Complete, and a reviewing queue's verdict given as one: the same columns of the row.
     finishes = ("complete", "review_accept", "review_send_back")
 
     def completes(name: str, group: list[mapping.BoundAssignment], reviewed: bool) -> str:
         """The lock given up was a Complete with this outcome (and, `reviewed`, chosen for review)."""
-        if reviewed:
-            values = (
-                f"{assigned([b for b in group if b.column.name not in review_names])} AND {assigned(q.review_writes)}"
-            )
-        else:
-            values = assigned(group)
         chosen = (
             ""
             if review is None
             else protocol._review_opened(r, q, review, reviews_table, queue_name, key, at, r.literal(name))
         )
         return f"""
-      IF {unchanged(kept(*finishes, outcome=name, reviewed=reviewed))} AND {values} AND {kept_id} THEN
+      IF {unchanged(kept(*finishes, outcome=name, reviewed=reviewed))}
+          AND {assigned(values(*finishes, outcome=name, reviewed=reviewed))} AND {kept_id} THEN
         to_review := {"true" if reviewed else "false"};
         UPDATE {audit} a SET event = {ev("complete")}, outcome = {r.literal(name)},
             detail = CASE WHEN changed <> '{{}}' THEN json_build_object('changes', changed)::text END
@@ -313,7 +307,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         else f"""
     {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.who("reopen")} AND NOT {todo_old} AND {todo_new}
-        AND {unchanged(kept("reopen"))} AND {assigned(q.on_reopen)} THEN
+        AND {unchanged(kept("reopen"))} AND {assigned(values("reopen"))} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
     END IF;"""
@@ -337,7 +331,7 @@ BEGIN
     RETURN false;
   END IF;
   IF {crumb(TOOK)} AND {waits_old} AND {unchanged(kept("claim", "pick"))}
-      AND ({assigned(q.on_claim)} OR {unchanged(protocol.columns_of(q, q.on_claim))})
+      AND ({assigned(values("claim"))} OR {unchanged(protocol.columns_of(q, values("claim")))})
       AND ({unchanged(stamp_cols)} OR {stamped}) THEN
     RETURN true;  -- the claim's values (and claim id), the lock taken (and recorded) in this transaction
   END IF;
@@ -354,7 +348,7 @@ BEGIN
       RETURN true;  -- its row was written when the lock went (a release edits nothing)
     END IF;{outcome_checks}
   END IF;
-  IF {crumb(FREED)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(q.on_release)}
+  IF {crumb(FREED)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(values("expire"))}
       AND {cleared} THEN
     RETURN true;
   END IF;
