@@ -49,10 +49,15 @@ def lock_check_name(queue: str) -> str:
     return protocol.object_name(queue, "lockcheck")
 
 
-def _actors(supervisor: str) -> workflow_sql.Rules:
-    """Who may make a transition (core/workflow.py), as these functions test it."""
+def _actors(
+    supervisor: str,
+    locks: dict[workflow.LockRule, str] | None = None,
+    checks: dict[workflow.Check, str] | None = None,
+) -> workflow_sql.Rules:
+    """The table's precondition kinds (core/workflow.py) as these functions test them: who may make a
+    transition, and (the lock check) on which lock row, with which further checks."""
     actors = {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor}
-    return workflow_sql.Rules({}, actors)
+    return workflow_sql.Rules(locks or {}, actors, checks)
 
 
 def _shape(q: mapping.BoundQueue) -> LockTable:
@@ -106,23 +111,41 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
         f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});"
     )
-    check = workflow_sql.check_mark
-    limit = f"{check(workflow.Check.WITHIN_LIMITS)} {limit}"
     # A reviewing queue never serves (nor hands) an item to the one whose work it is: the new holder
     # (the login, for a claim; the one a supervisor reassigns it to) is not its doer.
     not_doer = "true"
     if reviewed is not None:
         reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
         not_doer = (
-            f"{check(workflow.Check.NOT_DOER)} NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
+            f"NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
             f"AND rv.item_key = n.item_key AND rv.doer = {user_n} AND rv.verdict IS NULL)"
         )
-    may_claim = f"{check(workflow.Check.SERVED)} {protocol.serves(conn, q, schema, 'login')} AND {not_doer}"
+    # The lock rules on the lock row (o: before, n: after; op: INSERT, UPDATE or DELETE). A lock row
+    # names its queue: "taken here" is the row's queue being this one.
+    here = f"o.queue = {queue_name}"
+    rules = _actors(
+        supervisor,
+        {
+            workflow.LockRule.OWN_LIVE_HERE: f"{here} AND {user_o} = login AND {live_o}",
+            workflow.LockRule.FREE_OR_STALE: f"n.queue = {queue_name} AND {user_n} = login "
+            f"AND (op = 'INSERT' OR {here} AND {stale_o})",
+            workflow.LockRule.STALE_HERE: f"{here} AND {stale_o}",
+            workflow.LockRule.HELD_HERE: f"{here} AND {user_o} IS NOT NULL",
+        },
+        {
+            workflow.Check.WITHIN_LIMITS: limit,
+            workflow.Check.SERVED: protocol.serves(conn, q, schema, "login"),
+            workflow.Check.NOT_DOER: not_doer,
+            workflow.Check.OTHER_USER: f"{user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o}",
+        },
+    )
+    may_claim = rules.checked("claim")
+    limit = f"{workflow_sql.check_mark(workflow.Check.WITHIN_LIMITS)} {limit}"
     # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
     # outcome's values (item_check), never by settling this row: that would credit a Complete that
     # never happened.
     gives_up = workflow_sql.may_be("release", "defer")
-    rules, ev, branch = _actors(supervisor), workflow_sql.event, workflow.branch_mark
+    ev, branch = workflow_sql.event, workflow.branch_mark
     gives_up_as: tuple[str, ...] = ("release", "defer", "complete")
     if reviewed is not None:  # a reviewing queue's Complete is the reviewer's verdict
         gives_up_as += ("review_accept", "review_send_back")
@@ -146,7 +169,7 @@ BEGIN
   IF op = 'INSERT' THEN
     -- A claim of a free item: one that waits, under this login, with a fresh lock inside the limits.
     {branch("claim", "pick")}
-    IF n.queue = {queue_name} AND {user_n} = login AND {fresh} AND {limit} THEN
+    IF {rules.lock("claim", "pick")} AND {fresh} THEN
       {find_item}
       IF FOUND AND {waits} AND {may_claim} THEN
         {record("n.item_key", ev("claim"), "login", token_n)}
@@ -158,7 +181,7 @@ BEGIN
     RETURN false;
   END IF;
   IF op = 'DELETE' THEN
-    IF {user_o} = login AND {live_o} THEN
+    IF {rules.lock(*gives_up_as)} THEN
       -- This login gives its own lock up: a release, defer or Complete (the queue row's values say which).
       {branch(*gives_up_as)}
       maybe := {gives_up};
@@ -167,7 +190,7 @@ BEGIN
       RETURN true;
     END IF;
     {branch("expire", "force_release")}
-    IF {stale_o} OR {rules.who("force_release")} THEN
+    IF {rules.lock("expire")} OR {rules.lock("force_release")} AND {rules.who("force_release")} THEN
       maybe := CASE WHEN NOT {stale_o} THEN {workflow_sql.may_be("force_release")}
                     WHEN {rules.who("force_release")} THEN {workflow_sql.may_be("expire", "force_release")}
                     ELSE {workflow_sql.may_be("expire")} END;
@@ -180,14 +203,14 @@ BEGIN
   IF n.queue IS DISTINCT FROM o.queue OR n.item_key IS DISTINCT FROM o.item_key THEN
     RETURN false;
   END IF;
-  IF {user_o} = login AND {live_o} AND {user_n} = login AND {r.col(ln, token_col)} = {r.col(lo, token_col)}
+  IF {rules.lock("extend", "save")} AND {user_n} = login AND {r.col(ln, token_col)} = {r.col(lo, token_col)}
       AND {time_n} = {time_o} AND {expiry_n} >= {r.sql(shape.expiry(), lo)} AND {limit} THEN
     {branch("extend", "save")}
     maybe := {workflow_sql.may_be("extend", "save")};
     {record("o.item_key", first_event, "login", token_o, maybe="maybe")}
     RETURN true;
   END IF;
-  IF {stale_o} AND {user_n} = login AND {fresh} AND {limit} THEN
+  IF {rules.lock("claim", "pick")} AND {fresh} THEN
     -- The claim of an expired lock.
     {branch("claim", "pick", "expire")}
     {find_item}
@@ -200,9 +223,7 @@ BEGIN
     {_gone("o", waits_again)}
   END IF;
   {branch("reassign")}
-  IF {rules.who("reassign")} AND {check(workflow.Check.OTHER_USER)} {user_n} IS NOT NULL
-      AND {user_n} IS DISTINCT FROM {user_o} AND {fresh}
-      AND {limit} AND {not_doer} THEN
+  IF {rules.lock("reassign")} AND {rules.who("reassign")} AND {fresh} AND {rules.checked("reassign")} THEN
     {record("o.item_key", ev("reassign"), user_o, token_o)}
     {record("o.item_key", workflow_sql.also("reassign"), user_n, token_n)}
     {crumb(HANDED, "o.item_key")}
