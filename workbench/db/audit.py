@@ -164,6 +164,12 @@ class AuditTrail:
         newest: the queue the lock on the item was taken in (None: no claim is recorded)."""
         return conn.execute(self._newest_claim(str(key), queues)).scalar()
 
+    def newest_claim(self, conn: sa.Connection, key: Any, queues: Iterable[str]) -> tuple[str, str | None] | None:
+        """Of this queue and `queues`, the newest claim of `key`: its queue and the one who holds it by it."""
+        t = self.table
+        found = conn.execute(self._newest_claim(str(key), queues).add_columns(t.c.owner)).first()
+        return None if found is None else (str(found[0]), found[1])
+
     def claimed_here(self, item: sa.ColumnElement[Any], rivals: Iterable[str]) -> sa.ColumnElement[bool]:
         """SQL: of this queue and `rivals` (queues over the same table whose rows the state does not
         tell apart), the item's newest claim is this queue's; `item` is its key as key_text gives it."""

@@ -35,6 +35,18 @@ class Supervision:
 
     # -- supervisor -------------------------------------------------------------------------
 
+    def _require_supervisor(self, conn: sa.Connection, actor: str, action: errors.Phrase) -> None:
+        """Refuse `action` unless `actor` may supervise (the table says reopen, move, force-release and
+        reassign are a supervisor's). Under PostgreSQL's grants the database decides on the write, and
+        its check refuses an operator's reopen or move with no more than "may not make this change":
+        the login's role is asked first, so that the refusal says only supervisors may."""
+        q = self.q
+        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
+        if permissions.row_security(conn, q.table):
+            refusal = permissions.database_refusal(conn, actor, action)
+            if refusal is not None:
+                raise refusal
+
     def force_release(self, actor: str, key: Any, reason: str) -> models.Lock:
         """Take an item away from whoever holds it (recorded with the reason); returns the lock removed."""
         _check_user(actor)
@@ -68,7 +80,7 @@ class Supervision:
         q = self.q
         now = q.now()
         action = errors.Phrase.of(problems.DO_REOPEN, q.name, key)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
+        self._require_supervisor(conn, actor, action)
         # The table's lock rule (FREE), read here and carried by the UPDATE: an undo committed in
         # between gives the doer a fresh lock, which the reopen must never overwrite.
         free = lockrules.guard(q, "reopen", now)
@@ -177,7 +189,7 @@ class Supervision:
     ) -> list[Any]:
         q = self.q
         action = errors.Phrase.of(problems.DO_MOVE, q.name)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
+        self._require_supervisor(conn, actor, action)
         waiting = [*q.scope_clause(), q.todo_clause(), *(q.table.c[name] == value for name, value in chosen.items())]
         if keys is not None:
             waiting.append(q.key.in_(keys))
@@ -233,7 +245,7 @@ class Supervision:
         q = self.q
         now = q.now()
         action = errors.Phrase.of(problems.DO_FORCE_RELEASE if to_user is None else problems.DO_REASSIGN, q.name, key)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
+        self._require_supervisor(conn, actor, action)
         here = sa.case((self._owned(conn), 1), else_=0).label("wb_here")
         stmt = sa.select(*q.lock_select_columns(now), here).select_from(q.source).where(q.key == key)
         row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
