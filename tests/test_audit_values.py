@@ -6,6 +6,7 @@ from __future__ import annotations
 import decimal
 
 import pytest
+import sqlalchemy as sa
 
 from tests import support
 from workbench.core import errors
@@ -55,3 +56,31 @@ def test_the_command_line_history_says_what_changed(native_env: support.Env, cap
         capsys, "--config", env.demo_config_file(), "--user", "ann", "history", "cases", str(claim.lock.key)
     )
     assert code == 0 and "resolution None -> Rebooted the switch." in out and "columns=" not in out
+
+
+@pytest.mark.parametrize("backend", ["mariadb", "mariadb-odbc"])
+def test_a_claims_audit_time_is_its_locks_time_on_mariadb(native_env: support.Env) -> None:
+    """Hole 7 of issue 47: MariaDB reads its clock per statement, and the claim's audit rows came in a
+    later statement (a later round trip in a batch), with a later time than the lock. They carry the
+    lock's time now: next (several at once, an expired lock taken over) and a pick by key, batched
+    (PyMySQL) and stepwise (ODBC)."""
+    wb = native_env.demo(case_rows=6, import_rows=1)
+    q = wb.queue("cases")
+    first = q.claim_next("ann", 2)
+    support.age_lock(wb, "cases", first[0].lock.key, 3600)  # ann's lock ran out: bob's claim takes it over
+    claimed = [*first[1:], *q.claim_next("bob", 2), q.claim("cid", q.open_items(1)[0]["case_id"])]
+    assert first[0].lock.key in [c.lock.key for c in claimed if c.lock.owner == "bob"]
+    audit = wb.audit_table
+    with wb.engine.connect() as conn:
+        for c in claimed:
+            locked_at = native_env.row(wb, "cases", c.lock.key)["wb_locked_at"]
+            rows = conn.execute(
+                sa.select(audit.c.event, audit.c.at)
+                .where(audit.c.item_key == str(c.lock.key), audit.c.owner == c.lock.owner)
+                .where(audit.c.event.in_(["claim"]))
+            ).all()
+            assert [at for _, at in rows] == [locked_at], (c.lock.key, rows, locked_at)
+        expiry = conn.execute(
+            sa.select(audit.c.at).where(audit.c.item_key == str(first[0].lock.key), audit.c.event == "expire")
+        ).scalar_one()
+        assert expiry == native_env.row(wb, "cases", first[0].lock.key)["wb_locked_at"]  # noticed by that claim

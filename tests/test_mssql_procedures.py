@@ -374,6 +374,8 @@ def test_a_supervisors_reassign_and_reopen_run_their_procedures_under_the_login(
             return [lock_row(wq.q, 7)]
         if text.startswith("SELECT CASE WHEN"):  # reopen's reading: finished, nobody holds it
             return [{"wb_waiting": 0, **lock_row(wq.q, 8, user=None)}]
+        if text.startswith("SELECT cases.case_id") and "wb_locked_by IS NULL" in text:  # the lock rule holds
+            return [{"case_id": 8}]
         return []
 
     wq, server = queue(answer)

@@ -313,16 +313,19 @@ def test_a_supervisor_reopens_a_finished_item_as_the_engine_does() -> None:
     body = flat(script["reopen"])
     assert "@p_key INTEGER, @p_reason VARCHAR(1000) WITH EXECUTE AS OWNER" in body
     assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in body
-    # The row read and locked, then refused while someone holds it or while it waits (in that order).
+    # The row read and locked, then refused while anyone holds it, even a lock that ran out (the table's
+    # lock rule for a reopen is FREE), or while it waits (in that order).
     assert (
-        "@held = CASE WHEN (cases.wb_locked_by IS NOT NULL AND cases.wb_lock_expires > SYSUTCDATETIME()) "
-        "THEN 1 ELSE 0 END, @waiting = CASE WHEN (cases.status IN ('new', 'open')) THEN 1 ELSE 0 END "
+        "@held = CASE WHEN (cases.wb_locked_by IS NULL) THEN 0 ELSE 1 END, "
+        "@waiting = CASE WHEN (cases.status IN ('new', 'open')) THEN 1 ELSE 0 END "
         "FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key;"
     ) in body
     assert body.index("IF @held = 1") < body.index("IF @waiting = 1") < body.index("UPDATE cases")
-    # The demo's on_reopen, only on a finished row; the audit row names the supervisor, no lock, the reason.
+    # The demo's on_reopen, only on a finished row nobody holds (the statement carries the lock rule too,
+    # as the engine's does); the audit row names the supervisor, no lock, the reason.
     assert (
-        "UPDATE cases SET status='open' WHERE cases.case_id = @p_key AND (cases.status NOT IN ('new', 'open'));"
+        "UPDATE cases SET status='open' WHERE cases.case_id = @p_key AND (cases.status NOT IN ('new', 'open')) "
+        "AND cases.wb_locked_by IS NULL;"
     ) in body
     assert (
         "VALUES (N'cases', CAST(@p_key AS nvarchar(200)), N'reopen', @login, NULL, NULL, SYSUTCDATETIME(), "

@@ -612,7 +612,11 @@ def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
             print(following.lock.key, following.lock.token)
         return 0
     note = " (already completed earlier with this token)" if done.replayed else ""
-    print(f"completed {done.queue} {done.key} as {done.outcome}{note}")
+    if done.review is not None:
+        # Not yet its outcome: the item waits for someone else's verdict first.
+        print(f"completed {done.queue} {done.key}: sent to review in {done.review} (four eyes){note}")
+    else:
+        print(f"completed {done.queue} {done.key} as {done.outcome}{note}")
     if following is not None:
         output.claim(following, hide=op.lock_columns(args.queue))
     elif nothing is not None:

@@ -121,6 +121,8 @@ class Completion:
     outcome: str
     at: dt.datetime
     replayed: bool = False  # True when this token had already completed (a retried call)
+    # Chosen for review (four eyes): the reviewing queue it went to, where it waits before its outcome counts.
+    review: str | None = None
     # Asked for with the Complete (then_next): the item claimed next in the same step, None when none was.
     next: Claim | None = None
 

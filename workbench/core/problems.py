@@ -49,6 +49,7 @@ NOTHING_BUT_OWN_WORK = (
 )
 LIMIT_REACHED = "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first"
 HELD_BY = "{0} {1} is held by {2} since {3} (until {4})"
+HELD_THROUGH = "{0} {1} is held by {2} through queue {3}: it is worked on there until it is given back"
 OWN_WORK = "{0} {1} is your own work; someone else reviews it (four eyes)"
 REASSIGN_TO_DOER = "{0} {1} is {2}'s own work: reassign its review to someone else (four eyes)"
 NOT_WAITING = "{0} {1} is not waiting to be worked on (state: {2})"

@@ -55,6 +55,8 @@ class AuditTrail:
         self.history_queues = (queue,) if partner is None else (queue, partner)
         # Audit rows (AuditTrail.row) as one INSERT each, stamped with the database clock.
         self.insert = sa.insert(table).values(at=clock.db_now())
+        # Audit rows that carry their own time (`at`, UTC): a claim's, stamped with its lock's time.
+        self.stamped = sa.insert(table)
         self._key_cache: dict[str, Any] = {}  # what the backend read once for key_text (a collation)
 
     def key_text(self, conn: sa.Connection, key: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
@@ -113,7 +115,7 @@ class AuditTrail:
     def write(self, conn: sa.Connection, rows: Iterable[Mapping[Any, Any]]) -> None:
         rows = list(rows)
         if rows:
-            conn.execute(self.insert, rows)
+            conn.execute(self.stamped if "at" in rows[0] else self.insert, rows)
 
     def history(self, conn: sa.Connection, key: Any, limit: int | None = None) -> list[models.Event]:
         t = self.table
@@ -161,6 +163,12 @@ class AuditTrail:
         """Of this queue and `queues` (others over the same table), the one whose claim of `key` is the
         newest: the queue the lock on the item was taken in (None: no claim is recorded)."""
         return conn.execute(self._newest_claim(str(key), queues)).scalar()
+
+    def newest_claim(self, conn: sa.Connection, key: Any, queues: Iterable[str]) -> tuple[str, str | None] | None:
+        """Of this queue and `queues`, the newest claim of `key`: its queue and the one who holds it by it."""
+        t = self.table
+        found = conn.execute(self._newest_claim(str(key), queues).add_columns(t.c.owner)).first()
+        return None if found is None else (str(found[0]), found[1])
 
     def claimed_here(self, item: sa.ColumnElement[Any], rivals: Iterable[str]) -> sa.ColumnElement[bool]:
         """SQL: of this queue and `rivals` (queues over the same table whose rows the state does not

@@ -34,7 +34,7 @@ from sqlalchemy.sql import visitors
 from workbench.config import model
 from workbench.core import errors, models, workflow
 from workbench.db import audit as audit_mod
-from workbench.db import clock, guarded, mapping, protocol, tables, workflow_sql
+from workbench.db import clock, guarded, lockrules, mapping, protocol, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -785,10 +785,12 @@ class _Builder:
         now = q.now()
         here = q.key == _KEY
         waiting = sql(sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0))
-        held = sql(sa.case((q.live(now), 1), else_=0))
+        # The table's lock rule (FREE), as the engine's reopen reads it and its UPDATE carries it.
+        free = lockrules.guard(q, "reopen", now)
+        held = sql(sa.case((free, 0), else_=1))
         reopened = (
             sa.update(q.table)
-            .where(here, *q.scope_clause(), sa.not_(q.todo_clause()))
+            .where(here, *q.scope_clause(), sa.not_(q.todo_clause()), free)
             .values(q.writes(q.on_reopen, _LOGIN, now))
         )
         body = (

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors, models, problems
-from workbench.db import clock, dberrors, lockshapes, permissions, procedures, stats, workqueue
+from workbench.db import clock, dberrors, lockrules, lockshapes, permissions, procedures, stats, workqueue
 from workbench.db import reviews as reviews_mod
 from workbench.db.workqueue import _check_user
 
@@ -34,6 +34,18 @@ class Supervision:
         self.db_clock = work.db_clock  # the period of the figures starts on the database clock
 
     # -- supervisor -------------------------------------------------------------------------
+
+    def _require_supervisor(self, conn: sa.Connection, actor: str, action: errors.Phrase) -> None:
+        """Refuse `action` unless `actor` may supervise (the table says reopen, move, force-release and
+        reassign are a supervisor's). Under PostgreSQL's grants the database decides on the write, and
+        its check refuses an operator's reopen or move with no more than "may not make this change":
+        the login's role is asked first, so that the refusal says only supervisors may."""
+        q = self.q
+        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
+        if permissions.row_security(conn, q.table):
+            refusal = permissions.database_refusal(conn, actor, action)
+            if refusal is not None:
+                raise refusal
 
     def force_release(self, actor: str, key: Any, reason: str) -> models.Lock:
         """Take an item away from whoever holds it (recorded with the reason); returns the lock removed."""
@@ -68,16 +80,11 @@ class Supervision:
         q = self.q
         now = q.now()
         action = errors.Phrase.of(problems.DO_REOPEN, q.name, key)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
-        waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0).label("wb_waiting")
-        stmt = sa.select(waiting, *q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
-        row = conn.execute(stmt).mappings().first()
-        if row is None:
-            raise q.no_item(key)
-        if row["wb_user"] is not None and not q.lock_from_row(row).expired:
-            raise errors.UsageError.of(problems.REOPEN_HELD, q.name, key, row["wb_user"])
-        if row["wb_waiting"]:
-            raise errors.UsageError.of(problems.REOPEN_WAITING, q.name, key)
+        self._require_supervisor(conn, actor, action)
+        # The table's lock rule (FREE), read here and carried by the UPDATE: an undo committed in
+        # between gives the doer a fresh lock, which the reopen must never overwrite.
+        free = lockrules.guard(q, "reopen", now)
+        self._refuse_reopen(key, self._reopen_state(conn, key, free, locking=False))
         calls = self._procedures()
         if calls is not None:
             calls.for_user(actor)
@@ -86,14 +93,45 @@ class Supervision:
             return
         update = (
             sa.update(q.table)
-            .where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()))
+            .where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()), free)
             .values(q.writes(q.on_reopen, actor, now))
         )
         with permissions.supervising(conn, actor, action):
             changed = conn.execute(update).rowcount
         if changed != 1:
+            # It changed since it was read: say what it is now (read as the next writer would see it).
+            self._refuse_reopen(key, self._reopen_state(conn, key, free, locking=True))
             raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
         self.trail.write(conn, [self.trail.row(models.EventKind.REOPEN, key, actor, reason=reason)])
+
+    def _reopen_state(
+        self, conn: sa.Connection, key: Any, free: sa.ColumnElement[bool], *, locking: bool
+    ) -> dict[str, Any] | None:
+        """The row of `key` as a reopen decides on it: its lock, whether it waits, and whether the lock
+        rule (`free`) holds, asked of the queue's table alone (a lock table's rule looks its rows up
+        from there); `locking`: read as the next writer would see it."""
+        q = self.q
+        now = q.now()
+        waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), 1), else_=0).label("wb_waiting")
+        read = sa.select(waiting, *q.lock_select_columns(now)).select_from(q.source).where(q.key == key)
+        row = conn.execute(self.db.backend.lock_row(read, q.table) if locking else read).mappings().first()
+        if row is None:
+            return None
+        found = conn.execute(sa.select(q.key).where(q.key == key, free)).first()
+        return {**row, "wb_free": found is not None}
+
+    def _refuse_reopen(self, key: Any, row: Mapping[Any, Any] | None) -> None:
+        """Raise why a reopen of `key` (its row as _reopen reads it) is refused, if it is."""
+        q = self.q
+        if row is None:
+            raise q.no_item(key)
+        if not row["wb_free"]:
+            # Someone holds it (live or run out): a lock is taken away by force-release, never overwritten.
+            raise errors.UsageError.of(
+                problems.REOPEN_HELD, q.name, key, row["wb_user"] or "another queue of its table"
+            )
+        if row["wb_waiting"]:
+            raise errors.UsageError.of(problems.REOPEN_WAITING, q.name, key)
 
     def move(
         self,
@@ -151,7 +189,7 @@ class Supervision:
     ) -> list[Any]:
         q = self.q
         action = errors.Phrase.of(problems.DO_MOVE, q.name)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
+        self._require_supervisor(conn, actor, action)
         waiting = [*q.scope_clause(), q.todo_clause(), *(q.table.c[name] == value for name, value in chosen.items())]
         if keys is not None:
             waiting.append(q.key.in_(keys))
@@ -159,9 +197,10 @@ class Supervision:
             waiting.append(q.key > after)
         # Read and lock the rows first (the values before, for the trail); the UPDATE tests again that
         # nobody holds them, so a claim between the two wins and its item stays as it is.
+        free = lockrules.guard(q, "move", q.now())  # the table's lock rule (FREE), on the read and the write
         read = (
             sa.select(q.key, *(q.table.c[name] for name in values))
-            .where(*waiting, q.shape.unheld(q.key))
+            .where(*waiting, free)
             .order_by(q.key)
             .limit(MOVE_BATCH)
             .with_for_update()
@@ -186,7 +225,7 @@ class Supervision:
                 if not calls.run(conn, "move", {"p_key": key, **changes}, action=action, user=actor):
                     raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
             return list(before)
-        update = sa.update(q.table).where(q.key.in_(list(before)), *waiting, q.shape.unheld(q.key)).values(values)
+        update = sa.update(q.table).where(q.key.in_(list(before)), *waiting, free).values(values)
         with permissions.supervising(conn, actor, action):
             changed = conn.execute(update).rowcount
         if changed != len(before):
@@ -206,7 +245,7 @@ class Supervision:
         q = self.q
         now = q.now()
         action = errors.Phrase.of(problems.DO_FORCE_RELEASE if to_user is None else problems.DO_REASSIGN, q.name, key)
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
+        self._require_supervisor(conn, actor, action)
         here = sa.case((self._owned(conn), 1), else_=0).label("wb_here")
         stmt = sa.select(*q.lock_select_columns(now), here).select_from(q.source).where(q.key == key)
         row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
@@ -241,7 +280,10 @@ class Supervision:
             if not done:
                 raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
             return lock if to_user is None else q.lock_from_row(done[0])
-        pinned = sa.and_(q.shape.pinned(lock.owner, lock.token), self._owned(conn))
+        # The table's lock rule (HELD_HERE): this very lock, taken in this queue.
+        pinned = lockrules.guard(
+            q, "force_release" if to_user is None else "reassign", now, lock=lock, owned=self._owned(conn)
+        )
         try:
             # A row-level security policy may refuse the new row (e.g. an operator reassigning to someone else).
             with permissions.supervising(conn, actor, action):
@@ -378,13 +420,14 @@ class Supervision:
         done, rows = [], []
         for row in conn.execute(stmt).mappings().all():
             lock = q.lock_from_row(row)
-            pinned = q.shape.pinned(lock.owner, lock.token)
+            # The table's lock rule for an expiry (STALE_HERE): this lock, run out, taken in this queue.
+            stale = lockrules.guard(q, "expire", now, lock=lock, owned=self._owned(conn))
             if q.shape.unlock(
                 conn,
                 q.table,
                 q.key,
                 lock.key,
-                sa.and_(pinned, q.expired(now), self._owned(conn)),
+                stale,
                 q.writes(q.on_release, actor, now),
             ):
                 done.append(lock)

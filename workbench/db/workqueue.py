@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -102,6 +103,10 @@ class WorkQueue:
         if claimed:
             return claims.base.claim_of(self.q, claimed[0].row)
         view = self.show(key)
+        elsewhere = self.db.read(lambda conn: self._held_elsewhere(conn, key, view))
+        if elsewhere is not None:
+            # Held through another queue of the table (whose lock this queue may not even see).
+            raise errors.NothingToClaim.of(problems.HELD_THROUGH, self.name, key, *elsewhere, reason="unavailable")
         if view.lock is not None and not view.lock.expired:
             raise errors.NothingToClaim.of(
                 problems.HELD_BY,
@@ -121,6 +126,23 @@ class WorkQueue:
         if review is not None and review[0] == user and view.state == "waiting":
             raise errors.NothingToClaim.of(problems.OWN_WORK, self.name, key, reason="unavailable")
         raise errors.NothingToClaim.of(problems.NOT_WAITING, self.name, key, view.state, reason="unavailable")
+
+    def _held_elsewhere(self, conn: sa.Connection, key: Any, view: models.ItemView) -> tuple[str, str] | None:
+        """Who holds `key` and through which other queue of the table, when a lock taken there is what
+        keeps this queue from claiming it (None: it is not)."""
+        q, neighbours = self.q, self.lost.neighbours
+        if not neighbours:
+            return None
+        if view.lock is not None:
+            if view.lock.expired or conn.execute(sa.select(q.key).where(q.key == key, self._owned(conn))).first():
+                return None  # run out, or taken here
+        elif conn.execute(sa.select(q.key).where(q.key == key, q.shape.unheld(q.key))).first() is not None:
+            return None  # nobody holds it
+        newest = self.trail.newest_claim(conn, key, neighbours)
+        if newest is None or newest[0] == self.name:
+            return None
+        queue, owner = newest
+        return (view.lock.owner if view.lock is not None else owner) or "someone", queue
 
     def _held_here(self, key: Any) -> bool:
         """Is the lock on `key` this queue's (BoundQueue.held_here)?"""
@@ -359,7 +381,10 @@ class WorkQueue:
         if not values:
             return self.check(user, key, token, "save")
         shape = guarded.Shape.of("save", edits=tuple(values))
-        row = self.writer.run(shape, key=key, token=token, user=user, edits=values, detail={"columns": sorted(values)})
+        with self._refused_as_lost(key, token, user, "save"):
+            row = self.writer.run(
+                shape, key=key, token=token, user=user, edits=values, detail={"columns": sorted(values)}
+            )
         if row is None:
             raise self._lost(key, token, user, "save")
         return self.q.lock_from_row(row)
@@ -468,7 +493,8 @@ class WorkQueue:
         if finisher is not None:
             # The common case on PostgreSQL: no edits, an outcome seen before; one prepared statement.
             name, finish = finisher
-            at = finish(key, token, user)
+            with self._refused_as_lost(key, token, user, "complete"):
+                at = finish(key, token, user)
         else:
             try:
                 chosen = self.config.outcome(outcome)
@@ -493,9 +519,10 @@ class WorkQueue:
                 if one_statement is not None:
                     self._finishers[outcome] = (chosen.name, one_statement)
             detail = {"columns": sorted(values)} if values else None
-            row = self.writer.run(
-                shape, key=key, token=token, user=user, edits=values, detail=detail, note=note, why=why
-            )
+            with self._refused_as_lost(key, token, user, "complete"):
+                row = self.writer.run(
+                    shape, key=key, token=token, user=user, edits=values, detail=detail, note=note, why=why
+                )
             name, at = chosen.name, row["wb_now"] if row is not None else None
         if at is None:
             replay = self.db.read(lambda conn: self.lost.completed_by(conn, key, token, user))
@@ -509,11 +536,23 @@ class WorkQueue:
                     outcome=replay.outcome or name,
                     at=replay.at,
                     replayed=True,
+                    review=self._reviewer if (replay.detail or {}).get("review") is not None else None,
                 )
             raise self._lost(key, token, user, "complete")
         return models.Completion(
-            queue=self.name, key=key, owner=user, token=token, outcome=name, at=_utc(at, self.q.local_clock)
+            queue=self.name,
+            key=key,
+            owner=user,
+            token=token,
+            outcome=name,
+            at=_utc(at, self.q.local_clock),
+            review=self._reviewer if why is not None else None,
         )
+
+    @property
+    def _reviewer(self) -> str | None:
+        """The queue that reviews this one's completions (four eyes), if any."""
+        return self.trail.to_review.queue if self.trail.to_review is not None else None
 
     def _review_choice(self, user: str, outcome: str | None) -> str | None:
         """Whether this Complete goes to review (four eyes), decided now: why (reviews.FIRST or SHARE), or None."""
@@ -529,7 +568,8 @@ class WorkQueue:
         note = self._note_for("release", note)
         writes = reason if reason in self.q.reason_writes else None  # a configured reason's own values
         shape = guarded.Shape.of("release", note=note is not None, reason_writes=writes)
-        row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None, note=note)
+        with self._refused_as_lost(key, token, user, "release"):
+            row = self.writer.run(shape, key=key, token=token, user=user, reason=reason or None, note=note)
         if row is None:
             already = self.db.read(lambda conn: self.lost.released_by(conn, key, token, user))
             if not already:
@@ -548,7 +588,8 @@ class WorkQueue:
         deferrals_mod.checked_until(until, self.db_clock().utc.replace(tzinfo=dt.UTC))
         note = self._note_for("defer", note)
         shape = guarded.Shape.of("defer", note=note is not None)
-        row = self.writer.run(shape, key=key, token=token, user=user, reason=reason, note=note, until=until)
+        with self._refused_as_lost(key, token, user, "defer"):
+            row = self.writer.run(shape, key=key, token=token, user=user, reason=reason, note=note, until=until)
         if row is None:
             done = self.db.read(lambda conn: self.trail.last_for_token(conn, key, token))
             if done is None or done.kind != models.EventKind.DEFER or done.actor != user:
@@ -631,7 +672,8 @@ class WorkQueue:
         if q.shape.extend_moves_time:
             extend_to = self.db.read(lambda conn: self._moved_lock_time(conn, key, token, user))
         shape = guarded.Shape.of("extend")
-        row = self.writer.run(shape, key=key, token=token, user=user, extend_until=extend_to)
+        with self._refused_as_lost(key, token, user, "extend"):
+            row = self.writer.run(shape, key=key, token=token, user=user, extend_until=extend_to)
         if row is None:
             refused = self.db.read(lambda conn: permissions.login_mismatch(conn, q.table, user))
             if refused is not None:
@@ -667,6 +709,21 @@ class WorkQueue:
     def _procedures(self) -> procedures.Procedures | None:
         """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
         return self.enforcement.procedures()
+
+    @contextlib.contextmanager
+    def _refused_as_lost(self, key: Any, token: str, user: str, doing: str) -> Iterator[None]:
+        """A write under the caller's lock that the database refused (under `workbench grants` its own
+        checks, which run after the fence: a lock that ran out between the two was refused there as "not
+        permitted"): when the lock is no longer the caller's, that is what is said (LockLost, exit 4, as
+        the fence says it); any other refusal passes unchanged."""
+        try:
+            yield
+        except errors.NotPermitted:
+            explained = self._lost(key, token, user, doing)
+            # other_queue: the caller's own live lock, so the lock was not what the database refused.
+            if isinstance(explained, errors.LockLost) and explained.cause != "other_queue":
+                raise explained from None
+            raise
 
     def _lost(self, key: Any, token: str, user: str, doing: str) -> errors.WorkbenchError:
         """Why a write under the lock (`doing`: "save", "complete", …) was refused."""

@@ -56,6 +56,9 @@ TEMPLATES = (
         "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first",
     ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2} since {3} (until {4})"),
+    QT_TRANSLATE_NOOP(
+        "Problem", "{0} {1} is held by {2} through queue {3}: it is worked on there until it is given back"
+    ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is your own work; someone else reviews it (four eyes)"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is {2}'s own work: reassign its review to someone else (four eyes)"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is not waiting to be worked on (state: {2})"),

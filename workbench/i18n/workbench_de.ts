@@ -1891,6 +1891,10 @@ Konfiguration: {1}</translation>
         <translation>{0} {1} wird von {2} bearbeitet, seit {3} (bis {4})</translation>
     </message>
     <message>
+        <source>{0} {1} is held by {2} through queue {3}: it is worked on there until it is given back</source>
+        <translation>{0} {1} wird von {2} über die Warteschlange {3} bearbeitet: dort bleibt es, bis es zurückgegeben wird</translation>
+    </message>
+    <message>
         <source>{0} {1} is your own work; someone else reviews it (four eyes)</source>
         <translation>{0} {1} ist Ihre eigene Arbeit; jemand anderes prüft sie (Vier-Augen-Prinzip)</translation>
     </message>

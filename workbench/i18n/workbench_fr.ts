@@ -1891,6 +1891,10 @@ Configuration : {1}</translation>
         <translation>{0} {1} est détenu par {2} depuis {3} (jusqu’à {4})</translation>
     </message>
     <message>
+        <source>{0} {1} is held by {2} through queue {3}: it is worked on there until it is given back</source>
+        <translation>{0} {1} est détenu par {2} via la file {3} : il y est traité jusqu’à ce qu’il soit rendu</translation>
+    </message>
+    <message>
         <source>{0} {1} is your own work; someone else reviews it (four eyes)</source>
         <translation>{0} {1} est votre propre travail ; quelqu’un d’autre le contrôle (quatre yeux)</translation>
     </message>

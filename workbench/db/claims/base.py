@@ -245,11 +245,20 @@ class ClaimMethod:
 
     @staticmethod
     def audit_rows(
-        q: mapping.BoundQueue, trail: audit_mod.AuditTrail, user: str, claimed: list[Claimed]
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        user: str,
+        claimed: list[Claimed],
+        *,
+        at_lock_time: bool = False,
     ) -> list[dict[str, Any]]:
-        rows = []
+        """The claim's audit rows (an expiry noticed, the claim); `at_lock_time`: stamped with the time
+        the lock was taken, as read back (a claim whose audit rows come in a later statement, whose own
+        clock would read later: AuditTrail.stamped)."""
+        rows: list[dict[str, Any]] = []
         for c in claimed:
             key = c.row["wb_key"]
+            start = len(rows)
             if c.prev_owner is not None:
                 rows.append(
                     trail.row(
@@ -262,6 +271,11 @@ class ClaimMethod:
                     )
                 )
             rows.append(trail.row(models.EventKind.CLAIM, key, user, owner=user, token=q.lock_from_row(c.row).token))
+            if at_lock_time:
+                # As text with its microseconds: MariaDB's ODBC driver sends a datetime parameter without them.
+                at = c.row["wb_time"].isoformat(sep=" ", timespec="microseconds")
+                for row in rows[start:]:
+                    row["at"] = at
         return rows
 
     @staticmethod

@@ -25,6 +25,7 @@ class _Plan:
     update: batches.Prepared  # lock one candidate (wb_one), checking again that it may be claimed
     read_back: batches.Prepared  # the row as locked
     audit: batches.Prepared  # one audit row
+    stamped: bool  # the audit rows carry the lock's time (StepwiseClaim.stamped_audit)
     commit: batches.Prepared
 
 
@@ -45,7 +46,7 @@ class BatchedClaim(stepwise.StepwiseClaim):
     """
 
     def __init__(self) -> None:
-        super().__init__(lock_candidates=True, returning=False, name="select-skip-locked")
+        super().__init__(lock_candidates=True, returning=False, name="select-skip-locked", stamps_audit=True)
         self._plans: dict[tuple[Any, ...], _Plan] = {}
 
     def claim(
@@ -98,7 +99,13 @@ class BatchedClaim(stepwise.StepwiseClaim):
                 for c, row in zip(candidates, rows, strict=True)
             ]
             held.run(
-                [*((plan.audit, row) for row in self.audit_rows(q, trail, request.user, claimed)), (plan.commit, {})]
+                [
+                    *(
+                        (plan.audit, row)
+                        for row in self.audit_rows(q, trail, request.user, claimed, at_lock_time=plan.stamped)
+                    ),
+                    (plan.commit, {}),
+                ]
             )
             committed = True
             return claimed
@@ -176,7 +183,10 @@ class BatchedClaim(stepwise.StepwiseClaim):
         held_count = (
             held.prepare(sa.select(self.held_count(q, now, user)), sample) if q.config.max_locks_per_user else None
         )
+        stamped = self.stamped_audit(q)
         audit = dict.fromkeys(trail.row(models.EventKind.CLAIM, "", ""))
+        if stamped:
+            audit["at"] = None
         return _Plan(
             held=held_count,
             candidates=held.prepare(sa.union_all(*(pick(arm, where) for arm, where in arms)), sample),
@@ -184,6 +194,7 @@ class BatchedClaim(stepwise.StepwiseClaim):
                 sa.update(q.table).where(one, sa.or_(expired, *due, free)).values(writes), {**sample, "wb_one": None}
             ),
             read_back=held.prepare(sa.select(*self.returned_columns(q, now)).where(one), {"wb_one": None}),
-            audit=held.prepare(trail.insert, audit, insert_columns=True),
+            audit=held.prepare(trail.stamped if stamped else trail.insert, audit, insert_columns=True),
+            stamped=stamped,
             commit=held.prepare(batches.COMMIT),
         )

@@ -43,8 +43,10 @@ class StepwiseClaim(base.ClaimMethod):
     really lock (TiDB) still never hands one row to two people.
     """
 
-    def __init__(self, *, lock_candidates: bool, returning: bool, name: str) -> None:
+    def __init__(self, *, lock_candidates: bool, returning: bool, name: str, stamps_audit: bool = False) -> None:
         self.lock_candidates, self.returning, self.name = lock_candidates, returning, name
+        # The audit rows carry the lock's time as read back (stamped_audit), not their own statement's clock.
+        self.stamps_audit = stamps_audit
         self._cache: dict[tuple[Any, ...], _Statements] = {}
 
     def claim(
@@ -158,8 +160,15 @@ class StepwiseClaim(base.ClaimMethod):
         ]
         order = {key: i for i, key in enumerate(keys)}
         claimed.sort(key=lambda c: order[c.row["wb_key"]])
-        trail.write(conn, self.audit_rows(q, trail, request.user, claimed))
+        trail.write(conn, self.audit_rows(q, trail, request.user, claimed, at_lock_time=self.stamped_audit(q)))
         return claimed
+
+    def stamped_audit(self, q: mapping.BoundQueue) -> bool:
+        """Do the claim's audit rows carry the lock's time? Where the clock is read per statement
+        (MySQL/MariaDB: UTC_TIMESTAMP(6) in the UPDATE, again in the later INSERT), the claim's audit
+        time would be its own, later; the lock's time, read back, is the claim's. Only where the lock
+        time is UTC as the trail keeps it (not a server-local clock, not a zoned column)."""
+        return self.stamps_audit and not q.local_clock and not q.aware
 
     def candidates(
         self, conn: sa.Connection, q: mapping.BoundQueue, s: _Statements, params: dict[str, Any], room: int
@@ -221,4 +230,4 @@ def sqlite_claim() -> StepwiseClaim:
 
 def mysql_claim() -> StepwiseClaim:
     # MySQL and MariaDB have no UPDATE … RETURNING: read the locked rows back in the transaction.
-    return StepwiseClaim(lock_candidates=True, returning=False, name="select-skip-locked")
+    return StepwiseClaim(lock_candidates=True, returning=False, name="select-skip-locked", stamps_audit=True)

@@ -1,0 +1,39 @@
+"""The table's lock rules (core/workflow.py LockRule) as the guard of the engine's supervisor statements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from workbench.core import models, workflow
+from workbench.db import mapping
+
+_R = workflow.LockRule
+
+
+def guard(
+    q: mapping.BoundQueue,
+    transition: str,
+    now: sa.ColumnElement[Any],
+    *,
+    lock: models.Lock | None = None,
+    owned: sa.ColumnElement[bool] | None = None,
+) -> sa.ColumnElement[bool]:
+    """The condition on the queue's row under which `transition` may change it, from its LockRule: the
+    statement that writes carries it, so that whatever happened since the row was read (an undo's
+    fresh lock, a claim) is never overwritten. `lock`: the lock read (a rule on a held row holds to that
+    very lock, its owner and token); `owned`: the rows whose lock is this queue's (WorkQueue._owned)."""
+    rule = workflow.TRANSITIONS[transition].lock
+    if rule is _R.FREE:
+        return q.shape.unheld(q.key)
+    if rule is _R.ANY:
+        return sa.true()
+    if rule in (_R.HELD_HERE, _R.STALE_HERE):
+        if lock is None or owned is None:
+            raise ValueError(f"{transition}: a rule on a held row needs the lock read and this queue's rows")
+        pinned = sa.and_(q.shape.pinned(lock.owner, lock.token), owned)
+        return pinned if rule is _R.HELD_HERE else sa.and_(pinned, q.expired(now))
+    # The caller's own lock and the claim's are the guarded writes' (db/guarded.py) and the claim
+    # methods' (db/claims/): their fences carry tokens and limits this module does not know.
+    raise ValueError(f"{transition}: the lock rule {rule.value!r} is not a supervisor's")
