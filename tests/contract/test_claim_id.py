@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import collections
-import uuid
 import datetime as dt
+import uuid
 from typing import Any
 
 import pytest
@@ -231,7 +231,8 @@ def test_keep_claim_id_never_hands_out_or_overwrites_another_programs_claim(nati
 def test_a_reopened_row_loses_its_kept_claim_id_and_is_served_again(native_env: support.Env) -> None:
     env = native_env
     config = CONFIG.replace(
-        '[queues.payments.outcomes.processed]', '[queues.payments.on_reopen]\nstatus = "new"\n\n[queues.payments.outcomes.processed]'
+        "[queues.payments.outcomes.processed]",
+        '[queues.payments.on_reopen]\nstatus = "new"\n\n[queues.payments.outcomes.processed]',
     )
     _tables(env, rows=1)
     wb = env.open(env.load(config))

@@ -634,9 +634,17 @@ class BoundQueue:
 
         Conditions on the time or the claiming user are left out: they tell no queue from another,
         and a held row may pass out of one (`follow_up_at > now`) while it is held. True where the
-        locks live in a lock table: its rows name their queue (LockTable.key_clause)."""
+        locks live in a lock table: its rows name their queue (LockTable.key_clause), and the guarded
+        writes hold the row to in_work() themselves (LockShape.guarded_statements)."""
         if self.shape.separate_locks:
             return sa.true()
+        return self.in_work()
+
+    def in_work(self) -> sa.ColumnElement[bool]:
+        """The row rule, the same for every lock shape: the row is still this queue's work, in its
+        scope and waiting or in the state its claim put it in (not moved out of it since, by another
+        program or by hand). A write under a lock (Save, Release, Complete, extend) is refused when
+        it fails: "the item is no longer in this queue's work". A condition on the queue's row."""
         scope = [b.clause() for b in self.scope if not b.condition.dynamic]
         todo = [b.clause() for b in self.todo if not b.condition.dynamic]
         claimed = self.claimed_state_clause(fixed=True)

@@ -154,9 +154,12 @@ class LockShape:
         lock_values: Mapping[str, Any],
         unlock: bool,
         completes: bool = False,
+        in_work: sa.ColumnElement[bool] | None = None,
     ) -> list[sa.Executable]:
         """The statements of a guarded write (save, complete, release, extend) that run_guarded runs;
-        `completes`: the write is a Complete (not a release)."""
+        `completes`: the write is a Complete (not a release); `in_work`: the row rule
+        (BoundQueue.in_work), which every statement that writes holds the row to. Here `fence`
+        carries it already (BoundQueue.held_here is the rule where the lock is in the row)."""
         values = {**item_values, **lock_values, **(self.unlock_writes() if unlock else {})}
         return [sa.update(table).where(fence).values(values)]
 

@@ -135,7 +135,13 @@ class ClaimIdColumn(LockTable):
         return True
 
     def item_write(
-        self, table: sa.Table, key_column: sa.Column[Any], item_values: Mapping[str, Any], unlock: bool, completes: bool
+        self,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        item_values: Mapping[str, Any],
+        unlock: bool,
+        completes: bool,
+        in_work: sa.ColumnElement[bool],
     ) -> sa.Update | None:
         values = dict(item_values)
         if unlock and not (completes and self.keep):
@@ -143,6 +149,5 @@ class ClaimIdColumn(LockTable):
         if not values:
             return None  # an extension: the lock row alone
         carries = self.claim_id == sa.bindparam("wb_claim", type_=self._bind_type)
-        return (
-            sa.update(table).where(key_column == sa.bindparam("wb_key", type_=key_column.type), carries).values(values)
-        )
+        key = key_column == sa.bindparam("wb_key", type_=key_column.type)
+        return sa.update(table).where(key, carries, in_work).values(values)
