@@ -202,7 +202,13 @@ class BoundQueue:
     ) -> None:
         binder = _Binder(queue, table, config_path)
         self.config, self.table, self.name, self.backend = queue, table, queue.name, backend
-        self.local_clock = local_clock
+        # The lock time's clock (`lock.clock`, else the database's): a zone's wall time is a local
+        # clock too (naive times on it), with its own "now".
+        chosen = queue.lock.clock or ("local" if local_clock else "utc")
+        self.lock_clock = chosen
+        self.db_local_clock = local_clock  # the database's clock: conditions on the table's other times
+        self.local_clock = chosen != "utc"
+        self.lock_zone = chosen if chosen not in ("utc", "local") else None
         self.key = binder.column(queue.key, "key")
         self._key_type = values.python_type(self.key)
         self._column_names = [c.name for c in table.c]
@@ -449,7 +455,7 @@ class BoundQueue:
             )
         aware = bool(getattr(column.type, "timezone", False))
         return BoundCondition(
-            condition, column, condition.value, now=clock.db_now(aware=aware, local=self.local_clock and not aware)
+            condition, column, condition.value, now=clock.db_now(aware=aware, local=self.db_local_clock and not aware)
         )
 
     def _bind_assignment(self, binder: _Binder, assignment: model.Assignment) -> BoundAssignment:
@@ -544,7 +550,7 @@ class BoundQueue:
         return self.shape.columns_in_table
 
     def now(self) -> sa.ColumnElement[Any]:
-        return clock.db_now(aware=self.aware, local=self.local_clock)
+        return clock.db_now(aware=self.aware, local=self.local_clock, zone=self.lock_zone)
 
     def expiry(self) -> sa.ColumnElement[Any]:
         return self.shape.expiry()

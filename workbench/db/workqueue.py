@@ -658,7 +658,9 @@ class WorkQueue:
         result = now
         claim = self.trail.last_claim(conn, key) if q.config.max_lock_seconds is not None else None
         if claim is not None and claim.owner == user and claim.at is not None:
-            claimed_at = claim.at if q.aware or q.local_clock else claim.at.replace(tzinfo=None)
+            claimed_at = claim.at if q.aware else claim.at.replace(tzinfo=None)
+            if q.local_clock and not q.aware:  # the trail's UTC on the lock's clock (local, a zone)
+                claimed_at = stats.Clock.read(conn, q).from_utc(claimed_at)
             assert q.config.max_lock_seconds is not None
             latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
             result = min(now, latest)
