@@ -19,7 +19,6 @@ from workbench.db.digests import (
     token_digest as token_digest,  # audit.token_digest: where the trail's readers look for it
 )
 
-
 # The events that start or end a lock (AuditTrail.took).
 _CLAIM_OR_END = ["claim", "complete", "release", "defer", "force_release", "expire", "reassign"]
 
