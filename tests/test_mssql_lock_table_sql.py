@@ -151,6 +151,11 @@ LOCK_FENCE = (
     "AND workbench_locks.token = :wb_token AND coalesce(workbench_locks.lock_user, '') = :wb_user "
     "AND workbench_locks.expires_at > SYSUTCDATETIME()"
 )
+# The row rule (BoundQueue.in_work): the ticket is still the queue's work, asked by its key.
+IN_WORK = (
+    " AND (EXISTS (SELECT * FROM vendor.vendor_tickets WHERE vendor.vendor_tickets.ticket_id = :wb_key "
+    "AND vendor.vendor_tickets.state = 'open'))"
+)
 
 
 def _writes(shape: guarded.Shape) -> list[str]:
@@ -161,26 +166,29 @@ def _writes(shape: guarded.Shape) -> list[str]:
 
 def test_complete_deletes_the_lock_row_under_the_fence_then_writes_the_outcome() -> None:
     fence, outcome = _writes(guarded.Shape(models.EventKind.COMPLETE, outcome="solved", unlock=True))
-    assert fence == f"DELETE FROM workbench_locks {LOCK_FENCE}"
+    assert fence == f"DELETE FROM workbench_locks {LOCK_FENCE}{IN_WORK}"
     assert outcome == (
         "UPDATE vendor.vendor_tickets SET state='solved', solved_by=:wb_user, "
         "solved_at=SYSUTCDATETIME() "
-        "WHERE vendor.vendor_tickets.ticket_id = :wb_key"
+        "WHERE vendor.vendor_tickets.ticket_id = :wb_key AND vendor.vendor_tickets.state = 'open'"
     )
 
 
 def test_save_holds_the_lock_row_then_writes_the_edits() -> None:
     fence, edits = _writes(guarded.Shape(models.EventKind.SAVE, edits=("subject",)))
-    assert fence == f"SELECT workbench_locks.token FROM workbench_locks WITH (UPDLOCK, ROWLOCK) {LOCK_FENCE}"
-    assert edits == "UPDATE vendor.vendor_tickets SET subject=:wb_e0 WHERE vendor.vendor_tickets.ticket_id = :wb_key"
+    assert fence == f"SELECT workbench_locks.token FROM workbench_locks WITH (UPDLOCK, ROWLOCK) {LOCK_FENCE}{IN_WORK}"
+    assert edits == (
+        "UPDATE vendor.vendor_tickets SET subject=:wb_e0 WHERE vendor.vendor_tickets.ticket_id = :wb_key "
+        "AND vendor.vendor_tickets.state = 'open'"
+    )
 
 
 def test_extend_and_release() -> None:
     (extend,) = _writes(guarded.Shape(models.EventKind.EXTEND, extend=True))
     assert extend.startswith("UPDATE workbench_locks SET expires_at=CASE WHEN")
-    assert extend.endswith("> workbench_locks.expires_at")
+    assert extend.endswith(f"> workbench_locks.expires_at{IN_WORK}")
     (release,) = _writes(guarded.Shape(models.EventKind.RELEASE, unlock=True, release_writes=True))
-    assert release == f"DELETE FROM workbench_locks {LOCK_FENCE}"
+    assert release == f"DELETE FROM workbench_locks {LOCK_FENCE}{IN_WORK}"
 
 
 def test_the_board_and_health_read_the_lock_table() -> None:
@@ -235,10 +243,13 @@ def test_claim_id_writes_check_the_rows_claim_id() -> None:
         one_line(compiled(s))
         for s in writer._statement(guarded.Shape(models.EventKind.COMPLETE, outcome="done", unlock=True))
     ]
-    assert fence == f"DELETE FROM workbench_locks {LOCK_FENCE.replace('tickets', 'exports')}"
+    in_work = (
+        " AND (EXISTS (SELECT * FROM export_rows WHERE export_rows.row_id = :wb_key AND export_rows.processed = 0))"
+    )
+    assert fence == f"DELETE FROM workbench_locks {LOCK_FENCE.replace('tickets', 'exports')}{in_work}"
     assert outcome == (
         "UPDATE export_rows SET processed=1, [Lock]=NULL WHERE export_rows.row_id = :wb_key "
-        "AND export_rows.[Lock] = :wb_claim"
+        "AND export_rows.[Lock] = :wb_claim AND export_rows.processed = 0"
     )
     assert q.shape.token_params("0123456789abcdef0123456789abcdef")["wb_claim"].hex == "0123456789abcdef" * 2
 

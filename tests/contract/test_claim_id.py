@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import uuid
 from typing import Any
 
 import pytest
@@ -186,3 +187,59 @@ def test_processes_drain_a_claim_id_queue_without_sharing_an_item(native_env: su
         left = conn.execute(sa.text("SELECT count(*) FROM export_rows WHERE processed = 0")).scalar()
     assert left == 0 and _lock_rows(env) == 0
     assert wb.supervision("exports").health().waiting == 0
+
+
+THREE = ["sqlite", "postgresql", "mariadb"]
+
+
+def _foreign_claim(env: support.Env, keys: list[int], claim: uuid.UUID | None) -> None:
+    """Another program (a batch job) marks waiting rows of `payments` with its own claim id."""
+    t = sa.table("payments", sa.column("payment_id", sa.Integer), sa.column("process_uuid", sa.Uuid()))
+    with env.engine.begin() as conn:
+        conn.execute(sa.update(t).where(t.c.payment_id.in_(keys)).values({"process_uuid": claim}))
+
+
+@pytest.mark.parametrize("backend", THREE)
+def test_keep_claim_id_never_hands_out_or_overwrites_another_programs_claim(native_env: support.Env) -> None:
+    env = native_env
+    wb = _tables(env, rows=6)
+    theirs = uuid.uuid4()
+    _foreign_claim(env, [1, 3], theirs)  # status stays "new": the batch job works them by its id
+    q = wb.queue("payments")
+    with pytest.raises(errors.NothingToClaim):
+        q.claim("alice", 1)
+    claimed = q.claim_next("alice", 10)
+    assert sorted(c.lock.key for c in claimed) == [2, 4, 5, 6]
+    with pytest.raises(errors.NothingToClaim):
+        q.claim_next("bob")
+    # The shape's own write into the row never replaces another program's id either.
+    shape = q.q.shape
+    with env.engine.begin() as conn:
+        assert not shape.stamp(conn, q.q.table, q.q.key, 3, uuid.uuid4().hex, None)  # type: ignore[attr-defined]
+    for key in (1, 3):
+        row = _row(env, "payments", key)
+        assert (row["status"], str(row["process_uuid"]).replace("-", "")) == ("new", theirs.hex)
+    assert Supervision(q).health().waiting == 0
+    # Completed rows keep workbench's id and are not work; the foreign rows are served once freed.
+    for c in claimed:
+        q.complete("alice", c.lock.key, c.lock.token, "processed")
+    _foreign_claim(env, [1], None)
+    assert [c.lock.key for c in q.claim_next("bob", 10)] == [1]
+
+
+@pytest.mark.parametrize("backend", THREE)
+def test_a_reopened_row_loses_its_kept_claim_id_and_is_served_again(native_env: support.Env) -> None:
+    env = native_env
+    config = CONFIG.replace(
+        "[queues.payments.outcomes.processed]",
+        '[queues.payments.on_reopen]\nstatus = "new"\n\n[queues.payments.outcomes.processed]',
+    )
+    _tables(env, rows=1)
+    wb = env.open(env.load(config))
+    q = wb.queue("payments")
+    a = q.claim_next("alice")[0]
+    q.complete("alice", a.lock.key, a.lock.token, "processed")
+    assert _row(env, "payments", 1)["process_uuid"] is not None  # kept
+    Supervision(q).reopen("boss", 1, "booked twice")
+    assert _row(env, "payments", 1)["process_uuid"] is None
+    assert [c.lock.key for c in q.claim_next("bob")] == [1]

@@ -461,15 +461,20 @@ def cmd_init(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def cmd_queues(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench.services import admin
+
     with common.open_database(args) as wb:  # published settings are read from the database
         wb.validate()  # what `next` would refuse is refused here too
         config = wb.config
+        warnings = admin.clock_warnings(wb)  # lock times written on another clock
     rows = [
         {"name": q.name, "title": q.title, "table": q.table_label, "outcomes": [o.name for o in q.outcomes]}
         for q in config.queues.values()
     ]
+    for warning in warnings if not as_json else []:
+        sys.stderr.write(f"warning: {warning}\n")
     if as_json:
-        output.dump_json({"config": config.path, "queues": rows})
+        output.dump_json({"config": config.path, "queues": rows, "warnings": warnings})
     else:
         output.table(
             ["QUEUE", "TITLE", "TABLE", "OUTCOMES"],

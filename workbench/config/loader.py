@@ -7,6 +7,7 @@ import datetime as dt
 import difflib
 import re
 import tomllib
+import zoneinfo
 from collections.abc import Set
 from pathlib import Path
 from typing import Any
@@ -655,6 +656,10 @@ def _parse_lock(reader: _Reader, data: dict[str, Any] | None, key: str) -> model
         )
     reader.check_keys(data, _LOCK_KEYS, key)
     if "table" in data or "claim_id" in data:
+        if "clock" in data:
+            raise reader.fail(
+                f"{key}.clock", "applies to a lock time in the queue's row; a lock table keeps workbench's own times"
+            )
         return _parse_lock_table(reader, data, key)
     if "keep_claim_id" in data:
         raise reader.fail(f"{key}.keep_claim_id", "applies to a claim-id column only; set claim_id too")
@@ -666,11 +671,35 @@ def _parse_lock(reader: _Reader, data: dict[str, Any] | None, key: str) -> model
         time=time,
         expires=reader.identifier(data, "expires", key, required=False),
         token=reader.identifier(data, "token", key, required=False),
+        clock=_lock_clock(reader, data, key),
     )
     named = [c for c in (columns.user, columns.time, columns.expires, columns.token) if c]
     if len(set(named)) != len(named):
         raise reader.fail(key, "each lock column must be a different column")
     return columns
+
+
+def _known_zone(name: str) -> bool:
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+        return False
+    return True
+
+
+def _lock_clock(reader: _Reader, data: dict[str, Any], key: str) -> str | None:
+    """`lock.clock`: utc, local or an IANA zone name (None: the database's clock setting)."""
+    clock_name = reader.string(data, "clock", key, required=False)
+    if clock_name is None or clock_name in settings.CLOCKS:
+        return clock_name
+    # A zone name goes into SQL nowhere (its offset is a bound number), but keep it to what zones look like.
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*", clock_name) or not _known_zone(clock_name):
+        raise reader.fail(
+            f"{key}.clock",
+            f"{clock_name!r} is not a clock: use `utc`, `local` (the database's local time) or an IANA time "
+            "zone name such as `Europe/Berlin`",
+        )
+    return clock_name
 
 
 def _parse_lock_table(reader: _Reader, data: dict[str, Any], key: str) -> model.LockColumns:

@@ -82,6 +82,8 @@ class LockColumns:
     # claim and cleared by a release (and by Complete unless keep_claim_id); time and expiry live in `table`.
     claim_id: str | None = None
     keep_claim_id: bool = False
+    # The clock of a lock time kept in the row: "utc", "local" or an IANA zone (None: [database] clock).
+    clock: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -423,6 +423,15 @@ LOCK: tuple[Setting, ...] = (
     ),
     Setting("claim_id", "name", None, "the table's own claim-id column (shape 6)"),
     Setting("keep_claim_id", "boolean", False, "Complete leaves the claim id on the row"),
+    Setting(
+        "clock",
+        "text",
+        None,
+        "the clock of the lock time in the row (shapes 1 and 2): `utc`, `local` (the database's local "
+        "time) or an IANA zone name such as `Europe/Berlin`; every program that writes the lock columns "
+        'must write this clock (see "Running beside the old program")',
+        shown_default="`[database] clock`",
+    ),
 )
 
 OUTCOME: tuple[Setting, ...] = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import io
 import re
 from typing import Any
@@ -303,3 +304,60 @@ def _guessable_fence(queue: model.QueueConfig, binder: mapping._Binder) -> list[
         "fractions of a second (e.g. DATETIME(6)) or configure a token column (lock.token)"
     )
     return [note]
+
+
+# How far the lock times in a table may be from the chosen clock before `attach` and `queues` say so.
+CLOCK_TOLERANCE = dt.timedelta(minutes=1)
+_QUARTER = 15 * 60  # time zones are whole quarter-hours from UTC (and from each other)
+
+
+def clock_warning(conn: sa.Connection, q: mapping.BoundQueue) -> str | None:
+    """What the lock times already in the row say about the clock another program writes: a held lock
+    time ahead of the queue's lock clock (`lock.clock`) by more than a minute, or one of the newest
+    held ones behind it by a whole number of quarter-hours, give or take a minute (a time zone's
+    offset rather than an old lock). None when they agree, nothing is locked, or the times are
+    absolute (a time-zone-aware column). A hint, not a proof: it ends in a question."""
+    if q.shape.separate_locks or q.aware:
+        return None  # workbench's own lock table, or times that carry their offset
+    now = _naive(conn.execute(sa.select(sa.type_coerce(q.now(), sa.DateTime()))).scalar())
+    newest = conn.execute(
+        sa.select(q.time).where(q.user.is_not(None), q.time.is_not(None)).order_by(q.time.desc()).limit(20)
+    ).scalars()
+    times = [t for t in (_naive(value) for value in newest) if t is not None]
+    if now is None or not times:
+        return None
+    tolerance = CLOCK_TOLERANCE.total_seconds()
+    how = None
+    for time in times:
+        off = (time - now).total_seconds()
+        quarters = round(off / _QUARTER)
+        if off > tolerance:
+            how, shown = f"{_span(off)} ahead of", time
+            break
+        if quarters and abs(off - quarters * _QUARTER) <= tolerance and abs(quarters) <= 56:
+            how, shown = f"{_span(-off)} behind", time
+            break
+    if how is None:
+        return None
+    return (
+        f"queue {q.name}: a lock time in {q.table.name}.{q.time.name} ({shown:%Y-%m-%d %H:%M:%S}) is "
+        f"{how} the queue's lock clock ({q.lock_clock}, now {now:%Y-%m-%d %H:%M:%S}): another program writes "
+        "local time? Every program on the lock columns must write the same clock and keep the same "
+        "maximum age: set lock.clock to `utc`, `local` or the zone it writes (e.g. `Europe/Berlin`)"
+    )
+
+
+def _naive(value: Any) -> dt.datetime | None:
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, dt.datetime):
+        return None
+    return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo is not None else value
+
+
+def _span(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"

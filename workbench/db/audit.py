@@ -19,6 +19,9 @@ from workbench.db.digests import (
     token_digest as token_digest,  # audit.token_digest: where the trail's readers look for it
 )
 
+# The events that start or end a lock (AuditTrail.took).
+_CLAIM_OR_END = ["claim", "complete", "release", "defer", "force_release", "expire", "reassign"]
+
 
 def json_value(value: Any) -> Any:
     """A value of a queue's row in an audit row's detail: times in ISO 8601, other non-JSON values
@@ -140,6 +143,22 @@ class AuditTrail:
         )
         row = conn.execute(stmt).mappings().first()
         return self.event(row) if row else None
+
+    def took(self, conn: sa.Connection, key: Any, user: str) -> bool:
+        """Does the trail say that workbench holds `key` for `user` in this queue: is the item's newest
+        claim or end of a lock a claim for `user`? A lock under a user's name that it does not name is
+        another program's, written under the same name (the old program and workbench both default to
+        the OS login). Asked by claim and end, not by token: an extension moves a lock time that is the
+        token (shape 2) and is recorded with the new one, but aging or repair by SQL is not."""
+        t = self.table
+        stmt = (
+            sa.select(t.c.event, t.c.owner)
+            .where(t.c.queue == self.queue, t.c.item_key == str(key), t.c.event.in_(_CLAIM_OR_END))
+            .order_by(t.c.id.desc())
+            .limit(1)
+        )
+        row = conn.execute(stmt).first()
+        return row is not None and row.event == models.EventKind.CLAIM.value and row.owner == user
 
     def last_event(self, conn: sa.Connection, key: Any) -> models.Event | None:
         """The newest event of an item, whatever it was."""

@@ -8,6 +8,8 @@ function; anything else falls back to CURRENT_TIMESTAMP.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import zoneinfo
 from typing import Any
 
 import sqlalchemy as sa
@@ -50,11 +52,25 @@ class LocalNow(_Now):
     local = True
 
 
-def db_now(*, aware: bool = False, local: bool = False) -> _Now:
-    """The database's current time: UTC (naive or aware) or the server's local time."""
+def db_now(*, aware: bool = False, local: bool = False, zone: str | None = None) -> ColumnElement[Any]:
+    """The database's current time: UTC (naive or aware), the server's local time, or the wall time
+    of the IANA zone `zone` (a queue's `lock.clock`, for another program that writes that zone's
+    time): the server's UTC plus the zone's offset, which is asked at every execution (a bound value
+    made when the statement runs), so that a process running across a daylight-saving change
+    follows it. Zones come from Python's time zone data, which every database can use alike."""
     if aware:
         return AwareNow()
+    if zone is not None:
+        offset = sa.bindparam(None, callable_=functools.partial(zone_offset, zone), type_=sa.Integer())
+        return add_seconds(UtcNow(), offset)
     return LocalNow() if local else UtcNow()
+
+
+def zone_offset(zone: str, at: dt.datetime | None = None) -> int:
+    """The offset of IANA zone `zone` from UTC at `at` (now), in whole seconds."""
+    moment = at or dt.datetime.now(dt.UTC)
+    offset = moment.astimezone(zoneinfo.ZoneInfo(zone)).utcoffset()
+    return int(offset.total_seconds()) if offset is not None else 0
 
 
 @compiles(_Now)

@@ -458,7 +458,14 @@ class GuardedWriter:
             lock_values.update(self._extend_writes(now))
             where = sa.and_(where, self._extends_something(now))
         statements = q.shape.guarded_statements(
-            q.table, q.key, where, values, lock_values, shape.unlock, completes=shape.outcome is not None
+            q.table,
+            q.key,
+            where,
+            values,
+            lock_values,
+            shape.unlock,
+            completes=shape.outcome is not None,
+            in_work=q.in_work(),
         )
         if not self._one_statement(shape):
             return statements

@@ -202,7 +202,13 @@ class BoundQueue:
     ) -> None:
         binder = _Binder(queue, table, config_path)
         self.config, self.table, self.name, self.backend = queue, table, queue.name, backend
-        self.local_clock = local_clock
+        # The lock time's clock (`lock.clock`, else the database's): a zone's wall time is a local
+        # clock too (naive times on it), with its own "now".
+        chosen = queue.lock.clock or ("local" if local_clock else "utc")
+        self.lock_clock = chosen
+        self.db_local_clock = local_clock  # the database's clock: conditions on the table's other times
+        self.local_clock = chosen != "utc"
+        self.lock_zone = chosen if chosen not in ("utc", "local") else None
         self.key = binder.column(queue.key, "key")
         self._key_type = values.python_type(self.key)
         self._column_names = [c.name for c in table.c]
@@ -251,6 +257,11 @@ class BoundQueue:
         self.on_claim = [self._bind_assignment(binder, a) for a in queue.on_claim]
         self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
         self.on_reopen = [self._bind_assignment(binder, a) for a in queue.on_reopen]
+        if self.on_reopen:  # and what the lock shape clears with it (a kept claim id)
+            self.on_reopen += [
+                BoundAssignment(model.Assignment(c.name, "null", None, f"queues.{queue.name}.lock"), c, None)
+                for c in self.shape.cleared_on_reopen()
+            ]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
         # Changed columns whose values the audit trail leaves out (names only).
         self.audit_hidden = {binder.column(name, "audit_hidden").name for name in queue.audit_hidden}
@@ -444,7 +455,7 @@ class BoundQueue:
             )
         aware = bool(getattr(column.type, "timezone", False))
         return BoundCondition(
-            condition, column, condition.value, now=clock.db_now(aware=aware, local=self.local_clock and not aware)
+            condition, column, condition.value, now=clock.db_now(aware=aware, local=self.db_local_clock and not aware)
         )
 
     def _bind_assignment(self, binder: _Binder, assignment: model.Assignment) -> BoundAssignment:
@@ -539,7 +550,7 @@ class BoundQueue:
         return self.shape.columns_in_table
 
     def now(self) -> sa.ColumnElement[Any]:
-        return clock.db_now(aware=self.aware, local=self.local_clock)
+        return clock.db_now(aware=self.aware, local=self.local_clock, zone=self.lock_zone)
 
     def expiry(self) -> sa.ColumnElement[Any]:
         return self.shape.expiry()
@@ -629,9 +640,17 @@ class BoundQueue:
 
         Conditions on the time or the claiming user are left out: they tell no queue from another,
         and a held row may pass out of one (`follow_up_at > now`) while it is held. True where the
-        locks live in a lock table: its rows name their queue (LockTable.key_clause)."""
+        locks live in a lock table: its rows name their queue (LockTable.key_clause), and the guarded
+        writes hold the row to in_work() themselves (LockShape.guarded_statements)."""
         if self.shape.separate_locks:
             return sa.true()
+        return self.in_work()
+
+    def in_work(self) -> sa.ColumnElement[bool]:
+        """The row rule, the same for every lock shape: the row is still this queue's work, in its
+        scope and waiting or in the state its claim put it in (not moved out of it since, by another
+        program or by hand). A write under a lock (Save, Release, Complete, extend) is refused when
+        it fails: "the item is no longer in this queue's work". A condition on the queue's row."""
         scope = [b.clause() for b in self.scope if not b.condition.dynamic]
         todo = [b.clause() for b in self.todo if not b.condition.dynamic]
         claimed = self.claimed_state_clause(fixed=True)

@@ -90,12 +90,13 @@ class WorkQueue:
             raise errors.UsageError(f"queue {self.name} serves items in order only (allow_pick = false)")
         key = self.q.coerce_key(key)
         current = self.show(key)
-        if current.lock is not None and current.lock.owner == user and not current.lock.expired:
+        lock = current.lock
+        if lock is not None and lock.owner == user and not lock.expired and self._took(lock):
             if not self._held_here(key):
                 # The caller's own lock, taken in another queue of the table: resumed there, not here.
                 taken = self.db.read(lambda conn: self.lost.elsewhere(conn, key, "work on"))
                 raise errors.NothingToClaim(taken.happened, reason="unavailable")
-            return models.Claim(lock=current.lock, item=current.item, resumed=True)
+            return models.Claim(lock=lock, item=current.item, resumed=True)
         self._check_group(user)
         claimed = self.method.claim(
             self.db, self.q, self.trail, claims.ClaimRequest(user=user, count=1, key=key, use_cooldown=False)
@@ -233,8 +234,12 @@ class WorkQueue:
         return "other"
 
     def mine(self, user: str) -> list[models.Lock]:
-        """The user's locks in this queue, oldest first, including expired ones not yet taken over."""
+        """The user's locks in this queue, oldest first, including expired ones not yet taken over;
+        only those workbench took (_took): another program's lock under the same name is not one's own."""
         return self._locks(user)
+
+    def _took(self, lock: models.Lock) -> bool:
+        return self.db.read(lambda conn: self.trail.took(conn, lock.key, lock.owner))
 
     def locks(self) -> list[models.Lock]:
         """Every lock in this queue (live and expired-not-yet-swept), oldest first."""
@@ -253,7 +258,10 @@ class WorkQueue:
                 .where(*where)
                 .order_by(q.time, q.key)
             )
-            return [q.lock_from_row(row) for row in conn.execute(stmt).mappings()]
+            found = [q.lock_from_row(row) for row in conn.execute(stmt).mappings()]
+            if user is None:
+                return found
+            return [lock for lock in found if self.trail.took(conn, lock.key, lock.owner)]
 
         return self.db.read(read)
 
@@ -700,7 +708,9 @@ class WorkQueue:
         result = now
         claim = self.trail.last_claim(conn, key) if q.config.max_lock_seconds is not None else None
         if claim is not None and claim.owner == user and claim.at is not None:
-            claimed_at = claim.at if q.aware or q.local_clock else claim.at.replace(tzinfo=None)
+            claimed_at = claim.at if q.aware else claim.at.replace(tzinfo=None)
+            if q.local_clock and not q.aware:  # the trail's UTC on the lock's clock (local, a zone)
+                claimed_at = stats.Clock.read(conn, q).from_utc(claimed_at)
             assert q.config.max_lock_seconds is not None
             latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
             result = min(now, latest)

@@ -64,7 +64,20 @@ def attach(wb: Workbench, queue: str, *, apply: bool) -> Attached:
         ddl = attach_mod.render(conn, plan)
         if apply and not plan.empty:
             attach_mod.apply(conn, plan)
-    return Attached(ddl, bool(apply and not plan.empty), list(plan.notes), bool(plan.suggested), plan.empty)
+    notes = list(plan.notes)
+    if not plan.add_columns:  # the lock columns are there: do their times agree with the lock clock?
+        notes += clock_warnings(wb, [queue])
+    return Attached(ddl, bool(apply and not plan.empty), notes, bool(plan.suggested), plan.empty)
+
+
+def clock_warnings(wb: Workbench, queues: list[str] | None = None) -> list[str]:
+    """For `queues` (all): where the lock times already in a table disagree with the queue's lock
+    clock by more than a minute (another program writing local time; attach.clock_warning)."""
+    names = list(wb.config.queues) if queues is None else queues
+    bound = [wb.queue(name).q for name in names]
+    with dberrors.translated(), wb.engine.connect() as conn:
+        found = [attach_mod.clock_warning(conn, q) for q in bound]
+    return [warning for warning in found if warning]
 
 
 @dataclasses.dataclass(frozen=True)

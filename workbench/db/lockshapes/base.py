@@ -154,9 +154,12 @@ class LockShape:
         lock_values: Mapping[str, Any],
         unlock: bool,
         completes: bool = False,
+        in_work: sa.ColumnElement[bool] | None = None,
     ) -> list[sa.Executable]:
         """The statements of a guarded write (save, complete, release, extend) that run_guarded runs;
-        `completes`: the write is a Complete (not a release)."""
+        `completes`: the write is a Complete (not a release); `in_work`: the row rule
+        (BoundQueue.in_work), which every statement that writes holds the row to. Here `fence`
+        carries it already (BoundQueue.held_here is the rule where the lock is in the row)."""
         values = {**item_values, **lock_values, **(self.unlock_writes() if unlock else {})}
         return [sa.update(table).where(fence).values(values)]
 
@@ -284,6 +287,11 @@ class LockShape:
         if self.expires is not None:
             result[self.expires.name] = clock.add_seconds(now, self.seconds(self.lock_seconds))
         return result
+
+    def cleared_on_reopen(self) -> list[sa.Column[Any]]:
+        """Columns of the queue's row that a reopen sets to NULL besides on_reopen (a kept claim id,
+        which would otherwise mark the reopened row as held)."""
+        return []
 
     def unlock_writes(self) -> dict[str, Any]:
         """What a release or a Complete writes."""

@@ -179,8 +179,15 @@ class LockTable(TokenColumn):
         lock_values: Mapping[str, Any],
         unlock: bool,
         completes: bool = False,
+        in_work: sa.ColumnElement[bool] | None = None,
     ) -> list[sa.Executable]:
         locks = self.locks
+        # The row rule: the lock row is removed or moved only while the queue's row is in this queue's
+        # work (the fence is on the lock table, so the row is asked by key); the item's own write holds
+        # to it again, so that a change committed between the two statements rolls both back.
+        work = in_work if in_work is not None else sa.true()
+        key = key_column == sa.bindparam("wb_key", type_=key_column.type)
+        fence = sa.and_(fence, sa.exists().where(key, work))
         if unlock:
             first: sa.Executable = sa.delete(locks).where(fence)
         elif lock_values:
@@ -188,20 +195,27 @@ class LockTable(TokenColumn):
         else:  # a Save: hold the lock row until the edits are written
             first = self.backend.lock_row(sa.select(locks.c.token).where(fence), locks)
         statements = [first]
-        item = self.item_write(table, key_column, item_values, unlock, completes)
+        item = self.item_write(table, key_column, item_values, unlock, completes, work)
         if item is not None:
             statements.append(item)
         return statements
 
     def item_write(
-        self, table: sa.Table, key_column: sa.Column[Any], item_values: Mapping[str, Any], unlock: bool, completes: bool
+        self,
+        table: sa.Table,
+        key_column: sa.Column[Any],
+        item_values: Mapping[str, Any],
+        unlock: bool,
+        completes: bool,
+        in_work: sa.ColumnElement[bool],
     ) -> sa.Update | None:
-        """The queue row's part of a guarded write (None: nothing to write there)."""
+        """The queue row's part of a guarded write, on a row still in the queue's work (None: nothing
+        to write there)."""
         if not item_values:
             return None
         return (
             sa.update(table)
-            .where(key_column == sa.bindparam("wb_key", type_=key_column.type))
+            .where(key_column == sa.bindparam("wb_key", type_=key_column.type), in_work)
             .values(dict(item_values))
         )
 
