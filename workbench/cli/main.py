@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as dt
 import os
@@ -317,6 +318,11 @@ def main(
 def _run(args: argparse.Namespace, as_json: bool) -> int:
     try:
         return _COMMANDS[args.command](args, as_json)
+    except errors.LoginNotOperator as exc:  # the cause said for the user this command acts as
+        with contextlib.suppress(errors.WorkbenchError):
+            exc = errors.LoginNotOperator(exc.login, common.user(args))
+        _report(exc, as_json)
+        return exc.exit_code
     except errors.WorkbenchError as exc:
         _report(exc, as_json)
         return exc.exit_code

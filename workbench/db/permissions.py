@@ -145,6 +145,54 @@ def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.No
     return login_mismatch_error(user, row[0])
 
 
+def not_an_operator(conn: sa.Connection) -> str | None:
+    """On PostgreSQL under `workbench grants`: this login's name when it is not a member of
+    workbench_operator and not exempt (superuser, BYPASSRLS); None otherwise. Says why a login was
+    refused workbench's own tables, which grants gives to operators only."""
+    if not backends.of(conn).roles or not _role_exists(conn, OPERATOR_ROLE):
+        return None
+    login, member = conn.execute(
+        sa.text(
+            "SELECT session_user, r.rolsuper OR r.rolbypassrls OR pg_has_role(session_user, :role, 'USAGE') "
+            "FROM pg_catalog.pg_roles r WHERE r.rolname = session_user"
+        ),
+        {"role": OPERATOR_ROLE},
+    ).one()
+    return None if member else str(login)
+
+
+def roles_sql() -> str:
+    """What a database administrator runs once so that a table owner without CREATEROLE may run
+    `grants --apply`: the two NOLOGIN roles, the supervisor a member of the operator."""
+    return (
+        f"CREATE ROLE {OPERATOR_ROLE} NOLOGIN;\n"
+        f"CREATE ROLE {SUPERVISOR_ROLE} NOLOGIN;\n"
+        f"GRANT {OPERATOR_ROLE} TO {SUPERVISOR_ROLE};"
+    )
+
+
+def roles_it_cannot_make(conn: sa.Connection) -> str | None:
+    """On PostgreSQL: why `grants --apply` would fail making workbench's roles (they are missing and this
+    login may not create roles), with the grant it lacks and the alternative; None when it can go ahead."""
+    if not backends.of(conn).roles:
+        return None
+    login, may = conn.execute(
+        sa.text("SELECT rolname, rolsuper OR rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = current_user")
+    ).one()
+    missing = [role for role in (OPERATOR_ROLE, SUPERVISOR_ROLE) if not _role_exists(conn, role)]
+    member = (
+        not missing and conn.execute(sa.select(sa.func.pg_has_role(SUPERVISOR_ROLE, OPERATOR_ROLE, "MEMBER"))).scalar()
+    )
+    if may or (not missing and member):
+        return None
+    what = " and ".join(missing) if missing else f"{SUPERVISOR_ROLE}'s membership of {OPERATOR_ROLE}"
+    return (
+        f"`grants --apply` makes the database roles {what}, and the login {login} may not create roles: it "
+        f"needs CREATEROLE (a database administrator runs ALTER ROLE {login} CREATEROLE), or the administrator "
+        f"makes the roles first, once for the server, and then {login} runs `grants --apply` again:\n" + roles_sql()
+    )
+
+
 def database_roles_in_use(conn: sa.Connection) -> bool:
     """PostgreSQL with `workbench grants` applied somewhere on the server (the supervisor role exists)."""
     return backends.of(conn).roles and _role_exists(conn, SUPERVISOR_ROLE)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from workbench.config import model
+from workbench.core import errors
 from workbench.db import attach as attach_mod
 from workbench.db import dberrors, groups, migrations, permissions, probe, published, racecheck, service
 
@@ -103,6 +104,9 @@ def grants(wb: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grants:
             else permissions.plan(conn, bound, own, wb.config.reviewed_by(queue))
         )
         ddl = permissions.render(statements)
+        missing = permissions.roles_it_cannot_make(conn) if apply and not revoke else None
+        if missing is not None:
+            raise errors.NotPermitted(missing)
         if apply:
             permissions.apply(conn, statements)
     return Grants(dialect, label, roles=True, ddl=ddl, applied=apply)
