@@ -255,6 +255,12 @@ def grant(conn: sa.Connection, schema: str | None, actor: str, user: str, role: 
     if role not in tables.ROLE_NAMES:
         raise errors.InvalidValue(f"no role '{role}'; the roles are {' and '.join(tables.ROLE_NAMES)}")
     require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_GRANT_ROLE, role, user))
+    return record_role(conn, schema, actor, user, role)
+
+
+def record_role(conn: sa.Connection, schema: str | None, actor: str, user: str, role: str) -> RoleGrant:
+    """Write `user`'s role, unchecked: for `people add`, run by a login that may create the database's
+    logins (and so may decide who supervises)."""
     t = roles_table(schema)
     conn.execute(sa.delete(t).where(t.c.user_name == user))
     conn.execute(sa.insert(t).values(user_name=user, role=role, granted_by=actor, granted_at=clock.db_now()))
@@ -271,6 +277,12 @@ def revoke(conn: sa.Connection, schema: str | None, actor: str, user: str) -> Ro
     require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_REVOKE_ROLE, user))
     conn.execute(sa.delete(t).where(t.c.user_name == user))
     return _grant(row)
+
+
+def forget_role(conn: sa.Connection, schema: str | None, user: str) -> None:
+    """Remove `user`'s row, unchecked (`people remove`, as record_role)."""
+    t = roles_table(schema)
+    conn.execute(sa.delete(t).where(t.c.user_name == user))
 
 
 def _check_name(name: str, what: str) -> None:
