@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from tests import servers, support
 from workbench.core import errors
-from workbench.db import permissions
+from workbench.db import people, permissions
 
 _cli = support.run_cli
 pytestmark = pytest.mark.servers
@@ -285,3 +285,80 @@ def test_people_on_sql_server_is_a_script(tmp_path: Path, capsys: pytest.Capture
     assert code == 0 and "CREATE USER [a.b] FOR LOGIN [a.b];" in _, err
     code, _, err = _cli(capsys, "--config", config, "people", "list")
     assert code == 2 and "sys.database_role_members" in err
+
+
+# == Issue 47, hole 6: an operator lifts his own idle-transaction limit ============================
+
+
+def _idle(engine: sa.Engine, login: str) -> str | None:
+    settings = str(_roles(engine, login).get("settings") or "")
+    found = [s.split("=", 1)[1] for s in settings.split(",") if s.startswith("idle_in_transaction_session_timeout=")]
+    return found[0] if found else None
+
+
+def test_grants_puts_back_the_limit_an_operator_lifted_for_himself(
+    pg_site: support.Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    owner = pg_site.demo_config_file()
+    bob, eve = f"bob_{_suffix()}", f"eve_{_suffix()}"
+    for who in (bob, eve):
+        code, _, err = _cli(capsys, "--config", owner, "people", "add", who, "--role", "operator", "--no-password")
+        assert code == 0, err
+    bobs = sa.create_engine(sa.make_url(pg_site.url).set(username=bob))
+    try:
+        with bobs.begin() as conn:  # from his own login: no privilege forbids it
+            conn.exec_driver_sql(f"ALTER ROLE {bob} SET idle_in_transaction_session_timeout = 0")
+    finally:
+        bobs.dispose()
+    with pg_site.engine.begin() as conn:  # a longer one is a lifted limit too
+        conn.exec_driver_sql(f"ALTER ROLE {eve} SET idle_in_transaction_session_timeout = '2h'")
+    assert _idle(pg_site.engine, bob) == "0" and _idle(pg_site.engine, eve) == "2h"
+    code, listed, err = _cli(capsys, "--config", owner, "--json", "people", "list")
+    lifted = {p["name"]: p for p in listed}
+    assert not lifted[bob]["ready"] and "= 0" in lifted[bob]["problems"][0], lifted[bob]
+    assert not lifted[eve]["ready"] and "= 2h" in lifted[eve]["problems"][0]
+    code, _, err = _cli(capsys, "--config", owner, "grants", "cases", "--apply")
+    assert code == 0, err
+    assert _idle(pg_site.engine, bob) == permissions.IDLE_IN_TRANSACTION == _idle(pg_site.engine, eve)
+    code, listed, err = _cli(capsys, "--config", owner, "--json", "people", "list")
+    assert all(p["ready"] for p in listed if p["name"] in (bob, eve)), listed
+
+
+def test_a_supervisor_sees_and_ends_a_session_that_hides_items(
+    pg_site: support.Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Hole 6 bounded: whatever bob does to his own limit, a supervisor sees his open transaction and ends it.
+    owner = pg_site.demo_config_file()
+    bob, sue = f"bob_{_suffix()}", f"sue_{_suffix()}"
+    for who, role in ((bob, "operator"), (sue, "supervisor")):
+        code, _, err = _cli(capsys, "--config", owner, "people", "add", who, "--role", role, "--no-password")
+        assert code == 0, err
+    sues = _as(pg_site.url, sue, tmp_path)
+    bobs = sa.create_engine(sa.make_url(pg_site.url).set(username=bob))
+    try:
+        conn = bobs.connect()
+        conn.exec_driver_sql("SET idle_in_transaction_session_timeout = 0")  # for his session: allowed
+        conn.exec_driver_sql("SELECT case_id FROM cases WHERE wb_locked_by IS NULL FOR UPDATE").all()
+        pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+        code, out, err = _cli(capsys, "--config", sues, "--json", "people", "sessions")
+        assert code == 0 and not out["sees_every_login"] and "pg_read_all_stats, pg_signal_backend" in err
+        code, _, err = _cli(capsys, "--config", sues, "people", "sessions", "--end", str(pid))
+        assert code == 2 and "no session" in err  # not visible to her yet
+        with pg_site.engine.begin() as admin:  # the administrator, as docs/setup/grants.md says
+            admin.exec_driver_sql(people.SESSION_GRANTS)
+        try:
+            code, out, err = _cli(capsys, "--config", sues, "--json", "people", "sessions")
+            assert code == 0 and out["sees_every_login"], err
+            held = [s for s in out["sessions"] if s["pid"] == pid]
+            assert held and held[0]["login"] == bob and held[0]["tables"] == ["cases"], out
+            code, out, err = _cli(capsys, "--config", sues, "people", "sessions", "--end", str(pid))
+            assert code == 0 and f"ended session {pid} of {bob}" in out, err
+        finally:
+            with pg_site.engine.begin() as admin:
+                admin.exec_driver_sql("REVOKE pg_read_all_stats, pg_signal_backend FROM workbench_supervisor")
+        with pytest.raises(sa.exc.DBAPIError):
+            conn.exec_driver_sql("SELECT 1")
+    finally:
+        bobs.dispose()
+    code, out, err = _cli(capsys, "--config", sues, "--user", sue, "--json", "next", "cases")
+    assert code == 0 and out["owner"] == sue, err

@@ -45,6 +45,13 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser], common_par
     actions.add_parser(
         "list", help="who may work which queue, and whether their login is ready", parents=[common_parser]
     )
+    s = actions.add_parser(
+        "sessions",
+        help="PostgreSQL: sessions idle in an open transaction (row locks they hold hide items from every Next "
+        "item), and --end PID to end one",
+        parents=[common_parser],
+    )
+    s.add_argument("--end", metavar="PID", type=int, help="end this session (its transaction rolls back)")
     r = actions.add_parser(
         "remove", help="take PERSON out of workbench's roles and drop their login", parents=[common_parser]
     )
@@ -68,6 +75,8 @@ def run(args: argparse.Namespace, as_json: bool) -> int:
                 keyring=args.keyring,
             )
             return _added(added, as_json)
+        if args.action == "sessions":
+            return _sessions(wb, args.end, as_json)
         if args.action == "remove":
             return _removed(admin.people_remove(wb, args.person, keep_login=args.keep_login), as_json)
         return _listed(admin.people_list(wb), as_json)
@@ -153,4 +162,32 @@ def _listed(found: list[Any], as_json: bool) -> int:
         )
     else:
         print("nobody is in workbench's roles here yet; add people with `workbench people add NAME --role operator`")
+    return 0
+
+
+def _sessions(wb: Any, end: int | None, as_json: bool) -> int:
+    from workbench.services import admin
+
+    if end is not None:
+        ended = admin.end_session(wb, end)
+        if as_json:
+            output.dump_json({"ended": ended.to_dict()})
+        else:
+            print(f"ended session {ended.pid} of {ended.login}: its transaction rolled back, its row locks are gone")
+        return 0
+    found, sees_all = admin.idle_sessions(wb)
+    if as_json:
+        output.dump_json({"sessions": [s.to_dict() for s in found], "sees_every_login": sees_all})
+    elif found:
+        output.table(
+            ["PID", "LOGIN", "IDLE", "OPEN", "HOLDS ROWS OF"],
+            [[s.pid, s.login, f"{s.idle_seconds}s", f"{s.open_seconds}s", ", ".join(s.tables) or "-"] for s in found],
+        )
+    else:
+        print("no session is idle in an open transaction")
+    if not sees_all:
+        sys.stderr.write(
+            "note: this login sees only its own sessions' state; to see and end everyone's, a database "
+            f"administrator runs: {admin.SESSION_GRANTS}\n"
+        )
     return 0

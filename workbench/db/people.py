@@ -66,6 +66,26 @@ class Person:
         return {**dataclasses.asdict(self), "ready": self.ready}
 
 
+@dataclasses.dataclass(frozen=True)
+class Session:
+    """A session idle inside an open transaction: row locks it took (SELECT … FOR UPDATE) hide those items
+    from every Next item until it ends."""
+
+    pid: int
+    login: str
+    idle_seconds: int  # since its last statement
+    open_seconds: int  # since its transaction began
+    tables: list[str]  # queue tables it holds locks on
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# What a supervisor's login needs to see other logins' sessions and end them (a database administrator
+# grants it: both are server-wide powers over every non-superuser session, which is why `grants` does not).
+SESSION_GRANTS = f"GRANT pg_read_all_stats, pg_signal_backend TO {SUPERVISOR_ROLE}"
+
+
 def check_name(name: str) -> None:
     if not _NAME.match(name or ""):
         raise errors.UsageError(
@@ -109,6 +129,14 @@ class Logins:
     def people(self, conn: Any, schema: str | None, queues: list[QueueRef]) -> list[Person]:
         self.add(conn, schema, "", "operator", False, [])
         return []
+
+    def sessions(self, conn: sa.Connection, queues: list[QueueRef]) -> tuple[list[Session], bool]:
+        """Sessions idle in an open transaction, and whether this login sees every login's."""
+        raise errors.UsageError("`people sessions` is for PostgreSQL, where a session may hold rows locked by hand")
+
+    def end_session(self, conn: sa.Connection, pid: int) -> Session:
+        self.sessions(conn, [])
+        raise AssertionError  # pragma: no cover
 
     def run(self, conn: sa.Connection, change: Change) -> Change:
         """Run `change`'s statements (one transaction where the database has transactional DDL)."""
@@ -276,6 +304,47 @@ class RoleLogins(Logins):
             names = _serving(conn, schema, row.rolname, workable)
             found.append(Person(row.rolname, "supervisor" if row.supervisor else "operator", names, problems))
         return found
+
+    def sessions(self, conn: sa.Connection, queues: list[QueueRef]) -> tuple[list[Session], bool]:
+        prep = conn.dialect.identifier_preparer
+        names = [prep.format_table(sa.table(q.table, schema=q.schema)) for q in queues]
+        rows = conn.execute(
+            sa.text(
+                "SELECT a.pid, a.usename, CAST(extract(epoch FROM now() - a.state_change) AS bigint) AS idle_s, "
+                "CAST(extract(epoch FROM now() - a.xact_start) AS bigint) AS open_s, ARRAY(SELECT DISTINCT "
+                "c.relname FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation "
+                "WHERE l.pid = a.pid AND l.relation IN (SELECT to_regclass(n) FROM unnest(CAST(:names AS text[])) n)"
+                ") AS tables FROM pg_catalog.pg_stat_activity a WHERE a.datname = current_database() "
+                "AND a.pid <> pg_backend_pid() AND a.state LIKE 'idle in transaction%' ORDER BY a.xact_start"
+            ),
+            {"names": names},
+        ).all()
+        sees_all = bool(
+            conn.execute(
+                sa.text(
+                    "SELECT rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') "
+                    "FROM pg_catalog.pg_roles WHERE rolname = current_user"
+                )
+            ).scalar()
+        )
+        return [Session(r.pid, r.usename, int(r.idle_s), int(r.open_s), sorted(r.tables)) for r in rows], sees_all
+
+    def end_session(self, conn: sa.Connection, pid: int) -> Session:
+        found = [s for s in self.sessions(conn, [])[0] if s.pid == pid]
+        if not found:
+            raise errors.UsageError(
+                f"no session {pid} idle in a transaction on this database (`workbench people sessions` lists them)"
+            )
+        try:
+            conn.execute(sa.select(sa.func.pg_terminate_backend(pid)))
+        except sa.exc.DBAPIError as exc:
+            if str(getattr(exc.orig, "sqlstate", "")) != "42501":
+                raise
+            raise errors.NotPermitted(
+                f"this login may not end {found[0].login}'s session: a database administrator grants it "
+                f"({SESSION_GRANTS}), or ends it (SELECT pg_terminate_backend({pid}))"
+            ) from exc
+        return found[0]
 
 
 def idle_ms(conn: sa.Connection, value: str) -> int | None:

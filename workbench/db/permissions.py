@@ -489,24 +489,42 @@ _SEQUENCED = (
 
 def _idle_limit(conn: sa.Connection) -> str:
     """Every login that is a workbench operator (supervisors too) gets idle_in_transaction_session_timeout
-    = IDLE_IN_TRANSACTION, unless it has a value of its own: an open transaction that locked the free
+    = IDLE_IN_TRANSACTION, unless it has a shorter one of its own: an open transaction that locked the free
     rows (by hand, or a client that hangs) would make everyone's Next item find nothing. A setting of the
-    login (role settings are not inherited from workbench_operator), so logins added later get it when
-    `grants` runs again; a session may still change it for itself: a guard against accidents, not an
-    attacker. Where the applying login may not alter a role, a warning says so and the rest applies."""
+    login (role settings are not inherited from workbench_operator), so logins added by hand later get it
+    when `grants` runs again (`people add` gives it at once). A value that lifts the limit (0, longer, or
+    one the server would not take) is put back: a login may ALTER ROLE itself SET it, which no privilege
+    forbids, so each `grants --apply` undoes that, `people list` names it meanwhile, and a supervisor sees
+    and ends a blocking session with `people sessions` (docs/setup/grants.md). Compared in milliseconds as
+    the server reads the values (units and all): set for this transaction, read back, then restored.
+    Where the applying login may not alter a role, a warning says so and the rest applies."""
     setting = "idle_in_transaction_session_timeout"
     value = _sql(conn, sa.literal(IDLE_IN_TRANSACTION, sa.String()))
     return (
-        f"DO $wb$\nDECLARE\n  login record;\nBEGIN\n"
-        f"  FOR login IN SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper\n"
-        f"      AND pg_has_role(r.oid, '{OPERATOR_ROLE}', 'MEMBER') AND NOT EXISTS (\n"
-        f"        SELECT 1 FROM pg_catalog.pg_db_role_setting s, unnest(s.setconfig) c\n"
-        f"        WHERE s.setrole = r.oid AND s.setdatabase = 0 AND c LIKE '{setting}=%') LOOP\n"
-        f"    BEGIN\n"
-        f"      EXECUTE format('ALTER ROLE %I SET {setting} = %L', login.rolname, {value});\n"
-        f"    EXCEPTION WHEN insufficient_privilege THEN\n"
-        f"      RAISE WARNING 'workbench: could not limit idle transactions of the login %: %', login.rolname, "
-        f"SQLERRM;\n    END;\n  END LOOP;\nEND\n$wb$"
+        f"DO $wb$\nDECLARE\n  login record;\n  own text;\n  ms bigint;\n  limit_ms bigint;\n"
+        f"  before text := current_setting('{setting}');\nBEGIN\n"
+        f"  PERFORM set_config('{setting}', {value}, true);\n"
+        f"  SELECT setting::bigint INTO limit_ms FROM pg_catalog.pg_settings WHERE name = '{setting}';\n"
+        f"  FOR login IN SELECT r.oid, r.rolname FROM pg_catalog.pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper\n"
+        f"      AND pg_has_role(r.oid, '{OPERATOR_ROLE}', 'MEMBER') LOOP\n"
+        f"    SELECT substr(c, length('{setting}=') + 1) INTO own FROM pg_catalog.pg_db_role_setting s, "
+        f"unnest(s.setconfig) c\n"
+        f"      WHERE s.setrole = login.oid AND s.setdatabase = 0 AND c LIKE '{setting}=%' LIMIT 1;\n"
+        f"    ms := NULL;\n"
+        f"    IF own IS NOT NULL THEN\n"
+        f"      BEGIN\n"
+        f"        PERFORM set_config('{setting}', own, true);\n"
+        f"        SELECT setting::bigint INTO ms FROM pg_catalog.pg_settings WHERE name = '{setting}';\n"
+        f"      EXCEPTION WHEN others THEN\n        ms := NULL;\n      END;\n"
+        f"    END IF;\n"
+        f"    IF ms IS NULL OR ms = 0 OR ms > limit_ms THEN\n"
+        f"      BEGIN\n"
+        f"        EXECUTE format('ALTER ROLE %I SET {setting} = %L', login.rolname, {value});\n"
+        f"      EXCEPTION WHEN insufficient_privilege THEN\n"
+        f"        RAISE WARNING 'workbench: could not limit idle transactions of the login %: %', login.rolname, "
+        f"SQLERRM;\n      END;\n"
+        f"    END IF;\n  END LOOP;\n"
+        f"  PERFORM set_config('{setting}', before, true);\nEND\n$wb$"
     )
 
 

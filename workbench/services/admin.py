@@ -315,3 +315,22 @@ def people_list(wb: Workbench, queues: list[str] | None = None) -> list[Person]:
         return logins.people(_Offline(wb.engine), wb.config.database.workbench_schema, refs)
     with dberrors.translated(), wb.engine.begin() as conn:
         return logins.people(conn, wb.config.database.workbench_schema, refs)
+
+
+Session = people_mod.Session
+SESSION_GRANTS = people_mod.SESSION_GRANTS
+
+
+def idle_sessions(wb: Workbench) -> tuple[list[Session], bool]:
+    """Sessions idle in an open transaction (their row locks hide items from every Next item), the
+    config's queue tables each holds locks on, and whether this login sees every login's sessions."""
+    logins = people_mod.of(wb.db.backend)
+    with dberrors.translated(), wb.engine.begin() as conn:
+        return logins.sessions(conn, _queue_refs(wb, None))
+
+
+def end_session(wb: Workbench, pid: int) -> Session:
+    """End session `pid` (one idle in a transaction here): its transaction rolls back, its row locks go."""
+    logins = people_mod.of(wb.db.backend)
+    with dberrors.translated(), wb.engine.begin() as conn:
+        return logins.end_session(conn, pid)
