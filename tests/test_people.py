@@ -277,6 +277,7 @@ def test_people_on_sql_server_is_a_script(tmp_path: Path, capsys: pytest.Capture
     assert "CREATE USER alice FOR LOGIN alice;" in out
     assert "ALTER ROLE workbench_supervisor ADD MEMBER alice;" in out
     assert "review this and run it as an administrator" in err and "--kind sqlserver" in err
+    assert "--odbc-driver 'ODBC Driver 18 for SQL Server' --queues" in err
     code, out, err = _cli(capsys, "--config", config, "people", "add", "bob", "--role", "operator", "--no-password")
     assert code == 0 and "CREATE LOGIN bob FROM WINDOWS;" in out
     code, out, err = _cli(capsys, "--config", config, "people", "remove", "bob")

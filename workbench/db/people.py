@@ -173,11 +173,10 @@ class RoleLogins(Logins):
     def _login(self, conn: sa.Connection, name: str) -> Any:
         return conn.execute(
             sa.text(
-                "SELECT r.rolname, r.rolsuper, r.rolname = current_user AS me, "
-                "pg_has_role(r.oid, :sup, 'MEMBER') AS supervisor FROM pg_catalog.pg_roles r WHERE r.rolname = :n"
-                if permissions.database_roles_in_use(conn)
-                else "SELECT r.rolname, r.rolsuper, r.rolname = current_user AS me, false AS supervisor "
-                "FROM pg_catalog.pg_roles r WHERE r.rolname = :n"
+                "SELECT r.rolname, r.rolsuper, r.rolcanlogin, r.rolname = current_user AS me, "
+                "EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members m WHERE m.roleid = r.oid) AS members, "
+                + ("pg_has_role(r.oid, :sup, 'MEMBER')" if permissions.database_roles_in_use(conn) else "false")
+                + " AS supervisor FROM pg_catalog.pg_roles r WHERE r.rolname = :n"
             ),
             {"n": name, "sup": SUPERVISOR_ROLE},
         ).first()
@@ -189,6 +188,10 @@ class RoleLogins(Logins):
         check_role(role)
         q = conn.dialect.identifier_preparer.quote
         found = self._login(conn, name)
+        if found is not None and not found.rolcanlogin and found.members:
+            raise errors.UsageError(
+                f"{name} is a group role with members (a queue's group?), not a person's login; choose another name"
+            )
         if found is not None and (found.rolsuper or found.me):
             raise errors.UsageError(
                 f"{name} is {'a superuser' if found.rolsuper else 'the login you are using'}: it is not bound by "

@@ -8,6 +8,7 @@ tests/test_layers.py keeps it so.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -247,9 +248,13 @@ def profile_line(wb: Workbench, name: str) -> tuple[str, Any]:
         source="file" if source != "--published" else "database",
         config=str(config.resolve()) if config is not None and config.is_file() else "",
     )
+    odbc = url.query.get("driver")  # an ODBC connection names its installed driver
+    via = f" --driver odbc --odbc-driver {shlex.quote(str(odbc))}" if odbc else ""
+    if odbc and profiles.DRIVERS.get(kind) == ("odbc",):  # ODBC is its only driver (SQL Server): no --driver
+        via = f" --odbc-driver {shlex.quote(str(odbc))}"
     line = (
         f"workbench profile add {profile.name} --kind {kind} --host {profile.host} --port {port} "
-        f"--database {profile.database} --db-user {name} {source} --default"
+        f"--database {profile.database} --db-user {name}{via} {source} --default"
     )
     return line, profile
 
