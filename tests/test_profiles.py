@@ -268,6 +268,8 @@ def test_the_first_profile_is_the_default_only_when_asked(capsys: pytest.Capture
     code, out, _ = _cli(capsys, *add[:2], "ann", *add[2:], "--default")
     assert code == 0 and "ann is the default profile" in out
     assert profiles.ProfileStore().load()[1] == "ann"
+    code, out, _ = _cli(capsys, "profile", "remove", "ann")  # the owner's is not made the default instead
+    assert code == 0 and "there is no default profile now" in out and profiles.ProfileStore().load()[1] is None
 
 
 @pytest.mark.parametrize(

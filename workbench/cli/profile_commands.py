@@ -110,11 +110,14 @@ def _show(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool)
 
 
 def _remove(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) -> int:
+    was_default = store.load()[1] == args.name
     store.remove(args.name)
     if as_json:
         output.dump_json({"removed": args.name})
     else:
         print(f"removed profile {args.name}")
+        if was_default:  # another is never made the default silently
+            print("there is no default profile now: choose one with `workbench profile default NAME`")
     return 0
 
 
