@@ -251,11 +251,6 @@ class BoundQueue:
         self.on_claim = [self._bind_assignment(binder, a) for a in queue.on_claim]
         self.on_release = [self._bind_assignment(binder, a) for a in queue.on_release]
         self.on_reopen = [self._bind_assignment(binder, a) for a in queue.on_reopen]
-        if self.on_reopen:  # and what the lock shape clears with it (a kept claim id)
-            self.on_reopen += [
-                BoundAssignment(model.Assignment(c.name, "null", None, f"queues.{queue.name}.lock"), c, None)
-                for c in self.shape.cleared_on_reopen()
-            ]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
         # Changed columns whose values the audit trail leaves out (names only).
         self.audit_hidden = {binder.column(name, "audit_hidden").name for name in queue.audit_hidden}

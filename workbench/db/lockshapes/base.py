@@ -285,11 +285,6 @@ class LockShape:
             result[self.expires.name] = clock.add_seconds(now, self.seconds(self.lock_seconds))
         return result
 
-    def cleared_on_reopen(self) -> list[sa.Column[Any]]:
-        """Columns of the queue's row that a reopen sets to NULL besides on_reopen (a kept claim id,
-        which would otherwise mark the reopened row as held)."""
-        return []
-
     def unlock_writes(self) -> dict[str, Any]:
         """What a release or a Complete writes."""
         return {c.name: sa.null() for c in self.columns}

@@ -21,11 +21,6 @@ class ClaimIdColumn(LockTable):
     only where it is still empty (or, for an expired lock, still the old token); a release clears
     it, Complete too unless the queue keeps it (`keep_claim_id`, for statistics); every write under
     the lock checks that the row still carries this lock's token.
-
-    A kept id is told from a live claim by the queue's `todo`: a completed row has left it, so the
-    id it keeps stands in no claim's way; a row that waits and carries a claim id is held by the
-    program that set it, whatever `keep_claim_id` says (another program's batch marks waiting rows
-    with its own id). A reopen (on_reopen) clears a kept id, so that the row is served again.
     """
 
     claim_id: sa.Column[Any]  # always set here
@@ -78,15 +73,11 @@ class ClaimIdColumn(LockTable):
         return sa.bindparam(None, self.claim_value(token), type_=self._bind_type)
 
     def free(self) -> sa.ColumnElement[bool]:
-        # With keep_claim_id too: a waiting row with a claim id is another program's (see the class).
+        if self.keep:
+            # Completed rows keep their claim id; whether a row waits is for `todo` to say (a row
+            # put back to waiting by hand still carries its last claim id).
+            return super().free()
         return sa.and_(super().free(), self.claim_id.is_(None))
-
-    def unheld(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        # A move leaves a row alone that another program holds by its claim id.
-        return sa.and_(super().unheld(key), self.claim_id.is_(None))
-
-    def cleared_on_reopen(self) -> list[sa.Column[Any]]:
-        return [self.claim_id] if self.keep else []
 
     def token_params(self, token: str) -> dict[str, Any]:
         return {**super().token_params(token), "wb_claim": self.claim_value(token)}
@@ -101,8 +92,13 @@ class ClaimIdColumn(LockTable):
     def stamp(
         self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any, prev_token: Any
     ) -> bool:
-        # Only over an empty claim id or the expired lock's own: never over another program's.
-        was = self.claim_id == self._claim(prev_token) if prev_token is not None else self.claim_id.is_(None)
+        was = (
+            self.claim_id == self._claim(prev_token)
+            if prev_token is not None
+            else self.claim_id.is_(None)
+            if not self.keep
+            else sa.true()
+        )
         stmt = sa.update(table).where(key_column == key, was).values({self.claim_id.name: self._claim(token)})
         return conn.execute(stmt).rowcount == 1
 
