@@ -326,8 +326,8 @@ def test_cancel_at_the_start_up_password_goes_back_to_the_connection_dialog(
 
     on_dialog(qtbot, "password_dialog", cancel)
     the = make_launcher()
-    assert the.start(None, None, False)
-    assert seen == ["password_dialog", "connection_dialog"]
+    started = the.start(None, None, False)
+    assert seen == ["password_dialog", "connection_dialog"] and started, seen
     assert the.target is not None and the.target.profile is not None and the.target.profile.kind == "sqlite"
     with qtbot.waitSignal(the.window.session.ready, timeout=20_000):
         pass
