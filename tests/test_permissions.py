@@ -577,3 +577,26 @@ outcomes.done.set = {{ status = "done" }}
     finally:
         owner.dispose()
         pg_server.drop_database(name)
+
+
+# == Issue 50: the messages of a site set up from the docs ========================================
+
+SHARED = "helpdesk_app"  # one login for everyone, as a config written before `grants` has it
+
+
+def test_a_login_that_is_neither_the_users_nor_an_operator_is_named(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 50 (1): after `grants --apply`, `--user alice next` through a shared login said only
+    # "permission denied for table workbench_schema_version".
+    with pg.admin.engine.connect() as conn:
+        if conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :n"), {"n": SHARED}).first() is None:
+            conn.exec_driver_sql(f"CREATE ROLE {SHARED} LOGIN")
+            conn.commit()
+    code, _, err = _cli(capsys, "--config", pg.config_file(SHARED), "--user", "alice", "next", "cases")
+    assert code == errors.NotPermitted.exit_code, err
+    assert f"the database login {SHARED} is not alice's and is not a member of workbench_operator" in err, err
+    assert "each person connects with their own database login" in err and "--db-user alice" in err
+    assert "workbench people add alice --role operator" in err
+    # An operator's own login under another user's name: named the same way.
+    code, _, err = _cli(capsys, "--config", pg.config_file("ann"), "--user", "alice", "next", "cases")
+    assert code == errors.NotPermitted.exit_code and "from the database login ann" in err, err
+    assert "each person logs in with their own database login" in err

@@ -74,11 +74,12 @@ def test_profiles_round_trip_through_the_file() -> None:
     assert found == {"office": PG, "erp": MSSQL, "shop floor": maria, "local": lite}
     assert default == "erp"
     assert store.path == paths.config_dir() / "profiles.toml"
-    # Renaming keeps the default pointing at the renamed profile; removing the default picks another.
+    # Renaming keeps the default pointing at the renamed profile; removing the default leaves none
+    # (another profile, maybe the table owner's, is never picked silently).
     store.save(dataclasses.replace(MSSQL, name="erp2"), replace="erp")
     assert store.load()[1] == "erp2" and "erp" not in store.load()[0]
     store.remove("erp2")
-    assert store.load()[1] == "office"
+    assert store.load()[1] is None
 
 
 def test_urls_per_database() -> None:
@@ -222,7 +223,8 @@ def test_choose_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store.save(
         profiles.Profile(
             name="demo", kind="sqlite", path=str(tmp_path / "demo" / demo.DB_NAME), source="file", config=str(config)
-        )
+        ),
+        make_default=True,
     )
     monkeypatch.chdir(tmp_path)
     assert opening.choose().profile.name == "demo"  # the default profile
@@ -254,6 +256,92 @@ def test_a_profile_over_a_config_file_uses_the_profiles_connection(tmp_path: Pat
 # -- CLI ----------------------------------------------------------------------------------------
 
 
+def test_the_first_profile_is_the_default_only_when_asked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Issue 50 (6): the first `profile add` (often the table owner's login) became the default silently.
+    config = demo.create(tmp_path / "demo")
+    add = ["profile", "add", "--kind", "sqlite", "--path", tmp_path / "demo" / demo.DB_NAME, "--queues", config]
+    code, out, _ = _cli(capsys, *add[:2], "owner", *add[2:])
+    assert code == 0 and "not the default profile" in out and "workbench profile default owner" in out
+    assert profiles.ProfileStore().load()[1] is None
+    code, _, err = _cli(capsys, "--user", "ann", "queues")
+    assert code == 2 and "no default connection profile" in err and "--profile NAME (owner)" in err
+    code, out, _ = _cli(capsys, *add[:2], "ann", *add[2:], "--default")
+    assert code == 0 and "ann is the default profile" in out
+    assert profiles.ProfileStore().load()[1] == "ann"
+    code, out, _ = _cli(capsys, "profile", "remove", "ann")  # the owner's is not made the default instead
+    assert code == 0 and "there is no default profile now" in out and profiles.ProfileStore().load()[1] is None
+
+
+@pytest.mark.parametrize(
+    ("given", "host", "port"),
+    [
+        (["--host", "127.0.0.1:49311"], "127.0.0.1", 49311),
+        (["--host", "db.example.org:5433", "--port", "5433"], "db.example.org", 5433),
+        (["--host", "db1:5432,db2:5433"], "db1:5432,db2:5433", None),  # a primary and its standby: kept
+        (["--host", "db.example.org", "--port", "6000"], "db.example.org", 6000),
+    ],
+)
+def test_profile_add_reads_host_and_port(
+    capsys: pytest.CaptureFixture[str], given: list[str], host: str, port: int | None
+) -> None:
+    # Issue 50 (4): `--host 127.0.0.1:49311` was stored as is and became 127.0.0.1:49311:5432.
+    code, _, err = _cli(
+        capsys,
+        "--json",
+        "profile",
+        "add",
+        "p",
+        "--kind",
+        "postgresql",
+        "--database",
+        "d",
+        "--db-user",
+        "u",
+        "--published",
+        *given,
+    )
+    assert code == 0, err
+    saved = profiles.ProfileStore().get("p")
+    assert (saved.host, saved.port) == (host, port)
+    url = saved.url()
+    if "," not in host:
+        assert (url.host, url.port) == (host, port)
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        (["--host", "db:5433", "--port", "5432"], "--host db:5433 says port 5433 and --port says 5432"),
+        (["--host", "db:abc"], "write the server's name or address, and its port with --port"),
+        (["--host", "db:70000"], "write the server's name or address"),
+    ],
+)
+def test_profile_add_refuses_a_host_and_port_it_cannot_read(
+    capsys: pytest.CaptureFixture[str], given: list[str], words: str
+) -> None:
+    code, _, err = _cli(
+        capsys,
+        "profile",
+        "add",
+        "p",
+        "--kind",
+        "mariadb",
+        "--database",
+        "d",
+        "--db-user",
+        "u",
+        "--published",
+        *given,
+    )
+    assert code == 2 and words in err
+    assert profiles.ProfileStore().load() == ({}, None)
+
+
+def test_a_hand_written_host_and_port_in_the_file_connects_there() -> None:
+    profile = dataclasses.replace(PG, host="127.0.0.1:49311")
+    assert (profile.url().host, profile.url().port) == ("127.0.0.1", 49311)
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str, str]:
     capsys.readouterr()
     code = main.main([str(a) for a in args])
@@ -276,8 +364,9 @@ def test_cli_profiles(
         tmp_path / "demo" / demo.DB_NAME,
         "--queues",
         config,
+        "--default",
     )
-    assert code == 0 and "saved profile demo" in out
+    assert code == 0 and "saved profile demo" in out and "demo is the default profile" in out
     code, out, _ = _cli(
         capsys,
         "profile",
@@ -343,6 +432,35 @@ def test_cli_asks_for_a_password_only_when_the_server_wants_one(
     monkeypatch.setenv(credentials.PASSWORD_ENV, password)
     code, _, err = _cli(capsys, "--profile", "checked", "published")
     assert code == 2 and "not in this database yet" in err
+
+
+def test_profile_test_needs_no_password_for_a_trusted_login(
+    capsys: pytest.CaptureFixture[str], memory_keyring: MemoryKeyring, pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 50 (3): `profile test` said "no password" (exit 6) for a login that needs none (trust,
+    # .pgpass), while every other command through the same profile worked.
+    user, password = pg_server.password_login()
+    trusted = profiles.Profile(
+        name="trusted",
+        kind="postgresql",
+        host=pg_server.host,
+        port=pg_server.port,
+        database="postgres",
+        user=pg_server.user,
+        source="database",
+    )
+    profiles.ProfileStore().save(trusted)
+    profiles.ProfileStore().save(dataclasses.replace(trusted, name="checked", user=user))
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # not a terminal
+    code, out, _ = _cli(capsys, "profile", "test", "trusted")
+    assert code == 0 and "Connected" in out and "password" not in out
+    # A login that needs one, with none stored and nobody to ask: the server's answer, and what to do.
+    code, out, _ = _cli(capsys, "profile", "test", "checked")
+    assert code == errors.DatabaseUnavailable.exit_code
+    assert "requires a password" in out and "workbench profile password checked" in out
+    monkeypatch.setenv(credentials.PASSWORD_ENV, password)
+    code, out, _ = _cli(capsys, "profile", "test", "checked")
+    assert code == 0 and "Connected" in out
 
 
 def test_cli_refuses_to_store_without_a_keyring(

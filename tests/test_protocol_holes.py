@@ -308,14 +308,14 @@ def test_grants_limits_how_long_an_operators_transaction_may_stay_open(
     pg: Pg,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    with pg.admin.engine.begin() as conn:  # a login with a limit of its own keeps it
-        conn.exec_driver_sql("ALTER ROLE bob SET idle_in_transaction_session_timeout = '5min'")
+    with pg.admin.engine.begin() as conn:  # a login with a shorter limit of its own keeps it
+        conn.exec_driver_sql("ALTER ROLE bob SET idle_in_transaction_session_timeout = '30s'")
     config = pg.config_file(pg.server.user)
     code, out, err = support.run_cli(capsys, "--config", config, "grants", "cases", "--apply")
     assert code == 0, err
     assert "idle_in_transaction_session_timeout" in out
     assert _idle_setting(pg, "ann") == permissions.IDLE_IN_TRANSACTION == _idle_setting(pg, "sue")
-    assert _idle_setting(pg, "bob") == "5min"
+    assert _idle_setting(pg, "bob") == "30s"
     assert _idle_setting(pg, FEEDER) is None and _idle_setting(pg, pg.server.user) is None
     with pg.engine("ann").connect() as conn:
         assert (

@@ -55,10 +55,19 @@ def choose(config: str | None = None, profile: str | None = None, demo: bool = F
     if local.is_file():
         return Target(config_path=local)
     store = profiles.ProfileStore()
-    _, default = store.load()
+    found, default = store.load()
     if default is not None:
         return Target(profile=store.get(default))
-    return Target(config_path=paths.find_config(None))
+    try:
+        return Target(config_path=paths.find_config(None))
+    except errors.ConfigError:
+        if not found:
+            raise
+        # Profiles, but none is the default: which login to use is the user's to say, never a guess.
+        raise errors.ConfigError(
+            f"no default connection profile in {store.path}: name one with --profile NAME "
+            f"({', '.join(found)}), or choose the default with `workbench profile default NAME`"
+        ) from None
 
 
 def demo_target() -> Target:

@@ -48,7 +48,7 @@ def two_profiles_open(make_launcher: Any, tmp_path: Path) -> launcher.Launcher:
     store = profiles.ProfileStore()
     for name in ("A", "B"):
         db, config = demo_files(tmp_path, name.lower())
-        store.save(sqlite_profile(name, db, config))
+        store.save(sqlite_profile(name, db, config), make_default=name == "A")
     the = make_launcher()
     assert the.start(None, None, False)
     return the
@@ -295,6 +295,44 @@ def test_wrong_password_is_asked_again_then_remembered_and_never_written(
     assert "password was ***" in logs.log_path().read_text()
 
 
+def test_cancel_at_the_start_up_password_goes_back_to_the_connection_dialog(
+    qtbot: Any, make_launcher: Any, pg_server: Any, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    # Issue 50 (7): Cancel on the start-up password prompt quit with no message and no dialog.
+    user, _password = pg_server.password_login()
+    db, config = demo_files(tmp_path)
+    profile = profiles.Profile(
+        name="office",
+        kind="postgresql",
+        host=pg_server.host,
+        port=pg_server.port,
+        database="postgres",
+        user=user,
+        source="file",
+        config=str(config),
+    )
+    profiles.ProfileStore().save(profile, make_default=True)
+    seen: list[str] = []
+
+    def change(dialog: Any) -> None:  # the connection dialog: switch to the SQLite demo file instead
+        seen.append(dialog.objectName())
+        fill(dialog, kind="sqlite", name="office", path=db, config=config)
+        dialog.save_button.click()
+
+    def cancel(dialog: Any) -> None:
+        seen.append(dialog.objectName())
+        dialog.reject()
+        QTimer.singleShot(0, lambda: on_dialog(qtbot, "connection_dialog", change))
+
+    on_dialog(qtbot, "password_dialog", cancel)
+    the = make_launcher()
+    started = the.start(None, None, False)
+    assert seen == ["password_dialog", "connection_dialog"] and started, seen
+    assert the.target is not None and the.target.profile is not None and the.target.profile.kind == "sqlite"
+    with qtbot.waitSignal(the.window.session.ready, timeout=20_000):
+        pass
+
+
 def _grant_all(server: Any, database: str, user: str) -> None:
     import sqlalchemy as sa
 
@@ -383,7 +421,9 @@ def test_newly_published_settings_reach_an_open_window(qtbot: Any, make_launcher
     body = loader.queue_settings_text(config)
     with service.Workbench.open(loader.load(config)) as wb:
         published.publish(wb.engine, None, body, "sup")
-    profiles.ProfileStore().save(profiles.Profile(name="shared", kind="sqlite", path=str(db), source="database"))
+    profiles.ProfileStore().save(
+        profiles.Profile(name="shared", kind="sqlite", path=str(db), source="database"), make_default=True
+    )
     the = make_launcher()
     assert the.start(None, None, False)
     first = the.window

@@ -131,7 +131,7 @@ def _launched(make_launcher: Any, tmp_path: Path) -> Any:
     from workbench.config import profiles
 
     db, config = demo_files(tmp_path)
-    profiles.ProfileStore().save(sqlite_profile("Office", db, config))
+    profiles.ProfileStore().save(sqlite_profile("Office", db, config), make_default=True)
     the = make_launcher()
     assert the.start(None, None, False)
     return the.window

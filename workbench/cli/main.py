@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as dt
 import os
@@ -13,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.cli import argtypes, common, output, permission_commands, profile_commands, stats_commands
+from workbench.cli import (
+    argtypes,
+    common,
+    output,
+    people_commands,
+    permission_commands,
+    profile_commands,
+    stats_commands,
+)
 from workbench.core import errors, models
 
 EXIT_CODES = """exit codes:
@@ -238,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--history", action="store_true", help="every published version, newest first")
     profile_commands.add_parser(sub, _Parser, common)
     permission_commands.add_parsers(sub, _Parser, common)
+    people_commands.add_parser(sub, _Parser, common)
     argtypes.require_text(parser)  # every argument: bytes that are not text are refused by name
     return parser
 
@@ -317,6 +327,11 @@ def main(
 def _run(args: argparse.Namespace, as_json: bool) -> int:
     try:
         return _COMMANDS[args.command](args, as_json)
+    except errors.LoginNotOperator as exc:  # the cause said for the user this command acts as
+        with contextlib.suppress(errors.WorkbenchError):
+            exc = errors.LoginNotOperator(exc.login, common.user(args))
+        _report(exc, as_json)
+        return exc.exit_code
     except errors.WorkbenchError as exc:
         _report(exc, as_json)
         return exc.exit_code
@@ -920,6 +935,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "health": cmd_health,
     "stats": cmd_stats,
     "grants": permission_commands.cmd_grants,
+    "people": people_commands.run,
     "role": permission_commands.cmd_role,
     "group": permission_commands.cmd_group,
 }

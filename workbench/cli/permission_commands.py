@@ -11,17 +11,17 @@ from workbench.cli import common, output
 PG_NOTES = (
     (
         "each operator logs in with their own database login, named exactly like their workbench user and a "
-        "member of workbench_operator (CREATE ROLE ann LOGIN; GRANT workbench_operator TO ann); supervisors are "
-        "members of workbench_supervisor (GRANT workbench_supervisor TO sue)"
+        "member of workbench_operator; supervisors are members of workbench_supervisor: "
+        "`workbench people add ann --role operator` (or --role supervisor) makes one in one step"
     ),
     (
         "the table owner (and any superuser) is not bound by the policies: keep that login for `attach`, `init` "
         "and `grants`, never for operators"
     ),
     (
-        "run `grants` again after adding operators' logins: it limits how long each of them (unless set already) "
-        "may stay idle in a transaction (idle_in_transaction_session_timeout, ALTER ROLE … SET), so that a session "
-        "which locked waiting rows cannot hide them from everyone's Next item for long"
+        "a login made an operator by hand (not with `workbench people add`) needs `grants` run again: it limits "
+        "how long each of them may stay idle in a transaction (idle_in_transaction_session_timeout, ALTER ROLE "
+        "… SET), so that a session which locked waiting rows cannot hide them from everyone's Next item for long"
     ),
 )
 

@@ -110,11 +110,14 @@ def _show(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool)
 
 
 def _remove(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) -> int:
+    was_default = store.load()[1] == args.name
     store.remove(args.name)
     if as_json:
         output.dump_json({"removed": args.name})
     else:
         print(f"removed profile {args.name}")
+        if was_default:  # another is never made the default silently
+            print("there is no default profile now: choose one with `workbench profile default NAME`")
     return 0
 
 
@@ -134,12 +137,13 @@ def _add(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) 
         if not sep or not key.strip():
             raise errors.UsageError(f"--option {text!r}: write KEY=VALUE")
         options[key.strip()] = value
+    host, port = profiles.split_host(args.host or "", args.port)
     profile = profiles.Profile(
         name=args.name,
         kind=args.kind,
         driver=args.driver or "",
-        host=args.host or "",
-        port=args.port,
+        host=host,
+        port=port,
         database=args.database or "",
         user=args.db_user or "",
         path=args.path or "",
@@ -153,10 +157,19 @@ def _add(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool) 
         schema=args.schema,
     )
     store.save(profile, make_default=args.default)
+    default = store.load()[1]
     if as_json:
-        output.dump_json(_public(profile))
+        output.dump_json({**_public(profile), "default": default == profile.name})
     else:
         print(f"saved profile {profile.name}: {profile.describe()}")
+        if default == profile.name:
+            print(f"{profile.name} is the default profile (opened when no --profile or --config is given)")
+        else:
+            # Never the default by itself: the first profile is often the table owner's login.
+            print(
+                f"not the default profile: use it with `workbench --profile {profile.name} …`, or make it the "
+                f"default with `workbench profile default {profile.name}`"
+            )
         if profile.needs_password and not _has_password(profile):
             print(
                 f"store its password with `workbench profile password {profile.name}` (or you are asked "
@@ -171,9 +184,12 @@ def _test(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool)
 
     profile = store.get(args.name)
     password = opening.password_for(profile)
-    if profile.needs_password and password is None:
-        password = ask_password(profile)
     result = admin.check_connection(profile.url(), password=password, connect_timeout=profile.connect_timeout)
+    if profile.needs_password and password is None and result.reason == "no_password" and sys.stdin.isatty():
+        # None stored: tried without one first (trust, .pgpass, Kerberos need none), as every command does;
+        # refused, so ask at the terminal and try again.
+        password = ask_password(profile)
+        result = admin.check_connection(profile.url(), password=password, connect_timeout=profile.connect_timeout)
     race = _claim_race(profile, password) if result.ok else None
     if as_json:
         data = dataclasses.asdict(result)
@@ -185,6 +201,11 @@ def _test(store: profiles.ProfileStore, args: argparse.Namespace, as_json: bool)
         print(result.message)
         if result.detail and not result.ok:
             print(f"  ({result.detail})")
+        if result.reason == "no_password" and password is None:
+            print(
+                f"  store it with `workbench profile password {profile.name}`, or set {credentials.PASSWORD_ENV} "
+                "in a script"
+            )
         if race is not None:
             print(race.message)
     if not result.ok:

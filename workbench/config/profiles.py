@@ -135,7 +135,11 @@ class Profile:
             drivername, port = f"{self.kind}+pymysql", self.effective_port
         query.update(self.options)
         host: str | None = self.host
-        if self.kind == "postgresql" and "," in self.host:
+        if self.kind == "postgresql" and "," not in self.host and ":" in self.host:
+            # One server written "name:port" (by hand in the file): its own port wins over the default.
+            host, own_port = self.servers()[0]
+            port = own_port or port
+        elif self.kind == "postgresql" and "," in self.host:
             # Several servers (a primary and its standbys): libpq tries them in turn and keeps the one
             # that accepts writes, so a promoted standby is found after a failover.
             query["host"] = tuple(f"{name}:{own_port or port}" for name, own_port in self.servers())  # type: ignore[assignment]
@@ -169,6 +173,25 @@ class Profile:
             if field.name == "kind" or value != getattr(defaults, field.name):
                 data[field.name] = value
         return data
+
+
+def split_host(host: str, port: int | None) -> tuple[str, int | None]:
+    """`--host name:port` as a host and a port; a list of servers ("db1:5432,db2:5432"), a plain name
+    and an IPv6 address are kept. A UsageError when the port is not one or disagrees with `port`."""
+    text = host.strip()
+    if "," in text or ":" not in text or any(c in text for c in "/@?# "):
+        return text, port  # check() says what is wrong with "user:password@host" without echoing it
+    name, _, tail = text.rpartition(":")
+    if ":" in name:  # an IPv6 address (its port goes in --port)
+        return text, port
+    if not tail.isdigit() or not 0 < int(tail) < 65536 or not name:
+        raise errors.UsageError(  # the text is not echoed: what follows a colon may be a password
+            "--host: write the server's name or address, and its port with --port "
+            "(or as name:port, e.g. db.example.com:5433)"
+        )
+    if port is not None and port != int(tail):
+        raise errors.UsageError(f"--host {name}:{tail} says port {tail} and --port says {port}: give the port once")
+    return name, int(tail)
 
 
 def check(profile: Profile) -> None:
@@ -323,14 +346,19 @@ class ProfileStore:
         default = data.get("default")
         if default is not None and default not in profiles:
             raise errors.ConfigError(f"no profile named {default!r}", file=label, key="default")
-        if default is None and profiles:
-            default = next(iter(profiles))
+        # No default named: none. The first profile is not taken silently (the first one added is often
+        # the table owner's, which would then open the window as the owner).
         return profiles, default
 
     def get(self, name: str | None) -> Profile:
         """The named profile, or the default one; a clear error when there is none."""
         profiles, default = self.load()
         wanted = name or default
+        if wanted is None and profiles:
+            raise errors.UsageError(
+                f"no default connection profile in {self.path}: name one with --profile NAME "
+                f"({', '.join(profiles)}), or choose the default with `workbench profile default NAME`"
+            )
         if wanted is None:
             raise errors.UsageError(
                 f"no connection profiles yet ({self.path}); create one with "
@@ -353,7 +381,7 @@ class ProfileStore:
             if default == replace:
                 default = profile.name
         profiles[profile.name] = profile
-        if make_default or default is None:
+        if make_default:
             default = profile.name
         self._write(profiles, default)
 
@@ -363,7 +391,7 @@ class ProfileStore:
             raise errors.UsageError(f"no connection profile named '{name}' in {self.path}")
         del profiles[name]
         if default == name:
-            default = next(iter(profiles), None)
+            default = None
         self._write(profiles, default)
 
     def set_default(self, name: str) -> None:

@@ -145,6 +145,24 @@ class NotPermitted(WorkbenchError):
         super().__init__(message)
 
 
+class LoginNotOperator(NotPermitted):
+    """Under `workbench grants`, the database login is not a member of workbench_operator (and, when
+    `user` is known, not that user's own): the cause named, and how each person gets a login."""
+
+    def __init__(self, login: str, user: str | None = None) -> None:
+        self.login = login
+        whose = f" is not {user}'s and" if user is not None and user != login else ""
+        person = user or "NAME"
+        super().__init__(
+            f"the database login {login}{whose} is not a member of workbench_operator, so it may not use "
+            "workbench's tables now that `workbench grants` protects them: each person connects with their own "
+            f"database login, named like their workbench user (a profile with --db-user {person}, or that name "
+            f"in the URL), a member of workbench_operator or workbench_supervisor; the administrator makes it "
+            f"with `workbench people add {person} --role operator`",
+            user=user,
+        )
+
+
 class ExtendLimitReached(WorkbenchError):
     """The lock is already at the longest total time the queue allows."""
 

@@ -37,6 +37,11 @@ def add(conn: sa.Connection, schema: str | None, actor: str, user: str, group: s
     _check(user, "the user to add")
     _check(group, "the group's name", NAME_LENGTH)
     permissions.require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_GROUP_ADD, user, group))
+    return record(conn, schema, actor, user, group)
+
+
+def record(conn: sa.Connection, schema: str | None, actor: str, user: str, group: str) -> Membership:
+    """Put `user` in `group`, unchecked: for `people add`, run by a login that may create logins."""
     t = groups_table(schema)
     if _row(conn, t, user, group) is None:
         conn.execute(sa.insert(t).values(user_name=user, group_name=group, added_by=actor, added_at=clock.db_now()))

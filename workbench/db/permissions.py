@@ -145,6 +145,54 @@ def login_mismatch(conn: sa.Connection, table: sa.Table, user: str) -> errors.No
     return login_mismatch_error(user, row[0])
 
 
+def not_an_operator(conn: sa.Connection) -> str | None:
+    """On PostgreSQL under `workbench grants`: this login's name when it is not a member of
+    workbench_operator and not exempt (superuser, BYPASSRLS); None otherwise. Says why a login was
+    refused workbench's own tables, which grants gives to operators only."""
+    if not backends.of(conn).roles or not _role_exists(conn, OPERATOR_ROLE):
+        return None
+    login, member = conn.execute(
+        sa.text(
+            "SELECT session_user, r.rolsuper OR r.rolbypassrls OR pg_has_role(session_user, :role, 'USAGE') "
+            "FROM pg_catalog.pg_roles r WHERE r.rolname = session_user"
+        ),
+        {"role": OPERATOR_ROLE},
+    ).one()
+    return None if member else str(login)
+
+
+def roles_sql() -> str:
+    """What a database administrator runs once so that a table owner without CREATEROLE may run
+    `grants --apply`: the two NOLOGIN roles, the supervisor a member of the operator."""
+    return (
+        f"CREATE ROLE {OPERATOR_ROLE} NOLOGIN;\n"
+        f"CREATE ROLE {SUPERVISOR_ROLE} NOLOGIN;\n"
+        f"GRANT {OPERATOR_ROLE} TO {SUPERVISOR_ROLE};"
+    )
+
+
+def roles_it_cannot_make(conn: sa.Connection) -> str | None:
+    """On PostgreSQL: why `grants --apply` would fail making workbench's roles (they are missing and this
+    login may not create roles), with the grant it lacks and the alternative; None when it can go ahead."""
+    if not backends.of(conn).roles:
+        return None
+    login, may = conn.execute(
+        sa.text("SELECT rolname, rolsuper OR rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = current_user")
+    ).one()
+    missing = [role for role in (OPERATOR_ROLE, SUPERVISOR_ROLE) if not _role_exists(conn, role)]
+    member = (
+        not missing and conn.execute(sa.select(sa.func.pg_has_role(SUPERVISOR_ROLE, OPERATOR_ROLE, "MEMBER"))).scalar()
+    )
+    if may or (not missing and member):
+        return None
+    what = " and ".join(missing) if missing else f"{SUPERVISOR_ROLE}'s membership of {OPERATOR_ROLE}"
+    return (
+        f"`grants --apply` makes the database roles {what}, and the login {login} may not create roles: it "
+        f"needs CREATEROLE (a database administrator runs ALTER ROLE {login} CREATEROLE), or the administrator "
+        f"makes the roles first, once for the server, and then {login} runs `grants --apply` again:\n" + roles_sql()
+    )
+
+
 def database_roles_in_use(conn: sa.Connection) -> bool:
     """PostgreSQL with `workbench grants` applied somewhere on the server (the supervisor role exists)."""
     return backends.of(conn).roles and _role_exists(conn, SUPERVISOR_ROLE)
@@ -207,6 +255,12 @@ def grant(conn: sa.Connection, schema: str | None, actor: str, user: str, role: 
     if role not in tables.ROLE_NAMES:
         raise errors.InvalidValue(f"no role '{role}'; the roles are {' and '.join(tables.ROLE_NAMES)}")
     require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_GRANT_ROLE, role, user))
+    return record_role(conn, schema, actor, user, role)
+
+
+def record_role(conn: sa.Connection, schema: str | None, actor: str, user: str, role: str) -> RoleGrant:
+    """Write `user`'s role, unchecked: for `people add`, run by a login that may create the database's
+    logins (and so may decide who supervises)."""
     t = roles_table(schema)
     conn.execute(sa.delete(t).where(t.c.user_name == user))
     conn.execute(sa.insert(t).values(user_name=user, role=role, granted_by=actor, granted_at=clock.db_now()))
@@ -223,6 +277,12 @@ def revoke(conn: sa.Connection, schema: str | None, actor: str, user: str) -> Ro
     require_supervisor(conn, schema, actor, errors.Phrase.of(problems.DO_REVOKE_ROLE, user))
     conn.execute(sa.delete(t).where(t.c.user_name == user))
     return _grant(row)
+
+
+def forget_role(conn: sa.Connection, schema: str | None, user: str) -> None:
+    """Remove `user`'s row, unchecked (`people remove`, as record_role)."""
+    t = roles_table(schema)
+    conn.execute(sa.delete(t).where(t.c.user_name == user))
 
 
 def _check_name(name: str, what: str) -> None:
@@ -429,24 +489,42 @@ _SEQUENCED = (
 
 def _idle_limit(conn: sa.Connection) -> str:
     """Every login that is a workbench operator (supervisors too) gets idle_in_transaction_session_timeout
-    = IDLE_IN_TRANSACTION, unless it has a value of its own: an open transaction that locked the free
+    = IDLE_IN_TRANSACTION, unless it has a shorter one of its own: an open transaction that locked the free
     rows (by hand, or a client that hangs) would make everyone's Next item find nothing. A setting of the
-    login (role settings are not inherited from workbench_operator), so logins added later get it when
-    `grants` runs again; a session may still change it for itself: a guard against accidents, not an
-    attacker. Where the applying login may not alter a role, a warning says so and the rest applies."""
+    login (role settings are not inherited from workbench_operator), so logins added by hand later get it
+    when `grants` runs again (`people add` gives it at once). A value that lifts the limit (0, longer, or
+    one the server would not take) is put back: a login may ALTER ROLE itself SET it, which no privilege
+    forbids, so each `grants --apply` undoes that, `people list` names it meanwhile, and a supervisor sees
+    and ends a blocking session with `people sessions` (docs/setup/grants.md). Compared in milliseconds as
+    the server reads the values (units and all): set for this transaction, read back, then restored.
+    Where the applying login may not alter a role, a warning says so and the rest applies."""
     setting = "idle_in_transaction_session_timeout"
     value = _sql(conn, sa.literal(IDLE_IN_TRANSACTION, sa.String()))
     return (
-        f"DO $wb$\nDECLARE\n  login record;\nBEGIN\n"
-        f"  FOR login IN SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper\n"
-        f"      AND pg_has_role(r.oid, '{OPERATOR_ROLE}', 'MEMBER') AND NOT EXISTS (\n"
-        f"        SELECT 1 FROM pg_catalog.pg_db_role_setting s, unnest(s.setconfig) c\n"
-        f"        WHERE s.setrole = r.oid AND s.setdatabase = 0 AND c LIKE '{setting}=%') LOOP\n"
-        f"    BEGIN\n"
-        f"      EXECUTE format('ALTER ROLE %I SET {setting} = %L', login.rolname, {value});\n"
-        f"    EXCEPTION WHEN insufficient_privilege THEN\n"
-        f"      RAISE WARNING 'workbench: could not limit idle transactions of the login %: %', login.rolname, "
-        f"SQLERRM;\n    END;\n  END LOOP;\nEND\n$wb$"
+        f"DO $wb$\nDECLARE\n  login record;\n  own text;\n  ms bigint;\n  limit_ms bigint;\n"
+        f"  before text := current_setting('{setting}');\nBEGIN\n"
+        f"  PERFORM set_config('{setting}', {value}, true);\n"
+        f"  SELECT setting::bigint INTO limit_ms FROM pg_catalog.pg_settings WHERE name = '{setting}';\n"
+        f"  FOR login IN SELECT r.oid, r.rolname FROM pg_catalog.pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper\n"
+        f"      AND pg_has_role(r.oid, '{OPERATOR_ROLE}', 'MEMBER') LOOP\n"
+        f"    SELECT substr(c, length('{setting}=') + 1) INTO own FROM pg_catalog.pg_db_role_setting s, "
+        f"unnest(s.setconfig) c\n"
+        f"      WHERE s.setrole = login.oid AND s.setdatabase = 0 AND c LIKE '{setting}=%' LIMIT 1;\n"
+        f"    ms := NULL;\n"
+        f"    IF own IS NOT NULL THEN\n"
+        f"      BEGIN\n"
+        f"        PERFORM set_config('{setting}', own, true);\n"
+        f"        SELECT setting::bigint INTO ms FROM pg_catalog.pg_settings WHERE name = '{setting}';\n"
+        f"      EXCEPTION WHEN others THEN\n        ms := NULL;\n      END;\n"
+        f"    END IF;\n"
+        f"    IF ms IS NULL OR ms = 0 OR ms > limit_ms THEN\n"
+        f"      BEGIN\n"
+        f"        EXECUTE format('ALTER ROLE %I SET {setting} = %L', login.rolname, {value});\n"
+        f"      EXCEPTION WHEN insufficient_privilege THEN\n"
+        f"        RAISE WARNING 'workbench: could not limit idle transactions of the login %: %', login.rolname, "
+        f"SQLERRM;\n      END;\n"
+        f"    END IF;\n  END LOOP;\n"
+        f"  PERFORM set_config('{setting}', before, true);\nEND\n$wb$"
     )
 
 

@@ -97,9 +97,25 @@ class Workbench:
                 names = ", ".join(self.config.queues)
                 raise errors.UsageError(f"no queue named '{name}' in {self.config.path} (queues: {names})")
             if not self._queues:
-                bound = self.db.read(lambda conn: self._check(conn, attaching=False, schema=True))
+                try:
+                    bound = self.db.read(lambda conn: self._check(conn, attaching=False, schema=True))
+                except errors.NotPermitted as exc:
+                    # Refused workbench's own tables: under `grants`, most often a login that is not an
+                    # operator's (one shared login from before grants); name that cause.
+                    login = self._not_an_operator()
+                    if login is not None:
+                        raise errors.LoginNotOperator(login) from exc
+                    raise
                 self._queues = {n: self._work_queue(q) for n, q in bound.items()}
             return self._queues[name]
+
+    def _not_an_operator(self) -> str | None:
+        from workbench.db import permissions
+
+        try:
+            return self.db.read(permissions.not_an_operator)
+        except errors.WorkbenchError:
+            return None
 
     def supervision(self, name: str) -> supervision.Supervision:
         """The named queue's supervisor actions (force-release, reassign, reopen, move, sweep, the

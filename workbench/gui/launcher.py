@@ -80,7 +80,9 @@ class Launcher(QObject):
             if ask and profile is not None:
                 password, remember = self._ask_password(profile, why)
                 if password is None:
-                    return False
+                    # Cancel at start-up: back to the connection (another login, another server), not
+                    # a silent quit; with a window open, it stays as it was.
+                    return self.window is None and self.edit_connection(profile.name)
             try:
                 wb = self._call(
                     functools.partial(_open_checked, target, password),

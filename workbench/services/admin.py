@@ -8,12 +8,15 @@ tests/test_layers.py keeps it so.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from workbench.config import model
+from workbench.core import errors
 from workbench.db import attach as attach_mod
 from workbench.db import dberrors, groups, migrations, permissions, probe, published, racecheck, service
+from workbench.db import people as people_mod
 
 Workbench = service.Workbench  # an open database: the handle the windows and commands pass around
 ProbeResult = probe.ProbeResult
@@ -116,6 +119,9 @@ def grants(wb: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grants:
             else permissions.plan(conn, bound, own, wb.config.reviewed_by(queue))
         )
         ddl = permissions.render(statements)
+        missing = permissions.roles_it_cannot_make(conn) if apply and not revoke else None
+        if missing is not None:
+            raise errors.NotPermitted(missing)
         if apply:
             permissions.apply(conn, statements)
     return Grants(dialect, label, roles=True, ddl=ddl, applied=apply)
@@ -197,3 +203,152 @@ def odbc_drivers() -> tuple[str, ...]:
 def claim_check(wb: Workbench) -> RaceResult:
     """The claim self-check: two claims at once never take the same item (db/racecheck.py)."""
     return racecheck.check(wb)
+
+
+# -- people: each person's own login ----------------------------------------------------------------
+
+Person = people_mod.Person
+PeopleChange = people_mod.Change
+PEOPLE_ROLES = people_mod.ROLES
+
+
+@dataclasses.dataclass(frozen=True)
+class PersonAdded:
+    """What `people add` did for one person (or printed for the administrator), and the profile they need."""
+
+    change: PeopleChange
+    profile_line: str  # the `workbench profile add …` the person runs
+    password_stored: str = ""  # the keyring's name, when the password went there
+    groups: list[str] = dataclasses.field(default_factory=list)  # groups joined for queues that serve one
+
+
+def _queue_refs(wb: Workbench, names: list[str] | None) -> list[people_mod.QueueRef]:
+    chosen = names or list(wb.config.queues)
+    for name in chosen:
+        if name not in wb.config.queues:
+            wb.queue(name)  # raises the "no such queue" usage error
+    return [
+        people_mod.QueueRef(name, q.schema, q.table, q.serves, works=name in chosen)
+        for name, q in wb.config.queues.items()
+    ]
+
+
+class _Offline:
+    """A dialect without a connection: the SQL Server script is written for a server never reached."""
+
+    def __init__(self, engine: Any) -> None:
+        self.dialect = engine.dialect
+
+
+def profile_line(wb: Workbench, name: str) -> tuple[str, Any]:
+    """The `workbench profile add` a person runs to connect with their own login; and that profile."""
+    from pathlib import Path
+
+    from workbench.config import profiles
+
+    url = wb.engine.url
+    kind = wb.db.backend.profile_kind or url.get_backend_name()
+    config = Path(wb.config.path) if wb.config.path else None
+    source = f"--queues {config.resolve()}" if config is not None and config.is_file() else "--published"
+    port = url.port or profiles.DEFAULT_PORTS.get(kind)
+    profile = profiles.Profile(
+        name=url.database or "workbench",
+        kind=kind,
+        host=url.host or "localhost",
+        port=port,
+        database=url.database or "",
+        user=name,
+        source="file" if source != "--published" else "database",
+        config=str(config.resolve()) if config is not None and config.is_file() else "",
+    )
+    odbc = url.query.get("driver")  # an ODBC connection names its installed driver
+    via = f" --driver odbc --odbc-driver {shlex.quote(str(odbc))}" if odbc else ""
+    if odbc and profiles.DRIVERS.get(kind) == ("odbc",):  # ODBC is its only driver (SQL Server): no --driver
+        via = f" --odbc-driver {shlex.quote(str(odbc))}"
+    line = (
+        f"workbench profile add {profile.name} --kind {kind} --host {profile.host} --port {port} "
+        f"--database {profile.database} --db-user {name}{via} {source} --default"
+    )
+    return line, profile
+
+
+def people_add(
+    wb: Workbench, actor: str, name: str, role: str, queues: list[str] | None, *, password: bool, keyring: bool
+) -> PersonAdded:
+    """Make `name` a usable operator or supervisor: their login, its role and what `grants` gives each
+    operator's login, run here where this login may (else the SQL for the administrator)."""
+    from workbench import credentials
+
+    logins = people_mod.of(wb.db.backend)
+    refs = _queue_refs(wb, queues)
+    schema = wb.config.database.workbench_schema
+    line, profile = profile_line(wb, name)
+    if not logins.applies:
+        return PersonAdded(logins.add(_Offline(wb.engine), schema, name, role, password, refs), line)
+    joined: list[str] = []
+    with dberrors.translated(), wb.engine.begin() as conn:
+        change = logins.add(conn, schema, name, role, password, refs)
+        if not logins.may_make(conn):
+            return PersonAdded(change, line)
+        change = logins.run(conn, change)
+        migrations.check(conn, schema)
+        if not wb.db.backend.roles:  # the roles table decides who supervises here
+            permissions.record_role(conn, schema, actor, name, role)
+        for group in dict.fromkeys(q.serves for q in refs if q.serves and q.works):
+            groups.record(conn, schema, actor, name, group)
+            joined.append(group)
+    stored = ""
+    if keyring and change.password:
+        status = credentials.keyring_status()
+        if not status.available:
+            raise errors.CredentialStoreError(
+                f"{name}'s login is made, but its password cannot be stored: {status.reason}; it is shown instead"
+            )
+        credentials.store(profile.credential_id, change.password)
+        stored = status.name
+    return PersonAdded(change, line, stored, joined)
+
+
+def people_remove(wb: Workbench, name: str, *, keep_login: bool) -> PeopleChange:
+    """Take `name` out of workbench's roles and drop their login (kept, locked out, where it owns things)."""
+    logins = people_mod.of(wb.db.backend)
+    schema = wb.config.database.workbench_schema
+    if not logins.applies:
+        return logins.remove(_Offline(wb.engine), name, keep_login)
+    with dberrors.translated(), wb.engine.begin() as conn:
+        change = logins.remove(conn, name, keep_login)
+        if not logins.may_make(conn):
+            return change
+        change = logins.run(conn, change)
+        if not wb.db.backend.roles:
+            permissions.forget_role(conn, schema, name)
+    return change
+
+
+def people_list(wb: Workbench, queues: list[str] | None = None) -> list[Person]:
+    """Who may work which of the config's queues, and whether their login is ready."""
+    logins = people_mod.of(wb.db.backend)
+    refs = _queue_refs(wb, queues)
+    if not logins.applies:
+        return logins.people(_Offline(wb.engine), wb.config.database.workbench_schema, refs)
+    with dberrors.translated(), wb.engine.begin() as conn:
+        return logins.people(conn, wb.config.database.workbench_schema, refs)
+
+
+Session = people_mod.Session
+SESSION_GRANTS = people_mod.SESSION_GRANTS
+
+
+def idle_sessions(wb: Workbench) -> tuple[list[Session], bool]:
+    """Sessions idle in an open transaction (their row locks hide items from every Next item), the
+    config's queue tables each holds locks on, and whether this login sees every login's sessions."""
+    logins = people_mod.of(wb.db.backend)
+    with dberrors.translated(), wb.engine.begin() as conn:
+        return logins.sessions(conn, _queue_refs(wb, None))
+
+
+def end_session(wb: Workbench, pid: int) -> Session:
+    """End session `pid` (one idle in a transaction here): its transaction rolls back, its row locks go."""
+    logins = people_mod.of(wb.db.backend)
+    with dberrors.translated(), wb.engine.begin() as conn:
+        return logins.end_session(conn, pid)

@@ -252,6 +252,12 @@ class Backend:
         `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""
         return None
 
+    profile_kind: ClassVar[str | None] = None  # `profile add --kind` for this server (None: the URL's backend name)
+
+    # How `workbench people` makes a person's login here (db/people.py): "roles" (PostgreSQL LOGIN roles),
+    # "accounts" (MySQL/MariaDB accounts and privileges), "script" (T-SQL printed), None (no logins).
+    logins_kind: ClassVar[str | None] = None
+
     def procedures(self, db: Any, q: Any, schema: str | None) -> Any:
         """Where `workbench grants` leaves operators only procedures to write with (SQL Server's
         script): `q`'s procedures (db/procedures.py) if they are there and this login may call them;

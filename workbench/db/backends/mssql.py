@@ -38,6 +38,8 @@ def _provided(found: _T | None) -> _T:
 class MssqlBackend(Backend):
     name = "mssql"
     label = "SQL Server"
+    profile_kind = "sqlserver"
+    logins_kind = "script"
     default_port = 1433
     claim_methods = ("readpast",)
     keys_per_statement = 2000  # SQL Server takes at most 2,100 parameters per statement

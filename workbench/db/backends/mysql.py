@@ -24,6 +24,7 @@ class MysqlBackend(Backend):
     uuid_as_text = True
     name = "mysql"
     label = "MySQL"
+    logins_kind = "accounts"
     default_port = 3306
     claim_methods = ("select-skip-locked",)
     board_activity = "packed"

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 class PostgresqlBackend(Backend):
     name = "postgresql"
     label = "PostgreSQL"
+    logins_kind = "roles"
     default_port = 5432
     claim_methods = ("skip-locked", "select-skip-locked")
     board_activity = "lateral"
