@@ -300,7 +300,7 @@ class PickDialog(QDialog):
         self.search = QLineEdit()
         self.search.setObjectName("pick_search")
         self.search.setPlaceholderText(self.tr("Search these items"))
-        self.search.setClearButtonEnabled(True)
+        a11y.clear_button(self.search, self.tr("the search"))
         self.search.setAccessibleName(self.tr("Search these items"))
         layout.addWidget(self.search)
         names = list(found.rows[0]) if found.rows else [found.key_name]

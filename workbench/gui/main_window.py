@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         self._leaving: tuple[tuple[str, Any], list[Callable[[], None]]] | None = None
         self.keymap = hotkeys.Keymap.load(settings)
         self._outcome_actions: dict[str, QAction] = {}  # "outcome1"… for the shown queue
+        self._holder_told: tuple[str | None, bool] = (None, False)  # who held a lost item when last said
         self.announcer = a11y.Announcer(self)  # what a screen reader is told without the focus moving
         self._build()
         self._connect()
@@ -1121,6 +1122,7 @@ class MainWindow(QMainWindow):
         self.announcer.announce(self.lost_banner, text, assertive=True)
         self.reclaim_button.setText(self.tr("Claim again and reapply my edits") if kept else self.tr("Claim again"))
         self.reclaim_button.setVisible(exc.cause not in ("completed",) and exc.holder is None)
+        self._holder_told = (exc.holder, self.reclaim_button.isVisibleTo(self.lost_banner))
         self.compare_button.setVisible(kept)
         self.discard_button.setVisible(kept)
         self._set_actions()
@@ -1178,9 +1180,18 @@ class MainWindow(QMainWindow):
         self.reclaim_button.setText(
             self.tr("Claim again and reapply my edits") if self.compare_button.isVisible() else self.tr("Claim again")
         )
-        self.lost_banner.show_text(self._lost_text(lost, draft_view.now_sentence(holder)))
-        if holder.view is not None:  # unknown (database unreachable): leave the button as it was
-            self.reclaim_button.setVisible(holder.free)
+        now = draft_view.now_sentence(holder)
+        self.lost_banner.show_text(self._lost_text(lost, now))
+        if holder.view is None:  # unknown (database unreachable): leave the button as it was
+            return
+        self.reclaim_button.setVisible(holder.free)
+        # Someone took it (Claim again has gone), or it came free again: said at once, not a silent
+        # change of the banner a blind operator is not reading (issue 53); a later read that finds the
+        # same holder is not said again.
+        told = (lock.owner if lock is not None and not lock.expired else None, holder.free)
+        if told != self._holder_told:
+            self._holder_told = told
+            self.announcer.announce(self.lost_banner, f"{self._short_label(lost.queue, lost.key)}: {now}", assertive=True)
 
     def _refused_draft_item(self, message: str) -> bool:
         """Claiming an item back for its draft was refused (someone else holds it): say who, keep the draft

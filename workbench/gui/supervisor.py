@@ -113,7 +113,7 @@ class SupervisorWindow(QMainWindow):
         self.holder_filter = QLineEdit()
         self.holder_filter.setObjectName("holder_filter")
         self.holder_filter.setPlaceholderText(self.tr("Filter by holder"))
-        self.holder_filter.setClearButtonEnabled(True)
+        a11y.clear_button(self.holder_filter, self.tr("the holder filter"))
         self.interval = QSpinBox()
         self.interval.setObjectName("refresh_interval")
         self.interval.setRange(2, 600)
