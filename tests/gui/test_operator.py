@@ -304,6 +304,27 @@ def test_a_changed_field_shows_its_value_as_imported(qtbot: Any, open_window: An
     assert not window.form.findChild(QLabel, "origin_vendor").isVisible()  # not changed
 
 
+def test_a_field_imported_empty_shows_no_as_imported_beside_it(
+    qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
+    """Issue 53: "As imported: (empty)" beside a helpdesk field after Save, though nothing was imported,
+    narrowed its box: a field that had no value shows nothing beside it; one that had a value still does."""
+    window = open_window(demo_config)
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
+    claim = _claim(qtbot, window)
+    assert claim.item["time_spent_min"] is None  # the demo imports it empty
+    editor = window.form.field("time_spent_min")
+    width = editor.width()
+    _type(qtbot, window, "time_spent_min", "12")
+    _type(qtbot, window, "subject", "A new subject")
+    with qtbot.waitSignal(window.session.saved, timeout=10_000):
+        window.save()
+    qtbot.waitUntil(window.form.findChild(QLabel, "origin_subject").isVisible, timeout=10_000)
+    assert window.form.findChild(QLabel, "origin_subject").text().startswith("As imported: ")
+    assert not window.form.findChild(QLabel, "origin_time_spent_min").isVisible()
+    assert editor.width() == width  # the box keeps its width
+
+
 def _no_dialogs(monkeypatch: Any) -> list[str]:
     """Record (and answer) every message box, so a test can say none was shown."""
     shown: list[str] = []
