@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -930,6 +930,47 @@ def test_defer_until_a_time_from_the_window(qtbot: Any, open_window: Any, demo_c
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as again:
         window.next_item()
     assert again.args[0].lock.key != claim.lock.key  # not before its time
+
+
+def test_ctrl_return_in_a_dialogs_note_confirms_it(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Issue 53: Ctrl+Return in the Release and Defer dialogs' note did nothing; beside the form it adds
+    the note. In a dialog it presses the dialog's button, when it may be pressed (a reason first)."""
+    window = open_window(demo_config)
+    claim = _claim(qtbot, window)
+    window.session.dispatcher.wait()
+    seen: list[bool] = []
+
+    def defer(dialog: dialogs.DeferDialog) -> None:
+        dialog.note_box.setFocus()
+        qtbot.keyClicks(dialog.note_box, "Calls back at three.")
+        qtbot.keyClick(dialog.note_box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        seen.append(dialog.isVisible())  # no reason yet: the dialog stays, the note is not cut
+        dialog.reason.setCurrentText("Customer calls back")
+        QTimer.singleShot(3000, dialog, dialog.reject)  # should the key not close it: the test fails, not hangs
+        qtbot.keyClick(dialog.note_box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
+    on_dialog(qtbot, "defer_dialog", defer)
+    with qtbot.waitSignal(window.session.deferred, timeout=10_000):
+        qtbot.mouseClick(window.defer_button, Qt.MouseButton.LeftButton)
+    assert seen == [True]
+    q = window.session.wb.queue("cases")
+    assert [n.text for n in q.notes(claim.lock.key)] == ["Calls back at three."]
+
+    other = _claim(qtbot, window)
+    window.session.dispatcher.wait()
+
+    def release(dialog: dialogs.ReleaseDialog) -> None:
+        dialog.reason.setCurrentText("Not my area")
+        dialog.note_box.setFocus()
+        qtbot.keyClicks(dialog.note_box, "Try the network team.")
+        QTimer.singleShot(3000, dialog, dialog.reject)
+        qtbot.keyClick(dialog.note_box, Qt.Key.Key_Enter, Qt.KeyboardModifier.ControlModifier)
+
+    on_dialog(qtbot, "release_dialog", release)
+    with qtbot.waitSignal(window.session.released, timeout=10_000):
+        qtbot.mouseClick(window.release_button, Qt.MouseButton.LeftButton)
+    assert row(window, "cases", other.lock.key)["wb_locked_by"] is None
+    assert [n.text for n in q.notes(other.lock.key)] == ["Try the network team."]
 
 
 def test_every_kind_of_event_has_a_label_in_the_history() -> None:

@@ -42,7 +42,9 @@ class ShortcutsDialog(QDialog):
         intro = QLabel(
             self.tr(
                 "Click a key and press the new combination; the × clears it. Tab and Shift+Tab "
-                "move between fields; Enter opens the selected item in lists."
+                "move between fields; Enter opens the selected item in lists. In a note box, Ctrl+Return "
+                "sends the note: beside the form it adds the note, in the Release, Defer and Complete "
+                "dialogs it confirms the dialog."
             )
         )
         intro.setObjectName("intro")
