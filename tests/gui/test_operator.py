@@ -304,9 +304,7 @@ def test_a_changed_field_shows_its_value_as_imported(qtbot: Any, open_window: An
     assert not window.form.findChild(QLabel, "origin_vendor").isVisible()  # not changed
 
 
-def test_a_field_imported_empty_shows_no_as_imported_beside_it(
-    qtbot: Any, open_window: Any, demo_config: Any
-) -> None:
+def test_a_field_imported_empty_shows_no_as_imported_beside_it(qtbot: Any, open_window: Any, demo_config: Any) -> None:
     """Issue 53: "As imported: (empty)" beside a helpdesk field after Save, though nothing was imported,
     narrowed its box: a field that had no value shows nothing beside it; one that had a value still does."""
     window = open_window(demo_config)
@@ -1130,3 +1128,60 @@ def test_next_item_with_an_item_open_gives_it_back_or_asks(qtbot: Any, open_wind
     open_key = window.session.current.lock.key
     window._open_from_resume("cases", open_key)
     assert window.stack.currentIndex() == main_window.ITEM and window.session.current.lock.key == open_key
+
+
+def _age_lock(window: main_window.MainWindow, seconds: int) -> None:
+    """The open item's lock taken `seconds` earlier, as if that time had passed."""
+    cur = window.session.current
+    assert cur is not None
+    q = window.session.wb.queue(cur.queue).q
+    with window.session.wb.engine.begin() as conn:
+        conn.execute(
+            sa.update(q.table)
+            .where(q.key == cur.lock.key)
+            .values(
+                {
+                    q.time.name: clock.add_seconds(q.time, sa.literal(-seconds)),
+                    q.expires.name: clock.add_seconds(q.expires, sa.literal(-seconds)),
+                }
+            )
+        )
+
+
+def test_the_leave_question_follows_the_lock(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Issue 53: "Leave this item?" left open kept saying "it stays yours until 20:53:46" after that time
+    had passed and the lock was lost and claimed again behind it. Its text follows the lock: lost (and
+    Keep or Give back not offered), then, claimed again, yours until the new lock's expiry."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    from workbench.gui import times
+
+    window = open_window(demo_config)
+    claim = _claim(qtbot, window)
+    _type(qtbot, window, "subject", "Half way")
+    seen: list[str] = []
+
+    def follow(box: Any) -> None:
+        keep = box.findChild(QAbstractButton, "leave_keep")
+        try:
+            seen.append(box.informativeText())
+            _age_lock(window, 15 * 60 + 5)  # the demo's cases lock: 15 minutes, run out
+            window.session.check_now()
+            qtbot.waitUntil(lambda: "Lock lost" in box.informativeText(), timeout=10_000)
+            seen.append(box.informativeText())
+            assert not keep.isEnabled()
+            window.session.open_item(claim.lock.key, "cases")  # claimed again meanwhile
+            qtbot.waitUntil(lambda: window.session.current is not None, timeout=10_000)
+            again = window.session.current.lock.expires_at
+            qtbot.waitUntil(lambda: times.clock(again) in box.informativeText(), timeout=5_000)
+            seen.append(box.informativeText())
+            assert keep.isEnabled()
+        finally:
+            box.findChild(QAbstractButton, "leave_cancel").click()
+
+    on_dialog(qtbot, "leave_dialog", follow)
+    window.next_item()
+    assert len(seen) == 3, seen
+    assert times.clock(claim.lock.expires_at) in seen[0] and "stays yours" in seen[0]
+    assert "stays yours" not in seen[1] and "draft" in seen[1]
+    assert "stays yours" in seen[2]

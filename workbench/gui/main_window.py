@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
     QApplication,
     QComboBox,
@@ -766,13 +768,6 @@ class MainWindow(QMainWindow):
             self,
         )
         box.setObjectName("leave_dialog")
-        box.setInformativeText(
-            self.tr(
-                "Keep it locked: it stays yours until {0}; your unsaved edits wait in your unfinished items (Ctrl+L)."
-            ).format(times.clock(cur.lock.expires_at))
-            if changes
-            else self.tr("Keep it locked: it stays yours until {0}.").format(times.clock(cur.lock.expires_at))
-        )
         keep = box.addButton(self.tr("&Keep it locked"), QMessageBox.ButtonRole.AcceptRole)
         keep.setObjectName("leave_keep")
         save = None
@@ -788,7 +783,22 @@ class MainWindow(QMainWindow):
         cancel.setObjectName("leave_cancel")
         box.setDefaultButton(save or keep)
         box.setEscapeButton(cancel)
-        box.exec()
+        follow = functools.partial(self._follow_leave, box, cur, bool(changes), [keep, save, release])
+        follow()
+        # The lock may run out, be taken, be claimed again or extended while the question waits: its text
+        # follows the lock, read every second and at once on the session's news (issue 53).
+        ticker = QTimer(box)
+        ticker.timeout.connect(follow)
+        ticker.start(1000)
+        news = (self.session.lock_lost, self.session.claimed, self.session.extended, self.session.saved)
+        for signal in news:
+            signal.connect(follow)
+        try:
+            box.exec()
+        finally:
+            ticker.stop()
+            for signal in news:
+                signal.disconnect(follow)
         clicked = box.clickedButton()
         if clicked is keep:
             then()
@@ -803,6 +813,40 @@ class MainWindow(QMainWindow):
             self.session.release(quit_guard.LEFT_RELEASED, then=self._left(cur, then))
         elif cancelled is not None:
             cancelled()
+
+    def _follow_leave(
+        self, box: QMessageBox, cur: Any, changes: bool, buttons: list[QAbstractButton | None], *_news: Any
+    ) -> None:
+        """The "Leave this item?" text as the lock is now: yours until its expiry (extended or claimed again:
+        the new one), or lost, with who holds it; keeping or giving back a lost lock is not offered."""
+        now = self.session.current
+        held = now is not None and (now.queue, now.lock.key) == (cur.queue, cur.lock.key) and now.remaining() > 0
+        if held:
+            until = times.clock(now.lock.expires_at)
+            text = (
+                self.tr(
+                    "Keep it locked: it stays yours until {0}; your unsaved edits wait in your unfinished items "
+                    "(Ctrl+L)."
+                ).format(until)
+                if changes
+                else self.tr("Keep it locked: it stays yours until {0}.").format(until)
+            )
+        else:
+            lost = self.session.lost
+            if lost is not None and (lost.queue, lost.key) == (cur.queue, cur.lock.key):
+                text = draft_view.lost_sentence(lost, self._short_label(lost.queue, lost.key))
+                text += " " + draft_view.holder_hint(lost, self.session.user)
+            else:
+                text = self.tr("Your lock on {0} has run out.").format(self._short_label(cur.queue, cur.lock.key))
+            if changes:
+                text += " " + self.tr("Your edits are kept as a draft.")
+        for button in buttons:
+            if button is not None:
+                button.setEnabled(held)
+        if text != box.informativeText():
+            if box.informativeText() and not held:  # a screen reader is told, not left reading the old text
+                self.announcer.announce(box, text, assertive=True)
+            box.setInformativeText(text)
 
     def _left(self, cur: Any, then: Callable[[], None]) -> Callable[[], None]:
         """Note that `cur` is being left (`then` to follow); returns what runs once the database answered."""
@@ -1191,7 +1235,9 @@ class MainWindow(QMainWindow):
         told = (lock.owner if lock is not None and not lock.expired else None, holder.free)
         if told != self._holder_told:
             self._holder_told = told
-            self.announcer.announce(self.lost_banner, f"{self._short_label(lost.queue, lost.key)}: {now}", assertive=True)
+            self.announcer.announce(
+                self.lost_banner, f"{self._short_label(lost.queue, lost.key)}: {now}", assertive=True
+            )
 
     def _refused_draft_item(self, message: str) -> bool:
         """Claiming an item back for its draft was refused (someone else holds it): say who, keep the draft
