@@ -498,6 +498,8 @@ class MainWindow(QMainWindow):
         self.counts_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.counts_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.counts_table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        for policy in (self.counts_table.setHorizontalScrollBarPolicy, self.counts_table.setVerticalScrollBarPolicy):
+            policy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # sized to its figures (_on_counts): never scrolled
         self.counts_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.counts_table.setVisible(False)
         row = QHBoxLayout()
@@ -540,7 +542,8 @@ class MainWindow(QMainWindow):
         frame = 2 * table.frameWidth()
         header = table.horizontalHeader()
         height = header.sizeHint().height() + sum(table.rowHeight(r) for r in range(len(counts))) + frame
-        width = sum(header.sectionSize(c) for c in range(4) if not table.isColumnHidden(c)) + frame
+        # Every column shown, Deferred too when it appears (it was left out: "Overdu…" cut, scroll bars).
+        width = sum(header.sectionSize(c) for c in range(table.columnCount()) if not table.isColumnHidden(c)) + frame
         table.setFixedSize(width, height)  # just the figures, centred under the message
 
     # -- commands ------------------------------------------------------------------------------------
