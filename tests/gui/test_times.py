@@ -96,13 +96,14 @@ def test_durations_speak_the_language(qtbot: object) -> None:
     assert (times.span(900), times.span(45), times.span(930)) == ("15m", "45s", "15m30s")
     try:
         i18n.install(app, "de")
-        assert times.duration(2_012_345) == "23 T 06 h" and times.duration(725) == "12 min 05 s"
+        # Natural German abbreviations (issue 53: "2 T 10 h" was no German).
+        assert times.duration(2_012_345) == "23 Tg. 06 h" and times.duration(725) == "12 min 05 s"
         assert times.duration(-90) == "-1 min 30 s"
         # A configured length leaves out a smaller unit that is zero: "15 min", not "15 min 00 s".
         assert (times.span(900), times.span(7200), times.span(86400), times.span(5400)) == (
             "15 min",
             "2 h",
-            "1 T",
+            "1 Tg.",
             "1 h 30 min",
         )
     finally:

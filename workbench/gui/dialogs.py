@@ -363,7 +363,7 @@ class PickDialog(QDialog):
         self.proxy.setSortRole(SORT_ROLE)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setFilterKeyColumn(-1)  # any column
-        # Fitted to the dialog as the lock board is (a German "2 T 10 h überfällig" whole, the longest text
+        # Fitted to the dialog as the lock board is (a German "2 Tg. 10 h überfällig" whole, the longest text
         # column cut first): Qt's fit-to-contents left Category and Priority out of view to the right.
         due = names.index(found.due_name) if found.due_name in names else -1
         self.table = board_view.BoardView(_summary(model, skip={0, due}), whole=(due,) if due >= 0 else ())

@@ -174,6 +174,7 @@ class SupervisorWindow(QMainWindow):
         page = QWidget()
         layout = QVBoxLayout(page)
         self.board = board_view.BoardView(SUMMARY, whole=(board_model.TIME_LEFT, board_model.DUE))
+        self.board.widest = {c: board_model.BoardModel.widest(c) for c in self.board.whole}
         self.board.setObjectName("lock_board")
         self.board.setAccessibleName(self.tr("Lock board"))
         a11y.leave_with_tab(self.board)  # Tab reaches Force release and Reassign below it
