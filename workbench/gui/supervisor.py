@@ -524,7 +524,7 @@ class SupervisorWindow(QMainWindow):
         rows = self.selected_rows()
         if not rows:
             return
-        dialog = supervisor_dialogs.ForceReleaseDialog(rows, self)
+        dialog = supervisor_dialogs.ForceReleaseDialog(rows, self, self.titles)
         if not dialog.exec():
             return
         reason = dialog.reason()
@@ -547,7 +547,7 @@ class SupervisorWindow(QMainWindow):
             # the box stays editable for someone new.
             offered = {r.owner for r in self.model.rows} | set(known)
             holders = sorted(offered - (owners if len(owners) == 1 else set()))
-            dialog = supervisor_dialogs.ReassignDialog(rows, holders, self)
+            dialog = supervisor_dialogs.ReassignDialog(rows, holders, self, self.titles)
             if not dialog.exec():
                 return
             to_user, reason = dialog.to_user(), dialog.reason()
