@@ -824,7 +824,7 @@ class MainWindow(QMainWindow):
         the new one), or lost, with who holds it; keeping or giving back a lost lock is not offered."""
         now = self.session.current
         held = now is not None and (now.queue, now.lock.key) == (cur.queue, cur.lock.key) and now.remaining() > 0
-        if held:
+        if held and now is not None:
             until = times.clock(now.lock.expires_at)
             text = (
                 self.tr(
