@@ -1130,24 +1130,6 @@ def test_next_item_with_an_item_open_gives_it_back_or_asks(qtbot: Any, open_wind
     assert window.stack.currentIndex() == main_window.ITEM and window.session.current.lock.key == open_key
 
 
-def _age_lock(window: main_window.MainWindow, seconds: int) -> None:
-    """The open item's lock taken `seconds` earlier, as if that time had passed."""
-    cur = window.session.current
-    assert cur is not None
-    q = window.session.wb.queue(cur.queue).q
-    with window.session.wb.engine.begin() as conn:
-        conn.execute(
-            sa.update(q.table)
-            .where(q.key == cur.lock.key)
-            .values(
-                {
-                    q.time.name: clock.add_seconds(q.time, sa.literal(-seconds)),
-                    q.expires.name: clock.add_seconds(q.expires, sa.literal(-seconds)),
-                }
-            )
-        )
-
-
 def test_the_leave_question_follows_the_lock(qtbot: Any, open_window: Any, demo_config: Any) -> None:
     """Issue 53: "Leave this item?" left open kept saying "it stays yours until 20:53:46" after that time
     had passed and the lock was lost and claimed again behind it. Its text follows the lock: lost (and
@@ -1165,7 +1147,7 @@ def test_the_leave_question_follows_the_lock(qtbot: Any, open_window: Any, demo_
         keep = box.findChild(QAbstractButton, "leave_keep")
         try:
             seen.append(box.informativeText())
-            _age_lock(window, 15 * 60 + 5)  # the demo's cases lock: 15 minutes, run out
+            _age_lock(window, "cases", claim.lock.key, 15 * 60 + 5)  # the demo's cases lock: 15 minutes, run out
             window.session.check_now()
             qtbot.waitUntil(lambda: "Lock lost" in box.informativeText(), timeout=10_000)
             seen.append(box.informativeText())
