@@ -235,3 +235,44 @@ def test_a_screen_reader_reads_the_window_and_hears_the_timer(bus: dict[str, str
     finally:
         reader.stop()
         app.stop()
+
+
+def test_a_screen_reader_hears_who_took_a_lost_item_and_a_refused_password(bus: dict[str, str]) -> None:
+    """Issue 53: after "Lock lost … you can claim it again", someone taking the item is said (Claim again
+    has gone), not a silent change of the banner; a refused password is said as an alert; the console's
+    filter's clear button has a name."""
+    app = Lines([sys.executable, "-m", "tests.gui.a11y_driver"], bus)
+    reader = Lines([SYSTEM_PYTHON, str(ROOT / "tests" / "gui" / "atspi_reader.py")], bus)
+    try:
+        app.wait(lambda m: "ready" in m, 20)
+        reader.wait(lambda m: "listening" in m)
+        key = app.ask("next", "claimed")
+        reader.wait(lambda m: m.get("event") == "announcement" and "Opened" in m["text"])
+        app.ask("lose", "lost")
+        lost = reader.wait(lambda m: m.get("event") == "announcement")
+        assert "claim" in lost["text"].lower() or "Nobody" in lost["text"], lost
+        time.sleep(2.5)  # the holder is read again meanwhile: still free, nothing more is said
+        assert len([m for m in reader.seen if m.get("event") == "announcement"]) == 2, reader.seen
+        app.ask("take bob", "taken")
+        taken = reader.wait(lambda m: m.get("event") == "announcement", 10)
+        assert "bob holds it since" in taken["text"] and key in taken["text"], taken
+        assert taken["politeness"] == 2, taken  # assertive: the button just went
+        time.sleep(2.5)  # read again: the same holder is not said again
+        heard = [m for m in reader.seen if m.get("event") == "announcement"]
+        assert len(heard) == 3, heard
+
+        assert app.ask("password", "dialog") == "password_dialog"
+        refused = reader.wait(lambda m: m.get("event") == "announcement", 10)
+        assert "refused this password" in refused["text"] and refused["politeness"] == 2, refused
+        assert unnamed(reader.ask("tree", "tree")) == []
+        app.ask("close", "closed")
+
+        assert app.ask("console", "console") == 4  # bob's among them
+        app.ask("type holder_filter an", "typed")  # the filter's clear button shows
+        tree = reader.ask("tree", "tree")
+        assert unnamed(tree) == [], unnamed(tree)
+        assert any(n["role"] == "push button" and n["name"] == "Clear the holder filter" for n in tree), tree
+        app.ask("close", "closed")
+    finally:
+        reader.stop()
+        app.stop()

@@ -7,6 +7,9 @@ JSON line on stdout once done:
     next            Next item                                   {"claimed": key}
     warn            the lock aged into the expiry warning       {"warned": seconds left}
     lose            a supervisor force-releases it, with reason {"lost": cause}
+    take USER       USER claims the item this window lost       {"taken": USER}
+    password        the password prompt after a refused login    {"dialog": object name}
+    type NAME TEXT  TEXT into the active window's line edit NAME {"typed": NAME}
     pick            Pick… (the dialog stays open)                {"dialog": object name}
     release         Release… (the dialog stays open)             {"dialog": object name}
     resume          My unfinished items                          {"page": "resume"}
@@ -29,14 +32,14 @@ from typing import Any
 import sqlalchemy as sa
 from PySide6.QtCore import QObject, QSocketNotifier, Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QDialog, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QWidget
 
 from workbench import demo
-from workbench.config import loader
+from workbench.config import loader, profiles
 from workbench.db import clock
 from workbench.db import service as db_service
 from workbench.gui import app as gui_app
-from workbench.gui import session, supervisor
+from workbench.gui import connect_dialog, session, supervisor
 
 LOCK = 15 * 60  # the demo's cases queue
 SETTINGS = session.SessionSettings(
@@ -102,6 +105,25 @@ class Driver(QObject):
         assert cur is not None
         self.window.session.wb.supervision(cur.queue).force_release("sue", cur.lock.key, "customer escalated")
         self.window.session.check_now()
+
+    def do_take(self, user: str) -> None:
+        lost = self.window.session.lost
+        assert lost is not None
+        self.window.session.wb.queue(lost.queue).claim(user, lost.key)
+        say({"taken": user})
+
+    def do_password(self, _rest: str) -> None:
+        QTimer.singleShot(0, self._when_dialog)
+        profile = profiles.Profile(name="office", kind="postgresql", host="db.example", user="alice")
+        message = self.window.tr("The server refused this password for {0}: check it (Caps Lock?) and try again.")
+        connect_dialog.PasswordDialog(profile, message.format("office"), parent=self.window).exec()
+
+    def do_type(self, rest: str) -> None:
+        name, _, text = rest.partition(" ")
+        edit = self._active().findChild(QLineEdit, name)
+        assert edit is not None, name
+        edit.setText(text)
+        QTimer.singleShot(300, lambda: say({"typed": name}))  # the clear button shows meanwhile
 
     def do_pick(self, _rest: str) -> None:
         QTimer.singleShot(0, self._when_dialog)  # the dialog runs its own loop: this answers once it shows

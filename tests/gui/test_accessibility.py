@@ -38,7 +38,9 @@ def unnamed(top: QWidget) -> list[str]:
     for widget in top.findChildren(QWidget):
         if not isinstance(widget, (*INTERACTIVE, QChartView)) or not widget.isVisibleTo(top):
             continue
-        if widget.focusPolicy() == Qt.FocusPolicy.NoFocus and not isinstance(widget, QChartView):
+        # A button Tab does not reach is still one a screen reader lists and clicks (a line edit's clear
+        # button, which shows once there is text: issue 53).
+        if widget.focusPolicy() == Qt.FocusPolicy.NoFocus and not isinstance(widget, (QChartView, QAbstractButton)):
             continue
         if isinstance(widget.parentWidget(), (QComboBox, QAbstractSpinBox)):
             continue  # the editor inside a combo or spin box: the screen reader names its parent
@@ -81,11 +83,15 @@ def test_the_operators_dialogs_name_every_control(qtbot: Any) -> None:
     ):
         qtbot.addWidget(dialog)
         dialog.show()
+        for edit in dialog.findChildren(QLineEdit):
+            if edit.isClearButtonEnabled() and not edit.text():
+                edit.setText("7")  # its clear button shows
         assert unnamed(dialog) == [], dialog.objectName()
 
 
 def test_the_supervisor_console_names_every_control(qtbot: Any, console: Any) -> None:
     window = console()
+    window.holder_filter.setText("an")  # its clear button shows
     for tab in range(window.tabs.count()):
         window.tabs.setCurrentIndex(tab)
         assert unnamed(window) == [], window.tabs.tabText(tab)
@@ -106,7 +112,10 @@ def test_the_connection_dialogs_name_every_control(qtbot: Any) -> None:
     )
     prompt = connect_dialog.PasswordDialog(profile, "the database refused the login")
     qtbot.addWidget(prompt)
-    prompt.show()
+    with qtbot.waitSignal(prompt.announcer.announced, timeout=5000) as said:
+        prompt.show()  # why it asks again is said at once, as an alert (issue 53)
+    assert said.args == ["the database refused the login", True]
+    assert prompt.edit.accessibleDescription() == "the database refused the login"  # and read with the field
     assert unnamed(prompt) == []
 
 

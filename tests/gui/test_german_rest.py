@@ -56,6 +56,17 @@ def test_the_run_out_lock_of_the_viewer_addresses_her(language: str, own: str, o
 
 
 @pytest.mark.parametrize("language", ["de"], indirect=True)
+def test_german_says_what_can_be_claimed_and_how_long_in_its_own_words(language: str) -> None:
+    """Issue 53: "er kann wieder übernommen werden" (er: nothing it stood for) and "2 T 10 h" (a code)."""
+    mine = draft_view.holder_of(_expired_view("alice"), "alice")
+    assert mine.text == "Ihre Sperre ist abgelaufen: Sie können den Eintrag wieder übernehmen"
+    texts = [draft_view.holder_of(_expired_view("bob"), "alice").text, mine.text]
+    assert not any(re.search(r"\ber\b|\bihn\b", t) for t in texts), texts
+    assert times.duration(2 * 86400 + 10 * 3600) == "2 Tg. 10 h"
+    assert times.until_due(-(2 * 86400 + 3 * 3600)) == "2 Tg. 03 h überfällig"
+
+
+@pytest.mark.parametrize("language", ["de"], indirect=True)
 def test_saving_without_a_config_file_is_said_in_german(language: str, qtbot: Any, tmp_path: Path) -> None:
     """The profile's checks (config/profiles.py) reach the German dialog in German, not English."""
     dialog = connect_dialog.ConnectionDialog(first_run=True)
@@ -93,14 +104,14 @@ def test_the_connection_tests_description_is_german(language: str, qtbot: Any) -
 @pytest.mark.parametrize("backend", ["sqlite"])
 @pytest.mark.parametrize("language", ["de", "fr"], indirect=True)
 def test_the_board_says_overdue_as_the_form_does(language: str, qtbot: Any, demo_config: Any) -> None:
-    """The lock board's Due column and the form's due line use one wording ("2 T 03 h überfällig"),
+    """The lock board's Due column and the form's due line use one wording ("2 Tg. 03 h überfällig"),
     not "vor 2 T 03 h", which reads as a moment in the past."""
     window = _console(qtbot, demo_config, 1100)
     try:
         due = {window.model.index(row, board_model.DUE).data() for row in range(window.model.rowCount())}
         late = times.until_due(-(2 * 86400 + 3 * 3600 + 59))
         assert late in due, (late, due)
-        assert late.startswith({"de": "2 T 03 h überfällig", "fr": "en retard de 2 j 03 h"}[language])
+        assert late.startswith({"de": "2 Tg. 03 h überfällig", "fr": "en retard de 2 j 03 h"}[language])
     finally:
         window.close()
         window.dispatcher.wait(10_000)

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from workbench.core import models
-from workbench.gui import resume
+from workbench.gui import main_window, resume
 
 
 def test_held_for_and_time_left_tick(qtbot: Any) -> None:
@@ -54,6 +54,29 @@ def test_the_start_page_counts_waiting_items_and_mine(qtbot: Any, open_window: A
     window.session.load_counts()
     qtbot.waitUntil(lambda: table.item(0, 2).text() == "1", timeout=10_000)
     assert table.item(0, 1).text() == str(expected[0].waiting - 1)
+
+
+def test_the_counts_table_grows_with_the_deferred_column(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Issue 53: when the Deferred column appeared the table kept its width ("Overdu…" cut, scroll bars)."""
+    window = open_window(demo_config)
+    table = window.counts_table
+    qtbot.waitUntil(lambda: table.isVisible() and table.rowCount() > 0, timeout=10_000)
+    assert table.isColumnHidden(4)  # nothing deferred yet
+    with qtbot.waitSignal(window.session.claimed, timeout=10_000):
+        window.next_item()
+    with qtbot.waitSignal(window.session.deferred, timeout=10_000):
+        window.session.defer(dt.datetime.now(dt.UTC) + dt.timedelta(hours=2), "Customer calls back")
+    window.session.load_counts()
+    qtbot.waitUntil(lambda: not table.isColumnHidden(4), timeout=10_000)
+    window.stack.setCurrentIndex(main_window.START)
+    qtbot.waitUntil(table.isVisible, timeout=5_000)
+    header = table.horizontalHeader()
+    shown = [c for c in range(table.columnCount()) if not table.isColumnHidden(c)]
+    assert shown == [0, 1, 2, 3, 4]
+    assert table.viewport().width() >= sum(header.sectionSize(c) for c in shown)  # nothing cut off
+    assert not table.horizontalScrollBar().isVisible() and not table.verticalScrollBar().isVisible()
+    for c in shown:  # every heading whole ("Overdue", not "Overdu…")
+        assert header.sectionSize(c) >= header.sectionSizeFromContents(c).width(), table.horizontalHeaderItem(c).text()
 
 
 def test_the_item_title_says_when_it_is_due(qtbot: Any, open_window: Any, demo_config: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -302,6 +302,25 @@ def test_a_changed_field_shows_its_value_as_imported(qtbot: Any, open_window: An
     qtbot.waitUntil(origin.isVisible, timeout=10_000)
     assert origin.text() == f"As imported: {claim.item['invoice_no']}"
     assert not window.form.findChild(QLabel, "origin_vendor").isVisible()  # not changed
+
+
+def test_a_field_imported_empty_shows_no_as_imported_beside_it(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Issue 53: "As imported: (empty)" beside a helpdesk field after Save, though nothing was imported,
+    narrowed its box: a field that had no value shows nothing beside it; one that had a value still does."""
+    window = open_window(demo_config)
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
+    claim = _claim(qtbot, window)
+    assert claim.item["time_spent_min"] is None  # the demo imports it empty
+    editor = window.form.field("time_spent_min")
+    width = editor.width()
+    _type(qtbot, window, "time_spent_min", "12")
+    _type(qtbot, window, "subject", "A new subject")
+    with qtbot.waitSignal(window.session.saved, timeout=10_000):
+        window.save()
+    qtbot.waitUntil(window.form.findChild(QLabel, "origin_subject").isVisible, timeout=10_000)
+    assert window.form.findChild(QLabel, "origin_subject").text().startswith("As imported: ")
+    assert not window.form.findChild(QLabel, "origin_time_spent_min").isVisible()
+    assert editor.width() == width  # the box keeps its width
 
 
 def _no_dialogs(monkeypatch: Any) -> list[str]:
@@ -911,6 +930,47 @@ def test_defer_until_a_time_from_the_window(qtbot: Any, open_window: Any, demo_c
     assert again.args[0].lock.key != claim.lock.key  # not before its time
 
 
+def test_ctrl_return_in_a_dialogs_note_confirms_it(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Issue 53: Ctrl+Return in the Release and Defer dialogs' note did nothing; beside the form it adds
+    the note. In a dialog it presses the dialog's button, when it may be pressed (a reason first)."""
+    window = open_window(demo_config)
+    claim = _claim(qtbot, window)
+    window.session.dispatcher.wait()
+    seen: list[bool] = []
+
+    def defer(dialog: dialogs.DeferDialog) -> None:
+        dialog.note_box.setFocus()
+        qtbot.keyClicks(dialog.note_box, "Calls back at three.")
+        qtbot.keyClick(dialog.note_box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        seen.append(dialog.isVisible())  # no reason yet: the dialog stays, the note is not cut
+        dialog.reason.setCurrentText("Customer calls back")
+        QTimer.singleShot(3000, dialog, dialog.reject)  # should the key not close it: the test fails, not hangs
+        qtbot.keyClick(dialog.note_box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
+    on_dialog(qtbot, "defer_dialog", defer)
+    with qtbot.waitSignal(window.session.deferred, timeout=10_000):
+        qtbot.mouseClick(window.defer_button, Qt.MouseButton.LeftButton)
+    assert seen == [True]
+    q = window.session.wb.queue("cases")
+    assert [n.text for n in q.notes(claim.lock.key)] == ["Calls back at three."]
+
+    other = _claim(qtbot, window)
+    window.session.dispatcher.wait()
+
+    def release(dialog: dialogs.ReleaseDialog) -> None:
+        dialog.reason.setCurrentText("Not my area")
+        dialog.note_box.setFocus()
+        qtbot.keyClicks(dialog.note_box, "Try the network team.")
+        QTimer.singleShot(3000, dialog, dialog.reject)
+        qtbot.keyClick(dialog.note_box, Qt.Key.Key_Enter, Qt.KeyboardModifier.ControlModifier)
+
+    on_dialog(qtbot, "release_dialog", release)
+    with qtbot.waitSignal(window.session.released, timeout=10_000):
+        qtbot.mouseClick(window.release_button, Qt.MouseButton.LeftButton)
+    assert row(window, "cases", other.lock.key)["wb_locked_by"] is None
+    assert [n.text for n in q.notes(other.lock.key)] == ["Try the network team."]
+
+
 def test_every_kind_of_event_has_a_label_in_the_history() -> None:
     from workbench.core import models
     from workbench.gui import item_log
@@ -1068,3 +1128,42 @@ def test_next_item_with_an_item_open_gives_it_back_or_asks(qtbot: Any, open_wind
     open_key = window.session.current.lock.key
     window._open_from_resume("cases", open_key)
     assert window.stack.currentIndex() == main_window.ITEM and window.session.current.lock.key == open_key
+
+
+def test_the_leave_question_follows_the_lock(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Issue 53: "Leave this item?" left open kept saying "it stays yours until 20:53:46" after that time
+    had passed and the lock was lost and claimed again behind it. Its text follows the lock: lost (and
+    Keep or Give back not offered), then, claimed again, yours until the new lock's expiry."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    from workbench.gui import times
+
+    window = open_window(demo_config)
+    claim = _claim(qtbot, window)
+    _type(qtbot, window, "subject", "Half way")
+    seen: list[str] = []
+
+    def follow(box: Any) -> None:
+        keep = box.findChild(QAbstractButton, "leave_keep")
+        try:
+            seen.append(box.informativeText())
+            _age_lock(window, "cases", claim.lock.key, 15 * 60 + 5)  # the demo's cases lock: 15 minutes, run out
+            window.session.check_now()
+            qtbot.waitUntil(lambda: "Lock lost" in box.informativeText(), timeout=10_000)
+            seen.append(box.informativeText())
+            assert not keep.isEnabled()
+            window.session.open_item(claim.lock.key, "cases")  # claimed again meanwhile
+            qtbot.waitUntil(lambda: window.session.current is not None, timeout=10_000)
+            again = window.session.current.lock.expires_at
+            qtbot.waitUntil(lambda: times.clock(again) in box.informativeText(), timeout=5_000)
+            seen.append(box.informativeText())
+            assert keep.isEnabled()
+        finally:
+            box.findChild(QAbstractButton, "leave_cancel").click()
+
+    on_dialog(qtbot, "leave_dialog", follow)
+    window.next_item()
+    assert len(seen) == 3, seen
+    assert times.clock(claim.lock.expires_at) in seen[0] and "stays yours" in seen[0]
+    assert "stays yours" not in seen[1] and "draft" in seen[1]
+    assert "stays yours" in seen[2]

@@ -77,7 +77,7 @@ def test_overdue_items_are_marked_on_the_database_clock(qtbot: Any) -> None:
 
 @pytest.mark.parametrize("language", ["de"], indirect=True)
 def test_every_column_fits_the_dialog_in_german(language: str, qtbot: Any) -> None:
-    """Issue 40: with German due times ("2 T 10 h überfällig") the columns ran past the dialog's right edge,
+    """Issue 40: with German due times ("2 Tg. 10 h überfällig") the columns ran past the dialog's right edge,
     Category and Priority out of view. Now every header is whole, the due times too, and the subject
     line takes what is left (elided, the tooltip has it all)."""
     now = dt.datetime(2026, 11, 27, 12, 0)
@@ -108,4 +108,4 @@ def test_every_column_fits_the_dialog_in_german(language: str, qtbot: Any) -> No
             column, Qt.Orientation.Horizontal
         )
     due = list(labels).index("due_at")
-    assert widths[due] >= table.sizeHintForColumn(due)  # "2 T 01 h überfällig" whole
+    assert widths[due] >= table.sizeHintForColumn(due)  # "2 Tg. 01 h überfällig" whole

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from tests import support
@@ -240,15 +240,52 @@ def test_reassign_moves_the_lock(qtbot: Any, console: Any) -> None:
 
     def act(dialog: Any) -> None:
         assert [dialog.user_box.itemText(i) for i in range(dialog.user_box.count())] == ["bob"]
+        said.append(dialog.message.text())
         dialog.user_box.setCurrentText("bob")
         dialog.reason_box.setCurrentText("Shift ended")
         dialog.confirm.click()
 
+    said: list[str] = []
     seen = on_dialog(qtbot, "reassign_dialog", act)
     window.reassign()
     qtbot.waitUntil(lambda: any(r.key == key and r.owner == "bob" for r in window.model.rows), timeout=20_000)
+    # The queue by its title, as the board shows it (issue 53: "Move cases 7 from ann …").
+    assert said[0].startswith(f"Move Helpdesk cases {key} from ann"), said
     assert seen and [lock.key for lock in window.wb.queue("cases").mine("bob")].count(key) == 1
     assert window.wb.queue("cases").mine("ann") == []
+
+
+def test_move_starts_from_a_column_items_are_moved_by(qtbot: Any, console: Any) -> None:
+    """Issue 53: Move waiting items… opened on "Opened at is 2026-11-28 22:14:00" and "Set: Opened at to
+    empty". It opens on a column with a list of values (the demo's category), a value waiting items hold."""
+    window = console("sup")
+    window.tabs.setCurrentIndex(1)
+    refreshed(qtbot, window)
+    row = next(r for r in range(window.health.rowCount()) if window.health.item(r, 0).text() == "Helpdesk cases")
+    window.health.selectRow(row)
+    seen: list[tuple[str, str, str, str]] = []
+
+    def look(dialog: Any) -> None:
+        QTimer.singleShot(5000, dialog, dialog.reject)  # should a wait below fail: the test fails, not hangs
+        qtbot.waitUntil(lambda: dialog.where_value.count() > 0, timeout=10_000)
+        values = [dialog.where_value.itemText(i) for i in range(dialog.where_value.count())]
+        seen.append(
+            (
+                dialog.where_column.currentData(),
+                dialog.where_value.currentText(),
+                dialog.set_column.currentData(),
+                dialog.set_value.currentText(),
+            )
+        )
+        assert dialog.where_value.currentText() in values
+        dialog.reject()
+
+    on_dialog(qtbot, "move_dialog", look)
+    window.move_button.click()
+    qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
+    where, value, column, new = seen[0]
+    assert (where, column, new) == ("category", "category", ""), seen
+    assert value  # a category waiting items hold, the commonest
 
 
 def test_health_operators_history_and_export(

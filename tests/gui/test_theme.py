@@ -221,3 +221,34 @@ def test_high_contrast_can_be_chosen_in_view_appearance(
     assert gui_app.user_settings(tmp_path / "home", "alice").value(theme.SETTING) == "contrast"
     window.findChild(QAction, "appearance_system").trigger()
     assert theme.current() == theme.LIGHT
+
+
+def test_a_disabled_primary_button_looks_disabled_in_dark_mode(qtbot: Any, the_theme: theme.Theme) -> None:
+    """Issue 53: in dark mode a disabled Complete was white text on a dark blue, another button's colours.
+    Rendered, disabled, it is grey on grey: no colour of its own, its text dimmed below the enabled one's."""
+    from PySide6.QtWidgets import QPushButton, QWidget
+
+    the_theme.set_choice("dark")
+    window = QWidget()
+    qtbot.addWidget(window)
+    button = QPushButton("Resolve", window)
+    button.setProperty("role", "primary")
+    button.resize(160, 40)
+    window.resize(200, 60)
+    window.show()
+
+    def look() -> tuple[QColor, QColor]:
+        """The fill (the most common colour) and the text (the one farthest from the fill)."""
+        image = button.grab().toImage()
+        pixels = [image.pixelColor(x, y) for x in range(4, image.width() - 4) for y in range(4, image.height() - 4)]
+        fill = QColor(collections.Counter(p.name() for p in pixels).most_common(1)[0][0])
+        text = max(pixels, key=lambda p: contrast(p, fill))
+        return fill, text
+
+    enabled_fill, enabled_text = look()
+    button.setEnabled(False)
+    fill, text = look()
+    assert fill.hsvSaturation() < 30, fill.name()  # grey, not a colour
+    assert text.hsvSaturation() < 30 and contrast(text, fill) < contrast(enabled_text, enabled_fill)
+    assert contrast(text, fill) < 4.5, (text.name(), fill.name())  # dimmed: reads as not available
+    assert enabled_fill.hsvSaturation() > 100  # the enabled one keeps its colour

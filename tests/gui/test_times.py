@@ -96,15 +96,48 @@ def test_durations_speak_the_language(qtbot: object) -> None:
     assert (times.span(900), times.span(45), times.span(930)) == ("15m", "45s", "15m30s")
     try:
         i18n.install(app, "de")
-        assert times.duration(2_012_345) == "23 T 06 h" and times.duration(725) == "12 min 05 s"
+        # Natural German abbreviations (issue 53: "2 T 10 h" was no German).
+        assert times.duration(2_012_345) == "23 Tg. 06 h" and times.duration(725) == "12 min 05 s"
         assert times.duration(-90) == "-1 min 30 s"
         # A configured length leaves out a smaller unit that is zero: "15 min", not "15 min 00 s".
         assert (times.span(900), times.span(7200), times.span(86400), times.span(5400)) == (
             "15 min",
             "2 h",
-            "1 T",
+            "1 Tg.",
             "1 h 30 min",
         )
     finally:
         i18n.install(app, "en")
         QLocale.setDefault(QLocale.system())
+
+
+SHOWN_UNDER_C = """
+import datetime as dt, json, sys
+from workbench.gui import app as gui_app, dialogs, i18n, times
+app = gui_app.application()
+dialog = dialogs.DeferDialog("Helpdesk cases 7", False)
+dialog.show()
+app.processEvents()
+print(json.dumps({"language": i18n.current(), "moment": times.moment(dt.datetime(2026, 12, 1, 20, 52)),
+                  "format": dialog.until.displayFormat(), "shown": dialog.until.text()}))
+"""
+
+
+@pytest.mark.parametrize(("language", "moment"), [("en", "2026-12-01 20:52"), ("de", "01.12.2026 20:52")])
+def test_a_system_that_names_no_region_writes_iso_8601(language: str, moment: str) -> None:
+    """Issue 53: LANG=C.UTF-8 names no region; Qt then reports $LANGUAGE's language ("en_US") with the C
+    locale's own formats ("1 12 2026 20:52"). English windows write ISO 8601, as the docs promise; a chosen
+    language that is not English writes its own (as where LANGUAGE is unset), in the Defer dialog too."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "WORKBENCH_LANG"))}
+    env.update(LANG="C.UTF-8", LANGUAGE=language, QT_QPA_PLATFORM="offscreen")
+    out = subprocess.run(
+        [sys.executable, "-c", SHOWN_UNDER_C], env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    shown = json.loads(out.strip().splitlines()[-1])
+    assert shown["language"] == language and shown["moment"] == moment, shown
+    if language == "en":
+        assert shown["format"] == "yyyy-MM-dd HH:mm" and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", shown["shown"])

@@ -159,6 +159,16 @@ class BoardModel(QAbstractTableModel):
         """The lock shown in table row `row`."""
         return self.shown[row]
 
+    @staticmethod
+    def widest(column: int) -> list[str]:
+        """The texts `column` may come to hold after the board was fitted (a time left that runs out
+        becomes "expired 2m05s ago"): its width is kept for the widest, so that a cell does not elide."""
+        if column != TIME_LEFT:
+            return []  # a due time keeps its words; it grows by a digit in days
+        spans = (59 * 60 + 59,)  # run out within the hour: the board is refreshed, and refitted, long before days
+        expired = QCoreApplication.translate("BoardModel", "expired {0} ago")
+        return [text for s in spans for text in (times.duration(s), expired.format(times.duration(s)))]
+
     def _text(self, row: models.BoardRow, column: int) -> str:
         if column == 0:
             return self.titles.get(row.queue, row.queue)
@@ -185,7 +195,7 @@ class BoardModel(QAbstractTableModel):
             seconds = _due_seconds(row)
             if seconds is None:
                 return ""
-            # The form's words: a shorter "vor 2 T 03 h" read as a moment past, not as how late the item is.
+            # The form's words: a shorter "vor 2 Tg. 03 h" read as a moment past, not as how late the item is.
             return times.until_due(seconds)
         return str(row.extensions)
 

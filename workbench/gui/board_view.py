@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent
-from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QHeaderView, QTableView, QWidget
+from PySide6.QtGui import QFont, QFontMetrics, QShowEvent
+from PySide6.QtWidgets import QHeaderView, QStyle, QTableView, QWidget
 
 SUMMARY_CHARS = 24  # the summary keeps room for this many average characters, whatever the other columns want
 
@@ -18,7 +18,7 @@ class BoardView(QTableView):
     SUMMARY_CHARS characters; what the contents want beyond that is cut from the widest columns
     first when the view is too narrow (their cells elide, the tooltip has the whole text). The
     `whole` columns (the times a supervisor acts on: time left, due) are not cut while others can
-    be: an elided "seit 2 T 03 …" says nothing. Once the supervisor drags a column, the widths are
+    be: an elided "seit 2 Tg. 03 …" says nothing. Once the supervisor drags a column, the widths are
     theirs: a wider or narrower view only moves the summary.
     """
 
@@ -26,6 +26,9 @@ class BoardView(QTableView):
         super().__init__(parent)
         self.summary = summary
         self.whole = whole
+        # The longest text a `whole` column may come to hold ("expired 23d23h ago"): the board is fitted
+        # at its first locks, not at each refresh, and a time left grows into "expired …" later (issue 53).
+        self.widest: dict[int, list[str]] = {}
         self._busy = False  # widths being set here, not by the supervisor
         self.user_sized = False
         header = self.horizontalHeader()
@@ -38,6 +41,12 @@ class BoardView(QTableView):
         header = self.horizontalHeader()
         return max(header.sectionSizeHint(column), header.minimumSectionSize())
 
+    def text_width(self, text: str) -> int:
+        """A cell's width for `text` in the view's font, with the item delegate's margins."""
+        font = QFont(self.font())
+        margin = self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1
+        return QFontMetrics(font).horizontalAdvance(text) + 2 * margin + 1
+
     def summary_minimum(self) -> int:
         return max(self.header_width(self.summary), self.fontMetrics().averageCharWidth() * SUMMARY_CHARS)
 
@@ -49,7 +58,10 @@ class BoardView(QTableView):
         others = [c for c in columns if c != self.summary]
         need = {c: self.header_width(c) for c in others}
         want = {c: max(need[c], self.sizeHintForColumn(c)) for c in others}
-        need |= {c: want[c] for c in others if c in self.whole}  # their contents, before the others' are
+        need |= {
+            c: max([want[c], *(self.text_width(t) for t in self.widest.get(c, []))]) for c in others if c in self.whole
+        }
+        want |= {c: need[c] for c in others if c in self.whole}  # their contents, before the others' are
         room = self.viewport().width() - (self.summary_minimum() if self.summary in columns else 0)
         self._set_widths(fitted(need, want, room))
         self.user_sized = False

@@ -6,7 +6,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Qt, Slot
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Slot
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -29,7 +30,7 @@ from PySide6.QtWidgets import (
 from workbench import credentials
 from workbench.config import profiles
 from workbench.core import errors
-from workbench.gui import dialogs, dispatch, probe_text, problem_text
+from workbench.gui import a11y, dialogs, dispatch, probe_text, problem_text
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
 
 DRIVER_LABELS = {
@@ -553,6 +554,11 @@ class PasswordDialog(QDialog):
         self.edit.setObjectName("password")
         self.edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.edit.setAccessibleName(self.tr("Password for {0} on {1}").format(profile.user, profile.host))
+        # Why it is asked again is said at once, as an alert (assertive), and read again with the field
+        # when it has the focus: the red line above it is not read by a screen reader (issue 53).
+        self.edit.setAccessibleDescription(message)
+        self.problem_text = message
+        self.announcer = a11y.Announcer(self)
         label.setBuddy(self.edit)
         layout.addWidget(self.edit)
         self.remember = QCheckBox(self.tr("&Remember in the OS password store"))
@@ -570,6 +576,14 @@ class PasswordDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.edit.setFocus()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self.problem_text:  # once the window is on the screen, which a screen reader then knows of
+            QTimer.singleShot(200, self, self._say_problem)  # not called once the dialog is gone
+
+    def _say_problem(self) -> None:
+        self.announcer.announce(self.edit, self.problem_text, assertive=True)
 
     def password(self) -> str:
         return self.edit.text()

@@ -6,8 +6,8 @@ import datetime as dt
 import decimal
 from typing import Any
 
-from PySide6.QtCore import QDate, QDateTime, QLocale, QSortFilterProxyModel, Qt, QTime, Slot
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtCore import QDate, QDateTime, QEvent, QLocale, QSortFilterProxyModel, Qt, QTime, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -40,6 +40,36 @@ RELEASE_REASONS = (
     "Duplicate",
     "Cannot finish now",
 )
+
+
+class NoteEdit(QPlainTextEdit):
+    """A note's box: Ctrl+Return (or Ctrl+Enter) here sends the note (`submitted`): beside the form it
+    adds the note, where everywhere else in the window it completes the item (a typed note must not be
+    completed past); in a dialog's note (Release, Defer) it confirms the dialog, as the main note box's
+    key does its box's one action (issue 53)."""
+
+    submitted = Signal()
+
+    @staticmethod
+    def _is_submit(event: QEvent) -> bool:
+        return (
+            isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        )
+
+    def event(self, event: QEvent) -> bool:
+        # The window's Complete shortcut would take the key before the box sees it: claim it first.
+        if event.type() == QEvent.Type.ShortcutOverride and self._is_submit(event):
+            event.accept()
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self._is_submit(event):
+            self.submitted.emit()
+            return
+        super().keyPressEvent(event)
 
 
 class ReleaseDialog(QDialog):
@@ -80,6 +110,7 @@ class ReleaseDialog(QDialog):
         ok = _ok_cancel_buttons(self, layout, self.tr("Release"))
         if note_required:
             _require_text(self.note_box, ok)
+        _confirm_from(self.note_box, ok)
         self.note_box.setPlainText(note or "")  # the note the operator had typed beside the form
         self.reason.setFocus()
 
@@ -162,6 +193,7 @@ class DeferDialog(QDialog):
         self.problem.setWordWrap(True)
         layout.addWidget(self.problem)
         self.ok = _ok_cancel_buttons(self, layout, self.tr("Defer"))
+        _confirm_from(self.note_box, self.ok)
         self._note_required = note_required
         self.until.dateTimeChanged.connect(self._check)
         self.reason.editTextChanged.connect(self._check)
@@ -213,7 +245,9 @@ class NoteDialog(QDialog):
         text.setWordWrap(True)
         layout.addWidget(text)
         self.note_box = _note_box(self, layout, self.tr("&Note:"))
-        _require_text(self.note_box, _ok_cancel_buttons(self, layout, title))
+        ok = _ok_cancel_buttons(self, layout, title)
+        _require_text(self.note_box, ok)
+        _confirm_from(self.note_box, ok)
         self.note_box.setPlainText(note or "")
         self.note_box.setFocus()
 
@@ -235,10 +269,10 @@ def _reason_box(layout: QVBoxLayout, label_text: str, name: str, reasons: tuple[
     return box
 
 
-def _note_box(dialog: QDialog, layout: QVBoxLayout, label_text: str) -> QPlainTextEdit:
+def _note_box(dialog: QDialog, layout: QVBoxLayout, label_text: str) -> NoteEdit:
     label = QLabel(label_text)
     layout.addWidget(label)
-    box = QPlainTextEdit()
+    box = NoteEdit()
     box.setObjectName("note_box")
     box.setAccessibleName(label_text.replace("&", ""))
     box.setTabChangesFocus(True)
@@ -247,6 +281,11 @@ def _note_box(dialog: QDialog, layout: QVBoxLayout, label_text: str) -> QPlainTe
     layout.addWidget(box)
     dialog.setMinimumWidth(dialog.fontMetrics().averageCharWidth() * 72)
     return box
+
+
+def _confirm_from(box: NoteEdit, ok: QPushButton) -> None:
+    """Ctrl+Return in the note presses `ok`, when it may be pressed (a required note, a time to come)."""
+    box.submitted.connect(lambda: ok.click() if ok.isEnabled() else None)
 
 
 def _require_text(box: QPlainTextEdit, ok: QPushButton) -> None:
@@ -300,7 +339,7 @@ class PickDialog(QDialog):
         self.search = QLineEdit()
         self.search.setObjectName("pick_search")
         self.search.setPlaceholderText(self.tr("Search these items"))
-        self.search.setClearButtonEnabled(True)
+        a11y.clear_button(self.search, self.tr("the search"))
         self.search.setAccessibleName(self.tr("Search these items"))
         layout.addWidget(self.search)
         names = list(found.rows[0]) if found.rows else [found.key_name]
@@ -324,7 +363,7 @@ class PickDialog(QDialog):
         self.proxy.setSortRole(SORT_ROLE)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setFilterKeyColumn(-1)  # any column
-        # Fitted to the dialog as the lock board is (a German "2 T 10 h überfällig" whole, the longest text
+        # Fitted to the dialog as the lock board is (a German "2 Tg. 10 h überfällig" whole, the longest text
         # column cut first): Qt's fit-to-contents left Category and Priority out of view to the right.
         due = names.index(found.due_name) if found.due_name in names else -1
         self.table = board_view.BoardView(_summary(model, skip={0, due}), whole=(due,) if due >= 0 else ())

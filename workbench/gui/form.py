@@ -259,9 +259,10 @@ class RecordForm(QWidget):
         """Beside each field someone changed: the value it had before (as imported), while it differs."""
         for name, field in self._fields.items():
             was = display(imported[name]) if name in imported else None
-            differs = was is not None and was != display(self._base.get(name))
+            # A field imported empty shows nothing: "(empty)" beside it told nothing and narrowed its box.
+            differs = bool(was) and was != display(self._base.get(name))
             if differs:
-                text = self.tr("As imported: {0}").format(was or self.tr("(empty)"))
+                text = self.tr("As imported: {0}").format(was)
                 metrics = field.origin.fontMetrics()
                 field.origin.setText(metrics.elidedText(text, Qt.TextElideMode.ElideRight, _ORIGIN_WIDTH))
                 field.origin.setToolTip(text)

@@ -92,7 +92,7 @@ def install(app: QCoreApplication, language: str = "") -> str:
     code = _shown = resolve(language)
     # Dates and times in the language shown, unless the system's region already speaks it (de-AT keeps
     # its own formats) or the language is English (the system's region says which English).
-    system = QLocale.system()
+    system = region()
     speaks = code != SOURCE_LANGUAGE and QLocale(code).language() != system.language()
     QLocale.setDefault(QLocale(code) if speaks else system)
     if code == SOURCE_LANGUAGE:
@@ -108,6 +108,17 @@ def install(app: QCoreApplication, language: str = "") -> str:
             _installed.append(qt)
             break
     return code
+
+
+def region() -> QLocale:
+    """The system's locale for dates and numbers; the C locale where the system names no region
+    (LANG=C.UTF-8): Qt then reports the language of $LANGUAGE ("en_US") with the C locale's formats
+    ("1 12 2026"), which times.py would take for a region's own; the C locale's are written ISO 8601."""
+    system = QLocale.system()
+    c = QLocale.c()
+    if system.dateFormat(QLocale.FormatType.ShortFormat) == c.dateFormat(QLocale.FormatType.ShortFormat):
+        return c
+    return system
 
 
 def current() -> str:

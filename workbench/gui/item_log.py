@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal, Slot
-from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtCore import QCoreApplication, Qt, Signal, Slot
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -61,32 +60,7 @@ def event_text(event: models.Event) -> tuple[str, str]:
     return event_label(event.kind), event.actor
 
 
-class NoteEdit(QPlainTextEdit):
-    """The new note's box: Ctrl+Return (or Ctrl+Enter) here adds the note (`submitted`), where
-    everywhere else in the window it completes the item: a typed note must not be completed past."""
-
-    submitted = Signal()
-
-    @staticmethod
-    def _is_submit(event: QEvent) -> bool:
-        return (
-            isinstance(event, QKeyEvent)
-            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            and bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
-        )
-
-    def event(self, event: QEvent) -> bool:
-        # The window's Complete shortcut would take the key before the box sees it: claim it first.
-        if event.type() == QEvent.Type.ShortcutOverride and self._is_submit(event):
-            event.accept()
-            return True
-        return super().event(event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if self._is_submit(event):
-            self.submitted.emit()
-            return
-        super().keyPressEvent(event)
+NoteEdit = dialogs.NoteEdit  # the note box, shared with the dialogs' note fields
 
 
 class ItemLogPanel(QWidget):

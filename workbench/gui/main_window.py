@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QLocale, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
     QApplication,
     QComboBox,
@@ -74,6 +76,7 @@ class MainWindow(QMainWindow):
         self._leaving: tuple[tuple[str, Any], list[Callable[[], None]]] | None = None
         self.keymap = hotkeys.Keymap.load(settings)
         self._outcome_actions: dict[str, QAction] = {}  # "outcome1"… for the shown queue
+        self._holder_told: tuple[str | None, bool] = (None, False)  # who held a lost item when last said
         self.announcer = a11y.Announcer(self)  # what a screen reader is told without the focus moving
         self._build()
         self._connect()
@@ -508,6 +511,8 @@ class MainWindow(QMainWindow):
         self.counts_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.counts_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.counts_table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        for policy in (self.counts_table.setHorizontalScrollBarPolicy, self.counts_table.setVerticalScrollBarPolicy):
+            policy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # sized to its figures (_on_counts): never scrolled
         self.counts_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.counts_table.setVisible(False)
         row = QHBoxLayout()
@@ -550,7 +555,8 @@ class MainWindow(QMainWindow):
         frame = 2 * table.frameWidth()
         header = table.horizontalHeader()
         height = header.sizeHint().height() + sum(table.rowHeight(r) for r in range(len(counts))) + frame
-        width = sum(header.sectionSize(c) for c in range(4) if not table.isColumnHidden(c)) + frame
+        # Every column shown, Deferred too when it appears (it was left out: "Overdu…" cut, scroll bars).
+        width = sum(header.sectionSize(c) for c in range(table.columnCount()) if not table.isColumnHidden(c)) + frame
         table.setFixedSize(width, height)  # just the figures, centred under the message
 
     # -- commands ------------------------------------------------------------------------------------
@@ -778,13 +784,6 @@ class MainWindow(QMainWindow):
             self,
         )
         box.setObjectName("leave_dialog")
-        box.setInformativeText(
-            self.tr(
-                "Keep it locked: it stays yours until {0}; your unsaved edits wait in your unfinished items (Ctrl+L)."
-            ).format(times.clock(cur.lock.expires_at))
-            if changes
-            else self.tr("Keep it locked: it stays yours until {0}.").format(times.clock(cur.lock.expires_at))
-        )
         keep = box.addButton(self.tr("&Keep it locked"), QMessageBox.ButtonRole.AcceptRole)
         keep.setObjectName("leave_keep")
         save = None
@@ -800,7 +799,22 @@ class MainWindow(QMainWindow):
         cancel.setObjectName("leave_cancel")
         box.setDefaultButton(save or keep)
         box.setEscapeButton(cancel)
-        box.exec()
+        follow = functools.partial(self._follow_leave, box, cur, bool(changes), [keep, save, release])
+        follow()
+        # The lock may run out, be taken, be claimed again or extended while the question waits: its text
+        # follows the lock, read every second and at once on the session's news (issue 53).
+        ticker = QTimer(box)
+        ticker.timeout.connect(follow)
+        ticker.start(1000)
+        news = (self.session.lock_lost, self.session.claimed, self.session.extended, self.session.saved)
+        for signal in news:
+            signal.connect(follow)
+        try:
+            box.exec()
+        finally:
+            ticker.stop()
+            for signal in news:
+                signal.disconnect(follow)
         clicked = box.clickedButton()
         if clicked is keep:
             then()
@@ -815,6 +829,40 @@ class MainWindow(QMainWindow):
             self.session.release(quit_guard.LEFT_RELEASED, then=self._left(cur, then))
         elif cancelled is not None:
             cancelled()
+
+    def _follow_leave(
+        self, box: QMessageBox, cur: Any, changes: bool, buttons: list[QAbstractButton | None], *_news: Any
+    ) -> None:
+        """The "Leave this item?" text as the lock is now: yours until its expiry (extended or claimed again:
+        the new one), or lost, with who holds it; keeping or giving back a lost lock is not offered."""
+        now = self.session.current
+        held = now is not None and (now.queue, now.lock.key) == (cur.queue, cur.lock.key) and now.remaining() > 0
+        if held and now is not None:
+            until = times.clock(now.lock.expires_at)
+            text = (
+                self.tr(
+                    "Keep it locked: it stays yours until {0}; your unsaved edits wait in your unfinished items "
+                    "(Ctrl+L)."
+                ).format(until)
+                if changes
+                else self.tr("Keep it locked: it stays yours until {0}.").format(until)
+            )
+        else:
+            lost = self.session.lost
+            if lost is not None and (lost.queue, lost.key) == (cur.queue, cur.lock.key):
+                text = draft_view.lost_sentence(lost, self._short_label(lost.queue, lost.key))
+                text += " " + draft_view.holder_hint(lost, self.session.user)
+            else:
+                text = self.tr("Your lock on {0} has run out.").format(self._short_label(cur.queue, cur.lock.key))
+            if changes:
+                text += " " + self.tr("Your edits are kept as a draft.")
+        for button in buttons:
+            if button is not None:
+                button.setEnabled(held)
+        if text != box.informativeText():
+            if box.informativeText() and not held:  # a screen reader is told, not left reading the old text
+                self.announcer.announce(box, text, assertive=True)
+            box.setInformativeText(text)
 
     def _left(self, cur: Any, then: Callable[[], None]) -> Callable[[], None]:
         """Note that `cur` is being left (`then` to follow); returns what runs once the database answered."""
@@ -1163,6 +1211,7 @@ class MainWindow(QMainWindow):
         self.announcer.announce(self.lost_banner, text, assertive=True)
         self.reclaim_button.setText(self.tr("Claim again and reapply my edits") if kept else self.tr("Claim again"))
         self.reclaim_button.setVisible(exc.cause not in ("completed",) and exc.holder is None)
+        self._holder_told = (exc.holder, self.reclaim_button.isVisibleTo(self.lost_banner))
         self.compare_button.setVisible(kept)
         self.discard_button.setVisible(kept)
         self._set_actions()
@@ -1220,9 +1269,20 @@ class MainWindow(QMainWindow):
         self.reclaim_button.setText(
             self.tr("Claim again and reapply my edits") if self.compare_button.isVisible() else self.tr("Claim again")
         )
-        self.lost_banner.show_text(self._lost_text(lost, draft_view.now_sentence(holder)))
-        if holder.view is not None:  # unknown (database unreachable): leave the button as it was
-            self.reclaim_button.setVisible(holder.free)
+        now = draft_view.now_sentence(holder)
+        self.lost_banner.show_text(self._lost_text(lost, now))
+        if holder.view is None:  # unknown (database unreachable): leave the button as it was
+            return
+        self.reclaim_button.setVisible(holder.free)
+        # Someone took it (Claim again has gone), or it came free again: said at once, not a silent
+        # change of the banner a blind operator is not reading (issue 53); a later read that finds the
+        # same holder is not said again.
+        told = (lock.owner if lock is not None and not lock.expired else None, holder.free)
+        if told != self._holder_told:
+            self._holder_told = told
+            self.announcer.announce(
+                self.lost_banner, f"{self._short_label(lost.queue, lost.key)}: {now}", assertive=True
+            )
 
     def _refused_draft_item(self, message: str) -> bool:
         """Claiming an item back for its draft was refused (someone else holds it): say who, keep the draft

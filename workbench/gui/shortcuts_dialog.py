@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.gui import hotkeys
+from workbench.gui import a11y, hotkeys
 
 
 class ShortcutsDialog(QDialog):
@@ -42,7 +42,9 @@ class ShortcutsDialog(QDialog):
         intro = QLabel(
             self.tr(
                 "Click a key and press the new combination; the × clears it. Tab and Shift+Tab "
-                "move between fields; Enter opens the selected item in lists."
+                "move between fields; Enter opens the selected item in lists. In a note box, Ctrl+Return "
+                "sends the note: beside the form it adds the note, in the Release, Defer and Complete "
+                "dialogs it confirms the dialog."
             )
         )
         intro.setObjectName("intro")
@@ -71,6 +73,7 @@ class ShortcutsDialog(QDialog):
             inner = editor.findChild(QLineEdit)  # what takes the focus, so what a screen reader names
             if inner is not None:
                 inner.setAccessibleName(name)
+                a11y.clear_button(inner, self.tr("the keys for {0}").format(text.split(":")[0]))
             editor.keySequenceChanged.connect(self._check)
             self.table.setCellWidget(row, 1, editor)
             self.editors[action] = editor

@@ -140,7 +140,7 @@ class SupervisorWindow(QMainWindow):
         self.holder_filter = QLineEdit()
         self.holder_filter.setObjectName("holder_filter")
         self.holder_filter.setPlaceholderText(self.tr("Filter by holder"))
-        self.holder_filter.setClearButtonEnabled(True)
+        a11y.clear_button(self.holder_filter, self.tr("the holder filter"))
         self.interval = QSpinBox()
         self.interval.setObjectName("refresh_interval")
         self.interval.setRange(2, 600)
@@ -201,6 +201,7 @@ class SupervisorWindow(QMainWindow):
         page = QWidget()
         layout = QVBoxLayout(page)
         self.board = board_view.BoardView(SUMMARY, whole=(board_model.TIME_LEFT, board_model.DUE))
+        self.board.widest = {c: board_model.BoardModel.widest(c) for c in self.board.whole}
         self.board.setObjectName("lock_board")
         self.board.setAccessibleName(self.tr("Lock board"))
         a11y.leave_with_tab(self.board)  # Tab reaches Force release and Reassign below it
@@ -550,7 +551,7 @@ class SupervisorWindow(QMainWindow):
         rows = self.selected_rows()
         if not rows:
             return
-        dialog = supervisor_dialogs.ForceReleaseDialog(rows, self)
+        dialog = supervisor_dialogs.ForceReleaseDialog(rows, self, self.titles)
         if not dialog.exec():
             return
         reason = dialog.reason()
@@ -573,7 +574,7 @@ class SupervisorWindow(QMainWindow):
             # the box stays editable for someone new.
             offered = {r.owner for r in self.model.rows} | set(known)
             holders = sorted(offered - (owners if len(owners) == 1 else set()))
-            dialog = supervisor_dialogs.ReassignDialog(rows, holders, self)
+            dialog = supervisor_dialogs.ReassignDialog(rows, holders, self, self.titles)
             if not dialog.exec():
                 return
             to_user, reason = dialog.to_user(), dialog.reason()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Slot
@@ -103,13 +103,18 @@ class ReopenDialog(_ReasonDialog):
         return "" if self.reason() else self.tr("Give a reason: it goes into the item's history.")
 
 
+def _items(rows: list[Any], titles: Mapping[str, str]) -> str:
+    """The locks' items as people know them: each queue by its title ("Helpdesk cases 7"), not its key."""
+    return ", ".join(f"{titles.get(r.queue, r.queue)} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
+
+
 class ForceReleaseDialog(_ReasonDialog):
-    def __init__(self, rows: list[Any], parent: QWidget | None = None) -> None:
+    def __init__(self, rows: list[Any], parent: QWidget | None = None, titles: Mapping[str, str] | None = None) -> None:
         super().__init__("force_release_dialog", "", "", "", parent)
         # The texts once the dialog exists: a count (%n) is read by lupdate only in self.tr(), and from
         # a plain name, not a call.
         holders = sorted({r.owner for r in rows})
-        items = ", ".join(f"{r.queue} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
+        items = _items(rows, titles or {})
         count = len(rows)
         self.setWindowTitle(self.tr("Force release"))
         self.message.setText(
@@ -127,7 +132,14 @@ class ForceReleaseDialog(_ReasonDialog):
 class ReassignDialog(_ReasonDialog):
     """Move one lock, or several (a supervisor's bulk action), to another operator."""
 
-    def __init__(self, rows: list[Any], holders: list[str], parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        rows: list[Any],
+        holders: list[str],
+        parent: QWidget | None = None,
+        titles: Mapping[str, str] | None = None,
+    ) -> None:
+        titles = titles or {}
         if len(rows) == 1:
             row = rows[0]
             text = translate(
@@ -135,9 +147,9 @@ class ReassignDialog(_ReasonDialog):
                 "Move {0} {1} from {2} to another operator? It is locked to them with "
                 "a fresh lock; {2}'s window says who did it and why, and keeps any unsaved edits as a "
                 "draft.",
-            ).format(row.queue, row.key, row.owner)
+            ).format(titles.get(row.queue, row.queue), row.key, row.owner)
         else:
-            items = ", ".join(f"{r.queue} {r.key}" for r in rows[:8]) + (" …" if len(rows) > 8 else "")
+            items = _items(rows, titles)
             text = translate(
                 "ReassignDialog",
                 "Move these items from {0} to another operator? Each is locked to "
@@ -217,10 +229,24 @@ class MoveDialog(_ReasonDialog):
             label = self.form.labelForField(row)
             if isinstance(label, QLabel):  # the row's label names its column list for a screen reader
                 label.setBuddy(box)
+            box.setCurrentIndex(max(0, box.findData(self._first_to_move_by())))
         self.where_column.currentIndexChanged.connect(self._where_changed)
         self.set_column.currentIndexChanged.connect(self._set_changed)
         self._where_changed()
         self._set_changed()
+
+    def _first_to_move_by(self) -> str | None:
+        """The column offered first: one with a list of values (a category, a team), else a short value; a
+        time was offered first ("Opened at is 2026-11-28 22:14:00"), which no move is made by (issue 53)."""
+        ranked = sorted(
+            self._fields.values(),
+            key=lambda spec: (
+                not spec.choices,
+                spec.kind in ("date", "datetime", "time", "multiline", "decimal", "float"),
+                spec.read_only,
+            ),
+        )
+        return ranked[0].name if ranked else None
 
     def _columns(self, name: str, accessible: str) -> QComboBox:
         box = QComboBox()

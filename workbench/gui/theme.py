@@ -36,6 +36,8 @@ class Colours:
     complete_bg: str
     complete_border: str
     disabled_bg: str  # a disabled primary button (its text need not meet contrast: WCAG 1.4.3)
+    disabled_fg: str  # its text: greyed, so that it does not read as a button of another colour
+    disabled_border: str
     warning_bg: str  # banners
     warning_border: str
     lost_bg: str
@@ -99,6 +101,8 @@ LIGHT = Colours(
     complete_bg="#1a7f37",
     complete_border="#166c2f",
     disabled_bg="#9dbdf2",
+    disabled_fg="#ffffff",  # white on pale blue: already washed out
+    disabled_border="#9dbdf2",
     warning_bg="#fff4d6",
     warning_border="#e0b44b",
     lost_bg="#ffe3e3",
@@ -140,7 +144,10 @@ DARK = Colours(
     primary_hover="#2a6fe0",
     complete_bg="#1a7431",
     complete_border="#3fb950",
-    disabled_bg="#33415c",
+    # A plain grey button with grey text: "#33415c" with white text read as an enabled blue one (issue 53).
+    disabled_bg="#353535",
+    disabled_fg="#7a7a7a",
+    disabled_border="#444444",
     warning_bg="#3b2f0b",
     warning_border="#bb8009",
     lost_bg="#4a1c1c",

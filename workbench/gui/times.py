@@ -91,7 +91,7 @@ def day(at: dt.datetime) -> str:
 
 def duration(seconds: float) -> str:
     """A duration in the two largest units, as durations.format_duration splits it ("23d09h", "12m05s"),
-    with the language's unit names and the locale's digits ("23 T 09 h")."""
+    with the language's unit names and the locale's digits ("23 Tg. 09 h")."""
     unit, big, small = durations.split(seconds)
     locale = _locale()
     text = QCoreApplication.translate("Durations", _DURATION_PATTERNS[unit]).format(

@@ -2,6 +2,13 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="de">
 <context>
+    <name>A11y</name>
+    <message>
+        <source>Clear {0}</source>
+        <translation>{0} leeren</translation>
+    </message>
+</context>
+<context>
     <name>BoardModel</name>
     <message>
         <source>Queue</source>
@@ -493,31 +500,31 @@ Einzelheiten stehen in {log}.</translation>
     <name>DraftView</name>
     <message>
         <source>you hold it (until {0})</source>
-        <translation>Sie haben ihn gesperrt (bis {0})</translation>
+        <translation>Sie haben den Eintrag gesperrt (bis {0})</translation>
     </message>
     <message>
         <source>{0} holds it since {1} (until {2})</source>
-        <translation>{0} hat ihn seit {1} gesperrt (bis {2})</translation>
+        <translation>{0} hat den Eintrag seit {1} gesperrt (bis {2})</translation>
     </message>
     <message>
         <source>your lock on it has run out: it is free to claim</source>
-        <translation>Ihre Sperre ist abgelaufen: er kann wieder übernommen werden</translation>
+        <translation>Ihre Sperre ist abgelaufen: Sie können den Eintrag wieder übernehmen</translation>
     </message>
     <message>
         <source>{0}&apos;s lock on it has run out: it is free to claim</source>
-        <translation>Die Sperre von {0} ist abgelaufen: er kann übernommen werden</translation>
+        <translation>Die Sperre von {0} ist abgelaufen: der Eintrag kann übernommen werden</translation>
     </message>
     <message>
         <source>nobody holds it: it is free to claim</source>
-        <translation>niemand hat ihn gesperrt: er kann übernommen werden</translation>
+        <translation>niemand hat den Eintrag gesperrt: er kann übernommen werden</translation>
     </message>
     <message>
         <source>it is finished ({0})</source>
-        <translation>er ist abgeschlossen ({0})</translation>
+        <translation>der Eintrag ist abgeschlossen ({0})</translation>
     </message>
     <message>
         <source>it is not waiting to be worked on</source>
-        <translation>er wartet nicht auf Bearbeitung</translation>
+        <translation>der Eintrag wartet nicht auf Bearbeitung</translation>
     </message>
     <message>
         <source>an unknown time</source>
@@ -612,7 +619,7 @@ Einzelheiten stehen in {log}.</translation>
     <name>Durations</name>
     <message>
         <source>{0}d{1}h</source>
-        <translation>{0} T {1} h</translation>
+        <translation>{0} Tg. {1} h</translation>
     </message>
     <message>
         <source>{0}h{1}m</source>
@@ -628,7 +635,7 @@ Einzelheiten stehen in {log}.</translation>
     </message>
     <message>
         <source>{0}d</source>
-        <translation>{0} T</translation>
+        <translation>{0} Tg.</translation>
     </message>
     <message>
         <source>{0}h</source>
@@ -1349,6 +1356,10 @@ Konfiguration: {1}</translation>
         <translation>&amp;Zurückgeben, meine Änderungen verwerfen</translation>
     </message>
     <message>
+        <source>Your lock on {0} has run out.</source>
+        <translation>Ihre Sperre auf {0} ist abgelaufen.</translation>
+    </message>
+    <message>
         <source>Opened {0}</source>
         <translation>Geöffnet: {0}</translation>
     </message>
@@ -1626,6 +1637,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Search these items</source>
         <translation>Diese Einträge durchsuchen</translation>
+    </message>
+    <message>
+        <source>the search</source>
+        <translation>Suche</translation>
     </message>
     <message numerus="yes">
         <source>The first %n waiting items of more than {0}, in queue order:</source>
@@ -2151,10 +2166,6 @@ Konfiguration: {1}</translation>
         <source>As imported: {0}</source>
         <translation>Wie importiert: {0}</translation>
     </message>
-    <message>
-        <source>(empty)</source>
-        <translation>(leer)</translation>
-    </message>
 </context>
 <context>
     <name>ReleaseDialog</name>
@@ -2284,8 +2295,8 @@ Konfiguration: {1}</translation>
         <translation>Tastenkürzel</translation>
     </message>
     <message>
-        <source>Click a key and press the new combination; the × clears it. Tab and Shift+Tab move between fields; Enter opens the selected item in lists.</source>
-        <translation>Klicken Sie auf eine Taste und drücken Sie die neue Kombination; das × löscht sie. Tab und Umschalt+Tab wechseln zwischen Feldern; Eingabe öffnet in Listen den gewählten Eintrag.</translation>
+        <source>Click a key and press the new combination; the × clears it. Tab and Shift+Tab move between fields; Enter opens the selected item in lists. In a note box, Ctrl+Return sends the note: beside the form it adds the note, in the Release, Defer and Complete dialogs it confirms the dialog.</source>
+        <translation>Klicken Sie auf eine Taste und drücken Sie die neue Kombination; das × löscht sie. Tab und Umschalt+Tab wechseln zwischen den Feldern; Eingabe öffnet in Listen den gewählten Eintrag. In einem Notizfeld sendet Strg+Eingabe die Notiz: neben dem Formular fügt es die Notiz hinzu, in den Dialogen Freigeben, Zurückstellen und Abschließen bestätigt es den Dialog.</translation>
     </message>
     <message>
         <source>Keys</source>
@@ -2298,6 +2309,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Keys for: {0}</source>
         <translation>Tasten für: {0}</translation>
+    </message>
+    <message>
+        <source>the keys for {0}</source>
+        <translation>Tasten für {0}</translation>
     </message>
     <message>
         <source>Single keys: N for Next item, 1 to 9 for the outcomes (only while the cursor is not in a text field)</source>
@@ -2519,6 +2534,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Overdue</source>
         <translation>Überfällig</translation>
+    </message>
+    <message>
+        <source>the holder filter</source>
+        <translation>Filter nach sperrender Person</translation>
     </message>
     <message>
         <source>Close</source>

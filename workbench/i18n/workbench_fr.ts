@@ -2,6 +2,13 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="fr">
 <context>
+    <name>A11y</name>
+    <message>
+        <source>Clear {0}</source>
+        <translation>Effacer {0}</translation>
+    </message>
+</context>
+<context>
     <name>BoardModel</name>
     <message>
         <source>Queue</source>
@@ -1349,6 +1356,10 @@ Configuration : {1}</translation>
         <translation>&amp;Rendre, en abandonnant mes modifications</translation>
     </message>
     <message>
+        <source>Your lock on {0} has run out.</source>
+        <translation>Votre verrou sur {0} a expiré.</translation>
+    </message>
+    <message>
         <source>Opened {0}</source>
         <translation>Ouvert : {0}</translation>
     </message>
@@ -1626,6 +1637,10 @@ Configuration : {1}</translation>
     <message>
         <source>Search these items</source>
         <translation>Rechercher parmi ces éléments</translation>
+    </message>
+    <message>
+        <source>the search</source>
+        <translation>la recherche</translation>
     </message>
     <message numerus="yes">
         <source>The first %n waiting items of more than {0}, in queue order:</source>
@@ -2151,10 +2166,6 @@ Configuration : {1}</translation>
         <source>As imported: {0}</source>
         <translation>Tel qu&apos;importé : {0}</translation>
     </message>
-    <message>
-        <source>(empty)</source>
-        <translation>(vide)</translation>
-    </message>
 </context>
 <context>
     <name>ReleaseDialog</name>
@@ -2284,8 +2295,8 @@ Configuration : {1}</translation>
         <translation>Raccourcis clavier</translation>
     </message>
     <message>
-        <source>Click a key and press the new combination; the × clears it. Tab and Shift+Tab move between fields; Enter opens the selected item in lists.</source>
-        <translation>Cliquez sur une touche et appuyez sur la nouvelle combinaison ; le × l’efface. Tab et Maj+Tab passent d’un champ à l’autre ; Entrée ouvre l’élément choisi dans les listes.</translation>
+        <source>Click a key and press the new combination; the × clears it. Tab and Shift+Tab move between fields; Enter opens the selected item in lists. In a note box, Ctrl+Return sends the note: beside the form it adds the note, in the Release, Defer and Complete dialogs it confirms the dialog.</source>
+        <translation>Cliquez sur une touche et appuyez sur la nouvelle combinaison ; le × l’efface. Tab et Maj+Tab passent d’un champ à l’autre ; Entrée ouvre l’élément choisi dans les listes. Dans une zone de note, Ctrl+Entrée envoie la note : à côté du formulaire, elle ajoute la note ; dans les dialogues Libérer, Reporter et Terminer, elle valide le dialogue.</translation>
     </message>
     <message>
         <source>Keys</source>
@@ -2298,6 +2309,10 @@ Configuration : {1}</translation>
     <message>
         <source>Keys for: {0}</source>
         <translation>Touches pour : {0}</translation>
+    </message>
+    <message>
+        <source>the keys for {0}</source>
+        <translation>les touches de {0}</translation>
     </message>
     <message>
         <source>Single keys: N for Next item, 1 to 9 for the outcomes (only while the cursor is not in a text field)</source>
@@ -2519,6 +2534,10 @@ Configuration : {1}</translation>
     <message>
         <source>Overdue</source>
         <translation>En retard</translation>
+    </message>
+    <message>
+        <source>the holder filter</source>
+        <translation>le filtre par détenteur</translation>
     </message>
     <message>
         <source>Close</source>
