@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from tests import support
+from tests import support, test_permissions
+from tests.test_permissions import pg  # noqa: F401  (the fixture: a PostgreSQL database under grants)
 from workbench import demo, services
 from workbench.core import errors
 from workbench.demo import schema
@@ -206,3 +207,20 @@ def test_the_command_line_sets_a_lookup_by_its_display_text(
     assert env.row(env.open(env.load(ORDERS_CONFIG)), "orders", int(key))["customer_id"] == 98
     assert run("complete", "orders", key, "--token", token, "--set", "customer_id=The Acme Shop")[0] == 0
     assert env.row(env.open(env.load(ORDERS_CONFIG)), "orders", int(key))["customer_id"] == 100
+
+
+def test_under_grants_an_operator_searches_and_checks_the_related_table(
+    pg: test_permissions.Pg, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`workbench grants` lets operators read a lookup's related table, and nothing more of it."""
+    pg.imports_enforced(capsys)
+    ann = services.Operator(pg.open("ann"), "ann")
+    assert [c.key for c in ann.lookup_search("imports", "vendor", "iris")] == ["Iris Telecom"]
+    claim = ann.next_item("imports")
+    assert claim is not None
+    held = services.HeldLock("imports", claim.lock.key, claim.lock.token)
+    with pytest.raises(errors.InvalidValue, match="Iris Telekom is not in vendors"):
+        ann.save(held, {"vendor": "Iris Telekom"})
+    ann.save(held, {"vendor": "Iris Telecom"})
+    with pg.engine("ann").begin() as conn, pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
+        conn.execute(sa.text("UPDATE vendors SET city = 'x'"))

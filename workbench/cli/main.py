@@ -281,7 +281,7 @@ def _sets(p: argparse.ArgumentParser, required: bool) -> None:
         required=required,
         metavar="COL=VALUE",
         help="a column value (repeatable; an empty VALUE clears a non-text column; a lookup column "
-        "takes in save and complete the related row's key or its display text, e.g. vendor=\"Acme\")",
+        'takes in save and complete the related row\'s key or its display text, e.g. vendor="Acme")',
     )
 
 
@@ -596,7 +596,9 @@ def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
             _held(args),
             args.outcome,
             op.resolve_lookups(args.queue, _edits(args)),
-            note=args.note, then_next=args.then_next, where=where
+            note=args.note,
+            then_next=args.then_next,
+            where=where,
         )
         following = done.next
         if args.then_next and following is None:
