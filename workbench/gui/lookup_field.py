@@ -57,8 +57,8 @@ class DispatchedLookups:
 
 class LookupEdit(QLineEdit):
     """Shows the picked row's display text, keeps its key. Typing searches (debounced; an answer to
-    an older text is dropped), Down moves into the rows, Enter picks the highlighted row, or the
-    first one when none is highlighted: the first letters, then at most Down and Enter.
+    an older text is dropped); the first row found is highlighted, each Down moves one row further,
+    Enter picks: the first letters, then Enter for the first row, Down Enter for the second.
 
     Signals:
         picked(object): a row was picked (its key).
@@ -157,6 +157,8 @@ class LookupEdit(QLineEdit):
             self._model.appendRow(item)
         if rows and self.hasFocus():
             self.completer_.complete()
+            # The first row highlighted: Enter picks it, each Down moves one row further.
+            self._popup.setCurrentIndex(self._model.index(0, 0))
         elif not rows:
             self._popup.hide()
 
@@ -186,7 +188,8 @@ class LookupEdit(QLineEdit):
             self._pick(self._rows[0])  # Enter on the typed letters: the first row
             return
         if event.key() == Qt.Key.Key_Down and not self._popup.isVisible() and self._rows:
-            self.completer_.complete()
+            self.completer_.complete()  # the rows again, the first one highlighted
+            self._popup.setCurrentIndex(self._model.index(0, 0))
             return
         super().keyPressEvent(event)
 
