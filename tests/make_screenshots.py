@@ -10,6 +10,7 @@ Writes main-window.png and main-window-dark.png (an item open with a colleague's
 edits typed, the lock timer running), lock-lost.png (a supervisor took the item away while the operator was typing),
 reconnecting.png (the database went away), resume.png (the resume panel after a restart),
 review.png (a second clerk reviews a line the first verified), source.png (an import line beside its scan),
+lookup.png (the vendor picked from the vendors table by its first letters),
 connection.png (the first-run connection dialog after a failed Test connection) and password.png
 (asked again after a refused login), the supervisor console's tabs and supervisor-move.png (Move waiting
 items…), by driving the windows exactly as the GUI tests do.
@@ -149,6 +150,7 @@ def main(argv: list[str]) -> int:
     second.close()
     _review_shot(app, out, config, home)
     _source_shot(app, out, config, home)
+    _lookup_shot(app, out, config, home)
     _connection_shots(app, out)
     _supervisor_shots(app, out, config)
     for name in (
@@ -158,6 +160,7 @@ def main(argv: list[str]) -> int:
         "resume.png",
         "review.png",
         "source.png",
+        "lookup.png",
         "connection.png",
         "password.png",
         "reconnecting.png",
@@ -200,6 +203,38 @@ def _source_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
     _until(app, lambda: window.source_pane.showing == "pdf", "the scan")
     _settle(app)
     window.grab().save(str(out / "source.png"))
+    window.close()
+
+
+def _lookup_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
+    """A clerk picks the vendor from the vendors table: two letters typed, the rows the database found."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QPainter
+    from PySide6.QtTest import QTest
+
+    from workbench.gui import lookup_field
+
+    window = _window(app, config, home, "fatma")
+    window.resize(1500, 860)
+    window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports"))
+    _claim(app, window)
+    picker = window.form.field("vendor")
+    assert isinstance(picker, lookup_field.LookupEdit)
+    picker.setFocus()
+    picker.selectAll()
+    QTest.keyClick(picker, Qt.Key.Key_Delete)
+    QTest.keyClicks(picker, "gr")
+    _until(app, picker._popup.isVisible, "the vendors found")
+    _settle(app)
+    # The list is a window of its own: painted where it shows, over the main window.
+    shot = window.grab()
+    painter = QPainter(shot)
+    painter.drawPixmap(
+        window.mapFromGlobal(picker._popup.mapToGlobal(picker._popup.rect().topLeft())), picker._popup.grab()
+    )
+    painter.end()
+    shot.save(str(out / "lookup.png"))
+    picker._popup.hide()
     window.close()
 
 

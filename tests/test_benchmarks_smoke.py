@@ -27,10 +27,12 @@ ON_SQLITE = {
     "board_bench": "--backend sqlite --rows 500 --locks 20 --expired 2 --days 2 --runs 1 --gui-locks ''",
     "gui_bench": "--backend sqlite --rows 300 --starts 1 --clicks 3 --warmup 1 --cycles 2",
     "cli_bench": "--pairs 2 --rounds 1",
+    "lookup_bench": "--backend sqlite --rows 2000 --searches 5",
 }
 # PostgreSQL only: run against the test session's server (--url).
 ON_POSTGRES = {
     "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
+    "lookup_bench": "--rows 2000 --searches 5",
     "seats_bench": "--seats 3 --duration 1.5 --ramp 0.5 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
     "--check-every 1 --no-reference",
 }

@@ -110,7 +110,7 @@ def test_unknown_key_under_a_field_without_a_close_one_lists_them() -> None:
     err = field_error("[queues.q.fields.amount]\ncolour = 'red'\n")
     assert err.key == "queues.q.fields.amount.colour"
     assert err.problem == (
-        "unknown key; allowed: choices, help, hidden, label, max, min, pattern, read_only, required, widget"
+        "unknown key; allowed: choices, help, hidden, label, lookup, max, min, pattern, read_only, required, widget"
     )
 
 

@@ -67,6 +67,24 @@ def test_operators_write_nothing_directly_and_supervisors_alone_take_locks_away(
     assert "GRANT UPDATE" not in grants and "GRANT INSERT" not in grants
 
 
+def test_operators_may_read_a_lookups_related_table() -> None:
+    import sqlalchemy as sa
+
+    from workbench.db import lookups
+    from workbench.demo import schema
+
+    q = mssql_sql.bound(demo.config_text(), "imports")
+    vendors = schema.vendors(sa.MetaData())
+    q.bind_lookups(
+        {"vendor": lookups.Lookup("vendor", vendors, vendors.c.name, vendors.c.name, vendors.c.city, q.backend)}
+    )
+    grants = "\n".join(b for b in protocol_mssql.script(DIALECT, q, "dbo", None) if "CREATE OR ALTER" not in b)
+    assert "GRANT SELECT ON vendors TO workbench_operator;" in grants
+    assert "GRANT SELECT ON vendors" not in "\n".join(
+        b for b in protocol_mssql.script(DIALECT, mssql_sql.bound(demo.config_text(), "imports"), "dbo", None)
+    )  # without the lookup, no grant on it
+
+
 def test_next_claims_as_the_engine_does_and_audits_the_token_digest() -> None:
     body = flat(batches()["next"])
     served = body.split(" END ELSE BEGIN ")[0]  # Next item; an item picked by key follows

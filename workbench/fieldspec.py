@@ -45,6 +45,9 @@ class FieldSpec:
     decimals: int | None = None  # decimal: scale of the column
     help: str | None = None  # fields.X.help, shown as a tooltip / under the field
     hidden: bool = False  # fields.X.hidden: not on the form at all
+    # The related table the value is a key of (a foreign key or fields.X.lookup): the form shows a
+    # picker searching it through the service; None: a plain field.
+    lookup: str | None = None
     # The reflected column, for typing values exactly as the engine does (precision, 16/64-bit
     # integers); None in a spec built by hand, which then types values by `kind`.
     column: Any = dataclasses.field(default=None, compare=False, repr=False)

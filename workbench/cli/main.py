@@ -290,7 +290,8 @@ def _sets(p: argparse.ArgumentParser, required: bool) -> None:
         default=[],
         required=required,
         metavar="COL=VALUE",
-        help="a column value (repeatable; an empty VALUE clears a non-text column)",
+        help="a column value (repeatable; an empty VALUE clears a non-text column; a lookup column "
+        'takes in save and complete the related row\'s key or its display text, e.g. vendor="Acme")',
     )
 
 
@@ -596,7 +597,7 @@ def _pairs(given: list[tuple[str, str]], option: str) -> dict[str, str]:
 def cmd_save(args: argparse.Namespace, as_json: bool) -> int:
     wb, op = _operator(args)
     with wb:
-        lock = op.save(_held(args), _edits(args))
+        lock = op.save(_held(args), op.resolve_lookups(args.queue, _edits(args)))
     if as_json:
         output.dump_json(lock.to_dict())
     else:
@@ -612,7 +613,12 @@ def cmd_complete(args: argparse.Namespace, as_json: bool) -> int:
     nothing: errors.NothingToClaim | None = None
     with wb:
         done = op.complete(
-            _held(args), args.outcome, _edits(args), note=args.note, then_next=args.then_next, where=where
+            _held(args),
+            args.outcome,
+            op.resolve_lookups(args.queue, _edits(args)),
+            note=args.note,
+            then_next=args.then_next,
+            where=where,
         )
         following = done.next
         if args.then_next and following is None:

@@ -25,6 +25,7 @@ _LOCK_KEYS = settings.names(settings.LOCK)
 _OUTCOME_KEYS = settings.names(settings.OUTCOME)
 _FIELD_KEYS = settings.names(settings.FIELD)
 _REVIEW_KEYS = settings.names(settings.REVIEW)
+_LOOKUP_KEYS = settings.names(settings.LOOKUP)
 
 
 class _Reader:
@@ -588,8 +589,19 @@ def _parse_fields(reader: _Reader, data: Any, key: str) -> dict[str, model.Field
             read_only=values["read_only"],
             hidden=values["hidden"],
             help=values["help"],
+            lookup=_parse_lookup(reader, fdata["lookup"], f"{fkey}.lookup") if "lookup" in fdata else None,
         )
     return result
+
+
+def _parse_lookup(reader: _Reader, data: Any, key: str) -> model.LookupConfig:
+    """`fields.COL.lookup`; its names are checked against the related table when the queue is bound."""
+    data = reader.table(data, key)
+    reader.check_keys(data, _LOOKUP_KEYS, key)
+    values = reader.values(data, settings.LOOKUP, key)
+    return model.LookupConfig(
+        key=key, table=values["table"], key_column=values["key"], display=values["display"], detail=values["detail"]
+    )
 
 
 def _choices(reader: _Reader, data: dict[str, Any], key: str) -> tuple[Any, ...]:

@@ -117,6 +117,17 @@ class Review:
 
 
 @dataclasses.dataclass(frozen=True)
+class LookupConfig:
+    """`fields.COL.lookup`: the related table a column's value is a key of; None: from its foreign key."""
+
+    key: str  # config key, for error messages
+    table: str | None = None
+    key_column: str | None = None
+    display: str | None = None
+    detail: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class FieldConfig:
     """Form settings of one column, `[queues.Q.fields.COL]`; None and empty mean "from the column"."""
 
@@ -131,6 +142,7 @@ class FieldConfig:
     read_only: bool = False
     hidden: bool = False
     help: str | None = None
+    lookup: LookupConfig | None = None
 
 
 @dataclasses.dataclass(frozen=True)

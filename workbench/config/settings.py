@@ -36,6 +36,7 @@ STRUCTURED_KINDS = (
     "pattern",
     "reasons",
     "review",
+    "lookup",
 )
 
 
@@ -458,6 +459,27 @@ FIELD: tuple[Setting, ...] = (
     Setting("read_only", "boolean", False, "shown, not editable"),
     Setting("hidden", "boolean", False, "not on the form"),
     Setting("help", "text", None, "what is expected, in words (shown with the field's errors)"),
+    Setting(
+        "lookup",
+        "lookup",
+        None,
+        "`{ table = …, display = … }`: the value is a row of another table, picked by its display column "
+        "(keys below); a column with a foreign key is a lookup without it",
+        shown_default="the column's foreign key",
+    ),
+)
+
+LOOKUP: tuple[Setting, ...] = (
+    Setting(
+        "table",
+        "name",
+        None,
+        "the related table the value is a key of",
+        shown_default="the column's foreign key (required without one)",
+    ),
+    Setting("key", "name", None, "the related table's column the value is", shown_default="its primary key"),
+    Setting("display", "name", None, "the column shown and searched", shown_default="its first text column"),
+    Setting("detail", "name", None, "a second column shown beside it, to tell rows with one display apart"),
 )
 
 
@@ -501,7 +523,7 @@ def shown_default(setting: Setting) -> str:
     return f"`{value}`" if isinstance(value, str) else str(value)
 
 
-_TABLE_KINDS = ("lock", "conditions", "assignments", "outcomes", "fields", "review")
+_TABLE_KINDS = ("lock", "conditions", "assignments", "outcomes", "fields", "review", "lookup")
 
 
 def markdown(section: tuple[Setting, ...]) -> str:
@@ -522,6 +544,7 @@ SECTIONS: dict[str, tuple[Setting, ...]] = {
     "outcome": OUTCOME,
     "field": FIELD,
     "review": REVIEW,
+    "lookup": LOOKUP,
 }
 _BLOCK = re.compile(r"(<!-- keys:(\w+) -->\n).*?(<!-- /keys -->)", re.DOTALL)
 

@@ -358,3 +358,20 @@ class HourCount:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """One row of a lookup's related table, as a picker offers it: the key stored, the text shown."""
+
+    key: Any
+    display: str
+    detail: str | None = None  # the second column, telling rows with one display apart
+
+    @property
+    def text(self) -> str:
+        """How lists and messages write it: "Acme (Berlin)"."""
+        return f"{self.display} ({self.detail})" if self.detail else self.display
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -29,6 +29,8 @@ AT_LEAST = "must be at least {0}"
 AT_MOST = "must be at most {0}"
 PATTERN = "must match {0}"
 CHOICES = "must be one of {0}"
+# A lookup's value (db/lookups.py): {0} the value, {1} the related table.
+NOT_IN_LOOKUP = "{0} is not in {1}; pick one of its rows"
 # Notes and logins (not about a queue: NOT_ABOUT_A_QUEUE).
 NOTE_TOO_LONG = "a note holds at most {0} characters ({1} given); shorten it or split it in two"
 LOGIN_MISMATCH = (

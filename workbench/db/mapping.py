@@ -7,7 +7,7 @@ import datetime as dt
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
@@ -16,6 +16,9 @@ from workbench import fieldspec
 from workbench.config import model
 from workbench.core import errors, models, problems
 from workbench.db import backends, clock, filters, lockshapes, values
+
+if TYPE_CHECKING:
+    from workbench.db import lookups
 
 _UTC = dt.UTC
 # What a lock time or expiry that cannot be read is listed as: no expiry at all (the claim treats
@@ -344,6 +347,15 @@ class BoundQueue:
         # row's state does not tell whose lock it is, the audit trail's newest claim does. Set by
         # the service, which binds every queue.
         self.rivals: tuple[str, ...] = ()
+        # Columns whose value is a key of another table (db/lookups.py), by column; set by the service.
+        self.lookups: dict[str, lookups.Lookup] = {}
+
+    def bind_lookups(self, found: Mapping[str, lookups.Lookup]) -> None:
+        """Bind the lookups the service found (db/lookups.py): the form's specs name their related tables."""
+        self.lookups = dict(found)
+        for name, lookup in found.items():
+            if name in self.specs:
+                self.specs[name] = dataclasses.replace(self.specs[name], lookup=lookup.label)
 
     _SUMMARY_NAMES = ("subject", "title", "summary", "name", "description", "customer", "vendor")
 

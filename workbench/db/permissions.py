@@ -367,6 +367,11 @@ def plan(
             f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in protocol.written_columns(q))}) "
             f"ON {table} TO {operator}"
         ),
+        # A lookup's related table: the picker searches it, Save checks a value in it (read only).
+        *(
+            f"GRANT SELECT ON {prep.format_table(related)} TO {operator}"
+            for related in {id(lk.table): lk.table for lk in q.lookups.values()}.values()
+        ),
         # A move may change other columns of waiting items: supervisors only, the trigger checks it.
         *(
             [f"GRANT UPDATE ({', '.join(prep.quote(c.name) for c in moved)}) ON {table} TO {supervisor}"]

@@ -255,6 +255,11 @@ class _Builder:
             # Read what workbench reads; write nothing directly: every change goes through a procedure.
             f"GRANT SELECT ON {self.table} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {self.table} TO {operator};",
+            # A lookup's related table: the picker searches it, Save checks a value in it (read only).
+            *(
+                f"GRANT SELECT ON {self.prep.format_table(related)} TO {operator};"
+                for related in {id(lk.table): lk.table for lk in self.q.lookups.values()}.values()
+            ),
             f"GRANT SELECT ON {own[tables.AUDIT_TABLE]} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.AUDIT_TABLE]} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.COOLDOWN_TABLE]} TO {operator};",

@@ -8,7 +8,18 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors
-from workbench.db import claims, connect, enforcement, lockshapes, mapping, migrations, supervision, tables, workqueue
+from workbench.db import (
+    claims,
+    connect,
+    enforcement,
+    lockshapes,
+    lookups,
+    mapping,
+    migrations,
+    supervision,
+    tables,
+    workqueue,
+)
 from workbench.db.audit import trail_of as trail_of  # lives with the trail: the grants' renderings build on it too
 
 
@@ -156,6 +167,8 @@ class Workbench:
                 local_clock=self.config.database.clock == "local",
                 locks=locks,
             )
+            # Columns whose value is a key of another table: searched and checked there.
+            bound[name].bind_lookups(lookups.bind(conn, bound[name], self.config.path))
         for q in bound.values():  # names written in another case: only now is it known what they name
             review = q.config.review
             by = bound[review.by] if review is not None else q

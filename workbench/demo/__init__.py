@@ -27,9 +27,11 @@ def populate(engine: sa.Engine, *, cases: int = 400, imports: int = 300) -> None
     """Create the demo tables (lock columns included) and fill them."""
     metadata = sa.MetaData()
     case_table, import_table = schema.build(metadata)
+    vendor_table = schema.vendors(metadata)
     metadata.drop_all(engine)
     metadata.create_all(engine)
     with engine.begin() as conn:
+        conn.execute(sa.insert(vendor_table), list(data.vendors()))
         conn.execute(sa.insert(case_table), list(data.cases(cases)))
         conn.execute(sa.insert(import_table), list(data.imports(imports)))
 

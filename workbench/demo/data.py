@@ -154,6 +154,14 @@ _VENDORS = [
     "Juniper Facility Management",
 ]
 
+_CITIES = ["Leeds", "Riga", "Lyon", "Graz", "Porto", "Bergen", "Brno", "Aarhus", "Turku", "Ghent"]
+
+
+def vendors() -> Iterator[dict[str, Any]]:
+    """The vendors the import's lines name, each with a city (told apart in the picker) and a VAT id."""
+    for i, name in enumerate(_VENDORS):
+        yield {"name": name, "city": _CITIES[i], "vat_id": f"EU{372819400 + 7919 * i}"}
+
 
 def _name(rng: random.Random) -> str:
     return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"

@@ -23,6 +23,17 @@ def lock_columns(prefix: str = "wb_") -> list[sa.Column[object]]:
     ]
 
 
+def vendors(metadata: sa.MetaData) -> sa.Table:
+    """The import's vendors: the lines' `vendor` is a lookup of this table, configured (no foreign key)."""
+    return sa.Table(
+        "vendors",
+        metadata,
+        sa.Column("name", sa.String(120), primary_key=True),
+        sa.Column("city", sa.String(60), nullable=False),
+        sa.Column("vat_id", sa.String(20)),
+    )
+
+
 def build(metadata: sa.MetaData) -> tuple[sa.Table, sa.Table]:
     cases = sa.Table(
         "cases",

@@ -25,6 +25,7 @@ from workbench import fieldspec
 from workbench.core import errors
 from workbench.gui import problem_text
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
+from workbench.gui.lookup_field import LookupEdit, LookupSource
 
 _PLACEHOLDERS = {  # translated where shown
     "integer": QT_TRANSLATE_NOOP("RecordForm", "a whole number"),
@@ -38,7 +39,7 @@ _PLACEHOLDERS = {  # translated where shown
 _NUMERIC = ("integer", "decimal", "float")
 _ORIGIN_WIDTH = 260  # px beside an editor for "As imported: …"; longer values are elided
 # What a field edits its value with (_Field._make_editor): set() and raw() tell them apart.
-Editor = QCheckBox | QComboBox | QPlainTextEdit | QLineEdit
+Editor = QCheckBox | QComboBox | QPlainTextEdit | QLineEdit  # a LookupEdit is a QLineEdit
 
 
 def display(value: Any) -> str:
@@ -57,8 +58,8 @@ def display(value: Any) -> str:
 class _Field:
     """One editor, its label and its error line."""
 
-    def __init__(self, spec: fieldspec.FieldSpec, on_change: Any) -> None:
-        self.spec = spec
+    def __init__(self, spec: fieldspec.FieldSpec, on_change: Any, lookups: LookupSource | None = None) -> None:
+        self.spec, self.lookups = spec, lookups
         self.error = QLabel()
         self.error.setObjectName(f"error_{spec.name}")
         self.error.setProperty("role", "field-error")
@@ -98,6 +99,11 @@ class _Field:
                 combo.addItem(str(choice), choice)
             combo.currentIndexChanged.connect(on_change)
             return combo
+        if spec.lookup is not None:  # a row of another table: searched there, its display text shown
+            picker = LookupEdit(spec, self.lookups)
+            picker.setReadOnly(spec.read_only)
+            picker.textEdited.connect(on_change)
+            return picker
         if spec.kind == "multiline":
             text = QPlainTextEdit()
             text.setTabChangesFocus(True)  # Tab moves on, as everywhere else in the form
@@ -135,6 +141,8 @@ class _Field:
                 editor.setCurrentIndex(max(index, 0))
             elif isinstance(editor, QPlainTextEdit):
                 editor.setPlainText(display(value))
+            elif isinstance(editor, LookupEdit):
+                editor.set_key(value)
             else:
                 editor.setText(display(value))
                 editor.setCursorPosition(0)
@@ -149,6 +157,8 @@ class _Field:
             return None if state == Qt.CheckState.PartiallyChecked else state == Qt.CheckState.Checked
         if isinstance(editor, QComboBox):
             return editor.currentData()
+        if isinstance(editor, LookupEdit):
+            return editor.key()
         text = editor.toPlainText() if isinstance(editor, QPlainTextEdit) else editor.text()
         if text.strip() == "" and (self.spec.kind not in ("text", "multiline") or not self.spec.required):
             return None
@@ -182,6 +192,7 @@ class RecordForm(QWidget):
         self._fields: dict[str, _Field] = {}
         self._base: dict[str, Any] = {}
         self._editable = True
+        self._lookups: LookupSource | None = None  # where lookup fields search (set_lookups)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self._scroll = QScrollArea()
@@ -196,6 +207,10 @@ class RecordForm(QWidget):
 
     # -- building ------------------------------------------------------------------------------
 
+    def set_lookups(self, source: LookupSource | None) -> None:
+        """Where the next set_specs' lookup fields search their related tables (the window's service)."""
+        self._lookups = source
+
     def set_specs(self, specs: list[fieldspec.FieldSpec]) -> None:
         while self._layout.rowCount():
             self._layout.removeRow(0)
@@ -203,7 +218,7 @@ class RecordForm(QWidget):
         for spec in specs:
             if spec.hidden:
                 continue
-            field = _Field(spec, self._on_change)
+            field = _Field(spec, self._on_change, self._lookups)
             self._fields[spec.name] = field
             required = spec.required and not spec.read_only
             label = QLabel(spec.label + (" *" if required else ""))

@@ -41,6 +41,7 @@ from workbench.gui import (
     i18n,
     item_log,
     journal_status,
+    lookup_field,
     problem_text,
     quit_guard,
     resume,
@@ -987,6 +988,7 @@ class MainWindow(QMainWindow):
 
     def _ensure_form(self, queue: str) -> None:
         self._specs[queue] = self.session.specs[queue]  # computed off the GUI thread by session.start()
+        self.form.set_lookups(lookup_field.DispatchedLookups(self.session.dispatcher, self.session.operator, queue))
         self.form.set_specs(self._specs[queue])
         while self._outcome_box.count():
             item = self._outcome_box.takeAt(0)

@@ -35,6 +35,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "must be at most {0}"),
     QT_TRANSLATE_NOOP("Problem", "must match {0}"),
     QT_TRANSLATE_NOOP("Problem", "must be one of {0}"),
+    QT_TRANSLATE_NOOP("Problem", "{0} is not in {1}; pick one of its rows"),
     QT_TRANSLATE_NOOP("Problem", "a note holds at most {0} characters ({1} given); shorten it or split it in two"),
     QT_TRANSLATE_NOOP(
         "Problem",

@@ -1109,6 +1109,17 @@ Einzelheiten stehen in {log}.</translation>
     </message>
 </context>
 <context>
+    <name>LookupEdit</name>
+    <message>
+        <source>Type to search {0}</source>
+        <translation>Tippen, um in {0} zu suchen</translation>
+    </message>
+    <message>
+        <source>Type to search; Down to the rows, Enter picks</source>
+        <translation>Tippen sucht; Pfeil nach unten in die Liste, Eingabetaste wählt</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
         <source>Next item</source>
@@ -1868,6 +1879,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>must be one of {0}</source>
         <translation>muss einer dieser Werte sein: {0}</translation>
+    </message>
+    <message>
+        <source>{0} is not in {1}; pick one of its rows</source>
+        <translation>{0} steht nicht in {1}; wählen Sie einen Eintrag daraus</translation>
     </message>
     <message>
         <source>a note holds at most {0} characters ({1} given); shorten it or split it in two</source>

@@ -1109,6 +1109,17 @@ Les détails sont dans {log}.</translation>
     </message>
 </context>
 <context>
+    <name>LookupEdit</name>
+    <message>
+        <source>Type to search {0}</source>
+        <translation>Tapez pour chercher dans {0}</translation>
+    </message>
+    <message>
+        <source>Type to search; Down to the rows, Enter picks</source>
+        <translation>Tapez pour chercher ; Flèche bas vers la liste, Entrée choisit</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
         <source>Next item</source>
@@ -1868,6 +1879,10 @@ Configuration : {1}</translation>
     <message>
         <source>must be one of {0}</source>
         <translation>doit être l’une de ces valeurs : {0}</translation>
+    </message>
+    <message>
+        <source>{0} is not in {1}; pick one of its rows</source>
+        <translation>{0} n’est pas dans {1} ; choisissez-en une ligne</translation>
     </message>
     <message>
         <source>a note holds at most {0} characters ({1} given); shorten it or split it in two</source>

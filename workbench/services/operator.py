@@ -176,6 +176,26 @@ class Operator(Service):
             self._counted_change(queue, waiting=-1)
         return claim
 
+    # -- lookups: fields whose value is a row of another table ----------------------------------
+
+    def lookup_search(self, queue: str, column: str, text: str, limit: int = 50) -> list[models.Choice]:
+        """Rows of `column`'s related table for a picker: display starting with `text`, then containing it."""
+        return self.wb.queue(queue).lookup_search(column, text, limit)
+
+    def lookup_resolve(self, queue: str, column: str, keys: list[Any]) -> dict[Any, models.Choice]:
+        """The related rows of these keys, by key: what the form shows for a stored key."""
+        return self.wb.queue(queue).lookup_resolve(column, keys)
+
+    def resolve_lookups(self, queue: str, edits: Mapping[str, Any]) -> dict[str, Any]:
+        """`edits` with every lookup value given by its display text replaced by its key (the
+        command line's `--set customer="Acme"`); InvalidValue when none or several rows match."""
+        wq = self.wb.queue(queue)
+        result = dict(edits)
+        for name, raw in edits.items():
+            if wq.has_lookup(name):
+                result[name] = wq.lookup_value(name, raw)
+        return result
+
     # -- working under the lock ---------------------------------------------------------------
 
     def save(self, lock: Held, edits: Mapping[str, Any]) -> models.Lock:

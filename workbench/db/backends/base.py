@@ -205,6 +205,11 @@ class Backend:
         of a table it is outer-joined to, which may not lock)."""
         return stmt.with_for_update(of=table)
 
+    def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
+        """`column` matches `text` whatever the case: how is "exact", "prefix" or "contains" (a lookup's
+        search). Portable: both sides lowered, which no index serves; the backends do better."""
+        return sa.func.lower(column).like(like_pattern(text.lower(), how), escape=LIKE_ESCAPE)
+
     def text_as(self, text: sa.ColumnElement[Any], type_: sa.types.TypeEngine[Any]) -> sa.ColumnElement[Any]:
         """Text (a separate lock table's item key) as a value of the queue key's type."""
         return sa.cast(text, type_)
@@ -271,3 +276,12 @@ class Backend:
     def check_claim_method(self, engine: sa.Engine, name: str) -> str | None:
         """Why a configured claim method cannot work on this server (None: it can)."""
         return None
+
+
+LIKE_ESCAPE = "/"  # not a backslash: MySQL's string literals read that one themselves
+
+
+def like_pattern(text: str, how: str) -> str:
+    """`text` as a LIKE pattern: its own wildcards escaped, then `%` where "prefix" or "contains" wants one."""
+    escaped = text.replace(LIKE_ESCAPE, LIKE_ESCAPE * 2).replace("%", LIKE_ESCAPE + "%").replace("_", LIKE_ESCAPE + "_")
+    return {"exact": escaped, "prefix": f"{escaped}%", "contains": f"%{escaped}%"}[how]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import sqlalchemy as sa
 
 from workbench.db import clock
-from workbench.db.backends.base import Backend
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -100,6 +100,11 @@ class MssqlBackend(Backend):
         )
         source = sa.select(*row).where(~sa.exists(taken))
         return conn.execute(sa.insert(table).from_select(list(values), source)).rowcount == 1
+
+    def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
+        # LIKE compares in the column's collation, case-insensitive by default (…_CI_…); plain, an
+        # index on the column serves a prefix.
+        return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK)", "mssql")

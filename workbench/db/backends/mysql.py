@@ -10,7 +10,7 @@ from sqlalchemy import event
 
 from workbench.db import odbc
 from workbench.db.backends import indexes
-from workbench.db.backends.base import Backend
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -155,6 +155,11 @@ class MysqlBackend(Backend):
 
         text: sa.ColumnElement[str] = sa.cast(key, mysql.CHAR(charset=charset or "utf8mb4"))
         return sa.collate(text, collation) if collation else text
+
+    def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
+        # LIKE compares in the column's collation, case-insensitive by default (…_ci); plain, an
+        # index on the column serves a prefix.
+        return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt.with_for_update()  # MariaDB has no FOR UPDATE OF; an outer join's missing side locks nothing

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from workbench.db.backends import indexes
-from workbench.db.backends.base import Backend
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -28,6 +28,10 @@ class PostgresqlBackend(Backend):
     partial_index_keyword = "postgresql_where"
     stale_by_union = True  # see Backend.stale_by_union: 5 ms at 10,000 live locks without it
     create_grant = "GRANT CREATE ON SCHEMA {schema} TO {login}"
+
+    def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
+        # ILIKE: case-insensitive in every locale, and a trigram index (pg_trgm) serves it where one exists.
+        return column.ilike(like_pattern(text, how), escape=LIKE_ESCAPE)
 
     def engine_options(
         self, url: sa.URL, db: model.DatabaseConfig, create: bool

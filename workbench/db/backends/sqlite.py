@@ -16,7 +16,7 @@ from sqlalchemy import event
 from workbench.core import errors
 from workbench.db import digests
 from workbench.db.backends import indexes
-from workbench.db.backends.base import Backend
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -171,6 +171,11 @@ class SqliteBackend(Backend):
         # RETURNING says whether a row went in (the driver's rowcount may be -1 here).
         stmt = sqlite.insert(table).values(dict(values)).on_conflict_do_nothing().returning(sa.literal(1))
         return conn.execute(stmt).first() is not None
+
+    def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
+        # LIKE ignores the case of ASCII letters already; the column plain, so an index with
+        # COLLATE NOCASE on it serves a prefix (SQLite's LIKE optimisation).
+        return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt  # the write transaction (BEGIN IMMEDIATE) already excludes every other writer

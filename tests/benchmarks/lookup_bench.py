@@ -1,0 +1,157 @@
+"""A lookup over a large related table: one keystroke's search (the picker's call through the service,
+in the database) at 1, 2 and 3 letters and for text inside names, p50/p99, beside the reference of
+reading the whole table (what a combo box filled once would do) and of resolving one key."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import tomllib
+
+import sqlalchemy as sa
+
+from tests.benchmarks import harness
+from workbench import demo, services
+from workbench.config import loader
+from workbench.db import service
+from workbench.demo import schema
+
+# The index each database's docs recommend for a large related table's display column (the search's
+# LIKE/ILIKE then reads an index range, not the table): docs/setup/configuration.md, "Lookups".
+INDEXES = {
+    "sqlite": "CREATE INDEX vendors_name_nocase ON vendors (name COLLATE NOCASE)",
+    "postgresql": "CREATE EXTENSION IF NOT EXISTS pg_trgm; "
+    "CREATE INDEX vendors_name_trgm ON vendors USING gin (name gin_trgm_ops)",
+    "mariadb": "the primary key on name (a _ci collation: LIKE 'ab%' reads its range)",
+    "mariadb-odbc": "the primary key on name (a _ci collation: LIKE 'ab%' reads its range)",
+}
+_SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "da", "be", "fo", "gu", "ha", "je", "pi", "zo"]
+_KINDS = ["Logistics", "Supplies", "Services", "Energy", "Telecom", "Catering", "Paper", "Freight"]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.lookup_bench", description=__doc__)
+    parser.add_argument("--backend", choices=harness.BACKENDS, default="postgresql")
+    parser.add_argument("--url", help="admin URL of an existing server; default: start a throwaway server")
+    parser.add_argument("--rows", type=int, default=100_000, help="rows of the related table (vendors)")
+    parser.add_argument("--searches", type=int, default=200, help="measured searches per kind")
+    return parser.parse_args(argv)
+
+
+def vendor_names(count: int, seed: int = 5) -> list[str]:
+    """Distinct, name-like vendors: "Kalomi Logistics 00042" (prefixes spread like real names)."""
+    rng = random.Random(seed)
+    return [
+        f"{''.join(rng.choice(_SYLLABLES) for _ in range(3)).capitalize()} {rng.choice(_KINDS)} {i:05d}"
+        for i in range(count)
+    ]
+
+
+def fill(engine: sa.Engine, names: list[str]) -> None:
+    """The demo's tables, their vendors table grown to `names`."""
+    demo.populate(engine, cases=50, imports=50)
+    vendors = schema.vendors(sa.MetaData())
+    with engine.begin() as conn:
+        for start in range(0, len(names), 5_000):
+            part = names[start : start + 5_000]
+            conn.execute(sa.insert(vendors), [{"name": n, "city": "Riga", "vat_id": None} for n in part])
+
+
+def search_index(engine: sa.Engine, target: harness.Target) -> None:
+    """Create the index INDEXES names (nothing on MariaDB: the primary key serves)."""
+    if target.backend.startswith("mariadb"):
+        return
+    with engine.begin() as conn:
+        for statement in INDEXES[target.backend].split("; "):
+            conn.exec_driver_sql(statement)
+    harness.analyze(engine, "vendors")
+
+
+def timed(fn: object, runs: list[str]) -> tuple[list[float], int]:
+    seconds, found = [], 0
+    for text in runs:
+        start = time.perf_counter()
+        result = fn(text)  # type: ignore[operator]
+        seconds.append(time.perf_counter() - start)
+        found += len(result)
+    return seconds, found
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    target = harness.Target.open(args.backend, args.url)
+    wb: service.Workbench | None = None
+    try:
+        print(
+            f"lookup_bench: {args.backend}, vendors with {args.rows:,} rows, {args.searches} searches per kind "
+            f"(one keystroke's search, after the picker's {150} ms pause); {target.description}",
+            flush=True,
+        )
+        url = target.fresh("wblookup")
+        config = loader.parse(tomllib.loads(demo.config_text(url)), "lookup-bench.toml")
+        wb = service.Workbench.open(config, password=target.password, create_sqlite=target.is_sqlite)
+        names = vendor_names(args.rows)
+        started = time.perf_counter()
+        fill(wb.engine, names)
+        wb.init()
+        harness.analyze(wb.engine, "vendors")
+        print(f"setup: {time.perf_counter() - started:.1f} s", flush=True)
+        op = services.Operator(wb, "measurer")
+        rng = random.Random(9)
+        picks = [rng.choice(names) for _ in range(args.searches)]
+
+        def search(text: str) -> list[object]:
+            return list(op.lookup_search("imports", "vendor", text))
+
+        search("ka")  # connect and warm the statement cache
+        kinds = {
+            "1 letter": [p[:1].lower() for p in picks],
+            "2 letters": [p[:2].lower() for p in picks],
+            "3 letters": [p[:3].lower() for p in picks],
+            "inside (no prefix)": [p.split()[-1][-3:] for p in picks],  # "042": only a scan or trigrams find it
+            "resolve a key": picks,
+        }
+
+        def measure(state: str) -> None:
+            for kind, texts in kinds.items():
+                if kind == "resolve a key":
+                    seconds, found = timed(lambda key: op.lookup_resolve("imports", "vendor", [key]), texts)
+                else:
+                    seconds, found = timed(search, texts)
+                columns[f"{state} p50"][kind] = harness.percentile(seconds, 50) * 1000
+                columns[f"{state} p99"][kind] = harness.percentile(seconds, 99) * 1000
+                assert found, f"no {kind} search found anything"  # a broken search measures nothing
+
+        columns: dict[str, dict[str, float]] = {f"{s} {p}": {} for s in ("as is", "indexed") for p in ("p50", "p99")}
+        measure("as is")
+        print(f"  as is: 2 letters p50 {columns['as is p50']['2 letters']:.2f} ms", flush=True)
+        search_index(wb.engine, target)
+        measure("indexed")
+        vendors = wb.queue("imports").q.lookups["vendor"].table
+        whole: list[float] = []
+        for _ in range(max(3, args.searches // 50)):
+            start = time.perf_counter()
+            with wb.engine.connect() as conn:
+                count = len(conn.execute(sa.select(vendors.c.name, vendors.c.city)).all())
+            whole.append(time.perf_counter() - start)
+        for state in ("as is", "indexed"):  # the reference: a combo box filled with the whole table, once
+            columns[f"{state} p50"]["reference: read all rows"] = harness.percentile(whole, 50) * 1000
+            columns[f"{state} p99"]["reference: read all rows"] = harness.percentile(whole, 99) * 1000
+        print()
+        print(f"milliseconds per keystroke's search ({count:,} rows in vendors); indexed: {INDEXES[target.backend]}")
+        print(
+            harness.table(
+                columns, [("as is/indexed p50", "as is p50", "indexed p50")], [*kinds, "reference: read all rows"]
+            )
+        )
+    finally:
+        if wb is not None:
+            wb.close()
+        target.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""Lookups: a column whose value is a row of another table, searched, resolved and checked there."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests import support, test_permissions
+from tests.test_permissions import pg  # noqa: F401  (the fixture: a PostgreSQL database under grants)
+from workbench import demo, services
+from workbench.core import errors
+from workbench.demo import schema
+
+# Orders whose customer_id has a foreign key to customers (reflected: no lookup configured).
+ORDERS_CONFIG = """
+[database]
+url = "{url}"
+
+[queues.orders]
+table = "orders"
+key = "order_id"
+order = ["order_id"]
+[queues.orders.todo]
+status = "new"
+[queues.orders.outcomes.done]
+set = { status = "done" }
+"""
+
+
+def _orders(env: support.Env) -> None:
+    """customers (100 rows, names shared by two of them, one with a LIKE wildcard) and orders."""
+    metadata = sa.MetaData()
+    customers = sa.Table(
+        "customers",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("name", sa.String(80), nullable=False, index=True),
+        sa.Column("city", sa.String(40)),
+    )
+    orders = sa.Table(
+        "orders",
+        metadata,
+        sa.Column("order_id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("customer_id", sa.Integer, sa.ForeignKey("customers.id")),
+        sa.Column("status", sa.String(10), nullable=False),
+        *schema.lock_columns(),
+    )
+    metadata.create_all(env.engine)
+    rows: list[dict[str, Any]] = [{"id": i, "name": f"Customer {i:03d}", "city": "Oslo"} for i in range(1, 96)]
+    rows += [
+        {"id": 96, "name": "Acme", "city": "Berlin"},
+        {"id": 97, "name": "ACME", "city": "Lyon"},  # the same name in other letters: ambiguous
+        {"id": 98, "name": "Acme Tools", "city": "Graz"},
+        {"id": 99, "name": "Best_Price 100%", "city": "Riga"},
+        {"id": 100, "name": "The Acme Shop", "city": "Turku"},
+    ]
+    with env.engine.begin() as conn:
+        conn.execute(sa.insert(customers), rows)
+        conn.execute(sa.insert(orders), [{"order_id": k, "customer_id": 1, "status": "new"} for k in (1, 2, 3)])
+
+
+def _op(env: support.Env, text: str) -> tuple[Any, services.Operator]:
+    wb = env.open(env.load(text))
+    wb.init()
+    return wb, services.Operator(wb, "ann")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_a_foreign_key_is_a_lookup_searched_in_the_database(native_env: support.Env) -> None:
+    env = native_env
+    _orders(env)
+    wb, op = _op(env, ORDERS_CONFIG)
+    spec = wb.queue("orders").q.specs["customer_id"]
+    assert spec.lookup == "customers" and spec.kind == "integer"
+    found = op.lookup_search("orders", "customer_id", "acme")
+    # Starting with the text first (whatever its case), then containing it; the key kept, the city beside.
+    assert [(c.key, c.display) for c in found[:3]] == [(97, "ACME"), (96, "Acme"), (98, "Acme Tools")] or [
+        (c.key, c.display) for c in found[:3]
+    ] == [(96, "Acme"), (97, "ACME"), (98, "Acme Tools")]
+    assert [c.key for c in found][3:] == [100]
+    # The LIKE wildcards typed are searched as text.
+    assert [c.key for c in op.lookup_search("orders", "customer_id", "_price 100%")] == [99]
+    assert [c.key for c in op.lookup_search("orders", "customer_id", "%")] == [99]
+    assert len(op.lookup_search("orders", "customer_id", "customer", limit=10)) == 10  # bounded
+    assert op.lookup_resolve("orders", "customer_id", [98, 1234]) == {
+        98: op.lookup_search("orders", "customer_id", "Acme Tools")[0]
+    }
+    # The foreign key's table and key, with a second column configured beside the display.
+    _, detailed = _op(env, ORDERS_CONFIG + '[queues.orders.fields.customer_id]\nlookup = { detail = "city" }\n')
+    assert [c.text for c in detailed.lookup_search("orders", "customer_id", "acme t")] == ["Acme Tools (Graz)"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_save_and_complete_refuse_a_value_the_related_table_lacks(native_env: support.Env) -> None:
+    env = native_env
+    _orders(env)
+    wb, op = _op(env, ORDERS_CONFIG)
+    claim = op.next_item("orders")
+    assert claim is not None
+    held = services.HeldLock("orders", claim.lock.key, claim.lock.token)
+    with pytest.raises(errors.InvalidValue) as caught:
+        op.save(held, {"customer_id": "4242"})
+    assert caught.value.column == "customer_id"
+    assert str(caught.value) == "customer_id: 4242 is not in customers; pick one of its rows"
+    with pytest.raises(errors.InvalidValue, match="4242 is not in customers"):
+        op.complete(held, "done", {"customer_id": 4242})
+    op.save(held, {"customer_id": "98"})
+    assert env.row(wb, "orders", claim.lock.key)["customer_id"] == 98
+    op.save(held, {"customer_id": ""})  # empty is no value: nothing to look up
+    op.complete(held, "done", {"customer_id": 96})
+    row = env.row(wb, "orders", claim.lock.key)
+    assert (row["customer_id"], row["status"]) == (96, "done")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_a_display_text_resolves_to_its_key_when_one_row_has_it(native_env: support.Env) -> None:
+    env = native_env
+    _orders(env)
+    _, op = _op(env, ORDERS_CONFIG)
+    assert op.resolve_lookups("orders", {"customer_id": "acme tools", "status": "x"}) == {
+        "customer_id": 98,
+        "status": "x",
+    }
+    assert op.resolve_lookups("orders", {"customer_id": "97"}) == {"customer_id": 97}  # a key stays a key
+    with pytest.raises(errors.InvalidValue) as caught:
+        op.resolve_lookups("orders", {"customer_id": "Acme"})
+    assert "2 rows of customers are named 'Acme'" in str(caught.value)
+    assert "96 = Acme" in str(caught.value) and "97 = ACME" in str(caught.value)
+    with pytest.raises(errors.InvalidValue) as caught:
+        op.resolve_lookups("orders", {"customer_id": "Acme Shop"})
+    assert "no row of customers has the key or the name 'Acme Shop'; similar: The Acme Shop" in str(caught.value)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_the_demo_vendor_is_a_configured_lookup(native_env: support.Env) -> None:
+    env = native_env
+    wb = env.demo(case_rows=2, import_rows=5)
+    op = services.Operator(wb, "ann")
+    assert wb.queue("imports").q.specs["vendor"].lookup == "vendors"
+    found = op.lookup_search("imports", "vendor", "fj")
+    assert [(c.key, c.display, c.detail) for c in found] == [("Fjord Energy", "Fjord Energy", "Bergen")]
+    claim = op.next_item("imports")
+    assert claim is not None
+    held = services.HeldLock("imports", claim.lock.key, claim.lock.token)
+    with pytest.raises(errors.InvalidValue, match="Fjord Energie is not in vendors"):
+        op.save(held, {"vendor": "Fjord Energie"})
+    op.save(held, op.resolve_lookups("imports", {"vendor": "iris telecom"}))
+    assert env.row(wb, "imports", claim.lock.key)["vendor"] == "Iris Telecom"
+
+
+def _config_with(lookup: str) -> str:
+    return demo.config_text("{url}").replace(
+        'lookup = { table = "vendors", key = "name", display = "name", detail = "city" }', lookup
+    )
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    ("lookup", "key", "message"),
+    [
+        ('lookup = { table = "vendor" }', "table", "table 'vendor' does not exist; did you mean 'vendors'?"),
+        ('lookup = { table = "vendors", display = "nmae" }', "display", "'vendors' has no column 'nmae'"),
+        ('lookup = { table = "vendors", key = "id" }', "key", "'vendors' has no column 'id'"),
+        ('lookup = { table = "vendors", detail = "town" }', "detail", "'vendors' has no column 'town'"),
+        ('lookup = { display = "name" }', "table", "'vendor' has no foreign key: name the related table"),
+    ],
+)
+def test_every_configured_lookup_name_is_checked(native_env: support.Env, lookup: str, key: str, message: str) -> None:
+    env = native_env
+    env.demo(case_rows=1, import_rows=1)
+    with pytest.raises(errors.ConfigError) as caught:
+        env.open(env.load(_config_with(lookup))).queue("imports")
+    assert caught.value.key == f"queues.imports.fields.vendor.lookup.{key}"
+    assert message in str(caught.value)
+    with pytest.raises(errors.ConfigError, match="unknown key; did you mean 'display'"):
+        env.load(_config_with('lookup = { table = "vendors", dispaly = "name" }'))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_the_command_line_sets_a_lookup_by_its_display_text(
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workbench.cli import main
+
+    env = native_env
+    _orders(env)
+    config = env.write_config(ORDERS_CONFIG)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main.main(["--config", str(config), "--user", "ann", *args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    capsys.readouterr()
+    assert run("init")[0] == 0
+    code, out, _ = run("next", "orders", "--json")
+    assert code == 0
+    lock = json.loads(out)
+    key, token = str(lock["key"]), lock["token"]
+    code, _, err = run("save", "orders", key, "--token", token, "--set", "customer_id=Acme")
+    assert code == 5 and "2 rows of customers are named 'Acme': 96 = Acme; 97 = ACME; give the key" in err
+    code, _, err = run("save", "orders", key, "--token", token, "--set", "customer_id=Acme Shop")
+    assert code == 5 and "no row of customers has the key or the name 'Acme Shop'; similar: The Acme Shop" in err
+    assert run("save", "orders", key, "--token", token, "--set", "customer_id=acme tools")[0] == 0
+    assert env.row(env.open(env.load(ORDERS_CONFIG)), "orders", int(key))["customer_id"] == 98
+    assert run("complete", "orders", key, "--token", token, "--set", "customer_id=The Acme Shop")[0] == 0
+    assert env.row(env.open(env.load(ORDERS_CONFIG)), "orders", int(key))["customer_id"] == 100
+
+
+def test_under_grants_an_operator_searches_and_checks_the_related_table(
+    pg: test_permissions.Pg, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`workbench grants` lets operators read a lookup's related table, and nothing more of it."""
+    pg.imports_enforced(capsys)
+    ann = services.Operator(pg.open("ann"), "ann")
+    assert [c.key for c in ann.lookup_search("imports", "vendor", "iris")] == ["Iris Telecom"]
+    claim = ann.next_item("imports")
+    assert claim is not None
+    held = services.HeldLock("imports", claim.lock.key, claim.lock.token)
+    with pytest.raises(errors.InvalidValue, match="Iris Telekom is not in vendors"):
+        ann.save(held, {"vendor": "Iris Telekom"})
+    ann.save(held, {"vendor": "Iris Telecom"})
+    with pg.engine("ann").begin() as conn, pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
+        conn.execute(sa.text("UPDATE vendors SET city = 'x'"))
