@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         if ops is not None:
             ops.close()
         target.close()
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 
