@@ -1,6 +1,8 @@
-"""The benchmarks' "server CPU" is their own server's (its process tree), never another server's on the
-same machine (issue 54: claim_bench summed every postgres/mariadbd process, so another server's work
-showed up, even negative; and SQLite reported server CPU it has no server for)."""
+"""Benchmarks that tell the truth (issues 52 and 54): their "server CPU" is their own server's (its
+process tree), never another server's on the same machine (claim_bench summed every postgres/mariadbd
+process, so another server's work showed up, even negative, and SQLite reported server CPU it has no
+server for); seats_bench's simulated windows run on a schedule, never two calls of one window at once,
+and a round whose clients took more than half of the cores is not called the server's."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import servers
-from tests.benchmarks import harness
+from tests.benchmarks import harness, seats_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 BURN = {  # a query that keeps one server process busy for a second or two
@@ -113,3 +115,69 @@ def test_sqlite_reports_no_server_cpu_while_a_server_works(pg_server: servers.Se
     assert "database server CPU per pair" not in done.stdout, done.stdout
     assert "database server CPU: not measured" in done.stdout, done.stdout
     assert "load average" in done.stdout and "cores" in done.stdout, done.stdout
+
+
+def _row(client_cores: float, lag_ms: float) -> dict[str, float]:
+    return {"client CPU cores": client_cores, "step lag p99 ms": lag_ms}
+
+
+def test_seats_latencies_are_not_the_servers_when_the_clients_take_half_the_cores() -> None:
+    cores = os.cpu_count() or 1
+    calm = seats_bench.verdict("1000 PgBouncer", _row(0.4 * cores, 20.0))
+    assert calm.startswith("1000 PgBouncer: latencies are the server's"), calm
+    busy = seats_bench.verdict("1000 PgBouncer", _row(0.64 * cores, 20.0))
+    assert busy.startswith("WARNING 1000 PgBouncer") and "not the server's" in busy, busy
+    assert "latencies are the server's" not in busy
+    late = seats_bench.verdict("1000 PgBouncer", _row(0.1, 5_000.0))  # few cores, but steps ran late
+    assert late.startswith("WARNING") and "late" in late, late
+
+
+def test_seats_scheduler_runs_every_window_step_by_step_never_early() -> None:
+    """Many windows' schedules on a few threads: every step runs, none before its time, and no window
+    has two steps running at once (a generator stepped from two threads at once raises ValueError)."""
+    start = time.time()
+    plan = seats_bench.Plan(
+        url="",
+        seats=[],
+        supervisors=0,
+        total=1,
+        start=start,
+        measure_from=start,
+        end=start + 1.5,
+        think=(0.0, 0.0),
+        check_every=1,
+        counts_every=1,
+        pooler="none",
+    )
+    lag: list[float] = []
+    running: set[int] = set()
+    overlaps: list[int] = []
+    early: list[float] = []
+    steps = [0] * 200
+
+    def window(number: int) -> seats_bench.Schedule:
+        due = start + number / 400
+        while due < plan.end:
+            yield due
+            early.append(max(0.0, due - time.time()))
+            if number in running:
+                overlaps.append(number)
+            running.add(number)
+            time.sleep(0.002)  # a call to the database
+            running.discard(number)
+            steps[number] += 1
+            due = time.time() + 0.05 + (number % 7) / 100
+
+    scheduler = seats_bench.Scheduler(plan, lag)
+    for number in range(len(steps)):
+        scheduler.add(window(number))
+    threads = [threading.Thread(target=scheduler.run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "the scheduler did not end with its windows"
+    assert all(steps), f"windows that never ran: {[n for n, s in enumerate(steps) if not s]}"
+    assert not overlaps
+    assert max(early) == 0.0, f"a step ran {max(early):.3f} s before it was due"
+    assert 0 < len(lag) <= sum(steps) and min(lag) >= 0.0  # steps run after the end are not measured
