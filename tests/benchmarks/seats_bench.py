@@ -7,8 +7,10 @@ its own Workbench opened from the config (its own pools and connection set-up), 
 (claim) and the item's log, think (`--think`, 10-30 s; issue 42's stress figure was 2-5 s) with
 the lock checked every `check_every`, Save and the item's log again, Complete, and the start page's
 counts (next-after-complete off). A failed call waits a second, as the window's retry does, and
-counts as an error. Seats start spread over `--ramp` seconds (0.2 s per seat); only the
-`--duration` after that is measured. Each seat's first claim (it also builds the statements and
+counts as an error. Seats start spread over `--ramp` seconds (0.2 s per seat); the measured
+`--duration` begins 5 s after every seat has made its first claim (at the latest two ramps after the
+planned one: a busy machine starts the windows more slowly than planned, and their start-up measured
+would be the clients', not the steady state). Each seat's first claim (it also builds the statements and
 opens the claim's connection) is reported apart from the rest.
 
 The seats are cheap: no thread per window. Each of `--processes` processes keeps every one of its
@@ -67,6 +69,8 @@ BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes
 # about 90 ms of CPU and the server about 40 ms (1,000 seats started within 100 s starved the server
 # and PgBouncer of CPU on two cores).
 RAMP_PER_SEAT = 0.2
+SETTLE = 5.0  # seconds between the last window's first claim and the measured window
+START_WAIT = 2.0  # the measured window begins at the latest this many ramps after the planned one
 
 
 @dataclasses.dataclass
@@ -106,8 +110,8 @@ class Plan:
     supervisors: int
     total: int  # seats of all processes (the ramp spreads them all)
     start: float  # time.time() when seat 0 starts
-    measure_from: float  # time.time(): the end of the ramp
-    end: float
+    measure_from: float  # time.time(): the end of the planned ramp (the measured window follows it, see below)
+    end: float  # the planned end; the round's own clock (Shared) says when it really ends
     think: tuple[float, float]
     check_every: int
     counts_every: int
@@ -124,8 +128,31 @@ def _wait_until(at: float) -> None:
     time.sleep(max(0.0, at - time.time()))
 
 
+# Set in each worker process: when the measured window starts and ends (time.time(); infinite until
+# the main process sees every window started), and how many windows have made their first claim.
+_window: Any = None
+_started: Any = None
+
+
+def _window_of(plan: Plan) -> tuple[float, float]:
+    """(start, end) of the measured window: the main process's, or the plan's (where none is shared)."""
+    return (_window[0], _window[1]) if _window is not None else (plan.measure_from, plan.end)
+
+
 def _measured(plan: Plan) -> bool:
-    return plan.measure_from <= time.time() < plan.end
+    start, end = _window_of(plan)
+    return start <= time.time() < end
+
+
+def _going(plan: Plan) -> bool:
+    """Whether the round still runs."""
+    return time.time() < _window_of(plan)[1]
+
+
+def _count_started() -> None:
+    if _started is not None:
+        with _started.get_lock():
+            _started.value += 1
 
 
 # A window's schedule: a generator that makes the window's calls for one step and yields the time
@@ -161,7 +188,7 @@ def seat(plan: Plan, number: int, result: SeatResult) -> Schedule:
     timed = Timed(plan, result)
     config = config_for(plan)
     wb: service.Workbench | None = None
-    while wb is None and time.time() < plan.end:
+    while wb is None and _going(plan):
         try:
             wb = service.Workbench.open(config)
             op = services.Operator(wb, f"op{number:04d}")
@@ -179,7 +206,7 @@ def seat(plan: Plan, number: int, result: SeatResult) -> Schedule:
         return
     try:
         first = True
-        while time.time() < plan.end:
+        while _going(plan):
             try:
                 first = yield from _one_item(plan, op, rng, timed, number, first)
             except Exception as exc:  # noqa: BLE001 - counted, as the window shows it and retries
@@ -198,13 +225,16 @@ def _one_item(
         claim = op.next_item(harness.QUEUE)
     except errors.NothingToClaim:
         result.nothing += _measured(plan)
+        if first:
+            _count_started()
         yield time.time() + rng.uniform(*plan.think)
-        return first
+        return False
     took = time.perf_counter() - started
     if first:
         # A window's first Next item also builds its statements and opens the claim's connection
         # (about 40 ms on a quiet server): reported apart, the steady state is the rest.
         result.first.append(took)
+        _count_started()
     elif _measured(plan):
         result.claim.append(took)
         if took > 0.1:
@@ -212,7 +242,7 @@ def _one_item(
     lock = claim.lock
     timed(result.other, op.item_log, harness.QUEUE, lock.key)  # the form shows the item's log
     # Thinking stops at the end of the round; the lock timer checks while the user reads.
-    think_until = time.time() + min(rng.uniform(*plan.think), max(0.0, plan.end - time.time()))
+    think_until = time.time() + min(rng.uniform(*plan.think), max(0.0, _window_of(plan)[1] - time.time()))
     checked = time.time()
     while checked + plan.check_every < think_until:
         yield checked + plan.check_every
@@ -232,7 +262,7 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
     timed = Timed(plan, result)
     with service.Workbench.open(config_for(plan)) as wb:
         boss = services.Supervisor(wb, f"boss{number}")
-        while time.time() < plan.end:
+        while _going(plan):
             try:
                 timed(result.boards, boss.board, [harness.QUEUE])
             except Exception as exc:  # noqa: BLE001 - counted
@@ -290,9 +320,12 @@ class Scheduler:
             self._after(schedule)
 
 
-def worker_main(plan: Plan, out: Any) -> None:
+def worker_main(plan: Plan, out: Any, window: Any = None, started: Any = None) -> None:
     """A process of seats (and supervisors): their schedules stepped by plan.threads threads; the merged
-    result goes to `out`."""
+    result goes to `out`. `window`: the measured window (shared, set by the main process), `started`:
+    the count of windows that made their first claim (shared)."""
+    global _window, _started
+    _window, _started = window, started
     results: list[SeatResult] = []
     lag: list[float] = []
     scheduler = Scheduler(plan, lag)
@@ -306,12 +339,13 @@ def worker_main(plan: Plan, out: Any) -> None:
     for thread in threads:
         thread.start()
     # This process's CPU over the measured window: where the client side is the limit, it shows.
-    _wait_until(plan.measure_from)
+    while time.time() < _window_of(plan)[0]:
+        time.sleep(0.05)
     cpu_from = time.process_time()
-    _wait_until(plan.end)
+    _wait_until(_window_of(plan)[1])
     cpu = time.process_time() - cpu_from
     for thread in threads:
-        thread.join(timeout=max(1.0, plan.end - time.time() + 60))
+        thread.join(timeout=60)
     merged = SeatResult(client_cpu=cpu, lag=lag)
     for result in results:
         merged.merge(result)
@@ -392,7 +426,12 @@ def run_round(
     ]
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    workers = [context.Process(target=worker_main, args=(plan, out), daemon=True) for plan in plan_of]
+    # The measured window begins once every window has made its first claim (its start and first claim
+    # cost its process about 170 ms of CPU: on a busy machine they take longer than the planned ramp,
+    # and measured they would be the clients' start-up, not the steady state), after SETTLE seconds.
+    window = context.RawArray("d", [math.inf, math.inf])
+    started = context.Value("i", 0)
+    workers = [context.Process(target=worker_main, args=(plan, out, window, started), daemon=True) for plan in plan_of]
     assert target.server is not None
     admin_url = target.url(target.admin_database, with_password=True)
     own_server = harness.ServerCpu(target)  # this benchmark's server's process tree, nothing else
@@ -407,10 +446,18 @@ def run_round(
         for worker in workers:
             worker.start()
         _wait_until(start + ramp)
+        give_up = start + ramp + max(30.0, START_WAIT * ramp)
+        while started.value < seats and time.time() < give_up:
+            time.sleep(0.2)
+        not_started = seats - started.value
+        measure_from = time.time() + SETTLE
+        window[1] = measure_from + args.duration
+        window[0] = measure_from
+        _wait_until(measure_from)
         cpu_before = cpu_now()
         pooled_before = bouncer_totals(bouncer) if bouncer is not None else None
         load_from = os.getloadavg()[0]
-        _wait_until(start + ramp + args.duration)
+        _wait_until(measure_from + args.duration)
         cpu, pooler_cpu = (after - before for after, before in zip(cpu_now(), cpu_before, strict=True))
         load_to = os.getloadavg()[0]
         pooled = (
@@ -437,6 +484,8 @@ def run_round(
         "server CPU s per seat-hour": cpu / (seats * window / 3600),
         "server CPU cores": cpu / window,
         "PgBouncer CPU cores": pooler_cpu / window,
+        "start-up beyond the ramp s": measure_from - SETTLE - (start + ramp),
+        "windows not started": float(not_started),
         "load at start": load_from,
         "load at end": load_to,
         "measured s": window,
@@ -479,6 +528,8 @@ def verdict(name: str, row: dict[str, float]) -> str:
         why.append(f"the simulated windows used {used:.2f} of the {cores} cores (more than {CLIENT_SHARE:.0%})")
     if lag > LAG_LIMIT:
         why.append(f"their steps ran up to {lag:.1f} s late (p99)")
+    if row.get("windows not started", 0.0) > 0:
+        why.append(f"{row['windows not started']:.0f} windows had not made their first claim when it was measured")
     if why:
         return (
             f"WARNING {name}: {'; '.join(why)}: its latencies include the clients waiting for their own CPU, "
