@@ -13,10 +13,11 @@ planned one: a busy machine starts the windows more slowly than planned, and the
 would be the clients', not the steady state). Each seat's first claim (it also builds the statements and
 opens the claim's connection) is reported apart from the rest.
 
-The seats are cheap: no thread per window. Each of `--processes` processes keeps every one of its
-windows as a schedule (a generator that yields the time of its next step) in one heap, and
-`--threads` threads take the due steps from it and run them through the real services; a window
-never has two calls in flight. How late the steps ran against their schedule is reported ("step
+The seats are cheap: no thread per window. Each of `--processes` processes keeps its windows as
+schedules (generators that yield the time of their next step) in `--threads` heaps, one per
+thread, and each thread runs its heap's due steps through the real services: a window's calls
+always run on the same thread (it holds one claim connection, as a window does) and it never has
+two calls in flight. How late the steps ran against their schedule is reported ("step
 lag"), and so is the seats' own CPU: when the simulated windows use more than half of the cores,
 or run their steps late, the run prints a warning and does not call the latencies the server's
 (they then include the clients waiting for their own CPU).
@@ -328,14 +329,17 @@ def worker_main(plan: Plan, out: Any, window: Any = None, started: Any = None) -
     _window, _started = window, started
     results: list[SeatResult] = []
     lag: list[float] = []
-    scheduler = Scheduler(plan, lag)
-    for number in plan.seats:
+    # A heap per thread, each window on one of them: its calls always run on the same thread, as a
+    # window's calls mostly do on its own pool's one busy thread. The claim's connection is held per
+    # thread (db/fastpath.py), so a window stepped by every thread would hold one on each.
+    schedulers = [Scheduler(plan, lag) for _ in range(max(1, plan.threads))]
+    for index, number in enumerate(plan.seats):
         results.append(SeatResult())
-        scheduler.add(seat(plan, number, results[-1]))
+        schedulers[index % len(schedulers)].add(seat(plan, number, results[-1]))
     for number in range(plan.supervisors):
         results.append(SeatResult())
-        scheduler.add(supervisor(plan, number, results[-1]))
-    threads = [threading.Thread(target=scheduler.run, daemon=True) for _ in range(max(1, plan.threads))]
+        schedulers[number % len(schedulers)].add(supervisor(plan, number, results[-1]))
+    threads = [threading.Thread(target=scheduler.run, daemon=True) for scheduler in schedulers]
     for thread in threads:
         thread.start()
     # This process's CPU over the measured window: where the client side is the limit, it shows.
