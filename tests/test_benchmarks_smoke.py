@@ -65,7 +65,8 @@ def test_every_benchmark_has_a_smoke_run() -> None:
 
 @pytest.mark.parametrize("name", sorted(ON_SQLITE))
 def test_benchmark_runs_tiny_on_sqlite(name: str) -> None:
-    _run(name, ON_SQLITE[name])
+    out = _run(name, ON_SQLITE[name])
+    assert "load average" in out and "cores" in out, out  # the machine's load beside the figures
 
 
 @pytest.mark.parametrize("name", sorted(ON_POSTGRES))
@@ -73,8 +74,12 @@ def test_benchmark_runs_tiny_on_postgresql(name: str, pg_server: servers.Server)
     out = _run(name, f"{ON_POSTGRES[name]} --url {pg_server.admin_url()}")
     if name == "seats_bench":  # its rounds through a throwaway PgBouncer too
         assert "3 PgBouncer" in out and "3 direct" in out, out
+        # Each round says whether its latencies are the server's or the clients' (issue 54).
+        assert out.count("latencies are the server's") + out.count("WARNING 3 ") == 2, out
+    assert "load average" in out and "cores" in out, out  # the machine's load beside the figures
 
 
 @pytest.mark.parametrize("name", sorted(ON_MARIADB))
 def test_benchmark_runs_tiny_on_mariadb(name: str, mariadb_server: servers.Server) -> None:
-    _run(name, f"{ON_MARIADB[name]} --url {mariadb_server.admin_url()}")
+    out = _run(name, f"{ON_MARIADB[name]} --url {mariadb_server.admin_url()}")
+    assert "load average" in out and "cores" in out, out

@@ -432,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{statistics.median(r[name]):14.1f}" if name in r else f"{'-':>14}" for r in results.values()
                 )
             )
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.benchmarks import harness
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -105,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  next {len(times)} starts: median {statistics.median(times):.2f} s, max {max(times):.2f} s "
         f"({', '.join(f'{t:.2f}' for t in times)})"
     )
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import multiprocessing
-import os
 import queue
 import sys
 import time
@@ -305,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"claim_bench: {args.backend}, {args.processes} processes, {args.rows:,} rows per database, "
             f"{args.seconds:g} s window, {args.warmup} warm-up pairs per process; {target.description}; "
-            f"{os.cpu_count()} CPUs",
+            f"{harness.machine_load()}",
             flush=True,
         )
         setups = [setup_workbench]
@@ -335,7 +334,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"setup {spec['kind']}: {steps}", flush=True)
             specs.append(spec)
         rounds: dict[str, list[harness.LoopResult]] = {spec["kind"]: [] for spec in specs}
-        server_cpu = {spec["kind"]: 0.0 for spec in specs}  # the database server's CPU, warm-up included
+        # The CPU of this benchmark's own server (its process tree), warm-up included; None on SQLite.
+        own_server = harness.ServerCpu(target)
+        server_cpu = {spec["kind"]: 0.0 for spec in specs}
         checks: dict[str, tuple[int, int]] = {}
         for number in range(args.rounds):
             for spec in specs if number % 2 == 0 else specs[::-1]:
@@ -343,9 +344,11 @@ def main(argv: list[str] | None = None) -> int:
                     target.vacuum(spec["db"])
                 target.checkpoint()
                 print(f"running {spec['kind']} (round {number + 1} of {args.rounds}) ...", flush=True)
-                cpu = harness.server_cpu_seconds()
+                cpu = own_server.seconds()
                 rounds[spec["kind"]].append(run_processes(spec, args.processes, args.seconds, args.warmup))
-                server_cpu[spec["kind"]] += harness.server_cpu_seconds() - cpu
+                after = own_server.seconds()
+                if cpu is not None and after is not None:
+                    server_cpu[spec["kind"]] += after - cpu
                 checks[spec["kind"]] = db_check(target, spec)
         if args.rounds > 1:
             for kind, results_of in rounds.items():
@@ -359,11 +362,15 @@ def main(argv: list[str] | None = None) -> int:
             for kind, results_of in rounds.items()
         }
         report(args, results, checks, counted)
-        if all(server_cpu.values()):
+        if own_server.pid is not None:
             print(
-                "database server CPU per pair (all rounds, warm-up included): "
+                f"database server CPU per pair (its process tree, pid {own_server.pid}; all rounds, warm-up "
+                "included): "
                 + ", ".join(f"{kind} {server_cpu[kind] / counted[kind] * 1000:.3f} ms" for kind in server_cpu)
             )
+        else:
+            print("database server CPU: not measured (no server process of this benchmark on this machine)")
+        print(f"machine: {harness.machine_load()}")
     finally:
         if bouncer is not None:
             bouncer.stop()

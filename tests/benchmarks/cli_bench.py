@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.benchmarks import harness
 from workbench.cli import command_server
 
 
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         if found is not None:
             os.kill(int(found["pid"]), signal.SIGTERM)  # type: ignore[call-overload]
         shutil.rmtree(home, ignore_errors=True)
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from tests import servers, test_galera
+from tests.benchmarks import harness
 
 
 def main() -> int:
@@ -33,6 +34,7 @@ def main() -> int:
     print(f"  Galera, every process through its own node (3 nodes): {len(every) / every_s:7.0f}")
     print(f"  Galera, every process through one node:                {len(one) / one_s:7.0f}")
     print(f"  one MariaDB server:                                    {len(alone) / alone_s:7.0f}")
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

@@ -160,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         for one in opened:
             one.close()
         target.close()
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

@@ -676,6 +676,7 @@ def main(argv: list[str] | None = None) -> int:
         print("note: RSS figures read /proc and getrusage (Linux); elsewhere they print as nan")
     for backend in args.backend:
         run_backend(args, backend)
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

@@ -660,20 +660,120 @@ def worker_main(spec: dict[str, Any], index: int, barrier: Any, out: Any, second
     out.put({"index": index, "result": result})
 
 
-def server_cpu_seconds() -> float:
-    """CPU seconds (user + system) used so far by this machine's PostgreSQL and MariaDB server
-    processes, ended ones included (0.0 where /proc cannot tell, e.g. a server on another host)."""
-    total = 0
+def server_pid(target: Target) -> int | None:
+    """The process id of the target's own database server on this machine (PostgreSQL's postmaster,
+    from its postmaster.pid, else the parent of our backend; MariaDB's mariadbd, from its pid file);
+    None for SQLite, a server on another host, or one whose process this machine cannot see."""
+    server = target.server
+    if server is None or server.host not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    engine = target.admin()
+    try:
+        with engine.connect() as conn:
+            if server.kind == "postgresql":
+                candidates = [_pid_in_file(_setting(conn, "SHOW data_directory"), "postmaster.pid")]
+                backend = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+                candidates.append(_parent_of(int(backend)) if backend is not None else None)
+                names = ("postgres", "postmaster")
+            else:
+                candidates = [_pid_in_file(_setting(conn, "SELECT @@pid_file"), None)]
+                names = ("mariadbd", "mysqld")
+    except sa.exc.DBAPIError:
+        return None
+    finally:
+        engine.dispose()
+    # A pid read from a file names our server only if that process runs here under the server's name.
+    return next((pid for pid in candidates if pid is not None and _process_name(pid) in names), None)
+
+
+def _setting(conn: sa.Connection, sql: str) -> str | None:
+    try:
+        value = conn.exec_driver_sql(sql).scalar()
+    except sa.exc.DBAPIError:  # not allowed to read it (not a superuser): the other way is tried
+        return None
+    return None if value is None else str(value)
+
+
+def _pid_in_file(where: str | None, name: str | None) -> int | None:
+    """The number on the first line of a pid file (`where`, or the file `name` in directory `where`)."""
+    if not where:
+        return None
+    try:
+        first = (Path(where) / name if name else Path(where)).read_text().split("\n", 1)[0]
+        return int(first.strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _stat_fields(pid: int) -> tuple[str, list[str]] | None:
+    """(name, the fields of /proc/PID/stat after the name), None for a process that is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+
+
+def _process_name(pid: int) -> str | None:
+    found = _stat_fields(pid)
+    return found[0] if found else None
+
+
+def _parent_of(pid: int) -> int | None:
+    found = _stat_fields(pid)
+    return int(found[1][1]) if found else None
+
+
+def process_tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) of process `root` and all its descendants, ended ones included.
+
+    Each process's own time (utime, stime; a process's threads included) plus what its ended
+    children left it once reaped (cutime, cstime): a backend that ends moves from the live sum into
+    its parent's, so nothing is counted twice or lost between two readings."""
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    times: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue  # the process ended meanwhile
-        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
-        if name in ("postgres", "mariadbd", "mysqld"):
-            # utime, stime, and cutime, cstime: the ended backends, once their parent reaped them
-            total += sum(int(field) for field in rest[11:15])
+        found = _stat_fields(int(stat.parent.name))
+        if found is None:
+            continue  # ended meanwhile (its time is in its parent's cutime once reaped)
+        rest = found[1]
+        pid = int(stat.parent.name)
+        children[int(rest[1])].append(pid)
+        times[pid] = sum(int(field) for field in rest[11:15])  # utime, stime, cutime, cstime
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0)
+        todo += children.get(pid, [])
     return total / os.sysconf("SC_CLK_TCK")
+
+
+class ServerCpu:
+    """The CPU of the benchmark's own database server (its process tree), nothing else on the machine.
+
+    `seconds()` is None where it cannot be told: SQLite (no server process), a server on another host."""
+
+    def __init__(self, target: Target) -> None:
+        self.pid = server_pid(target)
+
+    def seconds(self) -> float | None:
+        return None if self.pid is None else process_tree_cpu_seconds(self.pid)
+
+
+def server_cpu_seconds(target: Target) -> float | None:
+    """CPU seconds used so far by the target's own server process tree (None: cannot be told here)."""
+    return ServerCpu(target).seconds()
+
+
+def machine_load() -> str:
+    """The load average (1, 5, 15 min) and the cores, to print beside figures: on a shared machine
+    the figures follow what else runs."""
+    try:
+        one, five, fifteen = os.getloadavg()
+        load = f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
+    except OSError:
+        load = "load average unknown"
+    return f"{load}, {os.cpu_count()} cores"
 
 
 # -- figures ------------------------------------------------------------------------------------

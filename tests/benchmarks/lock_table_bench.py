@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(line)
     finally:
         target.close()
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

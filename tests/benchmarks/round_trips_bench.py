@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             ops.close()
     finally:
         target.close()
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

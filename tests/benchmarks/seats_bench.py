@@ -1,29 +1,40 @@
 """Seats: N simulated operator windows working one PostgreSQL queue at human speed, plus a few
 supervisors' lock boards refreshing, directly and through PgBouncer in transaction pooling.
 
-Each seat does what an open window does, through the same services (workbench.services): its own
-Workbench opened from the config (its own pools and connection set-up), the start page (layout,
-the user's locks, the queue counts), then over and over: Next item (claim), think (`--think`,
-10-30 s; issue 42's stress figure was 2-5 s) with the lock checked every `check_every`, Save,
-Complete, and the start page's counts again (next-after-complete off). A failed call waits a
-second, as the window's retry does, and counts as an error. Seats run as threads in `--processes`
-processes and start spread over `--ramp` seconds (0.2 s per seat); only the `--duration` after
-that is measured. Each seat's first claim (it also builds the statements and opens the claim's
-connection) is reported apart from the rest.
+Each seat makes the calls an open window makes, through the same services (workbench.services):
+its own Workbench opened from the config (its own pools and connection set-up), the start page
+(layout, the user's locks and their summaries, the queue counts), then over and over: Next item
+(claim) and the item's log, think (`--think`, 10-30 s; issue 42's stress figure was 2-5 s) with
+the lock checked every `check_every`, Save and the item's log again, Complete, and the start page's
+counts (next-after-complete off). A failed call waits a second, as the window's retry does, and
+counts as an error. Seats start spread over `--ramp` seconds (0.2 s per seat); the measured
+`--duration` begins 5 s after every seat has made its first claim (at the latest two ramps after the
+planned one: a busy machine starts the windows more slowly than planned, and their start-up measured
+would be the clients', not the steady state). Each seat's first claim (it also builds the statements and
+opens the claim's connection) is reported apart from the rest.
+
+The seats are cheap: no thread per window. Each of `--processes` processes keeps its windows as
+schedules (generators that yield the time of their next step) in `--threads` heaps, one per
+thread, and each thread runs its heap's due steps through the real services: a window's calls
+always run on the same thread (it holds one claim connection, as a window does) and it never has
+two calls in flight. How late the steps ran against their schedule is reported ("step
+lag"), and so is the seats' own CPU: when the simulated windows use more than half of the cores,
+or run their steps late, the run prints a warning and does not call the latencies the server's
+(they then include the clients waiting for their own CPU).
 
 For each N of `--seats` it prints p50/p99 of claim and Complete, the errors, the peak of server
-connections (pg_stat_activity, sampled twice a second), the seats' own CPU (where the client side
-is the limit, it shows) and the server's CPU per seat-hour (from /proc: the postmaster of this port
-and its children, ended ones included). Each round runs on a fresh copy of the table: directly
-("direct", where max_connections leaves room for two connections a window); through a throwaway
-PgBouncer (pool_mode transaction, `pooler = "transaction"` in the config; `--no-pgbouncer` leaves
-it out); at the first size also directly with the start page counted after every Complete
-(`counts_every` 0, the reference: what a window asked of the server before issue 42;
+connections (pg_stat_activity, sampled twice a second), the seats' own CPU, PgBouncer's, and the
+server's CPU per seat-hour (its own process tree: the postmaster and its backends, ended ones
+included), with the load average of the machine. Each round runs on a fresh copy of the table:
+directly ("direct", where max_connections leaves room for two connections a window); through a
+throwaway PgBouncer (pool_mode transaction, `pooler = "transaction"` in the config;
+`--no-pgbouncer` leaves it out); at the first size also directly with the start page counted after
+every Complete (`counts_every` 0, the reference: what a window asked of the server before issue 42;
 `--no-reference` leaves it out); then through `--dsn` when given (a pooler started by hand in front
 of the same server; it must reach the database named `wb_seats`).
 
     python -m tests.benchmarks.seats_bench --seats 100 --duration 60
-    python -m tests.benchmarks.seats_bench --seats 100,300,1000 --processes 3
+    python -m tests.benchmarks.seats_bench --seats 1000 --think 30,90 --processes 4 --durable --no-reference
     python -m tests.benchmarks.seats_bench --seats 100 --think 2,5
 """
 
@@ -32,6 +43,8 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import heapq
+import itertools
 import math
 import multiprocessing
 import os
@@ -39,7 +52,7 @@ import random
 import sys
 import threading
 import time
-from pathlib import Path
+from collections.abc import Callable, Generator
 from typing import Any
 
 import sqlalchemy as sa
@@ -57,6 +70,8 @@ BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes
 # about 90 ms of CPU and the server about 40 ms (1,000 seats started within 100 s starved the server
 # and PgBouncer of CPU on two cores).
 RAMP_PER_SEAT = 0.2
+SETTLE = 5.0  # seconds between the last window's first claim and the measured window
+START_WAIT = 2.0  # the measured window begins at the latest this many ramps after the planned one
 
 
 @dataclasses.dataclass
@@ -68,6 +83,8 @@ class SeatResult:
     slow: list[tuple[float, int]] = dataclasses.field(default_factory=list)  # later claims over 100 ms: s, seat
     complete: list[float] = dataclasses.field(default_factory=list)
     boards: list[float] = dataclasses.field(default_factory=list)
+    other: list[float] = dataclasses.field(default_factory=list)  # lock checks, Saves, logs, start pages
+    lag: list[float] = dataclasses.field(default_factory=list)  # how late each measured step started
     errors: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     nothing: int = 0  # claims that found nothing waiting
     client_cpu: float = 0.0  # CPU seconds of the seats' processes within the measured window
@@ -78,6 +95,8 @@ class SeatResult:
         self.slow += other.slow
         self.complete += other.complete
         self.boards += other.boards
+        self.other += other.other
+        self.lag += other.lag
         self.errors.update(other.errors)
         self.nothing += other.nothing
         self.client_cpu += other.client_cpu
@@ -92,12 +111,13 @@ class Plan:
     supervisors: int
     total: int  # seats of all processes (the ramp spreads them all)
     start: float  # time.time() when seat 0 starts
-    measure_from: float  # time.time(): the end of the ramp
-    end: float
+    measure_from: float  # time.time(): the end of the planned ramp (the measured window follows it, see below)
+    end: float  # the planned end; the round's own clock (Shared) says when it really ends
     think: tuple[float, float]
     check_every: int
     counts_every: int
     pooler: str  # [database] pooler: "transaction" through PgBouncer
+    threads: int = 4  # threads of this process that run the windows' due steps
 
 
 def config_for(plan: Plan) -> model.Config:
@@ -109,143 +129,234 @@ def _wait_until(at: float) -> None:
     time.sleep(max(0.0, at - time.time()))
 
 
+# Set in each worker process: when the measured window starts and ends (time.time(); infinite until
+# the main process sees every window started), and how many windows have made their first claim.
+_window: Any = None
+_started: Any = None
+
+
+def _window_of(plan: Plan) -> tuple[float, float]:
+    """(start, end) of the measured window: the main process's, or the plan's (where none is shared)."""
+    return (_window[0], _window[1]) if _window is not None else (plan.measure_from, plan.end)
+
+
 def _measured(plan: Plan) -> bool:
-    return plan.measure_from <= time.time() < plan.end
+    start, end = _window_of(plan)
+    return start <= time.time() < end
 
 
-def _failed(result: SeatResult, plan: Plan, exc: BaseException) -> None:
+def _going(plan: Plan) -> bool:
+    """Whether the round still runs."""
+    return time.time() < _window_of(plan)[1]
+
+
+def _count_started() -> None:
+    if _started is not None:
+        with _started.get_lock():
+            _started.value += 1
+
+
+# A window's schedule: a generator that makes the window's calls for one step and yields the time
+# (time.time()) its next step is due; it returns when the round is over.
+Schedule = Generator[float, None, None]
+
+
+class Timed:
+    """Runs one service call and notes how long it took (in `into`, when within the measured window)."""
+
+    def __init__(self, plan: Plan, result: SeatResult) -> None:
+        self.plan, self.result = plan, result
+
+    def __call__(self, into: list[float], call: Callable[..., Any], *args: Any) -> Any:
+        started = time.perf_counter()
+        value = call(*args)
+        if _measured(self.plan):
+            into.append(time.perf_counter() - started)
+        return value
+
+
+def _failed(result: SeatResult, plan: Plan, exc: BaseException) -> float:
+    """Count a failed call; the time of the window's retry (a second later)."""
     if _measured(plan):
         result.errors[harness.describe(exc)] += 1
-    time.sleep(1.0)  # the window's first retry comes after a second
+    return time.time() + 1.0
 
 
-def seat(plan: Plan, number: int, result: SeatResult) -> None:
+def seat(plan: Plan, number: int, result: SeatResult) -> Schedule:
     """One operator's window, from its start to the end of the round."""
     rng = random.Random(number)
-    _wait_until(plan.start + (plan.measure_from - plan.start) * number / max(1, plan.total))
+    yield plan.start + (plan.measure_from - plan.start) * number / max(1, plan.total)
+    timed = Timed(plan, result)
     config = config_for(plan)
     wb: service.Workbench | None = None
-    while wb is None and time.time() < plan.end:
+    while wb is None and _going(plan):
         try:
             wb = service.Workbench.open(config)
             op = services.Operator(wb, f"op{number:04d}")
-            op.layout(harness.QUEUE)  # the window's start: bind the queue, the user's locks, the counts
-            op.mine(harness.QUEUE)
+            # The window's start: bind the queue, the user's locks and their lines, the counts.
+            op.layout(harness.QUEUE)
+            mine = op.mine(harness.QUEUE)
+            op.summaries(harness.QUEUE, [lock.key for lock in mine])
             op.queue_counts()
         except Exception as exc:  # noqa: BLE001 - counted, as the window shows it and retries
             if wb is not None:
                 wb.close()
                 wb = None
-            _failed(result, plan, exc)
+            yield _failed(result, plan, exc)
     if wb is None:
         return
     try:
-        while time.time() < plan.end:
+        first = True
+        while _going(plan):
             try:
-                _one_item(plan, op, rng, result, number)
+                first = yield from _one_item(plan, op, rng, timed, number, first)
             except Exception as exc:  # noqa: BLE001 - counted, as the window shows it and retries
-                _failed(result, plan, exc)
+                yield _failed(result, plan, exc)
     finally:
         wb.close()
 
 
-def _one_item(plan: Plan, op: services.Operator, rng: random.Random, result: SeatResult, number: int) -> None:
+def _one_item(
+    plan: Plan, op: services.Operator, rng: random.Random, timed: Timed, number: int, first: bool
+) -> Generator[float, None, bool]:
+    """Next item, think with the lock checked, Save, Complete, the start page; False once claimed."""
+    result = timed.result
     started = time.perf_counter()
     try:
         claim = op.next_item(harness.QUEUE)
     except errors.NothingToClaim:
         result.nothing += _measured(plan)
-        time.sleep(rng.uniform(*plan.think))
-        return
+        if first:
+            _count_started()
+        yield time.time() + rng.uniform(*plan.think)
+        return False
     took = time.perf_counter() - started
-    if not result.first:
+    if first:
         # A window's first Next item also builds its statements and opens the claim's connection
         # (about 40 ms on a quiet server): reported apart, the steady state is the rest.
         result.first.append(took)
+        _count_started()
     elif _measured(plan):
         result.claim.append(took)
         if took > 0.1:
             result.slow.append((took, number))
-    lock, checked = claim.lock, time.monotonic()
-    # Thinking stops at the end of the round: the seat's thread is then joined within seconds.
-    think_until = time.monotonic() + min(rng.uniform(*plan.think), max(0.0, plan.end - time.time()))
-    while (left := think_until - time.monotonic()) > 0:  # the lock timer checks while the user reads
-        time.sleep(min(left, max(0.0, checked + plan.check_every - time.monotonic())))
-        if time.monotonic() - checked >= plan.check_every:
-            lock, checked = op.check(lock), time.monotonic()
-    lock = op.save(lock, {"priority": rng.randint(1, 4)})
-    started = time.perf_counter()
-    op.complete(lock)
-    if _measured(plan):
-        result.complete.append(time.perf_counter() - started)
-    op.queue_counts()  # the start page, shown after the Complete
+    lock = claim.lock
+    timed(result.other, op.item_log, harness.QUEUE, lock.key)  # the form shows the item's log
+    # Thinking stops at the end of the round; the lock timer checks while the user reads.
+    think_until = time.time() + min(rng.uniform(*plan.think), max(0.0, _window_of(plan)[1] - time.time()))
+    checked = time.time()
+    while checked + plan.check_every < think_until:
+        yield checked + plan.check_every
+        lock = timed(result.other, op.check, lock)
+        checked = time.time()
+    yield think_until
+    lock = timed(result.other, op.save, lock, {"priority": rng.randint(1, 4)})
+    timed(result.other, op.item_log, harness.QUEUE, lock.key)  # the Save in the history
+    timed(result.complete, op.complete, lock)
+    timed(result.other, op.queue_counts)  # the start page, shown after the Complete
+    return False
 
 
-def supervisor(plan: Plan, number: int, result: SeatResult) -> None:
+def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
     """A supervisor's lock board, refreshed every BOARD_EVERY seconds."""
-    _wait_until(plan.start)
+    yield plan.start
+    timed = Timed(plan, result)
     with service.Workbench.open(config_for(plan)) as wb:
         boss = services.Supervisor(wb, f"boss{number}")
-        while time.time() < plan.end:
-            started = time.perf_counter()
+        while _going(plan):
             try:
-                boss.board([harness.QUEUE])
-                if _measured(plan):
-                    result.boards.append(time.perf_counter() - started)
+                timed(result.boards, boss.board, [harness.QUEUE])
             except Exception as exc:  # noqa: BLE001 - counted
-                _failed(result, plan, exc)
-            time.sleep(BOARD_EVERY)
+                yield _failed(result, plan, exc)
+                continue
+            yield time.time() + BOARD_EVERY
 
 
-def worker_main(plan: Plan, out: Any) -> None:
-    """A process of seats (and supervisors): one thread each; the merged result goes to `out`."""
+class Scheduler:
+    """The windows of one process: their schedules in one heap by due time, stepped by a few threads.
+
+    A step is taken from the heap when due and put back with its next time once it has run, so a
+    window never has two calls in flight; how late each step starts is its lag."""
+
+    def __init__(self, plan: Plan, lag: list[float]) -> None:
+        self.plan, self.lag = plan, lag
+        self._heap: list[tuple[float, int, Schedule]] = []
+        self._order = itertools.count()
+        self._cond = threading.Condition()
+        self._live = 0  # schedules not yet ended (in the heap or being stepped)
+
+    def add(self, schedule: Schedule) -> None:
+        with self._cond:
+            self._live += 1
+        self._after(schedule)
+
+    def _after(self, schedule: Schedule) -> None:
+        """Run `schedule` up to its next step's time and put it back in the heap (or count it ended)."""
+        try:
+            due = next(schedule)
+        except StopIteration:
+            with self._cond:
+                self._live -= 1
+                self._cond.notify_all()
+            return
+        with self._cond:
+            heapq.heappush(self._heap, (due, next(self._order), schedule))
+            self._cond.notify()
+
+    def run(self) -> None:
+        """A stepping thread: until every schedule has ended."""
+        while True:
+            with self._cond:
+                while True:
+                    if not self._heap and not self._live:
+                        self._cond.notify_all()
+                        return
+                    now = time.time()
+                    if self._heap and self._heap[0][0] <= now:
+                        due, _, schedule = heapq.heappop(self._heap)
+                        break
+                    self._cond.wait(self._heap[0][0] - now if self._heap else None)
+            if _measured(self.plan):
+                self.lag.append(now - due)
+            self._after(schedule)
+
+
+def worker_main(plan: Plan, out: Any, window: Any = None, started: Any = None) -> None:
+    """A process of seats (and supervisors): their schedules stepped by plan.threads threads; the merged
+    result goes to `out`. `window`: the measured window (shared, set by the main process), `started`:
+    the count of windows that made their first claim (shared)."""
+    global _window, _started
+    _window, _started = window, started
     results: list[SeatResult] = []
-    threads = []
-    for number in plan.seats:
+    lag: list[float] = []
+    # A heap per thread, each window on one of them: its calls always run on the same thread, as a
+    # window's calls mostly do on its own pool's one busy thread. The claim's connection is held per
+    # thread (db/fastpath.py), so a window stepped by every thread would hold one on each.
+    schedulers = [Scheduler(plan, lag) for _ in range(max(1, plan.threads))]
+    for index, number in enumerate(plan.seats):
         results.append(SeatResult())
-        threads.append(threading.Thread(target=seat, args=(plan, number, results[-1]), daemon=True))
+        schedulers[index % len(schedulers)].add(seat(plan, number, results[-1]))
     for number in range(plan.supervisors):
         results.append(SeatResult())
-        threads.append(threading.Thread(target=supervisor, args=(plan, number, results[-1]), daemon=True))
+        schedulers[number % len(schedulers)].add(supervisor(plan, number, results[-1]))
+    threads = [threading.Thread(target=scheduler.run, daemon=True) for scheduler in schedulers]
     for thread in threads:
         thread.start()
     # This process's CPU over the measured window: where the client side is the limit, it shows.
-    _wait_until(plan.measure_from)
+    while time.time() < _window_of(plan)[0]:
+        time.sleep(0.05)
     cpu_from = time.process_time()
-    _wait_until(plan.end)
+    _wait_until(_window_of(plan)[1])
     cpu = time.process_time() - cpu_from
     for thread in threads:
-        thread.join(timeout=max(1.0, plan.end - time.time() + 60))
-    merged = SeatResult(client_cpu=cpu)
+        thread.join(timeout=60)
+    merged = SeatResult(client_cpu=cpu, lag=lag)
     for result in results:
         merged.merge(result)
     out.put(merged)
 
 
 # -- the server, seen from outside ----------------------------------------------------------------
-
-
-def server_cpu_seconds(port: int) -> float:
-    """CPU seconds (user + system) of the PostgreSQL listening on `port` on this machine: its
-    postmaster's own and its ended children's, plus its live children's; the whole machine's
-    postgres processes (harness.server_cpu_seconds) where the postmaster is not found here."""
-    stats: dict[str, list[str]] = {}  # pid -> the fields of /proc/pid/stat after the name
-    matching = set()  # the postmaster, and backends just forked that still carry its command line
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-            text = (proc / "stat").read_text()
-        except OSError:
-            continue  # ended meanwhile
-        stats[proc.name] = text[text.rindex(")") + 2 :].split()
-        if argv and argv[0].endswith(b"postgres") and str(port).encode() in argv and b"-p" in argv:
-            matching.add(proc.name)
-    postmaster = next((pid for pid in matching if stats[pid][1] not in matching), None)
-    if postmaster is None:
-        return harness.server_cpu_seconds()
-    total = sum(int(field) for field in stats[postmaster][11:15])  # utime, stime, cutime, cstime
-    total += sum(sum(int(field) for field in rest[11:13]) for rest in stats.values() if rest[1] == postmaster)
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 class ConnectionWatch:
@@ -313,22 +424,46 @@ def run_round(
             check_every=args.check_every,
             counts_every=args.counts_every,
             pooler=pooler,
+            threads=args.threads,
         )
         for index in range(processes)
     ]
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    workers = [context.Process(target=worker_main, args=(plan, out), daemon=True) for plan in plan_of]
+    # The measured window begins once every window has made its first claim (its start and first claim
+    # cost its process about 170 ms of CPU: on a busy machine they take longer than the planned ramp,
+    # and measured they would be the clients' start-up, not the steady state), after SETTLE seconds.
+    window = context.RawArray("d", [math.inf, math.inf])
+    started = context.Value("i", 0)
+    workers = [context.Process(target=worker_main, args=(plan, out, window, started), daemon=True) for plan in plan_of]
     assert target.server is not None
     admin_url = target.url(target.admin_database, with_password=True)
+    own_server = harness.ServerCpu(target)  # this benchmark's server's process tree, nothing else
+
+    def cpu_now() -> tuple[float, float]:
+        """CPU seconds so far of the server (NaN where it cannot be told) and of PgBouncer."""
+        server = own_server.seconds()
+        pooler = harness.process_tree_cpu_seconds(bouncer.proc.pid) if bouncer is not None else math.nan
+        return (math.nan if server is None else server), pooler
+
     with ConnectionWatch(admin_url) as watch:
         for worker in workers:
             worker.start()
         _wait_until(start + ramp)
-        cpu_before = server_cpu_seconds(target.server.port)
+        give_up = start + ramp + max(30.0, START_WAIT * ramp)
+        while started.value < seats and time.time() < give_up:
+            time.sleep(0.2)
+        not_started = seats - started.value
+        measure_from = time.time() + SETTLE
+        window[1] = measure_from + args.duration
+        window[0] = measure_from
+        _wait_until(measure_from)
+        cpu_before = cpu_now()
         pooled_before = bouncer_totals(bouncer) if bouncer is not None else None
-        _wait_until(start + ramp + args.duration)
-        cpu = server_cpu_seconds(target.server.port) - cpu_before
+        load_from = os.getloadavg()[0]
+        _wait_until(measure_from + args.duration)
+        cpu, pooler_cpu = (after - before for after, before in zip(cpu_now(), cpu_before, strict=True))
+        load_to = os.getloadavg()[0]
         pooled = (
             [after - before for after, before in zip(bouncer_totals(bouncer), pooled_before, strict=True)]
             if bouncer is not None and pooled_before is not None
@@ -351,6 +486,12 @@ def run_round(
         **through,
         "peak connections": float(watch.peak),
         "server CPU s per seat-hour": cpu / (seats * window / 3600),
+        "server CPU cores": cpu / window,
+        "PgBouncer CPU cores": pooler_cpu / window,
+        "start-up beyond the ramp s": measure_from - SETTLE - (start + ramp),
+        "windows not started": float(not_started),
+        "load at start": load_from,
+        "load at end": load_to,
         "measured s": window,
     }
 
@@ -367,11 +508,38 @@ def figures(result: SeatResult, server: dict[str, float], window: float) -> dict
         "complete p50 ms": harness.percentile(result.complete, 50) * ms,
         "complete p99 ms": harness.percentile(result.complete, 99) * ms,
         "board p99 ms": harness.percentile(result.boards, 99) * ms,
+        "other calls p99 ms": harness.percentile(result.other, 99) * ms,
         "errors": float(sum(result.errors.values())),
         "nothing to claim": float(result.nothing),
         "client CPU cores": result.client_cpu / window,
+        "step lag p99 ms": harness.percentile(result.lag, 99) * ms,
         **server,
     }
+
+
+# Beyond these the latencies measured are the clients' as much as the server's.
+CLIENT_SHARE = 0.5  # of the machine's cores, used by the simulated windows
+LAG_LIMIT = 1.0  # seconds a window's step started late (p99): the clients could not keep the pace
+
+
+def verdict(name: str, row: dict[str, float]) -> str:
+    """Whether the round's latencies may be called the server's; a warning when the clients were the limit."""
+    cores = os.cpu_count() or 1
+    used = row["client CPU cores"]
+    lag = row["step lag p99 ms"] / 1000
+    why = []
+    if used > CLIENT_SHARE * cores:
+        why.append(f"the simulated windows used {used:.2f} of the {cores} cores (more than {CLIENT_SHARE:.0%})")
+    if lag > LAG_LIMIT:
+        why.append(f"their steps ran up to {lag:.1f} s late (p99)")
+    if row.get("windows not started", 0.0) > 0:
+        why.append(f"{row['windows not started']:.0f} windows had not made their first claim when it was measured")
+    if why:
+        return (
+            f"WARNING {name}: {'; '.join(why)}: its latencies include the clients waiting for their own CPU, "
+            "they are not the server's"
+        )
+    return f"{name}: latencies are the server's (the simulated windows used {used:.2f} of {cores} cores)"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -402,7 +570,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--durable", action="store_true", help="the throwaway server at its default durability (commits flushed)"
     )
     parser.add_argument("--rows", type=int, default=50_000, help="waiting rows in each round's fresh table")
-    parser.add_argument("--processes", type=int, default=2, help="processes the seats' threads run in")
+    parser.add_argument("--processes", type=int, default=2, help="processes the seats run in")
+    parser.add_argument(
+        "--threads", type=int, default=4, help="threads per process that run the windows' due steps (default 4)"
+    )
     parser.add_argument("--supervisors", type=int, default=3, help="lock boards refreshing every 5 s")
     parser.add_argument(
         "--think",
@@ -445,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[str] = []
     bouncer: servers.PgBouncer | None = None
     try:
-        print(f"# seats_bench on {target.description}; max_connections {limit}", flush=True)
+        print(f"# seats_bench on {target.description}; max_connections {limit}; {harness.machine_load()}", flush=True)
         # (name, another URL or None for direct, counts_every, pooler)
         routes: list[tuple[str, str | None, int, str]] = [("direct", None, args.counts_every, "none")]
         if args.pgbouncer and target.server is not None and target.server.host in ("127.0.0.1", "localhost"):
@@ -473,11 +644,12 @@ def main(argv: list[str] | None = None) -> int:
                     target, dsn or url, seats, round_args, pooler, bouncer if route == "PgBouncer" else None
                 )
                 columns[name] = figures(result, server, server["measured s"])
+                lines.append(verdict(name, columns[name]))
                 lines += [f"{name}: {count} x {what}" for what, count in result.errors.most_common(5)]
                 if result.slow:
                     slowest = ", ".join(f"{s * 1000:.0f} ms (seat {seat})" for s, seat in sorted(result.slow)[-5:])
                     lines.append(f"{name}: the slowest claims after each seat's first: {slowest}")
-                print(f"# {name} done", flush=True)
+                print(f"# {name} done; {harness.machine_load()}", flush=True)
     finally:
         if bouncer is not None:
             bouncer.stop()
@@ -485,6 +657,7 @@ def main(argv: list[str] | None = None) -> int:
     print(harness.table(columns))
     for line in lines:
         print(line)
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

@@ -313,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         report(results, args.top)
     finally:
         target.close()
+    print(f"machine: {harness.machine_load()}")
     return 0
 
 

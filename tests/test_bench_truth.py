@@ -1,0 +1,183 @@
+"""Benchmarks that tell the truth (issues 52 and 54): their "server CPU" is their own server's (its
+process tree), never another server's on the same machine (claim_bench summed every postgres/mariadbd
+process, so another server's work showed up, even negative, and SQLite reported server CPU it has no
+server for); seats_bench's simulated windows run on a schedule, never two calls of one window at once,
+and a round whose clients took more than half of the cores is not called the server's."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from tests import servers
+from tests.benchmarks import harness, seats_bench
+
+ROOT = Path(__file__).resolve().parent.parent
+BURN = {  # a query that keeps one server process busy for a second or two
+    "postgresql": "SELECT count(*) FROM generate_series(1, 15000000)",
+    "mariadb": "SELECT BENCHMARK(15000000, MD5('workbench'))",
+}
+BURNED = 1.0  # CPU seconds the other server must have spent before the figures are compared
+
+
+def _burn(server: servers.Server, seconds: float) -> None:
+    """Run BURN on `server` until its own process tree has used `seconds` of CPU more."""
+    target = harness.Target.open(server.kind, server.admin_url())
+    try:
+        cpu = harness.ServerCpu(target)
+        assert cpu.pid is not None, "the burning server's process was not found"
+        start = cpu.seconds()
+        assert start is not None
+        engine = sa.create_engine(server.admin_url())
+        try:
+            with engine.connect() as conn:
+                while (cpu.seconds() or 0.0) - start < seconds:
+                    conn.exec_driver_sql(BURN[server.kind]).fetchall()
+        finally:
+            engine.dispose()
+    finally:
+        target.close()
+
+
+@pytest.fixture(params=["postgresql", "mariadb"])
+def two_servers(request: pytest.FixtureRequest) -> Iterator[tuple[harness.Target, servers.Server]]:
+    """The benchmark's own throwaway server (a Target, as the benchmarks open it) and, beside it on the
+    same machine, the test session's server of the same kind."""
+    kind = request.param
+    other: servers.Server = request.getfixturevalue("pg_server" if kind == "postgresql" else "mariadb_server")
+    try:
+        target = harness.Target.open(kind, None)
+    except SystemExit as exc:
+        pytest.skip(str(exc))
+    yield target, other
+    target.close()
+
+
+@pytest.mark.servers
+def test_another_servers_cpu_is_not_counted(two_servers: tuple[harness.Target, servers.Server]) -> None:
+    target, other = two_servers
+    own = harness.ServerCpu(target)
+    assert own.pid is not None, "the benchmark's own server process was not found"
+    before = own.seconds()
+    assert before is not None
+    _burn(other, BURNED)
+    idle = (own.seconds() or 0.0) - before
+    assert idle < 0.3, f"{idle:.2f} s of CPU counted for the benchmark's idle server while another one burned"
+
+    # The same burn on the benchmark's own server is counted: the figure is not just always small.
+    before = own.seconds() or 0.0
+    _burn(target.server, BURNED)  # type: ignore[arg-type]
+    busy = (own.seconds() or 0.0) - before
+    assert busy >= BURNED, f"only {busy:.2f} s counted for {BURNED} s burned on the benchmark's own server"
+
+
+@pytest.mark.servers
+def test_sqlite_reports_no_server_cpu_while_a_server_works(pg_server: servers.Server) -> None:
+    """claim_bench on SQLite beside a busy PostgreSQL: it says it measured no server CPU, not the
+    other server's as its own."""
+    stop = threading.Event()
+
+    def keep_busy() -> None:
+        while not stop.is_set():
+            _burn(pg_server, 0.2)
+            time.sleep(0.01)
+
+    burner = threading.Thread(target=keep_busy)
+    burner.start()
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tests.benchmarks.claim_bench",
+                *shlex.split("--backend sqlite --processes 2 --rows 300 --seconds 0.5 --rounds 1"),
+            ],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+    finally:
+        stop.set()
+        burner.join()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "database server CPU per pair" not in done.stdout, done.stdout
+    assert "database server CPU: not measured" in done.stdout, done.stdout
+    assert "load average" in done.stdout and "cores" in done.stdout, done.stdout
+
+
+def _row(client_cores: float, lag_ms: float) -> dict[str, float]:
+    return {"client CPU cores": client_cores, "step lag p99 ms": lag_ms}
+
+
+def test_seats_latencies_are_not_the_servers_when_the_clients_take_half_the_cores() -> None:
+    cores = os.cpu_count() or 1
+    calm = seats_bench.verdict("1000 PgBouncer", _row(0.4 * cores, 20.0))
+    assert calm.startswith("1000 PgBouncer: latencies are the server's"), calm
+    busy = seats_bench.verdict("1000 PgBouncer", _row(0.64 * cores, 20.0))
+    assert busy.startswith("WARNING 1000 PgBouncer") and "not the server's" in busy, busy
+    assert "latencies are the server's" not in busy
+    late = seats_bench.verdict("1000 PgBouncer", _row(0.1, 5_000.0))  # few cores, but steps ran late
+    assert late.startswith("WARNING") and "late" in late, late
+
+
+def test_seats_scheduler_runs_every_window_step_by_step_never_early() -> None:
+    """Many windows' schedules on a few threads: every step runs, none before its time, and no window
+    has two steps running at once (a generator stepped from two threads at once raises ValueError)."""
+    start = time.time()
+    plan = seats_bench.Plan(
+        url="",
+        seats=[],
+        supervisors=0,
+        total=1,
+        start=start,
+        measure_from=start,
+        end=start + 1.5,
+        think=(0.0, 0.0),
+        check_every=1,
+        counts_every=1,
+        pooler="none",
+    )
+    lag: list[float] = []
+    running: set[int] = set()
+    overlaps: list[int] = []
+    early: list[float] = []
+    steps = [0] * 200
+
+    def window(number: int) -> seats_bench.Schedule:
+        due = start + number / 400
+        while due < plan.end:
+            yield due
+            early.append(max(0.0, due - time.time()))
+            if number in running:
+                overlaps.append(number)
+            running.add(number)
+            time.sleep(0.002)  # a call to the database
+            running.discard(number)
+            steps[number] += 1
+            due = time.time() + 0.05 + (number % 7) / 100
+
+    scheduler = seats_bench.Scheduler(plan, lag)
+    for number in range(len(steps)):
+        scheduler.add(window(number))
+    threads = [threading.Thread(target=scheduler.run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "the scheduler did not end with its windows"
+    assert all(steps), f"windows that never ran: {[n for n, s in enumerate(steps) if not s]}"
+    assert not overlaps
+    assert max(early) == 0.0, f"a step ran {max(early):.3f} s before it was due"
+    assert 0 < len(lag) <= sum(steps) and min(lag) >= 0.0  # steps run after the end are not measured
