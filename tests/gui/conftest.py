@@ -17,8 +17,16 @@ from workbench.config import loader, model
 from workbench.gui import app as gui_app
 from workbench.gui import launcher, main_window, session
 
+# The change feed off (changes_interval=0): these tests drive the lock check themselves and wait for what
+# it says; a feed look answering first would say it before they listen. tests/gui/test_change_feed.py
+# turns it on.
 FAST = session.SessionSettings(
-    check_interval=1.0, warn_before=120.0, retry_interval=0.5, auto_extend=False, next_after_complete=False
+    check_interval=1.0,
+    warn_before=120.0,
+    retry_interval=0.5,
+    auto_extend=False,
+    next_after_complete=False,
+    changes_interval=0.0,
 )
 
 
