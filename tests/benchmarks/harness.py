@@ -27,7 +27,7 @@ from workbench import demo
 from workbench.config import loader, model
 from workbench.core import errors
 from workbench.db import service
-from workbench.demo import schema
+from workbench.demo import data, schema
 
 BACKENDS = ("postgresql", "sqlite", "mariadb", "mariadb-odbc")
 QUEUE = "cases"
@@ -265,11 +265,15 @@ _FILL = {
 
 
 def create_demo_tables(engine: sa.Engine) -> sa.Table:
-    """The demo's two tables, empty (import_rows must exist: attach_all reflects every queue's table)."""
+    """The demo's two tables, empty (import_rows must exist: attach_all reflects every queue's table),
+    and the vendors its import's lookup names, filled."""
     metadata = sa.MetaData()
     cases, _ = schema.build(metadata)
+    vendors = schema.vendors(metadata)
     metadata.drop_all(engine)
     metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(sa.insert(vendors), list(data.vendors()))
     return cases
 
 

@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 columns, [("as is/indexed p50", "as is p50", "indexed p50")], [*kinds, "reference: read all rows"]
             )
         )
+        print(f"machine: {harness.machine_load()}")
     finally:
         if wb is not None:
             wb.close()

@@ -68,6 +68,7 @@ COMMANDS = frozenset(
         "grants",
         "role",
         "group",
+        "people",
     )
 )
 

@@ -26,7 +26,7 @@ def guard(
     very lock, its owner and token); `owned`: the rows whose lock is this queue's (WorkQueue._owned)."""
     rule = workflow.TRANSITIONS[transition].lock
     if rule is _R.FREE:
-        return q.shape.unheld(q.key)
+        return q.shape.unheld(q.key, finished=workflow.TRANSITIONS[transition].row is workflow.RowRule.FINISHED)
     if rule is _R.ANY:
         return sa.true()
     if rule in (_R.HELD_HERE, _R.STALE_HERE):

@@ -797,7 +797,9 @@ class WorkQueue:
         the fence says it); any other refusal passes unchanged."""
         try:
             yield
-        except errors.NotPermitted:
+        except errors.NotPermitted as refused:
+            if refused.template == problems.LOGIN_MISMATCH:
+                raise  # another login than the user's: said as that, whatever became of the lock
             explained = self._lost(key, token, user, doing)
             # other_queue: the caller's own live lock, so the lock was not what the database refused.
             if isinstance(explained, errors.LockLost) and explained.cause != "other_queue":

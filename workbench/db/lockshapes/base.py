@@ -207,8 +207,9 @@ class LockShape:
         """Rows nobody holds."""
         return self.user.is_(None)
 
-    def unheld(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        """Rows nobody holds, as a condition on the queue table alone (an UPDATE of it can carry it)."""
+    def unheld(self, key: sa.ColumnElement[Any], *, finished: bool = False) -> sa.ColumnElement[bool]:
+        """Rows nobody holds, as a condition on the queue table alone (an UPDATE of it can carry it);
+        `finished`: of rows that left the queue's work (a reopen's), where a shape may read less as held."""
         return self.free()
 
     def stale(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:

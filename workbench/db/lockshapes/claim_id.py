@@ -81,8 +81,11 @@ class ClaimIdColumn(LockTable):
         # With keep_claim_id too: a waiting row with a claim id is another program's (see the class).
         return sa.and_(super().free(), self.claim_id.is_(None))
 
-    def unheld(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-        # A move leaves a row alone that another program holds by its claim id.
+    def unheld(self, key: sa.ColumnElement[Any], *, finished: bool = False) -> sa.ColumnElement[bool]:
+        # A move leaves a row alone that another program holds by its claim id; the id a finished row
+        # keeps (keep_claim_id) is its history, not a claim (a reopen clears it).
+        if finished and self.keep:
+            return super().unheld(key)
         return sa.and_(super().unheld(key), self.claim_id.is_(None))
 
     def cleared_on_reopen(self) -> list[sa.Column[Any]]:

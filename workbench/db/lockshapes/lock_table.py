@@ -106,7 +106,7 @@ class LockTable(TokenColumn):
         # finds the stale ones by range on every database.
         return sa.and_(self.user.is_not(None), self.stale(now))
 
-    def unheld(self, key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    def unheld(self, key: sa.ColumnElement[Any], *, finished: bool = False) -> sa.ColumnElement[bool]:
         return sa.and_(~sa.exists().where(self.joins(key)), ~self.held_elsewhere(key))
 
     def key_text(self, key: Any) -> str:
