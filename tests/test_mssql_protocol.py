@@ -11,7 +11,7 @@ import pytest
 from tests import test_mssql_sql as mssql_sql
 from workbench import demo
 from workbench.config import loader
-from workbench.core import errors
+from workbench.core import errors, problems, workflow
 from workbench.db import backends, protocol_mssql
 
 DIALECT = mssql_sql.DIALECT
@@ -239,6 +239,19 @@ def test_supervisors_force_release_and_reassign_with_a_reason_under_their_login(
     reassign = flat(script["reassign"])
     assert "wb_locked_by=@p_to" in reassign and "N'claim', @login, @p_to" in reassign
     assert "STRING_ESCAPE(@p_to, 'json')" in reassign
+
+
+def test_every_reason_the_table_requires_is_refused_in_the_engines_words() -> None:
+    """One declaration (Transition.reason, problems.REASON_NEEDED): each procedure of a transition that
+    needs a reason refuses a blank one with the engine's message; the release's optional one is not."""
+    script = batches()
+    needs = {name for name in workflow.TRANSITIONS if workflow.needs_reason(name)}
+    assert needs == {"defer", "force_release", "reassign", "reopen", "move"}
+    for name in sorted(needs | {"release"}):
+        refusal = ("workbench: " + problems.REASON_NEEDED.format(workflow.command(name))).replace("'", "''")
+        checked = f"IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403, N'{refusal}', 1;"
+        assert (checked in flat(script[name])) == (name in needs), name
+        assert "@p_reason IS NULL OR" not in flat(script[name]).replace(checked, ""), name
 
 
 QUOTED = """

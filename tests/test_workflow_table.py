@@ -22,7 +22,7 @@ from tests.test_protocol import TICKETS_REVIEW, _tickets
 from tests.test_protocol_holes import _apply
 from workbench import demo
 from workbench.config import loader
-from workbench.core import errors, models, workflow
+from workbench.core import errors, models, problems, workflow
 from workbench.core.workflow import TRANSITIONS, Actor, Check, LockRule, Rendering, RowRule
 from workbench.db import guarded, permissions, protocol, protocol_mssql, workflow_sql
 
@@ -305,6 +305,11 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
 # -- the engine refuses as the table says ---------------------------------------------------
 
 
+def _reason_needed(name: str) -> str:
+    """The engine's one refusal of a missing reason (core/problems.py), for transition `name`."""
+    return "^" + re.escape(problems.REASON_NEEDED.format(workflow.command(name))) + "$"
+
+
 def test_the_engine_refuses_as_the_table_says(native_env: support.Env) -> None:
     """Each transition that needs a reason refuses one left blank (before anything else is looked at);
     a supervisor's, attempted by an operator once supervisors are named, is refused with the table's
@@ -325,10 +330,10 @@ def test_the_engine_refuses_as_the_table_says(native_env: support.Env) -> None:
     assert set(supervisor_calls) == {t.name for t in TRANSITIONS.values() if t.who is Actor.SUPERVISOR}
     for name, call in supervisor_calls.items():
         assert TRANSITIONS[name].reason is workflow.Text.REQUIRED
-        with pytest.raises(errors.UsageError, match="reason"):
+        with pytest.raises(errors.UsageError, match=_reason_needed(name)):
             call("sue", " ")
     assert TRANSITIONS["defer"].reason is workflow.Text.REQUIRED
-    with pytest.raises(errors.UsageError, match="--reason"):
+    with pytest.raises(errors.UsageError, match=_reason_needed("defer")):
         q.defer("alice", held.key, held.token, dt.datetime.now(dt.UTC) + dt.timedelta(hours=1), " ")
     with wb.engine.begin() as conn:
         permissions.grant(conn, None, "root", "sue", "supervisor")

@@ -33,6 +33,8 @@ CHOICES = "must be one of {0}"
 NOT_IN_LOOKUP = "{0} is not in {1}; pick one of its rows"
 # Notes and logins (not about a queue: NOT_ABOUT_A_QUEUE).
 NOTE_TOO_LONG = "a note holds at most {0} characters ({1} given); shorten it or split it in two"
+# A transition the table says needs a reason (core/workflow.py: reason_given), given none: {0} its command.
+REASON_NEEDED = "{0} needs a reason: say why (--reason TEXT); it is kept in the item's history"
 LOGIN_MISMATCH = (
     "{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person "
     "logs in with their own database login, named exactly like their workbench user"
@@ -118,6 +120,7 @@ PROFILE_CONFIG = "choose the queue config file, or use the settings published in
 NOT_ABOUT_A_QUEUE = frozenset(
     {
         NOTE_TOO_LONG,
+        REASON_NEEDED,
         LOGIN_MISMATCH,
         DO_PUBLISH,
         DO_GROUP_ADD,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from workbench.core import errors
+from workbench.core import errors, problems
 from workbench.core.models import EventKind
 
 
@@ -370,6 +370,25 @@ def writes(kind: EventKind, what: Write) -> bool:
 def needs_text(rule: Text, configured: Callable[[], bool]) -> bool:
     """Must the text be given? `configured`: the queue's own say, asked for a CONFIGURED rule only."""
     return rule is Text.REQUIRED or (rule is Text.CONFIGURED and configured())
+
+
+def needs_reason(name: str) -> bool:
+    """Must transition `name` be given a reason (Text.REQUIRED: a defer, a supervisor's action)?"""
+    return needs_text(TRANSITIONS[name].reason, lambda: False)  # no queue setting makes a reason required
+
+
+def command(name: str) -> str:
+    """How a user asks for transition `name` (the CLI's command): force-release for force_release."""
+    return name.replace("_", "-")
+
+
+def reason_given(name: str, reason: object) -> str:
+    """The reason for `name` without surrounding blanks ("" when none is given and none is needed);
+    refused with REASON_NEEDED where the table requires one and it is missing or blank."""
+    kept = reason.strip() if isinstance(reason, str) else ""
+    if not kept and needs_reason(name):
+        raise errors.UsageError.of(problems.REASON_NEEDED, command(name))
+    return kept
 
 
 # Events whose own-lock write takes the operator's reason (the audit row keeps it).

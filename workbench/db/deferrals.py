@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import durations, errors, models
+from workbench.core import durations, errors, models, workflow
 from workbench.db import clock, values
 
 MAX_DAYS = durations.MAX_DEFER_DAYS
@@ -145,9 +145,7 @@ def checked_until(until: Any, now: dt.datetime) -> dt.datetime:
 
 
 def checked_reason(reason: Any) -> str:
-    if not isinstance(reason, str) or not reason.strip():
-        raise errors.UsageError('say why the item is deferred (--reason TEXT), e.g. "customer calls back"')
-    kept: str = reason.strip()
+    kept = workflow.reason_given("defer", reason)
     if len(kept) > REASON_LENGTH:
         raise errors.UsageError(f"a deferral's reason holds at most {REASON_LENGTH} characters ({len(kept)} given)")
     return kept

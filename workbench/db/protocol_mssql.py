@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import visitors
 
 from workbench.config import model
-from workbench.core import errors, models, workflow
+from workbench.core import errors, models, problems, workflow
 from workbench.db import audit as audit_mod
 from workbench.db import clock, guarded, lockrules, mapping, protocol, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
@@ -180,6 +180,14 @@ class _Builder:
 
     def text(self, value: str) -> str:
         return _Sql(self.dialect, {})(sa.literal(value, sa.Unicode()))
+
+    def reason_check(self, name: str) -> str:
+        """The refusal of a missing or blank @p_reason where the table requires one for transition
+        `name` (workflow.needs_reason), in the engine's words (problems.REASON_NEEDED)."""
+        if not workflow.needs_reason(name):
+            return ""
+        refusal = self.text("workbench: " + problems.REASON_NEEDED.format(workflow.command(name)))
+        return f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n    THROW {REFUSED}, {refusal}, 1;\n"
 
     def name(self, operation: str) -> str:
         owner = self.prep.quote_schema(self.q.table.schema or self.schema)
@@ -477,9 +485,7 @@ class _Builder:
         now = clock.db_now()
         latest = sql(clock.add_seconds(now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True)))
         checks = (
-            f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
-            f"    THROW {REFUSED}, N'workbench: say why the item is deferred', 1;\n"
-            f"  IF @p_until IS NULL OR @p_until <= {sql(now)} OR @p_until > {latest}\n"
+            self.reason_check("defer") + f"  IF @p_until IS NULL OR @p_until <= {sql(now)} OR @p_until > {latest}\n"
             f"    THROW {REFUSED}, N'workbench: defer until a time still to come, at most "
             f"{deferrals_mod.MAX_DAYS} days ahead', 1;\n"
         )
@@ -678,10 +684,9 @@ class _Builder:
             event = models.EventKind.FORCE_RELEASE.value
         token = sql(q.shape.as_text(q.shape.token_column()))
         body = (
-            f"  DECLARE @prev_owner nvarchar(128), @p_token nvarchar(64), @new_token nvarchar(64);\n"
-            f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
-            f"    THROW {REFUSED}, N'workbench: a reason is needed; the holder is shown it', 1;\n"
-            f"  BEGIN TRANSACTION;\n"
+            "  DECLARE @prev_owner nvarchar(128), @p_token nvarchar(64), @new_token nvarchar(64);\n"
+            + self.reason_check("reassign" if to_user else "force_release")
+            + f"  BEGIN TRANSACTION;\n"
             f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
             f"WHERE {sql(held)};\n"
             f"  IF @prev_owner IS NULL\n  BEGIN\n    ROLLBACK;\n"
@@ -799,10 +804,9 @@ class _Builder:
             .values(q.writes(q.on_reopen, _LOGIN, now))
         )
         body = (
-            f"  DECLARE @found int = 0, @held int = 0, @waiting int = 0;\n"
-            f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
-            f"    THROW {REFUSED}, N'workbench: a reason is needed; it is kept in the item''s history', 1;\n"
-            f"  BEGIN TRANSACTION;\n"
+            "  DECLARE @found int = 0, @held int = 0, @waiting int = 0;\n"
+            + self.reason_check("reopen")
+            + f"  BEGIN TRANSACTION;\n"
             f"  SELECT @found = 1, @held = {_one_line(held)}, @waiting = {_one_line(waiting)} "
             f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
             f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
@@ -852,10 +856,9 @@ class _Builder:
         )
         update = sa.update(q.table).where(here, waiting).values(values)
         body = (
-            f"  DECLARE @found int = 0, @finishes int = 0, @before nvarchar(max), @after nvarchar(max);\n"
-            f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n"
-            f"    THROW {REFUSED}, N'workbench: say why the items move: it is kept in their history', 1;\n"
-            f"  IF @p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))\n"
+            "  DECLARE @found int = 0, @finishes int = 0, @before nvarchar(max), @after nvarchar(max);\n"
+            + self.reason_check("move")
+            + f"  IF @p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))\n"
             f"    THROW {REFUSED}, N'workbench: say what to change', 1;\n"
             f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] NOT IN ({allowed}))\n"
             f"    THROW {REFUSED}, N'workbench: a move writes neither the key nor the lock', 1;\n"

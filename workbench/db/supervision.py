@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models, problems
+from workbench.core import errors, models, problems, workflow
 from workbench.db import clock, dberrors, lockrules, lockshapes, permissions, procedures, stats, workqueue
 from workbench.db import reviews as reviews_mod
 from workbench.db.workqueue import _check_user
@@ -50,31 +50,28 @@ class Supervision:
     def force_release(self, actor: str, key: Any, reason: str) -> models.Lock:
         """Take an item away from whoever holds it (recorded with the reason); returns the lock removed."""
         _check_user(actor)
-        if not reason or not reason.strip():
-            raise errors.UsageError("force-release needs a reason (--reason TEXT); the holder is shown it")
+        reason = workflow.reason_given("force_release", reason)
         key = self.q.coerce_key(key)
-        return self.db.write(lambda conn: self._take_away(conn, actor, key, reason.strip(), None))
+        return self.db.write(lambda conn: self._take_away(conn, actor, key, reason, None))
 
     def reassign(self, actor: str, key: Any, to_user: str, reason: str) -> models.Lock:
         """Move a lock to another user with a fresh token; returns the new lock."""
         _check_user(actor)
         _check_user(to_user)
-        if not reason or not reason.strip():
-            raise errors.UsageError("reassign needs a reason (--reason TEXT); the holder is shown it")
+        reason = workflow.reason_given("reassign", reason)
         key = self.q.coerce_key(key)
-        return self.db.write(lambda conn: self._take_away(conn, actor, key, reason.strip(), to_user))
+        return self.db.write(lambda conn: self._take_away(conn, actor, key, reason, to_user))
 
     def reopen(self, actor: str, key: Any, reason: str) -> None:
         """Put a completed (or otherwise finished) item back to waiting with the queue's on_reopen
         values (supervisors; recorded with the reason)."""
         _check_user(actor)
-        if not reason or not reason.strip():
-            raise errors.UsageError("reopen needs a reason (--reason TEXT); it is kept in the item's history")
+        reason = workflow.reason_given("reopen", reason)
         q = self.q
         if not q.on_reopen:
             raise errors.UsageError.of(problems.REOPEN_NOT_SET, self.name, self.name)
         key = q.coerce_key(key)
-        self.db.write(lambda conn: self._reopen(conn, actor, key, reason.strip()))
+        self.db.write(lambda conn: self._reopen(conn, actor, key, reason))
 
     def _reopen(self, conn: sa.Connection, actor: str, key: Any, reason: str) -> None:
         q = self.q
@@ -148,8 +145,7 @@ class Supervision:
         item's audit row keeps the values before and after. Returns the keys moved, in key order."""
         _check_user(actor)
         q = self.q
-        if not reason or not reason.strip():
-            raise errors.UsageError("say why the items move (--reason): it is kept in their history")
+        reason = workflow.reason_given("move", reason)
         values = q.coerce_moves(changes, "--set")
         if not values:
             raise errors.UsageError("say what to change: --set COL=VALUE")

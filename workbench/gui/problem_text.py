@@ -37,6 +37,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "must be one of {0}"),
     QT_TRANSLATE_NOOP("Problem", "{0} is not in {1}; pick one of its rows"),
     QT_TRANSLATE_NOOP("Problem", "a note holds at most {0} characters ({1} given); shorten it or split it in two"),
+    QT_TRANSLATE_NOOP("Problem", "{0} needs a reason: say why (--reason TEXT); it is kept in the item's history"),
     QT_TRANSLATE_NOOP(
         "Problem",
         "{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person logs in with their own database login, named exactly like their workbench user",  # noqa: E501

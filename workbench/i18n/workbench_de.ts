@@ -1889,6 +1889,10 @@ Konfiguration: {1}</translation>
         <translation>Eine Notiz fasst höchstens {0} Zeichen ({1} eingegeben); kürzen Sie sie oder teilen Sie sie in zwei</translation>
     </message>
     <message>
+        <source>{0} needs a reason: say why (--reason TEXT); it is kept in the item&apos;s history</source>
+        <translation>{0} braucht einen Grund: sagen Sie, warum (--reason TEXT); er wird im Verlauf des Eintrags aufbewahrt</translation>
+    </message>
+    <message>
         <source>{0}&apos;s lock cannot be used from the database login {1}: under `workbench grants` each person logs in with their own database login, named exactly like their workbench user</source>
         <translation>Die Sperre von {0} kann nicht von der Datenbankanmeldung {1} aus verwendet werden: unter `workbench grants` meldet sich jede Person mit ihrer eigenen Datenbankanmeldung an, genau wie ihr workbench-Benutzer benannt</translation>
     </message>

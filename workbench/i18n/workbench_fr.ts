@@ -1889,6 +1889,10 @@ Configuration : {1}</translation>
         <translation>une note contient au plus {0} caractères ({1} saisis) ; raccourcissez-la ou coupez-la en deux</translation>
     </message>
     <message>
+        <source>{0} needs a reason: say why (--reason TEXT); it is kept in the item&apos;s history</source>
+        <translation>{0} demande un motif : dites pourquoi (--reason TEXT) ; il est conservé dans l&apos;historique de l&apos;élément</translation>
+    </message>
+    <message>
         <source>{0}&apos;s lock cannot be used from the database login {1}: under `workbench grants` each person logs in with their own database login, named exactly like their workbench user</source>
         <translation>le verrou de {0} ne peut pas être utilisé depuis la connexion à la base {1} : sous `workbench grants`, chaque personne se connecte avec sa propre connexion à la base, nommée exactement comme son utilisateur workbench</translation>
     </message>
