@@ -317,7 +317,7 @@ def readings(
                 if (
                     workflow.needs_text(t.note, lambda a=action, n=noted.notes_required: a in n)
                     and (
-                        q.name,
+                        noted.name,
                         t.event.value if t.event is not EventKind.COMPLETE else "complete",
                     )
                     not in side.notes

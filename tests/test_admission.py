@@ -25,7 +25,7 @@ from tests import support
 from tests.admission_model import FRESH, NOW, Leniency, Lock, QueueModel, Reading, Side, Snapshot, events_of, readings
 from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
 from workbench import demo
-from workbench.core import errors
+from workbench.core import errors, workflow
 from workbench.db import permissions
 from workbench.db.supervision import Supervision
 
@@ -425,7 +425,10 @@ class Family:
     )
     release_notes: tuple[str, ...] = ("cases2",)
     hands: Any = hands
-    locks: bool = False  # the locks live in workbench_locks (vendor_tickets), not in the row (cases)
+    locks: bool = False
+    rendering: workflow.Rendering = (
+        workflow.Rendering.PG_TRIGGER
+    )  # the locks live in workbench_locks (vendor_tickets), not in the row (cases)
     owner: sa.Connection | None = None  # the table owner's reading connection (autocommit)
     cases: int = 0  # hand-written transactions checked
     gaps_seen: dict[str, int] = dataclasses.field(default_factory=dict)
@@ -537,13 +540,14 @@ def _judge(family: Family, hand: Any, before: Snapshot, lenient: Leniency) -> li
     if hand.vacuous(before):
         return []  # a statement of it finds no row to write: nothing happened
     supervisor = hand.caller == SUPERVISOR
-    found = readings(family.models, before, new_row, new_lock, hand.caller, supervisor, side, lenient)
+    found = readings(family.models, before, new_row, new_lock, hand.caller, supervisor, side, lenient, family.rendering)
     if not found and isinstance(hand, LockHand) and new_lock != before.lock and new_row != before.row:
         # Two statements, two transitions: the lock row's (a claim, say) and then the ticket's under the
         # lock as it left it (a save under the lock just taken).
         mid = dataclasses.replace(before, lock=new_lock, claim_queue=new_lock.queue or before.claim_queue)
-        first = readings(family.models, before, before.row, new_lock, hand.caller, supervisor, side, lenient)
-        then = readings(family.models, mid, new_row, new_lock, hand.caller, supervisor, side, lenient)
+        args = (hand.caller, supervisor, side, lenient, family.rendering)
+        first = readings(family.models, before, before.row, new_lock, *args)
+        then = readings(family.models, mid, new_row, new_lock, *args)
         found = first + then if first and then else []
     if hand.label is None:
         return found
@@ -605,8 +609,6 @@ def check_hand(family: Family, hand: Any, log: list[str]) -> None:
 
 
 def _events(r: Reading) -> tuple[Any, ...]:
-    from workbench.core import workflow
-
     return workflow.TRANSITIONS[r.transition].events
 
 
@@ -683,6 +685,7 @@ def _tickets_family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Family:
         release_notes=(),
         hands=lock_hands,
         locks=True,
+        rendering=workflow.Rendering.PG_LOCK_TABLE,
     )
 
 
