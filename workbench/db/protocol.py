@@ -158,6 +158,83 @@ class Renderer:
         return " AND ".join(parts) or "true"
 
 
+# What each kind of write (core/workflow.py's Write) writes in the queue's row, for a queue and the
+# variant a branch tells apart (which outcome, which release reason, a Complete chosen for review).
+# Kinds that write only workbench's own tables (the audit, deferrals, notes, reviews, cool-downs)
+# write no column of the row. Every kind is listed: a new one fails here, when grants renders.
+_ROW_WRITES: Mapping[workflow.Write, Callable[[mapping.BoundQueue, str | None, str | None, bool], list[Any]]] = {
+    workflow.Write.LOCK_TAKEN: lambda q, o, r, v: q.lock_columns,
+    workflow.Write.LOCK_CLEARED: lambda q, o, r, v: q.lock_columns,
+    workflow.Write.LOCK_EXTENDED: lambda q, o, r, v: q.lock_columns,
+    workflow.Write.LOCK_HANDED: lambda q, o, r, v: q.lock_columns,
+    workflow.Write.ON_CLAIM: lambda q, o, r, v: q.on_claim,
+    workflow.Write.ON_RELEASE: lambda q, o, r, v: q.on_release,
+    workflow.Write.ON_REOPEN: lambda q, o, r, v: q.on_reopen,
+    workflow.Write.REASON_VALUES: lambda q, o, r, v: q.reason_writes[r] if r is not None else [],
+    workflow.Write.EDITS: lambda q, o, r, v: q.editable,
+    workflow.Write.OUTCOME: lambda q, o, r, v: q.outcomes[o] if o is not None else [],
+    workflow.Write.REVIEW_HANDOVER: lambda q, o, r, v: q.review_writes if v else [],
+    # A supervisor's move may change any column the trigger checks but the lock's.
+    workflow.Write.MOVED_VALUES: lambda q, o, r, v: minus(checked_columns(q), q.lock_columns),
+    workflow.Write.REVIEW_VERDICT: lambda q, o, r, v: [],
+    workflow.Write.REVIEW_WITHDRAWN: lambda q, o, r, v: [],
+    workflow.Write.DEFERRAL: lambda q, o, r, v: [],
+    workflow.Write.DEFERRAL_FORGOTTEN: lambda q, o, r, v: [],
+    workflow.Write.COOLDOWN: lambda q, o, r, v: [],
+    workflow.Write.NOTE: lambda q, o, r, v: [],
+}
+
+
+def written_by(
+    q: mapping.BoundQueue, *names: str, outcome: str | None = None, reason: str | None = None, reviewed: bool = False
+) -> set[str]:
+    """The names of the queue-row columns the transitions `names` write, read from their Transition.writes
+    (core/workflow.py): with `outcome` its values, with `reason` that release reason's, `reviewed` a
+    Complete chosen for review (the review's values)."""
+    found: set[str] = set()
+    for name in names:
+        for write in workflow.TRANSITIONS[name].writes:
+            for item in _ROW_WRITES[write](q, outcome, reason, reviewed):
+                found.add(item.column.name if isinstance(item, mapping.BoundAssignment) else item.name)
+    return found
+
+
+def kept(
+    q: mapping.BoundQueue, *names: str, outcome: str | None = None, reason: str | None = None, reviewed: bool = False
+) -> list[sa.Column[Any]]:
+    """The checked columns (checked_columns) the transitions `names` leave as they were: every one none of
+    them writes (written_by). A branch that admits them holds each to its old value."""
+    written = written_by(q, *names, outcome=outcome, reason=reason, reviewed=reviewed)
+    return [c for c in checked_columns(q) if c.name not in written]
+
+
+# The kinds of write whose values a branch checks (Renderer.assigned), in the order the engine writes
+# them (db/guarded.py, workqueue.undo_complete): a later one wins a column an earlier one writes too.
+_VALUED = (
+    workflow.Write.ON_REOPEN,
+    workflow.Write.ON_RELEASE,
+    workflow.Write.REASON_VALUES,
+    workflow.Write.OUTCOME,
+    workflow.Write.REVIEW_HANDOVER,
+    workflow.Write.ON_CLAIM,
+)
+
+
+def values_of(
+    q: mapping.BoundQueue, *names: str, outcome: str | None = None, reason: str | None = None, reviewed: bool = False
+) -> list[mapping.BoundAssignment]:
+    """The values the transitions `names` write into the queue's row (their Transition.writes: on_claim,
+    on_release, a reason's, an outcome's, a review's, on_reopen), each column once, as the engine writes
+    it; a branch that admits them checks the new row holds them."""
+    writes = {w for name in names for w in workflow.TRANSITIONS[name].writes}
+    chosen: dict[str, mapping.BoundAssignment] = {}
+    for write in _VALUED:
+        if write in writes:
+            for b in _ROW_WRITES[write](q, outcome, reason, reviewed):
+                chosen[b.column.name] = b
+    return list(chosen.values())
+
+
 def columns_of(q: mapping.BoundQueue, *groups: list[mapping.BoundAssignment]) -> list[sa.Column[Any]]:
     names = {b.column.name for group in groups for b in group}
     return [c for c in q.table.c if c.name in names]
@@ -217,11 +294,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     shape, prep = q.shape, r.prep
     old, new = r.old, r.new
     now = q.now()
-    written = checked_columns(q)
-    lock = q.lock_columns
     editable = list(q.editable)
-    claim_cols = columns_of(q, q.on_claim)
-    release_cols = columns_of(q, q.on_release)
     user_old, user_new = r.col(old, q.user), r.col(new, q.user)
     time_old, time_new = r.col(old, q.time), r.col(new, q.time)
     expiry_new = r.sql(q.expiry(), new)
@@ -242,31 +315,33 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
     stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
     scope = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
-    # A release writes on_release, and perhaps a configured reason's values too.
+    # A reviewing queue's Complete is the reviewer's verdict (the review guard records it).
+    completes = ("complete",) if reviewed is None else ("complete", "review_accept", "review_send_back")
+    # A release writes on_release, and perhaps a configured reason's values too; every column the
+    # release (or defer) does not write (core/workflow.py) stays as it was: no edits with it.
     releases = " OR ".join(
-        f"({r.unchanged(minus(written, lock, editable, release_cols, columns_of(q, reason)))} AND "
-        f"{r.assigned(q.on_release)} AND {r.assigned(reason)})"
-        for reason in ([], *q.reason_writes.values())
+        f"({r.unchanged(kept(q, 'release', 'defer', reason=reason))} AND "
+        f"{r.assigned(values_of(q, 'release', 'defer', reason=reason))})"
+        for reason in (None, *q.reason_writes)
     )
     outcome_checks = "".join(
-        f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group)))} AND {r.assigned(group)} THEN\n"
+        f"        IF {r.unchanged(kept(q, *completes, outcome=name))}"
+        f" AND {r.assigned(values_of(q, *completes, outcome=name))} THEN\n"
         f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n        END IF;\n"
         for name, group in q.outcomes.items()
     )
     review = q.config.review
     if review is not None:  # four eyes: a Complete chosen for review writes the review's values too
-        review_names = {b.column.name for b in q.review_writes}
         outcome_checks += "".join(
-            f"        IF {r.unchanged(minus(written, lock, editable, columns_of(q, group, q.review_writes)))}\n"
-            f"            AND {r.assigned([b for b in group if b.column.name not in review_names])}"
-            f" AND {r.assigned(q.review_writes)} THEN\n"
+            f"        IF {r.unchanged(kept(q, *completes, outcome=name, reviewed=True))}\n"
+            f"            AND {r.assigned(values_of(q, *completes, outcome=name, reviewed=True))} THEN\n"
             f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n"
             "          to_review := true;\n"
             f"        END IF;\n"
             for name, group in q.outcomes.items()
             if name in review.outcomes
         )
-    swept = f"{r.unchanged(minus(written, lock, release_cols))} AND {r.assigned(q.on_release)}"
+    swept = f"{r.unchanged(kept(q, 'expire', 'force_release'))} AND {r.assigned(values_of(q, 'expire'))}"
     edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
     queue_name = r.literal(q.name)
     audit = prep.format_table(_audit_table(schema))
@@ -302,13 +377,14 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     held_old = r.sql(q.held_here(), old)
     claimable = todo_old if claimed is None else f"({todo_old} OR {stale_old} AND {r.sql(claimed, old)})"
     supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
+    here = f"{held_old} AND {taken_here(conn, q, schema, queue_name, key)}"
     # The table's precondition and actor kinds (core/workflow.py) as this function writes them.
     rules = workflow_sql.Rules(
         {
-            workflow.LockRule.OWN_LIVE_HERE: f"{user_old} = login AND {live_old} AND {held_old}",
+            workflow.LockRule.OWN_LIVE_HERE: f"{user_old} = login AND {live_old} AND {here}",
             workflow.LockRule.FREE_OR_STALE: f"{user_new} = login AND ({free_old} OR {stale_old})",
-            workflow.LockRule.STALE_HERE: f"{user_old} IS NOT NULL AND {stale_old} AND {held_old}",
-            workflow.LockRule.HELD_HERE: f"{user_old} IS NOT NULL AND {held_old}",
+            workflow.LockRule.STALE_HERE: f"{user_old} IS NOT NULL AND {stale_old} AND {here}",
+            workflow.LockRule.HELD_HERE: f"{user_old} IS NOT NULL AND {here}",
             workflow.LockRule.FREE: f"{free_old} AND {free_new}",
         },
         {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor},
@@ -320,16 +396,15 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         },
     )
     mark, ev = workflow.branch_mark, workflow_sql.event
-    # A reviewing queue's Complete is the reviewer's verdict (the review guard records it).
-    completes = ("complete",) if reviewed is None else ("complete", "review_accept", "review_send_back")
     # A supervisor's move: a waiting item nobody holds gets other values (another category, tier,
     # priority), its lock untouched, and still waits (here, or out of this queue's scope for another
     # queue); the client settles the audit row with the reason and the values.
     still_waiting = f"({r.sql(q.todo_clause(), new)} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
     move = f"""
     {mark("move")}
-    IF {rules.lock("move")} AND {todo_old} AND {still_waiting} AND {r.unchanged(lock)} AND {rules.who("move")} THEN
-      changed := {changes_of(r, q, minus(written, lock))};
+    IF {rules.lock("move")} AND {todo_old} AND {still_waiting} AND {r.unchanged(kept(q, "move"))}
+        AND {rules.who("move")} THEN
+      changed := {changes_of(r, q, minus(checked_columns(q), kept(q, "move")))};
       {record(ev("move"), "NULL", "NULL", changes="changed")}
       RETURN true;
     END IF;"""
@@ -339,13 +414,13 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         else f"""
     {mark("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.lock("reopen")} AND {rules.who("reopen")} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
-        AND {r.unchanged(minus(written, columns_of(q, q.on_reopen)))} AND {r.assigned(q.on_reopen)} THEN
+        AND {r.unchanged(kept(q, "reopen"))} AND {r.assigned(values_of(q, "reopen"))} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
     END IF;"""
     )
     undo = (
-        _undo_branch(r, q, written, audit, queue_name, key, fresh, limit, record, token_new, reviews_table)
+        _undo_branch(r, q, audit, queue_name, key, fresh, limit, record, token_new, reviews_table)
         if q.on_reopen
         else ""
     )
@@ -377,7 +452,7 @@ BEGIN
           RETURN true;
         END IF;
       ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
-          AND {r.unchanged(minus(written, lock, editable))} THEN
+          AND {r.unchanged(kept(q, "save", "extend"))} THEN
         {mark("save", "extend")}
         maybe := CASE WHEN {edited} THEN {workflow_sql.may_be("save", "extend")}
                       ELSE {workflow_sql.may_be("extend", "save")} END;
@@ -388,8 +463,8 @@ BEGIN
     ELSIF {rules.lock("claim", "pick")} THEN
       -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
       {mark("claim", "pick", "expire")}
-      IF {claimable} AND {fresh} AND {r.unchanged(minus(written, lock, claim_cols))}
-          AND {r.assigned(q.on_claim)} AND {rules.checked("claim")} THEN
+      IF {claimable} AND {fresh} AND {r.unchanged(kept(q, "claim", "pick"))}
+          AND {r.assigned(values_of(q, "claim"))} AND {rules.checked("claim")} THEN
         IF {user_old} IS NOT NULL THEN
           {record(ev("expire"), user_old, token_old)}
         END IF;
@@ -414,7 +489,7 @@ BEGIN
       END IF;
       -- Reassign: to another user, with a fresh lock inside the limits.
       IF {rules.checked("reassign")} AND {fresh}
-          AND {r.unchanged(minus(written, lock))} THEN
+          AND {r.unchanged(kept(q, "reassign"))} THEN
         {record(ev("reassign"), user_old, token_old)}
         {record(workflow_sql.also("reassign"), user_new, token_new)}
         RETURN true;
@@ -429,6 +504,24 @@ END"""
         f"CREATE OR REPLACE FUNCTION {function}({CHECK_ROWS[0]} {row_type}, {CHECK_ROWS[1]} {row_type}) "
         f"RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
         f"AS $wb${body}\n$wb$"
+    )
+
+
+def taken_here(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue_name: str, key: str) -> str:
+    """SQL: the lock on the row `key` (SQL text, as the trail keeps it) was taken in this queue, not in
+    another enforced queue over the same table: no claim of the item recorded by one of them is newer
+    than this queue's newest (the engine's fence asks the same, AuditTrail.claimed_here). The queue a
+    change under a lock belongs to is decided here, once, never by a label its audit row names. No
+    claim recorded at all (a lock another program wrote): every queue's, as before."""
+    prep = conn.dialect.identifier_preparer
+    audit = prep.format_table(_audit_table(schema))
+    enforced = prep.format_table(enforced_table(schema))
+    claim = workflow_sql.event("claim")
+    return (
+        f"NOT EXISTS (SELECT 1 FROM {audit} t JOIN {enforced} s ON s.queue = t.queue "
+        f"WHERE s.tbl = {_table_oid(conn, q.table)} AND t.queue <> {queue_name} AND t.item_key = {key} "
+        f"AND t.event = {claim} AND t.id > coalesce((SELECT max(m.id) FROM {audit} m WHERE m.queue = {queue_name} "
+        f"AND m.item_key = {key} AND m.event = {claim}), 0))"
     )
 
 
@@ -655,7 +748,6 @@ def _table_oid(conn: sa.Connection, table: sa.Table) -> int:
 def _undo_branch(
     r: Renderer,
     q: mapping.BoundQueue,
-    checked: list[sa.Column[Any]],
     audit: str,
     queue_name: str,
     key: str,
@@ -670,8 +762,6 @@ def _undo_branch(
     review, the review's after them: its review is withdrawn); the row gets on_reopen and on_claim
     and a fresh lock of this login's, as workbench's own undo writes."""
     old = r.old
-    claim_names = {b.column.name for b in q.on_claim}
-    reopen = [b for b in q.on_reopen if b.column.name not in claim_names]  # the claim's values win
     review = q.config.review
     review_names = {b.column.name for b in q.review_writes}
 
@@ -710,8 +800,7 @@ def _undo_branch(
       {workflow.branch_mark("undo")} {checks[workflow.Check.ON_REOPEN_SET]}
       IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh}
           AND {checks[workflow.Check.WITHIN_LIMITS]} {limit}
-          AND {r.unchanged(minus(checked, q.lock_columns, columns_of(q, q.on_claim, q.on_reopen)))}
-          AND {r.assigned(q.on_claim)} AND {r.assigned(reopen)} THEN
+          AND {r.unchanged(kept(q, "undo"))} AND {r.assigned(values_of(q, "undo"))} THEN
         SELECT a.event, a.actor, a.outcome, a.at INTO last FROM {audit} a
           WHERE a.queue = {queue_name} AND a.item_key = {key} ORDER BY a.id DESC LIMIT 1;
         IF last.event = {completed} AND last.actor = login AND {checks[workflow.Check.UNDO_WINDOW]} last.at >= {since}
@@ -1003,6 +1092,14 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
             f"ON e.tbl = s.tbl WHERE e.queue = {acted}))"
         )
 
+    # The events a row of another queue over the same table may be relabelled to: those of a change of
+    # a row nobody holds (a claim, a supervisor's move or reopen, an undo), which the table's trigger
+    # records under the first of its queues that admits it, while the client acted through another;
+    # and the expire a claim of a run-out lock records with it. A change under a lock belongs to the
+    # queue the lock was taken in (taken_here), whatever a label says: never relabelled.
+    free = (workflow.LockRule.FREE_OR_STALE, workflow.LockRule.FREE)
+    relabelled = {e.value for t in workflow.TRANSITIONS.values() if t.lock in free for e in t.events}
+    relabel = "(" + ", ".join(f"'{e}'" for e in sorted(relabelled | {workflow_sql.event("expire")[1:-1]})) + ")"
     written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
     refuses_defer = functools.partial(_refuses_defer, enforced)
     # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
@@ -1023,11 +1120,13 @@ BEGIN
     RETURN NEW;  -- a queue whose protocol the database does not enforce
   END IF;
   -- The database wrote this change's audit row already: this one is dropped, or settles it. Queues
-  -- that share a table (one todo served twice) admit the same changes, and the table's trigger writes
-  -- the row of the first that admits it: a row of a sibling queue is this change's too, and takes
-  -- the queue the client acted through (its own queue's rows first).
+  -- that share a table (one todo served twice) admit the same claims, and the table's trigger writes
+  -- the row of the first that admits it: a claim's row of a sibling queue is this change's too, and
+  -- takes the queue the client acted through (its own queue's rows first). A change under a lock is
+  -- the queue's the lock was taken in: its row is never another's.
   FOR prior IN SELECT a.id, a.queue, a.event, a.owner, a.outcome, a.reason, a.detail FROM {audit} a
-      WHERE {sibling("a.queue", "NEW.queue")} AND a.item_key = NEW.item_key AND {written_here}
+      WHERE (a.queue = NEW.queue OR a.event IN {relabel} AND NEW.event = a.event AND {sibling("a.queue", "NEW.queue")})
+      AND a.item_key = NEW.item_key AND {written_here}
       ORDER BY a.queue = NEW.queue DESC, a.id DESC LIMIT 16 LOOP
     CONTINUE WHEN prior.owner IS DISTINCT FROM NEW.owner;
     IF prior.event = NEW.event AND prior.outcome IS NOT DISTINCT FROM NEW.outcome
@@ -1050,8 +1149,10 @@ DECLARE
   prior record;
 BEGIN
   SELECT a.* INTO prior FROM {audit} a WHERE a.id = settle_id AND {written_here} FOR UPDATE;
-  -- A row of one queue may be settled to another over the same table (see the guard).
-  IF NOT FOUND OR prior.actor <> session_user OR NOT {sibling("prior.queue", "coalesce(p_queue, prior.queue)")}
+  -- A claim's row of one queue may be settled to another over the same table (see the guard); any
+  -- other row keeps its queue, the one the lock was taken in.
+  IF NOT FOUND OR prior.actor <> session_user OR NOT (coalesce(p_queue, prior.queue) = prior.queue
+      OR prior.event IN {relabel} AND p_event = prior.event AND {sibling("prior.queue", "p_queue")})
       OR NOT (prior.event = p_event AND prior.outcome IS NOT DISTINCT FROM p_outcome
               OR {may_be("p_event", "p_outcome")}) THEN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
@@ -1142,6 +1243,22 @@ BEGIN
     RETURN NULL;  -- logins that are not workbench operators
   END IF;
   SELECT x.* INTO a FROM {audit} x WHERE x.id = NEW.id;  -- as settled by now
+  -- A defer is its queue's (the one the lock was taken in), with the deferral this transaction wrote
+  -- for it, and names no other time than that deferral's.
+  IF a.event = {defer} AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
+    IF {_refuses_defer(enforced, "a.queue")} THEN
+      RAISE EXCEPTION 'workbench: queue % does not let items be deferred (allow_defer = false)', a.queue
+        USING ERRCODE = '42501';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM {deferrals} d WHERE d.queue = a.queue AND d.item_key = a.item_key
+        AND d.actor = a.actor AND d.xmin = {THIS_TRANSACTION}
+        AND (a.detail IS NULL OR jsonb_typeof(a.detail::jsonb -> 'until') IS DISTINCT FROM 'string'
+             OR d.until = CAST(CAST(a.detail::jsonb ->> 'until' AS timestamptz) AT TIME ZONE 'UTC' AS timestamp))) THEN
+      RAISE EXCEPTION 'workbench: the defer of % item % has no deferral of its own until the time it names',
+        a.queue, a.item_key USING ERRCODE = '42501', HINT = 'an item is deferred by a deferral of its queue '
+                                                             'written with it, as workbench does';
+    END IF;
+  END IF;
   -- A reviewing queue keeps its notes with the reviewed queue's (its doer reads them there).
   SELECT e.notes, coalesce(e.reviews, e.queue) INTO needed, notebook FROM {enforced} e WHERE e.queue = a.queue;
   IF needed IS NULL THEN

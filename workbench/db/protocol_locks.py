@@ -20,6 +20,7 @@ values (with the edits); a Save writes edits while the lock row is held. So:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sqlalchemy as sa
@@ -48,10 +49,15 @@ def lock_check_name(queue: str) -> str:
     return protocol.object_name(queue, "lockcheck")
 
 
-def _actors(supervisor: str) -> workflow_sql.Rules:
-    """Who may make a transition (core/workflow.py), as these functions test it."""
+def _actors(
+    supervisor: str,
+    locks: dict[workflow.LockRule, str] | None = None,
+    checks: dict[workflow.Check, str] | None = None,
+) -> workflow_sql.Rules:
+    """The table's precondition kinds (core/workflow.py) as these functions test them: who may make a
+    transition, and (the lock check) on which lock row, with which further checks."""
     actors = {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor}
-    return workflow_sql.Rules({}, actors)
+    return workflow_sql.Rules(locks or {}, actors, checks)
 
 
 def _shape(q: mapping.BoundQueue) -> LockTable:
@@ -105,23 +111,41 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
         f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});"
     )
-    check = workflow_sql.check_mark
-    limit = f"{check(workflow.Check.WITHIN_LIMITS)} {limit}"
     # A reviewing queue never serves (nor hands) an item to the one whose work it is: the new holder
     # (the login, for a claim; the one a supervisor reassigns it to) is not its doer.
     not_doer = "true"
     if reviewed is not None:
         reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
         not_doer = (
-            f"{check(workflow.Check.NOT_DOER)} NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
+            f"NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
             f"AND rv.item_key = n.item_key AND rv.doer = {user_n} AND rv.verdict IS NULL)"
         )
-    may_claim = f"{check(workflow.Check.SERVED)} {protocol.serves(conn, q, schema, 'login')} AND {not_doer}"
+    # The lock rules on the lock row (o: before, n: after; op: INSERT, UPDATE or DELETE). A lock row
+    # names its queue: "taken here" is the row's queue being this one.
+    here = f"o.queue = {queue_name}"
+    rules = _actors(
+        supervisor,
+        {
+            workflow.LockRule.OWN_LIVE_HERE: f"{here} AND {user_o} = login AND {live_o}",
+            workflow.LockRule.FREE_OR_STALE: f"n.queue = {queue_name} AND {user_n} = login "
+            f"AND (op = 'INSERT' OR {here} AND {stale_o})",
+            workflow.LockRule.STALE_HERE: f"{here} AND {stale_o}",
+            workflow.LockRule.HELD_HERE: f"{here} AND {user_o} IS NOT NULL",
+        },
+        {
+            workflow.Check.WITHIN_LIMITS: limit,
+            workflow.Check.SERVED: protocol.serves(conn, q, schema, "login"),
+            workflow.Check.NOT_DOER: not_doer,
+            workflow.Check.OTHER_USER: f"{user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o}",
+        },
+    )
+    may_claim = rules.checked("claim")
+    limit = f"{workflow_sql.check_mark(workflow.Check.WITHIN_LIMITS)} {limit}"
     # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
     # outcome's values (item_check), never by settling this row: that would credit a Complete that
     # never happened.
     gives_up = workflow_sql.may_be("release", "defer")
-    rules, ev, branch = _actors(supervisor), workflow_sql.event, workflow.branch_mark
+    ev, branch = workflow_sql.event, workflow.branch_mark
     gives_up_as: tuple[str, ...] = ("release", "defer", "complete")
     if reviewed is not None:  # a reviewing queue's Complete is the reviewer's verdict
         gives_up_as += ("review_accept", "review_send_back")
@@ -145,7 +169,7 @@ BEGIN
   IF op = 'INSERT' THEN
     -- A claim of a free item: one that waits, under this login, with a fresh lock inside the limits.
     {branch("claim", "pick")}
-    IF n.queue = {queue_name} AND {user_n} = login AND {fresh} AND {limit} THEN
+    IF {rules.lock("claim", "pick")} AND {fresh} THEN
       {find_item}
       IF FOUND AND {waits} AND {may_claim} THEN
         {record("n.item_key", ev("claim"), "login", token_n)}
@@ -157,7 +181,7 @@ BEGIN
     RETURN false;
   END IF;
   IF op = 'DELETE' THEN
-    IF {user_o} = login AND {live_o} THEN
+    IF {rules.lock(*gives_up_as)} THEN
       -- This login gives its own lock up: a release, defer or Complete (the queue row's values say which).
       {branch(*gives_up_as)}
       maybe := {gives_up};
@@ -166,7 +190,7 @@ BEGIN
       RETURN true;
     END IF;
     {branch("expire", "force_release")}
-    IF {stale_o} OR {rules.who("force_release")} THEN
+    IF {rules.lock("expire")} OR {rules.lock("force_release")} AND {rules.who("force_release")} THEN
       maybe := CASE WHEN NOT {stale_o} THEN {workflow_sql.may_be("force_release")}
                     WHEN {rules.who("force_release")} THEN {workflow_sql.may_be("expire", "force_release")}
                     ELSE {workflow_sql.may_be("expire")} END;
@@ -179,14 +203,14 @@ BEGIN
   IF n.queue IS DISTINCT FROM o.queue OR n.item_key IS DISTINCT FROM o.item_key THEN
     RETURN false;
   END IF;
-  IF {user_o} = login AND {live_o} AND {user_n} = login AND {r.col(ln, token_col)} = {r.col(lo, token_col)}
+  IF {rules.lock("extend", "save")} AND {user_n} = login AND {r.col(ln, token_col)} = {r.col(lo, token_col)}
       AND {time_n} = {time_o} AND {expiry_n} >= {r.sql(shape.expiry(), lo)} AND {limit} THEN
     {branch("extend", "save")}
     maybe := {workflow_sql.may_be("extend", "save")};
     {record("o.item_key", first_event, "login", token_o, maybe="maybe")}
     RETURN true;
   END IF;
-  IF {stale_o} AND {user_n} = login AND {fresh} AND {limit} THEN
+  IF {rules.lock("claim", "pick")} AND {fresh} THEN
     -- The claim of an expired lock.
     {branch("claim", "pick", "expire")}
     {find_item}
@@ -199,9 +223,7 @@ BEGIN
     {_gone("o", waits_again)}
   END IF;
   {branch("reassign")}
-  IF {rules.who("reassign")} AND {check(workflow.Check.OTHER_USER)} {user_n} IS NOT NULL
-      AND {user_n} IS DISTINCT FROM {user_o} AND {fresh}
-      AND {limit} AND {not_doer} THEN
+  IF {rules.lock("reassign")} AND {rules.who("reassign")} AND {fresh} AND {rules.checked("reassign")} THEN
     {record("o.item_key", ev("reassign"), user_o, token_o)}
     {record("o.item_key", workflow_sql.also("reassign"), user_n, token_n)}
     {crumb(HANDED, "o.item_key")}
@@ -232,16 +254,14 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     key = f"CAST({r.col(old, q.key)} AS text)"
     at = r.sql(clock.db_now())
     record = protocol.recorder(audit, queue_name, key, at)
-    checked = protocol.checked_columns(q)
-    editable = list(q.editable)
-    claim_cols = protocol.columns_of(q, q.on_claim)
-    release_cols = protocol.columns_of(q, q.on_release)
+    # What each transition leaves as it was, read from core/workflow.py (protocol.kept).
+    kept, values = functools.partial(protocol.kept, q), functools.partial(protocol.values_of, q)
     scope_old = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
     todo_old, todo_new = r.sql(q.todo_clause(), old), r.sql(q.todo_clause(), new)
     claimed = q.claimed_state_clause(sa.literal_column("login"))
     waits_old = r.sql(sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause(), old)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
-    unchanged, assigned, minus, columns_of = r.unchanged, r.assigned, protocol.minus, protocol.columns_of
+    unchanged, assigned = r.unchanged, r.assigned
     rules, ev, branch = _actors(supervisor), workflow_sql.event, workflow.branch_mark
     lock_row = f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} AND held.item_key = {key}"
     holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
@@ -253,7 +273,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     assert token_col is not None
     stamp_cols = [claim_id] if claim_id is not None else []
     cleared = "true" if claim_id is None else f"{r.col(new, claim_id)} IS NULL"
-    kept = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
+    kept_id = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
     stamped = handed = "false"
     if claim_id is not None:  # the claim id is the token of the lock the login took (a UUID compared as one)
         mark, token_sql = (
@@ -264,32 +284,29 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         stamped = f"{mark} = (SELECT {token_sql} {lock_row} AND {r.sql(shape.user, held)} = login)"
         # A reassign stamps the token of the lock it handed to its new holder.
         handed = f"{mark} = (SELECT {token_sql} {lock_row})"
+    # Every column the release (or defer) does not write stays as it was: no edits with it.
     releases = " OR ".join(
-        f"({unchanged(minus(checked, editable, release_cols, columns_of(q, reason), stamp_cols))} AND "
-        f"{assigned(q.on_release)} AND {assigned(reason)} AND {cleared})"
-        for reason in ([], *q.reason_writes.values())
+        f"({unchanged(kept('release', 'defer', reason=reason))} AND "
+        f"{assigned(values('release', 'defer', reason=reason))} AND {cleared})"
+        for reason in (None, *q.reason_writes)
     )
     here = f"a.xmin = {protocol.THIS_TRANSACTION}"
     review = q.config.review
     reviews_table = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
-    review_names = {b.column.name for b in q.review_writes}
+
+    # A Complete, and a reviewing queue's verdict given as one: the same columns of the row.
+    finishes = ("complete", "review_accept", "review_send_back")
 
     def completes(name: str, group: list[mapping.BoundAssignment], reviewed: bool) -> str:
         """The lock given up was a Complete with this outcome (and, `reviewed`, chosen for review)."""
-        if reviewed:
-            changed = columns_of(q, group, q.review_writes)
-            values = (
-                f"{assigned([b for b in group if b.column.name not in review_names])} AND {assigned(q.review_writes)}"
-            )
-        else:
-            changed, values = columns_of(q, group), assigned(group)
         chosen = (
             ""
             if review is None
             else protocol._review_opened(r, q, review, reviews_table, queue_name, key, at, r.literal(name))
         )
         return f"""
-      IF {unchanged(minus(checked, editable, changed, stamp_cols))} AND {values} AND {kept} THEN
+      IF {unchanged(kept(*finishes, outcome=name, reviewed=reviewed))}
+          AND {assigned(values(*finishes, outcome=name, reviewed=reviewed))} AND {kept_id} THEN
         to_review := {"true" if reviewed else "false"};
         UPDATE {audit} a SET event = {ev("complete")}, outcome = {r.literal(name)},
             detail = CASE WHEN changed <> '{{}}' THEN json_build_object('changes', changed)::text END
@@ -311,7 +328,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         else f"""
     {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.who("reopen")} AND NOT {todo_old} AND {todo_new}
-        AND {unchanged(minus(checked, columns_of(q, q.on_reopen)))} AND {assigned(q.on_reopen)} THEN
+        AND {unchanged(kept("reopen"))} AND {assigned(values("reopen"))} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
     END IF;"""
@@ -334,13 +351,14 @@ BEGIN
   IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
     RETURN false;
   END IF;
-  IF {crumb(TOOK)} AND {waits_old} AND {unchanged(minus(checked, claim_cols, stamp_cols))}
-      AND ({assigned(q.on_claim)} OR {unchanged(claim_cols)}) AND ({unchanged(stamp_cols)} OR {stamped}) THEN
+  IF {crumb(TOOK)} AND {waits_old} AND {unchanged(kept("claim", "pick"))}
+      AND ({assigned(values("claim"))} OR {unchanged(protocol.columns_of(q, values("claim")))})
+      AND ({unchanged(stamp_cols)} OR {stamped}) THEN
     RETURN true;  -- the claim's values (and claim id), the lock taken (and recorded) in this transaction
   END IF;
   SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
   {branch("save")}
-  IF FOUND AND {unchanged(minus(checked, editable))} THEN
+  IF FOUND AND {unchanged(kept("save"))} THEN
     changed := {edits};
     {record(ev("save"), "login", "held_token", changes="changed")}
     RETURN true;
@@ -348,19 +366,14 @@ BEGIN
   IF {crumb(GAVE)} THEN
     changed := {edits};
     IF {releases} THEN
-      -- The release's row (written when the lock went) gets the edits the database saw.
-      UPDATE {audit} a SET detail = json_build_object('recorded_by', 'database', 'may_be', a.detail::json -> 'may_be',
-          'changes', changed)::text
-        WHERE changed <> '{{}}' AND a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name}
-            AND a.item_key = {key} AND {here} AND a.actor = login AND a.event = {ev("release")});
-      RETURN true;
+      RETURN true;  -- its row was written when the lock went (a release edits nothing)
     END IF;{outcome_checks}
   END IF;
-  IF {crumb(FREED)} AND {unchanged(minus(checked, release_cols, stamp_cols))} AND {assigned(q.on_release)}
+  IF {crumb(FREED)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(values("expire"))}
       AND {cleared} THEN
     RETURN true;
   END IF;
-  IF {crumb(HANDED)} AND {unchanged(minus(checked, stamp_cols))} AND {handed} THEN
+  IF {crumb(HANDED)} AND {unchanged(kept("reassign"))} AND {handed} THEN
     RETURN true;  -- shape 6: the claim id of the lock a supervisor reassigned (recorded with its lock row)
   END IF;
   IF EXISTS (SELECT 1 {lock_row}) OR {r.sql(shape.held_elsewhere(sa.literal_column(key, sa.String())))} THEN
@@ -368,7 +381,7 @@ BEGIN
   END IF;
   {branch("move")}
   IF {rules.who("move")} AND {todo_old} AND {still_waiting} THEN
-    changed := {protocol.changes_of(r, q, protocol.minus(checked, stamp_cols))};
+    changed := {protocol.changes_of(r, q, protocol.minus(protocol.checked_columns(q), kept("move")))};
     {record(ev("move"), "NULL", "NULL", changes="changed")}
     RETURN true;
   END IF;{reopen}
