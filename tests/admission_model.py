@@ -151,12 +151,10 @@ class Reading:
 class Leniency:
     """Today's known gaps as the oracle may model them (tests/test_admission.py's KNOWN_GAPS)."""
 
-    here_by_state: bool = False  # "taken in this queue" read from the row's state, not the lock's queue
-    release_edits: bool = False  # a release (and defer) also writes EDITS
     release_any_lock_columns: bool = False  # a release clears the lock user only
     save_extends: bool = False  # a save may extend the lock, an extend may carry edits, an extend may shorten
     supervisor_reasonless: bool = False  # a supervisor's hand change needs no reason
-    relabel: bool = False  # an audit row of the caller's may name any queue over the table
+    claim_names_any_queue: bool = False  # a claim's own audit row may name any queue over the table
 
 
 STRICT = Leniency()
@@ -176,11 +174,11 @@ def _holds(group: Mapping[str, Any], new: Mapping[str, Any], caller: str) -> boo
     return True
 
 
-def _alternatives(t: workflow.Transition, q: QueueModel, lenient: Leniency) -> list[tuple[dict[str, Any], set[str]]]:
+def _alternatives(t: workflow.Transition, q: QueueModel) -> list[tuple[dict[str, Any], set[str]]]:
     """The row values `t` writes in `q`: alternatives of (required values, columns free to change)."""
     w = t.writes
     free: set[str] = set()
-    if Write.EDITS in w or (lenient.release_edits and Write.LOCK_CLEARED in w and Write.ON_RELEASE in w):
+    if Write.EDITS in w:
         free |= q.editable
     if Write.MOVED_VALUES in w:
         free |= q.movable
@@ -259,11 +257,8 @@ def readings(
     found: list[Reading] = []
     old, row = before.lock, before.row
     queues = list(queues)
-    by_name = {q.name: q for q in queues}
     for q in queues:
-        # Relabelled (a known gap): the notes rule read is the named queue's.
-        noted = by_name.get(side.label_queue or q.name, q) if lenient.relabel else q
-        here = q.held_state(row) if lenient.here_by_state else before.claim_queue == q.name
+        here = before.claim_queue == q.name
         for t in workflow.TRANSITIONS.values():
             if rendering in t.not_in or t.event is None:
                 continue  # a note is its own record, not a change of the row
@@ -307,7 +302,7 @@ def readings(
                 continue  # a defer is the deferral it writes
             if Write.DEFERRAL not in t.writes and side.deferral is not None:
                 continue
-            for alt, free in _alternatives(t, q, lenient):
+            for alt, free in _alternatives(t, q):
                 if not _holds(alt, new_row, caller):
                     continue
                 if any(new_row.get(c) != row.get(c) for c in q.checked - set(alt) - free):
@@ -315,9 +310,9 @@ def readings(
                 outcome = _outcome_of(alt, q, t)
                 action = outcome if t.event is EventKind.COMPLETE else t.name
                 if (
-                    workflow.needs_text(t.note, lambda a=action, n=noted.notes_required: a in n)
+                    workflow.needs_text(t.note, lambda a=action, n=q.notes_required: a in n)
                     and (
-                        noted.name,
+                        q.name,
                         t.event.value if t.event is not EventKind.COMPLETE else "complete",
                     )
                     not in side.notes
