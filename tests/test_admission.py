@@ -722,7 +722,7 @@ def machine_for(family: Family) -> type[RuleBasedStateMachine]:
 
 
 EXAMPLES, STEPS = int(os.environ.get("WB_ADMISSION_EXAMPLES", "110")), 60
-TICKET_EXAMPLES = int(os.environ.get("WB_ADMISSION_EXAMPLES", "75"))
+TICKET_EXAMPLES = int(os.environ.get("WB_ADMISSION_EXAMPLES", "90"))  # about 2,500 cases: a margin over the floor
 
 
 def _settings(examples: int) -> hypothesis.settings:
