@@ -59,6 +59,26 @@ def test_a_synchronous_standby_takes_over_and_nothing_acknowledged_is_lost(
         assert failover_checks.overlapping_claims(wb, "cases") == []
 
 
+def _replayed(replicated: servers.Replicated, database: str, seconds: float = 30.0) -> None:
+    """Wait until the standby has replayed the primary's WAL up to now (the database and its tables)."""
+    with sa.create_engine(replicated.primary.url("postgres")).connect() as conn:
+        target = conn.execute(sa.text("SELECT pg_current_wal_lsn()")).scalar()
+    standby = sa.create_engine(replicated.standby.url("postgres"))
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            with standby.connect() as conn:
+                done = conn.execute(
+                    sa.text("SELECT pg_last_wal_replay_lsn() >= CAST(:t AS pg_lsn)"), {"t": str(target)}
+                ).scalar()
+            if done:
+                return
+            time.sleep(0.1)
+    finally:
+        standby.dispose()
+    raise AssertionError(f"the standby did not replay the primary's WAL within {seconds} s ({database})")
+
+
 def test_no_server_that_takes_writes_is_a_database_that_is_away(replicated: servers.Replicated, tmp_path: Path) -> None:
     """Every named server answers but none takes writes (Patroni starts a crashed leader read-only, then
     promotes it): libpq's "session is read-only" is retried as "cannot reach the database", not an
@@ -66,6 +86,7 @@ def test_no_server_that_takes_writes_is_a_database_that_is_away(replicated: serv
     replicated.primary.create_database("wbro")
     config_path = failover_checks.demo_config(replicated.primary.url("wbro"), tmp_path, cases=5)
     standby_only = f"postgresql+psycopg://postgres@/wbro?host=127.0.0.1:{replicated.standby.port}"
+    _replayed(replicated, "wbro")  # an asynchronous standby may not have the new database yet
     config_path.write_text(demo.config_text(f"{standby_only}&target_session_attrs=read-write"), encoding="utf-8")
     with (
         pytest.raises(errors.DatabaseUnavailable, match="session is read-only"),

@@ -30,6 +30,7 @@ class QueueRef:
     table: str
     serves: str | None = None
     works: bool = True  # one of the queues the person works (the others are only read: a config is checked whole)
+    reads: tuple[str, ...] = ()  # the related tables its configured lookups name (fields.COL.lookup.table): read only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -425,6 +426,9 @@ class AccountLogins(Logins):
         for queue in queues:
             table = prep.format_table(sa.table(queue.table, schema=queue.schema))
             granted[table] = granted.get(table, False) or queue.works
+            for related in queue.reads:  # a lookup's table: the picker searches it, Save checks in it
+                related_table = prep.format_table(sa.table(related, schema=queue.schema))
+                granted[related_table] = granted.get(related_table, False)
         for table, works in granted.items():
             statements.append(f"GRANT {'SELECT, UPDATE' if works else 'SELECT'} ON {table} TO {account}")
         for own in self._own_tables(conn, schema):

@@ -228,7 +228,14 @@ def _queue_refs(wb: Workbench, names: list[str] | None) -> list[people_mod.Queue
         if name not in wb.config.queues:
             wb.queue(name)  # raises the "no such queue" usage error
     return [
-        people_mod.QueueRef(name, q.schema, q.table, q.serves, works=name in chosen)
+        people_mod.QueueRef(
+            name,
+            q.schema,
+            q.table,
+            q.serves,
+            works=name in chosen,
+            reads=tuple(f.lookup.table for f in q.fields.values() if f.lookup is not None and f.lookup.table),
+        )
         for name, q in wb.config.queues.items()
     ]
 
