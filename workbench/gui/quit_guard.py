@@ -183,10 +183,12 @@ class QuitGuard(QObject):
                 return
             if isinstance(exc, errors.LockLost):
                 self._finish()  # not held any more (expired, taken): nothing stays locked to us
-            elif isinstance(exc, errors.DatabaseUnavailable) and attempts < 2:
+            elif isinstance(exc, errors.DatabaseUnavailable) and attempts <= s.dispatcher.pool.maxThreadCount():
                 # The connection a failover or a server restart cut is dropped by this failure;
-                # the next attempt goes out on a new one (within the same deadline). A release
-                # that did go through before the cut is then LockLost, which is fine.
+                # the next attempt goes out on a new one (within the same deadline). Each of the
+                # dispatcher's threads holds a connection of its own for releases and Completes, and
+                # after a failover every one of them is dead: the attempt may land on each in turn.
+                # A release that did go through before the cut is then LockLost, which is fine.
                 release()
             else:
                 self._finish(self._runs_out(cur, self.tr("It could not be released ({0}).").format(exc)))
