@@ -154,7 +154,7 @@ class Leniency:
     release_any_lock_columns: bool = False  # a release clears the lock user only
     save_extends: bool = False  # a save may extend the lock, an extend may carry edits, an extend may shorten
     supervisor_reasonless: bool = False  # a supervisor's hand change needs no reason
-    claim_names_any_queue: bool = False  # a claim's own audit row may name any queue over the table
+    claim_names_any_queue: bool = False  # a claim's (or a supervisor's) own audit row may name any queue over the table
 
 
 STRICT = Leniency()

@@ -367,7 +367,9 @@ KNOWN_GAPS: dict[str, Gap] = {
         0,
         "NEW: on a lock table, a claim by hand (a lock row taken in `tickets`) with an audit row of one's own "
         "naming the twin `tickets2` is admitted: the trail records a claim in a queue the lock was not taken "
-        "in (the settle checks the queue named for a release, defer or Complete, not for a claim)",
+        "in (the settle checks the queue named for a release, defer or Complete, not for a claim); the same "
+        "for a supervisor's force-release or move by hand (seen once in a full run: a force-release recorded "
+        "as the twin's)",
         Leniency(claim_names_any_queue=True),
         (
             LockHand(
@@ -529,7 +531,7 @@ def _judge(family: Family, hand: Any, before: Snapshot, lenient: Leniency) -> li
     return [
         r
         for r in found
-        if (r.queue == queue or (lenient.claim_names_any_queue and event == "claim"))
+        if (r.queue == queue or (lenient.claim_names_any_queue and (event == "claim" or supervisor)))
         and event in {e.value for e in _events(r)}
         and outcome == r.outcome
     ]
