@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import servers, support
+from tests.test_people import fresh_pg  # noqa: F401 - a PostgreSQL of its own, as a fixture
 from workbench.demo import data
 
 PAGE = support.REPO / "docs" / "setup" / "index.md"
@@ -33,16 +34,6 @@ def commands() -> list[list[str]]:
     return found
 
 
-@pytest.fixture
-def own_pg() -> Iterator[servers.Server]:
-    try:
-        server = servers.start_postgres()
-    except servers.ServerUnavailable as exc:
-        pytest.skip(str(exc))
-    yield server
-    server.stop()
-
-
 @pytest.fixture(params=["postgresql", "mariadb"])
 def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A helpdesk table as a customer has it (no lock columns), and the sample config the page starts
@@ -50,7 +41,7 @@ def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
     if request.param == "postgresql":
         # A server of its own: logins are the cluster's, and the suite's other tests have made an alice
         # on the shared one (`people add` then finds her and prints no password).
-        server: servers.Server = request.getfixturevalue("own_pg")
+        server: servers.Server = request.getfixturevalue("fresh_pg")
     else:
         server = request.getfixturevalue("mariadb_server")
     name = f"wbt_{uuid.uuid4().hex[:12]}"
