@@ -37,6 +37,7 @@ class QueueModel:
     editable: frozenset[str]
     movable: frozenset[str]
     checked: frozenset[str]  # every column an operator or supervisor may write (others are never written)
+    reviewing: bool = False  # it reviews another queue's completions (no family here has one yet)
 
     @classmethod
     def of(cls, q: mapping.BoundQueue) -> QueueModel:
@@ -234,10 +235,12 @@ def _check(c: Check, q: QueueModel, before: Snapshot, new: Lock) -> bool:
         return before.last_age is not None and before.last_age <= q.undo_within_seconds
     if c is Check.ON_REOPEN_SET:
         return bool(q.on_reopen)
+    if c is Check.REVIEWED_OUTCOME:
+        return q.reviewing  # a verdict (review_accept, review_send_back) only in a reviewing queue
     if c is Check.OTHER_USER:
         return new.user is not None and new.user != before.lock.user
-    # SERVED (no `serves` in these configs), NOT_DOER and the review checks (no reviewing queue in these
-    # families), ALLOW_PICK (a pick is the claim's change): nothing to refuse here.
+    # SERVED (no `serves` in these configs), NOT_DOER and FIRST_ITEMS_REVIEWED (no queue reviews these
+    # families' queues), ALLOW_PICK (a pick is the claim's change): nothing to refuse here.
     return True
 
 

@@ -263,6 +263,11 @@ class LockHand:
     def script(self) -> str:
         return f"-- as {self.caller}\nBEGIN;\n" + "".join(f"{s};\n" for s in self.statements()) + "COMMIT;"
 
+    def updates_row(self) -> bool:
+        """It has an UPDATE of the ticket besides its lock row's write (one the database judges and records
+        on its own, even when it sets a column to the value it had)."""
+        return bool(self._row_sets())
+
     def vacuous(self, before: Snapshot) -> bool:
         """A statement of it fails or finds nothing whatever the rules: no lock row to delete or extend; a
         second lock row of the item in one queue (the lock table's primary key), or beside a live one."""
@@ -517,7 +522,8 @@ def _judge(family: Family, hand: Any, before: Snapshot, lenient: Leniency) -> li
         return []  # a statement of it finds no row to write: nothing happened
     supervisor = hand.caller == SUPERVISOR
     found = readings(family.models, before, new_row, new_lock, hand.caller, supervisor, side, lenient, family.rendering)
-    if isinstance(hand, LockHand) and new_lock != before.lock and new_row != before.row:
+    steps: list[Reading] = []
+    if isinstance(hand, LockHand) and new_lock != before.lock and hand.updates_row():
         # Two statements, two transitions: the lock row's (a claim, say) and then the ticket's under the
         # lock as it left it (a save under the lock just taken). Read this way as well as as one change: a
         # supervisor's force-release then a move of the row it freed is one change to the table (a
@@ -526,17 +532,21 @@ def _judge(family: Family, hand: Any, before: Snapshot, lenient: Leniency) -> li
         args = (hand.caller, supervisor, side, lenient, family.rendering)
         first = readings(family.models, before, before.row, new_lock, *args)
         then = readings(family.models, mid, new_row, new_lock, *args)
-        found = found + (first + then if first and then else [])
+        steps = first + then if first and then else []
     if hand.label is None:
-        return found
+        return found + steps
     queue, event, outcome = hand.label
-    return [
-        r
-        for r in found
-        if (r.queue == queue or (lenient.claim_names_any_queue and (event == "claim" or supervisor)))
-        and event in {e.value for e in _events(r)}
-        and outcome == r.outcome
-    ]
+
+    def named(r: Reading) -> bool:
+        return (
+            (r.queue == queue or (lenient.claim_names_any_queue and (event == "claim" or supervisor)))
+            and event in {e.value for e in _events(r)}
+            and outcome == r.outcome
+        )
+
+    # The audit row names one reading of a one-change read, or one step of a two-step one (the other
+    # step is then recorded by the database as its own).
+    return [r for r in found if named(r)] + (steps if any(named(r) for r in steps) else [])
 
 
 def _every_gap() -> Leniency:
@@ -583,9 +593,17 @@ def check_hand(family: Family, hand: Any, log: list[str]) -> None:
     }, (after.row, new_row, script)
     assert after.lock.user == new_lock.user, script
     assert (after.lock.token is None) == (new_lock.token is None), script
+
     # Each audit row written is of a transition the table reads the change as (or may still be one, unsettled).
-    allowed = events_of(found, before)
-    assert all(set(row.split(",")) & allowed for row in written_events), (written_events, found, script)
+    def fits(readings_: list[Reading]) -> bool:
+        allowed = events_of(readings_, before)
+        return all(set(row.split(",")) & allowed for row in written_events)
+
+    if not fits(found):  # a known gap may show only in what was recorded (a reasonless move beside an expiry)
+        lenient = [(n, g.lenient) for n, g in KNOWN_GAPS.items()] + [("several", _every_gap())]
+        gap = next((n for n, le in lenient if fits(_judge(family, hand, before, le))), None)
+        assert gap is not None, (written_events, found, script)
+        family.gaps_seen[gap] = family.gaps_seen.get(gap, 0) + 1
 
 
 def _events(r: Reading) -> tuple[Any, ...]:
