@@ -1,10 +1,13 @@
-"""docs/setup/index.md run as written: its `workbench --config workbench.toml …` commands, in the page's
-order, on a helpdesk table of one's own (PostgreSQL), each succeeds (issue 50: the order is the one that works)."""
+"""The set-up pages run as written (issue 50: the order is the one that works): docs/setup/index.md's
+`workbench …` commands in the page's order on a helpdesk table of one's own (PostgreSQL and MariaDB),
+docs/setup/grants.md's (its psql lines run as the database administrator), each succeeds."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,27 +20,33 @@ from tests.test_people import fresh_pg  # noqa: F401 - a PostgreSQL of its own, 
 from workbench.demo import data
 
 PAGE = support.REPO / "docs" / "setup" / "index.md"
+GRANTS = support.REPO / "docs" / "setup" / "grants.md"
 pytestmark = pytest.mark.servers
 
 
-def commands() -> list[list[str]]:
-    """The page's commands from step 4 on, in order, comments dropped (a line continued with a backslash
-    joined); not the window (a bare `workbench`)."""
-    text = PAGE.read_text(encoding="utf-8")
-    text = text[text.index("## 4.") : text.index("## Per database")]
+def page_commands(page: Path, start: str, end: str, programs: tuple[str, ...] = ("workbench",)) -> list[list[str]]:
+    """The commands of the page's ```sh blocks between two headings, in order, comments dropped (a line
+    continued with a backslash joined), each with its program: those of `programs` only."""
+    text = page.read_text(encoding="utf-8")
+    text = text[text.index(start) : text.index(end)]
     found = []
     for block in re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL):
         for line in block.replace("\\\n", " ").splitlines():
             words = shlex.split(line, comments=True)
-            if len(words) > 1 and words[0] == "workbench":
-                found.append(words[1:])
+            if words and words[0] in programs:
+                found.append(words)
     return found
+
+
+def commands() -> list[list[str]]:
+    """index.md's commands from step 4 on; not the window (a bare `workbench`)."""
+    return [words[1:] for words in page_commands(PAGE, "## 4.", "## Per database") if len(words) > 1]
 
 
 @pytest.fixture(params=["postgresql", "mariadb"])
 def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A helpdesk table as a customer has it (no lock columns), and the sample config the page starts
-    from, with the substitutions it asks for: the URL (and on MariaDB no schema "public")."""
+    """A helpdesk table of one's own on a server, and its config (helpdesk below); the server's
+    superuser owns it."""
     if request.param == "postgresql":
         # A server of its own: logins are the cluster's, and the suite's other tests have made an alice
         # on the shared one (`people add` then finds her and prints no password).
@@ -46,7 +55,17 @@ def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
         server = request.getfixturevalue("mariadb_server")
     name = f"wbt_{uuid.uuid4().hex[:12]}"
     server.create_database(name)
-    engine = sa.create_engine(server.url(name))
+    helpdesk(server.url(name), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    server.drop_database(name)
+
+
+def helpdesk(url: str, where: Path) -> None:
+    """A helpdesk table as a customer has it (no lock columns), made by the login of `url`, and the
+    sample config the page starts from in where/workbench.toml, with the substitutions it asks for: the
+    URL (and on MariaDB no schema "public")."""
+    engine = sa.create_engine(url)
     md = sa.MetaData()
     table = sa.Table(
         "cases",
@@ -66,13 +85,10 @@ def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
         conn.execute(sa.insert(table), [{k: v for k, v in r.items() if k in keep} for r in data.cases(10)])
     engine.dispose()
     text = (support.REPO / "resources" / "configs" / "helpdesk.toml").read_text(encoding="utf-8")
-    text = re.sub(r"(?m)^url = .*$", f'url = "{server.url(name)}"', text)
-    if request.param == "mariadb":
+    text = re.sub(r"(?m)^url = .*$", f'url = "{url}"', text)
+    if not url.startswith("postgresql"):
         text = text.replace('schema = "public"\n', "")
-    (tmp_path / "workbench.toml").write_text(text, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
-    server.drop_database(name)
+    (where / "workbench.toml").write_text(text, encoding="utf-8")
 
 
 def test_the_setup_page_runs_in_its_order(
@@ -100,3 +116,71 @@ def test_the_setup_page_runs_in_its_order(
             )
         if words[-2:] == ["next", "cases"]:
             assert out.startswith("Claimed cases"), out  # under grants: only as her own login
+
+
+# == docs/setup/grants.md ==========================================================================
+
+OWNER = "helpdesk_app"  # the table owner's login the page names
+
+
+def run_psql(server: servers.Server, database: str, words: list[str]) -> None:
+    """A psql line of a page, as the database administrator (the server's superuser) on `database`."""
+    env = dict(os.environ, PGHOST=server.host, PGPORT=str(server.port), PGUSER=server.user, PGDATABASE=database)
+    done = subprocess.run(words, check=False, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"`{shlex.join(words)}` failed: {done.stderr}"
+
+
+def test_the_grants_page_runs_in_its_order_on_postgresql(
+    fresh_pg: servers.Server,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The owner is an ordinary login (no CREATEROLE) that owns the database and ran attach and init; the
+    page's psql lines run as the administrator, its workbench lines as the owner, each succeeds."""
+    name = f"wbt_{uuid.uuid4().hex[:12]}"
+    fresh_pg.create_database(name)
+    admin = sa.create_engine(fresh_pg.url(name), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE ROLE {OWNER} LOGIN")
+        conn.exec_driver_sql(f"ALTER DATABASE {name} OWNER TO {OWNER}")
+        conn.exec_driver_sql(f"ALTER SCHEMA public OWNER TO {OWNER}")
+    admin.dispose()
+    helpdesk(sa.make_url(fresh_pg.url(name)).set(username=OWNER).render_as_string(hide_password=False), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for words in commands()[:3]:  # index.md's step 4: attach, attach --apply, init, as the owner
+        code, _, err = support.run_cli(capsys, *words)
+        assert code == 0, err
+    steps = page_commands(GRANTS, "## PostgreSQL", "## SQL Server", ("workbench", "psql"))
+    assert [w[0] for w in steps[:3]] == ["psql", "psql", "workbench"], steps
+    for words in steps:
+        if words[0] == "psql":
+            run_psql(fresh_pg, name, words)
+            continue
+        code, out, err = support.run_cli(capsys, *words[1:])
+        assert code == 0, f"`{shlex.join(words)}` failed ({code}): {err}"
+    # Where the page leaves the site: sue a ready supervisor, alice removed again.
+    code, out, err = support.run_cli(capsys, "--config", "workbench.toml", "people", "list")
+    assert code == 0 and "sue" in out and "alice" not in out, out + err
+
+
+def test_the_grants_page_runs_in_its_order_on_mariadb(
+    mariadb_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The roles-table section (and groups) on a MariaDB site that ran index.md's step 4; the commands
+    name no config: workbench.toml in the current directory is the one found."""
+    name = f"wbt_{uuid.uuid4().hex[:12]}"
+    mariadb_server.create_database(name)
+    helpdesk(mariadb_server.url(name), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for words in commands()[:3]:
+        code, _, err = support.run_cli(capsys, *words)
+        assert code == 0, err
+    steps = page_commands(GRANTS, "## SQLite, MariaDB/MySQL", "A queue with `serves")
+    assert len(steps) == 5, steps
+    for words in steps:
+        code, out, err = support.run_cli(capsys, *words[1:])
+        assert code == 0, f"`{shlex.join(words)}` failed ({code}): {err}"
+    code, out, err = support.run_cli(capsys, "role", "list")
+    assert "sue" in out and "ann" not in out, out
+    mariadb_server.drop_database(name)
