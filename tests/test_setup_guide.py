@@ -4,6 +4,8 @@ docs/setup/grants.md's (its psql lines run as the database administrator), each 
 
 from __future__ import annotations
 
+import dataclasses
+import getpass
 import os
 import re
 import shlex
@@ -11,17 +13,23 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from PySide6.QtCore import Qt
 
 from tests import servers, support
+from tests.gui.conftest import FAST, close_window
 from tests.test_people import fresh_pg  # noqa: F401 - a PostgreSQL of its own, as a fixture
 from workbench.demo import data
+from workbench.gui import app as gui_app
+from workbench.gui import board_model, launcher
 
 PAGE = support.REPO / "docs" / "setup" / "index.md"
 GRANTS = support.REPO / "docs" / "setup" / "grants.md"
 pytestmark = pytest.mark.servers
+HOLDER = board_model.COLUMNS.index("Holder")  # the supervisor's board: who holds the row's item
 
 
 def page_commands(page: Path, start: str, end: str, programs: tuple[str, ...] = ("workbench",)) -> list[list[str]]:
@@ -39,8 +47,8 @@ def page_commands(page: Path, start: str, end: str, programs: tuple[str, ...] = 
 
 
 def commands() -> list[list[str]]:
-    """index.md's commands from step 4 on; not the window (a bare `workbench`)."""
-    return [words[1:] for words in page_commands(PAGE, "## 4.", "## Per database") if len(words) > 1]
+    """index.md's commands from step 4 on, without the program's name (a bare `workbench`: [])."""
+    return [words[1:] for words in page_commands(PAGE, "## 4.", "## Per database")]
 
 
 @pytest.fixture(params=["postgresql", "mariadb"])
@@ -92,30 +100,92 @@ def helpdesk(url: str, where: Path) -> None:
 
 
 def test_the_setup_page_runs_in_its_order(
-    site: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    site: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    qtbot: Any,
+    memory_keyring: Any,
 ) -> None:
+    """Ends as step 8 says: alice's and bob's windows each take a different case with Next item, and
+    sue's console shows both locks, each through the person's own login."""
     steps = commands()
-    assert [s[2] for s in steps][:4] == ["attach", "attach", "init", "queues"], steps
+    assert [s[2] for s in steps[:4]] == ["attach", "attach", "init", "queues"], steps
     printed: dict[str, str] = {}  # what `people add PERSON` printed: the profile line the person runs
-    for words in steps:
-        if words[:2] == ["profile", "add"]:
-            # The page's own words: alice runs the line `people add` printed (her server, port, file).
-            words = shlex.split(printed["alice"])[1:]
-            (site / "alices-computer").mkdir()
-            monkeypatch.chdir(site / "alices-computer")  # no workbench.toml here: her default profile opens
-        elif words[:2] == ["profile", "password"]:
-            # What alice types: the password `people add` printed (the environment stands for the keyring).
-            monkeypatch.setenv("WORKBENCH_DB_PASSWORD", printed["alice password"])
-            continue
-        code, out, err = support.run_cli(capsys, *words)
-        assert code == 0, f"`workbench {' '.join(words)}` failed ({code}): {err}"
-        if words[2:4] == ["people", "add"]:
-            printed[words[4]] = next(line.strip() for line in out.splitlines() if "workbench profile add" in line)
-            printed[f"{words[4]} password"] = next(
-                line.rpartition(": ")[2] for line in out.splitlines() if line.startswith("password (shown once")
-            )
-        if words[-2:] == ["next", "cases"]:
-            assert out.startswith("Claimed cases"), out  # under grants: only as her own login
+    person = ""  # whose computer the commands run on from their `profile add` on
+    opened: dict[str, launcher.Launcher] = {}
+    try:
+        for words in steps:
+            if words[:2] == ["profile", "add"]:
+                # The page's own words: the person runs the line `people add` printed (server, port, file).
+                person = words[words.index("--db-user") + 1]
+                words = shlex.split(printed[person])[1:]
+                computer = site / f"{person}s-computer"  # no workbench.toml here: their default profile opens
+                computer.mkdir()
+                monkeypatch.chdir(computer)
+                monkeypatch.setenv("WORKBENCH_HOME", str(computer / "home"))
+            elif words[:2] == ["profile", "password"]:
+                # The profile that line made (named after the database: the page's is "helpdesk"), and what
+                # the person types at the prompt: the password `people add` printed for them.
+                words = [*words[:2], shlex.split(printed[person])[3], *words[3:]]
+                monkeypatch.setattr(getpass, "getpass", lambda _prompt="", typed=printed[f"{person} password"]: typed)
+            if words in ([], ["--supervisor"]):
+                opened[person] = open_as(person, supervisor=bool(words))
+                if not words:  # an operator's window: Next item
+                    next_item(qtbot, opened[person])
+                continue
+            code, out, err = support.run_cli(capsys, *words)
+            assert code == 0, f"`workbench {' '.join(words)}` failed ({code}): {err}"
+            if words[2:4] == ["people", "add"]:
+                printed[words[4]] = next(line.strip() for line in out.splitlines() if "workbench profile add" in line)
+                printed[f"{words[4]} password"] = next(
+                    line.rpartition(": ")[2] for line in out.splitlines() if line.startswith("password (shown once")
+                )
+            if words[-2:] == ["next", "cases"]:
+                assert out.startswith("Claimed cases"), out  # under grants: only as her own login
+        assert sorted(opened) == ["alice", "bob", "sue"], opened
+        held = {name: opened[name].window.session.current.lock.key for name in ("alice", "bob")}  # type: ignore[union-attr]
+        assert held["alice"] != held["bob"], held
+        console = opened["sue"].console
+        assert console is not None and console.user == "sue"
+        qtbot.waitUntil(lambda: "Refreshed" in console.status.text(), timeout=20_000)
+        cell = console.model.index
+        board = {(cell(r, 1).data(), cell(r, HOLDER).data()) for r in range(console.model.rowCount())}
+        assert {(str(held["alice"]), "alice"), (str(held["bob"]), "bob")} <= board, board
+        shots = os.environ.get("WORKBENCH_GUIDE_SHOTS")  # where to save the three windows as PNG, to look at
+        if shots:
+            for name, the in opened.items():
+                shown = the.console if the.console is not None else the.window
+                assert shown is not None
+                shown.grab().save(str(Path(shots) / f"{site.name}-{name}.png"))
+    finally:
+        for the in opened.values():
+            if the.window is not None and the.window.isVisible():
+                close_window(qtbot, the.window, answer="quit_keep")
+            the.shutdown()
+
+
+def open_as(user: str, *, supervisor: bool) -> launcher.Launcher:
+    """What a bare `workbench` (or `workbench --supervisor`) does on `user`'s computer (gui/app.run, up to
+    its event loop): their default profile opened, with the password in their keyring."""
+    gui_app.application(user)
+    the = launcher.Launcher(user, lambda wb: gui_app.window_for(wb, user, settings=dataclasses.replace(FAST)))
+    the.show_operator = not supervisor
+    assert the.start(None, None, False), f"{user}'s window did not open"
+    assert the.window is not None and the.window.session.wb.engine.url.username == user
+    if supervisor:
+        assert the.open_console() is not None
+    return the
+
+
+def next_item(qtbot: Any, the: launcher.Launcher) -> None:
+    """Click Next item in the person's window once it is ready, and wait for the case it takes."""
+    window = the.window
+    assert window is not None
+    # Ready, under the person's own login (else it would say "database login …" too).
+    qtbot.waitUntil(lambda: window.connection_label.text().startswith(f"Connected as {the.user} — "), timeout=20_000)
+    assert window.next_button.isEnabled()
+    with qtbot.waitSignal(window.session.claimed, timeout=20_000):
+        qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
 
 
 # == docs/setup/grants.md ==========================================================================
