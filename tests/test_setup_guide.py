@@ -1,6 +1,7 @@
 """The set-up pages run as written (issue 50: the order is the one that works): docs/setup/index.md's
 `workbench …` commands in the page's order on a helpdesk table of one's own (PostgreSQL and MariaDB),
-docs/setup/grants.md's (its psql lines run as the database administrator), each succeeds."""
+ending with two operators and a supervisor in their windows; docs/setup/grants.md's (its psql lines run
+as the database administrator); docs/setup/pgbouncer.md's through a PgBouncer made from its settings."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import getpass
 import os
 import re
 import shlex
+import signal
 import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,23 +35,55 @@ pytestmark = pytest.mark.servers
 HOLDER = board_model.COLUMNS.index("Holder")  # the supervisor's board: who holds the row's item
 
 
-def page_commands(page: Path, start: str, end: str, programs: tuple[str, ...] = ("workbench",)) -> list[list[str]]:
-    """The commands of the page's ```sh blocks between two headings, in order, comments dropped (a line
-    continued with a backslash joined), each with its program: those of `programs` only."""
+def page_lines(page: Path, start: str, end: str, language: str = "sh") -> list[str]:
+    """The lines of the page's ```sh (or other) blocks between two headings, in order (a line continued
+    with a backslash joined)."""
     text = page.read_text(encoding="utf-8")
     text = text[text.index(start) : text.index(end)]
+    return [
+        line
+        for block in re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
+        for line in block.replace("\\\n", " ").splitlines()
+    ]
+
+
+def page_commands(page: Path, start: str, end: str, programs: tuple[str, ...] = ("workbench",)) -> list[list[str]]:
+    """The commands of the page's ```sh blocks between two headings as words, comments dropped, each with
+    its program: those of `programs` only."""
     found = []
-    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL):
-        for line in block.replace("\\\n", " ").splitlines():
-            words = shlex.split(line, comments=True)
-            if words and words[0] in programs:
-                found.append(words)
+    for line in page_lines(page, start, end):
+        words = shlex.split(line, comments=True)
+        if words and words[0] in programs:
+            found.append(words)
     return found
 
 
 def commands() -> list[list[str]]:
     """index.md's commands from step 4 on, without the program's name (a bare `workbench`: [])."""
     return [words[1:] for words in page_commands(PAGE, "## 4.", "## Per database")]
+
+
+@pytest.fixture
+def pg(fresh_pg: servers.Server) -> Iterator[servers.Server]:
+    """The module's own PostgreSQL, left as found: its logins are the cluster's (alice, sue, the roles
+    `grants` makes), and each page starts where nobody has run it yet."""
+    yield fresh_pg
+    admin = sa.create_engine(fresh_pg.admin_url(), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        quote = admin.dialect.identifier_preparer.quote
+        for (name,) in conn.execute(
+            sa.text("SELECT datname FROM pg_database WHERE datname <> ALL(:keep)"),
+            {"keep": ["postgres", "template0", "template1"]},
+        ):
+            conn.exec_driver_sql(f"DROP DATABASE {quote(name)} WITH (FORCE)")
+        roles = (
+            conn.execute(sa.text("SELECT rolname FROM pg_roles WHERE rolname !~ '^pg_' AND rolname <> current_user"))
+            .scalars()
+            .all()
+        )
+        for name in roles:
+            conn.exec_driver_sql(f"DROP ROLE {quote(name)}")
+    admin.dispose()
 
 
 @pytest.fixture(params=["postgresql", "mariadb"])
@@ -58,7 +93,7 @@ def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
     if request.param == "postgresql":
         # A server of its own: logins are the cluster's, and the suite's other tests have made an alice
         # on the shared one (`people add` then finds her and prints no password).
-        server: servers.Server = request.getfixturevalue("fresh_pg")
+        server: servers.Server = request.getfixturevalue("pg")
     else:
         server = request.getfixturevalue("mariadb_server")
     name = f"wbt_{uuid.uuid4().hex[:12]}"
@@ -193,15 +228,20 @@ def next_item(qtbot: Any, the: launcher.Launcher) -> None:
 OWNER = "helpdesk_app"  # the table owner's login the page names
 
 
-def run_psql(server: servers.Server, database: str, words: list[str]) -> None:
-    """A psql line of a page, as the database administrator (the server's superuser) on `database`."""
+def run_psql(server: servers.Server, database: str, line: list[str] | str) -> None:
+    """A psql line of a page (words, or a shell line), as the database administrator (the server's
+    superuser) on `database`."""
+    rc = Path(tempfile.mkdtemp(prefix="wb-psqlrc-")) / "psqlrc"
+    rc.write_text("\\set ON_ERROR_STOP on\n")  # a failing statement fails the line (psql goes on otherwise)
     env = dict(os.environ, PGHOST=server.host, PGPORT=str(server.port), PGUSER=server.user, PGDATABASE=database)
-    done = subprocess.run(words, check=False, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, f"`{shlex.join(words)}` failed: {done.stderr}"
+    env["PSQLRC"] = str(rc)
+    shell = isinstance(line, str)
+    done = subprocess.run(line, shell=shell, check=False, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"`{line if shell else shlex.join(line)}` failed: {done.stderr}"
 
 
 def test_the_grants_page_runs_in_its_order_on_postgresql(
-    fresh_pg: servers.Server,
+    pg: servers.Server,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -209,14 +249,14 @@ def test_the_grants_page_runs_in_its_order_on_postgresql(
     """The owner is an ordinary login (no CREATEROLE) that owns the database and ran attach and init; the
     page's psql lines run as the administrator, its workbench lines as the owner, each succeeds."""
     name = f"wbt_{uuid.uuid4().hex[:12]}"
-    fresh_pg.create_database(name)
-    admin = sa.create_engine(fresh_pg.url(name), isolation_level="AUTOCOMMIT")
+    pg.create_database(name)
+    admin = sa.create_engine(pg.url(name), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.exec_driver_sql(f"CREATE ROLE {OWNER} LOGIN")
         conn.exec_driver_sql(f"ALTER DATABASE {name} OWNER TO {OWNER}")
         conn.exec_driver_sql(f"ALTER SCHEMA public OWNER TO {OWNER}")
     admin.dispose()
-    helpdesk(sa.make_url(fresh_pg.url(name)).set(username=OWNER).render_as_string(hide_password=False), tmp_path)
+    helpdesk(sa.make_url(pg.url(name)).set(username=OWNER).render_as_string(hide_password=False), tmp_path)
     monkeypatch.chdir(tmp_path)
     for words in commands()[:3]:  # index.md's step 4: attach, attach --apply, init, as the owner
         code, _, err = support.run_cli(capsys, *words)
@@ -225,7 +265,7 @@ def test_the_grants_page_runs_in_its_order_on_postgresql(
     assert [w[0] for w in steps[:3]] == ["psql", "psql", "workbench"], steps
     for words in steps:
         if words[0] == "psql":
-            run_psql(fresh_pg, name, words)
+            run_psql(pg, name, words)
             continue
         code, out, err = support.run_cli(capsys, *words[1:])
         assert code == 0, f"`{shlex.join(words)}` failed ({code}): {err}"
@@ -254,3 +294,90 @@ def test_the_grants_page_runs_in_its_order_on_mariadb(
     code, out, err = support.run_cli(capsys, "role", "list")
     assert "sue" in out and "ann" not in out, out
     mariadb_server.drop_database(name)
+
+
+# == docs/setup/pgbouncer.md =======================================================================
+
+BOUNCER = support.REPO / "docs" / "setup" / "pgbouncer.md"
+
+
+def test_the_pgbouncer_page_runs_in_its_order(
+    pg: servers.Server,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    memory_keyring: Any,
+) -> None:
+    """A PgBouncer made from the page's settings (its host, ports and file substituted), the owner's config
+    with the page's [database] lines; the step-by-step lines in order: the administrator's (psql, the
+    service manager's reload), the owner's through PgBouncer, bob's claim through it with his own login."""
+    server = pg
+    server.create_database("cases")
+    admin = sa.create_engine(server.url("cases"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE ROLE {OWNER} LOGIN CREATEROLE PASSWORD 'owner-secret'")
+        conn.exec_driver_sql(f"ALTER DATABASE cases OWNER TO {OWNER}")
+        conn.exec_driver_sql(f"ALTER SCHEMA public OWNER TO {OWNER}")
+    helpdesk(sa.make_url(server.url("cases")).set(username=OWNER).render_as_string(hide_password=False), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORKBENCH_DB_PASSWORD", "owner-secret")  # the owner's scripts (index.md, step 3)
+    work, port = Path(tempfile.mkdtemp(prefix="wb-guide-bouncer-")), servers.free_port()
+    work.chmod(0o755)
+    users = work / "userlist.txt"
+    users.touch()
+    ini = "\n".join(page_lines(BOUNCER, "## PgBouncer settings that work", "Each window keeps", "ini")) + "\n"
+    for page, ours in [
+        ("host=db.example.org port=5432", f"host={server.host} port={server.port}"),
+        ("listen_addr = 0.0.0.0", "listen_addr = 127.0.0.1"),
+        ("listen_port = 6432", f"listen_port = {port}"),
+        ("/etc/pgbouncer/userlist.txt", str(users)),
+    ]:
+        assert page in ini, page
+        ini = ini.replace(page, ours)
+    config = (tmp_path / "workbench.toml").read_text(encoding="utf-8")
+    database = "\n".join(page_lines(BOUNCER, "# PgBouncer", "A [connection profile]", "")).strip() + "\n"
+    assert database.startswith("[database]\nurl = ") and 'pooler = "transaction"' in database, database
+    database = database.replace("bob@pgbouncer.example.org:6432", f"{OWNER}@127.0.0.1:{port}")
+    (tmp_path / "workbench.toml").write_text(
+        re.sub(r"(?m)^\[database\]\nurl = .*\n", database, config), encoding="utf-8"
+    )
+    proc = servers.run_pgbouncer(ini, work, port)
+    try:
+        printed: dict[str, str] = {}
+        for line in page_lines(BOUNCER, "## Step by step", "The tests run every operation"):
+            words = shlex.split(line, comments=True)
+            if not words:
+                continue
+            if words[0] == "psql":
+                run_psql(server, "cases", line.replace("/etc/pgbouncer/userlist.txt", str(users)))
+                continue
+            if words == ["systemctl", "reload", "pgbouncer"]:
+                (bouncer,) = servers._children(proc.pid)  # runuser's child: PgBouncer itself
+                os.kill(bouncer, signal.SIGHUP)  # what the service manager's reload sends
+                continue
+            words = words[1:]
+            if words[:2] == ["profile", "add"]:
+                words = shlex.split(printed["bob"])[1:]
+                assert f"--port {port}" in printed["bob"], printed  # PgBouncer's, not the server's
+                (tmp_path / "bobs-computer").mkdir()
+                monkeypatch.chdir(tmp_path / "bobs-computer")
+                monkeypatch.delenv("WORKBENCH_DB_PASSWORD")  # bob's own password, from his keyring
+            elif words[:2] == ["profile", "password"]:
+                words = [*words[:2], shlex.split(printed["bob"])[3]]
+                monkeypatch.setattr(getpass, "getpass", lambda _prompt="": printed["bob password"])
+            code, out, err = support.run_cli(capsys, *words)
+            assert code == 0, f"`{line}` failed ({code}): {err}"
+            if words[2:4] == ["people", "add"]:
+                printed["bob"] = next(line.strip() for line in out.splitlines() if "workbench profile add" in line)
+                printed["bob password"] = next(
+                    line.rpartition(": ")[2] for line in out.splitlines() if line.startswith("password (shown once")
+                )
+            if words[-2:] == ["next", "cases"]:
+                assert out.startswith("Claimed cases"), out
+        with admin.connect() as conn:  # the claim function `init` made through the pooler, a permanent object
+            assert conn.execute(sa.text("SELECT count(*) FROM pg_proc WHERE proname LIKE 'wb_claim_%'")).scalar()
+            locked = conn.execute(sa.text("SELECT wb_locked_by FROM cases WHERE wb_locked_by IS NOT NULL")).all()
+        assert [tuple(r) for r in locked] == [("bob",)], locked
+    finally:
+        admin.dispose()
+        servers.stop_process(proc, work)
