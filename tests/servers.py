@@ -661,9 +661,6 @@ def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True,
     `in_turn`: every session open from the start and lent in turn (False: PgBouncer's defaults, as a
     benchmark runs it); `max_clients`: client connections it takes (max_client_conn)."""
     _may_start("PgBouncer")
-    binary = shutil.which("pgbouncer") or ("/usr/sbin/pgbouncer" if Path("/usr/sbin/pgbouncer").exists() else None)
-    if binary is None:
-        raise ServerUnavailable("pgbouncer is not installed (Debian: apt-get install pgbouncer)")
     work = _workdir("wb-pgbouncer-")
     port = free_port()
     users = {server.user: ""}
@@ -673,7 +670,7 @@ def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True,
     (work / "hba.conf").write_text(
         f"host all {_PASSWORD_USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n"
     )
-    (work / "pgbouncer.ini").write_text(
+    ini = (
         "[databases]\n"
         f"* = host={server.host} port={server.port}\n"
         "[pgbouncer]\n"
@@ -688,8 +685,19 @@ def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True,
         # libpq clients that pass `options` are refused without this; the settings are then dropped,
         # which is what a client must not rely on.
         "ignore_startup_parameters = extra_float_digits,options\n"
-        f"logfile = {work / 'pgbouncer.log'}\n"
     )
+    proc = run_pgbouncer(ini, work, port)
+    return PgBouncer(server, port, work, proc, users)
+
+
+def run_pgbouncer(ini: str, work: Path, port: int) -> subprocess.Popen[bytes]:
+    """Start Debian's PgBouncer as postgres with the pgbouncer.ini `ini` (listening on `port`, its log
+    added) in `work`, whose files it may then read; returns once it takes connections."""
+    binary = shutil.which("pgbouncer") or ("/usr/sbin/pgbouncer" if Path("/usr/sbin/pgbouncer").exists() else None)
+    if binary is None:
+        shutil.rmtree(work, ignore_errors=True)
+        raise ServerUnavailable("pgbouncer is not installed (Debian: apt-get install pgbouncer)")
+    (work / "pgbouncer.ini").write_text(ini + f"logfile = {work / 'pgbouncer.log'}\n")
     _chown(work, "postgres")
     for path in work.iterdir():
         _chown(path, "postgres")
@@ -712,4 +720,9 @@ def start_pgbouncer(server: Server, *, pool_size: int = 5, in_turn: bool = True,
             _end(proc, work, 5)
             raise ServerUnavailable(f"PgBouncer did not start: {log[-2000:]}")
         time.sleep(0.05)
-    return PgBouncer(server, port, work, proc, users)
+    return proc
+
+
+def stop_process(proc: subprocess.Popen[bytes], work: Path) -> None:
+    """Stop a server run_pgbouncer (or the like) started, and remove its folder."""
+    _end(proc, work, 10)
