@@ -159,7 +159,7 @@ def test_the_setup_page_runs_in_its_order(
     memory_keyring: Any,
 ) -> None:
     """Ends as step 8 says: alice's and bob's windows each take a different case with Next item, and
-    sue's console shows both locks, each through the person's own login."""
+    sue's console shows both locks, each through the person's own login; then alice completes hers."""
     steps = commands()
     assert [s[2] for s in steps[:4]] == ["attach", "attach", "init", "queues"], steps
     printed: dict[str, str] = {}  # what `people add PERSON` printed: the profile line the person runs
@@ -203,6 +203,15 @@ def test_the_setup_page_runs_in_its_order(
         cell = console.model.index
         board = {(cell(r, 1).data(), cell(r, HOLDER).data()) for r in range(console.model.rowCount())}
         assert {(str(held["alice"]), "alice"), (str(held["bob"]), "bob")} <= board, board
+        # And alice's window completes hers: the outcome writes the mixed-case columns, under grants.
+        window = opened["alice"].window
+        assert window is not None
+        with qtbot.waitSignal(window.session.completed, timeout=20_000):
+            qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
+        cases = sa.table("cases", sa.column("CaseId"), sa.column("Status"), sa.column("ResolvedBy"))
+        with window.session.wb.engine.connect() as conn:
+            done = conn.execute(sa.select(cases.c.Status, cases.c.ResolvedBy).where(cases.c.CaseId == held["alice"]))
+            assert done.one() == ("resolved", "alice")
         shots = os.environ.get("WORKBENCH_GUIDE_SHOTS")  # where to save the three windows as PNG, to look at
         if shots:
             for name, the in opened.items():
