@@ -115,6 +115,12 @@ def test_the_generated_references_cover_the_code() -> None:
     assert "(no description)" not in reference, "a public method of workbench.api.Worker has no docstring"
     commands = generated.cli_reference()
     assert "### `workbench next`" in commands and "#### `workbench profile add`" in commands
+    # The administrator's people commands (issue 50), each argument explained.
+    people = commands[commands.index("### `workbench people`") :]
+    people = people.split("\n### ")[0]  # up to the next command
+    for action in ("add", "list", "remove", "sessions"):
+        assert f"#### `workbench people {action}`" in people, action
+    assert "|  |" not in people and "| (one of" not in people, people
     for marker in (generated.MARK_CLI, generated.MARK_API):
         # On a line of its own in exactly one page (other pages may mention it in a code span).
         assert sum(f"\n{marker}\n" in text for text in pages().values()) == 1, marker

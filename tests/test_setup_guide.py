@@ -104,31 +104,48 @@ def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
     server.drop_database(name)
 
 
+# The reader's own table has its own names: mixed case (quoted identifiers on PostgreSQL), which the
+# sample's config is changed to name (the substitution the page asks for: the table's names).
+NAMES = {
+    "case_id": "CaseId",
+    "opened_at": "OpenedAt",
+    "customer": "Customer",
+    "subject": "Subject",
+    "priority": "Priority",
+    "status": "Status",
+    "resolved_by": "ResolvedBy",
+    "resolved_at": "ResolvedAt",
+}
+
+
 def helpdesk(url: str, where: Path) -> None:
-    """A helpdesk table as a customer has it (no lock columns), made by the login of `url`, and the
-    sample config the page starts from in where/workbench.toml, with the substitutions it asks for: the
-    URL (and on MariaDB no schema "public")."""
+    """A helpdesk table as a customer has it (no lock columns, mixed-case column names), made by the
+    login of `url`, and the sample config the page starts from in where/workbench.toml, with the
+    substitutions it asks for: the URL, the column names (and on MariaDB no schema "public")."""
     engine = sa.create_engine(url)
     md = sa.MetaData()
     table = sa.Table(
         "cases",
         md,
-        sa.Column("case_id", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("opened_at", sa.DateTime, nullable=False),
-        sa.Column("customer", sa.String(100), nullable=False),
-        sa.Column("subject", sa.String(200), nullable=False),
-        sa.Column("priority", sa.Integer, nullable=False),
-        sa.Column("status", sa.String(20), nullable=False),
-        sa.Column("resolved_by", sa.String(50)),
-        sa.Column("resolved_at", sa.DateTime),
+        sa.Column("CaseId", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("OpenedAt", sa.DateTime, nullable=False),
+        sa.Column("Customer", sa.String(100), nullable=False),
+        sa.Column("Subject", sa.String(200), nullable=False),
+        sa.Column("Priority", sa.Integer, nullable=False),
+        sa.Column("Status", sa.String(20), nullable=False),
+        sa.Column("ResolvedBy", sa.String(50)),
+        sa.Column("ResolvedAt", sa.DateTime),
     )
     md.create_all(engine)
-    keep = {c.name for c in table.c}
     with engine.begin() as conn:
-        conn.execute(sa.insert(table), [{k: v for k, v in r.items() if k in keep} for r in data.cases(10)])
+        conn.execute(sa.insert(table), [{NAMES[k]: v for k, v in r.items() if k in NAMES} for r in data.cases(10)])
     engine.dispose()
     text = (support.REPO / "resources" / "configs" / "helpdesk.toml").read_text(encoding="utf-8")
     text = re.sub(r"(?m)^url = .*$", f'url = "{url}"', text)
+    assert 'key = "CaseId"' in PAGE.read_text(encoding="utf-8")  # the page says to, in step 2
+    for sample, ours in NAMES.items():
+        text = re.sub(rf"\b{sample}\b", ours, text)
+    assert "Priority asc" in text and "ResolvedBy = { user = true }" in text, text
     if not url.startswith("postgresql"):
         text = text.replace('schema = "public"\n', "")
     (where / "workbench.toml").write_text(text, encoding="utf-8")
@@ -142,7 +159,7 @@ def test_the_setup_page_runs_in_its_order(
     memory_keyring: Any,
 ) -> None:
     """Ends as step 8 says: alice's and bob's windows each take a different case with Next item, and
-    sue's console shows both locks, each through the person's own login."""
+    sue's console shows both locks, each through the person's own login; then alice completes hers."""
     steps = commands()
     assert [s[2] for s in steps[:4]] == ["attach", "attach", "init", "queues"], steps
     printed: dict[str, str] = {}  # what `people add PERSON` printed: the profile line the person runs
@@ -186,6 +203,15 @@ def test_the_setup_page_runs_in_its_order(
         cell = console.model.index
         board = {(cell(r, 1).data(), cell(r, HOLDER).data()) for r in range(console.model.rowCount())}
         assert {(str(held["alice"]), "alice"), (str(held["bob"]), "bob")} <= board, board
+        # And alice's window completes hers: the outcome writes the mixed-case columns, under grants.
+        window = opened["alice"].window
+        assert window is not None
+        with qtbot.waitSignal(window.session.completed, timeout=20_000):
+            qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
+        cases = sa.table("cases", sa.column("CaseId"), sa.column("Status"), sa.column("ResolvedBy"))
+        with window.session.wb.engine.connect() as conn:
+            done = conn.execute(sa.select(cases.c.Status, cases.c.ResolvedBy).where(cases.c.CaseId == held["alice"]))
+            assert done.one() == ("resolved", "alice")
         shots = os.environ.get("WORKBENCH_GUIDE_SHOTS")  # where to save the three windows as PNG, to look at
         if shots:
             for name, the in opened.items():

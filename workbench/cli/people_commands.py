@@ -23,7 +23,13 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser], common_par
         parents=[common_parser],
     )
     a.add_argument("person", metavar="PERSON", help="the login, named like the person's workbench user")
-    a.add_argument("--role", required=True, choices=["operator", "supervisor"])
+    a.add_argument(
+        "--role",
+        required=True,
+        choices=["operator", "supervisor"],
+        help="an operator works the queues; a supervisor also watches them in the console and may release or "
+        "move anyone's lock",
+    )
     a.add_argument(
         "--queues",
         metavar="Q,…",
@@ -55,7 +61,7 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser], common_par
     r = actions.add_parser(
         "remove", help="take PERSON out of workbench's roles and drop their login", parents=[common_parser]
     )
-    r.add_argument("person", metavar="PERSON")
+    r.add_argument("person", metavar="PERSON", help="the login `people add` made or found")
     r.add_argument("--keep-login", action="store_true", help="only take them out of workbench's roles")
 
 
