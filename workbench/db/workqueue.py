@@ -111,7 +111,7 @@ class WorkQueue:
             raise errors.NothingToClaim.of(problems.HELD_THROUGH, self.name, key, *elsewhere, reason="unavailable")
         if view.lock is not None and not view.lock.expired:
             raise errors.NothingToClaim.of(
-                problems.HELD_BY,
+                problems.HELD_BY if self._took(view.lock) else problems.HELD_BY_PROGRAM,
                 self.name,
                 key,
                 view.lock.owner,
