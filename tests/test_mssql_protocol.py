@@ -505,3 +505,37 @@ def test_a_lock_is_written_and_taken_away_only_through_the_queue_it_was_taken_in
         rf"AND import_rows\.wb_locked_at IS NOT NULL AND {mine}",
         taken,
     )
+
+
+def test_every_write_under_a_lock_holds_the_row_to_the_queues_work_as_the_engine_does() -> None:
+    """Issue 48: a row another program took out of the queue's work (spam, cancelled, finished) is
+    never written under a lock taken before. Every procedure carrying an operator's transition on a
+    held row (the workflow table's RowRule.HELD: save, extend, release, defer, Complete and a review's
+    verdicts) writes the queue's row only while it is in the queue's work, BoundQueue.in_work() as the
+    engine renders it for SQL Server; with a claim that moves the row into a state of its own, that is
+    waiting or in that state. The engine then says "no longer in this queue's work"."""
+    text = demo.config_text().replace("[queues.cases]\n", "[queues.cases]\nallow_defer = true\n")
+    moved = re.sub(r'(\[queues\.cases\.todo\]\n)status = \["new", "open"\]', r'\1status = "new"', text)
+    moved = moved.replace(
+        "[queues.cases.on_claim]\n", '[queues.cases.on_release]\nstatus = "new"\n\n[queues.cases.on_claim]\n'
+    )
+    moved = re.sub(r'(\[queues\.cases\.on_reopen\][^\n]*\n)status = "open"', r'\1status = "new"', moved)
+    held = {
+        name
+        for name, t in workflow.TRANSITIONS.items()
+        if t.row is workflow.RowRule.HELD and t.who is workflow.Actor.OPERATOR
+    }
+    for config, name, work in (
+        (moved, "cases", "(cases.status = 'new' OR cases.status = 'open')"),
+        (text, "imports_review", "import_rows.check_status = 'to_review'"),
+    ):
+        q = mssql_sql.bound(config, name)
+        assert flat(protocol_mssql._Sql(DIALECT, {})(q.in_work())) in work  # the engine's row rule, rendered
+        script = batches(config, name)
+        carrying = [op for op, carried in protocol_mssql.CARRIES.items() if set(carried) & held and op in script]
+        assert {"save", "extend", "release", "complete"} <= set(carrying), name
+        for op in carrying:
+            updates = re.findall(rf"UPDATE {q.table.name} SET .*?;", flat(script[op]))
+            assert updates, (name, op)
+            for update in updates:  # each outcome's, each release reason's: all of them
+                assert update.endswith(f"AND {work};") or f"AND {work} " in update, (name, op, update)

@@ -26,7 +26,7 @@ def test_the_old_programs_lock_under_the_same_name_is_not_ones_own(native_env: s
         conn.execute(sa.update(t).where(t.c.order_no == "SO-00003").values(lock_user="alice", lock_time=now))
     q = wb.queue("orders")
     assert q.mine("alice") == []  # not hers in workbench: nothing to resume
-    with pytest.raises(errors.NothingToClaim, match="held by alice"):
+    with pytest.raises(errors.NothingToClaim, match="held by another program under the name alice"):
         q.claim("alice", "SO-00003")  # not handed back as "resumed"
     claimed = q.claim_next("alice", 10)
     assert {c.lock.key for c in claimed} == {"SO-00001", "SO-00004", "SO-00005", "SO-00006"}

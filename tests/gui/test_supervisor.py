@@ -718,3 +718,38 @@ def test_a_lock_reassigned_to_its_holder_is_not_lost_and_one_reassigned_away_say
     text = operator.lost_banner.label.text()
     assert "sue" in text and "to bob" in text and "someone else" not in text
     assert "you hold it" not in text
+
+
+def test_a_lock_another_program_holds_is_shown_as_its_and_released_with_a_reason(qtbot: Any, console: Any) -> None:
+    window = console("sup")
+    ours, theirs = claim(window, "bob", 2)
+    cases = window.wb.queue("cases")
+    with window.wb.engine.begin() as conn:  # the old program locks the row under its own name and token
+        conn.execute(
+            sa.update(cases.q.table).where(cases.q.key == theirs).values(wb_locked_by="oldapp", wb_lock_token="0" * 32)
+        )
+    refreshed(qtbot, window)
+    rows = {window.model.index(r, 1).data(): r for r in range(window.model.rowCount())}
+    holder = {key: window.model.index(r, board_model.HOLDER) for key, r in rows.items()}
+    assert holder[str(ours)].data() == "bob"
+    assert holder[str(theirs)].data() == "oldapp (another program)"
+    tip = holder[str(theirs)].data(Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith("Held by another program under the name oldapp since") and "Force release" in tip
+    assert holder[str(theirs)].data(Qt.ItemDataRole.FontRole).italic()
+    assert holder[str(ours)].data(Qt.ItemDataRole.FontRole) is None
+    select(window, [theirs])
+    said: list[str] = []
+
+    def act(dialog: Any) -> None:
+        said.append(dialog.message.text())
+        dialog.reason_box.setCurrentText("the old program crashed on it")
+        dialog.confirm.click()
+
+    on_dialog(qtbot, "force_release_dialog", act)
+    window.status.setText("")
+    window.force_release()
+    qtbot.waitUntil(lambda: "Refreshed" in window.status.text(), timeout=20_000)
+    assert "Held by another program (under oldapp)" in said[0]
+    assert [lock.key for lock in cases.locks()] == [ours]
+    event = cases.history(theirs)[-1]
+    assert (event.kind.value, event.actor, event.reason) == ("force_release", "sup", "the old program crashed on it")

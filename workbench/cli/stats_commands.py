@@ -114,7 +114,7 @@ def cmd_board(args: argparse.Namespace, as_json: bool, queue: Callable[[], tuple
             [
                 [
                     r.key,
-                    r.owner,
+                    f"{r.owner} (another program)" if r.foreign else r.owner,
                     fmt(r.age.total_seconds()),
                     "expired" if r.expired else fmt(r.remaining.total_seconds()),
                     fmt(r.idle.total_seconds()),

@@ -233,12 +233,15 @@ class BoardRow(_LockTimes):
     extensions: int  # extend events under this lock
     summary: dict[str, Any]  # the queue's list columns of the item (the key is in `key`)
     due: Any = None  # the item's due time (the queue's `due` column: a date or date-time), None without one
+    # Held by another program: workbench's audit trail has no claim of this lock (a name workbench
+    # does not know, or the same name written by the old program); a supervisor may release it.
+    foreign: bool = False
 
     @classmethod
     def maker(
         cls,
     ) -> Callable[
-        [str, Any, str, dt.datetime, dt.datetime, dt.datetime, dt.datetime, int, dict[str, Any], Any], BoardRow
+        [str, Any, str, dt.datetime, dt.datetime, dt.datetime, dt.datetime, int, dict[str, Any], Any, bool], BoardRow
     ]:
         """`BoardRow(...)` with the fields in order, for a board of thousands of locks.
 
@@ -259,6 +262,7 @@ class BoardRow(_LockTimes):
             extensions: int,
             summary: dict[str, Any],
             due: Any,
+            foreign: bool = False,
         ) -> BoardRow:
             row = new(cls)
             row.__dict__.update(
@@ -272,6 +276,7 @@ class BoardRow(_LockTimes):
                 extensions=extensions,
                 summary=summary,
                 due=due,
+                foreign=foreign,
             )
             return row
 
@@ -296,6 +301,7 @@ class BoardRow(_LockTimes):
             "expired": self.expired,
             "summary": dict(self.summary),
             "due": self.due_shown,
+            "another_program": self.foreign,
         }
 
     @property

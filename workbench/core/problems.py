@@ -53,6 +53,10 @@ NOTHING_BUT_OWN_WORK = (
 )
 LIMIT_REACHED = "you already hold {1} item(s) in {0}, the most this queue allows ({2}); complete or release one first"
 HELD_BY = "{0} {1} is held by {2} since {3} (until {4})"
+HELD_BY_PROGRAM = (
+    "{0} {1} is held by another program under the name {2} since {3}: workbench does not take it before {4}; "
+    "a supervisor can release it"
+)
 HELD_THROUGH = "{0} {1} is held by {2} through queue {3}: it is worked on there until it is given back"
 OWN_WORK = "{0} {1} is your own work; someone else reviews it (four eyes)"
 REASSIGN_TO_DOER = "{0} {1} is {2}'s own work: reassign its review to someone else (four eyes)"

@@ -160,6 +160,30 @@ class AuditTrail:
         row = conn.execute(stmt).first()
         return row is not None and row.event == models.EventKind.CLAIM.value and row.owner == user
 
+    def holders(self, conn: sa.Connection, keys: list[str], per_statement: int) -> dict[str, str]:
+        """took() for many items at once: {item key: the user the item's newest claim or end of a lock
+        is a claim for}; an item whose newest such event ends a lock, or that has none, is left out.
+        `keys` as the trail keeps them (text), at most `per_statement` in one statement."""
+        t = self.table
+        newest = (
+            sa.select(t.c.item_key, sa.func.max(t.c.id).label("wb_id"))
+            .where(
+                t.c.queue == self.queue,
+                t.c.item_key.in_(sa.bindparam("wb_keys", expanding=True)),
+                t.c.event.in_(_CLAIM_OR_END),
+            )
+            .group_by(t.c.item_key)
+            .subquery("wb_newest")
+        )
+        stmt = sa.select(t.c.item_key, t.c.event, t.c.owner).join(newest, t.c.id == newest.c.wb_id)
+        found: dict[str, str] = {}
+        unique = sorted(set(keys))
+        for i in range(0, len(unique), per_statement):
+            for item, event, owner in conn.execute(stmt, {"wb_keys": unique[i : i + per_statement]}):
+                if event == models.EventKind.CLAIM.value and owner is not None:
+                    found[item] = owner
+        return found
+
     def last_event(self, conn: sa.Connection, key: Any) -> models.Event | None:
         """The newest event of an item, whatever it was."""
         t = self.table

@@ -63,6 +63,14 @@ class Diagnosis:
             )
         return errors.LockLost(happened, queue=q.name, key=key, cause="other_queue", holder=holder, happened=happened)
 
+    def left_work(self, conn: sa.Connection, key: Any) -> bool:
+        """The row is no longer in this queue's work (BoundQueue.in_work): another program or a hand
+        moved it out since it was claimed. Where the lock lives in the row the fence says so already;
+        where it lives in a lock table the lock is intact and only the row tells."""
+        q = self.q
+        found = conn.execute(sa.select(q.key).select_from(q.source).where(q.key == key, q.in_work())).first()
+        return found is None
+
     def explain(
         self, conn: sa.Connection, key: Any, token: str, user: str, doing: str = "work on"
     ) -> errors.WorkbenchError:

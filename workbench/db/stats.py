@@ -166,7 +166,9 @@ def board(
     each with the aggregates of its audit rows (`_activity_of_each_lock` on PostgreSQL,
     `_packed_activity` on MySQL/MariaDB, `_activity_per_lock` on SQLite). On SQL Server and
     for a table without a token column, three: the clock; the locked rows; the audit aggregates of
-    exactly those items (see `_activity`).
+    exactly those items (see `_activity`); for a table without a token column a fourth, whose lock
+    the trail says workbench took (AuditTrail.holders). A lock workbench did not take is marked as
+    another program's (BoardRow.foreign).
     """
     with _collector_paused():
         return _board_rows(conn, q, trail, limit)
@@ -229,13 +231,19 @@ def _board_rows(
     stmt = stmt.where(*held).order_by(q.time, q.key).limit(limit)
     activity: dict[Any, Any] = {}
     rows: Iterable[Any]
+    holders: dict[str, str] | None = None
     if merged:
         rows = _streamed(conn, stmt)
     else:  # the audit aggregates need every locked key first
         rows = conn.execute(stmt).all()
         if not rows:
             return []
-        activity = _activity(conn, q, trail, [str(row[0]) for row in rows], every_lock=len(rows) < limit)
+        keys = [str(row[0]) for row in rows]
+        activity = _activity(conn, q, trail, keys, every_lock=len(rows) < limit)
+        if not q.shape.stable_token:
+            # Without a token column a lock is workbench's when the trail's last word on the item is a
+            # claim for its holder (AuditTrail.took); with one, when the trail has activity under its token.
+            holders = trail.holders(conn, keys, q.backend.keys_per_statement)
     names = [c.name for c in q.list_columns]
     width = len(names)
     legacy = not q.shape.stable_token
@@ -255,6 +263,9 @@ def _board_rows(
             last, extensions = _legacy_lock_activity(activity.get(str(key), ()))
         else:
             last, extensions = activity.get((str(key), audit_mod.token_digest(rest[width])), (None, 0))
+        foreign = last is None if holders is None else holders.get(str(key)) != owner
+        if foreign:  # the activity of an earlier lock of workbench's on the item is not this lock's
+            last, extensions = None, 0
         result.append(
             make(
                 name,
@@ -267,6 +278,7 @@ def _board_rows(
                 extensions,
                 dict(zip(names, rest, strict=False)),
                 due_at,
+                foreign,
             )
         )
     return result

@@ -111,7 +111,7 @@ class WorkQueue:
             raise errors.NothingToClaim.of(problems.HELD_THROUGH, self.name, key, *elsewhere, reason="unavailable")
         if view.lock is not None and not view.lock.expired:
             raise errors.NothingToClaim.of(
-                problems.HELD_BY,
+                problems.HELD_BY if self._took(view.lock) else problems.HELD_BY_PROGRAM,
                 self.name,
                 key,
                 view.lock.owner,
@@ -756,6 +756,15 @@ class WorkQueue:
             if refused is not None:
                 raise refused
             lock = self.check(user, key, token, "extend")  # raises LockLost if it is not ours any more
+            # Still ours, and refused: the row left the queue's work (said as for Save and Complete),
+            # or the extension is at its limit.
+            left = self.db.read(
+                lambda conn: (
+                    self.lost.elsewhere(conn, key, "extend", holder=user) if self.lost.left_work(conn, key) else None
+                )
+            )
+            if left is not None:
+                raise left
             limit = q.config.max_lock_seconds
             raise errors.ExtendLimitReached(
                 f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}"

@@ -31,6 +31,7 @@ COLUMNS = (
     QT_TRANSLATE_NOOP("BoardModel", "Extended"),
     QT_TRANSLATE_NOOP("BoardModel", "Due"),
 )  # English; translated where shown (header, CSV)
+HOLDER = 3
 CLAIMED_AT = 4
 DUE = 9  # time to the item's due time (queues with a `due` column)
 AGE = 5  # the column the board sorts by at first (oldest locks first); then time left, idle
@@ -145,6 +146,8 @@ class BoardModel(QAbstractTableModel):
             Qt.ItemDataRole.ToolTipRole,
         ):
             return self._due_mark(row, role)
+        if column == HOLDER and row.foreign and role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole):
+            return self._program_mark(row, role)
         if role == Qt.ItemDataRole.ToolTipRole and column <= CLAIMED_AT:  # the whole text, where a column elides it
             return self._text(row, column)
         if role == Qt.ItemDataRole.ToolTipRole and column in (6, 7):
@@ -176,7 +179,9 @@ class BoardModel(QAbstractTableModel):
             return str(row.key)
         if column == 2:
             return _summary(row)
-        if column == 3:
+        if column == HOLDER:
+            if row.foreign:  # a lock workbench did not take: the old program's, under this name
+                return QCoreApplication.translate("BoardModel", "{0} (another program)").format(row.owner)
             return row.owner
         if column == 4:
             return times.moment(row.locked_at)
@@ -198,6 +203,19 @@ class BoardModel(QAbstractTableModel):
             # The form's words: a shorter "vor 2 Tg. 03 h" read as a moment past, not as how late the item is.
             return times.until_due(seconds)
         return str(row.extensions)
+
+    def _program_mark(self, row: Any, role: int) -> Any:
+        """A lock another program holds: in italics, and the tooltip says what it means for the supervisor."""
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return QCoreApplication.translate(
+                "BoardModel",
+                "Held by another program under the name {0} since {1}: workbench did not take this lock and "
+                "does not hand the item out before it expires ({2}). Force release frees it now, with a reason "
+                "kept in the item's history; do so only when that program no longer works on it.",
+            ).format(row.owner, times.moment(row.locked_at), times.moment(row.expires_at))
+        font = QFont()
+        font.setItalic(True)
+        return font
 
     def _due_mark(self, row: Any, role: int) -> Any:
         """An overdue item in the theme's error colour, bold; the due time itself in the tooltip."""

@@ -59,6 +59,10 @@ TEMPLATES = (
     ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is held by {2} since {3} (until {4})"),
     QT_TRANSLATE_NOOP(
+        "Problem",
+        "{0} {1} is held by another program under the name {2} since {3}: workbench does not take it before {4}; a supervisor can release it",  # noqa: E501
+    ),
+    QT_TRANSLATE_NOOP(
         "Problem", "{0} {1} is held by {2} through queue {3}: it is worked on there until it is given back"
     ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is your own work; someone else reviews it (four eyes)"),

@@ -117,15 +117,22 @@ class ForceReleaseDialog(_ReasonDialog):
         items = _items(rows, titles or {})
         count = len(rows)
         self.setWindowTitle(self.tr("Force release"))
-        self.message.setText(
-            self.tr("Take %n item(s) away from {0} and put them back in the queue?", "", count).format(
-                ", ".join(holders)
-            )
-            + f"\n{items}\n\n"
-            + self.tr(
+        text = self.tr("Take %n item(s) away from {0} and put them back in the queue?", "", count).format(
+            ", ".join(holders)
+        )
+        text += f"\n{items}"
+        # Locks workbench did not take: no window of ours to tell, and the other program goes on.
+        programs = sorted({r.owner for r in rows if getattr(r, "foreign", False)})
+        if not all(getattr(r, "foreign", False) for r in rows):
+            text += "\n\n" + self.tr(
                 "Their windows say who did it and why within a few seconds; unsaved edits stay with them as a draft."
             )
-        )
+        if programs:
+            text += "\n\n" + self.tr(
+                "Held by another program (under {0}): workbench did not take these locks, and that program "
+                "is not told. Release them only when it no longer works on them."
+            ).format(", ".join(programs))
+        self.message.setText(text)
         self.confirm.setText(self.tr("Force release %n item(s)", "", count))
 
 

@@ -59,6 +59,14 @@
         <translation>−{0}</translation>
     </message>
     <message>
+        <source>{0} (another program)</source>
+        <translation>{0} (anderes Programm)</translation>
+    </message>
+    <message>
+        <source>Held by another program under the name {0} since {1}: workbench did not take this lock and does not hand the item out before it expires ({2}). Force release frees it now, with a reason kept in the item&apos;s history; do so only when that program no longer works on it.</source>
+        <translation>Von einem anderen Programm unter dem Namen {0} gesperrt, seit {1}: workbench hat diese Sperre nicht gesetzt und gibt den Eintrag nicht heraus, bevor sie abläuft ({2}). Die Zwangsfreigabe gibt ihn sofort frei, mit einem Grund im Verlauf des Eintrags; nur verwenden, wenn jenes Programm nicht mehr daran arbeitet.</translation>
+    </message>
+    <message>
         <source>(s)</source>
         <translation>(s)</translation>
     </message>
@@ -760,6 +768,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>Force release</source>
         <translation>Zwangsfreigabe</translation>
+    </message>
+    <message>
+        <source>Held by another program (under {0}): workbench did not take these locks, and that program is not told. Release them only when it no longer works on them.</source>
+        <translation>Von einem anderen Programm gesperrt (unter {0}): workbench hat diese Sperren nicht gesetzt, und jenes Programm erfährt nichts davon. Nur freigeben, wenn es nicht mehr daran arbeitet.</translation>
     </message>
     <message numerus="yes">
         <source>Force release %n item(s)</source>
@@ -1923,6 +1935,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>{0} {1} is held by {2} since {3} (until {4})</source>
         <translation>{0} {1} wird von {2} bearbeitet, seit {3} (bis {4})</translation>
+    </message>
+    <message>
+        <source>{0} {1} is held by another program under the name {2} since {3}: workbench does not take it before {4}; a supervisor can release it</source>
+        <translation>{0} {1} ist von einem anderen Programm unter dem Namen {2} gesperrt, seit {3}: workbench übernimmt es nicht vor {4}; ein Supervisor kann es freigeben</translation>
     </message>
     <message>
         <source>{0} {1} is held by {2} through queue {3}: it is worked on there until it is given back</source>

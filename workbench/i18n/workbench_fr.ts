@@ -59,6 +59,14 @@
         <translation>expiré depuis {0}</translation>
     </message>
     <message>
+        <source>{0} (another program)</source>
+        <translation>{0} (autre programme)</translation>
+    </message>
+    <message>
+        <source>Held by another program under the name {0} since {1}: workbench did not take this lock and does not hand the item out before it expires ({2}). Force release frees it now, with a reason kept in the item&apos;s history; do so only when that program no longer works on it.</source>
+        <translation>Détenu par un autre programme sous le nom {0} depuis {1} : workbench n’a pas posé ce verrou et ne distribue pas l’élément avant son expiration ({2}). La libération forcée le libère tout de suite, avec un motif conservé dans l’historique de l’élément ; à faire seulement quand ce programme n’y travaille plus.</translation>
+    </message>
+    <message>
         <source>(s)</source>
         <translation>(s)</translation>
     </message>
@@ -760,6 +768,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>Force release</source>
         <translation>Libération forcée</translation>
+    </message>
+    <message>
+        <source>Held by another program (under {0}): workbench did not take these locks, and that program is not told. Release them only when it no longer works on them.</source>
+        <translation>Détenus par un autre programme (sous {0}) : workbench n’a pas posé ces verrous, et ce programme n’en est pas averti. Ne les libérez que quand il n’y travaille plus.</translation>
     </message>
     <message numerus="yes">
         <source>Force release %n item(s)</source>
@@ -1923,6 +1935,10 @@ Configuration : {1}</translation>
     <message>
         <source>{0} {1} is held by {2} since {3} (until {4})</source>
         <translation>{0} {1} est détenu par {2} depuis {3} (jusqu’à {4})</translation>
+    </message>
+    <message>
+        <source>{0} {1} is held by another program under the name {2} since {3}: workbench does not take it before {4}; a supervisor can release it</source>
+        <translation>{0} {1} est détenu par un autre programme sous le nom {2} depuis {3} : workbench ne le prend pas avant {4} ; un superviseur peut le libérer</translation>
     </message>
     <message>
         <source>{0} {1} is held by {2} through queue {3}: it is worked on there until it is given back</source>
