@@ -94,6 +94,45 @@ def test_a_foreign_key_is_a_lookup_searched_in_the_database(native_env: support.
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_a_search_ignores_the_case_of_letters_beyond_ascii(native_env: support.Env) -> None:
+    """SQLite's LIKE folds A-Z only; every database finds "Müller" by "MÜL" and "École" by "é"."""
+    env = native_env
+    _orders(env)
+    customers = sa.Table("customers", sa.MetaData(), autoload_with=env.engine)
+    with env.engine.begin() as conn:
+        conn.execute(
+            sa.insert(customers),
+            [
+                {"id": 201, "name": "Müller GmbH", "city": "Graz"},
+                {"id": 202, "name": "MÜLLER AG", "city": "Bern"},
+                {"id": 203, "name": "École Horlogère", "city": "Genf"},
+                {"id": 204, "name": "Café Émile", "city": "Lyon"},
+                {"id": 205, "name": "Mulled Wine Co", "city": "Hull"},  # "mul", not "mül": never found by it
+            ],
+        )
+    _, op = _op(env, ORDERS_CONFIG)
+
+    def keys(text: str) -> set[int]:
+        return {c.key for c in op.lookup_search("orders", "customer_id", text) if c.key > 200}
+
+    # MariaDB compares in the column's collation, which by default ignores accents too ("é" finds
+    # "Customer", "ü" may find "y"): there the rows wanted are among those found.
+    exact = env.backend != "mariadb"
+    for texts, wanted in (
+        (("MÜL", "mül", "Mül"), {201, 202}),
+        (("é", "É"), {203, 204}),  # the first starts with it, the second contains it
+        (("ÉMILE", "émile"), {204}),
+        (("horlogÈre",), {203}),
+    ):
+        for text in texts:
+            assert keys(text) == wanted if exact else keys(text) >= wanted, text
+    assert op.lookup_search("orders", "customer_id", "école")[0].key == 203  # a prefix first
+    # The command line's display text too, whatever its case.
+    assert op.resolve_lookups("orders", {"customer_id": "müller gmbh"}) == {"customer_id": 201}
+    assert op.resolve_lookups("orders", {"customer_id": "CAFÉ ÉMILE"}) == {"customer_id": 204}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
 def test_save_and_complete_refuse_a_value_the_related_table_lacks(native_env: support.Env) -> None:
     env = native_env
     _orders(env)

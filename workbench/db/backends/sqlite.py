@@ -28,10 +28,16 @@ except ImportError:  # Windows
 
 BUSY_MS = 30_000
 DIGEST_FUNCTION = "workbench_token_digest"  # SQLite has no SHA-256 of its own: ours, on every connection
+FOLD_FUNCTION = "workbench_casefold"  # SQLite's lower() and LIKE fold ASCII letters only: ours folds all
+
+
+def _casefold(text: Any) -> Any:
+    return text.casefold() if isinstance(text, str) else text
 
 
 def _add_functions(dbapi_conn: Any) -> None:
     dbapi_conn.create_function(DIGEST_FUNCTION, 1, digests.token_digest, deterministic=True)
+    dbapi_conn.create_function(FOLD_FUNCTION, 1, _casefold, deterministic=True)
 
 
 class SqliteBackend(Backend):
@@ -173,9 +179,14 @@ class SqliteBackend(Backend):
         return conn.execute(stmt).first() is not None
 
     def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
-        # LIKE ignores the case of ASCII letters already; the column plain, so an index with
-        # COLLATE NOCASE on it serves a prefix (SQLite's LIKE optimisation).
-        return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
+        # LIKE ignores the case of ASCII letters only ("mül" would miss "MÜLLER"). ASCII text: the
+        # column plain, so an index with COLLATE NOCASE on it serves a prefix (SQLite's LIKE
+        # optimisation). Other text: both sides case-folded by Python (str.casefold, registered on
+        # every connection), which reads the whole table, as a contains search does anyway.
+        if text.isascii():
+            return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
+        folded = sa.func.workbench_casefold(column, type_=sa.String())  # FOLD_FUNCTION
+        return folded.like(like_pattern(text.casefold(), how), escape=LIKE_ESCAPE)
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt  # the write transaction (BEGIN IMMEDIATE) already excludes every other writer
