@@ -264,3 +264,41 @@ def test_under_grants_an_operator_searches_and_checks_the_related_table(
     ann.save(held, {"vendor": "Iris Telecom"})
     with pg.engine("ann").begin() as conn, pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
         conn.execute(sa.text("UPDATE vendors SET city = 'x'"))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_attach_suggests_the_index_a_large_related_tables_search_reads(native_env: support.Env) -> None:
+    """From 10,000 rows, `attach` suggests (never makes) the index the lookup's search can read; once
+    the table has it, or one that serves, nothing. The primary key on vendors.name serves MariaDB's
+    LIKE; SQLite's LIKE wants COLLATE NOCASE, PostgreSQL's ILIKE a trigram index."""
+    from workbench.db import attach
+    from workbench.services import admin
+
+    env = native_env
+    wb = env.demo(case_rows=1, import_rows=1)
+    assert not admin.attach(wb, "imports", apply=False).suggested  # a few vendors: nothing to suggest
+    vendors = schema.vendors(sa.MetaData())
+    rows = [{"name": f"Vendor {i:05d}", "city": "Riga"} for i in range(attach.SEARCH_INDEX_ROWS)]
+    with env.engine.begin() as conn:
+        conn.execute(sa.insert(vendors), rows)
+    plan = admin.attach(wb, "imports", apply=True)
+    if env.backend == "mariadb":
+        assert not plan.suggested and "vendors" not in plan.ddl
+        return
+    wanted = {
+        "sqlite": 'CREATE INDEX wb_vendors_name_search ON vendors (name COLLATE "NOCASE")',
+        "postgresql": "CREATE INDEX wb_vendors_name_search ON vendors USING gin (name gin_trgm_ops)",
+    }[env.backend]
+    assert plan.suggested and f"-- suggested, not applied by --apply:\n-- {wanted};" in plan.ddl
+    assert any("lookup vendor searches vendors.name (10,0" in note for note in plan.notes)
+    with env.engine.begin() as conn:
+        assert "wb_vendors_name_search" not in {i["name"] for i in sa.inspect(conn).get_indexes("vendors")}
+        if env.backend == "postgresql":
+            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            # An ordinary index on the column does not serve ILIKE: still suggested.
+            conn.exec_driver_sql("CREATE INDEX vendors_name_plain ON vendors (name)")
+    assert admin.attach(wb, "imports", apply=False).suggested
+    with env.engine.begin() as conn:
+        conn.exec_driver_sql(wanted.replace("wb_vendors_name_search", "vendors_by_name"))
+    again = admin.attach(wb, "imports", apply=False)
+    assert not again.suggested and "vendors" not in again.ddl

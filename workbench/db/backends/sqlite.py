@@ -16,7 +16,7 @@ from sqlalchemy import event
 from workbench.core import errors
 from workbench.db import digests
 from workbench.db.backends import indexes
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern, search_index_name
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -187,6 +187,17 @@ class SqliteBackend(Backend):
             return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
         folded = sa.func.workbench_casefold(column, type_=sa.String())  # FOLD_FUNCTION
         return folded.like(like_pattern(text.casefold(), how), escape=LIKE_ESCAPE)
+
+    def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[sa.Index | None, str | None]:
+        # LIKE reads an index range only where the index compares as LIKE does: COLLATE NOCASE (an
+        # index in the default BINARY collation does not serve it, whatever its columns).
+        nocase = sa.text(
+            "SELECT 1 FROM pragma_index_list(:table) AS il JOIN pragma_index_xinfo(il.name) AS ix "
+            "WHERE ix.seqno = 0 AND ix.name = :column AND upper(ix.coll) = 'NOCASE' AND il.partial = 0"
+        )
+        if conn.execute(nocase, {"table": column.table.name, "column": column.name}).first():
+            return None, None
+        return sa.Index(search_index_name(column), sa.collate(column, "NOCASE")), None
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt  # the write transaction (BEGIN IMMEDIATE) already excludes every other writer
