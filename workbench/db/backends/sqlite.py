@@ -182,11 +182,25 @@ class SqliteBackend(Backend):
         # LIKE ignores the case of ASCII letters only ("mül" would miss "MÜLLER"). ASCII text: the
         # column plain, so an index with COLLATE NOCASE on it serves a prefix (SQLite's LIKE
         # optimisation). Other text: both sides case-folded by Python (str.casefold, registered on
-        # every connection), which reads the whole table, as a contains search does anyway.
+        # every connection), which reads every row it is asked of.
         if text.isascii():
             return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
+        wanted = text.casefold()
         folded = sa.func.workbench_casefold(column, type_=sa.String())  # FOLD_FUNCTION
-        return folded.like(like_pattern(text.casefold(), how), escape=LIKE_ESCAPE)
+        match = folded.like(like_pattern(wanted, how), escape=LIKE_ESCAPE)
+        if how == "contains":
+            return match  # anywhere in the text: only reading every row finds it
+        # A prefix (or the whole text): narrowed first to what an index reads, "mö" to rows starting
+        # with m or M, "é" to rows starting with a letter beyond ASCII (whose first byte sorts after
+        # every ASCII one). A row whose first letters fold to ASCII from beyond it (the Kelvin sign,
+        # "ſ", "ﬁ") escapes the narrowing: it is found by the "contains" search instead.
+        ascii_run = wanted[: next((i for i, c in enumerate(wanted) if not c.isascii()), len(wanted))]
+        narrow: sa.ColumnElement[bool]
+        if ascii_run:
+            narrow = column.like(like_pattern(ascii_run, "prefix"), escape=LIKE_ESCAPE)
+        else:
+            narrow = column >= sa.literal("\u0080", sa.String())
+        return sa.and_(narrow, match)
 
     def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[sa.Index | None, str | None]:
         # LIKE reads an index range only where the index compares as LIKE does: COLLATE NOCASE (an
