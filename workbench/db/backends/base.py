@@ -210,6 +210,10 @@ class Backend:
         search). Portable: both sides lowered, which no index serves; the backends do better."""
         return sa.func.lower(column).like(like_pattern(text.lower(), how), escape=LIKE_ESCAPE)
 
+    def search_order(self, column: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
+        """The order a lookup's search lists its rows in (before the key): here the display column."""
+        return [column]
+
     def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[sa.Index | None, str | None]:
         """The index that lets text_match's prefix search read `column` (a lookup's display column)
         in order instead of the whole table, unless one the table has already serves (None); and a

@@ -33,6 +33,14 @@ class PostgresqlBackend(Backend):
         # ILIKE: case-insensitive in every locale, and a trigram index (pg_trgm) serves it where one exists.
         return column.ilike(like_pattern(text, how), escape=LIKE_ESCAPE)
 
+    def search_order(self, column: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
+        # Not the column itself: its b-tree (a primary key, a unique name) would give that order, and
+        # for ORDER BY … LIMIT 50 the planner walks it filtering by ILIKE, expecting 50 matches early;
+        # "ka" matches sort after a third of the table, which it then reads (97 ms where the trigram
+        # index and a sort of the 6,000 matches take a few). An order no index gives makes it use
+        # the trigram index; and the case-insensitive order is the one a picker wants.
+        return [sa.func.lower(column), column]
+
     def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[sa.Index | None, str | None]:
         # ILIKE reads no b-tree; a trigram index (pg_trgm's gin_trgm_ops) serves it, a prefix and
         # text inside names alike. pg_trgm ships with PostgreSQL (contrib); a database has it once
