@@ -174,6 +174,12 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _vendor_shown(app: QApplication, window: main_window.MainWindow) -> None:
+    """Wait until the vendor picker shows its row ("Harbor Freight Partners (Aarhus)"), which it
+    reads from the vendors table after showing the bare key."""
+    _until(app, lambda: window.form.field("vendor").text().endswith(")"), "the vendor's row")
+
+
 def _review_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
     """Four eyes: dana reviews a line ann verified (the review queue never serves it to ann)."""
     from workbench.db import service
@@ -201,6 +207,7 @@ def _source_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
     window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports"))
     _claim(app, window)
     _until(app, lambda: window.source_pane.showing == "pdf", "the scan")
+    _vendor_shown(app, window)
     _settle(app)
     window.grab().save(str(out / "source.png"))
     window.close()

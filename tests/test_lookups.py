@@ -94,6 +94,45 @@ def test_a_foreign_key_is_a_lookup_searched_in_the_database(native_env: support.
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_a_search_ignores_the_case_of_letters_beyond_ascii(native_env: support.Env) -> None:
+    """SQLite's LIKE folds A-Z only; every database finds "Müller" by "MÜL" and "École" by "é"."""
+    env = native_env
+    _orders(env)
+    customers = sa.Table("customers", sa.MetaData(), autoload_with=env.engine)
+    with env.engine.begin() as conn:
+        conn.execute(
+            sa.insert(customers),
+            [
+                {"id": 201, "name": "Müller GmbH", "city": "Graz"},
+                {"id": 202, "name": "MÜLLER AG", "city": "Bern"},
+                {"id": 203, "name": "École Horlogère", "city": "Genf"},
+                {"id": 204, "name": "Café Émile", "city": "Lyon"},
+                {"id": 205, "name": "Mulled Wine Co", "city": "Hull"},  # "mul", not "mül": never found by it
+            ],
+        )
+    _, op = _op(env, ORDERS_CONFIG)
+
+    def keys(text: str) -> set[int]:
+        return {c.key for c in op.lookup_search("orders", "customer_id", text) if c.key > 200}
+
+    # MariaDB compares in the column's collation, which by default ignores accents too ("é" finds
+    # "Customer", "ü" may find "y"): there the rows wanted are among those found.
+    exact = env.backend != "mariadb"
+    for texts, wanted in (
+        (("MÜL", "mül", "Mül"), {201, 202}),
+        (("é", "É"), {203, 204}),  # the first starts with it, the second contains it
+        (("ÉMILE", "émile"), {204}),
+        (("horlogÈre",), {203}),
+    ):
+        for text in texts:
+            assert keys(text) == wanted if exact else keys(text) >= wanted, text
+    assert op.lookup_search("orders", "customer_id", "école")[0].key == 203  # a prefix first
+    # The command line's display text too, whatever its case.
+    assert op.resolve_lookups("orders", {"customer_id": "müller gmbh"}) == {"customer_id": 201}
+    assert op.resolve_lookups("orders", {"customer_id": "CAFÉ ÉMILE"}) == {"customer_id": 204}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
 def test_save_and_complete_refuse_a_value_the_related_table_lacks(native_env: support.Env) -> None:
     env = native_env
     _orders(env)
@@ -225,3 +264,41 @@ def test_under_grants_an_operator_searches_and_checks_the_related_table(
     ann.save(held, {"vendor": "Iris Telecom"})
     with pg.engine("ann").begin() as conn, pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
         conn.execute(sa.text("UPDATE vendors SET city = 'x'"))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_attach_suggests_the_index_a_large_related_tables_search_reads(native_env: support.Env) -> None:
+    """From 10,000 rows, `attach` suggests (never makes) the index the lookup's search can read; once
+    the table has it, or one that serves, nothing. The primary key on vendors.name serves MariaDB's
+    LIKE; SQLite's LIKE wants COLLATE NOCASE, PostgreSQL's ILIKE a trigram index."""
+    from workbench.db import attach
+    from workbench.services import admin
+
+    env = native_env
+    wb = env.demo(case_rows=1, import_rows=1)
+    assert not admin.attach(wb, "imports", apply=False).suggested  # a few vendors: nothing to suggest
+    vendors = schema.vendors(sa.MetaData())
+    rows = [{"name": f"Vendor {i:05d}", "city": "Riga"} for i in range(attach.SEARCH_INDEX_ROWS)]
+    with env.engine.begin() as conn:
+        conn.execute(sa.insert(vendors), rows)
+    plan = admin.attach(wb, "imports", apply=True)
+    if env.backend == "mariadb":
+        assert not plan.suggested and "vendors" not in plan.ddl
+        return
+    wanted = {
+        "sqlite": 'CREATE INDEX wb_vendors_name_search ON vendors (name COLLATE "NOCASE")',
+        "postgresql": "CREATE INDEX wb_vendors_name_search ON vendors USING gin (name gin_trgm_ops)",
+    }[env.backend]
+    assert plan.suggested and f"-- suggested, not applied by --apply:\n-- {wanted};" in plan.ddl
+    assert any("lookup vendor searches vendors.name (10,0" in note for note in plan.notes)
+    with env.engine.begin() as conn:
+        assert "wb_vendors_name_search" not in {i["name"] for i in sa.inspect(conn).get_indexes("vendors")}
+        if env.backend == "postgresql":
+            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            # An ordinary index on the column does not serve ILIKE: still suggested.
+            conn.exec_driver_sql("CREATE INDEX vendors_name_plain ON vendors (name)")
+    assert admin.attach(wb, "imports", apply=False).suggested
+    with env.engine.begin() as conn:
+        conn.exec_driver_sql(wanted.replace("wb_vendors_name_search", "vendors_by_name"))
+    again = admin.attach(wb, "imports", apply=False)
+    assert not again.suggested and "vendors" not in again.ddl

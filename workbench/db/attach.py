@@ -13,7 +13,7 @@ from sqlalchemy.schema import CreateIndex
 
 from workbench.config import model
 from workbench.core import errors
-from workbench.db import backends, dberrors, filters, mapping, values
+from workbench.db import backends, dberrors, filters, lookups, mapping, values
 from workbench.db.backends.indexes import column_name
 
 
@@ -96,6 +96,41 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         indexes.append(index)
     notes += _guessable_fence(queue, binder)
     return AttachPlan(queue=queue.name, table=full, add_columns=add, indexes=indexes, notes=notes)
+
+
+# A lookup's related table from this many rows gets a search index suggested: below it, reading the
+# whole table per keystroke takes a few milliseconds (docs/explanation/performance.md, "Lookups").
+SEARCH_INDEX_ROWS = 10_000
+
+
+def search_indexes(conn: sa.Connection, found: list[lookups.Lookup]) -> tuple[list[sa.Index], list[str]]:
+    """Indexes that let the lookups' searches read their related tables' display columns by index
+    (Backend.search_index), for related tables of SEARCH_INDEX_ROWS rows or more that have none;
+    suggested, never made: the related table is not the queue's. And notes saying why."""
+    indexes: list[sa.Index] = []
+    notes: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for lookup in found:
+        where = (lookup.table.fullname, lookup.display.name)
+        if where in seen:
+            continue
+        seen.add(where)
+        rows = conn.execute(sa.select(sa.func.count()).select_from(lookup.table)).scalar() or 0
+        if rows < SEARCH_INDEX_ROWS:
+            continue
+        index, note = lookup.backend.search_index(conn, lookup.display)
+        if index is None and note is None:
+            continue
+        told = f"lookup {lookup.field} searches {lookup.table.name}.{lookup.display.name} ({rows:,} rows)"
+        if index is not None:
+            notes.append(
+                f"suggested, not applied: {told}; the index below lets each keystroke's search read an index "
+                "instead of the whole table; the related table's owner may create it" + (f"; {note}" if note else "")
+            )
+            indexes.append(index)
+        elif note is not None:
+            notes.append(f"{told}: {note}")
+    return indexes, notes
 
 
 def _lock_table_plan(

@@ -50,7 +50,7 @@ class Lookup:
         """Rows whose display starts with `text` (whatever the case), then those containing it, in
         display order, at most `limit`: two bounded queries, the first one an index can serve."""
         text, limit = text.strip(), max(1, min(limit, SEARCH_LIMIT))
-        order = (self.display, self.key)
+        order = (*self.backend.search_order(self.display), self.key)
         if not text:
             return self._choices(conn.execute(self._select().order_by(*order).limit(limit)))
         starts = self.backend.text_match(self.display, text, "prefix")

@@ -133,13 +133,14 @@ class Workbench:
         console's figures), bound to the same queue as queue(name)."""
         return supervision.Supervision(self.queue(name))
 
-    def validate(self, *, attaching: bool = False) -> None:
+    def validate(self, *, attaching: bool = False) -> dict[str, mapping.BoundQueue]:
         """Check the whole config against the database: every queue's names, types and workflow
         rules, as a claim would. Changes nothing; raises ConfigError with the file, key and fix.
+        Returns the queues bound to their tables.
 
         attaching: check the tables as `attach --apply` would leave them (lock columns added).
         """
-        self.db.read(lambda conn: self._check(conn, attaching=attaching, schema=False))
+        return self.db.read(lambda conn: self._check(conn, attaching=attaching, schema=False))
 
     def _check(self, conn: sa.Connection, *, attaching: bool, schema: bool) -> dict[str, mapping.BoundQueue]:
         """The one place a config is bound to its tables: every queue, or a ConfigError."""

@@ -58,7 +58,8 @@ def create(directory: Path, *, overwrite: bool = False) -> Path:
         populate(wb.engine)
         wb.init()
         attach_all(wb)
-    invoices.write_all(directory, list(data.imports()))  # the scans the import lines name
+    cities = {vendor["name"]: vendor["city"] for vendor in data.vendors()}
+    invoices.write_all(directory, list(data.imports()), cities)  # the scans the import lines name
     return config_path
 
 

@@ -21,18 +21,20 @@ def scan_path(row: Mapping[str, Any]) -> str:
     return f"{SCAN_DIR}/{row['invoice_no']}-{row['row_id']}.pdf"
 
 
-def write_all(directory: Path, rows: list[Mapping[str, Any]]) -> int:
-    """Write the scan of every row that names one; how many were written."""
+def write_all(directory: Path, rows: list[Mapping[str, Any]], cities: Mapping[str, str] | None = None) -> int:
+    """Write the scan of every row that names one; how many were written. `cities`: each vendor's
+    city as the vendors table has it (the picker shows "Harbor Freight Partners (Aarhus)" beside the
+    scan, whose letterhead must say the same)."""
     (directory / SCAN_DIR).mkdir(parents=True, exist_ok=True)
     written = 0
     for row in rows:
         if row.get("scan"):
-            (directory / str(row["scan"])).write_bytes(invoice_pdf(row))
+            (directory / str(row["scan"])).write_bytes(invoice_pdf(row, (cities or {}).get(str(row["vendor"]))))
             written += 1
     return written
 
 
-def invoice_pdf(row: Mapping[str, Any]) -> bytes:
+def invoice_pdf(row: Mapping[str, Any], city: str | None = None) -> bytes:
     """An invoice as the vendor sent it: the values the import should have read (the import drops
     some IBANs, which the scan shows)."""
     amount = decimal.Decimal(row["amount"] or 0)
@@ -42,7 +44,7 @@ def invoice_pdf(row: Mapping[str, Any]) -> bytes:
     currency = row["currency"]
     first = [
         ("F2", 20, 50, 770, str(row["vendor"])),
-        ("F1", 10, 50, 752, "Industriestrasse 12, 70565 Stuttgart"),
+        ("F1", 10, 50, 752, "12 Market Street" + (f", {city}" if city else "")),
         ("F2", 16, 50, 690, "INVOICE"),
         ("F1", 11, 50, 665, f"Invoice no.: {row['invoice_no']}"),
         ("F1", 11, 50, 648, f"Invoice date: {row['invoice_date']:%d.%m.%Y}" if row["invoice_date"] else ""),

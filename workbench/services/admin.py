@@ -61,9 +61,13 @@ def attach(wb: Workbench, queue: str, *, apply: bool) -> Attached:
     config = wb.config.queues[queue]
     # The whole config first, against the tables as they will be: nothing changes for a config that
     # `next` would refuse.
-    wb.validate(attaching=True)
+    bound = wb.validate(attaching=True)[queue]
     with dberrors.translated(), wb.engine.begin() as conn:
         plan = attach_mod.plan(conn, config, wb.config.path)
+        # A large related table of a lookup: the index its search wants, suggested beside the queue's.
+        searched, search_notes = attach_mod.search_indexes(conn, list(bound.lookups.values()))
+        plan.suggested += searched
+        plan.notes += search_notes
         ddl = attach_mod.render(conn, plan)
         if apply and not plan.empty:
             attach_mod.apply(conn, plan)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from workbench.db.backends import indexes
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern, search_index_name
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -32,6 +32,46 @@ class PostgresqlBackend(Backend):
     def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
         # ILIKE: case-insensitive in every locale, and a trigram index (pg_trgm) serves it where one exists.
         return column.ilike(like_pattern(text, how), escape=LIKE_ESCAPE)
+
+    def search_order(self, column: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
+        # Not the column itself: its b-tree (a primary key, a unique name) would give that order, and
+        # for ORDER BY … LIMIT 50 the planner walks it filtering by ILIKE, expecting 50 matches early;
+        # "ka" matches sort after a third of the table, which it then reads (97 ms where the trigram
+        # index and a sort of the 6,000 matches take a few). An order no index gives makes it use
+        # the trigram index; and the case-insensitive order is the one a picker wants.
+        return [sa.func.lower(column), column]
+
+    def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[sa.Index | None, str | None]:
+        # ILIKE reads no b-tree; a trigram index (pg_trgm's gin_trgm_ops) serves it, a prefix and
+        # text inside names alike. pg_trgm ships with PostgreSQL (contrib); a database has it once
+        # CREATE EXTENSION ran there.
+        table = column.table
+        trigrams = sa.text(
+            "SELECT 1 FROM pg_catalog.pg_index i "
+            "JOIN pg_catalog.pg_opclass o ON o.oid = i.indclass[0] "
+            "JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] "
+            "WHERE i.indrelid = to_regclass(:table) AND a.attname = :column "
+            "AND o.opcname IN ('gin_trgm_ops', 'gist_trgm_ops') AND i.indpred IS NULL"
+        )
+        qualified = conn.dialect.identifier_preparer.format_table(table)
+        if conn.execute(trigrams, {"table": qualified, "column": column.name}).first():
+            return None, None
+        installed, available = conn.execute(
+            sa.text(
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'pg_trgm'), "
+                "EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'pg_trgm')"
+            )
+        ).one()
+        if not available:
+            return None, (
+                f"this PostgreSQL has no pg_trgm extension: a search of {table.name}.{column.name} reads the "
+                "whole table; install PostgreSQL's contrib package to have a trigram index serve it"
+            )
+        index = sa.Index(
+            search_index_name(column), column, postgresql_using="gin", postgresql_ops={column.name: "gin_trgm_ops"}
+        )
+        first = None if installed else "run CREATE EXTENSION pg_trgm; in this database (as its owner) before it"
+        return index, first
 
     def engine_options(
         self, url: sa.URL, db: model.DatabaseConfig, create: bool

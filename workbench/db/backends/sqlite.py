@@ -16,7 +16,7 @@ from sqlalchemy import event
 from workbench.core import errors
 from workbench.db import digests
 from workbench.db.backends import indexes
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern, search_index_name
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -28,10 +28,16 @@ except ImportError:  # Windows
 
 BUSY_MS = 30_000
 DIGEST_FUNCTION = "workbench_token_digest"  # SQLite has no SHA-256 of its own: ours, on every connection
+FOLD_FUNCTION = "workbench_casefold"  # SQLite's lower() and LIKE fold ASCII letters only: ours folds all
+
+
+def _casefold(text: Any) -> Any:
+    return text.casefold() if isinstance(text, str) else text
 
 
 def _add_functions(dbapi_conn: Any) -> None:
     dbapi_conn.create_function(DIGEST_FUNCTION, 1, digests.token_digest, deterministic=True)
+    dbapi_conn.create_function(FOLD_FUNCTION, 1, _casefold, deterministic=True)
 
 
 class SqliteBackend(Backend):
@@ -173,9 +179,39 @@ class SqliteBackend(Backend):
         return conn.execute(stmt).first() is not None
 
     def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
-        # LIKE ignores the case of ASCII letters already; the column plain, so an index with
-        # COLLATE NOCASE on it serves a prefix (SQLite's LIKE optimisation).
-        return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
+        # LIKE ignores the case of ASCII letters only ("mül" would miss "MÜLLER"). ASCII text: the
+        # column plain, so an index with COLLATE NOCASE on it serves a prefix (SQLite's LIKE
+        # optimisation). Other text: both sides case-folded by Python (str.casefold, registered on
+        # every connection), which reads every row it is asked of.
+        if text.isascii():
+            return column.like(like_pattern(text, how), escape=LIKE_ESCAPE)
+        wanted = text.casefold()
+        folded = sa.func.workbench_casefold(column, type_=sa.String())  # FOLD_FUNCTION
+        match = folded.like(like_pattern(wanted, how), escape=LIKE_ESCAPE)
+        if how == "contains":
+            return match  # anywhere in the text: only reading every row finds it
+        # A prefix (or the whole text): narrowed first to what an index reads, "mö" to rows starting
+        # with m or M, "é" to rows starting with a letter beyond ASCII (whose first byte sorts after
+        # every ASCII one). A row whose first letters fold to ASCII from beyond it (the Kelvin sign,
+        # "ſ", "ﬁ") escapes the narrowing: it is found by the "contains" search instead.
+        ascii_run = wanted[: next((i for i, c in enumerate(wanted) if not c.isascii()), len(wanted))]
+        narrow: sa.ColumnElement[bool]
+        if ascii_run:
+            narrow = column.like(like_pattern(ascii_run, "prefix"), escape=LIKE_ESCAPE)
+        else:
+            narrow = column >= sa.literal("\u0080", sa.String())
+        return sa.and_(narrow, match)
+
+    def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[sa.Index | None, str | None]:
+        # LIKE reads an index range only where the index compares as LIKE does: COLLATE NOCASE (an
+        # index in the default BINARY collation does not serve it, whatever its columns).
+        nocase = sa.text(
+            "SELECT 1 FROM pragma_index_list(:table) AS il JOIN pragma_index_xinfo(il.name) AS ix "
+            "WHERE ix.seqno = 0 AND ix.name = :column AND upper(ix.coll) = 'NOCASE' AND il.partial = 0"
+        )
+        if conn.execute(nocase, {"table": column.table.name, "column": column.name}).first():
+            return None, None
+        return sa.Index(search_index_name(column), sa.collate(column, "NOCASE")), None
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt  # the write transaction (BEGIN IMMEDIATE) already excludes every other writer
