@@ -324,13 +324,16 @@ class Operator(Service):
 
     def opening(self) -> Opening:
         """What a window shows first, in one read transaction: every queue's layout (binding the config
-        to the tables), this user's locks with their list lines, the start page's counts; and where the
-        change feed starts (the first changes() answers from there)."""
+        to the tables), this user's locks with their list lines, the start page's counts, how each queue's
+        claim runs (asked here, not at the first Next item); and where the change feed starts (the first
+        changes() answers from there)."""
         with self.wb.db.one_read():
             layouts = {name: self.layout(name) for name in self.queues}
             mine = {name: self.mine(name) for name in self.queues}
             lines = {name: self.summaries(name, [lock.key for lock in locks]) for name, locks in mine.items() if locks}
             counts = self._queue_counts()
+            for name in self.queues:
+                self.wb.queue(name).ask_ahead()
             self.changes()
         return Opening(layouts, mine, lines, counts)
 
