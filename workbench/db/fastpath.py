@@ -238,11 +238,12 @@ class FastStatement:
                 # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
                 held.prepared.discard(self.name)
                 return self._execute(held, values, repaired=True)
-            except errors.UndefinedFunction:
+            except (errors.UndefinedFunction, errors.InvalidSchemaName):
                 if self._setup is None or repaired:
                     raise
-                # The session's own function went (DISCARD TEMP) while the statement stayed: make it
-                # again; the statement is planned anew on its next run.
+                # The session's own function went (DISCARD TEMP, or the first call's transaction
+                # failed and took the function, and the session's temporary schema made with it)
+                # while the statement stayed: make it again; the statement is planned anew.
                 with conn.lock:
                     self._run_setup(held)
                 return self._execute(held, values, repaired=True)
@@ -308,7 +309,7 @@ class FastStatement:
         _one_result(conn, prepared)
         # Prepared statements are the session's, not the transaction's: this one stays when the run
         # fails and rolls the setup back, and its next run finds the setup gone and makes it again
-        # (UndefinedFunction, _execute).
+        # (UndefinedFunction or InvalidSchemaName, _execute).
         held.prepared.add(self.name)
         return results
 

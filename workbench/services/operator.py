@@ -338,35 +338,61 @@ class Operator(Service):
         return Opening(layouts, mine, lines, counts)
 
     def _queue_counts(self) -> list[QueueCount]:
+        figures = self._queue_figures()
         counts = []
         for name, config in self.wb.config.queues.items():
-            work = self.wb.queue(name)
-            waiting, overdue, deferred = self._queue_figures(name, work)
+            waiting, overdue, deferred = figures[name]
             counts.append(
                 QueueCount(
                     queue=name,
                     title=config.title,
                     waiting=waiting,
-                    mine=len(work.mine(self.user)),  # the user's own locks: few, by index, always current
+                    mine=len(
+                        self.wb.queue(name).mine(self.user)
+                    ),  # the user's own locks: few, by index, always current
                     overdue=overdue,
                     deferred=deferred,
                 )
             )
         return counts
 
-    def _queue_figures(self, name: str, work: Any) -> tuple[int, int | None, int]:
-        """Waiting, overdue and deferred items of one queue, as counted within `[app] counts_every`:
+    def _queue_figures(self) -> dict[str, tuple[int, int | None, int]]:
+        """Waiting, overdue and deferred items per queue, as counted within `[app] counts_every`:
         with next-after-complete off the start page shows after every Complete, and a hundred windows
-        counting each time cost the server more than their claims and Completes (issue 42)."""
+        counting each time cost the server more than their claims and Completes (issue 42). The
+        figures come from the database's counts table, counted there by one window per queue and
+        interval for every window (db/counts.py), except a queue whose conditions name the user."""
         now = time.monotonic()
+        every = self.wb.config.app.counts_every
+        found: dict[str, tuple[int, int | None, int]] = {}
+        shared: dict[str, Any] = {}
+        cached_names: set[str] = set()
+        for name in self.wb.config.queues:
+            with self._counted_lock:
+                cached = self._counted.get(name)
+            if cached is not None and now - cached[0] < every:
+                found[name] = cached[1:]
+                cached_names.add(name)
+                continue
+            work = self.wb.queue(name)
+
+            def count(work: Any = work) -> tuple[int, int | None, int]:
+                return (
+                    work.count_waiting(WAITING_CAP, self.user),
+                    work.count_overdue(WAITING_CAP),
+                    work.count_deferred(),
+                )
+
+            if work.q.names_user:
+                found[name] = count()
+            else:
+                shared[name] = count
+        found.update(self.wb.counts.figures(shared, every))
         with self._counted_lock:
-            cached = self._counted.get(name)
-        if cached is not None and now - cached[0] < self.wb.config.app.counts_every:
-            return cached[1:]
-        figures = (work.count_waiting(WAITING_CAP, self.user), work.count_overdue(WAITING_CAP), work.count_deferred())
-        with self._counted_lock:
-            self._counted[name] = (now, *figures)
-        return figures
+            for name, figures in found.items():
+                if name not in cached_names:
+                    self._counted[name] = (now, *figures)
+        return found
 
     def _counted_change(self, queue: str, waiting: int = 0, deferred: int = 0) -> None:
         """This user's own claim, release or deferral changes the counted figures at once: the start
