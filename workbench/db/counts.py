@@ -26,9 +26,14 @@ from collections.abc import Callable, Iterable
 import sqlalchemy as sa
 
 from workbench.core import errors
-from workbench.db import clock, connect
+from workbench.db import clock, connect, dberrors
 
 Figures = tuple[int, int | None, int]  # waiting, overdue (None: the queue names no due column), deferred
+
+
+class Refused(Exception):
+    """The counts table was refused inside one_read(), whose transaction it may have ended: read
+    again (the next read counts alone, SharedCounts.shared is False now)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,8 +60,13 @@ class SharedCounts:
             return {name: count() for name, count in counters.items()}
         try:
             rows = self.db.read(lambda conn: self._read(conn, counters))
-        except errors.NotPermitted:
+        except (errors.NotPermitted, sa.exc.DBAPIError) as exc:
+            if not _refused(exc):
+                raise
             self.shared = False
+            if self.db.in_one_read():
+                # PostgreSQL ended the joined transaction with the refusal: the caller reads again.
+                raise Refused(str(exc)) from exc
             return {name: count() for name, count in counters.items()}
         found: dict[str, Figures] = {}
         stale: dict[str, _Row] = {}
@@ -74,7 +84,9 @@ class SharedCounts:
                 found.update(self._first({name: counters[name]() for name in missing}))
             if stale:
                 found.update(self._recounted(stale, counters))
-        except errors.NotPermitted:
+        except (errors.NotPermitted, sa.exc.DBAPIError) as exc:
+            if not _refused(exc):
+                raise
             self.shared = False
             return {name: found.get(name) or count() for name, count in counters.items()}
         return found
@@ -146,3 +158,9 @@ class SharedCounts:
         with contextlib.suppress(errors.InvalidValue):  # the duplicate key (IntegrityError)
             self.db.write(lambda conn: conn.execute(insert))
         return counted
+
+
+def _refused(exc: Exception) -> bool:
+    """Did the database refuse this login the counts table (a grant missing)? MySQL/MariaDB's
+    "command denied" is not translated into NotPermitted (dberrors.translated)."""
+    return isinstance(exc, errors.NotPermitted) or (isinstance(exc, sa.exc.DBAPIError) and dberrors.is_denied(exc))

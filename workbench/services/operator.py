@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import workbench.services.sources as sources  # not `from workbench.services`: no cycle with the package
 from workbench import fieldspec
 from workbench.core import errors, models
-from workbench.db import published, service
+from workbench.db import counts, published, service
 from workbench.services.base import QueueLayout, Service
 
 
@@ -319,14 +319,24 @@ class Operator(Service):
     def queue_counts(self) -> list[QueueCount]:
         """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks
         (one read transaction for them all)."""
-        with self.wb.db.one_read():
-            return self._queue_counts()
+        try:
+            with self.wb.db.one_read():
+                return self._queue_counts()
+        except counts.Refused:  # the counts table refused this login: counted here from now on
+            with self.wb.db.one_read():
+                return self._queue_counts()
 
     def opening(self) -> Opening:
         """What a window shows first, in one read transaction: every queue's layout (binding the config
         to the tables), this user's locks with their list lines, the start page's counts, how each queue's
         claim runs (asked here, not at the first Next item); and where the change feed starts (the first
         changes() answers from there)."""
+        try:
+            return self._opening()
+        except counts.Refused:  # the counts table refused this login: counted here from now on
+            return self._opening()
+
+    def _opening(self) -> Opening:
         with self.wb.db.one_read():
             layouts = {name: self.layout(name) for name in self.queues}
             mine = {name: self.mine(name) for name in self.queues}
