@@ -5,6 +5,7 @@ server's work."""
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
 from typing import Any
 
@@ -87,3 +88,22 @@ def test_a_login_refused_the_counts_table_counts_for_itself(native_env: support.
         with admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql(f'DROP OWNED BY "{login}"')
             conn.exec_driver_sql(f'DROP ROLE "{login}"')
+
+
+def test_figures_another_window_counted_are_kept_only_for_what_is_left_of_the_interval(
+    native_env: support.Env,
+) -> None:
+    """`counts_every` stays the ceiling: figures read when they were already nearly that old are
+    counted again when the interval ends, not a whole interval after they were read."""
+    env = native_env
+    first = env.demo(case_rows=6)
+    services.Operator(first, "ann").queue_counts()
+    other = env.open(env.demo_config())
+    counted = _counting(other)
+    _age_counts(first, first.config.app.counts_every - 1)
+    window = services.Operator(other, "bob")
+    window.queue_counts()
+    assert counted == []  # read, not counted: another window counted them 29 s ago
+    time.sleep(1.5)
+    window.queue_counts()
+    assert counted, "the same window kept figures older than counts_every"

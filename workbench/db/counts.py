@@ -50,14 +50,15 @@ class SharedCounts:
         self.db, self.table = db, table
         self.shared = True  # False once the database refused this login the table: count alone
 
-    def figures(self, counters: dict[str, Callable[[], Figures]], every: float) -> dict[str, Figures]:
-        """The figures of each queue in `counters` ({queue: its count}), none older than `every`
-        seconds but by the moment one window takes to count: read from the table, counted here
-        (with `counters[queue]`) only for the queues whose turn this window took."""
+    def figures(self, counters: dict[str, Callable[[], Figures]], every: float) -> dict[str, tuple[Figures, float]]:
+        """The figures of each queue in `counters` ({queue: its count}) and their age in seconds,
+        none older than `every` but by the moment one window takes to count: read from the table,
+        counted here (with `counters[queue]`) only for the queues whose turn this window took. A
+        caller keeping them should keep them `every` minus their age (counts_every the ceiling)."""
         if not counters:
             return {}
         if not self.shared:
-            return {name: count() for name, count in counters.items()}
+            return {name: (count(), 0.0) for name, count in counters.items()}
         try:
             rows = self.db.read(lambda conn: self._read(conn, counters))
         except (errors.NotPermitted, sa.exc.DBAPIError) as exc:
@@ -67,8 +68,8 @@ class SharedCounts:
             if self.db.in_one_read():
                 # PostgreSQL ended the joined transaction with the refusal: the caller reads again.
                 raise Refused(str(exc)) from exc
-            return {name: count() for name, count in counters.items()}
-        found: dict[str, Figures] = {}
+            return {name: (count(), 0.0) for name, count in counters.items()}
+        found: dict[str, tuple[Figures, float]] = {}
         stale: dict[str, _Row] = {}
         missing: list[str] = []
         for name in counters:
@@ -76,19 +77,19 @@ class SharedCounts:
             if row is None:
                 missing.append(name)
             elif row.age < every:
-                found[name] = row.figures
+                found[name] = (row.figures, max(0.0, row.age))
             else:
                 stale[name] = row
         try:
             if missing:
                 found.update(self._first({name: counters[name]() for name in missing}))
             if stale:
-                found.update(self._recounted(stale, counters))
+                found.update(self._recounted(stale, counters, every))
         except (errors.NotPermitted, sa.exc.DBAPIError) as exc:
             if not _refused(exc):
                 raise
             self.shared = False
-            return {name: found.get(name) or count() for name, count in counters.items()}
+            return {name: found.get(name) or (count(), 0.0) for name, count in counters.items()}
         return found
 
     def _read(self, conn: sa.Connection, names: Iterable[str]) -> dict[str, _Row]:
@@ -104,9 +105,12 @@ class SharedCounts:
             for queue, waiting, overdue, deferred, turn, at, now in rows
         }
 
-    def _recounted(self, stale: dict[str, _Row], counters: dict[str, Callable[[], Figures]]) -> dict[str, Figures]:
+    def _recounted(
+        self, stale: dict[str, _Row], counters: dict[str, Callable[[], Figures]], every: float
+    ) -> dict[str, tuple[Figures, float]]:
         """The figures of the stale queues: counted here for those whose turn this window takes (one
-        transaction takes them all, one more writes what was counted), the row's for the others."""
+        transaction takes them all, one more writes what was counted), the row's for the others
+        (as old as `every`: read again next time, when the counting window has written them)."""
         t = self.table
 
         def take(conn: sa.Connection) -> list[str]:
@@ -122,7 +126,7 @@ class SharedCounts:
             return taken
 
         taken = self.db.write(take)
-        found = {name: row.figures for name, row in stale.items() if name not in taken}
+        found = {name: (row.figures, every) for name, row in stale.items() if name not in taken}
         counted = {name: counters[name]() for name in taken}
 
         def write(conn: sa.Connection) -> None:
@@ -135,9 +139,9 @@ class SharedCounts:
 
         if counted:
             self.db.write(write)
-        return found | counted
+        return found | {name: (figures, 0.0) for name, figures in counted.items()}
 
-    def _first(self, counted: dict[str, Figures]) -> dict[str, Figures]:
+    def _first(self, counted: dict[str, Figures]) -> dict[str, tuple[Figures, float]]:
         """The queues' first rows, in one transaction. Where another window made one at the same
         moment, the duplicate key undoes them all: its rows stand, and a later window makes the rest."""
         t = self.table
@@ -157,7 +161,7 @@ class SharedCounts:
         )
         with contextlib.suppress(errors.InvalidValue):  # the duplicate key (IntegrityError)
             self.db.write(lambda conn: conn.execute(insert))
-        return counted
+        return {name: (figures, 0.0) for name, figures in counted.items()}
 
 
 def _refused(exc: Exception) -> bool:

@@ -397,11 +397,15 @@ class Operator(Service):
                 found[name] = count()
             else:
                 shared[name] = count
-        found.update(self.wb.counts.figures(shared, every))
+        ages: dict[str, float] = {}
+        for name, (figures, age) in self.wb.counts.figures(shared, every).items():
+            found[name], ages[name] = figures, age
         with self._counted_lock:
             for name, figures in found.items():
                 if name not in cached_names:
-                    self._counted[name] = (now, *figures)
+                    # Kept for what is left of the interval: figures another window counted 20 s ago
+                    # are counted again 10 s from now (counts_every the ceiling).
+                    self._counted[name] = (now - ages.get(name, 0.0), *figures)
         return found
 
     def _counted_change(self, queue: str, waiting: int = 0, deferred: int = 0) -> None:
