@@ -166,3 +166,25 @@ def test_a_stale_lock_the_claim_cannot_serve_leaves_the_free_items_to_it(native_
     with wb.engine.connect() as conn:
         kept = conn.execute(sa.text("SELECT wb_locked_by FROM cases WHERE case_id = :k"), {"k": finished}).scalar()
     assert kept == "zed"  # not the claim's to take: its item is finished
+
+
+def test_a_first_call_that_fails_rolls_its_function_back_and_the_next_makes_it_again(
+    native_env: support.Env,
+) -> None:
+    """The first call on a connection makes the function, prepares the call and runs it in one
+    transaction (fastpath's setup): a run that fails takes the function with it while the prepared
+    call stays with the session, and the next call makes the function again instead of failing."""
+    from workbench.db import fastpath
+
+    wb = native_env.demo(case_rows=2)
+    setup = "CREATE OR REPLACE FUNCTION pg_temp.wb_test_div(integer) RETURNS integer LANGUAGE sql AS 'SELECT 10 / $1'"
+    call = sa.text("SELECT pg_temp.wb_test_div(:n) AS q").bindparams(sa.bindparam("n", type_=sa.Integer()))
+    fast = fastpath.FastStatement(wb.db.held, call, {"n": 0}, setup=setup)
+    with pytest.raises(errors.InvalidValue, match="division by zero"):
+        fast.rows({"n": 0})
+    assert fast.rows({"n": 5}) == [(2,)]
+    assert fast.rows({"n": 2}) == [(5,)]
+    # A setup the database refuses is said as such: nothing was prepared or run.
+    refused = fastpath.FastStatement(wb.db.held, call, {"n": 0}, setup="CREATE FUNCTION nowhere.f() RETURNS int")
+    with pytest.raises(fastpath.SetupRefused):
+        refused.rows({"n": 1})

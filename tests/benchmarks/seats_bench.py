@@ -30,7 +30,9 @@ directly ("direct", where max_connections leaves room for two connections a wind
 throwaway PgBouncer (pool_mode transaction, `pooler = "transaction"` in the config;
 `--no-pgbouncer` leaves it out); at the first size also directly with the start page counted after
 every Complete (`counts_every` 0, the reference: what a window asked of the server before issue 42;
-`--no-reference` leaves it out); then through `--dsn` when given (a pooler started by hand in front
+`--no-reference` leaves it out) and with each window counting its start page for itself every
+`counts_every` (as before issue 51, when the counts table was not shared; `--no-unshared` leaves it
+out); then through `--dsn` when given (a pooler started by hand in front
 of the same server; it must reach the database named `wb_seats`).
 
     python -m tests.benchmarks.seats_bench --seats 100 --duration 60
@@ -117,6 +119,7 @@ class Plan:
     check_every: int
     counts_every: int
     pooler: str  # [database] pooler: "transaction" through PgBouncer
+    shared_counts: bool = True  # False: each window counts its start page itself (before issue 51)
     threads: int = 4  # threads of this process that run the windows' due steps
 
 
@@ -192,6 +195,7 @@ def seat(plan: Plan, number: int, result: SeatResult) -> Schedule:
     while wb is None and _going(plan):
         try:
             wb = service.Workbench.open(config)
+            wb.counts.shared = plan.shared_counts
             op = services.Operator(wb, f"op{number:04d}")
             # The window's start: bind the queue, the user's locks and their lines, the counts.
             op.layout(harness.QUEUE)
@@ -424,6 +428,7 @@ def run_round(
             check_every=args.check_every,
             counts_every=args.counts_every,
             pooler=pooler,
+            shared_counts=args.shared_counts,
             threads=args.threads,
         )
         for index in range(processes)
@@ -584,6 +589,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--check-every", type=int, default=model.AppConfig().check_every)
     parser.add_argument("--counts-every", type=int, default=model.AppConfig().counts_every)
     parser.add_argument(
+        "--no-unshared",
+        dest="unshared",
+        action="store_false",
+        help="leave out the round (at the first size) whose windows count their start page each for itself",
+    )
+    parser.add_argument(
         "--no-reference",
         dest="reference",
         action="store_false",
@@ -631,7 +642,11 @@ def main(argv: list[str] | None = None) -> int:
         for index, seats in enumerate(args.seat_counts):
             # The start page counted after every Complete, as before issue 42: at the first size only.
             reference = [("direct, counts each time", None, 0, "none")] if args.reference and index == 0 else []
-            for route, dsn, counts_every, pooler in routes + reference:
+            # Each window counting for itself every counts_every, as before issue 51: at the first size only.
+            unshared = (
+                [("direct, counts per window", None, args.counts_every, "none")] if args.unshared and index == 0 else []
+            )
+            for route, dsn, counts_every, pooler in routes + unshared + reference:
                 name = f"{seats} {route}"
                 if dsn is None and not direct_fits(seats, args.supervisors, limit):
                     lines.append(
@@ -639,7 +654,9 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     continue
                 url, _ = harness.build_workbench_db(target, DATABASE, args.rows, pooler=pooler)
-                round_args = argparse.Namespace(**{**vars(args), "counts_every": counts_every})
+                round_args = argparse.Namespace(
+                    **{**vars(args), "counts_every": counts_every, "shared_counts": "per window" not in route}
+                )
                 result, server = run_round(
                     target, dsn or url, seats, round_args, pooler, bouncer if route == "PgBouncer" else None
                 )

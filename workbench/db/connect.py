@@ -226,6 +226,10 @@ class Database:
             finally:
                 self._joined.conn = None
 
+    def in_one_read(self) -> bool:
+        """Is this thread inside one_read() (its reads joined in one transaction)?"""
+        return getattr(self._joined, "conn", None) is not None
+
     def write(self, fn: Callable[[sa.Connection], T]) -> T:
         """Run `fn` in one short write transaction (BEGIN IMMEDIATE on SQLite), committed at the end."""
         return self._run(fn, write=True)

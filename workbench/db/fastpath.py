@@ -139,6 +139,15 @@ class HeldConnections:
                 item.conn.close()
 
 
+class SetupRefused(Exception):
+    """A statement's setup (FastStatement's `setup`) was refused by the database: e.g. no TEMPORARY
+    privilege for a function of the session's own. Nothing was prepared or run; `error` says why."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class FastStatement:
     """One compiled statement with its constant parameters; `rows()` / `run()` bind the per-call values."""
 
@@ -208,13 +217,16 @@ class FastStatement:
                 pgconn.send_query_params(self._query, tx.dump_sequence(values, self._formats))
                 results = conn.wait(self._exchange(pgconn))
             else:
-                if self.name not in held.prepared:
-                    self._run_setup(held)
-                    pgconn.send_prepare(self.name, self._query)
-                    _one_result(conn, conn.wait(self._exchange(pgconn)))
-                    held.prepared.add(self.name)
-                pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
-                results = conn.wait(self._exchange(pgconn))
+                if self.name not in held.prepared and self._setup is not None and not repaired:
+                    results = self._made_and_run(held, tx.dump_sequence(values, self._formats))
+                else:
+                    if self.name not in held.prepared:
+                        self._run_setup(held)
+                        pgconn.send_prepare(self.name, self._query)
+                        _one_result(conn, conn.wait(self._exchange(pgconn)))
+                        held.prepared.add(self.name)
+                    pgconn.send_query_prepared(self.name, tx.dump_sequence(values, self._formats))
+                    results = conn.wait(self._exchange(pgconn))
         if len(results) != 1 or results[0].status != self._tuples_ok:
             from psycopg import errors
 
@@ -226,11 +238,12 @@ class FastStatement:
                 # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
                 held.prepared.discard(self.name)
                 return self._execute(held, values, repaired=True)
-            except errors.UndefinedFunction:
+            except (errors.UndefinedFunction, errors.InvalidSchemaName):
                 if self._setup is None or repaired:
                     raise
-                # The session's own function went (DISCARD TEMP) while the statement stayed: make it
-                # again; the statement is planned anew on its next run.
+                # The session's own function went (DISCARD TEMP, or the first call's transaction
+                # failed and took the function, and the session's temporary schema made with it)
+                # while the statement stayed: make it again; the statement is planned anew.
                 with conn.lock:
                     self._run_setup(held)
                 return self._execute(held, values, repaired=True)
@@ -263,6 +276,41 @@ class FastStatement:
             with contextlib.suppress(OperationalError):
                 pgconn.exit_pipeline_mode()
         _one_result(conn, settings)
+        return results
+
+    def _made_and_run(self, held: _Held, params: Sequence[Any]) -> list[Any]:
+        """The first call on a connection: the setup, the statement's preparation and its first run in
+        one pipeline ending in one Sync, so one implicit transaction and one round trip (a window's
+        first Next item makes its claim function and claims in one transaction). The statement's
+        results; SetupRefused where the setup itself failed (nothing prepared, nothing run)."""
+        from psycopg import OperationalError, generators
+
+        assert self._setup is not None
+        conn, pgconn = held.dbapi, held.pgconn
+        pgconn.enter_pipeline_mode()
+        try:
+            pgconn.send_query_params(self._setup, None)
+            pgconn.send_prepare(self.name, self._query)
+            pgconn.send_query_prepared(self.name, params)
+            pgconn.pipeline_sync()
+            conn.wait(generators.send(pgconn))
+            made = conn.wait(generators.fetch_many(pgconn))
+            prepared = conn.wait(generators.fetch_many(pgconn))
+            results: list[Any] = conn.wait(generators.fetch_many(pgconn))
+            conn.wait(generators.fetch_many(pgconn))  # the Sync's
+        finally:
+            # A connection lost half way cannot leave pipeline mode; it is dropped (rows()).
+            with contextlib.suppress(OperationalError):
+                pgconn.exit_pipeline_mode()
+        try:
+            _one_result(conn, made)
+        except self.dialect.loaded_dbapi.Error as exc:
+            raise SetupRefused(exc) from exc
+        _one_result(conn, prepared)
+        # Prepared statements are the session's, not the transaction's: this one stays when the run
+        # fails and rolls the setup back, and its next run finds the setup gone and makes it again
+        # (UndefinedFunction or InvalidSchemaName, _execute).
+        held.prepared.add(self.name)
         return results
 
     def _run_setup(self, held: _Held) -> None:

@@ -594,6 +594,11 @@ class BoundQueue:
         """The rows of this queue; conditions on the claiming user compare with `user` (all pass when None)."""
         return [b.clause(user) for b in self.scope]
 
+    @property
+    def names_user(self) -> bool:
+        """Does a condition of scope or todo name the claiming user (so the waiting items differ per user)?"""
+        return any(isinstance(b.value, model.Relative) and b.value.kind == "user" for b in (*self.scope, *self.todo))
+
     def todo_clause(self, user: Any = None) -> sa.ColumnElement[bool]:
         """The rows that are work to do (for `user`, where the queue's conditions name the claimer)."""
         return sa.and_(*(b.clause(user) for b in self.todo))

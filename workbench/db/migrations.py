@@ -86,6 +86,10 @@ def _v11(conn: sa.Connection, metadata: sa.MetaData) -> None:
     conn.execute(sa.schema.DropIndex(item_index, if_exists=True))
 
 
+def _v12(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    metadata.tables[_qualified(metadata, tables.COUNTS_TABLE)].create(conn, checkfirst=True)
+
+
 def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
     """Create the separate lock tables a config names besides workbench's own; returns those created."""
     metadata, _, _ = tables.build_metadata(schema, engine)
@@ -116,6 +120,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "reviews (four eyes)", _v9),
     Migration(10, "groups of users a queue may serve only", _v10),
     Migration(11, "the audit trail keyed by item on PostgreSQL", _v11),
+    Migration(12, "the start page's counts per queue, shared by every window", _v12),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

@@ -314,6 +314,7 @@ _GRANTED = (
     tables.VERSION_TABLE,
     tables.ROLES_TABLE,
     tables.GROUPS_TABLE,
+    tables.COUNTS_TABLE,
 )
 
 
@@ -386,6 +387,8 @@ def plan(
         # Four eyes: workbench's own review writes reach the database's checks (protocol.py), which
         # record a chosen Complete's review themselves and admit only workbench's changes of one.
         f"GRANT SELECT, INSERT, UPDATE ON {wb_tables[tables.REVIEWS_TABLE]} TO {operator}",
+        # The start page's counts, kept by whichever window counts for everyone (db/counts.py).
+        f"GRANT SELECT, INSERT, UPDATE ON {wb_tables[tables.COUNTS_TABLE]} TO {operator}",
         *(f"GRANT USAGE ON SEQUENCE {seq} TO {operator}" for seq in sequences if seq),
         (
             f"GRANT SELECT ON {wb_tables[tables.SETTINGS_TABLE]}, {wb_tables[tables.VERSION_TABLE]}, "

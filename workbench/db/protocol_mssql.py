@@ -251,6 +251,7 @@ class _Builder:
                 tables.DEFERRALS_TABLE,
                 tables.NOTES_TABLE,
                 tables.REVIEWS_TABLE,
+                tables.COUNTS_TABLE,
             )
         }
         return [
@@ -279,6 +280,9 @@ class _Builder:
             # Four eyes: who did what waits for review is read by all and written only by the procedures.
             f"GRANT SELECT ON {own[tables.REVIEWS_TABLE]} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {own[tables.REVIEWS_TABLE]} TO {operator};",
+            # The start page's counts, kept by whichever window counts for everyone (db/counts.py):
+            # figures shown, nothing decided on them.
+            f"GRANT SELECT, INSERT, UPDATE ON {own[tables.COUNTS_TABLE]} TO {operator};",
             (
                 f"GRANT SELECT ON {own[tables.DEFERRALS_TABLE]} TO {operator};\n"
                 f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"

@@ -11,6 +11,7 @@ from workbench.core import errors
 from workbench.db import (
     claims,
     connect,
+    counts,
     enforcement,
     lockshapes,
     lookups,
@@ -34,6 +35,7 @@ class Workbench:
         own = {t.name: t for t in self._metadata.tables.values()}
         self.cooldown_table, self.notes_table = own[tables.COOLDOWN_TABLE], own[tables.NOTES_TABLE]
         self.deferrals_table, self.reviews_table = own[tables.DEFERRALS_TABLE], own[tables.REVIEWS_TABLE]
+        self.counts = counts.SharedCounts(self.db, own[tables.COUNTS_TABLE])
         self._queues: dict[str, workqueue.WorkQueue] = {}
         self._method: claims.ClaimMethod | None = None
         self._schema_checked = False

@@ -1,5 +1,5 @@
-"""workbench's own tables (audit, notes, deferrals, reviews, cool-down, settings, roles, groups, locks, version)
-in one MetaData."""
+"""workbench's own tables (audit, notes, deferrals, reviews, cool-down, settings, roles, groups, counts, locks,
+version) in one MetaData."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 AUDIT_TABLE = "workbench_audit"
 AUDIT_ITEM_INDEX = "ix_workbench_audit_item"  # the trail by item, where `id` is its key (not PostgreSQL)
@@ -20,6 +20,7 @@ NOTES_TABLE = "workbench_notes"
 DEFERRALS_TABLE = "workbench_deferrals"
 REVIEWS_TABLE = "workbench_reviews"
 GROUPS_TABLE = "workbench_groups"
+COUNTS_TABLE = "workbench_counts"
 LOCKS_TABLE = "workbench_locks"  # the separate lock table (shape 5) unless a queue names another
 ROLE_NAMES = ("supervisor", "operator")
 DIALECT = "workbench_dialect"  # MetaData.info key: the database the tables are built for (None: any)
@@ -256,6 +257,18 @@ def build_metadata(
         sa.Column("added_by", sa.String(128), nullable=False),
         sa.Column("added_at", _datetime(metadata), nullable=False),
         **_only(metadata, mysql_charset="utf8mb4", mariadb_charset="utf8mb4"),
+    )
+    # The start page's counts per queue, kept for every window (workbench.db.counts): one row per
+    # queue, counted again by one window when older than `[app] counts_every`; `turn` says which.
+    sa.Table(
+        COUNTS_TABLE,
+        metadata,
+        sa.Column("queue", sa.String(100), primary_key=True),
+        sa.Column("waiting", sa.Integer, nullable=False),
+        sa.Column("overdue", sa.Integer),  # NULL: the queue names no due column
+        sa.Column("deferred", sa.Integer, nullable=False),
+        sa.Column("turn", sa.Integer, nullable=False),
+        sa.Column("counted_at", _datetime(metadata), nullable=False),  # database clock, UTC
     )
     lock_table(metadata, LOCKS_TABLE)
     version = sa.Table(

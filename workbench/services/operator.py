@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import workbench.services.sources as sources  # not `from workbench.services`: no cycle with the package
 from workbench import fieldspec
 from workbench.core import errors, models
-from workbench.db import published, service
+from workbench.db import counts, published, service
 from workbench.services.base import QueueLayout, Service
 
 
@@ -319,51 +319,94 @@ class Operator(Service):
     def queue_counts(self) -> list[QueueCount]:
         """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks
         (one read transaction for them all)."""
-        with self.wb.db.one_read():
-            return self._queue_counts()
+        try:
+            with self.wb.db.one_read():
+                return self._queue_counts()
+        except counts.Refused:  # the counts table refused this login: counted here from now on
+            with self.wb.db.one_read():
+                return self._queue_counts()
 
     def opening(self) -> Opening:
         """What a window shows first, in one read transaction: every queue's layout (binding the config
-        to the tables), this user's locks with their list lines, the start page's counts; and where the
-        change feed starts (the first changes() answers from there)."""
+        to the tables), this user's locks with their list lines, the start page's counts, how each queue's
+        claim runs (asked here, not at the first Next item); and where the change feed starts (the first
+        changes() answers from there)."""
+        try:
+            return self._opening()
+        except counts.Refused:  # the counts table refused this login: counted here from now on
+            return self._opening()
+
+    def _opening(self) -> Opening:
         with self.wb.db.one_read():
             layouts = {name: self.layout(name) for name in self.queues}
             mine = {name: self.mine(name) for name in self.queues}
             lines = {name: self.summaries(name, [lock.key for lock in locks]) for name, locks in mine.items() if locks}
             counts = self._queue_counts()
+            for name in self.queues:
+                self.wb.queue(name).ask_ahead()
             self.changes()
         return Opening(layouts, mine, lines, counts)
 
     def _queue_counts(self) -> list[QueueCount]:
+        figures = self._queue_figures()
         counts = []
         for name, config in self.wb.config.queues.items():
-            work = self.wb.queue(name)
-            waiting, overdue, deferred = self._queue_figures(name, work)
+            waiting, overdue, deferred = figures[name]
             counts.append(
                 QueueCount(
                     queue=name,
                     title=config.title,
                     waiting=waiting,
-                    mine=len(work.mine(self.user)),  # the user's own locks: few, by index, always current
+                    mine=len(
+                        self.wb.queue(name).mine(self.user)
+                    ),  # the user's own locks: few, by index, always current
                     overdue=overdue,
                     deferred=deferred,
                 )
             )
         return counts
 
-    def _queue_figures(self, name: str, work: Any) -> tuple[int, int | None, int]:
-        """Waiting, overdue and deferred items of one queue, as counted within `[app] counts_every`:
+    def _queue_figures(self) -> dict[str, tuple[int, int | None, int]]:
+        """Waiting, overdue and deferred items per queue, as counted within `[app] counts_every`:
         with next-after-complete off the start page shows after every Complete, and a hundred windows
-        counting each time cost the server more than their claims and Completes (issue 42)."""
+        counting each time cost the server more than their claims and Completes (issue 42). The
+        figures come from the database's counts table, counted there by one window per queue and
+        interval for every window (db/counts.py), except a queue whose conditions name the user."""
         now = time.monotonic()
+        every = self.wb.config.app.counts_every
+        found: dict[str, tuple[int, int | None, int]] = {}
+        shared: dict[str, Any] = {}
+        cached_names: set[str] = set()
+        for name in self.wb.config.queues:
+            with self._counted_lock:
+                cached = self._counted.get(name)
+            if cached is not None and now - cached[0] < every:
+                found[name] = cached[1:]
+                cached_names.add(name)
+                continue
+            work = self.wb.queue(name)
+
+            def count(work: Any = work) -> tuple[int, int | None, int]:
+                return (
+                    work.count_waiting(WAITING_CAP, self.user),
+                    work.count_overdue(WAITING_CAP),
+                    work.count_deferred(),
+                )
+
+            if work.q.names_user:
+                found[name] = count()
+            else:
+                shared[name] = count
+        ages: dict[str, float] = {}
+        for name, (figures, age) in self.wb.counts.figures(shared, every).items():
+            found[name], ages[name] = figures, age
         with self._counted_lock:
-            cached = self._counted.get(name)
-        if cached is not None and now - cached[0] < self.wb.config.app.counts_every:
-            return cached[1:]
-        figures = (work.count_waiting(WAITING_CAP, self.user), work.count_overdue(WAITING_CAP), work.count_deferred())
-        with self._counted_lock:
-            self._counted[name] = (now, *figures)
-        return figures
+            for name, figures in found.items():
+                if name not in cached_names:
+                    # Kept for what is left of the interval: figures another window counted 20 s ago
+                    # are counted again 10 s from now (counts_every the ceiling).
+                    self._counted[name] = (now - ages.get(name, 0.0), *figures)
+        return found
 
     def _counted_change(self, queue: str, waiting: int = 0, deferred: int = 0) -> None:
         """This user's own claim, release or deferral changes the counted figures at once: the start

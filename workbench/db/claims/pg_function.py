@@ -20,18 +20,19 @@ every claim. One probe (ClaimMethod.served_first: any stale lock, any deferral d
 to run them (the server's CPU per then_next call on one connection: 0.33-0.41 ms against
 0.41-0.48 ms without it).
 
-The function is created in the session's temporary schema on each connection before the call is
-prepared there (fastpath.FastStatement's setup), under a name derived from its text: a changed
-config makes a new one, and nothing has to be installed in the database. Where the login may not
-create temporary objects, the claim stays the one statement.
+The function is created in the session's temporary schema on each connection, in the one
+transaction and round trip of its first call there (fastpath.FastStatement's setup), under a name
+derived from its text: a changed config makes a new one, and nothing has to be installed in the
+database. Where the login may not create temporary objects (the setup refused), the claim is the
+one statement from then on: nothing is asked of the database beforehand.
 
 Through a transaction pooler (`[database] pooler = "transaction"`) a session's temporary function
 would be gone, or another client's, by the next transaction: there the function is a permanent one
 in workbench's schema (the connection's default schema without one), made by the first login that
 may create it there (`workbench init` or `attach` run by the table's owner, or that owner's first
-claim) and used by every login after; its plan setting goes with it (SET plan_cache_mode in the
-definition, not on the session). A login that finds none and may not make one claims with the one
-statement.
+claim, which makes it when its call finds it missing) and used by every login after; its plan
+setting goes with it (SET plan_cache_mode in the definition, not on the session). A login that finds
+none and may not make one claims with the one statement.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ FIRST = "wb_first"  # may a branch before the free rows find a row (ClaimMethod.
 COMPLETED = "wb_completed_at"  # with then_next: the Complete's time (NULL: its fence failed)
 # PostgreSQL's refusal of a function whose result does not match the declared columns.
 DATATYPE_MISMATCH = "42804"
+UNDEFINED_FUNCTION = "42883"  # a permanent function (through a pooler) not made yet, or dropped
 
 
 Statement = Callable[[], fastpath.FastStatement]  # builds the one statement that does the function's work
@@ -82,21 +84,13 @@ def next_claim(
     if finish is not None:
         sample.update(guarded.FINISH_SAMPLE)
     if pooled:
-        if not _permanent(db, name, create):
-            return statement()
-        return FunctionCall(fastpath.FastStatement(db.held, call, sample), statement)
-
-    def probe(conn: sa.Connection) -> None:
-        # Made and dropped again: the connections that run the call make their own (setup below).
-        conn.execution_options(no_parameters=True).exec_driver_sql(create)
-        conn.exec_driver_sql(f"DROP FUNCTION {name}")
-
-    try:
-        db.write(probe)
-    except (errors.NotPermitted, sa.exc.DBAPIError):
-        # No TEMP privilege (or another refusal of the function itself): the one statement does the
-        # same work. An unreachable database is raised as it is: the claim would not run either.
-        return statement()
+        # Assumed there (made by `init`, or by an earlier claim): the first call that finds it missing
+        # makes it where this login may, else the one statement claims. No look on the hot path.
+        return FunctionCall(
+            fastpath.FastStatement(db.held, call, sample), statement, make=lambda: _permanent(db, name, create)
+        )
+    # Made on each connection in the transaction of its first call (fastpath's setup); a login that
+    # may not create it (no TEMPORARY privilege) claims with the one statement from then on.
     return FunctionCall(fastpath.FastStatement(db.held, call, sample, setup=create), statement)
 
 
@@ -164,14 +158,20 @@ def _installed(db: connect.Database, signature: str) -> bool:
 
 class FunctionCall:
     """The function's call, and the one statement in its place from the first time the database
-    refuses to run the function (a column's type changed since workbench reflected it: 42804).
+    refuses the function: a column's type changed since workbench reflected it (42804), this login
+    may not create it (the setup refused), or, through a pooler, it is missing (42883) and this
+    login may not make it (`make`).
 
-    The refusal rolls the whole call back, the Complete of then_next too, so the same values are
-    sent again to the statement. Both return method.write's columns in the same order.
+    A refusal rolls the whole call back, the Complete of then_next too, so the same values are
+    sent again (to the statement, or to the function just made). Both return method.write's
+    columns in the same order.
     """
 
-    def __init__(self, function: fastpath.FastStatement, statement: Statement) -> None:
-        self._fast, self._statement = function, statement
+    def __init__(
+        self, function: fastpath.FastStatement, statement: Statement, make: Callable[[], bool] | None = None
+    ) -> None:
+        """`make`: makes the missing (permanent) function; whether it is there now."""
+        self._fast, self._statement, self._make = function, statement, make
         self._replaced = False
 
     @property
@@ -181,9 +181,18 @@ class FunctionCall:
     def rows(self, values: Mapping[Any, Any]) -> list[tuple[Any, ...]]:
         try:
             return self._fast.rows(values)
+        except fastpath.SetupRefused:
+            pass
         except sa.exc.DBAPIError as exc:
-            if self._replaced or str(getattr(exc.orig, "sqlstate", "") or "") != DATATYPE_MISMATCH:
+            code = str(getattr(exc.orig, "sqlstate", "") or "")
+            if self._replaced or code not in (DATATYPE_MISMATCH, UNDEFINED_FUNCTION):
                 raise
+            if code == UNDEFINED_FUNCTION:
+                make, self._make = self._make, None
+                if make is None:
+                    raise
+                if make():
+                    return self._fast.rows(values)
         self._fast, self._replaced = self._statement(), True
         return self._fast.rows(values)
 
