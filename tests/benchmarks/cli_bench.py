@@ -54,6 +54,20 @@ def _command(env: dict[str, str], *args: str, cwd: str | None = None) -> tuple[f
     return wall, done.stdout
 
 
+# What no `workbench next` in its own process can go below: the interpreter, and the import of
+# SQLAlchemy with the demo's dialect (every command that touches the database needs both).
+FLOORS = {
+    "python -c pass": "pass",
+    "import sqlalchemy": "import sqlalchemy, sqlalchemy.dialects.sqlite",
+}
+
+
+def _floor(env: dict[str, str], code: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    return time.perf_counter() - started
+
+
 def _round(
     env: dict[str, str], config: str, queue: str, pairs: int, cwd: str | None = None
 ) -> tuple[list[float], list[float]]:
@@ -117,11 +131,14 @@ def main(argv: list[str] | None = None) -> int:
         while command_server.status() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         results: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in modes}
+        floors: dict[str, list[float]] = {name: [] for name in FLOORS}
         for _ in range(args.rounds):
             for name, (mode_env, cwd) in modes.items():
                 nexts, releases = _round(mode_env, config, args.queue, args.pairs, cwd)
                 results[name][0].extend(nexts)
                 results[name][1].extend(releases)
+            for name, code in FLOORS.items():
+                floors[name].extend(_floor(env, code) for _ in range(args.pairs))
         load = os.getloadavg()[0]
         print(f"{args.rounds} rounds x {args.pairs} pairs each, alternating; load average {load:.2f}")
         print(f"{'':16} {'next p50 / p95 ms':>18} {'release p50 / p95 ms':>21}")
@@ -131,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"next with the server: {statistics.median(results['command server'][0]) / reference:.2f}x "
             "the time in its own process"
+        )
+        print(
+            "floors, each a new process in the same rounds: "
+            + "; ".join(f"{name} p50 {statistics.median(times) * 1000:.0f} ms" for name, times in floors.items())
         )
         if args.reference:
             print(
