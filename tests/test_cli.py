@@ -150,6 +150,50 @@ def test_readme_round_trip_through_the_console_entry(tmp_path: Path) -> None:
     assert f"cases {key} was already completed by alice" in again.stderr
 
 
+# What `workbench next` loads: every module counts in a command's time when it runs in a process
+# of its own (docs/explanation/performance.md); these are no part of a claim on a config file.
+NOT_FOR_A_CLAIM = (
+    "PySide6",
+    "shiboken6",
+    "workbench.gui",
+    "workbench.services.admin",  # grants, groups, attach, the self-checks
+    "workbench.db.attach",
+    "urllib.request",  # http.client and email: a source pane's fetch
+    "difflib",  # hints in error messages
+    "statistics",  # the console's figures
+    "sqlalchemy.dialects.postgresql",  # other databases' dialects and drivers
+    "sqlalchemy.dialects.mysql",
+    "sqlalchemy.dialects.mssql",
+    "psycopg",
+    "pymysql",
+    "pyodbc",
+    "keyring",  # no password for a SQLite file
+)
+
+
+def test_next_in_its_own_process_loads_only_what_a_claim_needs(tmp_path: Path, config: Path) -> None:
+    listing = tmp_path / "modules.json"
+    code = (
+        "import json, runpy, sys\n"
+        f"sys.argv = ['workbench', '--config', {str(config)!r}, '--user', 'alice', '--json', 'next', 'cases']\n"
+        "try:\n"
+        "    runpy.run_module('workbench', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        f"open({str(listing)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home"), "WORKBENCH_COMMAND_SERVER": "off"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["owner"] == "alice"
+    loaded = json.loads(listing.read_text(encoding="utf-8"))
+    assert "workbench.db.claims" in loaded  # the listing is of a process that claimed
+    unwanted = sorted(m for m in loaded if any(m == n or m.startswith(n + ".") for n in NOT_FOR_A_CLAIM))
+    assert unwanted == []
+
+
 # -- usage and configuration errors: exit 2 -------------------------------------------------------
 
 

@@ -38,7 +38,6 @@ def login_to(target: Any, open_with: Callable[[str | None], Any]) -> Any:
     """`open_with(password)` with the stored password; with none stored, try without one first
     (trust, Kerberos and .pgpass need none) and ask only when the server refuses."""
     from workbench import opening
-    from workbench.services import admin
 
     profile = target.profile
     if profile is None:  # a config file's password comes from WORKBENCH_DB_PASSWORD
@@ -46,6 +45,8 @@ def login_to(target: Any, open_with: Callable[[str | None], Any]) -> Any:
     password = opening.password_for(profile)
     if not profile.needs_password or password is not None:
         return open_with(password)
+    from workbench.services import admin  # only here: `next` with a stored password need not load it
+
     wb = None
     try:
         wb = open_with(None)

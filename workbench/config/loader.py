@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
 import re
 import tomllib
 import zoneinfo
@@ -45,6 +44,8 @@ class _Reader:
     def check_keys(self, data: dict[str, Any], allowed: Set[str], key: str) -> None:
         for name in data:
             if name not in allowed:
+                import difflib  # only for a hint in a message: no part of a command that works
+
                 hint = difflib.get_close_matches(name, sorted(allowed), n=1)
                 suggestion = f"; did you mean '{hint[0]}'?" if hint else f"; allowed: {', '.join(sorted(allowed))}"
                 raise self.fail(_join(key, name), f"unknown key{suggestion}")
@@ -806,6 +807,8 @@ def _parse_filter(reader: _Reader, data: Any, key: str, *, required: bool) -> tu
                 )
             for op, value in spec.items():
                 if op not in model.OPERATORS:
+                    import difflib  # only for a hint in a message: no part of a command that works
+
                     hint = difflib.get_close_matches(op, model.OPERATORS, n=1)
                     raise reader.fail(
                         f"{ckey}.{op}",

@@ -8,8 +8,6 @@ import re
 import warnings
 from pathlib import Path
 
-import platformdirs
-
 from workbench.core import errors
 
 CONFIG_NAME = "workbench.toml"
@@ -21,14 +19,26 @@ def _home() -> Path | None:
     return Path(value) if value else None
 
 
+# platformdirs is imported where a directory is asked for: a command given --config needs none
+# (every import counts in `workbench next`, see docs/explanation/performance.md).
+
+
 def config_dir() -> Path:
     home = _home()
-    return home / "config" if home else Path(platformdirs.user_config_dir("workbench", appauthor=False))
+    if home:
+        return home / "config"
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("workbench", appauthor=False))
 
 
 def data_dir() -> Path:
     home = _home()
-    return home / "data" if home else Path(platformdirs.user_data_dir("workbench", appauthor=False))
+    if home:
+        return home / "data"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("workbench", appauthor=False))
 
 
 def runtime_dir() -> Path:
@@ -36,6 +46,8 @@ def runtime_dir() -> Path:
     home = _home()
     if home:
         return home / "run"
+    import platformdirs
+
     with warnings.catch_warnings():  # newer platformdirs warn when they fall back to a temporary dir
         warnings.simplefilter("ignore")
         return Path(platformdirs.user_runtime_dir("workbench", appauthor=False))

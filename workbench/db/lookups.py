@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from typing import Any
 
 import sqlalchemy as sa
@@ -164,6 +163,8 @@ def _configured(
         except mapping.AmbiguousName as exc:
             raise fail("table", f"table {exc}") from None
         if name is None:
+            import difflib  # only for a hint in a message: no part of a command that works
+
             hint = difflib.get_close_matches(config.table, names, n=1)
             raise fail(
                 "table", f"table '{config.table}' does not exist" + (f"; did you mean '{hint[0]}'?" if hint else "")
@@ -186,6 +187,8 @@ def _configured(
         except mapping.AmbiguousName as exc:
             raise fail(key, f"column {exc}") from None
         if found is None:
+            import difflib  # only for a hint in a message: no part of a command that works
+
             hint = difflib.get_close_matches(wanted, [c.name for c in table.c], n=1)
             raise fail(
                 key,

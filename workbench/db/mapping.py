@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -67,6 +66,8 @@ def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: st
     try:
         return sa.Table(found, sa.MetaData(), schema=queue.schema, autoload_with=conn)
     except sa.exc.NoSuchTableError:
+        import difflib  # only for a hint in a message: no part of a command that works
+
         hint = difflib.get_close_matches(queue.table, names, n=1)
         more = (
             f"; did you mean '{hint[0]}'?"
@@ -123,6 +124,8 @@ class _Binder:
         if column is not None:
             return column
         names = [c.name for c in self.table.c]
+        import difflib  # only for a hint in a message: no part of a command that works
+
         hint = difflib.get_close_matches(name, names, n=1)
         more = f"; did you mean '{hint[0]}'?" if hint else f" (columns: {', '.join(names)})"
         if key.startswith("lock"):
@@ -917,6 +920,8 @@ class BoundQueue:
         computed); InvalidValue says why not."""
         column = self._named_column(name)
         if column is None:
+            import difflib  # only for a hint in a message: no part of a command that works
+
             hint = difflib.get_close_matches(name, self._column_names, n=1)
             raise errors.InvalidValue(
                 f"{what} {name}: no such column in {self.config.table_label}"
@@ -970,6 +975,8 @@ class BoundQueue:
                     raise errors.InvalidValue(
                         f"{name}: cannot be edited: it {self.protected[column.name]}", column=column.name
                     )
+                import difflib  # only for a hint in a message: no part of a command that works
+
                 hint = difflib.get_close_matches(name, list(editable), n=1)
                 raise errors.InvalidValue(
                     f"{name}: no such column in {self.config.table_label}"

@@ -146,8 +146,6 @@ class Workbench:
 
     def _check(self, conn: sa.Connection, *, attaching: bool, schema: bool) -> dict[str, mapping.BoundQueue]:
         """The one place a config is bound to its tables: every queue, or a ConfigError."""
-        from workbench.db import attach
-
         if schema and not self._schema_checked:
             migrations.check(conn, self.config.database.workbench_schema)
             self._schema_checked = True
@@ -156,6 +154,8 @@ class Workbench:
         for name, queue_config in self.config.queues.items():
             where = (queue_config.schema, queue_config.table)
             if attaching:
+                from workbench.db import attach  # only here: a claim need not load the DDL planner
+
                 table = attach.plan(conn, queue_config, self.config.path).table
             elif where in reflected:
                 table = reflected[where]

@@ -3,7 +3,9 @@ CLI and scripts. The windows and the commands reach the engine (workbench.db) th
 
 from __future__ import annotations
 
-from workbench.services.admin import Workbench
+# Workbench is the engine's handle itself (admin.Workbench names it too): importing admin here would
+# load attach, grants, groups and the self-checks into every command that only claims (`workbench next`).
+from workbench.db.service import Workbench
 from workbench.services.base import QueueLayout, Service
 from workbench.services.operator import Held, HeldLock, ItemLog, Operator
 from workbench.services.supervisor import BOARD_ROWS, BoardPage, Supervisor

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +48,9 @@ def read(value: Any, base: Path, *, timeout: float = URL_TIMEOUT) -> Source:
     if scheme in ("http", "https"):
         return _fetch(text, timeout)
     if scheme == "file":
-        return _file(Path(urllib.request.url2pathname(urllib.parse.urlsplit(text).path)), text)
+        from urllib.request import url2pathname  # here: http.client and email are no part of a claim
+
+        return _file(Path(url2pathname(urllib.parse.urlsplit(text).path)), text)
     if "\n" not in text and Path(text).suffix.lower() in (*PDF_SUFFIXES, *IMAGE_SUFFIXES):
         path = Path(text).expanduser()
         return _file(path if path.is_absolute() else base / path, text)
@@ -73,6 +73,9 @@ def _file(path: Path, name: str) -> Source:
 
 
 def _fetch(url: str, timeout: float) -> Source:
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             data = response.read(MAX_BYTES + 1)
