@@ -152,7 +152,6 @@ class Reading:
 class Leniency:
     """Today's known gaps as the oracle may model them (tests/test_admission.py's KNOWN_GAPS)."""
 
-    release_any_lock_columns: bool = False  # a release clears the lock user only
     save_extends: bool = False  # a save may extend the lock, an extend may carry edits, an extend may shorten
     supervisor_reasonless: bool = False  # a supervisor's hand change needs no reason
     claim_names_any_queue: bool = False  # a claim's (or a supervisor's) own audit row may name any queue over the table
@@ -215,7 +214,7 @@ def _lock_written(t: workflow.Transition, old: Lock, new: Lock, caller: str, len
     if Write.LOCK_HANDED in w:
         return new.user is not None and fresh and new.queue == old.queue
     if Write.LOCK_CLEARED in w:
-        return new.cleared or (lenient.release_any_lock_columns and new.free)
+        return new.cleared
     if Write.LOCK_EXTENDED in w:
         same = new.user == old.user and new.token == old.token and new.at == old.at
         return same and new.expires is not None and (lenient.save_extends or (old.expires or 0) <= new.expires)

@@ -347,13 +347,6 @@ _CLAIM = ("claim", "ann", "cases", 1)  # workbench's own pick of case 1 by ann i
 
 # Empty an entry when its fix merges (test_each_known_gap_is_still_reachable says when).
 KNOWN_GAPS: dict[str, Gap] = {
-    "release_clears_the_user_only": Gap(
-        0,
-        "NEW: setting the lock's user column alone to NULL (token, lock time and expiry left) is admitted as "
-        "giving the lock back (release, expire, force-release), where the table's LOCK_CLEARED clears the lock",
-        Leniency(release_any_lock_columns=True),
-        (_CLAIM, Hand("ann", 1, None, False, "user_only", None, None, None)),
-    ),
     "supervisor_without_reason": Gap(
         0,
         "NEW: a supervisor's own UPDATE (move, reopen, force-release, reassign) is admitted without the reason "
@@ -893,6 +886,11 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
     "hole 5: a lock taken in `cases` completed through its twin": (
         False,
         (_CLAIM, Hand("ann", 1, "closed", False, "clear", None, None, None)),
+    ),
+    # Found by this test, closed: LOCK_CLEARED clears every lock column, not the user alone.
+    "a release by hand clearing the lock's user only": (
+        False,
+        (_CLAIM, Hand("ann", 1, None, False, "user_only", None, None, None)),
     ),
     "a ticket solved without the note `tickets` requires": (
         False,

@@ -208,6 +208,16 @@ def kept(
     return [c for c in checked_columns(q) if c.name not in written]
 
 
+def cleared(r: Renderer, q: mapping.BoundQueue, *names: str) -> str:
+    """SQL: the new row's lock is cleared as the transitions `names` clear it (Write.LOCK_CLEARED): every
+    lock column it writes is NULL, not the user alone (a token, time or expiry left would be a lock half
+    given back)."""
+    if not all(workflow.Write.LOCK_CLEARED in workflow.TRANSITIONS[name].writes for name in names):
+        raise ValueError(f"not every one of {names} clears the lock")
+    columns = _ROW_WRITES[workflow.Write.LOCK_CLEARED](q, None, None, False)
+    return " AND ".join(f"{r.col(r.new, c)} IS NULL" for c in columns) or "true"
+
+
 # The kinds of write whose values a branch checks (Renderer.assigned), in the order the engine writes
 # them (db/guarded.py, workqueue.undo_complete): a later one wins a column an earlier one writes too.
 _VALUED = (
@@ -440,7 +450,7 @@ BEGIN
     IF {rules.lock(*OWN_LOCK)} THEN
       -- This login's own live lock (a held row is in its queue's todo, or on_claim's state): release,
       -- complete, save, extend.
-      IF {free_new} THEN
+      IF {cleared(r, q, "release", "defer", *completes)} THEN
         {mark("release", "defer")}
         IF {releases} THEN
           maybe := {workflow_sql.may_be("release", "defer")};  -- a defer gives the item back as a release does
@@ -474,7 +484,7 @@ BEGIN
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
     {mark("expire")}
-    IF {rules.lock("expire")} AND {rules.who("expire")} AND {free_new} AND {swept} THEN
+    IF {rules.lock("expire")} AND {rules.who("expire")} AND {cleared(r, q, "expire", "force_release")} AND {swept} THEN
       maybe := CASE WHEN {rules.who("force_release")}
                     THEN {workflow_sql.may_be("expire", "force_release")} ELSE {workflow_sql.may_be("expire")} END;
       {record(first_event, user_old, token_old, maybe="maybe")}
@@ -483,7 +493,7 @@ BEGIN
     {mark("force_release", "reassign")}
     IF {rules.lock("force_release", "reassign")} AND {rules.who("force_release", "reassign")} THEN
       -- Force-release: back to the pool with the on_release values.
-      IF {free_new} AND {swept} THEN
+      IF {cleared(r, q, "force_release")} AND {swept} THEN
         {record(ev("force_release"), user_old, token_old)}
         RETURN true;
       END IF;
