@@ -152,7 +152,6 @@ class Reading:
 class Leniency:
     """Today's known gaps as the oracle may model them (tests/test_admission.py's KNOWN_GAPS)."""
 
-    save_extends: bool = False  # a save may extend the lock, an extend may carry edits, an extend may shorten
     supervisor_reasonless: bool = False  # a supervisor's hand change needs no reason
     claim_names_any_queue: bool = False  # a claim's (or a supervisor's) own audit row may name any queue over the table
 
@@ -217,9 +216,7 @@ def _lock_written(t: workflow.Transition, old: Lock, new: Lock, caller: str, len
         return new.cleared
     if Write.LOCK_EXTENDED in w:
         same = new.user == old.user and new.token == old.token and new.at == old.at
-        return same and new.expires is not None and (lenient.save_extends or (old.expires or 0) <= new.expires)
-    if lenient.save_extends and t.name == "save":
-        return new.user == old.user and new.token == old.token and new.at == old.at and new.expires is not None
+        return same and new.expires is not None and (old.expires or 0) <= new.expires
     return new == old
 
 

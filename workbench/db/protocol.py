@@ -321,7 +321,13 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         limit += (
             f" AND {expiry_new} <= {r.sql(clock.add_seconds(q.time, shape.seconds(q.config.max_lock_seconds)), new)}"
         )
-    hold_time = f"{time_new} >= {time_old}" if shape.extend_moves_time else r.unchanged([q.time])
+    # An extend keeps the lock time (or, where extending moves it, only moves it later) and never
+    # moves the expiry back.
+    hold_time = (
+        f"{time_new} >= {time_old}"
+        if shape.extend_moves_time
+        else f"{r.unchanged([q.time])} AND {expiry_new} >= {r.sql(q.expiry(), old)}"
+    )
     free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
     stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
     scope = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
@@ -461,13 +467,20 @@ BEGIN
           {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe", changes="changed")}{chosen}
           RETURN true;
         END IF;
-      ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
-          AND {r.unchanged(kept(q, "save", "extend"))} THEN
-        {mark("save", "extend")}
-        maybe := CASE WHEN {edited} THEN {workflow_sql.may_be("save", "extend")}
+      ELSIF {r.unchanged(kept(q, "save"))} THEN
+        {mark("save")}
+        -- Save writes the edits and leaves the lock as it was; nothing changed at all may be an
+        -- extend that did not move the expiry (the client settles which).
+        maybe := CASE WHEN {edited} THEN {workflow_sql.may_be("save")}
                       ELSE {workflow_sql.may_be("extend", "save")} END;
         changed := {changes_of(r, q)};
         {record(first_event, "login", token_old, maybe="maybe", changes="changed")}
+        RETURN true;
+      ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {rules.checked("extend")}
+          AND {r.unchanged(kept(q, "extend"))} THEN
+        {mark("extend")}
+        -- Extend moves the expiry on (never back), the same lock, and writes nothing else.
+        {record(ev("extend"), "login", token_old)}
         RETURN true;
       END IF;
     ELSIF {rules.lock("claim", "pick")} THEN
