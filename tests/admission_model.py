@@ -152,7 +152,6 @@ class Reading:
 class Leniency:
     """Today's known gaps as the oracle may model them (tests/test_admission.py's KNOWN_GAPS)."""
 
-    supervisor_reasonless: bool = False  # a supervisor's hand change needs no reason
     claim_names_any_queue: bool = False  # a claim's (or a supervisor's) own audit row may name any queue over the table
 
 
@@ -263,11 +262,7 @@ def readings(
                 continue  # a note is its own record, not a change of the row
             if t.who is Actor.SUPERVISOR and not supervisor:
                 continue
-            if (
-                t.who is Actor.SUPERVISOR
-                and t.reason is Text.REQUIRED
-                and not (side.reason or lenient.supervisor_reasonless)
-            ):
+            if t.who is Actor.SUPERVISOR and t.reason is Text.REQUIRED and not side.reason:
                 continue  # a supervisor's change comes with its reason
             lock_ok = {
                 LockRule.FREE_OR_STALE: old.free or old.stale,

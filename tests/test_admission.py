@@ -349,13 +349,6 @@ _HAND_CLAIM = Hand("ann", 1, "open", False, "own", *_NONE)  # a claim by hand, a
 
 # Empty an entry when its fix merges (test_each_known_gap_is_still_reachable says when).
 KNOWN_GAPS: dict[str, Gap] = {
-    "supervisor_without_reason": Gap(
-        0,
-        "NEW: a supervisor's own UPDATE (move, reopen, force-release, reassign) is admitted without the reason "
-        "the table requires (Text.REQUIRED): the trail keeps a supervisor's act with no reason",
-        Leniency(supervisor_reasonless=True),
-        (Hand("sue", 1, "open", False, "keep", None, None, None),),
-    ),
     "lock_row_claim_names_the_twin": Gap(
         0,
         "NEW: on a lock table, a claim by hand (a lock row taken in `tickets`) with an audit row of one's own "
@@ -891,6 +884,12 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
     "a save by hand that moves the expiry on": (False, (_HAND_CLAIM, Hand("ann", 1, None, True, "extend", *_NONE))),
     "an extend by hand that moves the expiry back": (False, (_CLAIM, Hand("ann", 1, None, False, "extend", *_NONE))),
     "an extend by hand": (True, (_HAND_CLAIM, Hand("ann", 1, None, False, "extend", *_NONE))),
+    # Found by this test, closed: a supervisor's act keeps the reason the table requires (Text.REQUIRED).
+    "a supervisor's move by hand without a reason": (False, (Hand("sue", 1, "open", False, "keep", *_NONE),)),
+    "a supervisor's move by hand with its reason": (
+        True,
+        (Hand("sue", 1, "open", False, "keep", None, None, ("cases", "move", None)),),
+    ),
     "a ticket solved without the note `tickets` requires": (
         False,
         (

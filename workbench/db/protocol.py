@@ -41,7 +41,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
 
 from workbench.config import model
-from workbench.core import workflow
+from workbench.core import problems, workflow
 from workbench.db import clock, mapping, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import reviews as reviews_mod
@@ -1180,6 +1180,10 @@ BEGIN
               OR {may_be("p_event", "p_outcome")}) THEN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
   END IF;
+  IF p_event IN ({", ".join(f"'{event}'" for event in reasoned())}) AND coalesce(btrim(p_reason), '') = '' THEN
+    -- A supervisor's act keeps its reason (reasoned()), also where its row was written as another event.
+    {reason_refused("p_event", conn)}
+  END IF;
   IF p_event = {workflow_sql.event("defer")} AND {refuses_defer("prior.queue")} THEN
     RAISE EXCEPTION 'workbench: queue % does not let items be deferred (allow_defer = false)', prior.queue
       USING ERRCODE = '42501';
@@ -1238,13 +1242,38 @@ def _refuses_defer(enforced: str, queue: str) -> str:
     )
 
 
+def reason_refused(event: str, conn: sa.Connection) -> str:
+    """plpgsql: refuse the supervisor's act `event` (SQL text, one of reasoned()'s) for want of a reason."""
+    texts = " ".join(
+        f"WHEN '{name}' THEN {Renderer.literal_of(conn, text)}" for name, text in sorted(reasoned().items())
+    )
+    return (
+        f"RAISE EXCEPTION 'workbench: %', CASE {event} {texts} END USING ERRCODE = '42501',\n"
+        "      HINT = 'write your own audit row of the change with its reason in the same transaction, as "
+        "workbench does';"
+    )
+
+
+def reasoned() -> dict[str, str]:
+    """The events of a supervisor's transitions that need a reason (workflow.needs_reason, as
+    workflow.reason_given asks it), each with the engine's refusal (problems.REASON_NEEDED)."""
+    return {
+        t.event.value: problems.REASON_NEEDED.format(workflow.command(t.name))
+        for t in workflow.TRANSITIONS.values()
+        if t.event is not None and t.who is workflow.Actor.SUPERVISOR and workflow.needs_reason(t.name)
+    }
+
+
 def _notes_guard(conn: sa.Connection, schema: str) -> list[str]:
     """notes_required, checked by the database (Text.CONFIGURED in core/workflow.py): at commit, each
     release, defer or Complete an operator's login made on a queue that needs a note with that action
     (a Complete: with its outcome) comes with a note of that kind, by that login, written in the same
     transaction. At commit, because workbench writes the note in the change's own statement or just
     after it. A row the database wrote and nobody settled may still be any of the changes it names:
-    each of them that needs a note needs its note; a release that left a deferral is a defer."""
+    each of them that needs a note needs its note; a release that left a deferral is a defer.
+
+    A supervisor's act (Text.REQUIRED, reasoned()) as settled by commit keeps a reason: the database
+    writes its row with the change, and the client's own audit row settles it with the reason."""
     prep = conn.dialect.identifier_preparer
     audit_table = _audit_table(schema)
     audit = prep.format_table(audit_table)
@@ -1252,7 +1281,10 @@ def _notes_guard(conn: sa.Connection, schema: str) -> list[str]:
     notes = prep.format_table(_own_table(schema, tables.NOTES_TABLE))
     deferrals = prep.format_table(_own_table(schema, tables.DEFERRALS_TABLE))
     guard = _qualified(prep, schema, NOTES_GUARD)
-    events = ", ".join(workflow_sql.event(name) for name in workflow_sql.noted())
+    needs_reason = reasoned()
+    events = ", ".join(
+        [workflow_sql.event(name) for name in workflow_sql.noted()] + [f"'{event}'" for event in needs_reason]
+    )
     release, defer, complete = (workflow_sql.event(name) for name in ("release", "defer", "complete"))
     body = f"""
 DECLARE
@@ -1266,6 +1298,10 @@ BEGIN
     RETURN NULL;  -- logins that are not workbench operators
   END IF;
   SELECT x.* INTO a FROM {audit} x WHERE x.id = NEW.id;  -- as settled by now
+  IF a.event IN ({", ".join(f"'{event}'" for event in needs_reason)}) AND coalesce(btrim(a.reason), '') = ''
+      AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
+    {reason_refused("a.event", conn)}
+  END IF;
   -- A defer is its queue's (the one the lock was taken in), with the deferral this transaction wrote
   -- for it, and names no other time than that deferral's.
   IF a.event = {defer} AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
