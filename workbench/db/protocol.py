@@ -1123,6 +1123,26 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
     free = (workflow.LockRule.FREE_OR_STALE, workflow.LockRule.FREE)
     relabelled = {e.value for t in workflow.TRANSITIONS.values() if t.lock in free for e in t.events}
     relabel = "(" + ", ".join(f"'{e}'" for e in sorted(relabelled | {workflow_sql.event("expire")[1:-1]})) + ")"
+    # A lock-table queue's lock row names the queue it was taken in, and the rows written with it (a
+    # claim, the expire of a run-out lock) are that queue's: of its rows only those of a change of an
+    # item nobody holds (LockRule.FREE, a move or a reopen, which the table's trigger records under the
+    # first queue that admits it) may take a sibling's name.
+    unheld = {
+        e.value
+        for t in workflow.TRANSITIONS.values()
+        if t.lock is workflow.LockRule.FREE and workflow.Rendering.PG_LOCK_TABLE not in t.not_in
+        for e in t.events
+    }
+
+    unheld_in = "(" + ", ".join(f"'{e}'" for e in sorted(unheld)) + ")"
+
+    def relabels(event: str, queue: str) -> str:
+        """SQL: a row of `queue` recording `event` may take a sibling queue's name."""
+        return (
+            f"({event} IN {unheld_in} OR {event} IN {relabel} AND NOT EXISTS "
+            f"(SELECT 1 FROM {enforced} l WHERE l.queue = {queue} AND l.locks IS NOT NULL))"
+        )
+
     written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
     refuses_defer = functools.partial(_refuses_defer, enforced)
     # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
@@ -1148,7 +1168,8 @@ BEGIN
   -- takes the queue the client acted through (its own queue's rows first). A change under a lock is
   -- the queue's the lock was taken in: its row is never another's.
   FOR prior IN SELECT a.id, a.queue, a.event, a.owner, a.outcome, a.reason, a.detail FROM {audit} a
-      WHERE (a.queue = NEW.queue OR a.event IN {relabel} AND NEW.event = a.event AND {sibling("a.queue", "NEW.queue")})
+      WHERE (a.queue = NEW.queue OR {relabels("a.event", "a.queue")} AND NEW.event = a.event
+             AND {sibling("a.queue", "NEW.queue")})
       AND a.item_key = NEW.item_key AND {written_here}
       ORDER BY a.queue = NEW.queue DESC, a.id DESC LIMIT 16 LOOP
     CONTINUE WHEN prior.owner IS DISTINCT FROM NEW.owner;
@@ -1175,7 +1196,7 @@ BEGIN
   -- A claim's row of one queue may be settled to another over the same table (see the guard); any
   -- other row keeps its queue, the one the lock was taken in.
   IF NOT FOUND OR prior.actor <> session_user OR NOT (coalesce(p_queue, prior.queue) = prior.queue
-      OR prior.event IN {relabel} AND p_event = prior.event AND {sibling("prior.queue", "p_queue")})
+      OR {relabels("prior.event", "prior.queue")} AND p_event = prior.event AND {sibling("prior.queue", "p_queue")})
       OR NOT (prior.event = p_event AND prior.outcome IS NOT DISTINCT FROM p_outcome
               OR {may_be("p_event", "p_outcome")}) THEN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
