@@ -150,12 +150,8 @@ class Reading:
 
 @dataclasses.dataclass(frozen=True)
 class Leniency:
-    """Today's known gaps as the oracle may model them (tests/test_admission.py's KNOWN_GAPS)."""
-
-    release_any_lock_columns: bool = False  # a release clears the lock user only
-    save_extends: bool = False  # a save may extend the lock, an extend may carry edits, an extend may shorten
-    supervisor_reasonless: bool = False  # a supervisor's hand change needs no reason
-    claim_names_any_queue: bool = False  # a claim's (or a supervisor's) own audit row may name any queue over the table
+    """Today's known gaps as the oracle may model them (tests/test_admission.py's KNOWN_GAPS): none left; a
+    gap found adds its flag here, read where the oracle differs, until its fix removes both."""
 
 
 STRICT = Leniency()
@@ -215,12 +211,10 @@ def _lock_written(t: workflow.Transition, old: Lock, new: Lock, caller: str, len
     if Write.LOCK_HANDED in w:
         return new.user is not None and fresh and new.queue == old.queue
     if Write.LOCK_CLEARED in w:
-        return new.cleared or (lenient.release_any_lock_columns and new.free)
+        return new.cleared
     if Write.LOCK_EXTENDED in w:
         same = new.user == old.user and new.token == old.token and new.at == old.at
-        return same and new.expires is not None and (lenient.save_extends or (old.expires or 0) <= new.expires)
-    if lenient.save_extends and t.name == "save":
-        return new.user == old.user and new.token == old.token and new.at == old.at and new.expires is not None
+        return same and new.expires is not None and (old.expires or 0) <= new.expires
     return new == old
 
 
@@ -267,11 +261,7 @@ def readings(
                 continue  # a note is its own record, not a change of the row
             if t.who is Actor.SUPERVISOR and not supervisor:
                 continue
-            if (
-                t.who is Actor.SUPERVISOR
-                and t.reason is Text.REQUIRED
-                and not (side.reason or lenient.supervisor_reasonless)
-            ):
+            if t.who is Actor.SUPERVISOR and t.reason is Text.REQUIRED and not side.reason:
                 continue  # a supervisor's change comes with its reason
             lock_ok = {
                 LockRule.FREE_OR_STALE: old.free or old.stale,

@@ -474,11 +474,22 @@ def test_a_supervisor_moves_waiting_items_through_the_databases_check(pg: Pg) ->
         pg.engine("sue"), "UPDATE cases SET wb_locked_by = NULL, category = :c WHERE case_id = :k", k=held.key, c=other
     )
     assert _state(pg) == before
-    # A supervisor's move by hand is recorded by the database under their login.
+    # A supervisor's move by hand needs its reason (Text.REQUIRED), refused at commit without one; with
+    # their own audit row giving it, the database records it under their login.
+    by_hand = "UPDATE cases SET priority = 1 WHERE case_id = :k"
+    assert "move needs a reason" in _refused(pg.engine("sue"), by_hand, k=waiting)
+    assert _state(pg) == before
     with pg.engine("sue").begin() as conn:
-        assert conn.execute(sa.text("UPDATE cases SET priority = 1 WHERE case_id = :k"), {"k": waiting}).rowcount == 1
+        assert conn.execute(sa.text(by_hand), {"k": waiting}).rowcount == 1
+        conn.execute(
+            sa.text(
+                "INSERT INTO workbench_audit (queue, item_key, event, actor, reason, at) VALUES "
+                "('cases', :key, 'move', 'sue', 'urgent', timezone('UTC', now()))"
+            ),
+            {"key": str(waiting)},
+        )
     last = pg.admin.queue("cases").history(waiting)[-1]
-    assert (last.kind.value, last.actor, last.owner) == ("move", "sue", None)
+    assert (last.kind.value, last.actor, last.owner, last.reason) == ("move", "sue", None, "urgent")
 
 
 def test_an_operator_undoes_their_own_complete_through_the_databases_check(pg: Pg) -> None:

@@ -388,9 +388,13 @@ def test_the_database_never_hands_a_review_to_its_doer(pg: Pg, capsys: pytest.Ca
         "wb_locked_at = timezone('UTC', now()), wb_lock_expires = timezone('UTC', now()) + interval '5 minutes' "
         "WHERE row_id = :k"
     )
-    assert "may not" in _refused(pg.engine("sue"), handed, to="ann", k=line.key)
-    # To someone else it is handed (and recorded).
-    assert _run(pg.engine("sue"), (handed,), {"to": "sue", "k": line.key}) == 1
+    reason = (
+        "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, reason, at) VALUES "
+        "('imports_review', CAST(:k AS text), 'reassign', 'sue', 'bob', 'bob is away', timezone('UTC', now()))"
+    )
+    assert "may not" in _refused(pg.engine("sue"), handed, reason, to="ann", k=line.key)
+    # To someone else it is handed (and recorded, with the reason a supervisor's act needs).
+    _run(pg.engine("sue"), (handed, reason), {"to": "sue", "k": line.key})
     events = [(e.kind.value, e.actor, e.owner) for e in pg.admin.queue("imports_review").history(line.key)]
     assert events[-2:] == [("reassign", "sue", "bob"), ("claim", "sue", "sue")]
 

@@ -41,7 +41,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
 
 from workbench.config import model
-from workbench.core import workflow
+from workbench.core import problems, workflow
 from workbench.db import clock, mapping, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import reviews as reviews_mod
@@ -208,6 +208,16 @@ def kept(
     return [c for c in checked_columns(q) if c.name not in written]
 
 
+def cleared(r: Renderer, q: mapping.BoundQueue, *names: str) -> str:
+    """SQL: the new row's lock is cleared as the transitions `names` clear it (Write.LOCK_CLEARED): every
+    lock column it writes is NULL, not the user alone (a token, time or expiry left would be a lock half
+    given back)."""
+    if not all(workflow.Write.LOCK_CLEARED in workflow.TRANSITIONS[name].writes for name in names):
+        raise ValueError(f"not every one of {names} clears the lock")
+    columns = _ROW_WRITES[workflow.Write.LOCK_CLEARED](q, None, None, False)
+    return " AND ".join(f"{r.col(r.new, c)} IS NULL" for c in columns) or "true"
+
+
 # The kinds of write whose values a branch checks (Renderer.assigned), in the order the engine writes
 # them (db/guarded.py, workqueue.undo_complete): a later one wins a column an earlier one writes too.
 _VALUED = (
@@ -311,7 +321,13 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         limit += (
             f" AND {expiry_new} <= {r.sql(clock.add_seconds(q.time, shape.seconds(q.config.max_lock_seconds)), new)}"
         )
-    hold_time = f"{time_new} >= {time_old}" if shape.extend_moves_time else r.unchanged([q.time])
+    # An extend keeps the lock time (or, where extending moves it, only moves it later) and never
+    # moves the expiry back.
+    hold_time = (
+        f"{time_new} >= {time_old}"
+        if shape.extend_moves_time
+        else f"{r.unchanged([q.time])} AND {expiry_new} >= {r.sql(q.expiry(), old)}"
+    )
     free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
     stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
     scope = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
@@ -440,7 +456,7 @@ BEGIN
     IF {rules.lock(*OWN_LOCK)} THEN
       -- This login's own live lock (a held row is in its queue's todo, or on_claim's state): release,
       -- complete, save, extend.
-      IF {free_new} THEN
+      IF {cleared(r, q, "release", "defer", *completes)} THEN
         {mark("release", "defer")}
         IF {releases} THEN
           maybe := {workflow_sql.may_be("release", "defer")};  -- a defer gives the item back as a release does
@@ -451,13 +467,20 @@ BEGIN
           {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe", changes="changed")}{chosen}
           RETURN true;
         END IF;
-      ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {limit}
-          AND {r.unchanged(kept(q, "save", "extend"))} THEN
-        {mark("save", "extend")}
-        maybe := CASE WHEN {edited} THEN {workflow_sql.may_be("save", "extend")}
+      ELSIF {r.unchanged(kept(q, "save"))} THEN
+        {mark("save")}
+        -- Save writes the edits and leaves the lock as it was; nothing changed at all may be an
+        -- extend that did not move the expiry (the client settles which).
+        maybe := CASE WHEN {edited} THEN {workflow_sql.may_be("save")}
                       ELSE {workflow_sql.may_be("extend", "save")} END;
         changed := {changes_of(r, q)};
         {record(first_event, "login", token_old, maybe="maybe", changes="changed")}
+        RETURN true;
+      ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {rules.checked("extend")}
+          AND {r.unchanged(kept(q, "extend"))} THEN
+        {mark("extend")}
+        -- Extend moves the expiry on (never back), the same lock, and writes nothing else.
+        {record(ev("extend"), "login", token_old)}
         RETURN true;
       END IF;
     ELSIF {rules.lock("claim", "pick")} THEN
@@ -474,7 +497,7 @@ BEGIN
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
     {mark("expire")}
-    IF {rules.lock("expire")} AND {rules.who("expire")} AND {free_new} AND {swept} THEN
+    IF {rules.lock("expire")} AND {rules.who("expire")} AND {cleared(r, q, "expire", "force_release")} AND {swept} THEN
       maybe := CASE WHEN {rules.who("force_release")}
                     THEN {workflow_sql.may_be("expire", "force_release")} ELSE {workflow_sql.may_be("expire")} END;
       {record(first_event, user_old, token_old, maybe="maybe")}
@@ -483,7 +506,7 @@ BEGIN
     {mark("force_release", "reassign")}
     IF {rules.lock("force_release", "reassign")} AND {rules.who("force_release", "reassign")} THEN
       -- Force-release: back to the pool with the on_release values.
-      IF {free_new} AND {swept} THEN
+      IF {cleared(r, q, "force_release")} AND {swept} THEN
         {record(ev("force_release"), user_old, token_old)}
         RETURN true;
       END IF;
@@ -1100,6 +1123,26 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
     free = (workflow.LockRule.FREE_OR_STALE, workflow.LockRule.FREE)
     relabelled = {e.value for t in workflow.TRANSITIONS.values() if t.lock in free for e in t.events}
     relabel = "(" + ", ".join(f"'{e}'" for e in sorted(relabelled | {workflow_sql.event("expire")[1:-1]})) + ")"
+    # A lock-table queue's lock row names the queue it was taken in, and the rows written with it (a
+    # claim, the expire of a run-out lock) are that queue's: of its rows only those of a change of an
+    # item nobody holds (LockRule.FREE, a move or a reopen, which the table's trigger records under the
+    # first queue that admits it) may take a sibling's name.
+    unheld = {
+        e.value
+        for t in workflow.TRANSITIONS.values()
+        if t.lock is workflow.LockRule.FREE and workflow.Rendering.PG_LOCK_TABLE not in t.not_in
+        for e in t.events
+    }
+
+    unheld_in = "(" + ", ".join(f"'{e}'" for e in sorted(unheld)) + ")"
+
+    def relabels(event: str, queue: str) -> str:
+        """SQL: a row of `queue` recording `event` may take a sibling queue's name."""
+        return (
+            f"({event} IN {unheld_in} OR {event} IN {relabel} AND NOT EXISTS "
+            f"(SELECT 1 FROM {enforced} l WHERE l.queue = {queue} AND l.locks IS NOT NULL))"
+        )
+
     written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
     refuses_defer = functools.partial(_refuses_defer, enforced)
     # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
@@ -1125,7 +1168,8 @@ BEGIN
   -- takes the queue the client acted through (its own queue's rows first). A change under a lock is
   -- the queue's the lock was taken in: its row is never another's.
   FOR prior IN SELECT a.id, a.queue, a.event, a.owner, a.outcome, a.reason, a.detail FROM {audit} a
-      WHERE (a.queue = NEW.queue OR a.event IN {relabel} AND NEW.event = a.event AND {sibling("a.queue", "NEW.queue")})
+      WHERE (a.queue = NEW.queue OR {relabels("a.event", "a.queue")} AND NEW.event = a.event
+             AND {sibling("a.queue", "NEW.queue")})
       AND a.item_key = NEW.item_key AND {written_here}
       ORDER BY a.queue = NEW.queue DESC, a.id DESC LIMIT 16 LOOP
     CONTINUE WHEN prior.owner IS DISTINCT FROM NEW.owner;
@@ -1152,10 +1196,14 @@ BEGIN
   -- A claim's row of one queue may be settled to another over the same table (see the guard); any
   -- other row keeps its queue, the one the lock was taken in.
   IF NOT FOUND OR prior.actor <> session_user OR NOT (coalesce(p_queue, prior.queue) = prior.queue
-      OR prior.event IN {relabel} AND p_event = prior.event AND {sibling("prior.queue", "p_queue")})
+      OR {relabels("prior.event", "prior.queue")} AND p_event = prior.event AND {sibling("prior.queue", "p_queue")})
       OR NOT (prior.event = p_event AND prior.outcome IS NOT DISTINCT FROM p_outcome
               OR {may_be("p_event", "p_outcome")}) THEN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
+  END IF;
+  IF p_event IN ({", ".join(f"'{event}'" for event in reasoned())}) AND coalesce(btrim(p_reason), '') = '' THEN
+    -- A supervisor's act keeps its reason (reasoned()), also where its row was written as another event.
+    {reason_refused("p_event", conn)}
   END IF;
   IF p_event = {workflow_sql.event("defer")} AND {refuses_defer("prior.queue")} THEN
     RAISE EXCEPTION 'workbench: queue % does not let items be deferred (allow_defer = false)', prior.queue
@@ -1215,13 +1263,38 @@ def _refuses_defer(enforced: str, queue: str) -> str:
     )
 
 
+def reason_refused(event: str, conn: sa.Connection) -> str:
+    """plpgsql: refuse the supervisor's act `event` (SQL text, one of reasoned()'s) for want of a reason."""
+    texts = " ".join(
+        f"WHEN '{name}' THEN {Renderer.literal_of(conn, text)}" for name, text in sorted(reasoned().items())
+    )
+    return (
+        f"RAISE EXCEPTION 'workbench: %', CASE {event} {texts} END USING ERRCODE = '42501',\n"
+        "      HINT = 'write your own audit row of the change with its reason in the same transaction, as "
+        "workbench does';"
+    )
+
+
+def reasoned() -> dict[str, str]:
+    """The events of a supervisor's transitions that need a reason (workflow.needs_reason, as
+    workflow.reason_given asks it), each with the engine's refusal (problems.REASON_NEEDED)."""
+    return {
+        t.event.value: problems.REASON_NEEDED.format(workflow.command(t.name))
+        for t in workflow.TRANSITIONS.values()
+        if t.event is not None and t.who is workflow.Actor.SUPERVISOR and workflow.needs_reason(t.name)
+    }
+
+
 def _notes_guard(conn: sa.Connection, schema: str) -> list[str]:
     """notes_required, checked by the database (Text.CONFIGURED in core/workflow.py): at commit, each
     release, defer or Complete an operator's login made on a queue that needs a note with that action
     (a Complete: with its outcome) comes with a note of that kind, by that login, written in the same
     transaction. At commit, because workbench writes the note in the change's own statement or just
     after it. A row the database wrote and nobody settled may still be any of the changes it names:
-    each of them that needs a note needs its note; a release that left a deferral is a defer."""
+    each of them that needs a note needs its note; a release that left a deferral is a defer.
+
+    A supervisor's act (Text.REQUIRED, reasoned()) as settled by commit keeps a reason: the database
+    writes its row with the change, and the client's own audit row settles it with the reason."""
     prep = conn.dialect.identifier_preparer
     audit_table = _audit_table(schema)
     audit = prep.format_table(audit_table)
@@ -1229,7 +1302,10 @@ def _notes_guard(conn: sa.Connection, schema: str) -> list[str]:
     notes = prep.format_table(_own_table(schema, tables.NOTES_TABLE))
     deferrals = prep.format_table(_own_table(schema, tables.DEFERRALS_TABLE))
     guard = _qualified(prep, schema, NOTES_GUARD)
-    events = ", ".join(workflow_sql.event(name) for name in workflow_sql.noted())
+    needs_reason = reasoned()
+    events = ", ".join(
+        [workflow_sql.event(name) for name in workflow_sql.noted()] + [f"'{event}'" for event in needs_reason]
+    )
     release, defer, complete = (workflow_sql.event(name) for name in ("release", "defer", "complete"))
     body = f"""
 DECLARE
@@ -1243,6 +1319,10 @@ BEGIN
     RETURN NULL;  -- logins that are not workbench operators
   END IF;
   SELECT x.* INTO a FROM {audit} x WHERE x.id = NEW.id;  -- as settled by now
+  IF a.event IN ({", ".join(f"'{event}'" for event in needs_reason)}) AND coalesce(btrim(a.reason), '') = ''
+      AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
+    {reason_refused("a.event", conn)}
+  END IF;
   -- A defer is its queue's (the one the lock was taken in), with the deferral this transaction wrote
   -- for it, and names no other time than that deferral's.
   IF a.event = {defer} AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
