@@ -214,7 +214,9 @@ def _lock_written(t: workflow.Transition, old: Lock, new: Lock, caller: str, len
         return new.cleared
     if Write.LOCK_EXTENDED in w:
         same = new.user == old.user and new.token == old.token and new.at == old.at
-        return same and new.expires is not None and (old.expires or 0) <= new.expires
+        # An extend moves the expiry on: one left where it was is no extend (the database's audit guard
+        # refuses an extend row for it: "no such change was made").
+        return same and new.expires is not None and (old.expires or 0) < new.expires
     return new == old
 
 
