@@ -121,6 +121,9 @@ def test_the_generated_references_cover_the_code() -> None:
     for action in ("add", "list", "remove", "sessions"):
         assert f"#### `workbench people {action}`" in people, action
     assert "|  |" not in people and "| (one of" not in people, people
+    # Every argument of every command says what it is (an empty cell, or only its choices, is a gap).
+    empty = [line for line in commands.splitlines() if line.endswith("|  |") or "| (one of" in line]
+    assert empty == [], empty
     for marker in (generated.MARK_CLI, generated.MARK_API):
         # On a line of its own in exactly one page (other pages may mention it in a code span).
         assert sum(f"\n{marker}\n" in text for text in pages().values()) == 1, marker

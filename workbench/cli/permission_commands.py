@@ -48,20 +48,20 @@ def add_parsers(sub: Any, parser_class: type[argparse.ArgumentParser], common: a
     g = actions.add_parser(
         "grant", help="give USER a role (supervisors; anyone while there is no supervisor)", parents=[common]
     )
-    g.add_argument("who", metavar="USER")
-    g.add_argument("role", choices=["supervisor", "operator"])
+    g.add_argument("who", metavar="USER", help="the user's login name, as workbench shows it")
+    g.add_argument("role", choices=["supervisor", "operator"], help="the role to give")
     r = actions.add_parser("revoke", help="remove USER's role (supervisors)", parents=[common])
-    r.add_argument("who", metavar="USER")
+    r.add_argument("who", metavar="USER", help="the user's login name")
     actions.add_parser("list", help="every user with a role", parents=[common])
     text = 'groups of users: a queue with `serves = "GROUP"` serves the group\'s members only'
     p = sub.add_parser("group", help=text, description=text, parents=[common])
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=parser_class, required=True)
     for name, what in (("add", "put USER in GROUP (supervisors)"), ("remove", "take USER out of GROUP (supervisors)")):
         a = actions.add_parser(name, help=what, parents=[common])
-        a.add_argument("who", metavar="USER")
-        a.add_argument("group", metavar="GROUP")
+        a.add_argument("who", metavar="USER", help="the user's login name")
+        a.add_argument("group", metavar="GROUP", help="the group's name, as a queue's `serves` names it")
     a = actions.add_parser("list", help="the members of GROUP, or of every group", parents=[common])
-    a.add_argument("group", metavar="GROUP", nargs="?")
+    a.add_argument("group", metavar="GROUP", nargs="?", help="(default: every group)")
 
 
 def cmd_grants(args: argparse.Namespace, as_json: bool) -> int:

@@ -38,15 +38,18 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser], common: ar
         help="store the profile's password in the OS keyring (asked for, or read from stdin with --stdin)",
         parents=[common],
     )
-    pw.add_argument("name", metavar="NAME")
+    pw.add_argument("name", metavar="NAME", help="the profile whose password to store")
     pw.add_argument("--stdin", action="store_true", help="read the password from the first line of stdin")
     pw.add_argument("--forget", action="store_true", help="remove the stored password instead")
     a = actions.add_parser("add", help="add or replace a profile", parents=[common])
-    a.add_argument("name", metavar="NAME")
-    a.add_argument("--kind", required=True, choices=profiles.KINDS)
-    a.add_argument("--host")
+    a.add_argument("name", metavar="NAME", help="the profile's name (replaces one of that name)")
+    a.add_argument("--kind", required=True, choices=profiles.KINDS, help="which database it is")
+    a.add_argument(
+        "--host",
+        help="the server: NAME or NAME:PORT; a PostgreSQL cluster as NAME:PORT,NAME:PORT (default: this machine)",
+    )
     a.add_argument("--port", type=argtypes.port, help="1 to 65535 (default: the database's own)")
-    a.add_argument("--database")
+    a.add_argument("--database", help="the database's name on the server")
     a.add_argument("--db-user", dest="db_user", metavar="USER", help="the database login")
     a.add_argument("--path", metavar="FILE", help="SQLite database file")
     a.add_argument("--driver", help="pymysql or odbc (MariaDB/MySQL)")
