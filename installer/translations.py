@@ -5,7 +5,9 @@
     python installer/translations.py --add es   # start a language: workbench/i18n/workbench_es.ts
 
 Uses pyside6-lupdate and pyside6-lrelease, which come with PySide6. lupdate reads the
-tr()/translate()/QT_TRANSLATE_NOOP calls in workbench/gui/*.py; new texts arrive in the .ts as
+tr()/translate()/QT_TRANSLATE_NOOP calls in workbench/gui/*.py, and the templates of
+workbench/core/problems.py (the engine's messages, shown translated in context "Problem" by
+gui/problem_text.py) from a file written for it at each run; new texts arrive in the .ts as
 unfinished (translate them, e.g. in pyside6-linguist), texts gone from the code are dropped.
 tests/test_translations.py fails while a .ts has unfinished entries or a .qm is not current.
 """
@@ -13,9 +15,11 @@ tests/test_translations.py fails while a .ts has unfinished entries or a .qm is 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -26,6 +30,24 @@ GUI = ROOT / "workbench" / "gui"
 
 def sources(root: Path = ROOT) -> list[Path]:
     return sorted((root / "workbench" / "gui").glob("*.py"))
+
+
+def problem_templates() -> list[str]:
+    """core/problems.py's templates, each once: the window translates them in context "Problem". They
+    are read from the module itself, so a new message is translatable without being written twice."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # run as a script from a checkout
+    from workbench.core import problems
+
+    return list(dict.fromkeys(problems.templates().values()))
+
+
+def _problems_source(folder: Path) -> Path:
+    """The templates as QT_TRANSLATE_NOOP calls, the form lupdate reads (core/ cannot import Qt's)."""
+    path = folder / "problems_for_lupdate.py"
+    lines = [f'QT_TRANSLATE_NOOP("Problem", {json.dumps(text, ensure_ascii=False)})' for text in problem_templates()]
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
 
 
 def ts_files(folder: Path = I18N) -> list[Path]:
@@ -46,10 +68,12 @@ def tool(name: str) -> str:
 
 def lupdate(ts: list[Path], *, root: Path = ROOT, language: str | None = None) -> None:
     """Bring the .ts files up to date with the code: new texts unfinished, texts gone dropped."""
-    command = [tool("lupdate"), *map(str, sources(root)), "-locations", "none", "-no-obsolete", "-silent"]
-    if language:
-        command += ["-target-language", language]
-    subprocess.run([*command, "-ts", *map(str, ts)], check=True)
+    with tempfile.TemporaryDirectory() as folder:
+        files = [*map(str, sources(root)), str(_problems_source(Path(folder)))]
+        command = [tool("lupdate"), *files, "-locations", "none", "-no-obsolete", "-silent"]
+        if language:
+            command += ["-target-language", language]
+        subprocess.run([*command, "-ts", *map(str, ts)], check=True)
 
 
 def lrelease(ts: Path, qm: Path | None = None) -> Path:

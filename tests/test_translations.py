@@ -81,6 +81,8 @@ def _texts_in_code() -> dict[tuple[str, str], bool]:
 
     for path in translations.sources():
         visit(ast.parse(path.read_text("utf-8")), "")
+    for template in translations.problem_templates():  # core/problems.py's, shown by gui/problem_text.py
+        found[("Problem", template)] = False
     return found
 
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import QLocale, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from tests.gui.conftest import close_window, with_queue
-from workbench.core import errors, problems
+from workbench.core import errors
 from workbench.db import notes, permissions, service
 from workbench.db.supervision import Supervision
 from workbench.gui import app as gui_app
@@ -120,12 +120,6 @@ def test_a_supervisors_refusals_and_a_long_note_are_said_in_german(german: None,
     # A user's name first, not a queue's: no title put there even when a queue is named like the user.
     said = problem_text.message(permissions.login_mismatch_error("cases", "bob"), titles)
     assert said.startswith("Die Sperre von cases kann nicht von der Datenbankanmeldung bob aus verwendet werden")
-
-
-def test_every_problem_of_a_value_is_there_to_translate() -> None:
-    # The window's list is what the translation tools read (tests/test_translations.py: every entry
-    # translated, placeholders kept); it must be the checks' list.
-    assert sorted(problem_text.TEMPLATES) == sorted(problems.templates().values())
 
 
 def test_qt_standard_buttons_follow_the_language(german: None) -> None:
