@@ -81,7 +81,12 @@ def test_database_defaults_come_from_the_declaration(setting: settings.Setting) 
 )
 def test_queue_defaults_come_from_the_declaration(setting: settings.Setting) -> None:
     queue = parse(MINIMAL).queue("q")
-    assert getattr(queue, _QUEUE_ATTRIBUTES.get(setting.name, setting.name)) == setting.default
+    attribute = _QUEUE_ATTRIBUTES.get(setting.name, setting.name)
+    assert getattr(queue, attribute) == setting.default
+    # A QueueConfig built without the loader (the API, tests) has the same default, not a copy of it.
+    field = {f.name: f for f in dataclasses.fields(model.QueueConfig)}[attribute]
+    if field.default is not dataclasses.MISSING:
+        assert field.default == setting.default
 
 
 def _durations() -> list[tuple[str, settings.Setting]]:

@@ -16,6 +16,8 @@ WIDGETS = settings.get(settings.FIELD, "widget").choices  # a config may ask for
 # Upper bounds of the duration settings, in seconds (README, "Keys").
 MAX_SECONDS = settings.max_seconds()
 _APP = {s.name: s.default for s in settings.APP}
+# The defaults of [queues.NAME] (settings.QUEUE): a QueueConfig built without the loader keeps them too.
+_QUEUE = {s.name: s.default for s in settings.QUEUE}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,10 +173,10 @@ class QueueConfig:
     summary: tuple[str, ...] = ()  # the columns that tell items apart in lists (empty: chosen by name and type)
     notes_required: tuple[str, ...] = ()  # "release" and outcome names whose action needs a note
     release_reasons: tuple[ReleaseReason, ...] = ()  # offered by Release, in order (empty: a built-in list)
-    defer_owner_first_seconds: int = 15 * 60  # a due deferred item goes to its operator only, this long
-    allow_defer: bool = True  # operators may defer; the claim then consults workbench_deferrals
+    defer_owner_first_seconds: int = _QUEUE["defer_owner_first"]  # a due deferred item goes to its operator first
+    allow_defer: bool = _QUEUE["allow_defer"]  # operators may defer; the claim then consults workbench_deferrals
     on_reopen: tuple[Assignment, ...] = ()  # what a supervisor's reopen writes (empty: reopen is refused)
-    undo_within_seconds: int = 120  # how long after a Complete its operator may undo it
+    undo_within_seconds: int = _QUEUE["undo_within"]  # how long after a Complete its operator may undo it
     review: Review | None = None  # which completions another queue reviews
     # A review queue's labels from the queue it reviews (set by the loader), for columns it labels not itself.
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
