@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
@@ -49,8 +49,48 @@ from workbench.db import audit as audit_mod
 from workbench.db import connect, fastpath, guarded, mapping, protocol
 from workbench.db.claims import base
 
-if TYPE_CHECKING:
-    from workbench.db.claims.postgresql import SkipLockedClaim
+
+class Pieces(Protocol):
+    """What the function's body is built from: the one-statement claim's own pieces
+    (postgresql.SkipLockedClaim, which hands itself), so the two say the same thing."""
+
+    def limit_checks(
+        self, q: mapping.BoundQueue, user: Any, now: sa.ColumnElement[Any], check_limit: bool, *, completed_before: bool
+    ) -> list[sa.ColumnElement[bool]]: ...
+
+    def candidate_columns(self, q: mapping.BoundQueue, with_order: bool = False) -> list[sa.ColumnElement[Any]]: ...
+
+    def pick(
+        self, q: mapping.BoundQueue, where: sa.ColumnElement[bool], extra: list[sa.ColumnElement[bool]], limit: Any
+    ) -> sa.Select[Any]: ...
+
+    def branches(
+        self,
+        q: mapping.BoundQueue,
+        now: sa.ColumnElement[Any],
+        request: base.ClaimRequest,
+        trail: audit_mod.AuditTrail,
+        user: Any = None,
+        *,
+        anyone: bool = False,
+    ) -> list[sa.ColumnElement[bool]]: ...
+
+    def served_first(
+        self, q: mapping.BoundQueue, now: sa.ColumnElement[Any], request: base.ClaimRequest, trail: audit_mod.AuditTrail
+    ) -> sa.ColumnElement[bool]: ...
+
+    def write(
+        self,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        cand: sa.CTE,
+        user: Any,
+        *,
+        count: int = 1,
+        table_row: bool = False,
+        after: sa.CTE | None = None,
+    ) -> sa.Select[Any]: ...
+
 
 PICKED = "wb_picked"  # the function's variable: the key of the row a branch locked
 FIRST = "wb_first"  # may a branch before the free rows find a row (ClaimMethod.served_first)?
@@ -64,7 +104,7 @@ Statement = Callable[[], fastpath.FastStatement]  # builds the one statement tha
 
 
 def next_claim(
-    method: SkipLockedClaim,
+    method: Pieces,
     db: connect.Database,
     q: mapping.BoundQueue,
     trail: audit_mod.AuditTrail,
@@ -95,7 +135,7 @@ def next_claim(
 
 
 def install(
-    method: SkipLockedClaim,
+    method: Pieces,
     db: connect.Database,
     q: mapping.BoundQueue,
     trail: audit_mod.AuditTrail,
@@ -109,7 +149,7 @@ def install(
 
 
 def _built(
-    method: SkipLockedClaim,
+    method: Pieces,
     db: connect.Database,
     q: mapping.BoundQueue,
     trail: audit_mod.AuditTrail,
@@ -198,7 +238,7 @@ class FunctionCall:
 
 
 def _function(
-    method: SkipLockedClaim,
+    method: Pieces,
     conn: sa.Connection,
     q: mapping.BoundQueue,
     trail: audit_mod.AuditTrail,
