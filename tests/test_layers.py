@@ -31,13 +31,15 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "workbench.config": (*QT, "workbench.db", "workbench.gui", "workbench.cli", "workbench.services"),
     "workbench.db": (*QT, "workbench.gui", "workbench.cli", "workbench.services", "workbench.api"),
     "workbench.services": (*QT, "workbench.gui", "workbench.cli"),
-    "workbench.api": (*QT, "workbench.gui", "workbench.cli"),
+    "workbench.api": (*QT, "workbench.gui", "workbench.cli", "workbench.db"),
     "workbench.fieldspec": (*QT, "workbench.gui", "workbench.cli"),
     "workbench.journal": (*QT, "workbench.gui", "workbench.cli", "workbench.db"),
     # One front door: the windows and the commands reach the engine through workbench.services only
     # (its admin, operator and supervisor services; error types come from workbench.core.errors).
     "workbench.gui": ("workbench.db",),
     "workbench.cli": ("workbench.db",),
+    "workbench.selftest": ("workbench.db",),
+    "workbench.__main__": ("workbench.db",),
 }
 
 # Outside workbench/gui, Qt (or a window) may only be imported inside a function, and only here:

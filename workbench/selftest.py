@@ -155,9 +155,9 @@ def _dialect(url: str, module: str) -> str:
 
 
 def _odbc_drivers() -> str:
-    from workbench.db import probe
+    from workbench.services import admin
 
-    installed = probe.installed_odbc_drivers()
+    installed = admin.odbc_drivers()
     # Not a failure: ODBC drivers (SQL Server's, MariaDB's) are installed on the machine, not shipped.
     return ", ".join(installed) if installed else "none installed (SQL Server needs Microsoft's ODBC Driver 18)"
 
@@ -173,48 +173,51 @@ def _keyring() -> str:
 def _demo(tmp: Path, state: dict[str, Any]) -> str:
     from workbench import demo
     from workbench.config import loader
-    from workbench.db import service
+    from workbench.services import Supervisor, admin
 
     config_path = demo.create(tmp / "demo")
-    wb = service.Workbench.open(loader.load(config_path))
+    wb = admin.open_database(loader.load(config_path))
     state["wb"] = wb
-    waiting = {name: wb.supervision(name).health().waiting for name in wb.config.queues}
-    return "demo written and opened: " + ", ".join(f"{n} {count} waiting" for n, count in waiting.items())
+    supervisor = Supervisor(wb, USER)
+    health = supervisor.health(supervisor.queues)
+    return "demo written and opened: " + ", ".join(f"{h.queue} {h.waiting} waiting" for h in health)
 
 
 def _round_trip(wb: Any) -> str:
     from workbench.core import errors
+    from workbench.services import Operator
 
-    queue = wb.queue("cases")  # the demo's helpdesk queue
-    claims = queue.claim_next(USER)
-    if not claims:
-        raise AssertionError("nothing to claim in the demo queue")
-    lock = claims[0].lock
-    queue.save(USER, lock.key, lock.token, {"resolution": "checked by the self-test"})
-    done = queue.complete(USER, lock.key, lock.token)
+    operator = Operator(wb, USER)
+    queue = "cases"  # the demo's helpdesk queue
     try:
-        queue.check(USER, lock.key, lock.token)
+        lock = operator.next_item(queue).lock
+    except errors.NothingToClaim as nothing:
+        raise AssertionError(f"nothing to claim in the demo queue: {nothing}") from None
+    operator.save(lock, {"resolution": "checked by the self-test"})
+    done = operator.complete(lock)
+    try:
+        operator.check(lock)
     except errors.LockLost:
         pass
     else:
         raise AssertionError("the lock was still held after Complete")
-    row = queue.show(lock.key).item
+    row = operator.show(queue, lock.key).item
     if row["resolution"] != "checked by the self-test" or row["status"] != "resolved":
         raise AssertionError(f"the saved row reads {row['status']!r}, {row['resolution']!r}")
-    events = [e.kind.value for e in queue.history(lock.key)]
+    events = [e.kind.value for e in operator.history(queue, lock.key)]
     if events[-3:] != ["claim", "save", "complete"]:
         raise AssertionError(f"unexpected history {events}")
-    return f"{queue.name} {lock.key}: claimed, saved, completed ({done.outcome}), audited"
+    return f"{queue} {lock.key}: claimed, saved, completed ({done.outcome}), audited"
 
 
 def _claim_race(target: Any) -> str:
     """Two connections race for one row of the target's queue table: exactly one may win."""
     from workbench import opening
-    from workbench.db import racecheck
+    from workbench.services import admin
 
     password = opening.password_for(target.profile) if target.profile is not None else None
     with opening.open_target(target, password) as wb:
-        result = racecheck.check(wb)
+        result = admin.claim_check(wb)
     if result.ok is False:
         raise AssertionError(result.message)
     return result.message
