@@ -180,6 +180,7 @@ def test_the_demo_vendor_is_a_configured_lookup(native_env: support.Env) -> None
     wb = env.demo(case_rows=2, import_rows=5)
     op = services.Operator(wb, "ann")
     assert wb.queue("imports").q.specs["vendor"].lookup == "vendors"
+    assert wb.queue("imports_review").q.specs["vendor"].lookup == "vendors"  # the reviewer's picker too
     found = op.lookup_search("imports", "vendor", "fj")
     assert [(c.key, c.display, c.detail) for c in found] == [("Fjord Energy", "Fjord Energy", "Bergen")]
     claim = op.next_item("imports")
