@@ -219,19 +219,26 @@ class SqliteBackend(Backend):
             first = next(c for c in wanted if not c.isascii())
             has = [sa.func.instr(column, sa.literal(c, sa.String())) > 0 for c in sorted(folding_to(first))]
             return sa.and_(sa.or_(*has), match)
-        # A prefix (or the whole text): narrowed first to the range of the NOCASE index that
-        # search_index suggests, "mö" to rows starting with m or M and then a letter beyond ASCII
-        # (whose first byte sorts after every ASCII one: "m\u0080" up to "n"), "é" to rows starting
-        # with such a letter. Only those rows are folded, in the index's order. A row whose first
-        # letters fold to ASCII from beyond it (the Kelvin sign, "ſ", "ﬁ") escapes the narrowing:
-        # the "contains" search finds it from the third letter on.
-        ascii_run = wanted[: next((i for i, c in enumerate(wanted) if not c.isascii()), len(wanted))]
+        # A prefix (or the whole text): ranges of the NOCASE index that search_index suggests, one
+        # per character folding to the first letter beyond ASCII, with the ASCII letters around it:
+        # "mÖz" reads the rows starting with "möz" or "mÖz" (NOCASE takes M for m, Z for z). Where
+        # that range is the whole match (each character folds to that letter alone, and no other
+        # letter beyond ASCII follows) no row is folded; elsewhere only the rows in the ranges. A
+        # row whose first letters fold to ASCII from beyond it (the Kelvin sign, "ſ", "ﬁ") escapes
+        # the narrowing: the "contains" search finds it from the third letter on.
+        run = next(i for i, c in enumerate(wanted) if not c.isascii())
+        rest = wanted[run + 1 :]
+        tail = rest[: next((i for i, c in enumerate(rest) if not c.isascii()), len(rest))]
         nocase = sa.collate(column, "NOCASE")
-        narrow: sa.ColumnElement[bool] = nocase >= sa.literal(ascii_run + "\u0080", sa.String())
-        if ascii_run:
-            after = ascii_run[:-1] + chr(ord(ascii_run[-1].lower()) + 1)  # NOCASE compares A-Z as a-z
-            narrow = sa.and_(narrow, nocase < sa.literal(after, sa.String()))
-        return sa.and_(narrow, match)
+        ranges = []
+        for char in sorted(folding_to(wanted[run])):
+            start = wanted[:run] + char + tail
+            last = start[-1].lower() if start[-1].isascii() else start[-1]  # NOCASE compares A-Z as a-z
+            end = start[:-1] + chr(ord(last) + 1)
+            whole = how == "prefix" and char.casefold() == wanted[run] and tail == rest
+            within = sa.and_(nocase >= sa.literal(start, sa.String()), nocase < sa.literal(end, sa.String()))
+            ranges.append(within if whole else sa.and_(within, match))
+        return sa.or_(*ranges)
 
     def search_order(self, column: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
         # The order of the NOCASE index search_index suggests: a search walks it and stops at its
