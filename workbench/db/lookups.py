@@ -58,13 +58,14 @@ class Lookup:
         large table from CONTAINS_FROM characters), in display order, at most `limit`: two bounded
         queries, the first one an index can serve."""
         text, limit = text.strip(), max(1, min(limit, SEARCH_LIMIT))
-        order = (*self.backend.search_order(self.display), self.key)
+        order = (*self.backend.search_order(self.display, "prefix"), self.key)
         if not text:
             return self._choices(conn.execute(self._select().order_by(*order).limit(limit)))
         starts = self.backend.text_match(self.display, text, "prefix")
         found = self._choices(conn.execute(self._select().where(starts).order_by(*order).limit(limit)))
         if len(found) < limit and (len(text) >= CONTAINS_FROM or not self.large):
             inside = sa.and_(self.backend.text_match(self.display, text, "contains"), sa.not_(starts))
+            order = (*self.backend.search_order(self.display, "contains"), self.key)
             found += self._choices(
                 conn.execute(self._select().where(inside).order_by(*order).limit(limit - len(found)))
             )

@@ -210,8 +210,9 @@ class Backend:
         search). Portable: both sides lowered, which no index serves; the backends do better."""
         return sa.func.lower(column).like(like_pattern(text.lower(), how), escape=LIKE_ESCAPE)
 
-    def search_order(self, column: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
-        """The order a lookup's search lists its rows in (before the key): here the display column."""
+    def search_order(self, column: sa.ColumnElement[Any], how: str) -> list[sa.ColumnElement[Any]]:
+        """The order a lookup's search lists its rows in (before the key), for its "prefix" or its
+        "contains" query (text_match's `how`): here the display column."""
         return [column]
 
     def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[list[sa.Index], str | None]:

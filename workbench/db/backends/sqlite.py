@@ -240,7 +240,7 @@ class SqliteBackend(Backend):
             ranges.append(within if whole else sa.and_(within, match))
         return sa.or_(*ranges)
 
-    def search_order(self, column: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
+    def search_order(self, column: sa.ColumnElement[Any], how: str) -> list[sa.ColumnElement[Any]]:
         # The order of the NOCASE index search_index suggests: a search walks it and stops at its
         # 50th row, where in the column's own (BINARY) order it sorted every row the letters match.
         return [sa.collate(column, "NOCASE")]
