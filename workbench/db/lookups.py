@@ -32,7 +32,9 @@ class Lookup:
     display: sa.Column[Any]
     detail: sa.Column[Any] | None
     backend: Backend
-    large: bool = False  # LARGE_ROWS or more when the queue was opened: no short text inside names
+    # LARGE_ROWS or more at the first search (no short text inside names then); counted there, not
+    # when the queue is bound: a login may work the queue without the right to read this table.
+    large: bool | None = None
 
     @property
     def label(self) -> str:
@@ -63,6 +65,8 @@ class Lookup:
             return self._choices(conn.execute(self._select().order_by(*order).limit(limit)))
         starts = self.backend.text_match(self.display, text, "prefix")
         found = self._choices(conn.execute(self._select().where(starts).order_by(*order).limit(limit)))
+        if self.large is None:
+            object.__setattr__(self, "large", is_large(conn, self.table))  # frozen: a cache, the same for all
         if len(found) < limit and (len(text) >= CONTAINS_FROM or not self.large):
             inside = sa.and_(self.backend.text_match(self.display, text, "contains"), sa.not_(starts))
             order = (*self.backend.search_order(self.display, "contains"), self.key)
@@ -120,11 +124,6 @@ def bind(conn: sa.Connection, q: mapping.BoundQueue, config_path: str) -> dict[s
             reflected = _from_foreign_key(q, column)
             if reflected is not None:
                 found[column.name] = reflected
-    large: dict[str, bool] = {}
-    for name, lookup in found.items():
-        if lookup.table.fullname not in large:
-            large[lookup.table.fullname] = is_large(conn, lookup.table)
-        found[name] = dataclasses.replace(lookup, large=large[lookup.table.fullname])
     return found
 
 
