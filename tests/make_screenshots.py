@@ -195,6 +195,8 @@ def _review_shot(app: QApplication, out: Path, config: Any, home: Path) -> None:
     window = _window(app, config, home, "dana")
     window.queue_picker.setCurrentIndex(window.queue_picker.findData("imports_review"))
     _claim(app, window)
+    _until(app, lambda: window.source_pane.showing == "pdf", "the scan")
+    _vendor_shown(app, window)  # the reviewer's vendor is a lookup too: its row with its city
     _settle(app)
     window.grab().save(str(out / "review.png"))
     window.close()

@@ -108,6 +108,9 @@ def test_a_search_ignores_the_case_of_letters_beyond_ascii(native_env: support.E
                 {"id": 203, "name": "École Horlogère", "city": "Genf"},
                 {"id": 204, "name": "Café Émile", "city": "Lyon"},
                 {"id": 205, "name": "Mulled Wine Co", "city": "Hull"},  # "mul", not "mül": never found by it
+                {"id": 206, "name": "Öko Bau", "city": "Wels"},
+                {"id": 207, "name": "öl AG", "city": "Linz"},
+                {"id": 208, "name": "Ostwind", "city": "Kiel"},  # "o", not "ö"
             ],
         )
     _, op = _op(env, ORDERS_CONFIG)
@@ -122,6 +125,10 @@ def test_a_search_ignores_the_case_of_letters_beyond_ascii(native_env: support.E
         (("MÜL", "mül", "Mül"), {201, 202}),
         (("é", "É"), {203, 204}),  # the first starts with it, the second contains it
         (("ÉMILE", "émile"), {204}),
+        (("üLL", "ÜLLER"), {201, 202}),
+        (("Ö", "ö"), {206, 207}),  # each letter's case a range of SQLite's index of its own
+        (("ÖK", "öko b"), {206}),
+        (("öL", "ÖL AG"), {207}),
         (("horlogÈre",), {203}),
     ):
         for text in texts:
@@ -179,6 +186,7 @@ def test_the_demo_vendor_is_a_configured_lookup(native_env: support.Env) -> None
     wb = env.demo(case_rows=2, import_rows=5)
     op = services.Operator(wb, "ann")
     assert wb.queue("imports").q.specs["vendor"].lookup == "vendors"
+    assert wb.queue("imports_review").q.specs["vendor"].lookup == "vendors"  # the reviewer's picker too
     found = op.lookup_search("imports", "vendor", "fj")
     assert [(c.key, c.display, c.detail) for c in found] == [("Fjord Energy", "Fjord Energy", "Bergen")]
     claim = op.next_item("imports")
@@ -277,19 +285,33 @@ def test_attach_suggests_the_index_a_large_related_tables_search_reads(native_en
     env = native_env
     wb = env.demo(case_rows=1, import_rows=1)
     assert not admin.attach(wb, "imports", apply=False).suggested  # a few vendors: nothing to suggest
+    texts = ("ap", "IT S", "dor")
+
+    def found() -> list[list[str]]:  # vendors found by text inside names, by a queue opened now
+        op = services.Operator(env.open(wb.config), "ann")
+        return [[c.display for c in op.lookup_search("imports", "vendor", text)][:2] for text in texts]
+
+    # A small table: text inside names from the first letter on.
+    assert found() == [["Baltic Paper Mills"], ["Granite IT Services"], []]
     vendors = schema.vendors(sa.MetaData())
     rows = [{"name": f"Vendor {i:05d}", "city": "Riga"} for i in range(attach.SEARCH_INDEX_ROWS)]
     with env.engine.begin() as conn:
         conn.execute(sa.insert(vendors), rows)
+    # A large one: from the third letter on, where a search that finds nothing is quick only by an index.
+    assert found() == [[], ["Granite IT Services"], ["Vendor 00000", "Vendor 00001"]]
     plan = admin.attach(wb, "imports", apply=True)
     if env.backend == "mariadb":
         assert not plan.suggested and "vendors" not in plan.ddl
         return
-    wanted = {
-        "sqlite": 'CREATE INDEX wb_vendors_name_search ON vendors (name COLLATE "NOCASE")',
-        "postgresql": "CREATE INDEX wb_vendors_name_search ON vendors USING gin (name gin_trgm_ops)",
+    suggested = {
+        "sqlite": ['CREATE INDEX wb_vendors_name_search ON vendors (name COLLATE "NOCASE")'],
+        "postgresql": [  # a prefix reads the b-tree in order; text inside names the trigrams
+            'CREATE INDEX wb_vendors_name_prefix ON vendors ((lower(name) COLLATE "C"))',
+            "CREATE INDEX wb_vendors_name_search ON vendors USING gin (name gin_trgm_ops)",
+        ],
     }[env.backend]
-    assert plan.suggested and f"-- suggested, not applied by --apply:\n-- {wanted};" in plan.ddl
+    assert plan.suggested and f"-- suggested, not applied by --apply:\n-- {suggested[0]};" in plan.ddl
+    assert all(f"-- {index};" in plan.ddl for index in suggested), plan.ddl
     assert any("lookup vendor searches vendors.name (10,0" in note for note in plan.notes)
     with env.engine.begin() as conn:
         assert "wb_vendors_name_search" not in {i["name"] for i in sa.inspect(conn).get_indexes("vendors")}
@@ -299,6 +321,17 @@ def test_attach_suggests_the_index_a_large_related_tables_search_reads(native_en
             conn.exec_driver_sql("CREATE INDEX vendors_name_plain ON vendors (name)")
     assert admin.attach(wb, "imports", apply=False).suggested
     with env.engine.begin() as conn:
-        conn.exec_driver_sql(wanted.replace("wb_vendors_name_search", "vendors_by_name"))
+        for index in suggested:
+            conn.exec_driver_sql(index.replace("wb_vendors_name_", "vendors_by_name_"))
     again = admin.attach(wb, "imports", apply=False)
     assert not again.suggested and "vendors" not in again.ddl
+
+
+def test_no_character_beyond_sqlites_bound_folds() -> None:
+    """SQLite's search for text beyond ASCII inside names reads only rows holding a character that
+    folds to its first such letter; those are gathered up to LAST_FOLDING, which must be the last."""
+    from workbench.db.backends import sqlite
+
+    assert all(chr(p).casefold() == chr(p) for p in range(sqlite.LAST_FOLDING + 1, 0x110000))
+    assert sqlite.folding_to("ö") == {"ö", "Ö"} and sqlite.folding_to("σ") == {"σ", "Σ", "ς"}
+    assert "\u0130" in sqlite.folding_to("\u0307")  # "İ" folds to "i" and a combining dot

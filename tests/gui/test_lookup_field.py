@@ -21,6 +21,10 @@ def _claim_import(qtbot: Any, window: main_window.MainWindow) -> Any:
 
 
 def _start_typing(qtbot: Any, picker: lookup_field.LookupEdit, letters: str) -> None:
+    # The window the operator types in is the active one; under Xvfb (no window manager) only once
+    # asked to be: the list opens for the field that has the keyboard, not for a window behind.
+    picker.window().activateWindow()
+    qtbot.waitUntil(picker.window().isActiveWindow, timeout=10_000)
     picker.setFocus()
     picker.selectAll()
     qtbot.keyClick(picker, Qt.Key.Key_Delete)

@@ -100,7 +100,7 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
 
 # A lookup's related table from this many rows gets a search index suggested: below it, reading the
 # whole table per keystroke takes a few milliseconds (docs/explanation/performance.md, "Lookups").
-SEARCH_INDEX_ROWS = 10_000
+SEARCH_INDEX_ROWS = lookups.LARGE_ROWS
 
 
 def search_indexes(conn: sa.Connection, found: list[lookups.Lookup]) -> tuple[list[sa.Index], list[str]]:
@@ -118,16 +118,17 @@ def search_indexes(conn: sa.Connection, found: list[lookups.Lookup]) -> tuple[li
         rows = conn.execute(sa.select(sa.func.count()).select_from(lookup.table)).scalar() or 0
         if rows < SEARCH_INDEX_ROWS:
             continue
-        index, note = lookup.backend.search_index(conn, lookup.display)
-        if index is None and note is None:
+        wanted, note = lookup.backend.search_index(conn, lookup.display)
+        if not wanted and note is None:
             continue
         told = f"lookup {lookup.field} searches {lookup.table.name}.{lookup.display.name} ({rows:,} rows)"
-        if index is not None:
+        if wanted:
+            which = "the index below lets" if len(wanted) == 1 else "the indexes below let"
             notes.append(
-                f"suggested, not applied: {told}; the index below lets each keystroke's search read an index "
+                f"suggested, not applied: {told}; {which} each keystroke's search read an index "
                 "instead of the whole table; the related table's owner may create it" + (f"; {note}" if note else "")
             )
-            indexes.append(index)
+            indexes.extend(wanted)
         elif note is not None:
             notes.append(f"{told}: {note}")
     return indexes, notes

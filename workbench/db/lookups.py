@@ -13,6 +13,13 @@ from workbench.db import mapping, values
 from workbench.db.backends.base import Backend
 
 SEARCH_LIMIT = 50  # rows a search returns at most: a picker shows a screenful, never the table
+# A related table of this many rows or more is large: `attach` suggests the index its search reads,
+# and a search lists rows containing the text (after those starting with it) only from CONTAINS_FROM
+# characters. One or two letters inside names are no index's to find (pg_trgm's trigrams start at
+# three): a search that finds no row read the whole table, 85 ms on 100,000 rows
+# (docs/explanation/performance.md, "Lookups"); a small table is read in a few milliseconds.
+LARGE_ROWS = 10_000
+CONTAINS_FROM = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,6 +32,9 @@ class Lookup:
     display: sa.Column[Any]
     detail: sa.Column[Any] | None
     backend: Backend
+    # LARGE_ROWS or more at the first search (no short text inside names then); counted there, not
+    # when the queue is bound: a login may work the queue without the right to read this table.
+    large: bool | None = None
 
     @property
     def label(self) -> str:
@@ -46,16 +56,20 @@ class Lookup:
         ]
 
     def search(self, conn: sa.Connection, text: str, limit: int = SEARCH_LIMIT) -> list[models.Choice]:
-        """Rows whose display starts with `text` (whatever the case), then those containing it, in
-        display order, at most `limit`: two bounded queries, the first one an index can serve."""
+        """Rows whose display starts with `text` (whatever the case), then those containing it (in a
+        large table from CONTAINS_FROM characters), in display order, at most `limit`: two bounded
+        queries, the first one an index can serve."""
         text, limit = text.strip(), max(1, min(limit, SEARCH_LIMIT))
-        order = (*self.backend.search_order(self.display), self.key)
+        order = (*self.backend.search_order(self.display, "prefix"), self.key)
         if not text:
             return self._choices(conn.execute(self._select().order_by(*order).limit(limit)))
         starts = self.backend.text_match(self.display, text, "prefix")
         found = self._choices(conn.execute(self._select().where(starts).order_by(*order).limit(limit)))
-        if len(found) < limit:
+        if self.large is None:
+            object.__setattr__(self, "large", is_large(conn, self.table))  # frozen: a cache, the same for all
+        if len(found) < limit and (len(text) >= CONTAINS_FROM or not self.large):
             inside = sa.and_(self.backend.text_match(self.display, text, "contains"), sa.not_(starts))
+            order = (*self.backend.search_order(self.display, "contains"), self.key)
             found += self._choices(
                 conn.execute(self._select().where(inside).order_by(*order).limit(limit - len(found)))
             )
@@ -111,6 +125,12 @@ def bind(conn: sa.Connection, q: mapping.BoundQueue, config_path: str) -> dict[s
             if reflected is not None:
                 found[column.name] = reflected
     return found
+
+
+def is_large(conn: sa.Connection, table: sa.Table) -> bool:
+    """Has `table` LARGE_ROWS rows or more? (Counts no further: a few milliseconds at most.)"""
+    first = sa.select(sa.literal(1)).select_from(table).limit(LARGE_ROWS).subquery()
+    return (conn.execute(sa.select(sa.func.count()).select_from(first)).scalar() or 0) >= LARGE_ROWS
 
 
 def _field_of(q: mapping.BoundQueue, column: str) -> model.FieldConfig | None:

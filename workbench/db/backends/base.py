@@ -210,14 +210,15 @@ class Backend:
         search). Portable: both sides lowered, which no index serves; the backends do better."""
         return sa.func.lower(column).like(like_pattern(text.lower(), how), escape=LIKE_ESCAPE)
 
-    def search_order(self, column: sa.ColumnElement[Any]) -> list[sa.ColumnElement[Any]]:
-        """The order a lookup's search lists its rows in (before the key): here the display column."""
+    def search_order(self, column: sa.ColumnElement[Any], how: str) -> list[sa.ColumnElement[Any]]:
+        """The order a lookup's search lists its rows in (before the key), for its "prefix" or its
+        "contains" query (text_match's `how`): here the display column."""
         return [column]
 
-    def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[sa.Index | None, str | None]:
-        """The index that lets text_match's prefix search read `column` (a lookup's display column)
-        in order instead of the whole table, unless one the table has already serves (None); and a
-        note when the database cannot have one. Here: an ordinary index, its collation's case-
+    def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[list[sa.Index], str | None]:
+        """The indexes that let text_match's searches read `column` (a lookup's display column) in
+        order instead of the whole table, but for those the table already has one that serves; and
+        a note when the database cannot have one. Here: an ordinary index, its collation's case-
         insensitive LIKE reads its range (MariaDB, MySQL, SQL Server)."""
         from workbench.db.backends import indexes
 
@@ -227,8 +228,8 @@ class Backend:
         key = inspector.get_pk_constraint(column.table.name, schema=column.table.schema)  # not among the indexes
         have.append({"column_names": key.get("constrained_columns") or []})
         if any(indexes.leads_with(found, wanted, directions_known=False) for found in have):
-            return None, None
-        return wanted, None
+            return [], None
+        return [wanted], None
 
     def text_as(self, text: sa.ColumnElement[Any], type_: sa.types.TypeEngine[Any]) -> sa.ColumnElement[Any]:
         """Text (a separate lock table's item key) as a value of the queue key's type."""
@@ -298,10 +299,10 @@ class Backend:
         return None
 
 
-def search_index_name(column: sa.Column[Any]) -> str:
-    """The name of the index Backend.search_index suggests for a lookup's display column."""
+def search_index_name(column: sa.Column[Any], kind: str = "search") -> str:
+    """The name of an index Backend.search_index suggests for a lookup's display column."""
     table = column.table.name
-    return f"wb_{table}_{column.name}_search"[:60]
+    return f"wb_{table}_{column.name}_{kind}"[:60]
 
 
 LIKE_ESCAPE = "/"  # not a backslash: MySQL's string literals read that one themselves

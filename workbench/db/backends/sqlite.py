@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
@@ -33,6 +34,30 @@ FOLD_FUNCTION = "workbench_casefold"  # SQLite's lower() and LIKE fold ASCII let
 
 def _casefold(text: Any) -> Any:
     return text.casefold() if isinstance(text, str) else text
+
+
+# No character above this one folds to another (Unicode 15.1: the last cased letters are Adlam's,
+# U+1E900-U+1E943); tests/test_lookups.py checks it against Python's tables in full.
+LAST_FOLDING = 0x1E943
+
+
+@functools.cache
+def _folds() -> dict[str, frozenset[str]]:
+    """Each letter beyond ASCII that casefold gives, with every other character whose casefold holds
+    it (Python's tables, read once: 120,000 code points, a few milliseconds)."""
+    found: dict[str, set[str]] = {}
+    for char in map(chr, range(0x80, LAST_FOLDING + 1)):
+        folded = char.casefold()
+        if folded != char:
+            for part in folded:
+                if not part.isascii():
+                    found.setdefault(part, set()).add(char)
+    return {part: frozenset(chars) for part, chars in found.items()}
+
+
+def folding_to(letter: str) -> frozenset[str]:
+    """The characters a row must have one of for its casefold to hold `letter` (beyond ASCII)."""
+    return _folds().get(letter, frozenset()) | {letter}
 
 
 def _add_functions(dbapi_conn: Any) -> None:
@@ -189,20 +214,38 @@ class SqliteBackend(Backend):
         folded = sa.func.workbench_casefold(column, type_=sa.String())  # FOLD_FUNCTION
         match = folded.like(like_pattern(wanted, how), escape=LIKE_ESCAPE)
         if how == "contains":
-            return match  # anywhere in the text: only reading every row finds it
-        # A prefix (or the whole text): narrowed first to what an index reads, "mö" to rows starting
-        # with m or M, "é" to rows starting with a letter beyond ASCII (whose first byte sorts after
-        # every ASCII one). A row whose first letters fold to ASCII from beyond it (the Kelvin sign,
-        # "ſ", "ﬁ") escapes the narrowing: it is found by the "contains" search instead.
-        ascii_run = wanted[: next((i for i, c in enumerate(wanted) if not c.isascii()), len(wanted))]
-        narrow: sa.ColumnElement[bool]
-        if ascii_run:
-            narrow = column.like(like_pattern(ascii_run, "prefix"), escape=LIKE_ESCAPE)
-        else:
-            narrow = column >= sa.literal("\u0080", sa.String())
-        return sa.and_(narrow, match)
+            # Anywhere in the text: every row is read, but folded only where it has a letter that
+            # folds to the first one beyond ASCII ("ö": "ö" or "Ö"), which instr() looks for in C.
+            first = next(c for c in wanted if not c.isascii())
+            has = [sa.func.instr(column, sa.literal(c, sa.String())) > 0 for c in sorted(folding_to(first))]
+            return sa.and_(sa.or_(*has), match)
+        # A prefix (or the whole text): ranges of the NOCASE index that search_index suggests, one
+        # per character folding to the first letter beyond ASCII, with the ASCII letters around it:
+        # "mÖz" reads the rows starting with "möz" or "mÖz" (NOCASE takes M for m, Z for z). Where
+        # that range is the whole match (each character folds to that letter alone, and no other
+        # letter beyond ASCII follows) no row is folded; elsewhere only the rows in the ranges. A
+        # row whose first letters fold to ASCII from beyond it (the Kelvin sign, "ſ", "ﬁ") escapes
+        # the narrowing: the "contains" search finds it from the third letter on.
+        run = next(i for i, c in enumerate(wanted) if not c.isascii())
+        rest = wanted[run + 1 :]
+        tail = rest[: next((i for i, c in enumerate(rest) if not c.isascii()), len(rest))]
+        nocase = sa.collate(column, "NOCASE")
+        ranges = []
+        for char in sorted(folding_to(wanted[run])):
+            start = wanted[:run] + char + tail
+            last = start[-1].lower() if start[-1].isascii() else start[-1]  # NOCASE compares A-Z as a-z
+            end = start[:-1] + chr(ord(last) + 1)
+            whole = how == "prefix" and char.casefold() == wanted[run] and tail == rest
+            within = sa.and_(nocase >= sa.literal(start, sa.String()), nocase < sa.literal(end, sa.String()))
+            ranges.append(within if whole else sa.and_(within, match))
+        return sa.or_(*ranges)
 
-    def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[sa.Index | None, str | None]:
+    def search_order(self, column: sa.ColumnElement[Any], how: str) -> list[sa.ColumnElement[Any]]:
+        # The order of the NOCASE index search_index suggests: a search walks it and stops at its
+        # 50th row, where in the column's own (BINARY) order it sorted every row the letters match.
+        return [sa.collate(column, "NOCASE")]
+
+    def search_index(self, conn: sa.Connection, column: sa.Column[Any]) -> tuple[list[sa.Index], str | None]:
         # LIKE reads an index range only where the index compares as LIKE does: COLLATE NOCASE (an
         # index in the default BINARY collation does not serve it, whatever its columns).
         nocase = sa.text(
@@ -210,8 +253,8 @@ class SqliteBackend(Backend):
             "WHERE ix.seqno = 0 AND ix.name = :column AND upper(ix.coll) = 'NOCASE' AND il.partial = 0"
         )
         if conn.execute(nocase, {"table": column.table.name, "column": column.name}).first():
-            return None, None
-        return sa.Index(search_index_name(column), sa.collate(column, "NOCASE")), None
+            return [], None
+        return [sa.Index(search_index_name(column), sa.collate(column, "NOCASE"))], None
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt  # the write transaction (BEGIN IMMEDIATE) already excludes every other writer
