@@ -772,8 +772,7 @@ def main(argv: list[str] | None = None) -> int:
     if sys.platform != "linux":
         print("note: RSS figures read /proc and getrusage (Linux); elsewhere they print as nan")
     for backend in args.backend:
-        run_backend(args, backend)
-    print(f"machine: {harness.machine_load()}")
+        run_backend(args, backend)  # each prints the load average beside its figures
     return 0
 
 

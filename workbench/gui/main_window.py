@@ -179,7 +179,10 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.connection_label, 1)
         self.statusBar().addPermanentWidget(self.timer_label)
         self._build_menus()
-        self._show_message(self.tr("Opening the queues…"))
+        # Not _show_message: the start's one read brings the counts (session.start), and a second
+        # read now would only wait for the engine that call is opening.
+        self.message_label.setText(self.tr("Opening the queues…"))
+        self.stack.setCurrentIndex(START)
 
     def _build_item_page(self) -> QWidget:
         page = QWidget()
