@@ -15,14 +15,16 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-
 from workbench.config import model
 from workbench.core import errors, problems
-from workbench.db import values
 
 if TYPE_CHECKING:
+    import sqlalchemy as sa
+
     from workbench.db import mapping
+
+# SQLAlchemy is imported where a value is checked or a column read, not with this module: the window
+# builds and paints its first screen from the config while SQLAlchemy loads off the GUI thread.
 
 # Widget kinds a field can have.
 KINDS = ("text", "multiline", "integer", "decimal", "float", "boolean", "date", "datetime", "time", "choice")
@@ -94,6 +96,8 @@ def check(spec: FieldSpec, raw: Any) -> Any:
 
 def _keeps_text(spec: FieldSpec) -> bool:
     """Is blank text a value of this field (a text column edited as text), rather than no value?"""
+    import sqlalchemy as sa
+
     kind = spec.column.type if spec.column is not None else None
     return spec.kind in ("text", "multiline") and (
         kind is None or (isinstance(kind, sa.String) and not isinstance(kind, sa.Enum))
@@ -105,6 +109,10 @@ def _fail(spec: FieldSpec, problem: str, *args: Any) -> errors.InvalidValue:
 
 
 def _typed(spec: FieldSpec, raw: Any) -> Any:
+    import sqlalchemy as sa
+
+    from workbench.db import values
+
     column = (
         spec.column if spec.column is not None else sa.Column(spec.name, _type_of(spec), nullable=not spec.required)
     )
@@ -116,6 +124,8 @@ def _typed(spec: FieldSpec, raw: Any) -> Any:
 
 def _type_of(spec: FieldSpec) -> sa.types.TypeEngine[Any]:
     """A column type for a spec built without a column."""
+    import sqlalchemy as sa
+
     if spec.kind == "decimal":
         return sa.Numeric(38, spec.decimals) if spec.decimals is not None else sa.Numeric()
     simple = {
@@ -173,6 +183,8 @@ def label_of(name: str) -> str:
 
 def kind_of(column: sa.Column[Any]) -> tuple[str, dict[str, Any]]:
     """The widget kind the column's type calls for, and what goes with it (length, scale, values)."""
+    import sqlalchemy as sa
+
     t = column.type
     # MySQL's TINYINT(1) is its boolean; a column reflected from MySQL has loaded its dialect already.
     mysql = sys.modules.get("sqlalchemy.dialects.mysql")
@@ -232,6 +244,8 @@ def derive(
 def _spec(
     column: sa.Column[Any], field: model.FieldConfig, read_only: bool, fail: Callable[[str, str], errors.ConfigError]
 ) -> FieldSpec:
+    import sqlalchemy as sa
+
     key = field.key.split(".", 2)[-1]  # "queues.Q.fields.COL" -> "fields.COL", as fail() wants it
     kind, extra = kind_of(column)
     if isinstance(column.type, (sa.LargeBinary, sa.PickleType)):
@@ -282,6 +296,8 @@ def _spec(
 
 def _config_value(column: sa.Column[Any], raw: Any, key: str, fail: Callable[[str, str], errors.ConfigError]) -> Any:
     """A value from the config as the column stores it, or a config error at `key`."""
+    from workbench.db import values
+
     try:
         return values.coerce(column, raw)
     except errors.InvalidValue as exc:

@@ -9,13 +9,17 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from workbench import journal_guard, logs, services
+from workbench import journal_guard, logs
 from workbench.config import model, paths
-from workbench.gui import dispatch, i18n, icons, launcher, main_window, session, theme
+from workbench.gui import dispatch, i18n, icons, main_window, session, theme
+
+if TYPE_CHECKING:  # the engine is loaded off the GUI thread while the window paints (session.Engine)
+    from workbench import services
 
 
 def application(user: str | None = None) -> QApplication:
@@ -54,14 +58,19 @@ def user_settings(home: Path | None = None, user: str | None = None) -> QSetting
 def build_window(
     config: model.Config, user: str, *, settings: session.SessionSettings | None = None, home: Path | None = None
 ) -> main_window.MainWindow:
-    """A ready window for `config` (its database is first touched by session.start(), off this thread)."""
-    return window_for(services.Workbench.open(config), user, settings=settings, home=home)
+    """A ready window for `config`: built from the config alone; SQLAlchemy, the engine and the database
+    are first touched by the session's first call (session.start()), off this thread."""
+    return window_for(session.Engine(config), user, settings=settings, home=home)
 
 
 def window_for(
-    wb: services.Workbench, user: str, *, settings: session.SessionSettings | None = None, home: Path | None = None
+    wb: services.Workbench | session.Engine,
+    user: str,
+    *,
+    settings: session.SessionSettings | None = None,
+    home: Path | None = None,
 ) -> main_window.MainWindow:
-    """A ready window on an open Workbench."""
+    """A ready window on a Workbench, open or to be opened by the session's first call."""
     data = home / "data" if home else paths.data_dir()
     # Never raises: an unwritable data directory opens the window with the journal's warning.
     journal = journal_guard.GuardedJournal(data / "journal" / paths.user_folder(user), owner=user)
@@ -84,6 +93,8 @@ def run(
 ) -> int:
     """The `workbench` command without a subcommand: the operator window (or only the supervisor
     console, with `supervisor`)."""
+    from workbench.gui import launcher  # connection dialogs and the supervisor console: not for build_window
+
     app = application(user)
     logs.setup()
     logs.install_excepthook(_show_crash)

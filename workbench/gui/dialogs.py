@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QDate, QDateTime, QEvent, QLocale, QSortFilterProxyModel, Qt, QTime, Signal, Slot
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
@@ -29,7 +29,9 @@ from PySide6.QtWidgets import (
 from workbench.core import durations
 from workbench.gui import a11y, board_view, theme, times
 from workbench.gui import form as form_mod
-from workbench.services import operator
+
+if TYPE_CHECKING:
+    from workbench.services import operator
 
 # Offered as typed into the audit trail: data that supervisors filter and count, the same for every
 # operator, so not translated (see quit_guard.CLOSED_UNTOUCHED).
@@ -406,7 +408,7 @@ class PickDialog(QDialog):
             return self.tr("No item is waiting.")
         if found.more_than:
             return self.tr("The first %n waiting items of more than {0}, in queue order:", "", count).format(
-                QLocale().toString(operator.WAITING_CAP)
+                QLocale().toString(waiting_cap())
             )
         if found.waiting > count:
             return self.tr("The first %n of {0} waiting items, in queue order:", "", count).format(
@@ -497,3 +499,10 @@ class Banner(QWidget):
     def show_text(self, text: str) -> None:
         self.label.setText(text)
         self.setVisible(True)
+
+
+def waiting_cap() -> int:
+    """How far the counts go (imported here: a pick list arrives once the engine is loaded)."""
+    from workbench.services import operator
+
+    return operator.WAITING_CAP

@@ -266,7 +266,7 @@ class DraftAccess(QObject):
         self._watch_timer.timeout.connect(self._watch_tick)
 
     def title(self, queue: str, key: Any) -> str:
-        return f"{self.session.wb.config.queues[queue].title} {key}"
+        return f"{self.session.config.queues[queue].title} {key}"
 
     def labels(self, queue: str) -> dict[str, str]:
         return {spec.name: spec.label for spec in self.session.specs.get(queue, [])}

@@ -60,6 +60,7 @@ class _Field:
 
     def __init__(self, spec: fieldspec.FieldSpec, on_change: Any, lookups: LookupSource | None = None) -> None:
         self.spec, self.lookups = spec, lookups
+        self._choices_shown = 0
         self.error = QLabel()
         self.error.setObjectName(f"error_{spec.name}")
         self.error.setProperty("role", "field-error")
@@ -97,6 +98,7 @@ class _Field:
                 combo.addItem("", None)
             for choice in spec.choices:
                 combo.addItem(str(choice), choice)
+            self._choices_shown = combo.count()  # set() adds a stored value outside them, for one item
             combo.currentIndexChanged.connect(on_change)
             return combo
         if spec.lookup is not None:  # a row of another table: searched there, its display text shown
@@ -134,6 +136,8 @@ class _Field:
                 else:
                     editor.setChecked(bool(value))
             elif isinstance(editor, QComboBox):
+                while editor.count() > self._choices_shown:  # the last item's stray value (the form is reused)
+                    editor.removeItem(editor.count() - 1)
                 index = editor.findData(value)
                 if index < 0 and value is not None:  # a stored value outside the choices: show it
                     editor.addItem(display(value), value)

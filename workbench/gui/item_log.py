@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QCoreApplication, Qt, Signal, Slot
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -16,7 +18,9 @@ from PySide6.QtWidgets import (
 from workbench.core import models
 from workbench.gui import dialogs, theme, times
 from workbench.gui.i18n import QT_TRANSLATE_NOOP
-from workbench.services import operator
+
+if TYPE_CHECKING:
+    from workbench.services import operator
 
 # What the audit trail's events are called where people read them (the trail keeps the names).
 EVENT_LABELS = {

@@ -144,7 +144,7 @@ class Launcher(QObject):
             self.window.show()
             self.window.session.start()
         if old is not None:
-            if self.console is not None and self.console.wb is old.session.wb:
+            if self.console is not None and self.console.wb is old.session.engine.opened:
                 self._close_console()  # it reads through the database being closed
             old.quit_guard.let_go()  # the user agreed in _may_leave: a held item stays held
             old.close()
@@ -413,7 +413,7 @@ def _open_checked(target: opening.Target, password: str | None) -> services.Work
 
 def _dispose(window: main_window.MainWindow) -> bool:
     finished = window.session.dispatcher.wait(5000)
-    window.session.wb.close()
+    window.session.engine.close()
     return finished
 
 

@@ -52,7 +52,6 @@ from workbench.gui import (
     times,
 )
 from workbench.gui import form as form_mod
-from workbench.services import operator as operator_service
 
 log = logging.getLogger("workbench.gui")
 
@@ -69,6 +68,11 @@ class MainWindow(QMainWindow):
         self.session, self.settings = sess, settings
         self.setObjectName("main_window")
         self._specs: dict[str, list[fieldspec.FieldSpec]] = {}
+        self._form_for: tuple[str, int] | None = None  # the queue (and its specs' id) the form's fields are for
+        self._prebuild = QTimer(self)  # a child: gone with the window, never fires into a deleted one
+        self._prebuild.setSingleShot(True)
+        self._prebuild.setInterval(0)
+        self._prebuild.timeout.connect(self._prebuild_form)
         self._item_draft_dirty = False
         self._tray: QSystemTrayIcon | None = None
         self._opening_draft: tuple[str, Any] | None = None  # a resume entry whose lock is gone, being reopened
@@ -94,7 +98,7 @@ class MainWindow(QMainWindow):
         self.queue_picker = QComboBox()
         self.queue_picker.setObjectName("queue_picker")
         self.queue_picker.setAccessibleName(self.tr("Queue"))
-        for name, queue in self.session.wb.config.queues.items():
+        for name, queue in self.session.config.queues.items():
             self.queue_picker.addItem(queue.title, name)
         # Narrows Next item to one value of a column the queue offers (`filter_by`), e.g. a message type.
         self.filter_box = QComboBox()
@@ -110,6 +114,7 @@ class MainWindow(QMainWindow):
         self._show_filter_box(False)
         self.next_button = QPushButton(self.tr("Next item"))
         self.next_button.setObjectName("next_button")
+        self.next_button.setEnabled(False)  # until the queues are open (_on_ready), or the retries begin
         self.pick_button = QPushButton(self.tr("Pick…"))
         self.pick_button.setObjectName("pick_button")
         self.mine_button = QPushButton(self.tr("My unfinished items"))
@@ -174,7 +179,10 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.connection_label, 1)
         self.statusBar().addPermanentWidget(self.timer_label)
         self._build_menus()
-        self._show_message(self.tr("Opening the queues…"))
+        # Not _show_message: the start's one read brings the counts (session.start), and a second
+        # read now would only wait for the engine that call is opening.
+        self.message_label.setText(self.tr("Opening the queues…"))
+        self.stack.setCurrentIndex(START)
 
     def _build_item_page(self) -> QWidget:
         page = QWidget()
@@ -458,7 +466,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("session/next_after_complete", on)
 
     def _queue_config(self, name: str | None = None) -> Any:
-        return self.session.wb.config.queues[name or self.session.queue_name]
+        return self.session.config.queues[name or self.session.queue_name]
 
     def _update_title(self) -> None:
         self.setWindowTitle(self.tr("workbench — {0} — {1}").format(self._queue_config().title, self.session.user))
@@ -530,14 +538,14 @@ class MainWindow(QMainWindow):
         table.setRowCount(len(counts))
         for r, count in enumerate(counts):
             waiting = (
-                self.tr("more than {0}").format(QLocale().toString(operator_service.WAITING_CAP))
+                self.tr("more than {0}").format(QLocale().toString(dialogs.waiting_cap()))
                 if count.more_than
                 else QLocale().toString(count.waiting)
             )
             overdue = (
                 "—"
                 if count.overdue is None
-                else self.tr("more than {0}").format(QLocale().toString(operator_service.WAITING_CAP))
+                else self.tr("more than {0}").format(QLocale().toString(dialogs.waiting_cap()))
                 if count.overdue_more_than
                 else QLocale().toString(count.overdue)
             )
@@ -568,6 +576,7 @@ class MainWindow(QMainWindow):
             self._opening_draft = None
             self.next_button.setEnabled(False)
             self.session.next_item()
+            self._ensure_form(self.session.queue_name)  # while the claim is on its way
 
         self._leave_item(go)
 
@@ -745,7 +754,7 @@ class MainWindow(QMainWindow):
         QMessageBox.about(
             self,
             self.tr("About workbench"),
-            self.tr("workbench {0}\nConfiguration: {1}").format(__version__, self.session.wb.config.path),
+            self.tr("workbench {0}\nConfiguration: {1}").format(__version__, self.session.config.path),
         )
 
     def _checked_changes(self) -> dict[str, Any] | None:
@@ -887,6 +896,7 @@ class MainWindow(QMainWindow):
         if self.session.current is not None:
             return
         self.next_button.setEnabled(True)
+        self._prebuild.start()  # once this screen is shown: the form, so the first Next item only fills it in
         if entries:
             self.stack.setCurrentIndex(RESUME)
             self.resume_panel.focus_list()  # so Enter reopens the selected item
@@ -902,7 +912,7 @@ class MainWindow(QMainWindow):
         journal = self.session.journal
         drafts = journal.drafts(self.session.database, owner=self.session.user) if journal else []
         draft_keys = {(d.queue, d.key) for d in drafts}
-        queues = self.session.wb.config.queues
+        queues = self.session.config.queues
         summaries, due = self.session.summaries, self.session.due_times
         entries = [
             resume.Entry(
@@ -986,8 +996,18 @@ class MainWindow(QMainWindow):
             self.source_pane.show_loading()
             self.session.load_source()
 
+    @Slot()
+    def _prebuild_form(self) -> None:
+        self._ensure_form(self.session.queue_name)
+
     def _ensure_form(self, queue: str) -> None:
-        self._specs[queue] = self.session.specs[queue]  # computed off the GUI thread by session.start()
+        """The form's fields and outcome buttons for `queue`, built once per queue layout: Next item then
+        only fills in values (built while the first claim is on its way, or right after the start)."""
+        specs = self.session.specs.get(queue)  # computed off the GUI thread by session.start()
+        if specs is None or self._form_for == (queue, id(specs)):
+            return
+        self._form_for = (queue, id(specs))
+        self._specs[queue] = specs
         self.form.set_lookups(lookup_field.DispatchedLookups(self.session.dispatcher, self.session.operator, queue))
         self.form.set_specs(self._specs[queue])
         while self._outcome_box.count():
@@ -1012,6 +1032,7 @@ class MainWindow(QMainWindow):
                 self._outcome_actions[hotkeys.outcome_action(i + 1)] = action
         self._apply_keymap()
         self._order_tabs()
+        self._set_actions()  # built before a claim: its outcome buttons wait for the item
 
     def _order_tabs(self) -> None:
         """Tab goes through the fields, then along the action row as it reads, left to right (Release,

@@ -109,7 +109,7 @@ class QuitGuard(QObject):
             self._release(cur, CLOSED_UNTOUCHED, discard_draft=False)
 
     def _title(self, cur: Any) -> str:
-        return f"{self.session.wb.config.queues[cur.queue].title} {cur.lock.key}"
+        return f"{self.session.config.queues[cur.queue].title} {cur.lock.key}"
 
     # -- asking --------------------------------------------------------------------------------------
 

@@ -6,17 +6,21 @@ import collections
 import dataclasses
 import datetime as dt
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from workbench import fieldspec, journal_guard, services
+from workbench import fieldspec, journal_guard
 from workbench import journal as journal_mod
 from workbench.config import model
 from workbench.core import durations, errors, models
 from workbench.gui import dispatch, problem_text
+
+if TYPE_CHECKING:  # loaded off the GUI thread, by the first database call (Engine.get)
+    from workbench import services
 
 log = logging.getLogger("workbench.gui")
 _APP = model.AppConfig()  # the declared defaults
@@ -57,6 +61,51 @@ class SessionSettings:
             idle_after=float(app.idle_after),
             changes_interval=float(app.changes_every),
         )
+
+
+class Engine:
+    """The window's Workbench, opened by the first call that needs it, on that call's thread (a dispatcher
+    worker): the window is built and painted from the config alone while SQLAlchemy loads and the engine
+    is made, which is most of a start's time. Give `wb` when it is already open (the launcher's, tests')."""
+
+    def __init__(
+        self,
+        config: model.Config,
+        opener: Callable[[], services.Workbench] | None = None,
+        wb: services.Workbench | None = None,
+    ) -> None:
+        self.config, self._opener, self._wb = config, opener, wb
+        self._lock = threading.Lock()  # two first calls at once (counts and the opening) open it once
+
+    @classmethod
+    def of(cls, wb: services.Workbench | Engine) -> Engine:
+        return wb if isinstance(wb, Engine) else cls(wb.config, wb=wb)
+
+    @property
+    def opened(self) -> services.Workbench | None:
+        """The Workbench if it is open (never opens it: for the GUI thread)."""
+        return self._wb
+
+    def get(self) -> services.Workbench:
+        """The Workbench, opened now if it is not yet (a worker thread: it imports the engine)."""
+        wb = self._wb
+        if wb is not None:
+            return wb
+        with self._lock:
+            if self._wb is None:
+                if self._opener is not None:
+                    self._wb = self._opener()
+                else:
+                    from workbench import services
+
+                    self._wb = services.Workbench.open(self.config)
+            return self._wb
+
+    def close(self) -> None:
+        """Close the engine if it was opened (a start still opening it closes nothing it makes later)."""
+        with self._lock:
+            if self._wb is not None:
+                self._wb.close()
 
 
 @dataclasses.dataclass
@@ -126,7 +175,7 @@ class OperatorSession(QObject):
 
     def __init__(
         self,
-        wb: services.Workbench,
+        wb: services.Workbench | Engine,
         user: str,
         dispatcher: dispatch.Dispatcher,
         journal: journal_guard.GuardedJournal | None,
@@ -134,12 +183,15 @@ class OperatorSession(QObject):
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
-        self.wb, self.user, self.dispatcher, self.journal = wb, user, dispatcher, journal
-        self.operator = services.Operator(wb, user)  # every database call goes through it, off this thread
+        self.engine = Engine.of(wb)
+        self.config = self.engine.config  # what the window is built from, known before the engine is open
+        self.user, self.dispatcher, self.journal = user, dispatcher, journal
+        self._operator: services.Operator | None = None
+        self._operator_lock = threading.Lock()
         self.settings = settings or SessionSettings()
-        self.database = _database_id(wb)
-        self.queue_name = next(iter(wb.config.queues))
-        self.titles = {name: queue.title for name, queue in wb.config.queues.items()}  # what messages call them
+        self.database = _database_id(self.config)
+        self.queue_name = next(iter(self.config.queues))
+        self.titles = {name: queue.title for name, queue in self.config.queues.items()}  # what messages call them
         self.narrow: dict[str, Any] = {}  # Next item serves only items whose columns hold these values
         self.current: Current | None = None
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
@@ -147,7 +199,8 @@ class OperatorSession(QObject):
         # Completes confirmed lately (lock, monotonic time): checked again once a connection was lost,
         # as a failover to an asynchronous standby can undo the last ones.
         self.confirmed: collections.deque[tuple[models.Lock, float]] = collections.deque(maxlen=CONFIRMED_KEPT)
-        self._interruptions = self.operator.interruptions()
+        # Counted from the engine's making: an engine not yet open has lost nothing.
+        self._interruptions = self.operator.interruptions() if self.engine.opened is not None else 0
         self.last_completion: tuple[str, Any, float] | None = None  # queue, key, monotonic time of the last Complete
         self.due_times: dict[tuple[str, Any], Any] = {}  # (queue, key) -> when it is due, where the queue says
         self.list_columns: dict[str, list[str]] = {}  # per queue: the columns that tell items apart
@@ -175,7 +228,7 @@ class OperatorSession(QObject):
         self._retry_actions: dict[str, Callable[[], None]] = {}
         self._failures = 0  # consecutive unreachable answers: the retry delay doubles with each
         # Published queue settings: look for a newer version now and then (a cheap one-row query).
-        self.settings_version = getattr(wb, "settings_version", 0)
+        self.settings_version = getattr(self.engine.opened, "settings_version", 0)
         self._settings_poll = QTimer(self)
         self._settings_poll.setInterval(int(max(30.0, self.settings.check_interval * 4) * 1000))
         self._settings_poll.timeout.connect(self.check_settings)
@@ -190,6 +243,25 @@ class OperatorSession(QObject):
         self._changes.setInterval(int(self.settings.changes_interval * 1000))
         self._changes.timeout.connect(self.look_for_changes)
         self._looking = False
+
+    @property
+    def wb(self) -> services.Workbench:
+        """The open Workbench (opened here if need be: only worker threads call this before `ready`)."""
+        return self.engine.get()
+
+    @property
+    def operator(self) -> services.Operator:
+        """Every database call goes through it, off the GUI thread; the first one opens the engine."""
+        op = self._operator
+        if op is None:
+            wb = self.engine.get()
+            with self._operator_lock:
+                if self._operator is None:
+                    from workbench import services
+
+                    self._operator = services.Operator(wb, self.user)
+                op = self._operator
+        return op
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -299,6 +371,8 @@ class OperatorSession(QObject):
     def _release_idle(self) -> None:
         # On the GUI thread, which alone starts calls: none starts meanwhile. A call dropped as
         # stale may still run on a worker thread; then wait for the next quiet spell.
+        if self._operator is None:
+            return  # nothing opened yet
         if self.dispatcher.busy or self.dispatcher.pool.activeThreadCount():
             self._idle.start(int(self.settings.idle_after * 1000))
             return
@@ -349,7 +423,9 @@ class OperatorSession(QObject):
         def failed(_exc: BaseException) -> None:
             self._looking = False
 
-        self.dispatcher.call(self.operator.changes, done, failed, quiet=True)
+        # a lambda: `self.operator` opens the engine, on the worker, not here
+
+        self.dispatcher.call(lambda: self.operator.changes(), done, failed, quiet=True)  # noqa: PLW0108
 
     def _on_changes(self, events: list[models.Event]) -> None:
         cur = self.current
@@ -375,7 +451,8 @@ class OperatorSession(QObject):
                 self.settings_changed.emit(version)
 
         # A failed look is tried again at the next tick.
-        self.dispatcher.call(self.operator.settings_version, done, lambda exc: None)
+        # a lambda: `self.operator` opens the engine, on the worker, not here
+        self.dispatcher.call(lambda: self.operator.settings_version(), done, lambda exc: None)  # noqa: PLW0108
 
     def set_queue(self, name: str) -> None:
         if name != self.queue_name:
@@ -386,7 +463,7 @@ class OperatorSession(QObject):
     def load_filter_choices(self) -> None:
         """The values the current queue's Next item may be narrowed to (queues with `filter_by`)."""
         name = self.queue_name
-        if not self.wb.config.queues[name].filter_by:
+        if not self.config.queues[name].filter_by:
             self.filter_choices_loaded.emit(name, {})
             return
         self._run(
@@ -417,7 +494,8 @@ class OperatorSession(QObject):
 
     def load_counts(self) -> None:
         """Refresh the start page's figures (off the GUI thread; counts_loaded when done)."""
-        self._run(self.operator.queue_counts, self.counts_loaded.emit, keep_generation=False)
+        # a lambda: `self.operator` opens the engine, on the worker, not here
+        self._run(lambda: self.operator.queue_counts(), self.counts_loaded.emit, keep_generation=False)  # noqa: PLW0108
 
     def load_open_items(self, limit: int = 200) -> None:
         name = self.queue_name
@@ -478,7 +556,7 @@ class OperatorSession(QObject):
 
     def _check_interval(self) -> float:
         assert self.current is not None
-        lock_seconds = self.wb.config.queues[self.current.queue].lock_seconds
+        lock_seconds = self.config.queues[self.current.queue].lock_seconds
         return max(1.0, min(self.settings.check_interval, lock_seconds / 10))
 
     # -- working on the item -----------------------------------------------------------------------
@@ -596,7 +674,7 @@ class OperatorSession(QObject):
         if self.last_completion is None:
             return 0.0
         queue, _key, at = self.last_completion
-        limit = self.wb.config.queues[queue].undo_within_seconds
+        limit = self.config.queues[queue].undo_within_seconds
         return max(0.0, limit - (time.monotonic() - at))
 
     def undo_complete(self) -> None:
@@ -789,7 +867,7 @@ class OperatorSession(QObject):
         if left <= 0:
             self.check_now()  # the database says what happened (expired, or taken)
             return
-        lock_seconds = self.wb.config.queues[cur.queue].lock_seconds
+        lock_seconds = self.config.queues[cur.queue].lock_seconds
         warn_at = self.settings.warn_at(lock_seconds)
         working = time.monotonic() - self._last_activity < self.settings.activity_window
         if self.settings.auto_extend and working and not self._capped and left < lock_seconds / 2:
@@ -799,6 +877,6 @@ class OperatorSession(QObject):
             self.expiry_warning.emit(left)
 
 
-def _database_id(wb: services.Workbench) -> str:
+def _database_id(config: model.Config) -> str:
     """Which database drafts belong to: its URL (which never holds a password)."""
-    return wb.config.database.url
+    return config.database.url

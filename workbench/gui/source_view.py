@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QBuffer, QByteArray, QPointF, Qt, Slot
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtPdf import QPdfDocument
@@ -18,7 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui import dialogs
-from workbench.services import sources
+
+if TYPE_CHECKING:
+    from workbench.services import sources
 
 ZOOM_STEP = 1.25
 ZOOM_RANGE = (0.1, 8.0)

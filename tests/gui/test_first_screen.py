@@ -1,0 +1,130 @@
+"""The first screen before the engine (issue 52): painted from the config while SQLAlchemy loads off the GUI
+thread; the form built once per queue layout, so Next item only fills it in."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from tests.gui.conftest import FAST
+from workbench import demo
+
+REPO = Path(__file__).resolve().parents[2]
+
+# In a fresh interpreter: nothing the test run imported (SQLAlchemy) may hide what the window loads.
+FIRST_SCREEN = textwrap.dedent(
+    r"""
+    import builtins, sys, threading
+    from pathlib import Path
+
+    # What the GUI thread imports (a worker importing SQLAlchemy meanwhile is the point).
+    on_gui_thread = set()
+    real_import = builtins.__import__
+    def traced(name, globals=None, locals=None, fromlist=(), level=0):
+        if threading.current_thread() is threading.main_thread() and not level:
+            on_gui_thread.update([name] + [f"{name}.{f}" for f in fromlist or ()])
+        return real_import(name, globals, locals, fromlist, level)
+    builtins.__import__ = traced
+    def engine_imports():
+        return sorted(n for n in on_gui_thread
+                      if n.split(".")[0] == "sqlalchemy" or n.startswith(("workbench.db", "workbench.services")))
+
+    from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
+    from workbench.config import loader
+    from workbench.gui import app as gui_app, session
+
+    opened_on = []
+    if hasattr(session, "Engine"):  # (before issue 52 the window opened the engine itself: the checks below say so)
+        real_get = session.Engine.get
+        def get(self):
+            if self.opened is None:
+                opened_on.append(threading.current_thread() is threading.main_thread())
+            return real_get(self)
+        session.Engine.get = get
+
+    qapp = gui_app.application()
+    window = gui_app.build_window(loader.load(sys.argv[1]), "alice", home=Path(sys.argv[2]))
+    window.show()
+    window.session.start()
+    QCoreApplication.processEvents()
+    shown = window.grab()  # painted
+    print("before:", engine_imports(), window.next_button.isEnabled(), window.connection_label.text(),
+          window.message_label.text(), shown.width() > 0, flush=True)
+    loop = QEventLoop()
+    window.session.ready.connect(lambda _locks: loop.quit())
+    QTimer.singleShot(60_000, loop.quit)
+    loop.exec()
+    print("after:", "sqlalchemy" in sys.modules, window.next_button.isEnabled(), window.session.wb is not None,
+          "opened on the GUI thread" if any(opened_on) else "opened off the GUI thread", flush=True)
+    window.session.dispatcher.wait()
+    window.close()
+    window.session.wb.close()
+    """
+)
+
+
+def test_the_window_paints_before_the_engine_is_loaded_and_opens_it_off_the_gui_thread(tmp_path: Path) -> None:
+    config = demo.create(tmp_path / "demo")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", LANGUAGE="en")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-c", FIRST_SCREEN, str(config), str(tmp_path / "home")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("before:", "after:"))]
+    assert proc.returncode == 0 and len(lines) == 2, (proc.returncode, proc.stdout, proc.stderr[-2000:])
+    # Shown and painted, saying it connects, Next item waiting for the queues: the GUI thread imported
+    # neither SQLAlchemy nor the engine for it.
+    assert lines[0] == "before: [] False Connecting… Opening the queues… True", lines[0]
+    # Ready: the engine was loaded and opened by the session's first call, on a dispatcher thread.
+    assert lines[1] == "after: True True True opened off the GUI thread", lines[1]
+
+
+def test_next_item_fills_the_form_built_for_the_queue(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=False))
+    # Built once the start page shows, before any claim: Next item then only fills in values.
+    qtbot.waitUntil(lambda: window.form.has_field("subject"), timeout=5_000)
+    editor, resolve = window.form.field("subject"), window.complete_buttons["resolved"]
+    assert not resolve.isEnabled()  # no item yet: its outcome waits
+    seen = []
+    for _ in range(2):
+        with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
+            qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+        claim = signal.args[0]
+        seen.append(claim.lock.key)
+        assert window.form.field("subject") is editor  # the same widgets, filled with this item
+        assert window.complete_buttons["resolved"] is resolve and resolve.isEnabled()
+        assert editor.text() == str(claim.item["subject"])  # type: ignore[attr-defined]
+        with qtbot.waitSignal(window.session.completed, timeout=10_000):
+            qtbot.mouseClick(resolve, Qt.MouseButton.LeftButton)
+    assert seen[0] != seen[1]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_stored_value_outside_the_choices_is_shown_for_its_item_only(
+    qtbot: Any, open_window: Any, demo_config: Any
+) -> None:
+    from workbench.gui import form as form_mod
+
+    window = open_window(demo_config)
+    qtbot.waitUntil(lambda: window.form.has_field("category"), timeout=5_000)
+    combo = window.form.field("category")
+    choices = combo.count()  # type: ignore[attr-defined]
+    window.form.show_item({"category": "Fax machine"})  # a value the config's choices no longer have
+    assert combo.currentText() == "Fax machine" and combo.count() == choices + 1  # type: ignore[attr-defined]
+    window.form.show_item({"category": None})  # the next item, on the same (reused) form
+    assert combo.count() == choices  # type: ignore[attr-defined]
+    assert form_mod.display("Fax machine") not in [combo.itemText(i) for i in range(combo.count())]  # type: ignore[attr-defined]
