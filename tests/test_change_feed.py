@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from tests import support
 from workbench import services
 from workbench.core import models
-from workbench.db import feed
+from workbench.db import feed, tables
 
 
 def _event(id_: int) -> models.Event:
@@ -97,3 +97,40 @@ def test_a_row_committed_after_a_later_one_is_still_delivered(native_env: suppor
         slow_tx.commit()
     assert [e.key for e in alice.changes()] == ["1"]
     assert alice.changes() == []
+
+
+def test_the_feed_table_has_its_index(native_env: support.Env) -> None:
+    """Every window looks every second: by owner and id on every database (migration 13)."""
+    wb = native_env.demo(case_rows=5)
+    audit = wb.audit_table
+    with wb.engine.connect() as conn:
+        found = {ix["name"]: ix["column_names"] for ix in sa.inspect(conn).get_indexes(audit.name, schema=audit.schema)}
+    assert found[tables.AUDIT_OWNER_INDEX] == ["owner", "id"]
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_look_reads_the_users_index_entries_not_the_trail(native_env: support.Env) -> None:
+    """On PostgreSQL `id` is not the audit trail's key: without the owner index each look (every window,
+    every second) read the whole trail. With 20,000 rows of others' work, the plan is the index's."""
+    wb = native_env.demo(case_rows=5)
+    audit = wb.audit_table
+    with wb.engine.begin() as conn:
+        conn.execute(
+            sa.insert(audit).from_select(
+                ["queue", "item_key", "event", "actor", "owner", "at"],
+                sa.select(
+                    sa.literal("cases"),
+                    sa.cast(sa.column("g"), sa.String),
+                    sa.literal("save"),
+                    sa.literal("op") + sa.cast(sa.column("g") % 500, sa.String),
+                    sa.literal("op") + sa.cast(sa.column("g") % 500, sa.String),
+                    sa.func.now(),
+                ).select_from(sa.func.generate_series(1, 20_000).alias("g")),
+            )
+        )
+        conn.exec_driver_sql(f"ANALYZE {audit.name}")
+        start = feed.latest_id(conn, audit, "alice")
+        stmt = feed.look_statement(audit, start, queues=["cases"], concerning="alice")
+        sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+        plan = "\n".join(row[0] for row in conn.exec_driver_sql(f"EXPLAIN {sql}"))
+    assert "Seq Scan" not in plan and tables.AUDIT_OWNER_INDEX in plan, plan

@@ -24,9 +24,14 @@ LAG_SECONDS = 5.0  # a transaction still open this long after its row's id was t
 PAGE = 500  # rows read at most per look; a window that fell behind reads the rest at its next look
 
 
-def latest_id(conn: sa.Connection, audit: sa.Table) -> int:
-    """The trail's newest id (0 when empty): where a new cursor starts (the primary key's end)."""
-    return int(conn.execute(sa.select(sa.func.max(audit.c.id))).scalar() or 0)
+def latest_id(conn: sa.Connection, audit: sa.Table, concerning: str | None = None) -> int:
+    """Where a new cursor starts: the trail's newest id, or with `concerning` the newest of that user's rows
+    (a reader of those rows only has seen everything up to it); 0 when there is none. One end of an index
+    (`concerning`: the owner index's)."""
+    stmt = sa.select(sa.func.max(audit.c.id))
+    if concerning is not None:
+        stmt = stmt.where(audit.c.owner == concerning)
+    return int(conn.execute(stmt).scalar() or 0)
 
 
 def rows_after(
@@ -39,13 +44,21 @@ def rows_after(
     limit: int = PAGE,
 ) -> list[models.Event]:
     """The audit rows past id `after` in `queues`, oldest first; with `concerning`, only those about
-    that user's locks (the lock's owner: their lock taken, ended, handed to them) or made by them."""
+    that user's locks (the lock's owner: their lock taken, ended, handed to them, and their own doings
+    with it): a few entries of the owner index, however busy the queues."""
+    stmt = look_statement(audit, after, queues=queues, concerning=concerning, limit=limit)
+    return [AuditTrail.event(row) for row in conn.execute(stmt).mappings()]
+
+
+def look_statement(
+    audit: sa.Table, after: int, *, queues: Iterable[str], concerning: str | None = None, limit: int = PAGE
+) -> sa.Select[Any]:
+    """The statement of one look (rows_after)."""
     t = audit
     stmt = sa.select(t).where(t.c.id > after, t.c.queue.in_(list(queues)))
     if concerning is not None:
-        stmt = stmt.where(sa.or_(t.c.owner == concerning, t.c.actor == concerning))
-    stmt = stmt.order_by(t.c.id).limit(limit)
-    return [AuditTrail.event(row) for row in conn.execute(stmt).mappings()]
+        stmt = stmt.where(t.c.owner == concerning)
+    return stmt.order_by(t.c.id).limit(limit)
 
 
 class Cursor:
