@@ -134,3 +134,34 @@ def test_a_look_reads_the_users_index_entries_not_the_trail(native_env: support.
         sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
         plan = "\n".join(row[0] for row in conn.exec_driver_sql(f"EXPLAIN {sql}"))
     assert "Seq Scan" not in plan and tables.AUDIT_OWNER_INDEX in plan, plan
+
+
+def _shown(page: Any) -> list[tuple[Any, ...]]:
+    return [(r.queue, str(r.key), r.owner, r.locked_at, r.extensions, r.last_activity) for r in page.rows]
+
+
+def test_the_board_updated_from_the_feed_is_the_board_read_again(native_env: support.Env) -> None:
+    """The console reads again only the items the feed names (a claim, a Save, an extension, a release, a
+    Complete, a force-release, a reassign): what it then shows is what a whole reload shows."""
+    wb = native_env.demo(case_rows=10)
+    sue = services.Supervisor(wb, "sue")
+    alice, bob = services.Operator(wb, "alice"), services.Operator(wb, "bob")
+    first, second = alice.next_item("cases"), bob.next_item("cases")
+    sue.changes()
+    page = sue.board(["cases"])
+    assert len(page.rows) == 2
+    third = alice.next_item("cases")  # a new lock
+    kept = alice.extend(first.lock)  # the first lock extended
+    bob.release(second.lock, "not mine")  # a lock gone
+    wb.supervision("cases").reassign("sue", third.lock.key, "bob", "bob knows this customer")
+    events = sue.changes()
+    assert {e.key for e in events} == {str(first.lock.key), str(second.lock.key), str(third.lock.key)}
+    updated = sue.board_changed(page, events, ["cases"])
+    assert _shown(updated) == _shown(sue.board(["cases"]))
+    assert [(str(r.key), r.owner, r.extensions) for r in updated.rows] == [
+        (str(first.lock.key), "alice", 1),
+        (str(third.lock.key), "bob", 0),
+    ]
+    alice.complete(kept)
+    assert _shown(sue.board_changed(updated, sue.changes(), ["cases"])) == _shown(sue.board(["cases"]))
+    assert sue.board_changed(updated, [], ["cases"]) is updated  # nothing changed: nothing read

@@ -362,8 +362,8 @@ def _one_item(plan: Plan, window: Window, rng: random.Random, number: int, first
 
 
 def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
-    """A supervisor's console: the lock board reloaded every BOARD_EVERY seconds and on a change the feed
-    shows (read every `changes_every`); every `act_every` an item taken from a window (force-release) or
+    """A supervisor's console: the lock board reloaded every BOARD_EVERY seconds, and the items the feed
+    names (read every `changes_every`) read again; every `act_every` an item taken from a window (force-release) or
     handed to another (reassign), alternately."""
     rng = random.Random(-1 - number)
     yield plan.start
@@ -376,23 +376,23 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
         next_board, next_look = now, now + every
         next_act = now + rng.uniform(0, plan.act_every) if plan.act_every > 0 else math.inf
         acts = itertools.count()
-        pending: list[models.Event] = []  # changes the feed showed that the board has not yet shown
+        page: services.BoardPage | None = None
         while _going(plan):
             try:
                 due = min(next_board, next_look, next_act)
                 yield due
                 if next_look <= due:
                     next_look = max(next_look + every, time.time())
-                    pending += timed(result.looks, boss.changes)
-                    if pending:
-                        next_board = due  # the feed reloads the board now
+                    changed = timed(result.looks, boss.changes)
+                    if changed and page is not None:
+                        # The console brings its board up to date with what the feed named (gui/supervisor.py).
+                        page = timed(result.boards, boss.board_changed, page, changed, [harness.QUEUE])
+                        if _measured(plan):
+                            shown = time.time()
+                            result.fresh_board += [shown - committed_at(e) for e in changed]
                 if next_board <= due:
-                    timed(result.boards, boss.board, [harness.QUEUE])
-                    shown = time.time()
-                    if _measured(plan):
-                        result.fresh_board += [shown - committed_at(e) for e in pending]
-                    pending = []
-                    next_board = shown + BOARD_EVERY
+                    page = timed(result.boards, boss.board, [harness.QUEUE])  # its timer: the whole board
+                    next_board = time.time() + BOARD_EVERY
                 if next_act <= due:
                     next_act = max(next_act + plan.act_every, time.time())
                     _act(plan, boss, rng, next(acts), result)
