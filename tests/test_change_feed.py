@@ -130,7 +130,7 @@ def test_a_look_reads_the_users_index_entries_not_the_trail(native_env: support.
         )
         conn.exec_driver_sql(f"ANALYZE {audit.name}")
         start = feed.latest_id(conn, audit, "alice")
-        stmt = feed.look_statement(audit, start, queues=["cases"], concerning="alice")
+        stmt = feed.look_statement(audit, queues=False, concerning=True).params(wb_after=start, wb_owner="alice")
         sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
         plan = "\n".join(row[0] for row in conn.exec_driver_sql(f"EXPLAIN {sql}"))
     assert "Seq Scan" not in plan and tables.AUDIT_OWNER_INDEX in plan, plan
@@ -165,3 +165,17 @@ def test_the_board_updated_from_the_feed_is_the_board_read_again(native_env: sup
     alice.complete(kept)
     assert _shown(sue.board_changed(updated, sue.changes(), ["cases"])) == _shown(sue.board(["cases"]))
     assert sue.board_changed(updated, [], ["cases"]) is updated  # nothing changed: nothing read
+
+
+def test_a_look_keeps_the_users_rows_of_its_own_queues(native_env: support.Env) -> None:
+    """The user's rows are read in every queue (the owner index alone serves the look) and those of queues
+    this config does not name (another team's, in the same database) are left out."""
+    wb = native_env.demo(case_rows=5)
+    alice = services.Operator(wb, "alice")
+    alice.changes()
+    row: dict[str, Any] = {"event": "save", "actor": "alice", "owner": "alice", "at": sa.func.now()}
+    with wb.engine.begin() as conn:
+        conn.execute(sa.insert(wb.audit_table).values({**row, "queue": "elsewhere", "item_key": "7"}))
+        conn.execute(sa.insert(wb.audit_table).values({**row, "queue": "cases", "item_key": "8"}))
+    assert [(e.queue, e.key) for e in alice.changes()] == [("cases", "8")]
+    assert alice.changes() == []

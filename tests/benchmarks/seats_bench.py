@@ -6,7 +6,10 @@ its own Workbench opened from the config (its own pools and connection set-up), 
 (layout, the user's locks and their summaries, the queue counts), then over and over: Next item
 (claim) and the item's log, think (`--think`, 10-30 s; issue 42's stress figure was 2-5 s) with
 the lock checked every `check_every`, Save and the item's log again, Complete, and the start page's
-counts (next-after-complete off). A failed call waits a second, as the window's retry does, and
+counts (next-after-complete off). All the while it reads the change feed every `changes_every` (1 s)
+as a window does (class Window); supervisors take items away and hand them to others every
+`--act-every`, and the round reports freshness: from a change's commit to the affected window (or
+board) seeing it, p50/p99. A failed call waits a second, as the window's retry does, and
 counts as an error. Seats start spread over `--ramp` seconds (0.2 s per seat); the measured
 `--duration` begins 5 s after every seat has made its first claim (at the latest two ramps after the
 planned one: a busy machine starts the windows more slowly than planned, and their start-up measured
