@@ -93,10 +93,8 @@ def _v12(conn: sa.Connection, metadata: sa.MetaData) -> None:
 def _v13(conn: sa.Connection, metadata: sa.MetaData) -> None:
     audit = metadata.tables[_qualified(metadata, tables.AUDIT_TABLE)]
     for index in audit.indexes:
-        if index.name == tables.AUDIT_OWNER_INDEX or (
-            index.name == tables.AUDIT_ID_INDEX and conn.dialect.name == "postgresql"
-        ):
-            index.create(conn, checkfirst=True)
+        if index.name in (tables.AUDIT_OWNER_INDEX, tables.AUDIT_ID_INDEX):
+            index.create(conn, checkfirst=True)  # the BRIN one on PostgreSQL only (its ddl_if)
 
 
 def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
