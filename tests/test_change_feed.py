@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from tests import support
 from workbench import services
 from workbench.core import models
-from workbench.db import feed
+from workbench.db import feed, tables
 
 
 def _event(id_: int) -> models.Event:
@@ -96,4 +96,86 @@ def test_a_row_committed_after_a_later_one_is_still_delivered(native_env: suppor
         assert [e.key for e in alice.changes()] == ["2"]
         slow_tx.commit()
     assert [e.key for e in alice.changes()] == ["1"]
+    assert alice.changes() == []
+
+
+def test_the_feed_table_has_its_index(native_env: support.Env) -> None:
+    """Every window looks every second: by owner and id on every database (migration 13)."""
+    wb = native_env.demo(case_rows=5)
+    audit = wb.audit_table
+    with wb.engine.connect() as conn:
+        found = {ix["name"]: ix["column_names"] for ix in sa.inspect(conn).get_indexes(audit.name, schema=audit.schema)}
+    assert found[tables.AUDIT_OWNER_INDEX] == ["owner", "id"]
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_look_reads_the_users_index_entries_not_the_trail(native_env: support.Env) -> None:
+    """On PostgreSQL `id` is not the audit trail's key: without the owner index each look (every window,
+    every second) read the whole trail. With 20,000 rows of others' work, the plan is the index's."""
+    wb = native_env.demo(case_rows=5)
+    audit = wb.audit_table
+    with wb.engine.begin() as conn:
+        conn.execute(
+            sa.insert(audit).from_select(
+                ["queue", "item_key", "event", "actor", "owner", "at"],
+                sa.select(
+                    sa.literal("cases"),
+                    sa.cast(sa.column("g"), sa.String),
+                    sa.literal("save"),
+                    sa.literal("op") + sa.cast(sa.column("g") % 500, sa.String),
+                    sa.literal("op") + sa.cast(sa.column("g") % 500, sa.String),
+                    sa.func.now(),
+                ).select_from(sa.func.generate_series(1, 20_000).alias("g")),
+            )
+        )
+        conn.exec_driver_sql(f"ANALYZE {audit.name}")
+        start = feed.latest_id(conn, audit, "alice")
+        stmt = feed.look_statement(audit, queues=False, concerning=True).params(wb_after=start, wb_owner="alice")
+        sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+        plan = "\n".join(row[0] for row in conn.exec_driver_sql(f"EXPLAIN {sql}"))
+    assert "Seq Scan" not in plan and tables.AUDIT_OWNER_INDEX in plan, plan
+
+
+def _shown(page: Any) -> list[tuple[Any, ...]]:
+    return [(r.queue, str(r.key), r.owner, r.locked_at, r.extensions, r.last_activity) for r in page.rows]
+
+
+def test_the_board_updated_from_the_feed_is_the_board_read_again(native_env: support.Env) -> None:
+    """The console reads again only the items the feed names (a claim, a Save, an extension, a release, a
+    Complete, a force-release, a reassign): what it then shows is what a whole reload shows."""
+    wb = native_env.demo(case_rows=10)
+    sue = services.Supervisor(wb, "sue")
+    alice, bob = services.Operator(wb, "alice"), services.Operator(wb, "bob")
+    first, second = alice.next_item("cases"), bob.next_item("cases")
+    sue.changes()
+    page = sue.board(["cases"])
+    assert len(page.rows) == 2
+    third = alice.next_item("cases")  # a new lock
+    kept = alice.extend(first.lock)  # the first lock extended
+    bob.release(second.lock, "not mine")  # a lock gone
+    wb.supervision("cases").reassign("sue", third.lock.key, "bob", "bob knows this customer")
+    events = sue.changes()
+    assert {e.key for e in events} == {str(first.lock.key), str(second.lock.key), str(third.lock.key)}
+    updated = sue.board_changed(page, events, ["cases"])
+    assert _shown(updated) == _shown(sue.board(["cases"]))
+    assert [(str(r.key), r.owner, r.extensions) for r in updated.rows] == [
+        (str(first.lock.key), "alice", 1),
+        (str(third.lock.key), "bob", 0),
+    ]
+    alice.complete(kept)
+    assert _shown(sue.board_changed(updated, sue.changes(), ["cases"])) == _shown(sue.board(["cases"]))
+    assert sue.board_changed(updated, [], ["cases"]) is updated  # nothing changed: nothing read
+
+
+def test_a_look_keeps_the_users_rows_of_its_own_queues(native_env: support.Env) -> None:
+    """The user's rows are read in every queue (the owner index alone serves the look) and those of queues
+    this config does not name (another team's, in the same database) are left out."""
+    wb = native_env.demo(case_rows=5)
+    alice = services.Operator(wb, "alice")
+    alice.changes()
+    row: dict[str, Any] = {"event": "save", "actor": "alice", "owner": "alice", "at": sa.func.now()}
+    with wb.engine.begin() as conn:
+        conn.execute(sa.insert(wb.audit_table).values({**row, "queue": "elsewhere", "item_key": "7"}))
+        conn.execute(sa.insert(wb.audit_table).values({**row, "queue": "cases", "item_key": "8"}))
+    assert [(e.queue, e.key) for e in alice.changes()] == [("cases", "8")]
     assert alice.changes() == []

@@ -6,7 +6,10 @@ its own Workbench opened from the config (its own pools and connection set-up), 
 (layout, the user's locks and their summaries, the queue counts), then over and over: Next item
 (claim) and the item's log, think (`--think`, 10-30 s; issue 42's stress figure was 2-5 s) with
 the lock checked every `check_every`, Save and the item's log again, Complete, and the start page's
-counts (next-after-complete off). A failed call waits a second, as the window's retry does, and
+counts (next-after-complete off). All the while it reads the change feed every `changes_every` (1 s)
+as a window does (class Window); supervisors take items away and hand them to others every
+`--act-every`, and the round reports freshness: from a change's commit to the affected window (or
+board) seeing it, p50/p99. A failed call waits a second, as the window's retry does, and
 counts as an error. Seats start spread over `--ramp` seconds (0.2 s per seat); the measured
 `--duration` begins 5 s after every seat has made its first claim (at the latest two ramps after the
 planned one: a busy machine starts the windows more slowly than planned, and their start-up measured
@@ -45,6 +48,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import datetime as dt
 import heapq
 import itertools
 import math
@@ -63,7 +67,7 @@ from tests import servers
 from tests.benchmarks import harness
 from workbench import services
 from workbench.config import model
-from workbench.core import errors
+from workbench.core import errors, models
 from workbench.db import service
 
 DATABASE = "wb_seats"
@@ -90,6 +94,15 @@ class SeatResult:
     errors: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     nothing: int = 0  # claims that found nothing waiting
     client_cpu: float = 0.0  # CPU seconds of the seats' processes within the measured window
+    looks: list[float] = dataclasses.field(default_factory=list)  # the change feed's reads
+    # Freshness: from a change's commit (its audit row's time, the database clock: the start of its
+    # transaction, so a little early) to the affected window seeing it in the feed, in seconds.
+    fresh: list[float] = dataclasses.field(default_factory=list)  # a window: its item taken, handed to it
+    fresh_board: list[float] = dataclasses.field(default_factory=list)  # a board reloaded with the change
+    taken: int = 0  # items taken from a window (force-release, reassign) that it learned of from the feed
+    handed: int = 0  # items handed to a window (reassign) that it learned of from the feed
+    late: int = 0  # items taken that a window learned of from its own call (check, Save, Complete) first
+    acts: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)  # supervisors'
 
     def merge(self, other: SeatResult) -> None:
         self.claim += other.claim
@@ -102,6 +115,13 @@ class SeatResult:
         self.errors.update(other.errors)
         self.nothing += other.nothing
         self.client_cpu += other.client_cpu
+        self.looks += other.looks
+        self.fresh += other.fresh
+        self.fresh_board += other.fresh_board
+        self.taken += other.taken
+        self.handed += other.handed
+        self.late += other.late
+        self.acts.update(other.acts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,10 +141,17 @@ class Plan:
     pooler: str  # [database] pooler: "transaction" through PgBouncer
     shared_counts: bool = True  # False: each window counts its start page itself (before issue 51)
     threads: int = 4  # threads of this process that run the windows' due steps
+    changes_every: float = 1.0  # [app] changes_every: each window and board reads the change feed this often
+    act_every: float = 10.0  # seconds between one supervisor's force-releases and reassigns (0: none)
 
 
 def config_for(plan: Plan) -> model.Config:
-    app = model.AppConfig(check_every=plan.check_every, counts_every=plan.counts_every, next_after_complete=False)
+    app = model.AppConfig(
+        check_every=plan.check_every,
+        counts_every=plan.counts_every,
+        changes_every=int(plan.changes_every),
+        next_after_complete=False,
+    )
     return dataclasses.replace(harness.bench_config(plan.url, pooler=plan.pooler), app=app)
 
 
@@ -185,6 +212,64 @@ def _failed(result: SeatResult, plan: Plan, exc: BaseException) -> float:
     return time.time() + 1.0
 
 
+def committed_at(event: models.Event) -> float:
+    """An audit row's time (the database clock, UTC) as time.time() tells it: the server runs here."""
+    at = event.at if event.at.tzinfo is not None else event.at.replace(tzinfo=dt.UTC)
+    return at.timestamp()
+
+
+class Window:
+    """What an open window does besides its user's calls: it reads the change feed every `changes_every`
+    (gui/session.py look_for_changes), and on a change by someone else to its open item checks the lock
+    (which says who took it and why), on an item handed to it reloads its items and its start page."""
+
+    def __init__(self, plan: Plan, op: services.Operator, timed: Timed) -> None:
+        self.plan, self.op, self.timed, self.result = plan, op, timed, timed.result
+        every = plan.changes_every
+        self.every = float(every) if every > 0 else math.inf
+        self.next_look = time.time() + self.every
+        self.lock: models.Lock | None = None  # the open item's
+        self.handed: list[Any] = []  # keys handed to this user, not yet worked
+
+    def wait(self, until: float) -> Generator[float, None, bool]:
+        """Until `until`, reading the feed when due; True as soon as the open item was taken away."""
+        while True:
+            due = min(until, self.next_look)
+            yield due
+            if self.next_look <= due:
+                # A periodic timer: the next look one interval on (a late one does not make up the missed).
+                self.next_look = max(self.next_look + self.every, time.time())
+                if self.look():
+                    return True
+            if until <= due:
+                return False
+
+    def look(self) -> bool:
+        """One read of the feed, and what the window does with it; True when the open item was taken."""
+        events = self.timed(self.result.looks, self.op.changes)
+        seen = time.time()
+        user = self.op.user
+        theirs = [e for e in events if e.actor != user]
+        measured = _measured(self.plan)
+        if measured:
+            self.result.fresh += [seen - committed_at(e) for e in theirs if e.owner == user]
+        handed = [e for e in theirs if e.kind is models.EventKind.CLAIM and e.owner == user]
+        taken = False
+        if self.lock is not None and any(e.key == str(self.lock.key) for e in theirs):
+            try:
+                self.lock = self.timed(self.result.other, self.op.check, self.lock)
+            except errors.LockLost:
+                self.lock, taken = None, True
+                self.result.taken += measured
+        if handed:
+            self.result.handed += measured * len(handed)
+            self.handed += [e.key for e in handed if self.lock is None or e.key != str(self.lock.key)]
+            mine = self.timed(self.result.other, self.op.mine, harness.QUEUE)  # the resume panel
+            self.timed(self.result.other, self.op.summaries, harness.QUEUE, [lock.key for lock in mine])
+            self.timed(self.result.other, self.op.queue_counts)  # "Yours" on the start page
+        return taken
+
+
 def seat(plan: Plan, number: int, result: SeatResult) -> Schedule:
     """One operator's window, from its start to the end of the round."""
     rng = random.Random(number)
@@ -197,11 +282,9 @@ def seat(plan: Plan, number: int, result: SeatResult) -> Schedule:
             wb = service.Workbench.open(config)
             wb.counts.shared = plan.shared_counts
             op = services.Operator(wb, f"op{number:04d}")
-            # The window's start: bind the queue, the user's locks and their lines, the counts.
-            op.layout(harness.QUEUE)
-            mine = op.mine(harness.QUEUE)
-            op.summaries(harness.QUEUE, [lock.key for lock in mine])
-            op.queue_counts()
+            # The window's start (one read transaction): every queue bound, the user's locks and their
+            # lines, the counts, where the change feed starts.
+            op.opening()
         except Exception as exc:  # noqa: BLE001 - counted, as the window shows it and retries
             if wb is not None:
                 wb.close()
@@ -209,71 +292,135 @@ def seat(plan: Plan, number: int, result: SeatResult) -> Schedule:
             yield _failed(result, plan, exc)
     if wb is None:
         return
+    window = Window(plan, op, timed)
     try:
         first = True
         while _going(plan):
             try:
-                first = yield from _one_item(plan, op, rng, timed, number, first)
+                first = yield from _one_item(plan, window, rng, number, first)
+            except errors.LockLost:
+                # Taken between two looks at the feed (its check, Save or Complete said so first): the
+                # window says so and the user goes on.
+                window.lock = None
+                result.late += _measured(plan)
+                first = False
             except Exception as exc:  # noqa: BLE001 - counted, as the window shows it and retries
                 yield _failed(result, plan, exc)
     finally:
         wb.close()
 
 
-def _one_item(
-    plan: Plan, op: services.Operator, rng: random.Random, timed: Timed, number: int, first: bool
-) -> Generator[float, None, bool]:
-    """Next item, think with the lock checked, Save, Complete, the start page; False once claimed."""
+def _one_item(plan: Plan, window: Window, rng: random.Random, number: int, first: bool) -> Generator[float, None, bool]:
+    """Next item (or one handed to the user), think with the lock checked and the feed read, Save, Complete,
+    the start page; False once claimed."""
+    op, timed = window.op, window.timed
     result = timed.result
-    started = time.perf_counter()
-    try:
-        claim = op.next_item(harness.QUEUE)
-    except errors.NothingToClaim:
-        result.nothing += _measured(plan)
+    lock = None
+    while window.handed and lock is None:
+        # An item a supervisor handed to this user: opened from the resume panel, as the banner offers.
+        key = window.handed.pop(0)
+        lock = next((m for m in op.mine(harness.QUEUE) if str(m.key) == key and not m.expired), None)
+    if lock is None:
+        started = time.perf_counter()
+        try:
+            claim = op.next_item(harness.QUEUE)
+        except errors.NothingToClaim:
+            result.nothing += _measured(plan)
+            if first:
+                _count_started()
+            yield from window.wait(time.time() + rng.uniform(*plan.think))
+            return False
+        took = time.perf_counter() - started
         if first:
+            # A window's first Next item also builds its statements and opens the claim's connection
+            # (about 40 ms on a quiet server): reported apart, the steady state is the rest.
+            result.first.append(took)
             _count_started()
-        yield time.time() + rng.uniform(*plan.think)
-        return False
-    took = time.perf_counter() - started
-    if first:
-        # A window's first Next item also builds its statements and opens the claim's connection
-        # (about 40 ms on a quiet server): reported apart, the steady state is the rest.
-        result.first.append(took)
-        _count_started()
-    elif _measured(plan):
-        result.claim.append(took)
-        if took > 0.1:
-            result.slow.append((took, number))
-    lock = claim.lock
+        elif _measured(plan):
+            result.claim.append(took)
+            if took > 0.1:
+                result.slow.append((took, number))
+        lock = claim.lock
+    window.lock = lock
     timed(result.other, op.item_log, harness.QUEUE, lock.key)  # the form shows the item's log
-    # Thinking stops at the end of the round; the lock timer checks while the user reads.
+    # Thinking stops at the end of the round; the lock timer checks while the user reads, the feed
+    # says at once when a supervisor takes the item away.
     think_until = time.time() + min(rng.uniform(*plan.think), max(0.0, _window_of(plan)[1] - time.time()))
     checked = time.time()
     while checked + plan.check_every < think_until:
-        yield checked + plan.check_every
-        lock = timed(result.other, op.check, lock)
+        if (yield from window.wait(checked + plan.check_every)):
+            return False  # taken away: the window says so, the user goes on with the next item
+        window.lock = timed(result.other, op.check, window.lock)
         checked = time.time()
-    yield think_until
-    lock = timed(result.other, op.save, lock, {"priority": rng.randint(1, 4)})
+    if (yield from window.wait(think_until)):
+        return False
+    assert window.lock is not None
+    lock = timed(result.other, op.save, window.lock, {"priority": rng.randint(1, 4)})
+    window.lock = lock
     timed(result.other, op.item_log, harness.QUEUE, lock.key)  # the Save in the history
     timed(result.complete, op.complete, lock)
+    window.lock = None
     timed(result.other, op.queue_counts)  # the start page, shown after the Complete
     return False
 
 
 def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
-    """A supervisor's lock board, refreshed every BOARD_EVERY seconds."""
+    """A supervisor's console: the lock board reloaded every BOARD_EVERY seconds, and the items the feed
+    names (read every `changes_every`) read again; every `act_every` an item taken from a window (force-release) or
+    handed to another (reassign), alternately."""
+    rng = random.Random(-1 - number)
     yield plan.start
     timed = Timed(plan, result)
+    every = float(plan.changes_every) if plan.changes_every > 0 else math.inf
     with service.Workbench.open(config_for(plan)) as wb:
         boss = services.Supervisor(wb, f"boss{number}")
+        boss.changes()  # marks where the feed starts
+        now = time.time()
+        next_board, next_look = now, now + every
+        next_act = now + rng.uniform(0, plan.act_every) if plan.act_every > 0 else math.inf
+        acts = itertools.count()
+        page: services.BoardPage | None = None
         while _going(plan):
             try:
-                timed(result.boards, boss.board, [harness.QUEUE])
+                due = min(next_board, next_look, next_act)
+                yield due
+                if next_look <= due:
+                    next_look = max(next_look + every, time.time())
+                    changed = timed(result.looks, boss.changes)
+                    if changed and page is not None:
+                        # The console brings its board up to date with what the feed named (gui/supervisor.py).
+                        page = timed(result.boards, boss.board_changed, page, changed, [harness.QUEUE])
+                        if _measured(plan):
+                            shown = time.time()
+                            result.fresh_board += [shown - committed_at(e) for e in changed]
+                if next_board <= due:
+                    page = timed(result.boards, boss.board, [harness.QUEUE])  # its timer: the whole board
+                    next_board = time.time() + BOARD_EVERY
+                if next_act <= due:
+                    next_act = max(next_act + plan.act_every, time.time())
+                    _act(plan, boss, rng, next(acts), result)
             except Exception as exc:  # noqa: BLE001 - counted
                 yield _failed(result, plan, exc)
-                continue
-            yield time.time() + BOARD_EVERY
+
+
+def _act(plan: Plan, boss: services.Supervisor, rng: random.Random, turn: int, result: SeatResult) -> None:
+    """Take a random operator's item away, or hand it to another operator (alternately)."""
+    held = [row for row in boss.board([harness.QUEUE]).rows if row.owner.startswith("op")]
+    if not held:
+        return
+    lock = rng.choice(held)
+    try:
+        if turn % 2 == 0:
+            boss.force_release(harness.QUEUE, lock.key, "seats_bench")
+            result.acts["force-release"] += _measured(plan)
+        else:
+            to = f"op{rng.randrange(plan.total):04d}"
+            if to == lock.owner:
+                return
+            boss.reassign(harness.QUEUE, lock.key, to, "seats_bench")
+            result.acts["reassign"] += _measured(plan)
+    except errors.WorkbenchError:
+        result.acts["raced"] += _measured(plan)  # the holder completed it meanwhile
 
 
 class Scheduler:
@@ -394,6 +541,42 @@ class ConnectionWatch:
 # -- a round ----------------------------------------------------------------------------------------
 
 
+def statements_reset(admin_url: str) -> None:
+    """Forget what pg_stat_statements counted so far (the measured window starts)."""
+    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            conn.exec_driver_sql("SELECT pg_stat_statements_reset()")
+            conn.commit()
+    finally:
+        engine.dispose()
+
+
+def statements_top(admin_url: str, window_hours: float, top: int = 12) -> list[str]:
+    """The statements of the benchmark's database that took the server's time (pg_stat_statements since
+    the reset), most first: ms of execution per window-hour, calls per window-hour, mean ms, the text."""
+    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
+    stmt = sa.text(
+        "SELECT s.query, s.calls, s.total_exec_time + s.total_plan_time AS ms FROM pg_stat_statements s "
+        "JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = :db ORDER BY 3 DESC"
+    )
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(stmt, {"db": DATABASE}).all()
+    finally:
+        engine.dispose()
+    total = sum(row.ms for row in rows) or 1.0
+    lines = [f"statements: {total / window_hours:.0f} ms of execution per window-hour in all, {len(rows)} kinds"]
+    for row in rows[:top]:
+        text = " ".join(row.query.split())[:150]
+        lines.append(
+            f"  {row.ms / window_hours:7.1f} ms/window-h {row.ms / total:4.0%}  {row.calls / window_hours:7.0f} "
+            f"calls/window-h  {row.ms / max(1, row.calls):.3f} ms  {text}"
+        )
+    return lines
+
+
 def bouncer_totals(bouncer: servers.PgBouncer) -> tuple[float, float, float]:
     """PgBouncer's totals for the database so far: transactions, their time on a server session and the
     clients' wait for a session (both in microseconds; SHOW STATS)."""
@@ -427,6 +610,8 @@ def run_round(
             think=args.think,
             check_every=args.check_every,
             counts_every=args.counts_every,
+            changes_every=args.changes_every,
+            act_every=args.act_every,
             pooler=pooler,
             shared_counts=args.shared_counts,
             threads=args.threads,
@@ -463,12 +648,15 @@ def run_round(
         window[1] = measure_from + args.duration
         window[0] = measure_from
         _wait_until(measure_from)
+        if args.statements:
+            statements_reset(admin_url)
         cpu_before = cpu_now()
         pooled_before = bouncer_totals(bouncer) if bouncer is not None else None
         load_from = os.getloadavg()[0]
         _wait_until(measure_from + args.duration)
         cpu, pooler_cpu = (after - before for after, before in zip(cpu_now(), cpu_before, strict=True))
         load_to = os.getloadavg()[0]
+        statements = statements_top(admin_url, seats * args.duration / 3600) if args.statements else []
         pooled = (
             [after - before for after, before in zip(bouncer_totals(bouncer), pooled_before, strict=True)]
             if bouncer is not None and pooled_before is not None
@@ -479,6 +667,8 @@ def run_round(
             merged.merge(out.get(timeout=120))
         for worker in workers:
             worker.join(timeout=30)
+    for line in statements:
+        print(line, flush=True)
     window = args.duration
     through = {"pooler: wait per xact ms": math.nan, "pooler: xact ms": math.nan}  # direct: no pooler
     if pooled is not None and pooled[0]:
@@ -518,6 +708,17 @@ def figures(result: SeatResult, server: dict[str, float], window: float) -> dict
         "nothing to claim": float(result.nothing),
         "client CPU cores": result.client_cpu / window,
         "step lag p99 ms": harness.percentile(result.lag, 99) * ms,
+        "feed read p50 ms": harness.percentile(result.looks, 50) * ms,
+        "feed read p99 ms": harness.percentile(result.looks, 99) * ms,
+        "window told p50 s": harness.percentile(result.fresh, 50),
+        "window told p99 s": harness.percentile(result.fresh, 99),
+        "window told max s": max(result.fresh, default=math.nan),
+        "board shown p50 s": harness.percentile(result.fresh_board, 50),
+        "board shown p99 s": harness.percentile(result.fresh_board, 99),
+        "force-releases": float(result.acts["force-release"]),
+        "reassigns": float(result.acts["reassign"]),
+        "windows told (taken + handed)": float(result.taken + result.handed),
+        "taken, told by a call first": float(result.late),
         **server,
     }
 
@@ -570,6 +771,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_false",
         help="leave out the rounds through a throwaway PgBouncer (pool_mode transaction) in front of the server",
     )
+    parser.add_argument(
+        "--no-direct", dest="direct", action="store_false", help="leave out the rounds straight to the server"
+    )
     parser.add_argument("--pool-size", type=int, default=20, help="PgBouncer's default_pool_size (default 20)")
     parser.add_argument(
         "--durable", action="store_true", help="the throwaway server at its default durability (commits flushed)"
@@ -589,6 +793,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--check-every", type=int, default=model.AppConfig().check_every)
     parser.add_argument("--counts-every", type=int, default=model.AppConfig().counts_every)
     parser.add_argument(
+        "--changes-every",
+        type=int,
+        default=model.AppConfig().changes_every,
+        help="seconds between a window's (and a board's) reads of the change feed ([app] changes_every)",
+    )
+    parser.add_argument(
+        "--act-every",
+        type=float,
+        default=5.0,
+        help="seconds between one supervisor's force-releases and reassigns, alternately (0: none; default 5)",
+    )
+    parser.add_argument(
         "--no-unshared",
         dest="unshared",
         action="store_false",
@@ -599,6 +815,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         dest="reference",
         action="store_false",
         help="leave out the reference round (at the first size) whose start page counts after every Complete",
+    )
+    parser.add_argument(
+        "--statements",
+        action="store_true",
+        help="load pg_stat_statements into the throwaway server and print where its time went in each round",
     )
     parser.add_argument(
         "--max-connections",
@@ -622,14 +843,19 @@ def direct_fits(seats: int, supervisors: int, limit: int) -> bool:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     limit = args.max_connections
-    target = harness.Target.open("postgresql", args.url, durable=args.durable, options=f"-c max_connections={limit}")
+    options = f"-c max_connections={limit}"
+    if args.statements:
+        options += " -c shared_preload_libraries=pg_stat_statements"
+    target = harness.Target.open("postgresql", args.url, durable=args.durable, options=options)
     columns: dict[str, dict[str, float]] = {}
     lines: list[str] = []
     bouncer: servers.PgBouncer | None = None
     try:
         print(f"# seats_bench on {target.description}; max_connections {limit}; {harness.machine_load()}", flush=True)
         # (name, another URL or None for direct, counts_every, pooler)
-        routes: list[tuple[str, str | None, int, str]] = [("direct", None, args.counts_every, "none")]
+        routes: list[tuple[str, str | None, int, str]] = (
+            [("direct", None, args.counts_every, "none")] if args.direct else []
+        )
         if args.pgbouncer and target.server is not None and target.server.host in ("127.0.0.1", "localhost"):
             # On this machine (a throwaway server, or --url on loopback that trusts its logins).
             bouncer = servers.start_pgbouncer(

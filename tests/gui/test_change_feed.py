@@ -6,6 +6,7 @@ board reloads on a change within two seconds with its own timer ten minutes away
 from __future__ import annotations
 
 import dataclasses
+import statistics
 import time
 from typing import Any
 
@@ -34,17 +35,21 @@ def _supervisor(config: Any) -> service.Workbench:
 
 
 def test_a_force_release_reaches_the_holder_within_two_seconds(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Three force-releases, each timed from the supervisor's commit to the window's announcement: the
+    median within two seconds (issue 51), none later than the wait allows."""
     window = open_window(demo_config, settings=FEED)
-    claim = _claim(qtbot, window)
-    qtbot.wait(1_200)  # the feed's first look (at start) and one more have run: it is past its start
+    took = []
     with _supervisor(demo_config) as sue:
-        sue.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
-        committed = time.monotonic()
-        with qtbot.waitSignal(window.session.lock_lost, timeout=SOON_MS) as signal:
-            pass
-    took = time.monotonic() - committed
-    assert signal.args[0].by == "sue" and "customer escalated" in window.lost_banner.label.text()
-    assert took < SOON_MS / 1000
+        for _ in range(3):
+            claim = _claim(qtbot, window)
+            qtbot.wait(1_200)  # the feed's first look (at start) and one more have run: it is past its start
+            sue.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+            committed = time.monotonic()
+            with qtbot.waitSignal(window.session.lock_lost, timeout=SOON_MS) as signal:
+                pass
+            took.append(time.monotonic() - committed)
+            assert signal.args[0].by == "sue" and "customer escalated" in window.lost_banner.label.text()
+    assert statistics.median(took) < 2.0, took
 
 
 def test_without_the_feed_only_the_lock_check_tells(qtbot: Any, open_window: Any, demo_config: Any) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PooledEnv
-from tests.gui import test_operator, test_supervisor
+from tests.gui import test_change_feed, test_operator, test_supervisor
 from workbench.config import model, profiles
 from workbench.gui import app as gui_app
 from workbench.gui import connect_dialog
@@ -36,6 +36,16 @@ test_force_release_needs_a_reason_and_tells_the_holder = (
     test_supervisor.test_force_release_needs_a_reason_and_tells_the_holder
 )
 test_reassign_moves_the_lock = test_supervisor.test_reassign_moves_the_lock
+# Issue 51: the change feed is plain reads, so it goes through the pooler as it does directly.
+test_a_force_release_reaches_the_holder_within_two_seconds = (
+    test_change_feed.test_a_force_release_reaches_the_holder_within_two_seconds
+)
+test_the_new_holder_is_told_at_once_and_can_open_it = (
+    test_change_feed.test_the_new_holder_is_told_at_once_and_can_open_it
+)
+test_the_board_shows_a_claim_and_a_release_within_two_seconds = (
+    test_change_feed.test_the_board_shows_a_claim_and_a_release_within_two_seconds
+)
 test_health_operators_history_and_export = test_supervisor.test_health_operators_history_and_export
 
 

@@ -208,6 +208,19 @@ class Database:
             return fn(joined)
         return self._run(fn, write=False)
 
+    def read_alone(self, fn: Callable[[sa.Connection], T]) -> T:
+        """Run `fn`, one read statement, on its own: in autocommit where the backend says it is cheaper
+        (Backend.reads_alone; no transaction round trips, no SET LOCAL: a statement that reads a few index
+        entries needs no timeout of its own), else as read() does."""
+        if not self.backend.reads_alone or getattr(self._joined, "conn", None) is not None:
+            return self.read(fn)
+
+        def once() -> T:
+            with dberrors.translated(), self.engine.connect() as conn:
+                return fn(conn.execution_options(isolation_level="AUTOCOMMIT"))
+
+        return self.retrying(once)
+
     @contextlib.contextmanager
     def one_read(self) -> Iterator[None]:
         """Every read() this thread makes inside runs in one read transaction: a window's start page reads

@@ -90,6 +90,13 @@ def _v12(conn: sa.Connection, metadata: sa.MetaData) -> None:
     metadata.tables[_qualified(metadata, tables.COUNTS_TABLE)].create(conn, checkfirst=True)
 
 
+def _v13(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    audit = metadata.tables[_qualified(metadata, tables.AUDIT_TABLE)]
+    for index in audit.indexes:
+        if index.name in (tables.AUDIT_OWNER_INDEX, tables.AUDIT_ID_INDEX):
+            index.create(conn, checkfirst=True)  # the BRIN one on PostgreSQL only (its ddl_if)
+
+
 def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
     """Create the separate lock tables a config names besides workbench's own; returns those created."""
     metadata, _, _ = tables.build_metadata(schema, engine)
@@ -121,6 +128,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "groups of users a queue may serve only", _v10),
     Migration(11, "the audit trail keyed by item on PostgreSQL", _v11),
     Migration(12, "the start page's counts per queue, shared by every window", _v12),
+    Migration(13, "the audit trail indexed for the change feed (by owner and id)", _v13),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

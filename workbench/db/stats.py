@@ -156,7 +156,11 @@ def _datetime(value: Any) -> dt.datetime:
 
 
 def board(
-    conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, limit: int = 20000
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    limit: int = 20000,
+    keys: list[Any] | None = None,
 ) -> list[models.BoardRow]:
     """Every lock of the queue (live, or expired and not yet taken over), oldest first, with the
     list columns of its item, when it was last worked on and how often it was extended.
@@ -168,9 +172,11 @@ def board(
     exactly those items (see `_activity`); for a table without a token column a fourth, whose lock
     the trail says workbench took (AuditTrail.holders). A lock workbench did not take is marked as
     another program's (BoardRow.foreign).
+
+    With `keys`, the locks of those items only (the console's update after the change feed named them).
     """
     with _collector_paused():
-        return _board_rows(conn, q, trail, limit)
+        return _board_rows(conn, q, trail, limit, keys)
 
 
 @contextlib.contextmanager
@@ -194,11 +200,13 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _board_rows(
-    conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, limit: int
+    conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, limit: int, keys: list[Any] | None
 ) -> list[models.BoardRow]:
     reading = Clock.read(conn, q)  # one reading for the whole board
     when = q.read_type()
     held = [*q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None)]
+    if keys is not None:
+        held.append(q.key.in_([q.coerce_key(key) for key in keys]))
     time, expiry = q.readable_times()
     due = q.due if q.due is not None else sa.null()  # the supervisor sees which held items are overdue
     columns = [

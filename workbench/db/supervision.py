@@ -353,10 +353,11 @@ class Supervision:
 
         return self.db.read(count)
 
-    def board(self, limit: int = BOARD_ROWS) -> list[models.BoardRow]:
+    def board(self, limit: int = BOARD_ROWS, keys: list[Any] | None = None) -> list[models.BoardRow]:
         """Every lock (live, or expired and not yet taken), oldest first, with its item's list
-        columns, its last activity and its extensions; at most `limit`. Never tokens."""
-        return self.db.read(lambda conn: stats.board(conn, self.q, self.trail, limit))
+        columns, its last activity and its extensions; at most `limit`. Never tokens. With `keys`:
+        only those items' locks."""
+        return self.db.read(lambda conn: stats.board(conn, self.q, self.trail, limit, keys))
 
     def health(self) -> models.QueueHealth:
         """Waiting, locked and expired now; completions, releases, expiries and force releases today

@@ -8,10 +8,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 AUDIT_TABLE = "workbench_audit"
 AUDIT_ITEM_INDEX = "ix_workbench_audit_item"  # the trail by item, where `id` is its key (not PostgreSQL)
+AUDIT_OWNER_INDEX = "ix_workbench_audit_owner"  # the change feed: a user's rows past an id
+AUDIT_ID_INDEX = "ix_workbench_audit_id"  # the console's change feed on PostgreSQL: rows past an id
 COOLDOWN_TABLE = "workbench_cooldown"
 SETTINGS_TABLE = "workbench_settings"
 VERSION_TABLE = "workbench_schema_version"
@@ -158,6 +160,14 @@ def build_metadata(
         dialect="postgresql"
     )
     sa.Index("ix_workbench_audit_time", audit.c.queue, audit.c.at).ddl_if(callable_=_not_postgresql)
+    # The change feed (db/feed.py): every window reads its user's rows past the last id it saw, every
+    # second. By owner first, that is a few index entries, however busy the queue; without it each look
+    # read every row of the last seconds (and on PostgreSQL, where `id` has no index of its own, the
+    # whole trail).
+    sa.Index(AUDIT_OWNER_INDEX, audit.c.owner, audit.c.id)
+    # The console's feed reads every row past an id: on PostgreSQL a BRIN index by id (ids grow as rows
+    # are appended), nearly free on each insert; elsewhere `id` is the key.
+    sa.Index(AUDIT_ID_INDEX, audit.c.id, **_only(metadata, postgresql_using="brin")).ddl_if(dialect="postgresql")
     # Items a user released recently, so that the claim does not hand them straight back. Written
     # only on release (rare), so it costs claims and completions nothing; the claim looks up the
     # user's few live entries through the index.

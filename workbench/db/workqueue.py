@@ -378,7 +378,10 @@ class WorkQueue:
                 raise self.lost.explain(conn, key, token, user, doing)
             return q.lock_from_row(row)
 
-        return self.db.read(read)
+        # One statement while the lock holds (every open window every check_every, and before each
+        # action): on its own, without the transaction's round trips (Database.read_alone). A lost lock's
+        # explanation reads the trail after it, as a later look would.
+        return self.db.read_alone(read)
 
     def completion_kept(self, key: Any, token: str) -> bool:
         """Is the Complete made under lock `token` in this database's trail? After a failover to an

@@ -102,6 +102,7 @@ class SupervisorWindow(QMainWindow):
         # second (`[app] changes_every`), where the timer alone would wait for its next turn.
         # changes_seconds: how often (None: `[app] changes_every`; 0: never, the timer alone refreshes).
         self._looking = False
+        self._page: Any = None  # the board shown (a BoardPage): the feed's changes update it
         self._changes = QTimer(self)
         self._changes.timeout.connect(self._look_for_changes)
         every = wb.config.app.changes_every if changes_seconds is None else changes_seconds
@@ -119,7 +120,7 @@ class SupervisorWindow(QMainWindow):
         def done(events: list[Any]) -> None:
             self._looking = False
             if events and self.tabs.currentIndex() == 0:
-                self.refresh()
+                self._refresh_changed(events)
 
         def failed(_exc: BaseException) -> None:
             self._looking = False  # the refreshes say when the database is unreachable
@@ -437,6 +438,33 @@ class SupervisorWindow(QMainWindow):
             return
         self.dispatcher.call(work, done, failed)
 
+    def _refresh_changed(self, events: list[Any]) -> None:
+        """Bring the board up to date with the feed's changes: only the items they name are read again
+        (a full reload of a thousand locks every second would cost the server more than all the windows'
+        looks). While another refresh runs, a full one follows it."""
+        if self._refreshing or self._page is None:
+            self.refresh()
+            return
+        self._refreshing = True
+        page, names, started = self._page, list(self.wb.config.queues), time.monotonic()
+
+        def done(updated: Any) -> None:
+            self._refreshing = False
+            if self.tabs.currentIndex() == 0:
+                self._show_board(updated)
+                self.last_refresh_ms = (time.monotonic() - started) * 1000
+                self.status.setText(
+                    self._lead()
+                    + self.tr("Refreshed {0} ({1:.0f} ms)").format(times.clock(dt.datetime.now()), self.last_refresh_ms)
+                )
+            self._follow_up()
+
+        def failed(_exc: BaseException) -> None:
+            self._refreshing = False  # the timer's full refresh says when the database is unreachable
+            self._follow_up()
+
+        self.dispatcher.call(lambda: self.service.board_changed(page, events, names), done, failed)
+
     # An action's report ("2 item(s) reassigned to carla.") is followed at once by the refresh it
     # triggers; were the refresh's "Refreshed 10:31" to replace it, the supervisor would not see it.
     _SAID_SECONDS = 20.0
@@ -456,6 +484,7 @@ class SupervisorWindow(QMainWindow):
             self.refresh()
 
     def _show_board(self, page: Any) -> None:
+        self._page = page
         rows = page.rows
         self.model.update(rows)
         self.board_note.setVisible(page.left_out > 0)

@@ -262,7 +262,8 @@ class Operator(Service):
     def changes(self) -> list[models.Event]:
         """What the audit trail recorded about this user's items since the last call, oldest first: their
         lock taken away (force-release, reassign, a takeover after expiry), an item handed to them, their
-        own actions (from this or another window). The first call only marks where to start: []."""
+        own actions on their locks (from this or another window). The first call only marks where to
+        start: []."""
         return self._read_changes(concerning=self.user)
 
     def interruptions(self) -> int:

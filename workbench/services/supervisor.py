@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,7 @@ class BoardPage:
 
     rows: list[models.BoardRow]
     total: int
+    read_at: float = dataclasses.field(default_factory=time.monotonic)  # when its clock was read
 
     @property
     def left_out(self) -> int:
@@ -43,6 +45,35 @@ class Supervisor(Service):
             rows += mine
             total += work.count_locks() if len(mine) >= most else len(mine)
         return BoardPage(rows, total)
+
+    def board_changed(self, page: BoardPage, events: list[models.Event], queues: list[str]) -> BoardPage:
+        """`page` (the board of `queues`) brought up to date with the changes the feed showed: the locks of
+        the items they name read again, the other rows kept (their clock moved on by the time since).
+        A board of a thousand locks costs its reload each second; this costs the changed items' few.
+        A page that left locks out is read whole again (a release may let one of those in)."""
+        changed: dict[str, set[str]] = {}
+        for event in events:
+            if event.queue in queues:
+                changed.setdefault(event.queue, set()).add(event.key)
+        if not changed:
+            return page
+        if page.left_out > 0:
+            return self.board(queues)
+        read_at = time.monotonic()
+        fresh: list[models.BoardRow] = []
+        for name, keys in changed.items():
+            fresh += self.wb.supervision(name).board(supervision.BOARD_ROWS, keys=sorted(keys))
+        moved = dt.timedelta(seconds=read_at - page.read_at)
+        kept = [
+            dataclasses.replace(row, db_now=row.db_now + moved)
+            for row in page.rows
+            if str(row.key) not in changed.get(row.queue, ())
+        ]
+        order = {name: index for index, name in enumerate(queues)}
+        rows = sorted(kept + fresh, key=lambda row: (order[row.queue], row.locked_at))
+        if any(len([r for r in rows if r.queue == name]) > supervision.BOARD_ROWS for name in changed):
+            return self.board(queues)  # now more than the board lists: the oldest, read whole
+        return BoardPage(rows, len(rows), read_at)
 
     def changes(self) -> list[models.Event]:
         """Every change the audit trail recorded in this database's queues since the last call (the console

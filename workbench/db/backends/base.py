@@ -46,6 +46,10 @@ class Backend:
     # (tests/benchmarks/live_locks_bench.py). Not on MySQL/MariaDB, whose locking read would lock what
     # the subquery reads; `attach` gives them an index by expiry instead.
     stale_by_union: ClassVar[bool] = False
+    # A read of one statement (the change feed's look, every window every second) runs in autocommit: one
+    # round trip instead of BEGIN, the statement and COMMIT (and through a transaction pooler the
+    # transaction's SET LOCAL too). Where the driver's autocommit costs nothing to switch on and off.
+    reads_alone: ClassVar[bool] = False
     # The grant that lets `login` create workbench's tables in `schema` (for the refusal's message).
     create_grant: ClassVar[str | None] = None
 

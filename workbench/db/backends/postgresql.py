@@ -24,6 +24,7 @@ class PostgresqlBackend(Backend):
     board_activity = "lateral"
     hours_in_sql = True
     one_statement_writes = True
+    reads_alone = True  # psycopg's autocommit is a flag on the client: switching it sends nothing
     roles = True
     partial_index_keyword = "postgresql_where"
     stale_by_union = True  # see Backend.stale_by_union: 5 ms at 10,000 live locks without it
