@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -181,3 +182,63 @@ def test_seats_scheduler_runs_every_window_step_by_step_never_early() -> None:
     assert not overlaps
     assert max(early) == 0.0, f"a step ran {max(early):.3f} s before it was due"
     assert 0 < len(lag) <= sum(steps) and min(lag) >= 0.0  # steps run after the end are not measured
+
+
+# A process that burns CPU for the given seconds (its own CPU time), then waits for a line on stdin.
+_BURN_THEN_WAIT = (
+    "import sys, time\n"
+    "end = time.process_time() + float(sys.argv[1])\n"
+    "while time.process_time() < end: pass\n"
+    "print('burnt', flush=True)\n"
+    "sys.stdin.readline()\n"
+)
+# The root of a process tree: on "live S" it starts a child that burns S seconds and stays alive; on
+# "ended S" a child that burns S seconds and ends (reaped: its time moves into the root's cutime).
+_TREE = (
+    "import subprocess, sys\n"
+    "BURN = sys.argv[1]\n"
+    "kept = []\n"
+    "for line in sys.stdin:\n"
+    "    how, seconds = line.split()\n"
+    "    child = subprocess.Popen([sys.executable, '-c', BURN, seconds], stdin=subprocess.PIPE,\n"
+    "                             stdout=subprocess.PIPE, text=True)\n"
+    "    child.stdout.readline()\n"
+    "    if how == 'ended':\n"
+    "        child.communicate('\\n')\n"
+    "    else:\n"
+    "        kept.append(child)\n"
+    "    print('ok', flush=True)\n"
+)
+
+
+def _ask(proc: subprocess.Popen[str], line: str) -> str:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    return proc.stdout.readline().strip()
+
+
+def test_process_tree_cpu_counts_the_given_tree_only() -> None:
+    """The reader behind every benchmark's server CPU (no server needed): a sibling process that burns
+    CPU beside the tree is not counted; the tree's live child's CPU is, and an ended child's too."""
+    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "text": True}
+    tree = subprocess.Popen([sys.executable, "-c", _TREE, _BURN_THEN_WAIT], **pipes)
+    sibling = subprocess.Popen([sys.executable, "-c", _BURN_THEN_WAIT, "0.4"], **pipes)
+    try:
+        before = harness.process_tree_cpu_seconds(tree.pid)
+        assert sibling.stdout is not None and sibling.stdout.readline().strip() == "burnt"
+        beside = harness.process_tree_cpu_seconds(tree.pid) - before
+        assert beside < 0.15, f"{beside:.2f} s of a sibling's 0.4 s counted in the tree's CPU"
+
+        assert _ask(tree, "live 0.3") == "ok"
+        live = harness.process_tree_cpu_seconds(tree.pid) - before
+        assert 0.28 <= live < 0.6, f"a live child's 0.3 s burnt counted as {live:.2f} s"
+
+        assert _ask(tree, "ended 0.3") == "ok"
+        ended = harness.process_tree_cpu_seconds(tree.pid) - before
+        assert 0.58 <= ended < 0.9, f"a live child's and an ended child's 0.3 s each counted as {ended:.2f} s"
+        assert harness.process_tree_cpu_seconds(sibling.pid) >= 0.38, "the sibling's own tree is counted"
+    finally:
+        for proc in (tree, sibling):
+            proc.kill()
+            proc.communicate()

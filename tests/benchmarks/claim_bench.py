@@ -6,8 +6,10 @@ import argparse
 import importlib.util
 import multiprocessing
 import queue
+import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,7 +30,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "postgres); fresh databases are created on it and dropped afterwards. "
         "Default: start a throwaway server",
     )
-    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument(
+        "--processes",
+        default="8",
+        help="claimer processes; several levels comma-separated (e.g. 8,32), measured interleaved: each round "
+        "visits every level with every contender, in the reverse order of the round before",
+    )
     parser.add_argument("--rows", type=int, default=20_000, help="waiting rows in each fresh database")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured window (ends early if drained)")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured pairs per process before the barrier")
@@ -81,8 +88,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "and workbench and the hand-written loop through a PgBouncer (pool_mode = transaction, a pool "
         "of --processes server connections) in front of the same server",
     )
+    parser.add_argument(
+        "--reference",
+        metavar="TREE",
+        help="a checkout of another commit (e.g. `git archive main | tar -x -C /tmp/ref`): each workbench "
+        "contender runs a second time with that tree's workbench, in a database of its own, interleaved "
+        "with this tree's in the same run (the databases are built by this tree: same schema needed)",
+    )
     args = parser.parse_args(argv)
-    if args.processes < 1 or args.rows < 1 or args.seconds <= 0 or args.rounds < 1:
+    try:
+        args.levels = [int(level) for level in str(args.processes).split(",")]
+    except ValueError:
+        parser.error(f"--processes: {args.processes!r} is not a number or a comma-separated list of numbers")
+    args.processes = max(args.levels)  # what a pool is sized for
+    if min(args.levels) < 1 or args.rows < 1 or args.seconds <= 0 or args.rounds < 1:
         parser.error("--processes, --rows, --seconds and --rounds must be positive")
     return args
 
@@ -224,6 +243,42 @@ _DONE_SQL = {
 }
 
 
+# The contenders a --reference tree runs too (workbench's own, on a direct connection), by name.
+_REFERENCED = {
+    setup_workbench: "workbench",
+    setup_workbench_no_defer: "workbench, allow_defer = false",
+    setup_workbench_then_next: "workbench, then next",
+}
+REFERENCE = " (reference)"
+_SHORT = {"workbench": "wb", "workbench, allow_defer = false": "nodefer", "workbench, then next": "next"}
+
+
+def _on_reference(setup: Any, tree: str) -> Any:
+    """`setup`'s contender in a database of its own, its claimers importing workbench from `tree`."""
+
+    def on_reference(target: harness.Target, rows: int) -> dict[str, Any]:
+        name = f"wbref_{setup.__name__.removeprefix('setup_')}"
+        url, timings = harness.build_workbench_db(target, name, rows)
+        return {
+            "kind": _REFERENCED[setup] + REFERENCE,
+            "url": url,
+            "password": target.password,
+            "db": name,
+            "setup": timings,
+            "tree": str(Path(tree).resolve()),
+        }
+
+    return on_reference
+
+
+def _revision(tree: str) -> str:
+    """The commit a tree is at (a `git archive` has none: its path is all there is)."""
+    done = subprocess.run(
+        ["git", "-C", tree, "log", "-1", "--format=%h %s"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip()[:80] if done.returncode == 0 else "not a git checkout"
+
+
 def db_check(target: harness.Target, spec: dict[str, Any]) -> tuple[int, int]:
     engine = sa.create_engine(target.url(spec["db"], with_password=True, native=True))
     try:
@@ -246,13 +301,23 @@ def run_processes(spec: dict[str, Any], processes: int, seconds: float, warmup: 
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(processes)
     out = ctx.Queue()
-    worker_spec = {k: v for k, v in spec.items() if k != "setup"}
+    worker_spec = {k: v for k, v in spec.items() if k not in ("setup", "tree")}
+    worker_spec["kind"] = spec["kind"].removesuffix(REFERENCE)  # the tree's harness knows it by its name
     procs = [
         ctx.Process(target=harness.worker_main, args=(worker_spec, i, barrier, out, seconds, warmup), daemon=True)
         for i in range(processes)
     ]
-    for proc in procs:
-        proc.start()
+    # A reference tree's claimers: spawn hands them the parent's sys.path as it is at start(), so
+    # with the tree first they import its workbench (and its harness) instead of this one's.
+    tree = spec.get("tree")
+    if tree:
+        sys.path.insert(0, tree)
+    try:
+        for proc in procs:
+            proc.start()
+    finally:
+        if tree:
+            sys.path.remove(tree)
     reports: dict[int, dict[str, Any]] = {}
     deadline = time.monotonic() + SETUP_TIMEOUT + seconds
     # Results are read before join(): a child cannot exit while its queue data is unread.
@@ -302,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     bouncer = None
     try:
         print(
-            f"claim_bench: {args.backend}, {args.processes} processes, {args.rows:,} rows per database, "
+            f"claim_bench: {args.backend}, {'/'.join(map(str, args.levels))} processes, "
+            f"{args.rows:,} rows per database, "
             f"{args.seconds:g} s window, {args.warmup} warm-up pairs per process; {target.description}; "
             f"{harness.machine_load()}",
             flush=True,
@@ -327,46 +393,58 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit("--pgbouncer needs PostgreSQL on a server without a password (it trusts loopback)")
             bouncer = servers.start_pgbouncer(target.server, pool_size=args.processes, in_turn=False)
             setups += [setup_pooler_setting, *pgbouncer_setups(target, bouncer)]
+        if args.reference:
+            setups += [_on_reference(setup, args.reference) for setup in setups if setup in _REFERENCED]
+            print(f"reference: {args.reference} ({_revision(args.reference)}); this tree: {_revision('.')}")
         specs = []
         for setup in setups:
             spec = setup(target, args.rows)
             steps = ", ".join(f"{k} {v:.1f} s" for k, v in spec["setup"].items())
             print(f"setup {spec['kind']}: {steps}", flush=True)
             specs.append(spec)
-        rounds: dict[str, list[harness.LoopResult]] = {spec["kind"]: [] for spec in specs}
+        runs = [(level, spec) for level in args.levels for spec in specs]
+        rounds: dict[tuple[int, str], list[harness.LoopResult]] = {(n, spec["kind"]): [] for n, spec in runs}
         # The CPU of this benchmark's own server (its process tree), warm-up included; None on SQLite.
         own_server = harness.ServerCpu(target)
-        server_cpu = {spec["kind"]: 0.0 for spec in specs}
+        server_cpu = dict.fromkeys(rounds, 0.0)
         checks: dict[str, tuple[int, int]] = {}
         for number in range(args.rounds):
-            for spec in specs if number % 2 == 0 else specs[::-1]:
+            for level, spec in runs if number % 2 == 0 else runs[::-1]:
                 if args.vacuum:
                     target.vacuum(spec["db"])
                 target.checkpoint()
-                print(f"running {spec['kind']} (round {number + 1} of {args.rounds}) ...", flush=True)
+                at = f", {level} processes" if len(args.levels) > 1 else ""
+                print(f"running {spec['kind']} (round {number + 1} of {args.rounds}{at}) ...", flush=True)
                 cpu = own_server.seconds()
-                rounds[spec["kind"]].append(run_processes(spec, args.processes, args.seconds, args.warmup))
+                rounds[level, spec["kind"]].append(run_processes(spec, level, args.seconds, args.warmup))
                 after = own_server.seconds()
                 if cpu is not None and after is not None:
-                    server_cpu[spec["kind"]] += after - cpu
+                    server_cpu[level, spec["kind"]] += after - cpu
                 checks[spec["kind"]] = db_check(target, spec)
         if args.rounds > 1:
-            for kind, results_of in rounds.items():
+            for (level, kind), results_of in rounds.items():
+                at = f" at {level} processes" if len(args.levels) > 1 else ""
                 print(
-                    f"{kind}: pairs/s by round "
+                    f"{kind}{at}: pairs/s by round "
                     + ", ".join(f"{harness.figures(r)['pairs/s']:,.0f}" for r in results_of)
                 )
-        results = {kind: _median(results_of) for kind, results_of in rounds.items()}
-        counted = {
-            kind: sum(r.pairs for r in results_of) + len(results_of) * args.processes * args.warmup
-            for kind, results_of in rounds.items()
-        }
-        report(args, results, checks, counted)
+        counted = {spec["kind"]: 0 for spec in specs}
+        for (level, kind), results_of in rounds.items():
+            counted[kind] += _pairs(results_of, level, args.warmup)
+        for level in args.levels:
+            if len(args.levels) > 1:
+                print(f"\nat {level} processes:")
+            results = {kind: _median(results_of) for (n, kind), results_of in rounds.items() if n == level}
+            report(args, results, checks, counted)
         if own_server.pid is not None:
             print(
                 f"database server CPU per pair (its process tree, pid {own_server.pid}; all rounds, warm-up "
                 "included): "
-                + ", ".join(f"{kind} {server_cpu[kind] / counted[kind] * 1000:.3f} ms" for kind in server_cpu)
+                + ", ".join(
+                    f"{kind}{f' at {level} processes' if len(args.levels) > 1 else ''} "
+                    f"{server_cpu[level, kind] / _pairs(rounds[level, kind], level, args.warmup) * 1000:.3f} ms"
+                    for level, kind in server_cpu
+                )
             )
         else:
             print("database server CPU: not measured (no server process of this benchmark on this machine)")
@@ -376,6 +454,11 @@ def main(argv: list[str] | None = None) -> int:
             bouncer.stop()
         target.close()
     return 0
+
+
+def _pairs(results: list[harness.LoopResult], processes: int, warmup: int) -> int:
+    """Pairs done over these rounds, warm-up included (what the server's CPU was spent on)."""
+    return sum(r.pairs for r in results) + len(results) * processes * warmup
 
 
 def _median(results: list[harness.LoopResult]) -> harness.LoopResult:
@@ -406,8 +489,16 @@ def report(
         if name in ("workbench+grants", "workbench, then next")
         else (short[name], "workbench", name)
         for name in results
-        if name != "workbench"
+        if name != "workbench" and not name.endswith(REFERENCE)
     ]
+    # This tree against the reference tree's, contender by contender; then next against its plain pair there too.
+    ratios += [
+        (f"{_SHORT[name.removesuffix(REFERENCE)]} this/ref", name.removesuffix(REFERENCE), name)
+        for name in results
+        if name.endswith(REFERENCE)
+    ]
+    if "workbench, then next" + REFERENCE in results and "workbench" + REFERENCE in results:
+        ratios.append(("next/wb ref", "workbench, then next" + REFERENCE, "workbench" + REFERENCE))
     if "workbench, then next" in results and "hand-written" in results:
         ratios.append(("next/hand", "workbench, then next", "hand-written"))
     print()

@@ -97,10 +97,11 @@ def test_processes_claiming_batches_never_share_an_item(native_env: support.Env)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["postgresql", POOLED, "sqlite"])
+@pytest.mark.parametrize("backend", ["postgresql", POOLED, "sqlite", "mariadb"])
 def test_processes_completing_and_claiming_in_one_step_never_share_an_item(native_env: support.Env) -> None:
-    # On PostgreSQL each Complete claims the next item in the same statement; SQLite runs the two
-    # one after the other (as MariaDB does), in the same call.
+    # On PostgreSQL each Complete claims the next item in the same statement; on MariaDB in the same
+    # transaction (the Complete sent with the claim's locking read); SQLite runs the two one after the
+    # other, in the same call.
     _drain_and_check(native_env, count=1, options=("--then-next",))
 
 

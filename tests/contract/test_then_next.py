@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import sqlalchemy as sa
 
 from tests import support
 from tests.conftest import POOLED
 from workbench.core import errors
-from workbench.db import audit
+from workbench.db import audit, batches
 from workbench.db.supervision import Supervision
 
 
@@ -126,3 +128,32 @@ def test_a_retried_complete_hands_back_the_item_its_lost_reply_carried(native_en
     assert [getattr(retried.next.lock, a) for a in same] == [getattr(first.next.lock, a) for a in same]
     assert retried.next.resumed
     assert [lock.key for lock in q.mine("alice")] == [first.next.lock.key]
+
+
+def test_on_mariadb_the_complete_goes_with_the_claims_first_batch(
+    native_env: support.Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MySQL/MariaDB through PyMySQL: the Complete and the claim of the next item are one transaction
+    with one COMMIT, the Complete sent with the claim's locking read (three round trips, not four)."""
+    if native_env.backend != "mariadb":
+        pytest.skip("batches of statements: MySQL/MariaDB through PyMySQL")
+    wb = native_env.demo()
+    q = wb.queue("cases")
+    first = q.claim_next("alice")[0]
+    # The first Complete of an outcome also builds its statements; the second runs as every later one.
+    second = q.complete("alice", first.lock.key, first.lock.token, then_next=True).next
+    assert second is not None
+    sent: list[str] = []
+    run = batches.BatchConnections.run
+
+    def spy(self: batches.BatchConnections, parts: Any) -> list[batches.Result]:
+        sent.append(";".join(part.sql for part, _ in parts).upper())
+        return run(self, parts)
+
+    monkeypatch.setattr(batches.BatchConnections, "run", spy)
+    done = q.complete("alice", second.lock.key, second.lock.token, then_next=True)
+    assert done.next is not None and native_env.row(wb, "cases", second.lock.key)["status"] == "resolved"
+    assert len(sent) == 3, sent
+    assert sent[0].startswith("UPDATE") and "FOR UPDATE SKIP LOCKED" in sent[0], sent[0]  # the Complete first
+    assert sum(batch.count("COMMIT") for batch in sent) == 1, sent
+    assert [lock.key for lock in q.mine("alice")] == [done.next.lock.key]

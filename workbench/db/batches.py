@@ -103,6 +103,27 @@ class Prepared:
         return Result(cursor.rowcount, rows, columns)
 
 
+@dataclasses.dataclass(frozen=True)
+class FinishBatch:
+    """A Complete without edits as statements of a batch, without its COMMIT: the fenced UPDATE, how
+    many rows it changed, the audit row (written only if it changed one), then one row (changed, the
+    database time). A claim runs it ahead of its own statements, in its transaction
+    (GuardedWriter.finish_batch, BatchedClaim.finish_then_claim)."""
+
+    parts: tuple[Prepared, ...]
+
+    def runs(self, params: Mapping[str, Any]) -> list[tuple[Prepared, Mapping[str, Any]]]:
+        """The statements with their values, from GuardedWriter.finish_params' names."""
+        given = {**params, "wb_a_key": str(params["wb_key"])}  # the audit trail keeps the key as text
+        return [(part, given) for part in self.parts]
+
+    @staticmethod
+    def outcome(results: Sequence[Result]) -> tuple[bool, Any]:
+        """(did the fence hold, the database time) from the results of runs()' statements."""
+        changed, at = results[-1].rows[0]
+        return changed == 1, at
+
+
 class BatchConnections(fastpath.HeldConnections):
     """Per-thread connections that run several statements in one round trip."""
 

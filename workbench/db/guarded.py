@@ -258,47 +258,52 @@ class GuardedWriter:
 
         return finish
 
-    def _batched_finisher(self, shape: Shape) -> Callable[[Any, str, str], Any] | None:
-        """A Complete as one batch of statements (MySQL/MariaDB, batches.py): the fenced UPDATE, its
-        audit row written only if the UPDATE matched, the time, COMMIT; one round trip. None for a
-        lock kept outside the row or a queue whose Complete also decides a review."""
-        q, held = self.q, self.db.held
+    def finish_batch(self, shape: Shape) -> batches.FinishBatch | None:
+        """A Complete without edits as statements of a batch (MySQL/MariaDB, batches.py), without its
+        COMMIT. None where writes are not batched, for a lock kept outside the row or a queue whose
+        Complete also decides a review."""
+        q = self.q
+        if not self.finisher_shape(shape) or self._one_statement(shape) or not self.enforcement.batches:
+            return None
         statements = self._statement(shape)
         if not q.shape.one_statement or self.trail.reviews is not None or len(statements) != 1:
             return None
+        held = self.db.held
         user = sa.bindparam("wb_user", type_=sa.String())
         event = self._audit_event(
             shape, sa.bindparam("wb_a_key", type_=sa.String()), sa.bindparam("wb_a_token", type_=sa.String()), user
         ).where(batches.CHANGED == 1)
-        shape_of_lock = self.q.shape
         sample = {
             "wb_key": None,
             "wb_user": "",
-            **shape_of_lock.key_params(None),
-            **shape_of_lock.token_params(shape_of_lock.new_token_value()),
+            **q.shape.key_params(None),
+            **q.shape.token_params(q.shape.new_token_value()),
         }
-        parts = [
-            held.prepare(statements[0], sample),
-            held.prepare(batches.REMEMBER_CHANGED),
-            held.prepare(
-                sa.insert(self.trail.table).from_select(_AUDIT_COLUMNS, event),
-                {"wb_user": "", "wb_a_key": "", "wb_a_token": ""},
-            ),
-            held.prepare(sa.select(batches.CHANGED, sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))),
-            held.prepare(batches.COMMIT),
-        ]
+        return batches.FinishBatch(
+            (
+                held.prepare(statements[0], sample),
+                held.prepare(batches.REMEMBER_CHANGED),
+                held.prepare(
+                    sa.insert(self.trail.table).from_select(_AUDIT_COLUMNS, event),
+                    {"wb_user": "", "wb_a_key": "", "wb_a_token": ""},
+                ),
+                held.prepare(sa.select(batches.CHANGED, sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)))),
+            )
+        )
+
+    def _batched_finisher(self, shape: Shape) -> Callable[[Any, str, str], Any] | None:
+        """A Complete as one batch of statements (MySQL/MariaDB, batches.py): finish_batch's and
+        COMMIT, one round trip."""
+        finish = self.finish_batch(shape)
+        if finish is None:
+            return None
+        held = self.db.held
+        commit = held.prepare(batches.COMMIT)
 
         def once(key: Any, token: str, user: str) -> Any:
-            audit = {"wb_user": user, "wb_a_key": str(key), "wb_a_token": audit_mod.token_digest(token)}
-            fence = {
-                "wb_key": key,
-                "wb_user": user,
-                **shape_of_lock.key_params(key),
-                **shape_of_lock.token_params(token),
-            }
-            results = held.run(list(zip(parts, [fence, {}, audit, {}, {}], strict=True)))
-            changed, at = results[3].rows[0]
-            return at if changed == 1 else None
+            results = held.run([*finish.runs(self.finish_params(key, token, user)), (commit, {})])
+            held_fence, at = finish.outcome(results[:-1])
+            return at if held_fence else None
 
         return lambda key, token, user: self.db.retrying(lambda: once(key, token, user))
 

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from workbench.core import errors, models, problems, workflow
 from workbench.db import audit as audit_mod
 from workbench.db import (
+    batches,
     claims,
     connect,
     enforcement,
@@ -429,7 +430,8 @@ class WorkQueue:
         only under the caller's live lock. With `then_next`, the next item (narrowed by `where`, as
         claim_next) is claimed for the caller once the Complete is in, and handed back as the
         Completion's `next` (None when none could be claimed: claim_next tells why); on PostgreSQL
-        the Complete and the claim are then one call, one round trip and one commit."""
+        the Complete and the claim are then one call, one round trip and one commit (on MySQL/MariaDB
+        one transaction and one commit, the Complete sent with the claim's first batch)."""
         key = self.q.coerce_key(key)
         note = self._note_for("complete", note, outcome if outcome is not None else self.config.outcomes[0].name)
         why = self._review_choice(user, outcome)
@@ -486,7 +488,10 @@ class WorkQueue:
             except KeyError:
                 return None  # the plain Complete says which outcomes there are
             shape = self._shapes.setdefault(chosen.name, guarded.Shape.of("complete", outcome=chosen.name))
-            finish = self.writer.plain_finish(shape)
+            # One statement (PostgreSQL), or statements of a batch (MySQL/MariaDB through PyMySQL).
+            finish: sa.Select[Any] | batches.FinishBatch | None = self.writer.plain_finish(shape)
+            if finish is None:
+                finish = self.writer.finish_batch(shape)
             run = (
                 self.method.finish_then_claim(self.db, self.q, self.trail, finish, request)
                 if finish is not None

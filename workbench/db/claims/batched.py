@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import models
+from workbench.core import errors, models
 from workbench.db import audit as audit_mod
 from workbench.db import batches, connect, dberrors, mapping
 from workbench.db.claims import base, stepwise
@@ -58,6 +58,62 @@ class BatchedClaim(stepwise.StepwiseClaim):
         plan = self._plan(held, q, trail, request)
         return db.retrying(lambda: self._claim_batched(held, plan, q, trail, request))
 
+    def finish_then_claim(
+        self,
+        db: connect.Database,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        finish: sa.Select[Any] | batches.FinishBatch,
+        request: base.ClaimRequest,
+    ) -> base.FinishThenClaim | None:
+        """The Complete's statements sent with the claim's first batch, in its transaction: one commit
+        per item instead of two, one round trip fewer. Whatever fails in it is rolled back whole and the
+        queue completes and claims one after the other (the Complete never waits on the claim)."""
+        held = db.held
+        if not isinstance(finish, batches.FinishBatch) or not held.batches:
+            return None
+        if not q.index_ordered or trail.reviews is not None:
+            return None
+        plan = self._plan(held, q, trail, request)
+
+        def run(params: Mapping[str, Any]) -> tuple[Any, models.Claim | None] | None:
+            given = base.ClaimRequest(user=params["wb_user"], count=1, where=request.where)
+            try:
+                return db.retrying(lambda: self._finish_then_claim(held, plan, finish, q, trail, given, params))
+            except errors.WorkbenchError:
+                # Busy too long, or the database went away (perhaps after its COMMIT): the caller's
+                # plain Complete tells a done Complete (a replay) from a lost lock.
+                return None
+
+        return run
+
+    def _finish_then_claim(
+        self,
+        held: batches.BatchConnections,
+        plan: _Plan,
+        finish: batches.FinishBatch,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        params: Mapping[str, Any],
+    ) -> tuple[Any, models.Claim | None] | None:
+        complete = finish.runs(params)
+        first = held.run([*complete, *self._first_batch(plan, params)])
+        committed = False
+        try:
+            fenced, at = finish.outcome(first[: len(complete)])
+            if not fenced:
+                return None  # rolled back below: the candidates' row locks go with it
+            # Read in the Complete's transaction: the lock just given back does not count.
+            claimed = self._take(held, plan, q, trail, request, params, first[len(complete) :], limit_raises=False)
+            if not claimed:
+                held.run([(plan.commit, {})])  # the Complete alone
+            committed = True
+            return at, (base.claim_of(q, claimed[0].row) if claimed else None)
+        finally:
+            if not committed:
+                held.rollback()
+
     def _claim_batched(
         self,
         held: batches.BatchConnections,
@@ -69,49 +125,74 @@ class BatchedClaim(stepwise.StepwiseClaim):
         params: dict[str, Any] = {"wb_user": request.user, **request.filter_params()}
         if request.key is not None:
             params["wb_key"] = request.key
-        first = held.run([*([(plan.held, params)] if plan.held else []), (plan.candidates, params)])
+        first = held.run(self._first_batch(plan, params))
         committed = False
         try:
-            room = request.count
-            if plan.held is not None:
-                held_now = int(first[0].rows[0][0] or 0)
-                room = min(room, q.config.max_locks_per_user - held_now)
-                if room <= 0:
-                    raise base.limit_reached(q, held_now)
-            candidates = self._ordered(q, first[-1].mappings())[:room]
-            if not candidates:
-                return []
-            keys = [c["wb_ckey"] for c in candidates]
-            written = held.run(
-                [
-                    *((plan.update, {**params, "wb_one": key}) for key in keys),
-                    *((plan.read_back, {"wb_one": key}) for key in keys),
-                ]
-            )
-            changed = sum(result.rowcount for result in written[: len(keys)])
-            rows = [row for result in written[len(keys) :] for row in result.mappings()]
-            if changed != len(keys) or len(rows) != len(keys):
-                # A candidate was taken by someone else after we read it, so the database did not
-                # hold the row lock; roll back (below) and pick again.
-                raise dberrors.Busy(f"{q.name}: a row was claimed by someone else while this claim read it")
-            claimed = [
-                base.Claimed(row=row, prev_owner=c["wb_prev_owner"], prev_token=self.prev_token(q, c))
-                for c, row in zip(candidates, rows, strict=True)
-            ]
-            held.run(
-                [
-                    *(
-                        (plan.audit, row)
-                        for row in self.audit_rows(q, trail, request.user, claimed, at_lock_time=plan.stamped)
-                    ),
-                    (plan.commit, {}),
-                ]
-            )
-            committed = True
+            claimed = self._take(held, plan, q, trail, request, params, first, limit_raises=True)
+            committed = bool(claimed)
             return claimed
         finally:
             if not committed:
                 held.rollback()  # the locking reads' row locks go with it
+
+    @staticmethod
+    def _first_batch(plan: _Plan, params: Mapping[str, Any]) -> list[tuple[batches.Prepared, Mapping[str, Any]]]:
+        """Step 1: the user's lock count (under a per-user limit) and the candidates' locking read."""
+        return [*([(plan.held, params)] if plan.held else []), (plan.candidates, params)]
+
+    def _take(
+        self,
+        held: batches.BatchConnections,
+        plan: _Plan,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        request: base.ClaimRequest,
+        params: Mapping[str, Any],
+        first: list[batches.Result],
+        *,
+        limit_raises: bool,
+    ) -> list[base.Claimed]:
+        """Steps 2 and 3 after the first batch's results: lock the chosen candidates, read them back,
+        write their audit rows and COMMIT. [] without committing when none may be taken (or, with
+        `limit_raises`, LimitReached at the user's limit); Busy when a candidate went to someone else."""
+        room = request.count
+        if plan.held is not None:
+            held_now = int(first[0].rows[0][0] or 0)
+            room = min(room, q.config.max_locks_per_user - held_now)
+            if room <= 0:
+                if limit_raises:
+                    raise base.limit_reached(q, held_now)
+                return []
+        candidates = self._ordered(q, first[-1].mappings())[:room]
+        if not candidates:
+            return []
+        keys = [c["wb_ckey"] for c in candidates]
+        written = held.run(
+            [
+                *((plan.update, {**params, "wb_one": key}) for key in keys),
+                *((plan.read_back, {"wb_one": key}) for key in keys),
+            ]
+        )
+        changed = sum(result.rowcount for result in written[: len(keys)])
+        rows = [row for result in written[len(keys) :] for row in result.mappings()]
+        if changed != len(keys) or len(rows) != len(keys):
+            # A candidate was taken by someone else after we read it, so the database did not
+            # hold the row lock; roll back (the caller) and pick again.
+            raise dberrors.Busy(f"{q.name}: a row was claimed by someone else while this claim read it")
+        claimed = [
+            base.Claimed(row=row, prev_owner=c["wb_prev_owner"], prev_token=self.prev_token(q, c))
+            for c, row in zip(candidates, rows, strict=True)
+        ]
+        held.run(
+            [
+                *(
+                    (plan.audit, row)
+                    for row in self.audit_rows(q, trail, request.user, claimed, at_lock_time=plan.stamped)
+                ),
+                (plan.commit, {}),
+            ]
+        )
+        return claimed
 
     @staticmethod
     def _ordered(q: mapping.BoundQueue, rows: list[dict[str, Any]]) -> list[Mapping[Any, Any]]:

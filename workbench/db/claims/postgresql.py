@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, enforcement, fastpath, guarded, lockshapes, mapping, protocol, roles
+from workbench.db import batches, clock, connect, enforcement, fastpath, guarded, lockshapes, mapping, protocol, roles
 from workbench.db.claims import base, lock_table, pg_function, portable
 
 
@@ -91,10 +91,10 @@ class SkipLockedClaim(base.ClaimMethod):
         db: connect.Database,
         q: mapping.BoundQueue,
         trail: audit_mod.AuditTrail,
-        finish: sa.Select[Any],
+        finish: sa.Select[Any] | batches.FinishBatch,
         request: base.ClaimRequest,
     ) -> base.FinishThenClaim | None:
-        if not (q.shape.all_in_row and q.shape.token_in_row):
+        if not isinstance(finish, sa.Select) or not (q.shape.all_in_row and q.shape.token_in_row):
             return None
         if enforcement.of(db, q, trail.table.schema).trusted_next() is not None:
             return None  # under `workbench grants` the claim is the database's own function
