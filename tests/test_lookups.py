@@ -12,6 +12,7 @@ from tests import support, test_permissions
 from tests.test_permissions import pg  # noqa: F401  (the fixture: a PostgreSQL database under grants)
 from workbench import demo, services
 from workbench.core import errors
+from workbench.db import lookups
 from workbench.demo import schema
 
 # Orders whose customer_id has a foreign key to customers (reflected: no lookup configured).
@@ -91,6 +92,27 @@ def test_a_foreign_key_is_a_lookup_searched_in_the_database(native_env: support.
     # The foreign key's table and key, with a second column configured beside the display.
     _, detailed = _op(env, ORDERS_CONFIG + '[queues.orders.fields.customer_id]\nlookup = { detail = "city" }\n')
     assert [c.text for c in detailed.lookup_search("orders", "customer_id", "acme t")] == ["Acme Tools (Graz)"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_a_large_tables_rows_inside_names_come_apart(native_env: support.Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A picker's keystroke answers with the rows starting with the text (an index's range); in a large
+    table the rows containing it are a second call (reading them may take the whole table), added after."""
+    env = native_env
+    _orders(env)
+    _, op = _op(env, ORDERS_CONFIG)
+    # Small (100 rows): one call answers all, nothing left to ask.
+    found, more = op.lookup_search_start("orders", "customer_id", "acme")
+    assert ([c.key for c in found][3:], more) == ([100], False)
+    monkeypatch.setattr(lookups, "LARGE_ROWS", 50)
+    _, op = _op(env, ORDERS_CONFIG)  # a fresh engine: whether the table is large is read once
+    found, more = op.lookup_search_start("orders", "customer_id", "acme")
+    assert (sorted(c.key for c in found), more) == ([96, 97, 98], True)
+    assert [c.key for c in op.lookup_search_inside("orders", "customer_id", "acme")] == [100]
+    assert [c.key for c in op.lookup_search("orders", "customer_id", "acme")][3:] == [100]  # the two together
+    # Two letters: the start of names only in a large table; a full screen: nothing more to ask either.
+    assert op.lookup_search_start("orders", "customer_id", "ac")[1] is False
+    assert op.lookup_search_start("orders", "customer_id", "cus", limit=10)[1] is False
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"], indirect=True)

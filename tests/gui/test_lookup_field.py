@@ -104,3 +104,26 @@ def test_an_answer_to_older_letters_is_dropped(qtbot: Any) -> None:
     assert (picker.key(), picker.text()) == ("Acme", "Acme")
     qtbot.keyClicks(picker, "x")  # typed on: no longer the picked row, the text is what Save checks
     assert picker.key() == "Acmex"
+
+
+def test_a_second_answer_adds_its_rows_below_and_keeps_the_highlight(qtbot: Any) -> None:
+    """A large table's rows inside names come after the first answer: added below, the row the user
+    moved to still highlighted, Enter picks it."""
+    spec = fieldspec.FieldSpec("vendor", "Vendor", "text", False, True, lookup="vendors")
+    source = _Slow()
+    picker = lookup_field.LookupEdit(spec, source)
+    qtbot.addWidget(picker)
+    picker.show()
+    picker.activateWindow()
+    picker.setFocus()
+    qtbot.keyClicks(picker, "acm")
+    qtbot.waitUntil(lambda: len(source.asked) == 1, timeout=5_000)
+    first = [models.Choice("Acme", "Acme"), models.Choice("Acme Tools", "Acme Tools")]
+    source.asked[0][1](first)
+    qtbot.waitUntil(picker._popup.isVisible, timeout=5_000)
+    qtbot.keyClick(picker._popup, Qt.Key.Key_Down)  # to "Acme Tools"
+    source.asked[0][1]([*first, models.Choice("The Acme Shop", "The Acme Shop")])
+    assert _rows(picker) == ["Acme", "Acme Tools", "The Acme Shop"]
+    assert picker._popup.currentIndex().row() == 1
+    qtbot.keyClick(picker._popup, Qt.Key.Key_Return)
+    assert (picker.key(), picker.text()) == ("Acme Tools", "Acme Tools")

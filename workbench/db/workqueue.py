@@ -615,6 +615,18 @@ class WorkQueue:
         found = self.lookup(column)
         return self.db.read(lambda conn: found.search(conn, text, limit))
 
+    def lookup_search_start(
+        self, column: str, text: str, limit: int = lookups.SEARCH_LIMIT
+    ) -> tuple[list[models.Choice], bool]:
+        """What a picker shows at once for `text`, and whether lookup_search_inside may add rows."""
+        found = self.lookup(column)
+        return self.db.read(lambda conn: found.search_start(conn, text, limit))
+
+    def lookup_search_inside(self, column: str, text: str, limit: int = lookups.SEARCH_LIMIT) -> list[models.Choice]:
+        """The related rows containing `text` but not starting with it (after lookup_search_start)."""
+        found = self.lookup(column)
+        return self.db.read(lambda conn: found.search_inside(conn, text, limit))
+
     def lookup_resolve(self, column: str, keys: list[Any]) -> dict[Any, models.Choice]:
         """The related rows of these keys, by key (the form shows a stored key as its display text)."""
         found = self.lookup(column)

@@ -19,7 +19,9 @@ KEY_ROLE = Qt.ItemDataRole.UserRole + 1  # a row's key, as the column stores it
 
 
 class LookupSource(Protocol):
-    """Where a picker's rows come from: the service, called off the GUI thread."""
+    """Where a picker's rows come from: the service, called off the GUI thread. A search may answer
+    twice: the rows it finds at once, then those rows and more (a large table's rows containing the
+    text, which take longer to find); the request it returns cancels both."""
 
     def search(self, column: str, text: str, done: Callable[[list[Any]], None]) -> int: ...
 
@@ -33,13 +35,41 @@ class DispatchedLookups:
 
     def __init__(self, dispatcher: Any, operator: Any, queue: str) -> None:
         self.dispatcher, self.operator, self.queue = dispatcher, operator, queue
+        self._then: dict[int, int] = {}  # a search's first request -> its second one, while it runs
 
     def search(self, column: str, text: str, done: Callable[[list[Any]], None]) -> int:
         def failed(exc: BaseException) -> None:
             log.warning("lookup search of %s failed: %s", column, exc)
             done([])
 
-        return int(self.dispatcher.call(lambda: self.operator.lookup_search(self.queue, column, text), done, failed))
+        first = -1  # set below; a dispatcher answers on a later turn of the event loop
+
+        def started(answer: tuple[list[Any], bool]) -> None:
+            rows, inside = answer
+            done(rows)
+            if inside:  # the rows containing the text, added when they come
+
+                def more(extra: list[Any]) -> None:
+                    self._then.pop(first, None)
+                    if extra:
+                        done(rows + extra)
+
+                def more_failed(exc: BaseException) -> None:
+                    self._then.pop(first, None)
+                    log.warning("lookup search of %s inside names failed: %s", column, exc)
+
+                self._then[first] = int(
+                    self.dispatcher.call(
+                        lambda: self.operator.lookup_search_inside(self.queue, column, text, 50 - len(rows)),
+                        more,
+                        more_failed,
+                    )
+                )
+
+        first = int(
+            self.dispatcher.call(lambda: self.operator.lookup_search_start(self.queue, column, text), started, failed)
+        )
+        return first
 
     def resolve(self, column: str, key: Any, done: Callable[[Any], None]) -> int:
         def found(rows: dict[Any, Any]) -> None:
@@ -53,6 +83,9 @@ class DispatchedLookups:
 
     def cancel(self, request: int) -> None:
         self.dispatcher.cancel(request)
+        then = self._then.pop(request, None)
+        if then is not None:
+            self.dispatcher.cancel(then)
 
 
 class LookupEdit(QLineEdit):
@@ -147,20 +180,36 @@ class LookupEdit(QLineEdit):
     def _found(self, text: str, rows: list[Any]) -> None:
         if text != self.text():
             return  # typed on since: a newer search is coming
-        self._request = None
+        shown = self._rows if self._searched == text else []
+        if shown and len(rows) > len(shown) and rows[: len(shown)] == shown:
+            # The same search's second answer: its rows added below, the highlighted row kept (the
+            # completer resets its list when rows are added).
+            current = self._popup.currentIndex().row() if self._popup.isVisible() else 0
+            for choice in rows[len(shown) :]:
+                self._model.appendRow(self._item(choice))
+            self._rows = list(rows)
+            if self.hasFocus() and not self._popup.isVisible():
+                self.completer_.complete()
+            if self._popup.isVisible():
+                self._popup.setCurrentIndex(self._model.index(max(current, 0), 0))
+            return
         self._rows, self._searched = list(rows), text
         self._model.clear()
         for choice in rows:
-            item = QStandardItem(choice.text)
-            item.setData(choice.key, KEY_ROLE)
-            item.setEditable(False)
-            self._model.appendRow(item)
+            self._model.appendRow(self._item(choice))
         if rows and self.hasFocus():
             self.completer_.complete()
             # The first row highlighted: Enter picks it, each Down moves one row further.
             self._popup.setCurrentIndex(self._model.index(0, 0))
         elif not rows:
             self._popup.hide()
+
+    @staticmethod
+    def _item(choice: Any) -> QStandardItem:
+        item = QStandardItem(choice.text)
+        item.setData(choice.key, KEY_ROLE)
+        item.setEditable(False)
+        return item
 
     def _activated(self, index: QModelIndex) -> None:
         row = index.row()

@@ -182,6 +182,17 @@ class Operator(Service):
         """Rows of `column`'s related table for a picker: display starting with `text`, then containing it."""
         return self.wb.queue(queue).lookup_search(column, text, limit)
 
+    def lookup_search_start(
+        self, queue: str, column: str, text: str, limit: int = 50
+    ) -> tuple[list[models.Choice], bool]:
+        """A picker's first answer for `text` (rows starting with it; all of a small table's matches), and
+        whether lookup_search_inside may add rows containing it (a large table's, asked for apart)."""
+        return self.wb.queue(queue).lookup_search_start(column, text, limit)
+
+    def lookup_search_inside(self, queue: str, column: str, text: str, limit: int = 50) -> list[models.Choice]:
+        """Rows of `column`'s related table containing `text` but not starting with it."""
+        return self.wb.queue(queue).lookup_search_inside(column, text, limit)
+
     def lookup_resolve(self, queue: str, column: str, keys: list[Any]) -> dict[Any, models.Choice]:
         """The related rows of these keys, by key: what the form shows for a stored key."""
         return self.wb.queue(queue).lookup_resolve(column, keys)
