@@ -70,10 +70,54 @@ def marked(*texts: str) -> set[str]:
 
 
 def held_to_table(rendering: Rendering, handled: set[str]) -> None:
-    unknown = handled - set(TRANSITIONS)
-    assert not unknown, f"{rendering.value} handles transitions the table does not declare: {sorted(unknown)}"
-    missing = expected(rendering) - handled
-    assert not missing, f"{rendering.value} does not render {sorted(missing)} (core/workflow.py)"
+    """The rendering renders the table's transitions, all and only; else the message names its file."""
+    try:
+        workflow.require_rendered(rendering, handled)
+    except workflow.NotRendered as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+# The files each database rendering marks its branches in (branch_mark calls, read without a server).
+SOURCES = {
+    Rendering.PG_TRIGGER: [DB / "protocol.py"],
+    Rendering.PG_LOCK_TABLE: [DB / "protocol_locks.py"],
+}
+_MARKERS = {"branch_mark", "mark", "branch"}  # protocol.py and protocol_locks.py bind branch_mark so
+
+
+def source_marks(*paths: Path) -> set[str]:
+    """The transitions a module's branch_mark calls name: a name given as text, or a tuple of them
+    starred from a variable (`mark(*completes)`: every text assigned to `completes` in the module)."""
+    found: set[str] = set()
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        texts: dict[str, set[str]] = {}
+        for node in ast.walk(tree):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None
+                else []
+            )
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    value = node.value  # type: ignore[union-attr]
+                    strings = {c.value for c in ast.walk(value) if isinstance(c, ast.Constant)}
+                    texts.setdefault(target.id, set()).update(x for x in strings if isinstance(x, str))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called not in _MARKERS:
+                continue
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.add(arg.value)
+                elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
+                    found |= texts.get(arg.value.id, set()) & set(TRANSITIONS)
+    return found
 
 
 # -- the table itself -----------------------------------------------------------------------
@@ -168,6 +212,64 @@ def test_a_branch_mark_names_only_transitions_of_the_table() -> None:
 
 
 # -- the renderings -------------------------------------------------------------------------
+
+
+def _handled_by() -> dict[Rendering, set[str]]:
+    """What each rendering renders, read without a database server: the engine's operations, the
+    branch marks in PostgreSQL's renderings' sources, the procedures SQL Server's script carries."""
+    methods = _db_methods()
+    return {
+        Rendering.PYTHON: {name for name, t in TRANSITIONS.items() if t.operation in methods},
+        **{rendering: source_marks(*paths) for rendering, paths in SOURCES.items()},
+        Rendering.MSSQL: {name for carried in protocol_mssql.CARRIES.values() for name in carried},
+    }
+
+
+def test_every_rendering_renders_the_table_read_without_a_server() -> None:
+    """The fast tier's check of every rendering (the servers' tier reads the installed functions too)."""
+    handled = _handled_by()
+    assert set(handled) == set(Rendering)
+    for rendering, names in handled.items():
+        held_to_table(rendering, names)
+
+
+# A transition added to the table and rendered nowhere yet: each rendering's message names its file.
+_FILES = {
+    Rendering.PYTHON: "workbench/db/workqueue.py",
+    Rendering.PG_TRIGGER: "workbench/db/protocol.py",
+    Rendering.PG_LOCK_TABLE: "workbench/db/protocol_locks.py",
+    Rendering.MSSQL: "workbench/db/protocol_mssql.py",
+}
+
+
+def test_a_transition_missing_from_a_rendering_fails_naming_the_file_to_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 47: adding a transition used to fail first with a bare StopIteration when db/procedures.py
+    was imported. Now each rendering that lacks it says which file to change, and what to add there."""
+    import dataclasses
+
+    probe = dataclasses.replace(TRANSITIONS["defer"], name="probe", operation="probe")
+    monkeypatch.setitem(workflow._TABLE, "probe", probe)
+    handled = _handled_by()
+    for rendering, path in _FILES.items():
+        with pytest.raises(workflow.NotRendered) as refused:
+            workflow.require_rendered(rendering, handled[rendering])
+        said = str(refused.value)
+        assert "'probe'" in said and path in said and "not_in" in said, said
+    # Where the engine looks a transition's procedure up, and where SQL Server's script is generated.
+    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/protocol_mssql\.py.*CARRIES"):
+        protocol_mssql.carrier("probe")
+    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/protocol_mssql\.py"):
+        protocol_mssql.script(mssql_sql.DIALECT, mssql_sql.demo_queue(), "dbo")
+    # Excused with a reason where it cannot be (not_in), it is not asked for there.
+    excused = dataclasses.replace(probe, not_in=dict.fromkeys(Rendering, "a test"))
+    monkeypatch.setitem(workflow._TABLE, "probe", excused)
+    for rendering in Rendering:
+        workflow.require_rendered(rendering, _handled_by()[rendering])
+    # A rendering naming a transition the table does not know is refused as well.
+    with pytest.raises(workflow.NotRendered, match=r"workbench/db/protocol\.py \(.*\) renders 'nothing'"):
+        workflow.require_rendered(Rendering.PG_TRIGGER, {*_handled_by()[Rendering.PG_TRIGGER], "nothing"})
 
 
 def _db_methods() -> set[str]:

@@ -61,6 +61,16 @@ CARRIES: Mapping[str, tuple[str, ...]] = {
     "move": ("move",),
 }
 OPERATIONS = tuple(CARRIES)
+
+
+def carrier(transition: str) -> str:
+    """The operation (procedure) carrying `transition`; NotRendered, naming this file, if none does."""
+    for op, carried in CARRIES.items():
+        if transition in carried:
+            return op
+    raise workflow.NotRendered(workflow.Rendering.MSSQL, missing=[transition])
+
+
 # EXECUTE on these is the supervisors' alone: the table's supervisor transitions.
 SUPERVISOR_ONLY = tuple(op for op, names in CARRIES.items() if workflow_sql.supervisors_only(*names))
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
@@ -111,6 +121,8 @@ def script(dialect: Any, q: mapping.BoundQueue, schema: str, reviewed: model.Que
     )
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
+    # A transition of the table no procedure carries fails here, naming this file (not mid-script).
+    workflow.require_rendered(workflow.Rendering.MSSQL, (name for carried in CARRIES.values() for name in carried))
     builder = _Builder(dialect, q, schema, reviewed)
     return [*builder.grants(), *(builder.procedure(op) for op in builder.operations), *builder.executes()]
 
