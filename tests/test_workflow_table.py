@@ -35,6 +35,7 @@ NAMES = (
     "extend",
     "release",
     "defer",
+    "escalate",
     "complete",
     "review_accept",
     "review_send_back",
@@ -199,7 +200,7 @@ def test_the_texts_a_transition_requires() -> None:
     every supervisor transition; the guarded writes take the operator's reason for release and defer."""
     configured = {t.name for t in TRANSITIONS.values() if t.note is workflow.Text.CONFIGURED}
     assert configured == {"release", "defer", "complete", "review_accept", "review_send_back"}
-    assert {models.EventKind.RELEASE, models.EventKind.DEFER} == workflow.REASONED
+    assert {models.EventKind.RELEASE, models.EventKind.DEFER, models.EventKind.ESCALATE} == workflow.REASONED
     assert workflow.needs_text(workflow.Text.REQUIRED, lambda: False)
     assert not workflow.needs_text(workflow.Text.OPTIONAL, lambda: True)
     assert workflow.needs_text(workflow.Text.CONFIGURED, lambda: True)
@@ -207,8 +208,8 @@ def test_the_texts_a_transition_requires() -> None:
 
 def test_a_branch_mark_names_only_transitions_of_the_table() -> None:
     assert workflow.branch_mark("claim", "pick") == "-- transition: claim pick"
-    with pytest.raises(KeyError, match="escalate"):
-        workflow.branch_mark("escalate")
+    with pytest.raises(KeyError, match="no_such_transition"):
+        workflow.branch_mark("no_such_transition")
 
 
 # -- the renderings -------------------------------------------------------------------------

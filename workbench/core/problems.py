@@ -77,6 +77,11 @@ REOPEN_NOT_SET = (
     "queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make "
     'it wait again, e.g. status = "open"'
 )
+# An operator's escalate (WorkQueue.escalate): {0} the queue, {1} its name in the config.
+ESCALATE_NOT_SET = (
+    "queue {0} does not say how to hand an item to a supervisor: set [queues.{1}.on_escalate] to the values "
+    'that take it out of the work to do, e.g. status = "escalated"'
+)
 CHANGED_REOPENING = "{0} {1} changed while it was being reopened; try again"
 # A supervisor's force-release, reassign and move.
 NOT_LOCKED = "{0} {1} is not locked by anyone"

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.config import model
-from workbench.core import models
+from workbench.core import models, workflow
 from workbench.db import backends, clock
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
@@ -29,6 +29,16 @@ def json_value(value: Any) -> Any:
     if isinstance(value, (dt.date, dt.datetime, dt.time)):
         return value.isoformat()
     return str(value)
+
+
+# The events that end or hand over a lock (core/workflow.py: the transitions that clear it or give it
+# to someone else), as the trail keeps them.
+_ENDS_A_LOCK = sorted(
+    kind.value
+    for kind in workflow.events_where(
+        lambda t: bool({workflow.Write.LOCK_CLEARED, workflow.Write.LOCK_HANDED} & t.writes)
+    )
+)
 
 
 class AuditTrail:
@@ -136,7 +146,7 @@ class AuditTrail:
                 t.c.queue == self.queue,
                 t.c.item_key == str(key),
                 t.c.token == token_digest(token),
-                t.c.event.in_(["complete", "release", "defer", "force_release", "expire", "reassign"]),
+                t.c.event.in_(_ENDS_A_LOCK),
             )
             .order_by(t.c.id.desc())
             .limit(1)

@@ -170,6 +170,7 @@ _ROW_WRITES: Mapping[workflow.Write, Callable[[mapping.BoundQueue, str | None, s
     workflow.Write.ON_CLAIM: lambda q, o, r, v: q.on_claim,
     workflow.Write.ON_RELEASE: lambda q, o, r, v: q.on_release,
     workflow.Write.ON_REOPEN: lambda q, o, r, v: q.on_reopen,
+    workflow.Write.ON_ESCALATE: lambda q, o, r, v: q.on_escalate,
     workflow.Write.REASON_VALUES: lambda q, o, r, v: q.reason_writes[r] if r is not None else [],
     workflow.Write.EDITS: lambda q, o, r, v: q.editable,
     workflow.Write.OUTCOME: lambda q, o, r, v: q.outcomes[o] if o is not None else [],

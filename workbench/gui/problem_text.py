@@ -86,6 +86,10 @@ TEMPLATES = (
         "Problem",
         'queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make it wait again, e.g. status = "open"',  # noqa: E501
     ),
+    QT_TRANSLATE_NOOP(
+        "Problem",
+        'queue {0} does not say how to hand an item to a supervisor: set [queues.{1}.on_escalate] to the values that take it out of the work to do, e.g. status = "escalated"',  # noqa: E501
+    ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reopened; try again"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is not locked by anyone"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reassigned; try again"),

@@ -1989,6 +1989,10 @@ Konfiguration: {1}</translation>
         <translation>Die Warteschlange {0} legt nicht fest, wie ein Eintrag wieder geöffnet wird: setzen Sie [queues.{1}.on_reopen] auf die Werte, mit denen er wieder wartet, z. B. status = &quot;open&quot;</translation>
     </message>
     <message>
+        <source>queue {0} does not say how to hand an item to a supervisor: set [queues.{1}.on_escalate] to the values that take it out of the work to do, e.g. status = &quot;escalated&quot;</source>
+        <translation>Die Warteschlange {0} legt nicht fest, wie ein Eintrag an einen Supervisor übergeben wird: setzen Sie [queues.{1}.on_escalate] auf die Werte, die ihn aus der offenen Arbeit nehmen, z. B. status = &quot;escalated&quot;</translation>
+    </message>
+    <message>
         <source>{0} {1} changed while it was being reopened; try again</source>
         <translation>{0} {1} wurde geändert, während es wieder geöffnet wurde; versuchen Sie es erneut</translation>
     </message>

@@ -1989,6 +1989,10 @@ Configuration : {1}</translation>
         <translation>la file {0} ne dit pas comment rouvrir un élément : donnez à [queues.{1}.on_reopen] les valeurs qui le remettent en attente, par ex. status = &quot;open&quot;</translation>
     </message>
     <message>
+        <source>queue {0} does not say how to hand an item to a supervisor: set [queues.{1}.on_escalate] to the values that take it out of the work to do, e.g. status = &quot;escalated&quot;</source>
+        <translation>la file {0} ne dit pas comment confier un élément à un superviseur : donnez à [queues.{1}.on_escalate] les valeurs qui le sortent du travail à faire, par ex. status = &quot;escalated&quot;</translation>
+    </message>
+    <message>
         <source>{0} {1} changed while it was being reopened; try again</source>
         <translation>{0} {1} a changé pendant sa réouverture ; réessayez</translation>
     </message>
