@@ -27,6 +27,7 @@ class QueueModel:
     on_claim: Mapping[str, Any]
     on_release: Mapping[str, Any]
     on_reopen: Mapping[str, Any]
+    on_escalate: Mapping[str, Any]
     outcomes: Mapping[str, Mapping[str, Any]]
     reason_writes: tuple[Mapping[str, Any], ...]
     notes_required: frozenset[str]
@@ -62,6 +63,7 @@ class QueueModel:
             on_claim=values(q.on_claim),
             on_release=values(q.on_release),
             on_reopen=values(q.on_reopen),
+            on_escalate=values(q.on_escalate),
             outcomes={name: values(group) for name, group in q.outcomes.items()},
             reason_writes=tuple(values(group) for group in q.reason_writes.values()),
             notes_required=frozenset(q.config.notes_required),
@@ -186,6 +188,8 @@ def _alternatives(t: workflow.Transition, q: QueueModel) -> list[tuple[dict[str,
         base.update(q.on_claim)  # the claim's values win over reopen's (an undo)
     if Write.ON_RELEASE in w:
         base.update(q.on_release)
+    if Write.ON_ESCALATE in w:
+        base.update(q.on_escalate)
     alternatives = [base]
     if Write.REASON_VALUES in w:
         alternatives += [{**base, **reason} for reason in q.reason_writes]
@@ -229,6 +233,8 @@ def _check(c: Check, q: QueueModel, before: Snapshot, new: Lock) -> bool:
         return before.last_age is not None and before.last_age <= q.undo_within_seconds
     if c is Check.ON_REOPEN_SET:
         return bool(q.on_reopen)
+    if c is Check.ON_ESCALATE_SET:
+        return bool(q.on_escalate)
     if c is Check.REVIEWED_OUTCOME:
         return q.reviewing  # a verdict (review_accept, review_send_back) only in a reviewing queue
     if c is Check.OTHER_USER:
@@ -261,8 +267,8 @@ def readings(
                 continue  # a note is its own record, not a change of the row
             if t.who is Actor.SUPERVISOR and not supervisor:
                 continue
-            if t.who is Actor.SUPERVISOR and t.reason is Text.REQUIRED and not side.reason:
-                continue  # a supervisor's change comes with its reason
+            if t.reason is Text.REQUIRED and Write.DEFERRAL not in t.writes and not side.reason:
+                continue  # a supervisor's change, an escalate, comes with its reason (a defer's: its deferral's)
             lock_ok = {
                 LockRule.FREE_OR_STALE: old.free or old.stale,
                 LockRule.OWN_LIVE_HERE: old.user == caller and old.live and here,

@@ -6,8 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
+import sqlalchemy as sa
 
 from tests import support
+from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
+from tests.test_protocol_holes import _apply
 from workbench import demo
 from workbench.core import errors, models, problems, workflow
 from workbench.db import service
@@ -80,3 +83,88 @@ def test_a_queue_without_on_escalate_refuses_escalate(native_env: support.Env) -
 def test_on_escalate_must_take_the_item_out_of_todo(native_env: support.Env) -> None:
     with pytest.raises(errors.ConfigError, match=r"on_escalate.*served to operators again"):
         _demo(native_env, extra='[queues.cases.on_escalate]\nstatus = "open"\n').queue("cases")
+
+
+# -- PostgreSQL under `workbench grants`: the database admits an escalate as the table says ------------
+
+HAND_ESCALATE = (
+    "UPDATE cases SET status = 'escalated', wb_locked_by = NULL, wb_locked_at = NULL, wb_lock_expires = NULL, "
+    "wb_lock_token = NULL{edit} WHERE case_id = :k"
+)
+OWN_ROW = (
+    "INSERT INTO workbench_audit (queue, item_key, event, actor, owner, reason, at) VALUES "
+    "('cases', CAST(:k AS text), 'escalate', 'ann', 'ann', :reason, timezone('UTC', now()))"
+)
+
+
+def _refused(engine: sa.Engine, *statements: str, **params: object) -> str:
+    """The database's refusal of `statements`, run in one transaction (committed: some checks run then)."""
+
+    def run() -> None:
+        with engine.begin() as conn:
+            for statement in statements:
+                conn.execute(sa.text(statement), params)
+
+    with pytest.raises(sa.exc.DBAPIError) as refused:
+        run()
+    return str(refused.value.orig)
+
+
+def test_postgresql_under_grants_admits_escalate_as_the_table_says(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
+    text = demo.config_text("{url}") + ESCALATE
+    _apply(pg, capsys, text, "cases")
+    ann = pg.open("ann", text).queue("cases")
+    # Through workbench, as the operator's own login: admitted, recorded with its reason.
+    lock = ann.claim_next("ann")[0].lock
+    ann.escalate("ann", lock.key, lock.token, "legal threat")
+    row = pg.env.row(pg.admin, "cases", lock.key)
+    assert (row["status"], row["wb_locked_by"], row["wb_lock_token"]) == ("escalated", None, None)
+    last = ann.history(lock.key)[-1]
+    assert (last.kind, last.actor, last.reason) == (models.EventKind.ESCALATE, "ann", "legal threat")
+    # By hand, as the same login: an escalate with an edit (it writes on_escalate's values only) is not
+    # one of the queue's changes; one without a reason is refused at commit with the engine's text.
+    engine = pg.engine("ann")
+    for edit, reason, said in (
+        (", subject = 'changed'", "legal threat", "may not"),
+        ("", " ", problems.REASON_NEEDED.format("escalate")),
+        ("", None, problems.REASON_NEEDED.format("escalate")),
+    ):
+        held = ann.claim_next("ann")[0].lock
+        statements = [HAND_ESCALATE.format(edit=edit)] + ([OWN_ROW] if reason is not None else [])
+        refusal = _refused(engine, *statements, k=held.key, reason=reason)
+        assert said in refusal, refusal
+        assert pg.env.row(pg.admin, "cases", held.key)["wb_locked_by"] == "ann"
+    # With its reason, the same change by hand is admitted and recorded as an escalate.
+    with engine.begin() as conn:
+        conn.execute(sa.text(HAND_ESCALATE.format(edit="")), {"k": held.key})
+        conn.execute(sa.text(OWN_ROW), {"k": held.key, "reason": "by hand"})
+    last = ann.history(held.key)[-1]
+    assert (last.kind, last.reason) == (models.EventKind.ESCALATE, "by hand")
+
+
+def test_workbench_escalate_on_the_command_line(native_env: support.Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """`workbench escalate QUEUE KEY --token T --reason TEXT`, through the operator's service."""
+    wb = _demo(native_env)
+    path = native_env.write_config(demo.config_text("{url}") + ESCALATE)
+    lock = wb.queue("cases").claim_next("alice")[0].lock
+    args = ("--config", path, "--user", "alice", "escalate", "cases", str(lock.key), "--token", lock.token)
+    code, _, err = support.run_cli(capsys, *args, "--reason", " ")
+    assert code != 0 and problems.REASON_NEEDED.format("escalate") in err, err
+    code, out, err = support.run_cli(capsys, *args, "--reason", "legal threat")
+    assert code == 0, err
+    assert out.strip() == f"escalated cases {lock.key}: handed to a supervisor"
+    assert native_env.row(wb, "cases", lock.key)["status"] == "escalated"
+    # Again, once the lock is gone: said as a lost lock (exit 4), as for every write under the lock.
+    code, _, err = support.run_cli(capsys, "--json", *args[:-2], "--token", "0" * 32, "--reason", "again")
+    assert code == 4, err
+
+
+def test_the_history_says_escalated_in_the_window(native_env: support.Env) -> None:
+    """The operator sees what became of the item: its history in the window names the escalate."""
+    from workbench.gui import item_log  # Qt only where the window is tested
+
+    wb = _demo(native_env)
+    q = wb.queue("cases")
+    lock = q.claim_next("alice")[0].lock
+    q.escalate("alice", lock.key, lock.token, "legal threat")
+    assert item_log.event_label(q.history(lock.key)[-1].kind) == "Escalated"

@@ -421,6 +421,14 @@ SCENARIOS: dict[str, Scenario] = {
         check=lambda b, ctx, _: _owner(b, ctx.key, None),
         extra={"missing_reason": Case(_held, lambda b, ctx: _defer(b, "ann", ctx.lock, " "), UsageError)},
     ),
+    # Escalate: handed to a supervisor with a reason, on_escalate's status (out of todo).
+    "escalate": lock_writes(
+        "escalate",
+        lambda b, user, lock: b.operator(user).escalate(lock, REASON),
+        "escalate",
+        check=lambda b, ctx, _: _status(b, ctx.key, "escalated"),
+        extra={"missing_reason": Case(_held, lambda b, ctx: b.operator("ann").escalate(ctx.lock, " "), UsageError)},
+    ),
     "complete": lock_writes(
         "complete",
         lambda b, user, lock: b.operator(user).complete(lock, OUTCOME[lock.queue], note=NOTE),
@@ -639,7 +647,15 @@ SCENARIOS: dict[str, Scenario] = {
 # lock table, a move of a row held elsewhere, a twin queue refused under grants, undo's internal error, a
 # lock-time retry refused under grants, a review reassigned to its doer, a claim-id review not reassignable
 # under grants) are closed; a new finding goes here until it is.
-HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {}
+HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {
+    # Not a hole but work under way (docs/develop/escalate-notes.md): a lock-table queue's checks
+    # (db/protocol_locks.py) do not render escalate yet, so PostgreSQL refuses it under grants.
+    ("escalate", "allowed"): lambda bench_id: (
+        "escalate not rendered in db/protocol_locks.py yet"
+        if "+grants" in bench_id and ("lock_table" in bench_id or "claim_id" in bench_id)
+        else None
+    ),
+}
 
 
 # -- the parametrization ---------------------------------------------------------------------------
@@ -757,7 +773,7 @@ def test_every_transition_has_a_scenario() -> None:
     """The names the workflow table (workbench/core/workflow.py, `TRANSITIONS`) keys its transitions by, each
     with a scenario here; once that table exists, the two must name the same transitions."""
     names = {
-        "claim", "pick", "save", "extend", "release", "defer", "complete", "review_accept",
+        "claim", "pick", "save", "extend", "release", "defer", "escalate", "complete", "review_accept",
         "review_send_back", "undo", "expire", "force_release", "reassign", "move", "reopen", "note",
     }  # fmt: skip
     assert set(SCENARIOS) == names

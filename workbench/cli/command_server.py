@@ -47,6 +47,7 @@ COMMANDS = frozenset(
         "release",
         "defer",
         "deferred",
+        "escalate",
         "reopen",
         "undo",
         "move",

@@ -185,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown in the history)")
     _note(p)
     add("deferred", "the items deferred to a time still to come, soonest first")
+    p = add("escalate", "hand an item you hold to a supervisor, with the queue's on_escalate values", key=True)
+    _token(p)
+    p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the supervisor and in the history)")
     p = add("extend", "extend your lock by the queue's lock duration", key=True)
     _token(p)
     add("mine", "list your locks in a queue")
@@ -676,6 +679,18 @@ def cmd_defer(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_escalate(args: argparse.Namespace, as_json: bool) -> int:
+    wb, op = _operator(args)
+    with wb:
+        op.escalate(_held(args), args.reason)
+        key = op.key_of(args.queue, args.key)
+    if as_json:
+        output.dump_json({"queue": args.queue, "key": key, "escalated": True, "reason": args.reason})
+    else:
+        print(f"escalated {args.queue} {args.key}: handed to a supervisor")
+    return 0
+
+
 def cmd_undo(args: argparse.Namespace, as_json: bool) -> int:
     wb, op = _operator(args)
     with wb:
@@ -922,6 +937,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "release": cmd_release,
     "defer": cmd_defer,
     "deferred": cmd_deferred,
+    "escalate": cmd_escalate,
     "reopen": cmd_reopen,
     "undo": cmd_undo,
     "move": cmd_move,

@@ -292,7 +292,6 @@ _TABLE: dict[str, Transition] = {
             reason=Text.REQUIRED,
             # Not rendered yet (docs/develop/escalate-notes.md): the database refuses it under grants.
             not_in={
-                Rendering.PG_TRIGGER: "not rendered yet (docs/develop/escalate-notes.md)",
                 Rendering.PG_LOCK_TABLE: "not rendered yet (docs/develop/escalate-notes.md)",
                 Rendering.MSSQL: "not rendered yet (docs/develop/escalate-notes.md)",
             },

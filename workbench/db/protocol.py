@@ -79,7 +79,7 @@ def check_function_name(queue: str) -> str:
 
 # The writes under the caller's own live lock: one branch of the check function tells them apart by
 # what the update changed.
-OWN_LOCK = ("release", "defer", "complete", "review_accept", "review_send_back", "save", "extend")
+OWN_LOCK = ("release", "defer", "escalate", "complete", "review_accept", "review_send_back", "save", "extend")
 CHECK_ROWS = ("o", "n")  # the check function's arguments: the row before and after the update
 
 # plpgsql: a check of the protocol runs inside its trigger only. It writes audit and review rows as
@@ -224,6 +224,7 @@ def cleared(r: Renderer, q: mapping.BoundQueue, *names: str) -> str:
 _VALUED = (
     workflow.Write.ON_REOPEN,
     workflow.Write.ON_RELEASE,
+    workflow.Write.ON_ESCALATE,
     workflow.Write.REASON_VALUES,
     workflow.Write.OUTCOME,
     workflow.Write.REVIEW_HANDOVER,
@@ -358,6 +359,11 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
             for name, group in q.outcomes.items()
             if name in review.outcomes
         )
+    # Escalate hands the item to a supervisor: the lock cleared, on_escalate's values, nothing else
+    # (Check.ON_ESCALATE_SET: a queue without on_escalate admits none).
+    escalates = (
+        f"{r.unchanged(kept(q, 'escalate'))} AND {r.assigned(values_of(q, 'escalate'))}" if q.on_escalate else "false"
+    )
     swept = f"{r.unchanged(kept(q, 'expire', 'force_release'))} AND {r.assigned(values_of(q, 'expire'))}"
     edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
     queue_name = r.literal(q.name)
@@ -457,10 +463,14 @@ BEGIN
     IF {rules.lock(*OWN_LOCK)} THEN
       -- This login's own live lock (a held row is in its queue's todo, or on_claim's state): release,
       -- complete, save, extend.
-      IF {cleared(r, q, "release", "defer", *completes)} THEN
+      IF {cleared(r, q, "release", "defer", "escalate", *completes)} THEN
         {mark("release", "defer")}
         IF {releases} THEN
           maybe := {workflow_sql.may_be("release", "defer")};  -- a defer gives the item back as a release does
+        END IF;
+        {mark("escalate")} {workflow_sql.check_mark(workflow.Check.ON_ESCALATE_SET)}
+        IF {escalates} THEN
+          maybe := maybe || {workflow_sql.may_be("escalate")};
         END IF;
         {mark(*completes)}
 {outcome_checks}        IF cardinality(maybe) > 0 THEN
@@ -1203,7 +1213,7 @@ BEGIN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
   END IF;
   IF p_event IN ({", ".join(f"'{event}'" for event in reasoned())}) AND coalesce(btrim(p_reason), '') = '' THEN
-    -- A supervisor's act keeps its reason (reasoned()), also where its row was written as another event.
+    -- A supervisor's act or an escalate keeps its reason (reasoned()), also where its row was written as another event.
     {reason_refused("p_event", conn)}
   END IF;
   IF p_event = {workflow_sql.event("defer")} AND {refuses_defer("prior.queue")} THEN
@@ -1277,12 +1287,13 @@ def reason_refused(event: str, conn: sa.Connection) -> str:
 
 
 def reasoned() -> dict[str, str]:
-    """The events of a supervisor's transitions that need a reason (workflow.needs_reason, as
-    workflow.reason_given asks it), each with the engine's refusal (problems.REASON_NEEDED)."""
+    """The events of the transitions that need a reason (workflow.needs_reason, as workflow.reason_given
+    asks it: a supervisor's act, an escalate), each with the engine's refusal (problems.REASON_NEEDED).
+    A defer's reason is its deferral's (the deferral guard), not its audit row's."""
     return {
         t.event.value: problems.REASON_NEEDED.format(workflow.command(t.name))
         for t in workflow.TRANSITIONS.values()
-        if t.event is not None and t.who is workflow.Actor.SUPERVISOR and workflow.needs_reason(t.name)
+        if t.event is not None and workflow.needs_reason(t.name) and workflow.Write.DEFERRAL not in t.writes
     }
 
 

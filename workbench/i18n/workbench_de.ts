@@ -724,6 +724,10 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Zurückgestellt</translation>
     </message>
     <message>
+        <source>Escalated</source>
+        <translation>An Supervisor übergeben</translation>
+    </message>
+    <message>
         <source>Reopened</source>
         <translation>Wieder geöffnet</translation>
     </message>

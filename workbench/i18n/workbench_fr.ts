@@ -724,6 +724,10 @@ Les détails sont dans {log}.</translation>
         <translation>Reporté</translation>
     </message>
     <message>
+        <source>Escalated</source>
+        <translation>Confié à un superviseur</translation>
+    </message>
+    <message>
         <source>Reopened</source>
         <translation>Rouvert</translation>
     </message>
