@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from tests import support
 from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
+from tests.test_protocol import _tickets
 from tests.test_protocol_holes import _apply
 from workbench import demo
 from workbench.core import errors, models, problems, workflow
@@ -168,3 +169,43 @@ def test_the_history_says_escalated_in_the_window(native_env: support.Env) -> No
     lock = q.claim_next("alice")[0].lock
     q.escalate("alice", lock.key, lock.token, "legal threat")
     assert item_log.event_label(q.history(lock.key)[-1].kind) == "Escalated"
+
+
+TICKETS_ESCALATE = """
+[queues.tickets.on_escalate]
+state = "escalated"
+"""
+GIVE_UP = "DELETE FROM workbench_locks WHERE queue = 'tickets' AND item_key = CAST(:k AS text)"
+TICKET_ESCALATED = "UPDATE vendor_tickets SET state = 'escalated'{edit} WHERE ticket_id = :k"
+TICKET_ROW = OWN_ROW.replace("'cases'", "'tickets'")
+
+
+def test_postgresql_lock_table_under_grants_admits_escalate_as_the_table_says(
+    pg: Pg, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lock-table queue (db/protocol_locks.py): the lock row given up, then the queue row's on_escalate
+    values; recorded as an escalate with its reason; refused with an edit or without a reason."""
+    text = _tickets(pg, capsys, support.sample_config("vendor-tickets") + TICKETS_ESCALATE, "tickets")
+    ann = pg.open("ann", text).queue("tickets")
+    lock = ann.claim_next("ann")[0].lock
+    ann.escalate("ann", lock.key, lock.token, "vendor unreachable")
+    last = ann.history(lock.key)[-1]
+    assert (last.kind, last.actor, last.reason) == (models.EventKind.ESCALATE, "ann", "vendor unreachable")
+    with pg.admin.engine.connect() as conn:
+        state = conn.execute(sa.text("SELECT state FROM vendor_tickets WHERE ticket_id = :k"), {"k": lock.key})
+        assert state.scalar_one() == "escalated"
+    engine = pg.engine("ann")
+    for edit, reason, said in (
+        (", subject = 'changed'", "vendor unreachable", "may not"),
+        ("", None, problems.REASON_NEEDED.format("escalate")),
+    ):
+        held = ann.claim_next("ann")[0].lock
+        statements = [GIVE_UP, TICKET_ESCALATED.format(edit=edit)] + ([TICKET_ROW] if reason is not None else [])
+        refusal = _refused(engine, *statements, k=held.key, reason=reason)
+        assert said in refusal, refusal
+        assert held.key in [mine.key for mine in ann.mine("ann")]  # still held: nothing was admitted
+    with engine.begin() as conn:
+        for statement in (GIVE_UP, TICKET_ESCALATED.format(edit=""), TICKET_ROW):
+            conn.execute(sa.text(statement), {"k": held.key, "reason": "by hand"})
+    last = ann.history(held.key)[-1]
+    assert (last.kind, last.reason) == (models.EventKind.ESCALATE, "by hand")

@@ -177,8 +177,8 @@ def test_a_supervisors_transition_is_refused_to_operators_and_needs_a_reason() -
     grants = "\n".join(protocol_mssql.script(mssql_sql.DIALECT, q, "dbo"))
     for op, carried in protocol_mssql.CARRIES.items():
         role = protocol_mssql.SUPERVISOR_ROLE if set(carried) <= supervisors else protocol_mssql.OPERATOR_ROLE
-        if op in ("defer", "undo"):
-            continue  # the demo's cases neither defer nor undo (the builder leaves them out)
+        if op in ("defer", "undo", "escalate"):
+            continue  # the demo's cases neither defer, undo nor escalate (the builder leaves them out)
         assert f"GRANT EXECUTE ON dbo.wb_cases_{op} TO {role};" in grants, op
 
 
@@ -321,6 +321,7 @@ def _procedure(script: str, name: str) -> str:
 
 def test_sql_servers_procedures_render_every_transition() -> None:
     text = demo.config_text().replace("[queues.cases]\n", "[queues.cases]\nallow_defer = true\nundo_within = 600\n")
+    text += '\n[queues.cases.on_escalate]\nstatus = "escalated"\n'  # escalate's procedure (Check.ON_ESCALATE_SET)
     scripts = [_mssql_script(text, name) for name in ("cases", "imports", "imports_review")]
     held_to_table(Rendering.MSSQL, marked(*scripts))
     # Four eyes: the reviewing queue's claim never serves the doer their own work (Check.NOT_DOER).

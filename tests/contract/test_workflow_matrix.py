@@ -647,15 +647,7 @@ SCENARIOS: dict[str, Scenario] = {
 # lock table, a move of a row held elsewhere, a twin queue refused under grants, undo's internal error, a
 # lock-time retry refused under grants, a review reassigned to its doer, a claim-id review not reassignable
 # under grants) are closed; a new finding goes here until it is.
-HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {
-    # Not a hole but work under way (docs/develop/escalate-notes.md): a lock-table queue's checks
-    # (db/protocol_locks.py) do not render escalate yet, so PostgreSQL refuses it under grants.
-    ("escalate", "allowed"): lambda bench_id: (
-        "escalate not rendered in db/protocol_locks.py yet"
-        if "+grants" in bench_id and ("lock_table" in bench_id or "claim_id" in bench_id)
-        else None
-    ),
-}
+HOLES: dict[tuple[str, str], Callable[[str], str | None]] = {}
 
 
 # -- the parametrization ---------------------------------------------------------------------------

@@ -290,11 +290,6 @@ _TABLE: dict[str, Transition] = {
             _W.ON_ESCALATE,
             checks=(_C.ON_ESCALATE_SET,),
             reason=Text.REQUIRED,
-            # Not rendered yet (docs/develop/escalate-notes.md): the database refuses it under grants.
-            not_in={
-                Rendering.PG_LOCK_TABLE: "not rendered yet (docs/develop/escalate-notes.md)",
-                Rendering.MSSQL: "not rendered yet (docs/develop/escalate-notes.md)",
-            },
         ),
         _own(
             "complete",

@@ -1064,7 +1064,14 @@ def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
         | {c.name for c in q.editable}
         | {
             b.column.name
-            for group in (q.on_claim, q.on_release, q.on_reopen, *q.outcomes.values(), *q.reason_writes.values())
+            for group in (
+                q.on_claim,
+                q.on_release,
+                q.on_reopen,
+                q.on_escalate,
+                *q.outcomes.values(),
+                *q.reason_writes.values(),
+            )
             for b in group
         }
     )
