@@ -209,3 +209,37 @@ def test_postgresql_lock_table_under_grants_admits_escalate_as_the_table_says(
             conn.execute(sa.text(statement), {"k": held.key, "reason": "by hand"})
     last = ann.history(held.key)[-1]
     assert (last.kind, last.reason) == (models.EventKind.ESCALATE, "by hand")
+
+
+def test_the_escalated_items_and_what_became_of_each(
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A supervisor lists the items waiting for one; the operator sees what became of his (issue 47)."""
+    from workbench import services
+
+    wb = _demo(native_env, rows=6)
+    q = wb.queue("cases")
+    first, second = (q.claim_next(user)[0].lock for user in ("alice", "bob"))
+    q.escalate("alice", first.key, first.token, "legal threat")
+    q.escalate("bob", second.key, second.token, "angry customer")
+    alice = services.Operator(wb, "alice")
+    waiting = [(e.key, e.actor, e.reason, last.id == e.id) for e, last in alice.escalations("cases")]
+    assert waiting == [
+        (str(second.key), "bob", "angry customer", True),
+        (str(first.key), "alice", "legal threat", True),
+    ]
+    # A supervisor puts alice's back to work (reopen: on_reopen's values); she sees it.
+    with wb.engine.begin() as conn:
+        from workbench.db import permissions
+
+        permissions.grant(conn, None, "root", "sue", "supervisor")
+    wb.supervision("cases").reopen("sue", first.key, "handled with legal: go on")
+    ((escalated, since),) = alice.escalations("cases", mine=True)
+    assert (escalated.key, since.kind, since.actor) == (str(first.key), models.EventKind.REOPEN, "sue")
+    path = native_env.write_config(demo.config_text("{url}") + ESCALATE)
+    code, out, err = support.run_cli(capsys, "--config", path, "--user", "alice", "escalated", "cases", "--mine")
+    assert code == 0, err
+    assert out.startswith(f"{first.key}  by alice at ") and "legal threat  (then reopen by sue at " in out, out
+    code, out, err = support.run_cli(capsys, "--config", path, "--user", "bob", "escalated", "cases")
+    assert code == 0, err
+    assert "angry customer  (waiting for a supervisor)" in out and "then reopen by sue" in out, out

@@ -48,6 +48,7 @@ COMMANDS = frozenset(
         "defer",
         "deferred",
         "escalate",
+        "escalated",
         "reopen",
         "undo",
         "move",

@@ -188,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("escalate", "hand an item you hold to a supervisor, with the queue's on_escalate values", key=True)
     _token(p)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the supervisor and in the history)")
+    p = add("escalated", "the items handed to a supervisor, newest first, and what became of each")
+    p.add_argument("--mine", action="store_true", help="only the items you escalated")
     p = add("extend", "extend your lock by the queue's lock duration", key=True)
     _token(p)
     add("mine", "list your locks in a queue")
@@ -691,6 +693,25 @@ def cmd_escalate(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_escalated(args: argparse.Namespace, as_json: bool) -> int:
+    wb, op = _operator(args, acting=args.mine)  # --mine asks who you are; the list alone names nobody
+    with wb:
+        rows = op.escalations(args.queue, mine=args.mine)
+    if as_json:
+        output.dump_json([{"escalate": e.to_dict(), "since": last.to_dict()} for e, last in rows])
+    elif not rows:
+        print(f"no items of {args.queue} were escalated" + (" by you" if args.mine else ""))
+    else:
+        for e, last in rows:
+            since = (
+                "waiting for a supervisor"
+                if last.id == e.id
+                else f"then {last.kind.value.replace('_', '-')} by {last.actor} at {output.when(last.at)}"
+            )
+            print(f"{e.key}  by {e.actor} at {output.when(e.at)}: {e.reason}  ({since})")
+    return 0
+
+
 def cmd_undo(args: argparse.Namespace, as_json: bool) -> int:
     wb, op = _operator(args)
     with wb:
@@ -938,6 +959,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "defer": cmd_defer,
     "deferred": cmd_deferred,
     "escalate": cmd_escalate,
+    "escalated": cmd_escalated,
     "reopen": cmd_reopen,
     "undo": cmd_undo,
     "move": cmd_move,

@@ -137,6 +137,39 @@ class AuditTrail:
             stmt = stmt.limit(limit)
         return [self.event(row) for row in conn.execute(stmt).mappings()]
 
+    def escalations(
+        self, conn: sa.Connection, actor: str | None = None, limit: int = 200
+    ) -> list[tuple[models.Event, models.Event]]:
+        """The queue's escalated items (by `actor` only, if given), newest first: each item's last
+        escalate and the item's newest event since (the escalate itself while nobody took it up)."""
+        t = self.table
+        newest = (
+            sa.select(sa.func.max(t.c.id))
+            .where(t.c.queue == self.queue, t.c.event == models.EventKind.ESCALATE.value)
+            .group_by(t.c.item_key)
+        )
+        if actor is not None:
+            newest = newest.where(t.c.actor == actor)
+        escalated = [
+            self.event(row)
+            for row in conn.execute(sa.select(t).where(t.c.id.in_(newest)).order_by(t.c.id.desc()).limit(limit))
+            .mappings()
+            .all()
+        ]
+        if not escalated:
+            return []
+        keys = [e.key for e in escalated]
+        last_ids = (
+            sa.select(sa.func.max(t.c.id))
+            .where(t.c.queue.in_(self.history_queues), t.c.item_key.in_(keys))
+            .group_by(t.c.item_key)
+        )
+        last = {
+            row["item_key"]: self.event(row)
+            for row in conn.execute(sa.select(t).where(t.c.id.in_(last_ids))).mappings()
+        }
+        return [(e, last.get(e.key, e)) for e in escalated]
+
     def last_for_token(self, conn: sa.Connection, key: Any, token: str) -> models.Event | None:
         """The newest event that ended or changed the lock `token` (for "why was my lock lost")."""
         t = self.table

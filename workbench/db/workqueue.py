@@ -699,6 +699,11 @@ class WorkQueue:
                 raise self._lost(key, token, user, "escalate")
             # The same escalate again (a retry after a lost reply): it stands as first made.
 
+    def escalations(self, user: str | None = None) -> list[tuple[models.Event, models.Event]]:
+        """The items handed to a supervisor (by `user` only, if given), newest first, each with what
+        became of it: the item's newest event since (the escalate itself while it waits for one)."""
+        return self.db.read(lambda conn: self.trail.escalations(conn, user))
+
     def deferred(self) -> list[models.Deferral]:
         """The queue's items deferred to a time still to come, soonest first."""
         if self.trail.deferrals is None:
