@@ -236,15 +236,24 @@ class DeferDialog(QDialog):
 class NoteDialog(QDialog):
     """Ask for the note an action needs before it is done."""
 
-    def __init__(self, title: str, explanation: str, parent: QWidget | None = None, note: str | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        explanation: str,
+        parent: QWidget | None = None,
+        note: str | None = None,
+        *,
+        label: str | None = None,
+        name: str = "note_dialog",
+    ) -> None:
         super().__init__(parent)
-        self.setObjectName("note_dialog")
+        self.setObjectName(name)
         self.setWindowTitle(title)
         layout = QVBoxLayout(self)
         text = QLabel(explanation)
         text.setWordWrap(True)
         layout.addWidget(text)
-        self.note_box = _note_box(self, layout, self.tr("&Note:"))
+        self.note_box = _note_box(self, layout, label or self.tr("&Note:"))
         ok = _ok_cancel_buttons(self, layout, title)
         _require_text(self.note_box, ok)
         _confirm_from(self.note_box, ok)

@@ -836,6 +836,14 @@ Einzelheiten stehen in {log}.</translation>
         <translation>Zu&amp;rückstellen…</translation>
     </message>
     <message>
+        <source>Hand the item to a supervisor, with a reason</source>
+        <translation>Eintrag mit Begründung an einen Supervisor übergeben</translation>
+    </message>
+    <message>
+        <source>Esc&amp;alate…</source>
+        <translation>An Supervisor über&amp;geben…</translation>
+    </message>
+    <message>
         <source>Extend your lock</source>
         <translation>Sperre verlängern</translation>
     </message>
@@ -1371,6 +1379,22 @@ Konfiguration: {1}</translation>
         <translation>Gesperrt &amp;lassen</translation>
     </message>
     <message>
+        <source>Escalate…</source>
+        <translation>An Supervisor übergeben…</translation>
+    </message>
+    <message>
+        <source>Escalate</source>
+        <translation>An Supervisor übergeben</translation>
+    </message>
+    <message>
+        <source>Hand {0} to a supervisor: say why. Your lock is given up; the history keeps the reason.</source>
+        <translation>{0} an einen Supervisor übergeben: Sagen Sie, warum. Ihre Sperre wird aufgegeben; der Verlauf behält die Begründung.</translation>
+    </message>
+    <message>
+        <source>&amp;Reason:</source>
+        <translation>&amp;Begründung:</translation>
+    </message>
+    <message>
         <source>&amp;Save and keep it locked</source>
         <translation>&amp;Speichern und gesperrt lassen</translation>
     </message>
@@ -1441,6 +1465,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Released. Press Next item ({0}) for the next one.</source>
         <translation>Freigegeben. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
+    </message>
+    <message>
+        <source>Handed to a supervisor. Press Next item ({0}) for the next one.</source>
+        <translation>An einen Supervisor übergeben. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
     </message>
     <message>
         <source>Deferred until {0}: it comes back to you first then. Press Next item ({1}) for the next one.</source>

@@ -836,6 +836,14 @@ Les détails sont dans {log}.</translation>
         <translation>&amp;Reporter…</translation>
     </message>
     <message>
+        <source>Hand the item to a supervisor, with a reason</source>
+        <translation>Confier l’élément à un superviseur, avec un motif</translation>
+    </message>
+    <message>
+        <source>Esc&amp;alate…</source>
+        <translation>Confier à un s&amp;uperviseur…</translation>
+    </message>
+    <message>
         <source>Extend your lock</source>
         <translation>Prolonger votre verrou</translation>
     </message>
@@ -1371,6 +1379,22 @@ Configuration : {1}</translation>
         <translation>&amp;Garder verrouillé</translation>
     </message>
     <message>
+        <source>Escalate…</source>
+        <translation>Confier à un superviseur…</translation>
+    </message>
+    <message>
+        <source>Escalate</source>
+        <translation>Confier à un superviseur</translation>
+    </message>
+    <message>
+        <source>Hand {0} to a supervisor: say why. Your lock is given up; the history keeps the reason.</source>
+        <translation>Confier {0} à un superviseur : dites pourquoi. Votre verrou est rendu ; l’historique garde le motif.</translation>
+    </message>
+    <message>
+        <source>&amp;Reason:</source>
+        <translation>&amp;Motif :</translation>
+    </message>
+    <message>
         <source>&amp;Save and keep it locked</source>
         <translation>&amp;Enregistrer et garder verrouillé</translation>
     </message>
@@ -1441,6 +1465,10 @@ Configuration : {1}</translation>
     <message>
         <source>Released. Press Next item ({0}) for the next one.</source>
         <translation>Libéré. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
+    </message>
+    <message>
+        <source>Handed to a supervisor. Press Next item ({0}) for the next one.</source>
+        <translation>Confié à un superviseur. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
     </message>
     <message>
         <source>Deferred until {0}: it comes back to you first then. Press Next item ({1}) for the next one.</source>
