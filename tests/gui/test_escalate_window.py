@@ -54,3 +54,39 @@ def test_no_escalate_where_the_queue_has_no_on_escalate(qtbot: Any, open_window:
     window.session.dispatcher.wait()
     assert not window.escalate_button.isVisibleTo(window)
     assert not window.named_actions["escalate"].isEnabled()
+
+
+def test_the_console_lists_the_escalated_items_and_opens_their_history(
+    qtbot: Any, demo_config: Any, tmp_path: Path
+) -> None:
+    """The supervisor console's Escalated tab: items waiting for a supervisor, newest first; a double click
+    opens the item's history (where Reopen puts it back to work); a reopened item leaves the list."""
+    from workbench.db import service
+    from workbench.gui import app as gui_app
+    from workbench.gui import supervisor
+
+    gui_app.application()
+    wb = service.Workbench.open(with_queue(demo_config, "cases", on_escalate=ESCALATED))
+    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600, changes_seconds=0)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        q = wb.queue("cases")
+        first, second = (q.claim_next(user)[0].lock for user in ("ann", "bob"))
+        q.escalate("ann", first.key, first.token, "legal threat")
+        q.escalate("bob", second.key, second.token, "angry customer")
+        window.tabs.setCurrentIndex(5)
+        qtbot.waitUntil(lambda: window.escalated.rowCount() == 2, timeout=20_000)
+        shown = [[window.escalated.item(r, c).text() for c in (1, 2, 4)] for r in range(2)]  # type: ignore[union-attr]
+        assert shown == [[str(second.key), "bob", "angry customer"], [str(first.key), "ann", "legal threat"]]
+        window.grab().save(str(tmp_path / "console-escalated.png"))
+        window.escalated.cellDoubleClicked.emit(1, 0)
+        assert window.tabs.currentIndex() == 3 and window.history_key.text() == str(first.key)
+        qtbot.waitUntil(lambda: window.history.rowCount() >= 2, timeout=20_000)
+        wb.supervision("cases").reopen("sup", first.key, "handled with legal")
+        window.tabs.setCurrentIndex(5)
+        qtbot.waitUntil(lambda: window.escalated.rowCount() == 1, timeout=20_000)
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        wb.close()

@@ -2555,6 +2555,10 @@ Konfiguration: {1}</translation>
         <translation>Diagramme</translation>
     </message>
     <message>
+        <source>Escalated</source>
+        <translation>An Supervisor übergeben</translation>
+    </message>
+    <message>
         <source>Force release…</source>
         <translation>Zwangsfreigabe…</translation>
     </message>
@@ -2701,6 +2705,18 @@ Konfiguration: {1}</translation>
     <message>
         <source>When</source>
         <translation>Wann</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Eintrag</translation>
+    </message>
+    <message>
+        <source>Escalated by</source>
+        <translation>Übergeben von</translation>
+    </message>
+    <message>
+        <source>Escalated items</source>
+        <translation>An Supervisor übergebene Einträge</translation>
     </message>
     <message>
         <source>Event</source>

@@ -2555,6 +2555,10 @@ Configuration : {1}</translation>
         <translation>Graphiques</translation>
     </message>
     <message>
+        <source>Escalated</source>
+        <translation>Confiés à un superviseur</translation>
+    </message>
+    <message>
         <source>Force release…</source>
         <translation>Libération forcée…</translation>
     </message>
@@ -2701,6 +2705,18 @@ Configuration : {1}</translation>
     <message>
         <source>When</source>
         <translation>Quand</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Élément</translation>
+    </message>
+    <message>
+        <source>Escalated by</source>
+        <translation>Confié par</translation>
+    </message>
+    <message>
+        <source>Escalated items</source>
+        <translation>Éléments confiés à un superviseur</translation>
     </message>
     <message>
         <source>Event</source>

@@ -49,6 +49,12 @@ class Supervisor(Service):
         reloads its board when there is one); the first call only marks where to start: []."""
         return self._read_changes(concerning=None)
 
+    def escalated(self, queues: list[str]) -> list[models.Event]:
+        """The items of `queues` handed to a supervisor that wait for one (nothing happened to them since
+        their escalate), newest first: each item's escalate (who, when, why)."""
+        found = [e for name in queues for e, last in self.wb.queue(name).escalations() if last.id == e.id]
+        return sorted(found, key=lambda e: e.at, reverse=True)
+
     def health(self, queues: list[str]) -> list[models.QueueHealth]:
         return [self.wb.supervision(name).health() for name in queues]
 
