@@ -90,3 +90,34 @@ def test_the_console_lists_the_escalated_items_and_opens_their_history(
         window.close()
         window.dispatcher.wait(10_000)
         wb.close()
+
+
+def test_the_operator_sees_what_became_of_his_escalations(
+    qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path
+) -> None:
+    """View ▸ Items you escalated…: his escalations in this queue, each with what became of it."""
+    from workbench.gui import dialogs
+
+    window = open_window(with_queue(demo_config, "cases", on_escalate=ESCALATED))
+    q = window.session.wb.queue("cases")
+    first, second = (q.claim_next("alice")[0].lock for _ in range(2))
+    q.escalate("alice", first.key, first.token, "legal threat")
+    q.escalate("alice", second.key, second.token, "angry customer")
+    other = q.claim_next("bob")[0].lock
+    q.escalate("bob", other.key, other.token, "not alice's")
+    window.session.wb.supervision("cases").reopen("sue", first.key, "handled with legal")
+    seen: list[list[list[str]]] = []
+
+    def read(dialog: dialogs.EscalationsDialog) -> None:
+        table = dialog.table
+        seen.append([[table.item(r, c).text() for c in (0, 2, 3)] for r in range(table.rowCount())])  # type: ignore[union-attr]
+        dialog.grab().save(str(tmp_path / "escalations-dialog.png"))
+        dialog.reject()
+
+    shown = on_dialog(qtbot, "escalations_dialog", read)
+    window.named_actions["escalations"].trigger()
+    qtbot.waitUntil(lambda: bool(shown) and bool(seen), timeout=20_000)
+    (rows,) = seen
+    assert [r[:2] for r in rows] == [[str(second.key), "angry customer"], [str(first.key), "legal threat"]]
+    assert rows[0][2] == "Waiting for a supervisor"
+    assert rows[1][2].startswith("Reopened by sue at "), rows[1][2]

@@ -278,6 +278,12 @@ class MainWindow(QMainWindow):
         follow.setCheckable(True)
         follow.setChecked(self.session.settings.next_after_complete)
         follow.toggled.connect(self._set_next_after_complete)
+        escalations = QAction(self.tr("Items you &escalated…"), self)
+        escalations.setObjectName("action_escalations")
+        escalations.setStatusTip(self.tr("The items you handed to a supervisor, and what became of each"))
+        escalations.triggered.connect(self.session.load_escalations)
+        view_menu.addAction(escalations)
+        self.named_actions["escalations"] = escalations
         view_menu.addSeparator()
         view_menu.addAction(follow)
         self.named_actions["next_after_complete"] = follow
@@ -378,6 +384,7 @@ class MainWindow(QMainWindow):
         s.released.connect(self._on_released)
         s.deferred.connect(self._on_deferred)
         s.escalated.connect(self._on_escalated)
+        s.escalations_loaded.connect(self._show_escalations)
         s.extended.connect(self._on_extended)
         s.tick.connect(self._on_tick)
         s.expiry_warning.connect(self._on_warning)
@@ -1181,6 +1188,17 @@ class MainWindow(QMainWindow):
         self._show_message(
             self.tr("Released. Press Next item ({0}) for the next one.").format(self.keymap.shown("next"))
         )
+
+    @Slot(list)
+    def _show_escalations(self, rows: list[Any]) -> None:
+        def describe(event: models.Event) -> str:
+            what, who = item_log.event_text(event)
+            when = times.moment(event.at)
+            if who:
+                return self.tr("{0} by {1} at {2}").format(what, who, when)
+            return self.tr("{0} at {1}").format(what, when)
+
+        dialogs.EscalationsDialog(rows, describe, self).exec()
 
     @Slot()
     def _on_escalated(self) -> None:

@@ -109,6 +109,7 @@ class OperatorSession(QObject):
     released = Signal()
     deferred = Signal(object)  # models.Deferral: the item went back until its time
     escalated = Signal()  # the item was handed to a supervisor
+    escalations_loaded = Signal(list)  # [(escalate, newest event since)]: this user's, in the current queue
     extended = Signal(object)
     tick = Signal(float)
     expiry_warning = Signal(float)
@@ -419,6 +420,13 @@ class OperatorSession(QObject):
     def load_counts(self) -> None:
         """Refresh the start page's figures (off the GUI thread; counts_loaded when done)."""
         self._run(self.operator.queue_counts, self.counts_loaded.emit, keep_generation=False)
+
+    def load_escalations(self) -> None:
+        """The items this user handed to a supervisor in the current queue, and what became of each."""
+        name = self.queue_name
+        self._run(
+            lambda: self.operator.escalations(name, mine=True), self.escalations_loaded.emit, keep_generation=False
+        )
 
     def load_open_items(self, limit: int = 200) -> None:
         name = self.queue_name

@@ -686,6 +686,37 @@ Einzelheiten stehen in {log}.</translation>
     </message>
 </context>
 <context>
+    <name>EscalationsDialog</name>
+    <message>
+        <source>Items you escalated</source>
+        <translation>Von Ihnen übergebene Einträge</translation>
+    </message>
+    <message>
+        <source>You have not handed any item of this queue to a supervisor.</source>
+        <translation>Sie haben keinen Eintrag dieser Warteschlange an einen Supervisor übergeben.</translation>
+    </message>
+    <message>
+        <source>Waiting for a supervisor</source>
+        <translation>Wartet auf einen Supervisor</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Eintrag</translation>
+    </message>
+    <message>
+        <source>When</source>
+        <translation>Wann</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>Begründung</translation>
+    </message>
+    <message>
+        <source>What became of it</source>
+        <translation>Was daraus wurde</translation>
+    </message>
+</context>
+<context>
     <name>Events</name>
     <message>
         <source>Claimed</source>
@@ -1383,6 +1414,14 @@ Konfiguration: {1}</translation>
         <translation>An Supervisor übergeben…</translation>
     </message>
     <message>
+        <source>Items you &amp;escalated…</source>
+        <translation>Von Ihnen über&amp;gebene Einträge…</translation>
+    </message>
+    <message>
+        <source>The items you handed to a supervisor, and what became of each</source>
+        <translation>Die Einträge, die Sie an einen Supervisor übergeben haben, und was aus jedem wurde</translation>
+    </message>
+    <message>
         <source>Escalate</source>
         <translation>An Supervisor übergeben</translation>
     </message>
@@ -1465,6 +1504,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>Released. Press Next item ({0}) for the next one.</source>
         <translation>Freigegeben. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
+    </message>
+    <message>
+        <source>{0} by {1} at {2}</source>
+        <translation>{0} von {1} am {2}</translation>
+    </message>
+    <message>
+        <source>{0} at {1}</source>
+        <translation>{0} am {1}</translation>
     </message>
     <message>
         <source>Handed to a supervisor. Press Next item ({0}) for the next one.</source>

@@ -686,6 +686,37 @@ Les détails sont dans {log}.</translation>
     </message>
 </context>
 <context>
+    <name>EscalationsDialog</name>
+    <message>
+        <source>Items you escalated</source>
+        <translation>Éléments que vous avez confiés</translation>
+    </message>
+    <message>
+        <source>You have not handed any item of this queue to a supervisor.</source>
+        <translation>Vous n’avez confié aucun élément de cette file à un superviseur.</translation>
+    </message>
+    <message>
+        <source>Waiting for a supervisor</source>
+        <translation>En attente d’un superviseur</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Élément</translation>
+    </message>
+    <message>
+        <source>When</source>
+        <translation>Quand</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>Motif</translation>
+    </message>
+    <message>
+        <source>What became of it</source>
+        <translation>Ce qu’il est devenu</translation>
+    </message>
+</context>
+<context>
     <name>Events</name>
     <message>
         <source>Claimed</source>
@@ -1383,6 +1414,14 @@ Configuration : {1}</translation>
         <translation>Confier à un superviseur…</translation>
     </message>
     <message>
+        <source>Items you &amp;escalated…</source>
+        <translation>Élé&amp;ments que vous avez confiés…</translation>
+    </message>
+    <message>
+        <source>The items you handed to a supervisor, and what became of each</source>
+        <translation>Les éléments que vous avez confiés à un superviseur, et ce que chacun est devenu</translation>
+    </message>
+    <message>
         <source>Escalate</source>
         <translation>Confier à un superviseur</translation>
     </message>
@@ -1465,6 +1504,14 @@ Configuration : {1}</translation>
     <message>
         <source>Released. Press Next item ({0}) for the next one.</source>
         <translation>Libéré. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
+    </message>
+    <message>
+        <source>{0} by {1} at {2}</source>
+        <translation>{0} par {1} le {2}</translation>
+    </message>
+    <message>
+        <source>{0} at {1}</source>
+        <translation>{0} le {1}</translation>
     </message>
     <message>
         <source>Handed to a supervisor. Press Next item ({0}) for the next one.</source>
