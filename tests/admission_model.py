@@ -11,7 +11,7 @@ from typing import Any
 
 from workbench.core import workflow
 from workbench.core.models import EventKind
-from workbench.core.workflow import Actor, Check, LockRule, Rendering, RowRule, Text, Write
+from workbench.core.workflow import Actor, Check, LockRule, Rendering, RowRule, Write
 from workbench.db import mapping
 
 NOW = "<now>"  # a time column set to the database clock
@@ -138,6 +138,7 @@ class Side:
     notes: frozenset[tuple[str, str]] = frozenset()
     deferral: str | None = None
     reason: bool = False  # an audit row of the caller's gives a reason
+    deferral_reason: str | None = None  # the deferral's reason (a defer's is kept there)
     label_queue: str | None = None  # the queue that audit row names
 
 
@@ -218,7 +219,9 @@ def _lock_written(t: workflow.Transition, old: Lock, new: Lock, caller: str, len
         return new.cleared
     if Write.LOCK_EXTENDED in w:
         same = new.user == old.user and new.token == old.token and new.at == old.at
-        return same and new.expires is not None and (old.expires or 0) <= new.expires
+        # An extend moves the expiry on: one left where it was is no extend (the database's audit guard
+        # refuses an extend row for it: "no such change was made").
+        return same and new.expires is not None and (old.expires or 0) < new.expires
     return new == old
 
 
@@ -244,6 +247,14 @@ def _check(c: Check, q: QueueModel, before: Snapshot, new: Lock) -> bool:
     return True
 
 
+def _reason_given(t: workflow.Transition, side: Side) -> bool:
+    """Does the transaction give `t` its reason: where `t` writes a deferral (a defer), the deferral's
+    reason, not blank; else an audit row of the caller's (with its reason)."""
+    if Write.DEFERRAL in t.writes:
+        return bool((side.deferral_reason or "").strip())
+    return side.reason
+
+
 def readings(
     queues: Iterable[QueueModel],
     before: Snapshot,
@@ -267,8 +278,8 @@ def readings(
                 continue  # a note is its own record, not a change of the row
             if t.who is Actor.SUPERVISOR and not supervisor:
                 continue
-            if t.reason is Text.REQUIRED and Write.DEFERRAL not in t.writes and not side.reason:
-                continue  # a supervisor's change, an escalate, comes with its reason (a defer's: its deferral's)
+            if workflow.needs_reason(t.name) and not _reason_given(t, side):
+                continue  # a change the table requires a reason for comes with its reason
             lock_ok = {
                 LockRule.FREE_OR_STALE: old.free or old.stale,
                 LockRule.OWN_LIVE_HERE: old.user == caller and old.live and here,

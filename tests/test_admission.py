@@ -81,6 +81,7 @@ class Hand:
     note: tuple[str, str] | None  # (queue, kind)
     deferral: str | None  # the queue it names
     label: tuple[str, str, str | None] | None  # an audit row: (queue, event, outcome)
+    deferral_reason: str = "later"  # the deferral's reason ("" or blanks: none given)
 
     def statements(self) -> list[str]:
         sets = []
@@ -99,7 +100,7 @@ class Hand:
             out.append(
                 "INSERT INTO workbench_deferrals (queue, item_key, actor, until, at, reason) VALUES "
                 f"('{self.deferral}', '{self.key}', '{self.caller}', timezone('UTC', now()) + interval '1 hour', "
-                "timezone('UTC', now()), 'later')"
+                f"timezone('UTC', now()), '{self.deferral_reason}')"
             )
         if self.label is not None:
             queue, event, outcome = self.label
@@ -165,6 +166,9 @@ def _new_lock(kind: str, old: Lock, caller: str) -> Lock:
     }[kind]
 
 
+# A deferral's reason, as workbench writes it, or none (a defer needs one: Text.REQUIRED).
+DEFERRAL_REASONS = ("later", "later", "later", "", " ")
+
 hands = st.builds(
     Hand,
     caller=st.sampled_from((*OPERATORS, SUPERVISOR)),
@@ -174,6 +178,7 @@ hands = st.builds(
     lock=st.sampled_from(tuple(LOCK_KINDS)),
     note=st.one_of(st.none(), st.tuples(st.sampled_from(QUEUES), st.sampled_from(("release", "complete")))),
     deferral=st.one_of(st.none(), st.none(), st.sampled_from(QUEUES)),
+    deferral_reason=st.sampled_from(DEFERRAL_REASONS),
     label=st.one_of(
         st.none(),
         st.none(),
@@ -226,6 +231,7 @@ class LockHand:
     note: tuple[str, str] | None
     deferral: str | None
     label: tuple[str, str, str | None] | None
+    deferral_reason: str = "later"
 
     def _row_sets(self) -> list[str]:
         sets = [f"state = '{self.state}'"] if self.state is not None else []
@@ -258,7 +264,9 @@ class LockHand:
         sets = self._row_sets()
         if sets or not out:
             out.append(f"UPDATE vendor_tickets SET {', '.join(sets) or 'state = state'} WHERE ticket_id = {k}")
-        out += Hand(user, k, None, False, "keep", self.note, self.deferral, self.label).statements()[1:]
+        out += Hand(
+            user, k, None, False, "keep", self.note, self.deferral, self.label, self.deferral_reason
+        ).statements()[1:]
         return out
 
     def script(self) -> str:
@@ -311,6 +319,7 @@ lock_hands = st.builds(
     edit=st.booleans(),
     note=st.one_of(st.none(), st.tuples(st.sampled_from(TICKET_QUEUES), st.sampled_from(("release", "complete")))),
     deferral=st.one_of(st.none(), st.none(), st.sampled_from(TICKET_QUEUES)),
+    deferral_reason=st.sampled_from(DEFERRAL_REASONS),
     label=st.one_of(
         st.none(),
         st.none(),
@@ -487,7 +496,13 @@ def _run(conn: psycopg.Connection[Any], statements: list[str]) -> str | None:
 def _side(hand: Any) -> Side:
     notes = frozenset({hand.note}) if hand.note is not None else frozenset()
     label_queue = hand.label[0] if hand.label is not None else None
-    return Side(notes=notes, deferral=hand.deferral, reason=hand.label is not None, label_queue=label_queue)
+    return Side(
+        notes=notes,
+        deferral=hand.deferral,
+        reason=hand.label is not None,
+        label_queue=label_queue,
+        deferral_reason=hand.deferral_reason if hand.deferral is not None else None,
+    )
 
 
 def _judge(family: Family, hand: Any, before: Snapshot, lenient: Leniency) -> list[Reading]:
@@ -512,8 +527,12 @@ def _judge(family: Family, hand: Any, before: Snapshot, lenient: Leniency) -> li
         return found + steps
     queue, event, outcome = hand.label
 
+    # The row names the caller as the one whose lock it concerned (Hand.statements): the database's row of
+    # a force-release names the lock's holder, so such a row names a force-release of the caller's own lock.
+    owner_named = event != EventKind.FORCE_RELEASE.value or before.lock.user == hand.caller
+
     def named(r: Reading) -> bool:
-        return r.queue == queue and event in {e.value for e in _events(r)} and outcome == r.outcome
+        return owner_named and r.queue == queue and event in {e.value for e in _events(r)} and outcome == r.outcome
 
     # The audit row names one reading of a one-change read, or one step of a two-step one (the other
     # step is then recorded by the database as its own).
@@ -883,6 +902,34 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
     "a supervisor's move by hand with its reason": (
         True,
         (Hand("sue", 1, "open", False, "keep", None, None, ("cases", "move", None)),),
+    ),
+    # Found in review of the table, closed: a defer keeps the reason the table requires (Text.REQUIRED), in its
+    # deferral (workbench writes it there), whoever defers.
+    "a defer by hand whose deferral gives no reason": (
+        False,
+        (_CLAIM, Hand("ann", 1, None, False, "clear", None, "cases", None, "")),
+    ),
+    "a defer by hand recorded as one whose deferral's reason is blank": (
+        False,
+        (_CLAIM, Hand("ann", 1, None, False, "clear", None, "cases", ("cases", "defer", None), "  ")),
+    ),
+    "a defer by hand with its deferral's reason": (
+        True,
+        (_CLAIM, Hand("ann", 1, None, False, "clear", None, "cases", None, "later")),
+    ),
+    "a lock-row defer by hand whose deferral gives no reason": (
+        False,
+        (
+            ("claim", "ann", "tickets", 1),
+            LockHand("ann", 1, "delete", "tickets", None, False, False, False, None, "tickets", None, ""),
+        ),
+    ),
+    "a lock-row defer by hand with its deferral's reason": (
+        True,
+        (
+            ("claim", "ann", "tickets", 1),
+            LockHand("ann", 1, "delete", "tickets", None, False, False, False, None, "tickets", None, "later"),
+        ),
     ),
     # Found by this test, closed: on a lock table a claim's own audit row names the queue its lock row names.
     "a lock-row claim recorded by hand as the twin's": (

@@ -386,10 +386,13 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
     for t in TRANSITIONS.values():
         if t.note is workflow.Text.CONFIGURED and expected(Rendering.PG_TRIGGER) >= {t.name}:
             assert t.event is not None and f"'{t.event.value}'" in trigger, (t.name, trigger)
-    # And a supervisor's act the table requires a reason for (Text.REQUIRED), for its reason.
+    # And every act the table requires a reason for (Text.REQUIRED), whoever makes it, for its reason; where
+    # it writes a deferral (a defer), for the deferral's reason too.
     for t in TRANSITIONS.values():
-        if t.who is workflow.Actor.SUPERVISOR and workflow.needs_reason(t.name):
+        if workflow.needs_reason(t.name):
             assert t.event is not None and f"'{t.event.value}'" in trigger, (t.name, trigger)
+            assert t.event.value in protocol.reasoned(), t.name
+            assert (workflow.Write.DEFERRAL in t.writes) == (t.event.value in protocol.reasoned_deferrals()), t.name
     # Four eyes: the reviewing queue's claim branch refuses the doer their own work (Check.NOT_DOER).
     review_check = checks["wb_imports_review_check"]
     claim = review_check.split(workflow.branch_mark("claim", "pick", "expire"), 1)[1].split(" THEN", 1)[0]

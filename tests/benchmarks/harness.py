@@ -733,9 +733,23 @@ def process_tree_cpu_seconds(root: int) -> float:
 
     Each process's own time (utime, stime; a process's threads included) plus what its ended
     children left it once reaped (cutime, cstime): a backend that ends moves from the live sum into
-    its parent's, so nothing is counted twice or lost between two readings."""
+    its parent's. /proc is read one process at a time, so a backend that ends during a reading may be
+    counted twice (read alive, then again in its parent's) or not at all; a reading is taken again
+    until two in a row see the same processes and the same reaped time."""
+    last = _tree_times(root)
+    for _ in range(50):
+        now = _tree_times(root)
+        if now[:2] == last[:2]:
+            return now[2] / os.sysconf("SC_CLK_TCK")
+        last = now
+    return last[2] / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_times(root: int) -> tuple[frozenset[int], int, int]:
+    """One pass over /proc: the tree's processes, their reaped children's ticks, and all their ticks."""
     children: dict[int, list[int]] = collections.defaultdict(list)
-    times: dict[int, int] = {}
+    own: dict[int, int] = {}
+    reaped: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         found = _stat_fields(int(stat.parent.name))
         if found is None:
@@ -743,13 +757,16 @@ def process_tree_cpu_seconds(root: int) -> float:
         rest = found[1]
         pid = int(stat.parent.name)
         children[int(rest[1])].append(pid)
-        times[pid] = sum(int(field) for field in rest[11:15])  # utime, stime, cutime, cstime
-    total, todo = 0, [root]
+        own[pid] = sum(int(field) for field in rest[11:13])  # utime, stime
+        reaped[pid] = sum(int(field) for field in rest[13:15])  # cutime, cstime
+    pids, todo = set(), [root]
     while todo:
         pid = todo.pop()
-        total += times.get(pid, 0)
+        if pid in own:
+            pids.add(pid)
         todo += children.get(pid, [])
-    return total / os.sysconf("SC_CLK_TCK")
+    gone = sum(reaped[p] for p in pids)
+    return frozenset(pids), gone, gone + sum(own[p] for p in pids)
 
 
 class ServerCpu:

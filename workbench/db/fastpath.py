@@ -29,7 +29,7 @@ import operator
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import sqlalchemy as sa
@@ -255,58 +255,35 @@ class FastStatement:
         return tx.load_rows(0, result.ntuples, tuple)
 
     def _pipelined(self, held: _Held, params: Sequence[Any]) -> list[Any]:
-        """The transaction's settings, then the statement, in one pipeline ending in one Sync: one
-        implicit transaction, whose SET LOCAL applies to the statement and ends with it. The
-        statement's results (an error of the settings' query raised as it is)."""
-        from psycopg import OperationalError, generators
-
+        """The transaction's settings, then the statement, in one pipeline: SET LOCAL applies to the
+        statement and ends with it. The statement's results (an error of the settings' query raised
+        as it is)."""
         assert self._local is not None
-        conn, pgconn = held.dbapi, held.pgconn
-        pgconn.enter_pipeline_mode()
-        try:
-            pgconn.send_query_params(self._local, None)
-            pgconn.send_query_params(self._query, params)
-            pgconn.pipeline_sync()
-            conn.wait(generators.send(pgconn))
-            settings = conn.wait(generators.fetch_many(pgconn))
-            results: list[Any] = conn.wait(generators.fetch_many(pgconn))
-            conn.wait(generators.fetch_many(pgconn))  # the Sync's
-        finally:
-            # A connection lost half way cannot leave pipeline mode; it is dropped (rows()).
-            with contextlib.suppress(OperationalError):
-                pgconn.exit_pipeline_mode()
-        _one_result(conn, settings)
+        local, query = self._local, self._query
+        settings, results = _in_one_pipeline(
+            held, lambda pg: pg.send_query_params(local, None), lambda pg: pg.send_query_params(query, params)
+        )
+        _one_result(held.dbapi, settings)
         return results
 
     def _made_and_run(self, held: _Held, params: Sequence[Any]) -> list[Any]:
         """The first call on a connection: the setup, the statement's preparation and its first run in
-        one pipeline ending in one Sync, so one implicit transaction and one round trip (a window's
-        first Next item makes its claim function and claims in one transaction). The statement's
-        results; SetupRefused where the setup itself failed (nothing prepared, nothing run)."""
-        from psycopg import OperationalError, generators
-
+        one pipeline (a window's first Next item makes its claim function and claims in one
+        transaction). The statement's results; SetupRefused where the setup itself failed (nothing
+        prepared, nothing run)."""
         assert self._setup is not None
-        conn, pgconn = held.dbapi, held.pgconn
-        pgconn.enter_pipeline_mode()
+        setup, name, query = self._setup, self.name, self._query
+        made, prepared, results = _in_one_pipeline(
+            held,
+            lambda pg: pg.send_query_params(setup, None),
+            lambda pg: pg.send_prepare(name, query),
+            lambda pg: pg.send_query_prepared(name, params),
+        )
         try:
-            pgconn.send_query_params(self._setup, None)
-            pgconn.send_prepare(self.name, self._query)
-            pgconn.send_query_prepared(self.name, params)
-            pgconn.pipeline_sync()
-            conn.wait(generators.send(pgconn))
-            made = conn.wait(generators.fetch_many(pgconn))
-            prepared = conn.wait(generators.fetch_many(pgconn))
-            results: list[Any] = conn.wait(generators.fetch_many(pgconn))
-            conn.wait(generators.fetch_many(pgconn))  # the Sync's
-        finally:
-            # A connection lost half way cannot leave pipeline mode; it is dropped (rows()).
-            with contextlib.suppress(OperationalError):
-                pgconn.exit_pipeline_mode()
-        try:
-            _one_result(conn, made)
+            _one_result(held.dbapi, made)
         except self.dialect.loaded_dbapi.Error as exc:
             raise SetupRefused(exc) from exc
-        _one_result(conn, prepared)
+        _one_result(held.dbapi, prepared)
         # Prepared statements are the session's, not the transaction's: this one stays when the run
         # fails and rolls the setup back, and its next run finds the setup gone and makes it again
         # (UndefinedFunction or InvalidSchemaName, _execute).
@@ -328,6 +305,27 @@ class FastStatement:
         rows = self.rows(values)
         names = self.columns
         return [dict(zip(names, row, strict=False)) for row in rows]
+
+
+def _in_one_pipeline(held: _Held, *sends: Callable[[Any], None]) -> list[list[Any]]:
+    """Each of `sends` on the connection in one pipeline ending in one Sync: one implicit transaction,
+    one round trip. Each one's results, in order (errors left in them for the caller to raise)."""
+    from psycopg import OperationalError, generators
+
+    conn, pgconn = held.dbapi, held.pgconn
+    pgconn.enter_pipeline_mode()
+    try:
+        for send in sends:
+            send(pgconn)
+        pgconn.pipeline_sync()
+        conn.wait(generators.send(pgconn))
+        out = [conn.wait(generators.fetch_many(pgconn)) for _ in sends]
+        conn.wait(generators.fetch_many(pgconn))  # the Sync's
+    finally:
+        # A connection lost half way cannot leave pipeline mode; it is dropped (rows()).
+        with contextlib.suppress(OperationalError):
+            pgconn.exit_pipeline_mode()
+    return out
 
 
 def _one_result(conn: Any, results: list[Any]) -> Any:

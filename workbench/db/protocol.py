@@ -1220,7 +1220,7 @@ BEGIN
     RAISE EXCEPTION 'workbench: % may not change audit row %', session_user, settle_id USING ERRCODE = '42501';
   END IF;
   IF p_event IN ({", ".join(f"'{event}'" for event in reasoned())}) AND coalesce(btrim(p_reason), '') = '' THEN
-    -- A supervisor's act or an escalate keeps its reason (reasoned()), also where its row was written as another event.
+    -- An act that needs a reason keeps it (reasoned()), also where its row was written as another event.
     {reason_refused("p_event", conn)}
   END IF;
   IF p_event = {workflow_sql.event("defer")} AND {refuses_defer("prior.queue")} THEN
@@ -1282,7 +1282,7 @@ def _refuses_defer(enforced: str, queue: str) -> str:
 
 
 def reason_refused(event: str, conn: sa.Connection) -> str:
-    """plpgsql: refuse the supervisor's act `event` (SQL text, one of reasoned()'s) for want of a reason."""
+    """plpgsql: refuse the act `event` (SQL text, one of reasoned()'s) for want of a reason."""
     texts = " ".join(
         f"WHEN '{name}' THEN {Renderer.literal_of(conn, text)}" for name, text in sorted(reasoned().items())
     )
@@ -1295,13 +1295,39 @@ def reason_refused(event: str, conn: sa.Connection) -> str:
 
 def reasoned() -> dict[str, str]:
     """The events of the transitions that need a reason (workflow.needs_reason, as workflow.reason_given
-    asks it: a supervisor's act, an escalate), each with the engine's refusal (problems.REASON_NEEDED).
-    A defer's reason is its deferral's (the deferral guard), not its audit row's."""
+    asks it: a supervisor's act, a defer, an escalate), whoever makes them, each with the engine's refusal
+    (problems.REASON_NEEDED)."""
     return {
         t.event.value: problems.REASON_NEEDED.format(workflow.command(t.name))
         for t in workflow.TRANSITIONS.values()
-        if t.event is not None and workflow.needs_reason(t.name) and workflow.Write.DEFERRAL not in t.writes
+        if t.event is not None and workflow.needs_reason(t.name)
     }
+
+
+def reasoned_deferrals() -> dict[str, str]:
+    """Those of reasoned() whose reason is kept in the deferral they write (Write.DEFERRAL: a defer's
+    deferral keeps its reason, shown to whoever looks at the deferred item)."""
+    return {
+        t.event.value: reasoned()[t.event.value]
+        for t in workflow.TRANSITIONS.values()
+        if t.event is not None and workflow.needs_reason(t.name) and workflow.Write.DEFERRAL in t.writes
+    }
+
+
+def _deferral_reason(conn: sa.Connection, deferrals: str, enforced: str, release: str) -> str:
+    """plpgsql for the notes guard: an act whose reason is its deferral's (reasoned_deferrals()) keeps one
+    that is not blank in the deferral this transaction wrote for the item; a release that left a
+    deferral is a defer (the row the database wrote for it says release until a client settles it)."""
+    out = ""
+    for event, text in sorted(reasoned_deferrals().items()):
+        out += f"""
+  IF a.event IN ('{event}', {release}) AND EXISTS (SELECT 1 FROM {deferrals} d WHERE d.queue = a.queue
+      AND d.item_key = a.item_key AND d.xmin = {THIS_TRANSACTION} AND coalesce(btrim(d.reason), '') = '')
+      AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
+    RAISE EXCEPTION 'workbench: %', {Renderer.literal_of(conn, text)} USING ERRCODE = '42501',
+      HINT = 'the reason is kept in the deferral (its reason column), as workbench writes it';
+  END IF;"""
+    return out
 
 
 def _notes_guard(conn: sa.Connection, schema: str) -> list[str]:
@@ -1312,8 +1338,10 @@ def _notes_guard(conn: sa.Connection, schema: str) -> list[str]:
     after it. A row the database wrote and nobody settled may still be any of the changes it names:
     each of them that needs a note needs its note; a release that left a deferral is a defer.
 
-    A supervisor's act (Text.REQUIRED, reasoned()) as settled by commit keeps a reason: the database
-    writes its row with the change, and the client's own audit row settles it with the reason."""
+    An act the table requires a reason for (Text.REQUIRED, reasoned(): a supervisor's, a defer) as
+    settled by commit keeps a reason: the database writes its row with the change, and the client's own
+    audit row settles it with the reason; a defer's reason is also its deferral's, which must not be
+    blank either (reasoned_deferrals())."""
     prep = conn.dialect.identifier_preparer
     audit_table = _audit_table(schema)
     audit = prep.format_table(audit_table)
@@ -1323,7 +1351,9 @@ def _notes_guard(conn: sa.Connection, schema: str) -> list[str]:
     guard = _qualified(prep, schema, NOTES_GUARD)
     needs_reason = reasoned()
     events = ", ".join(
-        [workflow_sql.event(name) for name in workflow_sql.noted()] + [f"'{event}'" for event in needs_reason]
+        dict.fromkeys(
+            [workflow_sql.event(name) for name in workflow_sql.noted()] + [f"'{event}'" for event in needs_reason]
+        )
     )
     release, defer, complete = (workflow_sql.event(name) for name in ("release", "defer", "complete"))
     body = f"""
@@ -1341,7 +1371,7 @@ BEGIN
   IF a.event IN ({", ".join(f"'{event}'" for event in needs_reason)}) AND coalesce(btrim(a.reason), '') = ''
       AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
     {reason_refused("a.event", conn)}
-  END IF;
+  END IF;{_deferral_reason(conn, deferrals, enforced, release)}
   -- A defer is its queue's (the one the lock was taken in), with the deferral this transaction wrote
   -- for it, and names no other time than that deferral's.
   IF a.event = {defer} AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
