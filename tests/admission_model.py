@@ -285,7 +285,8 @@ def readings(
                 LockRule.OWN_LIVE_HERE: old.user == caller and old.live and here,
                 LockRule.STALE_HERE: old.stale and here,
                 LockRule.HELD_HERE: not old.free and here,
-                LockRule.FREE: old.free and new_lock.free,
+                # Free before; after too, unless the transition takes the lock (an undo, a take).
+                LockRule.FREE: old.free and (new_lock.free or Write.LOCK_TAKEN in t.writes),
                 LockRule.ANY: True,
             }[t.lock]
             if not lock_ok or not _lock_written(t, old, new_lock, caller, lenient):
@@ -302,6 +303,11 @@ def readings(
                 and before.last_queue == q.name
                 and before.last_outcome in q.outcomes
                 and _holds(q.outcomes[before.last_outcome], row, caller),
+                # Out of todo, holding on_escalate's values (a user's: whoever escalated).
+                RowRule.ESCALATED: bool(q.on_escalate)
+                and not q.in_todo(row)
+                and _holds({c: v for c, v in q.on_escalate.items() if v != "<user>"}, row, caller)
+                and all(row.get(c) is not None for c, v in q.on_escalate.items() if v == "<user>"),
                 RowRule.EXISTS: True,
             }[t.row]
             if not row_ok or not all(_check(c, q, before, new_lock) for c in t.checks):

@@ -243,3 +243,118 @@ def test_the_escalated_items_and_what_became_of_each(
     code, out, err = support.run_cli(capsys, "--config", path, "--user", "bob", "escalated", "cases")
     assert code == 0, err
     assert "angry customer  (waiting for a supervisor)" in out and "then reopen by sue" in out, out
+
+
+# -- a supervisor takes an escalated item (the table's "take") -------------------------------------------
+
+
+def _supervisors(wb: service.Workbench, *users: str) -> None:
+    from workbench.db import permissions
+
+    with wb.engine.begin() as conn:
+        for i, user in enumerate(users):  # the first grants himself (no supervisor yet), then the others
+            permissions.grant(conn, None, users[0] if i else "root", user, "supervisor")
+
+
+def test_a_supervisor_takes_an_escalated_item(native_env: support.Env) -> None:
+    wb = _demo(native_env, extra=ESCALATE)
+    q = wb.queue("cases")
+    _supervisors(wb, "sue")
+    lock = q.claim_next("alice")[0].lock
+    waiting = q.claim_next("bob")[0].lock
+    q.release("bob", waiting.key, waiting.token)
+    q.escalate("alice", lock.key, lock.token, "legal threat")
+    took = wb.supervision("cases").take("sue", lock.key)
+    # The supervisor holds it now, as after a claim: a fresh lock of hers, on_claim's values.
+    row = native_env.row(wb, "cases", lock.key)
+    assert (took.lock.key, took.lock.owner, row["wb_locked_by"]) == (lock.key, "sue", "sue")
+    assert row["status"] == native_env.row(wb, "cases", q.claim_next("carol")[0].lock.key)["status"]
+    last = q.history(lock.key)[-1]
+    assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "sue", "sue")
+    # She works it as any holder does.
+    q.complete("sue", lock.key, took.lock.token, "resolved")
+    # Only an escalated item is taken (the row rule ESCALATED), and only by a supervisor.
+    for key in (lock.key, waiting.key):
+        with pytest.raises(errors.UsageError, match="not waiting for a supervisor"):
+            wb.supervision("cases").take("sue", key)
+    again = q.claim_next("dave")[0].lock
+    q.escalate("dave", again.key, again.token, "help")
+    with pytest.raises(workflow.TRANSITIONS["take"].refusal, match="only supervisors may"):
+        wb.supervision("cases").take("dave", again.key)
+    assert native_env.row(wb, "cases", again.key)["status"] == "escalated"
+
+
+def _race(wb: service.Workbench, key: object, *users: str) -> tuple[list[str], list[str]]:
+    """`users` take `key` at once (each in a thread, started together): who won, what the others were told."""
+    import threading
+
+    start, won, lost = threading.Barrier(len(users)), [], []
+
+    def take(user: str) -> None:
+        start.wait()
+        try:
+            won.append(wb.supervision("cases").take(user, key).lock.owner)
+        except errors.WorkbenchError as refused:
+            lost.append(str(refused))
+
+    threads = [threading.Thread(target=take, args=(user,)) for user in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return won, lost
+
+
+def test_two_supervisors_taking_one_escalated_item_at_once_one_wins(native_env: support.Env) -> None:
+    wb = _demo(native_env, extra=ESCALATE)
+    q = wb.queue("cases")
+    _supervisors(wb, "sue", "sam")
+    for _ in range(3):
+        lock = q.claim_next("alice")[0].lock
+        q.escalate("alice", lock.key, lock.token, "legal threat")
+        won, lost = _race(wb, lock.key, "sue", "sam")
+        assert len(won) == 1 and len(lost) == 1, (won, lost)
+        assert "not waiting for a supervisor" in lost[0], lost
+        assert native_env.row(wb, "cases", lock.key)["wb_locked_by"] == won[0]
+        claims = [e for e in q.history(lock.key) if e.kind is models.EventKind.CLAIM]
+        assert [e.owner for e in claims][-1] == won[0] and len(claims) == 2
+
+
+HAND_TAKE = (
+    "UPDATE cases SET status = 'open', wb_locked_by = session_user, wb_locked_at = timezone('UTC', now()), "
+    "wb_lock_expires = timezone('UTC', now()) + interval '10 minutes', wb_lock_token = md5(random()::text){edit} "
+    "WHERE case_id = :k"
+)
+
+
+def test_postgresql_under_grants_admits_take_by_a_supervisor_only(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
+    text = demo.config_text("{url}") + ESCALATE
+    _apply(pg, capsys, text, "cases")
+    ann = pg.open("ann", text).queue("cases")
+    sue = pg.open("sue", text).supervision("cases")
+    escalated = []
+    for _ in range(4):
+        lock = ann.claim_next("ann")[0].lock
+        ann.escalate("ann", lock.key, lock.token, "legal threat")
+        escalated.append(lock.key)
+    # Through workbench, as the supervisor's login: admitted, recorded as her claim.
+    took = sue.take("sue", escalated[0])
+    row = pg.env.row(pg.admin, "cases", escalated[0])
+    assert (row["status"], row["wb_locked_by"], took.lock.owner) == ("open", "sue", "sue")
+    last = ann.history(escalated[0])[-1]
+    assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "sue", "sue")
+    # As an operator's login: refused, through workbench and by hand (the database says only supervisors may).
+    with pytest.raises(errors.NotPermitted, match="only to members of the role workbench_supervisor"):
+        pg.open("ann", text).supervision("cases").take("ann", escalated[1])
+    refusal = _refused(pg.engine("ann"), HAND_TAKE.format(edit=""), k=escalated[1])
+    assert "may not make this change" in refusal, refusal
+    assert pg.env.row(pg.admin, "cases", escalated[1])["status"] == "escalated"
+    # By hand as the supervisor's login: the take alone is admitted, not with an edit.
+    engine = pg.engine("sue")
+    refusal = _refused(engine, HAND_TAKE.format(edit=", subject = 'changed'"), k=escalated[1])
+    assert "may not make this change" in refusal, refusal
+    with engine.begin() as conn:
+        conn.execute(sa.text(HAND_TAKE.format(edit="")), {"k": escalated[1]})
+    last = ann.history(escalated[1])[-1]
+    assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "sue", "sue")
+    assert pg.env.row(pg.admin, "cases", escalated[1])["wb_locked_by"] == "sue"

@@ -45,6 +45,7 @@ NAMES = (
     "reassign",
     "move",
     "reopen",
+    "take",
     "note",
 )
 # The vendor's tickets put back by a supervisor's reopen (the sample config has none).
@@ -168,10 +169,12 @@ def test_an_operator_writes_a_held_row_only_under_their_own_live_lock_taken_in_t
 
 def test_a_supervisors_transition_is_refused_to_operators_and_needs_a_reason() -> None:
     supervisors = {t.name for t in TRANSITIONS.values() if t.who is Actor.SUPERVISOR}
-    assert supervisors == {"force_release", "reassign", "reopen", "move"}
+    assert supervisors == {"force_release", "reassign", "reopen", "move", "take"}
     for name in supervisors:
         assert TRANSITIONS[name].refusal is errors.NotPermitted, name
-        assert TRANSITIONS[name].reason is workflow.Text.REQUIRED, name
+        # A take is recorded as the supervisor's claim of work to do: no reason, as for any claim.
+        wanted = workflow.Text.NONE if TRANSITIONS[name].event is models.EventKind.CLAIM else workflow.Text.REQUIRED
+        assert TRANSITIONS[name].reason is wanted, name
     # SQL Server: EXECUTE on the procedures carrying them is the supervisors' alone, the rest the operators'.
     q = mssql_sql.demo_queue()
     grants = "\n".join(protocol_mssql.script(mssql_sql.DIALECT, q, "dbo"))
@@ -438,7 +441,8 @@ def test_the_engine_refuses_as_the_table_says(native_env: support.Env) -> None:
         "reopen": lambda actor, reason: sup.reopen(actor, done.key, reason),
         "move": lambda actor, reason: sup.move(actor, {"priority": 1}, reason, keys=[waiting]),
     }
-    assert set(supervisor_calls) == {t.name for t in TRANSITIONS.values() if t.who is Actor.SUPERVISOR}
+    # A take needs no reason, and the demo's cases do not escalate: tests/test_escalate.py refuses it to operators.
+    assert set(supervisor_calls) | {"take"} == {t.name for t in TRANSITIONS.values() if t.who is Actor.SUPERVISOR}
     for name, call in supervisor_calls.items():
         assert TRANSITIONS[name].reason is workflow.Text.REQUIRED
         with pytest.raises(errors.UsageError, match=_reason_needed(name)):

@@ -54,6 +54,7 @@ class RowRule(enum.Enum):
     WAITING = "waiting in this queue's todo, staying waiting (or leaving its scope)"
     FINISHED = "finished: outside this queue's todo"
     COMPLETED_BY_CALLER = "finished by the caller's Complete, the item's last event, its values untouched"
+    ESCALATED = "escalated: outside this queue's todo, holding on_escalate's values"
     EXISTS = "exists"
 
 
@@ -357,6 +358,26 @@ _TABLE: dict[str, Transition] = {
             "reopen", LockRule.FREE, RowRule.FINISHED, EventKind.REOPEN, _W.ON_REOPEN, checks=(_C.ON_REOPEN_SET,)
         ),
         _supervisor("move", LockRule.FREE, RowRule.WAITING, EventKind.MOVE, _W.MOVED_VALUES),
+        # A supervisor takes an escalated item to work it: back in the work (on_reopen's values) under a
+        # fresh lock of his, as after a claim (on_claim's); recorded as his claim, so no reason asked.
+        # The row's UPDATE takes the lock, as undo's does: a lock table (its lock is a row of its own)
+        # and SQL Server's procedures have no take yet.
+        _t(
+            "take",
+            Actor.SUPERVISOR,
+            LockRule.FREE,
+            RowRule.ESCALATED,
+            EventKind.CLAIM,
+            errors.NotPermitted,  # to an operator; an item not (or no longer) escalated: errors.UsageError
+            writes=(_W.ON_REOPEN, _W.LOCK_TAKEN, _W.ON_CLAIM),
+            checks=(_C.ON_ESCALATE_SET, _C.ON_REOPEN_SET, _C.WITHIN_LIMITS),
+            not_in={
+                Rendering.PG_LOCK_TABLE: "a lock-table queue's lock is a row of its own: take, like undo, "
+                "takes it by the queue row's UPDATE (a supervisor reopens, then claims)",
+                Rendering.MSSQL: "no procedure yet: the engine refuses take where SQL Server's procedures "
+                "enforce the queue (a supervisor reopens, then claims)",
+            },
+        ),
         # Anyone may add a note to an item; it is its own record (no audit row).
         _t(
             "note",

@@ -447,6 +447,26 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         if q.on_reopen
         else ""
     )
+    # A supervisor's take: an escalated row nobody holds (out of todo, on_escalate's values) back to work
+    # under a fresh lock of this login's, within the limits, writing exactly on_reopen's and on_claim's
+    # values, recorded as this login's claim.
+    # The row rule ESCALATED: the old row holds on_escalate's values (a user's name: whoever escalated).
+    escalated = r.assigned([b for b in q.on_escalate if b.assignment.kind != "user"], old)
+    escalated += "".join(
+        f" AND {r.col(old, b.column)} IS NOT NULL" for b in q.on_escalate if b.assignment.kind == "user"
+    )
+    # (Check.ON_ESCALATE_SET, ON_REOPEN_SET: a queue without either admits none.)
+    set_up = "true" if q.on_escalate and q.on_reopen else "false"
+    checks = " ".join(
+        workflow_sql.check_mark(c) for c in (workflow.Check.ON_ESCALATE_SET, workflow.Check.ON_REOPEN_SET)
+    )
+    take = f"""
+      {mark("take")} {checks}
+      IF {set_up} AND {rules.who("take")} AND {free_old} AND NOT {todo_old} AND {escalated} AND {fresh}
+          AND {rules.checked("take")} AND {r.unchanged(kept(q, "take"))} AND {r.assigned(values_of(q, "take"))} THEN
+        {record(ev("take"), "login", token_new)}
+        RETURN true;
+      END IF;"""
     body = f"""
 DECLARE
   login text := session_user;
@@ -504,7 +524,7 @@ BEGIN
         END IF;
         {record(ev("claim"), "login", token_new)}
         RETURN true;
-      END IF;{undo}
+      END IF;{undo}{take}
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
     {mark("expire")}

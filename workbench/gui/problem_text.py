@@ -91,6 +91,10 @@ TEMPLATES = (
         'queue {0} does not say how to hand an item to a supervisor: set [queues.{1}.on_escalate] to the values that take it out of the work to do, e.g. status = "escalated"',  # noqa: E501
     ),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reopened; try again"),
+    QT_TRANSLATE_NOOP(
+        "Problem", "{0} {1} is not waiting for a supervisor (taken, reopened or never escalated): nothing to take"
+    ),
+    QT_TRANSLATE_NOOP("Problem", "take is not available on queue {0}: {1}; reopen the item, then claim it"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} is not locked by anyone"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being reassigned; try again"),
     QT_TRANSLATE_NOOP("Problem", "{0} {1} changed while it was being released; try again"),
@@ -101,6 +105,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Problem", "force-release {0} {1}"),
     QT_TRANSLATE_NOOP("Problem", "reassign {0} {1}"),
     QT_TRANSLATE_NOOP("Problem", "reopen {0} {1}"),
+    QT_TRANSLATE_NOOP("Problem", "take {0} {1}"),
     QT_TRANSLATE_NOOP("Problem", "move items of {0}"),
     QT_TRANSLATE_NOOP("Problem", "publish queue settings"),
     QT_TRANSLATE_NOOP("Problem", "change groups (here: add {0} to {1})"),
