@@ -358,3 +358,31 @@ def test_postgresql_under_grants_admits_take_by_a_supervisor_only(pg: Pg, capsys
     last = ann.history(escalated[1])[-1]
     assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "sue", "sue")
     assert pg.env.row(pg.admin, "cases", escalated[1])["wb_locked_by"] == "sue"
+
+
+def test_workbench_take_on_the_command_line_and_in_the_service(
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`workbench take QUEUE KEY` (supervisors), through the supervisor's service (Supervisor.take)."""
+    from workbench import services
+
+    wb = _demo(native_env)
+    q = wb.queue("cases")
+    _supervisors(wb, "sue")
+    first, second = (q.claim_next("alice")[0].lock for _ in range(2))
+    for lock in (first, second):
+        q.escalate("alice", lock.key, lock.token, "legal threat")
+    took = services.Supervisor(wb, "sue").take("cases", first.key)
+    assert (took.lock.key, took.lock.owner) == (first.key, "sue")
+    path = native_env.write_config(demo.config_text("{url}") + ESCALATE)
+    args = ("--config", path, "escalated", "cases")
+    code, out, err = support.run_cli(capsys, "--user", "sue", *args)
+    assert code == 0 and "then claim by sue" in out and "waiting for a supervisor" in out, (out, err)
+    code, _, err = support.run_cli(capsys, "--config", path, "--user", "bob", "take", "cases", str(second.key))
+    assert code != 0 and "only supervisors may" in err, err
+    code, out, err = support.run_cli(capsys, "--config", path, "--user", "sue", "take", "cases", str(second.key), "-q")
+    assert code == 0, err
+    key, _token = out.split()
+    assert key == str(second.key) and native_env.row(wb, "cases", second.key)["wb_locked_by"] == "sue"
+    code, _, err = support.run_cli(capsys, "--config", path, "--user", "sue", "take", "cases", str(second.key))
+    assert code != 0 and "not waiting for a supervisor" in err, err

@@ -92,6 +92,40 @@ def test_the_console_lists_the_escalated_items_and_opens_their_history(
         wb.close()
 
 
+def test_the_console_takes_an_escalated_item(qtbot: Any, demo_config: Any, tmp_path: Path) -> None:
+    """The Escalated tab's Take: the selected item becomes the supervisor's (a fresh lock, as after a
+    claim) and leaves the list; without a selection there is nothing to take."""
+    from workbench.db import service
+    from workbench.gui import app as gui_app
+    from workbench.gui import supervisor
+
+    gui_app.application()
+    wb = service.Workbench.open(with_queue(demo_config, "cases", on_escalate=ESCALATED))
+    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600, changes_seconds=0)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        q = wb.queue("cases")
+        first, second = (q.claim_next(user)[0].lock for user in ("ann", "bob"))
+        q.escalate("ann", first.key, first.token, "legal threat")
+        q.escalate("bob", second.key, second.token, "angry customer")
+        window.tabs.setCurrentIndex(5)
+        qtbot.waitUntil(lambda: window.escalated.rowCount() == 2, timeout=20_000)
+        assert window.take_button.isVisibleTo(window) and not window.take_button.isEnabled()
+        window.escalated.selectRow(1)  # ann's, the older
+        assert window.take_button.isEnabled()
+        window.grab().save(str(tmp_path / "console-take.png"))
+        qtbot.mouseClick(window.take_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: window.escalated.rowCount() == 1, timeout=20_000)
+        assert q.show(first.key).lock is not None and q.show(first.key).lock.owner == "sup"  # type: ignore[union-attr]
+        assert str(first.key) in window.status.text() and "sup" not in window.escalated.item(0, 2).text()  # type: ignore[union-attr]
+        window.grab().save(str(tmp_path / "console-taken.png"))
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        wb.close()
+
+
 def test_the_operator_sees_what_became_of_his_escalations(
     qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path
 ) -> None:

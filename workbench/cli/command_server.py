@@ -50,6 +50,7 @@ COMMANDS = frozenset(
         "escalate",
         "escalated",
         "reopen",
+        "take",
         "undo",
         "move",
         "extend",

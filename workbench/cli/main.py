@@ -203,6 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
             key=True,
         )
     )
+    _quiet(
+        add(
+            "take",
+            "take an escalated item to work it: yours, with a fresh lock, as after a claim (supervisors)",
+            key=True,
+        )
+    )
     p = add("reopen", "put a finished item back to waiting with the queue's on_reopen values (supervisors)", key=True)
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (kept in the item's history)")
     p = add(
@@ -719,6 +726,13 @@ def cmd_undo(args: argparse.Namespace, as_json: bool) -> int:
     return _claimed(args, as_json, op, result)
 
 
+def cmd_take(args: argparse.Namespace, as_json: bool) -> int:
+    wb, sup = _supervisor(args)
+    with wb:
+        result = sup.take(args.queue, args.key)
+    return _claimed(args, as_json, sup, result)
+
+
 def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
     wb, sup = _supervisor(args)
     with wb:
@@ -961,6 +975,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "escalate": cmd_escalate,
     "escalated": cmd_escalated,
     "reopen": cmd_reopen,
+    "take": cmd_take,
     "undo": cmd_undo,
     "move": cmd_move,
     "extend": cmd_extend,

@@ -327,8 +327,8 @@ class SupervisorWindow(QMainWindow):
         return page
 
     def _escalated_tab(self) -> QWidget:
-        """The items operators handed to a supervisor and nobody took up yet (a double click: its history,
-        where Reopen puts it back to work)."""
+        """The items operators handed to a supervisor and nobody took up yet (Take: the selected one is the
+        supervisor's to work; a double click: its history, where Reopen puts it back to work)."""
         page = QWidget()
         layout = QVBoxLayout(page)
         self.escalated = _table(
@@ -347,7 +347,41 @@ class SupervisorWindow(QMainWindow):
         self.escalated.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.escalated.cellDoubleClicked.connect(self._history_of_escalated)
         layout.addWidget(self.escalated, 1)
+        bar = QHBoxLayout()
+        self.take_button = QPushButton(self.tr("Take"))
+        self.take_button.setObjectName("take_button")
+        self.take_button.setToolTip(
+            self.tr("Take the selected item to work it: it is yours, with a fresh lock, as after a claim")
+        )
+        self.take_button.setEnabled(False)  # until an item is selected
+        self.take_button.clicked.connect(self.take)
+        self.escalated.itemSelectionChanged.connect(
+            lambda: self.take_button.setEnabled(bool(self.escalated.selectionModel().selectedRows()))
+        )
+        bar.addStretch(1)
+        bar.addWidget(self.take_button)
+        layout.addLayout(bar)
         return page
+
+    @Slot()
+    def take(self) -> None:
+        """Take the escalated item selected (the table's take); then list the escalated items again."""
+        chosen = self.escalated.selectionModel().selectedRows()
+        if not chosen or not 0 <= chosen[0].row() < len(self._escalated_rows):
+            return
+        escalated = self._escalated_rows[chosen[0].row()]
+        name, key = escalated.queue, escalated.key
+
+        def done(_: Any) -> None:
+            self._say(self.tr("{0} {1} is yours now: work it in the workbench window.").format(self.titles[name], key))
+            self.refresh()
+
+        def failed(exc: BaseException) -> None:
+            QMessageBox.warning(self, "workbench", self.tr("Not taken: {0}").format(self._text_of(exc)))
+            self.refresh()
+
+        self.take_button.setEnabled(False)
+        self.dispatcher.call(lambda: self.service.take(name, key), done, failed)
 
     def _show_escalated(self, found: list[Any]) -> None:
         self._escalated_rows = found

@@ -2076,6 +2076,14 @@ Konfiguration: {1}</translation>
         <translation>{0} {1} wurde geändert, während es wieder geöffnet wurde; versuchen Sie es erneut</translation>
     </message>
     <message>
+        <source>{0} {1} is not waiting for a supervisor (taken, reopened or never escalated): nothing to take</source>
+        <translation>{0} {1} wartet nicht auf einen Supervisor (übernommen, wieder geöffnet oder nie eskaliert): nichts zu übernehmen</translation>
+    </message>
+    <message>
+        <source>take is not available on queue {0}: {1}; reopen the item, then claim it</source>
+        <translation>Übernehmen ist in der Queue {0} nicht möglich: {1}; öffnen Sie den Eintrag wieder und nehmen Sie ihn dann</translation>
+    </message>
+    <message>
         <source>{0} {1} is not locked by anyone</source>
         <translation>{0} {1} ist von niemandem gesperrt</translation>
     </message>
@@ -2102,6 +2110,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>reopen {0} {1}</source>
         <translation>{0} {1} wieder öffnen</translation>
+    </message>
+    <message>
+        <source>take {0} {1}</source>
+        <translation>{0} {1} übernehmen</translation>
     </message>
     <message>
         <source>move items of {0}</source>
@@ -2764,6 +2776,22 @@ Konfiguration: {1}</translation>
     <message>
         <source>Escalated items</source>
         <translation>An Supervisor übergebene Einträge</translation>
+    </message>
+    <message>
+        <source>Take</source>
+        <translation>Übernehmen</translation>
+    </message>
+    <message>
+        <source>Take the selected item to work it: it is yours, with a fresh lock, as after a claim</source>
+        <translation>Den gewählten Eintrag zur Bearbeitung übernehmen: er gehört Ihnen, mit einer neuen Sperre, wie nach dem Nehmen</translation>
+    </message>
+    <message>
+        <source>{0} {1} is yours now: work it in the workbench window.</source>
+        <translation>{0} {1} gehört jetzt Ihnen: bearbeiten Sie ihn im Workbench-Fenster.</translation>
+    </message>
+    <message>
+        <source>Not taken: {0}</source>
+        <translation>Nicht übernommen: {0}</translation>
     </message>
     <message>
         <source>Event</source>

@@ -2076,6 +2076,14 @@ Configuration : {1}</translation>
         <translation>{0} {1} a changé pendant sa réouverture ; réessayez</translation>
     </message>
     <message>
+        <source>{0} {1} is not waiting for a supervisor (taken, reopened or never escalated): nothing to take</source>
+        <translation>{0} {1} n’attend pas de superviseur (pris en charge, rouvert ou jamais escaladé) : rien à prendre</translation>
+    </message>
+    <message>
+        <source>take is not available on queue {0}: {1}; reopen the item, then claim it</source>
+        <translation>la prise en charge n’est pas disponible dans la file {0} : {1} ; rouvrez l’élément, puis prenez-le</translation>
+    </message>
+    <message>
         <source>{0} {1} is not locked by anyone</source>
         <translation>{0} {1} n&apos;est verrouillé par personne</translation>
     </message>
@@ -2102,6 +2110,10 @@ Configuration : {1}</translation>
     <message>
         <source>reopen {0} {1}</source>
         <translation>rouvrir {0} {1}</translation>
+    </message>
+    <message>
+        <source>take {0} {1}</source>
+        <translation>prendre en charge {0} {1}</translation>
     </message>
     <message>
         <source>move items of {0}</source>
@@ -2764,6 +2776,22 @@ Configuration : {1}</translation>
     <message>
         <source>Escalated items</source>
         <translation>Éléments confiés à un superviseur</translation>
+    </message>
+    <message>
+        <source>Take</source>
+        <translation>Prendre en charge</translation>
+    </message>
+    <message>
+        <source>Take the selected item to work it: it is yours, with a fresh lock, as after a claim</source>
+        <translation>Prendre en charge l’élément sélectionné pour le traiter : il est à vous, avec un nouveau verrou, comme après une prise</translation>
+    </message>
+    <message>
+        <source>{0} {1} is yours now: work it in the workbench window.</source>
+        <translation>{0} {1} est à vous maintenant : traitez-le dans la fenêtre workbench.</translation>
+    </message>
+    <message>
+        <source>Not taken: {0}</source>
+        <translation>Non pris en charge : {0}</translation>
     </message>
     <message>
         <source>Event</source>

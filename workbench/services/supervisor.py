@@ -92,6 +92,14 @@ class Supervisor(Service):
         """Put a finished item back to waiting (the queue's on_reopen values), with a reason."""
         self.wb.supervision(queue).reopen(self.user, key, reason)
 
+    def take(self, queue: str, key: Any) -> models.Claim:
+        """Take an escalated item to work it: the supervisor's, with a fresh lock, as after a claim."""
+        return self.wb.supervision(queue).take(self.user, key)
+
+    def lock_columns(self, queue: str) -> set[str]:
+        """The queue's lock columns: what a listing of an item's fields leaves out."""
+        return {c.name for c in self.wb.queue(queue).q.lock_columns}
+
     def move(
         self,
         queue: str,
