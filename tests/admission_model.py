@@ -27,6 +27,7 @@ class QueueModel:
     on_claim: Mapping[str, Any]
     on_release: Mapping[str, Any]
     on_reopen: Mapping[str, Any]
+    on_escalate: Mapping[str, Any]
     outcomes: Mapping[str, Mapping[str, Any]]
     reason_writes: tuple[Mapping[str, Any], ...]
     notes_required: frozenset[str]
@@ -62,6 +63,7 @@ class QueueModel:
             on_claim=values(q.on_claim),
             on_release=values(q.on_release),
             on_reopen=values(q.on_reopen),
+            on_escalate=values(q.on_escalate),
             outcomes={name: values(group) for name, group in q.outcomes.items()},
             reason_writes=tuple(values(group) for group in q.reason_writes.values()),
             notes_required=frozenset(q.config.notes_required),
@@ -187,6 +189,8 @@ def _alternatives(t: workflow.Transition, q: QueueModel) -> list[tuple[dict[str,
         base.update(q.on_claim)  # the claim's values win over reopen's (an undo)
     if Write.ON_RELEASE in w:
         base.update(q.on_release)
+    if Write.ON_ESCALATE in w:
+        base.update(q.on_escalate)
     alternatives = [base]
     if Write.REASON_VALUES in w:
         alternatives += [{**base, **reason} for reason in q.reason_writes]
@@ -232,6 +236,8 @@ def _check(c: Check, q: QueueModel, before: Snapshot, new: Lock) -> bool:
         return before.last_age is not None and before.last_age <= q.undo_within_seconds
     if c is Check.ON_REOPEN_SET:
         return bool(q.on_reopen)
+    if c is Check.ON_ESCALATE_SET:
+        return bool(q.on_escalate)
     if c is Check.REVIEWED_OUTCOME:
         return q.reviewing  # a verdict (review_accept, review_send_back) only in a reviewing queue
     if c is Check.OTHER_USER:
@@ -279,7 +285,8 @@ def readings(
                 LockRule.OWN_LIVE_HERE: old.user == caller and old.live and here,
                 LockRule.STALE_HERE: old.stale and here,
                 LockRule.HELD_HERE: not old.free and here,
-                LockRule.FREE: old.free and new_lock.free,
+                # Free before; after too, unless the transition takes the lock (an undo, a take).
+                LockRule.FREE: old.free and (new_lock.free or Write.LOCK_TAKEN in t.writes),
                 LockRule.ANY: True,
             }[t.lock]
             if not lock_ok or not _lock_written(t, old, new_lock, caller, lenient):
@@ -296,6 +303,11 @@ def readings(
                 and before.last_queue == q.name
                 and before.last_outcome in q.outcomes
                 and _holds(q.outcomes[before.last_outcome], row, caller),
+                # Out of todo, holding on_escalate's values (a user's: whoever escalated).
+                RowRule.ESCALATED: bool(q.on_escalate)
+                and not q.in_todo(row)
+                and _holds({c: v for c, v in q.on_escalate.items() if v != "<user>"}, row, caller)
+                and all(row.get(c) is not None for c, v in q.on_escalate.items() if v == "<user>"),
                 RowRule.EXISTS: True,
             }[t.row]
             if not row_ok or not all(_check(c, q, before, new_lock) for c in t.checks):

@@ -19,16 +19,12 @@ DIALECT = mssql_sql.DIALECT
 
 def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     """The script's batches, the procedures by operation and the rest under "grants"."""
-    text = text or demo.config_text()
+    text = text or demo.config_text() + mssql_sql.ESCALATE
     q = mssql_sql.bound(text, name)
     reviewed = loader.parse(tomllib.loads(text), "x.toml").reviewed_by(name)  # as `workbench grants` finds it
     found: dict[str, str] = {"grants": ""}
     for batch in protocol_mssql.script(DIALECT, q, "dbo", reviewed):
-        match = re.match(
-            r"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_(next|save|extend|release|complete|defer|note|undo|"
-            r"force_release|reassign|reopen|move)\b",
-            batch,
-        )
+        match = re.match(rf"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_({'|'.join(protocol_mssql.OPERATIONS)})\b", batch)
         if match:
             found[match.group(1)] = batch
         else:
@@ -246,7 +242,7 @@ def test_every_reason_the_table_requires_is_refused_in_the_engines_words() -> No
     needs a reason refuses a blank one with the engine's message; the release's optional one is not."""
     script = batches()
     needs = {name for name in workflow.TRANSITIONS if workflow.needs_reason(name)}
-    assert needs == {"defer", "force_release", "reassign", "reopen", "move"}
+    assert needs == {"defer", "escalate", "force_release", "reassign", "reopen", "move"}
     for name in sorted(needs | {"release"}):
         refusal = ("workbench: " + problems.REASON_NEEDED.format(workflow.command(name))).replace("'", "''")
         checked = f"IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403, N'{refusal}', 1;"

@@ -35,6 +35,7 @@ NAMES = (
     "extend",
     "release",
     "defer",
+    "escalate",
     "complete",
     "review_accept",
     "review_send_back",
@@ -44,6 +45,7 @@ NAMES = (
     "reassign",
     "move",
     "reopen",
+    "take",
     "note",
 )
 # The vendor's tickets put back by a supervisor's reopen (the sample config has none).
@@ -70,10 +72,54 @@ def marked(*texts: str) -> set[str]:
 
 
 def held_to_table(rendering: Rendering, handled: set[str]) -> None:
-    unknown = handled - set(TRANSITIONS)
-    assert not unknown, f"{rendering.value} handles transitions the table does not declare: {sorted(unknown)}"
-    missing = expected(rendering) - handled
-    assert not missing, f"{rendering.value} does not render {sorted(missing)} (core/workflow.py)"
+    """The rendering renders the table's transitions, all and only; else the message names its file."""
+    try:
+        workflow.require_rendered(rendering, handled)
+    except workflow.NotRendered as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+# The files each database rendering marks its branches in (branch_mark calls, read without a server).
+SOURCES = {
+    Rendering.PG_TRIGGER: [DB / "protocol.py"],
+    Rendering.PG_LOCK_TABLE: [DB / "protocol_locks.py"],
+}
+_MARKERS = {"branch_mark", "mark", "branch"}  # protocol.py and protocol_locks.py bind branch_mark so
+
+
+def source_marks(*paths: Path) -> set[str]:
+    """The transitions a module's branch_mark calls name: a name given as text, or a tuple of them
+    starred from a variable (`mark(*completes)`: every text assigned to `completes` in the module)."""
+    found: set[str] = set()
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        texts: dict[str, set[str]] = {}
+        for node in ast.walk(tree):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None
+                else []
+            )
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    value = node.value  # type: ignore[union-attr]
+                    strings = {c.value for c in ast.walk(value) if isinstance(c, ast.Constant)}
+                    texts.setdefault(target.id, set()).update(x for x in strings if isinstance(x, str))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called not in _MARKERS:
+                continue
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.add(arg.value)
+                elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
+                    found |= texts.get(arg.value.id, set()) & set(TRANSITIONS)
+    return found
 
 
 # -- the table itself -----------------------------------------------------------------------
@@ -123,17 +169,19 @@ def test_an_operator_writes_a_held_row_only_under_their_own_live_lock_taken_in_t
 
 def test_a_supervisors_transition_is_refused_to_operators_and_needs_a_reason() -> None:
     supervisors = {t.name for t in TRANSITIONS.values() if t.who is Actor.SUPERVISOR}
-    assert supervisors == {"force_release", "reassign", "reopen", "move"}
+    assert supervisors == {"force_release", "reassign", "reopen", "move", "take"}
     for name in supervisors:
         assert TRANSITIONS[name].refusal is errors.NotPermitted, name
-        assert TRANSITIONS[name].reason is workflow.Text.REQUIRED, name
+        # A take is recorded as the supervisor's claim of work to do: no reason, as for any claim.
+        wanted = workflow.Text.NONE if TRANSITIONS[name].event is models.EventKind.CLAIM else workflow.Text.REQUIRED
+        assert TRANSITIONS[name].reason is wanted, name
     # SQL Server: EXECUTE on the procedures carrying them is the supervisors' alone, the rest the operators'.
     q = mssql_sql.demo_queue()
     grants = "\n".join(protocol_mssql.script(mssql_sql.DIALECT, q, "dbo"))
     for op, carried in protocol_mssql.CARRIES.items():
         role = protocol_mssql.SUPERVISOR_ROLE if set(carried) <= supervisors else protocol_mssql.OPERATOR_ROLE
-        if op in ("defer", "undo"):
-            continue  # the demo's cases neither defer nor undo (the builder leaves them out)
+        if op in ("defer", "undo", "escalate"):
+            continue  # the demo's cases neither defer, undo nor escalate (the builder leaves them out)
         assert f"GRANT EXECUTE ON dbo.wb_cases_{op} TO {role};" in grants, op
 
 
@@ -155,7 +203,7 @@ def test_the_texts_a_transition_requires() -> None:
     every supervisor transition; the guarded writes take the operator's reason for release and defer."""
     configured = {t.name for t in TRANSITIONS.values() if t.note is workflow.Text.CONFIGURED}
     assert configured == {"release", "defer", "complete", "review_accept", "review_send_back"}
-    assert {models.EventKind.RELEASE, models.EventKind.DEFER} == workflow.REASONED
+    assert {models.EventKind.RELEASE, models.EventKind.DEFER, models.EventKind.ESCALATE} == workflow.REASONED
     assert workflow.needs_text(workflow.Text.REQUIRED, lambda: False)
     assert not workflow.needs_text(workflow.Text.OPTIONAL, lambda: True)
     assert workflow.needs_text(workflow.Text.CONFIGURED, lambda: True)
@@ -163,11 +211,69 @@ def test_the_texts_a_transition_requires() -> None:
 
 def test_a_branch_mark_names_only_transitions_of_the_table() -> None:
     assert workflow.branch_mark("claim", "pick") == "-- transition: claim pick"
-    with pytest.raises(KeyError, match="escalate"):
-        workflow.branch_mark("escalate")
+    with pytest.raises(KeyError, match="no_such_transition"):
+        workflow.branch_mark("no_such_transition")
 
 
 # -- the renderings -------------------------------------------------------------------------
+
+
+def _handled_by() -> dict[Rendering, set[str]]:
+    """What each rendering renders, read without a database server: the engine's operations, the
+    branch marks in PostgreSQL's renderings' sources, the procedures SQL Server's script carries."""
+    methods = _db_methods()
+    return {
+        Rendering.PYTHON: {name for name, t in TRANSITIONS.items() if t.operation in methods},
+        **{rendering: source_marks(*paths) for rendering, paths in SOURCES.items()},
+        Rendering.MSSQL: {name for carried in protocol_mssql.CARRIES.values() for name in carried},
+    }
+
+
+def test_every_rendering_renders_the_table_read_without_a_server() -> None:
+    """The fast tier's check of every rendering (the servers' tier reads the installed functions too)."""
+    handled = _handled_by()
+    assert set(handled) == set(Rendering)
+    for rendering, names in handled.items():
+        held_to_table(rendering, names)
+
+
+# A transition added to the table and rendered nowhere yet: each rendering's message names its file.
+_FILES = {
+    Rendering.PYTHON: "workbench/db/workqueue.py",
+    Rendering.PG_TRIGGER: "workbench/db/protocol.py",
+    Rendering.PG_LOCK_TABLE: "workbench/db/protocol_locks.py",
+    Rendering.MSSQL: "workbench/db/protocol_mssql.py",
+}
+
+
+def test_a_transition_missing_from_a_rendering_fails_naming_the_file_to_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 47: adding a transition used to fail first with a bare StopIteration when db/procedures.py
+    was imported. Now each rendering that lacks it says which file to change, and what to add there."""
+    import dataclasses
+
+    probe = dataclasses.replace(TRANSITIONS["defer"], name="probe", operation="probe")
+    monkeypatch.setitem(workflow._TABLE, "probe", probe)
+    handled = _handled_by()
+    for rendering, path in _FILES.items():
+        with pytest.raises(workflow.NotRendered) as refused:
+            workflow.require_rendered(rendering, handled[rendering])
+        said = str(refused.value)
+        assert "'probe'" in said and path in said and "not_in" in said, said
+    # Where the engine looks a transition's procedure up, and where SQL Server's script is generated.
+    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/protocol_mssql\.py.*CARRIES"):
+        protocol_mssql.carrier("probe")
+    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/protocol_mssql\.py"):
+        protocol_mssql.script(mssql_sql.DIALECT, mssql_sql.demo_queue(), "dbo")
+    # Excused with a reason where it cannot be (not_in), it is not asked for there.
+    excused = dataclasses.replace(probe, not_in=dict.fromkeys(Rendering, "a test"))
+    monkeypatch.setitem(workflow._TABLE, "probe", excused)
+    for rendering in Rendering:
+        workflow.require_rendered(rendering, _handled_by()[rendering])
+    # A rendering naming a transition the table does not know is refused as well.
+    with pytest.raises(workflow.NotRendered, match=r"workbench/db/protocol\.py \(.*\) renders 'nothing'"):
+        workflow.require_rendered(Rendering.PG_TRIGGER, {*_handled_by()[Rendering.PG_TRIGGER], "nothing"})
 
 
 def _db_methods() -> set[str]:
@@ -218,6 +324,7 @@ def _procedure(script: str, name: str) -> str:
 
 def test_sql_servers_procedures_render_every_transition() -> None:
     text = demo.config_text().replace("[queues.cases]\n", "[queues.cases]\nallow_defer = true\nundo_within = 600\n")
+    text += '\n[queues.cases.on_escalate]\nstatus = "escalated"\n'  # escalate's procedure (Check.ON_ESCALATE_SET)
     scripts = [_mssql_script(text, name) for name in ("cases", "imports", "imports_review")]
     held_to_table(Rendering.MSSQL, marked(*scripts))
     # Four eyes: the reviewing queue's claim never serves the doer their own work (Check.NOT_DOER).
@@ -334,7 +441,8 @@ def test_the_engine_refuses_as_the_table_says(native_env: support.Env) -> None:
         "reopen": lambda actor, reason: sup.reopen(actor, done.key, reason),
         "move": lambda actor, reason: sup.move(actor, {"priority": 1}, reason, keys=[waiting]),
     }
-    assert set(supervisor_calls) == {t.name for t in TRANSITIONS.values() if t.who is Actor.SUPERVISOR}
+    # A take needs no reason, and the demo's cases do not escalate: tests/test_escalate.py refuses it to operators.
+    assert set(supervisor_calls) | {"take"} == {t.name for t in TRANSITIONS.values() if t.who is Actor.SUPERVISOR}
     for name, call in supervisor_calls.items():
         assert TRANSITIONS[name].reason is workflow.Text.REQUIRED
         with pytest.raises(errors.UsageError, match=_reason_needed(name)):

@@ -421,6 +421,14 @@ SCENARIOS: dict[str, Scenario] = {
         check=lambda b, ctx, _: _owner(b, ctx.key, None),
         extra={"missing_reason": Case(_held, lambda b, ctx: _defer(b, "ann", ctx.lock, " "), UsageError)},
     ),
+    # Escalate: handed to a supervisor with a reason, on_escalate's status (out of todo).
+    "escalate": lock_writes(
+        "escalate",
+        lambda b, user, lock: b.operator(user).escalate(lock, REASON),
+        "escalate",
+        check=lambda b, ctx, _: _status(b, ctx.key, "escalated"),
+        extra={"missing_reason": Case(_held, lambda b, ctx: b.operator("ann").escalate(ctx.lock, " "), UsageError)},
+    ),
     "complete": lock_writes(
         "complete",
         lambda b, user, lock: b.operator(user).complete(lock, OUTCOME[lock.queue], note=NOTE),
@@ -757,7 +765,7 @@ def test_every_transition_has_a_scenario() -> None:
     """The names the workflow table (workbench/core/workflow.py, `TRANSITIONS`) keys its transitions by, each
     with a scenario here; once that table exists, the two must name the same transitions."""
     names = {
-        "claim", "pick", "save", "extend", "release", "defer", "complete", "review_accept",
+        "claim", "pick", "save", "extend", "release", "defer", "escalate", "complete", "review_accept",
         "review_send_back", "undo", "expire", "force_release", "reassign", "move", "reopen", "note",
     }  # fmt: skip
     assert set(SCENARIOS) == names

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 from typing import Any
 
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from tests.gui.test_supervisor import console  # noqa: F401  (the fixture: a console on the demo)
+from workbench.core import models
 from workbench.gui import dialogs, hotkeys, main_window, shortcuts_dialog
 from workbench.services import operator
 
@@ -66,6 +68,12 @@ def test_the_operator_window_names_every_control(qtbot: Any, open_window: Any, d
     assert unnamed(window) == []
 
 
+# An escalate (its own newest event: waiting for a supervisor), for the dialog that lists them.
+_escalate = models.Event(
+    1, "cases", "7", models.EventKind.ESCALATE, "ann", "ann", None, dt.datetime(2026, 1, 1), reason="legal"
+)
+
+
 def test_the_operators_dialogs_name_every_control(qtbot: Any) -> None:
     for dialog in (
         dialogs.ReleaseDialog("Helpdesk cases 7", True, note_required=True),
@@ -80,6 +88,7 @@ def test_the_operators_dialogs_name_every_control(qtbot: Any) -> None:
                 waiting=1,
             )
         ),
+        dialogs.EscalationsDialog([(_escalate, _escalate)], lambda event: ""),
     ):
         qtbot.addWidget(dialog)
         dialog.show()
@@ -286,6 +295,7 @@ WALKED = {
     "DeferDialog",
     "NoteDialog",
     "PickDialog",
+    "EscalationsDialog",
     "DraftDialog",
     "ShortcutsDialog",
     "ReopenDialog",

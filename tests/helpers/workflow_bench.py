@@ -57,7 +57,7 @@ class Shape:
 
     def value(self, state: str) -> Any:
         """A status value: text, or the number shape 4 keeps for it."""
-        return {"new": 0, "done": 1, "to_review": 3, "active": 4}[state] if self.numeric else state
+        return {"new": 0, "done": 1, "to_review": 3, "active": 4, "escalated": 5}[state] if self.numeric else state
 
 
 def _micro_time() -> sa.types.TypeEngine[Any]:
@@ -112,7 +112,7 @@ def config_text(url: str, shape_name: str, pooler: str = "none") -> str:
     """The three queues over table `items` in shape `shape_name`, the database at `url` (through a
     transaction pooler: `pooler = "transaction"`)."""
     shape = SHAPE_SPECS[shape_name]
-    v = {state: _literal(shape.value(state)) for state in ("new", "done", "to_review", "active")}
+    v = {state: _literal(shape.value(state)) for state in ("new", "done", "to_review", "active", "escalated")}
     status_driven = (
         f"\n[queues.{{q}}.on_claim]\nstatus = {v['active']}\n\n[queues.{{q}}.on_release]\nstatus = {v['new']}\n"
         if shape.status_driven
@@ -127,7 +127,10 @@ def config_text(url: str, shape_name: str, pooler: str = "none") -> str:
             f'[queues.{name}]\ntable = "items"\nkey = "id"\norder = ["id"]\n'
             f'lock_duration = "{LOCK_MINUTES}m"\nrelease_cooldown = "0s"\n{extra}\n'
             f"[queues.{name}.lock]\n{shape.lock}\n"
-            f"[queues.{name}.todo]\nstatus = [{', '.join(todo_values)}]\n" + claims + outcomes.replace("{q}", name)
+            f"[queues.{name}.todo]\nstatus = [{', '.join(todo_values)}]\n"
+            + claims
+            + f"\n[queues.{name}.on_escalate]\nstatus = {v['escalated']}\n"  # an escalated item waits for a supervisor
+            + outcomes.replace("{q}", name)
         )
 
     main = queue(

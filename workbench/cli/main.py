@@ -185,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown in the history)")
     _note(p)
     add("deferred", "the items deferred to a time still to come, soonest first")
+    p = add("escalate", "hand an item you hold to a supervisor, with the queue's on_escalate values", key=True)
+    _token(p)
+    p.add_argument("--reason", metavar="TEXT", required=True, help="why (shown to the supervisor and in the history)")
+    p = add("escalated", "the items handed to a supervisor, newest first, and what became of each")
+    p.add_argument("--mine", action="store_true", help="only the items you escalated")
     p = add("extend", "extend your lock by the queue's lock duration", key=True)
     _token(p)
     add("mine", "list your locks in a queue")
@@ -195,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
         add(
             "undo",
             "take back your Complete of an item within the queue's undo_within: it is yours again, with a fresh lock",
+            key=True,
+        )
+    )
+    _quiet(
+        add(
+            "take",
+            "take an escalated item to work it: yours, with a fresh lock, as after a claim (supervisors)",
             key=True,
         )
     )
@@ -676,11 +688,49 @@ def cmd_defer(args: argparse.Namespace, as_json: bool) -> int:
     return 0
 
 
+def cmd_escalate(args: argparse.Namespace, as_json: bool) -> int:
+    wb, op = _operator(args)
+    with wb:
+        op.escalate(_held(args), args.reason)
+        key = op.key_of(args.queue, args.key)
+    if as_json:
+        output.dump_json({"queue": args.queue, "key": key, "escalated": True, "reason": args.reason})
+    else:
+        print(f"escalated {args.queue} {args.key}: handed to a supervisor")
+    return 0
+
+
+def cmd_escalated(args: argparse.Namespace, as_json: bool) -> int:
+    wb, op = _operator(args, acting=args.mine)  # --mine asks who you are; the list alone names nobody
+    with wb:
+        rows = op.escalations(args.queue, mine=args.mine)
+    if as_json:
+        output.dump_json([{"escalate": e.to_dict(), "since": last.to_dict()} for e, last in rows])
+    elif not rows:
+        print(f"no items of {args.queue} were escalated" + (" by you" if args.mine else ""))
+    else:
+        for e, last in rows:
+            since = (
+                "waiting for a supervisor"
+                if last.id == e.id
+                else f"then {last.kind.value.replace('_', '-')} by {last.actor} at {output.when(last.at)}"
+            )
+            print(f"{e.key}  by {e.actor} at {output.when(e.at)}: {e.reason}  ({since})")
+    return 0
+
+
 def cmd_undo(args: argparse.Namespace, as_json: bool) -> int:
     wb, op = _operator(args)
     with wb:
         result = op.undo_complete(args.queue, args.key)
     return _claimed(args, as_json, op, result)
+
+
+def cmd_take(args: argparse.Namespace, as_json: bool) -> int:
+    wb, sup = _supervisor(args)
+    with wb:
+        result = sup.take(args.queue, args.key)
+    return _claimed(args, as_json, sup, result)
 
 
 def cmd_reopen(args: argparse.Namespace, as_json: bool) -> int:
@@ -922,7 +972,10 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "release": cmd_release,
     "defer": cmd_defer,
     "deferred": cmd_deferred,
+    "escalate": cmd_escalate,
+    "escalated": cmd_escalated,
     "reopen": cmd_reopen,
+    "take": cmd_take,
     "undo": cmd_undo,
     "move": cmd_move,
     "extend": cmd_extend,

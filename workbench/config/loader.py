@@ -426,6 +426,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         defer_owner_first_seconds=values["defer_owner_first"],
         allow_defer=values["allow_defer"],
         on_reopen=_parse_assignments(reader, data.get("on_reopen", {}), f"{key}.on_reopen"),
+        on_escalate=_parse_assignments(reader, data.get("on_escalate", {}), f"{key}.on_escalate"),
         undo_within_seconds=values["undo_within"],
         review=_parse_review(reader, data["review"], outcomes, f"{key}.review") if "review" in data else None,
         filter_by=filter_by,

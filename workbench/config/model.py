@@ -176,6 +176,7 @@ class QueueConfig:
     defer_owner_first_seconds: int = _QUEUE["defer_owner_first"]  # a due deferred item goes to its operator first
     allow_defer: bool = _QUEUE["allow_defer"]  # operators may defer; the claim then consults workbench_deferrals
     on_reopen: tuple[Assignment, ...] = ()  # what a supervisor's reopen writes (empty: reopen is refused)
+    on_escalate: tuple[Assignment, ...] = ()  # what an operator's escalate writes (empty: escalate is refused)
     undo_within_seconds: int = _QUEUE["undo_within"]  # how long after a Complete its operator may undo it
     review: Review | None = None  # which completions another queue reviews
     # A review queue's labels from the queue it reviews (set by the loader), for columns it labels not itself.

@@ -337,6 +337,13 @@ QUEUE: tuple[Setting, ...] = (
         "every `todo` column to a waiting value (without it, reopen is refused)",
     ),
     Setting(
+        "on_escalate",
+        "assignments",
+        (),
+        "columns an operator's `escalate` writes to hand the item he holds to a supervisor: at least one "
+        "`todo` column out of its waiting values, so that it is not served again (without it, escalate is refused)",
+    ),
+    Setting(
         "outcomes",
         "outcomes",
         REQUIRED,

@@ -23,6 +23,7 @@ class EventKind(str, enum.Enum):
     DEFER = "defer"
     REOPEN = "reopen"
     UNDO = "undo"  # a Complete taken back by the one who made it
+    ESCALATE = "escalate"  # an operator handed the item he held to a supervisor, with a reason
     MOVE = "move"  # a supervisor changed a waiting item's values (another category, tier, queue)
 
 

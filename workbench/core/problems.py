@@ -77,7 +77,15 @@ REOPEN_NOT_SET = (
     "queue {0} does not say how to reopen an item: set [queues.{1}.on_reopen] to the values that make "
     'it wait again, e.g. status = "open"'
 )
+# An operator's escalate (WorkQueue.escalate): {0} the queue, {1} its name in the config.
+ESCALATE_NOT_SET = (
+    "queue {0} does not say how to hand an item to a supervisor: set [queues.{1}.on_escalate] to the values "
+    'that take it out of the work to do, e.g. status = "escalated"'
+)
 CHANGED_REOPENING = "{0} {1} changed while it was being reopened; try again"
+# A supervisor's take of an escalated item (Supervision.take): {0} the queue, {1} the item.
+TAKE_NOT_ESCALATED = "{0} {1} is not waiting for a supervisor (taken, reopened or never escalated): nothing to take"
+TAKE_NOT_AVAILABLE = "take is not available on queue {0}: {1}; reopen the item, then claim it"
 # A supervisor's force-release, reassign and move.
 NOT_LOCKED = "{0} {1} is not locked by anyone"
 CHANGED_REASSIGNING = "{0} {1} changed while it was being reassigned; try again"
@@ -91,6 +99,7 @@ MOVE_FINISHES = (
 DO_FORCE_RELEASE = "force-release {0} {1}"
 DO_REASSIGN = "reassign {0} {1}"
 DO_REOPEN = "reopen {0} {1}"
+DO_TAKE = "take {0} {1}"
 DO_MOVE = "move items of {0}"
 # Not about a queue: the user whose group changes and the group; the role and the user.
 DO_PUBLISH = "publish queue settings"

@@ -54,6 +54,7 @@ class RowRule(enum.Enum):
     WAITING = "waiting in this queue's todo, staying waiting (or leaving its scope)"
     FINISHED = "finished: outside this queue's todo"
     COMPLETED_BY_CALLER = "finished by the caller's Complete, the item's last event, its values untouched"
+    ESCALATED = "escalated: outside this queue's todo, holding on_escalate's values"
     EXISTS = "exists"
 
 
@@ -70,6 +71,7 @@ class Check(enum.Enum):
     UNDO_WINDOW = "within the queue's undo_within"
     ON_REOPEN_SET = "the queue says how an item goes back to work (on_reopen)"
     OTHER_USER = "the new holder is someone else"
+    ON_ESCALATE_SET = "the queue says how an item is handed to a supervisor (on_escalate)"
 
 
 class Write(enum.Enum):
@@ -88,6 +90,7 @@ class Write(enum.Enum):
     REVIEW_VERDICT = "the reviewer's verdict on the review record"
     REVIEW_WITHDRAWN = "an undone Complete's review withdrawn"
     ON_REOPEN = "the queue's on_reopen values"
+    ON_ESCALATE = "the queue's on_escalate values (out of todo: for a supervisor)"
     MOVED_VALUES = "a supervisor's values (category, tier, queue)"
     DEFERRAL = "the item's deferral (until, reason)"
     DEFERRAL_FORGOTTEN = "the item's deferral forgotten"
@@ -111,6 +114,42 @@ class Rendering(enum.Enum):
     PG_TRIGGER = "db/protocol.py: the queue's check function"
     PG_LOCK_TABLE = "db/protocol_locks.py: a lock-table queue's checks"
     MSSQL = "db/protocol_mssql.py: the queue's procedures"
+
+
+# What to add to a rendering for a transition it lacks (NotRendered says it).
+_TO_ADD: Mapping[Rendering, str] = MappingProxyType(
+    {
+        Rendering.PYTHON: "its `operation`, a method of the engine (db/workqueue.py for an operator's, "
+        "db/supervision.py for a supervisor's; a write under the caller's own lock through guarded.Shape.of)",
+        Rendering.PG_TRIGGER: "a branch of protocol._queue_check marked workflow.branch_mark(NAME)",
+        Rendering.PG_LOCK_TABLE: "a branch of protocol_locks.lock_check or item_check marked "
+        "workflow.branch_mark(NAME)",
+        Rendering.MSSQL: "a procedure carrying it (protocol_mssql.CARRIES and its _Builder method)",
+    }
+)
+
+
+class NotRendered(LookupError):
+    """A rendering and the table disagree: a transition of the table it does not render (or one it
+    renders that the table does not know). The message names the file to change."""
+
+    def __init__(self, rendering: Rendering, missing: Iterable[str] = (), unknown: Iterable[str] = ()) -> None:
+        self.rendering, self.missing, self.unknown = rendering, sorted(missing), sorted(unknown)
+        file, _, what = rendering.value.partition(": ")
+        where = f"workbench/{file}" + (f" ({what})" if what else "")
+        said = []
+        if self.missing:
+            said.append(
+                f"core/workflow.py declares {', '.join(map(repr, self.missing))} but {where} does not render "
+                f"{'it' if len(self.missing) == 1 else 'them'}: "
+                f"add {_TO_ADD[rendering]}, or say why it cannot be there in its row's `not_in` "
+                "(docs/develop/workflow.md, 'Where a new transition goes')"
+            )
+        if self.unknown:
+            said.append(
+                f"{where} renders {', '.join(map(repr, self.unknown))}, which core/workflow.py does not declare"
+            )
+        super().__init__("; ".join(said))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,120 +254,150 @@ _FINISH = (_W.LOCK_CLEARED, _W.EDITS, _W.OUTCOME, _W.NOTE)
 _VERDICT = {"checks": (_C.NOT_DOER, _C.REVIEWED_OUTCOME), "note": Text.CONFIGURED, "same_change_as": "complete"}
 _GIVE_BACK = (_W.LOCK_CLEARED, _W.ON_RELEASE, _W.NOTE)
 
-TRANSITIONS: Mapping[str, Transition] = MappingProxyType(
-    {
-        t.name: t
-        for t in (
-            _claim("claim", operation="claim_next"),
-            _claim("pick", _C.ALLOW_PICK, same_change_as="claim", operation="claim"),
-            _own("save", EventKind.SAVE, _W.EDITS),
-            # errors.ExtendLimitReached where only the limit is in the way.
-            _own("extend", EventKind.EXTEND, _W.LOCK_EXTENDED, checks=(_C.WITHIN_LIMITS,)),
-            _own(
-                "release",
-                EventKind.RELEASE,
-                *_GIVE_BACK,
-                _W.REASON_VALUES,
-                _W.COOLDOWN,
-                _W.DEFERRAL_FORGOTTEN,
-                note=Text.CONFIGURED,
-                reason=Text.OPTIONAL,
-            ),
-            _own(
-                "defer",
-                EventKind.DEFER,
-                *_GIVE_BACK,
-                _W.DEFERRAL,
-                checks=(_C.ALLOW_DEFER,),
-                note=Text.CONFIGURED,
-                reason=Text.REQUIRED,
-            ),
-            _own(
-                "complete",
-                EventKind.COMPLETE,
-                *_FINISH,
-                _W.REVIEW_HANDOVER,
-                checks=(_C.FIRST_ITEMS_REVIEWED,),
-                note=Text.CONFIGURED,
-            ),
-            _own("review_accept", EventKind.COMPLETE, *_FINISH, _W.REVIEW_VERDICT, operation="complete", **_VERDICT),
-            # A sent-back item is deferred to its doer.
-            _own(
-                "review_send_back",
-                EventKind.COMPLETE,
-                *_FINISH,
-                _W.REVIEW_VERDICT,
-                _W.DEFERRAL,
-                operation="complete",
-                **_VERDICT,
-            ),
-            _t(
-                "undo",
-                Actor.OPERATOR,
-                LockRule.FREE,
-                RowRule.COMPLETED_BY_CALLER,
-                EventKind.UNDO,
-                errors.UsageError,
-                writes=(_W.ON_REOPEN, _W.LOCK_TAKEN, _W.ON_CLAIM, _W.REVIEW_WITHDRAWN),
-                checks=(_C.UNDO_WINDOW, _C.ON_REOPEN_SET, _C.WITHIN_LIMITS),
-                also=(EventKind.CLAIM,),
-                not_in={Rendering.PG_LOCK_TABLE: "a lock-table queue has no undo (a supervisor reopens)"},
-                operation="undo_complete",
-            ),
-            # Whoever notices a run-out lock gives it back (a sweep, or a claim taking the row); the
-            # holder learns they lost it.
-            _t(
-                "expire",
-                Actor.CLOCK,
-                LockRule.STALE_HERE,
-                RowRule.HELD,
-                EventKind.EXPIRE,
-                errors.LockLost,
-                writes=(_W.LOCK_CLEARED, _W.ON_RELEASE),
-                operation="sweep",
-            ),
-            _supervisor(
-                "force_release",
-                LockRule.HELD_HERE,
-                RowRule.HELD,
-                EventKind.FORCE_RELEASE,
-                _W.LOCK_CLEARED,
-                _W.ON_RELEASE,
-            ),
-            _supervisor(
-                "reassign",
-                LockRule.HELD_HERE,
-                RowRule.HELD,
-                EventKind.REASSIGN,
-                _W.LOCK_HANDED,
-                # In a reviewing queue the new holder is not the doer either (four eyes), as for a claim.
-                checks=(_C.OTHER_USER, _C.NOT_DOER, _C.WITHIN_LIMITS),
-                also=(EventKind.CLAIM,),
-            ),
-            _supervisor(
-                "reopen", LockRule.FREE, RowRule.FINISHED, EventKind.REOPEN, _W.ON_REOPEN, checks=(_C.ON_REOPEN_SET,)
-            ),
-            _supervisor("move", LockRule.FREE, RowRule.WAITING, EventKind.MOVE, _W.MOVED_VALUES),
-            # Anyone may add a note to an item; it is its own record (no audit row).
-            _t(
-                "note",
-                Actor.OPERATOR,
-                LockRule.ANY,
-                RowRule.EXISTS,
-                None,
-                errors.InvalidValue,
-                writes=(_W.NOTE,),
-                note=Text.REQUIRED,
-                not_in={
-                    Rendering.PG_TRIGGER: "a note is a row of workbench's notes table, under its policies "
-                    "(db/permissions.py), not a change of the queue's row",
-                    Rendering.PG_LOCK_TABLE: "as for the PostgreSQL trigger",
-                },
-                operation="add_note",
-            ),
-        )
-    }
-)
+# The table (TRANSITIONS is its read-only view).
+_TABLE: dict[str, Transition] = {
+    t.name: t
+    for t in (
+        _claim("claim", operation="claim_next"),
+        _claim("pick", _C.ALLOW_PICK, same_change_as="claim", operation="claim"),
+        _own("save", EventKind.SAVE, _W.EDITS),
+        # errors.ExtendLimitReached where only the limit is in the way.
+        _own("extend", EventKind.EXTEND, _W.LOCK_EXTENDED, checks=(_C.WITHIN_LIMITS,)),
+        _own(
+            "release",
+            EventKind.RELEASE,
+            *_GIVE_BACK,
+            _W.REASON_VALUES,
+            _W.COOLDOWN,
+            _W.DEFERRAL_FORGOTTEN,
+            note=Text.CONFIGURED,
+            reason=Text.OPTIONAL,
+        ),
+        _own(
+            "defer",
+            EventKind.DEFER,
+            *_GIVE_BACK,
+            _W.DEFERRAL,
+            checks=(_C.ALLOW_DEFER,),
+            note=Text.CONFIGURED,
+            reason=Text.REQUIRED,
+        ),
+        # An operator hands the item he holds to a supervisor (the queue's on_escalate values take it
+        # out of todo), saying why.
+        _own(
+            "escalate",
+            EventKind.ESCALATE,
+            _W.LOCK_CLEARED,
+            _W.ON_ESCALATE,
+            checks=(_C.ON_ESCALATE_SET,),
+            reason=Text.REQUIRED,
+        ),
+        _own(
+            "complete",
+            EventKind.COMPLETE,
+            *_FINISH,
+            _W.REVIEW_HANDOVER,
+            checks=(_C.FIRST_ITEMS_REVIEWED,),
+            note=Text.CONFIGURED,
+        ),
+        _own("review_accept", EventKind.COMPLETE, *_FINISH, _W.REVIEW_VERDICT, operation="complete", **_VERDICT),
+        # A sent-back item is deferred to its doer.
+        _own(
+            "review_send_back",
+            EventKind.COMPLETE,
+            *_FINISH,
+            _W.REVIEW_VERDICT,
+            _W.DEFERRAL,
+            operation="complete",
+            **_VERDICT,
+        ),
+        _t(
+            "undo",
+            Actor.OPERATOR,
+            LockRule.FREE,
+            RowRule.COMPLETED_BY_CALLER,
+            EventKind.UNDO,
+            errors.UsageError,
+            writes=(_W.ON_REOPEN, _W.LOCK_TAKEN, _W.ON_CLAIM, _W.REVIEW_WITHDRAWN),
+            checks=(_C.UNDO_WINDOW, _C.ON_REOPEN_SET, _C.WITHIN_LIMITS),
+            also=(EventKind.CLAIM,),
+            not_in={Rendering.PG_LOCK_TABLE: "a lock-table queue has no undo (a supervisor reopens)"},
+            operation="undo_complete",
+        ),
+        # Whoever notices a run-out lock gives it back (a sweep, or a claim taking the row); the
+        # holder learns they lost it.
+        _t(
+            "expire",
+            Actor.CLOCK,
+            LockRule.STALE_HERE,
+            RowRule.HELD,
+            EventKind.EXPIRE,
+            errors.LockLost,
+            writes=(_W.LOCK_CLEARED, _W.ON_RELEASE),
+            operation="sweep",
+        ),
+        _supervisor(
+            "force_release",
+            LockRule.HELD_HERE,
+            RowRule.HELD,
+            EventKind.FORCE_RELEASE,
+            _W.LOCK_CLEARED,
+            _W.ON_RELEASE,
+        ),
+        _supervisor(
+            "reassign",
+            LockRule.HELD_HERE,
+            RowRule.HELD,
+            EventKind.REASSIGN,
+            _W.LOCK_HANDED,
+            # In a reviewing queue the new holder is not the doer either (four eyes), as for a claim.
+            checks=(_C.OTHER_USER, _C.NOT_DOER, _C.WITHIN_LIMITS),
+            also=(EventKind.CLAIM,),
+        ),
+        _supervisor(
+            "reopen", LockRule.FREE, RowRule.FINISHED, EventKind.REOPEN, _W.ON_REOPEN, checks=(_C.ON_REOPEN_SET,)
+        ),
+        _supervisor("move", LockRule.FREE, RowRule.WAITING, EventKind.MOVE, _W.MOVED_VALUES),
+        # A supervisor takes an escalated item to work it: back in the work (on_reopen's values) under a
+        # fresh lock of his, as after a claim (on_claim's); recorded as his claim, so no reason asked.
+        # The row's UPDATE takes the lock, as undo's does: a lock table (its lock is a row of its own)
+        # and SQL Server's procedures have no take yet.
+        _t(
+            "take",
+            Actor.SUPERVISOR,
+            LockRule.FREE,
+            RowRule.ESCALATED,
+            EventKind.CLAIM,
+            errors.NotPermitted,  # to an operator; an item not (or no longer) escalated: errors.UsageError
+            writes=(_W.ON_REOPEN, _W.LOCK_TAKEN, _W.ON_CLAIM),
+            checks=(_C.ON_ESCALATE_SET, _C.ON_REOPEN_SET, _C.WITHIN_LIMITS),
+            not_in={
+                Rendering.PG_LOCK_TABLE: "a lock-table queue's lock is a row of its own: take, like undo, "
+                "takes it by the queue row's UPDATE (a supervisor reopens, then claims)",
+                Rendering.MSSQL: "no procedure yet: the engine refuses take where SQL Server's procedures "
+                "enforce the queue (a supervisor reopens, then claims)",
+            },
+        ),
+        # Anyone may add a note to an item; it is its own record (no audit row).
+        _t(
+            "note",
+            Actor.OPERATOR,
+            LockRule.ANY,
+            RowRule.EXISTS,
+            None,
+            errors.InvalidValue,
+            writes=(_W.NOTE,),
+            note=Text.REQUIRED,
+            not_in={
+                Rendering.PG_TRIGGER: "a note is a row of workbench's notes table, under its policies "
+                "(db/permissions.py), not a change of the queue's row",
+                Rendering.PG_LOCK_TABLE: "as for the PostgreSQL trigger",
+            },
+            operation="add_note",
+        ),
+    )
+}
+TRANSITIONS: Mapping[str, Transition] = MappingProxyType(_TABLE)
 
 # The mark a rendering puts on each branch it renders (a SQL comment; Python dispatch is checked apart).
 MARK = "-- transition: "
@@ -340,6 +409,20 @@ def branch_mark(*names: str) -> str:
         if name not in TRANSITIONS:
             raise KeyError(f"no transition {name!r} in core/workflow.py's table")
     return MARK + " ".join(names)
+
+
+def rendered_in(rendering: Rendering) -> frozenset[str]:
+    """The transitions `rendering` must render: all but those whose row says why not (`not_in`)."""
+    return frozenset(name for name, t in TRANSITIONS.items() if rendering not in t.not_in)
+
+
+def require_rendered(rendering: Rendering, handled: Iterable[str]) -> None:
+    """Refuse (NotRendered, naming the file to change) a rendering that lacks a transition of the
+    table, or renders one the table does not know; `handled`: the transitions it renders."""
+    handled = set(handled)
+    missing, unknown = rendered_in(rendering) - handled, handled - set(TRANSITIONS)
+    if missing or unknown:
+        raise NotRendered(rendering, missing, unknown)
 
 
 def of_event(kind: EventKind, lock: LockRule = LockRule.OWN_LIVE_HERE) -> Transition:

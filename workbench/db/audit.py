@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.config import model
-from workbench.core import models
+from workbench.core import models, workflow
 from workbench.db import backends, clock
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
@@ -29,6 +29,16 @@ def json_value(value: Any) -> Any:
     if isinstance(value, (dt.date, dt.datetime, dt.time)):
         return value.isoformat()
     return str(value)
+
+
+# The events that end or hand over a lock (core/workflow.py: the transitions that clear it or give it
+# to someone else), as the trail keeps them.
+_ENDS_A_LOCK = sorted(
+    kind.value
+    for kind in workflow.events_where(
+        lambda t: bool({workflow.Write.LOCK_CLEARED, workflow.Write.LOCK_HANDED} & t.writes)
+    )
+)
 
 
 class AuditTrail:
@@ -127,6 +137,39 @@ class AuditTrail:
             stmt = stmt.limit(limit)
         return [self.event(row) for row in conn.execute(stmt).mappings()]
 
+    def escalations(
+        self, conn: sa.Connection, actor: str | None = None, limit: int = 200
+    ) -> list[tuple[models.Event, models.Event]]:
+        """The queue's escalated items (by `actor` only, if given), newest first: each item's last
+        escalate and the item's newest event since (the escalate itself while nobody took it up)."""
+        t = self.table
+        newest = (
+            sa.select(sa.func.max(t.c.id))
+            .where(t.c.queue == self.queue, t.c.event == models.EventKind.ESCALATE.value)
+            .group_by(t.c.item_key)
+        )
+        if actor is not None:
+            newest = newest.where(t.c.actor == actor)
+        escalated = [
+            self.event(row)
+            for row in conn.execute(sa.select(t).where(t.c.id.in_(newest)).order_by(t.c.id.desc()).limit(limit))
+            .mappings()
+            .all()
+        ]
+        if not escalated:
+            return []
+        keys = [e.key for e in escalated]
+        last_ids = (
+            sa.select(sa.func.max(t.c.id))
+            .where(t.c.queue.in_(self.history_queues), t.c.item_key.in_(keys))
+            .group_by(t.c.item_key)
+        )
+        last = {
+            row["item_key"]: self.event(row)
+            for row in conn.execute(sa.select(t).where(t.c.id.in_(last_ids))).mappings()
+        }
+        return [(e, last.get(e.key, e)) for e in escalated]
+
     def last_for_token(self, conn: sa.Connection, key: Any, token: str) -> models.Event | None:
         """The newest event that ended or changed the lock `token` (for "why was my lock lost")."""
         t = self.table
@@ -136,7 +179,7 @@ class AuditTrail:
                 t.c.queue == self.queue,
                 t.c.item_key == str(key),
                 t.c.token == token_digest(token),
-                t.c.event.in_(["complete", "release", "defer", "force_release", "expire", "reassign"]),
+                t.c.event.in_(_ENDS_A_LOCK),
             )
             .order_by(t.c.id.desc())
             .limit(1)

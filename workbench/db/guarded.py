@@ -43,6 +43,7 @@ class Shape:
     outcome: str | None = None  # complete: which outcome's writes
     unlock: bool = False  # complete and release clear the lock columns
     release_writes: bool = False  # release: the queue's on_release writes
+    escalate_writes: bool = False  # escalate: the queue's on_escalate writes
     extend: bool = False
     note: bool = False  # a note (release, complete) written with it: the parameter wb_note
     reason_writes: str | None = None  # release: the configured reason whose values it also writes
@@ -59,6 +60,7 @@ class Shape:
             t.event,
             unlock=_W.LOCK_CLEARED in t.writes,
             release_writes=_W.ON_RELEASE in t.writes,
+            escalate_writes=_W.ON_ESCALATE in t.writes,
             extend=_W.LOCK_EXTENDED in t.writes,
             **given,
         )
@@ -458,6 +460,8 @@ class GuardedWriter:
             values.update(q.writes(q.on_release, user, now))
         if shape.reason_writes is not None:
             values.update(q.writes(q.reason_writes[shape.reason_writes], user, now))
+        if shape.escalate_writes:
+            values.update(q.writes(q.on_escalate, user, now))
         where = self.fence()
         if shape.extend:
             lock_values.update(self._extend_writes(now))

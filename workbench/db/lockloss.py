@@ -113,6 +113,11 @@ class Diagnosis:
         elif kind == models.EventKind.DEFER:
             message = f"lock lost: {name} was deferred by {by} at {_when(at)}" + (f" ({reason})" if reason else "")
             cause = "released"
+        elif kind == models.EventKind.ESCALATE:
+            message = f"lock lost: {name} was handed to a supervisor by {by} at {_when(at)}" + (
+                f" ({reason})" if reason else ""
+            )
+            cause = "released"
         elif kind == models.EventKind.FORCE_RELEASE:
             message = f"lock lost: supervisor {by} force-released {name} at {_when(at)}" + (
                 f" (reason: {reason})" if reason else ""

@@ -26,7 +26,8 @@ def guard(
     very lock, its owner and token); `owned`: the rows whose lock is this queue's (WorkQueue._owned)."""
     rule = workflow.TRANSITIONS[transition].lock
     if rule is _R.FREE:
-        return q.shape.unheld(q.key, finished=workflow.TRANSITIONS[transition].row is workflow.RowRule.FINISHED)
+        out_of_work = workflow.TRANSITIONS[transition].row in (workflow.RowRule.FINISHED, workflow.RowRule.ESCALATED)
+        return q.shape.unheld(q.key, finished=out_of_work)
     if rule is _R.ANY:
         return sa.true()
     if rule in (_R.HELD_HERE, _R.STALE_HERE):

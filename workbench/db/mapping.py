@@ -268,6 +268,7 @@ class BoundQueue:
                 BoundAssignment(model.Assignment(c.name, "null", None, f"queues.{queue.name}.lock"), c, None)
                 for c in self.shape.cleared_on_reopen()
             ]
+        self.on_escalate = [self._bind_assignment(binder, a) for a in queue.on_escalate]
         self.outcomes = {o.name: [self._bind_assignment(binder, a) for a in o.assignments] for o in queue.outcomes}
         # Changed columns whose values the audit trail leaves out (names only).
         self.audit_hidden = {binder.column(name, "audit_hidden").name for name in queue.audit_hidden}
@@ -307,6 +308,7 @@ class BoundQueue:
                 self.on_claim,
                 self.on_release,
                 self.on_reopen,
+                self.on_escalate,
                 *self.outcomes.values(),
                 *self.reason_writes.values(),
                 self.review_writes,
@@ -541,6 +543,12 @@ class BoundQueue:
                 "a Complete chosen for review would leave the row matching `todo`, so "
                 "it would be served here again; write a todo column (e.g. a status) to the value "
                 "the reviewing queue's todo waits for",
+            )
+        if self.on_escalate and self._leaves(self.todo, self.on_escalate) is not True:
+            raise binder.fail(
+                "on_escalate",
+                "escalate would leave the row matching `todo`, so an item handed to a supervisor would be "
+                "served to operators again; write a todo column (e.g. a status) to a value outside the todo filter",
             )
         if self.on_reopen:
             # The todo columns a Complete writes must come back to a waiting value; the others keep theirs.

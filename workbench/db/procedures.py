@@ -45,11 +45,6 @@ _TYPES: Mapping[str, sa.types.TypeEngine[Any]] = {
     "p_until": sa.DateTime(),
     "p_changes": sa.UnicodeText(),
 }
-# A guarded write's procedure: the one carrying the own-lock transition that records its event.
-_KINDS = {
-    kind: next(op for op, names in protocol_mssql.CARRIES.items() if workflow.of_event(kind).name in names)
-    for kind in workflow.events_where(workflow.under_own_lock)
-}
 RECHECK_SECONDS = 60.0
 _known: weakref.WeakKeyDictionary[connect.Database, dict[int, Procedures]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
@@ -206,7 +201,8 @@ class Procedures:
             "p_edits": edits_json(self.q, edits) if edits else None,
             "p_until": until.astimezone(dt.UTC).replace(tzinfo=None) if until else None,
         }
-        rows = self.call(user, _KINDS[kind], values)
+        # The procedure carrying the own-lock transition that records `kind` (NotRendered if none).
+        rows = self.call(user, protocol_mssql.carrier(workflow.of_event(kind).name), values)
         return rows[0] if rows else None
 
     def claim(

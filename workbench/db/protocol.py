@@ -79,7 +79,7 @@ def check_function_name(queue: str) -> str:
 
 # The writes under the caller's own live lock: one branch of the check function tells them apart by
 # what the update changed.
-OWN_LOCK = ("release", "defer", "complete", "review_accept", "review_send_back", "save", "extend")
+OWN_LOCK = ("release", "defer", "escalate", "complete", "review_accept", "review_send_back", "save", "extend")
 CHECK_ROWS = ("o", "n")  # the check function's arguments: the row before and after the update
 
 # plpgsql: a check of the protocol runs inside its trigger only. It writes audit and review rows as
@@ -170,6 +170,7 @@ _ROW_WRITES: Mapping[workflow.Write, Callable[[mapping.BoundQueue, str | None, s
     workflow.Write.ON_CLAIM: lambda q, o, r, v: q.on_claim,
     workflow.Write.ON_RELEASE: lambda q, o, r, v: q.on_release,
     workflow.Write.ON_REOPEN: lambda q, o, r, v: q.on_reopen,
+    workflow.Write.ON_ESCALATE: lambda q, o, r, v: q.on_escalate,
     workflow.Write.REASON_VALUES: lambda q, o, r, v: q.reason_writes[r] if r is not None else [],
     workflow.Write.EDITS: lambda q, o, r, v: q.editable,
     workflow.Write.OUTCOME: lambda q, o, r, v: q.outcomes[o] if o is not None else [],
@@ -223,6 +224,7 @@ def cleared(r: Renderer, q: mapping.BoundQueue, *names: str) -> str:
 _VALUED = (
     workflow.Write.ON_REOPEN,
     workflow.Write.ON_RELEASE,
+    workflow.Write.ON_ESCALATE,
     workflow.Write.REASON_VALUES,
     workflow.Write.OUTCOME,
     workflow.Write.REVIEW_HANDOVER,
@@ -357,6 +359,11 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
             for name, group in q.outcomes.items()
             if name in review.outcomes
         )
+    # Escalate hands the item to a supervisor: the lock cleared, on_escalate's values, nothing else
+    # (Check.ON_ESCALATE_SET: a queue without on_escalate admits none).
+    escalates = (
+        f"{r.unchanged(kept(q, 'escalate'))} AND {r.assigned(values_of(q, 'escalate'))}" if q.on_escalate else "false"
+    )
     swept = f"{r.unchanged(kept(q, 'expire', 'force_release'))} AND {r.assigned(values_of(q, 'expire'))}"
     edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
     queue_name = r.literal(q.name)
@@ -440,6 +447,26 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         if q.on_reopen
         else ""
     )
+    # A supervisor's take: an escalated row nobody holds (out of todo, on_escalate's values) back to work
+    # under a fresh lock of this login's, within the limits, writing exactly on_reopen's and on_claim's
+    # values, recorded as this login's claim.
+    # The row rule ESCALATED: the old row holds on_escalate's values (a user's name: whoever escalated).
+    escalated = r.assigned([b for b in q.on_escalate if b.assignment.kind != "user"], old)
+    escalated += "".join(
+        f" AND {r.col(old, b.column)} IS NOT NULL" for b in q.on_escalate if b.assignment.kind == "user"
+    )
+    # (Check.ON_ESCALATE_SET, ON_REOPEN_SET: a queue without either admits none.)
+    set_up = "true" if q.on_escalate and q.on_reopen else "false"
+    checks = " ".join(
+        workflow_sql.check_mark(c) for c in (workflow.Check.ON_ESCALATE_SET, workflow.Check.ON_REOPEN_SET)
+    )
+    take = f"""
+      {mark("take")} {checks}
+      IF {set_up} AND {rules.who("take")} AND {free_old} AND NOT {todo_old} AND {escalated} AND {fresh}
+          AND {rules.checked("take")} AND {r.unchanged(kept(q, "take"))} AND {r.assigned(values_of(q, "take"))} THEN
+        {record(ev("take"), "login", token_new)}
+        RETURN true;
+      END IF;"""
     body = f"""
 DECLARE
   login text := session_user;
@@ -456,10 +483,14 @@ BEGIN
     IF {rules.lock(*OWN_LOCK)} THEN
       -- This login's own live lock (a held row is in its queue's todo, or on_claim's state): release,
       -- complete, save, extend.
-      IF {cleared(r, q, "release", "defer", *completes)} THEN
+      IF {cleared(r, q, "release", "defer", "escalate", *completes)} THEN
         {mark("release", "defer")}
         IF {releases} THEN
           maybe := {workflow_sql.may_be("release", "defer")};  -- a defer gives the item back as a release does
+        END IF;
+        {mark("escalate")} {workflow_sql.check_mark(workflow.Check.ON_ESCALATE_SET)}
+        IF {escalates} THEN
+          maybe := maybe || {workflow_sql.may_be("escalate")};
         END IF;
         {mark(*completes)}
 {outcome_checks}        IF cardinality(maybe) > 0 THEN
@@ -493,7 +524,7 @@ BEGIN
         END IF;
         {record(ev("claim"), "login", token_new)}
         RETURN true;
-      END IF;{undo}
+      END IF;{undo}{take}
     END IF;
     -- Anyone may return an expired lock to the pool (the sweep).
     {mark("expire")}
@@ -1053,7 +1084,14 @@ def written_columns(q: mapping.BoundQueue) -> list[sa.Column[Any]]:
         | {c.name for c in q.editable}
         | {
             b.column.name
-            for group in (q.on_claim, q.on_release, q.on_reopen, *q.outcomes.values(), *q.reason_writes.values())
+            for group in (
+                q.on_claim,
+                q.on_release,
+                q.on_reopen,
+                q.on_escalate,
+                *q.outcomes.values(),
+                *q.reason_writes.values(),
+            )
             for b in group
         }
     )
@@ -1277,7 +1315,8 @@ def reason_refused(event: str, conn: sa.Connection) -> str:
 
 def reasoned() -> dict[str, str]:
     """The events of the transitions that need a reason (workflow.needs_reason, as workflow.reason_given
-    asks it), whoever makes them, each with the engine's refusal (problems.REASON_NEEDED)."""
+    asks it: a supervisor's act, a defer, an escalate), whoever makes them, each with the engine's refusal
+    (problems.REASON_NEEDED)."""
     return {
         t.event.value: problems.REASON_NEEDED.format(workflow.command(t.name))
         for t in workflow.TRANSITIONS.values()

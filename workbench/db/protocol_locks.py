@@ -146,7 +146,7 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     # never happened.
     gives_up = workflow_sql.may_be("release", "defer")
     ev, branch = workflow_sql.event, workflow.branch_mark
-    gives_up_as: tuple[str, ...] = ("release", "defer", "complete")
+    gives_up_as: tuple[str, ...] = ("release", "defer", "escalate", "complete")
     if reviewed is not None:  # a reviewing queue's Complete is the reviewer's verdict
         gives_up_as += ("review_accept", "review_send_back")
     first_event = "split_part(maybe[1], ':', 1)"
@@ -182,7 +182,8 @@ BEGIN
   END IF;
   IF op = 'DELETE' THEN
     IF {rules.lock(*gives_up_as)} THEN
-      -- This login gives its own lock up: a release, defer or Complete (the queue row's values say which).
+      -- This login gives its own lock up: a release, defer, escalate or Complete (the queue row's values
+      -- say which).
       {branch(*gives_up_as)}
       maybe := {gives_up};
       {record("o.item_key", first_event, "login", token_o, outcome=first_outcome, maybe="maybe")}
@@ -321,6 +322,11 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         for name, group in q.outcomes.items()
         for reviewed in ((False, True) if review is not None and name in review.outcomes else (False,))
     )
+    # An escalate: the lock given up, on_escalate's values and nothing else (Check.ON_ESCALATE_SET: none
+    # where the queue has no on_escalate); recorded as one where the lock row's release was.
+    escalates = (
+        f"{unchanged(kept('escalate'))} AND {assigned(values('escalate'))} AND {cleared}" if q.on_escalate else "false"
+    )
     still_waiting = f"({todo_new} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
     reopen = (
         ""
@@ -367,6 +373,14 @@ BEGIN
     changed := {edits};
     IF {releases} THEN
       RETURN true;  -- its row was written when the lock went (a release edits nothing)
+    END IF;
+    {branch("escalate")} {workflow_sql.check_mark(workflow.Check.ON_ESCALATE_SET)}
+    IF {escalates} THEN
+      UPDATE {audit} a SET event = {ev("escalate")}, detail = NULL
+        WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
+                      AND {here} AND a.actor = login AND a.event = {ev("release")});
+      {protocol.note(protocol.AUDITED_SETTING, queue_name, key, ev("escalate"), "login", "NULL")}
+      RETURN true;
     END IF;{outcome_checks}
   END IF;
   IF {crumb(FREED)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(values("expire"))}

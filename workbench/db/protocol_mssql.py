@@ -53,6 +53,7 @@ CARRIES: Mapping[str, tuple[str, ...]] = {
     "release": ("release",),
     "complete": ("complete", "review_accept", "review_send_back"),
     "defer": ("defer",),
+    "escalate": ("escalate",),
     "note": ("note",),
     "undo": ("undo",),
     "force_release": ("force_release",),
@@ -61,6 +62,16 @@ CARRIES: Mapping[str, tuple[str, ...]] = {
     "move": ("move",),
 }
 OPERATIONS = tuple(CARRIES)
+
+
+def carrier(transition: str) -> str:
+    """The operation (procedure) carrying `transition`; NotRendered, naming this file, if none does."""
+    for op, carried in CARRIES.items():
+        if transition in carried:
+            return op
+    raise workflow.NotRendered(workflow.Rendering.MSSQL, missing=[transition])
+
+
 # EXECUTE on these is the supervisors' alone: the table's supervisor transitions.
 SUPERVISOR_ONLY = tuple(op for op, names in CARRIES.items() if workflow_sql.supervisors_only(*names))
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
@@ -111,6 +122,8 @@ def script(dialect: Any, q: mapping.BoundQueue, schema: str, reviewed: model.Que
     )
     if problem:
         raise errors.UsageError(f"queue {q.name}: {problem}")
+    # A transition of the table no procedure carries fails here, naming this file (not mid-script).
+    workflow.require_rendered(workflow.Rendering.MSSQL, (name for carried in CARRIES.values() for name in carried))
     builder = _Builder(dialect, q, schema, reviewed)
     return [*builder.grants(), *(builder.procedure(op) for op in builder.operations), *builder.executes()]
 
@@ -164,11 +177,13 @@ class _Builder:
         self.reason_type = self.audit.c.reason.type.compile(dialect=dialect)
         self.user_type = q.user.type.compile(dialect=dialect)
         # A queue whose items may not be deferred (allow_defer = false) has no defer procedure, one
-        # that does not say how an item waits again (on_reopen) no reopen procedure.
+        # that does not say how an item waits again (on_reopen) no reopen procedure, one without
+        # on_escalate no escalate procedure (Check.ON_ESCALATE_SET).
         self.operations = tuple(
             op
             for op in OPERATIONS
             if (op != "defer" or q.config.allow_defer)
+            and (op != "escalate" or q.on_escalate)
             and (op not in ("reopen", "undo") or q.on_reopen)
             and (op != "undo" or q.config.undo_within_seconds > 0)
         )
@@ -467,6 +482,15 @@ class _Builder:
         return (
             self._args(f"@p_reason {self.reason_type} = NULL", NOTE_ARGUMENT),
             self._note_checks("release") + body + self._done(),
+        )
+
+    def _escalate(self) -> tuple[list[str], str]:
+        """Hand the item to a supervisor: the reason required, the lock cleared and on_escalate's values
+        written (the engine's guarded UPDATE of core/workflow.py's escalate), its audit row with the reason."""
+        shape = guarded.Shape.of("escalate")
+        return (
+            self._args(f"@p_reason {self.reason_type} = NULL"),
+            self.reason_check("escalate") + self._write(shape, edits=False, reason="@p_reason") + self._done(),
         )
 
     def _undeferred(self, lapsed_too: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""A supervisor's actions on one queue: force-release, reassign, reopen, move, sweep, and the console's
+"""A supervisor's actions on one queue: force-release, reassign, reopen, take, move, sweep, and the console's
 figures (lock board, health, statistics). The operator's operations are workqueue.WorkQueue's."""
 
 from __future__ import annotations
@@ -10,7 +10,18 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors, models, problems, workflow
-from workbench.db import clock, dberrors, lockrules, lockshapes, permissions, procedures, stats, workqueue
+from workbench.db import (
+    claims,
+    clock,
+    dberrors,
+    lockrules,
+    lockshapes,
+    mapping,
+    permissions,
+    procedures,
+    stats,
+    workqueue,
+)
 from workbench.db import reviews as reviews_mod
 from workbench.db.workqueue import _check_user
 
@@ -129,6 +140,59 @@ class Supervision:
             )
         if row["wb_waiting"]:
             raise errors.UsageError.of(problems.REOPEN_WAITING, q.name, key)
+
+    def take(self, actor: str, key: Any) -> models.Claim:
+        """Take an escalated item to work it (the table's "take"): it gets on_reopen's values and a fresh
+        lock of `actor`'s with on_claim's, as after a claim, in one UPDATE that holds to the row rule
+        (ESCALATED: out of todo, on_escalate's values) and the lock rule (FREE): of two supervisors
+        taking it at once, one does, the other is told it is not waiting for a supervisor any more."""
+        _check_user(actor)
+        q = self.q
+        if not q.on_escalate:
+            raise errors.UsageError.of(problems.ESCALATE_NOT_SET, self.name, self.name)
+        if not q.on_reopen:
+            raise errors.UsageError.of(problems.REOPEN_NOT_SET, self.name, self.name)
+        problem = q.shape.undo_problem()  # the lock is written into the row, as undo writes it
+        if problem is not None:
+            raise errors.UsageError.of(problems.TAKE_NOT_AVAILABLE, self.name, problem)
+        key = q.coerce_key(key)
+        return self.db.write(lambda conn: self._take(conn, actor, key))
+
+    def _take(self, conn: sa.Connection, actor: str, key: Any) -> models.Claim:
+        q = self.q
+        now = q.now()
+        action = errors.Phrase.of(problems.DO_TAKE, q.name, key)
+        self._require_supervisor(conn, actor, action)
+        if self._procedures() is not None:
+            raise errors.UsageError.of(problems.TAKE_NOT_AVAILABLE, self.name, "SQL Server's procedures have no take")
+        # The row rule (ESCALATED) and the lock rule (FREE), carried by the UPDATE itself.
+        assert workflow.TRANSITIONS["take"].row is workflow.RowRule.ESCALATED
+        escalated = [*q.scope_clause(), sa.not_(q.todo_clause()), *(_still(b) for b in q.on_escalate)]
+        token = q.shape.new_token_value()
+        writes = {
+            **q.writes(q.on_reopen, actor, now),
+            **q.lock_writes(actor, now, token),
+            **q.writes(q.on_claim, actor, now),
+        }
+        update = sa.update(q.table).where(q.key == key, lockrules.guard(q, "take", now), *escalated).values(writes)
+        with permissions.supervising(conn, actor, action):
+            changed = conn.execute(update).rowcount
+        if changed != 1:
+            if conn.execute(sa.select(q.key).where(q.key == key)).first() is None:
+                raise q.no_item(key)
+            raise errors.UsageError.of(problems.TAKE_NOT_ESCALATED, q.name, key)
+        row = (
+            conn.execute(
+                sa.select(*claims.ClaimMethod.returned_columns(q, now)).where(
+                    q.key == key, q.shape.pinned(actor, token)
+                )
+            )
+            .mappings()
+            .one()
+        )
+        claimed = claims.Claimed(row=row, prev_owner=None, prev_token=None)
+        self.trail.write(conn, claims.ClaimMethod.audit_rows(q, self.trail, actor, [claimed]))
+        return claims.claim_of(q, row)
 
     def move(
         self,
@@ -485,3 +549,11 @@ class Supervision:
             .limit(limit)
         )
         return self.db.read(lambda conn: [str(owner) for owner in conn.execute(stmt).scalars()])
+
+
+def _still(b: mapping.BoundAssignment) -> sa.ColumnElement[bool]:
+    """The row still holds what on_escalate's assignment `b` wrote (whoever escalated: a user's name is
+    some name, a time some time)."""
+    if b.assignment.kind == "value":
+        return b.holds(None)
+    return b.column.is_(None) if b.assignment.kind == "null" else b.column.is_not(None)

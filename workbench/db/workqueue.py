@@ -707,6 +707,27 @@ class WorkQueue:
         assert deferral is not None
         return deferral
 
+    def escalate(self, user: str, key: Any, token: str, reason: str) -> None:
+        """Hand the item `user` holds to a supervisor, saying why (required): the lock is cleared and
+        the queue's on_escalate values take it out of todo (core/workflow.py's escalate)."""
+        reason = workflow.reason_given("escalate", reason)
+        if not self.q.on_escalate:  # Check.ON_ESCALATE_SET
+            raise errors.UsageError.of(problems.ESCALATE_NOT_SET, self.name, self.name)
+        key = self.q.coerce_key(key)
+        shape = guarded.Shape.of("escalate")
+        with self._refused_as_lost(key, token, user, "escalate"):
+            row = self.writer.run(shape, key=key, token=token, user=user, reason=reason)
+        if row is None:
+            done = self.db.read(lambda conn: self.trail.last_for_token(conn, key, token))
+            if done is None or done.kind != models.EventKind.ESCALATE or done.actor != user:
+                raise self._lost(key, token, user, "escalate")
+            # The same escalate again (a retry after a lost reply): it stands as first made.
+
+    def escalations(self, user: str | None = None) -> list[tuple[models.Event, models.Event]]:
+        """The items handed to a supervisor (by `user` only, if given), newest first, each with what
+        became of it: the item's newest event since (the escalate itself while it waits for one)."""
+        return self.db.read(lambda conn: self.trail.escalations(conn, user))
+
     def deferred(self) -> list[models.Deferral]:
         """The queue's items deferred to a time still to come, soonest first."""
         if self.trail.deferrals is None:

@@ -238,15 +238,24 @@ class DeferDialog(QDialog):
 class NoteDialog(QDialog):
     """Ask for the note an action needs before it is done."""
 
-    def __init__(self, title: str, explanation: str, parent: QWidget | None = None, note: str | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        explanation: str,
+        parent: QWidget | None = None,
+        note: str | None = None,
+        *,
+        label: str | None = None,
+        name: str = "note_dialog",
+    ) -> None:
         super().__init__(parent)
-        self.setObjectName("note_dialog")
+        self.setObjectName(name)
         self.setWindowTitle(title)
         layout = QVBoxLayout(self)
         text = QLabel(explanation)
         text.setWordWrap(True)
         layout.addWidget(text)
-        self.note_box = _note_box(self, layout, self.tr("&Note:"))
+        self.note_box = _note_box(self, layout, label or self.tr("&Note:"))
         ok = _ok_cancel_buttons(self, layout, title)
         _require_text(self.note_box, ok)
         _confirm_from(self.note_box, ok)
@@ -321,6 +330,39 @@ def _ok_cancel_buttons(dialog: QDialog, layout: QVBoxLayout, ok_text: str) -> QP
     buttons.rejected.connect(dialog.reject)
     layout.addWidget(buttons)
     return ok
+
+
+class EscalationsDialog(QDialog):
+    """The items the user handed to a supervisor, newest first, and what became of each."""
+
+    def __init__(self, rows: list[tuple[Any, Any]], describe: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("escalations_dialog")
+        self.setWindowTitle(self.tr("Items you escalated"))
+        layout = QVBoxLayout(self)
+        if not rows:
+            layout.addWidget(QLabel(self.tr("You have not handed any item of this queue to a supervisor.")))
+        cells = [
+            [
+                str(e.key),
+                times.moment(e.at),
+                e.reason or "",
+                self.tr("Waiting for a supervisor") if last.id == e.id else describe(last),
+            ]
+            for e, last in rows
+        ]
+        self.table = read_only_table(
+            "escalations",
+            [self.tr("Item"), times.with_zone(self.tr("When")), self.tr("Reason"), self.tr("What became of it")],
+            cells,
+            (2, 3),
+        )
+        self.table.setAccessibleName(self.tr("Items you escalated"))
+        layout.addWidget(self.table, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(self.fontMetrics().averageCharWidth() * 110, self.fontMetrics().lineSpacing() * 18)
 
 
 class PickDialog(QDialog):

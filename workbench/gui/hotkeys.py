@@ -61,6 +61,12 @@ HOTKEYS: tuple[Hotkey, ...] = (
         QT_TRANSLATE_NOOP("Hotkeys", "&Defer…"),
     ),
     Hotkey(
+        "escalate",
+        "Ctrl+Shift+E",
+        QT_TRANSLATE_NOOP("Hotkeys", "Hand the item to a supervisor, with a reason"),
+        QT_TRANSLATE_NOOP("Hotkeys", "Esc&alate…"),
+    ),
+    Hotkey(
         "extend",
         "Ctrl+E",
         QT_TRANSLATE_NOOP("Hotkeys", "Extend your lock"),

@@ -33,6 +33,7 @@ EVENT_LABELS = {
     models.EventKind.REASSIGN: QT_TRANSLATE_NOOP("Events", "Reassigned"),
     models.EventKind.COMPLETE: QT_TRANSLATE_NOOP("Events", "Completed"),
     models.EventKind.DEFER: QT_TRANSLATE_NOOP("Events", "Deferred"),
+    models.EventKind.ESCALATE: QT_TRANSLATE_NOOP("Events", "Escalated"),
     models.EventKind.REOPEN: QT_TRANSLATE_NOOP("Events", "Reopened"),
     models.EventKind.UNDO: QT_TRANSLATE_NOOP("Events", "Completion undone"),
     models.EventKind.MOVE: QT_TRANSLATE_NOOP("Events", "Moved"),

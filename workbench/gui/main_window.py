@@ -233,12 +233,15 @@ class MainWindow(QMainWindow):
         self.release_button.setObjectName("release_button")
         self.defer_button = QPushButton(self.tr("Defer…"))
         self.defer_button.setObjectName("defer_button")
+        self.escalate_button = QPushButton(self.tr("Escalate…"))
+        self.escalate_button.setObjectName("escalate_button")
         self.extend_button = QPushButton(self.tr("Extend"))
         self.extend_button.setObjectName("extend_button")
         self.save_button = QPushButton(self.tr("Save"))
         self.save_button.setObjectName("save_button")
         actions.addWidget(self.release_button)
         actions.addWidget(self.defer_button)
+        actions.addWidget(self.escalate_button)
         actions.addWidget(self.extend_button)
         actions.addStretch(1)
         actions.addWidget(self.save_button)
@@ -259,6 +262,7 @@ class MainWindow(QMainWindow):
             "complete": lambda: self.complete(None),
             "release": self.release,
             "defer": self.defer,
+            "escalate": self.escalate,
             "undo": self.undo_complete,
             "extend": self.extend,
             "check": self.check,
@@ -282,6 +286,12 @@ class MainWindow(QMainWindow):
         follow.setCheckable(True)
         follow.setChecked(self.session.settings.next_after_complete)
         follow.toggled.connect(self._set_next_after_complete)
+        escalations = QAction(self.tr("Items you &escalated…"), self)
+        escalations.setObjectName("action_escalations")
+        escalations.setStatusTip(self.tr("The items you handed to a supervisor, and what became of each"))
+        escalations.triggered.connect(self.session.load_escalations)
+        view_menu.addAction(escalations)
+        self.named_actions["escalations"] = escalations
         view_menu.addSeparator()
         view_menu.addAction(follow)
         self.named_actions["next_after_complete"] = follow
@@ -381,6 +391,8 @@ class MainWindow(QMainWindow):
         s.completed.connect(self._on_completed)
         s.released.connect(self._on_released)
         s.deferred.connect(self._on_deferred)
+        s.escalated.connect(self._on_escalated)
+        s.escalations_loaded.connect(self._show_escalations)
         s.extended.connect(self._on_extended)
         s.tick.connect(self._on_tick)
         s.expiry_warning.connect(self._on_warning)
@@ -412,6 +424,7 @@ class MainWindow(QMainWindow):
         self.save_button.clicked.connect(self.save)
         self.release_button.clicked.connect(self.release)
         self.defer_button.clicked.connect(self.defer)
+        self.escalate_button.clicked.connect(self.escalate)
         self.extend_button.clicked.connect(self.extend)
         self.warning_extend.clicked.connect(self.extend)
         self.reclaim_button.clicked.connect(self._reclaim)
@@ -478,6 +491,7 @@ class MainWindow(QMainWindow):
             self.save_button,
             self.release_button,
             self.defer_button,
+            self.escalate_button,
             self.extend_button,
             *self.complete_buttons.values(),
         ):
@@ -488,6 +502,9 @@ class MainWindow(QMainWindow):
         allow_defer = self._queue_config(current.queue if current is not None else None).allow_defer
         self.defer_button.setVisible(allow_defer)
         self.named_actions["defer"].setEnabled(has_item and allow_defer)
+        escalates = self.session.can_escalate(current.queue if current is not None else self.session.queue_name)
+        self.escalate_button.setVisible(escalates)  # only where the queue has on_escalate
+        self.named_actions["escalate"].setEnabled(has_item and escalates)
         self.named_actions["undo"].setEnabled(self.session.undo_seconds_left() > 0)
 
     def _show_queue_picker(self, shown: bool) -> None:
@@ -653,6 +670,24 @@ class MainWindow(QMainWindow):
         )
         if dialog.exec():
             self.session.defer(dialog.when(), dialog.text(), dialog.note())
+
+    @Slot()
+    def escalate(self) -> None:
+        cur = self.session.current
+        if cur is None or not self.session.can_escalate(cur.queue):
+            return
+        self._write_journal()
+        dialog = dialogs.NoteDialog(
+            self.tr("Escalate"),
+            self.tr("Hand {0} to a supervisor: say why. Your lock is given up; the history keeps the reason.").format(
+                self._item_label()
+            ),
+            self,
+            label=self.tr("&Reason:"),
+            name="escalate_dialog",
+        )
+        if dialog.exec():
+            self.session.escalate(dialog.text())
 
     @Slot()
     def undo_complete(self) -> None:
@@ -1046,6 +1081,7 @@ class MainWindow(QMainWindow):
             self.form.field(names[-1]),
             self.release_button,
             self.defer_button,
+            self.escalate_button,
             self.extend_button,
             self.save_button,
             *self.complete_buttons.values(),
@@ -1172,6 +1208,25 @@ class MainWindow(QMainWindow):
         self._set_actions()
         self._show_message(
             self.tr("Released. Press Next item ({0}) for the next one.").format(self.keymap.shown("next"))
+        )
+
+    @Slot(list)
+    def _show_escalations(self, rows: list[Any]) -> None:
+        def describe(event: models.Event) -> str:
+            what, who = item_log.event_text(event)
+            when = times.moment(event.at)
+            if who:
+                return self.tr("{0} by {1} at {2}").format(what, who, when)
+            return self.tr("{0} at {1}").format(what, when)
+
+        dialogs.EscalationsDialog(rows, describe, self).exec()
+
+    @Slot()
+    def _on_escalated(self) -> None:
+        self.timer_label.setText("")
+        self._set_actions()
+        self._show_message(
+            self.tr("Handed to a supervisor. Press Next item ({0}) for the next one.").format(self.keymap.shown("next"))
         )
 
     @Slot(object)

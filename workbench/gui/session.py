@@ -157,6 +157,8 @@ class OperatorSession(QObject):
     completed = Signal(object)
     released = Signal()
     deferred = Signal(object)  # models.Deferral: the item went back until its time
+    escalated = Signal()  # the item was handed to a supervisor
+    escalations_loaded = Signal(list)  # [(escalate, newest event since)]: this user's, in the current queue
     extended = Signal(object)
     tick = Signal(float)
     expiry_warning = Signal(float)
@@ -497,6 +499,13 @@ class OperatorSession(QObject):
         # a lambda: `self.operator` opens the engine, on the worker, not here
         self._run(lambda: self.operator.queue_counts(), self.counts_loaded.emit, keep_generation=False)  # noqa: PLW0108
 
+    def load_escalations(self) -> None:
+        """The items this user handed to a supervisor in the current queue, and what became of each."""
+        name = self.queue_name
+        self._run(
+            lambda: self.operator.escalations(name, mine=True), self.escalations_loaded.emit, keep_generation=False
+        )
+
     def load_open_items(self, limit: int = 200) -> None:
         name = self.queue_name
         self._run(lambda: self.operator.pick_list(name, limit), self.open_items_loaded.emit, keep_generation=False)
@@ -715,6 +724,23 @@ class OperatorSession(QObject):
             done,
             retry=("defer", lambda: self.defer(until, reason, note)),
         )
+
+    def escalate(self, reason: str) -> None:
+        """Hand the open item to a supervisor, saying why (its draft discarded, as for a release)."""
+        cur = self._require()
+        if cur is None:
+            return
+        lock = cur.lock
+
+        def done(_: Any) -> None:
+            self._after_release(cur, emit=False)
+            self.escalated.emit()
+
+        self._run(lambda: self.operator.escalate(lock, reason), done, retry=("escalate", lambda: self.escalate(reason)))
+
+    def can_escalate(self, queue: str | None) -> bool:
+        """Does `queue` say how an item is handed to a supervisor (on_escalate)?"""
+        return queue is not None and bool(self.wb.config.queues[queue].on_escalate)
 
     def due_seconds(self, queue: str, claim: models.Claim) -> float | None:
         """Seconds from the claim to the item's due time (negative: overdue), on the database clock."""

@@ -179,6 +179,7 @@ class SupervisorWindow(QMainWindow):
         self.tabs.addTab(self._history_tab(), self.tr("Item history"))
         self.charts = charts.ChartsPanel()
         self.tabs.addTab(self.charts, self.tr("Charts"))
+        self.tabs.addTab(self._escalated_tab(), self.tr("Escalated"))
         outer.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.statusBar().addWidget(self.status, 1)
@@ -326,6 +327,77 @@ class SupervisorWindow(QMainWindow):
         layout.addWidget(self.operators, 1)
         return page
 
+    def _escalated_tab(self) -> QWidget:
+        """The items operators handed to a supervisor and nobody took up yet (Take: the selected one is the
+        supervisor's to work; a double click: its history, where Reopen puts it back to work)."""
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        self.escalated = _table(
+            "escalated_items",
+            [
+                self.tr("Queue"),
+                self.tr("Item"),
+                self.tr("Escalated by"),
+                times.with_zone(self.tr("When")),
+                self.tr("Reason"),
+            ],
+            sortable=False,  # newest first, as listed; a row is its entry of _escalated_rows
+        )
+        self._escalated_rows: list[models.Event] = []
+        self.escalated.setAccessibleName(self.tr("Escalated items"))
+        self.escalated.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.escalated.cellDoubleClicked.connect(self._history_of_escalated)
+        layout.addWidget(self.escalated, 1)
+        bar = QHBoxLayout()
+        self.take_button = QPushButton(self.tr("Take"))
+        self.take_button.setObjectName("take_button")
+        self.take_button.setToolTip(
+            self.tr("Take the selected item to work it: it is yours, with a fresh lock, as after a claim")
+        )
+        self.take_button.setEnabled(False)  # until an item is selected
+        self.take_button.clicked.connect(self.take)
+        self.escalated.itemSelectionChanged.connect(
+            lambda: self.take_button.setEnabled(bool(self.escalated.selectionModel().selectedRows()))
+        )
+        bar.addStretch(1)
+        bar.addWidget(self.take_button)
+        layout.addLayout(bar)
+        return page
+
+    @Slot()
+    def take(self) -> None:
+        """Take the escalated item selected (the table's take); then list the escalated items again."""
+        chosen = self.escalated.selectionModel().selectedRows()
+        if not chosen or not 0 <= chosen[0].row() < len(self._escalated_rows):
+            return
+        escalated = self._escalated_rows[chosen[0].row()]
+        name, key = escalated.queue, escalated.key
+
+        def done(_: Any) -> None:
+            self._say(self.tr("{0} {1} is yours now: work it in the workbench window.").format(self.titles[name], key))
+            self.refresh()
+
+        def failed(exc: BaseException) -> None:
+            QMessageBox.warning(self, "workbench", self.tr("Not taken: {0}").format(self._text_of(exc)))
+            self.refresh()
+
+        self.take_button.setEnabled(False)
+        self.dispatcher.call(lambda: self.service.take(name, key), done, failed)
+
+    def _show_escalated(self, found: list[Any]) -> None:
+        self._escalated_rows = found
+        rows = [[self.titles[e.queue], e.key, e.actor, times.moment(e.at), e.reason or ""] for e in found]
+        _fill(self.escalated, rows)
+
+    def _history_of_escalated(self, row: int, _column: int) -> None:
+        if not 0 <= row < len(self._escalated_rows):
+            return
+        escalated = self._escalated_rows[row]
+        self.history_queue.setCurrentIndex(self.history_queue.findData(escalated.queue))
+        self.history_key.setText(escalated.key)
+        self.tabs.setCurrentIndex(3)
+        self.show_history()
+
     def _history_tab(self) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
@@ -405,6 +477,8 @@ class SupervisorWindow(QMainWindow):
             if tab == 4:
                 hours, handled, opened = self.service.activity(chosen, days)
                 return charts.merge_hours(hours), handled, charts.merge_open(opened)
+            if tab == 5:
+                return self.service.escalated(chosen)
             return None
 
         def done(result: Any) -> None:
@@ -413,6 +487,8 @@ class SupervisorWindow(QMainWindow):
                 if tab == 4:
                     hours, handled, opened = result
                     self.charts.show_data(hours, handled, period, opened)
+                elif tab == 5:
+                    self._show_escalated(result)
                 else:
                     (self._show_board, self._show_health, self._show_operators)[tab](result)
             # What the supervisor waited for: the database and the update of the table, not only the former.

@@ -686,6 +686,37 @@ Einzelheiten stehen in {log}.</translation>
     </message>
 </context>
 <context>
+    <name>EscalationsDialog</name>
+    <message>
+        <source>Items you escalated</source>
+        <translation>Von Ihnen übergebene Einträge</translation>
+    </message>
+    <message>
+        <source>You have not handed any item of this queue to a supervisor.</source>
+        <translation>Sie haben keinen Eintrag dieser Warteschlange an einen Supervisor übergeben.</translation>
+    </message>
+    <message>
+        <source>Waiting for a supervisor</source>
+        <translation>Wartet auf einen Supervisor</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Eintrag</translation>
+    </message>
+    <message>
+        <source>When</source>
+        <translation>Wann</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>Begründung</translation>
+    </message>
+    <message>
+        <source>What became of it</source>
+        <translation>Was daraus wurde</translation>
+    </message>
+</context>
+<context>
     <name>Events</name>
     <message>
         <source>Claimed</source>
@@ -722,6 +753,10 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>Deferred</source>
         <translation>Zurückgestellt</translation>
+    </message>
+    <message>
+        <source>Escalated</source>
+        <translation>An Supervisor übergeben</translation>
     </message>
     <message>
         <source>Reopened</source>
@@ -830,6 +865,14 @@ Einzelheiten stehen in {log}.</translation>
     <message>
         <source>&amp;Defer…</source>
         <translation>Zu&amp;rückstellen…</translation>
+    </message>
+    <message>
+        <source>Hand the item to a supervisor, with a reason</source>
+        <translation>Eintrag mit Begründung an einen Supervisor übergeben</translation>
+    </message>
+    <message>
+        <source>Esc&amp;alate…</source>
+        <translation>An Supervisor über&amp;geben…</translation>
     </message>
     <message>
         <source>Extend your lock</source>
@@ -1367,6 +1410,30 @@ Konfiguration: {1}</translation>
         <translation>Gesperrt &amp;lassen</translation>
     </message>
     <message>
+        <source>Escalate…</source>
+        <translation>An Supervisor übergeben…</translation>
+    </message>
+    <message>
+        <source>Items you &amp;escalated…</source>
+        <translation>Von Ihnen über&amp;gebene Einträge…</translation>
+    </message>
+    <message>
+        <source>The items you handed to a supervisor, and what became of each</source>
+        <translation>Die Einträge, die Sie an einen Supervisor übergeben haben, und was aus jedem wurde</translation>
+    </message>
+    <message>
+        <source>Escalate</source>
+        <translation>An Supervisor übergeben</translation>
+    </message>
+    <message>
+        <source>Hand {0} to a supervisor: say why. Your lock is given up; the history keeps the reason.</source>
+        <translation>{0} an einen Supervisor übergeben: Sagen Sie, warum. Ihre Sperre wird aufgegeben; der Verlauf behält die Begründung.</translation>
+    </message>
+    <message>
+        <source>&amp;Reason:</source>
+        <translation>&amp;Begründung:</translation>
+    </message>
+    <message>
         <source>&amp;Save and keep it locked</source>
         <translation>&amp;Speichern und gesperrt lassen</translation>
     </message>
@@ -1437,6 +1504,18 @@ Konfiguration: {1}</translation>
     <message>
         <source>Released. Press Next item ({0}) for the next one.</source>
         <translation>Freigegeben. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
+    </message>
+    <message>
+        <source>{0} by {1} at {2}</source>
+        <translation>{0} von {1} am {2}</translation>
+    </message>
+    <message>
+        <source>{0} at {1}</source>
+        <translation>{0} am {1}</translation>
+    </message>
+    <message>
+        <source>Handed to a supervisor. Press Next item ({0}) for the next one.</source>
+        <translation>An einen Supervisor übergeben. Drücken Sie „Nächster Eintrag“ ({0}) für den nächsten.</translation>
     </message>
     <message>
         <source>Deferred until {0}: it comes back to you first then. Press Next item ({1}) for the next one.</source>
@@ -1989,8 +2068,20 @@ Konfiguration: {1}</translation>
         <translation>Die Warteschlange {0} legt nicht fest, wie ein Eintrag wieder geöffnet wird: setzen Sie [queues.{1}.on_reopen] auf die Werte, mit denen er wieder wartet, z. B. status = &quot;open&quot;</translation>
     </message>
     <message>
+        <source>queue {0} does not say how to hand an item to a supervisor: set [queues.{1}.on_escalate] to the values that take it out of the work to do, e.g. status = &quot;escalated&quot;</source>
+        <translation>Die Warteschlange {0} legt nicht fest, wie ein Eintrag an einen Supervisor übergeben wird: setzen Sie [queues.{1}.on_escalate] auf die Werte, die ihn aus der offenen Arbeit nehmen, z. B. status = &quot;escalated&quot;</translation>
+    </message>
+    <message>
         <source>{0} {1} changed while it was being reopened; try again</source>
         <translation>{0} {1} wurde geändert, während es wieder geöffnet wurde; versuchen Sie es erneut</translation>
+    </message>
+    <message>
+        <source>{0} {1} is not waiting for a supervisor (taken, reopened or never escalated): nothing to take</source>
+        <translation>{0} {1} wartet nicht auf einen Supervisor (übernommen, wieder geöffnet oder nie eskaliert): nichts zu übernehmen</translation>
+    </message>
+    <message>
+        <source>take is not available on queue {0}: {1}; reopen the item, then claim it</source>
+        <translation>Übernehmen ist in der Queue {0} nicht möglich: {1}; öffnen Sie den Eintrag wieder und nehmen Sie ihn dann</translation>
     </message>
     <message>
         <source>{0} {1} is not locked by anyone</source>
@@ -2019,6 +2110,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>reopen {0} {1}</source>
         <translation>{0} {1} wieder öffnen</translation>
+    </message>
+    <message>
+        <source>take {0} {1}</source>
+        <translation>{0} {1} übernehmen</translation>
     </message>
     <message>
         <source>move items of {0}</source>
@@ -2519,6 +2614,10 @@ Konfiguration: {1}</translation>
         <translation>Diagramme</translation>
     </message>
     <message>
+        <source>Escalated</source>
+        <translation>An Supervisor übergeben</translation>
+    </message>
+    <message>
         <source>Force release…</source>
         <translation>Zwangsfreigabe…</translation>
     </message>
@@ -2665,6 +2764,34 @@ Konfiguration: {1}</translation>
     <message>
         <source>When</source>
         <translation>Wann</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Eintrag</translation>
+    </message>
+    <message>
+        <source>Escalated by</source>
+        <translation>Übergeben von</translation>
+    </message>
+    <message>
+        <source>Escalated items</source>
+        <translation>An Supervisor übergebene Einträge</translation>
+    </message>
+    <message>
+        <source>Take</source>
+        <translation>Übernehmen</translation>
+    </message>
+    <message>
+        <source>Take the selected item to work it: it is yours, with a fresh lock, as after a claim</source>
+        <translation>Den gewählten Eintrag zur Bearbeitung übernehmen: er gehört Ihnen, mit einer neuen Sperre, wie nach dem Nehmen</translation>
+    </message>
+    <message>
+        <source>{0} {1} is yours now: work it in the workbench window.</source>
+        <translation>{0} {1} gehört jetzt Ihnen: bearbeiten Sie ihn im Workbench-Fenster.</translation>
+    </message>
+    <message>
+        <source>Not taken: {0}</source>
+        <translation>Nicht übernommen: {0}</translation>
     </message>
     <message>
         <source>Event</source>

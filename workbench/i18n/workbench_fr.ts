@@ -686,6 +686,37 @@ Les détails sont dans {log}.</translation>
     </message>
 </context>
 <context>
+    <name>EscalationsDialog</name>
+    <message>
+        <source>Items you escalated</source>
+        <translation>Éléments que vous avez confiés</translation>
+    </message>
+    <message>
+        <source>You have not handed any item of this queue to a supervisor.</source>
+        <translation>Vous n’avez confié aucun élément de cette file à un superviseur.</translation>
+    </message>
+    <message>
+        <source>Waiting for a supervisor</source>
+        <translation>En attente d’un superviseur</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Élément</translation>
+    </message>
+    <message>
+        <source>When</source>
+        <translation>Quand</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>Motif</translation>
+    </message>
+    <message>
+        <source>What became of it</source>
+        <translation>Ce qu’il est devenu</translation>
+    </message>
+</context>
+<context>
     <name>Events</name>
     <message>
         <source>Claimed</source>
@@ -722,6 +753,10 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>Deferred</source>
         <translation>Reporté</translation>
+    </message>
+    <message>
+        <source>Escalated</source>
+        <translation>Confié à un superviseur</translation>
     </message>
     <message>
         <source>Reopened</source>
@@ -830,6 +865,14 @@ Les détails sont dans {log}.</translation>
     <message>
         <source>&amp;Defer…</source>
         <translation>&amp;Reporter…</translation>
+    </message>
+    <message>
+        <source>Hand the item to a supervisor, with a reason</source>
+        <translation>Confier l’élément à un superviseur, avec un motif</translation>
+    </message>
+    <message>
+        <source>Esc&amp;alate…</source>
+        <translation>Confier à un s&amp;uperviseur…</translation>
     </message>
     <message>
         <source>Extend your lock</source>
@@ -1367,6 +1410,30 @@ Configuration : {1}</translation>
         <translation>&amp;Garder verrouillé</translation>
     </message>
     <message>
+        <source>Escalate…</source>
+        <translation>Confier à un superviseur…</translation>
+    </message>
+    <message>
+        <source>Items you &amp;escalated…</source>
+        <translation>Élé&amp;ments que vous avez confiés…</translation>
+    </message>
+    <message>
+        <source>The items you handed to a supervisor, and what became of each</source>
+        <translation>Les éléments que vous avez confiés à un superviseur, et ce que chacun est devenu</translation>
+    </message>
+    <message>
+        <source>Escalate</source>
+        <translation>Confier à un superviseur</translation>
+    </message>
+    <message>
+        <source>Hand {0} to a supervisor: say why. Your lock is given up; the history keeps the reason.</source>
+        <translation>Confier {0} à un superviseur : dites pourquoi. Votre verrou est rendu ; l’historique garde le motif.</translation>
+    </message>
+    <message>
+        <source>&amp;Reason:</source>
+        <translation>&amp;Motif :</translation>
+    </message>
+    <message>
         <source>&amp;Save and keep it locked</source>
         <translation>&amp;Enregistrer et garder verrouillé</translation>
     </message>
@@ -1437,6 +1504,18 @@ Configuration : {1}</translation>
     <message>
         <source>Released. Press Next item ({0}) for the next one.</source>
         <translation>Libéré. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
+    </message>
+    <message>
+        <source>{0} by {1} at {2}</source>
+        <translation>{0} par {1} le {2}</translation>
+    </message>
+    <message>
+        <source>{0} at {1}</source>
+        <translation>{0} le {1}</translation>
+    </message>
+    <message>
+        <source>Handed to a supervisor. Press Next item ({0}) for the next one.</source>
+        <translation>Confié à un superviseur. Appuyez sur « Élément suivant » ({0}) pour le suivant.</translation>
     </message>
     <message>
         <source>Deferred until {0}: it comes back to you first then. Press Next item ({1}) for the next one.</source>
@@ -1989,8 +2068,20 @@ Configuration : {1}</translation>
         <translation>la file {0} ne dit pas comment rouvrir un élément : donnez à [queues.{1}.on_reopen] les valeurs qui le remettent en attente, par ex. status = &quot;open&quot;</translation>
     </message>
     <message>
+        <source>queue {0} does not say how to hand an item to a supervisor: set [queues.{1}.on_escalate] to the values that take it out of the work to do, e.g. status = &quot;escalated&quot;</source>
+        <translation>la file {0} ne dit pas comment confier un élément à un superviseur : donnez à [queues.{1}.on_escalate] les valeurs qui le sortent du travail à faire, par ex. status = &quot;escalated&quot;</translation>
+    </message>
+    <message>
         <source>{0} {1} changed while it was being reopened; try again</source>
         <translation>{0} {1} a changé pendant sa réouverture ; réessayez</translation>
+    </message>
+    <message>
+        <source>{0} {1} is not waiting for a supervisor (taken, reopened or never escalated): nothing to take</source>
+        <translation>{0} {1} n’attend pas de superviseur (pris en charge, rouvert ou jamais escaladé) : rien à prendre</translation>
+    </message>
+    <message>
+        <source>take is not available on queue {0}: {1}; reopen the item, then claim it</source>
+        <translation>la prise en charge n’est pas disponible dans la file {0} : {1} ; rouvrez l’élément, puis prenez-le</translation>
     </message>
     <message>
         <source>{0} {1} is not locked by anyone</source>
@@ -2019,6 +2110,10 @@ Configuration : {1}</translation>
     <message>
         <source>reopen {0} {1}</source>
         <translation>rouvrir {0} {1}</translation>
+    </message>
+    <message>
+        <source>take {0} {1}</source>
+        <translation>prendre en charge {0} {1}</translation>
     </message>
     <message>
         <source>move items of {0}</source>
@@ -2519,6 +2614,10 @@ Configuration : {1}</translation>
         <translation>Graphiques</translation>
     </message>
     <message>
+        <source>Escalated</source>
+        <translation>Confiés à un superviseur</translation>
+    </message>
+    <message>
         <source>Force release…</source>
         <translation>Libération forcée…</translation>
     </message>
@@ -2665,6 +2764,34 @@ Configuration : {1}</translation>
     <message>
         <source>When</source>
         <translation>Quand</translation>
+    </message>
+    <message>
+        <source>Item</source>
+        <translation>Élément</translation>
+    </message>
+    <message>
+        <source>Escalated by</source>
+        <translation>Confié par</translation>
+    </message>
+    <message>
+        <source>Escalated items</source>
+        <translation>Éléments confiés à un superviseur</translation>
+    </message>
+    <message>
+        <source>Take</source>
+        <translation>Prendre en charge</translation>
+    </message>
+    <message>
+        <source>Take the selected item to work it: it is yours, with a fresh lock, as after a claim</source>
+        <translation>Prendre en charge l’élément sélectionné pour le traiter : il est à vous, avec un nouveau verrou, comme après une prise</translation>
+    </message>
+    <message>
+        <source>{0} {1} is yours now: work it in the workbench window.</source>
+        <translation>{0} {1} est à vous maintenant : traitez-le dans la fenêtre workbench.</translation>
+    </message>
+    <message>
+        <source>Not taken: {0}</source>
+        <translation>Non pris en charge : {0}</translation>
     </message>
     <message>
         <source>Event</source>

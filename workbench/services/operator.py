@@ -244,6 +244,15 @@ class Operator(Service):
         self._counted_change(lock.queue, deferred=1)
         return deferral
 
+    def escalate(self, lock: Held, reason: str) -> None:
+        """Hand the item to a supervisor, saying why: the queue's on_escalate values take it out of the work."""
+        self.wb.queue(lock.queue).escalate(self.user, lock.key, lock.token, reason)
+
+    def escalations(self, queue: str, mine: bool = False) -> list[tuple[models.Event, models.Event]]:
+        """The items of `queue` handed to a supervisor (this user's only, with `mine`), newest first, each
+        with the item's newest event since: the escalate itself while it waits for a supervisor."""
+        return self.wb.queue(queue).escalations(self.user if mine else None)
+
     def undo_complete(self, queue: str, key: Any) -> models.Claim:
         """Take back this user's Complete of `key` (within the queue's undo_within): theirs again."""
         return self.wb.queue(queue).undo_complete(self.user, key)

@@ -80,6 +80,12 @@ class Supervisor(Service):
         reloads its board when there is one); the first call only marks where to start: []."""
         return self._read_changes(concerning=None)
 
+    def escalated(self, queues: list[str]) -> list[models.Event]:
+        """The items of `queues` handed to a supervisor that wait for one (nothing happened to them since
+        their escalate), newest first: each item's escalate (who, when, why)."""
+        found = [e for name in queues for e, last in self.wb.queue(name).escalations() if last.id == e.id]
+        return sorted(found, key=lambda e: e.at, reverse=True)
+
     def health(self, queues: list[str]) -> list[models.QueueHealth]:
         return [self.wb.supervision(name).health() for name in queues]
 
@@ -116,6 +122,14 @@ class Supervisor(Service):
     def reopen(self, queue: str, key: Any, reason: str) -> None:
         """Put a finished item back to waiting (the queue's on_reopen values), with a reason."""
         self.wb.supervision(queue).reopen(self.user, key, reason)
+
+    def take(self, queue: str, key: Any) -> models.Claim:
+        """Take an escalated item to work it: the supervisor's, with a fresh lock, as after a claim."""
+        return self.wb.supervision(queue).take(self.user, key)
+
+    def lock_columns(self, queue: str) -> set[str]:
+        """The queue's lock columns: what a listing of an item's fields leaves out."""
+        return {c.name for c in self.wb.queue(queue).q.lock_columns}
 
     def move(
         self,
