@@ -159,6 +159,12 @@ class SupervisorWindow(QMainWindow):
         self.interval.setRange(2, 600)
         self.interval.setSuffix(self.tr(" s"))
         self.interval.setValue(refresh_seconds)
+        self.interval.setToolTip(
+            self.tr(
+                "How often the tab shown is read again. The lock board shows claims and releases as they happen "
+                "and counts the time left itself: it is read whole every {0}, or with Refresh."
+            ).format(times.duration(float(self.wb.config.app.board_every)))
+        )
         self.refresh_button = QPushButton(self.tr("Refresh"))
         self.refresh_button.setObjectName("refresh_button")
         self.status = QLabel(self.tr("Loading…"))
