@@ -71,7 +71,7 @@ from workbench.core import errors, models
 from workbench.db import service
 
 DATABASE = "wb_seats"
-BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes
+BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes without the change feed (the console's timer)
 # Seats start spread over this much time each: a window's start and first claim cost its process
 # about 90 ms of CPU and the server about 40 ms (1,000 seats started within 100 s starved the server
 # and PgBouncer of CPU on two cores).
@@ -143,6 +143,7 @@ class Plan:
     threads: int = 4  # threads of this process that run the windows' due steps
     changes_every: float = 1.0  # [app] changes_every: each window and board reads the change feed this often
     act_every: float = 10.0  # seconds between one supervisor's force-releases and reassigns (0: none)
+    board_every: float = float(model.AppConfig().board_every)  # [app] board_every: a whole board read with the feed on
 
 
 def config_for(plan: Plan) -> model.Config:
@@ -365,13 +366,15 @@ def _one_item(plan: Plan, window: Window, rng: random.Random, number: int, first
 
 
 def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
-    """A supervisor's console: the lock board reloaded every BOARD_EVERY seconds, and the items the feed
-    names (read every `changes_every`) read again; every `act_every` an item taken from a window (force-release) or
-    handed to another (reassign), alternately."""
+    """A supervisor's console (gui/supervisor.py): the items the feed names (read every `changes_every`) read
+    again, the whole lock board only every `board_every` (without the feed: every BOARD_EVERY seconds); every
+    `act_every` an item of the board shown taken from a window (force-release) or handed to another (reassign),
+    alternately, and the feed looked at at once to show it."""
     rng = random.Random(-1 - number)
     yield plan.start
     timed = Timed(plan, result)
     every = float(plan.changes_every) if plan.changes_every > 0 else math.inf
+    whole = plan.board_every if plan.changes_every > 0 else BOARD_EVERY
     with service.Workbench.open(config_for(plan)) as wb:
         boss = services.Supervisor(wb, f"boss{number}")
         boss.changes()  # marks where the feed starts
@@ -395,19 +398,23 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
                             result.fresh_board += [shown - committed_at(e) for e in changed]
                 if next_board <= due:
                     page = timed(result.boards, boss.board, [harness.QUEUE])  # its timer: the whole board
-                    next_board = time.time() + BOARD_EVERY
+                    next_board = time.time() + whole
                 if next_act <= due:
                     next_act = max(next_act + plan.act_every, time.time())
-                    _act(plan, boss, rng, next(acts), result)
+                    if page is not None and _act(plan, boss, page, rng, next(acts), result):
+                        next_look = time.time()  # the console looks at once after an action
             except Exception as exc:  # noqa: BLE001 - counted
                 yield _failed(result, plan, exc)
 
 
-def _act(plan: Plan, boss: services.Supervisor, rng: random.Random, turn: int, result: SeatResult) -> None:
-    """Take a random operator's item away, or hand it to another operator (alternately)."""
-    held = [row for row in boss.board([harness.QUEUE]).rows if row.owner.startswith("op")]
+def _act(
+    plan: Plan, boss: services.Supervisor, page: services.BoardPage, rng: random.Random, turn: int, result: SeatResult
+) -> bool:
+    """Take a random operator's item of the board shown away, or hand it to another operator (alternately);
+    whether something was tried."""
+    held = [row for row in page.rows if row.owner.startswith("op")]
     if not held:
-        return
+        return False
     lock = rng.choice(held)
     try:
         if turn % 2 == 0:
@@ -416,11 +423,12 @@ def _act(plan: Plan, boss: services.Supervisor, rng: random.Random, turn: int, r
         else:
             to = f"op{rng.randrange(plan.total):04d}"
             if to == lock.owner:
-                return
+                return False
             boss.reassign(harness.QUEUE, lock.key, to, "seats_bench")
             result.acts["reassign"] += _measured(plan)
     except errors.WorkbenchError:
         result.acts["raced"] += _measured(plan)  # the holder completed it meanwhile
+    return True
 
 
 class Scheduler:
@@ -783,7 +791,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--threads", type=int, default=4, help="threads per process that run the windows' due steps (default 4)"
     )
-    parser.add_argument("--supervisors", type=int, default=3, help="lock boards refreshing every 5 s")
+    parser.add_argument(
+        "--supervisors",
+        type=int,
+        default=3,
+        help="lock boards, as the console keeps them (feed, whole every board_every)",
+    )
     parser.add_argument(
         "--think",
         default="10,30",

@@ -228,6 +228,7 @@ class AppConfig:
     next_after_complete: bool = _APP["next_after_complete"]
     retry_every: int = _APP["retry_every"]
     changes_every: int = _APP["changes_every"]
+    board_every: int = _APP["board_every"]
     counts_every: int = _APP["counts_every"]
     idle_after: int = _APP["idle_after"]
 

@@ -152,6 +152,16 @@ APP: tuple[Setting, ...] = (
         maximum=60,
     ),
     Setting(
+        "board_every",
+        "duration",
+        60,
+        "the supervisor's lock board is read whole again this often while the change feed keeps it current "
+        "(claims and releases within changes_every; time left counts down on the console); without the feed, "
+        "every refresh; at most a day",
+        minimum=5,
+        maximum=_DAY,
+    ),
+    Setting(
         "counts_every",
         "duration",
         30,

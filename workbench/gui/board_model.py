@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -63,12 +64,40 @@ class BoardModel(QAbstractTableModel):
         self.queue = ALL
         self.sort_column = AGE
         self.sort_order = Qt.SortOrder.DescendingOrder
+        # When each row arrived (time.monotonic()), by the row object: its times are read on the database's
+        # clock at `db_now`, and the board's clock runs on from there on this computer, so that the time
+        # left counts down and a lock that simply expires (no change the feed would name) shows as expired
+        # between the rare full reloads. Keyed by id(): a row the feed left alone keeps its arrival.
+        self._arrived: dict[int, float] = {}
 
     # -- updating -------------------------------------------------------------------------------
 
     def update(self, rows: Iterable[Any]) -> None:
         """Show the locks of a refresh: removed ones go, new ones come, the others change in place."""
-        self._rearrange(lambda: setattr(self, "rows", list(rows)), changed=True)
+        rows = list(rows)
+        now = time.monotonic()
+        # The rows shown are alive here, so an id() names one of them or a new row, never a dead one's.
+        old = {id(r): r for r in self.rows}
+        self._arrived = {id(r): self._arrived[id(r)] if old.get(id(r)) is r else now for r in rows}
+        self._rearrange(lambda: setattr(self, "rows", rows), changed=True)
+
+    def tick(self) -> None:
+        """The clock moved on: the times (age, time left, idle, due) and the colours are shown anew."""
+        if self.shown:
+            self.dataChanged.emit(self.index(0, AGE), self.index(len(self.shown) - 1, len(COLUMNS) - 1))
+
+    def now(self, row: models.BoardRow) -> dt.datetime:
+        """The database clock now, for `row`: its reading plus the time since the row arrived."""
+        return row.db_now + dt.timedelta(seconds=time.monotonic() - self._arrived.get(id(row), time.monotonic()))
+
+    def age(self, row: models.BoardRow) -> dt.timedelta:
+        return self.now(row) - row.locked_at
+
+    def left(self, row: models.BoardRow) -> dt.timedelta:
+        return row.expires_at - self.now(row)
+
+    def idle(self, row: models.BoardRow) -> dt.timedelta:
+        return self.now(row) - row.last_activity
 
     def set_filter(self, holder: str, queue: str) -> None:
         """Show only locks whose holder contains `holder` (any case) in `queue` (ALL: every queue)."""
@@ -135,7 +164,7 @@ class BoardModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(row, column)
         if role == Qt.ItemDataRole.BackgroundRole:
-            left = row.remaining.total_seconds()
+            left = self.left(row).total_seconds()
             if left <= 0:  # expired, not yet taken over
                 return QBrush(theme.current().qcolor("board_past_bg"))
             if left <= self.warn_seconds:  # expires within the warning time
@@ -186,18 +215,18 @@ class BoardModel(QAbstractTableModel):
         if column == 4:
             return times.moment(row.locked_at)
         if column == 5:
-            return times.duration(row.age.total_seconds())
+            return times.duration(self.age(row).total_seconds())
         if column == TIME_LEFT:  # as narrow as the due column: languages say "expired" as short as they can
-            left = row.remaining.total_seconds()
+            left = self.left(row).total_seconds()
             return (
                 QCoreApplication.translate("BoardModel", "expired {0} ago").format(times.duration(-left))
                 if left <= 0
                 else times.duration(left)
             )
         if column == 7:
-            return times.duration(row.idle.total_seconds())
+            return times.duration(self.idle(row).total_seconds())
         if column == DUE:
-            seconds = _due_seconds(row)
+            seconds = self._due_seconds(row)
             if seconds is None:
                 return ""
             # The form's words: a shorter "vor 2 Tg. 03 h" read as a moment past, not as how late the item is.
@@ -219,7 +248,7 @@ class BoardModel(QAbstractTableModel):
 
     def _due_mark(self, row: Any, role: int) -> Any:
         """An overdue item in the theme's error colour, bold; the due time itself in the tooltip."""
-        seconds = _due_seconds(row)
+        seconds = self._due_seconds(row)
         if seconds is None:
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -242,18 +271,22 @@ class BoardModel(QAbstractTableModel):
             2: lambda r: _summary(r).lower(),
             3: lambda r: r.owner.lower(),
             4: lambda r: r.locked_at.timestamp() if isinstance(r.locked_at, dt.datetime) else 0,
-            5: lambda r: r.age,
-            6: lambda r: r.remaining,
-            7: lambda r: r.idle,
+            5: self.age,
+            6: self.left,
+            7: self.idle,
             8: lambda r: r.extensions,
-            DUE: lambda r: (_due_seconds(r) is None, _due_seconds(r) or 0.0),
+            DUE: lambda r: (self._due_seconds(r) is None, self._due_seconds(r) or 0.0),
         }
         return keys[column]
+
+    def _due_seconds(self, row: Any) -> float | None:
+        """Seconds from the board's database clock now to the item's due time (< 0: overdue)."""
+        return None if row.due is None else durations.seconds_between(self.now(row), row.due)
 
     def csv_rows(self) -> list[list[Any]]:
         """The board for Export, header first: every lock, whatever the filters, oldest first; times as
         ISO 8601 and durations as whole seconds (numbers a spreadsheet can sum), the header saying so."""
-        seconds = {AGE: lambda r: r.age, AGE + 1: lambda r: r.remaining, AGE + 2: lambda r: r.idle}
+        seconds = {AGE: self.age, AGE + 1: self.left, AGE + 2: self.idle}
         unit = QCoreApplication.translate("BoardModel", "(s)")
         header = [
             QCoreApplication.translate("BoardModel", name) + (f" {unit}" if c in seconds else "")
@@ -270,11 +303,6 @@ class BoardModel(QAbstractTableModel):
             return self._text(row, column)
 
         return [header, *[[cell(r, c) for c in range(len(COLUMNS))] for r in self.rows]]
-
-
-def _due_seconds(row: Any) -> float | None:
-    """Seconds from the board's database clock reading to the item's due time (< 0: overdue)."""
-    return None if row.due is None else durations.seconds_between(row.db_now, row.due)
 
 
 def _identity(row: Any) -> tuple[str, Any]:

@@ -2766,6 +2766,10 @@ Konfiguration: {1}</translation>
         <translation>Wann</translation>
     </message>
     <message>
+        <source>How often the tab shown is read again. The lock board shows claims and releases as they happen and counts the time left itself: it is read whole every {0}, or with Refresh.</source>
+        <translation>Wie oft der gezeigte Reiter neu gelesen wird. Die Sperrenübersicht zeigt Übernahmen und Freigaben, sobald sie geschehen, und zählt die verbleibende Zeit selbst: Sie wird alle {0} ganz gelesen, oder mit Aktualisieren.</translation>
+    </message>
+    <message>
         <source>Item</source>
         <translation>Eintrag</translation>
     </message>

@@ -2766,6 +2766,10 @@ Configuration : {1}</translation>
         <translation>Quand</translation>
     </message>
     <message>
+        <source>How often the tab shown is read again. The lock board shows claims and releases as they happen and counts the time left itself: it is read whole every {0}, or with Refresh.</source>
+        <translation>Fréquence à laquelle l’onglet affiché est relu. Le tableau des verrous montre les prises et les libérations dès qu’elles ont lieu et décompte lui-même le temps restant : il est relu en entier toutes les {0}, ou avec Actualiser.</translation>
+    </message>
+    <message>
         <source>Item</source>
         <translation>Élément</translation>
     </message>

@@ -1,0 +1,96 @@
+"""The lock board kept current without reading it whole (issue 51): its times count down on the
+console's own clock, a lock that simply expires shows as expired with no read, and an idle console
+with the feed on reads the whole board only every `[app] board_every`, not at every refresh."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import sqlalchemy as sa
+from PySide6.QtCore import Qt
+
+from tests import support
+from tests.gui.test_supervisor import board_keys, console, refreshed  # noqa: F401 - console: the fixture
+from workbench.db import service
+from workbench.gui import app as gui_app
+from workbench.gui import board_model, supervisor
+
+
+def _whole_reads(window: supervisor.SupervisorWindow) -> list[float]:
+    """Counts the console's whole-board reads (Supervisor.board) from now on."""
+    reads: list[float] = []
+    board = window.service.board
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(time.monotonic())
+        return board(*args, **kwargs)
+
+    window.service.board = counted  # type: ignore[method-assign]
+    return reads
+
+
+def test_a_lock_that_expires_shows_as_expired_without_a_read(qtbot: Any, console: Any) -> None:
+    """No change names an expiry: the board's clock, from the lock's expiry time, says it."""
+    window = console(changes_seconds=1)
+    key = window.wb.queue("cases").claim_next("alice", 1)[0].lock.key
+    lease = 15 * 60  # the demo queue's lock time
+    support.age_lock(window.wb, "cases", key, lease - 3)  # expires in three seconds
+    refreshed(qtbot, window)
+    assert board_keys(window) == [str(key)]
+
+    def left() -> str:
+        return str(window.model.index(0, board_model.TIME_LEFT).data())
+
+    assert not left().startswith("expired"), left()
+    reads, before = _whole_reads(window), left()
+    qtbot.waitUntil(lambda: left() != before, timeout=2_500)  # the time left counts down
+    qtbot.waitUntil(lambda: left().startswith("expired"), timeout=6_000)
+    colour = window.model.index(0, 0).data(Qt.ItemDataRole.BackgroundRole)
+    assert colour is not None  # coloured as expired, too
+    assert reads == []  # no whole-board read told it
+
+
+def test_an_idle_console_reads_the_whole_board_rarely(qtbot: Any, demo_config: Any) -> None:
+    """The console's refresh timer at its 5 s default, the feed every second: in 12 s of idle the old
+    console read the whole board twice more (each several statements); now only the feed's looks run.
+    The statements are counted on the console's own engine."""
+    gui_app.application()
+    wb = service.Workbench.open(demo_config)
+    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=5, changes_seconds=1)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        with service.Workbench.open(demo_config) as elsewhere:
+            elsewhere.queue("cases").claim_next("alice", 2)
+        qtbot.waitUntil(lambda: len(board_keys(window)) == 2, timeout=10_000)  # the first, whole read
+        qtbot.wait(1_500)  # the feed's first look is in
+        statements: list[str] = []
+        sa.event.listen(wb.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+        reads, looks = _whole_reads(window), []
+        changes = window.service.changes
+
+        def look() -> Any:
+            looks.append(time.monotonic())
+            return changes()
+
+        window.service.changes = look  # type: ignore[method-assign]
+        qtbot.wait(12_000)
+        assert reads == [], f"{len(reads)} whole-board reads in 12 s of idle"
+        assert len(looks) >= 8  # the feed kept looking
+        # A minute of idle: the looks' statements, and one whole read at most (board_every, 60 s).
+        per_look = len(statements) / len(looks)
+        assert per_look <= 3, f"{len(statements)} statements for {len(looks)} looks: {statements[:8]}"
+        assert len(board_keys(window)) == 2
+        # Another user's claim and release: on the board within two seconds, from the feed alone.
+        with service.Workbench.open(demo_config) as elsewhere:
+            key = elsewhere.queue("cases").claim_next("carol", 1)[0].lock.key
+            qtbot.waitUntil(lambda: str(key) in board_keys(window), timeout=2_500)
+            lock = next(k for k in elsewhere.queue("cases").mine("carol") if k.key == key)
+            elsewhere.queue("cases").release("carol", key, lock.token, "not mine")
+            qtbot.waitUntil(lambda: str(key) not in board_keys(window), timeout=2_500)
+        assert reads == []
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        wb.close()
