@@ -73,6 +73,14 @@ def _held_by_bob(b: Bench) -> Ctx:
     return _held(b, "bob")
 
 
+def _escalated(b: Bench) -> Ctx:
+    """ann handed her item to a supervisor: nobody holds it, it waits in on_escalate's state."""
+    ctx = _held(b)
+    assert ctx.lock is not None
+    b.operator("ann").escalate(ctx.lock, REASON)
+    return ctx
+
+
 def _held_in_twin(b: Bench) -> Ctx:
     return _held(b, "ann", "twin")
 
@@ -610,6 +618,34 @@ SCENARIOS: dict[str, Scenario] = {
             "waiting": Case(_free, lambda b, ctx: _reopen("main")(b, SUPERVISOR, ctx, REASON), UsageError),
         },
     ),
+    # A supervisor takes an escalated item to work it: a fresh lock of the supervisor's, as after a claim,
+    # where the whole lock is in the row (as undo writes it); elsewhere refused (reopen, then claim).
+    "take": Scenario(
+        "take",
+        {
+            "allowed": Case(
+                _escalated,
+                lambda b, ctx: b.supervisor().take("main", ctx.key),
+                writes=("main", "claim", SUPERVISOR),
+                check=lambda b, ctx, _: _owner(b, ctx.key, SUPERVISOR),
+                applies=lambda bench_id: bench_id.endswith(UNDO_SHAPES),
+            ),
+            "unavailable": Case(
+                _escalated,
+                lambda b, ctx: b.supervisor().take("main", ctx.key),
+                UsageError,
+                applies=lambda bench_id: not bench_id.endswith(UNDO_SHAPES),
+            ),
+            "by_operator": Case(
+                _escalated,
+                lambda b, ctx: b.supervisor("bob").take("main", ctx.key),
+                NotPermitted,
+                applies=lambda bench_id: bench_id.endswith(UNDO_SHAPES),
+            ),
+            "not_escalated": Case(_free, lambda b, ctx: b.supervisor().take("main", ctx.key), UsageError),
+            "held": Case(_held, lambda b, ctx: b.supervisor().take("main", ctx.key), UsageError),
+        },
+    ),
     # A note on an item, held or not: kept in the notes, not the audit trail.
     "note": Scenario(
         "note",
@@ -766,7 +802,7 @@ def test_every_transition_has_a_scenario() -> None:
     with a scenario here; once that table exists, the two must name the same transitions."""
     names = {
         "claim", "pick", "save", "extend", "release", "defer", "escalate", "complete", "review_accept",
-        "review_send_back", "undo", "expire", "force_release", "reassign", "move", "reopen", "note",
+        "review_send_back", "undo", "expire", "force_release", "reassign", "move", "reopen", "take", "note",
     }  # fmt: skip
     assert set(SCENARIOS) == names
     assert all(name == s.name for name, s in SCENARIOS.items())

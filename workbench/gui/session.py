@@ -740,7 +740,7 @@ class OperatorSession(QObject):
 
     def can_escalate(self, queue: str | None) -> bool:
         """Does `queue` say how an item is handed to a supervisor (on_escalate)?"""
-        return queue is not None and bool(self.wb.config.queues[queue].on_escalate)
+        return queue is not None and bool(self.config.queues[queue].on_escalate)
 
     def due_seconds(self, queue: str, claim: models.Claim) -> float | None:
         """Seconds from the claim to the item's due time (negative: overdue), on the database clock."""
