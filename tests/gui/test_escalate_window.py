@@ -3,6 +3,8 @@ required; the item goes to a supervisor and the window says so."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,32 @@ def _claim(qtbot: Any, window: Any) -> Any:
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
         qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
     return signal.args[0]
+
+
+@contextlib.contextmanager
+def _console_with_two_escalations(qtbot: Any, demo_config: Any) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """A supervisor console on its Escalated tab, listing ann's item (escalated first) and bob's."""
+    from workbench.db import service
+    from workbench.gui import app as gui_app
+    from workbench.gui import supervisor
+
+    gui_app.application()
+    wb = service.Workbench.open(with_queue(demo_config, "cases", on_escalate=ESCALATED))
+    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600, changes_seconds=0)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        q = wb.queue("cases")
+        first, second = (q.claim_next(user)[0].lock for user in ("ann", "bob"))
+        q.escalate("ann", first.key, first.token, "legal threat")
+        q.escalate("bob", second.key, second.token, "angry customer")
+        window.tabs.setCurrentIndex(5)
+        qtbot.waitUntil(lambda: window.escalated.rowCount() == 2, timeout=20_000)
+        yield window, q, first, second
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        wb.close()
 
 
 def test_escalate_from_the_window(qtbot: Any, open_window: Any, demo_config: Any, tmp_path: Path) -> None:
@@ -61,56 +89,22 @@ def test_the_console_lists_the_escalated_items_and_opens_their_history(
 ) -> None:
     """The supervisor console's Escalated tab: items waiting for a supervisor, newest first; a double click
     opens the item's history (where Reopen puts it back to work); a reopened item leaves the list."""
-    from workbench.db import service
-    from workbench.gui import app as gui_app
-    from workbench.gui import supervisor
-
-    gui_app.application()
-    wb = service.Workbench.open(with_queue(demo_config, "cases", on_escalate=ESCALATED))
-    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600, changes_seconds=0)
-    qtbot.addWidget(window)
-    window.show()
-    try:
-        q = wb.queue("cases")
-        first, second = (q.claim_next(user)[0].lock for user in ("ann", "bob"))
-        q.escalate("ann", first.key, first.token, "legal threat")
-        q.escalate("bob", second.key, second.token, "angry customer")
-        window.tabs.setCurrentIndex(5)
-        qtbot.waitUntil(lambda: window.escalated.rowCount() == 2, timeout=20_000)
+    with _console_with_two_escalations(qtbot, demo_config) as (window, _q, first, second):
         shown = [[window.escalated.item(r, c).text() for c in (1, 2, 4)] for r in range(2)]  # type: ignore[union-attr]
         assert shown == [[str(second.key), "bob", "angry customer"], [str(first.key), "ann", "legal threat"]]
         window.grab().save(str(tmp_path / "console-escalated.png"))
         window.escalated.cellDoubleClicked.emit(1, 0)
         assert window.tabs.currentIndex() == 3 and window.history_key.text() == str(first.key)
         qtbot.waitUntil(lambda: window.history.rowCount() >= 2, timeout=20_000)
-        wb.supervision("cases").reopen("sup", first.key, "handled with legal")
+        window.wb.supervision("cases").reopen("sup", first.key, "handled with legal")
         window.tabs.setCurrentIndex(5)
         qtbot.waitUntil(lambda: window.escalated.rowCount() == 1, timeout=20_000)
-    finally:
-        window.close()
-        window.dispatcher.wait(10_000)
-        wb.close()
 
 
 def test_the_console_takes_an_escalated_item(qtbot: Any, demo_config: Any, tmp_path: Path) -> None:
     """The Escalated tab's Take: the selected item becomes the supervisor's (a fresh lock, as after a
     claim) and leaves the list; without a selection there is nothing to take."""
-    from workbench.db import service
-    from workbench.gui import app as gui_app
-    from workbench.gui import supervisor
-
-    gui_app.application()
-    wb = service.Workbench.open(with_queue(demo_config, "cases", on_escalate=ESCALATED))
-    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600, changes_seconds=0)
-    qtbot.addWidget(window)
-    window.show()
-    try:
-        q = wb.queue("cases")
-        first, second = (q.claim_next(user)[0].lock for user in ("ann", "bob"))
-        q.escalate("ann", first.key, first.token, "legal threat")
-        q.escalate("bob", second.key, second.token, "angry customer")
-        window.tabs.setCurrentIndex(5)
-        qtbot.waitUntil(lambda: window.escalated.rowCount() == 2, timeout=20_000)
+    with _console_with_two_escalations(qtbot, demo_config) as (window, q, first, _second):
         assert window.take_button.isVisibleTo(window) and not window.take_button.isEnabled()
         window.escalated.selectRow(1)  # ann's, the older
         assert window.take_button.isEnabled()
@@ -120,10 +114,6 @@ def test_the_console_takes_an_escalated_item(qtbot: Any, demo_config: Any, tmp_p
         assert q.show(first.key).lock is not None and q.show(first.key).lock.owner == "sup"  # type: ignore[union-attr]
         assert str(first.key) in window.status.text() and "sup" not in window.escalated.item(0, 2).text()  # type: ignore[union-attr]
         window.grab().save(str(tmp_path / "console-taken.png"))
-    finally:
-        window.close()
-        window.dispatcher.wait(10_000)
-        wb.close()
 
 
 def test_the_operator_sees_what_became_of_his_escalations(
