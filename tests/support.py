@@ -24,6 +24,20 @@ def sample_config(name: str) -> str:
     return re.sub(r"(?m)^schema = .*\n", "", text)
 
 
+def without_table(text: str, table: str) -> str:
+    """A TOML text without `[table]` and its keys (the demo's `queues.cases.on_escalate`, for a queue without it)."""
+    header = "[" + table + "]"
+    lines, out, skipping = text.splitlines(keepends=True), [], False
+    for line in lines:
+        if line.startswith("["):
+            skipping = line.split("#")[0].strip() == header
+        if not skipping:
+            out.append(line)
+    if len(out) == len(lines):
+        raise AssertionError(f"no [{table}] in the text")
+    return "".join(out)
+
+
 def age_lock(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None:
     """Move a lock `seconds` into the past using the database clock, as if time had passed."""
     q = wb.queue(queue).q

@@ -674,15 +674,12 @@ def _connections(pg: Pg) -> dict[str, psycopg.Connection[Any]]:
     }
 
 
-# `cases` hands items to a supervisor (escalate), who takes them (take); its twin does neither.
-ESCALATE = """
-[queues.cases.on_escalate]
-status = "escalated"
-"""
+# `cases` hands items to a supervisor (escalate: the demo's on_escalate), who takes them (take); its twin
+# does neither.
 
 
 def _family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Family:
-    text = demo.config_text("{url}") + ESCALATE + TWIN
+    text = demo.config_text("{url}") + TWIN
     path = pg.tmp / "admission.toml"
     path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
     for queue in ("cases", "cases2"):  # cases again: its check renders its on_escalate

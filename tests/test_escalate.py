@@ -16,15 +16,13 @@ from workbench import demo
 from workbench.core import errors, models, problems, workflow
 from workbench.db import service
 
-ESCALATE = """
-[queues.cases.on_escalate]
-status = "escalated"
-"""
+NO_ESCALATE = "queues.cases.on_escalate"  # the demo's cases escalate; a test without it removes the table
 
 
-def _demo(env: support.Env, extra: str = ESCALATE, rows: int = 4) -> service.Workbench:
-    """The demo, its cases with on_escalate (or `extra`), a few rows."""
-    wb = env.open(env.load(demo.config_text("{url}") + extra))
+def _demo(env: support.Env, extra: str = "", rows: int = 4, without: str = "") -> service.Workbench:
+    """The demo (its cases with on_escalate), `extra` added and the table `without` removed, a few rows."""
+    text = demo.config_text("{url}")
+    wb = env.open(env.load((support.without_table(text, without) if without else text) + extra))
     demo.populate(wb.engine, cases=rows, imports=1)
     wb.init()
     demo.attach_all(wb)
@@ -73,7 +71,7 @@ def test_escalate_is_refused_as_the_table_says(native_env: support.Env) -> None:
 
 
 def test_a_queue_without_on_escalate_refuses_escalate(native_env: support.Env) -> None:
-    wb = _demo(native_env, extra="")
+    wb = _demo(native_env, without=NO_ESCALATE)
     q = wb.queue("cases")
     lock = q.claim_next("alice")[0].lock
     with pytest.raises(errors.UsageError, match=r"set \[queues\.cases\.on_escalate\]"):
@@ -83,7 +81,7 @@ def test_a_queue_without_on_escalate_refuses_escalate(native_env: support.Env) -
 
 def test_on_escalate_must_take_the_item_out_of_todo(native_env: support.Env) -> None:
     with pytest.raises(errors.ConfigError, match=r"on_escalate.*served to operators again"):
-        _demo(native_env, extra='[queues.cases.on_escalate]\nstatus = "open"\n').queue("cases")
+        _demo(native_env, extra='[queues.cases.on_escalate]\nstatus = "open"\n', without=NO_ESCALATE).queue("cases")
 
 
 # -- PostgreSQL under `workbench grants`: the database admits an escalate as the table says ------------
@@ -112,7 +110,7 @@ def _refused(engine: sa.Engine, *statements: str, **params: object) -> str:
 
 
 def test_postgresql_under_grants_admits_escalate_as_the_table_says(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
-    text = demo.config_text("{url}") + ESCALATE
+    text = demo.config_text("{url}")
     _apply(pg, capsys, text, "cases")
     ann = pg.open("ann", text).queue("cases")
     # Through workbench, as the operator's own login: admitted, recorded with its reason.
@@ -146,7 +144,7 @@ def test_postgresql_under_grants_admits_escalate_as_the_table_says(pg: Pg, capsy
 def test_workbench_escalate_on_the_command_line(native_env: support.Env, capsys: pytest.CaptureFixture[str]) -> None:
     """`workbench escalate QUEUE KEY --token T --reason TEXT`, through the operator's service."""
     wb = _demo(native_env)
-    path = native_env.write_config(demo.config_text("{url}") + ESCALATE)
+    path = native_env.write_config(demo.config_text("{url}"))
     lock = wb.queue("cases").claim_next("alice")[0].lock
     args = ("--config", path, "--user", "alice", "escalate", "cases", str(lock.key), "--token", lock.token)
     code, _, err = support.run_cli(capsys, *args, "--reason", " ")
@@ -236,7 +234,7 @@ def test_the_escalated_items_and_what_became_of_each(
     wb.supervision("cases").reopen("sue", first.key, "handled with legal: go on")
     ((escalated, since),) = alice.escalations("cases", mine=True)
     assert (escalated.key, since.kind, since.actor) == (str(first.key), models.EventKind.REOPEN, "sue")
-    path = native_env.write_config(demo.config_text("{url}") + ESCALATE)
+    path = native_env.write_config(demo.config_text("{url}"))
     code, out, err = support.run_cli(capsys, "--config", path, "--user", "alice", "escalated", "cases", "--mine")
     assert code == 0, err
     assert out.startswith(f"{first.key}  by alice at ") and "legal threat  (then reopen by sue at " in out, out
@@ -257,7 +255,7 @@ def _supervisors(wb: service.Workbench, *users: str) -> None:
 
 
 def test_a_supervisor_takes_an_escalated_item(native_env: support.Env) -> None:
-    wb = _demo(native_env, extra=ESCALATE)
+    wb = _demo(native_env)
     q = wb.queue("cases")
     _supervisors(wb, "sue")
     lock = q.claim_next("alice")[0].lock
@@ -306,7 +304,7 @@ def _race(wb: service.Workbench, key: object, *users: str) -> tuple[list[str], l
 
 
 def test_two_supervisors_taking_one_escalated_item_at_once_one_wins(native_env: support.Env) -> None:
-    wb = _demo(native_env, extra=ESCALATE)
+    wb = _demo(native_env)
     q = wb.queue("cases")
     _supervisors(wb, "sue", "sam")
     for _ in range(3):
@@ -328,7 +326,7 @@ HAND_TAKE = (
 
 
 def test_postgresql_under_grants_admits_take_by_a_supervisor_only(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
-    text = demo.config_text("{url}") + ESCALATE
+    text = demo.config_text("{url}")
     _apply(pg, capsys, text, "cases")
     ann = pg.open("ann", text).queue("cases")
     sue = pg.open("sue", text).supervision("cases")
@@ -374,7 +372,7 @@ def test_workbench_take_on_the_command_line_and_in_the_service(
         q.escalate("alice", lock.key, lock.token, "legal threat")
     took = services.Supervisor(wb, "sue").take("cases", first.key)
     assert (took.lock.key, took.lock.owner) == (first.key, "sue")
-    path = native_env.write_config(demo.config_text("{url}") + ESCALATE)
+    path = native_env.write_config(demo.config_text("{url}"))
     args = ("--config", path, "escalated", "cases")
     code, out, err = support.run_cli(capsys, "--user", "sue", *args)
     assert code == 0 and "then claim by sue" in out and "waiting for a supervisor" in out, (out, err)

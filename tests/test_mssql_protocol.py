@@ -19,7 +19,7 @@ DIALECT = mssql_sql.DIALECT
 
 def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     """The script's batches, the procedures by operation and the rest under "grants"."""
-    text = text or demo.config_text() + mssql_sql.ESCALATE
+    text = text or demo.config_text()
     q = mssql_sql.bound(text, name)
     reviewed = loader.parse(tomllib.loads(text), "x.toml").reviewed_by(name)  # as `workbench grants` finds it
     found: dict[str, str] = {"grants": ""}

@@ -103,12 +103,8 @@ def trail(name: str) -> audit.AuditTrail:
     return audit.AuditTrail(audit_table, name, metadata.tables[tables.COOLDOWN_TABLE])
 
 
-# The demo's cases with on_escalate, so that its script has every procedure (escalate's needs it).
-ESCALATE = '\n[queues.cases.on_escalate]\nstatus = "escalated"\n'
-
-
 def demo_queue(name: str = "cases") -> mapping.BoundQueue:
-    return bound(demo.config_text() + ESCALATE, name)
+    return bound(demo.config_text(), name)  # the demo's cases escalate: every procedure
 
 
 class Sent:

@@ -77,7 +77,7 @@ def test_escalate_from_the_window(qtbot: Any, open_window: Any, demo_config: Any
 
 
 def test_no_escalate_where_the_queue_has_no_on_escalate(qtbot: Any, open_window: Any, demo_config: Any) -> None:
-    window = open_window(demo_config)
+    window = open_window(with_queue(demo_config, "cases", on_escalate=()))  # the demo's cases escalate
     _claim(qtbot, window)
     window.session.dispatcher.wait()
     assert not window.escalate_button.isVisibleTo(window)
