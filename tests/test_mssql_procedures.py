@@ -486,3 +486,22 @@ def test_a_script_applied_while_workbench_runs_is_used_from_the_next_check_on(mo
     monkeypatch.setattr(procedures, "RECHECK_SECONDS", 0.0)
     wq.save(LOGIN, 7, "t" * 32, {"subject": "z"})
     assert [values for _, values in server.exec_sent()] == [[7, "t" * 32, '{"subject": "z"}']]
+
+
+def test_take_is_a_call_of_its_procedure_answering_the_row_as_after_a_claim() -> None:
+    """The procedure for the table's take (where the queue escalates): called with the key alone, its
+    answer read as a claim's row. The engine's Supervision.take calls it where the script is applied."""
+
+    def answer(text: str, values: list[Any]) -> list[Any]:
+        return [{**lock_row(wq.q, 7, user="sue"), "status": "open"}] if text.startswith("EXEC") else []
+
+    wq, server = queue(answer, text=demo.config_text() + mssql_sql.ESCALATE)
+    calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
+    assert calls.parameters["take"] == declared("take") == ["p_key"]
+    rows = calls.run(wq.db.server, "take", {"p_key": 7}, user="sue")
+    assert [(text, values) for text, values in server.exec_sent()] == [("EXEC dbo.wb_cases_take @p_key = ?", [7])]
+    assert wq.q.lock_from_row(rows[0]).owner == "sue"
+    # Without on_escalate the queue has no take procedure, and a call of one says so.
+    plain, _ = queue(answer)
+    with pytest.raises(errors.UsageError, match="no take procedure"):
+        plain.q.backend.procedures(plain.db, plain.q, "dbo").run(plain.db.server, "take", {"p_key": 7})

@@ -67,7 +67,12 @@ def test_operators_write_nothing_directly_and_supervisors_alone_take_locks_away(
     assert "ALTER ROLE workbench_operator ADD MEMBER workbench_supervisor;" in grants
     executes = re.findall(r"GRANT EXECUTE ON dbo\.wb_cases_(\w+) TO (\w+);", grants)
     assert sorted(executes) == sorted(
-        (op, "workbench_supervisor" if op in ("force_release", "reassign", "reopen", "move") else "workbench_operator")
+        (
+            op,
+            "workbench_supervisor"
+            if op in ("force_release", "reassign", "reopen", "take", "move")
+            else "workbench_operator",
+        )
         for op in protocol_mssql.OPERATIONS
     )
     assert "GRANT UPDATE" not in grants and "GRANT INSERT" not in grants
@@ -619,8 +624,8 @@ def test_every_refusal_in_the_script_is_a_declared_number_saying_a_problems_text
                 for piece in re.split(r"(\{\d\})", refusal.template)
             )
             assert re.fullmatch(pattern, said, re.S), (refusal.problem, said)
-    # Every declared refusal is said somewhere in these scripts but take's (no take procedure here).
-    assert seen == {r.problem for r in backends.mssql.REFUSALS.values()} - {"TAKE_NOT_ESCALATED"}
+    # Every declared refusal is said somewhere in these scripts.
+    assert seen == {r.problem for r in backends.mssql.REFUSALS.values()}
 
 
 def test_a_problems_text_changed_changes_the_script(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -638,3 +643,47 @@ def test_a_problems_text_changed_changes_the_script(monkeypatch: pytest.MonkeyPa
             for at in (m.start() for m in re.finditer(rf"THROW {number},", script))
         ]
         assert changed and all(" (changed)" in text for text in changed), name
+
+
+def test_a_supervisor_takes_an_escalated_item_as_the_engine_does() -> None:
+    """Supervision.take as a procedure: the row rule (ESCALATED: out of todo, on_escalate's values still
+    there) and the lock rule (FREE) in the one UPDATE that writes on_reopen's values, a fresh lock of the
+    login's and on_claim's; recorded as the login's claim; the row answered as after a claim."""
+    script = batches()
+    assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor;" in script["grants"]
+    body = flat(script["take"])
+    assert "-- transition: take" in body
+    assert "@p_key INTEGER WITH EXECUTE AS OWNER" in body
+    assert (
+        "UPDATE cases SET status='open', wb_locked_by=@login, wb_locked_at=SYSUTCDATETIME(), "
+        "wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), wb_lock_token="
+    ) in body
+    assert (
+        "WHERE cases.case_id = @p_key AND cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open')) "
+        "AND cases.status = 'escalated'; SET @done = @@ROWCOUNT;"
+    ) in body
+    # The row read and locked first; no such key, then not (or no longer) escalated, in the engine's words.
+    assert body.index("FROM cases WITH (UPDLOCK, ROWLOCK)") < body.index("UPDATE cases")
+    assert re.search(refused("@found = 0", problems.NO_ITEM), body)
+    assert re.search(refused("@done = 0", problems.TAKE_NOT_ESCALATED), body)
+    assert body.index("IF @done = 0") < body.index("N'claim', @login, @login, lower(") < body.index("COMMIT;")
+    assert (
+        "cases.wb_lock_token AS wb_token, SYSUTCDATETIME() AS wb_now FROM cases WHERE cases.case_id = @p_key;" in body
+    )
+    assert "DROP PROCEDURE IF EXISTS dbo.wb_cases_take;" in protocol_mssql.revoke_script(
+        DIALECT, mssql_sql.bound(demo.config_text(), "cases"), "dbo"
+    )
+
+
+def test_whoever_escalated_an_item_it_is_taken_and_a_queue_not_set_up_for_it_has_no_take() -> None:
+    # on_escalate naming who escalated (a user's name) or when: some name, some time (Supervision.take's).
+    text = demo.config_text() + mssql_sql.ESCALATE.replace(
+        'status = "escalated"\n', 'status = "escalated"\nresolution = { user = true }\n'
+    )
+    assert text != demo.config_text() + mssql_sql.ESCALATE
+    assert "AND cases.status = 'escalated' AND cases.resolution IS NOT NULL;" in flat(batches(text)["take"])
+    # Without on_escalate (Check.ON_ESCALATE_SET) or on_reopen (ON_REOPEN_SET): no procedure, no grant.
+    assert "take" not in batches(demo.config_text())
+    without_reopen = re.sub(r"\[queues\.cases\.on_reopen\][^\n]*\nstatus = \"open\"\n", "", demo.config_text())
+    script = batches(without_reopen + mssql_sql.ESCALATE)
+    assert "take" not in script and "wb_cases_take" not in script["grants"] and "escalate" in script

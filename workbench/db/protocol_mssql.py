@@ -60,6 +60,7 @@ CARRIES: Mapping[str, tuple[str, ...]] = {
     "force_release": ("force_release",),
     "reassign": ("reassign",),
     "reopen": ("reopen",),
+    "take": ("take",),
     "move": ("move",),
 }
 OPERATIONS = tuple(CARRIES)
@@ -185,12 +186,13 @@ class _Builder:
         self.user_type = q.user.type.compile(dialect=dialect)
         # A queue whose items may not be deferred (allow_defer = false) has no defer procedure, one
         # that does not say how an item waits again (on_reopen) no reopen procedure, one without
-        # on_escalate no escalate procedure (Check.ON_ESCALATE_SET).
+        # on_escalate no escalate procedure (Check.ON_ESCALATE_SET), and without either no take.
         self.operations = tuple(
             op
             for op in OPERATIONS
             if (op != "defer" or q.config.allow_defer)
-            and (op != "escalate" or q.on_escalate)
+            and (op not in ("escalate", "take") or q.on_escalate)
+            and (op != "take" or q.on_reopen)
             and (op not in ("reopen", "undo") or q.on_reopen)
             and (op != "undo" or q.config.undo_within_seconds > 0)
         )
@@ -922,6 +924,36 @@ class _Builder:
             + "  COMMIT;\n"
         )
         return [self._key(), f"@p_reason {self.reason_type}"], body + self._done()
+
+    def _take(self) -> tuple[list[str], str]:
+        """A supervisor takes an escalated item to work it, as Supervision.take does: in one UPDATE that
+        holds to the row rule (ESCALATED: out of todo, on_escalate's values still there) and the lock rule
+        (FREE), on_reopen's values, a fresh lock of the login's and on_claim's; recorded as its claim.
+        Of two supervisors taking it at once, one does; the other is told it is not waiting any more."""
+        q, sql = self.q, _Sql(self.dialect, {})
+        now = q.now()
+        here = q.key == _KEY
+        assert workflow.TRANSITIONS["take"].row is workflow.RowRule.ESCALATED
+        escalated = [*q.scope_clause(), sa.not_(q.todo_clause()), *(b.held() for b in q.on_escalate)]
+        writes = {
+            **q.writes(q.on_reopen, _LOGIN, now),
+            **q.lock_writes(_LOGIN, now, q.shape.new_token()),
+            **q.writes(q.on_claim, _LOGIN, now),
+        }
+        taken = sa.update(q.table).where(here, lockrules.guard(q, "take", now), *escalated).values(writes)
+        token = sql(q.shape.as_text(q.shape.token_column()))
+        body = (
+            "  DECLARE @found int = 0, @p_token nvarchar(64);\n"
+            "  BEGIN TRANSACTION;\n"
+            f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+            + self.no_item("@found = 0", rollback=True)
+            + f"  {_one_line(sql(taken))};\n  SET @done = @@ROWCOUNT;\n"
+            + self.refused("@done = 0", problems.TAKE_NOT_ESCALATED, q.name, self.item(), rollback=True)
+            + f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
+            + self.audit_insert(models.EventKind.CLAIM.value)
+            + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(sa.true())))};\n"
+        )
+        return [self._key()], body
 
     def _move(self) -> tuple[list[str], str]:
         """A supervisor moves one waiting item nobody holds (WorkQueue.move, per key): @p_changes (JSON,
