@@ -964,7 +964,8 @@ class _Builder:
         movable = [c.name for c in q.table.columns if q.movable(c)]
         allowed = ", ".join(self.text(name) for name in movable) or "NULL"
         values = {name: sa.literal_column(self.edited(name, "@p_changes"), q.table.c[name].type) for name in movable}
-        waiting = sa.and_(*q.scope_clause(), q.todo_clause(), q.shape.unheld(q.key))
+        # The row rule (WAITING) as the engine's move picks it, and the table's lock rule (FREE).
+        waiting = sa.and_(*q.scope_clause(), q.todo_clause(), lockrules.guard(q, "move", q.now()))
         finished = sa.and_(
             *(q.written(c, values) for c in q.scope_clause()), sa.not_(q.written(q.todo_clause(), values))
         )
