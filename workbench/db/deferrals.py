@@ -149,6 +149,16 @@ def checked_reason(reason: Any) -> str:
     return kept
 
 
+def too_soon(until: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    """A deferral's time `until` (SQL) not still to come on the database's clock (checked_until's first rule)."""
+    return sa.or_(until.is_(None), until <= clock.db_now())
+
+
+def too_far(until: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    """A deferral's time `until` (SQL) more than MAX_DAYS ahead (checked_until's second rule)."""
+    return until > clock.add_seconds(clock.db_now(), sa.literal(MAX_DAYS * 86400, literal_execute=True))
+
+
 def lapsed(table: sa.Table) -> sa.ColumnElement[bool]:
     """Deferrals whose time passed long ago: a new defer in the queue drops them."""
     return table.c.until < clock.add_seconds(clock.db_now(), sa.literal(-LAPSED_DAYS * 86400, literal_execute=True))

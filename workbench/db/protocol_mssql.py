@@ -566,13 +566,13 @@ class _Builder:
         assert d is not None  # script() leaves the procedure out of a queue that does not defer
         sql = _Sql(self.dialect, {})
         now = clock.db_now()
-        latest = sql(clock.add_seconds(now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True)))
+        until = sa.literal_column("@p_until", d.table.c.until.type)
         # The clock as deferrals.checked_until says it: 2026-11-21 14:30 (style 120, to the minute).
         clock_said = Said(f"CONVERT(nvarchar(16), {sql(now)}, 120)")
         checks = (
             self.reason_check("defer")
-            + self.refused(f"@p_until IS NULL OR @p_until <= {sql(now)}", problems.DEFER_PAST, clock_said)
-            + self.refused(f"@p_until > {latest}", problems.DEFER_TOO_FAR, deferrals_mod.MAX_DAYS)
+            + self.refused(sql(deferrals_mod.too_soon(until)), problems.DEFER_PAST, clock_said)
+            + self.refused(sql(deferrals_mod.too_far(until)), problems.DEFER_TOO_FAR, deferrals_mod.MAX_DAYS)
         )
         kept = sql(
             sa.insert(d.table)
