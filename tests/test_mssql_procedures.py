@@ -21,8 +21,9 @@ import sqlalchemy as sa
 from tests import test_mssql_protocol as mssql_protocol
 from tests import test_mssql_sql as mssql_sql
 from workbench import demo
-from workbench.core import errors, models
+from workbench.core import errors, models, problems
 from workbench.db import dberrors, mapping, procedures, protocol_mssql, service, tables, workqueue
+from workbench.db.backends import mssql as mssql_backend
 from workbench.db.claims.mssql import ReadpastClaim
 from workbench.db.supervision import Supervision
 
@@ -264,9 +265,11 @@ def test_the_servers_refusals_are_said_as_workbench_says_them() -> None:
                 "database 'helpdesk', schema 'dbo'.",
             )
         if "wb_cases_note" in text:
-            raise driver_error(50403, "workbench: the queue has no item with this key")
+            raise driver_error(50418, "workbench: cases has no item with key 7")
         if "wb_cases_extend" in text:
             raise driver_error(50401, "workbench: not held")
+        if "wb_cases_save" in text:  # a script applied by an older workbench: any refusal as 50403
+            raise driver_error(50403, "workbench: only the queue's editable fields may be changed")
         if text.startswith("SELECT cases.case_id AS wb_key"):
             return [lock_row(wq.q, 7)]
         if text == "SELECT cases.case_id FROM cases WHERE cases.case_id = ?":  # the item exists, as far as it reads
@@ -276,12 +279,16 @@ def test_the_servers_refusals_are_said_as_workbench_says_them() -> None:
     wq, _ = queue(answer)
     with pytest.raises(errors.NotPermitted, match=r"ann may not force-release cases 7.*workbench_supervisor"):
         Supervision(wq).force_release(LOGIN, 7, "stuck")
-    with pytest.raises(errors.NotPermitted, match=r"^the database did not permit this: the queue has no item with"):
+    # The procedure's refusal, read back to the engine's own error (backends/mssql.REFUSALS) and template.
+    with pytest.raises(errors.InvalidValue, match=r"^cases has no item with key 7$") as missing:
         wq.add_note(LOGIN, 7, "see attachment")
+    assert missing.value.template == problems.NO_ITEM and missing.value.column == "case_id"
+    calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
+    with pytest.raises(errors.NotPermitted, match=r"^the database did not permit this: only the queue's editable"):
+        calls.run(wq.db.server, "save", {"p_key": 7, "p_token": "t"})
     # An item that is not there is said as without the script (in the user's language), before any call.
     with pytest.raises(errors.WorkbenchError, match=r"^cases has no item with key 8$"):
         wq.add_note(LOGIN, 8, "see attachment")
-    calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
     assert calls.run(wq.db.server, "extend", {"p_key": 7, "p_token": "t"}) == []  # the lock is gone
 
 
@@ -295,6 +302,49 @@ def test_a_procedure_removed_meanwhile_sends_workbench_back_to_its_own_statement
     wq, server = queue(answer)
     assert wq.save(LOGIN, 7, "t" * 32, {"subject": "x"}).owner == LOGIN
     assert len(server.exec_sent()) == 1 and any(t.startswith("UPDATE cases SET subject=?") for t, _ in server.sent)
+
+
+# A value for each placeholder a refusal's template has, as a procedure fills them in.
+_SAID = ("cases", "7", "bob", "10 min", "2 min")
+
+
+@pytest.mark.parametrize("number", sorted(mssql_backend.REFUSALS))
+def test_each_refusal_of_the_procedures_is_read_back_to_the_engines_error_and_template(number: int) -> None:
+    """Declared once (backends/mssql.REFUSALS): the number a procedure THROWs with a problems.py text is
+    read back to the error the engine raises for that problem, with its template and values, so the
+    window says it in the user's language; one whose lock or row is gone answers no row, as before."""
+    refusal = mssql_backend.REFUSALS[number]
+    args = _SAID[: len(set(re.findall(r"\{(\d)\}", refusal.template)))]
+    said = refusal.template.format(*args)
+    text = mssql_backend.PREFIX + ("subject: " if refusal.column else "") + said
+
+    def answer(statement: str, values: list[Any]) -> list[Any]:
+        if statement.startswith("EXEC"):
+            raise driver_error(number, text)
+        return []
+
+    wq, _ = queue(answer)
+    calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
+    if refusal.lost:
+        assert calls.run(wq.db.server, "extend", {"p_key": 7, "p_token": "t"}) == []
+        return
+    with pytest.raises(refusal.error) as caught:
+        calls.run(wq.db.server, "extend", {"p_key": 7, "p_token": "t"}, user=LOGIN)
+    error = caught.value
+    assert type(error) is refusal.error and error.template == refusal.template
+    if refusal.column:
+        assert str(error) == f"subject: {said}" and isinstance(error, errors.InvalidValue) and error.column == "subject"
+    else:
+        assert str(error) == said and error.template_args == args
+    if isinstance(error, errors.NothingToClaim):
+        assert error.reason == "limit"
+
+
+def test_every_declared_refusal_has_its_own_number_and_template() -> None:
+    assert len(set(mssql_backend.NUMBERS)) == len(mssql_backend.REFUSALS)
+    assert all(number >= 50000 for number in mssql_backend.REFUSALS)  # THROW's user-defined range
+    assert all(refusal.problem in problems.templates() for refusal in mssql_backend.REFUSALS.values())
+    assert {mssql_backend.OLD_NOT_HELD, mssql_backend.OLD_REFUSED}.isdisjoint(mssql_backend.REFUSALS)
 
 
 def test_the_error_number_is_read_from_either_drivers_message() -> None:
@@ -342,12 +392,13 @@ def test_a_note_required_with_a_release_is_required_by_the_procedure_too() -> No
         "max_locks_per_user = 3", 'max_locks_per_user = 3\nnotes_required = ["release", "resolved"]', 1
     )
     script = mssql_protocol.batches(text)
-    required = "IF @note IS NULL OR @note = N'' THROW 50403"
-    assert required in mssql_protocol.flat(script["release"])
+    required = mssql_protocol.refused("@note IS NULL OR @note = N''", problems.NOTE_NEEDED)
+    assert re.search(required, mssql_protocol.flat(script["release"]))
     complete = mssql_protocol.flat(script["complete"])
     resolved, others = complete.split("ELSE IF", 1)
-    assert required in resolved and required not in others
-    assert required not in mssql_protocol.flat(mssql_protocol.batches()["release"])
+    assert re.search(required, resolved) and not re.search(required, others)
+    assert "queue cases needs a note with Complete with outcome ''resolved''" in resolved
+    assert not re.search(required, mssql_protocol.flat(mssql_protocol.batches()["release"]))
 
 
 def test_a_lock_from_the_procedure_reads_as_the_engines_lock() -> None:
@@ -435,3 +486,22 @@ def test_a_script_applied_while_workbench_runs_is_used_from_the_next_check_on(mo
     monkeypatch.setattr(procedures, "RECHECK_SECONDS", 0.0)
     wq.save(LOGIN, 7, "t" * 32, {"subject": "z"})
     assert [values for _, values in server.exec_sent()] == [[7, "t" * 32, '{"subject": "z"}']]
+
+
+def test_take_is_a_call_of_its_procedure_answering_the_row_as_after_a_claim() -> None:
+    """The procedure for the table's take (where the queue escalates): called with the key alone, its
+    answer read as a claim's row. The engine's Supervision.take calls it where the script is applied."""
+
+    def answer(text: str, values: list[Any]) -> list[Any]:
+        return [{**lock_row(wq.q, 7, user="sue"), "status": "open"}] if text.startswith("EXEC") else []
+
+    wq, server = queue(answer, text=demo.config_text() + mssql_sql.ESCALATE)
+    calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
+    assert calls.parameters["take"] == declared("take") == ["p_key"]
+    rows = calls.run(wq.db.server, "take", {"p_key": 7}, user="sue")
+    assert [(text, values) for text, values in server.exec_sent()] == [("EXEC dbo.wb_cases_take @p_key = ?", [7])]
+    assert wq.q.lock_from_row(rows[0]).owner == "sue"
+    # Without on_escalate the queue has no take procedure, and a call of one says so.
+    plain, _ = queue(answer)
+    with pytest.raises(errors.UsageError, match="no take procedure"):
+        plain.q.backend.procedures(plain.db, plain.q, "dbo").run(plain.db.server, "take", {"p_key": 7})

@@ -36,6 +36,16 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def throw(template: str) -> str:
+    """The THROW of `template`'s refusal (core/problems.py), under its number (backends/mssql.REFUSALS)."""
+    return f"THROW {backends.mssql.number_of(template)},"
+
+
+def refused(when: str, template: str) -> str:
+    """`when` (T-SQL) refused with `template`'s text, flat: IF … BEGIN [ROLLBACK;] [SET @refusal …;] THROW."""
+    return rf"IF {re.escape(when)} BEGIN (ROLLBACK; )?(SET @refusal = CONCAT\(.*?\); )?{re.escape(throw(template))}"
+
+
 def test_every_operation_is_a_procedure_run_as_the_owner_for_the_calling_login() -> None:
     script = batches()
     assert set(script) == {"grants", *protocol_mssql.OPERATIONS}
@@ -57,7 +67,12 @@ def test_operators_write_nothing_directly_and_supervisors_alone_take_locks_away(
     assert "ALTER ROLE workbench_operator ADD MEMBER workbench_supervisor;" in grants
     executes = re.findall(r"GRANT EXECUTE ON dbo\.wb_cases_(\w+) TO (\w+);", grants)
     assert sorted(executes) == sorted(
-        (op, "workbench_supervisor" if op in ("force_release", "reassign", "reopen", "move") else "workbench_operator")
+        (
+            op,
+            "workbench_supervisor"
+            if op in ("force_release", "reassign", "reopen", "take", "move")
+            else "workbench_operator",
+        )
         for op in protocol_mssql.OPERATIONS
     )
     assert "GRANT UPDATE" not in grants and "GRANT INSERT" not in grants
@@ -99,7 +114,8 @@ def test_next_claims_as_the_engine_does_and_audits_the_token_digest() -> None:
     ) in picks[1]
     assert "workbench_cooldown.actor = @login" in picks[2]  # not served again right after this login released it
     assert "NOT (EXISTS (SELECT * FROM dbo.workbench_deferrals WHERE" in picks[2]  # a deferred item waits its time
-    assert "IF (SELECT count(*)" in body and ">= 3 THROW 50403" in body  # the demo's max_locks_per_user
+    assert "SET @held = (SELECT count(*)" in body  # the demo's max_locks_per_user
+    assert re.search(refused("@held >= 3", problems.LIMIT_REACHED), body)
     assert re.search(
         r"UPDATE cases SET status='open', wb_locked_by=@login, wb_locked_at=SYSUTCDATETIME\(\), "
         r"wb_lock_expires=DATEADD\(second, 900, SYSUTCDATETIME\(\)\), wb_lock_token=.*NEWID\(\).* "
@@ -173,11 +189,11 @@ def test_defer_gives_the_item_back_until_a_time_within_the_limits() -> None:
         "= @login AND cases.wb_lock_expires > SYSUTCDATETIME()"
     )
     assert fence in defer and "wb_locked_by=NULL" in defer
-    assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in defer
-    assert (
-        "IF @p_until IS NULL OR @p_until <= SYSUTCDATETIME() OR @p_until > DATEADD(second, 31622400, "
-        "SYSUTCDATETIME()) THROW 50403"
-    ) in defer  # in the future, at most 366 days ahead
+    assert re.search(refused("@p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''", problems.REASON_NEEDED), defer)
+    # In the future, at most 366 days ahead; the clock said as deferrals.checked_until says it.
+    assert re.search(refused("@p_until IS NULL OR @p_until <= SYSUTCDATETIME()", problems.DEFER_PAST), defer)
+    assert "CONVERT(nvarchar(16), SYSUTCDATETIME(), 120)" in defer
+    assert re.search(refused("@p_until > DATEADD(second, 31622400, SYSUTCDATETIME())", problems.DEFER_TOO_FAR), defer)
     assert "N'defer', @login, @login" in defer
     assert 'CONCAT(N\'{"until": "\', CONVERT(nvarchar(30), @p_until, 126)' in defer
     replaced = re.search(
@@ -203,7 +219,10 @@ def test_a_queue_that_does_not_defer_has_no_defer_procedure() -> None:
 def test_edits_come_as_json_and_only_editable_columns_may_change() -> None:
     save = flat(batches()["save"])
     editable = ["subject", "description", "category", "priority", "resolution", "time_spent_min"]
-    assert f"WHERE [key] NOT IN ({', '.join(f'N{chr(39)}{n}{chr(39)}' for n in editable)})) THROW 50403" in save
+    assert f"WHERE [key] NOT IN ({', '.join(f'N{chr(39)}{n}{chr(39)}' for n in editable)}) ORDER BY [key]);" in save
+    # The first column that is not editable, named as the engine names it ("COLUMN: cannot be edited").
+    assert re.search(refused("@column IS NOT NULL", problems.READ_ONLY), save)
+    assert "CONCAT(N'workbench: ', @column, N': cannot be edited')" in save
     assert (
         "priority=CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] = N'priority') THEN "
         "CAST((SELECT [value] FROM OPENJSON(@p_edits) WHERE [key] = N'priority') AS INTEGER) ELSE priority END" in save
@@ -216,7 +235,10 @@ def test_complete_writes_only_a_configured_outcome() -> None:
     complete = batches()["complete"]
     outcomes = re.findall(r"IF @p_outcome = N'(\w+)'", complete)
     assert outcomes == [o.name for o in mssql_sql.demo_queue().config.outcomes]
-    assert "ELSE\n    THROW 50403, N'workbench: no such outcome', 1;" in complete
+    assert (
+        "ELSE BEGIN SET @refusal = CONCAT(N'workbench: queue cases has no outcome ''', @p_outcome, "
+        "N''' (outcomes: resolved, waiting)'); " + throw(problems.NO_OUTCOME)
+    ) in flat(complete)
     assert not re.search(r"END;\s*ELSE", complete)  # a semicolon would end the IF before its ELSE
     resolved = flat(complete.split("ELSE IF")[0])
     assert "status='resolved'" in resolved and "wb_locked_by=NULL" in resolved
@@ -229,8 +251,10 @@ def test_supervisors_force_release_and_reassign_with_a_reason_under_their_login(
     script = batches()
     for operation, event in (("force_release", "force_release"), ("reassign", "reassign")):
         body = flat(script[operation])
-        assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in body
+        assert re.search(refused("@p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''", problems.REASON_NEEDED), body)
         assert "WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key AND cases.wb_locked_by IS NOT NULL" in body
+        # Nobody holds it: read by the engine as the row changed since its own read (REFUSALS: lost).
+        assert re.search(refused("@prev_owner IS NULL", problems.NOT_LOCKED), body)
         assert f"N'{event}', @login, @prev_owner" in body and "@p_reason" in body
     reassign = flat(script["reassign"])
     assert "wb_locked_by=@p_to" in reassign and "N'claim', @login, @p_to" in reassign
@@ -245,7 +269,10 @@ def test_every_reason_the_table_requires_is_refused_in_the_engines_words() -> No
     assert needs == {"defer", "escalate", "force_release", "reassign", "reopen", "move"}
     for name in sorted(needs | {"release"}):
         refusal = ("workbench: " + problems.REASON_NEEDED.format(workflow.command(name))).replace("'", "''")
-        checked = f"IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403, N'{refusal}', 1;"
+        checked = (
+            f"IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' BEGIN {throw(problems.REASON_NEEDED)} "
+            f"N'{refusal}', 1;"
+        )
         assert (checked in flat(script[name])) == (name in needs), name
         assert "@p_reason IS NULL OR" not in flat(script[name]).replace(checked, ""), name
 
@@ -325,8 +352,9 @@ def test_a_note_is_added_under_the_login_and_only_through_its_procedure() -> Non
     assert "@p_key INTEGER, @p_text nvarchar(max) WITH EXECUTE AS OWNER" in body
     # notes.checked's rules: blanks around dropped, some text, at most MAX_LENGTH characters; an item that exists.
     assert "DECLARE @text nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM @p_text);" in body
-    assert "IF @text IS NULL OR @text = N'' THROW 50403" in body and "IF LEN(@text) > 4000 THROW 50403" in body
-    assert "IF NOT EXISTS (SELECT * FROM cases WHERE cases.case_id = @p_key) THROW 50403" in body
+    assert re.search(refused("@text IS NULL OR @text = N''", problems.NOTE_EMPTY), body)
+    assert re.search(refused("LEN(@text) > 4000", problems.NOTE_TOO_LONG), body)
+    assert re.search(refused("NOT EXISTS (SELECT * FROM cases WHERE cases.case_id = @p_key)", problems.NO_ITEM), body)
     assert (
         "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('cases', "
         "CAST(@p_key AS nvarchar(200)), @login, SYSUTCDATETIME(), NULL, @text);"
@@ -339,15 +367,22 @@ def test_a_supervisor_reopens_a_finished_item_as_the_engine_does() -> None:
     assert "GRANT EXECUTE ON dbo.wb_cases_reopen TO workbench_supervisor;" in script["grants"]
     body = flat(script["reopen"])
     assert "@p_key INTEGER, @p_reason VARCHAR(1000) WITH EXECUTE AS OWNER" in body
-    assert "IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N'' THROW 50403" in body
+    assert re.search(refused("@p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''", problems.REASON_NEEDED), body)
     # The row read and locked, then refused while anyone holds it, even a lock that ran out (the table's
     # lock rule for a reopen is FREE), or while it waits (in that order).
     assert (
         "@held = CASE WHEN (cases.wb_locked_by IS NULL) THEN 0 ELSE 1 END, "
-        "@waiting = CASE WHEN (cases.status IN ('new', 'open')) THEN 1 ELSE 0 END "
-        "FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key;"
+        "@waiting = CASE WHEN (cases.status IN ('new', 'open')) THEN 1 ELSE 0 END, "
+        "@holder = cases.wb_locked_by FROM cases WITH (UPDLOCK, ROWLOCK) WHERE cases.case_id = @p_key;"
     ) in body
     assert body.index("IF @held = 1") < body.index("IF @waiting = 1") < body.index("UPDATE cases")
+    for when, template in (
+        ("@found = 0", problems.NO_ITEM),
+        ("@held = 1", problems.REOPEN_HELD),
+        ("@waiting = 1", problems.REOPEN_WAITING),
+    ):
+        assert re.search(refused(when, template), body), template
+    assert "COALESCE(@holder, N'another queue of its table')" in body  # as Supervision._refuse_reopen says it
     # The demo's on_reopen, only on a finished row nobody holds (the statement carries the lock rule too,
     # as the engine's does); the audit row names the supervisor, no lock, the reason.
     assert (
@@ -374,8 +409,16 @@ def test_undo_takes_back_the_logins_own_complete_as_the_engine_does() -> None:
     assert "GRANT EXECUTE ON dbo.wb_cases_undo TO workbench_operator;" in batches()["grants"]
     # The row locked first, then the item's last audit event: the login's own Complete, within undo_within.
     assert body.index("FROM cases WITH (UPDLOCK, ROWLOCK)") < body.index("ORDER BY dbo.workbench_audit.id DESC")
-    assert "IF @found = 0 OR @event IS NULL OR @event <> N'complete' OR @actor <> @login" in body
-    assert "IF DATEADD(second, 120, @at) < SYSUTCDATETIME()" in body
+    for when, template in (
+        ("@found = 0", problems.NO_ITEM),
+        ("@event IS NULL", problems.UNDO_NOTHING),
+        ("@event <> N'complete' OR @actor <> @login", problems.UNDO_NOT_YOURS),
+        ("@age > 120", problems.UNDO_TOO_LATE),
+        ("@done = 0", problems.UNDO_CHANGED),
+    ):
+        assert re.search(refused(when, template), body), template
+    assert "SET @age = DATEDIFF(second, @at, SYSUTCDATETIME());" in body
+    assert "N' ago, and undo works for 2 min; a supervisor can reopen it'" in body  # undo_within, as the engine says
     # Per outcome: what it wrote is still there; then on_reopen's values and a fresh lock of the login's.
     assert (
         "IF @outcome = N'resolved' BEGIN UPDATE cases SET status='open', wb_locked_by=@login, "
@@ -454,10 +497,9 @@ def test_the_reviewing_queue_keeps_four_eyes_and_records_the_verdict() -> None:
     )
     # A reviewer's note (the loader requires one when sending back) is kept with the reviewed queue's
     # notes, where the operator reads why; so is one added by the note procedure.
-    assert (
-        "IF @note IS NULL OR @note = N'' THROW 50403" in sent_back
-        and "IF @note IS NULL OR @note = N'' THROW 50403" not in accepted
-    )
+    note_needed = refused("@note IS NULL OR @note = N''", problems.NOTE_NEEDED)
+    assert re.search(note_needed, sent_back) and not re.search(note_needed, accepted)
+    assert "queue imports_review needs a note with Complete with outcome ''sent_back''" in sent_back
     assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " in sent_back
     assert "INSERT INTO dbo.workbench_notes (queue, item_key, author, at, kind, text) VALUES ('imports', " in flat(
         script["note"]
@@ -468,7 +510,15 @@ def test_a_supervisor_moves_a_waiting_item_as_the_engine_does() -> None:
     body = flat(batches()["move"])
     assert "@p_key INTEGER, @p_changes nvarchar(max), @p_reason VARCHAR(1000) WITH EXECUTE AS OWNER" in body
     # Movable columns only: neither the key nor the lock.
-    allowed = re.search(r"WHERE \[key\] NOT IN \((.*?)\)\) THROW 50403", body)
+    allowed = re.search(r"WHERE \[key\] NOT IN \((.*?)\) ORDER BY \[key\]\); IF @column IS NOT NULL", body)
+    nothing = "@p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))"
+    for when, template in (
+        (nothing, problems.MOVE_NOTHING),
+        ("@column IS NOT NULL", problems.MOVE_NOT_MOVABLE),
+        ("@found = 0", problems.MOVE_NOT_WAITING),
+        ("@finishes = 1", problems.MOVE_FINISHES),
+    ):
+        assert re.search(refused(when, template), body), template
     assert allowed and "N'status'" in allowed[1] and "case_id" not in allowed[1] and "wb_" not in allowed[1]
     # A waiting item nobody holds, read and locked first; refused if the move would finish it.
     assert (
@@ -535,3 +585,105 @@ def test_every_write_under_a_lock_holds_the_row_to_the_queues_work_as_the_engine
             assert updates, (name, op)
             for update in updates:  # each outcome's, each release reason's: all of them
                 assert update.endswith(f"AND {work};") or f"AND {work} " in update, (name, op, update)
+
+
+def _scripts() -> list[str]:
+    """Every procedure the demo's queues have, with every refusal: escalate, notes required, reviews."""
+    text = demo.config_text().replace(
+        "max_locks_per_user = 3", 'max_locks_per_user = 3\nnotes_required = ["release", "defer", "resolved"]', 1
+    )
+    text += mssql_sql.ESCALATE
+    return ["\n".join(batches(text, name).values()) for name in ("cases", "imports", "imports_review")]
+
+
+_THROW = re.compile(r"THROW (\d+), (N'(?:[^']|'')*'|@refusal), 1;")
+_LITERAL = re.compile(r"N'((?:[^']|'')*)'")
+
+
+def test_every_refusal_in_the_script_is_a_declared_number_saying_a_problems_text() -> None:
+    """Issue 47: no refusal text written in the T-SQL. Each THROW has a number of backends/mssql.REFUSALS
+    and says that refusal's template of core/problems.py (the values the procedure knows filled in)."""
+    seen = set()
+    for script in _scripts():
+        assert "RAISERROR" not in script
+        for found in _THROW.finditer(script):
+            refusal = backends.mssql.REFUSALS[int(found[1])]
+            seen.add(refusal.problem)
+            if found[2] == "@refusal":
+                # The text put together just before: its literal parts, the values between them.
+                statement = script[script.rindex("SET @refusal = CONCAT(", 0, found.start()) : found.start()]
+                literals = "".join(piece.replace("''", "'") for piece in _LITERAL.findall(statement))
+            else:
+                literals = found[2][2:-1].replace("''", "'")
+            assert literals.startswith(backends.mssql.PREFIX), literals
+            said = literals.removeprefix(backends.mssql.PREFIX)
+            if refusal.column:
+                said = said.removeprefix(": ")  # after the column's name (a value: @column)
+            pattern = "".join(
+                ".*" if re.fullmatch(r"\{\d\}", piece) else re.escape(piece)
+                for piece in re.split(r"(\{\d\})", refusal.template)
+            )
+            assert re.fullmatch(pattern, said, re.S), (refusal.problem, said)
+    # Every declared refusal is said somewhere in these scripts.
+    assert seen == {r.problem for r in backends.mssql.REFUSALS.values()}
+
+
+def test_a_problems_text_changed_changes_the_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusals are rendered from core/problems.py when the script is made, not copied into it."""
+    before = _scripts()
+    for name in ("NOTE_EMPTY", "UNDO_TOO_LATE", "MOVE_FINISHES", "LIMIT_REACHED", "READ_ONLY"):
+        monkeypatch.setattr(problems, name, getattr(problems, name) + " (changed)")
+    after = _scripts()
+    assert before != after
+    for name in ("NOTE_EMPTY", "UNDO_TOO_LATE", "MOVE_FINISHES", "LIMIT_REACHED", "READ_ONLY"):
+        number = backends.mssql.NUMBERS[name]
+        changed = [
+            script[script.rindex("BEGIN", 0, at) : at + 200]
+            for script in after
+            for at in (m.start() for m in re.finditer(rf"THROW {number},", script))
+        ]
+        assert changed and all(" (changed)" in text for text in changed), name
+
+
+def test_a_supervisor_takes_an_escalated_item_as_the_engine_does() -> None:
+    """Supervision.take as a procedure: the row rule (ESCALATED: out of todo, on_escalate's values still
+    there) and the lock rule (FREE) in the one UPDATE that writes on_reopen's values, a fresh lock of the
+    login's and on_claim's; recorded as the login's claim; the row answered as after a claim."""
+    script = batches()
+    assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor;" in script["grants"]
+    body = flat(script["take"])
+    assert "-- transition: take" in body
+    assert "@p_key INTEGER WITH EXECUTE AS OWNER" in body
+    assert (
+        "UPDATE cases SET status='open', wb_locked_by=@login, wb_locked_at=SYSUTCDATETIME(), "
+        "wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), wb_lock_token="
+    ) in body
+    assert (
+        "WHERE cases.case_id = @p_key AND cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open')) "
+        "AND cases.status = 'escalated'; SET @done = @@ROWCOUNT;"
+    ) in body
+    # The row read and locked first; no such key, then not (or no longer) escalated, in the engine's words.
+    assert body.index("FROM cases WITH (UPDLOCK, ROWLOCK)") < body.index("UPDATE cases")
+    assert re.search(refused("@found = 0", problems.NO_ITEM), body)
+    assert re.search(refused("@done = 0", problems.TAKE_NOT_ESCALATED), body)
+    assert body.index("IF @done = 0") < body.index("N'claim', @login, @login, lower(") < body.index("COMMIT;")
+    assert (
+        "cases.wb_lock_token AS wb_token, SYSUTCDATETIME() AS wb_now FROM cases WHERE cases.case_id = @p_key;" in body
+    )
+    assert "DROP PROCEDURE IF EXISTS dbo.wb_cases_take;" in protocol_mssql.revoke_script(
+        DIALECT, mssql_sql.bound(demo.config_text(), "cases"), "dbo"
+    )
+
+
+def test_whoever_escalated_an_item_it_is_taken_and_a_queue_not_set_up_for_it_has_no_take() -> None:
+    # on_escalate naming who escalated (a user's name) or when: some name, some time (Supervision.take's).
+    text = demo.config_text() + mssql_sql.ESCALATE.replace(
+        'status = "escalated"\n', 'status = "escalated"\nresolution = { user = true }\n'
+    )
+    assert text != demo.config_text() + mssql_sql.ESCALATE
+    assert "AND cases.status = 'escalated' AND cases.resolution IS NOT NULL;" in flat(batches(text)["take"])
+    # Without on_escalate (Check.ON_ESCALATE_SET) or on_reopen (ON_REOPEN_SET): no procedure, no grant.
+    assert "take" not in batches(demo.config_text())
+    without_reopen = re.sub(r"\[queues\.cases\.on_reopen\][^\n]*\nstatus = \"open\"\n", "", demo.config_text())
+    script = batches(without_reopen + mssql_sql.ESCALATE)
+    assert "take" not in script and "wb_cases_take" not in script["grants"] and "escalate" in script

@@ -32,15 +32,25 @@ CHOICES = "must be one of {0}"
 # A lookup's value (db/lookups.py): {0} the value, {1} the related table.
 NOT_IN_LOOKUP = "{0} is not in {1}; pick one of its rows"
 # Notes and logins (not about a queue: NOT_ABOUT_A_QUEUE).
+NOTE_EMPTY = "a note needs some text (--note TEXT, or --text TEXT for `note`)"
 NOTE_TOO_LONG = "a note holds at most {0} characters ({1} given); shorten it or split it in two"
 # A transition the table says needs a reason (core/workflow.py: reason_given), given none: {0} its command.
 REASON_NEEDED = "{0} needs a reason: say why (--reason TEXT); it is kept in the item's history"
+# A deferral's time (db/deferrals.py): {0} the database's clock, the days at most.
+DEFER_PAST = "defer until a time still to come (it is {0} UTC on the database's clock)"
+DEFER_TOO_FAR = "defer at most {0} days ahead; for longer, change the item's status"
+# A supervisor's move given nothing to write (Supervision.move).
+MOVE_NOTHING = "say what to change: --set COL=VALUE"
 LOGIN_MISMATCH = (
     "{0}'s lock cannot be used from the database login {1}: under `workbench grants` each person "
     "logs in with their own database login, named exactly like their workbench user"
 )
 # From here on {0} is always the queue (the window shows its title).
 NO_ITEM = "{0} has no item with key {1}"
+# A Complete's outcome the queue does not have: {1} the outcome, {2} the queue's outcomes.
+NO_OUTCOME = "queue {0} has no outcome '{1}' (outcomes: {2})"
+# A release, defer or Complete without the note the queue requires: {1} the act ("a release").
+NOTE_NEEDED = "queue {0} needs a note with {1}: say what happened for whoever works the item next (--note TEXT)"
 # Nothing to claim (errors.NothingToClaim).
 NOTHING_WAITING = "nothing to do in {0}: no item is waiting"
 NOTHING_FREE_NOW = (
@@ -90,6 +100,8 @@ TAKE_NOT_AVAILABLE = "take is not available on queue {0}: {1}; reopen the item, 
 NOT_LOCKED = "{0} {1} is not locked by anyone"
 CHANGED_REASSIGNING = "{0} {1} changed while it was being reassigned; try again"
 CHANGED_RELEASING = "{0} {1} changed while it was being released; try again"
+MOVE_NOT_WAITING = "{0} {1} is not waiting, or someone holds it: a move leaves it as it is"
+MOVE_NOT_MOVABLE = "a move writes neither the key nor the lock (nor a column the database computes)"
 MOVE_FINISHES = (
     "{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another "
     "category, tier, team or priority); items are finished by working them"
@@ -132,7 +144,12 @@ PROFILE_CONFIG = "choose the queue config file, or use the settings published in
 # Whose {0} is not a queue: the window does not put a queue's title there.
 NOT_ABOUT_A_QUEUE = frozenset(
     {
+        NOTE_EMPTY,
         NOTE_TOO_LONG,
+        DEFER_PAST,
+        DEFER_TOO_FAR,
+        MOVE_NOTHING,
+        MOVE_NOT_MOVABLE,
         REASON_NEEDED,
         LOGIN_MISMATCH,
         DO_PUBLISH,

@@ -361,7 +361,7 @@ _TABLE: dict[str, Transition] = {
         # A supervisor takes an escalated item to work it: back in the work (on_reopen's values) under a
         # fresh lock of his, as after a claim (on_claim's); recorded as his claim, so no reason asked.
         # The row's UPDATE takes the lock, as undo's does: a lock table (its lock is a row of its own)
-        # and SQL Server's procedures have no take yet.
+        # has no take.
         _t(
             "take",
             Actor.SUPERVISOR,
@@ -374,8 +374,6 @@ _TABLE: dict[str, Transition] = {
             not_in={
                 Rendering.PG_LOCK_TABLE: "a lock-table queue's lock is a row of its own: take, like undo, "
                 "takes it by the queue row's UPDATE (a supervisor reopens, then claims)",
-                Rendering.MSSQL: "no procedure yet: the engine refuses take where SQL Server's procedures "
-                "enforce the queue (a supervisor reopens, then claims)",
             },
         ),
         # Anyone may add a note to an item; it is its own record (no audit row).

@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import durations, errors, models, workflow
+from workbench.core import durations, errors, models, problems, workflow
 from workbench.db import clock, values
 
 MAX_DAYS = durations.MAX_DEFER_DAYS
@@ -136,11 +136,9 @@ def checked_until(until: Any, now: dt.datetime) -> dt.datetime:
             "a deferral needs a date and time with its zone (the window and the CLI add the computer's own)"
         )
     if until <= now:
-        raise errors.UsageError(
-            f"defer until a time still to come (it is {now:%Y-%m-%d %H:%M} UTC on the database's clock)"
-        )
+        raise errors.UsageError.of(problems.DEFER_PAST, f"{now:%Y-%m-%d %H:%M}")
     if until - now > dt.timedelta(days=MAX_DAYS):
-        raise errors.UsageError(f"defer at most {MAX_DAYS} days ahead; for longer, change the item's status")
+        raise errors.UsageError.of(problems.DEFER_TOO_FAR, MAX_DAYS)
     return until
 
 
@@ -149,6 +147,16 @@ def checked_reason(reason: Any) -> str:
     if len(kept) > REASON_LENGTH:
         raise errors.UsageError(f"a deferral's reason holds at most {REASON_LENGTH} characters ({len(kept)} given)")
     return kept
+
+
+def too_soon(until: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    """A deferral's time `until` (SQL) not still to come on the database's clock (checked_until's first rule)."""
+    return sa.or_(until.is_(None), until <= clock.db_now())
+
+
+def too_far(until: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    """A deferral's time `until` (SQL) more than MAX_DAYS ahead (checked_until's second rule)."""
+    return until > clock.add_seconds(clock.db_now(), sa.literal(MAX_DAYS * 86400, literal_execute=True))
 
 
 def lapsed(table: sa.Table) -> sa.ColumnElement[bool]:

@@ -192,6 +192,10 @@ class BoundAssignment:
             return self.column == sa.type_coerce(user, self.column.type)
         return self.column.is_(None) if kind == "null" else self.column.is_not(None)
 
+    def held(self) -> sa.ColumnElement[bool]:
+        """The row still holds what this assignment wrote, whoever wrote it (a user's name: some name)."""
+        return self.column.is_not(None) if self.assignment.kind == "user" else self.holds(None)
+
 
 class BoundQueue:
     """Everything the claim methods and operations need to build statements for one queue."""

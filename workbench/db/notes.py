@@ -16,7 +16,7 @@ MAX_LENGTH = 4000  # characters: a hand-over note, not a document
 def checked(text: Any) -> str:
     """A note's text as it is kept (surrounding blanks dropped), or UsageError saying what to fix."""
     if not isinstance(text, str) or not text.strip():
-        raise errors.UsageError("a note needs some text (--note TEXT, or --text TEXT for `note`)")
+        raise errors.UsageError.of(problems.NOTE_EMPTY)
     kept: str = text.strip()
     if len(kept) > MAX_LENGTH:
         raise errors.UsageError.of(problems.NOTE_TOO_LONG, MAX_LENGTH, len(kept))

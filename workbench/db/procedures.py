@@ -18,13 +18,14 @@ import json
 import re
 import threading
 import time
+import typing
 import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models, workflow
+from workbench.core import errors, models, problems, workflow
 from workbench.db import connect, dberrors, mapping, protocol_mssql, roles
 from workbench.db.backends import mssql as mssql_backend
 
@@ -157,16 +158,19 @@ class Procedures:
             if said is None:
                 raise
             number, text = said
-            if number == protocol_mssql.NOT_HELD:
+            refusal = mssql_backend.REFUSALS.get(number)
+            if number == mssql_backend.OLD_NOT_HELD or (refusal is not None and refusal.lost):
                 return []
+            if refusal is not None:
+                raise refused(self.q, refusal, text, values.get("p_key"), user) from exc
             if number == MISSING:
                 self._checked = None
                 raise dberrors.ProceduresRevoked() from exc
             if number == DENIED and action is not None and user is not None:
                 raise roles.refused(user, action, self._login) from exc
-            if number in (protocol_mssql.REFUSED, DENIED):
+            if number in (mssql_backend.OLD_REFUSED, DENIED):
                 raise errors.NotPermitted(
-                    f"the database did not permit this: {text.removeprefix('workbench: ')}", user=user
+                    f"the database did not permit this: {text.removeprefix(mssql_backend.PREFIX)}", user=user
                 ) from exc
             raise
 
@@ -217,12 +221,43 @@ class Procedures:
         for _ in range(count):
             try:
                 rows = self.call(user, "next", values)
-            except errors.NotPermitted:
+            except (errors.NothingToClaim, errors.NotPermitted):
                 break  # the limit of locks per person: claim_next's own reading says so
             if not rows:
                 break
             claimed.append(rows[0])
         return claimed
+
+
+def refused(
+    q: mapping.BoundQueue, refusal: mssql_backend.Refusal, text: str, key: Any, user: str | None
+) -> errors.WorkbenchError:
+    """The error the engine raises for `refusal` (backends/mssql.REFUSALS), said by a procedure as `text`:
+    its template with the values the procedure filled in, so the window says it in the user's language
+    (a text the template does not say, e.g. cut by the driver: the error with the text as it came)."""
+    said = text.removeprefix(mssql_backend.PREFIX)
+    column = None
+    if refusal.column:
+        column, _, said = said.partition(": ")
+    args = mssql_backend.said_args(refusal.template, said)
+    kwargs: dict[str, Any] = {}
+    if refusal.error is errors.InvalidValue:
+        if column is not None:
+            if args is None:
+                return errors.InvalidValue(f"{column}: {said}", column=column)
+            return errors.InvalidValue.at(column, refusal.template, *args)
+        # The key the table does not have is the key's problem, as BoundQueue.no_item says it.
+        kwargs["column"] = q.key.name if refusal.template == problems.NO_ITEM else None
+    elif refusal.error is errors.NothingToClaim:
+        kwargs["reason"] = "limit"  # LIMIT_REACHED, as claims.base says it
+    elif refusal.error is errors.NotPermitted:
+        kwargs["user"] = user
+    elif refusal.error is errors.LockLost:
+        kwargs.update(queue=q.name, key=key, cause="not_held")
+    if args is None:
+        error: Any = refusal.error
+        return typing.cast(errors.WorkbenchError, error(said, **kwargs))
+    return refusal.error.of(refusal.template, *args, **kwargs)
 
 
 def call_statement(q: mapping.BoundQueue, name: str, parameters: list[str]) -> sa.TextClause:

@@ -24,6 +24,7 @@ and `workbench grants QUEUE` prints it for review; once applied, workbench calls
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -59,6 +60,7 @@ CARRIES: Mapping[str, tuple[str, ...]] = {
     "force_release": ("force_release",),
     "reassign": ("reassign",),
     "reopen": ("reopen",),
+    "take": ("take",),
     "move": ("move",),
 }
 OPERATIONS = tuple(CARRIES)
@@ -75,8 +77,14 @@ def carrier(transition: str) -> str:
 # EXECUTE on these is the supervisors' alone: the table's supervisor transitions.
 SUPERVISOR_ONLY = tuple(op for op, names in CARRIES.items() if workflow_sql.supervisors_only(*names))
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
-NOT_HELD = 50401  # THROW numbers: the caller's lock is gone; the caller may not do this
-REFUSED = 50403
+
+
+class Said(typing.NamedTuple):
+    """A value a refusal says that the procedure knows only when it refuses: T-SQL, evaluated then."""
+
+    sql: str
+
+
 # The procedures' own variables as SQL: the caller's login, the item's key, and that key as the
 # audit trail, notes, deferrals and reviews keep it.
 _LOGIN: sa.ColumnElement[Any] = sa.literal_column("@login", sa.Unicode())
@@ -178,12 +186,13 @@ class _Builder:
         self.user_type = q.user.type.compile(dialect=dialect)
         # A queue whose items may not be deferred (allow_defer = false) has no defer procedure, one
         # that does not say how an item waits again (on_reopen) no reopen procedure, one without
-        # on_escalate no escalate procedure (Check.ON_ESCALATE_SET).
+        # on_escalate no escalate procedure (Check.ON_ESCALATE_SET), and without either no take.
         self.operations = tuple(
             op
             for op in OPERATIONS
             if (op != "defer" or q.config.allow_defer)
-            and (op != "escalate" or q.on_escalate)
+            and (op not in ("escalate", "take") or q.on_escalate)
+            and (op != "take" or q.on_reopen)
             and (op not in ("reopen", "undo") or q.on_reopen)
             and (op != "undo" or q.config.undo_within_seconds > 0)
         )
@@ -196,13 +205,56 @@ class _Builder:
     def text(self, value: str) -> str:
         return _Sql(self.dialect, {})(sa.literal(value, sa.Unicode()))
 
+    def refusal(self, template: str, *args: Any, column: Said | None = None) -> str:
+        """The THROW of the refusal saying `template` (core/problems.py) filled with `args` (a Said:
+        as the procedure has it when it refuses), under its number (backends/mssql.REFUSALS), in the
+        engine's words; `column`: said before it ("COLUMN: problem", InvalidValue.at's). THROW takes
+        a literal or a variable, so a text with a Said in it is put together in @refusal first."""
+        number = mssql_backend.number_of(template)
+        parts: list[str | Said] = [mssql_backend.PREFIX]
+        if column is not None:
+            parts += [column, ": "]
+        for piece in re.split(r"(\{\d\})", template):
+            placeholder = re.fullmatch(r"\{(\d)\}", piece)
+            parts.append(args[int(placeholder[1])] if placeholder else piece)
+        said: list[str] = []
+        literal = ""
+        for part in parts:
+            if isinstance(part, Said):
+                said += [self.text(literal)] if literal else []
+                said.append(part.sql)
+                literal = ""
+            else:
+                literal += str(part)
+        if not said:
+            return f"THROW {number}, {self.text(literal)}, 1;"
+        said += [self.text(literal)] if literal else []
+        return f"SET @refusal = CONCAT({', '.join(said)});\nTHROW {number}, @refusal, 1;"
+
+    def refused(self, when: str, template: str, *args: Any, rollback: bool = False, column: Said | None = None) -> str:
+        """IF `when` (T-SQL), the refusal (after a ROLLBACK of the procedure's transaction, if `rollback`)."""
+        lines = (["ROLLBACK;"] if rollback else []) + self.refusal(template, *args, column=column).splitlines()
+        inner = "".join(f"    {line}\n" for line in lines)
+        return f"  IF {when}\n  BEGIN\n{inner}  END;\n"
+
+    def item(self) -> Said:
+        """The key as a refusal names an item (str of the engine's key)."""
+        return Said("CAST(@p_key AS nvarchar(200))")
+
+    def no_item(self, when: str, *, rollback: bool = False) -> str:
+        """The refusal of a key the table does not have, as BoundQueue.no_item says it (the key's repr)."""
+        shown = self.item()
+        if isinstance(self.q.key.type, sa.String):
+            shown = Said(f"CONCAT(N, {shown.sql}, N)")
+        return self.refused(when, problems.NO_ITEM, self.q.name, shown, rollback=rollback)
+
     def reason_check(self, name: str) -> str:
         """The refusal of a missing or blank @p_reason where the table requires one for transition
         `name` (workflow.needs_reason), in the engine's words (problems.REASON_NEEDED)."""
         if not workflow.needs_reason(name):
             return ""
-        refusal = self.text("workbench: " + problems.REASON_NEEDED.format(workflow.command(name)))
-        return f"  IF @p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''\n    THROW {REFUSED}, {refusal}, 1;\n"
+        blank = "@p_reason IS NULL OR LTRIM(RTRIM(@p_reason)) = N''"
+        return self.refused(blank, problems.REASON_NEEDED, workflow.command(name))
 
     def name(self, operation: str) -> str:
         owner = self.prep.quote_schema(self.q.table.schema or self.schema)
@@ -329,6 +381,8 @@ class _Builder:
             f"{head}\nWITH EXECUTE AS OWNER\nAS\nBEGIN\n  SET NOCOUNT ON;\n  SET XACT_ABORT ON;\n"
             f"  -- The login that called, not the owner this runs as.\n"
             f"  DECLARE @login nvarchar(128) = ORIGINAL_LOGIN();\n  DECLARE @done int = 0;\n"
+            f"  -- A refusal's text, said with what the procedure knows; the column it names, if any.\n"
+            f"  DECLARE @refusal nvarchar(2048), @column nvarchar(4000);\n"
             f"  {workflow.branch_mark(*carried)}\n{body}END;"
         )
 
@@ -377,9 +431,9 @@ class _Builder:
             )
         if q.config.max_locks_per_user:
             held = _one_line(sql(base.ClaimMethod.held_count(q, now, typing.cast(str, _LOGIN))))
-            limit = (
-                f"  IF {held} >= {int(q.config.max_locks_per_user)}\n"
-                f"    THROW {REFUSED}, N'workbench: the limit of locks per person is reached', 1;\n"
+            most = int(q.config.max_locks_per_user)
+            limit = f"  SET @held = {held};\n" + self.refused(
+                f"@held >= {most}", problems.LIMIT_REACHED, q.name, Said("@held"), most
             )
         else:
             limit = ""
@@ -389,7 +443,7 @@ class _Builder:
         body = (
             f"  DECLARE @pick TABLE (wb_key {self.key_type} NOT NULL, wb_prev_owner nvarchar(128) NULL, "
             f"wb_prev_token nvarchar(64) NULL);\n  DECLARE @p_key {self.key_type}, @prev_owner nvarchar(128), "
-            f"@prev_token nvarchar(64), @p_token nvarchar(64);\n  BEGIN TRANSACTION;\n{limit}{branches}"
+            f"@prev_token nvarchar(64), @p_token nvarchar(64), @held int;\n  BEGIN TRANSACTION;\n{limit}{branches}"
             f"  SELECT TOP 1 @p_key = wb_key, @prev_owner = wb_prev_owner, @prev_token = wb_prev_token, "
             f"@done = 1 FROM @pick;\n  IF @done = 1\n    {update};\n"
             f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(q.key)} = @p_key;\n"
@@ -437,10 +491,11 @@ class _Builder:
         unknown = ""
         if edits:
             allowed = ", ".join(self.text(name) for name in self.edits) or "NULL"
+            # The first column named that is not editable, said as the engine says it (fieldspec's READ_ONLY).
             unknown = (
-                f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_edits) WHERE [key] NOT IN ({allowed}))\n"
-                f"    THROW {REFUSED}, N'workbench: only the queue''s editable fields may be changed', 1;\n"
-            )
+                "  SET @column = (SELECT TOP 1 [key] FROM OPENJSON(@p_edits) "
+                f"WHERE [key] NOT IN ({allowed}) ORDER BY [key]);\n"
+            ) + self.refused("@column IS NOT NULL", problems.READ_ONLY, column=Said("@column"))
         return (
             f"{unknown}  BEGIN TRANSACTION;\n  {self.guarded(shape, edits)};\n  SET @done = @@ROWCOUNT;\n"
             + self.audit_insert(shape.kind.value, reason=reason, outcome=outcome, detail=detail)
@@ -511,11 +566,13 @@ class _Builder:
         assert d is not None  # script() leaves the procedure out of a queue that does not defer
         sql = _Sql(self.dialect, {})
         now = clock.db_now()
-        latest = sql(clock.add_seconds(now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True)))
+        until = sa.literal_column("@p_until", d.table.c.until.type)
+        # The clock as deferrals.checked_until says it: 2026-11-21 14:30 (style 120, to the minute).
+        clock_said = Said(f"CONVERT(nvarchar(16), {sql(now)}, 120)")
         checks = (
-            self.reason_check("defer") + f"  IF @p_until IS NULL OR @p_until <= {sql(now)} OR @p_until > {latest}\n"
-            f"    THROW {REFUSED}, N'workbench: defer until a time still to come, at most "
-            f"{deferrals_mod.MAX_DAYS} days ahead', 1;\n"
+            self.reason_check("defer")
+            + self.refused(sql(deferrals_mod.too_soon(until)), problems.DEFER_PAST, clock_said)
+            + self.refused(sql(deferrals_mod.too_far(until)), problems.DEFER_TOO_FAR, deferrals_mod.MAX_DAYS)
         )
         kept = sql(
             sa.insert(d.table)
@@ -551,11 +608,10 @@ class _Builder:
         q, n, sql = self.q, self.notes, _Sql(self.dialect, {})
         exists = _one_line(sql(sa.exists().where(q.key == _KEY)))
         body = (
-            self._trimmed("@text", "@p_text") + "  IF @text IS NULL OR @text = N''\n"
-            f"    THROW {REFUSED}, N'workbench: a note needs some text', 1;\n"
-            f"  IF NOT {exists}\n"
-            f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n"
-            f"  {self._note_insert(None, '@text')};\n"
+            self._trimmed("@text", "@p_text")
+            + self.refused("@text IS NULL OR @text = N''", problems.NOTE_EMPTY)
+            + self.no_item(f"NOT {exists}")
+            + f"  {self._note_insert(None, '@text')};\n"
             f"  SELECT * FROM {self.prep.format_table(n)} WHERE {sql(n.c.id)} = SCOPE_IDENTITY();\n"
         )
         return [self._key(), "@p_text nvarchar(max)"], body
@@ -565,8 +621,11 @@ class _Builder:
         return (
             "  -- Tab, line feed, carriage return and space, as Python's strip() drops them.\n"
             f"  DECLARE {variable} nvarchar(max) = TRIM(CHAR(9) + CHAR(10) + CHAR(13) + N' ' FROM {parameter});\n"
-            f"  IF LEN({variable}) > {notes_mod.MAX_LENGTH}\n"
-            f"    THROW {REFUSED}, N'workbench: a note holds at most {notes_mod.MAX_LENGTH} characters', 1;\n"
+        ) + self.refused(
+            f"LEN({variable}) > {notes_mod.MAX_LENGTH}",
+            problems.NOTE_TOO_LONG,
+            notes_mod.MAX_LENGTH,
+            Said(f"LEN({variable})"),
         )
 
     def _note_insert(self, kind: models.EventKind | None, text: str) -> str:
@@ -597,10 +656,9 @@ class _Builder:
         rule = workflow.TRANSITIONS[transition].note
         if not workflow.needs_text(rule, lambda: self.q.config.needs_note(action)):
             return ""
-        return (
-            "  IF @note IS NULL OR @note = N''\n"
-            f"    THROW {REFUSED}, N'workbench: this queue needs a note with this: say what happened', 1;\n"
-        )
+        # As WorkQueue._note_for names the act.
+        what = f"a {action}" if transition != "complete" else f"Complete with outcome '{action}'"
+        return self.refused("@note IS NULL OR @note = N''", problems.NOTE_NEEDED, self.q.name, what)
 
     def _noted(self, kind: models.EventKind) -> str:
         """The note given with the write, in its transaction, where there is one."""
@@ -664,7 +722,9 @@ class _Builder:
                 f"  {'ELSE IF' if body else 'IF'} @p_outcome = {self.text(outcome.name)}\n"
                 f"  BEGIN\n{_indent(branch)}  END\n"
             )
-        body += f"  ELSE\n    THROW {REFUSED}, N'workbench: no such outcome', 1;\n"
+        names = ", ".join(o.name for o in self.q.config.outcomes)
+        refusal = _indent(self.refusal(problems.NO_OUTCOME, self.q.name, Said("@p_outcome"), names))
+        body += f"  ELSE\n  BEGIN\n{_indent(refusal)}  END;\n"
         if to_review is not None:
             body = "  DECLARE @why nvarchar(20) = NULL;\n" + body
         return (
@@ -717,15 +777,18 @@ class _Builder:
             + f"  BEGIN TRANSACTION;\n"
             f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
             f"WHERE {sql(held)};\n"
-            f"  IF @prev_owner IS NULL\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {NOT_HELD}, N'workbench: the item is not locked by anyone in this queue', 1;\n  END;\n"
+            # The engine reads it as the row having changed since its own read (REFUSALS: lost).
+             + self.refused("@prev_owner IS NULL", problems.NOT_LOCKED, q.name, self.item(), rollback=True)
         )
         reviews = self.trail.reviews
         if to_user and reviews is not None:  # four eyes: never handed to the one whose work it is
-            body += (
-                f"  IF {sql(reviews.own_work(_KEY, sa.literal_column('@p_to', sa.Unicode())))}\n  BEGIN\n"
-                f"    ROLLBACK;\n    THROW {REFUSED}, N'workbench: the item is the new holder''s own work, "
-                "waiting for review: reassign it to someone else (four eyes)', 1;\n  END;\n"
+            body += self.refused(
+                sql(reviews.own_work(_KEY, sa.literal_column("@p_to", sa.Unicode()))),
+                problems.REASSIGN_TO_DOER,
+                q.name,
+                self.item(),
+                Said("@p_to"),
+                rollback=True,
             )
         body += f"  {sql(sa.update(q.table).where(held).values(values))};\n  SET @done = @@ROWCOUNT;\n"
         detail = "CONCAT(N'{\"to\": \"', STRING_ESCAPE(@p_to, 'json'), N'\"}')" if to_user else "NULL"
@@ -791,24 +854,38 @@ class _Builder:
             )
         token = sql(q.shape.as_text(q.shape.token_column()))
         limit = int(q.config.undo_within_seconds)
+        item = self.item()
         body = (
             f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
-            f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64);\n"
+            f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64), @age int;\n"
             f"  BEGIN TRANSACTION;\n"
             f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
             f"  SELECT @event = event, @actor = actor, @outcome = outcome, @at = at, @detail = detail FROM "
             f"({_one_line(sql(last))}) AS wb_last;\n"
-            f"  IF @found = 0 OR @event IS NULL OR @event <> {self.text(models.EventKind.COMPLETE.value)} "
-            f"OR @actor <> @login\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {REFUSED}, N'workbench: nothing of yours to undo: the last thing that happened to the item "
-            f"was not your Complete', 1;\n  END;\n"
-            f"  IF DATEADD(second, {limit}, @at) < {sql(clock.db_now())}\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {REFUSED}, N'workbench: too late to undo; a supervisor can reopen the item', 1;\n  END;\n"
-            f"{branches}"
-            f"  IF @done = 0\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {REFUSED}, N'workbench: the item changed since you completed it: undo is refused; a "
-            f"supervisor can reopen it', 1;\n  END;\n"
-            f"{withdraw}"
+            + self.no_item("@found = 0", rollback=True)
+            + self.refused("@event IS NULL", problems.UNDO_NOTHING, q.name, item, rollback=True)
+            + self.refused(
+                f"@event <> {self.text(models.EventKind.COMPLETE.value)} OR @actor <> @login",
+                problems.UNDO_NOT_YOURS,
+                q.name,
+                item,
+                Said("@event"),
+                Said("@actor"),
+                rollback=True,
+            )
+            + f"  SET @age = DATEDIFF(second, @at, {sql(clock.db_now())});\n"
+            + self.refused(
+                f"@age > {limit}",
+                problems.UNDO_TOO_LATE,
+                q.name,
+                item,
+                _minutes_said("@age"),
+                _minutes(limit),
+                rollback=True,
+            )
+            + f"{branches}"
+            + self.refused("@done = 0", problems.UNDO_CHANGED, q.name, item, rollback=True)
+            + f"{withdraw}"
             f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
             + self.audit_insert(models.EventKind.UNDO.value, token=None, outcome="@outcome")
             + self.audit_insert(models.EventKind.CLAIM.value)
@@ -826,29 +903,57 @@ class _Builder:
         # The table's lock rule (FREE), as the engine's reopen reads it and its UPDATE carries it.
         free = lockrules.guard(q, "reopen", now)
         held = sql(sa.case((free, 0), else_=1))
+        # Who holds it, as Supervision._refuse_reopen names them.
+        holder = Said(f"COALESCE(@holder, {self.text('another queue of its table')})")
         reopened = (
             sa.update(q.table)
             .where(here, *q.scope_clause(), sa.not_(q.todo_clause()), free)
             .values(q.writes(q.on_reopen, _LOGIN, now))
         )
         body = (
-            "  DECLARE @found int = 0, @held int = 0, @waiting int = 0;\n"
+            f"  DECLARE @found int = 0, @held int = 0, @waiting int = 0, @holder {self.user_type};\n"
             + self.reason_check("reopen")
             + f"  BEGIN TRANSACTION;\n"
-            f"  SELECT @found = 1, @held = {_one_line(held)}, @waiting = {_one_line(waiting)} "
-            f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
-            f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {REFUSED}, N'workbench: the queue has no item with this key', 1;\n  END;\n"
-            f"  IF @held = 1\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {REFUSED}, N'workbench: someone holds the item, it is not finished: force-release it "
-            f"instead', 1;\n  END;\n"
-            f"  IF @waiting = 1\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {REFUSED}, N'workbench: the item is waiting already: nothing to reopen', 1;\n  END;\n"
-            f"  {_one_line(sql(reopened))};\n  SET @done = @@ROWCOUNT;\n"
+            f"  SELECT @found = 1, @held = {_one_line(held)}, @waiting = {_one_line(waiting)}, "
+            f"@holder = {sql(q.user)} FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+            + self.no_item("@found = 0", rollback=True)
+            + self.refused("@held = 1", problems.REOPEN_HELD, q.name, self.item(), holder, rollback=True)
+            + self.refused("@waiting = 1", problems.REOPEN_WAITING, q.name, self.item(), rollback=True)
+            + f"  {_one_line(sql(reopened))};\n  SET @done = @@ROWCOUNT;\n"
             + self.audit_insert(models.EventKind.REOPEN.value, owner="NULL", token=None, reason="@p_reason")
             + "  COMMIT;\n"
         )
         return [self._key(), f"@p_reason {self.reason_type}"], body + self._done()
+
+    def _take(self) -> tuple[list[str], str]:
+        """A supervisor takes an escalated item to work it, as Supervision.take does: in one UPDATE that
+        holds to the row rule (ESCALATED: out of todo, on_escalate's values still there) and the lock rule
+        (FREE), on_reopen's values, a fresh lock of the login's and on_claim's; recorded as its claim.
+        Of two supervisors taking it at once, one does; the other is told it is not waiting any more."""
+        q, sql = self.q, _Sql(self.dialect, {})
+        now = q.now()
+        here = q.key == _KEY
+        assert workflow.TRANSITIONS["take"].row is workflow.RowRule.ESCALATED
+        escalated = [*q.scope_clause(), sa.not_(q.todo_clause()), *(b.held() for b in q.on_escalate)]
+        writes = {
+            **q.writes(q.on_reopen, _LOGIN, now),
+            **q.lock_writes(_LOGIN, now, q.shape.new_token()),
+            **q.writes(q.on_claim, _LOGIN, now),
+        }
+        taken = sa.update(q.table).where(here, lockrules.guard(q, "take", now), *escalated).values(writes)
+        token = sql(q.shape.as_text(q.shape.token_column()))
+        body = (
+            "  DECLARE @found int = 0, @p_token nvarchar(64);\n"
+            "  BEGIN TRANSACTION;\n"
+            f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+            + self.no_item("@found = 0", rollback=True)
+            + f"  {_one_line(sql(taken))};\n  SET @done = @@ROWCOUNT;\n"
+            + self.refused("@done = 0", problems.TAKE_NOT_ESCALATED, q.name, self.item(), rollback=True)
+            + f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
+            + self.audit_insert(models.EventKind.CLAIM.value)
+            + f"  COMMIT;\n  {_one_line(sql(self._row_with_lock(sa.true())))};\n"
+        )
+        return [self._key()], body
 
     def _move(self) -> tuple[list[str], str]:
         """A supervisor moves one waiting item nobody holds (WorkQueue.move, per key): @p_changes (JSON,
@@ -859,7 +964,8 @@ class _Builder:
         movable = [c.name for c in q.table.columns if q.movable(c)]
         allowed = ", ".join(self.text(name) for name in movable) or "NULL"
         values = {name: sa.literal_column(self.edited(name, "@p_changes"), q.table.c[name].type) for name in movable}
-        waiting = sa.and_(*q.scope_clause(), q.todo_clause(), q.shape.unheld(q.key))
+        # The row rule (WAITING) as the engine's move picks it, and the table's lock rule (FREE).
+        waiting = sa.and_(*q.scope_clause(), q.todo_clause(), lockrules.guard(q, "move", q.now()))
         finished = sa.and_(
             *(q.written(c, values) for c in q.scope_clause()), sa.not_(q.written(q.todo_clause(), values))
         )
@@ -886,19 +992,20 @@ class _Builder:
         body = (
             "  DECLARE @found int = 0, @finishes int = 0, @before nvarchar(max), @after nvarchar(max);\n"
             + self.reason_check("move")
-            + f"  IF @p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))\n"
-            f"    THROW {REFUSED}, N'workbench: say what to change', 1;\n"
-            f"  IF EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] NOT IN ({allowed}))\n"
-            f"    THROW {REFUSED}, N'workbench: a move writes neither the key nor the lock', 1;\n"
-            f"  BEGIN TRANSACTION;\n"
+            + self.refused(
+                "@p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))", problems.MOVE_NOTHING
+            )
+            + f"  SET @column = (SELECT TOP 1 [key] FROM OPENJSON(@p_changes) WHERE [key] NOT IN ({allowed}) "
+            "ORDER BY [key]);\n"
+            + self.refused("@column IS NOT NULL", problems.MOVE_NOT_MOVABLE, column=Said("@column"))
+            + f"  BEGIN TRANSACTION;\n"
             f"  SELECT @found = 1, @finishes = {_one_line(sql(sa.case((finished, 1), else_=0)))} "
             f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {_one_line(sql(sa.and_(here, waiting)))};\n"
-            f"  IF @found = 0\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {NOT_HELD}, N'workbench: the item is not waiting, or someone holds it', 1;\n  END;\n"
-            f"  IF @finishes = 1\n  BEGIN\n    ROLLBACK;\n"
-            f"    THROW {REFUSED}, N'workbench: a move keeps items waiting: finishing one is work, with a claim "
-            f"and an outcome', 1;\n  END;\n"
-            f"  SET @before = {as_json};\n"
+            # The engine reads it as the row having changed since its own read (REFUSALS: lost).
+            + self.refused("@found = 0", problems.MOVE_NOT_WAITING, q.name, self.item(), rollback=True)
+            # The changes as the engine shows them: COL=VALUE, …
+            + self.refused("@finishes = 1", problems.MOVE_FINISHES, q.name, Said(_changes_said), rollback=True)
+            + f"  SET @before = {as_json};\n"
             f"  {_one_line(sql(update))};\n  SET @done = @@ROWCOUNT;\n"
             f"  SET @after = {as_json};\n"
             + self.audit_insert(
@@ -930,6 +1037,20 @@ def _unless_null(clause: sa.ColumnElement[bool], variables: list[Any]) -> sa.Col
         return None
 
     return visitors.replacement_traverse(clause, {}, replace)  # type: ignore[call-overload,no-any-return]
+
+
+def _minutes(seconds: int) -> str:
+    """A time as the engine's undo says it (workqueue._minutes): "10 min", or "45 s" under a minute."""
+    return f"{seconds // 60} min" if seconds >= 60 else f"{seconds} s"
+
+
+def _minutes_said(seconds: str) -> Said:
+    """_minutes of the T-SQL int `seconds`, when the procedure refuses."""
+    return Said(f"CASE WHEN {seconds} >= 60 THEN CONCAT({seconds} / 60, N' min') ELSE CONCAT({seconds}, N' s') END")
+
+
+# A move's changes as Supervision.move shows them: COL=VALUE, … (in the order given).
+_changes_said = "(SELECT STRING_AGG(CONCAT([key], N'=', [value]), N', ') FROM OPENJSON(@p_changes))"
 
 
 def _one_line(sql: str) -> str:

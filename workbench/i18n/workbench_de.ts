@@ -1976,6 +1976,10 @@ Konfiguration: {1}</translation>
         <translation>{0} steht nicht in {1}; wählen Sie einen Eintrag daraus</translation>
     </message>
     <message>
+        <source>a note needs some text (--note TEXT, or --text TEXT for `note`)</source>
+        <translation>Eine Notiz braucht Text (--note TEXT, oder --text TEXT für `note`)</translation>
+    </message>
+    <message>
         <source>a note holds at most {0} characters ({1} given); shorten it or split it in two</source>
         <translation>Eine Notiz fasst höchstens {0} Zeichen ({1} eingegeben); kürzen Sie sie oder teilen Sie sie in zwei</translation>
     </message>
@@ -1984,12 +1988,32 @@ Konfiguration: {1}</translation>
         <translation>{0} braucht einen Grund: sagen Sie, warum (--reason TEXT); er wird im Verlauf des Eintrags aufbewahrt</translation>
     </message>
     <message>
+        <source>defer until a time still to come (it is {0} UTC on the database&apos;s clock)</source>
+        <translation>Zurückstellen bis zu einem Zeitpunkt in der Zukunft (auf der Uhr der Datenbank ist es {0} UTC)</translation>
+    </message>
+    <message>
+        <source>defer at most {0} days ahead; for longer, change the item&apos;s status</source>
+        <translation>Höchstens {0} Tage im Voraus zurückstellen; für länger ändern Sie den Status des Eintrags</translation>
+    </message>
+    <message>
+        <source>say what to change: --set COL=VALUE</source>
+        <translation>Sagen Sie, was geändert werden soll: --set SPALTE=WERT</translation>
+    </message>
+    <message>
         <source>{0}&apos;s lock cannot be used from the database login {1}: under `workbench grants` each person logs in with their own database login, named exactly like their workbench user</source>
         <translation>Die Sperre von {0} kann nicht von der Datenbankanmeldung {1} aus verwendet werden: unter `workbench grants` meldet sich jede Person mit ihrer eigenen Datenbankanmeldung an, genau wie ihr workbench-Benutzer benannt</translation>
     </message>
     <message>
         <source>{0} has no item with key {1}</source>
         <translation>{0} hat keinen Eintrag mit dem Schlüssel {1}</translation>
+    </message>
+    <message>
+        <source>queue {0} has no outcome &apos;{1}&apos; (outcomes: {2})</source>
+        <translation>Warteschlange {0} hat kein Ergebnis „{1}“ (Ergebnisse: {2})</translation>
+    </message>
+    <message>
+        <source>queue {0} needs a note with {1}: say what happened for whoever works the item next (--note TEXT)</source>
+        <translation>Warteschlange {0} braucht eine Notiz zu {1}: sagen Sie, was geschehen ist, für den, der den Eintrag als Nächstes bearbeitet (--note TEXT)</translation>
     </message>
     <message>
         <source>nothing to do in {0}: no item is waiting</source>
@@ -2094,6 +2118,14 @@ Konfiguration: {1}</translation>
     <message>
         <source>{0} {1} changed while it was being released; try again</source>
         <translation>{0} {1} wurde geändert, während es freigegeben wurde; versuchen Sie es erneut</translation>
+    </message>
+    <message>
+        <source>{0} {1} is not waiting, or someone holds it: a move leaves it as it is</source>
+        <translation>{0} {1} wartet nicht, oder jemand hält es: ein Verschieben lässt es, wie es ist</translation>
+    </message>
+    <message>
+        <source>a move writes neither the key nor the lock (nor a column the database computes)</source>
+        <translation>Ein Verschieben schreibt weder den Schlüssel noch die Sperre (noch eine Spalte, die die Datenbank berechnet)</translation>
     </message>
     <message>
         <source>{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them</source>

@@ -1976,6 +1976,10 @@ Configuration : {1}</translation>
         <translation>{0} n’est pas dans {1} ; choisissez-en une ligne</translation>
     </message>
     <message>
+        <source>a note needs some text (--note TEXT, or --text TEXT for `note`)</source>
+        <translation>une note a besoin d&apos;un texte (--note TEXTE, ou --text TEXTE pour `note`)</translation>
+    </message>
+    <message>
         <source>a note holds at most {0} characters ({1} given); shorten it or split it in two</source>
         <translation>une note contient au plus {0} caractères ({1} saisis) ; raccourcissez-la ou coupez-la en deux</translation>
     </message>
@@ -1984,12 +1988,32 @@ Configuration : {1}</translation>
         <translation>{0} demande un motif : dites pourquoi (--reason TEXT) ; il est conservé dans l&apos;historique de l&apos;élément</translation>
     </message>
     <message>
+        <source>defer until a time still to come (it is {0} UTC on the database&apos;s clock)</source>
+        <translation>reportez à un moment encore à venir (il est {0} UTC à l&apos;horloge de la base de données)</translation>
+    </message>
+    <message>
+        <source>defer at most {0} days ahead; for longer, change the item&apos;s status</source>
+        <translation>reportez au plus de {0} jours ; pour plus longtemps, changez le statut de l&apos;élément</translation>
+    </message>
+    <message>
+        <source>say what to change: --set COL=VALUE</source>
+        <translation>dites ce qu&apos;il faut changer : --set COL=VALEUR</translation>
+    </message>
+    <message>
         <source>{0}&apos;s lock cannot be used from the database login {1}: under `workbench grants` each person logs in with their own database login, named exactly like their workbench user</source>
         <translation>le verrou de {0} ne peut pas être utilisé depuis la connexion à la base {1} : sous `workbench grants`, chaque personne se connecte avec sa propre connexion à la base, nommée exactement comme son utilisateur workbench</translation>
     </message>
     <message>
         <source>{0} has no item with key {1}</source>
         <translation>{0} n&apos;a aucun élément de clé {1}</translation>
+    </message>
+    <message>
+        <source>queue {0} has no outcome &apos;{1}&apos; (outcomes: {2})</source>
+        <translation>la file {0} n&apos;a pas de résultat « {1} » (résultats : {2})</translation>
+    </message>
+    <message>
+        <source>queue {0} needs a note with {1}: say what happened for whoever works the item next (--note TEXT)</source>
+        <translation>la file {0} demande une note avec {1} : dites ce qui s&apos;est passé pour qui traitera l&apos;élément ensuite (--note TEXTE)</translation>
     </message>
     <message>
         <source>nothing to do in {0}: no item is waiting</source>
@@ -2094,6 +2118,14 @@ Configuration : {1}</translation>
     <message>
         <source>{0} {1} changed while it was being released; try again</source>
         <translation>{0} {1} a changé pendant sa libération ; réessayez</translation>
+    </message>
+    <message>
+        <source>{0} {1} is not waiting, or someone holds it: a move leaves it as it is</source>
+        <translation>{0} {1} n&apos;attend pas, ou quelqu&apos;un le tient : un déplacement le laisse tel quel</translation>
+    </message>
+    <message>
+        <source>a move writes neither the key nor the lock (nor a column the database computes)</source>
+        <translation>un déplacement n&apos;écrit ni la clé ni le verrou (ni une colonne calculée par la base de données)</translation>
     </message>
     <message>
         <source>{1} would take waiting items of {0} out of its work to do: a move keeps items waiting (another category, tier, team or priority); items are finished by working them</source>

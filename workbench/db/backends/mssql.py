@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import typing
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import sqlalchemy as sa
 
+from workbench.core import errors, problems
 from workbench.db import clock
 from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
 
@@ -26,6 +29,81 @@ class Grants:
 
 
 GRANTS = Grants()
+
+
+class Refusal(NamedTuple):
+    """A refusal of the queue's procedures: the problem it says (a template's name in core/problems.py,
+    filled in by the procedure), the error the engine raises for it, and whether the engine reads it as
+    the row having changed since it read it (`lost`: the procedure answers no row, the engine says what
+    changed)."""
+
+    problem: str
+    error: type[errors.WorkbenchError]
+    lost: bool = False
+    column: bool = False  # said as "COLUMN: problem" (InvalidValue.at)
+
+    @property
+    def template(self) -> str:
+        """The problem's text, read when said (a text changed in core/problems.py changes the script)."""
+        return typing.cast(str, getattr(problems, self.problem))
+
+
+# Each refusal's number, THROWn by the procedures (db/protocol_mssql.py) and read back by the engine
+# (db/procedures.py): declared once here, stable (an applied script keeps them until applied again).
+REFUSALS: Mapping[int, Refusal] = {
+    50410: Refusal("REASON_NEEDED", errors.UsageError),
+    50411: Refusal("LIMIT_REACHED", errors.NothingToClaim),
+    50412: Refusal("READ_ONLY", errors.InvalidValue, column=True),
+    50413: Refusal("DEFER_PAST", errors.UsageError),
+    50414: Refusal("DEFER_TOO_FAR", errors.UsageError),
+    50415: Refusal("NOTE_EMPTY", errors.UsageError),
+    50416: Refusal("NOTE_TOO_LONG", errors.UsageError),
+    50417: Refusal("NOTE_NEEDED", errors.UsageError),
+    50418: Refusal("NO_ITEM", errors.InvalidValue),
+    50419: Refusal("NO_OUTCOME", errors.InvalidValue),
+    50420: Refusal("NOT_LOCKED", errors.LockLost, lost=True),
+    50421: Refusal("REASSIGN_TO_DOER", errors.NotPermitted),
+    50422: Refusal("UNDO_NOTHING", errors.UsageError),
+    50423: Refusal("UNDO_NOT_YOURS", errors.UsageError),
+    50424: Refusal("UNDO_TOO_LATE", errors.UsageError),
+    50425: Refusal("UNDO_CHANGED", errors.UsageError),
+    50426: Refusal("REOPEN_HELD", errors.UsageError),
+    50427: Refusal("REOPEN_WAITING", errors.UsageError),
+    50428: Refusal("MOVE_NOTHING", errors.UsageError),
+    50429: Refusal("MOVE_NOT_MOVABLE", errors.InvalidValue, column=True),
+    50430: Refusal("MOVE_NOT_WAITING", errors.UsageError, lost=True),
+    50431: Refusal("MOVE_FINISHES", errors.UsageError),
+    50432: Refusal("TAKE_NOT_ESCALATED", errors.UsageError),
+}
+NUMBERS: Mapping[str, int] = {refusal.problem: number for number, refusal in REFUSALS.items()}
+# The numbers of a script applied by a workbench before REFUSALS: the lock gone; any other refusal.
+OLD_NOT_HELD, OLD_REFUSED = 50401, 50403
+PREFIX = "workbench: "  # before each refusal's text, for whoever reads it in sqlcmd or a log
+
+
+def number_of(template: str) -> int:
+    """The number of the refusal that says `template` (one of core/problems.py's texts)."""
+    names = [name for name, text in problems.templates().items() if text == template and name in NUMBERS]
+    if len(names) != 1:
+        raise KeyError(f"no refusal of SQL Server's procedures says {template!r}: declare it in REFUSALS")
+    return NUMBERS[names[0]]
+
+
+def said_args(template: str, text: str) -> tuple[str, ...] | None:
+    """The values `template` was filled with to say `text`, or None if `text` is not said by it."""
+    pattern = "".join(
+        f"(?P<a{piece[1:-1]}>.*?)" if re.fullmatch(r"\{\d\}", piece) else re.escape(piece)
+        for piece in re.split(r"(\{\d\})", template)
+    )
+    try:
+        found = re.fullmatch(pattern, text, re.S)
+    except re.error:  # a placeholder twice: not one of REFUSALS' templates
+        return None
+    if found is None:
+        return None
+    return tuple(found[f"a{i}"] for i in range(len(found.groupdict())))
+
+
 _T = TypeVar("_T")
 
 
