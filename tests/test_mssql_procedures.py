@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from tests import support
 from tests import test_mssql_protocol as mssql_protocol
 from tests import test_mssql_sql as mssql_sql
 from workbench import demo
@@ -495,13 +496,13 @@ def test_take_is_a_call_of_its_procedure_answering_the_row_as_after_a_claim() ->
     def answer(text: str, values: list[Any]) -> list[Any]:
         return [{**lock_row(wq.q, 7, user="sue"), "status": "open"}] if text.startswith("EXEC") else []
 
-    wq, server = queue(answer, text=demo.config_text() + mssql_sql.ESCALATE)
+    wq, server = queue(answer, text=demo.config_text())
     calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
     assert calls.parameters["take"] == declared("take") == ["p_key"]
     rows = calls.run(wq.db.server, "take", {"p_key": 7}, user="sue")
     assert [(text, values) for text, values in server.exec_sent()] == [("EXEC dbo.wb_cases_take @p_key = ?", [7])]
     assert wq.q.lock_from_row(rows[0]).owner == "sue"
     # Without on_escalate the queue has no take procedure, and a call of one says so.
-    plain, _ = queue(answer)
+    plain, _ = queue(answer, text=support.without_table(demo.config_text(), "queues.cases.on_escalate"))
     with pytest.raises(errors.UsageError, match="no take procedure"):
         plain.q.backend.procedures(plain.db, plain.q, "dbo").run(plain.db.server, "take", {"p_key": 7})

@@ -8,6 +8,7 @@ import tomllib
 
 import pytest
 
+from tests import support
 from tests import test_mssql_sql as mssql_sql
 from workbench import demo
 from workbench.config import loader
@@ -592,7 +593,6 @@ def _scripts() -> list[str]:
     text = demo.config_text().replace(
         "max_locks_per_user = 3", 'max_locks_per_user = 3\nnotes_required = ["release", "defer", "resolved"]', 1
     )
-    text += mssql_sql.ESCALATE
     return ["\n".join(batches(text, name).values()) for name in ("cases", "imports", "imports_review")]
 
 
@@ -677,13 +677,11 @@ def test_a_supervisor_takes_an_escalated_item_as_the_engine_does() -> None:
 
 def test_whoever_escalated_an_item_it_is_taken_and_a_queue_not_set_up_for_it_has_no_take() -> None:
     # on_escalate naming who escalated (a user's name) or when: some name, some time (Supervision.take's).
-    text = demo.config_text() + mssql_sql.ESCALATE.replace(
-        'status = "escalated"\n', 'status = "escalated"\nresolution = { user = true }\n'
-    )
-    assert text != demo.config_text() + mssql_sql.ESCALATE
+    text = demo.config_text().replace('status = "escalated"\n', 'status = "escalated"\nresolution = { user = true }\n')
+    assert text != demo.config_text()
     assert "AND cases.status = 'escalated' AND cases.resolution IS NOT NULL;" in flat(batches(text)["take"])
     # Without on_escalate (Check.ON_ESCALATE_SET) or on_reopen (ON_REOPEN_SET): no procedure, no grant.
-    assert "take" not in batches(demo.config_text())
+    assert "take" not in batches(support.without_table(demo.config_text(), "queues.cases.on_escalate"))
     without_reopen = re.sub(r"\[queues\.cases\.on_reopen\][^\n]*\nstatus = \"open\"\n", "", demo.config_text())
-    script = batches(without_reopen + mssql_sql.ESCALATE)
+    script = batches(without_reopen)
     assert "take" not in script and "wb_cases_take" not in script["grants"] and "escalate" in script
