@@ -1,0 +1,106 @@
+"""The table's row rules compiled once (db/rowrules.py): a row rule changed in core/workflow.py's table changes
+the engine's statements, and a RowRule or After with no clause fails naming the
+file to change. Fast tier: SQLite and SQL text generated offline, no server."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests import support
+from workbench import demo
+from workbench.config import loader
+from workbench.core import errors, workflow
+from workbench.core.workflow import After, RowRule
+from workbench.db import backends, mapping, rowrules, tables
+from workbench.db.supervision import Supervision
+from workbench.demo import schema
+
+
+@pytest.fixture
+def sqlite_env(tmp_path: Path) -> Iterator[support.Env]:
+    environment = support.Env("sqlite", "native", f"sqlite:///{tmp_path / 'test.db'}", tmp_path)
+    yield environment
+    environment.close()
+
+
+def _patched(monkeypatch: pytest.MonkeyPatch, *names: str, **fields: Any) -> None:
+    """Transitions `names` of the table with `fields` changed (the table is read at every use)."""
+    for name in names:
+        monkeypatch.setitem(workflow._TABLE, name, dataclasses.replace(workflow.TRANSITIONS[name], **fields))
+
+
+ESCALATED = '\n[queues.cases.on_escalate]\nstatus = "escalated"\n'
+
+
+def _bound(name: str = "cases", text: str = demo.config_text() + ESCALATED) -> mapping.BoundQueue:
+    """Queue `name` (the demo's) bound for PostgreSQL to the demo's tables, built here (no server)."""
+    config = loader.parse(tomllib.loads(text), "x.toml")
+    metadata = sa.MetaData()
+    schema.build(metadata)
+    tables.build_metadata()
+    queue = config.queue(name)
+    locks = tables.lock_table(metadata, queue.lock.table) if queue.lock is not None and queue.lock.table else None
+    return mapping.BoundQueue(
+        queue,
+        metadata.tables[queue.table],
+        config_path="x.toml",
+        backend=backends.for_dialect("postgresql"),
+        local_clock=False,
+        locks=locks,
+    )
+
+
+def test_every_row_rule_and_state_after_has_a_clause() -> None:
+    rowrules.require_compiled()
+    q = _bound()
+    for name in workflow.TRANSITIONS:
+        assert isinstance(rowrules.before(q, name), rowrules.Row)
+        rowrules.after(q, name)
+
+
+def test_a_row_rule_without_a_clause_fails_naming_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rowrules, "_BEFORE", {k: v for k, v in rowrules._BEFORE.items() if k is not RowRule.ESCALATED})
+    with pytest.raises(rowrules.NotCompiled, match=r"RowRule.ESCALATED but workbench/db/rowrules.py .* _BEFORE"):
+        rowrules.require_compiled()
+    with pytest.raises(rowrules.NotCompiled, match=r"workbench/db/rowrules\.py"):
+        rowrules.before(_bound(), "take")  # what the engine and the trigger ask
+    monkeypatch.undo()
+    monkeypatch.setattr(rowrules, "_AFTER", {k: v for k, v in rowrules._AFTER.items() if k is not After.WAITING})
+    with pytest.raises(rowrules.NotCompiled, match=r"After.WAITING but workbench/db/rowrules.py .* _AFTER"):
+        rowrules.require_compiled()
+
+
+def test_the_engines_claim_serves_what_the_tables_row_rule_says(
+    sqlite_env: support.Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wb = sqlite_env.demo(case_rows=3, import_rows=1)
+    q = wb.queue("cases")
+    lock = q.claim_next("alice")[0].lock
+    q.complete("alice", lock.key, lock.token, "resolved")
+    # The claim's row rule made FINISHED: the engine's claim now serves the finished item, and only it.
+    _patched(monkeypatch, "claim", "pick", row=RowRule.FINISHED)
+    assert [c.lock.key for c in wb.queue("cases").claim_next("bob", 5)] == [lock.key]
+
+
+def test_the_engines_reopen_holds_to_the_tables_row_rules(
+    sqlite_env: support.Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wb = sqlite_env.demo(case_rows=3, import_rows=1)
+    q = wb.queue("cases")
+    lock = q.claim_next("alice")[0].lock
+    q.complete("alice", lock.key, lock.token, "resolved")
+    # Reopen's row rule made WAITING: the finished item is not, and the UPDATE itself refuses it.
+    _patched(monkeypatch, "reopen", row=RowRule.WAITING)
+    with pytest.raises(errors.DatabaseUnavailable):
+        Supervision(q).reopen("sue", lock.key, "the table says it must wait to be reopened")
+    assert sqlite_env.row(wb, "cases", lock.key)["status"] == "resolved"
+    monkeypatch.undo()
+    Supervision(q).reopen("sue", lock.key, "as the table says")
+    assert sqlite_env.row(wb, "cases", lock.key)["status"] == "open"
