@@ -1,5 +1,5 @@
 """The table's row rules compiled once (db/rowrules.py): a row rule changed in core/workflow.py's table changes
-the engine's statements, and a RowRule or After with no clause fails naming the
+the engine's statements and PostgreSQL's checks alike, and a RowRule or After with no clause fails naming the
 file to change. Fast tier: SQLite and SQL text generated offline, no server."""
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
-from tests import support
+from tests import support, test_mssql_sql
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, workflow
 from workbench.core.workflow import After, RowRule
-from workbench.db import backends, mapping, rowrules, tables
+from workbench.db import backends, mapping, protocol, rowrules, tables
 from workbench.db.supervision import Supervision
 from workbench.demo import schema
 
@@ -104,3 +105,50 @@ def test_the_engines_reopen_holds_to_the_tables_row_rules(
     monkeypatch.undo()
     Supervision(q).reopen("sue", lock.key, "as the table says")
     assert sqlite_env.row(wb, "cases", lock.key)["status"] == "open"
+
+
+class _Oid:
+    def scalar_one(self) -> int:
+        return 4242
+
+
+class _Conn:
+    """Enough of a PostgreSQL connection to generate the check functions' text (the table's oid asked)."""
+
+    dialect = postgresql.psycopg.dialect()
+
+    def execute(self, *args: Any, **kwargs: Any) -> _Oid:
+        return _Oid()
+
+
+def _branch(text: str, name: str) -> str:
+    """The text of the branch marked for transition `name` (up to the next mark)."""
+    start = text.index(workflow.branch_mark(name))
+    end = text.find(workflow.MARK, start + len(workflow.MARK))
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _check(q: mapping.BoundQueue) -> str:
+    return protocol._queue_check(_Conn(), q, "public", None)  # type: ignore[arg-type]
+
+
+def test_postgresqls_in_row_check_holds_to_the_tables_row_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    q = _bound()
+    reopen, take = _branch(_check(q), "reopen"), _branch(_check(q), "take")
+    # As the table says: reopen takes a finished row (out of todo) back into todo; take an escalated one.
+    assert "(o.status NOT IN ('new', 'open'))" in reopen and "(n.status IN ('new', 'open'))" in reopen
+    assert "o.status = 'escalated'" in take
+    _patched(monkeypatch, "reopen", row=RowRule.WAITING, after=After.ANY)
+    _patched(monkeypatch, "take", row=RowRule.FINISHED)
+    reopen, take = _branch(_check(q), "reopen"), _branch(_check(q), "take")
+    assert "NOT IN" not in reopen and "(o.status IN ('new', 'open'))" in reopen
+    assert "(n.status IN ('new', 'open'))" not in reopen
+    assert "'escalated'" not in take and "(o.status NOT IN ('new', 'open'))" in take
+    # A move's state after: waiting, or out of the queue's scope; made "waiting" only, out of scope is
+    # no longer admitted.
+    scoped = _bound("cases", test_mssql_sql.STATUS_DRIVEN)
+    move = _branch(_check(scoped), "move")
+    assert "(n.status = 'new' OR NOT (n.category != 'Spam' AND n.priority >= 2))" in move
+    _patched(monkeypatch, "move", after=After.WAITING)
+    move = _branch(_check(scoped), "move")
+    assert "OR NOT" not in move and "(n.category != 'Spam' AND n.priority >= 2 AND n.status = 'new')" in move
