@@ -19,7 +19,7 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, workflow
 from workbench.core.workflow import After, RowRule
-from workbench.db import backends, mapping, protocol, rowrules, tables
+from workbench.db import backends, mapping, protocol, protocol_locks, rowrules, tables
 from workbench.db.supervision import Supervision
 from workbench.demo import schema
 
@@ -152,3 +152,43 @@ def test_postgresqls_in_row_check_holds_to_the_tables_row_rules(monkeypatch: pyt
     _patched(monkeypatch, "move", after=After.WAITING)
     move = _branch(_check(scoped), "move")
     assert "OR NOT" not in move and "(n.category != 'Spam' AND n.priority >= 2 AND n.status = 'new')" in move
+
+
+# The demo's cases worked through a lock table (shape 5), as a second queue over the table.
+LOCK_TABLE = """
+[queues.casesl]
+table = "cases"
+key = "case_id"
+order = ["opened_at asc"]
+lock_duration = "15m"
+
+[queues.casesl.lock]
+table = "workbench_locks"
+
+[queues.casesl.todo]
+status = ["new", "open"]
+
+[queues.casesl.on_claim]
+status = "open"
+
+[queues.casesl.outcomes.closed]
+set = { status = "closed" }
+"""
+
+
+def test_postgresqls_lock_table_checks_hold_to_the_tables_row_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    q = _bound("casesl", demo.config_text() + LOCK_TABLE)
+
+    def checks() -> tuple[str, str]:
+        return (
+            protocol_locks.lock_check(_Conn(), q, "public", None),  # type: ignore[arg-type]
+            protocol_locks.item_check(_Conn(), q, "public"),  # type: ignore[arg-type]
+        )
+
+    locks, item = checks()
+    assert "NOT IN" not in locks  # a claim takes a waiting item
+    assert "(o.status IN ('new', 'open')) AND (n.status IN ('new', 'open'))" in _branch(item, "move")
+    _patched(monkeypatch, "claim", "pick", "move", row=RowRule.FINISHED)
+    locks, item = checks()
+    assert "(item.status NOT IN ('new', 'open'))" in locks
+    assert "((o.status NOT IN ('new', 'open'))) AND (n.status IN ('new', 'open'))" in _branch(item, "move")
