@@ -1,6 +1,6 @@
 """The table's row rules compiled once (db/rowrules.py): a row rule changed in core/workflow.py's table changes
 the engine's statements and PostgreSQL's checks alike, and a RowRule or After with no clause fails naming the
-file to change. Fast tier: SQLite and SQL text generated offline, no server."""
+file to change. Fast tier (SQLite and SQL text generated offline), but for what PostgreSQL admits under grants."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from tests import support, test_mssql_sql
+from tests import support, test_mssql_sql, test_permissions
+from tests import test_relative_conditions as relative_conditions
+from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, workflow
@@ -192,3 +194,51 @@ def test_postgresqls_lock_table_checks_hold_to_the_tables_row_rules(monkeypatch:
     locks, item = checks()
     assert "(item.status NOT IN ('new', 'open'))" in locks
     assert "((o.status NOT IN ('new', 'open'))) AND (n.status IN ('new', 'open'))" in _branch(item, "move")
+
+
+# -- what PostgreSQL admits: a claim by hand holds to the todo for the claiming login ----------------
+
+
+# The callbacks queue with its locks in workbench's lock table (shape 5) instead of its own columns.
+CALLBACKS_LOCK_TABLE = relative_conditions.CONFIG.replace(
+    'user = "locked_by"\ntime = "locked_at"\nexpires = "lock_expires"\ntoken = "lock_token"',
+    'table = "workbench_locks"',
+)
+_ROW_CLAIM = (
+    "UPDATE callbacks SET locked_by = session_user, locked_at = timezone('UTC', now()), "
+    "lock_expires = timezone('UTC', now()) + interval '5 minutes', lock_token = :token WHERE call_id = :key"
+)
+_LOCK_ROW_CLAIM = (
+    "INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) VALUES "
+    "('callbacks', CAST(:key AS text), session_user, timezone('UTC', now()), "
+    "timezone('UTC', now()) + interval '5 minutes', :token)"
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "claim"),
+    [(relative_conditions.CONFIG, _ROW_CLAIM), (CALLBACKS_LOCK_TABLE, _LOCK_ROW_CLAIM)],
+    ids=["row-lock", "lock-table"],
+)
+def test_under_grants_a_hand_claim_holds_to_the_todo_for_the_claiming_login(
+    pg: Pg, capsys: pytest.CaptureFixture[str], config: str, claim: str
+) -> None:
+    """CLAIMABLE is compiled for the caller (the engine's claim asks it for the claimer): a queue whose
+    todo names its claimer (`assigned_to` is the claimer or NULL) admits a login's claim of an item
+    waiting for it or for anyone, and refuses one of an item waiting for someone else, both where the
+    lock is in the row and where it is a row of the lock table."""
+    assert config.count("workbench_locks") == (claim is _LOCK_ROW_CLAIM)
+    relative_conditions._callbacks(pg.env, config)
+    path = pg.tmp / "callbacks.toml"
+    path.write_text(pg.env.config_text(config), encoding="utf-8")
+    code, _, err = test_permissions._cli(capsys, "--config", path, "grants", "callbacks", "--apply")
+    assert code == 0, err
+    ann = test_permissions.OPERATORS[0]
+    engine = pg.engine(ann)
+    with pytest.raises(sa.exc.DBAPIError, match=r"InsufficientPrivilege|no longer waits"), engine.begin() as conn:
+        # Refused: not one of the queue's changes (in the row), or not waiting (a lock row: the claim tries another)
+        conn.execute(sa.text(claim), {"token": "a" * 32, "key": 2})  # waiting for bob
+    with engine.begin() as conn:
+        assert conn.execute(sa.text(claim), {"token": "b" * 32, "key": 3}).rowcount == 1  # waiting for anyone
+    holders = pg.open(ann, pg.env.config_text(config)).queue("callbacks").locks()
+    assert [(int(lock.key), lock.owner) for lock in holders] == [(3, ann)]

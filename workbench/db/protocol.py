@@ -408,7 +408,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     # queue's, as the engine's fence decides it (BoundQueue.held_here, one declaration for both).
     held_old = row_rule(r, q, *OWN_LOCK, "expire", "force_release", "reassign")
     # CLAIMABLE: waiting, or an expired lock in on_claim's state, as the claim serves it.
-    claimable = row_rule(r, q, "claim", "pick")
+    claimable = row_rule(r, q, "claim", "pick", user=sa.literal_column("login"))
     supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
     here = f"{held_old} AND {taken_here(conn, q, schema, queue_name, key)}"
     # The table's precondition and actor kinds (core/workflow.py) as this function writes them.
