@@ -205,6 +205,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             f"workbench.db.{name}"
             for name in (
                 "mapping",
+                "rowrules",
                 "connect",
                 "audit",
                 "migrations",

@@ -51,11 +51,20 @@ class RowRule(enum.Enum):
 
     CLAIMABLE = "waiting in this queue's todo (or stale in on_claim's state)"
     HELD = "inside this queue's todo or held state"  # BoundQueue.held_here
-    WAITING = "waiting in this queue's todo, staying waiting (or leaving its scope)"
+    WAITING = "waiting in this queue's todo"
     FINISHED = "finished: outside this queue's todo"
     COMPLETED_BY_CALLER = "finished by the caller's Complete, the item's last event, its values untouched"
     ESCALATED = "escalated: outside this queue's todo, holding on_escalate's values"
     EXISTS = "exists"
+
+
+class After(enum.Enum):
+    """What state the row must be in after the change, beside what the transition writes (db/rowrules.py
+    renders it over the row after)."""
+
+    ANY = "what its writes leave"
+    WAITING = "waiting in this queue's todo"  # a reopen puts the item back to work here
+    WAITING_OR_OUT = "waiting in this queue's todo, or out of its scope"  # a move: here, or another queue's
 
 
 class Check(enum.Enum):
@@ -174,6 +183,7 @@ class Transition:
     # The renderings it is absent from, and why (a lock-table queue has no undo).
     not_in: Mapping[Rendering, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     operation: str = ""  # the engine's method that makes it (in db/): the name itself unless _t says otherwise
+    after: After = After.ANY  # the row's state after the change (beside `writes`)
 
     def __hash__(self) -> int:
         return hash(self.name)
@@ -200,6 +210,7 @@ def _t(
     same_change_as: str | None = None,
     not_in: Mapping[Rendering, str] | None = None,
     operation: str | None = None,
+    after: After = After.ANY,
 ) -> Transition:
     return Transition(
         name,
@@ -216,6 +227,7 @@ def _t(
         same_change_as,
         MappingProxyType(dict(not_in or {})),
         operation or name,
+        after,
     )
 
 
@@ -355,9 +367,19 @@ _TABLE: dict[str, Transition] = {
             also=(EventKind.CLAIM,),
         ),
         _supervisor(
-            "reopen", LockRule.FREE, RowRule.FINISHED, EventKind.REOPEN, _W.ON_REOPEN, checks=(_C.ON_REOPEN_SET,)
+            "reopen",
+            LockRule.FREE,
+            RowRule.FINISHED,
+            EventKind.REOPEN,
+            _W.ON_REOPEN,
+            checks=(_C.ON_REOPEN_SET,),
+            after=After.WAITING,
         ),
-        _supervisor("move", LockRule.FREE, RowRule.WAITING, EventKind.MOVE, _W.MOVED_VALUES),
+        # A move keeps items waiting, here or (out of this queue's scope) for another queue: finishing an
+        # item is work, with a claim and an outcome.
+        _supervisor(
+            "move", LockRule.FREE, RowRule.WAITING, EventKind.MOVE, _W.MOVED_VALUES, after=After.WAITING_OR_OUT
+        ),
         # A supervisor takes an escalated item to work it: back in the work (on_reopen's values) under a
         # fresh lock of his, as after a claim (on_claim's); recorded as his claim, so no reason asked.
         # The row's UPDATE takes the lock, as undo's does: a lock table (its lock is a row of its own)

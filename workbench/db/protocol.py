@@ -42,7 +42,7 @@ from sqlalchemy.sql import util as sql_util
 
 from workbench.config import model
 from workbench.core import problems, workflow
-from workbench.db import clock, mapping, tables, workflow_sql
+from workbench.db import clock, mapping, rowrules, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import reviews as reviews_mod
 
@@ -156,6 +156,18 @@ class Renderer:
             else:  # a time: the database's clock at the write
                 parts.append(f"{new} IS NOT NULL")
         return " AND ".join(parts) or "true"
+
+
+def row_rule(r: Renderer, q: mapping.BoundQueue, *names: str, **ask: Any) -> str:
+    """SQL: the row rule the transitions `names` share (db/rowrules.py) over the old row, its state only:
+    a check tests the queue's scope once for all its branches (rowrules.scope)."""
+    return r.sql(sa.and_(sa.true(), *rowrules.before_all(q, *names, **ask).state), r.old)
+
+
+def row_after(r: Renderer, q: mapping.BoundQueue, name: str) -> str:
+    """SQL: the state transition `name` leaves the row in (its Transition.after) over the new row."""
+    clause = rowrules.after(q, name)
+    return "true" if clause is None else r.sql(clause, r.new)
 
 
 # What each kind of write (core/workflow.py's Write) writes in the queue's row, for a queue and the
@@ -332,7 +344,8 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     )
     free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
     stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
-    scope = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
+    # The queue's scope, which every row rule of the transitions rendered here holds to (db/rowrules.py).
+    scope = r.sql(sa.and_(sa.true(), *rowrules.scope(q, *workflow.rendered_in(workflow.Rendering.PG_TRIGGER))), old)
     # A reviewing queue's Complete is the reviewer's verdict (the review guard records it).
     completes = ("complete",) if reviewed is None else ("complete", "review_accept", "review_send_back")
     # A release writes on_release, and perhaps a configured reason's values too; every column the
@@ -390,15 +403,12 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
             f"AND rv.doer = {user_new} AND rv.verdict IS NULL)"
         )
     )
-    # A supervisor's reopen: a finished, unlocked row back to `todo`, writing exactly on_reopen.
-    todo_old = r.sql(q.todo_clause(), old)
-    # A held row: in `todo`, or in the state on_claim put it in (a status-driven queue's Active is
-    # not in its todo), within the queue's scope: the lock is this queue's, as the engine's fence
-    # decides it (BoundQueue.held_here, one declaration for both); an expired lock in that state may
-    # be claimed again, as the claim serves it.
-    claimed = q.claimed_state_clause()
-    held_old = r.sql(q.held_here(), old)
-    claimable = todo_old if claimed is None else f"({todo_old} OR {stale_old} AND {r.sql(claimed, old)})"
+    # A held row (the row rule HELD, db/rowrules.py): in `todo`, or in the state on_claim put it in (a
+    # status-driven queue's Active is not in its todo), within the queue's scope: the lock is this
+    # queue's, as the engine's fence decides it (BoundQueue.held_here, one declaration for both).
+    held_old = row_rule(r, q, *OWN_LOCK, "expire", "force_release", "reassign")
+    # CLAIMABLE: waiting, or an expired lock in on_claim's state, as the claim serves it.
+    claimable = row_rule(r, q, "claim", "pick", user=sa.literal_column("login"))
     supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
     here = f"{held_old} AND {taken_here(conn, q, schema, queue_name, key)}"
     # The table's precondition and actor kinds (core/workflow.py) as this function writes them.
@@ -422,11 +432,10 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     # A supervisor's move: a waiting item nobody holds gets other values (another category, tier,
     # priority), its lock untouched, and still waits (here, or out of this queue's scope for another
     # queue); the client settles the audit row with the reason and the values.
-    still_waiting = f"({r.sql(q.todo_clause(), new)} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
     move = f"""
     {mark("move")}
-    IF {rules.lock("move")} AND {todo_old} AND {still_waiting} AND {r.unchanged(kept(q, "move"))}
-        AND {rules.who("move")} THEN
+    IF {rules.lock("move")} AND {row_rule(r, q, "move")} AND {row_after(r, q, "move")}
+        AND {r.unchanged(kept(q, "move"))} AND {rules.who("move")} THEN
       changed := {changes_of(r, q, minus(checked_columns(q), kept(q, "move")))};
       {record(ev("move"), "NULL", "NULL", changes="changed")}
       RETURN true;
@@ -436,7 +445,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
         if not q.on_reopen
         else f"""
     {mark("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
-    IF {rules.lock("reopen")} AND {rules.who("reopen")} AND NOT {todo_old} AND {r.sql(q.todo_clause(), new)}
+    IF {rules.lock("reopen")} AND {rules.who("reopen")} AND {row_rule(r, q, "reopen")} AND {row_after(r, q, "reopen")}
         AND {r.unchanged(kept(q, "reopen"))} AND {r.assigned(values_of(q, "reopen"))} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
@@ -450,11 +459,8 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     # A supervisor's take: an escalated row nobody holds (out of todo, on_escalate's values) back to work
     # under a fresh lock of this login's, within the limits, writing exactly on_reopen's and on_claim's
     # values, recorded as this login's claim.
-    # The row rule ESCALATED: the old row holds on_escalate's values (a user's name: whoever escalated).
-    escalated = r.assigned([b for b in q.on_escalate if b.assignment.kind != "user"], old)
-    escalated += "".join(
-        f" AND {r.col(old, b.column)} IS NOT NULL" for b in q.on_escalate if b.assignment.kind == "user"
-    )
+    # The row rule ESCALATED (db/rowrules.py): out of todo, holding on_escalate's values.
+    escalated = row_rule(r, q, "take")
     # (Check.ON_ESCALATE_SET, ON_REOPEN_SET: a queue without either admits none.)
     set_up = "true" if q.on_escalate and q.on_reopen else "false"
     checks = " ".join(
@@ -462,7 +468,7 @@ def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, review
     )
     take = f"""
       {mark("take")} {checks}
-      IF {set_up} AND {rules.who("take")} AND {free_old} AND NOT {todo_old} AND {escalated} AND {fresh}
+      IF {set_up} AND {rules.who("take")} AND {free_old} AND {escalated} AND {fresh}
           AND {rules.checked("take")} AND {r.unchanged(kept(q, "take"))} AND {r.assigned(values_of(q, "take"))} THEN
         {record(ev("take"), "login", token_new)}
         RETURN true;
@@ -817,24 +823,17 @@ def _undo_branch(
     and a fresh lock of this login's, as workbench's own undo writes."""
     old = r.old
     review = q.config.review
-    review_names = {b.column.name for b in q.review_writes}
 
-    def holds(name: str, group: list[mapping.BoundAssignment]) -> str:
-        plain = r.assigned(group, old)
-        if review is None or name not in review.outcomes:
-            return plain
-        chosen = (
-            f"{r.assigned([b for b in group if b.column.name not in review_names], old)} "
-            f"AND {r.assigned(q.review_writes, old)}"
+    def holds(name: str) -> str:
+        # The row rule COMPLETED_BY_CALLER (db/rowrules.py) for the Complete with outcome `name`: finished,
+        # holding its values (or, chosen for review, the review's after them).
+        ways = (False, True) if review is not None and name in review.outcomes else (False,)
+        return " OR ".join(
+            row_rule(r, q, "undo", user=sa.literal_column("login"), outcome=name, reviewed=reviewed)
+            for reviewed in ways
         )
-        return f"({plain} OR {chosen})"
 
-    still = (
-        " OR ".join(
-            f"(last.outcome = {r.literal(name)} AND {holds(name, group)})" for name, group in q.outcomes.items()
-        )
-        or "false"
-    )
+    still = " OR ".join(f"(last.outcome = {r.literal(name)} AND ({holds(name)}))" for name in q.outcomes) or "false"
     # The review a Complete chose is no longer wanted (as workbench's undo withdraws it; by hand too,
     # or it would count as one of the operator's first items).
     withdraw = (
@@ -846,13 +845,13 @@ def _undo_branch(
         )
     )
     since = r.sql(clock.add_seconds(clock.db_now(), q.shape.seconds(-q.config.undo_within_seconds)))
-    # Undo's row rule (core/workflow.py: the caller's own Complete, the item's last event) read here.
-    assert workflow.TRANSITIONS["undo"].row is workflow.RowRule.COMPLETED_BY_CALLER
+    # Undo's row rule (core/workflow.py: the caller's own Complete, the item's last event): its values
+    # are the last Complete's (`still`), the item's last event read from the trail.
     completed = workflow_sql.event("complete")
     checks = {c: workflow_sql.check_mark(c) for c in workflow.TRANSITIONS["undo"].checks}
     return f"""
       {workflow.branch_mark("undo")} {checks[workflow.Check.ON_REOPEN_SET]}
-      IF {r.sql(q.free(), old)} AND NOT {r.sql(q.todo_clause(), old)} AND {fresh}
+      IF {r.sql(q.free(), old)} AND {row_rule(r, q, "undo")} AND {fresh}
           AND {checks[workflow.Check.WITHIN_LIMITS]} {limit}
           AND {r.unchanged(kept(q, "undo"))} AND {r.assigned(values_of(q, "undo"))} THEN
         SELECT a.event, a.actor, a.outcome, a.at INTO last FROM {audit} a

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import workflow
-from workbench.db import clock, mapping, protocol, tables, workflow_sql
+from workbench.db import clock, mapping, protocol, rowrules, tables, workflow_sql
 from workbench.db.lockshapes import LockTable
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
@@ -92,19 +92,16 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         )
     live_o, stale_o = r.sql(shape.live(now), lo), r.sql(shape.stale(now), lo)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
-    claimed = q.claimed_state_clause(sa.literal_column("login"))
+    # The table's row rule of a claim (CLAIMABLE, db/rowrules.py) for this login: waiting, or (a lock that
+    # ran out) in the state its claim left it in.
+    claimable = rowrules.before_all(q, "claim", "pick", user=sa.literal_column("login"))
     # Nobody holds the item through another queue of the table (LockTable.held_elsewhere): their lock
     # rows are apart from this queue's, so the primary key does not refuse the second holder.
     free_here = f"NOT {r.sql(shape.held_elsewhere(sa.literal_column('n.item_key', sa.String()), now))}"
-    waits = f"{r.sql(sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()), item)} AND {free_here}"
+    waits = f"{r.sql(sa.and_(sa.true(), *claimable.scope, *claimable.state_for('free')), item)} AND {free_here}"
     if shape.claim_id is not None and not shape.keep:  # no other program has claimed the row
         waits += f" AND {r.sql(shape.claim_id, item)} IS NULL"
-    waits_again = r.sql(
-        sa.and_(
-            sa.true(), *q.scope_clause(), sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause()
-        ),
-        item,
-    )
+    waits_again = r.sql(sa.and_(sa.true(), *claimable.scope, *claimable.state_for("stale")), item)
     waits_again += f" AND {free_here}"
     found = q.table.alias("t")
     find_item = (
@@ -257,10 +254,13 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     record = protocol.recorder(audit, queue_name, key, at)
     # What each transition leaves as it was, read from core/workflow.py (protocol.kept).
     kept, values = functools.partial(protocol.kept, q), functools.partial(protocol.values_of, q)
-    scope_old = r.sql(sa.and_(sa.true(), *q.scope_clause()), old)
-    todo_old, todo_new = r.sql(q.todo_clause(), old), r.sql(q.todo_clause(), new)
-    claimed = q.claimed_state_clause(sa.literal_column("login"))
-    waits_old = r.sql(sa.or_(q.todo_clause(), claimed) if claimed is not None else q.todo_clause(), old)
+    # The row rules (db/rowrules.py): the queue's scope, which every one rendered here holds to, and a
+    # claim's (CLAIMABLE: waiting, or in the state a claim left it in, the lock being the lock row's).
+    scope_old = r.sql(
+        sa.and_(sa.true(), *rowrules.scope(q, *workflow.rendered_in(workflow.Rendering.PG_LOCK_TABLE))), old
+    )
+    claimable = rowrules.before_all(q, "claim", "pick", user=sa.literal_column("login"))
+    waits_old = r.sql(sa.and_(sa.true(), *claimable.state_for("stale")), old)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     unchanged, assigned = r.unchanged, r.assigned
     rules, ev, branch = _actors(supervisor), workflow_sql.event, workflow.branch_mark
@@ -327,13 +327,12 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     escalates = (
         f"{unchanged(kept('escalate'))} AND {assigned(values('escalate'))} AND {cleared}" if q.on_escalate else "false"
     )
-    still_waiting = f"({todo_new} OR NOT {r.sql(sa.and_(sa.true(), *q.scope_clause()), new)})"
     reopen = (
         ""
         if not q.on_reopen
         else f"""
     {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
-    IF {rules.who("reopen")} AND NOT {todo_old} AND {todo_new}
+    IF {rules.who("reopen")} AND {protocol.row_rule(r, q, "reopen")} AND {protocol.row_after(r, q, "reopen")}
         AND {unchanged(kept("reopen"))} AND {assigned(values("reopen"))} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
@@ -394,7 +393,7 @@ BEGIN
     RETURN false;  -- held, here or through another queue of the table: no move, no reopen
   END IF;
   {branch("move")}
-  IF {rules.who("move")} AND {todo_old} AND {still_waiting} THEN
+  IF {rules.who("move")} AND {protocol.row_rule(r, q, "move")} AND {protocol.row_after(r, q, "move")} THEN
     changed := {protocol.changes_of(r, q, protocol.minus(protocol.checked_columns(q), kept("move")))};
     {record(ev("move"), "NULL", "NULL", changes="changed")}
     RETURN true;

@@ -16,9 +16,9 @@ from workbench.db import (
     dberrors,
     lockrules,
     lockshapes,
-    mapping,
     permissions,
     procedures,
+    rowrules,
     stats,
     workqueue,
 )
@@ -99,10 +99,13 @@ class Supervision:
             if not calls.run(conn, "reopen", {"p_key": key, "p_reason": reason}, action=action, user=actor):
                 raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
             return
+        # The table's row rule (FINISHED) on the row before, and its state after (back in todo) as the
+        # row reads with on_reopen's values written (db/rowrules.py).
+        values = q.writes(q.on_reopen, actor, now)
         update = (
             sa.update(q.table)
-            .where(q.key == key, *q.scope_clause(), sa.not_(q.todo_clause()), free)
-            .values(q.writes(q.on_reopen, actor, now))
+            .where(q.key == key, *rowrules.before(q, "reopen").all, free, rowrules.written_after(q, "reopen", values))
+            .values(values)
         )
         with permissions.supervising(conn, actor, action):
             changed = conn.execute(update).rowcount
@@ -166,8 +169,7 @@ class Supervision:
         if self._procedures() is not None:
             raise errors.UsageError.of(problems.TAKE_NOT_AVAILABLE, self.name, "SQL Server's procedures have no take")
         # The row rule (ESCALATED) and the lock rule (FREE), carried by the UPDATE itself.
-        assert workflow.TRANSITIONS["take"].row is workflow.RowRule.ESCALATED
-        escalated = [*q.scope_clause(), sa.not_(q.todo_clause()), *(_still(b) for b in q.on_escalate)]
+        escalated = rowrules.before(q, "take").all
         token = q.shape.new_token_value()
         writes = {
             **q.writes(q.on_reopen, actor, now),
@@ -250,7 +252,8 @@ class Supervision:
         q = self.q
         action = errors.Phrase.of(problems.DO_MOVE, q.name)
         self._require_supervisor(conn, actor, action)
-        waiting = [*q.scope_clause(), q.todo_clause(), *(q.table.c[name] == value for name, value in chosen.items())]
+        # The table's row rule (WAITING, db/rowrules.py), narrowed to the items asked for.
+        waiting = [*rowrules.before(q, "move").all, *(q.table.c[name] == value for name, value in chosen.items())]
         if keys is not None:
             waiting.append(q.key.in_(keys))
         elif after is not None:
@@ -269,10 +272,9 @@ class Supervision:
         if not before:
             return []
         # A move keeps items waiting, here or (out of this queue's scope) for another queue: finishing
-        # an item is work, with a claim and an outcome. The database's own check says the same (grants).
-        finished = sa.and_(
-            *(q.written(c, values) for c in q.scope_clause()), sa.not_(q.written(q.todo_clause(), values))
-        )
+        # an item is work, with a claim and an outcome (the table's After.WAITING_OR_OUT, as the rows
+        # read with the values written). The database's own check says the same (grants).
+        finished = sa.not_(rowrules.written_after(q, "move", values))
         if conn.execute(sa.select(q.key).where(q.key.in_(list(before)), finished).limit(1)).first() is not None:
             shown = ", ".join(f"{name}={value}" for name, value in values.items())
             raise errors.UsageError.of(problems.MOVE_FINISHES, q.name, shown)
@@ -549,11 +551,3 @@ class Supervision:
             .limit(limit)
         )
         return self.db.read(lambda conn: [str(owner) for owner in conn.execute(stmt).scalars()])
-
-
-def _still(b: mapping.BoundAssignment) -> sa.ColumnElement[bool]:
-    """The row still holds what on_escalate's assignment `b` wrote (whoever escalated: a user's name is
-    some name, a time some time)."""
-    if b.assignment.kind == "value":
-        return b.holds(None)
-    return b.column.is_(None) if b.assignment.kind == "null" else b.column.is_not(None)

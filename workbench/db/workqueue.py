@@ -25,6 +25,7 @@ from workbench.db import (
     mapping,
     permissions,
     procedures,
+    rowrules,
     stats,
 )
 from workbench.db import deferrals as deferrals_mod
@@ -907,11 +908,10 @@ class WorkQueue:
         limit = self.config.undo_within_seconds
         if age > limit:
             raise errors.UsageError.of(problems.UNDO_TOO_LATE, self.name, key, _minutes(round(age)), _minutes(limit))
-        written = {b.column.name: b for b in q.outcomes.get(event.outcome or "", [])}
-        chosen = (event.detail or {}).get("review") is not None
-        if chosen:  # it went to review: the review's values were written after the outcome's
-            written.update({b.column.name: b for b in q.review_writes})
-        still = [b.holds(user) for b in written.values()]  # what the Complete wrote, untouched since
+        chosen = (event.detail or {}).get("review") is not None  # it went to review: the review's values too
+        # The table's row rule (COMPLETED_BY_CALLER, db/rowrules.py): finished, holding what this
+        # Complete wrote, untouched since.
+        rule = rowrules.before(q, "undo", user=user, outcome=event.outcome, reviewed=chosen)
         calls = self._procedures()
         if calls is not None:
             # The procedure checks all of this again and writes the same, with its record.
@@ -924,9 +924,7 @@ class WorkQueue:
             **q.writes(q.on_claim, user, now),
         }
         changed = conn.execute(
-            sa.update(q.table)
-            .where(q.key == key, *q.scope_clause(), q.free(), sa.not_(q.todo_clause()), *still)
-            .values(writes)
+            sa.update(q.table).where(q.key == key, *rule.scope, q.free(), *rule.state).values(writes)
         ).rowcount
         if changed != 1:
             raise errors.UsageError.of(problems.UNDO_CHANGED, self.name, key)

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, mapping
+from workbench.db import batches, clock, connect, mapping, rowrules
 from workbench.db import deferrals as deferrals_mod
 
 
@@ -138,23 +138,24 @@ class ClaimMethod:
         """
         who = request.user if user is None else user
         claimer = None if anyone else who
+        # The table's row rule (CLAIMABLE, db/rowrules.py): its scope in every branch, its state as it
+        # reads where the branch knows the lock run out or free.
+        row = rowrules.before_all(q, "claim", "pick", user=claimer)
         scope = [
-            *q.scope_clause(claimer),
+            *row.scope,
             *ClaimMethod.not_own_work(q, trail, who),
             *ClaimMethod.chosen(q, request.where),
         ]
         key_part = [q.key == request.key] if request.key is not None else []
-        todo = q.todo_clause(claimer)
-        claimed = q.claimed_state_clause(claimer)
-        state = sa.or_(todo, claimed) if claimed is not None else todo
-        expired = sa.and_(*scope, q.shape.stale_rows(now, q.key), state, *key_part)
-        free = [*scope, todo, q.free(), *key_part]
+        waiting = row.state_for("free")
+        expired = sa.and_(*scope, q.shape.stale_rows(now, q.key), *row.state_for("stale"), *key_part)
+        free = [*scope, *waiting, q.free(), *key_part]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
             free.append(~ClaimMethod.recently_released(q, now, who, trail))
         deferrals = ClaimMethod._deferrals_served(request, trail)
         if deferrals is None:
             return [expired, sa.and_(*free)]
-        due = sa.and_(*scope, todo, q.free(), deferrals.due(q.key, who))
+        due = sa.and_(*scope, *waiting, q.free(), deferrals.due(q.key, who))
         return [expired, due, sa.and_(*free, ~deferrals.deferred(q.key))]
 
     @staticmethod

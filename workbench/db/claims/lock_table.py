@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.db import audit as audit_mod
-from workbench.db import connect, lockshapes, mapping
+from workbench.db import connect, lockshapes, mapping, rowrules
 from workbench.db.claims import base, portable
 
 WINDOW = portable.WINDOW  # candidates read per attempt
@@ -48,10 +48,9 @@ class LockTableClaim(portable.PortableClaim):
     def _item_waits(q: mapping.BoundQueue, expired: bool, user: Any) -> sa.ColumnElement[bool]:
         """The queue row may be claimed by `user`: waiting, or (for an expired lock) in the state a
         claim left it, and held through no other queue of the table (LockTable.held_elsewhere)."""
-        claimed = q.claimed_state_clause(user)
-        todo = q.todo_clause(user)
-        state = sa.or_(todo, claimed) if expired and claimed is not None else todo
-        return sa.and_(*q.scope_clause(user), state, ~LockTableClaim._shape(q).held_elsewhere(q.key, q.now()))
+        row = rowrules.before_all(q, "claim", "pick", user=user)  # the table's CLAIMABLE
+        state = row.state_for("stale" if expired else "free")
+        return sa.and_(*row.scope, *state, ~LockTableClaim._shape(q).held_elsewhere(q.key, q.now()))
 
     @staticmethod
     def _shape(q: mapping.BoundQueue) -> lockshapes.LockTable:
