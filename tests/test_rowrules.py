@@ -39,10 +39,7 @@ def _patched(monkeypatch: pytest.MonkeyPatch, *names: str, **fields: Any) -> Non
         monkeypatch.setitem(workflow._TABLE, name, dataclasses.replace(workflow.TRANSITIONS[name], **fields))
 
 
-ESCALATED = '\n[queues.cases.on_escalate]\nstatus = "escalated"\n'
-
-
-def _bound(name: str = "cases", text: str = demo.config_text() + ESCALATED) -> mapping.BoundQueue:
+def _bound(name: str = "cases", text: str = demo.config_text()) -> mapping.BoundQueue:
     """Queue `name` (the demo's) bound for PostgreSQL to the demo's tables, built here (no server)."""
     config = loader.parse(tomllib.loads(text), "x.toml")
     metadata = sa.MetaData()
