@@ -514,7 +514,7 @@ def test_a_server_that_does_not_answer_is_waited_for_in_front_of_the_window(
     # Issue 52: the window is there while the connection is made, the progress dialog in front of it.
     import socket
 
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QProgressDialog
 
     from workbench.gui import main_window
 
@@ -536,22 +536,25 @@ def test_a_server_that_does_not_answer_is_waited_for_in_front_of_the_window(
             make_default=True,
         )
         shown: list[tuple[str, bool]] = []
-
-        def cancel(progress: Any) -> None:
-            for widget in QApplication.topLevelWidgets():
-                if isinstance(widget, main_window.MainWindow) and widget.isVisible():
-                    shown.append((widget.connection_label.text(), progress.parent() is widget))
-            progress.canceled.emit()  # as its Cancel button does
-
-        on_dialog(qtbot, "connect_progress", cancel)
         the = make_launcher()
+
+        windows: list[main_window.MainWindow] = []
+
+        def look() -> None:  # a second into connecting: what the user sees (main: no window yet)
+            widget = getattr(the, "starting", None)
+            if widget is not None and widget.isVisible():
+                windows.append(widget)
+                progress = widget.findChild(QProgressDialog, "connect_progress")
+                shown.append((widget.connection_label.text(), progress is not None))
+                if progress is not None:
+                    progress.canceled.emit()  # as its Cancel button does
+
+        QTimer.singleShot(1000, look)
         started = the.start(None, None, False)
         assert shown == [("Connecting…", True)], shown
         assert not started
         assert the.window is None and the.starting is None  # given up: the window went with it
-        assert not [
-            w for w in QApplication.topLevelWidgets() if isinstance(w, main_window.MainWindow) and w.isVisible()
-        ]
+        assert not windows[0].isVisible()
         qtbot.wait(3500)  # the abandoned connection times out on its thread
     finally:
         mute.close()

@@ -104,7 +104,7 @@ class Engine:
     def adopt(self, wb: services.Workbench) -> None:
         """Take the Workbench the launcher opened (and logged in) while the window painted."""
         with self._lock:
-            assert self._wb is None, "the engine was opened already"
+            assert self._wb is None  # a window adopts an engine once, before its first call
             self._wb = wb
 
     def close(self) -> None:
