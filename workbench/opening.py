@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench import credentials
 from workbench.config import loader, model, paths, profiles
 from workbench.core import errors
-from workbench.db import connect, service
+
+if TYPE_CHECKING:  # imported by open_target, on the thread that connects: the window paints meanwhile
+    from workbench.db import service
 
 PROFILE_ENV = "WORKBENCH_PROFILE"
 
@@ -110,16 +113,30 @@ def password_for(profile: profiles.Profile) -> str | None:
     return credentials.lookup(profile.credential_id)
 
 
-def open_target(target: Target, password: str | None = None) -> service.Workbench:
-    """Open the target's database and queue settings (touches the database when settings are published:
-    call off the GUI thread). Raises DatabaseUnavailable when the login is refused or the server is away."""
-    profile = target.profile
-    if profile is None:
+def local_config(target: Target) -> model.Config | None:
+    """The target's queue settings when they come from a file (read without the database), else None:
+    a profile whose settings are published in the database."""
+    if target.profile is None:
         assert target.config_path is not None
-        return service.Workbench.open(loader.load(target.config_path), password=password)
-    if profile.source == "file":
-        return service.Workbench.open(file_config(Path(profile.config).expanduser(), profile), password=password)
-    from workbench.db import published
+        return loader.load(target.config_path)
+    if target.profile.source == "file":
+        return file_config(Path(target.profile.config).expanduser(), target.profile)
+    return None
+
+
+def open_target(target: Target, password: str | None = None, config: model.Config | None = None) -> service.Workbench:
+    """Open the target's database and queue settings (touches the database when settings are published:
+    call off the GUI thread). `config`: the target's local_config, already read. Raises
+    DatabaseUnavailable when the login is refused or the server is away."""
+    from workbench.db import service
+
+    config = config or local_config(target)
+    if config is not None:
+        return service.Workbench.open(config, password=password)
+    from workbench.db import connect, published
+
+    profile = target.profile
+    assert profile is not None  # local_config read a config file's target
 
     database = database_config(profile)
     engine = connect.create_engine(database, f"profile '{profile.name}'", password=password)

@@ -90,10 +90,12 @@ def profile_stop():
         sys.stderr.write(out.getvalue())
 '''
 
-# 1. Start to usable window, as `workbench` (app.run) does it: load the config file, QApplication,
-# build_window, show, session.start. Three times: the window is first exposed (painted); it is usable
-# (session.ready handled by the window, exposed, and Next item enabled); Next item, pressed at that
-# moment, has put an item on the form (its layout and paint flushed): usable means pressing works.
+# 1. Start to usable window, as a user's `workbench --config FILE` does it: the command line
+# (workbench.cli.launcher.main), the launcher (its connection step, the window) and the event loop. The
+# child only watches: the first MainWindow.show() installs the probes. Three times: the window is first
+# exposed (painted); it is usable (session.ready handled by the window, exposed, and Next item enabled:
+# the user can start working); Next item, pressed at that moment, has put an item on the form (its layout
+# and paint flushed): usable means pressing works.
 STARTUP_CODE = (
     r"""
 import time
@@ -101,87 +103,94 @@ T0 = time.monotonic()
 """
     + _PRELUDE
     + r"""
+os.environ["WORKBENCH_HOME"] = ARGS["home"]
+os.environ["WORKBENCH_COMMAND_SERVER"] = "off"
 profile_start()
 marks = [("interpreter up", T0)]
 def mark(name):
     marks.append((name, time.monotonic()))
 
-import PySide6.QtCore, PySide6.QtGui, PySide6.QtWidgets
-mark("import PySide6")
-from workbench.gui import app as gui_app
-mark("import workbench.gui.app")
-from pathlib import Path
-from workbench.config import loader
-config = loader.load(ARGS["config"])
-mark("load config")
-qapp = gui_app.application()
-mark("QApplication")
-window = gui_app.build_window(config, ARGS["user"], home=Path(ARGS["home"]))
-mark("build_window")
-window.show()
-mark("show")
+from workbench.cli import launcher as cli_launcher
+mark("import workbench.cli.launcher")
+from workbench.gui import main_window
+mark("import workbench.gui (window modules)")
 
-from PySide6.QtCore import QEvent, QObject, QTimer
 state = {}
+seen = []
 
-from PySide6.QtCore import QCoreApplication, Qt
-from PySide6.QtTest import QTest
+def watch(window):
+    from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
+    from PySide6.QtTest import QTest
 
-def finish():
-    if "ready" in state and "exposed" in state and "done" not in state:
-        state["done"] = max(state["ready"], state["exposed"])
-        if not window.next_button.isEnabled():
-            state["error"] = "Next item is not enabled once the window is ready"
-            qapp.quit()
-            return
-        QTest.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    qapp = QCoreApplication.instance()
 
-def on_claimed(claim, draft):  # connected after the window's own slot: the form is filled
-    QCoreApplication.sendPostedEvents()  # its layout and paint requests
-    state["item"] = time.monotonic()
-    state["claimed"] = claim.lock.key
-    qapp.quit()
+    def stop():
+        qapp.exit(0)
 
-class ExposeWatch(QObject):
-    def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.Expose and obj.isExposed() and "exposed" not in state:
-            state["exposed"] = time.monotonic()
-            QTimer.singleShot(0, finish)
-        return False
+    def finish():
+        if "ready" in state and "exposed" in state and "done" not in state:
+            state["done"] = max(state["ready"], state["exposed"])
+            if not window.next_button.isEnabled():
+                state["error"] = "Next item is not enabled once the window is ready"
+                stop()
+                return
+            QTest.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
 
-handle = window.windowHandle()
-watch = ExposeWatch()
-handle.installEventFilter(watch)
-if handle.isExposed():
-    state["exposed"] = time.monotonic()
+    def on_claimed(claim, draft):  # queued after the window's own slot: the form is filled
+        QCoreApplication.sendPostedEvents()  # its layout and paint requests
+        state["item"] = time.monotonic()
+        state["claimed"] = claim.lock.key
+        stop()
 
-def on_ready(locks):  # connected after the window's own slot: runs once _on_ready has filled the window
-    state["ready"] = time.monotonic()
-    state["locks"] = len(locks)
-    finish()
+    class ExposeWatch(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Expose and obj.isExposed() and "exposed" not in state:
+                state["exposed"] = time.monotonic()
+                QTimer.singleShot(0, finish)
+            return False
 
-def on_failed(*args):
-    state["error"] = " ".join(str(a) for a in args)
-    qapp.quit()
+    def on_ready(locks):  # connected after the window's own slot: runs once _on_ready has filled the window
+        state["ready"] = time.monotonic()
+        state["locks"] = len(locks)
+        finish()
 
-window.session.ready.connect(on_ready)
-window.session.claimed.connect(on_claimed, Qt.ConnectionType.QueuedConnection)
-window.session.nothing_to_do.connect(on_failed)
-window.session.failed.connect(on_failed)
-window.session.connection_changed.connect(lambda up, msg: None if up else on_failed(msg))
-window.session.start()
-mark("session.start() returned")
-QTimer.singleShot(int(ARGS["timeout"] * 1000), lambda: (state.setdefault("error", "timed out"), qapp.quit()))
-qapp.exec()
+    def on_failed(*args):
+        state["error"] = " ".join(str(a) for a in args)
+        stop()
+
+    handle = window.windowHandle()
+    window._bench_watch = ExposeWatch()
+    handle.installEventFilter(window._bench_watch)
+    if handle.isExposed():
+        state["exposed"] = time.monotonic()
+    window.session.ready.connect(on_ready)
+    window.session.claimed.connect(on_claimed, Qt.ConnectionType.QueuedConnection)
+    window.session.nothing_to_do.connect(on_failed)
+    window.session.failed.connect(on_failed)
+    window.session.connection_changed.connect(lambda up, msg: None if up else on_failed(msg))
+    QTimer.singleShot(int(ARGS["timeout"] * 1000), lambda: (state.setdefault("error", "timed out"), stop()))
+
+real_show = main_window.MainWindow.show
+def show(self):
+    if not seen:
+        seen.append(self)
+        mark("window built (first show)")
+        real_show(self)
+        watch(self)
+    else:
+        real_show(self)
+main_window.MainWindow.show = show
+
+sys.argv = ["workbench", "--config", ARGS["config"], "--user", ARGS["user"]]
+code = cli_launcher.main()
 profile_stop()
 names = {"exposed": "window exposed", "ready": "session.ready handled", "item": "Next item -> item on the form"}
 for name, label in names.items():
     if name in state:
         marks.append((label, state[name]))
 marks.sort(key=lambda m: m[1])
-window.session.dispatcher.wait(10_000)
-window.close()
-window.session.wb.close()
+if code and not state.get("error"):
+    state["error"] = f"workbench exited with {code}"
 emit({"t0": T0, "done": state.get("done"), "exposed": state.get("exposed"), "item": state.get("item"),
       "claimed": state.get("claimed"), "error": state.get("error"), "marks": marks,
       "locks": state.get("locks"), "rss_mb": rss_mb(), "peak_mb": peak_mb()})
@@ -522,7 +531,11 @@ def measure_startup(args: argparse.Namespace, config: Path, tmp: Path, sides: li
     for i, side in alternated(sides, args.starts):
         home = tmp / f"home-start-{len(sides)}-{i}-{side.cwd.name}"
         result, launched, _ = run_child(
-            STARTUP_CODE, {"config": str(config), "user": USER, "home": str(home), "timeout": 120.0}, side, "start"
+            # A user per start: each start's item stays held (as a user's would), under the queue's limit.
+            STARTUP_CODE,
+            {"config": str(config), "user": f"{USER}{i}{len(side.label)}", "home": str(home), "timeout": 120.0},
+            side,
+            "start",
         )
         if result.get("error") or result.get("item") is None:
             raise SystemExit(f"start {i + 1} ({side.label}): {result.get('error') or 'no usable window'}")
@@ -536,8 +549,8 @@ def measure_startup(args: argparse.Namespace, config: Path, tmp: Path, sides: li
     print(
         f"1. start to usable window ({args.starts} fresh processes per code"
         + (", alternated" if len(sides) > 1 else "")
-        + "; `workbench`'s steps; usable = session.ready handled, the window exposed and Next item enabled; "
-        "then Next item pressed at once)"
+        + "; `workbench --config FILE` as a user starts it; usable = the queues opened (session.ready handled), "
+        "the window exposed and Next item enabled; then Next item pressed at once)"
     )
     width = max(len(side.label) for side in sides)
     for side in sides:
@@ -548,7 +561,7 @@ def measure_startup(args: argparse.Namespace, config: Path, tmp: Path, sides: li
             ("process launch -> window painted (exposed)", "paint"),
             ("process launch -> usable", "usable"),
             ("process launch -> first item on the form", "item"),
-            ("before `import PySide6` -> usable", "inproc"),
+            ("interpreter up -> usable", "inproc"),
         ):
             med, top = statistics.median(got[key]), max(got[key])
             verdict = f"   <= {AIM_START_S:g} s: {aim(med, AIM_START_S)}" if key == "usable" else ""
@@ -726,6 +739,9 @@ def run_backend(args: argparse.Namespace, backend: str) -> None:
             if backend != "postgresql":
                 raise SystemExit("a password in --url is only supported for postgresql (PGPASSWORD)")
             env["PGPASSWORD"] = target.password  # build_window opens the engine without one
+        # Bytecode as an install has it (pip compiles on install), here as for --ref's checkout: a stale
+        # .pyc under PYTHONDONTWRITEBYTECODE would put compiling this tree's changed modules in every start.
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "workbench")], check=True)
         sides = [Side("this tree", env, REPO)]
         if args.ref:
             ref_dir = Path(tempfile.mkdtemp(prefix="wb-gui-ref-"))

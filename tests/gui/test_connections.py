@@ -506,3 +506,55 @@ def test_supervisor_only_opens_the_console(qtbot: Any, make_launcher: Any, tmp_p
     assert the.window is not None and not the.window.isVisible()
     # The operator window the launcher built (the console reads through it) was never shown or started.
     assert the.window.session.current is None and not the.window.session.specs
+
+
+def test_a_server_that_does_not_answer_is_waited_for_in_front_of_the_window(
+    qtbot: Any, make_launcher: Any, tmp_path: Path
+) -> None:
+    # Issue 52: the window is there while the connection is made, the progress dialog in front of it.
+    import socket
+
+    from PySide6.QtWidgets import QProgressDialog
+
+    from workbench.gui import main_window
+
+    mute = socket.create_server(("127.0.0.1", 0))  # accepts connections (the backlog), never answers
+    try:
+        _db, config = demo_files(tmp_path)
+        profiles.ProfileStore().save(
+            profiles.Profile(
+                name="mute",
+                kind="postgresql",
+                host="127.0.0.1",
+                port=mute.getsockname()[1],
+                database="d",
+                user="u",
+                source="file",
+                config=str(config),
+                connect_timeout=3,
+            ),
+            make_default=True,
+        )
+        shown: list[tuple[str, bool]] = []
+        the = make_launcher()
+
+        windows: list[main_window.MainWindow] = []
+
+        def look() -> None:  # a second into connecting: what the user sees (main: no window yet)
+            widget = getattr(the, "starting", None)
+            if widget is not None and widget.isVisible():
+                windows.append(widget)
+                progress = widget.findChild(QProgressDialog, "connect_progress")
+                shown.append((widget.connection_label.text(), progress is not None))
+                if progress is not None:
+                    progress.canceled.emit()  # as its Cancel button does
+
+        QTimer.singleShot(1000, look)
+        started = the.start(None, None, False)
+        assert shown == [("Connecting…", True)], shown
+        assert not started
+        assert the.window is None and the.starting is None  # given up: the window went with it
+        assert not windows[0].isVisible()
+        qtbot.wait(3500)  # the abandoned connection times out on its thread
+    finally:
+        mute.close()

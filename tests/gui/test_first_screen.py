@@ -93,6 +93,69 @@ def test_the_window_paints_before_the_engine_is_loaded_and_opens_it_off_the_gui_
     assert lines[1] == "after: True True True opened off the GUI thread", lines[1]
 
 
+# The `workbench` command itself, as a desktop start runs it (the command line, the launcher, its
+# connection step): the window is shown and painted before SQLAlchemy is loaded, and the GUI thread
+# never loads it; ready (WORKBENCH_READY_FILE) once the database answered.
+LAUNCHED = textwrap.dedent(
+    r"""
+    import builtins, sys, threading
+
+    on_gui_thread = set()
+    real_import = builtins.__import__
+    def traced(name, globals=None, locals=None, fromlist=(), level=0):
+        if threading.current_thread() is threading.main_thread() and not level:
+            on_gui_thread.update([name] + [f"{name}.{f}" for f in fromlist or ()])
+        return real_import(name, globals, locals, fromlist, level)
+    builtins.__import__ = traced
+    def engine_imports():
+        return sorted(n for n in on_gui_thread
+                      if n.split(".")[0] == "sqlalchemy" or n.startswith(("workbench.db", "workbench.services")))
+
+    from workbench.gui import main_window
+    real_show = main_window.MainWindow.show
+    def show(self):
+        real_show(self)
+        if getattr(main_window, "seen", False):
+            return  # the first show only (the launcher shows its window again once connected)
+        main_window.seen = True
+        from PySide6.QtCore import QCoreApplication
+        QCoreApplication.processEvents()
+        painted = self.grab().width() > 0
+        print("shown:", "sqlalchemy" in sys.modules, engine_imports(), self.connection_label.text(),
+              self.next_button.isEnabled(), painted, flush=True)
+    main_window.MainWindow.show = show
+
+    from workbench.cli.launcher import main
+    sys.argv = ["workbench", "--config", sys.argv[1], "--user", "alice"]
+    code = main()
+    print("ready:", code, "sqlalchemy" in sys.modules, engine_imports(), flush=True)
+    """
+)
+
+
+def test_the_workbench_command_paints_its_window_before_it_connects(tmp_path: Path) -> None:
+    config = demo.create(tmp_path / "demo")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", LANGUAGE="en")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env.update(WORKBENCH_HOME=str(tmp_path / "home"), WORKBENCH_READY_FILE=str(tmp_path / "ready"))
+    env["WORKBENCH_COMMAND_SERVER"] = "off"
+    proc = subprocess.run(
+        [sys.executable, "-c", LAUNCHED, str(config)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("shown:", "ready:"))]
+    assert proc.returncode == 0 and len(lines) == 2, (proc.returncode, proc.stdout, proc.stderr[-2000:])
+    # Before: main's command line loaded SQLAlchemy (profiles), the launcher connected, then built the window.
+    assert lines[0] == "shown: False [] Connecting… False True", lines[0]
+    assert lines[1] == "ready: 0 True []", lines[1]
+    assert (tmp_path / "ready").read_text().strip()
+
+
 def test_next_item_fills_the_form_built_for_the_queue(qtbot: Any, open_window: Any, demo_config: Any) -> None:
     window = open_window(demo_config, settings=dataclasses.replace(FAST, next_after_complete=False))
     # Built once the start page shows, before any claim: Next item then only fills in values.

@@ -8,12 +8,13 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any
 
 from workbench.config import loader, paths, secrets, settings
 from workbench.core import errors, problems
+
+if TYPE_CHECKING:  # imported by url() only: the window and most commands start without SQLAlchemy
+    import sqlalchemy as sa
 
 FILE_NAME = "profiles.toml"
 KINDS = ("sqlite", "postgresql", "sqlserver", "mariadb", "mysql")
@@ -113,6 +114,8 @@ class Profile:
 
     def url(self) -> sa.URL:
         """The SQLAlchemy URL (never with a password: that is set on the engine at connect time)."""
+        import sqlalchemy as sa
+
         check(self)
         if self.kind == "sqlite":
             return sa.URL.create("sqlite", database=str(Path(self.path).expanduser()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -17,11 +18,13 @@ from workbench.db import (
     lookups,
     mapping,
     migrations,
-    supervision,
     tables,
     workqueue,
 )
 from workbench.db.audit import trail_of as trail_of  # lives with the trail: the grants' renderings build on it too
+
+if TYPE_CHECKING:  # imported by supervision(): an operator's process never loads the console's actions
+    from workbench.db import supervision
 
 
 class Workbench:
@@ -133,6 +136,8 @@ class Workbench:
     def supervision(self, name: str) -> supervision.Supervision:
         """The named queue's supervisor actions (force-release, reassign, reopen, move, sweep, the
         console's figures), bound to the same queue as queue(name)."""
+        from workbench.db import supervision
+
         return supervision.Supervision(self.queue(name))
 
     def validate(self, *, attaching: bool = False) -> dict[str, mapping.BoundQueue]:

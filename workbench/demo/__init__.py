@@ -6,11 +6,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
+from workbench.demo import data, invoices
 
-from workbench.demo import data, invoices, schema
+if TYPE_CHECKING:  # `workbench --demo` finds an existing demo by its file names, without SQLAlchemy
+    import sqlalchemy as sa
 
-if TYPE_CHECKING:
     from workbench.db import service
 
 DB_NAME = "workbench-demo.db"
@@ -25,6 +25,10 @@ def config_text(url: str = f"sqlite:///{DB_NAME}") -> str:
 
 def populate(engine: sa.Engine, *, cases: int = 400, imports: int = 300) -> None:
     """Create the demo tables (lock columns included) and fill them."""
+    import sqlalchemy as sa
+
+    from workbench.demo import schema
+
     metadata = sa.MetaData()
     case_table, import_table = schema.build(metadata)
     vendor_table = schema.vendors(metadata)

@@ -6,17 +6,20 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEventLoop, QObject, Qt, Slot
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
-from workbench import credentials, opening, services
-from workbench.config import profiles
+from workbench import credentials, opening
+from workbench.config import model, profiles
 from workbench.core import errors
-from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, problem_text, supervisor
-from workbench.services import admin
+from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, problem_text, session
+
+if TYPE_CHECKING:  # the engine loads on the thread that connects, while the first window paints
+    from workbench import services
+    from workbench.gui import supervisor  # the console loads the engine's modules: opened from the menu
 
 log = logging.getLogger("workbench.gui")
 PROGRESS_DELAY_MS = 400  # a quick connection shows no progress dialog at all
@@ -33,6 +36,9 @@ class Launcher(QObject):
         super().__init__()
         self.user, self._build = user, build
         self.window: main_window.MainWindow | None = None
+        # The first window, shown from the queue settings file while its database is being opened:
+        # the window once connected, discarded if the user gives up.
+        self.starting: main_window.MainWindow | None = None
         self.console: supervisor.SupervisorWindow | None = None
         # `workbench --supervisor`: the console only; the operator window is built (the console reads
         # through its database) but neither shown nor started.
@@ -73,6 +79,7 @@ class Launcher(QObject):
     def open(self, target: opening.Target, password: str | None = None, *, remember: bool = False) -> bool:
         """Open `target` in a new window (replacing the current one on success); False if given up."""
         profile = target.profile
+        config = self._paint_first(target)
         if profile is not None and profile.needs_password and password is None:
             password = opening.password_for(profile)  # None: try without; many servers need none
         ask, why = False, ""
@@ -82,13 +89,15 @@ class Launcher(QObject):
                 if password is None:
                     # Cancel at start-up: back to the connection (another login, another server), not
                     # a silent quit; with a window open, it stays as it was.
+                    self._discard_starting()
                     return self.window is None and self.edit_connection(profile.name)
             try:
                 wb = self._call(
-                    functools.partial(_open_checked, target, password),
+                    functools.partial(_open_checked, target, password, config),
                     self.tr("Connecting to {0}…").format(target.label),
                 )
             except Cancelled:
+                self._discard_starting()
                 return False
             except errors.LoginRefused as exc:
                 # The driver's own words ("FATAL: password authentication failed …") go to the log only.
@@ -102,6 +111,7 @@ class Launcher(QObject):
                             "comes from the environment variable named in the config file."
                         ).format(target.label),
                     )
+                    self._discard_starting()
                     return False
                 # Refused without a password: just ask. Refused with one: ask, saying why.
                 ask, why = (
@@ -117,11 +127,13 @@ class Launcher(QObject):
                 answer = self._unreachable(target, exc)
                 if answer == "retry":
                     continue
+                self._discard_starting()
                 if answer == "edit" and profile is not None:
                     return self.edit_connection(profile.name)
                 return False
             except errors.WorkbenchError as exc:
                 error_box(self._parent(), "workbench", exc)
+                self._discard_starting()
                 if profile is not None and self.window is None:
                     return self.edit_connection(profile.name, message=problem_text.said(exc)[0])
                 return False
@@ -135,10 +147,44 @@ class Launcher(QObject):
         self._show(target, wb)
         return True
 
+    def _paint_first(self, target: opening.Target) -> model.Config | None:
+        """The first window, shown now from the target's queue settings file, before its database is
+        opened (SQLAlchemy loads and the server answers meanwhile, on a dispatcher thread); its config,
+        or None where the settings are published in the database (the window waits for them) or a
+        window is open already (it stays until the new database is open)."""
+        if self.window is not None or not self.show_operator:
+            return None
+        try:
+            config = opening.local_config(target)
+        except errors.WorkbenchError:
+            return None  # connecting reads the file again and says what is wrong with it, as before
+        if config is None:
+            return None
+        self._discard_starting()  # the user chose another connection while the last one was starting
+        self.starting = self._build(session.Engine(config))
+        self.starting.show()  # painted by the event loop that waits for the connection (_call)
+        return config
+
+    def _discard_starting(self) -> None:
+        window, self.starting = self.starting, None
+        if window is not None:
+            window.close()
+            _dispose(window)
+            window.deleteLater()
+
     def _show(self, target: opening.Target, wb: services.Workbench) -> None:
         old = self.window
         self.target = target
-        self.window = self._build(wb)
+        starting, self.starting = self.starting, None
+        if starting is not None and starting.session.config is wb.config:
+            starting.session.engine.adopt(wb)  # the window built while connecting is the window
+            self.window = starting
+        else:
+            if starting is not None:
+                starting.close()
+                _dispose(starting)
+                starting.deleteLater()
+            self.window = self._build(wb)
         self._install_menu(self.window)
         if self.show_operator:
             self.window.show()
@@ -211,6 +257,8 @@ class Launcher(QObject):
             return None
         if self.console is None or self.console.wb is not self.window.session.wb:
             self._close_console()
+            from workbench.gui import supervisor
+
             self.console = supervisor.SupervisorWindow(self.window.session.wb, self.user)
         self.console.show()
         self.console.raise_()
@@ -330,7 +378,7 @@ class Launcher(QObject):
                 action.setChecked(action.text() == self.target.profile.name)
 
     def _parent(self) -> QWidget | None:
-        return self.window
+        return self.window or self.starting
 
     def _ask_password(self, profile: profiles.Profile, message: str) -> tuple[str | None, bool]:
         dialog = connect_dialog.PasswordDialog(profile, message, parent=self._parent())
@@ -366,7 +414,7 @@ class Launcher(QObject):
 
         def on_done(result: Any) -> None:
             if cancelled[0]:
-                if isinstance(result, services.Workbench):
+                if hasattr(result, "close"):
                     result.close()  # the user gave up on it: do not leak its connections
                 return
             finish("result", result)
@@ -394,10 +442,15 @@ class Launcher(QObject):
         return outcome["result"]
 
 
-def _open_checked(target: opening.Target, password: str | None) -> services.Workbench:
-    """Open the target and log in once, so a refused password is known before the window opens.
-    A server that is away is fine for a config file (the window retries); published settings need it."""
-    wb = opening.open_target(target, password)
+def _open_checked(
+    target: opening.Target, password: str | None, config: model.Config | None = None
+) -> services.Workbench:
+    """Open the target and log in once, so a refused password is known before the window is usable.
+    A server that is away is fine for a config file (the window retries); published settings need it.
+    On a dispatcher thread: the engine (SQLAlchemy) is imported here, not on the GUI thread."""
+    from workbench.services import admin
+
+    wb = opening.open_target(target, password, config)
     try:
         admin.log_in(wb)
     except errors.LoginRefused:

@@ -101,6 +101,12 @@ class Engine:
                     self._wb = services.Workbench.open(self.config)
             return self._wb
 
+    def adopt(self, wb: services.Workbench) -> None:
+        """Take the Workbench the launcher opened (and logged in) while the window painted."""
+        with self._lock:
+            assert self._wb is None  # a window adopts an engine once, before its first call
+            self._wb = wb
+
     def close(self) -> None:
         """Close the engine if it was opened (a start still opening it closes nothing it makes later)."""
         with self._lock:

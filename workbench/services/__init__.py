@@ -3,12 +3,29 @@ CLI and scripts. The windows and the commands reach the engine (workbench.db) th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 # Workbench is the engine's handle itself (admin.Workbench names it too): importing admin here would
 # load attach, grants, groups and the self-checks into every command that only claims (`workbench next`).
 from workbench.db.service import Workbench
 from workbench.services.base import QueueLayout, Service
 from workbench.services.operator import Held, HeldLock, ItemLog, Operator
-from workbench.services.supervisor import BOARD_ROWS, BoardPage, Supervisor
+
+if TYPE_CHECKING:
+    from workbench.services.supervisor import BOARD_ROWS, BoardPage, Supervisor
+
+_SUPERVISOR = ("BOARD_ROWS", "BoardPage", "Supervisor")
+
+
+def __getattr__(name: str) -> Any:
+    """The supervisor's service on first use: `workbench next` and the operator window never load the
+    console's actions and figures (db.supervision, db.stats)."""
+    if name in _SUPERVISOR:
+        from workbench.services import supervisor
+
+        return getattr(supervisor, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BOARD_ROWS",
