@@ -41,10 +41,12 @@ class RelayLink(QObject):
         look: Callable[[], None],
         poll_seconds: float,
         parent: QObject | None = None,
+        least_gap: float = LEAST_GAP,
     ) -> None:
         super().__init__(parent)
         self.dispatcher, self.client, self.timer, self.look = dispatcher, client, timer, look
         self.poll_ms = int(poll_seconds * 1000)
+        self.least_gap = least_gap  # the console, woken by every change of its queues: at most its polling pace
         self.connected: bool | None = None  # None: not tried yet
         self._stopped = False
         self._looked = 0.0
@@ -92,9 +94,9 @@ class RelayLink(QObject):
 
     def _look(self) -> None:
         gap = time.monotonic() - self._looked
-        if gap < LEAST_GAP:
+        if gap < self.least_gap:
             if not self._later.isActive():
-                self._later.start(int((LEAST_GAP - gap) * 1000) + 1)
+                self._later.start(int((self.least_gap - gap) * 1000) + 1)
             return
         self._looked = time.monotonic()
         self.look()

@@ -131,8 +131,10 @@ class SupervisorWindow(QMainWindow):
                 from workbench.services import relay_client
 
                 client = relay_client.RelayClient(wb.config.app.relay, user, wb.config.queues, every=True)
+                # Woken by every change in its queues (a busy site: every relay interval), it looks at most
+                # every `changes_every`, as without the relay.
                 self.relay = relay_link.RelayLink(
-                    self.dispatcher, client, self._changes, self._look_for_changes, every, self
+                    self.dispatcher, client, self._changes, self._look_for_changes, every, self, least_gap=every
                 )
                 self.relay.state_changed.connect(self._on_relay)
                 self.relay.start()
