@@ -5,6 +5,7 @@ started again is reconnected to. The console's board, woken the same way, shows 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import statistics
 import time
@@ -123,3 +124,58 @@ def test_the_console_woken_by_the_relay_shows_a_claim_within_two_seconds(
         window.dispatcher.wait(10_000)
         console_wb.close()
         wb.close()
+
+
+class _SilentRelay:
+    """A relay that greets and says it is alive, and never wakes anyone: a liar by silence."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.server.getsockname()[1]}"
+        self.conns: list[Any] = []
+        self._stop = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        from workbench.services import relay_client
+
+        self.server.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                pass
+            else:
+                conn.recv(4096)
+                conn.sendall(relay_client.encode({"ready": 0}))
+                self.conns.append(conn)
+            for conn in self.conns:
+                with contextlib.suppress(OSError):
+                    conn.sendall(relay_client.encode({"beat": 0}))
+
+    def close(self) -> None:
+        self._stop.set()
+        for conn in self.conns:
+            conn.close()
+        self.server.close()
+
+
+def test_a_silent_relay_hides_no_lost_lock(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Connected to a relay that never wakes it, the window's own lock check still says the lock is gone."""
+    silent = _SilentRelay()
+    try:
+        settings = dataclasses.replace(FEED, check_interval=2.0, relay=silent.address)
+        window = open_window(demo_config, settings=settings)
+        qtbot.waitUntil(lambda: window.session.relay.connected is True, timeout=10_000)
+        claim = _claim(qtbot, window)
+        with _supervisor(demo_config) as sue:
+            sue.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+            with qtbot.waitSignal(window.session.lock_lost, timeout=6_000) as signal:
+                pass
+        assert signal.args[0].by == "sue"
+        assert window.session.relay.connected is True  # the relay was never doubted: the check told
+    finally:
+        silent.close()
