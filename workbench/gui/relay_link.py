@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from workbench.gui import dispatch
 
@@ -56,6 +56,11 @@ class RelayLink(QObject):
         self._again = QTimer(self)
         self._again.setSingleShot(True)
         self._again.timeout.connect(self._connect)
+        # A wait blocks a pool thread until the relay speaks (up to WAIT_SECONDS): ended at quit, or the
+        # pool's teardown would wait for it.
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.stop)
 
     def start(self) -> None:
         """Start polling (as without a relay) and try the relay; once it answers, the timer slows down."""
