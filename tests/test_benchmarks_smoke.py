@@ -34,7 +34,7 @@ ON_POSTGRES = {
     "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
     "lookup_bench": "--rows 2000 --searches 5",
     "seats_bench": "--seats 3 --duration 1.5 --ramp 0.5 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
-    "--check-every 1 --no-reference",
+    "--check-every 1 --no-reference --relay",
 }
 # MariaDB only: against the test session's MariaDB.
 ON_MARIADB = {"round_trips_bench": "--rows 300 --pairs 10 --rounds 1"}
@@ -73,10 +73,10 @@ def test_benchmark_runs_tiny_on_sqlite(name: str) -> None:
 def test_benchmark_runs_tiny_on_postgresql(name: str, pg_server: servers.Server) -> None:
     out = _run(name, f"{ON_POSTGRES[name]} --url {pg_server.admin_url()}")
     if name == "seats_bench":  # its rounds through a throwaway PgBouncer too
-        assert "3 PgBouncer" in out and "3 direct" in out, out
+        assert "3 PgBouncer" in out and "3 direct" in out and "3 PgBouncer, relay" in out, out
         # Each round says whether its latencies are the server's or the clients' (issue 54).
-        rounds = out.count("done; load average")  # direct, PgBouncer, counts per window
-        assert rounds == 3 and out.count("latencies are the server's") + out.count("WARNING 3 ") == rounds, out
+        rounds = out.count("done; load average")  # direct, PgBouncer, each with a relay, counts per window
+        assert rounds == 5 and out.count("latencies are the server's") + out.count("WARNING 3 ") == rounds, out
     assert "load average" in out and "cores" in out, out  # the machine's load beside the figures
 
 

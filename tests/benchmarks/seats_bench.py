@@ -36,16 +36,21 @@ every Complete (`counts_every` 0, the reference: what a window asked of the serv
 `--no-reference` leaves it out) and with each window counting its start page for itself every
 `counts_every` (as before issue 51, when the counts table was not shared; `--no-unshared` leaves it
 out); then through `--dsn` when given (a pooler started by hand in front
-of the same server; it must reach the database named `wb_seats`).
+of the same server; it must reach the database named `wb_seats`). With `--relay` each route's round
+runs again with a change relay (`workbench relay`, services/relay.py) in a process of its own, read
+through the same route: each window holds its own connection to it and reads the feed only when woken
+(and every 30 s), each board when woken (at most every `changes_every`); the relay's CPU is reported.
 
     python -m tests.benchmarks.seats_bench --seats 100 --duration 60
     python -m tests.benchmarks.seats_bench --seats 1000 --think 30,90 --processes 4 --durable --no-reference
     python -m tests.benchmarks.seats_bench --seats 100 --think 2,5
+    python -m tests.benchmarks.seats_bench --seats 1000 --think 30,90 --processes 4 --durable --no-direct --relay
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
 import dataclasses
 import datetime as dt
@@ -69,8 +74,10 @@ from workbench import services
 from workbench.config import model
 from workbench.core import errors, models
 from workbench.db import service
+from workbench.services import relay, relay_client
 
 DATABASE = "wb_seats"
+SAFETY = 30.0  # with a relay: a window's own look this often (gui/relay_link.py SAFETY_SECONDS)
 BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes without the change feed (the console's timer)
 # Seats start spread over this much time each: a window's start and first claim cost its process
 # about 90 ms of CPU and the server about 40 ms (1,000 seats started within 100 s starved the server
@@ -103,6 +110,7 @@ class SeatResult:
     handed: int = 0  # items handed to a window (reassign) that it learned of from the feed
     late: int = 0  # items taken that a window learned of from its own call (check, Save, Complete) first
     acts: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)  # supervisors'
+    relay_drops: int = 0  # windows' connections to the relay that failed or dropped (each then tried again)
 
     def merge(self, other: SeatResult) -> None:
         self.claim += other.claim
@@ -122,6 +130,7 @@ class SeatResult:
         self.handed += other.handed
         self.late += other.late
         self.acts.update(other.acts)
+        self.relay_drops += other.relay_drops
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +153,7 @@ class Plan:
     changes_every: float = 1.0  # [app] changes_every: each window and board reads the change feed this often
     act_every: float = 10.0  # seconds between one supervisor's force-releases and reassigns (0: none)
     board_every: float = float(model.AppConfig().board_every)  # [app] board_every: a whole board read with the feed on
+    relay: str | None = None  # host:port of a change relay: windows and boards look when woken (and every SAFETY)
 
 
 def config_for(plan: Plan) -> model.Config:
@@ -164,6 +174,8 @@ def _wait_until(at: float) -> None:
 # the main process sees every window started), and how many windows have made their first claim.
 _window: Any = None
 _started: Any = None
+_wakes: Wakes | None = None  # this process's windows' connections to the change relay (Plan.relay)
+_handles: dict[str, tuple[Scheduler, Schedule]] = {}  # a window's user -> where its schedule is stepped
 
 
 def _window_of(plan: Plan) -> tuple[float, float]:
@@ -227,22 +239,26 @@ class Window:
     def __init__(self, plan: Plan, op: services.Operator, timed: Timed) -> None:
         self.plan, self.op, self.timed, self.result = plan, op, timed, timed.result
         every = plan.changes_every
-        self.every = float(every) if every > 0 else math.inf
+        # With a relay the window's own look is the slow safety one; a wake-up makes one at once.
+        self.every = (SAFETY if plan.relay else float(every)) if every > 0 else math.inf
         self.next_look = time.time() + self.every
+        self.woken = False  # set by the relay's connection (Wakes), read by the window's step
         self.lock: models.Lock | None = None  # the open item's
         self.handed: list[Any] = []  # keys handed to this user, not yet worked
 
     def wait(self, until: float) -> Generator[float, None, bool]:
-        """Until `until`, reading the feed when due; True as soon as the open item was taken away."""
+        """Until `until`, reading the feed when due or woken; True as soon as the open item was taken away."""
         while True:
             due = min(until, self.next_look)
             yield due
-            if self.next_look <= due:
+            now = time.time()  # a wake-up (Scheduler.poke) may step the window before `due`
+            if self.woken or self.next_look <= now:
                 # A periodic timer: the next look one interval on (a late one does not make up the missed).
-                self.next_look = max(self.next_look + self.every, time.time())
+                self.next_look = now + self.every if self.woken else max(self.next_look + self.every, now)
+                self.woken = False
                 if self.look():
                     return True
-            if until <= due:
+            if until <= now:
                 return False
 
     def look(self) -> bool:
@@ -294,6 +310,8 @@ def seat(plan: Plan, number: int, result: SeatResult) -> Schedule:
     if wb is None:
         return
     window = Window(plan, op, timed)
+    if _wakes is not None:
+        _wakes.subscribe(op.user, False, window)
     try:
         first = True
         while _going(plan):
@@ -375,11 +393,17 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
     timed = Timed(plan, result)
     every = float(plan.changes_every) if plan.changes_every > 0 else math.inf
     whole = plan.board_every if plan.changes_every > 0 else BOARD_EVERY
+    poll = SAFETY if plan.relay and plan.changes_every > 0 else every  # with a relay: woken, at most every `every`
+    woken = Window.__new__(Window)  # only its flag: the relay's connection sets it
+    woken.woken = False
     with service.Workbench.open(config_for(plan)) as wb:
         boss = services.Supervisor(wb, f"boss{number}")
         boss.changes()  # marks where the feed starts
+        if _wakes is not None:
+            _wakes.subscribe(boss.user, True, woken)
+        looked = 0.0
         now = time.time()
-        next_board, next_look = now, now + every
+        next_board, next_look = now, now + poll
         next_act = now + rng.uniform(0, plan.act_every) if plan.act_every > 0 else math.inf
         acts = itertools.count()
         page: services.BoardPage | None = None
@@ -387,8 +411,14 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
             try:
                 due = min(next_board, next_look, next_act)
                 yield due
-                if next_look <= due:
-                    next_look = max(next_look + every, time.time())
+                now = time.time()
+                if woken.woken and now >= looked + every:
+                    woken.woken, next_look = False, now  # the console looks when woken, at most every `every`
+                elif woken.woken:
+                    next_look = min(next_look, looked + every)
+                if next_look <= now:
+                    next_look = max(next_look + poll, now)
+                    looked = now
                     changed = timed(result.looks, boss.changes)
                     if changed and page is not None:
                         # The console brings its board up to date with what the feed named (gui/supervisor.py).
@@ -396,10 +426,10 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
                         if _measured(plan):
                             shown = time.time()
                             result.fresh_board += [shown - committed_at(e) for e in changed]
-                if next_board <= due:
+                if next_board <= now:
                     page = timed(result.boards, boss.board, [harness.QUEUE])  # its timer: the whole board
                     next_board = time.time() + whole
-                if next_act <= due:
+                if next_act <= now:
                     next_act = max(next_act + plan.act_every, time.time())
                     if page is not None and _act(plan, boss, page, rng, next(acts), result):
                         next_look = time.time()  # the console looks at once after an action
@@ -431,11 +461,49 @@ def _act(
     return True
 
 
+class Wakes:
+    """This process's windows' connections to the change relay, one each (as each window has its own), on
+    one asyncio thread: a wake-up sets the window's flag and pokes its schedule, which then looks."""
+
+    def __init__(self, address: str) -> None:
+        self.host, self.port = relay_client.parse_address(address)
+        self.loop = asyncio.new_event_loop()
+        self.lost = 0  # connections that dropped (each window then polls until it is back)
+        self._tasks: list[Any] = []  # held: the loop keeps only weak references to its tasks
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def subscribe(self, user: str, every: bool, window: Window) -> None:
+        self._tasks.append(asyncio.run_coroutine_threadsafe(self._connection(user, every, window), self.loop))
+
+    def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        time.sleep(0.1)  # the cancellations run on the loop's thread
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+    async def _connection(self, user: str, every: bool, window: Window) -> None:
+        scheduler, schedule = _handles[user]
+        while True:
+            try:
+                reader, writer = await asyncio.open_connection(self.host, self.port)
+                writer.write(relay_client.encode(relay_client.hello(user, [harness.QUEUE], every)))
+                while line := await reader.readline():
+                    if b'"wake"' in line:
+                        window.woken = True
+                        scheduler.poke(schedule)
+            except OSError:
+                pass
+            self.lost += 1
+            await asyncio.sleep(1.0)
+
+
 class Scheduler:
     """The windows of one process: their schedules in one heap by due time, stepped by a few threads.
 
     A step is taken from the heap when due and put back with its next time once it has run, so a
-    window never has two calls in flight; how late each step starts is its lag."""
+    window never has two calls in flight; how late each step starts is its lag. `poke` makes a
+    schedule due now (a relay's wake-up): its entry in the heap is replaced, or, while it is being
+    stepped, its next step is due at once."""
 
     def __init__(self, plan: Plan, lag: list[float]) -> None:
         self.plan, self.lag = plan, lag
@@ -443,11 +511,24 @@ class Scheduler:
         self._order = itertools.count()
         self._cond = threading.Condition()
         self._live = 0  # schedules not yet ended (in the heap or being stepped)
+        self._entry: dict[int, int] = {}  # id(schedule) -> the order of its live heap entry (others are stale)
+        self._poked: set[int] = set()  # schedules poked while being stepped
 
     def add(self, schedule: Schedule) -> None:
         with self._cond:
             self._live += 1
         self._after(schedule)
+
+    def poke(self, schedule: Schedule) -> None:
+        with self._cond:
+            sid = id(schedule)
+            if sid not in self._entry:
+                self._poked.add(sid)  # being stepped: due at once when it yields
+                return
+            order = next(self._order)
+            self._entry[sid] = order
+            heapq.heappush(self._heap, (time.time(), order, schedule))
+            self._cond.notify()
 
     def _after(self, schedule: Schedule) -> None:
         """Run `schedule` up to its next step's time and put it back in the heap (or count it ended)."""
@@ -456,10 +537,17 @@ class Scheduler:
         except StopIteration:
             with self._cond:
                 self._live -= 1
+                self._poked.discard(id(schedule))
                 self._cond.notify_all()
             return
         with self._cond:
-            heapq.heappush(self._heap, (due, next(self._order), schedule))
+            sid = id(schedule)
+            if sid in self._poked:
+                self._poked.discard(sid)
+                due = min(due, time.time())
+            order = next(self._order)
+            self._entry[sid] = order
+            heapq.heappush(self._heap, (due, order, schedule))
             self._cond.notify()
 
     def run(self) -> None:
@@ -472,7 +560,10 @@ class Scheduler:
                         return
                     now = time.time()
                     if self._heap and self._heap[0][0] <= now:
-                        due, _, schedule = heapq.heappop(self._heap)
+                        due, order, schedule = heapq.heappop(self._heap)
+                        if self._entry.get(id(schedule)) != order:
+                            continue  # replaced by a poke
+                        del self._entry[id(schedule)]
                         break
                     self._cond.wait(self._heap[0][0] - now if self._heap else None)
             if _measured(self.plan):
@@ -480,12 +571,19 @@ class Scheduler:
             self._after(schedule)
 
 
+def relay_main(plan: Plan, ready: Any) -> None:
+    """The change relay's process (`workbench relay`): its port goes to `ready` once it listens."""
+    with service.Workbench.open(config_for(plan)) as wb:
+        relay.run(relay.Watcher(wb, "relay"), "127.0.0.1", 0, relay.EVERY_SECONDS, ready=ready.put)
+
+
 def worker_main(plan: Plan, out: Any, window: Any = None, started: Any = None) -> None:
     """A process of seats (and supervisors): their schedules stepped by plan.threads threads; the merged
     result goes to `out`. `window`: the measured window (shared, set by the main process), `started`:
     the count of windows that made their first claim (shared)."""
-    global _window, _started
+    global _window, _started, _wakes  # noqa: PLW0603 - set once per worker process
     _window, _started = window, started
+    _wakes = Wakes(plan.relay) if plan.relay else None
     results: list[SeatResult] = []
     lag: list[float] = []
     # A heap per thread, each window on one of them: its calls always run on the same thread, as a
@@ -494,10 +592,14 @@ def worker_main(plan: Plan, out: Any, window: Any = None, started: Any = None) -
     schedulers = [Scheduler(plan, lag) for _ in range(max(1, plan.threads))]
     for index, number in enumerate(plan.seats):
         results.append(SeatResult())
-        schedulers[index % len(schedulers)].add(seat(plan, number, results[-1]))
+        schedule = seat(plan, number, results[-1])
+        _handles[f"op{number:04d}"] = (schedulers[index % len(schedulers)], schedule)
+        schedulers[index % len(schedulers)].add(schedule)
     for number in range(plan.supervisors):
         results.append(SeatResult())
-        schedulers[number % len(schedulers)].add(supervisor(plan, number, results[-1]))
+        schedule = supervisor(plan, number, results[-1])
+        _handles[f"boss{number}"] = (schedulers[number % len(schedulers)], schedule)
+        schedulers[number % len(schedulers)].add(schedule)
     threads = [threading.Thread(target=scheduler.run, daemon=True) for scheduler in schedulers]
     for thread in threads:
         thread.start()
@@ -509,7 +611,9 @@ def worker_main(plan: Plan, out: Any, window: Any = None, started: Any = None) -
     cpu = time.process_time() - cpu_from
     for thread in threads:
         thread.join(timeout=60)
-    merged = SeatResult(client_cpu=cpu, lag=lag)
+    merged = SeatResult(client_cpu=cpu, lag=lag, relay_drops=_wakes.lost if _wakes is not None else 0)
+    if _wakes is not None:
+        _wakes.close()
     for result in results:
         merged.merge(result)
     out.put(merged)
@@ -628,6 +732,14 @@ def run_round(
     ]
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
+    relay_proc = None
+    if getattr(args, "with_relay", False):
+        # The site's one relay (`workbench relay`), reading the trail through the same route as the windows.
+        ready = context.Queue()
+        relay_proc = context.Process(target=relay_main, args=(plan_of[0], ready), daemon=True)
+        relay_proc.start()
+        address = f"127.0.0.1:{ready.get(timeout=120)}"
+        plan_of = [dataclasses.replace(plan, relay=address) for plan in plan_of]
     # The measured window begins once every window has made its first claim (its start and first claim
     # cost its process about 170 ms of CPU: on a busy machine they take longer than the planned ramp,
     # and measured they would be the clients' start-up, not the steady state), after SETTLE seconds.
@@ -638,11 +750,12 @@ def run_round(
     admin_url = target.url(target.admin_database, with_password=True)
     own_server = harness.ServerCpu(target)  # this benchmark's server's process tree, nothing else
 
-    def cpu_now() -> tuple[float, float]:
-        """CPU seconds so far of the server (NaN where it cannot be told) and of PgBouncer."""
+    def cpu_now() -> tuple[float, float, float]:
+        """CPU seconds so far of the server (NaN where it cannot be told), of PgBouncer and of the relay."""
         server = own_server.seconds()
         pooler = harness.process_tree_cpu_seconds(bouncer.proc.pid) if bouncer is not None else math.nan
-        return (math.nan if server is None else server), pooler
+        relayed = harness.process_tree_cpu_seconds(relay_proc.pid or 0) if relay_proc is not None else math.nan
+        return (math.nan if server is None else server), pooler, relayed
 
     with ConnectionWatch(admin_url) as watch:
         for worker in workers:
@@ -662,7 +775,7 @@ def run_round(
         pooled_before = bouncer_totals(bouncer) if bouncer is not None else None
         load_from = os.getloadavg()[0]
         _wait_until(measure_from + args.duration)
-        cpu, pooler_cpu = (after - before for after, before in zip(cpu_now(), cpu_before, strict=True))
+        cpu, pooler_cpu, relay_cpu = (after - before for after, before in zip(cpu_now(), cpu_before, strict=True))
         load_to = os.getloadavg()[0]
         statements = statements_top(admin_url, seats * args.duration / 3600) if args.statements else []
         pooled = (
@@ -675,6 +788,9 @@ def run_round(
             merged.merge(out.get(timeout=120))
         for worker in workers:
             worker.join(timeout=30)
+    if relay_proc is not None:
+        relay_proc.terminate()
+        relay_proc.join(timeout=30)
     for line in statements:
         print(line, flush=True)
     window = args.duration
@@ -691,6 +807,7 @@ def run_round(
         "server CPU s per seat-hour": cpu / (seats * window / 3600),
         "server CPU cores": cpu / window,
         "PgBouncer CPU cores": pooler_cpu / window,
+        "relay CPU cores": relay_cpu / window,
         "start-up beyond the ramp s": measure_from - SETTLE - (start + ramp),
         "windows not started": float(not_started),
         "load at start": load_from,
@@ -727,6 +844,7 @@ def figures(result: SeatResult, server: dict[str, float], window: float) -> dict
         "reassigns": float(result.acts["reassign"]),
         "windows told (taken + handed)": float(result.taken + result.handed),
         "taken, told by a call first": float(result.late),
+        "relay connections dropped": float(result.relay_drops),
         **server,
     }
 
@@ -830,6 +948,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="leave out the reference round (at the first size) whose start page counts after every Complete",
     )
     parser.add_argument(
+        "--relay",
+        action="store_true",
+        help="run each route's round again with a change relay (`workbench relay`): windows and boards look when "
+        f"woken and every {SAFETY:.0f} s, not every changes_every",
+    )
+    parser.add_argument(
         "--statements",
         action="store_true",
         help="load pg_stat_statements into the throwaway server and print where its time went in each round",
@@ -885,7 +1009,10 @@ def main(argv: list[str] | None = None) -> int:
             unshared = (
                 [("direct, counts per window", None, args.counts_every, "none")] if args.unshared and index == 0 else []
             )
-            for route, dsn, counts_every, pooler in routes + unshared + reference:
+            relayed = (
+                [(f"{route}, relay", dsn, every, pooler) for route, dsn, every, pooler in routes] if args.relay else []
+            )
+            for route, dsn, counts_every, pooler in routes + relayed + unshared + reference:
                 name = f"{seats} {route}"
                 if dsn is None and not direct_fits(seats, args.supervisors, limit):
                     lines.append(
@@ -894,10 +1021,15 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 url, _ = harness.build_workbench_db(target, DATABASE, args.rows, pooler=pooler)
                 round_args = argparse.Namespace(
-                    **{**vars(args), "counts_every": counts_every, "shared_counts": "per window" not in route}
+                    **{
+                        **vars(args),
+                        "counts_every": counts_every,
+                        "shared_counts": "per window" not in route,
+                        "with_relay": route.endswith(", relay"),
+                    }
                 )
                 result, server = run_round(
-                    target, dsn or url, seats, round_args, pooler, bouncer if route == "PgBouncer" else None
+                    target, dsn or url, seats, round_args, pooler, bouncer if route.startswith("PgBouncer") else None
                 )
                 columns[name] = figures(result, server, server["measured s"])
                 lines.append(verdict(name, columns[name]))

@@ -257,6 +257,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--note", metavar="TEXT", help="what changed (shown in `workbench published`)")
     p = add("published", "show the queue settings published in the database", queue=False)
     p.add_argument("--history", action="store_true", help="every published version, newest first")
+    p = add(
+        "relay",
+        "serve the change relay: read the audit trail once per interval for every window and wake the windows "
+        "it concerns (run one per site, beside PgBouncer or as a service; windows find it by [app] relay)",
+        queue=False,
+    )
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="where to listen (default: the config's [app] relay; 0.0.0.0:PORT for every interface)",
+    )
+    p.add_argument(
+        "--every",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="seconds between two reads of the audit trail (default 0.5; 0.1 to 2)",
+    )
     profile_commands.add_parser(sub, _Parser, common)
     permission_commands.add_parsers(sub, _Parser, common)
     people_commands.add_parser(sub, _Parser, common)
@@ -959,6 +977,31 @@ def _published_dict(v: Any, *, body: bool) -> dict[str, Any]:
     return data
 
 
+def cmd_relay(args: argparse.Namespace, as_json: bool) -> int:
+    from workbench.services import relay, relay_client
+
+    if not 0.1 <= args.every <= 2:
+        raise errors.UsageError(f"--every must be between 0.1 and 2 seconds, got {args.every}")
+    wb = common.open_database(args)
+    with wb:
+        address = args.listen or wb.config.app.relay
+        if not address:
+            raise errors.UsageError("where should the relay listen? pass --listen HOST:PORT or set [app] relay")
+        try:
+            host, port = relay_client.parse_address(address)
+        except ValueError as exc:
+            raise errors.UsageError(f"--listen: {exc}") from None
+        # The relay reads every change of the config's queues: its login must read the whole audit trail.
+        watcher = relay.Watcher(wb, common.user(args))
+
+        def ready(bound: int) -> None:
+            print(f"workbench relay: listening on {host}:{bound}, reading the audit trail every {args.every:g} s")
+            sys.stdout.flush()
+
+        relay.run(watcher, host, port, args.every, ready)
+    return 0
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "demo": cmd_demo,
     "init": cmd_init,
@@ -990,6 +1033,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, bool], int]] = {
     "profile": profile_commands.run,
     "publish": cmd_publish,
     "published": cmd_published,
+    "relay": cmd_relay,
     "board": cmd_board,
     "health": cmd_health,
     "stats": cmd_stats,

@@ -346,7 +346,14 @@ def _parse_settings(reader: _Reader, data: dict[str, Any]) -> tuple[dict[str, mo
 
 def _parse_app(reader: _Reader, data: dict[str, Any]) -> model.AppConfig:
     reader.check_keys(data, _APP_KEYS, "app")
-    return model.AppConfig(**reader.values(data, settings.APP, "app"))
+    values = reader.values(data, settings.APP, "app")
+    relay = values.get("relay")
+    if relay is not None:
+        try:
+            model.relay_address(relay)
+        except ValueError as exc:
+            raise reader.fail("app.relay", str(exc)) from None
+    return model.AppConfig(**values)
 
 
 def _parse_database(

@@ -217,6 +217,15 @@ class DatabaseConfig:
     pooler: str = settings.default(settings.DATABASE, "pooler")
 
 
+def relay_address(address: str) -> tuple[str, int]:
+    """`[app] relay`'s "host:port" (IPv6 as "[::1]:7700") as (host, port); ValueError saying what to fix."""
+    host, sep, port = address.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"expected host:port (e.g. relay.example.org:7700), got {address!r}")
+    return host, int(port)
+
+
 @dataclasses.dataclass(frozen=True)
 class AppConfig:
     """`[app]`: how the operator window behaves for everyone using this config; seconds."""
@@ -229,6 +238,7 @@ class AppConfig:
     retry_every: int = _APP["retry_every"]
     changes_every: int = _APP["changes_every"]
     board_every: int = _APP["board_every"]
+    relay: str | None = _APP["relay"]  # host:port of the change relay (services/relay.py), or none
     counts_every: int = _APP["counts_every"]
     idle_after: int = _APP["idle_after"]
 

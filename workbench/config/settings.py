@@ -152,6 +152,14 @@ APP: tuple[Setting, ...] = (
         maximum=60,
     ),
     Setting(
+        "relay",
+        "text",
+        None,
+        "host:port of the site's change relay (`workbench relay`): windows and consoles look in the audit trail "
+        "only when it wakes them (and every 30 s), not every changes_every; unreachable, they poll as without it",
+        shown_default="none",
+    ),
+    Setting(
         "board_every",
         "duration",
         60,

@@ -54,6 +54,11 @@ class Dispatcher(QObject):
         # Threads live as long as the window: the engine keeps one connection per thread, and a
         # pool thread that expired and came back as a new thread would strand the old one.
         self.pool.setExpiryTimeout(-1)
+        # Calls that wait on a socket for long (the change relay's wake-ups) run on a pool of their own:
+        # they must never hold a thread a database call needs, nor keep the window from counting as idle.
+        self.waits = QThreadPool(self)
+        self.waits.setMaxThreadCount(2)
+        self.waits.setExpiryTimeout(-1)
         self._relay = _Relay(self)
         self._relay.finished.connect(self._on_finished)
         self._pending: dict[int, tuple[Callback, Callback | None]] = {}
@@ -61,17 +66,24 @@ class Dispatcher(QObject):
         self._ids = itertools.count(1)
 
     def call(
-        self, fn: Callable[[], Any], on_done: Callback, on_error: Callback | None = None, *, quiet: bool = False
+        self,
+        fn: Callable[[], Any],
+        on_done: Callback,
+        on_error: Callback | None = None,
+        *,
+        quiet: bool = False,
+        waits: bool = False,
     ) -> int:
         """Run `fn()` off the GUI thread; `on_done(result)` or `on_error(exception)` runs on the GUI thread.
 
         quiet: a look the window makes by itself every second or so (the change feed): it does not make
         the window busy (no busy cursor, and the window still counts as idle for closing connections).
+        waits: a quiet call that waits on something other than the database (the change relay), on its own pool.
         """
         request_id = next(self._ids)
-        if quiet:
+        if quiet or waits:
             self._quiet[request_id] = (on_done, on_error)
-            self.pool.start(_Job(request_id, fn, self._relay))
+            (self.waits if waits else self.pool).start(_Job(request_id, fn, self._relay))
             return request_id
         was_busy = bool(self._pending)
         self._pending[request_id] = (on_done, on_error)

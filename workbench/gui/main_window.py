@@ -177,6 +177,12 @@ class MainWindow(QMainWindow):
         # second's new text. The time left is its text, read on demand; the warning is announced.
         self.timer_label.setAccessibleName(self.tr("Lock timer"))
         self.statusBar().addWidget(self.connection_label, 1)
+        # Where changes come from when the config names a change relay: shown only then.
+        self.relay_label = QLabel("")
+        self.relay_label.setObjectName("relay_label")
+        self.relay_label.setAccessibleName(self.tr("Change relay"))
+        self.relay_label.setVisible(False)
+        self.statusBar().addPermanentWidget(self.relay_label)
         self.statusBar().addPermanentWidget(self.timer_label)
         self._build_menus()
         # Not _show_message: the start's one read brings the counts (session.start), and a second
@@ -399,6 +405,7 @@ class MainWindow(QMainWindow):
         s.lock_lost.connect(self._on_lost)
         s.failed.connect(self._on_failed)
         s.connection_changed.connect(self._on_connection)
+        s.relay_changed.connect(self._on_relay)
         s.mine_loaded.connect(lambda locks: self._fill_resume(locks, only_queue=True))
         s.open_items_loaded.connect(self._on_open_items)
         s.counts_loaded.connect(self._on_counts)
@@ -1431,6 +1438,20 @@ class MainWindow(QMainWindow):
             self.connection_label.setToolTip(message)
             dialogs.set_state(self.connection_label, "down")
             self.next_button.setEnabled(True)
+
+    @Slot(bool)
+    def _on_relay(self, connected: bool) -> None:
+        """The change relay wakes the window, or it is away and the window looks for changes itself."""
+        if connected:
+            self.relay_label.setText(self.tr("Changes: relay"))
+            self.relay_label.setToolTip(self.tr("The change relay tells this window at once when its items change."))
+        else:
+            self.relay_label.setText(self.tr("Relay unreachable — looking for changes itself"))
+            self.relay_label.setToolTip(
+                self.tr("The change relay does not answer: this window looks for changes itself until it is back.")
+            )
+        dialogs.set_state(self.relay_label, "up" if connected else "slow")
+        self.relay_label.setVisible(True)
 
     @Slot(bool)
     def _on_busy(self, busy: bool) -> None:

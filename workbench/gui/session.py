@@ -17,7 +17,7 @@ from workbench import fieldspec, journal_guard
 from workbench import journal as journal_mod
 from workbench.config import model
 from workbench.core import durations, errors, models
-from workbench.gui import dispatch, problem_text
+from workbench.gui import dispatch, problem_text, relay_link
 
 if TYPE_CHECKING:  # loaded off the GUI thread, by the first database call (Engine.get)
     from workbench import services
@@ -43,6 +43,7 @@ class SessionSettings:
     next_after_complete: bool = _APP.next_after_complete
     idle_after: float = float(_APP.idle_after)  # no database call this long: close connections but one
     changes_interval: float = float(_APP.changes_every)  # how often the audit trail is read for changes (0: never)
+    relay: str | None = _APP.relay  # host:port of the change relay: look when it wakes the window (gui/relay_link.py)
 
     def warn_at(self, lock_seconds: float) -> float:
         """Seconds left when the expiry warning comes: warn_before as configured, but never more
@@ -60,6 +61,7 @@ class SessionSettings:
             next_after_complete=app.next_after_complete,
             idle_after=float(app.idle_after),
             changes_interval=float(app.changes_every),
+            relay=app.relay,
         )
 
 
@@ -180,6 +182,7 @@ class OperatorSession(QObject):
     source_loaded = Signal(object)  # sources.Source of the open item (queues with a `source` column)
     completions_lost = Signal(list)
     handed_over = Signal(object)  # models.Event: a supervisor handed this user an item (the reassign's claim row)
+    relay_changed = Signal(bool)  # the change relay wakes this window (True), or it polls the feed itself (False)
 
     def __init__(
         self,
@@ -251,6 +254,17 @@ class OperatorSession(QObject):
         self._changes.setInterval(int(self.settings.changes_interval * 1000))
         self._changes.timeout.connect(self.look_for_changes)
         self._looking = False
+        # With a change relay the window looks when woken (and every 30 s), not every second: the server's
+        # cost of freshness no longer grows with the windows. Without it, or while it is away, as before.
+        self.relay: relay_link.RelayLink | None = None
+        if self.settings.relay and self.settings.changes_interval > 0:
+            from workbench.services import relay_client
+
+            client = relay_client.RelayClient(self.settings.relay, self.user, self.config.queues)
+            self.relay = relay_link.RelayLink(
+                dispatcher, client, self._changes, self.look_for_changes, self.settings.changes_interval, self
+            )
+            self.relay.state_changed.connect(self.relay_changed)
 
     @property
     def wb(self) -> services.Workbench:
@@ -409,7 +423,9 @@ class OperatorSession(QObject):
         def done(opened: Any) -> None:
             self.ready.emit([lock for locks in opened.mine.values() for lock in locks])
             self.counts_loaded.emit(opened.counts)
-            if self.settings.changes_interval > 0:
+            if self.relay is not None:
+                self.relay.start()  # the opening marked where the feed starts
+            elif self.settings.changes_interval > 0:
                 self._changes.start()  # the opening marked where the feed starts
 
         self._run(work, done, retry=("start", self.start))
@@ -879,6 +895,8 @@ class OperatorSession(QObject):
         not sent later behind the user's back; its edits are in the journal for the next start."""
         for timer in (self._tick, self._check, self._retry, self._settings_poll, self._changes):
             timer.stop()
+        if self.relay is not None:
+            self.relay.stop()
         self._retry_actions.clear()
 
     def discard_draft(self, queue: str, key: Any) -> None:

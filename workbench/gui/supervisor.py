@@ -39,9 +39,11 @@ from workbench.gui import (
     board_model,
     board_view,
     charts,
+    dialogs,
     dispatch,
     hotkeys,
     problem_text,
+    relay_link,
     supervisor_dialogs,
     times,
 )
@@ -96,6 +98,9 @@ class SupervisorWindow(QMainWindow):
         self._said, self._said_at = "", 0.0  # what an action reported, kept before refreshes for a while
         self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before), titles=self.titles)
         self._sized = False  # the board's columns are sized to their contents once, at the first locks
+        self.relay_label = QLabel("")  # where changes come from, shown when the config names a change relay
+        self.relay_label.setObjectName("relay_label")
+        self.relay_label.setVisible(False)
         self._build(refresh_seconds)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._on_timer)
@@ -117,9 +122,24 @@ class SupervisorWindow(QMainWindow):
         self._changes = QTimer(self)
         self._changes.timeout.connect(self._look_for_changes)
         every = wb.config.app.changes_every if changes_seconds is None else changes_seconds
+        # With a change relay (`[app] relay`) the console looks when woken about its queues (and every 30 s).
+        self.relay: relay_link.RelayLink | None = None
         if every > 0:
-            self._changes.start(int(every * 1000))
+            self._changes.setInterval(int(every * 1000))
             self._look_for_changes()  # the first look marks where the feed starts
+            if wb.config.app.relay:
+                from workbench.services import relay_client
+
+                client = relay_client.RelayClient(wb.config.app.relay, user, wb.config.queues, every=True)
+                # Woken by every change in its queues (a busy site: every relay interval), it looks at most
+                # every `changes_every`, as without the relay.
+                self.relay = relay_link.RelayLink(
+                    self.dispatcher, client, self._changes, self._look_for_changes, every, self, least_gap=every
+                )
+                self.relay.state_changed.connect(self._on_relay)
+                self.relay.start()
+            else:
+                self._changes.start()
         self.resize(1100, 680)
 
     @Slot()
@@ -201,6 +221,7 @@ class SupervisorWindow(QMainWindow):
         outer.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.statusBar().addWidget(self.status, 1)
+        self.statusBar().addPermanentWidget(self.relay_label)
         self.period.currentIndexChanged.connect(lambda _i: self.refresh())
         self.queue_filter.currentIndexChanged.connect(self._on_filter)
         self.holder_filter.textChanged.connect(self._on_filter)
@@ -900,9 +921,20 @@ class SupervisorWindow(QMainWindow):
             write_csv(Path(path), rows)
             self._say(self.tr("Saved %n row(s) to {0}", "", len(rows) - 1).format(path))
 
+    @Slot(bool)
+    def _on_relay(self, connected: bool) -> None:
+        """The change relay wakes the console, or it is away and the console looks for changes itself."""
+        self.relay_label.setText(
+            self.tr("Changes: relay") if connected else self.tr("Relay unreachable — looking for changes itself")
+        )
+        dialogs.set_state(self.relay_label, "up" if connected else "slow")
+        self.relay_label.setVisible(True)
+
     def closeEvent(self, event: Any) -> None:
         self._timer.stop()
         self._changes.stop()
+        if self.relay is not None:
+            self.relay.stop()
         super().closeEvent(event)
 
 

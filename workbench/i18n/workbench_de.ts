@@ -1346,6 +1346,22 @@ Konfiguration: {1}</translation>
         </translation>
     </message>
     <message>
+        <source>Changes: relay</source>
+        <translation>Änderungen: Relay</translation>
+    </message>
+    <message>
+        <source>The change relay tells this window at once when its items change.</source>
+        <translation>Das Änderungs-Relay meldet diesem Fenster sofort, wenn sich seine Einträge ändern.</translation>
+    </message>
+    <message>
+        <source>Relay unreachable — looking for changes itself</source>
+        <translation>Relay nicht erreichbar — das Fenster sucht selbst nach Änderungen</translation>
+    </message>
+    <message>
+        <source>The change relay does not answer: this window looks for changes itself until it is back.</source>
+        <translation>Das Änderungs-Relay antwortet nicht: Dieses Fenster sucht selbst nach Änderungen, bis es wieder da ist.</translation>
+    </message>
+    <message>
         <source>Any item</source>
         <translation>Jeder Eintrag</translation>
     </message>
@@ -1408,6 +1424,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>&amp;Keep it locked</source>
         <translation>Gesperrt &amp;lassen</translation>
+    </message>
+    <message>
+        <source>Change relay</source>
+        <translation>Änderungs-Relay</translation>
     </message>
     <message>
         <source>Escalate…</source>
@@ -2960,6 +2980,14 @@ Konfiguration: {1}</translation>
             <numerusform>%n Zeile in {0} gespeichert</numerusform>
             <numerusform>%n Zeilen in {0} gespeichert</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Changes: relay</source>
+        <translation>Änderungen: Relay</translation>
+    </message>
+    <message>
+        <source>Relay unreachable — looking for changes itself</source>
+        <translation>Relay nicht erreichbar — das Fenster sucht selbst nach Änderungen</translation>
     </message>
 </context>
 <context>

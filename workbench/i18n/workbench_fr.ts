@@ -1346,6 +1346,22 @@ Configuration : {1}</translation>
         </translation>
     </message>
     <message>
+        <source>Changes: relay</source>
+        <translation>Changements : relais</translation>
+    </message>
+    <message>
+        <source>The change relay tells this window at once when its items change.</source>
+        <translation>Le relais des changements prévient aussitôt cette fenêtre quand ses éléments changent.</translation>
+    </message>
+    <message>
+        <source>Relay unreachable — looking for changes itself</source>
+        <translation>Relais injoignable — la fenêtre cherche elle-même les changements</translation>
+    </message>
+    <message>
+        <source>The change relay does not answer: this window looks for changes itself until it is back.</source>
+        <translation>Le relais des changements ne répond pas : cette fenêtre cherche elle-même les changements jusqu’à son retour.</translation>
+    </message>
+    <message>
         <source>Any item</source>
         <translation>Tout élément</translation>
     </message>
@@ -1408,6 +1424,10 @@ Configuration : {1}</translation>
     <message>
         <source>&amp;Keep it locked</source>
         <translation>&amp;Garder verrouillé</translation>
+    </message>
+    <message>
+        <source>Change relay</source>
+        <translation>Relais des changements</translation>
     </message>
     <message>
         <source>Escalate…</source>
@@ -2960,6 +2980,14 @@ Configuration : {1}</translation>
             <numerusform>%n ligne enregistrée dans {0}</numerusform>
             <numerusform>%n lignes enregistrées dans {0}</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Changes: relay</source>
+        <translation>Changements : relais</translation>
+    </message>
+    <message>
+        <source>Relay unreachable — looking for changes itself</source>
+        <translation>Relais injoignable — la fenêtre cherche elle-même les changements</translation>
     </message>
 </context>
 <context>

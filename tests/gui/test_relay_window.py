@@ -1,0 +1,181 @@
+"""The change relay in a real window (issue 51): with `[app] relay` the window looks at the feed only when
+woken (its own timer at 30 s), and still hears a force-release within two seconds, on SQLite, PostgreSQL
+and through PgBouncer; the relay gone, it polls at once and still hears within two seconds; a relay
+started again is reconnected to. The console's board, woken the same way, shows a claim within two seconds."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import statistics
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import PooledEnv
+from tests.gui.test_change_feed import FEED, SOON_MS, _claim, _supervisor
+from tests.gui.test_supervisor import board_keys, refreshed
+from tests.test_relay import RelayThread
+from workbench.db import service
+from workbench.gui import app as gui_app
+from workbench.gui import relay_link, supervisor
+
+RECONNECT_MS = int(relay_link.RECONNECT_SECONDS * 1000) + 3_000
+
+
+@pytest.fixture
+def relays() -> Iterator[list[RelayThread]]:
+    started: list[RelayThread] = []
+    yield started
+    for one in started:
+        one.stop()
+
+
+def _window_on_relay(qtbot: Any, open_window: Any, config: Any, relays: list[RelayThread]) -> Any:
+    wb = service.Workbench.open(config)
+    relays.append(RelayThread(wb))
+    relays[-1].wb = wb  # type: ignore[attr-defined]
+    window = open_window(config, settings=dataclasses.replace(FEED, relay=relays[-1].address))
+    qtbot.waitUntil(lambda: window.session.relay.connected is True, timeout=10_000)
+    # Woken, not polling: the window's own look is the 30 s safety one now.
+    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+    assert window.relay_label.isVisible() and "relay" in window.relay_label.text()
+    return window
+
+
+def _force_release_heard(qtbot: Any, window: Any, config: Any) -> float:
+    """Seconds from a supervisor's force-release of the window's item to the window saying so."""
+    claim = _claim(qtbot, window)
+    qtbot.wait(300)  # the relay's read of the claim has gone by (it does not wake its own holder)
+    with _supervisor(config) as sue:
+        sue.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+        committed = time.monotonic()
+        with qtbot.waitSignal(window.session.lock_lost, timeout=SOON_MS) as signal:
+            pass
+    assert signal.args[0].by == "sue" and "customer escalated" in window.lost_banner.label.text()
+    return time.monotonic() - committed
+
+
+def _woken_window_hears(qtbot: Any, open_window: Any, config: Any, relays: list[RelayThread]) -> None:
+    window = _window_on_relay(qtbot, open_window, config, relays)
+    took = [_force_release_heard(qtbot, window, config) for _ in range(3)]
+    assert statistics.median(took) < 2.0, took
+    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)  # never fell back
+    relays[-1].wb.close()  # type: ignore[attr-defined]
+
+
+def test_a_woken_window_hears_a_force_release_within_two_seconds(
+    qtbot: Any, open_window: Any, demo_config: Any, relays: list[RelayThread]
+) -> None:
+    _woken_window_hears(qtbot, open_window, demo_config, relays)
+
+
+def test_a_woken_window_through_pgbouncer(
+    qtbot: Any, open_window: Any, pooled_env: PooledEnv, relays: list[RelayThread]
+) -> None:
+    pooled_env.demo(case_rows=30, import_rows=20)
+    _woken_window_hears(qtbot, open_window, pooled_env.demo_config(), relays)
+
+
+def test_a_killed_relay_is_fallen_back_from_and_a_restarted_one_reconnected(
+    qtbot: Any, open_window: Any, demo_config: Any, relays: list[RelayThread]
+) -> None:
+    window = _window_on_relay(qtbot, open_window, demo_config, relays)
+    port = relays[0].port
+    with qtbot.waitSignal(window.session.relay_changed, timeout=SOON_MS) as lost:
+        relays[0].stop()  # every connection closed, as when its process is killed
+    assert lost.args == [False]
+    assert window.session._changes.interval() == int(FEED.changes_interval * 1000)  # polling again, at once
+    assert "unreachable" in window.relay_label.text()
+    assert _force_release_heard(qtbot, window, demo_config) < 2.0
+    # Started again on its address: the window finds it within its reconnect interval and slows down again.
+    relays.append(RelayThread(relays[0].wb, port=port))  # type: ignore[attr-defined]
+    with qtbot.waitSignal(window.session.relay_changed, timeout=RECONNECT_MS) as back:
+        pass
+    assert back.args == [True]
+    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+    assert _force_release_heard(qtbot, window, demo_config) < 2.0
+    relays[0].wb.close()  # type: ignore[attr-defined]
+
+
+def test_the_console_woken_by_the_relay_shows_a_claim_within_two_seconds(
+    qtbot: Any, demo_config: Any, relays: list[RelayThread]
+) -> None:
+    wb = service.Workbench.open(demo_config)
+    relays.append(RelayThread(wb))
+    config = dataclasses.replace(demo_config, app=dataclasses.replace(demo_config.app, relay=relays[0].address))
+    gui_app.application()
+    console_wb = service.Workbench.open(config)
+    window = supervisor.SupervisorWindow(console_wb, "sup", refresh_seconds=600, changes_seconds=1)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        assert window.relay is not None
+        qtbot.waitUntil(lambda: window.relay is not None and window.relay.connected is True, timeout=10_000)
+        assert window._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+        refreshed(qtbot, window)
+        assert board_keys(window) == []
+        key = wb.queue("cases").claim_next("alice", 1)[0].lock.key
+        qtbot.waitUntil(lambda: board_keys(window) == [str(key)], timeout=SOON_MS)
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        console_wb.close()
+        wb.close()
+
+
+class _SilentRelay:
+    """A relay that greets and says it is alive, and never wakes anyone: a liar by silence."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.server.getsockname()[1]}"
+        self.conns: list[Any] = []
+        self._stop = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        from workbench.services import relay_client
+
+        self.server.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                pass
+            else:
+                conn.recv(4096)
+                conn.sendall(relay_client.encode({"ready": 0}))
+                self.conns.append(conn)
+            for conn in self.conns:
+                with contextlib.suppress(OSError):
+                    conn.sendall(relay_client.encode({"beat": 0}))
+
+    def close(self) -> None:
+        self._stop.set()
+        for conn in self.conns:
+            conn.close()
+        self.server.close()
+
+
+def test_a_silent_relay_hides_no_lost_lock(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Connected to a relay that never wakes it, the window's own lock check still says the lock is gone."""
+    silent = _SilentRelay()
+    try:
+        settings = dataclasses.replace(FEED, check_interval=2.0, relay=silent.address)
+        window = open_window(demo_config, settings=settings)
+        qtbot.waitUntil(lambda: window.session.relay.connected is True, timeout=10_000)
+        claim = _claim(qtbot, window)
+        with _supervisor(demo_config) as sue:
+            sue.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+            with qtbot.waitSignal(window.session.lock_lost, timeout=6_000) as signal:
+                pass
+        assert signal.args[0].by == "sue"
+        assert window.session.relay.connected is True  # the relay was never doubted: the check told
+    finally:
+        silent.close()
