@@ -709,7 +709,11 @@ def _params() -> Iterator[Any]:
             for variant, case in scenario.cases.items():
                 if not case.applies(bench_id):
                     continue
-                marks: list[Any] = [] if backend == "sqlite" else [pytest.mark.servers]
+                # Under `pytest -n 2 --dist loadgroup` a bench's cases go to one worker, in this order: each
+                # worker builds the benches it is given once (Benches keeps one open at a time).
+                marks: list[Any] = [pytest.mark.xdist_group(bench_id)]
+                if backend != "sqlite":
+                    marks.append(pytest.mark.servers)
                 hole = HOLES.get((transition, variant), lambda i: None)(bench_id)
                 if hole is not None:
                     marks.append(pytest.mark.xfail(strict=True, reason=hole))
