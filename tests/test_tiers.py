@@ -92,12 +92,16 @@ def test_xdist_workers_never_share_a_free_port(monkeypatch: pytest.MonkeyPatch) 
 
 def test_each_workflow_bench_stays_on_one_xdist_worker() -> None:
     """`--dist loadgroup` (pyproject's addopts) sends a group's tests to one worker in order: every case of
-    the workflow matrix is in its bench's group, so each worker builds a bench once, not case by case."""
+    the workflow matrix is in its bench's group, so each worker builds a bench once, not case by case;
+    every other test is a group of its own."""
+    from tests.conftest import MATRIX, xdist_group
     from tests.contract import test_workflow_matrix as matrix
 
     params = list(matrix._params())
     assert len(params) > 1000
     for param in params:
-        groups = [m.args for m in param.marks if m.name == "xdist_group"]
-        assert groups == [(param.values[0],)], param.id
+        assert xdist_group(f"{MATRIX}{param.id}]") == f"workflow-bench:{param.values[0]}", param.id
+    assert len({xdist_group(f"{MATRIX}{p.id}]") for p in params}) == len(matrix.BENCHES)
+    for other in ("tests/test_cli.py::test_version", "tests/contract/test_attach.py::test_attach[postgresql]"):
+        assert xdist_group(other) == other
     assert "--dist loadgroup" in (REPO / "pyproject.toml").read_text(encoding="utf-8")
