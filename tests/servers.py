@@ -122,10 +122,27 @@ class Server:
                 conn.exec_driver_sql(f"CREATE DATABASE {quoted}")
 
 
+def _worker() -> tuple[int, int]:
+    """This process's number among the suite's pytest-xdist workers, and how many there are ((0, 1) without
+    xdist): PYTEST_XDIST_WORKER is "gw0", "gw1" …, PYTEST_XDIST_WORKER_COUNT their number."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return (int(name[2:]) if name.startswith("gw") and name[2:].isdigit() else 0), max(count, 1)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port nothing listens on now. Under pytest-xdist each worker starts its own servers: a port is
+    free for the server only from this call until the server binds it, and two workers asking at once
+    may be handed the same one by the kernel, so worker k of n takes only ports p with (p // 2) % n == k
+    (not p % n: Linux hands bind() odd ports and keeps the even ones for connect())."""
+    index, count = _worker()
+    for _ in range(1000):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if (port // 2) % count == index:
+            return port
+    raise ServerUnavailable(f"no free port for worker {index} of {count}")
 
 
 def _workdir(prefix: str) -> Path:

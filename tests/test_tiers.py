@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests import servers
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -72,3 +76,32 @@ def test_an_unmarked_test_that_starts_a_server_fails(tmp_path: Path) -> None:
     assert run.returncode == 1, run.stdout + run.stderr
     assert "RuntimeError: PostgreSQL: " in run.stdout
     assert "test_asks_for_a_server has no `servers` marker but starts a server" in run.stdout
+
+
+def test_xdist_workers_never_share_a_free_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under `pytest -n 2` each worker starts its own servers on ports from servers.free_port: the two
+    workers' ports are disjoint, so one cannot start a server on the port the other was just given."""
+    given: dict[int, set[int]] = {}
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    for worker in (0, 1):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{worker}")
+        given[worker] = {servers.free_port() for _ in range(40)}
+    assert all(len(ports) > 10 for ports in given.values())
+    assert {(p // 2) % 2 for p in given[0]} == {0} and {(p // 2) % 2 for p in given[1]} == {1}
+
+
+def test_each_workflow_bench_stays_on_one_xdist_worker() -> None:
+    """`--dist loadgroup` (pyproject's addopts) sends a group's tests to one worker in order: every case of
+    the workflow matrix is in its bench's group, so each worker builds a bench once, not case by case;
+    every other test is a group of its own."""
+    from tests.conftest import MATRIX, xdist_group
+    from tests.contract import test_workflow_matrix as matrix
+
+    params = list(matrix._params())
+    assert len(params) > 1000
+    for param in params:
+        assert xdist_group(f"{MATRIX}{param.id}]") == f"workflow-bench:{param.values[0]}", param.id
+    assert len({xdist_group(f"{MATRIX}{p.id}]") for p in params}) == len(matrix.BENCHES)
+    for other in ("tests/test_cli.py::test_version", "tests/contract/test_attach.py::test_attach[postgresql]"):
+        assert xdist_group(other) == other
+    assert "--dist loadgroup" in (REPO / "pyproject.toml").read_text(encoding="utf-8")

@@ -716,10 +716,18 @@ def _params() -> Iterator[Any]:
                 yield pytest.param(bench_id, transition, variant, marks=marks, id=f"{bench_id}-{transition}-{variant}")
 
 
+def bench_of(case_id: str) -> str | None:
+    """The bench of a case of this module's test, from its id ("postgresql+grants-token-claim-allowed"),
+    or None: under `pytest -n 2` tests/conftest.py keeps a bench's cases together on one worker."""
+    benches = [wbench.bench_id(*b) for b in BENCHES]
+    return max((b for b in benches if case_id.startswith(b + "-")), key=len, default=None)
+
+
 class Benches:
     """The benches of this module, built when their first case runs. The cases come grouped by bench (the
-    order _params gives them; pytest keeps it), so one bench is open at a time: the previous one is
-    dropped when the next is built, and the last at the end of the module."""
+    order _params gives them; pytest keeps it, and under xdist tests/conftest.py sends a bench's cases to one
+    worker), so one bench is open at a time: the previous one is dropped when the next is built, and the
+    last at the end of the module."""
 
     def __init__(self, factory: pytest.TempPathFactory) -> None:
         self.factory = factory
