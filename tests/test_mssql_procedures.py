@@ -502,6 +502,10 @@ def test_take_is_a_call_of_its_procedure_answering_the_row_as_after_a_claim() ->
     rows = calls.run(wq.db.server, "take", {"p_key": 7}, user="sue")
     assert [(text, values) for text, values in server.exec_sent()] == [("EXEC dbo.wb_cases_take @p_key = ?", [7])]
     assert wq.q.lock_from_row(rows[0]).owner == "sue"
+    # The engine's take is that call where the script is applied.
+    taken = Supervision(wq).take(LOGIN, 7)
+    assert server.exec_sent()[-1] == ("EXEC dbo.wb_cases_take @p_key = ?", [7])
+    assert taken.lock.owner == "sue"
     # Without on_escalate the queue has no take procedure, and a call of one says so.
     plain, _ = queue(answer, text=support.without_table(demo.config_text(), "queues.cases.on_escalate"))
     with pytest.raises(errors.UsageError, match="no take procedure"):

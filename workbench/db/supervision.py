@@ -166,8 +166,14 @@ class Supervision:
         now = q.now()
         action = errors.Phrase.of(problems.DO_TAKE, q.name, key)
         self._require_supervisor(conn, actor, action)
-        if self._procedures() is not None:
-            raise errors.UsageError.of(problems.TAKE_NOT_AVAILABLE, self.name, "SQL Server's procedures have no take")
+        calls = self._procedures()
+        if calls is not None:
+            # The procedure holds to the same rules and writes the same, with its record (wb_QUEUE_take).
+            calls.for_user(actor)
+            taken = calls.run(conn, "take", {"p_key": key}, action=action, user=actor)
+            if not taken:
+                raise errors.UsageError.of(problems.TAKE_NOT_ESCALATED, q.name, key)
+            return claims.claim_of(q, taken[0])
         # The row rule (ESCALATED) and the lock rule (FREE), carried by the UPDATE itself.
         escalated = rowrules.before(q, "take").all
         token = q.shape.new_token_value()
