@@ -168,6 +168,7 @@ def test_tab_goes_from_the_last_field_along_the_action_row(qtbot: Any, open_wind
         == [
             window.release_button,
             window.defer_button,
+            window.escalate_button,  # the demo's cases escalate
             window.extend_button,
             window.save_button,
             *window.complete_buttons.values(),
