@@ -99,7 +99,8 @@ def commands(monkeypatch: pytest.MonkeyPatch) -> Iterator[Commands]:
 def test_the_server_knows_every_command_of_the_parser() -> None:
     parser = cli.build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
-    assert set(subparsers.choices) == command_server.COMMANDS  # type: ignore[arg-type]
+    assert set(subparsers.choices) == command_server.COMMANDS | command_server.OWN_PROCESS  # type: ignore[arg-type]
+    assert not command_server.COMMANDS & command_server.OWN_PROCESS
 
 
 def test_the_window_and_the_self_test_never_go_to_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,6 +108,7 @@ def test_the_window_and_the_self_test_never_go_to_a_server(monkeypatch: pytest.M
     assert command_server.wanted(["--config", "x.toml", "next", "cases"])
     assert not command_server.wanted(["--config", "x.toml", "--demo"])  # the window
     assert not command_server.wanted(["--self-test"])
+    assert not command_server.wanted(["--config", "x.toml", "relay"])  # it serves until stopped
     monkeypatch.setenv(command_server.ENV, "off")
     assert not command_server.wanted(["next", "cases"])
 

@@ -74,6 +74,8 @@ COMMANDS = frozenset(
         "people",
     )
 )
+# The commands that run in a process of their own: `relay` serves windows until it is stopped.
+OWN_PROCESS = frozenset(("relay",))
 
 # What a command may need, imported once by the server; a driver that is not installed is skipped.
 PRELOAD = (
