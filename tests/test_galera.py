@@ -130,7 +130,11 @@ def test_eight_processes_through_three_nodes(
         with wb.engine.connect() as conn:
             locked = conn.execute(sa.text("SELECT count(*) FROM cases WHERE wb_locked_by IS NOT NULL")).scalar()
     assert waiting == 0 and locked == 0  # nothing left behind, on another node than the one it was filled on
-    assert len(done) == len(counts) and len({user for _, user in done}) >= 4
+    # More than one process claimed at once. Not "most of them": through every node, one node's workers
+    # can win every certification conflict while the other nodes' claims are rolled back and run again
+    # until the queue is empty (a clean run on a quiet machine: all 191 by the 3 workers of node 1; why
+    # docs/setup/scale.md says to write through one node). What must hold is above: once each, none left.
+    assert len(done) == len(counts) and len({user for _, user in done}) >= 2
     # The suite's own MariaDB server (same settings as the nodes'), in a database of its own.
     alone, alone_seconds = _run(tmp_path, [mariadb_server], "wbsingle")
     mariadb_server.drop_database("wbsingle")
