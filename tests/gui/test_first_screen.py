@@ -19,13 +19,9 @@ from workbench import demo
 
 REPO = Path(__file__).resolve().parents[2]
 
-# In a fresh interpreter: nothing the test run imported (SQLAlchemy) may hide what the window loads.
-FIRST_SCREEN = textwrap.dedent(
+# Both scripts below: what the GUI thread imports, and which of it is the engine's (SQLAlchemy, db, services).
+TRACE_GUI_THREAD = textwrap.dedent(
     r"""
-    import builtins, sys, threading
-    from pathlib import Path
-
-    # What the GUI thread imports (a worker importing SQLAlchemy meanwhile is the point).
     on_gui_thread = set()
     real_import = builtins.__import__
     def traced(name, globals=None, locals=None, fromlist=(), level=0):
@@ -36,6 +32,17 @@ FIRST_SCREEN = textwrap.dedent(
     def engine_imports():
         return sorted(n for n in on_gui_thread
                       if n.split(".")[0] == "sqlalchemy" or n.startswith(("workbench.db", "workbench.services")))
+    """
+)
+
+# In a fresh interpreter: nothing the test run imported (SQLAlchemy) may hide what the window loads.
+FIRST_SCREEN = textwrap.dedent(
+    r"""
+    import builtins, sys, threading
+    from pathlib import Path
+
+    # What the GUI thread imports (a worker importing SQLAlchemy meanwhile is the point).
+    {trace}
 
     from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
     from workbench.config import loader
@@ -68,7 +75,7 @@ FIRST_SCREEN = textwrap.dedent(
     window.close()
     window.session.wb.close()
     """
-)
+).replace("{trace}\n", TRACE_GUI_THREAD.lstrip("\n"))
 
 
 def test_the_window_paints_before_the_engine_is_loaded_and_opens_it_off_the_gui_thread(tmp_path: Path) -> None:
@@ -100,16 +107,7 @@ LAUNCHED = textwrap.dedent(
     r"""
     import builtins, sys, threading
 
-    on_gui_thread = set()
-    real_import = builtins.__import__
-    def traced(name, globals=None, locals=None, fromlist=(), level=0):
-        if threading.current_thread() is threading.main_thread() and not level:
-            on_gui_thread.update([name] + [f"{name}.{f}" for f in fromlist or ()])
-        return real_import(name, globals, locals, fromlist, level)
-    builtins.__import__ = traced
-    def engine_imports():
-        return sorted(n for n in on_gui_thread
-                      if n.split(".")[0] == "sqlalchemy" or n.startswith(("workbench.db", "workbench.services")))
+    {trace}
 
     from workbench.gui import main_window
     real_show = main_window.MainWindow.show
@@ -130,7 +128,7 @@ LAUNCHED = textwrap.dedent(
     code = main()
     print("ready:", code, "sqlalchemy" in sys.modules, engine_imports(), flush=True)
     """
-)
+).replace("{trace}\n", TRACE_GUI_THREAD.lstrip("\n"))
 
 
 def test_the_workbench_command_paints_its_window_before_it_connects(tmp_path: Path) -> None:

@@ -9,28 +9,17 @@ import contextlib
 import dataclasses
 import statistics
 import time
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from tests.conftest import PooledEnv
 from tests.gui.test_change_feed import FEED, SOON_MS, _claim, _supervisor
 from tests.gui.test_supervisor import board_keys, refreshed
-from tests.test_relay import RelayThread
+from tests.test_relay import RelayThread, relays  # noqa: F401  (the fixture: relays stopped at the end)
 from workbench.db import service
 from workbench.gui import app as gui_app
 from workbench.gui import relay_link, supervisor
 
 RECONNECT_MS = int(relay_link.RECONNECT_SECONDS * 1000) + 3_000
-
-
-@pytest.fixture
-def relays() -> Iterator[list[RelayThread]]:
-    started: list[RelayThread] = []
-    yield started
-    for one in started:
-        one.stop()
 
 
 def _window_on_relay(qtbot: Any, open_window: Any, config: Any, relays: list[RelayThread]) -> Any:
