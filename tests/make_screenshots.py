@@ -35,6 +35,7 @@ from workbench import demo
 from workbench.config import loader
 from workbench.gui import app as gui_app
 from workbench.gui import main_window, session, theme
+from workbench.services import door
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
 SETTINGS = session.SessionSettings(check_interval=30, auto_extend=False, next_after_complete=False)
@@ -103,7 +104,7 @@ def main(argv: list[str]) -> int:
 
     window = _window(app, config, home, "alice")
     claim = _claim(app, window)
-    cases = window.session.wb.queue("cases")
+    cases = door.engine(window.session.wb).queue("cases")
     cases.add_note("bob", claim.lock.key, "Called the customer: it started after Monday's Outlook update.")
     window.session.load_item_log()
     window.form.field("resolution").setPlainText("Replaced the docking station; the monitor works again.")
@@ -119,7 +120,9 @@ def main(argv: list[str]) -> int:
     themes.set_choice(chosen)
     _settle(app)
 
-    window.session.wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated to level 2")
+    door.engine(window.session.wb).supervision("cases").force_release(
+        "sue", claim.lock.key, "customer escalated to level 2"
+    )
     lost: list[Any] = []
     window.session.lock_lost.connect(lost.append)
     window.session.check_now()

@@ -560,7 +560,13 @@ def test_enum_column_is_a_choice_of_its_values() -> None:
     column = sa.Column("level", sa.Enum("low", "high", name="level"), nullable=True)
     kind, extra = fieldspec.kind_of(column)
     s = fieldspec.FieldSpec(
-        name="level", label="Level", kind=kind, read_only=False, required=False, column=column, **extra
+        name="level",
+        label="Level",
+        kind=kind,
+        read_only=False,
+        required=False,
+        typed=fieldspec.typer(column, kind),
+        **extra,
     )
     assert fieldspec.check(s, "high") == "high"
     assert fieldspec.check(s, "") is None  # the empty entry of an optional choice
@@ -570,7 +576,9 @@ def test_enum_column_is_a_choice_of_its_values() -> None:
 def test_tinyint_1_flag_reads_yes_and_no() -> None:
     column = sa.Column("done", mysql.TINYINT(display_width=1), nullable=False)
     kind, _ = fieldspec.kind_of(column)
-    s = fieldspec.FieldSpec(name="done", label="Done", kind=kind, read_only=False, required=True, column=column)
+    s = fieldspec.FieldSpec(
+        name="done", label="Done", kind=kind, read_only=False, required=True, typed=fieldspec.typer(column, kind)
+    )
     assert (fieldspec.check(s, "yes"), fieldspec.check(s, "0"), fieldspec.check(s, 1)) == (True, False, True)
     assert refused(s, "2") == "done: '2' is not true/false (use true, false, yes, no, 1 or 0)"
     assert refused(s, "") == "done: required"

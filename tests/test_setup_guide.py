@@ -28,6 +28,7 @@ from tests.test_people import fresh_pg  # noqa: F401 - a PostgreSQL of its own, 
 from workbench.demo import data
 from workbench.gui import app as gui_app
 from workbench.gui import board_model, launcher
+from workbench.services import door
 
 PAGE = support.REPO / "docs" / "setup" / "index.md"
 GRANTS = support.REPO / "docs" / "setup" / "grants.md"
@@ -209,7 +210,7 @@ def test_the_setup_page_runs_in_its_order(
         with qtbot.waitSignal(window.session.completed, timeout=20_000):
             qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
         cases = sa.table("cases", sa.column("CaseId"), sa.column("Status"), sa.column("ResolvedBy"))
-        with window.session.wb.engine.connect() as conn:
+        with door.engine(window.session.wb).engine.connect() as conn:
             done = conn.execute(sa.select(cases.c.Status, cases.c.ResolvedBy).where(cases.c.CaseId == held["alice"]))
             assert done.one() == ("resolved", "alice")
         shots = os.environ.get("WORKBENCH_GUIDE_SHOTS")  # where to save the three windows as PNG, to look at
@@ -232,7 +233,7 @@ def open_as(user: str, *, supervisor: bool) -> launcher.Launcher:
     the = launcher.Launcher(user, lambda wb: gui_app.window_for(wb, user, settings=dataclasses.replace(FAST)))
     the.show_operator = not supervisor
     assert the.start(None, None, False), f"{user}'s window did not open"
-    assert the.window is not None and the.window.session.wb.engine.url.username == user
+    assert the.window is not None and door.engine(the.window.session.wb).engine.url.username == user
     if supervisor:
         assert the.open_console() is not None
     return the

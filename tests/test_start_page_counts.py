@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from tests import support
 from workbench import services
 from workbench.config import model
+from workbench.services import door
 
 
 def _counting(engine: sa.Engine) -> list[str]:
@@ -38,7 +39,7 @@ def _operator(env: support.Env, counts_every: int) -> services.Operator:
 def test_counts_after_every_complete_are_read_once_per_period(native_env: support.Env) -> None:
     op = _operator(native_env, counts_every=3600)
     first = {c.queue: c for c in op.queue_counts()}
-    seen = _counting(op.wb.engine)
+    seen = _counting(door.engine(op.database).engine)
     for _ in range(5):
         claim = op.next_item("cases")
         op.complete(claim.lock)
@@ -52,7 +53,7 @@ def test_counts_after_every_complete_are_read_once_per_period(native_env: suppor
 def test_counts_every_zero_counts_each_time(native_env: support.Env) -> None:
     op = _operator(native_env, counts_every=0)
     first = {c.queue: c for c in op.queue_counts()}
-    seen = _counting(op.wb.engine)
+    seen = _counting(door.engine(op.database).engine)
     op.next_item("cases")
     counts = {c.queue: c for c in op.queue_counts()}
     assert seen and counts["cases"].mine == 1 and counts["cases"].waiting == first["cases"].waiting - 1
@@ -62,10 +63,10 @@ def test_counts_every_zero_counts_each_time(native_env: support.Env) -> None:
 def test_the_users_own_claims_releases_and_deferrals_show_without_counting(native_env: support.Env) -> None:
     op = _operator(native_env, counts_every=3600)
     before = {c.queue: c for c in op.queue_counts()}["cases"]
-    seen = _counting(op.wb.engine)
+    seen = _counting(door.engine(op.database).engine)
     first, second = op.next_item("cases"), op.next_item("cases")
     op.release(first.lock)
-    until = op.wb.queue("cases").db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(days=1)
+    until = door.engine(op.database).queue("cases").db_clock().utc.replace(tzinfo=dt.UTC) + dt.timedelta(days=1)
     op.defer(second.lock, until, "customer calls back")
     after = {c.queue: c for c in op.queue_counts()}["cases"]
     assert (after.waiting, after.deferred) == (before.waiting - 1, before.deferred + 1)

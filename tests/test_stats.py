@@ -519,14 +519,14 @@ def test_clock_on_a_local_clock_shifts_audit_times() -> None:
     """`database.clock = "local"`: naive server-local times, audit in UTC; today starts at local midnight."""
     q = _FakeQueue(local_clock=True)
     local_now = dt.datetime(2026, 3, 10, 0, 30)
-    reading = stats.Clock.from_row(q, {"wb_now": local_now, "wb_utc": dt.datetime(2026, 3, 9, 22, 30, 0, 400)})
+    reading = stats.clock_from_row(q, {"wb_now": local_now, "wb_utc": dt.datetime(2026, 3, 9, 22, 30, 0, 400)})
     assert reading.offset == dt.timedelta(hours=2) and reading.local
     assert reading.today_start == dt.datetime(2026, 3, 10, 0, 0)
     assert reading.to_utc(reading.today_start) == dt.datetime(2026, 3, 9, 22, 0)
     assert reading.from_utc(dt.datetime(2026, 3, 9, 23, 15)) == dt.datetime(2026, 3, 10, 1, 15)
     aware = dt.datetime(2026, 3, 10, 1, 0, tzinfo=dt.timezone(dt.timedelta(hours=5)))
     assert reading.to_utc(aware) == dt.datetime(2026, 3, 9, 20, 0)
-    utc = stats.Clock.from_row(
+    utc = stats.clock_from_row(
         _FakeQueue(local_clock=False),
         {"wb_now": dt.datetime(2026, 3, 9, 22, 30), "wb_utc": dt.datetime(2026, 3, 9, 22, 30)},
     )

@@ -58,7 +58,7 @@ class Worker(services.Operator):
 
     def close(self) -> None:
         """Close the database connection (leaving the `with` block does it)."""
-        self.wb.close()
+        self.database.close()
 
     def __enter__(self) -> Self:
         return self

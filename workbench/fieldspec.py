@@ -13,15 +13,13 @@ import decimal
 import re
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.config import model
 from workbench.core import errors, problems
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
-
-    from workbench.db import mapping
 
 # SQLAlchemy is imported where a value is checked or a column read, not with this module: the window
 # builds and paints its first screen from the config while SQLAlchemy loads off the GUI thread.
@@ -50,16 +48,35 @@ class FieldSpec:
     # The related table the value is a key of (a foreign key or fields.X.lookup): the form shows a
     # picker searching it through the service; None: a plain field.
     lookup: str | None = None
-    # The reflected column, for typing values exactly as the engine does (precision, 16/64-bit
-    # integers); None in a spec built by hand, which then types values by `kind`.
-    column: Any = dataclasses.field(default=None, compare=False, repr=False)
+    # How the engine types a value of the reflected column, exactly (precision, 16/64-bit integers):
+    # the column stays with the engine, the form gets this. None in a spec built by hand, which then
+    # types values by `kind`.
+    typed: Callable[[Any], Any] | None = dataclasses.field(default=None, compare=False, repr=False)
+    keeps_text: bool = True  # blank text is a value (a text column, not an ENUM): for text kinds
+
+
+class Bound(Protocol):
+    """What the form is derived from: a queue bound to its table (db/mapping.py's BoundQueue)."""
+
+    name: str
+    config: model.QueueConfig
+    key: sa.Column[Any]
+    table: sa.Table
+    source_column: sa.Column[Any] | None
+    specs: dict[str, FieldSpec]
+
+    @property
+    def lock_columns(self) -> list[sa.Column[Any]]: ...
+
+    @property
+    def editable(self) -> list[sa.Column[Any]]: ...
 
 
 _MULTILINE_FROM = 256  # a text column this long or longer gets a multi-line editor
 _ACRONYMS = {"id": "ID"}  # words a readable label spells differently
 
 
-def field_specs(q: mapping.BoundQueue) -> list[FieldSpec]:
+def field_specs(q: Bound) -> list[FieldSpec]:
     """The form of queue `q`: the key first, then the other columns in table order; no lock columns."""
     return list(q.specs.values())
 
@@ -96,12 +113,7 @@ def check(spec: FieldSpec, raw: Any) -> Any:
 
 def _keeps_text(spec: FieldSpec) -> bool:
     """Is blank text a value of this field (a text column edited as text), rather than no value?"""
-    import sqlalchemy as sa
-
-    kind = spec.column.type if spec.column is not None else None
-    return spec.kind in ("text", "multiline") and (
-        kind is None or (isinstance(kind, sa.String) and not isinstance(kind, sa.Enum))
-    )
+    return spec.kind in ("text", "multiline") and spec.keeps_text
 
 
 def _fail(spec: FieldSpec, problem: str, *args: Any) -> errors.InvalidValue:
@@ -109,17 +121,27 @@ def _fail(spec: FieldSpec, problem: str, *args: Any) -> errors.InvalidValue:
 
 
 def _typed(spec: FieldSpec, raw: Any) -> Any:
+    if spec.typed is not None:
+        return spec.typed(raw)
+    import sqlalchemy as sa
+
+    return typer(sa.Column(spec.name, _type_of(spec), nullable=not spec.required), spec.kind)(raw)
+
+
+def typer(column: sa.Column[Any], kind: str) -> Callable[[Any], Any]:
+    """`raw` as `column` stores it (values.coerce), for a field of `kind`."""
     import sqlalchemy as sa
 
     from workbench.db import values
 
-    column = (
-        spec.column if spec.column is not None else sa.Column(spec.name, _type_of(spec), nullable=not spec.required)
-    )
-    if spec.kind == "boolean" and not isinstance(column.type, sa.Boolean):
+    if kind == "boolean" and not isinstance(column.type, sa.Boolean):
         # A flag kept in an integer column (MySQL TINYINT(1)): read yes/no/true/1 like a real boolean.
         column = sa.Column(column.name, sa.Boolean(), nullable=column.nullable)
-    return values.coerce(column, raw)
+
+    def typed(raw: Any) -> Any:
+        return values.coerce(column, raw)
+
+    return typed
 
 
 def _type_of(spec: FieldSpec) -> sa.types.TypeEngine[Any]:
@@ -149,7 +171,7 @@ def _choice(spec: FieldSpec, value: Any) -> Any:
         return value
     # Typed by a spec without a column, "2" still picks the choice 2.
     same = [c for c in spec.choices if str(c) == str(value)]
-    if spec.column is None and len(same) == 1:
+    if spec.typed is None and len(same) == 1:
         return same[0]
     raise _fail(spec, problems.CHOICES, ", ".join(_show(c) for c in spec.choices))
 
@@ -213,7 +235,7 @@ def kind_of(column: sa.Column[Any]) -> tuple[str, dict[str, Any]]:
 
 
 def derive(
-    q: mapping.BoundQueue,
+    q: Bound,
     fail: Callable[[str, str], errors.ConfigError],
     column_of: Callable[[str, str], sa.Column[Any]],
 ) -> dict[str, FieldSpec]:
@@ -290,7 +312,8 @@ def _spec(
         decimals=extra.get("decimals"),
         help=field.help,
         hidden=field.hidden,
-        column=column,
+        typed=typer(column, kind),
+        keeps_text=isinstance(column.type, sa.String) and not isinstance(column.type, sa.Enum),
     )
 
 

@@ -12,7 +12,7 @@ from workbench.config import loader, model, paths, profiles
 from workbench.core import errors
 
 if TYPE_CHECKING:  # imported by open_target, on the thread that connects: the window paints meanwhile
-    from workbench.db import service
+    from workbench.services import door
 
 PROFILE_ENV = "WORKBENCH_PROFILE"
 
@@ -124,16 +124,16 @@ def local_config(target: Target) -> model.Config | None:
     return None
 
 
-def open_target(target: Target, password: str | None = None, config: model.Config | None = None) -> service.Workbench:
+def open_target(target: Target, password: str | None = None, config: model.Config | None = None) -> door.Workbench:
     """Open the target's database and queue settings (touches the database when settings are published:
     call off the GUI thread). `config`: the target's local_config, already read. Raises
     DatabaseUnavailable when the login is refused or the server is away."""
-    from workbench.db import service
+    from workbench.services import door
 
     config = config or local_config(target)
     if config is not None:
-        return service.Workbench.open(config, password=password)
-    from workbench.db import connect, published
+        return door.Workbench.open(config, password=password)
+    from workbench.db import connect, published, service
 
     profile = target.profile
     assert profile is not None  # local_config read a config file's target
@@ -147,4 +147,4 @@ def open_target(target: Target, password: str | None = None, config: model.Confi
         raise
     wb = service.Workbench(config, engine)
     wb.settings_version = version
-    return wb
+    return door.Workbench(wb)

@@ -214,7 +214,7 @@ RSS = {"imports": rss_mb()}
 def pools():
     """Connections checked out of workbench's pools now (what a leak looks like)."""
     try:
-        db = sess.wb.db
+        db = door.engine(sess.wb).db
         text = f"main pool {db.engine.pool.status()}"
         if db._fast_engine is not None:
             text += f"; autocommit pool {db._fast_engine.pool.status()}"
@@ -404,6 +404,7 @@ RSS["resume"] = rss_mb()
 # The pick list: session.load_open_items; the window shows its modal PickDialog with the rows.
 # A timer notes the RSS while the dialog is up and painted, then cancels it (as Esc would).
 from PySide6.QtWidgets import QApplication
+from workbench.services import door
 shown = []
 def close_dialog():
     dialog = QApplication.activeModalWidget()

@@ -40,6 +40,7 @@ from workbench.db import clock
 from workbench.db import service as db_service
 from workbench.gui import app as gui_app
 from workbench.gui import connect_dialog, session, supervisor
+from workbench.services import door
 
 LOCK = 15 * 60  # the demo's cases queue
 SETTINGS = session.SessionSettings(
@@ -83,8 +84,8 @@ class Driver(QObject):
     def _age(self, seconds: int) -> None:
         cur = self.window.session.current
         assert cur is not None
-        q = self.window.session.wb.queue(cur.queue).q
-        with self.window.session.wb.engine.begin() as conn:
+        q = door.engine(self.window.session.wb).queue(cur.queue).q
+        with door.engine(self.window.session.wb).engine.begin() as conn:
             conn.execute(
                 sa.update(q.table)
                 .where(q.key == cur.lock.key)
@@ -103,13 +104,15 @@ class Driver(QObject):
     def do_lose(self, _rest: str) -> None:
         cur = self.window.session.current
         assert cur is not None
-        self.window.session.wb.supervision(cur.queue).force_release("sue", cur.lock.key, "customer escalated")
+        door.engine(self.window.session.wb).supervision(cur.queue).force_release(
+            "sue", cur.lock.key, "customer escalated"
+        )
         self.window.session.check_now()
 
     def do_take(self, user: str) -> None:
         lost = self.window.session.lost
         assert lost is not None
-        self.window.session.wb.queue(lost.queue).claim(user, lost.key)
+        door.engine(self.window.session.wb).queue(lost.queue).claim(user, lost.key)
         say({"taken": user})
 
     def do_password(self, _rest: str) -> None:

@@ -16,6 +16,7 @@ from workbench import demo
 from workbench.config import loader, model
 from workbench.gui import app as gui_app
 from workbench.gui import launcher, main_window, session
+from workbench.services import door
 
 # The change feed off (changes_interval=0): these tests drive the lock check themselves and wait for what
 # it says; a feed look answering first would say it before they listen. tests/gui/test_change_feed.py
@@ -101,8 +102,8 @@ def close_window(qtbot: Any, window: main_window.MainWindow, answer: str = "") -
 
 
 def row(window: main_window.MainWindow, queue: str, key: Any) -> dict[str, Any]:
-    q = window.session.wb.queue(queue).q
-    with window.session.wb.engine.connect() as conn:
+    q = door.engine(window.session.wb).queue(queue).q
+    with door.engine(window.session.wb).engine.connect() as conn:
         return dict(conn.execute(sa.select(q.table).where(q.key == key)).mappings().one())
 
 

@@ -15,6 +15,7 @@ from tests.gui.test_supervisor import board_keys, console, refreshed  # noqa: F4
 from workbench.db import service
 from workbench.gui import app as gui_app
 from workbench.gui import board_model, supervisor
+from workbench.services import door
 
 
 def _whole_reads(window: supervisor.SupervisorWindow) -> list[float]:
@@ -33,9 +34,9 @@ def _whole_reads(window: supervisor.SupervisorWindow) -> list[float]:
 def test_a_lock_that_expires_shows_as_expired_without_a_read(qtbot: Any, console: Any) -> None:
     """No change names an expiry: the board's clock, from the lock's expiry time, says it."""
     window = console(changes_seconds=1)
-    key = window.wb.queue("cases").claim_next("alice", 1)[0].lock.key
+    key = door.engine(window.wb).queue("cases").claim_next("alice", 1)[0].lock.key
     lease = 15 * 60  # the demo queue's lock time
-    support.age_lock(window.wb, "cases", key, lease - 3)  # expires in three seconds
+    support.age_lock(door.engine(window.wb), "cases", key, lease - 3)  # expires in three seconds
     refreshed(qtbot, window)
     assert board_keys(window) == [str(key)]
 

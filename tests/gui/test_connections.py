@@ -19,6 +19,7 @@ from workbench import demo, logs
 from workbench.config import paths, profiles
 from workbench.gui import app as gui_app
 from workbench.gui import connect_dialog, i18n, launcher
+from workbench.services import door
 
 
 def fill(dialog: connect_dialog.ConnectionDialog, **values: Any) -> None:
@@ -77,7 +78,7 @@ def test_first_run_creates_a_profile_and_opens_it(
     window = the.window
     with qtbot.waitSignal(window.session.ready, timeout=20_000):
         pass
-    assert window.session.wb.engine.url.database.startswith(f"file:{db.as_posix()}")
+    assert door.engine(window.session.wb).engine.url.database.startswith(f"file:{db.as_posix()}")
     names = [a.text() for a in window.connection_menu.actions() if a.isCheckable()]
     assert names == ["My cases"]
 
@@ -379,7 +380,9 @@ def test_switching_profiles_keeps_the_held_item(
     assert second is not first and the.target.profile.name == "B" and not first.isVisible()
     with qtbot.waitSignal(second.session.ready, timeout=20_000):
         pass
-    assert second.session.wb.engine.url.database.startswith(f"file:{(tmp_path / 'b' / demo.DB_NAME).as_posix()}")
+    assert door.engine(second.session.wb).engine.url.database.startswith(
+        f"file:{(tmp_path / 'b' / demo.DB_NAME).as_posix()}"
+    )
     # Back to A: the item is still ours, in the resume list.
     the.switch("A")
     with qtbot.waitSignal(the.window.session.ready, timeout=20_000) as ready:

@@ -16,6 +16,7 @@ from tests.gui.conftest import with_queue
 from workbench import demo, fieldspec
 from workbench.config import loader, model
 from workbench.db.supervision import Supervision
+from workbench.services import door
 
 DEMO_REVIEW = {"percent": 100, "first_items": 0}
 
@@ -37,7 +38,7 @@ def _claim_next(qtbot: Any, window: Any) -> Any:
 
 def test_a_sent_back_line_says_why_above_the_form(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     window = open_window(_demo(tmp_path), user="alice")
-    wb = window.session.wb
+    wb = door.engine(window.session.wb)
     imports = wb.queue("imports")
     with wb.engine.begin() as conn:
         conn.execute(sa.update(imports.q.table).values(check_status="pending", checked_by=None, checked_at=None))
@@ -59,7 +60,7 @@ def test_the_title_names_the_queue_of_a_resumed_item(qtbot: Any, open_window: An
     config = _demo(tmp_path)
     window = open_window(config, user="alice")
     assert config.queues["cases"].title in window.windowTitle()
-    held = window.session.wb.queue("imports").claim_next("alice")[0]
+    held = door.engine(window.session.wb).queue("imports").claim_next("alice")[0]
     with qtbot.waitSignal(window.session.claimed, timeout=10_000):
         window.resume_panel.open_requested.emit("imports", held.lock.key)
     assert config.queues["imports"].title in window.windowTitle()
@@ -86,7 +87,7 @@ def test_deferred_items_are_counted_apart_from_the_waiting_ones(qtbot: Any, open
     window.session.dispatcher.wait(10_000)
     waiting, deferred = _counts(window)[title]
     assert deferred is None  # nothing deferred: no column for it
-    cases = window.session.wb.queue("cases")
+    cases = door.engine(window.session.wb).queue("cases")
     held = cases.claim_next("bob")[0]
     now = cases.db_clock().utc.replace(tzinfo=dt.UTC)
     cases.defer("bob", held.lock.key, held.lock.token, now + dt.timedelta(days=1), "customer calls back")
@@ -140,7 +141,7 @@ def test_an_item_given_back_after_the_loss_offers_to_carry_on(qtbot: Any, open_w
     resolution = window.form.field("resolution")
     resolution.setFocus()
     qtbot.keyClicks(resolution, "My careful notes")
-    cases = window.session.wb.queue("cases")
+    cases = door.engine(window.session.wb).queue("cases")
     Supervision(cases).reassign("sue", claim.lock.key, "bob", "bob knows this customer")
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
@@ -159,7 +160,7 @@ def test_an_item_given_back_after_the_loss_offers_to_carry_on(qtbot: Any, open_w
 
 def test_the_reviewer_sees_the_clerks_field_labels(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     window = open_window(_demo(tmp_path), user="alice")
-    wb = window.session.wb
+    wb = door.engine(window.session.wb)
     clerk = {spec.name: spec.label for spec in fieldspec.field_specs(wb.queue("imports").q)}
     reviewer = {spec.name: spec.label for spec in fieldspec.field_specs(wb.queue("imports_review").q)}
     # The demo's review queue labels a few fields itself and leaves the others to the reviewed queue.

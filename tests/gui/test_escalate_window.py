@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from tests.gui.conftest import on_dialog, row, with_queue
 from workbench.config import model
 from workbench.core import models
+from workbench.services import door
 
 ESCALATED = (model.Assignment("status", "value", "escalated", "queues.cases.on_escalate"),)
 
@@ -72,7 +73,7 @@ def test_escalate_from_the_window(qtbot: Any, open_window: Any, demo_config: Any
     assert "Handed to a supervisor" in window.message_label.text() and window.session.current is None
     stored = row(window, "cases", claim.lock.key)
     assert (stored["status"], stored["wb_locked_by"]) == ("escalated", None)
-    last = window.session.wb.queue("cases").history(claim.lock.key)[-1]
+    last = door.engine(window.session.wb).queue("cases").history(claim.lock.key)[-1]
     assert (last.kind, last.reason) == (models.EventKind.ESCALATE, "Customer threatens legal action")
 
 
@@ -96,7 +97,7 @@ def test_the_console_lists_the_escalated_items_and_opens_their_history(
         window.escalated.cellDoubleClicked.emit(1, 0)
         assert window.tabs.currentIndex() == 3 and window.history_key.text() == str(first.key)
         qtbot.waitUntil(lambda: window.history.rowCount() >= 2, timeout=20_000)
-        window.wb.supervision("cases").reopen("sup", first.key, "handled with legal")
+        door.engine(window.wb).supervision("cases").reopen("sup", first.key, "handled with legal")
         window.tabs.setCurrentIndex(5)
         qtbot.waitUntil(lambda: window.escalated.rowCount() == 1, timeout=20_000)
 
@@ -123,13 +124,13 @@ def test_the_operator_sees_what_became_of_his_escalations(
     from workbench.gui import dialogs
 
     window = open_window(with_queue(demo_config, "cases", on_escalate=ESCALATED))
-    q = window.session.wb.queue("cases")
+    q = door.engine(window.session.wb).queue("cases")
     first, second = (q.claim_next("alice")[0].lock for _ in range(2))
     q.escalate("alice", first.key, first.token, "legal threat")
     q.escalate("alice", second.key, second.token, "angry customer")
     other = q.claim_next("bob")[0].lock
     q.escalate("bob", other.key, other.token, "not alice's")
-    window.session.wb.supervision("cases").reopen("sue", first.key, "handled with legal")
+    door.engine(window.session.wb).supervision("cases").reopen("sue", first.key, "handled with legal")
     seen: list[list[list[str]]] = []
 
     def read(dialog: dialogs.EscalationsDialog) -> None:

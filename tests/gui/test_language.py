@@ -17,7 +17,7 @@ from workbench.db import notes, permissions, service
 from workbench.db.supervision import Supervision
 from workbench.gui import app as gui_app
 from workbench.gui import dialogs, i18n, main_window, problem_text, times
-from workbench.services import operator
+from workbench.services import door, operator
 
 
 @pytest.fixture
@@ -74,8 +74,8 @@ def test_a_refused_undo_and_extend_are_said_in_german(
     assert window.statusBar().currentMessage().startswith(expected)
     with qtbot.waitSignal(window.session.completed, timeout=10_000):
         qtbot.mouseClick(window.complete_buttons["resolved"], Qt.MouseButton.LeftButton)
-    table = window.session.wb.queue("cases").q.table
-    with window.session.wb.engine.begin() as conn:  # someone changes the item meanwhile
+    table = door.engine(window.session.wb).queue("cases").q.table
+    with door.engine(window.session.wb).engine.begin() as conn:  # someone changes the item meanwhile
         conn.execute(sa.update(table).where(table.c.case_id == lock.key).values(status="waiting_customer"))
     with qtbot.waitSignal(window.session.failed, timeout=10_000):
         window.named_actions["undo"].trigger()

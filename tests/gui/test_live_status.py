@@ -7,6 +7,7 @@ from typing import Any
 
 from workbench.core import models
 from workbench.gui import main_window, resume
+from workbench.services import door
 
 
 def test_held_for_and_time_left_tick(qtbot: Any) -> None:
@@ -85,8 +86,8 @@ def test_the_item_title_says_when_it_is_due(qtbot: Any, open_window: Any, demo_c
     from workbench.db import clock
 
     window = open_window(demo_config)
-    cases = window.session.wb.queue("cases").q.table
-    with window.session.wb.engine.begin() as conn:  # every case 2 days and 3 hours overdue
+    cases = door.engine(window.session.wb).queue("cases").q.table
+    with door.engine(window.session.wb).engine.begin() as conn:  # every case 2 days and 3 hours overdue
         ago = clock.add_seconds(clock.db_now(), sa.literal(-(2 * 86400 + 3 * 3600)))
         conn.execute(sa.update(cases).values(due_at=ago))
     with qtbot.waitSignal(window.session.claimed, timeout=10_000):

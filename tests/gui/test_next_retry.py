@@ -11,11 +11,12 @@ from PySide6.QtCore import Qt
 
 from tests.gui.conftest import FAST
 from workbench.gui import main_window
+from workbench.services import door
 
 
 def _held_by(window: main_window.MainWindow, user: str) -> list[Any]:
-    q = window.session.wb.queue("cases").q
-    with window.session.wb.engine.connect() as conn:
+    q = door.engine(window.session.wb).queue("cases").q
+    with door.engine(window.session.wb).engine.connect() as conn:
         return list(conn.execute(sa.select(q.key).where(q.table.c.wb_locked_by == user)).scalars())
 
 
@@ -43,7 +44,7 @@ def test_next_item_while_the_database_is_down_claims_once_it_is_back(
         with qtbot.waitSignal(window.session.claimed, timeout=30_000):
             pg_server.bring_up()  # nobody clicks: the pending Next goes through on its own
     qtbot.wait(1500)  # no second claim arrives late
-    window.session.wb.engine.dispose()
+    door.engine(window.session.wb).engine.dispose()
     assert len(claims) == 1 and _held_by(window, "alice") == claims
     assert window.connection_label.property("state") == "up" and window.stack.currentIndex() == main_window.ITEM
 

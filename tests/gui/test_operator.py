@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from tests.gui.conftest import FAST, close_window, on_dialog, row, with_queue
 from workbench.db import clock
 from workbench.gui import dialogs, main_window, session
+from workbench.services import door
 
 
 def _claim(qtbot: Any, window: main_window.MainWindow) -> Any:
@@ -45,8 +46,8 @@ def _type(qtbot: Any, window: main_window.MainWindow, name: str, text: str) -> N
 
 
 def _age_lock(window: main_window.MainWindow, queue: str, key: Any, seconds: int) -> None:
-    q = window.session.wb.queue(queue).q
-    with window.session.wb.engine.begin() as conn:
+    q = door.engine(window.session.wb).queue(queue).q
+    with door.engine(window.session.wb).engine.begin() as conn:
         conn.execute(
             sa.update(q.table)
             .where(q.key == key)
@@ -152,9 +153,9 @@ def test_the_next_item_comes_with_the_complete(
     assert following.lock.key != first.lock.key and asked == ["complete True"]
     assert row(window, "cases", following.lock.key)["wb_locked_by"] == "alice"
     # The last item: the Complete brings none, and Next item says why.
-    queue = window.session.wb.queue("cases")
+    queue = door.engine(window.session.wb).queue("cases")
     table = queue.q.table
-    with window.session.wb.engine.begin() as conn:
+    with door.engine(window.session.wb).engine.begin() as conn:
         conn.execute(sa.update(table).where(table.c.case_id != following.lock.key).values(status="resolved"))
     asked.clear()
     with qtbot.waitSignal(window.session.nothing_to_do, timeout=10_000):
@@ -170,7 +171,7 @@ def test_release_with_a_reason(qtbot: Any, open_window: Any, demo_config: Any, m
     with qtbot.waitSignal(window.session.released, timeout=10_000):
         qtbot.mouseClick(window.release_button, Qt.MouseButton.LeftButton)
     assert row(window, "cases", claim.lock.key)["wb_locked_by"] is None
-    history = window.session.wb.queue("cases").history(claim.lock.key)
+    history = door.engine(window.session.wb).queue("cases").history(claim.lock.key)
     assert history[-1].kind.value == "release" and history[-1].reason == "Not my area"
 
 
@@ -219,7 +220,7 @@ def test_reclaim_by_another_user_keeps_the_edits(qtbot: Any, open_window: Any, d
         lambda: window.session.journal.load(window.session.database, "cases", claim.lock.key) is not None, timeout=3000
     )
     # A supervisor takes it away while Alice is typing.
-    window.session.wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+    door.engine(window.session.wb).supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000) as signal:
         window.session.check_now()
     lost = signal.args[0]
@@ -242,7 +243,7 @@ def test_expired_and_taken_by_someone_else_says_who(qtbot: Any, open_window: Any
     window = open_window(config)
     claim = _claim(qtbot, window)
     _age_lock(window, "cases", claim.lock.key, 16 * 60)
-    bob = window.session.wb.queue("cases").claim("bob", claim.lock.key)
+    bob = door.engine(window.session.wb).queue("cases").claim("bob", claim.lock.key)
     assert bob.lock.owner == "bob"
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
@@ -262,8 +263,8 @@ def test_queue_picker_and_nothing_to_do(qtbot: Any, open_window: Any, demo_confi
     # lock on a row out of the queue's work is no longer the queue's to give back.)
     with qtbot.waitSignal(window.session.released, timeout=10_000):
         window.session.release("testing")
-    q = window.session.wb.queue("imports").q
-    with window.session.wb.engine.begin() as conn:
+    q = door.engine(window.session.wb).queue("imports").q
+    with door.engine(window.session.wb).engine.begin() as conn:
         conn.execute(sa.update(q.table).values(check_status="verified"))
     with qtbot.waitSignal(window.session.nothing_to_do, timeout=10_000):
         qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
@@ -276,7 +277,7 @@ def test_next_item_narrowed_to_a_value_the_queue_offers(qtbot: Any, open_window:
     qtbot.waitUntil(lambda: window.filter_box.isVisible() and window.filter_box.count() > 2, timeout=10_000)
     assert window.filter_box.itemText(0) == "Any item"
     # A category other than the queue head's: without the filter, Next would serve the head.
-    head = window.session.wb.queue("cases").open_items(1)[0]["category"]
+    head = door.engine(window.session.wb).queue("cases").open_items(1)[0]["category"]
     index = next(i for i in range(1, window.filter_box.count()) if window.filter_box.itemData(i)[1] != head)
     column, value = window.filter_box.itemData(index)
     assert column == "category" and window.filter_box.itemText(index) == f"category: {value}"
@@ -428,7 +429,7 @@ def test_a_long_shift_holds_a_bounded_number_of_connections(qtbot: Any, open_win
     # transaction's connection is back in the pool; what stays out is at most one held fast-path
     # connection per pool thread.
     assert window.session.dispatcher.wait()
-    db = window.session.wb.db
+    db = door.engine(window.session.wb).db
 
     def out(engine: Any) -> int:
         return engine.pool.checkedout() if engine is not None and hasattr(engine.pool, "checkedout") else 0
@@ -531,7 +532,7 @@ def test_closed_while_the_database_was_down_then_resumed(
     # The closed window does not send its Save later on its own (it did, under load, and the
     # journal lost the draft it had just saved): the edits wait in the journal for the user.
     qtbot.wait(1500)
-    first.session.wb.engine.dispose()  # its pooled connections died with the server
+    door.engine(first.session.wb).engine.dispose()  # its pooled connections died with the server
     assert row(first, "cases", claim.lock.key)["resolution"] != "Typed before the outage"
     second = open_window(demo_config, home=home)
     assert [(e.key, e.has_draft) for e in second.resume_panel.entries()] == [(claim.lock.key, True)]
@@ -562,7 +563,7 @@ def _lose_to_bob(qtbot: Any, window: main_window.MainWindow, text: str) -> Any:
     qtbot.waitUntil(lambda: "free to claim" in window.lost_banner.label.text(), timeout=5000)
     assert window.reclaim_button.isVisible()
     # Another user, through the engine on the same database: claims it and stores his own text.
-    bob_queue = window.session.wb.queue("cases")
+    bob_queue = door.engine(window.session.wb).queue("cases")
     bob = bob_queue.claim("bob", key)
     bob_queue.save("bob", key, bob.lock.token, {"resolution": "Bob's fix"})
     return key
@@ -664,7 +665,7 @@ def test_closing_releases_the_untouched_next_item(qtbot: Any, open_window: Any, 
     assert following != first.lock.key and row(window, "cases", following)["wb_locked_by"] == "alice"
     close_window(qtbot, window)  # no question: nothing was touched
     assert row(window, "cases", following)["wb_locked_by"] is None
-    last = window.session.wb.queue("cases").history(following)[-1]
+    last = door.engine(window.session.wb).queue("cases").history(following)[-1]
     assert (last.kind.value, last.actor, last.reason) == ("release", "alice", "closed without changes")
 
 
@@ -678,7 +679,7 @@ def test_closing_asks_about_a_touched_item(qtbot: Any, open_window: Any, demo_co
     assert not window.form.field("resolution").isReadOnly()
     close_window(qtbot, window, answer="quit_release")
     assert row(window, "cases", key)["wb_locked_by"] is None
-    last = window.session.wb.queue("cases").history(key)[-1]
+    last = door.engine(window.session.wb).queue("cases").history(key)[-1]
     assert (last.kind.value, last.reason) == ("release", "released when closing")
     assert window.session.journal.load(window.session.database, "cases", key) is None
 
@@ -710,7 +711,7 @@ def test_closing_on_a_frozen_database_is_bounded(
     # running out on its own, or released with the release recorded.
     holder = row(window, "cases", key)["wb_locked_by"]
     if holder is None:
-        last = window.session.wb.queue("cases").history(key)[-1]
+        last = door.engine(window.session.wb).queue("cases").history(key)[-1]
         assert (last.kind.value, last.actor, last.reason) == ("release", "alice", "closed without changes")
     else:
         assert holder == "alice"
@@ -787,7 +788,7 @@ def test_notes_and_history_beside_the_form(qtbot: Any, open_window: Any, demo_co
     assert window.item_log.note.toPlainText() == ""
     note = next(t for t in _log_texts(window) if "calls back" in t)
     assert note.startswith("alice wrote, ")
-    stored = window.session.wb.queue("cases").notes(claim.lock.key)
+    stored = door.engine(window.session.wb).queue("cases").notes(claim.lock.key)
     assert [(n.author, n.text) for n in stored] == [("alice", "Customer calls back after 15:00.")]
     # The next item shows its own log, not this one's.
     window.session.settings.next_after_complete = False
@@ -830,7 +831,7 @@ def test_a_required_note_is_asked_for_before_release_and_complete(
     with qtbot.waitSignal(window.session.released, timeout=10_000):
         window.release()
     assert observed["release"] == [False, True]
-    stored = window.session.wb.queue("cases").notes(claim.lock.key)
+    stored = door.engine(window.session.wb).queue("cases").notes(claim.lock.key)
     assert [(n.kind, n.text) for n in stored] == [("release", "Needs the network team.")]
 
     window.session.settings.next_after_complete = False
@@ -843,7 +844,7 @@ def test_a_required_note_is_asked_for_before_release_and_complete(
     seen = on_dialog(qtbot, "note_dialog", complete_with_note)
     with qtbot.waitSignal(window.session.completed, timeout=10_000):
         window.complete(None)
-    assert [(n.kind, n.text) for n in window.session.wb.queue("cases").notes(again.lock.key)][-1] == (
+    assert [(n.kind, n.text) for n in door.engine(window.session.wb).queue("cases").notes(again.lock.key)][-1] == (
         "complete",
         "Replaced the switch port.",
     )
@@ -921,7 +922,7 @@ def test_defer_until_a_time_from_the_window(qtbot: Any, open_window: Any, demo_c
     left = (deferral.until - dt.datetime.now(dt.UTC)).total_seconds()
     assert 3000 < left <= 3600 and deferral.reason == "Customer calls back"
     assert "Deferred until" in window.message_label.text() and window.session.current is None
-    q = window.session.wb.queue("cases")
+    q = door.engine(window.session.wb).queue("cases")
     assert row(window, "cases", claim.lock.key)["wb_locked_by"] is None
     assert [str(d.key) for d in q.deferred()] == [str(claim.lock.key)]
     assert [n.text for n in q.notes(claim.lock.key)] == ["Ask for the invoice number."]
@@ -951,7 +952,7 @@ def test_ctrl_return_in_a_dialogs_note_confirms_it(qtbot: Any, open_window: Any,
     with qtbot.waitSignal(window.session.deferred, timeout=10_000):
         qtbot.mouseClick(window.defer_button, Qt.MouseButton.LeftButton)
     assert seen == [True]
-    q = window.session.wb.queue("cases")
+    q = door.engine(window.session.wb).queue("cases")
     assert [n.text for n in q.notes(claim.lock.key)] == ["Calls back at three."]
 
     other = _claim(qtbot, window)
@@ -1016,7 +1017,7 @@ def test_undo_the_last_complete_from_the_window(
     assert back.args[0].lock.key == first.lock.key and back.args[0].lock.owner == "alice"
     assert row(window, "cases", first.lock.key)["status"] == "open"
     assert row(window, "cases", second.lock.key)["wb_locked_by"] is None  # given back
-    history = window.session.wb.queue("cases").history(second.lock.key)
+    history = door.engine(window.session.wb).queue("cases").history(second.lock.key)
     assert history[-1].kind.value == "release" and history[-1].reason == session.UNDO_RELEASE
     window.session.dispatcher.wait()
     assert not window.named_actions["undo"].isEnabled()  # one undo per Complete
@@ -1027,7 +1028,7 @@ def test_a_typed_note_is_never_lost(qtbot: Any, open_window: Any, demo_config: A
     not added goes with Complete, into Release's and Defer's note, or onto the item before Next."""
     window = open_window(demo_config)
     window.activateWindow()
-    notes = window.session.wb.queue("cases").notes
+    notes = door.engine(window.session.wb).queue("cases").notes
     first = _claim(qtbot, window)
     qtbot.waitUntil(lambda: bool(_log_texts(window)), timeout=10_000)
     window.item_log.note.setFocus()
@@ -1075,8 +1076,8 @@ def test_a_typed_note_is_never_lost(qtbot: Any, open_window: Any, demo_config: A
 
 
 def _held_by(window: main_window.MainWindow, user: str) -> set[Any]:
-    q = window.session.wb.queue("cases").q
-    with window.session.wb.engine.connect() as conn:
+    q = door.engine(window.session.wb).queue("cases").q
+    with door.engine(window.session.wb).engine.connect() as conn:
         return set(conn.execute(sa.select(q.key).where(q.user == user)).scalars())
 
 
@@ -1087,7 +1088,7 @@ def test_next_item_with_an_item_open_gives_it_back_or_asks(qtbot: Any, open_wind
     first = _claim(qtbot, window).lock.key
     second = _claim(qtbot, window).lock.key  # first untouched: given back
     assert _held_by(window, "alice") == {second}
-    last = window.session.wb.queue("cases").history(first)[-1]
+    last = door.engine(window.session.wb).queue("cases").history(first)[-1]
     assert (last.kind.value, last.reason) == ("release", "left without changes")
 
     def answer(button: str) -> list[str]:
@@ -1119,7 +1120,7 @@ def test_next_item_with_an_item_open_gives_it_back_or_asks(qtbot: Any, open_wind
     with qtbot.waitSignal(window.session.claimed, timeout=10_000) as signal:
         window.next_item()
     assert _held_by(window, "alice") == {second, third, signal.args[0].lock.key}
-    assert window.session.wb.queue("cases").history(fourth)[-1].reason == "released when leaving"
+    assert door.engine(window.session.wb).queue("cases").history(fourth)[-1].reason == "released when leaving"
 
     # Ctrl+L shows the unfinished items while one is open; choosing the open one comes back to it.
     window.show_resume()

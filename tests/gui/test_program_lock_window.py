@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.gui.test_german_rest import language  # noqa: F401  (language: the fixture)
+from workbench.services import door
 
 SAID = {
     "en": "is held by another program under the name oldapp since",
@@ -22,10 +23,10 @@ def test_opening_an_item_another_program_holds_says_whose_it_is(
     language: str, qtbot: Any, open_window: Any, demo_config: Any
 ) -> None:
     window = open_window(demo_config, user="ann")
-    cases = window.session.wb.queue("cases")
+    cases = door.engine(window.session.wb).queue("cases")
     taken = cases.claim_next("bob", 2)
     theirs, bobs = taken[0].lock.key, taken[1].lock.key
-    with window.session.wb.engine.begin() as conn:  # the old program locks it under its own name and token
+    with door.engine(window.session.wb).engine.begin() as conn:  # the old program locks it under its own name and token
         conn.execute(
             sa.update(cases.q.table).where(cases.q.key == theirs).values(wb_locked_by="oldapp", wb_lock_token="0" * 32)
         )

@@ -19,7 +19,7 @@ from tests.gui.conftest import with_queue
 from tests.gui.test_operator import _age_lock, _claim
 from tests.gui.test_supervisor import claim, console, refreshed  # noqa: F401  (console: the fixture)
 from workbench.gui import dialogs, main_window
-from workbench.services import operator
+from workbench.services import door, operator
 
 LOCK = 15 * 60  # the demo's cases queue
 SQLITE = pytest.mark.parametrize("backend", ["sqlite"])  # the window's own behaviour: one database is enough
@@ -47,7 +47,7 @@ def test_the_opened_item_the_warning_and_the_loss_are_announced_once(
     warnings = [s for s in said[1:] if "runs out" in s[0]]
     assert len(warnings) == 1 and not warnings[0][1], said  # polite: after what is being read
     # A supervisor takes it away: said at once (assertive), who and why.
-    window.session.wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+    door.engine(window.session.wb).supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
     text, assertive = said[-1]
@@ -61,7 +61,7 @@ def test_the_loss_says_who_holds_it_now(qtbot: Any, open_window: Any, demo_confi
     said = _heard(window)
     claim = _claim(qtbot, window)
     _age_lock(window, "cases", claim.lock.key, LOCK + 60)
-    window.session.wb.queue("cases").claim("bob", claim.lock.key)
+    door.engine(window.session.wb).queue("cases").claim("bob", claim.lock.key)
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
     text, assertive = said[-1]
@@ -75,7 +75,7 @@ def test_an_item_given_back_is_announced_once(qtbot: Any, open_window: Any, demo
     window = open_window(demo_config)
     said = _heard(window)
     claim = _claim(qtbot, window)
-    cases = window.session.wb.supervision("cases")
+    cases = door.engine(window.session.wb).supervision("cases")
     cases.reassign("sue", claim.lock.key, "bob", "bob knows this customer")
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
@@ -107,7 +107,7 @@ def test_the_focus_stays_on_the_item_when_the_lock_is_lost(qtbot: Any, open_wind
     button = list(window.complete_buttons.values())[-1]
     button.setFocus()
     qtbot.waitUntil(lambda: QApplication.focusWidget() is button)
-    window.session.wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+    door.engine(window.session.wb).supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
     with qtbot.waitSignal(window.session.lock_lost, timeout=5000):
         window.session.check_now()
     # On the banner that says what happened, at its first button: Claim again (nothing was typed).

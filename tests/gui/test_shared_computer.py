@@ -15,6 +15,7 @@ from workbench import journal as journal_mod
 from workbench.config import paths
 from workbench.gui import app as gui_app
 from workbench.gui import theme
+from workbench.services import door
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
@@ -38,8 +39,8 @@ def test_one_users_draft_is_never_anothers(qtbot: Any, open_window: Any, demo_co
     close_window(qtbot, alice, answer="quit_keep")
     kept = alice.session.journal.load(alice.session.database, "cases", key)
     assert kept is not None and kept.owner == "alice"
-    with alice.session.wb.engine.begin() as conn:  # her lock runs out
-        q = alice.session.wb.queue("cases").q
+    with door.engine(alice.session.wb).engine.begin() as conn:  # her lock runs out
+        q = door.engine(alice.session.wb).queue("cases").q
         conn.execute(q.table.update().where(q.key == key).values({q.expires.name: q.time}))
 
     # bob, same computer account, takes the item: he does not get alice's edits ...

@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QImage
 from tests.gui.conftest import with_queue
 from workbench.demo import invoices
 from workbench.gui import main_window, source_view
-from workbench.services import sources
+from workbench.services import door, sources
 
 
 def _claim_import(qtbot: Any, window: main_window.MainWindow) -> Any:
@@ -46,7 +46,7 @@ def test_the_scanned_invoice_beside_the_form(qtbot: Any, open_window: Any, demo_
     assert pane.pdf.zoomFactor() == pytest.approx(before * source_view.ZOOM_STEP, rel=0.01)
     # The path is not a field (the pane's heading names it), and no Save could change it.
     assert not window.form.has_field("scan")
-    assert "scan" in window.session.wb.queue("imports").q.protected
+    assert "scan" in door.engine(window.session.wb).queue("imports").q.protected
     # The cases queue names no source: no pane.
     window.queue_picker.setCurrentIndex(window.queue_picker.findData("cases"))
     with qtbot.waitSignal(window.session.claimed, timeout=10_000):

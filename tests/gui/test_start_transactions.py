@@ -15,7 +15,7 @@ from sqlalchemy import event
 from tests.gui.conftest import FAST, close_window
 from workbench.db import fastpath, service
 from workbench.gui import app as gui_app
-from workbench.services import operator
+from workbench.services import door, operator
 
 # 2026-12-01: 23 at the start and 5 at the first Next item before the start page was read in one
 # transaction (Operator.opening, Database.one_read) and an item's log in one; then 4 and 5 (the trusted
@@ -41,7 +41,7 @@ def test_a_window_starts_and_claims_in_few_transactions(
         operator.Operator(other, "bob").queue_counts()
     window = gui_app.build_window(demo_config, "alice", settings=settings, home=tmp_path / "home")
     qtbot.addWidget(window, before_close_func=lambda w: close_window(qtbot, w, answer="quit_keep"))
-    wb = window.session.wb
+    wb = door.engine(window.session.wb)
     ran: list[int] = []  # per transaction begun on the main pool: the statements it ran
 
     @event.listens_for(wb.engine, "begin")

@@ -21,6 +21,7 @@ from workbench.db import clock, service
 from workbench.db.supervision import Supervision
 from workbench.gui import app as gui_app
 from workbench.gui import board_model, supervisor, theme
+from workbench.services import door
 
 
 @pytest.fixture
@@ -57,7 +58,7 @@ def board_keys(window: supervisor.SupervisorWindow) -> list[Any]:
 
 
 def claim(window: supervisor.SupervisorWindow, user: str, count: int = 1) -> list[Any]:
-    return [c.lock.key for c in window.wb.queue("cases").claim_next(user, count)]
+    return [c.lock.key for c in door.engine(window.wb).queue("cases").claim_next(user, count)]
 
 
 def select(window: supervisor.SupervisorWindow, keys: list[Any]) -> None:
@@ -72,11 +73,11 @@ def test_board_sorts_filters_and_colours(qtbot: Any, console: Any) -> None:
     window = console()
     ann = claim(window, "ann", 2)
     bob = claim(window, "bob")
-    support.age_lock(window.wb, "cases", ann[0], 600)  # the oldest lock
-    support.age_lock(window.wb, "cases", bob[0], 60 * 60)  # past its 15 minutes: expired
-    table = window.wb.queue("cases").q.table
+    support.age_lock(door.engine(window.wb), "cases", ann[0], 600)  # the oldest lock
+    support.age_lock(door.engine(window.wb), "cases", bob[0], 60 * 60)  # past its 15 minutes: expired
+    table = door.engine(window.wb).queue("cases").q.table
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    with window.wb.engine.begin() as conn:  # one item due in two days, one a day overdue
+    with door.engine(window.wb).engine.begin() as conn:  # one item due in two days, one a day overdue
         conn.execute(sa.update(table).where(table.c.case_id == ann[1]).values(due_at=now + dt.timedelta(days=2)))
         conn.execute(sa.update(table).where(table.c.case_id == bob[0]).values(due_at=now - dt.timedelta(days=1)))
     refreshed(qtbot, window)
@@ -124,7 +125,7 @@ def test_refresh_keeps_the_selection_and_the_scroll_position(qtbot: Any, console
     scroll = window.board.verticalScrollBar().value()
     assert scroll > 0
     # Meanwhile: the first lock goes away (released), new ones come.
-    q = window.wb.queue("cases")
+    q = door.engine(window.wb).queue("cases")
     gone = min(q.locks(), key=lambda lock: lock.key)
     q.release(gone.owner, gone.key, gone.token, "test")
     claim(window, "gus", 2)
@@ -224,8 +225,8 @@ def test_force_release_needs_a_reason_and_tells_the_holder(
     assert "released" in window.status.text()  # the report stays in front of the refresh it triggered
     qtbot.waitUntil(lambda: window.model.rowCount() == 0, timeout=20_000)
     assert "Give a reason" in tried[0]
-    assert window.wb.queue("cases").locks() == []
-    events = window.wb.queue("cases").history(held)
+    assert door.engine(window.wb).queue("cases").locks() == []
+    events = door.engine(window.wb).queue("cases").history(held)
     assert events[-1].kind.value == "force_release" and events[-1].reason == "Customer escalated"
     # The holder's window learns at its next check, and says who and why.
     with qtbot.waitSignal(operator.session.lock_lost, timeout=20_000) as lost:
@@ -254,8 +255,8 @@ def test_reassign_moves_the_lock(qtbot: Any, console: Any) -> None:
     qtbot.waitUntil(lambda: any(r.key == key and r.owner == "bob" for r in window.model.rows), timeout=20_000)
     # The queue by its title, as the board shows it (issue 53: "Move cases 7 from ann …").
     assert said[0].startswith(f"Move Helpdesk cases {key} from ann"), said
-    assert seen and [lock.key for lock in window.wb.queue("cases").mine("bob")].count(key) == 1
-    assert window.wb.queue("cases").mine("ann") == []
+    assert seen and [lock.key for lock in door.engine(window.wb).queue("cases").mine("bob")].count(key) == 1
+    assert door.engine(window.wb).queue("cases").mine("ann") == []
 
 
 def test_move_starts_from_a_column_items_are_moved_by(qtbot: Any, console: Any) -> None:
@@ -295,7 +296,7 @@ def test_health_operators_history_and_export(
     qtbot: Any, console: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = console()
-    q = window.wb.queue("cases")
+    q = door.engine(window.wb).queue("cases")
     for user in ("ann", "ann", "bob"):
         c = q.claim_next(user)[0]
         q.complete(user, c.lock.key, c.lock.token, "resolved", {})
@@ -350,12 +351,12 @@ def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) ->
     from workbench.gui import charts
 
     window = console()
-    q = window.wb.queue("cases")
-    audit = window.wb.audit_table
+    q = door.engine(window.wb).queue("cases")
+    audit = door.engine(window.wb).audit_table
     for minutes in (1, 3, 40):  # one item in each of three bins
         c = q.claim_next("ann")[0]
         q.complete("ann", c.lock.key, c.lock.token, "resolved", {})
-        with window.wb.engine.begin() as conn:  # the claim happened `minutes` before the completion
+        with door.engine(window.wb).engine.begin() as conn:  # the claim happened `minutes` before the completion
             claimed = sa.and_(audit.c.token == audit_mod.token_digest(c.lock.token), audit.c.event == "claim")
             conn.execute(
                 sa.update(audit).where(claimed).values(at=clock.add_seconds(audit.c.at, sa.literal(-60 * minutes)))
@@ -385,7 +386,7 @@ def test_charts_show_work_per_hour_and_handle_times(qtbot: Any, console: Any) ->
 
 def test_operators_show_how_their_reviewed_work_fared(qtbot: Any, console: Any) -> None:
     window = console()
-    imports, review = window.wb.queue("imports"), window.wb.queue("imports_review")
+    imports, review = door.engine(window.wb).queue("imports"), door.engine(window.wb).queue("imports_review")
     for user in ("ann", "ann", "bob"):  # a clerk's first five are all reviewed
         c = imports.claim_next(user)[0]
         imports.complete(user, c.lock.key, c.lock.token, "verified", {})
@@ -413,7 +414,7 @@ def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pyt
     from workbench.gui import supervisor_dialogs
 
     window = console()
-    q = window.wb.queue("cases")
+    q = door.engine(window.wb).queue("cases")
     c = q.claim_next("ann")[0]
     q.complete("ann", c.lock.key, c.lock.token, "resolved", {})
     window.tabs.setCurrentIndex(3)
@@ -426,7 +427,7 @@ def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pyt
     assert "waits again" in window.status.text()
     last = [window.history.item(window.history.rowCount() - 1, c).text() for c in range(5)]
     assert (last[1], last[2], last[4]) == ("Reopened", "sup", "Completed by mistake")
-    with window.wb.engine.connect() as conn:
+    with door.engine(window.wb).engine.connect() as conn:
         status = conn.execute(sa.select(q.q.table.c.status).where(q.q.key == c.lock.key)).scalar()
     assert status == "open"
 
@@ -437,7 +438,7 @@ def test_a_refused_reopen_says_why_with_the_queues_title(
     from workbench.gui import supervisor_dialogs
 
     window = console()
-    key = window.wb.queue("cases").open_items(1)[0]["case_id"]  # waiting: nothing to reopen
+    key = door.engine(window.wb).queue("cases").open_items(1)[0]["case_id"]  # waiting: nothing to reopen
     window.tabs.setCurrentIndex(3)
     window.history_key.setText(str(key))
     monkeypatch.setattr(supervisor_dialogs.ReopenDialog, "exec", lambda self: True)
@@ -471,20 +472,20 @@ def test_reassign_several_locks_at_once(qtbot: Any, console: Any) -> None:
     assert "reassigned to carla" in window.status.text()
     assert seen and "ann, bob, carla" in texts[0]
     assert "2 item(s) reassigned" in window.status.text()  # carla's own one is left as it is
-    assert sorted(lock.key for lock in window.wb.queue("cases").mine("carla")) == sorted([ann, bob, carla])
-    history = window.wb.queue("cases").history(carla)
+    assert sorted(lock.key for lock in door.engine(window.wb).queue("cases").mine("carla")) == sorted([ann, bob, carla])
+    history = door.engine(window.wb).queue("cases").history(carla)
     assert [e.kind.value for e in history] == ["claim"]
 
 
 def test_move_the_waiting_items_of_a_category(qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     window = console("sup")
     monkeypatch.setattr(QMessageBox, "question", lambda *args, **kw: QMessageBox.StandardButton.Yes)
-    q = window.wb.queue("cases")
+    q = door.engine(window.wb).queue("cases")
     held = q.claim_next("ann")[0]
     category = held.item["category"]
     target = "Printing" if category != "Printing" else "Email"
     b = q.q
-    with window.wb.engine.connect() as conn:
+    with door.engine(window.wb).engine.connect() as conn:
         waiting = list(
             conn.execute(sa.select(b.key).where(b.todo_clause(), b.free(), b.table.c.category == category)).scalars()
         )
@@ -510,7 +511,7 @@ def test_move_the_waiting_items_of_a_category(qtbot: Any, console: Any, monkeypa
     window.move_button.click()
     qtbot.waitUntil(lambda: "moved" in window.status.text(), timeout=20_000)
     assert seen and category in offered[0]
-    with window.wb.engine.connect() as conn:
+    with door.engine(window.wb).engine.connect() as conn:
         rows = dict(conn.execute(sa.select(q.q.key, q.q.table.c.category)).all())
     assert rows[held.lock.key] == category  # held by ann: left alone
     moved = [k for k in waiting if k != held.lock.key]
@@ -561,7 +562,7 @@ def test_queue_health_keeps_the_chosen_queue_across_refreshes(qtbot: Any, consol
     QTest.mouseClick(window.health.viewport(), Qt.MouseButton.LeftButton, pos=cell)
     assert selected_health_titles(window) == {"Helpdesk cases"}
     assert window._chosen_queue() == "cases"
-    window.wb.queue("imports").claim_next("ann", 3)  # imports now sorts first: the rows change places
+    door.engine(window.wb).queue("imports").claim_next("ann", 3)  # imports now sorts first: the rows change places
     refreshed(qtbot, window)
     assert health_row(window, "Helpdesk cases") != row
     assert selected_health_titles(window) == {"Helpdesk cases"}
@@ -582,9 +583,9 @@ def test_move_says_how_many_items_change_and_asks_first(
     qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = console("sup")
-    q = window.wb.queue("cases")
+    q = door.engine(window.wb).queue("cases")
     b = q.q
-    with window.wb.engine.connect() as conn:
+    with door.engine(window.wb).engine.connect() as conn:
         category = conn.execute(sa.select(b.table.c.category).where(b.todo_clause(), b.free()).limit(1)).scalar()
         waiting = conn.execute(
             sa.select(sa.func.count()).where(b.todo_clause(), b.free(), b.table.c.category == category)
@@ -610,7 +611,7 @@ def test_move_says_how_many_items_change_and_asks_first(
     window.move_button.click()
     qtbot.waitUntil(lambda: len(asked) == 1, timeout=20_000)
     assert f"{waiting} waiting item(s)" in asked[0] and target in asked[0]
-    with window.wb.engine.connect() as conn:  # answered No: nothing changed
+    with door.engine(window.wb).engine.connect() as conn:  # answered No: nothing changed
         still = conn.execute(sa.select(sa.func.count()).where(b.todo_clause(), b.table.c.category == category)).scalar()
     assert still == waiting
     on_dialog(qtbot, "move_dialog", act)
@@ -622,7 +623,7 @@ def test_move_says_how_many_items_change_and_asks_first(
 
 def test_reassign_offers_the_queues_known_operators(qtbot: Any, console: Any) -> None:
     window = console("sup")
-    q = window.wb.queue("cases")
+    q = door.engine(window.wb).queue("cases")
     done = q.claim_next("dora")[0]  # dora worked here today and holds nothing now
     q.complete("dora", done.lock.key, done.lock.token, "resolved", {})
     key = claim(window, "ann")[0]
@@ -644,8 +645,8 @@ def test_reassign_offers_the_queues_known_operators(qtbot: Any, console: Any) ->
 def test_the_queue_filter_filters_health_and_operators(qtbot: Any, console: Any) -> None:
     window = console("sup")
     for name in ("cases", "imports"):
-        c = window.wb.queue(name).claim_next("ann")[0]
-        window.wb.queue(name).complete(
+        c = door.engine(window.wb).queue(name).claim_next("ann")[0]
+        door.engine(window.wb).queue(name).complete(
             "ann", c.lock.key, c.lock.token, "resolved" if name == "cases" else "verified", {}
         )
     window.queue_filter.setCurrentIndex(window.queue_filter.findData("imports"))
@@ -672,9 +673,9 @@ def test_history_says_who_noticed_an_expiry_and_who_reassigned_to_whom(qtbot: An
     from workbench.gui import item_log
 
     window = console("sup")
-    q = window.wb.queue("cases")
+    q = door.engine(window.wb).queue("cases")
     key = claim(window, "ann")[0]
-    support.age_lock(window.wb, "cases", key, 60 * 60)  # ann's lock expires
+    support.age_lock(door.engine(window.wb), "cases", key, 60 * 60)  # ann's lock expires
     q.claim("bob", key)  # bob takes the expired item
     Supervision(q).reassign("sue", key, "carla", "Shift ended")
     window.tabs.setCurrentIndex(3)
@@ -706,7 +707,7 @@ def test_a_lock_reassigned_to_its_holder_is_not_lost_and_one_reassigned_away_say
     with qtbot.waitSignal(operator.session.claimed, timeout=20_000):
         operator.next_button.click()
     key = operator.session.current.lock.key
-    q = operator.session.wb.queue("cases")
+    q = door.engine(operator.session.wb).queue("cases")
     # A supervisor gives ann's item to ann again (a fresh lock, e.g. a bulk reassignment): still hers.
     fresh = Supervision(q).reassign("sue", key, "ann", "Shift ended")
     lost: list[Any] = []
@@ -726,8 +727,8 @@ def test_a_lock_reassigned_to_its_holder_is_not_lost_and_one_reassigned_away_say
 def test_a_lock_another_program_holds_is_shown_as_its_and_released_with_a_reason(qtbot: Any, console: Any) -> None:
     window = console("sup")
     ours, theirs = claim(window, "bob", 2)
-    cases = window.wb.queue("cases")
-    with window.wb.engine.begin() as conn:  # the old program locks the row under its own name and token
+    cases = door.engine(window.wb).queue("cases")
+    with door.engine(window.wb).engine.begin() as conn:  # the old program locks the row under its own name and token
         conn.execute(
             sa.update(cases.q.table).where(cases.q.key == theirs).values(wb_locked_by="oldapp", wb_lock_token="0" * 32)
         )

@@ -11,6 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors
+from workbench.core.records import Change, Person, Session  # what the admin services hand out: core's records
 from workbench.db import groups, permissions
 from workbench.db.roles import OPERATOR_ROLE, SUPERVISOR_ROLE
 
@@ -31,55 +32,6 @@ class QueueRef:
     serves: str | None = None
     works: bool = True  # one of the queues the person works (the others are only read: a config is checked whole)
     reads: tuple[str, ...] = ()  # the related tables its configured lookups name (fields.COL.lookup.table): read only
-
-
-@dataclasses.dataclass(frozen=True)
-class Change:
-    """What `people add` or `people remove` runs for one person (or leaves to the administrator)."""
-
-    name: str
-    role: str
-    statements: list[str]  # the SQL, in order; to run as it is
-    applied: bool = False  # run here; False: printed for the database administrator
-    password: str | None = None  # a password generated for a login made now (shown once, never kept)
-    notes: list[str] = dataclasses.field(default_factory=list)
-    script: bool = False  # printed only, never run by workbench (SQL Server)
-
-    @property
-    def sql(self) -> str:
-        return "".join(f"{s};\n" for s in self.statements)
-
-
-@dataclasses.dataclass(frozen=True)
-class Person:
-    """One person's login as `people list` shows it."""
-
-    name: str
-    role: str  # "operator" or "supervisor"
-    queues: list[str]  # the configured queues this login may work
-    problems: list[str]  # what keeps the login from working (empty: ready)
-
-    @property
-    def ready(self) -> bool:
-        return not self.problems
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "ready": self.ready}
-
-
-@dataclasses.dataclass(frozen=True)
-class Session:
-    """A session idle inside an open transaction: row locks it took (SELECT … FOR UPDATE) hide those items
-    from every Next item until it ends."""
-
-    pid: int
-    login: str
-    idle_seconds: int  # since its last statement
-    open_seconds: int  # since its transaction began
-    tables: list[str]  # queue tables it holds locks on
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 # What a supervisor's login needs to see other logins' sessions and end them (a database administrator

@@ -10,27 +10,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from workbench.core.records import ProbeResult  # what the admin services hand out: core's records
 from workbench.db import backends
-
-
-@dataclasses.dataclass(frozen=True)
-class ProbeResult:
-    """What one connection attempt found; never holds the password."""
-
-    ok: bool
-    # None when ok, else: "driver", "unreachable", "login", "database", "file", "permission", "other"
-    problem: str | None
-    message: str  # one or two plain sentences for an operator: what failed and what to do
-    detail: str = ""  # the driver's own first line of the error, password scrubbed
-    server_version: str | None = None  # on success, e.g. "PostgreSQL 15.18"
-    odbc_drivers: tuple[str, ...] = ()  # the installed ODBC drivers, when an ODBC driver is missing
-    seconds: float = 0.0
-    # Which case of `problem` it is, so a window can say it in the user's language (`message` is English):
-    # driver: module, odbc_driver, dialect; unreachable: refused, unknown_host, timeout;
-    # login: wrong_password, no_password, not_allowed; file: missing, folder, not_database, read_only,
-    # cannot_open; other: not_url, url; "" where the problem says it all.
-    reason: str = ""
-
 
 # The extra in pyproject.toml that installs each Python driver module.
 _EXTRAS = {"psycopg": "postgresql", "pymysql": "mysql", "pyodbc": "odbc"}

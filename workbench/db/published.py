@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import random
 import time
@@ -13,6 +12,7 @@ import sqlalchemy as sa
 
 from workbench.config import loader, model, settings
 from workbench.core import errors
+from workbench.core.records import Published  # what the admin services hand out: core's records
 from workbench.db import clock, dberrors, migrations, permissions, tables
 
 T = TypeVar("T")
@@ -21,17 +21,6 @@ T = TypeVar("T")
 # again with the next number. Publishing is rare, so a few tries cover any real contention.
 _ATTEMPTS = 8
 _VALIDATION_LABEL = "settings to publish"
-
-
-@dataclasses.dataclass(frozen=True)
-class Published:
-    """One published version of the queue settings."""
-
-    version: int
-    body: str  # TOML: [app] and [queues.*]
-    published_by: str
-    published_at: dt.datetime  # database clock, UTC
-    note: str | None
 
 
 def publish(engine: sa.Engine, schema: str | None, body: str, actor: str, note: str | None = None) -> Published:

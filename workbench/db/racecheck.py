@@ -10,18 +10,12 @@ transactions are rolled back: nothing is written.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import sqlalchemy as sa
 
+from workbench.core.records import RaceResult  # what the admin services hand out: core's records
 from workbench.db import backends, dberrors, service
-
-
-@dataclasses.dataclass(frozen=True)
-class RaceResult:
-    ok: bool | None  # None: not run (no row to race for)
-    message: str
 
 
 def check(wb: service.Workbench) -> RaceResult:

@@ -36,7 +36,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import util as sql_util
 from sqlalchemy.sql.expression import FunctionElement
 
-from workbench.core import models
+from workbench.core import clocks, models
 from workbench.db import audit as audit_mod
 from workbench.db import claims, clock, mapping
 
@@ -61,95 +61,36 @@ NO_REASON = "(no reason)"
 # -- the database clock ---------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Clock:
-    """One reading of the database clock, to turn audit times (naive UTC) into the queue's clock and back.
-
-    Attributes:
-        now: the queue's current time as workbench hands times out: aware UTC, naive server-local
-            time (`database.clock = "local"`), or aware in the session's zone (time-zone columns).
-        utc: the same instant as naive UTC, as the audit trail keeps times.
-        offset: the queue's clock minus UTC, in whole minutes (zero on the UTC clock).
-        local: whether times are naive server-local times.
-    """
-
-    now: dt.datetime
-    utc: dt.datetime
-    offset: dt.timedelta
-    local: bool
-
-    @classmethod
-    def columns(cls, q: mapping.BoundQueue) -> list[sa.ColumnElement[Any]]:
-        """The two columns a statement selects so that `from_row` can read the clock from it."""
-        return [
-            sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)).label("wb_now"),
-            sa.type_coerce(clock.db_now(), sa.DateTime()).label("wb_utc"),
-        ]
-
-    @classmethod
-    def from_row(cls, q: mapping.BoundQueue, row: Mapping[Any, Any]) -> Clock:
-        raw, utc = _datetime(row["wb_now"]), _datetime(row["wb_utc"])
-        if raw.tzinfo is not None:
-            return cls(
-                now=raw,
-                utc=raw.astimezone(_UTC).replace(tzinfo=None),
-                offset=raw.utcoffset() or dt.timedelta(0),
-                local=False,
-            )
-        if not q.local_clock:
-            return cls(now=raw.replace(tzinfo=_UTC), utc=raw, offset=dt.timedelta(0), local=False)
-        minutes = round((raw - utc).total_seconds() / 60)
-        return cls(now=raw, utc=utc, offset=dt.timedelta(minutes=minutes), local=True)
-
-    @classmethod
-    def read(cls, conn: sa.Connection, q: mapping.BoundQueue) -> Clock:
-        return cls.from_row(q, conn.execute(sa.select(*cls.columns(q))).mappings().one())
-
-    def from_utc(self, value: Any) -> dt.datetime:
-        """An audit time (naive UTC) on the queue's clock."""
-        shifted = _datetime(value) + self.offset
-        if self.local:
-            return shifted
-        return shifted.replace(tzinfo=_UTC if not self.offset else dt.timezone(self.offset))
-
-    def converter(self) -> Callable[[Any], dt.datetime]:
-        """`from_utc` for thousands of values (already datetimes)."""
-        if not self.offset and not self.local:
-            return _in_zone(_UTC)
-        return self.from_utc
-
-    def to_utc(self, value: dt.datetime) -> dt.datetime:
-        """A caller's time as naive UTC, to compare with audit times. A naive time is read on the
-        queue's clock: UTC, or the server's local time with `database.clock = "local"`."""
-        if value.tzinfo is not None:
-            return value.astimezone(_UTC).replace(tzinfo=None)
-        return value - self.offset if self.local else value
-
-    @property
-    def today_start(self) -> dt.datetime:
-        """Midnight at the start of the database clock's current date, on the queue's clock."""
-        return self.now.replace(hour=0, minute=0, second=0, microsecond=0)
+Clock = clocks.Clock  # a reading of the database clock, read here (read_clock), handed out as core's
+_datetime, _in_zone = clocks.as_datetime, clocks.in_zone
 
 
-def _in_zone(zone: dt.tzinfo) -> Callable[[dt.datetime], dt.datetime]:
-    """`value.replace(tzinfo=zone)` for thousands of naive datetimes: replace() takes over 1 µs a
-    call (its keyword arguments), datetime.combine a fifth of that."""
-    combine = dt.datetime.combine
-
-    def in_zone(value: dt.datetime) -> dt.datetime:
-        return combine(value.date(), value.time(), zone)
-
-    return in_zone
+def clock_columns(q: mapping.BoundQueue) -> list[sa.ColumnElement[Any]]:
+    """The two columns a statement selects so that `clock_from_row` can read the clock from it."""
+    return [
+        sa.type_coerce(q.now(), sa.DateTime(timezone=q.aware)).label("wb_now"),
+        sa.type_coerce(clock.db_now(), sa.DateTime()).label("wb_utc"),
+    ]
 
 
-def _datetime(value: Any) -> dt.datetime:
-    if isinstance(value, str):  # SQLite keeps times as text
-        return dt.datetime.fromisoformat(value)
-    if isinstance(value, dt.datetime):
-        return value
-    if isinstance(value, dt.date):  # a DATE column (`created`): its midnight
-        return dt.datetime.combine(value, dt.time())
-    raise TypeError(f"not a date-time: {value!r}")
+def clock_from_row(q: mapping.BoundQueue, row: Mapping[Any, Any]) -> Clock:
+    """The reading of the database clock `clock_columns` selected, on the queue's clock."""
+    raw, utc = _datetime(row["wb_now"]), _datetime(row["wb_utc"])
+    if raw.tzinfo is not None:
+        return Clock(
+            now=raw,
+            utc=raw.astimezone(_UTC).replace(tzinfo=None),
+            offset=raw.utcoffset() or dt.timedelta(0),
+            local=False,
+        )
+    if not q.local_clock:
+        return Clock(now=raw.replace(tzinfo=_UTC), utc=raw, offset=dt.timedelta(0), local=False)
+    minutes = round((raw - utc).total_seconds() / 60)
+    return Clock(now=raw, utc=utc, offset=dt.timedelta(minutes=minutes), local=True)
+
+
+def read_clock(conn: sa.Connection, q: mapping.BoundQueue) -> Clock:
+    return clock_from_row(q, conn.execute(sa.select(*clock_columns(q))).mappings().one())
 
 
 # -- the lock board -------------------------------------------------------------------------------
@@ -202,7 +143,7 @@ def _collector_paused() -> Iterator[None]:
 def _board_rows(
     conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, limit: int, keys: list[Any] | None
 ) -> list[models.BoardRow]:
-    reading = Clock.read(conn, q)  # one reading for the whole board
+    reading = read_clock(conn, q)  # one reading for the whole board
     when = q.read_type()
     held = [*q.scope_clause(), q.held_here(), q.user.is_not(None), q.time.is_not(None)]
     if keys is not None:
@@ -523,7 +464,7 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
         count(expired_branch).label("wb_retake"),
         count(sa.and_(*held, q.live(now))).label("wb_locked"),
         count(sa.and_(*held, q.stale(now))).label("wb_expired"),
-        *Clock.columns(q),
+        *clock_columns(q),
     ]
     if q.due is not None:
         columns.append(count(q.overdue_clause(now), q.source).label("wb_overdue"))
@@ -536,7 +477,7 @@ def health(conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTra
                 sa.select(sa.func.min(q.created)).select_from(source).where(where).scalar_subquery().label(name)
             )
     row = conn.execute(sa.select(*columns)).mappings().one()
-    reading = Clock.from_row(q, row)
+    reading = clock_from_row(q, row)
     oldest = None
     if q.created is not None:
         arrived = [_datetime(v) for v in (row["wb_oldest_free"], row["wb_oldest_retake"]) if v is not None]
@@ -591,7 +532,7 @@ def period(
     conn: sa.Connection, q: mapping.BoundQueue, since: dt.datetime, until: dt.datetime | None
 ) -> tuple[Clock, dt.datetime, dt.datetime | None]:
     """The clock and the period as naive UTC bounds for the audit trail."""
-    reading = Clock.read(conn, q)
+    reading = read_clock(conn, q)
     return reading, reading.to_utc(since), reading.to_utc(until) if until is not None else None
 
 

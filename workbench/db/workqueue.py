@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 
@@ -841,7 +841,7 @@ class WorkQueue:
         if claim is not None and claim.owner == user and claim.at is not None:
             claimed_at = claim.at if q.aware else claim.at.replace(tzinfo=None)
             if q.local_clock and not q.aware:  # the trail's UTC on the lock's clock (local, a zone)
-                claimed_at = stats.Clock.read(conn, q).from_utc(claimed_at)
+                claimed_at = stats.read_clock(conn, q).from_utc(claimed_at)
             assert q.config.max_lock_seconds is not None
             latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
             result = min(now, latest)
@@ -849,7 +849,7 @@ class WorkQueue:
 
     def _procedures(self) -> procedures.Procedures | None:
         """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
-        return self.enforcement.procedures()
+        return cast("procedures.Procedures | None", self.enforcement.procedures())  # the whole of them
 
     @contextlib.contextmanager
     def _refused_as_lost(self, key: Any, token: str, user: str, doing: str) -> Iterator[None]:
@@ -903,7 +903,7 @@ class WorkQueue:
             raise errors.UsageError.of(problems.UNDO_NOTHING, self.name, key)
         if event.kind != models.EventKind.COMPLETE or event.actor != user:
             raise errors.UsageError.of(problems.UNDO_NOT_YOURS, self.name, key, event.kind.value, event.actor)
-        reading = stats.Clock.read(conn, q)
+        reading = stats.read_clock(conn, q)
         age = (reading.utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
         limit = self.config.undo_within_seconds
         if age > limit:
@@ -949,7 +949,7 @@ class WorkQueue:
 
     def db_clock(self) -> stats.Clock:
         """The database clock now: `.now` and `.today_start` on the queue's clock (e.g. for a period)."""
-        return self.db.read(lambda conn: stats.Clock.read(conn, self.q))
+        return self.db.read(lambda conn: stats.read_clock(conn, self.q))
 
 
 def _check_user(user: str) -> None:

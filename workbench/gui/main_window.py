@@ -1256,7 +1256,7 @@ class MainWindow(QMainWindow):
         cur = self.session.current
         if cur is None:
             return
-        warn = self.session.settings.warn_at(self._queue_config(cur.queue).lock_seconds)
+        warn = self.session.settings.warn_at(self.session.lock_seconds(cur.queue))
         state = "critical" if left < 60 else "soon" if left <= warn else "ok"
         text = self.tr("expired") if left <= 0 else self.tr("{0} left").format(times.duration(left))
         self.timer_label.setText(self.tr("Lock on {0}: {1}").format(cur.lock.key, text))

@@ -81,7 +81,12 @@ class Engine:
 
     @classmethod
     def of(cls, wb: services.Workbench | Engine) -> Engine:
-        return wb if isinstance(wb, Engine) else cls(wb.config, wb=wb)
+        if isinstance(wb, Engine):
+            return wb
+        from workbench import services  # an open database: the engine is loaded already
+
+        door = services.Workbench.of(wb)  # an engine a test opened itself goes behind the door too
+        return cls(door.config, wb=door)
 
     @property
     def opened(self) -> services.Workbench | None:
@@ -206,6 +211,7 @@ class OperatorSession(QObject):
         self.narrow: dict[str, Any] = {}  # Next item serves only items whose columns hold these values
         self.current: Current | None = None
         self.specs: dict[str, list[fieldspec.FieldSpec]] = {}  # filled by start(), per queue
+        self._lock_seconds: dict[str, int] = {}  # a lock's time per queue (QueueLayout), filled by start()
         self.summaries: dict[tuple[str, Any], str] = {}  # (queue, key) -> list columns as text
         # Completes confirmed lately (lock, monotonic time): checked again once a connection was lost,
         # as a failover to an asynchronous standby can undo the last ones.
@@ -416,6 +422,7 @@ class OperatorSession(QObject):
                 self.list_columns[name] = layout.list_columns
                 self.due_columns[name] = layout.due_column
                 self.source_columns[name] = layout.source_column
+                self._lock_seconds[name] = layout.lock_seconds
             for name, lines in opened.lines.items():
                 self._keep_summaries(name, lines)
             return opened
@@ -585,9 +592,14 @@ class OperatorSession(QObject):
         self.claimed.emit(claim, draft)
         self._on_tick()
 
+    def lock_seconds(self, queue: str) -> int:
+        """How long a claim of `queue` holds its lock: the queue's layout, once start() has it (before,
+        the config's, which the layout is made from)."""
+        return self._lock_seconds.get(queue) or self.config.queues[queue].lock_seconds
+
     def _check_interval(self) -> float:
         assert self.current is not None
-        lock_seconds = self.config.queues[self.current.queue].lock_seconds
+        lock_seconds = self.lock_seconds(self.current.queue)
         return max(1.0, min(self.settings.check_interval, lock_seconds / 10))
 
     # -- working on the item -----------------------------------------------------------------------
@@ -917,7 +929,7 @@ class OperatorSession(QObject):
         if left <= 0:
             self.check_now()  # the database says what happened (expired, or taken)
             return
-        lock_seconds = self.config.queues[cur.queue].lock_seconds
+        lock_seconds = self.lock_seconds(cur.queue)
         warn_at = self.settings.warn_at(lock_seconds)
         working = time.monotonic() - self._last_activity < self.settings.activity_window
         if self.settings.auto_extend and working and not self._capped and left < lock_seconds / 2:

@@ -86,9 +86,12 @@ class SupervisorWindow(QMainWindow):
         # reclaimed.)
         gc.collect()
         gc.freeze()
-        self.wb, self.user, self.settings = wb, user, settings
-        self.service = services.Supervisor(wb, user)  # every database call goes through it, off this thread
-        self.titles = {name: q.title for name, q in wb.config.queues.items()}
+        # The open database (services' door: an engine a test opened itself is put behind one) and the
+        # queue settings it was opened with: all the window holds of it.
+        self.wb, self.user, self.settings = services.Workbench.of(wb), user, settings
+        self.config = config = self.wb.config
+        self.service = services.Supervisor(self.wb, user)  # every database call goes through it, off this thread
+        self.titles = {name: q.title for name, q in config.queues.items()}
         self.setObjectName("supervisor_window")
         self.setWindowTitle(self.tr("workbench supervisor — {0}").format(user))
         self.dispatcher = dispatch.Dispatcher(self, threads=2)
@@ -96,7 +99,7 @@ class SupervisorWindow(QMainWindow):
         self._again = False
         self.last_refresh_ms = 0.0
         self._said, self._said_at = "", 0.0  # what an action reported, kept before refreshes for a while
-        self.model = board_model.BoardModel(warn_seconds=float(wb.config.app.warn_before), titles=self.titles)
+        self.model = board_model.BoardModel(warn_seconds=float(config.app.warn_before), titles=self.titles)
         self._sized = False  # the board's columns are sized to their contents once, at the first locks
         self.relay_label = QLabel("")  # where changes come from, shown when the config names a change relay
         self.relay_label.setObjectName("relay_label")
@@ -111,7 +114,7 @@ class SupervisorWindow(QMainWindow):
         # With the feed on, the timer reads the whole board only every `[app] board_every` (board_seconds):
         # at 1,000 windows through PgBouncer the 5 s whole-board reloads were 42 % of the server's statement
         # time, and what they would catch the feed names, or the board's own clock shows (time left, expired).
-        self._board_every = float(wb.config.app.board_every if board_seconds is None else board_seconds)
+        self._board_every = float(config.app.board_every if board_seconds is None else board_seconds)
         self._board_at = -math.inf  # time.monotonic() of the last whole-board read asked for
         self._feed_ok = False  # the feed's last look answered: the board is kept current by it
         self._clock = QTimer(self)  # the times left count down between reads (BoardModel.tick)
@@ -121,16 +124,16 @@ class SupervisorWindow(QMainWindow):
         self._page: Any = None  # the board shown (a BoardPage): the feed's changes update it
         self._changes = QTimer(self)
         self._changes.timeout.connect(self._look_for_changes)
-        every = wb.config.app.changes_every if changes_seconds is None else changes_seconds
+        every = config.app.changes_every if changes_seconds is None else changes_seconds
         # With a change relay (`[app] relay`) the console looks when woken about its queues (and every 30 s).
         self.relay: relay_link.RelayLink | None = None
         if every > 0:
             self._changes.setInterval(int(every * 1000))
             self._look_for_changes()  # the first look marks where the feed starts
-            if wb.config.app.relay:
+            if config.app.relay:
                 from workbench.services import relay_client
 
-                client = relay_client.RelayClient(wb.config.app.relay, user, wb.config.queues, every=True)
+                client = relay_client.RelayClient(config.app.relay, user, config.queues, every=True)
                 # Woken by every change in its queues (a busy site: every relay interval), it looks at most
                 # every `changes_every`, as without the relay.
                 self.relay = relay_link.RelayLink(
@@ -168,7 +171,7 @@ class SupervisorWindow(QMainWindow):
         self.queue_filter = QComboBox()
         self.queue_filter.setObjectName("queue_filter")
         self.queue_filter.addItem(self.tr("All queues"), ALL)
-        for name, queue in self.wb.config.queues.items():
+        for name, queue in self.config.queues.items():
             self.queue_filter.addItem(queue.title, name)
         self.holder_filter = QLineEdit()
         self.holder_filter.setObjectName("holder_filter")
@@ -183,7 +186,7 @@ class SupervisorWindow(QMainWindow):
             self.tr(
                 "How often the tab shown is read again. The lock board shows claims and releases as they happen "
                 "and counts the time left itself: it is read whole every {0}, or with Refresh."
-            ).format(times.duration(float(self.wb.config.app.board_every)))
+            ).format(times.duration(float(self.config.app.board_every)))
         )
         self.refresh_button = QPushButton(self.tr("Refresh"))
         self.refresh_button.setObjectName("refresh_button")
@@ -255,7 +258,7 @@ class SupervisorWindow(QMainWindow):
         self.board.verticalHeader().setVisible(False)
         self.board.setWordWrap(False)  # one line a lock: a long summary elides, its tooltip has it all
         # Time to due: only where some queue names a due column.
-        self.board.setColumnHidden(board_model.DUE, not any(q.due for q in self.wb.config.queues.values()))
+        self.board.setColumnHidden(board_model.DUE, not any(q.due for q in self.config.queues.values()))
         # Sized from a sample of rows, at the first locks (see _show_board) and when the view changes size
         # (BoardView), never at a refresh: that measured every cell again for every refreshed row.
         self.board.horizontalHeader().setResizeContentsPrecision(SIZE_SAMPLE)  # rows measured per column
@@ -443,7 +446,7 @@ class SupervisorWindow(QMainWindow):
         bar = QHBoxLayout()
         self.history_queue = QComboBox()
         self.history_queue.setObjectName("history_queue")
-        for name, queue in self.wb.config.queues.items():
+        for name, queue in self.config.queues.items():
             self.history_queue.addItem(queue.title, name)
         self.history_key = QLineEdit()
         self.history_key.setObjectName("history_key")
@@ -490,7 +493,7 @@ class SupervisorWindow(QMainWindow):
 
     def _queues(self) -> list[str]:
         chosen = self.queue_filter.currentData()
-        return list(self.wb.config.queues) if chosen == ALL else [chosen]
+        return list(self.config.queues) if chosen == ALL else [chosen]
 
     @Slot()
     def _on_timer(self) -> None:
@@ -518,7 +521,7 @@ class SupervisorWindow(QMainWindow):
             return
         self._refreshing, self._again = True, False
         tab = self.tabs.currentIndex()
-        names = list(self.wb.config.queues)
+        names = list(self.config.queues)
         days = self.period.currentData()
         period = QCoreApplication.translate("SupervisorWindow", PERIODS[max(0, self.period.currentIndex())][2])
         chosen = self._queues()  # the queue filter: every tab but the board (which filters its rows itself)
@@ -581,7 +584,7 @@ class SupervisorWindow(QMainWindow):
             self.refresh()
             return
         self._refreshing = True
-        page, names, started = self._page, list(self.wb.config.queues), time.monotonic()
+        page, names, started = self._page, list(self.config.queues), time.monotonic()
 
         def done(updated: Any) -> None:
             self._refreshing = False

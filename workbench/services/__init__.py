@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-# Workbench is the engine's handle itself (admin.Workbench names it too): importing admin here would
+# The open database as the front ends hold it (admin.Workbench names it too): not from admin, which would
 # load attach, grants, groups and the self-checks into every command that only claims (`workbench next`).
-from workbench.db.service import Workbench
 from workbench.services.base import QueueLayout, Service
+from workbench.services.door import Workbench
 from workbench.services.operator import Held, HeldLock, ItemLog, Operator
 
 if TYPE_CHECKING:

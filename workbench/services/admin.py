@@ -14,14 +14,20 @@ from typing import Any, TypeVar
 
 from workbench.config import model
 from workbench.core import errors
-from workbench.db import attach as attach_mod
-from workbench.db import dberrors, groups, migrations, permissions, probe, published, racecheck, service
-from workbench.db import people as people_mod
 
-Workbench = service.Workbench  # an open database: the handle the windows and commands pass around
-ProbeResult = probe.ProbeResult
-RaceResult = racecheck.RaceResult
-Published = published.Published
+# Its answers are core's records, named here too (the commands say admin.RaceResult).
+from workbench.core.records import Change as PeopleChange
+from workbench.core.records import Person as Person
+from workbench.core.records import ProbeResult as ProbeResult
+from workbench.core.records import Published as Published
+from workbench.core.records import RaceResult as RaceResult
+from workbench.core.records import Session as Session
+from workbench.db import attach as attach_mod
+from workbench.db import dberrors, groups, migrations, permissions, probe, published, racecheck
+from workbench.db import people as people_mod
+from workbench.services import door
+
+Workbench = door.Workbench  # an open database: the handle the windows and commands pass around
 NO_ROLES_NOTE = permissions.NO_ROLES_NOTE
 
 T = TypeVar("T")
@@ -29,7 +35,7 @@ T = TypeVar("T")
 
 def open_database(config: model.Config, *, password: str | None = None) -> Workbench:
     """A handle on the config's database (nothing is read yet)."""
-    return service.Workbench.open(config, password=password)
+    return door.Workbench.open(config, password=password)
 
 
 def no_queues(database: model.DatabaseConfig) -> model.Config:
@@ -37,8 +43,9 @@ def no_queues(database: model.DatabaseConfig) -> model.Config:
     return model.Config(path="", database=database, queues={})
 
 
-def log_in(wb: Workbench) -> None:
+def log_in(opened: Workbench) -> None:
     """Connect once: LoginRefused or DatabaseUnavailable (core errors) now rather than at the first command."""
+    wb = door.engine(opened)
     with dberrors.translated(), wb.engine.connect():
         pass
 
@@ -54,8 +61,9 @@ class Attached:
     empty: bool  # nothing is missing
 
 
-def attach(wb: Workbench, queue: str, *, apply: bool) -> Attached:
+def attach(opened: Workbench, queue: str, *, apply: bool) -> Attached:
     """The lock columns and claim indexes `queue`'s table lacks, as DDL; run when `apply`."""
+    wb = door.engine(opened)
     if queue not in wb.config.queues:
         wb.queue(queue)  # raises the "no such queue" usage error
     config = wb.config.queues[queue]
@@ -73,13 +81,14 @@ def attach(wb: Workbench, queue: str, *, apply: bool) -> Attached:
             attach_mod.apply(conn, plan)
     notes = list(plan.notes)
     if not plan.add_columns:  # the lock columns are there: do their times agree with the lock clock?
-        notes += clock_warnings(wb, [queue])
+        notes += clock_warnings(opened, [queue])
     return Attached(ddl, bool(apply and not plan.empty), notes, bool(plan.suggested), plan.empty)
 
 
-def clock_warnings(wb: Workbench, queues: list[str] | None = None) -> list[str]:
+def clock_warnings(opened: Workbench, queues: list[str] | None = None) -> list[str]:
     """For `queues` (all): where the lock times already in a table disagree with the queue's lock
     clock by more than a minute (another program writing local time; attach.clock_warning)."""
+    wb = door.engine(opened)
     names = list(wb.config.queues) if queues is None else queues
     bound = [wb.queue(name).q for name in names]
     with dberrors.translated(), wb.engine.connect() as conn:
@@ -100,8 +109,9 @@ class Grants:
     batches: list[str] | None = None  # the script's batches (SQL Server)
 
 
-def grants(wb: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grants:
+def grants(opened: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grants:
     """The grants, policies and functions that make the database enforce `queue`'s rules (or take them back)."""
+    wb = door.engine(opened)
     dialect = wb.db.dialect
     bound = wb.queue(queue).q
     label = bound.config.table_label
@@ -131,8 +141,9 @@ def grants(wb: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grants:
     return Grants(dialect, label, roles=True, ddl=ddl, applied=apply)
 
 
-def _own(wb: Workbench, change: bool, run: Callable[[Any, str | None], T]) -> T:
+def _own(opened: Workbench, change: bool, run: Callable[[Any, str | None], T]) -> T:
     """`run(conn, schema)` on workbench's own tables, checked to be there first (a write when `change`)."""
+    wb = door.engine(opened)
     schema = wb.config.database.workbench_schema
 
     def checked(conn: Any) -> T:
@@ -151,7 +162,7 @@ class Roles:
     database_roles: bool  # the database's own roles are in use (PostgreSQL grants)
 
 
-def roles(wb: Workbench, actor: str, action: str, who: str = "", role: str = "") -> Roles:
+def roles(opened: Workbench, actor: str, action: str, who: str = "", role: str = "") -> Roles:
     """`action`: "grant" `who` the `role`, "revoke" `who`'s role, or "list" every role."""
 
     def run(conn: Any, schema: str | None) -> Roles:
@@ -163,10 +174,10 @@ def roles(wb: Workbench, actor: str, action: str, who: str = "", role: str = "")
             result = permissions.list_roles(conn, schema)
         return Roles(result, permissions.supervisors(conn, schema), bool(permissions.database_roles_in_use(conn)))
 
-    return _own(wb, action != "list", run)
+    return _own(opened, action != "list", run)
 
 
-def group(wb: Workbench, actor: str, action: str, who: str = "", name: str | None = None) -> Any:
+def group(opened: Workbench, actor: str, action: str, who: str = "", name: str | None = None) -> Any:
     """`action`: "add" `who` to group `name`, "remove" them, or "list" its members (every group's: None)."""
 
     def run(conn: Any, schema: str | None) -> Any:
@@ -176,18 +187,20 @@ def group(wb: Workbench, actor: str, action: str, who: str = "", name: str | Non
             return groups.remove(conn, schema, actor, who, name or "")
         return groups.members(conn, schema, name)
 
-    return _own(wb, action != "list", run)
+    return _own(opened, action != "list", run)
 
 
-def publish(wb: Workbench, body: str, actor: str, note: str | None) -> Published:
+def publish(opened: Workbench, body: str, actor: str, note: str | None) -> Published:
     """Publish queue settings (every queue of wb's config is checked against the database first)."""
+    wb = door.engine(opened)
     for name in wb.config.queues:
         wb.queue(name)
     return published.publish(wb.engine, wb.config.database.workbench_schema, body, actor, note)
 
 
-def published_settings(wb: Workbench, *, every: bool) -> list[Published]:
+def published_settings(opened: Workbench, *, every: bool) -> list[Published]:
     """The newest published queue settings (every version, newest first, when `every`)."""
+    wb = door.engine(opened)
     schema = wb.config.database.workbench_schema
     if every:
         return published.history(wb.engine, schema)
@@ -204,15 +217,14 @@ def odbc_drivers() -> tuple[str, ...]:
     return probe.installed_odbc_drivers()
 
 
-def claim_check(wb: Workbench) -> RaceResult:
+def claim_check(opened: Workbench) -> RaceResult:
     """The claim self-check: two claims at once never take the same item (db/racecheck.py)."""
+    wb = door.engine(opened)
     return racecheck.check(wb)
 
 
 # -- people: each person's own login ----------------------------------------------------------------
 
-Person = people_mod.Person
-PeopleChange = people_mod.Change
 PEOPLE_ROLES = people_mod.ROLES
 
 
@@ -226,7 +238,8 @@ class PersonAdded:
     groups: list[str] = dataclasses.field(default_factory=list)  # groups joined for queues that serve one
 
 
-def _queue_refs(wb: Workbench, names: list[str] | None) -> list[people_mod.QueueRef]:
+def _queue_refs(opened: Workbench, names: list[str] | None) -> list[people_mod.QueueRef]:
+    wb = door.engine(opened)
     chosen = names or list(wb.config.queues)
     for name in chosen:
         if name not in wb.config.queues:
@@ -251,8 +264,9 @@ class _Offline:
         self.dialect = engine.dialect
 
 
-def profile_line(wb: Workbench, name: str) -> tuple[str, Any]:
+def profile_line(opened: Workbench, name: str) -> tuple[str, Any]:
     """The `workbench profile add` a person runs to connect with their own login; and that profile."""
+    wb = door.engine(opened)
     from pathlib import Path
 
     from workbench.config import profiles
@@ -284,16 +298,17 @@ def profile_line(wb: Workbench, name: str) -> tuple[str, Any]:
 
 
 def people_add(
-    wb: Workbench, actor: str, name: str, role: str, queues: list[str] | None, *, password: bool, keyring: bool
+    opened: Workbench, actor: str, name: str, role: str, queues: list[str] | None, *, password: bool, keyring: bool
 ) -> PersonAdded:
     """Make `name` a usable operator or supervisor: their login, its role and what `grants` gives each
     operator's login, run here where this login may (else the SQL for the administrator)."""
+    wb = door.engine(opened)
     from workbench import credentials
 
     logins = people_mod.of(wb.db.backend)
-    refs = _queue_refs(wb, queues)
+    refs = _queue_refs(opened, queues)
     schema = wb.config.database.workbench_schema
-    line, profile = profile_line(wb, name)
+    line, profile = profile_line(opened, name)
     if not logins.applies:
         return PersonAdded(logins.add(_Offline(wb.engine), schema, name, role, password, refs), line)
     joined: list[str] = []
@@ -320,8 +335,9 @@ def people_add(
     return PersonAdded(change, line, stored, joined)
 
 
-def people_remove(wb: Workbench, name: str, *, keep_login: bool) -> PeopleChange:
+def people_remove(opened: Workbench, name: str, *, keep_login: bool) -> PeopleChange:
     """Take `name` out of workbench's roles and drop their login (kept, locked out, where it owns things)."""
+    wb = door.engine(opened)
     logins = people_mod.of(wb.db.backend)
     schema = wb.config.database.workbench_schema
     if not logins.applies:
@@ -336,30 +352,32 @@ def people_remove(wb: Workbench, name: str, *, keep_login: bool) -> PeopleChange
     return change
 
 
-def people_list(wb: Workbench, queues: list[str] | None = None) -> list[Person]:
+def people_list(opened: Workbench, queues: list[str] | None = None) -> list[Person]:
     """Who may work which of the config's queues, and whether their login is ready."""
+    wb = door.engine(opened)
     logins = people_mod.of(wb.db.backend)
-    refs = _queue_refs(wb, queues)
+    refs = _queue_refs(opened, queues)
     if not logins.applies:
         return logins.people(_Offline(wb.engine), wb.config.database.workbench_schema, refs)
     with dberrors.translated(), wb.engine.begin() as conn:
         return logins.people(conn, wb.config.database.workbench_schema, refs)
 
 
-Session = people_mod.Session
 SESSION_GRANTS = people_mod.SESSION_GRANTS
 
 
-def idle_sessions(wb: Workbench) -> tuple[list[Session], bool]:
+def idle_sessions(opened: Workbench) -> tuple[list[Session], bool]:
     """Sessions idle in an open transaction (their row locks hide items from every Next item), the
     config's queue tables each holds locks on, and whether this login sees every login's sessions."""
+    wb = door.engine(opened)
     logins = people_mod.of(wb.db.backend)
     with dberrors.translated(), wb.engine.begin() as conn:
-        return logins.sessions(conn, _queue_refs(wb, None))
+        return logins.sessions(conn, _queue_refs(opened, None))
 
 
-def end_session(wb: Workbench, pid: int) -> Session:
+def end_session(opened: Workbench, pid: int) -> Session:
     """End session `pid` (one idle in a transaction here): its transaction rolls back, its row locks go."""
+    wb = door.engine(opened)
     logins = people_mod.of(wb.db.backend)
     with dberrors.translated(), wb.engine.begin() as conn:
         return logins.end_session(conn, pid)

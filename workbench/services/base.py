@@ -7,8 +7,9 @@ import threading
 from typing import Any
 
 from workbench import fieldspec
-from workbench.core import models
-from workbench.db import feed, service, stats
+from workbench.core import clocks, models
+from workbench.db import feed, service
+from workbench.services import door
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,8 +28,9 @@ class QueueLayout:
 class Service:
     """One user's view of the queues of one database (blocking: call off the GUI thread)."""
 
-    def __init__(self, wb: service.Workbench, user: str) -> None:
-        self.wb, self.user = wb, user
+    def __init__(self, wb: door.Workbench | service.Workbench, user: str) -> None:
+        # The engine stays inside: what the front ends get from here are core's and the services' types.
+        self.database, self._wb, self.user = door.Workbench.of(wb), door.engine(wb), user
         self._cursor: feed.Cursor | None = None  # where this service's change feed is (_read_changes)
         self._cursor_lock = threading.Lock()
 
@@ -40,7 +42,7 @@ class Service:
         own where that saves the transaction's round trips: cheap enough for every window every second,
         on every database and through a transaction pooler."""
         with self._cursor_lock:
-            audit, queues = self.wb.audit_table, self.queues
+            audit, queues = self._wb.audit_table, self.queues
 
             def look(conn: Any) -> list[models.Event]:
                 if self._cursor is None:
@@ -48,28 +50,28 @@ class Service:
                     return []
                 return self._cursor.read(conn, audit, queues=queues, concerning=concerning)
 
-            return self.wb.db.read_alone(look)
+            return self._wb.db.read_alone(look)
 
     @property
     def queues(self) -> list[str]:
-        return list(self.wb.config.queues)
+        return list(self._wb.config.queues)
 
     def check_queue(self, queue: str) -> None:
         """UsageError for a queue the config does not name, ConfigError for a config the database
         refuses: said before anything runs (the first call checks every queue)."""
-        self.wb.queue(queue)
+        self._wb.queue(queue)
 
     def key_of(self, queue: str, key: Any) -> Any:
         """`key` (e.g. typed on the command line) as the queue's key column holds it."""
-        return self.wb.queue(queue).q.coerce_key(key)
+        return self._wb.queue(queue).q.coerce_key(key)
 
-    def db_clock(self, queue: str) -> stats.Clock:
+    def db_clock(self, queue: str) -> clocks.Clock:
         """The database clock now, on the queue's clock: `.now`, `.utc`, `.today_start`."""
-        return self.wb.queue(queue).db_clock()
+        return self._wb.queue(queue).db_clock()
 
     def layout(self, queue: str) -> QueueLayout:
         """The queue's form and list columns (the first call checks the config against the table)."""
-        q = self.wb.queue(queue).q
+        q = self._wb.queue(queue).q
         return QueueLayout(
             name=queue,
             key_name=q.key.name,

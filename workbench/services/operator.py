@@ -13,6 +13,7 @@ import workbench.services.sources as sources  # not `from workbench.services`: n
 from workbench import fieldspec
 from workbench.core import errors, models
 from workbench.db import counts, published, service
+from workbench.services import door
 from workbench.services.base import QueueLayout, Service
 
 
@@ -144,7 +145,7 @@ class Operator(Service):
     when a lock is no longer the caller's, NothingToClaim, InvalidValue, DatabaseUnavailable …
     """
 
-    def __init__(self, wb: service.Workbench, user: str) -> None:
+    def __init__(self, wb: door.Workbench | service.Workbench, user: str) -> None:
         super().__init__(wb, user)
         # The start page's counts per queue, (monotonic time, waiting, overdue, deferred): read again
         # only after `[app] counts_every`, as the start page shows after every Complete.
@@ -160,18 +161,18 @@ class Operator(Service):
 
     def next_items(self, queue: str, count: int, where: Mapping[str, Any] | None = None) -> list[models.Claim]:
         """Lock up to `count` waiting items at once (a batch); NothingToClaim when none is free."""
-        claims = self.wb.queue(queue).claim_next(self.user, count, where)
+        claims = self._wb.queue(queue).claim_next(self.user, count, where)
         self._counted_change(queue, waiting=-len(claims))
         return claims
 
     def filter_choices(self, queue: str, limit: int = 50) -> dict[str, list[Any]]:
         """For each column the queue may be narrowed by (`filter_by`): the values its waiting items
         hold, most common first (at most `limit` each)."""
-        return self.wb.queue(queue).filter_choices(limit, self.user)
+        return self._wb.queue(queue).filter_choices(limit, self.user)
 
     def claim(self, queue: str, key: Any) -> models.Claim:
         """Lock one chosen item (or resume this user's own lock on it)."""
-        claim = self.wb.queue(queue).claim(self.user, key)
+        claim = self._wb.queue(queue).claim(self.user, key)
         if not claim.resumed:
             self._counted_change(queue, waiting=-1)
         return claim
@@ -180,27 +181,27 @@ class Operator(Service):
 
     def lookup_search(self, queue: str, column: str, text: str, limit: int = 50) -> list[models.Choice]:
         """Rows of `column`'s related table for a picker: display starting with `text`, then containing it."""
-        return self.wb.queue(queue).lookup_search(column, text, limit)
+        return self._wb.queue(queue).lookup_search(column, text, limit)
 
     def lookup_search_start(
         self, queue: str, column: str, text: str, limit: int = 50
     ) -> tuple[list[models.Choice], bool]:
         """A picker's first answer for `text` (rows starting with it; all of a small table's matches), and
         whether lookup_search_inside may add rows containing it (a large table's, asked for apart)."""
-        return self.wb.queue(queue).lookup_search_start(column, text, limit)
+        return self._wb.queue(queue).lookup_search_start(column, text, limit)
 
     def lookup_search_inside(self, queue: str, column: str, text: str, limit: int = 50) -> list[models.Choice]:
         """Rows of `column`'s related table containing `text` but not starting with it."""
-        return self.wb.queue(queue).lookup_search_inside(column, text, limit)
+        return self._wb.queue(queue).lookup_search_inside(column, text, limit)
 
     def lookup_resolve(self, queue: str, column: str, keys: list[Any]) -> dict[Any, models.Choice]:
         """The related rows of these keys, by key: what the form shows for a stored key."""
-        return self.wb.queue(queue).lookup_resolve(column, keys)
+        return self._wb.queue(queue).lookup_resolve(column, keys)
 
     def resolve_lookups(self, queue: str, edits: Mapping[str, Any]) -> dict[str, Any]:
         """`edits` with every lookup value given by its display text replaced by its key (the
         command line's `--set customer="Acme"`); InvalidValue when none or several rows match."""
-        wq = self.wb.queue(queue)
+        wq = self._wb.queue(queue)
         result = dict(edits)
         for name, raw in edits.items():
             if wq.has_lookup(name):
@@ -211,7 +212,7 @@ class Operator(Service):
 
     def save(self, lock: Held, edits: Mapping[str, Any]) -> models.Lock:
         """Store edits and keep the item; the lock as it is now."""
-        return self.wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
+        return self._wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
 
     def complete(
         self,
@@ -226,7 +227,7 @@ class Operator(Service):
         """Finish the item with an outcome (the queue's first when None), final edits and a note;
         with `then_next`, also claim the next item (narrowed by `where`) as the Completion's `next`
         (None when none was claimed: next_item says why), on PostgreSQL in the same statement."""
-        done = self.wb.queue(lock.queue).complete(
+        done = self._wb.queue(lock.queue).complete(
             self.user, lock.key, lock.token, outcome, edits, note=note, then_next=then_next, where=where
         )
         if done.next is not None:
@@ -235,49 +236,49 @@ class Operator(Service):
 
     def release(self, lock: Held, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the queue (with a note for whoever takes it next)."""
-        self.wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
+        self._wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
         self._counted_change(lock.queue, waiting=1)
 
     def defer(self, lock: Held, until: dt.datetime, reason: str, note: str | None = None) -> models.Deferral:
         """Give the item back until `until` (aware): nobody gets it before, then it comes first."""
-        deferral = self.wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
+        deferral = self._wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
         self._counted_change(lock.queue, deferred=1)
         return deferral
 
     def escalate(self, lock: Held, reason: str) -> None:
         """Hand the item to a supervisor, saying why: the queue's on_escalate values take it out of the work."""
-        self.wb.queue(lock.queue).escalate(self.user, lock.key, lock.token, reason)
+        self._wb.queue(lock.queue).escalate(self.user, lock.key, lock.token, reason)
 
     def escalations(self, queue: str, mine: bool = False) -> list[tuple[models.Event, models.Event]]:
         """The items of `queue` handed to a supervisor (this user's only, with `mine`), newest first, each
         with the item's newest event since: the escalate itself while it waits for a supervisor."""
-        return self.wb.queue(queue).escalations(self.user if mine else None)
+        return self._wb.queue(queue).escalations(self.user if mine else None)
 
     def undo_complete(self, queue: str, key: Any) -> models.Claim:
         """Take back this user's Complete of `key` (within the queue's undo_within): theirs again."""
-        return self.wb.queue(queue).undo_complete(self.user, key)
+        return self._wb.queue(queue).undo_complete(self.user, key)
 
     def needs_note(self, queue: str, action: str) -> bool:
         """Does `action` ("release", or an outcome's name) in `queue` need a note?"""
-        return self.wb.config.queues[queue].needs_note(action)
+        return self._wb.config.queues[queue].needs_note(action)
 
     def add_note(self, queue: str, key: Any, text: str) -> models.Note:
         """Add a note to an item (held or not)."""
-        return self.wb.queue(queue).add_note(self.user, key, text)
+        return self._wb.queue(queue).add_note(self.user, key, text)
 
     def item_log(self, queue: str, key: Any) -> ItemLog:
         """An item's notes and history (one read transaction)."""
-        with self.wb.db.one_read():
-            return ItemLog.read(self.wb.queue(queue), queue, key)
+        with self._wb.db.one_read():
+            return ItemLog.read(self._wb.queue(queue), queue, key)
 
     def source(self, queue: str, item: Mapping[str, Any]) -> sources.Source:
         """The source an item's `source` column names (a PDF, an image, text), read from disk or the
         network: may take seconds, so a window calls it off its GUI thread."""
-        q = self.wb.queue(queue).q
+        q = self._wb.queue(queue).q
         if q.source_column is None:
             return sources.Source("none")
         # The item is keyed by the table's names: `source = "ScanPath"` may be column `scanpath`.
-        return sources.read(item.get(q.source_column.name), sources.base_dir(self.wb.config.path, q.config.source_dir))
+        return sources.read(item.get(q.source_column.name), sources.base_dir(self._wb.config.path, q.config.source_dir))
 
     def changes(self) -> list[models.Event]:
         """What the audit trail recorded about this user's items since the last call, oldest first: their
@@ -289,21 +290,21 @@ class Operator(Service):
     def interruptions(self) -> int:
         """How often this user's database lost a connection or was reached on another server so far (a
         window checks what it confirmed after the count grows: the server may have changed)."""
-        return self.wb.db.interruptions()
+        return self._wb.db.interruptions()
 
     def lost_completions(self, done: list[models.Lock]) -> list[models.Lock]:
         """Of the locks this user completed, those whose Complete the database does not have (after a
         switch to a standby that had not received it)."""
-        return [lock for lock in done if not self.wb.queue(lock.queue).completion_kept(lock.key, lock.token)]
+        return [lock for lock in done if not self._wb.queue(lock.queue).completion_kept(lock.key, lock.token)]
 
     def extend(self, lock: Held) -> models.Lock:
         """Push the lock's expiry out (never past the queue's maximum); the new lock."""
-        return self.wb.queue(lock.queue).extend(self.user, lock.key, lock.token)
+        return self._wb.queue(lock.queue).extend(self.user, lock.key, lock.token)
 
     def check(self, lock: Held) -> models.Lock:
         """The lock as the database has it now; LockLost (who, why) when it is no longer this user's."""
         try:
-            return self.wb.queue(lock.queue).check(self.user, lock.key, lock.token)
+            return self._wb.queue(lock.queue).check(self.user, lock.key, lock.token)
         except errors.LockLost as lost:
             if lost.cause != "reassigned" or lost.to != self.user or lost.holder != self.user:
                 raise
@@ -318,11 +319,11 @@ class Operator(Service):
 
     def mine(self, queue: str) -> list[models.Lock]:
         """This user's locks in `queue`, oldest first, expired ones not yet taken over included."""
-        return self.wb.queue(queue).mine(self.user)
+        return self._wb.queue(queue).mine(self.user)
 
     def summaries(self, queue: str, keys: list[Any]) -> dict[Any, ItemLine]:
         """Per item, by key: one line of text (its list columns) and when it is due."""
-        q = self.wb.queue(queue).q
+        q = self._wb.queue(queue).q
         shown = {c.name for c in q.list_columns if c is not q.key}
         due = q.due.name if q.due is not None else None
         return {
@@ -330,21 +331,21 @@ class Operator(Service):
                 " — ".join(str(value) for name, value in row.items() if name in shown and value not in (None, "")),
                 row.get(due) if due is not None else None,
             )
-            for key, row in self.wb.queue(queue).summaries(keys).items()
+            for key, row in self._wb.queue(queue).summaries(keys).items()
         }
 
     def open_items(self, queue: str, limit: int = 200) -> list[dict[str, Any]]:
         """Waiting items in queue order (their list columns), at most `limit`."""
-        return self.wb.queue(queue).open_items(limit, self.user)
+        return self._wb.queue(queue).open_items(limit, self.user)
 
     def queue_counts(self) -> list[QueueCount]:
         """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks
         (one read transaction for them all)."""
         try:
-            with self.wb.db.one_read():
+            with self._wb.db.one_read():
                 return self._queue_counts()
         except counts.Refused:  # the counts table refused this login: counted here from now on
-            with self.wb.db.one_read():
+            with self._wb.db.one_read():
                 return self._queue_counts()
 
     def opening(self) -> Opening:
@@ -358,20 +359,20 @@ class Operator(Service):
             return self._opening()
 
     def _opening(self) -> Opening:
-        with self.wb.db.one_read():
+        with self._wb.db.one_read():
             layouts = {name: self.layout(name) for name in self.queues}
             mine = {name: self.mine(name) for name in self.queues}
             lines = {name: self.summaries(name, [lock.key for lock in locks]) for name, locks in mine.items() if locks}
             counts = self._queue_counts()
             for name in self.queues:
-                self.wb.queue(name).ask_ahead()
+                self._wb.queue(name).ask_ahead()
             self.changes()
         return Opening(layouts, mine, lines, counts)
 
     def _queue_counts(self) -> list[QueueCount]:
         figures = self._queue_figures()
         counts = []
-        for name, config in self.wb.config.queues.items():
+        for name, config in self._wb.config.queues.items():
             waiting, overdue, deferred = figures[name]
             counts.append(
                 QueueCount(
@@ -379,7 +380,7 @@ class Operator(Service):
                     title=config.title,
                     waiting=waiting,
                     mine=len(
-                        self.wb.queue(name).mine(self.user)
+                        self._wb.queue(name).mine(self.user)
                     ),  # the user's own locks: few, by index, always current
                     overdue=overdue,
                     deferred=deferred,
@@ -394,18 +395,18 @@ class Operator(Service):
         figures come from the database's counts table, counted there by one window per queue and
         interval for every window (db/counts.py), except a queue whose conditions name the user."""
         now = time.monotonic()
-        every = self.wb.config.app.counts_every
+        every = self._wb.config.app.counts_every
         found: dict[str, tuple[int, int | None, int]] = {}
         shared: dict[str, Any] = {}
         cached_names: set[str] = set()
-        for name in self.wb.config.queues:
+        for name in self._wb.config.queues:
             with self._counted_lock:
                 cached = self._counted.get(name)
             if cached is not None and now - cached[0] < every:
                 found[name] = cached[1:]
                 cached_names.add(name)
                 continue
-            work = self.wb.queue(name)
+            work = self._wb.queue(name)
 
             def count(work: Any = work) -> tuple[int, int | None, int]:
                 return (
@@ -419,7 +420,7 @@ class Operator(Service):
             else:
                 shared[name] = count
         ages: dict[str, float] = {}
-        for name, (figures, age) in self.wb.counts.figures(shared, every).items():
+        for name, (figures, age) in self._wb.counts.figures(shared, every).items():
             found[name], ages[name] = figures, age
         with self._counted_lock:
             for name, figures in found.items():
@@ -443,11 +444,11 @@ class Operator(Service):
     def release_connections(self) -> None:
         """Close the connections kept for claims and Completes but one (the window went idle): call
         only while no other call of this process runs on the database."""
-        self.wb.db.release_idle()
+        self._wb.db.release_idle()
 
     def pick_list(self, queue: str, limit: int = 200) -> PickList:
         """The first `limit` waiting items with their columns' labels, and how many wait in all."""
-        work = self.wb.queue(queue)
+        work = self._wb.queue(queue)
         rows = work.open_items(limit, self.user)
         waiting = len(rows) if len(rows) < limit else work.count_waiting(WAITING_CAP, self.user)
         specs = {spec.name: spec.label for spec in fieldspec.field_specs(work.q)}
@@ -466,32 +467,32 @@ class Operator(Service):
 
     def show(self, queue: str, key: Any) -> models.ItemView:
         """An item with its lock and state, whoever holds it."""
-        return self.wb.queue(queue).show(key)
+        return self._wb.queue(queue).show(key)
 
     def shown_item(self, queue: str, item: Mapping[str, Any]) -> dict[str, Any]:
         """An item's columns as anyone may see them: no token among them, lock times to the second."""
-        return self.wb.queue(queue).q.shape.shown_item(item)
+        return self._wb.queue(queue).q.shape.shown_item(item)
 
     def lock_columns(self, queue: str) -> set[str]:
         """The queue's lock columns: what a listing of an item's fields leaves out."""
-        return {c.name for c in self.wb.queue(queue).q.lock_columns}
+        return {c.name for c in self._wb.queue(queue).q.lock_columns}
 
     def locks(self, queue: str) -> list[models.Lock]:
         """Every lock of `queue`, whoever holds it, oldest first (tokens included: leave them out when shown)."""
-        return self.wb.queue(queue).locks()
+        return self._wb.queue(queue).locks()
 
     def deferred(self, queue: str) -> list[models.Deferral]:
         """The items of `queue` deferred to a time still to come."""
-        return self.wb.queue(queue).deferred()
+        return self._wb.queue(queue).deferred()
 
     def notes(self, queue: str, key: Any) -> list[models.Note]:
         """An item's notes, oldest first."""
-        return self.wb.queue(queue).notes(key)
+        return self._wb.queue(queue).notes(key)
 
     def history(self, queue: str, key: Any) -> list[models.Event]:
         """An item's audit trail, oldest first."""
-        return self.wb.queue(queue).history(key)
+        return self._wb.queue(queue).history(key)
 
     def settings_version(self) -> int:
         """The newest version of the queue settings a supervisor published (0: none)."""
-        return published.latest_version(self.wb.engine, self.wb.config.database.workbench_schema)
+        return published.latest_version(self._wb.engine, self._wb.config.database.workbench_schema)
