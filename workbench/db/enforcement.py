@@ -22,21 +22,43 @@ they are not there), is reported here and changes the answer for every operation
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 import threading
 import typing
 import weakref
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from workbench.core import models
 from workbench.db import connect, dberrors, mapping, protocol
 
-if typing.TYPE_CHECKING:  # procedures builds on the guarded writes, which build on this module
-    from workbench.db import procedures as procedures_mod
-
 T = TypeVar("T")
+
+
+class Calls(typing.Protocol):
+    """What the guarded writes and the claim call of a queue's SQL Server procedures (db/procedures.py's
+    Procedures, which build on the guarded writes, which build on this module)."""
+
+    def write(
+        self,
+        kind: models.EventKind,
+        *,
+        key: Any,
+        token: str,
+        user: str,
+        edits: Mapping[str, Any] | None,
+        reason: str | None,
+        note: str | None,
+        until: dt.datetime | None,
+        outcome: str | None,
+    ) -> Mapping[str, Any] | None: ...
+
+    def claim(
+        self, user: str, count: int, key: Any = None, where: tuple[tuple[str, Any], ...] = ()
+    ) -> list[dict[str, Any]]: ...
 
 
 class Own(enum.Enum):
@@ -81,11 +103,11 @@ class Enforcement:
 
     # -- SQL Server's procedures --------------------------------------------------------------
 
-    def procedures(self) -> procedures_mod.Procedures | None:
+    def procedures(self) -> Calls | None:
         """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
-        return typing.cast("procedures_mod.Procedures | None", self.q.backend.procedures(self.db, self.q, self.schema))
+        return typing.cast("Calls | None", self.q.backend.procedures(self.db, self.q, self.schema))
 
-    def by_procedures(self, run: Callable[[procedures_mod.Procedures], T]) -> T | Own:
+    def by_procedures(self, run: Callable[[Calls], T]) -> T | Own:
         """`run(the queue's procedures)` where they do this queue's writes; OWN where workbench's own
         statements do, also when the procedures were removed (`grants --revoke`) while this process ran."""
         calls = self.procedures()

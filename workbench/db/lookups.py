@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors, models, problems
-from workbench.db import mapping, values
+from workbench.db import values
 from workbench.db.backends.base import Backend
+from workbench.db.names import AmbiguousName, resolve_name
 
 SEARCH_LIMIT = 50  # rows a search returns at most: a picker shows a screenful, never the table
 # A related table of this many rows or more is large: `attach` suggests the index its search reads,
@@ -20,6 +21,19 @@ SEARCH_LIMIT = 50  # rows a search returns at most: a picker shows a screenful, 
 # (docs/explanation/performance.md, "Lookups"); a small table is read in a few milliseconds.
 LARGE_ROWS = 10_000
 CONTAINS_FROM = 3
+
+
+class Bound(Protocol):
+    """What a queue's lookups are found from: the queue bound to its table (db/mapping.py's BoundQueue)."""
+
+    @property
+    def config(self) -> model.QueueConfig: ...
+
+    @property
+    def table(self) -> sa.Table: ...
+
+    @property
+    def backend(self) -> Backend: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,7 +141,7 @@ def check_values(conn: sa.Connection, lookups: dict[str, Lookup], typed: dict[st
             raise lookup.missing(value)
 
 
-def bind(conn: sa.Connection, q: mapping.BoundQueue, config_path: str) -> dict[str, Lookup]:
+def bind(conn: sa.Connection, q: Bound, config_path: str) -> dict[str, Lookup]:
     """The queue's lookups by column: each configured `fields.COL.lookup`, and each column with a
     one-column foreign key (reflected) whose related table has a text column to show. Every
     configured name is checked against the reflected tables; ConfigError names the key and the fix."""
@@ -149,10 +163,10 @@ def is_large(conn: sa.Connection, table: sa.Table) -> bool:
     return (conn.execute(sa.select(sa.func.count()).select_from(first)).scalar() or 0) >= LARGE_ROWS
 
 
-def _field_of(q: mapping.BoundQueue, column: str) -> model.FieldConfig | None:
+def _field_of(q: Bound, column: str) -> model.FieldConfig | None:
     try:
-        name = mapping.resolve_name(column, q.config.fields)
-    except mapping.AmbiguousName:
+        name = resolve_name(column, q.config.fields)
+    except AmbiguousName:
         return None
     return q.config.fields[name] if name is not None else None
 
@@ -175,7 +189,7 @@ def _first_text(table: sa.Table, skip: sa.Column[Any]) -> sa.Column[Any] | None:
     )
 
 
-def _from_foreign_key(q: mapping.BoundQueue, column: sa.Column[Any]) -> Lookup | None:
+def _from_foreign_key(q: Bound, column: sa.Column[Any]) -> Lookup | None:
     target = _foreign_key(column)
     if target is None or target.table is q.table:
         return None  # a row referring to its own table (a parent case) is no lookup
@@ -186,7 +200,7 @@ def _from_foreign_key(q: mapping.BoundQueue, column: sa.Column[Any]) -> Lookup |
 
 
 def _configured(
-    conn: sa.Connection, q: mapping.BoundQueue, column: sa.Column[Any], config: model.LookupConfig, config_path: str
+    conn: sa.Connection, q: Bound, column: sa.Column[Any], config: model.LookupConfig, config_path: str
 ) -> Lookup:
     def fail(name: str, problem: str) -> errors.ConfigError:
         return errors.ConfigError(problem, file=config_path, key=f"{config.key}.{name}" if name else config.key)
@@ -195,8 +209,8 @@ def _configured(
     if config.table is not None:
         names = sa.inspect(conn).get_table_names(schema=q.config.schema)
         try:
-            name = mapping.resolve_name(config.table, names)
-        except mapping.AmbiguousName as exc:
+            name = resolve_name(config.table, names)
+        except AmbiguousName as exc:
             raise fail("table", f"table {exc}") from None
         if name is None:
             import difflib  # only for a hint in a message: no part of a command that works
@@ -219,8 +233,8 @@ def _configured(
         if wanted is None:
             return None
         try:
-            found = mapping.resolve_name(wanted, [c.name for c in table.c])
-        except mapping.AmbiguousName as exc:
+            found = resolve_name(wanted, [c.name for c in table.c])
+        except AmbiguousName as exc:
             raise fail(key, f"column {exc}") from None
         if found is None:
             import difflib  # only for a hint in a message: no part of a command that works

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.sql import visitors
@@ -14,44 +14,17 @@ from sqlalchemy.sql import visitors
 from workbench import fieldspec
 from workbench.config import model
 from workbench.core import errors, models, problems
-from workbench.db import backends, clock, filters, lockshapes, values
+from workbench.db import backends, clock, filters, lockshapes, lookups, values
 
-if TYPE_CHECKING:
-    from workbench.db import lookups
+# Configured names are found by one rule, named here too (mapping.resolve_name is what most callers say).
+from workbench.db.names import AmbiguousName as AmbiguousName
+from workbench.db.names import resolve_name as resolve_name
 
 _UTC = dt.UTC
 # What a lock time or expiry that cannot be read is listed as: no expiry at all (the claim treats
 # the lock as expired), or text that is not a date-time (it never expires for the claim).
 UNREADABLE_PAST = dt.datetime(1, 1, 2, tzinfo=_UTC)
 UNREADABLE_FUTURE = dt.datetime(9999, 12, 24, tzinfo=_UTC)
-
-
-class AmbiguousName(ValueError):
-    """A name written in a case none of the database's names has, and two or more differ from it only in case."""
-
-    def __init__(self, name: str, matches: list[str]) -> None:
-        self.name, self.matches = name, sorted(matches)
-        super().__init__(
-            f"'{name}' is not there as written, and {' and '.join(repr(m) for m in self.matches)} "
-            "differ from it only in case: write the name exactly as one of them"
-        )
-
-
-def resolve_name(name: str, names: Iterable[str]) -> str | None:
-    """The one rule every configured table and column name is found by: the name as written, else the one
-    name that differs from it only in case; None when there is neither, AmbiguousName when several differ
-    only in case.
-
-    One config serves every database: PostgreSQL folds unquoted names to lower case (`tblqueue`,
-    `lockuser`), SQL Server, MariaDB and SQLite keep them as the script wrote them (`tblQueue`, `LockUser`).
-    """
-    names = list(names)
-    if name in names:
-        return name
-    folded = [n for n in names if n.casefold() == name.casefold()]
-    if len(folded) > 1:
-        raise AmbiguousName(name, folded)
-    return folded[0] if folded else None
 
 
 def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> sa.Table:

@@ -12,8 +12,6 @@ ClaimMethod = base.ClaimMethod
 ClaimRequest = base.ClaimRequest
 Claimed = base.Claimed
 claim_of = base.claim_of
-# A queue whose locks live in a lock table, on a database without a lock-table claim of its own.
-base.ClaimMethod.portable_lock_table = lock_table.LockTableClaim
 
 _METHODS = {
     "skip-locked": postgresql.SkipLockedClaim,
@@ -42,4 +40,7 @@ def choose(engine: sa.Engine, configured: str) -> base.ClaimMethod:
         raise errors.ConfigError(
             f"claim method '{name}' {problem}; use 'auto' or 'portable'", key="database.claim_method"
         )
-    return _METHODS[name]()
+    method = _METHODS[name]()
+    # A queue whose locks live in a lock table, on a database without a lock-table claim of its own.
+    method.portable_lock_table = lock_table.LockTableClaim
+    return method

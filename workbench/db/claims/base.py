@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -60,8 +60,8 @@ class ClaimMethod:
 
     name = "abstract"
     # The lock-table claim of a database without one of its own. It builds on the portable claim, which
-    # builds on this class: the claims package sets it (claims/__init__.py) instead of this module importing it.
-    portable_lock_table: ClassVar[type[ClaimMethod] | None] = None
+    # builds on this class: whoever chooses the method hands it in (claims.choose), this module names none.
+    portable_lock_table: type[ClaimMethod] | None = None
 
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: ClaimRequest
@@ -70,8 +70,11 @@ class ClaimMethod:
 
     def lock_table_claim(self) -> ClaimMethod:
         """This database's claim for a queue whose locks live in a separate lock table (shapes 5, 6)."""
-        assert ClaimMethod.portable_lock_table is not None, "set by the claims package"
-        return ClaimMethod.portable_lock_table()
+        if self.portable_lock_table is None:
+            raise RuntimeError(
+                f"{type(self).__name__} was made without its lock-table claim: choose it by claims.choose"
+            )
+        return self.portable_lock_table()
 
     def prepare(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
         """Make what this method's claims of `q` keep in the database, at `workbench init` (nothing here)."""
