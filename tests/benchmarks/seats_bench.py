@@ -107,7 +107,6 @@ class SeatResult:
     # transaction, so a little early) to the affected window seeing it in the feed, in seconds.
     fresh: list[float] = dataclasses.field(default_factory=list)  # a window: its item taken, handed to it
     fresh_board: list[float] = dataclasses.field(default_factory=list)  # a board reloaded with the change
-    board_looked: list[float] = dataclasses.field(default_factory=list)  # ... to the console's look that read it
     taken: int = 0  # items taken from a window (force-release, reassign) that it learned of from the feed
     handed: int = 0  # items handed to a window (reassign) that it learned of from the feed
     late: int = 0  # items taken that a window learned of from its own call (check, Save, Complete) first
@@ -128,7 +127,6 @@ class SeatResult:
         self.looks += other.looks
         self.fresh += other.fresh
         self.fresh_board += other.fresh_board
-        self.board_looked += other.board_looked
         self.taken += other.taken
         self.handed += other.handed
         self.late += other.late
@@ -423,10 +421,8 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
                     next_look = min(next_look, looked + gap)
                 if next_look <= now:
                     next_look = max(next_look + poll, now)
-                    looked, began = now, time.time()
+                    looked = now
                     changed = timed(result.looks, boss.changes)
-                    if changed and _measured(plan):
-                        result.board_looked += [began - committed_at(e) for e in changed]
                     if changed and page is not None:
                         # The console brings its board up to date with what the feed named (gui/supervisor.py).
                         page = timed(result.boards, boss.board_changed, page, changed, [harness.QUEUE])
@@ -847,7 +843,6 @@ def figures(result: SeatResult, server: dict[str, float], window: float) -> dict
         "window told max s": max(result.fresh, default=math.nan),
         "board shown p50 s": harness.percentile(result.fresh_board, 50),
         "board shown p99 s": harness.percentile(result.fresh_board, 99),
-        "board's look began p99 s": harness.percentile(result.board_looked, 99),
         "force-releases": float(result.acts["force-release"]),
         "reassigns": float(result.acts["reassign"]),
         "windows told (taken + handed)": float(result.taken + result.handed),
