@@ -136,6 +136,24 @@ def test_a_look_reads_the_users_index_entries_not_the_trail(native_env: support.
     assert "Seq Scan" not in plan and tables.AUDIT_OWNER_INDEX in plan, plan
 
 
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_the_whole_feed_starts_without_reading_the_trail(native_env: support.Env) -> None:
+    """The console's and the relay's first look: `id` has no btree of its own on PostgreSQL, so max(id)
+    read the whole trail; the sequence's last value is the same mark in one step."""
+    wb = native_env.demo(case_rows=5)
+    alice = services.Operator(wb, "alice")
+    alice.complete(alice.next_item("cases").lock)
+    audit = wb.audit_table
+    with wb.engine.connect() as conn:
+        sent: list[str] = []
+        sa.event.listen(conn, "before_cursor_execute", lambda *args: sent.append(args[2].lower()))
+        start = feed.latest_id(conn, audit)
+        read = list(sent)
+        newest = conn.execute(sa.select(sa.func.max(audit.c.id))).scalar()
+    assert start == newest
+    assert read and not any("max(" in statement for statement in read), read
+
+
 def _shown(page: Any) -> list[tuple[Any, ...]]:
     return [(r.queue, str(r.key), r.owner, r.locked_at, r.extensions, r.last_activity) for r in page.rows]
 

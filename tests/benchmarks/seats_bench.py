@@ -39,7 +39,8 @@ out); then through `--dsn` when given (a pooler started by hand in front
 of the same server; it must reach the database named `wb_seats`). With `--relay` each route's round
 runs again with a change relay (`workbench relay`, services/relay.py) in a process of its own, read
 through the same route: each window holds its own connection to it and reads the feed only when woken
-(and every 30 s), each board when woken (at most every `changes_every`); the relay's CPU is reported.
+(and every 30 s), each board every `changes_every` and when woken (at most every half of it); the relay's CPU
+is reported.
 
     python -m tests.benchmarks.seats_bench --seats 100 --duration 60
     python -m tests.benchmarks.seats_bench --seats 1000 --think 30,90 --processes 4 --durable --no-reference
@@ -393,7 +394,9 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
     timed = Timed(plan, result)
     every = float(plan.changes_every) if plan.changes_every > 0 else math.inf
     whole = plan.board_every if plan.changes_every > 0 else BOARD_EVERY
-    poll = SAFETY if plan.relay and plan.changes_every > 0 else every  # with a relay: woken, at most every `every`
+    # With a relay the console keeps its own look every `every` (gui/supervisor.py) and a wake-up half an
+    # interval after its last look makes one sooner.
+    poll, gap = every, (every / 2 if plan.relay else every)
     woken = Window.__new__(Window)  # only its flag: the relay's connection sets it
     woken.woken = False
     with service.Workbench.open(config_for(plan)) as wb:
@@ -412,10 +415,10 @@ def supervisor(plan: Plan, number: int, result: SeatResult) -> Schedule:
                 due = min(next_board, next_look, next_act)
                 yield due
                 now = time.time()
-                if woken.woken and now >= looked + every:
-                    woken.woken, next_look = False, now  # the console looks when woken, at most every `every`
+                if woken.woken and now >= looked + gap:
+                    woken.woken, next_look = False, now  # the console looks when woken, at most every `gap`
                 elif woken.woken:
-                    next_look = min(next_look, looked + every)
+                    next_look = min(next_look, looked + gap)
                 if next_look <= now:
                     next_look = max(next_look + poll, now)
                     looked = now

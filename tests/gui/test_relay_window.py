@@ -8,8 +8,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import statistics
+import threading
 import time
 from typing import Any
+
+from PySide6.QtCore import QTimer
 
 from tests.conftest import PooledEnv
 from tests.gui.test_change_feed import FEED, SOON_MS, _claim, _supervisor
@@ -17,7 +20,8 @@ from tests.gui.test_supervisor import board_keys, refreshed
 from tests.test_relay import RelayThread, relays  # noqa: F401  (the fixture: relays stopped at the end)
 from workbench.db import service
 from workbench.gui import app as gui_app
-from workbench.gui import relay_link, supervisor
+from workbench.gui import dispatch, relay_link, supervisor
+from workbench.services import relay_client
 
 RECONNECT_MS = int(relay_link.RECONNECT_SECONDS * 1000) + 3_000
 
@@ -103,7 +107,8 @@ def test_the_console_woken_by_the_relay_shows_a_claim_within_two_seconds(
     try:
         assert window.relay is not None
         qtbot.waitUntil(lambda: window.relay is not None and window.relay.connected is True, timeout=10_000)
-        assert window._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+        # The console keeps its own look every changes_every (woken only, its board was later than polling's).
+        assert window._changes.interval() == 1000 and window.relay.least_gap == 0.5
         refreshed(qtbot, window)
         assert board_keys(window) == []
         key = wb.queue("cases").claim_next("alice", 1)[0].lock.key
@@ -168,3 +173,47 @@ def test_a_silent_relay_hides_no_lost_lock(qtbot: Any, open_window: Any, demo_co
         assert window.session.relay.connected is True  # the relay was never doubted: the check told
     finally:
         silent.close()
+
+
+class _OneWake:
+    """A relay client that wakes once, then waits until closed."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+        self.woke = False
+
+    def connect(self) -> int:
+        return 0
+
+    def wait(self, timeout: float) -> int | None:
+        if not self.woke:
+            self.woke = True
+            return 7
+        self.closed.wait(timeout)
+        raise relay_client.RelayUnavailable("closed")
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def test_a_wake_up_during_a_look_is_looked_at_after_it(qtbot: Any) -> None:
+    """A look in flight may have read before the change that woke the window: the wake-up's look follows
+    it (dropped, the change waited for the 30 s safety look)."""
+    calls: list[bool] = []
+
+    def look() -> bool:
+        started = len(calls) != 1  # the wake-up's look finds the connection's look still in flight
+        calls.append(started)
+        return started
+
+    gui_app.application()
+    dispatcher = dispatch.Dispatcher()
+    client = _OneWake()
+    link = relay_link.RelayLink(dispatcher, client, QTimer(), look, 1.0, least_gap=0.1)
+    try:
+        link.start()
+        qtbot.waitUntil(lambda: len(calls) >= 3, timeout=2_000)
+        assert calls[:3] == [True, False, True]
+    finally:
+        link.stop()
+        dispatcher.wait()

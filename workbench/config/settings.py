@@ -155,8 +155,9 @@ APP: tuple[Setting, ...] = (
         "relay",
         "text",
         None,
-        "host:port of the site's change relay (`workbench relay`): windows and consoles look in the audit trail "
-        "only when it wakes them (and every 30 s), not every changes_every; unreachable, they poll as without it",
+        "host:port of the site's change relay (`workbench relay`): windows look in the audit trail only when it "
+        "wakes them (and every 30 s), not every changes_every (consoles look every changes_every and when woken); "
+        "unreachable, they poll as without it",
         shown_default="none",
     ),
     Setting(

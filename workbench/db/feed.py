@@ -19,6 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import models
+from workbench.db import backends
 from workbench.db.audit import AuditTrail
 
 LAG_SECONDS = 5.0  # a transaction still open this long after its row's id was taken is not waited for
@@ -28,10 +29,10 @@ PAGE = 500  # rows read at most per look; a window that fell behind reads the re
 def latest_id(conn: sa.Connection, audit: sa.Table, concerning: str | None = None) -> int:
     """Where a new cursor starts: the trail's newest id, or with `concerning` the newest of that user's rows
     (a reader of those rows only has seen everything up to it); 0 when there is none. One end of an index
-    (`concerning`: the owner index's)."""
-    stmt = sa.select(sa.func.max(audit.c.id))
-    if concerning is not None:
-        stmt = stmt.where(audit.c.owner == concerning)
+    (`concerning`: the owner index's; the whole trail's: the backend's, see newest_audit_id)."""
+    if concerning is None:
+        return backends.of(conn).newest_audit_id(conn, audit)
+    stmt = sa.select(sa.func.max(audit.c.id)).where(audit.c.owner == concerning)
     return int(conn.execute(stmt).scalar() or 0)
 
 

@@ -20,7 +20,8 @@ LEAST_GAP = 0.2  # seconds between two looks a wake-up asks for: a relay that cr
 
 
 class RelayLink(QObject):
-    """Drives `timer` (the window's feed timer) and `look` (the window's feed look) from a relay client.
+    """Drives `timer` (the window's feed timer) and `look` (the window's feed look, False when one is in
+    flight) from a relay client.
 
     Connected: the timer is the slow safety look and each wake-up looks at once. Not connected (never
     reached, dropped, silent, killed): the timer is back at `poll_seconds` and a look is made at once,
@@ -38,15 +39,22 @@ class RelayLink(QObject):
         dispatcher: dispatch.Dispatcher,
         client: Any,  # services.relay_client.RelayClient: blocking, so called through the dispatcher only
         timer: QTimer,
-        look: Callable[[], None],
+        look: Callable[[], bool],  # False: a look is in flight, not started (asked again after least_gap)
         poll_seconds: float,
         parent: QObject | None = None,
         least_gap: float = LEAST_GAP,
+        keep_polling: bool = False,
     ) -> None:
         super().__init__(parent)
         self.dispatcher, self.client, self.timer, self.look = dispatcher, client, timer, look
         self.poll_ms = int(poll_seconds * 1000)
-        self.least_gap = least_gap  # the console, woken by every change of its queues: at most its polling pace
+        self.least_gap = least_gap  # the console, woken by every change of its queues: a look at most this often
+        # The console: its timer stays at poll_seconds while connected (a wake-up only makes a look sooner).
+        # Woken by every change of a busy site it looks about as often anyway, and through the relay a change
+        # waits for the relay's read, the wake-up and the gap besides: alone, the relay made the board later.
+        self.keep_polling = keep_polling
+        if keep_polling:
+            timer.timeout.connect(self._ticked)  # the timer's looks count for the gap
         self.connected: bool | None = None  # None: not tried yet
         self._stopped = False
         self._looked = 0.0
@@ -104,7 +112,13 @@ class RelayLink(QObject):
                 self._later.start(int((self.least_gap - gap) * 1000) + 1)
             return
         self._looked = time.monotonic()
-        self.look()
+        if not self.look():
+            # A look was in flight: it may have read before the change that woke us, so one follows it
+            # (dropped, the change waited for the next wake-up or the 30 s safety look).
+            self._later.start(int(self.least_gap * 1000) + 1)
+
+    def _ticked(self) -> None:
+        self._looked = time.monotonic()
 
     def _lost(self, exc: BaseException) -> None:
         if self._stopped:
@@ -120,6 +134,6 @@ class RelayLink(QObject):
     def _set(self, connected: bool) -> None:
         changed = connected != self.connected
         self.connected = connected
-        self.timer.start(int(SAFETY_SECONDS * 1000) if connected else self.poll_ms)
+        self.timer.start(int(SAFETY_SECONDS * 1000) if connected and not self.keep_polling else self.poll_ms)
         if changed:
             self.state_changed.emit(connected)

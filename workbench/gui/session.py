@@ -440,11 +440,11 @@ class OperatorSession(QObject):
             self._settings_poll.start()
 
     @Slot()
-    def look_for_changes(self) -> None:
-        """Read the change feed once (one look at a time; a failed look is tried at the next tick, and the
-        window's other calls say when the database is unreachable)."""
+    def look_for_changes(self) -> bool:
+        """Read the change feed once (one look at a time: False while one is in flight; a failed look is
+        tried at the next tick, and the window's other calls say when the database is unreachable)."""
         if self._looking:
-            return
+            return False
         self._looking = True
 
         def done(events: list[models.Event]) -> None:
@@ -457,6 +457,7 @@ class OperatorSession(QObject):
         # a lambda: `self.operator` opens the engine, on the worker, not here
 
         self.dispatcher.call(lambda: self.operator.changes(), done, failed, quiet=True)  # noqa: PLW0108
+        return True
 
     def _on_changes(self, events: list[models.Event]) -> None:
         cur = self.current

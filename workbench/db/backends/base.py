@@ -197,6 +197,11 @@ class Backend:
                 [{"wb_id": id_, "wb_token": digests.token_digest(token)} for id_, token in rows[start : start + 1000]],
             )
 
+    def newest_audit_id(self, conn: sa.Connection, audit: sa.Table) -> int:
+        """Where a reader of the whole change feed starts: the audit trail's newest id (0: none), one end of
+        an index (here `id` is the trail's key)."""
+        return int(conn.execute(sa.select(sa.func.max(audit.c.id))).scalar() or 0)
+
     def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
         """Does an existing index (as the inspector reflects it) serve what `wanted` would: the same
         leading columns in the same directions, and the same condition? False when unsure."""
