@@ -747,13 +747,16 @@ def _review_opened(
     it, and why: one of their first items, or the share); one of an operator's first items that does
     not go to review is refused."""
     by = r.literal(review.by)
-    firsts = (
-        f"(SELECT count(*) FROM {reviews_table} rv WHERE rv.source = {queue_name} AND rv.doer = login "
-        "AND rv.why = 'first')"
+    # Check.FIRST_ITEMS_REVIEWED: the count the engine's choice reads (reviews.firsts), for this login.
+    firsts = r.sql(
+        reviews_mod.firsts(_reviews_named(r, reviews_table), q.name, sa.literal_column(r.login)).scalar_subquery()
     )
     crumb = note(REVIEWED_SETTING, by, key)
     why = (
-        f"CASE WHEN {firsts} < {review.first_items} THEN 'first' ELSE 'share' END" if review.first_items else "'share'"
+        f"CASE WHEN {firsts} < {review.first_items} THEN {r.literal(reviews_mod.FIRST)} "
+        f"ELSE {r.literal(reviews_mod.SHARE)} END"
+        if review.first_items
+        else r.literal(reviews_mod.SHARE)
     )
     reviewed = ", ".join(r.literal(name) for name in review.outcomes)
     first = (
@@ -1184,6 +1187,18 @@ def _crumb(*fields: str) -> str:
 
 
 @functools.cache
+def _reviews_named(r: Renderer, reviews_table: str) -> sa.Table:
+    """workbench's reviews table named as SQL text (format_table's `schema.name`, the schema quoted where
+    it must be: what protocol_locks hands _review_opened), checked by naming it again."""
+    schema = reviews_table.rsplit(".", 1)[0]
+    if schema.startswith('"'):
+        schema = schema[1:-1].replace('""', '"')
+    table = _own_table(schema, tables.REVIEWS_TABLE)
+    if r.prep.format_table(table) != reviews_table:
+        raise ValueError(f"{reviews_table} is not workbench's reviews table")
+    return table
+
+
 def _own_table(schema: str, name: str) -> sa.Table:
     """One of workbench's own tables in `schema`, for SQL text (their metadata built once per schema)."""
     return tables.build_metadata(schema)[0].tables[f"{schema}.{name}"]
