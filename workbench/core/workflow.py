@@ -42,7 +42,9 @@ class LockRule(enum.Enum):
     OWN_LIVE_HERE = "own live lock taken in this queue"  # the caller's token, live, and this queue's
     STALE_HERE = "stale, taken in this queue"  # a lock that ran out, this queue's
     HELD_HERE = "held (live or stale), taken in this queue"  # anyone's lock, this queue's
-    FREE = "free"  # nobody holds it, before and after
+    # Nobody holds it before; after, the lock is what the transition writes: none (a move, a reopen: still
+    # nobody's), or a fresh lock of the caller's (Write.LOCK_TAKEN: an undo, a take).
+    FREE = "free"
     ANY = "any"  # the lock does not matter
 
 

@@ -221,14 +221,31 @@ def kept(
     return [c for c in checked_columns(q) if c.name not in written]
 
 
-def cleared(r: Renderer, q: mapping.BoundQueue, *names: str) -> str:
-    """SQL: the new row's lock is cleared as the transitions `names` clear it (Write.LOCK_CLEARED): every
-    lock column it writes is NULL, not the user alone (a token, time or expiry left would be a lock half
-    given back)."""
-    if not all(workflow.Write.LOCK_CLEARED in workflow.TRANSITIONS[name].writes for name in names):
-        raise ValueError(f"not every one of {names} clears the lock")
-    columns = _ROW_WRITES[workflow.Write.LOCK_CLEARED](q, None, None, False)
-    return " AND ".join(f"{r.col(r.new, c)} IS NULL" for c in columns) or "true"
+# What each kind of lock write (Write.LOCK_*) leaves in the row, as the queue's lock shape says it
+# (db/lockshapes/: taken, extended, cleared, from its lock_writes, extend_writes, unlock_writes), over
+# the row before and after. Every LOCK_* kind is listed: a new one fails here, when grants renders.
+_LOCK_AFTER: Mapping[workflow.Write, Callable[[Any, sa.FromClause, sa.FromClause], sa.ColumnElement[bool]]] = {
+    workflow.Write.LOCK_TAKEN: lambda shape, o, n: shape.taken(o, n, sa.literal_column(Renderer.login)),
+    workflow.Write.LOCK_HANDED: lambda shape, o, n: shape.taken(o, n, None),
+    workflow.Write.LOCK_EXTENDED: lambda shape, o, n: shape.extended(o, n),
+    workflow.Write.LOCK_CLEARED: lambda shape, o, n: shape.cleared(n),
+}
+
+
+def lock_written(r: Renderer, q: mapping.BoundQueue, *names: str) -> str:
+    """SQL: the new row's lock is as the transitions `names` write it (their Write.LOCK_*: a fresh lock of
+    this login's, one of another user's, the same lock extended, none), as the queue's lock shape renders
+    it; "true" where they write no lock (a branch holds the lock columns to the old row: kept). Refused
+    where they write the lock differently (one branch cannot render them)."""
+    kinds = {frozenset(w for w in workflow.TRANSITIONS[name].writes if w.name.startswith("LOCK_")) for name in names}
+    if len(kinds) != 1:
+        raise AssertionError(
+            f"transitions {', '.join(names)} differ in their lock writes: one branch cannot render them"
+        )
+    (kind,) = kinds
+    if len(kind) > 1:
+        raise AssertionError(f"transitions {', '.join(names)} write the lock {len(kind)} ways at once")
+    return "true" if not kind else r.sql(_LOCK_AFTER[next(iter(kind))](q.shape, r.old, r.new))
 
 
 # The kinds of write whose values a branch checks (Renderer.assigned), in the order the engine writes
@@ -314,165 +331,7 @@ def enforced_row(
 
 
 def _queue_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None) -> str:
-    r = Renderer(conn.dialect, q, rows=CHECK_ROWS)
-    shape, prep = q.shape, r.prep
-    old, new = r.old, r.new
-    now = q.now()
-    editable = list(q.editable)
-    user_old, user_new = r.col(old, q.user), r.col(new, q.user)
-    time_old, time_new = r.col(old, q.time), r.col(new, q.time)
-    expiry_new = r.sql(q.expiry(), new)
-    # A new lock: another identity (token, or lock time where there is no token) than the old one.
-    fresh = " AND ".join(
-        f"{r.col(new, c)} IS NOT NULL AND {r.col(new, c)} IS DISTINCT FROM {r.col(old, c)}" for c in shape.identity
-    )
-    same_lock = r.unchanged([c for c in shape.identity if not (shape.extend_moves_time and c is q.time)])
-    limit = (
-        f"{time_new} <= {r.sql(now)} AND "
-        f"{expiry_new} <= {r.sql(clock.add_seconds(now, shape.seconds(q.config.lock_seconds)))}"
-    )
-    if q.config.max_lock_seconds and not shape.extend_moves_time:
-        limit += (
-            f" AND {expiry_new} <= {r.sql(clock.add_seconds(q.time, shape.seconds(q.config.max_lock_seconds)), new)}"
-        )
-    # An extend keeps the lock time (or, where extending moves it, only moves it later) and never
-    # moves the expiry back.
-    hold_time = (
-        f"{time_new} >= {time_old}"
-        if shape.extend_moves_time
-        else f"{r.unchanged([q.time])} AND {expiry_new} >= {r.sql(q.expiry(), old)}"
-    )
-    free_old, free_new = r.sql(q.free(), old), r.sql(q.free(), new)
-    stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
-    # The queue's scope, which every row rule of the transitions rendered here holds to (db/rowrules.py).
-    scope = r.sql(sa.and_(sa.true(), *rowrules.scope(q, *workflow.rendered_in(workflow.Rendering.PG_TRIGGER))), old)
-    # A reviewing queue's Complete is the reviewer's verdict (the review guard records it).
-    completes = ("complete",) if reviewed is None else ("complete", "review_accept", "review_send_back")
-    # A release writes on_release, and perhaps a configured reason's values too; every column the
-    # release (or defer) does not write (core/workflow.py) stays as it was: no edits with it.
-    releases = " OR ".join(
-        f"({r.unchanged(kept(q, 'release', 'defer', reason=reason))} AND "
-        f"{r.assigned(values_of(q, 'release', 'defer', reason=reason))})"
-        for reason in (None, *q.reason_writes)
-    )
-    outcome_checks = "".join(
-        f"        IF {r.unchanged(kept(q, *completes, outcome=name))}"
-        f" AND {r.assigned(values_of(q, *completes, outcome=name))} THEN\n"
-        f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n        END IF;\n"
-        for name, group in q.outcomes.items()
-    )
-    review = q.config.review
-    if review is not None:  # four eyes: a Complete chosen for review writes the review's values too
-        outcome_checks += "".join(
-            f"        IF {r.unchanged(kept(q, *completes, outcome=name, reviewed=True))}\n"
-            f"            AND {r.assigned(values_of(q, *completes, outcome=name, reviewed=True))} THEN\n"
-            f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n"
-            "          to_review := true;\n"
-            f"        END IF;\n"
-            for name, group in q.outcomes.items()
-            if name in review.outcomes
-        )
-    # Escalate hands the item to a supervisor: the lock cleared, on_escalate's values, nothing else
-    # (Check.ON_ESCALATE_SET: a queue without on_escalate admits none).
-    escalates = (
-        f"{r.unchanged(kept(q, 'escalate'))} AND {r.assigned(values_of(q, 'escalate'))}" if q.on_escalate else "false"
-    )
-    swept = f"{r.unchanged(kept(q, 'expire', 'force_release'))} AND {r.assigned(values_of(q, 'expire'))}"
-    edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in editable) or "false"
-    queue_name = r.literal(q.name)
-    audit = prep.format_table(_audit_table(schema))
-    function = _qualified(prep, schema, trigger_name(q.name))
-    key = f"CAST({r.col(new, q.key)} AS text)"
-    at = r.sql(clock.db_now())
-    # What the trail keeps of the tokens (NULL without a token column).
-    token_old, token_new = (r.sql(q.backend.token_digest(shape.trail_token()), row) for row in (old, new))
-
-    record = recorder(audit, queue_name, key, at)
-
-    first_event = "split_part(maybe[1], ':', 1)"
-    first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
-    reviews_table = prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
-    chosen = "" if review is None else _review_opened(r, q, review, reviews_table, queue_name, key, at, first_outcome)
-    # A reviewing queue never serves an item to the one whose work it is: the new holder (the login,
-    # for a claim; the one a supervisor reassigns it to) is not its doer.
-    not_own = (
-        "true"
-        if reviewed is None
-        else (
-            f"NOT EXISTS (SELECT 1 FROM {reviews_table} rv WHERE rv.queue = {queue_name} AND rv.item_key = {key} "
-            f"AND rv.doer = {user_new} AND rv.verdict IS NULL)"
-        )
-    )
-    # A held row (the row rule HELD, db/rowrules.py): in `todo`, or in the state on_claim put it in (a
-    # status-driven queue's Active is not in its todo), within the queue's scope: the lock is this
-    # queue's, as the engine's fence decides it (BoundQueue.held_here, one declaration for both).
-    held_old = row_rule(r, q, *OWN_LOCK, "expire", "force_release", "reassign")
-    # CLAIMABLE: waiting, or an expired lock in on_claim's state, as the claim serves it.
-    claimable = row_rule(r, q, "claim", "pick", user=sa.literal_column("login"))
-    supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
-    here = f"{held_old} AND {taken_here(conn, q, schema, queue_name, key)}"
-    # The table's precondition and actor kinds (core/workflow.py) as this function writes them.
-    rules = workflow_sql.Rules(
-        {
-            workflow.LockRule.OWN_LIVE_HERE: f"{user_old} = login AND {live_old} AND {here}",
-            workflow.LockRule.FREE_OR_STALE: f"{user_new} = login AND ({free_old} OR {stale_old})",
-            workflow.LockRule.STALE_HERE: f"{user_old} IS NOT NULL AND {stale_old} AND {here}",
-            workflow.LockRule.HELD_HERE: f"{user_old} IS NOT NULL AND {here}",
-            workflow.LockRule.FREE: f"{free_old} AND {free_new}",
-        },
-        {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor},
-        {
-            workflow.Check.WITHIN_LIMITS: limit,
-            workflow.Check.SERVED: serves(conn, q, schema, "login"),
-            workflow.Check.NOT_DOER: not_own,
-            workflow.Check.OTHER_USER: f"{user_new} IS NOT NULL AND {user_new} <> {user_old}",
-        },
-    )
-    mark, ev = workflow.branch_mark, workflow_sql.event
-    # A supervisor's move: a waiting item nobody holds gets other values (another category, tier,
-    # priority), its lock untouched, and still waits (here, or out of this queue's scope for another
-    # queue); the client settles the audit row with the reason and the values.
-    move = f"""
-    {mark("move")}
-    IF {rules.lock("move")} AND {row_rule(r, q, "move")} AND {row_after(r, q, "move")}
-        AND {r.unchanged(kept(q, "move"))} AND {rules.who("move")} THEN
-      changed := {changes_of(r, q, minus(checked_columns(q), kept(q, "move")))};
-      {record(ev("move"), "NULL", "NULL", changes="changed")}
-      RETURN true;
-    END IF;"""
-    reopen = (
-        ""
-        if not q.on_reopen
-        else f"""
-    {mark("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
-    IF {rules.lock("reopen")} AND {rules.who("reopen")} AND {row_rule(r, q, "reopen")} AND {row_after(r, q, "reopen")}
-        AND {r.unchanged(kept(q, "reopen"))} AND {r.assigned(values_of(q, "reopen"))} THEN
-      {record(ev("reopen"), "NULL", "NULL")}
-      RETURN true;
-    END IF;"""
-    )
-    undo = (
-        _undo_branch(r, q, audit, queue_name, key, fresh, limit, record, token_new, reviews_table)
-        if q.on_reopen
-        else ""
-    )
-    # A supervisor's take: an escalated row nobody holds (out of todo, on_escalate's values) back to work
-    # under a fresh lock of this login's, within the limits, writing exactly on_reopen's and on_claim's
-    # values, recorded as this login's claim.
-    # The row rule ESCALATED (db/rowrules.py): out of todo, holding on_escalate's values.
-    escalated = row_rule(r, q, "take")
-    # (Check.ON_ESCALATE_SET, ON_REOPEN_SET: a queue without either admits none.)
-    set_up = "true" if q.on_escalate and q.on_reopen else "false"
-    checks = " ".join(
-        workflow_sql.check_mark(c) for c in (workflow.Check.ON_ESCALATE_SET, workflow.Check.ON_REOPEN_SET)
-    )
-    take = f"""
-      {mark("take")} {checks}
-      IF {set_up} AND {rules.who("take")} AND {free_old} AND {escalated} AND {fresh}
-          AND {rules.checked("take")} AND {r.unchanged(kept(q, "take"))} AND {r.assigned(values_of(q, "take"))} THEN
-        {record(ev("take"), "login", token_new)}
-        RETURN true;
-      END IF;"""
+    c = _Check(conn, q, schema, reviewed)
     body = f"""
 DECLARE
   login text := session_user;
@@ -485,11 +344,155 @@ BEGIN
   {TRIGGER_ONLY}
   -- The table's trigger calls this for operators' and supervisors' changes only (its WHEN clause).
   -- The most frequent changes (a Complete, a claim of a free row) are tested first.
-  IF {r.unchanged([q.key])} AND {scope} THEN
-    IF {rules.lock(*OWN_LOCK)} THEN
+  IF {c.r.unchanged([q.key])} AND {c.scope} THEN
+    IF {c.rules.lock(*OWN_LOCK)} THEN
       -- This login's own live lock (a held row is in its queue's todo, or on_claim's state): release,
       -- complete, save, extend.
-      IF {cleared(r, q, "release", "defer", "escalate", *completes)} THEN
+      IF {lock_written(c.r, q, "release", "defer", "escalate", *c.completes)} THEN{c.given_back()}
+      ELSIF {c.r.unchanged(kept(q, "save"))} THEN{c.save()}
+      ELSIF {lock_written(c.r, q, "extend")} AND {c.rules.checked("extend")} AND {c.r.unchanged(kept(q, "extend"))} THEN
+        {workflow.branch_mark("extend")}
+        -- Extend moves the expiry on (never back), the same lock, and writes nothing else.
+        {c.record(c.ev("extend"), "login", c.token_old)}
+        RETURN true;
+      END IF;
+    ELSIF {c.rules.lock("claim", "pick")} THEN{c.claim()}
+    END IF;{c.undo()}{c.take()}{c.swept()}{c.supervised()}{c.move()}{c.reopen()}
+  END IF;
+  RETURN false;  -- not one of this queue's operations
+END"""
+    function = _qualified(c.prep, schema, check_function_name(q.name))
+    row_type = c.prep.format_table(q.table)
+    return (
+        f"CREATE OR REPLACE FUNCTION {function}({CHECK_ROWS[0]} {row_type}, {CHECK_ROWS[1]} {row_type}) "
+        f"RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
+        f"AS $wb${body}\n$wb$"
+    )
+
+
+class _Check:
+    """The parts of an in-row queue's check function (_queue_check), one method per group of branches;
+    what a branch admits comes from the table (Rules, kept, values_of, lock_written, the row rules)."""
+
+    def __init__(
+        self, conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None
+    ) -> None:
+        self.conn, self.q, self.schema, self.reviewed = conn, q, schema, reviewed
+        self.r = r = Renderer(conn.dialect, q, rows=CHECK_ROWS)
+        shape, self.prep = q.shape, r.prep
+        old, new = r.old, r.new
+        now = q.now()
+        self.user_old, self.user_new = r.col(old, q.user), r.col(new, q.user)
+        expiry_new = r.sql(q.expiry(), new)
+        # Check.WITHIN_LIMITS: the new lock's time and expiry within lock_duration (and max_lock_duration).
+        self.limit = (
+            f"{r.col(new, q.time)} <= {r.sql(now)} AND "
+            f"{expiry_new} <= {r.sql(clock.add_seconds(now, shape.seconds(q.config.lock_seconds)))}"
+        )
+        if q.config.max_lock_seconds and not shape.extend_moves_time:
+            self.limit += (
+                f" AND {expiry_new} <= "
+                f"{r.sql(clock.add_seconds(q.time, shape.seconds(q.config.max_lock_seconds)), new)}"
+            )
+        self.free_old = r.sql(q.free(), old)
+        stale_old, live_old = r.sql(q.stale(now), old), r.sql(q.live(now), old)
+        # The queue's scope, which every row rule of the transitions rendered here holds to (db/rowrules.py).
+        self.scope = r.sql(
+            sa.and_(sa.true(), *rowrules.scope(q, *workflow.rendered_in(workflow.Rendering.PG_TRIGGER))), old
+        )
+        # A reviewing queue's Complete is the reviewer's verdict (the review guard records it).
+        completes = ("complete",) if reviewed is None else ("complete", "review_accept", "review_send_back")
+        self.completes = completes
+        self.queue_name = r.literal(q.name)
+        self.audit = self.prep.format_table(_audit_table(schema))
+        self.key = f"CAST({r.col(new, q.key)} AS text)"
+        self.at = r.sql(clock.db_now())
+        # What the trail keeps of the tokens (NULL without a token column).
+        self.token_old, self.token_new = (r.sql(q.backend.token_digest(shape.trail_token()), row) for row in (old, new))
+        self.record = recorder(self.audit, self.queue_name, self.key, self.at)
+        self.ev = workflow_sql.event
+        self.reviews_table = self.prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
+        # A reviewing queue never serves an item to the one whose work it is: the new holder (the login,
+        # for a claim; the one a supervisor reassigns it to) is not its doer.
+        not_own = (
+            "true"
+            if reviewed is None
+            else (
+                f"NOT EXISTS (SELECT 1 FROM {self.reviews_table} rv WHERE rv.queue = {self.queue_name} "
+                f"AND rv.item_key = {self.key} AND rv.doer = {self.user_new} AND rv.verdict IS NULL)"
+            )
+        )
+        # A held row (the row rule HELD, db/rowrules.py): in `todo`, or in the state on_claim put it in (a
+        # status-driven queue's Active is not in its todo), within the queue's scope: the lock is this
+        # queue's, as the engine's fence decides it (BoundQueue.held_here, one declaration for both).
+        held_old = row_rule(r, q, *OWN_LOCK, "expire", "force_release", "reassign")
+        supervisor = f"pg_has_role(session_user, '{SUPERVISOR_ROLE}', 'USAGE')"
+        here = f"{held_old} AND {taken_here(conn, q, schema, self.queue_name, self.key)}"
+        # The table's precondition and actor kinds (core/workflow.py) as this function writes them: each on
+        # the row before; what the row's lock is after is the transition's Write.LOCK_* (lock_written), or,
+        # where it writes none, the lock as it was (kept).
+        self.rules = workflow_sql.Rules(
+            {
+                workflow.LockRule.OWN_LIVE_HERE: f"{self.user_old} = login AND {live_old} AND {here}",
+                workflow.LockRule.FREE_OR_STALE: f"({self.free_old} OR {stale_old})",
+                workflow.LockRule.STALE_HERE: f"{self.user_old} IS NOT NULL AND {stale_old} AND {here}",
+                workflow.LockRule.HELD_HERE: f"{self.user_old} IS NOT NULL AND {here}",
+                workflow.LockRule.FREE: self.free_old,
+            },
+            {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor},
+            {
+                workflow.Check.WITHIN_LIMITS: self.limit,
+                workflow.Check.SERVED: serves(conn, q, schema, "login"),
+                workflow.Check.NOT_DOER: not_own,
+                workflow.Check.OTHER_USER: f"{self.user_new} IS NOT NULL AND {self.user_new} <> {self.user_old}",
+            },
+        )
+
+    def given_back(self) -> str:
+        """Release, defer, escalate and Complete: the lock cleared, each with its own values and nothing else."""
+        r, q, mark = self.r, self.q, workflow.branch_mark
+        completes = self.completes
+        # A release writes on_release, and perhaps a configured reason's values too; every column the
+        # release (or defer) does not write (core/workflow.py) stays as it was: no edits with it.
+        releases = " OR ".join(
+            f"({r.unchanged(kept(q, 'release', 'defer', reason=reason))} AND "
+            f"{r.assigned(values_of(q, 'release', 'defer', reason=reason))})"
+            for reason in (None, *q.reason_writes)
+        )
+        review = q.config.review
+        outcome_checks = "".join(
+            f"        IF {r.unchanged(kept(q, *completes, outcome=name))}"
+            f" AND {r.assigned(values_of(q, *completes, outcome=name))} THEN\n"
+            f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n        END IF;\n"
+            for name in q.outcomes
+        )
+        if review is not None:  # four eyes: a Complete chosen for review writes the review's values too
+            outcome_checks += "".join(
+                f"        IF {r.unchanged(kept(q, *completes, outcome=name, reviewed=True))}\n"
+                f"            AND {r.assigned(values_of(q, *completes, outcome=name, reviewed=True))} THEN\n"
+                f"          maybe := maybe || ({workflow_sql.prefix('complete')} || {r.literal(name)});\n"
+                "          to_review := true;\n"
+                f"        END IF;\n"
+                for name in q.outcomes
+                if name in review.outcomes
+            )
+        # Escalate hands the item to a supervisor: the lock cleared, on_escalate's values, nothing else
+        # (Check.ON_ESCALATE_SET: a queue without on_escalate admits none).
+        escalates = (
+            f"{r.unchanged(kept(q, 'escalate'))} AND {r.assigned(values_of(q, 'escalate'))}"
+            if q.on_escalate
+            else "false"
+        )
+        first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
+        chosen = (
+            ""
+            if review is None
+            else _review_opened(r, q, review, self.reviews_table, self.queue_name, self.key, self.at, first_outcome)
+        )
+        record = self.record(
+            FIRST_EVENT, "login", self.token_old, outcome=first_outcome, maybe="maybe", changes="changed"
+        )
+        return f"""
         {mark("release", "defer")}
         IF {releases} THEN
           maybe := {workflow_sql.may_be("release", "defer")};  -- a defer gives the item back as a release does
@@ -501,70 +504,148 @@ BEGIN
         {mark(*completes)}
 {outcome_checks}        IF cardinality(maybe) > 0 THEN
           changed := {changes_of(r, q)};
-          {record(first_event, "login", token_old, outcome=first_outcome, maybe="maybe", changes="changed")}{chosen}
+          {record}{chosen}
           RETURN true;
-        END IF;
-      ELSIF {r.unchanged(kept(q, "save"))} THEN
-        {mark("save")}
+        END IF;"""
+
+    def save(self) -> str:
+        """Save: the edits, the lock as it was; told from an extend that moved nothing by an edit, a change
+        of a column save writes and extend does not (core/workflow.py: EDITS)."""
+        r, q = self.r, self.q
+        telling = [c for c in checked_columns(q) if c.name in written_by(q, "save") - written_by(q, "extend")]
+        edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in telling) or "false"
+        return f"""
+        {workflow.branch_mark("save")}
         -- Save writes the edits and leaves the lock as it was; nothing changed at all may be an
         -- extend that did not move the expiry (the client settles which).
         maybe := CASE WHEN {edited} THEN {workflow_sql.may_be("save")}
                       ELSE {workflow_sql.may_be("extend", "save")} END;
         changed := {changes_of(r, q)};
-        {record(first_event, "login", token_old, maybe="maybe", changes="changed")}
-        RETURN true;
-      ELSIF {user_new} = login AND {same_lock} AND {hold_time} AND {rules.checked("extend")}
-          AND {r.unchanged(kept(q, "extend"))} THEN
-        {mark("extend")}
-        -- Extend moves the expiry on (never back), the same lock, and writes nothing else.
-        {record(ev("extend"), "login", token_old)}
-        RETURN true;
-      END IF;
-    ELSIF {rules.lock("claim", "pick")} THEN
-      -- Claim: a free or expired row that waits, under this login, with a fresh lock inside the limits.
-      {mark("claim", "pick", "expire")}
-      IF {claimable} AND {fresh} AND {r.unchanged(kept(q, "claim", "pick"))}
-          AND {r.assigned(values_of(q, "claim"))} AND {rules.checked("claim")} THEN
-        IF {user_old} IS NOT NULL THEN
-          {record(ev("expire"), user_old, token_old)}
+        {self.record(FIRST_EVENT, "login", self.token_old, maybe="maybe", changes="changed")}
+        RETURN true;"""
+
+    def claim(self) -> str:
+        """Claim: a free or expired row that waits, under a fresh lock of this login's inside the limits."""
+        r, q = self.r, self.q
+        # CLAIMABLE: waiting, or an expired lock in on_claim's state, as the claim serves it.
+        claimable = row_rule(r, q, "claim", "pick", user=sa.literal_column("login"))
+        return f"""
+      {workflow.branch_mark("claim", "pick", "expire")}
+      IF {claimable} AND {lock_written(r, q, "claim", "pick")} AND {r.unchanged(kept(q, "claim", "pick"))}
+          AND {r.assigned(values_of(q, "claim"))} AND {self.rules.checked("claim")} THEN
+        IF {self.user_old} IS NOT NULL THEN
+          {self.record(self.ev("expire"), self.user_old, self.token_old)}
         END IF;
-        {record(ev("claim"), "login", token_new)}
+        {self.record(self.ev("claim"), "login", self.token_new)}
         RETURN true;
-      END IF;{undo}{take}
-    END IF;
+      END IF;"""
+
+    def undo(self) -> str:
+        if not self.q.on_reopen:
+            return ""
+        r, q = self.r, self.q
+        fresh = lock_written(r, q, "undo")
+        return _undo_branch(
+            r,
+            q,
+            self.audit,
+            self.queue_name,
+            self.key,
+            fresh,
+            self.limit,
+            self.record,
+            self.token_new,
+            self.reviews_table,
+        )
+
+    def take(self) -> str:
+        """A supervisor's take: an escalated row nobody holds (out of todo, on_escalate's values) back to work
+        under a fresh lock of this login's, within the limits, writing exactly on_reopen's and on_claim's
+        values, recorded as this login's claim."""
+        r, q, rules = self.r, self.q, self.rules
+        # (Check.ON_ESCALATE_SET, ON_REOPEN_SET: a queue without either admits none.)
+        set_up = "true" if q.on_escalate and q.on_reopen else "false"
+        checks = " ".join(
+            workflow_sql.check_mark(c) for c in (workflow.Check.ON_ESCALATE_SET, workflow.Check.ON_REOPEN_SET)
+        )
+        # The row rule ESCALATED (db/rowrules.py): out of todo, holding on_escalate's values.
+        return f"""
+    {workflow.branch_mark("take")} {checks}
+    IF {set_up} AND {rules.who("take")} AND {rules.lock("take")} AND {row_rule(r, q, "take")}
+        AND {lock_written(r, q, "take")} AND {rules.checked("take")} AND {r.unchanged(kept(q, "take"))}
+        AND {r.assigned(values_of(q, "take"))} THEN
+      {self.record(self.ev("take"), "login", self.token_new)}
+      RETURN true;
+    END IF;"""
+
+    def swept(self) -> str:
+        """Anyone may return an expired lock to the pool (the sweep)."""
+        r, q, rules = self.r, self.q, self.rules
+        return f"""
     -- Anyone may return an expired lock to the pool (the sweep).
-    {mark("expire")}
-    IF {rules.lock("expire")} AND {rules.who("expire")} AND {cleared(r, q, "expire", "force_release")} AND {swept} THEN
+    {workflow.branch_mark("expire")}
+    IF {rules.lock("expire")} AND {rules.who("expire")} AND {lock_written(r, q, "expire", "force_release")}
+        AND {self.returned()} THEN
       maybe := CASE WHEN {rules.who("force_release")}
                     THEN {workflow_sql.may_be("expire", "force_release")} ELSE {workflow_sql.may_be("expire")} END;
-      {record(first_event, user_old, token_old, maybe="maybe")}
+      {self.record(FIRST_EVENT, self.user_old, self.token_old, maybe="maybe")}
       RETURN true;
-    END IF;
-    {mark("force_release", "reassign")}
+    END IF;"""
+
+    def returned(self) -> str:
+        """SQL: the row holds on_release's values, and nothing else changed (expire, force-release)."""
+        r, q = self.r, self.q
+        return f"{r.unchanged(kept(q, 'expire', 'force_release'))} AND {r.assigned(values_of(q, 'expire'))}"
+
+    def supervised(self) -> str:
+        """A supervisor's force-release (back to the pool) and reassign (a fresh lock of another user's)."""
+        r, q, rules = self.r, self.q, self.rules
+        return f"""
+    {workflow.branch_mark("force_release", "reassign")}
     IF {rules.lock("force_release", "reassign")} AND {rules.who("force_release", "reassign")} THEN
       -- Force-release: back to the pool with the on_release values.
-      IF {cleared(r, q, "force_release")} AND {swept} THEN
-        {record(ev("force_release"), user_old, token_old)}
+      IF {lock_written(r, q, "force_release")} AND {self.returned()} THEN
+        {self.record(self.ev("force_release"), self.user_old, self.token_old)}
         RETURN true;
       END IF;
       -- Reassign: to another user, with a fresh lock inside the limits.
-      IF {rules.checked("reassign")} AND {fresh}
+      IF {rules.checked("reassign")} AND {lock_written(r, q, "reassign")}
           AND {r.unchanged(kept(q, "reassign"))} THEN
-        {record(ev("reassign"), user_old, token_old)}
-        {record(workflow_sql.also("reassign"), user_new, token_new)}
+        {self.record(self.ev("reassign"), self.user_old, self.token_old)}
+        {self.record(workflow_sql.also("reassign"), self.user_new, self.token_new)}
         RETURN true;
       END IF;
-    END IF;{move}{reopen}
-  END IF;
-  RETURN false;  -- not one of this queue's operations
-END"""
-    function = _qualified(prep, schema, check_function_name(q.name))
-    row_type = prep.format_table(q.table)
-    return (
-        f"CREATE OR REPLACE FUNCTION {function}({CHECK_ROWS[0]} {row_type}, {CHECK_ROWS[1]} {row_type}) "
-        f"RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
-        f"AS $wb${body}\n$wb$"
-    )
+    END IF;"""
+
+    def move(self) -> str:
+        """A supervisor's move: a waiting item nobody holds gets other values (another category, tier,
+        priority), its lock untouched, and still waits (here, or out of this queue's scope for another
+        queue); the client settles the audit row with the reason and the values."""
+        r, q, rules = self.r, self.q, self.rules
+        return f"""
+    {workflow.branch_mark("move")}
+    IF {rules.lock("move")} AND {row_rule(r, q, "move")} AND {row_after(r, q, "move")}
+        AND {r.unchanged(kept(q, "move"))} AND {rules.who("move")} THEN
+      changed := {changes_of(r, q, minus(checked_columns(q), kept(q, "move")))};
+      {self.record(self.ev("move"), "NULL", "NULL", changes="changed")}
+      RETURN true;
+    END IF;"""
+
+    def reopen(self) -> str:
+        if not self.q.on_reopen:
+            return ""
+        r, q, rules = self.r, self.q, self.rules
+        return f"""
+    {workflow.branch_mark("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
+    IF {rules.lock("reopen")} AND {rules.who("reopen")} AND {row_rule(r, q, "reopen")} AND {row_after(r, q, "reopen")}
+        AND {r.unchanged(kept(q, "reopen"))} AND {r.assigned(values_of(q, "reopen"))} THEN
+      {self.record(self.ev("reopen"), "NULL", "NULL")}
+      RETURN true;
+    END IF;"""
+
+
+# The first of the events a change may be (recorded until the client's own audit row settles which).
+FIRST_EVENT = "split_part(maybe[1], ':', 1)"
 
 
 def taken_here(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue_name: str, key: str) -> str:
@@ -666,13 +747,16 @@ def _review_opened(
     it, and why: one of their first items, or the share); one of an operator's first items that does
     not go to review is refused."""
     by = r.literal(review.by)
-    firsts = (
-        f"(SELECT count(*) FROM {reviews_table} rv WHERE rv.source = {queue_name} AND rv.doer = login "
-        "AND rv.why = 'first')"
+    # Check.FIRST_ITEMS_REVIEWED: the count the engine's choice reads (reviews.firsts), for this login.
+    firsts = r.sql(
+        reviews_mod.firsts(_reviews_named(r, reviews_table), q.name, sa.literal_column(r.login)).scalar_subquery()
     )
     crumb = note(REVIEWED_SETTING, by, key)
     why = (
-        f"CASE WHEN {firsts} < {review.first_items} THEN 'first' ELSE 'share' END" if review.first_items else "'share'"
+        f"CASE WHEN {firsts} < {review.first_items} THEN {r.literal(reviews_mod.FIRST)} "
+        f"ELSE {r.literal(reviews_mod.SHARE)} END"
+        if review.first_items
+        else r.literal(reviews_mod.SHARE)
     )
     reviewed = ", ".join(r.literal(name) for name in review.outcomes)
     first = (
@@ -1103,6 +1187,18 @@ def _crumb(*fields: str) -> str:
 
 
 @functools.cache
+def _reviews_named(r: Renderer, reviews_table: str) -> sa.Table:
+    """workbench's reviews table named as SQL text (format_table's `schema.name`, the schema quoted where
+    it must be: what protocol_locks hands _review_opened), checked by naming it again."""
+    schema = reviews_table.rsplit(".", 1)[0]
+    if schema.startswith('"'):
+        schema = schema[1:-1].replace('""', '"')
+    table = _own_table(schema, tables.REVIEWS_TABLE)
+    if r.prep.format_table(table) != reviews_table:
+        raise ValueError(f"{reviews_table} is not workbench's reviews table")
+    return table
+
+
 def _own_table(schema: str, name: str) -> sa.Table:
     """One of workbench's own tables in `schema`, for SQL text (their metadata built once per schema)."""
     return tables.build_metadata(schema)[0].tables[f"{schema}.{name}"]

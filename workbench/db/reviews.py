@@ -23,6 +23,13 @@ FIRST, SHARE = "first", "share"  # why a completion was chosen
 Matcher = Callable[[sa.ColumnElement[Any]], sa.ColumnElement[bool]]
 
 
+def firsts(table: sa.Table, source: str, doer: Any) -> sa.Select[int]:
+    """How many of `doer`'s completions in queue `source` went to review as one of their first items
+    (Check.FIRST_ITEMS_REVIEWED: fewer than review.first_items, and the next one goes too): the
+    engine's choice and PostgreSQL's check of a Complete ask it alike."""
+    return sa.select(sa.func.count()).where(table.c.source == source, table.c.doer == doer, table.c.why == FIRST)
+
+
 @dataclasses.dataclass(frozen=True)
 class Verdicts:
     """How one operator's reviewed work fared in a period."""
@@ -55,13 +62,7 @@ class Reviews:
     def _firsts(self, conn: sa.Connection, doer: str) -> int:
         """How many of `doer`'s first items were chosen already (their index finds them; the audit
         trail has none by actor)."""
-        r = self.table
-        return int(
-            conn.execute(
-                sa.select(sa.func.count()).where(r.c.source == self.source, r.c.doer == doer, r.c.why == FIRST)
-            ).scalar()
-            or 0
-        )
+        return int(conn.execute(firsts(self.table, self.source, doer)).scalar() or 0)
 
     def open(self, conn: sa.Connection, key: Any, doer: str, why: str) -> None:
         """`doer` completed `key` and it waits for review: recorded, an older open review of it superseded."""

@@ -325,6 +325,50 @@ class LockShape:
         )
         return new > old if capped else new >= old
 
+    # -- the writes as conditions over the row before and after (PostgreSQL's checks) -------------
+    # `old` and `new` are the row before and after the change (aliases of the table that holds the lock
+    # columns); the check that asks renders them (db/protocol.py, by the transition's Write.LOCK_*).
+
+    def taken(
+        self, old: sa.FromClause, new: sa.FromClause, user: sa.ColumnElement[Any] | None
+    ) -> sa.ColumnElement[bool]:
+        """`new` holds a fresh lock of `user` (None: of someone) as lock_writes writes one: its holder,
+        every column it writes set, and another identity than `old`'s (what tells one lock from the
+        next: a new claim's own token or lock time). How far its times reach is the transition's
+        Check.WITHIN_LIMITS, tested beside it."""
+        identity = {c.name for c in self.identity}
+        parts: list[sa.ColumnElement[bool]] = []
+        for name in self.lock_writes(user, clock.db_now(), None):
+            if name == self.user.name:
+                parts.append(new.c[name].is_not(None) if user is None else new.c[name] == user)
+            elif name not in identity:
+                parts.append(new.c[name].is_not(None))
+        for name in identity:  # in the order the shape names them
+            parts += [new.c[name].is_not(None), new.c[name].is_distinct_from(old.c[name])]
+        return sa.and_(*parts)
+
+    def extended(self, old: sa.FromClause, new: sa.FromClause) -> sa.ColumnElement[bool]:
+        """`new` holds `old`'s lock extended as extend_writes writes it: what it moves moved on (never
+        back, as extends_something guards it), every other lock column as it was (the holder, the
+        token, the lock time where an expiry column moves instead). How far is Check.WITHIN_LIMITS."""
+        moved = set(self.extend_writes(sa.null()))
+        return sa.and_(
+            *(
+                new.c[c.name] >= old.c[c.name] if c.name in moved else new.c[c.name].is_not_distinct_from(old.c[c.name])
+                for c in self.columns
+            )
+        )
+
+    def cleared(self, new: sa.FromClause) -> sa.ColumnElement[bool]:
+        """`new` holds what unlock_writes writes: no lock at all (not the holder alone: a token, time or
+        expiry left would be a lock half given back)."""
+        return sa.and_(
+            *(
+                new.c[name].is_(None) if isinstance(value, sa.Null) else new.c[name].is_not_distinct_from(value)
+                for name, value in self.unlock_writes().items()
+            )
+        )
+
     def shown_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """A row's columns as anyone may see them: no token, lock times to the second (a lock time
         at full precision is the token of a table without a token column)."""
