@@ -385,10 +385,11 @@ def test_a_supervisor_reopens_a_finished_item_as_the_engine_does() -> None:
         assert re.search(refused(when, template), body), template
     assert "COALESCE(@holder, N'another queue of its table')" in body  # as Supervision._refuse_reopen says it
     # The demo's on_reopen, only on a finished row nobody holds (the statement carries the lock rule too,
-    # as the engine's does); the audit row names the supervisor, no lock, the reason.
+    # as the engine's does) that on_reopen's values put back in todo (the table's After.WAITING, read
+    # with them written: here a constant); the audit row names the supervisor, no lock, the reason.
     assert (
         "UPDATE cases SET status='open' WHERE cases.case_id = @p_key AND (cases.status NOT IN ('new', 'open')) "
-        "AND cases.wb_locked_by IS NULL;"
+        "AND cases.wb_locked_by IS NULL AND 'open' IN ('new', 'open');"
     ) in body
     assert (
         "VALUES (N'cases', CAST(@p_key AS nvarchar(200)), N'reopen', @login, NULL, NULL, SYSUTCDATETIME(), "

@@ -218,6 +218,36 @@ def test_postgresqls_in_row_check_holds_to_the_tables_row_rules(monkeypatch: pyt
     assert "OR NOT" not in move and "(n.category != 'Spam' AND n.priority >= 2 AND n.status = 'new')" in move
 
 
+def _procedure(name: str, text: str = demo.config_text()) -> str:
+    """SQL Server's procedure for operation `name` of the demo's cases (or of `text`), on one line."""
+    return " ".join(test_mssql_protocol.batches(text)[name].split())
+
+
+def test_sql_servers_procedures_hold_to_the_tables_row_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    reopen, take, undo = _procedure("reopen"), _procedure("take"), _procedure("undo")
+    # As the table says: reopen takes a finished row back into todo; take an escalated one; undo a finished one.
+    assert "AND (cases.status NOT IN ('new', 'open')) AND cases.wb_locked_by IS NULL AND 'open' IN" in reopen
+    assert "AND (cases.status NOT IN ('new', 'open')) AND cases.status = 'escalated';" in take
+    assert (
+        "AND cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open')) AND cases.status = 'resolved'" in undo
+    )
+    _patched(monkeypatch, "reopen", row=RowRule.WAITING, after=After.ANY)
+    _patched(monkeypatch, "take", row=RowRule.FINISHED)
+    _patched(monkeypatch, "undo", row=RowRule.FINISHED)
+    reopen, take, undo = _procedure("reopen"), _procedure("take"), _procedure("undo")
+    assert "UPDATE cases SET status='open' WHERE cases.case_id = @p_key AND cases.status IN ('new', 'open')" in reopen
+    assert "'open' IN" not in reopen
+    assert "'escalated'" not in take and "cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open'));" in take
+    assert "cases.status = 'resolved'" not in undo  # FINISHED: not the Complete's values
+    # A move's state after: waiting, or out of the queue's scope; made "waiting" only, a move out of the
+    # scope finishes the item.
+    out = "ELSE status END = 'new' OR NOT (CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] = N'cat"
+    assert out in _procedure("move", test_mssql_sql.STATUS_DRIVEN)
+    _patched(monkeypatch, "move", after=After.WAITING)
+    assert "@finishes = CASE WHEN (NOT (" in _procedure("move", test_mssql_sql.STATUS_DRIVEN)
+    assert " OR NOT (" not in _procedure("move", test_mssql_sql.STATUS_DRIVEN)
+
+
 # The demo's cases worked through a lock table (shape 5), as a second queue over the table.
 LOCK_TABLE = """
 [queues.casesl]

@@ -918,10 +918,13 @@ class _Builder:
         held = sql(sa.case((free, 0), else_=1))
         # Who holds it, as Supervision._refuse_reopen names them.
         holder = Said(f"COALESCE(@holder, {self.text('another queue of its table')})")
+        # The table's row rule (FINISHED) and state after (back in todo, as the row reads with on_reopen's
+        # values written), as the engine's reopen asks db/rowrules.py for them.
+        values = q.writes(q.on_reopen, _LOGIN, now)
         reopened = (
             sa.update(q.table)
-            .where(here, *q.scope_clause(), sa.not_(q.todo_clause()), free)
-            .values(q.writes(q.on_reopen, _LOGIN, now))
+            .where(here, *rowrules.before(q, "reopen").all, free, rowrules.written_after(q, "reopen", values))
+            .values(values)
         )
         body = (
             f"  DECLARE @found int = 0, @held int = 0, @waiting int = 0, @holder {self.user_type};\n"
@@ -946,8 +949,8 @@ class _Builder:
         q, sql = self.q, _Sql(self.dialect, {})
         now = q.now()
         here = q.key == _KEY
-        assert workflow.TRANSITIONS["take"].row is workflow.RowRule.ESCALATED
-        escalated = [*q.scope_clause(), sa.not_(q.todo_clause()), *(b.held() for b in q.on_escalate)]
+        # The table's row rule (ESCALATED), as the engine's take asks db/rowrules.py for it.
+        escalated = rowrules.before(q, "take").all
         writes = {
             **q.writes(q.on_reopen, _LOGIN, now),
             **q.lock_writes(_LOGIN, now, q.shape.new_token()),
@@ -977,11 +980,11 @@ class _Builder:
         movable = [c.name for c in q.table.columns if q.movable(c)]
         allowed = ", ".join(self.text(name) for name in movable) or "NULL"
         values = {name: sa.literal_column(self.edited(name, "@p_changes"), q.table.c[name].type) for name in movable}
-        # The row rule (WAITING) as the engine's move picks it, and the table's lock rule (FREE).
-        waiting = sa.and_(*q.scope_clause(), q.todo_clause(), lockrules.guard(q, "move", q.now()))
-        finished = sa.and_(
-            *(q.written(c, values) for c in q.scope_clause()), sa.not_(q.written(q.todo_clause(), values))
-        )
+        # The table's row rule (WAITING) and state after (still waiting, or out of the queue's scope, as the
+        # row reads with the values written) from db/rowrules.py, as the engine's move asks for them, and
+        # its lock rule (FREE).
+        waiting = sa.and_(*rowrules.before(q, "move").all, lockrules.guard(q, "move", q.now()))
+        finished = sa.not_(rowrules.written_after(q, "move", values))
         # Each movable column's value before and after, as JSON (FOR JSON keeps each type's notation).
         row = sa.select(*(q.table.c[name] for name in movable)).where(here)
         as_json = f"({_one_line(sql(row))} FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES)"

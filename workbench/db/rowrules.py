@@ -90,13 +90,7 @@ def completed_values(q: mapping.BoundQueue, outcome: str | None, reviewed: bool,
 def escalated_values(q: mapping.BoundQueue) -> list[Clause]:
     """The row still holds what on_escalate wrote (whoever escalated: a user's name is some name, a
     time some time)."""
-
-    def still(b: mapping.BoundAssignment) -> Clause:
-        if b.assignment.kind == "value":
-            return b.holds(None)
-        return b.column.is_(None) if b.assignment.kind == "null" else b.column.is_not(None)
-
-    return [still(b) for b in q.on_escalate]
+    return [b.held() for b in q.on_escalate]
 
 
 _R = workflow.RowRule
