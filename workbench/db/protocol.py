@@ -1467,13 +1467,8 @@ def _deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
 
     now = clock.db_now()
     lapsed = sql(deferrals_mod.lapsed(table), "old")
-    ahead = sql(
-        sa.and_(
-            table.c.until > now,
-            table.c.until <= clock.add_seconds(now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True)),
-        ),
-        "new",
-    )
+    # Still to come and within MAX_DAYS: neither of the rules the engine and SQL Server refuse a deferral by.
+    ahead = sql(sa.not_(sa.or_(deferrals_mod.too_soon(table.c.until), deferrals_mod.too_far(table.c.until))), "new")
 
     def given_back(row: str) -> str:
         return (

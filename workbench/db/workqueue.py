@@ -530,7 +530,7 @@ class WorkQueue:
                 chosen = self.config.outcome(outcome)
             except KeyError:
                 names = ", ".join(o.name for o in self.config.outcomes)
-                raise errors.InvalidValue(f"queue {self.name} has no outcome '{outcome}' (outcomes: {names})") from None
+                raise errors.InvalidValue.of(problems.NO_OUTCOME, self.name, outcome, names) from None
             values = self.q.coerce_edits(edits) if edits else {}
             self._check_lookups(values)
             plain = not values and note is None and why is None
@@ -755,10 +755,7 @@ class WorkQueue:
         action = outcome if outcome is not None else transition
         if workflow.needs_text(workflow.TRANSITIONS[transition].note, lambda: self.config.needs_note(action)):
             what = f"a {action}" if outcome is None else f"Complete with outcome '{action}'"
-            raise errors.UsageError(
-                f"queue {self.name} needs a note with {what}: say what happened "
-                "for whoever works the item next (--note TEXT)"
-            )
+            raise errors.UsageError.of(problems.NOTE_NEEDED, self.name, what)
         return None
 
     # -- notes ------------------------------------------------------------------------------
