@@ -385,10 +385,11 @@ def test_a_supervisor_reopens_a_finished_item_as_the_engine_does() -> None:
         assert re.search(refused(when, template), body), template
     assert "COALESCE(@holder, N'another queue of its table')" in body  # as Supervision._refuse_reopen says it
     # The demo's on_reopen, only on a finished row nobody holds (the statement carries the lock rule too,
-    # as the engine's does); the audit row names the supervisor, no lock, the reason.
+    # as the engine's does) that on_reopen's values put back in todo (the table's After.WAITING, read
+    # with them written: here a constant); the audit row names the supervisor, no lock, the reason.
     assert (
         "UPDATE cases SET status='open' WHERE cases.case_id = @p_key AND (cases.status NOT IN ('new', 'open')) "
-        "AND cases.wb_locked_by IS NULL;"
+        "AND cases.wb_locked_by IS NULL AND 'open' IN ('new', 'open');"
     ) in body
     assert (
         "VALUES (N'cases', CAST(@p_key AS nvarchar(200)), N'reopen', @login, NULL, NULL, SYSUTCDATETIME(), "
@@ -408,27 +409,42 @@ def test_a_queue_without_on_reopen_has_no_reopen_procedure() -> None:
 def test_undo_takes_back_the_logins_own_complete_as_the_engine_does() -> None:
     body = flat(batches()["undo"])
     assert "GRANT EXECUTE ON dbo.wb_cases_undo TO workbench_operator;" in batches()["grants"]
-    # The row locked first, then the item's last audit event: the login's own Complete, within undo_within.
+    # The row locked first, then the item's last audit event (which outcome's branch, how a refusal is said).
     assert body.index("FROM cases WITH (UPDLOCK, ROWLOCK)") < body.index("ORDER BY dbo.workbench_audit.id DESC")
-    for when, template in (
-        ("@found = 0", problems.NO_ITEM),
-        ("@event IS NULL", problems.UNDO_NOTHING),
-        ("@event <> N'complete' OR @actor <> @login", problems.UNDO_NOT_YOURS),
-        ("@age > 120", problems.UNDO_TOO_LATE),
-        ("@done = 0", problems.UNDO_CHANGED),
-    ):
-        assert re.search(refused(when, template), body), template
-    assert "SET @age = DATEDIFF(second, @at, SYSUTCDATETIME());" in body
-    assert "N' ago, and undo works for 2 min; a supervisor can reopen it'" in body  # undo_within, as the engine says
-    # Per outcome: what it wrote is still there; then on_reopen's values and a fresh lock of the login's.
+    assert re.search(refused("@found = 0", problems.NO_ITEM), body)
+    # Per outcome one UPDATE holds to the table's rules (db/rowrules.py): the lock free, the row finished
+    # with what the outcome wrote, and the trail rule (LAST_OWN_COMPLETE): the item's newest audit row
+    # the login's Complete with that outcome, within undo_within (UNDO_WINDOW); then on_reopen's
+    # values and a fresh lock of the login's.
     assert (
         "IF @outcome = N'resolved' BEGIN UPDATE cases SET status='open', wb_locked_by=@login, "
         "wb_locked_at=SYSUTCDATETIME(), wb_lock_expires=DATEADD(second, 900, SYSUTCDATETIME()), wb_lock_token="
     ) in body
     assert (
         "WHERE cases.case_id = @p_key AND cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open')) "
-        "AND cases.status = 'resolved'; SET @done = @@ROWCOUNT; END ELSE IF @outcome = N'waiting'"
+        "AND cases.status = 'resolved' AND (EXISTS (SELECT wb_last.id FROM dbo.workbench_audit AS wb_last "
+        "WHERE wb_last.queue = 'cases' AND wb_last.item_key = CAST(@p_key AS nvarchar(200)) "
+        "AND wb_last.event = 'complete' AND wb_last.actor = @login AND NOT (EXISTS (SELECT wb_later.id "
+        "FROM dbo.workbench_audit AS wb_later WHERE wb_later.queue = 'cases' "
+        "AND wb_later.item_key = CAST(@p_key AS nvarchar(200)) AND wb_later.id > wb_last.id)) "
+        "AND wb_last.outcome = 'resolved' AND wb_last.at >= DATEADD(second, -120, SYSUTCDATETIME()))); "
+        "SET @done = @@ROWCOUNT; END ELSE IF @outcome = N'waiting'"
     ) in body
+    # Refused, the last event says why, in the engine's words (WorkQueue._undo_refused), in that order.
+    refusals = body[body.index("IF @done = 0 BEGIN") :]
+    for when, template in (
+        ("@event IS NULL", problems.UNDO_NOTHING),
+        ("@event <> N'complete' OR @actor <> @login", problems.UNDO_NOT_YOURS),
+        ("@age > 120", problems.UNDO_TOO_LATE),
+    ):
+        assert re.search(refused(when, template), refusals), template
+    assert "SET @age = DATEDIFF(second, @at, SYSUTCDATETIME());" in refusals
+    assert "N' ago, and undo works for 2 min; a supervisor can reopen it'" in body  # undo_within, as the engine says
+    changed = refusals.index(
+        "ROLLBACK; SET @refusal = CONCAT(N'workbench: cases ', CAST(@p_key AS nvarchar(200)), N' changed"
+    )
+    assert refusals.index("IF @age > 120") < changed < refusals.index("END; SELECT @p_token")
+    assert refusals.index(throw(problems.UNDO_CHANGED)) > changed
     assert "N'undo', @login, @login, NULL, SYSUTCDATETIME(), NULL, @outcome, NULL);" in body
     assert body.index("N'undo', @login") < body.index("N'claim', @login, @login, lower(") < body.index("COMMIT;")
     assert "workbench_reviews" not in body  # the demo's cases are not reviewed
@@ -438,9 +454,10 @@ def test_undo_of_a_complete_chosen_for_review_checks_the_reviews_values_and_with
     body = flat(batches(name="imports")["undo"])
     # Chosen for review, check_status was written twice: the review's value is the one to find.
     assert (
-        "(JSON_VALUE(@detail, '$.review') IS NULL AND import_rows.check_status = 'verified' AND "
-        "import_rows.checked_by = @login AND import_rows.checked_at IS NOT NULL OR "
-        "JSON_VALUE(@detail, '$.review') IS NOT NULL AND import_rows.check_status = 'to_review' AND "
+        "(JSON_VALUE(@detail, '$.review') IS NULL AND import_rows.check_status != 'pending' AND "
+        "import_rows.check_status = 'verified' AND import_rows.checked_by = @login AND "
+        "import_rows.checked_at IS NOT NULL OR JSON_VALUE(@detail, '$.review') IS NOT NULL AND "
+        "import_rows.check_status != 'pending' AND import_rows.check_status = 'to_review' AND "
         "import_rows.checked_by = @login AND import_rows.checked_at IS NOT NULL)"
     ) in body
     assert (

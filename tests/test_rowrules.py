@@ -14,13 +14,13 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from tests import support, test_mssql_sql, test_permissions
+from tests import support, test_mssql_protocol, test_mssql_sql, test_permissions
 from tests import test_relative_conditions as relative_conditions
 from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, workflow
-from workbench.core.workflow import After, RowRule
+from workbench.core.workflow import After, Check, RowRule, TrailRule
 from workbench.db import backends, mapping, protocol, protocol_locks, rowrules, tables
 from workbench.db.supervision import Supervision
 from workbench.demo import schema
@@ -75,6 +75,71 @@ def test_a_row_rule_without_a_clause_fails_naming_the_file(monkeypatch: pytest.M
     monkeypatch.setattr(rowrules, "_AFTER", {k: v for k, v in rowrules._AFTER.items() if k is not After.WAITING})
     with pytest.raises(rowrules.NotCompiled, match=r"After.WAITING but workbench/db/rowrules.py .* _AFTER"):
         rowrules.require_compiled()
+
+
+def test_a_trail_rule_without_a_clause_fails_naming_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rowrules, "_TRAIL", {TrailRule.ANY: rowrules._TRAIL[TrailRule.ANY]})
+    with pytest.raises(rowrules.NotCompiled, match=r"LAST_OWN_COMPLETE but workbench/db/rowrules.py .*_TRAIL"):
+        rowrules.require_compiled()
+    audit = tables.build_metadata()[1]
+    with pytest.raises(rowrules.NotCompiled, match=r"workbench/db/rowrules\.py"):
+        rowrules.trail(_bound(), "undo", audit, item="1", user="ann")  # what every rendering asks
+
+
+# Undo's trail rule (LAST_OWN_COMPLETE, within undo_within: UNDO_WINDOW) as each database rendering says it.
+_LAST_OWN_COMPLETE = "wb_last.event = 'complete' AND wb_last.actor = {user} AND NOT (EXISTS (SELECT wb_later.id"
+_WINDOW = {"pg": "wb_last.at >= (timezone('UTC', now()) + make_interval(secs => {})", "mssql": "DATEADD(second, {}, "}
+
+
+def _undo_texts(text: str = demo.config_text()) -> tuple[str, str]:
+    """Undo as PostgreSQL's in-row check and SQL Server's procedure say it, for the demo's cases."""
+    pg = _branch(_check(_bound("cases", text)), "undo")
+    mssql = " ".join(test_mssql_protocol.batches(text)["undo"].split())
+    return " ".join(pg.split()), mssql
+
+
+def test_undos_trail_rule_changed_in_the_table_changes_every_database_rendering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pg, mssql = _undo_texts()
+    assert _LAST_OWN_COMPLETE.format(user="login") in pg and _LAST_OWN_COMPLETE.format(user="@login") in mssql
+    assert _WINDOW["pg"].format(-120) in pg and _WINDOW["mssql"].format(-120) in mssql
+    # The setting: another undo_within, the same clause with the other window.
+    longer = demo.config_text().replace("[queues.cases]\n", "[queues.cases]\nundo_within = 600\n")
+    pg, mssql = _undo_texts(longer)
+    assert _WINDOW["pg"].format(-600) in pg and _WINDOW["mssql"].format(-600) in mssql
+    assert "-120" not in pg and "-120" not in mssql
+    # Undo without its window (Check.UNDO_WINDOW): the last event the caller's Complete, however old.
+    _patched(monkeypatch, "undo", checks=workflow.TRANSITIONS["undo"].checks - {Check.UNDO_WINDOW})
+    pg, mssql = _undo_texts()
+    assert _LAST_OWN_COMPLETE.format(user="login") in pg and _LAST_OWN_COMPLETE.format(user="@login") in mssql
+    assert "wb_last.at" not in pg and "wb_last.at" not in mssql
+    assert "IF @age >" not in mssql  # nor is a refusal said as too late
+    # Undo asking nothing of the trail: no subquery over it in either.
+    _patched(monkeypatch, "undo", trail=TrailRule.ANY)
+    pg, mssql = _undo_texts()
+    assert "wb_last" not in pg and "wb_last.id" not in mssql
+
+
+def test_the_engines_undo_holds_to_the_tables_trail_rule(
+    sqlite_env: support.Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wb = sqlite_env.demo(case_rows=3, import_rows=1)
+    q = wb.queue("cases")
+    first, second = (c.lock for c in q.claim_next("alice", 2))
+    for lock in (first, second):
+        q.complete("alice", lock.key, lock.token, "resolved")
+    sqlite_env.age_audit(wb, "cases", first.key, 3600)  # an hour ago: past the demo's undo_within
+    with pytest.raises(errors.UsageError, match="too late to undo"):
+        q.undo_complete("alice", first.key)
+    with pytest.raises(errors.UsageError, match="nothing of yours to undo"):
+        q.undo_complete("bob", second.key)
+    # The table's undo without its window (UNDO_WINDOW): the engine's UPDATE takes the hour-old Complete back.
+    _patched(monkeypatch, "undo", checks=workflow.TRANSITIONS["undo"].checks - {Check.UNDO_WINDOW})
+    assert q.undo_complete("alice", first.key).lock.owner == "alice"
+    # And without its trail rule: bob takes back alice's Complete (the row rule alone: finished, its values).
+    _patched(monkeypatch, "undo", trail=TrailRule.ANY)
+    assert q.undo_complete("bob", second.key).lock.owner == "bob"
 
 
 def test_the_engines_claim_serves_what_the_tables_row_rule_says(
@@ -151,6 +216,36 @@ def test_postgresqls_in_row_check_holds_to_the_tables_row_rules(monkeypatch: pyt
     _patched(monkeypatch, "move", after=After.WAITING)
     move = _branch(_check(scoped), "move")
     assert "OR NOT" not in move and "(n.category != 'Spam' AND n.priority >= 2 AND n.status = 'new')" in move
+
+
+def _procedure(name: str, text: str = demo.config_text()) -> str:
+    """SQL Server's procedure for operation `name` of the demo's cases (or of `text`), on one line."""
+    return " ".join(test_mssql_protocol.batches(text)[name].split())
+
+
+def test_sql_servers_procedures_hold_to_the_tables_row_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    reopen, take, undo = _procedure("reopen"), _procedure("take"), _procedure("undo")
+    # As the table says: reopen takes a finished row back into todo; take an escalated one; undo a finished one.
+    assert "AND (cases.status NOT IN ('new', 'open')) AND cases.wb_locked_by IS NULL AND 'open' IN" in reopen
+    assert "AND (cases.status NOT IN ('new', 'open')) AND cases.status = 'escalated';" in take
+    assert (
+        "AND cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open')) AND cases.status = 'resolved'" in undo
+    )
+    _patched(monkeypatch, "reopen", row=RowRule.WAITING, after=After.ANY)
+    _patched(monkeypatch, "take", row=RowRule.FINISHED)
+    _patched(monkeypatch, "undo", row=RowRule.FINISHED)
+    reopen, take, undo = _procedure("reopen"), _procedure("take"), _procedure("undo")
+    assert "UPDATE cases SET status='open' WHERE cases.case_id = @p_key AND cases.status IN ('new', 'open')" in reopen
+    assert "'open' IN" not in reopen
+    assert "'escalated'" not in take and "cases.wb_locked_by IS NULL AND (cases.status NOT IN ('new', 'open'));" in take
+    assert "cases.status = 'resolved'" not in undo  # FINISHED: not the Complete's values
+    # A move's state after: waiting, or out of the queue's scope; made "waiting" only, a move out of the
+    # scope finishes the item.
+    out = "ELSE status END = 'new' OR NOT (CASE WHEN EXISTS (SELECT 1 FROM OPENJSON(@p_changes) WHERE [key] = N'cat"
+    assert out in _procedure("move", test_mssql_sql.STATUS_DRIVEN)
+    _patched(monkeypatch, "move", after=After.WAITING)
+    assert "@finishes = CASE WHEN (NOT (" in _procedure("move", test_mssql_sql.STATUS_DRIVEN)
+    assert " OR NOT (" not in _procedure("move", test_mssql_sql.STATUS_DRIVEN)
 
 
 # The demo's cases worked through a lock table (shape 5), as a second queue over the table.

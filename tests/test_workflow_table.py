@@ -142,6 +142,7 @@ def test_every_kind_the_table_names_is_some_transitions() -> None:
     assert {x.lock for x in t} == set(LockRule)
     assert {x.row for x in t} == set(RowRule)
     assert {x.after for x in t} == set(workflow.After)
+    assert {x.trail for x in t} == set(workflow.TrailRule)
     assert {c for x in t for c in x.checks} == set(Check)
     assert {w for x in t for w in x.writes} == set(workflow.Write)
     assert {x.note for x in t} | {x.reason for x in t} == set(workflow.Text)

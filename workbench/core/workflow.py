@@ -55,9 +55,18 @@ class RowRule(enum.Enum):
     HELD = "inside this queue's todo or held state"  # BoundQueue.held_here
     WAITING = "waiting in this queue's todo"
     FINISHED = "finished: outside this queue's todo"
-    COMPLETED_BY_CALLER = "finished by the caller's Complete, the item's last event, its values untouched"
+    COMPLETED_BY_CALLER = "finished, holding the values of the caller's Complete (its TrailRule: the last event)"
     ESCALATED = "escalated: outside this queue's todo, holding on_escalate's values"
     EXISTS = "exists"
+
+
+class TrailRule(enum.Enum):
+    """The precondition on the item's history (the audit trail), beside its row (db/rowrules.py renders it as a
+    subquery over the trail)."""
+
+    ANY = "whatever happened before"
+    # With Check.UNDO_WINDOW: and no longer ago than the queue's undo_within.
+    LAST_OWN_COMPLETE = "the item's last event is the caller's Complete"
 
 
 class After(enum.Enum):
@@ -186,6 +195,7 @@ class Transition:
     not_in: Mapping[Rendering, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     operation: str = ""  # the engine's method that makes it (in db/): the name itself unless _t says otherwise
     after: After = After.ANY  # the row's state after the change (beside `writes`)
+    trail: TrailRule = TrailRule.ANY  # what the item's history must say (an undo: its last event)
 
     def __hash__(self) -> int:
         return hash(self.name)
@@ -213,6 +223,7 @@ def _t(
     not_in: Mapping[Rendering, str] | None = None,
     operation: str | None = None,
     after: After = After.ANY,
+    trail: TrailRule = TrailRule.ANY,
 ) -> Transition:
     return Transition(
         name,
@@ -230,6 +241,7 @@ def _t(
         MappingProxyType(dict(not_in or {})),
         operation or name,
         after,
+        trail,
     )
 
 
@@ -337,6 +349,7 @@ _TABLE: dict[str, Transition] = {
             also=(EventKind.CLAIM,),
             not_in={Rendering.PG_LOCK_TABLE: "a lock-table queue has no undo (a supervisor reopens)"},
             operation="undo_complete",
+            trail=TrailRule.LAST_OWN_COMPLETE,
         ),
         # Whoever notices a run-out lock gives it back (a sweep, or a claim taking the row); the
         # holder learns they lost it.

@@ -337,7 +337,7 @@ DECLARE
   login text := session_user;
   maybe text[] := ARRAY[]::text[];
   noted text;
-  last record;
+  undone text;  -- the outcome of the Complete an undo takes back
   to_review boolean := false;
   changed jsonb;
 BEGIN
@@ -548,8 +548,7 @@ class _Check:
         return _undo_branch(
             r,
             q,
-            self.audit,
-            self.queue_name,
+            _audit_table(self.schema),
             self.key,
             fresh,
             self.limit,
@@ -892,8 +891,7 @@ def _table_oid(conn: sa.Connection, table: sa.Table) -> int:
 def _undo_branch(
     r: Renderer,
     q: mapping.BoundQueue,
-    audit: str,
-    queue_name: str,
+    audit: sa.Table,
     key: str,
     fresh: str,
     limit: str,
@@ -907,17 +905,25 @@ def _undo_branch(
     and a fresh lock of this login's, as workbench's own undo writes."""
     old = r.old
     review = q.config.review
+    login: sa.ColumnElement[Any] = sa.literal_column("login")
+    # The item as the trail keeps it (text), of the old row: the trail's subquery does not join the queue's table.
+    item = sa.literal_column(f"CAST({r.col(old, q.key)} AS text)", sa.Text())
 
-    def holds(name: str) -> str:
-        # The row rule COMPLETED_BY_CALLER (db/rowrules.py) for the Complete with outcome `name`: finished,
-        # holding its values (or, chosen for review, the review's after them).
+    def undone(name: str) -> str:
+        # Per outcome: the trail rule (LAST_OWN_COMPLETE within undo_within, db/rowrules.py) says the last
+        # event is this login's Complete with this outcome, and the row rule (COMPLETED_BY_CALLER) that
+        # the row still holds its values (or, chosen for review, the review's after them).
+        history = rowrules.trail(q, "undo", audit, item=item, user=login, outcome=name)
         ways = (False, True) if review is not None and name in review.outcomes else (False,)
-        return " OR ".join(
-            row_rule(r, q, "undo", user=sa.literal_column("login"), outcome=name, reviewed=reviewed)
-            for reviewed in ways
+        holds = sa.or_(
+            *(
+                sa.and_(sa.true(), *rowrules.before(q, "undo", user=login, outcome=name, reviewed=reviewed).state)
+                for reviewed in ways
+            )
         )
+        return r.sql(sa.and_(sa.true(), *(() if history is None else (history,)), holds), old)
 
-    still = " OR ".join(f"(last.outcome = {r.literal(name)} AND ({holds(name)}))" for name in q.outcomes) or "false"
+    which = "".join(f" WHEN {undone(name)} THEN {r.literal(name)}" for name in q.outcomes)
     # The review a Complete chose is no longer wanted (as workbench's undo withdraws it; by hand too,
     # or it would count as one of the operator's first items).
     withdraw = (
@@ -928,21 +934,17 @@ def _undo_branch(
             f"{r.literal(review.by)} AND item_key = {key} AND verdict IS NULL;"
         )
     )
-    since = r.sql(clock.add_seconds(clock.db_now(), q.shape.seconds(-q.config.undo_within_seconds)))
-    # Undo's row rule (core/workflow.py: the caller's own Complete, the item's last event): its values
-    # are the last Complete's (`still`), the item's last event read from the trail.
-    completed = workflow_sql.event("complete")
     checks = {c: workflow_sql.check_mark(c) for c in workflow.TRANSITIONS["undo"].checks}
+    window = checks.get(workflow.Check.UNDO_WINDOW, "")
     return f"""
       {workflow.branch_mark("undo")} {checks[workflow.Check.ON_REOPEN_SET]}
       IF {r.sql(q.free(), old)} AND {row_rule(r, q, "undo")} AND {fresh}
           AND {checks[workflow.Check.WITHIN_LIMITS]} {limit}
           AND {r.unchanged(kept(q, "undo"))} AND {r.assigned(values_of(q, "undo"))} THEN
-        SELECT a.event, a.actor, a.outcome, a.at INTO last FROM {audit} a
-          WHERE a.queue = {queue_name} AND a.item_key = {key} ORDER BY a.id DESC LIMIT 1;
-        IF last.event = {completed} AND last.actor = login AND {checks[workflow.Check.UNDO_WINDOW]} last.at >= {since}
-            AND ({still}) THEN
-          {record(workflow_sql.event("undo"), "login", "NULL", outcome="last.outcome")}
+        {window}
+        undone := {f"CASE{which} END" if which else "NULL"};
+        IF undone IS NOT NULL THEN
+          {record(workflow_sql.event("undo"), "login", "NULL", outcome="undone")}
           {record(workflow_sql.also("undo"), "login", token_new)}{withdraw}
           RETURN true;
         END IF;
@@ -1560,13 +1562,8 @@ def _deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
 
     now = clock.db_now()
     lapsed = sql(deferrals_mod.lapsed(table), "old")
-    ahead = sql(
-        sa.and_(
-            table.c.until > now,
-            table.c.until <= clock.add_seconds(now, sa.literal(deferrals_mod.MAX_DAYS * 86400, literal_execute=True)),
-        ),
-        "new",
-    )
+    # Still to come and within MAX_DAYS: neither of the rules the engine and SQL Server refuse a deferral by.
+    ahead = sql(sa.not_(sa.or_(deferrals_mod.too_soon(table.c.until), deferrals_mod.too_far(table.c.until))), "new")
 
     def given_back(row: str) -> str:
         return (

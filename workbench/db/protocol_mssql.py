@@ -35,7 +35,7 @@ from sqlalchemy.sql import visitors
 from workbench.config import model
 from workbench.core import errors, models, problems, workflow
 from workbench.db import audit as audit_mod
-from workbench.db import clock, guarded, lockrules, mapping, protocol, tables, workflow_sql
+from workbench.db import clock, guarded, lockrules, mapping, protocol, rowrules, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -806,9 +806,11 @@ class _Builder:
         return body + "  COMMIT;\n" + self._done()
 
     def _undo(self) -> tuple[list[str], str]:
-        """The login takes back its own Complete, as WorkQueue.undo_complete does: the last thing that
-        happened to the item, within undo_within, with the outcome's values (and a review's) still in
-        the row; the item gets on_reopen's values and a fresh lock of the login's, as after a claim."""
+        """The login takes back its own Complete, as WorkQueue.undo_complete does: per outcome one UPDATE
+        that holds to the table's rules (db/rowrules.py): the trail's (the item's last event the login's
+        Complete with that outcome, within undo_within), the row's (finished, the outcome's values, and a
+        review's, still in the row) and the lock's (free); the item gets on_reopen's values and a fresh
+        lock of the login's, as after a claim. Refused, the last event read says why, as the engine's."""
         q, sql, a = self.q, _Sql(self.dialect, {}), self.audit
         now = q.now()
         here = q.key == _KEY
@@ -827,18 +829,18 @@ class _Builder:
         chosen: sa.ColumnElement[Any] = sa.literal_column("JSON_VALUE(@detail, '$.review')")
         branches = ""
         for outcome in q.config.outcomes:
-            written = {b.column.name: b for b in q.outcomes.get(outcome.name, [])}
-            still = sa.and_(sa.true(), *(b.holds(_LOGIN) for b in written.values()))
+            rule = rowrules.before(q, "undo", user=_LOGIN, outcome=outcome.name)
+            still = sa.and_(sa.true(), *rule.state)
             if to_review is not None and q.review_writes:
                 # Chosen for review, the review's values were written after the outcome's.
-                reviewed = {**written, **{b.column.name: b for b in q.review_writes}}
+                reviewed = rowrules.before(q, "undo", user=_LOGIN, outcome=outcome.name, reviewed=True)
                 still = sa.or_(
-                    sa.and_(chosen.is_(None), still),
-                    sa.and_(chosen.is_not(None), *(b.holds(_LOGIN) for b in reviewed.values())),
+                    sa.and_(chosen.is_(None), still), sa.and_(chosen.is_not(None), sa.true(), *reviewed.state)
                 )
+            history = rowrules.trail(q, "undo", a, item=_ITEM, user=_LOGIN, outcome=outcome.name)
             update = (
                 sa.update(q.table)
-                .where(here, *q.scope_clause(), q.free(), sa.not_(q.todo_clause()), still)
+                .where(here, *rule.scope, q.free(), still, *(() if history is None else (history,)))
                 .values(writes)
             )
             # No semicolon after END: it would end the IF, and the ELSE IF after it would not parse.
@@ -853,17 +855,11 @@ class _Builder:
                 f"    {_one_line(sql(to_review.withdraw_statement(_ITEM)))};\n"
             )
         token = sql(q.shape.as_text(q.shape.token_column()))
-        limit = int(q.config.undo_within_seconds)
+        limit = rowrules.window(q, "undo")
         item = self.item()
-        body = (
-            f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
-            f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64), @age int;\n"
-            f"  BEGIN TRANSACTION;\n"
-            f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
-            f"  SELECT @event = event, @actor = actor, @outcome = outcome, @at = at, @detail = detail FROM "
-            f"({_one_line(sql(last))}) AS wb_last;\n"
-            + self.no_item("@found = 0", rollback=True)
-            + self.refused("@event IS NULL", problems.UNDO_NOTHING, q.name, item, rollback=True)
+        # Why the UPDATE (which decided) refused, in the engine's words (WorkQueue._undo_refused).
+        why = (
+            self.refused("@event IS NULL", problems.UNDO_NOTHING, q.name, item, rollback=True)
             + self.refused(
                 f"@event <> {self.text(models.EventKind.COMPLETE.value)} OR @actor <> @login",
                 problems.UNDO_NOT_YOURS,
@@ -874,17 +870,34 @@ class _Builder:
                 rollback=True,
             )
             + f"  SET @age = DATEDIFF(second, @at, {sql(clock.db_now())});\n"
-            + self.refused(
-                f"@age > {limit}",
-                problems.UNDO_TOO_LATE,
-                q.name,
-                item,
-                _minutes_said("@age"),
-                _minutes(limit),
-                rollback=True,
+            + (
+                ""
+                if limit is None
+                else self.refused(
+                    f"@age > {int(limit)}",
+                    problems.UNDO_TOO_LATE,
+                    q.name,
+                    item,
+                    _minutes_said("@age"),
+                    _minutes(int(limit)),
+                    rollback=True,
+                )
             )
+        )
+        # Else its row changed since (or the trail did, under it).
+        why += "".join(
+            f"  {line}\n" for line in ["ROLLBACK;", *self.refusal(problems.UNDO_CHANGED, q.name, item).splitlines()]
+        )
+        body = (
+            f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
+            f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64), @age int;\n"
+            f"  BEGIN TRANSACTION;\n"
+            f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+            f"  SELECT @event = event, @actor = actor, @outcome = outcome, @at = at, @detail = detail FROM "
+            f"({_one_line(sql(last))}) AS wb_last;\n"
+            + self.no_item("@found = 0", rollback=True)
             + f"{branches}"
-            + self.refused("@done = 0", problems.UNDO_CHANGED, q.name, item, rollback=True)
+            + f"  IF @done = 0\n  BEGIN\n{_indent(why)}  END;\n"
             + f"{withdraw}"
             f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
             + self.audit_insert(models.EventKind.UNDO.value, token=None, outcome="@outcome")
@@ -905,10 +918,13 @@ class _Builder:
         held = sql(sa.case((free, 0), else_=1))
         # Who holds it, as Supervision._refuse_reopen names them.
         holder = Said(f"COALESCE(@holder, {self.text('another queue of its table')})")
+        # The table's row rule (FINISHED) and state after (back in todo, as the row reads with on_reopen's
+        # values written), as the engine's reopen asks db/rowrules.py for them.
+        values = q.writes(q.on_reopen, _LOGIN, now)
         reopened = (
             sa.update(q.table)
-            .where(here, *q.scope_clause(), sa.not_(q.todo_clause()), free)
-            .values(q.writes(q.on_reopen, _LOGIN, now))
+            .where(here, *rowrules.before(q, "reopen").all, free, rowrules.written_after(q, "reopen", values))
+            .values(values)
         )
         body = (
             f"  DECLARE @found int = 0, @held int = 0, @waiting int = 0, @holder {self.user_type};\n"
@@ -933,8 +949,8 @@ class _Builder:
         q, sql = self.q, _Sql(self.dialect, {})
         now = q.now()
         here = q.key == _KEY
-        assert workflow.TRANSITIONS["take"].row is workflow.RowRule.ESCALATED
-        escalated = [*q.scope_clause(), sa.not_(q.todo_clause()), *(b.held() for b in q.on_escalate)]
+        # The table's row rule (ESCALATED), as the engine's take asks db/rowrules.py for it.
+        escalated = rowrules.before(q, "take").all
         writes = {
             **q.writes(q.on_reopen, _LOGIN, now),
             **q.lock_writes(_LOGIN, now, q.shape.new_token()),
@@ -964,11 +980,11 @@ class _Builder:
         movable = [c.name for c in q.table.columns if q.movable(c)]
         allowed = ", ".join(self.text(name) for name in movable) or "NULL"
         values = {name: sa.literal_column(self.edited(name, "@p_changes"), q.table.c[name].type) for name in movable}
-        # The row rule (WAITING) as the engine's move picks it, and the table's lock rule (FREE).
-        waiting = sa.and_(*q.scope_clause(), q.todo_clause(), lockrules.guard(q, "move", q.now()))
-        finished = sa.and_(
-            *(q.written(c, values) for c in q.scope_clause()), sa.not_(q.written(q.todo_clause(), values))
-        )
+        # The table's row rule (WAITING) and state after (still waiting, or out of the queue's scope, as the
+        # row reads with the values written) from db/rowrules.py, as the engine's move asks for them, and
+        # its lock rule (FREE).
+        waiting = sa.and_(*rowrules.before(q, "move").all, lockrules.guard(q, "move", q.now()))
+        finished = sa.not_(rowrules.written_after(q, "move", values))
         # Each movable column's value before and after, as JSON (FOR JSON keeps each type's notation).
         row = sa.select(*(q.table.c[name] for name in movable)).where(here)
         as_json = f"({_one_line(sql(row))} FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES)"

@@ -2,9 +2,11 @@
 
 Every rendering asks here by transition name: the engine puts the clauses in its statements' WHERE
 (over the table itself; the row after as `BoundQueue.written` of the values it sets), PostgreSQL's
-checks render them over OLD and NEW (`protocol.Renderer.sql(clause, row)`). A rule changed in the
-table changes all of them; a RowRule or After with no clause here fails when a rendering is built.
-SQL Server's procedures (db/protocol_mssql.py) do not ask here yet.
+checks render them over OLD and NEW (`protocol.Renderer.sql(clause, row)`), SQL Server's procedures
+over the row their statement reads. A transition's TrailRule (what the item's history must say: an
+undo's last event) is a subquery over the audit trail, asked for the same way (`trail`). A rule
+changed in the table changes all of them; a RowRule, After or TrailRule with no clause here fails
+when a rendering is built.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from workbench.core import workflow
-from workbench.db import mapping
+from workbench.core.models import EventKind
+from workbench.db import clock, mapping
 
 Clause = sa.ColumnElement[bool]
 # What a claim's branch knows of the lock (CLAIMABLE differs by it): free, run out, or either.
@@ -87,13 +90,7 @@ def completed_values(q: mapping.BoundQueue, outcome: str | None, reviewed: bool,
 def escalated_values(q: mapping.BoundQueue) -> list[Clause]:
     """The row still holds what on_escalate wrote (whoever escalated: a user's name is some name, a
     time some time)."""
-
-    def still(b: mapping.BoundAssignment) -> Clause:
-        if b.assignment.kind == "value":
-            return b.holds(None)
-        return b.column.is_(None) if b.assignment.kind == "null" else b.column.is_not(None)
-
-    return [still(b) for b in q.on_escalate]
+    return [b.held() for b in q.on_escalate]
 
 
 _R = workflow.RowRule
@@ -119,6 +116,73 @@ _AFTER: Mapping[workflow.After, Callable[[mapping.BoundQueue], Clause | None]] =
     _A.WAITING: lambda q: sa.and_(sa.true(), *q.scope_clause(), q.todo_clause()),
     _A.WAITING_OR_OUT: lambda q: sa.or_(q.todo_clause(), sa.not_(sa.and_(sa.true(), *q.scope_clause()))),
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class _Trail:
+    """What a trail rule is asked over: the audit table, the item (its key as the trail keeps it), the
+    caller, the clock (UTC, as the trail keeps times), the window (None: no limit) and the outcome."""
+
+    audit: sa.Table
+    item: Any
+    user: Any
+    now: Any
+    within: int | None
+    outcome: str | None
+
+
+def _last_own_complete(q: mapping.BoundQueue, t: _Trail) -> Clause:
+    # The item's newest audit row in this queue is the caller's Complete (no later row), within the
+    # window; read through the trail's (queue, item_key, id) index.
+    last, later = t.audit.alias("wb_last"), t.audit.alias("wb_later")
+    newer = sa.select(later.c.id).where(later.c.queue == q.name, later.c.item_key == t.item, later.c.id > last.c.id)
+    found = [
+        last.c.queue == q.name,
+        last.c.item_key == t.item,
+        last.c.event == EventKind.COMPLETE.value,
+        last.c.actor == t.user,
+        ~sa.exists(newer),
+    ]
+    if t.outcome is not None:
+        found.append(last.c.outcome == t.outcome)
+    if t.within is not None:
+        found.append(last.c.at >= clock.add_seconds(t.now, q.shape.seconds(-t.within)))
+    return sa.exists(sa.select(last.c.id).where(*found))
+
+
+_T = workflow.TrailRule
+# Each TrailRule as a condition over the audit trail (None: nothing asked). Every member is listed.
+_TRAIL: Mapping[workflow.TrailRule, Callable[[mapping.BoundQueue, _Trail], Clause | None]] = {
+    _T.ANY: lambda q, t: None,
+    _T.LAST_OWN_COMPLETE: _last_own_complete,
+}
+
+
+def window(q: mapping.BoundQueue, name: str) -> int | None:
+    """The seconds transition `name`'s trail rule looks back (Check.UNDO_WINDOW: the queue's undo_within),
+    or None where it has no window."""
+    return q.config.undo_within_seconds if workflow.Check.UNDO_WINDOW in workflow.TRANSITIONS[name].checks else None
+
+
+def trail(
+    q: mapping.BoundQueue,
+    name: str,
+    audit: sa.Table,
+    *,
+    item: Any,
+    user: Any,
+    now: Any = None,
+    outcome: str | None = None,
+) -> Clause | None:
+    """Transition `name`'s trail rule (its TrailRule) for `q`: a condition over `audit` (the trail's
+    table) about `item` (the key as the trail keeps it: text), asked for `user` at `now` (the
+    database clock, UTC, unless given) within its window; `outcome`: the Complete's outcome, where
+    the rendering asks per outcome. None where the table asks nothing of the history."""
+    rule = workflow.TRANSITIONS[name].trail
+    if rule not in _TRAIL:
+        raise NotCompiled(rule, "_TRAIL")
+    asked = _Trail(audit, item, user, clock.db_now() if now is None else now, window(q, name), outcome)
+    return _TRAIL[rule](q, asked)
 
 
 def before(
@@ -161,8 +225,13 @@ def after(q: mapping.BoundQueue, name: str) -> Clause | None:
 
 
 def require_compiled() -> None:
-    """Refuse (NotCompiled, naming this file) a RowRule or After of the table with no clause here."""
-    for members, table, name in ((workflow.RowRule, _BEFORE, "_BEFORE"), (workflow.After, _AFTER, "_AFTER")):
+    """Refuse (NotCompiled, naming this file) a RowRule, After or TrailRule of the table with no clause here."""
+    compiled: tuple[tuple[type[enum.Enum], Mapping[Any, Any], str], ...] = (
+        (workflow.RowRule, _BEFORE, "_BEFORE"),
+        (workflow.After, _AFTER, "_AFTER"),
+        (workflow.TrailRule, _TRAIL, "_TRAIL"),
+    )
+    for members, table, name in compiled:
         for member in members:
             if member not in table:
                 raise NotCompiled(member, name)

@@ -220,7 +220,7 @@ class Supervision:
         reason = workflow.reason_given("move", reason)
         values = q.coerce_moves(changes, "--set")
         if not values:
-            raise errors.UsageError("say what to change: --set COL=VALUE")
+            raise errors.UsageError.of(problems.MOVE_NOTHING)
         chosen = q.coerce_moves(where or {}, "--where")
         if not keys and not chosen:
             raise errors.UsageError(

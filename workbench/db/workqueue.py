@@ -530,7 +530,7 @@ class WorkQueue:
                 chosen = self.config.outcome(outcome)
             except KeyError:
                 names = ", ".join(o.name for o in self.config.outcomes)
-                raise errors.InvalidValue(f"queue {self.name} has no outcome '{outcome}' (outcomes: {names})") from None
+                raise errors.InvalidValue.of(problems.NO_OUTCOME, self.name, outcome, names) from None
             values = self.q.coerce_edits(edits) if edits else {}
             self._check_lookups(values)
             plain = not values and note is None and why is None
@@ -755,10 +755,7 @@ class WorkQueue:
         action = outcome if outcome is not None else transition
         if workflow.needs_text(workflow.TRANSITIONS[transition].note, lambda: self.config.needs_note(action)):
             what = f"a {action}" if outcome is None else f"Complete with outcome '{action}'"
-            raise errors.UsageError(
-                f"queue {self.name} needs a note with {what}: say what happened "
-                "for whoever works the item next (--note TEXT)"
-            )
+            raise errors.UsageError.of(problems.NOTE_NEEDED, self.name, what)
         return None
 
     # -- notes ------------------------------------------------------------------------------
@@ -898,36 +895,30 @@ class WorkQueue:
     def _undo(self, conn: sa.Connection, user: str, key: Any) -> models.Claim:
         q = self.q
         now = q.now()
-        event = self.trail.last_event(conn, key)
-        if event is None:
-            raise errors.UsageError.of(problems.UNDO_NOTHING, self.name, key)
-        if event.kind != models.EventKind.COMPLETE or event.actor != user:
-            raise errors.UsageError.of(problems.UNDO_NOT_YOURS, self.name, key, event.kind.value, event.actor)
-        reading = stats.read_clock(conn, q)
-        age = (reading.utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
-        limit = self.config.undo_within_seconds
-        if age > limit:
-            raise errors.UsageError.of(problems.UNDO_TOO_LATE, self.name, key, _minutes(round(age)), _minutes(limit))
-        chosen = (event.detail or {}).get("review") is not None  # it went to review: the review's values too
-        # The table's row rule (COMPLETED_BY_CALLER, db/rowrules.py): finished, holding what this
-        # Complete wrote, untouched since.
-        rule = rowrules.before(q, "undo", user=user, outcome=event.outcome, reviewed=chosen)
         calls = self._procedures()
         if calls is not None:
-            # The procedure checks all of this again and writes the same, with its record.
+            # The procedure decides from the same rules (its trail and row rules) and says why it refuses.
             calls.for_user(user)
             return claims.claim_of(q, calls.run(conn, "undo", {"p_key": key}, user=user)[0])
+        # The last event tells which Complete's values the row must still hold (and how a refusal is said).
+        event = self.trail.last_event(conn, key)
+        outcome = event.outcome if event is not None else None
+        chosen = event is not None and (event.detail or {}).get("review") is not None  # the review's values too
+        # The table's rules (db/rowrules.py): the row finished, holding what this Complete wrote, nobody
+        # holding it (COMPLETED_BY_CALLER, FREE); the trail's last event the caller's Complete, within
+        # undo_within (LAST_OWN_COMPLETE, UNDO_WINDOW), read by the UPDATE itself.
+        rule = rowrules.before(q, "undo", user=user, outcome=outcome, reviewed=chosen)
+        history = rowrules.trail(q, "undo", self.trail.table, item=str(key), user=user, outcome=outcome)
         token = q.shape.new_token_value()
         writes = {
             **q.writes(q.on_reopen, user, now),
             **q.lock_writes(user, now, token),
             **q.writes(q.on_claim, user, now),
         }
-        changed = conn.execute(
-            sa.update(q.table).where(q.key == key, *rule.scope, q.free(), *rule.state).values(writes)
-        ).rowcount
+        where = [q.key == key, *rule.scope, q.free(), *rule.state, *(() if history is None else (history,))]
+        changed = conn.execute(sa.update(q.table).where(*where).values(writes)).rowcount
         if changed != 1:
-            raise errors.UsageError.of(problems.UNDO_CHANGED, self.name, key)
+            raise self._undo_refused(conn, key, user, event)
         row = (
             conn.execute(
                 sa.select(*claims.ClaimMethod.returned_columns(q, now)).where(q.key == key, q.shape.pinned(user, token))
@@ -941,11 +932,24 @@ class WorkQueue:
         self.trail.write(
             conn,
             [
-                self.trail.row(models.EventKind.UNDO, key, user, owner=user, outcome=event.outcome),
+                self.trail.row(models.EventKind.UNDO, key, user, owner=user, outcome=outcome),
                 *claims.ClaimMethod.audit_rows(q, self.trail, user, [claimed]),
             ],
         )
         return claims.claim_of(q, row)
+
+    def _undo_refused(self, conn: sa.Connection, key: Any, user: str, event: models.Event | None) -> errors.UsageError:
+        """Why the undo's UPDATE (which decided) refused, in the words of the rule that did, read from the
+        item's last event: none, not the caller's Complete, too long ago, or the row changed since."""
+        if event is None:
+            return errors.UsageError.of(problems.UNDO_NOTHING, self.name, key)
+        if event.kind != models.EventKind.COMPLETE or event.actor != user:
+            return errors.UsageError.of(problems.UNDO_NOT_YOURS, self.name, key, event.kind.value, event.actor)
+        limit = rowrules.window(self.q, "undo")
+        age = (stats.read_clock(conn, self.q).utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
+        if limit is not None and age > limit:
+            return errors.UsageError.of(problems.UNDO_TOO_LATE, self.name, key, _minutes(round(age)), _minutes(limit))
+        return errors.UsageError.of(problems.UNDO_CHANGED, self.name, key)
 
     def db_clock(self) -> stats.Clock:
         """The database clock now: `.now` and `.today_start` on the queue's clock (e.g. for a period)."""
