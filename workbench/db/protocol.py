@@ -550,6 +550,7 @@ class _Check:
             q,
             _audit_table(self.schema),
             self.key,
+            self.rules.lock("undo"),
             fresh,
             self.limit,
             self.record,
@@ -893,6 +894,7 @@ def _undo_branch(
     q: mapping.BoundQueue,
     audit: sa.Table,
     key: str,
+    free: str,
     fresh: str,
     limit: str,
     record: Callable[..., str],
@@ -938,7 +940,7 @@ def _undo_branch(
     window = checks.get(workflow.Check.UNDO_WINDOW, "")
     return f"""
       {workflow.branch_mark("undo")} {checks[workflow.Check.ON_REOPEN_SET]}
-      IF {r.sql(q.free(), old)} AND {row_rule(r, q, "undo")} AND {fresh}
+      IF {free} AND {row_rule(r, q, "undo")} AND {fresh}
           AND {checks[workflow.Check.WITHIN_LIMITS]} {limit}
           AND {r.unchanged(kept(q, "undo"))} AND {r.assigned(values_of(q, "undo"))} THEN
         {window}
