@@ -246,6 +246,28 @@ def test_argparse_usage_errors_exit_2(args: list[str], capsys: pytest.CaptureFix
     assert "workbench: error:" in capsys.readouterr().err
 
 
+def test_a_command_line_is_parsed_by_its_own_command_s_parser(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built: list[Any] = []
+    real = main.build_parser
+
+    def build(only: frozenset[str] | None = None) -> Any:
+        built.append(only)
+        return real(only)
+
+    monkeypatch.setattr(main, "build_parser", build)
+    parsed = main._parse(None, ["--user", "next", "--json", "next", "cases", "--count", "2"])
+    assert (parsed.user, parsed.command, parsed.queue, parsed.count) == ("next", "next", "cases", 2)
+    assert len(built) == 1 and "next" in built[0]  # one parser, of the command line's words
+    commands = next(a for a in real(built[0])._actions if a.dest == "command")
+    assert sorted(commands.choices) == ["next"]  # type: ignore[arg-type]
+    # What that parser refuses, the whole one says: every command listed, as before.
+    assert usage_exit("--user", "next", "nxt", "cases") == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'nxt'" in err and "'complete'" in err and "'people'" in err
+
+
 def test_usage_error_points_at_the_subcommand_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert usage_exit("save", "cases", "1", "--token", "t", "--set", "resolution") == 2
     err = capsys.readouterr().err
