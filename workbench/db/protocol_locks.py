@@ -181,6 +181,9 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
             f"AND (op = 'INSERT' OR {here} AND {stale_o})",
             workflow.LockRule.STALE_HERE: f"{here} AND {stale_o}",
             workflow.LockRule.HELD_HERE: f"{here} AND {user_o} IS NOT NULL",
+            # A take's: the lock row is new (the primary key admits no second one of this queue); the
+            # item's other holders are read beside it (free_item).
+            workflow.LockRule.FREE: f"op = 'INSERT' AND n.queue = {queue_name}",
         },
         {
             workflow.Check.WITHIN_LIMITS: limit,
@@ -190,6 +193,17 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         },
     )
     may_claim = rules.checked("claim")
+    # A supervisor's take of an escalated item (the row rule ESCALATED, db/rowrules.py) nobody holds
+    # through another queue of the table nor by another program's claim id; a queue without on_escalate
+    # or on_reopen admits none (Check.ON_ESCALATE_SET, ON_REOPEN_SET).
+    escalated = r.sql(sa.and_(sa.true(), *rowrules.before(q, "take").all), item)
+    free_item = f"NOT {r.sql(shape.held_elsewhere(sa.literal_column('n.item_key', sa.String())))}"
+    if shape.claim_id is not None and not shape.keep:
+        free_item += f" AND {r.sql(shape.claim_id, item)} IS NULL"
+    take_set_up = "true" if q.on_escalate and q.on_reopen else "false"
+    take_checks = " ".join(
+        workflow_sql.check_mark(c) for c in (workflow.Check.ON_ESCALATE_SET, workflow.Check.ON_REOPEN_SET)
+    )
     # Giving a lock up is read as a release or a defer; it becomes a Complete (or an escalate) only when
     # the queue row gets the outcome's values (item_check), never by settling this row: that would
     # credit a Complete that never happened.
@@ -217,6 +231,20 @@ DECLARE
 BEGIN
   {protocol.TRIGGER_ONLY}
   IF op = 'INSERT' THEN
+    -- A supervisor's take: the lock of an escalated item, recorded as his claim. An escalated item is
+    -- nobody else's to lock (it waits for no claim): refused, not a claim that came too late.
+    {branch("take")} {take_checks}
+    IF {take_set_up} AND {rules.lock("take")} AND {change("take")} THEN
+      {find_item}
+      IF FOUND AND {escalated} THEN
+        IF {rules.who("take")} AND {free_item} AND {rules.checked("take")} THEN
+          {record("n.item_key", ev("take"), "login", token_n)}
+          {crumb(crumb_of("take"), "n.item_key")}
+          RETURN true;
+        END IF;
+        RETURN false;
+      END IF;
+    END IF;
     -- A claim of a free item: one that waits, under this login, with a fresh lock inside the limits.
     {branch("claim", "pick")}
     IF {rules.lock("claim", "pick")} AND {change("claim", "pick")} THEN
@@ -322,6 +350,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     # The lock rules on the queue row: the login's own live lock row (a save), nobody's (move, reopen:
     # the table's FREE as the engine's statements carry it, db/lockrules.py, over the row before).
     rules = _actors(supervisor, {workflow.LockRule.OWN_LIVE_HERE: f"EXISTS (SELECT 1 {holds})"})
+    take_set_up = "true" if q.on_escalate and q.on_reopen else "false"  # Check.ON_ESCALATE_SET, ON_REOPEN_SET
     ev, branch = workflow_sql.event, workflow.branch_mark
 
     # The queue row's columns as the function's argument `o` itself: a subquery (the lock rule's) would
@@ -422,6 +451,12 @@ BEGIN
       AND ({assigned(values("claim"))} OR {unchanged(protocol.columns_of(q, values("claim")))})
       AND {stamped("claim", "pick")} THEN
     RETURN true;  -- the claim's values (and claim id), the lock taken (and recorded) in this transaction
+  END IF;
+  {branch("take")}
+  IF {take_set_up} AND {crumb(crumb_of("take"))} AND {rules.who("take")} AND {protocol.row_rule(r, q, "take")}
+      AND {unchanged(kept("take"))} AND {stamped("take")}
+      AND ({assigned(values("take"))} OR {unchanged(protocol.columns_of(q, values("take")))}) THEN
+    RETURN true;  -- a take's values (on_reopen's, on_claim's) and claim id, its lock taken (and recorded) here
   END IF;
   {branch("save")}
   IF {rules.lock("save")} AND {unchanged(kept("save"))} THEN
