@@ -4,6 +4,7 @@ required reason; the queue's on_escalate values take it out of todo. The engine,
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -209,6 +210,65 @@ def test_postgresql_lock_table_under_grants_admits_escalate_as_the_table_says(
     assert (last.kind, last.reason) == (models.EventKind.ESCALATE, "by hand")
 
 
+def _escalated_by(q: Any, user: str, count: int) -> list[Any]:
+    """The keys of `count` items `user` claimed in queue `q` and handed to a supervisor."""
+    keys = []
+    for _ in range(count):
+        lock = q.claim_next(user)[0].lock
+        q.escalate(user, lock.key, lock.token, "legal threat")
+        keys.append(lock.key)
+    return keys
+
+
+TICKETS_TAKE = (
+    TICKETS_ESCALATE
+    + """
+[queues.tickets.on_reopen]
+state = "open"
+"""
+)
+TAKE_LOCK = (
+    "INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) VALUES ('tickets', "
+    "CAST(:k AS text), session_user, timezone('UTC', now()), timezone('UTC', now()) + interval '10 minutes', "
+    "md5(random()::text))"
+)
+TICKET_TAKEN = "UPDATE vendor_tickets SET state = 'open'{edit} WHERE ticket_id = :k"
+
+
+def test_postgresql_lock_table_under_grants_admits_take_by_a_supervisor_only(
+    pg: Pg, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lock-table queue (db/protocol_locks.py): a take is the supervisor's lock row inserted, then the
+    queue row's on_reopen and on_claim values, recorded as the supervisor's claim; an operator's is refused,
+    through workbench and by hand, and so is a supervisor's with an edit."""
+    text = _tickets(pg, capsys, support.sample_config("vendor-tickets") + TICKETS_TAKE, "tickets")
+    ann = pg.open("ann", text).queue("tickets")
+    escalated = _escalated_by(ann, "ann", 3)
+    took = pg.open("sue", text).supervision("tickets").take("sue", escalated[0])
+    assert (took.lock.key, took.lock.owner) == (escalated[0], "sue")
+    last = ann.history(escalated[0])[-1]
+    assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "sue", "sue")
+
+    def state(key: object) -> str:
+        with pg.admin.engine.connect() as conn:
+            found = conn.execute(sa.text("SELECT state FROM vendor_tickets WHERE ticket_id = :k"), {"k": key})
+            return str(found.scalar_one())
+
+    assert state(escalated[0]) == "open"
+    with pytest.raises(errors.NotPermitted):
+        pg.open("ann", text).supervision("tickets").take("ann", escalated[1])
+    for login, edit in (("ann", ""), ("sue", ", subject = 'changed'")):
+        refusal = _refused(pg.engine(login), TAKE_LOCK, TICKET_TAKEN.format(edit=edit), k=escalated[1])
+        assert "may not" in refusal, refusal
+        assert state(escalated[1]) == "escalated"
+    with pg.engine("sue").begin() as conn:
+        for statement in (TAKE_LOCK, TICKET_TAKEN.format(edit="")):
+            conn.execute(sa.text(statement), {"k": escalated[1]})
+    last = ann.history(escalated[1])[-1]
+    assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "sue", "sue")
+    assert state(escalated[1]) == "open"
+
+
 def test_the_escalated_items_and_what_became_of_each(
     native_env: support.Env, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -330,11 +390,7 @@ def test_postgresql_under_grants_admits_take_by_a_supervisor_only(pg: Pg, capsys
     _apply(pg, capsys, text, "cases")
     ann = pg.open("ann", text).queue("cases")
     sue = pg.open("sue", text).supervision("cases")
-    escalated = []
-    for _ in range(4):
-        lock = ann.claim_next("ann")[0].lock
-        ann.escalate("ann", lock.key, lock.token, "legal threat")
-        escalated.append(lock.key)
+    escalated = _escalated_by(ann, "ann", 4)
     # Through workbench, as the supervisor's login: admitted, recorded as her claim.
     took = sue.take("sue", escalated[0])
     row = pg.env.row(pg.admin, "cases", escalated[0])

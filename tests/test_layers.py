@@ -216,6 +216,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "protocol",
                 "protocol_locks",
                 "enforcement",
+                "lockrules",  # the table's lock rules, which the engine and the lock-table checks both render
             )
         ),
     ),

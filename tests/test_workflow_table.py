@@ -89,11 +89,13 @@ _MARKERS = {"branch_mark", "mark", "branch"}  # protocol.py and protocol_locks.p
 
 def source_marks(*paths: Path) -> set[str]:
     """The transitions a module's branch_mark calls name: a name given as text, or a tuple of them
-    starred from a variable (`mark(*completes)`: every text assigned to `completes` in the module)."""
+    starred from a variable (`mark(*completes)`: every text assigned to `completes` in the module, and
+    to the module's names its value reads, e.g. a tuple of marks filtered by the table)."""
     found: set[str] = set()
     for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         texts: dict[str, set[str]] = {}
+        reads: dict[str, set[str]] = {}
         for node in ast.walk(tree):
             targets = (
                 node.targets
@@ -107,6 +109,10 @@ def source_marks(*paths: Path) -> set[str]:
                     value = node.value  # type: ignore[union-attr]
                     strings = {c.value for c in ast.walk(value) if isinstance(c, ast.Constant)}
                     texts.setdefault(target.id, set()).update(x for x in strings if isinstance(x, str))
+                    reads.setdefault(target.id, set()).update(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
+        for name, names in reads.items():
+            for read in names - {name}:
+                texts[name] |= texts.get(read, set())
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue

@@ -41,6 +41,8 @@ NotPermitted, InvalidValue = errors.NotPermitted, errors.InvalidValue
 NOTE = "checked the vendor's letter"  # a note where one is required
 REASON = "the matrix says so"
 UNDO_SHAPES = ("-token", "-numeric")  # the shapes whose rows hold the whole lock (token and expiry)
+# A take writes the lock where undo does, or (a lock table) inserts its lock row as a claim does.
+TAKE_SHAPES = (*UNDO_SHAPES, "-lock_table", "-claim_id")
 OUTCOME = {"main": "plain", "twin": "other", "review": "accepted"}  # each queue's own, for a Complete through it
 
 
@@ -619,7 +621,8 @@ SCENARIOS: dict[str, Scenario] = {
         },
     ),
     # A supervisor takes an escalated item to work it: a fresh lock of the supervisor's, as after a claim,
-    # where the whole lock is in the row (as undo writes it); elsewhere refused (reopen, then claim).
+    # where the whole lock is in the row (as undo writes it) or its lock row is inserted (a lock table);
+    # elsewhere refused (reopen, then claim).
     "take": Scenario(
         "take",
         {
@@ -628,19 +631,19 @@ SCENARIOS: dict[str, Scenario] = {
                 lambda b, ctx: b.supervisor().take("main", ctx.key),
                 writes=("main", "claim", SUPERVISOR),
                 check=lambda b, ctx, _: _owner(b, ctx.key, SUPERVISOR),
-                applies=lambda bench_id: bench_id.endswith(UNDO_SHAPES),
+                applies=lambda bench_id: bench_id.endswith(TAKE_SHAPES),
             ),
             "unavailable": Case(
                 _escalated,
                 lambda b, ctx: b.supervisor().take("main", ctx.key),
                 UsageError,
-                applies=lambda bench_id: not bench_id.endswith(UNDO_SHAPES),
+                applies=lambda bench_id: not bench_id.endswith(TAKE_SHAPES),
             ),
             "by_operator": Case(
                 _escalated,
                 lambda b, ctx: b.supervisor("bob").take("main", ctx.key),
                 NotPermitted,
-                applies=lambda bench_id: bench_id.endswith(UNDO_SHAPES),
+                applies=lambda bench_id: bench_id.endswith(TAKE_SHAPES),
             ),
             "not_escalated": Case(_free, lambda b, ctx: b.supervisor().take("main", ctx.key), UsageError),
             "held": Case(_held, lambda b, ctx: b.supervisor().take("main", ctx.key), UsageError),

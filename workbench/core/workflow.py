@@ -397,8 +397,8 @@ _TABLE: dict[str, Transition] = {
         ),
         # A supervisor takes an escalated item to work it: back in the work (on_reopen's values) under a
         # fresh lock of his, as after a claim (on_claim's); recorded as his claim, so no reason asked.
-        # The row's UPDATE takes the lock, as undo's does: a lock table (its lock is a row of its own)
-        # has no take.
+        # The row's UPDATE takes the lock, as undo's does; a lock table's lock is a row of its own,
+        # inserted first in the same transaction, as a claim inserts it.
         _t(
             "take",
             Actor.SUPERVISOR,
@@ -408,10 +408,6 @@ _TABLE: dict[str, Transition] = {
             errors.NotPermitted,  # to an operator; an item not (or no longer) escalated: errors.UsageError
             writes=(_W.ON_REOPEN, _W.LOCK_TAKEN, _W.ON_CLAIM),
             checks=(_C.ON_ESCALATE_SET, _C.ON_REOPEN_SET, _C.WITHIN_LIMITS),
-            not_in={
-                Rendering.PG_LOCK_TABLE: "a lock-table queue's lock is a row of its own: take, like undo, "
-                "takes it by the queue row's UPDATE (a supervisor reopens, then claims)",
-            },
         ),
         # Anyone may add a note to an item; it is its own record (no audit row).
         _t(

@@ -1263,11 +1263,13 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
     # A lock-table queue's lock row names the queue it was taken in, and the rows written with it (a
     # claim, the expire of a run-out lock) are that queue's: of its rows only those of a change of an
     # item nobody holds (LockRule.FREE, a move or a reopen, which the table's trigger records under the
-    # first queue that admits it) may take a sibling's name.
+    # first queue that admits it) may take a sibling's name; a take's claim is its lock row's, as a claim's.
     unheld = {
         e.value
         for t in workflow.TRANSITIONS.values()
-        if t.lock is workflow.LockRule.FREE and workflow.Rendering.PG_LOCK_TABLE not in t.not_in
+        if t.lock is workflow.LockRule.FREE
+        and workflow.Rendering.PG_LOCK_TABLE not in t.not_in
+        and workflow.Write.LOCK_TAKEN not in t.writes
         for e in t.events
     }
 

@@ -27,12 +27,60 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import workflow
-from workbench.db import clock, mapping, protocol, rowrules, tables, workflow_sql
+from workbench.db import clock, lockrules, mapping, protocol, rowrules, tables, workflow_sql
 from workbench.db.lockshapes import LockTable
+from workbench.db.lockshapes.lock_table import lock_write
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
-# The login's claim, its own release, a sweep or force-release, a supervisor's reassign.
+# The crumbs a lock row's change leaves for the queue row's check: a lock taken by the caller, its own
+# given up, someone's freed (a sweep, a force-release), one handed to another user.
 TOOK, GAVE, FREED, HANDED = "took", "gave", "freed", "handed"
+
+
+def crumb_of(*names: str) -> str:
+    """The crumb the transitions `names` leave (they share one), from the lock Write the table gives them
+    (core/workflow.py): taken, handed over, or cleared (given up where the lock is the caller's own)."""
+    kinds = set()
+    for name in names:
+        write, t = lock_write(name), workflow.TRANSITIONS[name]
+        if write is workflow.Write.LOCK_TAKEN:
+            kinds.add(TOOK)
+        elif write is workflow.Write.LOCK_HANDED:
+            kinds.add(HANDED)
+        elif write is workflow.Write.LOCK_CLEARED:
+            kinds.add(GAVE if t.lock is workflow.LockRule.OWN_LIVE_HERE else FREED)
+        else:
+            raise ValueError(f"transition {name} takes, hands over or clears no lock: it leaves no crumb")
+    if len(kinds) != 1:
+        raise AssertionError(f"transitions {', '.join(names)} leave different crumbs: one branch cannot render them")
+    return kinds.pop()
+
+
+# What a lock row deleted by its own holder may be marked as (tests/test_workflow_table.py reads the marks
+# from this source, without a server): given_up() says which of them the table makes, and a transition the
+# table adds there that this list lacks fails when the check is generated, naming this file.
+GIVEN_UP = ("release", "defer", "escalate", "complete", "review_accept", "review_send_back")
+
+
+def given_up(reviewed: bool) -> tuple[str, ...]:
+    """The transitions a lock row deleted by its own holder may be (the table's: the caller's own lock
+    cleared): the queue row's values say which; a reviewing queue's verdicts only in one (`reviewed`)."""
+    names = [
+        name
+        for name in sorted(workflow.rendered_in(workflow.Rendering.PG_LOCK_TABLE), key=list(workflow.TRANSITIONS).index)
+        if lock_write(name) is workflow.Write.LOCK_CLEARED
+        and workflow.TRANSITIONS[name].lock is workflow.LockRule.OWN_LIVE_HERE
+        and (reviewed or workflow.Write.REVIEW_VERDICT not in workflow.TRANSITIONS[name].writes)
+    ]
+    if set(names) - set(GIVEN_UP):
+        raise workflow.NotRendered(workflow.Rendering.PG_LOCK_TABLE, set(names) - set(GIVEN_UP))
+    return tuple(name for name in GIVEN_UP if name in names)
+
+
+def read_first(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Of the transitions `names` a deleted lock row may be, those it is recorded as until the queue row
+    says otherwise: those that write on_release, which only the client's own audit row tells apart."""
+    return tuple(name for name in names if workflow.Write.ON_RELEASE in workflow.TRANSITIONS[name].writes)
 
 
 def _gone(row: str, waits: str) -> str:
@@ -78,12 +126,17 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     queue_name = r.literal(q.name)
     at = r.sql(clock.db_now())
     user_o, user_n = r.col(lo, shape.user), r.col(ln, shape.user)
-    time_o, time_n = r.col(lo, shape.time), r.col(ln, shape.time)
+    time_n = r.col(ln, shape.time)
     expiry_n = r.sql(shape.expiry(), ln)
     token_o, token_n = (r.sql(q.backend.token_digest(shape.token_column()), row) for row in (lo, ln))
-    token_col = shape.token
-    assert token_col is not None
-    fresh = f"{r.col(ln, token_col)} IS NOT NULL AND {r.col(ln, token_col)} IS DISTINCT FROM {r.col(lo, token_col)}"
+    login: sa.ColumnElement[Any] = sa.literal_column("login")
+
+    def change(*names: str) -> str:
+        """The lock row's change the transitions `names` make (their lock Write, as the lock shape says it)."""
+        if len({lock_write(name) for name in names}) != 1:
+            raise AssertionError(f"transitions {', '.join(names)} differ in their lock write: one branch cannot")
+        return r.sql(shape.lock_row_change(names[0], lo, ln, login))
+
     longest = clock.add_seconds(now, shape.seconds(q.config.lock_seconds))
     limit = f"{time_n} <= {r.sql(now)} AND {expiry_n} <= {r.sql(longest)}"
     if q.config.max_lock_seconds:
@@ -128,6 +181,9 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
             f"AND (op = 'INSERT' OR {here} AND {stale_o})",
             workflow.LockRule.STALE_HERE: f"{here} AND {stale_o}",
             workflow.LockRule.HELD_HERE: f"{here} AND {user_o} IS NOT NULL",
+            # A take's: the lock row is new (the primary key admits no second one of this queue); the
+            # item's other holders are read beside it (free_item).
+            workflow.LockRule.FREE: f"op = 'INSERT' AND n.queue = {queue_name}",
         },
         {
             workflow.Check.WITHIN_LIMITS: limit,
@@ -137,15 +193,26 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         },
     )
     may_claim = rules.checked("claim")
-    limit = f"{workflow_sql.check_mark(workflow.Check.WITHIN_LIMITS)} {limit}"
-    # Giving a lock up is a release or a defer; it becomes a Complete only when the queue row gets the
-    # outcome's values (item_check), never by settling this row: that would credit a Complete that
-    # never happened.
-    gives_up = workflow_sql.may_be("release", "defer")
+    # A supervisor's take of an escalated item (the row rule ESCALATED, db/rowrules.py) nobody holds
+    # through another queue of the table nor by another program's claim id; a queue without on_escalate
+    # or on_reopen admits none (Check.ON_ESCALATE_SET, ON_REOPEN_SET).
+    escalated = r.sql(sa.and_(sa.true(), *rowrules.before(q, "take").all), item)
+    free_item = f"NOT {r.sql(shape.held_elsewhere(sa.literal_column('n.item_key', sa.String())))}"
+    if shape.claim_id is not None and not shape.keep:
+        free_item += f" AND {r.sql(shape.claim_id, item)} IS NULL"
+    take_set_up = "true" if q.on_escalate and q.on_reopen else "false"
+    take_checks = " ".join(
+        workflow_sql.check_mark(c) for c in (workflow.Check.ON_ESCALATE_SET, workflow.Check.ON_REOPEN_SET)
+    )
+    # Giving a lock up is read as a release or a defer; it becomes a Complete (or an escalate) only when
+    # the queue row gets the outcome's values (item_check), never by settling this row: that would
+    # credit a Complete that never happened.
+    gives_up_as = tuple(name for name in GIVEN_UP if name in given_up(reviewed is not None))
+    gives_up = workflow_sql.may_be(*read_first(gives_up_as))
     ev, branch = workflow_sql.event, workflow.branch_mark
-    gives_up_as: tuple[str, ...] = ("release", "defer", "escalate", "complete")
-    if reviewed is not None:  # a reviewing queue's Complete is the reviewer's verdict
-        gives_up_as += ("review_accept", "review_send_back")
+    took, gave, freed, handed = (
+        crumb_of(*names) for names in (("claim", "pick"), gives_up_as, ("expire", "force_release"), ("reassign",))
+    )
     first_event = "split_part(maybe[1], ':', 1)"
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
 
@@ -164,13 +231,27 @@ DECLARE
 BEGIN
   {protocol.TRIGGER_ONLY}
   IF op = 'INSERT' THEN
+    -- A supervisor's take: the lock of an escalated item, recorded as his claim. An escalated item is
+    -- nobody else's to lock (it waits for no claim): refused, not a claim that came too late.
+    {branch("take")} {take_checks}
+    IF {take_set_up} AND {rules.lock("take")} AND {change("take")} THEN
+      {find_item}
+      IF FOUND AND {escalated} THEN
+        IF {rules.who("take")} AND {free_item} AND {rules.checked("take")} THEN
+          {record("n.item_key", ev("take"), "login", token_n)}
+          {crumb(crumb_of("take"), "n.item_key")}
+          RETURN true;
+        END IF;
+        RETURN false;
+      END IF;
+    END IF;
     -- A claim of a free item: one that waits, under this login, with a fresh lock inside the limits.
     {branch("claim", "pick")}
-    IF {rules.lock("claim", "pick")} AND {fresh} THEN
+    IF {rules.lock("claim", "pick")} AND {change("claim", "pick")} THEN
       {find_item}
       IF FOUND AND {waits} AND {may_claim} THEN
         {record("n.item_key", ev("claim"), "login", token_n)}
-        {crumb(TOOK, "n.item_key")}
+        {crumb(took, "n.item_key")}
         RETURN true;
       END IF;
       {_gone("n", waits)}
@@ -178,22 +259,23 @@ BEGIN
     RETURN false;
   END IF;
   IF op = 'DELETE' THEN
-    IF {rules.lock(*gives_up_as)} THEN
+    IF {rules.lock(*gives_up_as)} AND {change(*gives_up_as)} THEN
       -- This login gives its own lock up: a release, defer, escalate or Complete (the queue row's values
       -- say which).
       {branch(*gives_up_as)}
       maybe := {gives_up};
       {record("o.item_key", first_event, "login", token_o, outcome=first_outcome, maybe="maybe")}
-      {crumb(GAVE, "o.item_key")}
+      {crumb(gave, "o.item_key")}
       RETURN true;
     END IF;
     {branch("expire", "force_release")}
-    IF {rules.lock("expire")} OR {rules.lock("force_release")} AND {rules.who("force_release")} THEN
+    IF ({rules.lock("expire")} OR {rules.lock("force_release")} AND {rules.who("force_release")})
+        AND {change("expire", "force_release")} THEN
       maybe := CASE WHEN NOT {stale_o} THEN {workflow_sql.may_be("force_release")}
                     WHEN {rules.who("force_release")} THEN {workflow_sql.may_be("expire", "force_release")}
                     ELSE {workflow_sql.may_be("expire")} END;
       {record("o.item_key", first_event, user_o, token_o, maybe="maybe")}
-      {crumb(FREED, "o.item_key")}
+      {crumb(freed, "o.item_key")}
       RETURN true;
     END IF;
     RETURN false;
@@ -201,30 +283,30 @@ BEGIN
   IF n.queue IS DISTINCT FROM o.queue OR n.item_key IS DISTINCT FROM o.item_key THEN
     RETURN false;
   END IF;
-  IF {rules.lock("extend", "save")} AND {user_n} = login AND {r.col(ln, token_col)} = {r.col(lo, token_col)}
-      AND {time_n} = {time_o} AND {expiry_n} >= {r.sql(shape.expiry(), lo)} AND {limit} THEN
+  IF {rules.lock("extend", "save")} AND ({change("extend")} AND {rules.checked("extend")}
+      OR {change("save")} AND {rules.checked("save")}) THEN
     {branch("extend", "save")}
     maybe := {workflow_sql.may_be("extend", "save")};
     {record("o.item_key", first_event, "login", token_o, maybe="maybe")}
     RETURN true;
   END IF;
-  IF {rules.lock("claim", "pick")} AND {fresh} THEN
+  IF {rules.lock("claim", "pick")} AND {change("claim", "pick")} THEN
     -- The claim of an expired lock.
     {branch("claim", "pick", "expire")}
     {find_item}
     IF FOUND AND {waits_again} AND {may_claim} THEN
       {record("o.item_key", ev("expire"), user_o, token_o)}
       {record("o.item_key", ev("claim"), "login", token_n)}
-      {crumb(TOOK, "o.item_key")}
+      {crumb(took, "o.item_key")}
       RETURN true;
     END IF;
     {_gone("o", waits_again)}
   END IF;
   {branch("reassign")}
-  IF {rules.lock("reassign")} AND {rules.who("reassign")} AND {fresh} AND {rules.checked("reassign")} THEN
+  IF {rules.lock("reassign")} AND {rules.who("reassign")} AND {change("reassign")} AND {rules.checked("reassign")} THEN
     {record("o.item_key", ev("reassign"), user_o, token_o)}
     {record("o.item_key", workflow_sql.also("reassign"), user_n, token_n)}
-    {crumb(HANDED, "o.item_key")}
+    {crumb(handed, "o.item_key")}
     RETURN true;
   END IF;
   RETURN false;
@@ -263,32 +345,38 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     waits_old = r.sql(sa.and_(sa.true(), *claimable.state_for("stale")), old)
     supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
     unchanged, assigned = r.unchanged, r.assigned
-    rules, ev, branch = _actors(supervisor), workflow_sql.event, workflow.branch_mark
     lock_row = f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} AND held.item_key = {key}"
     holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
-    # Shape 6: the row's own claim-id column carries the lock's token. A claim stamps it with the
-    # token of the lock row the login took; giving the lock up clears it (a Complete keeps it where
-    # the queue says so); every other change leaves it alone.
-    claim_id = shape.claim_id
-    token_col = shape.token
-    assert token_col is not None
-    stamp_cols = [claim_id] if claim_id is not None else []
-    cleared = "true" if claim_id is None else f"{r.col(new, claim_id)} IS NULL"
-    kept_id = "true" if claim_id is None else (unchanged(stamp_cols) if shape.keep else cleared)
-    stamped = handed = "false"
-    if claim_id is not None:  # the claim id is the token of the lock the login took (a UUID compared as one)
-        mark, token_sql = (
-            (r.col(new, claim_id), f"CAST({r.sql(token_col, held)} AS uuid)")
-            if isinstance(claim_id.type, sa.Uuid)
-            else (f"lower(CAST({r.col(new, claim_id)} AS text))", f"lower({r.sql(token_col, held)})")
-        )
-        stamped = f"{mark} = (SELECT {token_sql} {lock_row} AND {r.sql(shape.user, held)} = login)"
-        # A reassign stamps the token of the lock it handed to its new holder.
-        handed = f"{mark} = (SELECT {token_sql} {lock_row})"
+    # The lock rules on the queue row: the login's own live lock row (a save), nobody's (move, reopen:
+    # the table's FREE as the engine's statements carry it, db/lockrules.py, over the row before).
+    rules = _actors(supervisor, {workflow.LockRule.OWN_LIVE_HERE: f"EXISTS (SELECT 1 {holds})"})
+    take_set_up = "true" if q.on_escalate and q.on_reopen else "false"  # Check.ON_ESCALATE_SET, ON_REOPEN_SET
+    ev, branch = workflow_sql.event, workflow.branch_mark
+
+    # The queue row's columns as the function's argument `o` itself: a subquery (the lock rule's) would
+    # otherwise add the table to its own FROM.
+    as_old = {c.name: sa.literal_column(f"{protocol.CHECK_ROWS[0]}.{prep.quote(c.name)}", c.type) for c in q.table.c}
+
+    def free(name: str) -> str:
+        return r.sql(q.written(lockrules.guard(q, name, now), as_old))
+
+    def stamped(*names: str) -> str:
+        """What the lock write of the transitions `names` leaves in the queue row itself (shape 6: its
+        claim id, db/lockshapes/claim_id.py), as the lock shape says it."""
+        login: sa.ColumnElement[Any] = sa.literal_column("login")
+        item_key: sa.ColumnElement[Any] = sa.literal_column(key, sa.String())
+        parts = {r.sql(shape.row_lock_change(name, old, new, item_key, login)) for name in names}
+        if len(parts) != 1:
+            raise AssertionError(f"transitions {', '.join(names)} leave the row's lock differently")
+        return parts.pop()
+
+    took, gave, freed, handed = (
+        crumb_of(*names) for names in (("claim", "pick"), given_up(True), ("expire", "force_release"), ("reassign",))
+    )
     # Every column the release (or defer) does not write stays as it was: no edits with it.
     releases = " OR ".join(
         f"({unchanged(kept('release', 'defer', reason=reason))} AND "
-        f"{assigned(values('release', 'defer', reason=reason))} AND {cleared})"
+        f"{assigned(values('release', 'defer', reason=reason))} AND {stamped('release', 'defer')})"
         for reason in (None, *q.reason_writes)
     )
     here = f"a.xmin = {protocol.THIS_TRANSACTION}"
@@ -307,7 +395,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         )
         return f"""
       IF {unchanged(kept(*finishes, outcome=name, reviewed=reviewed))}
-          AND {assigned(values(*finishes, outcome=name, reviewed=reviewed))} AND {kept_id} THEN
+          AND {assigned(values(*finishes, outcome=name, reviewed=reviewed))} AND {stamped(*finishes)} THEN
         to_review := {"true" if reviewed else "false"};
         UPDATE {audit} a SET event = {ev("complete")}, outcome = {r.literal(name)},
             detail = CASE WHEN changed <> '{{}}' THEN json_build_object('changes', changed)::text END
@@ -325,14 +413,17 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     # An escalate: the lock given up, on_escalate's values and nothing else (Check.ON_ESCALATE_SET: none
     # where the queue has no on_escalate); recorded as one where the lock row's release was.
     escalates = (
-        f"{unchanged(kept('escalate'))} AND {assigned(values('escalate'))} AND {cleared}" if q.on_escalate else "false"
+        f"{unchanged(kept('escalate'))} AND {assigned(values('escalate'))} AND {stamped('escalate')}"
+        if q.on_escalate
+        else "false"
     )
     reopen = (
         ""
         if not q.on_reopen
         else f"""
     {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
-    IF {rules.who("reopen")} AND {protocol.row_rule(r, q, "reopen")} AND {protocol.row_after(r, q, "reopen")}
+    IF {rules.who("reopen")} AND {free("reopen")}
+        AND {protocol.row_rule(r, q, "reopen")} AND {protocol.row_after(r, q, "reopen")}
         AND {unchanged(kept("reopen"))} AND {assigned(values("reopen"))} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
@@ -356,19 +447,25 @@ BEGIN
   IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
     RETURN false;
   END IF;
-  IF {crumb(TOOK)} AND {waits_old} AND {unchanged(kept("claim", "pick"))}
+  IF {crumb(took)} AND {waits_old} AND {unchanged(kept("claim", "pick"))}
       AND ({assigned(values("claim"))} OR {unchanged(protocol.columns_of(q, values("claim")))})
-      AND ({unchanged(stamp_cols)} OR {stamped}) THEN
+      AND {stamped("claim", "pick")} THEN
     RETURN true;  -- the claim's values (and claim id), the lock taken (and recorded) in this transaction
   END IF;
-  SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
+  {branch("take")}
+  IF {take_set_up} AND {crumb(crumb_of("take"))} AND {rules.who("take")} AND {protocol.row_rule(r, q, "take")}
+      AND {unchanged(kept("take"))} AND {stamped("take")}
+      AND ({assigned(values("take"))} OR {unchanged(protocol.columns_of(q, values("take")))}) THEN
+    RETURN true;  -- a take's values (on_reopen's, on_claim's) and claim id, its lock taken (and recorded) here
+  END IF;
   {branch("save")}
-  IF FOUND AND {unchanged(kept("save"))} THEN
+  IF {rules.lock("save")} AND {unchanged(kept("save"))} THEN
+    SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
     changed := {edits};
     {record(ev("save"), "login", "held_token", changes="changed")}
     RETURN true;
   END IF;
-  IF {crumb(GAVE)} THEN
+  IF {crumb(gave)} THEN
     changed := {edits};
     IF {releases} THEN
       RETURN true;  -- its row was written when the lock went (a release edits nothing)
@@ -382,18 +479,16 @@ BEGIN
       RETURN true;
     END IF;{outcome_checks}
   END IF;
-  IF {crumb(FREED)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(values("expire"))}
-      AND {cleared} THEN
+  IF {crumb(freed)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(values("expire"))}
+      AND {stamped("expire", "force_release")} THEN
     RETURN true;
   END IF;
-  IF {crumb(HANDED)} AND {unchanged(kept("reassign"))} AND {handed} THEN
+  IF {crumb(handed)} AND {unchanged(kept("reassign"))} AND {stamped("reassign")} THEN
     RETURN true;  -- shape 6: the claim id of the lock a supervisor reassigned (recorded with its lock row)
   END IF;
-  IF EXISTS (SELECT 1 {lock_row}) OR {r.sql(shape.held_elsewhere(sa.literal_column(key, sa.String())))} THEN
-    RETURN false;  -- held, here or through another queue of the table: no move, no reopen
-  END IF;
   {branch("move")}
-  IF {rules.who("move")} AND {protocol.row_rule(r, q, "move")} AND {protocol.row_after(r, q, "move")} THEN
+  IF {rules.who("move")} AND {free("move")}
+      AND {protocol.row_rule(r, q, "move")} AND {protocol.row_after(r, q, "move")} THEN
     changed := {protocol.changes_of(r, q, protocol.minus(protocol.checked_columns(q), kept("move")))};
     {record(ev("move"), "NULL", "NULL", changes="changed")}
     RETURN true;

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import sqlalchemy as sa
 
@@ -148,14 +148,16 @@ class Supervision:
         """Take an escalated item to work it (the table's "take"): it gets on_reopen's values and a fresh
         lock of `actor`'s with on_claim's, as after a claim, in one UPDATE that holds to the row rule
         (ESCALATED: out of todo, on_escalate's values) and the lock rule (FREE): of two supervisors
-        taking it at once, one does, the other is told it is not waiting for a supervisor any more."""
+        taking it at once, one does, the other is told it is not waiting for a supervisor any more.
+        Where the locks live in a lock table, the lock is its row, inserted first (_take_lock_row)."""
         _check_user(actor)
         q = self.q
         if not q.on_escalate:
             raise errors.UsageError.of(problems.ESCALATE_NOT_SET, self.name, self.name)
         if not q.on_reopen:
             raise errors.UsageError.of(problems.REOPEN_NOT_SET, self.name, self.name)
-        problem = q.shape.undo_problem()  # the lock is written into the row, as undo writes it
+        # The lock is written into the row, as undo writes it, or (a lock table) inserted as a claim's.
+        problem = None if q.shape.separate_locks else q.shape.undo_problem()
         if problem is not None:
             raise errors.UsageError.of(problems.TAKE_NOT_AVAILABLE, self.name, problem)
         key = q.coerce_key(key)
@@ -177,23 +179,23 @@ class Supervision:
         # The row rule (ESCALATED) and the lock rule (FREE), carried by the UPDATE itself.
         escalated = rowrules.before(q, "take").all
         token = q.shape.new_token_value()
+        in_row = not q.shape.separate_locks
         writes = {
             **q.writes(q.on_reopen, actor, now),
-            **q.lock_writes(actor, now, token),
+            **(q.lock_writes(actor, now, token) if in_row else {}),
             **q.writes(q.on_claim, actor, now),
         }
-        update = sa.update(q.table).where(q.key == key, lockrules.guard(q, "take", now), *escalated).values(writes)
         with permissions.supervising(conn, actor, action):
+            free = lockrules.guard(q, "take", now) if in_row else self._take_lock_row(conn, actor, key, token)
+            update = sa.update(q.table).where(q.key == key, free, *escalated).values(writes)
             changed = conn.execute(update).rowcount
         if changed != 1:
-            if conn.execute(sa.select(q.key).where(q.key == key)).first() is None:
-                raise q.no_item(key)
-            raise errors.UsageError.of(problems.TAKE_NOT_ESCALATED, q.name, key)
+            self._refuse_take(conn, key)
         row = (
             conn.execute(
-                sa.select(*claims.ClaimMethod.returned_columns(q, now)).where(
-                    q.key == key, q.shape.pinned(actor, token)
-                )
+                sa.select(*claims.ClaimMethod.returned_columns(q, now))
+                .select_from(q.source)
+                .where(q.key == key, q.shape.pinned(actor, token))
             )
             .mappings()
             .one()
@@ -201,6 +203,32 @@ class Supervision:
         claimed = claims.Claimed(row=row, prev_owner=None, prev_token=None)
         self.trail.write(conn, claims.ClaimMethod.audit_rows(q, self.trail, actor, [claimed]))
         return claims.claim_of(q, row)
+
+    def _take_lock_row(self, conn: sa.Connection, actor: str, key: Any, token: Any) -> sa.ColumnElement[bool]:
+        """A lock table's take: the lock is a row of its own, inserted as a claim inserts it (the lock
+        table's primary key admits one per item and queue), on a row read and locked as escalated and
+        free (the table's row rule and lock rule FREE, lockrules.guard); the claim id stamped where the
+        row has one. Returns what the queue row's UPDATE still holds to of the lock rule: nobody holds
+        the item through another queue of the table (the lock row is now this one)."""
+        q = self.q
+        shape = q.shape
+        assert isinstance(shape, lockshapes.LockTable)
+        now = q.now()
+        read = sa.select(q.key).where(q.key == key, lockrules.guard(q, "take", now), *rowrules.before(q, "take").all)
+        if conn.execute(self.db.backend.lock_row(read, q.table)).first() is None:
+            self._refuse_take(conn, key)
+        if not q.backend.insert_new(conn, shape.locks, shape.insert_values(key, actor, now, token)):
+            self._refuse_take(conn, key)  # taken meanwhile: its lock row is there
+        if not shape.stamp(conn, q.table, q.key, key, token, None):
+            self._refuse_take(conn, key)  # another program's claim id: the lock row goes with the transaction
+        return ~shape.held_elsewhere(q.key)
+
+    def _refuse_take(self, conn: sa.Connection, key: Any) -> NoReturn:
+        """Raise why a take of `key` is refused: no such item, or it does not wait for a supervisor."""
+        q = self.q
+        if conn.execute(sa.select(q.key).where(q.key == key)).first() is None:
+            raise q.no_item(key)
+        raise errors.UsageError.of(problems.TAKE_NOT_ESCALATED, q.name, key)
 
     def move(
         self,

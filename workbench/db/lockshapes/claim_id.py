@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql import util as sql_util
 
-from workbench.core import errors
+from workbench.core import errors, workflow
 from workbench.db.lockshapes import base
-from workbench.db.lockshapes.lock_table import LockTable
+from workbench.db.lockshapes.lock_table import LockTable, lock_write
 
 
 class ClaimIdColumn(LockTable):
@@ -98,6 +99,34 @@ class ClaimIdColumn(LockTable):
         shown = super().shown_item(item)
         shown.pop(self.claim_id.name, None)  # it is the lock's token
         return shown
+
+    def row_lock_change(
+        self, name: str, old: sa.FromClause, new: sa.FromClause, key: sa.ColumnElement[Any], caller: Any
+    ) -> sa.ColumnElement[bool]:
+        """The claim id, by transition `name`'s lock Write: stamped with the token of the lock the caller
+        took (or left as it was, until the claim stamps it), with the new holder's where a lock is handed
+        over, cleared where it is given up (kept by a Complete where the queue keeps it), else as it was."""
+        write = lock_write(name)
+        before, after = (sql_util.ClauseAdapter(row).traverse(self.claim_id) for row in (old, new))
+        unchanged = after.is_not_distinct_from(before)
+        if write is workflow.Write.LOCK_CLEARED:
+            keeps = self.keep and workflow.Write.OUTCOME in workflow.TRANSITIONS[name].writes
+            return unchanged if keeps else after.is_(None)
+        if write not in (workflow.Write.LOCK_TAKEN, workflow.Write.LOCK_HANDED):
+            return unchanged
+        held = self.locks.alias("held")
+        assert self.token is not None
+        token = held.c[self.token.name]
+        holder = [held.c[self.user.name] == caller] if write is workflow.Write.LOCK_TAKEN else []
+        # The lock row's token as the claim id holds it (a UUID compared as one, text in any case).
+        mark, value = (
+            (after, sa.cast(token, sa.Uuid()))
+            if self._uuid_typed
+            else (sa.func.lower(sa.cast(after, sa.Text())), sa.func.lower(token))
+        )
+        of_item = [held.c.queue == sa.literal(self.queue, literal_execute=True), held.c.item_key == key, *holder]
+        stamped = mark == sa.select(value).where(*of_item).scalar_subquery()
+        return sa.or_(unchanged, stamped) if write is workflow.Write.LOCK_TAKEN else stamped
 
     # -- writes -------------------------------------------------------------------------------
 

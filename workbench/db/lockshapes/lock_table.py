@@ -8,11 +8,28 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
 
+from workbench.core import workflow
 from workbench.db.lockshapes import base
 from workbench.db.lockshapes.token_column import TokenColumn
 
 # The item's key as the lock table keeps it: text, which these key types turn into and back unchanged.
 KEY_TYPES = (sa.String, sa.Integer)
+
+_W = workflow.Write
+LOCK_WRITES = (_W.LOCK_TAKEN, _W.LOCK_HANDED, _W.LOCK_CLEARED, _W.LOCK_EXTENDED)
+
+
+def lock_write(name: str) -> workflow.Write | None:
+    """The lock Write transition `name` makes (core/workflow.py), None where it leaves the lock alone."""
+    found = [w for w in LOCK_WRITES if w in workflow.TRANSITIONS[name].writes]
+    if len(found) > 1:
+        raise ValueError(f"transition {name} writes the lock twice: {', '.join(w.name for w in found)}")
+    return found[0] if found else None
+
+
+def _on(row: sa.FromClause, expr: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+    """`expr` over the lock table read as over `row` (an alias of it)."""
+    return sql_util.ClauseAdapter(row).traverse(expr)
 
 
 class LockTable(TokenColumn):
@@ -124,6 +141,37 @@ class LockTable(TokenColumn):
 
     def key_params(self, key: Any) -> dict[str, Any]:
         return {"wb_item": self.key_text(key)}
+
+    # -- what a transition's lock write looks like (db/protocol_locks.py renders these) ---------------
+
+    def lock_row_change(
+        self, name: str, old: sa.FromClause, new: sa.FromClause, caller: sa.ColumnElement[Any]
+    ) -> sa.ColumnElement[bool]:
+        """The change of an item's lock row that transition `name` makes, by its lock Write: `old` and
+        `new` alias the lock table (the row before and after; a row not there reads as all NULL),
+        `caller` the one making it. A fresh lock (taken: the caller's; handed: the new holder is the
+        transition's OTHER_USER check), the row gone (cleared), the same lock with an expiry never moved
+        back (extended), or the lock as it was (no lock write)."""
+        write = lock_write(name)
+        assert self.token is not None
+        token_o, token_n = _on(old, self.token), _on(new, self.token)
+        if write in (_W.LOCK_TAKEN, _W.LOCK_HANDED):
+            fresh = sa.and_(token_n.is_not(None), token_n.is_distinct_from(token_o))
+            return sa.and_(fresh, _on(new, self.user) == caller) if write is _W.LOCK_TAKEN else fresh
+        if write is _W.LOCK_CLEARED:
+            return _on(new, self.locks.c.item_key).is_(None)  # deleted: the primary key is never NULL
+        same = [_on(new, c).is_not_distinct_from(_on(old, c)) for c in (self.user, self.token, self.time)]
+        expiry_o, expiry_n = _on(old, self.expiry()), _on(new, self.expiry())
+        if write is _W.LOCK_EXTENDED:
+            return sa.and_(*same, expiry_n >= expiry_o)
+        return sa.and_(*same, expiry_n.is_not_distinct_from(expiry_o))
+
+    def row_lock_change(
+        self, name: str, old: sa.FromClause, new: sa.FromClause, key: sa.ColumnElement[Any], caller: Any
+    ) -> sa.ColumnElement[bool]:
+        """What transition `name`'s lock write leaves in the queue's row itself (`old`, `new`: aliases of
+        the queue table; `key`: the item's key as the lock table keeps it): here no part of the lock."""
+        return sa.true()
 
     # -- what rows show ------------------------------------------------------------------------
 

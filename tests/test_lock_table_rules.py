@@ -1,0 +1,66 @@
+"""A lock-table queue's checks (db/protocol_locks.py) take what a transition does to the lock from the table: a
+transition's lock Write (core/workflow.py) picks the lock row's change, as the lock shape says it
+(db/lockshapes/lock_table.py, claim_id.py), and the crumb that joins it to the queue row's change. Fast tier
+(SQL text generated offline); what PostgreSQL admits is tests/test_protocol*.py's and the matrix's."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_rowrules import LOCK_TABLE, _bound, _branch, _Conn, _patched
+from workbench import demo
+from workbench.core import workflow
+from workbench.db import mapping, protocol_locks
+
+W = workflow.Write
+
+
+def _checks(q: mapping.BoundQueue) -> tuple[str, str]:
+    return (
+        protocol_locks.lock_check(_Conn(), q, "public", None),  # type: ignore[arg-type]
+        protocol_locks.item_check(_Conn(), q, "public"),  # type: ignore[arg-type]
+    )
+
+
+def _crumb(kind: str) -> str:
+    return f"coalesce('{kind}', '')"
+
+
+def test_the_lock_table_checks_follow_a_transitions_lock_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    q = _bound("casesl", demo.config_text() + LOCK_TABLE)
+    locks, item = _checks(q)
+    # As the table says: a reassign hands a fresh lock to another user (the crumb "handed"), an extend
+    # moves the expiry on and never back.
+    reassign = _branch(locks, "reassign")
+    assert "n.token IS NOT NULL AND n.token IS DISTINCT FROM o.token)" in reassign
+    assert "n.lock_user = login" not in reassign and _crumb("handed") in reassign
+    assert _crumb("handed") in item and _crumb("took") in item
+    assert "n.expires_at >= o.expires_at" in locks
+    # The reassign made the caller's own fresh lock (LOCK_TAKEN) and the extend a lock left as it was:
+    # the lock check asks for the caller as the new holder and leaves the crumb a lock taken leaves; the
+    # extend's branch admits only the lock row unchanged.
+    table = workflow.TRANSITIONS
+    _patched(monkeypatch, "reassign", writes=table["reassign"].writes - {W.LOCK_HANDED} | {W.LOCK_TAKEN})
+    _patched(monkeypatch, "extend", writes=table["extend"].writes - {W.LOCK_EXTENDED})
+    locks, item = _checks(q)
+    reassign = _branch(locks, "reassign")
+    assert "n.token IS DISTINCT FROM o.token AND n.lock_user = login)" in reassign
+    assert _crumb("took") in reassign and _crumb("handed") not in reassign
+    assert _crumb("handed") not in item
+    assert "n.expires_at >= o.expires_at" not in locks and "n.expires_at IS NOT DISTINCT FROM o.expires_at" in locks
+
+
+def test_a_transition_that_gives_a_lock_up_is_read_from_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock row deleted by its holder is read as the transitions that clear the caller's own lock; one
+    that stops clearing it (here: escalate) is no longer among them, and is left no crumb to find."""
+    q = _bound("casesl", demo.config_text() + LOCK_TABLE)
+    assert protocol_locks.given_up(False) == ("release", "defer", "escalate", "complete")
+    assert protocol_locks.crumb_of("escalate") == protocol_locks.GAVE
+    locks, _ = _checks(q)
+    assert workflow.branch_mark("release", "defer", "escalate", "complete") in locks
+    _patched(monkeypatch, "escalate", writes=workflow.TRANSITIONS["escalate"].writes - {W.LOCK_CLEARED})
+    assert protocol_locks.given_up(False) == ("release", "defer", "complete")
+    locks, _ = _checks(q)
+    assert workflow.branch_mark("release", "defer", "complete") in locks
+    with pytest.raises(ValueError, match="leaves no crumb"):
+        protocol_locks.crumb_of("escalate")
