@@ -18,6 +18,7 @@ from workbench import credentials, demo, opening
 from workbench.cli import main
 from workbench.config import paths, profiles
 from workbench.core import errors
+from workbench.services.door import engine
 
 
 @pytest.fixture
@@ -244,13 +245,14 @@ def test_a_profile_over_a_config_file_uses_the_profiles_connection(tmp_path: Pat
     copy = tmp_path / "copy.db"
     copy.write_bytes((tmp_path / "demo" / demo.DB_NAME).read_bytes())
     profile = profiles.Profile(name="p", kind="sqlite", path=str(copy), source="file", config=str(config))
-    with opening.open_target(opening.Target(profile=profile)) as wb:
+    with opening.open_target(opening.Target(profile=profile)) as door:
+        wb = engine(door)
         assert wb.engine.url.database.startswith(f"file:{copy.as_posix()}")
         assert wb.queue("cases").claim_next("ann")[0].lock.owner == "ann"
-    with opening.open_target(opening.Target(profile=profile)) as wb:
-        assert len(wb.queue("cases").mine("ann")) == 1
-    with opening.open_target(opening.Target(config_path=config)) as wb:  # the file's own database
-        assert wb.queue("cases").mine("ann") == []
+    with opening.open_target(opening.Target(profile=profile)) as door:
+        assert len(engine(door).queue("cases").mine("ann")) == 1
+    with opening.open_target(opening.Target(config_path=config)) as door:  # the file's own database
+        assert engine(door).queue("cases").mine("ann") == []
 
 
 # -- CLI ----------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from workbench.db.backends import indexes
 from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern, search_index_name
@@ -200,7 +199,9 @@ class PostgresqlBackend(Backend):
         last = sa.case(
             (
                 sa.func.has_sequence_privilege(sequence, "SELECT,USAGE"),
-                sa.func.pg_sequence_last_value(sa.cast(sequence, postgresql.REGCLASS)),
+                # to_regclass, not a cast to REGCLASS: SQLAlchemy's postgresql dialect module stays unloaded
+                # where the site is on another database (tests/test_live_locks.py: one dialect loaded).
+                sa.func.pg_sequence_last_value(sa.func.to_regclass(sequence)),
             )
         )
         found = conn.execute(sa.select(last)).scalar()
