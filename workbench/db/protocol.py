@@ -411,7 +411,8 @@ class _Check:
         self.token_old, self.token_new = (r.sql(q.backend.token_digest(shape.trail_token()), row) for row in (old, new))
         self.record = recorder(self.audit, self.queue_name, self.key, self.at)
         self.ev = workflow_sql.event
-        self.reviews_table = self.prep.format_table(_own_table(schema, tables.REVIEWS_TABLE))
+        self.reviews = _own_table(schema, tables.REVIEWS_TABLE)
+        self.reviews_table = self.prep.format_table(self.reviews)
         # A reviewing queue never serves an item to the one whose work it is: the new holder (the login,
         # for a claim; the one a supervisor reassigns it to) is not its doer.
         not_own = (
@@ -487,7 +488,7 @@ class _Check:
         chosen = (
             ""
             if review is None
-            else _review_opened(r, q, review, self.reviews_table, self.queue_name, self.key, self.at, first_outcome)
+            else _review_opened(r, q, review, self.reviews, self.queue_name, self.key, self.at, first_outcome)
         )
         record = self.record(
             FIRST_EVENT, "login", self.token_old, outcome=first_outcome, maybe="maybe", changes="changed"
@@ -737,7 +738,7 @@ def _review_opened(
     r: Renderer,
     q: mapping.BoundQueue,
     review: model.Review,
-    reviews_table: str,
+    reviews: sa.Table,
     queue_name: str,
     key: str,
     at: str,
@@ -747,10 +748,9 @@ def _review_opened(
     it, and why: one of their first items, or the share); one of an operator's first items that does
     not go to review is refused."""
     by = r.literal(review.by)
+    reviews_table = r.prep.format_table(reviews)
     # Check.FIRST_ITEMS_REVIEWED: the count the engine's choice reads (reviews.firsts), for this login.
-    firsts = r.sql(
-        reviews_mod.firsts(_reviews_named(r, reviews_table), q.name, sa.literal_column(r.login)).scalar_subquery()
-    )
+    firsts = r.sql(reviews_mod.firsts(reviews, q.name, sa.literal_column(r.login)).scalar_subquery())
     crumb = note(REVIEWED_SETTING, by, key)
     why = (
         f"CASE WHEN {firsts} < {review.first_items} THEN {r.literal(reviews_mod.FIRST)} "
@@ -1191,18 +1191,6 @@ def _crumb(*fields: str) -> str:
 
 
 @functools.cache
-def _reviews_named(r: Renderer, reviews_table: str) -> sa.Table:
-    """workbench's reviews table named as SQL text (format_table's `schema.name`, the schema quoted where
-    it must be: what protocol_locks hands _review_opened), checked by naming it again."""
-    schema = reviews_table.rsplit(".", 1)[0]
-    if schema.startswith('"'):
-        schema = schema[1:-1].replace('""', '"')
-    table = _own_table(schema, tables.REVIEWS_TABLE)
-    if r.prep.format_table(table) != reviews_table:
-        raise ValueError(f"{reviews_table} is not workbench's reviews table")
-    return table
-
-
 def _own_table(schema: str, name: str) -> sa.Table:
     """One of workbench's own tables in `schema`, for SQL text (their metadata built once per schema)."""
     return tables.build_metadata(schema)[0].tables[f"{schema}.{name}"]

@@ -381,7 +381,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     )
     here = f"a.xmin = {protocol.THIS_TRANSACTION}"
     review = q.config.review
-    reviews_table = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
+    reviews = protocol._own_table(schema, tables.REVIEWS_TABLE)
 
     # A Complete, and a reviewing queue's verdict given as one: the same columns of the row.
     finishes = ("complete", "review_accept", "review_send_back")
@@ -391,7 +391,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         chosen = (
             ""
             if review is None
-            else protocol._review_opened(r, q, review, reviews_table, queue_name, key, at, r.literal(name))
+            else protocol._review_opened(r, q, review, reviews, queue_name, key, at, r.literal(name))
         )
         return f"""
       IF {unchanged(kept(*finishes, outcome=name, reviewed=reviewed))}
