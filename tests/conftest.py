@@ -113,6 +113,20 @@ def _unavailable(what: str, reason: str) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _collected_when_due() -> Iterator[None]:
+    """Once a window's dispatcher has moved Python's collector onto the GUI thread (gui/collector.py), it
+    collects only while an event loop runs: a test that spins none, and every test after the last window,
+    gets its due collections here instead (on the main thread, as the window's timer would)."""
+    yield
+    import gc
+
+    if not gc.isenabled():
+        from workbench.gui import collector
+
+        collector.collect_due()
+
+
+@pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own config/data directories and no ambient configuration."""
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))

@@ -9,6 +9,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
+from workbench.gui import collector
+
 log = logging.getLogger("workbench.gui")
 
 Callback = Callable[[Any], None]
@@ -49,6 +51,8 @@ class Dispatcher(QObject):
 
     def __init__(self, parent: QObject | None = None, threads: int = 4) -> None:
         super().__init__(parent)
+        # Its threads allocate most of the process's objects: Python's collector must not run on them.
+        collector.install()
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(threads)
         # Threads live as long as the window: the engine keeps one connection per thread, and a
