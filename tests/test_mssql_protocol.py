@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import tomllib
 
@@ -702,3 +703,28 @@ def test_whoever_escalated_an_item_it_is_taken_and_a_queue_not_set_up_for_it_has
     without_reopen = re.sub(r"\[queues\.cases\.on_reopen\][^\n]*\nstatus = \"open\"\n", "", demo.config_text())
     script = batches(without_reopen)
     assert "take" not in script and "wb_cases_take" not in script["grants"] and "escalate" in script
+
+
+def _declared(monkeypatch: pytest.MonkeyPatch, name: str, **fields: object) -> None:
+    """Transition `name` of core/workflow.py's table declared otherwise (for this test only)."""
+    monkeypatch.setitem(workflow._TABLE, name, dataclasses.replace(workflow.TRANSITIONS[name], **fields))
+
+
+def test_force_release_and_reassign_hold_to_the_tables_lock_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 47: their lock rule (HELD_HERE) is the table's, rendered by lockrules.guard for a lock the
+    procedure reads in its own statement: declared otherwise, the procedures' read and UPDATE follow."""
+    stale = "cases.wb_lock_expires <= SYSUTCDATETIME()"
+    held = "cases.case_id = @p_key AND cases.wb_locked_by IS NOT NULL AND cases.wb_locked_at IS NOT NULL"
+    before = batches()
+    for name in ("force_release", "reassign"):
+        assert f"WITH (UPDLOCK, ROWLOCK) WHERE {held} AND cases.status IN ('new', 'open');" in flat(before[name])
+        assert stale not in flat(before[name])
+        _declared(monkeypatch, name, lock=workflow.LockRule.STALE_HERE)  # only a lock that ran out
+    after = batches()
+    for name in ("force_release", "reassign"):
+        body = flat(after[name])
+        assert f"WITH (UPDLOCK, ROWLOCK) WHERE {held} AND cases.status IN ('new', 'open') AND {stale};" in body
+        update = body[body.index("UPDATE cases SET") : body.index("SET @done = @@ROWCOUNT;")]
+        assert update.endswith(f"AND {stale}; "), update
+        where = f"{held} AND cases.status IN ('new', 'open')"
+        assert flat(before[name]).replace(where, f"{where} AND {stale}") == body  # and nothing else

@@ -762,8 +762,12 @@ class _Builder:
         """Force-release or reassign: any live or expired lock, by a supervisor (EXECUTE is theirs)."""
         q, sql = self.q, _Sql(self.dialect, {})
         now = q.now()
-        # Only a lock of this queue (BoundQueue.held_here), never one taken in another queue of the table.
-        held = sa.and_(q.key == _KEY, q.user.is_not(None), q.time.is_not(None), q.held_here())
+        transition = "reassign" if to_user else "force_release"
+        # The table's lock rule (HELD_HERE: a lock of this queue, BoundQueue.held_here, never one taken in
+        # another queue of the table), as the engine's guard renders it; read and locked by this very
+        # SELECT and UPDATE, so with no lock read before to pin (read_here).
+        rule = lockrules.guard(q, transition, now, owned=q.held_here(), read_here=True)
+        held = sa.and_(q.key == _KEY, rule)
         if to_user:
             values = q.lock_writes(sa.literal_column("@p_to"), now, q.shape.new_token())
             event = models.EventKind.REASSIGN.value
@@ -773,7 +777,7 @@ class _Builder:
         token = sql(q.shape.as_text(q.shape.token_column()))
         body = (
             "  DECLARE @prev_owner nvarchar(128), @p_token nvarchar(64), @new_token nvarchar(64);\n"
-            + self.reason_check("reassign" if to_user else "force_release")
+            + self.reason_check(transition)
             + f"  BEGIN TRANSACTION;\n"
             f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
             f"WHERE {sql(held)};\n"
