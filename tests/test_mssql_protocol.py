@@ -728,3 +728,41 @@ def test_force_release_and_reassign_hold_to_the_tables_lock_rule(monkeypatch: py
         assert update.endswith(f"AND {stale}; "), update
         where = f"{held} AND cases.status IN ('new', 'open')"
         assert flat(before[name]).replace(where, f"{where} AND {stale}") == body  # and nothing else
+
+
+def test_the_names_an_edit_or_a_move_may_write_are_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 47: which columns @p_edits and @p_changes may name is what the transition's row writes
+    (Write.EDITS: the editable columns, Write.MOVED_VALUES: the movable ones: BoundQueue.given), checked
+    by one function for both procedures and by the engine: declared otherwise, all of them follow."""
+    q = mssql_sql.demo_queue()
+    editable = [c.name for c in q.editable]
+    before = {name: flat(body) for name, body in batches().items()}
+    allowed = re.compile(
+        r"SET @column = \(SELECT TOP 1 \[key\] FROM OPENJSON\((@p_\w+)\)(?: WHERE \[key\] NOT IN \((.*?)\))? "
+    )
+    names = {m[1]: m[2] for name in ("save", "complete", "move") for m in allowed.finditer(before[name])}
+    assert names["@p_edits"] == ", ".join(f"N'{n}'" for n in editable)
+    assert "N'status'" in names["@p_changes"] and "case_id" not in names["@p_changes"]
+    # A save that writes no edits, a move that writes an edit's columns (not the workflow's status).
+    _declared(monkeypatch, "save", writes=workflow.TRANSITIONS["save"].writes - {workflow.Write.EDITS})
+    moved = workflow.TRANSITIONS["move"].writes - {workflow.Write.MOVED_VALUES} | {workflow.Write.EDITS}
+    _declared(monkeypatch, "move", writes=moved)
+    after = {name: flat(body) for name, body in batches().items()}
+    save, move = after["save"], after["move"]
+    # Every name refused, none written.
+    assert "SET @column = (SELECT TOP 1 [key] FROM OPENJSON(@p_edits) ORDER BY [key]);" in save
+    assert "OPENJSON(@p_edits) WHERE [key] = N'" not in save
+    assert re.search(refused("@column IS NOT NULL", problems.READ_ONLY), save)
+    # The editable columns (any other refused in the move's words), written from @p_changes; status no longer.
+    assert f"OPENJSON(@p_changes) WHERE [key] NOT IN ({names['@p_edits']}) ORDER BY [key]);" in move
+    assert re.search(refused("@column IS NOT NULL", problems.MOVE_NOT_MOVABLE), move)
+    assert "OPENJSON(@p_changes) WHERE [key] = N'subject'" in move
+    assert "OPENJSON(@p_changes) WHERE [key] = N'status'" not in move
+    assert after["complete"] == before["complete"]
+    # The engine checks the same names.
+    with pytest.raises(errors.InvalidValue):
+        q.coerce_edits({"subject": "x"})
+    assert q.coerce_edits({"subject": "x"}, "complete") == {"subject": "x"}
+    with pytest.raises(errors.InvalidValue, match="a move does not write it"):
+        q.coerce_moves({"status": "open"}, "--set")
+    assert q.coerce_moves({"status": "open"}, "--where") == {"status": "open"}
