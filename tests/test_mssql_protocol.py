@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import tomllib
 
@@ -702,3 +703,66 @@ def test_whoever_escalated_an_item_it_is_taken_and_a_queue_not_set_up_for_it_has
     without_reopen = re.sub(r"\[queues\.cases\.on_reopen\][^\n]*\nstatus = \"open\"\n", "", demo.config_text())
     script = batches(without_reopen)
     assert "take" not in script and "wb_cases_take" not in script["grants"] and "escalate" in script
+
+
+def _declared(monkeypatch: pytest.MonkeyPatch, name: str, **fields: object) -> None:
+    """Transition `name` of core/workflow.py's table declared otherwise (for this test only)."""
+    monkeypatch.setitem(workflow._TABLE, name, dataclasses.replace(workflow.TRANSITIONS[name], **fields))
+
+
+def test_force_release_and_reassign_hold_to_the_tables_lock_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 47: their lock rule (HELD_HERE) is the table's, rendered by lockrules.guard for a lock the
+    procedure reads in its own statement: declared otherwise, the procedures' read and UPDATE follow."""
+    stale = "cases.wb_lock_expires <= SYSUTCDATETIME()"
+    held = "cases.case_id = @p_key AND cases.wb_locked_by IS NOT NULL AND cases.wb_locked_at IS NOT NULL"
+    before = batches()
+    for name in ("force_release", "reassign"):
+        assert f"WITH (UPDLOCK, ROWLOCK) WHERE {held} AND cases.status IN ('new', 'open');" in flat(before[name])
+        assert stale not in flat(before[name])
+        _declared(monkeypatch, name, lock=workflow.LockRule.STALE_HERE)  # only a lock that ran out
+    after = batches()
+    for name in ("force_release", "reassign"):
+        body = flat(after[name])
+        assert f"WITH (UPDLOCK, ROWLOCK) WHERE {held} AND cases.status IN ('new', 'open') AND {stale};" in body
+        update = body[body.index("UPDATE cases SET") : body.index("SET @done = @@ROWCOUNT;")]
+        assert update.endswith(f"AND {stale}; "), update
+        where = f"{held} AND cases.status IN ('new', 'open')"
+        assert flat(before[name]).replace(where, f"{where} AND {stale}") == body  # and nothing else
+
+
+def test_the_names_an_edit_or_a_move_may_write_are_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 47: which columns @p_edits and @p_changes may name is what the transition's row writes
+    (Write.EDITS: the editable columns, Write.MOVED_VALUES: the movable ones: BoundQueue.given), checked
+    by one function for both procedures and by the engine: declared otherwise, all of them follow."""
+    q = mssql_sql.demo_queue()
+    editable = [c.name for c in q.editable]
+    before = {name: flat(body) for name, body in batches().items()}
+    allowed = re.compile(
+        r"SET @column = \(SELECT TOP 1 \[key\] FROM OPENJSON\((@p_\w+)\)(?: WHERE \[key\] NOT IN \((.*?)\))? "
+    )
+    names = {m[1]: m[2] for name in ("save", "complete", "move") for m in allowed.finditer(before[name])}
+    assert names["@p_edits"] == ", ".join(f"N'{n}'" for n in editable)
+    assert "N'status'" in names["@p_changes"] and "case_id" not in names["@p_changes"]
+    # A save that writes no edits, a move that writes an edit's columns (not the workflow's status).
+    _declared(monkeypatch, "save", writes=workflow.TRANSITIONS["save"].writes - {workflow.Write.EDITS})
+    moved = workflow.TRANSITIONS["move"].writes - {workflow.Write.MOVED_VALUES} | {workflow.Write.EDITS}
+    _declared(monkeypatch, "move", writes=moved)
+    after = {name: flat(body) for name, body in batches().items()}
+    save, move = after["save"], after["move"]
+    # Every name refused, none written.
+    assert "SET @column = (SELECT TOP 1 [key] FROM OPENJSON(@p_edits) ORDER BY [key]);" in save
+    assert "OPENJSON(@p_edits) WHERE [key] = N'" not in save
+    assert re.search(refused("@column IS NOT NULL", problems.READ_ONLY), save)
+    # The editable columns (any other refused in the move's words), written from @p_changes; status no longer.
+    assert f"OPENJSON(@p_changes) WHERE [key] NOT IN ({names['@p_edits']}) ORDER BY [key]);" in move
+    assert re.search(refused("@column IS NOT NULL", problems.MOVE_NOT_MOVABLE), move)
+    assert "OPENJSON(@p_changes) WHERE [key] = N'subject'" in move
+    assert "OPENJSON(@p_changes) WHERE [key] = N'status'" not in move
+    assert after["complete"] == before["complete"]
+    # The engine checks the same names.
+    with pytest.raises(errors.InvalidValue):
+        q.coerce_edits({"subject": "x"})
+    assert q.coerce_edits({"subject": "x"}, "complete") == {"subject": "x"}
+    with pytest.raises(errors.InvalidValue, match="a move does not write it"):
+        q.coerce_moves({"status": "open"}, "--set")
+    assert q.coerce_moves({"status": "open"}, "--where") == {"status": "open"}

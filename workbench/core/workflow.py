@@ -481,6 +481,21 @@ def writes(kind: EventKind, what: Write) -> bool:
     return what in _OWN_LOCK_WRITES[kind]
 
 
+# The writes whose values the caller gives, naming the columns (an operator's edits, a supervisor's move's
+# values), not the queue's configuration: every rendering checks the names given against the columns
+# that kind may write (db/mapping.py BoundQueue.given), and writes no other.
+GIVEN: frozenset[Write] = frozenset({Write.EDITS, Write.MOVED_VALUES})
+
+
+def given(name: str) -> Write | None:
+    """The kind of values the caller gives with transition `name` (one of GIVEN), or None where it takes
+    none; refused where it would take two (a rendering takes them as one argument)."""
+    kinds = TRANSITIONS[name].writes & GIVEN
+    if len(kinds) > 1:
+        raise ValueError(f"{name} writes {len(kinds)} kinds of given values: one argument cannot carry them")
+    return next(iter(kinds), None)
+
+
 def needs_text(rule: Text, configured: Callable[[], bool]) -> bool:
     """Must the text be given? `configured`: the queue's own say, asked for a CONFIGURED rule only."""
     return rule is Text.REQUIRED or (rule is Text.CONFIGURED and configured())

@@ -19,11 +19,15 @@ def guard(
     *,
     lock: models.Lock | None = None,
     owned: sa.ColumnElement[bool] | None = None,
+    read_here: bool = False,
 ) -> sa.ColumnElement[bool]:
     """The condition on the queue's row under which `transition` may change it, from its LockRule: the
     statement that writes carries it, so that whatever happened since the row was read (an undo's
     fresh lock, a claim) is never overwritten. `lock`: the lock read (a rule on a held row holds to that
-    very lock, its owner and token); `owned`: the rows whose lock is this queue's (WorkQueue._owned)."""
+    very lock, its owner and token); `owned`: the rows whose lock is this queue's (WorkQueue._owned).
+    `read_here`: no lock was read before; the statement that carries the condition reads the lock
+    itself (SQL Server's procedures read and lock the row in their own SELECT and UPDATE), so a rule on
+    a held row holds to whichever lock of this queue the row has, with no owner or token to pin."""
     rule = workflow.TRANSITIONS[transition].lock
     if rule is _R.FREE:
         out_of_work = workflow.TRANSITIONS[transition].row in (workflow.RowRule.FINISHED, workflow.RowRule.ESCALATED)
@@ -31,10 +35,20 @@ def guard(
     if rule is _R.ANY:
         return sa.true()
     if rule in (_R.HELD_HERE, _R.STALE_HERE):
-        if lock is None or owned is None:
-            raise ValueError(f"{transition}: a rule on a held row needs the lock read and this queue's rows")
-        pinned = sa.and_(q.shape.pinned(lock.owner, lock.token), owned)
+        if owned is None or (lock is None) is not read_here:
+            raise ValueError(
+                f"{transition}: a rule on a held row needs this queue's rows, and the lock read or read_here"
+            )
+        pinned = sa.and_(_held(q) if lock is None else q.shape.pinned(lock.owner, lock.token), owned)
         return pinned if rule is _R.HELD_HERE else sa.and_(pinned, q.expired(now))
     # The caller's own lock and the claim's are the guarded writes' (db/guarded.py) and the claim
     # methods' (db/claims/): their fences carry tokens and limits this module does not know.
     raise ValueError(f"{transition}: the lock rule {rule.value!r} is not a supervisor's")
+
+
+def _held(q: mapping.BoundQueue) -> sa.ColumnElement[bool]:
+    """Somebody's lock is in the row (its holder and time set), read by the statement that carries it: a
+    condition on the row itself, so only where the lock lives in the queue's row."""
+    if q.shape.separate_locks:
+        raise ValueError(f"queue {q.name}: a lock read in the statement must be in the queue's row")
+    return sa.and_(q.user.is_not(None), q.time.is_not(None))

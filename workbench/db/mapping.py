@@ -13,7 +13,7 @@ from sqlalchemy.sql import visitors
 
 from workbench import fieldspec
 from workbench.config import model
-from workbench.core import errors, models, problems
+from workbench.core import errors, models, problems, workflow
 from workbench.db import backends, clock, filters, lockshapes, lookups, values
 
 # Configured names are found by one rule, named here too (mapping.resolve_name is what most callers say).
@@ -893,8 +893,12 @@ class BoundQueue:
         """Typed values for a supervisor's move of waiting items (`--set`) or its selection (`--where`):
         any column but the key and the lock, checked by the column's field rules."""
         result = {}
+        written = {c.name for c in self.given("move")} if what == "--set" else None
         for name, raw in changes.items():
             column = self.movable_column(name, what)
+            if written is not None and column.name not in written:
+                # Beside what a move may select by: what the table says a move writes (its Write.MOVED_VALUES).
+                raise errors.InvalidValue(f"{what} {column.name}: a move does not write it", column=column.name)
             if what == "--where" and (raw is None or (isinstance(raw, str) and not raw.strip())):
                 raise errors.UsageError(f"give a value to select by: --where {column.name}=VALUE")
             result[column.name] = fieldspec.check(self.specs[column.name], raw)
@@ -933,6 +937,17 @@ class BoundQueue:
 
         return visitors.replacement_traverse(expr, {}, replace)  # type: ignore[call-overload,no-any-return]
 
+    def given(self, transition: str) -> list[sa.Column[Any]]:
+        """The columns the values a caller gives with `transition` may write, in table order: by the kind
+        its row of core/workflow.py says it takes (workflow.given: Write.EDITS, the editable columns;
+        Write.MOVED_VALUES, the movable ones), none where it takes none. The engine checks an edit's and a
+        move's names against it (coerce_edits, coerce_moves), SQL Server's procedures their JSON argument."""
+        kind = workflow.given(transition)
+        if kind is None:
+            return []
+        names = {c.name for c in _GIVEN[kind](self)}
+        return [c for c in self.table.c if c.name in names]
+
     def movable(self, column: sa.Column[Any]) -> bool:
         """May a supervisor's move select by `column` or write it (not the key, the lock, or computed)?"""
         return column is not self.key and column not in self.lock_columns and column.computed is None
@@ -946,10 +961,10 @@ class BoundQueue:
             raise errors.InvalidValue(f"column {exc}", column=name) from None
         return None if found is None else self.table.c[found]
 
-    def coerce_edits(self, edits: Mapping[str, Any]) -> dict[str, Any]:
-        """Typed values for an edit, checked against the field rules; InvalidValue names the first
-        column that cannot take its value."""
-        editable = {c.name: c for c in self.editable}
+    def coerce_edits(self, edits: Mapping[str, Any], transition: str = "save") -> dict[str, Any]:
+        """Typed values for an edit made with `transition` (a save, a Complete), checked against the columns
+        it may write (given) and the field rules; InvalidValue names the first column that cannot take its value."""
+        editable = {c.name: c for c in self.given(transition)}
         result = {}
         for name, raw in edits.items():
             column = editable.get(name)
@@ -970,3 +985,10 @@ class BoundQueue:
                 )
             result[column.name] = fieldspec.check(self.specs[column.name], raw)
         return result
+
+
+# The columns each kind of given values (core/workflow.py GIVEN) may write: which columns is the queue's.
+_GIVEN: Mapping[workflow.Write, Callable[[BoundQueue], list[sa.Column[Any]]]] = {
+    workflow.Write.EDITS: lambda q: q.editable,
+    workflow.Write.MOVED_VALUES: lambda q: [c for c in q.table.c if q.movable(c)],
+}

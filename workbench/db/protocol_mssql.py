@@ -181,7 +181,6 @@ class _Builder:
         self.writer = guarded.GuardedWriter(typing.cast(Any, None), q, self.trail)
         self.table = self.prep.format_table(q.table)
         self.key_type = q.key.type.compile(dialect=dialect)
-        self.edits = [c.name for c in q.editable]
         self.reason_type = self.audit.c.reason.type.compile(dialect=dialect)
         self.user_type = q.user.type.compile(dialect=dialect)
         # A queue whose items may not be deferred (allow_defer = false) has no defer procedure, one
@@ -269,6 +268,20 @@ class _Builder:
         named = f"EXISTS (SELECT 1 FROM OPENJSON({edits}) WHERE [key] = {self.text(name)})"
         cast = f"CAST({found} AS {column.type.compile(dialect=self.dialect)})"
         return f"CASE WHEN {named} THEN {cast} ELSE {self.prep.format_column(column)} END"
+
+    def given(self, transition: str, argument: str, refusal: str) -> tuple[list[str], str]:
+        """The columns the JSON object `argument` (column name -> value) may write in `transition`, as the
+        engine checks them (BoundQueue.given: by the kind of values its row of core/workflow.py says the
+        caller gives, none where it says none), and the refusal of the first name given that is not one of
+        them (in name order), saying `refusal` (core/problems.py): the procedure's words, the table's names."""
+        names = [c.name for c in self.q.given(transition)]
+        # None may be written: every name given is refused (NOT IN (NULL) would refuse none).
+        outside = f" WHERE [key] NOT IN ({', '.join(self.text(name) for name in names)})" if names else ""
+        check = (
+            f"  SET @column = (SELECT TOP 1 [key] FROM OPENJSON({argument}){outside} ORDER BY [key]);\n"
+            + self.refused("@column IS NOT NULL", refusal, column=Said("@column"))
+        )
+        return names, check
 
     def audit_insert(
         self,
@@ -468,13 +481,14 @@ class _Builder:
         self,
         shape: Any,
         *,
-        edits: bool,
+        edits: str | None,
         reason: str = "NULL",
         outcome: str = "NULL",
         detail: str = "NULL",
         then: str = "",
     ) -> str:
-        """The guarded UPDATE, its audit row and `then` (statements run when it happened), one transaction."""
+        """The guarded UPDATE, its audit row and `then` (statements run when it happened), one transaction;
+        `edits`: the transition whose given values (@p_edits) it writes (a save, a Complete), or None."""
         # As the engine writes it: {"columns": ["a", "b"]}, names sorted (editable names are plain), and
         # for a Complete chosen for review {"columns": [...], "review": "first"}.
         if edits:
@@ -488,16 +502,10 @@ class _Builder:
                 if shape.to_review
                 else columns.format("{", "}")
             )
-        unknown = ""
-        if edits:
-            allowed = ", ".join(self.text(name) for name in self.edits) or "NULL"
-            # The first column named that is not editable, said as the engine says it (fieldspec's READ_ONLY).
-            unknown = (
-                "  SET @column = (SELECT TOP 1 [key] FROM OPENJSON(@p_edits) "
-                f"WHERE [key] NOT IN ({allowed}) ORDER BY [key]);\n"
-            ) + self.refused("@column IS NOT NULL", problems.READ_ONLY, column=Said("@column"))
+        # The first column named that the transition may not write, said as the engine says it (fieldspec's READ_ONLY).
+        unknown = self.given(edits, "@p_edits", problems.READ_ONLY)[1] if edits else ""
         return (
-            f"{unknown}  BEGIN TRANSACTION;\n  {self.guarded(shape, edits)};\n  SET @done = @@ROWCOUNT;\n"
+            f"{unknown}  BEGIN TRANSACTION;\n  {self.guarded(shape, edits is not None)};\n  SET @done = @@ROWCOUNT;\n"
             + self.audit_insert(shape.kind.value, reason=reason, outcome=outcome, detail=detail)
             + (f"  IF @done = 1\n  BEGIN\n{then}  END;\n" if then else "")
             + "  COMMIT;\n"
@@ -507,12 +515,12 @@ class _Builder:
         return [self._key(), "@p_token nvarchar(64)", *more]
 
     def _save(self) -> tuple[list[str], str]:
-        shape = guarded.Shape.of("save", edits=tuple(self.edits))
-        return self._args("@p_edits nvarchar(max)"), self._write(shape, edits=True) + self._done()
+        shape = guarded.Shape.of("save", edits=tuple(self.given("save", "@p_edits", problems.READ_ONLY)[0]))
+        return self._args("@p_edits nvarchar(max)"), self._write(shape, edits="save") + self._done()
 
     def _extend(self) -> tuple[list[str], str]:
         shape = guarded.Shape.of("extend")
-        return self._args(), self._write(shape, edits=False) + self._done()
+        return self._args(), self._write(shape, edits=None) + self._done()
 
     def _release(self) -> tuple[list[str], str]:
         def release(writes: str | None) -> str:
@@ -520,7 +528,7 @@ class _Builder:
             return self._cooled(
                 self._write(
                     shape,
-                    edits=False,
+                    edits=None,
                     reason="@p_reason",
                     then=self._undeferred() + self._noted(models.EventKind.RELEASE),
                 )
@@ -545,7 +553,7 @@ class _Builder:
         shape = guarded.Shape.of("escalate")
         return (
             self._args(f"@p_reason {self.reason_type} = NULL"),
-            self.reason_check("escalate") + self._write(shape, edits=False, reason="@p_reason") + self._done(),
+            self.reason_check("escalate") + self._write(shape, edits=None, reason="@p_reason") + self._done(),
         )
 
     def _undeferred(self, lapsed_too: bool = False) -> str:
@@ -591,7 +599,7 @@ class _Builder:
         shape = guarded.Shape.of("defer")
         body = self._write(
             shape,
-            edits=False,
+            edits=None,
             reason="@p_reason",
             detail=detail,
             then=self._undeferred(lapsed_too=True) + f"    {kept};\n" + self._noted(models.EventKind.DEFER),
@@ -687,6 +695,7 @@ class _Builder:
         body = ""
         to_review, reviews = self.trail.to_review, self.trail.reviews
         sql = _Sql(self.dialect, {})
+        edits = self.given("complete", "@p_edits", problems.READ_ONLY)[0]
 
         def matches(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
             return column == _ITEM
@@ -695,19 +704,19 @@ class _Builder:
             return "".join(f"    {_one_line(sql(statement))};\n" for statement in statements)
 
         for outcome in self.q.config.outcomes:
-            shape = guarded.Shape.of("complete", edits=tuple(self.edits), outcome=outcome.name)
+            shape = guarded.Shape.of("complete", edits=tuple(edits), outcome=outcome.name)
             # In a reviewing queue the verdict is recorded with the Complete (a sent-back item deferred to its doer).
             decided = run(reviews.decide_statements(matches, _LOGIN, outcome.name)) if reviews is not None else ""
             noted = self._noted(models.EventKind.COMPLETE)
             branch = self._note_required("complete", outcome.name) + self._write(
-                shape, edits=True, outcome=self.text(outcome.name), then=decided + noted
+                shape, edits="complete", outcome=self.text(outcome.name), then=decided + noted
             )
             if to_review is not None and outcome.name in to_review.review.outcomes:
                 # Four eyes: chosen here, in the database, as Reviews.choose does (the client cannot skip it).
                 opened = run(to_review.open_statements(matches, _ITEM, None, _LOGIN, sa.literal_column("@why")))
                 chosen = self._write(
                     dataclasses.replace(shape, to_review=True),
-                    edits=True,
+                    edits="complete",
                     outcome=self.text(outcome.name),
                     then=decided + opened + noted,
                 )
@@ -762,8 +771,12 @@ class _Builder:
         """Force-release or reassign: any live or expired lock, by a supervisor (EXECUTE is theirs)."""
         q, sql = self.q, _Sql(self.dialect, {})
         now = q.now()
-        # Only a lock of this queue (BoundQueue.held_here), never one taken in another queue of the table.
-        held = sa.and_(q.key == _KEY, q.user.is_not(None), q.time.is_not(None), q.held_here())
+        transition = "reassign" if to_user else "force_release"
+        # The table's lock rule (HELD_HERE: a lock of this queue, BoundQueue.held_here, never one taken in
+        # another queue of the table), as the engine's guard renders it; read and locked by this very
+        # SELECT and UPDATE, so with no lock read before to pin (read_here).
+        rule = lockrules.guard(q, transition, now, owned=q.held_here(), read_here=True)
+        held = sa.and_(q.key == _KEY, rule)
         if to_user:
             values = q.lock_writes(sa.literal_column("@p_to"), now, q.shape.new_token())
             event = models.EventKind.REASSIGN.value
@@ -773,7 +786,7 @@ class _Builder:
         token = sql(q.shape.as_text(q.shape.token_column()))
         body = (
             "  DECLARE @prev_owner nvarchar(128), @p_token nvarchar(64), @new_token nvarchar(64);\n"
-            + self.reason_check("reassign" if to_user else "force_release")
+            + self.reason_check(transition)
             + f"  BEGIN TRANSACTION;\n"
             f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
             f"WHERE {sql(held)};\n"
@@ -977,8 +990,8 @@ class _Builder:
         the work to do; the audit row keeps each changed column's value before and after."""
         q, sql = self.q, _Sql(self.dialect, {})
         here = q.key == _KEY
-        movable = [c.name for c in q.table.columns if q.movable(c)]
-        allowed = ", ".join(self.text(name) for name in movable) or "NULL"
+        # The columns a move's values may write, and the refusal of any other, as the engine's (BoundQueue.given).
+        movable, unmovable = self.given("move", "@p_changes", problems.MOVE_NOT_MOVABLE)
         values = {name: sa.literal_column(self.edited(name, "@p_changes"), q.table.c[name].type) for name in movable}
         # The table's row rule (WAITING) and state after (still waiting, or out of the queue's scope, as the
         # row reads with the values written) from db/rowrules.py, as the engine's move asks for them, and
@@ -1011,9 +1024,7 @@ class _Builder:
             + self.refused(
                 "@p_changes IS NULL OR NOT EXISTS (SELECT 1 FROM OPENJSON(@p_changes))", problems.MOVE_NOTHING
             )
-            + f"  SET @column = (SELECT TOP 1 [key] FROM OPENJSON(@p_changes) WHERE [key] NOT IN ({allowed}) "
-            "ORDER BY [key]);\n"
-            + self.refused("@column IS NOT NULL", problems.MOVE_NOT_MOVABLE, column=Said("@column"))
+            + unmovable
             + f"  BEGIN TRANSACTION;\n"
             f"  SELECT @found = 1, @finishes = {_one_line(sql(sa.case((finished, 1), else_=0)))} "
             f"FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {_one_line(sql(sa.and_(here, waiting)))};\n"

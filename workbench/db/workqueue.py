@@ -531,7 +531,7 @@ class WorkQueue:
             except KeyError:
                 names = ", ".join(o.name for o in self.config.outcomes)
                 raise errors.InvalidValue.of(problems.NO_OUTCOME, self.name, outcome, names) from None
-            values = self.q.coerce_edits(edits) if edits else {}
+            values = self.q.coerce_edits(edits, "complete") if edits else {}
             self._check_lookups(values)
             plain = not values and note is None and why is None
             shape = self._shapes.get(chosen.name) if plain else None
