@@ -10,6 +10,8 @@ from workbench.core import models, workflow
 from workbench.db import mapping
 
 _R = workflow.LockRule
+# The row rules of rows that left the queue's work (a finished row may keep a claim id as its history).
+_OUT_OF_WORK = (workflow.RowRule.FINISHED, workflow.RowRule.COMPLETED_BY_CALLER, workflow.RowRule.ESCALATED)
 
 
 def guard(
@@ -27,10 +29,12 @@ def guard(
     very lock, its owner and token); `owned`: the rows whose lock is this queue's (WorkQueue._owned).
     `read_here`: no lock was read before; the statement that carries the condition reads the lock
     itself (SQL Server's procedures read and lock the row in their own SELECT and UPDATE), so a rule on
-    a held row holds to whichever lock of this queue the row has, with no owner or token to pin."""
+    a held row holds to whichever lock of this queue the row has, with no owner or token to pin.
+    A rule is on the row before (the statement's WHERE): what the lock is after is what the statement
+    writes (FREE: kept by a reopen or a move, a fresh lock of the caller's by an undo or a take)."""
     rule = workflow.TRANSITIONS[transition].lock
     if rule is _R.FREE:
-        out_of_work = workflow.TRANSITIONS[transition].row in (workflow.RowRule.FINISHED, workflow.RowRule.ESCALATED)
+        out_of_work = workflow.TRANSITIONS[transition].row in _OUT_OF_WORK
         return q.shape.unheld(q.key, finished=out_of_work)
     if rule is _R.ANY:
         return sa.true()

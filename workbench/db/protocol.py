@@ -439,6 +439,7 @@ class _Check:
                 workflow.LockRule.STALE_HERE: f"{self.user_old} IS NOT NULL AND {stale_old} AND {here}",
                 workflow.LockRule.HELD_HERE: f"{self.user_old} IS NOT NULL AND {here}",
                 workflow.LockRule.FREE: self.free_old,
+                workflow.LockRule.ANY: "true",
             },
             {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor},
             {
@@ -542,22 +543,61 @@ class _Check:
       END IF;"""
 
     def undo(self) -> str:
+        """The trigger's undo: this login takes back its own Complete, the item's last event, within
+        undo_within (database clock), while the row still holds that outcome's values (or, chosen for
+        review, the review's after them: its review is withdrawn); the row gets on_reopen and on_claim
+        and a fresh lock of this login's, as workbench's own undo writes. Its lock rule (FREE: nobody holds
+        the row before) and checks (WITHIN_LIMITS: the fresh lock's) are the table's, as every branch's."""
         if not self.q.on_reopen:
             return ""
-        r, q = self.r, self.q
-        fresh = lock_written(r, q, "undo")
-        return _undo_branch(
-            r,
-            q,
-            _audit_table(self.schema),
-            self.key,
-            self.rules.lock("undo"),
-            fresh,
-            self.limit,
-            self.record,
-            self.token_new,
-            self.reviews_table,
+        r, q, rules, key = self.r, self.q, self.rules, self.key
+        old = r.old
+        review = q.config.review
+        login: sa.ColumnElement[Any] = sa.literal_column("login")
+        # The item as the trail keeps it (text), of the old row: the trail's subquery does not join the queue's table.
+        item = sa.literal_column(f"CAST({r.col(old, q.key)} AS text)", sa.Text())
+
+        def undone(name: str) -> str:
+            # Per outcome: the trail rule (LAST_OWN_COMPLETE within undo_within, db/rowrules.py) says the last
+            # event is this login's Complete with this outcome, and the row rule (COMPLETED_BY_CALLER) that
+            # the row still holds its values (or, chosen for review, the review's after them).
+            history = rowrules.trail(q, "undo", _audit_table(self.schema), item=item, user=login, outcome=name)
+            ways = (False, True) if review is not None and name in review.outcomes else (False,)
+            holds = sa.or_(
+                *(
+                    sa.and_(sa.true(), *rowrules.before(q, "undo", user=login, outcome=name, reviewed=reviewed).state)
+                    for reviewed in ways
+                )
+            )
+            return r.sql(sa.and_(sa.true(), *(() if history is None else (history,)), holds), old)
+
+        which = "".join(f" WHEN {undone(name)} THEN {r.literal(name)}" for name in q.outcomes)
+        # The review a Complete chose is no longer wanted (as workbench's undo withdraws it; by hand too,
+        # or it would count as one of the operator's first items).
+        withdraw = (
+            ""
+            if review is None
+            else (
+                f"\n          UPDATE {self.reviews_table} SET verdict = '{reviews_mod.SUPERSEDED}' WHERE queue = "
+                f"{r.literal(review.by)} AND item_key = {key} AND verdict IS NULL;"
+            )
         )
+        # UNDO_WINDOW is the trail clause's window, ON_REOPEN_SET the branch's presence: marked here.
+        checks = {c: workflow_sql.check_mark(c) for c in workflow.TRANSITIONS["undo"].checks}
+        window = checks.get(workflow.Check.UNDO_WINDOW, "")
+        return f"""
+      {workflow.branch_mark("undo")} {checks[workflow.Check.ON_REOPEN_SET]}
+      IF {rules.lock("undo")} AND {row_rule(r, q, "undo")} AND {lock_written(r, q, "undo")}
+          AND {rules.checked("undo")}
+          AND {r.unchanged(kept(q, "undo"))} AND {r.assigned(values_of(q, "undo"))} THEN
+        {window}
+        undone := {f"CASE{which} END" if which else "NULL"};
+        IF undone IS NOT NULL THEN
+          {self.record(workflow_sql.event("undo"), "login", "NULL", outcome="undone")}
+          {self.record(workflow_sql.also("undo"), "login", self.token_new)}{withdraw}
+          RETURN true;
+        END IF;
+      END IF;"""
 
     def take(self) -> str:
         """A supervisor's take: an escalated row nobody holds (out of todo, on_escalate's values) back to work
@@ -887,70 +927,6 @@ def _table_oid(conn: sa.Connection, table: sa.Table) -> int:
             sa.text("SELECT CAST(to_regclass(:t) AS oid)"), {"t": conn.dialect.identifier_preparer.format_table(table)}
         ).scalar_one()
     )
-
-
-def _undo_branch(
-    r: Renderer,
-    q: mapping.BoundQueue,
-    audit: sa.Table,
-    key: str,
-    free: str,
-    fresh: str,
-    limit: str,
-    record: Callable[..., str],
-    token_new: str,
-    reviews_table: str,
-) -> str:
-    """The trigger's undo: this login takes back its own Complete, the item's last event, within
-    undo_within (database clock), while the row still holds that outcome's values (or, chosen for
-    review, the review's after them: its review is withdrawn); the row gets on_reopen and on_claim
-    and a fresh lock of this login's, as workbench's own undo writes."""
-    old = r.old
-    review = q.config.review
-    login: sa.ColumnElement[Any] = sa.literal_column("login")
-    # The item as the trail keeps it (text), of the old row: the trail's subquery does not join the queue's table.
-    item = sa.literal_column(f"CAST({r.col(old, q.key)} AS text)", sa.Text())
-
-    def undone(name: str) -> str:
-        # Per outcome: the trail rule (LAST_OWN_COMPLETE within undo_within, db/rowrules.py) says the last
-        # event is this login's Complete with this outcome, and the row rule (COMPLETED_BY_CALLER) that
-        # the row still holds its values (or, chosen for review, the review's after them).
-        history = rowrules.trail(q, "undo", audit, item=item, user=login, outcome=name)
-        ways = (False, True) if review is not None and name in review.outcomes else (False,)
-        holds = sa.or_(
-            *(
-                sa.and_(sa.true(), *rowrules.before(q, "undo", user=login, outcome=name, reviewed=reviewed).state)
-                for reviewed in ways
-            )
-        )
-        return r.sql(sa.and_(sa.true(), *(() if history is None else (history,)), holds), old)
-
-    which = "".join(f" WHEN {undone(name)} THEN {r.literal(name)}" for name in q.outcomes)
-    # The review a Complete chose is no longer wanted (as workbench's undo withdraws it; by hand too,
-    # or it would count as one of the operator's first items).
-    withdraw = (
-        ""
-        if review is None
-        else (
-            f"\n          UPDATE {reviews_table} SET verdict = '{reviews_mod.SUPERSEDED}' WHERE queue = "
-            f"{r.literal(review.by)} AND item_key = {key} AND verdict IS NULL;"
-        )
-    )
-    checks = {c: workflow_sql.check_mark(c) for c in workflow.TRANSITIONS["undo"].checks}
-    window = checks.get(workflow.Check.UNDO_WINDOW, "")
-    return f"""
-      {workflow.branch_mark("undo")} {checks[workflow.Check.ON_REOPEN_SET]}
-      IF {free} AND {row_rule(r, q, "undo")} AND {fresh}
-          AND {checks[workflow.Check.WITHIN_LIMITS]} {limit}
-          AND {r.unchanged(kept(q, "undo"))} AND {r.assigned(values_of(q, "undo"))} THEN
-        {window}
-        undone := {f"CASE{which} END" if which else "NULL"};
-        IF undone IS NOT NULL THEN
-          {record(workflow_sql.event("undo"), "login", "NULL", outcome="undone")}
-          {record(workflow_sql.also("undo"), "login", token_new)}{withdraw}
-          RETURN true;
-        END IF;
-      END IF;"""
 
 
 def serves(conn: sa.Connection, q: mapping.BoundQueue, schema: str, login: str) -> str:

@@ -841,6 +841,7 @@ class _Builder:
         to_review = self.trail.to_review
         chosen: sa.ColumnElement[Any] = sa.literal_column("JSON_VALUE(@detail, '$.review')")
         branches = ""
+        free = lockrules.guard(q, "undo", now)  # the table's lock rule (FREE), as the engine's undo carries it
         for outcome in q.config.outcomes:
             rule = rowrules.before(q, "undo", user=_LOGIN, outcome=outcome.name)
             still = sa.and_(sa.true(), *rule.state)
@@ -853,7 +854,7 @@ class _Builder:
             history = rowrules.trail(q, "undo", a, item=_ITEM, user=_LOGIN, outcome=outcome.name)
             update = (
                 sa.update(q.table)
-                .where(here, *rule.scope, q.free(), still, *(() if history is None else (history,)))
+                .where(here, *rule.scope, free, still, *(() if history is None else (history,)))
                 .values(writes)
             )
             # No semicolon after END: it would end the IF, and the ELSE IF after it would not parse.

@@ -21,6 +21,7 @@ from workbench.db import (
     groups,
     guarded,
     lockloss,
+    lockrules,
     lookups,
     mapping,
     permissions,
@@ -904,8 +905,8 @@ class WorkQueue:
         event = self.trail.last_event(conn, key)
         outcome = event.outcome if event is not None else None
         chosen = event is not None and (event.detail or {}).get("review") is not None  # the review's values too
-        # The table's rules (db/rowrules.py): the row finished, holding what this Complete wrote, nobody
-        # holding it (COMPLETED_BY_CALLER, FREE); the trail's last event the caller's Complete, within
+        # The table's rules (db/rowrules.py, db/lockrules.py): the row finished, holding what this Complete
+        # wrote, nobody holding it (COMPLETED_BY_CALLER, FREE); the trail's last event the caller's Complete, within
         # undo_within (LAST_OWN_COMPLETE, UNDO_WINDOW), read by the UPDATE itself.
         rule = rowrules.before(q, "undo", user=user, outcome=outcome, reviewed=chosen)
         history = rowrules.trail(q, "undo", self.trail.table, item=str(key), user=user, outcome=outcome)
@@ -915,7 +916,8 @@ class WorkQueue:
             **q.lock_writes(user, now, token),
             **q.writes(q.on_claim, user, now),
         }
-        where = [q.key == key, *rule.scope, q.free(), *rule.state, *(() if history is None else (history,))]
+        free = lockrules.guard(q, "undo", now)  # the table's lock rule (FREE), on the row before
+        where = [q.key == key, *rule.scope, free, *rule.state, *(() if history is None else (history,))]
         changed = conn.execute(sa.update(q.table).where(*where).values(writes)).rowcount
         if changed != 1:
             raise self._undo_refused(conn, key, user, event)
