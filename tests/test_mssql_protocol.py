@@ -702,3 +702,14 @@ def test_whoever_escalated_an_item_it_is_taken_and_a_queue_not_set_up_for_it_has
     without_reopen = re.sub(r"\[queues\.cases\.on_reopen\][^\n]*\nstatus = \"open\"\n", "", demo.config_text())
     script = batches(without_reopen)
     assert "take" not in script and "wb_cases_take" not in script["grants"] and "escalate" in script
+
+
+def test_a_queues_escalate_to_group_may_run_its_take_procedure() -> None:
+    """With escalate_to, the take procedure is the group's too (the table's Actor.ESCALATED_TO): the script
+    makes the database role of that name and grants it EXECUTE beside the supervisors; nothing else."""
+    text = demo.config_text().replace("[queues.cases]\n", '[queues.cases]\nescalate_to = "level 2"\n', 1)
+    grants = batches(text)["grants"]
+    assert "IF DATABASE_PRINCIPAL_ID(N'level 2') IS NULL CREATE ROLE [level 2];" in grants
+    assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor, [level 2];" in grants
+    assert "GRANT EXECUTE ON dbo.wb_cases_reopen TO workbench_supervisor;" in grants
+    assert "level 2" not in batches()["grants"]

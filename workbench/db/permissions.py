@@ -72,6 +72,19 @@ def row_security(conn: sa.Connection, table: sa.Table) -> bool:
     return bool(found)
 
 
+def database_decides(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> bool:
+    """Does the database itself decide who may make a supervisor's change on `q` (PostgreSQL under
+    `workbench grants`: an in-row queue's row-level security, a lock-table queue's lock check)?"""
+    if row_security(conn, q.table):
+        return True
+    if not q.shape.separate_locks or not backends.of(conn).roles:
+        return False
+    prep = conn.dialect.identifier_preparer
+    wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
+    check = protocol._qualified(prep, wb_schema, protocol_locks.lock_check_name(q.name))
+    return bool(conn.execute(sa.select(sa.func.to_regproc(check).isnot(None))).scalar())
+
+
 def require_supervisor(
     conn: sa.Connection, schema: str | None, actor: str, action: errors.Phrase, table: sa.Table | None = None
 ) -> None:
