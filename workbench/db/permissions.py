@@ -85,17 +85,11 @@ def database_decides(conn: sa.Connection, q: mapping.BoundQueue, schema: str | N
     return bool(conn.execute(sa.select(sa.func.to_regproc(check).isnot(None))).scalar())
 
 
-def require_supervisor(
-    conn: sa.Connection, schema: str | None, actor: str, action: errors.Phrase, table: sa.Table | None = None
-) -> None:
-    """Raise NotPermitted unless `actor` may `action` (e.g. "force-release cases 3").
-
-    Where `table` is under PostgreSQL row-level security, the database decides on the write
-    itself and the roles table is not consulted. Elsewhere the roles table decides; with no
-    supervisor in it roles are not set up, and everyone may.
+def require_supervisor(conn: sa.Connection, schema: str | None, actor: str, action: errors.Phrase) -> None:
+    """Raise NotPermitted unless `actor` may `action` (e.g. "force-release cases 3"), as the roles
+    table says; with no supervisor in it roles are not set up, and everyone may. (Where the database
+    decides on a queue's writes, database_decides, Supervision asks the login's role instead.)
     """
-    if table is not None and row_security(conn, table):
-        return
     names = supervisors(conn, schema)
     if not names or actor in names:
         return
