@@ -20,7 +20,7 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from tests import support
 from tests.admission_model import FRESH, NOW, Leniency, Lock, QueueModel, Reading, Side, Snapshot, events_of, readings
@@ -213,6 +213,16 @@ state = "open"
 set = { state = "done" }
 """
 TICKET_QUEUES = ("tickets", "tickets2")
+# `tickets` hands items to the group level2 (escalate_to), which bob is in, and to the supervisor, who
+# take them (take); its twin does neither.
+LEVEL2, TAKERS = "level2", frozenset({"bob"})
+TICKETS_ESCALATE = """
+[queues.tickets.on_escalate]
+state = "escalated"
+
+[queues.tickets.on_reopen]
+state = "open"
+"""
 LOCK_OPS = ("keep", "delete", "insert_own", "insert_other", "insert_too_long", "extend")
 
 
@@ -285,7 +295,10 @@ class LockHand:
         old = before.lock
         if self.lock in ("delete", "extend"):
             return old.user is None
-        return self.lock.startswith("insert") and old.user is not None and (old.live or old.queue == self.lock_queue)
+        # (A run-out lock row of the queue may stay beside a newer one of the twin's: before.lock is the newest.)
+        return self.lock.startswith("insert") and (
+            (old.user is not None and old.live) or self.lock_queue in before.lock_queues
+        )
 
     def expected(self, before: Snapshot) -> tuple[dict[str, Any], Lock, Side]:
         new_row = dict(before.row)
@@ -315,7 +328,7 @@ lock_hands = st.builds(
     key=st.sampled_from(KEYS),
     lock=st.sampled_from(LOCK_OPS),
     lock_queue=st.sampled_from(TICKET_QUEUES),
-    state=st.one_of(st.none(), st.sampled_from(("open", "solved", "rejected", "done"))),
+    state=st.one_of(st.none(), st.sampled_from(("open", "solved", "rejected", "done", "escalated"))),
     by=st.booleans(),
     at=st.booleans(),
     edit=st.booleans(),
@@ -327,7 +340,7 @@ lock_hands = st.builds(
         st.none(),
         st.tuples(
             st.sampled_from(TICKET_QUEUES),
-            st.sampled_from(("claim", "save", "extend", "release", "defer", "complete", "force_release")),
+            st.sampled_from(("claim", "save", "extend", "release", "defer", "escalate", "complete", "force_release")),
             st.sampled_from((None, "solved", "rejected", "done")),
         ),
     ),
@@ -374,8 +387,32 @@ _ESCALATE = Hand(
 )  # with its reason  # a claim by hand, a 5-minute lock ("extend": 10)
 
 
+_TICKET_ESCALATE = ("tickets", "escalate", None)  # its audit row, with its reason
+_TICKET_ESCALATED = (("claim", "ann", "tickets", 1), ("escalate", "ann", "tickets", 1))  # through workbench
+
+
+def _ticket_take(caller: str) -> LockHand:
+    """`caller` takes ticket 1 by hand: his lock row in `tickets`, the ticket back to work (on_reopen's)."""
+    return LockHand(caller, 1, "insert_own", "tickets", "open", False, False, False, None, None, None)
+
+
 # Empty an entry when its fix merges (test_each_known_gap_is_still_reachable says when).
-KNOWN_GAPS: dict[str, Gap] = {}
+KNOWN_GAPS: dict[str, Gap] = {
+    # Found by this test once `tickets` escalated (a supervisor's take had it before escalate_to): the lock
+    # check admits a take's lock row on an escalated ticket, and nothing at commit asks that the ticket then
+    # gets on_reopen's values; it stays escalated, held, and edits under the lock pass as saves.
+    "a lock-table take's lock row alone, the ticket left escalated": Gap(
+        0,
+        "a take's lock row admitted without the queue row's on_reopen values",
+        Leniency(take_lock_row_alone=True),
+        (
+            ("claim", "ann", "tickets", 1),
+            ("escalate", "ann", "tickets", 1),
+            LockHand("bob", 1, "insert_own", "tickets", None, False, False, True, None, None, None),
+        ),
+        locks=True,
+    ),
+}
 
 
 # -- the family: one database, its queues, its logins -------------------------------------------------
@@ -440,7 +477,8 @@ class Family:
                 "extract(epoch FROM l.locked_at - timezone('UTC', now())) AS at_rel, "
                 "extract(epoch FROM l.expires_at - timezone('UTC', now())) AS exp_rel, "
                 "(SELECT count(*) FROM workbench_locks n WHERE n.item_key = :t "
-                " AND n.expires_at > timezone('UTC', now())) AS lk_count"
+                " AND n.expires_at > timezone('UTC', now())) AS lk_count, "
+                "ARRAY(SELECT n.queue FROM workbench_locks n WHERE n.item_key = :t) AS lk_queues"
             )
             table = (  # the newest lock row (a run-out one of another queue may stay beside it)
                 "vendor_tickets c LEFT JOIN LATERAL (SELECT * FROM workbench_locks l WHERE l.item_key = :t "
@@ -450,7 +488,8 @@ class Family:
             lock = (
                 "wb_locked_by AS lk_user, wb_lock_token AS lk_token, NULL AS lk_queue, "
                 "extract(epoch FROM wb_locked_at - timezone('UTC', now())) AS at_rel, "
-                "extract(epoch FROM wb_lock_expires - timezone('UTC', now())) AS exp_rel, 0 AS lk_count"
+                "extract(epoch FROM wb_lock_expires - timezone('UTC', now())) AS exp_rel, 0 AS lk_count, "
+                "ARRAY[]::text[] AS lk_queues"
             )
             table = "cases c WHERE c.case_id = :k"
         row = (
@@ -487,7 +526,9 @@ class Family:
         values = {k: v for k, v in row.items() if not k.startswith(("wb_", "lk_")) and k not in extra}
         last = row["last"]
         trail = (*last[:4], float(last[4])) if last is not None else (None,) * 5
-        snap = Snapshot(values, lock, row["lk_queue"] or row["claim_queue"], *trail)
+        snap = Snapshot(
+            values, lock, row["lk_queue"] or row["claim_queue"], *trail, lock_queues=frozenset(row["lk_queues"])
+        )
         return snap, int(row["audit_max"]), list(row["written"]) if since is not None else []
 
 
@@ -659,8 +700,9 @@ def run_service(family: Family, op: str, caller: str, queue: str, key: int, *, l
             Supervision(family.work[(SUPERVISOR, queue)]).force_release(SUPERVISOR, key, "away")
         elif op == "escalate":
             work.escalate(caller, key, token, "help")
-        elif op == "take":
-            Supervision(family.work[(SUPERVISOR, queue)]).take(SUPERVISOR, key)
+        elif op == "take":  # by the caller where he is in the queue's escalate_to group, else the supervisor
+            taker = caller if any(caller in m.takers for m in family.models if m.name == queue) else SUPERVISOR
+            Supervision(family.work[(taker, queue)]).take(taker, key)
     except errors.WorkbenchError as exc:
         log[-1] += f"  -- {type(exc).__name__}"
 
@@ -696,15 +738,21 @@ def _family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Family:
 
 def _tickets_family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Family:
     from tests.test_protocol import _tickets
+    from workbench.db import groups
 
     text = support.sample_config("vendor-tickets").replace(
-        "[queues.tickets]\n", '[queues.tickets]\nnotes_required = ["solved"]\n', 1
+        "[queues.tickets]\n", f'[queues.tickets]\nnotes_required = ["solved"]\nescalate_to = "{LEVEL2}"\n', 1
     )
-    text = _tickets(pg, capsys, text + TICKETS_TWIN, *TICKET_QUEUES, rows=6)
+    text = _tickets(pg, capsys, text + TICKETS_ESCALATE + TICKETS_TWIN, *TICKET_QUEUES, rows=6)
     with pg.admin.engine.begin() as conn:  # the other tickets are finished: claims serve tickets 1-3
         conn.exec_driver_sql("UPDATE vendor_tickets SET state = 'solved' WHERE ticket_id > 3")
+        for user in TAKERS:
+            groups.record(conn, None, "root", user, LEVEL2)
     owner = pg.open(pg.server.user, text)
-    models = [QueueModel.of(owner.queue(name).q) for name in TICKET_QUEUES]
+    models = [
+        dataclasses.replace(QueueModel.of(owner.queue(name).q), takers=TAKERS if name == "tickets" else frozenset())
+        for name in TICKET_QUEUES
+    ]
     logins = (*OPERATORS, SUPERVISOR)
     work = {(login, name): pg.open(login, text).queue(name) for login in logins for name in TICKET_QUEUES}
     return Family(
@@ -752,16 +800,16 @@ def machine_for(family: Family) -> type[RuleBasedStateMachine]:
         def through_workbench(self, op: str, caller: str, queue: str, key: int) -> None:
             run_service(family, op, caller, queue, key, log=self.log)
 
-        # Where a queue escalates (`cases`, not the lock-table family): its holder hands the item on through
-        # workbench, so that the hands that follow meet escalated items (a random caller's escalate seldom
-        # holds the lock).
-        # Then a hand as the other rules write (this rule takes no hand-written step's place).
-        @precondition(lambda _: family.rendering is workflow.Rendering.PG_TRIGGER)
+        # Where a queue escalates (`cases`; `tickets` of the lock-table family): its holder hands the item on
+        # through workbench, so that the hands that follow meet escalated items (a random caller's escalate
+        # seldom holds the lock). Then a hand as the other rules write (this rule takes no hand-written step's
+        # place).
         @rule(hand=family.hands)
         def escalated_by_its_holder(self, hand: Any) -> None:
-            holder = family.snapshot(hand.key)[0].lock.user
-            if holder in OPERATORS:
-                run_service(family, "escalate", holder, "cases", hand.key, log=self.log)
+            lock = family.snapshot(hand.key)[0].lock
+            if lock.user in OPERATORS:
+                queue = lock.queue if family.locks else "cases"
+                run_service(family, "escalate", lock.user, queue or family.queues[0], hand.key, log=self.log)
             check_hand(family, hand, self.log)
 
         @rule(key=st.sampled_from(KEYS))
@@ -1029,6 +1077,49 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
                 "ann", 2, "insert_own", "tickets", None, False, False, False, None, None, ("tickets", "claim", None)
             ),
         ),
+    ),
+    # `tickets` escalates to the group level2 (bob) and the supervisor: escalates and takes on a lock table.
+    "a lock-row escalate by hand with its reason": (
+        True,
+        (
+            ("claim", "ann", "tickets", 1),
+            LockHand("ann", 1, "delete", "tickets", "escalated", False, False, False, None, None, _TICKET_ESCALATE),
+        ),
+    ),
+    "a lock-row escalate by hand in the twin, which has no on_escalate": (
+        False,
+        (
+            ("claim", "ann", "tickets2", 1),
+            LockHand(
+                "ann",
+                1,
+                "delete",
+                "tickets2",
+                "escalated",
+                False,
+                False,
+                False,
+                None,
+                None,
+                ("tickets2", "escalate", None),
+            ),
+        ),
+    ),
+    "a lock-row take by hand by a member of the escalate_to group": (
+        True,
+        (*_TICKET_ESCALATED, _ticket_take("bob")),
+    ),
+    "a lock-row take by hand by the supervisor": (
+        True,
+        (*_TICKET_ESCALATED, _ticket_take("sue")),
+    ),
+    "a lock-row take by hand by an operator outside the group": (
+        False,
+        (*_TICKET_ESCALATED, _ticket_take("ann")),
+    ),
+    "a lock-row take by hand of a ticket solved, not escalated": (
+        False,
+        (("claim", "ann", "tickets", 1), ("complete", "ann", "tickets", 1), _ticket_take("bob")),
     ),
     "a ticket solved without the note `tickets` requires": (
         False,

@@ -385,6 +385,15 @@ HAND_TAKE = (
 )
 
 
+def _take_refused(pg: Pg, text: str, login: str, key: object, said: str) -> None:
+    """`login`'s take of case `key` is refused through workbench (saying `said`) and by hand; it stays escalated."""
+    with pytest.raises(errors.NotPermitted, match=said):
+        pg.open(login, text).supervision("cases").take(login, key)
+    refusal = _refused(pg.engine(login), HAND_TAKE.format(edit=""), k=key)
+    assert "may not make this change" in refusal, refusal
+    assert pg.env.row(pg.admin, "cases", key)["status"] == "escalated"
+
+
 def test_postgresql_under_grants_admits_take_by_a_supervisor_only(pg: Pg, capsys: pytest.CaptureFixture[str]) -> None:
     text = demo.config_text("{url}")
     _apply(pg, capsys, text, "cases")
@@ -398,11 +407,7 @@ def test_postgresql_under_grants_admits_take_by_a_supervisor_only(pg: Pg, capsys
     last = ann.history(escalated[0])[-1]
     assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "sue", "sue")
     # As an operator's login: refused, through workbench and by hand (the database says only supervisors may).
-    with pytest.raises(errors.NotPermitted, match="only to members of the role workbench_supervisor"):
-        pg.open("ann", text).supervision("cases").take("ann", escalated[1])
-    refusal = _refused(pg.engine("ann"), HAND_TAKE.format(edit=""), k=escalated[1])
-    assert "may not make this change" in refusal, refusal
-    assert pg.env.row(pg.admin, "cases", escalated[1])["status"] == "escalated"
+    _take_refused(pg, text, "ann", escalated[1], "only to members of the role workbench_supervisor")
     # By hand as the supervisor's login: the take alone is admitted, not with an edit.
     engine = pg.engine("sue")
     refusal = _refused(engine, HAND_TAKE.format(edit=", subject = 'changed'"), k=escalated[1])
@@ -440,3 +445,128 @@ def test_workbench_take_on_the_command_line_and_in_the_service(
     assert key == str(second.key) and native_env.row(wb, "cases", second.key)["wb_locked_by"] == "sue"
     code, _, err = support.run_cli(capsys, "--config", path, "--user", "sue", "take", "cases", str(second.key))
     assert code != 0 and "not waiting for a supervisor" in err, err
+
+
+# -- "or a configured group": the queue's escalate_to (the table's Actor.ESCALATED_TO) ---------------------
+
+LEVEL2 = 'escalate_to = "level2"\n'
+
+
+def _to_level2(text: str, queue: str = "cases") -> str:
+    """Config `text` with `queue`'s escalated items handed to the group level2."""
+    return text.replace(f"[queues.{queue}]\n", f"[queues.{queue}]\n{LEVEL2}", 1)
+
+
+def _in_level2(engine: sa.Engine, *users: str) -> None:
+    from workbench.db import groups
+
+    with engine.begin() as conn:
+        for user in users:
+            groups.record(conn, None, "root", user, "level2")
+
+
+def test_a_queue_hands_its_escalated_items_to_a_configured_group(
+    native_env: support.Env, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With escalate_to, a member of the group takes an escalated item as a supervisor does (and so does a
+    supervisor); anyone else is refused, told whom the queue hands them to. The service, the CLI."""
+    from workbench import services
+
+    text = _to_level2(demo.config_text("{url}"))
+    wb = native_env.open(native_env.load(text))
+    demo.populate(wb.engine, cases=6, imports=1)
+    wb.init()
+    demo.attach_all(wb)
+    _supervisors(wb, "sue")
+    _in_level2(wb.engine, "bob")
+    q = wb.queue("cases")
+    escalated = _escalated_by(q, "alice", 4)
+    # Bob is no supervisor, but in level2: he sees the items waiting (the console's list) and takes one.
+    bob = services.Supervisor(wb, "bob")
+    assert {e.key for e in bob.escalated(["cases"])} == {str(k) for k in escalated}
+    took = bob.take("cases", escalated[0])
+    assert (took.lock.owner, native_env.row(wb, "cases", escalated[0])["wb_locked_by"]) == ("bob", "bob")
+    assert q.history(escalated[0])[-1].kind is models.EventKind.CLAIM
+    # Dave is neither: refused, the refusal names the group.
+    with pytest.raises(errors.NotPermitted) as refused:
+        wb.supervision("cases").take("dave", escalated[1])
+    assert str(refused.value) == problems.TAKE_NOT_IN_GROUP.format("cases", "level2", "dave"), refused.value
+    assert native_env.row(wb, "cases", escalated[1])["status"] == "escalated"
+    # A supervisor still takes them.
+    assert wb.supervision("cases").take("sue", escalated[1]).lock.owner == "sue"
+    # The command line says whom they wait for, and lets a member of the group take one.
+    path = native_env.write_config(text)
+    code, out, err = support.run_cli(capsys, "--config", path, "--user", "bob", "escalated", "cases")
+    assert code == 0 and "(waiting for the group level2)" in out, (out, err)
+    code, _, err = support.run_cli(capsys, "--config", path, "--user", "dave", "take", "cases", str(escalated[2]))
+    assert code != 0 and "hands its escalated items to the group level2" in err, err
+    code, out, err = support.run_cli(capsys, "--config", path, "--user", "bob", "take", "cases", str(escalated[2]))
+    assert code == 0, err
+    assert native_env.row(wb, "cases", escalated[2])["wb_locked_by"] == "bob"
+    lock = q.claim_next("carol")[0].lock
+    code, out, err = support.run_cli(
+        capsys,
+        "--config",
+        path,
+        "--user",
+        "carol",
+        "escalate",
+        "cases",
+        str(lock.key),
+        "--token",
+        lock.token,
+        "--reason",
+        "x",
+    )
+    assert code == 0 and "handed to the group level2" in out, (out, err)
+
+
+def test_postgresql_under_grants_admits_take_by_the_configured_group(
+    pg: Pg, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under grants the database admits a take by a member of the queue's escalate_to group (in workbench's
+    groups table), through workbench and by hand, and a supervisor's; an operator outside it is refused."""
+    text = _to_level2(demo.config_text("{url}"))
+    _apply(pg, capsys, text, "cases")
+    _in_level2(pg.admin.engine, "bob")
+    ann = pg.open("ann", text).queue("cases")
+    escalated = _escalated_by(ann, "ann", 4)
+    took = pg.open("bob", text).supervision("cases").take("bob", escalated[0])
+    assert (took.lock.owner, pg.env.row(pg.admin, "cases", escalated[0])["wb_locked_by"]) == ("bob", "bob")
+    with pg.engine("bob").begin() as conn:
+        conn.execute(sa.text(HAND_TAKE.format(edit="")), {"k": escalated[1]})
+    last = ann.history(escalated[1])[-1]
+    assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "bob", "bob")
+    # Ann is an operator outside level2: refused through workbench (naming the group) and by hand.
+    _take_refused(pg, text, "ann", escalated[2], "hands its escalated items to the group level2")
+    assert pg.open("sue", text).supervision("cases").take("sue", escalated[2]).lock.owner == "sue"
+
+
+def test_postgresql_lock_table_under_grants_takes_by_the_group_and_says_who_may(
+    pg: Pg, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lock-table queue: an operator's take is refused with the text the in-row queues give (the role it
+    takes), not the database's "may not make this change"; with escalate_to, a member of the group takes
+    (through workbench and by hand), an operator outside it is refused naming the group."""
+    text = _tickets(pg, capsys, support.sample_config("vendor-tickets") + TICKETS_TAKE, "tickets")
+    ann = pg.open("ann", text).queue("tickets")
+    escalated = _escalated_by(ann, "ann", 4)
+    with pytest.raises(errors.NotPermitted) as refused:
+        pg.open("bob", text).supervision("tickets").take("bob", escalated[0])
+    assert str(refused.value) == problems.NOT_IN_ROLE.format(
+        "bob", problems.DO_TAKE.format("tickets", escalated[0]), "workbench_supervisor", "bob"
+    ), refused.value
+    grouped = _to_level2(text, "tickets")
+    _apply(pg, capsys, grouped, "tickets")
+    _in_level2(pg.admin.engine, "bob")
+    took = pg.open("bob", grouped).supervision("tickets").take("bob", escalated[0])
+    assert took.lock.owner == "bob"
+    with pg.engine("bob").begin() as conn:
+        for statement in (TAKE_LOCK, TICKET_TAKEN.format(edit="")):
+            conn.execute(sa.text(statement), {"k": escalated[1]})
+    last = ann.history(escalated[1])[-1]
+    assert (last.kind, last.actor, last.owner) == (models.EventKind.CLAIM, "bob", "bob")
+    with pytest.raises(errors.NotPermitted, match="hands its escalated items to the group level2"):
+        pg.open("ann", grouped).supervision("tickets").take("ann", escalated[2])
+    refusal = _refused(pg.engine("ann"), TAKE_LOCK, TICKET_TAKEN.format(edit=""), k=escalated[2])
+    assert "may not" in refusal, refusal

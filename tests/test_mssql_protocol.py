@@ -766,3 +766,14 @@ def test_the_names_an_edit_or_a_move_may_write_are_the_tables(monkeypatch: pytes
     with pytest.raises(errors.InvalidValue, match="a move does not write it"):
         q.coerce_moves({"status": "open"}, "--set")
     assert q.coerce_moves({"status": "open"}, "--where") == {"status": "open"}
+
+
+def test_a_queues_escalate_to_group_may_run_its_take_procedure() -> None:
+    """With escalate_to, the take procedure is the group's too (the table's Actor.ESCALATED_TO): the script
+    makes the database role of that name and grants it EXECUTE beside the supervisors; nothing else."""
+    text = demo.config_text().replace("[queues.cases]\n", '[queues.cases]\nescalate_to = "level 2"\n', 1)
+    grants = batches(text)["grants"]
+    assert "IF DATABASE_PRINCIPAL_ID(N'level 2') IS NULL CREATE ROLE [level 2];" in grants
+    assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor, [level 2];" in grants
+    assert "GRANT EXECUTE ON dbo.wb_cases_reopen TO workbench_supervisor;" in grants
+    assert "level 2" not in batches()["grants"]

@@ -753,18 +753,18 @@ def cmd_escalate(args: argparse.Namespace, as_json: bool) -> int:
     wb, op = _operator(args)
     with wb:
         op.escalate(_held(args), args.reason)
-        key = op.key_of(args.queue, args.key)
+        key, to = op.key_of(args.queue, args.key), op.escalated_to(args.queue)
     if as_json:
         output.dump_json({"queue": args.queue, "key": key, "escalated": True, "reason": args.reason})
     else:
-        print(f"escalated {args.queue} {args.key}: handed to a supervisor")
+        print(f"escalated {args.queue} {args.key}: handed to {to}")
     return 0
 
 
 def cmd_escalated(args: argparse.Namespace, as_json: bool) -> int:
     wb, op = _operator(args, acting=args.mine)  # --mine asks who you are; the list alone names nobody
     with wb:
-        rows = op.escalations(args.queue, mine=args.mine)
+        rows, to = op.escalations(args.queue, mine=args.mine), op.escalated_to(args.queue)
     if as_json:
         output.dump_json([{"escalate": e.to_dict(), "since": last.to_dict()} for e, last in rows])
     elif not rows:
@@ -772,7 +772,7 @@ def cmd_escalated(args: argparse.Namespace, as_json: bool) -> int:
     else:
         for e, last in rows:
             since = (
-                "waiting for a supervisor"
+                f"waiting for {to}"
                 if last.id == e.id
                 else f"then {last.kind.value.replace('_', '-')} by {last.actor} at {output.when(last.at)}"
             )

@@ -439,6 +439,7 @@ def _parse_queue(reader: _Reader, name: str, data: dict[str, Any], key: str) -> 
         filter_by=filter_by,
         audit_hidden=audit_hidden,
         serves=values["serves"],
+        escalate_to=values["escalate_to"],
         source=values["source"],
         source_dir=values["source_dir"],
     )

@@ -184,6 +184,7 @@ class QueueConfig:
     filter_by: tuple[str, ...] = ()  # columns a claim may be narrowed to a value of
     audit_hidden: tuple[str, ...] = ()  # changed columns the audit records without their values
     serves: str | None = None  # a group: only its members are served this queue (None: everyone)
+    escalate_to: str | None = None  # a group whose members take escalated items, as supervisors do (None: those only)
     source: str | None = None  # a column naming the item's source document (path, URL) or holding its text
     source_dir: str | None = None  # where relative source paths start (None: the config file's folder)
 

@@ -306,6 +306,15 @@ QUEUE: tuple[Setting, ...] = (
         shown_default="everyone",
     ),
     Setting(
+        "escalate_to",
+        "name",
+        None,
+        "a group: its members may take this queue's escalated items (`workbench take`, the supervisor "
+        "console's Escalated tab), and so may supervisors (`workbench group add USER GROUP`; on SQL Server "
+        "the database role of that name), e.g. level 2",
+        shown_default="the supervisors",
+    ),
+    Setting(
         "filter_by",
         "names",
         (),

@@ -96,6 +96,11 @@ CHANGED_REOPENING = "{0} {1} changed while it was being reopened; try again"
 # A supervisor's take of an escalated item (Supervision.take): {0} the queue, {1} the item.
 TAKE_NOT_ESCALATED = "{0} {1} is not waiting for a supervisor (taken, reopened or never escalated): nothing to take"
 TAKE_NOT_AVAILABLE = "take is not available on queue {0}: {1}; reopen the item, then claim it"
+# Someone neither in the queue's escalate_to group nor a supervisor: {1} the group, {2} the user.
+TAKE_NOT_IN_GROUP = (
+    "queue {0} hands its escalated items to the group {1} and to supervisors, and {2} is neither; a "
+    "supervisor adds {2} with `workbench group add {2} {1}`"
+)
 # A supervisor's force-release, reassign and move.
 NOT_LOCKED = "{0} {1} is not locked by anyone"
 CHANGED_REASSIGNING = "{0} {1} changed while it was being reassigned; try again"

@@ -33,6 +33,9 @@ class Actor(enum.Enum):
     OPERATOR = "operator"  # any login the queue serves (supervisors are operators too)
     SUPERVISOR = "supervisor"  # workbench_supervisor under grants; refused to an operator
     CLOCK = "clock"  # the database clock: a lock that ran out goes back, whoever notices it
+    # Whom escalated items are handed to: the queue's `escalate_to` group and the supervisors (without
+    # escalate_to, the supervisors alone); refused to everyone else.
+    ESCALATED_TO = "escalated to"
 
 
 class LockRule(enum.Enum):
@@ -395,17 +398,17 @@ _TABLE: dict[str, Transition] = {
         _supervisor(
             "move", LockRule.FREE, RowRule.WAITING, EventKind.MOVE, _W.MOVED_VALUES, after=After.WAITING_OR_OUT
         ),
-        # A supervisor takes an escalated item to work it: back in the work (on_reopen's values) under a
-        # fresh lock of his, as after a claim (on_claim's); recorded as his claim, so no reason asked.
-        # The row's UPDATE takes the lock, as undo's does; a lock table's lock is a row of its own,
-        # inserted first in the same transaction, as a claim inserts it.
+        # A supervisor (or a member of the queue's escalate_to group) takes an escalated item to work it:
+        # back in the work (on_reopen's values) under a fresh lock of his, as after a claim (on_claim's);
+        # recorded as his claim, so no reason asked. The row's UPDATE takes the lock, as undo's does; a lock
+        # table's lock is a row of its own, inserted first in the same transaction, as a claim inserts it.
         _t(
             "take",
-            Actor.SUPERVISOR,
+            Actor.ESCALATED_TO,
             LockRule.FREE,
             RowRule.ESCALATED,
             EventKind.CLAIM,
-            errors.NotPermitted,  # to an operator; an item not (or no longer) escalated: errors.UsageError
+            errors.NotPermitted,  # to anyone else; an item not (or no longer) escalated: errors.UsageError
             writes=(_W.ON_REOPEN, _W.LOCK_TAKEN, _W.ON_CLAIM),
             checks=(_C.ON_ESCALATE_SET, _C.ON_REOPEN_SET, _C.WITHIN_LIMITS),
         ),

@@ -72,17 +72,24 @@ def row_security(conn: sa.Connection, table: sa.Table) -> bool:
     return bool(found)
 
 
-def require_supervisor(
-    conn: sa.Connection, schema: str | None, actor: str, action: errors.Phrase, table: sa.Table | None = None
-) -> None:
-    """Raise NotPermitted unless `actor` may `action` (e.g. "force-release cases 3").
+def database_decides(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) -> bool:
+    """Does the database itself decide who may make a supervisor's change on `q` (PostgreSQL under
+    `workbench grants`: an in-row queue's row-level security, a lock-table queue's lock check)?"""
+    if row_security(conn, q.table):
+        return True
+    if not q.shape.separate_locks or not backends.of(conn).roles:
+        return False
+    prep = conn.dialect.identifier_preparer
+    wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
+    check = protocol._qualified(prep, wb_schema, protocol_locks.lock_check_name(q.name))
+    return bool(conn.execute(sa.select(sa.func.to_regproc(check).isnot(None))).scalar())
 
-    Where `table` is under PostgreSQL row-level security, the database decides on the write
-    itself and the roles table is not consulted. Elsewhere the roles table decides; with no
-    supervisor in it roles are not set up, and everyone may.
+
+def require_supervisor(conn: sa.Connection, schema: str | None, actor: str, action: errors.Phrase) -> None:
+    """Raise NotPermitted unless `actor` may `action` (e.g. "force-release cases 3"), as the roles
+    table says; with no supervisor in it roles are not set up, and everyone may. (Where the database
+    decides on a queue's writes, database_decides, Supervision asks the login's role instead.)
     """
-    if table is not None and row_security(conn, table):
-        return
     names = supervisors(conn, schema)
     if not names or actor in names:
         return

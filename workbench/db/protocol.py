@@ -441,7 +441,12 @@ class _Check:
                 workflow.LockRule.FREE: self.free_old,
                 workflow.LockRule.ANY: "true",
             },
-            {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor},
+            {
+                workflow.Actor.OPERATOR: "true",
+                workflow.Actor.CLOCK: "true",
+                workflow.Actor.SUPERVISOR: supervisor,
+                workflow.Actor.ESCALATED_TO: escalated_to(conn, q, schema, "login", supervisor),
+            },
             {
                 workflow.Check.WITHIN_LIMITS: self.limit,
                 workflow.Check.SERVED: serves(conn, q, schema, "login"),
@@ -930,13 +935,23 @@ def _table_oid(conn: sa.Connection, table: sa.Table) -> int:
 
 
 def serves(conn: sa.Connection, q: mapping.BoundQueue, schema: str, login: str) -> str:
-    """SQL: may `login` (SQL text) claim from `q`? With `serves`, only a member of the group: in
-    workbench's groups table, or a member of a database role of that name (directly or not)."""
-    if q.config.serves is None:
-        return "true"
+    """SQL: may `login` (SQL text) claim from `q`? With `serves`, only a member of the group."""
+    return "true" if q.config.serves is None else member_of(conn, q.config.serves, schema, login)
+
+
+def escalated_to(conn: sa.Connection, q: mapping.BoundQueue, schema: str, login: str, supervisor: str) -> str:
+    """SQL: may `login` take `q`'s escalated items (the table's Actor.ESCALATED_TO)? A supervisor
+    (`supervisor`, SQL), or a member of the queue's escalate_to group where it names one."""
+    group = q.config.escalate_to
+    return supervisor if group is None else f"({supervisor} OR {member_of(conn, group, schema, login)})"
+
+
+def member_of(conn: sa.Connection, name: str, schema: str, login: str) -> str:
+    """SQL: is `login` (SQL text) in the group `name`: in workbench's groups table, or a member of a
+    database role of that name (directly or not)?"""
     prep = conn.dialect.identifier_preparer
     groups = prep.format_table(_own_table(schema, tables.GROUPS_TABLE))
-    group = Renderer.literal_of(conn, q.config.serves)
+    group = Renderer.literal_of(conn, name)
     return (
         f"(EXISTS (SELECT 1 FROM {groups} g WHERE g.user_name = {login} AND g.group_name = {group}) OR "
         f"EXISTS (SELECT 1 FROM pg_catalog.pg_roles u, pg_catalog.pg_roles g WHERE u.rolname = {login} "

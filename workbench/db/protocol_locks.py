@@ -98,13 +98,22 @@ def lock_check_name(queue: str) -> str:
 
 
 def _actors(
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    schema: str,
     supervisor: str,
     locks: dict[workflow.LockRule, str] | None = None,
     checks: dict[workflow.Check, str] | None = None,
 ) -> workflow_sql.Rules:
     """The table's precondition kinds (core/workflow.py) as these functions test them: who may make a
-    transition, and (the lock check) on which lock row, with which further checks."""
-    actors = {workflow.Actor.OPERATOR: "true", workflow.Actor.CLOCK: "true", workflow.Actor.SUPERVISOR: supervisor}
+    transition (the login, `login` in the function), and (the lock check) on which lock row, with which
+    further checks."""
+    actors = {
+        workflow.Actor.OPERATOR: "true",
+        workflow.Actor.CLOCK: "true",
+        workflow.Actor.SUPERVISOR: supervisor,
+        workflow.Actor.ESCALATED_TO: protocol.escalated_to(conn, q, schema, "login", supervisor),
+    }
     return workflow_sql.Rules(locks or {}, actors, checks)
 
 
@@ -174,6 +183,9 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     # names its queue: "taken here" is the row's queue being this one.
     here = f"o.queue = {queue_name}"
     rules = _actors(
+        conn,
+        q,
+        schema,
         supervisor,
         {
             workflow.LockRule.OWN_LIVE_HERE: f"{here} AND {user_o} = login AND {live_o}",
@@ -349,7 +361,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
     # The lock rules on the queue row: the login's own live lock row (a save), nobody's (move, reopen:
     # the table's FREE as the engine's statements carry it, db/lockrules.py, over the row before).
-    rules = _actors(supervisor, {workflow.LockRule.OWN_LIVE_HERE: f"EXISTS (SELECT 1 {holds})"})
+    rules = _actors(conn, q, schema, supervisor, {workflow.LockRule.OWN_LIVE_HERE: f"EXISTS (SELECT 1 {holds})"})
     take_set_up = "true" if q.on_escalate and q.on_reopen else "false"  # Check.ON_ESCALATE_SET, ON_REOPEN_SET
     ev, branch = workflow_sql.event, workflow.branch_mark
 

@@ -74,7 +74,8 @@ def carrier(transition: str) -> str:
     raise workflow.NotRendered(workflow.Rendering.MSSQL, missing=[transition])
 
 
-# EXECUTE on these is the supervisors' alone: the table's supervisor transitions.
+# EXECUTE on these is the supervisors' alone: the table's supervisor transitions (and take, which the
+# queue's escalate_to group may run too: Builder.executors).
 SUPERVISOR_ONLY = tuple(op for op, names in CARRIES.items() if workflow_sql.supervisors_only(*names))
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
 
@@ -341,6 +342,12 @@ class _Builder:
                 f"IF IS_ROLEMEMBER({self.text(OPERATOR_ROLE)}, {self.text(SUPERVISOR_ROLE)}) = 0\n"
                 f"  ALTER ROLE {operator} ADD MEMBER {supervisor};"
             ),
+            # The queue's escalate_to group takes escalated items (executors): its members are this role's.
+            *(
+                [f"IF DATABASE_PRINCIPAL_ID({self.text(group)}) IS NULL CREATE ROLE {self.quoted(group)};"]
+                if (group := self.q.config.escalate_to) and "take" in self.operations
+                else []
+            ),
             # Read what workbench reads; write nothing directly: every change goes through a procedure.
             f"GRANT SELECT ON {self.table} TO {operator};",
             f"DENY INSERT, UPDATE, DELETE ON {self.table} TO {operator};",
@@ -373,11 +380,17 @@ class _Builder:
         ]
 
     def executes(self) -> list[str]:
-        operator, supervisor = self.quoted(OPERATOR_ROLE), self.quoted(SUPERVISOR_ROLE)
-        return [
-            f"GRANT EXECUTE ON {self.name(op)} TO {supervisor if op in SUPERVISOR_ONLY else operator};"
-            for op in self.operations
-        ]
+        return [f"GRANT EXECUTE ON {self.name(op)} TO {', '.join(self.executors(op))};" for op in self.operations]
+
+    def executors(self, op: str) -> list[str]:
+        """The database roles that may run `op`'s procedure: operators, or supervisors alone, and for a
+        procedure carrying the table's Actor.ESCALATED_TO (take) the role named like the queue's
+        escalate_to group as well (made by grants(): here a group is a database role)."""
+        if op not in SUPERVISOR_ONLY:
+            return [self.quoted(OPERATOR_ROLE)]
+        group = self.q.config.escalate_to
+        escalated_to = any(workflow.TRANSITIONS[name].who is workflow.Actor.ESCALATED_TO for name in CARRIES[op])
+        return [self.quoted(SUPERVISOR_ROLE), *([self.quoted(group)] if escalated_to and group else [])]
 
     def procedure(self, operation: str) -> str:
         arguments, body = getattr(self, f"_{operation}")()

@@ -14,6 +14,7 @@ from workbench.db import (
     claims,
     clock,
     dberrors,
+    groups,
     lockrules,
     lockshapes,
     permissions,
@@ -48,15 +49,37 @@ class Supervision:
 
     def _require_supervisor(self, conn: sa.Connection, actor: str, action: errors.Phrase) -> None:
         """Refuse `action` unless `actor` may supervise (the table says reopen, move, force-release and
-        reassign are a supervisor's). Under PostgreSQL's grants the database decides on the write, and
-        its check refuses an operator's reopen or move with no more than "may not make this change":
-        the login's role is asked first, so that the refusal says only supervisors may."""
-        q = self.q
-        permissions.require_supervisor(conn, self.trail.table.schema, actor, action, q.table)
-        if permissions.row_security(conn, q.table):
-            refusal = permissions.database_refusal(conn, actor, action)
-            if refusal is not None:
-                raise refusal
+        reassign are a supervisor's). Under PostgreSQL's grants the database decides on the write (an
+        in-row queue's policies and check, a lock-table queue's lock check), and refuses an operator's
+        reopen, move or take with no more than "may not make this change": the login's role is asked
+        first, so that the refusal says only supervisors may."""
+        schema = self.trail.table.schema
+        if not permissions.database_decides(conn, self.q, schema):
+            permissions.require_supervisor(conn, schema, actor, action)
+            return
+        # The database decides (an in-row queue's policies, a lock-table queue's lock check): its role.
+        refusal = permissions.database_refusal(conn, actor, action)
+        if refusal is not None:
+            raise refusal
+
+    def _require_escalated_to(self, conn: sa.Connection, actor: str, action: errors.Phrase) -> None:
+        """Refuse a take unless `actor` is whom the queue hands its escalated items to (the table's
+        Actor.ESCALATED_TO): a supervisor, or a member of its escalate_to group where it names one (in
+        workbench's groups table, or a database role of that name). Without the group, a supervisor's."""
+        group = self.q.config.escalate_to
+        if group is None:
+            self._require_supervisor(conn, actor, action)
+            return
+        schema = self.trail.table.schema
+        if groups.is_member(conn, schema, actor, group):
+            return
+        # A supervisor: where the database decides (PostgreSQL's grants) its role, else the roles table.
+        if permissions.database_decides(conn, self.q, schema):
+            if permissions.database_refusal(conn, actor, action) is None:
+                return
+        elif actor in permissions.supervisors(conn, schema):
+            return
+        raise errors.NotPermitted.of(problems.TAKE_NOT_IN_GROUP, self.name, group, actor, user=actor)
 
     def force_release(self, actor: str, key: Any, reason: str) -> models.Lock:
         """Take an item away from whoever holds it (recorded with the reason); returns the lock removed."""
@@ -167,7 +190,7 @@ class Supervision:
         q = self.q
         now = q.now()
         action = errors.Phrase.of(problems.DO_TAKE, q.name, key)
-        self._require_supervisor(conn, actor, action)
+        self._require_escalated_to(conn, actor, action)
         calls = self._procedures()
         if calls is not None:
             # The procedure holds to the same rules and writes the same, with its record (wb_QUEUE_take).

@@ -85,8 +85,9 @@ class Rules:
 
 
 def supervisors_only(*names: str) -> bool:
-    """Are the transitions `names` all a supervisor's (refused to operators)?"""
-    return all(TRANSITIONS[name].who is workflow.Actor.SUPERVISOR for name in names)
+    """Are the transitions `names` all refused to operators: a supervisor's, or (a take) the queue's
+    escalate_to group's, which supervisors are always in?"""
+    return all(TRANSITIONS[name].who in (workflow.Actor.SUPERVISOR, workflow.Actor.ESCALATED_TO) for name in names)
 
 
 def check_mark(check: workflow.Check) -> str:

@@ -2128,6 +2128,10 @@ Konfiguration: {1}</translation>
         <translation>Übernehmen ist in der Queue {0} nicht möglich: {1}; öffnen Sie den Eintrag wieder und nehmen Sie ihn dann</translation>
     </message>
     <message>
+        <source>queue {0} hands its escalated items to the group {1} and to supervisors, and {2} is neither; a supervisor adds {2} with `workbench group add {2} {1}`</source>
+        <translation>Die Warteschlange {0} übergibt ihre eskalierten Einträge der Gruppe {1} und den Supervisoren, und {2} ist weder Mitglied der Gruppe noch Supervisor; ein Supervisor nimmt {2} mit `workbench group add {2} {1}` auf</translation>
+    </message>
+    <message>
         <source>{0} {1} is not locked by anyone</source>
         <translation>{0} {1} ist von niemandem gesperrt</translation>
     </message>

@@ -2128,6 +2128,10 @@ Configuration : {1}</translation>
         <translation>la prise en charge n’est pas disponible dans la file {0} : {1} ; rouvrez l’élément, puis prenez-le</translation>
     </message>
     <message>
+        <source>queue {0} hands its escalated items to the group {1} and to supervisors, and {2} is neither; a supervisor adds {2} with `workbench group add {2} {1}`</source>
+        <translation>la file {0} confie ses éléments escaladés au groupe {1} et aux superviseurs, et {2} n’est ni membre du groupe ni superviseur ; un superviseur ajoute {2} avec `workbench group add {2} {1}`</translation>
+    </message>
+    <message>
         <source>{0} {1} is not locked by anyone</source>
         <translation>{0} {1} n&apos;est verrouillé par personne</translation>
     </message>

@@ -249,6 +249,11 @@ class Operator(Service):
         """Hand the item to a supervisor, saying why: the queue's on_escalate values take it out of the work."""
         self._wb.queue(lock.queue).escalate(self.user, lock.key, lock.token, reason)
 
+    def escalated_to(self, queue: str) -> str:
+        """Whom `queue` hands its escalated items to, as said to a user: its escalate_to group, or a supervisor."""
+        group = self._wb.queue(queue).config.escalate_to
+        return "a supervisor" if group is None else f"the group {group}"
+
     def escalations(self, queue: str, mine: bool = False) -> list[tuple[models.Event, models.Event]]:
         """The items of `queue` handed to a supervisor (this user's only, with `mine`), newest first, each
         with the item's newest event since: the escalate itself while it waits for a supervisor."""
