@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import durations
-from workbench.gui import a11y, board_view, theme, times
+from workbench.gui import a11y, theme, times
 from workbench.gui import form as form_mod
 
 if TYPE_CHECKING:
@@ -410,6 +410,8 @@ class PickDialog(QDialog):
         # Fitted to the dialog as the lock board is (a German "2 Tg. 10 h überfällig" whole, the longest text
         # column cut first): Qt's fit-to-contents left Category and Priority out of view to the right.
         due = names.index(found.due_name) if found.due_name in names else -1
+        from workbench.gui import board_view  # the lock board's table: only this dialog of the window's needs it
+
         self.table = board_view.BoardView(_summary(model, skip={0, due}), whole=(due,) if due >= 0 else ())
         self.table.setObjectName("pick_table")
         self.table.setAccessibleName(self.windowTitle())  # "Pick an item", set above

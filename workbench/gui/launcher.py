@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 from workbench import credentials, opening
 from workbench.config import model, profiles
 from workbench.core import errors
-from workbench.gui import connect_dialog, dispatch, hotkeys, main_window, problem_text, session
+from workbench.gui import dispatch, hotkeys, main_window, problem_text, session
 
 if TYPE_CHECKING:  # the engine loads on the thread that connects, while the first window paints
     from workbench import services
@@ -67,6 +67,8 @@ class Launcher(QObject):
 
     def first_run(self, message: str = "") -> bool:
         """No config file and no profile: describe a connection, or open the demo."""
+        from workbench.gui import connect_dialog  # (not loaded for a start that needs no dialog)
+
         dialog = connect_dialog.ConnectionDialog(first_run=True, message=message)
         if not dialog.exec():
             return False
@@ -309,6 +311,8 @@ class Launcher(QObject):
         except errors.ConfigError as exc:
             error_box(self._parent(), "workbench", exc)
             return False
+        from workbench.gui import connect_dialog  # (not loaded for a start that needs no dialog)
+
         dialog = connect_dialog.ConnectionDialog(
             found.get(name) if name else None, taken_names=set(found), message=message, parent=self._parent()
         )
@@ -381,6 +385,8 @@ class Launcher(QObject):
         return self.window or self.starting
 
     def _ask_password(self, profile: profiles.Profile, message: str) -> tuple[str | None, bool]:
+        from workbench.gui import connect_dialog  # (not loaded for a start that needs no dialog)
+
         dialog = connect_dialog.PasswordDialog(profile, message, parent=self._parent())
         if not dialog.exec():
             return None, False

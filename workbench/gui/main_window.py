@@ -46,7 +46,6 @@ from workbench.gui import (
     quit_guard,
     resume,
     session,
-    shortcuts_dialog,
     source_view,
     theme,
     times,
@@ -732,6 +731,8 @@ class MainWindow(QMainWindow):
     @Slot()
     def show_shortcuts(self) -> None:
         """Help ▸ Keyboard shortcuts: the user may change them; kept in their own settings."""
+        from workbench.gui import shortcuts_dialog  # opened from the Help menu: not on the first screen
+
         labels = [o.label for o in self._queue_config().outcomes]
         dialog = shortcuts_dialog.ShortcutsDialog(self.keymap, labels, self, reserved=self.reserved_keys())
         if dialog.exec() == QDialog.DialogCode.Accepted:

@@ -6,8 +6,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QBuffer, QByteArray, QPointF, Qt, Slot
 from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtPdf import QPdfDocument
-from PySide6.QtPdfWidgets import QPdfView
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -22,6 +20,9 @@ from PySide6.QtWidgets import (
 from workbench.gui import dialogs
 
 if TYPE_CHECKING:
+    from PySide6.QtPdf import QPdfDocument
+    from PySide6.QtPdfWidgets import QPdfView
+
     from workbench.services import sources
 
 ZOOM_STEP = 1.25
@@ -65,13 +66,10 @@ class SourcePane(QWidget):
         self.message.setObjectName("source_message")
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.document = QPdfDocument(self)
-        self.pdf = QPdfView()
-        self.pdf.setObjectName("source_pdf")
-        self.pdf.setAccessibleName(self.tr("Source document"))
-        self.pdf.setDocument(self.document)
-        self.pdf.setPageMode(QPdfView.PageMode.MultiPage)
-        self.pdf.pageNavigator().currentPageChanged.connect(self._show_page)
+        # The PDF document and its view are made for the first PDF shown: Qt's PDF modules are not
+        # loaded for a window's first screen, nor for queues without scans (issue 52).
+        self.document: QPdfDocument | None = None
+        self.pdf: QPdfView | None = None
         self.image = QLabel()
         self.image.setObjectName("source_image")
         self.image.setAccessibleName(self.tr("Source image"))
@@ -83,13 +81,29 @@ class SourcePane(QWidget):
         self.text.setObjectName("source_text")
         self.text.setReadOnly(True)
         self.text.setAccessibleName(self.tr("Source text"))
-        for page in (self.message, self.pdf, self.image_area, self.text):
+        for page in (self.message, self.image_area, self.text):
             self.stack.addWidget(page)
         layout.addWidget(self.stack, 1)
         self._buffer: QBuffer | None = None
         self._picture = QImage()
         self._zoom = 0.0  # 0: fit to width
         self.clear()
+
+    def _pdf_view(self) -> tuple[QPdfDocument, QPdfView]:
+        """The document and its view, made (and Qt's PDF modules loaded) when the first PDF is shown."""
+        if self.document is None or self.pdf is None:
+            from PySide6.QtPdf import QPdfDocument
+            from PySide6.QtPdfWidgets import QPdfView
+
+            self.document = QPdfDocument(self)
+            self.pdf = QPdfView()
+            self.pdf.setObjectName("source_pdf")
+            self.pdf.setAccessibleName(self.tr("Source document"))
+            self.pdf.setDocument(self.document)
+            self.pdf.setPageMode(QPdfView.PageMode.MultiPage)
+            self.pdf.pageNavigator().currentPageChanged.connect(self._show_page)
+            self.stack.insertWidget(1, self.pdf)
+        return self.document, self.pdf
 
     def _tool(self, name: str, text: str, tip: str, slot: object) -> QToolButton:
         button = QToolButton()
@@ -125,25 +139,27 @@ class SourcePane(QWidget):
             self._say(self.tr("The source cannot be shown: {0}").format(source.problem))
 
     def _say(self, text: str, *, keep_name: bool = False) -> None:
-        self.document.close()
+        if self.document is not None:
+            self.document.close()
         self.message.setText(text)
         self._show(self.message, paged=False, zooms=False)
         if not keep_name:
             self.name.clear()
 
     def _show_pdf(self, data: bytes) -> None:
-        self.document.close()
+        document, pdf = self._pdf_view()
+        document.close()
         # The document reads from the buffer while it is open: keep both alive until the next item.
         self._buffer = QBuffer(self)
         self._buffer.setData(QByteArray(data))
         self._buffer.open(QBuffer.OpenModeFlag.ReadOnly)
-        self.document.load(self._buffer)
-        if self.document.status() != QPdfDocument.Status.Ready or self.document.pageCount() == 0:
+        document.load(self._buffer)
+        if document.status() != document.Status.Ready or document.pageCount() == 0:
             self._say(self.tr("The source cannot be shown: it is not a PDF this program can read."))
             return
-        self.pdf.setZoomMode(QPdfView.ZoomMode.FitToWidth)
-        self._show(self.pdf, paged=True, zooms=True)
-        self.pdf.pageNavigator().jump(0, QPointF(), 0)
+        pdf.setZoomMode(pdf.ZoomMode.FitToWidth)
+        self._show(pdf, paged=True, zooms=True)
+        pdf.pageNavigator().jump(0, QPointF(), 0)
         self._show_page(0)
 
     def _show_image(self, source: sources.Source) -> None:
@@ -165,21 +181,30 @@ class SourcePane(QWidget):
     @property
     def showing(self) -> str:
         """What the pane shows now: "pdf", "image", "text" or "message" (for tests and the window)."""
-        names: dict[QWidget | None, str] = {self.pdf: "pdf", self.image_area: "image", self.text: "text"}
-        return names.get(self.stack.currentWidget(), "message")
+        current = self.stack.currentWidget()
+        if current is not None and current is self.pdf:
+            return "pdf"
+        names: dict[QWidget | None, str] = {self.image_area: "image", self.text: "text"}
+        return names.get(current, "message")
 
     # -- paging and zoom --------------------------------------------------------------------
 
     @Slot(int)
     def _show_page(self, page: int) -> None:
-        count = self.document.pageCount()
+        count, _ = self._pages()
         self.page_label.setText(self.tr("Page {0} of {1}").format(page + 1, count))
         self.previous_button.setEnabled(page > 0)
         self.next_button.setEnabled(page + 1 < count)
 
+    def _pages(self) -> tuple[int, QPdfView]:
+        """The shown PDF's page count and its view (paging and zoom are offered only while one is shown)."""
+        document, pdf = self._pdf_view()
+        return document.pageCount(), pdf
+
     def _jump(self, step: int) -> None:
-        navigator = self.pdf.pageNavigator()
-        page = max(0, min(self.document.pageCount() - 1, navigator.currentPage() + step))
+        count, pdf = self._pages()
+        navigator = pdf.pageNavigator()
+        page = max(0, min(count - 1, navigator.currentPage() + step))
         navigator.jump(page, QPointF(), navigator.currentZoom())
 
     @Slot()
@@ -192,7 +217,7 @@ class SourcePane(QWidget):
 
     def _factor(self) -> float:
         if self.showing == "pdf":
-            return float(self.pdf.zoomFactor())
+            return float(self._pages()[1].zoomFactor())
         if self._zoom:
             return self._zoom
         width = max(1, self._picture.width())
@@ -201,8 +226,9 @@ class SourcePane(QWidget):
     def _set_zoom(self, factor: float) -> None:
         factor = max(ZOOM_RANGE[0], min(ZOOM_RANGE[1], factor))
         if self.showing == "pdf":
-            self.pdf.setZoomMode(QPdfView.ZoomMode.Custom)
-            self.pdf.setZoomFactor(factor)
+            pdf = self._pages()[1]
+            pdf.setZoomMode(pdf.ZoomMode.Custom)
+            pdf.setZoomFactor(factor)
         else:
             self._zoom = factor
             self._scale_image()
@@ -218,7 +244,8 @@ class SourcePane(QWidget):
     @Slot()
     def _fit(self) -> None:
         if self.showing == "pdf":
-            self.pdf.setZoomMode(QPdfView.ZoomMode.FitToWidth)
+            pdf = self._pages()[1]
+            pdf.setZoomMode(pdf.ZoomMode.FitToWidth)
         else:
             self._zoom = 0.0
             self._scale_image()
