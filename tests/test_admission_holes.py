@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import support
+from tests import test_mssql_protocol as mssql_protocol
 from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
 from tests.test_protocol import _refused, _rows, _run, _state, _tickets
 from tests.test_protocol_holes import _apply
@@ -118,28 +119,7 @@ def test_hole3_a_change_relabelled_to_the_twin_keeps_the_first_queues_notes_rule
 
 
 # A twin of the demo's cases over the same rows (its own outcome); cases lets nothing be deferred.
-CASES2 = """
-[queues.cases2]
-table = "cases"
-key = "case_id"
-order = ["opened_at asc"]
-lock_duration = "15m"
-
-[queues.cases2.lock]
-user = "wb_locked_by"
-time = "wb_locked_at"
-expires = "wb_lock_expires"
-token = "wb_lock_token"
-
-[queues.cases2.todo]
-status = ["new", "open"]
-
-[queues.cases2.on_claim]
-status = "open"
-
-[queues.cases2.outcomes.dropped]
-set = { status = "dropped" }
-"""
+CASES2 = mssql_protocol.TWIN
 
 
 def _twin_cases(pg: Pg, capsys: pytest.CaptureFixture[str], *order: str) -> str:
@@ -206,3 +186,38 @@ def test_hole5_a_lock_is_completed_in_the_queue_it_was_taken_in(
             {"k": taken},
         ).all()
     assert [tuple(r) for r in trail] == [("cases2", "claim"), ("cases2", "complete")]
+
+
+def test_a_lock_is_force_released_and_reassigned_only_in_the_queue_it_was_taken_in(
+    pg: Pg, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Twin queues (the same rows): a supervisor's hand force-release with the twin's on_release, or a
+    reassign settled as the twin's, of a lock taken in `cases` is refused (HELD_HERE's "here": the item's
+    newest claim), as the engine and SQL Server's procedures refuse it; in `cases` itself both pass."""
+    text = demo.config_text("{url}") + CASES2 + '\n[queues.cases2.on_release]\nstatus = "new"\n'
+    _apply(pg, capsys, text, "cases", "cases2")
+    lock = pg.open("ann", text).queue("cases").claim_next("ann")[0].lock
+    sue = pg.engine("sue")
+    unlocked = "wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, wb_lock_expires = NULL"
+    released = f"UPDATE cases SET status = 'new', {unlocked} WHERE case_id = :k"  # cases2's on_release
+    handed = (
+        "UPDATE cases SET wb_locked_by = 'bob', wb_lock_token = md5(random()::text), "
+        "wb_locked_at = timezone('UTC', now()) WHERE case_id = :k"
+    )
+
+    def settled(event: str, queue: str) -> str:  # sue's reason given, the row the change wrote settled
+        return (
+            f"SELECT {protocol.SETTLE}(min(id), '{event}', NULL, 'stuck', NULL, '{queue}') FROM workbench_audit "
+            f"WHERE item_key = CAST(:k AS text) AND event = '{event}'"
+        )
+
+    before = _state(pg)
+    for attack in ((released, settled("force_release", "cases2")), (handed, settled("reassign", "cases2"))):
+        refusal = _refused(sue, *attack, k=lock.key)
+        assert refusal.startswith("workbench: "), (attack, refusal)
+        assert _state(pg) == before, attack
+    # The same acts as cases' own (its force-release writes no status) pass.
+    assert _run(sue, (handed, settled("reassign", "cases")), {"k": lock.key}) == 1
+    assert (
+        _run(sue, (released.replace("status = 'new', ", ""), settled("force_release", "cases")), {"k": lock.key}) == 1
+    )

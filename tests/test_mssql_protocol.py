@@ -606,12 +606,48 @@ def test_every_write_under_a_lock_holds_the_row_to_the_queues_work_as_the_engine
                 assert update.endswith(f"AND {work};") or f"AND {work} " in update, (name, op, update)
 
 
+# A twin of the demo's cases over the same rows and todo (its own outcome): the rows' state does not tell
+# whose lock it is, the audit trail's newest claim does.
+TWIN = """
+[queues.cases2]
+table = "cases"
+key = "case_id"
+order = ["opened_at asc"]
+lock_duration = "15m"
+
+[queues.cases2.lock]
+user = "wb_locked_by"
+time = "wb_locked_at"
+expires = "wb_lock_expires"
+token = "wb_lock_token"
+
+[queues.cases2.todo]
+status = ["new", "open"]
+
+[queues.cases2.on_claim]
+status = "open"
+
+[queues.cases2.outcomes.dropped]
+set = { status = "dropped" }
+"""
+
+
+def _twin_script() -> list[str]:
+    """The demo's cases with a twin serving the same rows (BoundQueue.rivals, as the service binds them)."""
+    q = mssql_sql.bound(demo.config_text() + TWIN, "cases")
+    q.rivals = ("cases2",)
+    return protocol_mssql.script(DIALECT, q, "dbo")
+
+
 def _scripts() -> list[str]:
-    """Every procedure the demo's queues have, with every refusal: escalate, notes required, reviews."""
+    """Every procedure the demo's queues have, with every refusal: escalate, notes required, reviews, a twin."""
     text = demo.config_text().replace(
         "max_locks_per_user = 3", 'max_locks_per_user = 3\nnotes_required = ["release", "defer", "resolved"]', 1
     )
-    return ["\n".join(batches(text, name).values()) for name in ("cases", "imports", "imports_review")]
+    return [
+        *("\n".join(batches(text, name).values()) for name in ("cases", "imports", "imports_review")),
+        "\n".join(_twin_script()),
+    ]
 
 
 _THROW = re.compile(r"THROW (\d+), (N'(?:[^']|'')*'|@refusal), 1;")
@@ -777,3 +813,31 @@ def test_a_queues_escalate_to_group_may_run_its_take_procedure() -> None:
     assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor, [level 2];" in grants
     assert "GRANT EXECUTE ON dbo.wb_cases_reopen TO workbench_supervisor;" in grants
     assert "level 2" not in batches()["grants"]
+
+
+def test_force_release_and_reassign_refuse_a_lock_taken_through_the_twin_queue() -> None:
+    """Issue 47: where a twin serves the same rows (BoundQueue.rivals, as the service binds them), the
+    supervisors' procedures hold a lock to this queue as the engine and the guarded writes do (one clause,
+    lockrules.owned: the item's newest claim is this queue's), in their read and in their UPDATE, and
+    refuse a lock held through the twin in the engine's words (TAKEN_ELSEWHERE, its number)."""
+    script = {}
+    for batch in _twin_script():
+        match = re.match(r"CREATE OR ALTER PROCEDURE dbo\.wb_cases_(\w+)", batch)
+        if match:
+            script[match.group(1)] = flat(batch)
+    newest = re.compile(r"\(SELECT TOP 1 dbo\.workbench_audit\.queue FROM .*? DESC\) = 'cases'")
+    claimed = newest.search(script["save"])  # the guarded write's fence (the engine's)
+    assert claimed is not None and "'cases2'" in claimed[0]
+    for name in ("force_release", "reassign"):
+        body = script[name]
+        start = body.index("WITH (UPDLOCK, ROWLOCK) WHERE")
+        read = body[start : body.index(";", start)]
+        update = body[body.index("UPDATE cases SET") : body.index("SET @done = @@ROWCOUNT;")]
+        for statement in (read, update):
+            assert claimed[0] in statement, (name, statement)
+        assert re.search(refused("@prev_owner IS NULL AND @taken <> N'cases'", problems.TAKEN_ELSEWHERE), body)
+        assert body.index("DECLARE @taken") < body.index(throw(problems.NOT_LOCKED))
+    # Without a twin, neither the clause nor the refusal.
+    alone = batches()
+    for name in ("force_release", "reassign"):
+        assert "@taken" not in alone[name] and "workbench_audit.queue IN" not in alone[name]

@@ -103,6 +103,9 @@ TAKE_NOT_IN_GROUP = (
 )
 # A supervisor's force-release, reassign and move.
 NOT_LOCKED = "{0} {1} is not locked by anyone"
+# A lock taken in another queue over the same table (lockloss.Diagnosis.elsewhere): {2} that queue, {3} the
+# act (complete, force-release, …), which goes there.
+TAKEN_ELSEWHERE = "{0} {1}: this item was taken in {2}; {3} it there"
 CHANGED_REASSIGNING = "{0} {1} changed while it was being reassigned; try again"
 CHANGED_RELEASING = "{0} {1} changed while it was being released; try again"
 MOVE_NOT_WAITING = "{0} {1} is not waiting, or someone holds it: a move leaves it as it is"

@@ -259,8 +259,11 @@ class AuditTrail:
     def claimed_here(self, item: sa.ColumnElement[Any], rivals: Iterable[str]) -> sa.ColumnElement[bool]:
         """SQL: of this queue and `rivals` (queues over the same table whose rows the state does not
         tell apart), the item's newest claim is this queue's; `item` is its key as key_text gives it."""
-        newest = self._newest_claim(item, rivals).scalar_subquery()
-        return newest == sa.literal(self.queue, literal_execute=True)
+        return self.claimed_in(item, rivals) == sa.literal(self.queue, literal_execute=True)
+
+    def claimed_in(self, item: sa.ColumnElement[Any], queues: Iterable[str]) -> sa.ScalarSelect[Any]:
+        """SQL: of this queue and `queues`, the one of `item`'s newest claim (NULL: none recorded)."""
+        return self._newest_claim(item, queues).scalar_subquery()
 
     def _newest_claim(self, item: Any, queues: Iterable[str]) -> sa.Select[Any]:
         """The queue of `item`'s newest claim among this queue and `queues`; the queue names and the

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from workbench.core import models, workflow
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, enforcement, fastpath, lockshapes, mapping, protocol, roles
+from workbench.db import batches, clock, connect, enforcement, fastpath, lockrules, lockshapes, mapping, protocol, roles
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
@@ -90,7 +90,7 @@ class GuardedWriter:
         self._fast: dict[Shape, fastpath.FastStatement] = {}
         self._bind_processors: dict[Shape, list[tuple[int, Any]]] = {}
         self._before: dict[Shape, sa.Select[Any]] = {}  # the edited columns' values before a write
-        self._item_text: sa.ColumnElement[Any] | None = None  # see fence()
+        self._item_text: sa.ColumnElement[Any] | None = None  # see item_text()
 
     def run(
         self,
@@ -426,20 +426,23 @@ class GuardedWriter:
         # someone else write under another person's lock.
         key = q.shape.key_clause(q.key)
         user = sa.bindparam("wb_user", type_=q.user.type)
-        # And the lock is this queue's (BoundQueue.held_here): one taken in another queue of the same
-        # table is written only through that one, never with this queue's outcomes or on_release.
-        fence = sa.and_(q.shape.fence_clause(key, q.shape.held_live(user, now)), q.held_here())
-        if not q.rivals:
-            return fence
-        # Queues whose rows the state does not tell apart: the item's newest claim is this queue's.
-        if self._item_text is None:  # the key as the trail keeps it (a collation read once on MySQL)
-            item = sa.bindparam("wb_key", type_=q.key.type)
+        # And the lock is this queue's (lockrules.owned: in its state, and claimed last in this queue where
+        # other queues over the table serve the same rows): one taken in another queue of the same table is
+        # written only through that one, never with this queue's outcomes or on_release.
+        return sa.and_(
+            q.shape.fence_clause(key, q.shape.held_live(user, now)), lockrules.owned(q, self.trail, self.item_text)
+        )
+
+    def item_text(self) -> sa.ColumnElement[Any]:
+        """The key (:wb_key) as the trail keeps it (a collation read once on MySQL), for lockrules.owned."""
+        if self._item_text is None:
+            item = sa.bindparam("wb_key", type_=self.q.key.type)
             self._item_text = (
                 self.db.read(lambda conn: self.trail.key_text(conn, item))
                 if self.db is not None
                 else sa.cast(item, self.trail.table.c.item_key.type)
             )
-        return sa.and_(fence, self.trail.claimed_here(self._item_text, q.rivals))
+        return self._item_text
 
     def _build(self, shape: Shape) -> Any:
         """The statements of a write (see LockShape.guarded_statements), or on PostgreSQL one

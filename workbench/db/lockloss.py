@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models
+from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
 from workbench.db import mapping
 
@@ -54,13 +54,22 @@ class Diagnosis:
         q = self.q
         taken = self.trail.taken_in(conn, key, self.neighbours)
         if taken is not None and taken != q.name:
-            happened = f"{q.name} {key}: this item was taken in {taken}; {doing} it there"
-        else:
-            # Taken here, and since moved out of this queue's work by someone else (another program).
-            happened = (
-                f"{q.name} {key}: the item is no longer in this queue's work to do (it was changed since "
-                f"it was claimed), so nothing was written; its lock lapses when it expires"
+            return errors.LockLost.of(
+                problems.TAKEN_ELSEWHERE,
+                q.name,
+                key,
+                taken,
+                doing,
+                queue=q.name,
+                key=key,
+                cause="other_queue",
+                holder=holder,
             )
+        # Taken here, and since moved out of this queue's work by someone else (another program).
+        happened = (
+            f"{q.name} {key}: the item is no longer in this queue's work to do (it was changed since "
+            f"it was claimed), so nothing was written; its lock lapses when it expires"
+        )
         return errors.LockLost(happened, queue=q.name, key=key, cause="other_queue", holder=holder, happened=happened)
 
     def left_work(self, conn: sa.Connection, key: Any) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
 from workbench.core import models, workflow
-from workbench.db import mapping
+from workbench.db import audit, mapping
 
 _R = workflow.LockRule
 # The row rules of rows that left the queue's work (a finished row may keep a claim id as its history).
@@ -48,6 +49,20 @@ def guard(
     # The caller's own lock and the claim's are the guarded writes' (db/guarded.py) and the claim
     # methods' (db/claims/): their fences carry tokens and limits this module does not know.
     raise ValueError(f"{transition}: the lock rule {rule.value!r} is not a supervisor's")
+
+
+def owned(
+    q: mapping.BoundQueue, trail: audit.AuditTrail, item: Callable[[], sa.ColumnElement[Any]]
+) -> sa.ColumnElement[bool]:
+    """The rows whose lock (if any) is this queue's, the "here" of the lock rules taken in this queue
+    (OWN_LIVE_HERE, STALE_HERE, HELD_HERE): in its state (BoundQueue.held_here), and where other queues
+    over the table may hold the same rows (`q.rivals`: the state does not tell whose lock it is), the
+    item's newest claim among them is this queue's (AuditTrail.claimed_here). One clause for the engine's
+    guarded writes and supervisor statements and SQL Server's procedures. `item`: the key as the trail
+    keeps it, asked for only where there are rivals (MySQL's reads a collation)."""
+    if not q.rivals:
+        return q.held_here()
+    return sa.and_(q.held_here(), trail.claimed_here(item(), q.rivals))
 
 
 def _held(q: mapping.BoundQueue) -> sa.ColumnElement[bool]:

@@ -253,7 +253,9 @@ def refused(
     elif refusal.error is errors.NotPermitted:
         kwargs["user"] = user
     elif refusal.error is errors.LockLost:
-        kwargs.update(queue=q.name, key=key, cause="not_held")
+        # A lock taken in another queue of the table, as lockloss.Diagnosis.elsewhere says it.
+        elsewhere = refusal.template == problems.TAKEN_ELSEWHERE
+        kwargs.update(queue=q.name, key=key, cause="other_queue" if elsewhere else "not_held")
     if args is None:
         error: Any = refusal.error
         return typing.cast(errors.WorkbenchError, error(said, **kwargs))

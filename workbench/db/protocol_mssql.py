@@ -782,13 +782,17 @@ class _Builder:
 
     def _taken(self, to_user: bool) -> str:
         """Force-release or reassign: any live or expired lock, by a supervisor (EXECUTE is theirs)."""
-        q, sql = self.q, _Sql(self.dialect, {})
+        # The key as the guarded writes' fences give the trail it (GuardedWriter.item_text: :wb_key).
+        q, sql = self.q, _Sql(self.dialect, {"wb_key": "@p_key"})
         now = q.now()
         transition = "reassign" if to_user else "force_release"
-        # The table's lock rule (HELD_HERE: a lock of this queue, BoundQueue.held_here, never one taken in
-        # another queue of the table), as the engine's guard renders it; read and locked by this very
-        # SELECT and UPDATE, so with no lock read before to pin (read_here).
-        rule = lockrules.guard(q, transition, now, owned=q.held_here(), read_here=True)
+        # The table's lock rule (HELD_HERE: a lock of this queue, lockrules.owned as the engine's and the
+        # guarded writes' fences hold to it: in its state and, where a twin queue serves the same rows, claimed
+        # last here), as the engine's guard renders it; read and locked by this very SELECT and UPDATE, so
+        # with no lock read before to pin (read_here).
+        rule = lockrules.guard(
+            q, transition, now, owned=lockrules.owned(q, self.trail, self.writer.item_text), read_here=True
+        )
         held = sa.and_(q.key == _KEY, rule)
         if to_user:
             values = q.lock_writes(sa.literal_column("@p_to"), now, q.shape.new_token())
@@ -803,8 +807,9 @@ class _Builder:
             + f"  BEGIN TRANSACTION;\n"
             f"  SELECT @prev_owner = {sql(q.user)}, @p_token = {token} FROM {self.table} WITH (UPDLOCK, ROWLOCK) "
             f"WHERE {sql(held)};\n"
+            + self._taken_elsewhere(transition)
             # The engine reads it as the row having changed since its own read (REFUSALS: lost).
-             + self.refused("@prev_owner IS NULL", problems.NOT_LOCKED, q.name, self.item(), rollback=True)
+            + self.refused("@prev_owner IS NULL", problems.NOT_LOCKED, q.name, self.item(), rollback=True)
         )
         reviews = self.trail.reviews
         if to_user and reviews is not None:  # four eyes: never handed to the one whose work it is
@@ -830,6 +835,26 @@ class _Builder:
                 )
             )
         return body + "  COMMIT;\n" + self._done()
+
+    def _taken_elsewhere(self, transition: str) -> str:
+        """Refused, a lock held through a twin queue (one serving the same rows, `q.rivals`) is said as the
+        engine says it (lockloss.Diagnosis.elsewhere): the queue of the item's newest claim, where it goes."""
+        q, sql = self.q, _Sql(self.dialect, {"wb_key": "@p_key"})
+        if not q.rivals:
+            return ""
+        taken = sa.select(self.trail.claimed_in(self.writer.item_text(), q.rivals)).where(
+            q.key == _KEY, q.user.is_not(None)
+        )
+        queue_type = self.audit.c.queue.type.compile(dialect=self.dialect)
+        return f"  DECLARE @taken {queue_type} = ({_one_line(sql(taken))});\n" + self.refused(
+            f"@prev_owner IS NULL AND @taken <> {self.text(q.name)}",
+            problems.TAKEN_ELSEWHERE,
+            q.name,
+            self.item(),
+            Said("@taken"),
+            workflow.command(transition),
+            rollback=True,
+        )
 
     def _undo(self) -> tuple[list[str], str]:
         """The login takes back its own Complete, as WorkQueue.undo_complete does: per outcome one UPDATE

@@ -164,12 +164,8 @@ class WorkQueue:
         )
 
     def _owned(self, conn: sa.Connection) -> sa.ColumnElement[bool]:
-        """The rows whose lock (if any) is this queue's: in its state (BoundQueue.held_here), and where
-        other queues over the table may hold the same rows, claimed last in this one (the audit trail)."""
-        q = self.q
-        if not q.rivals:
-            return q.held_here()
-        return sa.and_(q.held_here(), self.trail.claimed_here(self.trail.key_text(conn, q.key), q.rivals))
+        """The rows whose lock (if any) is this queue's (lockrules.owned, the key as the trail keeps it)."""
+        return lockrules.owned(self.q, self.trail, lambda: self.trail.key_text(conn, self.q.key))
 
     def _check_group(self, user: str) -> None:
         """A queue that serves a group (`serves`) serves its members only: checked before every claim."""

@@ -2136,6 +2136,10 @@ Konfiguration: {1}</translation>
         <translation>{0} {1} ist von niemandem gesperrt</translation>
     </message>
     <message>
+        <source>{0} {1}: this item was taken in {2}; {3} it there</source>
+        <translation>{0} {1}: dieser Eintrag wurde in {2} genommen; {3} dort ausführen</translation>
+    </message>
+    <message>
         <source>{0} {1} changed while it was being reassigned; try again</source>
         <translation>{0} {1} wurde geändert, während es neu zugewiesen wurde; versuchen Sie es erneut</translation>
     </message>

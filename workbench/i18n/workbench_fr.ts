@@ -2136,6 +2136,10 @@ Configuration : {1}</translation>
         <translation>{0} {1} n&apos;est verrouillé par personne</translation>
     </message>
     <message>
+        <source>{0} {1}: this item was taken in {2}; {3} it there</source>
+        <translation>{0} {1} : cet élément a été pris dans {2} ; {3} là-bas</translation>
+    </message>
+    <message>
         <source>{0} {1} changed while it was being reassigned; try again</source>
         <translation>{0} {1} a changé pendant sa réattribution ; réessayez</translation>
     </message>

@@ -74,6 +74,7 @@ REFUSALS: Mapping[int, Refusal] = {
     50430: Refusal("MOVE_NOT_WAITING", errors.UsageError, lost=True),
     50431: Refusal("MOVE_FINISHES", errors.UsageError),
     50432: Refusal("TAKE_NOT_ESCALATED", errors.UsageError),
+    50433: Refusal("TAKEN_ELSEWHERE", errors.LockLost),
 }
 NUMBERS: Mapping[str, int] = {refusal.problem: number for number, refusal in REFUSALS.items()}
 # The numbers of a script applied by a workbench before REFUSALS: the lock gone; any other refusal.
