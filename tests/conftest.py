@@ -74,35 +74,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         servers.refuse_starts(None)
 
 
-MATRIX = "tests/contract/test_workflow_matrix.py::test_workflow_matrix["
-
-
-def xdist_group(nodeid: str) -> str:
-    """The unit pytest-xdist's `--dist loadgroup` (pyproject's addopts) hands to one worker: a workflow
-    matrix case goes with the other cases of its bench, so each bench is built once, on one worker;
-    every other test goes alone, wherever a worker is free. Read from the nodeid here because the
-    controller sees nothing else, and xdist 3.8's own `xdist_group` marker is lost under pytest 9.2 (it
-    appends the group to `item._nodeid`, which pytest 9.2 no longer reads)."""
-    if nodeid.startswith(MATRIX):
-        from tests.contract.test_workflow_matrix import bench_of
-
-        bench = bench_of(nodeid[len(MATRIX) :].rstrip("]"))
-        if bench is not None:
-            return f"workflow-bench:{bench}"
-    return nodeid
-
-
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`--dist loadgroup` with the groups of xdist_group above."""
+    """`--dist loadgroup` (pyproject's addopts) with the groups and mends of tests/scheduling.py."""
     if config.getoption("dist") != "loadgroup":
         return None
-    from xdist.scheduler import LoadGroupScheduling
+    from tests import scheduling
 
-    class ByBench(LoadGroupScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return xdist_group(nodeid)
-
-    return ByBench(config, log)
+    return scheduling.make_scheduler(config, log)
 
 
 def _unavailable(what: str, reason: str) -> None:

@@ -94,8 +94,8 @@ def test_each_workflow_bench_stays_on_one_xdist_worker() -> None:
     """`--dist loadgroup` (pyproject's addopts) sends a group's tests to one worker in order: every case of
     the workflow matrix is in its bench's group, so each worker builds a bench once, not case by case;
     every other test is a group of its own."""
-    from tests.conftest import MATRIX, xdist_group
     from tests.contract import test_workflow_matrix as matrix
+    from tests.scheduling import MATRIX, xdist_group
 
     params = list(matrix._params())
     assert len(params) > 1000
