@@ -169,6 +169,7 @@ FIRST_SCREEN_IMPORTS = frozenset(
         "workbench.gui",
         "workbench.gui.a11y",
         "workbench.gui.app",
+        "workbench.gui.collector",
         "workbench.gui.dialogs",
         "workbench.gui.dispatch",
         "workbench.gui.draft_view",
