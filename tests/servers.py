@@ -498,6 +498,19 @@ GALERA_PROVIDER = "/usr/lib/galera/libgalera_smm.so"
 def start_galera(nodes: int = 3) -> list[Server]:
     """A MariaDB Galera cluster of `nodes` on loopback: the first bootstraps it, the others join by a
     state transfer (rsync). Every node takes writes; stop() of the first stops them all."""
+    for attempt in range(3):
+        try:
+            return _start_galera_once(nodes)
+        except ServerUnavailable as exc:
+            # Four ports a node, chosen free a moment before the node binds them: another worker's server
+            # may take one meanwhile (a joiner aborted on "Failed to listen: bind: Address already in use"
+            # for its IST port in a -n 2 CI run). Fresh ports then; any other failure is the answer.
+            if "Address already in use" not in str(exc) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_galera_once(nodes: int) -> list[Server]:
     _may_start("a Galera cluster")
     server_bin = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if Path("/usr/sbin/mariadbd").exists() else None)
     install = shutil.which("mariadb-install-db")
