@@ -301,6 +301,9 @@ def test_the_escalated_items_and_what_became_of_each(
     code, out, err = support.run_cli(capsys, "--config", path, "--user", "bob", "escalated", "cases")
     assert code == 0, err
     assert "angry customer  (waiting for a supervisor)" in out and "then reopen by sue" in out, out
+    # As JSON each says whom it was handed to: no group (null), the supervisors.
+    code, out, err = support.run_cli(capsys, "--config", path, "escalated", "cases", "--json")
+    assert code == 0 and [row["escalated_to"] for row in out] == [None, None], (out, err)
 
 
 # -- a supervisor takes an escalated item (the table's "take") -------------------------------------------
@@ -498,6 +501,9 @@ def test_a_queue_hands_its_escalated_items_to_a_configured_group(
     path = native_env.write_config(text)
     code, out, err = support.run_cli(capsys, "--config", path, "--user", "bob", "escalated", "cases")
     assert code == 0 and "(waiting for the group level2)" in out, (out, err)
+    code, out, err = support.run_cli(capsys, "--config", path, "escalated", "cases", "--json")
+    assert code == 0, err
+    assert {row["escalated_to"] for row in out} == {"level2"}, out
     code, _, err = support.run_cli(capsys, "--config", path, "--user", "dave", "take", "cases", str(escalated[2]))
     assert code != 0 and "hands its escalated items to the group level2" in err, err
     code, out, err = support.run_cli(capsys, "--config", path, "--user", "bob", "take", "cases", str(escalated[2]))
@@ -519,6 +525,10 @@ def test_a_queue_hands_its_escalated_items_to_a_configured_group(
         "x",
     )
     assert code == 0 and "handed to the group level2" in out, (out, err)
+    lock = q.claim_next("carol")[0].lock
+    args = ("--config", path, "--user", "carol", "escalate", "cases", str(lock.key), "--token", lock.token)
+    code, out, err = support.run_cli(capsys, *args, "--reason", "y", "--json")
+    assert code == 0 and out["escalated_to"] == "level2", (out, err)
 
 
 def test_postgresql_under_grants_admits_take_by_the_configured_group(

@@ -56,6 +56,9 @@ class _Answer:
     def scalars(self) -> list[Any]:
         return [row[0] for row in self.rows]
 
+    def scalar(self) -> Any:
+        return self.rows[0][0] if self.rows else None
+
     def __iter__(self) -> Iterator[Any]:
         return iter(self.rows)
 
@@ -487,6 +490,35 @@ def test_a_script_applied_while_workbench_runs_is_used_from_the_next_check_on(mo
     monkeypatch.setattr(procedures, "RECHECK_SECONDS", 0.0)
     wq.save(LOGIN, 7, "t" * 32, {"subject": "z"})
     assert [values for _, values in server.exec_sent()] == [[7, "t" * 32, '{"subject": "z"}']]
+
+
+def test_a_member_of_the_groups_database_role_takes_through_the_engine_as_through_the_procedure() -> None:
+    """One meaning of "in the group" (Actor.ESCALATED_TO) on SQL Server too: the engine asks the groups
+    table, then the database role named like the group (IS_ROLEMEMBER, as the take procedure asks it), then
+    the roles table, before it calls the procedure; a member of the role alone takes the item."""
+    member: dict[str, int | None] = {"level2": 1}
+
+    def answer(text: str, values: list[Any]) -> list[Any]:
+        if text.startswith("EXEC"):
+            return [{**lock_row(wq.q, 7), "status": "open"}]
+        if text.startswith("SELECT IS_ROLEMEMBER("):
+            return [(member[values[0]],)]
+        return []  # not in the groups table, and no supervisor in the roles table
+
+    text = demo.config_text().replace("[queues.cases]\n", '[queues.cases]\nescalate_to = "level2"\n', 1)
+    wq, server = queue(answer, text=text)
+    taken = Supervision(wq).take(LOGIN, 7)
+    assert taken.lock.owner == LOGIN
+    asked = [values for text, values in server.sent if text.startswith("SELECT IS_ROLEMEMBER(")]
+    assert asked == [["level2", LOGIN]]
+    assert server.exec_sent() == [("EXEC dbo.wb_cases_take @p_key = ?", [7])]
+    # Not a member (NULL: no such role, or no such user): refused in the engine's words, nothing called.
+    member["level2"] = None
+    with pytest.raises(errors.NotPermitted) as refused:
+        Supervision(wq).take(LOGIN, 7)
+    assert refused.value.template == problems.TAKE_NOT_IN_GROUP
+    assert refused.value.template_args == ("cases", "level2", LOGIN)
+    assert len(server.exec_sent()) == 1
 
 
 def test_take_is_a_call_of_its_procedure_answering_the_row_as_after_a_claim() -> None:

@@ -14,7 +14,7 @@ from tests import test_mssql_sql as mssql_sql
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, problems, workflow
-from workbench.db import backends, protocol_mssql
+from workbench.db import backends, groups, protocol_mssql
 
 DIALECT = mssql_sql.DIALECT
 
@@ -640,10 +640,12 @@ def _twin_script() -> list[str]:
 
 
 def _scripts() -> list[str]:
-    """Every procedure the demo's queues have, with every refusal: escalate, notes required, reviews, a twin."""
+    """Every procedure the demo's queues have, with every refusal: escalate (to a group), notes required,
+    reviews, a twin."""
     text = demo.config_text().replace(
         "max_locks_per_user = 3", 'max_locks_per_user = 3\nnotes_required = ["release", "defer", "resolved"]', 1
     )
+    text = text.replace("[queues.cases]\n", '[queues.cases]\nescalate_to = "level2"\n', 1)
     return [
         *("\n".join(batches(text, name).values()) for name in ("cases", "imports", "imports_review")),
         "\n".join(_twin_script()),
@@ -804,15 +806,79 @@ def test_the_names_an_edit_or_a_move_may_write_are_the_tables(monkeypatch: pytes
     assert q.coerce_moves({"status": "open"}, "--where") == {"status": "open"}
 
 
+def _escalating_to(group: str) -> str:
+    return demo.config_text().replace("[queues.cases]\n", f'[queues.cases]\nescalate_to = "{group}"\n', 1)
+
+
 def test_a_queues_escalate_to_group_may_run_its_take_procedure() -> None:
     """With escalate_to, the take procedure is the group's too (the table's Actor.ESCALATED_TO): the script
-    makes the database role of that name and grants it EXECUTE beside the supervisors; nothing else."""
-    text = demo.config_text().replace("[queues.cases]\n", '[queues.cases]\nescalate_to = "level 2"\n', 1)
-    grants = batches(text)["grants"]
+    makes the database role of that name, and operators (whom the groups table may name) and that role may
+    run it; it asks inside who the caller is (test below). Nothing else changes."""
+    grants = batches(_escalating_to("level 2"))["grants"]
     assert "IF DATABASE_PRINCIPAL_ID(N'level 2') IS NULL CREATE ROLE [level 2];" in grants
-    assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor, [level 2];" in grants
+    assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_operator, [level 2];" in grants
     assert "GRANT EXECUTE ON dbo.wb_cases_reopen TO workbench_supervisor;" in grants
+    # The engine reads the groups table as the login (groups.is_member, before it calls the procedure).
+    assert "GRANT SELECT ON dbo.workbench_groups TO workbench_operator;" in grants
     assert "level 2" not in batches()["grants"]
+
+
+# The caller's test inside the take procedure, flat: IF NOT (…) BEGIN [SET @refusal …;] THROW … END;
+_WHO = re.compile(r"-- transition: take IF NOT \((.*?)\) BEGIN (SET @refusal = CONCAT\((.*?)\); )?THROW (\d+),")
+
+
+def test_the_take_procedure_admits_whom_the_engine_admits_the_groups_table_too() -> None:
+    """One meaning of "in the group" (Actor.ESCALATED_TO): the engine (Supervision._require_escalated_to,
+    groups.is_member) and PostgreSQL (protocol.member_of) admit a supervisor, a member of the database role
+    named like the group or a user in workbench's groups table. The take procedure, which every operator may
+    run where the queue names a group, asks the same of the calling login before it reads the item, and
+    refuses anyone else with the engine's words (TAKE_NOT_IN_GROUP, its number)."""
+    body = flat(batches(_escalating_to("level 2"))["take"])
+    found = _WHO.search(body)
+    assert found is not None, body
+    admitted, said, number = found[1], found[3], int(found[4])
+    assert admitted.split(" OR ") == [
+        "IS_ROLEMEMBER(N'workbench_supervisor', @login) = 1",
+        "IS_ROLEMEMBER(N'level 2', @login) = 1",
+        (
+            "EXISTS (SELECT * FROM dbo.workbench_groups WHERE dbo.workbench_groups.user_name = @login "
+            "AND dbo.workbench_groups.group_name = N'level 2')"
+        ),
+    ]
+    assert number == backends.mssql.number_of(problems.TAKE_NOT_IN_GROUP)
+    assert backends.mssql.REFUSALS[number].error is errors.NotPermitted
+    # The template filled with the queue, the group and the calling login (said twice).
+    assert said.split(", @login, ") == [
+        "N'workbench: queue cases hands its escalated items to the group level 2 and to supervisors, and '",
+        "N' is neither; a supervisor adds '",
+        "N' with `workbench group add '",
+        "N' level 2`'",
+    ]
+    assert body.index("IF NOT (") < body.index("BEGIN TRANSACTION;")  # before the item is read or locked
+    # The groups table asked is the one the engine reads (and `workbench group add` writes).
+    assert groups.groups_table("dbo").fullname == "dbo.workbench_groups"
+    # A group's name is a text, quoted as one: no way out of the literal.
+    quoted = flat(batches(_escalating_to("o'brien"))["take"])
+    assert "IS_ROLEMEMBER(N'o''brien', @login) = 1" in quoted and "group_name = N'o''brien')" in quoted
+    # Without escalate_to only supervisors run it, and the grant alone decides: no test inside.
+    plain = batches()
+    assert "IF NOT (" not in plain["take"] and "workbench_groups" not in plain["take"]
+    assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor;" in plain["grants"]
+
+
+def test_who_may_run_a_procedure_is_read_from_the_tables_actor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test inside and the grant follow the row's `who`, not the procedure's name: take declared a
+    supervisor's has neither the operators' grant nor the test; reopen declared Actor.ESCALATED_TO gets both."""
+    text = _escalating_to("level2")
+    _declared(monkeypatch, "take", who=workflow.Actor.SUPERVISOR)
+    _declared(monkeypatch, "reopen", who=workflow.Actor.ESCALATED_TO)
+    monkeypatch.setattr(protocol_mssql, "SUPERVISOR_ONLY", ("force_release", "reassign", "reopen", "take", "move"))
+    script = batches(text)
+    assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor;" in script["grants"]
+    assert "IF NOT (" not in script["take"]
+    assert "GRANT EXECUTE ON dbo.wb_cases_reopen TO workbench_operator, level2;" in script["grants"]
+    assert "IS_ROLEMEMBER(N'level2', @login) = 1" in flat(script["reopen"])
+    assert "GRANT EXECUTE ON dbo.wb_cases_force_release TO workbench_supervisor;" in script["grants"]
 
 
 def test_force_release_and_reassign_refuse_a_lock_taken_through_the_twin_queue() -> None:

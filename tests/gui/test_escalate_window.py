@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 
 from tests.gui.conftest import on_dialog, row, with_queue
@@ -25,14 +26,17 @@ def _claim(qtbot: Any, window: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _console_with_two_escalations(qtbot: Any, demo_config: Any) -> Iterator[tuple[Any, Any, Any, Any]]:
-    """A supervisor console on its Escalated tab, listing ann's item (escalated first) and bob's."""
+def _console_with_two_escalations(
+    qtbot: Any, demo_config: Any, escalate_to: str | None = None
+) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """A supervisor console on its Escalated tab, listing ann's item (escalated first) and bob's; the
+    queue hands them to `escalate_to` (a group) if given."""
     from workbench.db import service
     from workbench.gui import app as gui_app
     from workbench.gui import supervisor
 
     gui_app.application()
-    wb = service.Workbench.open(with_queue(demo_config, "cases", on_escalate=ESCALATED))
+    wb = service.Workbench.open(with_queue(demo_config, "cases", on_escalate=ESCALATED, escalate_to=escalate_to))
     window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=600, changes_seconds=0)
     qtbot.addWidget(window)
     window.show()
@@ -91,8 +95,12 @@ def test_the_console_lists_the_escalated_items_and_opens_their_history(
     """The supervisor console's Escalated tab: items waiting for a supervisor, newest first; a double click
     opens the item's history (where Reopen puts it back to work); a reopened item leaves the list."""
     with _console_with_two_escalations(qtbot, demo_config) as (window, _q, first, second):
-        shown = [[window.escalated.item(r, c).text() for c in (1, 2, 4)] for r in range(2)]  # type: ignore[union-attr]
-        assert shown == [[str(second.key), "bob", "angry customer"], [str(first.key), "ann", "legal threat"]]
+        shown = [[window.escalated.item(r, c).text() for c in (1, 2, 3, 5)] for r in range(2)]  # type: ignore[union-attr]
+        assert shown == [
+            [str(second.key), "Supervisors", "bob", "angry customer"],
+            [str(first.key), "Supervisors", "ann", "legal threat"],
+        ]
+        assert window.escalated.horizontalHeaderItem(2).text() == "Waiting for"  # type: ignore[union-attr]
         window.grab().save(str(tmp_path / "console-escalated.png"))
         window.escalated.cellDoubleClicked.emit(1, 0)
         assert window.tabs.currentIndex() == 3 and window.history_key.text() == str(first.key)
@@ -100,6 +108,35 @@ def test_the_console_lists_the_escalated_items_and_opens_their_history(
         door.engine(window.wb).supervision("cases").reopen("sup", first.key, "handled with legal")
         window.tabs.setCurrentIndex(5)
         qtbot.waitUntil(lambda: window.escalated.rowCount() == 1, timeout=20_000)
+
+
+def test_the_console_says_which_group_an_escalated_item_waits_for(qtbot: Any, demo_config: Any, tmp_path: Path) -> None:
+    """A queue with escalate_to hands its escalated items to that group (and supervisors): the Escalated
+    tab's "Waiting for" names the group; a queue without one says Supervisors (test above)."""
+    with _console_with_two_escalations(qtbot, demo_config, escalate_to="level2") as (window, _q, first, second):
+        waiting = [window.escalated.item(r, 2).text() for r in range(2)]  # type: ignore[union-attr]
+        assert waiting == ["level2", "level2"]
+        assert [window.escalated.item(r, 1).text() for r in range(2)] == [str(second.key), str(first.key)]  # type: ignore[union-attr]
+        window.grab().save(str(tmp_path / "console-escalated-group.png"))
+
+
+@pytest.mark.parametrize(
+    ("language", "header", "supervisors"),
+    [("de", "Wartet auf", "Supervisoren"), ("fr", "En attente de", "Superviseurs")],
+)
+def test_the_console_says_whom_it_waits_for_in_the_users_language(
+    qapp: Any, qtbot: Any, demo_config: Any, tmp_path: Path, language: str, header: str, supervisors: str
+) -> None:
+    from workbench.gui import i18n
+
+    assert i18n.install(qapp, language) == language  # widgets take their texts when built: install first
+    try:
+        with _console_with_two_escalations(qtbot, demo_config) as (window, _q, _first, _second):
+            assert window.escalated.horizontalHeaderItem(2).text() == header  # type: ignore[union-attr]
+            assert [window.escalated.item(r, 2).text() for r in range(2)] == [supervisors] * 2  # type: ignore[union-attr]
+            window.grab().save(str(tmp_path / f"console-escalated-{language}.png"))
+    finally:
+        i18n.install(qapp, "en")
 
 
 def test_the_console_takes_an_escalated_item(qtbot: Any, demo_config: Any, tmp_path: Path) -> None:
@@ -113,7 +150,7 @@ def test_the_console_takes_an_escalated_item(qtbot: Any, demo_config: Any, tmp_p
         qtbot.mouseClick(window.take_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: window.escalated.rowCount() == 1, timeout=20_000)
         assert q.show(first.key).lock is not None and q.show(first.key).lock.owner == "sup"  # type: ignore[union-attr]
-        assert str(first.key) in window.status.text() and "sup" not in window.escalated.item(0, 2).text()  # type: ignore[union-attr]
+        assert str(first.key) in window.status.text() and "sup" not in window.escalated.item(0, 3).text()  # type: ignore[union-attr]
         window.grab().save(str(tmp_path / "console-taken.png"))
 
 

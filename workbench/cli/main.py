@@ -754,8 +754,11 @@ def cmd_escalate(args: argparse.Namespace, as_json: bool) -> int:
     with wb:
         op.escalate(_held(args), args.reason)
         key, to = op.key_of(args.queue, args.key), op.escalated_to(args.queue)
+        group = wb.config.queues[args.queue].escalate_to  # None: the supervisors
     if as_json:
-        output.dump_json({"queue": args.queue, "key": key, "escalated": True, "reason": args.reason})
+        output.dump_json(
+            {"queue": args.queue, "key": key, "escalated": True, "reason": args.reason, "escalated_to": group}
+        )
     else:
         print(f"escalated {args.queue} {args.key}: handed to {to}")
     return 0
@@ -765,8 +768,11 @@ def cmd_escalated(args: argparse.Namespace, as_json: bool) -> int:
     wb, op = _operator(args, acting=args.mine)  # --mine asks who you are; the list alone names nobody
     with wb:
         rows, to = op.escalations(args.queue, mine=args.mine), op.escalated_to(args.queue)
+        group = wb.config.queues[args.queue].escalate_to  # whom they are handed to; None: the supervisors
     if as_json:
-        output.dump_json([{"escalate": e.to_dict(), "since": last.to_dict()} for e, last in rows])
+        output.dump_json(
+            [{"escalate": e.to_dict(), "since": last.to_dict(), "escalated_to": group} for e, last in rows]
+        )
     elif not rows:
         print(f"no items of {args.queue} were escalated" + (" by you" if args.mine else ""))
     else:

@@ -310,8 +310,8 @@ QUEUE: tuple[Setting, ...] = (
         "name",
         None,
         "a group: its members may take this queue's escalated items (`workbench take`, the supervisor "
-        "console's Escalated tab), and so may supervisors (`workbench group add USER GROUP`; on SQL Server "
-        "the database role of that name), e.g. level 2",
+        "console's Escalated tab), and so may supervisors (`workbench group add USER GROUP`, or members of "
+        "the database role of that name on PostgreSQL and SQL Server), e.g. level 2",
         shown_default="the supervisors",
     ),
     Setting(

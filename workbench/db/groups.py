@@ -69,7 +69,7 @@ def members(conn: sa.Connection, schema: str | None, group: str | None = None) -
 
 
 def is_member(conn: sa.Connection, schema: str | None, user: str, group: str) -> bool:
-    """In the groups table, or (PostgreSQL) a member of a database role of that name."""
+    """In the groups table, or (PostgreSQL, SQL Server) a member of a database role of that name."""
     if _row(conn, groups_table(schema), user, group) is not None:
         return True
     return backends.of(conn).in_database_role(conn, user, group)

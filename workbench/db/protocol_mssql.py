@@ -74,8 +74,9 @@ def carrier(transition: str) -> str:
     raise workflow.NotRendered(workflow.Rendering.MSSQL, missing=[transition])
 
 
-# EXECUTE on these is the supervisors' alone: the table's supervisor transitions (and take, which the
-# queue's escalate_to group may run too: Builder.executors).
+# EXECUTE on these is the supervisors' alone: the table's supervisor transitions (and take, unless the
+# queue names an escalate_to group: then operators may run it, and it asks inside who the caller is:
+# Builder.executors, Builder.who_check).
 SUPERVISOR_ONLY = tuple(op for op, names in CARRIES.items() if workflow_sql.supervisors_only(*names))
 NOTE_ARGUMENT = "@p_note nvarchar(max) = NULL"  # a note written with a release, defer or Complete
 
@@ -333,6 +334,7 @@ class _Builder:
                 tables.NOTES_TABLE,
                 tables.REVIEWS_TABLE,
                 tables.COUNTS_TABLE,
+                tables.GROUPS_TABLE,
             )
         }
         return [
@@ -342,7 +344,8 @@ class _Builder:
                 f"IF IS_ROLEMEMBER({self.text(OPERATOR_ROLE)}, {self.text(SUPERVISOR_ROLE)}) = 0\n"
                 f"  ALTER ROLE {operator} ADD MEMBER {supervisor};"
             ),
-            # The queue's escalate_to group takes escalated items (executors): its members are this role's.
+            # The queue's escalate_to group takes escalated items (executors, who_check): its members are
+            # this role's and the groups table's.
             *(
                 [f"IF DATABASE_PRINCIPAL_ID({self.text(group)}) IS NULL CREATE ROLE {self.quoted(group)};"]
                 if (group := self.q.config.escalate_to) and "take" in self.operations
@@ -375,22 +378,51 @@ class _Builder:
                 f"GRANT SELECT ON {own[tables.COOLDOWN_TABLE]} TO {operator};\n"
                 f"GRANT SELECT ON {own[tables.SETTINGS_TABLE]} TO {operator};\n"
                 f"GRANT SELECT ON {own[tables.VERSION_TABLE]} TO {operator};\n"
-                f"GRANT SELECT ON {own[tables.ROLES_TABLE]} TO {operator};"
+                f"GRANT SELECT ON {own[tables.ROLES_TABLE]} TO {operator};\n"
+                # Who is in which group: the engine asks it as the login (groups.is_member, a take's).
+                f"GRANT SELECT ON {own[tables.GROUPS_TABLE]} TO {operator};"
             ),
         ]
 
     def executes(self) -> list[str]:
         return [f"GRANT EXECUTE ON {self.name(op)} TO {', '.join(self.executors(op))};" for op in self.operations]
 
+    def escalated_to(self, op: str) -> str | None:
+        """The group whose members may run `op`'s procedure beside the supervisors: the queue's escalate_to
+        where `op` carries a transition of the table's Actor.ESCALATED_TO (take); None for any other."""
+        carried = any(workflow.TRANSITIONS[name].who is workflow.Actor.ESCALATED_TO for name in CARRIES[op])
+        return self.q.config.escalate_to if carried else None
+
     def executors(self, op: str) -> list[str]:
-        """The database roles that may run `op`'s procedure: operators, or supervisors alone, and for a
-        procedure carrying the table's Actor.ESCALATED_TO (take) the role named like the queue's
-        escalate_to group as well (made by grants(): here a group is a database role)."""
+        """The database roles that may run `op`'s procedure: operators, or supervisors alone. A procedure
+        carrying the table's Actor.ESCALATED_TO (take) where the queue names an escalate_to group is the
+        operators' (and the group role's) too, and asks inside who the caller is (who_check): a member of
+        the group may be one in workbench's groups table, which no grant can name."""
         if op not in SUPERVISOR_ONLY:
             return [self.quoted(OPERATOR_ROLE)]
-        group = self.q.config.escalate_to
-        escalated_to = any(workflow.TRANSITIONS[name].who is workflow.Actor.ESCALATED_TO for name in CARRIES[op])
-        return [self.quoted(SUPERVISOR_ROLE), *([self.quoted(group)] if escalated_to and group else [])]
+        group = self.escalated_to(op)
+        if group is None:
+            return [self.quoted(SUPERVISOR_ROLE)]
+        return [self.quoted(OPERATOR_ROLE), self.quoted(group)]
+
+    def who_check(self, op: str) -> str:
+        """The refusal, inside `op`'s procedure, of a caller the table's actor does not admit where the
+        EXECUTE grant alone does not decide it (executors): for Actor.ESCALATED_TO with a group, as the engine
+        (Supervision._require_escalated_to) and PostgreSQL (protocol.escalated_to) ask it: a supervisor (a
+        member of workbench_supervisor), or a member of the group, in workbench's groups table or of the
+        database role named like it, else problems.TAKE_NOT_IN_GROUP. The login is its database user's name,
+        as `workbench people add` makes them (CREATE USER … FOR LOGIN of the same name)."""
+        group = self.escalated_to(op)
+        if group is None:
+            return ""
+        sql = _Sql(self.dialect, {})
+        groups = tables.own(self.schema, tables.GROUPS_TABLE)
+        listed = sa.exists().where(groups.c.user_name == _LOGIN, groups.c.group_name == sa.literal(group, sa.Unicode()))
+        admitted = (
+            f"IS_ROLEMEMBER({self.text(SUPERVISOR_ROLE)}, @login) = 1 OR IS_ROLEMEMBER({self.text(group)}, @login) = 1 "
+            f"OR {_one_line(sql(listed))}"
+        )
+        return self.refused(f"NOT ({admitted})", problems.TAKE_NOT_IN_GROUP, self.q.name, group, Said("@login"))
 
     def procedure(self, operation: str) -> str:
         arguments, body = getattr(self, f"_{operation}")()
@@ -409,7 +441,7 @@ class _Builder:
             f"  DECLARE @login nvarchar(128) = ORIGINAL_LOGIN();\n  DECLARE @done int = 0;\n"
             f"  -- A refusal's text, said with what the procedure knows; the column it names, if any.\n"
             f"  DECLARE @refusal nvarchar(2048), @column nvarchar(4000);\n"
-            f"  {workflow.branch_mark(*carried)}\n{body}END;"
+            f"  {workflow.branch_mark(*carried)}\n{self.who_check(operation)}{body}END;"
         )
 
     def _key(self) -> str:

@@ -92,6 +92,8 @@ class SupervisorWindow(QMainWindow):
         self.config = config = self.wb.config
         self.service = services.Supervisor(self.wb, user)  # every database call goes through it, off this thread
         self.titles = {name: q.title for name, q in config.queues.items()}
+        # Whom each queue hands its escalated items to (the Escalated tab says it): its group, or None.
+        self.escalate_to = {name: q.escalate_to for name, q in config.queues.items()}
         self.setObjectName("supervisor_window")
         self.setWindowTitle(self.tr("workbench supervisor — {0}").format(user))
         self.dispatcher = dispatch.Dispatcher(self, threads=2)
@@ -388,6 +390,7 @@ class SupervisorWindow(QMainWindow):
             [
                 self.tr("Queue"),
                 self.tr("Item"),
+                self.tr("Waiting for"),
                 self.tr("Escalated by"),
                 times.with_zone(self.tr("When")),
                 self.tr("Reason"),
@@ -396,6 +399,11 @@ class SupervisorWindow(QMainWindow):
         )
         self._escalated_rows: list[models.Event] = []
         self.escalated.setAccessibleName(self.tr("Escalated items"))
+        waiting_for = self.escalated.horizontalHeaderItem(2)
+        if waiting_for is not None:
+            waiting_for.setToolTip(
+                self.tr("Whom the item was handed to: the queue's escalate_to group (and supervisors), or supervisors")
+            )
         self.escalated.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.escalated.cellDoubleClicked.connect(self._history_of_escalated)
         layout.addWidget(self.escalated, 1)
@@ -437,8 +445,17 @@ class SupervisorWindow(QMainWindow):
 
     def _show_escalated(self, found: list[Any]) -> None:
         self._escalated_rows = found
-        rows = [[self.titles[e.queue], e.key, e.actor, times.moment(e.at), e.reason or ""] for e in found]
+        rows = [
+            [self.titles[e.queue], e.key, self._waiting_for(e.queue), e.actor, times.moment(e.at), e.reason or ""]
+            for e in found
+        ]
         _fill(self.escalated, rows)
+
+    def _waiting_for(self, queue: str) -> str:
+        """Whom `queue`'s escalated items wait for, as the Escalated tab says it: its escalate_to group's
+        name, or Supervisors where it names none (the config's: no database call)."""
+        group = self.escalate_to.get(queue)
+        return group if group is not None else self.tr("Supervisors")
 
     def _history_of_escalated(self, row: int, _column: int) -> None:
         if not 0 <= row < len(self._escalated_rows):

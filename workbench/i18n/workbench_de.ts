@@ -2834,12 +2834,20 @@ Konfiguration: {1}</translation>
         <translation>Eintrag</translation>
     </message>
     <message>
+        <source>Waiting for</source>
+        <translation>Wartet auf</translation>
+    </message>
+    <message>
         <source>Escalated by</source>
         <translation>Übergeben von</translation>
     </message>
     <message>
         <source>Escalated items</source>
         <translation>An Supervisor übergebene Einträge</translation>
+    </message>
+    <message>
+        <source>Whom the item was handed to: the queue&apos;s escalate_to group (and supervisors), or supervisors</source>
+        <translation>An wen der Eintrag übergeben wurde: die Gruppe escalate_to der Warteschlange (und die Supervisoren) oder die Supervisoren</translation>
     </message>
     <message>
         <source>Take</source>
@@ -2856,6 +2864,10 @@ Konfiguration: {1}</translation>
     <message>
         <source>Not taken: {0}</source>
         <translation>Nicht übernommen: {0}</translation>
+    </message>
+    <message>
+        <source>Supervisors</source>
+        <translation>Supervisoren</translation>
     </message>
     <message>
         <source>Event</source>

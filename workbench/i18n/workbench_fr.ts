@@ -2834,12 +2834,20 @@ Configuration : {1}</translation>
         <translation>Élément</translation>
     </message>
     <message>
+        <source>Waiting for</source>
+        <translation>En attente de</translation>
+    </message>
+    <message>
         <source>Escalated by</source>
         <translation>Confié par</translation>
     </message>
     <message>
         <source>Escalated items</source>
         <translation>Éléments confiés à un superviseur</translation>
+    </message>
+    <message>
+        <source>Whom the item was handed to: the queue&apos;s escalate_to group (and supervisors), or supervisors</source>
+        <translation>À qui l’élément a été confié : le groupe escalate_to de la file (et les superviseurs), ou les superviseurs</translation>
     </message>
     <message>
         <source>Take</source>
@@ -2856,6 +2864,10 @@ Configuration : {1}</translation>
     <message>
         <source>Not taken: {0}</source>
         <translation>Non pris en charge : {0}</translation>
+    </message>
+    <message>
+        <source>Supervisors</source>
+        <translation>Superviseurs</translation>
     </message>
     <message>
         <source>Event</source>

@@ -75,6 +75,7 @@ REFUSALS: Mapping[int, Refusal] = {
     50431: Refusal("MOVE_FINISHES", errors.UsageError),
     50432: Refusal("TAKE_NOT_ESCALATED", errors.UsageError),
     50433: Refusal("TAKEN_ELSEWHERE", errors.LockLost),
+    50434: Refusal("TAKE_NOT_IN_GROUP", errors.NotPermitted),
 }
 NUMBERS: Mapping[str, int] = {refusal.problem: number for number, refusal in REFUSALS.items()}
 # The numbers of a script applied by a workbench before REFUSALS: the lock gone; any other refusal.
@@ -92,14 +93,19 @@ def number_of(template: str) -> int:
 
 def said_args(template: str, text: str) -> tuple[str, ...] | None:
     """The values `template` was filled with to say `text`, or None if `text` is not said by it."""
-    pattern = "".join(
-        f"(?P<a{piece[1:-1]}>.*?)" if re.fullmatch(r"\{\d\}", piece) else re.escape(piece)
-        for piece in re.split(r"(\{\d\})", template)
-    )
-    try:
-        found = re.fullmatch(pattern, text, re.S)
-    except re.error:  # a placeholder twice: not one of REFUSALS' templates
-        return None
+    seen: set[str] = set()
+
+    def group(piece: str) -> str:
+        if not re.fullmatch(r"\{\d\}", piece):
+            return re.escape(piece)
+        name = f"a{piece[1:-1]}"
+        if name in seen:  # a value said twice (TAKE_NOT_IN_GROUP's user): the same text again
+            return f"(?P={name})"
+        seen.add(name)
+        return f"(?P<{name}>.*?)"
+
+    pattern = "".join(group(piece) for piece in re.split(r"(\{\d\})", template))
+    found = re.fullmatch(pattern, text, re.S)
     if found is None:
         return None
     return tuple(found[f"a{i}"] for i in range(len(found.groupdict())))
@@ -187,6 +193,12 @@ class MssqlBackend(Backend):
 
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
+
+    def in_database_role(self, conn: sa.Connection, user: str, group: str) -> bool:
+        # IS_ROLEMEMBER, as the take procedure asks it (db/protocol_mssql.py, Builder.who_check): the
+        # database user named like the login, as `workbench people add` makes them; NULL (not a member)
+        # where either principal does not exist.
+        return conn.execute(sa.select(sa.func.IS_ROLEMEMBER(group, user))).scalar() == 1
 
     def protocol_script(
         self, dialect: Any, q: Any, schema: str, revoke: bool = False, reviewed: Any = None
