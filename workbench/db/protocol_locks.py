@@ -15,7 +15,10 @@ values (with the edits); a Save writes edits while the lock row is held. So:
   holds the lock (a Save, recorded); once it gave the lock up, on_release (with a reason's values)
   or exactly an outcome's values (the audit row becomes the Complete), edits with either; after a
   supervisor's force-release or a sweep, on_release; a supervisor's move and reopen of an item
-  nobody holds.
+  nobody holds;
+- at commit (the lock table's deferred constraint trigger, wb_LOCKS_held), each lock row an operator's
+  login inserted and still holds is asked of its queue's lock check once more (op COMMIT): its item is in
+  the queue's work (the row rule HELD), as a take's values put an escalated item back to work.
 """
 
 from __future__ import annotations
@@ -282,7 +285,8 @@ BEGIN
   END IF;
   IF op = 'INSERT' THEN
     -- A supervisor's take: the lock of an escalated item, recorded as his claim. An escalated item is
-    -- nobody else's to lock (it waits for no claim): refused, not a claim that came too late.
+    -- nobody else's to lock (it waits for no claim): refused, not a claim that came too late. The item's
+    -- take values follow (item_check); without them the lock is refused at commit (op COMMIT above).
     {branch("take")} {take_checks}
     IF {take_set_up} AND {rules.lock("take")} AND {change("take")} THEN
       {find_item}
