@@ -156,12 +156,7 @@ class Reading:
 @dataclasses.dataclass(frozen=True)
 class Leniency:
     """Today's known gaps as the oracle may model them (tests/test_admission.py's KNOWN_GAPS); a gap found
-    adds its flag here, read where the oracle differs, until its fix removes both."""
-
-    # A lock-table take's lock row is admitted on its own (protocol_locks.lock_check's take branch): the
-    # queue row may keep on_escalate's values (nothing at commit asks for on_reopen's), and edits under the
-    # lock then pass as a save.
-    take_lock_row_alone: bool = False
+    adds its flag here, read where the oracle differs, until its fix removes both. None today."""
 
 
 STRICT = Leniency()
@@ -344,28 +339,7 @@ def readings(
                 ):
                     continue
                 found.append(Reading(q.name, t.name, outcome))
-        if lenient.take_lock_row_alone and rendering is Rendering.PG_LOCK_TABLE:
-            found += _take_lock_row_alone(q, before, new_row, new_lock, caller, supervisor)
     return found
-
-
-def _take_lock_row_alone(
-    q: QueueModel, before: Snapshot, new_row: Mapping[str, Any], new_lock: Lock, caller: str, supervisor: bool
-) -> list[Reading]:
-    """The known gap take_lock_row_alone: a taker's fresh lock row on an escalated item nobody holds, the
-    item's row left escalated (its workflow columns as they were), perhaps with edits (a save)."""
-    old, row = before.lock, before.row
-    escalated = (
-        bool(q.on_escalate and q.on_reopen)
-        and not q.in_todo(row)
-        and _holds({c: v for c, v in q.on_escalate.items() if v != "<user>"}, row, caller)
-    )
-    taker = supervisor or caller in q.takers
-    fresh = new_lock.user == caller and new_lock.queue == q.name and _check(Check.WITHIN_LIMITS, q, before, new_lock)
-    changed = {c for c in q.checked if new_row.get(c) != row.get(c)}
-    if not (escalated and taker and old.free and fresh) or changed - q.editable:
-        return []
-    return [Reading(q.name, "take")] + ([Reading(q.name, "save")] if changed else [])
 
 
 def events_of(found: Iterable[Reading], before: Snapshot) -> set[str]:

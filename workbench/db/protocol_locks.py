@@ -15,7 +15,10 @@ values (with the edits); a Save writes edits while the lock row is held. So:
   holds the lock (a Save, recorded); once it gave the lock up, on_release (with a reason's values)
   or exactly an outcome's values (the audit row becomes the Complete), edits with either; after a
   supervisor's force-release or a sweep, on_release; a supervisor's move and reopen of an item
-  nobody holds.
+  nobody holds;
+- at commit (the lock table's deferred constraint trigger, wb_LOCKS_held), each lock row an operator's
+  login inserted and still holds is asked of its queue's lock check once more (op COMMIT): its item is in
+  the queue's work (the row rule HELD), as a take's values put an escalated item back to work.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import functools
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql import visitors
 
 from workbench.config import model
 from workbench.core import workflow
@@ -95,6 +99,28 @@ def _gone(row: str, waits: str) -> str:
 
 def lock_check_name(queue: str) -> str:
     return protocol.object_name(queue, "lockcheck")
+
+
+# The lock check's op at commit (the lock table's deferred trigger): a lock row this transaction inserted.
+AT_COMMIT = "COMMIT"
+
+
+def row_held(q: mapping.BoundQueue, holder: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    """The row rule every transition under the caller's own lock shares (HELD, db/rowrules.py: the row in
+    the queue's work), over the queue's row, the lock's holder being `holder` (a state a claim leaves may
+    name the claimer, whose name is the lock row's)."""
+    names = [
+        name
+        for name in workflow.rendered_in(workflow.Rendering.PG_LOCK_TABLE)
+        if workflow.TRANSITIONS[name].lock is workflow.LockRule.OWN_LIVE_HERE
+    ]
+    clause = sa.and_(sa.true(), *rowrules.before_all(q, *names).state)
+    users = (q.user, _shape(q).user)
+
+    def holder_for(element: Any) -> Any:
+        return holder if any(element is u for u in users) else None
+
+    return visitors.replacement_traverse(clause, {}, holder_for)  # type: ignore[call-overload,no-any-return]
 
 
 def _actors(
@@ -213,6 +239,8 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     if shape.claim_id is not None and not shape.keep:
         free_item += f" AND {r.sql(shape.claim_id, item)} IS NULL"
     take_set_up = "true" if q.on_escalate and q.on_reopen else "false"
+    # What a lock row held at commit asks of its item (row_held): in the queue's work, for the lock's holder.
+    in_work = r.sql(row_held(q, sa.literal_column(user_n)), item)
     take_checks = " ".join(
         workflow_sql.check_mark(c) for c in (workflow.Check.ON_ESCALATE_SET, workflow.Check.ON_REOPEN_SET)
     )
@@ -242,9 +270,23 @@ DECLARE
   item {prep.format_table(q.table)}%ROWTYPE;
 BEGIN
   {protocol.TRIGGER_ONLY}
+  IF op = '{AT_COMMIT}' THEN
+    -- At commit: a lock row this transaction inserted and still holds leaves its item where the
+    -- transitions under that lock find it (their row rule). A claim's lock row takes a waiting item; a
+    -- take's lock row an escalated one, which the take's own values (on_reopen's, item_check) put back
+    -- to work in the same transaction: its lock row alone leaves it escalated, and is refused here.
+    IF NOT EXISTS (SELECT 1 FROM {prep.format_table(shape.locks)} l WHERE l.queue = n.queue
+        AND l.item_key = n.item_key AND {r.sql(shape.token_column(), shape.locks.alias("l"))} IS NOT DISTINCT FROM
+        {r.sql(shape.token_column(), ln)}) THEN
+      RETURN true;  -- given up (or taken over) since
+    END IF;
+    {find_item}
+    RETURN NOT FOUND OR {in_work};
+  END IF;
   IF op = 'INSERT' THEN
     -- A supervisor's take: the lock of an escalated item, recorded as his claim. An escalated item is
-    -- nobody else's to lock (it waits for no claim): refused, not a claim that came too late.
+    -- nobody else's to lock (it waits for no claim): refused, not a claim that came too late. The item's
+    -- take values follow (item_check); without them the lock is refused at commit (op COMMIT above).
     {branch("take")} {take_checks}
     IF {take_set_up} AND {rules.lock("take")} AND {change("take")} THEN
       {find_item}
@@ -471,7 +513,7 @@ BEGIN
     RETURN true;  -- a take's values (on_reopen's, on_claim's) and claim id, its lock taken (and recorded) here
   END IF;
   {branch("save")}
-  IF {rules.lock("save")} AND {unchanged(kept("save"))} THEN
+  IF {rules.lock("save")} AND {r.sql(row_held(q, sa.literal_column("login")), old)} AND {unchanged(kept("save"))} THEN
     SELECT {r.sql(q.backend.token_digest(shape.token_column()), held)} INTO held_token {holds};
     changed := {edits};
     {record(ev("save"), "login", "held_token", changes="changed")}
@@ -526,8 +568,15 @@ def locks_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
     locks = prep.format_table(shape.locks)
     name = protocol.object_name(shape.locks.name, "protocol")
     trigger, function = prep.quote(name), protocol._qualified(prep, schema, name)
+    at_commit = protocol.object_name(shape.locks.name, "held")
+    commit_trigger, commit_function = prep.quote(at_commit), protocol._qualified(prep, schema, at_commit)
     if not queues:
-        return [f"DROP TRIGGER IF EXISTS {trigger} ON {locks}", f"DROP FUNCTION IF EXISTS {function}()"]
+        return [
+            f"DROP TRIGGER IF EXISTS {trigger} ON {locks}",
+            f"DROP FUNCTION IF EXISTS {function}()",
+            f"DROP TRIGGER IF EXISTS {commit_trigger} ON {locks}",
+            f"DROP FUNCTION IF EXISTS {commit_function}()",
+        ]
     checks = "".join(
         f"  {'IF' if i == 0 else 'ELSIF'} queue = {protocol.Renderer.literal_of(conn, queue)} THEN\n"
         f"    IF {protocol._qualified(prep, schema, lock_check_name(queue))}(TG_OP, OLD, NEW) THEN\n"
@@ -554,6 +603,24 @@ BEGIN
           HINT = 'locks change only through workbench''s operations (claim, extend, release, complete; '
                  'force-release and reassign for supervisors), each with its audit row';
 END"""
+    # At commit, each lock row an operator's login inserted is asked of its queue's lock check once more
+    # (op AT_COMMIT): the item it still holds is in the queue's work (a take's lock row with its values).
+    held_checks = "".join(
+        f"  {'IF' if i == 0 else 'ELSIF'} NEW.queue = {protocol.Renderer.literal_of(conn, queue)} THEN\n"
+        f"    IF NOT {protocol._qualified(prep, schema, lock_check_name(queue))}('{AT_COMMIT}', NEW, NEW) THEN\n"
+        "      RAISE EXCEPTION 'workbench: % may not keep a lock of % item % that is not in the queue''s work', "
+        "session_user, NEW.queue, NEW.item_key\n"
+        "        USING ERRCODE = '42501',\n"
+        "              HINT = 'a lock is taken on an item it puts to work: a take writes on_reopen''s values '\n"
+        "                     'with its lock row, in the same transaction, as workbench does';\n"
+        "    END IF;\n"
+        for i, queue in enumerate(dict.fromkeys(queues))
+    )
+    held_body = f"""
+BEGIN
+{held_checks}  END IF;
+  RETURN NULL;
+END"""
     checked = (
         f"pg_has_role(current_user, '{protocol.OPERATOR_ROLE}', 'USAGE') "
         f"AND NOT pg_has_role(current_user, {protocol._owner_oid(conn, shape.locks)}::oid, 'MEMBER')"
@@ -570,6 +637,17 @@ END"""
         (
             f"CREATE TRIGGER {trigger} AFTER INSERT OR UPDATE OR DELETE ON {locks} FOR EACH ROW WHEN ({checked}) "
             f"EXECUTE FUNCTION {function}()"
+        ),
+        (
+            f"CREATE OR REPLACE FUNCTION {commit_function}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+            f"SET search_path = {protocol.search_path(prep, q, schema)} AS $wb${held_body}\n$wb$"
+        ),
+        protocol.private(f"{commit_function}()"),
+        f"DROP TRIGGER IF EXISTS {commit_trigger} ON {locks}",
+        # Deferred: workbench's take inserts the lock row first, then writes the item's values.
+        (
+            f"CREATE CONSTRAINT TRIGGER {commit_trigger} AFTER INSERT ON {locks} DEFERRABLE INITIALLY DEFERRED "
+            f"FOR EACH ROW WHEN ({checked}) EXECUTE FUNCTION {commit_function}()"
         ),
     ]
 

@@ -98,7 +98,9 @@ _R = workflow.RowRule
 # in tests/test_rowrules.py (require_compiled), and here when a rendering asks for it.
 _BEFORE: Mapping[workflow.RowRule, Callable[[mapping.BoundQueue, _Ask], Row]] = {
     _R.CLAIMABLE: _claimable,
-    _R.HELD: lambda q, a: Row(tuple(q.scope_clause()), (q.held_here(),)),
+    # In the queue's work (todo, or the state its claim put it in): BoundQueue.in_work, which is held_here
+    # for locks in the row; a lock table's rows name their queue, but the row is still asked to be in work.
+    _R.HELD: lambda q, a: Row(tuple(q.scope_clause()), (q.in_work(),)),
     _R.WAITING: lambda q, a: Row(tuple(q.scope_clause(a.user)), (q.todo_clause(a.user),)),
     _R.FINISHED: lambda q, a: Row(tuple(q.scope_clause()), (sa.not_(q.todo_clause()),)),
     _R.COMPLETED_BY_CALLER: lambda q, a: Row(
