@@ -333,7 +333,7 @@ def test_a_lost_listening_connection_falls_back_to_reading_and_listens_again(
         killed = conn.execute(
             sa.text(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND query LIKE 'LISTEN%'"
+                "WHERE datname = current_database() AND application_name = 'workbench listen'"
             )
         ).all()
     assert killed == [(True,)]

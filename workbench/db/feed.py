@@ -43,6 +43,12 @@ def listener(engine: sa.Engine) -> backends.ChangeListener | None:
     return backends.of(engine).change_listener(engine)
 
 
+def refused(exc: BaseException) -> bool:
+    """Whether a listener's failure is for good (a pooler between, a driver without notifications): its
+    reader stops trying and reads by the clock."""
+    return isinstance(exc, backends.ListenRefused)
+
+
 def rows_after(
     conn: sa.Connection,
     audit: sa.Table,

@@ -20,7 +20,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from workbench.core import errors, models
 from workbench.db import feed
@@ -37,23 +37,13 @@ WAIT_TURN = 1.0  # one blocking wait for notices at most this long (the relay's 
 REMEMBERED = 50_000  # ids woken from notices, kept to wake no one again when the trail's read brings them
 
 
-class Listening(Protocol):
-    """A session that hears the audit trail's rows as they commit (db/backends: ChangeListener)."""
-
-    def open(self) -> None: ...
-
-    def wait(self, timeout: float) -> list[models.Notice]: ...
-
-    def close(self) -> None: ...
-
-
 class Watcher(Service):
     """The relay's one reader of the feed: every change in the config's queues, each once."""
 
     def changes(self) -> list[models.Event]:
         return self._read_changes(concerning=None)
 
-    def listener(self) -> Listening | None:
+    def listener(self) -> relay_client.Listening | None:
         """A listener for the database's notices of new audit rows (not yet connected), where there are
         any and a session of the relay's own exists: PostgreSQL, not through a transaction pooler."""
         return feed.listener(self._wb.db.engine)
@@ -69,13 +59,7 @@ class Subscriber:
     every: bool  # every change in its queues (the console), not only those about its user
 
     def wants(self, event: models.Event | models.Notice) -> bool:
-        if event.queue not in self.queues:
-            return False
-        if self.every:
-            return True
-        # A window acts on others' doings with its user's items (gui/session.py _on_changes): its own
-        # actions it already knows; waking it for them would cost a look per claim, Save and Complete.
-        return event.owner == self.user and event.actor != self.user
+        return relay_client.concerns(event, self.user, self.queues, self.every)
 
 
 class Relay:
@@ -87,7 +71,7 @@ class Relay:
         read: Callable[[], list[models.Event]],
         *,
         every: float = EVERY_SECONDS,
-        listener: Listening | None = None,
+        listener: relay_client.Listening | None = None,
         listening_every: float = LISTENING_EVERY,
         relisten: float = RELISTEN_SECONDS,
     ) -> None:
@@ -160,6 +144,8 @@ class Relay:
                 await asyncio.to_thread(listener.open)
             except Exception as exc:  # noqa: BLE001 - refused, unreachable: read by the clock, try again later
                 self._listen_at = loop.time() + self.relisten
+                if feed.refused(exc):
+                    self.listener = None  # never here (a pooler between): not tried again
                 log.info("relay: not listening for the database's notices (%s); reading every %g s", exc, self.every)
             else:
                 self.listening = True
@@ -256,10 +242,16 @@ class Relay:
 
 
 def run(
-    watcher: Watcher, host: str, port: int, every: float = EVERY_SECONDS, ready: Callable[[int], None] | None = None
+    watcher: Watcher,
+    host: str,
+    port: int,
+    every: float = EVERY_SECONDS,
+    ready: Callable[[int], None] | None = None,
+    listen: bool = True,
 ) -> None:
-    """`workbench relay`: serve until interrupted (Ctrl+C, or the service manager's stop)."""
-    relay = Relay(watcher.changes, every=every, listener=watcher.listener())
+    """`workbench relay`: serve until interrupted (Ctrl+C, or the service manager's stop); `listen`: for the
+    database's notices where it sends them (False: read every `every` all the same, as the benchmark compares)."""
+    relay = Relay(watcher.changes, every=every, listener=watcher.listener() if listen else None)
     watcher.changes()  # where the feed starts; a config the database refuses is said here, before listening
     try:
         asyncio.run(relay.serve(host, port, ready))

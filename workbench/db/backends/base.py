@@ -19,12 +19,18 @@ class ListenLost(Exception):
     """The connection a listener waits on cannot be made, or is gone: its reader reads by the clock meanwhile."""
 
 
+class ListenRefused(ListenLost):
+    """Listening cannot work here (a pooler between, a driver without notifications): not worth trying again."""
+
+    lasting = True
+
+
 class ChangeListener(Protocol):
     """A session of its own that hears the audit trail's rows as they are committed (`change_listener`).
     Blocking: one thread at a time calls it."""
 
     def open(self) -> None:
-        """Connect and listen (again, after a loss); ListenLost when it cannot."""
+        """Connect and listen (again, after a loss); ListenLost when it cannot now, ListenRefused never."""
 
     def wait(self, timeout: float) -> list[models.Notice]:
         """The notices heard within `timeout` seconds: as soon as one is, with every other waiting then

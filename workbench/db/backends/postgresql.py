@@ -15,7 +15,14 @@ import sqlalchemy as sa
 from workbench.core import models
 from workbench.db import dberrors
 from workbench.db.backends import indexes
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, ListenLost, like_pattern, search_index_name
+from workbench.db.backends.base import (
+    LIKE_ESCAPE,
+    Backend,
+    ListenLost,
+    ListenRefused,
+    like_pattern,
+    search_index_name,
+)
 
 log = logging.getLogger("workbench.db")
 
@@ -25,6 +32,8 @@ log = logging.getLogger("workbench.db")
 CHANGES_CHANNEL = "workbench_changes"
 NOTIFY_FUNCTION = "workbench_audit_notify"  # the trigger's function, beside the audit table
 NOTIFY_TRIGGER = "workbench_audit_notify"
+LISTEN_APPLICATION = "workbench listen"  # a listening session's application_name (the others': "workbench")
+ECHO_SECONDS = 2.0  # a listener's own first notice comes back within this, or it is not a session of its own
 ALIVE_SECONDS = 10.0  # a listener that heard nothing this long asks its server (SELECT 1) whether it is there
 
 if TYPE_CHECKING:
@@ -303,6 +312,9 @@ class PostgresqlBackend(Backend):
             "'id', wb_new.id, 'queue', wb_new.queue, 'owner', wb_new.owner, 'actor', wb_new.actor)::text)\n"
             "  FROM wb_new ORDER BY wb_new.id;\n  RETURN NULL;\nEND\n$wb$"
         )
+        # A trigger's function is not called by hand, and its EXECUTE is checked when the trigger is made,
+        # not as it fires: no one needs it (tests/test_protocol_holes.py lists what each login may call).
+        conn.exec_driver_sql(f"REVOKE ALL ON FUNCTION {function}() FROM PUBLIC")
         conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {prep.quote(NOTIFY_TRIGGER)} ON {table}")
         conn.exec_driver_sql(
             f"CREATE TRIGGER {prep.quote(NOTIFY_TRIGGER)} AFTER INSERT ON {table} "
@@ -352,16 +364,24 @@ class NoticeListener:
             fairy.detach()  # never handed to anyone else, and closed for good by close()
             conn: Any = fairy.dbapi_connection
             if not hasattr(conn, "notifies"):  # another driver than psycopg 3
-                fairy.close()
-                raise ListenLost(f"the driver {type(conn).__module__} cannot wait for notifications")
+                fairy.invalidate()
+                raise ListenRefused(f"the driver {type(conn).__module__} cannot wait for notifications")
             if not conn.autocommit:
                 conn.rollback()
                 conn.autocommit = True
+            conn.execute(f"SET application_name = '{LISTEN_APPLICATION}'")  # what pg_stat_activity shows
             conn.execute(f"LISTEN {CHANGES_CHANNEL}")
+            came_back = _echo(conn)
         except ListenLost:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure to connect or listen: read by the clock
             raise ListenLost(f"cannot listen for the audit trail's notices: {dberrors.first_line(exc)}") from None
+        if not came_back:
+            fairy.invalidate()
+            raise ListenRefused(
+                "a notice sent on the listening connection did not come back from its own session: a pooler "
+                'stands between (set [database] pooler = "transaction" for PgBouncer\'s transaction pooling)'
+            )
         self._fairy, self._conn, self._heard = fairy, conn, time.monotonic()
 
     def wait(self, timeout: float) -> list[models.Notice]:
@@ -388,7 +408,17 @@ class NoticeListener:
         fairy, self._fairy, self._conn = self._fairy, None, None
         if fairy is not None:
             with contextlib.suppress(Exception):
-                fairy.close()
+                fairy.invalidate()  # closed without the pool's reset (a rollback on a connection maybe lost)
+
+
+def _echo(conn: Any) -> bool:
+    """Whether a notice this connection sends comes back to it from its own server session: not so through
+    a pooler that lends each statement a session (PgBouncer's transaction pooling, a pooler not declared),
+    whose LISTEN would hear nothing, or whose session's process id is not the one the pooler told us."""
+    mark = f"listening {conn.info.backend_pid}"
+    conn.execute("SELECT pg_catalog.pg_notify(%s, %s)", (CHANGES_CHANNEL, mark))
+    pid = conn.info.backend_pid
+    return any(notify.payload == mark and notify.pid == pid for notify in conn.notifies(timeout=ECHO_SECONDS))
 
 
 def _notice(notify: Any) -> models.Notice | None:
