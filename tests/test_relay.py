@@ -348,3 +348,24 @@ def test_a_lost_listening_connection_falls_back_to_reading_and_listens_again(
     assert one.listening  # listening again
     assert _told_within(client, wb) < 0.25
     client.close()
+
+
+def test_a_pooler_not_declared_is_found_out_and_not_listened_through(pooled_env: support.Env) -> None:
+    """Through PgBouncer's transaction pooling with `pooler` left out, LISTEN runs on a session lent to others
+    at once and would hear nothing: the listener's own first notice does not come back from its session, and
+    it gives up for good (ListenRefused: not tried again every few seconds) rather than wait in vain."""
+    import sqlalchemy as sa
+
+    from workbench.db import backends, feed
+
+    pooled_env.demo(case_rows=5)
+    undeclared = sa.create_engine(pooled_env.bouncer.url(pooled_env.database))  # type: ignore[attr-defined]
+    try:
+        listener = feed.listener(undeclared)
+        assert listener is not None  # nothing said it is pooled
+        started = time.monotonic()
+        with pytest.raises(backends.ListenRefused, match="pooler"):
+            listener.open()
+        assert time.monotonic() - started < 10
+    finally:
+        undeclared.dispose()

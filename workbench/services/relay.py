@@ -129,7 +129,9 @@ class Relay:
                         log.info("relay: reading the change feed")
                     self.reading = True
                     self._wake([event for event in events if event.id not in self._woken])  # not told twice
-                await self._next_read(started + (self.listening_every if self.listening else self.every))
+                # Listening, the trail is read seldom; a read that failed is tried again soon all the same.
+                seldom = self.listening and self.reading
+                await self._next_read(started + (self.listening_every if seldom else self.every))
         finally:
             if self.listener is not None:
                 self.listener.close()
