@@ -280,3 +280,35 @@ def test_a_window_through_pgbouncer_polls(qtbot: Any, open_window: Any, pooled_e
     assert window.session.notices is None
     assert window.session._changes.interval() == int(FEED.changes_interval * 1000)
     assert _force_release_heard(qtbot, window, config) < 2.0
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_the_console_without_a_relay_is_woken_by_the_database_notice(qtbot: Any, demo_config: Any) -> None:
+    """No relay, PostgreSQL direct: the console keeps its own look every changes_every and the database's
+    notice of a change in its queues makes a look sooner. Its own timer stopped here, only the notice can
+    bring a claim to its board: within a second."""
+    gui_app.application()
+    wb = service.Workbench.open(demo_config)
+    console_wb = service.Workbench.open(demo_config)
+    window = supervisor.SupervisorWindow(console_wb, "sup", refresh_seconds=600, changes_seconds=2)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        assert window.relay is None and window.notices is not None
+        qtbot.waitUntil(lambda: window.notices is not None and window.notices.connected is True, timeout=10_000)
+        assert window._changes.interval() == 2000  # it keeps its own look, as with a relay
+        assert not window.relay_label.isVisible()
+        refreshed(qtbot, window)
+        window._changes.stop()  # no look but those a notice asks for
+        qtbot.wait(1_200)  # past the least gap (half the interval) after its last look
+        assert board_keys(window) == []
+        key = wb.queue("cases").claim_next("alice", 1)[0].lock.key
+        claimed = time.monotonic()
+        qtbot.waitUntil(lambda: board_keys(window) == [str(key)], timeout=SOON_MS)
+        print(f"console shows the claim after {time.monotonic() - claimed:.3f} s")
+        assert time.monotonic() - claimed < 1.0
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        console_wb.close()
+        wb.close()

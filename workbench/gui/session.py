@@ -450,7 +450,7 @@ class OperatorSession(QObject):
                         self.look_for_changes,
                         self.settings.changes_interval,
                         self,
-                        what="the database's notices",
+                        what="notices",
                     )
                     self.notices.start()  # polls until it listens
             elif self.settings.changes_interval > 0:
