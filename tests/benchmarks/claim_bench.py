@@ -93,7 +93,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="TREE",
         help="a checkout of another commit (e.g. `git archive main | tar -x -C /tmp/ref`): each workbench "
         "contender runs a second time with that tree's workbench, in a database of its own, interleaved "
-        "with this tree's in the same run (the databases are built by this tree: same schema needed)",
+        "with this tree's in the same run (its databases initialised by that tree: its own migration and functions)",
     )
     args = parser.parse_args(argv)
     try:
@@ -258,7 +258,7 @@ def _on_reference(setup: Any, tree: str) -> Any:
 
     def on_reference(target: harness.Target, rows: int) -> dict[str, Any]:
         name = f"wbref_{setup.__name__.removeprefix('setup_')}"
-        url, timings = harness.build_workbench_db(target, name, rows)
+        url, timings = harness.build_workbench_db(target, name, rows, tree=tree)
         return {
             "kind": _REFERENCED[setup] + REFERENCE,
             "url": url,

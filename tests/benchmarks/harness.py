@@ -10,6 +10,8 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -343,10 +345,19 @@ def analyze(engine: sa.Engine, *tables: str) -> None:
 
 
 def build_workbench_db(
-    target: Target, name: str, rows: int, *, fraction: float = 1.0, layout: str = "newest", pooler: str = "none"
+    target: Target,
+    name: str,
+    rows: int,
+    *,
+    fraction: float = 1.0,
+    layout: str = "newest",
+    pooler: str = "none",
+    tree: str | None = None,
 ) -> tuple[str, dict[str, float]]:
     """A fresh database with the demo cases table filled, workbench initialised and the claim indexes made
-    (with `pooler = "transaction"`: init makes the claim function, PgBouncer's clients find it).
+    (with `pooler = "transaction"`: init makes the claim function, PgBouncer's clients find it). With
+    `tree` (another commit's checkout) that tree's workbench initialises it, in a process of its own: its
+    tables at its own migration, its functions, as a site running that version has them.
 
     Returns the workbench URL and the seconds each setup step took.
     """
@@ -361,6 +372,10 @@ def build_workbench_db(
     finally:
         load.dispose()
     started = time.perf_counter()
+    if tree is not None:
+        _init_with(tree, url, target.password, pooler)
+        timings["init+attach+analyze"] = time.perf_counter() - started
+        return url, timings
     with service.Workbench.open(bench_config(url, pooler=pooler), password=target.password) as wb:
         wb.init()
         demo.attach_all(wb)  # the indexes `workbench attach --apply` would create
@@ -369,6 +384,35 @@ def build_workbench_db(
         analyze(wb.engine, "cases")
         timings["analyze"] = time.perf_counter() - started
     return url, timings
+
+
+# Run by another tree's interpreter path: the same three steps with that tree's harness and workbench.
+_INIT_WITH = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from tests.benchmarks import harness
+from workbench import demo
+from workbench.db import service
+config = harness.bench_config(sys.argv[2], pooler=sys.argv[3])
+with service.Workbench.open(config, password=os.environ.get("WB_BENCH_PASSWORD") or None) as wb:
+    wb.init()
+    demo.attach_all(wb)
+    harness.analyze(wb.engine, "cases")
+"""
+
+
+def _init_with(tree: str, url: str, password: str | None, pooler: str) -> None:
+    """Initialise `url`'s workbench with `tree`'s code (the password in the environment, not argv)."""
+    env = {**os.environ, "WB_BENCH_PASSWORD": password or ""}
+    done = subprocess.run(
+        [sys.executable, "-c", _INIT_WITH, str(Path(tree).resolve()), url, pooler],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"initialising {url} with {tree} failed:\n{done.stderr[-3000:]}")
 
 
 # -- what is measured ---------------------------------------------------------------------------
