@@ -75,8 +75,10 @@ def test_benchmark_runs_tiny_on_postgresql(name: str, pg_server: servers.Server)
     if name == "seats_bench":  # its rounds through a throwaway PgBouncer too
         assert "3 PgBouncer" in out and "3 direct" in out and "3 PgBouncer, relay" in out, out
         # Each round says whether its latencies are the server's or the clients' (issue 54).
-        rounds = out.count("done; load average")  # direct, PgBouncer, each with a relay, counts per window
-        assert rounds == 5 and out.count("latencies are the server's") + out.count("WARNING 3 ") == rounds, out
+        # direct, PgBouncer, each with a relay (direct: reading and listening), counts per window
+        rounds = out.count("done; load average")
+        assert "3 direct, relay reading" in out and "3 direct, relay done" in out, out
+        assert rounds == 6 and out.count("latencies are the server's") + out.count("WARNING 3 ") == rounds, out
     assert "load average" in out and "cores" in out, out  # the machine's load beside the figures
 
 

@@ -28,10 +28,12 @@ from workbench.services import relay, relay_client
 class RelayThread:
     """A relay serving `wb`'s queues on a thread of this process (port 0: one the system picks)."""
 
-    def __init__(self, wb: services.Workbench, port: int = 0, every: float = 0.2) -> None:
+    def __init__(self, wb: services.Workbench, port: int = 0, every: float = 0.2, **listening: Any) -> None:
         self.watcher = relay.Watcher(wb, "relay")
         self.watcher.changes()  # where the feed starts
-        self.relay = relay.Relay(self.watcher.changes, every=every)
+        # Listening for the database's notices where it sends them (run() does so), or as a test says.
+        listener = listening.pop("listener", self.watcher.listener())
+        self.relay = relay.Relay(self.watcher.changes, every=every, listener=listener, **listening)
         self.loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self.port = port
@@ -221,3 +223,149 @@ def test_workbench_relay_on_the_command_line(native_env: support.Env) -> None:
     finally:
         proc.kill()
         proc.wait(10)
+
+
+# -- PostgreSQL's notices (LISTEN/NOTIFY): the relay woken as a change commits, not at its next read -------------
+
+
+def _told_within(client: relay_client.RelayClient, wb: services.Workbench, user: str = "alice") -> float:
+    """Seconds from a force-release's commit (of `user`'s claim) to `client` being woken about it."""
+    claim = services.Operator(wb, user).next_item("cases")
+    client.wait(0.3)  # nothing of her own claim; anything else pending taken
+    wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+    committed = time.monotonic()
+    woken = client.wait(10.0)
+    assert woken is not None, "not woken"
+    return time.monotonic() - committed
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_the_audit_trail_notifies_as_it_commits(native_env: support.Env) -> None:
+    """Migration 14: each audit row, as its transaction commits, sends its id and whom it concerns (no row
+    data) to a listener on a session of its own; a rolled-back row sends nothing."""
+    import sqlalchemy as sa
+
+    from workbench.db import feed
+
+    wb = native_env.demo(case_rows=5)
+    listener = feed.listener(wb.engine)
+    assert listener is not None
+    listener.open()
+    try:
+        assert listener.wait(0.2) == []
+        claim = services.Operator(wb, "alice").next_item("cases")
+        started = time.monotonic()
+        wb.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
+        heard = listener.wait(2.0)
+        heard += listener.wait(0.2)
+        assert time.monotonic() - started < 1.0
+        (notice,) = [n for n in heard if n.actor == "sue"]
+        assert notice.queue == "cases" and notice.owner == "alice"
+        (row,) = [e for e in services.Supervisor(wb, "sue").history("cases", claim.lock.key) if e.id == notice.id]
+        assert row.kind is models.EventKind.FORCE_RELEASE
+        with wb.engine.connect() as conn:  # written and rolled back: not heard
+            conn.execute(
+                wb.audit_table.insert().values(queue="cases", item_key="1", event="save", actor="x", at=sa.func.now())
+            )
+            conn.rollback()
+        assert listener.wait(0.5) == []
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_listening_relay_wakes_a_window_at_once(native_env: support.Env, relays: list[RelayThread]) -> None:
+    """Read only every 30 s, the relay still wakes the holder within a fraction of its old 0.5 s: the notice
+    did. Measured against the same relay not listening (reading every 0.5 s) in the same run."""
+    wb = native_env.demo(case_rows=10)
+    relays.append(RelayThread(wb, every=0.5, listener=None))
+    polling = relay_client.RelayClient(relays[-1].address, "alice", ["cases"])
+    polling.connect()
+    before = sorted(_told_within(polling, wb) for _ in range(3))
+    polling.close()
+    relays[-1].stop()
+    relays.append(RelayThread(wb, every=30.0, listening_every=30.0))
+    assert relays[-1].relay.listening
+    client = relay_client.RelayClient(relays[-1].address, "alice", ["cases"])
+    client.connect()
+    after = sorted(_told_within(client, wb) for _ in range(3))
+    print(f"holder told, relay reading every 0.5 s: {before}; listening: {after}")
+    assert after[1] < 0.25, after  # the median: well within the old interval, and a read every 30 s
+    assert relays[-1].relay.noticed >= 3
+    client.close()
+
+
+def test_a_pooled_relay_does_not_listen(pooled_env: support.Env, relays: list[RelayThread]) -> None:
+    """Through PgBouncer's transaction pooling there is no session to LISTEN on: no listener, the relay reads
+    every interval as before (and wakes the windows so)."""
+    wb = pooled_env.demo(case_rows=5)
+    assert relay.Watcher(wb, "relay").listener() is None
+    relays.append(RelayThread(wb))
+    assert relays[-1].relay.listener is None and not relays[-1].relay.listening
+    client = relay_client.RelayClient(relays[-1].address, "alice", ["cases"])
+    client.connect()
+    assert _told_within(client, wb) < 2.0
+    client.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_no_listener_where_the_database_sends_no_notices(native_env: support.Env) -> None:
+    wb = native_env.demo(case_rows=5)
+    assert relay.Watcher(wb, "relay").listener() is None
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_lost_listening_connection_falls_back_to_reading_and_listens_again(
+    native_env: support.Env, relays: list[RelayThread]
+) -> None:
+    """The listening session killed on the server: the relay reads every `every` at once (a window is still
+    woken), and listens again after `relisten`, woken at once again."""
+    import sqlalchemy as sa
+
+    wb = native_env.demo(case_rows=10)
+    relays.append(RelayThread(wb, every=0.5, listening_every=30.0, relisten=1.0))
+    one = relays[-1].relay
+    assert one.listening
+    client = relay_client.RelayClient(relays[-1].address, "alice", ["cases"])
+    client.connect()
+    assert _told_within(client, wb) < 0.25
+    with native_env.engine.connect() as conn:
+        killed = conn.execute(
+            sa.text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND application_name = 'workbench listen'"
+            )
+        ).all()
+    assert killed == [(True,)]
+    deadline = time.monotonic() + 5
+    while one.listening and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not one.listening  # seen within a wait's turn (1 s)
+    assert _told_within(client, wb) < 2.0  # by the relay's reads meanwhile
+    deadline = time.monotonic() + 10
+    while not one.listening and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert one.listening  # listening again
+    assert _told_within(client, wb) < 0.25
+    client.close()
+
+
+def test_a_pooler_not_declared_is_found_out_and_not_listened_through(pooled_env: support.Env) -> None:
+    """Through PgBouncer's transaction pooling with `pooler` left out, LISTEN runs on a session lent to others
+    at once and would hear nothing: the listener's own first notice does not come back from its session, and
+    it gives up for good (ListenRefused: not tried again every few seconds) rather than wait in vain."""
+    import sqlalchemy as sa
+
+    from workbench.db import backends, feed
+
+    pooled_env.demo(case_rows=5)
+    undeclared = sa.create_engine(pooled_env.bouncer.url(pooled_env.database))  # type: ignore[attr-defined]
+    try:
+        listener = feed.listener(undeclared)
+        assert listener is not None  # nothing said it is pooled
+        started = time.monotonic()
+        with pytest.raises(backends.ListenRefused, match="pooler"):
+            listener.open()
+        assert time.monotonic() - started < 10
+    finally:
+        undeclared.dispose()

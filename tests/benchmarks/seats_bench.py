@@ -40,7 +40,8 @@ of the same server; it must reach the database named `wb_seats`). With `--relay`
 runs again with a change relay (`workbench relay`, services/relay.py) in a process of its own, read
 through the same route: each window holds its own connection to it and reads the feed only when woken
 (and every 30 s), each board every `changes_every` and when woken (at most every half of it); the relay's CPU
-is reported.
+is reported. Straight to the server the relay listens for PostgreSQL's notices of the trail's rows
+("direct, relay"), and runs once more reading the trail every 0.5 s instead ("direct, relay reading").
 
     python -m tests.benchmarks.seats_bench --seats 100 --duration 60
     python -m tests.benchmarks.seats_bench --seats 1000 --think 30,90 --processes 4 --durable --no-reference
@@ -155,6 +156,7 @@ class Plan:
     act_every: float = 10.0  # seconds between one supervisor's force-releases and reassigns (0: none)
     board_every: float = float(model.AppConfig().board_every)  # [app] board_every: a whole board read with the feed on
     relay: str | None = None  # host:port of a change relay: windows and boards look when woken (and every SAFETY)
+    listen: bool = True  # the relay listens for the notices where it can (direct); False: it reads by the clock
 
 
 def config_for(plan: Plan) -> model.Config:
@@ -577,7 +579,7 @@ class Scheduler:
 def relay_main(plan: Plan, ready: Any) -> None:
     """The change relay's process (`workbench relay`): its port goes to `ready` once it listens."""
     with service.Workbench.open(config_for(plan)) as wb:
-        relay.run(relay.Watcher(wb, "relay"), "127.0.0.1", 0, relay.EVERY_SECONDS, ready=ready.put)
+        relay.run(relay.Watcher(wb, "relay"), "127.0.0.1", 0, relay.EVERY_SECONDS, ready=ready.put, listen=plan.listen)
 
 
 def worker_main(plan: Plan, out: Any, window: Any = None, started: Any = None) -> None:
@@ -730,6 +732,7 @@ def run_round(
             pooler=pooler,
             shared_counts=args.shared_counts,
             threads=args.threads,
+            listen=getattr(args, "relay_listens", True),
         )
         for index in range(processes)
     ]
@@ -1012,8 +1015,16 @@ def main(argv: list[str] | None = None) -> int:
             unshared = (
                 [("direct, counts per window", None, args.counts_every, "none")] if args.unshared and index == 0 else []
             )
+            # Straight to the server the relay listens for the trail's notices: there it also runs reading every
+            # 0.5 s (as through the pooler), the reference in the same run.
             relayed = (
-                [(f"{route}, relay", dsn, every, pooler) for route, dsn, every, pooler in routes] if args.relay else []
+                [
+                    (f"{route}, relay{suffix}", dsn, every, pooler)
+                    for route, dsn, every, pooler in routes
+                    for suffix in ([" reading", ""] if pooler == "none" else [""])
+                ]
+                if args.relay
+                else []
             )
             for route, dsn, counts_every, pooler in routes + relayed + unshared + reference:
                 name = f"{seats} {route}"
@@ -1028,7 +1039,8 @@ def main(argv: list[str] | None = None) -> int:
                         **vars(args),
                         "counts_every": counts_every,
                         "shared_counts": "per window" not in route,
-                        "with_relay": route.endswith(", relay"),
+                        "with_relay": ", relay" in route,
+                        "relay_listens": not route.endswith(" reading"),
                     }
                 )
                 result, server = run_round(

@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QTimer
 
 from tests.conftest import PooledEnv
@@ -217,3 +218,97 @@ def test_a_wake_up_during_a_look_is_looked_at_after_it(qtbot: Any) -> None:
     finally:
         link.stop()
         dispatcher.wait()
+
+
+# -- no relay, PostgreSQL reached directly: the database's own notice wakes the window ----------------------
+
+# Polling every 5 s: a window that hears within a fraction of a second was woken by the notice.
+SLOW_FEED = dataclasses.replace(FEED, changes_interval=5.0)
+
+
+def _kill_listeners(config: Any) -> int:
+    """Terminate every session LISTENing in the config's database (as a server restart or a cut would)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(config.database.url)
+    try:
+        with engine.connect() as conn:
+            return len(
+                conn.execute(
+                    sa.text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND application_name = 'workbench listen'"
+                    )
+                ).all()
+            )
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_window_without_a_relay_wakes_on_the_database_notice(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """No relay, PostgreSQL direct: the window listens on a connection of its own, its own look slowed to
+    the 30 s safety one; a force-release is heard within a fraction of its old 5 s interval (median of 3).
+    The listening connection killed: it polls every 5 s at once, and listens again within its reconnect."""
+    window = open_window(demo_config, settings=SLOW_FEED)
+    assert window.session.relay is None
+    qtbot.waitUntil(
+        lambda: window.session.notices is not None and window.session.notices.connected is True, timeout=10_000
+    )
+    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+    assert not window.relay_label.isVisible()  # no relay to speak of
+    took = [_force_release_heard(qtbot, window, demo_config) for _ in range(3)]
+    assert statistics.median(took) < 0.5, took
+    print(f"window told by the database's notice: {sorted(took)}")
+    with qtbot.waitSignal(window.session.notices.state_changed, timeout=SOON_MS) as lost:
+        assert _kill_listeners(demo_config) == 1
+    assert lost.args == [False]
+    assert window.session._changes.interval() == int(SLOW_FEED.changes_interval * 1000)  # polling, at once
+    with qtbot.waitSignal(window.session.notices.state_changed, timeout=RECONNECT_MS) as back:
+        pass
+    assert back.args == [True]
+    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+    assert _force_release_heard(qtbot, window, demo_config) < 0.5
+
+
+def test_a_window_through_pgbouncer_polls(qtbot: Any, open_window: Any, pooled_env: PooledEnv) -> None:
+    """Through PgBouncer's transaction pooling there is no session to LISTEN on: the window polls, as before."""
+    pooled_env.demo(case_rows=30, import_rows=20)
+    config = pooled_env.demo_config()
+    window = open_window(config, settings=FEED)
+    qtbot.waitUntil(window.session._changes.isActive, timeout=10_000)
+    assert window.session.notices is None
+    assert window.session._changes.interval() == int(FEED.changes_interval * 1000)
+    assert _force_release_heard(qtbot, window, config) < 2.0
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_the_console_without_a_relay_is_woken_by_the_database_notice(qtbot: Any, demo_config: Any) -> None:
+    """No relay, PostgreSQL direct: the console keeps its own look every changes_every and the database's
+    notice of a change in its queues makes a look sooner. Its own timer stopped here, only the notice can
+    bring a claim to its board: within a second."""
+    gui_app.application()
+    wb = service.Workbench.open(demo_config)
+    console_wb = service.Workbench.open(demo_config)
+    window = supervisor.SupervisorWindow(console_wb, "sup", refresh_seconds=600, changes_seconds=2)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        assert window.relay is None and window.notices is not None
+        qtbot.waitUntil(lambda: window.notices is not None and window.notices.connected is True, timeout=10_000)
+        assert window._changes.interval() == 2000  # it keeps its own look, as with a relay
+        assert not window.relay_label.isVisible()
+        refreshed(qtbot, window)
+        window._changes.stop()  # no look but those a notice asks for
+        qtbot.wait(1_200)  # past the least gap (half the interval) after its last look
+        assert board_keys(window) == []
+        key = wb.queue("cases").claim_next("alice", 1)[0].lock.key
+        claimed = time.monotonic()
+        qtbot.waitUntil(lambda: board_keys(window) == [str(key)], timeout=SOON_MS)
+        print(f"console shows the claim after {time.monotonic() - claimed:.3f} s")
+        assert time.monotonic() - claimed < 1.0
+    finally:
+        window.close()
+        window.dispatcher.wait(10_000)
+        console_wb.close()
+        wb.close()

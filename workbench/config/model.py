@@ -240,6 +240,7 @@ class AppConfig:
     changes_every: int = _APP["changes_every"]
     board_every: int = _APP["board_every"]
     relay: str | None = _APP["relay"]  # host:port of the change relay (services/relay.py), or none
+    listen: bool = _APP["listen"]  # no relay, PostgreSQL direct: windows wake on the database's notices
     counts_every: int = _APP["counts_every"]
     idle_after: int = _APP["idle_after"]
 

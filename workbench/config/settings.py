@@ -161,6 +161,14 @@ APP: tuple[Setting, ...] = (
         shown_default="none",
     ),
     Setting(
+        "listen",
+        "boolean",
+        True,
+        "PostgreSQL reached directly (no transaction pooler) and no relay: each window waits on a connection of "
+        "its own for the database's notice of a change to its items (LISTEN) and looks at once, and every 30 s "
+        "besides, not every changes_every; false: it polls (one connection fewer per window)",
+    ),
+    Setting(
         "board_every",
         "duration",
         60,

@@ -159,6 +159,18 @@ class Event:
 
 
 @dataclasses.dataclass(frozen=True)
+class Notice:
+    """The database's word that an audit row was written (PostgreSQL's NOTIFY, db/backends/postgresql.py):
+    its id and whom it concerns, never the row. A hint: a reader woken by it still reads the change feed
+    under its own login, and a notice anyone could have sent costs at most that look."""
+
+    id: int
+    queue: str
+    owner: str | None
+    actor: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Deferral:
     """An item an operator put off until a time: not served before it, then first (to them, for a while)."""
 

@@ -36,6 +36,19 @@ def latest_id(conn: sa.Connection, audit: sa.Table, concerning: str | None = Non
     return int(conn.execute(stmt).scalar() or 0)
 
 
+def listener(engine: sa.Engine) -> backends.ChangeListener | None:
+    """Where the database announces each audit row as it commits and a session of our own can wait for
+    it (PostgreSQL, not through a transaction pooler): a listener, not yet connected. None: read by the
+    clock. A notice is a hint (who and which queue, never the row): the reader still reads the rows."""
+    return backends.of(engine).change_listener(engine)
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether a listener's failure is for good (a pooler between, a driver without notifications): its
+    reader stops trying and reads by the clock."""
+    return isinstance(exc, backends.ListenRefused)
+
+
 def rows_after(
     conn: sa.Connection,
     audit: sa.Table,

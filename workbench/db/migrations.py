@@ -97,6 +97,10 @@ def _v13(conn: sa.Connection, metadata: sa.MetaData) -> None:
             index.create(conn, checkfirst=True)  # the BRIN one on PostgreSQL only (its ddl_if)
 
 
+def _v14(conn: sa.Connection, metadata: sa.MetaData) -> None:
+    backends.of(conn).notify_changes(conn, metadata.tables[_qualified(metadata, tables.AUDIT_TABLE)])
+
+
 def create_lock_tables(engine: sa.Engine, schema: str | None, names: set[str]) -> list[str]:
     """Create the separate lock tables a config names besides workbench's own; returns those created."""
     metadata, _, _ = tables.build_metadata(schema, engine)
@@ -129,6 +133,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "the audit trail keyed by item on PostgreSQL", _v11),
     Migration(12, "the start page's counts per queue, shared by every window", _v12),
     Migration(13, "the audit trail indexed for the change feed (by owner and id)", _v13),
+    Migration(14, "each audit row notifies listeners as it commits (PostgreSQL's NOTIFY)", _v14),
 )
 assert MIGRATIONS[-1].version == tables.SCHEMA_VERSION
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 AUDIT_TABLE = "workbench_audit"
 AUDIT_ITEM_INDEX = "ix_workbench_audit_item"  # the trail by item, where `id` is its key (not PostgreSQL)

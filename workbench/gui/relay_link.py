@@ -44,8 +44,10 @@ class RelayLink(QObject):
         parent: QObject | None = None,
         least_gap: float = LEAST_GAP,
         keep_polling: bool = False,
+        what: str = "relay",  # for the log: the change relay, or the database's change notices (the same calls)
     ) -> None:
         super().__init__(parent)
+        self.what = what
         self.dispatcher, self.client, self.timer, self.look = dispatcher, client, timer, look
         self.poll_ms = int(poll_seconds * 1000)
         self.least_gap = least_gap  # the console, woken by every change of its queues: a look at most this often
@@ -124,7 +126,7 @@ class RelayLink(QObject):
         if self._stopped:
             return
         if self.connected:
-            log.info("change relay lost (%s): the window looks every %.1f s itself", exc, self.poll_ms / 1000)
+            log.info("change %s lost (%s): the window looks every %.1f s itself", self.what, exc, self.poll_ms / 1000)
             self._set(False)
             self._look()  # a wake-up may have been on its way
         elif self.connected is None:

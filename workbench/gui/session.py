@@ -44,6 +44,7 @@ class SessionSettings:
     idle_after: float = float(_APP.idle_after)  # no database call this long: close connections but one
     changes_interval: float = float(_APP.changes_every)  # how often the audit trail is read for changes (0: never)
     relay: str | None = _APP.relay  # host:port of the change relay: look when it wakes the window (gui/relay_link.py)
+    listen: bool = _APP.listen  # no relay: look when the database's notice wakes the window, where it sends them
 
     def warn_at(self, lock_seconds: float) -> float:
         """Seconds left when the expiry warning comes: warn_before as configured, but never more
@@ -62,6 +63,7 @@ class SessionSettings:
             idle_after=float(app.idle_after),
             changes_interval=float(app.changes_every),
             relay=app.relay,
+            listen=app.listen,
         )
 
 
@@ -271,6 +273,11 @@ class OperatorSession(QObject):
                 dispatcher, client, self._changes, self.look_for_changes, self.settings.changes_interval, self
             )
             self.relay.state_changed.connect(self.relay_changed)
+        # Without a relay, on PostgreSQL reached directly: the database's own notice of each change wakes the
+        # window (a connection of its own waits for it), driven as a relay's wake-ups; made once the engine
+        # is open (start), as the engine says whether there are notices. Lost: it polls, as without.
+        self.notices: relay_link.RelayLink | None = None
+        self._notice_client: Any = None  # services.relay_client.NoticeClient, found by start's work
 
     @property
     def wb(self) -> services.Workbench:
@@ -417,6 +424,8 @@ class OperatorSession(QObject):
 
         def work() -> Any:
             opened = self.operator.opening()  # binding reflects the tables: here, off the GUI thread
+            if self.relay is None and self.settings.listen and self.settings.changes_interval > 0:
+                self._notice_client = self._notice_client or self.operator.notice_client()
             for name, layout in opened.layouts.items():
                 self.specs[name] = layout.fields
                 self.list_columns[name] = layout.list_columns
@@ -432,6 +441,18 @@ class OperatorSession(QObject):
             self.counts_loaded.emit(opened.counts)
             if self.relay is not None:
                 self.relay.start()  # the opening marked where the feed starts
+            elif self._notice_client is not None:
+                if self.notices is None:
+                    self.notices = relay_link.RelayLink(
+                        self.dispatcher,
+                        self._notice_client,
+                        self._changes,
+                        self.look_for_changes,
+                        self.settings.changes_interval,
+                        self,
+                        what="notices",
+                    )
+                    self.notices.start()  # polls until it listens
             elif self.settings.changes_interval > 0:
                 self._changes.start()  # the opening marked where the feed starts
 
@@ -908,8 +929,11 @@ class OperatorSession(QObject):
         not sent later behind the user's back; its edits are in the journal for the next start."""
         for timer in (self._tick, self._check, self._retry, self._settings_poll, self._changes):
             timer.stop()
-        if self.relay is not None:
-            self.relay.stop()
+        for link in (self.relay, self.notices):
+            if link is not None:
+                link.stop()
+        if self.notices is None and self._notice_client is not None:
+            self._notice_client.close()  # found, never started
         self._retry_actions.clear()
 
     def discard_draft(self, queue: str, key: Any) -> None:

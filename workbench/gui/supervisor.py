@@ -129,6 +129,7 @@ class SupervisorWindow(QMainWindow):
         every = config.app.changes_every if changes_seconds is None else changes_seconds
         # With a change relay (`[app] relay`) the console also looks when woken about its queues.
         self.relay: relay_link.RelayLink | None = None
+        self.notices: relay_link.RelayLink | None = None  # no relay: the database's notices, where it sends them
         if every > 0:
             self._changes.setInterval(int(every * 1000))
             self._look_for_changes()  # the first look marks where the feed starts
@@ -151,6 +152,21 @@ class SupervisorWindow(QMainWindow):
                 )
                 self.relay.state_changed.connect(self._on_relay)
                 self.relay.start()
+            elif config.app.listen and (notices := self.service.notice_client(every=True)) is not None:
+                # No relay, PostgreSQL reached directly: the database's notice of a change in its queues makes
+                # the next look sooner, as a relay's wake-up would (no round trip here: it connects on start).
+                self.notices = relay_link.RelayLink(
+                    self.dispatcher,
+                    notices,
+                    self._changes,
+                    self._look_for_changes,
+                    every,
+                    self,
+                    least_gap=every / 2,
+                    keep_polling=True,
+                    what="notices",
+                )
+                self.notices.start()
             else:
                 self._changes.start()
         self.resize(1100, 680)
@@ -962,8 +978,9 @@ class SupervisorWindow(QMainWindow):
     def closeEvent(self, event: Any) -> None:
         self._timer.stop()
         self._changes.stop()
-        if self.relay is not None:
-            self.relay.stop()
+        for link in (self.relay, self.notices):
+            if link is not None:
+                link.stop()
         super().closeEvent(event)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from workbench import fieldspec
 from workbench.core import clocks, models
 from workbench.db import feed, service
-from workbench.services import door
+from workbench.services import door, relay_client
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +51,14 @@ class Service:
                 return self._cursor.read(conn, audit, queues=queues, concerning=concerning)
 
             return self._wb.db.read_alone(look)
+
+    def notice_client(self, *, every: bool = False) -> relay_client.NoticeClient | None:
+        """Where the database tells of each change as it commits and a session of the window's own can wait
+        for it (PostgreSQL, not through a transaction pooler): a client that wakes the window when a change
+        concerns this user (`every`: any change of the queues), as a relay's would; not yet connected (no
+        round trip here). None: the window polls (or its relay wakes it)."""
+        listener = feed.listener(self._wb.db.engine)
+        return None if listener is None else relay_client.NoticeClient(listener, self.user, self.queues, every=every)
 
     @property
     def queues(self) -> list[str]:

@@ -5,6 +5,11 @@ hour); with it the relay makes one look per interval for the whole site and push
 window a wake-up ("something changed about your user, up to id N"; the console: "in your queues"),
 never the rows: the window then makes its own look under its own login. asyncio streams and JSON
 lines (services/relay_client.py): a few hundred lines of standard library, nothing to install.
+
+Where the database announces each audit row as it commits (PostgreSQL's NOTIFY, on a session of the
+relay's own: not through a transaction pooler), the relay wakes the windows from those notices at once
+and reads the trail only every LISTENING_EVERY seconds besides, for a notice lost; the connection
+lost, it reads every `every` again and listens anew every RELISTEN_SECONDS.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.core import errors, models
+from workbench.db import feed
 from workbench.services import relay_client
 from workbench.services.base import Service
 
@@ -25,6 +31,10 @@ log = logging.getLogger("workbench.relay")
 
 EVERY_SECONDS = 0.5  # one look at the trail this often, for every window of the site
 BUFFERED_LIMIT = 64 * 1024  # a client that reads nothing this much behind is dropped (it polls meanwhile)
+LISTENING_EVERY = 5.0  # listening for the database's notices: the trail is read this often besides (a notice lost)
+RELISTEN_SECONDS = 5.0  # the listening connection lost or refused: tried again this often (reading every `every`)
+WAIT_TURN = 1.0  # one blocking wait for notices at most this long (the relay's stop waits for the turn's end)
+REMEMBERED = 50_000  # ids woken from notices, kept to wake no one again when the trail's read brings them
 
 
 class Watcher(Service):
@@ -32,6 +42,11 @@ class Watcher(Service):
 
     def changes(self) -> list[models.Event]:
         return self._read_changes(concerning=None)
+
+    def listener(self) -> relay_client.Listening | None:
+        """A listener for the database's notices of new audit rows (not yet connected), where there are
+        any and a session of the relay's own exists: PostgreSQL, not through a transaction pooler."""
+        return feed.listener(self._wb.db.engine)
 
 
 @dataclasses.dataclass(eq=False)
@@ -43,21 +58,29 @@ class Subscriber:
     queues: frozenset[str]
     every: bool  # every change in its queues (the console), not only those about its user
 
-    def wants(self, event: models.Event) -> bool:
-        if event.queue not in self.queues:
-            return False
-        if self.every:
-            return True
-        # A window acts on others' doings with its user's items (gui/session.py _on_changes): its own
-        # actions it already knows; waking it for them would cost a look per claim, Save and Complete.
-        return event.owner == self.user and event.actor != self.user
+    def wants(self, event: models.Event | models.Notice) -> bool:
+        return relay_client.concerns(event, self.user, self.queues, self.every)
 
 
 class Relay:
-    """Reads the feed every `every` seconds (`read`, blocking: run on a thread) and wakes the subscribers."""
+    """Reads the feed every `every` seconds (`read`, blocking: run on a thread) and wakes the subscribers;
+    with a `listener`, wakes them from its notices at once and reads every LISTENING_EVERY seconds."""
 
-    def __init__(self, read: Callable[[], list[models.Event]], *, every: float = EVERY_SECONDS) -> None:
+    def __init__(
+        self,
+        read: Callable[[], list[models.Event]],
+        *,
+        every: float = EVERY_SECONDS,
+        listener: relay_client.Listening | None = None,
+        listening_every: float = LISTENING_EVERY,
+        relisten: float = RELISTEN_SECONDS,
+    ) -> None:
         self.read, self.every = read, every
+        self.listener, self.listening_every, self.relisten = listener, listening_every, relisten
+        self.listening = False  # the listener is connected: notices wake the windows, the trail is read seldom
+        self._listen_at = 0.0  # loop.time() of the next try to listen
+        self._woken: dict[int, None] = {}  # ids woken from notices (oldest first), not to wake anyone again
+        self.noticed = 0  # notices heard (for the log and the benchmark)
         self.subscribers: set[Subscriber] = set()
         self.high = 0  # the newest id read
         self.reading = False  # the last read answered: only then does a window count on the relay
@@ -90,24 +113,68 @@ class Relay:
 
     async def _look_loop(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            started = loop.time()
-            try:
-                events = await asyncio.to_thread(self.read)
-            except Exception as exc:  # noqa: BLE001 - any failure: the windows must not count on us meanwhile
-                if self.reading:
-                    log.warning("relay: the change feed cannot be read (%s); windows poll themselves meanwhile", exc)
-                self.reading = False
-                for sub in list(self.subscribers):
-                    self._drop(sub)  # they fall back to their own looks at once, and come back later
-            else:
-                if not self.reading:
-                    log.info("relay: reading the change feed")
-                self.reading = True
-                self._wake(events)
-            await asyncio.sleep(max(0.0, self.every - (loop.time() - started)))
+        try:
+            while True:
+                started = loop.time()
+                try:
+                    events = await asyncio.to_thread(self.read)
+                except Exception as exc:  # noqa: BLE001 - any failure: the windows must not count on us meanwhile
+                    if self.reading:
+                        log.warning("relay: the change feed cannot be read (%s); the windows poll meanwhile", exc)
+                    self.reading = False
+                    for sub in list(self.subscribers):
+                        self._drop(sub)  # they fall back to their own looks at once, and come back later
+                else:
+                    if not self.reading:
+                        log.info("relay: reading the change feed")
+                    self.reading = True
+                    self._wake([event for event in events if event.id not in self._woken])  # not told twice
+                # Listening, the trail is read seldom; a read that failed is tried again soon all the same.
+                seldom = self.listening and self.reading
+                await self._next_read(started + (self.listening_every if seldom else self.every))
+        finally:
+            if self.listener is not None:
+                self.listener.close()
 
-    def _wake(self, events: list[models.Event]) -> None:
+    async def _next_read(self, when: float) -> None:
+        """Until loop.time() `when`: with a listener, wake the windows from its notices meanwhile; without
+        one (none, lost), sleep, trying to listen again every `relisten` seconds."""
+        loop = asyncio.get_running_loop()
+        listener = self.listener
+        if listener is not None and not self.listening and loop.time() >= self._listen_at and self.reading:
+            try:
+                await asyncio.to_thread(listener.open)
+            except Exception as exc:  # noqa: BLE001 - refused, unreachable: read by the clock, try again later
+                self._listen_at = loop.time() + self.relisten
+                if feed.refused(exc):
+                    self.listener = None  # never here (a pooler between): not tried again
+                log.info("relay: not listening for the database's notices (%s); reading every %g s", exc, self.every)
+            else:
+                self.listening = True
+                log.info("relay: listening for the database notices, reading every %g s besides", self.listening_every)
+                return  # read at once: what was written before the listening began
+        while listener is not None and self.listening and (left := when - loop.time()) > 0:
+            try:
+                notices = await asyncio.to_thread(listener.wait, min(left, WAIT_TURN))
+            except Exception as exc:  # noqa: BLE001 - the connection lost: read by the clock, listen again later
+                self.listening = False
+                self._listen_at = loop.time() + self.relisten
+                log.warning("relay: the database's notices lost (%s); reading every %g s meanwhile", exc, self.every)
+                return  # read at once: a notice may have been lost with the connection
+            self._notified(notices)
+        await asyncio.sleep(max(0.0, when - loop.time()))
+
+    def _notified(self, notices: list[models.Notice]) -> None:
+        """Wake the windows a notice concerns, each notice once (and not again when the trail's read brings its row)."""
+        fresh = [notice for notice in notices if notice.id not in self._woken]
+        self.noticed += len(notices)
+        for notice in fresh:
+            self._woken[notice.id] = None
+        while len(self._woken) > REMEMBERED:
+            del self._woken[next(iter(self._woken))]
+        self._wake(fresh)
+
+    def _wake(self, events: Sequence[models.Event | models.Notice]) -> None:
         if not events:
             return
         self.high = max(self.high, *(event.id for event in events))
@@ -177,10 +244,16 @@ class Relay:
 
 
 def run(
-    watcher: Watcher, host: str, port: int, every: float = EVERY_SECONDS, ready: Callable[[int], None] | None = None
+    watcher: Watcher,
+    host: str,
+    port: int,
+    every: float = EVERY_SECONDS,
+    ready: Callable[[int], None] | None = None,
+    listen: bool = True,
 ) -> None:
-    """`workbench relay`: serve until interrupted (Ctrl+C, or the service manager's stop)."""
-    relay = Relay(watcher.changes, every=every)
+    """`workbench relay`: serve until interrupted (Ctrl+C, or the service manager's stop); `listen`: for the
+    database's notices where it sends them (False: read every `every` all the same, as the benchmark compares)."""
+    relay = Relay(watcher.changes, every=every, listener=watcher.listener() if listen else None)
     watcher.changes()  # where the feed starts; a config the database refuses is said here, before listening
     try:
         asyncio.run(relay.serve(host, port, ready))

@@ -12,11 +12,13 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from workbench.config import model
+from workbench.core import models
 
 PROTOCOL = "workbench-relay/1"
 BEAT_SECONDS = 5.0  # the relay says it is alive this often, wake-ups or not
@@ -30,6 +32,17 @@ class RelayUnavailable(Exception):
 
 
 parse_address = model.relay_address  # "host:port" as (host, port); ValueError saying what to fix
+
+
+def concerns(event: models.Event | models.Notice, user: str, queues: frozenset[str], every: bool) -> bool:
+    """Whether a change wakes a window of `user` over `queues` (`every`: a console, every change there)."""
+    if event.queue not in queues:
+        return False
+    if every:
+        return True
+    # A window acts on others' doings with its user's items (gui/session.py _on_changes): its own
+    # actions it already knows; waking it for them would cost a look per claim, Save and Complete.
+    return event.owner == user and event.actor != user
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -144,3 +157,71 @@ class RelayClient:
             self._drop()
             raise RelayUnavailable("the relay sent something not a message")
         return message
+
+
+class Listening(Protocol):
+    """A session that hears the audit trail's rows as they commit (db/backends: ChangeListener)."""
+
+    def open(self) -> None: ...
+
+    def wait(self, timeout: float) -> list[models.Notice]: ...
+
+    def close(self) -> None: ...
+
+
+class NoticeClient:
+    """A window's wake-ups from the database itself, without a relay: PostgreSQL's notice of each audit row
+    as it commits, heard on a connection of the window's own (Service.notice_client). RelayClient's calls
+    and promises (gui/relay_link.py drives either): a hint, never an authority; a lost connection raises
+    RelayUnavailable and the window polls until it listens again.
+
+    Blocking, one call at a time; `close` may come from any thread: a wait under way ends within TURN."""
+
+    TURN = 0.5  # one wait on the connection at most this long (a close is seen between turns)
+
+    def __init__(self, listener: Listening, user: str, queues: Iterable[str], *, every: bool = False) -> None:
+        self._listener, self.user, self.queues, self.every = listener, user, frozenset(queues), every
+        self.connected = False
+        self._closed = False
+        self._busy = threading.Lock()  # held by a call under way: it alone touches the connection
+
+    def connect(self) -> int:
+        with self._busy:
+            if self._closed:
+                raise RelayUnavailable("closed")
+            try:
+                self._listener.open()
+            except Exception as exc:  # noqa: BLE001 - refused, unreachable, a pooler: the window polls
+                self.connected = False
+                if getattr(exc, "lasting", False):  # db/backends' ListenRefused: a pooler between, …
+                    self._closed = True  # never here: not tried again every few seconds
+                raise RelayUnavailable(str(exc)) from None
+            self.connected = True
+        return 0
+
+    def wait(self, timeout: float) -> int | None:
+        until = time.monotonic() + timeout
+        with self._busy:
+            while True:
+                if self._closed:
+                    self._listener.close()
+                    raise RelayUnavailable("closed")
+                left = until - time.monotonic()
+                if left <= 0:
+                    return None
+                try:
+                    notices = self._listener.wait(min(left, self.TURN))
+                except Exception as exc:  # noqa: BLE001 - the connection lost: the window polls meanwhile
+                    self.connected = False
+                    raise RelayUnavailable(str(exc)) from None
+                ids = [n.id for n in notices if concerns(n, self.user, self.queues, self.every)]
+                if ids:
+                    return max(ids)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._busy.acquire(blocking=False):  # no call under way: hang up here (else the call does)
+            try:
+                self._listener.close()
+            finally:
+                self._busy.release()

@@ -4,14 +4,41 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import sqlalchemy as sa
 
+from workbench.core import models
 from workbench.db import clock, digests
 
 if TYPE_CHECKING:
     from workbench.config import model
+
+
+class ListenLost(Exception):
+    """The connection a listener waits on cannot be made, or is gone: its reader reads by the clock meanwhile."""
+
+
+class ListenRefused(ListenLost):
+    """Listening cannot work here (a pooler between, a driver without notifications): not worth trying again."""
+
+    lasting = True
+
+
+class ChangeListener(Protocol):
+    """A session of its own that hears the audit trail's rows as they are committed (`change_listener`).
+    Blocking: one thread at a time calls it."""
+
+    def open(self) -> None:
+        """Connect and listen (again, after a loss); ListenLost when it cannot now, ListenRefused never."""
+
+    def wait(self, timeout: float) -> list[models.Notice]:
+        """The notices heard within `timeout` seconds: as soon as one is, with every other waiting then
+        ([] when none came). ListenLost when the connection is gone."""
+        ...
+
+    def close(self) -> None:
+        """Hang up (again: nothing)."""
 
 
 class Backend:
@@ -201,6 +228,17 @@ class Backend:
         """Where a reader of the whole change feed starts: the audit trail's newest id (0: none), one end of
         an index (here `id` is the trail's key)."""
         return int(conn.execute(sa.select(sa.func.max(audit.c.id))).scalar() or 0)
+
+    def notify_changes(self, conn: sa.Connection, audit: sa.Table) -> None:
+        """Have each audit row, as its transaction commits, tell those listening (change_listener): its id,
+        queue, owner and actor, never the row. Migration 14, on workbench's own audit table only. Here:
+        nothing (this database has no notifications; its readers read the trail by the clock)."""
+
+    def change_listener(self, engine: sa.Engine) -> ChangeListener | None:
+        """A listener for those notices on a session of its own, not yet connected; None where there is
+        none: this database sends none, or its connections go through a transaction pooler, which lends
+        each transaction another session and carries no LISTEN."""
+        return None
 
     def index_serves(self, conn: sa.Connection, table: sa.Table, found: Mapping[str, Any], wanted: sa.Index) -> bool:
         """Does an existing index (as the inspector reflects it) serve what `wanted` would: the same

@@ -2,14 +2,39 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
 import re
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from workbench.core import models
+from workbench.db import dberrors
 from workbench.db.backends import indexes
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern, search_index_name
+from workbench.db.backends.base import (
+    LIKE_ESCAPE,
+    Backend,
+    ListenLost,
+    ListenRefused,
+    like_pattern,
+    search_index_name,
+)
+
+log = logging.getLogger("workbench.db")
+
+# The change feed's notices (notify_changes, NoticeListener): one channel per database, the audit row's id
+# and whom it concerns as JSON. A second workbench schema in the same database shares the channel: its
+# notices wake a reader for a look that finds nothing (a notice is a hint, never the row).
+CHANGES_CHANNEL = "workbench_changes"
+NOTIFY_FUNCTION = "workbench_audit_notify"  # the trigger's function, beside the audit table
+NOTIFY_TRIGGER = "workbench_audit_notify"
+LISTEN_APPLICATION = "workbench listen"  # a listening session's application_name (the others': "workbench")
+ECHO_SECONDS = 2.0  # a listener's own first notice comes back within this, or it is not a session of its own
+ALIVE_SECONDS = 10.0  # a listener that heard nothing this long asks its server (SELECT 1) whether it is there
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -270,6 +295,37 @@ class PostgresqlBackend(Backend):
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "skip-locked"
 
+    def notify_changes(self, conn: sa.Connection, audit: sa.Table) -> None:
+        # One trigger call per statement (a claim writes its audit row in the claim's statement), one
+        # NOTIFY per row, sent by PostgreSQL when the transaction commits (never for one rolled back),
+        # in commit order. SECURITY INVOKER: it does nothing the inserting login could not (pg_notify is
+        # everyone's); a fixed search_path, so nothing on the caller's path runs inside.
+        prep = conn.dialect.identifier_preparer
+        table = prep.format_table(audit)
+        function = prep.quote(NOTIFY_FUNCTION)
+        if audit.schema:
+            function = f"{prep.quote_schema(audit.schema)}.{function}"
+        conn.exec_driver_sql(
+            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER "
+            "SET search_path = pg_catalog, pg_temp AS $wb$\nBEGIN\n"
+            f"  PERFORM pg_catalog.pg_notify('{CHANGES_CHANNEL}', pg_catalog.json_build_object("
+            "'id', wb_new.id, 'queue', wb_new.queue, 'owner', wb_new.owner, 'actor', wb_new.actor)::text)\n"
+            "  FROM wb_new ORDER BY wb_new.id;\n  RETURN NULL;\nEND\n$wb$"
+        )
+        # A trigger's function is not called by hand, and its EXECUTE is checked when the trigger is made,
+        # not as it fires: no one needs it (tests/test_protocol_holes.py lists what each login may call).
+        conn.exec_driver_sql(f"REVOKE ALL ON FUNCTION {function}() FROM PUBLIC")
+        conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {prep.quote(NOTIFY_TRIGGER)} ON {table}")
+        conn.exec_driver_sql(
+            f"CREATE TRIGGER {prep.quote(NOTIFY_TRIGGER)} AFTER INSERT ON {table} "
+            f"REFERENCING NEW TABLE AS wb_new FOR EACH STATEMENT EXECUTE PROCEDURE {function}()"
+        )
+
+    def change_listener(self, engine: sa.Engine) -> NoticeListener | None:
+        if getattr(engine, "workbench_pooler", "none") == "transaction":
+            return None  # PgBouncer's transaction pooling carries no LISTEN: the readers read by the clock
+        return NoticeListener(engine)
+
 
 _CAST = re.compile(r"::[a-z_ ]+(?:\[\])?")
 
@@ -288,3 +344,91 @@ def _without_casts(predicate: str) -> str:
 def _folded(column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
     """lower(column) in the "C" collation: what a lookup's prefix search matches, orders by and indexes."""
     return sa.collate(sa.func.lower(column, type_=sa.Text()), "C")
+
+
+class NoticeListener:
+    """LISTEN on a connection of its own (psycopg 3's notifies()), made like the engine's others (login,
+    password, timeouts) but kept out of its pool: a session that does nothing but wait costs the server
+    no time. Blocking, one thread at a time (base.ChangeListener)."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self._fairy: Any = None  # SQLAlchemy's handle on the connection, detached from the pool
+        self._conn: Any = None  # the driver's connection
+        self._heard = 0.0  # time.monotonic() when the server last answered
+
+    def open(self) -> None:
+        self.close()
+        try:
+            fairy = self.engine.raw_connection()
+            fairy.detach()  # never handed to anyone else, and closed for good by close()
+            conn: Any = fairy.dbapi_connection
+            if not hasattr(conn, "notifies"):  # another driver than psycopg 3
+                fairy.invalidate()
+                raise ListenRefused(f"the driver {type(conn).__module__} cannot wait for notifications")
+            if not conn.autocommit:
+                conn.rollback()
+                conn.autocommit = True
+            conn.execute(f"SET application_name = '{LISTEN_APPLICATION}'")  # what pg_stat_activity shows
+            conn.execute(f"LISTEN {CHANGES_CHANNEL}")
+            came_back = _echo(conn)
+        except ListenLost:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure to connect or listen: read by the clock
+            raise ListenLost(f"cannot listen for the audit trail's notices: {dberrors.first_line(exc)}") from None
+        if not came_back:
+            fairy.invalidate()
+            raise ListenRefused(
+                "a notice sent on the listening connection did not come back from its own session: a pooler "
+                'stands between (set [database] pooler = "transaction" for PgBouncer\'s transaction pooling)'
+            )
+        self._fairy, self._conn, self._heard = fairy, conn, time.monotonic()
+
+    def wait(self, timeout: float) -> list[models.Notice]:
+        conn = self._conn
+        if conn is None:
+            raise ListenLost("not listening")
+        try:
+            got = list(conn.notifies(timeout=max(0.0, timeout), stop_after=1))
+            if got:
+                got += conn.notifies(timeout=0.0)  # the rest of a burst, already here
+                self._heard = time.monotonic()
+            elif time.monotonic() - self._heard > ALIVE_SECONDS:
+                conn.execute("SELECT 1")  # a server gone quiet: is it still there?
+                self._heard = time.monotonic()
+        except Exception as exc:  # noqa: BLE001 - the connection broke: the reader reads by the clock
+            self.close()
+            raise ListenLost(f"the listening connection: {dberrors.first_line(exc)}") from None
+        if conn.closed:
+            self.close()
+            raise ListenLost("the listening connection closed")
+        return [notice for notice in map(_notice, got) if notice is not None]
+
+    def close(self) -> None:
+        fairy, self._fairy, self._conn = self._fairy, None, None
+        if fairy is not None:
+            with contextlib.suppress(Exception):
+                fairy.invalidate()  # closed without the pool's reset (a rollback on a connection maybe lost)
+
+
+def _echo(conn: Any) -> bool:
+    """Whether a notice this connection sends comes back to it from its own server session: not so through
+    a pooler that lends each statement a session (PgBouncer's transaction pooling, a pooler not declared),
+    whose LISTEN would hear nothing, or whose session's process id is not the one the pooler told us."""
+    mark = f"listening {conn.info.backend_pid}"
+    conn.execute("SELECT pg_catalog.pg_notify(%s, %s)", (CHANGES_CHANNEL, mark))
+    pid = conn.info.backend_pid
+    return any(notify.payload == mark and notify.pid == pid for notify in conn.notifies(timeout=ECHO_SECONDS))
+
+
+def _notice(notify: Any) -> models.Notice | None:
+    """A notice's payload as notify_changes writes it; None for anything else on the channel."""
+    if notify.channel != CHANGES_CHANNEL:
+        return None
+    try:
+        body = json.loads(notify.payload)
+        owner = None if body["owner"] is None else str(body["owner"])
+        return models.Notice(int(body["id"]), str(body["queue"]), owner, str(body["actor"]))
+    except (ValueError, TypeError, KeyError):
+        log.debug("a notice on %s not workbench's: %r", CHANGES_CHANNEL, notify.payload[:200])
+        return None
