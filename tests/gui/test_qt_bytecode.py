@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import subprocess
 import sys
@@ -50,5 +51,10 @@ def test_the_second_start_compiles_none_of_shibokens_support_modules(tmp_path: P
     assert run(tmp_path) == "compiled: 0 ok QPushButton"
     # A damaged file is made again; the start compiles from source as PySide6 does on its own.
     cache.write_bytes(b"not bytecode")
+    assert run(tmp_path) == first
+    assert run(tmp_path) == "compiled: 0 ok QPushButton"
+    # So is one that reads but holds something other than (hash, code) under a module's name.
+    table = marshal.loads(cache.read_bytes())
+    cache.write_bytes(marshal.dumps(dict.fromkeys(table, 0)))
     assert run(tmp_path) == first
     assert run(tmp_path) == "compiled: 0 ok QPushButton"

@@ -23,6 +23,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 log = logging.getLogger("workbench.gui")
@@ -88,7 +89,10 @@ def load() -> None:
         ):
             digest = hashlib.sha256(source).digest()
             kept = table.get(filename)
-            code = kept[1] if kept is not None and kept[0] == digest else real_compile(source, filename, mode)
+            if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == digest and isinstance(kept[1], CodeType):
+                code = kept[1]
+            else:  # not kept, another source, or an entry not of ours: compiled as shiboken would
+                code = real_compile(source, filename, mode)
             seen[filename] = (digest, code)
             return code
         return real_compile(source, filename, mode, *args, **kwargs)
