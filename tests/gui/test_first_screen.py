@@ -183,6 +183,7 @@ FIRST_SCREEN_IMPORTS = frozenset(
         "workbench.gui.lookup_field",
         "workbench.gui.main_window",
         "workbench.gui.problem_text",
+        "workbench.gui.qt_bytecode",
         "workbench.gui.quit_guard",
         "workbench.gui.relay_link",
         "workbench.gui.resume",

@@ -41,6 +41,16 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir("workbench", appauthor=False))
 
 
+def cache_dir() -> Path:
+    """Files made again when missing: bytecode of Qt's embedded support modules (gui/qt_bytecode.py)."""
+    home = _home()
+    if home:
+        return home / "cache"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("workbench", appauthor=False))
+
+
 def runtime_dir() -> Path:
     """Files that live as long as the user's session: the command server's socket."""
     home = _home()
