@@ -241,8 +241,9 @@ def _told_within(client: relay_client.RelayClient, wb: services.Workbench, user:
 
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 def test_the_audit_trail_notifies_as_it_commits(native_env: support.Env) -> None:
-    """Migration 14: each audit row, as its transaction commits, sends its id and whom it concerns (no row
-    data) to a listener on a session of its own; a rolled-back row sends nothing."""
+    """Migration 14: each audit row of someone's act on another's item, as its transaction commits, sends its
+    id and whom it concerns (no row data) to a listener on a session of its own; a user's own act (a claim)
+    and a rolled-back row send nothing."""
     import sqlalchemy as sa
 
     from workbench.db import feed
@@ -260,6 +261,8 @@ def test_the_audit_trail_notifies_as_it_commits(native_env: support.Env) -> None
         heard += listener.wait(0.2)
         assert time.monotonic() - started < 1.0
         (notice,) = [n for n in heard if n.actor == "sue"]
+        # alice's own claim sent none: a user's own acts (the claim path) never notify
+        assert [n for n in heard if n.actor == "alice"] == [], heard
         assert notice.queue == "cases" and notice.owner == "alice"
         (row,) = [e for e in services.Supervisor(wb, "sue").history("cases", claim.lock.key) if e.id == notice.id]
         assert row.kind is models.EventKind.FORCE_RELEASE

@@ -6,9 +6,10 @@ window a wake-up ("something changed about your user, up to id N"; the console: 
 never the rows: the window then makes its own look under its own login. asyncio streams and JSON
 lines (services/relay_client.py): a few hundred lines of standard library, nothing to install.
 
-Where the database announces each audit row as it commits (PostgreSQL's NOTIFY, on a session of the
-relay's own: not through a transaction pooler), the relay wakes the windows from those notices at once
-and reads the trail only every LISTENING_EVERY seconds besides, for a notice lost; the connection
+Where the database announces an audit row of one user's act on another's item as it commits
+(PostgreSQL's NOTIFY, on a session of the relay's own: not through a transaction pooler), the relay
+wakes the windows from those notices at once and reads the trail every LISTENING_EVERY seconds besides,
+for the acts no notice is sent for (the consoles') and a notice lost; the connection
 lost, it reads every `every` again and listens anew every RELISTEN_SECONDS.
 """
 
@@ -31,7 +32,8 @@ log = logging.getLogger("workbench.relay")
 
 EVERY_SECONDS = 0.5  # one look at the trail this often, for every window of the site
 BUFFERED_LIMIT = 64 * 1024  # a client that reads nothing this much behind is dropped (it polls meanwhile)
-LISTENING_EVERY = 5.0  # listening for the database's notices: the trail is read this often besides (a notice lost)
+LISTENING_EVERY = 1.0  # listening: the trail is read this often besides (the changes no notice is sent for:
+# a user's own claims, Saves, Completes, which wake only the consoles; and a notice lost)
 RELISTEN_SECONDS = 5.0  # the listening connection lost or refused: tried again this often (reading every `every`)
 WAIT_TURN = 1.0  # one blocking wait for notices at most this long (the relay's stop waits for the turn's end)
 REMEMBERED = 50_000  # ids woken from notices, kept to wake no one again when the trail's read brings them
