@@ -229,7 +229,9 @@ def method(request: pytest.FixtureRequest) -> str:
 def _env(request: pytest.FixtureRequest, backend: str, method: str, url: str, tmp: Path) -> support.Env:
     if backend == POOLED:
         return PooledEnv(request.getfixturevalue("pgbouncer"), str(sa.make_url(url).database), tmp, method)
-    return support.Env(backend, method, url, tmp)
+    # On PostgreSQL, env.demo() copies a template database (support.Env.copy_template).
+    server = request.getfixturevalue("pg_server") if backend == "postgresql" else None
+    return support.Env(backend, method, url, tmp, server)
 
 
 @pytest.fixture

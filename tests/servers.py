@@ -12,7 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,10 @@ class Server:
     # can see a wrong password refused; None where the server's authentication is not ours to set.
     password_user: str | None = None
     _admin_engine: Any = dataclasses.field(default=None, repr=False)
+    # PostgreSQL's template databases (template()): kind -> (database, stamp); and what an empty
+    # database looks like (pristine()).
+    _templates: dict[Hashable, tuple[str, Hashable]] = dataclasses.field(default_factory=dict, repr=False)
+    _empty: tuple[Any, ...] | None = dataclasses.field(default=None, repr=False)
 
     def url(self, database: str, driver: str | None = None) -> str:
         """SQLAlchemy URL of one database on this server."""
@@ -97,14 +101,15 @@ class Server:
             engine.dispose()
         return self.password_user, TEST_PASSWORD
 
-    def create_database(self, name: str) -> None:
-        """Create an empty database (dropping one of the same name first)."""
-        self._admin(name, create=True)
+    def create_database(self, name: str, template: str | None = None) -> None:
+        """Create an empty database (dropping one of the same name first); on PostgreSQL, `template`:
+        a copy of that database instead (see template())."""
+        self._admin(name, create=True, template=template)
 
     def drop_database(self, name: str) -> None:
         self._admin(name, create=False)
 
-    def _admin(self, name: str, *, create: bool) -> None:
+    def _engine(self) -> Any:
         import sqlalchemy as sa
 
         # One connection kept for the whole run: a new engine and login for each test's database
@@ -113,13 +118,129 @@ class Server:
             self._admin_engine = sa.create_engine(
                 self.admin_url(), isolation_level="AUTOCOMMIT", pool_pre_ping=True, pool_size=1
             )
-        engine = self._admin_engine
+        return self._admin_engine
+
+    def _admin(self, name: str, *, create: bool, template: str | None = None) -> None:
+        engine = self._engine()
         with engine.connect() as conn:
             quoted = engine.dialect.identifier_preparer.quote(name)
             force = " WITH (FORCE)" if self.kind == "postgresql" else ""
             conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}{force}")
             if create:
-                conn.exec_driver_sql(f"CREATE DATABASE {quoted}")
+                copied = f" TEMPLATE {engine.dialect.identifier_preparer.quote(template)}" if template else ""
+                conn.exec_driver_sql(f"CREATE DATABASE {quoted}{copied}")
+
+    # -- PostgreSQL's templates: a database built once, copied for every test that wants the same --------
+
+    def templates(self) -> bool:
+        """Whether this server copies template databases (template()): a throwaway PostgreSQL only (a
+        server given by WORKBENCH_TEST_PG keeps no databases of the tests' beyond each test)."""
+        return self.kind == "postgresql" and not self.external
+
+    def template(self, kind: Hashable, stamp: Hashable, build: Callable[[str], None]) -> str:
+        """The name of a database built by build(url) for `kind` and `stamp` (what its content depends
+        on beyond the kind, e.g. the minute its rows were written in): built the first time, kept for the
+        run, built again (and the old one dropped) when the stamp changes. Copy it with
+        create_database(name, template=…). Nobody may connect to it once built (ALLOW_CONNECTIONS
+        false): PostgreSQL copies only a database without sessions, and nothing can change it."""
+        held = self._templates.get(kind)
+        if held is not None and held[1] == stamp:
+            return held[0]
+        if held is not None:
+            del self._templates[kind]
+            self.drop_database(held[0])
+        import uuid
+
+        name = f"wbtpl_{uuid.uuid4().hex[:12]}"
+        self.create_database(name)
+        try:
+            build(self.url(name))
+            with self._engine().connect() as conn:
+                quoted = conn.dialect.identifier_preparer.quote(name)
+                conn.exec_driver_sql(f"ALTER DATABASE {quoted} ALLOW_CONNECTIONS false")
+            # The build's closed connections end a moment later on the server's side.
+            sessions = self._sessions(name, wait=10.0)
+            if sessions:
+                raise RuntimeError(f"the build of template {kind!r} left {sessions} session(s) open on it")
+        except BaseException:
+            self.drop_database(name)
+            raise
+        self._templates[kind] = (name, stamp)
+        return name
+
+    def _sessions(self, name: str, wait: float = 0.0) -> int:
+        """How many sessions database `name` has, waiting up to `wait` seconds for none."""
+        deadline = time.monotonic() + wait
+        while True:
+            with self._engine().connect() as conn:
+                sessions = int(
+                    conn.exec_driver_sql(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = %(name)s", {"name": name}
+                    ).scalar()
+                    or 0
+                )
+            if not sessions or time.monotonic() >= deadline:
+                return sessions
+            time.sleep(0.01)
+
+    def pristine(self, name: str) -> bool:
+        """Whether database `name` is as CREATE DATABASE made it: nobody connected, nothing created in
+        it (tables, functions, types, schemas, extensions, default privileges, per-database settings,
+        the public schema's owner and privileges as in a new one). Only such a database may be replaced
+        by a template's copy without a test losing what it did."""
+        if self._sessions(name, wait=0.5):  # a connection just closed ends a moment later
+            return False
+        if self._empty is None:
+            import uuid
+
+            empty = f"wbt_empty_{uuid.uuid4().hex[:8]}"
+            self.create_database(empty)
+            try:
+                self._empty = self._fingerprint(empty)
+            finally:
+                self.drop_database(empty)
+        return self._fingerprint(name) == self._empty
+
+    def _fingerprint(self, name: str) -> tuple[Any, ...]:
+        import sqlalchemy as sa
+
+        engine = sa.create_engine(self.url(name), poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                row = conn.exec_driver_sql(_FINGERPRINT).one()
+        finally:
+            engine.dispose()
+        return tuple(row)
+
+
+# What a test can have made in a PostgreSQL database (Server.pristine): counts in its catalogs, the
+# public schema as it comes, per-database settings and privileges.
+_NOT_SYSTEM = (
+    "NOT IN ('pg_catalog', 'information_schema') AND {0} NOT LIKE 'pg\\_toast%%' AND {0} NOT LIKE 'pg\\_temp%%'"
+)
+_FINGERPRINT = (
+    "SELECT "
+    "(SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+    f" WHERE n.nspname {_NOT_SYSTEM.format('n.nspname')}),"
+    "(SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+    f" WHERE n.nspname {_NOT_SYSTEM.format('n.nspname')}),"
+    "(SELECT count(*) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace"
+    f" WHERE n.nspname {_NOT_SYSTEM.format('n.nspname')}),"
+    "(SELECT count(*) FROM pg_operator o JOIN pg_namespace n ON n.oid = o.oprnamespace"
+    f" WHERE n.nspname {_NOT_SYSTEM.format('n.nspname')}),"
+    "(SELECT array_agg(nspname::text || ':' || nspowner::regrole::text || ':' || coalesce(nspacl::text, '')"
+    " ORDER BY nspname) FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_toast%%' AND nspname NOT LIKE 'pg\\_temp%%'),"
+    "(SELECT array_agg(extname::text ORDER BY extname) FROM pg_extension),"
+    "(SELECT count(*) FROM pg_default_acl),"
+    "(SELECT count(*) FROM pg_event_trigger),"
+    "(SELECT count(*) FROM pg_largeobject_metadata),"
+    "(SELECT count(*) FROM pg_publication),"
+    "(SELECT count(*) FROM pg_cast WHERE oid >= 16384),"
+    "(SELECT count(*) FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase"
+    " WHERE d.datname = current_database()),"
+    "(SELECT datacl::text FROM pg_database WHERE datname = current_database()),"
+    "(SELECT datdba::regrole::text FROM pg_database WHERE datname = current_database())"
+)
 
 
 def _worker() -> tuple[int, int]:

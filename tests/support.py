@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
+import tempfile
 import tomllib
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from workbench import demo
 from workbench.config import loader, model
 from workbench.db import clock, service
+
+if TYPE_CHECKING:
+    from tests import servers
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -82,8 +88,10 @@ class Env:
 
     pooler = "none"
 
-    def __init__(self, backend: str, method: str, url: str, tmp: Path) -> None:
+    def __init__(self, backend: str, method: str, url: str, tmp: Path, server: servers.Server | None = None) -> None:
         self.backend, self.method, self.url, self.tmp = backend, method, url, tmp
+        # The server the database is on, where its content may be copied from a template (copy_template).
+        self.server = server
         self._open: list[service.Workbench] = []
         self.engine = sa.create_engine(url)
         if backend == "sqlite":
@@ -135,13 +143,61 @@ class Env:
     def demo(
         self, *, case_rows: int = 30, import_rows: int = 20, queues: dict[str, dict[str, Any]] | None = None
     ) -> service.Workbench:
-        """The demo tables filled with a few rows, workbench initialised, claim indexes created."""
+        """The demo tables filled with a few rows, workbench initialised, claim indexes created. On a
+        throwaway PostgreSQL, a copy of a template database that was built so (copy_template)."""
+        kind = ("demo", case_rows, import_rows, repr(queues))
+        if self.copy_template(kind, lambda env: env.build_demo(case_rows, import_rows, queues)):
+            return self.open(self.demo_config(queues))
+        return self.build_demo(case_rows, import_rows, queues)
+
+    def build_demo(
+        self, case_rows: int = 30, import_rows: int = 20, queues: dict[str, dict[str, Any]] | None = None
+    ) -> service.Workbench:
+        """demo(), made here and now."""
         config = self.demo_config(queues)
         wb = self.open(config)
         demo.populate(wb.engine, cases=case_rows, imports=import_rows)
         wb.init()
         demo.attach_all(wb)
         return wb
+
+    # -- templates -----------------------------------------------------------------------------
+
+    def copy_template(self, kind: Hashable, build: Callable[[Env], object]) -> bool:
+        """Make this env's database what build(env) makes of an empty one, by copying a template
+        database that build made once on the server (CREATE DATABASE … TEMPLATE, a tenth of a second),
+        and say whether it did. Only where that is the same: a throwaway PostgreSQL server, used
+        directly (no pooler), and a database nothing has been made in yet (Server.pristine), nobody
+        connected to (this env's engine lets its idle connections go first). Otherwise False, and
+        the caller builds it itself.
+
+        `kind` names what build makes, for this env's class, backend and claim method. The demo's rows
+        are written relative to the current minute (workbench.demo.data): a template is used only in
+        the minute it was built in, so that its rows are the ones the test would have written."""
+        server = self.server
+        if server is None or not server.templates() or self.backend != "postgresql" or self.pooler != "none":
+            return False
+        name = sa.make_url(self.url).database
+        assert name is not None
+        self.engine.dispose()
+        if not server.pristine(name):
+            return False
+        key = (type(self).__qualname__, self.backend, self.method, kind)
+        for _ in range(3):
+            minute = _minute()
+            template = server.template(key, minute, lambda url: self._build_template(url, build))
+            if _minute() == minute:  # not built (or found) across a minute's turn: its rows are this minute's
+                server.create_database(name, template=template)
+                return True
+        return False
+
+    def _build_template(self, url: str, build: Callable[[Env], object]) -> None:
+        with tempfile.TemporaryDirectory(prefix="wb-template-") as tmp:
+            env = type(self)(self.backend, self.method, url, Path(tmp))
+            try:
+                build(env)
+            finally:
+                env.close()
 
     def demo_config_file(self) -> Path:
         return self.write_config(demo.config_text("{url}"))
@@ -174,6 +230,11 @@ class Env:
                 dict(r)
                 for r in conn.execute(sa.select(table).where(table.c.queue == queue).order_by(table.c.id)).mappings()
             ]
+
+
+def _minute() -> dt.datetime:
+    """The current minute, as the demo's rows count from it (workbench.demo.data.cases)."""
+    return dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
 
 
 def run_cli(capsys: Any, *args: Any) -> tuple[int, Any, str]:

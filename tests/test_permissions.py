@@ -91,17 +91,50 @@ def _logins(admin_url: str) -> None:
         engine.dispose()
 
 
+def _granted(env: support.Env, capsys: pytest.CaptureFixture[str]) -> service.Workbench:
+    """The demo (12 cases, 3 import lines) in env's database, and the owner's `workbench grants cases --apply`
+    on it, as an administrator would run it; returns the owner's workbench."""
+    admin = env.build_demo(case_rows=12, import_rows=3)
+    config = env.tmp / "owner.toml"
+    config.write_text(demo.config_text(env.url), encoding="utf-8")
+    code, _, err = _cli(capsys, "--config", config, "grants", "cases", "--apply")
+    assert code == 0, err
+    return admin
+
+
+# The statements of `grants cases --apply` that change the server, not its database: the same for every
+# database of the demo (role names and settings only), planned once.
+_SERVER_WIDE: list[Any] = []
+
+
+def _server_wide_grants(env: support.Env) -> None:
+    """What `grants cases --apply` changes outside its database, for every test as before: the roles
+    (workbench_operator, workbench_supervisor a member of it) and the operator logins' idle-transaction
+    limit belong to the server, where a test before may have changed them (a template database holds
+    only what is in it)."""
+    if not _SERVER_WIDE:
+        with service.Workbench.open(env.demo_config()) as wb, wb.engine.connect() as conn:
+            planned = permissions.plan(conn, wb.queue("cases").q, None)
+        _SERVER_WIDE.extend(s for s in planned if "CREATE ROLE" in str(s) or "ALTER ROLE" in str(s))
+        assert len(_SERVER_WIDE) == 2, _SERVER_WIDE  # the roles, the logins' idle-transaction limit
+    with env.engine.begin() as conn:
+        for statement in _SERVER_WIDE:
+            conn.execute(statement)
+
+
 @pytest.fixture
 def pg(pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Pg]:
     name = f"wbt_{uuid.uuid4().hex[:12]}"
     pg_server.create_database(name)
     url = pg_server.url(name)
-    env = support.Env("postgresql", "native", url, tmp_path)
-    admin = env.demo(case_rows=12, import_rows=3)
+    env = support.Env("postgresql", "native", url, tmp_path, pg_server)
+    # A copy of a template database made so (support.Env.copy_template), or made here.
+    if env.copy_template("test_permissions.pg", lambda built: _granted(built, capsys)):
+        _server_wide_grants(env)
+        admin = env.open(env.demo_config())
+    else:
+        admin = _granted(env, capsys)
     setup = Pg(pg_server, url, env, admin, tmp_path)
-    # The owner runs `workbench grants --apply`, as an administrator would.
-    code, _, err = _cli(capsys, "--config", setup.config_file(pg_server.user), "grants", "cases", "--apply")
-    assert code == 0, err
     _logins(url)
     yield setup
     for engine in setup.engines:

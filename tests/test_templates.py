@@ -1,0 +1,114 @@
+"""PostgreSQL's per-test demo databases copied from a template (support.Env.copy_template): a copy is the
+database the test would have built, and a database a test already made something in is never replaced."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests import servers, support
+
+# What a database holds, as a test could tell: its tables' rows, indexes, functions, triggers and policies.
+_CATALOG = {
+    "indexes": "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1",
+    "functions": (
+        "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE n.nspname = 'public' ORDER BY 1"
+    ),
+    "triggers": "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1",
+    "policies": "SELECT policyname, qual FROM pg_policies ORDER BY 1",
+}
+
+
+def _contents(url: str) -> dict[str, Any]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            found: dict[str, Any] = {k: conn.exec_driver_sql(q).all() for k, q in _CATALOG.items()}
+            metadata = sa.MetaData()
+            metadata.reflect(conn)
+            for table in metadata.sorted_tables:
+                if table.name == "workbench_schema_version":  # applied_at: when the migrations ran
+                    continue
+                found[table.name] = conn.execute(sa.select(table).order_by(*table.primary_key.columns)).all()
+    finally:
+        engine.dispose()
+    return found
+
+
+@pytest.fixture
+def databases(pg_server: servers.Server) -> Iterator[list[str]]:
+    names: list[str] = []
+    yield names
+    for name in names:
+        pg_server.drop_database(name)
+
+
+def _env(pg_server: servers.Server, databases: list[str], tmp: Path, copies: bool) -> support.Env:
+    name = f"wbt_{uuid.uuid4().hex[:12]}"
+    pg_server.create_database(name)
+    databases.append(name)
+    return support.Env("postgresql", "native", pg_server.url(name), tmp, pg_server if copies else None)
+
+
+def _templates(server: servers.Server) -> list[str]:
+    engine = sa.create_engine(server.admin_url())
+    try:
+        with engine.connect() as conn:
+            return list(
+                conn.execute(
+                    sa.text("SELECT datname FROM pg_database WHERE datname LIKE 'wbtpl%' ORDER BY 1")
+                ).scalars()
+            )
+    finally:
+        engine.dispose()
+
+
+def test_a_copied_demo_is_the_demo_built(pg_server: servers.Server, databases: list[str], tmp_path: Path) -> None:
+    if not pg_server.templates():
+        pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
+    for _ in range(3):  # both in one minute: the demo's rows count back from it
+        copied, built = (_env(pg_server, databases, tmp_path / str(i), i == 0) for i in range(2))
+        minute = support._minute()
+        copied.demo(case_rows=7, import_rows=4)
+        built.demo(case_rows=7, import_rows=4)
+        if support._minute() == minute:
+            break
+    copied.close()
+    built.close()
+    assert _templates(pg_server), "no template was made: the demo was not copied"
+    assert _contents(copied.url) == _contents(built.url)
+
+
+def test_a_database_with_something_in_it_is_built_not_replaced(
+    pg_server: servers.Server, databases: list[str], tmp_path: Path
+) -> None:
+    env = _env(pg_server, databases, tmp_path, True)
+    with env.engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE mine (x int)")
+    assert not env.copy_template(("test_templates", "never built"), lambda e: pytest.fail("built"))
+    wb = env.demo(case_rows=2, import_rows=1)
+    with wb.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM mine").scalar() == 0
+        assert conn.exec_driver_sql("SELECT count(*) FROM cases").scalar() == 2
+    env.close()
+
+
+def test_nobody_connects_to_a_template(pg_server: servers.Server, databases: list[str], tmp_path: Path) -> None:
+    if not pg_server.templates():
+        pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
+    env = _env(pg_server, databases, tmp_path, True)
+    env.demo(case_rows=2, import_rows=1)
+    env.close()
+    template = _templates(pg_server)[0]
+    engine = sa.create_engine(pg_server.url(template))
+    try:
+        with pytest.raises(sa.exc.OperationalError, match="not currently accepting connections"), engine.connect():
+            pass
+    finally:
+        engine.dispose()
