@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from tests import servers
 from workbench import demo
 from workbench.config import loader
+from workbench.core import errors
 from workbench.db import service
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,9 +53,10 @@ def _run(tmp: Path, nodes: list[servers.Server], name: str, rows: int = 0) -> tu
         demo.populate(wb.engine, cases=rows, imports=1)
         wb.init()
         demo.attach_all(wb)
-    for path in configs[1:]:  # every node has the rows before anyone starts
+    want = _waiting(configs[0], rows)
+    for path in configs[1:]:  # every node has the tables and the rows before anyone starts
         with service.Workbench.open(loader.load(path)) as wb:
-            _until(lambda w=wb: w.queue("cases").count_waiting(rows) >= _waiting(configs[0], rows))
+            _until(lambda w=wb: _caught_up(w, rows, want))
     go = tmp / f"{name}-go"
     procs = []
     for i in range(WORKERS):
@@ -107,6 +109,15 @@ def _run(tmp: Path, nodes: list[servers.Server], name: str, rows: int = 0) -> tu
 def _waiting(config: Path, rows: int) -> int:
     with service.Workbench.open(loader.load(config)) as wb:
         return wb.queue("cases").count_waiting(rows)
+
+
+def _caught_up(wb: service.Workbench, rows: int, want: int) -> bool:
+    """Whether this node has applied the first node's writes: its migrations (one CI run read version 7
+    of 13 on the second node, whose applier was still behind the DDL's version rows) and the demo's rows."""
+    try:
+        return wb.queue("cases").count_waiting(rows) >= want
+    except errors.NotInitialized:
+        return False
 
 
 def _until(done: object, seconds: float = 30, what: str = "the nodes to agree") -> None:
