@@ -206,6 +206,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             f"workbench.db.{name}"
             for name in (
                 "mapping",
+                "binding",  # the parts mapping's BoundQueue is made of
                 "lookups",
                 "rowrules",
                 "connect",

@@ -22,6 +22,7 @@ from workbench.db import (
     workqueue,
 )
 from workbench.db.audit import trail_of as trail_of  # lives with the trail: the grants' renderings build on it too
+from workbench.db.binding import binder as binding
 
 if TYPE_CHECKING:  # imported by supervision(): an operator's process never loads the console's actions
     from workbench.db import supervision
@@ -165,7 +166,7 @@ class Workbench:
             elif where in reflected:
                 table = reflected[where]
             else:
-                table = reflected[where] = mapping.reflect_table(conn, queue_config, self.config.path)
+                table = reflected[where] = binding.reflect_table(conn, queue_config, self.config.path)
             locks = self._lock_table(conn, queue_config, schema)
             bound[name] = mapping.BoundQueue(
                 queue_config,

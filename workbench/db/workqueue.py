@@ -30,6 +30,7 @@ from workbench.db import (
     stats,
 )
 from workbench.db import deferrals as deferrals_mod
+from workbench.db import names as names_mod
 from workbench.db import notes as notes_mod
 
 
@@ -594,13 +595,13 @@ class WorkQueue:
     def has_lookup(self, column: str) -> bool:
         """Is `column` (in any case) a lookup of this queue?"""
         try:
-            return bool(self.q.lookups) and mapping.resolve_name(column, self.q.lookups) is not None
-        except mapping.AmbiguousName:
+            return bool(self.q.lookups) and names_mod.resolve_name(column, self.q.lookups) is not None
+        except names_mod.AmbiguousName:
             return False
 
     def lookup(self, column: str) -> lookups.Lookup:
         """The lookup of `column` (its name in any case); InvalidValue when it has none."""
-        name = mapping.resolve_name(column, self.q.lookups) if self.q.lookups else None
+        name = names_mod.resolve_name(column, self.q.lookups) if self.q.lookups else None
         if name is None:
             having = ", ".join(self.q.lookups) or "none"
             raise errors.InvalidValue(
