@@ -27,11 +27,11 @@ from workbench.db import (
     permissions,
     procedures,
     rowrules,
-    stats,
 )
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import names as names_mod
 from workbench.db import notes as notes_mod
+from workbench.db.figures import common as figures
 
 
 class WorkQueue:
@@ -836,7 +836,7 @@ class WorkQueue:
         if claim is not None and claim.owner == user and claim.at is not None:
             claimed_at = claim.at if q.aware else claim.at.replace(tzinfo=None)
             if q.local_clock and not q.aware:  # the trail's UTC on the lock's clock (local, a zone)
-                claimed_at = stats.read_clock(conn, q).from_utc(claimed_at)
+                claimed_at = figures.read_clock(conn, q).from_utc(claimed_at)
             assert q.config.max_lock_seconds is not None
             latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
             result = min(now, latest)
@@ -945,14 +945,14 @@ class WorkQueue:
         if event.kind != models.EventKind.COMPLETE or event.actor != user:
             return errors.UsageError.of(problems.UNDO_NOT_YOURS, self.name, key, event.kind.value, event.actor)
         limit = rowrules.window(self.q, "undo")
-        age = (stats.read_clock(conn, self.q).utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
+        age = (figures.read_clock(conn, self.q).utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
         if limit is not None and age > limit:
             return errors.UsageError.of(problems.UNDO_TOO_LATE, self.name, key, _minutes(round(age)), _minutes(limit))
         return errors.UsageError.of(problems.UNDO_CHANGED, self.name, key)
 
-    def db_clock(self) -> stats.Clock:
+    def db_clock(self) -> figures.Clock:
         """The database clock now: `.now` and `.today_start` on the queue's clock (e.g. for a period)."""
-        return self.db.read(lambda conn: stats.read_clock(conn, self.q))
+        return self.db.read(lambda conn: figures.read_clock(conn, self.q))
 
 
 def _check_user(user: str) -> None:

@@ -50,7 +50,7 @@ class Backend:
     is_file: ClassVar[bool] = False  # a file on this machine, not a server
     # Claim methods that work on this database (see workbench.db.claims), besides "portable".
     claim_methods: ClassVar[tuple[str, ...]] = ()
-    # The board: how each lock meets the aggregates of its audit rows (see stats.board):
+    # The board: how each lock meets the aggregates of its audit rows (see figures/lock_board.py, board):
     # "lateral" (one join per lock), "packed" (a scalar subquery per lock returning one text),
     # "derived" (a derived table of aggregates joined on the key), "keys" (a second statement
     # over the locked keys).
