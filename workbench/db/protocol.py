@@ -2,7 +2,7 @@
 row only the way workbench does, and writes the audit row of every change itself.
 
 `workbench grants --apply` installs, beside the roles, column grants and row-level security of
-permissions.py:
+pg_grants.py:
 
 - a BEFORE UPDATE trigger on the queue table. For a login in workbench_operator it accepts only
   the transitions workbench's own statements make (claim a free or expired row that waits, under
