@@ -18,6 +18,7 @@ from workbench.db import (
     lookups,
     mapping,
     migrations,
+    procedures,
     tables,
     workqueue,
 )
@@ -239,6 +240,6 @@ class Workbench:
         )
         # How the queue's writes run on this database is decided by one owner, handed to the queue; its
         # claim method and guarded writes ask it (enforcement.of) instead of probing the database.
-        enforced = enforcement.of(self.db, bound, self.config.database.workbench_schema)
+        enforced = enforcement.of(self.db, bound, self.config.database.workbench_schema, procedures.of)
         method = bound.shape.claim_method(self.method)
         return workqueue.WorkQueue(self.db, bound, trail, method, neighbours, enforced)

@@ -50,7 +50,7 @@ class WorkQueue:
         of it (a refused write names it). `enforced`: how the writes run, as the service bound the
         queue (enforcement.py)."""
         self.db, self.q, self.trail, self.method = db, q, trail, method
-        self.enforcement = enforced or enforcement.of(db, q, trail.table.schema)
+        self.enforcement = enforced or enforcement.of(db, q, trail.table.schema, procedures.of)
         self.name = q.name
         self.config = q.config
         self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement)
