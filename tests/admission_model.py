@@ -13,6 +13,7 @@ from workbench.core import workflow
 from workbench.core.models import EventKind
 from workbench.core.workflow import Actor, Check, LockRule, Rendering, RowRule, Write
 from workbench.db import mapping
+from workbench.db.binding import conditions
 
 NOW = "<now>"  # a time column set to the database clock
 FRESH = "<fresh token>"  # a token nobody had
@@ -43,7 +44,7 @@ class QueueModel:
 
     @classmethod
     def of(cls, q: mapping.BoundQueue) -> QueueModel:
-        def values(group: list[mapping.BoundAssignment]) -> dict[str, Any]:
+        def values(group: list[conditions.BoundAssignment]) -> dict[str, Any]:
             out: dict[str, Any] = {}
             for b in group:
                 kind = b.assignment.kind

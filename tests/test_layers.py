@@ -7,7 +7,9 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import typing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -206,6 +208,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             f"workbench.db.{name}"
             for name in (
                 "mapping",
+                "binding",  # the parts mapping's BoundQueue is made of
                 "lookups",
                 "rowrules",
                 "connect",
@@ -394,27 +397,88 @@ def test_the_rules_see_lazy_imports_and_packages(tmp_path: Path) -> None:
     assert cycles(graph) == [["pkg.c", "pkg.sub.d"]]
 
 
-def test_what_builds_on_a_lower_layer_is_handed_in_when_the_engine_loads() -> None:
-    # The inverted imports: SQL Server's grants hand themselves to their backend when imported. Whatever
-    # opens a database has them...
-    code = (
-        "import workbench.db.service\n"
-        "from workbench.db.backends import mssql\n"
-        "g = mssql.GRANTS\n"
-        "assert None not in (g.script, g.revoke_script, g.procedures), vars(g)\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
-    # ...and without them the backend says what is missing instead of writing around the procedures.
-    code = (
-        "from workbench.db.backends import mssql\n"
-        "try:\n"
-        "    mssql.MssqlBackend().procedures(None, None, None)\n"
-        "except RuntimeError as exc:\n"
-        "    assert 'workbench.db.procedures' in str(exc)\n"
-        "else:\n"
-        "    raise AssertionError('no error')\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+def _registrations(root: Path = ROOT, package: str = "workbench") -> list[str]:
+    """Assignments at a module's top level to an attribute of a module it imported, or of what that
+    module holds (`mssql_backend.GRANTS.procedures = of`): a registration made when the module is imported."""
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        imported = {
+            (alias.asname or alias.name).partition(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for target in targets:
+                for part in ast.walk(target) if target is not None else ():
+                    root_name = part
+                    while isinstance(root_name, ast.Attribute):
+                        root_name = root_name.value
+                    if part is not root_name and isinstance(root_name, ast.Name) and root_name.id in imported:
+                        found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}: {ast.unparse(target)}")
+                        break
+    return found
+
+
+def test_no_module_registers_itself_with_another_when_imported(tmp_path: Path) -> None:
+    # What a lower layer needs of what builds on it is handed in by the caller that has it, not set
+    # on the lower module when the higher one happens to be imported.
+    assert _registrations() == []
+    # The check sees one (as SQL Server's grants were handed to their backend).
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("from pkg import b\nb.HOOKS.script = print\nX = 1\nprint.seen = 1\n")
+    (tmp_path / "pkg" / "b.py").write_text("import types\nHOOKS = types.SimpleNamespace()\n")
+    assert _registrations(tmp_path, "pkg") == ["pkg/a.py:2: b.HOOKS.script"]
+
+
+def test_sql_servers_backend_uses_what_the_caller_hands_it(tmp_path: Path) -> None:
+    # SQL Server's script and procedures build on the engine, which builds on the backend: the caller
+    # that chooses them hands them in (services/admin.py the script, the service and a work queue the
+    # procedures' finder), and the backend uses exactly that.
+    from tests import test_mssql_sql as mssql_sql
+    from workbench import demo
+    from workbench.config import loader
+    from workbench.db import connect, enforcement, procedures, service, workqueue
+    from workbench.db.backends import base, mssql
+
+    asked: list[tuple[Any, ...]] = []
+
+    class Scripts:
+        def script(self, dialect: Any, q: Any, schema: str, reviewed: Any = None) -> list[str]:
+            asked.append(("script", schema, reviewed))
+            return ["made"]
+
+        def revoke_script(self, dialect: Any, q: Any, schema: str) -> list[str]:
+            asked.append(("revoke", schema))
+            return ["undone"]
+
+    def found(db: Any, q: Any, schema: str | None) -> str:
+        asked.append(("procedures", db, schema))
+        return "the procedures"
+
+    backend = mssql.MssqlBackend()
+    assert backend.protocol_script(Scripts(), None, None, "dbo", reviewed="r") == ["made"]
+    assert backend.protocol_script(Scripts(), None, None, "dbo", revoke=True) == ["undone"]
+    assert backend.procedures(found, "db", None, "dbo") == "the procedures"
+    assert asked == [("script", "dbo", "r"), ("revoke", "dbo"), ("procedures", "db", "dbo")]
+    # Other databases have neither, and never ask.
+    assert base.Backend().protocol_script(Scripts(), None, None, "dbo") is None
+    assert base.Backend().procedures(found, "db", None, "dbo") is None
+    assert len(asked) == 3
+    # An enforcement bound without the finder says so on SQL Server instead of writing around the procedures...
+    q = mssql_sql.demo_queue()
+    with pytest.raises(RuntimeError, match=r"procedures\.of"):
+        enforcement.Enforcement(typing.cast(Any, None), q, "dbo").procedures()
+    # ...and whoever binds a queue's writes hands it in: the service, and a work queue bound by hand.
+    with service.Workbench.open(loader.load(demo.create(tmp_path / "demo"))) as wb:
+        bound = wb.queue("cases")
+        assert bound.enforcement.procedures_of is procedures.of
+        again = workqueue.WorkQueue(wb.db, bound.q, bound.trail, bound.method)
+        assert again.enforcement is bound.enforcement and again.enforcement.procedures_of is procedures.of
+        by_hand = workqueue.WorkQueue(connect.Database(wb.engine), bound.q, bound.trail, bound.method)
+        assert by_hand.enforcement.procedures_of is procedures.of
 
 
 def test_the_claim_chosen_brings_its_lock_table_claim() -> None:

@@ -16,9 +16,10 @@ from tests import support
 from tests.test_mssql_sql import compiled, one_line, trail
 from workbench.config import loader
 from workbench.core import models
-from workbench.db import backends, guarded, mapping, stats, tables
+from workbench.db import backends, guarded, mapping, tables
 from workbench.db.claims import base
 from workbench.db.claims.lock_table import LockTableClaim
+from workbench.db.figures import queue_health
 
 CONFIG = support.sample_config("vendor-tickets").replace("{url}", "mssql+pyodbc://u@h/db?driver=FreeTDS")
 
@@ -201,7 +202,7 @@ def test_the_board_and_health_read_the_lock_table() -> None:
             raise RuntimeError("stop")
 
     with contextlib.suppress(RuntimeError):
-        stats.health(Conn(), q, trail("tickets"))
+        queue_health.health(Conn(), q, trail("tickets"))
     (sql,) = health_sql
     # Free rows: the table outer-joined to the locks; locked rows: the locks joined to the table.
     assert sql.count("LEFT OUTER JOIN workbench_locks") == 2 and sql.count(" JOIN workbench_locks") == 6

@@ -287,7 +287,7 @@ def test_the_servers_refusals_are_said_as_workbench_says_them() -> None:
     with pytest.raises(errors.InvalidValue, match=r"^cases has no item with key 7$") as missing:
         wq.add_note(LOGIN, 7, "see attachment")
     assert missing.value.template == problems.NO_ITEM and missing.value.column == "case_id"
-    calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
+    calls = wq.enforcement.procedures()
     with pytest.raises(errors.NotPermitted, match=r"^the database did not permit this: only the queue's editable"):
         calls.run(wq.db.server, "save", {"p_key": 7, "p_token": "t"})
     # An item that is not there is said as without the script (in the user's language), before any call.
@@ -328,7 +328,7 @@ def test_each_refusal_of_the_procedures_is_read_back_to_the_engines_error_and_te
         return []
 
     wq, _ = queue(answer)
-    calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
+    calls = wq.enforcement.procedures()
     if refusal.lost:
         assert calls.run(wq.db.server, "extend", {"p_key": 7, "p_token": "t"}) == []
         return
@@ -529,7 +529,7 @@ def test_take_is_a_call_of_its_procedure_answering_the_row_as_after_a_claim() ->
         return [{**lock_row(wq.q, 7, user="sue"), "status": "open"}] if text.startswith("EXEC") else []
 
     wq, server = queue(answer, text=demo.config_text())
-    calls = wq.q.backend.procedures(wq.db, wq.q, "dbo")
+    calls = wq.enforcement.procedures()
     assert calls.parameters["take"] == declared("take") == ["p_key"]
     rows = calls.run(wq.db.server, "take", {"p_key": 7}, user="sue")
     assert [(text, values) for text, values in server.exec_sent()] == [("EXEC dbo.wb_cases_take @p_key = ?", [7])]
@@ -541,4 +541,4 @@ def test_take_is_a_call_of_its_procedure_answering_the_row_as_after_a_claim() ->
     # Without on_escalate the queue has no take procedure, and a call of one says so.
     plain, _ = queue(answer, text=support.without_table(demo.config_text(), "queues.cases.on_escalate"))
     with pytest.raises(errors.UsageError, match="no take procedure"):
-        plain.q.backend.procedures(plain.db, plain.q, "dbo").run(plain.db.server, "take", {"p_key": 7})
+        plain.enforcement.procedures().run(plain.db.server, "take", {"p_key": 7})

@@ -316,8 +316,8 @@ def test_tables_without_a_token_column_are_refused() -> None:
 
 def test_only_sql_server_prints_a_script() -> None:
     q = mssql_sql.demo_queue()
-    assert backends.for_dialect("postgresql").protocol_script(DIALECT, q, "dbo") is None
-    undo = backends.for_dialect("mssql").protocol_script(DIALECT, q, "dbo", revoke=True)
+    assert backends.for_dialect("postgresql").protocol_script(protocol_mssql, DIALECT, q, "dbo") is None
+    undo = backends.for_dialect("mssql").protocol_script(protocol_mssql, DIALECT, q, "dbo", revoke=True)
     assert undo is not None and "DROP PROCEDURE IF EXISTS dbo.wb_cases_reassign;" in undo
     assert "REVOKE SELECT, INSERT, UPDATE, DELETE ON cases FROM workbench_operator;" in undo
 

@@ -17,9 +17,10 @@ from sqlalchemy.dialects.mssql import pyodbc as mssql_pyodbc
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, models
-from workbench.db import audit, backends, claims, clock, guarded, mapping, stats, tables
+from workbench.db import audit, backends, claims, clock, guarded, mapping, tables
 from workbench.db.claims import base, portable
 from workbench.db.claims.mssql import PICK_HINT, ReadpastClaim
+from workbench.db.figures import lock_board
 from workbench.demo import schema
 
 DIALECT = mssql_pyodbc.dialect()
@@ -440,7 +441,7 @@ def test_board_of_10000_locks_keeps_under_2100_parameters_per_statement() -> Non
     due = now + dt.timedelta(hours=4)
     locks = [(key, "ann", now, now + dt.timedelta(minutes=15), due, *summary, f"tok{key}") for key in range(1, 10_001)]
     conn = _SqlServer([{"wb_now": now, "wb_utc": now}], locks)
-    board = stats.board(conn, q, trail("cases"))  # type: ignore[arg-type]
+    board = lock_board.board(conn, q, trail("cases"))  # type: ignore[arg-type]
     assert len(board) == 10_000 and all(row.extensions == 0 and row.last_activity == row.locked_at for row in board)
     assert all(row.due == due for row in board)
     counts = [len(sent.positiontup or ()) for sent in conn.sent]

@@ -16,7 +16,7 @@ from tests import servers, support
 from workbench import demo
 from workbench.config import loader, model
 from workbench.core import errors
-from workbench.db import clock, migrations, permissions, published, service, tables
+from workbench.db import clock, migrations, permissions, pg_grants, published, service, tables
 from workbench.db.supervision import Supervision
 
 OPERATORS = ("ann", "bob")
@@ -114,7 +114,7 @@ def _server_wide_grants(env: support.Env) -> None:
     only what is in it)."""
     if not _SERVER_WIDE:
         with service.Workbench.open(env.demo_config()) as wb, wb.engine.connect() as conn:
-            planned = permissions.plan(conn, wb.queue("cases").q, None)
+            planned = pg_grants.plan(conn, wb.queue("cases").q, None)
         _SERVER_WIDE.extend(s for s in planned if "CREATE ROLE" in str(s) or "ALTER ROLE" in str(s))
         assert len(_SERVER_WIDE) == 2, _SERVER_WIDE  # the roles, the logins' idle-transaction limit
     with env.engine.begin() as conn:
@@ -194,7 +194,7 @@ def test_policy_values_are_rendered_by_the_dialect(pg: Pg) -> None:
     )
     bound = pg.open(pg.server.user, text).queue("cases").q
     with pg.admin.engine.begin() as conn:
-        permissions.apply(conn, permissions.plan(conn, bound, None))
+        pg_grants.apply(conn, pg_grants.plan(conn, bound, None))
         qual = conn.execute(sa.text("SELECT qual FROM pg_policies WHERE policyname = 'wb_cases_operator'")).scalar()
         conn.exec_driver_sql("UPDATE cases SET kind = 'other' WHERE case_id = 1")
     assert "'O''Brien 50%'::text" in qual, qual

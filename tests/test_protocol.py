@@ -17,7 +17,7 @@ from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo da
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors
-from workbench.db import audit, permissions, protocol
+from workbench.db import audit, permissions, pg_grants, protocol
 from workbench.db.supervision import Supervision
 
 
@@ -418,7 +418,7 @@ def test_a_release_reason_may_write_its_values_and_nothing_else(pg: Pg, operator
     reasons = '\n[queues.cases.release_reasons]\n"Needs a specialist" = { category = "Hardware" }\n'
     owner = pg.open(pg.server.user, demo.config_text("{url}") + reasons)
     with owner.engine.begin() as conn:  # the owner applies grants again for the new config
-        permissions.apply(conn, permissions.plan(conn, owner.queue("cases").q, None))
+        pg_grants.apply(conn, pg_grants.plan(conn, owner.queue("cases").q, None))
     mine = pg.env.open(loader.parse(tomllib.loads(demo.config_text(url) + reasons), "op.toml")).queue("cases")
     lock = mine.claim_next(login)[0].lock
     mine.release(login, lock.key, lock.token, "Needs a specialist")

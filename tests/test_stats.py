@@ -19,7 +19,8 @@ from tests import support
 from workbench.cli import main
 from workbench.config import loader
 from workbench.core import errors
-from workbench.db import clock, stats
+from workbench.db import clock
+from workbench.db.figures import common, hourly, operators
 from workbench.db.supervision import Supervision
 
 NO_LIMITS = {"cases": {"max_locks_per_user": 0, "release_cooldown_seconds": 0}}
@@ -519,14 +520,14 @@ def test_clock_on_a_local_clock_shifts_audit_times() -> None:
     """`database.clock = "local"`: naive server-local times, audit in UTC; today starts at local midnight."""
     q = _FakeQueue(local_clock=True)
     local_now = dt.datetime(2026, 3, 10, 0, 30)
-    reading = stats.clock_from_row(q, {"wb_now": local_now, "wb_utc": dt.datetime(2026, 3, 9, 22, 30, 0, 400)})
+    reading = common.clock_from_row(q, {"wb_now": local_now, "wb_utc": dt.datetime(2026, 3, 9, 22, 30, 0, 400)})
     assert reading.offset == dt.timedelta(hours=2) and reading.local
     assert reading.today_start == dt.datetime(2026, 3, 10, 0, 0)
     assert reading.to_utc(reading.today_start) == dt.datetime(2026, 3, 9, 22, 0)
     assert reading.from_utc(dt.datetime(2026, 3, 9, 23, 15)) == dt.datetime(2026, 3, 10, 1, 15)
     aware = dt.datetime(2026, 3, 10, 1, 0, tzinfo=dt.timezone(dt.timedelta(hours=5)))
     assert reading.to_utc(aware) == dt.datetime(2026, 3, 9, 20, 0)
-    utc = stats.clock_from_row(
+    utc = common.clock_from_row(
         _FakeQueue(local_clock=False),
         {"wb_now": dt.datetime(2026, 3, 9, 22, 30), "wb_utc": dt.datetime(2026, 3, 9, 22, 30)},
     )
@@ -582,9 +583,9 @@ def test_hour_truncation_sql() -> None:
     from sqlalchemy.dialects import mssql, mysql
 
     column = sa.column("at", sa.DateTime())
-    assert str(stats._hour_of(column).compile(dialect=mssql.dialect())) == "CONVERT(VARCHAR(13), at, 120) + ':00:00'"
+    assert str(hourly._hour_of(column).compile(dialect=mssql.dialect())) == "CONVERT(VARCHAR(13), at, 120) + ':00:00'"
     assert "DATE_FORMAT(at, '%%Y-%%m-%%d %%H:00:00')" in str(
-        stats._hour_of(column).compile(dialect=mysql.dialect(paramstyle="format"))
+        hourly._hour_of(column).compile(dialect=mysql.dialect(paramstyle="format"))
     )
 
 
@@ -595,10 +596,10 @@ class _FakeQueue:
 
 
 def test_nearest_rank_percentile() -> None:
-    assert stats.nearest_rank([60, 600, 120], 90) == 600
-    assert stats.nearest_rank([60, 600, 120], 50) == 120
-    assert stats.nearest_rank(range(1, 11), 90) == 9
-    assert stats.nearest_rank([], 90) is None
+    assert operators.nearest_rank([60, 600, 120], 90) == 600
+    assert operators.nearest_rank([60, 600, 120], 50) == 120
+    assert operators.nearest_rank(range(1, 11), 90) == 9
+    assert operators.nearest_rank([], 90) is None
 
 
 # -- the command line ----------------------------------------------------------------------------------

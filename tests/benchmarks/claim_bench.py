@@ -138,13 +138,13 @@ def setup_workbench_then_next(target: harness.Target, rows: int) -> dict[str, An
 
 def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
     """The same database under `workbench grants`, and one operator login per claimer (w0, w1, …)."""
-    from workbench.db import permissions, service
+    from workbench.db import permissions, pg_grants, service
 
     url, timings = harness.build_workbench_db(target, "wbbench_grants", rows)
     started = time.perf_counter()
     with service.Workbench.open(harness.bench_config(url), password=target.password) as wb, wb.engine.begin() as conn:
         bound = wb.queue(harness.QUEUE).q
-        permissions.apply(conn, permissions.plan(conn, bound, None))
+        pg_grants.apply(conn, pg_grants.plan(conn, bound, None))
         quote = conn.dialect.identifier_preparer.quote
         for i in range(64):
             name = f"w{i}"

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from tests import support
 from workbench.core import errors
-from workbench.db import mapping
+from workbench.db.binding import times
 from workbench.db.supervision import Supervision
 
 # Per backend: an expiry beyond what Python (or the database's date arithmetic) can hold.
@@ -30,7 +30,7 @@ def test_listings_survive_a_lock_expiry_far_in_the_future_or_missing(
     locks = {lock.key: lock for lock in q.locks()}
     assert set(locks) == {far, gone, fine}
     assert not locks[far].expired and locks[far].remaining.days > 366  # as the claim sees it: never expires
-    assert locks[gone].expired and locks[gone].expires_at == mapping.UNREADABLE_PAST  # the claim takes it over
+    assert locks[gone].expired and locks[gone].expires_at == times.UNREADABLE_PAST  # the claim takes it over
     assert {lock.key for lock in q.mine("alice")} == {far, gone, fine}
     assert {row.key for row in Supervision(q).board()} == {far, gone, fine}
     assert q.show(far).state == "locked" and q.show(gone).state == "expired"

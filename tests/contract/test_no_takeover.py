@@ -24,7 +24,7 @@ from tests import support
 from tests.conftest import POOLED
 from tests.test_permissions import OPERATORS, Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
 from workbench import demo
-from workbench.db import permissions
+from workbench.db import pg_grants
 
 PROCESSES = 12
 ROWS = 30
@@ -171,7 +171,7 @@ def test_no_claim_through_the_databases_own_function_takes_over_a_live_lock(pg: 
     """Under `workbench grants` each operator login claims through wb_cases_next(), as the table's owner."""
     owner = pg.open(pg.server.user, _config_text("{url}"))
     with owner.engine.begin() as conn:  # the owner applies grants again for one-second locks
-        permissions.apply(conn, permissions.plan(conn, owner.queue("cases").q, None))
+        pg_grants.apply(conn, pg_grants.plan(conn, owner.queue("cases").q, None))
     with pg.admin.engine.begin() as conn:  # the fixture's demo has fewer cases
         conn.execute(
             sa.text(

@@ -13,7 +13,7 @@ _UTC = dt.UTC
 @dataclasses.dataclass(frozen=True)
 class Clock:
     """One reading of the database clock, to turn audit times (naive UTC) into the queue's clock and back
-    (read by db/stats.py's read_clock).
+    (read by db/figures/common.py's read_clock).
 
     Attributes:
         now: the queue's current time as workbench hands times out: aware UTC, naive server-local

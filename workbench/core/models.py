@@ -225,7 +225,7 @@ class ItemView:
         }
 
 
-# -- the supervisor console's figures (workbench.db.stats) ----------------------------------------
+# -- the supervisor console's figures (workbench.db.figures) --------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)

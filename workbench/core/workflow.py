@@ -424,7 +424,7 @@ _TABLE: dict[str, Transition] = {
             note=Text.REQUIRED,
             not_in={
                 Rendering.PG_TRIGGER: "a note is a row of workbench's notes table, under its policies "
-                "(db/permissions.py), not a change of the queue's row",
+                "(db/pg_policies.py), not a change of the queue's row",
                 Rendering.PG_LOCK_TABLE: "as for the PostgreSQL trigger",
             },
             operation="add_note",

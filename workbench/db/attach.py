@@ -15,6 +15,7 @@ from workbench.config import model
 from workbench.core import errors
 from workbench.db import backends, dberrors, filters, lookups, mapping, values
 from workbench.db.backends.indexes import column_name
+from workbench.db.binding import binder as binding
 
 
 @dataclasses.dataclass
@@ -47,7 +48,7 @@ def _index_name(*parts: str) -> str:
 def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> AttachPlan:
     """What is missing on the queue's table; nothing is changed."""
     backend = backends.of(conn)
-    table = mapping.reflect_table(conn, queue, config_path)
+    table = binding.reflect_table(conn, queue, config_path)
     if queue.lock.table:
         return _lock_table_plan(conn, queue, table, config_path, backend)
     notes: list[str] = []
@@ -58,11 +59,11 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
         ("expires", queue.lock.expires, _datetime()),
         ("token", queue.lock.token, sa.String(32)),
     ]
-    found_by = mapping._Binder(queue, table, config_path)
+    found_by = binding.Binder(queue, table, config_path)
     for key, name, kind in wanted:
         if not name:
             continue
-        # Found as the config's names are everywhere (mapping.resolve_name): `LockUser` is the `lockuser`
+        # Found as the config's names are everywhere (names.resolve_name): `LockUser` is the `lockuser`
         # PostgreSQL folded it to. A second one beside it would be a lock the old application never sees.
         have = found_by.find(name, f"lock.{key}")
         if have is None:
@@ -77,7 +78,7 @@ def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> Att
     full = table.to_metadata(sa.MetaData())
     for column in add:
         full.append_column(column._copy())
-    binder = mapping._Binder(queue, full, config_path)
+    binder = binding.Binder(queue, full, config_path)
     existing = {ix.name for ix in table.indexes if ix.name}
     reflected = sa.inspect(conn).get_indexes(table.name, schema=table.schema) if not add else []
     indexes = []
@@ -140,7 +141,7 @@ def _lock_table_plan(
     """A queue whose locks live in a separate table: nothing to change on its own table. The claim
     looks for waiting rows without a lock row in queue order; an index on the filter and order
     columns lets it read the first few instead of the whole table, so it is suggested, not made."""
-    binder = mapping._Binder(queue, table, config_path)
+    binder = binding.Binder(queue, table, config_path)
     key = binder.column(queue.key, "key")
     order = [
         binder.column(t.column, "order").desc() if t.descending else binder.column(t.column, "order")
@@ -178,7 +179,7 @@ def _lock_table_plan(
 
 
 def _conditions(
-    queue: model.QueueConfig, binder: mapping._Binder, conditions: tuple[model.Condition, ...]
+    queue: model.QueueConfig, binder: binding.Binder, conditions: tuple[model.Condition, ...]
 ) -> list[tuple[model.Condition, sa.Column[Any], Any]]:
     result = []
     for cond in conditions:
@@ -196,7 +197,7 @@ def _conditions(
 
 
 def _indexes(
-    queue: model.QueueConfig, table: sa.Table, binder: mapping._Binder, backend: backends.Backend, notes: list[str]
+    queue: model.QueueConfig, table: sa.Table, binder: binding.Binder, backend: backends.Backend, notes: list[str]
 ) -> list[sa.Index]:
     key = binder.column(queue.key, "key")
     user = binder.column(queue.lock.user, "lock.user")
@@ -325,7 +326,7 @@ def _apply(conn: sa.Connection, attach: AttachPlan) -> None:
         index.create(conn)
 
 
-def _guessable_fence(queue: model.QueueConfig, binder: mapping._Binder) -> list[str]:
+def _guessable_fence(queue: model.QueueConfig, binder: binding.Binder) -> list[str]:
     """Say so when a table without a token column keeps its lock time (the fence) in whole seconds."""
     column = binder.find(queue.lock.time, "lock.time") if not queue.lock.token else None
     if column is None:

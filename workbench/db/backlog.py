@@ -8,8 +8,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from workbench.core import clocks
 from workbench.db import audit as audit_mod
-from workbench.db import mapping, stats
+from workbench.db import mapping
+from workbench.db.figures import hourly, queue_health
 
 # At most this many arrivals are read for one chart (a month of a busy queue); beyond it the
 # chart starts later, rather than a supervisor's refresh reading a whole table.
@@ -28,10 +30,10 @@ def open_per_hour(
     """
     if q.created is None:
         return None
-    hours = stats.throughput(conn, q, trail, since)
+    hours = hourly.throughput(conn, q, trail, since)
     if not hours:
         return []
-    health = stats.health(conn, q, trail)
+    health = queue_health.health(conn, q, trail)
     open_now = health.waiting + health.locked
     zone = hours[0].hour.tzinfo
     first = hours[0].hour.replace(tzinfo=None) if zone is None else hours[0].hour
@@ -50,7 +52,7 @@ def open_per_hour(
 
 def _on_clock(value: Any, zone: dt.tzinfo | None) -> dt.datetime:
     """An arrival time on the queue's clock (naive values are taken to be on it already)."""
-    when = stats._datetime(value)
+    when = clocks.as_datetime(value)
     if zone is None:
         return when.replace(tzinfo=None) if when.tzinfo is None else when.astimezone().replace(tzinfo=None)
     return when.replace(tzinfo=zone) if when.tzinfo is None else when.astimezone(zone)

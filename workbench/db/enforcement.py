@@ -69,25 +69,41 @@ class Own(enum.Enum):
 
 OWN = Own.STATEMENTS
 
+# How a queue's procedures are found on a database (db/procedures.py's `of`, which builds on this module).
+ProceduresOf = Callable[[connect.Database, mapping.BoundQueue, "str | None"], "Calls | None"]
 _known: weakref.WeakKeyDictionary[connect.Database, dict[int, Enforcement]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
 
 
-def of(db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> Enforcement:
-    """`q`'s Enforcement on `db`: the one the service bound it with (made here for a queue bound by hand)."""
+def of(
+    db: connect.Database, q: mapping.BoundQueue, schema: str | None, procedures: ProceduresOf | None = None
+) -> Enforcement:
+    """`q`'s Enforcement on `db`: the one the service bound it with (made here for a queue bound by hand).
+    `procedures`: how SQL Server's procedures are found (db/procedures.py's `of`), from whoever binds."""
     with _known_lock:
         per_db = _known.setdefault(db, {})
         found = per_db.get(id(q))
         if found is None or found.q is not q:
-            found = per_db[id(q)] = Enforcement(db, q, schema)
+            found = per_db[id(q)] = Enforcement(db, q, schema, procedures)
+        elif procedures is not None:
+            found.procedures_of = procedures
         return found
+
+
+def _not_handed_in(db: Any, q: Any, schema: str | None) -> Calls | None:
+    raise RuntimeError(
+        "SQL Server's procedures were not handed in: bind the queue's writes with enforcement.of(…, procedures.of)"
+    )
 
 
 class Enforcement:
     """The execution variant of one queue's writes on one database (see the module's text)."""
 
-    def __init__(self, db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> None:
+    def __init__(
+        self, db: connect.Database, q: mapping.BoundQueue, schema: str | None, procedures: ProceduresOf | None = None
+    ) -> None:
         self.db, self.q, self.schema = db, q, schema
+        self.procedures_of = procedures or _not_handed_in  # asked only where the backend has procedures
         # One prepared statement per write (PostgreSQL, a lock kept in the row): the write and its
         # audit row in one round trip; else two steps in a transaction.
         self.one_statement = q.backend.one_statement_writes and q.shape.one_statement
@@ -105,7 +121,7 @@ class Enforcement:
 
     def procedures(self) -> Calls | None:
         """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
-        return typing.cast("Calls | None", self.q.backend.procedures(self.db, self.q, self.schema))
+        return typing.cast("Calls | None", self.q.backend.procedures(self.procedures_of, self.db, self.q, self.schema))
 
     def by_procedures(self, run: Callable[[Calls], T]) -> T | Own:
         """`run(the queue's procedures)` where they do this queue's writes; OWN where workbench's own

@@ -272,7 +272,3 @@ def call_statement(q: mapping.BoundQueue, name: str, parameters: list[str]) -> s
         **{p: column.type for p, column in protocol_mssql.filter_parameters(q).items()},
     }
     return sa.text(sql).bindparams(*(sa.bindparam(p, type_=types[p]) for p in parameters))
-
-
-# The SQL Server backend hands these out to the claim and the guarded writes, which cannot import them.
-mssql_backend.GRANTS.procedures = of

@@ -2,7 +2,7 @@
 row only the way workbench does, and writes the audit row of every change itself.
 
 `workbench grants --apply` installs, beside the roles, column grants and row-level security of
-permissions.py:
+pg_grants.py:
 
 - a BEFORE UPDATE trigger on the queue table. For a login in workbench_operator it accepts only
   the transitions workbench's own statements make (claim a free or expired row that waits, under
@@ -45,6 +45,7 @@ from workbench.core import problems, workflow
 from workbench.db import clock, mapping, rowrules, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import reviews as reviews_mod
+from workbench.db.binding import conditions
 
 ENFORCED_TABLE = "workbench_enforced"
 AUDIT_GUARD = "workbench_audit_guard"
@@ -141,7 +142,7 @@ class Renderer:
             parts.append(f"{old} IS NOT DISTINCT FROM {new}")
         return " AND ".join(parts) or "true"
 
-    def assigned(self, assignments: list[mapping.BoundAssignment], row: sa.FromClause | None = None) -> str:
+    def assigned(self, assignments: list[conditions.BoundAssignment], row: sa.FromClause | None = None) -> str:
         """The new row (or `row`) holds what `assignments` write (the user being this login)."""
         parts = []
         for b in assignments:
@@ -208,7 +209,7 @@ def written_by(
     for name in names:
         for write in workflow.TRANSITIONS[name].writes:
             for item in _ROW_WRITES[write](q, outcome, reason, reviewed):
-                found.add(item.column.name if isinstance(item, mapping.BoundAssignment) else item.name)
+                found.add(item.column.name if isinstance(item, conditions.BoundAssignment) else item.name)
     return found
 
 
@@ -263,12 +264,12 @@ _VALUED = (
 
 def values_of(
     q: mapping.BoundQueue, *names: str, outcome: str | None = None, reason: str | None = None, reviewed: bool = False
-) -> list[mapping.BoundAssignment]:
+) -> list[conditions.BoundAssignment]:
     """The values the transitions `names` write into the queue's row (their Transition.writes: on_claim,
     on_release, a reason's, an outcome's, a review's, on_reopen), each column once, as the engine writes
     it; a branch that admits them checks the new row holds them."""
     writes = {w for name in names for w in workflow.TRANSITIONS[name].writes}
-    chosen: dict[str, mapping.BoundAssignment] = {}
+    chosen: dict[str, conditions.BoundAssignment] = {}
     for write in _VALUED:
         if write in writes:
             for b in _ROW_WRITES[write](q, outcome, reason, reviewed):
@@ -276,7 +277,7 @@ def values_of(
     return list(chosen.values())
 
 
-def columns_of(q: mapping.BoundQueue, *groups: list[mapping.BoundAssignment]) -> list[sa.Column[Any]]:
+def columns_of(q: mapping.BoundQueue, *groups: list[conditions.BoundAssignment]) -> list[sa.Column[Any]]:
     names = {b.column.name for group in groups for b in group}
     return [c for c in q.table.c if c.name in names]
 

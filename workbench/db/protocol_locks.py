@@ -32,6 +32,7 @@ from sqlalchemy.sql import visitors
 from workbench.config import model
 from workbench.core import workflow
 from workbench.db import clock, lockrules, mapping, protocol, rowrules, tables, workflow_sql
+from workbench.db.binding import conditions
 from workbench.db.lockshapes import LockTable
 from workbench.db.lockshapes.lock_table import lock_write
 
@@ -440,7 +441,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     # A Complete, and a reviewing queue's verdict given as one: the same columns of the row.
     finishes = ("complete", "review_accept", "review_send_back")
 
-    def completes(name: str, group: list[mapping.BoundAssignment], reviewed: bool) -> str:
+    def completes(name: str, group: list[conditions.BoundAssignment], reviewed: bool) -> str:
         """The lock given up was a Complete with this outcome (and, `reviewed`, chosen for review)."""
         chosen = (
             ""

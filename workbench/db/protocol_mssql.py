@@ -1157,7 +1157,3 @@ def _one_line(sql: str) -> str:
 
 def _indent(text: str) -> str:
     return "".join(f"  {line}\n" for line in text.splitlines())
-
-
-# The SQL Server backend prints these for `workbench grants`; it cannot import them (they build on it).
-mssql_backend.GRANTS.script, mssql_backend.GRANTS.revoke_script = script, revoke_script

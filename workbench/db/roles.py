@@ -1,5 +1,5 @@
 """The database roles `workbench grants` makes, and the refusals that name them. A leaf: the engine's
-writes (guarded.py, the claims, procedures.py) raise these, and permissions.py, which sets the roles
+writes (guarded.py, the claims, procedures.py) raise these, and pg_grants.py, which sets the roles
 up, builds on those writes."""
 
 from __future__ import annotations

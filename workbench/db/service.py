@@ -18,10 +18,12 @@ from workbench.db import (
     lookups,
     mapping,
     migrations,
+    procedures,
     tables,
     workqueue,
 )
 from workbench.db.audit import trail_of as trail_of  # lives with the trail: the grants' renderings build on it too
+from workbench.db.binding import binder as binding
 
 if TYPE_CHECKING:  # imported by supervision(): an operator's process never loads the console's actions
     from workbench.db import supervision
@@ -165,7 +167,7 @@ class Workbench:
             elif where in reflected:
                 table = reflected[where]
             else:
-                table = reflected[where] = mapping.reflect_table(conn, queue_config, self.config.path)
+                table = reflected[where] = binding.reflect_table(conn, queue_config, self.config.path)
             locks = self._lock_table(conn, queue_config, schema)
             bound[name] = mapping.BoundQueue(
                 queue_config,
@@ -238,6 +240,6 @@ class Workbench:
         )
         # How the queue's writes run on this database is decided by one owner, handed to the queue; its
         # claim method and guarded writes ask it (enforcement.of) instead of probing the database.
-        enforced = enforcement.of(self.db, bound, self.config.database.workbench_schema)
+        enforced = enforcement.of(self.db, bound, self.config.database.workbench_schema, procedures.of)
         method = bound.shape.claim_method(self.method)
         return workqueue.WorkQueue(self.db, bound, trail, method, neighbours, enforced)

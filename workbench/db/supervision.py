@@ -20,10 +20,10 @@ from workbench.db import (
     permissions,
     procedures,
     rowrules,
-    stats,
     workqueue,
 )
 from workbench.db import reviews as reviews_mod
+from workbench.db.figures import hourly, lock_board, operators, queue_health
 from workbench.db.workqueue import _check_user
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
@@ -458,7 +458,7 @@ class Supervision:
         self.trail.write(conn, rows)
         return result
 
-    # -- the supervisor console's figures (workbench.db.stats) -------------------------------
+    # -- the supervisor console's figures (workbench.db.figures) -----------------------------
 
     def count_locks(self) -> int:
         """How many locks the queue has (live, or expired and not yet taken): the board lists at most
@@ -480,20 +480,20 @@ class Supervision:
         """Every lock (live, or expired and not yet taken), oldest first, with its item's list
         columns, its last activity and its extensions; at most `limit`. Never tokens. With `keys`:
         only those items' locks."""
-        return self.db.read(lambda conn: stats.board(conn, self.q, self.trail, limit, keys))
+        return self.db.read(lambda conn: lock_board.board(conn, self.q, self.trail, limit, keys))
 
     def health(self) -> models.QueueHealth:
         """Waiting, locked and expired now; completions, releases, expiries and force releases today
         (since midnight on the database clock)."""
-        return self.db.read(lambda conn: stats.health(conn, self.q, self.trail))
+        return self.db.read(lambda conn: queue_health.health(conn, self.q, self.trail))
 
     def operator_stats(self, since: dt.datetime, until: dt.datetime | None = None) -> list[models.OperatorStats]:
-        """Per operator in [since, until), most completions first (see stats.operator_stats).
+        """Per operator in [since, until), most completions first (see operators.operator_stats).
 
         Aware times are converted; naive ones are read on the queue's clock (UTC, or the server's
         local time with `database.clock = "local"`). The same holds for throughput and handle_times.
         """
-        return self.db.read(lambda conn: stats.operator_stats(conn, self.q, self.trail, since, until))
+        return self.db.read(lambda conn: operators.operator_stats(conn, self.q, self.trail, since, until))
 
     def review_verdicts(self, since: dt.datetime, until: dt.datetime | None = None) -> list[reviews_mod.Verdicts]:
         """How the reviewed work of each operator fared in [since, until) (this queue is reviewed, or
@@ -505,11 +505,11 @@ class Supervision:
 
     def throughput(self, since: dt.datetime, until: dt.datetime | None = None) -> list[models.HourCount]:
         """Completions and claims per hour in [since, until) (until: now), every hour included."""
-        return self.db.read(lambda conn: stats.throughput(conn, self.q, self.trail, since, until))
+        return self.db.read(lambda conn: hourly.throughput(conn, self.q, self.trail, since, until))
 
     def handle_times(self, since: dt.datetime, until: dt.datetime | None = None) -> list[float]:
         """Seconds from claim to completion of each completion in [since, until), for a histogram."""
-        return self.db.read(lambda conn: stats.handle_times(conn, self.q, self.trail, since, until))
+        return self.db.read(lambda conn: operators.handle_times(conn, self.q, self.trail, since, until))
 
     def open_per_hour(self, since: dt.datetime) -> list[tuple[dt.datetime, int]] | None:
         """Items open (waiting or in progress) at the end of each hour since `since`; None without `created`."""

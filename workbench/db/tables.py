@@ -128,13 +128,8 @@ def _not_postgresql(
     return bool(dialect is not None and dialect.name != "postgresql")
 
 
-def build_metadata(
-    schema: str | None = None, bind: sa.Engine | sa.Connection | None = None
-) -> tuple[sa.MetaData, sa.Table, sa.Table]:
-    """MetaData holding the audit, cool-down, published-settings, roles and version tables, optionally in
-    `schema`; returns (metadata, audit, version). With `bind`, only its database's types and options (the
-    other SQLAlchemy dialects stay unimported: ~80 ms of every command)."""
-    metadata = sa.MetaData(schema=schema, info={DIALECT: bind.dialect.name if bind is not None else None})
+def _audit_table(metadata: sa.MetaData) -> sa.Table:
+    """The audit trail: one row per claim, save, extend, release, completion; and its indexes."""
     audit_id, by_item = _audit_keys(metadata)
     audit = sa.Table(
         AUDIT_TABLE,
@@ -168,6 +163,11 @@ def build_metadata(
     # The console's feed reads every row past an id: on PostgreSQL a BRIN index by id (ids grow as rows
     # are appended), nearly free on each insert; elsewhere `id` is the key.
     sa.Index(AUDIT_ID_INDEX, audit.c.id, **_only(metadata, postgresql_using="brin")).ddl_if(dialect="postgresql")
+    return audit
+
+
+def _cooldown_table(metadata: sa.MetaData) -> None:
+    """The cool-down: items a user released recently."""
     # Items a user released recently, so that the claim does not hand them straight back. Written
     # only on release (rare), so it costs claims and completions nothing; the claim looks up the
     # user's few live entries through the index.
@@ -181,6 +181,10 @@ def build_metadata(
         sa.Column("until", _datetime(metadata), nullable=False),
         sa.Index("ix_workbench_cooldown_actor", "queue", "actor", "until"),
     )
+
+
+def _settings_table(metadata: sa.MetaData) -> None:
+    """Queue settings a supervisor published, every version kept."""
     # Queue settings a supervisor published for every operator (workbench.db.published). Every
     # version is kept, for history and roll-back; the newest is in force. `version` is not
     # auto-numbered: a publish inserts max + 1, and the primary key makes a concurrent loser fail.
@@ -196,6 +200,10 @@ def build_metadata(
         # refuse or mangle characters outside it.
         **_only(metadata, mysql_charset="utf8mb4", mariadb_charset="utf8mb4"),
     )
+
+
+def _roles_table(metadata: sa.MetaData) -> None:
+    """Who is a supervisor where the database cannot say so itself."""
     # Who is a supervisor where the database cannot say so itself (workbench.db.permissions): no
     # supervisor row means roles are not set up and everyone may supervise.
     sa.Table(
@@ -207,6 +215,10 @@ def build_metadata(
         sa.Column("granted_at", _datetime(metadata), nullable=False),  # database clock, UTC
         sa.CheckConstraint("role IN ('supervisor', 'operator')", name="ck_workbench_roles_role"),
     )
+
+
+def _notes_table(metadata: sa.MetaData) -> None:
+    """Notes on items: append-only, read per item in order."""
     # Notes on items (workbench.db.notes): append-only, read per item in order.
     sa.Table(
         NOTES_TABLE,
@@ -221,6 +233,10 @@ def build_metadata(
         sa.Index("ix_workbench_notes_item", "queue", "item_key", "id"),
         **_only(metadata, mysql_charset="utf8mb4", mariadb_charset="utf8mb4"),
     )
+
+
+def _deferrals_table(metadata: sa.MetaData) -> None:
+    """Deferred items: not served before their time, then first."""
     # Items an operator deferred ("call back Thursday 10:00"): not served before `until` (database
     # clock, UTC), then first. Written on defer (rare); the claim looks items up by key.
     sa.Table(
@@ -237,6 +253,10 @@ def build_metadata(
         sa.Index("ix_workbench_deferrals_until", "queue", "until"),
         **_only(metadata, mysql_charset="utf8mb4", mariadb_charset="utf8mb4"),
     )
+
+
+def _reviews_table(metadata: sa.MetaData) -> None:
+    """Completions chosen for review (four eyes) and their verdicts."""
     # Completions chosen for review (four eyes): who did the work, so the reviewing queue's claim never
     # serves it to them, and, once reviewed, the verdict. Written at Complete; the claim looks items
     # up by key; the console counts verdicts per operator.
@@ -257,6 +277,10 @@ def build_metadata(
         sa.Index("ix_workbench_reviews_doer", "source", "doer", "at"),
         **_only(metadata, mysql_charset="utf8mb4", mariadb_charset="utf8mb4"),
     )
+
+
+def _groups_table(metadata: sa.MetaData) -> None:
+    """Who belongs to which group."""
     # Who belongs to which group (level 1, level 2, "experienced"): a queue with `serves` serves its
     # members only. A user may be in many groups; supervisors keep the list.
     sa.Table(
@@ -268,6 +292,10 @@ def build_metadata(
         sa.Column("added_at", _datetime(metadata), nullable=False),
         **_only(metadata, mysql_charset="utf8mb4", mariadb_charset="utf8mb4"),
     )
+
+
+def _counts_table(metadata: sa.MetaData) -> None:
+    """The start page's counts per queue, kept for every window."""
     # The start page's counts per queue, kept for every window (workbench.db.counts): one row per
     # queue, counted again by one window when older than `[app] counts_every`; `turn` says which.
     sa.Table(
@@ -280,6 +308,24 @@ def build_metadata(
         sa.Column("turn", sa.Integer, nullable=False),
         sa.Column("counted_at", _datetime(metadata), nullable=False),  # database clock, UTC
     )
+
+
+def build_metadata(
+    schema: str | None = None, bind: sa.Engine | sa.Connection | None = None
+) -> tuple[sa.MetaData, sa.Table, sa.Table]:
+    """MetaData holding the audit, cool-down, published-settings, roles and version tables, optionally in
+    `schema`; returns (metadata, audit, version). With `bind`, only its database's types and options (the
+    other SQLAlchemy dialects stay unimported: ~80 ms of every command)."""
+    metadata = sa.MetaData(schema=schema, info={DIALECT: bind.dialect.name if bind is not None else None})
+    audit = _audit_table(metadata)
+    _cooldown_table(metadata)
+    _settings_table(metadata)
+    _roles_table(metadata)
+    _notes_table(metadata)
+    _deferrals_table(metadata)
+    _reviews_table(metadata)
+    _groups_table(metadata)
+    _counts_table(metadata)
     lock_table(metadata, LOCKS_TABLE)
     version = sa.Table(
         VERSION_TABLE,

@@ -27,10 +27,11 @@ from workbench.db import (
     permissions,
     procedures,
     rowrules,
-    stats,
 )
 from workbench.db import deferrals as deferrals_mod
+from workbench.db import names as names_mod
 from workbench.db import notes as notes_mod
+from workbench.db.figures import common as figures
 
 
 class WorkQueue:
@@ -49,7 +50,7 @@ class WorkQueue:
         of it (a refused write names it). `enforced`: how the writes run, as the service bound the
         queue (enforcement.py)."""
         self.db, self.q, self.trail, self.method = db, q, trail, method
-        self.enforcement = enforced or enforcement.of(db, q, trail.table.schema)
+        self.enforcement = enforced or enforcement.of(db, q, trail.table.schema, procedures.of)
         self.name = q.name
         self.config = q.config
         self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement)
@@ -594,13 +595,13 @@ class WorkQueue:
     def has_lookup(self, column: str) -> bool:
         """Is `column` (in any case) a lookup of this queue?"""
         try:
-            return bool(self.q.lookups) and mapping.resolve_name(column, self.q.lookups) is not None
-        except mapping.AmbiguousName:
+            return bool(self.q.lookups) and names_mod.resolve_name(column, self.q.lookups) is not None
+        except names_mod.AmbiguousName:
             return False
 
     def lookup(self, column: str) -> lookups.Lookup:
         """The lookup of `column` (its name in any case); InvalidValue when it has none."""
-        name = mapping.resolve_name(column, self.q.lookups) if self.q.lookups else None
+        name = names_mod.resolve_name(column, self.q.lookups) if self.q.lookups else None
         if name is None:
             having = ", ".join(self.q.lookups) or "none"
             raise errors.InvalidValue(
@@ -835,7 +836,7 @@ class WorkQueue:
         if claim is not None and claim.owner == user and claim.at is not None:
             claimed_at = claim.at if q.aware else claim.at.replace(tzinfo=None)
             if q.local_clock and not q.aware:  # the trail's UTC on the lock's clock (local, a zone)
-                claimed_at = stats.read_clock(conn, q).from_utc(claimed_at)
+                claimed_at = figures.read_clock(conn, q).from_utc(claimed_at)
             assert q.config.max_lock_seconds is not None
             latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
             result = min(now, latest)
@@ -944,14 +945,14 @@ class WorkQueue:
         if event.kind != models.EventKind.COMPLETE or event.actor != user:
             return errors.UsageError.of(problems.UNDO_NOT_YOURS, self.name, key, event.kind.value, event.actor)
         limit = rowrules.window(self.q, "undo")
-        age = (stats.read_clock(conn, self.q).utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
+        age = (figures.read_clock(conn, self.q).utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
         if limit is not None and age > limit:
             return errors.UsageError.of(problems.UNDO_TOO_LATE, self.name, key, _minutes(round(age)), _minutes(limit))
         return errors.UsageError.of(problems.UNDO_CHANGED, self.name, key)
 
-    def db_clock(self) -> stats.Clock:
+    def db_clock(self) -> figures.Clock:
         """The database clock now: `.now` and `.today_start` on the queue's clock (e.g. for a period)."""
-        return self.db.read(lambda conn: stats.read_clock(conn, self.q))
+        return self.db.read(lambda conn: figures.read_clock(conn, self.q))
 
 
 def _check_user(user: str) -> None:

@@ -19,7 +19,7 @@ _SUPERVISOR = ("BOARD_ROWS", "BoardPage", "Supervisor")
 
 def __getattr__(name: str) -> Any:
     """The supervisor's service on first use: `workbench next` and the operator window never load the
-    console's actions and figures (db.supervision, db.stats)."""
+    console's actions and figures (db.supervision, db.figures)."""
     if name in _SUPERVISOR:
         from workbench.services import supervisor
 

@@ -23,7 +23,17 @@ from workbench.core.records import Published as Published
 from workbench.core.records import RaceResult as RaceResult
 from workbench.core.records import Session as Session
 from workbench.db import attach as attach_mod
-from workbench.db import dberrors, groups, migrations, permissions, probe, published, racecheck
+from workbench.db import (
+    dberrors,
+    groups,
+    migrations,
+    permissions,
+    pg_grants,
+    probe,
+    protocol_mssql,
+    published,
+    racecheck,
+)
 from workbench.db import people as people_mod
 from workbench.services import door
 
@@ -118,6 +128,7 @@ def grants(opened: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grant
     if not wb.db.backend.roles:
         with dberrors.translated():
             batches = wb.db.backend.protocol_script(
+                protocol_mssql,  # the script SQL Server runs itself: handed to its backend, which it builds on
                 wb.engine.dialect,
                 bound,
                 wb.config.database.workbench_schema or "dbo",
@@ -128,16 +139,16 @@ def grants(opened: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grant
     with dberrors.translated(), wb.engine.begin() as conn:
         own = wb.config.database.workbench_schema
         statements = (
-            permissions.revoke_plan(conn, bound, own)
+            pg_grants.revoke_plan(conn, bound, own)
             if revoke
-            else permissions.plan(conn, bound, own, wb.config.reviewed_by(queue))
+            else pg_grants.plan(conn, bound, own, wb.config.reviewed_by(queue))
         )
-        ddl = permissions.render(statements)
+        ddl = pg_grants.render(statements)
         missing = permissions.roles_it_cannot_make(conn) if apply and not revoke else None
         if missing is not None:
             raise errors.NotPermitted(missing)
         if apply:
-            permissions.apply(conn, statements)
+            pg_grants.apply(conn, statements)
     return Grants(dialect, label, roles=True, ddl=ddl, applied=apply)
 
 

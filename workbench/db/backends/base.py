@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import sqlalchemy as sa
@@ -41,6 +41,21 @@ class ChangeListener(Protocol):
         """Hang up (again: nothing)."""
 
 
+class Scripts(Protocol):
+    """What writes the script `workbench grants` prints where the database runs it itself (SQL Server:
+    db/protocol_mssql.py). It builds on the engine's statements, which build on the backends, so the
+    caller that asks for the script hands it in (services/admin.py)."""
+
+    def script(self, dialect: Any, q: Any, schema: str, reviewed: Any = None) -> list[str]: ...
+
+    def revoke_script(self, dialect: Any, q: Any, schema: str) -> list[str]: ...
+
+
+# How a queue's procedures are found on a database (db/procedures.py's `of`): handed in by whoever binds
+# the queue's writes (the service, a work queue), for the same reason.
+ProceduresOf = Callable[[Any, Any, "str | None"], Any]
+
+
 class Backend:
     """One database family. Stateless: one instance serves every engine of that family."""
 
@@ -50,7 +65,7 @@ class Backend:
     is_file: ClassVar[bool] = False  # a file on this machine, not a server
     # Claim methods that work on this database (see workbench.db.claims), besides "portable".
     claim_methods: ClassVar[tuple[str, ...]] = ()
-    # The board: how each lock meets the aggregates of its audit rows (see stats.board):
+    # The board: how each lock meets the aggregates of its audit rows (see figures/lock_board.py, board):
     # "lateral" (one join per lock), "packed" (a scalar subquery per lock returning one text),
     # "derived" (a derived table of aggregates joined on the key), "keys" (a second statement
     # over the locked keys).
@@ -318,11 +333,11 @@ class Backend:
         return False
 
     def protocol_script(
-        self, dialect: Any, q: Any, schema: str, revoke: bool = False, reviewed: Any = None
+        self, scripts: Scripts, dialect: Any, q: Any, schema: str, revoke: bool = False, reviewed: Any = None
     ) -> list[str] | None:
         """`workbench grants` where it prints a script for review instead of applying it: the batches
-        that make the database enforce `q`'s protocol (or undo it); None where there is none.
-        `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""
+        that make the database enforce `q`'s protocol (or undo it), as `scripts` writes them; None where
+        there is none. `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""
         return None
 
     profile_kind: ClassVar[str | None] = None  # `profile add --kind` for this server (None: the URL's backend name)
@@ -331,10 +346,10 @@ class Backend:
     # "accounts" (MySQL/MariaDB accounts and privileges), "script" (T-SQL printed), None (no logins).
     logins_kind: ClassVar[str | None] = None
 
-    def procedures(self, db: Any, q: Any, schema: str | None) -> Any:
+    def procedures(self, of: ProceduresOf, db: Any, q: Any, schema: str | None) -> Any:
         """Where `workbench grants` leaves operators only procedures to write with (SQL Server's
-        script): `q`'s procedures (db/procedures.py) if they are there and this login may call them;
-        None where workbench's own statements do the writes."""
+        script): `q`'s procedures as `of` finds them (db/procedures.py's `of`: if they are there and this
+        login may call them); None where workbench's own statements do the writes."""
         return None
 
     def auto_claim_method(self, engine: sa.Engine) -> str:

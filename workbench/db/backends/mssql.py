@@ -4,31 +4,17 @@ from __future__ import annotations
 
 import re
 import typing
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlalchemy as sa
 
 from workbench.core import errors, problems
 from workbench.db import clock
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, ProceduresOf, Scripts, like_pattern
 
 if TYPE_CHECKING:
     from workbench.config import model
-
-
-class Grants:
-    """`workbench grants` on SQL Server: the script of procedures (db/protocol_mssql.py) and the calls of
-    them (db/procedures.py). Both build on the engine's statements, which build on this backend, so
-    they hand themselves in here when imported (the work queue imports procedures.py, which imports
-    protocol_mssql.py) instead of this backend importing them."""
-
-    script: Callable[[Any, Any, str, Any], list[str]] | None = None
-    revoke_script: Callable[[Any, Any, str], list[str]] | None = None
-    procedures: Callable[[Any, Any, str | None], Any] | None = None
-
-
-GRANTS = Grants()
 
 
 class Refusal(NamedTuple):
@@ -109,15 +95,6 @@ def said_args(template: str, text: str) -> tuple[str, ...] | None:
     if found is None:
         return None
     return tuple(found[f"a{i}"] for i in range(len(found.groupdict())))
-
-
-_T = TypeVar("_T")
-
-
-def _provided(found: _T | None) -> _T:
-    if found is None:  # a programming error: nothing that opens a database gets here without them
-        raise RuntimeError("SQL Server's grants are not loaded: import workbench.db.procedures first")
-    return found
 
 
 class MssqlBackend(Backend):
@@ -201,14 +178,14 @@ class MssqlBackend(Backend):
         return conn.execute(sa.select(sa.func.IS_ROLEMEMBER(group, user))).scalar() == 1
 
     def protocol_script(
-        self, dialect: Any, q: Any, schema: str, revoke: bool = False, reviewed: Any = None
+        self, scripts: Scripts, dialect: Any, q: Any, schema: str, revoke: bool = False, reviewed: Any = None
     ) -> list[str] | None:
         if revoke:
-            return _provided(GRANTS.revoke_script)(dialect, q, schema)
-        return _provided(GRANTS.script)(dialect, q, schema, reviewed)
+            return scripts.revoke_script(dialect, q, schema)
+        return scripts.script(dialect, q, schema, reviewed)
 
-    def procedures(self, db: Any, q: Any, schema: str | None) -> Any:
-        return _provided(GRANTS.procedures)(db, q, schema)
+    def procedures(self, of: ProceduresOf, db: Any, q: Any, schema: str | None) -> Any:
+        return of(db, q, schema)
 
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "readpast"
