@@ -213,7 +213,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "migrations",
                 "probe",
                 "lockloss",
-                "protocol",
+                "rules",  # the rules rendered as PostgreSQL checks (rules/pg_*)
                 "protocol_locks",
                 "enforcement",
                 "lockrules",  # the table's lock rules, which the engine and the lock-table checks both render

@@ -829,7 +829,7 @@ _WHO = re.compile(r"-- transition: take IF NOT \((.*?)\) BEGIN (SET @refusal = C
 
 def test_the_take_procedure_admits_whom_the_engine_admits_the_groups_table_too() -> None:
     """One meaning of "in the group" (Actor.ESCALATED_TO): the engine (Supervision._require_escalated_to,
-    groups.is_member) and PostgreSQL (protocol.member_of) admit a supervisor, a member of the database role
+    groups.is_member) and PostgreSQL (pg_names.member_of) admit a supervisor, a member of the database role
     named like the group or a user in workbench's groups table. The take procedure, which every operator may
     run where the queue names a group, asks the same of the calling login before it reads the item, and
     refuses anyone else with the engine's words (TAKE_NOT_IN_GROUP, its number)."""

@@ -24,7 +24,8 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, models, problems, workflow
 from workbench.core.workflow import TRANSITIONS, Actor, Check, LockRule, Rendering, RowRule
-from workbench.db import guarded, permissions, protocol, protocol_mssql, workflow_sql
+from workbench.db import guarded, permissions, protocol_mssql, workflow_sql
+from workbench.db.rules import pg_guards, pg_names
 
 DB = Path(__file__).resolve().parents[1] / "workbench" / "db"
 # The names the conformance matrix (tests/contract/test_workflow_matrix.py) is written against.
@@ -81,50 +82,50 @@ def held_to_table(rendering: Rendering, handled: set[str]) -> None:
 
 # The files each database rendering marks its branches in (branch_mark calls, read without a server).
 SOURCES = {
-    Rendering.PG_TRIGGER: [DB / "protocol.py"],
+    Rendering.PG_TRIGGER: [DB / "rules" / "pg_row_check.py", DB / "rules" / "pg_names.py"],
     Rendering.PG_LOCK_TABLE: [DB / "protocol_locks.py"],
 }
-_MARKERS = {"branch_mark", "mark", "branch"}  # protocol.py and protocol_locks.py bind branch_mark so
+_MARKERS = {"branch_mark", "mark", "branch"}  # rules/pg_row_check.py and protocol_locks.py bind branch_mark so
 
 
 def source_marks(*paths: Path) -> set[str]:
     """The transitions a module's branch_mark calls name: a name given as text, or a tuple of them
     starred from a variable (`mark(*completes)`: every text assigned to `completes` in the module, and
-    to the module's names its value reads, e.g. a tuple of marks filtered by the table)."""
+    to the module's names its value reads, e.g. a tuple of marks filtered by the table). The paths are
+    read as one module (a tuple of marks may be named in one and starred in another)."""
     found: set[str] = set()
-    for path in paths:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        texts: dict[str, set[str]] = {}
-        reads: dict[str, set[str]] = {}
-        for node in ast.walk(tree):
-            targets = (
-                node.targets
-                if isinstance(node, ast.Assign)
-                else [node.target]
-                if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None
-                else []
-            )
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    value = node.value  # type: ignore[union-attr]
-                    strings = {c.value for c in ast.walk(value) if isinstance(c, ast.Constant)}
-                    texts.setdefault(target.id, set()).update(x for x in strings if isinstance(x, str))
-                    reads.setdefault(target.id, set()).update(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
-        for name, names in reads.items():
-            for read in names - {name}:
-                texts[name] |= texts.get(read, set())
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if called not in _MARKERS:
-                continue
-            for arg in node.args:
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    found.add(arg.value)
-                elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
-                    found |= texts.get(arg.value.id, set()) & set(TRANSITIONS)
+    tree = ast.parse("\n".join(path.read_text(encoding="utf-8") for path in paths))
+    texts: dict[str, set[str]] = {}
+    reads: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None
+            else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Name):
+                value = node.value  # type: ignore[union-attr]
+                strings = {c.value for c in ast.walk(value) if isinstance(c, ast.Constant)}
+                texts.setdefault(target.id, set()).update(x for x in strings if isinstance(x, str))
+                reads.setdefault(target.id, set()).update(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
+    for name, names in reads.items():
+        for read in names - {name}:
+            texts[name] |= texts.get(read, set())
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called not in _MARKERS:
+            continue
+        for arg in node.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.add(arg.value)
+            elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
+                found |= texts.get(arg.value.id, set()) & set(TRANSITIONS)
     return found
 
 
@@ -249,7 +250,7 @@ def test_every_rendering_renders_the_table_read_without_a_server() -> None:
 # A transition added to the table and rendered nowhere yet: each rendering's message names its file.
 _FILES = {
     Rendering.PYTHON: "workbench/db/workqueue.py",
-    Rendering.PG_TRIGGER: "workbench/db/protocol.py",
+    Rendering.PG_TRIGGER: "workbench/db/rules/pg_row_check.py",
     Rendering.PG_LOCK_TABLE: "workbench/db/protocol_locks.py",
     Rendering.MSSQL: "workbench/db/protocol_mssql.py",
 }
@@ -281,7 +282,7 @@ def test_a_transition_missing_from_a_rendering_fails_naming_the_file_to_change(
     for rendering in Rendering:
         workflow.require_rendered(rendering, _handled_by()[rendering])
     # A rendering naming a transition the table does not know is refused as well.
-    with pytest.raises(workflow.NotRendered, match=r"workbench/db/protocol\.py \(.*\) renders 'nothing'"):
+    with pytest.raises(workflow.NotRendered, match=r"workbench/db/rules/pg_row_check\.py \(.*\) renders 'nothing'"):
         workflow.require_rendered(Rendering.PG_TRIGGER, {*_handled_by()[Rendering.PG_TRIGGER], "nothing"})
 
 
@@ -392,7 +393,7 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
     with pg.admin.engine.connect() as conn:
         trigger = conn.execute(
             sa.text("SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = :name"),
-            {"name": protocol.NOTES_GUARD},
+            {"name": pg_names.NOTES_GUARD},
         ).scalar_one()
     assert "CONSTRAINT TRIGGER" in trigger and "INITIALLY DEFERRED" in trigger, trigger
     for t in TRANSITIONS.values():
@@ -403,8 +404,8 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
     for t in TRANSITIONS.values():
         if workflow.needs_reason(t.name):
             assert t.event is not None and f"'{t.event.value}'" in trigger, (t.name, trigger)
-            assert t.event.value in protocol.reasoned(), t.name
-            assert (workflow.Write.DEFERRAL in t.writes) == (t.event.value in protocol.reasoned_deferrals()), t.name
+            assert t.event.value in pg_guards.reasoned(), t.name
+            assert (workflow.Write.DEFERRAL in t.writes) == (t.event.value in pg_guards.reasoned_deferrals()), t.name
     # Four eyes: the reviewing queue's claim branch refuses the doer their own work (Check.NOT_DOER).
     review_check = checks["wb_imports_review_check"]
     claim = review_check.split(workflow.branch_mark("claim", "pick", "expire"), 1)[1].split(" THEN", 1)[0]

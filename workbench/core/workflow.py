@@ -134,7 +134,7 @@ class Rendering(enum.Enum):
     """The places a transition is enforced; each marks the transitions it handles (branch_mark)."""
 
     PYTHON = "db/workqueue.py and db/guarded.py"
-    PG_TRIGGER = "db/protocol.py: the queue's check function"
+    PG_TRIGGER = "db/rules/pg_row_check.py: the queue's check function"
     PG_LOCK_TABLE = "db/protocol_locks.py: a lock-table queue's checks"
     MSSQL = "db/protocol_mssql.py: the queue's procedures"
 
@@ -144,7 +144,7 @@ _TO_ADD: Mapping[Rendering, str] = MappingProxyType(
     {
         Rendering.PYTHON: "its `operation`, a method of the engine (db/workqueue.py for an operator's, "
         "db/supervision.py for a supervisor's; a write under the caller's own lock through guarded.Shape.of)",
-        Rendering.PG_TRIGGER: "a branch of protocol._queue_check marked workflow.branch_mark(NAME)",
+        Rendering.PG_TRIGGER: "a branch of pg_row_check.queue_check marked workflow.branch_mark(NAME)",
         Rendering.PG_LOCK_TABLE: "a branch of protocol_locks.lock_check or item_check marked "
         "workflow.branch_mark(NAME)",
         Rendering.MSSQL: "a procedure carrying it (protocol_mssql.CARRIES and its _Builder method)",

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors, models, problems
-from workbench.db import audit, backends, clock, guarded, mapping, migrations, protocol, protocol_locks, tables
+from workbench.db import audit, backends, clock, guarded, mapping, migrations, protocol_locks, tables
 from workbench.db.claims import postgresql as pg_claims
 
 # The roles and the refusals naming them live in a leaf (the engine's writes raise them); their names stay here too.
@@ -21,6 +21,7 @@ from workbench.db.roles import OPERATOR_ROLE as OPERATOR_ROLE
 from workbench.db.roles import SUPERVISOR_ROLE as SUPERVISOR_ROLE
 from workbench.db.roles import login_mismatch_error as login_mismatch_error
 from workbench.db.roles import refused as refused
+from workbench.db.rules import pg_names, pg_row_check, pg_shared, pg_triggers, pg_trusted
 
 SUPERVISOR, OPERATOR = tables.ROLE_NAMES
 
@@ -81,7 +82,7 @@ def database_decides(conn: sa.Connection, q: mapping.BoundQueue, schema: str | N
         return False
     prep = conn.dialect.identifier_preparer
     wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
-    check = protocol._qualified(prep, wb_schema, protocol_locks.lock_check_name(q.name))
+    check = pg_names.qualified(prep, wb_schema, protocol_locks.lock_check_name(q.name))
     return bool(conn.execute(sa.select(sa.func.to_regproc(check).isnot(None))).scalar())
 
 
@@ -372,7 +373,7 @@ def plan(
         ),
         *(f"GRANT USAGE ON SCHEMA {prep.quote_schema(str(name))} TO {operator}" for name in schemas),
         (
-            f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in protocol.written_columns(q))}) "
+            f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in pg_names.written_columns(q))}) "
             f"ON {table} TO {operator}"
         ),
         # A lookup's related table: the picker searches it, Save checks a value in it (read only).
@@ -383,7 +384,7 @@ def plan(
         # A move may change other columns of waiting items: supervisors only, the trigger checks it.
         *(
             [f"GRANT UPDATE ({', '.join(prep.quote(c.name) for c in moved)}) ON {table} TO {supervisor}"]
-            if (moved := protocol.moved_columns(q))
+            if (moved := pg_names.moved_columns(q))
             else []
         ),
         f"GRANT SELECT, INSERT ON {wb_tables[tables.AUDIT_TABLE]} TO {operator}",
@@ -391,7 +392,7 @@ def plan(
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.COOLDOWN_TABLE]} TO {operator}",
         # A defer records the item's deferral (replacing one before); a release forgets it.
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.DEFERRALS_TABLE]} TO {operator}",
-        # Four eyes: workbench's own review writes reach the database's checks (protocol.py), which
+        # Four eyes: workbench's own review writes reach the database's checks (rules/pg_guards.py), which
         # record a chosen Complete's review themselves and admit only workbench's changes of one.
         f"GRANT SELECT, INSERT, UPDATE ON {wb_tables[tables.REVIEWS_TABLE]} TO {operator}",
         # The start page's counts, kept by whichever window counts for everyone (db/counts.py).
@@ -413,11 +414,11 @@ def plan(
         for name, body in _policies(conn, q, operator, supervisor):
             policy = prep.quote(name)
             statements += [f"DROP POLICY IF EXISTS {policy} ON {table}", f"CREATE POLICY {policy} ON {table} {body}"]
-        statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema, reviews)]
+        statements += [*pg_shared.shared(conn, wb_schema), *pg_row_check.queue_trigger(conn, q, wb_schema, reviews)]
     else:
         # The locks are in workbench's lock table: operators write its rows, each write checked.
-        statements += [*protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
-    # The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
+        statements += [*pg_shared.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
+    # The busiest writes as trusted functions (rules/pg_trusted.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
     own = {
@@ -434,14 +435,14 @@ def plan(
         own[tables.REVIEWS_TABLE],
     )
     if q.shape.all_in_row and not q.shape.separate_locks:
-        statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
+        statements += pg_trusted.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
     if q.shape.one_statement and not q.shape.separate_locks:  # Complete without edits
         writer = guarded.GuardedWriter(typing.cast(Any, None), q, trail)
         completes = {
             o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
             for o in q.config.outcomes
         }
-        statements += protocol.trusted_complete(conn, q, wb_schema, completes)
+        statements += pg_trusted.trusted_complete(conn, q, wb_schema, completes)
     # sa.DDL formats its text with %; the text holds no placeholders, so every % is a literal one.
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 
@@ -465,8 +466,8 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
         ).scalar()
         == 2
     )
-    others = protocol.enforced_on(conn, q, wb_schema)  # the table's other enforced queues keep theirs
-    statements = protocol.drop_queue_trigger(conn, q, wb_schema, others)
+    others = pg_triggers.enforced_on(conn, q, wb_schema)  # the table's other enforced queues keep theirs
+    statements = pg_triggers.drop_queue_trigger(conn, q, wb_schema, others)
     if q.shape.separate_locks:
         statements += protocol_locks.drop(conn, q, wb_schema)
     statements += [f"DROP POLICY IF EXISTS {prep.quote(name)} ON {table}" for name in policy_names(q.name).values()]
@@ -487,7 +488,7 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
             *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {cooldown}" for name in COOLDOWN_POLICIES),
             f"ALTER TABLE {cooldown} DISABLE ROW LEVEL SECURITY",
         ]
-    statements.append(protocol.drop_shared(conn, wb_schema, shared))
+    statements.append(pg_shared.drop_shared(conn, wb_schema, shared))
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 
 
@@ -582,7 +583,7 @@ def _cooldown_rules(conn: sa.Connection, schema: str | None) -> list[str]:
 
 
 def policy_names(queue: str) -> dict[str, str]:
-    return {kind: protocol.object_name(queue, kind) for kind in ("read", "others", "operator", "supervisor")}
+    return {kind: pg_names.object_name(queue, kind) for kind in ("read", "others", "operator", "supervisor")}
 
 
 def _policies(conn: sa.Connection, q: mapping.BoundQueue, operator: str, supervisor: str) -> list[tuple[str, str]]:

@@ -31,9 +31,10 @@ from sqlalchemy.sql import visitors
 
 from workbench.config import model
 from workbench.core import workflow
-from workbench.db import clock, lockrules, mapping, protocol, rowrules, tables, workflow_sql
+from workbench.db import clock, lockrules, mapping, rowrules, tables, workflow_sql
 from workbench.db.lockshapes import LockTable
 from workbench.db.lockshapes.lock_table import lock_write
+from workbench.db.rules import pg_names, pg_row_check, pg_row_rules, pg_triggers
 
 LOCKS_SETTING = "workbench.locks"  # transaction-local: lock rows taken or given up, by queue and item
 # The crumbs a lock row's change leaves for the queue row's check: a lock taken by the caller, its own
@@ -98,7 +99,7 @@ def _gone(row: str, waits: str) -> str:
 
 
 def lock_check_name(queue: str) -> str:
-    return protocol.object_name(queue, "lockcheck")
+    return pg_names.object_name(queue, "lockcheck")
 
 
 # The lock check's op at commit (the lock table's deferred trigger): a lock row this transaction inserted.
@@ -138,7 +139,7 @@ def _actors(
         workflow.Actor.OPERATOR: "true",
         workflow.Actor.CLOCK: "true",
         workflow.Actor.SUPERVISOR: supervisor,
-        workflow.Actor.ESCALATED_TO: protocol.escalated_to(conn, q, schema, "login", supervisor),
+        workflow.Actor.ESCALATED_TO: pg_names.escalated_to(conn, q, schema, "login", supervisor),
     }
     return workflow_sql.Rules(locks or {}, actors, checks)
 
@@ -152,12 +153,12 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     """wb_QUEUE_lockcheck(op, o, n): is this write of a lock row of `q` (INSERT, UPDATE or DELETE; the
     row before and after) one of workbench's? True with its audit rows written."""
     shape = _shape(q)
-    r = protocol.Renderer(conn.dialect, q)
+    r = pg_names.Renderer(conn.dialect, q)
     prep = r.prep
     lo, ln = shape.locks.alias("o"), shape.locks.alias("n")
     item = q.table.alias("item")
     now = q.now()
-    audit = prep.format_table(protocol._audit_table(schema))
+    audit = prep.format_table(pg_names.wb_audit_table(schema))
     queue_name = r.literal(q.name)
     at = r.sql(clock.db_now())
     user_o, user_n = r.col(lo, shape.user), r.col(ln, shape.user)
@@ -179,7 +180,7 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
             f" AND {expiry_n} <= {r.sql(clock.add_seconds(shape.time, shape.seconds(q.config.max_lock_seconds)), ln)}"
         )
     live_o, stale_o = r.sql(shape.live(now), lo), r.sql(shape.stale(now), lo)
-    supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
+    supervisor = f"pg_has_role(session_user, '{pg_names.SUPERVISOR_ROLE}', 'USAGE')"
     # The table's row rule of a claim (CLAIMABLE, db/rowrules.py) for this login: waiting, or (a lock that
     # ran out) in the state its claim left it in.
     claimable = rowrules.before_all(q, "claim", "pick", user=sa.literal_column("login"))
@@ -200,7 +201,7 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     # (the login, for a claim; the one a supervisor reassigns it to) is not its doer.
     not_doer = "true"
     if reviewed is not None:
-        reviews = prep.format_table(protocol._own_table(schema, tables.REVIEWS_TABLE))
+        reviews = prep.format_table(pg_names.own_table(schema, tables.REVIEWS_TABLE))
         not_doer = (
             f"NOT EXISTS (SELECT 1 FROM {reviews} rv WHERE rv.queue = {queue_name} "
             f"AND rv.item_key = n.item_key AND rv.doer = {user_n} AND rv.verdict IS NULL)"
@@ -225,7 +226,7 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
         },
         {
             workflow.Check.WITHIN_LIMITS: limit,
-            workflow.Check.SERVED: protocol.serves(conn, q, schema, "login"),
+            workflow.Check.SERVED: pg_names.serves(conn, q, schema, "login"),
             workflow.Check.NOT_DOER: not_doer,
             workflow.Check.OTHER_USER: f"{user_n} IS NOT NULL AND {user_n} IS DISTINCT FROM {user_o}",
         },
@@ -257,10 +258,10 @@ def lock_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str, reviewed
     first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
 
     def record(key: str, *args: Any, **kwargs: Any) -> str:
-        return protocol.recorder(audit, queue_name, key, at)(*args, **kwargs)
+        return pg_names.recorder(audit, queue_name, key, at)(*args, **kwargs)
 
     def crumb(kind: str, key: str) -> str:
-        return protocol.note(LOCKS_SETTING, f"'{kind}'", queue_name, key)
+        return pg_names.note(LOCKS_SETTING, f"'{kind}'", queue_name, key)
 
     body = f"""
 DECLARE
@@ -269,7 +270,7 @@ DECLARE
   noted text;
   item {prep.format_table(q.table)}%ROWTYPE;
 BEGIN
-  {protocol.TRIGGER_ONLY}
+  {pg_names.TRIGGER_ONLY}
   IF op = '{AT_COMMIT}' THEN
     -- At commit: a lock row this transaction inserted and still holds leaves its item where the
     -- transitions under that lock find it (their row rule). A claim's lock row takes a waiting item; a
@@ -365,11 +366,11 @@ BEGIN
   END IF;
   RETURN false;
 END"""
-    function = protocol._qualified(prep, schema, lock_check_name(q.name))
+    function = pg_names.qualified(prep, schema, lock_check_name(q.name))
     row_type = prep.format_table(shape.locks)
     return (
         f"CREATE OR REPLACE FUNCTION {function}(op text, o {row_type}, n {row_type}) RETURNS boolean "
-        f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {protocol.search_path(prep, q, schema)} "
+        f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {pg_names.search_path(prep, q, schema)} "
         f"AS $wb${body}\n$wb$"
     )
 
@@ -378,18 +379,18 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     """wb_QUEUE_check(o, n) for a lock-table queue: is this update of the queue row one that goes with
     a lock this login took, holds or gave up in this transaction, or a supervisor's move or reopen?"""
     shape = _shape(q)
-    r = protocol.Renderer(conn.dialect, q, rows=protocol.CHECK_ROWS)
+    r = pg_names.Renderer(conn.dialect, q, rows=pg_names.CHECK_ROWS)
     prep = r.prep
     old, new = r.old, r.new
     held = shape.locks.alias("held")
     now = q.now()
-    audit = prep.format_table(protocol._audit_table(schema))
+    audit = prep.format_table(pg_names.wb_audit_table(schema))
     queue_name = r.literal(q.name)
     key = f"CAST({r.col(old, q.key)} AS text)"
     at = r.sql(clock.db_now())
-    record = protocol.recorder(audit, queue_name, key, at)
-    # What each transition leaves as it was, read from core/workflow.py (protocol.kept).
-    kept, values = functools.partial(protocol.kept, q), functools.partial(protocol.values_of, q)
+    record = pg_names.recorder(audit, queue_name, key, at)
+    # What each transition leaves as it was, read from core/workflow.py (pg_row_rules.kept).
+    kept, values = functools.partial(pg_row_rules.kept, q), functools.partial(pg_row_rules.values_of, q)
     # The row rules (db/rowrules.py): the queue's scope, which every one rendered here holds to, and a
     # claim's (CLAIMABLE: waiting, or in the state a claim left it in, the lock being the lock row's).
     scope_old = r.sql(
@@ -397,7 +398,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
     )
     claimable = rowrules.before_all(q, "claim", "pick", user=sa.literal_column("login"))
     waits_old = r.sql(sa.and_(sa.true(), *claimable.state_for("stale")), old)
-    supervisor = f"pg_has_role(session_user, '{protocol.SUPERVISOR_ROLE}', 'USAGE')"
+    supervisor = f"pg_has_role(session_user, '{pg_names.SUPERVISOR_ROLE}', 'USAGE')"
     unchanged, assigned = r.unchanged, r.assigned
     lock_row = f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} AND held.item_key = {key}"
     holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
@@ -409,7 +410,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
 
     # The queue row's columns as the function's argument `o` itself: a subquery (the lock rule's) would
     # otherwise add the table to its own FROM.
-    as_old = {c.name: sa.literal_column(f"{protocol.CHECK_ROWS[0]}.{prep.quote(c.name)}", c.type) for c in q.table.c}
+    as_old = {c.name: sa.literal_column(f"{pg_names.CHECK_ROWS[0]}.{prep.quote(c.name)}", c.type) for c in q.table.c}
 
     def free(name: str) -> str:
         return r.sql(q.written(lockrules.guard(q, name, now), as_old))
@@ -433,9 +434,9 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         f"{assigned(values('release', 'defer', reason=reason))} AND {stamped('release', 'defer')})"
         for reason in (None, *q.reason_writes)
     )
-    here = f"a.xmin = {protocol.THIS_TRANSACTION}"
+    here = f"a.xmin = {pg_names.THIS_TRANSACTION}"
     review = q.config.review
-    reviews = protocol._own_table(schema, tables.REVIEWS_TABLE)
+    reviews = pg_names.own_table(schema, tables.REVIEWS_TABLE)
 
     # A Complete, and a reviewing queue's verdict given as one: the same columns of the row.
     finishes = ("complete", "review_accept", "review_send_back")
@@ -445,7 +446,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         chosen = (
             ""
             if review is None
-            else protocol._review_opened(r, q, review, reviews, queue_name, key, at, r.literal(name))
+            else pg_row_check._review_opened(r, q, review, reviews, queue_name, key, at, r.literal(name))
         )
         return f"""
       IF {unchanged(kept(*finishes, outcome=name, reviewed=reviewed))}
@@ -455,7 +456,7 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
             detail = CASE WHEN changed <> '{{}}' THEN json_build_object('changes', changed)::text END
           WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
                         AND {here} AND a.actor = login AND a.event = {ev("release")});
-        {protocol.note(protocol.AUDITED_SETTING, queue_name, key, ev("complete"), "login", r.literal(name))}{chosen}
+        {pg_names.note(pg_names.AUDITED_SETTING, queue_name, key, ev("complete"), "login", r.literal(name))}{chosen}
         RETURN true;
       END IF;"""
 
@@ -477,17 +478,17 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         else f"""
     {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
     IF {rules.who("reopen")} AND {free("reopen")}
-        AND {protocol.row_rule(r, q, "reopen")} AND {protocol.row_after(r, q, "reopen")}
+        AND {pg_row_rules.row_rule(r, q, "reopen")} AND {pg_row_rules.row_after(r, q, "reopen")}
         AND {unchanged(kept("reopen"))} AND {assigned(values("reopen"))} THEN
       {record(ev("reopen"), "NULL", "NULL")}
       RETURN true;
     END IF;"""
     )
 
-    edits = protocol.changes_of(r, q)
+    edits = pg_row_rules.changes_of(r, q)
 
     def crumb(kind: str) -> str:
-        return protocol.noted(LOCKS_SETTING, f"'{kind}'", queue_name, key)
+        return pg_names.noted(LOCKS_SETTING, f"'{kind}'", queue_name, key)
 
     body = f"""
 DECLARE
@@ -497,19 +498,19 @@ DECLARE
   changed jsonb;
   to_review boolean := false;
 BEGIN
-  {protocol.TRIGGER_ONLY}
+  {pg_names.TRIGGER_ONLY}
   IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
     RETURN false;
   END IF;
   IF {crumb(took)} AND {waits_old} AND {unchanged(kept("claim", "pick"))}
-      AND ({assigned(values("claim"))} OR {unchanged(protocol.columns_of(q, values("claim")))})
+      AND ({assigned(values("claim"))} OR {unchanged(pg_row_rules.columns_of(q, values("claim")))})
       AND {stamped("claim", "pick")} THEN
     RETURN true;  -- the claim's values (and claim id), the lock taken (and recorded) in this transaction
   END IF;
   {branch("take")}
-  IF {take_set_up} AND {crumb(crumb_of("take"))} AND {rules.who("take")} AND {protocol.row_rule(r, q, "take")}
+  IF {take_set_up} AND {crumb(crumb_of("take"))} AND {rules.who("take")} AND {pg_row_rules.row_rule(r, q, "take")}
       AND {unchanged(kept("take"))} AND {stamped("take")}
-      AND ({assigned(values("take"))} OR {unchanged(protocol.columns_of(q, values("take")))}) THEN
+      AND ({assigned(values("take"))} OR {unchanged(pg_row_rules.columns_of(q, values("take")))}) THEN
     RETURN true;  -- a take's values (on_reopen's, on_claim's) and claim id, its lock taken (and recorded) here
   END IF;
   {branch("save")}
@@ -529,7 +530,7 @@ BEGIN
       UPDATE {audit} a SET event = {ev("escalate")}, detail = NULL
         WHERE a.id = (SELECT max(a.id) FROM {audit} a WHERE a.queue = {queue_name} AND a.item_key = {key}
                       AND {here} AND a.actor = login AND a.event = {ev("release")});
-      {protocol.note(protocol.AUDITED_SETTING, queue_name, key, ev("escalate"), "login", "NULL")}
+      {pg_names.note(pg_names.AUDITED_SETTING, queue_name, key, ev("escalate"), "login", "NULL")}
       RETURN true;
     END IF;{outcome_checks}
   END IF;
@@ -542,19 +543,19 @@ BEGIN
   END IF;
   {branch("move")}
   IF {rules.who("move")} AND {free("move")}
-      AND {protocol.row_rule(r, q, "move")} AND {protocol.row_after(r, q, "move")} THEN
-    changed := {protocol.changes_of(r, q, protocol.minus(protocol.checked_columns(q), kept("move")))};
+      AND {pg_row_rules.row_rule(r, q, "move")} AND {pg_row_rules.row_after(r, q, "move")} THEN
+    changed := {pg_row_rules.changes_of(r, q, pg_row_rules.minus(pg_names.checked_columns(q), kept("move")))};
     {record(ev("move"), "NULL", "NULL", changes="changed")}
     RETURN true;
   END IF;{reopen}
   RETURN false;
 END"""
-    function = protocol._qualified(prep, schema, protocol.check_function_name(q.name))
+    function = pg_names.qualified(prep, schema, pg_names.check_function_name(q.name))
     row_type = prep.format_table(q.table)
-    rows = protocol.CHECK_ROWS
+    rows = pg_names.CHECK_ROWS
     return (
         f"CREATE OR REPLACE FUNCTION {function}({rows[0]} {row_type}, {rows[1]} {row_type}) RETURNS boolean "
-        f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {protocol.search_path(prep, q, schema)} "
+        f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {pg_names.search_path(prep, q, schema)} "
         f"AS $wb${body}\n$wb$"
     )
 
@@ -566,10 +567,10 @@ def locks_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
     shape = _shape(q)
     prep = conn.dialect.identifier_preparer
     locks = prep.format_table(shape.locks)
-    name = protocol.object_name(shape.locks.name, "protocol")
-    trigger, function = prep.quote(name), protocol._qualified(prep, schema, name)
-    at_commit = protocol.object_name(shape.locks.name, "held")
-    commit_trigger, commit_function = prep.quote(at_commit), protocol._qualified(prep, schema, at_commit)
+    name = pg_names.object_name(shape.locks.name, "protocol")
+    trigger, function = prep.quote(name), pg_names.qualified(prep, schema, name)
+    at_commit = pg_names.object_name(shape.locks.name, "held")
+    commit_trigger, commit_function = prep.quote(at_commit), pg_names.qualified(prep, schema, at_commit)
     if not queues:
         return [
             f"DROP TRIGGER IF EXISTS {trigger} ON {locks}",
@@ -578,8 +579,8 @@ def locks_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
             f"DROP FUNCTION IF EXISTS {commit_function}()",
         ]
     checks = "".join(
-        f"  {'IF' if i == 0 else 'ELSIF'} queue = {protocol.Renderer.literal_of(conn, queue)} THEN\n"
-        f"    IF {protocol._qualified(prep, schema, lock_check_name(queue))}(TG_OP, OLD, NEW) THEN\n"
+        f"  {'IF' if i == 0 else 'ELSIF'} queue = {pg_names.Renderer.literal_of(conn, queue)} THEN\n"
+        f"    IF {pg_names.qualified(prep, schema, lock_check_name(queue))}(TG_OP, OLD, NEW) THEN\n"
         f"      RETURN NULL;\n    END IF;\n"
         for i, queue in enumerate(dict.fromkeys(queues))
     )
@@ -606,8 +607,8 @@ END"""
     # At commit, each lock row an operator's login inserted is asked of its queue's lock check once more
     # (op AT_COMMIT): the item it still holds is in the queue's work (a take's lock row with its values).
     held_checks = "".join(
-        f"  {'IF' if i == 0 else 'ELSIF'} NEW.queue = {protocol.Renderer.literal_of(conn, queue)} THEN\n"
-        f"    IF NOT {protocol._qualified(prep, schema, lock_check_name(queue))}('{AT_COMMIT}', NEW, NEW) THEN\n"
+        f"  {'IF' if i == 0 else 'ELSIF'} NEW.queue = {pg_names.Renderer.literal_of(conn, queue)} THEN\n"
+        f"    IF NOT {pg_names.qualified(prep, schema, lock_check_name(queue))}('{AT_COMMIT}', NEW, NEW) THEN\n"
         "      RAISE EXCEPTION 'workbench: % may not keep a lock of % item % that is not in the queue''s work', "
         "session_user, NEW.queue, NEW.item_key\n"
         "        USING ERRCODE = '42501',\n"
@@ -622,15 +623,15 @@ BEGIN
   RETURN NULL;
 END"""
     checked = (
-        f"pg_has_role(current_user, '{protocol.OPERATOR_ROLE}', 'USAGE') "
-        f"AND NOT pg_has_role(current_user, {protocol._owner_oid(conn, shape.locks)}::oid, 'MEMBER')"
+        f"pg_has_role(current_user, '{pg_names.OPERATOR_ROLE}', 'USAGE') "
+        f"AND NOT pg_has_role(current_user, {pg_names.owner_oid(conn, shape.locks)}::oid, 'MEMBER')"
     )
     return [
         (
             f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
-            f"SET search_path = {protocol.search_path(prep, q, schema)} AS $wb${body}\n$wb$"
+            f"SET search_path = {pg_names.search_path(prep, q, schema)} AS $wb${body}\n$wb$"
         ),
-        protocol.private(f"{function}()"),
+        pg_names.private(f"{function}()"),
         f"DROP TRIGGER IF EXISTS {trigger} ON {locks}",
         # AFTER: a claim's INSERT … ON CONFLICT DO NOTHING that met a lock row fires no AFTER trigger,
         # where a BEFORE trigger would record a claim that did not happen.
@@ -640,9 +641,9 @@ END"""
         ),
         (
             f"CREATE OR REPLACE FUNCTION {commit_function}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
-            f"SET search_path = {protocol.search_path(prep, q, schema)} AS $wb${held_body}\n$wb$"
+            f"SET search_path = {pg_names.search_path(prep, q, schema)} AS $wb${held_body}\n$wb$"
         ),
-        protocol.private(f"{commit_function}()"),
+        pg_names.private(f"{commit_function}()"),
         f"DROP TRIGGER IF EXISTS {commit_trigger} ON {locks}",
         # Deferred: workbench's take inserts the lock row first, then writes the item's values.
         (
@@ -657,39 +658,39 @@ def queue_trigger(
 ) -> list[str]:
     """What `grants` installs for a lock-table queue: its checks of the queue row and of its lock rows,
     the queue table's trigger and the lock table's, each asking every enforced queue they serve."""
-    locks = protocol._table_oid(conn, _shape(q).locks)
+    locks = pg_names.table_oid(conn, _shape(q).locks)
     prep = conn.dialect.identifier_preparer
     grant = (
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON {prep.format_table(_shape(q).locks)} "
-        f"TO {prep.quote(protocol.OPERATOR_ROLE)}"
+        f"TO {prep.quote(pg_names.OPERATOR_ROLE)}"
     )  # revoked in drop() with the last queue using it
     row_types = {"queue": prep.format_table(q.table), "locks": prep.format_table(_shape(q).locks)}
     item, lock = (
-        protocol._qualified(prep, schema, name)
-        for name in (protocol.check_function_name(q.name), lock_check_name(q.name))
+        pg_names.qualified(prep, schema, name)
+        for name in (pg_names.check_function_name(q.name), lock_check_name(q.name))
     )
     return [
         grant,
         item_check(conn, q, schema),
-        protocol.private(f"{item}({row_types['queue']}, {row_types['queue']})"),
+        pg_names.private(f"{item}({row_types['queue']}, {row_types['queue']})"),
         lock_check(conn, q, schema, reviewed),
-        protocol.private(f"{lock}(text, {row_types['locks']}, {row_types['locks']})"),
-        *protocol.table_trigger(conn, q, schema, [*protocol.enforced_on(conn, q, schema), q.name]),
-        *locks_trigger(conn, q, schema, [*protocol.enforced_where(conn, schema, "locks", locks, q.name), q.name]),
-        protocol.enforced_row(conn, q, schema, reviewed, locks),
+        pg_names.private(f"{lock}(text, {row_types['locks']}, {row_types['locks']})"),
+        *pg_triggers.table_trigger(conn, q, schema, [*pg_triggers.enforced_on(conn, q, schema), q.name]),
+        *locks_trigger(conn, q, schema, [*pg_triggers.enforced_where(conn, schema, "locks", locks, q.name), q.name]),
+        pg_triggers.enforced_row(conn, q, schema, reviewed, locks),
     ]
 
 
 def drop(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> list[str]:
     """What undoes queue_trigger()'s lock-table part; the lock table's trigger stays for its other queues."""
     prep = conn.dialect.identifier_preparer
-    others = protocol.enforced_where(conn, schema, "locks", protocol._table_oid(conn, _shape(q).locks), q.name)
+    others = pg_triggers.enforced_where(conn, schema, "locks", pg_names.table_oid(conn, _shape(q).locks), q.name)
     row_type = prep.format_table(_shape(q).locks)
-    function = protocol._qualified(prep, schema, lock_check_name(q.name))
+    function = pg_names.qualified(prep, schema, lock_check_name(q.name))
     statements = [
         *locks_trigger(conn, q, schema, others),
         f"DROP FUNCTION IF EXISTS {function}(text, {row_type}, {row_type})",
     ]
     if not others:  # the lock table's grants go with the last enforced queue whose locks it keeps
-        statements.append(f"REVOKE ALL ON {row_type} FROM {prep.quote(protocol.OPERATOR_ROLE)}")
+        statements.append(f"REVOKE ALL ON {row_type} FROM {prep.quote(pg_names.OPERATOR_ROLE)}")
     return statements

@@ -35,15 +35,16 @@ from sqlalchemy.sql import visitors
 from workbench.config import model
 from workbench.core import errors, models, problems, workflow
 from workbench.db import audit as audit_mod
-from workbench.db import clock, guarded, lockrules, mapping, protocol, rowrules, tables, workflow_sql
+from workbench.db import clock, guarded, lockrules, mapping, rowrules, tables, workflow_sql
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
 from workbench.db.backends import mssql as mssql_backend
 from workbench.db.claims import base
 from workbench.db.claims import mssql as mssql_claims
+from workbench.db.rules import pg_names
 
-OPERATOR_ROLE, SUPERVISOR_ROLE = protocol.OPERATOR_ROLE, protocol.SUPERVISOR_ROLE
+OPERATOR_ROLE, SUPERVISOR_ROLE = pg_names.OPERATOR_ROLE, pg_names.SUPERVISOR_ROLE
 # Each procedure and the transitions of core/workflow.py it carries: a claim and a pick are one
 # procedure (p_pick) that also takes over an expired lock (its expire row written there), a
 # reviewing queue's verdicts are its Complete.
@@ -97,8 +98,8 @@ _DONE: sa.ColumnElement[bool] = sa.literal_column("@done", sa.Integer()) == sa.l
 
 
 def procedure_name(queue: str, operation: str) -> str:
-    """wb_QUEUE_OPERATION, as protocol.object_name names PostgreSQL's objects."""
-    return protocol.object_name(queue, operation)
+    """wb_QUEUE_OPERATION, as pg_names.object_name names PostgreSQL's objects."""
+    return pg_names.object_name(queue, operation)
 
 
 class _Sql:
@@ -408,7 +409,7 @@ class _Builder:
     def who_check(self, op: str) -> str:
         """The refusal, inside `op`'s procedure, of a caller the table's actor does not admit where the
         EXECUTE grant alone does not decide it (executors): for Actor.ESCALATED_TO with a group, as the engine
-        (Supervision._require_escalated_to) and PostgreSQL (protocol.escalated_to) ask it: a supervisor (a
+        (Supervision._require_escalated_to) and PostgreSQL (pg_names.escalated_to) ask it: a supervisor (a
         member of workbench_supervisor), or a member of the group, in workbench's groups table or of the
         database role named like it, else problems.TAKE_NOT_IN_GROUP. The login is its database user's name,
         as `workbench people add` makes them (CREATE USER … FOR LOGIN of the same name)."""

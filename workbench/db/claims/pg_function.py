@@ -46,8 +46,9 @@ import sqlalchemy as sa
 
 from workbench.core import errors
 from workbench.db import audit as audit_mod
-from workbench.db import connect, fastpath, guarded, mapping, protocol
+from workbench.db import connect, fastpath, guarded, mapping
 from workbench.db.claims import base
+from workbench.db.rules import pg_names
 
 
 class Pieces(Protocol):
@@ -259,7 +260,7 @@ def _function(
     params = {name: f"${i}" for i, (name, _) in enumerate(args, 1)}
 
     def sql(statement: sa.Executable) -> str:
-        return protocol.with_params(conn, statement, params).strip()
+        return pg_names.with_params(conn, statement, params).strip()
 
     stamp = "timestamp with time zone" if q.aware else "timestamp without time zone"
     key_type = q.key.type.compile(dialect=dialect)
