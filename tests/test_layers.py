@@ -214,7 +214,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "probe",
                 "lockloss",
                 "rules",  # the rules rendered as PostgreSQL checks (rules/pg_*)
-                "protocol_locks",
                 "enforcement",
                 "lockrules",  # the table's lock rules, which the engine and the lock-table checks both render
             )

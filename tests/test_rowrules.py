@@ -21,8 +21,8 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, workflow
 from workbench.core.workflow import After, Check, RowRule, TrailRule
-from workbench.db import backends, mapping, protocol_locks, rowrules, tables
-from workbench.db.rules import pg_row_check
+from workbench.db import backends, mapping, rowrules, tables
+from workbench.db.rules import pg_lock_check, pg_locks, pg_row_check
 from workbench.db.supervision import Supervision
 from workbench.demo import schema
 
@@ -276,8 +276,8 @@ def test_postgresqls_lock_table_checks_hold_to_the_tables_row_rules(monkeypatch:
 
     def checks() -> tuple[str, str]:
         return (
-            protocol_locks.lock_check(_Conn(), q, "public", None),  # type: ignore[arg-type]
-            protocol_locks.item_check(_Conn(), q, "public"),  # type: ignore[arg-type]
+            pg_lock_check.lock_check(_Conn(), q, "public", None),  # type: ignore[arg-type]
+            pg_locks.item_check(_Conn(), q, "public"),  # type: ignore[arg-type]
         )
 
     locks, item = checks()

@@ -83,9 +83,10 @@ def held_to_table(rendering: Rendering, handled: set[str]) -> None:
 # The files each database rendering marks its branches in (branch_mark calls, read without a server).
 SOURCES = {
     Rendering.PG_TRIGGER: [DB / "rules" / "pg_row_check.py", DB / "rules" / "pg_names.py"],
-    Rendering.PG_LOCK_TABLE: [DB / "protocol_locks.py"],
+    Rendering.PG_LOCK_TABLE: [DB / "rules" / "pg_lock_check.py", DB / "rules" / "pg_locks.py"],
 }
-_MARKERS = {"branch_mark", "mark", "branch"}  # rules/pg_row_check.py and protocol_locks.py bind branch_mark so
+# rules/pg_row_check.py, pg_lock_check.py and pg_locks.py bind branch_mark so
+_MARKERS = {"branch_mark", "mark", "branch"}
 
 
 def source_marks(*paths: Path) -> set[str]:
@@ -251,7 +252,7 @@ def test_every_rendering_renders_the_table_read_without_a_server() -> None:
 _FILES = {
     Rendering.PYTHON: "workbench/db/workqueue.py",
     Rendering.PG_TRIGGER: "workbench/db/rules/pg_row_check.py",
-    Rendering.PG_LOCK_TABLE: "workbench/db/protocol_locks.py",
+    Rendering.PG_LOCK_TABLE: "workbench/db/rules/pg_locks.py",
     Rendering.MSSQL: "workbench/db/protocol_mssql.py",
 }
 

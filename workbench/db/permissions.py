@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors, models, problems
-from workbench.db import audit, backends, clock, guarded, mapping, migrations, protocol_locks, tables
+from workbench.db import audit, backends, clock, guarded, mapping, migrations, tables
 from workbench.db.claims import postgresql as pg_claims
 
 # The roles and the refusals naming them live in a leaf (the engine's writes raise them); their names stay here too.
@@ -21,7 +21,7 @@ from workbench.db.roles import OPERATOR_ROLE as OPERATOR_ROLE
 from workbench.db.roles import SUPERVISOR_ROLE as SUPERVISOR_ROLE
 from workbench.db.roles import login_mismatch_error as login_mismatch_error
 from workbench.db.roles import refused as refused
-from workbench.db.rules import pg_names, pg_row_check, pg_shared, pg_triggers, pg_trusted
+from workbench.db.rules import pg_lock_check, pg_locks, pg_names, pg_row_check, pg_shared, pg_triggers, pg_trusted
 
 SUPERVISOR, OPERATOR = tables.ROLE_NAMES
 
@@ -82,7 +82,7 @@ def database_decides(conn: sa.Connection, q: mapping.BoundQueue, schema: str | N
         return False
     prep = conn.dialect.identifier_preparer
     wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
-    check = pg_names.qualified(prep, wb_schema, protocol_locks.lock_check_name(q.name))
+    check = pg_names.qualified(prep, wb_schema, pg_lock_check.lock_check_name(q.name))
     return bool(conn.execute(sa.select(sa.func.to_regproc(check).isnot(None))).scalar())
 
 
@@ -417,7 +417,7 @@ def plan(
         statements += [*pg_shared.shared(conn, wb_schema), *pg_row_check.queue_trigger(conn, q, wb_schema, reviews)]
     else:
         # The locks are in workbench's lock table: operators write its rows, each write checked.
-        statements += [*pg_shared.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
+        statements += [*pg_shared.shared(conn, wb_schema), *pg_locks.queue_trigger(conn, q, wb_schema, reviews)]
     # The busiest writes as trusted functions (rules/pg_trusted.py): one round trip, checked in SQL. Their
     # statements are the engine's own, built here without a connection.
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
@@ -469,7 +469,7 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
     others = pg_triggers.enforced_on(conn, q, wb_schema)  # the table's other enforced queues keep theirs
     statements = pg_triggers.drop_queue_trigger(conn, q, wb_schema, others)
     if q.shape.separate_locks:
-        statements += protocol_locks.drop(conn, q, wb_schema)
+        statements += pg_locks.drop(conn, q, wb_schema)
     statements += [f"DROP POLICY IF EXISTS {prep.quote(name)} ON {table}" for name in policy_names(q.name).values()]
     if not others:
         statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
