@@ -24,8 +24,8 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, models, problems, workflow
 from workbench.core.workflow import TRANSITIONS, Actor, Check, LockRule, Rendering, RowRule
-from workbench.db import guarded, permissions, protocol_mssql, workflow_sql
-from workbench.db.rules import pg_guards, pg_names
+from workbench.db import guarded, permissions, workflow_sql
+from workbench.db.rules import mssql_parts, mssql_script, pg_guards, pg_names
 
 DB = Path(__file__).resolve().parents[1] / "workbench" / "db"
 # The names the conformance matrix (tests/contract/test_workflow_matrix.py) is written against.
@@ -188,9 +188,9 @@ def test_a_supervisors_transition_is_refused_to_operators_and_needs_a_reason() -
         assert TRANSITIONS[name].reason is wanted, name
     # SQL Server: EXECUTE on the procedures carrying them is the supervisors' alone, the rest the operators'.
     q = mssql_sql.demo_queue()
-    grants = "\n".join(protocol_mssql.script(mssql_sql.DIALECT, q, "dbo"))
-    for op, carried in protocol_mssql.CARRIES.items():
-        role = protocol_mssql.SUPERVISOR_ROLE if set(carried) <= supervisors else protocol_mssql.OPERATOR_ROLE
+    grants = "\n".join(mssql_script.script(mssql_sql.DIALECT, q, "dbo"))
+    for op, carried in mssql_parts.CARRIES.items():
+        role = mssql_parts.SUPERVISOR_ROLE if set(carried) <= supervisors else mssql_parts.OPERATOR_ROLE
         if op in ("defer", "undo", "escalate"):
             continue  # the demo's cases neither defer, undo nor escalate (the builder leaves them out)
         assert f"GRANT EXECUTE ON dbo.wb_cases_{op} TO {role};" in grants, op
@@ -236,7 +236,7 @@ def _handled_by() -> dict[Rendering, set[str]]:
     return {
         Rendering.PYTHON: {name for name, t in TRANSITIONS.items() if t.operation in methods},
         **{rendering: source_marks(*paths) for rendering, paths in SOURCES.items()},
-        Rendering.MSSQL: {name for carried in protocol_mssql.CARRIES.values() for name in carried},
+        Rendering.MSSQL: {name for carried in mssql_parts.CARRIES.values() for name in carried},
     }
 
 
@@ -253,7 +253,7 @@ _FILES = {
     Rendering.PYTHON: "workbench/db/workqueue.py",
     Rendering.PG_TRIGGER: "workbench/db/rules/pg_row_check.py",
     Rendering.PG_LOCK_TABLE: "workbench/db/rules/pg_locks.py",
-    Rendering.MSSQL: "workbench/db/protocol_mssql.py",
+    Rendering.MSSQL: "workbench/db/rules/mssql_parts.py",
 }
 
 
@@ -273,10 +273,10 @@ def test_a_transition_missing_from_a_rendering_fails_naming_the_file_to_change(
         said = str(refused.value)
         assert "'probe'" in said and path in said and "not_in" in said, said
     # Where the engine looks a transition's procedure up, and where SQL Server's script is generated.
-    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/protocol_mssql\.py.*CARRIES"):
-        protocol_mssql.carrier("probe")
-    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/protocol_mssql\.py"):
-        protocol_mssql.script(mssql_sql.DIALECT, mssql_sql.demo_queue(), "dbo")
+    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/rules/mssql_parts\.py.*CARRIES"):
+        mssql_parts.carrier("probe")
+    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/rules/mssql_parts\.py"):
+        mssql_script.script(mssql_sql.DIALECT, mssql_sql.demo_queue(), "dbo")
     # Excused with a reason where it cannot be (not_in), it is not asked for there.
     excused = dataclasses.replace(probe, not_in=dict.fromkeys(Rendering, "a test"))
     monkeypatch.setitem(workflow._TABLE, "probe", excused)
@@ -323,7 +323,7 @@ def test_the_engine_has_an_operation_for_every_transition() -> None:
 
 def _mssql_script(text: str, name: str) -> str:
     reviewed = loader.parse(tomllib.loads(text), "x.toml").reviewed_by(name)
-    return "\n".join(protocol_mssql.script(mssql_sql.DIALECT, mssql_sql.bound(text, name), "dbo", reviewed))
+    return "\n".join(mssql_script.script(mssql_sql.DIALECT, mssql_sql.bound(text, name), "dbo", reviewed))
 
 
 def _procedure(script: str, name: str) -> str:
@@ -346,7 +346,7 @@ def test_sql_servers_procedures_render_every_transition() -> None:
     assert "doer" not in _procedure(scripts[0], "cases_reassign")
     # Each procedure says which transitions it carries, and carries those only.
     for script in scripts:
-        for op, carried in protocol_mssql.CARRIES.items():
+        for op, carried in mssql_parts.CARRIES.items():
             procedure = re.search(rf"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_{op}\b.*?\nEND;", script, re.S)
             if procedure is not None:
                 assert marked(procedure.group(0)) <= set(carried), op

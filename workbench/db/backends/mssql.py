@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 
 
 class Grants:
-    """`workbench grants` on SQL Server: the script of procedures (db/protocol_mssql.py) and the calls of
+    """`workbench grants` on SQL Server: the script of procedures (db/rules/mssql_script.py) and the calls of
     them (db/procedures.py). Both build on the engine's statements, which build on this backend, so
     they hand themselves in here when imported (the work queue imports procedures.py, which imports
-    protocol_mssql.py) instead of this backend importing them."""
+    rules/mssql_script.py) instead of this backend importing them."""
 
     script: Callable[[Any, Any, str, Any], list[str]] | None = None
     revoke_script: Callable[[Any, Any, str], list[str]] | None = None
@@ -48,7 +48,7 @@ class Refusal(NamedTuple):
         return typing.cast(str, getattr(problems, self.problem))
 
 
-# Each refusal's number, THROWn by the procedures (db/protocol_mssql.py) and read back by the engine
+# Each refusal's number, THROWn by the procedures (db/rules/mssql_*.py) and read back by the engine
 # (db/procedures.py): declared once here, stable (an applied script keeps them until applied again).
 REFUSALS: Mapping[int, Refusal] = {
     50410: Refusal("REASON_NEEDED", errors.UsageError),
@@ -195,7 +195,7 @@ class MssqlBackend(Backend):
         return stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
 
     def in_database_role(self, conn: sa.Connection, user: str, group: str) -> bool:
-        # IS_ROLEMEMBER, as the take procedure asks it (db/protocol_mssql.py, Builder.who_check): the
+        # IS_ROLEMEMBER, as the take procedure asks it (db/rules/mssql_parts.py, ProcedureParts.who_check): the
         # database user named like the login, as `workbench people add` makes them; NULL (not a member)
         # where either principal does not exist.
         return conn.execute(sa.select(sa.func.IS_ROLEMEMBER(group, user))).scalar() == 1
