@@ -45,78 +45,82 @@ from workbench.db.rules.pg_lock_check import (
 )
 
 
-def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
-    """wb_QUEUE_check(o, n) for a lock-table queue: is this update of the queue row one that goes with
-    a lock this login took, holds or gave up in this transaction, or a supervisor's move or reopen?"""
-    shape = lock_shape(q)
-    r = pg_names.Renderer(conn.dialect, q, rows=pg_names.CHECK_ROWS)
-    prep = r.prep
-    old, new = r.old, r.new
-    held = shape.locks.alias("held")
-    now = q.now()
-    audit = prep.format_table(pg_names.wb_audit_table(schema))
-    queue_name = r.literal(q.name)
-    key = f"CAST({r.col(old, q.key)} AS text)"
-    at = r.sql(clock.db_now())
-    record = pg_names.recorder(audit, queue_name, key, at)
-    # What each transition leaves as it was, read from core/workflow.py (pg_row_rules.kept).
-    kept, values = functools.partial(pg_row_rules.kept, q), functools.partial(pg_row_rules.values_of, q)
-    # The row rules (db/rowrules.py): the queue's scope, which every one rendered here holds to, and a
-    # claim's (CLAIMABLE: waiting, or in the state a claim left it in, the lock being the lock row's).
-    scope_old = r.sql(
-        sa.and_(sa.true(), *rowrules.scope(q, *workflow.rendered_in(workflow.Rendering.PG_LOCK_TABLE))), old
-    )
-    claimable = rowrules.before_all(q, "claim", "pick", user=sa.literal_column("login"))
-    waits_old = r.sql(sa.and_(sa.true(), *claimable.state_for("stale")), old)
-    supervisor = f"pg_has_role(session_user, '{pg_names.SUPERVISOR_ROLE}', 'USAGE')"
-    unchanged, assigned = r.unchanged, r.assigned
-    lock_row = f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} AND held.item_key = {key}"
-    holds = f"{lock_row} AND {r.sql(shape.user, held)} = login AND {r.sql(shape.live(now), held)}"
-    # The lock rules on the queue row: the login's own live lock row (a save), nobody's (move, reopen:
-    # the table's FREE as the engine's statements carry it, db/lockrules.py, over the row before).
-    rules = actors(conn, q, schema, supervisor, {workflow.LockRule.OWN_LIVE_HERE: f"EXISTS (SELECT 1 {holds})"})
-    take_set_up = "true" if q.on_escalate and q.on_reopen else "false"  # Check.ON_ESCALATE_SET, ON_REOPEN_SET
-    ev, branch = workflow_sql.event, workflow.branch_mark
+class _ItemCheck:
+    """The queue row's check of a lock-table queue: what its branches read, set up once, and a part of the
+    function's body per family of transitions (a lock taken or held, a lock given up, the others)."""
 
-    # The queue row's columns as the function's argument `o` itself: a subquery (the lock rule's) would
-    # otherwise add the table to its own FROM.
-    as_old = {c.name: sa.literal_column(f"{pg_names.CHECK_ROWS[0]}.{prep.quote(c.name)}", c.type) for c in q.table.c}
+    def __init__(self, conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> None:
+        self.q = q
+        self.shape = shape = lock_shape(q)
+        self.r = r = pg_names.Renderer(conn.dialect, q, rows=pg_names.CHECK_ROWS)
+        self.prep = prep = r.prep
+        self.old, self.new = r.old, r.new
+        self.held = shape.locks.alias("held")
+        self.now = now = q.now()
+        self.audit = prep.format_table(pg_names.wb_audit_table(schema))
+        self.queue_name = queue_name = r.literal(q.name)
+        self.key = key = f"CAST({r.col(self.old, q.key)} AS text)"
+        self.at = r.sql(clock.db_now())
+        self.record = pg_names.recorder(self.audit, queue_name, key, self.at)
+        # What each transition leaves as it was, read from core/workflow.py (pg_row_rules.kept).
+        self.kept, self.values = functools.partial(pg_row_rules.kept, q), functools.partial(pg_row_rules.values_of, q)
+        self.unchanged, self.assigned = r.unchanged, r.assigned
+        supervisor = f"pg_has_role(session_user, '{pg_names.SUPERVISOR_ROLE}', 'USAGE')"
+        lock_row = (
+            f"FROM {prep.format_table(shape.locks)} held WHERE held.queue = {queue_name} AND held.item_key = {key}"
+        )
+        self.holds = holds = (
+            f"{lock_row} AND {r.sql(shape.user, self.held)} = login AND {r.sql(shape.live(now), self.held)}"
+        )
+        # The lock rules on the queue row: the login's own live lock row (a save), nobody's (move, reopen:
+        # the table's FREE as the engine's statements carry it, db/lockrules.py, over the row before).
+        self.rules = actors(
+            conn, q, schema, supervisor, {workflow.LockRule.OWN_LIVE_HERE: f"EXISTS (SELECT 1 {holds})"}
+        )
+        # The queue row's columns as the function's argument `o` itself: a subquery (the lock rule's) would
+        # otherwise add the table to its own FROM.
+        self.as_old = {
+            c.name: sa.literal_column(f"{pg_names.CHECK_ROWS[0]}.{prep.quote(c.name)}", c.type) for c in q.table.c
+        }
+        self.here = f"a.xmin = {pg_names.THIS_TRANSACTION}"
+        self.reviews = pg_names.own_table(schema, tables.REVIEWS_TABLE)
+        self.edits = pg_row_rules.changes_of(r, q)
 
-    def free(name: str) -> str:
-        return r.sql(q.written(lockrules.guard(q, name, now), as_old))
+    def free(self, name: str) -> str:
+        return self.r.sql(self.q.written(lockrules.guard(self.q, name, self.now), self.as_old))
 
-    def stamped(*names: str) -> str:
+    def stamped(self, *names: str) -> str:
         """What the lock write of the transitions `names` leaves in the queue row itself (shape 6: its
         claim id, db/lockshapes/claim_id.py), as the lock shape says it."""
         login: sa.ColumnElement[Any] = sa.literal_column("login")
-        item_key: sa.ColumnElement[Any] = sa.literal_column(key, sa.String())
-        parts = {r.sql(shape.row_lock_change(name, old, new, item_key, login)) for name in names}
+        item_key: sa.ColumnElement[Any] = sa.literal_column(self.key, sa.String())
+        parts = {self.r.sql(self.shape.row_lock_change(name, self.old, self.new, item_key, login)) for name in names}
         if len(parts) != 1:
             raise AssertionError(f"transitions {', '.join(names)} leave the row's lock differently")
         return parts.pop()
 
-    took, gave, freed, handed = (
-        crumb_of(*names) for names in (("claim", "pick"), given_up(True), ("expire", "force_release"), ("reassign",))
-    )
-    # Every column the release (or defer) does not write stays as it was: no edits with it.
-    releases = " OR ".join(
-        f"({unchanged(kept('release', 'defer', reason=reason))} AND "
-        f"{assigned(values('release', 'defer', reason=reason))} AND {stamped('release', 'defer')})"
-        for reason in (None, *q.reason_writes)
-    )
-    here = f"a.xmin = {pg_names.THIS_TRANSACTION}"
-    review = q.config.review
-    reviews = pg_names.own_table(schema, tables.REVIEWS_TABLE)
+    def crumb(self, kind: str) -> str:
+        return pg_names.noted(LOCKS_SETTING, f"'{kind}'", self.queue_name, self.key)
 
-    # A Complete, and a reviewing queue's verdict given as one: the same columns of the row.
-    finishes = ("complete", "review_accept", "review_send_back")
-
-    def completes(name: str, group: list[mapping.BoundAssignment], reviewed: bool) -> str:
+    def completes(self, name: str, reviewed: bool) -> str:
         """The lock given up was a Complete with this outcome (and, `reviewed`, chosen for review)."""
+        q, r, review, audit, queue_name, key, here = (
+            self.q,
+            self.r,
+            self.q.config.review,
+            self.audit,
+            self.queue_name,
+            self.key,
+            self.here,
+        )
+        unchanged, assigned, kept, values, stamped = self.unchanged, self.assigned, self.kept, self.values, self.stamped
+        ev = workflow_sql.event
+        # A Complete, and a reviewing queue's verdict given as one: the same columns of the row.
+        finishes = ("complete", "review_accept", "review_send_back")
         chosen = (
             ""
             if review is None
-            else pg_row_check._review_opened(r, q, review, reviews, queue_name, key, at, r.literal(name))
+            else pg_row_check._review_opened(r, q, review, self.reviews, queue_name, key, self.at, r.literal(name))
         )
         return f"""
       IF {unchanged(kept(*finishes, outcome=name, reviewed=reviewed))}
@@ -130,46 +134,22 @@ def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
         RETURN true;
       END IF;"""
 
-    outcome_checks = "".join(
-        completes(name, group, reviewed)
-        for name, group in q.outcomes.items()
-        for reviewed in ((False, True) if review is not None and name in review.outcomes else (False,))
-    )
-    # An escalate: the lock given up, on_escalate's values and nothing else (Check.ON_ESCALATE_SET: none
-    # where the queue has no on_escalate); recorded as one where the lock row's release was.
-    escalates = (
-        f"{unchanged(kept('escalate'))} AND {assigned(values('escalate'))} AND {stamped('escalate')}"
-        if q.on_escalate
-        else "false"
-    )
-    reopen = (
-        ""
-        if not q.on_reopen
-        else f"""
-    {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
-    IF {rules.who("reopen")} AND {free("reopen")}
-        AND {pg_row_rules.row_rule(r, q, "reopen")} AND {pg_row_rules.row_after(r, q, "reopen")}
-        AND {unchanged(kept("reopen"))} AND {assigned(values("reopen"))} THEN
-      {record(ev("reopen"), "NULL", "NULL")}
-      RETURN true;
-    END IF;"""
-    )
-
-    edits = pg_row_rules.changes_of(r, q)
-
-    def crumb(kind: str) -> str:
-        return pg_names.noted(LOCKS_SETTING, f"'{kind}'", queue_name, key)
-
-    body = f"""
-DECLARE
-  login text := session_user;
-  noted text;
-  held_token text;
-  changed jsonb;
-  to_review boolean := false;
-BEGIN
-  {pg_names.TRIGGER_ONLY}
-  IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
+    def taken(self) -> str:
+        """The row in scope; a claim's or a take's values with the lock taken here; a Save under the lock held."""
+        q, r, shape, old, held, holds, rules = self.q, self.r, self.shape, self.old, self.held, self.holds, self.rules
+        unchanged, assigned, kept, values, stamped = self.unchanged, self.assigned, self.kept, self.values, self.stamped
+        crumb, record, edits = self.crumb, self.record, self.edits
+        # The row rules (db/rowrules.py): the queue's scope, which every one rendered here holds to, and a
+        # claim's (CLAIMABLE: waiting, or in the state a claim left it in, the lock being the lock row's).
+        scope_old = r.sql(
+            sa.and_(sa.true(), *rowrules.scope(q, *workflow.rendered_in(workflow.Rendering.PG_LOCK_TABLE))), old
+        )
+        claimable = rowrules.before_all(q, "claim", "pick", user=sa.literal_column("login"))
+        waits_old = r.sql(sa.and_(sa.true(), *claimable.state_for("stale")), old)
+        take_set_up = "true" if q.on_escalate and q.on_reopen else "false"  # Check.ON_ESCALATE_SET, ON_REOPEN_SET
+        took = crumb_of("claim", "pick")
+        ev, branch = workflow_sql.event, workflow.branch_mark
+        return f"""  IF NOT ({unchanged([q.key])} AND {scope_old}) THEN
     RETURN false;
   END IF;
   IF {crumb(took)} AND {waits_old} AND {unchanged(kept("claim", "pick"))}
@@ -190,7 +170,35 @@ BEGIN
     {record(ev("save"), "login", "held_token", changes="changed")}
     RETURN true;
   END IF;
-  IF {crumb(gave)} THEN
+"""
+
+    def given_up(self) -> str:
+        """The lock given up here: a release (or defer), an escalate, or a Complete with one of the outcomes."""
+        q, audit, queue_name, key, here = self.q, self.audit, self.queue_name, self.key, self.here
+        unchanged, assigned, kept, values, stamped = self.unchanged, self.assigned, self.kept, self.values, self.stamped
+        crumb, edits = self.crumb, self.edits
+        review = q.config.review
+        gave = crumb_of(*given_up(True))
+        # Every column the release (or defer) does not write stays as it was: no edits with it.
+        releases = " OR ".join(
+            f"({unchanged(kept('release', 'defer', reason=reason))} AND "
+            f"{assigned(values('release', 'defer', reason=reason))} AND {stamped('release', 'defer')})"
+            for reason in (None, *q.reason_writes)
+        )
+        # An escalate: the lock given up, on_escalate's values and nothing else (Check.ON_ESCALATE_SET: none
+        # where the queue has no on_escalate); recorded as one where the lock row's release was.
+        escalates = (
+            f"{unchanged(kept('escalate'))} AND {assigned(values('escalate'))} AND {stamped('escalate')}"
+            if q.on_escalate
+            else "false"
+        )
+        outcome_checks = "".join(
+            self.completes(name, reviewed)
+            for name in q.outcomes
+            for reviewed in ((False, True) if review is not None and name in review.outcomes else (False,))
+        )
+        ev, branch = workflow_sql.event, workflow.branch_mark
+        return f"""  IF {crumb(gave)} THEN
     changed := {edits};
     IF {releases} THEN
       RETURN true;  -- its row was written when the lock went (a release edits nothing)
@@ -204,7 +212,28 @@ BEGIN
       RETURN true;
     END IF;{outcome_checks}
   END IF;
-  IF {crumb(freed)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(values("expire"))}
+"""
+
+    def others(self) -> str:
+        """A lock freed (a sweep, a force-release) or reassigned, and a supervisor's move or reopen."""
+        q, r, rules, free, record = self.q, self.r, self.rules, self.free, self.record
+        unchanged, assigned, kept, values, stamped = self.unchanged, self.assigned, self.kept, self.values, self.stamped
+        crumb = self.crumb
+        freed, handed = crumb_of("expire", "force_release"), crumb_of("reassign")
+        ev, branch = workflow_sql.event, workflow.branch_mark
+        reopen = (
+            ""
+            if not q.on_reopen
+            else f"""
+    {branch("reopen")} {workflow_sql.check_mark(workflow.Check.ON_REOPEN_SET)}
+    IF {rules.who("reopen")} AND {free("reopen")}
+        AND {pg_row_rules.row_rule(r, q, "reopen")} AND {pg_row_rules.row_after(r, q, "reopen")}
+        AND {unchanged(kept("reopen"))} AND {assigned(values("reopen"))} THEN
+      {record(ev("reopen"), "NULL", "NULL")}
+      RETURN true;
+    END IF;"""
+        )
+        return f"""  IF {crumb(freed)} AND {unchanged(kept("expire", "force_release"))} AND {assigned(values("expire"))}
       AND {stamped("expire", "force_release")} THEN
     RETURN true;
   END IF;
@@ -219,7 +248,25 @@ BEGIN
     RETURN true;
   END IF;{reopen}
   RETURN false;
-END"""
+"""
+
+
+def item_check(conn: sa.Connection, q: mapping.BoundQueue, schema: str) -> str:
+    """wb_QUEUE_check(o, n) for a lock-table queue: is this update of the queue row one that goes with
+    a lock this login took, holds or gave up in this transaction, or a supervisor's move or reopen?"""
+    check = _ItemCheck(conn, q, schema)
+    prep = check.prep
+    head = f"""
+DECLARE
+  login text := session_user;
+  noted text;
+  held_token text;
+  changed jsonb;
+  to_review boolean := false;
+BEGIN
+  {pg_names.TRIGGER_ONLY}
+"""
+    body = head + check.taken() + check.given_up() + check.others() + "END"
     function = pg_names.qualified(prep, schema, pg_names.check_function_name(q.name))
     row_type = prep.format_table(q.table)
     rows = pg_names.CHECK_ROWS
