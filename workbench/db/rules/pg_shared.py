@@ -38,31 +38,8 @@ from workbench.db.rules.pg_names import (
 )
 
 
-def shared(conn: sa.Connection, schema: str) -> list[str]:
-    """What every enforced queue shares: the audit table's guard, the function that settles an audit
-    row the database wrote, and the list of enforced queues."""
-    prep = conn.dialect.identifier_preparer
-    audit_table = wb_audit_table(schema)
-    audit = prep.format_table(audit_table)
-    owner = owner_oid(conn, audit_table)
-    enforced = prep.format_table(enforced_table(schema))
-    guard, settle = qualified(prep, schema, AUDIT_GUARD), qualified(prep, schema, SETTLE)
-    operator = prep.quote(OPERATOR_ROLE)
-
-    def may_be(event: str, outcome: str) -> str:
-        """The row the database wrote names `event` (with `outcome`) among the events it may be."""
-        return (
-            f"(prior.detail LIKE '{{\"recorded_by\" : \"database\"%' AND (prior.detail::jsonb -> 'may_be') "
-            f"? ({event} || ':' || coalesce({outcome}, '')))"
-        )
-
-    def sibling(queue: str, acted: str) -> str:
-        """`queue` is `acted` or an enforced queue over the same table."""
-        return (
-            f"({queue} = {acted} OR {queue} IN (SELECT s.queue FROM {enforced} s JOIN {enforced} e "
-            f"ON e.tbl = s.tbl WHERE e.queue = {acted}))"
-        )
-
+def _relabel() -> str:
+    """SQL: the events a row of another queue over the same table may be relabelled to."""
     # The events a row of another queue over the same table may be relabelled to: those of a change of
     # a row nobody holds (a claim, a supervisor's move or reopen, an undo), which the table's trigger
     # records under the first of its queues that admits it, while the client acted through another;
@@ -70,7 +47,11 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
     # queue the lock was taken in (taken_here), whatever a label says: never relabelled.
     free = (workflow.LockRule.FREE_OR_STALE, workflow.LockRule.FREE)
     relabelled = {e.value for t in workflow.TRANSITIONS.values() if t.lock in free for e in t.events}
-    relabel = "(" + ", ".join(f"'{e}'" for e in sorted(relabelled | {workflow_sql.event("expire")[1:-1]})) + ")"
+    return "(" + ", ".join(f"'{e}'" for e in sorted(relabelled | {workflow_sql.event("expire")[1:-1]})) + ")"
+
+
+def _unheld_in() -> str:
+    """SQL: the events of a lock-table queue's rows that may take a sibling's name."""
     # A lock-table queue's lock row names the queue it was taken in, and the rows written with it (a
     # claim, the expire of a run-out lock) are that queue's: of its rows only those of a change of an
     # item nobody holds (LockRule.FREE, a move or a reopen, which the table's trigger records under the
@@ -83,21 +64,52 @@ def shared(conn: sa.Connection, schema: str) -> list[str]:
         and workflow.Write.LOCK_TAKEN not in t.writes
         for e in t.events
     }
+    return "(" + ", ".join(f"'{e}'" for e in sorted(unheld)) + ")"
 
-    unheld_in = "(" + ", ".join(f"'{e}'" for e in sorted(unheld)) + ")"
 
-    def relabels(event: str, queue: str) -> str:
-        """SQL: a row of `queue` recording `event` may take a sibling queue's name."""
+class _AuditGuard:
+    """The audit table's guard and the settle function: what they share, and each one's body."""
+
+    def __init__(self, conn: sa.Connection, schema: str) -> None:
+        self.conn = conn
+        prep = conn.dialect.identifier_preparer
+        self.audit_table = wb_audit_table(schema)
+        self.audit = prep.format_table(self.audit_table)
+        self.enforced = prep.format_table(enforced_table(schema))
+        self.guard, self.settle = qualified(prep, schema, AUDIT_GUARD), qualified(prep, schema, SETTLE)
+        self.relabel, self.unheld_in = _relabel(), _unheld_in()
+        self.written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
+
+    @staticmethod
+    def may_be(event: str, outcome: str) -> str:
+        """The row the database wrote names `event` (with `outcome`) among the events it may be."""
         return (
-            f"({event} IN {unheld_in} OR {event} IN {relabel} AND NOT EXISTS "
-            f"(SELECT 1 FROM {enforced} l WHERE l.queue = {queue} AND l.locks IS NOT NULL))"
+            f"(prior.detail LIKE '{{\"recorded_by\" : \"database\"%' AND (prior.detail::jsonb -> 'may_be') "
+            f"? ({event} || ':' || coalesce({outcome}, '')))"
         )
 
-    written_here = f"a.xmin = {THIS_TRANSACTION}"  # rows this transaction wrote
-    refuses_defer = functools.partial(refusing_defer, enforced)
-    # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
-    # protocol trigger, which writes as the table's owner, from an operator's own statement.
-    guard_body = f"""
+    def sibling(self, queue: str, acted: str) -> str:
+        """`queue` is `acted` or an enforced queue over the same table."""
+        enforced = self.enforced
+        return (
+            f"({queue} = {acted} OR {queue} IN (SELECT s.queue FROM {enforced} s JOIN {enforced} e "
+            f"ON e.tbl = s.tbl WHERE e.queue = {acted}))"
+        )
+
+    def relabels(self, event: str, queue: str) -> str:
+        """SQL: a row of `queue` recording `event` may take a sibling queue's name."""
+        return (
+            f"({event} IN {self.unheld_in} OR {event} IN {self.relabel} AND NOT EXISTS "
+            f"(SELECT 1 FROM {self.enforced} l WHERE l.queue = {queue} AND l.locks IS NOT NULL))"
+        )
+
+    def guard_body(self) -> str:
+        """The audit table's guard: an operator's own audit row is dropped, settles the database's, or is refused."""
+        enforced, audit, settle, written_here = self.enforced, self.audit, self.settle, self.written_here
+        may_be, sibling, relabels = self.may_be, self.sibling, self.relabels
+        # Runs as the caller (SECURITY INVOKER): current_user (in the trigger's WHEN clause) tells the
+        # protocol trigger, which writes as the table's owner, from an operator's own statement.
+        return f"""
 DECLARE
   prior record;
 BEGIN
@@ -138,7 +150,13 @@ BEGIN
     session_user, NEW.event, NEW.queue, NEW.item_key
     USING ERRCODE = '42501', HINT = 'the database writes the audit row of every change to a queue row itself';
 END"""
-    settle_body = f"""
+
+    def settle_body(self) -> str:
+        """The settle function: an audit row the database wrote this transaction, settled as the client says."""
+        conn, audit, written_here = self.conn, self.audit, self.written_here
+        may_be, sibling, relabels = self.may_be, self.sibling, self.relabels
+        refuses_defer = functools.partial(refusing_defer, self.enforced)
+        return f"""
 DECLARE
   prior record;
 BEGIN
@@ -169,6 +187,17 @@ BEGIN
       THEN jsonb_build_object('changes', prior.detail::jsonb -> 'changes') ELSE '{{}}' END, '{{}}')::text
     WHERE id = settle_id;
 END"""
+
+
+def shared(conn: sa.Connection, schema: str) -> list[str]:
+    """What every enforced queue shares: the audit table's guard, the function that settles an audit
+    row the database wrote, and the list of enforced queues."""
+    prep = conn.dialect.identifier_preparer
+    parts = _AuditGuard(conn, schema)
+    audit, enforced, guard, settle = parts.audit, parts.enforced, parts.guard, parts.settle
+    owner = owner_oid(conn, parts.audit_table)
+    operator = prep.quote(OPERATOR_ROLE)
+    guard_body, settle_body = parts.guard_body(), parts.settle_body()
     return [
         f"CREATE TABLE IF NOT EXISTS {enforced} (queue varchar(100) PRIMARY KEY)",
         f"ALTER TABLE {enforced} ADD COLUMN IF NOT EXISTS tbl oid",  # the queue's table
