@@ -60,7 +60,6 @@ class Procedures(OperatorProcedures):
         review's, still in the row) and the lock's (free); the item gets on_reopen's values and a fresh
         lock of the login's, as after a claim. Refused, the last event read says why, as the engine's."""
         q, sql, a = self.q, Sql(self.dialect, {}), self.audit
-        now = q.now()
         here = q.key == KEY
         last = (
             sa.select(a.c.event, a.c.actor, a.c.outcome, a.c.at, a.c.detail)
@@ -68,6 +67,39 @@ class Procedures(OperatorProcedures):
             .order_by(a.c.id.desc())
             .limit(1)
         )
+        to_review = self.trail.to_review
+        branches = self._undo_branches()
+        withdraw = ""
+        if to_review is not None:
+            withdraw = (
+                f"  IF JSON_VALUE(@detail, '$.review') IS NOT NULL\n"
+                f"    {one_line(sql(to_review.withdraw_statement(ITEM)))};\n"
+            )
+        token = sql(q.shape.as_text(q.shape.token_column()))
+        why = self._undo_refused()
+        body = (
+            f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
+            f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64), @age int;\n"
+            f"  BEGIN TRANSACTION;\n"
+            f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
+            f"  SELECT @event = event, @actor = actor, @outcome = outcome, @at = at, @detail = detail FROM "
+            f"({one_line(sql(last))}) AS wb_last;\n"
+            + self.no_item("@found = 0", rollback=True)
+            + f"{branches}"
+            + f"  IF @done = 0\n  BEGIN\n{indent(why)}  END;\n"
+            + f"{withdraw}"
+            f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
+            + self.audit_insert(models.EventKind.UNDO.value, token=None, outcome="@outcome")
+            + self.audit_insert(models.EventKind.CLAIM.value)
+            + f"  COMMIT;\n  {one_line(sql(self._row_with_lock(sa.true())))};\n"
+        )
+        return [self._key()], body
+
+    def _undo_branches(self) -> str:
+        """Undo's UPDATE per outcome, each holding to the table's rules for a Complete with that outcome."""
+        q, sql, a = self.q, Sql(self.dialect, {}), self.audit
+        now = q.now()
+        here = q.key == KEY
         writes = {
             **q.writes(q.on_reopen, LOGIN, now),
             **q.lock_writes(LOGIN, now, q.shape.new_token()),
@@ -97,16 +129,14 @@ class Procedures(OperatorProcedures):
                 f"  {'ELSE IF' if branches else 'IF'} @outcome = {self.text(outcome.name)}\n  BEGIN\n"
                 f"    {one_line(sql(update))};\n    SET @done = @@ROWCOUNT;\n  END\n"
             )
-        withdraw = ""
-        if to_review is not None:
-            withdraw = (
-                f"  IF JSON_VALUE(@detail, '$.review') IS NOT NULL\n"
-                f"    {one_line(sql(to_review.withdraw_statement(ITEM)))};\n"
-            )
-        token = sql(q.shape.as_text(q.shape.token_column()))
+        return branches
+
+    def _undo_refused(self) -> str:
+        """Why undo's UPDATE (which decided) refused, in the engine's words (WorkQueue._undo_refused): the
+        last event read says it; else its row changed since (or the trail did, under it)."""
+        q, sql = self.q, Sql(self.dialect, {})
         limit = rowrules.window(q, "undo")
         item = self.item()
-        # Why the UPDATE (which decided) refused, in the engine's words (WorkQueue._undo_refused).
         why = (
             self.refused("@event IS NULL", problems.UNDO_NOTHING, q.name, item, rollback=True)
             + self.refused(
@@ -133,27 +163,9 @@ class Procedures(OperatorProcedures):
                 )
             )
         )
-        # Else its row changed since (or the trail did, under it).
-        why += "".join(
+        return why + "".join(
             f"  {line}\n" for line in ["ROLLBACK;", *self.refusal(problems.UNDO_CHANGED, q.name, item).splitlines()]
         )
-        body = (
-            f"  DECLARE @found int = 0, @event nvarchar(20), @actor nvarchar(128), @outcome nvarchar(100), "
-            f"@at datetime2, @detail nvarchar(max), @p_token nvarchar(64), @age int;\n"
-            f"  BEGIN TRANSACTION;\n"
-            f"  SELECT @found = 1 FROM {self.table} WITH (UPDLOCK, ROWLOCK) WHERE {sql(here)};\n"
-            f"  SELECT @event = event, @actor = actor, @outcome = outcome, @at = at, @detail = detail FROM "
-            f"({one_line(sql(last))}) AS wb_last;\n"
-            + self.no_item("@found = 0", rollback=True)
-            + f"{branches}"
-            + f"  IF @done = 0\n  BEGIN\n{indent(why)}  END;\n"
-            + f"{withdraw}"
-            f"  SELECT @p_token = {token} FROM {self.table} WHERE {sql(here)};\n"
-            + self.audit_insert(models.EventKind.UNDO.value, token=None, outcome="@outcome")
-            + self.audit_insert(models.EventKind.CLAIM.value)
-            + f"  COMMIT;\n  {one_line(sql(self._row_with_lock(sa.true())))};\n"
-        )
-        return [self._key()], body
 
     def _reopen(self) -> tuple[list[str], str]:
         """A supervisor puts a finished item back to waiting with the queue's on_reopen values, as
