@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sqlalchemy as sa
@@ -86,45 +87,16 @@ def deferral_reason(conn: sa.Connection, deferrals: str, enforced: str, release:
     return out
 
 
-def notes_guard(conn: sa.Connection, schema: str) -> list[str]:
-    """notes_required, checked by the database (Text.CONFIGURED in core/workflow.py): at commit, each
-    release, defer or Complete an operator's login made on a queue that needs a note with that action
-    (a Complete: with its outcome) comes with a note of that kind, by that login, written in the same
-    transaction. At commit, because workbench writes the note in the change's own statement or just
-    after it. A row the database wrote and nobody settled may still be any of the changes it names:
-    each of them that needs a note needs its note; a release that left a deferral is a defer.
-
-    An act the table requires a reason for (Text.REQUIRED, reasoned(): a supervisor's, a defer) as
-    settled by commit keeps a reason: the database writes its row with the change, and the client's own
-    audit row settles it with the reason; a defer's reason is also its deferral's, which must not be
-    blank either (reasoned_deferrals())."""
+def _reasons_and_defers(conn: sa.Connection, schema: str) -> str:
+    """The notes guard's checks of an act's reason (reasoned()) and of a defer: its queue lets items be
+    deferred, and it comes with the deferral this transaction wrote for it, until the time it names."""
     prep = conn.dialect.identifier_preparer
-    audit_table = wb_audit_table(schema)
-    audit = prep.format_table(audit_table)
     enforced = prep.format_table(enforced_table(schema))
-    notes = prep.format_table(own_table(schema, tables.NOTES_TABLE))
     deferrals = prep.format_table(own_table(schema, tables.DEFERRALS_TABLE))
-    guard = qualified(prep, schema, NOTES_GUARD)
     needs_reason = reasoned()
-    events = ", ".join(
-        dict.fromkeys(
-            [workflow_sql.event(name) for name in workflow_sql.noted()] + [f"'{event}'" for event in needs_reason]
-        )
-    )
-    release, defer, complete = (workflow_sql.event(name) for name in ("release", "defer", "complete"))
-    body = f"""
-DECLARE
-  a record;
-  needed text[];
-  notebook text;
-  candidate record;
-  ev text;
-BEGIN
-  IF NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
-    RETURN NULL;  -- logins that are not workbench operators
-  END IF;
-  SELECT x.* INTO a FROM {audit} x WHERE x.id = NEW.id;  -- as settled by now
-  IF a.event IN ({", ".join(f"'{event}'" for event in needs_reason)}) AND coalesce(btrim(a.reason), '') = ''
+    release, defer = (workflow_sql.event(name) for name in ("release", "defer"))
+    reasons = ", ".join(f"'{event}'" for event in needs_reason)
+    return f"""  IF a.event IN ({reasons}) AND coalesce(btrim(a.reason), '') = ''
       AND EXISTS (SELECT 1 FROM {enforced} e WHERE e.queue = a.queue) THEN
     {reason_refused("a.event", conn)}
   END IF;{deferral_reason(conn, deferrals, enforced, release)}
@@ -144,7 +116,15 @@ BEGIN
                                                              'written with it, as workbench does';
     END IF;
   END IF;
-  -- A reviewing queue keeps its notes with the reviewed queue's (its doer reads them there).
+"""
+
+
+def _notes_needed(schema: str, prep: Any, enforced: str, deferrals: str, events: str) -> str:
+    """The notes guard's check that each act its queue needs a note with (notes_required) has one, by
+    the act's login, written in this transaction (a reviewing queue's go with the reviewed queue's)."""
+    notes = prep.format_table(own_table(schema, tables.NOTES_TABLE))
+    release, defer, complete = (workflow_sql.event(name) for name in ("release", "defer", "complete"))
+    return f"""  -- A reviewing queue keeps its notes with the reviewed queue's (its doer reads them there).
   SELECT e.notes, coalesce(e.reviews, e.queue) INTO needed, notebook FROM {enforced} e WHERE e.queue = a.queue;
   IF needed IS NULL THEN
     RETURN NULL;  -- not enforced, or no note required
@@ -165,7 +145,48 @@ BEGIN
         USING ERRCODE = '42501', HINT = 'write the note in the same transaction, as workbench does (--note TEXT)';
     END IF;
   END LOOP;
-  RETURN NULL;
+"""
+
+
+def notes_guard(conn: sa.Connection, schema: str) -> list[str]:
+    """notes_required, checked by the database (Text.CONFIGURED in core/workflow.py): at commit, each
+    release, defer or Complete an operator's login made on a queue that needs a note with that action
+    (a Complete: with its outcome) comes with a note of that kind, by that login, written in the same
+    transaction. At commit, because workbench writes the note in the change's own statement or just
+    after it. A row the database wrote and nobody settled may still be any of the changes it names:
+    each of them that needs a note needs its note; a release that left a deferral is a defer.
+
+    An act the table requires a reason for (Text.REQUIRED, reasoned(): a supervisor's, a defer) as
+    settled by commit keeps a reason: the database writes its row with the change, and the client's own
+    audit row settles it with the reason; a defer's reason is also its deferral's, which must not be
+    blank either (reasoned_deferrals())."""
+    prep = conn.dialect.identifier_preparer
+    audit_table = wb_audit_table(schema)
+    audit = prep.format_table(audit_table)
+    enforced = prep.format_table(enforced_table(schema))
+    deferrals = prep.format_table(own_table(schema, tables.DEFERRALS_TABLE))
+    guard = qualified(prep, schema, NOTES_GUARD)
+    needs_reason = reasoned()
+    events = ", ".join(
+        dict.fromkeys(
+            [workflow_sql.event(name) for name in workflow_sql.noted()] + [f"'{event}'" for event in needs_reason]
+        )
+    )
+    reasons_and_defers = _reasons_and_defers(conn, schema)
+    notes_needed = _notes_needed(schema, prep, enforced, deferrals, events)
+    body = f"""
+DECLARE
+  a record;
+  needed text[];
+  notebook text;
+  candidate record;
+  ev text;
+BEGIN
+  IF NOT pg_has_role(session_user, '{OPERATOR_ROLE}', 'USAGE') THEN
+    RETURN NULL;  -- logins that are not workbench operators
+  END IF;
+  SELECT x.* INTO a FROM {audit} x WHERE x.id = NEW.id;  -- as settled by now
+{reasons_and_defers}{notes_needed}  RETURN NULL;
 END"""
     return [
         (
@@ -182,6 +203,58 @@ END"""
     ]
 
 
+def _deferral_sql(conn: sa.Connection, table: sa.Table, expr: sa.ColumnElement[Any], row: str) -> str:
+    """`expr` over the deferrals table as the trigger's row `row` (old, new)."""
+    adapted = sql_util.ClauseAdapter(table.alias(row)).traverse(expr)
+    return str(adapted.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})).replace("%%", "%")
+
+
+def _given_back(audit: str, row: str) -> str:
+    """This login released or deferred `row`'s item in this transaction."""
+    return (
+        f"EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = {row}.queue AND a.item_key = {row}.item_key "
+        f"AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
+        f"AND a.event IN ('release', 'defer'))"
+    )
+
+
+def _sent_back(enforced: str, audit: str, row: str) -> str:
+    """This login's review sent the item back to `row`'s queue in this transaction (a Complete of the
+    reviewing queue with its send_back outcome): its deferral to the doer is the review's."""
+    return (
+        f"EXISTS (SELECT 1 FROM {enforced} e JOIN {audit} a ON a.queue = e.queue WHERE e.reviews = {row}.queue "
+        f"AND a.item_key = {row}.item_key AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
+        f"AND a.event = 'complete' AND a.outcome = e.send_back)"
+    )
+
+
+def _enforced_for(enforced: str, row: str) -> str:
+    """The review `row` is of an enforced queue (the reviewing one or the reviewed one)."""
+    return f"EXISTS (SELECT 1 FROM {enforced} WHERE queue IN ({row}.queue, {row}.source))"
+
+
+def _review_verdict(conn: sa.Connection, enforced: str, audit: str, same: str) -> str:
+    """The review guard's branch of a verdict: given by the reviewer (not the doer) whose Complete in the
+    reviewing queue, in this transaction, says which; the reviewer and the time are the database's."""
+    now = str(clock.db_now().compile(dialect=conn.dialect))
+    here = THIS_TRANSACTION
+    return f"""  ELSIF OLD.verdict IS NULL AND {same} AND OLD.doer <> session_user THEN
+    SELECT * INTO e FROM {enforced} WHERE queue = OLD.queue;
+    IF NOT FOUND THEN
+      RETURN NEW;  -- the reviewing queue is not enforced
+    END IF;
+    IF EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = OLD.queue AND a.item_key = OLD.item_key AND a.xmin = {here}
+               AND a.actor = session_user AND a.event = 'complete'
+               AND {workflow_sql.check_mark(workflow.Check.REVIEWED_OUTCOME)}
+               NEW.verdict = CASE WHEN a.outcome = e.send_back THEN '{reviews_mod.SENT_BACK}'
+                                  ELSE '{reviews_mod.ACCEPTED}' END) THEN
+      NEW.reviewer := session_user;
+      NEW.reviewed_at := {now};
+      RETURN NEW;
+    END IF;
+"""
+
+
 def deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
     """A deferral hides an item from everyone until its time: an operator's login may add one only
     under its own name, within MAX_DAYS, for an item it gave back (released or deferred) in the same
@@ -195,30 +268,13 @@ def deferral_guard(conn: sa.Connection, schema: str) -> list[str]:
     guard = qualified(prep, schema, DEFERRAL_GUARD)
     refuses_defer = refusing_defer(enforced, "NEW.queue")
 
-    def sql(expr: sa.ColumnElement[Any], row: str) -> str:
-        adapted = sql_util.ClauseAdapter(table.alias(row)).traverse(expr)
-        return str(adapted.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})).replace("%%", "%")
-
+    sql = functools.partial(_deferral_sql, conn, table)
     now = clock.db_now()
     lapsed = sql(deferrals_mod.lapsed(table), "old")
     # Still to come and within MAX_DAYS: neither of the rules the engine and SQL Server refuse a deferral by.
     ahead = sql(sa.not_(sa.or_(deferrals_mod.too_soon(table.c.until), deferrals_mod.too_far(table.c.until))), "new")
 
-    def given_back(row: str) -> str:
-        return (
-            f"EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = {row}.queue AND a.item_key = {row}.item_key "
-            f"AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
-            f"AND a.event IN ('release', 'defer'))"
-        )
-
-    def sent_back(row: str) -> str:
-        """This login's review sent the item back to `row`'s queue in this transaction (a Complete of the
-        reviewing queue with its send_back outcome): its deferral to the doer is the review's."""
-        return (
-            f"EXISTS (SELECT 1 FROM {enforced} e JOIN {audit} a ON a.queue = e.queue WHERE e.reviews = {row}.queue "
-            f"AND a.item_key = {row}.item_key AND a.xmin = {THIS_TRANSACTION} AND a.actor = session_user "
-            f"AND a.event = 'complete' AND a.outcome = e.send_back)"
-        )
+    given_back, sent_back = functools.partial(_given_back, audit), functools.partial(_sent_back, enforced, audit)
 
     reviews = prep.format_table(own_table(schema, tables.REVIEWS_TABLE))
     # Due at once, to the doer of the item's latest review (whose verdict may be written already:
@@ -283,15 +339,14 @@ def review_guard(conn: sa.Connection, schema: str) -> list[str]:
     audit = prep.format_table(wb_audit_table(schema))
     enforced = prep.format_table(enforced_table(schema))
     guard = qualified(prep, schema, REVIEW_GUARD)
-    now = str(clock.db_now().compile(dialect=conn.dialect))
     here = THIS_TRANSACTION
 
-    def enforced_for(row: str) -> str:
-        return f"EXISTS (SELECT 1 FROM {enforced} WHERE queue IN ({row}.queue, {row}.source))"
+    enforced_for = functools.partial(_enforced_for, enforced)
 
     same = " AND ".join(
         f"NEW.{c} IS NOT DISTINCT FROM OLD.{c}" for c in ("id", "queue", "item_key", "source", "doer", "at", "why")
     )
+    verdict = _review_verdict(conn, enforced, audit, same)
     body = f"""
 DECLARE
   e record;
@@ -320,21 +375,7 @@ BEGIN
                AND a.actor = session_user AND a.event IN ('complete', 'undo')) THEN
       RETURN NEW;
     END IF;
-  ELSIF OLD.verdict IS NULL AND {same} AND OLD.doer <> session_user THEN
-    SELECT * INTO e FROM {enforced} WHERE queue = OLD.queue;
-    IF NOT FOUND THEN
-      RETURN NEW;  -- the reviewing queue is not enforced
-    END IF;
-    IF EXISTS (SELECT 1 FROM {audit} a WHERE a.queue = OLD.queue AND a.item_key = OLD.item_key AND a.xmin = {here}
-               AND a.actor = session_user AND a.event = 'complete'
-               AND {workflow_sql.check_mark(workflow.Check.REVIEWED_OUTCOME)}
-               NEW.verdict = CASE WHEN a.outcome = e.send_back THEN '{reviews_mod.SENT_BACK}'
-                                  ELSE '{reviews_mod.ACCEPTED}' END) THEN
-      NEW.reviewer := session_user;
-      NEW.reviewed_at := {now};
-      RETURN NEW;
-    END IF;
-  END IF;
+{verdict}  END IF;
   RAISE EXCEPTION 'workbench: % may not write this review of % item %', session_user,
     CASE TG_OP WHEN 'DELETE' THEN OLD.queue ELSE NEW.queue END,
     CASE TG_OP WHEN 'DELETE' THEN OLD.item_key ELSE NEW.item_key END
