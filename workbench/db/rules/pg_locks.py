@@ -277,24 +277,9 @@ BEGIN
     )
 
 
-def locks_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queues: list[str]) -> list[str]:
-    """The trigger on the lock table: a write of a lock row of one of `queues` (the enforced queues
-    whose locks it keeps) must be one its queue's check admits, or the statement fails; other queues'
-    rows are left alone."""
-    shape = lock_shape(q)
+def _lock_rows_body(conn: sa.Connection, schema: str, locks: str, queues: list[str]) -> str:
+    """The lock table's trigger function: a write of a lock row of one of `queues` asks that queue's check."""
     prep = conn.dialect.identifier_preparer
-    locks = prep.format_table(shape.locks)
-    name = pg_names.object_name(shape.locks.name, "protocol")
-    trigger, function = prep.quote(name), pg_names.qualified(prep, schema, name)
-    at_commit = pg_names.object_name(shape.locks.name, "held")
-    commit_trigger, commit_function = prep.quote(at_commit), pg_names.qualified(prep, schema, at_commit)
-    if not queues:
-        return [
-            f"DROP TRIGGER IF EXISTS {trigger} ON {locks}",
-            f"DROP FUNCTION IF EXISTS {function}()",
-            f"DROP TRIGGER IF EXISTS {commit_trigger} ON {locks}",
-            f"DROP FUNCTION IF EXISTS {commit_function}()",
-        ]
     checks = "".join(
         f"  {'IF' if i == 0 else 'ELSIF'} queue = {pg_names.Renderer.literal_of(conn, queue)} THEN\n"
         f"    IF {pg_names.qualified(prep, schema, lock_check_name(queue))}(TG_OP, OLD, NEW) THEN\n"
@@ -321,6 +306,12 @@ BEGIN
           HINT = 'locks change only through workbench''s operations (claim, extend, release, complete; '
                  'force-release and reassign for supervisors), each with its audit row';
 END"""
+    return body
+
+
+def _held_body(conn: sa.Connection, schema: str, queues: list[str]) -> str:
+    """The lock table's trigger function at commit: each lock row still held asks its queue's check again."""
+    prep = conn.dialect.identifier_preparer
     # At commit, each lock row an operator's login inserted is asked of its queue's lock check once more
     # (op AT_COMMIT): the item it still holds is in the queue's work (a take's lock row with its values).
     held_checks = "".join(
@@ -339,6 +330,29 @@ BEGIN
 {held_checks}  END IF;
   RETURN NULL;
 END"""
+    return held_body
+
+
+def locks_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queues: list[str]) -> list[str]:
+    """The trigger on the lock table: a write of a lock row of one of `queues` (the enforced queues
+    whose locks it keeps) must be one its queue's check admits, or the statement fails; other queues'
+    rows are left alone."""
+    shape = lock_shape(q)
+    prep = conn.dialect.identifier_preparer
+    locks = prep.format_table(shape.locks)
+    name = pg_names.object_name(shape.locks.name, "protocol")
+    trigger, function = prep.quote(name), pg_names.qualified(prep, schema, name)
+    at_commit = pg_names.object_name(shape.locks.name, "held")
+    commit_trigger, commit_function = prep.quote(at_commit), pg_names.qualified(prep, schema, at_commit)
+    if not queues:
+        return [
+            f"DROP TRIGGER IF EXISTS {trigger} ON {locks}",
+            f"DROP FUNCTION IF EXISTS {function}()",
+            f"DROP TRIGGER IF EXISTS {commit_trigger} ON {locks}",
+            f"DROP FUNCTION IF EXISTS {commit_function}()",
+        ]
+    body = _lock_rows_body(conn, schema, locks, queues)
+    held_body = _held_body(conn, schema, queues)
     checked = (
         f"pg_has_role(current_user, '{pg_names.OPERATOR_ROLE}', 'USAGE') "
         f"AND NOT pg_has_role(current_user, {pg_names.owner_oid(conn, shape.locks)}::oid, 'MEMBER')"
