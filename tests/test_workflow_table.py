@@ -390,7 +390,7 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
         rendered = {c for c in Check if workflow_sql.check_mark(c) in text}
         assert named - rendered == set(GAPS), (rendering, named - rendered)
     # The texts a queue may require (Text.CONFIGURED): each such transition's audit row is checked at
-    # commit for its note (db/protocol.py's notes guard).
+    # commit for its note (db/rules/pg_guards.py's notes guard).
     with pg.admin.engine.connect() as conn:
         trigger = conn.execute(
             sa.text("SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = :name"),
