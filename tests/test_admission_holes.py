@@ -18,7 +18,7 @@ from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo da
 from tests.test_protocol import _refused, _rows, _run, _state, _tickets
 from tests.test_protocol_holes import _apply
 from workbench import demo
-from workbench.db import protocol
+from workbench.db.rules import pg_names
 
 RELEASE = (
     "UPDATE cases SET wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, wb_lock_expires = NULL "
@@ -79,7 +79,7 @@ def _twin_tickets(pg: Pg, capsys: pytest.CaptureFixture[str]) -> str:
 
 def _settle(event: str, outcome: str | None, queue: str) -> str:
     return (
-        f"SELECT {protocol.SETTLE}(max(id), '{event}', {'NULL' if outcome is None else repr(outcome)}, NULL, NULL, "
+        f"SELECT {pg_names.SETTLE}(max(id), '{event}', {'NULL' if outcome is None else repr(outcome)}, NULL, NULL, "
         f"'{queue}') FROM workbench_audit WHERE item_key = CAST(:k AS text)"
     )
 
@@ -168,7 +168,7 @@ def test_hole5_a_lock_is_completed_in_the_queue_it_was_taken_in(
     _twin_cases(pg, capsys, *order)
     ann = pg.engine("ann")
     with ann.begin() as conn:
-        key = conn.execute(sa.text(f"SELECT case_id FROM {protocol.next_function_name('cases')}()")).scalar_one()
+        key = conn.execute(sa.text(f"SELECT case_id FROM {pg_names.next_function_name('cases')}()")).scalar_one()
     dropped = (
         "UPDATE cases SET status = 'dropped', wb_locked_by = NULL, wb_lock_token = NULL, wb_locked_at = NULL, "
         "wb_lock_expires = NULL WHERE case_id = :k"
@@ -178,7 +178,7 @@ def test_hole5_a_lock_is_completed_in_the_queue_it_was_taken_in(
     assert _state(pg) == before
     # The twin's own outcome, on a lock taken in the twin, passes and is recorded there.
     with ann.begin() as conn:
-        taken = conn.execute(sa.text(f"SELECT case_id FROM {protocol.next_function_name('cases2')}()")).scalar_one()
+        taken = conn.execute(sa.text(f"SELECT case_id FROM {pg_names.next_function_name('cases2')}()")).scalar_one()
     assert _run(ann, (dropped,), {"k": taken}) == 1
     with pg.admin.engine.connect() as conn:
         trail = conn.execute(
@@ -207,7 +207,7 @@ def test_a_lock_is_force_released_and_reassigned_only_in_the_queue_it_was_taken_
 
     def settled(event: str, queue: str) -> str:  # sue's reason given, the row the change wrote settled
         return (
-            f"SELECT {protocol.SETTLE}(min(id), '{event}', NULL, 'stuck', NULL, '{queue}') FROM workbench_audit "
+            f"SELECT {pg_names.SETTLE}(min(id), '{event}', NULL, 'stuck', NULL, '{queue}') FROM workbench_audit "
             f"WHERE item_key = CAST(:k AS text) AND event = '{event}'"
         )
 

@@ -17,7 +17,7 @@ def test_the_trusted_functions_are_asked_about_once_per_queue_however_many_opera
     asked: list[str] = []
 
     def seen(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
-        if "to_regprocedure" in statement:  # protocol._callable: is the function there, may this login call it?
+        if "to_regprocedure" in statement:  # pg_names._callable: is the function there, may this login call it?
             asked.append(statement)
 
     sa.event.listen(wb.engine, "before_cursor_execute", seen)

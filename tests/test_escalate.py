@@ -182,7 +182,7 @@ TICKET_ROW = OWN_ROW.replace("'cases'", "'tickets'")
 def test_postgresql_lock_table_under_grants_admits_escalate_as_the_table_says(
     pg: Pg, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A lock-table queue (db/protocol_locks.py): the lock row given up, then the queue row's on_escalate
+    """A lock-table queue (db/rules/pg_locks.py): the lock row given up, then the queue row's on_escalate
     values; recorded as an escalate with its reason; refused with an edit or without a reason."""
     text = _tickets(pg, capsys, support.sample_config("vendor-tickets") + TICKETS_ESCALATE, "tickets")
     ann = pg.open("ann", text).queue("tickets")
@@ -238,7 +238,7 @@ TICKET_TAKEN = "UPDATE vendor_tickets SET state = 'open'{edit} WHERE ticket_id =
 def test_postgresql_lock_table_under_grants_admits_take_by_a_supervisor_only(
     pg: Pg, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A lock-table queue (db/protocol_locks.py): a take is the supervisor's lock row inserted, then the
+    """A lock-table queue (db/rules/pg_locks.py): a take is the supervisor's lock row inserted, then the
     queue row's on_reopen and on_claim values, recorded as the supervisor's claim; an operator's is refused,
     through workbench and by hand, and so is a supervisor's with an edit."""
     text = _tickets(pg, capsys, support.sample_config("vendor-tickets") + TICKETS_TAKE, "tickets")

@@ -216,8 +216,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "migrations",
                 "probe",
                 "lockloss",
-                "protocol",
-                "protocol_locks",
+                "rules",  # the rules rendered as PostgreSQL checks (rules/pg_*)
                 "enforcement",
                 "lockrules",  # the table's lock rules, which the engine and the lock-table checks both render
             )
@@ -227,7 +226,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("db.claims", ("workbench.db.claims",)),
     # Every other module in db/: the operations on a queue and what builds on them (the work queue,
     # permissions and the grants' renderings, SQL Server's procedures, statistics, service).
-    ("db operations", ("workbench.db",)),
+    (
+        "db operations",
+        (
+            "workbench.db",
+            "workbench.db.rules.mssql_parts",
+            "workbench.db.rules.mssql_operator",
+            "workbench.db.rules.mssql_script",
+        ),
+    ),
     ("services", ("workbench.services", "workbench.opening", "workbench.demo")),
     ("front ends", ("workbench.api", "workbench.cli", "workbench.gui", "workbench.selftest", "workbench.__main__")),
 ]

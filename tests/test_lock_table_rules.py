@@ -1,5 +1,5 @@
-"""A lock-table queue's checks (db/protocol_locks.py) take what a transition does to the lock from the table: a
-transition's lock Write (core/workflow.py) picks the lock row's change, as the lock shape says it
+"""A lock-table queue's checks (db/rules/pg_lock_check.py, pg_locks.py) take what a transition does to the
+lock from the table: a transition's lock Write (core/workflow.py) picks the lock row's change, as the lock shape says it
 (db/lockshapes/lock_table.py, claim_id.py), and the crumb that joins it to the queue row's change. Fast tier
 (SQL text generated offline); what PostgreSQL admits is tests/test_protocol*.py's and the matrix's."""
 
@@ -10,15 +10,16 @@ import pytest
 from tests.test_rowrules import LOCK_TABLE, _bound, _branch, _Conn, _patched
 from workbench import demo
 from workbench.core import workflow
-from workbench.db import mapping, protocol_locks
+from workbench.db import mapping
+from workbench.db.rules import pg_lock_check, pg_locks
 
 W = workflow.Write
 
 
 def _checks(q: mapping.BoundQueue) -> tuple[str, str]:
     return (
-        protocol_locks.lock_check(_Conn(), q, "public", None),  # type: ignore[arg-type]
-        protocol_locks.item_check(_Conn(), q, "public"),  # type: ignore[arg-type]
+        pg_lock_check.lock_check(_Conn(), q, "public", None),  # type: ignore[arg-type]
+        pg_locks.item_check(_Conn(), q, "public"),  # type: ignore[arg-type]
     )
 
 
@@ -54,13 +55,13 @@ def test_a_transition_that_gives_a_lock_up_is_read_from_the_table(monkeypatch: p
     """The lock row deleted by its holder is read as the transitions that clear the caller's own lock; one
     that stops clearing it (here: escalate) is no longer among them, and is left no crumb to find."""
     q = _bound("casesl", demo.config_text() + LOCK_TABLE)
-    assert protocol_locks.given_up(False) == ("release", "defer", "escalate", "complete")
-    assert protocol_locks.crumb_of("escalate") == protocol_locks.GAVE
+    assert pg_lock_check.given_up(False) == ("release", "defer", "escalate", "complete")
+    assert pg_lock_check.crumb_of("escalate") == pg_lock_check.GAVE
     locks, _ = _checks(q)
     assert workflow.branch_mark("release", "defer", "escalate", "complete") in locks
     _patched(monkeypatch, "escalate", writes=workflow.TRANSITIONS["escalate"].writes - {W.LOCK_CLEARED})
-    assert protocol_locks.given_up(False) == ("release", "defer", "complete")
+    assert pg_lock_check.given_up(False) == ("release", "defer", "complete")
     locks, _ = _checks(q)
     assert workflow.branch_mark("release", "defer", "complete") in locks
     with pytest.raises(ValueError, match="leaves no crumb"):
-        protocol_locks.crumb_of("escalate")
+        pg_lock_check.crumb_of("escalate")

@@ -1,6 +1,6 @@
 """The lock's writes compiled from the lock shape (db/lockshapes/: taken, extended, cleared) by the table's
 Write.LOCK_*: PostgreSQL's in-row check follows a changed transition or a changed shape's write with no edit
-to db/protocol.py. Fast tier: the check's text generated offline, as tests/test_rowrules.py does."""
+to db/rules/pg_row_rules.py. Fast tier: the check's text generated offline, as tests/test_rowrules.py does."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from tests.test_rowrules import _bound, _branch, _check, _patched
 from workbench.core import workflow
 from workbench.core.workflow import LockRule, Write
-from workbench.db import protocol
 from workbench.db.lockshapes import base, token_column
+from workbench.db.rules import pg_row_rules
 
 
 def _condition(text: str, name: str) -> str:
@@ -24,7 +24,7 @@ def _condition(text: str, name: str) -> str:
 
 def test_every_lock_write_of_the_table_is_rendered() -> None:
     kinds = {w for w in Write if w.name.startswith("LOCK_")}
-    assert kinds == set(protocol._LOCK_AFTER)
+    assert kinds == set(pg_row_rules._LOCK_AFTER)
 
 
 def test_a_fresh_lock_is_the_callers_or_another_users_as_the_transition_writes_it(

@@ -271,7 +271,7 @@ def test_claim_id_claim_stamps_only_an_empty_row() -> None:
 
 def test_the_sql_server_procedures_refuse_a_lock_table_queue() -> None:
     from workbench.core import errors
-    from workbench.db import protocol_mssql
+    from workbench.db.rules import mssql_script
 
     with pytest.raises(errors.UsageError, match="locks live in a separate table"):
-        protocol_mssql.script(mssql.dialect(), _queue(), "dbo")
+        mssql_script.script(mssql.dialect(), _queue(), "dbo")

@@ -23,9 +23,10 @@ from tests import test_mssql_protocol as mssql_protocol
 from tests import test_mssql_sql as mssql_sql
 from workbench import demo
 from workbench.core import errors, models, problems
-from workbench.db import dberrors, mapping, procedures, protocol_mssql, service, tables, workqueue
+from workbench.db import dberrors, mapping, procedures, service, tables, workqueue
 from workbench.db.backends import mssql as mssql_backend
 from workbench.db.claims.mssql import ReadpastClaim
+from workbench.db.rules import mssql_parts, mssql_script
 from workbench.db.supervision import Supervision
 
 NOW = dt.datetime(2026, 11, 26, 9, 0)
@@ -147,8 +148,8 @@ def declared(operation: str) -> list[str]:
 
 def test_each_call_binds_exactly_the_parameters_its_procedure_declares() -> None:
     q = mssql_sql.demo_queue()
-    made = protocol_mssql.procedures(mssql_sql.DIALECT, q, "dbo")
-    assert set(made) == set(protocol_mssql.OPERATIONS)
+    made = mssql_script.procedures(mssql_sql.DIALECT, q, "dbo")
+    assert set(made) == set(mssql_parts.OPERATIONS)
     for operation, (name, parameters) in made.items():
         assert parameters == declared(operation), operation
         sent = str(procedures.call_statement(q, name, parameters).compile(dialect=_Server.dialect))

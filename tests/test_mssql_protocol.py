@@ -1,4 +1,4 @@
-"""SQL Server's protocol script (db/protocol_mssql.py), checked as text: no SQL Server runs here."""
+"""SQL Server's protocol script (db/rules/mssql_*.py), checked as text: no SQL Server runs here."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from tests import test_mssql_sql as mssql_sql
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, problems, workflow
-from workbench.db import backends, groups, protocol_mssql
+from workbench.db import backends, groups
+from workbench.db.rules import mssql_parts, mssql_script
 
 DIALECT = mssql_sql.DIALECT
 
@@ -25,8 +26,8 @@ def batches(text: str = "", name: str = "cases") -> dict[str, str]:
     q = mssql_sql.bound(text, name)
     reviewed = loader.parse(tomllib.loads(text), "x.toml").reviewed_by(name)  # as `workbench grants` finds it
     found: dict[str, str] = {"grants": ""}
-    for batch in protocol_mssql.script(DIALECT, q, "dbo", reviewed):
-        match = re.match(rf"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_({'|'.join(protocol_mssql.OPERATIONS)})\b", batch)
+    for batch in mssql_script.script(DIALECT, q, "dbo", reviewed):
+        match = re.match(rf"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_({'|'.join(mssql_parts.OPERATIONS)})\b", batch)
         if match:
             found[match.group(1)] = batch
         else:
@@ -50,8 +51,8 @@ def refused(when: str, template: str) -> str:
 
 def test_every_operation_is_a_procedure_run_as_the_owner_for_the_calling_login() -> None:
     script = batches()
-    assert set(script) == {"grants", *protocol_mssql.OPERATIONS}
-    for operation in protocol_mssql.OPERATIONS:
+    assert set(script) == {"grants", *mssql_parts.OPERATIONS}
+    for operation in mssql_parts.OPERATIONS:
         body = script[operation]
         assert "WITH EXECUTE AS OWNER" in body and "SET XACT_ABORT ON;" in body
         # Inside EXECUTE AS OWNER, SUSER_SNAME() names the owner; ORIGINAL_LOGIN() the caller.
@@ -75,7 +76,7 @@ def test_operators_write_nothing_directly_and_supervisors_alone_take_locks_away(
             if op in ("force_release", "reassign", "reopen", "take", "move")
             else "workbench_operator",
         )
-        for op in protocol_mssql.OPERATIONS
+        for op in mssql_parts.OPERATIONS
     )
     assert "GRANT UPDATE" not in grants and "GRANT INSERT" not in grants
 
@@ -91,10 +92,10 @@ def test_operators_may_read_a_lookups_related_table() -> None:
     q.bind_lookups(
         {"vendor": lookups.Lookup("vendor", vendors, vendors.c.name, vendors.c.name, vendors.c.city, q.backend)}
     )
-    grants = "\n".join(b for b in protocol_mssql.script(DIALECT, q, "dbo", None) if "CREATE OR ALTER" not in b)
+    grants = "\n".join(b for b in mssql_script.script(DIALECT, q, "dbo", None) if "CREATE OR ALTER" not in b)
     assert "GRANT SELECT ON vendors TO workbench_operator;" in grants
     assert "GRANT SELECT ON vendors" not in "\n".join(
-        b for b in protocol_mssql.script(DIALECT, mssql_sql.bound(demo.config_text(), "imports"), "dbo", None)
+        b for b in mssql_script.script(DIALECT, mssql_sql.bound(demo.config_text(), "imports"), "dbo", None)
     )  # without the lookup, no grant on it
 
 
@@ -316,8 +317,8 @@ def test_tables_without_a_token_column_are_refused() -> None:
 
 def test_only_sql_server_prints_a_script() -> None:
     q = mssql_sql.demo_queue()
-    assert backends.for_dialect("postgresql").protocol_script(protocol_mssql, DIALECT, q, "dbo") is None
-    undo = backends.for_dialect("mssql").protocol_script(protocol_mssql, DIALECT, q, "dbo", revoke=True)
+    assert backends.for_dialect("postgresql").protocol_script(mssql_script, DIALECT, q, "dbo") is None
+    undo = backends.for_dialect("mssql").protocol_script(mssql_script, DIALECT, q, "dbo", revoke=True)
     assert undo is not None and "DROP PROCEDURE IF EXISTS dbo.wb_cases_reassign;" in undo
     assert "REVOKE SELECT, INSERT, UPDATE, DELETE ON cases FROM workbench_operator;" in undo
 
@@ -396,7 +397,7 @@ def test_a_supervisor_reopens_a_finished_item_as_the_engine_does() -> None:
         "VALUES (N'cases', CAST(@p_key AS nvarchar(200)), N'reopen', @login, NULL, NULL, SYSUTCDATETIME(), "
         "@p_reason, NULL, NULL);"
     ) in body
-    assert "DROP PROCEDURE IF EXISTS dbo.wb_cases_reopen;" in protocol_mssql.revoke_script(
+    assert "DROP PROCEDURE IF EXISTS dbo.wb_cases_reopen;" in mssql_script.revoke_script(
         DIALECT, mssql_sql.bound(demo.config_text(), "cases"), "dbo"
     )
 
@@ -595,9 +596,9 @@ def test_every_write_under_a_lock_holds_the_row_to_the_queues_work_as_the_engine
         (text, "imports_review", "import_rows.check_status = 'to_review'"),
     ):
         q = mssql_sql.bound(config, name)
-        assert flat(protocol_mssql._Sql(DIALECT, {})(q.in_work())) in work  # the engine's row rule, rendered
+        assert flat(mssql_parts.Sql(DIALECT, {})(q.in_work())) in work  # the engine's row rule, rendered
         script = batches(config, name)
-        carrying = [op for op, carried in protocol_mssql.CARRIES.items() if set(carried) & held and op in script]
+        carrying = [op for op, carried in mssql_parts.CARRIES.items() if set(carried) & held and op in script]
         assert {"save", "extend", "release", "complete"} <= set(carrying), name
         for op in carrying:
             updates = re.findall(rf"UPDATE {q.table.name} SET .*?;", flat(script[op]))
@@ -636,7 +637,7 @@ def _twin_script() -> list[str]:
     """The demo's cases with a twin serving the same rows (BoundQueue.rivals, as the service binds them)."""
     q = mssql_sql.bound(demo.config_text() + TWIN, "cases")
     q.rivals = ("cases2",)
-    return protocol_mssql.script(DIALECT, q, "dbo")
+    return mssql_script.script(DIALECT, q, "dbo")
 
 
 def _scripts() -> list[str]:
@@ -726,7 +727,7 @@ def test_a_supervisor_takes_an_escalated_item_as_the_engine_does() -> None:
     assert (
         "cases.wb_lock_token AS wb_token, SYSUTCDATETIME() AS wb_now FROM cases WHERE cases.case_id = @p_key;" in body
     )
-    assert "DROP PROCEDURE IF EXISTS dbo.wb_cases_take;" in protocol_mssql.revoke_script(
+    assert "DROP PROCEDURE IF EXISTS dbo.wb_cases_take;" in mssql_script.revoke_script(
         DIALECT, mssql_sql.bound(demo.config_text(), "cases"), "dbo"
     )
 
@@ -829,7 +830,7 @@ _WHO = re.compile(r"-- transition: take IF NOT \((.*?)\) BEGIN (SET @refusal = C
 
 def test_the_take_procedure_admits_whom_the_engine_admits_the_groups_table_too() -> None:
     """One meaning of "in the group" (Actor.ESCALATED_TO): the engine (Supervision._require_escalated_to,
-    groups.is_member) and PostgreSQL (protocol.member_of) admit a supervisor, a member of the database role
+    groups.is_member) and PostgreSQL (pg_names.member_of) admit a supervisor, a member of the database role
     named like the group or a user in workbench's groups table. The take procedure, which every operator may
     run where the queue names a group, asks the same of the calling login before it reads the item, and
     refuses anyone else with the engine's words (TAKE_NOT_IN_GROUP, its number)."""
@@ -872,7 +873,7 @@ def test_who_may_run_a_procedure_is_read_from_the_tables_actor(monkeypatch: pyte
     text = _escalating_to("level2")
     _declared(monkeypatch, "take", who=workflow.Actor.SUPERVISOR)
     _declared(monkeypatch, "reopen", who=workflow.Actor.ESCALATED_TO)
-    monkeypatch.setattr(protocol_mssql, "SUPERVISOR_ONLY", ("force_release", "reassign", "reopen", "take", "move"))
+    monkeypatch.setattr(mssql_parts, "SUPERVISOR_ONLY", ("force_release", "reassign", "reopen", "take", "move"))
     script = batches(text)
     assert "GRANT EXECUTE ON dbo.wb_cases_take TO workbench_supervisor;" in script["grants"]
     assert "IF NOT (" not in script["take"]

@@ -17,7 +17,8 @@ from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo da
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors
-from workbench.db import audit, permissions, pg_grants, protocol
+from workbench.db import audit, permissions, pg_grants
+from workbench.db.rules import pg_names
 from workbench.db.supervision import Supervision
 
 
@@ -215,9 +216,9 @@ def test_every_attack_by_an_operator_login_is_refused(pg: Pg, operator: tuple[st
         ("UPDATE workbench_audit SET actor = 'ann'", {}),
         ("DELETE FROM cases WHERE case_id = :k", {"k": free}),
         ("UPDATE cases SET customer = 'x' WHERE case_id = :k", {"k": free}),
-        (f"DELETE FROM {protocol.ENFORCED_TABLE}", {}),
+        (f"DELETE FROM {pg_names.ENFORCED_TABLE}", {}),
         # The function that settles an audit row the database wrote, on a row of another transaction.
-        (f"SELECT {protocol.SETTLE}(id, 'complete', 'resolved', NULL, NULL) FROM workbench_audit", {}),
+        (f"SELECT {pg_names.SETTLE}(id, 'complete', 'resolved', NULL, NULL) FROM workbench_audit", {}),
     ]
     _each_refused(engine, attacks)
     assert _state(pg) == before
@@ -295,7 +296,7 @@ def test_the_operator_works_a_full_item_through_workbench(pg: Pg, operator: tupl
     assert (deferred.kind.value, deferred.actor, deferred.reason) == ("defer", login, "customer calls back tomorrow")
     assert [str(d.key) for d in pg.admin.queue("cases").deferred()] == [str(put_off.key)]
     # Next item runs the database's trusted claim; called by hand it claims for the login only.
-    trusted = protocol.next_function_name("cases")
+    trusted = pg_names.next_function_name("cases")
     with _engine(pg, url).begin() as conn:
         key, holder = conn.execute(sa.text(f"SELECT case_id, wb_locked_by FROM {trusted}()")).one()
     assert holder == login
@@ -308,7 +309,7 @@ def test_the_operator_works_a_full_item_through_workbench(pg: Pg, operator: tupl
     assert events == [("claim", login, None), ("complete", login, "resolved")]
     # By hand, it completes only the caller's own live lock: someone else's item, token and all, is untouched.
     theirs = pg.open("ann").queue("cases").claim_next("ann")[0].lock
-    done = protocol.complete_function_name("cases")
+    done = pg_names.complete_function_name("cases")
     with _engine(pg, url).begin() as conn:
         assert (
             conn.execute(
@@ -359,7 +360,7 @@ def test_grants_revoke_undoes_the_enforcement(pg: Pg, capsys: pytest.CaptureFixt
     config = pg.config_file(pg.server.user)
     code, out, err = support.run_cli(capsys, "--config", config, "grants", "cases", "--revoke")
     assert code == 0, err
-    assert f"DROP TRIGGER IF EXISTS {protocol.trigger_name('cases')} ON cases" in out and "DISABLE ROW LEVEL" in out
+    assert f"DROP TRIGGER IF EXISTS {pg_names.trigger_name('cases')} ON cases" in out and "DISABLE ROW LEVEL" in out
     code, out, err = support.run_cli(capsys, "--config", config, "grants", "cases", "--revoke", "--apply")
     assert code == 0, err
     with pg.admin.engine.connect() as conn:
@@ -367,10 +368,10 @@ def test_grants_revoke_undoes_the_enforcement(pg: Pg, capsys: pytest.CaptureFixt
             conn.execute(sa.text("SELECT relrowsecurity FROM pg_class WHERE oid = 'cases'::regclass")).scalar() is False
         )
         assert conn.execute(sa.text(NOT_INITS_TRIGGERS)).scalar() == 0
-        assert conn.execute(sa.text("SELECT to_regclass(:t)"), {"t": protocol.ENFORCED_TABLE}).scalar() is None
+        assert conn.execute(sa.text("SELECT to_regclass(:t)"), {"t": pg_names.ENFORCED_TABLE}).scalar() is None
         assert (
             conn.execute(
-                sa.text("SELECT to_regprocedure(:f)"), {"f": protocol.next_function_name("cases") + "()"}
+                sa.text("SELECT to_regprocedure(:f)"), {"f": pg_names.next_function_name("cases") + "()"}
             ).scalar()
             is None
         )
@@ -605,7 +606,7 @@ def test_a_queue_that_serves_a_group_is_claimed_by_its_members_only(pg: Pg, caps
     )
     assert "may not" in _refused(pg.engine("bob"), claim, k=free)
     assert "is not in the group level2" in _refused(
-        pg.engine("bob"), f"SELECT * FROM {protocol.next_function_name('cases')}()"
+        pg.engine("bob"), f"SELECT * FROM {pg_names.next_function_name('cases')}()"
     )
     with pytest.raises(errors.NotPermitted):
         pg.open("bob", text).queue("cases").claim_next("bob")

@@ -17,7 +17,8 @@ from tests.test_protocol import _each_refused, _refused, _rows, _run, _state, _t
 from workbench import demo
 from workbench.core import errors
 from workbench.core.models import Lock
-from workbench.db import permissions, protocol
+from workbench.db import permissions
+from workbench.db.rules import pg_names
 from workbench.db.supervision import Supervision
 from workbench.db.workqueue import WorkQueue
 
@@ -47,7 +48,7 @@ def _forged_call(pg: Pg, login: str) -> str:
         "wb_lock_expires": (now + dt.timedelta(minutes=5)).isoformat(),
     }
     after = {"row_id": 1, "check_status": "to_review", "checked_by": login, "checked_at": now.isoformat()}
-    check = protocol.check_function_name("imports")
+    check = pg_names.check_function_name("imports")
     return _refused(
         pg.engine(login),
         f"SELECT {check}(jsonb_populate_record(NULL::import_rows, CAST(:o AS jsonb)), "
@@ -91,20 +92,20 @@ def test_the_protocols_own_functions_are_not_callable_by_hand(pg: Pg, capsys: py
             for login in ("ann", "sue", FEEDER)
         }
     trusted = {
-        protocol.next_function_name("cases"),
-        protocol.complete_function_name("cases"),
-        protocol.next_function_name("imports"),
-        protocol.complete_function_name("imports"),
-        protocol.next_function_name("imports_review"),
-        protocol.complete_function_name("imports_review"),
-        protocol.SETTLE,
+        pg_names.next_function_name("cases"),
+        pg_names.complete_function_name("cases"),
+        pg_names.next_function_name("imports"),
+        pg_names.complete_function_name("imports"),
+        pg_names.next_function_name("imports_review"),
+        pg_names.complete_function_name("imports_review"),
+        pg_names.SETTLE,
     }
     assert may["ann"] <= trusted and may["sue"] <= trusted, may
     assert may[FEEDER] == set()
     # A check called in a function of one's own (as if granted by mistake) refuses to run outside its trigger.
     with pg.admin.engine.begin() as conn:
         conn.exec_driver_sql(
-            f"GRANT EXECUTE ON FUNCTION {protocol.check_function_name('imports')}"
+            f"GRANT EXECUTE ON FUNCTION {pg_names.check_function_name('imports')}"
             "(import_rows, import_rows) TO workbench_operator"
         )
     assert "called by its trigger only" in _forged_call(pg, "ann")
@@ -131,7 +132,7 @@ def test_giving_up_a_lock_table_lock_is_no_complete(pg: Pg, capsys: pytest.Captu
     )
     assert "no such change was made" in _refused(pg.engine("ann"), give_up, forged, k=lock.key)
     settle = (
-        f"SELECT {protocol.SETTLE}(max(id), 'complete', 'solved', NULL, NULL) FROM workbench_audit "
+        f"SELECT {pg_names.SETTLE}(max(id), 'complete', 'solved', NULL, NULL) FROM workbench_audit "
         "WHERE item_key = CAST(:k AS text)"
     )
     assert "may not change audit row" in _refused(pg.engine("ann"), give_up, settle, k=lock.key)
@@ -419,7 +420,7 @@ def test_an_operator_cannot_rewrite_what_their_save_changed(pg: Pg) -> None:
         conn.execute(sa.text(save.replace("replaced the cable", "rebooted the router")), {"k": lock.key})
         conn.execute(
             sa.text(
-                f"SELECT {protocol.SETTLE}(max(id), 'save', NULL, NULL, :d) FROM workbench_audit WHERE item_key = :key"
+                f"SELECT {pg_names.SETTLE}(max(id), 'save', NULL, NULL, :d) FROM workbench_audit WHERE item_key = :key"
             ),
             {"key": str(lock.key), "d": json.dumps(forged)},
         )
@@ -443,7 +444,7 @@ def test_an_audit_row_is_settled_to_another_queue_of_its_table_only(pg: Pg, caps
     lock = pg.open("ann").queue("cases").claim_next("ann")[0].lock
     save = "UPDATE cases SET resolution = 'asked the customer' WHERE case_id = :k"
     settle = (
-        f"SELECT {protocol.SETTLE}(max(id), 'save', NULL, NULL, NULL, :q) FROM workbench_audit WHERE item_key = :k2"
+        f"SELECT {pg_names.SETTLE}(max(id), 'save', NULL, NULL, NULL, :q) FROM workbench_audit WHERE item_key = :k2"
     )
     for other in ("imports", "nowhere"):
         refused = _refused(pg.engine("ann"), save, settle, k=lock.key, k2=str(lock.key), q=other)
@@ -573,7 +574,7 @@ def test_a_queues_notes_and_defer_rules_hold_for_statements_written_by_hand(
         # A note with another action's kind is no note with this one.
         (note, RESOLVE, _noted("release")),
         # The trusted Complete, called by hand: it writes as the table's owner, for ann.
-        (note, f"SELECT {protocol.complete_function_name('cases')}(:k, :t, 'resolved')"),
+        (note, f"SELECT {pg_names.complete_function_name('cases')}(:k, :t, 'resolved')"),
         # A defer where the queue defers nothing: with its note, as a release's or a defer's audit row.
         (defer, RELEASE, _noted("release"), DEFERRAL),
         (defer, RELEASE, _noted("defer"), _audit("defer"), DEFERRAL),

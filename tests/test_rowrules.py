@@ -21,7 +21,8 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, workflow
 from workbench.core.workflow import After, Check, RowRule, TrailRule
-from workbench.db import backends, mapping, protocol, protocol_locks, rowrules, tables
+from workbench.db import backends, mapping, rowrules, tables
+from workbench.db.rules import pg_lock_check, pg_locks, pg_row_check
 from workbench.db.supervision import Supervision
 from workbench.demo import schema
 
@@ -193,7 +194,7 @@ def _branch(text: str, name: str) -> str:
 
 
 def _check(q: mapping.BoundQueue) -> str:
-    return protocol._queue_check(_Conn(), q, "public", None)  # type: ignore[arg-type]
+    return pg_row_check.queue_check(_Conn(), q, "public", None)  # type: ignore[arg-type]
 
 
 def test_postgresqls_in_row_check_holds_to_the_tables_row_rules(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -275,8 +276,8 @@ def test_postgresqls_lock_table_checks_hold_to_the_tables_row_rules(monkeypatch:
 
     def checks() -> tuple[str, str]:
         return (
-            protocol_locks.lock_check(_Conn(), q, "public", None),  # type: ignore[arg-type]
-            protocol_locks.item_check(_Conn(), q, "public"),  # type: ignore[arg-type]
+            pg_lock_check.lock_check(_Conn(), q, "public", None),  # type: ignore[arg-type]
+            pg_locks.item_check(_Conn(), q, "public"),  # type: ignore[arg-type]
         )
 
     locks, item = checks()

@@ -24,7 +24,8 @@ from workbench import demo
 from workbench.config import loader
 from workbench.core import errors, models, problems, workflow
 from workbench.core.workflow import TRANSITIONS, Actor, Check, LockRule, Rendering, RowRule
-from workbench.db import guarded, permissions, protocol, protocol_mssql, workflow_sql
+from workbench.db import guarded, permissions, workflow_sql
+from workbench.db.rules import mssql_parts, mssql_script, pg_guards, pg_names
 
 DB = Path(__file__).resolve().parents[1] / "workbench" / "db"
 # The names the conformance matrix (tests/contract/test_workflow_matrix.py) is written against.
@@ -81,50 +82,51 @@ def held_to_table(rendering: Rendering, handled: set[str]) -> None:
 
 # The files each database rendering marks its branches in (branch_mark calls, read without a server).
 SOURCES = {
-    Rendering.PG_TRIGGER: [DB / "protocol.py"],
-    Rendering.PG_LOCK_TABLE: [DB / "protocol_locks.py"],
+    Rendering.PG_TRIGGER: [DB / "rules" / "pg_row_check.py", DB / "rules" / "pg_names.py"],
+    Rendering.PG_LOCK_TABLE: [DB / "rules" / "pg_lock_check.py", DB / "rules" / "pg_locks.py"],
 }
-_MARKERS = {"branch_mark", "mark", "branch"}  # protocol.py and protocol_locks.py bind branch_mark so
+# rules/pg_row_check.py, pg_lock_check.py and pg_locks.py bind branch_mark so
+_MARKERS = {"branch_mark", "mark", "branch"}
 
 
 def source_marks(*paths: Path) -> set[str]:
     """The transitions a module's branch_mark calls name: a name given as text, or a tuple of them
     starred from a variable (`mark(*completes)`: every text assigned to `completes` in the module, and
-    to the module's names its value reads, e.g. a tuple of marks filtered by the table)."""
+    to the module's names its value reads, e.g. a tuple of marks filtered by the table). The paths are
+    read as one module (a tuple of marks may be named in one and starred in another)."""
     found: set[str] = set()
-    for path in paths:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        texts: dict[str, set[str]] = {}
-        reads: dict[str, set[str]] = {}
-        for node in ast.walk(tree):
-            targets = (
-                node.targets
-                if isinstance(node, ast.Assign)
-                else [node.target]
-                if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None
-                else []
-            )
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    value = node.value  # type: ignore[union-attr]
-                    strings = {c.value for c in ast.walk(value) if isinstance(c, ast.Constant)}
-                    texts.setdefault(target.id, set()).update(x for x in strings if isinstance(x, str))
-                    reads.setdefault(target.id, set()).update(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
-        for name, names in reads.items():
-            for read in names - {name}:
-                texts[name] |= texts.get(read, set())
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if called not in _MARKERS:
-                continue
-            for arg in node.args:
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    found.add(arg.value)
-                elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
-                    found |= texts.get(arg.value.id, set()) & set(TRANSITIONS)
+    tree = ast.parse("\n".join(path.read_text(encoding="utf-8") for path in paths))
+    texts: dict[str, set[str]] = {}
+    reads: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None
+            else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Name):
+                value = node.value  # type: ignore[union-attr]
+                strings = {c.value for c in ast.walk(value) if isinstance(c, ast.Constant)}
+                texts.setdefault(target.id, set()).update(x for x in strings if isinstance(x, str))
+                reads.setdefault(target.id, set()).update(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
+    for name, names in reads.items():
+        for read in names - {name}:
+            texts[name] |= texts.get(read, set())
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called not in _MARKERS:
+            continue
+        for arg in node.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.add(arg.value)
+            elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
+                found |= texts.get(arg.value.id, set()) & set(TRANSITIONS)
     return found
 
 
@@ -186,9 +188,9 @@ def test_a_supervisors_transition_is_refused_to_operators_and_needs_a_reason() -
         assert TRANSITIONS[name].reason is wanted, name
     # SQL Server: EXECUTE on the procedures carrying them is the supervisors' alone, the rest the operators'.
     q = mssql_sql.demo_queue()
-    grants = "\n".join(protocol_mssql.script(mssql_sql.DIALECT, q, "dbo"))
-    for op, carried in protocol_mssql.CARRIES.items():
-        role = protocol_mssql.SUPERVISOR_ROLE if set(carried) <= supervisors else protocol_mssql.OPERATOR_ROLE
+    grants = "\n".join(mssql_script.script(mssql_sql.DIALECT, q, "dbo"))
+    for op, carried in mssql_parts.CARRIES.items():
+        role = mssql_parts.SUPERVISOR_ROLE if set(carried) <= supervisors else mssql_parts.OPERATOR_ROLE
         if op in ("defer", "undo", "escalate"):
             continue  # the demo's cases neither defer, undo nor escalate (the builder leaves them out)
         assert f"GRANT EXECUTE ON dbo.wb_cases_{op} TO {role};" in grants, op
@@ -234,7 +236,7 @@ def _handled_by() -> dict[Rendering, set[str]]:
     return {
         Rendering.PYTHON: {name for name, t in TRANSITIONS.items() if t.operation in methods},
         **{rendering: source_marks(*paths) for rendering, paths in SOURCES.items()},
-        Rendering.MSSQL: {name for carried in protocol_mssql.CARRIES.values() for name in carried},
+        Rendering.MSSQL: {name for carried in mssql_parts.CARRIES.values() for name in carried},
     }
 
 
@@ -249,9 +251,9 @@ def test_every_rendering_renders_the_table_read_without_a_server() -> None:
 # A transition added to the table and rendered nowhere yet: each rendering's message names its file.
 _FILES = {
     Rendering.PYTHON: "workbench/db/workqueue.py",
-    Rendering.PG_TRIGGER: "workbench/db/protocol.py",
-    Rendering.PG_LOCK_TABLE: "workbench/db/protocol_locks.py",
-    Rendering.MSSQL: "workbench/db/protocol_mssql.py",
+    Rendering.PG_TRIGGER: "workbench/db/rules/pg_row_check.py",
+    Rendering.PG_LOCK_TABLE: "workbench/db/rules/pg_locks.py",
+    Rendering.MSSQL: "workbench/db/rules/mssql_parts.py",
 }
 
 
@@ -271,17 +273,17 @@ def test_a_transition_missing_from_a_rendering_fails_naming_the_file_to_change(
         said = str(refused.value)
         assert "'probe'" in said and path in said and "not_in" in said, said
     # Where the engine looks a transition's procedure up, and where SQL Server's script is generated.
-    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/protocol_mssql\.py.*CARRIES"):
-        protocol_mssql.carrier("probe")
-    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/protocol_mssql\.py"):
-        protocol_mssql.script(mssql_sql.DIALECT, mssql_sql.demo_queue(), "dbo")
+    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/rules/mssql_parts\.py.*CARRIES"):
+        mssql_parts.carrier("probe")
+    with pytest.raises(workflow.NotRendered, match=r"'probe'.*workbench/db/rules/mssql_parts\.py"):
+        mssql_script.script(mssql_sql.DIALECT, mssql_sql.demo_queue(), "dbo")
     # Excused with a reason where it cannot be (not_in), it is not asked for there.
     excused = dataclasses.replace(probe, not_in=dict.fromkeys(Rendering, "a test"))
     monkeypatch.setitem(workflow._TABLE, "probe", excused)
     for rendering in Rendering:
         workflow.require_rendered(rendering, _handled_by()[rendering])
     # A rendering naming a transition the table does not know is refused as well.
-    with pytest.raises(workflow.NotRendered, match=r"workbench/db/protocol\.py \(.*\) renders 'nothing'"):
+    with pytest.raises(workflow.NotRendered, match=r"workbench/db/rules/pg_row_check\.py \(.*\) renders 'nothing'"):
         workflow.require_rendered(Rendering.PG_TRIGGER, {*_handled_by()[Rendering.PG_TRIGGER], "nothing"})
 
 
@@ -321,7 +323,7 @@ def test_the_engine_has_an_operation_for_every_transition() -> None:
 
 def _mssql_script(text: str, name: str) -> str:
     reviewed = loader.parse(tomllib.loads(text), "x.toml").reviewed_by(name)
-    return "\n".join(protocol_mssql.script(mssql_sql.DIALECT, mssql_sql.bound(text, name), "dbo", reviewed))
+    return "\n".join(mssql_script.script(mssql_sql.DIALECT, mssql_sql.bound(text, name), "dbo", reviewed))
 
 
 def _procedure(script: str, name: str) -> str:
@@ -344,7 +346,7 @@ def test_sql_servers_procedures_render_every_transition() -> None:
     assert "doer" not in _procedure(scripts[0], "cases_reassign")
     # Each procedure says which transitions it carries, and carries those only.
     for script in scripts:
-        for op, carried in protocol_mssql.CARRIES.items():
+        for op, carried in mssql_parts.CARRIES.items():
             procedure = re.search(rf"CREATE OR ALTER PROCEDURE dbo\.wb_\w+?_{op}\b.*?\nEND;", script, re.S)
             if procedure is not None:
                 assert marked(procedure.group(0)) <= set(carried), op
@@ -388,11 +390,11 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
         rendered = {c for c in Check if workflow_sql.check_mark(c) in text}
         assert named - rendered == set(GAPS), (rendering, named - rendered)
     # The texts a queue may require (Text.CONFIGURED): each such transition's audit row is checked at
-    # commit for its note (db/protocol.py's notes guard).
+    # commit for its note (db/rules/pg_guards.py's notes guard).
     with pg.admin.engine.connect() as conn:
         trigger = conn.execute(
             sa.text("SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = :name"),
-            {"name": protocol.NOTES_GUARD},
+            {"name": pg_names.NOTES_GUARD},
         ).scalar_one()
     assert "CONSTRAINT TRIGGER" in trigger and "INITIALLY DEFERRED" in trigger, trigger
     for t in TRANSITIONS.values():
@@ -403,8 +405,8 @@ def test_postgresqls_check_functions_render_every_transition(pg: Pg, capsys: pyt
     for t in TRANSITIONS.values():
         if workflow.needs_reason(t.name):
             assert t.event is not None and f"'{t.event.value}'" in trigger, (t.name, trigger)
-            assert t.event.value in protocol.reasoned(), t.name
-            assert (workflow.Write.DEFERRAL in t.writes) == (t.event.value in protocol.reasoned_deferrals()), t.name
+            assert t.event.value in pg_guards.reasoned(), t.name
+            assert (workflow.Write.DEFERRAL in t.writes) == (t.event.value in pg_guards.reasoned_deferrals()), t.name
     # Four eyes: the reviewing queue's claim branch refuses the doer their own work (Check.NOT_DOER).
     review_check = checks["wb_imports_review_check"]
     claim = review_check.split(workflow.branch_mark("claim", "pick", "expire"), 1)[1].split(" THEN", 1)[0]

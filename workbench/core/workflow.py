@@ -3,7 +3,7 @@ and lock, what it writes, what it records and how a refusal is said.
 
 The rules are enforced in several places: the engine's guarded writes and operations
 (db/guarded.py, db/workqueue.py), PostgreSQL's check functions under `workbench grants`
-(db/protocol.py, db/protocol_locks.py) and SQL Server's procedures (db/protocol_mssql.py,
+(db/rules/pg_*.py) and SQL Server's procedures (db/rules/mssql_*.py,
 db/procedures.py). Each of them reads its per-transition parts from this table (the events a
 branch records, whose reason or note is required, who may do it) and marks each branch it renders
 with `-- transition: NAME` (branch_mark), so tests/test_workflow_table.py can hold every rendering
@@ -134,9 +134,9 @@ class Rendering(enum.Enum):
     """The places a transition is enforced; each marks the transitions it handles (branch_mark)."""
 
     PYTHON = "db/workqueue.py and db/guarded.py"
-    PG_TRIGGER = "db/protocol.py: the queue's check function"
-    PG_LOCK_TABLE = "db/protocol_locks.py: a lock-table queue's checks"
-    MSSQL = "db/protocol_mssql.py: the queue's procedures"
+    PG_TRIGGER = "db/rules/pg_row_check.py: the queue's check function"
+    PG_LOCK_TABLE = "db/rules/pg_locks.py: a lock-table queue's checks"
+    MSSQL = "db/rules/mssql_parts.py: the queue's procedures"
 
 
 # What to add to a rendering for a transition it lacks (NotRendered says it).
@@ -144,10 +144,11 @@ _TO_ADD: Mapping[Rendering, str] = MappingProxyType(
     {
         Rendering.PYTHON: "its `operation`, a method of the engine (db/workqueue.py for an operator's, "
         "db/supervision.py for a supervisor's; a write under the caller's own lock through guarded.Shape.of)",
-        Rendering.PG_TRIGGER: "a branch of protocol._queue_check marked workflow.branch_mark(NAME)",
-        Rendering.PG_LOCK_TABLE: "a branch of protocol_locks.lock_check or item_check marked "
+        Rendering.PG_TRIGGER: "a branch of pg_row_check.queue_check marked workflow.branch_mark(NAME)",
+        Rendering.PG_LOCK_TABLE: "a branch of pg_lock_check.lock_check or pg_locks.item_check marked "
         "workflow.branch_mark(NAME)",
-        Rendering.MSSQL: "a procedure carrying it (protocol_mssql.CARRIES and its _Builder method)",
+        Rendering.MSSQL: "a procedure carrying it (mssql_parts.CARRIES and its method in mssql_operator.py "
+        "or mssql_script.py)",
     }
 )
 

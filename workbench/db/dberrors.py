@@ -168,7 +168,7 @@ def translated() -> Iterator[None]:
         ):
             raise errors.DatabaseUnavailable(f"cannot reach the database: {message}") from exc
         if code == "42501" and message.startswith("workbench: "):
-            # The protocol trigger's own words (db/protocol.py): they already say what is not allowed.
+            # The protocol trigger's own words (db/rules/pg_row_check.py): they already say what is not allowed.
             raise errors.NotPermitted(
                 f"the database did not permit this: {message.removeprefix('workbench: ')}"
             ) from exc

@@ -4,7 +4,7 @@ The ways a claim or a write under a lock runs:
 
 - SQL Server under `workbench grants`: the queue's procedures (procedures.py) do every write, with its
   audit row; operators may not write the table themselves.
-- PostgreSQL under `workbench grants`: the trusted claim and Complete functions (protocol.py), run as
+- PostgreSQL under `workbench grants`: the trusted claim and Complete functions (rules/pg_trusted.py), run as
   the table's owner for the calling login.
 - PostgreSQL otherwise: the claim as a PL/pgSQL function where the login may create one
   (claims/pg_function.py, which says so once per statement), else the prepared one-statement fast
@@ -33,7 +33,8 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 from workbench.core import models
-from workbench.db import connect, dberrors, mapping, protocol
+from workbench.db import connect, dberrors, mapping
+from workbench.db.rules import pg_names
 
 T = TypeVar("T")
 
@@ -138,11 +139,11 @@ class Enforcement:
 
     def trusted_next(self) -> str | None:
         """The login the database's own claim of the next item runs for (None: workbench's statement)."""
-        return self._asked("next", protocol.callable_next)
+        return self._asked("next", pg_names.callable_next)
 
     def trusted_complete(self) -> str | None:
         """The login the database's own Complete without edits runs for (None: workbench's statement)."""
-        return self._asked("complete", protocol.callable_complete)
+        return self._asked("complete", pg_names.callable_complete)
 
     def _asked(
         self, which: str, probe: Callable[[sa.Connection, mapping.BoundQueue, str | None], str | None]
@@ -156,7 +157,7 @@ class Enforcement:
     def function_gone(self, exc: sa.exc.DBAPIError) -> bool:
         """Was `exc` a trusted function missing (`grants --revoke` while workbench ran)? Then every
         operation uses workbench's own statements from now on (the functions are asked about again)."""
-        if not protocol.is_missing_function(exc):
+        if not pg_names.is_missing_function(exc):
             return False
         self._trusted.clear()
         return True

@@ -19,10 +19,11 @@ import sqlalchemy as sa
 
 from workbench.core import models, workflow
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, enforcement, fastpath, lockrules, lockshapes, mapping, protocol, roles
+from workbench.db import batches, clock, connect, enforcement, fastpath, lockrules, lockshapes, mapping, roles
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
+from workbench.db.rules import pg_names
 
 # The audit trail's columns an audit row written in SQL fills (GuardedWriter._audit_event).
 _AUDIT_COLUMNS = ["queue", "item_key", "event", "actor", "owner", "token", "at", "reason", "outcome", "detail"]
@@ -216,11 +217,11 @@ class GuardedWriter:
         return shape.unlock and shape.kind not in _REASONED
 
     def _trusted_finisher(self, shape: Shape, login: str) -> Callable[[Any, str, str], Any]:
-        """Under `workbench grants`: the database's own Complete (db/protocol.py), the same statement
+        """Under `workbench grants`: the database's own Complete (db/rules/pg_trusted.py), the same statement
         run as the table's owner for this login; back to the plain statement if it went away."""
         fast = fastpath.FastStatement(
             self.db.held,
-            protocol.complete_call(self.db.held.engine.dialect, self.q, self.trail.table.schema),
+            pg_names.complete_call(self.db.held.engine.dialect, self.q, self.trail.table.schema),
             {"wb_key": None, "wb_token": "", "wb_outcome": ""},
         )
         plain: list[Callable[[Any, str, str], Any]] = []

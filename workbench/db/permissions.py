@@ -11,13 +11,14 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors, problems
-from workbench.db import backends, clock, mapping, protocol, protocol_locks, tables
+from workbench.db import backends, clock, mapping, tables
 
 # The roles and the refusals naming them live in a leaf (the engine's writes raise them); their names stay here too.
 from workbench.db.roles import OPERATOR_ROLE as OPERATOR_ROLE
 from workbench.db.roles import SUPERVISOR_ROLE as SUPERVISOR_ROLE
 from workbench.db.roles import login_mismatch_error as login_mismatch_error
 from workbench.db.roles import refused as refused
+from workbench.db.rules import pg_lock_check, pg_names
 
 SUPERVISOR, OPERATOR = tables.ROLE_NAMES
 
@@ -78,7 +79,7 @@ def database_decides(conn: sa.Connection, q: mapping.BoundQueue, schema: str | N
         return False
     prep = conn.dialect.identifier_preparer
     wb_schema = str(schema or conn.execute(sa.select(sa.func.current_schema())).scalar())
-    check = protocol._qualified(prep, wb_schema, protocol_locks.lock_check_name(q.name))
+    check = pg_names.qualified(prep, wb_schema, pg_lock_check.lock_check_name(q.name))
     return bool(conn.execute(sa.select(sa.func.to_regproc(check).isnot(None))).scalar())
 
 

@@ -9,9 +9,10 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors, models
-from workbench.db import audit, backends, guarded, mapping, migrations, pg_policies, protocol, protocol_locks, tables
+from workbench.db import audit, backends, guarded, mapping, migrations, pg_policies, tables
 from workbench.db.claims import postgresql as pg_claims
 from workbench.db.roles import OPERATOR_ROLE, SUPERVISOR_ROLE
+from workbench.db.rules import pg_locks, pg_names, pg_row_check, pg_shared, pg_triggers, pg_trusted
 
 
 def plan(
@@ -78,7 +79,7 @@ def _privileges(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None, 
     return [
         *(f"GRANT USAGE ON SCHEMA {prep.quote_schema(str(name))} TO {operator}" for name in schemas),
         (
-            f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in protocol.written_columns(q))}) "
+            f"GRANT SELECT, UPDATE ({', '.join(prep.quote(c.name) for c in pg_names.written_columns(q))}) "
             f"ON {table} TO {operator}"
         ),
         # A lookup's related table: the picker searches it, Save checks a value in it (read only).
@@ -89,7 +90,7 @@ def _privileges(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None, 
         # A move may change other columns of waiting items: supervisors only, the trigger checks it.
         *(
             [f"GRANT UPDATE ({', '.join(prep.quote(c.name) for c in moved)}) ON {table} TO {supervisor}"]
-            if (moved := protocol.moved_columns(q))
+            if (moved := pg_names.moved_columns(q))
             else []
         ),
         f"GRANT SELECT, INSERT ON {wb_tables[tables.AUDIT_TABLE]} TO {operator}",
@@ -97,7 +98,7 @@ def _privileges(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None, 
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.COOLDOWN_TABLE]} TO {operator}",
         # A defer records the item's deferral (replacing one before); a release forgets it.
         f"GRANT SELECT, INSERT, DELETE ON {wb_tables[tables.DEFERRALS_TABLE]} TO {operator}",
-        # Four eyes: workbench's own review writes reach the database's checks (protocol.py), which
+        # Four eyes: workbench's own review writes reach the database's checks (rules/pg_guards.py), which
         # record a chosen Complete's review themselves and admit only workbench's changes of one.
         f"GRANT SELECT, INSERT, UPDATE ON {wb_tables[tables.REVIEWS_TABLE]} TO {operator}",
         # The start page's counts, kept by whichever window counts for everyone (db/counts.py).
@@ -128,17 +129,17 @@ def _row_rules(
         for name, body in pg_policies.policies(conn, q, operator, supervisor):
             policy = prep.quote(name)
             statements += [f"DROP POLICY IF EXISTS {policy} ON {table}", f"CREATE POLICY {policy} ON {table} {body}"]
-        statements += [*protocol.shared(conn, wb_schema), *protocol.queue_trigger(conn, q, wb_schema, reviews)]
+        statements += [*pg_shared.shared(conn, wb_schema), *pg_row_check.queue_trigger(conn, q, wb_schema, reviews)]
     else:
         # The locks are in workbench's lock table: operators write its rows, each write checked.
-        statements += [*protocol.shared(conn, wb_schema), *protocol_locks.queue_trigger(conn, q, wb_schema, reviews)]
+        statements += [*pg_shared.shared(conn, wb_schema), *pg_locks.queue_trigger(conn, q, wb_schema, reviews)]
     return statements
 
 
 def _trusted_functions(
     conn: sa.Connection, q: mapping.BoundQueue, wb_schema: str, reviews: model.QueueConfig | None
 ) -> list[str]:
-    """The busiest writes as trusted functions (protocol.py): one round trip, checked in SQL. Their
+    """The busiest writes as trusted functions (rules/pg_trusted.py): one round trip, checked in SQL. Their
     statements are the engine's own, built here without a connection."""
     metadata, audit_table, _ = tables.build_metadata(wb_schema)
     own = {
@@ -156,14 +157,14 @@ def _trusted_functions(
     )
     statements: list[str] = []
     if q.shape.all_in_row and not q.shape.separate_locks:
-        statements += protocol.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
+        statements += pg_trusted.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
     if q.shape.one_statement and not q.shape.separate_locks:  # Complete without edits
         writer = guarded.GuardedWriter(typing.cast(Any, None), q, trail)
         completes = {
             o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
             for o in q.config.outcomes
         }
-        statements += protocol.trusted_complete(conn, q, wb_schema, completes)
+        statements += pg_trusted.trusted_complete(conn, q, wb_schema, completes)
     return statements
 
 
@@ -190,10 +191,10 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
         ).scalar()
         == 2
     )
-    others = protocol.enforced_on(conn, q, wb_schema)  # the table's other enforced queues keep theirs
-    statements = protocol.drop_queue_trigger(conn, q, wb_schema, others)
+    others = pg_triggers.enforced_on(conn, q, wb_schema)  # the table's other enforced queues keep theirs
+    statements = pg_triggers.drop_queue_trigger(conn, q, wb_schema, others)
     if q.shape.separate_locks:
-        statements += protocol_locks.drop(conn, q, wb_schema)
+        statements += pg_locks.drop(conn, q, wb_schema)
     statements += [
         f"DROP POLICY IF EXISTS {prep.quote(name)} ON {table}" for name in pg_policies.policy_names(q.name).values()
     ]
@@ -214,7 +215,7 @@ def revoke_plan(conn: sa.Connection, q: mapping.BoundQueue, schema: str | None) 
             *(f"DROP POLICY IF EXISTS {prep.quote(name)} ON {cooldown}" for name in pg_policies.COOLDOWN_POLICIES),
             f"ALTER TABLE {cooldown} DISABLE ROW LEVEL SECURITY",
         ]
-    statements.append(protocol.drop_shared(conn, wb_schema, shared))
+    statements.append(pg_shared.drop_shared(conn, wb_schema, shared))
     return [sa.DDL(text.replace("%", "%%")) for text in statements]  # type: ignore[no-untyped-call]
 
 

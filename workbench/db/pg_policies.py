@@ -6,8 +6,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.db import mapping, permissions, protocol, tables
+from workbench.db import mapping, permissions, tables
 from workbench.db.roles import OPERATOR_ROLE
+from workbench.db.rules import pg_names
 
 # workbench's own tables that `grants` gives operators (and supervisors) privileges on.
 GRANTED = (
@@ -114,7 +115,7 @@ def cooldown_rules(conn: sa.Connection, schema: str | None) -> list[str]:
 
 
 def policy_names(queue: str) -> dict[str, str]:
-    return {kind: protocol.object_name(queue, kind) for kind in ("read", "others", "operator", "supervisor")}
+    return {kind: pg_names.object_name(queue, kind) for kind in ("read", "others", "operator", "supervisor")}
 
 
 def policies(conn: sa.Connection, q: mapping.BoundQueue, operator: str, supervisor: str) -> list[tuple[str, str]]:

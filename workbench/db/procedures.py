@@ -1,4 +1,4 @@
-"""SQL Server under `workbench grants`: a queue's operations as calls of its procedures (protocol_mssql.py).
+"""SQL Server under `workbench grants`: a queue's operations as calls of its procedures (rules/mssql_script.py).
 
 With the script applied, operators may read the queue table but not write it; every change goes
 through one procedure per operation, which runs as the owner for the calling login. The engine
@@ -26,8 +26,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors, models, problems, workflow
-from workbench.db import connect, dberrors, mapping, protocol_mssql, roles
+from workbench.db import connect, dberrors, mapping, roles
 from workbench.db.backends import mssql as mssql_backend
+from workbench.db.rules import mssql_parts, mssql_script
 
 # SQL Server's ODBC drivers end a server message with its number and the ODBC call:
 # "[42000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]workbench: … (50403) (SQLExecDirectW)".
@@ -55,7 +56,7 @@ Revoked = dberrors.ProceduresRevoked  # the claim and the guarded writes, below 
 def of(db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> Procedures | None:
     """`q`'s procedures on `db`, if the script is applied and this login may call them; else None."""
     if not (q.shape.all_in_row and q.shape.token_in_row):
-        return None  # the script covers these shapes only (protocol_mssql.script)
+        return None  # the script covers these shapes only (mssql_script.script)
     with _known_lock:
         per_db = _known.setdefault(db, {})
         found = per_db.get(id(q))
@@ -95,11 +96,11 @@ class Procedures:
 
     def __init__(self, db: connect.Database, q: mapping.BoundQueue, schema: str) -> None:
         self.db, self.q = db, q
-        made = protocol_mssql.procedures(db.engine.dialect, q, schema)
+        made = mssql_script.procedures(db.engine.dialect, q, schema)
         self.parameters = {operation: parameters for operation, (_, parameters) in made.items()}
         self.calls = {operation: call_statement(q, name, parameters) for operation, (name, parameters) in made.items()}
         self._next_name = made["next"][0]
-        self._filters = {name: column.name for name, column in protocol_mssql.filter_parameters(q).items()}
+        self._filters = {name: column.name for name, column in mssql_parts.filter_parameters(q).items()}
         self._login: str | None = None
         self._checked: float | None = None  # when the database was last asked (time.monotonic)
 
@@ -206,7 +207,7 @@ class Procedures:
             "p_until": until.astimezone(dt.UTC).replace(tzinfo=None) if until else None,
         }
         # The procedure carrying the own-lock transition that records `kind` (NotRendered if none).
-        rows = self.call(user, protocol_mssql.carrier(workflow.of_event(kind).name), values)
+        rows = self.call(user, mssql_parts.carrier(workflow.of_event(kind).name), values)
         return rows[0] if rows else None
 
     def claim(
@@ -269,6 +270,6 @@ def call_statement(q: mapping.BoundQueue, name: str, parameters: list[str]) -> s
         **_TYPES,
         "p_key": q.key.type,
         "p_pick": q.key.type,
-        **{p: column.type for p, column in protocol_mssql.filter_parameters(q).items()},
+        **{p: column.type for p, column in mssql_parts.filter_parameters(q).items()},
     }
     return sa.text(sql).bindparams(*(sa.bindparam(p, type_=types[p]) for p in parameters))

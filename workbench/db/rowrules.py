@@ -2,7 +2,7 @@
 
 Every rendering asks here by transition name: the engine puts the clauses in its statements' WHERE
 (over the table itself; the row after as `BoundQueue.written` of the values it sets), PostgreSQL's
-checks render them over OLD and NEW (`protocol.Renderer.sql(clause, row)`), SQL Server's procedures
+checks render them over OLD and NEW (`rules.pg_names.Renderer.sql(clause, row)`), SQL Server's procedures
 over the row their statement reads. A transition's TrailRule (what the item's history must say: an
 undo's last event) is a subquery over the audit trail, asked for the same way (`trail`). A rule
 changed in the table changes all of them; a RowRule, After or TrailRule with no clause here fails

@@ -1,7 +1,7 @@
 """The per-transition parts of the database's renderings, read from core/workflow.py's table.
 
-PostgreSQL's check functions (protocol.py, protocol_locks.py) and SQL Server's procedures
-(protocol_mssql.py) write the fixed parts of each branch themselves (which columns may change,
+PostgreSQL's check functions (rules/pg_*.py) and SQL Server's procedures
+(rules/mssql_*.py) write the fixed parts of each branch themselves (which columns may change,
 the queue's values); what a transition is — the audit events a branch records, the precondition
 on the lock, who may make it — comes from here, so a rule changed in the table changes every
 rendering. Each branch carries workflow.branch_mark(), which tests/test_workflow_table.py reads.

@@ -30,11 +30,11 @@ from workbench.db import (
     permissions,
     pg_grants,
     probe,
-    protocol_mssql,
     published,
     racecheck,
 )
 from workbench.db import people as people_mod
+from workbench.db.rules import mssql_script
 from workbench.services import door
 
 Workbench = door.Workbench  # an open database: the handle the windows and commands pass around
@@ -128,7 +128,7 @@ def grants(opened: Workbench, queue: str, *, revoke: bool, apply: bool) -> Grant
     if not wb.db.backend.roles:
         with dberrors.translated():
             batches = wb.db.backend.protocol_script(
-                protocol_mssql,  # the script SQL Server runs itself: handed to its backend, which it builds on
+                mssql_script,  # the script SQL Server runs itself: handed to its backend, which it builds on
                 wb.engine.dialect,
                 bound,
                 wb.config.database.workbench_schema or "dbo",

@@ -43,7 +43,7 @@ class ChangeListener(Protocol):
 
 class Scripts(Protocol):
     """What writes the script `workbench grants` prints where the database runs it itself (SQL Server:
-    db/protocol_mssql.py). It builds on the engine's statements, which build on the backends, so the
+    db/rules/mssql_script.py). It builds on the engine's statements, which build on the backends, so the
     caller that asks for the script hands it in (services/admin.py)."""
 
     def script(self, dialect: Any, q: Any, schema: str, reviewed: Any = None) -> list[str]: ...

@@ -34,7 +34,7 @@ class Refusal(NamedTuple):
         return typing.cast(str, getattr(problems, self.problem))
 
 
-# Each refusal's number, THROWn by the procedures (db/protocol_mssql.py) and read back by the engine
+# Each refusal's number, THROWn by the procedures (db/rules/mssql_*.py) and read back by the engine
 # (db/procedures.py): declared once here, stable (an applied script keeps them until applied again).
 REFUSALS: Mapping[int, Refusal] = {
     50410: Refusal("REASON_NEEDED", errors.UsageError),
@@ -172,7 +172,7 @@ class MssqlBackend(Backend):
         return stmt.with_hint(table, "WITH (UPDLOCK, ROWLOCK)", "mssql")
 
     def in_database_role(self, conn: sa.Connection, user: str, group: str) -> bool:
-        # IS_ROLEMEMBER, as the take procedure asks it (db/protocol_mssql.py, Builder.who_check): the
+        # IS_ROLEMEMBER, as the take procedure asks it (db/rules/mssql_parts.py, ProcedureParts.who_check): the
         # database user named like the login, as `workbench people add` makes them; NULL (not a member)
         # where either principal does not exist.
         return conn.execute(sa.select(sa.func.IS_ROLEMEMBER(group, user))).scalar() == 1

@@ -27,7 +27,7 @@ class ReadpastClaim(base.ClaimMethod):
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[base.Claimed]:
-        # Under `workbench grants` (protocol_mssql.py) operators claim only through the queue's procedure,
+        # Under `workbench grants` (rules/mssql_script.py) operators claim only through the queue's procedure,
         # which serves items in order (narrowed, or the one asked for), one per call, and writes the
         # audit rows itself.
         done = enforcement.of(db, q, trail.table.schema).by_procedures(

@@ -46,8 +46,9 @@ import sqlalchemy as sa
 
 from workbench.core import errors
 from workbench.db import audit as audit_mod
-from workbench.db import connect, fastpath, guarded, mapping, protocol
+from workbench.db import connect, fastpath, guarded, mapping
 from workbench.db.claims import base
+from workbench.db.rules import pg_names
 
 
 class Pieces(Protocol):
@@ -250,16 +251,52 @@ def _function(
     """The function's qualified name and signature, CREATE FUNCTION in `home` (pg_temp or a quoted
     schema), the call returning the claimed row, and the call's parameters."""
     dialect = conn.dialect
-    prep = dialect.identifier_preparer
-    user = sa.bindparam("wb_user", type_=sa.String())
     args: list[tuple[str, Any]] = [("wb_user", sa.String())]
     args += [(f"wb_f{i}", q.table.c[name].type) for i, (name, _) in enumerate(request.where)]
     if finish is not None:
         args += [("wb_key", q.key.type), ("wb_token", sa.String()), ("wb_a_token", sa.String())]
     params = {name: f"${i}" for i, (name, _) in enumerate(args, 1)}
+    body = _body(method, conn, q, trail, request, check_limit, finish, params)
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    name = f"wb_claim_{digest[:24]}"
+    tag = f"$wb_{digest[:12]}$"
+    if tag in body:  # cannot happen for a tag made from the body's own digest, short of a collision
+        raise NotImplementedError("the function's quote tag occurs in its body")
+    types = ", ".join(t.compile(dialect=dialect) for _, t in args)
+    # A permanent function (through a pooler) keeps its one generic plan per query itself, which
+    # the fast pool's sessions get from their own setting without one (PostgresqlBackend).
+    generic = (
+        " SET plan_cache_mode = force_generic_plan"
+        if home != "pg_temp" and (dialect.server_version_info or (0,)) >= (12,)
+        else ""
+    )
+    # CREATE, not CREATE OR REPLACE, for the permanent one: two processes replacing it at once fail
+    # with "tuple concurrently updated", and its name says its text.
+    verb = "CREATE OR REPLACE" if home == "pg_temp" else "CREATE"
+    create = (
+        f"{verb} FUNCTION {home}.{name}({types}) RETURNS SETOF record LANGUAGE plpgsql{generic} AS {tag}\n{body}{tag}"
+    )
+    call = _call(conn, q, home, name, args, finish)
+    return f"{home}.{name}({types})", create, call, [a for a, _ in args]
+
+
+def _body(
+    method: Pieces,
+    conn: sa.Connection,
+    q: mapping.BoundQueue,
+    trail: audit_mod.AuditTrail,
+    request: base.ClaimRequest,
+    check_limit: bool,
+    finish: sa.Select[Any] | None,
+    params: Mapping[str, str],
+) -> str:
+    """The function's PL/pgSQL body: the Complete before (with then_next), a probe, a query per branch
+    until one locks a row, then the lock and audit rows written on that row."""
+    dialect = conn.dialect
+    user = sa.bindparam("wb_user", type_=sa.String())
 
     def sql(statement: sa.Executable) -> str:
-        return protocol.with_params(conn, statement, params).strip()
+        return pg_names.with_params(conn, statement, params).strip()
 
     stamp = "timestamp with time zone" if q.aware else "timestamp without time zone"
     key_type = q.key.type.compile(dialect=dialect)
@@ -313,25 +350,16 @@ def _function(
         steps.append(f"  IF {PICKED} IS NULL THEN\n    RETURN;\n  END IF;\n")
     steps.append(f"  RETURN QUERY {sql(method.write(q, trail, cand, user, after=after))};\n")
     body = "DECLARE\n" + "\n".join(declare) + "\nBEGIN\n" + "".join(steps) + "END\n"
-    digest = hashlib.sha256(body.encode()).hexdigest()
-    name = f"wb_claim_{digest[:24]}"
-    tag = f"$wb_{digest[:12]}$"
-    if tag in body:  # cannot happen for a tag made from the body's own digest, short of a collision
-        raise NotImplementedError("the function's quote tag occurs in its body")
-    types = ", ".join(t.compile(dialect=dialect) for _, t in args)
-    # A permanent function (through a pooler) keeps its one generic plan per query itself, which
-    # the fast pool's sessions get from their own setting without one (PostgresqlBackend).
-    generic = (
-        " SET plan_cache_mode = force_generic_plan"
-        if home != "pg_temp" and (dialect.server_version_info or (0,)) >= (12,)
-        else ""
-    )
-    # CREATE, not CREATE OR REPLACE, for the permanent one: two processes replacing it at once fail
-    # with "tuple concurrently updated", and its name says its text.
-    verb = "CREATE OR REPLACE" if home == "pg_temp" else "CREATE"
-    create = (
-        f"{verb} FUNCTION {home}.{name}({types}) RETURNS SETOF record LANGUAGE plpgsql{generic} AS {tag}\n{body}{tag}"
-    )
+    return body
+
+
+def _call(
+    conn: sa.Connection, q: mapping.BoundQueue, home: str, name: str, args: list[tuple[str, Any]], finish: Any
+) -> sa.TextClause:
+    """The call of the function, the claimed row's columns typed (a record's must be named)."""
+    dialect = conn.dialect
+    prep = dialect.identifier_preparer
+    stamp = "timestamp with time zone" if q.aware else "timestamp without time zone"
     returned: list[tuple[str, Any]] = [(c.name, c.type) for c in q.table.c]
     returned += [
         ("wb_now", None),
@@ -347,4 +375,4 @@ def _function(
     call = sa.text(
         f"SELECT * FROM {home}.{name}({', '.join(f':{a}' for a, _ in args)}) AS wb_claimed({columns})"
     ).bindparams(*(sa.bindparam(a, type_=t) for a, t in args))
-    return f"{home}.{name}({types})", create, call, [a for a, _ in args]
+    return call

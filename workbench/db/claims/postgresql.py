@@ -9,8 +9,9 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, enforcement, fastpath, guarded, lockshapes, mapping, protocol, roles
+from workbench.db import batches, clock, connect, enforcement, fastpath, guarded, lockshapes, mapping, roles
 from workbench.db.claims import base, lock_table, pg_function, portable
+from workbench.db.rules import pg_names
 
 
 class SkipLockedClaim(base.ClaimMethod):
@@ -49,10 +50,10 @@ class SkipLockedClaim(base.ClaimMethod):
             )
             fast: fastpath.FastStatement | pg_function.FunctionCall
             if login is not None:
-                # Under `workbench grants`: the database's own claim function (db/protocol.py),
+                # Under `workbench grants`: the database's own claim function (db/rules/pg_trusted.py),
                 # the same statement run as the table's owner for the caller's login.
                 fast = fastpath.FastStatement(
-                    db.held, protocol.next_call(db.held.engine.dialect, q, trail.table.schema), {"wb_user": user}
+                    db.held, pg_names.next_call(db.held.engine.dialect, q, trail.table.schema), {"wb_user": user}
                 )
             else:
                 check_limit = bool(q.config.max_locks_per_user)

@@ -327,7 +327,7 @@ class LockShape:
 
     # -- the writes as conditions over the row before and after (PostgreSQL's checks) -------------
     # `old` and `new` are the row before and after the change (aliases of the table that holds the lock
-    # columns); the check that asks renders them (db/protocol.py, by the transition's Write.LOCK_*).
+    # columns); the check that asks renders them (db/rules/pg_row_rules.py, by the transition's Write.LOCK_*).
 
     def taken(
         self, old: sa.FromClause, new: sa.FromClause, user: sa.ColumnElement[Any] | None

@@ -142,7 +142,7 @@ class LockTable(TokenColumn):
     def key_params(self, key: Any) -> dict[str, Any]:
         return {"wb_item": self.key_text(key)}
 
-    # -- what a transition's lock write looks like (db/protocol_locks.py renders these) ---------------
+    # -- what a transition's lock write looks like (db/rules/pg_lock_check.py renders these) ---------------
 
     def lock_row_change(
         self, name: str, old: sa.FromClause, new: sa.FromClause, caller: sa.ColumnElement[Any]
@@ -289,4 +289,4 @@ class LockTable(TokenColumn):
         return configured.lock_table_claim()  # the database's own, or the portable lock-table claim
 
     def grants_problem(self) -> str | None:
-        return None  # db/protocol_locks.py checks the lock rows and the queue row's values around them
+        return None  # db/rules/pg_locks.py checks the lock rows and the queue row's values around them
