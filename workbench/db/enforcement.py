@@ -13,8 +13,9 @@ The ways a claim or a write under a lock runs:
 - Everywhere else, and every write with edits: two steps in one transaction, the fenced UPDATE and
   its audit row.
 
-The service hands each queue its Enforcement when it binds the queue (Workbench.queue); the claim
-methods and the guarded writes ask it (`of`) instead of asking the database. What the database
+The service hands each queue its Enforcement when it binds the queue (Workbench.queue); the queue's
+writer gets its ways from it then, in order (`ways`: each a writes.Way, the first that takes a write
+runs it), and the claim methods ask it (`of`) instead of asking the database. What the database
 tells later, that `workbench grants --revoke` removed a function or procedure while workbench ran,
 or that a script was applied (SQL Server's procedures are asked again every RECHECK_SECONDS while
 they are not there), is reported here and changes the answer for every operation from then on.
@@ -33,7 +34,18 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 from workbench.core import models
-from workbench.db import connect, dberrors, mapping, protocol
+from workbench.db import (
+    batch_writes,
+    connect,
+    dberrors,
+    guarded,
+    mapping,
+    one_statement,
+    protocol,
+    trusted,
+    two_steps,
+    writes,
+)
 
 T = TypeVar("T")
 
@@ -95,6 +107,22 @@ class Enforcement:
         # the database the first time an operation needs to know; forgotten when one goes away.
         self._trusted: dict[str, str | None] = {}
 
+    def ways(self, writer: guarded.GuardedWriter) -> list[writes.Way]:
+        """The ways `writer`'s writes run, in the order they are tried (see the module's text): chosen
+        here once, from what the backend and the lock shape offer; what the database tells later
+        (a function or procedure there or not, batches sent or not) each way asks itself."""
+        ways: list[writes.Way] = []
+        if self.q.backend.writes_by_procedures:
+            ways.append(_ByProcedures(self))
+        if self.one_statement:
+            if self.q.backend.roles:
+                ways.append(trusted.TrustedComplete(writer, self.trusted_complete, self.function_gone))
+            ways.append(one_statement.OneStatement(writer))
+        else:
+            ways.append(batch_writes.BatchedComplete(writer, lambda: self.batches))
+        ways.append(two_steps.TwoSteps(writer))
+        return ways
+
     @property
     def batches(self) -> bool:
         """Does the database take several statements in one round trip (MySQL/MariaDB)? The fast
@@ -144,3 +172,33 @@ class Enforcement:
             return False
         self._trusted.clear()
         return True
+
+
+class _ByProcedures:
+    """writes.Way: SQL Server under `workbench grants`: the write by the queue's procedure, with its record;
+    PASS where the procedures are not there, or were removed (`grants --revoke`) while this process ran."""
+
+    def __init__(self, enforced: Enforcement) -> None:
+        self.enforcement = enforced
+
+    def takes(self, shape: writes.Shape) -> bool:
+        return True
+
+    def finish(self, shape: writes.Shape) -> None:
+        return None  # no statement of workbench's own runs where the procedures do the writes
+
+    def run(self, write: writes.Write) -> writes.Row | writes.Pass | None:
+        done = self.enforcement.by_procedures(
+            lambda calls: calls.write(
+                write.shape.kind,
+                key=write.key,
+                token=write.token,
+                user=write.user,
+                edits=write.edits,
+                reason=write.reason,
+                note=write.note,
+                until=write.until,
+                outcome=write.shape.outcome,
+            )
+        )
+        return writes.PASS if done is OWN else typing.cast("writes.Row | None", done)

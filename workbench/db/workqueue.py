@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -14,7 +14,6 @@ import sqlalchemy as sa
 from workbench.core import errors, models, problems, workflow
 from workbench.db import audit as audit_mod
 from workbench.db import (
-    batches,
     claims,
     connect,
     enforcement,
@@ -28,6 +27,7 @@ from workbench.db import (
     procedures,
     rowrules,
     stats,
+    writes,
 )
 from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
@@ -52,13 +52,9 @@ class WorkQueue:
         self.enforcement = enforced or enforcement.of(db, q, trail.table.schema)
         self.name = q.name
         self.config = q.config
-        self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement)
+        self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement.ways)
         self.lost = lockloss.Diagnosis(q, trail, neighbours)
-        self._shapes: dict[str, guarded.Shape] = {}
-        # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
-        self._finishers: dict[str | None, tuple[str, Callable[[Any, str, str], Any]]] = {}
-        # The same, followed by the claim of the next item in one call (None: not here).
-        self._then_next: dict[tuple[str | None, tuple[str, ...]], tuple[str, claims.base.FinishThenClaim] | None] = {}
+        self._shapes: dict[str, guarded.Shape] = {}  # a Complete without edits, per outcome: built and hashed once
 
     # -- claiming ---------------------------------------------------------------------------
 
@@ -433,30 +429,41 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         note = self._note_for("complete", note, outcome if outcome is not None else self.config.outcomes[0].name)
         why = self._review_choice(user, outcome)
-        plain = not edits and note is None and why is None
-        if then_next and plain:
+        then = None
+        if then_next and not edits and note is None and why is None:
+            # On PostgreSQL the Complete and the claim in one call, one round trip and one commit; on
+            # MySQL/MariaDB one transaction, the Complete sent with the claim's first batch.
             # A wrong filter is refused before anything is written.
             request = claims.ClaimRequest(user=user, where=self.q.coerce_filter(where) if where else ())
-            combined = self._combined(outcome, request)
-            if combined is not None and self._may_claim(user):
-                name, run = combined
-                result = run({**self.writer.finish_params(key, token, user), **request.filter_params()})
-                if result is not None:
-                    at, claim = result
-                    return models.Completion(
-                        queue=self.name,
-                        key=key,
-                        owner=user,
-                        token=token,
-                        outcome=name,
-                        at=_utc(at, self.q.local_clock),
-                        next=claim,
-                    )
-                # The fence failed and nothing was claimed: the plain Complete below tells a retry
-                # of an accepted Complete from a lost lock.
-        done = self._complete(user, key, token, outcome, edits, note, why)
-        if not then_next:
-            return done
+            then = writes.ThenNext(
+                (outcome, request.filter_shape),
+                lambda finish: self.method.finish_then_claim(self.db, self.q, self.trail, finish, request),
+                request.filter_params(),
+                lambda: self._may_claim(user),
+            )
+        try:
+            name = self.config.outcome(outcome).name
+        except KeyError:
+            names = ", ".join(o.name for o in self.config.outcomes)
+            raise errors.InvalidValue.of(problems.NO_OUTCOME, self.name, outcome, names) from None
+        values = self.q.coerce_edits(edits, "complete") if edits else {}
+        self._check_lookups(values)
+        plain = not values and note is None and why is None
+        shape = self._shapes.get(name) if plain else None
+        if shape is None:
+            shape = guarded.Shape.of(
+                "complete", edits=tuple(values), outcome=name, note=note is not None, to_review=why is not None
+            )
+            if plain:
+                self._shapes[name] = shape  # the common case: built and hashed once
+        write = writes.Write(
+            shape, key, token, user, values, detail={"columns": sorted(values)} if values else None, note=note, why=why
+        )
+        with self._refused_as_lost(key, token, user, "complete"):
+            row, claimed = self.writer.complete(write, then)  # claimed: PASS where no claim was made
+        done = self._completion(user, key, token, name, row, why)
+        if not then_next or claimed is not writes.PASS:
+            return done if claimed is writes.PASS else dataclasses.replace(done, next=claimed)
         if done.replayed:
             # A retry of a Complete whose reply was lost: if that call claimed the next item too (in
             # its transaction, so at the same database time), that item is the one to hand back.
@@ -466,37 +473,12 @@ class WorkQueue:
                     done, next=models.Claim(lock=kept, item=self.show(kept.key).item, resumed=True)
                 )
         try:
-            claimed = self.claim_next(user, 1, where)[0]
+            next_claim = self.claim_next(user, 1, where)[0]
         except errors.WorkbenchError:
             # The Complete is in either way: next is None, and the caller's own claim_next says why
             # (nothing waiting, a limit, the database gone meanwhile).
             return done
-        return dataclasses.replace(done, next=claimed)
-
-    def _combined(
-        self, outcome: str | None, request: claims.ClaimRequest
-    ) -> tuple[str, claims.base.FinishThenClaim] | None:
-        """The Complete with `outcome` and the claim of the next item (narrowed as `request` is) in one
-        statement, where the claim method has one (built once per outcome and filter's columns; None:
-        one after the other)."""
-        cached = (outcome, request.filter_shape)
-        if cached not in self._then_next:
-            try:
-                chosen = self.config.outcome(outcome)
-            except KeyError:
-                return None  # the plain Complete says which outcomes there are
-            shape = self._shapes.setdefault(chosen.name, guarded.Shape.of("complete", outcome=chosen.name))
-            # One statement (PostgreSQL), or statements of a batch (MySQL/MariaDB through PyMySQL).
-            finish: sa.Select[Any] | batches.FinishBatch | None = self.writer.plain_finish(shape)
-            if finish is None:
-                finish = self.writer.finish_batch(shape)
-            run = (
-                self.method.finish_then_claim(self.db, self.q, self.trail, finish, request)
-                if finish is not None
-                else None
-            )
-            self._then_next[cached] = (chosen.name, run) if run is not None else None
-        return self._then_next[cached]
+        return dataclasses.replace(done, next=next_claim)
 
     def _may_claim(self, user: str) -> bool:
         """Is `user` served by this queue (its `serves` group, if it names one)?"""
@@ -506,52 +488,12 @@ class WorkQueue:
             return False
         return True
 
-    def _complete(
-        self,
-        user: str,
-        key: Any,
-        token: str,
-        outcome: str | None,
-        edits: Mapping[str, Any] | None,
-        note: str | None,
-        why: str | None,
+    def _completion(
+        self, user: str, key: Any, token: str, name: str, row: Mapping[Any, Any] | None, why: str | None
     ) -> models.Completion:
-        finisher = self._finishers.get(outcome) if not edits and note is None and why is None else None
-        if finisher is not None:
-            # The common case on PostgreSQL: no edits, an outcome seen before; one prepared statement.
-            name, finish = finisher
-            with self._refused_as_lost(key, token, user, "complete"):
-                at = finish(key, token, user)
-        else:
-            try:
-                chosen = self.config.outcome(outcome)
-            except KeyError:
-                names = ", ".join(o.name for o in self.config.outcomes)
-                raise errors.InvalidValue.of(problems.NO_OUTCOME, self.name, outcome, names) from None
-            values = self.q.coerce_edits(edits, "complete") if edits else {}
-            self._check_lookups(values)
-            plain = not values and note is None and why is None
-            shape = self._shapes.get(chosen.name) if plain else None
-            if shape is None:
-                shape = guarded.Shape.of(
-                    "complete",
-                    edits=tuple(values),
-                    outcome=chosen.name,
-                    note=note is not None,
-                    to_review=why is not None,
-                )
-                if plain:
-                    self._shapes[chosen.name] = shape  # the common case: built and hashed once
-            if plain:
-                one_statement = self.writer.finisher(shape)
-                if one_statement is not None:
-                    self._finishers[outcome] = (chosen.name, one_statement)
-            detail = {"columns": sorted(values)} if values else None
-            with self._refused_as_lost(key, token, user, "complete"):
-                row = self.writer.run(
-                    shape, key=key, token=token, user=user, edits=values, detail=detail, note=note, why=why
-                )
-            name, at = chosen.name, row["wb_now"] if row is not None else None
+        """The Complete as written (`row`), or as first written where this was a retry after a lost
+        reply; LockLost (or why else) where the caller's lock was gone."""
+        at = row["wb_now"] if row is not None else None
         if at is None:
             replay = self.db.read(lambda conn: self.lost.completed_by(conn, key, token, user))
             if replay is not None and replay.outcome == name:
