@@ -46,8 +46,9 @@ class Shape:
 
     @property
     def finishes(self) -> bool:
-        """Does this write clear the lock without a reason (a Complete)?"""
-        return self.unlock and self.kind not in workflow.REASONED
+        """Is this a Complete with nothing but its outcome (no edits, note or review: it clears the lock
+        without a reason), which a trusted function, a batch or a claim's call may run?"""
+        return self.unlock and self.kind not in workflow.REASONED and not (self.edits or self.note or self.to_review)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
