@@ -156,6 +156,11 @@ class Enforcement:
         """The login the database's own Complete without edits runs for (None: workbench's statement)."""
         return self._asked("complete", protocol.callable_complete)
 
+    def ask_ahead(self) -> None:
+        """Ask now what the claim and the Complete would ask the first time (the trusted functions)."""
+        self.trusted_next()
+        self.trusted_complete()
+
     def _asked(
         self, which: str, probe: Callable[[sa.Connection, mapping.BoundQueue, str | None], str | None]
     ) -> str | None:

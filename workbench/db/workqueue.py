@@ -85,11 +85,10 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
         return claimed
 
     def ask_ahead(self) -> None:
-        """Ask the database now how this queue's claim and Complete run (the trusted functions of
-        `workbench grants`, enforcement.py): inside a window's opening read (Database.one_read) that
-        costs no transaction of its own, where the first Next item would spend one."""
-        self.enforcement.trusted_next()
-        self.enforcement.trusted_complete()
+        """Ask the database now how this queue's claim and Complete run (Enforcement.ask_ahead): inside a
+        window's opening read (Database.one_read) that costs no transaction of its own, where the first
+        Next item would spend one."""
+        self.enforcement.ask_ahead()
 
     def claim(self, user: str, key: Any) -> models.Claim:
         """Lock one specific item; returns the caller's existing lock when they already hold it."""

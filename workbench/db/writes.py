@@ -47,7 +47,7 @@ class Shape:
     @property
     def finishes(self) -> bool:
         """Is this a Complete with nothing but its outcome (no edits, note or review: it clears the lock
-        without a reason), which a trusted function, a batch or a claim's call may run?"""
+        without a reason), which some ways run in one call, or with a claim of the next item?"""
         return self.unlock and self.kind not in workflow.REASONED and not (self.edits or self.note or self.to_review)
 
 
@@ -92,7 +92,7 @@ class ThenNext:
 
 
 class Way(typing.Protocol):
-    """One way a queue's writes run (procedures, trusted function, one statement, batch, two steps).
+    """One way a queue's writes run (enforcement.py says which there are and chooses them).
     The queue's Enforcement hands its writer the ways in order once, when the queue is bound; each write
     runs by the first that takes its shape and does not pass."""
 
