@@ -3,15 +3,16 @@
 The ways a claim or a write under a lock runs:
 
 - SQL Server under `workbench grants`: the queue's procedures (procedures.py) do every write, with its
-  audit row; operators may not write the table themselves.
+  audit row; operators may not write the table themselves (the way: _ByProcedures, below).
 - PostgreSQL under `workbench grants`: the trusted claim and Complete functions (protocol.py), run as
-  the table's owner for the calling login.
+  the table's owner for the calling login (the Complete's way: trusted.py).
 - PostgreSQL otherwise: the claim as a PL/pgSQL function where the login may create one
   (claims/pg_function.py, which says so once per statement), else the prepared one-statement fast
-  path (fastpath.py); the writes without edits as one prepared statement, with their audit row.
-- MySQL/MariaDB: a Complete as one batch of statements (batches.py), one round trip.
+  path (fastpath.py); the writes without edits as one prepared statement, with their audit row
+  (one_statement.py).
+- MySQL/MariaDB: a Complete as one batch of statements (batches.py), one round trip (batch_writes.py).
 - Everywhere else, and every write with edits: two steps in one transaction, the fenced UPDATE and
-  its audit row.
+  its audit row (two_steps.py).
 
 The service hands each queue its Enforcement when it binds the queue (Workbench.queue); the queue's
 writer gets its ways from it then, in order (`ways`: each a writes.Way, the first that takes a write

@@ -259,9 +259,11 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
         )
         with self._refused_as_lost(key, token, user, "complete"):
             row, claimed = self.writer.complete(write, then)  # claimed: PASS where no claim was made
+        if claimed is not writes.PASS:
+            return self._completion(user, key, token, name, row, why, claimed)
         done = self._completion(user, key, token, name, row, why)
-        if not then_next or claimed is not writes.PASS:
-            return done if claimed is writes.PASS else dataclasses.replace(done, next=claimed)
+        if not then_next:
+            return done
         if done.replayed:
             # A retry of a Complete whose reply was lost: if that call claimed the next item too (in
             # its transaction, so at the same database time), that item is the one to hand back.
@@ -287,7 +289,14 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
         return True
 
     def _completion(
-        self, user: str, key: Any, token: str, name: str, row: Mapping[Any, Any] | None, why: str | None
+        self,
+        user: str,
+        key: Any,
+        token: str,
+        name: str,
+        row: Mapping[Any, Any] | None,
+        why: str | None,
+        claimed: models.Claim | None = None,
     ) -> models.Completion:
         """The Complete as written (`row`), or as first written where this was a retry after a lost
         reply; LockLost (or why else) where the caller's lock was gone."""
@@ -315,6 +324,7 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
             outcome=name,
             at=operator_text.utc(at, self.q.local_clock),
             review=self._reviewer if why is not None else None,
+            next=claimed,
         )
 
     @property
