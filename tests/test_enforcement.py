@@ -29,7 +29,8 @@ def test_the_trusted_functions_are_asked_about_once_per_queue_however_many_opera
     done = work.complete("ann", lock.key, lock.token, "resolved", then_next=True)
     assert done.next is not None and done.next.lock.owner == "ann"
     assert len(asked) == 2  # the trusted claim's and the trusted Complete's
-    # One owner: the queue, its guarded writes and its claim method ask the same object.
-    assert work.enforcement is work.writer.enforcement
+    # One owner: the queue's guarded writes run by the ways its enforcement chose when it was bound, and
+    # its claim method asks the same object.
+    assert [type(way).__name__ for way in work.writer.ways] == ["TrustedComplete", "OneStatement", "TwoSteps"]
     assert work.enforcement is enforcement.of(wb.db, work.q, wb.config.database.workbench_schema)
     assert work.enforcement.trusted_next() == "ann" and work.enforcement.trusted_complete() == "ann"

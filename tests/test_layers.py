@@ -217,12 +217,19 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "probe",
                 "lockloss",
                 "rules",  # the rules rendered as PostgreSQL checks (rules/pg_*)
-                "enforcement",
+                "writes",  # a write under the lock as an operation states it, and the protocol of the ways it runs
                 "lockrules",  # the table's lock rules, which the engine and the lock-table checks both render
             )
         ),
     ),
-    ("db.guarded", ("workbench.db.guarded",)),
+    # The guarded writes' statements and executor, the ways they run, and the enforcement that chooses them.
+    (
+        "db.guarded",
+        tuple(
+            f"workbench.db.{name}"
+            for name in ("guarded", "two_steps", "one_statement", "trusted", "batch_writes", "enforcement")
+        ),
+    ),
     ("db.claims", ("workbench.db.claims",)),
     # Every other module in db/: the operations on a queue and what builds on them (the work queue,
     # permissions and the grants' renderings, SQL Server's procedures, statistics, service).

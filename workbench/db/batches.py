@@ -108,7 +108,7 @@ class FinishBatch:
     """A Complete without edits as statements of a batch, without its COMMIT: the fenced UPDATE, how
     many rows it changed, the audit row (written only if it changed one), then one row (changed, the
     database time). A claim runs it ahead of its own statements, in its transaction
-    (GuardedWriter.finish_batch, BatchedClaim.finish_then_claim)."""
+    (batch_writes.BatchedComplete, BatchedClaim.finish_then_claim)."""
 
     parts: tuple[Prepared, ...]
 

@@ -3,18 +3,20 @@
 The ways a claim or a write under a lock runs:
 
 - SQL Server under `workbench grants`: the queue's procedures (procedures.py) do every write, with its
-  audit row; operators may not write the table themselves.
+  audit row; operators may not write the table themselves (the way: _ByProcedures, below).
 - PostgreSQL under `workbench grants`: the trusted claim and Complete functions (rules/pg_trusted.py), run as
-  the table's owner for the calling login.
+  the table's owner for the calling login (the Complete's way: trusted.py).
 - PostgreSQL otherwise: the claim as a PL/pgSQL function where the login may create one
   (claims/pg_function.py, which says so once per statement), else the prepared one-statement fast
-  path (fastpath.py); the writes without edits as one prepared statement, with their audit row.
-- MySQL/MariaDB: a Complete as one batch of statements (batches.py), one round trip.
+  path (fastpath.py); the writes without edits as one prepared statement, with their audit row
+  (one_statement.py).
+- MySQL/MariaDB: a Complete as one batch of statements (batches.py), one round trip (batch_writes.py).
 - Everywhere else, and every write with edits: two steps in one transaction, the fenced UPDATE and
-  its audit row.
+  its audit row (two_steps.py).
 
-The service hands each queue its Enforcement when it binds the queue (Workbench.queue); the claim
-methods and the guarded writes ask it (`of`) instead of asking the database. What the database
+The service hands each queue its Enforcement when it binds the queue (Workbench.queue); the queue's
+writer gets its ways from it then, in order (`ways`: each a writes.Way, the first that takes a write
+runs it), and the claim methods ask it (`of`) instead of asking the database. What the database
 tells later, that `workbench grants --revoke` removed a function or procedure while workbench ran,
 or that a script was applied (SQL Server's procedures are asked again every RECHECK_SECONDS while
 they are not there), is reported here and changes the answer for every operation from then on.
@@ -33,7 +35,17 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 from workbench.core import models
-from workbench.db import connect, dberrors, mapping
+from workbench.db import (
+    batch_writes,
+    connect,
+    dberrors,
+    guarded,
+    mapping,
+    one_statement,
+    trusted,
+    two_steps,
+    writes,
+)
 from workbench.db.rules import pg_names
 
 T = TypeVar("T")
@@ -112,6 +124,22 @@ class Enforcement:
         # the database the first time an operation needs to know; forgotten when one goes away.
         self._trusted: dict[str, str | None] = {}
 
+    def ways(self, writer: guarded.GuardedWriter) -> list[writes.Way]:
+        """The ways `writer`'s writes run, in the order they are tried (see the module's text): chosen
+        here once, from what the backend and the lock shape offer; what the database tells later
+        (a function or procedure there or not, batches sent or not) each way asks itself."""
+        ways: list[writes.Way] = []
+        if self.q.backend.writes_by_procedures:
+            ways.append(_ByProcedures(self))
+        if self.one_statement:
+            if self.q.backend.roles:
+                ways.append(trusted.TrustedComplete(writer, self.trusted_complete, self.function_gone))
+            ways.append(one_statement.OneStatement(writer))
+        else:
+            ways.append(batch_writes.BatchedComplete(writer, lambda: self.batches))
+        ways.append(two_steps.TwoSteps(writer))
+        return ways
+
     @property
     def batches(self) -> bool:
         """Does the database take several statements in one round trip (MySQL/MariaDB)? The fast
@@ -145,6 +173,11 @@ class Enforcement:
         """The login the database's own Complete without edits runs for (None: workbench's statement)."""
         return self._asked("complete", pg_names.callable_complete)
 
+    def ask_ahead(self) -> None:
+        """Ask now what the claim and the Complete would ask the first time (the trusted functions)."""
+        self.trusted_next()
+        self.trusted_complete()
+
     def _asked(
         self, which: str, probe: Callable[[sa.Connection, mapping.BoundQueue, str | None], str | None]
     ) -> str | None:
@@ -161,3 +194,33 @@ class Enforcement:
             return False
         self._trusted.clear()
         return True
+
+
+class _ByProcedures:
+    """writes.Way: SQL Server under `workbench grants`: the write by the queue's procedure, with its record;
+    PASS where the procedures are not there, or were removed (`grants --revoke`) while this process ran."""
+
+    def __init__(self, enforced: Enforcement) -> None:
+        self.enforcement = enforced
+
+    def takes(self, shape: writes.Shape) -> bool:
+        return True
+
+    def finish(self, shape: writes.Shape) -> None:
+        return None  # no statement of workbench's own runs where the procedures do the writes
+
+    def run(self, write: writes.Write) -> writes.Row | writes.Pass | None:
+        done = self.enforcement.by_procedures(
+            lambda calls: calls.write(
+                write.shape.kind,
+                key=write.key,
+                token=write.token,
+                user=write.user,
+                edits=write.edits,
+                reason=write.reason,
+                note=write.note,
+                until=write.until,
+                outcome=write.shape.outcome,
+            )
+        )
+        return writes.PASS if done is OWN else typing.cast("writes.Row | None", done)

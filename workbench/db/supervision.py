@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from workbench.core import errors, models, problems, workflow
 from workbench.db import (
     claims,
-    clock,
     dberrors,
     groups,
     lockrules,
@@ -20,21 +19,21 @@ from workbench.db import (
     permissions,
     procedures,
     rowrules,
+    supervisor_choices,
     workqueue,
 )
 from workbench.db import reviews as reviews_mod
 from workbench.db.figures import hourly, lock_board, operators, queue_health
-from workbench.db.workqueue import _check_user
+from workbench.db.operator_text import check_user as _check_user
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
 MOVE_BATCH = 500  # likewise for a supervisor's move of waiting items
-OPERATORS_DAYS = 90  # Reassign offers who claimed in the queue within this many days
 # Locks the lock board lists per queue, oldest first: a window never loads a hundred thousand rows
 # at once (painted in ~110 ms at 10,000, README "Benchmarks"); it says how many it left out.
 BOARD_ROWS = 20_000
 
 
-class Supervision:
+class Supervision(supervisor_choices.SupervisorChoices):
     """A supervisor's actions on one queue, bound to its WorkQueue (the same table, trail and lock rules)."""
 
     def __init__(self, work: workqueue.WorkQueue) -> None:
@@ -563,48 +562,3 @@ class Supervision:
                 )
         self.trail.write(conn, rows)
         return done
-
-    # -- what a move and a reassignment offer ----------------------------------------------
-
-    def waiting_values(self, column: str, limit: int = 50) -> list[Any]:
-        """The values waiting items nobody holds have in `column` (any but the key and the lock), most
-        common first: what a supervisor's move may select by."""
-        chosen = self.q.movable_column(column)
-        return self.db.read(lambda conn: self._held_values(conn, chosen, limit, None))
-
-    def count_movable(self, where: Mapping[str, Any]) -> int:
-        """How many waiting items nobody holds match `where` ({column: value}): what a move of them
-        would change, said to the supervisor before it changes them."""
-        q = self.q
-        chosen = q.coerce_moves(where, "--where")
-        stmt = (
-            sa.select(sa.func.count())
-            .select_from(q.table)
-            .where(
-                *q.scope_clause(),
-                q.todo_clause(),
-                *(q.table.c[name] == value for name, value in chosen.items()),
-                q.shape.unheld(q.key),
-            )
-        )
-        return int(self.db.read(lambda conn: conn.execute(stmt).scalar_one()))
-
-    def operators(self, limit: int = 200, days: int = OPERATORS_DAYS) -> list[str]:
-        """Who has held this queue's items (their claims in the audit trail) within the last `days`, the
-        latest first: the names a supervisor reassigns to. The time bound lets the trail's time index
-        serve it, so a trail of years is not read whole when Reassign opens."""
-        a = self.trail.table
-        since = clock.add_seconds(clock.db_now(), sa.literal(-days * 86_400))
-        stmt = (
-            sa.select(a.c.owner)
-            .where(
-                a.c.queue == self.q.name,
-                a.c.at >= since,
-                a.c.event == models.EventKind.CLAIM.value,
-                a.c.owner.is_not(None),
-            )
-            .group_by(a.c.owner)
-            .order_by(sa.func.max(a.c.at).desc(), a.c.owner)
-            .limit(limit)
-        )
-        return self.db.read(lambda conn: [str(owner) for owner in conn.execute(stmt).scalars()])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -14,27 +14,27 @@ import sqlalchemy as sa
 from workbench.core import errors, models, problems, workflow
 from workbench.db import audit as audit_mod
 from workbench.db import (
-    batches,
     claims,
     connect,
     enforcement,
     groups,
     guarded,
     lockloss,
-    lockrules,
-    lookups,
     mapping,
+    operator_text,
     permissions,
     procedures,
-    rowrules,
+    queue_lookups,
+    queue_reading,
+    undo,
+    writes,
 )
 from workbench.db import deferrals as deferrals_mod
-from workbench.db import names as names_mod
 from workbench.db import notes as notes_mod
 from workbench.db.figures import common as figures
 
 
-class WorkQueue:
+class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Undo):
     """One configured queue on one database. Every method is one or a few short transactions."""
 
     def __init__(
@@ -53,13 +53,9 @@ class WorkQueue:
         self.enforcement = enforced or enforcement.of(db, q, trail.table.schema, procedures.of)
         self.name = q.name
         self.config = q.config
-        self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement)
+        self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement.ways)
         self.lost = lockloss.Diagnosis(q, trail, neighbours)
-        self._shapes: dict[str, guarded.Shape] = {}
-        # Complete without edits, per outcome as the caller names it: (outcome, one-statement writer).
-        self._finishers: dict[str | None, tuple[str, Callable[[Any, str, str], Any]]] = {}
-        # The same, followed by the claim of the next item in one call (None: not here).
-        self._then_next: dict[tuple[str | None, tuple[str, ...]], tuple[str, claims.base.FinishThenClaim] | None] = {}
+        self._shapes: dict[str, guarded.Shape] = {}  # a Complete without edits, per outcome: built and hashed once
 
     # -- claiming ---------------------------------------------------------------------------
 
@@ -69,7 +65,7 @@ class WorkQueue:
         `where` narrows the claim to items whose columns hold these values ({column: value}; the
         columns the queue's `filter_by` names), e.g. {"msg_type": "INVOICE"}.
         """
-        _check_user(user)
+        operator_text.check_user(user)
         if count < 1:
             raise errors.UsageError("count must be at least 1")
         self._check_group(user)
@@ -89,15 +85,14 @@ class WorkQueue:
         return claimed
 
     def ask_ahead(self) -> None:
-        """Ask the database now how this queue's claim and Complete run (the trusted functions of
-        `workbench grants`, enforcement.py): inside a window's opening read (Database.one_read) that
-        costs no transaction of its own, where the first Next item would spend one."""
-        self.enforcement.trusted_next()
-        self.enforcement.trusted_complete()
+        """Ask the database now how this queue's claim and Complete run (Enforcement.ask_ahead): inside a
+        window's opening read (Database.one_read) that costs no transaction of its own, where the first
+        Next item would spend one."""
+        self.enforcement.ask_ahead()
 
     def claim(self, user: str, key: Any) -> models.Claim:
         """Lock one specific item; returns the caller's existing lock when they already hold it."""
-        _check_user(user)
+        operator_text.check_user(user)
         if not self.config.allow_pick:
             raise errors.UsageError(f"queue {self.name} serves items in order only (allow_pick = false)")
         key = self.q.coerce_key(key)
@@ -126,8 +121,8 @@ class WorkQueue:
                 self.name,
                 key,
                 view.lock.owner,
-                _when(view.lock.locked_at),
-                _when(view.lock.expires_at),
+                operator_text.when(view.lock.locked_at),
+                operator_text.when(view.lock.expires_at),
                 reason="unavailable",
             )
         if self.config.max_locks_per_user:
@@ -164,10 +159,6 @@ class WorkQueue:
             lambda conn: conn.execute(sa.select(q.key).where(q.key == key, self._owned(conn))).first() is not None
         )
 
-    def _owned(self, conn: sa.Connection) -> sa.ColumnElement[bool]:
-        """The rows whose lock (if any) is this queue's (lockrules.owned, the key as the trail keeps it)."""
-        return lockrules.owned(self.q, self.trail, lambda: self.trail.key_text(conn, self.q.key))
-
     def _check_group(self, user: str) -> None:
         """A queue that serves a group (`serves`) serves its members only: checked before every claim."""
         group = self.config.serves
@@ -196,204 +187,6 @@ class WorkQueue:
         if not q.shape.separate_locks and self.db.backend.held_open(conn, waiting):
             return errors.NothingToClaim.of(problems.NOTHING_FREE_NOW, q.name, reason="empty")
         return errors.NothingToClaim.of(problems.NOTHING_WAITING, q.name, reason="empty")
-
-    # -- reading ----------------------------------------------------------------------------
-
-    def show(self, key: Any) -> models.ItemView:
-        q = self.q
-        key = q.coerce_key(key)
-
-        def read(conn: sa.Connection) -> models.ItemView:
-            now = q.now()
-            waiting = sa.case((sa.and_(*q.scope_clause(), q.todo_clause()), True), else_=False)
-            row = (
-                conn.execute(
-                    sa.select(*q.item_columns(), *q.lock_select_columns(now), waiting.label("wb_waiting"))
-                    .select_from(q.source)
-                    .where(q.key == key)
-                )
-                .mappings()
-                .first()
-            )
-            if row is None:
-                raise errors.InvalidValue(
-                    f"{q.name} has no item with key {key!r} (in {q.config.table_label}.{q.key.name})", column=q.key.name
-                )
-            return self._view(row)
-
-        return self.db.read(read)
-
-    def _view(self, row: Mapping[Any, Any]) -> models.ItemView:
-        q = self.q
-        lock = q.lock_from_row(row) if row["wb_user"] is not None and row["wb_time"] is not None else None
-        if lock is not None:
-            state = "expired" if lock.expired else "locked"
-        elif row["wb_waiting"]:
-            state = "waiting"
-        else:
-            state = self._done_state(row)
-        return models.ItemView(queue=self.name, key=row["wb_key"], item=q.item_from_row(row), lock=lock, state=state)
-
-    def _done_state(self, row: Mapping[Any, Any]) -> str:
-        for name, assignments in self.q.outcomes.items():
-            constants = [b for b in assignments if b.assignment.kind in ("value", "null")]
-            if constants and all(row[b.column.name] == b.value for b in constants):
-                return f"done:{name}"
-        return "other"
-
-    def mine(self, user: str) -> list[models.Lock]:
-        """The user's locks in this queue, oldest first, including expired ones not yet taken over;
-        only those workbench took (_took): another program's lock under the same name is not one's own."""
-        return self._locks(user)
-
-    def _took(self, lock: models.Lock) -> bool:
-        return self.db.read(lambda conn: self.trail.took(conn, lock.key, lock.owner))
-
-    def locks(self) -> list[models.Lock]:
-        """Every lock in this queue (live and expired-not-yet-swept), oldest first."""
-        return self._locks(None)
-
-    def _locks(self, user: str | None) -> list[models.Lock]:
-        q = self.q
-
-        def read(conn: sa.Connection) -> list[models.Lock]:
-            where = [*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None)]
-            if user is not None:
-                where.append(q.user == user)
-            stmt = (
-                sa.select(*q.lock_select_columns(q.now()))
-                .select_from(q.locked_source)
-                .where(*where)
-                .order_by(q.time, q.key)
-            )
-            found = [q.lock_from_row(row) for row in conn.execute(stmt).mappings()]
-            if user is None:
-                return found
-            return [lock for lock in found if self.trail.took(conn, lock.key, lock.owner)]
-
-        return self.db.read(read)
-
-    def open_items(self, limit: int = 200, user: str | None = None) -> list[dict[str, Any]]:
-        """Waiting, unlocked items in queue order (key, list columns and the due column), for picking one
-        by hand (those waiting for `user`, where the queue's conditions name the claimer).
-
-        Served by the claim index, so it stays fast on a large table; never the whole table.
-        """
-        q = self.q
-        stmt = (
-            sa.select(*self._listed_columns())
-            .select_from(q.source)
-            .where(*q.scope_clause(user), q.todo_clause(user), q.free())
-            .order_by(*q.order_by())
-            .limit(limit)
-        )
-        return self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
-
-    def _listed_columns(self) -> list[sa.Column[Any]]:
-        """What lists show of an item: its key, the list columns and the due column."""
-        q = self.q
-        columns = [q.key, *(c for c in q.list_columns if c is not q.key)]
-        if q.due is not None and q.due not in columns:
-            columns.append(q.due)
-        return columns
-
-    def count_waiting(self, cap: int, user: str | None = None) -> int:
-        """How many items wait (unlocked, in `todo`, not deferred), counted up to `cap` + 1: the count stops there, so
-        that it reads at most that many index entries however large the table."""
-        q = self.q
-        waiting = (
-            sa.select(q.key)
-            .select_from(q.source)
-            .where(*q.scope_clause(user), q.todo_clause(user), q.free(), *self._not_deferred())
-            .limit(cap + 1)
-            .subquery()
-        )
-        count = sa.select(sa.func.count()).select_from(waiting)
-        return int(self.db.read(lambda conn: conn.execute(count).scalar_one()))
-
-    def _not_deferred(self) -> list[sa.ColumnElement[bool]]:
-        """Leaves out the items deferred to a time still to come: they are counted apart (deferred())."""
-        deferrals = self.trail.deferrals
-        return [] if deferrals is None else [~deferrals.held_back(self.q.key)]
-
-    def filter_choices(self, limit: int = 50, user: str | None = None) -> dict[str, list[Any]]:
-        """Per `filter_by` column: the values waiting items hold, most common first (at most `limit`)."""
-        q = self.q
-
-        return self.db.read(
-            lambda conn: {
-                name: self._held_values(conn, column, limit, user) for name, column in q.filter_columns.items()
-            }
-        )
-
-    def _held_values(self, conn: sa.Connection, column: sa.Column[Any], limit: int, user: str | None) -> list[Any]:
-        q = self.q
-        n = sa.func.count().label("n")
-        stmt = (
-            sa.select(column, n)
-            .select_from(q.source)
-            .where(*q.scope_clause(user), q.todo_clause(user), q.free(), column.is_not(None))
-            .group_by(column)
-            .order_by(n.desc(), column)
-            .limit(limit)
-        )
-        return [row[0] for row in conn.execute(stmt)]
-
-    def count_overdue(self, cap: int | None = None) -> int | None:
-        """Open items (waiting or held) past their due time on the database clock; None without `due`.
-        With `cap`, counted up to `cap` + 1 (the start page's count after every Complete: it stops
-        there instead of reading every open item of a large table)."""
-        q = self.q
-        if q.due is None:
-            return None
-        overdue = sa.select(q.key).select_from(q.source).where(q.overdue_clause(q.now()))
-        if cap is not None:
-            overdue = overdue.limit(cap + 1)
-        stmt = sa.select(sa.func.count()).select_from(overdue.subquery())
-        return int(self.db.read(lambda conn: conn.execute(stmt).scalar_one()))
-
-    def summaries(self, keys: list[Any]) -> dict[Any, dict[str, Any]]:
-        """The list columns (and the due column) of the given items, by key (for the resume panel)."""
-        q = self.q
-        if not keys:
-            return {}
-        stmt = sa.select(*self._listed_columns()).where(q.key.in_(keys))
-        rows = self.db.read(lambda conn: [dict(row) for row in conn.execute(stmt).mappings()])
-        return {row[q.key.name]: row for row in rows}
-
-    def check(self, user: str, key: Any, token: str, doing: str = "work on") -> models.Lock:
-        """The caller's lock if they still hold it; LockLost (with who and why) otherwise."""
-        q = self.q
-        key = q.coerce_key(key)
-
-        def read(conn: sa.Connection) -> models.Lock:
-            # The row rule too (in_work, as every write under the lock holds to it): where the lock lives
-            # in a lock table it stays intact when another program takes the row out of the work, and
-            # the window's periodic check must say so then, not at the next Save.
-            where = sa.and_(self.writer.fence(), q.in_work())
-            stmt = sa.select(*q.lock_select_columns(q.now())).select_from(q.source).where(where)
-            params = {"wb_key": key, "wb_user": user, **q.shape.key_params(key), **q.shape.token_params(token)}
-            row = conn.execute(stmt, params).mappings().first()
-            if row is None:
-                raise self.lost.explain(conn, key, token, user, doing)
-            return q.lock_from_row(row)
-
-        # One statement while the lock holds (every open window every check_every, and before each
-        # action): on its own, without the transaction's round trips (Database.read_alone). A lost lock's
-        # explanation reads the trail after it, as a later look would.
-        return self.db.read_alone(read)
-
-    def completion_kept(self, key: Any, token: str) -> bool:
-        """Is the Complete made under lock `token` in this database's trail? After a failover to an
-        asynchronous standby the last commits before the crash may be missing: a Complete among them
-        left the item locked to its operator again."""
-        key = self.q.coerce_key(key)
-        last = self.db.read(lambda conn: self.trail.last_for_token(conn, key, token))
-        return last is not None and last.kind is models.EventKind.COMPLETE
-
-    def history(self, key: Any) -> list[models.Event]:
-        key = self.q.coerce_key(key)
-        return self.db.read(lambda conn: self.trail.history(conn, key))
 
     # -- writing under the lock -------------------------------------------------------------
 
@@ -434,28 +227,41 @@ class WorkQueue:
         key = self.q.coerce_key(key)
         note = self._note_for("complete", note, outcome if outcome is not None else self.config.outcomes[0].name)
         why = self._review_choice(user, outcome)
-        plain = not edits and note is None and why is None
-        if then_next and plain:
+        then = None
+        if then_next and not edits and note is None and why is None:
+            # On PostgreSQL the Complete and the claim in one call, one round trip and one commit; on
+            # MySQL/MariaDB one transaction, the Complete sent with the claim's first batch.
             # A wrong filter is refused before anything is written.
             request = claims.ClaimRequest(user=user, where=self.q.coerce_filter(where) if where else ())
-            combined = self._combined(outcome, request)
-            if combined is not None and self._may_claim(user):
-                name, run = combined
-                result = run({**self.writer.finish_params(key, token, user), **request.filter_params()})
-                if result is not None:
-                    at, claim = result
-                    return models.Completion(
-                        queue=self.name,
-                        key=key,
-                        owner=user,
-                        token=token,
-                        outcome=name,
-                        at=_utc(at, self.q.local_clock),
-                        next=claim,
-                    )
-                # The fence failed and nothing was claimed: the plain Complete below tells a retry
-                # of an accepted Complete from a lost lock.
-        done = self._complete(user, key, token, outcome, edits, note, why)
+            then = writes.ThenNext(
+                (outcome, request.filter_shape),
+                lambda finish: self.method.finish_then_claim(self.db, self.q, self.trail, finish, request),
+                request.filter_params(),
+                lambda: self._may_claim(user),
+            )
+        try:
+            name = self.config.outcome(outcome).name
+        except KeyError:
+            names = ", ".join(o.name for o in self.config.outcomes)
+            raise errors.InvalidValue.of(problems.NO_OUTCOME, self.name, outcome, names) from None
+        values = self.q.coerce_edits(edits, "complete") if edits else {}
+        self._check_lookups(values)
+        plain = not values and note is None and why is None
+        shape = self._shapes.get(name) if plain else None
+        if shape is None:
+            shape = guarded.Shape.of(
+                "complete", edits=tuple(values), outcome=name, note=note is not None, to_review=why is not None
+            )
+            if plain:
+                self._shapes[name] = shape  # the common case: built and hashed once
+        write = writes.Write(
+            shape, key, token, user, values, detail={"columns": sorted(values)} if values else None, note=note, why=why
+        )
+        with self._refused_as_lost(key, token, user, "complete"):
+            row, claimed = self.writer.complete(write, then)  # claimed: PASS where no claim was made
+        if claimed is not writes.PASS:
+            return self._completion(user, key, token, name, row, why, claimed)
+        done = self._completion(user, key, token, name, row, why)
         if not then_next:
             return done
         if done.replayed:
@@ -467,37 +273,12 @@ class WorkQueue:
                     done, next=models.Claim(lock=kept, item=self.show(kept.key).item, resumed=True)
                 )
         try:
-            claimed = self.claim_next(user, 1, where)[0]
+            next_claim = self.claim_next(user, 1, where)[0]
         except errors.WorkbenchError:
             # The Complete is in either way: next is None, and the caller's own claim_next says why
             # (nothing waiting, a limit, the database gone meanwhile).
             return done
-        return dataclasses.replace(done, next=claimed)
-
-    def _combined(
-        self, outcome: str | None, request: claims.ClaimRequest
-    ) -> tuple[str, claims.base.FinishThenClaim] | None:
-        """The Complete with `outcome` and the claim of the next item (narrowed as `request` is) in one
-        statement, where the claim method has one (built once per outcome and filter's columns; None:
-        one after the other)."""
-        cached = (outcome, request.filter_shape)
-        if cached not in self._then_next:
-            try:
-                chosen = self.config.outcome(outcome)
-            except KeyError:
-                return None  # the plain Complete says which outcomes there are
-            shape = self._shapes.setdefault(chosen.name, guarded.Shape.of("complete", outcome=chosen.name))
-            # One statement (PostgreSQL), or statements of a batch (MySQL/MariaDB through PyMySQL).
-            finish: sa.Select[Any] | batches.FinishBatch | None = self.writer.plain_finish(shape)
-            if finish is None:
-                finish = self.writer.finish_batch(shape)
-            run = (
-                self.method.finish_then_claim(self.db, self.q, self.trail, finish, request)
-                if finish is not None
-                else None
-            )
-            self._then_next[cached] = (chosen.name, run) if run is not None else None
-        return self._then_next[cached]
+        return dataclasses.replace(done, next=next_claim)
 
     def _may_claim(self, user: str) -> bool:
         """Is `user` served by this queue (its `serves` group, if it names one)?"""
@@ -507,52 +288,19 @@ class WorkQueue:
             return False
         return True
 
-    def _complete(
+    def _completion(
         self,
         user: str,
         key: Any,
         token: str,
-        outcome: str | None,
-        edits: Mapping[str, Any] | None,
-        note: str | None,
+        name: str,
+        row: Mapping[Any, Any] | None,
         why: str | None,
+        claimed: models.Claim | None = None,
     ) -> models.Completion:
-        finisher = self._finishers.get(outcome) if not edits and note is None and why is None else None
-        if finisher is not None:
-            # The common case on PostgreSQL: no edits, an outcome seen before; one prepared statement.
-            name, finish = finisher
-            with self._refused_as_lost(key, token, user, "complete"):
-                at = finish(key, token, user)
-        else:
-            try:
-                chosen = self.config.outcome(outcome)
-            except KeyError:
-                names = ", ".join(o.name for o in self.config.outcomes)
-                raise errors.InvalidValue.of(problems.NO_OUTCOME, self.name, outcome, names) from None
-            values = self.q.coerce_edits(edits, "complete") if edits else {}
-            self._check_lookups(values)
-            plain = not values and note is None and why is None
-            shape = self._shapes.get(chosen.name) if plain else None
-            if shape is None:
-                shape = guarded.Shape.of(
-                    "complete",
-                    edits=tuple(values),
-                    outcome=chosen.name,
-                    note=note is not None,
-                    to_review=why is not None,
-                )
-                if plain:
-                    self._shapes[chosen.name] = shape  # the common case: built and hashed once
-            if plain:
-                one_statement = self.writer.finisher(shape)
-                if one_statement is not None:
-                    self._finishers[outcome] = (chosen.name, one_statement)
-            detail = {"columns": sorted(values)} if values else None
-            with self._refused_as_lost(key, token, user, "complete"):
-                row = self.writer.run(
-                    shape, key=key, token=token, user=user, edits=values, detail=detail, note=note, why=why
-                )
-            name, at = chosen.name, row["wb_now"] if row is not None else None
+        """The Complete as written (`row`), or as first written where this was a retry after a lost
+        reply; LockLost (or why else) where the caller's lock was gone."""
+        at = row["wb_now"] if row is not None else None
         if at is None:
             replay = self.db.read(lambda conn: self.lost.completed_by(conn, key, token, user))
             if replay is not None and replay.outcome == name:
@@ -574,8 +322,9 @@ class WorkQueue:
             owner=user,
             token=token,
             outcome=name,
-            at=_utc(at, self.q.local_clock),
+            at=operator_text.utc(at, self.q.local_clock),
             review=self._reviewer if why is not None else None,
+            next=claimed,
         )
 
     @property
@@ -589,84 +338,6 @@ class WorkQueue:
         if to_review is None:
             return None
         return to_review.choose(outcome if outcome is not None else self.config.outcomes[0].name, user, self.db.read)
-
-    # -- lookups: a column whose value is a key of another table ------------------------------
-
-    def has_lookup(self, column: str) -> bool:
-        """Is `column` (in any case) a lookup of this queue?"""
-        try:
-            return bool(self.q.lookups) and names_mod.resolve_name(column, self.q.lookups) is not None
-        except names_mod.AmbiguousName:
-            return False
-
-    def lookup(self, column: str) -> lookups.Lookup:
-        """The lookup of `column` (its name in any case); InvalidValue when it has none."""
-        name = names_mod.resolve_name(column, self.q.lookups) if self.q.lookups else None
-        if name is None:
-            having = ", ".join(self.q.lookups) or "none"
-            raise errors.InvalidValue(
-                f"{column}: not a lookup of queue {self.name} (its lookups: {having})", column=column
-            )
-        return self.q.lookups[name]
-
-    def lookup_search(self, column: str, text: str, limit: int = lookups.SEARCH_LIMIT) -> list[models.Choice]:
-        """The related rows a picker offers for `text`: display starting with it first, then containing it."""
-        found = self.lookup(column)
-        return self.db.read(lambda conn: found.search(conn, text, limit))
-
-    def lookup_search_start(
-        self, column: str, text: str, limit: int = lookups.SEARCH_LIMIT
-    ) -> tuple[list[models.Choice], bool]:
-        """What a picker shows at once for `text`, and whether lookup_search_inside may add rows."""
-        found = self.lookup(column)
-        return self.db.read(lambda conn: found.search_start(conn, text, limit))
-
-    def lookup_search_inside(self, column: str, text: str, limit: int = lookups.SEARCH_LIMIT) -> list[models.Choice]:
-        """The related rows containing `text` but not starting with it (after lookup_search_start)."""
-        found = self.lookup(column)
-        return self.db.read(lambda conn: found.search_inside(conn, text, limit))
-
-    def lookup_resolve(self, column: str, keys: list[Any]) -> dict[Any, models.Choice]:
-        """The related rows of these keys, by key (the form shows a stored key as its display text)."""
-        found = self.lookup(column)
-        return self.db.read(lambda conn: found.resolve(conn, keys))
-
-    def lookup_value(self, column: str, raw: Any) -> Any:
-        """What the command line's `--set col=TEXT` stores in a lookup column: TEXT when it is a key of
-        the related table, else the key of the one row whose display is TEXT (whatever the case);
-        InvalidValue names the candidates when several rows have it, or says none does."""
-        found = self.lookup(column)
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
-            return raw
-
-        def pick(conn: sa.Connection) -> Any:
-            as_key = found.resolve(conn, [raw])
-            if as_key:  # the key as the related table writes it (MariaDB's collation matches "acme" to "Acme")
-                return next(iter(as_key.values())).key
-            named = found.named(conn, str(raw))
-            if len(named) == 1:
-                return named[0].key
-            if named:
-                listed = "; ".join(f"{c.key} = {c.text}" for c in named)
-                raise errors.InvalidValue(
-                    f"{found.field}: {len(named)}{'+' if len(named) >= 10 else ''} rows of {found.label} "
-                    f"are named '{raw}': {listed}; give the key instead",
-                    column=found.field,
-                )
-            near = found.search(conn, str(raw), 5)
-            hint = f"; similar: {', '.join(c.text for c in near)}" if near else ""
-            raise errors.InvalidValue(
-                f"{found.field}: no row of {found.label} has the key or the {found.display.name} '{raw}'{hint}",
-                column=found.field,
-            )
-
-        return self.db.read(pick)
-
-    def _check_lookups(self, values: Mapping[str, Any]) -> None:
-        """Refuse a lookup value its related table does not have (before the write: one short read)."""
-        looked_up = {name: v for name, v in values.items() if name in self.q.lookups}
-        if looked_up:
-            self.db.read(lambda conn: lookups.check_values(conn, self.q.lookups, looked_up))
 
     def release(self, user: str, key: Any, token: str, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the pool (not served to this user again during the cool-down),
@@ -722,28 +393,6 @@ class WorkQueue:
                 raise self._lost(key, token, user, "escalate")
             # The same escalate again (a retry after a lost reply): it stands as first made.
 
-    def escalations(self, user: str | None = None) -> list[tuple[models.Event, models.Event]]:
-        """The items handed to a supervisor (by `user` only, if given), newest first, each with what
-        became of it: the item's newest event since (the escalate itself while it waits for one)."""
-        return self.db.read(lambda conn: self.trail.escalations(conn, user))
-
-    def deferred(self) -> list[models.Deferral]:
-        """The queue's items deferred to a time still to come, soonest first."""
-        if self.trail.deferrals is None:
-            return []
-        return self.db.read(lambda conn: self._deferrals().waiting(conn))
-
-    def count_deferred(self) -> int:
-        """How many items are deferred to a time still to come (the start page's count)."""
-        if self.trail.deferrals is None:
-            return 0
-        return self.db.read(lambda conn: self._deferrals().count_waiting(conn))
-
-    def _deferrals(self) -> deferrals_mod.Deferrals:
-        if self.trail.deferrals is None:
-            raise AssertionError("this queue was opened without its deferrals")
-        return self.trail.deferrals
-
     def _note_for(self, transition: str, note: str | None, outcome: str | None = None) -> str | None:
         """The note to write with `transition` (core/workflow.py: "release", "defer", "complete" with
         `outcome`): checked, or None when none was given; UsageError when the transition's note rule
@@ -760,7 +409,7 @@ class WorkQueue:
 
     def add_note(self, user: str, key: Any, text: str) -> models.Note:
         """Add a note to an item (anyone may; notes are never changed or removed)."""
-        _check_user(user)
+        operator_text.check_user(user)
         key = self.q.coerce_key(key)
         text = notes_mod.checked(text)
 
@@ -778,16 +427,6 @@ class WorkQueue:
             return self._notebook().add(conn, key, user, text)
 
         return self.db.write(write)
-
-    def notes(self, key: Any) -> list[models.Note]:
-        """An item's notes, oldest first."""
-        key = self.q.coerce_key(key)
-        return self.db.read(lambda conn: self._notebook().of_item(conn, key))
-
-    def _notebook(self) -> notes_mod.Notes:
-        if self.trail.notes is None:
-            raise AssertionError("this queue was opened without its notes")
-        return self.trail.notes
 
     def extend(self, user: str, key: Any, token: str) -> models.Lock:
         """Push the expiry to now + lock duration (never past max_lock_duration from the claim)."""
@@ -815,9 +454,9 @@ class WorkQueue:
                 raise left
             limit = q.config.max_lock_seconds
             raise errors.ExtendLimitReached(
-                f"{self.name} {key}: the lock cannot be extended beyond {_when(lock.expires_at)}"
+                f"{self.name} {key}: the lock cannot be extended beyond {operator_text.when(lock.expires_at)}"
                 + (
-                    f"; this queue allows at most {_minutes(limit)} per lock"
+                    f"; this queue allows at most {operator_text.minutes(limit)} per lock"
                     if limit is not None
                     else "; the database clock is behind the lock's own time"
                 )
@@ -871,110 +510,6 @@ class WorkQueue:
             )
         )
 
-    def undo_complete(self, user: str, key: Any) -> models.Claim:
-        """Take back one's own Complete within the queue's undo_within: the item gets the on_reopen
-        values (its edits stay) and a fresh lock of `user`'s, as after a claim. Refused when anything
-        happened to it since, or its outcome's values are not there any more."""
-        _check_user(user)
-        q = self.q
-        if not q.on_reopen:
-            raise errors.UsageError(
-                f"queue {self.name} does not say how an item goes back to work: set "
-                f"[queues.{self.name}.on_reopen] (undo writes those values)"
-            )
-        problem = q.shape.undo_problem()
-        if problem is not None:
-            raise errors.UsageError(
-                f"undo is not available on queue {self.name}: {problem}; a supervisor can reopen the item"
-            )
-        key = q.coerce_key(key)
-        return self.db.write(lambda conn: self._undo(conn, user, key))
-
-    def _undo(self, conn: sa.Connection, user: str, key: Any) -> models.Claim:
-        q = self.q
-        now = q.now()
-        calls = self._procedures()
-        if calls is not None:
-            # The procedure decides from the same rules (its trail and row rules) and says why it refuses.
-            calls.for_user(user)
-            return claims.claim_of(q, calls.run(conn, "undo", {"p_key": key}, user=user)[0])
-        # The last event tells which Complete's values the row must still hold (and how a refusal is said).
-        event = self.trail.last_event(conn, key)
-        outcome = event.outcome if event is not None else None
-        chosen = event is not None and (event.detail or {}).get("review") is not None  # the review's values too
-        # The table's rules (db/rowrules.py, db/lockrules.py): the row finished, holding what this Complete
-        # wrote, nobody holding it (COMPLETED_BY_CALLER, FREE); the trail's last event the caller's Complete, within
-        # undo_within (LAST_OWN_COMPLETE, UNDO_WINDOW), read by the UPDATE itself.
-        rule = rowrules.before(q, "undo", user=user, outcome=outcome, reviewed=chosen)
-        history = rowrules.trail(q, "undo", self.trail.table, item=str(key), user=user, outcome=outcome)
-        token = q.shape.new_token_value()
-        writes = {
-            **q.writes(q.on_reopen, user, now),
-            **q.lock_writes(user, now, token),
-            **q.writes(q.on_claim, user, now),
-        }
-        free = lockrules.guard(q, "undo", now)  # the table's lock rule (FREE), on the row before
-        where = [q.key == key, *rule.scope, free, *rule.state, *(() if history is None else (history,))]
-        changed = conn.execute(sa.update(q.table).where(*where).values(writes)).rowcount
-        if changed != 1:
-            raise self._undo_refused(conn, key, user, event)
-        row = (
-            conn.execute(
-                sa.select(*claims.ClaimMethod.returned_columns(q, now)).where(q.key == key, q.shape.pinned(user, token))
-            )
-            .mappings()
-            .one()
-        )
-        claimed = claims.Claimed(row=row, prev_owner=None, prev_token=None)
-        if chosen and self.trail.to_review is not None:
-            self.trail.to_review.withdraw(conn, key)  # nothing waits for review any more
-        self.trail.write(
-            conn,
-            [
-                self.trail.row(models.EventKind.UNDO, key, user, owner=user, outcome=outcome),
-                *claims.ClaimMethod.audit_rows(q, self.trail, user, [claimed]),
-            ],
-        )
-        return claims.claim_of(q, row)
-
-    def _undo_refused(self, conn: sa.Connection, key: Any, user: str, event: models.Event | None) -> errors.UsageError:
-        """Why the undo's UPDATE (which decided) refused, in the words of the rule that did, read from the
-        item's last event: none, not the caller's Complete, too long ago, or the row changed since."""
-        if event is None:
-            return errors.UsageError.of(problems.UNDO_NOTHING, self.name, key)
-        if event.kind != models.EventKind.COMPLETE or event.actor != user:
-            return errors.UsageError.of(problems.UNDO_NOT_YOURS, self.name, key, event.kind.value, event.actor)
-        limit = rowrules.window(self.q, "undo")
-        age = (figures.read_clock(conn, self.q).utc.replace(tzinfo=dt.UTC) - event.at).total_seconds()
-        if limit is not None and age > limit:
-            return errors.UsageError.of(problems.UNDO_TOO_LATE, self.name, key, _minutes(round(age)), _minutes(limit))
-        return errors.UsageError.of(problems.UNDO_CHANGED, self.name, key)
-
     def db_clock(self) -> figures.Clock:
         """The database clock now: `.now` and `.today_start` on the queue's clock (e.g. for a period)."""
         return self.db.read(lambda conn: figures.read_clock(conn, self.q))
-
-
-def _check_user(user: str) -> None:
-    if not user or not user.strip() or len(user) > 128:
-        raise errors.UsageError("a user name is required (1 to 128 characters); pass --user NAME")
-
-
-def _utc(value: Any, local: bool) -> dt.datetime:
-    if isinstance(value, str):
-        value = dt.datetime.fromisoformat(value)
-    if value.tzinfo is None and not local:
-        value = value.replace(tzinfo=dt.UTC)
-    assert isinstance(value, dt.datetime)
-    return value
-
-
-def _when(value: dt.datetime) -> str:
-    text = value.strftime("%Y-%m-%d %H:%M:%S")
-    return f"{text} UTC" if value.utcoffset() == dt.timedelta(0) else text
-
-
-def _minutes(seconds: int | None) -> str:
-    if seconds is None:
-        return "no limit"
-    return f"{seconds // 60} min" if seconds >= 60 else f"{seconds} s"

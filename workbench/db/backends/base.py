@@ -346,6 +346,10 @@ class Backend:
     # "accounts" (MySQL/MariaDB accounts and privileges), "script" (T-SQL printed), None (no logins).
     logins_kind: ClassVar[str | None] = None
 
+    # May `workbench grants` leave operators only procedures to write with (below)? Then those are tried
+    # first for each write (enforcement.py).
+    writes_by_procedures: ClassVar[bool] = False
+
     def procedures(self, of: ProceduresOf, db: Any, q: Any, schema: str | None) -> Any:
         """Where `workbench grants` leaves operators only procedures to write with (SQL Server's
         script): `q`'s procedures as `of` finds them (db/procedures.py's `of`: if they are there and this

@@ -102,6 +102,7 @@ class MssqlBackend(Backend):
     label = "SQL Server"
     profile_kind = "sqlserver"
     logins_kind = "script"
+    writes_by_procedures = True
     default_port = 1433
     claim_methods = ("readpast",)
     keys_per_statement = 2000  # SQL Server takes at most 2,100 parameters per statement

@@ -93,12 +93,11 @@ class ClaimMethod:
         finish: sa.Select[Any] | batches.FinishBatch,
         request: ClaimRequest,
     ) -> FinishThenClaim | None:
-        """One call (one round trip, one transaction) that runs `finish` (a Complete,
-        GuardedWriter.plain_finish, or on MySQL/MariaDB the statements of a batch,
-        GuardedWriter.finish_batch) and, only if its fence held, claims the next item for the same
-        user, narrowed by the filter's columns of `request` (its values come with each call's); None
-        where this database has no such call (the queue then completes and claims one after the
-        other)."""
+        """One call (one round trip, one transaction) that runs `finish` (a Complete's part, its way's
+        Way.finish: one statement, or on MySQL/MariaDB statements of a batch) and, only if its fence
+        held, claims the next item for the same user, narrowed by the filter's columns of `request` (its
+        values come with each call's); None where this database has no such call (the queue then
+        completes and claims one after the other)."""
         return None
 
     # -- shared pieces --------------------------------------------------------------------
