@@ -485,14 +485,15 @@ def test_sql_servers_backend_uses_what_the_caller_hands_it(tmp_path: Path) -> No
     q = mssql_sql.demo_queue()
     with pytest.raises(RuntimeError, match=r"procedures\.of"):
         enforcement.Enforcement(typing.cast(Any, None), q, "dbo").procedures()
-    # ...and whoever binds a queue's writes hands it in: the service, and a work queue bound by hand.
+    # ...and whoever binds a queue's writes hands it in: the service; a work queue bound by hand gets the
+    # service's Enforcement, or on a database of its own one without the finder (it names no way itself).
     with service.Workbench.open(loader.load(demo.create(tmp_path / "demo"))) as wb:
         bound = wb.queue("cases")
         assert bound.enforcement.procedures_of is procedures.of
         again = workqueue.WorkQueue(wb.db, bound.q, bound.trail, bound.method)
         assert again.enforcement is bound.enforcement and again.enforcement.procedures_of is procedures.of
         by_hand = workqueue.WorkQueue(connect.Database(wb.engine), bound.q, bound.trail, bound.method)
-        assert by_hand.enforcement.procedures_of is procedures.of
+        assert by_hand.enforcement.procedures_of is not procedures.of
 
 
 def test_the_claim_chosen_brings_its_lock_table_claim() -> None:

@@ -23,7 +23,7 @@ from tests import test_mssql_protocol as mssql_protocol
 from tests import test_mssql_sql as mssql_sql
 from workbench import demo
 from workbench.core import errors, models, problems
-from workbench.db import dberrors, mapping, procedures, service, tables, workqueue
+from workbench.db import dberrors, enforcement, mapping, procedures, service, tables, workqueue
 from workbench.db.backends import mssql as mssql_backend
 from workbench.db.claims.mssql import ReadpastClaim
 from workbench.db.rules import mssql_parts, mssql_script
@@ -136,7 +136,9 @@ def queue(
         own[tables.DEFERRALS_TABLE],
         own[tables.REVIEWS_TABLE],
     )
-    return workqueue.WorkQueue(db, q, trail, ReadpastClaim()), server  # type: ignore[arg-type]
+    # Bound as the service binds a queue: its Enforcement is handed the finder of its procedures.
+    enforced = enforcement.of(db, q, trail.table.schema, procedures.of)  # type: ignore[arg-type]
+    return workqueue.WorkQueue(db, q, trail, ReadpastClaim(), enforced=enforced), server  # type: ignore[arg-type]
 
 
 def declared(operation: str) -> list[str]:

@@ -15,17 +15,6 @@ class Busy(Exception):
     """A lock wait timed out or a deadlock was detected; the transaction was rolled back."""
 
 
-class ProceduresRevoked(errors.DatabaseUnavailable):
-    """The queue's procedure is gone (`grants --revoke` while workbench ran): the claim and the
-    guarded writes go on with workbench's own statements; other operations say to try again."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "the queue's SQL Server procedures were removed (`workbench grants --revoke`) while "
-            "workbench ran: try again"
-        )
-
-
 _BUSY_MARKERS = (
     "database is locked",
     "database table is locked",

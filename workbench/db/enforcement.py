@@ -34,11 +34,10 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from workbench.core import models
+from workbench.core import errors, models
 from workbench.db import (
     batch_writes,
     connect,
-    dberrors,
     guarded,
     mapping,
     one_statement,
@@ -72,6 +71,19 @@ class Calls(typing.Protocol):
     def claim(
         self, user: str, count: int, key: Any = None, where: tuple[tuple[str, Any], ...] = ()
     ) -> list[dict[str, Any]]: ...
+
+    def act(self, conn: sa.Connection, act: writes.Act) -> list[dict[str, Any]]: ...
+
+
+class ProceduresRevoked(errors.DatabaseUnavailable):
+    """The queue's procedure is gone (`grants --revoke` while workbench ran): the claim and the
+    guarded writes go on with workbench's own statements; other operations say to try again."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the queue's SQL Server procedures were removed (`workbench grants --revoke`) while "
+            "workbench ran: try again"
+        )
 
 
 class Own(enum.Enum):
@@ -140,6 +152,12 @@ class Enforcement:
         ways.append(two_steps.TwoSteps(writer))
         return ways
 
+    def acts(self) -> writes.Acts:
+        """The executor of the queue's other operations (undo, a note, a supervisor's): by SQL Server's
+        procedures where the backend has them (asked on each act, as the writes ask), else by each
+        operation's own statements."""
+        return writes.Acts([_ByProcedures(self)] if self.q.backend.writes_by_procedures else [])
+
     @property
     def batches(self) -> bool:
         """Does the database take several statements in one round trip (MySQL/MariaDB)? The fast
@@ -160,7 +178,7 @@ class Enforcement:
             return OWN
         try:
             return run(calls)
-        except dberrors.ProceduresRevoked:
+        except ProceduresRevoked:
             return OWN  # `grants --revoke` while this process ran: workbench's own statements
 
     # -- PostgreSQL's trusted functions -------------------------------------------------------
@@ -224,3 +242,9 @@ class _ByProcedures:
             )
         )
         return writes.PASS if done is OWN else typing.cast("writes.Row | None", done)
+
+    def act(self, conn: sa.Connection, act: writes.Act) -> list[writes.Row] | writes.Pass:
+        calls = self.enforcement.procedures()
+        if calls is None:
+            return writes.PASS
+        return typing.cast("list[writes.Row]", calls.act(conn, act))

@@ -26,7 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.core import errors, models, problems, workflow
-from workbench.db import connect, dberrors, mapping, roles
+from workbench.db import connect, enforcement, mapping, roles, writes
 from workbench.db.backends import mssql as mssql_backend
 from workbench.db.rules import mssql_parts, mssql_script
 
@@ -50,7 +50,7 @@ _TYPES: Mapping[str, sa.types.TypeEngine[Any]] = {
 RECHECK_SECONDS = 60.0
 _known: weakref.WeakKeyDictionary[connect.Database, dict[int, Procedures]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
-Revoked = dberrors.ProceduresRevoked  # the claim and the guarded writes, below this module, catch it there
+Revoked = enforcement.ProceduresRevoked  # the claim and the guarded writes, below this module, catch it there
 
 
 def of(db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> Procedures | None:
@@ -128,7 +128,7 @@ class Procedures:
         """The login the procedures act for, which must be `user`: they take it from the connection."""
         login = self.login()
         if login is None:
-            raise dberrors.ProceduresRevoked()
+            raise Revoked()
         if user != login:
             raise roles.login_mismatch_error(user, login)
         return login
@@ -166,7 +166,7 @@ class Procedures:
                 raise refused(self.q, refusal, text, values.get("p_key"), user) from exc
             if number == MISSING:
                 self._checked = None
-                raise dberrors.ProceduresRevoked() from exc
+                raise Revoked() from exc
             if number == DENIED and action is not None and user is not None:
                 raise roles.refused(user, action, self._login) from exc
             if number in (mssql_backend.OLD_REFUSED, DENIED):
@@ -181,6 +181,22 @@ class Procedures:
         """run() in a transaction of its own, for `user`, who must be this login."""
         self.for_user(user)
         return self.db.write(lambda conn: self.run(conn, operation, values, action=action, user=user))
+
+    def act(self, conn: sa.Connection, act: writes.Act) -> list[dict[str, Any]]:
+        """An operation other than a guarded write (writes.Act: undo, a note, a supervisor's) by its
+        procedure, in the caller's transaction, for its user, who must be this login: the rows each item's
+        call answered; [] from the first item whose call answered none (it changed meanwhile)."""
+        self.for_user(act.user)
+        values = {f"p_{name}": value for name, value in act.values.items()}
+        if "changes" in act.values:
+            values["p_changes"] = edits_json(self.q, act.values["changes"])
+        rows: list[dict[str, Any]] = []
+        for key in act.keys:
+            answered = self.run(conn, act.transition, {"p_key": key, **values}, action=act.action, user=act.user)
+            if not answered:
+                return []
+            rows += answered
+        return rows
 
     def write(
         self,

@@ -17,10 +17,10 @@ from workbench.db import (
     lockrules,
     lockshapes,
     permissions,
-    procedures,
     rowrules,
     supervisor_choices,
     workqueue,
+    writes,
 )
 from workbench.db import reviews as reviews_mod
 from workbench.db.figures import hourly, lock_board, operators, queue_health
@@ -39,9 +39,9 @@ class Supervision(supervisor_choices.SupervisorChoices):
     def __init__(self, work: workqueue.WorkQueue) -> None:
         self.work = work
         self.db, self.q, self.trail, self.name, self.lost = work.db, work.q, work.trail, work.name, work.lost
-        # The queue's own answers, shared with its operator operations: which locks are this queue's, SQL
-        # Server's procedures (as the queue's enforcement has them), the values waiting items hold.
-        self._owned, self._procedures, self._held_values = work._owned, work._procedures, work._held_values
+        # The queue's own answers, shared with its operator operations: which locks are this queue's, how its
+        # operations run (WorkQueue.acts, as its enforcement chose), the values waiting items hold.
+        self._owned, self.acts, self._held_values = work._owned, work.acts, work._held_values
         self.db_clock = work.db_clock  # the period of the figures starts on the database clock
 
     # -- supervisor -------------------------------------------------------------------------
@@ -115,12 +115,32 @@ class Supervision(supervisor_choices.SupervisorChoices):
         # between gives the doer a fresh lock, which the reopen must never overwrite.
         free = lockrules.guard(q, "reopen", now)
         self._refuse_reopen(key, self._reopen_state(conn, key, free, locking=False))
-        calls = self._procedures()
-        if calls is not None:
-            calls.for_user(actor)
-            if not calls.run(conn, "reopen", {"p_key": key, "p_reason": reason}, action=action, user=actor):
-                raise errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key)
-            return
+        self.acts.run(
+            conn,
+            writes.Act(
+                "reopen",
+                actor,
+                (key,),
+                {"reason": reason},
+                action,
+                refused=lambda: errors.DatabaseUnavailable.of(problems.CHANGED_REOPENING, q.name, key),
+            ),
+            own=lambda: self._reopen_here(conn, actor, key, reason, now, free, action),
+            answer=lambda rows: None,
+        )
+
+    def _reopen_here(
+        self,
+        conn: sa.Connection,
+        actor: str,
+        key: Any,
+        reason: str,
+        now: sa.ColumnElement[Any],
+        free: sa.ColumnElement[bool],
+        action: errors.Phrase,
+    ) -> None:
+        """The reopen by workbench's own statements: the UPDATE that holds to the table's rules, its record."""
+        q = self.q
         # The table's row rule (FINISHED) on the row before, and its state after (back in todo) as the
         # row reads with on_reopen's values written (db/rowrules.py).
         values = q.writes(q.on_reopen, actor, now)
@@ -190,26 +210,37 @@ class Supervision(supervisor_choices.SupervisorChoices):
         now = q.now()
         action = errors.Phrase.of(problems.DO_TAKE, q.name, key)
         self._require_escalated_to(conn, actor, action)
-        calls = self._procedures()
-        if calls is not None:
-            # The procedure holds to the same rules and writes the same, with its record (wb_QUEUE_take).
-            calls.for_user(actor)
-            taken = calls.run(conn, "take", {"p_key": key}, action=action, user=actor)
-            if not taken:
-                raise errors.UsageError.of(problems.TAKE_NOT_ESCALATED, q.name, key)
-            return claims.claim_of(q, taken[0])
+        # Where a procedure runs it, it holds to the same rules and writes the same, with its record (wb_QUEUE_take).
+        return self.acts.run(
+            conn,
+            writes.Act(
+                "take",
+                actor,
+                (key,),
+                action=action,
+                refused=lambda: errors.UsageError.of(problems.TAKE_NOT_ESCALATED, q.name, key),
+            ),
+            own=lambda: self._take_here(conn, actor, key, now, action),
+            answer=lambda rows: claims.claim_of(q, rows[0]),
+        )
+
+    def _take_here(
+        self, conn: sa.Connection, actor: str, key: Any, now: sa.ColumnElement[Any], action: errors.Phrase
+    ) -> models.Claim:
+        """The take by workbench's own statements: one UPDATE held to the row and lock rules, the claim's record."""
+        q = self.q
         # The row rule (ESCALATED) and the lock rule (FREE), carried by the UPDATE itself.
         escalated = rowrules.before(q, "take").all
         token = q.shape.new_token_value()
         in_row = not q.shape.separate_locks
-        writes = {
+        values = {
             **q.writes(q.on_reopen, actor, now),
             **(q.lock_writes(actor, now, token) if in_row else {}),
             **q.writes(q.on_claim, actor, now),
         }
         with permissions.supervising(conn, actor, action):
             free = lockrules.guard(q, "take", now) if in_row else self._take_lock_row(conn, actor, key, token)
-            update = sa.update(q.table).where(q.key == key, free, *escalated).values(writes)
+            update = sa.update(q.table).where(q.key == key, free, *escalated).values(values)
             changed = conn.execute(update).rowcount
         if changed != 1:
             self._refuse_take(conn, key)
@@ -334,16 +365,34 @@ class Supervision(supervisor_choices.SupervisorChoices):
         if conn.execute(sa.select(q.key).where(q.key.in_(list(before)), finished).limit(1)).first() is not None:
             shown = ", ".join(f"{name}={value}" for name, value in values.items())
             raise errors.UsageError.of(problems.MOVE_FINISHES, q.name, shown)
-        calls = self._procedures()
-        if calls is not None:
-            # The supervisor's procedure moves each item (rows read and locked above) and records it.
-            calls.for_user(actor)
-            changes = {"p_changes": procedures.edits_json(q, values), "p_reason": reason.strip()}
-            for key in before:
-                if not calls.run(conn, "move", {"p_key": key, **changes}, action=action, user=actor):
-                    raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
-            return list(before)
-        update = sa.update(q.table).where(q.key.in_(list(before)), *waiting, free).values(values)
+        # Where a procedure runs it, it moves each item (rows read and locked above) and records it.
+        return self.acts.run(
+            conn,
+            writes.Act(
+                "move",
+                actor,
+                tuple(before),
+                {"changes": values, "reason": reason.strip()},
+                action,
+                refused=lambda: dberrors.Busy(f"{q.name}: an item was claimed while it was being moved"),  # retried
+            ),
+            own=lambda: self._move_here(conn, actor, values, reason, before, [*waiting, free], action),
+            answer=lambda rows: list(before),
+        )
+
+    def _move_here(
+        self,
+        conn: sa.Connection,
+        actor: str,
+        values: dict[str, Any],
+        reason: str,
+        before: dict[Any, dict[str, Any]],
+        waiting: list[sa.ColumnElement[bool]],
+        action: errors.Phrase,
+    ) -> list[Any]:
+        """The move by workbench's own statements: one UPDATE of the rows read (still waiting, free), their records."""
+        q = self.q
+        update = sa.update(q.table).where(q.key.in_(list(before)), *waiting).values(values)
         with permissions.supervising(conn, actor, action):
             changed = conn.execute(update).rowcount
         if changed != len(before):
@@ -387,17 +436,35 @@ class Supervision(supervisor_choices.SupervisorChoices):
             review = reviews.open_review(conn, key)
             if review is not None and review[0] == to_user:
                 raise errors.NotPermitted.of(problems.REASSIGN_TO_DOER, q.name, key, to_user, user=actor)
-        calls = self._procedures()
-        if calls is not None:
-            # The supervisor's procedure (row read and locked above) records it under the login.
-            calls.for_user(actor)
-            operation = "force_release" if to_user is None else "reassign"
-            done = calls.run(
-                conn, operation, {"p_key": key, "p_reason": reason, "p_to": to_user}, action=action, user=actor
-            )
-            if not done:
-                raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
-            return lock if to_user is None else q.lock_from_row(done[0])
+        # Where a procedure runs it (the row read and locked above), it records it under the login.
+        return self.acts.run(
+            conn,
+            writes.Act(
+                "force_release" if to_user is None else "reassign",
+                actor,
+                (key,),
+                {"reason": reason, "to": to_user},
+                action,
+                refused=lambda: errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key),
+            ),
+            own=lambda: self._take_away_here(conn, actor, key, reason, to_user, lock, now, action),
+            answer=lambda rows: lock if to_user is None else q.lock_from_row(rows[0]),
+        )
+
+    def _take_away_here(
+        self,
+        conn: sa.Connection,
+        actor: str,
+        key: Any,
+        reason: str,
+        to_user: str | None,
+        lock: models.Lock,
+        now: sa.ColumnElement[Any],
+        action: errors.Phrase,
+    ) -> models.Lock:
+        """A force-release or reassign by workbench's own statements: the lock pinned (HELD_HERE) cleared or
+        moved, and its records."""
+        q = self.q
         # The table's lock rule (HELD_HERE): this very lock, taken in this queue.
         pinned = lockrules.guard(
             q, "force_release" if to_user is None else "reassign", now, lock=lock, owned=self._owned(conn)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
 from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
-from workbench.db import claims, connect, lockrules, mapping, operator_text, procedures, rowrules
+from workbench.db import claims, connect, lockrules, mapping, operator_text, rowrules, writes
 from workbench.db.figures import common as figures
 
 
@@ -21,7 +20,7 @@ class Undo:
     q: mapping.BoundQueue
     trail: audit_mod.AuditTrail
     name: str
-    _procedures: Callable[[], procedures.Procedures | None]  # SQL Server under grants (WorkQueue._procedures)
+    acts: writes.Acts  # how the queue's operations other than its guarded writes run (WorkQueue.acts)
 
     def undo_complete(self, user: str, key: Any) -> models.Claim:
         """Take back one's own Complete within the queue's undo_within: the item gets the on_reopen
@@ -40,16 +39,20 @@ class Undo:
                 f"undo is not available on queue {self.name}: {problem}; a supervisor can reopen the item"
             )
         key = q.coerce_key(key)
-        return self.db.write(lambda conn: self._undo(conn, user, key))
+        # Where a procedure runs it (SQL Server under grants), it decides from the same rules (its trail and
+        # row rules) and says why it refuses.
+        return self.db.write(
+            lambda conn: self.acts.run(
+                conn,
+                writes.Act("undo", user, (key,)),
+                own=lambda: self._undo(conn, user, key),
+                answer=lambda rows: claims.claim_of(q, rows[0]),
+            )
+        )
 
     def _undo(self, conn: sa.Connection, user: str, key: Any) -> models.Claim:
         q = self.q
         now = q.now()
-        calls = self._procedures()
-        if calls is not None:
-            # The procedure decides from the same rules (its trail and row rules) and says why it refuses.
-            calls.for_user(user)
-            return claims.claim_of(q, calls.run(conn, "undo", {"p_key": key}, user=user)[0])
         # The last event tells which Complete's values the row must still hold (and how a refusal is said).
         event = self.trail.last_event(conn, key)
         outcome = event.outcome if event is not None else None
@@ -60,14 +63,14 @@ class Undo:
         rule = rowrules.before(q, "undo", user=user, outcome=outcome, reviewed=chosen)
         history = rowrules.trail(q, "undo", self.trail.table, item=str(key), user=user, outcome=outcome)
         token = q.shape.new_token_value()
-        writes = {
+        values = {
             **q.writes(q.on_reopen, user, now),
             **q.lock_writes(user, now, token),
             **q.writes(q.on_claim, user, now),
         }
         free = lockrules.guard(q, "undo", now)  # the table's lock rule (FREE), on the row before
         where = [q.key == key, *rule.scope, free, *rule.state, *(() if history is None else (history,))]
-        changed = conn.execute(sa.update(q.table).where(*where).values(writes)).rowcount
+        changed = conn.execute(sa.update(q.table).where(*where).values(values)).rowcount
         if changed != 1:
             raise self._undo_refused(conn, key, user, event)
         row = (

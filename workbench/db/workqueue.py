@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 from collections.abc import Iterator, Mapping
-from typing import Any, cast
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -23,7 +23,6 @@ from workbench.db import (
     mapping,
     operator_text,
     permissions,
-    procedures,
     queue_lookups,
     queue_reading,
     undo,
@@ -50,10 +49,11 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
         of it (a refused write names it). `enforced`: how the writes run, as the service bound the
         queue (enforcement.py)."""
         self.db, self.q, self.trail, self.method = db, q, trail, method
-        self.enforcement = enforced or enforcement.of(db, q, trail.table.schema, procedures.of)
+        self.enforcement = enforced or enforcement.of(db, q, trail.table.schema)
         self.name = q.name
         self.config = q.config
         self.writer = guarded.GuardedWriter(db, q, trail, self.enforcement.ways)
+        self.acts = self.enforcement.acts()  # the other operations' executor (undo, notes, a supervisor's)
         self.lost = lockloss.Diagnosis(q, trail, neighbours)
         self._shapes: dict[str, guarded.Shape] = {}  # a Complete without edits, per outcome: built and hashed once
 
@@ -417,14 +417,14 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
             if conn.execute(sa.select(self.q.key).where(self.q.key == key)).first() is None:
                 raise self.q.no_item(key)
 
-        calls = self._procedures()
-        if calls is not None:
-            self.db.read(exists)  # said as without the script (the procedure checks it again)
-            return notes_mod.Notes.note(calls.call(user, "note", {"p_key": key, "p_text": text})[0])
-
         def write(conn: sa.Connection) -> models.Note:
-            exists(conn)
-            return self._notebook().add(conn, key, user, text)
+            exists(conn)  # where a procedure writes it, too: said as by workbench's own (it checks it again)
+            return self.acts.run(
+                conn,
+                writes.Act("note", user, (key,), {"text": text}),
+                own=lambda: self._notebook().add(conn, key, user, text),
+                answer=lambda rows: notes_mod.Notes.note(rows[0]),
+            )
 
         return self.db.write(write)
 
@@ -480,10 +480,6 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
             latest = claimed_at + dt.timedelta(seconds=q.config.max_lock_seconds - q.config.lock_seconds)
             result = min(now, latest)
         return result.replace(microsecond=0) if q.whole_seconds else result
-
-    def _procedures(self) -> procedures.Procedures | None:
-        """SQL Server under `workbench grants`: the queue's procedures, which alone may write (else None)."""
-        return cast("procedures.Procedures | None", self.enforcement.procedures())  # the whole of them
 
     @contextlib.contextmanager
     def _refused_as_lost(self, key: Any, token: str, user: str, doing: str) -> Iterator[None]:

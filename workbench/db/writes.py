@@ -1,16 +1,18 @@
-"""A write under the caller's lock as its operation states it (Shape, Write), and the protocol of the ways it runs."""
+"""A write under the caller's lock as its operation states it (Shape, Write), and the protocol of the ways it runs;
+the queue's other operations (undo, a note, a supervisor's) likewise (Act, ActWay, and their one executor, Acts)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 import typing
-from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from workbench.core import models, workflow
 
 _W = workflow.Write
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,3 +111,46 @@ class Way(typing.Protocol):
         """For a Complete without edits: what a claim method runs ahead of the claim of the next item
         in one call (a statement, or statements of a batch), None where this way has none, PASS: ask the next."""
         ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Act:
+    """An operation that is not a write under the caller's own lock (undo, a note, reopen, take, move,
+    force-release, reassign), stated once: its transition, who does it, the items, and its values by name
+    (reason, to, changes, text)."""
+
+    transition: str
+    user: str
+    keys: tuple[Any, ...]
+    values: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    action: Any = None  # errors.Phrase: what a refusal says was refused (a supervisor's)
+    refused: Callable[[], Exception] | None = None  # raised where a way answers no row: the item changed meanwhile
+
+
+class ActWay(typing.Protocol):
+    """A way a queue's acts run other than workbench's own statements (enforcement.py chooses them)."""
+
+    def act(self, conn: Any, act: Act) -> list[Row] | Pass:
+        """The rows the act answers, run in the caller's transaction (`conn`): [] where an item had
+        changed meanwhile; PASS where this way does not run it now (then workbench's own statements do)."""
+        ...
+
+
+class Acts:
+    """The one executor of a queue's acts: by the first of the ways its Enforcement chose that does not pass,
+    else by the operation's own statements."""
+
+    def __init__(self, ways: Sequence[ActWay] = ()) -> None:
+        self.ways = tuple(ways)
+
+    def run(self, conn: Any, act: Act, own: Callable[[], T], answer: Callable[[list[Row]], T]) -> T:
+        """`act` in the caller's transaction: `answer(the rows)` where a way ran it (`act.refused()` raised
+        where it answered none), else `own()`, the operation's own statements."""
+        for way in self.ways:
+            rows = way.act(conn, act)
+            if rows is PASS:
+                continue
+            if not rows and act.refused is not None:
+                raise act.refused()
+            return answer(rows)
+        return own()
