@@ -32,6 +32,7 @@ from workbench.config import loader
 from workbench.core import models
 from workbench.db import audit, backends, guarded, mapping, tables
 from workbench.db.claims import base, pg_function
+from workbench.db.claims import pg_trusted as pg_trusted_claim
 from workbench.db.claims import postgresql as pg_claims
 from workbench.db.rules import (
     mssql_parts,
@@ -220,10 +221,10 @@ def postgresql_queue(out: Path, text: str, name: str) -> None:
     _attempt(out / "columns.txt", lambda: [[c.name for c in of(q)] for of in columns])
     trail = _trail(q, reviewed)
     if q.shape.all_in_row and not q.shape.separate_locks:
-        claim = pg_claims.SkipLockedClaim().trusted_next(q, trail)
+        claim = pg_trusted_claim.statement(pg_claims.SkipLockedClaim(), q, trail)
         _attempt(out / "trusted_next.sql", lambda: pg_trusted.trusted_next(conn, q, "public", claim))
         _claim_functions(out, conn, q, trail)
-    if q.shape.one_statement and not q.shape.separate_locks:
+    if q.shape.single_write and not q.shape.separate_locks:
         _attempt(
             out / "trusted_complete.sql",
             lambda: pg_trusted.trusted_complete(conn, q, "public", _completes(q, trail)),

@@ -31,10 +31,12 @@ class BatchedComplete:
     def _finish_batch(self, shape: writes.Shape) -> batches.FinishBatch | None:
         w = self.w
         q = w.q
-        if not shape.finishes or w.one_statement_of(shape) or not self._sends_batches():
+        # Chosen where the write is not one statement (Enforcement.ways): the fenced UPDATE (one, where the
+        # lock is kept in the row), its audit row and the time read back are the batch.
+        if not shape.finishes or not self._sends_batches():
             return None
         statements = w.statement(shape)
-        if not q.shape.one_statement or w.trail.reviews is not None or len(statements) != 1:
+        if not q.shape.single_write or w.trail.reviews is not None or len(statements) != 1:
             return None
         held = w.db.held
         user = sa.bindparam("wb_user", type_=sa.String())

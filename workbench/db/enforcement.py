@@ -131,7 +131,7 @@ class Enforcement:
         self.procedures_of = procedures or _not_handed_in  # asked only where the backend has procedures
         # One prepared statement per write (PostgreSQL, a lock kept in the row): the write and its
         # audit row in one round trip; else two steps in a transaction.
-        self.one_statement = q.backend.one_statement_writes and q.shape.one_statement
+        self.one_statement = q.backend.one_statement_writes and q.shape.single_write
         # The trusted functions' login (None: not there, or this login may not call them), asked of
         # the database the first time an operation needs to know; forgotten when one goes away.
         self._trusted: dict[str, str | None] = {}
@@ -151,6 +151,17 @@ class Enforcement:
             ways.append(batch_writes.BatchedComplete(writer, lambda: self.batches))
         ways.append(two_steps.TwoSteps(writer))
         return ways
+
+    def claim(
+        self, user: str, count: int, key: Any = None, where: tuple[tuple[str, Any], ...] = ()
+    ) -> list[dict[str, Any]] | writes.Pass:
+        """A claim (ClaimRequest's values) by the way this queue's writes run, where that way claims too: SQL
+        Server's procedure under `workbench grants` (the rows it locked); PASS where the claim method's own
+        statements claim (also when the procedures were removed while this process ran)."""
+        if not self.q.backend.writes_by_procedures:
+            return writes.PASS
+        done = self.by_procedures(lambda calls: calls.claim(user, count, key, where))
+        return writes.PASS if done is OWN else done
 
     def acts(self) -> writes.Acts:
         """The executor of the queue's other operations (undo, a note, a supervisor's): by SQL Server's

@@ -54,7 +54,7 @@ class GuardedWriter:
         self.db, self.q, self.trail = db, q, trail
         # The statement form: one statement that also writes the audit row (PostgreSQL, a lock kept
         # in the row), else the write's statements, its audit row written after them.
-        self.one_statement = q.backend.one_statement_writes and q.shape.one_statement
+        self.one_statement = q.backend.one_statement_writes and q.shape.single_write
         self._cache: dict[Shape, Any] = {}
         self._item_text: sa.ColumnElement[Any] | None = None  # see item_text()
         self._taking: dict[Shape, tuple[writes.Way, ...]] = {}  # per shape: the ways that take it

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from workbench.config import model
 from workbench.core import errors, models
 from workbench.db import audit, backends, guarded, mapping, migrations, pg_policies, tables
+from workbench.db.claims import pg_trusted as pg_trusted_claim
 from workbench.db.claims import postgresql as pg_claims
 from workbench.db.roles import OPERATOR_ROLE, SUPERVISOR_ROLE
 from workbench.db.rules import pg_locks, pg_names, pg_row_check, pg_shared, pg_triggers, pg_trusted
@@ -157,8 +158,10 @@ def _trusted_functions(
     )
     statements: list[str] = []
     if q.shape.all_in_row and not q.shape.separate_locks:
-        statements += pg_trusted.trusted_next(conn, q, wb_schema, pg_claims.SkipLockedClaim().trusted_next(q, trail))
-    if q.shape.one_statement and not q.shape.separate_locks:  # Complete without edits
+        statements += pg_trusted.trusted_next(
+            conn, q, wb_schema, pg_trusted_claim.statement(pg_claims.SkipLockedClaim(), q, trail)
+        )
+    if q.shape.single_write and not q.shape.separate_locks:  # Complete without edits
         writer = guarded.GuardedWriter(typing.cast(Any, None), q, trail)
         completes = {
             o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))

@@ -77,6 +77,12 @@ class Pass(enum.Enum):
 
 
 PASS = Pass.ON
+
+
+class Gone(Exception):
+    """A way that went away while this process ran (`grants --revoke`): what was made with it is made again."""
+
+
 Row = Mapping[Any, Any]
 # A claim method's Complete followed by the claim of the next item, run with the Complete's and the
 # filter's values: (the database time of the Complete, the claim or None), or None if the fence failed.

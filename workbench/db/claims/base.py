@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors, models, problems
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, mapping, rowrules
+from workbench.db import clock, connect, mapping, rowrules
 from workbench.db import deferrals as deferrals_mod
 
 
@@ -90,11 +90,12 @@ class ClaimMethod:
         db: connect.Database,
         q: mapping.BoundQueue,
         trail: audit_mod.AuditTrail,
-        finish: sa.Select[Any] | batches.FinishBatch,
+        finish: object,
         request: ClaimRequest,
     ) -> FinishThenClaim | None:
         """One call (one round trip, one transaction) that runs `finish` (a Complete's part, its way's
-        Way.finish: one statement, or on MySQL/MariaDB statements of a batch) and, only if its fence
+        Way.finish: one statement, or on MySQL/MariaDB statements of a batch; each method takes the kind its
+        database runs, and answers None to any other) and, only if its fence
         held, claims the next item for the same user, narrowed by the filter's columns of `request` (its
         values come with each call's); None where this database has no such call (the queue then
         completes and claims one after the other)."""

@@ -63,7 +63,7 @@ class BatchedClaim(stepwise.StepwiseClaim):
         db: connect.Database,
         q: mapping.BoundQueue,
         trail: audit_mod.AuditTrail,
-        finish: sa.Select[Any] | batches.FinishBatch,
+        finish: object,
         request: base.ClaimRequest,
     ) -> base.FinishThenClaim | None:
         """The Complete's statements sent with the claim's first batch, in its transaction: one commit

@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from workbench.db import audit as audit_mod
-from workbench.db import connect, enforcement, mapping
+from workbench.db import connect, enforcement, mapping, writes
 from workbench.db.claims import base
 
 # UPDLOCK: the pick holds an update lock until the UPDATE converts it; READPAST: rows another
@@ -27,17 +27,12 @@ class ReadpastClaim(base.ClaimMethod):
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[base.Claimed]:
-        # Under `workbench grants` (rules/mssql_script.py) operators claim only through the queue's procedure,
-        # which serves items in order (narrowed, or the one asked for), one per call, and writes the
-        # audit rows itself.
-        done = enforcement.of(db, q, trail.table.schema).by_procedures(
-            lambda calls: [
-                base.Claimed(row=row, prev_owner=None, prev_token=None)
-                for row in calls.claim(request.user, request.count, request.key, request.where)
-            ]
-        )
-        if done is not enforcement.OWN:
-            return done
+        # Where the queue's writes run another way that claims too (under `workbench grants` operators
+        # claim only through the queue's procedure, which serves items in order, narrowed or the one asked
+        # for, one per call, and writes the audit rows itself): the rows it locked.
+        rows = enforcement.of(db, q, trail.table.schema).claim(request.user, request.count, request.key, request.where)
+        if rows is not writes.PASS:
+            return [base.Claimed(row=row, prev_owner=None, prev_token=None) for row in rows]
         return db.write(lambda conn: self._claim(conn, q, trail, request))
 
     def statements(

@@ -9,9 +9,8 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import audit as audit_mod
-from workbench.db import batches, clock, connect, enforcement, fastpath, guarded, lockshapes, mapping, roles
-from workbench.db.claims import base, lock_table, pg_function, portable
-from workbench.db.rules import pg_names
+from workbench.db import clock, connect, fastpath, guarded, lockshapes, mapping, writes
+from workbench.db.claims import base, lock_table, pg_next, portable
 
 
 class SkipLockedClaim(base.ClaimMethod):
@@ -19,8 +18,8 @@ class SkipLockedClaim(base.ClaimMethod):
 
     Runs in autocommit: the single statement is its own transaction, so a claim is one round
     trip, and the audit rows are inserted by data-modifying CTEs of the same statement. Next item
-    and a Complete with then_next run the same pieces as a function of the connection's own
-    (pg_function.py), one query per branch, where the login may create one.
+    and a Complete with then_next run by the way pg_next.py chooses for the queue, which may run the
+    same pieces another way.
     """
 
     name = "skip-locked"
@@ -43,78 +42,42 @@ class SkipLockedClaim(base.ClaimMethod):
             if not q.shape.all_in_row or (q.config.max_locks_per_user and count > 1):
                 return super().claim_next(db, q, trail, user, count)
             request = base.ClaimRequest(user=user, count=count)
-            login = (
-                enforcement.of(db, q, trail.table.schema).trusted_next()
-                if count == 1 and _NextClaims.reads_lock_time(q)
-                else None
-            )
-            fast: fastpath.FastStatement | pg_function.FunctionCall
-            if login is not None:
-                # Under `workbench grants`: the database's own claim function (db/rules/pg_trusted.py),
-                # the same statement run as the table's owner for the caller's login.
-                fast = fastpath.FastStatement(
-                    db.held, pg_names.next_call(db.held.engine.dialect, q, trail.table.schema), {"wb_user": user}
-                )
-            else:
-                check_limit = bool(q.config.max_locks_per_user)
+            check_limit = bool(q.config.max_locks_per_user)
 
-                def statement() -> fastpath.FastStatement:
-                    return self._fast_statement(db, q, trail, request, count, check_limit)
+            def statement() -> fastpath.FastStatement:
+                return self._fast_statement(db, q, trail, request, count, check_limit)
 
-                fast = (
-                    pg_function.next_claim(self, db, q, trail, request, check_limit, statement)
-                    if count == 1
-                    else statement()
-                )
-            reader = _NextClaims(q, fast, login)
+            exact = _NextClaims.reads_lock_time(q)
+            reader = _NextClaims(q, pg_next.call(self, db, q, trail, request, check_limit, statement, exact_time=exact))
             self._next[(id(q), count)] = reader
-        if reader.login is not None and user != reader.login:
-            # The trusted claim locks under the login; another workbench name cannot use it.
-            raise roles.login_mismatch_error(user, reader.login)
         try:
             return reader.claims(user)
-        except sa.exc.DBAPIError as exc:
-            if not enforcement.of(db, q, trail.table.schema).function_gone(exc):
-                raise
-            # `workbench grants --revoke` while this process ran: back to the plain statement.
+        except writes.Gone:
+            # The way it was chosen with went away while this process ran (`workbench grants --revoke`).
             del self._next[(id(q), count)]
             return self.claim_next(db, q, trail, user, count)
 
     def prepare(self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> None:
-        # Through a transaction pooler Next item's claim function is a permanent object, made here
-        # by the owner running init, so that logins that may not create it find it (pg_function.py).
-        if connect.pooled(db.engine) and q.shape.all_in_row:
-            request = base.ClaimRequest(user="", count=1)
-            pg_function.install(self, db, q, trail, request, bool(q.config.max_locks_per_user))
+        pg_next.prepare(self, db, q, trail)
 
     def finish_then_claim(
         self,
         db: connect.Database,
         q: mapping.BoundQueue,
         trail: audit_mod.AuditTrail,
-        finish: sa.Select[Any] | batches.FinishBatch,
+        finish: object,
         request: base.ClaimRequest,
     ) -> base.FinishThenClaim | None:
         if not isinstance(finish, sa.Select) or not (q.shape.all_in_row and q.shape.token_in_row):
             return None
-        if enforcement.of(db, q, trail.table.schema).trusted_next() is not None:
-            return None  # under `workbench grants` the claim is the database's own function
         check_limit = bool(q.config.max_locks_per_user)
 
         def statement() -> fastpath.FastStatement:
             stmt = self._build(q, trail, request, 1, check_limit, after=finish.cte("wb_done"))
             return fastpath.FastStatement(db.held, stmt, {**guarded.FINISH_SAMPLE, **request.filter_params()})
 
-        return _NextClaims(
-            q, pg_function.next_claim(self, db, q, trail, request, check_limit, statement, finish)
-        ).after_finish
-
-    def trusted_next(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail) -> sa.Select[Any]:
-        """The claim of the next item as `workbench grants` installs it in the database: run as the
-        table's owner, for the login that calls it (session_user), returning the queue's row."""
-        login = sa.cast(sa.func.session_user(), sa.String())
-        request = base.ClaimRequest(user="", count=1)
-        return self._build(q, trail, request, 1, bool(q.config.max_locks_per_user), user=login, table_row=True)
+        call = pg_next.after_finish(self, db, q, trail, request, check_limit, statement, finish)
+        return None if call is None else _NextClaims(q, call).after_finish
 
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
@@ -349,11 +312,8 @@ class _NextClaims:
     their positions are read once from the first result.
     """
 
-    def __init__(
-        self, q: mapping.BoundQueue, fast: fastpath.FastStatement | pg_function.FunctionCall, login: str | None = None
-    ) -> None:
+    def __init__(self, q: mapping.BoundQueue, fast: pg_next.Call) -> None:
         self.q, self.fast = q, fast
-        self.login = login  # the trusted claim's: it always claims for this database login
         self.time = q.time_reader()
         self._items = [c.name for c in q.table.c]
         self._at: tuple[int, ...] | None = None

@@ -70,8 +70,9 @@ class LockShape:
         return self.columns
 
     @property
-    def one_statement(self) -> bool:
-        """Can a guarded write (fence, edits, audit row) be one statement where the database allows it?"""
+    def single_write(self) -> bool:
+        """Is a guarded write one UPDATE of the queue's row that carries the token, so that its audit row
+        can go with it where the database allows (one statement on PostgreSQL, one batch on MySQL/MariaDB)?"""
         return self.token_in_row
 
     # -- where the lock is --------------------------------------------------------------------

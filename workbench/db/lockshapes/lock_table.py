@@ -61,7 +61,7 @@ class LockTable(TokenColumn):
         return "it keeps its locks in a separate table"
 
     @property
-    def one_statement(self) -> bool:
+    def single_write(self) -> bool:
         return False  # the fence is on one table and the edits on another: two statements
 
     @property
