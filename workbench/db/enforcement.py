@@ -5,21 +5,23 @@ The ways a claim or a write under a lock runs:
 - SQL Server under `workbench grants`: the queue's procedures (procedures.py) do every write, with its
   audit row; operators may not write the table themselves (the way: _ByProcedures, below).
 - PostgreSQL under `workbench grants`: the trusted claim and Complete functions (rules/pg_trusted.py), run as
-  the table's owner for the calling login (the Complete's way: trusted.py).
+  the table's owner for the calling login (the Complete's way: trusted.py; the claim's: claims/pg_trusted.py).
 - PostgreSQL otherwise: the claim as a PL/pgSQL function where the login may create one
   (claims/pg_function.py, which says so once per statement), else the prepared one-statement fast
-  path (fastpath.py); the writes without edits as one prepared statement, with their audit row
-  (one_statement.py).
+  path (fastpath.py), as claims/pg_next.py chooses for Next item; the writes without edits as one
+  prepared statement, with their audit row (one_statement.py).
 - MySQL/MariaDB: a Complete as one batch of statements (batches.py), one round trip (batch_writes.py).
 - Everywhere else, and every write with edits: two steps in one transaction, the fenced UPDATE and
   its audit row (two_steps.py).
 
 The service hands each queue its Enforcement when it binds the queue (Workbench.queue); the queue's
 writer gets its ways from it then, in order (`ways`: each a writes.Way, the first that takes a write
-runs it), and the claim methods ask it (`of`) instead of asking the database. What the database
-tells later, that `workbench grants --revoke` removed a function or procedure while workbench ran,
-or that a script was applied (SQL Server's procedures are asked again every RECHECK_SECONDS while
-they are not there), is reported here and changes the answer for every operation from then on.
+runs it), its other operations their executor (`acts`: SQL Server's procedure, else their own
+statements), and the claim methods ask it (`of`: `claim`, the trusted claim's login) instead of asking
+the database. What the database tells later, that `workbench grants --revoke` removed a function or
+procedure while workbench ran, or that a script was applied (SQL Server's procedures are asked again
+every RECHECK_SECONDS while they are not there), is reported here and changes the answer for every
+operation from then on.
 """
 
 from __future__ import annotations
