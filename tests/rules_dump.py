@@ -30,7 +30,7 @@ from tests.test_rowrules import LOCK_TABLE
 from workbench import demo
 from workbench.config import loader
 from workbench.core import models
-from workbench.db import audit, backends, guarded, mapping, tables
+from workbench.db import audit, backends, guarded, mapping, one_statement, tables
 from workbench.db.claims import base, pg_function
 from workbench.db.claims import pg_trusted as pg_trusted_claim
 from workbench.db.claims import postgresql as pg_claims
@@ -177,7 +177,7 @@ def _trail(q: mapping.BoundQueue, reviewed: Any) -> audit.AuditTrail:
 def _completes(q: mapping.BoundQueue, trail: audit.AuditTrail) -> dict[str, Any]:
     writer = guarded.GuardedWriter(None, q, trail)  # type: ignore[arg-type]
     return {
-        o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
+        o.name: one_statement.statement(writer, guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
         for o in q.config.outcomes
     }
 

@@ -119,9 +119,8 @@ VARIANTS: dict[str, Variant] = {
             "db/enforcement.py": _CHOOSES,
             "db/backends/postgresql.py": "offers it",
             "db/backends/base.py": "says what every backend answers: that it offers none, the fast pool",
-            # The write's statement in its one-statement form (a data-modifying CTE with the audit row) is
-            # built where every form of it is; one_statement.py runs it.
-            "db/guarded.py": "builds each write's statement, in the one-statement form where offered",
+            # The trusted Complete function's body is the Complete's one statement.
+            "db/pg_grants.py": "`workbench grants` makes the trusted Complete of its one statement",
             # The other PostgreSQL ways run their calls as prepared statements too.
             "db/trusted.py": "runs the trusted Complete as a prepared statement",
             "db/claims/pg_trusted.py": "runs the trusted claim as a prepared statement",

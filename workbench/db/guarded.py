@@ -1,11 +1,10 @@
 """Compare-and-set writes to a locked row (save, complete, release, extend) with their audit row: their statements,
 and the one executor that runs each by the ways its queue was bound with.
 
-Each write succeeds only if exactly one row matches key + current token + live lock. On
-PostgreSQL the UPDATE and the audit INSERT are one statement (a data-modifying CTE, one round
-trip); elsewhere they are two statements in one transaction. Statements are built once per shape
-and reused with bound values, which keeps the per-operation client cost small. How a write runs
-(writes.Way) is the queue's Enforcement's choice, handed in when the queue is bound (enforcement.py).
+Each write succeeds only if exactly one row matches key + current token + live lock. Statements are built
+once per shape and reused with bound values, which keeps the per-operation client cost small. How a write
+runs (writes.Way: its statements and audit row in one transaction, one statement, a batch, a procedure) is
+the queue's Enforcement's choice, handed in when the queue is bound (enforcement.py).
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import sqlalchemy as sa
 from workbench.core import workflow
 from workbench.db import audit as audit_mod
 from workbench.db import clock, connect, lockrules, mapping, writes
-from workbench.db import deferrals as deferrals_mod
 from workbench.db import notes as notes_mod
 from workbench.db import reviews as reviews_mod
 from workbench.db.writes import Shape
@@ -52,10 +50,7 @@ class GuardedWriter:
         """`ways`: the queue's ways, made for this writer (Enforcement.ways); none for a writer made
         only to render its statements, with no database."""
         self.db, self.q, self.trail = db, q, trail
-        # The statement form: one statement that also writes the audit row (PostgreSQL, a lock kept
-        # in the row), else the write's statements, its audit row written after them.
-        self.one_statement = q.backend.one_statement_writes and q.shape.single_write
-        self._cache: dict[Shape, Any] = {}
+        self._cache: dict[Shape, list[sa.Executable]] = {}
         self._item_text: sa.ColumnElement[Any] | None = None  # see item_text()
         self._taking: dict[Shape, tuple[writes.Way, ...]] = {}  # per shape: the ways that take it
         self._then: dict[Hashable, writes.ThenClaim | None] = {}
@@ -159,14 +154,9 @@ class GuardedWriter:
             "wb_user": user,
         }
 
-    def one_statement_of(self, shape: Shape) -> bool:
-        """Is this write one statement (PostgreSQL), or statements in a transaction? A write with edits
-        takes the latter everywhere: the audit keeps each changed column's value before and after,
-        read in the same transaction (a Save or a Complete with edits, a few round trips more)."""
-        return self.one_statement and not shape.edits
-
-    def statement(self, shape: Shape) -> Any:
-        """The statement (or statements) of a write of this shape, built once."""
+    def statement(self, shape: Shape) -> list[sa.Executable]:
+        """The statements of a write of this shape (LockShape.guarded_statements), built once; its audit row
+        is the way's to write (two_steps.py after them, one_statement.py with them in one statement)."""
         return self._statement(shape)
 
     def to_review(self) -> reviews_mod.Reviews:
@@ -181,7 +171,7 @@ class GuardedWriter:
 
     # -- statements -------------------------------------------------------------------------
 
-    def _statement(self, shape: Shape) -> Any:
+    def _statement(self, shape: Shape) -> list[sa.Executable]:
         if shape not in self._cache:
             self._cache[shape] = self._build(shape)
         return self._cache[shape]
@@ -213,9 +203,8 @@ class GuardedWriter:
             )
         return self._item_text
 
-    def _build(self, shape: Shape) -> Any:
-        """The statements of a write (see LockShape.guarded_statements), or on PostgreSQL one
-        statement that also writes the audit row."""
+    def _build(self, shape: Shape) -> list[sa.Executable]:
+        """The statements of a write (see LockShape.guarded_statements)."""
         q = self.q
         now = q.now()
         user = sa.bindparam("wb_user", type_=sa.String())
@@ -248,77 +237,7 @@ class GuardedWriter:
             completes=shape.outcome is not None,
             in_work=q.in_work(),
         )
-        if not self.one_statement_of(shape):
-            return statements
-        update = statements[0]
-        assert isinstance(update, sa.Update)
-        # Complete and Release only need the time; the others return the lock as it is now.
-        returned = (
-            [q.key.label("wb_key"), sa.type_coerce(now, sa.DateTime(timezone=q.aware)).label("wb_now")]
-            if shape.unlock
-            else q.lock_select_columns(now)
-        )
-        upd = update.returning(*returned).cte("wb_written")
-        token = (
-            sa.bindparam("wb_a_token", type_=sa.String()) if shape.unlock else q.backend.token_digest(upd.c.wb_token)
-        )
-        event = self.audit_event(shape, sa.cast(upd.c.wb_key, sa.String(200)), token, user).select_from(upd)
-        # Complete and Release send back only the time: the caller knows the key.
-        result = sa.select(upd.c.wb_now) if shape.unlock else sa.select(upd)
-        stmt = result.add_cte(sa.insert(self.trail.table).from_select(AUDIT_COLUMNS, event).cte("wb_event"))
-        if shape.note:
-            n, notebook = self.notes().table, self.notes().queue
-            written = sa.select(
-                sa.literal(notebook, literal_execute=True),
-                sa.cast(upd.c.wb_key, sa.String(200)),
-                user,
-                clock.db_now(),
-                sa.literal(shape.kind.value, literal_execute=True),
-                sa.bindparam("wb_note", type_=n.c.text.type),
-            ).select_from(upd)
-            stmt = stmt.add_cte(
-                sa.insert(n).from_select(["queue", "item_key", "author", "at", "kind", "text"], written).cte("wb_note")
-            )
-        stmt = self._review_ctes(stmt, shape, upd, user)
-        d = self.trail.deferrals
-        deferral = workflow.writes(shape.kind, _W.DEFERRAL)
-        if d is not None and (deferral or workflow.writes(shape.kind, _W.DEFERRAL_FORGOTTEN)):
-            # A release forgets the item's deferral; a defer replaces it.
-            gone: sa.ColumnElement[bool] = d.table.c.item_key.in_(sa.select(sa.cast(upd.c.wb_key, sa.String(200))))
-            if deferral:
-                gone = sa.or_(gone, deferrals_mod.lapsed(d.table))
-            stmt = stmt.add_cte(sa.delete(d.table).where(d.table.c.queue == q.name, gone).cte("wb_undeferred"))
-            if deferral:
-                kept = sa.select(
-                    sa.literal(q.name, literal_execute=True),
-                    sa.cast(upd.c.wb_key, sa.String(200)),
-                    user,
-                    sa.bindparam("wb_until", type_=d.table.c.until.type),
-                    clock.db_now(),
-                    sa.bindparam("wb_a_reason", type_=sa.String()),
-                ).select_from(upd)
-                stmt = stmt.add_cte(
-                    sa.insert(d.table)
-                    .from_select(["queue", "item_key", "actor", "until", "at", "reason"], kept)
-                    .cte("wb_deferred")
-                )
-        c = self.trail.cooldown
-        if workflow.writes(shape.kind, _W.COOLDOWN) and c is not None and q.config.release_cooldown_seconds > 0:
-            actor = user
-            until = clock.add_seconds(
-                clock.db_now(),
-                sa.bindparam(None, q.config.release_cooldown_seconds, type_=sa.Integer(), literal_execute=True),
-            )
-            remember = sa.select(
-                sa.literal(q.name, literal_execute=True), actor, sa.cast(upd.c.wb_key, sa.String(200)), until
-            ).select_from(upd)
-            stmt = stmt.add_cte(
-                sa.insert(c).from_select(["queue", "actor", "item_key", "until"], remember).cte("wb_cool"),
-                sa.delete(c)
-                .where(c.c.queue == q.name, c.c.actor == actor, c.c.until <= clock.db_now())
-                .cte("wb_lapsed"),
-            )
-        return stmt
+        return statements
 
     def audit_event(
         self, shape: Shape, key: sa.ColumnElement[Any], token: sa.ColumnElement[Any], user: sa.ColumnElement[Any]
@@ -345,23 +264,6 @@ class GuardedWriter:
             if detail
             else sa.null(),
         )
-
-    def _review_ctes(self, stmt: Any, shape: Shape, upd: sa.CTE, user: sa.ColumnElement[Any]) -> Any:
-        """A Complete chosen for review records who did it; one in a reviewing queue, the verdict."""
-
-        def matches(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-            return column.in_(sa.select(sa.cast(upd.c.wb_key, sa.String(200))))
-
-        written: list[sa.Executable] = []
-        if shape.to_review:
-            written += self.to_review().open_statements(
-                matches, sa.cast(upd.c.wb_key, sa.String(200)), upd, user, sa.bindparam("wb_why", type_=sa.String())
-            )
-        if self.trail.reviews is not None and shape.outcome is not None:
-            written += self.trail.reviews.decide_statements(matches, user, shape.outcome)
-        for i, statement in enumerate(written):
-            stmt = stmt.add_cte(typing.cast(Any, statement).cte(f"wb_review{i}"))
-        return stmt
 
     def _new_expiry(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
         """now + lock duration, but never past claim time + max_lock_duration."""

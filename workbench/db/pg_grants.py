@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.core import errors, models
-from workbench.db import audit, backends, guarded, mapping, migrations, pg_policies, tables
+from workbench.db import audit, backends, guarded, mapping, migrations, one_statement, pg_policies, tables
 from workbench.db.claims import pg_trusted as pg_trusted_claim
 from workbench.db.claims import postgresql as pg_claims
 from workbench.db.roles import OPERATOR_ROLE, SUPERVISOR_ROLE
@@ -164,7 +164,9 @@ def _trusted_functions(
     if q.shape.single_write and not q.shape.separate_locks:  # Complete without edits
         writer = guarded.GuardedWriter(typing.cast(Any, None), q, trail)
         completes = {
-            o.name: writer.statement(guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True))
+            o.name: one_statement.statement(
+                writer, guarded.Shape(models.EventKind.COMPLETE, outcome=o.name, unlock=True)
+            )
             for o in q.config.outcomes
         }
         statements += pg_trusted.trusted_complete(conn, q, wb_schema, completes)

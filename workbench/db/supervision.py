@@ -4,7 +4,7 @@ figures (lock board, health, statistics). The operator's operations are workqueu
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import sqlalchemy as sa
@@ -12,10 +12,10 @@ import sqlalchemy as sa
 from workbench.core import errors, models, problems, workflow
 from workbench.db import (
     claims,
-    dberrors,
     groups,
     lockrules,
     lockshapes,
+    moves,
     permissions,
     rowrules,
     supervisor_choices,
@@ -27,7 +27,6 @@ from workbench.db.figures import hourly, lock_board, operators, queue_health
 from workbench.db.operator_text import check_user as _check_user
 
 SWEEP_BATCH = 500  # rows per transaction: short transactions, no lock escalation on SQL Server
-MOVE_BATCH = 500  # likewise for a supervisor's move of waiting items
 # Locks the lock board lists per queue, oldest first: a window never loads a hundred thousand rows
 # at once (painted in ~110 ms at 10,000, README "Benchmarks"); it says how many it left out.
 BOARD_ROWS = 20_000
@@ -292,121 +291,9 @@ class Supervision(supervisor_choices.SupervisorChoices):
         keys: list[Any] | None = None,
         where: Mapping[str, Any] | None = None,
     ) -> list[Any]:
-        """A supervisor's bulk move: write `changes` ({column: value}, e.g. another category or tier, so
-        another queue or group serves them) to the waiting items nobody holds, those named by `keys` or
-        every one whose columns hold `where`'s values. Items held or finished are left alone. Each moved
-        item's audit row keeps the values before and after. Returns the keys moved, in key order."""
-        _check_user(actor)
-        q = self.q
-        reason = workflow.reason_given("move", reason)
-        values = q.coerce_moves(changes, "--set")
-        if not values:
-            raise errors.UsageError.of(problems.MOVE_NOTHING)
-        chosen = q.coerce_moves(where or {}, "--where")
-        if not keys and not chosen:
-            raise errors.UsageError(
-                "name the items to move: their keys, or --where COL=VALUE for every waiting item that matches"
-            )
-        moved: list[Any] = []
-
-        def batch_of(keys: list[Any] | None, after: Any) -> Callable[[sa.Connection], list[Any]]:
-            return lambda conn: self._move(conn, actor, values, chosen, reason, keys=keys, after=after)
-
-        if keys:
-            typed = sorted({q.coerce_key(k) for k in keys})
-            for i in range(0, len(typed), MOVE_BATCH):
-                moved += self.db.write(batch_of(typed[i : i + MOVE_BATCH], None))
-            return moved
-        after: Any = None
-        while True:  # every match, a batch per transaction, onward from the last key moved
-            batch = self.db.write(batch_of(None, after))
-            moved += batch
-            if len(batch) < MOVE_BATCH:
-                return moved
-            after = batch[-1]
-
-    def _move(
-        self,
-        conn: sa.Connection,
-        actor: str,
-        values: dict[str, Any],
-        chosen: dict[str, Any],
-        reason: str,
-        *,
-        keys: list[Any] | None = None,
-        after: Any = None,
-    ) -> list[Any]:
-        q = self.q
-        action = errors.Phrase.of(problems.DO_MOVE, q.name)
-        self._require_supervisor(conn, actor, action)
-        # The table's row rule (WAITING, db/rowrules.py), narrowed to the items asked for.
-        waiting = [*rowrules.before(q, "move").all, *(q.table.c[name] == value for name, value in chosen.items())]
-        if keys is not None:
-            waiting.append(q.key.in_(keys))
-        elif after is not None:
-            waiting.append(q.key > after)
-        # Read and lock the rows first (the values before, for the trail); the UPDATE tests again that
-        # nobody holds them, so a claim between the two wins and its item stays as it is.
-        free = lockrules.guard(q, "move", q.now())  # the table's lock rule (FREE), on the read and the write
-        read = (
-            sa.select(q.key, *(q.table.c[name] for name in values))
-            .where(*waiting, free)
-            .order_by(q.key)
-            .limit(MOVE_BATCH)
-            .with_for_update()
-        )
-        before = {row[q.key.name]: dict(row) for row in conn.execute(read).mappings()}
-        if not before:
-            return []
-        # A move keeps items waiting, here or (out of this queue's scope) for another queue: finishing
-        # an item is work, with a claim and an outcome (the table's After.WAITING_OR_OUT, as the rows
-        # read with the values written). The database's own check says the same (grants).
-        finished = sa.not_(rowrules.written_after(q, "move", values))
-        if conn.execute(sa.select(q.key).where(q.key.in_(list(before)), finished).limit(1)).first() is not None:
-            shown = ", ".join(f"{name}={value}" for name, value in values.items())
-            raise errors.UsageError.of(problems.MOVE_FINISHES, q.name, shown)
-        # Where a procedure runs it, it moves each item (rows read and locked above) and records it.
-        return self.acts.run(
-            conn,
-            writes.Act(
-                "move",
-                actor,
-                tuple(before),
-                {"changes": values, "reason": reason.strip()},
-                action,
-                refused=lambda: dberrors.Busy(f"{q.name}: an item was claimed while it was being moved"),  # retried
-            ),
-            own=lambda: self._move_here(conn, actor, values, reason, before, [*waiting, free], action),
-            answer=lambda rows: list(before),
-        )
-
-    def _move_here(
-        self,
-        conn: sa.Connection,
-        actor: str,
-        values: dict[str, Any],
-        reason: str,
-        before: dict[Any, dict[str, Any]],
-        waiting: list[sa.ColumnElement[bool]],
-        action: errors.Phrase,
-    ) -> list[Any]:
-        """The move by workbench's own statements: one UPDATE of the rows read (still waiting, free), their records."""
-        q = self.q
-        update = sa.update(q.table).where(q.key.in_(list(before)), *waiting).values(values)
-        with permissions.supervising(conn, actor, action):
-            changed = conn.execute(update).rowcount
-        if changed != len(before):
-            raise dberrors.Busy(f"{q.name}: an item was claimed while it was being moved")  # retried afresh
-        self.trail.write(
-            conn,
-            [
-                self.trail.row(
-                    models.EventKind.MOVE, key, actor, reason=reason.strip(), detail={"changes": q.changes(row, values)}
-                )
-                for key, row in before.items()
-            ],
-        )
-        return list(before)
+        """A supervisor's bulk move of waiting items nobody holds (moves.py): the keys moved, in key order."""
+        mover = moves.Mover(self.db, self.q, self.trail, self.acts, self._require_supervisor)
+        return mover.move(actor, changes, reason, keys=keys, where=where)
 
     def _take_away(self, conn: sa.Connection, actor: str, key: Any, reason: str, to_user: str | None) -> models.Lock:
         q = self.q

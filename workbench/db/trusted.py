@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.db import fastpath, guarded, roles, writes
+from workbench.db import fastpath, guarded, one_statement, roles, writes
 from workbench.db.rules import pg_names
 
 _ASK = object()  # the login not asked yet
@@ -30,7 +30,7 @@ class TrustedComplete:
         self._fast: dict[writes.Shape, fastpath.FastStatement] = {}
 
     def takes(self, shape: writes.Shape) -> bool:
-        return shape.finishes and self.w.one_statement_of(shape)
+        return shape.finishes and one_statement.takes(shape)
 
     def _callable(self) -> str | None:
         if self._gone:

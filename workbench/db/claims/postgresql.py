@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -190,12 +191,15 @@ class SkipLockedClaim(base.ClaimMethod):
             self.pick(q, where, extra, limit).cte(f"wb_branch{i}").prefix_with("MATERIALIZED")
             for i, where in enumerate(self._branches(q, now, shaped, trail, user))
         ]
+        return self.write(q, trail, self.merged(branches, limit), user, count=count, table_row=table_row, after=after)
+
+    @staticmethod
+    def merged(branches: list[sa.CTE], limit: Any) -> sa.CTE:
+        """The candidates: the one branch's, or the branches' together, at most `limit` of them."""
         if len(branches) == 1:
-            cand = branches[0]
-        else:
-            merged = sa.union_all(*(sa.select(b) for b in branches)).subquery("wb_merged")
-            cand = sa.select(merged).limit(limit).cte("wb_cand")
-        return self.write(q, trail, cand, user, count=count, table_row=table_row, after=after)
+            return branches[0]
+        merged = sa.union_all(*(sa.select(b) for b in branches)).subquery("wb_merged")
+        return sa.select(merged).limit(limit).cte("wb_cand")
 
     @staticmethod
     def limit_checks(
@@ -457,27 +461,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
         writes = q.lock_writes(user, now, token)
         mine = sa.and_(locks.c.queue == sa.literal(q.name, literal_execute=True))
 
-        expired = (
-            sa.select(
-                locks.c.item_key.label("wb_item"),
-                locks.c.lock_user.label("wb_prev_owner"),
-                locks.c.token.label("wb_prev_token"),
-                locks.c.locked_at.label("wb_prev_time"),
-            )
-            .select_from(q.locked_source)
-            .where(
-                self._item_waits(q, True, user),
-                q.user.is_not(None),
-                q.stale(now),
-                *self.not_own_work(q, trail, user),
-                *chosen,
-            )
-            .order_by(*q.order_by())
-            .limit(1)
-            .with_for_update(skip_locked=True, of=locks)
-            .cte("wb_expired")
-            .prefix_with("MATERIALIZED")
-        )
+        expired = self._expired(q, trail, user, now, chosen)
         retaken = (
             sa.update(locks)
             .where(mine, locks.c.item_key == expired.c.wb_item)
@@ -527,3 +511,35 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
         )
         both = sa.union_all(sa.select(retaken), sa.select(inserted)).subquery("wb_taken")
         return sa.select(both)
+
+    def _expired(
+        self,
+        q: mapping.BoundQueue,
+        trail: audit_mod.AuditTrail,
+        user: Any,
+        now: sa.ColumnElement[Any],
+        chosen: list[sa.ColumnElement[bool]],
+    ) -> sa.CTE:
+        """The first expired lock row of this queue another may take over, its row locked (SKIP LOCKED)."""
+        locks = typing.cast(lockshapes.LockTable, q.shape).locks
+        return (
+            sa.select(
+                locks.c.item_key.label("wb_item"),
+                locks.c.lock_user.label("wb_prev_owner"),
+                locks.c.token.label("wb_prev_token"),
+                locks.c.locked_at.label("wb_prev_time"),
+            )
+            .select_from(q.locked_source)
+            .where(
+                self._item_waits(q, True, user),
+                q.user.is_not(None),
+                q.stale(now),
+                *self.not_own_work(q, trail, user),
+                *chosen,
+            )
+            .order_by(*q.order_by())
+            .limit(1)
+            .with_for_update(skip_locked=True, of=locks)
+            .cte("wb_expired")
+            .prefix_with("MATERIALIZED")
+        )
