@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import datetime as dt
 import re
+import shutil
 import tempfile
 import tomllib
 from collections.abc import Callable, Hashable
@@ -230,6 +232,32 @@ class Env:
                 dict(r)
                 for r in conn.execute(sa.select(table).where(table.c.queue == queue).order_by(table.c.id)).mappings()
             ]
+
+
+_SQLITE_DEMO: dict[str, tuple[dt.datetime, Path]] = {}  # "held": this process's demo of a minute and its folder
+
+
+def sqlite_demo(directory: Path) -> Path:
+    """demo.create(directory): the README's demo on SQLite (the database, its config, the scans), copied from one
+    this process built in the current minute. The demo's rows count back from the current minute, so a copy is
+    what the test would have built only in that minute; the two differ only in the migrations' `applied_at`
+    (tests/test_templates.py). A folder that exists already is built in, as demo.create does."""
+    if directory.exists():
+        return demo.create(directory)
+    for _ in range(3):
+        minute = _minute()
+        held = _SQLITE_DEMO.get("held")
+        if held is None or held[0] != minute:
+            if held is not None:
+                shutil.rmtree(held[1].parent, ignore_errors=True)
+            folder = Path(tempfile.mkdtemp(prefix="wb-sqlite-demo-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            demo.create(folder / "demo")
+            held = _SQLITE_DEMO["held"] = (minute, folder / "demo")
+        if _minute() == minute:  # not built (or found) across a minute's turn: its rows are this minute's
+            shutil.copytree(held[1], directory)
+            return directory / demo.CONFIG_NAME
+    return demo.create(directory)
 
 
 def _minute() -> dt.datetime:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests import support
 from workbench import demo
 from workbench.cli import main
 
@@ -49,7 +50,7 @@ def cli(capsys: pytest.CaptureFixture[str]) -> CLI:
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    return demo.create(tmp_path / "demo")
+    return support.sqlite_demo(tmp_path / "demo")
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ def assert_clean(result: Run) -> None:
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    return demo.create(tmp_path / "demo")
+    return support.sqlite_demo(tmp_path / "demo")
 
 
 def held(config: Path) -> tuple[str, str]:

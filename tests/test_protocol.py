@@ -61,9 +61,10 @@ def _drain(pg: Pg, text: str, queue: str) -> dict[str, str]:
     empty; returns each completed item's key and the login that completed it (never two)."""
     import json
     import os
-    import subprocess
     import sys
     from pathlib import Path
+
+    from tests.helpers import forked
 
     repo = Path(__file__).resolve().parents[1]
     go = pg.tmp / "go"
@@ -89,9 +90,7 @@ def _drain(pg: Pg, text: str, queue: str) -> dict[str, str]:
         ]
         procs.append(
             (
-                subprocess.Popen(
-                    cmd, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, stderr=subprocess.PIPE, text=True
-                ),
+                forked.Popen(cmd, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}),
                 out,
                 login,
             )

@@ -8,7 +8,6 @@ import dataclasses
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import support
+from tests.helpers import forked
 from workbench import demo
 from workbench.config import loader
 from workbench.core import errors
@@ -264,9 +264,7 @@ def test_processes_never_review_their_own_work(native_env: support.Env) -> None:
         procs.append(
             (
                 f"w{i}",
-                subprocess.Popen(
-                    cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True
-                ),
+                forked.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}),
                 out,
             )
         )

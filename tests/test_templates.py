@@ -1,8 +1,11 @@
 """PostgreSQL's per-test demo databases copied from a template (support.Env.copy_template): a copy is the
-database the test would have built, and a database a test already made something in is never replaced."""
+database the test would have built, and a database a test already made something in is never replaced. The
+README's SQLite demo copied from one built in the same minute (support.sqlite_demo) likewise."""
 
 from __future__ import annotations
 
+import filecmp
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import servers, support
+from workbench import demo
 
 # What a database holds, as a test could tell: its tables' rows, indexes, functions, triggers and policies.
 _CATALOG = {
@@ -112,3 +116,34 @@ def test_nobody_connects_to_a_template(pg_server: servers.Server, databases: lis
             pass
     finally:
         engine.dispose()
+
+
+def _sqlite_dump(path: Path) -> list[str]:
+    """The SQLite database's schema and rows, but the migrations' times (applied_at: when they ran), sorted (two
+    builds in one process may create the audit table's indexes in another order)."""
+    conn = sqlite3.connect(path)
+    try:
+        return sorted(line for line in conn.iterdump() if not line.startswith('INSERT INTO "workbench_schema_version"'))
+    finally:
+        conn.close()
+
+
+def test_a_copied_sqlite_demo_is_the_demo_built(tmp_path: Path) -> None:
+    for _ in range(3):
+        minute = support._minute()
+        built = demo.create(tmp_path / f"built{minute:%H%M}")
+        support.sqlite_demo(tmp_path / f"first{minute:%H%M}")  # built (or found) in this minute
+        copied = support.sqlite_demo(tmp_path / f"copied{minute:%H%M}")  # copied
+        if support._minute() == minute:
+            break
+    else:
+        pytest.skip("three minutes turned while building")
+    assert support._SQLITE_DEMO["held"][0] == minute
+    assert _sqlite_dump(copied.parent / demo.DB_NAME) == _sqlite_dump(built.parent / demo.DB_NAME)
+    assert len(_sqlite_dump(built.parent / demo.DB_NAME)) > 500  # the rows are there
+    assert copied.read_text(encoding="utf-8") == built.read_text(encoding="utf-8") == demo.config_text()
+    scans = filecmp.dircmp(built.parent / "scans", copied.parent / "scans")
+    assert scans.left_list == scans.right_list and not scans.diff_files and scans.left_list
+    assert sorted(p.name for p in copied.parent.iterdir()) == sorted(p.name for p in built.parent.iterdir())
+    with pytest.raises(Exception, match="already exists"):  # a folder with a demo in it: as demo.create
+        support.sqlite_demo(copied.parent)

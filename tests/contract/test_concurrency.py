@@ -6,7 +6,6 @@ import collections
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ import sqlalchemy as sa
 
 from tests import support
 from tests.conftest import POOLED
+from tests.helpers import forked
 from workbench import demo
 from workbench.core import errors
 from workbench.db import claims
@@ -59,9 +59,7 @@ def _run_workers(
         ]
         procs.append(
             (
-                subprocess.Popen(
-                    cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True
-                ),
+                forked.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}),
                 out,
             )
         )

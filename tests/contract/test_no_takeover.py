@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ import sqlalchemy as sa
 
 from tests import support
 from tests.conftest import POOLED
+from tests.helpers import forked
 from tests.test_permissions import OPERATORS, Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
 from workbench import demo
 from workbench.db import pg_grants
@@ -95,9 +95,7 @@ def _run(
         ]
         procs.append(
             (
-                subprocess.Popen(
-                    cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True
-                ),
+                forked.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}),
                 out,
                 ready,
             )

@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from PySide6.QtWidgets import QAbstractButton
 
 from tests import support
-from workbench import demo
 from workbench.config import loader, model
 from workbench.gui import app as gui_app
 from workbench.gui import launcher, main_window, session
@@ -41,7 +40,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 def demo_config(backend: str, database_url: str, tmp_path: Path) -> Iterator[model.Config]:
     """The demo tables on `backend`: on SQLite exactly what the README's first line opens."""
     if backend == "sqlite":
-        yield loader.load(demo.create(tmp_path / "demo"))
+        yield loader.load(support.sqlite_demo(tmp_path / "demo"))
         return
     env = support.Env(backend, "native", database_url, tmp_path)
     env.demo(case_rows=30, import_rows=20)

@@ -1,0 +1,109 @@
+"""The racing tests' worker processes, started without paying Python's start-up each time.
+
+`python -m tests.helpers.claim_worker …` in a fresh interpreter costs a second or more of CPU before the
+worker's first claim (the interpreter, SQLAlchemy, the drivers, workbench: most of a racing test's time on the
+two-core machine, twelve processes at a time). Here one process per test session imports them once (a
+multiprocessing forkserver, preloaded with the worker modules) and forks each worker from it: every worker
+is still an OS process of its own, with its own connections, started together by the `go` file as before;
+only the imports are shared. The forkserver itself imports nothing else (no Qt, no pytest, no engine, no
+thread), so what a worker inherits is what a fresh interpreter would have after the same imports.
+
+`Popen` takes the command line the tests wrote for `subprocess.Popen` (`[sys.executable, "-m", MODULE,
+*ARGS]`) and answers `poll`, `communicate` and `returncode` as `subprocess.Popen` does (stderr as text, read
+from a file the worker writes it to).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+# The modules a forked worker may run (each has main() -> int, reading sys.argv as `python -m` gives it).
+WORKERS = ("tests.helpers.claim_worker", "tests.helpers.takeover_worker")
+# Imported once in the forkserver: the workers and the drivers they connect with (psycopg alone costs as much as
+# the rest). One that is not installed is left out (the forkserver passes over an ImportError).
+PRELOAD = (
+    *WORKERS,
+    "sqlalchemy.dialects.sqlite.pysqlite",
+    "psycopg",
+    "sqlalchemy.dialects.postgresql.psycopg",
+    "pymysql",
+    "sqlalchemy.dialects.mysql.pymysql",
+    "pyodbc",
+    "sqlalchemy.dialects.mysql.pyodbc",
+)
+
+
+@functools.cache
+def _forkserver() -> Any:
+    """The forkserver context (its server started by the first worker, kept for the session)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(PRELOAD))
+    return context
+
+
+def _child(module: str, argv: list[str], env: dict[str, str], cwd: str, stderr_path: str) -> None:
+    """In the forked worker: the environment, directory, stderr and argv `python -m module` would have had."""
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)  # noqa: SIM115
+    sys.argv = [module, *argv]
+    code = importlib.import_module(module).main()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def Popen(cmd: Sequence[str], cwd: Path | str, env: Mapping[str, str]) -> Any:
+    """The worker `cmd` (`[sys.executable, "-m", MODULE, *ARGS]`) forked from the preloaded forkserver, or with
+    WORKBENCH_TEST_FORK=0 in a fresh interpreter (subprocess.Popen)."""
+    if os.environ.get("WORKBENCH_TEST_FORK") == "0":
+        return subprocess.Popen(list(cmd), cwd=cwd, env=dict(env), stderr=subprocess.PIPE, text=True)
+    return Forked(cmd, cwd, env)
+
+
+class Forked:
+    """A worker forked from the preloaded forkserver, answering as subprocess.Popen(cmd, stderr=PIPE, text=True)."""
+
+    def __init__(self, cmd: Sequence[str], cwd: Path | str, env: Mapping[str, str]) -> None:
+        if len(cmd) < 3 or cmd[1] != "-m" or cmd[2] not in WORKERS:
+            raise ValueError(f"not a forkable worker: {cmd[:3]}")
+        handle, path = tempfile.mkstemp(prefix="worker-", suffix=".stderr")
+        os.close(handle)
+        self._stderr = Path(path)
+        self._process = _forkserver().Process(
+            target=_child, args=(cmd[2], list(cmd[3:]), dict(env), str(cwd), path), daemon=True
+        )
+        self._process.start()
+        self.pid = self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.exitcode  # type: ignore[no-any-return]
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def communicate(self, timeout: float | None = None) -> tuple[None, str]:
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired(str(self._process.name), timeout or 0.0)
+        try:
+            text = self._stderr.read_text(encoding="utf-8", errors="backslashreplace")
+        finally:
+            self._stderr.unlink(missing_ok=True)
+        return None, text
+
+    def kill(self) -> None:
+        self._process.kill()
