@@ -170,7 +170,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("workbench", "workbench.core")),
     (
         "config",
-        ("workbench.config", "workbench.journal", "workbench.journal_guard", "workbench.logs", "workbench.credentials"),
+        (
+            "workbench.config",
+            "workbench.journal",
+            "workbench.journal_guard",
+            "workbench.logs",
+            "workbench.credentials",
+            "workbench.codecache",
+        ),
     ),
     (
         # Small modules everything in db/ may use; fieldspec is the form's and the engine's field rules.

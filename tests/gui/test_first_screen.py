@@ -142,6 +142,7 @@ FIRST_SCREEN_IMPORTS = frozenset(
         "workbench",
         "workbench.cli",
         "workbench.cli.argtypes",
+        "workbench.codecache",  # the dataclasses' methods compiled by the last start (saves more than it costs)
         "workbench.cli.command_server",
         "workbench.cli.common",
         "workbench.cli.launcher",

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from workbench.cli import command_server
+from workbench import codecache
+
+# Before any dataclass is made (the command line's, the window's, the engine's): their methods as the
+# last start compiled them. Here, at the import of the `workbench` command's entry point.
+codecache.install()
+
+from workbench.cli import command_server  # noqa: E402 - after the install
 
 
 def main() -> int:
