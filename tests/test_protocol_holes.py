@@ -69,15 +69,14 @@ def test_the_protocols_own_functions_are_not_callable_by_hand(pg: Pg, capsys: py
     assert (_state(pg), _rows(pg, "workbench_reviews")) == before
     # Of every function grants installs, operators may call only the trusted claim and Complete and the
     # settling of their own transaction's audit row; other logins none. (Not grants': the claim functions
-    # init makes for a transaction pooler, db/claims/pg_function.py, and the reads whose plans the pooled
-    # sessions keep, db/backends/pg_kept.py, which run with the caller's rights: calling one is running its
-    # statements by hand, which the attacks in test_protocol.py are.)
+    # init makes for a transaction pooler, db/claims/pg_function.py, which run with the caller's rights:
+    # calling one is running its statements by hand, which the attacks in test_protocol.py are.)
     with pg.admin.engine.connect() as conn:
         functions = conn.execute(
             sa.text(
                 "SELECT p.oid, p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
                 "WHERE n.nspname = current_schema() AND (p.proname LIKE 'wb\\_%' OR p.proname LIKE 'workbench\\_%') "
-                "AND NOT ((p.proname LIKE 'wb\\_claim\\_%' OR p.proname LIKE 'wb\\_read\\_%') AND NOT p.prosecdef)"
+                "AND NOT (p.proname LIKE 'wb\\_claim\\_%' AND NOT p.prosecdef)"
             )
         ).all()
         assert len(functions) > 10

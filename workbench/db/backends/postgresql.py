@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import dberrors
-from workbench.db.backends import indexes, pg_kept
+from workbench.db.backends import indexes
 from workbench.db.backends.base import (
     LIKE_ESCAPE,
     Backend,
@@ -147,9 +147,6 @@ class PostgresqlBackend(Backend):
 
     def session_setup(self, engine: sa.Engine, db: model.DatabaseConfig) -> None:
         if db.pooler == "transaction":
-            # No statement is prepared through the pooler: the frequent reads' plans kept in functions
-            # the pooled server sessions plan once each (pg_kept).
-            pg_kept.keep_plans(engine)
             # The timeouts the connection's options set without a pooler, for one transaction each
             # (SET LOCAL): connect.Database runs this first in every transaction of its own.
             engine.workbench_transaction_settings = sa.select(  # type: ignore[attr-defined]
