@@ -675,8 +675,8 @@ def statements_top(admin_url: str, window_hours: float, top: int = 12) -> list[s
     the reset), most first: ms of execution per window-hour, calls per window-hour, mean ms, the text."""
     engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
     stmt = sa.text(
-        "SELECT s.query, s.calls, s.total_exec_time + s.total_plan_time AS ms FROM pg_stat_statements s "
-        "JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = :db ORDER BY 3 DESC"
+        "SELECT s.query, s.calls, s.plans, s.total_exec_time + s.total_plan_time AS ms, s.total_plan_time AS plan_ms "
+        "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = :db ORDER BY 4 DESC"
     )
     try:
         with engine.connect() as conn:
@@ -684,14 +684,45 @@ def statements_top(admin_url: str, window_hours: float, top: int = 12) -> list[s
     finally:
         engine.dispose()
     total = sum(row.ms for row in rows) or 1.0
-    lines = [f"statements: {total / window_hours:.0f} ms of execution per window-hour in all, {len(rows)} kinds"]
+    planning = sum(row.plan_ms for row in rows)
+    calls = sum(row.calls for row in rows)
+    head = (
+        f"statements: {total / window_hours:.0f} ms of execution and planning per window-hour in all "
+        f"({planning / window_hours:.0f} ms planning), {calls / window_hours:.0f} calls per window-hour, "
+        f"{len(rows)} kinds"
+    )
+    lines = [head]
+    dump = os.environ.get("SEATS_BENCH_STATEMENTS")  # a file for every statement's whole text, to read later
+    if dump:
+        with open(dump, "a", encoding="utf-8") as out:
+            for row in rows:
+                out.write(
+                    f"{row.ms / window_hours:.1f} ms/window-h, {row.calls / window_hours:.0f} calls: {row.query}\n\n"
+                )
     for row in rows[:top]:
         text = " ".join(row.query.split())[:150]
         lines.append(
             f"  {row.ms / window_hours:7.1f} ms/window-h {row.ms / total:4.0%}  {row.calls / window_hours:7.0f} "
-            f"calls/window-h  {row.ms / max(1, row.calls):.3f} ms  {text}"
+            f"calls/window-h  {row.ms / max(1, row.calls):.3f} ms (plan {row.plan_ms / max(1, row.calls):.3f} ms, "
+            f"{row.plans / max(1, row.calls):.0%} planned)  {text}"
         )
     return lines
+
+
+def server_transactions(admin_url: str) -> float:
+    """The server's transactions in the benchmark's database so far (pg_stat_database: committed and
+    rolled back; read in a transaction of its own, so the figure is the statistics' latest)."""
+    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT pg_stat_clear_snapshot()")
+            row = conn.execute(
+                sa.text("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = :db"),
+                {"db": DATABASE},
+            ).scalar()
+    finally:
+        engine.dispose()
+    return float(row or 0)
 
 
 def bouncer_totals(bouncer: servers.PgBouncer) -> tuple[float, float, float]:
@@ -777,13 +808,18 @@ def run_round(
         _wait_until(measure_from)
         if args.statements:
             statements_reset(admin_url)
+        xacts_before = server_transactions(admin_url)
         cpu_before = cpu_now()
         pooled_before = bouncer_totals(bouncer) if bouncer is not None else None
         load_from = os.getloadavg()[0]
         _wait_until(measure_from + args.duration)
         cpu, pooler_cpu, relay_cpu = (after - before for after, before in zip(cpu_now(), cpu_before, strict=True))
         load_to = os.getloadavg()[0]
-        statements = statements_top(admin_url, seats * args.duration / 3600) if args.statements else []
+        # The server's statistics are sent at a transaction's end (at most every second): what the last
+        # second's transactions did is counted a moment later.
+        time.sleep(1.5)
+        xacts = server_transactions(admin_url) - xacts_before
+        statements = statements_top(admin_url, seats * args.duration / 3600, args.top) if args.statements else []
         pooled = (
             [after - before for after, before in zip(bouncer_totals(bouncer), pooled_before, strict=True)]
             if bouncer is not None and pooled_before is not None
@@ -811,6 +847,8 @@ def run_round(
         **through,
         "peak connections": float(watch.peak),
         "server CPU s per seat-hour": cpu / (seats * window / 3600),
+        "server transactions per seat-hour": xacts / (seats * window / 3600),
+        "pooler transactions per seat-hour": pooled[0] / (seats * window / 3600) if pooled is not None else math.nan,
         "server CPU cores": cpu / window,
         "PgBouncer CPU cores": pooler_cpu / window,
         "relay CPU cores": relay_cpu / window,
@@ -964,6 +1002,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="load pg_stat_statements into the throwaway server and print where its time went in each round",
     )
+    parser.add_argument("--top", type=int, default=12, help="with --statements: how many statements to print")
+    parser.add_argument(
+        "--only-relay",
+        action="store_true",
+        help="with --relay: run only the rounds with a relay (not each route's round without one)",
+    )
     parser.add_argument(
         "--max-connections",
         type=int,
@@ -988,7 +1032,8 @@ def main(argv: list[str] | None = None) -> int:
     limit = args.max_connections
     options = f"-c max_connections={limit}"
     if args.statements:
-        options += " -c shared_preload_libraries=pg_stat_statements"
+        # Planning counted too: through PgBouncer (no prepared statements before 1.21) each call is planned.
+        options += " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on"
     target = harness.Target.open("postgresql", args.url, durable=args.durable, options=options)
     columns: dict[str, dict[str, float]] = {}
     lines: list[str] = []
@@ -1026,7 +1071,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.relay
                 else []
             )
-            for route, dsn, counts_every, pooler in routes + relayed + unshared + reference:
+            unrelayed = [] if args.relay and args.only_relay else routes
+            for route, dsn, counts_every, pooler in unrelayed + relayed + unshared + reference:
                 name = f"{seats} {route}"
                 if dsn is None and not direct_fits(seats, args.supervisors, limit):
                     lines.append(
