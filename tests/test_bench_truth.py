@@ -2,10 +2,13 @@
 process tree), never another server's on the same machine (claim_bench summed every postgres/mariadbd
 process, so another server's work showed up, even negative, and SQLite reported server CPU it has no
 server for); seats_bench's simulated windows run on a schedule, never two calls of one window at once,
-and a round whose clients took more than half of the cores is not called the server's."""
+and a round whose clients took more than half of the cores is not called the server's; claim_bench's
+two sides of a --reference (or --aa) run are built by the same steps, in alternating order, and run
+one right after the other, the first alternating."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 import subprocess
@@ -20,7 +23,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import servers
-from tests.benchmarks import harness, seats_bench
+from tests.benchmarks import harness, seats_bench, sides
 
 ROOT = Path(__file__).resolve().parent.parent
 BURN = {  # a query that keeps one server process busy for a second or two
@@ -242,3 +245,103 @@ def test_process_tree_cpu_counts_the_given_tree_only() -> None:
         for proc in (tree, sibling):
             proc.kill()
             proc.communicate()
+
+
+# -- claim_bench --reference / --aa: both sides built and run alike ---------------------------------
+
+
+def test_a_contenders_two_sides_are_built_in_alternating_order() -> None:
+    order = sides.build_order([("wb", "wb ref"), ("next", "next ref"), ("nodefer", "nodefer ref")])
+    assert order == ["wb", "wb ref", "next ref", "next", "nodefer", "nodefer ref"]
+
+
+@pytest.mark.parametrize("contenders", [2, 3, 4])
+@pytest.mark.parametrize("alone", [[], [["hand-written"], ["procrastinate"]]])
+def test_the_sides_run_together_first_in_turn_never_one_database_twice_in_a_row(
+    contenders: int, alone: list[list[str]]
+) -> None:
+    groups = [[f"c{n}", f"c{n} ref"] for n in range(contenders)] + alone
+    plan = sides.schedule(groups, 8)
+    flat = [run for runs in plan for run in runs]
+    assert all(sorted(runs) == sorted(run for group in groups for run in group) for runs in plan)
+    # (a contender alone at the end of one round and the start of the next runs twice: no side to swap)
+    assert all(a != b for a, b in itertools.pairwise(flat) if [a] not in alone), plan
+    for n in range(contenders):
+        this, ref = f"c{n}", f"c{n} ref"
+        for runs in plan:  # one right after the other
+            assert abs(runs.index(this) - runs.index(ref)) == 1, runs
+        for first in range(0, 8, 4):  # each side first in two of every four rounds
+            firsts = [runs.index(this) < runs.index(ref) for runs in plan[first : first + 4]]
+            assert firsts.count(True) == 2, (n, plan)
+    assert plan[1][0] in groups[-1], "the blocks' order reverses from round to round"
+
+
+def test_one_pair_alone_runs_abba() -> None:
+    assert sides.schedule([["wb", "wb ref"]], 4) == [["wb", "wb ref"], ["wb ref", "wb"]] * 2
+
+
+def test_top_up_refills_a_drained_queue_behind_the_rows_there() -> None:
+    target = harness.Target.open("sqlite", None)
+    try:
+        url, _ = harness.build_workbench_db(target, "topup", 50)
+        engine = sa.create_engine(url)
+        try:
+            with engine.begin() as conn:
+                conn.exec_driver_sql("UPDATE cases SET status = 'resolved' WHERE case_id <= 40")
+            assert harness.top_up(target, "topup", "cases", 50) == 40
+            assert harness.top_up(target, "topup", "cases", 50) == 0
+            with engine.connect() as conn:
+                waiting = conn.exec_driver_sql("SELECT min(case_id), max(case_id) FROM cases WHERE status = 'new'")
+                assert tuple(waiting.one()) == (41, 90)
+        finally:
+            engine.dispose()
+    finally:
+        target.close()
+
+
+def test_claim_bench_aa_builds_and_runs_both_sides_alike() -> None:
+    """An A/A run (this tree against a copy of itself) on SQLite: both sides' databases built by the same
+    steps (each by its own tree, in a process of its own), the build order alternating by contender,
+    each contender's two sides run one right after the other with the first alternating, and the
+    this/ref ratio printed round by round with its min–max."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.benchmarks.claim_bench",
+            *shlex.split("--backend sqlite --processes 1 --rows 200 --seconds 0.3 --rounds 2 --then-next --aa"),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "A/A: the reference is a copy of this tree" in out, out
+    built = [line.split(":")[0].removeprefix("setup ") for line in out.splitlines() if line.startswith("setup ")]
+    assert built == [
+        "workbench",
+        "workbench (reference)",
+        "workbench, then next (reference)",
+        "workbench, then next",
+    ], out
+    steps = {line.split(":")[1].split(",")[1].split()[0] for line in out.splitlines() if line.startswith("setup ")}
+    assert steps == {"init+attach+analyze"}, out  # the same steps on both sides
+    ran = [line.split(" (round")[0].removeprefix("running ") for line in out.splitlines() if line.startswith("running")]
+    assert ran == [
+        "workbench",
+        "workbench (reference)",
+        "workbench, then next (reference)",
+        "workbench, then next",
+        "workbench, then next (reference)",  # no database twice in a row: the first block keeps its order
+        "workbench, then next",
+        "workbench (reference)",
+        "workbench",
+    ], out
+    for short in ("wb", "next"):
+        line = next(line for line in out.splitlines() if line.startswith(f"{short} this/ref pairs/s by round: "))
+        assert "median" in line and "min–max" in line, line
+    assert "load average" in out, out

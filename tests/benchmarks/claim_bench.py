@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from tests import servers
-from tests.benchmarks import harness
+from tests.benchmarks import harness, sides
 
 SETUP_TIMEOUT = 300.0  # seconds for all processes to start, import, connect and warm up (a busy 2-core box)
 ROWS = ["pairs/s", "claim p50 ms", "claim p99 ms", "complete p50 ms", "complete p99 ms", "pairs", "window s", "errors"]
@@ -93,9 +93,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="TREE",
         help="a checkout of another commit (e.g. `git archive main | tar -x -C /tmp/ref`): each workbench "
         "contender runs a second time with that tree's workbench, in a database of its own, interleaved "
-        "with this tree's in the same run (its databases initialised by that tree: its own migration and functions)",
+        "with this tree's in the same run (its databases initialised by that tree: its own migration and functions); "
+        "both sides built alike, in alternating order, and run one right after the other, the first alternating",
+    )
+    parser.add_argument(
+        "--aa",
+        action="store_true",
+        help="A/A: this tree against a copy of itself as the --reference, built and run as a reference is: "
+        "its this/ref ratios (each round's and their min–max) show what differences between two trees are noise",
     )
     args = parser.parse_args(argv)
+    if args.aa and args.reference:
+        parser.error("--aa is this tree against a copy of itself: not with --reference")
     try:
         args.levels = [int(level) for level in str(args.processes).split(",")]
     except ValueError:
@@ -253,22 +262,23 @@ REFERENCE = " (reference)"
 _SHORT = {"workbench": "wb", "workbench, allow_defer = false": "nodefer", "workbench, then next": "next"}
 
 
-def _on_reference(setup: Any, tree: str) -> Any:
-    """`setup`'s contender in a database of its own, its claimers importing workbench from `tree`."""
+def _on_tree(setup: Any, tree: Path, *, reference: bool) -> Any:
+    """`setup`'s contender in a database of its own, initialised by `tree`'s workbench in a process of its
+    own and its claimers importing workbench from `tree`: this tree's side and the reference's alike."""
 
-    def on_reference(target: harness.Target, rows: int) -> dict[str, Any]:
-        name = f"wbref_{setup.__name__.removeprefix('setup_')}"
-        url, timings = harness.build_workbench_db(target, name, rows, tree=tree)
+    def on_tree(target: harness.Target, rows: int) -> dict[str, Any]:
+        name = f"wb{'ref' if reference else 'this'}{setup.__name__.removeprefix('setup_workbench')}"
+        url, timings = harness.build_workbench_db(target, name, rows, tree=str(tree))
         return {
-            "kind": _REFERENCED[setup] + REFERENCE,
+            "kind": _REFERENCED[setup] + (REFERENCE if reference else ""),
             "url": url,
             "password": target.password,
             "db": name,
             "setup": timings,
-            "tree": str(Path(tree).resolve()),
+            "tree": str(tree),
         }
 
-    return on_reference
+    return on_tree
 
 
 def _revision(tree: str) -> str:
@@ -393,34 +403,50 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit("--pgbouncer needs PostgreSQL on a server without a password (it trusts loopback)")
             bouncer = servers.start_pgbouncer(target.server, pool_size=args.processes, in_turn=False)
             setups += [setup_pooler_setting, *pgbouncer_setups(target, bouncer)]
+        if args.aa:
+            args.reference = str(sides.copy_of_this_tree(target.tmp / "aa-reference"))
+            print(f"A/A: the reference is a copy of this tree ({args.reference}): its this/ref ratios are noise")
+        pairs = []
         if args.reference:
-            setups += [_on_reference(setup, args.reference) for setup in setups if setup in _REFERENCED]
-            print(f"reference: {args.reference} ({_revision(args.reference)}); this tree: {_revision('.')}")
-        specs = []
-        for setup in setups:
+            reference = sides.prepare(args.reference)
+            pairs = [
+                (_on_tree(setup, sides.THIS_TREE, reference=False), _on_tree(setup, reference, reference=True))
+                for setup in setups
+                if setup in _REFERENCED
+            ]
+            setups = [setup for setup in setups if setup not in _REFERENCED]
+            print(f"reference: {reference} ({_revision(str(reference))}); this tree: {_revision(str(sides.THIS_TREE))}")
+        specs: dict[str, dict[str, Any]] = {}
+        for setup in sides.build_order(pairs) + setups:
             spec = setup(target, args.rows)
             steps = ", ".join(f"{k} {v:.1f} s" for k, v in spec["setup"].items())
             print(f"setup {spec['kind']}: {steps}", flush=True)
-            specs.append(spec)
-        runs = [(level, spec) for level in args.levels for spec in specs]
-        rounds: dict[tuple[int, str], list[harness.LoopResult]] = {(n, spec["kind"]): [] for n, spec in runs}
+            specs[spec["kind"]] = spec
+        # A contender's two sides run one right after the other (the same machine for both), as a block.
+        kinds = [[kind, kind + REFERENCE] for kind in specs if kind + REFERENCE in specs]
+        kinds += [[kind] for kind in specs if kind + REFERENCE not in specs and not kind.endswith(REFERENCE)]
+        groups = [[(level, kind) for kind in group] for level in args.levels for group in kinds]
+        rounds: dict[tuple[int, str], list[harness.LoopResult]] = {run: [] for group in groups for run in group}
         # The CPU of this benchmark's own server (its process tree), warm-up included; None on SQLite.
         own_server = harness.ServerCpu(target)
         server_cpu = dict.fromkeys(rounds, 0.0)
         checks: dict[str, tuple[int, int]] = {}
-        for number in range(args.rounds):
-            for level, spec in runs if number % 2 == 0 else runs[::-1]:
+        for number, order in enumerate(sides.schedule(groups, args.rounds)):
+            for level, kind in order:
+                spec = specs[kind]
+                added = harness.top_up(target, spec["db"], _table(kind), args.rows)
                 if args.vacuum:
                     target.vacuum(spec["db"])
                 target.checkpoint()
                 at = f", {level} processes" if len(args.levels) > 1 else ""
-                print(f"running {spec['kind']} (round {number + 1} of {args.rounds}{at}) ...", flush=True)
+                more = f"; {added:,} waiting rows added" if number and added else ""
+                print(f"running {kind} (round {number + 1} of {args.rounds}{at}{more}) ...", flush=True)
                 cpu = own_server.seconds()
-                rounds[level, spec["kind"]].append(run_processes(spec, level, args.seconds, args.warmup))
+                rounds[level, kind].append(run_processes(spec, level, args.seconds, args.warmup))
                 after = own_server.seconds()
                 if cpu is not None and after is not None:
-                    server_cpu[level, spec["kind"]] += after - cpu
-                checks[spec["kind"]] = db_check(target, spec)
+                    server_cpu[level, kind] += after - cpu
+                checks[kind] = db_check(target, spec)
         if args.rounds > 1:
             for (level, kind), results_of in rounds.items():
                 at = f" at {level} processes" if len(args.levels) > 1 else ""
@@ -428,7 +454,14 @@ def main(argv: list[str] | None = None) -> int:
                     f"{kind}{at}: pairs/s by round "
                     + ", ".join(f"{harness.figures(r)['pairs/s']:,.0f}" for r in results_of)
                 )
-        counted = {spec["kind"]: 0 for spec in specs}
+        for level, kind in rounds:
+            if kind + REFERENCE in specs:  # this tree over the reference, round by round (each pair ran together)
+                this, ref = (
+                    [harness.figures(r)["pairs/s"] for r in rounds[level, k]] for k in (kind, kind + REFERENCE)
+                )
+                at = f" at {level} processes" if len(args.levels) > 1 else ""
+                print(f"{_SHORT[kind]} this/ref pairs/s{at} by round: {sides.spread(sides.ratios(this, ref))}")
+        counted = dict.fromkeys(specs, 0)
         for (level, kind), results_of in rounds.items():
             counted[kind] += _pairs(results_of, level, args.warmup)
         for level in args.levels:
@@ -454,6 +487,13 @@ def main(argv: list[str] | None = None) -> int:
             bouncer.stop()
         target.close()
     return 0
+
+
+def _table(kind: str) -> str:
+    """The table a contender's queue is (what top_up fills)."""
+    return {"hand-written": "jobs", "procrastinate": "procrastinate_jobs"}.get(
+        kind.removesuffix(" via PgBouncer"), "cases"
+    )
 
 
 def _pairs(results: list[harness.LoopResult], processes: int, warmup: int) -> int:

@@ -767,7 +767,7 @@ def run_backend(args: argparse.Namespace, backend: str) -> None:
                 sides[-1].env["PGPASSWORD"] = target.password
         print(
             f"gui_bench: {backend}, {args.rows:,} rows ({args.waiting:.0%} waiting); {target.description}; "
-            f"{os.cpu_count()} CPUs; QT_QPA_PLATFORM={env['QT_QPA_PLATFORM']}",
+            f"{harness.machine_load()}; QT_QPA_PLATFORM={env['QT_QPA_PLATFORM']}",
             flush=True,
         )
         url, timings = harness.build_workbench_db(target, "wbgui_queue", args.rows, fraction=args.waiting)

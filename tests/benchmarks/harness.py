@@ -243,10 +243,10 @@ _FILL = {
                {_CATEGORY}, 1 + (g * 7) % 4, CASE WHEN {{w}} THEN 'new' ELSE 'resolved' END,
                TIMESTAMP '2020-01-01' + (g + 4320) * INTERVAL '1 minute',
                CASE WHEN {{w}} THEN NULL ELSE 'Done.' END, CASE WHEN {{w}} THEN NULL ELSE 30 END
-          FROM generate_series(1, {{n}}) AS s(g)""",
+          FROM generate_series({{a}}, {{n}}) AS s(g)""",
     "sqlite": f"""
         INSERT INTO cases ({_COLUMNS})
-        WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < {{n}})
+        WITH RECURSIVE s(g) AS (SELECT {{a}} UNION ALL SELECT g + 1 FROM s WHERE g < {{n}})
         SELECT g, strftime('%Y-%m-%d %H:%M:%S', '2020-01-01', g || ' minutes') || '.000000',
                'Customer ' || (g % 997), 'customer' || (g % 997) || '@example.com', 'Case ' || g,
                'Generated for the benchmark.', {_CATEGORY}, 1 + (g * 7) % 4,
@@ -262,7 +262,7 @@ _FILL = {
                {_CATEGORY}, 1 + (g * 7) % 4, CASE WHEN {{w}} THEN 'new' ELSE 'resolved' END,
                DATE_ADD('2020-01-01', INTERVAL g + 4320 MINUTE),
                CASE WHEN {{w}} THEN NULL ELSE 'Done.' END, CASE WHEN {{w}} THEN NULL ELSE 30 END
-          FROM (SELECT seq AS g FROM seq_1_to_{{n}}) AS s""",
+          FROM (SELECT seq AS g FROM seq_{{a}}_to_{{n}}) AS s""",
 }
 
 
@@ -279,8 +279,19 @@ def create_demo_tables(engine: sa.Engine) -> sa.Table:
     return cases
 
 
-def fill_cases(engine: sa.Engine, table: sa.Table, rows: int, *, fraction: float = 1.0, layout: str = "newest") -> None:
-    """Insert `rows` cases; `fraction` of them waiting (status 'new'), the others 'resolved'."""
+def fill_cases(
+    engine: sa.Engine,
+    table: sa.Table,
+    rows: int,
+    *,
+    fraction: float = 1.0,
+    layout: str = "newest",
+    first: int = 1,
+) -> None:
+    """Insert `rows` cases; `fraction` of them waiting (status 'new'), the others 'resolved'. `first`: the
+    first row's case_id (more waiting rows behind those there are: `fraction` 1 only)."""
+    if first != 1 and fraction != 1.0:
+        raise ValueError("rows added behind others are all waiting (fraction 1)")
     dialect = "mariadb" if engine.dialect.name in ("mysql", "mariadb") else engine.dialect.name
     sql = _FILL.get(dialect)
     where = waiting_predicate(rows, fraction, layout)
@@ -288,15 +299,16 @@ def fill_cases(engine: sa.Engine, table: sa.Table, rows: int, *, fraction: float
         try:
             with engine.begin() as conn:
                 # no_parameters: the driver gets the text as written, without %-interpolation.
-                conn.execution_options(no_parameters=True).exec_driver_sql(sql.format(n=rows, w=where))
+                text = sql.format(a=first, n=first + rows - 1, w=where)
+                conn.execution_options(no_parameters=True).exec_driver_sql(text)
             return
         except sa.exc.ProgrammingError:
             if dialect != "mariadb":
                 raise  # only the Sequence engine may be missing (a server built without it)
-    _fill_in_chunks(engine, table, rows, fraction, layout)
+    _fill_in_chunks(engine, table, rows, fraction, layout, first)
 
 
-def _fill_in_chunks(engine: sa.Engine, table: sa.Table, rows: int, fraction: float, layout: str) -> None:
+def _fill_in_chunks(engine: sa.Engine, table: sa.Table, rows: int, fraction: float, layout: str, first: int) -> None:
     import datetime as dt
 
     waiting = round(rows * fraction)
@@ -305,8 +317,8 @@ def _fill_in_chunks(engine: sa.Engine, table: sa.Table, rows: int, fraction: flo
     categories = ("Printing", "Hardware", "Software", "Network", "Access", "Email")
     chunk: list[dict[str, Any]] = []
     with engine.begin() as conn:
-        for g in range(1, rows + 1):
-            new = g > rows - waiting if layout == "newest" else g % every == 0
+        for g in range(first, first + rows):
+            new = g - first + 1 > rows - waiting if layout == "newest" else g % every == 0
             opened = base + dt.timedelta(minutes=g)
             chunk.append(
                 {
@@ -390,6 +402,7 @@ def build_workbench_db(
 _INIT_WITH = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
+import workbench
 from tests.benchmarks import harness
 from workbench import demo
 from workbench.db import service
@@ -398,6 +411,7 @@ with service.Workbench.open(config, password=os.environ.get("WB_BENCH_PASSWORD")
     wb.init()
     demo.attach_all(wb)
     harness.analyze(wb.engine, "cases")
+print(os.path.realpath(workbench.__file__))
 """
 
 
@@ -413,6 +427,43 @@ def _init_with(tree: str, url: str, password: str | None, pooler: str) -> None:
     )
     if done.returncode != 0:
         raise RuntimeError(f"initialising {url} with {tree} failed:\n{done.stderr[-3000:]}")
+    imported = Path(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
+    if imported is None or not imported.is_relative_to(Path(tree).resolve()):
+        raise RuntimeError(f"initialising {url}: workbench came from {imported}, not from {tree}")
+
+
+# Rows still waiting and the highest key, by table: what top_up counts before it adds rows behind them.
+_WAITING = {
+    "cases": (
+        "SELECT count(*) FROM cases WHERE status = 'new' AND wb_locked_by IS NULL",
+        "SELECT max(case_id) FROM cases",
+    ),
+    "jobs": ("SELECT count(*) FROM jobs WHERE status = 'todo'", "SELECT max(id) FROM jobs"),
+    "procrastinate_jobs": ("SELECT count(*) FROM procrastinate_jobs WHERE status = 'todo'", None),
+}
+
+
+def top_up(target: Target, name: str, table: str, rows: int) -> int:
+    """Add waiting rows behind those left in database `name` until `rows` wait, as new work arrives in a
+    queue: every run starts with a full queue (a drained one ends its window early, and a round that
+    finds nothing measures nothing). Returns how many rows it added."""
+    count_sql, max_sql = _WAITING[table]
+    engine = sa.create_engine(target.url(name, with_password=True, native=True))
+    try:
+        with engine.connect() as conn:
+            missing = rows - int(conn.exec_driver_sql(count_sql).scalar() or 0)
+            last = int(conn.exec_driver_sql(max_sql).scalar() or 0) if max_sql else 0
+        if missing <= 0:
+            return 0
+        if table == "cases":
+            fill_cases(engine, schema.build(sa.MetaData())[0], missing, first=last + 1)
+            return missing
+        fill = HAND_FILL_FROM if table == "jobs" else PROC_FILL
+        with engine.begin() as conn:
+            conn.exec_driver_sql(fill, (last + 1, last + missing) if table == "jobs" else (missing,))
+        return missing
+    finally:
+        engine.dispose()
 
 
 # -- what is measured ---------------------------------------------------------------------------
@@ -496,6 +547,7 @@ HAND_SCHEMA = [
     "CREATE INDEX jobs_todo ON jobs (id) WHERE status = 'todo'",
 ]
 HAND_FILL = "INSERT INTO jobs (id, status, payload) SELECT g, 'todo', 'job ' || g FROM generate_series(1, %s) g"
+HAND_FILL_FROM = "INSERT INTO jobs (id, status, payload) SELECT g, 'todo', 'job ' || g FROM generate_series(%s, %s) g"
 HAND_CLAIM = """UPDATE jobs SET status = 'doing', locked_by = %s, locked_at = now(), token = md5(random()::text)
                  WHERE id = (SELECT id FROM jobs WHERE status = 'todo' ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)
                 RETURNING *"""

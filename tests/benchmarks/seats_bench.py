@@ -933,7 +933,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--url", help="admin URL of an existing PostgreSQL (default: a throwaway server)")
     parser.add_argument(
-        "--dsn", help="another URL of the same database through a transaction pooler started by hand; measured last"
+        "--dsn",
+        help="another URL of the same database through a transaction pooler started by hand; last in a pass",
     )
     parser.add_argument(
         "--no-pgbouncer",
@@ -949,6 +950,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--durable", action="store_true", help="the throwaway server at its default durability (commits flushed)"
     )
     parser.add_argument("--rows", type=int, default=50_000, help="waiting rows in each round's fresh table")
+    parser.add_argument(
+        "--passes",
+        type=int,
+        default=1,
+        help="run the rounds of every size and route this many times, each pass in the reverse order of the one "
+        "before (sizes and routes interleaved: a drift of the machine does not grow with the size)",
+    )
     parser.add_argument("--processes", type=int, default=2, help="processes the seats run in")
     parser.add_argument(
         "--threads", type=int, default=4, help="threads per process that run the windows' due steps (default 4)"
@@ -1053,6 +1061,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# PgBouncer {bouncer.port}: pool_mode transaction, default_pool_size {args.pool_size}", flush=True)
         if args.dsn:
             routes.append(("dsn", args.dsn, args.counts_every, "transaction"))
+        runs: list[tuple[int, tuple[str, str | None, int, str]]] = []
         for index, seats in enumerate(args.seat_counts):
             # The start page counted after every Complete, as before issue 42: at the first size only.
             reference = [("direct, counts each time", None, 0, "none")] if args.reference and index == 0 else []
@@ -1072,8 +1081,12 @@ def main(argv: list[str] | None = None) -> int:
                 else []
             )
             unrelayed = [] if args.relay and args.only_relay else routes
-            for route, dsn, counts_every, pooler in unrelayed + relayed + unshared + reference:
-                name = f"{seats} {route}"
+            runs += [(seats, way) for way in unrelayed + relayed + unshared + reference]
+        # Sizes and routes interleaved: each pass runs every one's round, the next pass in the reverse order,
+        # so that a drift of the machine (other work, a warmer cache) does not grow with the size.
+        for number in range(args.passes):
+            for seats, (route, dsn, counts_every, pooler) in runs if number % 2 == 0 else runs[::-1]:
+                name = f"{seats} {route}" + (f" (pass {number + 1})" if args.passes > 1 else "")
                 if dsn is None and not direct_fits(seats, args.supervisors, limit):
                     lines.append(
                         f"{name}: not run, {seats} windows need about {2 * seats} connections (max_connections {limit})"
