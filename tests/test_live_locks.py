@@ -129,14 +129,14 @@ def test_postgresql_searches_the_expiry_range_not_every_lock(native_env: support
 @pytest.mark.parametrize("backend", ["postgresql"])
 def test_a_complete_finds_its_row_by_the_key(native_env: support.Env) -> None:
     from workbench.core import models
-    from workbench.db import guarded
+    from workbench.db import guarded, one_statement
 
     wb = native_env.demo(case_rows=400, import_rows=1)
     wq = wb.queue("cases")
     with wb.engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE cases")  # no lock held: the partial lock index looks empty
     shape = guarded.Shape(models.EventKind.COMPLETE, outcome="resolved", unlock=True)
-    statement = wq.writer._statement(shape)
+    statement = one_statement.statement(wq.writer, shape)
     values = {"wb_key": 1, "wb_token": "0" * 32, "wb_user": "ann", "wb_a_token": "d" * 64}
     sent = statement.compile(dialect=wb.engine.dialect).construct_expanded_state(values)
     with wb.engine.connect() as conn:

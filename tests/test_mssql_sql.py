@@ -333,7 +333,7 @@ def test_extend_is_capped_by_max_lock_duration() -> None:
 
 def test_guarded_writes_are_plain_updates_on_sql_server() -> None:
     writer = guarded.GuardedWriter(types.SimpleNamespace(dialect="mssql"), demo_queue(), trail("cases"))
-    assert writer.one_statement is False  # the audit row is a second statement in the same transaction
+    assert not writer.q.backend.one_statement_writes  # the audit row: a second statement in the same transaction
     sql = one_line(compiled(writer._statement(guarded.Shape(models.EventKind.RELEASE, unlock=True))[0]))
     assert sql.startswith("UPDATE cases SET") and "WITH " not in sql and "workbench_audit" not in sql
     assert "FOR UPDATE" not in sql and "RETURNING" not in sql and "OUTPUT" not in sql

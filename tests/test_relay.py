@@ -288,6 +288,10 @@ def test_a_listening_relay_wakes_a_window_at_once(native_env: support.Env, relay
     polling.close()
     relays[-1].stop()
     relays.append(RelayThread(wb, every=30.0, listening_every=30.0))
+    # It listens once its first read is done and its own connection has said LISTEN (a moment under load).
+    deadline = time.monotonic() + 10
+    while not relays[-1].relay.listening and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert relays[-1].relay.listening
     client = relay_client.RelayClient(relays[-1].address, "alice", ["cases"])
     client.connect()
