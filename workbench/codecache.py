@@ -39,7 +39,7 @@ KEEP_AT_MOST = 4000
 
 _table: dict[str, CodeType] = {}
 _used: set[str] = set()
-_state = {"installed": False, "new": 0}
+_state = {"installed": False, "new": 0, "saving": True}
 
 
 def cache_file() -> Path:
@@ -97,13 +97,19 @@ def _compile(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -
 
 
 def save(path: Path | None = None) -> None:
-    """Write the file if this process compiled a text it did not hold."""
-    if not _state["new"]:
+    """Write the file if this process compiled a text it did not hold (and may write: write_nothing())."""
+    if not _state["new"] or not _state["saving"]:
         return
     _state["new"] = 0
     table = _table if len(_table) <= KEEP_AT_MOST else {k: v for k, v in _table.items() if k in _used}
     with contextlib.suppress(Exception):  # no cache to be had: the next start compiles as before
         _write(path or cache_file(), dict(table))
+
+
+def write_nothing() -> None:
+    """This process keeps what it compiled to itself: the self-test writes nothing outside its own temporary
+    folder (an installer runs it, the user's cache is not its to fill)."""
+    _state["saving"] = False
 
 
 def install() -> None:

@@ -373,8 +373,9 @@ def main(
     if args.self_test:
         if args.command is not None:
             (parser or build_parser()).error("--self-test takes no command")
-        from workbench import opening, selftest
+        from workbench import codecache, opening, selftest
 
+        codecache.write_nothing()
         target = opening.choose(args.config, args.profile) if args.config or args.profile else None
         return selftest.run(as_json=as_json, target=target)
     if args.command is None:
