@@ -59,7 +59,8 @@ def _read(path: Path) -> dict[str, CodeType]:
     return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, CodeType)}
 
 
-def _write(path: Path, table: dict[str, CodeType]) -> None:
+def write_marshal(path: Path, table: Any) -> None:
+    """`table` marshalled into `path` (the start caches' files: this one's and gui/qt_bytecode.py's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written aside and renamed: a start beside this one reads the old file or the new one, never half.
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
@@ -103,7 +104,7 @@ def save(path: Path | None = None) -> None:
     _state["new"] = 0
     table = _table if len(_table) <= KEEP_AT_MOST else {k: v for k, v in _table.items() if k in _used}
     with contextlib.suppress(Exception):  # no cache to be had: the next start compiles as before
-        _write(path or cache_file(), dict(table))
+        write_marshal(path or cache_file(), dict(table))
 
 
 def write_nothing() -> None:

@@ -14,17 +14,16 @@ everything else reaches Python's own `compile()`. No Qt import here: this runs b
 from __future__ import annotations
 
 import builtins
-import contextlib
 import hashlib
 import importlib.util
 import logging
 import marshal
-import os
 import sys
-import tempfile
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from workbench import codecache
 
 log = logging.getLogger("workbench.gui")
 
@@ -48,20 +47,6 @@ def _read(path: Path) -> dict[str, tuple[bytes, Any]]:
     except (EOFError, ValueError, TypeError):
         return {}  # damaged: made again
     return table if isinstance(table, dict) else {}
-
-
-def _write(path: Path, table: dict[str, tuple[bytes, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Written aside and renamed: a start beside this one reads the old file or the new one, never half.
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(marshal.dumps(table))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def load() -> None:
@@ -104,6 +89,6 @@ def load() -> None:
         builtins.compile = real_compile
     if seen and seen != table:
         try:
-            _write(path, seen)
+            codecache.write_marshal(path, seen)
         except OSError as exc:
             log.debug("shiboken's bytecode not kept in %s: %s", path, exc)
