@@ -37,7 +37,10 @@ ON_POSTGRES = {
     "--check-every 1 --no-reference --relay",
 }
 # MariaDB only: against the test session's MariaDB.
-ON_MARIADB = {"round_trips_bench": "--rows 300 --pairs 10 --rounds 1"}
+ON_MARIADB = {
+    "round_trips_bench": "--rows 300 --pairs 10 --rounds 1",
+    "pair_cost_bench": "--backend mariadb --aa --pairs 60 --no-callgrind",  # statements and schema; callgrind takes minutes
+}
 # Need what a test run does not have: a three-node Galera cluster, a built bundle (dist/workbench).
 ELSEWHERE = {"galera_bench", "bundle_bench"}
 
@@ -86,3 +89,5 @@ def test_benchmark_runs_tiny_on_postgresql(name: str, pg_server: servers.Server)
 def test_benchmark_runs_tiny_on_mariadb(name: str, mariadb_server: servers.Server) -> None:
     out = _run(name, f"{ON_MARIADB[name]} --url {mariadb_server.admin_url()}")
     assert "load average" in out and "cores" in out, out
+    if name == "pair_cost_bench":  # a tree against a copy of itself: the same statements and schema
+        assert "statements and schema: the same" in out and "3.00 statements per pair" in out, out
