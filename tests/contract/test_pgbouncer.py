@@ -274,6 +274,47 @@ def test_the_claim_and_complete_keep_the_statement_timeout_through_the_pooler(po
         probe.dispose()
 
 
+def test_an_operations_transaction_gets_its_timeouts_with_its_begin(pooled_env: PooledEnv) -> None:
+    """Through the pooler an operation's transaction (a read, a Save's write) sends its timeouts (SET LOCAL) in
+    the message of its BEGIN: no statement of their own (issue 51: a `SELECT set_config(…)` parsed and planned
+    in every transaction). They hold: a Save waiting for a row another transaction holds gives up after
+    `statement_timeout`, and the pooled sessions keep no timeout afterwards."""
+    env = pooled_env
+    config = env.demo_config()
+    config = dataclasses.replace(config, database=dataclasses.replace(config.database, statement_timeout=1))
+    env.demo()
+    wb = env.open(config)
+    sent: list[str] = []
+    sa.event.listen(wb.engine, "before_cursor_execute", lambda _c, _cur, statement, *_a: sent.append(statement))
+    shown = wb.db.read(
+        lambda conn: tuple(
+            conn.exec_driver_sql(
+                "SELECT current_setting('statement_timeout'), current_setting('idle_in_transaction_session_timeout')"
+            ).one()
+        )
+    )
+    assert shown == ("1s", "2s")
+    q = wb.queue("cases")
+    claim = q.claim_next("ann")[0]
+    table = q.q.table
+    with env.engine.connect() as blocker, blocker.begin():  # someone's transaction holds the row
+        blocker.execute(sa.select(table.c.case_id).where(table.c.case_id == claim.lock.key).with_for_update())
+        started = time.monotonic()
+        with pytest.raises((errors.WorkbenchError, sa.exc.DBAPIError), match="statement timeout"):
+            q.save("ann", claim.lock.key, claim.lock.token, {"priority": 2})
+        assert time.monotonic() - started < 10
+    assert q.save("ann", claim.lock.key, claim.lock.token, {"priority": 2}).owner == "ann"
+    assert sent and not [statement for statement in sent if "set_config" in statement.lower()]
+    probe = sa.create_engine(env.url, connect_args={"prepare_threshold": None})
+    try:
+        for _ in range(6):
+            with probe.connect() as conn:
+                assert conn.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
+                assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "0"
+    finally:
+        probe.dispose()
+
+
 def test_a_connection_profile_says_it_goes_through_the_pooler(
     pooled_env: PooledEnv, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -16,6 +16,7 @@ from sqlalchemy import event
 from workbench.config import model
 from workbench.core import errors
 from workbench.db import backends, dberrors, odbc
+from workbench.db.backends import base as backend_base
 
 T = TypeVar("T")
 
@@ -229,15 +230,14 @@ class Database:
         if getattr(self._joined, "conn", None) is not None:
             yield  # already inside one
             return
-        settings: sa.Executable | None = getattr(self.engine, "workbench_transaction_settings", None)
-        with dberrors.translated(), self.engine.connect() as conn, conn.begin():
-            if settings is not None:
-                conn.execute(settings)
-            self._joined.conn = conn
-            try:
-                yield
-            finally:
-                self._joined.conn = None
+        with dberrors.translated(), self.engine.connect() as conn:
+            conn.execution_options(**{backend_base.OPERATION: True})
+            with conn.begin():
+                self._joined.conn = conn
+                try:
+                    yield
+                finally:
+                    self._joined.conn = None
 
     def in_one_read(self) -> bool:
         """Is this thread inside one_read() (its reads joined in one transaction)?"""
@@ -254,21 +254,17 @@ class Database:
         return self._busy_attempts
 
     def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
-        # Through a transaction pooler the session's settings are not ours: each transaction makes
-        # its own (SET LOCAL), e.g. its statement timeout (the backend's session_setup says which).
-        settings: sa.Executable | None = getattr(self.engine, "workbench_transaction_settings", None)
+        # Through a transaction pooler the session's settings are not ours: each transaction makes its own
+        # (SET LOCAL), e.g. its statement timeout, as it begins (the backend's session_setup says which and how).
 
         def once() -> T:
             with dberrors.translated(), self.engine.connect() as conn:
+                conn.execution_options(**{backend_base.OPERATION: True})
                 if write:
                     conn = self.backend.for_writing(conn)
                     with self._write_lock, conn.begin():
-                        if settings is not None:
-                            conn.execute(settings)
                         return fn(conn)
                 with conn.begin():
-                    if settings is not None:
-                        conn.execute(settings)
                     return fn(conn)
 
         return self.retrying(once)

@@ -328,6 +328,31 @@ def _in_one_pipeline(held: _Held, *sends: Callable[[Any], None]) -> list[list[An
     return out
 
 
+def begin_with_settings(conn: Any, settings: str) -> None:
+    """Open the transaction psycopg would open at the first statement on `conn` (not in autocommit) with the
+    transaction's `settings` (SET LOCAL …) in the same simple query as its BEGIN: one round trip, nothing
+    planned. psycopg sends no BEGIN of its own then (the server says a transaction is open), and its commit()
+    and rollback() end this one. The BEGIN says what psycopg's would (SQLAlchemy sets the isolation level on
+    a connection again after its use in autocommit)."""
+    from psycopg import IsolationLevel, errors, generators, pq
+
+    if conn.autocommit or conn.pgconn.transaction_status != pq.TransactionStatus.IDLE:
+        return
+    begin = ["BEGIN"]
+    if conn.isolation_level is not None:
+        begin.append("ISOLATION LEVEL " + IsolationLevel(conn.isolation_level).name.replace("_", " "))
+    if conn.read_only is not None:
+        begin.append("READ ONLY" if conn.read_only else "READ WRITE")
+    if conn.deferrable is not None:
+        begin.append("DEFERRABLE" if conn.deferrable else "NOT DEFERRABLE")
+    with conn.lock:
+        conn.pgconn.send_query(f"{' '.join(begin)}; {settings}".encode())
+        results = conn.wait(generators.execute(conn.pgconn))
+    for result in results:
+        if result.status == pq.ExecStatus.FATAL_ERROR:
+            raise errors.error_from_result(result, encoding=conn.info.encoding)
+
+
 def _one_result(conn: Any, results: list[Any]) -> Any:
     """The one result of a statement, or the database's error as psycopg's exception for it."""
     from psycopg import errors, pq

@@ -371,6 +371,10 @@ def search_index_name(column: sa.Column[Any], kind: str = "search") -> str:
     return f"wb_{table}_{column.name}_{kind}"[:60]
 
 
+# The execution option connect.Database sets on the connections of its own transactions (read, write,
+# one_read): a backend whose transactions carry settings (PostgreSQL through a pooler: its timeouts) gives
+# them to these, not to init's or attach's, which may run longer than an operation may.
+OPERATION = "workbench_operation"
 LIKE_ESCAPE = "/"  # not a backslash: MySQL's string literals read that one themselves
 
 

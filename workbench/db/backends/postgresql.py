@@ -17,6 +17,7 @@ from workbench.db import dberrors
 from workbench.db.backends import indexes
 from workbench.db.backends.base import (
     LIKE_ESCAPE,
+    OPERATION,
     Backend,
     ListenLost,
     ListenRefused,
@@ -146,18 +147,41 @@ class PostgresqlBackend(Backend):
         return url, {}, connect_args
 
     def session_setup(self, engine: sa.Engine, db: model.DatabaseConfig) -> None:
-        if db.pooler == "transaction":
-            # The timeouts the connection's options set without a pooler, for one transaction each
-            # (SET LOCAL): connect.Database runs this first in every transaction of its own.
-            engine.workbench_transaction_settings = sa.select(  # type: ignore[attr-defined]
-                *(
-                    sa.func.set_config(sa.literal(name), sa.literal(str(ms)), sa.true())
-                    for name, ms in (
-                        ("statement_timeout", db.statement_timeout * 1000),
-                        ("idle_in_transaction_session_timeout", db.statement_timeout * 2000),
-                    )
-                )
-            )
+        if db.pooler != "transaction":
+            return
+        from workbench.db import fastpath
+
+        timeouts = (
+            ("statement_timeout", db.statement_timeout * 1000),
+            ("idle_in_transaction_session_timeout", db.statement_timeout * 2000),
+        )
+        # The timeouts the connection's options set without a pooler, for one transaction each (SET LOCAL).
+        # The fast pool's one-statement calls send them in the statement's pipeline (fastpath.py):
+        engine.workbench_transaction_settings = sa.select(  # type: ignore[attr-defined]
+            *(sa.func.set_config(sa.literal(name), sa.literal(str(ms)), sa.true()) for name, ms in timeouts)
+        )
+        # The operations' transactions (connect.Database's) get them with their BEGIN, in one message
+        # (fastpath.begin_with_settings): one round trip, two utility commands the server neither analyses
+        # nor plans, where psycopg's BEGIN and a `SELECT set_config(…)` were two round trips and a statement
+        # parsed, analysed and planned each time (PgBouncer 1.18 prepares nothing): issue 51.
+        settings = "; ".join(f"SET LOCAL {name} = {int(ms)}" for name, ms in timeouts)
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn: sa.Connection) -> None:
+            if not conn.get_execution_options().get(OPERATION):
+                return  # init, attach, …: no timeout of their own through the pooler (docs/setup/pgbouncer.md)
+            dbapi = conn.connection.dbapi_connection
+            try:
+                fastpath.begin_with_settings(dbapi, settings)
+            except conn.dialect.loaded_dbapi.Error as exc:
+                # As SQLAlchemy wraps a statement's error: dberrors.translated() says what it means, and a
+                # connection found dead is not given out again.
+                invalid = conn.dialect.is_disconnect(exc, dbapi, None)
+                if invalid:
+                    conn.invalidate(exc)
+                raise sa.exc.DBAPIError.instance(
+                    settings, None, exc, conn.dialect.loaded_dbapi.Error, connection_invalidated=invalid
+                ) from exc
 
     def server_address(self, dbapi_connection: Any) -> Any:
         # The host and port libpq settled on, of those the URL lists: free, no round trip.
