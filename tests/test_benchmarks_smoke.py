@@ -39,7 +39,8 @@ ON_POSTGRES = {
 # MariaDB only: against the test session's MariaDB.
 ON_MARIADB = {
     "round_trips_bench": "--rows 300 --pairs 10 --rounds 1",
-    "pair_cost_bench": "--backend mariadb --aa --pairs 60 --no-callgrind",  # statements and schema; callgrind takes minutes
+    # Statements and schema only: callgrind takes minutes.
+    "pair_cost_bench": "--backend mariadb --aa --pairs 60 --no-callgrind",
 }
 # Need what a test run does not have: a three-node Galera cluster, a built bundle (dist/workbench).
 ELSEWHERE = {"galera_bench", "bundle_bench"}
