@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+# Bytecode: where PYTHONDONTWRITEBYTECODE is set (the shared development machine sets it), every pytest worker
+# rewrote the assertions of all the test modules as it collected them (about 20 s of CPU of the 35 s
+# collection, on each worker, on every run) and every Python process the tests start compiled workbench's
+# modules again. The suite writes them as Python does by default (next to the sources in __pycache__, which
+# git ignores), for the test modules imported after this one and, through the environment, for the xdist
+# workers and every process the tests start. WORKBENCH_TEST_BYTECODE=0 keeps the environment's setting.
+if os.environ.get("WORKBENCH_TEST_BYTECODE") != "0" and os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 
 import pytest
 import sqlalchemy as sa
