@@ -196,6 +196,11 @@ class Bench:
     admin: service.Workbench  # the owner's workbench (snapshots, the clock)
     workbenches: dict[str, service.Workbench]  # per person: their own login under grants, else the owner's
     _keys: Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(1))
+    # Built on first use: the tables a case may change, and the statements that read them.
+    _reflected: list[sa.Table] | None = dataclasses.field(default=None, init=False, repr=False)
+    _snapshot_select: Any = dataclasses.field(default=None, init=False, repr=False)
+    _audit_select: Any = dataclasses.field(default=None, init=False, repr=False)
+    _row_select: Any = dataclasses.field(default=None, init=False, repr=False)
 
     @property
     def id(self) -> str:
@@ -242,7 +247,7 @@ class Bench:
     # -- what a case may change -------------------------------------------------------------------
 
     def _tables(self) -> list[sa.Table]:
-        tables = getattr(self, "_reflected", None)
+        tables = self._reflected
         if tables is None:
             md = sa.MetaData()
             md.reflect(self.admin.engine)
@@ -252,34 +257,68 @@ class Bench:
             self._reflected = tables
         return tables
 
+    def _snapshot_statement(self) -> Any:
+        """Every row of the tables `_tables` names about the keys bound as `keys` (the item's, as the key
+        column holds them) and `item_keys` (as text, as workbench's tables hold them), in one statement: one
+        round trip, built once (its compiled form is cached). Each row is (table, its values...), padded
+        with NULLs to the widest table. On a server every value is read as text: a column's type is fixed
+        there, so its text is its value (the timestamps with their microseconds); SQLite keeps each value as
+        it is stored (its type included), so there the values come back as they are stored, unconverted."""
+        statement = self._snapshot_select
+        if statement is None:
+            tables = self._tables()
+            width = max(len(t.c) for t in tables)
+            as_text = self.admin.engine.dialect.name != "sqlite"
+            branches = []
+            for table in tables:
+                where = (
+                    table.c.id.in_(sa.bindparam("keys", expanding=True))
+                    if table.name == "items"
+                    else table.c.item_key.in_(sa.bindparam("item_keys", expanding=True))
+                )
+                values: list[Any] = [
+                    sa.cast(c, sa.String) if as_text else sa.type_coerce(c, sa.types.NullType()) for c in table.c
+                ]
+                padding = [sa.null()] * (width - len(values))
+                branches.append(sa.select(sa.literal(table.name, sa.String).label("t"), *values, *padding).where(where))
+            statement = sa.union_all(*branches)
+            self._snapshot_select = statement
+        return statement
+
     def snapshot(self, *keys: int) -> dict[str, list[tuple[Any, ...]]]:
         """Everything the database keeps about `keys`: the row (values and lock columns) and every row of
-        workbench's own tables about them (audit trail, lock table, notes, deferrals, reviews, cooldowns)."""
-        found: dict[str, list[tuple[Any, ...]]] = {}
+        workbench's own tables about them (audit trail, lock table, notes, deferrals, reviews, cooldowns),
+        each table's rows in one order (a table's rows are told apart by their primary key)."""
+        statement = self._snapshot_statement()
+        found: dict[str, list[tuple[Any, ...]]] = {t.name: [] for t in self._tables()}
         with self.admin.engine.connect() as conn:
-            for table in self._tables():
-                where = table.c.id.in_(keys) if table.name == "items" else table.c.item_key.in_([str(k) for k in keys])
-                order = list(table.primary_key.columns) or list(table.c)
-                found[table.name] = [tuple(r) for r in conn.execute(sa.select(table).where(where).order_by(*order))]
+            for table, *values in conn.execute(statement, {"keys": list(keys), "item_keys": [str(k) for k in keys]}):
+                found[table].append(tuple(values))
+        for rows in found.values():
+            rows.sort(key=lambda row: [(v is None, type(v).__name__, str(v)) for v in row])
         return found
 
     def audit_events(self, key: int) -> list[tuple[int, str, str, str]]:
         """The audit trail of `key`: (id, queue, event, actor), oldest first."""
-        audit = self.admin.audit_table
+        statement = self._audit_select
+        if statement is None:
+            audit = self.admin.audit_table
+            statement = (
+                sa.select(audit.c.id, audit.c.queue, audit.c.event, audit.c.actor)
+                .where(audit.c.item_key == sa.bindparam("item_key"))
+                .order_by(audit.c.id)
+            )
+            self._audit_select = statement
         with self.admin.engine.connect() as conn:
-            return [
-                (int(r.id), r.queue, r.event, r.actor)
-                for r in conn.execute(
-                    sa.select(audit.c.id, audit.c.queue, audit.c.event, audit.c.actor)
-                    .where(audit.c.item_key == str(key))
-                    .order_by(audit.c.id)
-                )
-            ]
+            return [(int(r.id), r.queue, r.event, r.actor) for r in conn.execute(statement, {"item_key": str(key)})]
 
     def row(self, key: int) -> dict[str, Any]:
-        table = self._tables()[0]
+        statement = self._row_select
+        if statement is None:
+            table = self._tables()[0]
+            statement = self._row_select = sa.select(table).where(table.c.id == sa.bindparam("key"))
         with self.admin.engine.connect() as conn:
-            return dict(conn.execute(sa.select(table).where(table.c.id == key)).mappings().one())
+            return dict(conn.execute(statement, {"key": key}).mappings().one())
 
     def close(self) -> None:
         for wb in {id(w): w for w in (self.admin, *self.workbenches.values())}.values():
