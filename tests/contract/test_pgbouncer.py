@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -250,10 +251,7 @@ def test_the_claim_and_complete_keep_the_statement_timeout_through_the_pooler(po
     its own for its transaction, so a Complete waiting for a row another transaction holds gives
     up after `statement_timeout`, and the pooled session keeps no timeout afterwards."""
     env = pooled_env
-    config = env.demo_config()
-    config = dataclasses.replace(config, database=dataclasses.replace(config.database, statement_timeout=1))
-    env.demo()
-    wb = env.open(config)
+    wb = _opened_with_a_one_second_timeout(env)
     q = wb.queue("cases")
     claim = q.claim_next("ann")[0]
     table = q.q.table
@@ -265,13 +263,7 @@ def test_the_claim_and_complete_keep_the_statement_timeout_through_the_pooler(po
         assert time.monotonic() - started < 10
     done = q.complete("ann", claim.lock.key, claim.lock.token, "resolved")
     assert done.outcome == "resolved"
-    probe = sa.create_engine(env.url, connect_args={"prepare_threshold": None})
-    try:
-        for _ in range(6):
-            with probe.connect() as conn:
-                assert conn.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
-    finally:
-        probe.dispose()
+    _pooled_sessions_keep_no_timeout(env, "statement_timeout")
 
 
 def test_an_operations_transaction_gets_its_timeouts_with_its_begin(pooled_env: PooledEnv) -> None:
@@ -280,10 +272,7 @@ def test_an_operations_transaction_gets_its_timeouts_with_its_begin(pooled_env: 
     in every transaction). They hold: a Save waiting for a row another transaction holds gives up after
     `statement_timeout`, and the pooled sessions keep no timeout afterwards."""
     env = pooled_env
-    config = env.demo_config()
-    config = dataclasses.replace(config, database=dataclasses.replace(config.database, statement_timeout=1))
-    env.demo()
-    wb = env.open(config)
+    wb = _opened_with_a_one_second_timeout(env)
     sent: list[str] = []
     sa.event.listen(wb.engine, "before_cursor_execute", lambda _c, _cur, statement, *_a: sent.append(statement))
     shown = wb.db.read(
@@ -305,12 +294,25 @@ def test_an_operations_transaction_gets_its_timeouts_with_its_begin(pooled_env: 
         assert time.monotonic() - started < 10
     assert q.save("ann", claim.lock.key, claim.lock.token, {"priority": 2}).owner == "ann"
     assert sent and not [statement for statement in sent if "set_config" in statement.lower()]
+    _pooled_sessions_keep_no_timeout(env, "statement_timeout", "idle_in_transaction_session_timeout")
+
+
+def _opened_with_a_one_second_timeout(env: PooledEnv) -> Any:
+    """The demo opened through the pooler with `statement_timeout = 1` (second)."""
+    config = env.demo_config()
+    config = dataclasses.replace(config, database=dataclasses.replace(config.database, statement_timeout=1))
+    env.demo()
+    return env.open(config)
+
+
+def _pooled_sessions_keep_no_timeout(env: PooledEnv, *settings: str) -> None:
+    """The pooler's server sessions (six connections in turn reach each of them) show `settings` at 0."""
     probe = sa.create_engine(env.url, connect_args={"prepare_threshold": None})
     try:
         for _ in range(6):
             with probe.connect() as conn:
-                assert conn.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
-                assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "0"
+                for setting in settings:
+                    assert conn.exec_driver_sql(f"SHOW {setting}").scalar() == "0"
     finally:
         probe.dispose()
 
