@@ -779,7 +779,7 @@ def run_round(
         plan_of = [dataclasses.replace(plan, relay=address) for plan in plan_of]
     # The measured window begins once every window has made its first claim (its start and first claim
     # cost its process about 170 ms of CPU: on a busy machine they take longer than the planned ramp,
-    # and measured they would be the clients' start-up, not the steady state), after SETTLE seconds.
+    # and measured they would be the clients' start-up, not the steady state), after --settle seconds.
     window = context.RawArray("d", [math.inf, math.inf])
     started = context.Value("i", 0)
     workers = [context.Process(target=worker_main, args=(plan, out, window, started), daemon=True) for plan in plan_of]
@@ -802,7 +802,7 @@ def run_round(
         while started.value < seats and time.time() < give_up:
             time.sleep(0.2)
         not_started = seats - started.value
-        measure_from = time.time() + SETTLE
+        measure_from = time.time() + args.settle
         window[1] = measure_from + args.duration
         window[0] = measure_from
         _wait_until(measure_from)
@@ -852,7 +852,7 @@ def run_round(
         "server CPU cores": cpu / window,
         "PgBouncer CPU cores": pooler_cpu / window,
         "relay CPU cores": relay_cpu / window,
-        "start-up beyond the ramp s": measure_from - SETTLE - (start + ramp),
+        "start-up beyond the ramp s": measure_from - args.settle - (start + ramp),
         "windows not started": float(not_started),
         "load at start": load_from,
         "load at end": load_to,
@@ -930,6 +930,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--ramp",
         type=float,
         help=f"seconds over which the seats start, unmeasured (default {RAMP_PER_SEAT} per seat, >= 5)",
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=SETTLE,
+        help=f"seconds between the last window's first claim and the measured window (default {SETTLE})",
     )
     parser.add_argument("--url", help="admin URL of an existing PostgreSQL (default: a throwaway server)")
     parser.add_argument(
