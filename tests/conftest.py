@@ -188,7 +188,7 @@ def pooled_env(pgbouncer: servers.PgBouncer, tmp_path: Path) -> Iterator[PooledE
 @pytest.fixture(scope="session")
 def mariadb_server() -> Iterator[servers.Server]:
     try:
-        server = servers.start_mariadb()
+        server = servers.start_mariadb(in_memory=True)
     except servers.ServerUnavailable as exc:
         _unavailable("MariaDB", str(exc))
     yield server

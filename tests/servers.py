@@ -266,11 +266,30 @@ def free_port() -> int:
     raise ServerUnavailable(f"no free port for worker {index} of {count}")
 
 
-def _workdir(prefix: str) -> Path:
+RAM_FOLDER = Path("/dev/shm")  # Linux's memory-backed file system, on every machine the tests run on
+RAM_FREE = 4 << 30  # bytes it must have free before a server's files go there
+
+
+def _workdir(prefix: str, *, in_memory: bool = False) -> Path:
+    """A new folder for a server's files. `in_memory`: in RAM_FOLDER where it is usable (a server whose
+    commits need not survive a crash: its files are never flushed to a disk, which MariaDB does at each
+    CREATE and DROP even with its log flushed once a second: a MariaDB contract test took a third of the
+    time on this machine); WORKBENCH_TEST_SERVERS_IN_MEMORY=0 keeps every one on disk."""
+    where = None
+    if in_memory and os.environ.get("WORKBENCH_TEST_SERVERS_IN_MEMORY", "1") != "0" and _ram_usable():
+        where = str(RAM_FOLDER)
     # mkdtemp makes a 0700 directory; the server runs as another user and must enter it.
-    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=where))
     path.chmod(0o755)
     return path
+
+
+def _ram_usable() -> bool:
+    try:
+        stat = os.statvfs(RAM_FOLDER)
+    except OSError:
+        return False
+    return os.access(RAM_FOLDER, os.W_OK | os.X_OK) and stat.f_bavail * stat.f_frsize >= RAM_FREE
 
 
 def _as_user(user: str, argv: list[str]) -> list[str]:
@@ -530,9 +549,10 @@ def _children(parent: int) -> list[int]:
     return found
 
 
-def start_mariadb(*, durable: bool = False) -> Server:
+def start_mariadb(*, durable: bool = False, in_memory: bool = False) -> Server:
     """Start a MariaDB instance on a free port; stop() removes it. Without `durable`, the log is
-    flushed about once a second rather than at each commit; with it, the server's default."""
+    flushed about once a second rather than at each commit; with it, the server's default.
+    `in_memory` (the tests' servers; a benchmark's stay on disk): its files in memory (_workdir)."""
     _may_start("MariaDB")
     external = os.environ.get("WORKBENCH_TEST_MARIADB")
     if external:  # host:port of a server where root logs in without a password
@@ -542,7 +562,7 @@ def start_mariadb(*, durable: bool = False) -> Server:
     install = shutil.which("mariadb-install-db")
     if not server_bin or not install:
         raise ServerUnavailable("MariaDB server (mariadbd, mariadb-install-db) is not installed")
-    work = _workdir("wb-maria-")
+    work = _workdir("wb-maria-", in_memory=in_memory and not durable)
     _chown(work, "mysql")
     data = work / "data"
     port = free_port()
@@ -616,22 +636,22 @@ def _end(proc: subprocess.Popen[bytes], work: Path, seconds: float) -> None:
 GALERA_PROVIDER = "/usr/lib/galera/libgalera_smm.so"
 
 
-def start_galera(nodes: int = 3) -> list[Server]:
+def start_galera(nodes: int = 3, *, in_memory: bool = False) -> list[Server]:
     """A MariaDB Galera cluster of `nodes` on loopback: the first bootstraps it, the others join by a
     state transfer (rsync). Every node takes writes; stop() of the first stops them all."""
     for _ in range(2):
         try:
-            return _start_galera_once(nodes)
+            return _start_galera_once(nodes, in_memory)
         except ServerUnavailable as exc:
             # Four ports a node, chosen free a moment before the node binds them: another worker's server
             # may take one meanwhile (a joiner aborted on "Failed to listen: bind: Address already in use"
             # for its IST port in a -n 2 CI run). Fresh ports then; any other failure is the answer.
             if "Address already in use" not in str(exc):
                 raise
-    return _start_galera_once(nodes)  # the third try's failure is the answer, whatever it is
+    return _start_galera_once(nodes, in_memory)  # the third try's failure is the answer, whatever it is
 
 
-def _start_galera_once(nodes: int) -> list[Server]:
+def _start_galera_once(nodes: int, in_memory: bool) -> list[Server]:
     _may_start("a Galera cluster")
     server_bin = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if Path("/usr/sbin/mariadbd").exists() else None)
     install = shutil.which("mariadb-install-db")
@@ -649,7 +669,7 @@ def _start_galera_once(nodes: int) -> list[Server]:
     servers = []
     try:
         for i, (sql, group, ist, sst) in enumerate(ports):
-            work = _workdir(f"wb-galera{i}-")
+            work = _workdir(f"wb-galera{i}-", in_memory=in_memory)
             _chown(work, "mysql")
             data = work / "data"
             if i == 0:

@@ -30,7 +30,7 @@ ROWS, WORKERS = 300, 8
 @pytest.fixture
 def galera() -> Iterator[list[servers.Server]]:
     try:
-        nodes = servers.start_galera(3)
+        nodes = servers.start_galera(3, in_memory=True)
     except servers.ServerUnavailable as exc:
         if os.environ.get("WORKBENCH_REQUIRE_SERVERS"):
             raise
