@@ -92,9 +92,11 @@ class QueueReading:
                 .order_by(q.time, q.key)
             )
             found = [q.lock_from_row(row) for row in conn.execute(stmt).mappings()]
-            if user is None:
+            if user is None or not found:
                 return found
-            return [lock for lock in found if self.trail.took(conn, lock.key, lock.owner)]
+            # took() for all of them in one read (not one per lock: a user may hold hundreds).
+            holders = self.trail.holders(conn, [str(lock.key) for lock in found], q.backend.keys_per_statement)
+            return [lock for lock in found if holders.get(str(lock.key)) == lock.owner]
 
         return self.db.read(read)
 
