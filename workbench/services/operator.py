@@ -74,7 +74,8 @@ class ItemLog:
     @classmethod
     def read(cls, work: Any, queue: str, key: Any) -> ItemLog:
         """The log of `key` in `work` (a db.workqueue.WorkQueue)."""
-        return cls(queue=queue, key=key, notes=work.notes(key), events=work.history(key))
+        notes, events = work.item_log(key)
+        return cls(queue=queue, key=key, notes=notes, events=events)
 
     def as_imported(self) -> dict[str, Any]:
         """Each column a Save or Complete changed, with the value it had before the first change (as
@@ -272,9 +273,8 @@ class Operator(Service):
         return self._wb.queue(queue).add_note(self.user, key, text)
 
     def item_log(self, queue: str, key: Any) -> ItemLog:
-        """An item's notes and history (one read transaction)."""
-        with self._wb.db.one_read():
-            return ItemLog.read(self._wb.queue(queue), queue, key)
+        """An item's notes and history (one statement, or one read transaction: WorkQueue.item_log)."""
+        return ItemLog.read(self._wb.queue(queue), queue, key)
 
     def source(self, queue: str, item: Mapping[str, Any]) -> sources.Source:
         """The source an item's `source` column names (a PDF, an image, text), read from disk or the
