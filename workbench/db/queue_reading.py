@@ -78,13 +78,28 @@ class QueueReading:
         """Every lock in this queue (live and expired-not-yet-swept), oldest first."""
         return self._locks(None)
 
+    def holds(self, conn: sa.Connection, user: str) -> sa.ScalarSelect[Any]:
+        """SQL: the key of one of this queue's locks under `user`'s name, NULL where there is none (mine()'s
+        rows before the trail says which of them workbench took: NULL exactly where mine() is empty), as a
+        scalar subquery, so that the start page asks every queue in one statement (service.Workbench.mine_counts)."""
+        q = self.q
+        return (
+            sa.select(q.key).select_from(q.locked_source).where(*self._lock_rows(conn, user)).limit(1).scalar_subquery()
+        )
+
+    def _lock_rows(self, conn: sa.Connection, user: str | None) -> list[sa.ColumnElement[bool]]:
+        """The rows of this queue's locks (`user`'s only, if given)."""
+        q = self.q
+        where = [*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None)]
+        if user is not None:
+            where.append(q.user == user)
+        return where
+
     def _locks(self, user: str | None) -> list[models.Lock]:
         q = self.q
 
         def read(conn: sa.Connection) -> list[models.Lock]:
-            where = [*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None)]
-            if user is not None:
-                where.append(q.user == user)
+            where = self._lock_rows(conn, user)
             stmt = (
                 sa.select(*q.lock_select_columns(q.now()))
                 .select_from(q.locked_source)
@@ -243,6 +258,67 @@ class QueueReading:
         if self.trail.deferrals is None:
             raise AssertionError("this queue was opened without its deferrals")
         return self.trail.deferrals
+
+    def item_log(self, key: Any) -> tuple[list[models.Note], list[models.Event]]:
+        """An item's notes and its history, each oldest first, read together: where the backend reads one
+        statement on its own (Backend.reads_alone: no transaction's round trips, through a pooler no BEGIN,
+        SET LOCAL and COMMIT), as one statement (the two tables' rows in one list); else, and inside a read
+        transaction, as two statements in one read transaction."""
+        key = self.q.coerce_key(key)
+        if self.trail.notes is None or not self.db.backend.reads_alone or self.db.in_one_read():
+            with self.db.one_read():
+                return self.notes(key), self.history(key)
+        return self.db.read_alone(lambda conn: self._log(conn, key))
+
+    def _log(self, conn: sa.Connection, key: Any) -> tuple[list[models.Note], list[models.Event]]:
+        """item_log's one statement: the trail's rows of the item (as AuditTrail.history reads them) and its
+        notes (as Notes.of_item), a note's author, kind and text in the event's actor, event and detail."""
+        a, book = self.trail.table, self._notebook()
+        n = book.table
+
+        def none(column: sa.Column[Any]) -> sa.ColumnElement[Any]:
+            return sa.cast(sa.null(), column.type)
+
+        events = sa.select(
+            sa.literal("e", literal_execute=True).label("wb_from"),
+            *(a.c[name] for name in ("id", "queue", "item_key", "event", "actor", "owner", "token", "at")),
+            *(a.c[name] for name in ("reason", "outcome", "detail")),
+        ).where(a.c.queue.in_(self.trail.history_queues), a.c.item_key == str(key))
+        written = sa.select(
+            sa.literal("n", literal_execute=True),
+            n.c.id,
+            n.c.queue,
+            n.c.item_key,
+            n.c.kind,
+            n.c.author,
+            none(a.c.owner),
+            none(a.c.token),
+            n.c.at,
+            none(a.c.reason),
+            none(a.c.outcome),
+            n.c.text,
+        ).where(n.c.queue == book.queue, n.c.item_key == str(key))
+        both = sa.union_all(events, written).subquery("wb_log")
+        notes: list[models.Note] = []
+        history: list[models.Event] = []
+        for row in conn.execute(sa.select(both).order_by(both.c.wb_from, both.c.id)).mappings():
+            if row["wb_from"] == "e":
+                history.append(self.trail.event(row))
+            else:
+                notes.append(
+                    book.note(
+                        {
+                            "id": row["id"],
+                            "queue": row["queue"],
+                            "item_key": row["item_key"],
+                            "author": row["actor"],
+                            "at": row["at"],
+                            "text": row["detail"],
+                            "kind": row["event"],
+                        }
+                    )
+                )
+        return notes, history
 
     def notes(self, key: Any) -> list[models.Note]:
         """An item's notes, oldest first."""

@@ -18,7 +18,12 @@ _W = workflow.Write
 class TwoSteps:
     """writes.Way: the write's statements (LockShape.guarded_statements), then its audit row and what it
     records besides (cool-down, deferral, note, review), in one transaction; a write with edits keeps
-    each changed column's value before and after, read in the same transaction."""
+    each changed column's value before and after, read in the same transaction.
+
+    Where the database's UPDATE returns what it reads FROM (Backend.update_returns_from) and the write is one
+    UPDATE of the queue's row (LockShape.single_write), a write with edits reads the edited columns before it
+    (the row locked, FOR UPDATE) and the lock after it in that UPDATE (returning): two statements with the audit
+    row, not four. Each is parsed and planned anew through a transaction pooler."""
 
     def __init__(self, writer: guarded.GuardedWriter) -> None:
         self.w = writer
@@ -31,6 +36,8 @@ class TwoSteps:
             .where(q.key == sa.bindparam("wb_key", type_=q.key.type))
         )
         self._before: dict[writes.Shape, sa.Select[Any]] = {}  # the edited columns' values before a write
+        # Per shape with edits: its UPDATE returning the edited columns before and the lock after (None: not so).
+        self._returning: dict[writes.Shape, sa.Update | None] = {}
 
     def takes(self, shape: writes.Shape) -> bool:
         return True
@@ -64,16 +71,28 @@ class TwoSteps:
         token: str,
     ) -> Mapping[Any, Any] | None:
         q, trail = self.w.q, self.w.trail
-        before = conn.execute(self._read_before(shape), {"wb_key": params["wb_key"]}).first() if shape.edits else None
-        if not q.shape.run_guarded(conn, statements, params):
-            return None
+        row: Mapping[Any, Any] | None = None
+        returning = self._update_returning(shape) if shape.edits else None
+        if returning is not None:
+            found = conn.execute(returning, params).mappings().all()
+            if len(found) != 1:
+                return None
+            before: Any = [found[0][f"wb_b{i}"] for i in range(len(shape.edits))]
+            row = {name: value for name, value in found[0].items() if not name.startswith("wb_b")}
+        else:
+            before = (
+                conn.execute(self._read_before(shape), {"wb_key": params["wb_key"]}).first() if shape.edits else None
+            )
+            if not q.shape.run_guarded(conn, statements, params):
+                return None
         if before is not None:
             audit = {**audit, "wb_a_detail": self._with_changes(audit["wb_a_detail"], shape, before, params)}
-        row: Mapping[Any, Any]
         if shape.unlock:
-            row = {"wb_key": params["wb_key"], "wb_now": conn.execute(self._read_now).scalar()}
+            if row is None:
+                row = {"wb_key": params["wb_key"], "wb_now": conn.execute(self._read_now).scalar()}
         else:
-            row = conn.execute(self._read_lock, {"wb_key": params["wb_key"]}).mappings().one()
+            if row is None:
+                row = conn.execute(self._read_lock, {"wb_key": params["wb_key"]}).mappings().one()
             token = q.lock_from_row(row).token  # an extend may move the lock time, and with it the token
         detail = json.loads(audit["wb_a_detail"]) if audit["wb_a_detail"] else None
         actor = audit["wb_a_actor"]
@@ -106,6 +125,33 @@ class TwoSteps:
         if trail.reviews is not None and shape.outcome is not None:
             trail.reviews.decide(conn, params["wb_key"], actor, shape.outcome)
         return row
+
+    def _update_returning(self, shape: writes.Shape) -> sa.Update | None:
+        """The write's UPDATE (GuardedWriter.statement: its fence and values as compiled there, unchanged)
+        joined to its row as it is before, read FOR UPDATE, returning the edited columns' values before it
+        (wb_b0, wb_b1, …) and, as _read_lock and _read_now would read them after it, the lock or the time;
+        None where the database or the lock shape does not allow it (see the class). Built once per shape."""
+        if shape not in self._returning:
+            q = self.w.q
+            statements = self.w.statement(shape)
+            update = statements[0] if len(statements) == 1 else None
+            if not (q.backend.update_returns_from and q.shape.single_write and isinstance(update, sa.Update)):
+                self._returning[shape] = None
+            else:
+                now = q.now()
+                key = q.key
+                read = sa.select(key.label("wb_bkey"), *(q.table.c[name] for name in shape.edits)).where(
+                    key == sa.bindparam("wb_key", type_=key.type)
+                )
+                old = q.backend.lock_row(read, q.table).subquery("wb_before")
+                edited = [old.c[name].label(f"wb_b{i}") for i, name in enumerate(shape.edits)]
+                after = (
+                    [key.label("wb_key"), sa.type_coerce(now, sa.DateTime(timezone=q.aware)).label("wb_now")]
+                    if shape.unlock
+                    else q.lock_select_columns(now)
+                )
+                self._returning[shape] = update.where(key == old.c.wb_bkey).returning(*edited, *after)
+        return self._returning[shape]
 
     def _read_before(self, shape: writes.Shape) -> sa.Select[Any]:
         """The edited columns as they are before the write (read in its transaction); built once per shape."""

@@ -74,7 +74,8 @@ class ItemLog:
     @classmethod
     def read(cls, work: Any, queue: str, key: Any) -> ItemLog:
         """The log of `key` in `work` (a db.workqueue.WorkQueue)."""
-        return cls(queue=queue, key=key, notes=work.notes(key), events=work.history(key))
+        notes, events = work.item_log(key)
+        return cls(queue=queue, key=key, notes=notes, events=events)
 
     def as_imported(self) -> dict[str, Any]:
         """Each column a Save or Complete changed, with the value it had before the first change (as
@@ -272,9 +273,8 @@ class Operator(Service):
         return self._wb.queue(queue).add_note(self.user, key, text)
 
     def item_log(self, queue: str, key: Any) -> ItemLog:
-        """An item's notes and history (one read transaction)."""
-        with self._wb.db.one_read():
-            return ItemLog.read(self._wb.queue(queue), queue, key)
+        """An item's notes and history (one statement, or one read transaction: WorkQueue.item_log)."""
+        return ItemLog.read(self._wb.queue(queue), queue, key)
 
     def source(self, queue: str, item: Mapping[str, Any]) -> sources.Source:
         """The source an item's `source` column names (a PDF, an image, text), read from disk or the
@@ -368,14 +368,17 @@ class Operator(Service):
             layouts = {name: self.layout(name) for name in self.queues}
             mine = {name: self.mine(name) for name in self.queues}
             lines = {name: self.summaries(name, [lock.key for lock in locks]) for name, locks in mine.items() if locks}
-            counts = self._queue_counts()
+            counts = self._queue_counts({name: len(locks) for name, locks in mine.items()})
             for name in self.queues:
                 self._wb.queue(name).ask_ahead()
             self.changes()
         return Opening(layouts, mine, lines, counts)
 
-    def _queue_counts(self) -> list[QueueCount]:
+    def _queue_counts(self, mine: Mapping[str, int] | None = None) -> list[QueueCount]:
+        """`mine`: the user's locks per queue where the caller has just read them."""
         figures = self._queue_figures()
+        # The user's own locks: few, by index, always current; every queue's in one statement.
+        held = mine if mine is not None else self._wb.mine_counts(self.user)
         counts = []
         for name, config in self._wb.config.queues.items():
             waiting, overdue, deferred = figures[name]
@@ -384,9 +387,7 @@ class Operator(Service):
                     queue=name,
                     title=config.title,
                     waiting=waiting,
-                    mine=len(
-                        self._wb.queue(name).mine(self.user)
-                    ),  # the user's own locks: few, by index, always current
+                    mine=held[name],
                     overdue=overdue,
                     deferred=deferred,
                 )

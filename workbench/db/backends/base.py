@@ -77,6 +77,9 @@ class Backend:
     # data-modifying statements and RETURNING).
     one_statement_writes: ClassVar[bool] = False
     roles: ClassVar[bool] = False  # database roles and row-level security (`workbench grants`)
+    # An UPDATE's RETURNING may name the columns of what it reads FROM besides its table: a write with edits
+    # returns the edited columns' values before it (read with a row lock) and the lock after, in its UPDATE.
+    update_returns_from: ClassVar[bool] = False
     # The Index keyword of a partial (filtered) index whose WHERE the planner uses; None: no such index.
     partial_index_keyword: ClassVar[str | None] = None
     # UUIDs are bound as their text (MariaDB's UUID type over its ODBC driver, which would send a

@@ -51,6 +51,7 @@ class PostgresqlBackend(Backend):
     hours_in_sql = True
     one_statement_writes = True
     reads_alone = True  # psycopg's autocommit is a flag on the client: switching it sends nothing
+    update_returns_from = True  # UPDATE … FROM … RETURNING names the FROM's columns
     roles = True
     partial_index_keyword = "postgresql_where"
     stale_by_union = True  # see Backend.stale_by_union: 5 ms at 10,000 live locks without it
