@@ -49,7 +49,7 @@ def test_the_own_locks_of_every_queue_are_counted_in_one_statement(native_env: s
     assert _counts(op) == {"cases": 2, "imports": 1, "imports_review": 0}
     # Where the user's name holds a lock, that queue's locks are read as the resume panel reads them (the trail
     # says which workbench took): one statement for all, and those queues' own.
-    assert len(seen) == 1 + (1 + 2) + (1 + 1), seen  # each: its locks, and the trail asked per lock
+    assert len(seen) == 1 + (1 + 1) + (1 + 1), seen  # each: its locks, and the trail asked for all of them at once
     assert {q: len(op.mine(q)) for q in op.queues} == _counts(op)
     op.complete(first.lock)
     op.release(second.lock)
