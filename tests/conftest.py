@@ -163,8 +163,11 @@ class PooledEnv(support.Env):
 
     pooler = "transaction"  # in every config it writes (config_text)
 
-    def __init__(self, bouncer: servers.PgBouncer, database: str, tmp: Path, method: str = "native") -> None:
-        super().__init__("postgresql", method, bouncer.url(database), tmp)
+    def __init__(
+        self, bouncer: servers.PgBouncer, database: str, tmp: Path, method: str = "native", templates: bool = True
+    ) -> None:
+        # On the server behind the pooler, env.demo() copies a template database (support.Env.copy_template).
+        super().__init__("postgresql", method, bouncer.url(database), tmp, bouncer.server if templates else None)
         self.bouncer, self.database = bouncer, database
         self.direct_url = bouncer.server.url(database)
         self.engine.dispose()
@@ -172,6 +175,15 @@ class PooledEnv(support.Env):
 
     def config_text(self, text: str) -> str:
         return super().config_text(text).replace("[database]\n", f'[database]\npooler = "{self.pooler}"\n', 1)
+
+    def template_env(self, database: str, tmp: Path) -> PooledEnv:
+        """A template is built through the pooler, as the test would have built its database."""
+        return PooledEnv(self.bouncer, database, tmp, self.method, templates=False)
+
+    def let_go(self, database: str) -> None:
+        """The pooler closes its sessions on the template (KILL: and opens none again, for the pool is
+        paused until a RESUME that never comes), for a database with sessions cannot be copied."""
+        self.bouncer.console(f"KILL {database}")
 
 
 @pytest.fixture
@@ -193,6 +205,9 @@ def mariadb_server() -> Iterator[servers.Server]:
         _unavailable("MariaDB", str(exc))
     yield server
     server.stop()
+
+
+_SERVER_FIXTURE = {"postgresql": "pg_server", "mariadb": "mariadb_server", "mariadb-odbc": "mariadb_server"}
 
 
 def _database(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
@@ -239,8 +254,8 @@ def method(request: pytest.FixtureRequest) -> str:
 def _env(request: pytest.FixtureRequest, backend: str, method: str, url: str, tmp: Path) -> support.Env:
     if backend == POOLED:
         return PooledEnv(request.getfixturevalue("pgbouncer"), str(sa.make_url(url).database), tmp, method)
-    # On PostgreSQL, env.demo() copies a template database (support.Env.copy_template).
-    server = request.getfixturevalue("pg_server") if backend == "postgresql" else None
+    # On a server, env.demo() copies a template database (support.Env.copy_template).
+    server = None if backend == "sqlite" else request.getfixturevalue(_SERVER_FIXTURE[backend])
     return support.Env(backend, method, url, tmp, server)
 
 

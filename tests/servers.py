@@ -123,26 +123,51 @@ class Server:
     def _admin(self, name: str, *, create: bool, template: str | None = None) -> None:
         engine = self._engine()
         with engine.connect() as conn:
-            quoted = engine.dialect.identifier_preparer.quote(name)
+            quote = engine.dialect.identifier_preparer.quote
             force = " WITH (FORCE)" if self.kind == "postgresql" else ""
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}{force}")
-            if create:
-                copied = f" TEMPLATE {engine.dialect.identifier_preparer.quote(template)}" if template else ""
-                conn.exec_driver_sql(f"CREATE DATABASE {quoted}{copied}")
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quote(name)}{force}")
+            if not create:
+                return
+            if template is None or self.kind == "postgresql":
+                copied = f" TEMPLATE {quote(template)}" if template else ""
+                conn.exec_driver_sql(f"CREATE DATABASE {quote(name)}{copied}")
+                return
+            # MariaDB has no CREATE DATABASE … TEMPLATE: the template's tables made again from their own
+            # definitions (SHOW CREATE TABLE: columns, keys, foreign keys, table options and AUTO_INCREMENT
+            # counter) and their rows copied. template() made sure there is nothing else in it to copy.
+            conn.exec_driver_sql(f"CREATE DATABASE {quote(name)}")
+            tables = conn.exec_driver_sql(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY table_name",
+                (template,),
+            ).scalars()
+            conn.exec_driver_sql(f"USE {quote(name)}")
+            conn.exec_driver_sql("SET foreign_key_checks = 0")
+            try:
+                for table in list(tables):
+                    source = f"{quote(template)}.{quote(table)}"
+                    conn.exec_driver_sql(str(conn.exec_driver_sql(f"SHOW CREATE TABLE {source}").one()[1]))
+                    conn.exec_driver_sql(f"INSERT INTO {quote(table)} SELECT * FROM {source}")
+            finally:
+                conn.exec_driver_sql("SET foreign_key_checks = 1")
+                conn.exec_driver_sql("USE mysql")
 
-    # -- PostgreSQL's templates: a database built once, copied for every test that wants the same --------
+    # -- Templates: a database built once, copied for every test that wants the same ---------------------
 
     def templates(self) -> bool:
-        """Whether this server copies template databases (template()): a throwaway PostgreSQL only (a
-        server given by WORKBENCH_TEST_PG keeps no databases of the tests' beyond each test)."""
-        return self.kind == "postgresql" and not self.external
+        """Whether this server copies template databases (template()): a throwaway PostgreSQL or MariaDB
+        only (a server given by WORKBENCH_TEST_PG or WORKBENCH_TEST_MARIADB keeps no databases of the tests'
+        beyond each test)."""
+        return self.kind in ("postgresql", "mariadb") and not self.external
 
     def template(self, kind: Hashable, stamp: Hashable, build: Callable[[str], None]) -> str:
-        """The name of a database built by build(url) for `kind` and `stamp` (what its content depends
+        """The name of a database built by build(name) for `kind` and `stamp` (what its content depends
         on beyond the kind, e.g. the minute its rows were written in): built the first time, kept for the
         run, built again (and the old one dropped) when the stamp changes. Copy it with
-        create_database(name, template=…). Nobody may connect to it once built (ALLOW_CONNECTIONS
-        false): PostgreSQL copies only a database without sessions, and nothing can change it."""
+        create_database(name, template=…). Nobody may be connected to it once built. On PostgreSQL nobody
+        may connect to it then either (ALLOW_CONNECTIONS false): PostgreSQL copies only a database
+        without sessions, and nothing can change it. On MariaDB, whose copy is made table by table
+        (_admin), it may hold base tables only: a view, trigger, routine, event or grant of its own would
+        not be copied, so the build that makes one fails here."""
         held = self._templates.get(kind)
         if held is not None and held[1] == stamp:
             return held[0]
@@ -154,10 +179,15 @@ class Server:
         name = f"wbtpl_{uuid.uuid4().hex[:12]}"
         self.create_database(name)
         try:
-            build(self.url(name))
-            with self._engine().connect() as conn:
-                quoted = conn.dialect.identifier_preparer.quote(name)
-                conn.exec_driver_sql(f"ALTER DATABASE {quoted} ALLOW_CONNECTIONS false")
+            build(name)
+            if self.kind == "postgresql":
+                with self._engine().connect() as conn:
+                    quoted = conn.dialect.identifier_preparer.quote(name)
+                    conn.exec_driver_sql(f"ALTER DATABASE {quoted} ALLOW_CONNECTIONS false")
+            else:
+                others = self._not_tables(name)
+                if others:
+                    raise RuntimeError(f"template {kind!r} holds what its copy would not: {others}")
             # The build's closed connections end a moment later on the server's side.
             sessions = self._sessions(name, wait=10.0)
             if sessions:
@@ -168,6 +198,13 @@ class Server:
         self._templates[kind] = (name, stamp)
         return name
 
+    def _not_tables(self, name: str) -> dict[str, int]:
+        """MariaDB: what database `name` holds besides base tables (views, triggers, routines, events,
+        grants on it or its objects), counted by kind; only those found."""
+        with self._engine().connect() as conn:
+            counts = conn.exec_driver_sql(_MARIADB_OBJECTS, {"name": name}).one()
+        return {what: int(n) for what, n in zip(_MARIADB_KINDS, counts, strict=True) if n}
+
     def _sessions(self, name: str, wait: float = 0.0) -> int:
         """How many sessions database `name` has, waiting up to `wait` seconds for none."""
         deadline = time.monotonic() + wait
@@ -175,7 +212,10 @@ class Server:
             with self._engine().connect() as conn:
                 sessions = int(
                     conn.exec_driver_sql(
-                        "SELECT count(*) FROM pg_stat_activity WHERE datname = %(name)s", {"name": name}
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = %(name)s"
+                        if self.kind == "postgresql"
+                        else "SELECT count(*) FROM information_schema.processlist WHERE db = %(name)s",
+                        {"name": name},
                     ).scalar()
                     or 0
                 )
@@ -204,6 +244,10 @@ class Server:
     def _fingerprint(self, name: str) -> tuple[Any, ...]:
         import sqlalchemy as sa
 
+        if self.kind != "postgresql":  # MariaDB: read from outside, without a session on the database
+            with self._engine().connect() as conn:
+                row = conn.exec_driver_sql(_MARIADB_FINGERPRINT, {"name": name}).first()
+            return ("no such database",) if row is None else ("database", *row[1:])
         engine = sa.create_engine(self.url(name), poolclass=sa.pool.NullPool)
         try:
             with engine.connect() as conn:
@@ -240,6 +284,30 @@ _FINGERPRINT = (
     " WHERE d.datname = current_database()),"
     "(SELECT datacl::text FROM pg_database WHERE datname = current_database()),"
     "(SELECT datdba::regrole::text FROM pg_database WHERE datname = current_database())"
+)
+
+# What MariaDB's database %(name)s holds besides base tables (Server._not_tables), in _MARIADB_KINDS' order.
+_MARIADB_KINDS = ("views", "triggers", "routines", "events", "grants")
+_MARIADB_OBJECTS = (
+    "SELECT "
+    "(SELECT count(*) FROM information_schema.tables WHERE table_schema = %(name)s AND table_type <> 'BASE TABLE'),"
+    "(SELECT count(*) FROM information_schema.triggers WHERE trigger_schema = %(name)s),"
+    "(SELECT count(*) FROM information_schema.routines WHERE routine_schema = %(name)s),"
+    "(SELECT count(*) FROM information_schema.events WHERE event_schema = %(name)s),"
+    "(SELECT count(*) FROM mysql.db WHERE db = %(name)s)"
+    " + (SELECT count(*) FROM mysql.tables_priv WHERE db = %(name)s)"
+    " + (SELECT count(*) FROM mysql.columns_priv WHERE db = %(name)s)"
+    " + (SELECT count(*) FROM mysql.procs_priv WHERE db = %(name)s)"
+)
+# What a test can have made in a MariaDB database (Server.pristine): the database itself (its name, the first
+# column, and its defaults), its tables, columns and indexes and what _MARIADB_OBJECTS counts.
+_MARIADB_FINGERPRINT = (
+    "SELECT schema_name, default_character_set_name, default_collation_name,"
+    "(SELECT count(*) FROM information_schema.tables WHERE table_schema = %(name)s),"
+    "(SELECT count(*) FROM information_schema.columns WHERE table_schema = %(name)s),"
+    "(SELECT count(*) FROM information_schema.statistics WHERE table_schema = %(name)s),"
+    + _MARIADB_OBJECTS.removeprefix("SELECT ")
+    + " FROM information_schema.schemata WHERE schema_name = %(name)s"
 )
 
 

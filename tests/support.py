@@ -146,7 +146,7 @@ class Env:
         self, *, case_rows: int = 30, import_rows: int = 20, queues: dict[str, dict[str, Any]] | None = None
     ) -> service.Workbench:
         """The demo tables filled with a few rows, workbench initialised, claim indexes created. On a
-        throwaway PostgreSQL, a copy of a template database that was built so (copy_template)."""
+        throwaway PostgreSQL or MariaDB server, a copy of a template database that was built so (copy_template)."""
         kind = ("demo", case_rows, import_rows, repr(queues))
         if self.copy_template(kind, lambda env: env.build_demo(case_rows, import_rows, queues)):
             return self.open(self.demo_config(queues))
@@ -167,17 +167,21 @@ class Env:
 
     def copy_template(self, kind: Hashable, build: Callable[[Env], object]) -> bool:
         """Make this env's database what build(env) makes of an empty one, by copying a template
-        database that build made once on the server (CREATE DATABASE … TEMPLATE, a tenth of a second),
-        and say whether it did. Only where that is the same: a throwaway PostgreSQL server, used
-        directly (no pooler), and a database nothing has been made in yet (Server.pristine), nobody
-        connected to (this env's engine lets its idle connections go first). Otherwise False, and
-        the caller builds it itself.
+        database that build made once on the server, and say whether it did. On PostgreSQL, used
+        directly or through PgBouncer (the database behind the pooler is on the same server), the copy
+        is CREATE DATABASE … TEMPLATE (a tenth of a second); on MariaDB the template's tables made again
+        and their rows copied (servers.Server._admin). Only where that is the same: a throwaway server,
+        and a database nothing has been made in yet (Server.pristine), nobody connected to (this env's
+        engine lets its idle connections go first; through a pooler, the pooler holds no session on it
+        either: the test has not used it yet). Otherwise False, and the caller builds it itself.
 
-        `kind` names what build makes, for this env's class, backend and claim method. The demo's rows
-        are written relative to the current minute (workbench.demo.data): a template is used only in
-        the minute it was built in, so that its rows are the ones the test would have written."""
+        `kind` names what build makes, for this env's class, backend and claim method. The template is
+        built as this env would build it: by an env of its kind (through the pooler, with the same
+        driver) on the template database. The demo's rows are written relative to the current minute
+        (workbench.demo.data): a template is used only in the minute it was built in, so that its rows
+        are the ones the test would have written."""
         server = self.server
-        if server is None or not server.templates() or self.backend != "postgresql" or self.pooler != "none":
+        if server is None or not server.templates() or server.kind != _SERVER_KIND.get(self.backend):
             return False
         name = sa.make_url(self.url).database
         assert name is not None
@@ -187,19 +191,34 @@ class Env:
         key = (type(self).__qualname__, self.backend, self.method, kind)
         for _ in range(3):
             minute = _minute()
-            template = server.template(key, minute, lambda url: self._build_template(url, build))
+            template = server.template(key, minute, lambda database: self._build_template(database, build))
             if _minute() == minute:  # not built (or found) across a minute's turn: its rows are this minute's
                 server.create_database(name, template=template)
                 return True
         return False
 
-    def _build_template(self, url: str, build: Callable[[Env], object]) -> None:
+    def _build_template(self, database: str, build: Callable[[Env], object]) -> None:
         with tempfile.TemporaryDirectory(prefix="wb-template-") as tmp:
-            env = type(self)(self.backend, self.method, url, Path(tmp))
+            env = self.template_env(database, Path(tmp))
             try:
                 build(env)
             finally:
                 env.close()
+                self.let_go(database)
+
+    def template_env(self, database: str, tmp: Path) -> Env:
+        """An env like this one on database `database` of the same server, without templates (a template's
+        own build)."""
+        return type(self)(
+            self.backend,
+            self.method,
+            sa.make_url(self.url).set(database=database).render_as_string(hide_password=False),
+            tmp,
+        )
+
+    def let_go(self, database: str) -> None:
+        """After a template's build on `database`: what holds a session on it besides the build's own
+        engine lets it go (tests/conftest.PooledEnv: the pooler)."""
 
     def demo_config_file(self) -> Path:
         return self.write_config(demo.config_text("{url}"))
@@ -233,6 +252,9 @@ class Env:
                 for r in conn.execute(sa.select(table).where(table.c.queue == queue).order_by(table.c.id)).mappings()
             ]
 
+
+# The kind of server (servers.Server.kind) each backend's database is on.
+_SERVER_KIND = {"postgresql": "postgresql", "mariadb": "mariadb", "mariadb-odbc": "mariadb"}
 
 _SQLITE_DEMO: dict[str, tuple[dt.datetime, Path]] = {}  # "held": this process's demo of a minute and its folder
 

@@ -1,6 +1,7 @@
-"""PostgreSQL's per-test demo databases copied from a template (support.Env.copy_template): a copy is the
-database the test would have built, and a database a test already made something in is never replaced. The
-README's SQLite demo copied from one built in the same minute (support.sqlite_demo) likewise."""
+"""The per-test demo databases copied from a template (support.Env.copy_template) on PostgreSQL (used directly
+and through PgBouncer) and MariaDB: a copy is the database the test would have built, and a database a test
+already made something in is never replaced. The README's SQLite demo copied from one built in the same minute
+(support.sqlite_demo) likewise."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import servers, support
+from tests.conftest import PooledEnv
 from workbench import demo
 
 # What a database holds, as a test could tell: its tables' rows, indexes, functions, triggers and policies.
@@ -116,6 +118,138 @@ def test_nobody_connects_to_a_template(pg_server: servers.Server, databases: lis
             pass
     finally:
         engine.dispose()
+
+
+def test_a_copied_pooled_demo_is_the_demo_built(
+    pg_server: servers.Server, pgbouncer: servers.PgBouncer, databases: list[str], tmp_path: Path
+) -> None:
+    """Through PgBouncer: the template built through the pooler (its claim functions made for a pooled
+    config, as the test's own build would), copied on the server behind it."""
+    if not pg_server.templates():
+        pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
+    for _ in range(3):
+        envs = []
+        for i in range(2):
+            name = f"wbt_{uuid.uuid4().hex[:12]}"
+            pg_server.create_database(name)
+            databases.append(name)
+            envs.append(PooledEnv(pgbouncer, name, tmp_path / f"{name}", templates=i == 0))
+        copied, built = envs
+        minute = support._minute()
+        copied.demo(case_rows=7, import_rows=4)
+        built.demo(case_rows=7, import_rows=4)
+        if support._minute() == minute:
+            break
+    copied.close()
+    built.close()
+    templates = _templates(pg_server)
+    assert templates, "no template was made: the demo was not copied"
+    assert _contents(copied.direct_url) == _contents(built.direct_url)
+    assert _contents(copied.direct_url)["functions"], "no claim function: not the pooled build"
+    # The pooler let the template go (a database with sessions cannot be copied) and keeps away from it.
+    held = {row[1] for row in pgbouncer.console("SHOW SERVERS")}
+    assert not held & set(templates), held
+
+
+@pytest.fixture
+def maria_databases(mariadb_server: servers.Server) -> Iterator[list[str]]:
+    names: list[str] = []
+    yield names
+    for name in names:
+        mariadb_server.drop_database(name)
+
+
+def _maria_env(server: servers.Server, databases: list[str], tmp: Path, copies: bool) -> support.Env:
+    name = f"wbt_{uuid.uuid4().hex[:12]}"
+    server.create_database(name)
+    databases.append(name)
+    return support.Env("mariadb", "native", server.url(name), tmp, server if copies else None)
+
+
+def _maria_contents(server: servers.Server, name: str) -> dict[str, Any]:
+    """What a MariaDB database holds, as a test could tell: each table's definition (columns, keys, foreign
+    keys, options, the AUTO_INCREMENT counter) and rows, its defaults, and whatever else it holds (views,
+    triggers, routines, events, grants: Server._not_tables)."""
+    engine = sa.create_engine(server.url(name))
+    try:
+        with engine.connect() as conn:
+            found: dict[str, Any] = {
+                "database": conn.exec_driver_sql(
+                    "SELECT default_character_set_name, default_collation_name FROM information_schema.schemata "
+                    "WHERE schema_name = DATABASE()"
+                ).all(),
+                "other": server._not_tables(name),
+                "columns": conn.exec_driver_sql(
+                    "SELECT table_name, column_name, ordinal_position, column_default, is_nullable, column_type, "
+                    "collation_name, extra, column_comment FROM information_schema.columns "
+                    "WHERE table_schema = DATABASE() ORDER BY 1, 3"
+                ).all(),
+            }
+            metadata = sa.MetaData()
+            metadata.reflect(conn)
+            for table in metadata.sorted_tables:
+                # Its lines sorted: two builds in one process may create a table's indexes in another order.
+                created = conn.exec_driver_sql(f"SHOW CREATE TABLE `{table.name}`").one()[1]
+                found["create " + table.name] = sorted(line.rstrip(",") for line in str(created).splitlines())
+                if table.name == "workbench_schema_version":  # applied_at: when the migrations ran
+                    continue
+                found[table.name] = conn.execute(sa.select(table).order_by(*table.primary_key.columns)).all()
+    finally:
+        engine.dispose()
+    return found
+
+
+def test_a_copied_mariadb_demo_is_the_demo_built(
+    mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path
+) -> None:
+    if not mariadb_server.templates():
+        pytest.skip("this MariaDB keeps no templates (WORKBENCH_TEST_MARIADB)")
+    for _ in range(3):
+        copied, built = (_maria_env(mariadb_server, maria_databases, tmp_path / str(i), i == 0) for i in range(2))
+        minute = support._minute()
+        copied.demo(case_rows=7, import_rows=4)
+        built.demo(case_rows=7, import_rows=4)
+        if support._minute() == minute:
+            break
+    copied.close()
+    built.close()
+    assert mariadb_server._templates, "no template was made: the demo was not copied"
+    found = _maria_contents(mariadb_server, maria_databases[-2])
+    assert found == _maria_contents(mariadb_server, maria_databases[-1])
+    assert len(found["cases"]) == 7 and found["columns"]
+
+
+def test_a_mariadb_database_with_something_in_it_is_built_not_replaced(
+    mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path
+) -> None:
+    env = _maria_env(mariadb_server, maria_databases, tmp_path, True)
+    with env.engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE mine (x int)")
+    assert not env.copy_template(("test_templates", "never built"), lambda e: pytest.fail("built"))
+    wb = env.demo(case_rows=2, import_rows=1)
+    with wb.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM mine").scalar() == 0
+        assert conn.exec_driver_sql("SELECT count(*) FROM cases").scalar() == 2
+    env.close()
+
+
+def test_a_mariadb_template_holds_tables_only(
+    mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path
+) -> None:
+    """A view (or trigger, routine, event, grant) would not be copied table by table: such a template is
+    refused, not copied without it."""
+    if not mariadb_server.templates():
+        pytest.skip("this MariaDB keeps no templates (WORKBENCH_TEST_MARIADB)")
+    env = _maria_env(mariadb_server, maria_databases, tmp_path, True)
+
+    def build(built: support.Env) -> None:
+        with built.engine.begin() as conn:
+            conn.exec_driver_sql("CREATE TABLE t (x int)")
+            conn.exec_driver_sql("CREATE VIEW v AS SELECT x FROM t")
+
+    with pytest.raises(RuntimeError, match="views"):
+        env.copy_template(("test_templates", "a view"), build)
+    env.close()
 
 
 def _sqlite_dump(path: Path) -> list[str]:

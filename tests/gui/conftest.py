@@ -37,12 +37,15 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def demo_config(backend: str, database_url: str, tmp_path: Path) -> Iterator[model.Config]:
-    """The demo tables on `backend`: on SQLite exactly what the README's first line opens."""
+def demo_config(
+    request: pytest.FixtureRequest, backend: str, database_url: str, tmp_path: Path
+) -> Iterator[model.Config]:
+    """The demo tables on `backend`: on SQLite exactly what the README's first line opens; on PostgreSQL a
+    copy of a template database (support.Env.copy_template)."""
     if backend == "sqlite":
         yield loader.load(support.sqlite_demo(tmp_path / "demo"))
         return
-    env = support.Env(backend, "native", database_url, tmp_path)
+    env = support.Env(backend, "native", database_url, tmp_path, request.getfixturevalue("pg_server"))
     env.demo(case_rows=30, import_rows=20)
     yield env.demo_config()
     env.close()
