@@ -644,6 +644,7 @@ def start_mariadb(*, durable: bool = False, in_memory: bool = False) -> Server:
                 *user_args,
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
+                f"--tmpdir={work}",  # the bootstrap's temporary files too: never another install's
             ],
             check=True,
             capture_output=True,
@@ -749,6 +750,7 @@ def _start_galera_once(nodes: int, in_memory: bool) -> list[Server]:
                         *user_args,
                         "--auth-root-authentication-method=normal",
                         "--skip-test-db",
+                        f"--tmpdir={work}",
                     ],
                     check=True,
                     capture_output=True,
