@@ -5,6 +5,7 @@ module."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import typing
@@ -58,9 +59,21 @@ def modules() -> dict[str, Path]:
     return found
 
 
+def parsed(path: Path) -> ast.Module:
+    """The file's syntax tree, parsed once per process and content: the import graph's five tests and the
+    registrations' walk every module of the package (read only, never changed)."""
+    stat = path.stat()
+    return _parse(str(path), (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size))
+
+
+@functools.cache
+def _parse(path: str, version: tuple[int, ...]) -> ast.Module:
+    return ast.parse(Path(path).read_text(encoding="utf-8"), path)
+
+
 def imports(path: Path) -> list[tuple[str, bool]]:
     """(imported module, at module level?) for every import in the file, nested ones included."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = parsed(path)
     top = {id(node) for node in tree.body}
     # An import under `if TYPE_CHECKING:` or try/except at module level is still a module-level import.
     for node in tree.body:
@@ -273,7 +286,7 @@ def import_graph(root: Path = ROOT, package: str = "workbench") -> dict[str, set
         found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     graph: dict[str, set[str]] = {}
     for module, path in found.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        tree = parsed(path)
         here = module if path.name == "__init__.py" else module.rpartition(".")[0]
         skipped = {id(n) for node in ast.walk(tree) if _type_checking(node) for b in node.body for n in ast.walk(b)}
         names: list[str] = []
@@ -423,7 +436,7 @@ def _registrations(root: Path = ROOT, package: str = "workbench") -> list[str]:
     module holds (`mssql_backend.GRANTS.procedures = of`): a registration made when the module is imported."""
     found = []
     for path in sorted((root / package).rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        tree = parsed(path)
         imported = {
             (alias.asname or alias.name).partition(".")[0]
             for node in ast.walk(tree)

@@ -281,3 +281,14 @@ def test_a_copied_sqlite_demo_is_the_demo_built(tmp_path: Path) -> None:
     assert sorted(p.name for p in copied.parent.iterdir()) == sorted(p.name for p in built.parent.iterdir())
     with pytest.raises(Exception, match="already exists"):  # a folder with a demo in it: as demo.create
         support.sqlite_demo(copied.parent)
+    # The scans are hard links to the held demo's; `demo --force` over the copy writes new files, so the held
+    # demo's scans (the next copies') stay as they were.
+    scan = sorted((copied.parent / "scans").iterdir())[0]
+    held = support._SQLITE_DEMO["held"][1] / "scans" / scan.name
+    assert scan.stat().st_ino == held.stat().st_ino
+    before = held.read_bytes()
+    held.write_bytes(b"not what demo.create writes")  # what a write into the shared file would leave there
+    demo.create(copied.parent, overwrite=True)
+    assert scan.read_bytes() != b"not what demo.create writes" and scan.stat().st_ino != held.stat().st_ino
+    assert held.read_bytes() == b"not what demo.create writes"  # untouched by the copy's --force
+    held.write_bytes(before)

@@ -29,7 +29,11 @@ def write_all(directory: Path, rows: list[Mapping[str, Any]], cities: Mapping[st
     written = 0
     for row in rows:
         if row.get("scan"):
-            (directory / str(row["scan"])).write_bytes(invoice_pdf(row, (cities or {}).get(str(row["vendor"]))))
+            path = directory / str(row["scan"])
+            # A new file, not the old one written over: a scan hard-linked elsewhere (the tests' copies of a
+            # demo, tests/support.py sqlite_demo) keeps its content.
+            path.unlink(missing_ok=True)
+            path.write_bytes(invoice_pdf(row, (cities or {}).get(str(row["vendor"]))))
             written += 1
     return written
 
