@@ -207,7 +207,7 @@ def mariadb_server() -> Iterator[servers.Server]:
     server.stop()
 
 
-_SERVER_FIXTURE = {"postgresql": "pg_server", "mariadb": "mariadb_server", "mariadb-odbc": "mariadb_server"}
+_SERVER_FIXTURE = {"postgresql": "pg_server", "mariadb": "mariadb_server"}  # by servers.Server.kind
 
 
 def _database(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
@@ -255,7 +255,7 @@ def _env(request: pytest.FixtureRequest, backend: str, method: str, url: str, tm
     if backend == POOLED:
         return PooledEnv(request.getfixturevalue("pgbouncer"), str(sa.make_url(url).database), tmp, method)
     # On a server, env.demo() copies a template database (support.Env.copy_template).
-    server = None if backend == "sqlite" else request.getfixturevalue(_SERVER_FIXTURE[backend])
+    server = None if backend == "sqlite" else request.getfixturevalue(_SERVER_FIXTURE[support.SERVER_KIND[backend]])
     return support.Env(backend, method, url, tmp, server)
 
 

@@ -341,8 +341,9 @@ RAM_FREE = 4 << 30  # bytes it must have free before a server's files go there
 def _workdir(prefix: str, *, in_memory: bool = False) -> Path:
     """A new folder for a server's files. `in_memory`: in RAM_FOLDER where it is usable (a server whose
     commits need not survive a crash: its files are never flushed to a disk, which MariaDB does at each
-    CREATE and DROP even with its log flushed once a second: a MariaDB contract test took a third of the
-    time on this machine); WORKBENCH_TEST_SERVERS_IN_MEMORY=0 keeps every one on disk."""
+    CREATE and DROP even with its log flushed once a second: on a disk other test runs shared, a MariaDB
+    contract test took two and a half to three times as long; on a quiet disk about the same, see
+    docs/develop/tests.md); WORKBENCH_TEST_SERVERS_IN_MEMORY=0 keeps every one on disk."""
     where = None
     if in_memory and os.environ.get("WORKBENCH_TEST_SERVERS_IN_MEMORY", "1") != "0" and _ram_usable():
         where = str(RAM_FOLDER)

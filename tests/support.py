@@ -183,7 +183,7 @@ class Env:
         (workbench.demo.data): a template is used only in the minute it was built in, so that its rows
         are the ones the test would have written."""
         server = self.server
-        if server is None or not server.templates() or server.kind != _SERVER_KIND.get(self.backend):
+        if server is None or not server.templates() or server.kind != SERVER_KIND.get(self.backend):
             return False
         name = sa.make_url(self.url).database
         assert name is not None
@@ -255,8 +255,8 @@ class Env:
             ]
 
 
-# The kind of server (servers.Server.kind) each backend's database is on.
-_SERVER_KIND = {"postgresql": "postgresql", "mariadb": "mariadb", "mariadb-odbc": "mariadb"}
+# The kind of server (servers.Server.kind) each server backend's database is on.
+SERVER_KIND = {"postgresql": "postgresql", "mariadb": "mariadb", "mariadb-odbc": "mariadb"}
 
 _SQLITE_DEMO: dict[str, tuple[dt.datetime, Path]] = {}  # "held": this process's demo of a minute and its folder
 

@@ -47,19 +47,25 @@ def _contents(url: str) -> dict[str, Any]:
     return found
 
 
-@pytest.fixture
-def databases(pg_server: servers.Server) -> Iterator[list[str]]:
+def _dropped_after(server: servers.Server) -> Iterator[list[str]]:
+    """The names of the test's databases on `server` (_env adds them), dropped after the test."""
     names: list[str] = []
     yield names
     for name in names:
-        pg_server.drop_database(name)
+        server.drop_database(name)
 
 
-def _env(pg_server: servers.Server, databases: list[str], tmp: Path, copies: bool) -> support.Env:
+@pytest.fixture
+def databases(pg_server: servers.Server) -> Iterator[list[str]]:
+    yield from _dropped_after(pg_server)
+
+
+def _env(server: servers.Server, databases: list[str], tmp: Path, copies: bool) -> support.Env:
+    """An env on a new database of `server` (its backend: the server's kind), copying templates if `copies`."""
     name = f"wbt_{uuid.uuid4().hex[:12]}"
-    pg_server.create_database(name)
+    server.create_database(name)
     databases.append(name)
-    return support.Env("postgresql", "native", pg_server.url(name), tmp, pg_server if copies else None)
+    return support.Env(server.kind, "native", server.url(name), tmp, server if copies else None)
 
 
 def _templates(server: servers.Server) -> list[str]:
@@ -153,17 +159,7 @@ def test_a_copied_pooled_demo_is_the_demo_built(
 
 @pytest.fixture
 def maria_databases(mariadb_server: servers.Server) -> Iterator[list[str]]:
-    names: list[str] = []
-    yield names
-    for name in names:
-        mariadb_server.drop_database(name)
-
-
-def _maria_env(server: servers.Server, databases: list[str], tmp: Path, copies: bool) -> support.Env:
-    name = f"wbt_{uuid.uuid4().hex[:12]}"
-    server.create_database(name)
-    databases.append(name)
-    return support.Env("mariadb", "native", server.url(name), tmp, server if copies else None)
+    yield from _dropped_after(mariadb_server)
 
 
 def _maria_contents(server: servers.Server, name: str) -> dict[str, Any]:
@@ -205,7 +201,7 @@ def test_a_copied_mariadb_demo_is_the_demo_built(
     if not mariadb_server.templates():
         pytest.skip("this MariaDB keeps no templates (WORKBENCH_TEST_MARIADB)")
     for _ in range(3):
-        copied, built = (_maria_env(mariadb_server, maria_databases, tmp_path / str(i), i == 0) for i in range(2))
+        copied, built = (_env(mariadb_server, maria_databases, tmp_path / str(i), i == 0) for i in range(2))
         minute = support._minute()
         copied.demo(case_rows=7, import_rows=4)
         built.demo(case_rows=7, import_rows=4)
@@ -222,7 +218,7 @@ def test_a_copied_mariadb_demo_is_the_demo_built(
 def test_a_mariadb_database_with_something_in_it_is_built_not_replaced(
     mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path
 ) -> None:
-    env = _maria_env(mariadb_server, maria_databases, tmp_path, True)
+    env = _env(mariadb_server, maria_databases, tmp_path, True)
     with env.engine.begin() as conn:
         conn.exec_driver_sql("CREATE TABLE mine (x int)")
     assert not env.copy_template(("test_templates", "never built"), lambda e: pytest.fail("built"))
@@ -240,7 +236,7 @@ def test_a_mariadb_template_holds_tables_only(
     refused, not copied without it."""
     if not mariadb_server.templates():
         pytest.skip("this MariaDB keeps no templates (WORKBENCH_TEST_MARIADB)")
-    env = _maria_env(mariadb_server, maria_databases, tmp_path, True)
+    env = _env(mariadb_server, maria_databases, tmp_path, True)
 
     def build(built: support.Env) -> None:
         with built.engine.begin() as conn:

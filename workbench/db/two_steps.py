@@ -87,12 +87,13 @@ class TwoSteps:
                 return None
         if before is not None:
             audit = {**audit, "wb_a_detail": self._with_changes(audit["wb_a_detail"], shape, before, params)}
-        if shape.unlock:
-            if row is None:
-                row = {"wb_key": params["wb_key"], "wb_now": conn.execute(self._read_now).scalar()}
-        else:
-            if row is None:
-                row = conn.execute(self._read_lock, {"wb_key": params["wb_key"]}).mappings().one()
+        if row is None:  # not returned by the UPDATE: read after it
+            row = (
+                {"wb_key": params["wb_key"], "wb_now": conn.execute(self._read_now).scalar()}
+                if shape.unlock
+                else conn.execute(self._read_lock, {"wb_key": params["wb_key"]}).mappings().one()
+            )
+        if not shape.unlock:
             token = q.lock_from_row(row).token  # an extend may move the lock time, and with it the token
         detail = json.loads(audit["wb_a_detail"]) if audit["wb_a_detail"] else None
         actor = audit["wb_a_actor"]
