@@ -28,6 +28,7 @@ ON_SQLITE = {
     "gui_bench": "--backend sqlite --rows 300 --starts 1 --clicks 3 --warmup 1 --cycles 2",
     "cli_bench": "--pairs 2 --rounds 1",
     "lookup_bench": "--backend sqlite --rows 2000 --searches 5",
+    "bind_bench": "--backend sqlite --binds 2 --rounds 1",
 }
 # PostgreSQL only: run against the test session's server (--url).
 ON_POSTGRES = {

@@ -17,7 +17,7 @@ from workbench import demo, fieldspec
 from workbench.config import loader
 from workbench.core import errors
 from workbench.db import backends, mapping, service
-from workbench.db.binding import binder
+from workbench.db.binding import reflector
 from workbench.demo import schema
 
 D = decimal.Decimal
@@ -82,7 +82,7 @@ def bound(tmp_path: Path, url: str, fields: str = "", read_only: str = '["create
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            table = binder.reflect_table(conn, config.queue("items"), config.path)
+            table = reflector.reflect_table(conn, config.queue("items"), config.path)
     finally:
         engine.dispose()
     return mapping.BoundQueue(

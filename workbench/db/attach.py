@@ -16,6 +16,7 @@ from workbench.core import errors
 from workbench.db import backends, dberrors, filters, lookups, mapping, values
 from workbench.db.backends.indexes import column_name
 from workbench.db.binding import binder as binding
+from workbench.db.binding import reflector
 
 
 @dataclasses.dataclass
@@ -48,7 +49,7 @@ def _index_name(*parts: str) -> str:
 def plan(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> AttachPlan:
     """What is missing on the queue's table; nothing is changed."""
     backend = backends.of(conn)
-    table = binding.reflect_table(conn, queue, config_path)
+    table = reflector.reflect_table(conn, queue, config_path)
     if queue.lock.table:
         return _lock_table_plan(conn, queue, table, config_path, backend)
     notes: list[str] = []

@@ -11,6 +11,7 @@ from workbench.config import model
 from workbench.core import errors, models, problems
 from workbench.db import values
 from workbench.db.backends.base import Backend
+from workbench.db.binding import reflector
 from workbench.db.names import AmbiguousName, resolve_name
 
 SEARCH_LIMIT = 50  # rows a search returns at most: a picker shows a screenful, never the table
@@ -141,15 +142,16 @@ def check_values(conn: sa.Connection, lookups: dict[str, Lookup], typed: dict[st
             raise lookup.missing(value)
 
 
-def bind(conn: sa.Connection, q: Bound, config_path: str) -> dict[str, Lookup]:
+def bind(shapes: reflector.Reflector, q: Bound, config_path: str) -> dict[str, Lookup]:
     """The queue's lookups by column: each configured `fields.COL.lookup`, and each column with a
     one-column foreign key (reflected) whose related table has a text column to show. Every
-    configured name is checked against the reflected tables; ConfigError names the key and the fix."""
+    configured name is checked against the reflected tables (`shapes`: the connection's, each read
+    once); ConfigError names the key and the fix."""
     found = {}
     for column in q.table.c:
         field = _field_of(q, column.name)
         if field is not None and field.lookup is not None:
-            found[column.name] = _configured(conn, q, column, field.lookup, config_path)
+            found[column.name] = _configured(shapes, q, column, field.lookup, config_path)
         else:
             reflected = _from_foreign_key(q, column)
             if reflected is not None:
@@ -200,14 +202,14 @@ def _from_foreign_key(q: Bound, column: sa.Column[Any]) -> Lookup | None:
 
 
 def _configured(
-    conn: sa.Connection, q: Bound, column: sa.Column[Any], config: model.LookupConfig, config_path: str
+    shapes: reflector.Reflector, q: Bound, column: sa.Column[Any], config: model.LookupConfig, config_path: str
 ) -> Lookup:
     def fail(name: str, problem: str) -> errors.ConfigError:
         return errors.ConfigError(problem, file=config_path, key=f"{config.key}.{name}" if name else config.key)
 
     target = _foreign_key(column)
     if config.table is not None:
-        names = sa.inspect(conn).get_table_names(schema=q.config.schema)
+        names = shapes.names(q.config.schema)
         try:
             name = resolve_name(config.table, names)
         except AmbiguousName as exc:
@@ -219,7 +221,7 @@ def _configured(
             raise fail(
                 "table", f"table '{config.table}' does not exist" + (f"; did you mean '{hint[0]}'?" if hint else "")
             )
-        table = sa.Table(name, sa.MetaData(), schema=q.config.schema, autoload_with=conn)
+        table = shapes.named(name, q.config.schema)
         if target is not None and target.table.name != table.name:
             target = None  # the configured table wins over the foreign key
     elif target is not None:

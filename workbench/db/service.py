@@ -23,7 +23,7 @@ from workbench.db import (
     workqueue,
 )
 from workbench.db.audit import trail_of as trail_of  # lives with the trail: the grants' renderings build on it too
-from workbench.db.binding import binder as binding
+from workbench.db.binding import reflector
 
 if TYPE_CHECKING:  # imported by supervision(): an operator's process never loads the console's actions
     from workbench.db import supervision
@@ -173,17 +173,14 @@ class Workbench:
             migrations.check(conn, self.config.database.workbench_schema)
             self._schema_checked = True
         bound = {}
-        reflected: dict[tuple[str | None, str], sa.Table] = {}  # queues over one table read it once
+        shapes = reflector.Reflector(conn, self.config.queues.values())  # queues over one table read it once
         for name, queue_config in self.config.queues.items():
-            where = (queue_config.schema, queue_config.table)
             if attaching:
                 from workbench.db import attach  # only here: a claim need not load the DDL planner
 
                 table = attach.plan(conn, queue_config, self.config.path).table
-            elif where in reflected:
-                table = reflected[where]
             else:
-                table = reflected[where] = binding.reflect_table(conn, queue_config, self.config.path)
+                table = shapes.table(queue_config, self.config.path)
             locks = self._lock_table(conn, queue_config, schema)
             bound[name] = mapping.BoundQueue(
                 queue_config,
@@ -194,7 +191,7 @@ class Workbench:
                 locks=locks,
             )
             # Columns whose value is a key of another table: searched and checked there.
-            bound[name].bind_lookups(lookups.bind(conn, bound[name], self.config.path))
+            bound[name].bind_lookups(lookups.bind(shapes, bound[name], self.config.path))
         for q in bound.values():  # names written in another case: only now is it known what they name
             review = q.config.review
             by = bound[review.by] if review is not None else q

@@ -14,31 +14,6 @@ from workbench.db import values
 from workbench.db.names import AmbiguousName, resolve_name
 
 
-def reflect_table(conn: sa.Connection, queue: model.QueueConfig, config_path: str) -> sa.Table:
-    """The queue's table as the database has it; a config error when it does not exist."""
-    names = sa.inspect(conn).get_table_names(schema=queue.schema)
-    try:
-        # By the name the database keeps, even where it would find `TBLQUEUE` itself: SQLite does, but
-        # then reflects no primary key for it (it looks the table's SQL up by the exact name).
-        found = resolve_name(queue.table, names) or queue.table
-    except AmbiguousName as exc:
-        raise errors.ConfigError(f"table {exc}", file=config_path, key=f"queues.{queue.name}.table") from None
-    try:
-        return sa.Table(found, sa.MetaData(), schema=queue.schema, autoload_with=conn)
-    except sa.exc.NoSuchTableError:
-        import difflib  # only for a hint in a message: no part of a command that works
-
-        hint = difflib.get_close_matches(queue.table, names, n=1)
-        more = (
-            f"; did you mean '{hint[0]}'?"
-            if hint
-            else (f" (tables: {', '.join(sorted(names)[:20])})" if names else " (the database has no tables)")
-        )
-        raise errors.ConfigError(
-            f"table '{queue.table_label}' does not exist{more}", file=config_path, key=f"queues.{queue.name}.table"
-        ) from None
-
-
 def _kind_of(value: Any) -> str:
     """What a TOML value is, in words."""
     for kind, words in (
