@@ -9,6 +9,7 @@ import functools
 import subprocess
 import sys
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +63,13 @@ def modules() -> dict[str, Path]:
 def parsed(path: Path) -> ast.Module:
     """The file's syntax tree, parsed once per process and content: the import graph's five tests and the
     registrations' walk every module of the package (read only, never changed)."""
+    return _parse(str(path), _version(path))
+
+
+def _version(path: Path) -> tuple[int, ...]:
+    """What changes when the file does (a cache's key)."""
     stat = path.stat()
-    return _parse(str(path), (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size))
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
 
 
 @functools.cache
@@ -279,16 +285,27 @@ def import_graph(root: Path = ROOT, package: str = "workbench") -> dict[str, set
     """module -> the modules of `package` it imports, anywhere in it (inside functions too: a lazy
     import still needs the other module loaded first), except under `if TYPE_CHECKING:`.
     `from pkg import sub` imports the module pkg.sub, as `import pkg.sub` does; `from pkg import name`
-    (a name pkg/__init__ defines) imports pkg."""
+    (a name pkg/__init__ defines) imports pkg. Worked out once per process for the same files (five tests
+    ask; walking every module's tree was most of this file's time) and the same `_type_checking`."""
+    files = tuple((str(path), _version(path)) for path in sorted((root / package).rglob("*.py")))
+    graph = _import_graph(str(root), package, files, _type_checking)
+    return {module: set(targets) for module, targets in graph.items()}
+
+
+@functools.cache
+def _import_graph(
+    root_name: str, package: str, files: tuple[tuple[str, tuple[int, ...]], ...], skip: Callable[[ast.AST], bool]
+) -> dict[str, frozenset[str]]:
+    root = Path(root_name)
     found: dict[str, Path] = {}
-    for path in sorted((root / package).rglob("*.py")):
+    for path in (Path(name) for name, _ in files):
         parts = path.relative_to(root).with_suffix("").parts
         found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for module, path in found.items():
         tree = parsed(path)
         here = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        skipped = {id(n) for node in ast.walk(tree) if _type_checking(node) for b in node.body for n in ast.walk(b)}
+        skipped = {id(n) for node in ast.walk(tree) if skip(node) for b in node.body for n in ast.walk(b)}
         names: list[str] = []
         for node in ast.walk(tree):
             if id(node) in skipped:
@@ -307,7 +324,7 @@ def import_graph(root: Path = ROOT, package: str = "workbench") -> dict[str, set
                 name = name.rpartition(".")[0]
             if name and name != module:
                 targets.add(name)
-        graph[module] = targets
+        graph[module] = frozenset(targets)
     return graph
 
 
