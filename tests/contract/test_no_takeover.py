@@ -125,6 +125,7 @@ def _check(results: list[dict]) -> None:
     # Only the waiting rows, and most of them: the claimers met at the queue's head (on a loaded machine
     # one row may stay with a claimer whose turns came late, so not every row is required).
     assert ROWS * 2 // 3 <= len(keys) <= ROWS, sorted(keys)
+    assert soon, f"none of {len(saves)} saves came within {SOON} s of its claim's start: nothing was checked"
     assert not taken, (
         f"{len(taken)} of {len(soon)} claims lost their lock within {SOON} s: {taken[0]['key']}: {taken[0]['why']}"
     )
