@@ -254,8 +254,12 @@ def method(request: pytest.FixtureRequest) -> str:
 def _env(request: pytest.FixtureRequest, backend: str, method: str, url: str, tmp: Path) -> support.Env:
     if backend == POOLED:
         return PooledEnv(request.getfixturevalue("pgbouncer"), str(sa.make_url(url).database), tmp, method)
-    # On a server, env.demo() copies a template database (support.Env.copy_template).
-    server = None if backend == "sqlite" else request.getfixturevalue(_SERVER_FIXTURE[support.SERVER_KIND[backend]])
+    # env.demo() copies a template database (support.Env.copy_template): on a server, or a file on SQLite.
+    server: servers.Server | support.SqliteFiles
+    if backend == "sqlite":
+        server = support.SQLITE_FILES
+    else:
+        server = request.getfixturevalue(_SERVER_FIXTURE[support.SERVER_KIND[backend]])
     return support.Env(backend, method, url, tmp, server)
 
 

@@ -84,25 +84,30 @@ def _minutes_ago(monkeypatch: pytest.MonkeyPatch, minutes: int = 7) -> Iterator[
         yield then
 
 
+def _demo(env: support.Env) -> None:
+    env.demo(case_rows=7, import_rows=4)
+
+
 def _copied_and_built(
-    server: servers.Server, monkeypatch: pytest.MonkeyPatch, make: Callable[[str, bool], support.Env]
+    server: servers.Server | support.SqliteFiles,
+    monkeypatch: pytest.MonkeyPatch,
+    make: Callable[[str, bool], support.Env],
+    made: Callable[[support.Env], object] = _demo,
 ) -> tuple[support.Env, support.Env]:
-    """Two demos in one minute, from make(tag, copies): one copied from a template built seven minutes before
-    (kept for the run), one built; both closed."""
-    for name, *_ in server._templates.values():  # none built earlier in the run: this test's is seven minutes old
-        server.drop_database(name)
-    server._templates.clear()
+    """Two databases in one minute, from make(tag, copies) and made(env) (the demo): one copied from a template
+    built seven minutes before (kept for the run), one built; both closed."""
+    server._templates.clear()  # none built earlier in the run: this test's is seven minutes old
     with _minutes_ago(monkeypatch):
         early = make("early", True)
-        early.demo(case_rows=7, import_rows=4)
+        made(early)
         early.close()
     held = dict(server._templates)
     assert held, "no template was made: the demo was not copied"
     for attempt in range(3):  # both in one minute: the demo's rows count back from it
         copied, built = make(f"copied{attempt}", True), make(f"built{attempt}", False)
         minute = support._minute()
-        copied.demo(case_rows=7, import_rows=4)
-        built.demo(case_rows=7, import_rows=4)
+        made(copied)
+        made(built)
         if support._minute() == minute:
             break
     copied.close()
@@ -140,10 +145,54 @@ def test_a_copied_demo_is_the_demo_built(
     assert _contents(copied.url) == _contents(built.url)
 
 
-def test_a_database_with_something_in_it_is_built_not_replaced(
-    pg_server: servers.Server, databases: list[str], tmp_path: Path
+def test_a_copied_granted_demo_is_the_one_built(
+    pg_server: servers.Server,
+    databases: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    env = _env(pg_server, databases, tmp_path, True)
+    """tests/test_permissions.py's `pg` fixture: the demo with the owner's `grants cases --apply` (row rules,
+    their trigger and functions), copied and moved on, is the one built now."""
+    from tests import test_permissions
+
+    if not pg_server.templates():
+        pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
+
+    def make(tag: str, copies: bool) -> support.Env:
+        (tmp_path / tag).mkdir()  # _granted writes the owner's config there
+        return _env(pg_server, databases, tmp_path / tag, copies)
+
+    def made(env: support.Env) -> None:
+        assert test_permissions.granted_copy(env, capsys) == (env.server is not None)
+        if env.server is None:
+            test_permissions._granted(env, capsys)
+
+    copied, built = _copied_and_built(pg_server, monkeypatch, make, made)
+    found = _tables_named(copied.url)
+    assert found == _tables_named(built.url)
+    assert found["policies"] and found["triggers"] and found["workbench_enforced"], "not the granted demo"
+
+
+def _tables_named(url: str) -> dict[str, Any]:
+    """_contents, the table OIDs in workbench_enforced (the queues the database enforces) given as the tables'
+    names: a copy's tables keep their template's OIDs, each database's its own."""
+    found = _contents(url)
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            names = dict(conn.exec_driver_sql("SELECT oid::bigint, relname::text FROM pg_class").all())
+    finally:
+        engine.dispose()
+    found["workbench_enforced"] = [
+        tuple(names.get(value, value) if type(value) is int else value for value in row)
+        for row in found["workbench_enforced"]
+    ]
+    return found
+
+
+def _built_not_replaced(env: support.Env) -> None:
+    """A database with a table of the test's own in it: the demo is built in it, not copied over it."""
     with env.engine.begin() as conn:
         conn.exec_driver_sql("CREATE TABLE mine (x int)")
     assert not env.copy_template(("test_templates", "never built"), lambda e: pytest.fail("built"))
@@ -152,6 +201,13 @@ def test_a_database_with_something_in_it_is_built_not_replaced(
         assert conn.exec_driver_sql("SELECT count(*) FROM mine").scalar() == 0
         assert conn.exec_driver_sql("SELECT count(*) FROM cases").scalar() == 2
     env.close()
+
+
+def test_a_database_with_something_in_it_is_built_not_replaced(
+    pg_server: servers.Server, databases: list[str], tmp_path: Path
+) -> None:
+    env = _env(pg_server, databases, tmp_path, True)
+    _built_not_replaced(env)
 
 
 def test_nobody_connects_to_a_template(pg_server: servers.Server, databases: list[str], tmp_path: Path) -> None:
@@ -282,14 +338,7 @@ def test_a_mariadb_database_with_something_in_it_is_built_not_replaced(
     mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path
 ) -> None:
     env = _env(mariadb_server, maria_databases, tmp_path, True)
-    with env.engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE mine (x int)")
-    assert not env.copy_template(("test_templates", "never built"), lambda e: pytest.fail("built"))
-    wb = env.demo(case_rows=2, import_rows=1)
-    with wb.engine.connect() as conn:
-        assert conn.exec_driver_sql("SELECT count(*) FROM mine").scalar() == 0
-        assert conn.exec_driver_sql("SELECT count(*) FROM cases").scalar() == 2
-    env.close()
+    _built_not_replaced(env)
 
 
 def test_a_mariadb_template_holds_tables_only(
@@ -353,3 +402,24 @@ def test_a_copied_sqlite_demo_is_the_demo_built(tmp_path: Path, monkeypatch: pyt
     assert scan.read_bytes() != b"not what demo.create writes" and scan.stat().st_ino != held.stat().st_ino
     assert held.read_bytes() == b"not what demo.create writes"  # untouched by the copy's --force
     held.write_bytes(before)
+
+
+def _sqlite_env(tmp: Path, copies: bool) -> support.Env:
+    tmp.mkdir(parents=True)
+    files = support.SQLITE_FILES if copies else None
+    return support.Env("sqlite", "native", f"sqlite:///{tmp / 'test.db'}", tmp, files)
+
+
+def test_a_copied_sqlite_env_demo_is_the_demo_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The env fixture's demo on SQLite: the template's file copied (support.SqliteFiles), its rows moved on."""
+    copied, built = _copied_and_built(
+        support.SQLITE_FILES, monkeypatch, lambda tag, copies: _sqlite_env(tmp_path / tag, copies)
+    )
+    found = _sqlite_dump(Path(str(sa.make_url(copied.url).database)))
+    assert found == _sqlite_dump(Path(str(sa.make_url(built.url).database)))
+    assert sum(line.startswith('INSERT INTO "cases"') for line in found) == 7
+
+
+def test_a_sqlite_database_with_something_in_it_is_built_not_replaced(tmp_path: Path) -> None:
+    env = _sqlite_env(tmp_path / "mine", True)
+    _built_not_replaced(env)
