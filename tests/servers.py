@@ -109,11 +109,16 @@ class Server:
         """Create an empty database (dropping one of the same name first); on PostgreSQL, `template`:
         a copy of that database instead (see template())."""
         if template is None and self._spares:
+            import sqlalchemy as sa
+
             self.drop_database(name)
             with self._engine().connect() as conn:
                 quote = conn.dialect.identifier_preparer.quote
-                conn.exec_driver_sql(f"ALTER DATABASE {quote(self._spares.pop())} RENAME TO {quote(name)}")
-            return
+                try:
+                    conn.exec_driver_sql(f"ALTER DATABASE {quote(self._spares.pop())} RENAME TO {quote(name)}")
+                    return
+                except sa.exc.DBAPIError:  # a test dropped it (one that empties the server): made anew
+                    pass
         self._admin(name, create=True, template=template)
 
     def replace(self, name: str, template: str) -> None:

@@ -250,6 +250,14 @@ def test_the_empty_database_a_copy_replaced_is_the_next_one_created(
         assert conn.exec_driver_sql("SELECT count(*) FROM cases").scalar() == 2
     busy.close()
     taken.close()
+    again = _env(pg_server, databases, tmp_path / "again", True)
+    again.demo(case_rows=2, import_rows=1)
+    again.close()
+    assert pg_server._spares
+    for spare in pg_server._spares:  # dropped by someone else (a test that empties the server)
+        pg_server.drop_database(spare)
+    made = _env(pg_server, databases, tmp_path / "made", True)
+    assert not pg_server._spares and pg_server.pristine(sa.make_url(made.url).database or "")
 
 
 def test_a_copied_pooled_demo_is_the_demo_built(
