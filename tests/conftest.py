@@ -84,6 +84,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         servers.refuse_starts(None)
 
 
+def pytest_sessionfinish() -> None:
+    """The session's SQLite templates and demo removed (the servers' go with the servers)."""
+    support.remove_templates()
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadgroup` (pyproject's addopts) with the groups and mends of tests/scheduling.py."""
     if config.getoption("dist") != "loadgroup":

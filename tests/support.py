@@ -311,7 +311,6 @@ class SqliteFiles:
             return held[0], held[2]
         if self._folder is None:
             self._folder = Path(tempfile.mkdtemp(prefix="wb-sqlite-templates-"))
-            atexit.register(shutil.rmtree, self._folder, ignore_errors=True)
         name = str(self._folder / f"{len(self._templates)}-{os.urandom(4).hex()}.db")
         try:
             made = build(name)
@@ -329,6 +328,13 @@ class SqliteFiles:
     def replace(self, name: str, template: str) -> None:
         """Database file `name`, empty (pristine()), replaced by a copy of `template`."""
         shutil.copyfile(template, name)
+
+    def remove(self) -> None:
+        """The templates removed (remove_templates)."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+        self._folder = None
+        self._templates.clear()
 
 
 SQLITE_FILES = SqliteFiles()  # this process's SQLite templates
@@ -376,7 +382,6 @@ def sqlite_demo(directory: Path) -> Path:
             break
         minute = _minute()
         folder = Path(tempfile.mkdtemp(prefix="wb-sqlite-demo-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         demo.create(folder / "demo")
         if _minute() == minute:  # not built across a minute's turn: its rows are this minute's
             held = _SQLITE_DEMO["held"] = (minute, folder / "demo")
@@ -391,6 +396,16 @@ def sqlite_demo(directory: Path) -> Path:
     finally:
         engine.dispose()
     return directory / demo.CONFIG_NAME
+
+
+@atexit.register
+def remove_templates() -> None:
+    """This process's SQLite templates and demo removed: at its end, or at its pytest session's end
+    (tests/conftest.py), for an xdist worker ends without running atexit's functions."""
+    SQLITE_FILES.remove()
+    held = _SQLITE_DEMO.pop("held", None)
+    if held is not None:
+        shutil.rmtree(held[1].parent, ignore_errors=True)
 
 
 def _copy_or_link(source: str, target: str) -> None:

@@ -379,7 +379,7 @@ def _sqlite_dump(path: Path) -> list[str]:
 
 
 def test_a_copied_sqlite_demo_is_the_demo_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    support._SQLITE_DEMO.clear()  # none built earlier in the run: this test's is seven minutes old
+    support.remove_templates()  # none built earlier in the run: this test's is seven minutes old
     with _minutes_ago(monkeypatch) as then:
         support.sqlite_demo(tmp_path / "early")  # built
     for _ in range(3):
