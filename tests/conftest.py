@@ -84,6 +84,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         servers.refuse_starts(None)
 
 
+def pytest_sessionfinish() -> None:
+    """The session's SQLite templates and demo removed (the servers' go with the servers)."""
+    support.remove_templates()
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadgroup` (pyproject's addopts) with the groups and mends of tests/scheduling.py."""
     if config.getoption("dist") != "loadgroup":
@@ -254,8 +259,12 @@ def method(request: pytest.FixtureRequest) -> str:
 def _env(request: pytest.FixtureRequest, backend: str, method: str, url: str, tmp: Path) -> support.Env:
     if backend == POOLED:
         return PooledEnv(request.getfixturevalue("pgbouncer"), str(sa.make_url(url).database), tmp, method)
-    # On a server, env.demo() copies a template database (support.Env.copy_template).
-    server = None if backend == "sqlite" else request.getfixturevalue(_SERVER_FIXTURE[support.SERVER_KIND[backend]])
+    # env.demo() copies a template database (support.Env.copy_template): on a server, or a file on SQLite.
+    server: servers.Server | support.SqliteFiles
+    if backend == "sqlite":
+        server = support.SQLITE_FILES
+    else:
+        server = request.getfixturevalue(_SERVER_FIXTURE[support.SERVER_KIND[backend]])
     return support.Env(backend, method, url, tmp, server)
 
 

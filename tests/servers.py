@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
@@ -61,9 +62,12 @@ class Server:
     # can see a wrong password refused; None where the server's authentication is not ours to set.
     password_user: str | None = None
     _admin_engine: Any = dataclasses.field(default=None, repr=False)
-    # PostgreSQL's template databases (template()): kind -> (database, stamp); and what an empty
-    # database looks like (pristine()).
-    _templates: dict[Hashable, tuple[str, Hashable]] = dataclasses.field(default_factory=dict, repr=False)
+    # The template databases (template()): kind -> (database, stamp, what the build returned); and what an
+    # empty database looks like (pristine()).
+    _templates: dict[Hashable, tuple[str, Hashable, Any]] = dataclasses.field(default_factory=dict, repr=False)
+    # PostgreSQL: empty databases a template's copy took the place of (replace()), for create_database to rename
+    # into use: creating one costs the server a copy of template1 (40-100 ms of its CPU).
+    _spares: list[str] = dataclasses.field(default_factory=list, repr=False)
     _empty: tuple[Any, ...] | None = dataclasses.field(default=None, repr=False)
 
     def url(self, database: str, driver: str | None = None) -> str:
@@ -104,7 +108,37 @@ class Server:
     def create_database(self, name: str, template: str | None = None) -> None:
         """Create an empty database (dropping one of the same name first); on PostgreSQL, `template`:
         a copy of that database instead (see template())."""
+        if template is None and self._spares:
+            import sqlalchemy as sa
+
+            self.drop_database(name)
+            with self._engine().connect() as conn:
+                quote = conn.dialect.identifier_preparer.quote
+                try:
+                    conn.exec_driver_sql(f"ALTER DATABASE {quote(self._spares.pop())} RENAME TO {quote(name)}")
+                    return
+                except sa.exc.DBAPIError:  # a test dropped it (one that empties the server): made anew
+                    pass
         self._admin(name, create=True, template=template)
+
+    def replace(self, name: str, template: str) -> None:
+        """Database `name`, empty (pristine()), replaced by a copy of `template`. On PostgreSQL the empty one is
+        kept as a spare (renamed), which the next create_database renames into use instead of creating one:
+        nobody has connected to it since pristine() found it empty (a session on it makes the rename fail,
+        and then it is dropped)."""
+        if self.kind == "postgresql":
+            import sqlalchemy as sa
+
+            spare = f"wbt_spare_{uuid.uuid4().hex[:12]}"
+            with self._engine().connect() as conn:
+                quote = conn.dialect.identifier_preparer.quote
+                try:
+                    conn.exec_driver_sql(f"ALTER DATABASE {quote(name)} RENAME TO {quote(spare)}")
+                except sa.exc.DBAPIError:  # someone is connected to it: no spare (create_database drops it)
+                    pass
+                else:
+                    self._spares.append(spare)
+        self.create_database(name, template=template)
 
     def drop_database(self, name: str) -> None:
         self._admin(name, create=False)
@@ -159,27 +193,26 @@ class Server:
         beyond each test)."""
         return self.kind in ("postgresql", "mariadb") and not self.external
 
-    def template(self, kind: Hashable, stamp: Hashable, build: Callable[[str], None]) -> str:
+    def template(self, kind: Hashable, stamp: Hashable, build: Callable[[str], Any]) -> tuple[str, Any]:
         """The name of a database built by build(name) for `kind` and `stamp` (what its content depends
-        on beyond the kind, e.g. the minute its rows were written in): built the first time, kept for the
-        run, built again (and the old one dropped) when the stamp changes. Copy it with
-        create_database(name, template=…). Nobody may be connected to it once built. On PostgreSQL nobody
+        on beyond the kind, e.g. the minute its rows were written in; None: nothing), and what build
+        returned: built the first time, kept for the run, built again (and the old one dropped) when the
+        stamp changes. Copy it with create_database(name, template=…) or replace(). Nobody may be
+        connected to it once built. On PostgreSQL nobody
         may connect to it then either (ALLOW_CONNECTIONS false): PostgreSQL copies only a database
         without sessions, and nothing can change it. On MariaDB, whose copy is made table by table
         (_admin), it may hold base tables only: a view, trigger, routine, event or grant of its own would
         not be copied, so the build that makes one fails here."""
         held = self._templates.get(kind)
         if held is not None and held[1] == stamp:
-            return held[0]
+            return held[0], held[2]
         if held is not None:
             del self._templates[kind]
             self.drop_database(held[0])
-        import uuid
-
         name = f"wbtpl_{uuid.uuid4().hex[:12]}"
         self.create_database(name)
         try:
-            build(name)
+            made = build(name)
             if self.kind == "postgresql":
                 with self._engine().connect() as conn:
                     quoted = conn.dialect.identifier_preparer.quote(name)
@@ -195,8 +228,8 @@ class Server:
         except BaseException:
             self.drop_database(name)
             raise
-        self._templates[kind] = (name, stamp)
-        return name
+        self._templates[kind] = (name, stamp, made)
+        return name, made
 
     def _not_tables(self, name: str) -> dict[str, int]:
         """MariaDB: what database `name` holds besides base tables (views, triggers, routines, events,
@@ -231,8 +264,6 @@ class Server:
         if self._sessions(name, wait=0.5):  # a connection just closed ends a moment later
             return False
         if self._empty is None:
-            import uuid
-
             empty = f"wbt_empty_{uuid.uuid4().hex[:8]}"
             self.create_database(empty)
             try:

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from workbench import demo
 from workbench.config import loader, model
 from workbench.db import clock, service
-from workbench.demo import invoices
+from workbench.demo import invoices, schema
 
 if TYPE_CHECKING:
     from tests import servers
@@ -92,9 +92,12 @@ class Env:
 
     pooler = "none"
 
-    def __init__(self, backend: str, method: str, url: str, tmp: Path, server: servers.Server | None = None) -> None:
+    def __init__(
+        self, backend: str, method: str, url: str, tmp: Path, server: servers.Server | SqliteFiles | None = None
+    ) -> None:
         self.backend, self.method, self.url, self.tmp = backend, method, url, tmp
-        # The server the database is on, where its content may be copied from a template (copy_template).
+        # The server the database is on (on SQLite: SQLITE_FILES), where its content may be copied from a template
+        # (copy_template).
         self.server = server
         self._open: list[service.Workbench] = []
         self.engine = sa.create_engine(url)
@@ -150,7 +153,7 @@ class Env:
         """The demo tables filled with a few rows, workbench initialised, claim indexes created. On a
         throwaway PostgreSQL or MariaDB server, a copy of a template database that was built so (copy_template)."""
         kind = ("demo", case_rows, import_rows, repr(queues))
-        if self.copy_template(kind, lambda env: env.build_demo(case_rows, import_rows, queues)):
+        if self.copy_template(kind, lambda env: env.build_demo(case_rows, import_rows, queues), age_demo):
             return self.open(self.demo_config(queues))
         return self.build_demo(case_rows, import_rows, queues)
 
@@ -167,23 +170,30 @@ class Env:
 
     # -- templates -----------------------------------------------------------------------------
 
-    def copy_template(self, kind: Hashable, build: Callable[[Env], object]) -> bool:
+    def copy_template(
+        self,
+        kind: Hashable,
+        build: Callable[[Env], object],
+        aged: Callable[[sa.Engine, dt.timedelta], None] | None = None,
+    ) -> bool:
         """Make this env's database what build(env) makes of an empty one, by copying a template
         database that build made once on the server, and say whether it did. On PostgreSQL, used
         directly or through PgBouncer (the database behind the pooler is on the same server), the copy
         is CREATE DATABASE … TEMPLATE (a tenth of a second); on MariaDB the template's tables made again
-        and their rows copied (servers.Server._admin). Only where that is the same: a throwaway server,
+        and their rows copied (servers.Server._admin); on SQLite the file copied (SqliteFiles). Only
+        where that is the same: a throwaway server,
         and a database nothing has been made in yet (Server.pristine), nobody connected to (this env's
         engine lets its idle connections go first; through a pooler, the pooler holds no session on it
         either: the test has not used it yet). Otherwise False, and the caller builds it itself.
 
         `kind` names what build makes, for this env's class, backend and claim method. The template is
         built as this env would build it: by an env of its kind (through the pooler, with the same
-        driver) on the template database. The demo's rows are written relative to the current minute
-        (workbench.demo.data): a template is used only in the minute it was built in, so that its rows
-        are the ones the test would have written."""
+        driver) on the template database, within one minute. What build writes may count from the
+        current minute (the demo's rows: workbench.demo.data): aged(engine, elapsed) moves a copy's
+        on by the whole minutes since the build (age_demo), and the template serves the whole run;
+        without `aged` a template is used only in the minute it was built in."""
         server = self.server
-        if server is None or not server.templates() or server.kind != SERVER_KIND.get(self.backend):
+        if server is None or not server.templates() or server.kind != SERVER_KIND.get(self.backend, self.backend):
             return False
         name = sa.make_url(self.url).database
         assert name is not None
@@ -193,13 +203,24 @@ class Env:
         key = (type(self).__qualname__, self.backend, self.method, kind)
         for _ in range(3):
             minute = _minute()
-            template = server.template(key, minute, lambda database: self._build_template(database, build))
+            try:
+                template, built_in = server.template(
+                    key, None if aged else minute, lambda database: self._build_template(database, build)
+                )
+            except _MinuteTurned:
+                continue
+            server.replace(name, template)
+            if aged is not None:
+                aged(self.engine, _minute() - built_in)
+                self.engine.dispose()
+                return True
             if _minute() == minute:  # not built (or found) across a minute's turn: its rows are this minute's
-                server.create_database(name, template=template)
                 return True
         return False
 
-    def _build_template(self, database: str, build: Callable[[Env], object]) -> None:
+    def _build_template(self, database: str, build: Callable[[Env], object]) -> dt.datetime:
+        """build(env) on `database`; the minute it ran in (_MinuteTurned if it ran across a minute's turn)."""
+        minute = _minute()
         with tempfile.TemporaryDirectory(prefix="wb-template-") as tmp:
             env = self.template_env(database, Path(tmp))
             try:
@@ -207,6 +228,9 @@ class Env:
             finally:
                 env.close()
                 self.let_go(database)
+        if _minute() != minute:
+            raise _MinuteTurned
+        return minute
 
     def template_env(self, database: str, tmp: Path) -> Env:
         """An env like this one on database `database` of the same server, without templates (a template's
@@ -255,33 +279,133 @@ class Env:
             ]
 
 
+class SqliteFiles:
+    """Template databases on SQLite (Env.copy_template), as servers.Server keeps them on a server: files of this
+    process, built once and copied whole over a test's empty one. Building the demo on SQLite cost a test 0.25 to
+    0.4 s of CPU, the copy a hundredth of that."""
+
+    kind = "sqlite"
+
+    def __init__(self) -> None:
+        self._folder: Path | None = None
+        self._templates: dict[Hashable, tuple[str, Hashable, Any]] = {}
+
+    def templates(self) -> bool:
+        return True
+
+    def pristine(self, name: str) -> bool:
+        """Whether database file `name` is as connecting to it made it: empty, no journal beside it (nothing
+        written, nothing being written)."""
+        path = Path(name)
+        return (
+            path.is_file()
+            and path.stat().st_size == 0
+            and not any(Path(name + suffix).exists() for suffix in ("-wal", "-shm", "-journal"))
+        )
+
+    def template(self, kind: Hashable, stamp: Hashable, build: Callable[[str], Any]) -> tuple[str, Any]:
+        """As servers.Server.template: the file build(name) made for `kind` and `stamp`, and what build returned.
+        Nobody may hold it open once built: its write-ahead log must be checkpointed into it."""
+        held = self._templates.get(kind)
+        if held is not None and held[1] == stamp:
+            return held[0], held[2]
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="wb-sqlite-templates-"))
+        name = str(self._folder / f"{len(self._templates)}-{os.urandom(4).hex()}.db")
+        try:
+            made = build(name)
+            if not Path(name).is_file() or Path(name + "-wal").exists():
+                raise RuntimeError(f"the build of template {kind!r} left no file or its log open")
+        except BaseException:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(name + suffix).unlink(missing_ok=True)
+            raise
+        if held is not None:
+            Path(held[0]).unlink(missing_ok=True)
+        self._templates[kind] = (name, stamp, made)
+        return name, made
+
+    def replace(self, name: str, template: str) -> None:
+        """Database file `name`, empty (pristine()), replaced by a copy of `template`."""
+        shutil.copyfile(template, name)
+
+    def remove(self) -> None:
+        """The templates removed (remove_templates)."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+        self._folder = None
+        self._templates.clear()
+
+
+SQLITE_FILES = SqliteFiles()  # this process's SQLite templates
+
+
+class _MinuteTurned(Exception):
+    """A template's build ran across a minute's turn: its rows may count from either minute."""
+
+
+def age_demo(engine: sa.Engine, elapsed: dt.timedelta) -> None:
+    """The demo's rows as if written `elapsed` later: the cases' opened_at and due_at, the only values that
+    count from when the demo was made (workbench.demo.data.cases; tests/test_templates.py compares a copy so
+    moved with a demo made now). Read and written back through SQLAlchemy, in the form an insert writes."""
+    if not elapsed:
+        return
+    cases = schema.build(sa.MetaData())[0]
+    with engine.begin() as conn:
+        rows = conn.execute(sa.select(cases.c.case_id, cases.c.opened_at, cases.c.due_at)).all()
+        if rows:
+            conn.execute(
+                sa.update(cases)
+                .where(cases.c.case_id == sa.bindparam("key"))
+                .values(opened_at=sa.bindparam("opened"), due_at=sa.bindparam("due")),
+                [{"key": k, "opened": opened + elapsed, "due": due and due + elapsed} for k, opened, due in rows],
+            )
+
+
 # The kind of server (servers.Server.kind) each server backend's database is on.
 SERVER_KIND = {"postgresql": "postgresql", "mariadb": "mariadb", "mariadb-odbc": "mariadb"}
 
-_SQLITE_DEMO: dict[str, tuple[dt.datetime, Path]] = {}  # "held": this process's demo of a minute and its folder
+# "held": this process's demo, the minute it was built in, its folder
+_SQLITE_DEMO: dict[str, tuple[dt.datetime, Path]] = {}
 
 
 def sqlite_demo(directory: Path) -> Path:
     """demo.create(directory): the README's demo on SQLite (the database, its config, the scans), copied from one
-    this process built in the current minute. The demo's rows count back from the current minute, so a copy is
-    what the test would have built only in that minute; the two differ only in the migrations' `applied_at`
-    (tests/test_templates.py). A folder that exists already is built in, as demo.create does."""
+    this process built, its rows moved on by the minutes since (age_demo). A copy is what the test would have
+    built; the two differ only in the migrations' `applied_at` (tests/test_templates.py). A folder that exists
+    already is built in, as demo.create does."""
     if directory.exists():
         return demo.create(directory)
+    held = _SQLITE_DEMO.get("held")
     for _ in range(3):
+        if held is not None:
+            break
         minute = _minute()
-        held = _SQLITE_DEMO.get("held")
-        if held is None or held[0] != minute:
-            if held is not None:
-                shutil.rmtree(held[1].parent, ignore_errors=True)
-            folder = Path(tempfile.mkdtemp(prefix="wb-sqlite-demo-"))
-            atexit.register(shutil.rmtree, folder, ignore_errors=True)
-            demo.create(folder / "demo")
+        folder = Path(tempfile.mkdtemp(prefix="wb-sqlite-demo-"))
+        demo.create(folder / "demo")
+        if _minute() == minute:  # not built across a minute's turn: its rows are this minute's
             held = _SQLITE_DEMO["held"] = (minute, folder / "demo")
-        if _minute() == minute:  # not built (or found) across a minute's turn: its rows are this minute's
-            shutil.copytree(held[1], directory, copy_function=_copy_or_link)
-            return directory / demo.CONFIG_NAME
-    return demo.create(directory)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    if held is None:
+        return demo.create(directory)
+    shutil.copytree(held[1], directory, copy_function=_copy_or_link)
+    engine = sa.create_engine(f"sqlite:///{directory / demo.DB_NAME}")
+    try:
+        age_demo(engine, _minute() - held[0])
+    finally:
+        engine.dispose()
+    return directory / demo.CONFIG_NAME
+
+
+@atexit.register
+def remove_templates() -> None:
+    """This process's SQLite templates and demo removed: at its end, or at its pytest session's end
+    (tests/conftest.py), for an xdist worker ends without running atexit's functions."""
+    SQLITE_FILES.remove()
+    held = _SQLITE_DEMO.pop("held", None)
+    if held is not None:
+        shutil.rmtree(held[1].parent, ignore_errors=True)
 
 
 def _copy_or_link(source: str, target: str) -> None:

@@ -102,6 +102,12 @@ def _granted(env: support.Env, capsys: pytest.CaptureFixture[str]) -> service.Wo
     return admin
 
 
+def granted_copy(env: support.Env, capsys: pytest.CaptureFixture[str]) -> bool:
+    """Whether env's database was made what _granted makes of it by copying a template database made so
+    (support.Env.copy_template: its rows moved on by the minutes since, tests/test_templates.py)."""
+    return env.copy_template("test_permissions.pg", lambda built: _granted(built, capsys), support.age_demo)
+
+
 # The statements of `grants cases --apply` that change the server, not its database: the same for every
 # database of the demo (role names and settings only), planned once.
 _SERVER_WIDE: list[Any] = []
@@ -128,8 +134,7 @@ def pg(pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[
     pg_server.create_database(name)
     url = pg_server.url(name)
     env = support.Env("postgresql", "native", url, tmp_path, pg_server)
-    # A copy of a template database made so (support.Env.copy_template), or made here.
-    if env.copy_template("test_permissions.pg", lambda built: _granted(built, capsys)):
+    if granted_copy(env, capsys):
         _server_wide_grants(env)
         admin = env.open(env.demo_config())
     else:

@@ -1,14 +1,18 @@
 """The per-test demo databases copied from a template (support.Env.copy_template) on PostgreSQL (used directly
-and through PgBouncer) and MariaDB: a copy is the database the test would have built, and a database a test
-already made something in is never replaced. The README's SQLite demo copied from one built in the same minute
-(support.sqlite_demo) likewise."""
+and through PgBouncer) and MariaDB: a copy of a template built minutes before, its rows moved on by those minutes
+(support.age_demo), is the database the test would have built now, and a database a test already made something
+in is never replaced. The README's SQLite demo copied from one built earlier in the run (support.sqlite_demo)
+likewise."""
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import filecmp
+import functools
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ import sqlalchemy as sa
 from tests import servers, support
 from tests.conftest import PooledEnv
 from workbench import demo
+from workbench.demo import data
 
 # What a database holds, as a test could tell: its tables' rows, indexes, functions, triggers and policies.
 _CATALOG = {
@@ -68,39 +73,126 @@ def _env(server: servers.Server, databases: list[str], tmp: Path, copies: bool) 
     return support.Env(server.kind, "native", server.url(name), tmp, server if copies else None)
 
 
-def _templates(server: servers.Server) -> list[str]:
+@contextlib.contextmanager
+def _minutes_ago(monkeypatch: pytest.MonkeyPatch, minutes: int = 7) -> Iterator[dt.datetime]:
+    """Inside, the demo's rows count from `minutes` before the current minute, and so do the templates' builds:
+    what is built there is what was built that long ago."""
+    then = support._minute() - dt.timedelta(minutes=minutes)
+    with monkeypatch.context() as patched:
+        patched.setattr(support, "_minute", lambda: then)
+        patched.setattr(data, "cases", functools.partial(data.cases, now=then.replace(tzinfo=None)))
+        yield then
+
+
+def _demo(env: support.Env) -> None:
+    env.demo(case_rows=7, import_rows=4)
+
+
+def _copied_and_built(
+    server: servers.Server | support.SqliteFiles,
+    monkeypatch: pytest.MonkeyPatch,
+    make: Callable[[str, bool], support.Env],
+    made: Callable[[support.Env], object] = _demo,
+) -> tuple[support.Env, support.Env]:
+    """Two databases in one minute, from make(tag, copies) and made(env) (the demo): one copied from a template
+    built seven minutes before (kept for the run), one built; both closed."""
+    server._templates.clear()  # none built earlier in the run: this test's is seven minutes old
+    with _minutes_ago(monkeypatch):
+        early = make("early", True)
+        made(early)
+        early.close()
+    held = dict(server._templates)
+    assert held, "no template was made: the demo was not copied"
+    for attempt in range(3):  # both in one minute: the demo's rows count back from it
+        copied, built = make(f"copied{attempt}", True), make(f"built{attempt}", False)
+        minute = support._minute()
+        made(copied)
+        made(built)
+        if support._minute() == minute:
+            break
+    copied.close()
+    built.close()
+    assert server._templates == held, "the template was built again, not copied and moved on"
+    return copied, built
+
+
+def _databases(server: servers.Server, like: str = "%") -> list[str]:
     engine = sa.create_engine(server.admin_url())
     try:
         with engine.connect() as conn:
             return list(
                 conn.execute(
-                    sa.text("SELECT datname FROM pg_database WHERE datname LIKE 'wbtpl%' ORDER BY 1")
+                    sa.text("SELECT datname FROM pg_database WHERE datname LIKE :like ORDER BY 1"), {"like": like}
                 ).scalars()
             )
     finally:
         engine.dispose()
 
 
-def test_a_copied_demo_is_the_demo_built(pg_server: servers.Server, databases: list[str], tmp_path: Path) -> None:
+def _templates(server: servers.Server) -> list[str]:
+    return _databases(server, "wbtpl%")
+
+
+def test_a_copied_demo_is_the_demo_built(
+    pg_server: servers.Server, databases: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if not pg_server.templates():
         pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
-    for _ in range(3):  # both in one minute: the demo's rows count back from it
-        copied, built = (_env(pg_server, databases, tmp_path / str(i), i == 0) for i in range(2))
-        minute = support._minute()
-        copied.demo(case_rows=7, import_rows=4)
-        built.demo(case_rows=7, import_rows=4)
-        if support._minute() == minute:
-            break
-    copied.close()
-    built.close()
+    copied, built = _copied_and_built(
+        pg_server, monkeypatch, lambda tag, copies: _env(pg_server, databases, tmp_path / tag, copies)
+    )
     assert _templates(pg_server), "no template was made: the demo was not copied"
     assert _contents(copied.url) == _contents(built.url)
 
 
-def test_a_database_with_something_in_it_is_built_not_replaced(
-    pg_server: servers.Server, databases: list[str], tmp_path: Path
+def test_a_copied_granted_demo_is_the_one_built(
+    pg_server: servers.Server,
+    databases: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    env = _env(pg_server, databases, tmp_path, True)
+    """tests/test_permissions.py's `pg` fixture: the demo with the owner's `grants cases --apply` (row rules,
+    their trigger and functions), copied and moved on, is the one built now."""
+    from tests import test_permissions
+
+    if not pg_server.templates():
+        pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
+
+    def make(tag: str, copies: bool) -> support.Env:
+        (tmp_path / tag).mkdir()  # _granted writes the owner's config there
+        return _env(pg_server, databases, tmp_path / tag, copies)
+
+    def made(env: support.Env) -> None:
+        assert test_permissions.granted_copy(env, capsys) == (env.server is not None)
+        if env.server is None:
+            test_permissions._granted(env, capsys)
+
+    copied, built = _copied_and_built(pg_server, monkeypatch, make, made)
+    found = _tables_named(copied.url)
+    assert found == _tables_named(built.url)
+    assert found["policies"] and found["triggers"] and found["workbench_enforced"], "not the granted demo"
+
+
+def _tables_named(url: str) -> dict[str, Any]:
+    """_contents, the table OIDs in workbench_enforced (the queues the database enforces) given as the tables'
+    names: a copy's tables keep their template's OIDs, each database's its own."""
+    found = _contents(url)
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            names = dict(conn.exec_driver_sql("SELECT oid::bigint, relname::text FROM pg_class").all())
+    finally:
+        engine.dispose()
+    found["workbench_enforced"] = [
+        tuple(names.get(value, value) if type(value) is int else value for value in row)
+        for row in found["workbench_enforced"]
+    ]
+    return found
+
+
+def _built_not_replaced(env: support.Env) -> None:
+    """A database with a table of the test's own in it: the demo is built in it, not copied over it."""
     with env.engine.begin() as conn:
         conn.exec_driver_sql("CREATE TABLE mine (x int)")
     assert not env.copy_template(("test_templates", "never built"), lambda e: pytest.fail("built"))
@@ -109,6 +201,13 @@ def test_a_database_with_something_in_it_is_built_not_replaced(
         assert conn.exec_driver_sql("SELECT count(*) FROM mine").scalar() == 0
         assert conn.exec_driver_sql("SELECT count(*) FROM cases").scalar() == 2
     env.close()
+
+
+def test_a_database_with_something_in_it_is_built_not_replaced(
+    pg_server: servers.Server, databases: list[str], tmp_path: Path
+) -> None:
+    env = _env(pg_server, databases, tmp_path, True)
+    _built_not_replaced(env)
 
 
 def test_nobody_connects_to_a_template(pg_server: servers.Server, databases: list[str], tmp_path: Path) -> None:
@@ -126,28 +225,61 @@ def test_nobody_connects_to_a_template(pg_server: servers.Server, databases: lis
         engine.dispose()
 
 
+def test_the_empty_database_a_copy_replaced_is_the_next_one_created(
+    pg_server: servers.Server, databases: list[str], tmp_path: Path
+) -> None:
+    """On PostgreSQL the pristine database a copy takes the place of is kept (Server.replace) and renamed into
+    use by the next create_database, not created again; one somebody is connected to is dropped instead."""
+    if not pg_server.templates():
+        pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
+    env = _env(pg_server, databases, tmp_path, True)
+    env.demo(case_rows=2, import_rows=1)
+    env.close()
+    spares = list(pg_server._spares)
+    assert spares, "the replaced database was not kept"
+    taken = _env(pg_server, databases, tmp_path / "next", True)
+    assert pg_server._spares == spares[:-1]
+    assert spares[-1] not in _databases(pg_server) and pg_server.pristine(sa.make_url(taken.url).database or "")
+    busy = _env(pg_server, databases, tmp_path / "busy", True)
+    template = pg_server._templates[("Env", "postgresql", "native", ("demo", 2, 1, "None"))][0]
+    with busy.engine.connect():  # a session on it: the rename fails, the copy replaces it all the same
+        pg_server.replace(sa.make_url(busy.url).database or "", template)
+    busy.engine.dispose()
+    assert pg_server._spares == spares[:-1]
+    with busy.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM cases").scalar() == 2
+    busy.close()
+    taken.close()
+    again = _env(pg_server, databases, tmp_path / "again", True)
+    again.demo(case_rows=2, import_rows=1)
+    again.close()
+    assert pg_server._spares
+    for spare in pg_server._spares:  # dropped by someone else (a test that empties the server)
+        pg_server.drop_database(spare)
+    made = _env(pg_server, databases, tmp_path / "made", True)
+    assert not pg_server._spares and pg_server.pristine(sa.make_url(made.url).database or "")
+
+
 def test_a_copied_pooled_demo_is_the_demo_built(
-    pg_server: servers.Server, pgbouncer: servers.PgBouncer, databases: list[str], tmp_path: Path
+    pg_server: servers.Server,
+    pgbouncer: servers.PgBouncer,
+    databases: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Through PgBouncer: the template built through the pooler (its claim functions made for a pooled
     config, as the test's own build would), copied on the server behind it."""
     if not pg_server.templates():
         pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
-    for _ in range(3):
-        envs = []
-        for i in range(2):
-            name = f"wbt_{uuid.uuid4().hex[:12]}"
-            pg_server.create_database(name)
-            databases.append(name)
-            envs.append(PooledEnv(pgbouncer, name, tmp_path / f"{name}", templates=i == 0))
-        copied, built = envs
-        minute = support._minute()
-        copied.demo(case_rows=7, import_rows=4)
-        built.demo(case_rows=7, import_rows=4)
-        if support._minute() == minute:
-            break
-    copied.close()
-    built.close()
+
+    def make(tag: str, copies: bool) -> PooledEnv:
+        name = f"wbt_{uuid.uuid4().hex[:12]}"
+        pg_server.create_database(name)
+        databases.append(name)
+        return PooledEnv(pgbouncer, name, tmp_path / tag, templates=copies)
+
+    copied, built = _copied_and_built(pg_server, monkeypatch, make)
+    assert isinstance(copied, PooledEnv) and isinstance(built, PooledEnv)
     templates = _templates(pg_server)
     assert templates, "no template was made: the demo was not copied"
     assert _contents(copied.direct_url) == _contents(built.direct_url)
@@ -196,20 +328,15 @@ def _maria_contents(server: servers.Server, name: str) -> dict[str, Any]:
 
 
 def test_a_copied_mariadb_demo_is_the_demo_built(
-    mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path
+    mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not mariadb_server.templates():
         pytest.skip("this MariaDB keeps no templates (WORKBENCH_TEST_MARIADB)")
-    for _ in range(3):
-        copied, built = (_env(mariadb_server, maria_databases, tmp_path / str(i), i == 0) for i in range(2))
-        minute = support._minute()
-        copied.demo(case_rows=7, import_rows=4)
-        built.demo(case_rows=7, import_rows=4)
-        if support._minute() == minute:
-            break
-    copied.close()
-    built.close()
-    assert mariadb_server._templates, "no template was made: the demo was not copied"
+    _copied_and_built(
+        mariadb_server,
+        monkeypatch,
+        lambda tag, copies: _env(mariadb_server, maria_databases, tmp_path / tag, copies),
+    )
     found = _maria_contents(mariadb_server, maria_databases[-2])
     assert found == _maria_contents(mariadb_server, maria_databases[-1])
     assert len(found["cases"]) == 7 and found["columns"]
@@ -219,14 +346,7 @@ def test_a_mariadb_database_with_something_in_it_is_built_not_replaced(
     mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path
 ) -> None:
     env = _env(mariadb_server, maria_databases, tmp_path, True)
-    with env.engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE mine (x int)")
-    assert not env.copy_template(("test_templates", "never built"), lambda e: pytest.fail("built"))
-    wb = env.demo(case_rows=2, import_rows=1)
-    with wb.engine.connect() as conn:
-        assert conn.exec_driver_sql("SELECT count(*) FROM mine").scalar() == 0
-        assert conn.exec_driver_sql("SELECT count(*) FROM cases").scalar() == 2
-    env.close()
+    _built_not_replaced(env)
 
 
 def test_a_mariadb_template_holds_tables_only(
@@ -258,17 +378,19 @@ def _sqlite_dump(path: Path) -> list[str]:
         conn.close()
 
 
-def test_a_copied_sqlite_demo_is_the_demo_built(tmp_path: Path) -> None:
+def test_a_copied_sqlite_demo_is_the_demo_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    support.remove_templates()  # none built earlier in the run: this test's is seven minutes old
+    with _minutes_ago(monkeypatch) as then:
+        support.sqlite_demo(tmp_path / "early")  # built
     for _ in range(3):
         minute = support._minute()
         built = demo.create(tmp_path / f"built{minute:%H%M}")
-        support.sqlite_demo(tmp_path / f"first{minute:%H%M}")  # built (or found) in this minute
-        copied = support.sqlite_demo(tmp_path / f"copied{minute:%H%M}")  # copied
+        copied = support.sqlite_demo(tmp_path / f"copied{minute:%H%M}")  # copied, its rows moved on
         if support._minute() == minute:
             break
     else:
         pytest.skip("three minutes turned while building")
-    assert support._SQLITE_DEMO["held"][0] == minute
+    assert support._SQLITE_DEMO["held"][0] == then, "the demo was built again, not copied and moved on"
     assert _sqlite_dump(copied.parent / demo.DB_NAME) == _sqlite_dump(built.parent / demo.DB_NAME)
     assert len(_sqlite_dump(built.parent / demo.DB_NAME)) > 500  # the rows are there
     assert copied.read_text(encoding="utf-8") == built.read_text(encoding="utf-8") == demo.config_text()
@@ -288,3 +410,24 @@ def test_a_copied_sqlite_demo_is_the_demo_built(tmp_path: Path) -> None:
     assert scan.read_bytes() != b"not what demo.create writes" and scan.stat().st_ino != held.stat().st_ino
     assert held.read_bytes() == b"not what demo.create writes"  # untouched by the copy's --force
     held.write_bytes(before)
+
+
+def _sqlite_env(tmp: Path, copies: bool) -> support.Env:
+    tmp.mkdir(parents=True)
+    files = support.SQLITE_FILES if copies else None
+    return support.Env("sqlite", "native", f"sqlite:///{tmp / 'test.db'}", tmp, files)
+
+
+def test_a_copied_sqlite_env_demo_is_the_demo_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The env fixture's demo on SQLite: the template's file copied (support.SqliteFiles), its rows moved on."""
+    copied, built = _copied_and_built(
+        support.SQLITE_FILES, monkeypatch, lambda tag, copies: _sqlite_env(tmp_path / tag, copies)
+    )
+    found = _sqlite_dump(Path(str(sa.make_url(copied.url).database)))
+    assert found == _sqlite_dump(Path(str(sa.make_url(built.url).database)))
+    assert sum(line.startswith('INSERT INTO "cases"') for line in found) == 7
+
+
+def test_a_sqlite_database_with_something_in_it_is_built_not_replaced(tmp_path: Path) -> None:
+    env = _sqlite_env(tmp_path / "mine", True)
+    _built_not_replaced(env)
