@@ -43,8 +43,9 @@ class GuiThreadCollector(QObject):
         self.setObjectName(NAME)
         self.threshold = gc.get_threshold()
         # Python's own collector ran until now (the start-up's imports): what it has made long-lived so far
-        # counts as the last full collection's, so the first one here also waits for a quarter more.
-        LONG_LIVED.total, LONG_LIVED.pending = len(gc.get_objects(generation=2)), 0
+        # counts as the last full collection's, so the first one here also waits for a quarter more. Frozen
+        # objects too (the console freezes what is alive when it opens): Python's count keeps them.
+        LONG_LIVED.total, LONG_LIVED.pending = len(gc.get_objects(generation=2)) + gc.get_freeze_count(), 0
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.collect_due)
         self.timer.start(INTERVAL_MS)
