@@ -115,10 +115,16 @@ def bus(tmp_path: Path) -> Iterator[dict[str, str]]:
     os.close(write)
     with os.fdopen(read) as display_pipe:
         display = display_pipe.readline().strip()
-    launched = subprocess.run(["dbus-launch", "--sh-syntax"], capture_output=True, text=True, check=True).stdout
+    # The session bus in the test's own environment: a service it starts on demand (the accessibility bus
+    # launcher, when something asks for it before ours has taken its name) keeps its files under this HOME
+    # and this display. Started from the suite's environment, such a launcher put its bus at the one path
+    # ~/.cache/at-spi/bus, which two of these tests on two workers then took from each other: a reader's
+    # registration went unanswered ("Couldn't register with accessibility bus"), seen at load 14-24.
+    own = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "DISPLAY": f":{display}"}
+    launched = subprocess.run(["dbus-launch", "--sh-syntax"], env=own, capture_output=True, text=True, check=True)
     values = dict(
         part.split("=", 1)
-        for line in launched.splitlines()
+        for line in launched.stdout.splitlines()
         if "=" in line
         for part in [line.split(";")[0].strip().removeprefix("export ")]
     )
@@ -156,10 +162,12 @@ def bus(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 
 def _wait_for_the_bus(env: dict[str, str]) -> None:
-    """Until the accessibility bus answers on the session bus (dbus-send comes with dbus-x11)."""
-    ask = ["dbus-send", "--session", "--dest=org.a11y.Bus", "--print-reply", "/org/a11y/bus", "org.a11y.Bus.GetAddress"]
+    """Until our launcher owns the accessibility bus's name on the session bus (dbus-send comes with dbus-x11).
+    Asked of the bus itself: a call to the name would start another launcher while ours is still starting."""
+    ask = ["dbus-send", "--session", "--dest=org.freedesktop.DBus", "--print-reply", "/org/freedesktop/DBus"]
+    ask += ["org.freedesktop.DBus.NameHasOwner", "string:org.a11y.Bus"]
     end = time.monotonic() + ANSWER_SECONDS
-    while subprocess.run(ask, env=env, capture_output=True, check=False).returncode:
+    while "boolean true" not in subprocess.run(ask, env=env, capture_output=True, text=True, check=False).stdout:
         assert time.monotonic() < end, "the accessibility bus did not start"
         time.sleep(0.1)
 
