@@ -46,7 +46,7 @@ def _heard_keys(window: supervisor.SupervisorWindow) -> set[str]:
 
 
 def _idle(window: supervisor.SupervisorWindow) -> bool:
-    """No board read under way, and none asked to follow one."""
+    """No board read under way, none asked to follow one, no look at the feed in flight."""
     return not window._refreshing and not window._again and not window._looking
 
 
@@ -56,8 +56,8 @@ def test_a_lock_that_expires_shows_as_expired_without_a_read(qtbot: Any, console
     heard = _heard_keys(window)
     qtbot.waitUntil(lambda: window._feed_ok, timeout=10_000)  # the feed starts before the claim: it names it
     key = door.engine(window.wb).queue("cases").claim_next("alice", 1)[0].lock.key
-    # The console's answer to the test's own claim over: a feed event that came while a whole read was under
-    # way makes another whole read follow it (the change may postdate that read), which counted below.
+    # Until the console has answered the test's own claim: a feed event arriving during a whole read makes
+    # another whole read follow it (the change may postdate that read), and that one was counted below.
     qtbot.waitUntil(lambda: str(key) in heard and _idle(window), timeout=10_000)
     lease = 15 * 60  # the demo queue's lock time
     support.age_lock(door.engine(window.wb), "cases", key, lease - 3)  # expires in three seconds (no event)
