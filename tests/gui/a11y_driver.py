@@ -6,6 +6,7 @@ JSON line on stdout once done:
 
     next            Next item                                   {"claimed": key}
     warn            the lock aged into the expiry warning       {"warned": seconds left}
+    ticks N         the status bar's timer counted down N times {"ticked": its texts}
     lose            a supervisor force-releases it, with reason {"lost": cause}
     take USER       USER claims the item this window lost       {"taken": USER}
     password        the password prompt after a refused login    {"dialog": object name}
@@ -100,6 +101,18 @@ class Driver(QObject):
     def do_warn(self, _rest: str) -> None:
         self._age(LOCK - 90)
         self.window.session.check_now()
+
+    def do_ticks(self, count: str) -> None:
+        self._when_ticked([self.window.timer_label.text()], int(count))
+
+    def _when_ticked(self, texts: list[str], count: int) -> None:
+        text = self.window.timer_label.text()
+        if text != texts[-1]:
+            texts.append(text)
+        if len(texts) > count:
+            say({"ticked": texts})
+            return
+        QTimer.singleShot(50, lambda: self._when_ticked(texts, count))
 
     def do_lose(self, _rest: str) -> None:
         cur = self.window.session.current

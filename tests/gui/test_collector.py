@@ -33,6 +33,7 @@ def test_a_cycle_holding_a_qt_object_is_freed_on_the_gui_thread(qtbot: Any) -> N
     gui_app.application()
     dispatcher = dispatch.Dispatcher(threads=1)
     assert not gc.isenabled()  # the dispatcher's threads never collect
+    assert collector.LONG_LIVED.total > 1000  # what Python's own collector made long-lived before it
     died_on: list[str] = []
     for _ in range(5):
         obj = _Cyclic()
@@ -66,3 +67,47 @@ class _Referent:
     def __init__(self, cycle: list[Any]) -> None:
         self.cycle = cycle
         cycle.append(self)
+
+
+def _runs(long_lived: collector.LongLived, young: int = 0, due: int = 2) -> tuple[int, list[Any]]:
+    """The generation collect_due runs with the counts set so that generation `due`'s threshold is passed,
+    `young` new objects alive meanwhile (returned, so that they stay alive)."""
+    threshold = gc.get_threshold()
+    ran: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            ran.append(info["generation"])
+
+    for _ in range(threshold[2] + 1 if due == 2 else 0):
+        gc.collect(1)  # each counts once toward the oldest generation's threshold
+    for _ in range(threshold[1] + 1):
+        gc.collect(0)
+    kept = [[n] for n in range(max(young, 2 * threshold[0]))]  # past generation 0's threshold
+    gc.callbacks.append(seen)
+    try:
+        collector.collect_due(threshold, long_lived)
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(ran) == 1, ran
+    return ran[0], kept
+
+
+def test_a_full_collection_waits_for_a_quarter_new_long_lived_objects() -> None:
+    """As Python's own collector: the oldest generation's threshold passed, a full collection runs only once
+    the objects moved there since the last one are a quarter of those it left (each walks every object)."""
+    was = gc.isenabled()
+    gc.disable()  # no automatic collection moves the counts meanwhile
+    try:
+        long_lived = collector.LongLived()
+        assert _runs(long_lived)[0] == 2  # the first: nothing known yet
+        assert long_lived.total > 1000 and long_lived.pending == 0  # the process's objects, after it
+        assert _runs(long_lived)[0] == 1  # its threshold passed, but few new objects: the younger two only
+        assert 0 < long_lived.pending < long_lived.total // 4
+        generation, kept = _runs(long_lived, young=long_lived.total // 4, due=1)  # a quarter more, alive
+        assert generation == 1 and long_lived.pending >= long_lived.total // 4
+        assert _runs(long_lived)[0] == 2
+        assert long_lived.pending == 0 and long_lived.total >= len(kept)
+    finally:
+        if was:
+            gc.enable()

@@ -10,9 +10,11 @@ import dataclasses
 import statistics
 import threading
 import time
+from concurrent import futures
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from PySide6.QtCore import QTimer
 
 from tests.conftest import PooledEnv
@@ -22,7 +24,7 @@ from tests.test_relay import RelayThread, relays  # noqa: F401  (the fixture: re
 from workbench.db import service
 from workbench.gui import app as gui_app
 from workbench.gui import dispatch, relay_link, supervisor
-from workbench.services import relay_client
+from workbench.services import door, relay_client
 
 RECONNECT_MS = int(relay_link.RECONNECT_SECONDS * 1000) + 3_000
 
@@ -40,22 +42,39 @@ def _window_on_relay(qtbot: Any, open_window: Any, config: Any, relays: list[Rel
 
 
 def _force_release_heard(qtbot: Any, window: Any, config: Any) -> float:
-    """Seconds from a supervisor's force-release of the window's item to the window saying so."""
+    """Seconds from the commit of a supervisor's force-release of the window's item to the window saying so.
+
+    Both ends in the product's terms. The supervisor acts on a thread of its own, as from another computer:
+    made on the window's thread, the call kept the window from hearing anything until it returned, up to two
+    seconds after its commit under load (the relay had long read the change). The end is the window's banner
+    shown, not the moment the test got round to looking (after closing the supervisor's connection)."""
     claim = _claim(qtbot, window)
     qtbot.wait(300)  # the relay's read of the claim has gone by (it does not wake its own holder)
-    with _supervisor(config) as sue:
-        sue.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
-        committed = time.monotonic()
-        with qtbot.waitSignal(window.session.lock_lost, timeout=SOON_MS) as signal:
-            pass
+    commits: list[float] = []
+    told: list[float] = []
+
+    def said(_lost: Any) -> None:  # connected after the window's own slot: its banner is shown by now
+        told.append(time.monotonic())
+
+    window.session.lock_lost.connect(said)
+    try:
+        with _supervisor(config) as sue, futures.ThreadPoolExecutor(1) as elsewhere:
+            cases = sue.supervision("cases")  # its own reads done: the force-release's is the one commit below
+            sa.event.listen(door.engine(sue).engine, "commit", lambda _conn: commits.append(time.monotonic()))
+            with qtbot.waitSignal(window.session.lock_lost, timeout=10_000) as signal:
+                done = elsewhere.submit(cases.force_release, "sue", claim.lock.key, "customer escalated")
+            done.result()
+    finally:
+        window.session.lock_lost.disconnect(said)
     assert signal.args[0].by == "sue" and "customer escalated" in window.lost_banner.label.text()
-    return time.monotonic() - committed
+    assert len(commits) == 1 and len(told) == 1, (commits, told)
+    return told[0] - commits[0]
 
 
 def _woken_window_hears(qtbot: Any, open_window: Any, config: Any, relays: list[RelayThread]) -> None:
     window = _window_on_relay(qtbot, open_window, config, relays)
     took = [_force_release_heard(qtbot, window, config) for _ in range(3)]
-    assert statistics.median(took) < 2.0, took
+    assert statistics.median(took) < 2.0 and max(took) < SOON_MS / 1000, took
     assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)  # never fell back
     relays[-1].wb.close()  # type: ignore[attr-defined]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
 
@@ -10,6 +11,18 @@ from PySide6.QtCore import QCoreApplication, QObject, QTimer
 # beside a collection's few milliseconds (objects held only by a cycle live at most this much longer).
 INTERVAL_MS = 500
 NAME = "workbench_gui_thread_collector"
+
+
+@dataclass
+class LongLived:
+    """What Python's own collector keeps to skip a full collection that would find little new: the objects
+    the last full collection left in the oldest generation, and how many younger ones have moved there since."""
+
+    total: int = 0
+    pending: int = 0
+
+
+LONG_LIVED = LongLived()  # the process's: it has one collector (started by GuiThreadCollector)
 
 
 class GuiThreadCollector(QObject):
@@ -29,6 +42,10 @@ class GuiThreadCollector(QObject):
         super().__init__(parent)
         self.setObjectName(NAME)
         self.threshold = gc.get_threshold()
+        # Python's own collector ran until now (the start-up's imports): what it has made long-lived so far
+        # counts as the last full collection's, so the first one here also waits for a quarter more. Frozen
+        # objects too (the console freezes what is alive when it opens): Python's count keeps them.
+        LONG_LIVED.total, LONG_LIVED.pending = len(gc.get_objects(generation=2)) + gc.get_freeze_count(), 0
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.collect_due)
         self.timer.start(INTERVAL_MS)
@@ -39,16 +56,28 @@ class GuiThreadCollector(QObject):
         return collect_due(self.threshold)
 
 
-def collect_due(threshold: tuple[int, ...] | None = None) -> int:
-    """Collect the oldest generation whose threshold is passed, as Python's automatic collection would."""
+def collect_due(threshold: tuple[int, ...] | None = None, long_lived: LongLived | None = None) -> int:
+    """Collect the oldest generation whose threshold is passed, as Python's automatic collection would.
+
+    The oldest one, by Python's own rule, only once the objects moved into it since its last collection
+    (`long_lived`, by default the process's) are a quarter of those that collection left there. A full
+    collection walks every object of the process with every thread stopped: without the rule one ran every
+    121st collection however little had changed, on the GUI thread (which it froze for a second under load)."""
+    ledger = LONG_LIVED if long_lived is None else long_lived
     limits = threshold or gc.get_threshold()
     counts = gc.get_count()
     if counts[0] <= limits[0]:
         return 0
-    generation = 0
-    if counts[1] > limits[1]:
-        generation = 2 if counts[2] > limits[2] else 1
-    return gc.collect(generation)
+    if counts[1] <= limits[1]:
+        return gc.collect(0)
+    if counts[2] > limits[2] and ledger.pending >= ledger.total // 4:
+        found = gc.collect(2)
+        ledger.total, ledger.pending = len(gc.get_objects(generation=2)), 0
+        return found
+    young = len(gc.get_objects(0)) + len(gc.get_objects(1))
+    found = gc.collect(1)
+    ledger.pending += max(0, young - found)  # the survivors: moved into the oldest generation
+    return found
 
 
 def install() -> GuiThreadCollector | None:
