@@ -202,8 +202,7 @@ def _free_first(
     trip, one implicit transaction), which finds the row by the key the UPDATE left in a setting of the
     transaction. None where it does not apply: through a transaction pooler (no prepared statements of
     the session's), without a token column (the audit row copies it in SQL)."""
-    token = q.shape.row_token
-    if connect.pooled(db.engine) or token is None:
+    if connect.pooled(db.engine) or not q.shape.token_in_row or q.token is None:
         return None
     user = sa.bindparam("wb_user", type_=sa.String())
     parts = _parts(method, q, trail, request, check_limit, user)
@@ -219,7 +218,7 @@ def _free_first(
     writes = {**q.lock_writes(user, now, q.shape.new_token()), **q.writes(q.on_claim, user, now)}
     nothing = [
         sa.cast(sa.null(), column.type).label(name)
-        for name, column in (("wb_prev_owner", q.user), ("wb_prev_token", token), ("wb_prev_time", q.time))
+        for name, column in (("wb_prev_owner", q.user), ("wb_prev_token", q.token), ("wb_prev_time", q.time))
     ]
     mark = sa.func.set_config(
         sa.literal(MARK, literal_execute=True), sa.cast(q.key, sa.Text()), sa.true(), type_=sa.Text()
@@ -245,7 +244,7 @@ def _free_first(
             constant(models.EventKind.CLAIM.value),
             user,
             user,
-            q.backend.token_digest(q.shape.as_text(token)),
+            q.backend.token_digest(q.shape.as_text(q.token)),
             clock.db_now(),
         ).where(q.key == marked),
     )

@@ -70,12 +70,6 @@ class LockShape:
         return self.columns
 
     @property
-    def row_token(self) -> sa.Column[Any] | None:
-        """The token as a column of the queue's row, which SQL can copy (into a claim's audit row); None
-        where the row carries none."""
-        return self.token if self.token_in_row else None
-
-    @property
     def single_write(self) -> bool:
         """Is a guarded write one UPDATE of the queue's row that carries the token, so that its audit row
         can go with it where the database allows (one statement on PostgreSQL, one batch on MySQL/MariaDB)?"""
