@@ -26,72 +26,29 @@ def _own_functions(wb: service.Workbench) -> int:
     return int(row[0])
 
 
-def test_next_item_claims_a_free_row_without_the_function_then_next_and_stale_locks_with_it(
-    native_env: support.Env,
-) -> None:
-    """Next item takes the free row first by two prepared statements (the claim, then its audit row, one
-    pipeline); then_next, and a claim while a stale lock waits to be served first, run functions of the
-    connection's own."""
+def test_next_item_and_then_next_run_as_functions_of_the_connections_own(native_env: support.Env) -> None:
     wb = native_env.demo()
     q = wb.queue("cases")
     first = q.claim_next("ann")[0]
-    assert _own_functions(wb) == 0
-    assert [e.kind.value for e in q.history(first.lock.key)] == ["claim"]
+    assert _own_functions(wb) == 1
     done = q.complete("ann", first.lock.key, first.lock.token, then_next=True)
-    assert done.next is not None and _own_functions(wb) == 1
-    stale = q.claim_next("bob")[0]
-    with wb.engine.begin() as conn:
-        conn.exec_driver_sql(
-            "UPDATE cases SET wb_lock_expires = timezone('UTC', now()) - interval '1 hour' WHERE case_id = %(k)s",
-            {"k": stale.lock.key},
-        )
-    taken = q.claim_next("ann")[0]  # the expired lock is served before any free row
-    assert taken.lock.key == stale.lock.key and _own_functions(wb) == 2
-    assert [e.kind.value for e in q.history(stale.lock.key)] == ["claim", "expire", "claim"]
+    assert done.next is not None and _own_functions(wb) == 2
     with wb.engine.connect() as other:  # temporary: no other session sees them, nothing stays behind
         everywhere = "SELECT count(*) FROM pg_proc WHERE starts_with(proname::text, 'wb_claim_')"
         assert other.exec_driver_sql(everywhere).scalar() == 2
         assert other.exec_driver_sql(_OWN_FUNCTIONS).scalar() == 0
 
 
-def test_a_free_claim_whose_audit_row_fails_claims_nothing(native_env: support.Env) -> None:
-    """The free claim's UPDATE and its audit row are one implicit transaction: when the audit row is
-    refused, the lock is rolled back with it, and no item is held without its claim in the trail."""
-    wb = native_env.demo(case_rows=4)
-    q = wb.queue("cases")
-    q.claim_next("ann")  # the statements prepared
-    with wb.engine.begin() as conn:
-        conn.exec_driver_sql(
-            "CREATE FUNCTION wb_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
-            "$$BEGIN RAISE EXCEPTION 'no claims today'; END$$"
-        )
-        conn.exec_driver_sql(
-            "CREATE TRIGGER wb_test_refuse BEFORE INSERT ON workbench_audit FOR EACH ROW "
-            "WHEN (NEW.event = 'claim') EXECUTE FUNCTION wb_test_refuse()"
-        )
-    with pytest.raises(sa.exc.DBAPIError, match="no claims today"):
-        q.claim_next("bob")
-    with wb.engine.connect() as conn:
-        held = conn.exec_driver_sql("SELECT count(*) FROM cases WHERE wb_locked_by = 'bob'").scalar()
-    assert held == 0
-    with wb.engine.begin() as conn:
-        conn.exec_driver_sql("DROP TRIGGER wb_test_refuse ON workbench_audit")
-    claimed = q.claim_next("bob")[0]
-    assert [e.kind.value for e in q.history(claimed.lock.key)] == ["claim"]
-
-
 def test_a_session_that_dropped_its_temporary_objects_makes_the_function_again(native_env: support.Env) -> None:
     wb = native_env.demo()
     q = wb.queue("cases")
     first = q.claim_next("ann")[0]
-    done = q.complete("ann", first.lock.key, first.lock.token, then_next=True)
-    assert done.next is not None and _own_functions(wb) == 1
     connection = wb.db.held.get().dbapi
     connection.execute("DISCARD TEMP")  # e.g. a pooler resetting the session; the prepared call stays
     assert _own_functions(wb) == 0
-    again = q.complete("ann", done.next.lock.key, done.next.lock.token, then_next=True)
-    assert again.next is not None and _own_functions(wb) == 1
-    assert [e.kind.value for e in q.history(again.next.lock.key)] == ["claim"]
+    second = q.claim_next("ann")[0]
+    assert second.lock.key != first.lock.key and _own_functions(wb) == 1
+    assert [e.kind.value for e in q.history(second.lock.key)] == ["claim"]
 
 
 def test_a_login_without_temporary_objects_claims_with_the_one_statement(native_env: support.Env) -> None:

@@ -152,18 +152,10 @@ class FastStatement:
     """One compiled statement with its constant parameters; `rows()` / `run()` bind the per-call values."""
 
     def __init__(
-        self,
-        held: HeldConnections,
-        statement: sa.Executable,
-        sample: Mapping[str, Any],
-        *,
-        setup: str | None = None,
-        follow: sa.Executable | None = None,
+        self, held: HeldConnections, statement: sa.Executable, sample: Mapping[str, Any], *, setup: str | None = None
     ) -> None:
         """`setup`: SQL run on each connection before the statement is prepared there (a function of
-        the session's own that the statement calls, e.g.); `follow`: a statement returning no rows that
-        runs after this one in the same pipeline, one implicit transaction (prepared too, given the
-        same values), so that either both commit or neither does."""
+        the session's own that the statement calls, e.g.)."""
         # psycopg is optional (SQLite-only installs): imported here, what the hot path needs kept.
         from psycopg import generators, pq
         from psycopg.adapt import PyFormat
@@ -175,7 +167,6 @@ class FastStatement:
         expanded = compiled.construct_expanded_state(dict(sample))
         self.sql: str = expanded.statement
         order = list(expanded.positiontup or ())  # the names of $1, $2, …
-        self._order = order
         self.constants: dict[str, Any] = {k: v for k, v in expanded.parameters.items() if k not in sample}
         self.held = held
         self.dialect = held.engine.dialect
@@ -194,11 +185,8 @@ class FastStatement:
         self._columns: list[str] | None = None
         self._setup = setup.encode() if setup is not None else None
         self._pooled = getattr(held.engine, "workbench_pooler", "none") == "transaction"
-        if self._pooled and (setup is not None or follow is not None):
+        if self._pooled and setup is not None:
             raise ValueError("a statement run through a transaction pooler cannot rely on a setup of its session")
-        if follow is not None and setup is not None:
-            raise ValueError("a statement with a setup runs alone")
-        self._follow = FastStatement(held, follow, sample) if follow is not None else None
         local = getattr(held.engine, "workbench_transaction_settings", None) if self._pooled else None
         self._local = (
             str(local.compile(dialect=held.positional_dialect, compile_kwargs={"literal_binds": True})).encode()
@@ -228,8 +216,6 @@ class FastStatement:
             elif self._pooled:
                 pgconn.send_query_params(self._query, tx.dump_sequence(values, self._formats))
                 results = conn.wait(self._exchange(pgconn))
-            elif self._follow is not None:
-                results = self._with_follow(held, values)
             else:
                 if self.name not in held.prepared and self._setup is not None and not repaired:
                     results = self._made_and_run(held, tx.dump_sequence(values, self._formats))
@@ -251,8 +237,6 @@ class FastStatement:
                     raise
                 # Someone deallocated our statements on this connection (DISCARD ALL): prepare again.
                 held.prepared.discard(self.name)
-                if self._follow is not None:
-                    held.prepared.discard(self._follow.name)
                 return self._execute(held, values, repaired=True)
             except (errors.UndefinedFunction, errors.InvalidSchemaName):
                 if self._setup is None or repaired:
@@ -269,32 +253,6 @@ class FastStatement:
             self._columns = [result.fname(i).decode() for i in range(result.nfields)]
         tx.set_pgresult(result)
         return tx.load_rows(0, result.ntuples, tuple)
-
-    def _with_follow(self, held: _Held, values: Sequence[Any]) -> list[Any]:
-        """This statement, then its follower, both prepared, in one pipeline ending in one Sync: one
-        implicit transaction, one round trip. This one's results (an error of the follower raised as it is:
-        the transaction rolled back, this one's rows with it)."""
-        follow = self._follow
-        assert follow is not None
-        # Prepared in the same pipeline as their first run: one round trip, and one server session even
-        # through a pooler the config does not name (whose next transaction then says so: dberrors).
-        making = [statement for statement in (self, follow) if statement.name not in held.prepared]
-        params = {**dict(zip(self._order, values, strict=True)), **follow.constants}
-        name, dumped = self.name, held.tx.dump_sequence(values, self._formats)
-        then = held.tx.dump_sequence(follow._values(params), follow._formats)
-        *made, results, followed = _in_one_pipeline(
-            held,
-            *(lambda pg, s=statement: pg.send_prepare(s.name, s._query) for statement in making),
-            lambda pg: pg.send_query_prepared(name, dumped),
-            lambda pg: pg.send_query_prepared(follow.name, then),
-        )
-        for statement, result in zip(making, made, strict=True):
-            _one_result(held.dbapi, result)
-            held.prepared.add(statement.name)
-        if any(result.status != self._tuples_ok for result in results):
-            return results  # this statement's error (the follower's result only says it was skipped)
-        _one_result(held.dbapi, followed)
-        return results
 
     def _pipelined(self, held: _Held, params: Sequence[Any]) -> list[Any]:
         """The transaction's settings, then the statement, in one pipeline: SET LOCAL applies to the

@@ -1,14 +1,4 @@
-"""PostgreSQL's Next item: the free row by two prepared statements, else a plpgsql function of the connection's own.
-
-The free claim (FreeFirst) is what nearly every Next item runs: the hand-written loop's UPDATE with its pick
-(the free rows, FOR NO KEY UPDATE SKIP LOCKED, the probe below as an InitPlan that empties it whenever a branch
-before the free rows may find a row), then the claim's audit row as a second prepared statement in the same
-pipeline: one round trip, one implicit transaction (an audit row refused rolls the lock back). The UPDATE
-hands its key on in a setting of the transaction (set_config(…, true)), and nothing but the pick is set up
-again when a claimer's row was taken meanwhile (EvalPlanQual re-checks the pick's own small plan). Where it
-claims nothing (a stale lock or a deferral due somewhere, or nothing waits), the function below claims. At one
-connection the pair's statements cost the server about a third less than the function's call (issue 52;
-docs/explanation/performance.md). The function follows.
+"""PostgreSQL: the claim of the next item as a plpgsql function of the connection's own (pg_temp).
 
 The one-statement claim (postgresql.SkipLockedClaim._build) reads its candidates with the snapshot
 the statement started with. When another claimer commits the row it found meanwhile, PostgreSQL
@@ -49,15 +39,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-from workbench.core import errors, models
+from workbench.core import errors
 from workbench.db import audit as audit_mod
-from workbench.db import clock, connect, fastpath, guarded, mapping
+from workbench.db import connect, fastpath, guarded, mapping
 from workbench.db.claims import base
 from workbench.db.rules import pg_names
 
@@ -109,7 +98,6 @@ FIRST = "wb_first"  # may a branch before the free rows find a row (ClaimMethod.
 COMPLETED = "wb_completed_at"  # with then_next: the Complete's time (NULL: its fence failed)
 # PostgreSQL's refusal of a function whose result does not match the declared columns.
 DATATYPE_MISMATCH = "42804"
-RESULT_TYPE_CHANGED = "0A000"  # "cached plan must not change result type": a prepared statement's columns changed
 UNDEFINED_FUNCTION = "42883"  # a permanent function (through a pooler) not made yet, or dropped
 
 
@@ -125,15 +113,13 @@ def next_claim(
     check_limit: bool,
     statement: Statement,
     finish: sa.Select[Any] | None = None,
-) -> fastpath.FastStatement | FunctionCall | FreeFirst:
+) -> fastpath.FastStatement | FunctionCall:
     """The claim of one item (after `finish`, a Complete's statement, when given): the function's
     call, or `statement()` where this login cannot create the function."""
     pooled = connect.pooled(db.engine)
-    # Next item's own claim (no Complete before it): the free row first, by the free claim, where it applies.
-    free = _free_first(method, db, q, trail, request, check_limit) if finish is None else None
     built = _built(method, db, q, trail, request, check_limit, finish, pooled=pooled)
     if built is None:
-        return _free_then(free, statement())
+        return statement()
     name, create, call, args = built
     sample = dict.fromkeys(args, "")
     if finish is not None:
@@ -141,147 +127,12 @@ def next_claim(
     if pooled:
         # Assumed there (made by `init`, or by an earlier claim): the first call that finds it missing
         # makes it where this login may, else the one statement claims. No look on the hot path.
-        made = FunctionCall(
+        return FunctionCall(
             fastpath.FastStatement(db.held, call, sample), statement, make=lambda: _permanent(db, name, create)
         )
-        return _free_then(free, made)
     # Made on each connection in the transaction of its first call (fastpath's setup); a login that
     # may not create it (no TEMPORARY privilege) claims with the one statement from then on.
-    return _free_then(free, FunctionCall(fastpath.FastStatement(db.held, call, sample, setup=create), statement))
-
-
-def _free_then(
-    free: fastpath.FastStatement | None, call: fastpath.FastStatement | FunctionCall
-) -> fastpath.FastStatement | FunctionCall | FreeFirst:
-    """`call`, with the free claim before it where there is one."""
-    return call if free is None else FreeFirst(free, call)
-
-
-class _Parts(typing.NamedTuple):
-    """What the function's body and the free claim build from: the clock, the branches (the free rows last),
-    the probe of the branches before them, the per-user limit's tests, the constant LIMIT 1."""
-
-    now: sa.ColumnElement[Any]
-    branches: list[sa.ColumnElement[bool]]
-    served_first: sa.ColumnElement[bool]
-    extra: list[sa.ColumnElement[bool]]
-    one: sa.BindParameter[int]
-
-
-def _parts(
-    method: Pieces,
-    q: mapping.BoundQueue,
-    trail: audit_mod.AuditTrail,
-    request: base.ClaimRequest,
-    check_limit: bool,
-    user: sa.BindParameter[str],
-) -> _Parts:
-    now = q.now()
-    shaped = base.ClaimRequest(user="", use_cooldown=request.use_cooldown, where=request.bound_filter(q))
-    # A Complete before (then_next) is the function's transaction's own: its lock is gone for the claim after it.
-    extra = method.limit_checks(q, user, now, check_limit, completed_before=False)
-    one = sa.bindparam("wb_count", 1, type_=sa.Integer(), literal_execute=True)
-    branches = method.branches(q, now, shaped, trail, user=user)
-    return _Parts(now, branches, method.served_first(q, now, shaped, trail), extra, one)
-
-
-MARK = "workbench.claimed"  # the transaction's setting: the key the free claim locked, for its audit row
-
-
-def _free_first(
-    method: Pieces,
-    db: connect.Database,
-    q: mapping.BoundQueue,
-    trail: audit_mod.AuditTrail,
-    request: base.ClaimRequest,
-    check_limit: bool,
-) -> fastpath.FastStatement | None:
-    """The claim of the free row first in queue order, while no branch before the free rows may find one
-    (ClaimMethod.served_first, an InitPlan of the pick): the hand-written loop's UPDATE with its pick as a
-    subquery, then the claim's audit row in a second prepared statement of the same pipeline (one round
-    trip, one implicit transaction), which finds the row by the key the UPDATE left in a setting of the
-    transaction. None where it does not apply: through a transaction pooler (no prepared statements of
-    the session's), without a token column (the audit row copies it in SQL)."""
-    if connect.pooled(db.engine) or not q.shape.token_in_row or q.token is None:
-        return None
-    user = sa.bindparam("wb_user", type_=sa.String())
-    parts = _parts(method, q, trail, request, check_limit, user)
-    now = parts.now
-    pick = (
-        sa.select(q.key)
-        .where(parts.branches[-1], ~parts.served_first, *parts.extra)
-        .order_by(*q.order_by())
-        .limit(parts.one)
-        .with_for_update(skip_locked=True, key_share=True)
-        .scalar_subquery()
-    )
-    writes = {**q.lock_writes(user, now, q.shape.new_token()), **q.writes(q.on_claim, user, now)}
-    nothing = [
-        sa.cast(sa.null(), column.type).label(name)
-        for name, column in (("wb_prev_owner", q.user), ("wb_prev_token", q.token), ("wb_prev_time", q.time))
-    ]
-    mark = sa.func.set_config(
-        sa.literal(MARK, literal_execute=True), sa.cast(q.key, sa.Text()), sa.true(), type_=sa.Text()
-    )
-    claim = (
-        sa.update(q.table)
-        .where(q.key == pick)
-        .values(writes)
-        .returning(*q.table.c, now.label("wb_now"), *nothing, mark.label("wb_mark"))
-    )
-    marked = sa.cast(
-        sa.func.nullif(sa.func.current_setting(sa.literal(MARK, literal_execute=True), sa.true()), ""), q.key.type
-    )
-
-    def constant(value: Any) -> sa.BindParameter[Any]:
-        return sa.literal(value, literal_execute=True)
-
-    audit = sa.insert(trail.table).from_select(
-        ["queue", "item_key", "event", "actor", "owner", "token", "at"],
-        sa.select(
-            constant(q.name),
-            sa.cast(q.key, sa.String(200)),
-            constant(models.EventKind.CLAIM.value),
-            user,
-            user,
-            q.backend.token_digest(q.shape.as_text(q.token)),
-            clock.db_now(),
-        ).where(q.key == marked),
-    )
-    sample = {"wb_user": "", **request.filter_params()}
-    try:
-        return fastpath.FastStatement(db.held, claim, sample, follow=audit)
-    except (sa.exc.CompileError, NotImplementedError):
-        return None
-
-
-class FreeFirst:
-    """Next item's claim: the free claim (_free_first), and where it claims nothing (a stale lock or a
-    deferral due somewhere, or nothing waits) the function's call (pg_next.Call). Both answer the same
-    columns in the same order; the free claim's last one, its mark, is left off."""
-
-    def __init__(self, free: fastpath.FastStatement, call: fastpath.FastStatement | FunctionCall) -> None:
-        self._free: fastpath.FastStatement | None = free
-        self._call = call
-
-    @property
-    def columns(self) -> list[str]:
-        return (self._free.columns[:-1] if self._free is not None else []) or self._call.columns
-
-    def rows(self, values: Mapping[Any, Any]) -> list[tuple[Any, ...]]:
-        if self._free is not None:
-            try:
-                rows = self._free.rows(values)
-            except sa.exc.DBAPIError as exc:
-                # A column's type changed since workbench reflected it: the prepared claim may not answer
-                # another row type (rolled back, nothing claimed); the call claims from then on.
-                if str(getattr(exc.orig, "sqlstate", "") or "") != RESULT_TYPE_CHANGED:
-                    raise
-                self._free = None
-            else:
-                if rows:
-                    return [row[:-1] for row in rows]
-        return self._call.rows(values)
+    return FunctionCall(fastpath.FastStatement(db.held, call, sample, setup=create), statement)
 
 
 def install(
@@ -458,8 +309,11 @@ def _body(
         steps.append(
             f"  {sql(sa.select(done.c.wb_now))} INTO {COMPLETED};\n  IF NOT FOUND THEN\n    RETURN;\n  END IF;\n"
         )
-    parts = _parts(method, q, trail, request, check_limit, user)
-    extra, one = parts.extra, parts.one
+    now = q.now()
+    shaped = base.ClaimRequest(user="", use_cooldown=request.use_cooldown, where=request.bound_filter(q))
+    # The Complete before is this transaction's own: its lock is gone for these later statements.
+    extra = method.limit_checks(q, user, now, check_limit, completed_before=False)
+    one = sa.bindparam("wb_count", 1, type_=sa.Integer(), literal_execute=True)
 
     # A branch's query reads the candidate's columns (its key, the lock it had) into variables, and
     # the write takes them from there: the row is locked by then, so it cannot have changed.
@@ -474,12 +328,12 @@ def _body(
     def pick(where: sa.ColumnElement[bool]) -> str:
         return f"{sql(method.pick(q, where, extra, one))} INTO {into};"
 
-    *first, free = parts.branches
+    *first, free = method.branches(q, now, shaped, trail, user=user)
     # The branches served before the free rows (expired locks, deferred items due) find nothing on
     # nearly every claim, and their queries cost more to set up than to run: one cheap probe says
     # whether to run them at all.
     declare.append(f"  {FIRST} boolean;")
-    steps.append(f"  {sql(sa.select(parts.served_first))} INTO {FIRST};\n  IF {FIRST} THEN\n")
+    steps.append(f"  {sql(sa.select(method.served_first(q, now, shaped, trail)))} INTO {FIRST};\n  IF {FIRST} THEN\n")
     for i, where in enumerate(first):
         steps.append(
             f"    {pick(where)}\n" if i == 0 else f"    IF {PICKED} IS NULL THEN\n      {pick(where)}\n    END IF;\n"

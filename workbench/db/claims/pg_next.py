@@ -1,7 +1,6 @@
 """PostgreSQL's Next item: the way its claim runs for a queue, chosen the first time it claims there (then kept):
-under `workbench grants` the database's trusted claim (pg_trusted.py); else the free claim, two prepared
-statements, in front of the connection's own PL/pgSQL function where the login may make one (pg_function.py),
-else in front of the one prepared statement (postgresql.py)."""
+under `workbench grants` the database's trusted claim (pg_trusted.py); else the connection's own PL/pgSQL
+function, where the login may make one (pg_function.py); else the one prepared statement (postgresql.py)."""
 
 from __future__ import annotations
 
