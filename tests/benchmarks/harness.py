@@ -547,11 +547,7 @@ HAND_SCHEMA = [
     "CREATE INDEX jobs_todo ON jobs (id) WHERE status = 'todo'",
 ]
 HAND_FILL = "INSERT INTO jobs (id, status, payload) SELECT g, 'todo', 'job ' || g FROM generate_series(1, %s) g"
-# bigint: psycopg sends small numbers as smallint, and generate_series(smallint, smallint) is ambiguous.
-HAND_FILL_FROM = (
-    "INSERT INTO jobs (id, status, payload) SELECT g, 'todo', 'job ' || g "
-    "FROM generate_series(%s::bigint, %s::bigint) g"
-)
+HAND_FILL_FROM = "INSERT INTO jobs (id, status, payload) SELECT g, 'todo', 'job ' || g FROM generate_series(%s, %s) g"
 HAND_CLAIM = """UPDATE jobs SET status = 'doing', locked_by = %s, locked_at = now(), token = md5(random()::text)
                  WHERE id = (SELECT id FROM jobs WHERE status = 'todo' ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)
                 RETURNING *"""
