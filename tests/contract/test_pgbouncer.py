@@ -230,7 +230,11 @@ def test_a_process_without_the_pooler_setting_is_told_at_its_second_claim(pooled
     transaction, which the pooler runs on one server session; the second finds neither on the session
     it is lent, and says what to set instead of claiming wrongly or failing with an internal error."""
     env = pooled_env
-    env.demo()
+    # Built here, not copied from the run's template: on a copy the later claims found a way to claim on
+    # the sessions lent to them and claimed (every time once templates served the whole run), on a fresh
+    # build they are told; what the copy carries that a build does not is still to be found (the closing
+    # note of 2026-12-04), test_templates compares the tables only.
+    env.build_demo()
     config = env.demo_config()
     q = env.open(dataclasses.replace(config, database=dataclasses.replace(config.database, pooler="none"))).queue(
         "cases"
