@@ -17,7 +17,7 @@ class Reflector:
     SQLAlchemy reflects a table with about ten catalog queries (columns, keys, foreign keys, indexes,
     constraints, comment, options), and the tables its foreign keys name with as many again; its batch
     form reads those for many tables at once. A config's queues usually name several tables of one
-    schema (the demo: four statements' worth of tables cost 47 queries on PostgreSQL one by one), so the
+    schema (the demo's three tables cost 47 queries on PostgreSQL one by one), so the
     tables the queues name are read together, a batch per schema, when the first of them is asked for.
     A view, which the table list does not hold, is read alone as before.
     """
