@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import hypothesis
 import psycopg
+import psycopg.rows
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck
@@ -429,6 +432,8 @@ class Family:
     gaps_seen: dict[str, int] = dataclasses.field(default_factory=dict)
     admitted: dict[str, int] = dataclasses.field(default_factory=dict)  # hand transactions admitted, per reading
     escalated: dict[str, int] = dataclasses.field(default_factory=dict)  # hands to or from an escalated row
+    # The owner's reads that overlap a login's transaction (check_hand): one thread, one read at a time.
+    reader: ThreadPoolExecutor = dataclasses.field(default_factory=lambda: ThreadPoolExecutor(1))
 
     def script(self, sql: str) -> None:
         """Statements without parameters as the table owner, in one round trip (one implicit transaction)."""
@@ -446,30 +451,22 @@ class Family:
         tables = ("workbench_audit", "workbench_notes", "workbench_deferrals", "workbench_cooldown")
         self.script("; ".join([first, *(f"DELETE FROM {table}" for table in tables)]))
 
-    def lock_rows(self, key: int) -> int:
-        """How many lock rows the item has (a run-out one of another queue may stay beside the newest)."""
-        assert self.owner is not None
-        return int(
-            self.owner.execute(
-                sa.text("SELECT count(*) FROM workbench_locks WHERE item_key = :t"), {"t": str(key)}
-            ).scalar_one()
-        )
-
-    def snapshot(self, key: int, since: int | None = None) -> tuple[Snapshot, int, list[str]]:
-        """The case as the owner reads it, the newest audit row's id, and the events written after `since`."""
-        assert self.owner is not None
+    @functools.cached_property
+    def reading(self) -> str:
+        """The snapshot's query (psycopg's placeholders), built once: read on the owner's own psycopg connection,
+        where the driver keeps it prepared after its first uses and SQLAlchemy compiles nothing each time."""
         if self.locks:  # the item's lock row, if any (never two: one holder)
             lock = (
                 "l.lock_user AS lk_user, l.token AS lk_token, l.queue AS lk_queue, "
                 "extract(epoch FROM l.locked_at - timezone('UTC', now())) AS at_rel, "
                 "extract(epoch FROM l.expires_at - timezone('UTC', now())) AS exp_rel, "
-                "(SELECT count(*) FROM workbench_locks n WHERE n.item_key = :t "
+                "(SELECT count(*) FROM workbench_locks n WHERE n.item_key = %(t)s "
                 " AND n.expires_at > timezone('UTC', now())) AS lk_count, "
-                "ARRAY(SELECT n.queue FROM workbench_locks n WHERE n.item_key = :t) AS lk_queues"
+                "ARRAY(SELECT n.queue FROM workbench_locks n WHERE n.item_key = %(t)s) AS lk_queues"
             )
             table = (  # the newest lock row (a run-out one of another queue may stay beside it)
-                "vendor_tickets c LEFT JOIN LATERAL (SELECT * FROM workbench_locks l WHERE l.item_key = :t "
-                "ORDER BY l.expires_at DESC LIMIT 1) l ON true WHERE c.ticket_id = :k"
+                "vendor_tickets c LEFT JOIN LATERAL (SELECT * FROM workbench_locks l WHERE l.item_key = %(t)s "
+                "ORDER BY l.expires_at DESC LIMIT 1) l ON true WHERE c.ticket_id = %(k)s"
             )
         else:
             lock = (
@@ -478,29 +475,31 @@ class Family:
                 "extract(epoch FROM wb_lock_expires - timezone('UTC', now())) AS exp_rel, 0 AS lk_count, "
                 "ARRAY[]::text[] AS lk_queues"
             )
-            table = "cases c WHERE c.case_id = :k"
-        row = (
-            self.owner.execute(
-                sa.text(
-                    f"SELECT c.*, {lock}, "
-                    "(SELECT a.queue FROM workbench_audit a WHERE a.item_key = :t AND a.event = 'claim' "
-                    " ORDER BY a.id DESC LIMIT 1) AS claim_queue, "
-                    "(SELECT ARRAY[a.event, a.actor, a.queue, a.outcome, "
-                    "  CAST(extract(epoch FROM timezone('UTC', now()) - a.at) AS text)] FROM workbench_audit a "
-                    " WHERE a.item_key = :t ORDER BY a.id DESC LIMIT 1) AS last, "
-                    "(SELECT coalesce(max(id), 0) FROM workbench_audit) AS audit_max, "
-                    # Each row written since: its event, and the events the database says it may be (not settled).
-                    "ARRAY(SELECT a.event || coalesce(',' || (SELECT string_agg(split_part(m, ':', 1), ',') "
-                    "  FROM jsonb_array_elements_text(CASE WHEN a.detail LIKE '{\"recorded_by\"%' "
-                    "  THEN CAST(a.detail AS jsonb) -> 'may_be' END) m), '') "
-                    "  FROM workbench_audit a WHERE a.id > :since ORDER BY a.id) AS written "
-                    f"FROM {table}"
-                ),
-                {"k": key, "t": str(key), "since": since or 0},
-            )
-            .mappings()
-            .one()
+            table = "cases c WHERE c.case_id = %(k)s"
+        return (
+            f"SELECT c.*, {lock}, "
+            "(SELECT a.queue FROM workbench_audit a WHERE a.item_key = %(t)s AND a.event = 'claim' "
+            " ORDER BY a.id DESC LIMIT 1) AS claim_queue, "
+            "(SELECT ARRAY[a.event, a.actor, a.queue, a.outcome, "
+            "  CAST(extract(epoch FROM timezone('UTC', now()) - a.at) AS text)] FROM workbench_audit a "
+            " WHERE a.item_key = %(t)s ORDER BY a.id DESC LIMIT 1) AS last, "
+            "(SELECT coalesce(max(id), 0) FROM workbench_audit) AS audit_max, "
+            # Each row written since: its event, and the events the database says it may be (not settled).
+            "ARRAY(SELECT a.event || coalesce(',' || (SELECT string_agg(split_part(m, ':', 1), ',') "
+            "  FROM jsonb_array_elements_text(CASE WHEN a.detail LIKE '{\"recorded_by\"%%' "
+            "  THEN CAST(a.detail AS jsonb) -> 'may_be' END) m), '') "
+            "  FROM workbench_audit a WHERE a.id > %(since)s ORDER BY a.id) AS written "
+            f"FROM {table}"
         )
+
+    def snapshot(self, key: int, since: int | None = None) -> tuple[Snapshot, int, list[str], int]:
+        """The case as the owner reads it, the newest audit row's id, the events written after `since`, and
+        how many lock rows the item has (a run-out one of another queue may stay beside the newest)."""
+        assert self.owner is not None
+        raw: psycopg.Connection[Any] = self.owner.connection.driver_connection  # type: ignore[assignment]
+        with raw.cursor(row_factory=psycopg.rows.dict_row) as cur:
+            row = cur.execute(self.reading, {"k": key, "t": str(key), "since": since or 0}).fetchone()
+            assert row is not None and cur.rowcount == 1, f"no item {key}"
         assert row["lk_count"] <= 1, f"two live locks on item {key}"
         lock = Lock(
             row["lk_user"],
@@ -516,22 +515,35 @@ class Family:
         snap = Snapshot(
             values, lock, row["lk_queue"] or row["claim_queue"], *trail, lock_queues=frozenset(row["lk_queues"])
         )
-        return snap, int(row["audit_max"]), list(row["written"]) if since is not None else []
+        written = list(row["written"]) if since is not None else []
+        return snap, int(row["audit_max"]), written, len(row["lk_queues"])
 
 
-def _run(conn: psycopg.Connection[Any], statements: list[str]) -> str | None:
+def _run(
+    conn: psycopg.Connection[Any], statements: list[str], ending: Callable[[bool], None] = lambda commit: None
+) -> str | None:
     """Run `statements` as one transaction on the login's own open connection: None if it committed with the
-    row changed, else why not. Two round trips: BEGIN and the statements as one script, then COMMIT."""
+    row changed, else why not. Two round trips: BEGIN and the statements as one script, then COMMIT or
+    ROLLBACK; `ending(commit)` is called just before either is sent."""
+
+    def end(commit: bool) -> None:
+        try:
+            ending(commit)
+        except BaseException:  # the test fails; the login's connection is left usable
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT" if commit else "ROLLBACK")
+
     try:
         cur = conn.execute("BEGIN; " + "; ".join(statements))  # no parameters: one simple query, a result each
         cur.nextset()  # BEGIN's, then the first statement's
         if cur.rowcount < 1:
-            conn.execute("ROLLBACK")
+            end(False)
             return "no row changed (row-level security hid it)"
-        conn.execute("COMMIT")
+        end(True)
     except psycopg.Error as exc:
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            conn.execute("ROLLBACK")
+            end(False)
         # 40001: a claim of an item that no longer waits; 23505: a second lock row of one queue's item.
         lost = exc.sqlstate in ("40001", "23505")
         if not (permissions.is_refusal(sa.exc.DBAPIError(None, None, exc)) or lost or "permission denied" in str(exc)):
@@ -595,13 +607,24 @@ def _every_gap() -> Leniency:
 def check_hand(family: Family, hand: Any, log: list[str]) -> None:
     """Run one hand-written transaction; the database admits it iff the table does (or a known gap says
     why it differs today); what it wrote is what it asked, recorded as what the table reads it as."""
-    before, mark, _ = family.snapshot(hand.key)
+    # The owner reads the state before it on a thread of the test's while the login runs the statements (one
+    # wait for both): the transaction ends only once that read has, so the read sees the state they found.
+    reading = family.reader.submit(family.snapshot, hand.key)
+    reread: Future[tuple[Snapshot, int, list[str], int]] | None = None
+
+    def ending(commit: bool) -> None:
+        nonlocal reread
+        mark = reading.result()[1]
+        if not commit:  # a rollback leaves the state as it was: read it again beside the ROLLBACK
+            reread = family.reader.submit(family.snapshot, hand.key, mark)
+
+    why = _run(family.conns[hand.caller], hand.statements(), ending)
+    before, mark, _, lock_rows = reading.result()
     new_row, new_lock, _ = hand.expected(before)
     # A model mistake a random run found (no hole): a DELETE of the item's lock rows also takes a run-out
     # lock row of the other queue beside the newest one, and the database records its expire (the clock's
     # transition, anyone's to notice); the snapshot models the newest lock row only.
-    swept = isinstance(hand, LockHand) and hand.lock == "delete" and family.lock_rows(hand.key) > 1
-    why = _run(family.conns[hand.caller], hand.statements())
+    swept = isinstance(hand, LockHand) and hand.lock == "delete" and lock_rows > 1
     admitted = why is None
     family.cases += 1
     log.append(hand.script() + f"  -- {'admitted' if admitted else 'refused: ' + str(why)}")
@@ -626,7 +649,7 @@ def check_hand(family: Family, hand: Any, log: list[str]) -> None:
                 family.escalated[side] = family.escalated.get(side, 0) + 1
     for name in {r.transition for r in found} if admitted else ():
         family.admitted[name] = family.admitted.get(name, 0) + 1
-    after, _, written_events = family.snapshot(hand.key, since=mark)
+    after, _, written_events, _ = reread.result() if reread is not None else family.snapshot(hand.key, since=mark)
     script = "\n".join(log)
     if not admitted:
         assert (after.row, after.lock.user, after.lock.token) == (before.row, before.lock.user, before.lock.token), (
@@ -847,6 +870,7 @@ def tickets(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Iterator[Family]:
         try:
             yield family
         finally:
+            family.reader.shutdown()
             for login_conn in family.conns.values():
                 login_conn.close()
 
@@ -865,6 +889,7 @@ def family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Iterator[Family]:
         try:
             yield family
         finally:
+            family.reader.shutdown()
             for login_conn in family.conns.values():
                 login_conn.close()
 
@@ -906,7 +931,7 @@ def _gap_is_reachable(family: Family, gap: Gap, name: str) -> None:
     *setup, last = gap.witness
     _replay(family, tuple(setup), log)
     assert isinstance(last, Hand | LockHand)
-    before, _, _ = family.snapshot(last.key)
+    before = family.snapshot(last.key)[0]
     strict = _judge(family, last, before, Leniency())
     assert not strict, f"the table admits the witness of {name}: {strict}"
     assert _judge(family, last, before, gap.lenient), f"{name}'s leniency does not explain its witness"
