@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 MATRIX = "tests/contract/test_workflow_matrix.py::test_workflow_matrix["
+ADMISSION = "tests/test_admission.py::"
 # Tests a worker holds before it asks for more. A worker runs a test only once it has been sent the
 # next one (or told to stop: xdist's remote.py reads one index ahead), so a worker left with one test
 # and none to follow waits for ever.
@@ -16,16 +17,21 @@ HELD = 2
 
 def xdist_group(nodeid: str) -> str:
     """The unit pytest-xdist's `--dist loadgroup` (pyproject's addopts) hands to one worker: a workflow
-    matrix case goes with the other cases of its bench, so each bench is built once, on one worker;
-    every other test goes alone, wherever a worker is free. Read from the nodeid here because the
-    controller sees nothing else, and xdist 3.8's own `xdist_group` marker is lost under pytest 9.2 (it
-    appends the group to `item._nodeid`, which pytest 9.2 no longer reads)."""
+    matrix case goes with the other cases of its bench, so each bench is built once, on one worker, and an
+    admission test with the others of its family (tests/test_admission.py); every other test goes alone,
+    wherever a worker is free. Read from the nodeid here because the controller sees nothing else, and
+    xdist 3.8's own `xdist_group` marker is lost under pytest 9.2 (it appends the group to `item._nodeid`,
+    which pytest 9.2 no longer reads)."""
     if nodeid.startswith(MATRIX):
         from tests.contract.test_workflow_matrix import bench_of
 
         bench = bench_of(nodeid[len(MATRIX) :].rstrip("]"))
         if bench is not None:
             return f"workflow-bench:{bench}"
+    if nodeid.startswith(ADMISSION):  # likewise the admission tests of one family (built once per module)
+        from tests.test_admission import family_of
+
+        return f"admission:{family_of(nodeid)}"
     return nodeid
 
 

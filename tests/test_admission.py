@@ -8,12 +8,15 @@ once a hole is closed, so that its entry goes."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
+import io
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import hypothesis
@@ -25,9 +28,9 @@ from hypothesis import HealthCheck
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from tests import support
+from tests import servers, support
 from tests.admission_model import FRESH, NOW, Leniency, Lock, QueueModel, Reading, Side, Snapshot, events_of, readings
-from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
+from tests.test_permissions import Pg, granted_demo  # the `pg` fixture's demo database under `grants`
 from workbench import demo
 from workbench.core import errors, workflow
 from workbench.core.models import EventKind
@@ -440,6 +443,14 @@ class Family:
         assert self.owner is not None
         self.owner.connection.driver_connection.execute(sql)  # type: ignore[union-attr]
 
+    def fresh(self) -> Family:
+        """The family as a test of its own finds it: its items reset, nothing counted yet."""
+        self.cases = self.sequences = 0
+        for counts in (self.gaps_seen, self.admitted, self.escalated):
+            counts.clear()
+        self.reset()
+        return self
+
     def reset(self) -> None:
         first = (
             "UPDATE vendor_tickets SET state = 'open', subject = 'Ticket ' || ticket_id, solved_by = NULL, "
@@ -730,7 +741,7 @@ def _connections(pg: Pg) -> dict[str, psycopg.Connection[Any]]:
 # does neither.
 
 
-def _family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Family:
+def _family(pg: Pg, capsys: Any) -> Family:
     text = demo.config_text("{url}") + TWIN
     path = pg.tmp / "admission.toml"
     path.write_text(text.replace("{url}", pg.url), encoding="utf-8")
@@ -746,7 +757,7 @@ def _family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Family:
     return Family(pg, text, models, _connections(pg), work)
 
 
-def _tickets_family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Family:
+def _tickets_family(pg: Pg, capsys: Any) -> Family:
     from tests.test_protocol import _tickets
     from workbench.db import groups
 
@@ -862,17 +873,58 @@ def _settings(examples: int) -> hypothesis.settings:
     )
 
 
+class _Output:
+    """capsys for a fixture of the module's (capsys is one test's): what the CLI prints, in buffers of its own."""
+
+    def __init__(self) -> None:
+        self.out, self.err = io.StringIO(), io.StringIO()
+
+    def readouterr(self) -> tuple[str, str]:
+        got = self.out.getvalue(), self.err.getvalue()
+        for buffer in (self.out, self.err):
+            buffer.seek(0)
+            buffer.truncate()
+        return got
+
+
+@contextlib.contextmanager
+def _built(make: Callable[[Pg, Any], Family], pg_server: servers.Server, tmp: Path) -> Iterator[Family]:
+    """A family on a database of its own (the `pg` fixture's), built once for the module's tests: each
+    test, each sequence and each named entry starts from `Family.reset`, which is all they depend on."""
+    output = _Output()
+    with contextlib.ExitStack() as stack:
+        with (
+            pytest.MonkeyPatch.context() as mp,
+            contextlib.redirect_stdout(output.out),
+            contextlib.redirect_stderr(output.err),
+        ):
+            mp.setenv("WORKBENCH_HOME", str(tmp / "home"))  # as tests/conftest.py's _isolated_home
+            for name in ("WORKBENCH_CONFIG", "WORKBENCH_DB_PASSWORD"):
+                mp.delenv(name, raising=False)
+            family = make(stack.enter_context(granted_demo(pg_server, tmp, output)), output)
+        owner = family.pg.admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        family.owner = stack.enter_context(owner)
+        stack.callback(family.reader.shutdown)
+        for login_conn in family.conns.values():
+            stack.callback(login_conn.close)
+        yield family
+
+
+def family_of(test: str) -> str:
+    """The family a test of this module runs on, by its nodeid: under `pytest -n N` tests/scheduling.py keeps
+    each family's tests together on one worker, where the family is built once."""
+    return "tickets" if test.endswith(("lock_table", "[tickets]")) else "family"
+
+
+@pytest.fixture(scope="module")
+def _tickets_built(pg_server: servers.Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Family]:
+    with _built(_tickets_family, pg_server, tmp_path_factory.mktemp("tickets")) as family:
+        yield family
+
+
 @pytest.fixture
-def tickets(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Iterator[Family]:
-    family = _tickets_family(pg, capsys)
-    with pg.admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        family.owner = conn
-        try:
-            yield family
-        finally:
-            family.reader.shutdown()
-            for login_conn in family.conns.values():
-                login_conn.close()
+def tickets(_tickets_built: Family) -> Family:
+    return _tickets_built.fresh()
 
 
 def test_the_database_admits_what_the_table_admits_on_a_lock_table(tickets: Family) -> None:
@@ -881,17 +933,15 @@ def test_the_database_admits_what_the_table_admits_on_a_lock_table(tickets: Fami
     assert tickets.cases >= 2000, tickets.cases
 
 
+@pytest.fixture(scope="module")
+def _family_built(pg_server: servers.Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Family]:
+    with _built(_family, pg_server, tmp_path_factory.mktemp("family")) as family:
+        yield family
+
+
 @pytest.fixture
-def family(pg: Pg, capsys: pytest.CaptureFixture[str]) -> Iterator[Family]:
-    family = _family(pg, capsys)
-    with pg.admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        family.owner = conn
-        try:
-            yield family
-        finally:
-            family.reader.shutdown()
-            for login_conn in family.conns.values():
-                login_conn.close()
+def family(_family_built: Family) -> Family:
+    return _family_built.fresh()
 
 
 def test_the_database_admits_what_the_table_admits_on_row_locks(family: Family) -> None:

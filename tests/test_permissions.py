@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tomllib
 import uuid
@@ -130,6 +131,13 @@ def _server_wide_grants(env: support.Env) -> None:
 
 @pytest.fixture
 def pg(pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Pg]:
+    with granted_demo(pg_server, tmp_path, capsys) as setup:
+        yield setup
+
+
+@contextlib.contextmanager
+def granted_demo(pg_server: servers.Server, tmp_path: Path, capsys: Any) -> Iterator[Pg]:
+    """The `pg` fixture's database, for as long as the block runs (`capsys`: anything with its readouterr)."""
     name = f"wbt_{uuid.uuid4().hex[:12]}"
     pg_server.create_database(name)
     url = pg_server.url(name)
@@ -141,11 +149,13 @@ def pg(pg_server: servers.Server, tmp_path: Path, capsys: pytest.CaptureFixture[
         admin = _granted(env, capsys)
     setup = Pg(pg_server, url, env, admin, tmp_path)
     _logins(url)
-    yield setup
-    for engine in setup.engines:
-        engine.dispose()
-    env.close()
-    pg_server.drop_database(name)
+    try:
+        yield setup
+    finally:
+        for engine in setup.engines:
+            engine.dispose()
+        env.close()
+        pg_server.drop_database(name)
 
 
 def _row(pg: Pg, key: Any) -> dict[str, Any]:

@@ -104,4 +104,18 @@ def test_each_workflow_bench_stays_on_one_xdist_worker() -> None:
     assert len({xdist_group(f"{MATRIX}{p.id}]") for p in params}) == len(matrix.BENCHES)
     for other in ("tests/test_cli.py::test_version", "tests/contract/test_attach.py::test_attach[postgresql]"):
         assert xdist_group(other) == other
+    # The admission tests of one family share it (built once per module): two groups of three.
+    admission = [
+        f"tests/test_admission.py::{name}"
+        for name in (
+            "test_the_database_admits_what_the_table_admits_on_a_lock_table",
+            "test_the_database_admits_what_the_table_admits_on_row_locks",
+            *(
+                f"{test}[{family}]"
+                for test in ("test_each_known_gap_is_still_reachable", "test_named_sequences")
+                for family in ("family", "tickets")
+            ),
+        )
+    ]
+    assert sorted(xdist_group(n) for n in admission) == ["admission:family"] * 3 + ["admission:tickets"] * 3
     assert "--dist loadgroup" in (REPO / "pyproject.toml").read_text(encoding="utf-8")
