@@ -901,6 +901,18 @@ class PgBouncer:
         _write_bouncer_users(self.work / "users.txt", self.users)
         self.console("RELOAD")  # a signal would reach runuser, not PgBouncer
 
+    def drop_database(self, name: str) -> None:
+        """Drop database `name` of the server behind, the pooler's sessions on it closed first (KILL: and
+        none opened again, for its pool stays paused; the name is not used again). The server's DROP … WITH
+        (FORCE) ends the sessions itself, but waits for them to go in steps of a tenth of a second: 0.11-0.13 s
+        of every test's teardown, against 0.01-0.02 s for a database nobody is on."""
+        import psycopg
+
+        with contextlib.suppress(psycopg.Error):  # a database the pooler never opened a session on
+            self.console(f"KILL {name}")
+        self.server._sessions(name, wait=1.0)  # the sessions it closed end a moment later
+        self.server.drop_database(name)
+
     def server_connections(self) -> int:
         """How many connections PgBouncer holds to the server (its SHOW SERVERS)."""
         return len(self.console("SHOW SERVERS"))
