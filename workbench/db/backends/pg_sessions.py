@@ -1,25 +1,4 @@
-"""PostgreSQL: whether a connection is one server session, or a transaction pooler the config does not declare.
-
-Without `pooler = "transaction"` workbench keeps things in the session: named prepared statements (the
-claim's and the Complete's, psycopg's own after a statement's fifth run), the claim function in pg_temp,
-session settings. A transaction pooler (PgBouncer's pool_mode = transaction) lends each transaction
-whichever server session is free, so those land on sessions other clients get next: another process's
-`wb_fast_1` or `_pg3_0` is a different statement under the same name.
-
-Such a pooler is told by nothing the session itself sees while it lends a client the same session each
-time: PgBouncer's default reuses the session used last, and a pool with one session open (a quiet site,
-a database just created) has no other to lend. A client told only when a transaction lands elsewhere
-claimed through it unwarned until then (tests/contract/test_pgbouncer.py). So it is found here, on the
-first connection of each engine, before anything is kept in a session:
-
-- A pooler stands between where the server's process id (pg_backend_pid()) is not the one the
-  connection was given at login (libpq's backend_pid, PgBouncer's own number): one round trip, the only
-  cost on a direct connection.
-- A session pooler keeps that server session for the connection until it closes, so a second client's
-  query gets another, and the first client's next transaction the same; a transaction pooler lends
-  the second client the session the first just let go (PgBouncer's default), or the first client's
-  next transaction another (lent in turn). Either is told with a ConfigError that says what to set.
-"""
+"""PostgreSQL: is a new connection one server session, or a transaction pooler the config does not declare?"""
 
 from __future__ import annotations
 
@@ -44,7 +23,23 @@ PID = sa.select(sa.func.pg_catalog.pg_backend_pid())  # the server process a tra
 def check_connections(engine: sa.Engine) -> None:
     """Refuse `engine`'s connections (a config without `pooler = "transaction"`) where they go through a
     transaction pooler: ConfigError from the first connection on, before anything is kept in a session.
-    Asked once per engine; a connection that is one server session costs one round trip."""
+
+    Without the setting workbench keeps things in the session: named prepared statements (the claim's and
+    the Complete's, psycopg's own after a statement's fifth run), the claim function in pg_temp, settings.
+    A transaction pooler (PgBouncer's pool_mode = transaction) lends each transaction whichever server
+    session is free, so they land on sessions other clients get next, where another process's `wb_fast_1`
+    or `_pg3_0` is a different statement under the same name. Nothing the session itself sees tells such a
+    pooler while it lends a client the same session each time: PgBouncer's default lends the one used
+    last, and a pool with one session open (a quiet site, a database just made) has no other. So it is
+    asked here, once per engine:
+
+    - a pooler stands between where the server's process id (pg_backend_pid()) is not the one the
+      connection was given at login (libpq's backend_pid, PgBouncer's own number): on a direct connection
+      this query (and, outside autocommit, its rollback) is all it costs;
+    - a session pooler keeps that server session for the connection until it closes, so a second
+      client's query gets another and the first client's next transaction the same; a transaction pooler
+      lends the second client the session the first just let go (PgBouncer's default), or the first
+      client's next transaction another (lent in turn)."""
     state: dict[str, str | None] = {"found": None}  # "session" (checked: one server session) or the refusal
     lock = threading.Lock()
     pid = str(PID.compile(dialect=engine.dialect)).encode()  # sent on the driver's connection, as it opens
@@ -53,25 +48,29 @@ def check_connections(engine: sa.Engine) -> None:
     def _one_session(dbapi_conn: Any, _record: Any) -> None:
         if state["found"] is None and getattr(dbapi_conn, "pgconn", None) is not None:  # psycopg 3
             with lock:
-                if state["found"] is None:
-                    state["found"] = "session" if _one_server_session(dbapi_conn, pid) else dberrors.UNDECLARED_POOLER
+                one = _one_server_session(dbapi_conn, pid) if state["found"] is None else None
+                if one is not None:  # not known (no second client): asked again at the next connection
+                    state["found"] = "session" if one else dberrors.UNDECLARED_POOLER
         if state["found"] not in (None, "session"):
             dbapi_conn.close()  # the pool keeps nothing of a connection its listener refused
             raise errors.ConfigError(str(state["found"]), key="database.pooler")
 
 
-def _one_server_session(conn: Any, pid: bytes) -> bool:
+def _one_server_session(conn: Any, pid: bytes) -> bool | None:
     """Whether the new psycopg connection `conn` is one server session: straight to the server, or
-    through a pooler that keeps a server session for it (session pooling)."""
+    through a pooler that keeps a server session for it (session pooling). None: not known now."""
     first = _pid(conn, pid)
     if first == conn.info.backend_pid:
         return True  # the server's own process: nothing between
     import psycopg
     from psycopg import conninfo
 
-    other = psycopg.Connection.connect(
-        conninfo.make_conninfo(conn.info.dsn, password=conn.info.password or None), autocommit=True
-    )
+    try:
+        other = psycopg.Connection.connect(
+            conninfo.make_conninfo(conn.info.dsn, password=conn.info.password or None), autocommit=True
+        )
+    except psycopg.Error:
+        return None  # no second client now (the pooler's max_client_conn, a login refused)
     try:
         for _ in range(ROUNDS):
             lent = _pid_within(other, pid, SECOND_CLIENT_SECONDS)
