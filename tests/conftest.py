@@ -199,7 +199,7 @@ def pooled_env(pgbouncer: servers.PgBouncer, tmp_path: Path) -> Iterator[PooledE
     environment = PooledEnv(pgbouncer, name, tmp_path)
     yield environment
     environment.close()
-    pgbouncer.server.drop_database(name)  # WITH (FORCE): the pooler's server connections to it go too
+    pgbouncer.drop_database(name)
 
 
 @pytest.fixture(scope="session")
@@ -225,7 +225,7 @@ def _database(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> I
         name = f"wbt_{uuid.uuid4().hex[:12]}"
         bouncer.server.create_database(name)
         yield bouncer.url(name)
-        bouncer.server.drop_database(name)  # WITH (FORCE): the pooler's server connections to it go too
+        bouncer.drop_database(name)
         return
     server: servers.Server = request.getfixturevalue("pg_server" if backend == "postgresql" else "mariadb_server")
     driver = None

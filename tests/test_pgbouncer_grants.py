@@ -20,6 +20,12 @@ from workbench import demo
 from workbench.db import permissions
 
 _plain_config_text = demo.config_text
+_plain_sample_config = support.sample_config
+
+
+def _pooled(text: str) -> str:
+    """A config text that says the connection goes through the pooler."""
+    return text.replace("[database]\n", '[database]\npooler = "transaction"\n', 1)
 
 
 @pytest.fixture
@@ -27,14 +33,10 @@ def pg(
     pgbouncer: servers.PgBouncer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Pg]:
     """As tests/test_permissions.py's, every login (the owner's too) through the pooler."""
-    # Every config the tests write from the demo's says the connection goes through the pooler.
-    monkeypatch.setattr(
-        demo,
-        "config_text",
-        lambda url=demo.DB_NAME: _plain_config_text(url).replace(
-            "[database]\n", '[database]\npooler = "transaction"\n', 1
-        ),
-    )
+    # Every config the tests write from the demo's or a sample's says the connection goes through the pooler
+    # (without it workbench refuses a transaction pooler: db/backends/pg_sessions.py).
+    monkeypatch.setattr(demo, "config_text", lambda url=demo.DB_NAME: _pooled(_plain_config_text(url)))
+    monkeypatch.setattr(support, "sample_config", lambda name: _pooled(_plain_sample_config(name)))
     pgbouncer.add_users(*OPERATORS, *SUPERVISORS, FEEDER)
     name = f"wbt_{uuid.uuid4().hex[:12]}"
     pgbouncer.server.create_database(name)
@@ -51,7 +53,7 @@ def pg(
     for engine in setup.engines:
         engine.dispose()
     env.close()
-    pgbouncer.server.drop_database(name)
+    pgbouncer.drop_database(name)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from tests import support
+from tests import servers, support
 from tests.conftest import PooledEnv
 from workbench import demo
 from workbench.core import errors
@@ -225,29 +225,58 @@ def test_a_config_without_the_pooler_setting_says_what_to_set(pooled_env: Pooled
     assert said and all('pooler = "transaction"' in text and "database.pooler" in text for text in said), said
 
 
-def test_a_process_without_the_pooler_setting_is_told_at_its_second_claim(pooled_env: PooledEnv) -> None:
-    """The first Next item makes the connection's claim function, prepares its call and runs it in one
-    transaction, which the pooler runs on one server session; the second finds neither on the session
-    it is lent, and says what to set instead of claiming wrongly or failing with an internal error."""
+def test_a_process_without_the_pooler_setting_is_told_before_it_claims(pooled_env: PooledEnv) -> None:
+    """Without the setting workbench keeps prepared statements and the claim function in the session: told
+    what to set at its first connection, before anything is kept, whichever session the pooler lends it.
+    (Told only when a transaction landed on another session, it claimed on a database copied from the
+    run's template, whose pool had one session open: nothing else to lend.)"""
     env = pooled_env
-    # Built here, not copied from the run's template: on a copy the later claims found a way to claim on
-    # the sessions lent to them and claimed (every time once templates served the whole run), on a fresh
-    # build they are told; what the copy carries that a build does not is still to be found (the closing
-    # note of 2026-12-04), test_templates compares the tables only.
-    env.build_demo()
+    env.demo()
     config = env.demo_config()
-    q = env.open(dataclasses.replace(config, database=dataclasses.replace(config.database, pooler="none"))).queue(
-        "cases"
-    )
-    first = q.claim_next("ann")[0]
-
-    def claims() -> None:
-        for _ in range(3):  # the pooler may lend the session of the first claim again
-            q.claim_next("ann")
-
+    unset = dataclasses.replace(config, database=dataclasses.replace(config.database, pooler="none"))
     with pytest.raises(errors.ConfigError, match='pooler = "transaction"'):
-        claims()
-    assert first.lock.key in [lock.key for lock in q.mine("ann")]
+        _claim_three(env, unset)
+    assert _locks(env) == 0
+
+
+@pytest.mark.parametrize("mode", ["transaction", "session"])
+def test_a_pooler_with_one_session_without_the_setting(pooled_env: PooledEnv, mode: str) -> None:
+    """A PgBouncer lending the last used session first (its default), with one session for the database (a
+    quiet site): every transaction of a process lands on the session its statements were prepared on, and
+    nothing fails. In transaction pooling workbench says what to set all the same (another client may be lent
+    that session between them); in session pooling a connection is one server session, and it claims."""
+    env = pooled_env
+    env.demo()
+    # One session in transaction pooling; in session pooling one for each connection of the process.
+    size = 1 if mode == "transaction" else 3
+    bouncer = servers.start_pgbouncer(env.bouncer.server, pool_size=size, in_turn=False, pool_mode=mode)
+    try:
+        config = env.demo_config()
+        database = dataclasses.replace(config.database, url=bouncer.url(env.database), pooler="none")
+        unset = dataclasses.replace(config, database=database)
+        if mode == "session":
+            q = env.open(unset).queue("cases")
+            assert len({q.claim_next("ann")[0].lock.key for _ in range(3)}) == 3
+            return
+        with pytest.raises(errors.ConfigError, match='pooler = "transaction"'):
+            _claim_three(env, unset)
+        assert _locks(env) == 0
+    finally:
+        env.close()
+        bouncer.stop()
+
+
+def _claim_three(env: PooledEnv, config: Any) -> None:
+    """Open `config` and claim three of its cases, one after the other."""
+    q = env.open(config).queue("cases")
+    for _ in range(3):
+        q.claim_next("ann")
+
+
+def _locks(env: PooledEnv) -> int:
+    """How many locks the demo's queues hold (read on the server directly)."""
+    with env.engine.connect() as conn:
+        return int(conn.exec_driver_sql("SELECT count(*) FROM workbench_locks").scalar() or 0)
 
 
 def test_the_claim_and_complete_keep_the_statement_timeout_through_the_pooler(pooled_env: PooledEnv) -> None:

@@ -83,6 +83,11 @@ _UNREACHABLE_SQLSTATE_PREFIXES = ("08", "57p01", "57p02", "57p03")
 # and the session's temporary function or schema gone (undefined_function, invalid_schema_name).
 _POOLED_SQLSTATES = ("42p05", "26000")
 _POOLED_TEMP_SQLSTATES = ("42883", "3f000")
+# What such a config is told (as well where a new connection shows the pooler: backends/pg_sessions.py).
+UNDECLARED_POOLER = (
+    "the connection seems to go through a transaction pooler (PgBouncer's pool_mode = transaction), which "
+    'lends each transaction another server session: set pooler = "transaction" under [database]'
+)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -179,12 +184,7 @@ def translated() -> Iterator[None]:
         if isinstance(exc, (sa.exc.DataError, sa.exc.IntegrityError)):
             raise errors.InvalidValue(f"the database rejected the value: {message}") from exc
         if code in _POOLED_SQLSTATES or (code in _POOLED_TEMP_SQLSTATES and "pg_temp" in lower):
-            raise errors.ConfigError(
-                "the connection seems to go through a transaction pooler (PgBouncer's pool_mode = "
-                'transaction), which lends each transaction another server session: set pooler = "transaction" '
-                f"under [database] ({message})",
-                key="database.pooler",
-            ) from exc
+            raise errors.ConfigError(f"{UNDECLARED_POOLER} ({message})", key="database.pooler") from exc
         if _errno(exc) in _CHARSET_ERRNOS:
             # A value compared with a column whose character set cannot hold it (a latin1 table on
             # MySQL/MariaDB, and a token, user name or --where value with other characters).

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from workbench.core import models
 from workbench.db import dberrors
-from workbench.db.backends import indexes
+from workbench.db.backends import indexes, pg_sessions
 from workbench.db.backends.base import (
     LIKE_ESCAPE,
     OPERATION,
@@ -149,6 +149,8 @@ class PostgresqlBackend(Backend):
 
     def session_setup(self, engine: sa.Engine, db: model.DatabaseConfig) -> None:
         if db.pooler != "transaction":
+            # Sessions are relied on from here: refused through a transaction pooler, whichever session it lends.
+            pg_sessions.check_connections(engine)
             return
         from workbench.db import fastpath
 
