@@ -70,3 +70,29 @@ def test_the_command_exits_4(native_env: support.Env, capsys: Any) -> None:
     args = ["--config", config, "--user", "ann", "complete", "tickets", lock["key"], "--token", lock["token"]]
     code, _, err = support.run_cli(capsys, *args, "--outcome", "solved")
     assert code == 4 and GONE in err
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_the_lock_check_states_the_row_rule_once(native_env: support.Env) -> None:
+    """The window's lock check holds the row to the row rule once: where the lock lives in the row the fence
+    carries it (BoundQueue.held_here), where it lives in a lock table the check adds it. Through PgBouncer each
+    repeat is planned again at every check (issue 51). Either way a row taken out of the work is refused."""
+    env = native_env
+    sent: list[str] = []
+    shapes = {
+        "cases": (env.demo(), "cases", "status", "closed"),
+        "tickets": (test_lock_table._tickets(env), *SHAPES["tickets"][1:4]),
+    }
+    for queue, (wb, table, status, theirs) in shapes.items():
+        sa.event.listen(wb.engine, "before_cursor_execute", lambda _c, _cur, statement, *_a: sent.append(statement))
+        q = wb.queue(queue)
+        lock = q.claim_next("ann")[0].lock
+        sent.clear()
+        assert q.check("ann", lock.key, lock.token).owner == "ann"
+        checked = [s for s in sent if "wb_now" in s]
+        assert len(checked) == 1 and checked[0].count(f"{table}.{status} ") == 1, checked
+        t = sa.Table(table, sa.MetaData(), autoload_with=env.engine)
+        with env.engine.begin() as conn:
+            conn.execute(sa.update(t).where(t.c[q.q.key.name] == lock.key).values({status: theirs}))
+        with pytest.raises(errors.LockLost, match=GONE):
+            q.check("ann", lock.key, lock.token)

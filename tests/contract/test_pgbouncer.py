@@ -299,6 +299,26 @@ def test_the_claim_and_complete_keep_the_statement_timeout_through_the_pooler(po
     _pooled_sessions_keep_no_timeout(env, "statement_timeout")
 
 
+def test_the_claim_keeps_the_statement_timeout_through_the_pooler(pooled_env: PooledEnv) -> None:
+    """The claim's one statement (the claim function's call) sets its own `statement_timeout` in its pipeline, as
+    the Complete's does: a claim waiting for the table another transaction holds gives up after it. The blocker
+    gives its lock up after 8 s (its own idle timeout), so without the claim's timeout the claim succeeds late
+    instead of hanging the test."""
+    env = pooled_env
+    wb = _opened_with_a_one_second_timeout(env)
+    q = wb.queue("cases")
+    q.claim_next("ann")  # the claim's statement built, its connection open
+    with env.engine.connect() as blocker, blocker.begin():
+        blocker.exec_driver_sql("SET LOCAL idle_in_transaction_session_timeout = '8s'")
+        blocker.exec_driver_sql("LOCK TABLE cases IN EXCLUSIVE MODE")
+        started = time.monotonic()
+        with pytest.raises((errors.WorkbenchError, sa.exc.DBAPIError), match="statement timeout"):
+            q.claim_next("bob")
+        assert time.monotonic() - started < 6
+    assert q.claim_next("bob")[0].lock.owner == "bob"
+    _pooled_sessions_keep_no_timeout(env, "statement_timeout")
+
+
 def test_an_operations_transaction_gets_its_timeouts_with_its_begin(pooled_env: PooledEnv) -> None:
     """Through the pooler an operation's transaction (a read, a Save's write) sends its timeouts (SET LOCAL) in
     the message of its BEGIN: no statement of their own (issue 51: a `SELECT set_config(…)` parsed and planned

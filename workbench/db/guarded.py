@@ -192,6 +192,14 @@ class GuardedWriter:
             q.shape.fence_clause(key, q.shape.held_live(user, now)), lockrules.owned(q, self.trail, self.item_text)
         )
 
+    def held(self) -> sa.ColumnElement[bool]:
+        """The fence and the row rule (BoundQueue.in_work) as one condition on the queue's source: what a read
+        of the caller's lock (QueueReading.check) holds the row to, as every write built here does. Where the
+        lock lives in the row the fence carries the rule already (BoundQueue.held_here), and it is not said
+        twice: through PgBouncer every condition is planned again at each of the window's checks (issue 51)."""
+        q = self.q
+        return sa.and_(self.fence(), q.in_work()) if q.shape.separate_locks else self.fence()
+
     def item_text(self) -> sa.ColumnElement[Any]:
         """The key (:wb_key) as the trail keeps it (a collation read once on MySQL), for lockrules.owned."""
         if self._item_text is None:

@@ -209,11 +209,10 @@ class QueueReading:
         key = q.coerce_key(key)
 
         def read(conn: sa.Connection) -> models.Lock:
-            # The row rule too (in_work, as every write under the lock holds to it): where the lock lives
-            # in a lock table it stays intact when another program takes the row out of the work, and
-            # the window's periodic check must say so then, not at the next Save.
-            where = sa.and_(self.writer.fence(), q.in_work())
-            stmt = sa.select(*q.lock_select_columns(q.now())).select_from(q.source).where(where)
+            # The row rule too (GuardedWriter.held, as every write under the lock holds to it): where the
+            # lock lives in a lock table it stays intact when another program takes the row out of the work,
+            # and the window's periodic check must say so then, not at the next Save.
+            stmt = sa.select(*q.lock_select_columns(q.now())).select_from(q.source).where(self.writer.held())
             params = {"wb_key": key, "wb_user": user, **q.shape.key_params(key), **q.shape.token_params(token)}
             row = conn.execute(stmt, params).mappings().first()
             if row is None:
