@@ -30,6 +30,7 @@ os.environ["WORKBENCH_LANG"] = "en"
 os.environ["WORKBENCH_COMMAND_SERVER"] = "off"
 
 from tests import servers, support
+from tests.helpers import rewrite_ahead
 
 REQUIRE_SERVERS = os.environ.get("WORKBENCH_REQUIRE_SERVERS") == "1"
 SERVER_BACKENDS = ("postgresql", "mariadb", "mariadb-odbc")
@@ -82,6 +83,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         )
     else:
         servers.refuse_starts(None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's pytest_sessionstart (trylast) starts the workers
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With -n: the test modules' asserts rewritten once, not once in every worker (tests/helpers/rewrite_ahead.py)."""
+    rewrite_ahead.before_workers(session)
 
 
 def pytest_sessionfinish() -> None:
