@@ -192,6 +192,14 @@ class PooledEnv(support.Env):
         """A template is built through the pooler, as the test would have built its database."""
         return PooledEnv(self.bouncer, database, tmp, self.method, templates=False)
 
+    def copy_template(self, *args: Any, **kwargs: Any) -> bool:
+        """As support.Env's; a copy's pool then holds its sessions, as the pooled build left them (the test
+        meets transactions lent in turn on several sessions, not all on one)."""
+        copied = super().copy_template(*args, **kwargs)
+        if copied:
+            self.bouncer.fill(self.database)
+        return copied
+
     def let_go(self, database: str) -> None:
         """The pooler closes its sessions on the template (KILL: and opens none again, for the pool is
         paused until a RESUME that never comes), for a database with sessions cannot be copied."""

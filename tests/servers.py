@@ -886,6 +886,7 @@ class PgBouncer:
     work: Path
     proc: subprocess.Popen[bytes]
     users: dict[str, str]  # login: the password PgBouncer gives the server ("" where it trusts)
+    in_turn: int = 0  # the sessions per database it opens from the start and lends in turn (0: its defaults)
 
     def url(self, database: str, user: str | None = None) -> str:
         """SQLAlchemy URL of one database through the pooler."""
@@ -912,6 +913,27 @@ class PgBouncer:
             self.console(f"KILL {name}")
         self.server._sessions(name, wait=1.0)  # the sessions it closed end a moment later
         self.server.drop_database(name)
+
+    def fill(self, database: str) -> set[int]:
+        """Have the pool of `database` hold its `in_turn` sessions now, as after a build through the pooler
+        (a database copied on the server behind starts with none, and a test's first transactions then
+        all land on the one session its first connection opened: what relies on a session would pass);
+        the server processes its clients were lent. As many clients each hold a transaction at once, so
+        each is lent a session of its own."""
+        import psycopg
+
+        clients = [
+            psycopg.connect(host="127.0.0.1", port=self.port, dbname=database, user=self.server.user)
+            for _ in range(self.in_turn)
+        ]
+        try:
+            lent = {int(c.execute("SELECT pg_backend_pid()", prepare=False).fetchone()[0]) for c in clients}  # type: ignore[index]
+            for client in clients:
+                client.rollback()  # each session back in the pool (a client gone mid-transaction takes its own)
+            return lent
+        finally:
+            for client in clients:
+                client.close()
 
     def server_connections(self) -> int:
         """How many connections PgBouncer holds to the server (its SHOW SERVERS)."""
@@ -975,7 +997,7 @@ def start_pgbouncer(
         "ignore_startup_parameters = extra_float_digits,options\n"
     )
     proc = run_pgbouncer(ini, work, port)
-    return PgBouncer(server, port, work, proc, users)
+    return PgBouncer(server, port, work, proc, users, pool_size if in_turn else 0)
 
 
 def run_pgbouncer(ini: str, work: Path, port: int) -> subprocess.Popen[bytes]:

@@ -285,8 +285,14 @@ def test_a_copied_pooled_demo_is_the_demo_built(
     assert _contents(copied.direct_url) == _contents(built.direct_url)
     assert _contents(copied.direct_url)["functions"], "no claim function: not the pooled build"
     # The pooler let the template go (a database with sessions cannot be copied) and keeps away from it.
-    held = {row[1] for row in pgbouncer.console("SHOW SERVERS")}
+    servers_shown = pgbouncer.console("SHOW SERVERS")
+    held = {row[2] for row in servers_shown}  # type, user, database, …
     assert not held & set(templates), held
+    # The copy's pool holds its sessions at once, as the build through the pooler left them, so its
+    # transactions are lent in turn on several (all on one, what relies on a session would pass).
+    assert pgbouncer.in_turn > 1
+    on_copy = [row for row in servers_shown if row[2] == copied.database]
+    assert len(on_copy) >= pgbouncer.in_turn, on_copy
 
 
 @pytest.fixture
