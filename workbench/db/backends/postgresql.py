@@ -154,16 +154,15 @@ class PostgresqlBackend(Backend):
             return
         from workbench.db import fastpath
 
-        timeouts = (
-            ("statement_timeout", db.statement_timeout * 1000),
-            ("idle_in_transaction_session_timeout", db.statement_timeout * 2000),
-        )
+        statement = ("statement_timeout", db.statement_timeout * 1000)
+        timeouts = (statement, ("idle_in_transaction_session_timeout", db.statement_timeout * 2000))
         # The timeouts the connection's options set without a pooler, for one transaction each (SET LOCAL).
         # The fast pool's one-statement calls (the claim, the Complete) send the statement timeout in the
         # statement's pipeline (fastpath.py), the idle one not: the server arms it only when it reports itself
         # ready with a transaction open, and the pipeline's one Sync ends the transaction before that.
+        name, ms = statement
         engine.workbench_transaction_settings = sa.select(  # type: ignore[attr-defined]
-            *(sa.func.set_config(sa.literal(name), sa.literal(str(ms)), sa.true()) for name, ms in timeouts[:1])
+            sa.func.set_config(sa.literal(name), sa.literal(str(ms)), sa.true())
         )
         # The operations' transactions (connect.Database's) get them with their BEGIN, in one message
         # (fastpath.begin_with_settings): one round trip, two utility commands the server neither analyses
