@@ -332,6 +332,9 @@ def test_a_lost_listening_connection_falls_back_to_reading_and_listens_again(
     wb = native_env.demo(case_rows=10)
     relays.append(RelayThread(wb, every=0.5, listening_every=30.0, relisten=1.0))
     one = relays[-1].relay
+    deadline = time.monotonic() + 10  # it listens once it reads (RelayThread waits for the reading only)
+    while not one.listening and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert one.listening
     client = relay_client.RelayClient(relays[-1].address, "alice", ["cases"])
     client.connect()
