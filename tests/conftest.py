@@ -151,7 +151,7 @@ def memory_keyring() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[servers.Server]:
     try:
-        server = servers.start_postgres()
+        server = servers.start_postgres(in_memory=True)
     except servers.ServerUnavailable as exc:
         _unavailable("PostgreSQL", str(exc))
     yield server

@@ -164,6 +164,10 @@ class Server:
                 return
             if template is None or self.kind == "postgresql":
                 copied = f" TEMPLATE {quote(template)}" if template else ""
+                if template and (conn.dialect.server_version_info or (0,)) >= (15,):
+                    # File by file (PostgreSQL 15's default logs every page of the copy in the WAL): 12 against
+                    # 17 ms a copy in memory, and the WAL of hundreds of copies never fills the RAM folder.
+                    copied += " STRATEGY FILE_COPY"
                 conn.exec_driver_sql(f"CREATE DATABASE {quote(name)}{copied}")
                 return
             # MariaDB has no CREATE DATABASE … TEMPLATE: the template's tables made again from their own
@@ -412,10 +416,11 @@ def postgres_bindir() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def start_postgres(*, durable: bool = False, options: str = "") -> Server:
+def start_postgres(*, durable: bool = False, options: str = "", in_memory: bool = False) -> Server:
     """Start a PostgreSQL cluster on a free port; stop() removes it. Without `durable`, commits
     are not flushed to disk (fsync off: quicker tests); with it, the server's defaults. `options`:
-    more server settings (-c name=value …)."""
+    more server settings (-c name=value …). `in_memory` (the tests' servers; a benchmark's stay on
+    disk): its files in memory (_workdir), unless durable."""
     _may_start("PostgreSQL")
     external = os.environ.get("WORKBENCH_TEST_PG")
     if external:  # host:port of a trust-auth server to use instead of a throwaway one
@@ -424,7 +429,7 @@ def start_postgres(*, durable: bool = False, options: str = "") -> Server:
     bindir = postgres_bindir()
     if bindir is None:
         raise ServerUnavailable("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
-    work = _workdir("wb-pg-")
+    work = _workdir("wb-pg-", in_memory=in_memory and not durable)
     _chown(work, "postgres")
     data = work / "data"
     port = free_port()

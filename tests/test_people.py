@@ -23,7 +23,7 @@ OWNER = "tableowner"  # owns the queue's tables; no CREATEROLE, as a site's appl
 def fresh_pg() -> Iterator[servers.Server]:
     """A server of its own: workbench's roles do not exist on it yet (the shared one has them)."""
     try:
-        server = servers.start_postgres()
+        server = servers.start_postgres(in_memory=True)
     except servers.ServerUnavailable as exc:
         pytest.skip(str(exc))
     yield server

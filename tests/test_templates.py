@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import filecmp
 import functools
+import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -223,6 +224,21 @@ def test_nobody_connects_to_a_template(pg_server: servers.Server, databases: lis
             pass
     finally:
         engine.dispose()
+
+
+def test_the_tests_postgresql_keeps_its_files_in_memory(pg_server: servers.Server) -> None:
+    """Its template copies cost about 230 ms of kernel time each on this machine's disk, 12-17 ms in memory
+    (docs/develop/tests.md); the memory folder, where usable, unless WORKBENCH_TEST_SERVERS_IN_MEMORY=0."""
+    if pg_server.external:
+        pytest.skip("a server given by WORKBENCH_TEST_PG keeps its files where it does")
+    wanted = os.environ.get("WORKBENCH_TEST_SERVERS_IN_MEMORY", "1") != "0" and servers._ram_usable()
+    engine = sa.create_engine(pg_server.admin_url())
+    try:
+        with engine.connect() as conn:
+            data = Path(str(conn.exec_driver_sql("SHOW data_directory").scalar()))
+    finally:
+        engine.dispose()
+    assert data.is_relative_to(servers.RAM_FOLDER) is wanted, data
 
 
 def test_the_empty_database_a_copy_replaced_is_the_next_one_created(
