@@ -158,6 +158,24 @@ def test_each_call_binds_exactly_the_parameters_its_procedure_declares() -> None
         assert sent == f"EXEC dbo.wb_cases_{operation}" + ", ".join(f" @{p} = ?" for p in parameters)
 
 
+def test_binding_reads_the_parameters_without_building_a_procedure_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every bound SQL Server queue asks procedures(); the bodies (the whole script) are script()'s alone.
+    for operation in mssql_parts.OPERATIONS:
+        monkeypatch.setattr(mssql_script.Procedures, f"_{operation}", lambda self: pytest.fail("a body was built"))
+    made = mssql_script.procedures(mssql_sql.DIALECT, mssql_sql.demo_queue(), "dbo")
+    assert made["complete"][1] == ["p_key", "p_token", "p_outcome", "p_edits", "p_note"]
+    assert made["next"][1] == ["p_f0", "p_pick"]
+
+
+def test_a_queue_the_script_refuses_has_no_procedures_to_call() -> None:
+    q = mssql_sql.bound(mssql_sql.LEGACY, "orders")  # no token column
+    with pytest.raises(errors.UsageError, match="the procedures need a token column") as refused:
+        mssql_script.script(mssql_sql.DIALECT, q, "dbo")
+    with pytest.raises(errors.UsageError) as asked:
+        mssql_script.procedures(mssql_sql.DIALECT, q, "dbo")
+    assert str(asked.value) == str(refused.value)
+
+
 def test_save_sends_the_edits_as_json_and_hands_back_the_lock() -> None:
     def answer(text: str, values: list[Any]) -> list[Any]:
         return [lock_row(q, 7)] if text.startswith("EXEC dbo.wb_cases_save") else []

@@ -363,8 +363,13 @@ class ProcedureParts:
         )
         return self.refused(f"NOT ({admitted})", problems.TAKE_NOT_IN_GROUP, self.q.name, group, Said("@login"))
 
+    def arguments(self, operation: str) -> list[str]:
+        """`operation`'s parameters as its procedure declares them (@p_key int, …): its head here, and what
+        workbench binds by name (mssql_script.procedures), read without building its body (_OPERATION)."""
+        raise KeyError(operation)
+
     def procedure(self, operation: str) -> str:
-        arguments, body = getattr(self, f"_{operation}")()
+        arguments, body = self.arguments(operation), getattr(self, f"_{operation}")()
         carried = [
             name
             for name in CARRIES[operation]

@@ -52,7 +52,20 @@ from workbench.db.rules.mssql_parts import (
 class Procedures(OperatorProcedures):
     """A queue's procedures: undo and a supervisor's (force-release, reassign, reopen, take, move) here."""
 
-    def _undo(self) -> tuple[list[str], str]:
+    def arguments(self, operation: str) -> list[str]:
+        reason = f"@p_reason {self.reason_type}"
+        match operation:
+            case "undo" | "take":
+                return [self._key()]
+            case "reopen" | "force_release":
+                return [self._key(), reason]
+            case "reassign":
+                return [self._key(), f"@p_to {self.user_type}", reason]
+            case "move":
+                return [self._key(), "@p_changes nvarchar(max)", reason]
+        return super().arguments(operation)
+
+    def _undo(self) -> str:
         """The login takes back its own Complete, as WorkQueue.undo_complete does: per outcome one UPDATE
         that holds to the table's rules (db/rowrules.py): the trail's (the item's last event the login's
         Complete with that outcome, within undo_within), the row's (finished, the outcome's values, and a
@@ -92,7 +105,7 @@ class Procedures(OperatorProcedures):
             + self.audit_insert(models.EventKind.CLAIM.value)
             + f"  COMMIT;\n  {one_line(sql(self._row_with_lock(sa.true())))};\n"
         )
-        return [self._key()], body
+        return body
 
     def _undo_branches(self) -> str:
         """Undo's UPDATE per outcome, each holding to the table's rules for a Complete with that outcome."""
@@ -166,7 +179,7 @@ class Procedures(OperatorProcedures):
             f"  {line}\n" for line in ["ROLLBACK;", *self.refusal(problems.UNDO_CHANGED, q.name, item).splitlines()]
         )
 
-    def _reopen(self) -> tuple[list[str], str]:
+    def _reopen(self) -> str:
         """A supervisor puts a finished item back to waiting with the queue's on_reopen values, as
         WorkQueue.reopen does: refused while someone holds it (force-release first) or while it waits."""
         q, sql = self.q, Sql(self.dialect, {})
@@ -199,9 +212,9 @@ class Procedures(OperatorProcedures):
             + self.audit_insert(models.EventKind.REOPEN.value, owner="NULL", token=None, reason="@p_reason")
             + "  COMMIT;\n"
         )
-        return [self._key(), f"@p_reason {self.reason_type}"], body + self._done()
+        return body + self._done()
 
-    def _take(self) -> tuple[list[str], str]:
+    def _take(self) -> str:
         """A supervisor takes an escalated item to work it, as Supervision.take does: in one UPDATE that
         holds to the row rule (ESCALATED: out of todo, on_escalate's values still there) and the lock rule
         (FREE), on_reopen's values, a fresh lock of the login's and on_claim's; recorded as its claim.
@@ -229,9 +242,9 @@ class Procedures(OperatorProcedures):
             + self.audit_insert(models.EventKind.CLAIM.value)
             + f"  COMMIT;\n  {one_line(sql(self._row_with_lock(sa.true())))};\n"
         )
-        return [self._key()], body
+        return body
 
-    def _move(self) -> tuple[list[str], str]:
+    def _move(self) -> str:
         """A supervisor moves one waiting item nobody holds (WorkQueue.move, per key): @p_changes (JSON,
         column -> value) written to movable columns only, refused where it would take the item out of
         the work to do; the audit row keeps each changed column's value before and after."""
@@ -287,18 +300,25 @@ class Procedures(OperatorProcedures):
             )
             + "  COMMIT;\n"
         )
-        return ([self._key(), "@p_changes nvarchar(max)", f"@p_reason {self.reason_type}"], body + self._done())
+        return body + self._done()
 
-    def _force_release(self) -> tuple[list[str], str]:
-        return [self._key(), f"@p_reason {self.reason_type}"], self._taken(to_user=False)
+    def _force_release(self) -> str:
+        return self._taken(to_user=False)
 
-    def _reassign(self) -> tuple[list[str], str]:
-        return [self._key(), f"@p_to {self.user_type}", f"@p_reason {self.reason_type}"], self._taken(to_user=True)
+    def _reassign(self) -> str:
+        return self._taken(to_user=True)
 
 
 def script(dialect: Any, q: mapping.BoundQueue, schema: str, reviewed: model.QueueConfig | None = None) -> list[str]:
     """The batches (each run on its own, as sqlcmd's GO separates them) that enforce `q`'s protocol;
     `reviewed`: the queue whose completions `q` reviews (four eyes), if any."""
+    _require_covered(q)
+    builder = Procedures(dialect, q, schema, reviewed)
+    return [*builder.grants(), *(builder.procedure(op) for op in builder.operations), *builder.executes()]
+
+
+def _require_covered(q: mapping.BoundQueue) -> None:
+    """UsageError for a queue the procedures do not cover; NotRendered for a transition none carries."""
     problem = q.shape.grants_problem() or (
         "its locks live in a separate table, which the SQL Server procedures do not cover"
         if q.shape.separate_locks
@@ -310,16 +330,16 @@ def script(dialect: Any, q: mapping.BoundQueue, schema: str, reviewed: model.Que
         raise errors.UsageError(f"queue {q.name}: {problem}")
     # A transition of the table no procedure carries fails here, naming this file (not mid-script).
     workflow.require_rendered(workflow.Rendering.MSSQL, (name for carried in CARRIES.values() for name in carried))
-    builder = Procedures(dialect, q, schema, reviewed)
-    return [*builder.grants(), *(builder.procedure(op) for op in builder.operations), *builder.executes()]
 
 
 def procedures(dialect: Any, q: mapping.BoundQueue, schema: str) -> dict[str, tuple[str, list[str]]]:
     """What script() creates for `q`, as workbench calls it: per operation, the procedure's name (quoted
-    as the dialect quotes it) and its parameters' names in order (p_key, p_token, …)."""
+    as the dialect quotes it) and its parameters' names in order (p_key, p_token, …): as the procedures
+    declare them (Procedures.arguments), without building their bodies; refused as script() refuses."""
+    _require_covered(q)
     builder = Procedures(dialect, q, schema)
     return {
-        op: (builder.name(op), [a.split()[0].removeprefix("@") for a in getattr(builder, f"_{op}")()[0]])
+        op: (builder.name(op), [a.split()[0].removeprefix("@") for a in builder.arguments(op)])
         for op in builder.operations
     }
 
