@@ -640,7 +640,7 @@ class OperatorSession(QObject):
         doubt, so the lock check goes back to check_interval until the link is back."""
         if self._feed_failed or self.settings.changes_interval <= 0:
             return False
-        link = self.relay or self.notices
+        link = self.relay if self.relay is not None else self.notices
         if link is not None:
             return link.connected is True
         return self._notice_client is None and self._changes.isActive()
@@ -672,6 +672,7 @@ class OperatorSession(QObject):
         self._plan_check()
 
     def _feed_told(self, ok: bool) -> None:
+        """A look at the feed answered (ok) or failed: when that changes, so may the check's pace."""
         failed = not ok
         if failed != self._feed_failed:
             self._feed_failed = failed
