@@ -1,20 +1,20 @@
 """Seats: N simulated operator windows working one PostgreSQL queue at human speed, plus a few
 supervisors' lock boards refreshing, directly and through PgBouncer in transaction pooling.
 
-Each seat makes the calls an open window makes, through the same services (workbench.services):
-its own Workbench opened from the config (its own pools and connection set-up), the start page
-(layout, the user's locks and their summaries, the queue counts), then over and over: Next item
-(claim) and the item's log, think (`--think`, 10-30 s; issue 42's stress figure was 2-5 s) with
-the lock checked every `check_every`, Save and the item's log again, Complete, and the start page's
-counts (next-after-complete off). All the while it reads the change feed every `changes_every` (1 s)
-as a window does (class Window); supervisors take items away and hand them to others every
-`--act-every`, and the round reports freshness: from a change's commit to the affected window (or
-board) seeing it, p50/p99. A failed call waits a second, as the window's retry does, and
-counts as an error. Seats start spread over `--ramp` seconds (0.2 s per seat); the measured
+Each seat makes the calls an open window makes, through the same services (workbench.services): its own
+Workbench opened from the config (its own pools and connection set-up), the start page (layout, the
+user's locks and their summaries, the queue counts), then over and over: Next item (claim) and the
+item's log, think (`--think`, 10-30 s; issue 42's stress figure was 2-5 s) with the lock checked every
+`backstop_every` while its change feed is live (`check_every` while not), Save and the item's log
+again, Complete, and the start page's counts (next-after-complete off). All the while it reads the
+change feed every `changes_every` (1 s) as a window does (class Window); supervisors take items away
+and hand them to others every `--act-every`, and the round reports freshness: from a change's commit to
+the affected window (or board) seeing it, p50/p99. A failed call waits a second, as the window's retry
+does, and counts as an error. Seats start spread over `--ramp` seconds (0.2 s per seat); the measured
 `--duration` begins 5 s after every seat has made its first claim (at the latest two ramps after the
 planned one: a busy machine starts the windows more slowly than planned, and their start-up measured
-would be the clients', not the steady state). Each seat's first claim (it also builds the statements and
-opens the claim's connection) is reported apart from the rest.
+would be the clients', not the steady state). Each seat's first claim (it also builds the statements
+and opens the claim's connection) is reported apart from the rest.
 
 The seats are cheap: no thread per window. Each of `--processes` processes keeps its windows as
 schedules (generators that yield the time of their next step) in `--threads` heaps, one per
@@ -150,6 +150,7 @@ class Plan:
     check_every: int
     counts_every: int
     pooler: str  # [database] pooler: "transaction" through PgBouncer
+    backstop_every: int = model.AppConfig().backstop_every  # [app] backstop_every: the check's pace, feed live
     shared_counts: bool = True  # False: each window counts its start page itself (before issue 51)
     threads: int = 4  # threads of this process that run the windows' due steps
     changes_every: float = 1.0  # [app] changes_every: each window and board reads the change feed this often
@@ -162,6 +163,7 @@ class Plan:
 def config_for(plan: Plan) -> model.Config:
     app = model.AppConfig(
         check_every=plan.check_every,
+        backstop_every=plan.backstop_every,
         counts_every=plan.counts_every,
         changes_every=int(plan.changes_every),
         next_after_complete=False,
@@ -246,8 +248,18 @@ class Window:
         self.every = (SAFETY if plan.relay else float(every)) if every > 0 else math.inf
         self.next_look = time.time() + self.every
         self.woken = False  # set by the relay's connection (Wakes), read by the window's step
+        self.relayed = False  # the relay's connection is up (Wakes): the feed is live
         self.lock: models.Lock | None = None  # the open item's
         self.handed: list[Any] = []  # keys handed to this user, not yet worked
+
+    def check_every(self) -> float:
+        """Seconds between two periodic lock checks now: backstop_every while the feed is live (the relay's
+        connection up, or without a relay the window polls the feed), check_every otherwise (gui/session.py)."""
+        # gui/session.py _check_interval's rule (without its tenth-of-the-lock cap: the bench's lock is long);
+        # not imported from there, as that would load Qt into every seats process.
+        plan = self.plan  # its [app] check_every and backstop_every (config_for)
+        live = self.every < math.inf and (self.relayed or not plan.relay)
+        return float(max(plan.check_every, plan.backstop_every) if live else plan.check_every)
 
     def wait(self, until: float) -> Generator[float, None, bool]:
         """Until `until`, reading the feed when due or woken; True as soon as the open item was taken away."""
@@ -369,8 +381,8 @@ def _one_item(plan: Plan, window: Window, rng: random.Random, number: int, first
     # says at once when a supervisor takes the item away.
     think_until = time.time() + min(rng.uniform(*plan.think), max(0.0, _window_of(plan)[1] - time.time()))
     checked = time.time()
-    while checked + plan.check_every < think_until:
-        if (yield from window.wait(checked + plan.check_every)):
+    while checked + window.check_every() < think_until:
+        if (yield from window.wait(checked + window.check_every())):
             return False  # taken away: the window says so, the user goes on with the next item
         window.lock = timed(result.other, op.check, window.lock)
         checked = time.time()
@@ -492,12 +504,14 @@ class Wakes:
             try:
                 reader, writer = await asyncio.open_connection(self.host, self.port)
                 writer.write(relay_client.encode(relay_client.hello(user, [harness.QUEUE], every)))
+                window.relayed = True
                 while line := await reader.readline():
                     if b'"wake"' in line:
                         window.woken = True
                         scheduler.poke(schedule)
             except OSError:
                 pass
+            window.relayed = False
             self.lost += 1
             await asyncio.sleep(1.0)
 
@@ -757,6 +771,7 @@ def run_round(
             end=start + ramp + args.duration,
             think=args.think,
             check_every=args.check_every,
+            backstop_every=args.backstop_every,
             counts_every=args.counts_every,
             changes_every=args.changes_every,
             act_every=args.act_every,
@@ -980,6 +995,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "2,5 is issue 42's stress figure)",
     )
     parser.add_argument("--check-every", type=int, default=model.AppConfig().check_every)
+    parser.add_argument(
+        "--backstop-every",
+        type=int,
+        default=model.AppConfig().backstop_every,
+        help="seconds between a window's lock checks while its change feed is live ([app] backstop_every)",
+    )
     parser.add_argument("--counts-every", type=int, default=model.AppConfig().counts_every)
     parser.add_argument(
         "--changes-every",

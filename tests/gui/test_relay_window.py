@@ -177,20 +177,26 @@ class _SilentRelay:
         self.server.close()
 
 
-def test_a_silent_relay_hides_no_lost_lock(qtbot: Any, open_window: Any, demo_config: Any) -> None:
-    """Connected to a relay that never wakes it, the window's own lock check still says the lock is gone."""
+def test_a_silent_relay_hides_no_lost_lock(
+    qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Connected to a relay that never wakes it, the window's own safety look at the feed (every 30 s; 3 s
+    here) still says the lock is gone. A silent relay looks like a live feed, so the lock check runs at
+    backstop_every (a minute), not check_every: the safety look is what bounds the silence, and it tells."""
+    monkeypatch.setattr(relay_link, "SAFETY_SECONDS", 3.0)
     silent = _SilentRelay()
     try:
-        settings = dataclasses.replace(FEED, check_interval=2.0, relay=silent.address)
+        settings = dataclasses.replace(FEED, check_interval=1.0, backstop_interval=60.0, relay=silent.address)
         window = open_window(demo_config, settings=settings)
         qtbot.waitUntil(lambda: window.session.relay.connected is True, timeout=10_000)
         claim = _claim(qtbot, window)
+        assert window.session.feed_live() and window.session._check_interval() == 60.0
         with _supervisor(demo_config) as sue:
             sue.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
             with qtbot.waitSignal(window.session.lock_lost, timeout=6_000) as signal:
                 pass
         assert signal.args[0].by == "sue"
-        assert window.session.relay.connected is True  # the relay was never doubted: the check told
+        assert window.session.relay.connected is True  # the relay was never doubted: the safety look told
     finally:
         silent.close()
 

@@ -234,6 +234,7 @@ class AppConfig:
     # The defaults and their meaning are declared in settings.APP.
     warn_before: int = _APP["warn_before"]
     check_every: int = _APP["check_every"]
+    backstop_every: int = _APP["backstop_every"]  # the lock check's pace while the change feed is live
     auto_extend: bool = _APP["auto_extend"]
     next_after_complete: bool = _APP["next_after_complete"]
     retry_every: int = _APP["retry_every"]

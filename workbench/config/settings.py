@@ -128,6 +128,17 @@ APP: tuple[Setting, ...] = (
         minimum=1,
         maximum=_DAY,
     ),
+    Setting(
+        "backstop_every",
+        "duration",
+        60,
+        "while the window's change feed is live (a relay or the database's notices wake it, or it reads the "
+        "feed every changes_every), check the lock this often instead of check_every (never more often): "
+        "what workbench does (a force-release, a reassign, a takeover) is said within the feed's time, a change "
+        "made outside workbench (another program, SQL by hand) within about this; at most a day",
+        minimum=1,
+        maximum=_DAY,
+    ),
     Setting("auto_extend", "boolean", True, "extend the lock while the operator works in the form"),
     Setting(
         "next_after_complete",

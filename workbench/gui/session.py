@@ -36,6 +36,7 @@ class SessionSettings:
     """Timing of the lock timer; seconds. The defaults are `[app]`'s (config.settings.APP)."""
 
     check_interval: float = float(_APP.check_every)  # how often the lock is checked with the database
+    backstop_interval: float = float(_APP.backstop_every)  # how often instead while the change feed is live
     warn_before: float = float(_APP.warn_before)  # warn this long before the lock expires
     auto_extend: bool = _APP.auto_extend  # extend while the user is working in the form
     activity_window: float = 60.0  # "working" = a keystroke or click within this long (not a setting)
@@ -56,6 +57,7 @@ class SessionSettings:
         """The `[app]` section of the config (the operator may still toggle next-after-complete)."""
         return cls(
             check_interval=float(app.check_every),
+            backstop_interval=float(app.backstop_every),
             warn_before=float(app.warn_before),
             auto_extend=app.auto_extend,
             retry_interval=float(app.retry_every),
@@ -237,8 +239,13 @@ class OperatorSession(QObject):
         self._tick = QTimer(self)
         self._tick.setInterval(1000)
         self._tick.timeout.connect(self._on_tick)
+        # The periodic lock check: one shot at a time, so its pace can change between two checks (_plan_check).
         self._check = QTimer(self)
-        self._check.timeout.connect(self.check_now)
+        self._check.setSingleShot(True)
+        self._check.timeout.connect(self._periodic_check)
+        self._checked_at = 0.0  # time.monotonic() of the last periodic check (or of the claim)
+        self._feed_failed = False  # the last look at the feed failed: it tells nothing until one succeeds
+        self._stopped = False  # the window closed: no timer starts again
         self._retry = QTimer(self)
         self._retry.setSingleShot(True)
         self._retry.timeout.connect(self._on_retry)
@@ -273,6 +280,7 @@ class OperatorSession(QObject):
                 dispatcher, client, self._changes, self.look_for_changes, self.settings.changes_interval, self
             )
             self.relay.state_changed.connect(self.relay_changed)
+            self.relay.state_changed.connect(lambda _connected: self._plan_check())
         # Without a relay, on PostgreSQL reached directly: the database's own notice of each change wakes the
         # window (a connection of its own waits for it), driven as a relay's wake-ups; made once the engine
         # is open (start), as the engine says whether there are notices. Lost: it polls, as without.
@@ -452,9 +460,11 @@ class OperatorSession(QObject):
                         self,
                         what="notices",
                     )
+                    self.notices.state_changed.connect(lambda _listening: self._plan_check())
                     self.notices.start()  # polls until it listens
             elif self.settings.changes_interval > 0:
                 self._changes.start()  # the opening marked where the feed starts
+                self._plan_check()  # an item claimed meanwhile: the feed is live now
 
         self._run(work, done, retry=("start", self.start))
         if self.settings_version:
@@ -470,10 +480,12 @@ class OperatorSession(QObject):
 
         def done(events: list[models.Event]) -> None:
             self._looking = False
+            self._feed_told(True)
             self._on_changes(events)
 
         def failed(_exc: BaseException) -> None:
             self._looking = False
+            self._feed_told(False)
 
         # a lambda: `self.operator` opens the engine, on the worker, not here
 
@@ -610,7 +622,8 @@ class OperatorSession(QObject):
         if draft is not None and draft.owner != self.user:
             draft = None
         self._tick.start()
-        self._check.start(int(self._check_interval() * 1000))
+        self._checked_at = time.monotonic()  # the claim said the lock: the first check one interval on
+        self._plan_check()
         self.claimed.emit(claim, draft)
         self._on_tick()
 
@@ -619,10 +632,51 @@ class OperatorSession(QObject):
         the config's, which the layout is made from)."""
         return self._lock_seconds.get(queue) or self.config.queues[queue].lock_seconds
 
+    def feed_live(self) -> bool:
+        """Whether the change feed tells this window of what workbench does to its items within the
+        feed's time: a relay or the database's notices wake it (connected), or, without either, it reads
+        the feed every changes_interval itself; and its last look did not fail. A relay or listener
+        lost counts as not live, though the window polls meanwhile: its path to the database is in
+        doubt, so the lock check goes back to check_interval until the link is back."""
+        if self._feed_failed or self.settings.changes_interval <= 0:
+            return False
+        link = self.relay if self.relay is not None else self.notices
+        if link is not None:
+            return link.connected is True
+        return self._notice_client is None and self._changes.isActive()
+
     def _check_interval(self) -> float:
+        """The periodic lock check's pace, decided here alone: check_interval, or backstop_interval (never
+        faster) while the feed is live, as the feed then tells workbench's own changes and the check is
+        left to catch those made outside it; both at most a tenth of the lock."""
         assert self.current is not None
         lock_seconds = self.lock_seconds(self.current.queue)
-        return max(1.0, min(self.settings.check_interval, lock_seconds / 10))
+        every = self.settings.check_interval
+        if self.feed_live():
+            every = max(every, self.settings.backstop_interval)
+        return max(1.0, min(every, lock_seconds / 10))
+
+    @Slot()
+    def _plan_check(self) -> None:
+        """(Re)start the periodic check's timer, due one interval (as the feed's state says now) after the
+        last periodic check: a relay lost makes the next check due at once if check_interval has passed."""
+        if self.current is None or self._stopped:
+            return
+        due = self._checked_at + self._check_interval()
+        self._check.start(max(0, int((due - time.monotonic()) * 1000)))
+
+    @Slot()
+    def _periodic_check(self) -> None:
+        self._checked_at = time.monotonic()
+        self.check_now()
+        self._plan_check()
+
+    def _feed_told(self, ok: bool) -> None:
+        """A look at the feed answered (ok) or failed: when that changes, so may the check's pace."""
+        failed = not ok
+        if failed != self._feed_failed:
+            self._feed_failed = failed
+            self._plan_check()
 
     # -- working on the item -----------------------------------------------------------------------
 
@@ -882,7 +936,8 @@ class OperatorSession(QObject):
 
     @Slot()
     def check_now(self) -> None:
-        """Ask the database whether the lock is still ours (periodic, and before actions)."""
+        """Ask the database whether the lock is still ours (periodic, see _check_interval; on a change the feed
+        names; and when the user asks)."""
         cur = self.current
         if cur is None or self._checking:
             return  # one check at a time: a slow or dead database must not pile them up
@@ -927,6 +982,7 @@ class OperatorSession(QObject):
     def stop(self) -> None:
         """The window closed: no more timers or retries. A Save still waiting for the database is
         not sent later behind the user's back; its edits are in the journal for the next start."""
+        self._stopped = True
         for timer in (self._tick, self._check, self._retry, self._settings_poll, self._changes):
             timer.stop()
         for link in (self.relay, self.notices):
