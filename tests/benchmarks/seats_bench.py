@@ -576,6 +576,15 @@ class Scheduler:
             self._after(schedule)
 
 
+def _processes() -> multiprocessing.context.BaseContext:
+    """Where each round's windows and relay run: processes forked from a server process that imported this
+    module once (a spawned one imports workbench and SQLAlchemy anew: about half a second of CPU each, for
+    every process of every round)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__spec__.name if __spec__ is not None else __name__])
+    return context
+
+
 def relay_main(plan: Plan, ready: Any) -> None:
     """The change relay's process (`workbench relay`): its port goes to `ready` once it listens."""
     with service.Workbench.open(config_for(plan)) as wb:
@@ -767,7 +776,7 @@ def run_round(
         )
         for index in range(processes)
     ]
-    context = multiprocessing.get_context("spawn")
+    context = _processes()
     out = context.Queue()
     relay_proc = None
     if getattr(args, "with_relay", False):
