@@ -35,7 +35,7 @@ ON_POSTGRES = {
     "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
     "lookup_bench": "--rows 2000 --searches 5",
     "seats_bench": "--seats 3 --duration 1.5 --ramp 0.5 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
-    "--check-every 1 --no-reference --relay --settle 0.5",
+    "--check-every 1 --no-reference --relay --settle 0.5 --lead 0.5 --stats-wait 0.2",
 }
 # MariaDB only: against the test session's MariaDB.
 ON_MARIADB = {
