@@ -105,7 +105,7 @@ def test_sqlite_reports_no_server_cpu_while_a_server_works(pg_server: servers.Se
                 sys.executable,
                 "-m",
                 "tests.benchmarks.claim_bench",
-                *shlex.split("--backend sqlite --processes 2 --rows 300 --seconds 0.5 --rounds 1"),
+                *shlex.split("--backend sqlite --processes 1 --rows 300 --seconds 0.5 --rounds 1"),
             ],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
