@@ -26,7 +26,7 @@ ON_SQLITE = {
     "lock_table_bench": "--backend sqlite --rows 500 --pairs 5 --rounds 1",
     "board_bench": "--backend sqlite --rows 500 --locks 20 --expired 2 --days 2 --runs 1 --gui-locks ''",
     "gui_bench": "--backend sqlite --rows 300 --starts 1 --clicks 3 --warmup 1 --cycles 2",
-    "cli_bench": "--pairs 2 --rounds 1",
+    "cli_bench": "--pairs 1 --rounds 1",
     "lookup_bench": "--backend sqlite --rows 2000 --searches 5",
     "bind_bench": "--backend sqlite --binds 2 --rounds 1",
 }
@@ -35,7 +35,7 @@ ON_POSTGRES = {
     "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
     "lookup_bench": "--rows 2000 --searches 5",
     "seats_bench": "--seats 3 --duration 1.5 --ramp 0.5 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
-    "--check-every 1 --no-reference --relay --settle 0.5",
+    "--check-every 1 --no-reference --relay --settle 0.5 --lead 0.5 --stats-wait 0.2",
 }
 # MariaDB only: against the test session's MariaDB.
 ON_MARIADB = {

@@ -87,6 +87,10 @@ BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes without the 
 RAMP_PER_SEAT = 0.2
 SETTLE = 5.0  # seconds between the last window's first claim and the measured window
 START_WAIT = 2.0  # the measured window begins at the latest this many ramps after the planned one
+LEAD = 2.0  # seconds from starting a round's processes to its first window's start: the processes' start-up
+# The server's statistics are sent at a transaction's end, at most every second: a round's last second is
+# counted this long after it.
+STATS_WAIT = 1.5
 
 
 @dataclasses.dataclass
@@ -590,6 +594,15 @@ class Scheduler:
             self._after(schedule)
 
 
+def _processes() -> multiprocessing.context.BaseContext:
+    """Where each round's windows and relay run: processes forked from a server process that imported this
+    module once (a spawned one imports workbench and SQLAlchemy anew: about half a second of CPU each, for
+    every process of every round)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__spec__.name if __spec__ is not None else __name__])
+    return context
+
+
 def relay_main(plan: Plan, ready: Any) -> None:
     """The change relay's process (`workbench relay`): its port goes to `ready` once it listens."""
     with service.Workbench.open(config_for(plan)) as wb:
@@ -758,7 +771,7 @@ def run_round(
 ) -> tuple[SeatResult, dict[str, float]]:
     """`seats` seats on `url` for args.duration seconds; the merged result and the server's figures."""
     ramp = args.ramp if args.ramp is not None else max(5.0, seats * RAMP_PER_SEAT)
-    start = time.time() + 2.0
+    start = time.time() + args.lead
     processes = max(1, min(args.processes, seats))
     plan_of = [
         Plan(
@@ -782,7 +795,7 @@ def run_round(
         )
         for index in range(processes)
     ]
-    context = multiprocessing.get_context("spawn")
+    context = _processes()
     out = context.Queue()
     relay_proc = None
     if getattr(args, "with_relay", False):
@@ -830,9 +843,7 @@ def run_round(
         _wait_until(measure_from + args.duration)
         cpu, pooler_cpu, relay_cpu = (after - before for after, before in zip(cpu_now(), cpu_before, strict=True))
         load_to = os.getloadavg()[0]
-        # The server's statistics are sent at a transaction's end (at most every second): what the last
-        # second's transactions did is counted a moment later.
-        time.sleep(1.5)
+        time.sleep(args.stats_wait)
         xacts = server_transactions(admin_url) - xacts_before
         statements = statements_top(admin_url, seats * args.duration / 3600, args.top) if args.statements else []
         pooled = (
@@ -952,6 +963,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=SETTLE,
         help=f"seconds between the last window's first claim and the measured window (default {SETTLE})",
     )
+    lead = f"seconds from starting a round's processes to its first window's start (default {LEAD})"
+    parser.add_argument("--lead", type=float, default=LEAD, help=lead)
+    stats = f"seconds after the measured window before the server's transactions are read (default {STATS_WAIT})"
+    parser.add_argument("--stats-wait", type=float, default=STATS_WAIT, help=stats)
     parser.add_argument("--url", help="admin URL of an existing PostgreSQL (default: a throwaway server)")
     parser.add_argument(
         "--dsn",
