@@ -60,6 +60,8 @@ def _run(name: str, args: str) -> str:
     )
     assert done.returncode == 0, f"{name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert done.stdout.strip(), f"{name} printed nothing"
+    # gui_bench goes on to its other steps when one fails, and says so: that is a failure here too.
+    assert ": FAILED: " not in done.stdout, f"{name}: a step failed:\n{done.stdout[-3000:]}"
     return done.stdout
 
 
