@@ -20,7 +20,8 @@ def test_held_for_and_time_left_tick(qtbot: Any) -> None:
     def cell(column: int) -> str:
         return panel.table.item(0, column).text()
 
-    assert (cell(3), cell(4)) == ("59s", "2s")
+    # As the lock says, or a second on where the machine was slow to get here (CI at load: "59s", "1s").
+    assert (cell(3), cell(4)) in {("59s", "2s"), ("59s", "1s"), ("1m00s", "1s")}
     qtbot.waitUntil(lambda: cell(3) == "1m00s", timeout=3000)
     qtbot.waitUntil(lambda: cell(4) == panel.tr("expired"), timeout=4000)
     # Without locks (drafts only) nothing ticks.
