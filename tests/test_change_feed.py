@@ -42,6 +42,24 @@ def test_the_cursor_delivers_each_row_once_and_moves_its_floor_after_the_lag() -
     assert [e.id for e in cursor.take([_event(14)])] == [14]
 
 
+def test_a_look_asks_for_the_rows_past_the_newest_and_the_gaps_below_it() -> None:
+    """Not the rows of the whole lag again (at 1,000 seats the relay's look re-read some 300 rows twice a
+    second): those past the newest id seen, and the ids below it not seen yet."""
+    clock = _Clock()
+    cursor = feed.Cursor(10, lag=5.0, clock=clock)
+    assert cursor.bounds() == (10, [])
+    cursor.take([_event(11), _event(13), _event(16)])
+    assert cursor.bounds() == (16, [12, 14, 15])
+    clock.now = 1.0
+    assert [e.id for e in cursor.take([_event(14), _event(17)])] == [14, 17]  # 14 committed late
+    assert cursor.bounds() == (17, [12, 15])
+    clock.now = 6.0
+    cursor.take([])
+    assert cursor.floor == 17 and cursor.bounds() == (17, [])  # what was still missing at 1.0 is older than the lag
+    cursor.take([_event(17 + feed.GAPS + 2)])
+    assert cursor.bounds() == (17, [])  # more gaps than it looks for one by one: the range past the floor again
+
+
 def test_a_full_page_does_not_hold_the_cursor_back() -> None:
     clock = _Clock()
     cursor = feed.Cursor(0, lag=5.0, clock=clock)
@@ -274,3 +292,29 @@ def test_migration_15_gives_an_older_trail_the_feeds_b_tree(native_env: support.
         assert method == "btree"
     claim = alice.next_item("cases")
     assert [(e.kind, str(e.key)) for e in alice.changes()] == [(models.EventKind.CLAIM, str(claim.lock.key))]
+
+
+def test_the_next_look_reads_only_what_is_new(native_env: support.Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a burst of 200 rows a look reads the one row that came since, not the burst again (every row of
+    the lag's seconds was read at each look before), and a row committed late is still found."""
+    wb = native_env.demo(case_rows=5)
+    sue = services.Supervisor(wb, "sue")
+    sue.changes()
+    read: list[int] = []
+    rows_after = feed.rows_after
+
+    def counted(*args: Any, **kwargs: Any) -> list[models.Event]:
+        rows = rows_after(*args, **kwargs)
+        read.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(feed, "rows_after", counted)
+    at = dt.datetime(2026, 1, 1)
+    row: dict[str, Any] = {"queue": "cases", "event": "save", "actor": "alice", "owner": "alice", "at": at}
+    with wb.engine.begin() as conn:
+        conn.execute(sa.insert(wb.audit_table), [{**row, "item_key": str(i)} for i in range(200)])
+    assert len(sue.changes()) == 200
+    with wb.engine.begin() as conn:
+        conn.execute(sa.insert(wb.audit_table).values({**row, "item_key": "last"}))
+    assert [e.key for e in sue.changes()] == ["last"]
+    assert read == [200, 1]

@@ -4,8 +4,9 @@ Every change to an item writes an audit row, so "what changed since I looked" is
 read of the rows past the last id seen (the primary key's range), on every database and
 through a transaction pooler alike. Ids are handed out when a row is inserted, not when its
 transaction commits: a row with a lower id may become visible after a higher one was read. So
-the cursor re-reads the rows of the last `lag` seconds too and drops those it has delivered;
-workbench's transactions are short (milliseconds), far shorter than the lag.
+the cursor keeps looking for the ids of the last `lag` seconds it has not seen (the gaps: a
+transaction still open, one rolled back) besides those past the newest; workbench's transactions
+are short (milliseconds), far shorter than the lag.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import collections
 import functools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,6 +25,9 @@ from workbench.db.audit import AuditTrail
 
 LAG_SECONDS = 5.0  # a transaction still open this long after its row's id was taken is not waited for
 PAGE = 500  # rows read at most per look; a window that fell behind reads the rest at its next look
+# Gaps looked for by id at most; more (a look that keeps only some queues' or one user's rows, in a
+# trail other queues or users write too, sees others' ids as gaps): the lag's whole range is read again.
+GAPS = 64
 
 
 def latest_id(conn: sa.Connection, audit: sa.Table, concerning: str | None = None) -> int:
@@ -56,27 +60,38 @@ def rows_after(
     *,
     queues: Iterable[str] | None,
     concerning: str | None = None,
+    gaps: Sequence[int] = (),
     limit: int = PAGE,
 ) -> list[models.Event]:
-    """The audit rows past id `after` in `queues` (None: in any queue), oldest first; with `concerning`,
-    only those about that user's locks (the lock's owner: their lock taken, ended, handed to them, and
-    their own doings with it): a few entries of the owner index, however busy the queues."""
-    stmt = look_statement(audit, queues=queues is not None, concerning=concerning is not None, limit=limit)
+    """The audit rows past id `after` or with an id of `gaps` in `queues` (None: in any queue), oldest
+    first; with `concerning`, only those about that user's locks (the lock's owner: their lock taken,
+    ended, handed to them, and their own doings with it): a few entries of the owner index, however busy
+    the queues."""
+    stmt = look_statement(
+        audit, queues=queues is not None, concerning=concerning is not None, gaps=bool(gaps), limit=limit
+    )
     values: dict[str, Any] = {"wb_after": after}
     if queues is not None:
         values["wb_queues"] = list(queues)
     if concerning is not None:
         values["wb_owner"] = concerning
+    if gaps:
+        values["wb_gaps"] = list(gaps)
     return [AuditTrail.event(row) for row in conn.execute(stmt, values).mappings()]
 
 
 @functools.lru_cache(maxsize=32)
-def look_statement(audit: sa.Table, *, queues: bool, concerning: bool, limit: int = PAGE) -> sa.Select[Any]:
+def look_statement(
+    audit: sa.Table, *, queues: bool, concerning: bool, gaps: bool = False, limit: int = PAGE
+) -> sa.Select[Any]:
     """The statement of one look (rows_after), its values bound when it runs (wb_after, wb_queues,
-    wb_owner): built once, as every window runs it every second (building it again took most of the
-    client's time of a look)."""
+    wb_owner, wb_gaps): built once, as every window runs it every second (building it again took most of
+    the client's time of a look)."""
     t = audit
-    stmt = sa.select(t).where(t.c.id > sa.bindparam("wb_after"))
+    past: sa.ColumnElement[bool] = t.c.id > sa.bindparam("wb_after")
+    if gaps:
+        past = sa.or_(past, t.c.id.in_(sa.bindparam("wb_gaps", expanding=True)))
+    stmt = sa.select(t).where(past)
     if queues:
         stmt = stmt.where(t.c.queue.in_(sa.bindparam("wb_queues", expanding=True)))
     if concerning:
@@ -85,31 +100,42 @@ def look_statement(audit: sa.Table, *, queues: bool, concerning: bool, limit: in
 
 
 class Cursor:
-    """Where one reader of the feed is: the ids it delivered, and the floor below which it no longer looks.
+    """Where one reader of the feed is: the newest id it saw, the ids below it it delivered, and the floor
+    below which it no longer looks.
 
     Not thread-safe: one reader (a window's session) reads through it, one look at a time.
     """
 
     def __init__(self, start: int, lag: float = LAG_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
         self.floor = start  # every row at or below it was delivered, or is older than the lag
+        self.high = start  # the newest id seen
         self.lag, self._clock = lag, clock
         self._delivered: set[int] = set()  # ids above the floor already handed out
-        self._marks: collections.deque[tuple[float, int]] = collections.deque()  # (when, highest id seen then)
+        self._marks: collections.deque[tuple[float, int]] = collections.deque()  # (when, newest id seen then)
+
+    def bounds(self) -> tuple[int, list[int]]:
+        """What the next look asks for: the rows past an id, and the ids below it not yet seen (the gaps
+        between the floor and the newest id). Many gaps: past the floor, all of them again."""
+        unseen = self.high - self.floor - len(self._delivered)
+        if unseen > GAPS:
+            return self.floor, []
+        return self.high, [i for i in range(self.floor + 1, self.high + 1) if i not in self._delivered]
 
     def take(self, rows: list[models.Event]) -> list[models.Event]:
-        """Of the rows read past the floor, those not delivered before; moves the floor up to the highest
-        id that was seen at least `lag` seconds ago."""
-        fresh = [row for row in rows if row.id not in self._delivered]
+        """Of the rows a look read, those not delivered before; moves the floor up to the newest id that
+        was seen at least `lag` seconds ago."""
+        fresh = [row for row in rows if row.id not in self._delivered and row.id > self.floor]
         self._delivered.update(row.id for row in fresh)
         now = self._clock()
-        self._marks.append((now, max((row.id for row in rows), default=self.floor)))
+        self.high = max(self.high, max((row.id for row in rows), default=self.high))
+        self._marks.append((now, self.high))
         floor = self.floor
         while self._marks and now - self._marks[0][0] >= self.lag:
             floor = max(floor, self._marks.popleft()[1])
         if len(rows) >= PAGE:
             # A full page: re-reading it would never reach the rows past it. Move on (a row of the page's
             # span committed later is missed; the window's own lock check still finds what it meant).
-            floor = max(floor, self._marks[-1][1])
+            floor = max(floor, self.high)
         if floor != self.floor:
             self.floor = floor
             self._delivered = {i for i in self._delivered if i > floor}
@@ -121,8 +147,9 @@ class Cursor:
         """The rows the feed has for this reader since its last look (see rows_after). A user's rows are
         read in every queue and those of `queues` kept here: the owner index then serves the look alone,
         and the floor moves past the user's rows of other queues (another config's) too."""
+        after, gaps = self.bounds()
         if concerning is None:
-            return self.take(rows_after(conn, audit, self.floor, queues=queues))
+            return self.take(rows_after(conn, audit, after, queues=queues, gaps=gaps))
         wanted = set(queues)
-        fresh = self.take(rows_after(conn, audit, self.floor, queues=None, concerning=concerning))
+        fresh = self.take(rows_after(conn, audit, after, queues=None, concerning=concerning, gaps=gaps))
         return [event for event in fresh if event.queue in wanted]
