@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,9 @@ ADMISSION = "tests/test_admission.py::"
 # next one (or told to stop: xdist's remote.py reads one index ahead), so a worker left with one test
 # and none to follow waits for ever.
 HELD = 2
+# The units that take longest, with their seconds in a recent run (tests/slow_units.py writes it): handed out
+# first, so that none starts near the end and keeps one worker busy while the others have finished.
+SLOW_UNITS = Path(__file__).with_name("slow_units.txt")
 
 
 def xdist_group(nodeid: str) -> str:
@@ -35,8 +40,38 @@ def xdist_group(nodeid: str) -> str:
     return nodeid
 
 
-def make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`--dist loadgroup` with the groups of xdist_group, mended where a crashed worker hung the run."""
+def slow_units(path: Path = SLOW_UNITS) -> dict[str, float]:
+    """The seconds of each unit `path` lists ("12.3 unit" a line, # a comment); none if it is missing. A line
+    that does not read is passed over: the file only orders the run, it must never stop it."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return {}
+    seconds: dict[str, float] = {}
+    for line in lines:
+        figure, _, unit = line.strip().partition(" ")
+        try:
+            seconds[unit.strip()] = float(figure)
+        except ValueError:
+            continue  # a comment, a blank or a broken line
+    return seconds
+
+
+def longest_first(
+    workqueue: Mapping[str, dict[str, bool]], seconds: Mapping[str, float]
+) -> OrderedDict[str, dict[str, bool]]:
+    """`workqueue` with the units `seconds` knows first, longest first, and the rest after in the order they
+    came; a unit `seconds` names but the queue holds not (renamed, removed, deselected) changes nothing."""
+    known = sorted((unit for unit in workqueue if unit in seconds), key=lambda unit: -seconds[unit])
+    ordered = OrderedDict((unit, workqueue[unit]) for unit in known)
+    ordered.update(workqueue)  # a key already there keeps its place
+    return ordered
+
+
+def make_scheduler(config: pytest.Config, log: Any, seconds: Mapping[str, float] | None = None) -> Any:
+    """`--dist loadgroup` with the groups of xdist_group, the longest units of `seconds` (tests/slow_units.txt
+    by default) handed out first, mended where a crashed worker hung the run."""
+    known = slow_units() if seconds is None else seconds
     from xdist.scheduler import LoadGroupScheduling
 
     class ByBench(LoadGroupScheduling):
@@ -48,8 +83,18 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
         - a worker that had been told to stop could not take them, and a replacement got one unit at
           a time, one test it then held without running until the run's end."""
 
+        ordered = False  # whether the queue has been put longest first
+
         def _split_scope(self, nodeid: str) -> str:
             return xdist_group(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            """Hand `node` the next unit; before the first, put the queue xdist's schedule() has just built
+            from the collection longest first (schedule() builds it and hands it out in one go)."""
+            if not self.ordered:
+                self.workqueue = longest_first(self.workqueue, known)
+                self.ordered = True
+            super()._assign_work_unit(node)
 
         def remove_node(self, node: Any) -> str | None:
             """Forget `node`; if it died mid-work, return the test it died in (xdist reports it failed)

@@ -82,19 +82,19 @@ def test_a_lock_that_expires_shows_as_expired_without_a_read(qtbot: Any, console
 
 
 def test_an_idle_console_reads_the_whole_board_rarely(qtbot: Any, demo_config: Any) -> None:
-    """The console's refresh timer at its 5 s default, the feed every second: in 12 s of idle the old
-    console read the whole board twice more (each several statements); now only the feed's looks run.
-    The statements are counted on the console's own engine."""
+    """The console's refresh timer at its shortest (2 s, the spin box's least), the feed every half second:
+    in 4.5 s of idle the old console read the whole board twice more (each several statements); now only
+    the feed's looks run. The statements are counted on the console's own engine."""
     gui_app.application()
     wb = service.Workbench.open(demo_config)
-    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=5, changes_seconds=1)
+    window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=2, changes_seconds=0.5)
     qtbot.addWidget(window)
     window.show()
     try:
         with service.Workbench.open(demo_config) as elsewhere:
             elsewhere.queue("cases").claim_next("alice", 2)
         qtbot.waitUntil(lambda: len(board_keys(window)) == 2, timeout=10_000)  # the first, whole read
-        qtbot.wait(1_500)  # the feed's first look is in
+        qtbot.waitUntil(lambda: window._feed_ok and _idle(window), timeout=10_000)  # the feed's first look is in
         statements: list[str] = []
         sa.event.listen(wb.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
         reads, looks = _whole_reads(window), []
@@ -105,9 +105,9 @@ def test_an_idle_console_reads_the_whole_board_rarely(qtbot: Any, demo_config: A
             return changes()
 
         window.service.changes = look  # type: ignore[method-assign]
-        qtbot.wait(12_000)
-        assert reads == [], f"{len(reads)} whole-board reads in 12 s of idle"
-        assert len(looks) >= 8  # the feed kept looking
+        qtbot.wait(4_500)
+        assert reads == [], f"{len(reads)} whole-board reads in 4.5 s of idle"
+        assert len(looks) >= 6  # the feed kept looking
         # A minute of idle: the looks' statements, and one whole read at most (board_every, 60 s).
         per_look = len(statements) / len(looks)
         assert per_look <= 3, f"{len(statements)} statements for {len(looks)} looks: {statements[:8]}"
