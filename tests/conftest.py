@@ -174,6 +174,7 @@ class PooledEnv(support.Env):
     Its `backend` is "postgresql": a test treats it as PostgreSQL everywhere."""
 
     pooler = "transaction"  # in every config it writes (config_text)
+    demo_by_method = True  # init makes the claim method's function in the database (Workbench._prepare_claims)
 
     def __init__(
         self, bouncer: servers.PgBouncer, database: str, tmp: Path, method: str = "native", templates: bool = True

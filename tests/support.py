@@ -91,6 +91,10 @@ class Env:
     `[database] pooler`: tests/conftest.PooledEnv goes through PgBouncer)."""
 
     pooler = "none"
+    # Whether the demo this env builds depends on its claim method. Not here: the claim method is read at the
+    # first claim, so a test of either method may copy the template the other's build made (half the builds;
+    # tests/test_templates.py compares the two). Through a pooler init makes the method's claim function.
+    demo_by_method = False
 
     def __init__(
         self, backend: str, method: str, url: str, tmp: Path, server: servers.Server | SqliteFiles | None = None
@@ -153,7 +157,9 @@ class Env:
         """The demo tables filled with a few rows, workbench initialised, claim indexes created. On a
         throwaway PostgreSQL or MariaDB server, a copy of a template database that was built so (copy_template)."""
         kind = ("demo", case_rows, import_rows, repr(queues))
-        if self.copy_template(kind, lambda env: env.build_demo(case_rows, import_rows, queues), age_demo):
+        if self.copy_template(
+            kind, lambda env: env.build_demo(case_rows, import_rows, queues), age_demo, by_method=self.demo_by_method
+        ):
             return self.open(self.demo_config(queues))
         return self.build_demo(case_rows, import_rows, queues)
 
@@ -175,6 +181,8 @@ class Env:
         kind: Hashable,
         build: Callable[[Env], object],
         aged: Callable[[sa.Engine, dt.timedelta], None] | None = None,
+        *,
+        by_method: bool = True,
     ) -> bool:
         """Make this env's database what build(env) makes of an empty one, by copying a template
         database that build made once on the server, and say whether it did. On PostgreSQL, used
@@ -191,7 +199,8 @@ class Env:
         driver) on the template database, within one minute. What build writes may count from the
         current minute (the demo's rows: workbench.demo.data): aged(engine, elapsed) moves a copy's
         on by the whole minutes since the build (age_demo), and the template serves the whole run;
-        without `aged` a template is used only in the minute it was built in."""
+        without `aged` a template is used only in the minute it was built in. With `by_method` false, what
+        build makes is the same under either claim method, and the envs of both copy one template."""
         server = self.server
         if server is None or not server.templates() or server.kind != SERVER_KIND.get(self.backend, self.backend):
             return False
@@ -200,7 +209,7 @@ class Env:
         self.engine.dispose()
         if not server.pristine(name):
             return False
-        key = (type(self).__qualname__, self.backend, self.method, kind)
+        key = (type(self).__qualname__, self.backend, self.method if by_method else "either", kind)
         for _ in range(3):
             minute = _minute()
             try:

@@ -66,12 +66,12 @@ def databases(pg_server: servers.Server) -> Iterator[list[str]]:
     yield from _dropped_after(pg_server)
 
 
-def _env(server: servers.Server, databases: list[str], tmp: Path, copies: bool) -> support.Env:
+def _env(server: servers.Server, databases: list[str], tmp: Path, copies: bool, method: str = "native") -> support.Env:
     """An env on a new database of `server` (its backend: the server's kind), copying templates if `copies`."""
     name = f"wbt_{uuid.uuid4().hex[:12]}"
     server.create_database(name)
     databases.append(name)
-    return support.Env(server.kind, "native", server.url(name), tmp, server if copies else None)
+    return support.Env(server.kind, method, server.url(name), tmp, server if copies else None)
 
 
 @contextlib.contextmanager
@@ -115,6 +115,40 @@ def _copied_and_built(
     built.close()
     assert server._templates == held, "the template was built again, not copied and moved on"
     return copied, built
+
+
+def _either_method(
+    server: servers.Server, databases: list[str], tmp: Path, contents: Callable[[str], Any]
+) -> tuple[Any, ...]:
+    """The demo copied by a native and then a portable env (one template, the first one's build), and built by
+    each, in one minute: what contents(database name) finds in each, in that order."""
+    server._templates.clear()
+    for attempt in range(3):
+        made = [
+            _env(server, databases, tmp / f"{method}-{copies}-{attempt}", copies, method)
+            for copies in (True, False)
+            for method in ("native", "portable")
+        ]
+        minute = support._minute()
+        for env in made:
+            _demo(env)
+            env.close()
+        if support._minute() == minute:
+            break
+    assert len(server._templates) == 1, f"a template per claim method: {list(server._templates)}"
+    return tuple(contents(databases[i]) for i in range(-4, 0))
+
+
+def test_either_claim_method_copies_the_one_demo_it_would_build(
+    pg_server: servers.Server, databases: list[str], tmp_path: Path
+) -> None:
+    """The demo does not depend on the claim method (read at the first claim): the portable tests copy the
+    template a native test's build made (support.Env.demo_by_method), which is what they would build."""
+    if not pg_server.templates():
+        pytest.skip("this PostgreSQL keeps no templates (WORKBENCH_TEST_PG)")
+    found = _either_method(pg_server, databases, tmp_path, lambda name: _contents(pg_server.url(name)))
+    assert found[0] == found[1] == found[2] == found[3]
+    assert len(found[0]["cases"]) == 7
 
 
 def _databases(server: servers.Server, like: str = "%") -> list[str]:
@@ -257,7 +291,7 @@ def test_the_empty_database_a_copy_replaced_is_the_next_one_created(
     assert pg_server._spares == spares[:-1]
     assert spares[-1] not in _databases(pg_server) and pg_server.pristine(sa.make_url(taken.url).database or "")
     busy = _env(pg_server, databases, tmp_path / "busy", True)
-    template = pg_server._templates[("Env", "postgresql", "native", ("demo", 2, 1, "None"))][0]
+    template = pg_server._templates[("Env", "postgresql", "either", ("demo", 2, 1, "None"))][0]
     with busy.engine.connect():  # a session on it: the rename fails, the copy replaces it all the same
         pg_server.replace(sa.make_url(busy.url).database or "", template)
     busy.engine.dispose()
@@ -362,6 +396,18 @@ def test_a_copied_mariadb_demo_is_the_demo_built(
     found = _maria_contents(mariadb_server, maria_databases[-2])
     assert found == _maria_contents(mariadb_server, maria_databases[-1])
     assert len(found["cases"]) == 7 and found["columns"]
+
+
+def test_either_claim_method_copies_the_one_mariadb_demo_it_would_build(
+    mariadb_server: servers.Server, maria_databases: list[str], tmp_path: Path
+) -> None:
+    if not mariadb_server.templates():
+        pytest.skip("this MariaDB keeps no templates (WORKBENCH_TEST_MARIADB)")
+    found = _either_method(
+        mariadb_server, maria_databases, tmp_path, functools.partial(_maria_contents, mariadb_server)
+    )
+    assert found[0] == found[1] == found[2] == found[3]
+    assert len(found[0]["cases"]) == 7
 
 
 def test_a_mariadb_database_with_something_in_it_is_built_not_replaced(
