@@ -79,7 +79,6 @@ from workbench.db import service
 from workbench.services import relay, relay_client
 
 DATABASE = "wb_seats"
-SAFETY = 30.0  # with a relay: a window's own look this often (gui/relay_link.py SAFETY_SECONDS)
 BOARD_EVERY = 5.0  # seconds between a supervisor's board refreshes without the change feed (the console's timer)
 # Seats start spread over this much time each: a window's start and first claim cost its process
 # about 90 ms of CPU and the server about 40 ms (1,000 seats started within 100 s starved the server
@@ -160,7 +159,7 @@ class Plan:
     changes_every: float = 1.0  # [app] changes_every: each window and board reads the change feed this often
     act_every: float = 10.0  # seconds between one supervisor's force-releases and reassigns (0: none)
     board_every: float = float(model.AppConfig().board_every)  # [app] board_every: a whole board read with the feed on
-    relay: str | None = None  # host:port of a change relay: windows and boards look when woken (and every SAFETY)
+    relay: str | None = None  # host:port of a change relay: windows look when woken (and every backstop_every)
     listen: bool = True  # the relay listens for the notices where it can (direct); False: it reads by the clock
 
 
@@ -248,8 +247,9 @@ class Window:
     def __init__(self, plan: Plan, op: services.Operator, timed: Timed) -> None:
         self.plan, self.op, self.timed, self.result = plan, op, timed, timed.result
         every = plan.changes_every
-        # With a relay the window's own look is the slow safety one; a wake-up makes one at once.
-        self.every = (SAFETY if plan.relay else float(every)) if every > 0 else math.inf
+        # With a relay the window's own look is the slow safety one, every backstop_every (gui/session.py
+        # passes it to relay_link); a wake-up makes one at once.
+        self.every = (float(plan.backstop_every) if plan.relay else float(every)) if every > 0 else math.inf
         self.next_look = time.time() + self.every
         self.woken = False  # set by the relay's connection (Wakes), read by the window's step
         self.relayed = False  # the relay's connection is up (Wakes): the feed is live
@@ -1044,8 +1044,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--relay",
         action="store_true",
-        help="run each route's round again with a change relay (`workbench relay`): windows and boards look when "
-        f"woken and every {SAFETY:.0f} s, not every changes_every",
+        help="run each route's round again with a change relay (`workbench relay`): windows look when woken and "
+        "every --backstop-every, not every changes_every",
     )
     parser.add_argument(
         "--statements",

@@ -1,5 +1,5 @@
 """The change relay in a real window (issue 51): with `[app] relay` the window looks at the feed only when
-woken (its own timer at 30 s), and still hears a force-release within two seconds, on SQLite, PostgreSQL
+woken (its own timer at `backstop_every`), and still hears a force-release within two seconds, on SQLite, PostgreSQL
 and through PgBouncer; the relay gone, it polls at once and still hears within two seconds; a relay
 started again is reconnected to. The console's board, woken the same way, shows a claim within two seconds."""
 
@@ -35,8 +35,8 @@ def _window_on_relay(qtbot: Any, open_window: Any, config: Any, relays: list[Rel
     relays[-1].wb = wb  # type: ignore[attr-defined]
     window = open_window(config, settings=dataclasses.replace(FEED, relay=relays[-1].address))
     qtbot.waitUntil(lambda: window.session.relay.connected is True, timeout=10_000)
-    # Woken, not polling: the window's own look is the 30 s safety one now.
-    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+    # Woken, not polling: the window's own look is the safety one now, every backstop_every.
+    assert window.session._changes.interval() == int(window.session.settings.backstop_interval * 1000)
     assert window.relay_label.isVisible() and "relay" in window.relay_label.text()
     return window
 
@@ -75,7 +75,8 @@ def _woken_window_hears(qtbot: Any, open_window: Any, config: Any, relays: list[
     window = _window_on_relay(qtbot, open_window, config, relays)
     took = [_force_release_heard(qtbot, window, config) for _ in range(3)]
     assert statistics.median(took) < 2.0 and max(took) < SOON_MS / 1000, took
-    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)  # never fell back
+    safety_ms = int(window.session.settings.backstop_interval * 1000)
+    assert window.session._changes.interval() == safety_ms  # never fell back
     relays[-1].wb.close()  # type: ignore[attr-defined]
 
 
@@ -108,7 +109,7 @@ def test_a_killed_relay_is_fallen_back_from_and_a_restarted_one_reconnected(
     with qtbot.waitSignal(window.session.relay_changed, timeout=RECONNECT_MS) as back:
         pass
     assert back.args == [True]
-    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+    assert window.session._changes.interval() == int(window.session.settings.backstop_interval * 1000)
     assert _force_release_heard(qtbot, window, demo_config) < 2.0
     relays[0].wb.close()  # type: ignore[attr-defined]
 
@@ -177,26 +178,24 @@ class _SilentRelay:
         self.server.close()
 
 
-def test_a_silent_relay_hides_no_lost_lock(
-    qtbot: Any, open_window: Any, demo_config: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Connected to a relay that never wakes it, the window's own safety look at the feed (every 30 s; 3 s
-    here) still says the lock is gone. A silent relay looks like a live feed, so the lock check runs at
-    backstop_every (a minute), not check_every: the safety look is what bounds the silence, and it tells."""
-    monkeypatch.setattr(relay_link, "SAFETY_SECONDS", 3.0)
+def test_a_silent_relay_hides_no_lost_lock(qtbot: Any, open_window: Any, demo_config: Any) -> None:
+    """Connected to a relay that never wakes it, the window's own safety look at the feed and its lock check
+    (every backstop_every, a minute; 3 s here) still say the lock is gone. A silent relay looks like a live
+    feed, so neither runs at check_every: backstop_every is what bounds the silence, and it tells."""
     silent = _SilentRelay()
     try:
-        settings = dataclasses.replace(FEED, check_interval=1.0, backstop_interval=60.0, relay=silent.address)
+        settings = dataclasses.replace(FEED, check_interval=1.0, backstop_interval=3.0, relay=silent.address)
         window = open_window(demo_config, settings=settings)
         qtbot.waitUntil(lambda: window.session.relay.connected is True, timeout=10_000)
         claim = _claim(qtbot, window)
-        assert window.session.feed_live() and window.session._check_interval() == 60.0
+        assert window.session.feed_live() and window.session._check_interval() == 3.0
+        assert window.session._changes.interval() == 3_000  # the safety look at the same pace
         with _supervisor(demo_config) as sue:
             sue.supervision("cases").force_release("sue", claim.lock.key, "customer escalated")
             with qtbot.waitSignal(window.session.lock_lost, timeout=6_000) as signal:
                 pass
         assert signal.args[0].by == "sue"
-        assert window.session.relay.connected is True  # the relay was never doubted: the safety look told
+        assert window.session.relay.connected is True  # the relay was never doubted: the backstop told
     finally:
         silent.close()
 
@@ -224,7 +223,7 @@ class _OneWake:
 
 def test_a_wake_up_during_a_look_is_looked_at_after_it(qtbot: Any) -> None:
     """A look in flight may have read before the change that woke the window: the wake-up's look follows
-    it (dropped, the change waited for the 30 s safety look)."""
+    it (dropped, the change waited for the safety look)."""
     calls: list[bool] = []
 
     def look() -> bool:
@@ -273,14 +272,14 @@ def _kill_listeners(config: Any) -> int:
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 def test_a_window_without_a_relay_wakes_on_the_database_notice(qtbot: Any, open_window: Any, demo_config: Any) -> None:
     """No relay, PostgreSQL direct: the window listens on a connection of its own, its own look slowed to
-    the 30 s safety one; a force-release is heard within a fraction of its old 5 s interval (median of 3).
+    the safety one (backstop_every); a force-release is heard within a fraction of its old 5 s interval (median of 3).
     The listening connection killed: it polls every 5 s at once, and listens again within its reconnect."""
     window = open_window(demo_config, settings=SLOW_FEED)
     assert window.session.relay is None
     qtbot.waitUntil(
         lambda: window.session.notices is not None and window.session.notices.connected is True, timeout=10_000
     )
-    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+    assert window.session._changes.interval() == int(window.session.settings.backstop_interval * 1000)
     assert not window.relay_label.isVisible()  # no relay to speak of
     took = [_force_release_heard(qtbot, window, demo_config) for _ in range(3)]
     assert statistics.median(took) < 0.5, took
@@ -292,7 +291,7 @@ def test_a_window_without_a_relay_wakes_on_the_database_notice(qtbot: Any, open_
     with qtbot.waitSignal(window.session.notices.state_changed, timeout=RECONNECT_MS) as back:
         pass
     assert back.args == [True]
-    assert window.session._changes.interval() == int(relay_link.SAFETY_SECONDS * 1000)
+    assert window.session._changes.interval() == int(window.session.settings.backstop_interval * 1000)
     assert _force_release_heard(qtbot, window, demo_config) < 0.5
 
 

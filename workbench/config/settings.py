@@ -133,9 +133,11 @@ APP: tuple[Setting, ...] = (
         "duration",
         60,
         "while the window's change feed is live (a relay or the database's notices wake it, or it reads the "
-        "feed every changes_every), check the lock this often instead of check_every (never more often): "
-        "what workbench does (a force-release, a reassign, a takeover) is said within the feed's time, a change "
-        "made outside workbench (another program, SQL by hand) within about this; at most a day",
+        "feed every changes_every), check the lock this often instead of check_every (never more often), and "
+        "woken by a relay or notices look at the feed this often besides: what workbench does (a "
+        "force-release, a reassign, a takeover) is said within the feed's time, a change made outside "
+        "workbench (another program, SQL by hand) or one a relay failed to wake the window for within about "
+        "this; at most a day",
         minimum=1,
         maximum=_DAY,
     ),

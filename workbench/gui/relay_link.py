@@ -13,7 +13,9 @@ from workbench.gui import dispatch
 
 log = logging.getLogger("workbench.gui")
 
-SAFETY_SECONDS = 30.0  # with the relay: a look this often anyway (a relay alive but silent hides nothing longer)
+# With the relay: a look this often anyway (a relay alive but silent hides nothing longer). The operator
+# window passes its `backstop_every` instead (the pace of everything that backs the live feed up).
+SAFETY_SECONDS = 30.0
 RECONNECT_SECONDS = 5.0  # without it: try it again this often (the window polls every changes_every meanwhile)
 WAIT_SECONDS = 60.0  # one blocking wait's longest turn (the wait ends sooner on a wake-up or a drop)
 LEAST_GAP = 0.2  # seconds between two looks a wake-up asks for: a relay that cries wolf costs few looks
@@ -45,9 +47,11 @@ class RelayLink(QObject):
         least_gap: float = LEAST_GAP,
         keep_polling: bool = False,
         what: str = "relay",  # for the log: the change relay, or the database's change notices (the same calls)
+        safety_seconds: float = SAFETY_SECONDS,
     ) -> None:
         super().__init__(parent)
         self.what = what
+        self.safety_ms = int(safety_seconds * 1000)
         self.dispatcher, self.client, self.timer, self.look = dispatcher, client, timer, look
         self.poll_ms = int(poll_seconds * 1000)
         self.least_gap = least_gap  # the console, woken by every change of its queues: a look at most this often
@@ -116,7 +120,7 @@ class RelayLink(QObject):
         self._looked = time.monotonic()
         if not self.look():
             # A look was in flight: it may have read before the change that woke us, so one follows it
-            # (dropped, the change waited for the next wake-up or the 30 s safety look).
+            # (dropped, the change waited for the next wake-up or the safety look).
             self._later.start(int(self.least_gap * 1000) + 1)
 
     def _ticked(self) -> None:
@@ -136,6 +140,6 @@ class RelayLink(QObject):
     def _set(self, connected: bool) -> None:
         changed = connected != self.connected
         self.connected = connected
-        self.timer.start(int(SAFETY_SECONDS * 1000) if connected and not self.keep_polling else self.poll_ms)
+        self.timer.start(self.safety_ms if connected and not self.keep_polling else self.poll_ms)
         if changed:
             self.state_changed.emit(connected)

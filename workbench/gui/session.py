@@ -269,7 +269,7 @@ class OperatorSession(QObject):
         self._changes.setInterval(int(self.settings.changes_interval * 1000))
         self._changes.timeout.connect(self.look_for_changes)
         self._looking = False
-        # With a change relay the window looks when woken (and every 30 s), not every second: the server's
+        # With a change relay the window looks when woken (and every backstop_every), not every second: the server's
         # cost of freshness no longer grows with the windows. Without it, or while it is away, as before.
         self.relay: relay_link.RelayLink | None = None
         if self.settings.relay and self.settings.changes_interval > 0:
@@ -277,7 +277,13 @@ class OperatorSession(QObject):
 
             client = relay_client.RelayClient(self.settings.relay, self.user, self.config.queues)
             self.relay = relay_link.RelayLink(
-                dispatcher, client, self._changes, self.look_for_changes, self.settings.changes_interval, self
+                dispatcher,
+                client,
+                self._changes,
+                self.look_for_changes,
+                self.settings.changes_interval,
+                self,
+                safety_seconds=self.settings.backstop_interval,
             )
             self.relay.state_changed.connect(self.relay_changed)
             self.relay.state_changed.connect(lambda _connected: self._plan_check())
@@ -459,6 +465,7 @@ class OperatorSession(QObject):
                         self.settings.changes_interval,
                         self,
                         what="notices",
+                        safety_seconds=self.settings.backstop_interval,
                     )
                     self.notices.state_changed.connect(lambda _listening: self._plan_check())
                     self.notices.start()  # polls until it listens
