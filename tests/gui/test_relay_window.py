@@ -234,7 +234,7 @@ def test_a_wake_up_during_a_look_is_looked_at_after_it(qtbot: Any) -> None:
     gui_app.application()
     dispatcher = dispatch.Dispatcher()
     client = _OneWake()
-    link = relay_link.RelayLink(dispatcher, client, QTimer(), look, 1.0, least_gap=0.1)
+    link = relay_link.RelayLink(dispatcher, client, QTimer(), look, 1.0, least_gap=0.1, safety_seconds=30.0)
     try:
         link.start()
         qtbot.waitUntil(lambda: len(calls) >= 3, timeout=2_000)

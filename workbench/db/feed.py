@@ -124,7 +124,7 @@ class Cursor:
     def take(self, rows: list[models.Event]) -> list[models.Event]:
         """Of the rows a look read, those not delivered before; moves the floor up to the newest id that
         was seen at least `lag` seconds ago."""
-        fresh = [row for row in rows if row.id not in self._delivered and row.id > self.floor]
+        fresh = [row for row in rows if row.id not in self._delivered]
         self._delivered.update(row.id for row in fresh)
         now = self._clock()
         self.high = max(self.high, max((row.id for row in rows), default=self.high))

@@ -13,9 +13,6 @@ from workbench.gui import dispatch
 
 log = logging.getLogger("workbench.gui")
 
-# With the relay: a look this often anyway (a relay alive but silent hides nothing longer). The operator
-# window passes its `backstop_every` instead (the pace of everything that backs the live feed up).
-SAFETY_SECONDS = 30.0
 RECONNECT_SECONDS = 5.0  # without it: try it again this often (the window polls every changes_every meanwhile)
 WAIT_SECONDS = 60.0  # one blocking wait's longest turn (the wait ends sooner on a wake-up or a drop)
 LEAST_GAP = 0.2  # seconds between two looks a wake-up asks for: a relay that cries wolf costs few looks
@@ -25,7 +22,9 @@ class RelayLink(QObject):
     """Drives `timer` (the window's feed timer) and `look` (the window's feed look, False when one is in
     flight) from a relay client.
 
-    Connected: the timer is the slow safety look and each wake-up looks at once. Not connected (never
+    Connected: the timer is the slow safety look (`safety_seconds`: a relay alive but silent hides nothing
+    longer; the operator window's `backstop_every`) and each wake-up looks at once; without
+    `safety_seconds` (the console) it stays at `poll_seconds`. Not connected (never
     reached, dropped, silent, killed): the timer is back at `poll_seconds` and a look is made at once,
     so a change made meanwhile is heard within the window's usual interval. The window's own Save,
     Complete and lock checks are untouched: the relay only ever makes a look sooner.
@@ -45,21 +44,20 @@ class RelayLink(QObject):
         poll_seconds: float,
         parent: QObject | None = None,
         least_gap: float = LEAST_GAP,
-        keep_polling: bool = False,
+        safety_seconds: float | None = None,
         what: str = "relay",  # for the log: the change relay, or the database's change notices (the same calls)
-        safety_seconds: float = SAFETY_SECONDS,
     ) -> None:
         super().__init__(parent)
         self.what = what
-        self.safety_ms = int(safety_seconds * 1000)
         self.dispatcher, self.client, self.timer, self.look = dispatcher, client, timer, look
         self.poll_ms = int(poll_seconds * 1000)
         self.least_gap = least_gap  # the console, woken by every change of its queues: a look at most this often
-        # The console: its timer stays at poll_seconds while connected (a wake-up only makes a look sooner).
-        # Woken by every change of a busy site it looks about as often anyway, and through the relay a change
-        # waits for the relay's read, the wake-up and the gap besides: alone, the relay made the board later.
-        self.keep_polling = keep_polling
-        if keep_polling:
+        # The console (no safety_seconds): its timer stays at poll_seconds while connected (a wake-up only makes
+        # a look sooner). Woken by every change of a busy site it looks about as often anyway, and through the
+        # relay a change waits for the relay's read, the wake-up and the gap besides: alone, the relay made the
+        # board later.
+        self.safety_ms = self.poll_ms if safety_seconds is None else int(safety_seconds * 1000)
+        if safety_seconds is None:
             timer.timeout.connect(self._ticked)  # the timer's looks count for the gap
         self.connected: bool | None = None  # None: not tried yet
         self._stopped = False
@@ -140,6 +138,6 @@ class RelayLink(QObject):
     def _set(self, connected: bool) -> None:
         changed = connected != self.connected
         self.connected = connected
-        self.timer.start(self.safety_ms if connected and not self.keep_polling else self.poll_ms)
+        self.timer.start(self.safety_ms if connected else self.poll_ms)
         if changed:
             self.state_changed.emit(connected)

@@ -148,7 +148,6 @@ class SupervisorWindow(QMainWindow):
                     every,
                     self,
                     least_gap=every / 2,
-                    keep_polling=True,
                 )
                 self.relay.state_changed.connect(self._on_relay)
                 self.relay.start()
@@ -163,7 +162,6 @@ class SupervisorWindow(QMainWindow):
                     every,
                     self,
                     least_gap=every / 2,
-                    keep_polling=True,
                     what="notices",
                 )
                 self.notices.start()
