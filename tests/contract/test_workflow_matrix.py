@@ -15,8 +15,10 @@ in HOLES, strict xfails with their reasons.
 
 Everything is done through workbench.services as the CLI, the windows and the Python API do. The benches
 (tests/helpers/workflow_bench.py) are built once per module, one database per (database, shape, grants),
-each case on rows of its own. A transition added to workbench/core/workflow.py gets its Scenario here, by
-the same name (docs/develop/tests.md, "The workflow matrix").
+each allowed case on rows of its own; a refused or unchanged case takes the item the last case of its
+preparation left unchanged, while it is still exactly as the preparation left it (Benches.prepared). A
+transition added to workbench/core/workflow.py gets its Scenario here, by the same name
+(docs/develop/tests.md, "The workflow matrix").
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import importlib.util
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -143,6 +146,11 @@ def _stale(prepare: Callable[[Bench], Ctx], user: str) -> Callable[[Bench], Ctx]
     return stale
 
 
+# ann's lock given back and taken again: one preparation for every write's stale-token case (keep_prepared below
+# keeps a refused case's item for the next case of the same preparation, by the preparation's identity).
+_STALE_HELD = _stale(_held, "ann")
+
+
 def _foreign(b: Bench) -> Ctx:
     """ann holds two items: `lock` is the first's with the second's token."""
     second, first = _held_a_while(b), _held(b)
@@ -244,7 +252,7 @@ def lock_writes(
         "other_user": Case(_held, by("bob"), LockLost),
         "other_queue": Case(_held, by("ann", lambda c: _in("twin", c.lock)), LockLost),
         "review_queue": Case(_held, by("ann", lambda c: _in("review", c.lock)), LockLost),
-        "stale_token": Case(_stale(_held, "ann"), by("ann"), LockLost),
+        "stale_token": Case(_STALE_HELD, by("ann"), LockLost),
         "foreign_token": Case(_foreign, by("ann"), LockLost),
         "expired": Case(_expired_taken, by("ann"), LockLost),
         "expired_untaken": Case(_aged, by("ann"), LockLost),
@@ -423,7 +431,7 @@ SCENARIOS: dict[str, Scenario] = {
             # A release of a lock its holder already gave back is answered as done (a retry after a lost
             # connection); the lock they took since stays.
             "stale_token": Case(
-                _stale(_held, "ann"),
+                _STALE_HELD,
                 lambda b, ctx: b.operator("ann").release(ctx.lock, REASON, note=NOTE),
                 unchanged=True,
             ),
@@ -731,6 +739,20 @@ def bench_of(case_id: str) -> str | None:
     return max((b for b in benches if case_id.startswith(b + "-")), key=len, default=None)
 
 
+# How long a refused case's item serves the next case of the same preparation (Benches.prepared): well within
+# the clock's rules the cases meet (undo within 2 minutes, a lock of LOCK_MINUTES), as fresh as a new one for them.
+KEEP_SECONDS = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """What a preparation left: the case's Ctx, the snapshot of its keys, when it was prepared (monotonic)."""
+
+    ctx: Ctx
+    before: dict[str, list[tuple[Any, ...]]]
+    at: float
+
+
 class Benches:
     """The benches of this module, built when their first case runs. The cases come grouped by bench (the
     order _params gives them; pytest keeps it, and under xdist tests/conftest.py sends a bench's cases to one
@@ -740,6 +762,24 @@ class Benches:
     def __init__(self, factory: pytest.TempPathFactory) -> None:
         self.factory = factory
         self.open: tuple[str, Bench, Any] | None = None
+        self.kept: dict[Callable[[Bench], Ctx], Prepared] = {}
+
+    def prepared(self, bench: Bench, prepare: Callable[[Bench], Ctx]) -> Prepared:
+        """What `prepare` leaves, for a refused or unchanged case: the item the last such case of the same
+        preparation left (keep()) while everything the database holds about it is still what `prepare` left
+        (the snapshot, which is the case's `before` too) and it is younger than KEEP_SECONDS; else prepared
+        anew. A claim or two saved in most of a bench's cases, and each case starts where `prepare` leaves it."""
+        kept = self.kept.pop(prepare, None)
+        fresh_enough = kept is not None and time.monotonic() - kept.at <= KEEP_SECONDS
+        if kept is not None and fresh_enough and bench.snapshot(*kept.ctx.keys) == kept.before:
+            return kept
+        at = time.monotonic()
+        ctx = prepare(bench)
+        return Prepared(ctx, bench.snapshot(*ctx.keys), at)
+
+    def keep(self, prepare: Callable[[Bench], Ctx], prepared: Prepared) -> None:
+        """`prepared` for the next case of `prepare`: its case changed nothing (its snapshot said so)."""
+        self.kept[prepare] = prepared
 
     def get(self, bench_id: str, request: pytest.FixtureRequest) -> Bench:
         if self.open is not None and self.open[0] == bench_id:
@@ -756,6 +796,7 @@ class Benches:
         return built
 
     def close(self) -> None:
+        self.kept.clear()
         if self.open is not None:
             _, built, server = self.open
             self.open = None
@@ -789,11 +830,11 @@ def bench(request: pytest.FixtureRequest, benches: Benches, bench_id: str) -> Be
 
 
 @pytest.mark.parametrize(("bench_id", "transition", "variant"), list(_params()))
-def test_workflow_matrix(bench: Bench, transition: str, variant: str) -> None:
+def test_workflow_matrix(bench: Bench, benches: Benches, transition: str, variant: str) -> None:
     case = SCENARIOS[transition].cases[variant]
-    ctx = case.prepare(bench)
     if case.refused is not None or case.unchanged:
-        before = bench.snapshot(*ctx.keys)
+        prepared = benches.prepared(bench, case.prepare)
+        ctx, before = prepared.ctx, prepared.before
         if case.refused is not None:
             with pytest.raises(errors.WorkbenchError) as caught:
                 case.act(bench, ctx)
@@ -803,7 +844,9 @@ def test_workflow_matrix(bench: Bench, transition: str, variant: str) -> None:
             if case.check is not None:
                 case.check(bench, ctx, result)
         assert bench.snapshot(*ctx.keys) == before, f"{variant} changed the database"
+        benches.keep(case.prepare, prepared)
         return
+    ctx = case.prepare(bench)
     trail = bench.audit_events(ctx.key)
     result = case.act(bench, ctx)
     written = [(queue, event, actor) for _, queue, event, actor in bench.audit_events(ctx.key)[len(trail) :]]
@@ -877,3 +920,30 @@ def test_the_snapshot_sees_every_change(tmp_path: Path, monkeypatch: pytest.Monk
                 assert b.snapshot(ctx.key) == before, f"{table.name}'s row restored"
     finally:
         wbench.drop_bench(b, None)
+
+
+def test_a_kept_item_serves_only_as_its_preparation_left_it(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused case's item serves the next case of its preparation (Benches.prepared) only while the database
+    holds about it exactly what the preparation left, and for KEEP_SECONDS; otherwise that case prepares anew."""
+    registry = Benches(tmp_path_factory)
+    b = registry.get(wbench.bench_id("sqlite", "token", False), request)
+    try:
+        first = registry.prepared(b, _held)
+        registry.keep(_held, first)
+        assert registry.prepared(b, _held) is first, "an unchanged item, kept, is not used again"
+        registry.keep(_held, first)
+        b.operator("ann").add_note("main", first.ctx.key, NOTE)  # a row more in the notes
+        second = registry.prepared(b, _held)
+        assert second.ctx.key != first.ctx.key, "a kept item used though its notes changed"
+        registry.keep(_held, second)
+        b.age_lock(second.ctx.key, 1)  # the lock's time and expiry a second earlier
+        third = registry.prepared(b, _held)
+        assert third.ctx.key != second.ctx.key, "a kept item used though its lock changed"
+        registry.keep(_held, third)
+        now = time.monotonic()
+        monkeypatch.setattr(time, "monotonic", lambda: now + KEEP_SECONDS + 1)
+        assert registry.prepared(b, _held).ctx.key != third.ctx.key, "a kept item used past KEEP_SECONDS"
+    finally:
+        registry.close()
