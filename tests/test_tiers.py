@@ -16,18 +16,32 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _pytest(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return _finished(_started(*args, cwd=cwd))
+
+
+def _started(*args: str, cwd: Path = REPO) -> subprocess.Popen[str]:
+    """`pytest ARGS` begun in a process of its own (two of them run side by side: each mostly imports)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     for name in ("WORKBENCH_REQUIRE_SERVERS", "PYTEST_ADDOPTS"):  # this run's options are not the inner one's
         env.pop(name, None)
-    return subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=cwd,
         env=env,
-        check=False,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=300,
     )
+
+
+def _finished(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        out, err = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def test_the_fast_tier_collects_no_test_that_needs_a_server() -> None:
@@ -40,8 +54,8 @@ def test_the_fast_tier_collects_no_test_that_needs_a_server() -> None:
         "tests/test_galera.py",
         "tests/gui/test_patroni.py",
     ]  # they start servers themselves
-    fast = _pytest("--collect-only", "-q", "-m", "not servers", *files).stdout.splitlines()
-    slow = _pytest("--collect-only", "-q", "-m", "servers", *files).stdout.splitlines()
+    both = [_started("--collect-only", "-q", "-m", tier, *files) for tier in ("not servers", "servers")]
+    fast, slow = (_finished(process).stdout.splitlines() for process in both)
     fast_ids = {line for line in fast if "::" in line}
     slow_ids = {line for line in slow if "::" in line}
     assert fast_ids and slow_ids and not fast_ids & slow_ids

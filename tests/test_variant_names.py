@@ -157,25 +157,28 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
-def _named(tree: ast.AST, variant: Variant) -> set[int]:
-    """The lines of `tree` that name `variant`: an import of its modules, a name bound by one, an
-    identifier or attribute of its own."""
-    bound: set[str] = set()
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in variant.modules:
-                    lines.add(node.lineno)
-                    bound.add(alias.asname or alias.name)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for alias in node.names:
-                if node.module in variant.modules or f"{node.module}.{alias.name}" in variant.modules:
-                    lines.add(node.lineno)
-                    bound.add(alias.asname or alias.name)
+@dataclasses.dataclass(frozen=True)
+class Names:
+    """What one file names, gathered in one walk of its tree (then asked once per way)."""
+
+    imports: list[tuple[frozenset[str], str, int]]  # (the modules an import names, the name it binds, its line)
+    used: dict[str, set[int]]  # identifier or attribute name -> the lines it is on
+
+
+def names_in(tree: ast.AST) -> Names:
+    """The imports and the names of `tree`: an identifier, an attribute, a definition's or an argument's name."""
+    imports: list[tuple[frozenset[str], str, int]] = []
+    used: dict[str, set[int]] = {}
     for node in ast.walk(tree):
         name = None
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                imports.append((frozenset({alias.name}), alias.asname or alias.name, node.lineno))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                modules = frozenset({node.module, f"{node.module}.{alias.name}"})
+                imports.append((modules, alias.asname or alias.name, node.lineno))
+        elif isinstance(node, ast.Name):
             name = node.id
         elif isinstance(node, ast.Attribute):
             name = node.attr
@@ -183,8 +186,23 @@ def _named(tree: ast.AST, variant: Variant) -> set[int]:
             name = node.name
         elif isinstance(node, (ast.arg, ast.keyword)):
             name = node.arg
-        if name is not None and (name in variant.names or name in bound):
-            lines.add(node.lineno)
+        if name is not None:
+            used.setdefault(name, set()).add(node.lineno)
+    return Names(imports, used)
+
+
+def _named(tree: ast.AST | Names, variant: Variant) -> set[int]:
+    """The lines of `tree` that name `variant`: an import of its modules, a name bound by one, an
+    identifier or attribute of its own."""
+    names = tree if isinstance(tree, Names) else names_in(tree)
+    bound: set[str] = set()
+    lines: set[int] = set()
+    for modules, name, line in names.imports:
+        if modules & variant.modules:
+            lines.add(line)
+            bound.add(name)
+    for name in variant.names | bound:
+        lines.update(names.used.get(name, ()))
     return lines
 
 
@@ -193,11 +211,11 @@ def outside() -> dict[str, dict[str, list[int]]]:
     found: dict[str, dict[str, list[int]]] = {}
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        names = names_in(ast.parse(path.read_text(encoding="utf-8"), str(path)))  # one walk for all the ways
         for way, variant in VARIANTS.items():
             if rel in variant.owners:
                 continue
-            lines = _named(tree, variant)
+            lines = _named(names, variant)
             if lines:
                 found.setdefault(way, {})[rel] = sorted(lines)
     return found

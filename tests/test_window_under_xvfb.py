@@ -41,7 +41,7 @@ UNDER_XVFB = {
 }
 
 
-def test_issue_53s_window_tests_hold_in_a_real_x_window() -> None:
+def test_issue_53s_window_tests_hold_in_a_real_x_window(request: pytest.FixtureRequest) -> None:
     if shutil.which("xvfb-run") is None or shutil.which("Xvfb") is None:
         if REQUIRE_SERVERS:
             pytest.fail("xvfb-run and Xvfb are needed (Debian: xvfb, xauth; .ci/run installs them)")
@@ -49,6 +49,10 @@ def test_issue_53s_window_tests_hold_in_a_real_x_window() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "xcb"}
     argv = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-m", "pytest", "-q", "-p"]
     argv += ["no:cacheprovider", *UNDER_XVFB.values()]
+    # The tier this run is: the fast tier (-m "not servers") runs the window tests that need no database
+    # server, as its own tests do; the full suite all of them, on PostgreSQL too.
+    if request.config.option.markexpr:
+        argv += ["-m", request.config.option.markexpr]
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "skipped" not in done.stdout.splitlines()[-1], done.stdout[-2000:]
