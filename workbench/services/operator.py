@@ -77,6 +77,10 @@ class ItemLog:
         notes, events = work.item_log(key)
         return cls(queue=queue, key=key, notes=notes, events=events)
 
+    def with_event(self, event: models.Event) -> ItemLog:
+        """The log with `event` (newer than all it holds) at its end, as a read after it would give it."""
+        return dataclasses.replace(self, events=[*self.events, event])
+
     def as_imported(self) -> dict[str, Any]:
         """Each column a Save or Complete changed, with the value it had before the first change (as
         the audit trail keeps it: text for times and numbers). Columns kept without values are left out."""
@@ -214,6 +218,11 @@ class Operator(Service):
     def save(self, lock: Held, edits: Mapping[str, Any]) -> models.Lock:
         """Store edits and keep the item; the lock as it is now."""
         return self._wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
+
+    def save_recorded(self, lock: Held, edits: Mapping[str, Any]) -> models.Saved:
+        """save, with the audit row it wrote where the database does not write it by itself: a window adds
+        it to the item's log it shows (ItemLog.with_event) instead of reading the log again."""
+        return self._wb.queue(lock.queue).save_recorded(self.user, lock.key, lock.token, edits)
 
     def complete(
         self,
