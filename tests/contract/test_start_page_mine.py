@@ -90,13 +90,17 @@ def test_yours_moves_with_the_windows_own_acts_and_is_read_again_on_anything_els
     op = services.Operator(wb, "alice")
     op.opening()  # the start page read, the feed started
     seen = _selects(op)
+    begun: list[object] = []  # transactions begun (through a pooler each sends BEGIN and its settings)
+    sa.event.listen(door.engine(op.database).engine, "begin", begun.append)
     claim = op.next_item("cases")
     done = op.complete(claim.lock, then_next=True)
     assert done.next is not None
     op.changes()  # the window's own claim, Complete and claim again, told back
     seen.clear()
+    begun.clear()
     assert _counts(op) == {"cases": 1, "imports": 0, "imports_review": 0}
-    assert seen == []  # nothing read: the waiting figures counted for an hour, the own locks known
+    # Nothing read, no transaction: the waiting figures counted for an hour, the own locks known.
+    assert seen == [] and begun == []
     op.release(done.next.lock, "lunch")
     imported = op.next_item("imports")
     op.release(imported.lock)

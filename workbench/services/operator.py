@@ -387,7 +387,11 @@ class Operator(Service):
 
     def queue_counts(self) -> list[QueueCount]:
         """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks
-        (one read transaction for them all)."""
+        (one read transaction for them all; none where all are known: the waiting figures counted within
+        `[app] counts_every`, the user's locks moved by this window's own acts)."""
+        held, figures = self._yours.known(), self._cached_figures()
+        if held is not None and figures is not None:
+            return self._counts_of(figures, held)
         try:
             with self._wb.db.one_read():
                 return self._queue_counts()
@@ -424,20 +428,31 @@ class Operator(Service):
         if held is None:
             held = self._wb.mine_counts(self.user)
         self._yours.read(held)
-        counts = []
-        for name, config in self._wb.config.queues.items():
-            waiting, overdue, deferred = figures[name]
-            counts.append(
-                QueueCount(
-                    queue=name,
-                    title=config.title,
-                    waiting=waiting,
-                    mine=held[name],
-                    overdue=overdue,
-                    deferred=deferred,
-                )
+        return self._counts_of(figures, held)
+
+    def _counts_of(
+        self, figures: Mapping[str, tuple[int, int | None, int]], held: Mapping[str, int]
+    ) -> list[QueueCount]:
+        return [
+            QueueCount(
+                queue=name,
+                title=config.title,
+                waiting=figures[name][0],
+                mine=held[name],
+                overdue=figures[name][1],
+                deferred=figures[name][2],
             )
-        return counts
+            for name, config in self._wb.config.queues.items()
+        ]
+
+    def _cached_figures(self) -> dict[str, tuple[int, int | None, int]] | None:
+        """Every queue's figures as counted within `[app] counts_every` (_queue_figures), None if any is older."""
+        now, every = time.monotonic(), self._wb.config.app.counts_every
+        with self._counted_lock:
+            cached = {name: self._counted.get(name) for name in self._wb.config.queues}
+        if any(entry is None or now - entry[0] >= every for entry in cached.values()):
+            return None
+        return {name: entry[1:] for name, entry in cached.items() if entry is not None}
 
     def _queue_figures(self) -> dict[str, tuple[int, int | None, int]]:
         """Waiting, overdue and deferred items per queue, as counted within `[app] counts_every`:
