@@ -1,4 +1,4 @@
-""" "Yours" on a window's start page between reads: the user's locks per queue, moved by the window's own acts."""
+"""The start page's "Yours" between reads: the user's locks per queue, moved by the window's own acts."""
 
 from __future__ import annotations
 
