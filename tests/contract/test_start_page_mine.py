@@ -77,3 +77,51 @@ def test_the_lock_tables_own_locks_are_counted(native_env: support.Env) -> None:
     op.next_item("tickets")
     assert _counts(op) == {"tickets": 2} == {"tickets": len(op.mine("tickets"))}
     assert services.Operator(wb, "bob").queue_counts()[0].mine == 0
+
+
+def test_yours_moves_with_the_windows_own_acts_and_is_read_again_on_anything_else(native_env: support.Env) -> None:
+    """While its change feed is read, a window's start page after a Complete reads no own locks (issue 51): its own
+    claims and ends move the figure, and the feed's word of anything else (a lock of the user's taken in another
+    window, a supervisor's force-release) makes it read again."""
+    env = native_env
+    env.demo(case_rows=10, import_rows=6)
+    config = env.demo_config()
+    wb = env.open(dataclasses.replace(config, app=model.AppConfig(counts_every=3600)))
+    op = services.Operator(wb, "alice")
+    op.opening()  # the start page read, the feed started
+    seen = _selects(op)
+    begun: list[object] = []  # transactions begun (through a pooler each sends BEGIN and its settings)
+    sa.event.listen(door.engine(op.database).engine, "begin", begun.append)
+    claim = op.next_item("cases")
+    done = op.complete(claim.lock, then_next=True)
+    assert done.next is not None
+    op.changes()  # the window's own claim, Complete and claim again, told back
+    seen.clear()
+    begun.clear()
+    assert _counts(op) == {"cases": 1, "imports": 0, "imports_review": 0}
+    # Nothing read, no transaction: the waiting figures counted for an hour, the own locks known.
+    assert seen == [] and begun == []
+    op.release(done.next.lock, "lunch")
+    imported = op.next_item("imports")
+    op.release(imported.lock)
+    op.changes()
+    seen.clear()
+    assert _counts(op) == {"cases": 0, "imports": 0, "imports_review": 0} and seen == []
+    # Another window of alice's takes one: this window's start page shows it once its feed has told it.
+    other = services.Operator(env.open(config), "alice")
+    elsewhere = other.next_item("cases")
+    op.changes()
+    assert _counts(op) == {"cases": 1, "imports": 0, "imports_review": 0} and seen, seen
+    # A supervisor takes it away.
+    services.Supervisor(env.open(config), "sam").force_release("cases", elsewhere.lock.key, "needed")
+    op.changes()
+    seen.clear()
+    assert _counts(op)["cases"] == 0 and seen
+    assert {q: len(op.mine(q)) for q in op.queues} == _counts(op)
+    # A window whose feed is not read reads them every time.
+    quiet = services.Operator(env.open(config), "alice")
+    quiet_seen = _selects(quiet)
+    _counts(quiet)
+    quiet_seen.clear()
+    _counts(quiet)
+    assert len(quiet_seen) == 1, quiet_seen

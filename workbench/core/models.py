@@ -159,6 +159,16 @@ class Event:
 
 
 @dataclasses.dataclass(frozen=True)
+class Saved:
+    """A Save's lock as it is now, and the audit row it wrote as a read of the trail would give it (its `id` 0:
+    not read back), so a window shows the Save in the item's history without reading it again; `event` None
+    where the way the Save ran does not say (a database function wrote the row) or nothing was written."""
+
+    lock: Lock
+    event: Event | None
+
+
+@dataclasses.dataclass(frozen=True)
 class Notice:
     """The database's word that an audit row was written (PostgreSQL's NOTIFY, db/backends/postgresql.py):
     its id and whom it concerns, never the row. A hint: a reader woken by it still reads the change feed

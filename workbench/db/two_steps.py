@@ -125,7 +125,7 @@ class TwoSteps:
             self.w.to_review().open(conn, params["wb_key"], actor, params["wb_why"])
         if trail.reviews is not None and shape.outcome is not None:
             trail.reviews.decide(conn, params["wb_key"], actor, shape.outcome)
-        return row
+        return {**row, writes.RECORDED: detail}
 
     def _update_returning(self, shape: writes.Shape) -> sa.Update | None:
         """The write's UPDATE (GuardedWriter.statement: its fence and values as compiled there, unchanged)

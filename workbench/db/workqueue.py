@@ -192,10 +192,14 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
 
     def save(self, user: str, key: Any, token: str, edits: Mapping[str, Any]) -> models.Lock:
         """Store edits while holding the lock (the lock is kept)."""
+        return self.save_recorded(user, key, token, edits).lock
+
+    def save_recorded(self, user: str, key: Any, token: str, edits: Mapping[str, Any]) -> models.Saved:
+        """save, with the audit row it wrote where the way it ran says what that holds (models.Saved)."""
         key = self.q.coerce_key(key)
         values = self.q.coerce_edits(edits)
         if not values:
-            return self.check(user, key, token, "save")
+            return models.Saved(self.check(user, key, token, "save"), None)
         self._check_lookups(values)
         shape = guarded.Shape.of("save", edits=tuple(values))
         with self._refused_as_lost(key, token, user, "save"):
@@ -204,7 +208,22 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
             )
         if row is None:
             raise self._lost(key, token, user, "save")
-        return self.q.lock_from_row(row)
+        lock = self.q.lock_from_row(row)
+        if writes.RECORDED not in row:
+            return models.Saved(lock, None)
+        # As AuditTrail.event reads the row back: stamped in the write's transaction, at the lock's clock reading.
+        event = models.Event(
+            id=0,
+            queue=self.name,
+            key=str(key),
+            kind=models.EventKind.SAVE,
+            actor=user,
+            owner=user,
+            token=audit_mod.token_digest(lock.token),
+            at=lock.db_now.astimezone(dt.UTC),
+            detail=row[writes.RECORDED],
+        )
+        return models.Saved(lock, event)
 
     def complete(
         self,

@@ -84,6 +84,9 @@ class Gone(Exception):
 
 
 Row = Mapping[Any, Any]
+# Where a way knows the audit detail it wrote (it computed a Save's changes itself), it hands it back in the
+# returned row under this name: the caller can then say what the trail holds without reading it.
+RECORDED = "wb_recorded"
 # A claim method's Complete followed by the claim of the next item, run with the Complete's and the
 # filter's values: (the database time of the Complete, the claim or None), or None if the fence failed.
 ThenClaim = Callable[[Mapping[str, Any]], tuple[Any, Any] | None]

@@ -1183,7 +1183,6 @@ class MainWindow(QMainWindow):
     def _on_saved(self, lock: models.Lock, saved: dict[str, Any]) -> None:
         self.form.rebase(saved)
         self._write_journal()  # anything typed meanwhile is still unsaved
-        self.session.load_item_log()  # the Save in the history, and what the fields were before it
         self.info_banner.setVisible(False)
         self.statusBar().showMessage(
             self.tr("Saved. Your lock runs until {0}.").format(times.clock(lock.expires_at)), 5000

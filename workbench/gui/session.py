@@ -244,6 +244,7 @@ class OperatorSession(QObject):
         self._check.setSingleShot(True)
         self._check.timeout.connect(self._periodic_check)
         self._checked_at = 0.0  # time.monotonic() of the last periodic check (or of the claim)
+        self._log: services.ItemLog | None = None  # the open item's log as last read (a Save adds to it)
         self._feed_failed = False  # the last look at the feed failed: it tells nothing until one succeeds
         self._stopped = False  # the window closed: no timer starts again
         self._retry = QTimer(self)
@@ -725,12 +726,29 @@ class OperatorSession(QObject):
             return
         lock = cur.lock
 
-        def saved(new: models.Lock) -> None:
-            self._after_save(cur, new, edits)
+        def saved(done: models.Saved) -> None:
+            self._after_save(cur, done.lock, edits)
+            self._log_saved(cur, done.event)
             if then is not None:
                 then()
 
-        self._run(lambda: self.operator.save(lock, edits), saved, retry=("save", lambda: self.save(edits, then)))
+        self._run(
+            lambda: self.operator.save_recorded(lock, edits),
+            saved,
+            retry=("save", lambda: self.save(edits, then)),
+        )
+
+    def _log_saved(self, cur: Current, event: models.Event | None) -> None:
+        """The Save in the open item's log, and what the fields were before it: the audit row the Save wrote
+        added to the log this window read (no read), else the log read again."""
+        if self.current is not cur:
+            return  # closed with the Save (a Save before a Complete or Release): its log is gone
+        log = self._log
+        if event is not None and log is not None and (log.queue, str(log.key)) == (cur.queue, str(cur.lock.key)):
+            self._log = log.with_event(event)
+            self.item_log_loaded.emit(self._log)
+        else:
+            self.load_item_log()
 
     def _after_save(self, cur: Current, lock: models.Lock, edits: dict[str, Any]) -> None:
         self._take_lock(cur, lock)
@@ -891,11 +909,13 @@ class OperatorSession(QObject):
         if self.current is None:
             return
         queue, key = self.current.queue, self.current.lock.key
+        self._log = None  # until this read answers, a Save reads the log again rather than add to an older one
         self._run(lambda: self.operator.item_log(queue, key), self._item_log_read)
 
     def _item_log_read(self, log: services.ItemLog) -> None:
         cur = self.current
         if cur is not None and (cur.queue, cur.lock.key) == (log.queue, log.key):  # still the open item
+            self._log = log
             self.item_log_loaded.emit(log)
 
     def add_note(self, text: str) -> None:
@@ -983,6 +1003,7 @@ class OperatorSession(QObject):
     def _close_item(self) -> None:
         self._generation += 1
         self.current = None
+        self._log = None
         self._tick.stop()
         self._check.stop()
 

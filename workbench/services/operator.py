@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 import workbench.services.sources as sources  # not `from workbench.services`: no cycle with the package
 from workbench import fieldspec
 from workbench.core import errors, models
 from workbench.db import counts, published, service
-from workbench.services import door
+from workbench.services import door, yours
 from workbench.services.base import QueueLayout, Service
 
 
@@ -76,6 +77,10 @@ class ItemLog:
         """The log of `key` in `work` (a db.workqueue.WorkQueue)."""
         notes, events = work.item_log(key)
         return cls(queue=queue, key=key, notes=notes, events=events)
+
+    def with_event(self, event: models.Event) -> ItemLog:
+        """The log with `event` (newer than all it holds) at its end, as a read after it would give it."""
+        return dataclasses.replace(self, events=[*self.events, event])
 
     def as_imported(self) -> dict[str, Any]:
         """Each column a Save or Complete changed, with the value it had before the first change (as
@@ -152,6 +157,9 @@ class Operator(Service):
         # only after `[app] counts_every`, as the start page shows after every Complete.
         self._counted: dict[str, tuple[float, int, int | None, int]] = {}
         self._counted_lock = threading.Lock()  # a window may ask from two of its threads at once
+        # "Yours" on the start page, not read again after every Complete while the change feed is read (a look
+        # at least every backstop_every: trusted twice that long).
+        self._yours = yours.Yours(2.0 * wb.config.app.backstop_every)
 
     # -- claiming -----------------------------------------------------------------------------
 
@@ -164,7 +172,14 @@ class Operator(Service):
         """Lock up to `count` waiting items at once (a batch); NothingToClaim when none is free."""
         claims = self._wb.queue(queue).claim_next(self.user, count, where)
         self._counted_change(queue, waiting=-len(claims))
+        for claim in claims:
+            self._took(queue, claim)
         return claims
+
+    def _took(self, queue: str, claim: models.Claim) -> None:
+        if claim.resumed:  # a lock of this user's already counted; the trail has no new claim of it
+            return
+        self._yours.acted(queue, models.EventKind.CLAIM, claim.lock.token, +1)
 
     def filter_choices(self, queue: str, limit: int = 50) -> dict[str, list[Any]]:
         """For each column the queue may be narrowed by (`filter_by`): the values its waiting items
@@ -176,6 +191,7 @@ class Operator(Service):
         claim = self._wb.queue(queue).claim(self.user, key)
         if not claim.resumed:
             self._counted_change(queue, waiting=-1)
+        self._took(queue, claim)
         return claim
 
     # -- lookups: fields whose value is a row of another table ----------------------------------
@@ -215,6 +231,11 @@ class Operator(Service):
         """Store edits and keep the item; the lock as it is now."""
         return self._wb.queue(lock.queue).save(self.user, lock.key, lock.token, edits)
 
+    def save_recorded(self, lock: Held, edits: Mapping[str, Any]) -> models.Saved:
+        """save, with the audit row it wrote where the database does not write it by itself: a window adds
+        it to the item's log it shows (ItemLog.with_event) instead of reading the log again."""
+        return self._wb.queue(lock.queue).save_recorded(self.user, lock.key, lock.token, edits)
+
     def complete(
         self,
         lock: Held,
@@ -228,27 +249,43 @@ class Operator(Service):
         """Finish the item with an outcome (the queue's first when None), final edits and a note;
         with `then_next`, also claim the next item (narrowed by `where`) as the Completion's `next`
         (None when none was claimed: next_item says why), on PostgreSQL in the same statement."""
-        done = self._wb.queue(lock.queue).complete(
-            self.user, lock.key, lock.token, outcome, edits, note=note, then_next=then_next, where=where
-        )
+        with self._ending(lock, models.EventKind.COMPLETE):
+            done = self._wb.queue(lock.queue).complete(
+                self.user, lock.key, lock.token, outcome, edits, note=note, then_next=then_next, where=where
+            )
         if done.next is not None:
             self._counted_change(lock.queue, waiting=-1)
+            self._took(lock.queue, done.next)
         return done
+
+    @contextlib.contextmanager
+    def _ending(self, lock: Held, kind: models.EventKind) -> Iterator[None]:
+        """An act that ends `lock`: one lock fewer for "Yours" once it is done; refused or failed (the lock may
+        be gone for another reason, or the act done unseen), the figures are read again."""
+        try:
+            yield
+        except BaseException:
+            self._yours.unknown()
+            raise
+        self._yours.acted(lock.queue, kind, lock.token, -1)
 
     def release(self, lock: Held, reason: str | None = None, note: str | None = None) -> None:
         """Give the item back to the queue (with a note for whoever takes it next)."""
-        self._wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
+        with self._ending(lock, models.EventKind.RELEASE):
+            self._wb.queue(lock.queue).release(self.user, lock.key, lock.token, reason, note=note)
         self._counted_change(lock.queue, waiting=1)
 
     def defer(self, lock: Held, until: dt.datetime, reason: str, note: str | None = None) -> models.Deferral:
         """Give the item back until `until` (aware): nobody gets it before, then it comes first."""
-        deferral = self._wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
+        with self._ending(lock, models.EventKind.DEFER):
+            deferral = self._wb.queue(lock.queue).defer(self.user, lock.key, lock.token, until, reason, note=note)
         self._counted_change(lock.queue, deferred=1)
         return deferral
 
     def escalate(self, lock: Held, reason: str) -> None:
         """Hand the item to a supervisor, saying why: the queue's on_escalate values take it out of the work."""
-        self._wb.queue(lock.queue).escalate(self.user, lock.key, lock.token, reason)
+        with self._ending(lock, models.EventKind.ESCALATE):
+            self._wb.queue(lock.queue).escalate(self.user, lock.key, lock.token, reason)
 
     def escalated_to(self, queue: str) -> str:
         """Whom `queue` hands its escalated items to, as said to a user: its escalate_to group, or a supervisor."""
@@ -262,6 +299,7 @@ class Operator(Service):
 
     def undo_complete(self, queue: str, key: Any) -> models.Claim:
         """Take back this user's Complete of `key` (within the queue's undo_within): theirs again."""
+        self._yours.unknown()  # theirs again, under a lock the trail records as it undoes
         return self._wb.queue(queue).undo_complete(self.user, key)
 
     def needs_note(self, queue: str, action: str) -> bool:
@@ -290,7 +328,9 @@ class Operator(Service):
         lock taken away (force-release, reassign, a takeover after expiry), an item handed to them, their
         own actions on their locks (from this or another window). The first call only marks where to
         start: []."""
-        return self._read_changes(concerning=self.user)
+        events = self._read_changes(concerning=self.user)
+        self._yours.looked(events, self.user)
+        return events
 
     def interruptions(self) -> int:
         """How often this user's database lost a connection or was reached on another server so far (a
@@ -324,7 +364,9 @@ class Operator(Service):
 
     def mine(self, queue: str) -> list[models.Lock]:
         """This user's locks in `queue`, oldest first, expired ones not yet taken over included."""
-        return self._wb.queue(queue).mine(self.user)
+        locks = self._wb.queue(queue).mine(self.user)
+        self._yours.read_queue(queue, len(locks))
+        return locks
 
     def summaries(self, queue: str, keys: list[Any]) -> dict[Any, ItemLine]:
         """Per item, by key: one line of text (its list columns) and when it is due."""
@@ -345,7 +387,11 @@ class Operator(Service):
 
     def queue_counts(self) -> list[QueueCount]:
         """Per queue, in the config's order: items waiting (up to WAITING_CAP + 1) and this user's locks
-        (one read transaction for them all)."""
+        (one read transaction for them all; none where all are known: the waiting figures counted within
+        `[app] counts_every`, the user's locks moved by this window's own acts)."""
+        held, figures = self._yours.known(), self._cached_figures()
+        if held is not None and figures is not None:
+            return self._counts_of(figures, held)
         try:
             with self._wb.db.one_read():
                 return self._queue_counts()
@@ -378,21 +424,35 @@ class Operator(Service):
         """`mine`: the user's locks per queue where the caller has just read them."""
         figures = self._queue_figures()
         # The user's own locks: few, by index, always current; every queue's in one statement.
-        held = mine if mine is not None else self._wb.mine_counts(self.user)
-        counts = []
-        for name, config in self._wb.config.queues.items():
-            waiting, overdue, deferred = figures[name]
-            counts.append(
-                QueueCount(
-                    queue=name,
-                    title=config.title,
-                    waiting=waiting,
-                    mine=held[name],
-                    overdue=overdue,
-                    deferred=deferred,
-                )
+        held = mine if mine is not None else self._yours.known()
+        if held is None:
+            held = self._wb.mine_counts(self.user)
+        self._yours.read(held)
+        return self._counts_of(figures, held)
+
+    def _counts_of(
+        self, figures: Mapping[str, tuple[int, int | None, int]], held: Mapping[str, int]
+    ) -> list[QueueCount]:
+        return [
+            QueueCount(
+                queue=name,
+                title=config.title,
+                waiting=figures[name][0],
+                mine=held[name],
+                overdue=figures[name][1],
+                deferred=figures[name][2],
             )
-        return counts
+            for name, config in self._wb.config.queues.items()
+        ]
+
+    def _cached_figures(self) -> dict[str, tuple[int, int | None, int]] | None:
+        """Every queue's figures as counted within `[app] counts_every` (_queue_figures), None if any is older."""
+        now, every = time.monotonic(), self._wb.config.app.counts_every
+        with self._counted_lock:
+            cached = {name: self._counted.get(name) for name in self._wb.config.queues}
+        if any(entry is None or now - entry[0] >= every for entry in cached.values()):
+            return None
+        return {name: entry[1:] for name, entry in cached.items() if entry is not None}
 
     def _queue_figures(self) -> dict[str, tuple[int, int | None, int]]:
         """Waiting, overdue and deferred items per queue, as counted within `[app] counts_every`:
