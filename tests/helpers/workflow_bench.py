@@ -195,6 +195,10 @@ class Bench:
     url: str  # as the owner of the table
     admin: service.Workbench  # the owner's workbench (snapshots, the clock)
     workbenches: dict[str, service.Workbench]  # per person: their own login under grants, else the owner's
+    # Where the bench's own reads go (snapshots, the audit trail, a row, the clock): on a pooled bench the
+    # server behind the pooler, as the owner (the people's operations still go through the pooler); None: the
+    # owner's engine.
+    reader: sa.Engine | None = None
     _keys: Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(1))
     # Built on first use: the tables a case may change, and the statements that read them.
     _reflected: list[sa.Table] | None = dataclasses.field(default=None, init=False, repr=False)
@@ -237,8 +241,12 @@ class Bench:
     def age_audit(self, key: int, seconds: int) -> None:
         support.age_audit(self.admin, "main", key, seconds)
 
+    @property
+    def reads(self) -> sa.Engine:
+        return self.reader if self.reader is not None else self.admin.engine
+
     def db_now(self) -> dt.datetime:
-        with self.admin.engine.connect() as conn:
+        with self.reads.connect() as conn:
             now = conn.execute(sa.select(sa.func.current_timestamp())).scalar_one()
         if isinstance(now, str):  # SQLite
             now = dt.datetime.fromisoformat(now)
@@ -250,7 +258,7 @@ class Bench:
         tables = self._reflected
         if tables is None:
             md = sa.MetaData()
-            md.reflect(self.admin.engine)
+            md.reflect(self.reads)
             tables = [md.tables["items"]] + [
                 t for name, t in sorted(md.tables.items()) if name.startswith("workbench_") and "item_key" in t.c
             ]
@@ -324,7 +332,7 @@ class Bench:
         no BEGIN before it and no ROLLBACK as the connection goes back to the pool, two round trips of three,
         two or three times in every case. Elsewhere in the pool's own transaction, as before (MariaDB's
         driver would send a statement to switch autocommit each way)."""
-        with self.admin.engine.connect() as conn:
+        with self.reads.connect() as conn:
             if self.admin.db.backend.reads_alone:
                 conn = conn.execution_options(isolation_level="AUTOCOMMIT")
             return list(conn.execute(statement, params))
@@ -332,6 +340,8 @@ class Bench:
     def close(self) -> None:
         for wb in {id(w): w for w in (self.admin, *self.workbenches.values())}.values():
             wb.close()
+        if self.reader is not None:
+            self.reader.dispose()
 
 
 def bench_id(backend: str, shape_name: str, grants: bool) -> str:
@@ -390,7 +400,10 @@ def open_bench(
     else:
         _cli(path, SUPERVISOR, "role", "grant", SUPERVISOR, "supervisor")
         people = dict.fromkeys((*OPERATORS, SUPERVISOR), admin)
-    return Bench(backend, shape_name, grants, url, admin, people)
+    # Through a pooler every read would be parsed and planned anew (psycopg prepares nothing there) and take
+    # two hops; straight to the server the snapshot's one statement is prepared after its fifth run.
+    reader = sa.create_engine(server.server.url(name), pool_size=1) if isinstance(server, servers.PgBouncer) else None
+    return Bench(backend, shape_name, grants, url, admin, people, reader)
 
 
 def _database_server(server: servers.Server | servers.PgBouncer) -> servers.Server:
