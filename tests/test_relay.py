@@ -33,6 +33,8 @@ class RelayThread:
         self.watcher.changes()  # where the feed starts
         # Listening for the database's notices where it sends them (run() does so), or as a test says.
         listener = listening.pop("listener", self.watcher.listener())
+        if listening.pop("counting", False):  # the start page's figures too, as run() sends them
+            listening.update(figures=self.watcher.figures, counts_every=self.watcher.counts_every)
         self.relay = relay.Relay(self.watcher.changes, every=every, listener=listener, **listening)
         self.loop = asyncio.new_event_loop()
         self._ready = threading.Event()

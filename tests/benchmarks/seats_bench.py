@@ -58,6 +58,7 @@ import dataclasses
 import datetime as dt
 import heapq
 import itertools
+import json
 import math
 import multiprocessing
 import os
@@ -508,12 +509,16 @@ class Wakes:
         while True:
             try:
                 reader, writer = await asyncio.open_connection(self.host, self.port)
-                writer.write(relay_client.encode(relay_client.hello(user, [harness.QUEUE], every)))
+                # A window greets with its config's queues, as gui/session.py does (the start page counts them all).
+                queues = window.op.queues if hasattr(window, "op") else [harness.QUEUE]
+                writer.write(relay_client.encode(relay_client.hello(user, queues, every)))
                 window.relayed = True
                 while line := await reader.readline():
                     if b'"wake"' in line:
                         window.woken = True
                         scheduler.poke(schedule)
+                    if b'"counts"' in line and hasattr(window, "op"):  # as gui/session.py: the start page's figures
+                        window.op.take_figures(relay_client.figures_of(json.loads(line)["counts"]))
             except OSError:
                 pass
             window.relayed = False
@@ -607,6 +612,7 @@ def _processes() -> multiprocessing.context.BaseContext:
 def relay_main(plan: Plan, ready: Any) -> None:
     """The change relay's process (`workbench relay`): its port goes to `ready` once it listens."""
     with service.Workbench.open(config_for(plan)) as wb:
+        wb.counts.shared = plan.shared_counts
         relay.run(relay.Watcher(wb, "relay"), "127.0.0.1", 0, relay.EVERY_SECONDS, ready=ready.put, listen=plan.listen)
 
 

@@ -21,6 +21,7 @@ from workbench.gui import dispatch, problem_text, relay_link
 
 if TYPE_CHECKING:  # loaded off the GUI thread, by the first database call (Engine.get)
     from workbench import services
+    from workbench.services import relay_client
 
 log = logging.getLogger("workbench.gui")
 _APP = model.AppConfig()  # the declared defaults
@@ -276,7 +277,9 @@ class OperatorSession(QObject):
         if self.settings.relay and self.settings.changes_interval > 0:
             from workbench.services import relay_client
 
-            client = relay_client.RelayClient(self.settings.relay, self.user, self.config.queues)
+            client = relay_client.RelayClient(
+                self.settings.relay, self.user, self.config.queues, on_counts=self._relay_counts
+            )
             self.relay = relay_link.RelayLink(
                 dispatcher,
                 client,
@@ -298,6 +301,11 @@ class OperatorSession(QObject):
     def wb(self) -> services.Workbench:
         """The open Workbench (opened here if need be: only worker threads call this before `ready`)."""
         return self.engine.get()
+
+    def _relay_counts(self, figures: relay_client.Figures) -> None:
+        """The relay's start-page figures (on its waiting thread): kept as the window's own count."""
+        if self._operator is not None:  # none yet: the window's opening counts
+            self._operator.take_figures(figures)
 
     @property
     def operator(self) -> services.Operator:

@@ -7,7 +7,7 @@ import dataclasses
 import datetime as dt
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 import workbench.services.sources as sources  # not `from workbench.services`: no cycle with the package
@@ -143,6 +143,26 @@ class HeldLock:
     token: str
 
 
+def _counter(work: Any, user: str | None) -> Callable[[], counts.Figures]:
+    """A queue's count for the start page (db/counts.py keeps it for every window): waiting, overdue, deferred."""
+
+    def count() -> counts.Figures:
+        return (work.count_waiting(WAITING_CAP, user), work.count_overdue(WAITING_CAP), work.count_deferred())
+
+    return count
+
+
+def shared_figures(wb: door.Workbench | service.Workbench) -> dict[str, tuple[counts.Figures, float]]:
+    """The start page's figures of every queue whose conditions do not name the user, and their age in
+    seconds: read, and counted for everyone where stale, as a window's start page does (_queue_figures);
+    the change relay's one read for all its windows."""
+    engine = door.engine(wb)
+    counters = {
+        name: _counter(engine.queue(name), None) for name in engine.config.queues if not engine.queue(name).q.names_user
+    }
+    return engine.counts.figures(counters, engine.config.app.counts_every)
+
+
 class Operator(Service):
     """One user's operations on the queues of one database.
 
@@ -157,6 +177,7 @@ class Operator(Service):
         # only after `[app] counts_every`, as the start page shows after every Complete.
         self._counted: dict[str, tuple[float, int, int | None, int]] = {}
         self._counted_lock = threading.Lock()  # a window may ask from two of its threads at once
+        self._shared: set[str] = set()  # the queues counted for every window (not naming the user): take_figures
         # "Yours" on the start page, not read again after every Complete while the change feed is read (a look
         # at least every backstop_every: trusted twice that long).
         self._yours = yours.Yours(2.0 * wb.config.app.backstop_every)
@@ -473,18 +494,11 @@ class Operator(Service):
                 cached_names.add(name)
                 continue
             work = self._wb.queue(name)
-
-            def count(work: Any = work) -> tuple[int, int | None, int]:
-                return (
-                    work.count_waiting(WAITING_CAP, self.user),
-                    work.count_overdue(WAITING_CAP),
-                    work.count_deferred(),
-                )
-
             if work.q.names_user:
-                found[name] = count()
+                found[name] = _counter(work, self.user)()
             else:
-                shared[name] = count
+                shared[name] = _counter(work, self.user)
+                self._shared.add(name)
         ages: dict[str, float] = {}
         for name, (figures, age) in self._wb.counts.figures(shared, every).items():
             found[name], ages[name] = figures, age
@@ -495,6 +509,19 @@ class Operator(Service):
                     # are counted again 10 s from now (counts_every the ceiling).
                     self._counted[name] = (now - ages.get(name, 0.0), *figures)
         return found
+
+    def take_figures(self, figures: Mapping[str, tuple[counts.Figures, float]]) -> None:
+        """Figures counted for every window ({queue: (figures, age in seconds)}: the change relay's,
+        services/relay.py): kept as this window's own count, so its start page reads none within
+        `[app] counts_every` of their count. Where this window counted later, its own stay. Any thread."""
+        now = time.monotonic()
+        with self._counted_lock:
+            for name, (found, age) in figures.items():
+                if name not in self._shared or not 0 <= age < self._wb.config.app.counts_every:
+                    continue  # a queue counted per user, or not counted here yet (the opening counts it)
+                cached = self._counted.get(name)
+                if cached is None or cached[0] < now - age:
+                    self._counted[name] = (now - age, *found)
 
     def _counted_change(self, queue: str, waiting: int = 0, deferred: int = 0) -> None:
         """This user's own claim, release or deferral changes the counted figures at once: the start

@@ -11,6 +11,10 @@ Where the database announces an audit row of one user's act on another's item as
 wakes the windows from those notices at once and reads the trail every LISTENING_EVERY seconds besides,
 for the acts no notice is sent for (the consoles') and a notice lost; the connection
 lost, it reads every `every` again and listens anew every RELISTEN_SECONDS.
+
+It also reads the start page's figures per queue (waiting, overdue, deferred: db/counts.py) once for
+everyone, at most every `[app] counts_every`, and sends each window those of its queues: a window keeps
+them as its own count (Operator.take_figures), so its start page after a Complete opens no transaction.
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.core import errors, models
-from workbench.db import feed
-from workbench.services import relay_client
+from workbench.db import counts, feed
+from workbench.services import operator, relay_client
 from workbench.services.base import Service
 
 log = logging.getLogger("workbench.relay")
@@ -37,6 +41,7 @@ LISTENING_EVERY = 1.0  # listening: the trail is read this often besides (the ch
 RELISTEN_SECONDS = 5.0  # the listening connection lost or refused: tried again this often (reading every `every`)
 WAIT_TURN = 1.0  # one blocking wait for notices at most this long (the relay's stop waits for the turn's end)
 REMEMBERED = 50_000  # ids woken from notices, kept to wake no one again when the trail's read brings them
+COUNTS_LEAST = 1.0  # the start page's figures read again at most this often (figures found old: counted again soon)
 
 
 class Watcher(Service):
@@ -44,6 +49,14 @@ class Watcher(Service):
 
     def changes(self) -> list[models.Event]:
         return self._read_changes(concerning=None)
+
+    def figures(self) -> dict[str, tuple[counts.Figures, float]]:
+        """The start page's figures of the queues counted for every window, and their age in seconds."""
+        return operator.shared_figures(self._wb)
+
+    @property
+    def counts_every(self) -> float:
+        return float(self._wb.config.app.counts_every)
 
     def listener(self) -> relay_client.Listening | None:
         """A listener for the database's notices of new audit rows (not yet connected), where there are
@@ -76,8 +89,14 @@ class Relay:
         listener: relay_client.Listening | None = None,
         listening_every: float = LISTENING_EVERY,
         relisten: float = RELISTEN_SECONDS,
+        figures: Callable[[], dict[str, tuple[counts.Figures, float]]] | None = None,
+        counts_every: float = 30.0,
     ) -> None:
         self.read, self.every = read, every
+        # The start page's figures, read for every window (Watcher.figures) and sent to each for its queues.
+        self.figures, self.counts_every = figures, counts_every
+        self._figures: dict[str, tuple[counts.Figures, float]] = {}  # {queue: (figures, loop.time() counted)}
+        self.counted = 0  # figures sent (for the log and the benchmark)
         self.listener, self.listening_every, self.relisten = listener, listening_every, relisten
         self.listening = False  # the listener is connected: notices wake the windows, the trail is read seldom
         self._listen_at = 0.0  # loop.time() of the next try to listen
@@ -99,10 +118,13 @@ class Relay:
             ready(bound)
         async with self._server:
             beat = asyncio.create_task(self._beat())
+            counting = asyncio.create_task(self._count_loop()) if self.figures is not None else None
             try:
                 await self._look_loop()
             finally:
                 beat.cancel()
+                if counting is not None:
+                    counting.cancel()
                 for sub in list(self.subscribers):
                     self._drop(sub)
                 # Each connection closed: its handler sees the end and returns (cancelled only if it lingers).
@@ -186,6 +208,36 @@ class Relay:
                 self.wakes += 1
                 self._send(sub, {"wake": max(ids)})
 
+    async def _count_loop(self) -> None:
+        """The figures read (and counted where stale, as a window would) when the oldest kept reaches
+        counts_every, and sent to every window."""
+        assert self.figures is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                found = await asyncio.to_thread(self.figures)
+            except Exception as exc:  # noqa: BLE001 - the windows count for themselves meanwhile
+                log.warning("relay: the start page's figures cannot be read (%s); the windows count them", exc)
+                found = {}
+            now = loop.time()
+            self._figures = {name: (figures, now - age) for name, (figures, age) in found.items()}
+            for sub in list(self.subscribers):
+                self._send_figures(sub)
+            due = min((at + self.counts_every for _, at in self._figures.values()), default=now + self.counts_every)
+            await asyncio.sleep(max(COUNTS_LEAST, due - loop.time()))
+
+    def _send_figures(self, sub: Subscriber) -> None:
+        """A window's queues' figures, each with its age: it keeps them until counts_every after their count."""
+        now = asyncio.get_running_loop().time()
+        figures = {
+            name: [*found, round(now - at, 3)]
+            for name, (found, at) in self._figures.items()
+            if name in sub.queues and now - at < self.counts_every
+        }
+        if figures:
+            self.counted += 1
+            self._send(sub, {"counts": figures})
+
     async def _beat(self) -> None:
         while True:
             await asyncio.sleep(relay_client.BEAT_SECONDS)
@@ -217,6 +269,7 @@ class Relay:
                 return
             self.subscribers.add(sub)
             writer.write(relay_client.encode({"ready": self.high}))
+            self._send_figures(sub)  # a window opening now need not count for its start page
             # Nothing more is expected from a window: reading until it closes tells us it is gone.
             while await reader.read(4096):
                 pass
@@ -255,7 +308,13 @@ def run(
 ) -> None:
     """`workbench relay`: serve until interrupted (Ctrl+C, or the service manager's stop); `listen`: for the
     database's notices where it sends them (False: read every `every` all the same, as the benchmark compares)."""
-    relay = Relay(watcher.changes, every=every, listener=watcher.listener() if listen else None)
+    relay = Relay(
+        watcher.changes,
+        every=every,
+        listener=watcher.listener() if listen else None,
+        figures=watcher.figures,
+        counts_every=watcher.counts_every,
+    )
     watcher.changes()  # where the feed starts; a config the database refuses is said here, before listening
     try:
         asyncio.run(relay.serve(host, port, ready))

@@ -4,7 +4,10 @@ A window that has a relay (`[app] relay`) waits on one TCP connection for "somet
 your user (or your queues) up to id N" and then makes its own change-feed look under its own login:
 what a user may read is the database's answer, as before. The relay is a hint, never an authority:
 a lie costs a look, a silence is covered by the window's slow safety look and its lock checks, and a
-dropped connection puts the window back on its own polling at once.
+dropped connection puts the window back on its own polling at once. The relay also sends the start
+page's figures of the window's queues ({"counts": {queue: [waiting, overdue, deferred, age]}}), counted
+once for everyone: `on_counts` takes them (Operator.take_figures). Either side ignores the keys it does
+not know: an older relay sends no figures (the window counts as before), an older window skips them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from workbench.config import model
@@ -54,6 +57,23 @@ def hello(user: str, queues: Iterable[str], every: bool = False) -> dict[str, An
     return {"hello": PROTOCOL, "user": user, "queues": sorted(queues), "every": every}
 
 
+Figures = dict[str, tuple[tuple[int, int | None, int], float]]  # {queue: ((waiting, overdue, deferred), age)}
+
+
+def figures_of(value: Any) -> Figures:
+    """The figures a "counts" message names, those well formed (a hint: the rest is left out)."""
+    found: Figures = {}
+    if not isinstance(value, dict):
+        return found
+    for queue, entry in value.items():
+        if isinstance(entry, list) and len(entry) == 4:
+            waiting, overdue, deferred, age = entry
+            ints = (waiting, deferred) if overdue is None else (waiting, overdue, deferred)
+            if all(isinstance(n, int) and not isinstance(n, bool) for n in ints) and isinstance(age, int | float):
+                found[str(queue)] = ((waiting, overdue, deferred), float(age))
+    return found
+
+
 def _id(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise RelayUnavailable(f"the relay sent {value!r} for an id")
@@ -64,8 +84,17 @@ class RelayClient:
     """One window's connection to the relay (blocking: call off the GUI thread, one call at a time;
     `close` may come from any thread and ends a call waiting)."""
 
-    def __init__(self, address: str, user: str, queues: Iterable[str], *, every: bool = False) -> None:
+    def __init__(
+        self,
+        address: str,
+        user: str,
+        queues: Iterable[str],
+        *,
+        every: bool = False,
+        on_counts: Callable[[Figures], None] | None = None,  # the start page's figures, on the waiting thread
+    ) -> None:
         self.address = parse_address(address)
+        self.on_counts = on_counts
         self.greeting = hello(user, queues, every)
         self._sock: socket.socket | None = None
         self._buffer = b""
@@ -101,6 +130,8 @@ class RelayClient:
                 return woken
             if "wake" in message:
                 woken = max(woken or 0, _id(message["wake"]))
+            if "counts" in message and self.on_counts is not None:
+                self.on_counts(figures_of(message["counts"]))
 
     def close(self) -> None:
         """End the connection for good (a waiting call raises RelayUnavailable)."""
