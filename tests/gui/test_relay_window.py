@@ -338,3 +338,30 @@ def test_the_console_without_a_relay_is_woken_by_the_database_notice(qtbot: Any,
         window.dispatcher.wait(10_000)
         console_wb.close()
         wb.close()
+
+
+def test_a_window_takes_the_relays_start_page_figures(
+    qtbot: Any, open_window: Any, demo_config: Any, relays: list[RelayThread], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window hands the relay's figures to its operator (issue 51): once its own count is older than
+    counts_every, the relay's next figures make the start page's count again without a read of its own."""
+    every = 2  # [app] counts_every: short, so the window's own count (its opening's) goes stale here
+    config = dataclasses.replace(demo_config, app=dataclasses.replace(demo_config.app, counts_every=every))
+    wb = service.Workbench.open(config)
+    relays.append(RelayThread(wb, counting=True))
+    window = open_window(config, settings=dataclasses.replace(FEED, relay=relays[-1].address))
+    qtbot.waitUntil(lambda: window.session.relay.connected is True, timeout=10_000)
+    operator = window.session.operator
+    taken: list[Any] = []
+    keep = operator.take_figures
+    monkeypatch.setattr(operator, "take_figures", lambda figures: (taken.append(figures), keep(figures)))
+    qtbot.wait(int((every + 0.2) * 1000))  # the window's own count is stale now: the start page would read
+    taken.clear()
+    qtbot.waitUntil(lambda: bool(taken), timeout=3 * every * 1000)  # sent as the relay's own figures go stale
+    assert set(taken[-1]) == set(config.queues)
+    begun: list[object] = []
+    sa.event.listen(door.engine(operator.database).engine, "begin", begun.append)
+    counts = {c.queue: c.waiting for c in operator.queue_counts()}
+    assert begun == []  # the relay's figures, no read of the window's own
+    assert counts == {queue: figures[0] for queue, (figures, _age) in taken[-1].items()}
+    wb.close()
