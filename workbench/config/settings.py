@@ -169,8 +169,9 @@ APP: tuple[Setting, ...] = (
         "text",
         None,
         "host:port of the site's change relay (`workbench relay`): windows look in the audit trail only when it "
-        "wakes them (and every 30 s), not every changes_every (consoles look every changes_every and when woken); "
-        "unreachable, they poll as without it",
+        "wakes them (and every backstop_every), not every changes_every (consoles look every changes_every and "
+        "when woken), and take the start page's figures it reads for everyone every counts_every; unreachable, "
+        "they poll and count as without it",
         shown_default="none",
     ),
     Setting(
@@ -178,8 +179,8 @@ APP: tuple[Setting, ...] = (
         "boolean",
         True,
         "PostgreSQL reached directly (no transaction pooler) and no relay: each window waits on a connection of "
-        "its own for the database's notice of a change to its items (LISTEN) and looks at once, and every 30 s "
-        "besides, not every changes_every; false: it polls (one connection fewer per window)",
+        "its own for the database's notice of a change to its items (LISTEN) and looks at once, and every "
+        "backstop_every besides, not every changes_every; false: it polls (one connection fewer per window)",
     ),
     Setting(
         "board_every",
@@ -195,7 +196,9 @@ APP: tuple[Setting, ...] = (
         "counts_every",
         "duration",
         30,
-        "the start page counts waiting and overdue items again at most this often (0: every time); at most a day",
+        "the start page counts waiting and overdue items again at most this often (0: every time); with a relay, "
+        "the relay reads them this often for every window and sends them (a window reads them itself only when "
+        "the relay's are older); at most a day",
         maximum=_DAY,
     ),
     Setting(
