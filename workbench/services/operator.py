@@ -157,9 +157,8 @@ def shared_figures(wb: door.Workbench | service.Workbench) -> dict[str, tuple[co
     seconds: read, and counted for everyone where stale, as a window's start page does (_queue_figures);
     the change relay's one read for all its windows."""
     engine = door.engine(wb)
-    counters = {
-        name: _counter(engine.queue(name), None) for name in engine.config.queues if not engine.queue(name).q.names_user
-    }
+    queues = {name: engine.queue(name) for name in engine.config.queues}
+    counters = {name: _counter(queue, None) for name, queue in queues.items() if not queue.q.names_user}
     return engine.counts.figures(counters, engine.config.app.counts_every)
 
 
