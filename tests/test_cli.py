@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import getpass
+import gettext
 import json
 import os
 import socket
 import sqlite3
+import struct
 import subprocess
 import sys
 from collections.abc import Callable
@@ -267,6 +269,53 @@ def test_a_command_line_is_parsed_by_its_own_command_s_parser(
     assert usage_exit("--user", "next", "nxt", "cases") == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'nxt'" in err and "'complete'" in err and "'people'" in err
+
+
+def test_the_whole_parser_is_built_once_a_process(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a command's own parser refuses goes to the whole parser (about 4 ms to build): a process
+    that runs several command lines (the command server's, a test's) builds it once."""
+    built: list[Any] = []
+    real = main.build_parser
+    monkeypatch.setattr(main, "build_parser", lambda only=None: built.append(only) or real(only))
+    main.whole_parser.cache_clear()
+    for words in (["nxt", "cases"], ["next", "cases", "--bogus"], ["--help"]):
+        assert usage_exit(*words) in (0, 2)
+    assert "invalid choice: 'nxt'" in capsys.readouterr().err
+    assert [only for only in built if only is None] == [None]
+
+
+def _write_mo(path: Path, messages: dict[str, str]) -> None:
+    """A GNU gettext catalogue (.mo) of `messages`, in UTF-8."""
+    entries = sorted({"": "Content-Type: text/plain; charset=UTF-8\n", **messages}.items())
+    keys = [k.encode() for k, _ in entries]
+    values = [v.encode() for _, v in entries]
+    start = 7 * 4 + 16 * len(entries)  # the header, then the two tables of (length, offset)
+    table, strings = [], b""
+    for text in keys + values:
+        table.append((len(text), start + len(strings)))
+        strings += text + b"\0"
+    header = struct.pack("<7I", 0x950412DE, 0, len(entries), 28, 28 + 8 * len(entries), 0, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(header + b"".join(struct.pack("<2I", *t) for t in table) + strings)
+
+
+def test_argparse_text_is_translated_as_gettext_finds_it_looked_up_once_a_language(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse asks gettext for each of its strings, and gettext searched the locale directories each
+    time (8 ms of the whole parser's 12): the same translation, found once for each language."""
+    _write_mo(tmp_path / "de" / "LC_MESSAGES" / "messages.mo", {"usage: ": "Aufruf: "})
+    monkeypatch.setitem(gettext._localedirs, gettext.textdomain(), str(tmp_path))  # type: ignore[attr-defined]
+    searched: list[object] = []
+    find = gettext.find
+    monkeypatch.setattr(gettext, "find", lambda *a, **k: searched.append(a) or find(*a, **k))
+    for language, usage in (("de", "Aufruf: workbench"), ("de", "Aufruf: workbench"), ("fr", "usage: workbench")):
+        monkeypatch.setenv("LANGUAGE", language)
+        assert usage_exit("--user", "ann", "nxt", "cases") == 2
+        assert capsys.readouterr().err.startswith(usage)
+    assert len(searched) == 2  # German, then French
 
 
 def test_usage_error_points_at_the_subcommand_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import support
 from workbench.cli import command_server
 from workbench.cli import main as cli
 from workbench.config import loader
@@ -79,23 +81,53 @@ class Commands:
         raise AssertionError("no command server started within 30 s")
 
 
-@pytest.fixture
-def commands(monkeypatch: pytest.MonkeyPatch) -> Iterator[Commands]:
+@contextlib.contextmanager
+def _commands(monkeypatch: pytest.MonkeyPatch, *, started_by_a_command: bool) -> Iterator[Commands]:
     # A short home: a Unix socket's path may not be longer than about 100 bytes.
     home = Path(tempfile.mkdtemp(prefix="wbcs", dir="/tmp"))
     monkeypatch.setenv("WORKBENCH_HOME", str(home))
     monkeypatch.setenv(command_server.ENV, "120")
     runner = Commands(home)
-    code, out, err = runner.run("demo", str(home / "demo"))  # run here; starts the server
-    assert code == 0, err
-    runner.config = out.strip()
+    server = None
+    if started_by_a_command:
+        code, out, err = runner.run("demo", str(home / "demo"))  # run here; starts the server
+        assert code == 0, err
+        runner.config = out.strip()
+    else:  # the server that command starts, started as it does, beside the demo it would have made
+        server = subprocess.Popen(
+            [sys.executable, "-m", "workbench", command_server.SERVE],
+            env=runner.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )
+        runner.config = str(support.sqlite_demo(home / "demo").resolve())
     try:
         yield runner
     finally:
         found = command_server.status()
         if found is not None:
             os.kill(int(found["pid"]), signal.SIGTERM)  # type: ignore[call-overload]
+        if server is not None:  # this process is its parent: it reaps it
+            server.terminate()
+            server.wait(timeout=60)
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def commands(monkeypatch: pytest.MonkeyPatch) -> Iterator[Commands]:
+    """A command server of its own (one per test: some end it or count what it served), and the demo."""
+    with _commands(monkeypatch, started_by_a_command=False) as runner:
+        yield runner
+
+
+@pytest.fixture
+def commands_started_by_a_command(monkeypatch: pytest.MonkeyPatch) -> Iterator[Commands]:
+    """As `commands`, but the server is the one the first command (`demo`, run in its own process) starts."""
+    with _commands(monkeypatch, started_by_a_command=True) as runner:
+        yield runner
 
 
 def test_the_server_knows_every_command_of_the_parser() -> None:
@@ -115,7 +147,10 @@ def test_the_window_and_the_self_test_never_go_to_a_server(monkeypatch: pytest.M
     assert not command_server.wanted(["next", "cases"])
 
 
-def test_commands_in_the_server_answer_exactly_as_in_their_own_process(commands: Commands) -> None:
+def test_commands_in_the_server_answer_exactly_as_in_their_own_process(
+    commands_started_by_a_command: Commands,
+) -> None:
+    commands = commands_started_by_a_command
     before = commands.wait_for_server()
     cfg = ["--config", commands.config]
     demo_dir = Path(commands.config).parent
