@@ -175,12 +175,11 @@ class Env:
     ) -> tuple[reflector.Read, tuple[Any, ...]]:
         """build_demo(), and what binding the demo's config reads of its tables once built (a copy's wb is handed
         it), with the catalog's stamp it was read at (servers.catalog_stamp)."""
-        self.build_demo(case_rows, import_rows, queues)
-        config = self.demo_config(queues)
-        with self.engine.connect() as conn:
-            shapes = reflector.Reflector(conn, config.queues.values())
-            for queue in config.queues.values():
-                shapes.table(queue, config.path)
+        wb = self.build_demo(case_rows, import_rows, queues)
+        with wb.engine.connect() as conn:  # the build's: its statements compiled already
+            shapes = reflector.Reflector(conn, wb.config.queues.values())
+            for queue in wb.config.queues.values():
+                shapes.table(queue, wb.config.path)
             return shapes.read(), servers.catalog_stamp(conn)
 
     def build_demo(
