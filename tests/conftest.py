@@ -32,6 +32,31 @@ os.environ["WORKBENCH_COMMAND_SERVER"] = "off"
 from tests import servers, support
 from tests.helpers import rewrite_ahead
 
+
+def _one_preferred_tls_context() -> None:
+    """pymysql (1.2) builds a TLS context for every connection opened without TLS options (used if the server
+    offers TLS, which the suite's MariaDB servers do not), reading the system's CA certificates each time although
+    it verifies nothing with them: 20 ms of CPU a connection, several a MariaDB test. One such context for the
+    process instead: the same settings, made once (a context is made to be shared)."""
+    try:
+        from pymysql import connections
+    except ImportError:  # pragma: no cover - pymysql is a test dependency
+        return
+    make = connections.Connection._create_ssl_ctx
+    made: list[Any] = []
+
+    def preferred_once(self: Any, sslp: Any) -> Any:
+        if sslp != {}:
+            return make(self, sslp)
+        if not made:
+            made.append(make(self, sslp))
+        return made[0]
+
+    connections.Connection._create_ssl_ctx = preferred_once
+
+
+_one_preferred_tls_context()
+
 REQUIRE_SERVERS = os.environ.get("WORKBENCH_REQUIRE_SERVERS") == "1"
 SERVER_BACKENDS = ("postgresql", "mariadb", "mariadb-odbc")
 BACKENDS = ("sqlite", *SERVER_BACKENDS)

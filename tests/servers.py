@@ -346,6 +346,66 @@ _MARIADB_FINGERPRINT = (
 )
 
 
+# What binding reads of a database's tables has not changed since a stamp was taken (catalog_stamp) while these
+# are the same. PostgreSQL: each catalog SQLAlchemy's reflection reads, its rows counted (a row deleted) and their
+# newest xmin (every DDL statement inserts or updates a catalog row, stamped with its transaction's id; a copy made
+# by CREATE DATABASE … TEMPLATE keeps its template's rows and ids, a transaction in it has a newer id).
+_PG_CATALOGS = (
+    "pg_namespace",
+    "pg_class",
+    "pg_attribute",
+    "pg_attrdef",
+    "pg_type",
+    "pg_enum",
+    "pg_constraint",
+    "pg_index",
+    "pg_description",
+    "pg_sequence",
+    "pg_collation",
+    "pg_inherits",
+)
+_PG_STAMP = " UNION ALL ".join(
+    f"SELECT '{name}', count(*), max(xmin::text::bigint) FROM pg_catalog.{name}" for name in _PG_CATALOGS
+)
+# MariaDB: the definitions themselves (a copy's tables are made again, Server._admin), as its information_schema
+# shows them: tables, columns, indexes, constraints; not the AUTO_INCREMENT counters, which SQLAlchemy does not read.
+_MARIADB_STAMP = (
+    "SELECT "
+    "(SELECT md5(group_concat(concat_ws('|', table_name, table_type, engine, row_format, table_collation,"
+    " create_options, table_comment) ORDER BY table_name SEPARATOR '/'))"
+    " FROM information_schema.tables WHERE table_schema = DATABASE()),"
+    "(SELECT md5(group_concat(concat_ws('|', table_name, column_name, ordinal_position, column_default, is_nullable,"
+    " column_type, collation_name, column_key, extra, column_comment, generation_expression)"
+    " ORDER BY table_name, ordinal_position SEPARATOR '/'))"
+    " FROM information_schema.columns WHERE table_schema = DATABASE()),"
+    "(SELECT md5(group_concat(concat_ws('|', table_name, index_name, non_unique, seq_in_index, column_name,"
+    " sub_part, index_type, index_comment) ORDER BY table_name, index_name, seq_in_index SEPARATOR '/'))"
+    " FROM information_schema.statistics WHERE table_schema = DATABASE()),"
+    "(SELECT md5(group_concat(concat_ws('|', table_name, constraint_name, column_name, ordinal_position,"
+    " referenced_table_schema, referenced_table_name, referenced_column_name)"
+    " ORDER BY table_name, constraint_name, ordinal_position SEPARATOR '/'))"
+    " FROM information_schema.key_column_usage WHERE table_schema = DATABASE()),"
+    "(SELECT md5(group_concat(concat_ws('|', constraint_name, update_rule, delete_rule, referenced_table_name)"
+    " ORDER BY constraint_name SEPARATOR '/'))"
+    " FROM information_schema.referential_constraints WHERE constraint_schema = DATABASE()),"
+    "(SELECT md5(group_concat(concat_ws('|', table_name, constraint_name, check_clause)"
+    " ORDER BY table_name, constraint_name SEPARATOR '/'))"
+    " FROM information_schema.check_constraints WHERE constraint_schema = DATABASE())"
+)
+
+
+def catalog_stamp(conn: Any) -> tuple[Any, ...]:
+    """A stamp of the tables' definitions in the database `conn` (a SQLAlchemy Connection) is on: the same while
+    none has changed, and the same on an exact copy (a template's, support.Env.copy_template). SQLite counts its
+    schema's changes in the file itself (schema_version)."""
+    name = conn.dialect.name
+    if name == "sqlite":
+        return tuple(conn.exec_driver_sql("PRAGMA schema_version").one())
+    if name == "postgresql":
+        return tuple(tuple(row) for row in conn.exec_driver_sql(_PG_STAMP).all())
+    return tuple(conn.exec_driver_sql(_MARIADB_STAMP).one())
+
+
 def _worker() -> tuple[int, int]:
     """This process's number among the suite's pytest-xdist workers, and how many there are ((0, 1) without
     xdist): PYTEST_XDIST_WORKER is "gw0", "gw1" …, PYTEST_XDIST_WORKER_COUNT their number."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
@@ -29,12 +30,19 @@ if TYPE_CHECKING:  # imported by supervision(): an operator's process never load
     from workbench.db import supervision
 
 
+# Binding's tables as read before on this database (or an exact copy of it), given the binding's connection: the
+# caller answers for them being the database's as it is now (None: they are read, as without it).
+TablesRead = Callable[[sa.Connection], reflector.Read | None]
+
+
 class Workbench:
     """A connection to one configured database. Thread-safe; queues are bound on first use."""
 
-    def __init__(self, config: model.Config, engine: sa.Engine) -> None:
+    def __init__(self, config: model.Config, engine: sa.Engine, *, tables_read: TablesRead | None = None) -> None:
         self.config = config
         self.engine = engine
+        # What binding would read of the tables, when the caller has it already (see TablesRead).
+        self._tables_read = tables_read
         self.db = connect.Database(engine)
         self._metadata, self.audit_table, _ = tables.build_metadata(config.database.workbench_schema, engine)
         own = {t.name: t for t in self._metadata.tables.values()}
@@ -48,9 +56,16 @@ class Workbench:
         self.settings_version = 0  # the published queue settings in use (0: from a config file)
 
     @classmethod
-    def open(cls, config: model.Config, *, password: str | None = None, create_sqlite: bool = False) -> Workbench:
+    def open(
+        cls,
+        config: model.Config,
+        *,
+        password: str | None = None,
+        create_sqlite: bool = False,
+        tables_read: TablesRead | None = None,
+    ) -> Workbench:
         engine = connect.create_engine(config.database, config.path, password=password, create_sqlite=create_sqlite)
-        return cls(config, engine)
+        return cls(config, engine, tables_read=tables_read)
 
     def close(self) -> None:
         self.db.dispose()
@@ -173,7 +188,8 @@ class Workbench:
             migrations.check(conn, self.config.database.workbench_schema)
             self._schema_checked = True
         bound = {}
-        shapes = reflector.Reflector(conn, self.config.queues.values())  # queues over one table read it once
+        read = self._tables_read(conn) if self._tables_read is not None else None
+        shapes = reflector.Reflector(conn, self.config.queues.values(), read)  # queues over one table read it once
         for name, queue_config in self.config.queues.items():
             if attaching:
                 from workbench.db import attach  # only here: a claim need not load the DDL planner

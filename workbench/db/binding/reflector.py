@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 import sqlalchemy as sa
@@ -20,9 +21,12 @@ class Reflector:
     schema (the demo's three tables cost 47 queries on PostgreSQL one by one), so the
     tables the queues name are read together, a batch per schema, when the first of them is asked for.
     A view, which the table list does not hold, is read alone as before.
+
+    `read`: what a Reflector read before on this database as it is now (or on an exact copy of it): its tables
+    and table lists are taken, not read again; what it lacks is read.
     """
 
-    def __init__(self, conn: sa.Connection, queues: Iterable[model.QueueConfig] = ()) -> None:
+    def __init__(self, conn: sa.Connection, queues: Iterable[model.QueueConfig] = (), read: Read | None = None) -> None:
         self._conn = conn
         self._inspector = sa.inspect(conn)
         # One MetaData: a table named by two queues, or by a queue and another's foreign key, is read once.
@@ -35,6 +39,14 @@ class Reflector:
             wanted += [f.lookup.table for f in queue.fields.values() if f.lookup is not None and f.lookup.table]
         self._names: dict[str | None, list[str]] = {}
         self._batched: set[str | None] = set()
+        if read is not None:  # copies: what this binding adds to its tables (an index, a lookup) stays its own
+            self._names = {schema: list(names) for schema, names in read.names.items()}
+            for table in read.metadata.tables.values():
+                table.to_metadata(self._metadata)
+
+    def read(self) -> Read:
+        """What this Reflector has read so far, for another on the same database (Reflector's `read`)."""
+        return Read(self._metadata, {schema: list(names) for schema, names in self._names.items()})
 
     def names(self, schema: str | None) -> list[str]:
         """The schema's tables (not views), listed once."""
@@ -85,7 +97,7 @@ class Reflector:
                 name = resolve_name(wanted, names)
             except AmbiguousName:
                 continue
-            if name is not None and name not in found:
+            if name is not None and name not in found and _key(schema, name) not in self._metadata.tables:
                 found.append(name)
         if not found:
             return
@@ -104,6 +116,14 @@ class Reflector:
             present = [table for table in tables if table in self.names(where)]
             if present:
                 self._metadata.reflect(bind=self._conn, schema=where, only=present, resolve_fks=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Read:
+    """Tables a Reflector read (by their MetaData's keys) and the schemas' table lists it read."""
+
+    metadata: sa.MetaData
+    names: dict[str | None, list[str]]
 
 
 def _key(schema: str | None, name: str) -> str:
