@@ -839,7 +839,7 @@ def run_round(
         _wait_until(start + ramp)
         give_up = start + ramp + max(30.0, START_WAIT * ramp)
         while started.value < seats and time.time() < give_up:
-            time.sleep(0.2)
+            time.sleep(0.05)
         not_started = seats - started.value
         measure_from = time.time() + args.settle
         window[1] = measure_from + args.duration
