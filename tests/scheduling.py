@@ -11,6 +11,7 @@ import pytest
 
 MATRIX = "tests/contract/test_workflow_matrix.py::test_workflow_matrix["
 ADMISSION = "tests/test_admission.py::"
+LAYERS = "tests/test_layers.py::"
 # Tests a worker holds before it asks for more. A worker runs a test only once it has been sent the
 # next one (or told to stop: xdist's remote.py reads one index ahead), so a worker left with one test
 # and none to follow waits for ever.
@@ -22,8 +23,9 @@ SLOW_UNITS = Path(__file__).with_name("slow_units.txt")
 
 def xdist_group(nodeid: str) -> str:
     """The unit pytest-xdist's `--dist loadgroup` (pyproject's addopts) hands to one worker: a workflow
-    matrix case goes with the other cases of its bench, so each bench is built once, on one worker, and an
-    admission test with the others of its family (tests/test_admission.py); every other test goes alone,
+    matrix case goes with the other cases of its bench, so each bench is built once, on one worker, an
+    admission test with the others of its family (tests/test_admission.py), and the layer rules' tests
+    together (tests/test_layers.py: each worker would parse every module again); every other test goes alone,
     wherever a worker is free. Read from the nodeid here because the controller sees nothing else, and
     xdist 3.8's own `xdist_group` marker is lost under pytest 9.2 (it appends the group to `item._nodeid`,
     which pytest 9.2 no longer reads)."""
@@ -37,6 +39,8 @@ def xdist_group(nodeid: str) -> str:
         from tests.test_admission import family_of
 
         return f"admission:{family_of(nodeid)}"
+    if nodeid.startswith(LAYERS):  # its tests share one parse of the package's modules, made once per process
+        return "layers"
     return nodeid
 
 

@@ -311,7 +311,7 @@ def test_claim_bench_aa_builds_and_runs_both_sides_alike() -> None:
             sys.executable,
             "-m",
             "tests.benchmarks.claim_bench",
-            *shlex.split("--backend sqlite --processes 1 --rows 200 --seconds 0.3 --rounds 2 --then-next --aa"),
+            *shlex.split("--backend sqlite --processes 1 --rows 100 --seconds 0.2 --rounds 2 --then-next --aa"),
         ],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},

@@ -16,11 +16,12 @@ from tests.helpers import crash_probe
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_a_crashed_worker_fails_its_test_and_its_replacement_runs_the_rest() -> None:
+def test_a_crashed_worker_fails_its_test_and_its_replacement_runs_the_rest(tmp_path: Path) -> None:
     """A worker killed by a segmentation fault in its first test, while it holds the next ones and the
-    other worker has been told to stop: the run ends (it used to hang), the crash is that test's
-    failure, the test is not run again (it would kill the replacement too), every other test passes."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), crash_probe.CRASH: "0"}
+    other worker has been told to stop (and has finished: the crash waits for its note in tmp_path): the
+    run ends (it used to hang), the crash is that test's failure, the test is not run again (it would
+    kill the replacement too), every other test passes."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), crash_probe.CRASH: "0", crash_probe.FINISHED: str(tmp_path)}
     env.pop("PYTEST_ADDOPTS", None)  # this run's options are not the inner one's
     # Without the plugins the probe needs not (each of its four processes would import Qt), and without
     # -q, which hides xdist's "replacing crashed worker".

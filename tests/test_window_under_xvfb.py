@@ -47,8 +47,9 @@ def test_issue_53s_window_tests_hold_in_a_real_x_window(request: pytest.FixtureR
             pytest.fail("xvfb-run and Xvfb are needed (Debian: xvfb, xauth; .ci/run installs them)")
         pytest.skip("xvfb-run or Xvfb is not installed")
     env = {**os.environ, "QT_QPA_PLATFORM": "xcb"}
-    argv = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-m", "pytest", "-q", "-p"]
-    argv += ["no:cacheprovider", *UNDER_XVFB.values()]
+    argv = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-m", "pytest", "-q"]
+    # Without the plugins these tests need not (Hypothesis's import is a fifth of the run's start-up).
+    argv += ["-pno:cacheprovider", "-pno:hypothesispytest", *UNDER_XVFB.values()]
     # The tier this run is: the fast tier (-m "not servers") runs the window tests that need no database
     # server, as its own tests do; the full suite all of them, on PostgreSQL too.
     if request.config.option.markexpr:

@@ -131,18 +131,20 @@ class Target:
             self.url(self.admin_database, with_password=True, native=True), isolation_level="AUTOCOMMIT"
         )
 
-    def fresh(self, name: str) -> str:
-        """Create an empty database `name` (replacing one left over) and return its workbench URL."""
+    def fresh(self, name: str, *, template: str | None = None) -> str:
+        """Create an empty database `name` (replacing one left over) and return its workbench URL. With
+        `template` (PostgreSQL: a database nobody is connected to) `name` is a copy of it instead."""
         if self.server is None:
             self._remove_sqlite(name)
         else:
             engine = self.admin()
             try:
                 with engine.connect() as conn:
-                    quoted = engine.dialect.identifier_preparer.quote(name)
+                    quote = engine.dialect.identifier_preparer.quote
                     force = " WITH (FORCE)" if self.server.kind == "postgresql" else ""
-                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}{force}")
-                    conn.exec_driver_sql(f"CREATE DATABASE {quoted}")
+                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quote(name)}{force}")
+                    copy = f" TEMPLATE {quote(template)}" if template is not None else ""
+                    conn.exec_driver_sql(f"CREATE DATABASE {quote(name)}{copy}")
             finally:
                 engine.dispose()
         self.created.append(name)

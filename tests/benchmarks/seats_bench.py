@@ -28,7 +28,8 @@ or run their steps late, the run prints a warning and does not call the latencie
 For each N of `--seats` it prints p50/p99 of claim and Complete, the errors, the peak of server
 connections (pg_stat_activity, sampled twice a second), the seats' own CPU, PgBouncer's, and the
 server's CPU per seat-hour (its own process tree: the postmaster and its backends, ended ones
-included), with the load average of the machine. Each round runs on a fresh copy of the table:
+included), with the load average of the machine. Each round runs on a fresh copy of the database (built
+once per pooler setting, then copied):
 directly ("direct", where max_connections leaves room for two connections a window); through a
 throwaway PgBouncer (pool_mode transaction, `pooler = "transaction"` in the config;
 `--no-pgbouncer` leaves it out); at the first size also directly with the start page counted after
@@ -278,7 +279,7 @@ class Window:
                 self.woken = False
                 if self.look():
                     return True
-            if until <= now:
+            if until <= now or not _going(self.plan):  # the round's end steps it at once (Scheduler)
                 return False
 
     def look(self) -> bool:
@@ -569,6 +570,9 @@ class Scheduler:
                 self._poked.discard(id(schedule))
                 self._cond.notify_all()
             return
+        # Past the round's end a step does nothing but end its schedule: it is taken at the end, not a
+        # board's or a feed's interval later (the round's processes would wait for it).
+        due = min(due, _window_of(self.plan)[1])
         with self._cond:
             sid = id(schedule)
             if sid in self._poked:
@@ -835,7 +839,7 @@ def run_round(
         _wait_until(start + ramp)
         give_up = start + ramp + max(30.0, START_WAIT * ramp)
         while started.value < seats and time.time() < give_up:
-            time.sleep(0.2)
+            time.sleep(0.05)
         not_started = seats - started.value
         measure_from = time.time() + args.settle
         window[1] = measure_from + args.duration
@@ -1084,6 +1088,17 @@ def direct_fits(seats: int, supervisors: int, limit: int) -> bool:
     return 2 * seats + supervisors + 10 <= limit
 
 
+def fresh_copy(target: harness.Target, rows: int, pooler: str, built: set[str]) -> str:
+    """A round's fresh database (DATABASE): a copy of the one built for `pooler` the first time it is asked
+    for, with its rows, workbench's tables and indexes, and its statistics (a copy takes a fraction of a
+    build's time: rounds of a size are compared on the same rows); its workbench URL."""
+    template = f"{DATABASE}_{pooler}"
+    if pooler not in built:
+        harness.build_workbench_db(target, template, rows, pooler=pooler)
+        built.add(pooler)
+    return target.fresh(DATABASE, template=template)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     limit = args.max_connections
@@ -1111,6 +1126,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.dsn:
             routes.append(("dsn", args.dsn, args.counts_every, "transaction"))
         runs: list[tuple[int, tuple[str, str | None, int, str]]] = []
+        built: set[str] = set()  # the pooler settings whose database has been built (fresh_copy)
         for index, seats in enumerate(args.seat_counts):
             # The start page counted after every Complete, as before issue 42: at the first size only.
             reference = [("direct, counts each time", None, 0, "none")] if args.reference and index == 0 else []
@@ -1141,7 +1157,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"{name}: not run, {seats} windows need about {2 * seats} connections (max_connections {limit})"
                     )
                     continue
-                url, _ = harness.build_workbench_db(target, DATABASE, args.rows, pooler=pooler)
+                url = fresh_copy(target, args.rows, pooler, built)
                 round_args = argparse.Namespace(
                     **{
                         **vars(args),

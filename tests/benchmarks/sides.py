@@ -37,8 +37,10 @@ def prepare(tree: str | Path) -> Path:
 
 def copy_of_this_tree(dest: Path) -> Path:
     """This tree's code as it is on disk (uncommitted changes included), copied to `dest` to be the
-    reference of an A/A run: the same code, built and run as any reference is."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    reference of an A/A run: the same code, built and run as any reference is. Its bytecode comes along
+    (valid for the copied sources, whose times the copy keeps): the reference's first processes would
+    otherwise compile every module that this tree's load compiled."""
+    ignore = shutil.ignore_patterns(".pytest_cache")
     for folder in ("workbench", "tests", "resources"):
         shutil.copytree(THIS_TREE / folder, dest / folder, ignore=ignore, symlinks=True)
     return prepare(dest)

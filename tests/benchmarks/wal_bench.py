@@ -156,7 +156,7 @@ def measure(target: harness.Target, spec: dict[str, Any], args: argparse.Namespa
             end = conn.exec_driver_sql("SELECT pg_current_wal_insert_lsn()").scalar()
             cpu = backend_cpu_seconds(backends) - cpu
             ops.close()
-            time.sleep(STATS_FLUSH_SECONDS)
+            settled(conn, backends, end)
             after = counters(conn, tables)
             total = conn.execute(sa.text("SELECT pg_wal_lsn_diff(:e, :s)"), {"e": end, "s": start}).scalar()
             records = conn.execute(
@@ -180,6 +180,20 @@ def measure(target: harness.Target, spec: dict[str, Any], args: argparse.Namespa
         "cpu": cpu,
         "seconds": result.duration,
     }
+
+
+def settled(conn: sa.Connection, pids: list[int], end: Any, timeout: float = 30.0) -> None:
+    """End the measured run's backends (idle ones its closed pools left too) and wait until they have left
+    pg_stat_activity and the WAL is flushed up to `end`: a backend flushes its statistics as it exits, before
+    its entry there is cleared (before_shmem_exit hooks run before on_shmem_exit ones), and pg_walinspect
+    reads flushed WAL only (commits not flushed here: the WAL writer's next round). Sooner than a second idle."""
+    left = sa.text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid = ANY(:pids)")
+    behind = sa.text("SELECT pg_current_wal_flush_lsn() < CAST(:end AS pg_lsn)")
+    deadline = time.monotonic() + timeout
+    while conn.execute(left, {"pids": pids}).scalar() or conn.execute(behind, {"end": end}).scalar():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"backends {pids} not ended, or the WAL not flushed to {end}, {timeout:.0f} s on")
+        time.sleep(0.02)
 
 
 def backend_cpu_seconds(pids: list[int]) -> float:
