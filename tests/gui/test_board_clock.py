@@ -76,7 +76,8 @@ def test_a_lock_that_expires_shows_as_expired_without_a_read(qtbot: Any, console
     assert colour is not None  # coloured as expired, too
     # A read asked for at the expiry runs on the dispatcher's thread, after this moment: one more tick of the
     # board's clock, then every call under way done.
-    qtbot.wait(1_100)
+    with qtbot.waitSignal(window._clock.timeout, timeout=2_500):  # its slot, connected first, has run
+        pass
     assert window.dispatcher.wait(10_000)
     assert reads == []  # no whole-board read told it
 

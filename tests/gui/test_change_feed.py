@@ -109,7 +109,7 @@ def test_the_board_shows_a_claim_and_a_release_within_two_seconds(qtbot: Any, co
     window = console(changes_seconds=1)
     refreshed(qtbot, window)
     assert board_keys(window) == []
-    qtbot.wait(1_200)  # the feed's first look has marked where it starts
+    qtbot.waitUntil(lambda: window._feed_ok, timeout=10_000)  # the feed's first look has marked where it starts
     with service.Workbench.open(window.wb.config) as elsewhere:
         key = elsewhere.queue("cases").claim_next("alice", 1)[0].lock.key
         qtbot.waitUntil(lambda: board_keys(window) == [str(key)], timeout=SOON_MS)
