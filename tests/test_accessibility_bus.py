@@ -266,13 +266,13 @@ def test_a_screen_reader_hears_who_took_a_lost_item_and_a_refused_password(bus: 
         app.ask("lose", "lost")
         lost = reader.wait(lambda m: m.get("event") == "announcement")
         assert "claim" in lost["text"].lower() or "Nobody" in lost["text"], lost
-        time.sleep(2.5)  # the holder is read again meanwhile: still free, nothing more is said
+        app.ask("reads 2", "read")  # the holder is read again meanwhile: still free, nothing more is said
         assert len([m for m in reader.seen if m.get("event") == "announcement"]) == 2, reader.seen
         app.ask("take bob", "taken")
         taken = reader.wait(lambda m: m.get("event") == "announcement")
         assert "bob holds it since" in taken["text"] and key in taken["text"], taken
         assert taken["politeness"] == 2, taken  # assertive: the button just went
-        time.sleep(2.5)  # read again: the same holder is not said again
+        app.ask("reads 2", "read")  # read again: the same holder is not said again
         heard = [m for m in reader.seen if m.get("event") == "announcement"]
         assert len(heard) == 3, heard
 

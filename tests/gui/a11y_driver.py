@@ -9,6 +9,7 @@ JSON line on stdout once done:
     ticks N         the status bar's timer counted down N times {"ticked": its texts}
     lose            a supervisor force-releases it, with reason {"lost": cause}
     take USER       USER claims the item this window lost       {"taken": USER}
+    reads N         the lost item's holder read N more times     {"read": N}
     password        the password prompt after a refused login    {"dialog": object name}
     type NAME TEXT  TEXT into the active window's line edit NAME {"typed": NAME}
     pick            Pick… (the dialog stays open)                {"dialog": object name}
@@ -35,6 +36,7 @@ from PySide6.QtCore import QObject, QSocketNotifier, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialog, QLineEdit, QWidget
 
+from tests.gui import watching
 from workbench import demo
 from workbench.config import loader, profiles
 from workbench.db import clock
@@ -65,6 +67,7 @@ class Driver(QObject):
         s.claimed.connect(lambda claim, _draft: say({"claimed": str(claim.lock.key)}))
         s.expiry_warning.connect(lambda left: say({"warned": left}))
         s.lock_lost.connect(lambda lost: say({"lost": lost.cause}))
+        self.holder_reads = watching.holder_reads(self.window)
         self.window.show()
         self.window.activateWindow()
         s.start()
@@ -128,6 +131,15 @@ class Driver(QObject):
         door.engine(self.window.session.wb).queue(lost.queue).claim(user, lost.key)
         say({"taken": user})
 
+    def do_reads(self, count: str) -> None:
+        self._when_read(len(self.holder_reads) + int(count))
+
+    def _when_read(self, reads: int) -> None:
+        if len(self.holder_reads) >= reads:
+            say({"read": reads})
+            return
+        QTimer.singleShot(20, lambda: self._when_read(reads))
+
     def do_password(self, _rest: str) -> None:
         QTimer.singleShot(0, self._when_dialog)
         profile = profiles.Profile(name="office", kind="postgresql", host="db.example", user="alice")
@@ -150,14 +162,24 @@ class Driver(QObject):
         self.window.release()
 
     def do_resume(self, _rest: str) -> None:
+        # Answered once its list is read (the panel, connected first, has filled it).
+        self.window.session.mine_loaded.connect(
+            lambda _locks: say({"page": "resume"}), Qt.ConnectionType.SingleShotConnection
+        )
         self.window.show_resume()
-        QTimer.singleShot(300, lambda: say({"page": "resume"}))  # its list read meanwhile
 
     def do_sheet(self, index: str) -> None:
         assert self.console is not None
         self.console.tabs.setCurrentIndex(int(index))
         title = self.console.tabs.tabText(int(index))
-        QTimer.singleShot(500, lambda: say({"sheet": title}))  # the tab's figures read meanwhile
+        self._when_idle(title)  # the tab's figures read: its refresh is under way (none for Item history)
+
+    def _when_idle(self, title: str) -> None:
+        assert self.console is not None
+        if not self.console.dispatcher.busy:
+            say({"sheet": title})
+            return
+        QTimer.singleShot(20, lambda: self._when_idle(title))
 
     def _when_dialog(self) -> None:
         dialog = QApplication.activeModalWidget()

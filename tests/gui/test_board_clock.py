@@ -76,15 +76,16 @@ def test_a_lock_that_expires_shows_as_expired_without_a_read(qtbot: Any, console
     assert colour is not None  # coloured as expired, too
     # A read asked for at the expiry runs on the dispatcher's thread, after this moment: one more tick of the
     # board's clock, then every call under way done.
-    qtbot.wait(1_100)
+    with qtbot.waitSignal(window._clock.timeout, timeout=2_500):  # its slot, connected first, has run
+        pass
     assert window.dispatcher.wait(10_000)
     assert reads == []  # no whole-board read told it
 
 
 def test_an_idle_console_reads_the_whole_board_rarely(qtbot: Any, demo_config: Any) -> None:
     """The console's refresh timer at its shortest (2 s, the spin box's least), the feed every half second:
-    in 4.5 s of idle the old console read the whole board twice more (each several statements); now only
-    the feed's looks run. The statements are counted on the console's own engine."""
+    at two turns of that timer the old console read the whole board twice more (each several statements);
+    now only the feed's looks run. The statements are counted on the console's own engine."""
     gui_app.application()
     wb = service.Workbench.open(demo_config)
     window = supervisor.SupervisorWindow(wb, "sup", refresh_seconds=2, changes_seconds=0.5)
@@ -105,8 +106,12 @@ def test_an_idle_console_reads_the_whole_board_rarely(qtbot: Any, demo_config: A
             return changes()
 
         window.service.changes = look  # type: ignore[method-assign]
-        qtbot.wait(4_500)
-        assert reads == [], f"{len(reads)} whole-board reads in 4.5 s of idle"
+        turns: list[float] = []
+        window._timer.timeout.connect(lambda: turns.append(time.monotonic()))
+        # Two turns of the refresh timer (2-4 s of idle, not a fixed 4.5 s), and six of the feed's looks; a
+        # read a turn asks for is done once no refresh is under way.
+        qtbot.waitUntil(lambda: len(turns) >= 2 and len(looks) >= 6 and not window._refreshing, timeout=10_000)
+        assert reads == [], f"{len(reads)} whole-board reads in {len(turns)} turns of the refresh timer"
         assert len(looks) >= 6  # the feed kept looking
         # A minute of idle: the looks' statements, and one whole read at most (board_every, 60 s).
         per_look = len(statements) / len(looks)

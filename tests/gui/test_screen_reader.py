@@ -15,6 +15,7 @@ from PySide6.QtGui import QAccessible
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
+from tests.gui import watching
 from tests.gui.conftest import with_queue
 from tests.gui.test_operator import _age_lock, _claim
 from tests.gui.test_supervisor import claim, console, refreshed  # noqa: F401  (console: the fixture)
@@ -43,7 +44,10 @@ def test_the_opened_item_the_warning_and_the_loss_are_announced_once(
     _age_lock(window, "cases", claim.lock.key, LOCK - 90)
     with qtbot.waitSignal(window.session.expiry_warning, timeout=5000):
         window.session.check_now()
-    qtbot.wait(2500)  # the banner and the timer count down meanwhile: not said again
+    # The banner and the timer count down meanwhile, twice (however long that takes): not said again.
+    shown = [window.timer_label.text()]
+    window.session.tick.connect(lambda _left: shown.append(window.timer_label.text()))
+    qtbot.waitUntil(lambda: len(set(shown)) >= 3, timeout=5000)
     warnings = [s for s in said[1:] if "runs out" in s[0]]
     assert len(warnings) == 1 and not warnings[0][1], said  # polite: after what is being read
     # A supervisor takes it away: said at once (assertive), who and why.
@@ -82,7 +86,8 @@ def test_an_item_given_back_is_announced_once(qtbot: Any, open_window: Any, demo
     assert "bob" in said[-1][0] and said[-1][1]  # assertive, to whom
     cases.reassign("sue", claim.lock.key, "alice", "bob is ill")
     qtbot.waitUntil(lambda: "yours again" in said[-1][0], timeout=10_000)
-    qtbot.wait(2500)  # two more reads of who holds it (check_interval 1 s)
+    reads = watching.holder_reads(window)
+    qtbot.waitUntil(lambda: len(reads) >= 2, timeout=5000)  # two more reads of who holds it (check_interval 1 s)
     assert [text for text, _ in said].count(said[-1][0]) == 1 and "yours again" in said[-1][0], said
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the engine loads on the thread that connects, while the fir
 
 log = logging.getLogger("workbench.gui")
 PROGRESS_DELAY_MS = 400  # a quick connection shows no progress dialog at all
+DISPOSE_WAIT_MS = 5000  # a window's calls still running when it goes: waited for this long, then left behind
 
 
 class Cancelled(Exception):
@@ -471,7 +472,7 @@ def _open_checked(
 
 
 def _dispose(window: main_window.MainWindow) -> bool:
-    finished = window.session.dispatcher.wait(5000)
+    finished = window.session.dispatcher.wait(DISPOSE_WAIT_MS)
     window.session.engine.close()
     return finished
 
