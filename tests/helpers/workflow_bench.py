@@ -348,13 +348,6 @@ def bench_id(backend: str, shape_name: str, grants: bool) -> str:
     return f"{backend}{'+grants' if grants else ''}-{shape_name}"
 
 
-def _cli(config: Path, user: str, *args: str) -> None:
-    from workbench.cli import main
-
-    code = main.main(["--config", str(config), "--user", user, *args])
-    assert code == 0, f"workbench {' '.join(args)}: exit code {code}"
-
-
 def _login_url(url: str, login: str) -> str:
     return sa.make_url(url).set(username=login).render_as_string(hide_password=False)
 
@@ -390,15 +383,20 @@ def open_bench(
 
     admin = open_as(url)
     admin.init()
+    # The roles through the services `workbench grants QUEUE --apply` and `workbench role grant` call, on the
+    # owner's workbench: a CLI call would open the database and reflect the queue again for each (a third of
+    # a grants bench's build).
+    from workbench.services import admin as administration
+
     if grants:
         from tests.test_permissions import _logins
 
         for queue in ("main", "twin", "review"):
-            _cli(path, "owner", "grants", queue, "--apply")
+            assert administration.grants(admin, queue, revoke=False, apply=True).applied, queue
         _logins(url)
         people = {login: open_as(_login_url(url, login)) for login in (*OPERATORS, SUPERVISOR)}
     else:
-        _cli(path, SUPERVISOR, "role", "grant", SUPERVISOR, "supervisor")
+        administration.roles(admin, SUPERVISOR, "grant", SUPERVISOR, "supervisor")
         people = dict.fromkeys((*OPERATORS, SUPERVISOR), admin)
     # Through a pooler every read would be parsed and planned anew (psycopg prepares nothing there) and take
     # two hops; straight to the server the snapshot's one statement is prepared after its fifth run.
