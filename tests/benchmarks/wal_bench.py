@@ -319,10 +319,14 @@ def main(argv: list[str] | None = None) -> int:
         results = {}
         for setup in (setup_workbench, setup_hand_written):
             spec = setup(target, args.rows, args.waiting)
-            with sa.create_engine(
-                target.url(spec["db"], with_password=True, native=True), isolation_level="AUTOCOMMIT"
-            ).connect() as conn:
-                conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+            # Disposed here: a session left open on the database would sit among the claimer's own in
+            # measure()'s list of backends, and stay after the claimer closed.
+            extension = sa.create_engine(target.url(spec["db"], with_password=True, native=True))
+            try:
+                with extension.begin() as conn:
+                    conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+            finally:
+                extension.dispose()
             results[spec["kind"]] = measure(target, spec, args)
         report(results, args.top)
     finally:
