@@ -152,6 +152,7 @@ FIRST_SCREEN_IMPORTS = frozenset(
         "workbench.cli.permission_commands",
         "workbench.cli.profile_commands",
         "workbench.cli.stats_commands",
+        "workbench.cli.translations",  # argparse's translation looked up once: the command line's parser is built
         "workbench.config",
         "workbench.config.loader",
         "workbench.config.model",
