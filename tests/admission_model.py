@@ -211,7 +211,7 @@ def _outcome_of(alt: Mapping[str, Any], q: QueueModel, t: workflow.Transition) -
     return None
 
 
-def _lock_written(t: workflow.Transition, old: Lock, new: Lock, caller: str, lenient: Leniency) -> bool:
+def _lock_written(t: workflow.Transition, q: QueueModel, old: Lock, new: Lock, caller: str, lenient: Leniency) -> bool:
     w = t.writes
     fresh = new.token is not None and new.token != old.token and new.at is not None and new.at <= 0
     if Write.LOCK_TAKEN in w:
@@ -222,9 +222,12 @@ def _lock_written(t: workflow.Transition, old: Lock, new: Lock, caller: str, len
         return new.cleared
     if Write.LOCK_EXTENDED in w:
         same = new.user == old.user and new.token == old.token and new.at == old.at
-        # An extend moves the expiry on: one left where it was is no extend (the database's audit guard
-        # refuses an extend row for it: "no such change was made").
-        return same and new.expires is not None and (old.expires or 0) < new.expires
+        # An extend moves the expiry on, never back; under a cap (max_lock_duration) strictly, else the cap
+        # is reached and nothing is extended. Without one it may leave it where it was: an extend in the
+        # claim's clock instant writes the expiry the lock has (the engine's guard, lockshapes.base.moved_on).
+        if not same or new.expires is None:
+            return False
+        return (old.expires or 0) < new.expires if q.max_lock_seconds is not None else (old.expires or 0) <= new.expires
     return new == old
 
 
@@ -294,7 +297,7 @@ def readings(
                 LockRule.FREE: old.free and (new_lock.free or Write.LOCK_TAKEN in t.writes),
                 LockRule.ANY: True,
             }[t.lock]
-            if not lock_ok or not _lock_written(t, old, new_lock, caller, lenient):
+            if not lock_ok or not _lock_written(t, q, old, new_lock, caller, lenient):
                 continue
             if Write.LOCK_TAKEN in t.writes and new_lock.queue not in (None, q.name):
                 continue  # a lock row taken names its queue

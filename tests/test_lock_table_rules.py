@@ -36,7 +36,14 @@ def test_the_lock_table_checks_follow_a_transitions_lock_write(monkeypatch: pyte
     assert "n.token IS NOT NULL AND n.token IS DISTINCT FROM o.token)" in reassign
     assert "n.lock_user = login" not in reassign and _crumb("handed") in reassign
     assert _crumb("handed") in item and _crumb("took") in item
-    assert "n.expires_at >= o.expires_at" in locks
+    assert "n.expires_at >= o.expires_at" in locks  # `casesl` has no max_lock_duration
+    # Under a cap an extend moves the lock row's expiry strictly on, as the engine's guard (base.moved_on), and
+    # a lock row left as it was reads as a save only.
+    capped, _ = _checks(
+        _bound("casesl", demo.config_text() + LOCK_TABLE.replace("15m", '15m"\nmax_lock_duration = "1h', 1))
+    )
+    assert "n.expires_at > o.expires_at" in capped and "n.expires_at >= o.expires_at" not in capped
+    assert "ELSE ARRAY['save:'] END" in capped
     # The reassign made the caller's own fresh lock (LOCK_TAKEN) and the extend a lock left as it was:
     # the lock check asks for the caller as the new holder and leaves the crumb a lock taken leaves; the
     # extend's branch admits only the lock row unchanged.

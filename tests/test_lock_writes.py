@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.test_rowrules import _bound, _branch, _check, _patched
+from workbench import demo
 from workbench.core import workflow
 from workbench.core.workflow import LockRule, Write
 from workbench.db.lockshapes import base, token_column
@@ -49,10 +50,10 @@ def test_a_fresh_lock_is_the_callers_or_another_users_as_the_transition_writes_i
 
 
 def test_the_check_follows_the_lock_shapes_writes(monkeypatch: pytest.MonkeyPatch) -> None:
-    q = _bound()
+    q = _bound()  # the demo's `cases`: max_lock_duration 2h, so an extend moves the lock strictly on
     text = _check(q)
     extend, release = _condition(text, "extend"), _condition(text, "release")
-    assert "n.wb_lock_expires >= o.wb_lock_expires" in extend
+    assert "n.wb_lock_expires > o.wb_lock_expires" in extend
     assert "n.wb_locked_at IS NOT DISTINCT FROM o.wb_locked_at" in extend
     assert "n.wb_locked_at IS NULL" in release
     original = token_column.TokenColumn.extend_writes
@@ -70,7 +71,7 @@ def test_the_check_follows_the_lock_shapes_writes(monkeypatch: pytest.MonkeyPatc
     )
     text = _check(q)
     extend, release = _condition(text, "extend"), _condition(text, "release")
-    assert "n.wb_locked_at >= o.wb_locked_at" in extend and "n.wb_lock_expires >= o.wb_lock_expires" in extend
+    assert "n.wb_locked_at > o.wb_locked_at" in extend and "n.wb_lock_expires > o.wb_lock_expires" in extend
     assert "n.wb_locked_at IS NULL" not in release and "n.wb_lock_token IS NULL" in release
     # A claim whose lock writes no expiry column: the claim's fresh lock no longer asks for one.
     monkeypatch.setattr(
@@ -80,6 +81,24 @@ def test_the_check_follows_the_lock_shapes_writes(monkeypatch: pytest.MonkeyPatc
     )
     claim = _branch(_check(q), "claim")
     assert "n.wb_lock_expires IS NOT NULL" not in claim and "n.wb_locked_at IS NOT NULL" in claim
+
+
+def test_an_extend_leaves_the_lock_where_it_was_only_without_a_cap() -> None:
+    """The check's extend moves the lock as the engine's guard does (LockShape.extends_something, both from
+    base.moved_on): strictly on under max_lock_duration, at least where it was without one (an extend in the
+    claim's clock instant writes the expiry the lock has). So does the save branch's reading of a row left as
+    it was: an extend too (the client settles which) only where an extend may leave the lock so."""
+    capped = _bound()
+    uncapped = _bound(text=demo.config_text().replace('max_lock_duration = "2h"', "", 1))
+    assert capped.capped and not uncapped.capped
+    for q, moved in ((capped, ">"), (uncapped, ">=")):
+        text = _check(q)
+        assert f"n.wb_lock_expires {moved} o.wb_lock_expires" in _condition(text, "extend")
+        save = _branch(text, "save")
+        assert f"n.wb_lock_expires {moved} o.wb_lock_expires" in save
+        assert "THEN ARRAY['extend:', 'save:']" in save and "ELSE ARRAY['save:'] END" in save
+        guard = q.shape.extends_something(sa.literal_column("x"), capped=q.capped)  # the engine's, as written
+        assert str(guard) == f"{q.shape.expires} {moved.replace('>', '<')} x"
 
 
 def test_a_free_lock_rule_is_on_the_row_before_and_the_writes_say_what_is_after(

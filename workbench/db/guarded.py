@@ -290,5 +290,4 @@ class GuardedWriter:
     def _extends_something(self, now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         # Without a cap an extension always reaches now + lock duration, even where that is the
         # expiry the lock has (an extend in the claim's clock instant): it only may not go back.
-        capped = self.q.config.max_lock_seconds is not None
-        return self.q.shape.extends_something(self._new_expiry(now), capped=capped)
+        return self.q.shape.extends_something(self._new_expiry(now), capped=self.q.capped)

@@ -251,6 +251,12 @@ class BoundQueue:
         """The queue table's columns that hold the lock (none where a separate table holds it)."""
         return self.shape.columns_in_table
 
+    @property
+    def capped(self) -> bool:
+        """Has a lock a cap on its whole life (max_lock_duration)? An extension then moves it strictly on
+        (lockshapes.base.moved_on), in the engine's guard and in the databases' checks alike."""
+        return self.config.max_lock_seconds is not None
+
     def now(self) -> sa.ColumnElement[Any]:
         return clock.db_now(aware=self.aware, local=self.local_clock, zone=self.lock_zone)
 

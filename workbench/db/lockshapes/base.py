@@ -17,6 +17,15 @@ class FenceFailed(Exception):
     """A guarded write's later statement found the lock gone: the transaction must roll back."""
 
 
+def moved_on(new: sa.ColumnElement[Any], old: sa.ColumnElement[Any], *, capped: bool) -> sa.ColumnElement[bool]:
+    """An extension's move of the lock from `old` to `new`, the one comparison of the engine's guard
+    (extends_something) and the databases' checks (extended, LockTable.lock_row_change): under a cap
+    (max_lock_duration) strictly on, else the cap is reached and nothing is extended; without one at
+    least where it was (an extend in the claim's clock instant, or on a coarse time column, writes the
+    expiry the lock has), never back."""
+    return new > old if capped else new >= old
+
+
 class LockShape:
     """The lock columns of one queue table and everything that depends on which of them it has.
 
@@ -324,7 +333,7 @@ class LockShape:
             if self.expires is not None
             else (self.backend.time_param("wb_extend_to"), self.backend.comparable_time(self.time))
         )
-        return new > old if capped else new >= old
+        return moved_on(new, old, capped=capped)
 
     # -- the writes as conditions over the row before and after (PostgreSQL's checks) -------------
     # `old` and `new` are the row before and after the change (aliases of the table that holds the lock
@@ -348,14 +357,17 @@ class LockShape:
             parts += [new.c[name].is_not(None), new.c[name].is_distinct_from(old.c[name])]
         return sa.and_(*parts)
 
-    def extended(self, old: sa.FromClause, new: sa.FromClause) -> sa.ColumnElement[bool]:
-        """`new` holds `old`'s lock extended as extend_writes writes it: what it moves moved on (never
-        back, as extends_something guards it), every other lock column as it was (the holder, the
-        token, the lock time where an expiry column moves instead). How far is Check.WITHIN_LIMITS."""
+    def extended(self, old: sa.FromClause, new: sa.FromClause, *, capped: bool) -> sa.ColumnElement[bool]:
+        """`new` holds `old`'s lock extended as extend_writes writes it: what it moves moved on as
+        extends_something guards it (moved_on: strictly under a cap), every other lock column as it was
+        (the holder, the token, the lock time where an expiry column moves instead). How far is
+        Check.WITHIN_LIMITS."""
         moved = set(self.extend_writes(sa.null()))
         return sa.and_(
             *(
-                new.c[c.name] >= old.c[c.name] if c.name in moved else new.c[c.name].is_not_distinct_from(old.c[c.name])
+                moved_on(new.c[c.name], old.c[c.name], capped=capped)
+                if c.name in moved
+                else new.c[c.name].is_not_distinct_from(old.c[c.name])
                 for c in self.columns
             )
         )

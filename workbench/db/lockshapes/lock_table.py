@@ -145,13 +145,14 @@ class LockTable(TokenColumn):
     # -- what a transition's lock write looks like (db/rules/pg_lock_check.py renders these) ---------------
 
     def lock_row_change(
-        self, name: str, old: sa.FromClause, new: sa.FromClause, caller: sa.ColumnElement[Any]
+        self, name: str, old: sa.FromClause, new: sa.FromClause, caller: sa.ColumnElement[Any], *, capped: bool
     ) -> sa.ColumnElement[bool]:
         """The change of an item's lock row that transition `name` makes, by its lock Write: `old` and
         `new` alias the lock table (the row before and after; a row not there reads as all NULL),
         `caller` the one making it. A fresh lock (taken: the caller's; handed: the new holder is the
-        transition's OTHER_USER check), the row gone (cleared), the same lock with an expiry never moved
-        back (extended), or the lock as it was (no lock write)."""
+        transition's OTHER_USER check), the row gone (cleared), the same lock with its expiry moved on
+        as the engine's guard moves it (extended: base.moved_on, strictly under a cap, `capped`), or the
+        lock as it was (no lock write)."""
         write = lock_write(name)
         assert self.token is not None
         token_o, token_n = _on(old, self.token), _on(new, self.token)
@@ -163,7 +164,7 @@ class LockTable(TokenColumn):
         same = [_on(new, c).is_not_distinct_from(_on(old, c)) for c in (self.user, self.token, self.time)]
         expiry_o, expiry_n = _on(old, self.expiry()), _on(new, self.expiry())
         if write is _W.LOCK_EXTENDED:
-            return sa.and_(*same, expiry_n >= expiry_o)
+            return sa.and_(*same, base.moved_on(expiry_n, expiry_o, capped=capped))
         return sa.and_(*same, expiry_n.is_not_distinct_from(expiry_o))
 
     def row_lock_change(

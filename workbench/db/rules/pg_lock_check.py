@@ -162,7 +162,7 @@ class _LockCheck:
         if len({lock_write(name) for name in names}) != 1:
             raise AssertionError(f"transitions {', '.join(names)} differ in their lock write: one branch cannot")
         login: sa.ColumnElement[Any] = sa.literal_column("login")
-        return self.r.sql(self.shape.lock_row_change(names[0], self.lo, self.ln, login))
+        return self.r.sql(self.shape.lock_row_change(names[0], self.lo, self.ln, login, capped=self.q.capped))
 
     def record(self, key: str, *args: Any, **kwargs: Any) -> str:
         return pg_names.recorder(self.audit, self.queue_name, key, self.at)(*args, **kwargs)
@@ -363,7 +363,9 @@ class _LockCheck:
   IF {rules.lock("extend", "save")} AND ({change("extend")} AND {rules.checked("extend")}
       OR {change("save")} AND {rules.checked("save")}) THEN
     {branch("extend", "save")}
-    maybe := {workflow_sql.may_be("extend", "save")};
+    -- A lock row left as it was is an extend only where an extend may leave it so (no max_lock_duration).
+    maybe := CASE WHEN {change("extend")} AND {rules.checked("extend")} THEN {workflow_sql.may_be("extend", "save")}
+                  ELSE {workflow_sql.may_be("save")} END;
     {record("o.item_key", first_event, "login", token_o, maybe="maybe")}
     RETURN true;
   END IF;

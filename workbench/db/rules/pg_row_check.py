@@ -275,16 +275,19 @@ class _Check:
 
     def save(self) -> str:
         """Save: the edits, the lock as it was; told from an extend that moved nothing by an edit, a change
-        of a column save writes and extend does not (core/workflow.py: EDITS)."""
+        of a column save writes and extend does not (core/workflow.py: EDITS), and by the extend's own
+        lock write: under a cap an extend moves the lock strictly on, so a lock left as it was is none."""
         r, q = self.r, self.q
         telling = [c for c in checked_columns(q) if c.name in written_by(q, "save") - written_by(q, "extend")]
         edited = " OR ".join(f"NOT ({r.unchanged([c])})" for c in telling) or "false"
         return f"""
         {workflow.branch_mark("save")}
         -- Save writes the edits and leaves the lock as it was; nothing changed at all may be an
-        -- extend that did not move the expiry (the client settles which).
-        maybe := CASE WHEN {edited} THEN {workflow_sql.may_be("save")}
-                      ELSE {workflow_sql.may_be("extend", "save")} END;
+        -- extend that did not move the expiry, where an extend may leave it so (no max_lock_duration;
+        -- the client settles which).
+        maybe := CASE WHEN NOT ({edited}) AND {lock_written(r, q, "extend")} AND {self.rules.checked("extend")}
+                      THEN {workflow_sql.may_be("extend", "save")}
+                      ELSE {workflow_sql.may_be("save")} END;
         changed := {changes_of(r, q)};
         {self.record(FIRST_EVENT, "login", self.token_old, maybe="maybe", changes="changed")}
         RETURN true;"""

@@ -79,11 +79,13 @@ def kept(
 # What each kind of lock write (Write.LOCK_*) leaves in the row, as the queue's lock shape says it
 # (db/lockshapes/: taken, extended, cleared, from its lock_writes, extend_writes, unlock_writes), over
 # the row before and after. Every LOCK_* kind is listed: a new one fails here, when grants renders.
-_LOCK_AFTER: Mapping[workflow.Write, Callable[[Any, sa.FromClause, sa.FromClause], sa.ColumnElement[bool]]] = {
-    workflow.Write.LOCK_TAKEN: lambda shape, o, n: shape.taken(o, n, sa.literal_column(Renderer.login)),
-    workflow.Write.LOCK_HANDED: lambda shape, o, n: shape.taken(o, n, None),
-    workflow.Write.LOCK_EXTENDED: lambda shape, o, n: shape.extended(o, n),
-    workflow.Write.LOCK_CLEARED: lambda shape, o, n: shape.cleared(n),
+_LOCK_AFTER: Mapping[
+    workflow.Write, Callable[[mapping.BoundQueue, sa.FromClause, sa.FromClause], sa.ColumnElement[bool]]
+] = {
+    workflow.Write.LOCK_TAKEN: lambda q, o, n: q.shape.taken(o, n, sa.literal_column(Renderer.login)),
+    workflow.Write.LOCK_HANDED: lambda q, o, n: q.shape.taken(o, n, None),
+    workflow.Write.LOCK_EXTENDED: lambda q, o, n: q.shape.extended(o, n, capped=q.capped),
+    workflow.Write.LOCK_CLEARED: lambda q, o, n: q.shape.cleared(n),
 }
 
 
@@ -100,7 +102,7 @@ def lock_written(r: Renderer, q: mapping.BoundQueue, *names: str) -> str:
     (kind,) = kinds
     if len(kind) > 1:
         raise AssertionError(f"transitions {', '.join(names)} write the lock {len(kind)} ways at once")
-    return "true" if not kind else r.sql(_LOCK_AFTER[next(iter(kind))](q.shape, r.old, r.new))
+    return "true" if not kind else r.sql(_LOCK_AFTER[next(iter(kind))](q, r.old, r.new))
 
 
 # The kinds of write whose values a branch checks (Renderer.assigned), in the order the engine writes
