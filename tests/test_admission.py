@@ -1226,6 +1226,22 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
         False,
         (*_TICKET_ESCALATED, LockHand("sue", 1, "insert_own", "tickets", None, False, False, False, None, None, None)),
     ),
+    # Found in review beside a hole of the lock-table family, closed: a lock row whose expiry moved on is an
+    # extend, never a save (a save writes no LOCK_EXTENDED), so an audit row of the caller's cannot record it as one.
+    "a lock-row extend by hand recorded as a save": (
+        False,
+        (
+            LockHand("ann", 1, "insert_own", "tickets", None, False, False, False, None, None, None),
+            LockHand("ann", 1, "extend", "tickets", None, False, False, False, None, None, ("tickets", "save", None)),
+        ),
+    ),
+    "a lock-row extend by hand recorded as one": (
+        True,
+        (
+            LockHand("ann", 1, "insert_own", "tickets", None, False, False, False, None, None, None),
+            LockHand("ann", 1, "extend", "tickets", None, False, False, False, None, None, ("tickets", "extend", None)),
+        ),
+    ),
     "a ticket solved without the note `tickets` requires": (
         False,
         (

@@ -363,9 +363,13 @@ class _LockCheck:
   IF {rules.lock("extend", "save")} AND ({change("extend")} AND {rules.checked("extend")}
       OR {change("save")} AND {rules.checked("save")}) THEN
     {branch("extend", "save")}
-    -- A lock row left as it was is an extend only where an extend may leave it so (no max_lock_duration).
-    maybe := CASE WHEN {change("extend")} AND {rules.checked("extend")} THEN {workflow_sql.may_be("extend", "save")}
-                  ELSE {workflow_sql.may_be("save")} END;
+    -- Each of the two that the lock row's change is (its lock write and checks): a lock row left as it was
+    -- is an extend only where an extend may leave it so (no max_lock_duration), one whose expiry moved on
+    -- never a save (a save writes no LOCK_EXTENDED).
+    maybe := CASE WHEN {change("extend")} AND {rules.checked("extend")} THEN {workflow_sql.may_be("extend")}
+                  ELSE ARRAY[]::text[] END
+          || CASE WHEN {change("save")} AND {rules.checked("save")} THEN {workflow_sql.may_be("save")}
+                  ELSE ARRAY[]::text[] END;
     {record("o.item_key", first_event, "login", token_o, maybe="maybe")}
     RETURN true;
   END IF;
