@@ -93,16 +93,10 @@ def _commands(monkeypatch: pytest.MonkeyPatch, *, started_by_a_command: bool) ->
         code, out, err = runner.run("demo", str(home / "demo"))  # run here; starts the server
         assert code == 0, err
         runner.config = out.strip()
-    else:  # the server that command starts, started as it does, beside the demo it would have made
-        server = subprocess.Popen(
-            [sys.executable, "-m", "workbench", command_server.SERVE],
-            env=runner.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd="/",
-            start_new_session=True,
-        )
+    else:  # the server that command starts, started as it starts it, beside the demo it would have made
+        monkeypatch.setenv("PYTHONPATH", runner.env["PYTHONPATH"])
+        server = command_server.start()
+        assert server is not None
         runner.config = str(support.sqlite_demo(home / "demo").resolve())
     try:
         yield runner

@@ -24,7 +24,10 @@ import sys
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:  # started lazily: a command handed to the server need not load it
+    import subprocess
 
 # The one setting: "off", or how many seconds the server waits for a command before it exits.
 ENV = "WORKBENCH_COMMAND_SERVER"
@@ -289,12 +292,13 @@ def _workbench() -> list[str]:
     return [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "workbench"]
 
 
-def start() -> None:
-    """Start the user's command server in the background, unless one is starting or running."""
+def start() -> subprocess.Popen[bytes] | None:
+    """Start the user's command server in the background, unless one is starting or running; the process
+    started (None where it could not be), for a caller that reaps what it starts."""
     import subprocess
 
     with contextlib.suppress(OSError):  # no server: commands run as before
-        subprocess.Popen(
+        return subprocess.Popen(
             [*_workbench(), SERVE],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -303,6 +307,7 @@ def start() -> None:
             start_new_session=True,
             close_fds=True,
         )
+    return None
 
 
 # -- the server --------------------------------------------------------------------------------
