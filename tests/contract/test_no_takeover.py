@@ -14,7 +14,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -62,13 +64,19 @@ def _run(
     count: int = 1,
     queues: list[str] | None = None,
     extra: tuple[str, ...] = (),
+    enough: Callable[[list[dict]], bool] | None = None,
 ) -> list[dict]:
     """Run the takeover workers, one per config and user (in `queues`, or `cases`), `extra` their further
-    options, all starting at once; their results."""
-    go = tmp / "go"
+    options, all starting at once; their results. Once `enough` holds for the saves so far (as the results
+    are shaped), each worker stops as soon as it has its MIN_SAVES; at the latest after SECONDS, as without."""
+    go, stop = tmp / "go", tmp / "stop"
     procs = []
     for i, (config, user) in enumerate(zip(configs, users, strict=True)):
         out, ready = tmp / f"taker{i}.json", tmp / f"taker{i}.ready"
+        if enough is not None:
+            extra_here = (*extra, "--progress", str(out.with_suffix(".lines")), "--stop", str(stop))
+        else:
+            extra_here = extra
         cmd = [
             sys.executable,
             "-m",
@@ -91,7 +99,7 @@ def _run(
             str(count),
             "--min-saves",
             str(MIN_SAVES),
-            *extra,
+            *extra_here,
         ]
         procs.append(
             (
@@ -105,6 +113,8 @@ def _run(
         assert time.monotonic() < deadline, "waited 180 s for the workers to connect"
         time.sleep(0.1)
     go.write_text("go")
+    if enough is not None:
+        _stop_when(enough, [out.with_suffix(".lines") for _, out, _ in procs], [proc for proc, _, _ in procs], stop)
     results = []
     for proc, out, _ in procs:
         _, stderr = proc.communicate(timeout=300)
@@ -113,6 +123,37 @@ def _run(
         assert not data["failures"], data["failures"][0]
         results.append(data)
     return results
+
+
+def _stop_when(enough: Callable[[list[dict]], bool], lines: list[Path], procs: list[Any], stop: Path) -> None:
+    """Write `stop` once `enough` holds for the saves so far (read from the workers' progress `lines`), or
+    return when the workers have ended by themselves."""
+    saves: list[list[dict]] = [[] for _ in lines]
+    read = [0] * len(lines)
+    while any(proc.poll() is None for proc in procs):
+        time.sleep(0.1)
+        for i, path in enumerate(lines):
+            if path.exists():
+                text = path.read_text(encoding="utf-8")[read[i] :]
+                complete = text[: text.rfind("\n") + 1]  # a line still being written waits for the next look
+                read[i] += len(complete)
+                saves[i] += [json.loads(line) for line in complete.splitlines()]
+        if enough([{"saves": s, "failures": []} for s in saves]):
+            stop.write_text("stop")
+            return
+
+
+def _holds(check: Callable[[list[dict]], None]) -> Callable[[list[dict]], bool]:
+    """`check` (assertions on the results) as a question: do the results so far pass it already?"""
+
+    def holds(results: list[dict]) -> bool:
+        try:
+            check(results)
+        except AssertionError:
+            return False
+        return True
+
+    return holds
 
 
 def _check(results: list[dict]) -> None:
@@ -160,9 +201,15 @@ def test_no_claim_takes_over_a_live_lock(native_env: support.Env, claim_method: 
     wb = env.demo(case_rows=ROWS + 10, import_rows=1)
     _waiting_rows(wb.engine)
     config = env.write_config(_config_text("{url}", claim_method), "takers.toml")
-    results = _run(env.tmp, [config] * PROCESSES, [f"t{i}" for i in range(PROCESSES)], count)
+    results = _run(env.tmp, [config] * PROCESSES, [f"t{i}" for i in range(PROCESSES)], count, enough=_done(wb.engine))
     _check(results)
     assert _expired_claims(wb.engine) >= ROWS, "the locks did not expire under the claimers"
+
+
+def _done(engine: sa.Engine) -> Callable[[list[dict]], bool]:
+    """The run has what the test checks: _check passes, and ROWS expired locks were claimed."""
+    checked = _holds(_check)
+    return lambda results: checked(results) and _expired_claims(engine) >= ROWS
 
 
 @pytest.mark.slow
@@ -188,5 +235,5 @@ def test_no_claim_through_the_databases_own_function_takes_over_a_live_lock(pg: 
         config.write_text(_config_text(pg.url_as(login)), encoding="utf-8")
         configs.append(config)
         users.append(login)
-    _check(_run(pg.tmp, configs, users))
+    _check(_run(pg.tmp, configs, users, enough=_done(pg.admin.engine)))
     assert _expired_claims(pg.admin.engine) >= ROWS

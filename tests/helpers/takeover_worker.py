@@ -32,6 +32,12 @@ def main() -> int:
     parser.add_argument(
         "--min-saves", type=int, default=0, help="go on past --seconds until this many saves (at most a minute more)"
     )
+    parser.add_argument(
+        "--progress", help="append each save's outcome to this file as it comes (one JSON line), for --stop"
+    )
+    parser.add_argument(
+        "--stop", help="end before --seconds once this file appears (the test has its evidence) and --min-saves are in"
+    )
     parser.add_argument("--field", default="resolution", help="the column each save writes")
     parser.add_argument("--holders", action="store_true", help="record the item's lock rows after each claim")
     parser.add_argument("--release-note", help="release each item after its save, with this note")
@@ -49,8 +55,17 @@ def main() -> int:
     # On a loaded machine (CI's two cores under other workers' servers) a worker may get few turns in
     # --seconds; the test needs its claims, not its pace, so it goes on until it has them.
     cap = end + 60
+    stop = Path(args.stop) if args.stop else None
+    progress = open(args.progress, "a", encoding="utf-8") if args.progress else None  # noqa: SIM115
     n = 0
-    while time.monotonic() < end or (len(saves) < args.min_saves and time.monotonic() < cap):
+
+    def more() -> bool:
+        if len(saves) < args.min_saves:
+            return time.monotonic() < cap
+        # --seconds is the cap; the test says (by --stop) when what it checks is already there.
+        return not (stop is not None and stop.exists()) and time.monotonic() < end
+
+    while more():
         # From before the claim: its lock is written somewhere between here and its answer, so a save
         # answered within 0.5 s of this found a lock at most 0.5 s old, whenever the claim's answer came.
         # (Timed from the answer, a claim answered late on a loaded machine made an honest expiry look
@@ -90,6 +105,11 @@ def main() -> int:
             # began may be an honest expiry on a loaded machine, and is not counted against the claim.
             entry["after"] = time.monotonic() - claim_started
             saves.append(entry)
+            if progress is not None:
+                progress.write(json.dumps(entry, default=str) + "\n")
+                progress.flush()
+    if progress is not None:
+        progress.close()
     wb.close()
     Path(args.out).write_text(json.dumps({"saves": saves, "failures": failures}, default=str))
     return 1 if failures else 0
