@@ -14,6 +14,7 @@ from tests.conftest import POOLED
 from tests.contract import test_concurrency
 from workbench.core import errors
 from workbench.db import attach, tables
+from workbench.db.claims import base
 from workbench.db.claims import lock_table as lock_table_claim
 from workbench.db.supervision import Supervision
 
@@ -203,13 +204,46 @@ def test_text_keys(native_env: support.Env) -> None:
     assert [r["item_key"] for r in _lock_rows(wb)] == ["T-00002", "T-00003"]
 
 
+def test_each_claim_reads_its_own_candidates_of_one_queue(native_env: support.Env) -> None:
+    """The claim keeps its candidates' statements per request shape (next, a named item, a filter): each
+    takes what it asked for, whichever shape ran first."""
+    env = native_env
+    wb = _tickets(
+        env,
+        rows=8,
+        config=CONFIG.replace('created = "opened_at"\n', 'created = "opened_at"\nfilter_by = ["priority"]\n'),
+    )
+    with env.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE vendor_tickets SET priority = 0 WHERE ticket_id = 7"))
+    q = wb.queue("tickets")
+    assert [c.lock.key for c in q.claim_next("alice")] == [1]
+    assert q.claim("bob", 5).lock.key == 5
+    assert [c.lock.key for c in q.claim_next("carol", where={"priority": 0})] == [7]
+    assert [c.lock.key for c in q.claim_next("dave", 2)] == [2, 3]
+    assert q.claim("erin", 8).lock.key == 8
+    assert [(r["item_key"], r["lock_user"]) for r in _lock_rows(wb)] == [
+        ("1", "alice"),
+        ("2", "dave"),
+        ("3", "dave"),
+        ("5", "bob"),
+        ("7", "carol"),
+        ("8", "erin"),
+    ]
+    # Two shapes that differ in the named item alone (through the API a named claim also skips the cool-down).
+    method = lock_table_claim.LockTableClaim()
+    for request, keys in (
+        (base.ClaimRequest(user="fred", use_cooldown=False), [4, 6]),
+        (base.ClaimRequest(user="fred", key=6, use_cooldown=False), [6]),
+    ):
+        got = wb.db.read(lambda conn, request=request: method._candidates(conn, q.q, q.trail, request))
+        assert [c["wb_ckey"] for c, _ in got] == keys
+
+
 def test_a_ticket_completed_between_reading_and_locking_is_not_claimed(native_env: support.Env) -> None:
     env = native_env
     wb = _tickets(env, rows=1)
     q = wb.queue("tickets")
     method = lock_table_claim.LockTableClaim()
-    from workbench.db.claims import base
-
     request = base.ClaimRequest(user="alice")
     candidates = wb.db.read(lambda conn: method._candidates(conn, q.q, q.trail, request))
     assert [c["wb_ckey"] for c, _ in candidates] == [1]

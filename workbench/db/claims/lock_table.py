@@ -30,6 +30,12 @@ class LockTableClaim(portable.PortableClaim):
 
     name = "lock-table"
 
+    def __init__(self) -> None:
+        # The candidates' and the waiting check's statements, built once per queue and shape with their
+        # values bound when they run (as stepwise.StepwiseClaim's): building them anew was most of the
+        # CPU of a claim attempt, and a contended claim makes several.
+        self._built: dict[tuple[Any, ...], Any] = {}
+
     def _attempt(
         self,
         db: connect.Database,
@@ -60,37 +66,54 @@ class LockTableClaim(portable.PortableClaim):
     def _candidates(
         self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[tuple[Mapping[Any, Any], Any]]:
+        shape = ("candidates", id(q), request.key is not None, request.use_cooldown, request.filter_shape)
+        if shape not in self._built:
+            self._built[shape] = self._candidate_statements(q, trail, request)
+        params: dict[str, Any] = {"wb_user": request.user, **request.filter_params()}
+        if request.key is not None:
+            params["wb_key"] = request.key
+        result: list[tuple[Mapping[Any, Any], Any]] = []
+        for stmt in self._built[shape]:
+            # In queue order: operators expect the oldest first, and a lost race costs one insert
+            # that finds the key taken (no lock wait), so spreading claimers out buys little here.
+            result += [(row, None) for row in conn.execute(stmt, params).mappings()]
+            if len(result) >= WINDOW:
+                break
+        return result
+
+    def _candidate_statements(
+        self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[sa.Select[Any]]:
+        """The candidates' reads for requests shaped as `request`: user, key and filter values bound when run."""
         now = q.now()
-        key_part = [q.key == request.key] if request.key is not None else []
-        own = [*self.not_own_work(q, trail, request.user), *self.chosen(q, request.where)]
-        free = [self._item_waits(q, False, request.user), q.free(), *key_part, *own]
+        user = sa.bindparam("wb_user", type_=sa.String())
+        key_part = [q.key == sa.bindparam("wb_key", type_=q.key.type)] if request.key is not None else []
+        own = [*self.not_own_work(q, trail, user), *self.chosen(q, request.bound_filter(q))]
+        free = [self._item_waits(q, False, user), q.free(), *key_part, *own]
         if request.use_cooldown and request.key is None and q.config.release_cooldown_seconds > 0:
-            free.append(~self.recently_released(q, now, request.user, trail))
+            free.append(~self.recently_released(q, now, user, trail))
         if request.key is None and trail.deferrals is not None:  # held back until due; then in queue order
-            free.append(trail.deferrals.not_held_back(q.key, request.user))
+            free.append(trail.deferrals.not_held_back(q.key, user))
         # Expired locks (read from the locks, which are few), then free items, each in queue order.
         branches = [
             (
                 q.locked_source,
-                sa.and_(self._item_waits(q, True, request.user), q.user.is_not(None), q.stale(now), *key_part, *own),
+                sa.and_(self._item_waits(q, True, user), q.user.is_not(None), q.stale(now), *key_part, *own),
             ),
             (q.source, sa.and_(*free)),
         ]
-        result: list[tuple[Mapping[Any, Any], Any]] = []
-        for source, where in branches:
-            stmt = (
-                sa.select(*self.candidate_columns(q))
-                .select_from(source)
-                .where(where)
-                .order_by(*q.order_by())
-                .limit(WINDOW)
-            )
-            # In queue order: operators expect the oldest first, and a lost race costs one insert
-            # that finds the key taken (no lock wait), so spreading claimers out buys little here.
-            result += [(row, None) for row in conn.execute(stmt).mappings()]
-            if len(result) >= WINDOW:
-                break
-        return result
+        return [
+            sa.select(*self.candidate_columns(q)).select_from(source).where(where).order_by(*q.order_by()).limit(WINDOW)
+            for source, where in branches
+        ]
+
+    def _still_waits(self, q: mapping.BoundQueue, expired: bool) -> sa.Select[Any]:
+        """The item `wb_key` may still be claimed by `wb_user` (_item_waits), as _finish checks it."""
+        shape = ("waits", id(q), expired)
+        if shape not in self._built:
+            key, user = sa.bindparam("wb_key", type_=q.key.type), sa.bindparam("wb_user", type_=sa.String())
+            self._built[shape] = sa.select(q.key).where(q.key == key, self._item_waits(q, expired, user))
+        return self._built[shape]  # type: ignore[no-any-return]
 
     def _take(
         self,
@@ -141,7 +164,7 @@ class LockTableClaim(portable.PortableClaim):
             # ends, and the check below (a statement of its own, so it sees what committed meanwhile)
             # then finds whichever lock came first.
             conn.execute(q.backend.lock_row(sa.select(q.key).where(q.key == key), q.table))
-        if conn.execute(sa.select(q.key).where(q.key == key, self._item_waits(q, expired, user))).first() is None:
+        if conn.execute(self._still_waits(q, expired), {"wb_key": key, "wb_user": user}).first() is None:
             # Completed (or changed by another program, or held through a neighbour) since the candidates
             # were read: not ours to take. Raising rolls the lock row back with the transaction.
             raise NotWaiting

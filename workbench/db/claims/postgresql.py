@@ -393,6 +393,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
     name = "lock-table-skip-locked"
 
     def __init__(self) -> None:
+        super().__init__()
         self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
 
     def claim(
