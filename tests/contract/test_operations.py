@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from tests import support
 from workbench.core import errors, models
 from workbench.db import audit
+from workbench.db.claims import base, portable
 from workbench.db.supervision import Supervision
 
 WAITING = ("new", "open")
@@ -342,6 +343,21 @@ def test_claim_specific_item(env: support.Env) -> None:
         q.claim("bob", 999999)
     with pytest.raises(errors.InvalidValue, match="not a whole number"):
         q.claim("bob", "abc")
+
+
+def test_the_portable_claim_reads_the_candidates_of_each_request_shape(native_env: support.Env) -> None:
+    """It keeps its candidates' reads per request shape: a named item's is not the queue head's, whichever
+    ran first (through the API a named claim also skips the cool-down, so only this call tells them apart)."""
+    wb = native_env.demo()
+    q = wb.queue("cases")
+    key = _head(wb, 5)[3]
+    method = portable.PortableClaim()
+    for request, keys in (
+        (base.ClaimRequest(user="fred", use_cooldown=False), set(_head(wb, portable.WINDOW))),
+        (base.ClaimRequest(user="fred", key=key, use_cooldown=False), {key}),
+    ):
+        got = wb.db.read(lambda conn, request=request: method._candidates(conn, q.q, q.trail, request))
+        assert {c["wb_ckey"] for c, _ in got} == keys
 
 
 def test_mine_and_locks_show_age_and_time_left(env: support.Env) -> None:

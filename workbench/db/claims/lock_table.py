@@ -30,12 +30,6 @@ class LockTableClaim(portable.PortableClaim):
 
     name = "lock-table"
 
-    def __init__(self) -> None:
-        # The candidates' and the waiting check's statements, built once per queue and shape with their
-        # values bound when they run (as stepwise.StepwiseClaim's): building them anew was most of the
-        # CPU of a claim attempt, and a contended claim makes several.
-        self._built: dict[tuple[Any, ...], Any] = {}
-
     def _attempt(
         self,
         db: connect.Database,
@@ -66,12 +60,11 @@ class LockTableClaim(portable.PortableClaim):
     def _candidates(
         self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[tuple[Mapping[Any, Any], Any]]:
+        # Its statements built once per queue and request shape (PortableClaim._built), as the waiting check's.
         shape = ("candidates", id(q), request.key is not None, request.use_cooldown, request.filter_shape)
         if shape not in self._built:
-            self._built[shape] = self._candidate_statements(q, trail, request)
-        params: dict[str, Any] = {"wb_user": request.user, **request.filter_params()}
-        if request.key is not None:
-            params["wb_key"] = request.key
+            self._built[shape] = self._lock_table_candidates(q, trail, request)
+        params = self.request_params(request)
         result: list[tuple[Mapping[Any, Any], Any]] = []
         for stmt in self._built[shape]:
             # In queue order: operators expect the oldest first, and a lost race costs one insert
@@ -81,7 +74,7 @@ class LockTableClaim(portable.PortableClaim):
                 break
         return result
 
-    def _candidate_statements(
+    def _lock_table_candidates(
         self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[sa.Select[Any]]:
         """The candidates' reads for requests shaped as `request`: user, key and filter values bound when run."""

@@ -23,6 +23,12 @@ class PortableClaim(base.ClaimMethod):
 
     name = "portable"
 
+    def __init__(self) -> None:
+        # Statements built once per queue and request shape, their values bound when they run (as
+        # stepwise.StepwiseClaim's): building them anew was much of a claim's CPU, and a contended claim
+        # reads its candidates several times.
+        self._built: dict[tuple[Any, ...], Any] = {}
+
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[base.Claimed]:
@@ -57,16 +63,42 @@ class PortableClaim(base.ClaimMethod):
     def _candidates(
         self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[tuple[Mapping[Any, Any], Any]]:
-        now = q.now()
+        shape = ("candidates", id(q), request.key is not None, request.use_cooldown, request.filter_shape)
+        if shape not in self._built:
+            self._built[shape] = self._candidate_statements(q, trail, request)
+        params = self.request_params(request)
         result: list[tuple[Mapping[Any, Any], Any]] = []
-        for where in self.branches(q, now, request, trail):
-            stmt = sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(WINDOW)
-            rows = list(conn.execute(stmt).mappings().all())
+        for where, stmt in self._built[shape]:
+            rows = list(conn.execute(stmt, params).mappings().all())
             random.shuffle(rows)  # within a branch only: expired locks still go first
-            result += [(row, where) for row in rows]
+            result += [(row, (where, params)) for row in rows]
             if len(result) >= WINDOW:
                 break
         return result
+
+    def _candidate_statements(
+        self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
+    ) -> list[tuple[sa.ColumnElement[bool], sa.Select[Any]]]:
+        """Each branch's condition and read, for requests shaped as `request` (values: request_params)."""
+        shaped = base.ClaimRequest(
+            user=sa.bindparam("wb_user", type_=sa.String()),  # type: ignore[arg-type]  # bound at execution
+            count=request.count,
+            key=sa.bindparam("wb_key", type_=q.key.type) if request.key is not None else None,
+            use_cooldown=request.use_cooldown,
+            where=request.bound_filter(q),
+        )
+        return [
+            (where, sa.select(*self.candidate_columns(q)).where(where).order_by(*q.order_by()).limit(WINDOW))
+            for where in self.branches(q, q.now(), shaped, trail)
+        ]
+
+    @staticmethod
+    def request_params(request: base.ClaimRequest) -> dict[str, Any]:
+        """The values of a request for the statements built by _candidate_statements."""
+        params: dict[str, Any] = {"wb_user": request.user, **request.filter_params()}
+        if request.key is not None:
+            params["wb_key"] = request.key
+        return params
 
     def _try(
         self,
@@ -75,8 +107,9 @@ class PortableClaim(base.ClaimMethod):
         trail: audit_mod.AuditTrail,
         user: str,
         cand: Mapping[Any, Any],
-        where: sa.ColumnElement[bool],
+        where: tuple[sa.ColumnElement[bool], dict[str, Any]],
     ) -> base.Claimed | None:
+        branch, params = where  # the candidate's branch (_candidates), and the values it was read with
         now = q.now()
         key = cand["wb_ckey"]
         token = q.shape.new_token_value()
@@ -87,7 +120,7 @@ class PortableClaim(base.ClaimMethod):
         else:
             unchanged = q.shape.pinned(cand["wb_prev_owner"], cand["wb_prev_token"])
         writes = {**q.lock_writes(user, now, token), **q.writes(q.on_claim, user, now)}
-        result = conn.execute(sa.update(q.table).where(q.key == key, where, unchanged).values(writes))
+        result = conn.execute(sa.update(q.table).where(q.key == key, branch, unchanged).values(writes), params)
         if result.rowcount != 1:
             return None
         fence = q.shape.pinned(user, token)
