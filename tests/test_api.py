@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,30 +13,12 @@ import pytest
 import sqlalchemy as sa
 
 from tests import support
+from tests.helpers import forked
 from workbench import api
 
 REPO = Path(__file__).resolve().parent.parent
 PROCESSES = 4
 ROWS = 600  # enough work that each process gets some, however its start-up is delayed
-
-
-# Runs the example script as `python worker.py CONFIG QUEUE USER` would, once every process has
-# imported workbench, connected once and a "go" file appears: on a busy machine the first process
-# to start could otherwise drain the queue before the others have imported anything.
-_TOGETHER = """
-import pathlib, runpy, sys, time
-import workbench.api
-# Warm up as far as a worker gets before its first claim (drivers imported, the table checked), so
-# that after "go" no process spends its first second connecting while another drains the queue.
-with workbench.api.connect(config=sys.argv[2], user=sys.argv[4]) as warm:
-    warm.mine(sys.argv[3])
-pathlib.Path("ready-" + sys.argv[4]).write_text("ready")
-go = pathlib.Path("go")
-while not go.exists():
-    time.sleep(0.005)
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
 
 
 def _example() -> str:
@@ -56,14 +37,14 @@ def test_the_readme_worker_drains_the_queue_in_several_processes(native_env: sup
     script = native_env.tmp / "worker.py"
     script.write_text(_example(), encoding="utf-8")
     go = native_env.tmp / "go"
+    # Each a process of its own running the script as `python worker.py CONFIG QUEUE USER` does (runpy), forked
+    # with workbench already imported (tests/helpers/forked.py), all starting together (api_worker).
     procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _TOGETHER, str(script), str(config), "cases", f"bot{i}"],
+        forked.Popen(
+            [sys.executable, "-m", "tests.helpers.api_worker", str(script), str(config), "cases", f"bot{i}"],
             cwd=native_env.tmp,
             env={**os.environ, "PYTHONPATH": str(REPO)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+            stdout=True,
         )
         for i in range(PROCESSES)
     ]

@@ -9,8 +9,8 @@ only the imports are shared. The forkserver itself imports nothing else (no Qt, 
 thread), so what a worker inherits is what a fresh interpreter would have after the same imports.
 
 `Popen` takes the command line the tests wrote for `subprocess.Popen` (`[sys.executable, "-m", MODULE,
-*ARGS]`) and answers `poll`, `communicate` and `returncode` as `subprocess.Popen` does (stderr as text, read
-from a file the worker writes it to).
+*ARGS]`) and answers `poll`, `communicate` and `returncode` as `subprocess.Popen` does (stdout and stderr as
+text, read from files the worker writes them to).
 
 The workers of one start (one `--go` file) find their queues' tables already read: the test's process reads the
 tables of each `--config` once and hands them, pickled, to every worker, whose binding then asks the database
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 # The modules a forked worker may run (each has main() -> int, reading sys.argv as `python -m` gives it).
-WORKERS = ("tests.helpers.claim_worker", "tests.helpers.takeover_worker")
+WORKERS = ("tests.helpers.claim_worker", "tests.helpers.takeover_worker", "tests.helpers.api_worker")
 # Imported once in the forkserver: the workers and the drivers they connect with (psycopg alone costs as much as
 # the rest). One that is not installed is left out (the forkserver passes over an ImportError).
 PRELOAD = (
@@ -88,30 +88,42 @@ def _read_already(tables: bytes) -> None:
 
 
 def _child(
-    module: str, argv: list[str], env: dict[str, str], cwd: str, stderr_path: str, tables: bytes | None = None
+    module: str,
+    argv: list[str],
+    env: dict[str, str],
+    cwd: str,
+    stderr_path: str,
+    tables: bytes | None = None,
+    stdout_path: str | None = None,
 ) -> None:
-    """In the forked worker: the environment, directory, stderr and argv `python -m module` would have had."""
+    """In the forked worker: the environment, directory, stdout, stderr and argv `python -m module` would have had."""
     if tables is not None:
         _read_already(tables)
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
-    fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 2)
-    os.close(fd)
+    for path, number in ((stdout_path, 1), (stderr_path, 2)):
+        if path is not None:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, number)
+            os.close(fd)
+    if stdout_path is not None:
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)  # noqa: SIM115
     sys.argv = [module, *argv]
     code = importlib.import_module(module).main()
+    sys.stdout.flush()
     sys.stderr.flush()
     sys.exit(code)
 
 
-def Popen(cmd: Sequence[str], cwd: Path | str, env: Mapping[str, str]) -> Any:
+def Popen(cmd: Sequence[str], cwd: Path | str, env: Mapping[str, str], stdout: bool = False) -> Any:
     """The worker `cmd` (`[sys.executable, "-m", MODULE, *ARGS]`) forked from the preloaded forkserver, or with
-    WORKBENCH_TEST_FORK=0 in a fresh interpreter (subprocess.Popen)."""
+    WORKBENCH_TEST_FORK=0 in a fresh interpreter (subprocess.Popen); with `stdout`, its output is kept too."""
     if os.environ.get("WORKBENCH_TEST_FORK") == "0":
-        return subprocess.Popen(list(cmd), cwd=cwd, env=dict(env), stderr=subprocess.PIPE, text=True)
-    return Forked(cmd, cwd, env)
+        out = subprocess.PIPE if stdout else None
+        return subprocess.Popen(list(cmd), cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.PIPE, text=True)
+    return Forked(cmd, cwd, env, stdout)
 
 
 def _read_here(cmd: Sequence[str], env: Mapping[str, str]) -> bytes | None:
@@ -130,16 +142,18 @@ def _read_here(cmd: Sequence[str], env: Mapping[str, str]) -> bytes | None:
 
 
 class Forked:
-    """A worker forked from the preloaded forkserver, answering as subprocess.Popen(cmd, stderr=PIPE, text=True)."""
+    """A worker forked from the preloaded forkserver, answering as subprocess.Popen(cmd, stderr=PIPE, text=True)
+    (and stdout=PIPE, with `stdout`)."""
 
-    def __init__(self, cmd: Sequence[str], cwd: Path | str, env: Mapping[str, str]) -> None:
+    def __init__(self, cmd: Sequence[str], cwd: Path | str, env: Mapping[str, str], stdout: bool = False) -> None:
         if len(cmd) < 3 or cmd[1] != "-m" or cmd[2] not in WORKERS:
             raise ValueError(f"not a forkable worker: {cmd[:3]}")
-        handle, path = tempfile.mkstemp(prefix="worker-", suffix=".stderr")
-        os.close(handle)
-        self._stderr = Path(path)
+        self._stderr, self._stdout = _temp(".stderr"), _temp(".stdout") if stdout else None
+        out = None if self._stdout is None else str(self._stdout)
         self._process = _forkserver().Process(
-            target=_child, args=(cmd[2], list(cmd[3:]), dict(env), str(cwd), path, _read_here(cmd, env)), daemon=True
+            target=_child,
+            args=(cmd[2], list(cmd[3:]), dict(env), str(cwd), str(self._stderr), _read_here(cmd, env), out),
+            daemon=True,
         )
         self._process.start()
         self.pid = self._process.pid
@@ -151,15 +165,26 @@ class Forked:
     def poll(self) -> int | None:
         return self.returncode
 
-    def communicate(self, timeout: float | None = None) -> tuple[None, str]:
+    def communicate(self, timeout: float | None = None) -> tuple[str | None, str]:
         self._process.join(timeout)
         if self._process.exitcode is None:
             raise subprocess.TimeoutExpired(str(self._process.name), timeout or 0.0)
-        try:
-            text = self._stderr.read_text(encoding="utf-8", errors="backslashreplace")
-        finally:
-            self._stderr.unlink(missing_ok=True)
-        return None, text
+        return None if self._stdout is None else _taken(self._stdout), _taken(self._stderr)
 
     def kill(self) -> None:
         self._process.kill()
+
+
+def _temp(suffix: str) -> Path:
+    """A new empty file for a worker's output."""
+    handle, path = tempfile.mkstemp(prefix="worker-", suffix=suffix)
+    os.close(handle)
+    return Path(path)
+
+
+def _taken(path: Path) -> str:
+    """A worker's output file's text, the file removed."""
+    try:
+        return path.read_text(encoding="utf-8", errors="backslashreplace")
+    finally:
+        path.unlink(missing_ok=True)
