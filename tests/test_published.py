@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
-import multiprocessing
 import queue as queue_mod
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from tests import servers, support
+from tests.helpers import forked, publisher
 from workbench.config import loader, model
 from workbench.core import errors
 from workbench.db import clock, connect, migrations, published, service, tables
@@ -360,26 +359,14 @@ def test_a_publisher_that_lost_the_race_takes_the_next_version(
     assert [p.version for p in published.history(wb.engine, None)] == [2, 1]
 
 
-def _publish_in_process(database: model.DatabaseConfig, body: str, user: str, barrier: Any, results: Any) -> None:
-    engine = connect.create_engine(database)
-    try:
-        with engine.connect():  # connected before the start, so that the publishes really overlap
-            pass
-        barrier.wait(timeout=60)
-        results.put((user, published.publish(engine, None, body, user).version))
-    except BaseException as exc:  # noqa: BLE001 - reported to the test
-        results.put((user, f"{type(exc).__name__}: {exc}"))
-    finally:
-        engine.dispose()
-
-
 @pytest.mark.slow
 def test_concurrent_publishers_get_distinct_versions(native_env: support.Env, wb: service.Workbench) -> None:
     body, _ = _body(native_env)
-    context = multiprocessing.get_context("spawn")
+    # Processes of their own, forked with workbench already imported (tests/helpers/forked.py), not started afresh.
+    context = forked.context()
     barrier, results = context.Barrier(PUBLISHERS), context.Queue()
     procs = [
-        context.Process(target=_publish_in_process, args=(wb.config.database, body, f"p{i}", barrier, results))
+        context.Process(target=publisher.publish_in_process, args=(wb.config.database, body, f"p{i}", barrier, results))
         for i in range(PUBLISHERS)
     ]
     for proc in procs:

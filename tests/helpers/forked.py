@@ -38,6 +38,7 @@ WORKERS = ("tests.helpers.claim_worker", "tests.helpers.takeover_worker", "tests
 # the rest). One that is not installed is left out (the forkserver passes over an ImportError).
 PRELOAD = (
     *WORKERS,
+    "tests.helpers.publisher",  # not a worker: a target of context().Process
     "sqlalchemy.dialects.sqlite.pysqlite",
     "psycopg",
     "sqlalchemy.dialects.postgresql.psycopg",
@@ -54,6 +55,12 @@ def _forkserver() -> Any:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(PRELOAD))
     return context
+
+
+def context() -> Any:
+    """The forkserver's multiprocessing context, for a test that starts a function of a preloaded module as a
+    Process of its own (its arguments pickled, as under "spawn")."""
+    return _forkserver()
 
 
 @functools.lru_cache(maxsize=16)
