@@ -7,6 +7,7 @@ each command in its own process from TREE, a checkout of another commit (e.g. th
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -107,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # users' installs have their bytecode cached
     os.environ["WORKBENCH_HOME"] = str(home)
     target = None
+    server = None
     try:
         if args.config:
             config = args.config
@@ -116,9 +118,11 @@ def main(argv: list[str] | None = None) -> int:
             config = str(home / "workbench.toml")
             Path(config).write_text(demo.config_text(url), encoding="utf-8")
             print(f"database: {target.description}")
-        else:
-            config = _command({**env, command_server.ENV: "off"}, "demo", str(home / "demo"))[1].strip()
+        else:  # here: a `workbench demo` process would add an interpreter and the CLI's imports to the set-up
+            config = str(demo.create(home / "demo"))
         config = str(Path(config).resolve())  # the reference runs in another directory
+        # Bytecode as an install has it (pip compiles on install): no measured command compiles a changed module.
+        compileall.compile_dir(Path(command_server.__file__).parents[1], quiet=1)
         modes: dict[str, tuple[dict[str, str], str | None]] = {
             "own process": ({**env, command_server.ENV: "off"}, None),
             "command server": ({**env, command_server.ENV: "300"}, None),
@@ -126,7 +130,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.reference:
             modes["reference (own)"] = ({**env, command_server.ENV: "off"}, str(Path(args.reference).resolve()))
             print(f"reference: {args.reference} ({_revision(args.reference)}); this tree: {_revision('.')}")
-        _round(modes["command server"][0], config, args.queue, 1)  # starts the server
+        # The server the commands' first call would start, started as it would (command_server.start(), with the
+        # mode's idle setting), without an unmeasured next + release in processes of their own.
+        setting = os.environ.get(command_server.ENV)
+        os.environ[command_server.ENV] = modes["command server"][0][command_server.ENV]
+        server = command_server.start()
+        os.environ.pop(command_server.ENV)
+        if setting is not None:
+            os.environ[command_server.ENV] = setting
         deadline = time.monotonic() + 30
         while command_server.status() is None and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -162,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         found = command_server.status()
         if found is not None:
             os.kill(int(found["pid"]), signal.SIGTERM)  # type: ignore[call-overload]
+        if server is not None:
+            server.wait(timeout=30)  # reaped: it ends before its socket's home is removed
         shutil.rmtree(home, ignore_errors=True)
         if target is not None:
             target.close()

@@ -530,14 +530,14 @@ def measure_startup(args: argparse.Namespace, config: Path, tmp: Path, sides: li
         side.label: {"usable": [], "paint": [], "item": [], "inproc": [], "phases": []} for side in sides
     }
     # One WORKBENCH_HOME per code, kept from start to start as a user's is (what a start leaves for the
-    # next, such as the bytecode of gui/qt_bytecode.py, is there), and one start of each first, unmeasured.
+    # next, such as the bytecode of gui/qt_bytecode.py, is there), and --warm-starts of each first, unmeasured.
     homes = {side.label: tmp / f"home-start-{len(sides)}-{side.cwd.name}" for side in sides}
-    for side in sides:
+    for i, side in alternated(sides, args.warm_starts):
         run_child(
             STARTUP_CODE,
             {
                 "config": str(config),
-                "user": f"{USER}w{len(side.label)}",
+                "user": f"{USER}w{i}{len(side.label)}",
                 "home": str(homes[side.label]),
                 "timeout": 120.0,
             },
@@ -563,7 +563,8 @@ def measure_startup(args: argparse.Namespace, config: Path, tmp: Path, sides: li
         marks = [("process launched", launched)] + [tuple(m) for m in result["marks"]]
         got["phases"].append([(name, t - prev) for (_, prev), (name, t) in itertools.pairwise(marks)])
     print(
-        f"1. start to usable window ({args.starts} fresh processes per code after one unmeasured, one home each"
+        f"1. start to usable window ({args.starts} fresh processes per code after {args.warm_starts} unmeasured, "
+        "one home each"
         + (", alternated" if len(sides) > 1 else "")
         + "; `workbench --config FILE` as a user starts it; usable = the queues opened (session.ready handled), "
         "the window exposed and Next item enabled; then Next item pressed at once)"
@@ -713,6 +714,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--waiting", type=float, default=1.0, help="fraction of the rows waiting (the rest resolved, the oldest first)"
     )
     parser.add_argument("--starts", type=int, default=5, help="fresh processes timed from launch to usable window")
+    parser.add_argument(
+        "--warm-starts",
+        type=int,
+        default=1,
+        help="unmeasured starts per code first, in the home the measured ones use (0: the first start is measured)",
+    )
     parser.add_argument("--clicks", type=int, default=50, help="measured Next item clicks")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured clicks first")
     parser.add_argument("--cycles", type=int, default=20, help="Next/Complete cycles in the memory run")
@@ -734,8 +741,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.backend = args.backend or ["sqlite", "postgresql"]
-    if min(args.rows, args.starts, args.clicks) < 1 or args.warmup < 0 or args.cycles < 0:
-        parser.error("--rows, --starts and --clicks must be positive")
+    if min(args.rows, args.starts, args.clicks) < 1 or min(args.warmup, args.warm_starts, args.cycles) < 0:
+        parser.error("--rows, --starts and --clicks must be positive; --warmup, --warm-starts, --cycles not negative")
     if not 0 < args.waiting <= 1:
         parser.error("--waiting must be in (0, 1]")
     if args.url and sum(b != "sqlite" for b in args.backend) > 1:
