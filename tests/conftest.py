@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import uuid
@@ -96,6 +97,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if needs_servers(item):
             item.add_marker(pytest.mark.servers)
+
+
+def pytest_collection_finish() -> None:
+    """What collection made (the imported modules: workbench, SQLAlchemy, PySide6, the test modules and their
+    parameters) frozen out of the garbage collector's reach: it lives until the process ends anyway, and each
+    full collection during the tests walked all of it again (the command tests' in-process runs start one every
+    few commands)."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.hookimpl(tryfirst=True)
