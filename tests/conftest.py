@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # Bytecode: where PYTHONDONTWRITEBYTECODE is set (the shared development machine sets it), every pytest worker
 # rewrote the assertions of all the test modules as it collected them (about 20 s of CPU of the 35 s
@@ -19,7 +20,6 @@ if os.environ.get("WORKBENCH_TEST_BYTECODE") != "0" and os.environ.pop("PYTHONDO
     sys.dont_write_bytecode = False
 
 import pytest
-import sqlalchemy as sa
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
 # The GUI tests read the English texts, whatever the language of the machine (a test that wants
@@ -29,8 +29,12 @@ os.environ["WORKBENCH_LANG"] = "en"
 # behind by a test (tests/test_command_server.py turns it on for its own).
 os.environ["WORKBENCH_COMMAND_SERVER"] = "off"
 
-from tests import servers, support
+from tests import servers
 from tests.helpers import rewrite_ahead
+
+if TYPE_CHECKING:
+    from tests import support
+    from tests.pooled import PooledEnv
 
 
 def _one_preferred_tls_context() -> None:
@@ -98,6 +102,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.servers)
 
 
+def pytest_collection_finish() -> None:
+    """What collection made (the imported modules: workbench, SQLAlchemy, PySide6, the test modules and their
+    parameters) frozen out of the garbage collector's reach: it lives until the process ends anyway, and each
+    full collection during the tests walked all of it again (the command tests' in-process runs start one every
+    few commands)."""
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before a test's fixtures are set up: a test without the `servers` marker may not start a server."""
@@ -117,8 +130,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish() -> None:
-    """The session's SQLite templates and demo removed (the servers' go with the servers)."""
-    support.remove_templates()
+    """The session's SQLite templates and demo removed (the servers' go with the servers): made by tests.support,
+    which a run that never imported it made none of."""
+    support = sys.modules.get("tests.support")
+    if support is not None:
+        support.remove_templates()
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -193,48 +209,11 @@ def pgbouncer(pg_server: servers.Server) -> Iterator[servers.PgBouncer]:
     bouncer.stop()
 
 
-class PooledEnv(support.Env):
-    """A fresh PostgreSQL database reached through PgBouncer in transaction pooling, with
-    `[database] pooler = "transaction"` in every config it writes; `direct_url` bypasses the pooler.
-    Its `backend` is "postgresql": a test treats it as PostgreSQL everywhere."""
-
-    pooler = "transaction"  # in every config it writes (config_text)
-    demo_by_method = True  # init makes the claim method's function in the database (Workbench._prepare_claims)
-
-    def __init__(
-        self, bouncer: servers.PgBouncer, database: str, tmp: Path, method: str = "native", templates: bool = True
-    ) -> None:
-        # On the server behind the pooler, env.demo() copies a template database (support.Env.copy_template).
-        super().__init__("postgresql", method, bouncer.url(database), tmp, bouncer.server if templates else None)
-        self.bouncer, self.database = bouncer, database
-        self.direct_url = bouncer.server.url(database)
-        self.engine.dispose()
-        self.engine = sa.create_engine(self.direct_url)  # the test's own look at the data
-
-    def config_text(self, text: str) -> str:
-        return super().config_text(text).replace("[database]\n", f'[database]\npooler = "{self.pooler}"\n', 1)
-
-    def template_env(self, database: str, tmp: Path) -> PooledEnv:
-        """A template is built through the pooler, as the test would have built its database."""
-        return PooledEnv(self.bouncer, database, tmp, self.method, templates=False)
-
-    def copy_template(self, *args: Any, **kwargs: Any) -> bool:
-        """As support.Env's; a copy's pool then holds its sessions, as the pooled build left them (the test
-        meets transactions lent in turn on several sessions, not all on one)."""
-        copied = super().copy_template(*args, **kwargs)
-        if copied:
-            self.bouncer.fill(self.database)
-        return copied
-
-    def let_go(self, database: str) -> None:
-        """The pooler closes its sessions on the template (KILL: and opens none again, for the pool is
-        paused until a RESUME that never comes), for a database with sessions cannot be copied."""
-        self.bouncer.console(f"KILL {database}")
-
-
 @pytest.fixture
 def pooled_env(pgbouncer: servers.PgBouncer, tmp_path: Path) -> Iterator[PooledEnv]:
     """A fresh database used through PgBouncer (pool_mode = transaction) with the pooler setting."""
+    from tests.pooled import PooledEnv
+
     name = f"wbt_{uuid.uuid4().hex[:12]}"
     pgbouncer.server.create_database(name)
     environment = PooledEnv(pgbouncer, name, tmp_path)
@@ -298,6 +277,11 @@ def method(request: pytest.FixtureRequest) -> str:
 
 
 def _env(request: pytest.FixtureRequest, backend: str, method: str, url: str, tmp: Path) -> support.Env:
+    import sqlalchemy as sa
+
+    from tests import support
+    from tests.pooled import PooledEnv
+
     if backend == POOLED:
         return PooledEnv(request.getfixturevalue("pgbouncer"), str(sa.make_url(url).database), tmp, method)
     # env.demo() copies a template database (support.Env.copy_template): on a server, or a file on SQLite.

@@ -87,7 +87,7 @@ def age_audit(wb: service.Workbench, queue: str, key: Any, seconds: int) -> None
 class Env:
     """One fresh database plus the claim method under test. `backend` is the kind of database
     ("postgresql", "mariadb", "mariadb-odbc", "sqlite"); `pooler` what stands between (the config's
-    `[database] pooler`: tests/conftest.PooledEnv goes through PgBouncer)."""
+    `[database] pooler`: tests/pooled.PooledEnv goes through PgBouncer)."""
 
     pooler = "none"
     # Whether the demo this env builds depends on its claim method. Not here: the claim method is read at the
@@ -273,7 +273,7 @@ class Env:
 
     def let_go(self, database: str) -> None:
         """After a template's build on `database`: what holds a session on it besides the build's own
-        engine lets it go (tests/conftest.PooledEnv: the pooler)."""
+        engine lets it go (tests/pooled.PooledEnv: the pooler)."""
 
     def demo_config_file(self) -> Path:
         return self.write_config(demo.config_text("{url}"))

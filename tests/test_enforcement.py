@@ -3,12 +3,17 @@ every operation: PostgreSQL under `workbench grants`, where the trusted claim an
 
 from __future__ import annotations
 
+import gc
+import weakref
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from tests import support
 from tests.test_permissions import Pg, pg  # noqa: F401  (the fixture: a demo database under `grants`)
-from workbench.db import enforcement
+from workbench.config import loader
+from workbench.db import enforcement, service
 
 
 def test_the_trusted_functions_are_asked_about_once_per_queue_however_many_operations(pg: Pg) -> None:
@@ -34,3 +39,16 @@ def test_the_trusted_functions_are_asked_about_once_per_queue_however_many_opera
     assert [type(way).__name__ for way in work.writer.ways] == ["TrustedComplete", "OneStatement", "TwoSteps"]
     assert work.enforcement is enforcement.of(wb.db, work.q, wb.config.database.workbench_schema)
     assert work.enforcement.trusted_next() == "ann" and work.enforcement.trusted_complete() == "ann"
+
+
+def test_a_closed_database_goes_with_its_queues_enforcement(tmp_path: Path) -> None:
+    """The Enforcement kept for a queue lives as long as its database, no longer: a process that opens
+    databases one after the other (a window switching profiles, the tests' commands) keeps none of the
+    closed ones, their engines and tables."""
+    with service.Workbench.open(loader.load(support.sqlite_demo(tmp_path / "demo"))) as wb:
+        work = wb.queue("cases")
+        assert work.enforcement is enforcement.of(wb.db, work.q, wb.config.database.workbench_schema)
+        gone = [weakref.ref(wb.db), weakref.ref(work.enforcement), weakref.ref(work.q)]
+    del wb, work
+    gc.collect()
+    assert [ref() for ref in gone] == [None, None, None]

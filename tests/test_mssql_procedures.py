@@ -97,6 +97,7 @@ class _Database:
         self.engine = sa.create_engine("mssql+pyodbc://u@h/db?driver=FreeTDS")  # never connects
         self.backend = mssql_sql.backends.for_dialect("mssql")
         self.held = types.SimpleNamespace(batches=False)
+        self.kept: dict[str, Any] = {}
 
     def read(self, fn: Callable[[Any], Any]) -> Any:
         return fn(self.server)

@@ -1,5 +1,5 @@
 """The contract suite runs on one more backend: PostgreSQL through PgBouncer in transaction pooling
-(tests/conftest.PooledEnv, `[database] pooler = "transaction"` in every config it writes). Every
+(tests/pooled.PooledEnv, `[database] pooler = "transaction"` in every config it writes). Every
 workbench call goes through the pooler; the test's own look at the data (env.engine) goes direct."""
 
 from __future__ import annotations

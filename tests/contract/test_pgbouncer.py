@@ -22,7 +22,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests import servers, support
-from tests.conftest import PooledEnv
+from tests.pooled import PooledEnv
 from workbench import demo
 from workbench.core import errors
 from workbench.db.supervision import Supervision

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PooledEnv
 from tests.gui import test_change_feed, test_operator, test_supervisor
+from tests.pooled import PooledEnv
 from workbench.config import model, profiles
 from workbench.gui import app as gui_app
 from workbench.gui import connect_dialog

@@ -17,9 +17,9 @@ import pytest
 import sqlalchemy as sa
 from PySide6.QtCore import QTimer
 
-from tests.conftest import PooledEnv
 from tests.gui.test_change_feed import FEED, SOON_MS, _claim, _supervisor
 from tests.gui.test_supervisor import board_keys, refreshed
+from tests.pooled import PooledEnv
 from tests.test_relay import RelayThread, relays  # noqa: F401  (the fixture: relays stopped at the end)
 from workbench.db import service
 from workbench.gui import app as gui_app

@@ -129,6 +129,10 @@ class Database:
         self._interrupted = 0
         self._server: Any = None  # the server address the last new connection reached
         self._joined = threading.local()  # .conn: the read transaction one_read() opened on this thread
+        # What other modules keep for this database (each queue's Enforcement, SQL Server's procedures),
+        # under their module's name: it lives as long as this Database, no longer. (A module-level
+        # WeakKeyDictionary cannot do that: its values refer to the Database, so no key ever died.)
+        self.kept: dict[str, Any] = {}
         self._watch(engine)
 
     @property

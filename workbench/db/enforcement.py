@@ -30,7 +30,6 @@ import datetime as dt
 import enum
 import threading
 import typing
-import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -98,7 +97,6 @@ OWN = Own.STATEMENTS
 
 # How a queue's procedures are found on a database (db/procedures.py's `of`, which builds on this module).
 ProceduresOf = Callable[[connect.Database, mapping.BoundQueue, "str | None"], "Calls | None"]
-_known: weakref.WeakKeyDictionary[connect.Database, dict[int, Enforcement]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
 
 
@@ -108,7 +106,7 @@ def of(
     """`q`'s Enforcement on `db`: the one the service bound it with (made here for a queue bound by hand).
     `procedures`: how SQL Server's procedures are found (db/procedures.py's `of`), from whoever binds."""
     with _known_lock:
-        per_db = _known.setdefault(db, {})
+        per_db: dict[int, Enforcement] = db.kept.setdefault(__name__, {})
         found = per_db.get(id(q))
         if found is None or found.q is not q:
             found = per_db[id(q)] = Enforcement(db, q, schema, procedures)

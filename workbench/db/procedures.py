@@ -19,7 +19,6 @@ import re
 import threading
 import time
 import typing
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,7 +47,6 @@ _TYPES: Mapping[str, sa.types.TypeEngine[Any]] = {
     "p_changes": sa.UnicodeText(),
 }
 RECHECK_SECONDS = 60.0
-_known: weakref.WeakKeyDictionary[connect.Database, dict[int, Procedures]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
 Revoked = enforcement.ProceduresRevoked  # the claim and the guarded writes, below this module, catch it there
 
@@ -58,7 +56,7 @@ def of(db: connect.Database, q: mapping.BoundQueue, schema: str | None) -> Proce
     if not (q.shape.all_in_row and q.shape.token_in_row):
         return None  # the script covers these shapes only (mssql_script.script)
     with _known_lock:
-        per_db = _known.setdefault(db, {})
+        per_db: dict[int, Procedures] = db.kept.setdefault(__name__, {})
         found = per_db.get(id(q))
         if found is None or found.q is not q:
             found = per_db[id(q)] = Procedures(db, q, schema or "dbo")
