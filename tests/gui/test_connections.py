@@ -8,6 +8,7 @@ from typing import Any
 
 import keyring
 import pytest
+import shiboken6
 from keyring.backends import fail
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -378,6 +379,8 @@ def test_switching_profiles_keeps_the_held_item(
     action.trigger()
     second = the.window
     assert second is not first and the.target.profile.name == "B" and not first.isVisible()
+    # Deleted, not only hidden: a window left behind by every switch would pile up for the day.
+    qtbot.waitUntil(lambda: not shiboken6.isValid(first), timeout=5000)
     with qtbot.waitSignal(second.session.ready, timeout=20_000):
         pass
     assert door.engine(second.session.wb).engine.url.database.startswith(
@@ -494,6 +497,7 @@ def test_the_supervisor_console_opens_from_the_connection_menu(
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     assert the.switch("B")
     assert the.console is None and not console.isVisible()  # it read the database that was closed
+    qtbot.waitUntil(lambda: not shiboken6.isValid(console), timeout=5000)
 
 
 def test_supervisor_only_opens_the_console(qtbot: Any, make_launcher: Any, tmp_path: Path) -> None:

@@ -684,6 +684,31 @@ def test_closing_asks_about_a_touched_item(qtbot: Any, open_window: Any, demo_co
     assert window.session.journal.load(window.session.database, "cases", key) is None
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_window_deleted_while_its_quit_guard_decides_raises_nothing(
+    qtbot: Any, demo_config: Any, tmp_path: Any
+) -> None:
+    from PySide6.QtCore import QEvent
+
+    from workbench.gui import app as gui_app
+
+    gui_app.application()
+    window = gui_app.build_window(demo_config, "alice", settings=dataclasses.replace(FAST), home=tmp_path / "home")
+    window.show()
+    with qtbot.waitSignal(window.session.ready, timeout=20_000):
+        window.session.start()
+    _claim(qtbot, window)
+    window.form.field("resolution").setPlainText("Half done")
+    wb = window.session.wb
+    qtbot.waitUntil(lambda: not window.session.dispatcher.busy, timeout=10_000)
+    window.close()  # nothing in flight: the guard's decision is queued at once
+    assert window.quit_guard.state == "settling"
+    window.deleteLater()  # as a launcher or a test deletes a window it is done with
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qtbot.wait(50)  # the decision's turn: pytest-qt fails the test on an exception raised in it
+    wb.close()
+
+
 @pytest.mark.parametrize("backend", ["postgresql"])
 def test_closing_on_a_frozen_database_is_bounded(
     qtbot: Any, open_window: Any, demo_config: Any, pg_server: Any
