@@ -13,7 +13,7 @@ from keyring.backends import fail
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from tests import servers
+from tests import servers, support
 from tests.gui.conftest import on_dialog
 from tests.helpers.memkeyring import MemoryKeyring
 from workbench import demo, logs
@@ -37,7 +37,7 @@ def fill(dialog: connect_dialog.ConnectionDialog, **values: Any) -> None:
 
 
 def demo_files(tmp_path: Path, name: str = "demo") -> tuple[Path, Path]:
-    config = demo.create(tmp_path / name)
+    config = support.sqlite_demo(tmp_path / name)  # a copy of the demo this process built once
     return config.parent / demo.DB_NAME, config
 
 
@@ -241,8 +241,6 @@ def test_a_wrong_password_is_said_in_german_in_plain_words(qtbot: Any, pg_server
 def test_wrong_password_is_asked_again_then_remembered_and_never_written(
     qtbot: Any, make_launcher: Any, pg_server: Any, database_url: str, tmp_path: Path, memory_keyring: MemoryKeyring
 ) -> None:
-    from tests import support
-
     user, password = pg_server.password_login()
     env = support.Env("postgresql", "native", database_url, tmp_path)
     env.demo(case_rows=10, import_rows=5)
