@@ -8,11 +8,12 @@ from typing import Any
 
 import keyring
 import pytest
+import shiboken6
 from keyring.backends import fail
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from tests import servers
+from tests import servers, support
 from tests.gui.conftest import on_dialog
 from tests.helpers.memkeyring import MemoryKeyring
 from workbench import demo, logs
@@ -36,7 +37,7 @@ def fill(dialog: connect_dialog.ConnectionDialog, **values: Any) -> None:
 
 
 def demo_files(tmp_path: Path, name: str = "demo") -> tuple[Path, Path]:
-    config = demo.create(tmp_path / name)
+    config = support.sqlite_demo(tmp_path / name)  # a copy of the demo this process built once
     return config.parent / demo.DB_NAME, config
 
 
@@ -240,8 +241,6 @@ def test_a_wrong_password_is_said_in_german_in_plain_words(qtbot: Any, pg_server
 def test_wrong_password_is_asked_again_then_remembered_and_never_written(
     qtbot: Any, make_launcher: Any, pg_server: Any, database_url: str, tmp_path: Path, memory_keyring: MemoryKeyring
 ) -> None:
-    from tests import support
-
     user, password = pg_server.password_login()
     env = support.Env("postgresql", "native", database_url, tmp_path)
     env.demo(case_rows=10, import_rows=5)
@@ -378,6 +377,8 @@ def test_switching_profiles_keeps_the_held_item(
     action.trigger()
     second = the.window
     assert second is not first and the.target.profile.name == "B" and not first.isVisible()
+    # Deleted, not only hidden: a window left behind by every switch would pile up for the day.
+    qtbot.waitUntil(lambda: not shiboken6.isValid(first), timeout=5000)
     with qtbot.waitSignal(second.session.ready, timeout=20_000):
         pass
     assert door.engine(second.session.wb).engine.url.database.startswith(
@@ -494,6 +495,7 @@ def test_the_supervisor_console_opens_from_the_connection_menu(
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     assert the.switch("B")
     assert the.console is None and not console.isVisible()  # it read the database that was closed
+    qtbot.waitUntil(lambda: not shiboken6.isValid(console), timeout=5000)
 
 
 def test_supervisor_only_opens_the_console(qtbot: Any, make_launcher: Any, tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ import sqlalchemy as sa
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPlainTextEdit
 
+from tests import support
 from tests.gui.conftest import with_queue
-from workbench import demo, fieldspec
+from workbench import fieldspec
 from workbench.config import loader, model
 from workbench.db.supervision import Supervision
 from workbench.services import door
@@ -23,7 +24,7 @@ DEMO_REVIEW = {"percent": 100, "first_items": 0}
 
 def _demo(tmp_path: Path) -> model.Config:
     """The SQLite demo with every verified import line chosen for review."""
-    config = loader.load(demo.create(tmp_path / "demo"))
+    config = loader.load(support.sqlite_demo(tmp_path / "demo"))
     review = config.queues["imports"].review
     assert review is not None
     config = with_queue(config, "imports", review=dataclasses.replace(review, **DEMO_REVIEW))

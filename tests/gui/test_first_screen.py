@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from tests import support
 from tests.gui.conftest import FAST
-from workbench import demo
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,7 +82,7 @@ FIRST_SCREEN = textwrap.dedent(
 
 
 def test_the_window_paints_before_the_engine_is_loaded_and_opens_it_off_the_gui_thread(tmp_path: Path) -> None:
-    config = demo.create(tmp_path / "demo")
+    config = support.sqlite_demo(tmp_path / "demo")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", LANGUAGE="en")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     proc = subprocess.run(
@@ -205,7 +205,7 @@ FIRST_SCREEN_IMPORTS = frozenset(
 
 
 def test_the_workbench_command_paints_its_window_before_it_connects(tmp_path: Path) -> None:
-    config = demo.create(tmp_path / "demo")
+    config = support.sqlite_demo(tmp_path / "demo")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8", LANGUAGE="en")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.update(WORKBENCH_HOME=str(tmp_path / "home"), WORKBENCH_READY_FILE=str(tmp_path / "ready"))

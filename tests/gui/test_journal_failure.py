@@ -17,9 +17,9 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
+from tests import support
 from tests.gui.conftest import close_window, on_dialog, row
 from tests.gui.test_operator import _claim, _type
-from workbench import demo
 from workbench.gui import main_window
 from workbench.journal import Journal
 
@@ -123,7 +123,7 @@ def test_unwritable_data_directory_opens_the_window_with_the_warning(
 def test_start_up_with_an_unwritable_data_directory_prints_no_traceback(tmp_path: Path) -> None:
     # The real program, as a user starts it: WORKBENCH_HOME lies under a file, so neither the
     # journal nor the log file can be created; the window must come up all the same.
-    config = demo.create(tmp_path / "demo")
+    config = support.sqlite_demo(tmp_path / "demo")
     blocker = tmp_path / "blocker"
     blocker.write_text("")
     shot = tmp_path / "shot.png"

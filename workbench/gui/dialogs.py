@@ -44,6 +44,16 @@ RELEASE_REASONS = (
 )
 
 
+def ask(dialog: QDialog) -> int:
+    """`dialog.exec()` for a dialog made for one question, deleted once the caller has read its answer (when
+    the event loop next runs): made with the window as its parent, it stayed as the window's hidden child for
+    the rest of the day otherwise, one more for every Release, Defer or Pick."""
+    try:
+        return dialog.exec()
+    finally:
+        dialog.deleteLater()
+
+
 class NoteEdit(QPlainTextEdit):
     """A note's box: Ctrl+Return (or Ctrl+Enter) here sends the note (`submitted`): beside the form it
     adds the note, where everywhere else in the window it completes the item (a typed note must not be

@@ -197,7 +197,8 @@ class Launcher(QObject):
                 self._close_console()  # it reads through the database being closed
             old.quit_guard.let_go()  # the user agreed in _may_leave: a held item stays held
             old.close()
-            _dispose(old)
+            if _dispose(old):
+                old.deleteLater()  # else each switch leaves a hidden window; one with a stuck call stays
 
     def shutdown(self) -> bool:
         """Close everything; False if a database call is still stuck (a dead server) after a bounded wait."""
@@ -205,6 +206,8 @@ class Launcher(QObject):
         finished = True
         if self.window is not None:
             finished = _dispose(self.window)
+            if finished:
+                self.window.deleteLater()
             self.window = None
         return finished
 
@@ -271,7 +274,8 @@ class Launcher(QObject):
     def _close_console(self) -> None:
         if self.console is not None:
             self.console.close()
-            self.console.dispatcher.wait(5000)
+            if self.console.dispatcher.wait(5000):
+                self.console.deleteLater()  # deleting it with a call stuck would wait for the call
             self.console = None
 
     @Slot(str)

@@ -385,6 +385,7 @@ class MainWindow(QMainWindow):
             self,
         )
         box.setObjectName("language_notice")
+        box.finished.connect(box.deleteLater)
         box.open()
 
     def _connect(self) -> None:
@@ -637,7 +638,7 @@ class MainWindow(QMainWindow):
                 self,
                 note=note,
             )
-            if not dialog.exec():
+            if not dialogs.ask(dialog):
                 return
             note = dialog.text()
         self._set_busy_item(True)
@@ -658,7 +659,7 @@ class MainWindow(QMainWindow):
             reasons=reasons,
             note=self.item_log.pending(),
         )
-        if dialog.exec():
+        if dialogs.ask(dialog):
             self.session.release(dialog.text(), dialog.note())
 
     @Slot()
@@ -674,7 +675,7 @@ class MainWindow(QMainWindow):
             note_required=self.session.needs_note("defer"),
             note=self.item_log.pending(),
         )
-        if dialog.exec():
+        if dialogs.ask(dialog):
             self.session.defer(dialog.when(), dialog.text(), dialog.note())
 
     @Slot()
@@ -692,7 +693,7 @@ class MainWindow(QMainWindow):
             label=self.tr("&Reason:"),
             name="escalate_dialog",
         )
-        if dialog.exec():
+        if dialogs.ask(dialog):
             self.session.escalate(dialog.text())
 
     @Slot()
@@ -735,7 +736,7 @@ class MainWindow(QMainWindow):
 
         labels = [o.label for o in self._queue_config().outcomes]
         dialog = shortcuts_dialog.ShortcutsDialog(self.keymap, labels, self, reserved=self.reserved_keys())
-        if dialog.exec() == QDialog.DialogCode.Accepted:
+        if dialogs.ask(dialog) == QDialog.DialogCode.Accepted:
             self.keymap = dialog.keymap()
             self.keymap.save(self.settings)
             self._apply_keymap()
@@ -869,6 +870,7 @@ class MainWindow(QMainWindow):
             for signal in news:
                 signal.disconnect(follow)
         clicked = box.clickedButton()
+        box.deleteLater()  # asked once (dialogs.ask)
         if clicked is keep:
             then()
         elif save is not None and clicked is save:
@@ -1226,7 +1228,7 @@ class MainWindow(QMainWindow):
                 return self.tr("{0} by {1} at {2}").format(what, who, when)
             return self.tr("{0} at {1}").format(what, when)
 
-        dialogs.EscalationsDialog(rows, describe, self).exec()
+        dialogs.ask(dialogs.EscalationsDialog(rows, describe, self))
 
     @Slot()
     def _on_escalated(self) -> None:
@@ -1472,7 +1474,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_open_items(self, found: Any) -> None:
         dialog = dialogs.PickDialog(found, self)
-        if dialog.exec() and dialog.chosen() is not None:
+        if dialogs.ask(dialog) and dialog.chosen() is not None:
             chosen = dialog.chosen()
             cur = self.session.current
             if cur is not None and (cur.queue, cur.lock.key) == (self.session.queue_name, chosen):

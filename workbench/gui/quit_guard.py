@@ -77,7 +77,7 @@ class QuitGuard(QObject):
         self.state, self._timed_out = "settling", False
         self._deadline.start()
         if not dispatcher.busy:
-            QTimer.singleShot(0, self._decide)
+            QTimer.singleShot(0, self, self._decide)  # dropped if the window is deleted first
         return False
 
     def touched(self) -> bool:
@@ -88,7 +88,7 @@ class QuitGuard(QObject):
         if self.state == "settling" and not busy:
             # Queued: the dispatcher says "not busy" just before it hands over the result, so
             # the claim this waited for is on the form only after this event.
-            QTimer.singleShot(0, self._decide)
+            QTimer.singleShot(0, self, self._decide)  # dropped if the window is deleted first
 
     def _decide(self) -> None:
         if self.state != "settling":
