@@ -125,8 +125,8 @@ def test_the_claim_reads_expired_then_free_tickets_and_inserts_under_a_key_range
     )
     assert recheck == (
         "SELECT vendor.vendor_tickets.ticket_id FROM vendor.vendor_tickets WHERE "
-        "vendor.vendor_tickets.ticket_id = :ticket_id_1 AND vendor.vendor_tickets.state = 'open'"
-    )
+        "vendor.vendor_tickets.ticket_id = :wb_key AND vendor.vendor_tickets.state = 'open'"
+    )  # built once per queue (LockTableClaim._still_waits): the key bound by name when it runs
     assert read_back.endswith(
         "WHERE vendor.vendor_tickets.ticket_id = :ticket_id_1 AND workbench_locks.token = :token_1"
     )
