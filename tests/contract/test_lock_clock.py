@@ -107,3 +107,24 @@ def test_attach_and_queues_warn_when_the_lock_times_run_on_another_clock(native_
     _old_program_locks(env, "SO-00003", "legacyapp", _wall("UTC") - dt.timedelta(minutes=47))
     code, out, err = support.run_cli(capsys, "--config", config, "--json", "queues")
     assert code == 0 and out["warnings"] == []
+
+
+@pytest.mark.parametrize("backend", THREE)
+def test_an_old_lock_left_in_the_row_is_no_clock_problem(native_env: support.Env, capsys: Any) -> None:
+    """Locks stay in the row until a claim or sweep takes them, and one in about seven is a whole number
+    of quarter-hours old: neither workbench's own (it writes the queue's clock) nor a 30-minute-old one
+    (no zone is 30 minutes behind UTC) says that another program writes local time."""
+    env = native_env
+    test_shapes._legacy(env)
+    config = env.write_config(test_shapes.LEGACY_CONFIG)  # utc, the default
+    wb = env.open(env.load(test_shapes.LEGACY_CONFIG))
+    mine = wb.queue("orders").claim_next("alice")[0].lock
+    env.age_lock(wb, "orders", mine.key, 60 * 60)  # claimed an hour ago, never released: a zone's lag too
+    other = "SO-00004" if mine.key == "SO-00003" else "SO-00003"
+    _old_program_locks(env, other, "legacyapp", _wall("UTC") - dt.timedelta(minutes=30))
+    code, out, _ = support.run_cli(capsys, "--config", config, "--json", "queues")
+    assert code == 0 and out["warnings"] == []
+    # The same lock written by another program an hour behind is said (Atlantic/Azores, Cape Verde).
+    _old_program_locks(env, other, "legacyapp", _wall("UTC") - dt.timedelta(hours=1))
+    code, out, _ = support.run_cli(capsys, "--config", config, "--json", "queues")
+    assert code == 0 and len(out["warnings"]) == 1 and "1 h 00 min behind the queue's lock clock" in out["warnings"][0]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import io
 import re
+import zoneinfo
 from typing import Any
 
 import sqlalchemy as sa
@@ -13,7 +15,7 @@ from sqlalchemy.schema import CreateIndex
 
 from workbench.config import model
 from workbench.core import errors
-from workbench.db import backends, dberrors, filters, lookups, mapping, values
+from workbench.db import audit, backends, clock, dberrors, filters, lookups, mapping, values
 from workbench.db.backends.indexes import column_name
 from workbench.db.binding import binder as binding
 from workbench.db.binding import reflector
@@ -349,30 +351,37 @@ CLOCK_TOLERANCE = dt.timedelta(minutes=1)
 _QUARTER = 15 * 60  # time zones are whole quarter-hours from UTC (and from each other)
 
 
-def clock_warning(conn: sa.Connection, q: mapping.BoundQueue) -> str | None:
+def clock_warning(conn: sa.Connection, q: mapping.BoundQueue, trail: audit.AuditTrail | None = None) -> str | None:
     """What the lock times already in the row say about the clock another program writes: a held lock
     time ahead of the queue's lock clock (`lock.clock`) by more than a minute, or one of the newest
-    held ones behind it by a whole number of quarter-hours, give or take a minute (a time zone's
-    offset rather than an old lock). None when they agree, nothing is locked, or the times are
-    absolute (a time-zone-aware column). A hint, not a proof: it ends in a question."""
+    held ones behind it by what a time zone's wall time is behind that clock now, give or take a
+    minute. Locks the audit trail (`trail`) says workbench took are left out: workbench writes the
+    queue's clock, so one of them behind it is only old. None when they agree, nothing is locked,
+    or the times are absolute (a time-zone-aware column). A hint, not a proof: it ends in a question."""
     if q.shape.separate_locks or q.aware:
         return None  # workbench's own lock table, or times that carry their offset
-    now = _naive(conn.execute(sa.select(sa.type_coerce(q.now(), sa.DateTime()))).scalar())
-    newest = conn.execute(
-        sa.select(q.time).where(q.user.is_not(None), q.time.is_not(None)).order_by(q.time.desc()).limit(20)
-    ).scalars()
-    times = [t for t in (_naive(value) for value in newest) if t is not None]
-    if now is None or not times:
+    as_naive = sa.DateTime()
+    stamps = sa.select(sa.type_coerce(q.now(), as_naive), sa.type_coerce(clock.db_now(), as_naive))
+    now, utc = (_naive(value) for value in conn.execute(stamps).one())
+    held = conn.execute(
+        sa.select(q.key, q.user, q.time)
+        .where(q.user.is_not(None), q.time.is_not(None))
+        .order_by(q.time.desc())
+        .limit(20)
+    ).all()
+    ours = trail.holders(conn, [str(k) for k, _, _ in held], q.backend.keys_per_statement) if trail and held else {}
+    times = [t for key, user, value in held if ours.get(str(key)) != user and (t := _naive(value)) is not None]
+    if now is None or utc is None or not times:
         return None
     tolerance = CLOCK_TOLERANCE.total_seconds()
+    lags = _zone_lags(now - utc)
     how = None
     for time in times:
         off = (time - now).total_seconds()
-        quarters = round(off / _QUARTER)
         if off > tolerance:
             how, shown = f"{_span(off)} ahead of", time
             break
-        if quarters and abs(off - quarters * _QUARTER) <= tolerance and abs(quarters) <= 56:
+        if any(abs(-off - lag) <= tolerance for lag in lags):
             how, shown = f"{_span(-off)} behind", time
             break
     if how is None:
@@ -383,6 +392,28 @@ def clock_warning(conn: sa.Connection, q: mapping.BoundQueue) -> str | None:
         "local time? Every program on the lock columns must write the same clock and keep the same "
         "maximum age: set lock.clock to `utc`, `local` or the zone it writes (e.g. `Europe/Berlin`)"
     )
+
+
+def _zone_lags(clock_ahead: dt.timedelta) -> set[int]:
+    """How many seconds some time zone's wall time is behind the lock clock now (which is
+    `clock_ahead` ahead of UTC): only those, not every quarter-hour, since an old lock is a whole
+    number of quarter-hours old one time in about seven and no zone is 30 minutes behind UTC.
+    Without time zone data (Windows without the tzdata package): every quarter-hour up to 14 hours."""
+    own = round(clock_ahead.total_seconds() / _QUARTER) * _QUARTER
+    offsets = _zone_offsets(dt.datetime.now(dt.UTC).replace(minute=0, second=0, microsecond=0))
+    lags = {own - offset for offset in offsets} if offsets else {n * _QUARTER for n in range(1, 57)}
+    return {lag for lag in lags if lag > 0}
+
+
+@functools.lru_cache(maxsize=4)
+def _zone_offsets(hour: dt.datetime) -> frozenset[int]:
+    """The UTC offsets (seconds) the time zones have in `hour`; worked out once an hour."""
+    found = set()
+    for name in zoneinfo.available_timezones():
+        offset = hour.astimezone(zoneinfo.ZoneInfo(name)).utcoffset()
+        if offset is not None:
+            found.add(int(offset.total_seconds()))
+    return frozenset(found)
 
 
 def _naive(value: Any) -> dt.datetime | None:

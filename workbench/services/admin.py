@@ -97,12 +97,12 @@ def attach(opened: Workbench, queue: str, *, apply: bool) -> Attached:
 
 def clock_warnings(opened: Workbench, queues: list[str] | None = None) -> list[str]:
     """For `queues` (all): where the lock times already in a table disagree with the queue's lock
-    clock by more than a minute (another program writing local time; attach.clock_warning)."""
+    clock (another program writing local time; attach.clock_warning), workbench's own locks left out."""
     wb = door.engine(opened)
     names = list(wb.config.queues) if queues is None else queues
-    bound = [wb.queue(name).q for name in names]
+    works = [wb.queue(name) for name in names]
     with dberrors.translated(), wb.engine.connect() as conn:
-        found = [attach_mod.clock_warning(conn, q) for q in bound]
+        found = [attach_mod.clock_warning(conn, work.q, work.trail) for work in works]
     return [warning for warning in found if warning]
 
 
