@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import gc
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from workbench.db import audit as audit_mod
 from workbench.db import clock, service
 from workbench.db.supervision import Supervision
 from workbench.gui import app as gui_app
-from workbench.gui import board_model, supervisor, theme
+from workbench.gui import board_model, supervisor, supervisor_dialogs, theme
 from workbench.services import door
 
 
@@ -212,8 +213,10 @@ def test_force_release_needs_a_reason_and_tells_the_holder(
     select(window, [held, other[0]])
     assert window.force_button.isEnabled() and window.reassign_button.isEnabled()  # both take several
     tried: list[str] = []
+    kept: list[Any] = []  # the dialog's wrapper, held as a callback or a traceback may hold it
 
     def act(dialog: Any) -> None:
+        kept.append(dialog)
         dialog.confirm.click()  # no reason yet: refused, the dialog stays
         tried.append(dialog.findChild(type(dialog.problem), "dialog_problem").text())
         dialog.reason_box.setCurrentText("Customer escalated")
@@ -228,6 +231,8 @@ def test_force_release_needs_a_reason_and_tells_the_holder(
     window.force_release()
     qtbot.waitUntil(lambda: "Refreshed" in window.status.text(), timeout=20_000)
     assert "released" in window.status.text()  # the report stays in front of the refresh it triggered
+    # Answered, the dialog goes, held or not: one per action stayed as the console's hidden child for the day.
+    qtbot.waitUntil(lambda: not window.findChildren(supervisor_dialogs.ForceReleaseDialog), timeout=5000)
     qtbot.waitUntil(lambda: window.model.rowCount() == 0, timeout=20_000)
     assert "Give a reason" in tried[0]
     assert door.engine(window.wb).queue("cases").locks() == []
@@ -250,11 +255,13 @@ def test_reassign_moves_the_lock(qtbot: Any, console: Any) -> None:
     def act(dialog: Any) -> None:
         assert [dialog.user_box.itemText(i) for i in range(dialog.user_box.count())] == ["bob"]
         said.append(dialog.message.text())
+        kept.append(dialog)  # its wrapper held: answered, it goes all the same
         dialog.user_box.setCurrentText("bob")
         dialog.reason_box.setCurrentText("Shift ended")
         dialog.confirm.click()
 
     said: list[str] = []
+    kept: list[Any] = []
     seen = on_dialog(qtbot, "reassign_dialog", act)
     window.reassign()
     qtbot.waitUntil(lambda: any(r.key == key and r.owner == "bob" for r in window.model.rows), timeout=20_000)
@@ -262,6 +269,7 @@ def test_reassign_moves_the_lock(qtbot: Any, console: Any) -> None:
     assert said[0].startswith(f"Move Helpdesk cases {key} from ann"), said
     assert seen and [lock.key for lock in door.engine(window.wb).queue("cases").mine("bob")].count(key) == 1
     assert door.engine(window.wb).queue("cases").mine("ann") == []
+    qtbot.waitUntil(lambda: not window.findChildren(supervisor_dialogs.ReassignDialog), timeout=5000)  # answered: gone
 
 
 def test_move_starts_from_a_column_items_are_moved_by(qtbot: Any, console: Any) -> None:
@@ -295,6 +303,28 @@ def test_move_starts_from_a_column_items_are_moved_by(qtbot: Any, console: Any) 
     where, value, column, new = seen[0]
     assert (where, column, new) == ("category", "category", ""), seen
     assert value  # a category waiting items hold, the commonest
+    qtbot.waitUntil(lambda: not window.findChildren(supervisor_dialogs.MoveDialog), timeout=5000)  # cancelled: gone
+
+
+def test_move_cancelled_before_its_values_come_drops_them(
+    qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled before the values of its column have come, the Move dialog is deleted; the values arrive
+    after it and are dropped (filled into its deleted lists, they raised)."""
+    window = console("sup")
+    window.tabs.setCurrentIndex(1)
+    refreshed(qtbot, window)
+    row = next(r for r in range(window.health.rowCount()) if window.health.item(r, 0).text() == "Helpdesk cases")
+    window.health.selectRow(row)
+    gate = threading.Event()  # the values' read waits until the dialog is gone
+    read = window.service.waiting_values
+    monkeypatch.setattr(window.service, "waiting_values", lambda *args, **kw: (gate.wait(10), read(*args, **kw))[1])
+    seen = on_dialog(qtbot, "move_dialog", lambda dialog: dialog.reject())
+    window.move_button.click()
+    qtbot.waitUntil(lambda: bool(seen) and not window.findChildren(supervisor_dialogs.MoveDialog), timeout=10_000)
+    gate.set()
+    window.dispatcher.wait(10_000)
+    qtbot.wait(200)  # the values' answers reach the GUI thread: dropped, none raises
 
 
 def test_health_operators_history_and_export(
@@ -415,17 +445,22 @@ def test_operators_show_how_their_reviewed_work_fared(qtbot: Any, console: Any) 
     assert rows[("Import review", "carla")] == ("—", "—")  # the reviewing queue's own work is not reviewed
 
 
-def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.gui import supervisor_dialogs
-
+def test_reopen_from_the_item_history(qtbot: Any, console: Any) -> None:
     window = console()
     q = door.engine(window.wb).queue("cases")
     c = q.claim_next("ann")[0]
     q.complete("ann", c.lock.key, c.lock.token, "resolved", {})
     window.tabs.setCurrentIndex(3)
     window.history_key.setText(str(c.lock.key))
-    monkeypatch.setattr(supervisor_dialogs.ReopenDialog, "exec", lambda self: True)
-    monkeypatch.setattr(supervisor_dialogs.ReopenDialog, "reason", lambda self: "Completed by mistake")
+
+    kept: list[Any] = []
+
+    def act(dialog: Any) -> None:
+        kept.append(dialog)  # its wrapper held: answered, it goes all the same
+        dialog.reason_box.setCurrentText("Completed by mistake")
+        dialog.confirm.click()
+
+    on_dialog(qtbot, "reopen_dialog", act)
     window.reopen_button.click()
     # The confirmation stays in the status when the history's count arrives behind it.
     qtbot.waitUntil(lambda: "event(s)" in window.status.text() and window.history.rowCount() >= 3, timeout=10_000)
@@ -435,13 +470,12 @@ def test_reopen_from_the_item_history(qtbot: Any, console: Any, monkeypatch: pyt
     with door.engine(window.wb).engine.connect() as conn:
         status = conn.execute(sa.select(q.q.table.c.status).where(q.q.key == c.lock.key)).scalar()
     assert status == "open"
+    qtbot.waitUntil(lambda: not window.findChildren(supervisor_dialogs.ReopenDialog), timeout=5000)  # answered: gone
 
 
 def test_a_refused_reopen_says_why_with_the_queues_title(
     qtbot: Any, console: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workbench.gui import supervisor_dialogs
-
     window = console()
     key = door.engine(window.wb).queue("cases").open_items(1)[0]["case_id"]  # waiting: nothing to reopen
     window.tabs.setCurrentIndex(3)
@@ -600,8 +634,17 @@ def test_move_says_how_many_items_change_and_asks_first(
     window.tabs.setCurrentIndex(1)
     refreshed(qtbot, window)
     asked: list[str] = []
+    titles: list[str] = []
+    left: list[int] = []
     answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
-    monkeypatch.setattr(QMessageBox, "question", lambda *args, **kw: (asked.append(args[2]), answers.pop(0))[1])
+
+    def question(*args: Any, **_kw: Any) -> Any:
+        asked.append(args[2])
+        titles.append(args[1])
+        left.append(len(window.findChildren(supervisor_dialogs.MoveDialog)))  # answered: gone by the count
+        return answers.pop(0)
+
+    monkeypatch.setattr(QMessageBox, "question", question)
 
     def act(dialog: Any) -> None:
         dialog.where_column.setCurrentIndex(dialog.where_column.findData("category"))
@@ -616,13 +659,14 @@ def test_move_says_how_many_items_change_and_asks_first(
     window.move_button.click()
     qtbot.waitUntil(lambda: len(asked) == 1, timeout=20_000)
     assert f"{waiting} waiting item(s)" in asked[0] and target in asked[0]
+    assert titles == ["Move waiting items"] and left == [0]  # its title read before the dialog went
     with door.engine(window.wb).engine.connect() as conn:  # answered No: nothing changed
         still = conn.execute(sa.select(sa.func.count()).where(b.todo_clause(), b.table.c.category == category)).scalar()
     assert still == waiting
     on_dialog(qtbot, "move_dialog", act)
     window.move_button.click()
     qtbot.waitUntil(lambda: "moved" in window.status.text(), timeout=20_000)
-    assert len(asked) == 2
+    assert len(asked) == 2 and left == [0, 0]
     assert f"{waiting} waiting item(s) of Helpdesk cases moved." in window.status.text()
 
 

@@ -760,7 +760,7 @@ class SupervisorWindow(QMainWindow):
         if not rows:
             return
         dialog = supervisor_dialogs.ForceReleaseDialog(rows, self, self.titles)
-        if not dialog.exec():
+        if not dialogs.ask(dialog):
             return
         reason = dialog.reason()
         self._act(
@@ -783,7 +783,7 @@ class SupervisorWindow(QMainWindow):
             offered = {r.owner for r in self.model.rows} | set(known)
             holders = sorted(offered - (owners if len(owners) == 1 else set()))
             dialog = supervisor_dialogs.ReassignDialog(rows, holders, self, self.titles)
-            if not dialog.exec():
+            if not dialogs.ask(dialog):
                 return
             to_user, reason = dialog.to_user(), dialog.reason()
             moving = [r for r in rows if r.owner != to_user]  # those they hold already stay as they are
@@ -903,8 +903,12 @@ class SupervisorWindow(QMainWindow):
             )
             return
 
+        loads: list[int] = []  # the dialog's reads of a column's values, dropped once it is answered
+
         def load_values(column: str, done: Callable[[list[Any]], None]) -> None:
-            self.dispatcher.call(lambda: self.service.waiting_values(name, column), done, lambda _exc: done([]))
+            loads.append(
+                self.dispatcher.call(lambda: self.service.waiting_values(name, column), done, lambda _exc: done([]))
+            )
 
         def moved(keys: list[Any]) -> None:
             self._say(self.tr("%n waiting item(s) of {0} moved.", "", len(keys)).format(self.titles[name]))
@@ -915,21 +919,25 @@ class SupervisorWindow(QMainWindow):
 
         def ask(fields: list[Any]) -> None:
             dialog = supervisor_dialogs.MoveDialog(self.titles[name], fields, load_values, self)
-            if not dialog.exec():
+            answered = dialogs.ask(dialog)
+            for call in loads:  # values arriving after this would fill a deleted dialog's lists
+                self.dispatcher.cancel(call)
+            if not answered:
                 return
-            where, changes, reason = dialog.where(), dialog.changes(), dialog.reason()
+            # Read now: the dialog is deleted before the count below comes back.
+            where, changes, reason, title = dialog.where(), dialog.changes(), dialog.reason(), dialog.windowTitle()
             labels = {spec.name: spec.label for spec in fields}
 
             def confirm(count: int) -> None:
                 # How many change, said before they change (a move is not undone in one step).
                 if count == 0:
                     QMessageBox.information(
-                        self, dialog.windowTitle(), self.tr("No waiting item nobody holds matches: nothing to move.")
+                        self, title, self.tr("No waiting item nobody holds matches: nothing to move.")
                     )
                     return
                 change = ", ".join(f"{labels.get(c, c)} = {v or '—'}" for c, v in changes.items())
                 question = self.tr("Set {0} on %n waiting item(s) of {1}?", "", count).format(change, self.titles[name])
-                answer = QMessageBox.question(self, dialog.windowTitle(), question)
+                answer = QMessageBox.question(self, title, question)
                 if answer == QMessageBox.StandardButton.Yes:
                     self.dispatcher.call(lambda: self.service.move(name, changes, reason, where=where), moved, failed)
 
@@ -945,7 +953,7 @@ class SupervisorWindow(QMainWindow):
             self.status.setText(self.tr("Type the key of the item to reopen."))
             return
         dialog = supervisor_dialogs.ReopenDialog(self.titles[name], key, self)
-        if not dialog.exec():
+        if not dialogs.ask(dialog):
             return
         reason = dialog.reason()
 
