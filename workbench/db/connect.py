@@ -91,6 +91,14 @@ def _kept(backend: backends.Backend) -> dict[str, Any]:
     return {} if backend.is_file else {"pool_size": KEPT_CONNECTIONS, "max_overflow": POOL_CEILING - KEPT_CONNECTIONS}
 
 
+class Closed(errors.DatabaseUnavailable):
+    """A call on a Database after its close(): it opens no connection. A DatabaseUnavailable (nothing
+    was changed), so a late call of a window the launcher replaced is no failure shown to the user."""
+
+    def __init__(self, message: str = "this connection to the database was closed; nothing was sent") -> None:
+        super().__init__(message)
+
+
 odbc_option = odbc.odbc_option  # for callers that build ODBC URLs themselves (probe)
 
 
@@ -113,6 +121,18 @@ def _idle_ping(engine: sa.Engine) -> None:
             raise sa.exc.DisconnectionError("idle connection is gone")
 
 
+def _refuse(engine: sa.Engine) -> None:
+    """Close the engine's connections and give it a pool that opens none: SQLAlchemy's engine works after
+    dispose(), so every path to the server (wb.engine's own users too) would open a session nothing closes.
+    (Not a do_connect listener: a dialect event makes SQLAlchemy look for listeners around every statement.)"""
+
+    def refused() -> Any:
+        raise Closed
+
+    pool, engine.pool = engine.pool, sa.pool.NullPool(refused)
+    pool.dispose()
+
+
 class Database:
     """An engine plus the transaction helpers every operation uses."""
 
@@ -133,6 +153,7 @@ class Database:
         # under their module's name: it lives as long as this Database, no longer. (A module-level
         # WeakKeyDictionary cannot do that: its values refer to the Database, so no key ever died.)
         self.kept: dict[str, Any] = {}
+        self._closed = False  # dispose() was called: no connection is opened again
         self._watch(engine)
 
     @property
@@ -141,6 +162,8 @@ class Database:
         their mode: autocommit where each is one statement (one round trip: no BEGIN, no COMMIT, no
         isolation switch per checkout), or transactions that batches of statements end themselves
         (Backend.fast_pool_isolation)."""
+        if self._closed:
+            raise Closed
         if self._fast_engine is None:
             self._fast_engine = sa.create_engine(
                 self.engine.url,
@@ -169,6 +192,13 @@ class Database:
     def _watch(self, engine: sa.Engine) -> None:
         # Pool listeners stay with the engine when it is disposed (release_idle): the pool is recreated
         # with the same dispatch.
+        @event.listens_for(engine, "checkin")
+        def _close_late(dbapi_conn: Any, record: Any) -> None:
+            # A call that was running at close() brings its connection back afterwards (to the pool
+            # close() replaced, which nothing empties again): end its session now.
+            if self._closed and dbapi_conn is not None:
+                record.close()
+
         @event.listens_for(engine, "invalidate")
         def _on_invalidate(_dbapi_conn: Any, _record: Any, _exc: BaseException | None) -> None:
             self._interrupt()
@@ -200,11 +230,13 @@ class Database:
             self._fast_engine.dispose()
 
     def dispose(self) -> None:
+        """Close for good (a second call does nothing more): every call after it raises Closed."""
+        self._closed = True  # first: a connection a running call opens meanwhile is closed as it comes back
         if self._held is not None:
             self._held.close_all()
-        self.engine.dispose()
+        _refuse(self.engine)
         if self._fast_engine is not None:
-            self._fast_engine.dispose()
+            _refuse(self._fast_engine)
 
     def read(self, fn: Callable[[sa.Connection], T]) -> T:
         """Run `fn` in a short read transaction (inside one_read(): in its transaction)."""

@@ -68,6 +68,8 @@ class Workbench:
         return cls(config, engine, tables_read=tables_read)
 
     def close(self) -> None:
+        """End every server session this Workbench opened; a call after it raises connect.Closed (a
+        DatabaseUnavailable) and opens none. Closing again does nothing."""
         self.db.dispose()
 
     def __enter__(self) -> Workbench:
