@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from tests.gui.conftest import FAST, close_window, on_dialog, row, with_queue
+from workbench.core import errors
 from workbench.db import clock
 from workbench.gui import dialogs, main_window, session
 from workbench.services import door
@@ -363,6 +364,16 @@ def test_database_down_keeps_the_form_and_retries(
     assert window.connection_label.property("state") == "up"
     assert row(window, "cases", claim.lock.key)["resolution"] == "Typed while the server was down"
     assert window.session.journal.load(window.session.database, "cases", claim.lock.key) is None
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_closed_windows_late_unreachable_answer_starts_no_retry(open_window: Any, demo_config: Any) -> None:
+    """stop() promises no more timers or retries: an answer that comes after it (a call still running when the
+    window closed, e.g. refused as closed by its database) must not start the retry timer again."""
+    window = open_window(demo_config)
+    window.session.stop()
+    window.session._handle_error(errors.DatabaseUnavailable("this connection was closed"), ("save", lambda: None))
+    assert not window.session._retry.isActive()
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])

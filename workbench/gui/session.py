@@ -355,7 +355,7 @@ class OperatorSession(QObject):
     def _handle_error(self, exc: BaseException, retry: tuple[str, Callable[[], None]] | None) -> None:
         if isinstance(exc, errors.DatabaseUnavailable):
             self._set_reachable(False, str(exc))
-            if retry is not None:
+            if retry is not None and not self._stopped:  # a late answer to a closed window starts nothing
                 # One clear state and a quiet retry, never a storm of dialogs.
                 self._retry_actions[retry[0]] = retry[1]
                 if not self._retry.isActive():
