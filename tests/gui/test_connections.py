@@ -377,10 +377,13 @@ def test_switching_profiles_keeps_the_held_item(
     action.trigger()
     second = the.window
     assert second is not first and the.target.profile.name == "B" and not first.isVisible()
+    # Heard from now on: the wait for the deletion below runs the event loop, and the second window's
+    # queues may open during it (a waitSignal after it missed that `ready` and timed out).
+    opened: list[object] = []
+    second.session.ready.connect(opened.append)
     # Deleted, not only hidden: a window left behind by every switch would pile up for the day.
     qtbot.waitUntil(lambda: not shiboken6.isValid(first), timeout=5000)
-    with qtbot.waitSignal(second.session.ready, timeout=20_000):
-        pass
+    qtbot.waitUntil(lambda: bool(opened), timeout=20_000)
     assert door.engine(second.session.wb).engine.url.database.startswith(
         f"file:{(tmp_path / 'b' / demo.DB_NAME).as_posix()}"
     )
