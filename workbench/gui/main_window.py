@@ -870,7 +870,7 @@ class MainWindow(QMainWindow):
             for signal in news:
                 signal.disconnect(follow)
         clicked = box.clickedButton()
-        box.deleteLater()  # asked once (dialogs.ask)
+        box.deleteLater()  # one question, its answer read: deleted as dialogs.ask deletes its dialogs
         if clicked is keep:
             then()
         elif save is not None and clicked is save:

@@ -60,13 +60,10 @@ class LockTableClaim(portable.PortableClaim):
     def _candidates(
         self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[tuple[Mapping[Any, Any], Any]]:
-        # Its statements built once per queue and request shape (PortableClaim._built), as the waiting check's.
-        shape = ("candidates", id(q), request.key is not None, request.use_cooldown, request.filter_shape)
-        if shape not in self._built:
-            self._built[shape] = self._lock_table_candidates(q, trail, request)
+        statements = self.built("candidates", q, request, lambda: self._lock_table_candidates(q, trail, request))
         params = self.request_params(request)
         result: list[tuple[Mapping[Any, Any], Any]] = []
-        for stmt in self._built[shape]:
+        for stmt in statements:
             # In queue order: operators expect the oldest first, and a lost race costs one insert
             # that finds the key taken (no lock wait), so spreading claimers out buys little here.
             result += [(row, None) for row in conn.execute(stmt, params).mappings()]

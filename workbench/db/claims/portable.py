@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -16,6 +16,7 @@ from workbench.db.claims import base
 # in random order spreads them out so that most first attempts win (claim-sql.md §1.6).
 WINDOW = 16
 ROUNDS = 6
+T = TypeVar("T")
 
 
 class PortableClaim(base.ClaimMethod):
@@ -28,6 +29,14 @@ class PortableClaim(base.ClaimMethod):
         # stepwise.StepwiseClaim's): building them anew was much of a claim's CPU, and a contended claim
         # reads its candidates several times.
         self._built: dict[tuple[Any, ...], Any] = {}
+
+    def built(self, kind: str, q: mapping.BoundQueue, request: base.ClaimRequest, build: Callable[[], T]) -> T:
+        """`build()` (statements of `kind` for `q`) made once per queue and request shape: what a request's
+        values change is bound when the statements run (request_params), so one build serves every claim."""
+        shape = (kind, id(q), request.key is not None, request.use_cooldown, request.filter_shape)
+        if shape not in self._built:
+            self._built[shape] = build()
+        return self._built[shape]  # type: ignore[no-any-return]
 
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
@@ -63,12 +72,10 @@ class PortableClaim(base.ClaimMethod):
     def _candidates(
         self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[tuple[Mapping[Any, Any], Any]]:
-        shape = ("candidates", id(q), request.key is not None, request.use_cooldown, request.filter_shape)
-        if shape not in self._built:
-            self._built[shape] = self._candidate_statements(q, trail, request)
+        statements = self.built("candidates", q, request, lambda: self._candidate_statements(q, trail, request))
         params = self.request_params(request)
         result: list[tuple[Mapping[Any, Any], Any]] = []
-        for where, stmt in self._built[shape]:
+        for where, stmt in statements:
             rows = list(conn.execute(stmt, params).mappings().all())
             random.shuffle(rows)  # within a branch only: expired locks still go first
             result += [(row, (where, params)) for row in rows]

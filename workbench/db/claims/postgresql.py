@@ -392,10 +392,6 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
 
     name = "lock-table-skip-locked"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
-
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> list[base.Claimed]:
@@ -445,10 +441,7 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
     def _statement(
         self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
     ) -> sa.Select[Any]:
-        cached = (id(q), request.use_cooldown, request.filter_shape)
-        if cached not in self._cache:
-            self._cache[cached] = self._build(q, trail, request)
-        return self._cache[cached]
+        return self.built("skip-locked", q, request, lambda: self._build(q, trail, request))
 
     def _build(self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest) -> sa.Select[Any]:
         from sqlalchemy.dialects import postgresql
