@@ -196,6 +196,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "workbench.logs",
             "workbench.credentials",
             "workbench.codecache",
+            "workbench.start_collection",
         ),
     ),
     (

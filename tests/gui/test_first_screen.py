@@ -143,6 +143,7 @@ FIRST_SCREEN_IMPORTS = frozenset(
         "workbench.cli",
         "workbench.cli.argtypes",
         "workbench.codecache",  # the dataclasses' methods compiled by the last start (saves more than it costs)
+        "workbench.start_collection",  # the collector held off while the window starts
         "workbench.cli.command_server",
         "workbench.cli.common",
         "workbench.cli.launcher",

@@ -338,6 +338,9 @@ def serve(idle: int) -> int:
     from workbench.cli import main as cli
 
     parser = cli.build_parser()
+    from workbench import start_collection
+
+    start_collection.release()  # what every child shares, frozen: its collections skip it
     mine = identity()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()

@@ -31,7 +31,7 @@ def open_database(args: argparse.Namespace) -> Any:
     from workbench import opening
 
     target = opening.choose(args.config, args.profile, args.demo)
-    return login_to(target, lambda password: opening.open_target(target, password))
+    return _started(login_to(target, lambda password: opening.open_target(target, password)))
 
 
 def login_to(target: Any, open_with: Callable[[str | None], Any]) -> Any:
@@ -66,4 +66,14 @@ def own_tables(args: argparse.Namespace, *, demo: bool = False) -> Any:
 
     target = opening.choose(args.config, args.profile, demo)
     database = target.database()
-    return login_to(target, lambda password: admin.open_database(admin.no_queues(database), password=password))
+    return _started(
+        login_to(target, lambda password: admin.open_database(admin.no_queues(database), password=password))
+    )
+
+
+def _started(wb: Any) -> Any:
+    """The database is open, its engine's modules imported: the start is over for the collector."""
+    from workbench import start_collection
+
+    start_collection.release()
+    return wb

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from workbench import codecache
+from workbench import codecache, start_collection
 
 # Before any dataclass is made (the command line's, the window's, the engine's): their methods as the
 # last start compiled them. Here, at the import of the `workbench` command's entry point.
@@ -14,7 +14,17 @@ from workbench.cli import command_server  # noqa: E402 - after the install
 
 
 def main() -> int:
-    argv = sys.argv[1:]
+    # No collection while the process starts (SQLAlchemy's, the drivers' and Qt's imports make objects
+    # that live as long as it does): the window's ready, a command's open database or the command
+    # server's imports release it; at the latest, the end of the command.
+    start_collection.hold()
+    try:
+        return _main(sys.argv[1:])
+    finally:
+        start_collection.release()
+
+
+def _main(argv: list[str]) -> int:
     if argv == [command_server.SERVE]:
         return command_server.main()
     served = command_server.run(argv) if command_server.wanted(argv) else command_server.Outcome(None)

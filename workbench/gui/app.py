@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from workbench import codecache, journal_guard, logs
+from workbench import codecache, journal_guard, logs, start_collection
 from workbench.config import model, paths
 from workbench.gui import dispatch, i18n, icons, main_window, session, theme
 
@@ -104,8 +104,10 @@ def run(
         return 2
     window = the_launcher.window
     assert window is not None
-    # The methods of the dataclasses made so far, kept for the next start once the queues are open.
+    # Once the queues are open: the methods of the dataclasses made so far kept for the next start, and
+    # what the start made frozen for the collector (start_collection).
     window.session.ready.connect(lambda _locks: QTimer.singleShot(0, codecache.save))
+    window.session.ready.connect(lambda _locks: start_collection.release())
     if supervisor:
         the_launcher.open_console()
     smoke = os.environ.get("WORKBENCH_SMOKE_SCREENSHOT")

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
 
+from workbench import start_collection
+
 # How often the GUI thread looks whether a collection is due: short beside the time a window is open, long
 # beside a collection's few milliseconds (objects held only by a cycle live at most this much longer).
 INTERVAL_MS = 500
@@ -50,6 +52,7 @@ class GuiThreadCollector(QObject):
         self.timer.timeout.connect(self.collect_due)
         self.timer.start(INTERVAL_MS)
         gc.disable()
+        start_collection.handed_over()  # the start's end freezes what it made, and leaves collecting to this
 
     def collect_due(self) -> int:
         """Collect the generation Python's thresholds say is due (none: 0 objects); the GUI thread only."""
