@@ -35,9 +35,10 @@ ON_SQLITE = {
 ON_POSTGRES = {
     "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
     "lookup_bench": "--rows 2000 --searches 5",
-    # Six rounds, each through every step once: waits cut to what a round needs to start and end.
+    # Six rounds, each through every step once: waits cut to what a round needs to start and end; the
+    # supervisor force-releases and reassigns every 0.1 s (its default 5 s is longer than a round).
     "seats_bench": "--seats 3 --duration 0.5 --ramp 0.2 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
-    "--check-every 1 --no-reference --relay --settle 0.2 --lead 0.2 --stats-wait 0.1",
+    "--check-every 1 --no-reference --relay --settle 0.2 --lead 0.2 --stats-wait 0.1 --act-every 0.1",
 }
 # MariaDB only: against the test session's MariaDB.
 ON_MARIADB = {
@@ -67,6 +68,14 @@ def _run(name: str, args: str) -> str:
     return done.stdout
 
 
+def _row(out: str, name: str) -> list[float]:
+    """The figures of a row of a benchmark's table (one per column), by the row's name."""
+    for line in out.splitlines():
+        if line.startswith(name + "  "):
+            return [float(cell.replace(",", "")) for cell in line[len(name) :].split()]
+    raise AssertionError(f"no row {name!r} in:\n{out}")
+
+
 def test_every_benchmark_has_a_smoke_run() -> None:
     found = {path.stem for path in BENCHMARKS.glob("*_bench.py")}
     assert found == set(ON_SQLITE) | set(ON_POSTGRES) | set(ON_MARIADB) | ELSEWHERE
@@ -88,6 +97,9 @@ def test_benchmark_runs_tiny_on_postgresql(name: str, pg_server: servers.Server)
         rounds = out.count("done; load average")
         assert "3 direct, relay reading" in out and "3 direct, relay done" in out, out
         assert rounds == 6 and out.count("latencies are the server's") + out.count("WARNING 3 ") == rounds, out
+        # The supervisor's force-releases and reassigns ran, and no call of any round failed.
+        acts = sum(sum(_row(out, name)) for name in ("force-releases", "reassigns"))
+        assert acts > 0 and _row(out, "errors") == [0] * rounds, out
     assert "load average" in out and "cores" in out, out  # the machine's load beside the figures
 
 
