@@ -117,12 +117,12 @@ def test_the_claim_reads_expired_then_free_tickets_and_inserts_under_a_key_range
     insert, recheck, read_back = _try(q, cand)
     assert insert.startswith(
         "INSERT INTO workbench_locks (queue, item_key, lock_user, locked_at, expires_at, token) "
-        "SELECT :param_1 AS anon_1, :param_2 AS anon_2, :param_3 AS anon_3, SYSUTCDATETIME()"
+        "SELECT :wb_queue AS anon_1, :wb_item AS anon_2, :wb_user AS anon_3, SYSUTCDATETIME()"
     )
     assert insert.endswith(
-        "WHERE NOT (EXISTS (SELECT :param_6 AS anon_7 FROM workbench_locks WITH (UPDLOCK, HOLDLOCK) "
-        "WHERE workbench_locks.queue = :queue_1 AND workbench_locks.item_key = :item_key_1))"
-    )
+        "WHERE NOT (EXISTS (SELECT :param_2 AS anon_7 FROM workbench_locks WITH (UPDLOCK, HOLDLOCK) "
+        "WHERE workbench_locks.queue = :wb_queue AND workbench_locks.item_key = :wb_item))"
+    )  # built once per queue (BoundQueue.lock_insert): the lock row's values bound by name when it runs
     assert recheck == (
         "SELECT vendor.vendor_tickets.ticket_id FROM vendor.vendor_tickets WHERE "
         "vendor.vendor_tickets.ticket_id = :wb_key AND vendor.vendor_tickets.state = 'open'"

@@ -269,7 +269,7 @@ class Supervision(supervisor_choices.SupervisorChoices):
         read = sa.select(q.key).where(q.key == key, lockrules.guard(q, "take", now), *rowrules.before(q, "take").all)
         if conn.execute(self.db.backend.lock_row(read, q.table)).first() is None:
             self._refuse_take(conn, key)
-        if not q.backend.insert_new(conn, shape.locks, shape.insert_values(key, actor, now, token)):
+        if not q.backend.insert_new(conn, q.lock_insert, shape.new_lock_params(key, actor, token)):
             self._refuse_take(conn, key)  # taken meanwhile: its lock row is there
         if not shape.stamp(conn, q.table, q.key, key, token, None):
             self._refuse_take(conn, key)  # another program's claim id: the lock row goes with the transaction

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from workbench.db.backends.base import Backend, ChangeListener, ListenLost, ListenRefused
+from workbench.db.backends.base import Backend, ChangeListener, ListenLost, ListenRefused, NewRow
 from workbench.db.backends.mssql import MssqlBackend
 from workbench.db.backends.mysql import MysqlBackend
 from workbench.db.backends.postgresql import PostgresqlBackend
@@ -30,4 +30,4 @@ def of(conn: sa.Connection | sa.Engine) -> Backend:
     return for_dialect(conn.dialect.name)
 
 
-__all__ = ["Backend", "ChangeListener", "ListenLost", "ListenRefused", "for_dialect", "of"]
+__all__ = ["Backend", "ChangeListener", "ListenLost", "ListenRefused", "NewRow", "for_dialect", "of"]

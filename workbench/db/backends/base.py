@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 import sqlalchemy as sa
 
@@ -13,6 +13,14 @@ from workbench.db import clock, digests
 
 if TYPE_CHECKING:
     from workbench.config import model
+
+
+class NewRow(NamedTuple):
+    """A row's insert unless its primary key is taken (Backend.new_row), and where the driver may not say
+    whether a row went in, the read that tells (MariaDB over ODBC: mysql.py)."""
+
+    insert: sa.Executable
+    check: sa.Select[Any] | None = None
 
 
 class ListenLost(Exception):
@@ -300,11 +308,17 @@ class Backend:
         """Text (a separate lock table's item key) as a value of the queue key's type."""
         return sa.cast(text, type_)
 
-    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
-        """Insert a row unless its primary key is taken (a separate lock table's claim); True when inserted."""
+    def new_row(self, table: sa.Table, row: Mapping[str, sa.ColumnElement[Any]]) -> NewRow:
+        """What insert_new runs to insert `row` unless its primary key is taken (a separate lock table's
+        claim): its values are SQL, the database clock as an expression, the rest bound parameters whose
+        values each run binds by name. Built once by the caller (BoundQueue.lock_insert), not per claim."""
+        return NewRow(sa.insert(table).values(dict(row)))
+
+    def insert_new(self, conn: sa.Connection, new: NewRow, params: Mapping[str, Any]) -> bool:
+        """Run `new` (new_row) with `params`; True when the row went in, False when its key was taken."""
         try:
             with conn.begin_nested():
-                conn.execute(sa.insert(table).values(dict(values)))
+                conn.execute(new.insert, params)
         except sa.exc.IntegrityError:
             return False
         return True

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from workbench.core import errors, problems
 from workbench.db import clock
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, ProceduresOf, Scripts, like_pattern
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, NewRow, ProceduresOf, Scripts, like_pattern
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -150,19 +150,21 @@ class MssqlBackend(Backend):
         # SQL Server may convert before it filters by queue: another queue's text key must not fail.
         return sa.try_cast(text, type_)
 
-    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+    def new_row(self, table: sa.Table, row: Mapping[str, sa.ColumnElement[Any]]) -> NewRow:
         # INSERT … SELECT … WHERE NOT EXISTS with UPDLOCK, HOLDLOCK: the key range stays locked from
         # the test to the insert, so a concurrent claim waits and then finds the row (no key
         # violation, no savepoint to roll back after a deadlock).
-        row = [sa.literal(v) if not isinstance(v, sa.ColumnElement) else v for v in values.values()]
         taken = (
             sa.select(sa.literal(1))
             .select_from(table)
             .with_hint(table, "WITH (UPDLOCK, HOLDLOCK)", "mssql")
-            .where(*(table.c[name] == values[name] for name in (c.name for c in table.primary_key.columns)))
+            .where(*(table.c[name] == row[name] for name in (c.name for c in table.primary_key.columns)))
         )
-        source = sa.select(*row).where(~sa.exists(taken))
-        return conn.execute(sa.insert(table).from_select(list(values), source)).rowcount == 1
+        source = sa.select(*row.values()).where(~sa.exists(taken))
+        return NewRow(sa.insert(table).from_select(list(row), source))
+
+    def insert_new(self, conn: sa.Connection, new: NewRow, params: Mapping[str, Any]) -> bool:
+        return conn.execute(new.insert, params).rowcount == 1
 
     def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
         # LIKE compares in the column's collation, case-insensitive by default (…_CI_…); plain, an

@@ -10,7 +10,7 @@ from sqlalchemy import event
 
 from workbench.db import odbc
 from workbench.db.backends import indexes
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, NewRow, like_pattern
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -164,18 +164,24 @@ class MysqlBackend(Backend):
     def lock_row(self, stmt: sa.Select[Any], table: sa.Table) -> sa.Select[Any]:
         return stmt.with_for_update()  # MariaDB has no FOR UPDATE OF; an outer join's missing side locks nothing
 
-    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+    def new_row(self, table: sa.Table, row: Mapping[str, sa.ColumnElement[Any]]) -> NewRow:
         # INSERT IGNORE, not a savepoint: a deadlock rolls back the whole transaction, and rolling
         # back to the savepoint would then fail instead of reporting the deadlock (which is retried).
         # IGNORE also downgrades a too-long value: the lock table's columns fit every value workbench
         # writes there (LockTable.check_key limits the key's length).
-        count = conn.execute(sa.insert(table).prefix_with("IGNORE").values(dict(values))).rowcount
+        insert = sa.insert(table).prefix_with("IGNORE").values(dict(row))
+        # Where the driver reports no row count: is the row there with our values (the bound ones)?
+        bound = [table.c[name] == value for name, value in row.items() if isinstance(value, sa.BindParameter)]
+        return NewRow(insert, sa.select(sa.literal(1)).where(*bound))
+
+    def insert_new(self, conn: sa.Connection, new: NewRow, params: Mapping[str, Any]) -> bool:
+        count = conn.execute(new.insert, params).rowcount
         if count >= 0:
             return count == 1
         # MariaDB's ODBC driver under SQLAlchemy reports -1: is the row there with our values? (Our
         # own insert is visible to us whatever the snapshot; another's differs in its token.)
-        plain = [table.c[name] == value for name, value in values.items() if not isinstance(value, sa.ColumnElement)]
-        return conn.execute(sa.select(sa.literal(1)).where(*plain)).first() is not None
+        assert new.check is not None
+        return conn.execute(new.check, params).first() is not None
 
     def auto_claim_method(self, engine: sa.Engine) -> str:
         return "select-skip-locked" if skip_locked_works(engine) else "portable"

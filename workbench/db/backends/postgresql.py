@@ -21,6 +21,7 @@ from workbench.db.backends.base import (
     Backend,
     ListenLost,
     ListenRefused,
+    NewRow,
     like_pattern,
     search_index_name,
 )
@@ -222,12 +223,14 @@ class PostgresqlBackend(Backend):
     def server_version(self, conn: sa.Connection) -> str:
         return " ".join(str(conn.exec_driver_sql("SELECT version()").scalar()).split()[:2])
 
-    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+    def new_row(self, table: sa.Table, row: Mapping[str, sa.ColumnElement[Any]]) -> NewRow:
         from sqlalchemy.dialects import postgresql
 
         # RETURNING says whether a row went in (the driver's rowcount may be -1 here).
-        stmt = postgresql.insert(table).values(dict(values)).on_conflict_do_nothing().returning(sa.literal(1))
-        return conn.execute(stmt).first() is not None
+        return NewRow(postgresql.insert(table).values(dict(row)).on_conflict_do_nothing().returning(sa.literal(1)))
+
+    def insert_new(self, conn: sa.Connection, new: NewRow, params: Mapping[str, Any]) -> bool:
+        return conn.execute(new.insert, params).first() is not None
 
     def iso_text(self, time: sa.ColumnElement[Any], *, aware: bool, utc: bool) -> sa.ColumnElement[str]:
         def shown(pattern: str) -> sa.ColumnElement[str]:

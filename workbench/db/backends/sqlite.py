@@ -17,7 +17,7 @@ from sqlalchemy import event
 from workbench.core import errors
 from workbench.db import digests
 from workbench.db.backends import indexes
-from workbench.db.backends.base import LIKE_ESCAPE, Backend, like_pattern, search_index_name
+from workbench.db.backends.base import LIKE_ESCAPE, Backend, NewRow, like_pattern, search_index_name
 
 if TYPE_CHECKING:
     from workbench.config import model
@@ -196,12 +196,14 @@ class SqliteBackend(Backend):
                 raw.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         return conn.execute(sa.select(key_column).where(key_column == key)).first() is not None
 
-    def insert_new(self, conn: sa.Connection, table: sa.Table, values: Mapping[str, Any]) -> bool:
+    def new_row(self, table: sa.Table, row: Mapping[str, sa.ColumnElement[Any]]) -> NewRow:
         from sqlalchemy.dialects import sqlite
 
         # RETURNING says whether a row went in (the driver's rowcount may be -1 here).
-        stmt = sqlite.insert(table).values(dict(values)).on_conflict_do_nothing().returning(sa.literal(1))
-        return conn.execute(stmt).first() is not None
+        return NewRow(sqlite.insert(table).values(dict(row)).on_conflict_do_nothing().returning(sa.literal(1)))
+
+    def insert_new(self, conn: sa.Connection, new: NewRow, params: Mapping[str, Any]) -> bool:
+        return conn.execute(new.insert, params).first() is not None
 
     def text_match(self, column: sa.ColumnElement[Any], text: str, how: str) -> sa.ColumnElement[bool]:
         # LIKE ignores the case of ASCII letters only ("mül" would miss "MÜLLER"). ASCII text: the

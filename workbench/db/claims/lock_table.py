@@ -124,7 +124,7 @@ class LockTableClaim(portable.PortableClaim):
                 conn, q.table, q.key, key, guard, q.lock_writes(user, now, token), cand["wb_prev_token"]
             ):
                 return None
-        elif not q.backend.insert_new(conn, shape.locks, shape.insert_values(key, user, now, token)):
+        elif not q.backend.insert_new(conn, q.lock_insert, shape.new_lock_params(key, user, token)):
             return None
         elif not shape.stamp(conn, q.table, q.key, key, token, None):
             raise NotWaiting  # another program set the row's claim id meanwhile

@@ -187,9 +187,21 @@ class LockTable(TokenColumn):
 
     # -- writes -------------------------------------------------------------------------------
 
-    def insert_values(self, key: Any, user: Any, now: sa.ColumnElement[Any], token: Any) -> dict[str, Any]:
-        """The lock row a claim of a free item inserts."""
-        return {"queue": self.queue, "item_key": self.key_text(key), **self.lock_writes(user, now, token)}
+    def new_lock(self, now: sa.ColumnElement[Any]) -> dict[str, sa.ColumnElement[Any]]:
+        """The lock row a claim of a free item inserts, as the values of one statement for every claim: the
+        clock `now` (and the expiry from it) as SQL, the rest bound by name (new_lock_params)."""
+        assert self.token is not None
+        c = self.locks.c
+        user, token = sa.bindparam("wb_user", type_=self.user.type), sa.bindparam("wb_token", type_=self.token.type)
+        return {
+            "queue": sa.bindparam("wb_queue", type_=c.queue.type),
+            "item_key": sa.bindparam("wb_item", type_=c.item_key.type),
+            **self.lock_writes(user, now, token),
+        }
+
+    def new_lock_params(self, key: Any, user: Any, token: Any) -> dict[str, Any]:
+        """The values of the lock row new_lock inserts for a claim of item `key` by `user` under `token`."""
+        return {"wb_queue": self.queue, "wb_item": self.key_text(key), "wb_user": user, "wb_token": token}
 
     def unlock(
         self,
