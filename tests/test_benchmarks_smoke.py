@@ -30,11 +30,13 @@ ON_SQLITE = {
     "cli_bench": "--pairs 1 --rounds 1",
     "lookup_bench": "--backend sqlite --rows 2000 --searches 5",
     "bind_bench": "--backend sqlite --binds 2 --rounds 1",
+    "empty_poll_bench": "--polls 5 --rounds 1",
 }
 # PostgreSQL only: run against the test session's server (--url).
 ON_POSTGRES = {
     "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
     "lookup_bench": "--rows 2000 --searches 5",
+    "empty_poll_bench": "--backend postgresql --polls 5 --rounds 1",
     # Six rounds, each through every step once: waits cut to what a round needs to start and end; the
     # supervisor force-releases and reassigns every 0.1 s (its default 5 s is longer than a round).
     "seats_bench": "--seats 3 --duration 0.5 --ramp 0.2 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "

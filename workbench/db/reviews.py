@@ -182,15 +182,15 @@ class Reviews:
         ).first()
         return (row[0], row[1]) if row else None
 
-    def waiting_for(self, conn: sa.Connection, doer: str) -> bool:
-        """Does work of `doer` wait for review (which the claim will not serve them)?"""
+    def waiting_for(self, doer: Any) -> sa.Select[Any]:
+        """A row while work of `doer` (a name, or a bound parameter) waits for review, which the claim will
+        not serve them."""
         r = self.table
-        found = conn.execute(
+        return (
             sa.select(r.c.id)
             .where(r.c.source == self.source, r.c.doer == doer, r.c.queue == self.queue, r.c.verdict.is_(None))
             .limit(1)
-        ).first()
-        return found is not None
+        )
 
     def verdicts(self, conn: sa.Connection, since: dt.datetime, until: dt.datetime | None = None) -> list[Verdicts]:
         """Per operator of the source queue: their work reviewed in the period, accepted and sent back."""

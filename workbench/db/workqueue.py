@@ -33,6 +33,14 @@ from workbench.db import notes as notes_mod
 from workbench.db.figures import common as figures
 
 
+@dataclasses.dataclass(frozen=True)
+class _Probe:
+    """WorkQueue._why_nothing's statements for one queue (None: not asked there)."""
+
+    own_work: sa.Select[Any] | None  # the user's work waiting for review (Reviews.waiting_for)
+    held_open: Any  # the backend's held_open_reads of the waiting items
+
+
 class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Undo):
     """One configured queue on one database. Every method is one or a few short transactions."""
 
@@ -77,7 +85,7 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
         else:
             claimed = self.method.claim_next(self.db, self.q, self.trail, user, count)
         if not claimed:
-            error = self.db.read(lambda conn: self._why_nothing(conn, user))
+            error = self._why_nothing(user)
             if where and error.reason == "empty":
                 narrowed = ", ".join(f"{name}={value}" for name, value in where.items())
                 raise errors.NothingToClaim.of(problems.NOTHING_WITH, self.name, narrowed, reason="empty")
@@ -168,25 +176,47 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
         if not self.db.read(lambda conn: groups.is_member(conn, schema, user, group)):
             raise errors.NotPermitted.of(problems.NOT_IN_GROUP, self.name, group, user, user=user)
 
-    def _why_nothing(self, conn: sa.Connection, user: str) -> errors.NothingToClaim:
+    def _why_nothing(self, user: str) -> errors.NothingToClaim:
+        """Why a claim of `user` found nothing, each question asked only where it can be the answer: in a read
+        transaction, none where there is nothing to ask. A window polls an empty queue often: the statements
+        are built once per queue (_nothing_probe)."""
         q = self.q
-        if q.config.max_locks_per_user:
-            held = conn.execute(sa.select(claims.ClaimMethod.held_count(q, q.now(), user))).scalar() or 0
-            if held >= q.config.max_locks_per_user:
-                return claims.base.limit_reached(q, int(held))
-        reviews = self.trail.reviews
-        if reviews is not None and reviews.waiting_for(conn, user):
-            return errors.NothingToClaim.of(problems.NOTHING_BUT_OWN_WORK, q.name, reviews.source, reason="empty")
-        # Items wait but an open transaction locked them all (under grants an operator's login may);
-        # asked of rows that hold their lock (a separate lock table's claim does not lock the item's row).
-        waiting = (
-            sa.select(q.key)
-            .select_from(q.table)
-            .where(*q.scope_clause(user), q.todo_clause(user), sa.or_(q.free(), q.stale(q.now())))
-        )
-        if not q.shape.separate_locks and self.db.backend.held_open(conn, waiting):
-            return errors.NothingToClaim.of(problems.NOTHING_FREE_NOW, q.name, reason="empty")
+        probe = self.method.built("why-nothing", q, claims.ClaimRequest(user=user), self._nothing_probe)
+        if q.config.max_locks_per_user or probe.own_work is not None or probe.held_open is not None:
+            found = self.db.read(lambda conn: self._asked(conn, probe, user))
+            if found is not None:
+                return found
         return errors.NothingToClaim.of(problems.NOTHING_WAITING, q.name, reason="empty")
+
+    def _asked(self, conn: sa.Connection, probe: _Probe, user: str) -> errors.NothingToClaim | None:
+        """_why_nothing's answer from the database; None: nothing is waiting."""
+        q, params = self.q, {"wb_user": user}
+        if q.config.max_locks_per_user:
+            held = int(conn.execute(self.method.held_select(q), params).scalar() or 0)
+            if held >= q.config.max_locks_per_user:
+                return claims.base.limit_reached(q, held)
+        reviews = self.trail.reviews
+        if reviews is not None and probe.own_work is not None and conn.execute(probe.own_work, params).first():
+            return errors.NothingToClaim.of(problems.NOTHING_BUT_OWN_WORK, q.name, reviews.source, reason="empty")
+        if probe.held_open is not None and self.db.backend.held_open(conn, probe.held_open, params):
+            return errors.NothingToClaim.of(problems.NOTHING_FREE_NOW, q.name, reason="empty")
+        return None
+
+    def _nothing_probe(self) -> _Probe:
+        """_why_nothing's statements for this queue, the user bound as `wb_user` when they run."""
+        q, user = self.q, sa.bindparam("wb_user", type_=sa.String())
+        reviews = self.trail.reviews
+        held_open = None
+        if not q.shape.separate_locks:
+            # Items wait but an open transaction locked them all (under grants an operator's login may);
+            # asked of rows that hold their lock (a separate lock table's claim does not lock the item's row).
+            waiting = (
+                sa.select(q.key)
+                .select_from(q.table)
+                .where(*q.scope_clause(user), q.todo_clause(user), sa.or_(q.free(), q.stale(q.now())))
+            )
+            held_open = self.db.backend.held_open_reads(waiting)
+        return _Probe(own_work=None if reviews is None else reviews.waiting_for(user), held_open=held_open)
 
     # -- writing under the lock -------------------------------------------------------------
 

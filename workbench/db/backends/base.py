@@ -343,10 +343,16 @@ class Backend:
         """May the database hide rows from this login's updates (row-level security)?"""
         return False
 
-    def held_open(self, conn: sa.Connection, rows: sa.Select[Any]) -> bool:
-        """Does `rows` (items waiting that nobody holds) find rows, every one of them row-locked by another
-        open transaction (a session's SELECT … FOR UPDATE not yet committed), which a claim skips? Asked
-        when a claim found nothing, to say so instead of "no item is waiting". Here: not told apart."""
+    def held_open_reads(self, rows: sa.Select[Any]) -> Any:
+        """What held_open runs to ask of `rows` (items waiting that nobody holds), built once per queue and
+        run with its values bound; None where this database does not tell held rows apart (then nothing is
+        asked). Here: None."""
+        return None
+
+    def held_open(self, conn: sa.Connection, reads: Any, params: dict[str, Any]) -> bool:
+        """Do the rows of `reads` (held_open_reads, run with `params`) exist, every one of them row-locked by
+        another open transaction (a session's SELECT … FOR UPDATE not yet committed), which a claim skips?
+        Asked when a claim found nothing, to say so instead of "no item is waiting"."""
         return False
 
     def protocol_script(

@@ -313,13 +313,18 @@ class PostgresqlBackend(Backend):
     def hides_rows(self, conn: sa.Connection) -> bool:
         return True  # row-level security (`workbench grants`) hides rows from an UPDATE's view
 
-    def held_open(self, conn: sa.Connection, rows: sa.Select[Any]) -> bool:
+    def held_open_reads(self, rows: sa.Select[Any]) -> Any:
         # The claim skips locked rows: a plain read sees them, a locking read that skips them does not.
-        if conn.execute(rows.limit(1)).first() is None:
+        first = rows.limit(1)
+        return first, first.with_for_update(skip_locked=True)
+
+    def held_open(self, conn: sa.Connection, reads: Any, params: dict[str, Any]) -> bool:
+        seen, unlocked = reads
+        if conn.execute(seen, params).first() is None:
             return False
         try:
             with conn.begin_nested():
-                return conn.execute(rows.limit(1).with_for_update(skip_locked=True)).first() is None
+                return conn.execute(unlocked, params).first() is None
         except sa.exc.DBAPIError:  # a login that may not lock rows cannot tell
             return False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -53,6 +53,7 @@ class Claimed:
 # ClaimRequest.filter_params does) -> None when the Complete's fence
 # failed and nothing was claimed, else (the Complete's database time, the next item's Claim or None).
 FinishThenClaim = Callable[[Mapping[str, Any]], tuple[Any, models.Claim | None] | None]
+T = TypeVar("T")
 
 
 class ClaimMethod:
@@ -62,6 +63,20 @@ class ClaimMethod:
     # The lock-table claim of a database without one of its own. It builds on the portable claim, which
     # builds on this class: whoever chooses the method hands it in (claims.choose), this module names none.
     portable_lock_table: type[ClaimMethod] | None = None
+
+    def __init__(self) -> None:
+        # Statements built once per queue and request shape, their values bound when they run (built):
+        # building them anew was much of a claim's CPU, and a contended claim reads its candidates
+        # several times.
+        self._built: dict[tuple[Any, ...], Any] = {}
+
+    def built(self, kind: str, q: mapping.BoundQueue, request: ClaimRequest, build: Callable[[], T]) -> T:
+        """`build()` (statements of `kind` for `q`) made once per queue and request shape: what a request's
+        values change is bound when the statements run, so one build serves every claim."""
+        shape = (kind, id(q), request.key is not None, request.use_cooldown, request.filter_shape)
+        if shape not in self._built:
+            self._built[shape] = build()
+        return self._built[shape]  # type: ignore[no-any-return]
 
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: ClaimRequest
@@ -220,13 +235,21 @@ class ClaimMethod:
             .scalar_subquery()
         )
 
-    @staticmethod
-    def room(conn: sa.Connection, q: mapping.BoundQueue, request: ClaimRequest) -> int:
+    def held_select(self, q: mapping.BoundQueue) -> sa.Select[Any]:
+        """held_count as a statement of its own, built once per queue: the user bound as `wb_user`."""
+        return self.built(
+            "held",
+            q,
+            ClaimRequest(user=""),
+            lambda: sa.select(self.held_count(q, q.now(), sa.bindparam("wb_user", type_=sa.String()))),
+        )
+
+    def room(self, conn: sa.Connection, q: mapping.BoundQueue, request: ClaimRequest) -> int:
         """How many more locks the user may take now (raises NothingToClaim at the limit)."""
         limit = q.config.max_locks_per_user
         if not limit:
             return request.count
-        held = conn.execute(sa.select(ClaimMethod.held_count(q, q.now(), request.user))).scalar() or 0
+        held = conn.execute(self.held_select(q), {"wb_user": request.user}).scalar() or 0
         room = min(request.count, limit - int(held))
         if room <= 0:
             raise limit_reached(q, int(held))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -16,27 +16,12 @@ from workbench.db.claims import base
 # in random order spreads them out so that most first attempts win (claim-sql.md §1.6).
 WINDOW = 16
 ROUNDS = 6
-T = TypeVar("T")
 
 
 class PortableClaim(base.ClaimMethod):
     """Optimistic compare-and-set; correct wherever an UPDATE re-checks its WHERE after a lock wait."""
 
     name = "portable"
-
-    def __init__(self) -> None:
-        # Statements built once per queue and request shape, their values bound when they run (as
-        # stepwise.StepwiseClaim's): building them anew was much of a claim's CPU, and a contended claim
-        # reads its candidates several times.
-        self._built: dict[tuple[Any, ...], Any] = {}
-
-    def built(self, kind: str, q: mapping.BoundQueue, request: base.ClaimRequest, build: Callable[[], T]) -> T:
-        """`build()` (statements of `kind` for `q`) made once per queue and request shape: what a request's
-        values change is bound when the statements run (request_params), so one build serves every claim."""
-        shape = (kind, id(q), request.key is not None, request.use_cooldown, request.filter_shape)
-        if shape not in self._built:
-            self._built[shape] = build()
-        return self._built[shape]  # type: ignore[no-any-return]
 
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest

@@ -29,6 +29,7 @@ class SkipLockedClaim(base.ClaimMethod):
         return LockTableSkipLocked()
 
     def __init__(self) -> None:
+        super().__init__()
         self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
         self._fast: dict[tuple[Any, ...], fastpath.FastStatement] = {}
         self._next: dict[tuple[int, int], _NextClaims] = {}

@@ -44,6 +44,7 @@ class StepwiseClaim(base.ClaimMethod):
     """
 
     def __init__(self, *, lock_candidates: bool, returning: bool, name: str, stamps_audit: bool = False) -> None:
+        super().__init__()
         self.lock_candidates, self.returning, self.name = lock_candidates, returning, name
         # The audit rows carry the lock's time as read back (stamped_audit), not their own statement's clock.
         self.stamps_audit = stamps_audit
