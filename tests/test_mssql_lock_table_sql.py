@@ -128,8 +128,8 @@ def test_the_claim_reads_expired_then_free_tickets_and_inserts_under_a_key_range
         "vendor.vendor_tickets.ticket_id = :wb_key AND vendor.vendor_tickets.state = 'open'"
     )  # built once per queue (LockTableClaim._still_waits): the key bound by name when it runs
     assert read_back.endswith(
-        "WHERE vendor.vendor_tickets.ticket_id = :ticket_id_1 AND workbench_locks.token = :token_1"
-    )
+        "WHERE vendor.vendor_tickets.ticket_id = :wb_key AND workbench_locks.token = :wb_token"
+    )  # built once per queue (LockTableClaim._after_lock): key and token bound by name when it runs
 
 
 def test_an_expired_lock_is_taken_over_under_its_old_token() -> None:
@@ -137,14 +137,14 @@ def test_an_expired_lock_is_taken_over_under_its_old_token() -> None:
     cand = {"wb_ckey": 7, "wb_prev_owner": "bob", "wb_prev_token": "a" * 32, "wb_prev_time": None}
     takeover = _try(q, cand)[0]
     assert takeover.startswith(
-        "UPDATE workbench_locks SET lock_user=:lock_user, locked_at=SYSUTCDATETIME(), "
-        "expires_at=DATEADD(second, 900, SYSUTCDATETIME()), token=:token"
+        "UPDATE workbench_locks SET lock_user=:wb_user, locked_at=SYSUTCDATETIME(), "
+        "expires_at=DATEADD(second, 900, SYSUTCDATETIME()), token=:wb_token"
     )
     assert takeover.endswith(
-        "WHERE workbench_locks.queue = 'tickets' AND workbench_locks.item_key = :item_key_1 "
-        "AND workbench_locks.token = :token_1 AND (workbench_locks.expires_at IS NULL OR "
+        "WHERE workbench_locks.queue = 'tickets' AND workbench_locks.item_key = :wb_item "
+        "AND workbench_locks.token = :wb_prev_token AND (workbench_locks.expires_at IS NULL OR "
         "workbench_locks.expires_at <= SYSUTCDATETIME())"
-    )
+    )  # built once per queue (LockTableClaim._retake): item, holder and both tokens bound by name
 
 
 LOCK_FENCE = (
@@ -262,8 +262,8 @@ def test_claim_id_claim_stamps_only_an_empty_row() -> None:
     )
     assert insert.startswith("INSERT INTO workbench_locks")
     assert stamp == (
-        "UPDATE export_rows SET [Lock]=:param_1 WHERE export_rows.row_id = :row_id_1 AND export_rows.[Lock] IS NULL"
-    )
+        "UPDATE export_rows SET [Lock]=:wb_claim WHERE export_rows.row_id = :wb_key AND export_rows.[Lock] IS NULL"
+    )  # built once per queue (LockTable.stamp_statement): key and claim id bound by name when it runs
     free = _Recorder()
     LockTableClaim()._candidates(free, q, trail("exports"), base.ClaimRequest(user="alice"))
     assert "workbench_locks.lock_user IS NULL AND export_rows.[Lock] IS NULL" in free.sent[1]

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from tests import support
 from tests.conftest import POOLED
 from tests.contract import test_concurrency
+from tests.contract import test_lock_table as lock_table_test
 from workbench.core import errors
 from workbench.db.supervision import Supervision
 
@@ -142,6 +143,27 @@ def test_keep_claim_id_leaves_the_process_id_after_complete_and_release_clears_i
     with pytest.raises(errors.LockLost):
         q.complete("bob", c.lock.key, c.lock.token, "processed")
     q.complete("carol", d.lock.key, d.lock.token, "processed")
+
+
+def test_claims_stamp_the_claim_id_through_statements_built_once_for_the_queue(native_env: support.Env) -> None:
+    """The claim id's stamp, over an empty one or over an expired lock's, is built once per queue with the
+    key and both ids bound by name (LockTable.stamp_statement), as the rest of the claim (test_lock_table)."""
+    env = native_env
+    wb = _tables(env, rows=4)
+    free = lock_table_test.claims_statements(wb, "payments", ("alice", "bob"))
+    lock_table_test.assert_built_once(free)
+    assert [type(s).__name__ for s in free[0]].count("Update") == 2  # the stamp, on_claim
+    for key in (1, 2):
+        env.age_lock(wb, "payments", key, 3600)
+    expired = lock_table_test.claims_statements(wb, "payments", ("carol", "dave"), expired=True)
+    lock_table_test.assert_built_once(expired)
+    assert [type(s).__name__ for s in expired[0]].count("Update") == 3  # the lock row, the stamp, on_claim
+    q = wb.queue("payments")
+    held = {lock.key: (lock.owner, lock.token) for lock in q.locks()}
+    assert sorted((key, owner) for key, (owner, _) in held.items()) == [(1, "carol"), (2, "dave")]
+    for key, (_, token) in held.items():
+        row = _row(env, "payments", key)
+        assert str(row["process_uuid"]).replace("-", "") == token and row["status"] == "processing"
 
 
 def test_reassign_force_release_and_sweep_keep_the_claim_id_in_step(native_env: support.Env) -> None:

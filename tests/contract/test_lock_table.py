@@ -239,31 +239,107 @@ def test_each_claim_reads_its_own_candidates_of_one_queue(native_env: support.En
         assert [c["wb_ckey"] for c, _ in got] == keys
 
 
-def test_every_claim_runs_the_one_lock_row_insert_built_for_the_queue(native_env: support.Env) -> None:
-    """The lock row's INSERT is built once per queue (BoundQueue.lock_insert), each claim's values bound when it
-    runs: building it per claim (statement and cache key) was a third of a contended claimer's CPU."""
-    env = native_env
-    wb = _tickets(env, rows=3)
-    q = wb.queue("tickets")
-    locks = q.q.shape.locks
-    sent: list[Any] = []
+# on_claim writes the claimer and the clock; a second queue over the table keeps its locks in the same lock
+# table, so that a claim locks the queue's row against it first (LockTableClaim._finish).
+BUILT_ONCE = (
+    CONFIG
+    + """
+[queues.tickets.on_claim]
+solved_by = { user = true }
+solved_at = { now = true }
+
+[queues.twin]
+table = "vendor_tickets"
+key = "ticket_id"
+order = ["opened_at"]
+lock_duration = "15m"
+
+[queues.twin.lock]
+table = "workbench_locks"
+
+[queues.twin.todo]
+state = "open"
+
+[queues.twin.outcomes.solved]
+set = { state = "solved" }
+"""
+)
+
+
+def claims_statements(wb: Any, queue: str, users: tuple[str, ...], *, expired: bool = False) -> list[list[Any]]:
+    """What each of `users`' claims through the portable lock-table claim sends (its candidates' reads, then
+    its take), one after the other, each taking the first candidate (one of the expired locks, when
+    `expired`): the statements, not their text."""
+    q = wb.queue(queue)
+    sent: list[list[Any]] = []
 
     def seen(conn: Any, clause: Any, *args: Any) -> None:
-        if isinstance(clause, sa.Insert) and clause.table is locks:
-            sent.append(clause)
+        if isinstance(clause, sa.sql.ClauseElement):
+            sent[-1].append(clause)
 
-    sa.event.listen(wb.engine, "before_execute", seen)
     method = lock_table_claim.LockTableClaim()
-    for user in ("alice", "bob"):
-        request = base.ClaimRequest(user=user)
-        candidates = wb.db.read(lambda conn, request=request: method._candidates(conn, q.q, q.trail, request))
-        wb.db.write(lambda conn, r=request, c=candidates[0][0]: method._take(conn, q.q, q.trail, r, c))
-    assert len(sent) == 2 and sent[0] is sent[1]
+    sa.event.listen(wb.engine, "before_execute", seen)
+    try:
+        for user in users:
+            request = base.ClaimRequest(user=user)
+            sent.append([])
+            candidates = wb.db.read(lambda conn, request=request: method._candidates(conn, q.q, q.trail, request))
+            assert (candidates[0][0]["wb_prev_owner"] is not None) == expired
+            claimed = wb.db.write(lambda conn, r=request, c=candidates[0][0]: method._take(conn, q.q, q.trail, r, c))
+            assert claimed is not None and claimed.row["wb_user"] == user
+    finally:
+        sa.event.remove(wb.engine, "before_execute", seen)
+    return sent
+
+
+def assert_built_once(sent: list[list[Any]]) -> None:
+    """Every claim of `sent` (claims_statements) ran the very statements the first one ran."""
+    first, *rest = sent
+    for other in rest:
+        assert len(other) == len(first), [type(s).__name__ for s in other]
+        rebuilt = [one for one, two in zip(first, other, strict=True) if one is not two]
+        assert not rebuilt, f"built again for another claim: {rebuilt}"
+
+
+def test_every_claim_runs_the_statements_built_once_for_the_queue(native_env: support.Env) -> None:
+    """Each claim's statements are built once per queue, each claim's values bound when they run: the lock
+    row's INSERT (BoundQueue.lock_insert), the take-over of an expired lock (_retake), the queue row's lock
+    against a neighbour, the on_claim write with the claimer and the clock, the read-back (_after_lock) and
+    the audit rows' insert. Building them per claim (statement and cache key) was much of a claimer's CPU."""
+    env = native_env
+    wb = _tickets(env, rows=6, config=BUILT_ONCE)
+    q = wb.queue("tickets")
+    locks = q.q.shape.locks
+    assert q.q.shape.neighbours == ("twin",)
+    free = claims_statements(wb, "tickets", ("alice", "bob"))
+    assert_built_once(free)
+    assert [type(s).__name__ for s in free[0]].count("Update") == 1  # on_claim
+    assert sum(isinstance(s, sa.Insert) and s.table is locks for s in free[0]) == 1
     assert [(r["item_key"], r["lock_user"]) for r in _lock_rows(wb)] == [("1", "alice"), ("2", "bob")]
+    for key, user in ((1, "alice"), (2, "bob")):
+        row = env.row(wb, "tickets", key)
+        assert row["solved_by"] == user and row["solved_at"] is not None  # on_claim, each its own claimer
     # A second claim of a locked item finds its key taken, through the same statement.
-    request = base.ClaimRequest(user="carol")
-    assert wb.db.write(lambda conn: method._take(conn, q.q, q.trail, request, candidates[0][0])) is None
-    assert len(sent) == 3 and sent[2] is sent[0] and len(_lock_rows(wb)) == 2
+    method, request = lock_table_claim.LockTableClaim(), base.ClaimRequest(user="carol")
+    cand = {"wb_ckey": 1, "wb_prev_owner": None, "wb_prev_token": None, "wb_prev_time": None}
+    lost: list[Any] = []
+
+    def inserts(conn: Any, clause: Any, *args: Any) -> None:
+        if isinstance(clause, sa.Insert) and clause.table is locks:
+            lost.append(clause)
+
+    sa.event.listen(wb.engine, "before_execute", inserts)
+    assert wb.db.write(lambda conn: method._take(conn, q.q, q.trail, request, cand)) is None
+    sa.event.remove(wb.engine, "before_execute", inserts)
+    assert lost == [q.q.lock_insert.insert] and len(_lock_rows(wb)) == 2
+    # Expired locks are taken over by one statement too, under each one's old token.
+    for key in (1, 2):
+        env.age_lock(wb, "tickets", key, 16 * 60)
+    expired = claims_statements(wb, "tickets", ("dave", "erin"), expired=True)
+    assert_built_once(expired)
+    assert sum(isinstance(s, sa.Update) and s.table is locks for s in expired[0]) == 1
+    assert [(r["item_key"], r["lock_user"]) for r in _lock_rows(wb)] == [("1", "dave"), ("2", "erin")]
+    assert [e.kind.value for e in q.history(1)] == ["claim", "expire", "claim"]
 
 
 def test_a_ticket_completed_between_reading_and_locking_is_not_claimed(native_env: support.Env) -> None:

@@ -73,7 +73,11 @@ class ClaimMethod:
     def built(self, kind: str, q: mapping.BoundQueue, request: ClaimRequest, build: Callable[[], T]) -> T:
         """`build()` (statements of `kind` for `q`) made once per queue and request shape: what a request's
         values change is bound when the statements run, so one build serves every claim."""
-        shape = (kind, id(q), request.key is not None, request.use_cooldown, request.filter_shape)
+        return self.once((kind, id(q), request.key is not None, request.use_cooldown, request.filter_shape), build)
+
+    def once(self, shape: tuple[Any, ...], build: Callable[[], T]) -> T:
+        """`build()` made once for `shape` (a kind of statement, the queue's id, and whatever else it depends
+        on), kept with the statements `built` keeps: for those a claim runs whatever the request."""
         if shape not in self._built:
             self._built[shape] = build()
         return self._built[shape]  # type: ignore[no-any-return]

@@ -99,11 +99,52 @@ class LockTableClaim(portable.PortableClaim):
 
     def _still_waits(self, q: mapping.BoundQueue, expired: bool) -> sa.Select[Any]:
         """The item `wb_key` may still be claimed by `wb_user` (_item_waits), as _finish checks it."""
-        shape = ("waits", id(q), expired)
-        if shape not in self._built:
+
+        def build() -> sa.Select[Any]:
             key, user = sa.bindparam("wb_key", type_=q.key.type), sa.bindparam("wb_user", type_=sa.String())
-            self._built[shape] = sa.select(q.key).where(q.key == key, self._item_waits(q, expired, user))
-        return self._built[shape]  # type: ignore[no-any-return]
+            return sa.select(q.key).where(q.key == key, self._item_waits(q, expired, user))
+
+        return self.once(("waits", id(q), expired), build)
+
+    def _retake(self, q: mapping.BoundQueue) -> list[sa.Executable]:
+        """The take-over of an expired lock (LockTable.relock_statements): its lock row rewritten under the
+        token it had (`wb_prev_token`) for the claimer (`wb_user`, `wb_token`), the item's values as
+        relock_params gives them. The clock stays SQL; built once per queue, as the statements below."""
+        shape = self._shape(q)
+
+        def build() -> list[sa.Executable]:
+            now, old = q.now(), shape.token_param("wb_prev_token")
+            user, token = sa.bindparam("wb_user", type_=shape.user.type), shape.token_param("wb_token")
+            guard = sa.and_(shape.pinned(None, old), q.stale(now))
+            return shape.relock_statements(q.table, q.key, guard, q.lock_writes(user, now, token))
+
+        return self.once(("retake", id(q)), build)
+
+    def _stamp(self, conn: sa.Connection, q: mapping.BoundQueue, key: Any, token: Any, prev_token: Any) -> bool:
+        """LockTable.stamp, its statement built once per queue (one for a free item, one for an expired lock)."""
+        shape, retaken = self._shape(q), prev_token is not None
+        stmt = self.once(("stamp", id(q), retaken), lambda: shape.stamp_statement(q.table, q.key, retaken=retaken))
+        return stmt is None or conn.execute(stmt, shape.stamp_params(key, token, prev_token)).rowcount == 1
+
+    def _after_lock(self, q: mapping.BoundQueue) -> tuple[sa.Executable | None, sa.Executable | None, sa.Select[Any]]:
+        """What _finish runs around its check, built once per queue with the item (`wb_key`), the claimer
+        (`wb_user`: on_claim may write it) and the token (`wb_token`) bound by name, the clock as SQL: the
+        queue row's lock where neighbours share it (None: none do), the on_claim write (None: nothing to
+        write), the claimed row's read-back."""
+        shape = self._shape(q)
+
+        def build() -> tuple[sa.Executable | None, sa.Executable | None, sa.Select[Any]]:
+            now, key = q.now(), q.key == sa.bindparam("wb_key", type_=q.key.type)
+            user: sa.BindParameter[Any] = sa.bindparam("wb_user")
+            token = shape.token_param("wb_token")
+            row_lock = q.backend.lock_row(sa.select(q.key).where(key), q.table) if shape.neighbours else None
+            # The user untyped: each column on_claim writes it to gives it its type, as a plain value had.
+            on_claim = sa.update(q.table).where(key).values(q.writes(q.on_claim, user, now)) if q.on_claim else None
+            columns = self.returned_columns(q, now)
+            read_back = sa.select(*columns).select_from(q.source).where(key, shape.pinned(user, token))
+            return row_lock, on_claim, read_back
+
+        return self.once(("after lock", id(q)), build)
 
     def _take(
         self,
@@ -114,19 +155,16 @@ class LockTableClaim(portable.PortableClaim):
         cand: Mapping[Any, Any],
     ) -> base.Claimed | None:
         shape = self._shape(q)
-        now = q.now()
         key, user = cand["wb_ckey"], request.user
         token = shape.new_token_value()
-        expired = cand["wb_prev_owner"] is not None
-        if expired:
-            guard = sa.and_(shape.pinned(cand["wb_prev_owner"], cand["wb_prev_token"]), q.stale(now))
-            if not shape.relock(
-                conn, q.table, q.key, key, guard, q.lock_writes(user, now, token), cand["wb_prev_token"]
-            ):
+        prev = cand["wb_prev_token"]
+        if cand["wb_prev_owner"] is not None:  # expired
+            bound = {"wb_user": user, "wb_token": token, "wb_prev_token": shape.bound_token(prev)}
+            if not shape.run_guarded(conn, self._retake(q), {**shape.relock_params(key, token, prev), **bound}):
                 return None
         elif not q.backend.insert_new(conn, q.lock_insert, shape.new_lock_params(key, user, token)):
             return None
-        elif not shape.stamp(conn, q.table, q.key, key, token, None):
+        elif not self._stamp(conn, q, key, token, None):
             raise NotWaiting  # another program set the row's claim id meanwhile
         return self._finish(conn, q, trail, request, cand, token)
 
@@ -145,30 +183,22 @@ class LockTableClaim(portable.PortableClaim):
         item as waiting may have done so before another claimer took it, finished it and deleted
         its lock row, all before this claim's insert (which then met no conflict).
         """
-        key, user, now = cand["wb_ckey"], request.user, q.now()
-        shape = self._shape(q)
-        expired = cand["wb_prev_owner"] is not None
-        if shape.neighbours:
+        user = request.user
+        params = {"wb_key": cand["wb_ckey"], "wb_user": user, "wb_token": token}
+        row_lock, on_claim, read_back = self._after_lock(q)
+        if row_lock is not None:
             # The primary key keeps two locks of one queue from a row, not a lock of this queue from a
             # neighbour's: the row's own lock makes a claim through a neighbour wait until this one
             # ends, and the check below (a statement of its own, so it sees what committed meanwhile)
             # then finds whichever lock came first.
-            conn.execute(q.backend.lock_row(sa.select(q.key).where(q.key == key), q.table))
-        if conn.execute(self._still_waits(q, expired), {"wb_key": key, "wb_user": user}).first() is None:
+            conn.execute(row_lock, params)
+        if conn.execute(self._still_waits(q, cand["wb_prev_owner"] is not None), params).first() is None:
             # Completed (or changed by another program, or held through a neighbour) since the candidates
             # were read: not ours to take. Raising rolls the lock row back with the transaction.
             raise NotWaiting
-        if q.on_claim:
-            conn.execute(sa.update(q.table).where(q.key == key).values(q.writes(q.on_claim, user, now)))
-        row = (
-            conn.execute(
-                sa.select(*self.returned_columns(q, now))
-                .select_from(q.source)
-                .where(q.key == key, shape.pinned(user, token))
-            )
-            .mappings()
-            .one()
-        )
+        if on_claim is not None:
+            conn.execute(on_claim, params)
+        row = conn.execute(read_back, params).mappings().one()
         claimed = base.Claimed(row=row, prev_owner=cand["wb_prev_owner"], prev_token=self.prev_token(q, cand))
         trail.write(conn, self.audit_rows(q, trail, user, [claimed]))
         return claimed

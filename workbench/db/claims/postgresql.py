@@ -428,14 +428,8 @@ class LockTableSkipLocked(lock_table.LockTableClaim):
             return None
         cand = {**row, "wb_ckey": q.coerce_key(row["wb_item"])}
         # What the shape writes into the queue's row (a claim id); False: another program got there.
-        if not shape.stamp(
-            conn,
-            q.table,
-            q.key,
-            cand["wb_ckey"],
-            token,
-            row["wb_prev_token"] if row["wb_prev_owner"] is not None else None,
-        ):
+        prev_token = row["wb_prev_token"] if row["wb_prev_owner"] is not None else None
+        if not self._stamp(conn, q, cand["wb_ckey"], token, prev_token):
             raise lock_table.NotWaiting
         return self._finish(conn, q, trail, request, cand, token)
 

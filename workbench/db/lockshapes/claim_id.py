@@ -10,7 +10,6 @@ import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
 
 from workbench.core import errors, workflow
-from workbench.db.lockshapes import base
 from workbench.db.lockshapes.lock_table import LockTable, lock_write
 
 
@@ -75,9 +74,6 @@ class ClaimIdColumn(LockTable):
             ) from None
         return str(value) if self.backend.uuid_as_text else value
 
-    def _claim(self, token: Any) -> sa.BindParameter[Any]:
-        return sa.bindparam(None, self.claim_value(token), type_=self._bind_type)
-
     def free(self) -> sa.ColumnElement[bool]:
         # With keep_claim_id too: a waiting row with a claim id is another program's (see the class).
         return sa.and_(super().free(), self.claim_id.is_(None))
@@ -130,13 +126,18 @@ class ClaimIdColumn(LockTable):
 
     # -- writes -------------------------------------------------------------------------------
 
-    def stamp(
-        self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any, prev_token: Any
-    ) -> bool:
+    def stamp_statement(self, table: sa.Table, key_column: sa.Column[Any], *, retaken: bool) -> sa.Update | None:
         # Only over an empty claim id or the expired lock's own: never over another program's.
-        was = self.claim_id == self._claim(prev_token) if prev_token is not None else self.claim_id.is_(None)
-        stmt = sa.update(table).where(key_column == key, was).values({self.claim_id.name: self._claim(token)})
-        return conn.execute(stmt).rowcount == 1
+        old, new = (sa.bindparam(name, type_=self._bind_type) for name in ("wb_prev_claim", "wb_claim"))
+        was = self.claim_id == old if retaken else self.claim_id.is_(None)
+        key = key_column == sa.bindparam("wb_key", type_=key_column.type)
+        return sa.update(table).where(key, was).values({self.claim_id.name: new})
+
+    def stamp_params(self, key: Any, token: Any, prev_token: Any) -> dict[str, Any]:
+        params = {"wb_key": key, "wb_claim": self.claim_value(token)}
+        if prev_token is not None:
+            params["wb_prev_claim"] = self.claim_value(prev_token)
+        return params
 
     def unlock(
         self,
@@ -148,23 +149,6 @@ class ClaimIdColumn(LockTable):
         item_values: Mapping[str, Any],
     ) -> bool:
         return super().unlock(conn, table, key_column, key, guard, {**item_values, self.claim_id.name: sa.null()})
-
-    def relock(
-        self,
-        conn: sa.Connection,
-        table: sa.Table,
-        key_column: sa.Column[Any],
-        key: Any,
-        guard: sa.ColumnElement[bool],
-        lock_values: Mapping[str, Any],
-        prev_token: Any,
-    ) -> bool:
-        if not super().relock(conn, table, key_column, key, guard, lock_values, prev_token):
-            return False
-        assert self.token is not None
-        if not self.stamp(conn, table, key_column, key, lock_values[self.token.name], prev_token):
-            raise base.FenceFailed  # the row carries another claim id: roll the lock row back
-        return True
 
     def item_write(
         self,

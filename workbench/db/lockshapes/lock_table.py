@@ -190,9 +190,8 @@ class LockTable(TokenColumn):
     def new_lock(self, now: sa.ColumnElement[Any]) -> dict[str, sa.ColumnElement[Any]]:
         """The lock row a claim of a free item inserts, as the values of one statement for every claim: the
         clock `now` (and the expiry from it) as SQL, the rest bound by name (new_lock_params)."""
-        assert self.token is not None
         c = self.locks.c
-        user, token = sa.bindparam("wb_user", type_=self.user.type), sa.bindparam("wb_token", type_=self.token.type)
+        user, token = sa.bindparam("wb_user", type_=self.user.type), self.token_param("wb_token")
         return {
             "queue": sa.bindparam("wb_queue", type_=c.queue.type),
             "item_key": sa.bindparam("wb_item", type_=c.item_key.type),
@@ -228,8 +227,24 @@ class LockTable(TokenColumn):
         lock_values: Mapping[str, Any],
         prev_token: Any,
     ) -> bool:
-        stmt = sa.update(self.locks).where(self.of_item(self.key_text(key)), guard).values(dict(lock_values))
-        return conn.execute(stmt).rowcount == 1
+        assert self.token is not None
+        statements = self.relock_statements(table, key_column, guard, lock_values)
+        return self.run_guarded(conn, statements, self.relock_params(key, lock_values[self.token.name], prev_token))
+
+    def relock_statements(
+        self, table: sa.Table, key_column: sa.Column[Any], guard: sa.ColumnElement[bool], lock_values: Mapping[str, Any]
+    ) -> list[sa.Executable]:
+        """What relock runs (run_guarded): the lock row of item `wb_item` rewritten to `lock_values` where
+        `guard` holds, then what stamp writes into the queue's row over the old lock's (a claim id another
+        program set instead raises FenceFailed: the rewritten lock row goes back with the transaction).
+        A claim builds them once per queue, `guard` and `lock_values` bound by name too (LockTableClaim._retake)."""
+        rewrite = sa.update(self.locks).where(self.key_clause(key_column), guard).values(dict(lock_values))
+        stamp = self.stamp_statement(table, key_column, retaken=True)
+        return [rewrite] if stamp is None else [rewrite, stamp]
+
+    def relock_params(self, key: Any, token: Any, prev_token: Any) -> dict[str, Any]:
+        """The item's values for relock_statements: its key, the new token and the old one (for stamp)."""
+        return {**self.key_params(key), **self.stamp_params(key, token, prev_token)}
 
     def guarded_statements(
         self,
@@ -283,9 +298,19 @@ class LockTable(TokenColumn):
     def stamp(
         self, conn: sa.Connection, table: sa.Table, key_column: sa.Column[Any], key: Any, token: Any, prev_token: Any
     ) -> bool:
-        """What a claim writes into the queue's row besides on_claim (here: nothing); False when the
+        """What a claim writes into the queue's row besides on_claim (stamp_statement); False when the
         row is not the claimer's to take."""
-        return True
+        stmt = self.stamp_statement(table, key_column, retaken=prev_token is not None)
+        return stmt is None or conn.execute(stmt, self.stamp_params(key, token, prev_token)).rowcount == 1
+
+    def stamp_statement(self, table: sa.Table, key_column: sa.Column[Any], *, retaken: bool) -> sa.Update | None:
+        """stamp's write, for a free item or an expired lock's (`retaken`), its values bound by name
+        (stamp_params), so that a claim builds it once per queue: here none (nothing in the queue's row)."""
+        return None
+
+    def stamp_params(self, key: Any, token: Any, prev_token: Any) -> dict[str, Any]:
+        """The values stamp_statement's write binds for item `key`, the new `token` and the old one."""
+        return {}
 
     def run_guarded(self, conn: sa.Connection, statements: list[sa.Executable], params: Mapping[str, Any]) -> bool:
         first, *rest = statements

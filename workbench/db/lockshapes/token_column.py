@@ -40,9 +40,10 @@ class TokenColumn(LockShape):
     def new_token_value(self) -> Any:
         return uuid.uuid4() if self.uuid_typed else super().new_token_value()
 
-    def _bound(self, token: Any) -> Any:
-        """A caller's token as the column compares it; LockLost when it cannot be one of its tokens."""
-        if not self.uuid_typed or isinstance(token, uuid.UUID):
+    def bound_token(self, token: Any) -> Any:
+        """A caller's token as the column compares it (a bound parameter as it is); LockLost when it cannot be
+        one of its tokens."""
+        if not self.uuid_typed or isinstance(token, (uuid.UUID, sa.BindParameter)):
             return token
         try:
             return uuid.UUID(str(token))
@@ -85,8 +86,13 @@ class TokenColumn(LockShape):
     def token_from_lock_row(self, row: Mapping[Any, Any], locked_at: dt.datetime) -> str:
         return str(row["wb_token"])
 
+    def token_param(self, name: str) -> sa.BindParameter[Any]:
+        """A token bound by `name` in a statement built once, its value (bound_token) given when it runs."""
+        assert self.token is not None
+        return sa.bindparam(name, type_=self.token.type)
+
     def token_params(self, token: str) -> dict[str, Any]:
-        return {"wb_token": self._bound(token)}
+        return {"wb_token": self.bound_token(token)}
 
     def fence_clause(self, key: sa.ColumnElement[bool], user: sa.ColumnElement[bool]) -> sa.ColumnElement[bool]:
         assert self.token is not None
@@ -94,11 +100,11 @@ class TokenColumn(LockShape):
 
     def token_matches(self, token: str) -> sa.ColumnElement[bool]:
         assert self.token is not None
-        return sa.and_(self.token == self._bound(token))
+        return sa.and_(self.token == self.bound_token(token))
 
     def _token_of_parts(self, token: Any, time: Any) -> str | None:
         return str(token) if token is not None else None
 
     def pinned(self, owner: Any, token: Any) -> sa.ColumnElement[bool]:
         assert self.token is not None
-        return sa.and_(self.token == self._bound(token))
+        return sa.and_(self.token == self.bound_token(token))
