@@ -30,8 +30,6 @@ class SkipLockedClaim(base.ClaimMethod):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cache: dict[tuple[Any, ...], sa.Select[Any]] = {}
-        self._fast: dict[tuple[Any, ...], fastpath.FastStatement] = {}
         self._next: dict[tuple[int, int], _NextClaims] = {}
 
     def claim_next(
@@ -128,17 +126,16 @@ class SkipLockedClaim(base.ClaimMethod):
         count: int,
         check_limit: bool,
     ) -> fastpath.FastStatement:
-        shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit, request.filter_shape)
-        fast = self._fast.get(shape)
-        if fast is None:
+        def build() -> fastpath.FastStatement:
             stmt = self.statement(q, trail, request, count=count, check_limit=check_limit)
             sample = {
                 "wb_user": request.user,
                 **({"wb_key": request.key} if request.key is not None else {}),
                 **request.filter_params(),
             }
-            fast = self._fast[shape] = fastpath.FastStatement(db.held, stmt, sample)
-        return fast
+            return fastpath.FastStatement(db.held, stmt, sample)
+
+        return self.once(("fast", *_shape(q, request, count, check_limit)), build)
 
     def statement(
         self,
@@ -152,10 +149,8 @@ class SkipLockedClaim(base.ClaimMethod):
         """The claim statement for `count` items (cached per queue and request shape)."""
         count = request.count if count is None else count
         check_limit = bool(q.config.max_locks_per_user) if check_limit is None else check_limit
-        shape = (id(q), request.key is not None, request.use_cooldown, count, check_limit, request.filter_shape)
-        if shape not in self._cache:
-            self._cache[shape] = self._build(q, trail, request, count, check_limit)
-        return self._cache[shape]
+        shape = ("claim", *_shape(q, request, count, check_limit))
+        return self.once(shape, lambda: self._build(q, trail, request, count, check_limit))
 
     def _build(
         self,
@@ -308,6 +303,11 @@ class SkipLockedClaim(base.ClaimMethod):
         ordered = sa.select(*list(both.c)[:-1])
         cols = ["queue", "item_key", "event", "actor", "owner", "token", "at", "detail"]
         return sa.insert(a).from_select(cols, ordered).cte("wb_audit")
+
+
+def _shape(q: mapping.BoundQueue, request: base.ClaimRequest, count: int, check_limit: bool) -> tuple[Any, ...]:
+    """What a claim statement is built for: the queue, the request's shape, how many items, the limit checked."""
+    return (id(q), request.key is not None, request.use_cooldown, count, check_limit, request.filter_shape)
 
 
 class _NextClaims:

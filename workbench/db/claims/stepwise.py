@@ -48,7 +48,6 @@ class StepwiseClaim(base.ClaimMethod):
         self.lock_candidates, self.returning, self.name = lock_candidates, returning, name
         # The audit rows carry the lock's time as read back (stamped_audit), not their own statement's clock.
         self.stamps_audit = stamps_audit
-        self._cache: dict[tuple[Any, ...], _Statements] = {}
 
     def claim(
         self, db: connect.Database, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest
@@ -60,10 +59,8 @@ class StepwiseClaim(base.ClaimMethod):
     def statements(
         self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest, need: int
     ) -> _Statements:
-        shape = (id(q), request.key is not None, request.use_cooldown, need, request.filter_shape)
-        if shape not in self._cache:
-            self._cache[shape] = self._build(q, trail, request, need)
-        return self._cache[shape]
+        shape = ("statements", id(q), request.key is not None, request.use_cooldown, need, request.filter_shape)
+        return self.once(shape, lambda: self._build(q, trail, request, need))
 
     def _build(
         self, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, request: base.ClaimRequest, need: int
