@@ -1,9 +1,10 @@
 """Python's cyclic garbage collector held off while a process starts; what the start made, frozen after.
 
-A start (the window's, a `workbench next`) makes some 400,000 objects that live as long as the process:
-modules, classes, functions, SQLAlchemy's and Qt's tables. Python's automatic collector runs every 700
-new objects and each full pass walks all of them again: a tenth of a `workbench next`'s time and of
-SQLAlchemy's and psycopg's imports (docs/explanation/performance.md). Nothing a start makes is
+A start (the window's, a `workbench next`) makes tens of thousands of objects the collector tracks (78,000 by
+the time a `next` has its database open) that live as long as the process: modules, classes, functions,
+SQLAlchemy's and Qt's tables. Python's automatic collector runs every 700 new objects and its older passes
+walk them again: about a quarter of a `workbench next`'s time, a tenth of SQLAlchemy's, psycopg's and
+PySide6's imports (docs/explanation/performance.md). Nothing a start makes is
 garbage worth a collection, so the entry point holds the collector off (`hold`) and, once the start is
 over (the database open), `release` freezes what is alive (gc.freeze: later passes skip it) and turns
 automatic collection back on, unless the window's own collector took it over (`handed_over`).
