@@ -181,7 +181,7 @@ class WorkQueue(queue_reading.QueueReading, queue_lookups.QueueLookups, undo.Und
         transaction, none where there is nothing to ask. A window polls an empty queue often: the statements
         are built once per queue (_nothing_probe)."""
         q = self.q
-        probe = self.method.built("why-nothing", q, claims.ClaimRequest(user=user), self._nothing_probe)
+        probe = self.method.once(("why-nothing", id(q)), self._nothing_probe)
         if q.config.max_locks_per_user or probe.own_work is not None or probe.held_open is not None:
             found = self.db.read(lambda conn: self._asked(conn, probe, user))
             if found is not None:

@@ -241,12 +241,8 @@ class ClaimMethod:
 
     def held_select(self, q: mapping.BoundQueue) -> sa.Select[Any]:
         """held_count as a statement of its own, built once per queue: the user bound as `wb_user`."""
-        return self.built(
-            "held",
-            q,
-            ClaimRequest(user=""),
-            lambda: sa.select(self.held_count(q, q.now(), sa.bindparam("wb_user", type_=sa.String()))),
-        )
+        user = sa.bindparam("wb_user", type_=sa.String())
+        return self.once(("held", id(q)), lambda: sa.select(self.held_count(q, q.now(), user)))
 
     def room(self, conn: sa.Connection, q: mapping.BoundQueue, request: ClaimRequest) -> int:
         """How many more locks the user may take now (raises NothingToClaim at the limit)."""
