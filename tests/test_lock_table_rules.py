@@ -75,3 +75,26 @@ def test_a_transition_that_gives_a_lock_up_is_read_from_the_table(monkeypatch: p
     assert workflow.branch_mark("release", "defer", "complete") in locks
     with pytest.raises(ValueError, match="leaves no crumb"):
         pg_lock_check.crumb_of("escalate")
+
+
+def _deleted(q: mapping.BoundQueue) -> str:
+    """The lock check's part for a lock row deleted (up to the UPDATE's)."""
+    locks, _ = _checks(q)
+    return locks[locks.index("IF op = 'DELETE'") : locks.index("IF n.queue IS DISTINCT FROM o.queue")]
+
+
+def test_a_lock_row_is_given_up_or_freed_only_while_its_item_is_the_queues_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A DELETE of a lock row asks each branch's row rule (HELD: the item in the queue's work) of the item
+    before, from the table: a transition whose row rule asks nothing of the row (here: expire and
+    force-release made EXISTS) no longer asks it."""
+    q = _bound("casesl", demo.config_text() + LOCK_TABLE)
+    held = "(NOT FOUND OR (item.status IN ('new', 'open')))"
+    deleted = _deleted(q)
+    assert "CAST(o.item_key AS INTEGER)" in deleted, deleted
+    given_up, freed = deleted.split(workflow.branch_mark("expire", "force_release"))
+    assert held in given_up and held in freed, deleted
+    _patched(monkeypatch, "expire", "force_release", row=workflow.RowRule.EXISTS)
+    given_up, freed = _deleted(q).split(workflow.branch_mark("expire", "force_release"))
+    assert held in given_up and held not in freed and "(NOT FOUND OR (true))" in freed

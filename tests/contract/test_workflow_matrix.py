@@ -91,6 +91,40 @@ def _held_in_twin(b: Bench) -> Ctx:
     return _held(b, "ann", "twin")
 
 
+def _aged_in_twin(b: Bench) -> Ctx:
+    """ann's lock taken through the twin ran out; nobody took the item yet."""
+    ctx = _held_in_twin(b)
+    b.age_lock(ctx.key, (wbench.LOCK_MINUTES + 1) * 60, "twin")
+    return ctx
+
+
+def _aged_in_twin_escalated(b: Bench) -> Ctx:
+    """ann's lock taken through the twin ran out; bob claimed the item through main and escalated it. On a
+    lock table bob's claim gave ann's run-out lock row of the twin back (an expire it noticed)."""
+    ctx = _aged_in_twin(b)
+    bobs = b.operator("bob").claim("main", ctx.key).lock
+    assert bobs is not None
+    b.operator("bob").escalate(bobs, REASON)
+    return ctx
+
+
+def _aged_in_twin_escalated_by_hand(b: Bench) -> Ctx:
+    """ann's lock taken through the twin ran out, and the table's owner escalated the item by hand: the
+    run-out lock row (a lock table's) stays on an item out of the twin's work."""
+    ctx = _aged_in_twin(b)
+    b.set_status(ctx.key, "escalated")
+    return ctx
+
+
+def _no_twin_lock(b: Bench, ctx: Ctx) -> None:
+    """No lock of ann's is left in the twin (where the row keeps the lock, the twin sees the taker's); bob's
+    claim recorded her lock's expiry, in the twin's trail where the twin keeps its own lock rows."""
+    lock = b.operator("ann").show("twin", ctx.key).lock
+    assert lock is None or lock.owner != "ann", lock
+    expired = [queue for _, queue, event, actor in b.audit_events(ctx.key) if (event, actor) == ("expire", "bob")]
+    assert expired == ["twin" if b.id.endswith("-lock_table") else "main"], b.audit_events(ctx.key)
+
+
 def _done(b: Bench) -> Ctx:
     ctx = _held(b)
     assert ctx.lock is not None
@@ -389,6 +423,16 @@ SCENARIOS: dict[str, Scenario] = {
                 writes=("twin", "claim", "ann"),
                 check=lambda b, ctx, claim: _owner(b, ctx.key, "ann", "twin"),
             ),
+            # ann's lock taken through the twin ran out: Next item through main serves it, and gives her run-out
+            # lock back (hole47: a lock table's twin row is not left beside bob's). Shape 6: the twin's claim id
+            # in the row keeps main's claim off it.
+            "twin_ran_out": Case(
+                _aged_in_twin,
+                _next_tagged("bob", "main"),
+                writes=("main", "claim", "bob"),
+                check=lambda b, ctx, claim: (_owner(b, ctx.key, "bob"), _no_twin_lock(b, ctx)),
+                applies=lambda bench_id: not bench_id.endswith("-claim_id"),
+            ),
             # Deferred by ann until a time still to come: Next item serves it to nobody before.
             "deferred": Case(_deferred, _next_tagged("bob", "main"), NothingToClaim),
         },
@@ -580,10 +624,32 @@ SCENARIOS: dict[str, Scenario] = {
             "live": Case(_held, lambda b, ctx: b.sweep("bob"), unchanged=True, check=_not_swept),
             "live_pick": Case(_held, _pick("bob", "main"), NothingToClaim),
             "other_queue": Case(_aged, lambda b, ctx: b.sweep("bob", "twin"), unchanged=True, check=_not_swept),
+            # The row rule (HELD): a run-out lock whose item left the queue's work since (escalated by hand) is
+            # not the sweep's to give back (on_release is not the item's any more).
+            "out_of_work": Case(
+                _aged_in_twin_escalated_by_hand,
+                lambda b, ctx: b.sweep("bob", "twin"),
+                unchanged=True,
+                check=_not_swept,
+                applies=lambda bench_id: "lock_table" in bench_id,
+            ),
         },
     ),
     "force_release": _supervising(
-        "force_release", _held, _force_release, lambda b, ctx, _: _owner(b, ctx.key, None), on_a_lock=True
+        "force_release",
+        _held,
+        _force_release,
+        lambda b, ctx, _: _owner(b, ctx.key, None),
+        {
+            # The row rule (HELD), as for the sweep: a lock whose item left the queue's work is not freed.
+            "out_of_work": Case(
+                _aged_in_twin_escalated_by_hand,
+                lambda b, ctx: _force_release("twin")(b, SUPERVISOR, ctx, REASON),
+                LockLost,
+                applies=lambda bench_id: "lock_table" in bench_id,
+            ),
+        },
+        on_a_lock=True,
     ),
     "reassign": _supervising(
         "reassign",
@@ -657,6 +723,17 @@ SCENARIOS: dict[str, Scenario] = {
                 lambda b, ctx: b.supervisor("bob").take("main", ctx.key),
                 NotPermitted,
                 applies=lambda bench_id: bench_id.endswith(TAKE_SHAPES),
+            ),
+            # Not stranded (hole47): the claim through main gave the twin's run-out lock row back, so the
+            # escalated item has no lock row left to keep the take (FREE) off it.
+            "after_twin_ran_out": Case(
+                _aged_in_twin_escalated,
+                lambda b, ctx: b.supervisor().take("main", ctx.key),
+                writes=("main", "claim", SUPERVISOR),
+                check=lambda b, ctx, _: (_owner(b, ctx.key, SUPERVISOR), _no_twin_lock(b, ctx)),
+                # (Shape 6: the twin's claim id in the row keeps main's claim off the item until a claim through
+                # the twin or its sweep.)
+                applies=lambda bench_id: bench_id.endswith(TAKE_SHAPES) and not bench_id.endswith("-claim_id"),
             ),
             "not_escalated": Case(_free, lambda b, ctx: b.supervisor().take("main", ctx.key), UsageError),
             "held": Case(_held, lambda b, ctx: b.supervisor().take("main", ctx.key), UsageError),

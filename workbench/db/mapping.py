@@ -332,7 +332,8 @@ class BoundQueue:
         Conditions on the time or the claiming user are left out: they tell no queue from another,
         and a held row may pass out of one (`follow_up_at > now`) while it is held. True where the
         locks live in a lock table: its rows name their queue (LockTable.key_clause), and the guarded
-        writes hold the row to in_work() themselves (LockShape.guarded_statements)."""
+        writes hold the row to in_work() themselves (LockShape.guarded_statements), as do the sweep and a
+        force-release or reassign (their row rule HELD, Supervision)."""
         if self.shape.separate_locks:
             return sa.true()
         return self.in_work()

@@ -20,6 +20,7 @@ from workbench.db import (
     mapping,
     migrations,
     procedures,
+    rowrules,
     tables,
     workqueue,
 )
@@ -230,12 +231,18 @@ class Workbench:
             if isinstance(q.shape, lockshapes.LockTable):
                 # A lock table's rows name their queue: a row is free only while no other queue's row
                 # holds it (LockTable.held_elsewhere).
-                q.shape.neighbours = tuple(
-                    other.name
+                twins = [
+                    other
                     for other in sharing
                     if isinstance(other.shape, lockshapes.LockTable)
                     and other.shape.locks.fullname == q.shape.locks.fullname
-                )
+                ]
+                q.shape.neighbours = tuple(other.name for other in twins)
+                # What a claim here asks before it gives back a twin's run-out lock row of the item (expire's
+                # row rule, the twin's own: LockTableClaim._give_back_twins).
+                q.shape.neighbour_held = {
+                    other.name: sa.and_(sa.true(), *rowrules.before(other, "expire").state) for other in twins
+                }
             else:
                 q.rivals = tuple(other.name for other in sharing if not other.shape.separate_locks)
         return bound

@@ -300,7 +300,11 @@ class Supervision(supervisor_choices.SupervisorChoices):
         now = q.now()
         action = errors.Phrase.of(problems.DO_FORCE_RELEASE if to_user is None else problems.DO_REASSIGN, q.name, key)
         self._require_supervisor(conn, actor, action)
-        here = sa.case((self._owned(conn), 1), else_=0).label("wb_here")
+        # The table's row rule (HELD), which a lock table's fence does not carry (as for the sweep): the item,
+        # read and locked here, still in the queue's work.
+        held = rowrules.before(q, "force_release" if to_user is None else "reassign").state
+        here_clause = sa.and_(self._owned(conn), *(held if q.shape.separate_locks else ()))
+        here = sa.case((here_clause, 1), else_=0).label("wb_here")
         stmt = sa.select(*q.lock_select_columns(now), here).select_from(q.source).where(q.key == key)
         row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
         if row is None:
@@ -483,10 +487,18 @@ class Supervision(supervisor_choices.SupervisorChoices):
     def _sweep_batch(self, conn: sa.Connection, actor: str) -> list[models.Lock]:
         q = self.q
         now = q.now()
+        # The table's row rule for an expiry (HELD: the item in the queue's work). Where the lock lives in the
+        # row the fence carries it (BoundQueue.held_here); a lock table's row names its queue but not the
+        # item's state: a run-out lock row whose item left the queue's work (changed by hand or by another
+        # program; a claim through a twin gives such a row back first, LockTableClaim._give_back_twins) is
+        # left, as PostgreSQL's lock check refuses its delete and on_release is not this item's.
+        held = rowrules.before(q, "expire").state if q.shape.separate_locks else ()
         stmt = (
             sa.select(*q.lock_select_columns(now))
             .select_from(q.locked_source)
-            .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None), q.expired(now))
+            .where(
+                *q.scope_clause(), self._owned(conn), *held, q.user.is_not(None), q.time.is_not(None), q.expired(now)
+            )
             .order_by(q.time)
             .limit(SWEEP_BATCH)
         )
@@ -495,6 +507,8 @@ class Supervision(supervisor_choices.SupervisorChoices):
             lock = q.lock_from_row(row)
             # The table's lock rule for an expiry (STALE_HERE): this lock, run out, taken in this queue.
             stale = lockrules.guard(q, "expire", now, lock=lock, owned=self._owned(conn))
+            if held:  # and its row rule again: the item may have left the queue's work since it was read
+                stale = sa.and_(stale, sa.exists().where(q.key == lock.key, *held))
             if q.shape.unlock(
                 conn,
                 q.table,

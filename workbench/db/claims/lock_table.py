@@ -7,6 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from workbench.core import models
 from workbench.db import audit as audit_mod
 from workbench.db import connect, lockshapes, mapping, rowrules
 from workbench.db.claims import base, portable
@@ -98,11 +99,15 @@ class LockTableClaim(portable.PortableClaim):
         ]
 
     def _still_waits(self, q: mapping.BoundQueue, expired: bool) -> sa.Select[Any]:
-        """The item `wb_key` may still be claimed by `wb_user` (_item_waits), as _finish checks it."""
+        """The item `wb_key` may still be claimed by `wb_user` (_item_waits), as _finish checks it; and, where
+        other queues keep their locks in the table, whether a run-out lock row of theirs is left on it
+        (its second column: _give_back_twins), asked in the same statement."""
 
         def build() -> sa.Select[Any]:
             key, user = sa.bindparam("wb_key", type_=q.key.type), sa.bindparam("wb_user", type_=sa.String())
-            return sa.select(q.key).where(q.key == key, self._item_waits(q, expired, user))
+            shape = self._shape(q)
+            twins = [shape.run_out_elsewhere(q.key, q.now()).label("wb_twins")] if shape.neighbours else []
+            return sa.select(q.key, *twins).where(q.key == key, self._item_waits(q, expired, user))
 
         return self.once(("waits", id(q), expired), build)
 
@@ -145,6 +150,63 @@ class LockTableClaim(portable.PortableClaim):
             return row_lock, on_claim, read_back
 
         return self.once(("after lock", id(q)), build)
+
+    def _twin_statements(self, q: mapping.BoundQueue) -> tuple[sa.Select[Any], dict[str, sa.Delete]]:
+        """_give_back_twins' statements, built once per queue: the neighbours' run-out lock rows of item
+        `wb_item`, and per neighbour the delete of one of them (`wb_token`) where it is still run out and its
+        item still that neighbour's work (expire's row rule, LockTable.neighbour_held)."""
+        shape = self._shape(q)
+
+        def build() -> tuple[sa.Select[Any], dict[str, sa.Delete]]:
+            locks, now = shape.locks, q.now()
+            item = locks.c.item_key == sa.bindparam("wb_item", type_=locks.c.item_key.type)
+            queues = [sa.literal(name, literal_execute=True) for name in shape.neighbours]
+            c = locks.c
+            rows = sa.select(c.queue, c.lock_user, c.token, c.locked_at).where(
+                c.queue.in_(queues), item, shape.expired(now)
+            )
+            token, key = shape.token_param("wb_token"), q.key == sa.bindparam("wb_key", type_=q.key.type)
+            deletes = {
+                name: sa.delete(locks).where(
+                    c.queue == sa.literal(name, literal_execute=True),
+                    item,
+                    c.token == token,
+                    shape.expired(now),
+                    sa.exists().where(key, shape.neighbour_held.get(name, sa.true())),
+                )
+                for name in shape.neighbours
+            }
+            return rows, deletes
+
+        return self.once(("twins", id(q)), build)
+
+    def _give_back_twins(
+        self, conn: sa.Connection, q: mapping.BoundQueue, trail: audit_mod.AuditTrail, key: Any, user: str
+    ) -> list[dict[str, Any]]:
+        """Give back the neighbours' run-out lock rows of the item this claim takes (each an expire its claim
+        noticed, recorded in that queue, as a claim of a run-out lock of its own queue records it): left
+        beside this claim's lock, such a row would outlive the item's stay in the work (an escalate, a
+        Complete) and keep a take, reopen or move off it, nobody's to delete (expire's row rule, HELD).
+        Runs before on_claim's write, over the item as its holder left it; the item is not written (the
+        claim's values follow, as after a claim of a run-out lock of this queue). The audit rows."""
+        shape = self._shape(q)
+        rows, deletes = self._twin_statements(q)
+        item = shape.key_text(key)
+        given: list[dict[str, Any]] = []
+        for queue, owner, token, time in conn.execute(rows, {"wb_item": item}).all():
+            params = {"wb_item": item, "wb_key": key, "wb_token": shape.bound_token(token)}
+            if conn.execute(deletes[queue], params).rowcount == 1:  # else: freed meanwhile, or not its to free
+                noticed = {"noticed_by": "claim"}
+                expire = trail.row(
+                    models.EventKind.EXPIRE,
+                    key,
+                    user,
+                    owner=owner,
+                    token=shape.prev_token(owner, token, time),
+                    detail=noticed,
+                )
+                given.append({**expire, "queue": queue})
+        return given
 
     def _take(
         self,
@@ -192,13 +254,16 @@ class LockTableClaim(portable.PortableClaim):
             # ends, and the check below (a statement of its own, so it sees what committed meanwhile)
             # then finds whichever lock came first.
             conn.execute(row_lock, params)
-        if conn.execute(self._still_waits(q, cand["wb_prev_owner"] is not None), params).first() is None:
+        waits = conn.execute(self._still_waits(q, cand["wb_prev_owner"] is not None), params).first()
+        if waits is None:
             # Completed (or changed by another program, or held through a neighbour) since the candidates
             # were read: not ours to take. Raising rolls the lock row back with the transaction.
             raise NotWaiting
+        # A neighbour's run-out lock row of the item (rare: one column of the check above says so) goes back.
+        given = self._give_back_twins(conn, q, trail, cand["wb_ckey"], user) if len(waits) > 1 and waits[1] else []
         if on_claim is not None:
             conn.execute(on_claim, params)
         row = conn.execute(read_back, params).mappings().one()
         claimed = base.Claimed(row=row, prev_owner=cand["wb_prev_owner"], prev_token=self.prev_token(q, cand))
-        trail.write(conn, self.audit_rows(q, trail, user, [claimed]))
+        trail.write(conn, [*given, *self.audit_rows(q, trail, user, [claimed])])
         return claimed

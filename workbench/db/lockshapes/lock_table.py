@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import sqlalchemy as sa
@@ -48,6 +49,9 @@ class LockTable(TokenColumn):
     # queue's too (BoundQueue.may_share_rows); set by the service, which binds every queue. Each keeps
     # one lock row per item under its own name, so the primary key does not keep them from one row.
     neighbours: tuple[str, ...] = ()
+    # Each neighbour's row rule for freeing a lock row of its own (expire's, HELD: the item in that queue's
+    # work), over the queue's table and the lock row deleted (its holder); set by the service with `neighbours`.
+    neighbour_held: Mapping[str, sa.ColumnElement[bool]] = MappingProxyType({})
 
     def __init__(self, *, locks: sa.Table, **columns_and_settings: Any) -> None:
         super().__init__(**columns_and_settings)
@@ -113,10 +117,21 @@ class LockTable(TokenColumn):
         if not self.neighbours:
             return sa.false()
         other = self.locks.alias("wb_elsewhere")
+        live = [] if now is None else [_on(other, self._unexpired(now))]
+        return sa.exists().where(*self._elsewhere(other, key), *live)
+
+    def run_out_elsewhere(self, key: sa.ColumnElement[Any], now: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        """The item has a run-out lock row in one of the neighbours, which a claim here gives back
+        (LockTableClaim._give_back_twins): false where the table keeps no other queue's locks."""
+        if not self.neighbours:
+            return sa.false()
+        other = self.locks.alias("wb_run_out")
+        return sa.exists().where(*self._elsewhere(other, key), _on(other, self.expired(now)))
+
+    def _elsewhere(self, other: sa.FromClause, key: sa.ColumnElement[Any]) -> list[sa.ColumnElement[bool]]:
+        """`other` (an alias of the lock table) is a neighbour's lock row of the item `key`."""
         item = other.c.item_key == (key if isinstance(key.type, sa.String) else sa.cast(key, other.c.item_key.type))
-        queues = other.c.queue.in_([sa.literal(name, literal_execute=True) for name in self.neighbours])
-        live = [] if now is None else [sql_util.ClauseAdapter(other).traverse(self._unexpired(now))]
-        return sa.exists().where(queues, item, *live)
+        return [other.c.queue.in_([sa.literal(name, literal_execute=True) for name in self.neighbours]), item]
 
     def stale_rows(self, now: sa.ColumnElement[Any], key: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         # The lock table holds only locks, each with an expiry (NOT NULL): its (queue, expires_at) index

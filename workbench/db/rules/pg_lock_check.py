@@ -87,15 +87,15 @@ def lock_check_name(queue: str) -> str:
 AT_COMMIT = "COMMIT"
 
 
-def row_held(q: mapping.BoundQueue, holder: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-    """The row rule every transition under the caller's own lock shares (HELD, db/rowrules.py: the row in
-    the queue's work), over the queue's row, the lock's holder being `holder` (a state a claim leaves may
-    name the claimer, whose name is the lock row's)."""
-    names = [
+def row_held(q: mapping.BoundQueue, holder: sa.ColumnElement[Any], *names: str) -> sa.ColumnElement[bool]:
+    """The row rule the transitions `names` share (by default every one under the caller's own lock: HELD,
+    db/rowrules.py, the row in the queue's work), over the queue's row, the lock's holder being `holder` (a
+    state a claim leaves may name the claimer, whose name is the lock row's)."""
+    names = names or tuple(
         name
         for name in workflow.rendered_in(workflow.Rendering.PG_LOCK_TABLE)
         if workflow.TRANSITIONS[name].lock is workflow.LockRule.OWN_LIVE_HERE
-    ]
+    )
     clause = sa.and_(sa.true(), *rowrules.before_all(q, *names).state)
     users = (q.user, lock_shape(q).user)
 
@@ -150,9 +150,11 @@ class _LockCheck:
         self.live_o, self.stale_o = r.sql(shape.live(now), lo), r.sql(shape.stale(now), lo)
         self.supervisor = f"pg_has_role(session_user, '{pg_names.SUPERVISOR_ROLE}', 'USAGE')"
         found = q.table.alias("t")
-        self.find_item = (
+        # The lock row's item (of the row after, `n`; of the row before, `o`, for a DELETE) as `item`.
+        self.find_item, self.find_item_o = (
             f"SELECT * INTO item FROM {prep.format_table(q.table)} t "
-            f"WHERE {r.sql(q.key, found)} = CAST(n.item_key AS {q.key.type.compile(dialect=conn.dialect)});"
+            f"WHERE {r.sql(q.key, found)} = CAST({row}.item_key AS {q.key.type.compile(dialect=conn.dialect)});"
+            for row in ("n", "o")
         )
         self.first_event = "split_part(maybe[1], ':', 1)"
         self.first_outcome = "NULLIF(split_part(maybe[1], ':', 2), '')"
@@ -317,9 +319,19 @@ class _LockCheck:
         # credit a Complete that never happened.
         gives_up = workflow_sql.may_be(*read_first(gives_up_as))
         gave, freed = crumb_of(*gives_up_as), crumb_of("expire", "force_release")
+        # Each branch's row rule (HELD: the item in the queue's work), the lock's holder standing for a claimed
+        # state's user, over the item before: a lock row is given up or freed only while its item is still
+        # the queue's work (a run-out lock row of the twin's, on an item escalated since, is nobody's to free:
+        # workbench's claim through the other queue gives it back first, LockTableClaim._give_back_twins).
+        holder: sa.ColumnElement[Any] = sa.literal_column(user_o)
+        held_given, held_freed = (
+            self.r.sql(row_held(self.q, holder, *names), self.item)
+            for names in (gives_up_as, ("expire", "force_release"))
+        )
         branch = workflow.branch_mark
         return f"""  IF op = 'DELETE' THEN
-    IF {rules.lock(*gives_up_as)} AND {change(*gives_up_as)} THEN
+    {self.find_item_o}
+    IF {rules.lock(*gives_up_as)} AND {change(*gives_up_as)} AND (NOT FOUND OR {held_given}) THEN
       -- This login gives its own lock up: a release, defer, escalate or Complete (the queue row's values
       -- say which).
       {branch(*gives_up_as)}
@@ -330,7 +342,7 @@ class _LockCheck:
     END IF;
     {branch("expire", "force_release")}
     IF ({rules.lock("expire")} OR {rules.lock("force_release")} AND {rules.who("force_release")})
-        AND {change("expire", "force_release")} THEN
+        AND {change("expire", "force_release")} AND (NOT FOUND OR {held_freed}) THEN
       maybe := CASE WHEN NOT {stale_o} THEN {workflow_sql.may_be("force_release")}
                     WHEN {rules.who("force_release")} THEN {workflow_sql.may_be("expire", "force_release")}
                     ELSE {workflow_sql.may_be("expire")} END;
