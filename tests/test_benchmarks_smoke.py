@@ -37,6 +37,8 @@ ON_POSTGRES = {
     "wal_bench": "--rows 300 --pairs 20 --warmup 2 --quick --no-checkpoint",
     "lookup_bench": "--rows 2000 --searches 5",
     "empty_poll_bench": "--backend postgresql --polls 5 --rounds 1",
+    # With its experiment: the same claims on a database whose audit table is thinned.
+    "claim_bench": "--processes 2 --rows 300 --seconds 0.5 --rounds 1 --no-references --then-next --thin-audit",
     # Six rounds, each through every step once: waits cut to what a round needs to start and end; the
     # supervisor force-releases and reassigns every 0.1 s (its default 5 s is longer than a round).
     "seats_bench": "--seats 3 --duration 0.5 --ramp 0.2 --rows 300 --processes 1 --supervisors 1 --think 0.1,0.2 "
@@ -71,10 +73,10 @@ def _run(name: str, args: str) -> str:
 
 
 def _row(out: str, name: str) -> list[float]:
-    """The figures of a row of a benchmark's table (one per column), by the row's name."""
+    """The figures of a row of a benchmark's table (one per column that has one: "-" is none), by the row's name."""
     for line in out.splitlines():
         if line.startswith(name + "  "):
-            return [float(cell.replace(",", "")) for cell in line[len(name) :].split()]
+            return [float(cell.replace(",", "")) for cell in line[len(name) :].split() if cell != "-"]
     raise AssertionError(f"no row {name!r} in:\n{out}")
 
 
@@ -102,6 +104,9 @@ def test_benchmark_runs_tiny_on_postgresql(name: str, pg_server: servers.Server)
         # The supervisor's force-releases and reassigns ran, and no call of any round failed.
         acts = sum(sum(_row(out, name)) for name in ("force-releases", "reassigns"))
         assert acts > 0 and _row(out, "errors") == [0] * rounds, out
+    if name == "claim_bench":  # the thinned contenders ran, every pair done, and their server CPU is said
+        assert _row(out, "errors") == [0, 0, 0, 0] and min(_row(out, "pairs")) > 0, out
+        assert "workbench, audit thinned 0." in out and "workbench, then next, audit thinned 0." in out, out
     assert "load average" in out and "cores" in out, out  # the machine's load beside the figures
 
 

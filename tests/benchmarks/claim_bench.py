@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from tests import servers
 from tests.benchmarks import harness, sides
+from workbench.db import tables
 
 SETUP_TIMEOUT = 300.0  # seconds for all processes to start, import, connect and warm up (a busy 2-core box)
 ROWS = ["pairs/s", "claim p50 ms", "claim p99 ms", "complete p50 ms", "complete p99 ms", "pairs", "window s", "errors"]
@@ -74,6 +75,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="the throwaway server at its default durability (fsync, synchronous commit): "
         "the figures a user's server gives",
+    )
+    parser.add_argument(
+        "--thin-audit",
+        action="store_true",
+        help="PostgreSQL, an experiment: also measure workbench (and with --then-next its then_next) on a "
+        "database whose audit table is UNLOGGED and has no index, so that the audit rows' index entries and WAL "
+        "cost (nearly) nothing: what they cost the server is the difference (no setting of workbench's)",
     )
     parser.add_argument(
         "--grants",
@@ -143,6 +151,41 @@ def setup_workbench_then_next(target: harness.Target, rows: int) -> dict[str, An
         "db": "wbbench_then_next",
         "setup": timings,
     }
+
+
+THINNED = ", audit thinned"  # an experiment's contender: the same claims on an audit table without its costs
+
+
+def _thin_audit(target: harness.Target, name: str) -> None:
+    """Make database `name`'s audit table UNLOGGED and drop its indexes (its key included): each audit row
+    then costs one heap insert, no index entry and no WAL. Only for measuring what those cost."""
+    engine = sa.create_engine(target.url(name, with_password=True, native=True), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            audit = sa.Table(tables.AUDIT_TABLE, sa.MetaData(), autoload_with=conn)
+            if audit.primary_key.columns:
+                conn.execute(sa.schema.DropConstraint(audit.primary_key))
+            for index in audit.indexes:
+                conn.execute(sa.schema.DropIndex(index))
+            conn.exec_driver_sql(f"ALTER TABLE {tables.AUDIT_TABLE} SET UNLOGGED")
+            left = sa.inspect(conn).get_indexes(tables.AUDIT_TABLE)
+            if left:
+                raise RuntimeError(f"indexes left on the thinned audit table: {left}")
+    finally:
+        engine.dispose()
+
+
+def _thinned(setup: Any) -> Any:
+    """`setup`'s contender on a database of its own whose audit table is thinned (_thin_audit)."""
+
+    def thinned(target: harness.Target, rows: int) -> dict[str, Any]:
+        kind = {setup_workbench: "workbench", setup_workbench_then_next: "workbench, then next"}[setup] + THINNED
+        db = "wbbench_thin" + ("_next" if "then next" in kind else "")
+        url, timings = harness.build_workbench_db(target, db, rows)
+        _thin_audit(target, db)
+        return {"kind": kind, "url": url, "password": target.password, "db": db, "setup": timings}
+
+    return thinned
 
 
 def setup_workbench_grants(target: harness.Target, rows: int) -> dict[str, Any]:
@@ -388,6 +431,10 @@ def main(argv: list[str] | None = None) -> int:
             setups.append(setup_workbench_no_defer)
         if args.then_next:
             setups.append(setup_workbench_then_next)
+        if args.thin_audit:
+            if args.backend != "postgresql":
+                raise SystemExit("--thin-audit is measured on PostgreSQL only")
+            setups += [_thinned(setup_workbench)] + ([_thinned(setup_workbench_then_next)] if args.then_next else [])
         if args.grants:
             if args.backend != "postgresql" or args.url:
                 raise SystemExit("--grants needs PostgreSQL on a throwaway server (it creates login roles)")
@@ -523,10 +570,14 @@ def report(
         "workbench, pooler setting": "wb/pooler",
         "workbench via PgBouncer": "wb/pgb",
         "hand-written via PgBouncer": "wb/hand-pgb",
+        "workbench" + THINNED: "wb/thinned",
+        "workbench, then next" + THINNED: "next/thinned",
     }
     ratios = [
         (short[name], name, "workbench")
         if name in ("workbench+grants", "workbench, then next")
+        else (short[name], "workbench, then next", name)
+        if name == "workbench, then next" + THINNED
         else (short[name], "workbench", name)
         for name in results
         if name != "workbench" and not name.endswith(REFERENCE)
