@@ -304,6 +304,7 @@ def readings(
             row_ok = {
                 RowRule.CLAIMABLE: q.in_todo(row) or (old.stale and q.in_claimed_state(row)),
                 RowRule.HELD: q.held_state(row),
+                RowRule.OUT_OF_WORK: not q.held_state(row),
                 RowRule.WAITING: q.in_todo(row) and q.in_todo(new_row),
                 RowRule.FINISHED: not q.in_todo(row),
                 RowRule.COMPLETED_BY_CALLER: before.last_event == EventKind.COMPLETE.value

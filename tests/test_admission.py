@@ -406,6 +406,16 @@ _TICKET_ESCALATE = ("tickets", "escalate", None)  # its audit row, with its reas
 _TICKET_ESCALATED = (("claim", "ann", "tickets", 1), ("escalate", "ann", "tickets", 1))  # through workbench
 
 
+# bob's lock taken through the twin ran out; ann took the ticket by hand beside it (her lock row of `tickets`,
+# the twin's run-out row left, as a claim by hand may leave it) and escalated it through workbench.
+_TWIN_RUN_OUT_ESCALATED: tuple[Step, ...] = (
+    ("claim", "bob", "tickets2", 1),
+    HourPasses(1),
+    LockHand("ann", 1, "insert_own", "tickets", None, False, False, False, None, None, None),
+    ("escalate", "ann", "tickets", 1),
+)
+
+
 def _ticket_take(caller: str) -> LockHand:
     """`caller` takes ticket 1 by hand: his lock row in `tickets`, the ticket back to work (on_reopen's)."""
     return LockHand(caller, 1, "insert_own", "tickets", "open", False, False, False, None, None, None)
@@ -1240,17 +1250,33 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
         (*_TICKET_ESCALATED, LockHand("sue", 1, "insert_own", "tickets", None, False, False, False, None, None, None)),
     ),
     # Found by this test under another seed (hole47), closed: a lock row is freed (expire, force-release) only
-    # while its item is the queue's work (their row rule HELD), as a lock row given up is. Workbench's claim
-    # through `tickets` gives bob's run-out lock row of the twin back (the next two); a claim by hand may leave
-    # it, and once ann escalated the ticket it is nobody's to free.
+    # while its item is the queue's work (their row rule HELD), as a lock row given up is, so neither writes
+    # the twin's on_release over an escalated ticket. Workbench's claim through `tickets` gives bob's run-out
+    # lock row of the twin back; a claim by hand may leave it, and once ann escalated the ticket it is given
+    # back alone (expire_out_of_work: run out, the item out of the twin's work, the item not written), by
+    # whoever notices it; before, nobody could remove it and the ticket was stranded (no take: FREE).
     "a lock-row expire by hand of a ticket escalated since, its lock taken in the twin": (
+        True,
+        (
+            *_TWIN_RUN_OUT_ESCALATED,
+            LockHand("sue", 1, "delete", "tickets", None, False, False, False, None, None, None),
+        ),
+    ),
+    "a lock-row expire by hand of a ticket escalated since, its lock taken in the twin, then a take": (
+        True,
+        (
+            *_TWIN_RUN_OUT_ESCALATED,
+            LockHand("ann", 1, "delete", "tickets", None, False, False, False, None, None, None),
+            _ticket_take("sue"),
+        ),
+    ),
+    # Given back alone: the ticket written in the same step (put back to work, as the twin's release leaves
+    # it) is refused, as the twin's on_release is not the escalated ticket's.
+    "a lock-row expire by hand of a ticket escalated since, its lock taken in the twin, put back to work": (
         False,
         (
-            ("claim", "bob", "tickets2", 1),
-            HourPasses(1),
-            LockHand("ann", 1, "insert_own", "tickets", None, False, False, False, None, None, None),
-            ("escalate", "ann", "tickets", 1),
-            LockHand("sue", 1, "delete", "tickets", None, False, False, False, None, None, None),
+            *_TWIN_RUN_OUT_ESCALATED,
+            LockHand("ann", 1, "delete", "tickets", "open", False, False, False, None, None, None),
         ),
     ),
     # Not stranded: workbench's claim through `tickets` gave the twin's run-out lock row back (an expire its

@@ -98,3 +98,19 @@ def test_a_lock_row_is_given_up_or_freed_only_while_its_item_is_the_queues_work(
     _patched(monkeypatch, "expire", "force_release", row=workflow.RowRule.EXISTS)
     given_up, freed = _deleted(q).split(workflow.branch_mark("expire", "force_release"))
     assert held in given_up and held not in freed and "(NOT FOUND OR (true))" in freed
+
+
+def test_a_run_out_lock_row_out_of_the_work_is_given_back_as_the_table_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """expire_out_of_work's branch: a run-out lock row of this queue (STALE_HERE) deleted by anyone (the clock's)
+    while its item is out of the queue's work (OUT_OF_WORK, over the item before), recorded as an expiry and
+    leaving no crumb (the queue row's check admits no on_release after it). Its row rule is the table's: made
+    EXISTS, the branch asks nothing of the item."""
+    q = _bound("casesl", demo.config_text() + LOCK_TABLE)
+    out = "(CASE WHEN (item.status IN ('new', 'open')) THEN 0 ELSE 1 END = 1)"
+    given = _branch(_deleted(q), "expire_out_of_work")
+    assert "o.queue = ('casesl') AND (o.expires_at IS NULL OR o.expires_at <= " in given, given
+    assert f"AND FOUND AND {out} THEN" in given and "'expire'" in given, given
+    assert "workbench.locks" not in given and "pg_has_role" not in given, given
+    _patched(monkeypatch, "expire_out_of_work", row=workflow.RowRule.EXISTS)
+    given = _branch(_deleted(q), "expire_out_of_work")
+    assert out not in given and "AND FOUND AND (true) THEN" in given, given

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import tomllib
 import types
 from collections.abc import Mapping
@@ -275,3 +276,26 @@ def test_the_sql_server_procedures_refuse_a_lock_table_queue() -> None:
 
     with pytest.raises(errors.UsageError, match="locks live in a separate table"):
         mssql_script.script(mssql.dialect(), _queue(), "dbo")
+
+
+def test_a_run_out_lock_row_out_of_the_work_is_given_back_alone() -> None:
+    """The table's expire_out_of_work as the engine runs it on SQL Server (whose procedures cover no lock-table
+    queue: its not_in): one DELETE of the run-out lock row while the ticket is out of the queue's work (a
+    NULL state too), no write of the ticket (no on_release)."""
+    from workbench.db.supervision import Supervision
+
+    q = _queue()
+    sup = object.__new__(Supervision)
+    sup.q, sup._owned = q, lambda conn: q.held_here()
+    conn = _Recorder()
+    at = dt.datetime(2026, 1, 1)
+    lock = models.Lock(queue="tickets", key=7, owner="bob", token="a" * 32, locked_at=at, expires_at=at, db_now=at)
+    assert sup._give_back(conn, lock, q.now())  # type: ignore[arg-type]
+    (delete,) = conn.sent
+    assert delete.startswith("DELETE FROM workbench_locks WHERE workbench_locks.queue = 'tickets'"), delete
+    assert "workbench_locks.expires_at <= SYSUTCDATETIME()" in delete, delete
+    assert delete.endswith(
+        "workbench_locks.token = :token_1 AND workbench_locks.expires_at <= SYSUTCDATETIME() AND (EXISTS (SELECT * "
+        "FROM vendor.vendor_tickets WHERE vendor.vendor_tickets.ticket_id = :ticket_id_1 AND CASE WHEN "
+        "(vendor.vendor_tickets.state = 'open') THEN :param_3 ELSE :param_4 END = :param_5))"
+    ), delete

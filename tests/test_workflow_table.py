@@ -42,6 +42,7 @@ NAMES = (
     "review_send_back",
     "undo",
     "expire",
+    "expire_out_of_work",
     "force_release",
     "reassign",
     "move",
@@ -173,7 +174,7 @@ def test_an_operator_writes_a_held_row_only_under_their_own_live_lock_taken_in_t
     }
     # Somebody else's lock is taken away only by a supervisor or the clock, and only in its own queue.
     others = {t.name for t in TRANSITIONS.values() if t.lock in (LockRule.HELD_HERE, LockRule.STALE_HERE)}
-    assert others == {"expire", "force_release", "reassign"}
+    assert others == {"expire", "expire_out_of_work", "force_release", "reassign"}
     assert all(TRANSITIONS[name].who is not Actor.OPERATOR for name in others)
 
 

@@ -455,3 +455,54 @@ def test_postgresql_claims_in_one_statement_and_passes_over_an_item_being_claime
         assert q.claim_next("bob")[0].lock.key == 2
     assert q.claim_next("carol")[0].lock.key == 1  # and ticket 1 once that claimer is gone
     assert [r["item_key"] for r in _lock_rows(wb)] == ["1", "2"]
+
+
+ESCALATING = (
+    CONFIG
+    + """
+[queues.tickets.on_release]
+state = "open"
+solved_by = "released"
+
+[queues.tickets.on_escalate]
+state = "escalated"
+
+[queues.tickets.on_reopen]
+state = "open"
+"""
+)
+
+
+def test_a_run_out_lock_row_whose_ticket_left_the_work_goes_back_alone(native_env: support.Env) -> None:
+    """A run-out lock row whose ticket left the queue's work (escalated by hand, or by another program) is
+    given back by the sweep and by a supervisor's force-release of it (the table's expire_out_of_work),
+    recorded as an expiry; the ticket is not written (the queue's on_release is not an escalated ticket's),
+    and the supervisor's take then serves it: not stranded. A live one stays until it runs out."""
+    env = native_env
+    wb = _tickets(env, rows=4, config=ESCALATING)
+    q = wb.queue("tickets")
+    swept, freed, live = (q.claim_next(user)[0].lock for user in ("alice", "bob", "carol"))
+    env.age_lock(wb, "tickets", swept.key, 3600)
+    vendor = sa.Table("vendor_tickets", sa.MetaData(), autoload_with=wb.engine)
+    with wb.engine.begin() as conn:  # the owner escalates them by hand, their lock rows left
+        conn.execute(
+            sa.update(vendor)
+            .where(vendor.c.ticket_id.in_([swept.key, freed.key, live.key]))
+            .values(state="escalated", solved_by="by hand")
+        )
+    before = {lock.key: env.row(wb, "tickets", lock.key) for lock in (swept, freed, live)}
+    sup = Supervision(q)
+    assert [lock.key for lock in sup.sweep("cron")] == [swept.key]
+    env.age_lock(wb, "tickets", freed.key, 3600)  # run out since the sweep: a supervisor sees it on the board
+    assert freed.key in [row.key for row in sup.board()]
+    assert sup.force_release("boss", freed.key, "stuck").owner == "bob"
+    with pytest.raises(errors.LockLost):  # live: its holder's still, though nothing under it may be done
+        sup.force_release("boss", live.key, "stuck")
+    assert [row["item_key"] for row in _lock_rows(wb)] == [str(live.key)]
+    assert {lock.key: env.row(wb, "tickets", lock.key) for lock in (swept, freed, live)} == before
+    for lock, actor, noticed in ((swept, "cron", "sweep"), (freed, "boss", "force_release")):
+        expired = q.history(lock.key)[-1]
+        assert (expired.kind.value, expired.actor, expired.owner) == ("expire", actor, lock.owner)
+        assert expired.detail["noticed_by"] == noticed, expired.detail
+    taken = sup.take("boss", swept.key)
+    assert taken.lock.owner == "boss" and env.row(wb, "tickets", swept.key)["state"] == "open"

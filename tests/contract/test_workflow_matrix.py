@@ -116,6 +116,29 @@ def _aged_in_twin_escalated_by_hand(b: Bench) -> Ctx:
     return ctx
 
 
+def _held_in_twin_escalated_by_hand(b: Bench) -> Ctx:
+    """ann holds a live lock taken through the twin, and the table's owner escalated the item by hand."""
+    ctx = _held_in_twin(b)
+    b.set_status(ctx.key, "escalated")
+    return ctx
+
+
+def _on_lock_table(bench_id: str) -> bool:
+    return "lock_table" in bench_id
+
+
+def _sweep_leaves(prepare: Callable[[Bench], Ctx], queue: str) -> Case:
+    """A lock-table case: bob's sweep through `queue` gives nothing back and changes nothing."""
+    return Case(prepare, lambda b, ctx: b.sweep("bob", queue), unchanged=True, check=_not_swept, applies=_on_lock_table)
+
+
+def _given_back(b: Bench, ctx: Ctx, given: Any) -> None:
+    """ann's run-out lock row of the twin is gone, recorded as its expiry, and the item left escalated."""
+    assert ctx.key in given, given
+    assert b.operator("ann").show("twin", ctx.key).lock is None
+    _status(b, ctx.key, "escalated")
+
+
 def _no_twin_lock(b: Bench, ctx: Ctx) -> None:
     """No lock of ann's is left in the twin (where the row keeps the lock, the twin sees the taker's); bob's
     claim recorded her lock's expiry, in the twin's trail where the twin keeps its own lock rows."""
@@ -625,14 +648,39 @@ SCENARIOS: dict[str, Scenario] = {
             "live_pick": Case(_held, _pick("bob", "main"), NothingToClaim),
             "other_queue": Case(_aged, lambda b, ctx: b.sweep("bob", "twin"), unchanged=True, check=_not_swept),
             # The row rule (HELD): a run-out lock whose item left the queue's work since (escalated by hand) is
-            # not the sweep's to give back (on_release is not the item's any more).
-            "out_of_work": Case(
+            # not expire's to give back with on_release (expire_out_of_work gives it back alone, below).
+        },
+    ),
+    # The database clock, on a lock table: a run-out lock row whose item left the queue's work (escalated by
+    # hand) goes back alone, the item as it is; noticed by the sweep or by a supervisor's force-release of it.
+    "expire_out_of_work": Scenario(
+        "expire_out_of_work",
+        {
+            "allowed_sweep": Case(
                 _aged_in_twin_escalated_by_hand,
                 lambda b, ctx: b.sweep("bob", "twin"),
-                unchanged=True,
-                check=_not_swept,
-                applies=lambda bench_id: "lock_table" in bench_id,
+                writes=("twin", "expire", "bob"),
+                check=_given_back,
+                applies=_on_lock_table,
             ),
+            "allowed_force_release": Case(
+                _aged_in_twin_escalated_by_hand,
+                lambda b, ctx: _force_release("twin")(b, SUPERVISOR, ctx, REASON),
+                writes=("twin", "expire", SUPERVISOR),
+                check=lambda b, ctx, lock: _given_back(b, ctx, [lock.key]),
+                applies=_on_lock_table,
+            ),
+            # Not stranded: once given back, the escalated item is the supervisor's to take.
+            "then_take": Case(
+                _aged_in_twin_escalated_by_hand,
+                lambda b, ctx: (b.sweep("bob", "twin"), b.supervisor().take("main", ctx.key))[1],
+                writes=("twin", "expire", "bob"),
+                check=lambda b, ctx, claim: _owner(b, ctx.key, SUPERVISOR),
+                applies=_on_lock_table,
+            ),
+            "live": _sweep_leaves(_held_in_twin_escalated_by_hand, "twin"),
+            # The twin's lock row is the twin's: main's sweep leaves it.
+            "other_queue": _sweep_leaves(_aged_in_twin_escalated_by_hand, "main"),
         },
     ),
     "force_release": _supervising(
@@ -641,9 +689,10 @@ SCENARIOS: dict[str, Scenario] = {
         _force_release,
         lambda b, ctx, _: _owner(b, ctx.key, None),
         {
-            # The row rule (HELD), as for the sweep: a lock whose item left the queue's work is not freed.
+            # The row rule (HELD), as for the sweep: a lock whose item left the queue's work is not freed (a
+            # run-out one is given back by expire_out_of_work, above; a live one waits until it runs out).
             "out_of_work": Case(
-                _aged_in_twin_escalated_by_hand,
+                _held_in_twin_escalated_by_hand,
                 lambda b, ctx: _force_release("twin")(b, SUPERVISOR, ctx, REASON),
                 LockLost,
                 applies=lambda bench_id: "lock_table" in bench_id,
@@ -938,7 +987,8 @@ def test_every_transition_has_a_scenario() -> None:
     with a scenario here; once that table exists, the two must name the same transitions."""
     names = {
         "claim", "pick", "save", "extend", "release", "defer", "escalate", "complete", "review_accept",
-        "review_send_back", "undo", "expire", "force_release", "reassign", "move", "reopen", "take", "note",
+        "review_send_back", "undo", "expire", "expire_out_of_work", "force_release", "reassign", "move", "reopen",
+        "take", "note",
     }  # fmt: skip
     assert set(SCENARIOS) == names
     assert all(name == s.name for name, s in SCENARIOS.items())

@@ -56,6 +56,9 @@ class RowRule(enum.Enum):
 
     CLAIMABLE = "waiting in this queue's todo (or stale in on_claim's state)"
     HELD = "inside this queue's todo or held state"  # BoundQueue.held_here
+    # In the queue's scope but out of its work (a lock row left behind once the item was escalated or
+    # finished by hand or by another program): no transition under the lock is the item's any more.
+    OUT_OF_WORK = "outside this queue's todo and held state"
     WAITING = "waiting in this queue's todo"
     FINISHED = "finished: outside this queue's todo"
     COMPLETED_BY_CALLER = "finished, holding the values of the caller's Complete (its TrailRule: the last event)"
@@ -365,6 +368,29 @@ _TABLE: dict[str, Transition] = {
             EventKind.EXPIRE,
             errors.LockLost,
             writes=(_W.LOCK_CLEARED, _W.ON_RELEASE),
+            operation="sweep",
+        ),
+        # A run-out lock whose item left the queue's work (changed by hand, by another program, or by a claim
+        # by hand beside a twin's run-out lock row) goes back too, the item left as it is: on_release is not
+        # that item's (it is escalated or finished), and nothing else may remove the lock (every transition
+        # under it asks HELD; take, reopen and move ask FREE). Whoever notices it: the sweep, or a
+        # supervisor's force-release of it (Supervision._give_back); recorded as an expiry.
+        _t(
+            "expire_out_of_work",
+            Actor.CLOCK,
+            LockRule.STALE_HERE,
+            RowRule.OUT_OF_WORK,
+            EventKind.EXPIRE,
+            errors.LockLost,
+            writes=(_W.LOCK_CLEARED,),
+            not_in={
+                Rendering.PG_TRIGGER: "where the lock lives in the row, a lock is this queue's only while the "
+                "row is in its work (BoundQueue.held_here, lockrules.owned): no lock is this queue's (STALE_HERE) "
+                "on a row out of its work",
+                Rendering.MSSQL: "SQL Server's procedures cover no lock-table queue (mssql_script._require_covered): "
+                "the engine's own statements give the lock row back there; and in the row, as for PostgreSQL's "
+                "trigger, no lock is this queue's on a row out of its work",
+            },
             operation="sweep",
         ),
         _supervisor(

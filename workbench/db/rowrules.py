@@ -101,6 +101,9 @@ _BEFORE: Mapping[workflow.RowRule, Callable[[mapping.BoundQueue, _Ask], Row]] = 
     # In the queue's work (todo, or the state its claim put it in): BoundQueue.in_work, which is held_here
     # for locks in the row; a lock table's rows name their queue, but the row is still asked to be in work.
     _R.HELD: lambda q, a: Row(tuple(q.scope_clause()), (q.in_work(),)),
+    # Out of the queue's work: HELD's state failing, a NULL column of it too (read through CASE, never NOT over
+    # an unknown), so that a lock row left on such an item is given back, not left to nobody.
+    _R.OUT_OF_WORK: lambda q, a: Row(tuple(q.scope_clause()), (sa.case((q.in_work(), 0), else_=1) == 1,)),
     _R.WAITING: lambda q, a: Row(tuple(q.scope_clause(a.user)), (q.todo_clause(a.user),)),
     _R.FINISHED: lambda q, a: Row(tuple(q.scope_clause()), (sa.not_(q.todo_clause()),)),
     _R.COMPLETED_BY_CALLER: lambda q, a: Row(

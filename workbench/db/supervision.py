@@ -305,7 +305,13 @@ class Supervision(supervisor_choices.SupervisorChoices):
         held = rowrules.before(q, "force_release" if to_user is None else "reassign").state
         here_clause = sa.and_(self._owned(conn), *(held if q.shape.separate_locks else ()))
         here = sa.case((here_clause, 1), else_=0).label("wb_here")
-        stmt = sa.select(*q.lock_select_columns(now), here).select_from(q.source).where(q.key == key)
+        # A run-out lock row whose item left the queue's work is no force-release's (HELD), but the clock's to
+        # give back, the item left as it is (expire_out_of_work, whoever notices it): the supervisor who sees
+        # it on the lock board and frees it does that, recorded as its expiry.
+        left = rowrules.before(q, "expire_out_of_work").all if q.shape.separate_locks and to_user is None else ()
+        run_out = sa.and_(self._owned(conn), *left, q.expired(now)) if left else sa.false()
+        out = sa.case((run_out, 1), else_=0).label("wb_out_of_work")
+        stmt = sa.select(*q.lock_select_columns(now), here, out).select_from(q.source).where(q.key == key)
         row = conn.execute(self.db.backend.lock_row(stmt, q.table)).mappings().first()
         if row is None:
             if self.db.backend.hides_rows(conn) and conn.execute(sa.select(q.key).where(q.key == key)).first():
@@ -316,6 +322,12 @@ class Supervision(supervisor_choices.SupervisorChoices):
             raise q.no_item(key)
         if row["wb_user"] is None or row["wb_time"] is None:
             raise errors.LockLost.of(problems.NOT_LOCKED, q.name, key, queue=q.name, key=key, cause="not_held")
+        if not row["wb_here"] and row["wb_out_of_work"]:
+            lock = q.lock_from_row(row)
+            if not self._give_back(conn, lock, now):
+                raise errors.DatabaseUnavailable.of(problems.CHANGED_RELEASING, q.name, key)
+            self.trail.write(conn, [self._expired(lock, actor, "force_release")])
+            return lock
         if not row["wb_here"]:
             # Taken in another queue of the table: this queue's on_release (or a lock of this queue)
             # would leave the row served by neither queue, or an item under review back at work.
@@ -475,7 +487,8 @@ class Supervision(supervisor_choices.SupervisorChoices):
         return self.db.read(lambda conn: backlog.open_per_hour(conn, self.q, self.trail, since))
 
     def sweep(self, actor: str) -> list[models.Lock]:
-        """Return every expired lock's item to the pool and record the expiries; returns them."""
+        """Return every expired lock's item to the pool and record the expiries; returns them. A lock row
+        whose item left the queue's work goes back alone (expire_out_of_work: the item left as it is)."""
         _check_user(actor)
         expired: list[models.Lock] = []
         while True:
@@ -487,46 +500,52 @@ class Supervision(supervisor_choices.SupervisorChoices):
     def _sweep_batch(self, conn: sa.Connection, actor: str) -> list[models.Lock]:
         q = self.q
         now = q.now()
-        # The table's row rule for an expiry (HELD: the item in the queue's work). Where the lock lives in the
-        # row the fence carries it (BoundQueue.held_here); a lock table's row names its queue but not the
-        # item's state: a run-out lock row whose item left the queue's work (changed by hand or by another
-        # program; a claim through a twin gives such a row back first, LockTableClaim._give_back_twins) is
-        # left, as PostgreSQL's lock check refuses its delete and on_release is not this item's.
+        # The table's row rules for an expiry. Where the lock lives in the row the fence carries HELD
+        # (BoundQueue.held_here): a lock is this queue's only while its row is in the work. A lock table's row
+        # names its queue but not the item's state: one whose item is in the queue's work goes back with
+        # on_release (expire, HELD), one whose item left it (changed by hand or by another program) goes back
+        # alone, the item left as it is (expire_out_of_work, OUT_OF_WORK): on_release is not that item's, and
+        # nothing else may remove it (_give_back).
         held = rowrules.before(q, "expire").state if q.shape.separate_locks else ()
+        in_work = sa.case((sa.and_(sa.true(), *held), 1), else_=0) if held else sa.literal(1)
         stmt = (
-            sa.select(*q.lock_select_columns(now))
+            sa.select(*q.lock_select_columns(now), in_work.label("wb_in_work"))
             .select_from(q.locked_source)
-            .where(
-                *q.scope_clause(), self._owned(conn), *held, q.user.is_not(None), q.time.is_not(None), q.expired(now)
-            )
+            .where(*q.scope_clause(), self._owned(conn), q.user.is_not(None), q.time.is_not(None), q.expired(now))
             .order_by(q.time)
             .limit(SWEEP_BATCH)
         )
         done, rows = [], []
         for row in conn.execute(stmt).mappings().all():
             lock = q.lock_from_row(row)
-            # The table's lock rule for an expiry (STALE_HERE): this lock, run out, taken in this queue.
-            stale = lockrules.guard(q, "expire", now, lock=lock, owned=self._owned(conn))
-            if held:  # and its row rule again: the item may have left the queue's work since it was read
-                stale = sa.and_(stale, sa.exists().where(q.key == lock.key, *held))
-            if q.shape.unlock(
-                conn,
-                q.table,
-                q.key,
-                lock.key,
-                stale,
-                q.writes(q.on_release, actor, now),
-            ):
+            if row["wb_in_work"]:
+                # The table's lock rule for an expiry (STALE_HERE): this lock, run out, taken in this queue.
+                stale = lockrules.guard(q, "expire", now, lock=lock, owned=self._owned(conn))
+                if held:  # and its row rule again: the item may have left the queue's work since it was read
+                    stale = sa.and_(stale, sa.exists().where(q.key == lock.key, *held))
+                given = q.shape.unlock(conn, q.table, q.key, lock.key, stale, q.writes(q.on_release, actor, now))
+            else:
+                given = self._give_back(conn, lock, now)
+            if given:
                 done.append(lock)
-                rows.append(
-                    self.trail.row(
-                        models.EventKind.EXPIRE,
-                        lock.key,
-                        actor,
-                        owner=lock.owner,
-                        token=lock.token,
-                        detail={"expired_at": lock.expires_at, "noticed_by": "sweep"},
-                    )
-                )
+                rows.append(self._expired(lock, actor, "sweep"))
         self.trail.write(conn, rows)
         return done
+
+    def _give_back(self, conn: sa.Connection, lock: models.Lock, now: sa.ColumnElement[Any]) -> bool:
+        """The table's expire_out_of_work: a run-out lock row of this queue (STALE_HERE, this very lock) whose
+        item is out of the queue's work (OUT_OF_WORK, asked again by the DELETE) deleted, the item not
+        written. False where it is not (any more) so."""
+        q = self.q
+        stale = lockrules.guard(q, "expire_out_of_work", now, lock=lock, owned=self._owned(conn))
+        left = rowrules.before(q, "expire_out_of_work").all  # in the queue's scope, as the sweep reads it
+        return q.shape.unlock(
+            conn, q.table, q.key, lock.key, sa.and_(stale, sa.exists().where(q.key == lock.key, *left)), {}
+        )
+
+    def _expired(self, lock: models.Lock, actor: str, noticed_by: str) -> dict[str, Any]:
+        """The audit row of an expiry (expire or expire_out_of_work) that `noticed_by` gave back."""
+        detail = {"expired_at": lock.expires_at, "noticed_by": noticed_by}
+        return self.trail.row(
+            models.EventKind.EXPIRE, lock.key, actor, owner=lock.owner, token=lock.token, detail=detail
+        )

@@ -310,7 +310,8 @@ class _LockCheck:
 
     def delete(self, rules: workflow_sql.Rules, gives_up_as: tuple[str, ...]) -> str:
         """A lock row deleted: its holder gives it up (release, defer, escalate, Complete), or it is freed
-        (the sweep of an expired lock, a supervisor's force-release)."""
+        (the sweep of an expired lock, a supervisor's force-release), or, run out on an item that left the
+        queue's work, given back (expire_out_of_work: the sweep, whoever notices it)."""
         change, record, crumb = self.change, self.record, self.crumb
         first_event, first_outcome = self.first_event, self.first_outcome
         token_o, user_o, stale_o = self.token_o, self.user_o, self.stale_o
@@ -328,6 +329,10 @@ class _LockCheck:
             self.r.sql(row_held(self.q, holder, *names), self.item)
             for names in (gives_up_as, ("expire", "force_release"))
         )
+        # A run-out lock row whose item left the queue's work (OUT_OF_WORK, over the item before) goes back
+        # alone: it leaves no crumb, so the queue row's check admits no on_release (nor anything) after it.
+        left = self.r.sql(sa.and_(sa.true(), *rowrules.before(self.q, "expire_out_of_work").all), self.item)
+        ev = workflow_sql.event
         branch = workflow.branch_mark
         return f"""  IF op = 'DELETE' THEN
     {self.find_item_o}
@@ -348,6 +353,12 @@ class _LockCheck:
                     ELSE {workflow_sql.may_be("expire")} END;
       {record("o.item_key", first_event, user_o, token_o, maybe="maybe")}
       {crumb(freed, "o.item_key")}
+      RETURN true;
+    END IF;
+    {branch("expire_out_of_work")}
+    IF {rules.lock("expire_out_of_work")} AND {rules.who("expire_out_of_work")} AND {change("expire_out_of_work")}
+        AND FOUND AND {left} THEN
+      {record("o.item_key", ev("expire_out_of_work"), user_o, token_o)}
       RETURN true;
     END IF;
     RETURN false;
