@@ -1267,6 +1267,17 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
             LockHand("sue", 1, "delete", "tickets", None, False, False, False, None, None, None),
         ),
     ),
+    # Found by this test under a random seed, closed: the ticket's UPDATE after a lock row's write is first
+    # the queue's that lock row names (here the twin's expire, the ticket written as it was); in the queues'
+    # order `tickets`' supervisor's move took it and asked for a reason no expire needs.
+    "a lock-row expire by hand by the supervisor of the twin's run-out lock, the ticket written as it was": (
+        True,
+        (
+            ("claim", "ann", "tickets2", 1),
+            HourPasses(1),
+            LockHand("sue", 1, "delete", "tickets2", "open", False, False, False, None, None, None),
+        ),
+    ),
     # Found in review beside the one above, closed: a lock row whose expiry moved on is an extend, never a save
     # (a save writes no LOCK_EXTENDED), so an audit row of the caller's cannot record it as one.
     "a lock-row extend by hand recorded as a save": (
