@@ -616,12 +616,19 @@ def _judge(family: Family, hand: Any, before: Snapshot, lenient: Leniency) -> li
         return found + steps
     queue, event, outcome = hand.label
 
-    # The row names the caller as the one whose lock it concerned (Hand.statements): the database's row of
-    # a force-release names the lock's holder, so such a row names a force-release of the caller's own lock.
-    owner_named = event != EventKind.FORCE_RELEASE.value or before.lock.user == hand.caller
+    # The row names the caller as the one whose lock it concerned (Hand.statements). A model mistake a random
+    # run found (no hole): the database's row of a supervisor's act on a held lock (force-release, reassign:
+    # HELD_HERE) names the lock's holder before it, and a transition's `also` row (a reassign's claim) the
+    # holder after it; and a reason is kept on the act's own row, so a row naming only its `also` event (a
+    # claim) leaves a reassign without the reason it needs.
+    def owner_named(t: workflow.Transition) -> bool:
+        if t.event is None or event != t.event.value:
+            return new_lock.user == hand.caller and not workflow.needs_reason(t.name)
+        return t.lock is not workflow.LockRule.HELD_HERE or before.lock.user == hand.caller
 
     def named(r: Reading) -> bool:
-        return owner_named and r.queue == queue and event in {e.value for e in _events(r)} and outcome == r.outcome
+        t = workflow.TRANSITIONS[r.transition]
+        return owner_named(t) and r.queue == queue and event in {e.value for e in _events(r)} and outcome == r.outcome
 
     # The audit row names one reading of a one-change read, or one step of a two-step one (the other
     # step is then recorded by the database as its own).
@@ -1141,6 +1148,16 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
             LockHand("ann", 1, TOUCH, "tickets", None, False, False, False, None, None, ("tickets", "extend", None)),
         ),
     ),
+    # A model mistake found by this test under a random seed: a reassign's claim row names the new holder, and
+    # the reassign's own row keeps the reason a supervisor's act needs (the database refuses both, rightly).
+    "a reassign by hand to an operator recorded as its claim by the supervisor": (
+        False,
+        (("claim", "bob", "cases2", 1), Hand("sue", 1, None, False, "other", None, None, ("cases2", "claim", None))),
+    ),
+    "a reassign by hand to the supervisor herself recorded as its claim, the reassign given no reason": (
+        False,
+        (("claim", "bob", "cases2", 1), Hand("sue", 1, None, False, "own", None, None, ("cases2", "claim", None))),
+    ),
     # Found by this test, closed: a supervisor's act keeps the reason the table requires (Text.REQUIRED).
     "a supervisor's move by hand without a reason": (False, (Hand("sue", 1, "open", False, "keep", *_NONE),)),
     "a supervisor's move by hand with its reason": (
@@ -1291,6 +1308,17 @@ NAMED: dict[str, tuple[bool, tuple[Step, ...]]] = {
             ("claim", "bob", "tickets2", 1),
             HourPasses(1),
             LockHand("sue", 1, "delete", "tickets", None, False, False, False, None, None, None),
+        ),
+    ),
+    # Found by this test under a random seed, closed: the ticket's UPDATE after a lock row's write is first
+    # the queue's that lock row names (here the twin's expire, the ticket written as it was); in the queues'
+    # order `tickets`' supervisor's move took it and asked for a reason no expire needs.
+    "a lock-row expire by hand by the supervisor of the twin's run-out lock, the ticket written as it was": (
+        True,
+        (
+            ("claim", "ann", "tickets2", 1),
+            HourPasses(1),
+            LockHand("sue", 1, "delete", "tickets2", "open", False, False, False, None, None, None),
         ),
     ),
     # Found in review beside the one above, closed: a lock row whose expiry moved on is an extend, never a save

@@ -42,6 +42,13 @@ def crumb_of(*names: str) -> str:
     return kinds.pop()
 
 
+def lock_written_here(queue: str, key: str) -> str:
+    """SQL: a lock row of `queue`'s (SQL text) for the item `key` (SQL text) was taken, given up, freed or
+    handed over in this transaction: any crumb its lock check leaves."""
+    kinds = (TOOK, GAVE, FREED, HANDED)
+    return "(" + " OR ".join(pg_names.noted(LOCKS_SETTING, f"'{kind}'", queue, key) for kind in kinds) + ")"
+
+
 # What a lock row deleted by its own holder may be marked as (tests/test_workflow_table.py reads the marks
 # from this source, without a server): given_up() says which of them the table makes, and a transition the
 # table adds there that this list lacks fails when the check is generated, naming this file.

@@ -6,6 +6,7 @@ import sqlalchemy as sa
 
 from workbench.config import model
 from workbench.db import mapping, workflow_sql
+from workbench.db.rules import pg_lock_check
 from workbench.db.rules.pg_names import (
     OPERATOR_ROLE,
     SUPERVISOR_ROLE,
@@ -95,6 +96,18 @@ def table_trigger(conn: sa.Connection, q: mapping.BoundQueue, schema: str, queue
         f"  IF {qualified(prep, schema, check_function_name(name))}(OLD, NEW) THEN\n    RETURN NEW;\n  END IF;\n"
         for name in dict.fromkeys(queues)
     )
+    if q.shape.separate_locks:
+        # The queue row's change after a lock row's write in this transaction is first the change of the queue
+        # that lock row names (the lock taken, given up or freed there: its claim's, release's or expire's
+        # values), asked before the table's other queues: in the queues' order another's supervisor's move
+        # took it first (a sweep of a twin's run-out lock row, the row written as it was, became a move
+        # wanting a reason).
+        locked = "".join(
+            f"  IF {pg_lock_check.lock_written_here(r.literal(name), f'CAST({r.col(old, q.key)} AS text)')} "
+            f"AND {qualified(prep, schema, check_function_name(name))}(OLD, NEW) THEN\n    RETURN NEW;\n  END IF;\n"
+            for name in dict.fromkeys(queues)
+        )
+        checks = locked + checks
     # Where the lock is in the row, say when a refusal is about someone else's name or lock.
     whose = ""
     if not q.shape.separate_locks:
