@@ -272,6 +272,11 @@ class ClaimMethod:
         return [*q.table.c, *q.lock_select_columns(now)]
 
     @staticmethod
+    def expiry_noticed(trail: audit_mod.AuditTrail, key: Any, user: str, owner: Any, token: Any) -> dict[str, Any]:
+        """The audit row of a run-out lock (`owner`'s, `token`) that `user`'s claim of `key` noticed and gave back."""
+        return trail.row(models.EventKind.EXPIRE, key, user, owner=owner, token=token, detail={"noticed_by": "claim"})
+
+    @staticmethod
     def audit_rows(
         q: mapping.BoundQueue,
         trail: audit_mod.AuditTrail,
@@ -288,16 +293,7 @@ class ClaimMethod:
             key = c.row["wb_key"]
             start = len(rows)
             if c.prev_owner is not None:
-                rows.append(
-                    trail.row(
-                        models.EventKind.EXPIRE,
-                        key,
-                        user,
-                        owner=c.prev_owner,
-                        token=c.prev_token,
-                        detail={"noticed_by": "claim"},
-                    )
-                )
+                rows.append(ClaimMethod.expiry_noticed(trail, key, user, c.prev_owner, c.prev_token))
             rows.append(trail.row(models.EventKind.CLAIM, key, user, owner=user, token=q.lock_from_row(c.row).token))
             if at_lock_time:
                 # As text with its microseconds: MariaDB's ODBC driver sends a datetime parameter without them.

@@ -7,7 +7,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from workbench.core import models
 from workbench.db import audit as audit_mod
 from workbench.db import connect, lockshapes, mapping, rowrules
 from workbench.db.claims import base, portable
@@ -196,15 +195,7 @@ class LockTableClaim(portable.PortableClaim):
         for queue, owner, token, time in conn.execute(rows, {"wb_item": item}).all():
             params = {"wb_item": item, "wb_key": key, "wb_token": shape.bound_token(token)}
             if conn.execute(deletes[queue], params).rowcount == 1:  # else: freed meanwhile, or not its to free
-                noticed = {"noticed_by": "claim"}
-                expire = trail.row(
-                    models.EventKind.EXPIRE,
-                    key,
-                    user,
-                    owner=owner,
-                    token=shape.prev_token(owner, token, time),
-                    detail=noticed,
-                )
+                expire = self.expiry_noticed(trail, key, user, owner, shape.prev_token(owner, token, time))
                 given.append({**expire, "queue": queue})
         return given
 
